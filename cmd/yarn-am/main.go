@@ -1,0 +1,96 @@
+// Command yarn-am runs GPU/FPGA workers on Hadoop 3.1+ YARN. One binary plays three roles: the client
+// (submit, check, status, ...), the ApplicationMaster (am) and the in-container launcher (launch).
+//
+// Each subcommand lives in its own file and registers itself in commands via init; flags are parsed
+// inside the subcommand's own function.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand of yarn-am.
+type command struct {
+	name    string
+	summary string // one line, shown by `yarn-am help`
+	usage   string // full help text, shown by `yarn-am help <name>`; must match the README
+	run     func(args []string, stdout, stderr io.Writer) int
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("yarn-am: command registered twice: " + c.name)
+	}
+	commands[c.name] = c
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printOverview(stderr)
+		return 2
+	}
+	name := args[0]
+	switch name {
+	case "-h", "--help":
+		name = "help"
+	case "-v", "--version":
+		name = "version"
+	}
+	c, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(stderr, "yarn-am: unknown command %q; run 'yarn-am help' for the list of commands\n", name)
+		return 2
+	}
+	return c.run(args[1:], stdout, stderr)
+}
+
+func printOverview(w io.Writer) {
+	fmt.Fprintln(w, "yarn-am runs GPU/FPGA workers on Hadoop YARN.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: yarn-am <command> [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'yarn-am help <command>' for the flags of one command.")
+}
+
+func init() {
+	register(&command{
+		name:    "help",
+		summary: "show the commands, or the flags of one command",
+		usage: `Usage: yarn-am help [command]
+
+Without an argument, lists the commands. With one, prints that command's usage and flags.`,
+		run: func(args []string, stdout, stderr io.Writer) int {
+			if len(args) == 0 {
+				printOverview(stdout)
+				return 0
+			}
+			c, ok := commands[args[0]]
+			if !ok {
+				fmt.Fprintf(stderr, "yarn-am: unknown command %q; run 'yarn-am help' for the list of commands\n", args[0])
+				return 2
+			}
+			fmt.Fprintln(stdout, strings.TrimSpace(c.usage))
+			return 0
+		},
+	})
+}
