@@ -34,6 +34,10 @@ test: build vet unit
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; exit $$rc
 
+# Regenerates yarnrpc/hadooppb/*.pb.go; installs protoc (Maven Central) and protoc-gen-go into bin/tools.
+protos:
+	GO=$(GO) yarnrpc/hadooppb/gen.sh
+
 include testdata/minicluster/minicluster.mk
 
 clean:
