@@ -1,0 +1,49 @@
+package resources
+
+import (
+	"sort"
+	"strings"
+)
+
+// didYouMean returns ` (did you mean "x"?)` for the candidate closest to s, or "" when none is close.
+func didYouMean(s string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := len(s) / 3
+	if limit < 2 {
+		limit = 2
+	}
+	if bestD < 0 || bestD > limit {
+		return ""
+	}
+	return ` (did you mean "` + best + `"?)`
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
