@@ -109,11 +109,18 @@ func (e *ConfigError) Messages() []string {
 	return out
 }
 
-// Parse validates a flat key/value configuration (keys as in DESIGN.md §5, both spellings) and returns
-// the resources. Keys that do not start with "external-resource" are ignored. The error, if any, is a
-// *ConfigError listing every problem found.
+// Parse validates a flat key/value configuration (keys as in DESIGN.md §5, draft spellings accepted
+// with a deprecation Warning) and returns the resources. Keys that do not start with
+// "external-resource" are ignored. The error, if any, is a *ConfigError listing every problem found.
 func Parse(kv map[string]Value) (*Config, []Warning, error) {
-	return nil, nil, fmt.Errorf("resources.Parse: not implemented yet")
+	norm, warns, probs := normalize(kv)
+	cfg, w2, p2 := validate(norm)
+	warns = append(warns, w2...)
+	probs = append(probs, p2...)
+	if len(probs) > 0 {
+		return nil, warns, &ConfigError{Problems: probs}
+	}
+	return cfg, warns, nil
 }
 
 // Drivers builds the driver of every resource that has one, keyed by resource name. Resources without
@@ -131,7 +138,7 @@ func (c *Config) Drivers() (map[string]Driver, error) {
 				Message: fmt.Sprintf("%s = %q: unknown driver; registered drivers: %s", keyDriver(r.Name), r.Driver, registeredDriversText())})
 			continue
 		}
-		d, err := f(r.Name, r.Params)
+		d, err := f(r.Name, copyParams(r.Params))
 		if err != nil {
 			probs = append(probs, Problem{Key: keyDriver(r.Name), Value: r.Driver,
 				Message: fmt.Sprintf("external-resource.%s: driver %q rejected its parameters: %v", r.Name, r.Driver, err)})

@@ -1,0 +1,167 @@
+package resources
+
+import (
+	"strconv"
+	"strings"
+)
+
+// tomlKeyLines finds the line of every key in a TOML document (the TOML library does not expose
+// positions). It only needs to be right for documents the library accepted, so it tracks just table
+// headers, "key = value" lines, multi-line strings and multi-line arrays/inline tables. Keys are the
+// segment paths joined with "\x00".
+func tomlKeyLines(data []byte) map[string]int {
+	lines := map[string]int{}
+	var table []string
+	inML := "" // the delimiter of an open multi-line string
+	depth := 0 // open [ and { of a value spanning lines
+	record := func(segs []string, line int) {
+		k := strings.Join(segs, "\x00")
+		if _, ok := lines[k]; !ok {
+			lines[k] = line
+		}
+	}
+	for i, raw := range strings.Split(string(data), "\n") {
+		line := i + 1
+		s := raw
+		if inML != "" {
+			idx := strings.Index(s, inML)
+			if idx < 0 {
+				continue
+			}
+			s = s[idx+3:]
+			inML = ""
+			inML, depth = scanValue(s, depth)
+			continue
+		}
+		if depth > 0 {
+			inML, depth = scanValue(s, depth)
+			continue
+		}
+		t := strings.TrimSpace(s)
+		if t == "" || t[0] == '#' {
+			continue
+		}
+		if strings.HasPrefix(t, "[[") {
+			segs, _ := parseKeyPath(t[2:])
+			table = segs
+			record(segs, line)
+			continue
+		}
+		if t[0] == '[' {
+			segs, _ := parseKeyPath(t[1:])
+			table = segs
+			record(segs, line)
+			continue
+		}
+		segs, rest := parseKeyPath(t)
+		if len(segs) == 0 {
+			continue
+		}
+		full := append(append([]string{}, table...), segs...)
+		record(full, line)
+		rest = strings.TrimSpace(rest)
+		if strings.HasPrefix(rest, "=") {
+			inML, depth = scanValue(rest[1:], 0)
+		}
+	}
+	return lines
+}
+
+// parseKeyPath reads a dotted key (bare, "basic" or 'literal' segments) and returns the segments and
+// the rest of the line.
+func parseKeyPath(s string) ([]string, string) {
+	var segs []string
+	i := 0
+	for {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i >= len(s) {
+			return segs, ""
+		}
+		switch s[i] {
+		case '"':
+			j := i + 1
+			for j < len(s) && s[j] != '"' {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(s) {
+				return segs, ""
+			}
+			u, err := strconv.Unquote(s[i : j+1])
+			if err != nil {
+				u = s[i+1 : j]
+			}
+			segs = append(segs, u)
+			i = j + 1
+		case '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return segs, ""
+			}
+			segs = append(segs, s[i+1:i+1+j])
+			i = i + 2 + j
+		default:
+			j := i
+			for j < len(s) && (isBare(s[j])) {
+				j++
+			}
+			if j == i {
+				return segs, s[i:]
+			}
+			segs = append(segs, s[i:j])
+			i = j
+		}
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i < len(s) && s[i] == '.' {
+			i++
+			continue
+		}
+		return segs, s[i:]
+	}
+}
+
+func isBare(c byte) bool {
+	return c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+}
+
+// scanValue follows a value to the end of its line and returns an open multi-line string delimiter
+// and the bracket depth left open.
+func scanValue(s string, depth int) (string, int) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '#':
+			return "", depth
+		case '[', '{':
+			depth++
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		case '"', '\'':
+			delim := string([]byte{c, c, c})
+			if strings.HasPrefix(s[i:], delim) {
+				end := strings.Index(s[i+3:], delim)
+				if end < 0 {
+					return delim, depth
+				}
+				i += 3 + end + 2
+				continue
+			}
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if c == '"' && s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			i = j
+		}
+	}
+	return "", depth
+}
