@@ -1,0 +1,120 @@
+package gpu
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// Tests of the driver with the real runner (resources.RunDiscovery) and the real built-in scripts
+// against the fake nvidia-smi / rocm-smi. This process is the owner of the claims.
+
+func fakeSMIOnPath(t *testing.T, gpus string) {
+	t.Helper()
+	smi, err := filepath.Abs(fakeSMIDir)
+	require.NoError(t, err)
+	t.Setenv("PATH", smi+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("FAKE_GPU_COUNT", gpus)
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	t.Setenv("NVIDIA_VISIBLE_DEVICES", "")
+	t.Setenv("HIP_VISIBLE_DEVICES", "")
+	t.Setenv("ROCR_VISIBLE_DEVICES", "")
+}
+
+func newRealDriver(t *testing.T, params map[string]string) *Driver {
+	t.Helper()
+	d, err := Factory("gpu", params)
+	require.NoError(t, err)
+	gd := d.(*Driver)
+	gd.WorkDir = t.TempDir()
+	return gd
+}
+
+func TestRealScriptCoordinationAndRelease(t *testing.T) {
+	fakeSMIOnPath(t, "4")
+	file := filepath.Join(t.TempDir(), "coord")
+	params := map[string]string{"discovery-script.args": "--enable-coordination --coordination-file " + file}
+	ctx := context.Background()
+
+	a := newRealDriver(t, params)
+	infos, err := a.Discover(ctx, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}, {"index": "2"}}, infos)
+
+	// The same owner asking again gets other GPUs, and a third call finds none left.
+	b := newRealDriver(t, params)
+	infos, err = b.Discover(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "3"}}, infos)
+	_, err = newRealDriver(t, params).Discover(ctx, 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not enough GPUs: found 4 NVIDIA GPU(s) [0,1,2,3], asked for 1, 0 free; taken (coordination file "+file+"): 0 by pid")
+
+	// Release gives a's three GPUs back (b keeps its one).
+	require.NoError(t, a.Release(ctx))
+	infos, err = newRealDriver(t, params).Discover(ctx, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}, {"index": "2"}}, infos)
+}
+
+func TestRealScriptTooFewGPUs(t *testing.T) {
+	fakeSMIOnPath(t, "1")
+	_, err := newRealDriver(t, nil).Discover(context.Background(), 2)
+	var derr *resources.DiscoveryError
+	require.ErrorAs(t, err, &derr)
+	assert.Equal(t, "nvidia-gpu-discovery.sh: not enough GPUs: found 1 NVIDIA GPU(s) [0], asked for 2", derr.Stderr)
+}
+
+func TestRealScriptHonoursVisibleDevices(t *testing.T) {
+	fakeSMIOnPath(t, "8")
+	t.Setenv("NVIDIA_VISIBLE_DEVICES", "all")
+	t.Setenv("CUDA_VISIBLE_DEVICES", "6,GPU-fake-2,9")
+	infos, err := newRealDriver(t, nil).Discover(context.Background(), 2)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "6"}, {"index": "2"}}, infos)
+
+	_, err = newRealDriver(t, nil).Discover(context.Background(), 3)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not enough GPUs: found 2 NVIDIA GPU(s) [6,2] (restricted by CUDA_VISIBLE_DEVICES=6,GPU-fake-2,9), asked for 3")
+
+	t.Setenv("CUDA_VISIBLE_DEVICES", "")
+	t.Setenv("NVIDIA_VISIBLE_DEVICES", "none")
+	_, err = newRealDriver(t, nil).Discover(context.Background(), 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "found 0 NVIDIA GPU(s) [] (restricted by NVIDIA_VISIBLE_DEVICES=none)")
+}
+
+func TestRealAMDScript(t *testing.T) {
+	fakeSMIOnPath(t, "3")
+	d := newRealDriver(t, map[string]string{"vendor": "amd"})
+	infos, err := d.Discover(context.Background(), 3)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}, {"index": "2"}}, infos)
+	assert.Equal(t, map[string]string{"HIP_VISIBLE_DEVICES": "0,1,2"}, d.Env(infos))
+
+	t.Setenv("HIP_VISIBLE_DEVICES", "2")
+	_, err = newRealDriver(t, map[string]string{"vendor": "amd"}).Discover(context.Background(), 2)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not enough GPUs: found 1 AMD GPU(s) [2] (restricted by HIP_VISIBLE_DEVICES=2), asked for 2")
+}
+
+func TestRealScriptMissingNvidiaSMI(t *testing.T) {
+	// A PATH with what the script needs, but no nvidia-smi.
+	bin := t.TempDir()
+	for _, tool := range []string{"bash", "basename", "dirname"} {
+		p, err := exec.LookPath(tool)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
+	}
+	t.Setenv("PATH", bin)
+	_, err := newRealDriver(t, nil).Discover(context.Background(), 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "nvidia-smi not found on PATH")
+}

@@ -1,0 +1,57 @@
+package gpu
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// ScriptRunner is the driver's seam to the outside world: everything the driver executes goes through
+// it, so unit tests replace it with a fake.
+type ScriptRunner interface {
+	// Discover runs `<path> <amount> <args...>` with the discovery-script contract of DESIGN.md §6 and
+	// returns the indexes of its first stdout line (at least amount of them), or an error carrying the
+	// script's stderr.
+	Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error)
+	// Release runs `<path> 0 <args...> --release`, the release mode of the built-in scripts.
+	Release(ctx context.Context, path string, args []string, timeout time.Duration) error
+}
+
+// ExecRunner runs scripts as child processes of this process, which is the owner of their coordination
+// claims (the scripts record their caller, $PPID). Discovery goes through resources.RunDiscovery, the
+// runner the exec driver uses too.
+type ExecRunner struct{}
+
+// Discover implements ScriptRunner with resources.RunDiscovery.
+func (ExecRunner) Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error) {
+	return resources.RunDiscovery(ctx, path, amount, args, timeout)
+}
+
+// Release implements ScriptRunner: it runs the script's release mode and returns an error with its
+// stderr if it fails or does not finish within timeout.
+func (ExecRunner) Release(ctx context.Context, path string, args []string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	argv := append(append([]string{"0"}, args...), "--release")
+	cmd := exec.CommandContext(ctx, path, argv...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return fmt.Errorf("release %s: no answer within %s", path, timeout)
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = "no output on stderr"
+		}
+		return fmt.Errorf("release %s %s: %v: %s", path, strings.Join(argv, " "), err, msg)
+	}
+	return nil
+}

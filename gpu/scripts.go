@@ -1,0 +1,78 @@
+package gpu
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+//go:embed scripts/*.sh
+var scriptFS embed.FS
+
+// commonScript is the part shared by the vendor scripts; a vendor script sources it from its own
+// directory under this name.
+const commonScript = "gpu-discovery-common.sh"
+
+// ScriptDir is the directory, relative to the working directory, where the built-in scripts are written
+// out before they run (the container's working directory under YARN).
+const ScriptDir = ".yarn-am"
+
+// BuiltinScript returns the content of the built-in discovery script of vendor and of the common part it
+// sources, for tests and for users who want to read or adapt them.
+func BuiltinScript(v Vendor) (script, common []byte, err error) {
+	script, err = scriptFS.ReadFile("scripts/" + v.scriptName())
+	if err != nil {
+		return nil, nil, fmt.Errorf("gpu: built-in script for vendor %q: %w", v, err)
+	}
+	common, err = scriptFS.ReadFile("scripts/" + commonScript)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gpu: built-in script %s: %w", commonScript, err)
+	}
+	return script, common, nil
+}
+
+// WriteBuiltinScript writes the built-in script of vendor (as <vendor>-gpu-discovery.sh, mode 0755) and
+// the common part it sources into dir, creating dir, and returns the script's path. Files are written to
+// a temporary name and renamed, so a concurrent writer or reader never sees half a script.
+func WriteBuiltinScript(dir string, v Vendor) (string, error) {
+	script, common, err := BuiltinScript(v)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("gpu: cannot create the script directory %s: %w", dir, err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, commonScript), common, 0o755); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, v.scriptName())
+	if err := writeFileAtomic(path, script, 0o755); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("gpu: cannot write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	cerr := f.Close()
+	if werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp, mode)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp, path)
+	}
+	if werr != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("gpu: cannot write %s: %w", path, werr)
+	}
+	return nil
+}
