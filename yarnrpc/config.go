@@ -1,0 +1,391 @@
+package yarnrpc
+
+import (
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is a Hadoop configuration: the properties of core-site.xml, hdfs-site.xml and yarn-site.xml
+// over the defaults yarn-am relies on, with Hadoop's ${var} expansion applied on read.
+type Config struct {
+	props   map[string]string
+	sources map[string]string // key → file it came from, for error messages
+}
+
+// Configuration files read by LoadConfig, later files overriding earlier ones (as Hadoop's
+// Configuration loads core-site before yarn-site).
+var configFiles = []string{"core-site.xml", "hdfs-site.xml", "yarn-site.xml"}
+
+// Defaults from Hadoop's core-default.xml and yarn-default.xml that yarn-am reads.
+var configDefaults = map[string]string{
+	"hadoop.security.authentication":           "simple",
+	"hadoop.rpc.protection":                    "authentication",
+	"ipc.maximum.response.length":              "134217728",
+	"ipc.client.connect.timeout":               "20000",
+	"ipc.ping.interval":                        "60000",
+	"ipc.client.connection.maxidletime":        "10000",
+	"yarn.resourcemanager.hostname":            "0.0.0.0",
+	"yarn.resourcemanager.address":             "${yarn.resourcemanager.hostname}:8032",
+	"yarn.resourcemanager.scheduler.address":   "${yarn.resourcemanager.hostname}:8030",
+	"yarn.resourcemanager.webapp.address":      "${yarn.resourcemanager.hostname}:8088",
+	"yarn.resourcemanager.ha.enabled":          "false",
+	"yarn.resourcemanager.connect.max-wait.ms": "900000",
+}
+
+// NewConfig returns a configuration with the defaults and then props.
+func NewConfig(props map[string]string) *Config {
+	c := &Config{props: map[string]string{}, sources: map[string]string{}}
+	for k, v := range configDefaults {
+		c.props[k] = v
+		c.sources[k] = "default"
+	}
+	for k, v := range props {
+		c.Set(k, v)
+	}
+	return c
+}
+
+// ConfigDirFromEnv returns HADOOP_CONF_DIR, else YARN_CONF_DIR, else "".
+func ConfigDirFromEnv() string {
+	for _, k := range []string{"HADOOP_CONF_DIR", "YARN_CONF_DIR"} {
+		if d := os.Getenv(k); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// LoadConfigFromEnv loads the configuration from HADOOP_CONF_DIR, falling back to YARN_CONF_DIR for
+// files HADOOP_CONF_DIR lacks. With neither set it returns the defaults and an error saying so.
+func LoadConfigFromEnv() (*Config, error) {
+	var dirs []string
+	for _, k := range []string{"HADOOP_CONF_DIR", "YARN_CONF_DIR"} {
+		if d := os.Getenv(k); d != "" {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) == 0 {
+		return NewConfig(nil), errors.New("yarnrpc: neither HADOOP_CONF_DIR nor YARN_CONF_DIR is set; " +
+			"set one to the directory holding core-site.xml and yarn-site.xml")
+	}
+	return LoadConfig(dirs...)
+}
+
+// LoadConfig reads core-site.xml, hdfs-site.xml and yarn-site.xml; for each file the first directory
+// that has it wins. Missing files are fine; unreadable or malformed ones are errors naming the file.
+func LoadConfig(dirs ...string) (*Config, error) {
+	c := NewConfig(nil)
+	for _, name := range configFiles {
+		for _, d := range dirs {
+			p := filepath.Join(d, name)
+			data, err := os.ReadFile(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("yarnrpc: reading Hadoop configuration: %w", err)
+			}
+			if err := c.parseXML(p, data); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+	return c, nil
+}
+
+type xmlConfiguration struct {
+	Properties []struct {
+		Name  string `xml:"name"`
+		Value string `xml:"value"`
+		Final string `xml:"final"`
+	} `xml:"property"`
+}
+
+func (c *Config) parseXML(path string, data []byte) error {
+	var x xmlConfiguration
+	if err := xml.Unmarshal(data, &x); err != nil {
+		return fmt.Errorf("yarnrpc: %s is not a Hadoop configuration file: %w", path, err)
+	}
+	for _, p := range x.Properties {
+		name := strings.TrimSpace(p.Name)
+		if name == "" {
+			continue
+		}
+		c.props[name] = strings.TrimSpace(p.Value)
+		c.sources[name] = path
+	}
+	return nil
+}
+
+// Set sets key to value (like -D on Hadoop's command line).
+func (c *Config) Set(key, value string) {
+	c.props[key] = value
+	c.sources[key] = "set"
+}
+
+// Keys returns every key, sorted.
+func (c *Config) Keys() []string {
+	keys := make([]string, 0, len(c.props))
+	for k := range c.props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Source says where key's value came from: a file path, "default" or "set".
+func (c *Config) Source(key string) string { return c.sources[key] }
+
+// maxSubst bounds nested ${} expansion, like Hadoop's Configuration.
+const maxSubst = 20
+
+var varPattern = regexp.MustCompile(`\$\{([^${}\s]+)\}`)
+
+// Get returns key's value with ${other.key} and ${env.NAME} expanded; unresolvable references stay
+// as written, as in Hadoop.
+func (c *Config) Get(key string) (string, bool) {
+	v, ok := c.props[key]
+	if !ok {
+		return "", false
+	}
+	return c.expand(v), true
+}
+
+func (c *Config) expand(v string) string {
+	for i := 0; i < maxSubst && strings.Contains(v, "${"); i++ {
+		next := varPattern.ReplaceAllStringFunc(v, func(m string) string {
+			name := m[2 : len(m)-1]
+			if env, ok := strings.CutPrefix(name, "env."); ok {
+				if e, ok := os.LookupEnv(env); ok {
+					return e
+				}
+				return m
+			}
+			if r, ok := c.props[name]; ok {
+				return r
+			}
+			return m
+		})
+		if next == v {
+			break
+		}
+		v = next
+	}
+	return v
+}
+
+// GetString returns key's value, or def when unset.
+func (c *Config) GetString(key, def string) string {
+	if v, ok := c.Get(key); ok {
+		return v
+	}
+	return def
+}
+
+// GetBool parses key as true/false (case-insensitive); def when unset.
+func (c *Config) GetBool(key string, def bool) (bool, error) {
+	v, ok := c.Get(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return def, c.badValue(key, v, "true or false")
+}
+
+// GetInt parses key as a decimal integer; def when unset.
+func (c *Config) GetInt(key string, def int64) (int64, error) {
+	v, ok := c.Get(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def, c.badValue(key, v, "an integer")
+	}
+	return n, nil
+}
+
+var durationUnits = map[string]time.Duration{
+	"ns": time.Nanosecond, "us": time.Microsecond, "ms": time.Millisecond,
+	"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour,
+}
+
+var durationPattern = regexp.MustCompile(`^(-?\d+)\s*([a-zA-Z]*)$`)
+
+// GetDuration parses key like Hadoop's getTimeDuration: a number with an optional unit suffix
+// (ns, us, ms, s, m, h, d); a bare number is in unit. def when unset.
+func (c *Config) GetDuration(key string, unit, def time.Duration) (time.Duration, error) {
+	v, ok := c.Get(key)
+	if !ok || v == "" {
+		return def, nil
+	}
+	m := durationPattern.FindStringSubmatch(v)
+	if m == nil {
+		return def, c.badValue(key, v, "a number with an optional unit ns, us, ms, s, m, h, d")
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil {
+		return def, c.badValue(key, v, "a number with an optional unit ns, us, ms, s, m, h, d")
+	}
+	u := unit
+	if m[2] != "" {
+		var ok bool
+		if u, ok = durationUnits[strings.ToLower(m[2])]; !ok {
+			return def, c.badValue(key, v, "a number with an optional unit ns, us, ms, s, m, h, d")
+		}
+	}
+	return time.Duration(n) * u, nil
+}
+
+// GetStrings splits key's value at commas, trimming blanks and dropping empty items; nil when unset.
+func (c *Config) GetStrings(key string) []string {
+	v, ok := c.Get(key)
+	if !ok {
+		return nil
+	}
+	return splitList(v)
+}
+
+func (c *Config) badValue(key, value, want string) error {
+	src := c.sources[key]
+	if src != "" {
+		src = " (from " + src + ")"
+	}
+	return fmt.Errorf("yarnrpc: configuration %s=%q%s: want %s", key, value, src, want)
+}
+
+// RMService selects which ResourceManager port RMAddresses returns.
+type RMService int
+
+const (
+	// RMClient is the client port (yarn.resourcemanager.address, 8032): ApplicationClientProtocol.
+	RMClient RMService = iota
+	// RMScheduler is the scheduler port (yarn.resourcemanager.scheduler.address, 8030):
+	// ApplicationMasterProtocol.
+	RMScheduler
+)
+
+func (s RMService) key() (string, string) {
+	if s == RMScheduler {
+		return "yarn.resourcemanager.scheduler.address", "8030"
+	}
+	return "yarn.resourcemanager.address", "8032"
+}
+
+// RMAddresses returns the ResourceManager addresses of service, one per RM: with
+// yarn.resourcemanager.ha.enabled, one for each id of yarn.resourcemanager.ha.rm-ids from
+// <address key>.<id>, else from yarn.resourcemanager.hostname.<id> and the service's default port.
+func (c *Config) RMAddresses(svc RMService) ([]string, error) {
+	key, port := svc.key()
+	ha, err := c.GetBool("yarn.resourcemanager.ha.enabled", false)
+	if err != nil {
+		return nil, err
+	}
+	if !ha {
+		a, _ := c.Get(key)
+		if err := c.checkAddr(key, a); err != nil {
+			return nil, err
+		}
+		return []string{a}, nil
+	}
+	ids := c.GetStrings("yarn.resourcemanager.ha.rm-ids")
+	if len(ids) == 0 {
+		v, _ := c.Get("yarn.resourcemanager.ha.rm-ids")
+		return nil, fmt.Errorf("yarnrpc: yarn.resourcemanager.ha.enabled=true but yarn.resourcemanager.ha.rm-ids=%q; "+
+			"want a comma list of RM ids such as rm1,rm2", v)
+	}
+	var out []string
+	for _, id := range ids {
+		k := key + "." + id
+		a, ok := c.Get(k)
+		if !ok || a == "" {
+			hk := "yarn.resourcemanager.hostname." + id
+			h, ok := c.Get(hk)
+			if !ok || h == "" {
+				return nil, fmt.Errorf("yarnrpc: RM id %q of yarn.resourcemanager.ha.rm-ids has neither %s nor %s set", id, k, hk)
+			}
+			a, k = net.JoinHostPort(h, port), hk
+		}
+		if err := c.checkAddr(k, a); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (c *Config) checkAddr(key, a string) error {
+	h, p, err := net.SplitHostPort(a)
+	if err != nil || h == "" {
+		return c.badValue(key, a, "host:port")
+	}
+	if n, err := strconv.Atoi(p); err != nil || n <= 0 || n > 65535 {
+		return c.badValue(key, a, "host:port with a port in 1..65535")
+	}
+	return nil
+}
+
+// Protection returns hadoop.rpc.protection (for ConnOptions.Protection), checked.
+func (c *Config) Protection() (string, error) {
+	v := c.GetString("hadoop.rpc.protection", "authentication")
+	if _, err := protectionQOPs(v); err != nil {
+		return "", c.badValue("hadoop.rpc.protection", v, "authentication, integrity or privacy (or a comma list)")
+	}
+	return v, nil
+}
+
+// SecurityEnabled reports whether hadoop.security.authentication is kerberos (false for simple).
+func (c *Config) SecurityEnabled() (bool, error) {
+	v := strings.ToLower(c.GetString("hadoop.security.authentication", "simple"))
+	switch v {
+	case "simple":
+		return false, nil
+	case "kerberos":
+		return true, nil
+	}
+	return false, c.badValue("hadoop.security.authentication", v, "simple or kerberos")
+}
+
+// ConnDefaults returns ConnOptions filled from the ipc.* keys and hadoop.rpc.protection; callers set
+// Protocol and Auth.
+func (c *Config) ConnDefaults() (ConnOptions, error) {
+	var o ConnOptions
+	var err error
+	if o.Protection, err = c.Protection(); err != nil {
+		return o, err
+	}
+	if o.ConnectTimeout, err = c.GetDuration("ipc.client.connect.timeout", time.Millisecond, DefaultConnectTimeout); err != nil {
+		return o, err
+	}
+	if o.PingInterval, err = c.GetDuration("ipc.ping.interval", time.Millisecond, DefaultPingInterval); err != nil {
+		return o, err
+	}
+	if o.MaxIdle, err = c.GetDuration("ipc.client.connection.maxidletime", time.Millisecond, DefaultMaxIdle); err != nil {
+		return o, err
+	}
+	n, err := c.GetInt("ipc.maximum.response.length", DefaultMaxResponseLength)
+	if err != nil {
+		return o, err
+	}
+	if n <= 0 || n > 1<<31-1 {
+		return o, c.badValue("ipc.maximum.response.length", strconv.FormatInt(n, 10), "a positive byte count below 2 GiB")
+	}
+	o.MaxResponseLength = int(n)
+	return o, nil
+}
