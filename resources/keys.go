@@ -331,8 +331,8 @@ func validateResource(n string, keys map[string]Value) (Resource, []Warning, []P
 		yk := strings.TrimSpace(v.V)
 		switch {
 		case yk == "memory-mb" || yk == "memory" || yk == "vcores":
-			probs = append(probs, problem(key(SubYarnKey), v, "%s is YARN's built-in %s, not an external resource; set the TaskExecutor's memory and vcores in the job file instead",
-				yk, map[bool]string{true: "vcores", false: "memory"}[yk == "vcores"]))
+			probs = append(probs, problem(key(SubYarnKey), v, "%s is YARN's built-in %s resource, not an external resource; set the TaskExecutor's memory and vcores in the job file instead",
+				yk, map[bool]string{true: "CPU", false: "memory"}[yk == "vcores"]))
 		case !yarnKeyRe.MatchString(yk):
 			probs = append(probs, problem(key(SubYarnKey), v, "not a valid YARN resource type name: use an optional DNS-style prefix and a name that starts with a letter, e.g. %s",
 				map[bool]string{true: gpuYarnKey, false: "yarn.io/fpga"}[looksLikeGPU(n, r.Driver)]))

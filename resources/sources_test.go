@@ -1,0 +1,279 @@
+package resources
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func write(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	return p
+}
+
+func messages(t *testing.T, err error) []string {
+	t.Helper()
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	return ce.Messages()
+}
+
+const flatYAML = `# a Flink configuration has many other keys
+jobmanager.rpc.address: localhost
+taskmanager.numberOfTaskSlots: 4
+external-resources: fpga
+external-resource.fpga.amount: 1
+external-resource.fpga.yarn.config-key: "yarn.io/fpga"   # quoted
+external-resource.fpga.driver-factory.class: exec
+external-resource.fpga.param.path: /opt/fpga/list
+`
+
+func TestLoadPrecedenceYamlTomlFlags(t *testing.T) {
+	dir := t.TempDir()
+	yamlPath := write(t, dir, "flink-conf.yaml", flatYAML)
+	// A TOML key after a table header belongs to that table, so resource keys come first.
+	job := write(t, dir, "job.toml", `"external-resource.fpga.amount" = 2
+external-resource.fpga.param.args = "--from-toml"
+name = "train"
+
+[taskexecutor]
+memory = "4g"
+`)
+
+	cfg, _, err := Load(Sources{FlinkConf: yamlPath})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), cfg.Resources[0].Amount)
+
+	cfg, _, err = Load(Sources{FlinkConf: yamlPath, JobFile: job})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), cfg.Resources[0].Amount, "toml wins over yaml")
+	assert.Equal(t, map[string]string{"path": "/opt/fpga/list", "args": "--from-toml"}, cfg.Resources[0].Params)
+
+	cfg, _, err = Load(Sources{FlinkConf: yamlPath, JobFile: job, Overrides: []string{
+		"external-resource.fpga.amount=3", "taskmanager.memory=1g", "external-resource.fpga.amount=4"}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), cfg.Resources[0].Amount, "-D wins over toml, the last -D wins")
+	assert.Equal(t, map[string]int64{"yarn.io/fpga": 4}, cfg.YarnResources())
+}
+
+func TestLoadFlinkConfNamedByJobFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf"), 0o755))
+	write(t, filepath.Join(dir, "conf"), "flink-conf.yaml", flatYAML)
+	job := write(t, dir, "job.toml", "flink-conf = \"conf/flink-conf.yaml\"\n")
+	cfg, _, err := Load(Sources{JobFile: job})
+	require.NoError(t, err)
+	assert.Equal(t, "yarn.io/fpga", cfg.Resources[0].YarnKey)
+}
+
+func TestLoadNestedYAML(t *testing.T) {
+	dir := t.TempDir()
+	p := write(t, dir, "config.yaml", `
+jobmanager:
+  rpc:
+    address: localhost
+external-resources: [gpu, fpga]
+external-resource:
+  gpu:
+    amount: 2
+    yarn:
+      config-key: yarn.io/gpu
+    driver-factory:
+      class: test-strict
+    param:
+      level: "3"
+  fpga:
+    amount: 1
+    yarn.config-key: yarn.io/fpga
+`)
+	cfg, warns, err := Load(Sources{FlinkConf: p})
+	require.NoError(t, err)
+	require.Len(t, cfg.Resources, 2)
+	assert.Equal(t, Resource{Name: "gpu", Amount: 2, YarnKey: "yarn.io/gpu", Driver: "test-strict",
+		Params: map[string]string{"level": "3"}}, cfg.Resources[0])
+	assert.Equal(t, map[string]int64{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
+	assert.Len(t, warns, 1) // fpga has no driver
+}
+
+func TestLoadTOMLStyles(t *testing.T) {
+	want := map[string]int64{"yarn.io/gpu": 2, "yarn.io/fpga": 1}
+	for name, doc := range map[string]string{
+		"quoted flat keys": `
+"external-resources" = "gpu;fpga"
+"external-resource.gpu.amount" = 2
+"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
+"external-resource.gpu.driver-factory.class" = "test-strict"
+"external-resource.gpu.param.level" = "1"
+"external-resource.fpga.amount" = "1"
+"external-resource.fpga.yarn.config-key" = "yarn.io/fpga"
+`,
+		"dotted keys": `
+external-resources = ["gpu", "fpga"]
+external-resource.gpu.amount = 2
+external-resource.gpu.yarn.config-key = "yarn.io/gpu"
+external-resource.gpu.driver-factory.class = "test-strict"
+external-resource.gpu.param.level = "1"
+external-resource.fpga = { amount = 1, yarn.config-key = "yarn.io/fpga" }
+`,
+		"tables": `
+external-resources = "gpu;fpga"
+name = "ignored"
+
+[external-resource.gpu]
+amount = 2
+"yarn.config-key" = "yarn.io/gpu"
+driver-factory.class = "test-strict"
+
+[external-resource.gpu.param]
+"level" = "1"
+
+[external-resource.fpga]
+amount = 1
+yarn.config-key = "yarn.io/fpga"
+
+[taskexecutor]
+memory = "4g"
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg, _, err := Load(Sources{JobFile: write(t, t.TempDir(), "job.toml", doc)})
+			require.NoError(t, err)
+			assert.Equal(t, want, cfg.YarnResources())
+			assert.Equal(t, "gpu", cfg.Resources[0].Name)
+			assert.Equal(t, map[string]string{"level": "1"}, cfg.Resources[0].Params)
+		})
+	}
+}
+
+func TestLoadDuplicateKeys(t *testing.T) {
+	dir := t.TempDir()
+	y := write(t, dir, "flink-conf.yaml", `external-resources: fpga
+external-resource.fpga.amount: 1
+external-resource.fpga.yarn.config-key: yarn.io/fpga
+external-resource:
+  fpga:
+    amount: 2
+`)
+	_, _, err := Load(Sources{FlinkConf: y})
+	assert.Equal(t, []string{
+		`external-resource.fpga.amount is set twice in ` + y + `: line 2 ("1") and line 6 ("2"); keep one`,
+	}, messages(t, err))
+
+	j := write(t, dir, "job.toml", `external-resources = "fpga"
+"external-resource.fpga.amount" = 1
+external-resource.fpga.yarn.config-key = "yarn.io/fpga"
+[external-resource.fpga]
+amount = 2
+`)
+	_, _, err = Load(Sources{JobFile: j})
+	assert.Equal(t, []string{
+		`external-resource.fpga.amount is set twice in ` + j + `: line 2 ("1") and line 5 ("2"); keep one`,
+	}, messages(t, err))
+}
+
+func TestLoadSourceErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := write(t, dir, "bad.toml", "external-resources = \n")
+	_, _, err := Load(Sources{
+		JobFile:   bad,
+		FlinkConf: filepath.Join(dir, "missing.yaml"),
+		Overrides: []string{"external-resource.gpu.amount", "unrelated"},
+	})
+	msgs := messages(t, err)
+	require.Len(t, msgs, 3)
+	assert.Contains(t, msgs[0], `job file "`+bad+`" is not valid TOML: `)
+	assert.Equal(t, `flink-conf file "`+filepath.Join(dir, "missing.yaml")+`" does not exist`, msgs[1])
+	assert.Equal(t, `-D "external-resource.gpu.amount": not key=value; write -D external-resource.gpu.amount=<value>`, msgs[2])
+}
+
+func TestLoadLegacyNonYAMLFlinkConf(t *testing.T) {
+	// Flink's legacy parser takes "key: value" lines that YAML rejects.
+	p := write(t, t.TempDir(), "flink-conf.yaml", `env.java.opts: -Dx=y: z
+external-resources: fpga
+external-resource.fpga.amount: 1   # one per TaskExecutor
+external-resource.fpga.yarn.config-key: yarn.io/fpga
+  bad: indentation: here
+`)
+	cfg, warns, err := Load(Sources{FlinkConf: p})
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), cfg.Resources[0].Amount)
+	assert.Contains(t, warns[0].Message, "is not valid YAML")
+}
+
+func TestDraftSpellings(t *testing.T) {
+	cfg, warns, err := Parse(conf(
+		"external-resource.list=gpu, fpga",
+		"external-resource.gpu.amount=1",
+		"external-resource.gpu.yarn.key=yarn.io/gpu",
+		"external-resource.gpu.driver.class=test-strict",
+		"external-resource.gpu.kubernetes.key=nvidia.com/gpu",
+		"external-resource.fpga.amount=1",
+		"external-resource.fpga.yarn.config-key=yarn.io/fpga",
+		"external-resource.fpga.yarn.key=yarn.io/fpga", // same value twice: fine
+	))
+	require.NoError(t, err)
+	assert.Equal(t, []Resource{
+		{Name: "gpu", Amount: 1, YarnKey: "yarn.io/gpu", KubernetesKey: "nvidia.com/gpu", Driver: "test-strict", Params: map[string]string{}},
+		{Name: "fpga", Amount: 1, YarnKey: "yarn.io/fpga", Params: map[string]string{}},
+	}, cfg.Resources)
+	var texts []string
+	for _, w := range warns {
+		texts = append(texts, w.Message)
+	}
+	assert.Equal(t, []string{
+		`external-resource.fpga.yarn.key = "yarn.io/fpga" (job.toml:8): external-resource.fpga.yarn.key is a draft spelling; use external-resource.fpga.yarn.config-key instead`,
+		`external-resource.gpu.driver.class = "test-strict" (job.toml:4): external-resource.gpu.driver.class is a draft spelling; use external-resource.gpu.driver-factory.class instead`,
+		`external-resource.gpu.kubernetes.key = "nvidia.com/gpu" (job.toml:5): external-resource.gpu.kubernetes.key is a draft spelling; use external-resource.gpu.kubernetes.config-key instead`,
+		`external-resource.gpu.yarn.key = "yarn.io/gpu" (job.toml:3): external-resource.gpu.yarn.key is a draft spelling; use external-resource.gpu.yarn.config-key instead`,
+		`external-resource.list = "gpu, fpga" (job.toml:1): external-resource.list is a draft spelling; use external-resources instead`,
+		`external-resource.gpu.kubernetes.key = "nvidia.com/gpu" (job.toml:5): accepted for compatibility with Flink, unused on YARN`,
+		`external-resource.fpga.driver-factory.class is not set: resource "fpga" is requested from YARN as yarn.io/fpga but the worker gets no device infos; set it to exec (with param.path) to discover them`,
+	}, texts)
+}
+
+func TestNoneAndEmpty(t *testing.T) {
+	cfg, warns, err := Parse(conf("external-resources= none ", "external-resource.gpu.amount=2"))
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Resources)
+	require.Len(t, warns, 1)
+	assert.Equal(t, `external-resource.gpu.amount is ignored: external-resources = " none " (job.toml:1) disables external resources`, warns[0].Message)
+
+	cfg, warns, err = Parse(map[string]Value{"jobmanager.memory": {V: "1g"}})
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Resources)
+	assert.Empty(t, warns)
+
+	cfg, _, err = Parse(conf("external-resources= ;fpga;; ", "external-resource.fpga.amount=1", "external-resource.fpga.yarn.config-key=yarn.io/fpga"))
+	require.NoError(t, err)
+	assert.Len(t, cfg.Resources, 1)
+}
+
+func TestTOMLKeyLines(t *testing.T) {
+	lines := tomlKeyLines([]byte(`a = """
+multi = 1
+"""
+b = [
+  1,
+  2,
+]
+"x.y" = 1
+x.'z' = 2
+[t."q.r"]
+k = 'v' # comment
+`))
+	assert.Equal(t, map[string]int{"a": 1, "b": 4, "x.y": 8, "x\x00z": 9, "t\x00q.r": 10, "t\x00q.r\x00k": 11}, lines)
+}
+
+func TestGPUDriverIsTheDefaultForYarnGPU(t *testing.T) {
+	cfg, warns, err := Parse(conf("external-resources=gpu", "external-resource.gpu.amount=1", "external-resource.gpu.yarn.config-key=yarn.io/gpu"))
+	require.NoError(t, err)
+	assert.Equal(t, "gpu", cfg.Resources[0].Driver)
+	require.Len(t, warns, 1)
+	assert.Equal(t, LevelInfo, warns[0].Level)
+	assert.Equal(t, `external-resource.gpu.driver-factory.class is not set: resource "gpu" is yarn.io/gpu, so the built-in GPU driver ("gpu") discovers its devices`, warns[0].Message)
+}
