@@ -19,10 +19,8 @@ const (
 )
 
 func init() {
-	if err := RegisterDriver(ExecDriverName, newExecDriver); err != nil {
-		// Only a second registration of the same name can fail, and this is the only place it happens.
-		_ = err
-	}
+	// Only a second registration of the same name can fail; this is the only place "exec" is registered.
+	_ = RegisterDriver(ExecDriverName, newExecDriver)
 }
 
 // ExecDriver runs any program with the discovery-script contract (`path amount [args...]`, first line
