@@ -1,0 +1,371 @@
+package container
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+	"golang.org/x/sys/unix"
+
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// Exit codes of `yarn-am launch` when the worker's own code cannot be passed on. They are above the
+// range workers commonly use and below 128 (128+N means "killed by signal N"), so the AM can tell a
+// launcher failure from a worker failure by the container's exit status alone.
+const (
+	// ExitDiscoveryFailed: a resource driver could not deliver (too few GPUs, script failed or timed
+	// out). The worker was NOT started; stderr has a line starting with DiscoveryFailedPrefix.
+	ExitDiscoveryFailed = 90
+	// ExitConfigError: the external-resource configuration (job file, flink-conf, -D) is invalid, or
+	// the command line is. The worker was not started.
+	ExitConfigError = 91
+	// ExitWorkerStartFailed: the worker command could not be started (not found, not executable) or
+	// the resource info file could not be written.
+	ExitWorkerStartFailed = 92
+)
+
+// DiscoveryFailedPrefix starts the stderr line that says why discovery failed, so the AM (and a user
+// reading the container's stderr) can find it: `yarn-am launch: discovery failed for resource "gpu": ...`.
+const DiscoveryFailedPrefix = "yarn-am launch: discovery failed for resource "
+
+// Report is what the launcher tells the AM about its container: the infos the worker gets or why
+// discovery failed.
+type Report struct {
+	ContainerID string                      // from CONTAINER_ID, set by YARN; "" outside YARN
+	Infos       map[string][]resources.Info // every configured resource, by name (nil on failure)
+	InfoFile    string                      // absolute path of external-resources.json ("" on failure)
+	// FailedResource and Failure are set when discovery failed: the worker will not start.
+	FailedResource string
+	Failure        string
+}
+
+// Reporter sends the launcher's report to the AM. It is called once, after discovery (successful or
+// not) and before the worker starts. A report error is logged and does not stop the worker: the
+// worker's devices are known locally, and the AM also learns about a failed container from YARN.
+type Reporter interface {
+	Report(ctx context.Context, r Report) error
+}
+
+// NopReporter reports nowhere (outside YARN, and until the AM's report endpoint is configured).
+type NopReporter struct{}
+
+// Report does nothing.
+func (NopReporter) Report(context.Context, Report) error { return nil }
+
+// DiscoveryFailure says which resource's driver failed.
+type DiscoveryFailure struct {
+	Resource string
+	Err      error
+}
+
+// Error is `discovery failed for resource "gpu": <driver error>`.
+func (e *DiscoveryFailure) Error() string {
+	return fmt.Sprintf("discovery failed for resource %q: %v", e.Resource, e.Err)
+}
+
+// Unwrap returns the driver's error.
+func (e *DiscoveryFailure) Unwrap() error { return e.Err }
+
+// DiscoverAll runs the driver of every resource, in configuration order, for its amount, and returns
+// the infos of every resource (an empty list for a resource without driver). On the first failure it
+// releases the claims already taken and returns a *DiscoveryFailure.
+func DiscoverAll(ctx context.Context, res []resources.Resource, drivers map[string]resources.Driver) (map[string][]resources.Info, error) {
+	infos := make(map[string][]resources.Info, len(res))
+	var done []resources.Driver
+	for _, r := range res {
+		d, ok := drivers[r.Name]
+		if !ok {
+			infos[r.Name] = []resources.Info{}
+			continue
+		}
+		got, err := d.Discover(ctx, int(r.Amount))
+		if err == nil && len(got) < int(r.Amount) {
+			err = fmt.Errorf("driver %q returned %d info(s) for amount %d", r.Driver, len(got), r.Amount)
+		}
+		if err != nil {
+			// The failing driver may hold nothing, but releasing it too is harmless.
+			ReleaseAll(ctx, append(done, d), logrus.WithField("resource", r.Name))
+			return nil, &DiscoveryFailure{Resource: r.Name, Err: err}
+		}
+		done = append(done, d)
+		infos[r.Name] = got
+	}
+	return infos, nil
+}
+
+// ReleaseAll releases the claims of every driver that holds some (resources.Releaser), in reverse
+// order; errors are logged, since there is nothing better to do with them once the worker is gone.
+func ReleaseAll(ctx context.Context, drivers []resources.Driver, log logrus.FieldLogger) {
+	for i := len(drivers) - 1; i >= 0; i-- {
+		if r, ok := drivers[i].(resources.Releaser); ok {
+			if err := r.Release(ctx); err != nil {
+				log.WithError(err).Warn("yarn-am launch: releasing device claims failed; they end when this process exits")
+			}
+		}
+	}
+}
+
+// WorkerEnv returns the worker's environment: base, plus the info file and per-resource variables of
+// resources.InfoEnv (always set), plus the drivers' variables (CUDA_VISIBLE_DEVICES, ...) unless base
+// already has a non-empty value for them (the user's choice wins). The result is sorted.
+func WorkerEnv(base []string, infoFile string, infos map[string][]resources.Info, drivers map[string]resources.Driver) []string {
+	env := map[string]string{}
+	for _, kv := range base {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	userSet := func(k string) bool { return env[k] != "" }
+	names := make([]string, 0, len(drivers))
+	for n := range drivers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	extra := map[string]string{}
+	for _, n := range names {
+		if ep, ok := drivers[n].(resources.EnvProvider); ok {
+			for k, v := range ep.Env(infos[n]) {
+				if userSet(k) {
+					continue
+				}
+				if prev, dup := extra[k]; dup && prev != "" && v != "" {
+					v = prev + "," + v // two GPU resources: the worker sees both sets
+				}
+				extra[k] = v
+			}
+		}
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	for k, v := range resources.InfoEnv(infoFile, infos) {
+		env[k] = v
+	}
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Launcher runs the drivers, then the worker, inside a container (DESIGN.md §1, §7).
+type Launcher struct {
+	Resources []resources.Resource        // the validated configuration, in order
+	Drivers   map[string]resources.Driver // by resource name; resources without driver are absent
+	WorkDir   string                      // where external-resources.json goes; "" = current directory
+	Env       []string                    // the worker's base environment; nil = os.Environ()
+	Reporter  Reporter                    // nil = NopReporter
+	// ContainerID names the container in the report; "" = $CONTAINER_ID.
+	ContainerID    string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Log            logrus.FieldLogger // nil = logrus.StandardLogger()
+}
+
+// Run discovers the devices, writes the info file, reports, runs argv as the worker and returns the
+// launcher's exit code: the worker's own code, 128+N if it was killed by signal N, or one of the Exit*
+// constants if the worker could not be started. SIGTERM, SIGINT and SIGHUP received by this process are
+// forwarded to the worker; one received before the worker starts stops the launch (128+N). Device
+// claims are released once the worker has exited.
+func (l *Launcher) Run(ctx context.Context, argv []string) int {
+	log := l.Log
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	stderr := l.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "yarn-am launch: no worker command; usage: yarn-am launch [flags] -- CMD ARGS...")
+		return ExitConfigError
+	}
+	reporter := l.Reporter
+	if reporter == nil {
+		reporter = NopReporter{}
+	}
+	containerID := l.ContainerID
+	if containerID == "" {
+		containerID = os.Getenv("CONTAINER_ID")
+	}
+	if containerID != "" {
+		log = log.WithField("container", containerID)
+	}
+
+	// Signals are caught from the start: before the worker runs they cancel discovery, afterwards they
+	// are forwarded.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	early := make(chan os.Signal, 1)
+	stopEarly := make(chan struct{})
+	earlyDone := make(chan struct{})
+	go func() {
+		defer close(earlyDone)
+		select {
+		case s := <-sigs:
+			early <- s
+			cancel()
+		case <-stopEarly:
+		}
+	}()
+	stopEarlyWatch := func() { close(stopEarly); <-earlyDone }
+
+	ordered := l.orderedDrivers()
+	infos, err := DiscoverAll(dctx, l.Resources, l.Drivers)
+	stopEarlyWatch()
+	if s := pending(early); s != nil {
+		if err == nil {
+			ReleaseAll(ctx, ordered, log)
+		}
+		fmt.Fprintf(stderr, "yarn-am launch: received %v before the worker started; not starting it\n", s)
+		return 128 + int(s.(syscall.Signal))
+	}
+	if err != nil {
+		var df *DiscoveryFailure
+		failed := ""
+		if errors.As(err, &df) {
+			failed = df.Resource
+			fmt.Fprintf(stderr, "%s%q: %v\n", DiscoveryFailedPrefix, df.Resource, df.Err)
+		} else {
+			fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
+		}
+		log.WithError(err).WithField("resource", failed).Error("yarn-am launch: discovery failed; the worker is not started")
+		if rerr := reporter.Report(ctx, Report{ContainerID: containerID, FailedResource: failed, Failure: err.Error()}); rerr != nil {
+			log.WithError(rerr).Warn("yarn-am launch: reporting the discovery failure to the AM failed")
+		}
+		return ExitDiscoveryFailed
+	}
+	defer ReleaseAll(context.WithoutCancel(ctx), ordered, log)
+
+	dir := l.WorkDir
+	if dir == "" {
+		dir = "."
+	}
+	infoFile, err := resources.WriteInfoFile(dir, infos)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: cannot write the resource info file: %v\n", err)
+		return ExitWorkerStartFailed
+	}
+	base := l.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := WorkerEnv(base, infoFile, infos, l.Drivers)
+	for name, list := range infos {
+		log.WithFields(logrus.Fields{"resource": name, "infos": list}).Info("yarn-am launch: resource infos")
+	}
+	if rerr := reporter.Report(ctx, Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile}); rerr != nil {
+		log.WithError(rerr).Warn("yarn-am launch: reporting the resource infos to the AM failed; starting the worker anyway")
+	}
+	return l.runWorker(argv, env, sigs, stderr, log)
+}
+
+func pending(c chan os.Signal) os.Signal {
+	select {
+	case s := <-c:
+		return s
+	default:
+		return nil
+	}
+}
+
+func (l *Launcher) orderedDrivers() []resources.Driver {
+	var out []resources.Driver
+	for _, r := range l.Resources {
+		if d, ok := l.Drivers[r.Name]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// runWorker starts the worker and waits for it, forwarding signals. The worker gets its own process
+// group (unless stdin is a terminal, where it must stay in the foreground group to read it), so a
+// signal to the container's process group reaches it once, through us; forwarded signals go to its
+// whole group. If this process dies without forwarding (SIGKILL), the kernel kills the worker
+// (parent-death signal), so it never outlives the launcher with devices it no longer owns.
+func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.Writer, log logrus.FieldLogger) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
+	if cmd.Stdin == nil {
+		cmd.Stdin = os.Stdin
+	}
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	ownGroup := !isTerminal(cmd.Stdin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
+
+	// The parent-death signal fires when the forking thread exits: keep this goroutine on its thread
+	// until the worker is gone.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: cannot start the worker %q: %v\n", argv[0], err)
+		return ExitWorkerStartFailed
+	}
+	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				target := cmd.Process.Pid
+				if ownGroup {
+					target = -target
+				}
+				log.WithField("signal", s.String()).Info("yarn-am launch: forwarding signal to the worker")
+				_ = syscall.Kill(target, s.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	code := exitCode(cmd.ProcessState)
+	if err != nil && cmd.ProcessState == nil {
+		fmt.Fprintf(stderr, "yarn-am launch: waiting for the worker: %v\n", err)
+		return ExitWorkerStartFailed
+	}
+	log.WithField("exit_code", code).Info("yarn-am launch: worker exited")
+	return code
+}
+
+func exitCode(ps *os.ProcessState) int {
+	if ps == nil {
+		return ExitWorkerStartFailed
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// isTerminal reports whether r is a terminal (not merely a character device such as /dev/null).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
