@@ -1,0 +1,354 @@
+package hadoopjar
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Constant-pool tags of the JVM class file format (JVMS §4.4).
+const (
+	tagUtf8               = 1
+	tagInteger            = 3
+	tagFloat              = 4
+	tagLong               = 5
+	tagDouble             = 6
+	tagClass              = 7
+	tagString             = 8
+	tagFieldref           = 9
+	tagMethodref          = 10
+	tagInterfaceMethodref = 11
+	tagNameAndType        = 12
+	tagMethodHandle       = 15
+	tagMethodType         = 16
+	tagDynamic            = 17
+	tagInvokeDynamic      = 18
+	tagModule             = 19
+	tagPackage            = 20
+)
+
+// errTruncated reports a class file that ends before its structure does.
+var errTruncated = errors.New("class file truncated")
+
+type reader struct {
+	b   []byte
+	off int
+}
+
+func (r *reader) u1() (uint8, error) {
+	if r.off+1 > len(r.b) {
+		return 0, errTruncated
+	}
+	v := r.b[r.off]
+	r.off++
+	return v, nil
+}
+
+func (r *reader) u2() (uint16, error) {
+	if r.off+2 > len(r.b) {
+		return 0, errTruncated
+	}
+	v := binary.BigEndian.Uint16(r.b[r.off:])
+	r.off += 2
+	return v, nil
+}
+
+func (r *reader) u4() (uint32, error) {
+	if r.off+4 > len(r.b) {
+		return 0, errTruncated
+	}
+	v := binary.BigEndian.Uint32(r.b[r.off:])
+	r.off += 4
+	return v, nil
+}
+
+func (r *reader) bytes(n int) ([]byte, error) {
+	if n < 0 || r.off+n > len(r.b) {
+		return nil, errTruncated
+	}
+	v := r.b[r.off : r.off+n]
+	r.off += n
+	return v, nil
+}
+
+// classFile is the part of a class file this package needs: the constant pool and the bytecode of the
+// static initializer.
+type classFile struct {
+	// utf8 holds the raw (modified UTF-8) bytes of each CONSTANT_Utf8 entry by pool index.
+	utf8 map[uint16][]byte
+	// strings maps the pool index of each CONSTANT_String to the index of its Utf8 entry.
+	strings map[uint16]uint16
+	// clinit is the Code of <clinit>, nil when the class has no static initializer.
+	clinit []byte
+}
+
+func parseClass(b []byte) (*classFile, error) {
+	r := &reader{b: b}
+	magic, err := r.u4()
+	if err != nil {
+		return nil, err
+	}
+	if magic != 0xCAFEBABE {
+		return nil, fmt.Errorf("not a class file: magic %#x, want 0xcafebabe", magic)
+	}
+	if _, err := r.bytes(4); err != nil { // minor, major version
+		return nil, err
+	}
+	count, err := r.u2()
+	if err != nil {
+		return nil, err
+	}
+	cf := &classFile{utf8: map[uint16][]byte{}, strings: map[uint16]uint16{}}
+	for i := uint16(1); i < count; i++ {
+		tag, err := r.u1()
+		if err != nil {
+			return nil, err
+		}
+		skip := 0
+		switch tag {
+		case tagUtf8:
+			n, err := r.u2()
+			if err != nil {
+				return nil, err
+			}
+			if cf.utf8[i], err = r.bytes(int(n)); err != nil {
+				return nil, err
+			}
+		case tagString:
+			if cf.strings[i], err = r.u2(); err != nil {
+				return nil, err
+			}
+		case tagClass, tagMethodType, tagModule, tagPackage:
+			skip = 2
+		case tagMethodHandle:
+			skip = 3
+		case tagInteger, tagFloat, tagFieldref, tagMethodref, tagInterfaceMethodref, tagNameAndType,
+			tagDynamic, tagInvokeDynamic:
+			skip = 4
+		case tagLong, tagDouble:
+			skip = 8
+			i++ // these take two pool slots
+		default:
+			return nil, fmt.Errorf("constant pool entry %d: unknown tag %d", i, tag)
+		}
+		if _, err := r.bytes(skip); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := r.bytes(6); err != nil { // access flags, this class, super class
+		return nil, err
+	}
+	nIfaces, err := r.u2()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.bytes(2 * int(nIfaces)); err != nil {
+		return nil, err
+	}
+	// Fields, then methods: same layout; only methods are looked into.
+	for pass := 0; pass < 2; pass++ {
+		n, err := r.u2()
+		if err != nil {
+			return nil, err
+		}
+		for j := 0; j < int(n); j++ {
+			if _, err := r.u2(); err != nil { // access flags
+				return nil, err
+			}
+			nameIdx, err := r.u2()
+			if err != nil {
+				return nil, err
+			}
+			if _, err := r.u2(); err != nil { // descriptor
+				return nil, err
+			}
+			nAttrs, err := r.u2()
+			if err != nil {
+				return nil, err
+			}
+			for k := 0; k < int(nAttrs); k++ {
+				attrName, err := r.u2()
+				if err != nil {
+					return nil, err
+				}
+				attrLen, err := r.u4()
+				if err != nil {
+					return nil, err
+				}
+				body, err := r.bytes(int(attrLen))
+				if err != nil {
+					return nil, err
+				}
+				if pass == 1 && string(cf.utf8[nameIdx]) == "<clinit>" && string(cf.utf8[attrName]) == "Code" {
+					// max_stack u2, max_locals u2, code_length u4, code.
+					if len(body) < 8 {
+						return nil, errTruncated
+					}
+					codeLen := int(binary.BigEndian.Uint32(body[4:8]))
+					if 8+codeLen > len(body) {
+						return nil, errTruncated
+					}
+					cf.clinit = body[8 : 8+codeLen]
+				}
+			}
+		}
+	}
+	return cf, nil
+}
+
+// Opcodes the walker treats specially (JVMS §6.5).
+const (
+	opLdc             = 0x12
+	opLdcW            = 0x13
+	opTableswitch     = 0xaa
+	opLookupswitch    = 0xab
+	opInvokevirtual   = 0xb6
+	opInvokespecial   = 0xb7
+	opInvokestatic    = 0xb8
+	opInvokeinterface = 0xb9
+	opInvokedynamic   = 0xba
+	opWide            = 0xc4
+	opIinc            = 0x84
+)
+
+// opLen is the length in bytes (opcode included) of each fixed-length instruction; 0 marks the
+// variable-length ones (tableswitch, lookupswitch, wide) and unused opcodes.
+var opLen = func() [256]int {
+	var t [256]int
+	set := func(lo, hi, n int) {
+		for op := lo; op <= hi; op++ {
+			t[op] = n
+		}
+	}
+	set(0x00, 0x0f, 1) // nop, constants
+	set(0x10, 0x10, 2) // bipush
+	set(0x11, 0x11, 3) // sipush
+	set(0x12, 0x12, 2) // ldc
+	set(0x13, 0x14, 3) // ldc_w, ldc2_w
+	set(0x15, 0x19, 2) // loads with an index
+	set(0x1a, 0x35, 1) // loads _n, array loads
+	set(0x36, 0x3a, 2) // stores with an index
+	set(0x3b, 0x83, 1) // stores _n, array stores, stack, arithmetic
+	set(0x84, 0x84, 3) // iinc
+	set(0x85, 0x98, 1) // conversions, comparisons
+	set(0x99, 0xa8, 3) // branches, goto, jsr
+	set(0xa9, 0xa9, 2) // ret
+	set(0xac, 0xb1, 1) // returns
+	set(0xb2, 0xb8, 3) // field access, invokevirtual/special/static
+	set(0xb9, 0xba, 5) // invokeinterface, invokedynamic
+	set(0xbb, 0xbb, 3) // new
+	set(0xbc, 0xbc, 2) // newarray
+	set(0xbd, 0xbd, 3) // anewarray
+	set(0xbe, 0xbf, 1) // arraylength, athrow
+	set(0xc0, 0xc1, 3) // checkcast, instanceof
+	set(0xc2, 0xc3, 1) // monitorenter, monitorexit
+	set(0xc5, 0xc5, 4) // multianewarray
+	set(0xc6, 0xc7, 3) // ifnull, ifnonnull
+	set(0xc8, 0xc9, 5) // goto_w, jsr_w
+	return t
+}()
+
+// ldcRuns returns the string constants that code loads with ldc/ldc_w, grouped into runs: a run ends
+// at the next method invocation. protoc's Java output builds the descriptor as a String[] of literals
+// and passes it straight to a call, so the descriptor is exactly one run.
+func (cf *classFile) ldcRuns() ([][][]byte, error) {
+	code := cf.clinit
+	var runs [][][]byte
+	var cur [][]byte
+	for pc := 0; pc < len(code); {
+		op := int(code[pc])
+		n := opLen[op]
+		switch op {
+		case opLdc, opLdcW:
+			if pc+n > len(code) {
+				return nil, errTruncated
+			}
+			idx := uint16(code[pc+1])
+			if op == opLdcW {
+				idx = binary.BigEndian.Uint16(code[pc+1:])
+			}
+			if u, ok := cf.strings[idx]; ok {
+				cur = append(cur, cf.utf8[u])
+			}
+		case opInvokevirtual, opInvokespecial, opInvokestatic, opInvokeinterface, opInvokedynamic:
+			if len(cur) > 0 {
+				runs = append(runs, cur)
+				cur = nil
+			}
+		case opTableswitch, opLookupswitch:
+			p := pc + 1 + (3-pc%4+4)%4 // operands are 4-byte aligned from the method start
+			if op == opTableswitch {
+				if p+12 > len(code) {
+					return nil, errTruncated
+				}
+				lo := int32(binary.BigEndian.Uint32(code[p+4:]))
+				hi := int32(binary.BigEndian.Uint32(code[p+8:]))
+				if hi < lo {
+					return nil, fmt.Errorf("tableswitch at %d: high %d < low %d", pc, hi, lo)
+				}
+				n = p + 12 + 4*int(hi-lo+1) - pc
+			} else {
+				if p+8 > len(code) {
+					return nil, errTruncated
+				}
+				pairs := int(binary.BigEndian.Uint32(code[p+4:]))
+				n = p + 8 + 8*pairs - pc
+			}
+		case opWide:
+			if pc+1 >= len(code) {
+				return nil, errTruncated
+			}
+			n = 4
+			if code[pc+1] == opIinc {
+				n = 6
+			}
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("unknown opcode %#x at %d in <clinit>", op, pc)
+		}
+		pc += n
+	}
+	if len(cur) > 0 {
+		runs = append(runs, cur)
+	}
+	return runs, nil
+}
+
+// decodeModifiedUTF8 turns a constant-pool string back into the bytes it was written from. protoc
+// emits the descriptor as a Java string whose chars are the bytes (ISO-8859-1), so every char must be
+// below 256; the class file stores them in the JVM's modified UTF-8 (NUL as 0xC0 0x80).
+func decodeModifiedUTF8(b []byte) ([]byte, error) {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c < 0x80:
+			out = append(out, c)
+			i++
+		case c&0xE0 == 0xC0 && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
+			r := rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
+			if r > 0xFF {
+				return nil, fmt.Errorf("char U+%04X at byte %d is not a descriptor byte (want < U+0100)", r, i)
+			}
+			out = append(out, byte(r))
+			i += 2
+		default:
+			return nil, fmt.Errorf("byte %#x at %d is not a descriptor byte in modified UTF-8", c, i)
+		}
+	}
+	return out, nil
+}
+
+// looksLikeDescriptorStart reports whether s can begin a serialized FileDescriptorProto: field 1
+// (name, length-delimited) holding a name that ends in ".proto".
+func looksLikeDescriptorStart(s []byte) bool {
+	if len(s) < 2 || s[0] != 0x0A {
+		return false
+	}
+	n, w := binary.Uvarint(s[1:])
+	if w <= 0 || n == 0 || n > 1024 || 1+w+int(n) > len(s) {
+		return false
+	}
+	return strings.HasSuffix(string(s[1+w:1+w+int(n)]), ".proto")
+}
