@@ -209,7 +209,11 @@ func compareMessage(ours, file string, m *descriptorpb.DescriptorProto, theirs h
 		}
 	}
 	if o, t := rangesText(m.GetExtensionRange()), rangesText(theirs.msg.GetExtensionRange()); o != t {
-		add(diffMismatch, "extension ranges %s, Hadoop's %s", o, t)
+		kind := diffMismatch
+		if len(theirs.msg.GetExtensionRange()) == 0 {
+			kind = diffExtra // e.g. 3.1's ProtobufRpcEngine.proto, before ProtobufRpcEngine2 added them
+		}
+		add(kind, "extension ranges %s, Hadoop's %s", o, t)
 	}
 	return diffs
 }
