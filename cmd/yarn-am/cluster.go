@@ -149,4 +149,3 @@ func printCluster(w io.Writer, v *clusterView) {
 	_ = tw.Flush()
 	fmt.Fprintln(w, "\n(used/total per node)")
 }
-
