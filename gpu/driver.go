@@ -127,7 +127,8 @@ func ParseParams(resource string, params map[string]string) (Config, error) {
 	}
 
 	if len(probs) > 0 {
-		return Config{}, fmt.Errorf("%s", strings.Join(probs, "\n"))
+		// One line: the resources package lists each resource's problems as one item.
+		return Config{}, fmt.Errorf("%s", strings.Join(probs, "; "))
 	}
 	return cfg, nil
 }

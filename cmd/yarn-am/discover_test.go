@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDiscoverCommand(t *testing.T) {
+	e := buildLaunchEnv(t)
+
+	t.Run("json is exactly the launcher's external-resources.json", func(t *testing.T) {
+		c, wd := e.cmd(t, 4, "discover", append(e.gpuFlags(2), "--json")...)
+		out, errOut, code := runLaunchCmd(c)
+		require.Equal(t, 0, code, errOut)
+		assert.Empty(t, errOut)
+		assert.NoDirExists(t, filepath.Join(wd, ".yarn-am"), "discover leaves no scripts behind")
+		assert.Empty(t, liveClaims(t, e.coord), "discover releases its claims")
+
+		c, wd = e.cmd(t, 4, "launch", append(e.gpuFlags(2), "--", "true")...)
+		_, errOut, code = runLaunchCmd(c)
+		require.Equal(t, 0, code, errOut)
+		data, err := os.ReadFile(filepath.Join(wd, "external-resources.json"))
+		require.NoError(t, err)
+		assert.Equal(t, string(data), out)
+	})
+
+	t.Run("human-readable", func(t *testing.T) {
+		c, _ := e.cmd(t, 4, "discover", e.gpuFlags(2)...)
+		out, errOut, code := runLaunchCmd(c)
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, `gpu: 2 x yarn.io/gpu (driver org.apache.flink.externalresource.gpu.GPUDriverFactory)
+  [0] index=0
+  [1] index=1
+
+A worker started by 'yarn-am launch' in this environment would get:
+  CUDA_VISIBLE_DEVICES=0,1
+  YARN_AM_EXTERNAL_RESOURCES_FILE=<working directory>/external-resources.json
+  YARN_AM_RESOURCE_GPU=0,1
+`, out)
+	})
+
+	t.Run("discovery failure exits 1 with the reason", func(t *testing.T) {
+		c, _ := e.cmd(t, 1, "discover", e.gpuFlags(3)...)
+		out, errOut, code := runLaunchCmd(c)
+		assert.Equal(t, 1, code)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, `yarn-am discover: discovery failed for resource "gpu": `)
+		assert.Contains(t, errOut, "not enough GPUs: found 1 NVIDIA GPU(s) [0], asked for 3")
+	})
+
+	t.Run("bad configuration exits 2 with every problem", func(t *testing.T) {
+		conf, err := filepath.Abs("/work/shared/examples/flink-external-resources.yaml")
+		require.NoError(t, err)
+		if _, err := os.Stat(conf); err != nil {
+			conf = filepath.Join(t.TempDir(), "flink-conf.yaml")
+			require.NoError(t, os.WriteFile(conf, []byte("external-resources: gpu;fpga\n"+
+				"external-resource.gpu.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory\n"+
+				"external-resource.gpu.amount: 2\n"+
+				"external-resource.gpu.param.discovery-script.args: --enable-coordination\n"+
+				"external-resource.fpga.driver-factory.class: org.apache.flink.externalresource.fpga.FPGADriverFactory\n"+
+				"external-resource.fpga.amount: 1\n"+
+				"external-resource.fpga.yarn.config-key: yarn.io/fpga\n"), 0o644))
+		}
+		c, _ := e.cmd(t, 4, "discover", "--flink-conf", conf, "-D", "external-resource.gpu.param.vendor=intel")
+		out, errOut, code := runLaunchCmd(c)
+		assert.Equal(t, 2, code)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "external-resource.gpu.yarn.config-key is not set")
+		assert.Contains(t, errOut, `"org.apache.flink.externalresource.fpga.FPGADriverFactory"`)
+		assert.Contains(t, errOut, "unknown driver; registered drivers: exec, gpu, org.apache.flink.externalresource.gpu.GPUDriverFactory")
+		assert.Contains(t, errOut, `external-resource.gpu.param.vendor = "intel": unknown GPU vendor; valid values: nvidia (the default), amd`)
+
+		c, _ = e.cmd(t, 4, "discover", "--jsn")
+		_, errOut, code = runLaunchCmd(c)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, errOut, "flag provided but not defined: -jsn")
+	})
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/container"
+	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+const launchUsage = `Usage: yarn-am launch [-f job.toml] [--flink-conf FILE] [-D key=value]... -- CMD [ARGS...]
+
+Runs inside every TaskExecutor container (the AM wraps the job's command in it; you can also run it by
+hand to try a worker). It runs the driver of every configured external resource (GPU discovery), writes
+external-resources.json in the working directory, starts CMD with these variables added:
+
+  YARN_AM_EXTERNAL_RESOURCES_FILE   absolute path of external-resources.json
+  YARN_AM_RESOURCE_<NAME>           per resource, the comma-separated indexes (gpu -> YARN_AM_RESOURCE_GPU)
+  CUDA_VISIBLE_DEVICES              the GPU indexes (vendor=amd: HIP_VISIBLE_DEVICES), unless already set
+
+and passes stdin, stdout and stderr through. SIGTERM, SIGINT and SIGHUP are forwarded to the worker.
+When the worker exits, the GPUs claimed in coordination mode are released and launch exits with the
+worker's exit code (128+N if it was killed by signal N).
+
+Flags:
+  -f FILE             job file (job.toml) with the external-resource keys
+  --flink-conf FILE   flink-conf.yaml / config.yaml with the external-resource keys
+  -D key=value        set one configuration key; repeatable; wins over both files (-Dkey=value works too)
+
+Exit codes of its own (the worker is not started, or did not start):
+  90  discovery failed: too few devices, the discovery script failed or timed out. stderr has a line
+      'yarn-am launch: discovery failed for resource "<name>": <reason>'
+  91  invalid configuration or command line
+  92  the worker could not be started (command not found, not executable, info file not writable)
+
+Log level: YARN_AM_LOG_LEVEL (debug, info, warn, error; default info), logs go to stderr.`
+
+func init() {
+	register(&command{
+		name:    "launch",
+		summary: "run the resource drivers, then the worker (inside a container)",
+		usage:   launchUsage,
+		run:     runLaunch,
+	})
+}
+
+// extResFlags are the flags that select the external-resource configuration (launch, discover).
+type extResFlags struct {
+	jobFile   string
+	flinkConf string
+	defines   defineFlags
+}
+
+func (f *extResFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.jobFile, "f", "", "job file (job.toml)")
+	fs.StringVar(&f.flinkConf, "flink-conf", "", "flink-conf.yaml / config.yaml")
+	fs.Var(&f.defines, "D", "key=value (repeatable)")
+}
+
+func (f *extResFlags) sources() resources.Sources {
+	return resources.Sources{JobFile: f.jobFile, FlinkConf: f.flinkConf, Overrides: f.defines}
+}
+
+// defineFlags collects -D key=value.
+type defineFlags []string
+
+func (d *defineFlags) String() string { return strings.Join(*d, " ") }
+
+func (d *defineFlags) Set(v string) error {
+	if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("%q is not key=value", v)
+	}
+	*d = append(*d, v)
+	return nil
+}
+
+// splitJoinedDefines turns Flink-style -Dkey=value into -D key=value (up to a "--"), so both forms work.
+func splitJoinedDefines(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if strings.HasPrefix(a, "-D") && len(a) > 2 && strings.Contains(a, "=") {
+			out = append(out, "-D", a[2:])
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// loadExtRes loads and validates the configuration and builds its drivers. Problems and warnings are
+// printed to stderr with prefix; ok is false if the configuration is unusable.
+func loadExtRes(f *extResFlags, prefix string, stderr io.Writer) (*resources.Config, map[string]resources.Driver, bool) {
+	cfg, warnings, err := resources.Load(f.sources())
+	for _, w := range warnings {
+		if w.Level == resources.LevelWarning {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, w.Message)
+		} else {
+			logrus.WithField("key", w.Key).Info(w.Message)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+		return nil, nil, false
+	}
+	drivers, err := cfg.Drivers()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+		return nil, nil, false
+	}
+	return cfg, drivers, true
+}
+
+func setLogLevel(stderr io.Writer, def logrus.Level) {
+	logrus.SetOutput(stderr)
+	lvl := def
+	if s := os.Getenv("YARN_AM_LOG_LEVEL"); s != "" {
+		if l, err := logrus.ParseLevel(s); err == nil {
+			lvl = l
+		}
+	}
+	logrus.SetLevel(lvl)
+}
+
+func runLaunch(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("launch", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var f extResFlags
+	f.register(fs)
+	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprintln(stdout, launchUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", err)
+		return container.ExitConfigError
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(stderr, "yarn-am launch: no worker command; usage: yarn-am launch [flags] -- CMD [ARGS...]")
+		return container.ExitConfigError
+	}
+	setLogLevel(stderr, logrus.InfoLevel)
+	cfg, drivers, ok := loadExtRes(&f, "yarn-am launch", stderr)
+	if !ok {
+		return container.ExitConfigError
+	}
+	l := &container.Launcher{
+		Resources: cfg.Resources,
+		Drivers:   drivers,
+		Stdin:     os.Stdin,
+		Stdout:    stdout,
+		Stderr:    stderr,
+		Reporter:  container.NopReporter{},
+	}
+	return l.Run(context.Background(), argv)
+}

@@ -1,0 +1,64 @@
+// Command worker is the example TaskExecutor of yarn-am's tests and README: it prints the GPU indexes
+// it was given, read the three ways a worker can (the external-resources.json file through the Go
+// worker API, the per-resource variable, CUDA_VISIBLE_DEVICES), e.g.
+//
+//	worker: gpu indexes from file=0,1 env=0,1 CUDA_VISIBLE_DEVICES=0,1
+//
+// Flags: --resource NAME (default gpu), --marker FILE (created at start, so tests can prove the worker
+// never started), --sleep D (wait D before exiting; SIGTERM/SIGINT/SIGHUP end the wait: the worker
+// prints which signal and exits 128+N), --exit N (exit code, default 0).
+//
+// Build: go build -o worker ./testdata/worker
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+func main() {
+	name := flag.String("resource", "gpu", "the external resource to print")
+	marker := flag.String("marker", "", "create this file at start")
+	sleep := flag.Duration("sleep", 0, "wait this long before exiting (a signal ends the wait)")
+	exit := flag.Int("exit", 0, "exit code")
+	flag.Parse()
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
+	if *marker != "" {
+		if err := os.WriteFile(*marker, []byte(fmt.Sprintf("%d\n", os.Getpid())), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	var fromFile []string
+	infos, err := resources.ExternalResourceInfos(*name)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		os.Exit(1)
+	}
+	for _, in := range infos {
+		v, _ := in.Property("index")
+		fromFile = append(fromFile, v)
+	}
+	fmt.Printf("worker: %s indexes from file=%s env=%s CUDA_VISIBLE_DEVICES=%s\n", *name,
+		strings.Join(fromFile, ","), os.Getenv(resources.EnvResourceVar(*name)), os.Getenv("CUDA_VISIBLE_DEVICES"))
+
+	if *sleep > 0 {
+		select {
+		case s := <-sigs:
+			fmt.Printf("worker: received %s\n", s)
+			os.Exit(128 + int(s.(syscall.Signal)))
+		case <-time.After(*sleep):
+		}
+	}
+	os.Exit(*exit)
+}
