@@ -137,6 +137,28 @@ func TestLaunchCommand(t *testing.T) {
 		assert.Empty(t, liveClaims(t, e.coord))
 	})
 
+	t.Run("SIGTERM during discovery: the worker never starts", func(t *testing.T) {
+		dir := t.TempDir()
+		script := filepath.Join(dir, "slow-discovery.sh")
+		started := filepath.Join(dir, "discovery-started")
+		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ntouch "+started+"\nsleep 30\necho 0\n"), 0o755))
+		marker := filepath.Join(dir, "worker-started")
+		c, _ := e.cmd(t, 4, "launch", "-D", "external-resources=gpu", "-D", "external-resource.gpu.amount=1",
+			"-D", "external-resource.gpu.yarn.config-key=yarn.io/gpu", "-D", "external-resource.gpu.driver-factory.class=gpu",
+			"-D", "external-resource.gpu.param.discovery-script.path="+script, "--", e.worker, "--marker", marker)
+		var errOut strings.Builder
+		c.Stderr = &errOut
+		require.NoError(t, c.Start())
+		require.Eventually(t, func() bool { _, err := os.Stat(started); return err == nil }, 10*time.Second, 10*time.Millisecond)
+		require.NoError(t, c.Process.Signal(syscall.SIGTERM))
+		err := waitTimeout(c, 10*time.Second)
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, errOut.String())
+		assert.Equal(t, 128+15, ee.ExitCode())
+		assert.Contains(t, errOut.String(), "yarn-am launch: received terminated before the worker started; not starting it")
+		assert.NoFileExists(t, marker)
+	})
+
 	t.Run("co-located launchers never share a GPU; SIGTERM is forwarded", func(t *testing.T) {
 		type running struct {
 			c    *exec.Cmd
