@@ -25,6 +25,7 @@ const (
 	DefaultMaxIdle         = 10 * time.Second // ipc.client.connection.maxidletime
 	DefaultProtocolVersion = 1                // clientProtocolVersion of the YARN and HDFS PB protocols
 	defaultWriteTimeout    = 60 * time.Second // for writes whose context has no deadline
+	fatalGrace             = 200 * time.Millisecond
 )
 
 // ConnOptions configure one connection.
@@ -345,6 +346,19 @@ func (c *Conn) write(ctx context.Context, frame []byte) error {
 	if _, err := c.nc.Write(frame); err != nil {
 		if c.isClosed() {
 			return &ConnError{Addr: c.addr, Op: "write", Err: c.err(), notSent: true}
+		}
+		// A server that refuses us (FATAL, e.g. "SIMPLE authentication is not enabled") closes the
+		// socket right after its answer, so our write fails with a broken pipe while the reason sits
+		// unread; give the reader a moment to find it.
+		t := time.NewTimer(fatalGrace)
+		select {
+		case <-c.done:
+		case <-t.C:
+		}
+		t.Stop()
+		var re *RemoteError
+		if cerr := c.err(); cerr != nil && errors.As(cerr, &re) {
+			err = re
 		}
 		ce := &ConnError{Addr: c.addr, Op: "write", Err: err, notSent: true}
 		c.closeWith(ce)

@@ -1,0 +1,157 @@
+package yarnrpc
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func writeSite(t *testing.T, dir, name string, props map[string]string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\"?>\n<configuration>\n")
+	for k, v := range props {
+		b.WriteString("  <property>\n    <name>" + k + "</name>\n    <value>" + v + "</value>\n  </property>\n")
+	}
+	b.WriteString("</configuration>\n")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644))
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := LoadConfig(t.TempDir())
+	require.NoError(t, err)
+	addrs, err := c.RMAddresses(RMClient)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0.0.0.0:8032"}, addrs)
+	addrs, err = c.RMAddresses(RMScheduler)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0.0.0.0:8030"}, addrs)
+	sec, err := c.SecurityEnabled()
+	require.NoError(t, err)
+	assert.False(t, sec)
+	o, err := c.ConnDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, "authentication", o.Protection)
+	assert.Equal(t, 20*time.Second, o.ConnectTimeout)
+	assert.Equal(t, DefaultMaxResponseLength, o.MaxResponseLength)
+}
+
+func TestConfigHostnameAndExpansion(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("YARNAM_TEST_DOMAIN", "example.org")
+	writeSite(t, dir, "core-site.xml", map[string]string{
+		"hadoop.security.authentication": "kerberos",
+		"cluster.domain":                 "${env.YARNAM_TEST_DOMAIN}",
+		"hadoop.rpc.protection":          "privacy",
+	})
+	writeSite(t, dir, "yarn-site.xml", map[string]string{
+		"yarn.resourcemanager.hostname": "rm.${cluster.domain}",
+		"weird":                         "${does.not.exist}/x",
+		"loop.a":                        "${loop.b}",
+		"loop.b":                        "${loop.a}",
+	})
+	c, err := LoadConfig(dir)
+	require.NoError(t, err)
+	addrs, err := c.RMAddresses(RMClient)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"rm.example.org:8032"}, addrs)
+	v, _ := c.Get("weird")
+	assert.Equal(t, "${does.not.exist}/x", v, "unresolvable references stay as written")
+	_, ok := c.Get("loop.a")
+	assert.True(t, ok, "a reference loop terminates")
+	sec, err := c.SecurityEnabled()
+	require.NoError(t, err)
+	assert.True(t, sec)
+	p, err := c.Protection()
+	require.NoError(t, err)
+	assert.Equal(t, "privacy", p)
+	assert.Equal(t, filepath.Join(dir, "yarn-site.xml"), c.Source("yarn.resourcemanager.hostname"))
+}
+
+func TestConfigHA(t *testing.T) {
+	dir := t.TempDir()
+	writeSite(t, dir, "yarn-site.xml", map[string]string{
+		"yarn.resourcemanager.ha.enabled":            "true",
+		"yarn.resourcemanager.ha.rm-ids":             " rm1, rm2 ,",
+		"yarn.resourcemanager.address.rm1":           "master1:18032",
+		"yarn.resourcemanager.hostname.rm1":          "master1",
+		"yarn.resourcemanager.hostname.rm2":          "master2",
+		"yarn.resourcemanager.scheduler.address.rm2": "${yarn.resourcemanager.hostname.rm2}:18030",
+	})
+	c, err := LoadConfig(dir)
+	require.NoError(t, err)
+	addrs, err := c.RMAddresses(RMClient)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"master1:18032", "master2:8032"}, addrs)
+	addrs, err = c.RMAddresses(RMScheduler)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"master1:8030", "master2:18030"}, addrs)
+
+	c.Set("yarn.resourcemanager.ha.rm-ids", "rm1,rm3")
+	_, err = c.RMAddresses(RMClient)
+	assert.ErrorContains(t, err, `RM id "rm3"`)
+	assert.ErrorContains(t, err, "yarn.resourcemanager.hostname.rm3")
+
+	c.Set("yarn.resourcemanager.ha.rm-ids", "")
+	_, err = c.RMAddresses(RMClient)
+	assert.ErrorContains(t, err, "yarn.resourcemanager.ha.rm-ids")
+}
+
+func TestConfigDirPrecedence(t *testing.T) {
+	hadoop, yarn := t.TempDir(), t.TempDir()
+	writeSite(t, hadoop, "core-site.xml", map[string]string{"fs.defaultFS": "hdfs://nn:8020"})
+	writeSite(t, yarn, "core-site.xml", map[string]string{"fs.defaultFS": "hdfs://other:8020"})
+	writeSite(t, yarn, "yarn-site.xml", map[string]string{"yarn.resourcemanager.hostname": "rm"})
+	t.Setenv("HADOOP_CONF_DIR", hadoop)
+	t.Setenv("YARN_CONF_DIR", yarn)
+	c, err := LoadConfigFromEnv()
+	require.NoError(t, err)
+	assert.Equal(t, "hdfs://nn:8020", c.GetString("fs.defaultFS", ""), "HADOOP_CONF_DIR wins")
+	assert.Equal(t, "rm", c.GetString("yarn.resourcemanager.hostname", ""), "YARN_CONF_DIR fills what it lacks")
+	assert.Equal(t, hadoop, ConfigDirFromEnv())
+
+	t.Setenv("HADOOP_CONF_DIR", "")
+	t.Setenv("YARN_CONF_DIR", "")
+	_, err = LoadConfigFromEnv()
+	assert.ErrorContains(t, err, "HADOOP_CONF_DIR")
+}
+
+func TestConfigTypedGettersNameKeyAndValue(t *testing.T) {
+	c := NewConfig(map[string]string{
+		"b": "yes", "i": "12x", "d": "5 parsecs", "d2": "30s", "d3": "1500", "list": "a, b,,c",
+		"yarn.resourcemanager.address":   "rm-without-port",
+		"hadoop.security.authentication": "ldap",
+		"hadoop.rpc.protection":          "integrity,sometimes",
+	})
+	_, err := c.GetBool("b", false)
+	assert.EqualError(t, err, `yarnrpc: configuration b="yes" (from set): want true or false`)
+	_, err = c.GetInt("i", 0)
+	assert.ErrorContains(t, err, `i="12x"`)
+	_, err = c.GetDuration("d", time.Millisecond, 0)
+	assert.ErrorContains(t, err, `d="5 parsecs"`)
+	d, err := c.GetDuration("d2", time.Millisecond, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Second, d)
+	d, err = c.GetDuration("d3", time.Millisecond, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 1500*time.Millisecond, d)
+	assert.Equal(t, []string{"a", "b", "c"}, c.GetStrings("list"))
+	_, err = c.RMAddresses(RMClient)
+	assert.ErrorContains(t, err, `yarn.resourcemanager.address="rm-without-port"`)
+	_, err = c.SecurityEnabled()
+	assert.ErrorContains(t, err, "simple or kerberos")
+	_, err = c.Protection()
+	assert.ErrorContains(t, err, `hadoop.rpc.protection="integrity,sometimes"`)
+}
+
+func TestConfigMalformedFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte("<configuration><property>"), 0o644))
+	_, err := LoadConfig(dir)
+	assert.ErrorContains(t, err, filepath.Join(dir, "yarn-site.xml"))
+}
