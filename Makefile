@@ -19,18 +19,28 @@ vet:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$bad" ]; then echo "gofmt would change: $$bad"; exit 1; fi
 
-# Unit and protocol tests (no cluster needed).
-unit:
-	$(GO) test -race -count=1 ./...
+GOTESTSUM := bin/tools/gotestsum
+GOTESTSUM_VERSION := v1.13.0
+GOTEST_FORMAT ?= pkgname-and-test-fails
 
-# Integration tests against the running mini cluster (make minicluster-up first).
-integration: build
+# gotestsum runs `go test` and prints a per-package line and a closing summary (DONE N tests ...).
+$(GOTESTSUM):
+	GOBIN=$(CURDIR)/bin/tools $(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
+
+# Unit and protocol tests only (no cluster needed).
+unit: $(GOTESTSUM)
+	$(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -count=1 ./...
+
+# Unit + integration tests against the running mini cluster (make minicluster-up first). The
+# integration build tag adds the tests that need the cluster; without a cluster they fail, never skip.
+integration: build $(GOTESTSUM)
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
-	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) $(GO) test -tags integration -count=1 -timeout 30m ./...
+	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
 
-# Everything: unit tests, then the mini cluster is started, the integration tests run against it, and it
-# is stopped again whatever the result.
-test: build vet unit
+# Everything: the mini cluster is started, all tests (unit and integration, with -race) run against it
+# in one go test run, and the cluster is stopped again whatever the result.
+test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; exit $$rc
 
