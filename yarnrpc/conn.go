@@ -126,6 +126,7 @@ type Conn struct {
 	lastPing  atomic.Int64 // unix nanos of the last ping sent
 	lastUsed  atomic.Int64 // unix nanos of the last call started or answered
 	pingsSent atomic.Int64
+	dropped   atomic.Int64 // responses that arrived for forgotten calls
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -394,6 +395,7 @@ func (c *Conn) readLoop() {
 			return
 		}
 		if ch == nil {
+			c.dropped.Add(1)
 			c.log.WithField("call", id).Debug("yarnrpc: dropping response for a call nobody waits for")
 		}
 	}

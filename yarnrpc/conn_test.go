@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
@@ -76,11 +77,10 @@ func TestConcurrentCallsOutOfOrder(t *testing.T) {
 func TestDeadlineAndLateResponse(t *testing.T) {
 	srv := newServer(t, rpctest.Options{})
 	echo(srv)
-	srv.SetFaults(func(r *rpctest.Request) rpctest.Fault {
-		if r.CallID == 0 {
-			return rpctest.Fault{Delay: 300 * time.Millisecond}
-		}
-		return rpctest.Fault{}
+	release := make(chan struct{})
+	srv.Handle(testProtocol, "slow", func(ctx context.Context, r *rpctest.Request) (proto.Message, error) {
+		<-release
+		return userMsg("late"), nil
 	})
 	conn, err := Dial(ctx(t), srv.Addr(), simpleOpts())
 	require.NoError(t, err)
@@ -88,15 +88,14 @@ func TestDeadlineAndLateResponse(t *testing.T) {
 
 	c, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	start := time.Now()
-	err = conn.Call(c, "echo", userMsg("slow"), userMsg(""))
+	err = conn.Call(c, "slow", userMsg("x"), userMsg(""))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, context.DeadlineExceeded))
-	assert.Contains(t, err.Error(), "echo on "+srv.Addr())
-	assert.Less(t, time.Since(start), 250*time.Millisecond)
+	assert.Contains(t, err.Error(), "slow on "+srv.Addr())
 	assert.Equal(t, 0, conn.Outstanding())
 
-	time.Sleep(400 * time.Millisecond) // the late response arrives and is dropped
+	close(release) // the server answers now; the client drops the answer
+	require.Eventually(t, func() bool { return conn.dropped.Load() == 1 }, 5*time.Second, time.Millisecond)
 	assert.Equal(t, "fast", callEcho(t, conn, "fast"))
 	assert.False(t, conn.isClosed())
 
@@ -110,18 +109,28 @@ func TestDeadlineAndLateResponse(t *testing.T) {
 func TestPingWhileWaiting(t *testing.T) {
 	srv := newServer(t, rpctest.Options{})
 	echo(srv)
-	srv.SetFaults(func(*rpctest.Request) rpctest.Fault { return rpctest.Fault{Delay: 300 * time.Millisecond} })
+	// The server stays silent until it has been pinged twice.
+	srv.Handle(testProtocol, "waitForPings", func(ctx context.Context, r *rpctest.Request) (proto.Message, error) {
+		for srv.Pings() < 2 {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(time.Millisecond):
+			}
+		}
+		return userMsg("pinged"), nil
+	})
 	o := simpleOpts()
-	o.PingInterval = 40 * time.Millisecond
+	o.PingInterval = 20 * time.Millisecond
 	conn, err := Dial(ctx(t), srv.Addr(), o)
 	require.NoError(t, err)
 	defer conn.Close()
-	assert.Equal(t, "p", callEcho(t, conn, "p"))
-	assert.GreaterOrEqual(t, srv.Pings(), 3, "a silent server with a call outstanding gets pinged")
+	resp := userMsg("")
+	require.NoError(t, conn.Call(ctx(t), "waitForPings", userMsg("x"), resp))
+	assert.Equal(t, "pinged", resp.GetEffectiveUser())
 
-	srv.SetFaults(nil)
 	before := srv.Pings()
-	time.Sleep(150 * time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, before, srv.Pings(), "no pings without outstanding calls")
 }
 
