@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# The yarn-am mini cluster harness driver (called by `make minicluster-up` / `minicluster-down`).
+#
+#   minicluster.sh build            resolve jars with Maven (only when pom.xml changed) and compile
+#   minicluster.sh up   STATE_DIR   build, start in the background, wait for READY, write STATE_DIR/env
+#   minicluster.sh down STATE_DIR   SIGTERM, wait up to 60 s, SIGKILL the rest; exits 0 when none runs
+#   minicluster.sh java CLASS ARGS  run a Java main with the Hadoop classpath, HADOOP_CONF_DIR and the
+#                                   Java 17 flags (e.g. DistributedShell's Client)
+#
+# Environment (all optional):
+#   MINICLUSTER_ARGS       extra flags for yarnam.minicluster.Main (e.g. "--web-port 8088")
+#   MINICLUSTER_TIMEOUT    seconds to wait for READY (default 300)
+#   MINICLUSTER_JAVA_OPTS  extra JVM options for the harness (default -Xmx2g)
+#   MINICLUSTER_MVN_ARGS   extra Maven arguments (e.g. -Dmaven.repo.local=/some/dir)
+#   HADOOP_USER_NAME       the user the cluster creates /user/NAME for (default: the OS user)
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+TARGET="$HERE/target"
+CLASSPATH_FILE="$TARGET/classpath.txt"
+POM_STAMP="$TARGET/classpath.pom.sha256"
+CLASSES="$TARGET/classes"
+DSHELL_JAR="$TARGET/dshell/hadoop-yarn-applications-distributedshell.jar"
+MAIN_CLASS=yarnam.minicluster.Main
+NM_COUNT=2
+
+log() { echo "minicluster: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+java17_opts() {
+  local p out="-XX:+IgnoreUnrecognizedVMOptions"
+  for p in java.lang java.lang.reflect java.io java.net java.nio sun.nio.ch java.math java.text \
+    java.util java.util.concurrent java.util.zip sun.security.util sun.security.x509; do
+    out+=" --add-opens=java.base/$p=ALL-UNNAMED"
+  done
+  echo "$out"
+}
+
+find_java_home() {
+  if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/java" ]]; then
+    echo "$JAVA_HOME"
+    return
+  fi
+  local j
+  j="$(command -v java)" || die "no java on PATH and JAVA_HOME unset: install a JDK 17 (apt-get install openjdk-17-jdk-headless)"
+  j="$(readlink -f "$j")"
+  echo "${j%/bin/java}"
+}
+
+# Runs a long command in the background, printing a progress line every 15 s.
+run_with_progress() {
+  local what="$1" logfile="$2"
+  shift 2
+  "$@" >"$logfile" 2>&1 &
+  local pid=$! start=$SECONDS
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if (((SECONDS - start) % 15 == 0)); then
+      local m2="${HOME}/.m2/repository"
+      log "still $what ($((SECONDS - start)) s; $(du -sm "$m2" 2>/dev/null | cut -f1) MB in $m2)"
+    fi
+  done
+  wait "$pid"
+}
+
+cmd_build() {
+  command -v javac >/dev/null || die "no javac on PATH: install a JDK 17 (apt-get install openjdk-17-jdk-headless)"
+  mkdir -p "$TARGET"
+  local sum
+  sum="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1)"
+  local need_mvn=0
+  if [[ ! -s "$CLASSPATH_FILE" || ! -f "$POM_STAMP" || "$(cat "$POM_STAMP")" != "$sum" ]]; then
+    need_mvn=1
+  else
+    # A wiped Maven repository invalidates the cached classpath too.
+    local jar
+    while IFS= read -r jar; do
+      [[ -f "$jar" ]] || { need_mvn=1; break; }
+    done < <(tr ':' '\n' <"$CLASSPATH_FILE")
+  fi
+  if ((need_mvn)); then
+    command -v mvn >/dev/null || die "no mvn on PATH: install Maven (apt-get install maven)"
+    log "resolving Hadoop jars with Maven (first run downloads ~200 MB; log: $TARGET/mvn.log)"
+    local start=$SECONDS
+    # shellcheck disable=SC2086
+    if ! run_with_progress "resolving jars" "$TARGET/mvn.log" \
+      mvn -B --no-transfer-progress -f "$HERE/pom.xml" ${MINICLUSTER_MVN_ARGS:-} \
+      dependency:build-classpath -Dmdep.outputFile="$CLASSPATH_FILE.tmp"; then
+      tail -n 40 "$TARGET/mvn.log" >&2
+      die "Maven could not resolve the harness dependencies (see $TARGET/mvn.log)"
+    fi
+    mv "$CLASSPATH_FILE.tmp" "$CLASSPATH_FILE"
+    echo "$sum" >"$POM_STAMP"
+    rm -rf "$CLASSES"
+    log "jars resolved in $((SECONDS - start)) s"
+  fi
+
+  local dshell
+  dshell="$(tr ':' '\n' <"$CLASSPATH_FILE" | grep '/hadoop-yarn-applications-distributedshell-[^/]*\.jar$' | head -n1)"
+  [[ -n "$dshell" ]] || die "no DistributedShell jar in $CLASSPATH_FILE: check pom.xml"
+  if [[ ! -f "$DSHELL_JAR" ]] || ! cmp -s "$dshell" "$DSHELL_JAR"; then
+    mkdir -p "$(dirname "$DSHELL_JAR")"
+    cp "$dshell" "$DSHELL_JAR.tmp" && mv "$DSHELL_JAR.tmp" "$DSHELL_JAR"
+  fi
+
+  local stamp="$CLASSES/.stamp"
+  if [[ ! -f "$stamp" ]] || [[ -n "$(find "$HERE/src" -newer "$stamp" -type f | head -n1)" ]]; then
+    rm -rf "$CLASSES"
+    mkdir -p "$CLASSES"
+    # javac warns about sun.misc.Signal (used on purpose for a clean SIGTERM exit): show output on failure only.
+    if ! javac -nowarn -encoding UTF-8 -d "$CLASSES" -cp "$(cat "$CLASSPATH_FILE")" \
+      $(find "$HERE/src/main/java" -name '*.java') >"$TARGET/javac.log" 2>&1; then
+      cat "$TARGET/javac.log" >&2
+      die "compiling the harness failed"
+    fi
+    cp -R "$HERE/src/main/resources/." "$CLASSES/"
+    touch "$stamp"
+    log "harness compiled"
+  fi
+}
+
+# Prints the pid in STATE_DIR/pid if that process is alive and is our harness.
+harness_pid() {
+  local state="$1" pid
+  [[ -f "$state/pid" ]] || return 1
+  pid="$(cat "$state/pid")"
+  [[ "$pid" =~ ^[0-9]+$ ]] || return 1
+  kill -0 "$pid" 2>/dev/null || return 1
+  tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$MAIN_CLASS" || return 1
+  echo "$pid"
+}
+
+ready_line() {
+  grep -m1 '^MINICLUSTER READY ' "$1/logs/minicluster.log" 2>/dev/null
+}
+
+# field KEY LINE: the value of KEY=VALUE in the ready line.
+field() {
+  tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"
+}
+
+# quote_env NAME VALUE ...: export lines; values are single-quoted unless plainly safe, so the file
+# reads the same to a shell and to a simple KEY=VALUE parser for the common case.
+quote_env() {
+  while (($# >= 2)); do
+    if [[ "$2" =~ ^[A-Za-z0-9_./:,=@+-]*$ ]]; then
+      echo "export $1=$2"
+    else
+      echo "export $1='${2//\'/\'\\\'\'}'"
+    fi
+    shift 2
+  done
+}
+
+write_env() {
+  local state="$1" line="$2" java_home="$3"
+  local user nm_logs="" nm_local="" i
+  user="$(field user "$line")"
+  for ((i = 0; i < NM_COUNT; i++)); do
+    nm_logs+="${nm_logs:+,}$state/work/nm-$i/logs"
+    nm_local+="${nm_local:+,}$state/work/nm-$i/local"
+  done
+  {
+    echo "# written by make minicluster-up; source it: . .minicluster/env"
+    quote_env \
+      HADOOP_CONF_DIR "$state/conf" \
+      YARN_AM_MINICLUSTER 1 \
+      YARN_AM_DSHELL_JAR "$DSHELL_JAR" \
+      YARN_AM_NM_LOG_DIRS "$nm_logs" \
+      YARN_AM_NM_LOCAL_DIRS "$nm_local" \
+      YARN_AM_NM_NODES "$(field nodes "$line")" \
+      YARN_AM_RM_ADDRESS "$(field rm "$line")" \
+      YARN_AM_RM_WEB "$(field web "$line")" \
+      YARN_AM_HDFS "$(field hdfs "$line")" \
+      YARN_AM_HADOOP_JAVA "$HERE/hadoop-java.sh" \
+      HADOOP_USER_NAME "$user" \
+      JAVA_HOME "$java_home"
+  } >"$state/env.tmp"
+  mv "$state/env.tmp" "$state/env"
+}
+
+cmd_up() {
+  local state
+  state="$(mkdir -p "$1" && cd "$1" && pwd)"
+  mkdir -p "$state/logs"
+  local pid
+  if pid="$(harness_pid "$state")"; then
+    if [[ -n "$(ready_line "$state")" && -f "$state/env" ]]; then
+      log "already running (pid $pid): $(ready_line "$state")"
+      return 0
+    fi
+    log "pid $pid runs but never got ready: stopping it first"
+    cmd_down "$state"
+  fi
+  rm -f "$state/pid" "$state/env"
+
+  cmd_build
+  local java_home
+  java_home="$(find_java_home)"
+  export JAVA_HOME="$java_home"
+  rm -rf "$state/work" "$state/conf"
+  mkdir -p "$state/work" "$state/conf"
+  [[ -f "$state/logs/minicluster.log" ]] && mv "$state/logs/minicluster.log" "$state/logs/minicluster.log.1"
+
+  local user="${HADOOP_USER_NAME:-$(id -un)}"
+  local start=$SECONDS timeout="${MINICLUSTER_TIMEOUT:-300}"
+  log "starting (log: $state/logs/minicluster.log)"
+  # setsid: the harness leads its own process group, so `down` can signal it and its children.
+  # shellcheck disable=SC2086
+  (cd "$state/work" && exec setsid "$java_home/bin/java" ${MINICLUSTER_JAVA_OPTS:--Xmx2g} $(java17_opts) \
+    -cp "$CLASSES:$(cat "$CLASSPATH_FILE")" "$MAIN_CLASS" \
+    --conf-dir "$state/conf" --work-dir "$state/work" --user "$user" ${MINICLUSTER_ARGS:-} \
+    >"$state/logs/minicluster.log" 2>&1 </dev/null) &
+  pid=$!
+  echo "$pid" >"$state/pid"
+
+  local line="" next=$((SECONDS + 15))
+  while true; do
+    line="$(ready_line "$state" || true)"
+    [[ -n "$line" ]] && break
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "the harness exited before it was ready; last 60 log lines:"
+      tail -n 60 "$state/logs/minicluster.log" >&2
+      rm -f "$state/pid"
+      return 1
+    fi
+    if ((SECONDS - start >= timeout)); then
+      log "not ready after ${timeout} s; last 60 log lines:"
+      tail -n 60 "$state/logs/minicluster.log" >&2
+      cmd_down "$state"
+      return 1
+    fi
+    if ((SECONDS >= next)); then
+      log "still starting ($((SECONDS - start)) s): $(tail -n1 "$state/logs/minicluster.log" | cut -c1-160)"
+      next=$((SECONDS + 15))
+    fi
+    sleep 1
+  done
+  write_env "$state" "$line" "$java_home"
+  log "ready in $((SECONDS - start)) s: $line"
+  log "environment: source $state/env"
+}
+
+# All descendants of pid $1 (children first found, recursively).
+descendants() {
+  local kids k
+  kids="$(ps -eo pid=,ppid= | awk -v p="$1" '$2 == p { print $1 }')"
+  for k in $kids; do
+    echo "$k"
+    descendants "$k"
+  done
+}
+
+# Processes whose working directory is under $1 (containers the NMs launched run there).
+procs_under() {
+  local dir="$1" p cwd
+  for p in /proc/[0-9]*; do
+    cwd="$(readlink "$p/cwd" 2>/dev/null)" || continue
+    [[ "$cwd" == "$dir" || "$cwd" == "$dir"/* ]] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+cmd_down() {
+  local state="$1"
+  [[ -d "$state" ]] || { log "not running"; return 0; }
+  state="$(cd "$state" && pwd)"
+  local pid kids=""
+  if pid="$(harness_pid "$state")"; then
+    kids="$(descendants "$pid" | tr '\n' ' ')"
+    log "stopping pid $pid (SIGTERM)"
+    kill -TERM "$pid" 2>/dev/null || true
+    local waited=0
+    while kill -0 "$pid" 2>/dev/null && ((waited < 60)); do
+      sleep 1
+      waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "still alive after 60 s: SIGKILL to process group $pid"
+      kill -KILL -- "-$pid" 2>/dev/null || true
+    else
+      log "stopped after ${waited} s"
+    fi
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  else
+    log "not running"
+  fi
+  # Containers run in their own sessions (the NM starts them with setsid): catch leftovers by the
+  # pids seen before the stop and by working directory.
+  local left
+  left="$(
+    for k in $kids; do kill -0 "$k" 2>/dev/null && echo "$k"; done
+    [[ -d "$state/work" ]] && procs_under "$state/work"
+  )"
+  left="$(sort -u <<<"$left" | grep -v "^$$\$" | tr '\n' ' ' || true)"
+  if [[ -n "${left// /}" ]]; then
+    log "killing leftover processes: $left"
+    # shellcheck disable=SC2086
+    kill -KILL $left 2>/dev/null || true
+  fi
+  rm -f "$state/pid" "$state/env"
+  return 0
+}
+
+cmd_java() {
+  [[ -s "$CLASSPATH_FILE" ]] || die "harness not built: run make minicluster-up first"
+  local java_home conf="${HADOOP_CONF_DIR:-}"
+  [[ -n "$conf" ]] || die "HADOOP_CONF_DIR is not set: source .minicluster/env first"
+  java_home="$(find_java_home)"
+  # shellcheck disable=SC2046
+  exec "$java_home/bin/java" $(java17_opts) -cp "$conf:$CLASSES:$(cat "$CLASSPATH_FILE")" "$@"
+}
+
+case "${1:-}" in
+  build) cmd_build ;;
+  up) [[ -n "${2:-}" ]] || die "usage: $0 up STATE_DIR"; cmd_up "$2" ;;
+  down) [[ -n "${2:-}" ]] || die "usage: $0 down STATE_DIR"; cmd_down "$2" ;;
+  java) shift; cmd_java "$@" ;;
+  *) die "usage: $0 build | up STATE_DIR | down STATE_DIR | java CLASS [ARGS...]" ;;
+esac

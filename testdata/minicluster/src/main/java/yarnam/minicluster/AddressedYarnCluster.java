@@ -1,0 +1,133 @@
+package yarnam.minicluster;
+
+import java.io.File;
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.service.Service;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.nodemanager.Context;
+import org.apache.hadoop.yarn.server.nodemanager.LocalDirsHandlerService;
+import org.apache.hadoop.yarn.server.nodemanager.NodeManager;
+import org.apache.hadoop.yarn.server.nodemanager.ResourceView;
+import org.apache.hadoop.yarn.server.nodemanager.webapp.WebServer;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.security.ApplicationACLsManager;
+import org.apache.hadoop.yarn.webapp.WebApp;
+
+/**
+ * A MiniYARNCluster whose NodeManagers each listen on their own loopback address (127.0.0.2,
+ * 127.0.0.3, ...) and keep their local and log dirs at known absolute paths.
+ *
+ * <p>Why the detour: MiniYARNCluster's per-NM wrapper overwrites yarn.nodemanager.address,
+ * .localizer.address and .webapp.address with "localhost:0" and puts the dirs under
+ * ./target/NAME, right before it calls init on the NodeManager it created; there is no factory
+ * method for that NodeManager. So this class swaps each freshly created NodeManager (at the moment
+ * the cluster registers the matching wrapper through addService) for a subclass that rewrites
+ * those keys in the configuration it is given, before NodeManager.serviceInit reads them. With
+ * yarn.nodemanager.bind-host set too, the ContainerManager uses the host of the address as the
+ * NodeId host, so the RM sees nodes "127.0.0.2:PORT" and "127.0.0.3:PORT".
+ */
+final class AddressedYarnCluster extends MiniYARNCluster {
+  private final List<String> hosts;
+  private final File workDir;
+  private int wrappersSeen;
+  private final List<WebServer> nmWebServers = new ArrayList<>();
+
+  AddressedYarnCluster(String name, List<String> hosts, File workDir) {
+    super(name, 1, hosts.size(), 1, 1);
+    this.hosts = hosts;
+    this.workDir = workDir;
+  }
+
+  /** The local dir of NodeManager {@code i} (absolute). */
+  static File localDir(File workDir, int i) {
+    return new File(workDir, "nm-" + i + "/local");
+  }
+
+  /** The container log dir of NodeManager {@code i} (absolute). */
+  static File logDir(File workDir, int i) {
+    return new File(workDir, "nm-" + i + "/logs");
+  }
+
+  /**
+   * Gives the RM's and each NM's web app its own request dispatch (see {@link WebAppIsolation});
+   * call after start.
+   */
+  void isolateWebApps() throws ReflectiveOperationException {
+    ResourceManager rm = getResourceManager();
+    WebAppIsolation.isolate(
+        (WebApp) WebAppIsolation.read(rm, ResourceManager.class, "webApp"), "ResourceManager");
+    synchronized (nmWebServers) {
+      for (int i = 0; i < nmWebServers.size(); i++) {
+        WebServer ws = nmWebServers.get(i);
+        WebAppIsolation.isolate(
+            (WebApp) WebAppIsolation.read(ws, WebServer.class, "webApp"), "NodeManager " + i);
+      }
+    }
+  }
+
+  @Override
+  protected void addService(Service service) {
+    // MiniYARNCluster.serviceInit creates nodeManagers[i] and then adds its wrapper i, in order.
+    if (service.getClass().getName().endsWith("$NodeManagerWrapper")) {
+      int index = wrappersSeen++;
+      replaceNodeManager(index, new AddressedNodeManager(index));
+    }
+    super.addService(service);
+  }
+
+  private void replaceNodeManager(int index, NodeManager nm) {
+    try {
+      Field f = MiniYARNCluster.class.getDeclaredField("nodeManagers");
+      f.setAccessible(true);
+      NodeManager[] nms = (NodeManager[]) f.get(this);
+      nms[index] = nm;
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("MiniYARNCluster.nodeManagers not found: this Hadoop version"
+          + " changed its internals; per-NM loopback addresses need a new seam", e);
+    }
+  }
+
+  /** A CustomNodeManager (keeps the mini cluster's hooks) that binds to its own address. */
+  private final class AddressedNodeManager extends MiniYARNCluster.CustomNodeManager {
+    private final int index;
+
+    AddressedNodeManager(int index) {
+      AddressedYarnCluster.this.super();
+      this.index = index;
+    }
+
+    @Override
+    protected void serviceInit(Configuration conf) throws Exception {
+      // conf is the wrapper's private copy for this NM, so changing it affects this NM only.
+      String host = hosts.get(index);
+      conf.set("yarn.nodemanager.hostname", host);
+      conf.set(YarnConfiguration.NM_BIND_HOST, host);
+      conf.set(YarnConfiguration.NM_ADDRESS, host + ":0");
+      conf.set(YarnConfiguration.NM_LOCALIZER_ADDRESS, host + ":0");
+      conf.set(YarnConfiguration.NM_WEBAPP_ADDRESS, host + ":0");
+      File local = localDir(workDir, index);
+      File logs = logDir(workDir, index);
+      if ((!local.mkdirs() && !local.isDirectory()) || (!logs.mkdirs() && !logs.isDirectory())) {
+        throw new IllegalStateException("cannot create NM dirs " + local + " and " + logs);
+      }
+      conf.set(YarnConfiguration.NM_LOCAL_DIRS, local.getAbsolutePath());
+      conf.set(YarnConfiguration.NM_LOG_DIRS, logs.getAbsolutePath());
+      super.serviceInit(conf);
+    }
+
+    @Override
+    protected WebServer createWebServer(Context nmContext, ResourceView resourceView,
+        ApplicationACLsManager aclsManager, LocalDirsHandlerService dirsHandler) {
+      WebServer ws = super.createWebServer(nmContext, resourceView, aclsManager, dirsHandler);
+      synchronized (nmWebServers) {
+        nmWebServers.add(ws);
+      }
+      return ws;
+    }
+  }
+}

@@ -1,0 +1,353 @@
+package yarnam.minicluster;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.hdfs.HdfsConfiguration;
+import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.yarn.api.records.NodeReport;
+import org.apache.hadoop.yarn.api.records.NodeState;
+import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.util.resource.ResourceUtils;
+
+import sun.misc.Signal;
+
+/**
+ * The yarn-am mini cluster harness: MiniDFSCluster + MiniYARNCluster on loopback for the Go
+ * integration tests and benchmarks. See testdata/minicluster/README.md for what it starts, the
+ * files it writes and how `make minicluster-up` drives it.
+ *
+ * <p>Seams: {@link Options} (flags; --secure is where Kerberos/MiniKdc mode will hook in),
+ * {@link AddressedYarnCluster} (per-NM loopback addresses), {@link #yarnConf} (every YARN key the
+ * harness sets, in one place).
+ */
+public final class Main {
+  static final String GPU = "yarn.io/gpu";
+  static final String FPGA = "yarn.io/fpga";
+  static final String LOOPBACK = "127.0.0.1";
+
+  /** JVM options that Hadoop 3.4 needs on Java 17 (the HADOOP-19310 list). */
+  static final String JAVA17_OPTS = String.join(" ",
+      "-XX:+IgnoreUnrecognizedVMOptions",
+      "--add-opens=java.base/java.lang=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+      "--add-opens=java.base/java.io=ALL-UNNAMED",
+      "--add-opens=java.base/java.net=ALL-UNNAMED",
+      "--add-opens=java.base/java.nio=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens=java.base/java.math=ALL-UNNAMED",
+      "--add-opens=java.base/java.text=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.zip=ALL-UNNAMED",
+      "--add-opens=java.base/sun.security.util=ALL-UNNAMED",
+      "--add-opens=java.base/sun.security.x509=ALL-UNNAMED");
+
+  private final Options opts;
+  private MiniDFSCluster dfs;
+  private AddressedYarnCluster yarn;
+  private boolean stopped;
+
+  private Main(Options opts) {
+    this.opts = opts;
+  }
+
+  public static void main(String[] args) {
+    Options opts;
+    try {
+      opts = Options.parse(args);
+    } catch (Options.UsageException e) {
+      if (e.getMessage() != null) {
+        System.err.println("minicluster: " + e.getMessage());
+      }
+      System.err.println(Options.USAGE);
+      System.exit(e.getMessage() == null ? 0 : 2);
+      return;
+    }
+    Main m = new Main(opts);
+    // SIGTERM/SIGINT: stop YARN, then HDFS, then exit 0 (a plain JVM would exit 143/130).
+    Signal.handle(new Signal("TERM"), sig -> m.stopAndExit("SIGTERM"));
+    Signal.handle(new Signal("INT"), sig -> m.stopAndExit("SIGINT"));
+    Runtime.getRuntime().addShutdownHook(new Thread(m::stop, "minicluster-stop"));
+    try {
+      m.start();
+    } catch (Throwable t) {
+      System.err.println("minicluster: start failed: " + t);
+      t.printStackTrace();
+      m.stop();
+      System.exit(1);
+    }
+    try {
+      new CountDownLatch(1).await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private void stopAndExit(String why) {
+    // Runs on a fresh thread so the JVM's signal dispatcher is not blocked while services stop.
+    new Thread(() -> {
+      System.err.println("minicluster: " + why + ": stopping YARN, then HDFS");
+      stop();
+      System.err.println("minicluster: stopped");
+      System.exit(0);
+    }, "minicluster-signal").start();
+  }
+
+  private synchronized void stop() {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
+    if (yarn != null) {
+      // Each NM takes ~15 s to stop with containers running (it waits for them, then for its
+      // deletion service, which holds the debug-delayed deletions); stop them side by side.
+      List<Thread> nmStops = new ArrayList<>();
+      for (int i = 0; i < opts.nmHosts.size(); i++) {
+        final int index = i;
+        Thread t = new Thread(() -> {
+          try {
+            yarn.getNodeManager(index).stop();
+          } catch (Throwable e) {
+            System.err.println("minicluster: stopping NodeManager " + index + ": " + e);
+          }
+        }, "minicluster-stop-nm-" + i);
+        t.start();
+        nmStops.add(t);
+      }
+      for (Thread t : nmStops) {
+        try {
+          t.join(45_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      try {
+        yarn.stop();
+      } catch (Throwable t) {
+        System.err.println("minicluster: stopping YARN: " + t);
+      }
+    }
+    if (dfs != null) {
+      try {
+        dfs.shutdown();
+      } catch (Throwable t) {
+        System.err.println("minicluster: stopping HDFS: " + t);
+      }
+    }
+  }
+
+  private void start() throws Exception {
+    File work = opts.workDir;
+    if (!work.isDirectory() && !work.mkdirs()) {
+      throw new IOException("--work-dir " + work + ": cannot create it");
+    }
+    int[] ports = freePorts(opts.rmPort, opts.schedulerPort, opts.trackerPort, opts.adminPort,
+        opts.webPort, opts.nnPort, opts.nnHttpPort);
+
+    // HDFS first: YARN's configuration builds on it (fs.defaultFS).
+    Configuration hconf = new HdfsConfiguration();
+    hconf.setInt("dfs.replication", 1);
+    dfs = new MiniDFSCluster.Builder(hconf, new File(work, "dfs"))
+        .numDataNodes(1)
+        .nameNodePort(ports[5])
+        .nameNodeHttpPort(ports[6])
+        .format(true)
+        .build();
+    dfs.waitActive();
+    String defaultFs = "hdfs://" + LOOPBACK + ":" + dfs.getNameNodePort();
+    Configuration dfsConf = new Configuration(dfs.getConfiguration(0));
+    dfsConf.set(FileSystem.FS_DEFAULT_NAME_KEY, defaultFs);
+    prepareHdfs(dfsConf);
+    System.err.println("minicluster: HDFS up at " + defaultFs);
+
+    YarnConfiguration yconf = yarnConf(dfsConf, ports);
+    ResourceUtils.resetResourceTypes(yconf);
+    yarn = new AddressedYarnCluster("yarn-am-minicluster", opts.nmHosts, work);
+    yarn.init(yconf);
+    yarn.start();
+    yarn.isolateWebApps();
+    List<NodeReport> nodes = waitForNodes(yarn.getConfig());
+
+    writeConfig(dfsConf, yarn.getConfig());
+    List<String> addrs = new ArrayList<>();
+    for (NodeReport n : nodes) {
+      addrs.add(n.getNodeId().toString());
+    }
+    Collections.sort(addrs);
+    System.out.println("MINICLUSTER READY rm=" + LOOPBACK + ":" + ports[0]
+        + " web=http://" + LOOPBACK + ":" + ports[4]
+        + " hdfs=" + defaultFs
+        + " conf=" + opts.confDir
+        + " nodes=" + String.join(",", addrs)
+        + " user=" + opts.user);
+    System.out.flush();
+  }
+
+  /** Creates /user/USER (owned by USER) and /tmp (1777), as on a real cluster. */
+  private void prepareHdfs(Configuration conf) throws IOException {
+    FileSystem fs = dfs.getFileSystem();
+    Path home = new Path("/user/" + opts.user);
+    fs.mkdirs(home);
+    fs.setOwner(home, opts.user, null);
+    Path tmp = new Path("/tmp");
+    fs.mkdirs(tmp);
+    fs.setPermission(tmp, new FsPermission((short) 01777));
+  }
+
+  /** Every YARN key the harness sets, in one place. */
+  private YarnConfiguration yarnConf(Configuration base, int[] ports) {
+    YarnConfiguration c = new YarnConfiguration(base);
+    // Fixed, known ports; without both flags MiniYARNCluster rewrites RM addresses to port 0.
+    c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
+    c.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
+    c.set(YarnConfiguration.RM_HOSTNAME, LOOPBACK);
+    c.set(YarnConfiguration.RM_ADDRESS, LOOPBACK + ":" + ports[0]);
+    c.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, LOOPBACK + ":" + ports[1]);
+    c.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, LOOPBACK + ":" + ports[2]);
+    c.set(YarnConfiguration.RM_ADMIN_ADDRESS, LOOPBACK + ":" + ports[3]);
+    c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":" + ports[4]);
+    c.setBoolean(YarnConfiguration.TIMELINE_SERVICE_ENABLED, false);
+    // Without a scheme MiniYARNCluster's default for this resolves against fs.defaultFS (HDFS).
+    c.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR,
+        new File(opts.workDir, "rm/node-attributes").toURI().toString());
+
+    // Countable resource types; every NM of this JVM reports the same amounts.
+    c.set(YarnConfiguration.RESOURCE_TYPES, GPU + "," + FPGA);
+    c.setInt(YarnConfiguration.RESOURCE_TYPES + "." + GPU + ".maximum-allocation", opts.nmGpus);
+    c.setInt(YarnConfiguration.RESOURCE_TYPES + "." + FPGA + ".maximum-allocation", opts.nmFpgas);
+    c.setInt(YarnConfiguration.NM_RESOURCES_PREFIX + GPU, opts.nmGpus);
+    c.setInt(YarnConfiguration.NM_RESOURCES_PREFIX + FPGA, opts.nmFpgas);
+    c.setInt(YarnConfiguration.YARN_MINICLUSTER_NM_PMEM_MB, opts.nmMemoryMb);
+    c.setInt(YarnConfiguration.NM_PMEM_MB, opts.nmMemoryMb);
+    c.setInt(YarnConfiguration.NM_VCORES, opts.nmVcores);
+    c.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_MB, opts.nmMemoryMb);
+    c.setInt(YarnConfiguration.RM_SCHEDULER_MAXIMUM_ALLOCATION_VCORES, opts.nmVcores);
+
+    // CapacityScheduler with DRF (the default calculator ignores everything but memory).
+    c.set(YarnConfiguration.RM_SCHEDULER,
+        "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler");
+    c.set("yarn.scheduler.capacity.resource-calculator",
+        "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator");
+    c.set("yarn.scheduler.capacity.root.queues", "default");
+    c.set("yarn.scheduler.capacity.root.default.capacity", "100");
+    c.set("yarn.scheduler.capacity.root.default.maximum-capacity", "100");
+    // The default 10% of 16 GB lets only one AM run at a time; tests run a few side by side.
+    c.set("yarn.scheduler.capacity.maximum-am-resource-percent", "0.5");
+
+    // Settings real AM tests need.
+    c.setBoolean(YarnConfiguration.NM_VMEM_CHECK_ENABLED, false);
+    c.setBoolean(YarnConfiguration.NM_PMEM_CHECK_ENABLED, false);
+    c.setFloat(YarnConfiguration.NM_MAX_PER_DISK_UTILIZATION_PERCENTAGE, 99.9f);
+    c.setLong(YarnConfiguration.NM_MIN_PER_DISK_FREE_SPACE_MB, 0);
+    c.setInt(YarnConfiguration.DEBUG_NM_DELETE_DELAY_SEC, 600);
+    c.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, opts.heartbeatMs);
+    c.setBoolean(YarnConfiguration.LOG_AGGREGATION_ENABLED, false);
+    // Java launched in containers (DistributedShell's AM, its workers) gets the Java 17 options
+    // without any client flag; JDK_JAVA_OPTIONS is read by the `java` launcher only.
+    c.set(YarnConfiguration.NM_ADMIN_USER_ENV,
+        "MALLOC_ARENA_MAX=$MALLOC_ARENA_MAX,JDK_JAVA_OPTIONS=" + JAVA17_OPTS);
+    // There is no Hadoop install here: Java AMs (DistributedShell) get the harness's own jars.
+    List<String> cp = new ArrayList<>();
+    cp.add(opts.confDir.getAbsolutePath());
+    for (String e : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      if (!e.isEmpty()) {
+        cp.add(new File(e).getAbsolutePath());
+      }
+    }
+    c.setStrings(YarnConfiguration.YARN_APPLICATION_CLASSPATH, cp.toArray(new String[0]));
+    return c;
+  }
+
+  /** Waits until the RM reports every NM RUNNING with its GPUs, and returns their reports. */
+  private List<NodeReport> waitForNodes(Configuration conf) throws Exception {
+    YarnClient client = YarnClient.createYarnClient();
+    client.init(new YarnConfiguration(conf));
+    client.start();
+    try {
+      long deadline = System.currentTimeMillis() + opts.readyTimeoutSec * 1000L;
+      long nextNote = 0;
+      while (true) {
+        List<NodeReport> running = client.getNodeReports(NodeState.RUNNING);
+        int withGpus = 0;
+        for (NodeReport n : running) {
+          if (n.getCapability().getResourceValue(GPU) == opts.nmGpus) {
+            withGpus++;
+          }
+        }
+        if (running.size() == opts.nmHosts.size() && withGpus == running.size()) {
+          for (NodeReport n : running) {
+            System.err.println("minicluster: node " + n.getNodeId() + " http="
+                + n.getHttpAddress() + " capability=" + n.getCapability());
+          }
+          return running;
+        }
+        long now = System.currentTimeMillis();
+        if (now > deadline) {
+          throw new IOException("after " + opts.readyTimeoutSec + " s the RM reports "
+              + running.size() + " RUNNING NodeManagers (" + withGpus + " with " + opts.nmGpus
+              + " " + GPU + "), want " + opts.nmHosts.size() + ": " + running);
+        }
+        if (now >= nextNote) {
+          System.err.println("minicluster: waiting for NodeManagers: " + running.size() + " of "
+              + opts.nmHosts.size() + " RUNNING");
+          nextNote = now + 5000;
+        }
+        Thread.sleep(200);
+      }
+    } finally {
+      client.stop();
+    }
+  }
+
+  private void writeConfig(Configuration dfsConf, Configuration yarnConf) throws IOException {
+    File dir = opts.confDir;
+    Map<String, String> rt = new LinkedHashMap<>();
+    rt.put(YarnConfiguration.RESOURCE_TYPES, GPU + "," + FPGA);
+    rt.put(YarnConfiguration.RESOURCE_TYPES + "." + GPU + ".maximum-allocation",
+        String.valueOf(opts.nmGpus));
+    rt.put(YarnConfiguration.RESOURCE_TYPES + "." + FPGA + ".maximum-allocation",
+        String.valueOf(opts.nmFpgas));
+    ConfigWriter.write(rt, dir, "resource-types.xml");
+    ConfigWriter.writeAll(dfsConf, dir, "hdfs-site.xml");
+    ConfigWriter.writeAll(yarnConf, dir, "yarn-site.xml");
+    // core-site.xml last: its presence with fs.defaultFS means the set is complete.
+    ConfigWriter.writeAll(yarnConf, dir, "core-site.xml");
+  }
+
+  /**
+   * Returns the wanted ports, with each 0 replaced by a free port on 127.0.0.1. All sockets are
+   * held open together so the picked ports are distinct.
+   */
+  static int[] freePorts(int... wanted) throws IOException {
+    int[] out = wanted.clone();
+    List<ServerSocket> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < out.length; i++) {
+        if (out[i] == 0) {
+          ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
+          held.add(s);
+          out[i] = s.getLocalPort();
+        }
+      }
+    } finally {
+      for (ServerSocket s : held) {
+        s.close();
+      }
+    }
+    return out;
+  }
+}

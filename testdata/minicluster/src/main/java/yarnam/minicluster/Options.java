@@ -1,0 +1,155 @@
+package yarnam.minicluster;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Command-line options of the harness. Every port defaults to 0, which means "pick a free port on
+ * 127.0.0.1 at start"; the chosen ports end up in the written configuration and the ready line.
+ */
+final class Options {
+  File confDir;
+  File workDir;
+  List<String> nmHosts = new ArrayList<>(Arrays.asList("127.0.0.2", "127.0.0.3"));
+  int rmPort;
+  int schedulerPort;
+  int trackerPort;
+  int adminPort;
+  int webPort;
+  int nnPort;
+  int nnHttpPort;
+  int nmMemoryMb = 8192;
+  int nmVcores = 8;
+  int nmGpus = 4;
+  int nmFpgas = 2;
+  int heartbeatMs = 250;
+  int readyTimeoutSec = 240;
+  String user;
+  // Kerberos mode (MiniKdc) is a later step; the flags are parsed so the seam is visible.
+  boolean secure;
+  String rpcProtection;
+
+  static final String USAGE = String.join("\n",
+      "usage: yarnam.minicluster.Main --conf-dir DIR --work-dir DIR [flags]",
+      "",
+      "Starts MiniDFSCluster (1 DataNode) and MiniYARNCluster (1 RM, 2 NMs) on loopback, writes",
+      "core-site.xml, yarn-site.xml, hdfs-site.xml and resource-types.xml to --conf-dir, prints",
+      "  MINICLUSTER READY rm=HOST:PORT web=http://HOST:PORT hdfs=hdfs://HOST:PORT conf=DIR",
+      "and runs until SIGTERM/SIGINT (then stops YARN, then HDFS, and exits 0).",
+      "",
+      "flags:",
+      "  --conf-dir DIR          where the client configuration is written (required)",
+      "  --work-dir DIR          data, NM local and log dirs (required; wiped at start)",
+      "  --nm-hosts A,B          one loopback address per NodeManager (default 127.0.0.2,127.0.0.3)",
+      "  --rm-port N             yarn.resourcemanager.address port (0 = free port)",
+      "  --scheduler-port N      yarn.resourcemanager.scheduler.address port (0 = free port)",
+      "  --tracker-port N        yarn.resourcemanager.resource-tracker.address port (0 = free port)",
+      "  --admin-port N          yarn.resourcemanager.admin.address port (0 = free port)",
+      "  --web-port N            yarn.resourcemanager.webapp.address port (0 = free port)",
+      "  --nn-port N             NameNode RPC port (0 = free port)",
+      "  --nn-http-port N        NameNode HTTP port (0 = free port)",
+      "  --nm-memory-mb N        memory per NodeManager (default 8192)",
+      "  --nm-vcores N           vcores per NodeManager (default 8)",
+      "  --nm-gpus N             yarn.io/gpu per NodeManager (default 4)",
+      "  --nm-fpgas N            yarn.io/fpga per NodeManager (default 2)",
+      "  --heartbeat-ms N        NM heartbeat interval (default 250)",
+      "  --ready-timeout-sec N   how long to wait for all NMs to be RUNNING (default 240)",
+      "  --user NAME             owner of /user/NAME in HDFS (default $HADOOP_USER_NAME, else the OS user)",
+      "  --secure                Kerberos mode with MiniKdc (not implemented yet)",
+      "  --rpc-protection P      hadoop.rpc.protection for --secure (not implemented yet)");
+
+  static Options parse(String[] args) {
+    Options o = new Options();
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      if (a.equals("-h") || a.equals("--help")) {
+        throw new UsageException(null);
+      }
+      if (a.equals("--secure")) {
+        o.secure = true;
+        continue;
+      }
+      if (i + 1 >= args.length) {
+        throw new UsageException("flag " + a + " needs a value");
+      }
+      String v = args[++i];
+      switch (a) {
+        case "--conf-dir": o.confDir = new File(v).getAbsoluteFile(); break;
+        case "--work-dir": o.workDir = new File(v).getAbsoluteFile(); break;
+        case "--nm-hosts": o.nmHosts = new ArrayList<>(Arrays.asList(v.split(","))); break;
+        case "--rm-port": o.rmPort = port(a, v); break;
+        case "--scheduler-port": o.schedulerPort = port(a, v); break;
+        case "--tracker-port": o.trackerPort = port(a, v); break;
+        case "--admin-port": o.adminPort = port(a, v); break;
+        case "--web-port": o.webPort = port(a, v); break;
+        case "--nn-port": o.nnPort = port(a, v); break;
+        case "--nn-http-port": o.nnHttpPort = port(a, v); break;
+        case "--nm-memory-mb": o.nmMemoryMb = positive(a, v); break;
+        case "--nm-vcores": o.nmVcores = positive(a, v); break;
+        case "--nm-gpus": o.nmGpus = nonNegative(a, v); break;
+        case "--nm-fpgas": o.nmFpgas = nonNegative(a, v); break;
+        case "--heartbeat-ms": o.heartbeatMs = positive(a, v); break;
+        case "--ready-timeout-sec": o.readyTimeoutSec = positive(a, v); break;
+        case "--user": o.user = v; break;
+        case "--rpc-protection": o.rpcProtection = v; break;
+        default: throw new UsageException("unknown flag " + a);
+      }
+    }
+    if (o.confDir == null || o.workDir == null) {
+      throw new UsageException("--conf-dir and --work-dir are required");
+    }
+    if (o.nmHosts.isEmpty()) {
+      throw new UsageException("--nm-hosts needs at least one address, e.g. 127.0.0.2,127.0.0.3");
+    }
+    if (o.secure || o.rpcProtection != null) {
+      throw new UsageException("--secure/--rpc-protection: Kerberos mode (MiniKdc) is not implemented"
+          + " yet; start without them");
+    }
+    if (o.user == null || o.user.isEmpty()) {
+      String env = System.getenv("HADOOP_USER_NAME");
+      o.user = env != null && !env.isEmpty() ? env : System.getProperty("user.name");
+    }
+    return o;
+  }
+
+  private static int port(String flag, String v) {
+    int p = number(flag, v);
+    if (p < 0 || p > 65535) {
+      throw new UsageException(flag + "=" + v + ": want a port in 0..65535 (0 = pick a free one)");
+    }
+    return p;
+  }
+
+  private static int positive(String flag, String v) {
+    int n = number(flag, v);
+    if (n <= 0) {
+      throw new UsageException(flag + "=" + v + ": want a number > 0");
+    }
+    return n;
+  }
+
+  private static int nonNegative(String flag, String v) {
+    int n = number(flag, v);
+    if (n < 0) {
+      throw new UsageException(flag + "=" + v + ": want a number >= 0");
+    }
+    return n;
+  }
+
+  private static int number(String flag, String v) {
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw new UsageException(flag + "=" + v + ": not a whole number");
+    }
+  }
+
+  /** A bad command line: the message says which flag and what would be valid. */
+  static final class UsageException extends RuntimeException {
+    UsageException(String msg) {
+      super(msg);
+    }
+  }
+}
