@@ -266,6 +266,9 @@ func (c *Conn) Call(ctx context.Context, method string, req, resp proto.Message)
 	}
 	if err := c.write(ctx, frame); err != nil {
 		c.forget(id)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return deadlineError(ctx, method, c.addr)
+		}
 		return err
 	}
 	select {
@@ -339,6 +342,10 @@ func (c *Conn) Outstanding() int {
 func (c *Conn) write(ctx context.Context, frame []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if ctx.Err() != nil {
+		// Expired while waiting for the writer lock: nothing written, the connection stays usable.
+		return ctx.Err()
+	}
 	dl, ok := ctx.Deadline()
 	if !ok {
 		dl = time.Now().Add(defaultWriteTimeout)
