@@ -57,6 +57,7 @@ run_with_progress() {
     sleep 1
     if (((SECONDS - start) % 15 == 0)); then
       local m2="${HOME}/.m2/repository"
+      [[ "${MINICLUSTER_MVN_ARGS:-}" =~ -Dmaven\.repo\.local=([^ ]+) ]] && m2="${BASH_REMATCH[1]}"
       log "still $what ($((SECONDS - start)) s; $(du -sm "$m2" 2>/dev/null | cut -f1) MB in $m2)"
     fi
   done
@@ -193,6 +194,14 @@ cmd_up() {
     cmd_down "$state"
   fi
   rm -f "$state/pid" "$state/env"
+  # Containers of a harness that died hard (SIGKILL, OOM) outlive it: clear them before wiping work/.
+  local stale
+  stale="$(procs_under "$state/work" | grep -v "^$$\$" | tr '\n' ' ' || true)"
+  if [[ -n "${stale// /}" ]]; then
+    log "killing processes left in $state/work by an earlier run: $stale"
+    # shellcheck disable=SC2086
+    kill -KILL $stale 2>/dev/null || true
+  fi
 
   cmd_build
   local java_home

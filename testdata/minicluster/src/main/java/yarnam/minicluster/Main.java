@@ -171,6 +171,9 @@ public final class Main {
     String defaultFs = "hdfs://" + LOOPBACK + ":" + dfs.getNameNodePort();
     Configuration dfsConf = new Configuration(dfs.getConfiguration(0));
     dfsConf.set(FileSystem.FS_DEFAULT_NAME_KEY, defaultFs);
+    // The started NameNode reports these as "localhost:PORT"; clients get the address it listens on.
+    dfsConf.set("dfs.namenode.rpc-address", LOOPBACK + ":" + dfs.getNameNodePort());
+    dfsConf.set("dfs.namenode.http-address", LOOPBACK + ":" + ports[6]);
     prepareHdfs(dfsConf);
     System.err.println("minicluster: HDFS up at " + defaultFs);
 
@@ -182,7 +185,7 @@ public final class Main {
     yarn.isolateWebApps();
     List<NodeReport> nodes = waitForNodes(yarn.getConfig());
 
-    writeConfig(dfsConf, yarn.getConfig());
+    writeConfig(dfsConf, clientYarnConf(yarn.getConfig(), ports));
     List<String> addrs = new ArrayList<>();
     for (NodeReport n : nodes) {
       addrs.add(n.getNodeId().toString());
@@ -311,6 +314,21 @@ public final class Main {
     } finally {
       client.stop();
     }
+  }
+
+  /**
+   * The started cluster's configuration with the RM addresses pinned to 127.0.0.1: once bound, the
+   * RM rewrites them with the resolved host name ("localhost"), which a client may resolve to ::1
+   * where nothing listens.
+   */
+  private static Configuration clientYarnConf(Configuration started, int[] ports) {
+    Configuration c = new Configuration(started);
+    c.set(YarnConfiguration.RM_ADDRESS, LOOPBACK + ":" + ports[0]);
+    c.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, LOOPBACK + ":" + ports[1]);
+    c.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, LOOPBACK + ":" + ports[2]);
+    c.set(YarnConfiguration.RM_ADMIN_ADDRESS, LOOPBACK + ":" + ports[3]);
+    c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":" + ports[4]);
+    return c;
   }
 
   private void writeConfig(Configuration dfsConf, Configuration yarnConf) throws IOException {
