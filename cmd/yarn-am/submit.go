@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+const submitUsage = `Usage: yarn-am submit job.toml [--flink-conf FILE] [-D key=value]... [--detach]
+                      [--kill-on-interrupt] [--driver 'CMD'] [--service] [--queue Q] [--name N]
+
+Submits a job to the YARN cluster named by $HADOOP_CONF_DIR:
+
+ 1. pre-flight, as 'yarn-am check' does: the job and its external-resource keys are validated and the
+    TaskExecutor and the ApplicationMaster are checked against the cluster's resource types, maximum
+    allocation and node capacities; any problem stops the submission within seconds, naming the key;
+ 2. staging: this yarn-am binary, the job file, flink-conf.yaml (if any), core-site.xml, yarn-site.xml
+    (and hdfs-site.xml) from $HADOOP_CONF_DIR, custom discovery scripts and the job's local
+    taskexecutor.files/archives are copied to hdfs:///user/<user>/.yarn-am/<application id>/ and
+    listed (the directory is removed when the application ends, or here if submission fails);
+ 3. the ApplicationMaster is submitted (application type YARN-AM, tags from the job plus yarn-am).
+
+Attached (the default), submit then follows the application: it prints state changes, the AM's
+container counts (requested, allocated, running, completed, failed) and each container's GPU indexes
+as they become known, until the application ends. It exits 0 only if the application's final status
+is SUCCEEDED; otherwise it prints the diagnostics and exits 1. Ctrl-C stops following (the
+application keeps running) and prints the commands to follow or kill it; with --kill-on-interrupt,
+Ctrl-C kills the application instead.
+
+Flags:
+  --flink-conf FILE      flink-conf.yaml / config.yaml with external-resource keys; shipped as
+                         flink-conf.yaml (so is a flink-conf named in the job file)
+  -D key=value           set one external-resource key; repeatable; wins over both files; passed on to
+                         the AM and every TaskExecutor's launcher (-Dkey=value works too)
+  --detach               print the application id and return once it is submitted
+  --kill-on-interrupt    Ctrl-C (SIGINT/SIGTERM) kills the application instead of only detaching
+  --driver 'CMD'         driver mode: the AM runs CMD (a shell command) and the application's final
+                         status follows its exit code
+  --service              TaskExecutors run until the application is killed (no batch completion)
+  --queue Q              YARN queue (default: the job's queue, else "default")
+  --name N               application name (default: the job's name)
+  --timeout D            time allowed for pre-flight, staging and submission (default 5m)
+
+Environment: HADOOP_CONF_DIR (required), HADOOP_USER_NAME (the user; default the OS user).
+
+Exit codes: 0 submitted (--detach) or SUCCEEDED; 1 FAILED, KILLED or any error; 2 usage;
+130 interrupted (the application keeps running unless --kill-on-interrupt).`
+
+func init() {
+	register(&command{
+		name:    "submit",
+		summary: "stage and submit a job, then follow it until it ends",
+		usage:   submitUsage,
+		run:     runSubmit,
+	})
+}
+
+type submitFlags struct {
+	jobFlags
+	detach, killOnInterrupt, service bool
+	driver, queue, name              string
+	timeout                          time.Duration
+}
+
+func runSubmit(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var sf submitFlags
+	sf.jobFlags.register(fs)
+	fs.BoolVar(&sf.detach, "detach", false, "return after submission")
+	fs.BoolVar(&sf.killOnInterrupt, "kill-on-interrupt", false, "kill the application on Ctrl-C")
+	fs.BoolVar(&sf.service, "service", false, "service mode")
+	fs.StringVar(&sf.driver, "driver", "", "driver command")
+	fs.StringVar(&sf.queue, "queue", "", "queue")
+	fs.StringVar(&sf.name, "name", "", "application name")
+	fs.DurationVar(&sf.timeout, "timeout", 5*time.Minute, "submission timeout")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprintln(stdout, submitUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "yarn-am submit: %v\nRun 'yarn-am help submit' for usage.\n", err)
+		return 2
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "yarn-am submit: give exactly one job file; usage: yarn-am submit job.toml [flags]")
+		return 2
+	}
+	setLogLevel(stderr, logrus.InfoLevel)
+	lj, err := loadJob(pos[0], &sf.jobFlags)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
+	printWarnings(stderr, "yarn-am submit", lj.warnings)
+
+	// Ctrl-C during submission cancels it (and removes the staging directory); while following, it
+	// detaches or kills.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	subCtx, cancel := context.WithTimeout(context.Background(), sf.timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-subCtx.Done():
+		}
+	}()
+
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
+	rm, err := yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
+	defer rm.Close()
+	facts, err := askCluster(subCtx, rm)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
+	if err := preflight(lj, facts); err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
+	appID := facts.newApp.GetApplicationId()
+	id := yarnrpc.FormatApplicationID(appID)
+	user := yarnrpc.CurrentUser()
+	fmt.Fprintf(stdout, "pre-flight OK: %d TaskExecutor(s) of %s\n", lj.job.TaskExecutor.Instances, describeTE(lj))
+
+	if err := stageAndSubmit(subCtx, conf, rm, lj, &sf, appID, user, stdout); err != nil {
+		if subCtx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
+			fmt.Fprintf(stderr, "yarn-am submit: interrupted before %s was submitted: %v\n", id, err)
+			return 130
+		}
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
+	cancel()
+	fmt.Fprintf(stdout, "submitted %s\n", id)
+	if sf.detach {
+		fmt.Fprintln(stdout, id)
+		return 0
+	}
+
+	// Follow until the application ends or the user interrupts.
+	followCtx, stopFollow := context.WithCancel(context.Background())
+	defer stopFollow()
+	interrupted := make(chan struct{})
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	sigs2 := make(chan os.Signal, 1)
+	signal.Notify(sigs2, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs2)
+	go func() {
+		select {
+		case <-sigs2:
+			close(interrupted)
+			stopFollow()
+		case <-followCtx.Done():
+		}
+	}()
+	res := follow(followCtx, rm, appID, stdout)
+	select {
+	case <-interrupted:
+		if sf.killOnInterrupt {
+			fmt.Fprintf(stdout, "interrupted: killing %s\n", id)
+			ctx, c := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer c()
+			if err := killAndWait(ctx, rm, conf, appID, stdout); err != nil {
+				fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+				return 1
+			}
+			return 130
+		}
+		fmt.Fprintf(stdout, "\nstopped following %s; it keeps running.\n  follow it:  yarn-am status %s\n  kill it:    yarn-am kill %s\n", id, id, id)
+		return 130
+	default:
+	}
+	if res.err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: following %s: %v\n  check it with: yarn-am status %s\n", id, res.err, id)
+		return 1
+	}
+	return res.exitCode(stdout, stderr)
+}
+
+// stageAndSubmit stages the job's files and submits the AM; if anything fails after the staging
+// directory exists, the directory is removed.
+func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.ApplicationClient, lj *loadedJob,
+	sf *submitFlags, appID *hadooppb.ApplicationIdProto, user string, stdout io.Writer) (err error) {
+	id := yarnrpc.FormatApplicationID(appID)
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the running yarn-am binary to ship: %w", err)
+	}
+	fsys, err := container.DialHDFS(conf, user)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	staged := false
+	defer func() {
+		if err != nil && staged {
+			if rerr := container.RemoveStaging(fsys, user, id); rerr != nil {
+				fmt.Fprintf(stdout, "could not remove the staging directory: %v\n", rerr)
+			} else {
+				fmt.Fprintf(stdout, "removed the staging directory %s\n", container.StagingDir(user, id))
+			}
+		}
+	}()
+	staged = true
+	fmt.Fprintf(stdout, "staging to %s%s/\n", fsys.DefaultFS, container.StagingDir(user, id))
+	st, err := container.Stage(ctx, fsys, container.StageRequest{
+		AppID: id, User: user, DefaultFS: fsys.DefaultFS, Binary: bin, Job: lj.job,
+		FlinkConf: lj.flinkConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.res,
+		Progress: func(u container.Upload) {
+			fmt.Fprintf(stdout, "  uploaded %-40s %9s  %s\n", u.Remote[len(container.StagingDir(user, id))+1:], humanBytes(u.Size), u.Local)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	secret, err := container.NewSecret()
+	if err != nil {
+		return err
+	}
+	sc, err := container.SubmissionContext(container.AMOptions{
+		AppID: appID, Job: lj.job, Staged: st, User: user, Secret: secret, Defines: sf.defines,
+		Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name,
+	})
+	if err != nil {
+		return err
+	}
+	if err := rm.SubmitApplication(ctx, sc); err != nil {
+		return fmt.Errorf("submitting %s: %w", id, err)
+	}
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
