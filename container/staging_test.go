@@ -23,7 +23,9 @@ type localFS struct{ root string }
 
 func (l localFS) p(name string) string { return filepath.Join(l.root, filepath.FromSlash(name)) }
 
-func (l localFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(l.p(dir), perm|0o700) }
+func (l localFS) MkdirAll(dir string, perm os.FileMode) error {
+	return os.MkdirAll(l.p(dir), perm|0o700)
+}
 
 func (l localFS) Create(name string, perm os.FileMode) (io.WriteCloser, error) {
 	return os.OpenFile(l.p(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
