@@ -44,6 +44,27 @@ test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; exit $$rc
 
+# The demo on a fresh clone: builds yarn-am and the example worker (static, for the containers), starts
+# the mini cluster, submits testdata/jobs/gpu-demo.toml attached (2 TaskExecutors x 2 GPUs, coordination
+# mode; its events and result are shown), prints the workers' GPU lines from the NodeManagers' container
+# logs, and stops the cluster whatever happened. Exit status: that of the submit.
+demo: build
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/worker ./testdata/worker
+	rc=0; out=$$(mktemp); \
+	if $(MAKE) minicluster-up; then \
+	  source $(MINICLUSTER_DIR)/env; \
+	  $(BIN) check testdata/jobs/gpu-demo.toml || true; \
+	  $(BIN) submit testdata/jobs/gpu-demo.toml 2>&1 | tee $$out || rc=$$?; \
+	  app=$$(grep -o 'application_[0-9]*_[0-9]*' $$out | head -n1 || true); \
+	  echo; echo "--- GPU lines of the workers of $${app:-?} (container stdout) ---"; \
+	  for d in $${YARN_AM_NM_LOG_DIRS//,/ }; do \
+	    for f in $$d/$${app:-none}/*/stdout; do \
+	      [[ -f $$f ]] && sed "s|^|$$(basename $$(dirname $$f)): |" $$f | grep 'indexes' || true; \
+	    done; \
+	  done; \
+	else rc=1; fi; \
+	rm -f $$out; $(MAKE) minicluster-down || true; exit $$rc
+
 # Regenerates yarnrpc/hadooppb/*.pb.go; installs protoc (Maven Central) and protoc-gen-go into bin/tools.
 protos:
 	GO=$(GO) yarnrpc/hadooppb/gen.sh
