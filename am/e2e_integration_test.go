@@ -1,0 +1,412 @@
+//go:build integration
+
+package am_test
+
+// End-to-end tests of the whole path (issue 4): the real bin/yarn-am (YARN_AM_BIN) submits jobs to the
+// mini cluster (make minicluster-up; source .minicluster/env), its ApplicationMaster launches the
+// example worker under `yarn-am launch` with the fake nvidia-smi, and the tests check the outcome
+// through yarn-am's own commands, the ResourceManager and the NodeManagers' container logs
+// (YARN_AM_NM_LOG_DIRS). With the integration tag a missing cluster or binary is a failure, never a
+// skip.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+var (
+	workerOnce sync.Once
+	workerPath string
+	workerErr  error
+)
+
+// e2eEnv checks the environment and returns the yarn-am binary.
+func e2eEnv(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("HADOOP_CONF_DIR") == "" || os.Getenv("YARN_AM_NM_LOG_DIRS") == "" {
+		t.Fatal("HADOOP_CONF_DIR / YARN_AM_NM_LOG_DIRS are not set: start the mini cluster with 'make minicluster-up' and source .minicluster/env (make test does both)")
+	}
+	bin := os.Getenv("YARN_AM_BIN")
+	if bin == "" {
+		t.Fatal("YARN_AM_BIN is not set: build with 'make build' and set YARN_AM_BIN=$PWD/bin/yarn-am (make integration does both)")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("YARN_AM_BIN=%s: %v", bin, err)
+	}
+	return bin
+}
+
+// worker builds the example worker once, statically, for the containers.
+func worker(t *testing.T) string {
+	t.Helper()
+	workerOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "yarn-am-e2e-worker-")
+		if err != nil {
+			workerErr = err
+			return
+		}
+		workerPath = filepath.Join(dir, "worker")
+		cmd := exec.Command("go", "build", "-o", workerPath, "../testdata/worker")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			workerErr = fmt.Errorf("building the worker: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, workerErr)
+	return workerPath
+}
+
+// jobSpec is the variable part of a test job.
+type jobSpec struct {
+	name        string
+	instances   int
+	gpus        int
+	command     string
+	maxFailures int
+}
+
+// writeJob writes a job file to a temp dir: the worker and the fake nvidia-smi are shipped, the fake is
+// put on PATH, GPU discovery runs in coordination mode.
+func writeJob(t *testing.T, s jobSpec) string {
+	t.Helper()
+	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
+	require.NoError(t, err)
+	body := fmt.Sprintf(`name = %q
+max-attempts = 1
+"external-resources" = "gpu"
+"external-resource.gpu.amount" = %d
+"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+
+[am]
+memory = 256
+
+[taskexecutor]
+instances = %d
+command = %q
+memory = 256
+max-failures = %d
+files = [%q, %q]
+
+[taskexecutor.env]
+PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
+FAKE_GPU_COUNT = "4"
+`, s.name, s.gpus, s.instances, s.command, s.maxFailures, worker(t), smi)
+	p := filepath.Join(t.TempDir(), s.name+".toml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d after %s\n--- stdout\n%s--- stderr\n%s", r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
+}
+
+// yarnAM runs the binary with a timeout.
+func yarnAM(t *testing.T, timeout time.Duration, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e2eEnv(t), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		t.Fatalf("running yarn-am %v: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("yarn-am %v did not finish within %s:\n%s", args, timeout, r)
+	}
+	return r
+}
+
+var appIDRe = regexp.MustCompile(`application_\d+_\d+`)
+
+// submitDetached submits and returns the application id.
+func submitDetached(t *testing.T, args ...string) string {
+	t.Helper()
+	r := yarnAM(t, 2*time.Minute, append([]string{"submit", "--detach"}, args...)...)
+	require.Equal(t, 0, r.code, "submit --detach:\n%s", r)
+	lines := strings.Fields(strings.TrimSpace(r.stdout))
+	id := lines[len(lines)-1]
+	require.Regexp(t, `^application_\d+_\d+$`, id, "the last line of submit --detach is the id:\n%s", r)
+	t.Cleanup(func() { killQuietly(id) })
+	return id
+}
+
+func killQuietly(id string) {
+	rm, err := rmClient()
+	if err != nil {
+		return
+	}
+	defer rm.Close()
+	appID, err := yarnrpc.ParseApplicationID(id)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if r, err := rm.GetApplicationReport(ctx, appID); err == nil {
+		switch r.GetYarnApplicationState().String() {
+		case "FINISHED", "FAILED", "KILLED":
+			return
+		}
+	}
+	_, _ = rm.KillApplication(ctx, appID, "e2e test cleanup")
+}
+
+func rmClient() (*yarnrpc.ApplicationClient, error) {
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	return yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
+}
+
+// statusDoc is `yarn-am status --json`.
+type statusDoc struct {
+	Report struct {
+		ID          string `json:"id"`
+		State       string `json:"state"`
+		FinalStatus string `json:"finalStatus"`
+		User        string `json:"user"`
+		Diagnostics string `json:"diagnostics"`
+	} `json:"report"`
+	AM *struct {
+		State  string `json:"state"`
+		Counts struct {
+			Requested, Allocated, Running, Completed, Failed int
+		} `json:"counts"`
+		Containers []struct {
+			ID    string                         `json:"id"`
+			Node  string                         `json:"node"`
+			State string                         `json:"state"`
+			Infos map[string][]map[string]string `json:"infos"`
+		} `json:"containers"`
+	} `json:"am"`
+}
+
+func status(t *testing.T, id string) statusDoc {
+	t.Helper()
+	r := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.code, "status:\n%s", r)
+	var d statusDoc
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), "status --json:\n%s", r)
+	return d
+}
+
+func isEnded(state string) bool { return state == "FINISHED" || state == "FAILED" || state == "KILLED" }
+
+// waitFor polls status until cond holds or the timeout passes.
+func waitFor(t *testing.T, id string, timeout time.Duration, what string, cond func(statusDoc) bool) statusDoc {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		d := status(t, id)
+		if cond(d) {
+			return d
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s not reached within %s; last status: %+v", id, what, timeout, d.Report)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// workerLines returns, per container id, the node's log dir and the worker's "gpu indexes" line.
+type workerLine struct {
+	logDir, container, indexes string
+}
+
+var indexesRe = regexp.MustCompile(`worker: gpu indexes from file=(\S*) env=(\S*) CUDA_VISIBLE_DEVICES=(\S*)`)
+
+func workerLines(t *testing.T, id string) []workerLine {
+	t.Helper()
+	var out []workerLine
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		files, _ := filepath.Glob(filepath.Join(d, id, "*", "stdout"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			require.NoError(t, err)
+			m := indexesRe.FindStringSubmatch(string(data))
+			if m == nil {
+				continue
+			}
+			assert.Equal(t, m[1], m[2], "file and env agree in %s", f)
+			assert.Equal(t, m[1], m[3], "file and CUDA_VISIBLE_DEVICES agree in %s", f)
+			out = append(out, workerLine{logDir: d, container: filepath.Base(filepath.Dir(f)), indexes: m[1]})
+		}
+	}
+	return out
+}
+
+func TestE2EFourTaskExecutorsOneGPUEachGetDistinctGPUs(t *testing.T) {
+	e2eEnv(t)
+	job := writeJob(t, jobSpec{name: "e2e-gpu-4x1", instances: 4, gpus: 1, command: "./worker --sleep 20s", maxFailures: 1})
+	start := time.Now()
+	id := submitDetached(t, job)
+
+	// While all four run, status shows each container's GPU index.
+	var running statusDoc
+	running = waitFor(t, id, 3*time.Minute, "4 running TaskExecutors with GPU infos", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			t.Fatalf("%s ended early: %+v", id, d.Report)
+		}
+		if d.AM == nil {
+			return false
+		}
+		n := 0
+		for _, c := range d.AM.Containers {
+			if c.State == "RUNNING" && len(c.Infos["gpu"]) == 1 {
+				n++
+			}
+		}
+		return n == 4
+	})
+	t.Logf("submit to 4 TaskExecutors running with GPU infos: %s", time.Since(start).Round(100*time.Millisecond))
+	fromStatus := map[string]string{}
+	for _, c := range running.AM.Containers {
+		if len(c.Infos["gpu"]) == 1 {
+			fromStatus[c.ID] = c.Infos["gpu"][0]["index"]
+		}
+	}
+
+	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	require.Equal(t, "FINISHED", final.Report.State, "diagnostics: %s", final.Report.Diagnostics)
+	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "diagnostics: %s", final.Report.Diagnostics)
+
+	lines := workerLines(t, id)
+	require.Len(t, lines, 4, "four worker logs with their GPU lines")
+	perNode := map[string][]string{}
+	for _, l := range lines {
+		perNode[l.logDir] = append(perNode[l.logDir], l.indexes)
+		assert.Regexp(t, `^[0-3]$`, l.indexes, "one GPU of the node's four: %s", l.container)
+		assert.Equal(t, fromStatus[l.container], l.indexes, "status shows the index the worker printed, container %s", l.container)
+	}
+	for node, idx := range perNode {
+		sorted := append([]string(nil), idx...)
+		sort.Strings(sorted)
+		for i := 1; i < len(sorted); i++ {
+			assert.NotEqual(t, sorted[i-1], sorted[i], "co-located workers share GPU %s on %s: %v", sorted[i], node, idx)
+		}
+	}
+}
+
+func TestE2EExitZeroSucceedsAndSubmitExitsZero(t *testing.T) {
+	e2eEnv(t)
+	job := writeJob(t, jobSpec{name: "e2e-exit0", instances: 2, gpus: 1, command: "./worker", maxFailures: 1})
+	r := yarnAM(t, 5*time.Minute, "submit", job)
+	require.Equal(t, 0, r.code, "attached submit of a succeeding job:\n%s", r)
+	assert.Contains(t, r.stdout, "final status SUCCEEDED", r.String())
+	assert.Contains(t, r.stdout, "RUNNING", "state changes are shown:\n%s", r)
+	assert.Regexp(t, `containers: requested \d+, allocated \d+, running \d+, completed \d+, failed \d+`, r.stdout, "progress from the AM is shown")
+}
+
+func TestE2EExit3FailsAfterRetriesWithDiagnostics(t *testing.T) {
+	e2eEnv(t)
+	job := writeJob(t, jobSpec{name: "e2e-exit3", instances: 1, gpus: 1, command: "./worker --exit 3", maxFailures: 2})
+	r := yarnAM(t, 5*time.Minute, "submit", job)
+	require.NotEqual(t, 0, r.code, "submit of a failing job must fail:\n%s", r)
+	assert.Contains(t, r.stderr, "FAILED", r.String())
+	assert.Regexp(t, `(?i)exit[^0-9\n]{0,30}\b3\b`, r.stderr, "diagnostics name exit code 3:\n%s", r)
+	id := appIDRe.FindString(r.stdout)
+	require.NotEmpty(t, id)
+	d := status(t, id)
+	assert.Equal(t, "FAILED", d.Report.FinalStatus)
+	assert.Regexp(t, `(?i)exit[^0-9\n]{0,30}\b3\b`, d.Report.Diagnostics)
+}
+
+func TestE2EDriverModeFinalStatusFollowsTheDriver(t *testing.T) {
+	e2eEnv(t)
+	job := writeJob(t, jobSpec{name: "e2e-driver", instances: 1, gpus: 1, command: "./worker --sleep 1h", maxFailures: 1})
+	for _, tc := range []struct {
+		driver string
+		code   int
+		final  string
+	}{{"sleep 2; exit 0", 0, "SUCCEEDED"}, {"sleep 2; exit 1", 1, "FAILED"}} {
+		t.Run(tc.final, func(t *testing.T) {
+			r := yarnAM(t, 5*time.Minute, "submit", job, "--driver", tc.driver)
+			assert.Equal(t, tc.code, r.code, "driver %q:\n%s", tc.driver, r)
+			id := appIDRe.FindString(r.stdout)
+			require.NotEmpty(t, id, r.String())
+			assert.Equal(t, tc.final, status(t, id).Report.FinalStatus)
+		})
+	}
+}
+
+func TestE2EKillRunningJobRemovesStaging(t *testing.T) {
+	e2eEnv(t)
+	job := writeJob(t, jobSpec{name: "e2e-kill", instances: 1, gpus: 1, command: "./worker --sleep 1h", maxFailures: 1})
+	id := submitDetached(t, job)
+	d := waitFor(t, id, 3*time.Minute, "RUNNING", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			t.Fatalf("%s ended before it could be killed: %+v", id, d.Report)
+		}
+		return d.Report.State == "RUNNING"
+	})
+	user := d.Report.User
+
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	require.NoError(t, err)
+	fsys, err := container.DialHDFS(conf, user)
+	require.NoError(t, err)
+	defer fsys.Close()
+	dir := container.StagingDir(user, id)
+	_, err = fsys.Stat(dir)
+	require.NoError(t, err, "the staging directory exists while the job runs")
+
+	r := yarnAM(t, 3*time.Minute, "kill", id)
+	require.Equal(t, 0, r.code, "kill:\n%s", r)
+	assert.Contains(t, r.stdout, "KILLED", r.String())
+	assert.Equal(t, "KILLED", status(t, id).Report.State)
+	_, err = fsys.Stat(dir)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "staging directory %s is gone after kill (stat: %v)", dir, err)
+}
+
+func TestE2ETooManyGPUsFailFastNamingTheKey(t *testing.T) {
+	e2eEnv(t)
+	job := writeJob(t, jobSpec{name: "e2e-5gpus", instances: 1, gpus: 1, command: "./worker", maxFailures: 1})
+	for _, cmd := range []string{"check", "submit"} {
+		t.Run(cmd, func(t *testing.T) {
+			r := yarnAM(t, time.Minute, cmd, job, "-D", "external-resource.gpu.amount=5")
+			assert.Equal(t, 1, r.code, r.String())
+			assert.Less(t, r.took, 15*time.Second, "fails fast")
+			assert.Contains(t, r.stderr, "external-resource.gpu.amount", r.String())
+			assert.NotContains(t, r.stdout, "submitted", "nothing is submitted")
+		})
+	}
+	r := yarnAM(t, time.Minute, "check", job)
+	assert.Equal(t, 0, r.code, "the same job with 1 GPU passes check:\n%s", r)
+	assert.Contains(t, r.stdout, "OK: ")
+	assert.Contains(t, r.stdout, "yarn.io/gpu=1")
+}
