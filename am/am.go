@@ -1,0 +1,645 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// RM is what the AM needs of the ResourceManager's scheduler port (yarnrpc.AMClient).
+type RM interface {
+	Register(ctx context.Context, req *hadooppb.RegisterApplicationMasterRequestProto) (*hadooppb.RegisterApplicationMasterResponseProto, error)
+	Allocate(ctx context.Context, req *hadooppb.AllocateRequestProto) (*hadooppb.AllocateResponseProto, error)
+	Finish(ctx context.Context, req *hadooppb.FinishApplicationMasterRequestProto) (bool, error)
+	SetToken(tok yarnrpc.Token) error
+}
+
+// NM is what the AM needs of the NodeManagers (yarnrpc.NMClient).
+type NM interface {
+	SetToken(node string, tok yarnrpc.Token) error
+	StartContainers(ctx context.Context, node string, reqs ...*hadooppb.StartContainerRequestProto) (*hadooppb.StartContainersResponseProto, error)
+	StopContainers(ctx context.Context, node string, ids ...*hadooppb.ContainerIdProto) (*hadooppb.StopContainersResponseProto, error)
+}
+
+// Cleaner deletes the staging directory when the application ends (*Staging).
+type Cleaner interface {
+	Delete(ctx context.Context) error
+}
+
+// Defaults of Config.
+const (
+	DefaultHeartbeatFast = 200 * time.Millisecond
+	DefaultHeartbeatSlow = time.Second
+	DefaultLaunchWorkers = 8
+	// callTimeout bounds every RM and NM call.
+	callTimeout = 60 * time.Second
+	// maxAllocateErrors: consecutive failed heartbeats (each already retried by yarnrpc) before the
+	// AM gives up; YARN then starts another attempt if the application has one left.
+	maxAllocateErrors = 5
+)
+
+// Config configures an AM.
+type Config struct {
+	App         string // application id, for logs and the API
+	Spec        Spec
+	Host        string // registered host (NM_HOST)
+	RPCPort     int    // registered rpc_port (the HTTP port)
+	TrackingURL string
+	// HeartbeatFast is the allocate interval while asks are pending or launches in flight;
+	// HeartbeatSlow when idle.
+	HeartbeatFast, HeartbeatSlow time.Duration
+	LaunchWorkers                int // concurrent startContainers calls
+	// LaunchContext is the launch context of every TaskExecutor (local resources, env, command, tokens).
+	LaunchContext *hadooppb.ContainerLaunchContextProto
+	Priority      int32 // of the asks; 0 means 1
+	Driver        *DriverConfig
+	RM            RM
+	NM            NM
+	Staging       Cleaner // nil: nothing to delete
+	Log           logrus.FieldLogger
+}
+
+// tracked is a container the AM accepted, with what it needs to launch and stop it.
+type tracked struct {
+	Container
+	proto *hadooppb.ContainerProto
+	infos map[string][]resources.Info
+	// reportFailure is the launcher's discovery failure, if it reported one.
+	reportFailure string
+}
+
+// AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs.
+type AM struct {
+	cfg Config
+	log logrus.FieldLogger
+
+	mu          sync.Mutex
+	state       string
+	asks        []Ask
+	nextAskID   int64
+	containers  map[string]*tracked
+	order       []string
+	newAllocs   []Allocation
+	allocProtos map[string]*hadooppb.ContainerProto
+	release     map[string]*hadooppb.ContainerIdProto
+	send        map[int64]int
+	responseID  int32
+	requested   int // containers asked for so far
+	failures    []Container
+	limitHit    bool
+	diagnostics string
+	driverExit  *int
+	inFlight    int
+	stopping    bool
+
+	wake    chan struct{}
+	launchQ chan *tracked
+}
+
+// New returns an AM; Run starts it.
+func New(cfg Config) (*AM, error) {
+	if cfg.RM == nil || cfg.NM == nil {
+		return nil, errors.New("am: Config.RM and Config.NM are required")
+	}
+	if cfg.LaunchContext == nil {
+		return nil, errors.New("am: Config.LaunchContext is required")
+	}
+	if cfg.HeartbeatFast <= 0 {
+		cfg.HeartbeatFast = DefaultHeartbeatFast
+	}
+	if cfg.HeartbeatSlow <= 0 {
+		cfg.HeartbeatSlow = DefaultHeartbeatSlow
+	}
+	if cfg.LaunchWorkers <= 0 {
+		cfg.LaunchWorkers = DefaultLaunchWorkers
+	}
+	if cfg.Priority == 0 {
+		cfg.Priority = 1
+	}
+	if cfg.Log == nil {
+		cfg.Log = logrus.StandardLogger()
+	}
+	if cfg.Driver != nil && cfg.Spec.Mode != Driver {
+		cfg.Spec.Mode = Driver
+	}
+	return &AM{
+		cfg:         cfg,
+		log:         cfg.Log.WithField("app", cfg.App),
+		state:       "STARTING",
+		nextAskID:   1,
+		containers:  map[string]*tracked{},
+		allocProtos: map[string]*hadooppb.ContainerProto{},
+		release:     map[string]*hadooppb.ContainerIdProto{},
+		send:        map[int64]int{},
+		wake:        make(chan struct{}, 1),
+		launchQ:     make(chan *tracked, 1024),
+	}, nil
+}
+
+func (a *AM) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
+}
+
+// Run registers, runs the allocation loop until the application is done and unregisters with the
+// outcome, then deletes the staging directory. When ctx ends (SIGTERM from the NodeManager: the
+// application is being killed) it deletes the staging directory at once and returns an outcome with
+// status KILLED and ctx's error.
+func (a *AM) Run(ctx context.Context) (Outcome, error) {
+	var wg sync.WaitGroup
+	wctx, stopWorkers := context.WithCancel(ctx)
+	for i := 0; i < a.cfg.LaunchWorkers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.launchWorker(wctx) }()
+	}
+	defer func() { stopWorkers(); wg.Wait() }()
+
+	if err := a.register(ctx); err != nil {
+		if ctx.Err() != nil {
+			return a.killed(), ctx.Err()
+		}
+		return Outcome{}, err
+	}
+	a.setState("RUNNING")
+	var driverDone <-chan struct{}
+	if a.cfg.Driver != nil {
+		d, err := a.startDriver(ctx)
+		if err != nil {
+			out := Outcome{Status: Failed, Diagnostics: err.Error()}
+			return out, a.finish(ctx, out)
+		}
+		driverDone = d
+	}
+
+	errs := 0
+	for {
+		plan := a.reconcile()
+		var out *Outcome
+		if plan.Done != nil {
+			out = plan.Done
+		}
+		if o := a.driverOutcome(); o != nil {
+			out = o
+		}
+		if out != nil {
+			return *out, a.finish(ctx, *out)
+		}
+
+		err := a.heartbeat(ctx)
+		switch {
+		case err == nil:
+			errs = 0
+		case ctx.Err() != nil:
+			return a.killed(), ctx.Err()
+		case errors.Is(err, errShutdown):
+			a.setState("SHUTDOWN")
+			return Outcome{Status: Failed, Diagnostics: err.Error()}, err
+		default:
+			errs++
+			a.log.WithError(err).WithField("consecutive", errs).Warn("am: allocate failed")
+			if errs >= maxAllocateErrors {
+				return Outcome{Status: Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
+			}
+		}
+
+		t := time.NewTimer(a.interval())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return a.killed(), ctx.Err()
+		case <-a.wake:
+		case <-driverDone:
+			driverDone = nil
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// interval: fast while something is pending, slow when idle.
+func (a *AM) interval() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	pending := a.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
+	for _, k := range a.asks {
+		if k.Want > 0 {
+			pending = true
+		}
+	}
+	if pending {
+		return a.cfg.HeartbeatFast
+	}
+	return a.cfg.HeartbeatSlow
+}
+
+func (a *AM) setState(s string) {
+	a.mu.Lock()
+	a.state = s
+	a.mu.Unlock()
+}
+
+func (a *AM) killed() Outcome {
+	a.setState(string(Killed))
+	out := Outcome{Status: Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	a.deleteStaging()
+	return out
+}
+
+func (a *AM) deleteStaging() {
+	if a.cfg.Staging == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := a.cfg.Staging.Delete(ctx); err != nil {
+		a.log.WithError(err).Warn("am: could not delete the staging directory")
+		return
+	}
+	a.log.Info("am: staging directory deleted")
+}
+
+func (a *AM) register(ctx context.Context) error {
+	req := &hadooppb.RegisterApplicationMasterRequestProto{
+		Host:        proto.String(a.cfg.Host),
+		RpcPort:     proto.Int32(int32(a.cfg.RPCPort)),
+		TrackingUrl: proto.String(a.cfg.TrackingURL),
+	}
+	c, cancel := callCtx(ctx)
+	defer cancel()
+	resp, err := a.cfg.RM.Register(c, req)
+	if err != nil {
+		return fmt.Errorf("am: registering with the ResourceManager: %w", err)
+	}
+	a.log.WithFields(logrus.Fields{"queue": resp.GetQueue(), "maximum": yarnrpc.ResourceAmounts(resp.GetMaximumCapability()),
+		"tracking_url": a.cfg.TrackingURL}).Info("am: registered")
+	a.mu.Lock()
+	a.responseID = 0
+	for i := range a.asks {
+		a.asks[i].AtRM = 0 // a new registration starts with an empty request table: re-send everything
+	}
+	a.mu.Unlock()
+	return nil
+}
+
+// reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
+// ask table, releases, and launches queued to the workers.
+func (a *AM) reconcile() Plan {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil}
+	for _, id := range a.order {
+		obs.Containers = append(obs.Containers, a.containers[id].Container)
+	}
+	plan := Reconcile(a.cfg.Spec, obs)
+	a.newAllocs = nil
+	for _, s := range plan.Send {
+		a.send[s.ID] = s.Count
+		if s.Count > 0 {
+			old := 0
+			for _, k := range a.asks {
+				if k.ID == s.ID {
+					old = k.Want
+				}
+			}
+			if s.Count > old {
+				a.requested += s.Count - old
+			}
+			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": a.cfg.Spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
+		}
+	}
+	a.asks, a.nextAskID = plan.Asks, plan.NextAskID
+	for _, r := range plan.Release {
+		a.log.WithFields(logrus.Fields{"container": r.ID, "node": r.Node, "reason": r.Reason}).Info("am: releasing container")
+		if p := a.allocProtos[r.ID]; p != nil {
+			a.release[r.ID] = p.GetId()
+		}
+		delete(a.allocProtos, r.ID)
+	}
+	for _, l := range plan.Launch {
+		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: Launching, Resources: l.Resources}, proto: a.allocProtos[l.ID]}
+		delete(a.allocProtos, l.ID)
+		a.containers[l.ID] = t
+		a.order = append(a.order, l.ID)
+		a.inFlight++
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
+		a.launchQ <- t
+	}
+	if plan.LimitReached && !a.limitHit {
+		a.limitHit = true
+		a.diagnostics = failureDiagnostics(a.cfg.Spec, plan.Failures)
+		a.log.WithField("failures", len(plan.Failures)).Error("am: failure limit reached: " + a.diagnostics)
+	}
+	a.failures = plan.Failures
+	return plan
+}
+
+var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster to shut down (AM_SHUTDOWN)")
+
+// heartbeat sends one allocate and applies the response.
+func (a *AM) heartbeat(ctx context.Context) error {
+	a.mu.Lock()
+	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
+	ids := make([]int64, 0, len(a.send))
+	for id := range a.send {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	sent := map[int64]int{}
+	for _, id := range ids {
+		req.Ask = append(req.Ask, a.resourceRequest(id, a.send[id]))
+		sent[id] = a.send[id]
+	}
+	released := map[string]bool{}
+	for id, p := range a.release {
+		req.Release = append(req.Release, p)
+		released[id] = true
+	}
+	a.mu.Unlock()
+
+	c, cancel := callCtx(ctx)
+	defer cancel()
+	resp, err := a.cfg.RM.Allocate(c, req)
+	if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
+		a.log.WithError(err).Warn("am: the ResourceManager does not know this ApplicationMaster (restart or failover); registering again and re-sending every outstanding request")
+		if err := a.register(ctx); err != nil {
+			return err
+		}
+		a.resendAll()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.responseID = resp.GetResponseId()
+	for id, n := range sent {
+		if a.send[id] == n {
+			delete(a.send, id)
+		}
+	}
+	for id := range released {
+		delete(a.release, id)
+	}
+	if t := resp.GetAmRmToken(); t != nil {
+		if err := a.cfg.RM.SetToken(yarnrpc.TokenFromProto(t)); err != nil {
+			a.log.WithError(err).Warn("am: the new AM-RM token is unusable; keeping the old one")
+		} else {
+			a.log.Info("am: AM-RM token rolled over")
+		}
+	}
+	for _, nt := range resp.GetNmTokens() {
+		node := yarnrpc.NodeAddress(nt.GetNodeId())
+		if err := a.cfg.NM.SetToken(node, yarnrpc.TokenFromProto(nt.GetToken())); err != nil {
+			a.log.WithError(err).WithField("node", node).Warn("am: unusable NMToken")
+		}
+	}
+	for _, c := range resp.GetAllocatedContainers() {
+		id := yarnrpc.FormatContainerID(c.GetId())
+		a.allocProtos[id] = c
+		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
+			Resources: Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
+	}
+	for _, st := range resp.GetCompletedContainerStatuses() {
+		a.completedLocked(st)
+	}
+	if resp.AMCommand == nil { // proto2: an unset enum reads as its first value, AM_RESYNC
+		return nil
+	}
+	switch resp.GetAMCommand() {
+	case hadooppb.AMCommandProto_AM_SHUTDOWN:
+		return errShutdown
+	case hadooppb.AMCommandProto_AM_RESYNC:
+		a.mu.Unlock()
+		err := a.register(ctx)
+		a.resendAll()
+		a.mu.Lock()
+		return err
+	}
+	return nil
+}
+
+// resendAll marks every outstanding ask for sending (after a new registration).
+func (a *AM) resendAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range a.asks {
+		if a.asks[i].Want > 0 {
+			a.send[a.asks[i].ID] = a.asks[i].Want
+			a.asks[i].AtRM = a.asks[i].Want
+		}
+	}
+}
+
+func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
+	id := yarnrpc.FormatContainerID(st.GetContainerId())
+	t := a.containers[id]
+	if t == nil || t.Phase == Completed {
+		return // released by us, or already known to have ended
+	}
+	if t.Phase == Launching {
+		a.inFlight-- // the launch worker will find it completed
+	}
+	exit := st.GetExitStatus()
+	class := Classify(exit)
+	t.Phase = Completed
+	t.Exit = Exit{Status: exit, Class: class, Diagnostics: st.GetDiagnostics()}
+	if t.reportFailure != "" && class == ExitDiscoveryFailed {
+		t.Exit.Diagnostics = t.reportFailure + "; " + t.Exit.Diagnostics
+	}
+	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
+	if class == ExitSucceeded {
+		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
+	} else {
+		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + Describe(exit, class))
+	}
+}
+
+func (a *AM) progressLocked() float32 {
+	if a.cfg.Spec.Instances == 0 || a.cfg.Spec.Mode == Service {
+		return 0
+	}
+	done := 0
+	for _, t := range a.containers {
+		if t.Phase == Completed && t.Exit.Class == ExitSucceeded {
+			done++
+		}
+	}
+	return float32(min(done, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+}
+
+// resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
+func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
+	return &hadooppb.ResourceRequestProto{
+		Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(a.cfg.Priority)},
+		ResourceName:        proto.String("*"),
+		Capability:          ResourceProto(a.cfg.Spec.Capability),
+		NumContainers:       proto.Int32(int32(n)),
+		RelaxLocality:       proto.Bool(true),
+		AllocationRequestId: proto.Int64(id),
+	}
+}
+
+// ResourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
+// every other type in resource_value_map.
+func ResourceProto(c Capability) *hadooppb.ResourceProto {
+	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		if k != "memory-mb" && k != "vcores" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.ResourceValueMap = append(r.ResourceValueMap, &hadooppb.ResourceInformationProto{
+			Key: proto.String(k), Value: proto.Int64(c[k]), Units: proto.String(""), Type: hadooppb.ResourceTypesProto_COUNTABLE.Enum(),
+		})
+	}
+	return r
+}
+
+// launchWorker starts queued containers on their NodeManagers; several workers run at once.
+func (a *AM) launchWorker(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case t := <-a.launchQ:
+			a.launch(ctx, t)
+		}
+	}
+}
+
+func (a *AM) launch(ctx context.Context, t *tracked) {
+	log := a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node})
+	start := time.Now()
+	c, cancel := callCtx(ctx)
+	defer cancel()
+	req := &hadooppb.StartContainerRequestProto{ContainerLaunchContext: a.cfg.LaunchContext}
+	if t.proto != nil {
+		req.ContainerToken = t.proto.GetContainerToken()
+	}
+	resp, err := a.cfg.NM.StartContainers(c, t.Node, req)
+	if err == nil {
+		for _, f := range resp.GetFailedRequests() {
+			ex := f.GetException()
+			err = fmt.Errorf("%s: %s", ex.GetClassName(), ex.GetMessage())
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	defer a.poke()
+	if t.Phase != Launching {
+		return // completed (or stopped) while the launch was in flight
+	}
+	a.inFlight--
+	if err != nil {
+		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
+		t.Phase = Completed
+		t.Exit = Exit{Status: -1000, Class: ExitLaunchFailed, Diagnostics: err.Error()}
+		if t.proto != nil {
+			a.release[t.ID] = t.proto.GetId()
+		}
+		return
+	}
+	t.Phase = Running
+	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
+}
+
+// finish stops what still runs, unregisters with the outcome and deletes the staging directory.
+func (a *AM) finish(ctx context.Context, out Outcome) error {
+	a.mu.Lock()
+	a.stopping = true
+	a.state = "FINISHING"
+	var running []*tracked
+	for _, id := range a.order {
+		if t := a.containers[id]; t.Phase != Completed && t.proto != nil {
+			running = append(running, t)
+		}
+	}
+	a.mu.Unlock()
+	a.stopAll(ctx, running)
+
+	status := map[FinalStatus]hadooppb.FinalApplicationStatusProto{
+		Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,
+		Failed:    hadooppb.FinalApplicationStatusProto_APP_FAILED,
+		Killed:    hadooppb.FinalApplicationStatusProto_APP_KILLED,
+	}[out.Status]
+	req := &hadooppb.FinishApplicationMasterRequestProto{
+		FinalApplicationStatus: status.Enum(),
+		Diagnostics:            proto.String(out.Diagnostics),
+		TrackingUrl:            proto.String(a.cfg.TrackingURL),
+	}
+	log := a.log.WithFields(logrus.Fields{"final_status": out.Status, "diagnostics": out.Diagnostics})
+	log.Info("am: unregistering")
+	var err error
+	for i := 0; i < 50; i++ {
+		c, cancel := callCtx(ctx)
+		var done bool
+		done, err = a.cfg.RM.Finish(c, req)
+		cancel()
+		if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
+			if err = a.register(ctx); err == nil {
+				continue
+			}
+		}
+		if err != nil || done {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	a.setState(string(out.Status))
+	a.mu.Lock()
+	a.diagnostics = out.Diagnostics
+	a.mu.Unlock()
+	a.deleteStaging()
+	if err != nil {
+		return fmt.Errorf("am: unregistering with final status %s: %w", out.Status, err)
+	}
+	return nil
+}
+
+// stopAll stops containers on their NMs, every node at once.
+func (a *AM) stopAll(ctx context.Context, ts []*tracked) {
+	byNode := map[string][]*hadooppb.ContainerIdProto{}
+	for _, t := range ts {
+		byNode[t.Node] = append(byNode[t.Node], t.proto.GetId())
+	}
+	var wg sync.WaitGroup
+	for node, ids := range byNode {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if _, err := a.cfg.NM.StopContainers(c, node, ids...); err != nil {
+				a.log.WithError(err).WithField("node", node).Warn("am: stopping TaskExecutors failed (the RM kills them when the application ends)")
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,305 @@
+package am
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Mode says when the application is done.
+type Mode int
+
+const (
+	// Batch: done when every TaskExecutor has exited 0 (SUCCEEDED) or the failure limit is reached
+	// (FAILED). TaskExecutors that exit 0 are not replaced.
+	Batch Mode = iota
+	// Service: TaskExecutors run until the application is killed; any that end are replaced (up to the
+	// failure limit for those that failed).
+	Service
+	// Driver: like Batch for the TaskExecutors, but the driver program decides when the application is
+	// done and how it ends; reconcile never finishes it.
+	Driver
+)
+
+// Capability is a container size by YARN resource name: "memory-mb", "vcores", "yarn.io/gpu", ...
+type Capability map[string]int64
+
+// String renders the capability sorted by name: "memory-mb=512 vcores=1 yarn.io/gpu=1".
+func (c Capability) String() string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Fits says why got cannot serve an ask for want ("" if it can): memory and vcores may be larger than
+// asked (the scheduler rounds them up), every other resource type must be exactly what was asked (a
+// container with more GPUs than asked hides them from other applications; the launcher would only use
+// the configured amount).
+func Fits(got, want Capability) string {
+	var bad []string
+	for k, w := range want {
+		g := got[k]
+		switch k {
+		case "memory-mb", "vcores":
+			if g < w {
+				bad = append(bad, fmt.Sprintf("%s %d < %d asked", k, g, w))
+			}
+		default:
+			if g != w {
+				bad = append(bad, fmt.Sprintf("%s %d != %d asked", k, g, w))
+			}
+		}
+	}
+	for k, g := range got {
+		if _, asked := want[k]; !asked && g != 0 && k != "memory-mb" && k != "vcores" {
+			bad = append(bad, fmt.Sprintf("%s %d, none asked", k, g))
+		}
+	}
+	sort.Strings(bad)
+	return strings.Join(bad, ", ")
+}
+
+// Spec is the desired state: how many TaskExecutors of which size, and the failure policy.
+type Spec struct {
+	Instances   int
+	Capability  Capability
+	MaxFailures int // failed TaskExecutors replaced before the application fails
+	Mode        Mode
+}
+
+// Ask is one outstanding container request, keyed by its allocationRequestId.
+type Ask struct {
+	ID   int64 // allocationRequestId
+	Want int   // containers we still want from it
+	AtRM int   // what the RM's request table holds, as far as we know: last sent minus allocations since
+}
+
+// Phase is where a TaskExecutor container is in its life.
+type Phase string
+
+// Phases of an accepted container.
+const (
+	Launching Phase = "LAUNCHING" // allocated and accepted; startContainers queued or in flight
+	Running   Phase = "RUNNING"   // the NM started it
+	Completed Phase = "COMPLETED" // it ended (see Exit)
+)
+
+// Exit is how a container ended.
+type Exit struct {
+	Status      int32
+	Class       ExitClass
+	Diagnostics string
+}
+
+// Container is a TaskExecutor container the AM accepted.
+type Container struct {
+	ID        string
+	Node      string
+	AskID     int64
+	Phase     Phase
+	Resources Capability
+	Exit      Exit // when Completed
+}
+
+// Allocation is a container the RM allocated, not yet matched to an ask.
+type Allocation struct {
+	ID        string
+	Node      string
+	AskID     int64 // allocationRequestId (-1 when the RM sent none)
+	Resources Capability
+}
+
+// Observed is what the AM knows of the world.
+type Observed struct {
+	Asks           []Ask
+	Containers     []Container
+	NewAllocations []Allocation
+	NextAskID      int64 // the allocationRequestId of the next new ask (>= 1)
+	// Stopping: no new containers are wanted any more (the driver exited, the AM is finishing).
+	Stopping bool
+}
+
+// Release is an allocation the AM gives back, and why.
+type Release struct {
+	Allocation
+	Reason string
+}
+
+// AskUpdate is one ResourceRequest to send: the absolute number of containers wanted for an ask (0
+// cancels it).
+type AskUpdate struct {
+	ID    int64
+	Count int
+}
+
+// FinalStatus is how the application ends.
+type FinalStatus string
+
+// Final statuses (those of finishApplicationMaster).
+const (
+	Succeeded FinalStatus = "SUCCEEDED"
+	Failed    FinalStatus = "FAILED"
+	Killed    FinalStatus = "KILLED"
+)
+
+// Outcome is the application's end.
+type Outcome struct {
+	Status      FinalStatus
+	Diagnostics string
+}
+
+// Plan is what the AM does next.
+type Plan struct {
+	Launch    []Allocation // accepted: start a TaskExecutor in each
+	Release   []Release    // give back to the RM
+	Send      []AskUpdate  // ResourceRequests for the next allocate
+	Asks      []Ask        // the ask table once Send is sent
+	NextAskID int64
+	// LimitReached: more TaskExecutors failed than taskexecutor.max-failures allows; nothing more is
+	// asked for. Failures lists the counted failures (for diagnostics).
+	LimitReached bool
+	Failures     []Container
+	Done         *Outcome // the application is done (never set in Driver mode)
+}
+
+// Reconcile computes the AM's next actions from the desired and the observed state. It is a pure
+// function: the caller performs the plan (launches, releases, asks) and feeds what comes back into
+// the next call.
+func Reconcile(spec Spec, obs Observed) Plan {
+	p := Plan{NextAskID: obs.NextAskID}
+	if p.NextAskID < 1 {
+		p.NextAskID = 1
+	}
+	asks := make([]Ask, len(obs.Asks))
+	copy(asks, obs.Asks)
+	byID := map[int64]int{}
+	for i, a := range asks {
+		byID[a.ID] = i
+	}
+
+	active, succeeded := 0, 0
+	for _, c := range obs.Containers {
+		switch {
+		case c.Phase != Completed:
+			active++
+		case c.Exit.Class == ExitSucceeded:
+			succeeded++
+		case c.Exit.Class.Counts():
+			p.Failures = append(p.Failures, c)
+		}
+	}
+	p.LimitReached = len(p.Failures) > spec.MaxFailures
+	stop := obs.Stopping || p.LimitReached
+
+	target := spec.Instances
+	if spec.Mode != Service {
+		target -= succeeded
+	}
+	if stop {
+		target = 0
+	}
+	// Cancel what is no longer wanted before matching, so allocations for it are released as excess.
+	wanted := target - active
+	if wanted < 0 {
+		wanted = 0
+	}
+	outstanding := 0
+	for _, a := range asks {
+		outstanding += a.Want
+	}
+	for i := len(asks) - 1; i >= 0 && outstanding > wanted; i-- {
+		cut := min(asks[i].Want, outstanding-wanted)
+		asks[i].Want -= cut
+		outstanding -= cut
+	}
+
+	for _, al := range obs.NewAllocations {
+		i, ok := byID[al.AskID]
+		if !ok {
+			p.Release = append(p.Release, Release{al, fmt.Sprintf("no outstanding request with allocationRequestId %d", al.AskID)})
+			continue
+		}
+		a := &asks[i]
+		if a.AtRM > 0 {
+			a.AtRM-- // the RM decremented its table when it allocated this container
+		}
+		if a.Want == 0 {
+			p.Release = append(p.Release, Release{al, "excess: more containers allocated than requested"})
+			continue
+		}
+		if why := Fits(al.Resources, spec.Capability); why != "" {
+			p.Release = append(p.Release, Release{al, "does not fit the request: " + why})
+			continue
+		}
+		a.Want--
+		p.Launch = append(p.Launch, al)
+		active++
+	}
+
+	// Ask for what is still missing.
+	outstanding = 0
+	for _, a := range asks {
+		outstanding += a.Want
+	}
+	if need := target - active - outstanding; need > 0 {
+		asks = append(asks, Ask{ID: p.NextAskID, Want: need})
+		p.NextAskID++
+	}
+	for i := range asks {
+		if asks[i].Want != asks[i].AtRM {
+			p.Send = append(p.Send, AskUpdate{ID: asks[i].ID, Count: asks[i].Want})
+			asks[i].AtRM = asks[i].Want
+		}
+	}
+	for _, a := range asks {
+		if a.Want > 0 || a.AtRM > 0 {
+			p.Asks = append(p.Asks, a)
+		}
+	}
+
+	switch {
+	case spec.Mode == Driver:
+	case p.LimitReached:
+		p.Done = &Outcome{Status: Failed, Diagnostics: failureDiagnostics(spec, p.Failures)}
+	case spec.Mode == Batch && succeeded >= spec.Instances:
+		p.Done = &Outcome{Status: Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
+	}
+	return p
+}
+
+// failureDiagnostics names the exit codes of the failed TaskExecutors (the last few in full).
+func failureDiagnostics(spec Spec, failures []Container) string {
+	codes := map[int32]int{}
+	for _, c := range failures {
+		codes[c.Exit.Status]++
+	}
+	keys := make([]int, 0, len(codes))
+	for k := range codes {
+		keys = append(keys, int(k))
+	}
+	sort.Ints(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("exit code %d ×%d", k, codes[int32(k)]))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d TaskExecutors failed, more than taskexecutor.max-failures = %d allows (%s)", len(failures), spec.MaxFailures, strings.Join(parts, ", "))
+	from := max(0, len(failures)-3)
+	for _, c := range failures[from:] {
+		fmt.Fprintf(&b, "; %s on %s %s", c.ID, c.Node, Describe(c.Exit.Status, c.Exit.Class))
+		if d := strings.TrimSpace(c.Exit.Diagnostics); d != "" {
+			if len(d) > 300 {
+				d = d[:300] + "..."
+			}
+			fmt.Fprintf(&b, ": %s", d)
+		}
+	}
+	return b.String()
+}
