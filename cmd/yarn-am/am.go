@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+const amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
+
+The ApplicationMaster. 'yarn-am submit' starts it in the application's first container; you do not run
+it by hand. It registers with the ResourceManager, asks for the job's TaskExecutor containers (memory,
+vcores and every external resource, e.g. yarn.io/gpu), launches 'yarn-am launch -- <command>' in each,
+replaces failed ones up to taskexecutor.max-failures, serves the HTTP API at its tracking URL, and
+unregisters with the final status. The staging directory is deleted when the application ends (also when
+it is killed).
+
+Flags:
+  --job FILE              the job file (job.toml), required
+  --flink-conf FILE       flink-conf.yaml with external-resource keys (passed on to the launchers)
+  -D key=value            external-resource override; repeatable; passed on to the launchers
+  --service               keep TaskExecutors running (replacing any that end) until the app is killed;
+                          default: the app SUCCEEDS when every TaskExecutor has exited 0
+  --driver CMD            driver mode: run CMD with bash -c in this container, with YARN_AM_API
+                          (http://host:port/api/v1/) and YARN_AM_SECRET in its environment; the app
+                          SUCCEEDS if CMD exits 0, else FAILS; TaskExecutors are stopped when it exits
+  --heartbeat-fast DUR    allocate interval while containers are pending (default 200ms)
+  --heartbeat-slow DUR    allocate interval when nothing is pending (default 1s)
+  --launch-workers N      container launches in flight at once (default 8)
+
+Environment (set by YARN and 'yarn-am submit'): CONTAINER_ID, NM_HOST, HADOOP_TOKEN_FILE_LOCATION
+(AM-RM token and the application secret 'yarn-am.secret'), HADOOP_CONF_DIR, HADOOP_USER_NAME,
+YARN_AM_STAGING_DIR (hdfs:// URI of the staging directory), YARN_AM_LOG_LEVEL.
+
+HTTP API (on NM_HOST, a free port; also the tracking URL):
+  GET  /api/v1/status                     application state, counts and containers (with GPU indexes)
+  POST /api/v1/containers/<id>/report     the launcher's report; needs 'Authorization: Bearer <secret>'
+
+Exit codes: 0 unregistered (whatever the final status), 1 could not run or unregister, 2 bad usage,
+143 stopped by SIGTERM (application killed).`
+
+func init() {
+	register(&command{name: "am", summary: "the ApplicationMaster (run by YARN in the AM container)", usage: amUsage, run: runAM})
+}
+
+func runAM(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("am", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		jobFile, flinkConf, driver string
+		defines                    defineFlags
+		service                    bool
+		fast, slow                 time.Duration
+		workers                    int
+	)
+	fs.StringVar(&jobFile, "job", "", "")
+	fs.StringVar(&flinkConf, "flink-conf", "", "")
+	fs.Var(&defines, "D", "")
+	fs.BoolVar(&service, "service", false, "")
+	fs.StringVar(&driver, "driver", "", "")
+	fs.DurationVar(&fast, "heartbeat-fast", am.DefaultHeartbeatFast, "")
+	fs.DurationVar(&slow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
+	fs.IntVar(&workers, "launch-workers", am.DefaultLaunchWorkers, "")
+	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprintln(stdout, amUsage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "yarn-am am: %v\nRun 'yarn-am help am' for usage.\n", err)
+		return 2
+	}
+	switch {
+	case jobFile == "":
+		fmt.Fprintln(stderr, "yarn-am am: --job is required (the staged job.toml)")
+		return 2
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "yarn-am am: unexpected arguments %q\n", fs.Args())
+		return 2
+	case fast <= 0 || slow <= 0:
+		fmt.Fprintf(stderr, "yarn-am am: --heartbeat-fast=%v --heartbeat-slow=%v: both must be positive durations like 200ms or 1s\n", fast, slow)
+		return 2
+	case service && driver != "":
+		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
+		return 2
+	}
+	setLogLevel(stderr, logrus.InfoLevel)
+	defer logPeakRSS()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	code, err := amMain(ctx, amArgs{jobFile, flinkConf, defines, service, driver, fast, slow, workers})
+	if err != nil {
+		logrus.WithError(err).Error("yarn-am am: failed")
+		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
+	}
+	return code
+}
+
+type amArgs struct {
+	jobFile, flinkConf string
+	defines            []string
+	service            bool
+	driver             string
+	fast, slow         time.Duration
+	workers            int
+}
+
+func amMain(ctx context.Context, a amArgs) (int, error) {
+	job, err := container.LoadJob(a.jobFile)
+	if err != nil {
+		return 1, err
+	}
+	cfg, warnings, err := resources.Load(resources.Sources{JobFile: a.jobFile, FlinkConf: a.flinkConf, Overrides: a.defines})
+	for _, w := range warnings {
+		logrus.WithField("key", w.Key).Warn(w.Message)
+	}
+	if err != nil {
+		return 1, err
+	}
+	capability := am.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
+	for k, v := range cfg.YarnResources() {
+		capability[k] = v
+	}
+
+	cid := os.Getenv("CONTAINER_ID")
+	cidp, err := yarnrpc.ParseContainerID(cid)
+	if err != nil {
+		return 1, fmt.Errorf("CONTAINER_ID: %w (the AM runs in a YARN container)", err)
+	}
+	attempt := yarnrpc.FormatAttemptID(cidp.GetAppAttemptId())
+	app := yarnrpc.FormatApplicationID(cidp.GetAppAttemptId().GetApplicationId())
+	host := os.Getenv("NM_HOST")
+	if host == "" {
+		return 1, fmt.Errorf("NM_HOST is not set (YARN sets it in every container); the AM binds its HTTP API there")
+	}
+	tokenFile := os.Getenv("HADOOP_TOKEN_FILE_LOCATION")
+	if tokenFile == "" {
+		return 1, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION is not set: the AM needs its AM-RM token from YARN")
+	}
+	creds, err := yarnrpc.ReadCredentialsFile(tokenFile)
+	if err != nil {
+		return 1, err
+	}
+	amrm, ok := creds.TokenOfKind(yarnrpc.AMRMTokenKind)
+	if !ok {
+		return 1, fmt.Errorf("the token file %s has no %s token", tokenFile, yarnrpc.AMRMTokenKind)
+	}
+	secret := string(creds.Secrets[am.SecretAlias])
+	if secret == "" {
+		return 1, fmt.Errorf("the token file %s has no secret %q ('yarn-am submit' puts it there)", tokenFile, am.SecretAlias)
+	}
+	log := logrus.WithFields(logrus.Fields{"app": app, "attempt": attempt})
+
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	if err != nil {
+		return 1, err
+	}
+	user := yarnrpc.CurrentUser()
+	rm, err := yarnrpc.NewAMClient(conf, amrm, user)
+	if err != nil {
+		return 1, err
+	}
+	defer rm.Close()
+	co, err := conf.ConnDefaults()
+	if err != nil {
+		return 1, err
+	}
+	nm := yarnrpc.NewNMClient(co, attempt)
+	defer nm.Close()
+
+	var staging *am.Staging
+	if uri := os.Getenv(am.EnvStagingDir); uri != "" {
+		if staging, err = am.OpenStaging(ctx, uri, user); err != nil {
+			return 1, err
+		}
+		defer staging.Close()
+	} else {
+		log.Warn("yarn-am am: " + am.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
+	}
+	var manifest []am.ManifestEntry
+	if _, err := os.Stat(am.ManifestFile); err == nil {
+		if manifest, err = am.ReadManifest(am.ManifestFile); err != nil {
+			return 1, err
+		}
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 1, fmt.Errorf("the HTTP API cannot listen on NM_HOST=%s: %w", host, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	base := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
+
+	flinkAlias := ""
+	if a.flinkConf != "" {
+		flinkAlias = a.flinkConf
+	}
+	var stagedFiles am.StagedFiles
+	if staging != nil {
+		stagedFiles = staging
+	}
+	env := map[string]string{}
+	for k, v := range job.TaskExecutor.Env {
+		env[k] = v
+	}
+	if lvl := os.Getenv("YARN_AM_LOG_LEVEL"); lvl != "" {
+		if _, set := env["YARN_AM_LOG_LEVEL"]; !set {
+			env["YARN_AM_LOG_LEVEL"] = lvl
+		}
+	}
+	te := am.TaskExecutorLaunch{
+		Manifest: manifest, Staged: stagedFiles, JobFile: a.jobFile, FlinkConf: flinkAlias, Defines: a.defines,
+		Command: job.TaskExecutor.Command, Env: env, ReportURL: base + "api/v1/containers/", Creds: creds,
+	}
+	clc, err := te.LaunchContext()
+	if err != nil {
+		return 1, err
+	}
+
+	mode := am.Batch
+	if a.service {
+		mode = am.Service
+	}
+	amc := am.Config{
+		App:  app,
+		Spec: am.Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode},
+		Host: host, RPCPort: port, TrackingURL: base,
+		HeartbeatFast: a.fast, HeartbeatSlow: a.slow, LaunchWorkers: a.workers,
+		LaunchContext: clc, RM: rm, NM: nm, Log: log,
+	}
+	if staging != nil {
+		amc.Staging = staging
+	}
+	if a.driver != "" {
+		amc.Driver = &am.DriverConfig{Command: a.driver, Env: []string{am.EnvAPI + "=" + base + "api/v1/", am.EnvSecret + "=" + secret}}
+	}
+	m, err := am.New(amc)
+	if err != nil {
+		return 1, err
+	}
+	srv := &http.Server{Handler: m.Handler(secret), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() {
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(c)
+	}()
+	log.WithFields(logrus.Fields{"tracking_url": base, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
+		"mode": modeName(a)}).Info("yarn-am am: starting")
+
+	out, err := m.Run(ctx)
+	if ctx.Err() != nil {
+		log.Info("yarn-am am: stopped by signal (application killed)")
+		return 143, nil
+	}
+	log.WithFields(logrus.Fields{"final_status": out.Status, "diagnostics": out.Diagnostics}).Info("yarn-am am: done")
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+func modeName(a amArgs) string {
+	switch {
+	case a.driver != "":
+		return "driver"
+	case a.service:
+		return "service"
+	}
+	return "batch"
+}
+
+// logPeakRSS logs the AM's peak resident set size (VmHWM), for sizing am.memory.
+func logPeakRSS() {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(v)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+					logrus.Infof("am peak RSS: %.1f MiB", kb/1024)
+				}
+			}
+		}
+	}
+}
