@@ -81,7 +81,7 @@ cmd_build() {
   fi
   if ((need_mvn)); then
     command -v mvn >/dev/null || die "no mvn on PATH: install Maven (apt-get install maven)"
-    log "resolving Hadoop jars with Maven (first run downloads ~200 MB; log: $TARGET/mvn.log)"
+    log "resolving Hadoop jars with Maven (first run downloads ~140 MB; log: $TARGET/mvn.log)"
     local start=$SECONDS
     # shellcheck disable=SC2086
     if ! run_with_progress "resolving jars" "$TARGET/mvn.log" \
