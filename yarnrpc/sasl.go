@@ -1,6 +1,7 @@
 package yarnrpc
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -143,6 +144,12 @@ func writeSASL(w io.Writer, m *hadooppb.RpcSaslProto) error {
 
 func readSASL(r io.Reader, maxFrame int) (*hadooppb.RpcSaslProto, error) {
 	frame, err := readFrame(r, maxFrame)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// Hadoop 3.4 sometimes closes without its answer when it refuses a token ("Auth failed ...
+		// IO error acquiring password" followed by a NullPointerException in the server log).
+		return nil, fmt.Errorf("server closed the connection during SASL authentication "+
+			"(an unknown, expired or wrong token is the usual reason; see the server log): %w", err)
+	}
 	if err != nil {
 		return nil, err
 	}
