@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 MINICLUSTER_DIR := .minicluster
 
-.PHONY: all build vet unit integration test demo protos minicluster-up minicluster-down clean
+.PHONY: all build vet unit integration test demo protos minicluster-up minicluster-down clean readme-commands
 
 all: build
 
@@ -73,3 +73,8 @@ include testdata/minicluster/minicluster.mk
 
 clean:
 	rm -rf bin
+
+# Prints the README's "Command reference" section from the binary's own help texts.
+readme-commands: build
+	@for c in $$($(BIN) help | awk '/^Commands:/{f=1;next} f&&NF==0{exit} f{print $$1}'); do \
+	  printf '### `yarn-am %s`\n\n```text\n' "$$c"; $(BIN) help "$$c"; printf '```\n\n'; done
