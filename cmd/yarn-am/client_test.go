@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
+)
+
+// fakeRM is an in-process ResourceManager (client protocol) with 2 nodes of 8 GiB, 8 vcores, 4 GPUs.
+type fakeRM struct {
+	srv *rpctest.Server
+
+	mu       sync.Mutex
+	reports  []*hadooppb.ApplicationReportProto // returned in turn; the last one repeats
+	calls    int
+	listReq  *hadooppb.GetApplicationsRequestProto
+	listResp []*hadooppb.ApplicationReportProto
+}
+
+func res(mem int64, vcores int32, gpus int64) *hadooppb.ResourceProto {
+	return &hadooppb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(vcores),
+		ResourceValueMap: []*hadooppb.ResourceInformationProto{{Key: proto.String("yarn.io/gpu"), Value: proto.Int64(gpus)}}}
+}
+
+func newFakeRM(t *testing.T) *fakeRM {
+	t.Helper()
+	srv, err := rpctest.NewServer(rpctest.Options{Simple: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { srv.Close() })
+	f := &fakeRM{srv: srv}
+	p := yarnrpc.ApplicationClientProtocol
+	srv.Handle(p, "getResourceTypeInfo", func(context.Context, *rpctest.Request) (proto.Message, error) {
+		var infos []*hadooppb.ResourceTypeInfoProto
+		for _, n := range []string{"memory-mb", "vcores", "yarn.io/gpu"} {
+			infos = append(infos, &hadooppb.ResourceTypeInfoProto{Name: proto.String(n)})
+		}
+		return &hadooppb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: infos}, nil
+	})
+	srv.Handle(p, "getNewApplication", func(context.Context, *rpctest.Request) (proto.Message, error) {
+		return &hadooppb.GetNewApplicationResponseProto{
+			ApplicationId:     &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(1700000000000), Id: proto.Int32(1)},
+			MaximumCapability: res(8192, 8, 4),
+		}, nil
+	})
+	srv.Handle(p, "getClusterNodes", func(context.Context, *rpctest.Request) (proto.Message, error) {
+		var nodes []*hadooppb.NodeReportProto
+		for i, h := range []string{"127.0.0.2", "127.0.0.3"} {
+			nodes = append(nodes, &hadooppb.NodeReportProto{
+				NodeId:     &hadooppb.NodeIdProto{Host: proto.String(h), Port: proto.Int32(int32(40000 + i))},
+				Capability: res(8192, 8, 4),
+			})
+		}
+		return &hadooppb.GetClusterNodesResponseProto{NodeReports: nodes}, nil
+	})
+	srv.Handle(p, "getApplicationReport", func(context.Context, *rpctest.Request) (proto.Message, error) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.reports) == 0 {
+			return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException", Message: "Application with id 'x' doesn't exist in RM."}
+		}
+		i := f.calls
+		if i >= len(f.reports) {
+			i = len(f.reports) - 1
+		}
+		f.calls++
+		return &hadooppb.GetApplicationReportResponseProto{ApplicationReport: f.reports[i]}, nil
+	})
+	srv.Handle(p, "getApplications", func(_ context.Context, r *rpctest.Request) (proto.Message, error) {
+		req := &hadooppb.GetApplicationsRequestProto{}
+		if err := r.Decode(req); err != nil {
+			return nil, err
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.listReq = req
+		return &hadooppb.GetApplicationsResponseProto{Applications: f.listResp}, nil
+	})
+
+	dir := t.TempDir()
+	site := fmt.Sprintf(`<configuration>
+<property><name>yarn.resourcemanager.address</name><value>%s</value></property>
+<property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:1</value></property>
+</configuration>`, srv.Addr())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte(site), 0o644))
+	t.Setenv("HADOOP_CONF_DIR", dir)
+	t.Setenv("YARN_CONF_DIR", "")
+	t.Setenv("HADOOP_USER_NAME", "alice")
+	return f
+}
+
+func report(state hadooppb.YarnApplicationStateProto, final hadooppb.FinalApplicationStatusProto, amURL, diag string) *hadooppb.ApplicationReportProto {
+	r := &hadooppb.ApplicationReportProto{
+		ApplicationId:          &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(1700000000000), Id: proto.Int32(1)},
+		User:                   proto.String("alice"),
+		Queue:                  proto.String("default"),
+		Name:                   proto.String("demo"),
+		YarnApplicationState:   state.Enum(),
+		FinalApplicationStatus: final.Enum(),
+		ApplicationType:        proto.String("YARN-AM"),
+		Diagnostics:            proto.String(diag),
+		TrackingUrl:            proto.String("http://rm:8088/proxy/application_1700000000000_0001/"),
+	}
+	if amURL != "" {
+		r.OriginalTrackingUrl = proto.String(amURL)
+	}
+	return r
+}
+
+func writeTestJob(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "job.toml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
+
+const gpuJob = `name = "unit"
+"external-resources" = "gpu"
+"external-resource.gpu.amount" = 1
+"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
+[am]
+memory = 256
+[taskexecutor]
+instances = 2
+command = "./worker"
+memory = 512
+vcores = 2
+`
+
+func runCmd(args ...string) (string, string, int) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestCheckOK(t *testing.T) {
+	newFakeRM(t)
+	out, errs, code := runCmd("check", writeTestJob(t, gpuJob))
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "OK: job unit fits the cluster: 2 TaskExecutor(s) of memory-mb=512, vcores=2, yarn.io/gpu=1; ApplicationMaster memory-mb=256, vcores=1; 2 running NodeManagers\n", out)
+}
+
+func TestCheckReportsEveryProblemNamingTheKey(t *testing.T) {
+	newFakeRM(t)
+	job := writeTestJob(t, strings.Replace(gpuJob, "memory = 256", "memory = \"16g\"", 1))
+	out, errs, code := runCmd("check", job, "-D", "external-resource.gpu.amount=5")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "external-resource.gpu.amount = 5 (yarn.io/gpu) is more than the cluster's maximum allocation of 4 yarn.io/gpu")
+	assert.Contains(t, errs, "ApplicationMaster (am.memory, am.vcores): memory 16384 MB is more than the cluster's maximum allocation of 8192 MB")
+
+	// -Dkey=value and flags after the job file work too.
+	_, errs, code = runCmd("check", writeTestJob(t, gpuJob), "-Dexternal-resource.gpu.amount=9")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "external-resource.gpu.amount = 9")
+}
+
+func TestCheckJobErrorsBeforeAskingTheCluster(t *testing.T) {
+	f := newFakeRM(t)
+	_, errs, code := runCmd("check", writeTestJob(t, "[taskexecutor]\ninstances = -1\n"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "taskexecutor.command is missing")
+	assert.Contains(t, errs, "taskexecutor.instances = -1")
+	assert.Zero(t, f.srv.Calls("getNewApplication"), "a broken job file does not reach the RM")
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{{"check"}, {"submit"}, {"status"}, {"kill"}, {"status", "not-an-id"}, {"list", "extra"}, {"check", "--bogus", "x"}} {
+		_, errs, code := runCmd(args...)
+		assert.Equal(t, 2, code, "%v: %s", args, errs)
+		assert.NotEmpty(t, errs)
+	}
+	for _, c := range []string{"check", "submit", "status", "kill", "list"} {
+		out, _, code := runCmd(c, "-h")
+		assert.Equal(t, 0, code)
+		assert.True(t, strings.HasPrefix(out, "Usage: yarn-am "+c), out)
+	}
+}
+
+func TestSubmitPreflightFailsFastWithoutStaging(t *testing.T) {
+	f := newFakeRM(t)
+	start := time.Now()
+	out, errs, code := runCmd("submit", writeTestJob(t, gpuJob), "-D", "external-resource.gpu.amount=5", "--detach")
+	assert.Equal(t, 1, code)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Contains(t, errs, "external-resource.gpu.amount = 5")
+	assert.NotContains(t, out, "staging")
+	assert.Zero(t, f.srv.Calls("submitApplication"))
+}
+
+// fakeAM serves /api/v1/status with the given document.
+func fakeAM(t *testing.T, doc *string, mu *sync.Mutex) *httptest.Server {
+	t.Helper()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/status" {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, *doc)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+const amDoc = `{"app":"application_1700000000000_0001","state":"RUNNING","requirement":{"instances":2},
+ "counts":{"requested":2,"allocated":2,"running":2,"completed":0,"failed":0},
+ "containers":[
+  {"id":"container_1700000000000_0001_01_000002","node":"127.0.0.2:40000","state":"RUNNING","resources":{"memory-mb":512,"vcores":2,"yarn.io/gpu":1},"infos":{"gpu":[{"index":"3"}]}},
+  {"id":"container_1700000000000_0001_01_000003","node":"127.0.0.3:40001","state":"RUNNING","resources":{"memory-mb":512,"vcores":2,"yarn.io/gpu":1},"infos":{"gpu":[{"index":"0"}]}}
+ ]}`
+
+func TestStatusShowsTheAMsContainersAndGPUs(t *testing.T) {
+	f := newFakeRM(t)
+	var mu sync.Mutex
+	doc := amDoc
+	am := fakeAM(t, &doc, &mu)
+	f.reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, am.URL+"/", "")}
+
+	out, errs, code := runCmd("status", "application_1700000000000_0001")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "State:        RUNNING, final status UNDEFINED")
+	assert.Contains(t, out, "Containers:   requested 2, allocated 2, running 2, completed 0, failed 0")
+	assert.Regexp(t, `container_1700000000000_0001_01_000002\s+127.0.0.2:40000\s+RUNNING\s+memory-mb=512,vcores=2,yarn.io/gpu=1\s+gpu=3`, out)
+	assert.Regexp(t, `container_1700000000000_0001_01_000003\s+127.0.0.3:40001\s+RUNNING\s+\S+\s+gpu=0`, out)
+
+	out, errs, code = runCmd("status", "application_1700000000000_0001", "--json")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, `"state": "RUNNING"`)
+	assert.Contains(t, out, `"index": "3"`)
+	assert.Contains(t, out, `"amUrl": "`+am.URL+`/"`)
+}
+
+func TestStatusUnknownApplication(t *testing.T) {
+	newFakeRM(t)
+	_, errs, code := runCmd("status", "application_1700000000000_0042")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "does not know application_1700000000000_0042")
+}
+
+func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
+	f := newFakeRM(t)
+	var mu sync.Mutex
+	doc := amDoc
+	am := fakeAM(t, &doc, &mu)
+	running := report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, am.URL+"/", "")
+	f.reports = []*hadooppb.ApplicationReportProto{
+		report(hadooppb.YarnApplicationStateProto_ACCEPTED, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, "", ""),
+		running, running, running,
+		report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "done"),
+	}
+	rm, err := newAppClient()
+	require.NoError(t, err)
+	defer rm.Close()
+	var out, errb bytes.Buffer
+	res := follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
+	require.NoError(t, res.err)
+	assert.Equal(t, 0, res.exitCode(&out, &errb))
+	text := out.String()
+	assert.Equal(t, 1, strings.Count(text, "application_1700000000000_0001 RUNNING\n"), "state changes are printed once:\n%s", text)
+	assert.Equal(t, 1, strings.Count(text, "containers: requested 2, allocated 2, running 2, completed 0, failed 0"), "unchanged counts are printed once:\n%s", text)
+	assert.Contains(t, text, "container container_1700000000000_0001_01_000002 on 127.0.0.2:40000 RUNNING gpu=3")
+	assert.Contains(t, text, "final status SUCCEEDED")
+
+	// A failed application: exit 1 with the diagnostics.
+	f.mu.Lock()
+	f.calls = 0
+	f.reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_FAILED, "", "TaskExecutor failure limit reached: exit code 3")}
+	f.mu.Unlock()
+	out.Reset()
+	res = follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
+	require.NoError(t, res.err)
+	assert.Equal(t, 1, res.exitCode(&out, &errb))
+	assert.Contains(t, errb.String(), "ended FINISHED with final status FAILED: TaskExecutor failure limit reached: exit code 3")
+}
+
+func TestListFiltersByTypeAndState(t *testing.T) {
+	f := newFakeRM(t)
+	f.listResp = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, "", "")}
+	out, errs, code := runCmd("list")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `application_1700000000000_0001\s+demo\s+alice\s+default\s+RUNNING\s+UNDEFINED`, out)
+	assert.Equal(t, []string{"YARN-AM"}, f.listReq.GetApplicationTypes())
+	assert.NotContains(t, f.listReq.GetApplicationStates(), hadooppb.YarnApplicationStateProto_FINISHED)
+	assert.Contains(t, f.listReq.GetApplicationStates(), hadooppb.YarnApplicationStateProto_RUNNING)
+
+	out, errs, code = runCmd("list", "--all", "--json")
+	require.Equal(t, 0, code, errs)
+	assert.Empty(t, f.listReq.GetApplicationStates(), "--all asks for every state")
+	assert.Contains(t, out, `"id": "application_1700000000000_0001"`)
+}
