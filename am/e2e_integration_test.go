@@ -276,34 +276,31 @@ func TestE2EFourTaskExecutorsOneGPUEachGetDistinctGPUs(t *testing.T) {
 	start := time.Now()
 	id := submitDetached(t, job)
 
-	// While all four run, status shows each container's GPU index.
-	var running statusDoc
-	running = waitFor(t, id, 3*time.Minute, "4 running TaskExecutors with GPU infos", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
-			t.Fatalf("%s ended early: %+v", id, d.Report)
-		}
-		if d.AM == nil {
-			return false
-		}
-		n := 0
-		for _, c := range d.AM.Containers {
-			if c.State == "RUNNING" && len(c.Infos["gpu"]) == 1 {
-				n++
+	// Follow status until the end, noting each container's GPU index as status shows it while the
+	// TaskExecutors run, and when all four first ran at once.
+	fromStatus := map[string]string{}
+	var allRunning time.Duration
+	final := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool {
+		if d.AM != nil {
+			n := 0
+			for _, c := range d.AM.Containers {
+				if c.State == "RUNNING" {
+					n++
+				}
+				if g := c.Infos["gpu"]; len(g) == 1 {
+					fromStatus[c.ID] = g[0]["index"]
+				}
+			}
+			if n == 4 && allRunning == 0 {
+				allRunning = time.Since(start)
 			}
 		}
-		return n == 4
+		return isEnded(d.Report.State)
 	})
-	t.Logf("submit to 4 TaskExecutors running with GPU infos: %s", time.Since(start).Round(100*time.Millisecond))
-	fromStatus := map[string]string{}
-	for _, c := range running.AM.Containers {
-		if len(c.Infos["gpu"]) == 1 {
-			fromStatus[c.ID] = c.Infos["gpu"][0]["index"]
-		}
-	}
-
-	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	t.Logf("submit to 4 TaskExecutors running: %s", allRunning.Round(100*time.Millisecond))
 	require.Equal(t, "FINISHED", final.Report.State, "diagnostics: %s", final.Report.Diagnostics)
 	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "diagnostics: %s", final.Report.Diagnostics)
+	assert.NotZero(t, allRunning, "status showed all 4 TaskExecutors running at once")
 
 	lines := workerLines(t, id)
 	require.Len(t, lines, 4, "four worker logs with their GPU lines")
@@ -311,7 +308,12 @@ func TestE2EFourTaskExecutorsOneGPUEachGetDistinctGPUs(t *testing.T) {
 	for _, l := range lines {
 		perNode[l.logDir] = append(perNode[l.logDir], l.indexes)
 		assert.Regexp(t, `^[0-3]$`, l.indexes, "one GPU of the node's four: %s", l.container)
-		assert.Equal(t, fromStatus[l.container], l.indexes, "status shows the index the worker printed, container %s", l.container)
+	}
+	assert.Len(t, fromStatus, 4, "status showed every container's GPU index while it ran (the launcher reports it to the AM)")
+	for _, l := range lines {
+		if got, ok := fromStatus[l.container]; ok {
+			assert.Equal(t, l.indexes, got, "status shows the index the worker printed, container %s", l.container)
+		}
 	}
 	for node, idx := range perNode {
 		sorted := append([]string(nil), idx...)
