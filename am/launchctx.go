@@ -95,7 +95,9 @@ func (l TaskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 }
 
 // LauncherCommand is the TaskExecutor's command line: the user's command run by bash inside
-// `yarn-am launch`, with its output in the container's log directory.
+// `yarn-am launch`, with its output in the container's log directory. It is escaped for YARN's launch
+// script, which embeds it in double quotes (exec /bin/bash -c "<command>"), so the user's $VARS are
+// expanded by the worker's bash, after the launcher has set them.
 func LauncherCommand(jobFile, flinkConf string, defines []string, command string) string {
 	parts := []string{"./yarn-am", "launch", "-f", ShellQuote(jobFile)}
 	if flinkConf != "" {
@@ -105,8 +107,11 @@ func LauncherCommand(jobFile, flinkConf string, defines []string, command string
 		parts = append(parts, "-D", ShellQuote(d))
 	}
 	parts = append(parts, "--", "/bin/bash", "-c", ShellQuote(command), "1><LOG_DIR>/stdout", "2><LOG_DIR>/stderr")
-	return strings.Join(parts, " ")
+	return launchScriptEscaper.Replace(strings.Join(parts, " "))
 }
+
+// launchScriptEscaper escapes what is special inside bash double quotes.
+var launchScriptEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
 
 // ShellQuote quotes s for bash: plain words stay as they are, anything else goes in single quotes.
 func ShellQuote(s string) string {

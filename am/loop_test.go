@@ -41,6 +41,7 @@ type fakeCluster struct {
 	registers    int
 	allocates    int
 	lastRespID   int32
+	lastResp     *hadooppb.AllocateResponseProto
 	respIDErrors []string
 	table        map[int64]int32 // allocationRequestId → containers pending at the "RM"
 	capability   map[int64]*hadooppb.ResourceProto
@@ -95,6 +96,7 @@ func (f *fakeCluster) register(_ context.Context, r *rpctest.Request) (proto.Mes
 	f.registered = true
 	f.registers++
 	f.lastRespID = 0
+	f.lastResp = nil
 	f.table = map[int64]int32{} // a restarted RM has an empty request table
 	return &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default")}, nil
 }
@@ -113,6 +115,9 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 	if !f.registered {
 		return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException",
 			Message: "AM is not registered for known application attempt"}
+	}
+	if f.lastResp != nil && req.GetResponseId()+1 == f.lastRespID {
+		return f.lastResp, nil // a repeated heartbeat (its response was lost): the RM answers it again
 	}
 	if req.GetResponseId() != f.lastRespID {
 		f.respIDErrors = append(f.respIDErrors, fmt.Sprintf("allocate %d: response_id %d, want %d", f.allocates, req.GetResponseId(), f.lastRespID))
@@ -160,6 +165,7 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 			Diagnostics: proto.String(fmt.Sprintf("Exception from container-launch. Exit code: %d", code))})
 		delete(f.running, id)
 	}
+	f.lastResp = resp
 	return resp, nil
 }
 
@@ -287,14 +293,15 @@ func TestLoopReleasesMisfitsAndAsksAgain(t *testing.T) {
 func TestLoopFailureLimit(t *testing.T) {
 	f := newFakeCluster(t)
 	f.exitCode = func(int) int32 { return 3 }
-	m, _ := f.newAM(t, gpuSpec(2, 2))
+	m, _ := f.newAM(t, gpuSpec(1, 2))
 	out := run(t, m)
 	assert.Equal(t, Failed, out.Status)
+	assert.Contains(t, out.Diagnostics, "3 TaskExecutors failed")
 	assert.Contains(t, out.Diagnostics, "exit code 3")
 	assert.Contains(t, out.Diagnostics, "taskexecutor.max-failures = 2")
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	assert.Len(t, f.started, 4, "2 at first, 2 replacements (max-failures = 2); the next failures end the app")
+	assert.Len(t, f.started, 3, "2 replacements (max-failures = 2), then the third failure ends the app")
 	require.NotNil(t, f.finishReq)
 	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_FAILED, f.finishReq.GetFinalApplicationStatus())
 	assert.Contains(t, f.finishReq.GetDiagnostics(), "exit code 3")
