@@ -1,0 +1,150 @@
+package am
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+type nopRM struct{ RM }
+type nopNM struct{ NM }
+
+func apiAM(t *testing.T) *AM {
+	t.Helper()
+	m, err := New(Config{App: "application_1_0001", Spec: Spec{Instances: 2, Capability: te, MaxFailures: 3},
+		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
+	require.NoError(t, err)
+	m.asks = []Ask{{ID: 1, Want: 1, AtRM: 1}}
+	m.containers["c1"] = &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: Running, Resources: te}}
+	m.containers["c2"] = &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: Completed, Resources: te,
+		Exit: Exit{Status: 3, Class: ExitFailed, Diagnostics: "Exit code: 3"}}}
+	m.order = []string{"c1", "c2"}
+	m.state = "RUNNING"
+	return m
+}
+
+func post(t *testing.T, h http.Handler, url, auth, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+func TestAPIReportNeedsTheSecret(t *testing.T) {
+	m := apiAM(t)
+	h := m.Handler(testSecret)
+	body := `{"infos":{"gpu":[{"index":"2"}]}}`
+	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "", body).Code)
+	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "Bearer wrong", body).Code)
+	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", testSecret, body).Code, "the Bearer scheme is required")
+	assert.Nil(t, m.containers["c1"].infos, "a refused report changes nothing")
+
+	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body).Code)
+	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.containers["c1"].infos)
+
+	assert.Equal(t, http.StatusNotFound, post(t, h, "/api/v1/containers/c9/report", "Bearer "+testSecret, body).Code)
+	assert.Equal(t, http.StatusBadRequest, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, "{").Code)
+	get := httptest.NewRequest(http.MethodGet, "/api/v1/containers/c1/report", nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, get)
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+}
+
+func TestAPIDiscoveryFailureReport(t *testing.T) {
+	m := apiAM(t)
+	rec := post(t, m.Handler(testSecret), "/api/v1/containers/c1/report", "Bearer "+testSecret,
+		`{"failedResource":"gpu","failure":"found 0 GPUs, need 1"}`)
+	assert.Equal(t, http.StatusNoContent, rec.Code)
+	s := m.Status()
+	assert.Equal(t, "discovery failed for resource gpu: found 0 GPUs, need 1", s.Containers[0].Diagnostics)
+}
+
+func TestAPIStatus(t *testing.T) {
+	m := apiAM(t)
+	h := m.Handler(testSecret)
+	post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, `{"infos":{"gpu":[{"index":"0"}]}}`)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/status", nil))
+	require.Equal(t, http.StatusOK, rec.Code, "reads need no secret")
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	var got map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	assert.Equal(t, "application_1_0001", got["app"])
+	assert.Equal(t, "RUNNING", got["state"])
+	assert.Equal(t, map[string]any{"requested": 1.0, "allocated": 0.0, "running": 1.0, "completed": 1.0, "failed": 1.0}, got["counts"])
+	req := got["requirement"].(map[string]any)
+	assert.Equal(t, 2.0, req["instances"])
+	assert.Equal(t, map[string]any{"memory-mb": 512.0, "vcores": 1.0, "yarn.io/gpu": 1.0}, req["resources"])
+	cs := got["containers"].([]any)
+	require.Len(t, cs, 2)
+	c1, c2 := cs[0].(map[string]any), cs[1].(map[string]any)
+	assert.Equal(t, map[string]any{"gpu": []any{map[string]any{"index": "0"}}}, c1["infos"])
+	assert.Equal(t, "RUNNING", c1["state"])
+	assert.NotContains(t, c1, "exitStatus")
+	assert.Equal(t, 3.0, c2["exitStatus"])
+	assert.Equal(t, "failed", c2["exitClass"])
+	assert.Equal(t, "n2:1", c2["node"])
+	assert.NotContains(t, rec.Body.String(), testSecret)
+}
+
+func TestLaunchContext(t *testing.T) {
+	l := TaskExecutorLaunch{
+		Manifest: []ManifestEntry{{Alias: "nvidia-smi", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/nvidia-smi", Size: 10, Timestamp: 5, Type: "FILE"},
+			{Alias: "data", URL: "hdfs://127.0.0.1:9000/d.tgz", Size: 1, Timestamp: 2, Type: "ARCHIVE"},
+			{Alias: "yarn-am", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/yarn-am", Size: 7, Timestamp: 3}},
+		Staged:  fakeStaged{},
+		JobFile: "job.toml", Defines: []string{"external-resource.gpu.param.discovery-script.path=my script.sh"},
+		Command: `echo "$CUDA_VISIBLE_DEVICES" it's`, Env: map[string]string{"PATH": "$PWD:/usr/bin"},
+		ReportURL: "http://h:1/api/v1/containers/",
+	}
+	l.Creds = credsWithAMRM()
+	clc, err := l.LaunchContext()
+	require.NoError(t, err)
+	lr := map[string]*hadooppb.LocalResourceProto{}
+	for _, e := range clc.GetLocalResources() {
+		lr[e.GetKey()] = e.GetValue()
+	}
+	assert.Len(t, lr, 4, "manifest + job.toml; yarn-am from the manifest is not added twice")
+	assert.Equal(t, hadooppb.LocalResourceTypeProto_ARCHIVE, lr["data"].GetType())
+	assert.Equal(t, "/user/u/.yarn-am/app/nvidia-smi", lr["nvidia-smi"].GetResource().GetFile())
+	assert.EqualValues(t, 9000, lr["nvidia-smi"].GetResource().GetPort())
+	assert.EqualValues(t, 10, lr["nvidia-smi"].GetSize())
+	assert.EqualValues(t, 99, lr["job.toml"].GetSize(), "staged files are looked up in the staging directory")
+	env := map[string]string{}
+	for _, e := range clc.GetEnvironment() {
+		env[e.GetKey()] = e.GetValue()
+	}
+	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", EnvReportURL: "http://h:1/api/v1/containers/"}, env)
+	require.Len(t, clc.GetCommand(), 1)
+	assert.Equal(t, `./yarn-am launch -f job.toml -D 'external-resource.gpu.param.discovery-script.path=my script.sh' -- /bin/bash -c 'echo \"\$CUDA_VISIBLE_DEVICES\" it'\\''s' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`, clc.GetCommand()[0])
+	assert.NotContains(t, string(clc.GetTokens()), "amrm-id", "TaskExecutors never get the AM-RM token")
+	assert.Contains(t, string(clc.GetTokens()), "yarn-am.secret")
+}
+
+func TestLauncherCommandThroughBash(t *testing.T) {
+	// What YARN's launch script does with the command: exec /bin/bash -c "<command>". Check that the
+	// user's command arrives at the inner bash unchanged.
+	cmd := LauncherCommand("job.toml", "", nil, `printf '%s|' "$HOME" a\ b "it's" $((1+1))`)
+	inner := strings.TrimPrefix(cmd, "./yarn-am launch -f job.toml -- /bin/bash -c ")
+	inner = strings.TrimSuffix(inner, " 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")
+	var out bytes.Buffer
+	c := execBash(`printf '%s' "` + inner + `"`)
+	c.Stdout = &out
+	require.NoError(t, c.Run())
+	// printf of the outer layer shows the single-quoted argument the launcher's bash -c receives.
+	assert.Equal(t, `'printf '\''%s|'\'' "$HOME" a\ b "it'\''s" $((1+1))'`, out.String())
+}
