@@ -3,8 +3,16 @@ module github.com/yarn-am/yarn-am
 go 1.26
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
-	github.com/colinmarc/hdfs/v2 v2.4.0 // indirect
+	github.com/BurntSushi/toml v1.6.0
+	github.com/colinmarc/hdfs/v2 v2.4.0
+	github.com/sirupsen/logrus v1.10.2
+	github.com/stretchr/testify v1.12.1
+	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/sys v0.13.0
+	google.golang.org/protobuf v1.36.12
+)
+
+require (
 	github.com/hashicorp/go-uuid v1.0.3 // indirect
 	github.com/jcmturner/aescts/v2 v2.0.0 // indirect
 	github.com/jcmturner/dnsutils/v2 v2.0.0 // indirect
@@ -12,11 +20,6 @@ require (
 	github.com/jcmturner/goidentity/v6 v6.0.1 // indirect
 	github.com/jcmturner/gokrb5/v8 v8.4.4 // indirect
 	github.com/jcmturner/rpc/v2 v2.0.3 // indirect
-	github.com/sirupsen/logrus v1.10.2 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.11.0 // indirect
 	golang.org/x/net v0.12.0 // indirect
-	golang.org/x/sys v0.13.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
 )
