@@ -1,0 +1,143 @@
+package am
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+func TestEventLogIDsIncreaseAndRingDropsOldest(t *testing.T) {
+	l := NewEventLog(3)
+	for i := 0; i < 5; i++ {
+		l.Add(RequestedEvent(i+1, Capability{"yarn.io/gpu": 1}))
+	}
+	assert.Equal(t, uint64(5), l.LastID())
+
+	evs := l.Since(0, 0)
+	require.Len(t, evs, 4, "a gap marker, then the three kept")
+	assert.Equal(t, EventGap, evs[0].Type)
+	assert.Equal(t, uint64(2), evs[0].ID, "the gap's id is the last lost one, so resuming after it loses nothing more")
+	assert.Equal(t, 2, evs[0].Count)
+	assert.Equal(t, []uint64{3, 4, 5}, ids(evs[1:]))
+
+	assert.Equal(t, []uint64{4, 5}, ids(l.Since(3, 0)))
+	assert.Equal(t, []uint64{4}, ids(l.Since(3, 1)))
+	assert.Empty(t, l.Since(5, 0))
+	assert.Equal(t, []uint64{4, 5}, ids(l.Latest(2)))
+	assert.Equal(t, []uint64{3, 4, 5}, ids(l.Latest(10)), "Latest never reports a gap")
+}
+
+func ids(evs []Event) []uint64 {
+	out := []uint64{}
+	for _, e := range evs {
+		out = append(out, e.ID)
+	}
+	return out
+}
+
+func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
+	l := NewEventLog(100)
+	sub := l.Subscribe(0)
+	defer sub.Close()
+	// Nobody reads: Add must still return at once, however many events.
+	done := make(chan struct{})
+	go func() {
+		for i := 0; i < 1000; i++ {
+			l.Add(LaunchedEvent("c", "n"))
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Add blocked on a subscriber that does not read")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	evs, err := sub.Next(ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, EventGap, evs[0].Type, "the slow subscriber learns that it lost 900 events")
+	assert.Equal(t, 900, evs[0].Count)
+	assert.Len(t, evs, 101)
+	assert.Equal(t, uint64(1000), evs[len(evs)-1].ID)
+
+	// Waits for the next one.
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		l.Add(FinishedEvent(Outcome{Status: Succeeded, Diagnostics: "ok"}))
+	}()
+	evs, err = sub.Next(ctx, 0)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	assert.Equal(t, EventFinished, evs[0].Type)
+
+	short, c2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer c2()
+	_, err = sub.Next(short, 0)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	sub.Close()
+	assert.Equal(t, 0, l.subscribers())
+}
+
+func TestEventLogConcurrentAddIsRaceFree(t *testing.T) {
+	l := NewEventLog(50)
+	var seen []EventType
+	var mu sync.Mutex
+	l.OnAdd(func(e Event) { mu.Lock(); seen = append(seen, e.Type); mu.Unlock() })
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				l.Add(LaunchedEvent("c", "n"))
+				_ = l.Latest(5)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, uint64(400), l.LastID())
+	assert.Len(t, seen, 400)
+}
+
+func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
+	e := AllocationRejectedEvent("external-resource.gpu.amount", 5, 4, "yarn.io/gpu", "InvalidResourceRequestException: ...")
+	assert.Contains(t, e.Message, "external-resource.gpu.amount = 5")
+	assert.Contains(t, e.Message, "at most 4 yarn.io/gpu")
+	require.NotNil(t, e.Maximum)
+	assert.Equal(t, int64(4), *e.Maximum)
+
+	e = AllocationRejectedEvent("external-resource.fpga.amount", 1, -1, "example.com/fpga", "ResourceNotFoundException")
+	assert.Contains(t, e.Message, "does not know")
+	assert.Nil(t, e.Maximum)
+
+	e = NotEnoughResourcesEvent(Evidence{Asked: Capability{"yarn.io/gpu": 4, "memory-mb": 512}, Pending: 1, PendingFor: "5s", Nodes: 2,
+		ClusterTotal: Capability{"yarn.io/gpu": 8}, ClusterFree: Capability{"yarn.io/gpu": 0},
+		LargestNode: "127.0.0.1:1234", LargestCap: Capability{"yarn.io/gpu": 4}, LargestFree: Capability{"yarn.io/gpu": 0}}, PendingWait)
+	assert.Contains(t, e.Message, "1 TaskExecutor container(s) of memory-mb=512 yarn.io/gpu=4 still pending after 5s")
+	assert.Contains(t, e.Message, "total yarn.io/gpu=8, free yarn.io/gpu=0")
+	assert.Contains(t, e.Message, "largest node 127.0.0.1:1234")
+	assert.Contains(t, e.Message, "still waiting")
+	assert.Contains(t, NotEnoughResourcesEvent(Evidence{}, PendingFail).Message, "failing the application")
+
+	e = CompletedEvent("c1", "n1", Exit{Status: 137, Class: Classify(137)})
+	assert.Equal(t, SeverityError, e.Severity)
+	assert.Contains(t, e.Message, "killed by signal 9")
+	assert.Equal(t, ExitFailed, e.ExitClass)
+	e = CompletedEvent("c1", "n1", Exit{Status: -102, Class: Classify(-102)})
+	assert.Equal(t, SeverityWarning, e.Severity)
+	assert.NotContains(t, e.Message, "counts as a failure")
+
+	e = ResourceInfoEvent("c1", "n1", map[string][]resources.Info{"gpu": {{"index": "0"}, {"index": "3"}}})
+	assert.Contains(t, e.Message, "gpu 0,3")
+
+	e = DiscoveryFailedEvent("c1", "n1", "gpu", "found 1 GPU, 2 required")
+	assert.Contains(t, e.Message, "discovery of resource gpu failed")
+	assert.Contains(t, e.Message, "found 1 GPU, 2 required")
+}

@@ -1,0 +1,138 @@
+package am
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// This file is the AM's Prometheus /metrics. The official client library gives the exposition format
+// (text and OpenMetrics by content negotiation), histograms and the Go runtime collectors without us
+// re-implementing any of it. Each AM has its own registry (no global state, tests can run several).
+
+// Metrics holds the AM's Prometheus collectors.
+type Metrics struct {
+	reg          *prometheus.Registry
+	containers   *prometheus.GaugeVec
+	asksPending  prometheus.Gauge
+	required     prometheus.Gauge
+	excluded     prometheus.Gauge
+	allocLatency prometheus.Histogram
+	failures     *prometheus.CounterVec
+	exits        *prometheus.CounterVec
+	events       *prometheus.CounterVec
+	rpcLatency   *prometheus.HistogramVec
+	rpcErrors    *prometheus.CounterVec
+}
+
+// NewMetrics registers the AM's collectors on a registry of their own.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		containers: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_containers",
+			Help: "TaskExecutor containers by state (launching, running, stopping, completed)."}, []string{"state"}),
+		asksPending: prometheus.NewGauge(prometheus.GaugeOpts{Name: "yarn_am_asks_pending",
+			Help: "Containers asked for and not yet allocated."}),
+		required: prometheus.NewGauge(prometheus.GaugeOpts{Name: "yarn_am_required_taskexecutors",
+			Help: "The declared number of TaskExecutors."}),
+		excluded: prometheus.NewGauge(prometheus.GaugeOpts{Name: "yarn_am_excluded_nodes",
+			Help: "Nodes currently excluded (blacklisted) for this application."}),
+		allocLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "yarn_am_allocation_latency_seconds",
+			Help:    "Time from asking for a container to its allocation.",
+			Buckets: []float64{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "yarn_am_container_failures_total",
+			Help: "TaskExecutor ends that count as failures, by exit class."}, []string{"class"}),
+		exits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "yarn_am_container_exits_total",
+			Help: "TaskExecutor ends by exit class (including those that do not count as failures)."}, []string{"class"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "yarn_am_events_total",
+			Help: "Events emitted, by type."}, []string{"type"}),
+		rpcLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "yarn_am_rpc_duration_seconds",
+			Help:    "Latency of calls to the ResourceManager and NodeManagers, by protocol method.",
+			Buckets: prometheus.DefBuckets}, []string{"method"}),
+		rpcErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "yarn_am_rpc_errors_total",
+			Help: "Failed calls to the ResourceManager and NodeManagers, by protocol method."}, []string{"method"}),
+	}
+	m.reg.MustRegister(m.containers, m.asksPending, m.required, m.excluded, m.allocLatency, m.failures, m.exits, m.events,
+		m.rpcLatency, m.rpcErrors, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, s := range []Phase{Launching, Running, Stopping, Completed} {
+		m.containers.WithLabelValues(stateLabel(s)).Set(0)
+	}
+	return m
+}
+
+func stateLabel(p Phase) string {
+	switch p {
+	case Launching:
+		return "launching"
+	case Running:
+		return "running"
+	case Stopping:
+		return "stopping"
+	case Completed:
+		return "completed"
+	}
+	return string(p)
+}
+
+// Handler serves the registry in Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// Registry is the registry, for tests and for adding collectors.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// SetContainers sets the container gauges from a count per phase.
+func (m *Metrics) SetContainers(byPhase map[Phase]int, asksPending, required, excluded int) {
+	if m == nil {
+		return
+	}
+	for _, s := range []Phase{Launching, Running, Stopping, Completed} {
+		m.containers.WithLabelValues(stateLabel(s)).Set(float64(byPhase[s]))
+	}
+	m.asksPending.Set(float64(asksPending))
+	m.required.Set(float64(required))
+	m.excluded.Set(float64(excluded))
+}
+
+// ObserveAllocation records the time from ask to allocation.
+func (m *Metrics) ObserveAllocation(d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.allocLatency.Observe(d.Seconds())
+}
+
+// ObserveExit counts a container's end by class (and as a failure if the class counts).
+func (m *Metrics) ObserveExit(c ExitClass) {
+	if m == nil {
+		return
+	}
+	m.exits.WithLabelValues(string(c)).Inc()
+	if c.Counts() {
+		m.failures.WithLabelValues(string(c)).Inc()
+	}
+}
+
+// ObserveEvent counts an event by type (EventLog.OnAdd hook).
+func (m *Metrics) ObserveEvent(e Event) {
+	if m == nil {
+		return
+	}
+	m.events.WithLabelValues(string(e.Type)).Inc()
+}
+
+// ObserveRPC is the hook the loop calls around each RM or NM call: method is the protocol method
+// ("allocate", "startContainers", ...), start when the call began, err its result.
+func (m *Metrics) ObserveRPC(method string, start time.Time, err error) {
+	if m == nil {
+		return
+	}
+	m.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
+	if err != nil {
+		m.rpcErrors.WithLabelValues(method).Inc()
+	}
+}

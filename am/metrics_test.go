@@ -1,0 +1,73 @@
+package am
+
+import (
+	"errors"
+	"io"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMetricsExposition(t *testing.T) {
+	m := NewMetrics()
+	m.SetContainers(map[Phase]int{Running: 2, Completed: 1}, 1, 3, 0)
+	m.ObserveAllocation(1500 * time.Millisecond)
+	m.ObserveExit(ExitFailed)
+	m.ObserveExit(ExitPreempted)
+	m.ObserveEvent(LaunchedEvent("c", "n"))
+	m.ObserveRPC("allocate", time.Now().Add(-10*time.Millisecond), nil)
+	m.ObserveRPC("startContainers", time.Now(), errors.New("refused"))
+
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	text := string(body)
+	for _, want := range []string{
+		`yarn_am_containers{state="running"} 2`,
+		`yarn_am_containers{state="launching"} 0`,
+		`yarn_am_asks_pending 1`,
+		`yarn_am_required_taskexecutors 3`,
+		`yarn_am_allocation_latency_seconds_count 1`,
+		`yarn_am_allocation_latency_seconds_bucket{le="2.5"} 1`,
+		`yarn_am_container_failures_total{class="failed"} 1`,
+		`yarn_am_container_exits_total{class="preempted"} 1`,
+		`yarn_am_events_total{type="launched"} 1`,
+		`yarn_am_rpc_duration_seconds_count{method="allocate"} 1`,
+		`yarn_am_rpc_errors_total{method="startContainers"} 1`,
+		`go_goroutines`,
+	} {
+		assert.Contains(t, text, want)
+	}
+	assert.NotContains(t, text, `yarn_am_container_failures_total{class="preempted"}`, "preemption is not a failure")
+
+	var nilM *Metrics
+	assert.NotPanics(t, func() { nilM.ObserveRPC("x", time.Now(), nil); nilM.ObserveExit(ExitFailed) }, "a nil *Metrics is a no-op")
+}
+
+func TestUIServesPageWithRelativeURLsOnly(t *testing.T) {
+	srv := httptest.NewServer(UIHandler())
+	defer srv.Close()
+	for path, want := range map[string]string{"/": "text/html", "/ui/app.js": "javascript", "/ui/style.css": "text/css"} {
+		resp, err := srv.Client().Get(srv.URL + path)
+		require.NoError(t, err, path)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, 200, resp.StatusCode, path)
+		assert.Contains(t, resp.Header.Get("Content-Type"), want, path)
+		text := string(body)
+		// Behind the RM's proxy the page lives at /proxy/<appId>/: an absolute path would escape it.
+		for _, bad := range []string{`href="/`, `src="/`, `fetch("/`, `"/api/`, "http://", "https://", "Bearer", "secret\""} {
+			assert.NotContains(t, text, bad, "%s must not contain %q", path, bad)
+		}
+	}
+	resp, err := srv.Client().Get(srv.URL + "/ui/nothing.js")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 404, resp.StatusCode)
+}

@@ -1,0 +1,113 @@
+package am
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// sseFrame is one parsed SSE message (or comment).
+type sseFrame struct {
+	id, event, data, comment string
+}
+
+func readFrame(t *testing.T, r *bufio.Reader) sseFrame {
+	t.Helper()
+	var f sseFrame
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case line == "":
+			if f != (sseFrame{}) {
+				return f
+			}
+		case strings.HasPrefix(line, ":"):
+			f.comment = strings.TrimSpace(line[1:])
+		case strings.HasPrefix(line, "id: "):
+			f.id = line[4:]
+		case strings.HasPrefix(line, "event: "):
+			f.event = line[7:]
+		case strings.HasPrefix(line, "data: "):
+			f.data = line[6:]
+		}
+	}
+}
+
+func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
+	l := NewEventLog(100)
+	l.Add(RequestedEvent(2, Capability{"yarn.io/gpu": 1}))
+	l.Add(AllocatedEvent("c1", "n1", Capability{"yarn.io/gpu": 1}, 0))
+	srv := httptest.NewServer(EventsHandler(l, 50*time.Millisecond))
+	defer srv.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	req.Header.Set("Last-Event-ID", "1")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	r := bufio.NewReader(resp.Body)
+	readFrame(t, r) // retry + hello comment
+
+	f := readFrame(t, r)
+	assert.Equal(t, "2", f.id, "resumes after Last-Event-ID")
+	assert.Equal(t, "allocated", f.event)
+	var e Event
+	require.NoError(t, json.Unmarshal([]byte(f.data), &e))
+	assert.Equal(t, "c1", e.Container)
+
+	go func() { time.Sleep(20 * time.Millisecond); l.Add(LaunchedEvent("c1", "n1")) }()
+	f = readFrame(t, r)
+	assert.Equal(t, "3", f.id)
+	assert.Equal(t, "launched", f.event)
+
+	f = readFrame(t, r)
+	assert.Equal(t, "heartbeat", f.comment, "an idle stream gets comment lines")
+
+	// ?since= for clients that cannot set headers.
+	resp2, err := http.Get(srv.URL + "?since=2&format=json")
+	require.NoError(t, err)
+	defer resp2.Body.Close()
+	var evs []Event
+	require.NoError(t, json.NewDecoder(resp2.Body).Decode(&evs))
+	require.Len(t, evs, 1)
+	assert.Equal(t, EventLaunched, evs[0].Type)
+}
+
+func TestEventsJSONAndBadResume(t *testing.T) {
+	l := NewEventLog(100)
+	for i := 0; i < 10; i++ {
+		l.Add(RequestedEvent(i+1, nil))
+	}
+	h := EventsHandler(l, time.Second)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("GET", "/api/v1/events?limit=3", nil)
+	req.Header.Set("Accept", "application/json")
+	h(rec, req)
+	require.Equal(t, 200, rec.Code)
+	var evs []Event
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &evs))
+	assert.Equal(t, []uint64{8, 9, 10}, ids(evs), "limit without since: the latest")
+
+	rec = httptest.NewRecorder()
+	h(rec, httptest.NewRequest("GET", "/api/v1/events?since=abc", nil))
+	assert.Equal(t, 400, rec.Code)
+	assert.Contains(t, rec.Body.String(), `since=\"abc\"`)
+
+	rec = httptest.NewRecorder()
+	h(rec, httptest.NewRequest("GET", "/api/v1/events?format=json&since="+strconv.Itoa(10), nil))
+	assert.Equal(t, "[]\n", rec.Body.String())
+}
