@@ -1,0 +1,160 @@
+package driverclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/yarn-am/yarn-am/am"
+)
+
+// Client talks to one ApplicationMaster's driver API.
+type Client struct {
+	base   *url.URL // ends in /api/v1/
+	secret string
+	// HTTP is used for every request; its Timeout must be 0 for event streams (each non-streaming
+	// call has its own deadline, CallTimeout).
+	HTTP *http.Client
+	// CallTimeout bounds each non-streaming call (default 30s).
+	CallTimeout time.Duration
+}
+
+// New returns a client for the API at api (http://host:port/api/v1/, as in YARN_AM_API). secret is
+// the application secret (YARN_AM_SECRET); reads work without it, writes need it.
+func New(api, secret string) (*Client, error) {
+	u, err := url.Parse(api)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%s=%q: want the AM's API URL, like http://host:port/api/v1/", am.EnvAPI, api)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	if !strings.HasSuffix(u.Path, "/api/v1/") {
+		u.Path += "api/v1/"
+	}
+	return &Client{base: u, secret: secret, HTTP: &http.Client{}, CallTimeout: 30 * time.Second}, nil
+}
+
+// FromEnv returns a client configured from YARN_AM_API and YARN_AM_SECRET (set by the AM for its
+// driver program).
+func FromEnv() (*Client, error) {
+	api := os.Getenv(am.EnvAPI)
+	if api == "" {
+		return nil, fmt.Errorf("%s is not set: the driver API address is given to drivers run with 'yarn-am submit --driver'", am.EnvAPI)
+	}
+	return New(api, os.Getenv(am.EnvSecret))
+}
+
+// APIError is a non-2xx answer of the AM.
+type APIError struct {
+	Method, URL string
+	StatusCode  int
+	Message     string // the AM's "error" field, or the body
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("%s %s: HTTP %d: %s", e.Method, e.URL, e.StatusCode, e.Message)
+}
+
+func (c *Client) url(path string) string { return c.base.ResolveReference(&url.URL{Path: path}).String() }
+
+func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, c.CallTimeout)
+	defer cancel()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.url(path), rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if method != http.MethodGet && c.secret != "" {
+		req.Header.Set("Authorization", "Bearer "+c.secret)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return apiError(method, req.URL.String(), resp.StatusCode, data)
+	}
+	if out == nil || len(data) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the expected JSON: %w", method, req.URL, err)
+	}
+	return nil
+}
+
+func apiError(method, u string, code int, data []byte) *APIError {
+	var e struct {
+		Error string `json:"error"`
+	}
+	msg := strings.TrimSpace(string(data))
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		msg = e.Error
+	}
+	return &APIError{Method: method, URL: u, StatusCode: code, Message: msg}
+}
+
+// Status returns the application's status (state, requirement, counts, containers).
+func (c *Client) Status(ctx context.Context) (am.Status, error) {
+	var s am.Status
+	err := c.do(ctx, http.MethodGet, "status", nil, &s)
+	return s, err
+}
+
+// Containers returns the TaskExecutor containers with their resource infos (GPU indexes).
+func (c *Client) Containers(ctx context.Context) ([]am.ContainerStatus, error) {
+	var cs []am.ContainerStatus
+	err := c.do(ctx, http.MethodGet, "containers", nil, &cs)
+	return cs, err
+}
+
+// SetRequirements declares the number of TaskExecutors wanted; the AM asks for more, or cancels
+// pending asks and then stops the newest TaskExecutors. It returns the requirement now in force.
+func (c *Client) SetRequirements(ctx context.Context, instances int) (am.Requirement, error) {
+	var r am.Requirement
+	err := c.do(ctx, http.MethodPut, "requirements", am.RequirementsUpdate{Instances: &instances}, &r)
+	return r, err
+}
+
+// RecentEvents returns up to limit of the latest events (oldest first), without streaming.
+func (c *Client) RecentEvents(ctx context.Context, limit int) ([]am.Event, error) {
+	var evs []am.Event
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("events?format=json&limit=%d", limit), nil, &evs)
+	return evs, err
+}
+
+// EventsSince returns the events after id (at most limit if > 0), without streaming.
+func (c *Client) EventsSince(ctx context.Context, after uint64, limit int) ([]am.Event, error) {
+	var evs []am.Event
+	err := c.do(ctx, http.MethodGet, fmt.Sprintf("events?format=json&since=%d&limit=%d", after, limit), nil, &evs)
+	return evs, err
+}
+
+// ErrStreamClosed is returned by Stream.Next after Close.
+var ErrStreamClosed = errors.New("driverclient: event stream closed")

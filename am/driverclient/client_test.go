@@ -1,0 +1,165 @@
+package driverclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/am"
+)
+
+// fakeAM serves the driver API from an event log and a requirement, like the AM.
+type fakeAM struct {
+	mu        sync.Mutex
+	instances int
+	log       *am.EventLog
+	auths     []string
+}
+
+func (f *fakeAM) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		_ = json.NewEncoder(w).Encode(am.Status{App: "application_1_0001", State: "RUNNING", Requirement: am.Requirement{Instances: f.instances}})
+	})
+	mux.HandleFunc("GET /api/v1/containers", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode([]am.ContainerStatus{{ID: "c1", Node: "n1", State: am.Running}})
+	})
+	mux.HandleFunc("PUT /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.auths = append(f.auths, r.Header.Get("Authorization"))
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			w.WriteHeader(401)
+			fmt.Fprint(w, `{"error":"writes need the header 'Authorization: Bearer <application secret>'"}`)
+			return
+		}
+		var u am.RequirementsUpdate
+		_ = json.NewDecoder(r.Body).Decode(&u)
+		f.instances = *u.Instances
+		_ = json.NewEncoder(w).Encode(am.Requirement{Instances: f.instances})
+	})
+	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(f.log, 50*time.Millisecond))
+	return mux
+}
+
+func TestClientStatusContainersRequirements(t *testing.T) {
+	f := &fakeAM{instances: 3, log: am.NewEventLog(10)}
+	srv := httptest.NewServer(f.handler())
+	defer srv.Close()
+	t.Setenv(am.EnvAPI, srv.URL+"/api/v1/")
+	t.Setenv(am.EnvSecret, "s3cret")
+	c, err := FromEnv()
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	s, err := c.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "RUNNING", s.State)
+	assert.Equal(t, 3, s.Requirement.Instances)
+	cs, err := c.Containers(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "c1", cs[0].ID)
+
+	r, err := c.SetRequirements(ctx, 2)
+	require.NoError(t, err)
+	assert.Equal(t, 2, r.Instances)
+	assert.Equal(t, []string{"Bearer s3cret"}, f.auths, "writes carry the secret")
+
+	noSecret, err := New(srv.URL, "")
+	require.NoError(t, err)
+	_, err = noSecret.SetRequirements(ctx, 1)
+	var apiErr *APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, 401, apiErr.StatusCode)
+	assert.Contains(t, apiErr.Message, "Authorization: Bearer")
+
+	_, err = New("host:1234", "")
+	assert.ErrorContains(t, err, "YARN_AM_API")
+	t.Setenv(am.EnvAPI, "")
+	_, err = FromEnv()
+	assert.ErrorContains(t, err, "YARN_AM_API is not set")
+}
+
+// A stream whose connection drops resumes after the last event it returned: nothing lost, nothing twice.
+func TestStreamResumesAfterDroppedConnection(t *testing.T) {
+	log := am.NewEventLog(100)
+	for i := 1; i <= 3; i++ {
+		log.Add(am.RequestedEvent(i, nil))
+	}
+	var mu sync.Mutex
+	var resumedFrom []string
+	events := am.EventsHandler(log, time.Second)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		resumedFrom = append(resumedFrom, r.Header.Get("Last-Event-ID"))
+		first := len(resumedFrom) == 1
+		mu.Unlock()
+		if first { // send two events, then drop the connection
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, e := range log.Since(0, 2) {
+				require.NoError(t, am.WriteSSE(w, e))
+			}
+			w.(http.Flusher).Flush()
+			hj, _, _ := w.(http.Hijacker).Hijack()
+			hj.Close()
+			return
+		}
+		events(w, r)
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL+"/api/v1", "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s := c.Events(ctx, 0)
+	defer s.Close()
+	var got []uint64
+	for len(got) < 4 {
+		if len(got) == 3 {
+			log.Add(am.LaunchedEvent("c1", "n1"))
+		}
+		e, err := s.Next()
+		require.NoError(t, err)
+		got = append(got, e.ID)
+	}
+	assert.Equal(t, []uint64{1, 2, 3, 4}, got)
+	mu.Lock()
+	assert.Equal(t, []string{"0", "2"}, resumedFrom)
+	mu.Unlock()
+
+	log.Add(am.LaunchedEvent("c2", "n1"))
+	log.Add(am.FinishedEvent(am.Outcome{Status: am.Succeeded, Diagnostics: "done"}))
+	e, err := s.Until(func(e am.Event) bool { return e.Type == am.EventFinished })
+	require.NoError(t, err)
+	assert.Equal(t, uint64(6), e.ID)
+	assert.Equal(t, uint64(6), s.LastID())
+}
+
+func TestStreamEndsWithContextAndGivesUp(t *testing.T) {
+	log := am.NewEventLog(10)
+	srv := httptest.NewServer(am.EventsHandler(log, 20*time.Millisecond))
+	c, err := New(srv.URL, "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = c.Events(ctx, 0).Next()
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "heartbeats alone never return an event")
+
+	srv.Close()
+	s := c.Events(context.Background(), 0)
+	s.GiveUpAfter = 300 * time.Millisecond
+	start := time.Now()
+	_, err = s.Next()
+	assert.ErrorContains(t, err, "the event stream is gone")
+	assert.Less(t, time.Since(start), 5*time.Second)
+}

@@ -1,0 +1,10 @@
+// Package driverclient is the Go client of the yarn-am ApplicationMaster's driver API, for job
+// drivers written in Go (driver mode runs them in the AM container with YARN_AM_API and
+// YARN_AM_SECRET set). It reads the application's status and containers (with their GPU indexes),
+// declares the number of TaskExecutors wanted (PUT /api/v1/requirements, with the secret), and follows
+// the event stream (Server-Sent Events), reconnecting with Last-Event-ID so no event is lost or seen
+// twice across a dropped connection.
+//
+// Seams: Client.HTTP is the *http.Client used (timeouts, transports); the wire types are those of
+// package am (am.Status, am.Event, ...), so a driver and the AM cannot disagree on them.
+package driverclient

@@ -1,0 +1,185 @@
+package driverclient
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yarn-am/yarn-am/am"
+)
+
+// Stream follows the AM's event stream. It reconnects after a dropped connection with Last-Event-ID
+// set to the last event it returned, so events are neither lost nor repeated (unless they fell out
+// of the AM's log, which the AM reports as an event of type "gap").
+type Stream struct {
+	c   *Client
+	ctx context.Context
+	// GiveUpAfter: Next returns the connection error once reconnecting has failed for this long
+	// (default 30s; the AM is gone when its application ended).
+	GiveUpAfter time.Duration
+
+	mu     sync.Mutex
+	last   uint64
+	body   io.ReadCloser
+	rd     *bufio.Reader
+	closed bool
+}
+
+// Events starts following the event stream after event id `after` (0: from the oldest event the AM
+// still keeps). ctx ends the stream.
+func (c *Client) Events(ctx context.Context, after uint64) *Stream {
+	return &Stream{c: c, ctx: ctx, last: after, GiveUpAfter: 30 * time.Second}
+}
+
+// LastID is the id of the last event Next returned (or the starting point).
+func (s *Stream) LastID() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+// Close ends the stream.
+func (s *Stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.body != nil {
+		return s.body.Close()
+	}
+	return nil
+}
+
+func (s *Stream) connect() error {
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, s.c.url("events"), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", strconv.FormatUint(s.LastID(), 10))
+	resp, err := s.c.HTTP.Do(req)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		return apiError(http.MethodGet, req.URL.String(), resp.StatusCode, data)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		resp.Body.Close()
+		return ErrStreamClosed
+	}
+	s.body, s.rd = resp.Body, bufio.NewReaderSize(resp.Body, 64<<10)
+	return nil
+}
+
+func (s *Stream) drop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.body != nil {
+		s.body.Close()
+	}
+	s.body, s.rd = nil, nil
+}
+
+// Next returns the next event, reconnecting as needed. It returns ctx's error when ctx ends, an
+// *APIError if the AM refuses the stream, or the last connection error after GiveUpAfter.
+func (s *Stream) Next() (am.Event, error) {
+	var failingSince time.Time
+	wait := 100 * time.Millisecond
+	for {
+		s.mu.Lock()
+		closed, rd := s.closed, s.rd
+		s.mu.Unlock()
+		if closed {
+			return am.Event{}, ErrStreamClosed
+		}
+		if err := s.ctx.Err(); err != nil {
+			return am.Event{}, err
+		}
+		var err error
+		if rd == nil {
+			if err = s.connect(); err == nil {
+				failingSince, wait = time.Time{}, 100*time.Millisecond
+				continue
+			}
+			if _, refused := err.(*APIError); refused && err.(*APIError).StatusCode/100 == 4 {
+				return am.Event{}, err
+			}
+		} else {
+			var e am.Event
+			var ok bool
+			if e, ok, err = readEvent(rd); err == nil && ok {
+				s.mu.Lock()
+				s.last = e.ID
+				s.mu.Unlock()
+				return e, nil
+			}
+			s.drop()
+			if err == nil {
+				continue
+			}
+		}
+		if s.ctx.Err() != nil {
+			return am.Event{}, s.ctx.Err()
+		}
+		if failingSince.IsZero() {
+			failingSince = time.Now()
+		} else if time.Since(failingSince) > s.GiveUpAfter {
+			return am.Event{}, fmt.Errorf("driverclient: the event stream is gone for %s: %w", s.GiveUpAfter, err)
+		}
+		select {
+		case <-s.ctx.Done():
+			return am.Event{}, s.ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// readEvent reads SSE lines up to the next event with data; comments and retry lines are skipped.
+func readEvent(rd *bufio.Reader) (am.Event, bool, error) {
+	var data strings.Builder
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			return am.Event{}, false, err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "":
+			if data.Len() == 0 {
+				continue
+			}
+			var e am.Event
+			if err := json.Unmarshal([]byte(data.String()), &e); err != nil {
+				return am.Event{}, false, fmt.Errorf("driverclient: an event is not JSON: %w", err)
+			}
+			return e, true, nil
+		case strings.HasPrefix(line, "data:"):
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		}
+	}
+}
+
+// Until returns the first event for which match is true (skipping others), or Next's error.
+func (s *Stream) Until(match func(am.Event) bool) (am.Event, error) {
+	for {
+		e, err := s.Next()
+		if err != nil || match(e) {
+			return e, err
+		}
+	}
+}
