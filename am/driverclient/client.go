@@ -64,7 +64,9 @@ func (e *APIError) Error() string {
 	return fmt.Sprintf("%s %s: HTTP %d: %s", e.Method, e.URL, e.StatusCode, e.Message)
 }
 
-func (c *Client) url(path string) string { return c.base.ResolveReference(&url.URL{Path: path}).String() }
+func (c *Client) url(path string) string {
+	return c.base.ResolveReference(&url.URL{Path: path}).String()
+}
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, c.CallTimeout)
