@@ -65,7 +65,11 @@ func (e *APIError) Error() string {
 }
 
 func (c *Client) url(path string) string {
-	return c.base.ResolveReference(&url.URL{Path: path}).String()
+	ref, err := url.Parse(path) // path may carry a query
+	if err != nil {
+		ref = &url.URL{Path: path}
+	}
+	return c.base.ResolveReference(ref).String()
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {

@@ -83,6 +83,16 @@ func TestClientStatusContainersRequirements(t *testing.T) {
 	assert.Equal(t, 401, apiErr.StatusCode)
 	assert.Contains(t, apiErr.Message, "Authorization: Bearer")
 
+	f.log.Add(am.RequestedEvent(1, nil))
+	f.log.Add(am.LaunchedEvent("c1", "n1"))
+	evs, err := c.RecentEvents(ctx, 1)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	assert.Equal(t, am.EventLaunched, evs[0].Type)
+	evs, err = c.EventsSince(ctx, 0, 0)
+	require.NoError(t, err)
+	assert.Len(t, evs, 2)
+
 	_, err = New("host:1234", "")
 	assert.ErrorContains(t, err, "YARN_AM_API")
 	t.Setenv(am.EnvAPI, "")
