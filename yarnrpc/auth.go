@@ -29,23 +29,27 @@ const (
 	// AuthToken authenticates with a Hadoop token over SASL DIGEST-MD5. Servers that do not need it
 	// may switch the connection to SIMPLE, which is then used with Auth.User.
 	AuthToken
-	// Kerberos (SASL GSSAPI) is not implemented yet; it will be the next constant.
+	// AuthKerberos authenticates a Kerberos login over SASL GSSAPI (clusters with
+	// hadoop.security.authentication=kerberos).
+	AuthKerberos
 )
 
-// String returns Hadoop's spelling: SIMPLE, TOKEN.
+// String returns Hadoop's spelling: SIMPLE, TOKEN, KERBEROS.
 func (m AuthMethod) String() string {
 	switch m {
 	case AuthSimple:
 		return "SIMPLE"
 	case AuthToken:
 		return "TOKEN"
+	case AuthKerberos:
+		return "KERBEROS"
 	}
 	return fmt.Sprintf("AuthMethod(%d)", int(m))
 }
 
 // Auth says who a connection speaks for and how it proves it.
 type Auth struct {
-	// Method selects SIMPLE or TOKEN.
+	// Method selects SIMPLE, TOKEN or KERBEROS.
 	Method AuthMethod
 	// User is the effective user (SIMPLE, and TOKEN connections the server switches to SIMPLE).
 	User string
@@ -53,6 +57,12 @@ type Auth struct {
 	RealUser string
 	// Token is required for AuthToken.
 	Token *Token
+	// Kerberos is the login of AuthKerberos; the connection context names its short name.
+	Kerberos *Kerberos
+	// ServerPrincipal is the server's configured Kerberos principal for AuthKerberos (e.g. the value
+	// of yarn.resourcemanager.principal, "_HOST" allowed: the dialed host replaces it). The server
+	// must present exactly this principal.
+	ServerPrincipal string
 }
 
 // SimpleAuth returns SIMPLE authentication as user.
@@ -61,6 +71,16 @@ func SimpleAuth(user string) Auth { return Auth{Method: AuthSimple, User: user} 
 // TokenAuth returns TOKEN authentication with tok; user is used only if the server switches the
 // connection to SIMPLE.
 func TokenAuth(tok Token, user string) Auth { return Auth{Method: AuthToken, Token: &tok, User: user} }
+
+// KerberosAuth returns KERBEROS authentication of login to a server whose principal is
+// serverPrincipal (Config.ServerPrincipal gives it for a protocol).
+func KerberosAuth(login *Kerberos, serverPrincipal string) Auth {
+	a := Auth{Method: AuthKerberos, Kerberos: login, ServerPrincipal: serverPrincipal}
+	if login != nil {
+		a.User = login.ShortName()
+	}
+	return a
+}
 
 func (a Auth) validate() error {
 	switch a.Method {
@@ -72,8 +92,16 @@ func (a Auth) validate() error {
 		if a.Token == nil || len(a.Token.Identifier) == 0 {
 			return fmt.Errorf("yarnrpc: TOKEN authentication needs a token with an identifier (Auth.Token is empty)")
 		}
+	case AuthKerberos:
+		if a.Kerberos == nil {
+			return fmt.Errorf("yarnrpc: KERBEROS authentication needs a Kerberos login (Auth.Kerberos is nil; see LoginKerberos)")
+		}
+		if a.ServerPrincipal == "" {
+			return fmt.Errorf("yarnrpc: KERBEROS authentication needs the server's principal (Auth.ServerPrincipal is empty; set %s or %s)",
+				KeyRMPrincipal, KeyNameNodePrincipal)
+		}
 	default:
-		return fmt.Errorf("yarnrpc: authentication method %v is not supported; valid: SIMPLE, TOKEN", a.Method)
+		return fmt.Errorf("yarnrpc: authentication method %v is not supported; valid: SIMPLE, TOKEN, KERBEROS", a.Method)
 	}
 	return nil
 }
@@ -83,6 +111,9 @@ func (a Auth) userKey() string {
 	k := a.Method.String() + ":" + a.User + ":" + a.RealUser
 	if a.Token != nil {
 		k += ":" + a.Token.Kind + ":" + a.Token.Service + ":" + string(a.Token.Identifier)
+	}
+	if a.Kerberos != nil {
+		k += ":" + a.Kerberos.Principal() + ":" + a.ServerPrincipal
 	}
 	return k
 }

@@ -38,7 +38,8 @@ type ConnOptions struct {
 	// Auth says who the connection speaks for. Required.
 	Auth Auth
 	// Protection is the hadoop.rpc.protection value ("authentication", "integrity", "privacy", or a
-	// comma list); empty means authentication. Only authentication is implemented.
+	// comma list, most preferred first); empty means authentication. It applies to TOKEN and
+	// KERBEROS connections; integrity and privacy wrap every message.
 	Protection string
 	// ClientID is the 16-byte id Hadoop's retry cache keys calls by; random when nil. A Client gives
 	// all its connections the same one.
@@ -112,6 +113,8 @@ type Conn struct {
 	opts   ConnOptions
 	nc     net.Conn
 	br     *bufio.Reader
+	rd     io.Reader // br, or the unwrapping reader over it when the QOP protects traffic
+	mech   mechanism // set when every frame is wrapped (auth-int, auth-conf)
 	log    logrus.FieldLogger
 	method AuthMethod // after negotiation: the server may switch TOKEN to SIMPLE
 
@@ -170,9 +173,10 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 		calls: make(map[int32]chan callResult),
 		done:  make(chan struct{}),
 	}
+	c.rd = c.br
 	dl, _ := dctx.Deadline()
 	_ = nc.SetDeadline(dl)
-	if err := c.handshake(qops); err != nil {
+	if err := c.handshake(dctx, qops); err != nil {
 		_ = nc.Close()
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
@@ -186,51 +190,85 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 	c.wg.Add(2)
 	go c.readLoop()
 	go c.monitor()
-	c.log.WithField("auth", c.method).Debug("yarnrpc: connected")
+	qop := qopAuth
+	if c.mech != nil {
+		qop = c.mech.qop()
+	}
+	c.log.WithFields(logrus.Fields{"auth": c.method, "qop": qop}).Debug("yarnrpc: connected")
 	return c, nil
 }
 
-// handshake writes the preamble, runs SASL when the auth needs it, and sends the connection context.
-func (c *Conn) handshake(qops []string) error {
+// handshake writes the preamble, runs SASL when the auth needs it, and sends the connection context
+// (wrapped, like everything after SASL, when the QOP protects traffic).
+func (c *Conn) handshake(ctx context.Context, qops []string) error {
 	auth := c.opts.Auth
+	sasl := auth.Method == AuthToken || auth.Method == AuthKerberos
 	pre := append(append([]byte{}, preambleHead...), authProtoNone)
-	if auth.Method == AuthToken {
+	if sasl {
 		pre[len(pre)-1] = authProtoSASL
 	}
 	if _, err := c.nc.Write(pre); err != nil {
 		return err
 	}
 	c.method = AuthSimple
-	if auth.Method == AuthToken {
-		res, err := saslHandshake(struct {
+	if sasl {
+		res, err := saslHandshake(ctx, struct {
 			io.Reader
 			io.Writer
-		}{c.br, c.nc}, auth, qops, c.opts.MaxResponseLength)
+		}{c.br, c.nc}, c.saslTarget(), auth, qops, c.opts.MaxResponseLength)
 		if err != nil {
 			return err
 		}
 		c.method = res.method
 		if res.mech != nil && res.mech.qop() != qopAuth {
-			// The mechanism refuses to negotiate what it cannot wrap; this is a second guard.
-			return saslErr(fmt.Sprintf("negotiated QOP %q is not implemented", res.mech.qop()))
+			c.mech = res.mech
+			c.rd = &unwrapReader{r: c.br, mech: res.mech, maxFrame: c.opts.MaxResponseLength}
 		}
 	}
 	// What the connection context says about the user follows Hadoop's ProtoUtil: SIMPLE sends the
-	// effective and real user, TOKEN none (the token establishes both).
+	// effective and real user, KERBEROS only the effective user, TOKEN none (the token establishes
+	// both).
 	ui := &hadooppb.UserInformationProto{}
-	if c.method == AuthSimple {
+	switch c.method {
+	case AuthSimple:
 		ui.EffectiveUser = proto.String(auth.User)
 		if auth.RealUser != "" {
 			ui.RealUser = proto.String(auth.RealUser)
 		}
+	case AuthKerberos:
+		ui.EffectiveUser = proto.String(auth.Kerberos.ShortName())
 	}
 	ctxMsg := &hadooppb.IpcConnectionContextProto{UserInfo: ui, Protocol: proto.String(c.opts.Protocol)}
 	f, err := encodeFrame(requestHeader(callIDConnCtx, c.opts.ClientID, -1), ctxMsg)
 	if err != nil {
 		return err
 	}
+	if f, err = c.protect(f); err != nil {
+		return err
+	}
 	_, err = c.nc.Write(f)
 	return err
+}
+
+// protect wraps frame when the QOP protects traffic; it must be called under wmu (or before the
+// connection is shared), since wrapping advances sequence numbers and cipher state.
+func (c *Conn) protect(frame []byte) ([]byte, error) {
+	if c.mech == nil {
+		return frame, nil
+	}
+	return wrapFrames(c.mech, frame)
+}
+
+func (c *Conn) saslTarget() saslTarget {
+	return saslTarget{addr: c.addr, protocol: c.opts.Protocol}
+}
+
+// QOP returns the negotiated quality of protection: auth, auth-int or auth-conf.
+func (c *Conn) QOP() string {
+	if c.mech == nil {
+		return qopAuth
+	}
+	return c.mech.qop()
 }
 
 // Addr returns the server address the connection was dialed to.
@@ -351,6 +389,13 @@ func (c *Conn) write(ctx context.Context, frame []byte) error {
 		dl = time.Now().Add(defaultWriteTimeout)
 	}
 	_ = c.nc.SetWriteDeadline(dl)
+	frame, err := c.protect(frame)
+	if err != nil {
+		// The security layer's state may have moved: the connection cannot go on.
+		ce := &ConnError{Addr: c.addr, Op: "write", Err: err, notSent: true}
+		c.closeWith(ce)
+		return ce
+	}
 	if _, err := c.nc.Write(frame); err != nil {
 		if c.isClosed() {
 			return &ConnError{Addr: c.addr, Op: "write", Err: c.err(), notSent: true}
@@ -378,7 +423,7 @@ func (c *Conn) write(ctx context.Context, frame []byte) error {
 func (c *Conn) readLoop() {
 	defer c.wg.Done()
 	for {
-		frame, err := readFrame(c.br, c.opts.MaxResponseLength)
+		frame, err := readFrame(c.rd, c.opts.MaxResponseLength)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = errors.New("server closed the connection")

@@ -9,14 +9,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
 // DIGEST-MD5 (RFC 2831), client side, as Hadoop uses it for delegation tokens, AM-RM tokens and NM
 // tokens: username = base64(token identifier), password = base64(token password), protocol "" and
-// server id "default" (digest-uri "/default"), realm "default". Only the "auth" quality of protection
-// is implemented; "auth-int" and "auth-conf" are negotiated through the same type but refused with a
-// clear error until wrap/unwrap are written (see mechanism in sasl.go).
+// server id "default" (digest-uri "/default"), realm "default". All three qualities of protection:
+// "auth", and "auth-int"/"auth-conf" whose security layer is in digestmd5_layer.go.
+
+// clientMaxBuf is the maxbuf we announce: the largest wrapped message we accept from the server.
+// Hadoop's server wraps each response whole, so this bounds nothing in practice; it is the JDK's
+// default.
+const clientMaxBuf = 65536
 
 const (
 	qopAuth     = "auth"
@@ -29,12 +34,17 @@ type digestMD5Client struct {
 	username, password string
 	digestURI          string
 	wantQOP            []string // acceptable QOPs, most preferred first
+	ciphers            []string // acceptable auth-conf ciphers, most preferred first
 	rand               io.Reader
 
 	stage   int // 0: waiting for the challenge, 1: waiting for rspauth, 2: done
 	params  digestParams
 	chosen  string
+	cipher  string // for auth-conf
+	maxbuf  int    // the server's receive buffer: the largest wrapped message it takes
+	ha1     []byte // binary H(A1), the root of the security layer's keys
 	rspauth string
+	layer   *digestLayer
 }
 
 // newDigestMD5Client prepares an authentication with a Hadoop token.
@@ -44,6 +54,7 @@ func newDigestMD5Client(tok Token, protocol, serverID string, wantQOP []string) 
 		password:  base64.StdEncoding.EncodeToString(tok.Password),
 		digestURI: protocol + "/" + serverID,
 		wantQOP:   wantQOP,
+		ciphers:   digestCiphers,
 		rand:      rand.Reader,
 	}
 }
@@ -58,10 +69,21 @@ func (d *digestMD5Client) complete() bool { return d.stage == 2 }
 func (d *digestMD5Client) qop() string { return d.chosen }
 
 func (d *digestMD5Client) wrap(p []byte) ([]byte, error) {
-	return nil, fmt.Errorf("yarnrpc: SASL QOP %q (hadoop.rpc.protection integrity/privacy) is not implemented yet", d.chosen)
+	if d.layer == nil {
+		return nil, fmt.Errorf("DIGEST-MD5: no security layer for QOP %q", d.chosen)
+	}
+	return d.layer.wrap(p)
 }
 
-func (d *digestMD5Client) unwrap(p []byte) ([]byte, error) { return d.wrap(p) }
+func (d *digestMD5Client) unwrap(p []byte) ([]byte, error) {
+	if d.layer == nil {
+		return nil, fmt.Errorf("DIGEST-MD5: no security layer for QOP %q", d.chosen)
+	}
+	return d.layer.unwrap(p)
+}
+
+// maxWrap is the largest message to wrap at once: the server's maxbuf less what wrapping adds.
+func (d *digestMD5Client) maxWrap() int { return d.maxbuf - digestLayerOverhead }
 
 // step answers the server's challenge (first call) and checks the server's rspauth (second call).
 func (d *digestMD5Client) step(challenge []byte) ([]byte, error) {
@@ -84,6 +106,13 @@ func (d *digestMD5Client) step(challenge []byte) ([]byte, error) {
 		}
 		if subtle.ConstantTimeCompare([]byte(got), []byte(d.rspauth)) != 1 {
 			return nil, errors.New("DIGEST-MD5: server's rspauth does not match: the server does not know the token's password")
+		}
+		if d.chosen != qopAuth {
+			l, err := newDigestLayer(d.ha1, d.chosen, d.cipher, true)
+			if err != nil {
+				return nil, err
+			}
+			d.layer = l
 		}
 		d.stage = 2
 		return nil, nil
@@ -119,9 +148,27 @@ func (d *digestMD5Client) respond(challenge []byte) ([]byte, error) {
 		return nil, fmt.Errorf("DIGEST-MD5: no common quality of protection: the server offers %v, hadoop.rpc.protection allows %v",
 			offered, d.wantQOP)
 	}
-	if d.chosen != qopAuth {
-		return nil, fmt.Errorf("DIGEST-MD5: quality of protection %q is not implemented yet; the server offers %v; "+
-			"only hadoop.rpc.protection=authentication works", d.chosen, offered)
+	d.cipher = ""
+	if d.chosen == qopAuthConf {
+		offeredCiphers := splitList(dirs.get("cipher"))
+		for _, c := range d.ciphers {
+			if contains(offeredCiphers, c) {
+				d.cipher = c
+				break
+			}
+		}
+		if d.cipher == "" {
+			return nil, fmt.Errorf("DIGEST-MD5: no common cipher for auth-conf (hadoop.rpc.protection=privacy): the server offers %q, this client has %v",
+				dirs.get("cipher"), d.ciphers)
+		}
+	}
+	d.maxbuf = 65536 // RFC 2831's default when the server names none
+	if mb := dirs.get("maxbuf"); mb != "" {
+		n, err := strconv.Atoi(mb)
+		if err != nil || n <= digestLayerOverhead || n > 1<<24-1 {
+			return nil, fmt.Errorf("DIGEST-MD5: server challenge has maxbuf=%q; want a number from %d to 16777215", mb, digestLayerOverhead+1)
+		}
+		d.maxbuf = n
 	}
 	cb := make([]byte, 18)
 	if _, err := io.ReadFull(d.rand, cb); err != nil {
@@ -143,14 +190,18 @@ func (d *digestMD5Client) respond(challenge []byte) ([]byte, error) {
 	}
 	response := d.params.response(false)
 	d.rspauth = d.params.response(true)
+	d.ha1 = d.params.ha1()
 
 	var b strings.Builder
 	if strings.EqualFold(dirs.get("charset"), "utf-8") {
 		b.WriteString("charset=utf-8,")
 	}
-	fmt.Fprintf(&b, "username=%s,realm=%s,nonce=%s,nc=%s,cnonce=%s,digest-uri=%s,maxbuf=65536,response=%s,qop=%s",
+	fmt.Fprintf(&b, "username=%s,realm=%s,nonce=%s,nc=%s,cnonce=%s,digest-uri=%s,maxbuf=%d,response=%s,qop=%s",
 		quote(d.params.username), quote(realm), quote(nonce), d.params.nc, quote(d.params.cnonce),
-		quote(d.digestURI), response, d.chosen)
+		quote(d.digestURI), clientMaxBuf, response, d.chosen)
+	if d.cipher != "" {
+		b.WriteString(",cipher=" + quote(d.cipher))
+	}
 	return []byte(b.String()), nil
 }
 
@@ -161,14 +212,21 @@ type digestParams struct {
 	digestURI, authzid        string
 }
 
-// response computes the "response" directive (rspauth=false) or the server's "rspauth" value
-// (rspauth=true), RFC 2831 §2.1.2.1.
-func (p digestParams) response(rspauth bool) string {
+// ha1 is H(A1), the binary MD5 of A1, from which the security layer's keys derive.
+func (p digestParams) ha1() []byte {
 	inner := md5.Sum([]byte(p.username + ":" + p.realm + ":" + p.password))
 	a1 := string(inner[:]) + ":" + p.nonce + ":" + p.cnonce
 	if p.authzid != "" {
 		a1 += ":" + p.authzid
 	}
+	h := md5.Sum([]byte(a1))
+	return h[:]
+}
+
+// response computes the "response" directive (rspauth=false) or the server's "rspauth" value
+// (rspauth=true), RFC 2831 §2.1.2.1.
+func (p digestParams) response(rspauth bool) string {
+	ha1 := hex.EncodeToString(p.ha1())
 	a2 := ":" + p.digestURI
 	if !rspauth {
 		a2 = "AUTHENTICATE" + a2
@@ -176,7 +234,7 @@ func (p digestParams) response(rspauth bool) string {
 	if p.qop == qopAuthInt || p.qop == qopAuthConf {
 		a2 += ":00000000000000000000000000000000"
 	}
-	return hexMD5(hexMD5(a1) + ":" + p.nonce + ":" + p.nc + ":" + p.cnonce + ":" + p.qop + ":" + hexMD5(a2))
+	return hexMD5(ha1 + ":" + p.nonce + ":" + p.nc + ":" + p.cnonce + ":" + p.qop + ":" + hexMD5(a2))
 }
 
 func hexMD5(s string) string {

@@ -64,7 +64,8 @@ func TestDigestMD5ChallengeErrors(t *testing.T) {
 		"no nonce":         {`realm="x",algorithm=md5-sess`, []string{qopAuth}, "no nonce"},
 		"wrong algorithm":  {`nonce="n",algorithm=md5`, []string{qopAuth}, "md5-sess"},
 		"no common qop":    {`nonce="n",qop="auth-conf",algorithm=md5-sess`, []string{qopAuth}, "no common quality of protection"},
-		"integrity unimpl": {`nonce="n",qop="auth-int",algorithm=md5-sess`, []string{qopAuthInt}, "not implemented yet"},
+		"no common cipher": {`nonce="n",qop="auth-conf",cipher="rc2",algorithm=md5-sess`, []string{qopAuthConf}, "no common cipher"},
+		"bad maxbuf":       {`nonce="n",qop="auth-int",maxbuf=10,algorithm=md5-sess`, []string{qopAuthInt}, "maxbuf"},
 		"unterminated":     {`nonce="n`, []string{qopAuth}, "unterminated"},
 	}
 	for name, tc := range cases {
@@ -145,14 +146,10 @@ func TestTokenAuthFallsBackToSimple(t *testing.T) {
 	assert.Equal(t, "alice", srv.Connections()[0].User, "after fallback the user goes in the connection context")
 }
 
-func TestTokenAuthQOPNotImplemented(t *testing.T) {
+func TestTokenAuthQOPMismatch(t *testing.T) {
 	srv := newServer(t, rpctest.Options{Tokens: map[string][]byte{"id": []byte("pw")}, QOP: []string{"auth-conf"}})
 	auth := TokenAuth(Token{Identifier: []byte("id"), Password: []byte("pw")}, "alice")
-	_, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: auth, Protection: "privacy"})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"auth-conf" is not implemented yet`)
-
-	_, err = Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: auth})
+	_, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: auth})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no common quality of protection")
 

@@ -8,7 +8,14 @@
 //     ConnOptions.MaxResponseLength before anything is allocated.
 //   - conn.go: Conn, one authenticated connection; concurrent calls multiplexed by call id, context
 //     deadlines per call, pings while calls wait on a silent server, idle close.
-//   - sasl.go, digestmd5.go: the SASL handshake (SIMPLE fallback, TOKEN via DIGEST-MD5).
+//   - sasl.go, digestmd5.go, gssapi.go: the SASL handshake (SIMPLE fallback, TOKEN via DIGEST-MD5,
+//     KERBEROS via GSSAPI with mutual authentication and the server principal checked against
+//     the configuration).
+//   - digestmd5_layer.go, gssapi.go (wrap/unwrap), sasl_wrap.go: the auth-int and auth-conf
+//     security layers of hadoop.rpc.protection=integrity/privacy; every frame after SASL, the
+//     connection context and pings included, travels inside RpcSaslProto WRAP messages.
+//   - kerberos.go: Kerberos login (ticket cache or keytab, gokrb5), service tickets, _HOST in
+//     server principals, the short user name of the connection context.
 //   - client.go, backoff.go: Client, a connection per (address, protocol, user), reconnect with capped
 //     exponential backoff and jitter, RM HA failover on connection failure and StandbyException.
 //   - errors.go: the one place where Java exceptions become Go errors (RemoteError, sentinels for
@@ -16,11 +23,11 @@
 //   - config.go: Hadoop XML configuration (HADOOP_CONF_DIR / YARN_CONF_DIR) with ${var} expansion and
 //     the RM address lists of HA.
 //
-// Seams: the mechanism interface in sasl.go is where GSSAPI (Kerberos) and the auth-int/auth-conf
-// qualities of protection (wrap/unwrap of every message) plug in; today a server or a
-// hadoop.rpc.protection that requires them fails the handshake with an error saying so. The
-// generated messages live in the hadooppb sub-package; the rpctest sub-package is an in-process fake
-// server for tests.
+// Seams: the mechanism interface in sasl.go (start/step/complete/qop/wrap/unwrap/maxWrap) is one SASL
+// mechanism; Conn only sees it. The ticketSource interface in gssapi.go stands between GSSAPI and
+// the KDC (tests mint tickets with rpctest.Kerberos instead). The generated messages live in the
+// hadooppb sub-package; the rpctest sub-package is an in-process fake server for tests, with
+// server-side DIGEST-MD5 and GSSAPI and their security layers written independently of the client.
 //
 // Retries: a Client re-sends a call only when the server provably did not process it (dial failure,
 // handshake failure, StandbyException, RetriableException, a connection closed before the request was

@@ -1,6 +1,7 @@
 package yarnrpc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +12,10 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// mechanism is one SASL client authentication. It is the seam for what is not implemented yet:
-// GSSAPI (Kerberos) is another mechanism, and auth-int/auth-conf are wrap/unwrap of an existing one
-// (every call after the handshake then travels inside an RpcSaslProto WRAP message with call id -33).
+// mechanism is one SASL client authentication: DIGEST-MD5 (digestmd5.go) for tokens, GSSAPI
+// (gssapi.go) for Kerberos. With auth-int or auth-conf its wrap/unwrap protect every message after
+// the handshake, which then travels inside an RpcSaslProto WRAP message with call id -33
+// (sasl_wrap.go).
 type mechanism interface {
 	// name is the SASL mechanism name, e.g. DIGEST-MD5.
 	name() string
@@ -26,13 +28,23 @@ type mechanism interface {
 	complete() bool
 	// qop is the negotiated quality of protection: auth, auth-int or auth-conf.
 	qop() string
-	// wrap and unwrap protect traffic for auth-int and auth-conf.
+	// wrap and unwrap protect traffic for auth-int and auth-conf. Conn calls wrap from one writer at
+	// a time and unwrap from its one reader.
 	wrap(p []byte) ([]byte, error)
 	unwrap(p []byte) ([]byte, error)
+	// maxWrap is the largest message the server accepts wrapped at once; longer frames are sent as
+	// several WRAP messages (the server reassembles the byte stream).
+	maxWrap() int
 }
 
 // maxSASLRounds bounds the handshake; DIGEST-MD5 needs two server messages after NEGOTIATE.
 const maxSASLRounds = 8
+
+// saslTarget is the server a handshake is with: what Kerberos needs to check its principal.
+type saslTarget struct {
+	addr     string // as dialed, host:port
+	protocol string // the connection's protocol
+}
 
 // saslResult is how a SASL handshake ended.
 type saslResult struct {
@@ -44,7 +56,7 @@ type saslResult struct {
 // NEGOTIATE, the server's offered auths (for TOKEN with the DIGEST-MD5 challenge inside), INITIATE,
 // CHALLENGE/RESPONSE rounds, SUCCESS. A server that does not need authentication answers NEGOTIATE
 // with SUCCESS, or offers SIMPLE: the connection then continues as SIMPLE.
-func saslHandshake(rw io.ReadWriter, auth Auth, qops []string, maxFrame int) (saslResult, error) {
+func saslHandshake(ctx context.Context, rw io.ReadWriter, target saslTarget, auth Auth, qops []string, maxFrame int) (saslResult, error) {
 	if err := writeSASL(rw, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
 		return saslResult{}, err
 	}
@@ -59,8 +71,11 @@ func saslHandshake(rw io.ReadWriter, auth Auth, qops []string, maxFrame int) (sa
 			if mech != nil {
 				return saslResult{}, saslErr("server sent NEGOTIATE twice")
 			}
-			chosen, m, err := selectAuth(msg.GetAuths(), auth, qops)
+			chosen, m, err := selectAuth(msg.GetAuths(), target, auth, qops)
 			if err != nil {
+				return saslResult{}, err
+			}
+			if err := ctx.Err(); err != nil {
 				return saslResult{}, err
 			}
 			reply := &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_INITIATE.Enum()}
@@ -118,19 +133,56 @@ func saslHandshake(rw io.ReadWriter, auth Auth, qops []string, maxFrame int) (sa
 }
 
 // selectAuth picks the first offered auth this client can do; nil mechanism means SIMPLE.
-func selectAuth(offered []*hadooppb.RpcSaslProto_SaslAuth, auth Auth, qops []string) (*hadooppb.RpcSaslProto_SaslAuth, mechanism, error) {
+func selectAuth(offered []*hadooppb.RpcSaslProto_SaslAuth, target saslTarget, auth Auth, qops []string) (*hadooppb.RpcSaslProto_SaslAuth, mechanism, error) {
 	var names []string
 	for _, a := range offered {
 		names = append(names, a.GetMethod()+"/"+a.GetMechanism())
 		switch {
 		case a.GetMethod() == "TOKEN" && a.GetMechanism() == "DIGEST-MD5" && auth.Method == AuthToken:
 			return a, newDigestMD5Client(*auth.Token, a.GetProtocol(), a.GetServerId(), qops), nil
+		case a.GetMethod() == "KERBEROS" && a.GetMechanism() == "GSSAPI" && auth.Method == AuthKerberos:
+			spn, err := checkServerPrincipal(a, target, auth)
+			if err != nil {
+				return nil, nil, err
+			}
+			return a, newGSSAPIClient(auth.Kerberos, spn, qops), nil
 		case a.GetMethod() == "SIMPLE":
 			return a, nil, nil
 		}
 	}
-	return nil, nil, saslErr(fmt.Sprintf("the server offers %s; this client authenticates with %v (Kerberos is not supported yet)",
-		strings.Join(names, ", "), auth.Method))
+	advice := ""
+	if auth.Method != AuthKerberos && contains(names, "KERBEROS/GSSAPI") {
+		advice = " (the cluster uses Kerberos: log in with kinit or --principal/--keytab)"
+	}
+	return nil, nil, saslErr(fmt.Sprintf("the server offers %s; this client authenticates with %v%s",
+		strings.Join(names, ", "), auth.Method, advice))
+}
+
+// checkServerPrincipal compares the principal the server names in its KERBEROS offer (protocol
+// "rm", server id "host" for rm/host@REALM) with the configured one, _HOST resolved to the dialed
+// host, and returns the service name to get a ticket for. A server with another principal is not
+// the one configured: we refuse it before sending a ticket.
+func checkServerPrincipal(a *hadooppb.RpcSaslProto_SaslAuth, target saslTarget, auth Auth) (string, error) {
+	if a.GetProtocol() == "" || a.GetServerId() == "" {
+		return "", saslErr(fmt.Sprintf("the server at %s offers KERBEROS without its principal (protocol %q, server id %q)",
+			target.addr, a.GetProtocol(), a.GetServerId()))
+	}
+	spn := a.GetProtocol() + "/" + a.GetServerId()
+	want := ResolvePrincipal(auth.ServerPrincipal, target.addr)
+	wantName, wantRealm, _ := strings.Cut(want, "@")
+	got := spn
+	if wantRealm != "" {
+		got += "@" + wantRealm
+	}
+	if !strings.EqualFold(spn, wantName) {
+		key := PrincipalKeyFor(target.protocol)
+		if key == "" {
+			key = "the server principal"
+		}
+		return "", saslErr(fmt.Sprintf("the server at %s has Kerberos principal %s, but %s=%s expects %s",
+			target.addr, got, key, auth.ServerPrincipal, want))
+	}
+	return spn, nil
 }
 
 func writeSASL(w io.Writer, m *hadooppb.RpcSaslProto) error {

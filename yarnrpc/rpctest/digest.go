@@ -31,50 +31,86 @@ func newDigestChallenge(qops []string) (*digestChallenge, error) {
 }
 
 func (c *digestChallenge) bytes() []byte {
-	return fmt.Appendf(nil, `realm="default",nonce="%s",qop="%s",charset=utf-8,algorithm=md5-sess`,
+	b := fmt.Appendf(nil, `realm="default",nonce="%s",qop="%s",charset=utf-8,algorithm=md5-sess`,
 		c.nonce, strings.Join(c.qops, ","))
+	for _, q := range c.qops {
+		if q == "auth-conf" {
+			b = append(b, `,cipher="rc4"`...)
+		}
+	}
+	return b
+}
+
+// digestOutcome is what a verified DIGEST-MD5 response established.
+type digestOutcome struct {
+	final      []byte // the server's last message, rspauth=...
+	identifier []byte // the token identifier the client authenticated with
+	qop        string
+	ha1        []byte // binary H(A1), for the security layer's keys
 }
 
 // verify checks the client's response against the password lookup and returns the server's final
 // message (rspauth=...) and the token identifier the client authenticated with.
 func (c *digestChallenge) verify(resp []byte, password func(id []byte) ([]byte, bool)) (final, identifier []byte, err error) {
-	kv, err := splitDirectives(string(resp))
+	o, err := c.verifyFull(resp, password)
 	if err != nil {
-		return nil, nil, saslFailure("DIGEST-MD5: digest response format violation: " + err.Error())
+		return nil, nil, err
+	}
+	return o.final, o.identifier, nil
+}
+
+// verifyFull is verify with everything the security layer needs.
+func (c *digestChallenge) verifyFull(resp []byte, password func(id []byte) ([]byte, bool)) (*digestOutcome, error) {
+	final, id, ha1, kv, err := c.check(resp, password)
+	if err != nil {
+		return nil, err
+	}
+	return &digestOutcome{final: final, identifier: id, qop: kv["qop"], ha1: ha1}, nil
+}
+
+func (c *digestChallenge) check(resp []byte, password func(id []byte) ([]byte, bool)) (final, identifier, ha1 []byte, kv map[string]string, err error) {
+	kv, err = splitDirectives(string(resp))
+	if err != nil {
+		return nil, nil, nil, nil, saslFailure("DIGEST-MD5: digest response format violation: " + err.Error())
 	}
 	for _, k := range []string{"username", "nonce", "cnonce", "nc", "qop", "digest-uri", "response"} {
 		if kv[k] == "" {
-			return nil, nil, saslFailure("DIGEST-MD5: digest response format violation: missing " + k)
+			return nil, nil, nil, nil, saslFailure("DIGEST-MD5: digest response format violation: missing " + k)
 		}
 	}
 	if kv["nonce"] != c.nonce {
-		return nil, nil, saslFailure("DIGEST-MD5: digest response format violation: mismatched nonce")
+		return nil, nil, nil, nil, saslFailure("DIGEST-MD5: digest response format violation: mismatched nonce")
 	}
 	if kv["digest-uri"] != digestURI {
-		return nil, nil, saslFailure(fmt.Sprintf("DIGEST-MD5: digest response format violation: digest-uri %q, want %q", kv["digest-uri"], digestURI))
+		return nil, nil, nil, nil, saslFailure(fmt.Sprintf("DIGEST-MD5: digest response format violation: digest-uri %q, want %q", kv["digest-uri"], digestURI))
 	}
 	qopOK := false
 	for _, q := range c.qops {
 		qopOK = qopOK || q == kv["qop"]
 	}
+	if kv["qop"] == "auth-conf" && kv["cipher"] != "rc4" {
+		return nil, nil, nil, nil, saslFailure(fmt.Sprintf("DIGEST-MD5: cipher %q was not offered (offered rc4)", kv["cipher"]))
+	}
 	if !qopOK {
-		return nil, nil, saslFailure(fmt.Sprintf("DIGEST-MD5: qop %q was not offered (offered %v)", kv["qop"], c.qops))
+		return nil, nil, nil, nil, saslFailure(fmt.Sprintf("DIGEST-MD5: qop %q was not offered (offered %v)", kv["qop"], c.qops))
 	}
 	id, err := base64.StdEncoding.DecodeString(kv["username"])
 	if err != nil {
-		return nil, nil, saslFailure("DIGEST-MD5: username is not base64: " + err.Error())
+		return nil, nil, nil, nil, saslFailure("DIGEST-MD5: username is not base64: " + err.Error())
 	}
 	pw, ok := password(id)
 	if !ok {
-		return nil, nil, &Exception{Class: "org.apache.hadoop.security.token.SecretManager$InvalidToken",
+		return nil, nil, nil, nil, &Exception{Class: "org.apache.hadoop.security.token.SecretManager$InvalidToken",
 			Message: "token can't be found in cache"}
 	}
 	pwB64 := base64.StdEncoding.EncodeToString(pw)
 	want := digestValue(kv, pwB64, "AUTHENTICATE")
 	if want != kv["response"] {
-		return nil, nil, saslFailure("DIGEST-MD5: digest response format violation. Mismatched response.")
+		return nil, nil, nil, nil, saslFailure("DIGEST-MD5: digest response format violation. Mismatched response.")
 	}
-	return []byte("rspauth=" + digestValue(kv, pwB64, "")), id, nil
+	inner := md5.Sum([]byte(kv["username"] + ":" + kv["realm"] + ":" + pwB64))
+	h := md5.Sum([]byte(string(inner[:]) + ":" + kv["nonce"] + ":" + kv["cnonce"]))
+	return []byte("rspauth=" + digestValue(kv, pwB64, "")), id, h[:], kv, nil
 }
 
 func digestValue(kv map[string]string, password, a2prefix string) string {

@@ -36,8 +36,12 @@ type Options struct {
 	// Tokens enables TOKEN authentication (SASL DIGEST-MD5): identifier (as a string of its bytes) →
 	// password.
 	Tokens map[string][]byte
-	// QOP is what DIGEST-MD5 offers; nil means ["auth"].
+	// QOP is what DIGEST-MD5 offers; nil means ["auth"]. With auth-int or auth-conf (cipher rc4)
+	// every message after the handshake is wrapped.
 	QOP []string
+	// Kerberos enables KERBEROS authentication (SASL GSSAPI) as that service; its QOP field says
+	// which security layers it offers.
+	Kerberos *Kerberos
 	// Addr is the address to listen on; empty means 127.0.0.1:0. Tests that restart a server on the
 	// same port set it to a former Addr().
 	Addr string
@@ -79,8 +83,13 @@ func StandbyException() *Exception {
 
 // ConnInfo describes an accepted connection after its handshake.
 type ConnInfo struct {
-	// Auth is SIMPLE or TOKEN.
+	// Auth is SIMPLE, TOKEN or KERBEROS.
 	Auth string
+	// QOP is the negotiated quality of protection of TOKEN and KERBEROS connections: auth,
+	// auth-int or auth-conf.
+	QOP string
+	// Principal is the client principal of a KERBEROS connection (user@REALM).
+	Principal string
 	// User and RealUser are what the connection context carried.
 	User, RealUser string
 	// Protocol is the connection context's protocol.
@@ -127,7 +136,7 @@ type Server struct {
 
 // NewServer listens on 127.0.0.1:0 (or Options.Addr) and serves until Close. With zero Options it accepts SIMPLE.
 func NewServer(opts Options) (*Server, error) {
-	if !opts.Simple && opts.Tokens == nil {
+	if !opts.Simple && opts.Tokens == nil && opts.Kerberos == nil {
 		opts.Simple = true
 	}
 	if opts.QOP == nil {
@@ -270,6 +279,9 @@ type serverConn struct {
 	wmu  sync.Mutex
 	held [][]byte
 
+	layer layer  // after a handshake that negotiated auth-int or auth-conf
+	plain []byte // unwrapped request bytes not yet making a whole frame
+
 	calls     sync.WaitGroup
 	closeOnce sync.Once
 	done      chan struct{}
@@ -310,7 +322,7 @@ func (c *serverConn) serve() {
 		return
 	}
 	for {
-		frame, err := readFrame(c.br)
+		frame, err := c.nextFrame()
 		if err != nil {
 			return
 		}
@@ -333,7 +345,7 @@ func (c *serverConn) serve() {
 				return
 			}
 			c.info.Protocol = cc.GetProtocol()
-			if c.info.Auth == "SIMPLE" {
+			if c.info.Auth == "SIMPLE" || c.info.Auth == "KERBEROS" {
 				c.info.User = cc.GetUserInfo().GetEffectiveUser()
 				c.info.RealUser = cc.GetUserInfo().GetRealUser()
 			}
@@ -480,6 +492,57 @@ func (c *serverConn) sendFatal(id int32, ex *Exception) {
 	}))
 }
 
+// nextFrame returns the next request frame: as read, or reassembled from the unwrapped bytes of
+// WRAP messages once a security layer is on.
+func (c *serverConn) nextFrame() ([]byte, error) {
+	if c.layer == nil {
+		return readFrame(c.br)
+	}
+	for {
+		if len(c.plain) >= 4 {
+			n := int(binary.BigEndian.Uint32(c.plain))
+			if n > maxFrame {
+				return nil, fmt.Errorf("request frame of %d bytes", n)
+			}
+			if len(c.plain) >= 4+n {
+				f := c.plain[4 : 4+n]
+				c.plain = c.plain[4+n:]
+				return f, nil
+			}
+		}
+		m, err := c.readSASL()
+		if err != nil {
+			return nil, err
+		}
+		if m.GetState() != hadooppb.RpcSaslProto_WRAP {
+			return nil, fmt.Errorf("SASL %v where WRAP was expected", m.GetState())
+		}
+		b, err := c.layer.unwrap(m.GetToken())
+		if err != nil {
+			c.sendFatal(callIDSASL, saslFailure(err.Error()))
+			return nil, err
+		}
+		c.plain = append(c.plain, b...)
+	}
+}
+
+// protect wraps a response frame in a SASL WRAP message once a security layer is on; called under
+// wmu, in the order frames go out.
+func (c *serverConn) protect(frame []byte) []byte {
+	if c.layer == nil {
+		return frame
+	}
+	tok, err := c.layer.wrap(frame)
+	if err != nil {
+		return nil
+	}
+	saslID := int32(callIDSASL)
+	return frameOf(&hadooppb.RpcResponseHeaderProto{
+		CallId: proto.Uint32(uint32(saslID)),
+		Status: hadooppb.RpcResponseHeaderProto_SUCCESS.Enum(),
+	}, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_WRAP.Enum(), Token: tok})
+}
+
 // write sends a frame, or holds it while reordering.
 func (c *serverConn) write(frame []byte) {
 	c.srv.mu.Lock()
@@ -493,14 +556,14 @@ func (c *serverConn) write(frame []byte) {
 			return
 		}
 		for i := len(c.held) - 1; i >= 0; i-- {
-			if _, err := c.nc.Write(c.held[i]); err != nil {
+			if _, err := c.nc.Write(c.protect(c.held[i])); err != nil {
 				break
 			}
 		}
 		c.held = nil
 		return
 	}
-	_, _ = c.nc.Write(frame)
+	_, _ = c.nc.Write(c.protect(frame))
 }
 
 func (c *serverConn) writeSASL(m *hadooppb.RpcSaslProto) error {
@@ -546,7 +609,7 @@ func (c *serverConn) sasl() error {
 		return saslFailure(fmt.Sprintf("expected NEGOTIATE, got %v", m.GetState()))
 	}
 	o := c.srv.opts
-	if o.Tokens == nil { // nothing to authenticate: switch the client to SIMPLE at once
+	if o.Tokens == nil && o.Kerberos == nil { // nothing to authenticate: switch the client to SIMPLE at once
 		c.info.Auth = "SIMPLE"
 		return c.writeSASL(&hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum()})
 	}
@@ -554,10 +617,19 @@ func (c *serverConn) sasl() error {
 	if err != nil {
 		return err
 	}
-	neg := &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*hadooppb.RpcSaslProto_SaslAuth{{
-		Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"),
-		Protocol: proto.String(""), ServerId: proto.String("default"), Challenge: ch.bytes(),
-	}}}
+	neg := &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()}
+	if o.Tokens != nil {
+		neg.Auths = append(neg.Auths, &hadooppb.RpcSaslProto_SaslAuth{
+			Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"),
+			Protocol: proto.String(""), ServerId: proto.String("default"), Challenge: ch.bytes(),
+		})
+	}
+	if o.Kerberos != nil {
+		neg.Auths = append(neg.Auths, &hadooppb.RpcSaslProto_SaslAuth{
+			Method: proto.String("KERBEROS"), Mechanism: proto.String("GSSAPI"),
+			Protocol: proto.String(o.Kerberos.Service), ServerId: proto.String(o.Kerberos.Host),
+		})
+	}
 	if o.Simple {
 		neg.Auths = append(neg.Auths, &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String("SIMPLE"), Mechanism: proto.String("")})
 	}
@@ -575,20 +647,65 @@ func (c *serverConn) sasl() error {
 	case a.GetMethod() == "SIMPLE" && o.Simple:
 		c.info.Auth = "SIMPLE"
 		return nil
-	case a.GetMethod() == "TOKEN" && a.GetMechanism() == "DIGEST-MD5":
-		final, id, err := ch.verify(m.GetToken(), func(id []byte) ([]byte, bool) {
+	case a.GetMethod() == "TOKEN" && a.GetMechanism() == "DIGEST-MD5" && o.Tokens != nil:
+		out, err := ch.verifyFull(m.GetToken(), func(id []byte) ([]byte, bool) {
 			pw, ok := o.Tokens[string(id)]
 			return pw, ok
 		})
 		if err != nil {
 			return err
 		}
-		c.info.Auth, c.info.TokenIdentifier = "TOKEN", id
-		return c.writeSASL(&hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum(), Token: final})
+		c.info.Auth, c.info.TokenIdentifier, c.info.QOP = "TOKEN", out.identifier, out.qop
+		if out.qop != "auth" {
+			c.layer = newDigestServerLayer(out.ha1, out.qop == "auth-conf")
+		}
+		return c.writeSASL(&hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum(), Token: out.final})
+	case a.GetMethod() == "KERBEROS" && a.GetMechanism() == "GSSAPI" && o.Kerberos != nil:
+		return c.gssapi(m.GetToken())
 	default:
 		return &Exception{Class: "org.apache.hadoop.security.AccessControlException",
 			Message: fmt.Sprintf("Client cannot authenticate via:[%s]", a.GetMethod())}
 	}
+}
+
+// gssapi runs the rest of a KERBEROS handshake after the client's AP-REQ.
+func (c *serverConn) gssapi(apreq []byte) error {
+	acc := &gssAcceptor{k: c.srv.opts.Kerberos}
+	aprep, err := acc.accept(apreq)
+	if err != nil {
+		return err
+	}
+	if err := c.writeSASL(&hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_CHALLENGE.Enum(), Token: aprep}); err != nil {
+		return err
+	}
+	m, err := c.readSASL()
+	if err != nil {
+		return err
+	}
+	if m.GetState() != hadooppb.RpcSaslProto_RESPONSE || len(m.GetToken()) != 0 {
+		return saslFailure(fmt.Sprintf("GSSAPI: expected an empty RESPONSE after the AP-REP, got %v with %d bytes", m.GetState(), len(m.GetToken())))
+	}
+	offer, err := acc.offer()
+	if err != nil {
+		return err
+	}
+	if err := c.writeSASL(&hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_CHALLENGE.Enum(), Token: offer}); err != nil {
+		return err
+	}
+	if m, err = c.readSASL(); err != nil {
+		return err
+	}
+	if m.GetState() != hadooppb.RpcSaslProto_RESPONSE {
+		return saslFailure(fmt.Sprintf("GSSAPI: expected RESPONSE with the security layer choice, got %v", m.GetState()))
+	}
+	if err := acc.choice(m.GetToken()); err != nil {
+		return err
+	}
+	c.info.Auth, c.info.Principal, c.info.QOP = "KERBEROS", acc.client, acc.chosen
+	if acc.chosen != "auth" {
+		c.layer = acc
+	}
+	return c.writeSASL(&hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum()})
 }
 
 func readFrame(r io.Reader) ([]byte, error) {

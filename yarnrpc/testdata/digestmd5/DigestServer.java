@@ -3,9 +3,13 @@
 // and base64 password), driven over stdin/stdout so that yarnrpc's Go client can be checked against
 // the implementation Hadoop itself relies on. Used by digestmd5_java_test.go (integration tag).
 //
-// Usage: java DigestServer.java <base64 identifier> <base64 password>
+// Usage: java DigestServer.java <base64 identifier> <base64 password> [qop]
+// qop is auth (the default), auth-int or auth-conf (Sasl.QOP syntax, e.g. "auth-conf,auth-int").
 // Protocol (one base64 line each): server writes the challenge, reads the client's response, writes
-// the final message (rspauth=...) or "ERR <message>".
+// the final message and the negotiated QOP ("<base64 rspauth=...> <qop>") or
+// "ERR <message>". With a security layer it then echoes: for every wrapped line the client sends it
+// unwraps the message and answers with wrap("echo:" + message), until stdin ends; a message that
+// does not unwrap gets "ERR <message>" and ends the exchange.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +29,7 @@ public class DigestServer {
     String user = args[0];
     char[] password = args[1].toCharArray();
     Map<String, String> props = new HashMap<>();
-    props.put(Sasl.QOP, "auth");
+    props.put(Sasl.QOP, args.length > 2 ? args[2] : "auth");
     props.put(Sasl.SERVER_AUTH, "true");
     SaslServer server = Sasl.createSaslServer("DIGEST-MD5", "", "default", props, callbacks -> {
       for (Callback cb : callbacks) {
@@ -59,7 +63,25 @@ public class DigestServer {
       }
     } catch (Exception e) {
       System.out.println("ERR " + e.getMessage());
+      System.out.flush();
+      return;
     }
     System.out.flush();
+    if ("auth".equals(server.getNegotiatedProperty(Sasl.QOP))) {
+      return;
+    }
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      try {
+        byte[] wrapped = Base64.getDecoder().decode(line.trim());
+        byte[] msg = server.unwrap(wrapped, 0, wrapped.length);
+        byte[] reply = ("echo:" + new String(msg, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
+        System.out.println(enc.encodeToString(server.wrap(reply, 0, reply.length)));
+      } catch (Exception e) {
+        System.out.println("ERR " + e.getMessage());
+        System.out.flush();
+        return;
+      }
+      System.out.flush();
+    }
   }
 }

@@ -1,0 +1,211 @@
+package yarnrpc
+
+import (
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jcmturner/gokrb5/v8/client"
+	"github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/messages"
+	"github.com/jcmturner/gokrb5/v8/test/testdata"
+	"github.com/jcmturner/gokrb5/v8/types"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
+)
+
+// fakeLogin is a Kerberos login of user@EXAMPLE.COM whose service tickets svc mints (no KDC); it
+// counts the tickets asked for.
+func fakeLogin(t *testing.T, svc *rpctest.Kerberos, user string) (*Kerberos, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	k := newKerberos(client.NewWithPassword(user, "EXAMPLE.COM", "unused", config.New()), time.Time{})
+	k.tickets = func(spn string) (messages.Ticket, types.EncryptionKey, error) {
+		n.Add(1)
+		assert.Equal(t, svc.Service+"/"+svc.Host, spn, "the ticket is for the server's principal")
+		return svc.Ticket(user)
+	}
+	return k, &n
+}
+
+func kerberosServer(t *testing.T, qop []string, mod func(*rpctest.Kerberos)) (*rpctest.Server, *rpctest.Kerberos) {
+	t.Helper()
+	svc, err := rpctest.NewKerberos("rm", "127.0.0.1", "EXAMPLE.COM")
+	require.NoError(t, err)
+	svc.QOP = qop
+	if mod != nil {
+		mod(svc)
+	}
+	srv := newServer(t, rpctest.Options{Kerberos: svc})
+	echo(srv)
+	return srv, svc
+}
+
+// SASL GSSAPI end to end against the fake acceptor, at each protection level, with and without an
+// acceptor subkey: mutual authentication, the connection context with only the short user name,
+// and (for integrity and privacy) every message wrapped both ways, a large one included.
+func TestKerberosAuthWithQOP(t *testing.T) {
+	for _, tc := range []struct{ protection, qop string }{
+		{"authentication", qopAuth}, {"integrity", qopAuthInt}, {"privacy", qopAuthConf},
+	} {
+		for _, subkey := range []bool{false, true} {
+			name := tc.protection
+			if subkey {
+				name += "/acceptor-subkey"
+			}
+			t.Run(name, func(t *testing.T) {
+				srv, svc := kerberosServer(t, []string{"auth", "auth-int", "auth-conf"}, func(k *rpctest.Kerberos) { k.AcceptorSubkey = subkey })
+				login, _ := fakeLogin(t, svc, "alice/worker1")
+				conn, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Protection: tc.protection,
+					Auth: KerberosAuth(login, "rm/_HOST@EXAMPLE.COM")})
+				require.NoError(t, err)
+				defer conn.Close()
+				assert.Equal(t, AuthKerberos, conn.AuthMethod())
+				assert.Equal(t, tc.qop, conn.QOP())
+
+				assert.Equal(t, "hi", callEcho(t, conn, "hi"))
+				big := strings.Repeat("kerberos", 30000)
+				assert.Equal(t, big, callEcho(t, conn, big))
+				var wg sync.WaitGroup
+				for i := 0; i < 10; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						s := strings.Repeat("k", i*300)
+						assert.Equal(t, s, callEcho(t, conn, s))
+					}()
+				}
+				wg.Wait()
+
+				infos := srv.Connections()
+				require.Len(t, infos, 1)
+				assert.Equal(t, "KERBEROS", infos[0].Auth)
+				assert.Equal(t, "alice/worker1@EXAMPLE.COM", infos[0].Principal)
+				assert.Equal(t, "alice", infos[0].User, "KERBEROS sends the short name as the effective user")
+				assert.Empty(t, infos[0].RealUser)
+				assert.Equal(t, tc.qop, infos[0].QOP)
+			})
+		}
+	}
+}
+
+// A server presenting another principal than the configured one gets no ticket.
+func TestKerberosServerPrincipalMismatch(t *testing.T) {
+	srv, svc := kerberosServer(t, nil, nil)
+	login, tickets := fakeLogin(t, svc, "alice")
+	_, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(login, "yarn/_HOST@EXAMPLE.COM")})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrAccessControl)
+	assert.Contains(t, err.Error(), "has Kerberos principal rm/127.0.0.1@EXAMPLE.COM, but yarn.resourcemanager.principal=yarn/_HOST@EXAMPLE.COM expects yarn/127.0.0.1@EXAMPLE.COM")
+	assert.Zero(t, tickets.Load(), "no ticket may be sent to a server with the wrong principal")
+
+	// A principal without _HOST must match as it is.
+	_, err = Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(login, "rm/other.example.com@EXAMPLE.COM")})
+	assert.ErrorContains(t, err, "expects rm/other.example.com@EXAMPLE.COM")
+}
+
+// An impostor that cannot produce the AP-REP under the session key is refused (mutual
+// authentication), and a protection level the server does not offer fails with both sides named.
+func TestKerberosRefusals(t *testing.T) {
+	srv, svc := kerberosServer(t, nil, func(k *rpctest.Kerberos) { k.ForgeAPRep = true })
+	login, _ := fakeLogin(t, svc, "alice")
+	_, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(login, "rm/_HOST@EXAMPLE.COM")})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrAccessControl)
+	assert.Contains(t, err.Error(), "does not decrypt with the session key")
+
+	srv, svc = kerberosServer(t, []string{"auth-conf"}, nil)
+	login, _ = fakeLogin(t, svc, "alice")
+	_, err = Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(login, "rm/_HOST@EXAMPLE.COM"), Protection: "integrity"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no common quality of protection: the server offers [auth-conf], hadoop.rpc.protection allows [auth-int]")
+
+	// A client without Kerberos is told what to do.
+	_, err = Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: TokenAuth(Token{Identifier: []byte("x")}, "alice")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the cluster uses Kerberos: log in with kinit or --principal/--keytab")
+}
+
+func TestKerberosAuthValidation(t *testing.T) {
+	_, err := Dial(ctx(t), "127.0.0.1:1", ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(nil, "rm/_HOST@X")})
+	assert.ErrorContains(t, err, "needs a Kerberos login")
+	login := newKerberos(client.NewWithPassword("a", "X", "p", config.New()), time.Time{})
+	_, err = Dial(ctx(t), "127.0.0.1:1", ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(login, "")})
+	assert.ErrorContains(t, err, "yarn.resourcemanager.principal")
+}
+
+func TestResolvePrincipal(t *testing.T) {
+	assert.Equal(t, "rm/rm1.example.com@EXAMPLE.COM", ResolvePrincipal("rm/_HOST@EXAMPLE.COM", "RM1.Example.COM:8032"))
+	assert.Equal(t, "nn/127.0.0.1@R", ResolvePrincipal("nn/_HOST@R", "127.0.0.1:8020"))
+	assert.Equal(t, "nn/::1@R", ResolvePrincipal("nn/_HOST@R", "[::1]:8020"))
+	assert.Equal(t, "rm/fixed.host@R", ResolvePrincipal("rm/fixed.host@R", "other:1"))
+	assert.Equal(t, "rm/h", ResolvePrincipal("rm/_HOST", "h:1"))
+	assert.Equal(t, "alice", shortName("alice@EXAMPLE.COM"))
+	assert.Equal(t, "alice", shortName("alice/host.example.com@EXAMPLE.COM"))
+	assert.Equal(t, "alice", shortName("alice"))
+}
+
+func TestServerPrincipalKeys(t *testing.T) {
+	c := NewConfig(map[string]string{KeyRMPrincipal: "rm/_HOST@EXAMPLE.COM"})
+	p, err := c.ServerPrincipal(testProtocol)
+	require.NoError(t, err)
+	assert.Equal(t, "rm/_HOST@EXAMPLE.COM", p)
+	_, err = c.ServerPrincipal("org.apache.hadoop.hdfs.protocol.ClientProtocol")
+	assert.ErrorContains(t, err, "dfs.namenode.kerberos.principal is not set")
+	_, err = c.ServerPrincipal("some.Protocol")
+	assert.ErrorContains(t, err, "no server principal key is known for protocol some.Protocol")
+}
+
+// Login errors are one line and say to run kinit or pass a keytab.
+func TestLoginKerberosErrors(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "krb5.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(testdata.KRB5_CONF), 0o600))
+
+	oneLineKinit := func(t *testing.T, err error, parts ...string) {
+		t.Helper()
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "\n", "login errors are one line")
+		assert.Contains(t, err.Error(), "run `kinit ")
+		assert.Contains(t, err.Error(), "or pass --principal and --keytab")
+		for _, p := range parts {
+			assert.Contains(t, err.Error(), p)
+		}
+	}
+
+	_, err := LoginKerberos(KerberosOptions{Krb5Config: conf, CCache: filepath.Join(dir, "none")})
+	oneLineKinit(t, err, "no Kerberos ticket", filepath.Join(dir, "none"), "kinit <principal>")
+
+	t.Setenv("KRB5CCNAME", "FILE:"+filepath.Join(dir, "none2"))
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, Principal: "bob@TEST.GOKRB5"})
+	oneLineKinit(t, err, filepath.Join(dir, "none2"), "kinit bob@TEST.GOKRB5")
+
+	// gokrb5's test ticket cache holds a TGT of testuser1 that expired long ago.
+	b, err := hex.DecodeString(testdata.CCACHE_TEST)
+	require.NoError(t, err)
+	cc := filepath.Join(dir, "cc")
+	require.NoError(t, os.WriteFile(cc, b, 0o600))
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, CCache: cc})
+	oneLineKinit(t, err, "testuser1@TEST.GOKRB5 in "+cc+" expired at", "kinit testuser1@TEST.GOKRB5")
+
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, CCache: cc, Principal: "bob"})
+	oneLineKinit(t, err, "holds testuser1@TEST.GOKRB5, not bob")
+
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, Keytab: filepath.Join(dir, "kt")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--keytab needs --principal")
+
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, Keytab: filepath.Join(dir, "kt"), Principal: "bob"})
+	oneLineKinit(t, err, "keytab "+filepath.Join(dir, "kt"))
+
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: filepath.Join(dir, "missing.conf")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing.conf")
+}
