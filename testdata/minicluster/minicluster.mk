@@ -1,8 +1,13 @@
 # Mini YARN + HDFS cluster for integration tests and benchmarks (testdata/minicluster/README.md).
 # The work is done by testdata/minicluster/minicluster.sh; these targets only pass the state dir.
 MINICLUSTER_SH := testdata/minicluster/minicluster.sh
+# Kerberos mode: make minicluster-up SECURE=1 [RPC_PROTECTION=authentication|integrity|privacy].
+SECURE ?=
+RPC_PROTECTION ?=
+# Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
+SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
-.PHONY: minicluster-build minicluster-up minicluster-down
+.PHONY: minicluster-build minicluster-up minicluster-down minicluster-up-secure minicluster-down-secure
 
 # Resolve the Hadoop jars (Maven, only when pom.xml changed) and compile the harness.
 minicluster-build:
@@ -11,8 +16,18 @@ minicluster-build:
 # Start MiniDFSCluster + MiniYARNCluster in the background and wait until ready; writes
 # $(MINICLUSTER_DIR)/env. Exits 0 at once if one is already running and ready.
 minicluster-up:
-	@bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
+	@MINICLUSTER_SECURE=$(SECURE) MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
+	  bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
 
 # Stop it (SIGTERM, then SIGKILL after 60 s, children included). Exits 0 when none runs.
 minicluster-down:
 	@bash $(MINICLUSTER_SH) down $(MINICLUSTER_DIR)
+
+# The Kerberized cluster in $(SECURE_MINICLUSTER_DIR) (default .minicluster/secure), beside the plain
+# one: source $(SECURE_MINICLUSTER_DIR)/env for the secure suite. RPC_PROTECTION as above.
+minicluster-up-secure:
+	@MINICLUSTER_SECURE=1 MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
+	  bash $(MINICLUSTER_SH) up $(SECURE_MINICLUSTER_DIR)
+
+minicluster-down-secure:
+	@bash $(MINICLUSTER_SH) down $(SECURE_MINICLUSTER_DIR)

@@ -13,6 +13,9 @@
 #   MINICLUSTER_JAVA_OPTS  extra JVM options for the harness (default -Xmx2g)
 #   MINICLUSTER_MVN_ARGS   extra Maven arguments (e.g. -Dmaven.repo.local=/some/dir)
 #   HADOOP_USER_NAME       the user the cluster creates /user/NAME for (default: the OS user)
+#   MINICLUSTER_SECURE     1: Kerberos mode (MiniKdc; make minicluster-up SECURE=1)
+#   MINICLUSTER_RPC_PROTECTION  hadoop.rpc.protection in Kerberos mode: authentication (default),
+#                          integrity or privacy (make minicluster-up SECURE=1 RPC_PROTECTION=privacy)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -155,6 +158,22 @@ quote_env() {
 
 write_env() {
   local state="$1" line="$2" java_home="$3"
+  local secure=()
+  if [[ -n "$(field realm "$line")" ]]; then
+    # Kerberos mode: the test user's identity, krb5.conf for gokrb5/kinit, a ticket cache path that
+    # tests create (nothing is there yet).
+    secure=(
+      YARN_AM_SECURE 1
+      YARN_AM_RPC_PROTECTION "$(field rpcprotection "$line")"
+      YARN_AM_KERBEROS_REALM "$(field realm "$line")"
+      YARN_AM_KDC "$(field kdc "$line")"
+      YARN_AM_TEST_PRINCIPAL "$(field principal "$line")"
+      YARN_AM_TEST_KEYTAB "$(field keytab "$line")"
+      YARN_AM_KERBEROS_HOST localhost
+      KRB5_CONFIG "$(field krb5conf "$line")"
+      KRB5CCNAME "$state/kerberos/krb5cc_test"
+    )
+  fi
   local user nm_logs="" nm_local="" i
   user="$(field user "$line")"
   for ((i = 0; i < NM_COUNT; i++)); do
@@ -175,7 +194,8 @@ write_env() {
       YARN_AM_HDFS "$(field hdfs "$line")" \
       YARN_AM_HADOOP_JAVA "$HERE/hadoop-java.sh" \
       HADOOP_USER_NAME "$user" \
-      JAVA_HOME "$java_home"
+      JAVA_HOME "$java_home" \
+      "${secure[@]}"
   } >"$state/env.tmp"
   mv "$state/env.tmp" "$state/env"
 }
@@ -184,9 +204,29 @@ cmd_up() {
   local state
   state="$(mkdir -p "$1" && cd "$1" && pwd)"
   mkdir -p "$state/logs"
+  local secure_args=()
+  case "${MINICLUSTER_SECURE:-}" in
+    1 | true | yes)
+      secure_args=(--secure --kerberos-dir "$state/kerberos"
+        --rpc-protection "${MINICLUSTER_RPC_PROTECTION:-authentication}") ;;
+    "" | 0 | false | no)
+      [[ -z "${MINICLUSTER_RPC_PROTECTION:-}" ]] ||
+        die "RPC_PROTECTION=$MINICLUSTER_RPC_PROTECTION needs SECURE=1 (Kerberos mode)" ;;
+    *) die "SECURE=$MINICLUSTER_SECURE: want 1 (Kerberos mode) or 0/empty" ;;
+  esac
   local pid
   if pid="$(harness_pid "$state")"; then
     if [[ -n "$(ready_line "$state")" && -f "$state/env" ]]; then
+      # A running cluster of the other mode (or another rpc protection) is not what was asked for.
+      local want="plain" have="plain" line
+      line="$(ready_line "$state")"
+      ((${#secure_args[@]})) && want="secure/${MINICLUSTER_RPC_PROTECTION:-authentication}"
+      [[ -n "$(field realm "$line")" ]] && have="secure/$(field rpcprotection "$line")"
+      if [[ "$want" != "$have" ]]; then
+        log "a $have cluster already runs in $state (pid $pid), $want was asked for:"
+        log "stop it first (make minicluster-down MINICLUSTER_DIR=$state) or use another MINICLUSTER_DIR"
+        return 1
+      fi
       log "already running (pid $pid): $(ready_line "$state")"
       return 0
     fi
@@ -207,8 +247,15 @@ cmd_up() {
   local java_home
   java_home="$(find_java_home)"
   export JAVA_HOME="$java_home"
-  rm -rf "$state/work" "$state/conf"
+  rm -rf "$state/work" "$state/conf" "$state/kerberos"
   mkdir -p "$state/work" "$state/conf"
+  local jvm_site=""
+  if ((${#secure_args[@]})); then
+    # The harness writes the core security keys here (SecureMode.writeJvmSite); on the classpath
+    # so a fresh Configuration in the harness (the NMs' in-process localizer) sees them.
+    mkdir -p "$state/kerberos/jvm-site"
+    jvm_site="$state/kerberos/jvm-site:"
+  fi
   [[ -f "$state/logs/minicluster.log" ]] && mv "$state/logs/minicluster.log" "$state/logs/minicluster.log.1"
 
   local user="${HADOOP_USER_NAME:-$(id -un)}"
@@ -217,8 +264,8 @@ cmd_up() {
   # setsid: the harness leads its own process group, so `down` can signal it and its children.
   # shellcheck disable=SC2086
   (cd "$state/work" && exec setsid "$java_home/bin/java" ${MINICLUSTER_JAVA_OPTS:--Xmx2g} $(java17_opts) \
-    -cp "$CLASSES:$(cat "$CLASSPATH_FILE")" "$MAIN_CLASS" \
-    --conf-dir "$state/conf" --work-dir "$state/work" --user "$user" ${MINICLUSTER_ARGS:-} \
+    -cp "$jvm_site$CLASSES:$(cat "$CLASSPATH_FILE")" "$MAIN_CLASS" \
+    --conf-dir "$state/conf" --work-dir "$state/work" --user "$user" "${secure_args[@]}" ${MINICLUSTER_ARGS:-} \
     >"$state/logs/minicluster.log" 2>&1 </dev/null) &
   pid=$!
   echo "$pid" >"$state/pid"
@@ -316,8 +363,19 @@ cmd_java() {
   local java_home conf="${HADOOP_CONF_DIR:-}"
   [[ -n "$conf" ]] || die "HADOOP_CONF_DIR is not set: source .minicluster/env first"
   java_home="$(find_java_home)"
+  local krb=()
+  if [[ "${YARN_AM_SECURE:-}" == 1 ]]; then
+    # Java ignores KRB5_CONFIG: name the file. Log in from the test keytab first unless told to use
+    # the ticket cache ($KRB5CCNAME, made by kinit or the Go side).
+    [[ -n "${KRB5_CONFIG:-}" ]] && krb+=("-Djava.security.krb5.conf=$KRB5_CONFIG")
+    if [[ "${MINICLUSTER_JAVA_LOGIN:-keytab}" == keytab ]]; then
+      [[ -n "${YARN_AM_TEST_PRINCIPAL:-}" && -n "${YARN_AM_TEST_KEYTAB:-}" ]] ||
+        die "YARN_AM_SECURE=1 but YARN_AM_TEST_PRINCIPAL/YARN_AM_TEST_KEYTAB unset: source the cluster's env"
+      krb+=(yarnam.minicluster.KeytabLogin "$YARN_AM_TEST_PRINCIPAL" "$YARN_AM_TEST_KEYTAB")
+    fi
+  fi
   # shellcheck disable=SC2046
-  exec "$java_home/bin/java" $(java17_opts) -cp "$conf:$CLASSES:$(cat "$CLASSPATH_FILE")" "$@"
+  exec "$java_home/bin/java" $(java17_opts) -cp "$conf:$CLASSES:$(cat "$CLASSPATH_FILE")" "${krb[@]}" "$@"
 }
 
 case "${1:-}" in

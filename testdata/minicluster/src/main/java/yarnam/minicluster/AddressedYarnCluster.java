@@ -36,11 +36,14 @@ final class AddressedYarnCluster extends MiniYARNCluster {
   private final File workDir;
   private int wrappersSeen;
   private final List<WebServer> nmWebServers = new ArrayList<>();
+  private final SecureMode secure;
 
-  AddressedYarnCluster(String name, List<String> hosts, File workDir) {
+  /** {@code secure} is null without --secure; with it each NM inits and starts as the NM user. */
+  AddressedYarnCluster(String name, List<String> hosts, File workDir, SecureMode secure) {
     super(name, 1, hosts.size(), 1, 1);
     this.hosts = hosts;
     this.workDir = workDir;
+    this.secure = secure;
   }
 
   /** The local dir of NodeManager {@code i} (absolute). */
@@ -117,7 +120,26 @@ final class AddressedYarnCluster extends MiniYARNCluster {
       }
       conf.set(YarnConfiguration.NM_LOCAL_DIRS, local.getAbsolutePath());
       conf.set(YarnConfiguration.NM_LOG_DIRS, logs.getAbsolutePath());
-      super.serviceInit(conf);
+      if (secure == null) {
+        super.serviceInit(conf);
+        return;
+      }
+      secure.asNm(() -> {
+        super.serviceInit(conf);
+        return null;
+      });
+    }
+
+    @Override
+    protected void serviceStart() throws Exception {
+      if (secure == null) {
+        super.serviceStart();
+        return;
+      }
+      secure.asNm(() -> {
+        super.serviceStart();
+        return null;
+      });
     }
 
     @Override

@@ -17,6 +17,7 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -30,7 +31,7 @@ import sun.misc.Signal;
  * integration tests and benchmarks. See testdata/minicluster/README.md for what it starts, the
  * files it writes and how `make minicluster-up` drives it.
  *
- * <p>Seams: {@link Options} (flags; --secure is where Kerberos/MiniKdc mode will hook in),
+ * <p>Seams: {@link Options} (flags), {@link SecureMode} (--secure: MiniKdc, keytabs, security keys),
  * {@link AddressedYarnCluster} (per-NM loopback addresses), {@link #yarnConf} (every YARN key the
  * harness sets, in one place).
  */
@@ -59,6 +60,7 @@ public final class Main {
   private final Options opts;
   private MiniDFSCluster dfs;
   private AddressedYarnCluster yarn;
+  private SecureMode secure;
   private boolean stopped;
 
   private Main(Options opts) {
@@ -148,6 +150,13 @@ public final class Main {
         System.err.println("minicluster: stopping HDFS: " + t);
       }
     }
+    if (secure != null) {
+      try {
+        secure.stop();
+      } catch (Throwable t) {
+        System.err.println("minicluster: stopping MiniKdc: " + t);
+      }
+    }
   }
 
   private void start() throws Exception {
@@ -161,29 +170,54 @@ public final class Main {
     // HDFS first: YARN's configuration builds on it (fs.defaultFS).
     Configuration hconf = new HdfsConfiguration();
     hconf.setInt("dfs.replication", 1);
-    dfs = new MiniDFSCluster.Builder(hconf, new File(work, "dfs"))
-        .numDataNodes(1)
-        .nameNodePort(ports[5])
-        .nameNodeHttpPort(ports[6])
-        .format(true)
-        .build();
-    dfs.waitActive();
+    if (opts.secure) {
+      long t0 = System.currentTimeMillis();
+      secure = new SecureMode(opts);
+      secure.startKdc();
+      secure.apply(hconf);
+      UserGroupInformation.setConfiguration(hconf);
+      secure.loginServices();
+      System.err.println("minicluster: Kerberos ready in " + (System.currentTimeMillis() - t0)
+          + " ms (hadoop.rpc.protection=" + opts.rpcProtection + ")");
+    }
+    dfs = asHdfs(() -> {
+      MiniDFSCluster c = new MiniDFSCluster.Builder(hconf, new File(work, "dfs"))
+          .numDataNodes(1)
+          .nameNodePort(ports[5])
+          .nameNodeHttpPort(ports[6])
+          .format(true)
+          .build();
+      c.waitActive();
+      return c;
+    });
     String defaultFs = "hdfs://" + LOOPBACK + ":" + dfs.getNameNodePort();
     Configuration dfsConf = new Configuration(dfs.getConfiguration(0));
     dfsConf.set(FileSystem.FS_DEFAULT_NAME_KEY, defaultFs);
     // The started NameNode reports these as "localhost:PORT"; clients get the address it listens on.
     dfsConf.set("dfs.namenode.rpc-address", LOOPBACK + ":" + dfs.getNameNodePort());
     dfsConf.set("dfs.namenode.http-address", LOOPBACK + ":" + ports[6]);
-    prepareHdfs(dfsConf);
+    asHdfs(() -> {
+      prepareHdfs(dfsConf);
+      return null;
+    });
     System.err.println("minicluster: HDFS up at " + defaultFs);
+    if (secure != null) {
+      secure.loginStaticAsRm();
+    }
 
     YarnConfiguration yconf = yarnConf(dfsConf, ports);
+    if (secure != null) {
+      secure.apply(yconf);
+    }
     ResourceUtils.resetResourceTypes(yconf);
-    yarn = new AddressedYarnCluster("yarn-am-minicluster", opts.nmHosts, work);
-    yarn.init(yconf);
-    yarn.start();
+    yarn = new AddressedYarnCluster("yarn-am-minicluster", opts.nmHosts, work, secure);
+    asRm(() -> {
+      yarn.init(yconf);
+      yarn.start();
+      return null;
+    });
     yarn.isolateWebApps();
-    List<NodeReport> nodes = waitForNodes(yarn.getConfig());
+    List<NodeReport> nodes = asRm(() -> waitForNodes(yarn.getConfig()));
 
     writeConfig(dfsConf, clientYarnConf(yarn.getConfig(), ports));
     List<String> addrs = new ArrayList<>();
@@ -196,8 +230,22 @@ public final class Main {
         + " hdfs=" + defaultFs
         + " conf=" + opts.confDir
         + " nodes=" + String.join(",", addrs)
-        + " user=" + opts.user);
+        + " user=" + opts.user
+        + (secure == null ? "" : " realm=" + opts.realm
+            + " kdc=" + secure.kdcAddress()
+            + " principal=" + secure.testPrincipal()
+            + " keytab=" + secure.testKeytab().getAbsolutePath()
+            + " krb5conf=" + secure.krb5Conf().getAbsolutePath()
+            + " rpcprotection=" + opts.rpcProtection));
     System.out.flush();
+  }
+
+  private <T> T asHdfs(java.security.PrivilegedExceptionAction<T> a) throws Exception {
+    return secure == null ? a.run() : secure.asHdfs(a);
+  }
+
+  private <T> T asRm(java.security.PrivilegedExceptionAction<T> a) throws Exception {
+    return secure == null ? a.run() : secure.asRm(a);
   }
 
   /** Creates /user/USER (owned by USER) and /tmp (1777), as on a real cluster. */

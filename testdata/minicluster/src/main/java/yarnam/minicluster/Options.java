@@ -27,9 +27,19 @@ final class Options {
   int heartbeatMs = 250;
   int readyTimeoutSec = 240;
   String user;
-  // Kerberos mode (MiniKdc) is a later step; the flags are parsed so the seam is visible.
+  // Kerberos mode (MiniKdc, see SecureMode); the other secure flags need --secure.
   boolean secure;
   String rpcProtection;
+  File kerberosDir;
+  String realm = "YARNAM.TEST";
+  int kdcPort;
+  String testUser = "yarnam";
+  int tokenRenewSec = 60;
+  int tokenMaxLifetimeSec = 180;
+  int keyRollingSec = 90;
+  int livenessExpiryMs = 20000;
+  String dataTransferProtection = "";
+  private boolean secureFlagSeen;
 
   static final String USAGE = String.join("\n",
       "usage: yarnam.minicluster.Main --conf-dir DIR --work-dir DIR [flags]",
@@ -57,8 +67,23 @@ final class Options {
       "  --heartbeat-ms N        NM heartbeat interval (default 250)",
       "  --ready-timeout-sec N   how long to wait for all NMs to be RUNNING (default 240)",
       "  --user NAME             owner of /user/NAME in HDFS (default $HADOOP_USER_NAME, else the OS user)",
-      "  --secure                Kerberos mode with MiniKdc (not implemented yet)",
-      "  --rpc-protection P      hadoop.rpc.protection for --secure (not implemented yet)");
+      "",
+      "Kerberos mode (every flag below but --secure needs --secure):",
+      "  --secure                MiniKdc in this JVM, hadoop.security.authentication=kerberos",
+      "  --kerberos-dir DIR      keytabs, krb5.conf and the KDC's files (default: CONF_DIR/../kerberos)",
+      "  --rpc-protection P      hadoop.rpc.protection: authentication, integrity or privacy",
+      "                          (default authentication)",
+      "  --realm R               Kerberos realm, NAME.DOMAIN in capitals (default YARNAM.TEST)",
+      "  --kdc-port N            KDC TCP port on 127.0.0.1 (0 = free port)",
+      "  --test-user NAME        test user principal NAME@REALM, keytab DIR/NAME.keytab, owner of",
+      "                          /user/NAME (default yarnam; --user is ignored with --secure)",
+      "  --token-renew-sec N     RM and HDFS delegation token renew interval (default 60)",
+      "  --token-max-lifetime-sec N  RM and HDFS delegation token max lifetime (default 180)",
+      "  --key-rolling-sec N     AM-RM, NM and container token master key rolling interval; YARN",
+      "                          wants more than 3 x --liveness-expiry-ms (default 90)",
+      "  --liveness-expiry-ms N  AM and NM liveness expiry (default 20000)",
+      "  --data-transfer-protection P  dfs.data.transfer.protection: authentication, integrity or",
+      "                          privacy (default: unset, plain data transfer with block tokens)");
 
   static Options parse(String[] args) {
     Options o = new Options();
@@ -93,7 +118,16 @@ final class Options {
         case "--heartbeat-ms": o.heartbeatMs = positive(a, v); break;
         case "--ready-timeout-sec": o.readyTimeoutSec = positive(a, v); break;
         case "--user": o.user = v; break;
-        case "--rpc-protection": o.rpcProtection = v; break;
+        case "--rpc-protection": o.rpcProtection = qop(a, v); o.secureFlagSeen = true; break;
+        case "--kerberos-dir": o.kerberosDir = new File(v).getAbsoluteFile(); o.secureFlagSeen = true; break;
+        case "--realm": o.realm = realm(a, v); o.secureFlagSeen = true; break;
+        case "--kdc-port": o.kdcPort = port(a, v); o.secureFlagSeen = true; break;
+        case "--test-user": o.testUser = name(a, v); o.secureFlagSeen = true; break;
+        case "--token-renew-sec": o.tokenRenewSec = positive(a, v); o.secureFlagSeen = true; break;
+        case "--token-max-lifetime-sec": o.tokenMaxLifetimeSec = positive(a, v); o.secureFlagSeen = true; break;
+        case "--key-rolling-sec": o.keyRollingSec = positive(a, v); o.secureFlagSeen = true; break;
+        case "--liveness-expiry-ms": o.livenessExpiryMs = positive(a, v); o.secureFlagSeen = true; break;
+        case "--data-transfer-protection": o.dataTransferProtection = qop(a, v); o.secureFlagSeen = true; break;
         default: throw new UsageException("unknown flag " + a);
       }
     }
@@ -103,15 +137,55 @@ final class Options {
     if (o.nmHosts.isEmpty()) {
       throw new UsageException("--nm-hosts needs at least one address, e.g. 127.0.0.2,127.0.0.3");
     }
-    if (o.secure || o.rpcProtection != null) {
-      throw new UsageException("--secure/--rpc-protection: Kerberos mode (MiniKdc) is not implemented"
-          + " yet; start without them");
+    if (o.secureFlagSeen && !o.secure) {
+      throw new UsageException("Kerberos flags (--rpc-protection, --realm, --token-*, ...) need"
+          + " --secure");
+    }
+    if (o.secure) {
+      if (o.rpcProtection == null) {
+        o.rpcProtection = "authentication";
+      }
+      if (o.kerberosDir == null) {
+        o.kerberosDir = new File(o.confDir.getParentFile(), "kerberos");
+      }
+      if (o.tokenMaxLifetimeSec < o.tokenRenewSec) {
+        throw new UsageException("--token-max-lifetime-sec=" + o.tokenMaxLifetimeSec
+            + ": want at least --token-renew-sec (" + o.tokenRenewSec + ")");
+      }
+      if (o.keyRollingSec * 1000L <= 3L * o.livenessExpiryMs) {
+        throw new UsageException("--key-rolling-sec=" + o.keyRollingSec + ": YARN wants more than 3 x"
+            + " --liveness-expiry-ms (" + o.livenessExpiryMs + " ms), i.e. more than "
+            + (3L * o.livenessExpiryMs / 1000) + " s");
+      }
+      // The cluster's users are Kerberos principals now: /user/NAME is the test user's.
+      o.user = o.testUser;
     }
     if (o.user == null || o.user.isEmpty()) {
       String env = System.getenv("HADOOP_USER_NAME");
       o.user = env != null && !env.isEmpty() ? env : System.getProperty("user.name");
     }
     return o;
+  }
+
+  private static String qop(String flag, String v) {
+    if (!v.equals("authentication") && !v.equals("integrity") && !v.equals("privacy")) {
+      throw new UsageException(flag + "=" + v + ": want authentication, integrity or privacy");
+    }
+    return v;
+  }
+
+  private static String realm(String flag, String v) {
+    if (!v.matches("[A-Z][A-Z0-9-]*(\\.[A-Z0-9-]+)+")) {
+      throw new UsageException(flag + "=" + v + ": want NAME.DOMAIN in capitals, e.g. YARNAM.TEST");
+    }
+    return v;
+  }
+
+  private static String name(String flag, String v) {
+    if (!v.matches("[a-z_][a-z0-9_-]*")) {
+      throw new UsageException(flag + "=" + v + ": want a lower-case user name, e.g. yarnam");
+    }
+    return v;
   }
 
   private static int port(String flag, String v) {
