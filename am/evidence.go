@@ -1,0 +1,166 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// This file turns what the RM tells the AM into the facts of two allocation failures: the evidence
+// of a not-enough-resources event (cluster totals, free amounts, the largest node), and the
+// configuration key behind a request the RM rejected.
+
+// ClusterNodes lists the cluster's nodes (yarnrpc.ApplicationClient on the RM's client port). The
+// AM uses it only for evidence; when it is nil or fails, the allocate response's headroom is used.
+type ClusterNodes interface {
+	GetClusterNodes(ctx context.Context, states ...hadooppb.NodeStateProto) ([]*hadooppb.NodeReportProto, error)
+}
+
+// BuildEvidence sums the RUNNING nodes' capability and use, and picks the largest node by the
+// scarcest type asked for (the first non-memory, non-vcores type, e.g. yarn.io/gpu; else memory).
+// headroom is the allocate response's available_resources (may be nil).
+func BuildEvidence(asked Capability, pending int, pendingFor time.Duration, nodes []*hadooppb.NodeReportProto, headroom *hadooppb.ResourceProto) Evidence {
+	ev := Evidence{Asked: asked, Pending: pending, PendingFor: pendingFor.Round(time.Second).String()}
+	if headroom != nil {
+		ev.Headroom = Capability(yarnrpc.ResourceAmounts(headroom))
+	}
+	key := scarceType(asked)
+	var best int64 = -1
+	for _, n := range nodes {
+		if n.NodeState != nil && n.GetNodeState() != hadooppb.NodeStateProto_NS_RUNNING {
+			continue
+		}
+		ev.Nodes++
+		capa := Capability(yarnrpc.ResourceAmounts(n.GetCapability()))
+		used := Capability(yarnrpc.ResourceAmounts(n.GetUsed()))
+		free := Capability{}
+		if ev.ClusterTotal == nil {
+			ev.ClusterTotal, ev.ClusterFree = Capability{}, Capability{}
+		}
+		for k, v := range capa {
+			if _, wanted := asked[k]; !wanted && len(asked) > 0 {
+				continue
+			}
+			ev.ClusterTotal[k] += v
+			free[k] = v - used[k]
+			ev.ClusterFree[k] += free[k]
+		}
+		if capa[key] > best {
+			best = capa[key]
+			ev.LargestNode = yarnrpc.NodeAddress(n.GetNodeId())
+			ev.LargestCap, ev.LargestFree = capa, free
+		}
+	}
+	if len(nodes) > 0 {
+		ev.Source = "node reports"
+	} else if headroom != nil {
+		ev.Source = "allocate headroom"
+	}
+	return ev
+}
+
+func scarceType(asked Capability) string {
+	keys := make([]string, 0, len(asked))
+	for k := range asked {
+		if k != "memory-mb" && k != "vcores" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(keys) > 0 {
+		return keys[0]
+	}
+	return "memory-mb"
+}
+
+// ConfigKeys maps YARN resource types to the job's configuration keys that set them, for messages:
+// memory-mb → taskexecutor.memory, vcores → taskexecutor.vcores, yarn.io/gpu →
+// external-resource.gpu.amount (filled in from the external-resource configuration).
+type ConfigKeys map[string]string
+
+// Key returns the configuration key for a YARN type (the type itself if unknown).
+func (k ConfigKeys) Key(yarnType string) string {
+	if v, ok := k[yarnType]; ok {
+		return v
+	}
+	switch yarnType {
+	case "memory-mb":
+		return "taskexecutor.memory"
+	case "vcores":
+		return "taskexecutor.vcores"
+	}
+	return yarnType
+}
+
+var requestedTypeRe = regexp.MustCompile(`[Rr]equested resource type=\[([^\]]+)\]`)
+
+// Rejection explains why the RM would or did refuse asks of capability c: the first type (sorted)
+// that the cluster does not know or whose amount is over maximum (the register response's
+// maximum_capability; nil or empty = unknown), as an allocation-rejected event. rmErr is the
+// RM's refusal if there was one (its message goes into the event's reason, and its class decides
+// when the maximum does not say). ok is false when nothing can be blamed.
+func Rejection(c Capability, maximum Capability, keys ConfigKeys, rmErr error) (Event, bool) {
+	msg := ""
+	if rmErr != nil {
+		msg = rmErr.Error()
+	}
+	types := make([]string, 0, len(c))
+	for k := range c {
+		types = append(types, k)
+	}
+	sort.Strings(types)
+	if len(maximum) > 0 {
+		for _, t := range types {
+			max, known := maximum[t]
+			switch {
+			case !known && c[t] > 0 && t != "memory-mb" && t != "vcores":
+				return AllocationRejectedEvent(keys.Key(t), c[t], -1, t, msg), true
+			case known && c[t] > max:
+				return AllocationRejectedEvent(keys.Key(t), c[t], max, t, msg), true
+			}
+		}
+	}
+	if rmErr == nil {
+		return Event{}, false
+	}
+	if m := requestedTypeRe.FindStringSubmatch(msg); m != nil {
+		t := m[1]
+		max := int64(-1)
+		if v, ok := maximum[t]; ok {
+			max = v
+		} else if v, ok := parseMaxAllowed(msg, t); ok {
+			max = v
+		}
+		return AllocationRejectedEvent(keys.Key(t), c[t], max, t, msg), true
+	}
+	if errors.Is(rmErr, yarnrpc.ErrInvalidResourceRequest) || errors.Is(rmErr, yarnrpc.ErrResourceNotFound) {
+		ev := AllocationRejectedEvent("", 0, -1, "", msg)
+		ev.Message = fmt.Sprintf("the ResourceManager rejected the TaskExecutor request (%s): %s", c, msg)
+		return ev, true
+	}
+	return Event{}, false
+}
+
+// parseMaxAllowed reads "maximum allowed allocation=<memory:8192, vCores:4, yarn.io/gpu: 4>" for t.
+func parseMaxAllowed(msg, t string) (int64, bool) {
+	re := regexp.MustCompile(`maximum allowed allocation=<[^>]*` + regexp.QuoteMeta(t) + `:\s*(\d+)`)
+	m := re.FindStringSubmatch(msg)
+	if m == nil {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(m[1], 10, 64)
+	return v, err == nil
+}
+
+// IsRejection says whether an allocate error is the RM refusing the request itself (as opposed to
+// a transport or server problem worth retrying).
+func IsRejection(err error) bool {
+	return errors.Is(err, yarnrpc.ErrInvalidResourceRequest) || errors.Is(err, yarnrpc.ErrResourceNotFound)
+}

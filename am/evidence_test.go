@@ -1,0 +1,82 @@
+package am
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+func node(host string, port int32, capGPU, usedGPU int64, state hadooppb.NodeStateProto) *hadooppb.NodeReportProto {
+	gpu := func(n int64) *hadooppb.ResourceProto {
+		return ResourceProto(Capability{"memory-mb": 4096, "vcores": 8, "yarn.io/gpu": n, "yarn.io/fpga": 2})
+	}
+	return &hadooppb.NodeReportProto{NodeId: &hadooppb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(port)},
+		Capability: gpu(capGPU), Used: gpu(usedGPU), NodeState: state.Enum()}
+}
+
+func TestBuildEvidence(t *testing.T) {
+	asked := Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 4}
+	nodes := []*hadooppb.NodeReportProto{
+		node("a", 1, 4, 4, hadooppb.NodeStateProto_NS_RUNNING),
+		node("b", 2, 4, 4, hadooppb.NodeStateProto_NS_RUNNING),
+		node("c", 3, 8, 0, hadooppb.NodeStateProto_NS_LOST),
+	}
+	ev := BuildEvidence(asked, 1, 30*time.Second, nodes, ResourceProto(Capability{"memory-mb": 100, "vcores": 1, "yarn.io/gpu": 0}))
+	assert.Equal(t, 2, ev.Nodes, "lost nodes are not capacity")
+	assert.Equal(t, int64(8), ev.ClusterTotal["yarn.io/gpu"])
+	assert.Equal(t, int64(0), ev.ClusterFree["yarn.io/gpu"])
+	assert.NotContains(t, ev.ClusterTotal, "yarn.io/fpga", "only the types asked for are evidence")
+	assert.Equal(t, "a:1", ev.LargestNode)
+	assert.Equal(t, int64(4), ev.LargestCap["yarn.io/gpu"])
+	assert.Equal(t, "30s", ev.PendingFor)
+	assert.Equal(t, int64(0), ev.Headroom["yarn.io/gpu"])
+	assert.Equal(t, "node reports", ev.Source)
+	msg := NotEnoughResourcesEvent(ev, PendingWait).Message
+	assert.Contains(t, msg, "cluster (2 nodes) total memory-mb=8192 vcores=16 yarn.io/gpu=8, free memory-mb=0 vcores=0 yarn.io/gpu=0")
+}
+
+func TestRejectionNamesTheKeyAndTheMaximum(t *testing.T) {
+	keys := ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}
+	c := Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 5}
+	max := Capability{"memory-mb": 8192, "vcores": 4, "yarn.io/gpu": 4}
+
+	ev, ok := Rejection(c, max, keys, nil)
+	require.True(t, ok, "the register response's maximum is enough to know before asking")
+	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
+	assert.Equal(t, int64(5), ev.Requested)
+	assert.Equal(t, int64(4), *ev.Maximum)
+	assert.Contains(t, ev.Message, "external-resource.gpu.amount = 5, but the cluster allows at most 4 yarn.io/gpu")
+
+	_, ok = Rejection(Capability{"memory-mb": 512, "yarn.io/gpu": 4}, max, keys, nil)
+	assert.False(t, ok)
+
+	ev, ok = Rejection(Capability{"memory-mb": 99999}, max, keys, nil)
+	require.True(t, ok)
+	assert.Equal(t, "taskexecutor.memory", ev.Key)
+
+	ev, ok = Rejection(Capability{"example.com/tpu": 1}, max, ConfigKeys{"example.com/tpu": "external-resource.tpu.amount"}, nil)
+	require.True(t, ok)
+	assert.Contains(t, ev.Message, "does not know")
+
+	// Without a known maximum: the RM's message names the type and the maximum.
+	rmErr := fmt.Errorf("allocate: %w: Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation. Requested resource type=[yarn.io/gpu], Requested resource=<memory:512, vCores:1, yarn.io/gpu: 5>, maximum allowed allocation=<memory:8192, vCores:4, yarn.io/gpu: 4>", yarnrpc.ErrInvalidResourceRequest)
+	ev, ok = Rejection(c, nil, keys, rmErr)
+	require.True(t, ok)
+	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
+	require.NotNil(t, ev.Maximum)
+	assert.Equal(t, int64(4), *ev.Maximum)
+	assert.True(t, IsRejection(rmErr))
+
+	ev, ok = Rejection(c, nil, keys, fmt.Errorf("x: %w: something else", yarnrpc.ErrResourceNotFound))
+	require.True(t, ok)
+	assert.Contains(t, ev.Message, "rejected the TaskExecutor request")
+	_, ok = Rejection(c, nil, keys, fmt.Errorf("connection reset"))
+	assert.False(t, ok)
+}
