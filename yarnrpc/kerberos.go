@@ -60,6 +60,16 @@ func (c *Config) ServerPrincipal(protocol string) (string, error) {
 	return v, nil
 }
 
+// KerberosAuth returns KERBEROS authentication of login for connections of protocol, with the
+// server principal configured for it (ServerPrincipal).
+func (c *Config) KerberosAuth(login *Kerberos, protocol string) (Auth, error) {
+	p, err := c.ServerPrincipal(protocol)
+	if err != nil {
+		return Auth{}, err
+	}
+	return KerberosAuth(login, p), nil
+}
+
 // ResolvePrincipal replaces "_HOST" in the host component of principal (service/_HOST@REALM) with the
 // lower-cased host part of addr, as Hadoop's SecurityUtil does.
 func ResolvePrincipal(principal, addr string) string {
