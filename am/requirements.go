@@ -30,3 +30,25 @@ func (u RequirementsUpdate) Validate() error {
 	}
 	return nil
 }
+
+// ScaleDown picks the TaskExecutors to stop so that at most target stay active (launching or
+// running): the newest first (containers are in the order the AM accepted them), since the oldest
+// have done the most work and hold warm state. Containers already stopping or completed are not
+// active. It returns nil when nothing has to stop.
+func ScaleDown(containers []Container, target int) []Container {
+	active := 0
+	for _, c := range containers {
+		if c.Phase == Launching || c.Phase == Running {
+			active++
+		}
+	}
+	excess := active - max(target, 0)
+	var stop []Container
+	for i := len(containers) - 1; i >= 0 && excess > 0; i-- {
+		if c := containers[i]; c.Phase == Launching || c.Phase == Running {
+			stop = append(stop, c)
+			excess--
+		}
+	}
+	return stop
+}
