@@ -308,9 +308,20 @@ func resourcesText(r map[string]int64) string {
 	sort.Strings(keys)
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, r[k]))
+		if r[k] != 0 { // resource types the container did not ask for
+			parts = append(parts, fmt.Sprintf("%s=%d", k, r[k]))
+		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// shorten cuts s to n runes, marking the cut.
+func shorten(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + " ..."
 }
 
 func firstLineOf(s string) string {
@@ -399,7 +410,7 @@ func follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 				lastState = state
 			}
 			if d := diagnostics(r); d != "" && d != lastDiag && !isTerminal(r.GetYarnApplicationState()) {
-				fmt.Fprintf(out, "%s   RM: %s\n", stamp(), firstLineOf(d))
+				fmt.Fprintf(out, "%s   RM: %s\n", stamp(), shorten(firstLineOf(d), 240))
 				lastDiag = d
 			}
 			if u := r.GetTrackingUrl(); u != "" && u != "N/A" && u != lastURL && r.GetYarnApplicationState() == hadooppb.YarnApplicationStateProto_RUNNING {

@@ -107,18 +107,24 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	}
 	printWarnings(stderr, "yarn-am submit", lj.warnings)
 
-	// Ctrl-C during submission cancels it (and removes the staging directory); while following, it
-	// detaches or kills.
+	// One signal handler for the whole run: Ctrl-C during submission cancels it (and removes the
+	// staging directory); while following, it detaches or kills. (Resetting and re-registering would
+	// leave SIGINT ignored in a process started in the background.)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	subCtx, cancel := context.WithTimeout(context.Background(), sf.timeout)
 	defer cancel()
+	followCtx, stopFollow := context.WithCancel(context.Background())
+	defer stopFollow()
+	interrupted := make(chan struct{})
 	go func() {
 		select {
 		case <-sigs:
+			close(interrupted)
 			cancel()
-		case <-subCtx.Done():
+			stopFollow()
+		case <-followCtx.Done():
 		}
 	}()
 
@@ -155,7 +161,6 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
 	}
-	cancel()
 	fmt.Fprintf(stdout, "submitted %s\n", id)
 	if sf.detach {
 		fmt.Fprintln(stdout, id)
@@ -163,21 +168,6 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// Follow until the application ends or the user interrupts.
-	followCtx, stopFollow := context.WithCancel(context.Background())
-	defer stopFollow()
-	interrupted := make(chan struct{})
-	signal.Reset(os.Interrupt, syscall.SIGTERM)
-	sigs2 := make(chan os.Signal, 1)
-	signal.Notify(sigs2, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs2)
-	go func() {
-		select {
-		case <-sigs2:
-			close(interrupted)
-			stopFollow()
-		case <-followCtx.Done():
-		}
-	}()
 	res := follow(followCtx, rm, appID, stdout)
 	select {
 	case <-interrupted:
