@@ -189,7 +189,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 
 	errs := 0
 	for {
-		plan := a.reconcile()
+		plan := a.reconcile(ctx)
 		var out *Outcome
 		if plan.Done != nil {
 			out = plan.Done
@@ -299,9 +299,23 @@ func (a *AM) register(ctx context.Context) error {
 
 // reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
 // ask table, releases, and launches queued to the workers.
-func (a *AM) reconcile() Plan {
+func (a *AM) reconcile(ctx context.Context) Plan {
+	plan, launches := a.reconcileLocked()
+	// Queued outside the lock: the workers take the lock when a launch completes.
+	for _, t := range launches {
+		select {
+		case a.launchQ <- t:
+		case <-ctx.Done():
+			return plan
+		}
+	}
+	return plan
+}
+
+func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	var launches []*tracked
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil}
 	for _, id := range a.order {
 		obs.Containers = append(obs.Containers, a.containers[id].Container)
@@ -338,7 +352,7 @@ func (a *AM) reconcile() Plan {
 		a.order = append(a.order, l.ID)
 		a.inFlight++
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
-		a.launchQ <- t
+		launches = append(launches, t)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
@@ -346,7 +360,7 @@ func (a *AM) reconcile() Plan {
 		a.log.WithField("failures", len(plan.Failures)).Error("am: failure limit reached: " + a.diagnostics)
 	}
 	a.failures = plan.Failures
-	return plan
+	return plan, launches
 }
 
 var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster to shut down (AM_SHUTDOWN)")

@@ -324,9 +324,11 @@ func TestAMRunsFourGPUTaskExecutors(t *testing.T) {
 		}
 	}
 	assert.Eventually(t, func() bool { return c.stagingGone(t, a) }, 10*time.Second, 200*time.Millisecond, "staging directory deleted")
-	amLog := c.amLog(appID)
-	rss := regexp.MustCompile(`am peak RSS: ([0-9.]+ MiB)`).FindStringSubmatch(amLog)
-	require.NotNil(t, rss, "the AM logs its peak RSS at exit")
+	var rss []string
+	require.Eventually(t, func() bool {
+		rss = regexp.MustCompile(`am peak RSS: ([0-9.]+ MiB)`).FindStringSubmatch(c.amLog(appID))
+		return rss != nil
+	}, 20*time.Second, 200*time.Millisecond, "the AM logs its peak RSS at exit")
 	t.Logf("AM peak RSS: %s", rss[1])
 }
 

@@ -1,6 +1,7 @@
 package am
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -36,6 +37,7 @@ type fakeCluster struct {
 	misfitFirst     int                       // the first misfitFirst allocations come without GPUs
 	notRegisteredAt int                       // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
 	rollTokenAt     int                       // the allocate call (1-based) whose response carries a new AM-RM token
+	refuseStarts    int                       // the NM refuses the first refuseStarts startContainers requests
 	// state
 	registered   bool
 	registers    int
@@ -192,6 +194,13 @@ func (f *fakeCluster) start(_ context.Context, r *rpctest.Request) (proto.Messag
 		id := string(s.GetContainerToken().GetIdentifier())[len("ct-"):]
 		cid, err := yarnrpc.ParseContainerID(id)
 		require.NoError(f.t, err)
+		if f.refuseStarts > 0 {
+			f.refuseStarts--
+			resp.FailedRequests = append(resp.FailedRequests, &hadooppb.ContainerExceptionMapProto{ContainerId: cid,
+				Exception: &hadooppb.SerializedExceptionProto{ClassName: proto.String("org.apache.hadoop.yarn.exceptions.YarnException"),
+					Message: proto.String("Container " + id + " was refused (test)")}})
+			continue
+		}
 		f.running[id] = f.exitCode(len(f.started))
 		f.started = append(f.started, id)
 		resp.SucceededRequests = append(resp.SucceededRequests, cid)
@@ -374,4 +383,61 @@ func TestLoopServiceReplacesExitedAndKillDeletesStaging(t *testing.T) {
 	out := <-done
 	assert.Equal(t, Killed, out.Status)
 	assert.Equal(t, 1, st.deleted, "SIGTERM (application killed) deletes the staging directory")
+}
+
+func TestLoopLaunchFailureIsReleasedAndReplaced(t *testing.T) {
+	f := newFakeCluster(t)
+	f.refuseStarts = 1
+	m, _ := f.newAM(t, gpuSpec(2, 1))
+	out := run(t, m)
+	assert.Equal(t, Succeeded, out.Status)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Len(t, f.started, 2)
+	require.Len(t, f.released, 1, "the container the NM refused is given back")
+	s := m.Status()
+	require.Len(t, s.Containers, 3)
+	var refused []ContainerStatus
+	for _, c := range s.Containers {
+		if c.ExitClass == ExitLaunchFailed {
+			refused = append(refused, c)
+		}
+	}
+	require.Len(t, refused, 1)
+	assert.Equal(t, f.released[0], refused[0].ID)
+	assert.Contains(t, refused[0].Diagnostics, "was refused (test)")
+}
+
+func TestLoopScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scale simulation")
+	}
+	f := newFakeCluster(t)
+	m, _ := f.newAM(t, gpuSpec(2000, 0))
+	start := time.Now()
+	out := run(t, m)
+	assert.Equal(t, Succeeded, out.Status)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Len(t, f.started, 2000)
+	assert.Empty(t, f.released)
+	assert.Empty(t, f.respIDErrors)
+	t.Logf("2000 TaskExecutors through the fake RM/NM in %v (%d heartbeats)", time.Since(start).Round(time.Millisecond), f.allocates)
+}
+
+func TestLoopLogsNoSecrets(t *testing.T) {
+	var buf bytes.Buffer
+	log := logrus.New()
+	log.SetOutput(&buf)
+	log.SetLevel(logrus.DebugLevel)
+	f := newFakeCluster(t)
+	f.rollTokenAt = 1
+	m, _ := f.newAM(t, gpuSpec(2, 1))
+	m.log = log
+	out := run(t, m)
+	assert.Equal(t, Succeeded, out.Status)
+	require.NotEmpty(t, buf.String())
+	for _, secret := range [][]byte{amrmPW, amrmPW2, nmTokPW, amrmID, nmTokID} {
+		assert.NotContains(t, buf.String(), string(secret))
+	}
 }
