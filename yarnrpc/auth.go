@@ -63,6 +63,9 @@ type Auth struct {
 	// of yarn.resourcemanager.principal, "_HOST" allowed: the dialed host replaces it). The server
 	// must present exactly this principal.
 	ServerPrincipal string
+	// ServerPrincipalPattern, when set, replaces the exact check: the server's principal must match
+	// this glob (Hadoop's "<principal key>.pattern", e.g. rm/*@EXAMPLE.COM).
+	ServerPrincipalPattern string
 }
 
 // SimpleAuth returns SIMPLE authentication as user.
@@ -113,7 +116,7 @@ func (a Auth) userKey() string {
 		k += ":" + a.Token.Kind + ":" + a.Token.Service + ":" + string(a.Token.Identifier)
 	}
 	if a.Kerberos != nil {
-		k += ":" + a.Kerberos.Principal() + ":" + a.ServerPrincipal
+		k += ":" + a.Kerberos.Principal() + ":" + a.ServerPrincipal + ":" + a.ServerPrincipalPattern
 	}
 	return k
 }

@@ -37,7 +37,7 @@ func fakeLogin(t *testing.T, svc *rpctest.Kerberos, user string) (*Kerberos, *at
 
 func kerberosServer(t *testing.T, qop []string, mod func(*rpctest.Kerberos)) (*rpctest.Server, *rpctest.Kerberos) {
 	t.Helper()
-	svc, err := rpctest.NewKerberos("rm", "127.0.0.1", "EXAMPLE.COM")
+	svc, err := rpctest.NewKerberos("rm", "localhost", "EXAMPLE.COM")
 	require.NoError(t, err)
 	svc.QOP = qop
 	if mod != nil {
@@ -103,12 +103,38 @@ func TestKerberosServerPrincipalMismatch(t *testing.T) {
 	_, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(login, "yarn/_HOST@EXAMPLE.COM")})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrAccessControl)
-	assert.Contains(t, err.Error(), "has Kerberos principal rm/127.0.0.1@EXAMPLE.COM, but yarn.resourcemanager.principal=yarn/_HOST@EXAMPLE.COM expects yarn/127.0.0.1@EXAMPLE.COM")
+	assert.Contains(t, err.Error(), "has Kerberos principal rm/localhost@EXAMPLE.COM, but yarn.resourcemanager.principal=yarn/_HOST@EXAMPLE.COM expects yarn/localhost@EXAMPLE.COM")
 	assert.Zero(t, tickets.Load(), "no ticket may be sent to a server with the wrong principal")
 
 	// A principal without _HOST must match as it is.
 	_, err = Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: KerberosAuth(login, "rm/other.example.com@EXAMPLE.COM")})
 	assert.ErrorContains(t, err, "expects rm/other.example.com@EXAMPLE.COM")
+	assert.Zero(t, tickets.Load())
+
+	// Hadoop's <key>.pattern replaces the exact check.
+	c := NewConfig(map[string]string{KeyRMPrincipal + ".pattern": "rm/*@EXAMPLE.COM"})
+	auth, err := c.KerberosAuth(login, testProtocol)
+	require.NoError(t, err)
+	conn, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: auth})
+	require.NoError(t, err)
+	_ = conn.Close()
+	c.Set(KeyRMPrincipal+".pattern", "{nn,yarn}/*@EXAMPLE.COM")
+	auth, err = c.KerberosAuth(login, testProtocol)
+	require.NoError(t, err)
+	_, err = Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Auth: auth})
+	assert.ErrorContains(t, err, "rm/localhost@EXAMPLE.COM, which does not match yarn.resourcemanager.principal.pattern={nn,yarn}/*@EXAMPLE.COM")
+}
+
+// _HOST is the canonical name of the dialed address, as Java's getCanonicalHostName gives it.
+func TestCanonicalHost(t *testing.T) {
+	c := canonicalHost(ctx(t), "127.0.0.1:8032")
+	assert.Equal(t, "localhost", c, "127.0.0.1 reverse-resolves to localhost via /etc/hosts")
+	assert.Equal(t, "no-such-host.invalid", canonicalHost(ctx(t), "No-Such-Host.invalid:1"), "unresolvable hosts stay as dialed, lower-cased")
+	assert.True(t, globMatch("rm/*@EXAMPLE.COM", "rm/host.a.b@EXAMPLE.COM"))
+	assert.False(t, globMatch("rm/*@EXAMPLE.COM", "nn/host@EXAMPLE.COM"))
+	assert.True(t, globMatch("{rm,nm}/h?st@R", "nm/host@R"))
+	assert.True(t, globMatch("rm/[a-c]1@R", "rm/b1@R"))
+	assert.False(t, globMatch("rm/x.y@R", "rm/xzy@R"), "dots are literal")
 }
 
 // An impostor that cannot produce the AP-REP under the session key is refused (mutual
@@ -143,6 +169,7 @@ func TestKerberosAuthValidation(t *testing.T) {
 
 func TestResolvePrincipal(t *testing.T) {
 	assert.Equal(t, "rm/rm1.example.com@EXAMPLE.COM", ResolvePrincipal("rm/_HOST@EXAMPLE.COM", "RM1.Example.COM:8032"))
+	assert.Equal(t, "rm/rm1.example.com@EXAMPLE.COM", ResolvePrincipal("rm/_HOST@EXAMPLE.COM", "RM1.Example.COM"))
 	assert.Equal(t, "nn/127.0.0.1@R", ResolvePrincipal("nn/_HOST@R", "127.0.0.1:8020"))
 	assert.Equal(t, "nn/::1@R", ResolvePrincipal("nn/_HOST@R", "[::1]:8020"))
 	assert.Equal(t, "rm/fixed.host@R", ResolvePrincipal("rm/fixed.host@R", "other:1"))
@@ -186,6 +213,10 @@ func TestLoginKerberosErrors(t *testing.T) {
 	t.Setenv("KRB5CCNAME", "FILE:"+filepath.Join(dir, "none2"))
 	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, Principal: "bob@TEST.GOKRB5"})
 	oneLineKinit(t, err, filepath.Join(dir, "none2"), "kinit bob@TEST.GOKRB5")
+
+	t.Setenv("KRB5CCNAME", "KEYRING:persistent:1000")
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf})
+	oneLineKinit(t, err, "only FILE caches can be read")
 
 	// gokrb5's test ticket cache holds a TGT of testuser1 that expired long ago.
 	b, err := hex.DecodeString(testdata.CCACHE_TEST)

@@ -1,11 +1,13 @@
 package yarnrpc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -61,20 +63,87 @@ func (c *Config) ServerPrincipal(protocol string) (string, error) {
 }
 
 // KerberosAuth returns KERBEROS authentication of login for connections of protocol, with the
-// server principal configured for it (ServerPrincipal).
+// server principal configured for it (ServerPrincipal) and, when "<key>.pattern" is set, the glob
+// that server principals must match instead (as in Hadoop, e.g. rm/*@EXAMPLE.COM).
 func (c *Config) KerberosAuth(login *Kerberos, protocol string) (Auth, error) {
+	key := PrincipalKeyFor(protocol)
+	pattern := strings.TrimSpace(c.GetString(key+".pattern", ""))
 	p, err := c.ServerPrincipal(protocol)
-	if err != nil {
+	if err != nil && pattern == "" {
 		return Auth{}, err
 	}
-	return KerberosAuth(login, p), nil
+	a := KerberosAuth(login, p)
+	a.ServerPrincipalPattern = pattern
+	if p == "" {
+		a.ServerPrincipal = pattern
+	}
+	return a, nil
 }
 
-// ResolvePrincipal replaces "_HOST" in the host component of principal (service/_HOST@REALM) with the
-// lower-cased host part of addr, as Hadoop's SecurityUtil does.
-func ResolvePrincipal(principal, addr string) string {
+// canonicalHost is the name Hadoop substitutes for _HOST: the canonical name of the dialed host
+// (Java's getCanonicalHostName: the reverse lookup of its address, so 127.0.0.1 is usually
+// "localhost"), lower-cased; the host itself when lookups fail.
+func canonicalHost(ctx context.Context, addr string) string {
 	host := addr
 	if h, _, err := net.SplitHostPort(addr); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	ip := host
+	if net.ParseIP(host) == nil {
+		ips, err := net.DefaultResolver.LookupHost(ctx, host)
+		if err != nil || len(ips) == 0 {
+			return strings.ToLower(host)
+		}
+		ip = ips[0]
+	}
+	names, err := net.DefaultResolver.LookupAddr(ctx, ip)
+	if err != nil || len(names) == 0 {
+		return strings.ToLower(host)
+	}
+	return strings.ToLower(strings.TrimSuffix(names[0], "."))
+}
+
+// globMatch reports whether s matches Hadoop's glob pattern (* and ? match any characters, slashes
+// included; [...] classes; {a,b} alternatives).
+func globMatch(pattern, s string) bool {
+	var b strings.Builder
+	b.WriteString("^")
+	inClass, inAlt := false, false
+	for _, r := range pattern {
+		switch {
+		case inClass:
+			b.WriteRune(r)
+			inClass = r != ']'
+		case r == '*':
+			b.WriteString(".*")
+		case r == '?':
+			b.WriteString(".")
+		case r == '[':
+			b.WriteRune(r)
+			inClass = true
+		case r == '{':
+			b.WriteString("(?:")
+			inAlt = true
+		case r == '}' && inAlt:
+			b.WriteString(")")
+			inAlt = false
+		case r == ',' && inAlt:
+			b.WriteString("|")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	re, err := regexp.Compile(b.String())
+	return err == nil && re.MatchString(s)
+}
+
+// ResolvePrincipal replaces "_HOST" in the host component of principal (service/_HOST@REALM) with
+// host (lower-cased; a host:port has its port dropped), as Hadoop's SecurityUtil does with the
+// canonical name of the server's address.
+func ResolvePrincipal(principal, host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
 	host = strings.ToLower(strings.Trim(host, "[]"))
@@ -166,7 +235,13 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 	if path == "" {
 		path = fmt.Sprintf("/tmp/krb5cc_%d", os.Getuid())
 	}
-	path = strings.TrimPrefix(path, "FILE:")
+	if typ, rest, ok := strings.Cut(path, ":"); ok && !strings.Contains(typ, "/") {
+		if typ != "FILE" {
+			return nil, fmt.Errorf("yarnrpc: ticket cache %s: only FILE caches can be read; set KRB5CCNAME=FILE:/tmp/krb5cc_%d and %s",
+				path, os.Getuid(), kinitAdvice(o.Principal))
+		}
+		path = rest
+	}
 	cc, err := credentials.LoadCCache(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

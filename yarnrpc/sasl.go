@@ -71,7 +71,7 @@ func saslHandshake(ctx context.Context, rw io.ReadWriter, target saslTarget, aut
 			if mech != nil {
 				return saslResult{}, saslErr("server sent NEGOTIATE twice")
 			}
-			chosen, m, err := selectAuth(msg.GetAuths(), target, auth, qops)
+			chosen, m, err := selectAuth(ctx, msg.GetAuths(), target, auth, qops)
 			if err != nil {
 				return saslResult{}, err
 			}
@@ -133,7 +133,7 @@ func saslHandshake(ctx context.Context, rw io.ReadWriter, target saslTarget, aut
 }
 
 // selectAuth picks the first offered auth this client can do; nil mechanism means SIMPLE.
-func selectAuth(offered []*hadooppb.RpcSaslProto_SaslAuth, target saslTarget, auth Auth, qops []string) (*hadooppb.RpcSaslProto_SaslAuth, mechanism, error) {
+func selectAuth(ctx context.Context, offered []*hadooppb.RpcSaslProto_SaslAuth, target saslTarget, auth Auth, qops []string) (*hadooppb.RpcSaslProto_SaslAuth, mechanism, error) {
 	var names []string
 	for _, a := range offered {
 		names = append(names, a.GetMethod()+"/"+a.GetMechanism())
@@ -141,7 +141,7 @@ func selectAuth(offered []*hadooppb.RpcSaslProto_SaslAuth, target saslTarget, au
 		case a.GetMethod() == "TOKEN" && a.GetMechanism() == "DIGEST-MD5" && auth.Method == AuthToken:
 			return a, newDigestMD5Client(*auth.Token, a.GetProtocol(), a.GetServerId(), qops), nil
 		case a.GetMethod() == "KERBEROS" && a.GetMechanism() == "GSSAPI" && auth.Method == AuthKerberos:
-			spn, err := checkServerPrincipal(a, target, auth)
+			spn, err := checkServerPrincipal(ctx, a, target, auth)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -159,26 +159,42 @@ func selectAuth(offered []*hadooppb.RpcSaslProto_SaslAuth, target saslTarget, au
 }
 
 // checkServerPrincipal compares the principal the server names in its KERBEROS offer (protocol
-// "rm", server id "host" for rm/host@REALM) with the configured one, _HOST resolved to the dialed
-// host, and returns the service name to get a ticket for. A server with another principal is not
-// the one configured: we refuse it before sending a ticket.
-func checkServerPrincipal(a *hadooppb.RpcSaslProto_SaslAuth, target saslTarget, auth Auth) (string, error) {
+// "rm", server id "host" for rm/host@REALM) with the configured one, _HOST resolved to the canonical
+// name of the dialed host (or with the configured pattern), and returns the service name to get a
+// ticket for. A server with another principal is not the one configured: we refuse it before
+// sending a ticket.
+func checkServerPrincipal(ctx context.Context, a *hadooppb.RpcSaslProto_SaslAuth, target saslTarget, auth Auth) (string, error) {
 	if a.GetProtocol() == "" || a.GetServerId() == "" {
 		return "", saslErr(fmt.Sprintf("the server at %s offers KERBEROS without its principal (protocol %q, server id %q)",
 			target.addr, a.GetProtocol(), a.GetServerId()))
 	}
 	spn := a.GetProtocol() + "/" + a.GetServerId()
-	want := ResolvePrincipal(auth.ServerPrincipal, target.addr)
+	key := PrincipalKeyFor(target.protocol)
+	if key == "" {
+		key = "the server principal"
+	}
+	if p := auth.ServerPrincipalPattern; p != "" {
+		_, realm, _ := strings.Cut(p, "@")
+		got := spn
+		if realm != "" {
+			got += "@" + realm
+		}
+		if !globMatch(p, got) {
+			return "", saslErr(fmt.Sprintf("the server at %s has Kerberos principal %s, which does not match %s.pattern=%s",
+				target.addr, got, key, p))
+		}
+		return spn, nil
+	}
+	want := auth.ServerPrincipal
+	if strings.Contains(want, "/_HOST") {
+		want = ResolvePrincipal(want, canonicalHost(ctx, target.addr))
+	}
 	wantName, wantRealm, _ := strings.Cut(want, "@")
 	got := spn
 	if wantRealm != "" {
 		got += "@" + wantRealm
 	}
 	if !strings.EqualFold(spn, wantName) {
-		key := PrincipalKeyFor(target.protocol)
-		if key == "" {
-			key = "the server principal"
-		}
 		return "", saslErr(fmt.Sprintf("the server at %s has Kerberos principal %s, but %s=%s expects %s",
 			target.addr, got, key, auth.ServerPrincipal, want))
 	}
