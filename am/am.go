@@ -171,8 +171,14 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 	defer func() { stopWorkers(); wg.Wait() }()
 
 	if err := a.register(ctx); err != nil {
-		if ctx.Err() != nil {
+		var u *unsatisfiable
+		switch {
+		case ctx.Err() != nil:
 			return a.killed(), ctx.Err()
+		case errors.As(err, &u):
+			out := Outcome{Status: Failed, Diagnostics: "the TaskExecutors cannot be allocated on this cluster: " + u.why}
+			a.log.Error("am: " + out.Diagnostics)
+			return out, a.finish(ctx, out)
 		}
 		return Outcome{}, err
 	}
@@ -207,6 +213,11 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			errs = 0
 		case ctx.Err() != nil:
 			return a.killed(), ctx.Err()
+		case errors.Is(err, yarnrpc.ErrInvalidResourceRequest) || errors.Is(err, yarnrpc.ErrResourceNotFound):
+			out := Outcome{Status: Failed, Diagnostics: "the ResourceManager rejected the TaskExecutor request (" +
+				a.cfg.Spec.Capability.String() + "): " + err.Error()}
+			a.log.Error("am: " + out.Diagnostics)
+			return out, a.finish(ctx, out)
 		case errors.Is(err, errShutdown):
 			a.setState("SHUTDOWN")
 			return Outcome{Status: Failed, Diagnostics: err.Error()}, err
@@ -286,8 +297,19 @@ func (a *AM) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("am: registering with the ResourceManager: %w", err)
 	}
-	a.log.WithFields(logrus.Fields{"queue": resp.GetQueue(), "maximum": yarnrpc.ResourceAmounts(resp.GetMaximumCapability()),
+	maximum := Capability(yarnrpc.ResourceAmounts(resp.GetMaximumCapability()))
+	a.log.WithFields(logrus.Fields{"queue": resp.GetQueue(), "maximum": maximum.String(),
 		"tracking_url": a.cfg.TrackingURL}).Info("am: registered")
+	if resp.GetMaximumCapability() == nil {
+		maximum = nil
+	}
+	var types []string
+	for _, ti := range resp.GetResourceTypes() {
+		types = append(types, ti.GetName())
+	}
+	if why := CheckAsk(a.cfg.Spec.Capability, types, maximum); why != "" {
+		return &unsatisfiable{why}
+	}
 	a.mu.Lock()
 	a.responseID = 0
 	for i := range a.asks {
@@ -362,6 +384,11 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	a.failures = plan.Failures
 	return plan, launches
 }
+
+// unsatisfiable: the ask can never be allocated on this cluster.
+type unsatisfiable struct{ why string }
+
+func (u *unsatisfiable) Error() string { return u.why }
 
 var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster to shut down (AM_SHUTDOWN)")
 

@@ -38,6 +38,8 @@ type fakeCluster struct {
 	notRegisteredAt int                       // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
 	rollTokenAt     int                       // the allocate call (1-based) whose response carries a new AM-RM token
 	refuseStarts    int                       // the NM refuses the first refuseStarts startContainers requests
+	maximum         *hadooppb.ResourceProto   // registration's maximumCapability
+	rejectAsks      bool                      // allocate answers InvalidResourceRequestException to any ask
 	// state
 	registered   bool
 	registers    int
@@ -100,7 +102,7 @@ func (f *fakeCluster) register(_ context.Context, r *rpctest.Request) (proto.Mes
 	f.lastRespID = 0
 	f.lastResp = nil
 	f.table = map[int64]int32{} // a restarted RM has an empty request table
-	return &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default")}, nil
+	return &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default"), MaximumCapability: f.maximum}, nil
 }
 
 func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Message, error) {
@@ -120,6 +122,10 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 	}
 	if f.lastResp != nil && req.GetResponseId()+1 == f.lastRespID {
 		return f.lastResp, nil // a repeated heartbeat (its response was lost): the RM answers it again
+	}
+	if f.rejectAsks && len(req.GetAsk()) > 0 {
+		return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException",
+			Message: "Invalid resource request, requested resource type=[yarn.io/gpu] < 0 or greater than maximum allowed allocation."}
 	}
 	if req.GetResponseId() != f.lastRespID {
 		f.respIDErrors = append(f.respIDErrors, fmt.Sprintf("allocate %d: response_id %d, want %d", f.allocates, req.GetResponseId(), f.lastRespID))
@@ -440,4 +446,31 @@ func TestLoopLogsNoSecrets(t *testing.T) {
 	for _, secret := range [][]byte{amrmPW, amrmPW2, nmTokPW, amrmID, nmTokID} {
 		assert.NotContains(t, buf.String(), string(secret))
 	}
+}
+
+func TestLoopFailsAtOnceWhenTheAskExceedsTheMaximum(t *testing.T) {
+	f := newFakeCluster(t)
+	f.maximum = ResourceProto(Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
+	spec := gpuSpec(1, 1)
+	spec.Capability["yarn.io/gpu"] = 5
+	m, st := f.newAM(t, spec)
+	out := run(t, m)
+	assert.Equal(t, Failed, out.Status)
+	assert.Contains(t, out.Diagnostics, "yarn.io/gpu=5 but the cluster's maximum allocation is 4")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Zero(t, f.allocates, "nothing is asked")
+	require.NotNil(t, f.finishReq)
+	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_FAILED, f.finishReq.GetFinalApplicationStatus())
+	assert.Equal(t, 1, st.deleted)
+}
+
+func TestLoopFailsWhenTheRMRejectsTheAsk(t *testing.T) {
+	f := newFakeCluster(t)
+	f.rejectAsks = true
+	m, _ := f.newAM(t, gpuSpec(1, 1))
+	out := run(t, m)
+	assert.Equal(t, Failed, out.Status)
+	assert.Contains(t, out.Diagnostics, "the ResourceManager rejected the TaskExecutor request (memory-mb=512 vcores=1 yarn.io/gpu=1)")
+	assert.Contains(t, out.Diagnostics, "InvalidResourceRequestException")
 }
