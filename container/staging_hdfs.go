@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
 	"time"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
+
+// uploadDeadline bounds the writing of one staged file.
+const uploadDeadline = 10 * time.Minute
 
 // HDFS is the FileSystem of a real cluster, through colinmarc/hdfs.
 type HDFS struct {
@@ -45,6 +49,10 @@ func DialHDFS(conf *yarnrpc.Config, user string) (*HDFS, error) {
 		return nil, fmt.Errorf("fs.defaultFS = %q: no NameNode address found (for an HA nameservice set dfs.namenode.rpc-address.<ns>.<nn>)", def)
 	}
 	opts.User = user
+	// colinmarc/hdfs takes no contexts: bound at least the connection set-up.
+	dialer := &net.Dialer{Timeout: 20 * time.Second, KeepAlive: 30 * time.Second}
+	opts.NamenodeDialFunc = dialer.DialContext
+	opts.DatanodeDialFunc = dialer.DialContext
 	c, err := hdfs.NewClient(opts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to HDFS %s: %w", def, err)
@@ -62,6 +70,11 @@ func (h *HDFS) MkdirAll(dir string, perm os.FileMode) error { return h.Client.Mk
 func (h *HDFS) Create(name string, perm os.FileMode) (io.WriteCloser, error) {
 	w, err := h.Client.Create(name)
 	if err != nil {
+		return nil, err
+	}
+	// A stuck DataNode pipeline must not hang submit forever.
+	if err := w.SetDeadline(time.Now().Add(uploadDeadline)); err != nil {
+		w.Close()
 		return nil, err
 	}
 	return &chmodOnClose{w: w, c: h.Client, name: name, perm: perm}, nil
