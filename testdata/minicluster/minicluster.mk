@@ -7,7 +7,8 @@ RPC_PROTECTION ?=
 # Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
-.PHONY: minicluster-build minicluster-up minicluster-down minicluster-up-secure minicluster-down-secure
+.PHONY: minicluster-build minicluster-up minicluster-down minicluster-check minicluster-up-secure \
+  minicluster-down-secure
 
 # Resolve the Hadoop jars (Maven, only when pom.xml changed) and compile the harness.
 minicluster-build:
@@ -22,6 +23,10 @@ minicluster-up:
 # Stop it (SIGTERM, then SIGKILL after 60 s, children included). Exits 0 when none runs.
 minicluster-down:
 	@bash $(MINICLUSTER_SH) down $(MINICLUSTER_DIR)
+
+# Java-side proof of the running cluster: SecureCheck (Kerberized only), then DistributedShell.
+minicluster-check:
+	@bash $(MINICLUSTER_SH) check $(MINICLUSTER_DIR)
 
 # The Kerberized cluster in $(SECURE_MINICLUSTER_DIR) (default .minicluster/secure), beside the plain
 # one: source $(SECURE_MINICLUSTER_DIR)/env for the secure suite. RPC_PROTECTION as above.

@@ -5,7 +5,11 @@
 #   minicluster.sh up   STATE_DIR   build, start in the background, wait for READY, write STATE_DIR/env
 #   minicluster.sh down STATE_DIR   SIGTERM, wait up to 60 s, SIGKILL the rest; exits 0 when none runs
 #   minicluster.sh java CLASS ARGS  run a Java main with the Hadoop classpath, HADOOP_CONF_DIR and the
-#                                   Java 17 flags (e.g. DistributedShell's Client)
+#                                   Java 17 flags (e.g. DistributedShell's Client); on a Kerberized
+#                                   cluster logged in from the test user's keytab first
+#   minicluster.sh check STATE_DIR  prove the running cluster from Java: on a Kerberized one
+#                                   SecureCheck (nodes, HDFS, delegation tokens), then a 2-container
+#                                   DistributedShell job
 #
 # Environment (all optional):
 #   MINICLUSTER_ARGS       extra flags for yarnam.minicluster.Main (e.g. "--web-port 8088")
@@ -207,6 +211,10 @@ cmd_up() {
   local secure_args=()
   case "${MINICLUSTER_SECURE:-}" in
     1 | true | yes)
+      case "${MINICLUSTER_RPC_PROTECTION:-authentication}" in
+        authentication | integrity | privacy) ;;
+        *) die "RPC_PROTECTION=$MINICLUSTER_RPC_PROTECTION: want authentication, integrity or privacy" ;;
+      esac
       secure_args=(--secure --kerberos-dir "$state/kerberos"
         --rpc-protection "${MINICLUSTER_RPC_PROTECTION:-authentication}") ;;
     "" | 0 | false | no)
@@ -378,10 +386,37 @@ cmd_java() {
   exec "$java_home/bin/java" $(java17_opts) -cp "$conf:$CLASSES:$(cat "$CLASSPATH_FILE")" "${krb[@]}" "$@"
 }
 
+cmd_check() {
+  local state="$1"
+  [[ -f "$state/env" ]] || die "no env in $state: start a cluster there first (minicluster.sh up $state)"
+  # shellcheck disable=SC1091
+  source "$state/env"
+  local start=$SECONDS
+  if [[ "${YARN_AM_SECURE:-}" == 1 ]]; then
+    log "SecureCheck as $YARN_AM_TEST_PRINCIPAL (hadoop.rpc.protection=$YARN_AM_RPC_PROTECTION)"
+    "$HERE/hadoop-java.sh" yarnam.minicluster.SecureCheck 2> >(grep -v ' INFO ' >&2) ||
+      die "SecureCheck failed"
+  fi
+  log "DistributedShell, 2 containers"
+  local out
+  out="$(mktemp)"
+  if ! "$HERE/hadoop-java.sh" org.apache.hadoop.yarn.applications.distributedshell.Client \
+    -jar "$YARN_AM_DSHELL_JAR" -shell_command 'echo dshell on $NM_HOST' -num_containers 2 \
+    -master_memory 512 -container_resources memory-mb=512,vcores=1,yarn.io/gpu=1 >"$out" 2>&1; then
+    grep -v '^\s*at ' "$out" | grep -i 'error\|exception\|diagnostics' | tail -n 20 >&2
+    rm -f "$out"
+    die "DistributedShell failed"
+  fi
+  grep -o 'Submitted application application_[0-9_]*' "$out" >&2 || true
+  rm -f "$out"
+  log "check OK in $((SECONDS - start)) s"
+}
+
 case "${1:-}" in
   build) cmd_build ;;
   up) [[ -n "${2:-}" ]] || die "usage: $0 up STATE_DIR"; cmd_up "$2" ;;
   down) [[ -n "${2:-}" ]] || die "usage: $0 down STATE_DIR"; cmd_down "$2" ;;
   java) shift; cmd_java "$@" ;;
-  *) die "usage: $0 build | up STATE_DIR | down STATE_DIR | java CLASS [ARGS...]" ;;
+  check) [[ -n "${2:-}" ]] || die "usage: $0 check STATE_DIR"; cmd_check "$2" ;;
+  *) die "usage: $0 build | up STATE_DIR | down STATE_DIR | java CLASS [ARGS...] | check STATE_DIR" ;;
 esac

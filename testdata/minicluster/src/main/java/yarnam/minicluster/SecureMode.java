@@ -259,11 +259,14 @@ final class SecureMode {
   }
 
   /**
-   * krb5.conf for clients outside this JVM (Go's gokrb5, MIT kinit): TCP only, no DNS, the AES
-   * enctypes the KDC (Apache Kerby 2.0.3) has keys for.
+   * krb5.conf for clients outside this JVM (Go's gokrb5, MIT kinit, Java through
+   * java.security.krb5.conf): TCP only, no DNS. The enctypes are the AES ones gokrb5 and Java 17
+   * support; the KDC (Apache Kerby 2.0.3, no SHA-2 enctypes) makes aes128-cts-hmac-sha1-96 and
+   * des3-cbc-sha1 keys, so tickets come out as aes128-cts-hmac-sha1-96 (etype 17).
    */
   private void writeKrb5Conf() throws IOException {
-    String enc = "aes256-cts-hmac-sha1-96 aes128-cts-hmac-sha1-96";
+    String enc = "aes256-cts-hmac-sha384-192 aes128-cts-hmac-sha256-128 aes256-cts-hmac-sha1-96"
+        + " aes128-cts-hmac-sha1-96";
     String text = String.join("\n",
         "# written by the yarn-am mini cluster harness (testdata/minicluster), MiniKdc on "
             + kdcAddress(),
