@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -130,10 +131,35 @@ func printWarnings(w io.Writer, prefix string, warns []resources.Warning) {
 	}
 }
 
+// loadClientConfig loads the Hadoop configuration of HADOOP_CONF_DIR (or YARN_CONF_DIR) and insists on
+// a yarn-site.xml there: without one every address would silently be the 0.0.0.0 default.
+func loadClientConfig() (*yarnrpc.Config, error) {
+	dir := yarnrpc.ConfigDirFromEnv()
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "yarn-site.xml")); err != nil {
+		return nil, fmt.Errorf("HADOOP_CONF_DIR=%s has no yarn-site.xml; point HADOOP_CONF_DIR at the directory with the cluster's core-site.xml and yarn-site.xml", dir)
+	}
+	return conf, nil
+}
+
+// newClientRM connects to the RM of loadClientConfig as CurrentUser.
+func newClientRM() (*yarnrpc.ApplicationClient, error) {
+	conf, err := loadClientConfig()
+	if err != nil {
+		return nil, err
+	}
+	return yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
+}
+
 // clusterFacts is what the pre-flight learned from the RM.
 type clusterFacts struct {
-	newApp *hadooppb.GetNewApplicationResponseProto
-	info   resources.ClusterInfo
+	newApp     *hadooppb.GetNewApplicationResponseProto
+	info       resources.ClusterInfo
+	queue      string
+	queueKnown bool
 }
 
 func capabilityOf(r *hadooppb.ResourceProto) resources.Capability {
@@ -149,7 +175,7 @@ func capabilityOf(r *hadooppb.ResourceProto) resources.Capability {
 
 // askCluster fetches the resource types, the maximum allocation (through getNewApplication, whose
 // application id submit then uses) and the running nodes.
-func askCluster(ctx context.Context, rm *yarnrpc.ApplicationClient) (*clusterFacts, error) {
+func askCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string) (*clusterFacts, error) {
 	types, err := rm.GetResourceTypeInfo(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("asking the ResourceManager %s for its resource types: %w", rm.Active(), err)
@@ -162,7 +188,13 @@ func askCluster(ctx context.Context, rm *yarnrpc.ApplicationClient) (*clusterFac
 	if err != nil {
 		return nil, fmt.Errorf("asking the ResourceManager %s for its nodes: %w", rm.Active(), err)
 	}
-	f := &clusterFacts{newApp: na}
+	f := &clusterFacts{newApp: na, queue: queue, queueKnown: true}
+	// The RM answers an unknown queue with an empty QueueInfo (and would reject the application only
+	// after it was staged and submitted); other errors (ACLs, schedulers without the call) are not
+	// held against the job.
+	if qi, err := rm.GetQueueInfo(ctx, queue, false); err == nil && qi.GetQueueName() == "" {
+		f.queueKnown = false
+	}
 	for _, t := range types {
 		f.info.ResourceTypes = append(f.info.ResourceTypes, t.GetName())
 	}
@@ -179,6 +211,9 @@ func preflight(lj *loadedJob, facts *clusterFacts) error {
 	var probs []string
 	if len(facts.info.Nodes) == 0 {
 		probs = append(probs, "the cluster has no running NodeManagers; nothing could be scheduled (check `yarn-am cluster`)")
+	}
+	if !facts.queueKnown {
+		probs = append(probs, fmt.Sprintf("queue = %q: the ResourceManager has no such queue; set queue in the job file (or --queue) to one of the cluster's leaf queues, e.g. default", facts.queue))
 	}
 	te := resources.Capability{MemoryMB: lj.job.TaskExecutor.MemoryMB, VCores: lj.job.TaskExecutor.VCores}
 	if err := resources.Preflight(te, lj.res, facts.info); err != nil {
@@ -248,13 +283,13 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	printWarnings(stderr, "yarn-am check", lj.warnings)
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rm, err := newAppClient()
+	rm, err := newClientRM()
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
 		return 1
 	}
 	defer rm.Close()
-	facts, err := askCluster(ctx, rm)
+	facts, err := askCluster(ctx, rm, lj.job.Queue)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
 		return 1

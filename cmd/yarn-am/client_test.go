@@ -81,6 +81,17 @@ func newFakeRM(t *testing.T) *fakeRM {
 		f.calls++
 		return &hadooppb.GetApplicationReportResponseProto{ApplicationReport: f.reports[i]}, nil
 	})
+	srv.Handle(p, "getQueueInfo", func(_ context.Context, r *rpctest.Request) (proto.Message, error) {
+		req := &hadooppb.GetQueueInfoRequestProto{}
+		if err := r.Decode(req); err != nil {
+			return nil, err
+		}
+		qi := &hadooppb.QueueInfoProto{} // what the RM answers for a queue it does not have
+		if req.GetQueueName() == "default" {
+			qi.QueueName = proto.String("default")
+		}
+		return &hadooppb.GetQueueInfoResponseProto{QueueInfo: qi}, nil
+	})
 	srv.Handle(p, "getApplications", func(_ context.Context, r *rpctest.Request) (proto.Message, error) {
 		req := &hadooppb.GetApplicationsRequestProto{}
 		if err := r.Decode(req); err != nil {
@@ -168,6 +179,20 @@ func TestCheckReportsEveryProblemNamingTheKey(t *testing.T) {
 	_, errs, code = runCmd("check", writeTestJob(t, gpuJob), "-Dexternal-resource.gpu.amount=9")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "external-resource.gpu.amount = 9")
+}
+
+func TestCheckUnknownQueue(t *testing.T) {
+	newFakeRM(t)
+	_, errs, code := runCmd("check", writeTestJob(t, "queue = \"nosuch\"\n"+gpuJob))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, `queue = "nosuch": the ResourceManager has no such queue`)
+}
+
+func TestClientNeedsYarnSite(t *testing.T) {
+	t.Setenv("HADOOP_CONF_DIR", t.TempDir())
+	_, errs, code := runCmd("check", writeTestJob(t, gpuJob))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "has no yarn-site.xml")
 }
 
 func TestCheckJobErrorsBeforeAskingTheCluster(t *testing.T) {

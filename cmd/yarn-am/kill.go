@@ -58,7 +58,7 @@ func runKill(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
 		return 2
 	}
-	conf, err := yarnrpc.LoadConfigFromEnv()
+	conf, err := loadClientConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
 		return 1
@@ -117,22 +117,25 @@ func killAndWait(ctx context.Context, rm *yarnrpc.ApplicationClient, conf *yarnr
 			fmt.Fprintf(out, "%s %s ended %s (final status %s) before the kill took effect\n", stamp(), id, stateName(last), finalName(r.GetFinalApplicationStatus()))
 		}
 	}
-	return ensureStagingGone(ctx, conf, user, id, out)
+	return ensureStagingGone(ctx, conf, user, id, out, 10*time.Second, false)
 }
 
-// ensureStagingGone waits a little for the AM to remove the staging directory, then removes it.
-func ensureStagingGone(ctx context.Context, conf *yarnrpc.Config, user, id string, out io.Writer) error {
+// ensureStagingGone waits up to wait for the AM to remove the staging directory, then removes it.
+// quiet leaves out the line saying the directory is gone when nothing had to be done.
+func ensureStagingGone(ctx context.Context, conf *yarnrpc.Config, user, id string, out io.Writer, wait time.Duration, quiet bool) error {
 	fsys, err := container.DialHDFS(conf, user)
 	if err != nil {
 		return fmt.Errorf("checking the staging directory: %w", err)
 	}
 	defer fsys.Close()
 	dir := container.StagingDir(user, id)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(wait)
 	for {
 		_, err := fsys.Stat(dir)
 		if errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(out, "%s staging directory %s is gone\n", stamp(), dir)
+			if !quiet {
+				fmt.Fprintf(out, "%s staging directory %s is gone\n", stamp(), dir)
+			}
 			return nil
 		}
 		if err != nil {

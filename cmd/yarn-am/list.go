@@ -55,7 +55,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rm, err := newAppClient()
+	rm, err := newClientRM()
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am list: %v\n", err)
 		return 1

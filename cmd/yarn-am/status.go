@@ -208,7 +208,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rm, err := newAppClient()
+	rm, err := newClientRM()
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am status: %v\n", err)
 		return 1

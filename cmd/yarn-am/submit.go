@@ -128,7 +128,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	conf, err := yarnrpc.LoadConfigFromEnv()
+	conf, err := loadClientConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
@@ -139,7 +139,11 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer rm.Close()
-	facts, err := askCluster(subCtx, rm)
+	queue := lj.job.Queue
+	if sf.queue != "" {
+		queue = sf.queue
+	}
+	facts, err := askCluster(subCtx, rm, queue)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
@@ -188,6 +192,13 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	if res.err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: following %s: %v\n  check it with: yarn-am status %s\n", id, res.err, id)
 		return 1
+	}
+	// An application that ended without its AM ever running (rejected, AM container failed) leaves
+	// its staging directory behind: remove it.
+	cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
+	defer ccancel()
+	if err := ensureStagingGone(cctx, conf, user, id, stdout, 3*time.Second, true); err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 	}
 	return res.exitCode(stdout, stderr)
 }
