@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 MINICLUSTER_DIR := .minicluster
 
-.PHONY: all build vet unit integration test demo protos minicluster-up minicluster-down clean readme-commands
+.PHONY: all build vet unit integration test demo protos minicluster-up minicluster-down clean readme-commands bench
 
 all: build
 
@@ -64,6 +64,13 @@ demo: build
 	  done; \
 	else rc=1; fi; \
 	rm -f $$out; $(MAKE) minicluster-down || true; exit $$rc
+
+# yarn-am against Hadoop's DistributedShell on the mini cluster (started once, stopped after; a cluster
+# that already runs is used and left running): A B A B runs of 8, 16 and 32 containers with and without a
+# GPU each; prints the table of medians and ratios and the paths of testdata/bench/out/results.csv and
+# chart.png (testdata/bench/README.md). BENCH_ARGS passes flags, e.g. BENCH_ARGS='-pairs 5'.
+bench:
+	GO=$(GO) MINICLUSTER_DIR=$(MINICLUSTER_DIR) testdata/bench/run.sh $(BENCH_ARGS)
 
 # Regenerates yarnrpc/hadooppb/*.pb.go; installs protoc (Maven Central) and protoc-gen-go into bin/tools.
 protos:
