@@ -57,7 +57,7 @@ type Auth struct {
 	RealUser string
 	// Token is required for AuthToken.
 	Token *Token
-	// Kerberos is the login of AuthKerberos; the connection context names its short name.
+	// Kerberos is the login of AuthKerberos; the connection context names its principal.
 	Kerberos *Kerberos
 	// ServerPrincipal is the server's configured Kerberos principal for AuthKerberos (e.g. the value
 	// of yarn.resourcemanager.principal, "_HOST" allowed: the dialed host replaces it). The server

@@ -227,7 +227,8 @@ func (c *Conn) handshake(ctx context.Context, qops []string) error {
 	}
 	// What the connection context says about the user follows Hadoop's ProtoUtil: SIMPLE sends the
 	// effective and real user, KERBEROS only the effective user, TOKEN none (the token establishes
-	// both).
+	// both). For KERBEROS that is the full principal (UGI's user name): the server compares it with
+	// the authenticated principal, and any other name (the short one included) asks to impersonate.
 	ui := &hadooppb.UserInformationProto{}
 	switch c.method {
 	case AuthSimple:
@@ -236,7 +237,7 @@ func (c *Conn) handshake(ctx context.Context, qops []string) error {
 			ui.RealUser = proto.String(auth.RealUser)
 		}
 	case AuthKerberos:
-		ui.EffectiveUser = proto.String(auth.Kerberos.ShortName())
+		ui.EffectiveUser = proto.String(auth.Kerberos.Principal())
 	}
 	ctxMsg := &hadooppb.IpcConnectionContextProto{UserInfo: ui, Protocol: proto.String(c.opts.Protocol)}
 	f, err := encodeFrame(requestHeader(callIDConnCtx, c.opts.ClientID, -1), ctxMsg)

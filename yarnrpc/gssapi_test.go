@@ -88,7 +88,7 @@ func TestKerberosAuthWithQOP(t *testing.T) {
 				require.Len(t, infos, 1)
 				assert.Equal(t, "KERBEROS", infos[0].Auth)
 				assert.Equal(t, "alice/worker1@EXAMPLE.COM", infos[0].Principal)
-				assert.Equal(t, "alice", infos[0].User, "KERBEROS sends the short name as the effective user")
+				assert.Equal(t, "alice/worker1@EXAMPLE.COM", infos[0].User, "KERBEROS sends the full principal as the effective user, as Hadoop's UGI does")
 				assert.Empty(t, infos[0].RealUser)
 				assert.Equal(t, tc.qop, infos[0].QOP)
 			})

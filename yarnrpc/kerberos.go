@@ -317,7 +317,8 @@ func (k *Kerberos) String() string { return "kerberos(" + k.principal + ")" }
 func (k *Kerberos) Expires() time.Time { return k.expires }
 
 // ShortName returns the user name Hadoop's default auth_to_local rules give the principal: its first
-// component (alice for alice@REALM and alice/host@REALM).
+// component (alice for alice@REALM and alice/host@REALM). Servers derive it themselves; the
+// connection context carries the full principal.
 func (k *Kerberos) ShortName() string { return shortName(k.principal) }
 
 func shortName(principal string) string {

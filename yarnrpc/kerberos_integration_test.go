@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,63 +103,51 @@ func TestKerberosAgainstSecureRM(t *testing.T) {
 	assert.Contains(t, err.Error(), "has Kerberos principal")
 }
 
-// TOKEN (DIGEST-MD5) at the cluster's protection level against the real scheduler: an unmanaged AM
-// submitted over KERBEROS gets its AM-RM token, which then registers and finishes with every call
-// wrapped (auth-int, auth-conf) when the cluster asks for it.
-func TestTokenQOPAgainstSecureScheduler(t *testing.T) {
+// TOKEN (DIGEST-MD5) at the cluster's protection level against the real RM: an RM delegation token
+// got over KERBEROS then authenticates a token connection to the same port, with every call wrapped
+// (auth-int, auth-conf) when the cluster asks for it; a wrong password is refused. (An unmanaged
+// AM's AM-RM token is no way in here: on a Kerberized RM the report withholds it, as the RM compares
+// the app's short user name with the caller's full principal.)
+func TestTokenQOPAgainstSecureRM(t *testing.T) {
 	conf, login := secureCluster(t)
 	qop := wantQOP(t, conf)
 	auth, err := conf.KerberosAuth(login, ApplicationClientProtocol)
 	require.NoError(t, err)
-	rm, err := NewApplicationClient(conf, auth)
-	require.NoError(t, err)
-	defer rm.Close()
-
-	na, err := rm.GetNewApplication(ctx(t))
-	require.NoError(t, err)
-	id := na.GetApplicationId()
-	require.NoError(t, rm.SubmitApplication(ctx(t), &hadooppb.ApplicationSubmissionContextProto{
-		ApplicationId:   id,
-		ApplicationName: proto.String("yarnrpc-secure-unmanaged-am"),
-		Queue:           proto.String("default"),
-		UnmanagedAm:     proto.Bool(true),
-		AmContainerSpec: &hadooppb.ContainerLaunchContextProto{},
-		Resource:        &hadooppb.ResourceProto{Memory: proto.Int64(128), VirtualCores: proto.Int32(1)},
-		MaxAppAttempts:  proto.Int32(1),
-		ApplicationType: proto.String("YARN-AM-TEST"),
-	}))
-	defer func() { _, _ = rm.KillApplication(ctx(t), id, "yarnrpc secure SASL test cleanup") }()
-
-	var tp *hadooppb.TokenProto
-	require.Eventually(t, func() bool {
-		r, err := rm.GetApplicationReport(ctx(t), id)
-		if err != nil {
-			return false
-		}
-		tp = r.GetAmRmToken()
-		return tp != nil
-	}, time.Minute, 200*time.Millisecond, "the RM never issued an AM-RM token for the unmanaged AM")
-	tok := Token{Identifier: tp.GetIdentifier(), Password: tp.GetPassword(), Kind: tp.GetKind()}
-
-	addrs, err := conf.RMAddresses(RMScheduler)
+	addrs, err := conf.RMAddresses(RMClient)
 	require.NoError(t, err)
 	co, err := conf.ConnDefaults()
 	require.NoError(t, err)
-	co.Protocol, co.Auth = ApplicationMasterProtocol, TokenAuth(tok, login.ShortName())
+	co.Protocol, co.Auth = ApplicationClientProtocol, auth
+	kc, err := Dial(ctx(t), addrs[0], co)
+	require.NoError(t, err)
+	defer kc.Close()
+	dt := &hadooppb.GetDelegationTokenResponseProto{}
+	require.NoError(t, kc.Call(ctx(t), "getDelegationToken", &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String(login.ShortName())}, dt))
+	tp := dt.GetToken()
+	require.NotEmpty(t, tp.GetIdentifier())
+	assert.Equal(t, "RM_DELEGATION_TOKEN", tp.GetKind())
+	tok := Token{Identifier: tp.GetIdentifier(), Password: tp.GetPassword(), Kind: tp.GetKind(), Service: addrs[0]}
+
+	bad := tok
+	bad.Password = append([]byte("x"), tok.Password...)
+	co.Auth = TokenAuth(bad, login.ShortName())
+	_, err = Dial(ctx(t), addrs[0], co)
+	require.Error(t, err, "the RM accepted a wrong token password")
+	assert.ErrorIs(t, err, ErrAccessControl)
+
+	co.Auth = TokenAuth(tok, login.ShortName())
 	conn, err := Dial(ctx(t), addrs[0], co)
 	require.NoError(t, err, "TOKEN at QOP %s", qop)
 	defer conn.Close()
 	assert.Equal(t, AuthToken, conn.AuthMethod())
 	assert.Equal(t, qop, conn.QOP())
-
-	reg := &hadooppb.RegisterApplicationMasterResponseProto{}
-	require.NoError(t, conn.Call(ctx(t), "registerApplicationMaster", &hadooppb.RegisterApplicationMasterRequestProto{
-		Host: proto.String("127.0.0.1"), RpcPort: proto.Int32(0), TrackingUrl: proto.String(""),
-	}, reg))
-	assert.Positive(t, reg.GetMaximumCapability().GetMemory())
-	fin := &hadooppb.FinishApplicationMasterResponseProto{}
-	require.NoError(t, conn.Call(ctx(t), "finishApplicationMaster", &hadooppb.FinishApplicationMasterRequestProto{
-		FinalApplicationStatus: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED.Enum(),
-		Diagnostics:            proto.String("yarnrpc secure SASL test"),
-	}, fin))
+	for i := 0; i < 3; i++ { // several calls: sequence numbers and cipher state carry on
+		resp := &hadooppb.GetClusterMetricsResponseProto{}
+		require.NoError(t, conn.Call(ctx(t), "getClusterMetrics", &hadooppb.GetClusterMetricsRequestProto{}, resp))
+		assert.Positive(t, resp.GetClusterMetrics().GetNumNodeManagers())
+	}
+	nodes := &hadooppb.GetClusterNodesResponseProto{}
+	require.NoError(t, conn.Call(ctx(t), "getClusterNodes", &hadooppb.GetClusterNodesRequestProto{}, nodes))
+	assert.NotEmpty(t, nodes.GetNodeReports())
+	t.Logf("TOKEN (%s) to %s: QOP %s", tok, addrs[0], conn.QOP())
 }

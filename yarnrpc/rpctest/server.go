@@ -349,6 +349,13 @@ func (c *serverConn) serve() {
 				c.info.User = cc.GetUserInfo().GetEffectiveUser()
 				c.info.RealUser = cc.GetUserInfo().GetRealUser()
 			}
+			if c.info.Auth == "KERBEROS" && c.info.User != c.info.Principal {
+				// Hadoop compares the context's user with the authenticated principal (full name);
+				// another name is a proxy user request, refused without proxy user rules.
+				c.sendFatal(callIDConnCtx, &Exception{Class: "org.apache.hadoop.security.authorize.AuthorizationException",
+					Message: fmt.Sprintf("User: %s is not allowed to impersonate %s", c.info.Principal, c.info.User)})
+				return
+			}
 			c.srv.mu.Lock()
 			c.srv.infos = append(c.srv.infos, c.info)
 			c.srv.mu.Unlock()
