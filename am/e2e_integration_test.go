@@ -412,3 +412,35 @@ func TestE2ETooManyGPUsFailFastNamingTheKey(t *testing.T) {
 	assert.Contains(t, r.stdout, "OK: ")
 	assert.Contains(t, r.stdout, "yarn.io/gpu=1")
 }
+
+// TestE2ESampleGPUDemoJobWithRelativePaths submits testdata/jobs/gpu-demo.toml verbatim from a copy of
+// the repository layout it expects (../../bin/worker, ../fake-nvidia-smi/nvidia-smi), as make demo does:
+// relative paths of a job must work for the client and must not trouble the AM, in whose container
+// they mean nothing.
+func TestE2ESampleGPUDemoJobWithRelativePaths(t *testing.T) {
+	e2eEnv(t)
+	root := t.TempDir()
+	jobs := filepath.Join(root, "testdata", "jobs")
+	smiDir := filepath.Join(root, "testdata", "fake-nvidia-smi")
+	binDir := filepath.Join(root, "bin")
+	for _, d := range []string{jobs, smiDir, binDir} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	copyFile := func(src, dst string, mode os.FileMode) {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(dst, data, mode))
+	}
+	copyFile("../testdata/jobs/gpu-demo.toml", filepath.Join(jobs, "gpu-demo.toml"), 0o644)
+	copyFile("../testdata/fake-nvidia-smi/nvidia-smi", filepath.Join(smiDir, "nvidia-smi"), 0o755)
+	copyFile(worker(t), filepath.Join(binDir, "worker"), 0o755)
+
+	r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(jobs, "gpu-demo.toml"))
+	require.Equal(t, 0, r.code, "attached submit of the demo job:\n%s", r)
+	id := appIDRe.FindString(r.stdout)
+	lines := workerLines(t, id)
+	require.Len(t, lines, 2, "two workers printed their GPUs")
+	for _, l := range lines {
+		assert.Regexp(t, `^[0-3],[0-3]$`, l.indexes, "two GPUs each, container %s", l.container)
+	}
+}
