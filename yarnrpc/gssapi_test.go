@@ -1,7 +1,10 @@
 package yarnrpc
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +18,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/test/testdata"
 	"github.com/jcmturner/gokrb5/v8/types"
+	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -239,4 +243,50 @@ func TestLoginKerberosErrors(t *testing.T) {
 	_, err = LoginKerberos(KerberosOptions{Krb5Config: filepath.Join(dir, "missing.conf")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "missing.conf")
+}
+
+// Debug logs and errors of authenticated connections never carry secrets: token passwords (raw or
+// base64), session keys, keytab keys.
+func TestNoSecretsInLogsOrErrors(t *testing.T) {
+	var buf bytes.Buffer
+	log := logrus.New()
+	log.SetOutput(&buf)
+	log.SetLevel(logrus.TraceLevel)
+
+	pw := []byte("TOKEN-PASSWORD-\x01\x02")
+	srv := newServer(t, rpctest.Options{Tokens: map[string][]byte{"id": pw}, QOP: []string{"auth-conf"}})
+	echo(srv)
+	conn, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Protection: "privacy", Logger: log,
+		Auth: TokenAuth(Token{Identifier: []byte("id"), Password: pw, Kind: "K"}, "alice")})
+	require.NoError(t, err)
+	assert.Equal(t, "x", callEcho(t, conn, "x"))
+	require.NoError(t, conn.Close())
+	_, err = Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, Protection: "privacy", Logger: log,
+		Auth: TokenAuth(Token{Identifier: []byte("id"), Password: []byte("WRONG-PASSWORD")}, "alice")})
+	require.Error(t, err)
+	errs := err.Error()
+
+	ksrv, svc := kerberosServer(t, []string{"auth-conf"}, nil)
+	login, _ := fakeLogin(t, svc, "alice")
+	var session []byte
+	inner := login.tickets
+	login.tickets = func(spn string) (messages.Ticket, types.EncryptionKey, error) {
+		tkt, key, err := inner(spn)
+		session = key.KeyValue
+		return tkt, key, err
+	}
+	kc, err := Dial(ctx(t), ksrv.Addr(), ConnOptions{Protocol: testProtocol, Protection: "privacy", Logger: log,
+		Auth: KerberosAuth(login, "rm/_HOST@EXAMPLE.COM")})
+	require.NoError(t, err)
+	assert.Equal(t, "y", callEcho(t, kc, "y"))
+	require.NoError(t, kc.Close())
+	require.NotEmpty(t, session)
+
+	out := buf.String() + errs + fmt.Sprint(login) + Token{Password: pw}.String()
+	require.NotEmpty(t, buf.String(), "debug logging was on")
+	for _, secret := range [][]byte{pw, []byte(base64.StdEncoding.EncodeToString(pw)), []byte("WRONG-PASSWORD"),
+		[]byte(base64.StdEncoding.EncodeToString([]byte("WRONG-PASSWORD"))), session,
+		[]byte(hex.EncodeToString(session)), []byte(base64.StdEncoding.EncodeToString(session))} {
+		assert.NotContains(t, out, string(secret))
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -150,4 +151,28 @@ func TestTokenQOPAgainstSecureRM(t *testing.T) {
 	require.NoError(t, conn.Call(ctx(t), "getClusterNodes", &hadooppb.GetClusterNodesRequestProto{}, nodes))
 	assert.NotEmpty(t, nodes.GetNodeReports())
 	t.Logf("TOKEN (%s) to %s: QOP %s", tok, addrs[0], conn.QOP())
+}
+
+// KERBEROS to the NameNode (dfs.namenode.kerberos.principal, nn/_HOST) at the cluster's protection
+// level: getServerDefaults answers, the QOP is the cluster's.
+func TestKerberosAgainstSecureNameNode(t *testing.T) {
+	conf, login := secureCluster(t)
+	qop := wantQOP(t, conf)
+	fs := conf.GetString("fs.defaultFS", "")
+	require.True(t, strings.HasPrefix(fs, "hdfs://"), "fs.defaultFS=%q", fs)
+	addr := strings.TrimSuffix(strings.TrimPrefix(fs, "hdfs://"), "/")
+	const nnProtocol = "org.apache.hadoop.hdfs.protocol.ClientProtocol"
+	auth, err := conf.KerberosAuth(login, nnProtocol)
+	require.NoError(t, err)
+	co, err := conf.ConnDefaults()
+	require.NoError(t, err)
+	co.Protocol, co.Auth = nnProtocol, auth
+	conn, err := Dial(ctx(t), addr, co)
+	require.NoError(t, err)
+	defer conn.Close()
+	assert.Equal(t, qop, conn.QOP())
+	resp := &emptypb.Empty{} // FsServerDefaultsProto stays in the unknown fields: only the call matters
+	require.NoError(t, conn.Call(ctx(t), "getServerDefaults", &emptypb.Empty{}, resp))
+	assert.NotEmpty(t, resp.ProtoReflect().GetUnknown(), "the NameNode answered with its server defaults")
+	t.Logf("KERBEROS to the NameNode %s (%s): QOP %s", addr, auth.ServerPrincipal, conn.QOP())
 }
