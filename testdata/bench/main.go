@@ -65,6 +65,9 @@ type run struct {
 	Finished   float64 // seconds from submit
 	RSSMiB     float64 // AM VmHWM
 	CPUSec     float64 // AM utime+stime
+	AMRunning  float64 // seconds from submit until the AM container ran (NM log); -1 if unknown
+	FirstAlloc float64 // seconds from submit until the RM allocated the first worker container
+	AllocSpan  float64 // seconds from the first to the last worker allocation (the scheduler's pace)
 	AllocToRun float64 // median over the run's containers, seconds
 	NMToRun    float64 // median, seconds
 	Load1      float64 // 1-minute load average when the run started
@@ -183,7 +186,7 @@ var appRE = regexp.MustCompile(`application_\d+_\d+`)
 
 // measure submits one application and follows it to its end.
 func measure(cfg config, tool string, n int, gpu bool, pair int) (run, error) {
-	r := run{Tool: tool, N: n, GPU: gpu, Pair: pair, AllStarted: -1, Load1: load1()}
+	r := run{Tool: tool, N: n, GPU: gpu, Pair: pair, AllStarted: -1, AMRunning: -1, FirstAlloc: -1, Load1: load1()}
 	name := fmt.Sprintf("%s-n%d-gpu%s-%d", tool, n, yesNo(gpu), pair)
 	logOffset := fileSize(cfg.clusterLog)
 	var cmd *exec.Cmd
@@ -265,9 +268,21 @@ func measure(cfg config, tool string, n int, gpu bool, pair int) (run, error) {
 	if err != nil {
 		return r, err
 	}
-	var last time.Time
+	var last, first, lastAlloc time.Time
 	var a2r, n2r []float64
-	for _, e := range ev {
+	for id, e := range ev {
+		if strings.HasSuffix(id, "_000001") {
+			if !e.running.IsZero() {
+				r.AMRunning = e.running.Sub(submit).Seconds()
+			}
+			continue
+		}
+		if !e.allocated.IsZero() && (first.IsZero() || e.allocated.Before(first)) {
+			first = e.allocated
+		}
+		if e.allocated.After(lastAlloc) {
+			lastAlloc = e.allocated
+		}
 		if e.running.IsZero() {
 			continue
 		}
@@ -284,6 +299,10 @@ func measure(cfg config, tool string, n int, gpu bool, pair int) (run, error) {
 	}
 	if r.Started >= n {
 		r.AllStarted = last.Sub(submit).Seconds()
+	}
+	if !first.IsZero() {
+		r.FirstAlloc = first.Sub(submit).Seconds()
+		r.AllocSpan = lastAlloc.Sub(first).Seconds()
 	}
 	r.AllocToRun, r.NMToRun = median(a2r), median(n2r)
 	return r, nil
@@ -430,8 +449,9 @@ var (
 	ctrRE     = regexp.MustCompile(`container_(?:e\d+_)?\d+_\d+_\d+_(\d+)`)
 )
 
-// containerEvents reads the mini cluster's log from offset and returns, per worker container of app, when
-// the RM allocated it, when its NM first saw it, and when the NM reported it RUNNING.
+// containerEvents reads the mini cluster's log from offset and returns, per container of app (the AM's
+// ends in _000001), when the RM allocated it, when its NM first saw it, and when the NM reported it
+// RUNNING.
 func containerEvents(path string, offset int64, app string) (map[string]*containerEvent, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -452,7 +472,7 @@ func containerEvents(path string, offset int64, app string) (map[string]*contain
 		}
 		tm := logTimeRE.FindStringSubmatch(l)
 		m := ctrRE.FindStringSubmatch(l)
-		if tm == nil || m == nil || m[1] == "000001" || !strings.Contains(m[0], prefix[len("container_"):]) {
+		if tm == nil || m == nil || !strings.Contains(m[0], prefix[len("container_"):]) {
 			continue
 		}
 		t, err := time.ParseInLocation("2006-01-02 15:04:05,000", tm[1], time.Local)
@@ -539,11 +559,11 @@ func writeCSV(path string, runs []run) error {
 	}
 	w := csv.NewWriter(f)
 	w.Write([]string{"tool", "containers", "gpu", "pair", "app", "final_status", "containers_started",
-		"submit_to_all_started_s", "submit_to_finished_s", "am_peak_rss_mib", "am_cpu_s",
+		"submit_to_all_started_s", "submit_to_finished_s", "am_peak_rss_mib", "am_cpu_s", "submit_to_am_running_s", "submit_to_first_alloc_s", "alloc_span_s",
 		"alloc_to_running_median_s", "nm_to_running_median_s", "load1"})
 	for _, r := range runs {
 		w.Write([]string{r.Tool, strconv.Itoa(r.N), yesNo(r.GPU), strconv.Itoa(r.Pair), r.App, r.Final, strconv.Itoa(r.Started),
-			ff(r.AllStarted), ff(r.Finished), ff(r.RSSMiB), ff(r.CPUSec), ff(r.AllocToRun), ff(r.NMToRun), ff(r.Load1)})
+			ff(r.AllStarted), ff(r.Finished), ff(r.RSSMiB), ff(r.CPUSec), ff(r.AMRunning), ff(r.FirstAlloc), ff(r.AllocSpan), ff(r.AllocToRun), ff(r.NMToRun), ff(r.Load1)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -600,6 +620,23 @@ func report(cfg config, runs []run, hb string) string {
 			b.WriteString("\n")
 		}
 	}
+	fmt.Fprintf(&b, "\nWhere the time to \"all started\" goes (medians, seconds; yarn-am / DistributedShell):\n\n")
+	b.WriteString("| N | GPU | submit → AM container running | AM running → first worker allocated | first allocated → all started |\n| ---: | --- | --- | --- | --- |\n")
+	phases := []func(run) float64{
+		func(r run) float64 { return r.AMRunning },
+		func(r run) float64 { return sub(r.FirstAlloc, r.AMRunning) },
+		func(r run) float64 { return sub(r.AllStarted, r.FirstAlloc) },
+	}
+	for _, gpu := range cfg.gpu {
+		for _, n := range cfg.sizes {
+			k := key{n, gpu}
+			fmt.Fprintf(&b, "| %d | %s |", n, yesNo(gpu))
+			for _, f := range phases {
+				fmt.Fprintf(&b, " %s / %s |", num(med(runs, toolYarnAM, k, f)), num(med(runs, toolDShell, k, f)))
+			}
+			b.WriteString("\n")
+		}
+	}
 	failed := 0
 	for _, r := range runs {
 		if r.Final != "SUCCEEDED" || r.AllStarted < 0 {
@@ -609,8 +646,11 @@ func report(cfg config, runs []run, hb string) string {
 	if failed > 0 {
 		fmt.Fprintf(&b, "\n%d run(s) did not succeed or did not start every container; they are left out of the medians (see results.csv).\n", failed)
 	}
-	var a2r, n2rY, n2rD []float64
+	var a2r, n2rY, n2rD, pace []float64
 	for _, r := range runs {
+		if r.FirstAlloc >= 0 && r.N > 1 {
+			pace = append(pace, r.AllocSpan/float64(r.N-1))
+		}
 		if r.AllocToRun >= 0 {
 			a2r = append(a2r, r.AllocToRun)
 		}
@@ -631,6 +671,8 @@ func report(cfg config, runs []run, hb string) string {
 	fmt.Fprintf(&b, "\nFloor of this cluster:\n\n")
 	fmt.Fprintf(&b, "| what | value |\n| --- | --- |\n")
 	fmt.Fprintf(&b, "| NodeManager heartbeat interval (allocations happen on NM heartbeats) | %s ms |\n", hb)
+	fmt.Fprintf(&b, "| RM allocation pace: first → last worker allocated, per container, median over runs (%s containers per NM heartbeat on 2 NMs) | %s s |\n",
+		perBeat(median(pace), hb), num(median(pace)))
 	fmt.Fprintf(&b, "| bare container (`true`, nothing to localise), NM start request → RUNNING, median (DistributedShell runs) | %s s |\n", num(median(n2rD)))
 	fmt.Fprintf(&b, "| yarn-am container (localises the yarn-am binary), NM start request → RUNNING, median | %s s |\n", num(median(n2rY)))
 	fmt.Fprintf(&b, "| RM allocation → NM RUNNING, per-run median: best run / median run | %s s / %s s |\n", num(minA2R), num(median(a2r)))
@@ -649,6 +691,23 @@ func loadRange(runs []run) string {
 		v = append(v, r.Load1)
 	}
 	return fmt.Sprintf("min %.2f, median %.2f, max %.2f", lo, median(v), hi)
+}
+
+// perBeat says how many containers the RM hands out per NM heartbeat, from the allocation pace.
+func perBeat(pace float64, hbMS string) string {
+	ms, err := strconv.ParseFloat(strings.Fields(hbMS + " x")[0], 64)
+	if err != nil || pace <= 0 {
+		return "?"
+	}
+	return strconv.FormatFloat(ms/1000/2/pace, 'f', 1, 64)
+}
+
+// sub is a-b, or -1 when either is unknown.
+func sub(a, b float64) float64 {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return a - b
 }
 
 func num(v float64) string {
@@ -701,7 +760,11 @@ func chart(cfg config, runs []run) (string, error) {
 	}
 	png := filepath.Join(cfg.out, "chart.png")
 	script := cfg.chartScript
-	cmd := exec.Command(gp, "-e", fmt.Sprintf("dat=%q; out=%q", dat, png), script)
+	has := map[bool]int{}
+	for _, g := range cfg.gpu {
+		has[g] = 1
+	}
+	cmd := exec.Command(gp, "-e", fmt.Sprintf("dat=%q; out=%q; nogpu=%d; gpu=%d", dat, png, has[false], has[true]), script)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("gnuplot %s: %v: %s", script, err, out)
 	}

@@ -16,7 +16,7 @@ OUT=testdata/bench/out
 
 log() { echo "bench: $*" >&2; }
 
-CGO_ENABLED=0 "$GO" build -trimpath -o bin/yarn-am ./cmd/yarn-am
+make --no-print-directory build GO="$GO"
 "$GO" build -o bin/bench ./testdata/bench
 
 if ! command -v gnuplot >/dev/null; then
