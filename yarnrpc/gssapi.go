@@ -275,6 +275,9 @@ func (g *gssapiClient) unwrap(tok []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("GSSAPI unwrap: %v", err)
 		}
+		if len(body) < et.GetConfounderByteSize()+et.GetHMACBitLength()/8+16 {
+			return nil, fmt.Errorf("GSSAPI: sealed message %d of %d bytes is too short", seq, len(body))
+		}
 		plain, err := et.DecryptMessage(g.key.KeyValue, body, keyusage.GSSAPI_ACCEPTOR_SEAL)
 		if err != nil {
 			return nil, fmt.Errorf("GSSAPI: message %d does not decrypt: %v", seq, err)
