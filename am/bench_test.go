@@ -11,6 +11,7 @@ package am
 //	cpu-ms/heartbeat   process CPU (user+sys) per allocate round trip, AM and fake RM together
 //	ns/container       ns/op divided by the number of containers: flat when the cost is linear
 //	rss-MiB, heap-MiB  VmRSS of the test process and the Go heap in use, after GC, at steady state
+//	goroutines         of the whole test process at steady state: flat, none per container
 //
 // Benchmarks only report; nothing here asserts a time (DESIGN §9 item 5).
 
@@ -238,6 +239,7 @@ func BenchmarkAMHeartbeat(b *testing.B) {
 			r := startScaleRun(b, n)
 			r.waitRunning(b, n)
 			rss, heap := memoryMiB()
+			goroutines := runtime.NumGoroutine()
 			b.ReportAllocs()
 			from := r.rm.allocates.Load()
 			cpu0 := cpuTime()
@@ -250,6 +252,7 @@ func BenchmarkAMHeartbeat(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/container")
 			b.ReportMetric(rss, "rss-MiB")
 			b.ReportMetric(heap, "heap-MiB")
+			b.ReportMetric(float64(goroutines), "goroutines")
 			r.stop()
 		})
 	}
