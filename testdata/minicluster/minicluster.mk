@@ -8,7 +8,7 @@ RPC_PROTECTION ?=
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
 .PHONY: minicluster-build minicluster-up minicluster-down minicluster-check minicluster-up-secure \
-  minicluster-down-secure
+  minicluster-down-secure minicluster-check-secure
 
 # Resolve the Hadoop jars (Maven, only when pom.xml changed) and compile the harness.
 minicluster-build:
@@ -36,3 +36,6 @@ minicluster-up-secure:
 
 minicluster-down-secure:
 	@bash $(MINICLUSTER_SH) down $(SECURE_MINICLUSTER_DIR)
+
+minicluster-check-secure:
+	@bash $(MINICLUSTER_SH) check $(SECURE_MINICLUSTER_DIR)
