@@ -165,15 +165,14 @@ func CompletedEvent(id, node string, e Exit) Event {
 func AllocationRejectedEvent(key string, requested, maximum int64, yarnType, rmMessage string) Event {
 	ev := Event{Type: EventAllocationRejected, Severity: SeverityError, Key: key, Requested: requested, Reason: rmMessage}
 	switch {
+	case key == "":
+		ev.Message = "allocation rejected by the ResourceManager: " + rmMessage
 	case maximum < 0:
-		ev.Message = fmt.Sprintf("the ResourceManager rejected the request: %s = %d asks for resource type %s, which the cluster does not know (yarn.resource-types)", key, requested, yarnType)
+		ev.Message = fmt.Sprintf("allocation rejected: %s = %d asks for resource type %s, which the cluster does not know (its yarn.resource-types); remove the resource or use a type the cluster defines", key, requested, yarnType)
 	default:
 		m := maximum
 		ev.Maximum = &m
-		ev.Message = fmt.Sprintf("the ResourceManager rejected the request: %s = %d, but the cluster allows at most %d %s per container; lower %s to %d or less", key, requested, maximum, yarnType, key, maximum)
-	}
-	if key == "" {
-		ev.Message = "the ResourceManager rejected the request: " + rmMessage
+		ev.Message = fmt.Sprintf("allocation rejected: %s = %d, but the cluster allows at most %d %s per container (the scheduler's maximum allocation); lower %s to %d or less", key, requested, maximum, yarnType, key, maximum)
 	}
 	return ev
 }

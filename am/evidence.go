@@ -55,7 +55,12 @@ func BuildEvidence(asked Capability, pending int, pendingFor time.Duration, node
 		if capa[key] > best {
 			best = capa[key]
 			ev.LargestNode = yarnrpc.NodeAddress(n.GetNodeId())
-			ev.LargestCap, ev.LargestFree = capa, free
+			ev.LargestCap, ev.LargestFree = Capability{}, free
+			for k, v := range capa {
+				if _, wanted := asked[k]; wanted || len(asked) == 0 {
+					ev.LargestCap[k] = v
+				}
+			}
 		}
 	}
 	if len(nodes) > 0 {
