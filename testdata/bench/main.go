@@ -47,7 +47,7 @@ const (
 type config struct {
 	out, yarnAM, nvidiaSMI, rmWeb, dshellJar, hadoopJava, confDir, clusterLog, chartScript string
 	sizes                                                                                  []int
-	pairs                                                                                  int
+	pairs, warmup                                                                          int
 	gpu                                                                                    []bool
 	runTimeout                                                                             time.Duration
 }
@@ -82,6 +82,7 @@ func main() {
 	flag.StringVar(&cfg.chartScript, "chart-script", "testdata/bench/chart.gp", "gnuplot script that draws chart.png")
 	flag.StringVar(&sizes, "sizes", "8,16,32", "container counts, comma-separated")
 	flag.IntVar(&cfg.pairs, "pairs", 3, "A/B pairs per size and GPU setting (at least 1)")
+	flag.IntVar(&cfg.warmup, "warmup", 1, "unrecorded A/B pairs (smallest size, no GPU) first: the cluster's JVM warms up")
 	flag.StringVar(&gpus, "gpu", "no,yes", "GPU settings to run: no, yes or no,yes")
 	flag.DurationVar(&cfg.runTimeout, "run-timeout", 3*time.Minute, "give up on one application after this long (it is killed)")
 	flag.Parse()
@@ -144,6 +145,15 @@ func benchmark(cfg config) error {
 	var runs []run
 	start := time.Now()
 	total := len(cfg.sizes) * len(cfg.gpu) * cfg.pairs * 2
+	for p := 1; p <= cfg.warmup; p++ {
+		for _, tool := range []string{toolYarnAM, toolDShell} {
+			r, err := measure(cfg, tool, cfg.sizes[0], false, -p)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("[warm-up %5.0fs] %-7s N=%-2d: %s %s, all started %.2fs (not recorded)\n", time.Since(start).Seconds(), tool, r.N, r.App, r.Final, r.AllStarted)
+		}
+	}
 	for _, gpu := range cfg.gpu {
 		for _, n := range cfg.sizes {
 			for p := 1; p <= cfg.pairs; p++ {
@@ -188,6 +198,9 @@ var appRE = regexp.MustCompile(`application_\d+_\d+`)
 func measure(cfg config, tool string, n int, gpu bool, pair int) (run, error) {
 	r := run{Tool: tool, N: n, GPU: gpu, Pair: pair, AllStarted: -1, AMRunning: -1, FirstAlloc: -1, Load1: load1()}
 	name := fmt.Sprintf("%s-n%d-gpu%s-%d", tool, n, yesNo(gpu), pair)
+	if pair < 0 {
+		name = fmt.Sprintf("%s-warmup%d", tool, -pair)
+	}
 	logOffset := fileSize(cfg.clusterLog)
 	var cmd *exec.Cmd
 	switch tool {
