@@ -121,7 +121,7 @@ type amArgs struct {
 }
 
 func amMain(ctx context.Context, a amArgs) (int, error) {
-	job, err := container.LoadJob(a.jobFile)
+	job, err := container.LoadStagedJob(a.jobFile) // the job's local files were shipped; their paths mean nothing here
 	if err != nil {
 		return 1, err
 	}

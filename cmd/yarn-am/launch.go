@@ -33,6 +33,10 @@ Flags:
   -f FILE             job file (job.toml) with the external-resource keys
   --flink-conf FILE   flink-conf.yaml / config.yaml with the external-resource keys
   -D key=value        set one configuration key; repeatable; wins over both files (-Dkey=value works too)
+  --report-url URL    report the resource infos (or the discovery failure) to the AM: POST to
+                      URL<CONTAINER_ID>/report with the application secret from the container's token
+                      file (default: $YARN_AM_REPORT_URL, which the AM sets; unset = no report). A failed
+                      report is logged and never stops the worker.
 
 Exit codes of its own (the worker is not started, or did not start):
   90  discovery failed: too few devices, the discovery script failed or timed out. stderr has a line
@@ -136,6 +140,8 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var f extResFlags
 	f.register(fs)
+	var reportURL string
+	fs.StringVar(&reportURL, "report-url", "", "")
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, launchUsage)
@@ -154,13 +160,18 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return container.ExitConfigError
 	}
+	reporter, err := container.ReporterFromEnv(reportURL)
+	if err != nil {
+		logrus.WithError(err).Warn("yarn-am launch: the resource infos will not be reported to the AM")
+		reporter = container.NopReporter{}
+	}
 	l := &container.Launcher{
 		Resources: cfg.Resources,
 		Drivers:   drivers,
 		Stdin:     os.Stdin,
 		Stdout:    stdout,
 		Stderr:    stderr,
-		Reporter:  container.NopReporter{},
+		Reporter:  reporter,
 	}
 	return l.Run(context.Background(), argv)
 }
