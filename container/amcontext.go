@@ -58,6 +58,9 @@ type AMOptions struct {
 	Queue    string // overrides the job's queue when set
 	Name     string // overrides the job's name when set
 	LogLevel string // YARN_AM_LOG_LEVEL; default info
+	// Tokens are delegation tokens for the AM (and, through it, the TaskExecutors); nil on clusters
+	// without Kerberos.
+	Tokens *yarnrpc.Credentials
 }
 
 // hasFlinkConf reports whether flink-conf.yaml was staged.
@@ -104,9 +107,17 @@ func AMEnvironment(o AMOptions) map[string]string {
 	}
 }
 
-// AMCredentials are the AM's credentials: the application secret (delegation tokens will join it).
+// AMCredentials are the AM's credentials: the application secret and the delegation tokens.
 func AMCredentials(o AMOptions) *yarnrpc.Credentials {
 	c := yarnrpc.NewCredentials()
+	if o.Tokens != nil {
+		for a, t := range o.Tokens.Tokens {
+			c.Tokens[a] = t
+		}
+		for a, s := range o.Tokens.Secrets {
+			c.Secrets[a] = s
+		}
+	}
 	c.Secrets[SecretAlias] = []byte(o.Secret)
 	return c
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // Job is a parsed and validated job file (job.toml). The external-resource keys of the same file are
@@ -26,6 +28,9 @@ type Job struct {
 	Tags        []string
 	Priority    int32
 	MaxAttempts int32 // ApplicationMaster attempts; 0 = the cluster default
+	// HDFSNamenodes are NameNodes besides fs.defaultFS (hdfs://host:port) the job reads or writes; on
+	// a Kerberized cluster submit gets a delegation token of each for the application.
+	HDFSNamenodes []string
 
 	AM           AMSpec
 	TaskExecutor TaskExecutorSpec
@@ -77,6 +82,7 @@ type jobFile struct {
 	Tags        []string `toml:"tags"`
 	Priority    *int64   `toml:"priority"`
 	MaxAttempts *int64   `toml:"max-attempts"`
+	Namenodes   []string `toml:"hdfs-namenodes"`
 	FlinkConf   string   `toml:"flink-conf"` // read by resources.Load
 
 	AM struct {
@@ -170,6 +176,12 @@ func LoadJob(path string) (*Job, error) {
 		}
 		j.Priority = int32(*f.Priority)
 	}
+	for _, nn := range f.Namenodes {
+		if _, err := yarnrpc.NameNodeAddr(nn); err != nil {
+			add("hdfs-namenodes: %v", err)
+		}
+	}
+	j.HDFSNamenodes = f.Namenodes
 	if f.MaxAttempts != nil {
 		if *f.MaxAttempts < 1 || *f.MaxAttempts > 100 {
 			add("max-attempts = %d: use an integer from 1 to 100 (the cluster's yarn.resourcemanager.am.max-attempts caps it)", *f.MaxAttempts)

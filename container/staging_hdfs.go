@@ -25,9 +25,12 @@ type HDFS struct {
 	DefaultFS string
 }
 
-// DialHDFS connects to the NameNode(s) of fs.defaultFS in conf as user (SIMPLE authentication).
-// colinmarc/hdfs connects lazily; the first call reports an unreachable NameNode.
-func DialHDFS(conf *yarnrpc.Config, user string) (*HDFS, error) {
+// DialHDFS connects to the NameNode(s) of fs.defaultFS in conf as user (SIMPLE authentication; a
+// Kerberized cluster needs DialHDFSKerberos). colinmarc/hdfs connects lazily; the first call reports
+// an unreachable NameNode.
+func DialHDFS(conf *yarnrpc.Config, user string) (*HDFS, error) { return dialHDFS(conf, user, nil) }
+
+func dialHDFS(conf *yarnrpc.Config, user string, login *yarnrpc.Kerberos) (*HDFS, error) {
 	def, _ := conf.Get("fs.defaultFS")
 	if def == "" {
 		def, _ = conf.Get("fs.default.name")
@@ -42,13 +45,19 @@ func DialHDFS(conf *yarnrpc.Config, user string) (*HDFS, error) {
 		}
 	}
 	opts := hdfs.ClientOptionsFromConf(hc)
-	if opts.KerberosClient != nil {
-		return nil, errors.New("hadoop.security.authentication = kerberos: Kerberos staging is not supported yet")
-	}
 	if len(opts.Addresses) == 0 {
 		return nil, fmt.Errorf("fs.defaultFS = %q: no NameNode address found (for an HA nameservice set dfs.namenode.rpc-address.<ns>.<nn>)", def)
 	}
-	opts.User = user
+	if opts.KerberosClient != nil {
+		if login == nil {
+			return nil, errors.New("hadoop.security.authentication = kerberos: staging needs a Kerberos login; run `kinit <principal>` or pass --principal and --keytab")
+		}
+		if err := kerberosOptions(&opts, conf, login); err != nil {
+			return nil, err
+		}
+	} else {
+		opts.User = user
+	}
 	// colinmarc/hdfs takes no contexts: bound at least the connection set-up.
 	dialer := &net.Dialer{Timeout: 20 * time.Second, KeepAlive: 30 * time.Second}
 	opts.NamenodeDialFunc = dialer.DialContext
