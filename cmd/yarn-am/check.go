@@ -38,6 +38,7 @@ Flags:
   -D key=value        set one external-resource key; repeatable; wins over both files
                       (-Dkey=value works too)
   --timeout D         give up after this long (default 30s)
+` + loginUsage + `
 
 Exit codes: 0 the job fits the cluster, 1 it does not (or the cluster could not be asked), 2 usage.`
 
@@ -145,13 +146,18 @@ func loadClientConfig() (*yarnrpc.Config, error) {
 	return conf, nil
 }
 
-// newClientRM connects to the RM of loadClientConfig as CurrentUser.
-func newClientRM() (*yarnrpc.ApplicationClient, error) {
+// newClientRM connects to the RM of loadClientConfig, logged in as lf says (Kerberos on a Kerberized
+// cluster, else SIMPLE as CurrentUser).
+func newClientRM(lf *loginFlags, stderr io.Writer) (*yarnrpc.ApplicationClient, error) {
 	conf, err := loadClientConfig()
 	if err != nil {
 		return nil, err
 	}
-	return yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
+	id, err := lf.login(conf, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return id.newRM(conf)
 }
 
 // clusterFacts is what the pre-flight learned from the RM.
@@ -261,6 +267,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var jf jobFlags
 	jf.register(fs)
+	var lf loginFlags
+	lf.register(fs)
 	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -283,7 +291,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	printWarnings(stderr, "yarn-am check", lj.warnings)
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rm, err := newClientRM()
+	rm, err := newClientRM(&lf, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
 		return 1

@@ -26,7 +26,8 @@ knows, and every NodeManager with its state, containers and used/total amount of
 
 Flags:
   --json        print one JSON document instead of the table
-  --timeout D   give up after this long (default 30s)`,
+  --timeout D   give up after this long (default 30s)
+` + loginUsage,
 		run: runCluster,
 	})
 }
@@ -56,12 +57,14 @@ func runCluster(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
+	var lf loginFlags
+	lf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	v, err := readCluster(ctx)
+	v, err := readCluster(ctx, &lf, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am cluster: %v\n", err)
 		return 1
@@ -76,17 +79,22 @@ func runCluster(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// newAppClient loads the Hadoop configuration from the environment and connects to the RM.
-func newAppClient() (*yarnrpc.ApplicationClient, error) {
+// newAppClient loads the Hadoop configuration from the environment and connects to the RM, logged in
+// as lf says.
+func newAppClient(lf *loginFlags, stderr io.Writer) (*yarnrpc.ApplicationClient, error) {
 	conf, err := yarnrpc.LoadConfigFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	return yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
+	id, err := lf.login(conf, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return id.newRM(conf)
 }
 
-func readCluster(ctx context.Context) (*clusterView, error) {
-	rm, err := newAppClient()
+func readCluster(ctx context.Context, lf *loginFlags, stderr io.Writer) (*clusterView, error) {
+	rm, err := newAppClient(lf, stderr)
 	if err != nil {
 		return nil, err
 	}

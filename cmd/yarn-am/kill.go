@@ -23,6 +23,7 @@ AM never ran (or did not manage to), kill removes it.
 
 Flags:
   --timeout D   give up after this long (default 2m)
+` + loginUsage + `
 
 Exit codes: 0 the application is KILLED (or had already ended) and its staging directory is gone,
 1 otherwise, 2 usage.`
@@ -40,6 +41,8 @@ func runKill(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kill", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	timeout := fs.Duration("timeout", 2*time.Minute, "overall timeout")
+	var lf loginFlags
+	lf.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if err == flag.ErrHelp {
@@ -63,7 +66,12 @@ func runKill(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
 		return 1
 	}
-	rm, err := yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
+	id, err := lf.login(conf, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
+		return 1
+	}
+	rm, err := id.newRM(conf)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
 		return 1
@@ -123,7 +131,7 @@ func killAndWait(ctx context.Context, rm *yarnrpc.ApplicationClient, conf *yarnr
 // ensureStagingGone waits up to wait for the AM to remove the staging directory, then removes it.
 // quiet leaves out the line saying the directory is gone when nothing had to be done.
 func ensureStagingGone(ctx context.Context, conf *yarnrpc.Config, user, id string, out io.Writer, wait time.Duration, quiet bool) error {
-	fsys, err := container.DialHDFS(conf, user)
+	fsys, err := dialStagingFS(conf, user)
 	if err != nil {
 		return fmt.Errorf("checking the staging directory: %w", err)
 	}

@@ -23,6 +23,7 @@ Flags:
   --all         include ended applications
   --json        print a JSON list instead of the table
   --timeout D   give up after this long (default 30s)
+` + loginUsage + `
 
 Exit codes: 0 listed (possibly none), 1 the RM could not be asked, 2 usage.`
 
@@ -41,6 +42,8 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "include ended applications")
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
+	var lf loginFlags
+	lf.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil || len(pos) > 0 {
 		if err == flag.ErrHelp {
@@ -55,7 +58,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rm, err := newClientRM()
+	rm, err := newClientRM(&lf, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am list: %v\n", err)
 		return 1

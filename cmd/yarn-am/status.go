@@ -27,6 +27,7 @@ node, state, resources and resource infos (the GPU indexes its launcher reported
 Flags:
   --json        print one JSON document {"report": {...}, "am": {...}} instead of text
   --timeout D   give up after this long (default 30s)
+` + loginUsage + `
 
 Exit codes: 0 shown, 1 unknown application or the RM could not be asked, 2 usage.`
 
@@ -188,6 +189,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
+	var lf loginFlags
+	lf.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if err == flag.ErrHelp {
@@ -208,7 +211,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rm, err := newClientRM()
+	rm, err := newClientRM(&lf, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am status: %v\n", err)
 		return 1

@@ -52,6 +52,7 @@ Flags:
   --queue Q              YARN queue (default: the job's queue, else "default")
   --name N               application name (default: the job's name)
   --timeout D            time allowed for pre-flight, staging and submission (default 5m)
+` + loginUsage + `
 
 Environment: HADOOP_CONF_DIR (required), HADOOP_USER_NAME (the user; default the OS user).
 
@@ -72,6 +73,8 @@ type submitFlags struct {
 	detach, killOnInterrupt, service bool
 	driver, queue, name              string
 	timeout                          time.Duration
+	loginFlags
+	tokens *yarnrpc.Credentials // delegation tokens for the AM (Kerberized clusters)
 }
 
 func runSubmit(args []string, stdout, stderr io.Writer) int {
@@ -86,6 +89,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&sf.queue, "queue", "", "queue")
 	fs.StringVar(&sf.name, "name", "", "application name")
 	fs.DurationVar(&sf.timeout, "timeout", 5*time.Minute, "submission timeout")
+	sf.loginFlags.register(fs)
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if err == flag.ErrHelp {
@@ -133,7 +137,12 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
 	}
-	rm, err := yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
+	ident, err := sf.login(conf, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
+	rm, err := ident.newRM(conf)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
@@ -154,7 +163,11 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	}
 	appID := facts.newApp.GetApplicationId()
 	id := yarnrpc.FormatApplicationID(appID)
-	user := yarnrpc.CurrentUser()
+	user := ident.user
+	if sf.tokens, err = ident.delegationTokens(subCtx, conf, rm, lj.job, stdout); err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
+		return 1
+	}
 	fmt.Fprintf(stdout, "pre-flight OK: %d TaskExecutor(s) of %s\n", lj.job.TaskExecutor.Instances, describeTE(lj))
 
 	if err := stageAndSubmit(subCtx, conf, rm, lj, &sf, appID, user, stdout); err != nil {
@@ -212,7 +225,7 @@ func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.Appli
 	if err != nil {
 		return fmt.Errorf("finding the running yarn-am binary to ship: %w", err)
 	}
-	fsys, err := container.DialHDFS(conf, user)
+	fsys, err := dialStagingFS(conf, user)
 	if err != nil {
 		return err
 	}
@@ -245,7 +258,7 @@ func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.Appli
 	}
 	sc, err := container.SubmissionContext(container.AMOptions{
 		AppID: appID, Job: lj.job, Staged: st, User: user, Secret: secret, Defines: sf.defines,
-		Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name,
+		Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name, Tokens: sf.tokens,
 	})
 	if err != nil {
 		return err
