@@ -183,9 +183,10 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	nm := yarnrpc.NewNMClient(co, attempt)
 	defer nm.Close()
 
-	var staging *am.Staging
+	am.AnnounceTokenDeadline(log, creds)
+	var staging am.StagingStore
 	if uri := os.Getenv(am.EnvStagingDir); uri != "" {
-		if staging, err = am.OpenStaging(ctx, uri, user); err != nil {
+		if staging, err = am.OpenStagingFor(ctx, uri, user, conf, creds); err != nil {
 			return 1, err
 		}
 		defer staging.Close()

@@ -1,0 +1,173 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// Delegation tokens in the AM on a Kerberized cluster: the AM has no Kerberos login of its own (unless
+// a keytab was shipped), so it reaches HDFS with the HDFS delegation token submit put into its
+// credentials, and it says when the job will die because its tokens reach their maximum lifetime.
+
+// StagingStore is the staging directory as the AM uses it: staged files for launch contexts, deletion
+// at the end. *Staging (SIMPLE, colinmarc/hdfs) and *TokenStaging (delegation token) are two.
+type StagingStore interface {
+	StagedFiles
+	Cleaner
+	Close() error
+}
+
+// OpenStagingFor opens the staging directory uri as the cluster requires: with the HDFS delegation
+// token of its NameNode from creds on a Kerberized cluster, else as user (SIMPLE).
+func OpenStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (StagingStore, error) {
+	secure, err := conf.SecurityEnabled()
+	if err != nil {
+		return nil, err
+	}
+	if !secure {
+		return OpenStaging(ctx, uri, user)
+	}
+	return OpenTokenStaging(ctx, uri, conf, creds)
+}
+
+// TokenStaging is the staging directory reached with an HDFS delegation token (TOKEN/DIGEST-MD5 at the
+// cluster's hadoop.rpc.protection).
+type TokenStaging struct {
+	URI string
+	dir *url.URL
+	nn  *yarnrpc.NameNodeClient
+}
+
+// OpenTokenStaging connects to the NameNode of uri with the HDFS delegation token whose service is
+// that NameNode's ip:port, and checks that the directory exists.
+func OpenTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (*TokenStaging, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
+		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", EnvStagingDir, uri)
+	}
+	addr, err := yarnrpc.NameNodeAddr(uri)
+	if err != nil {
+		return nil, err
+	}
+	svc := yarnrpc.TokenService(ctx, addr)
+	tok, ok := hdfsToken(creds, svc)
+	if !ok {
+		return nil, fmt.Errorf("the AM's credentials have no %s for the NameNode %s (service %s); 'yarn-am submit' gets one on a Kerberized cluster", yarnrpc.HDFSDelegationTokenKind, addr, svc)
+	}
+	nn, err := yarnrpc.NewNameNodeClient(conf, addr, yarnrpc.TokenAuth(tok, yarnrpc.CurrentUser()))
+	if err != nil {
+		return nil, err
+	}
+	s := &TokenStaging{URI: uri, dir: u, nn: nn}
+	if _, err := nn.GetFileInfo(ctx, u.Path); err != nil {
+		_ = nn.Close()
+		return nil, fmt.Errorf("staging directory %s: %w", uri, err)
+	}
+	return s, nil
+}
+
+func hdfsToken(creds *yarnrpc.Credentials, service string) (yarnrpc.Token, bool) {
+	if creds == nil {
+		return yarnrpc.Token{}, false
+	}
+	for _, a := range creds.Aliases() {
+		t := creds.Tokens[a]
+		if t.Kind == yarnrpc.HDFSDelegationTokenKind && t.Service == service {
+			return t, true
+		}
+	}
+	return yarnrpc.Token{}, false
+}
+
+// Resource returns the local resource of a staged file under alias, with HDFS's size and time.
+func (s *TokenStaging) Resource(name, alias string) (*hadooppb.StringLocalResourceMapProto, error) {
+	p := path.Join(s.dir.Path, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := s.nn.GetFileInfo(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("staged file %s: %w", p, err)
+	}
+	u := *s.dir
+	u.Path = p
+	e := ManifestEntry{Alias: alias, URL: u.String(), Size: st.Length, Timestamp: st.ModTime.UnixMilli(), Type: "FILE"}
+	return e.LocalResource()
+}
+
+// Delete removes the staging directory; a directory already gone is not an error.
+func (s *TokenStaging) Delete(ctx context.Context) error {
+	if _, err := s.nn.Delete(ctx, s.dir.Path, true); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("deleting the staging directory %s: %w", s.URI, err)
+	}
+	return nil
+}
+
+// Close closes the NameNode connection.
+func (s *TokenStaging) Close() error { return s.nn.Close() }
+
+// TokenDeadline is when the first of the application's delegation tokens reaches its maximum
+// lifetime, and which.
+type TokenDeadline struct {
+	Kind    string
+	Service string
+	At      time.Time
+}
+
+// EarliestTokenDeadline returns the earliest maximum date of the delegation tokens in creds (the
+// AM-RM token, which YARN rolls itself, is not one); ok is false when there are none.
+func EarliestTokenDeadline(creds *yarnrpc.Credentials) (TokenDeadline, bool) {
+	var d TokenDeadline
+	if creds == nil {
+		return d, false
+	}
+	for _, a := range creds.Aliases() {
+		t := creds.Tokens[a]
+		if t.Kind == yarnrpc.AMRMTokenKind {
+			continue
+		}
+		if _, mx, ok := yarnrpc.DelegationTokenDates(t); ok && (d.At.IsZero() || mx.Before(d.At)) {
+			d = TokenDeadline{Kind: t.Kind, Service: t.Service, At: mx}
+		}
+	}
+	return d, !d.At.IsZero()
+}
+
+// tokenKindName is how users know a token kind.
+func tokenKindName(kind string) string {
+	switch kind {
+	case yarnrpc.HDFSDelegationTokenKind:
+		return "HDFS delegation token"
+	case yarnrpc.RMDelegationTokenKind:
+		return "RM delegation token"
+	}
+	return kind + " token"
+}
+
+// DeathMessage says when and why a job without a keytab will die.
+func (d TokenDeadline) DeathMessage() string {
+	return fmt.Sprintf("%s (%s) expires at %s (max lifetime); pass --principal/--keytab to submit to keep the job alive past it",
+		tokenKindName(d.Kind), d.Service, d.At.UTC().Format(time.RFC3339))
+}
+
+// AnnounceTokenDeadline logs, at start, when the job will die of its tokens' maximum lifetime
+// (nothing when creds hold no delegation tokens), and returns the message ("" if none).
+func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) string {
+	d, ok := EarliestTokenDeadline(creds)
+	if !ok {
+		return ""
+	}
+	msg := d.DeathMessage()
+	log.WithFields(logrus.Fields{"kind": d.Kind, "service": d.Service, "expires": d.At.UTC().Format(time.RFC3339)}).Warn("am: " + msg)
+	return msg
+}
+
