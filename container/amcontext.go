@@ -61,6 +61,9 @@ type AMOptions struct {
 	// Tokens are delegation tokens for the AM (and, through it, the TaskExecutors); nil on clusters
 	// without Kerberos.
 	Tokens *yarnrpc.Credentials
+	// Principal is the principal of the keytab staged with StageKeytab ("" = none shipped): the AM
+	// logs in from it to replace tokens before their maximum lifetime.
+	Principal string
 }
 
 // hasFlinkConf reports whether flink-conf.yaml was staged.
@@ -99,12 +102,16 @@ func AMEnvironment(o AMOptions) map[string]string {
 	if lvl == "" {
 		lvl = DefaultLogLevel
 	}
-	return map[string]string{
+	env := map[string]string{
 		EnvHadoopConf: "$PWD", // the launch script expands it: the site files are localised there
 		EnvStagingDir: o.Staged.DirURI,
 		EnvHadoopUser: o.User,
 		EnvLogLevel:   lvl,
 	}
+	if o.Principal != "" {
+		env[EnvPrincipal] = o.Principal
+	}
+	return env
 }
 
 // AMCredentials are the AM's credentials: the application secret and the delegation tokens.

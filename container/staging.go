@@ -184,7 +184,7 @@ type Staged struct {
 
 // reservedAliases are the names yarn-am itself localises; user files must not take them.
 var reservedAliases = map[string]bool{
-	StagedBinary: true, StagedJob: true, StagedFlinkConf: true, StagedManifest: true,
+	StagedBinary: true, StagedJob: true, StagedFlinkConf: true, StagedManifest: true, StagedKeytab: true,
 	"core-site.xml": true, "yarn-site.xml": true, "hdfs-site.xml": true,
 	resources.InfoFileName: true,
 }

@@ -105,3 +105,15 @@ func (id *identity) delegationTokens(ctx context.Context, conf *yarnrpc.Config, 
 	}
 	return creds, nil
 }
+
+// stageKeytab ships --keytab to the AM when submit logged in with it on a Kerberized cluster, and
+// returns the principal the AM logs in as ("" when nothing was shipped).
+func stageKeytab(fsys *container.HDFS, st *container.Staged, krb *yarnrpc.Kerberos, keytab string) (string, error) {
+	if krb == nil || keytab == "" {
+		return "", nil
+	}
+	if err := container.StageKeytab(fsys, st, fsys.DefaultFS, keytab); err != nil {
+		return "", err
+	}
+	return krb.Principal(), nil
+}

@@ -252,6 +252,10 @@ func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.Appli
 	if err != nil {
 		return err
 	}
+	principal, err := stageKeytab(fsys, st, clientKerberos, sf.keytab)
+	if err != nil {
+		return err
+	}
 	secret, err := container.NewSecret()
 	if err != nil {
 		return err
@@ -259,6 +263,7 @@ func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.Appli
 	sc, err := container.SubmissionContext(container.AMOptions{
 		AppID: appID, Job: lj.job, Staged: st, User: user, Secret: secret, Defines: sf.defines,
 		Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name, Tokens: sf.tokens,
+		Principal: principal,
 	})
 	if err != nil {
 		return err
