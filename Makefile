@@ -50,7 +50,7 @@ test: build vet $(GOTESTSUM)
 # logs, and stops the cluster whatever happened. Exit status: that of the submit.
 demo: build
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/worker ./testdata/worker
-	rc=0; out=$$(mktemp); \
+	@rc=0; out=$$(mktemp); \
 	if $(MAKE) minicluster-up; then \
 	  source $(MINICLUSTER_DIR)/env; \
 	  $(BIN) check testdata/jobs/gpu-demo.toml || true; \
