@@ -61,6 +61,9 @@ type Config struct {
 	LaunchWorkers                int // concurrent startContainers calls
 	// LaunchContext is the launch context of every TaskExecutor (local resources, env, command, tokens).
 	LaunchContext *hadooppb.ContainerLaunchContextProto
+	// LaunchTokens, when set, returns the current credentials (HDTS) of new TaskExecutors, replacing
+	// LaunchContext's (tokens refreshed by a keytab login: TokenRefresher.LaunchTokens).
+	LaunchTokens func() []byte
 	Priority      int32 // of the asks; 0 means 1
 	Driver        *DriverConfig
 	RM            RM
@@ -575,6 +578,13 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	c, cancel := callCtx(ctx)
 	defer cancel()
 	req := &hadooppb.StartContainerRequestProto{ContainerLaunchContext: a.cfg.LaunchContext}
+	if a.cfg.LaunchTokens != nil {
+		if tok := a.cfg.LaunchTokens(); len(tok) > 0 {
+			clc := proto.Clone(a.cfg.LaunchContext).(*hadooppb.ContainerLaunchContextProto)
+			clc.Tokens = tok
+			req.ContainerLaunchContext = clc
+		}
+	}
 	if t.proto != nil {
 		req.ContainerToken = t.proto.GetContainerToken()
 	}

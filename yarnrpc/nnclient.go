@@ -206,3 +206,7 @@ func (n *NameNodeClient) Delete(ctx context.Context, path string, recursive bool
 	}
 	return false, nil
 }
+
+// SetAuth replaces the authentication of new connections (a fresh delegation token); open
+// connections stay as they are.
+func (n *NameNodeClient) SetAuth(a Auth) error { return n.rpc.SetAuth(a) }

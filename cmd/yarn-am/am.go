@@ -193,6 +193,13 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	} else {
 		log.Warn("yarn-am am: " + am.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
 	}
+	refresher, err := am.TokenRefresherFromEnv(ctx, conf, creds, staging, log) // nil without a shipped keytab
+	if err != nil {
+		return 1, err
+	}
+	if refresher != nil {
+		go refresher.Run(ctx)
+	}
 	var manifest []am.ManifestEntry
 	if _, err := os.Stat(am.ManifestFile); err == nil {
 		if manifest, err = am.ReadManifest(am.ManifestFile); err != nil {
@@ -224,6 +231,9 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 			env["YARN_AM_LOG_LEVEL"] = lvl
 		}
 	}
+	if refresher != nil {
+		env[am.EnvTokensURL] = strings.TrimSuffix(base, "/") + am.TokensPath
+	}
 	te := am.TaskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.jobFile, FlinkConf: flinkAlias, Defines: a.defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: base + "api/v1/containers/", Creds: creds,
@@ -247,6 +257,9 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	if staging != nil {
 		amc.Staging = staging
 	}
+	if refresher != nil {
+		amc.LaunchTokens = refresher.LaunchTokens
+	}
 	if a.driver != "" {
 		amc.Driver = &am.DriverConfig{Command: a.driver, Env: []string{am.EnvAPI + "=" + base + "api/v1/", am.EnvSecret + "=" + secret}}
 	}
@@ -254,7 +267,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: m.Handler(secret), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: am.TokenEndpoint(m.Handler(secret), refresher, secret), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)

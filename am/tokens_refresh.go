@@ -1,0 +1,296 @@
+package am
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// Keeping a job alive past its delegation tokens' maximum lifetime (submit --principal/--keytab):
+//
+//   - The AM logs in from the shipped keytab and at once gets its own RM and HDFS delegation tokens
+//     with itself as renewer (the tokens submit got name the RM as renewer; only the renewer may renew).
+//   - It renews each token at 3/4 of the time to its current expiry (RenewDelegationToken at the RM or
+//     NameNode), and gets new ones at 3/4 of their maximum lifetime (or when a renewal fails).
+//   - New TaskExecutors get the current tokens in their launch context (Config.LaunchTokens); running
+//     ones fetch them from GET /api/v1/tokens (the application secret as bearer, HDTS bytes back) and
+//     the launcher writes them over its HADOOP_TOKEN_FILE_LOCATION atomically (write + rename).
+//   - The AM's own HDFS connection (staging) switches to the new HDFS token.
+
+// Environment the AM gives TaskExecutors when it refreshes tokens.
+const (
+	// EnvTokensURL is the AM's token endpoint, http://host:port/api/v1/tokens.
+	EnvTokensURL = "YARN_AM_TOKENS_URL"
+	// TokensPath is the endpoint's path.
+	TokensPath = "/api/v1/tokens"
+)
+
+// KeytabFile is the keytab's name in the AM container (container.StagedKeytab).
+const KeytabFile = "yarn-am.keytab"
+
+// EnvPrincipal names the keytab's principal (container.EnvPrincipal).
+const EnvPrincipal = "YARN_AM_PRINCIPAL"
+
+// tokenRefresher renews and replaces the application's delegation tokens.
+type TokenRefresher struct {
+	conf    *yarnrpc.Config
+	login   *yarnrpc.Kerberos
+	renewer string
+	log     logrus.FieldLogger
+	staging *TokenStaging // may be nil
+	now     func() time.Time
+
+	mu        sync.Mutex
+	creds     *yarnrpc.Credentials // what TaskExecutors get: secret and tokens, never the AM-RM token
+	renewAt   map[string]time.Time // by alias
+	replaceAt time.Time
+	hdts      []byte
+}
+
+// TokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
+// ./yarn-am.keytab); it returns nil, nil without one. creds are the AM's credentials; staging, when
+// it is a *TokenStaging, is kept on the current HDFS token.
+func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, staging StagingStore, log logrus.FieldLogger) (*TokenRefresher, error) {
+	principal := os.Getenv(EnvPrincipal)
+	if principal == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(KeytabFile); err != nil {
+		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %v", EnvPrincipal, principal, KeytabFile, err)
+	}
+	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: KeytabFile})
+	if err != nil {
+		return nil, err
+	}
+	renewer, err := conf.ShortNameOf(login.Principal())
+	if err != nil {
+		return nil, err
+	}
+	r := &TokenRefresher{conf: conf, login: login, renewer: renewer, log: log, now: time.Now, renewAt: map[string]time.Time{}}
+	if ts, ok := staging.(*TokenStaging); ok {
+		r.staging = ts
+	}
+	r.creds = yarnrpc.NewCredentials()
+	for a, s := range creds.Secrets {
+		r.creds.Secrets[a] = s
+	}
+	for a, t := range creds.Tokens {
+		if t.Kind != yarnrpc.AMRMTokenKind {
+			r.creds.Tokens[a] = t
+		}
+	}
+	if err := r.replace(ctx); err != nil {
+		return nil, err
+	}
+	log.WithField("principal", login.Principal()).Info("am: logged in from the shipped keytab; delegation tokens will be renewed and replaced before their maximum lifetime")
+	return r, nil
+}
+
+// replace gets new delegation tokens for the RM and every NameNode the credentials name, renews
+// each once to learn its expiry, and publishes them.
+func (r *TokenRefresher) replace(ctx context.Context) error {
+	r.mu.Lock()
+	old := r.creds
+	r.mu.Unlock()
+	fresh := yarnrpc.NewCredentials()
+	for a, s := range old.Secrets {
+		fresh.Secrets[a] = s
+	}
+	renewAt := map[string]time.Time{}
+	var earliestMax time.Time
+	now := r.now()
+	note := func(alias string, t yarnrpc.Token, expiry int64) {
+		fresh.Tokens[alias] = t
+		renewAt[alias] = now.Add(time.UnixMilli(expiry).Sub(now) * 3 / 4)
+		if is, mx, ok := yarnrpc.DelegationTokenDates(t); ok {
+			at := is.Add(mx.Sub(is) * 3 / 4)
+			if earliestMax.IsZero() || at.Before(earliestMax) {
+				earliestMax = at
+			}
+		}
+	}
+
+	auth, err := r.conf.KerberosAuth(r.login, yarnrpc.ApplicationClientProtocol)
+	if err != nil {
+		return err
+	}
+	rm, err := yarnrpc.NewApplicationClient(r.conf, auth)
+	if err != nil {
+		return err
+	}
+	defer rm.Close()
+	svc, err := yarnrpc.RMTokenService(ctx, r.conf)
+	if err != nil {
+		return err
+	}
+	rt, err := rm.GetDelegationToken(ctx, r.renewer, svc)
+	if err != nil {
+		return err
+	}
+	exp, err := rm.RenewDelegationToken(ctx, rt)
+	if err != nil {
+		return err
+	}
+	note(rt.Service, rt, exp)
+
+	nnAuth, err := r.conf.KerberosAuth(r.login, yarnrpc.NameNodeProtocol)
+	if err != nil {
+		return err
+	}
+	for _, a := range old.Aliases() {
+		t := old.Tokens[a]
+		if t.Kind != yarnrpc.HDFSDelegationTokenKind {
+			continue
+		}
+		nn, err := yarnrpc.NewNameNodeClient(r.conf, t.Service, nnAuth)
+		if err != nil {
+			return err
+		}
+		nt, err := nn.GetDelegationToken(ctx, r.renewer)
+		if err == nil {
+			nt.Service = t.Service
+			exp, err = nn.RenewDelegationToken(ctx, nt)
+		}
+		_ = nn.Close()
+		if err != nil {
+			return err
+		}
+		note(a, nt, exp)
+		if r.staging != nil && r.staging.nn.Addr() != "" && yarnrpc.TokenService(ctx, r.staging.nn.Addr()) == nt.Service {
+			if err := r.staging.nn.SetAuth(yarnrpc.TokenAuth(nt, yarnrpc.CurrentUser())); err != nil {
+				return err
+			}
+		}
+	}
+	hdts := fresh.Marshal()
+	r.mu.Lock()
+	r.creds, r.renewAt, r.replaceAt, r.hdts = fresh, renewAt, earliestMax, hdts
+	r.mu.Unlock()
+	fields := logrus.Fields{"tokens": len(fresh.Tokens)}
+	if !earliestMax.IsZero() {
+		fields["next_replacement"] = earliestMax.UTC().Format(time.RFC3339)
+	}
+	r.log.WithFields(fields).Info("am: new delegation tokens obtained; new and running TaskExecutors get them")
+	return nil
+}
+
+// renew renews the tokens due; a failure leads to replacing them all.
+func (r *TokenRefresher) renew(ctx context.Context) error {
+	r.mu.Lock()
+	creds := r.creds
+	due := []string{}
+	for a, at := range r.renewAt {
+		if !r.now().Before(at) {
+			due = append(due, a)
+		}
+	}
+	r.mu.Unlock()
+	for _, a := range due {
+		t := creds.Tokens[a]
+		var exp int64
+		var err error
+		switch t.Kind {
+		case yarnrpc.RMDelegationTokenKind:
+			var auth yarnrpc.Auth
+			if auth, err = r.conf.KerberosAuth(r.login, yarnrpc.ApplicationClientProtocol); err == nil {
+				var rm *yarnrpc.ApplicationClient
+				if rm, err = yarnrpc.NewApplicationClient(r.conf, auth); err == nil {
+					exp, err = rm.RenewDelegationToken(ctx, t)
+					_ = rm.Close()
+				}
+			}
+		case yarnrpc.HDFSDelegationTokenKind:
+			var auth yarnrpc.Auth
+			if auth, err = r.conf.KerberosAuth(r.login, yarnrpc.NameNodeProtocol); err == nil {
+				var nn *yarnrpc.NameNodeClient
+				if nn, err = yarnrpc.NewNameNodeClient(r.conf, t.Service, auth); err == nil {
+					exp, err = nn.RenewDelegationToken(ctx, t)
+					_ = nn.Close()
+				}
+			}
+		default:
+			continue
+		}
+		if err != nil {
+			r.log.WithError(err).WithField("kind", t.Kind).Warn("am: renewing a delegation token failed; getting new ones")
+			return r.replace(ctx)
+		}
+		now := r.now()
+		r.mu.Lock()
+		r.renewAt[a] = now.Add(time.UnixMilli(exp).Sub(now) * 3 / 4)
+		r.mu.Unlock()
+		r.log.WithFields(logrus.Fields{"kind": t.Kind, "service": t.Service, "expires": time.UnixMilli(exp).UTC().Format(time.RFC3339)}).Info("am: delegation token renewed")
+	}
+	return nil
+}
+
+// Run renews and replaces tokens until ctx ends; failures are logged and retried.
+func (r *TokenRefresher) Run(ctx context.Context) {
+	defer r.login.Destroy()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		replace := !r.replaceAt.IsZero() && !r.now().Before(r.replaceAt)
+		r.mu.Unlock()
+		c, cancel := context.WithTimeout(ctx, time.Minute)
+		var err error
+		if replace {
+			err = r.replace(c)
+		} else {
+			err = r.renew(c)
+		}
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			r.log.WithError(err).Warn("am: refreshing delegation tokens failed; retrying")
+		}
+	}
+}
+
+// LaunchTokens returns the current credentials of TaskExecutors (HDTS), for new launch contexts.
+func (r *TokenRefresher) LaunchTokens() []byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.hdts
+}
+
+// TokenEndpoint serves GET /api/v1/tokens — the current TaskExecutor credentials, to callers that
+// present the application secret — and hands everything else to next.
+func TokenEndpoint(next http.Handler, r *TokenRefresher, secret string) http.Handler {
+	if r == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path != TokensPath {
+			next.ServeHTTP(w, req)
+			return
+		}
+		if req.Method != http.MethodGet {
+			http.Error(w, "GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		got := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
+		if subtle.ConstantTimeCompare([]byte(got), []byte(secret)) != 1 {
+			http.Error(w, "the application secret is required (Authorization: Bearer <secret>)", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = bytes.NewReader(r.LaunchTokens()).WriteTo(w)
+	})
+}
