@@ -64,12 +64,27 @@ type Config struct {
 	// LaunchTokens, when set, returns the current credentials (HDTS) of new TaskExecutors, replacing
 	// LaunchContext's (tokens refreshed by a keytab login: TokenRefresher.LaunchTokens).
 	LaunchTokens func() []byte
-	Priority      int32 // of the asks; 0 means 1
-	Driver        *DriverConfig
-	RM            RM
-	NM            NM
-	Staging       Cleaner // nil: nothing to delete
-	Log           logrus.FieldLogger
+	Priority     int32 // of the asks; 0 means 1
+	Driver       *DriverConfig
+	RM           RM
+	NM           NM
+	Staging      Cleaner // nil: nothing to delete
+	Log          logrus.FieldLogger
+
+	// Policy is the failure policy (zero values: the defaults).
+	Policy PolicyConfig
+	// Events receives the AM's events (nil: a new log of DefaultEventCapacity).
+	Events *EventLog
+	// Metrics is updated by the loop (nil: new ones); served at /metrics.
+	Metrics *Metrics
+	// Keys names the configuration key of each YARN resource type, for messages
+	// (yarn.io/gpu → external-resource.gpu.amount).
+	Keys ConfigKeys
+	// Cluster lists the cluster's nodes for the evidence of not-enough-resources events (nil: the
+	// allocate response's headroom only).
+	Cluster ClusterNodes
+	// Now is the clock (nil: time.Now); tests set it.
+	Now func() time.Time
 }
 
 // tracked is a container the AM accepted, with what it needs to launch and stop it.
@@ -79,6 +94,10 @@ type tracked struct {
 	infos map[string][]resources.Info
 	// reportFailure is the launcher's discovery failure, if it reported one.
 	reportFailure string
+	// discoveryEvent: a discovery-failed event was emitted for it (from the report or its exit).
+	discoveryEvent bool
+	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
+	stopAfterLaunch bool
 }
 
 // AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs.
@@ -104,6 +123,19 @@ type AM struct {
 	driverExit  *int
 	inFlight    int
 	stopping    bool
+
+	events       *EventLog
+	metrics      *Metrics
+	policy       *Policy
+	maxCap       Capability // the register response's maximum_capability
+	clusterNodes int        // num_cluster_nodes of the last allocate response
+	headroom     *hadooppb.ResourceProto
+	blAdd        map[string]bool // nodes to add to / remove from the RM's blacklist with the next allocate
+	blRemove     map[string]bool
+	askTime      map[int64]time.Time // when each ask was first sent (allocation latency)
+	progressed   bool                // an allocation arrived since the last pending check
+	policyOut    *Outcome            // the failure policy ends the application
+	holdUntil    time.Time           // restart backoff: no new asks before
 
 	wake    chan struct{}
 	launchQ chan *tracked
@@ -135,7 +167,26 @@ func New(cfg Config) (*AM, error) {
 	if cfg.Driver != nil && cfg.Spec.Mode != Driver {
 		cfg.Spec.Mode = Driver
 	}
+	if err := cfg.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Events == nil {
+		cfg.Events = NewEventLog(DefaultEventCapacity)
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Events.OnAdd(cfg.Metrics.ObserveEvent)
 	return &AM{
+		events:      cfg.Events,
+		metrics:     cfg.Metrics,
+		policy:      NewPolicy(cfg.Policy),
+		blAdd:       map[string]bool{},
+		blRemove:    map[string]bool{},
+		askTime:     map[int64]time.Time{},
 		cfg:         cfg,
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       "STARTING",
@@ -179,8 +230,14 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		case ctx.Err() != nil:
 			return a.killed(), ctx.Err()
 		case errors.As(err, &u):
-			out := Outcome{Status: Failed, Diagnostics: "the TaskExecutors cannot be allocated on this cluster: " + u.why}
-			a.log.Error("am: " + out.Diagnostics)
+			a.setState("RUNNING")
+			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
+			if !ok {
+				ev = AllocationRejectedEvent("", 0, -1, "", "the TaskExecutors cannot be allocated on this cluster: "+u.why)
+			}
+			ev = a.emit(ev)
+			out := Outcome{Status: Failed, Diagnostics: ev.Message}
+			a.log.WithField("key", ev.Key).Error("am: " + out.Diagnostics)
 			return out, a.finish(ctx, out)
 		}
 		return Outcome{}, err
@@ -203,6 +260,9 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		if plan.Done != nil {
 			out = plan.Done
 		}
+		if o := a.policyOutcome(); o != nil {
+			out = o
+		}
 		if o := a.driverOutcome(); o != nil {
 			out = o
 		}
@@ -211,15 +271,15 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		}
 
 		err := a.heartbeat(ctx)
+		var rej *rejectedError
 		switch {
 		case err == nil:
 			errs = 0
+			a.checkPending(ctx)
 		case ctx.Err() != nil:
 			return a.killed(), ctx.Err()
-		case errors.Is(err, yarnrpc.ErrInvalidResourceRequest) || errors.Is(err, yarnrpc.ErrResourceNotFound):
-			out := Outcome{Status: Failed, Diagnostics: "the ResourceManager rejected the TaskExecutor request (" +
-				a.cfg.Spec.Capability.String() + "): " + err.Error()}
-			a.log.Error("am: " + out.Diagnostics)
+		case errors.As(err, &rej):
+			out := Outcome{Status: Failed, Diagnostics: rej.ev.Message}
 			return out, a.finish(ctx, out)
 		case errors.Is(err, errShutdown):
 			a.setState("SHUTDOWN")
@@ -256,10 +316,14 @@ func (a *AM) interval() time.Duration {
 			pending = true
 		}
 	}
+	d := a.cfg.HeartbeatSlow
 	if pending {
-		return a.cfg.HeartbeatFast
+		d = a.cfg.HeartbeatFast
 	}
-	return a.cfg.HeartbeatSlow
+	if wait := a.holdUntil.Sub(a.cfg.Now()); wait > 0 && wait < d {
+		d = wait + time.Millisecond // wake when the restart backoff ends
+	}
+	return d
 }
 
 func (a *AM) setState(s string) {
@@ -296,7 +360,9 @@ func (a *AM) register(ctx context.Context) error {
 	}
 	c, cancel := callCtx(ctx)
 	defer cancel()
+	start := time.Now()
 	resp, err := a.cfg.RM.Register(c, req)
+	a.metrics.ObserveRPC("registerApplicationMaster", start, err)
 	if err != nil {
 		return fmt.Errorf("am: registering with the ResourceManager: %w", err)
 	}
@@ -311,10 +377,16 @@ func (a *AM) register(ctx context.Context) error {
 		types = append(types, ti.GetName())
 	}
 	if why := CheckAsk(a.cfg.Spec.Capability, types, maximum); why != "" {
-		return &unsatisfiable{why}
+		return &unsatisfiable{why: why, maximum: maximum}
 	}
 	a.mu.Lock()
 	a.responseID = 0
+	if m := resp.GetMaximumCapability(); m != nil {
+		a.maxCap = Capability(yarnrpc.ResourceAmounts(m))
+	}
+	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
+		a.blAdd[n] = true
+	}
 	for i := range a.asks {
 		a.asks[i].AtRM = 0 // a new registration starts with an empty request table: re-send everything
 	}
@@ -341,7 +413,11 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var launches []*tracked
-	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil}
+	now := a.cfg.Now()
+	a.liftExclusionsLocked(now)
+	a.holdUntil = a.policy.RestartAt(now)
+	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
+		HoldNewAsks: now.Before(a.holdUntil)}
 	for _, id := range a.order {
 		obs.Containers = append(obs.Containers, a.containers[id].Container)
 	}
@@ -358,6 +434,10 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 			}
 			if s.Count > old {
 				a.requested += s.Count - old
+				a.emit(RequestedEvent(s.Count-old, a.cfg.Spec.Capability))
+			}
+			if _, ok := a.askTime[s.ID]; !ok {
+				a.askTime[s.ID] = now
 			}
 			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": a.cfg.Spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
 		}
@@ -377,19 +457,54 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		a.order = append(a.order, l.ID)
 		a.inFlight++
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
+		var latency time.Duration
+		if at, ok := a.askTime[l.AskID]; ok {
+			latency = now.Sub(at)
+			a.metrics.ObserveAllocation(latency)
+		}
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, latency))
+		a.progressed = true
 		launches = append(launches, t)
+	}
+	for id := range a.askTime {
+		if !a.hasAskLocked(id) {
+			delete(a.askTime, id)
+		}
+	}
+	var stop []*tracked
+	for _, c := range plan.Stop {
+		t := a.containers[c.ID]
+		if t == nil {
+			continue
+		}
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: the requirement went down")
+		if t.Phase == Launching {
+			t.stopAfterLaunch = true // the launch worker stops it once its start returns
+			a.inFlight--
+		} else if t.proto != nil {
+			stop = append(stop, t)
+		}
+		t.Phase = Stopping
+	}
+	if len(stop) > 0 {
+		go a.stopAll(context.Background(), stop)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
 		a.diagnostics = failureDiagnostics(a.cfg.Spec, plan.Failures)
 		a.log.WithField("failures", len(plan.Failures)).Error("am: failure limit reached: " + a.diagnostics)
+		a.emit(FailureLimitReachedEvent(a.diagnostics))
 	}
+	a.updateMetricsLocked()
 	a.failures = plan.Failures
 	return plan, launches
 }
 
 // unsatisfiable: the ask can never be allocated on this cluster.
-type unsatisfiable struct{ why string }
+type unsatisfiable struct {
+	why     string
+	maximum Capability // the registration's maximum allocation (nil if not sent)
+}
 
 func (u *unsatisfiable) Error() string { return u.why }
 
@@ -414,11 +529,26 @@ func (a *AM) heartbeat(ctx context.Context) error {
 		req.Release = append(req.Release, p)
 		released[id] = true
 	}
+	blAdd, blRemove := sortedKeys(a.blAdd), sortedKeys(a.blRemove)
+	if len(blAdd)+len(blRemove) > 0 {
+		req.BlacklistRequest = &hadooppb.ResourceBlacklistRequestProto{BlacklistAdditions: blacklistNames(blAdd), BlacklistRemovals: blacklistNames(blRemove)}
+	}
 	a.mu.Unlock()
 
 	c, cancel := callCtx(ctx)
 	defer cancel()
+	start := time.Now()
 	resp, err := a.cfg.RM.Allocate(c, req)
+	a.metrics.ObserveRPC("allocate", start, err)
+	if err != nil && IsRejection(err) {
+		a.mu.Lock()
+		maxCap := a.maxCap
+		a.mu.Unlock()
+		ev, _ := Rejection(a.cfg.Spec.Capability, maxCap, a.cfg.Keys, err)
+		ev = a.emit(ev)
+		a.log.WithError(err).WithField("key", ev.Key).Error("am: " + ev.Message)
+		return &rejectedError{ev: ev}
+	}
 	if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
 		a.log.WithError(err).Warn("am: the ResourceManager does not know this ApplicationMaster (restart or failover); registering again and re-sending every outstanding request")
 		if err := a.register(ctx); err != nil {
@@ -441,6 +571,19 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	for id := range released {
 		delete(a.release, id)
+	}
+	for _, n := range blAdd {
+		delete(a.blAdd, n)
+	}
+	for _, n := range blRemove {
+		delete(a.blRemove, n)
+	}
+	a.clusterNodes = int(resp.GetNumClusterNodes())
+	if l := resp.GetLimit(); l != nil {
+		a.headroom = l
+	}
+	for _, n := range resp.GetUpdatedNodes() {
+		a.nodeUpdateLocked(n)
 	}
 	if t := resp.GetAmRmToken(); t != nil {
 		if err := a.cfg.RM.SetToken(yarnrpc.TokenFromProto(t)); err != nil {
@@ -503,11 +646,15 @@ func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 	}
 	exit := st.GetExitStatus()
 	class := Classify(exit)
+	if t.Phase == Stopping {
+		class = ExitKilledByAM // we stopped it (scale-down), whatever status the NM reports
+	}
 	t.Phase = Completed
 	t.Exit = Exit{Status: exit, Class: class, Diagnostics: st.GetDiagnostics()}
 	if t.reportFailure != "" && class == ExitDiscoveryFailed {
 		t.Exit.Diagnostics = t.reportFailure + "; " + t.Exit.Diagnostics
 	}
+	a.exitedLocked(t)
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
 	if class == ExitSucceeded {
 		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
@@ -589,6 +736,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 		req.ContainerToken = t.proto.GetContainerToken()
 	}
 	resp, err := a.cfg.NM.StartContainers(c, t.Node, req)
+	a.metrics.ObserveRPC("startContainers", start, err)
 	if err == nil {
 		for _, f := range resp.GetFailedRequests() {
 			ex := f.GetException()
@@ -598,6 +746,20 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer a.poke()
+	if t.Phase == Stopping && t.stopAfterLaunch {
+		t.stopAfterLaunch = false
+		if err != nil { // it never started: give the allocation back
+			t.Phase = Completed
+			t.Exit = Exit{Status: -105, Class: ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
+			if t.proto != nil {
+				a.release[t.ID] = t.proto.GetId()
+			}
+			a.exitedLocked(t)
+			return
+		}
+		go a.stopAll(context.Background(), []*tracked{t})
+		return
+	}
 	if t.Phase != Launching {
 		return // completed (or stopped) while the launch was in flight
 	}
@@ -609,10 +771,13 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 		if t.proto != nil {
 			a.release[t.ID] = t.proto.GetId()
 		}
+		a.emit(LaunchFailedEvent(t.ID, t.Node, err.Error()))
+		a.exitedLocked(t)
 		return
 	}
 	t.Phase = Running
 	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
+	a.emit(LaunchedEvent(t.ID, t.Node))
 }
 
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.
@@ -645,7 +810,9 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 	for i := 0; i < 50; i++ {
 		c, cancel := callCtx(ctx)
 		var done bool
+		start := time.Now()
 		done, err = a.cfg.RM.Finish(c, req)
+		a.metrics.ObserveRPC("finishApplicationMaster", start, err)
 		cancel()
 		if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
 			if err = a.register(ctx); err == nil {
@@ -667,6 +834,7 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 	a.mu.Lock()
 	a.diagnostics = out.Diagnostics
 	a.mu.Unlock()
+	a.emit(FinishedEvent(out))
 	a.deleteStaging()
 	if err != nil {
 		return fmt.Errorf("am: unregistering with final status %s: %w", out.Status, err)
@@ -687,7 +855,10 @@ func (a *AM) stopAll(ctx context.Context, ts []*tracked) {
 			defer wg.Done()
 			c, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
-			if _, err := a.cfg.NM.StopContainers(c, node, ids...); err != nil {
+			start := time.Now()
+			_, err := a.cfg.NM.StopContainers(c, node, ids...)
+			a.metrics.ObserveRPC("stopContainers", start, err)
+			if err != nil {
 				a.log.WithError(err).WithField("node", node).Warn("am: stopping TaskExecutors failed (the RM kills them when the application ends)")
 			}
 		}()

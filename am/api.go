@@ -12,9 +12,9 @@ import (
 	"github.com/yarn-am/yarn-am/resources"
 )
 
-// This file is the AM's HTTP API (DESIGN §8). Reads are open; writes need the application's secret as
-// "Authorization: Bearer <secret>". Seams for what comes next: events (SSE), PUT requirements, the
-// HTML page and /metrics register on the same mux in Handler.
+// This file is the AM's HTTP API (DESIGN §8). Reads are open (also through the RM's web proxy);
+// writes need the application's secret as "Authorization: Bearer <secret>". The event stream is in
+// sse.go, the status page in ui.go, /metrics in metrics.go; Handler puts them on one mux.
 
 // SecretAlias is the secret key, in the AM's credentials, of the application secret that writes to
 // the API must present as "Authorization: Bearer <secret>" (the client creates it: 64 hex characters).
@@ -28,7 +28,14 @@ type Status struct {
 	Counts      Counts            `json:"counts"`
 	Containers  []ContainerStatus `json:"containers"`
 	Diagnostics string            `json:"diagnostics"`
+	// ExcludedNodes are the nodes excluded for this application after repeated failures.
+	ExcludedNodes []string `json:"excludedNodes,omitempty"`
+	// Events are the latest events (at most StatusEvents), oldest first.
+	Events []Event `json:"events,omitempty"`
 }
+
+// StatusEvents is how many of the latest events GET /api/v1/status includes.
+const StatusEvents = 20
 
 // Requirement is the declared TaskExecutor requirement.
 type Requirement struct {
@@ -45,6 +52,7 @@ type Counts struct {
 	Requested int `json:"requested"`
 	Allocated int `json:"allocated"`
 	Running   int `json:"running"`
+	Stopping  int `json:"stopping,omitempty"` // being stopped because the requirement went down
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 }
@@ -70,12 +78,14 @@ type ContainerReport struct {
 
 // Status returns a snapshot of the AM's state.
 func (a *AM) Status() Status {
+	evs := a.events.Latest(StatusEvents)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
-	s := Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics,
-		Requirement: Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode},
-		Containers:  []ContainerStatus{}}
+	s := Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.requirementLocked(),
+		Containers: []ContainerStatus{}, ExcludedNodes: a.policy.Excluded(), Events: evs}
+	if s.Diagnostics == "" && a.policyOut != nil {
+		s.Diagnostics = a.policyOut.Diagnostics
+	}
 	for _, k := range a.asks {
 		s.Counts.Requested += k.Want
 	}
@@ -87,6 +97,8 @@ func (a *AM) Status() Status {
 			s.Counts.Allocated++
 		case Running:
 			s.Counts.Running++
+		case Stopping:
+			s.Counts.Stopping++
 		case Completed:
 			s.Counts.Completed++
 			if t.Exit.Class.Counts() {
@@ -115,11 +127,18 @@ func (a *AM) Report(id string, r ContainerReport) bool {
 	if r.Failure != "" {
 		t.reportFailure = "discovery failed for resource " + r.FailedResource + ": " + r.Failure
 		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
+		if !t.discoveryEvent {
+			t.discoveryEvent = true
+			a.emit(DiscoveryFailedEvent(t.ID, t.Node, r.FailedResource, r.Failure))
+		}
 		return true
 	}
 	t.infos = r.Infos
 	for name, infos := range r.Infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
+	}
+	if len(r.Infos) > 0 {
+		a.emit(ResourceInfoEvent(t.ID, t.Node, r.Infos))
 	}
 	return true
 }
@@ -147,11 +166,41 @@ func (a *AM) Handler(secret string) http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		s := a.Status()
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = io.WriteString(w, "yarn-am ApplicationMaster of "+s.App+": "+s.State+"\nJSON: /api/v1/status\n")
+	mux.HandleFunc("GET /api/v1/containers", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, a.Status().Containers)
 	})
+	mux.HandleFunc("GET /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		req := a.requirementLocked()
+		a.mu.Unlock()
+		writeJSON(w, http.StatusOK, req)
+	})
+	mux.HandleFunc("PUT /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(r, secret) {
+			writeError(w, http.StatusUnauthorized, "writes need the header 'Authorization: Bearer <application secret>'")
+			return
+		}
+		var u RequirementsUpdate
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u); err != nil {
+			writeError(w, http.StatusBadRequest, `the body is not a requirement ({"instances": 2}): `+err.Error())
+			return
+		}
+		if err := u.Validate(); err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		req, err := a.SetRequirements(*u.Instances, "PUT /api/v1/requirements from "+r.RemoteAddr)
+		if err != nil {
+			writeError(w, http.StatusConflict, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, req)
+	})
+	mux.HandleFunc("GET /api/v1/events", EventsHandler(a.events, 0))
+	mux.Handle("GET /metrics", a.metrics.Handler())
+	ui := UIHandler()
+	mux.Handle("GET /{$}", ui)
+	mux.Handle("GET /ui/", ui)
 	return mux
 }
 

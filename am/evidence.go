@@ -137,13 +137,18 @@ func Rejection(c Capability, maximum Capability, keys ConfigKeys, rmErr error) (
 	}
 	if m := requestedTypeRe.FindStringSubmatch(msg); m != nil {
 		t := m[1]
-		max := int64(-1)
 		if v, ok := maximum[t]; ok {
-			max = v
-		} else if v, ok := parseMaxAllowed(msg, t); ok {
-			max = v
+			return AllocationRejectedEvent(keys.Key(t), c[t], v, t, msg), true
 		}
-		return AllocationRejectedEvent(keys.Key(t), c[t], max, t, msg), true
+		if v, ok := parseMaxAllowed(msg, t); ok {
+			return AllocationRejectedEvent(keys.Key(t), c[t], v, t, msg), true
+		}
+		if errors.Is(rmErr, yarnrpc.ErrResourceNotFound) {
+			return AllocationRejectedEvent(keys.Key(t), c[t], -1, t, msg), true
+		}
+		ev := AllocationRejectedEvent(keys.Key(t), c[t], -1, t, msg)
+		ev.Message = fmt.Sprintf("the ResourceManager rejected the TaskExecutor request (%s): %s = %d is more than the cluster allows for %s: %s", c, keys.Key(t), c[t], t, msg)
+		return ev, true
 	}
 	if errors.Is(rmErr, yarnrpc.ErrInvalidResourceRequest) || errors.Is(rmErr, yarnrpc.ErrResourceNotFound) {
 		ev := AllocationRejectedEvent("", 0, -1, "", msg)

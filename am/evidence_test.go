@@ -80,3 +80,13 @@ func TestRejectionNamesTheKeyAndTheMaximum(t *testing.T) {
 	_, ok = Rejection(c, nil, keys, fmt.Errorf("connection reset"))
 	assert.False(t, ok)
 }
+
+func TestRejectionWithoutAMaximumDoesNotClaimAnUnknownType(t *testing.T) {
+	rmErr := fmt.Errorf("allocate: %w", &yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException",
+		Message: "Invalid resource request, requested resource type=[yarn.io/gpu] < 0 or greater than maximum allowed allocation."})
+	ev, ok := Rejection(Capability{"memory-mb": 512, "yarn.io/gpu": 9}, nil, ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}, rmErr)
+	require.True(t, ok)
+	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
+	assert.Contains(t, ev.Message, "external-resource.gpu.amount = 9 is more than the cluster allows for yarn.io/gpu")
+	assert.NotContains(t, ev.Message, "does not know")
+}

@@ -456,7 +456,7 @@ func TestLoopFailsAtOnceWhenTheAskExceedsTheMaximum(t *testing.T) {
 	m, st := f.newAM(t, spec)
 	out := run(t, m)
 	assert.Equal(t, Failed, out.Status)
-	assert.Contains(t, out.Diagnostics, "yarn.io/gpu=5 but the cluster's maximum allocation is 4")
+	assert.Contains(t, out.Diagnostics, "allocation rejected: yarn.io/gpu = 5, but the cluster allows at most 4 yarn.io/gpu per container")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Zero(t, f.allocates, "nothing is asked")

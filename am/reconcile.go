@@ -124,6 +124,8 @@ type Observed struct {
 	NextAskID      int64 // the allocationRequestId of the next new ask (>= 1)
 	// Stopping: no new containers are wanted any more (the driver exited, the AM is finishing).
 	Stopping bool
+	// HoldNewAsks: do not add asks now (the failure policy's restart backoff); outstanding asks stay.
+	HoldNewAsks bool
 }
 
 // Release is an allocation the AM gives back, and why.
@@ -159,6 +161,7 @@ type Outcome struct {
 type Plan struct {
 	Launch    []Allocation // accepted: start a TaskExecutor in each
 	Release   []Release    // give back to the RM
+	Stop      []Container  // running TaskExecutors to stop: the requirement went down (newest first)
 	Send      []AskUpdate  // ResourceRequests for the next allocate
 	Asks      []Ask        // the ask table once Send is sent
 	NextAskID int64
@@ -187,6 +190,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	active, succeeded := 0, 0
 	for _, c := range obs.Containers {
 		switch {
+		case c.Phase == Stopping: // on its way out: neither active nor done
 		case c.Phase != Completed:
 			active++
 		case c.Exit.Class == ExitSucceeded:
@@ -219,6 +223,12 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		asks[i].Want -= cut
 		outstanding -= cut
 	}
+	// Scaling down: pending asks went first (above); then the newest TaskExecutors stop. When the
+	// whole application is stopping, finishing stops everything instead.
+	if !stop {
+		p.Stop = ScaleDown(obs.Containers, target)
+		active -= len(p.Stop)
+	}
 
 	for _, al := range obs.NewAllocations {
 		i, ok := byID[al.AskID]
@@ -248,7 +258,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	for _, a := range asks {
 		outstanding += a.Want
 	}
-	if need := target - active - outstanding; need > 0 {
+	if need := target - active - outstanding; need > 0 && !obs.HoldNewAsks {
 		asks = append(asks, Ask{ID: p.NextAskID, Want: need})
 		p.NextAskID++
 	}

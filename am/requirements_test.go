@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestScaleDownStopsTheNewestActive(t *testing.T) {
@@ -33,4 +34,49 @@ func TestRequirementsUpdateValidate(t *testing.T) {
 	assert.NoError(t, RequirementsUpdate{Instances: n(0)}.Validate())
 	assert.ErrorContains(t, RequirementsUpdate{}.Validate(), `"instances"`)
 	assert.ErrorContains(t, RequirementsUpdate{Instances: n(-1)}.Validate(), `"instances": -1: want 0..100000`)
+}
+
+func TestReconcileScaleDownCancelsPendingFirstThenStopsNewest(t *testing.T) {
+	spec := Spec{Instances: 2, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
+	run := func(id string) Container { return Container{ID: id, Node: "n", AskID: 1, Phase: Running} }
+
+	// 2 running + 1 pending, requirement 3 → 2: the pending ask is cancelled, nothing stops.
+	p := Reconcile(spec, Observed{Asks: []Ask{{ID: 2, Want: 1, AtRM: 1}}, Containers: []Container{run("c1"), run("c2")}, NextAskID: 3})
+	assert.Empty(t, p.Stop)
+	assert.Equal(t, []AskUpdate{{ID: 2, Count: 0}}, p.Send)
+
+	// 3 running + 1 pending → 2: the ask is cancelled and the newest TaskExecutor stops.
+	p = Reconcile(spec, Observed{Asks: []Ask{{ID: 2, Want: 1, AtRM: 1}}, Containers: []Container{run("c1"), run("c2"), run("c3")}, NextAskID: 3})
+	require.Len(t, p.Stop, 1)
+	assert.Equal(t, "c3", p.Stop[0].ID)
+	assert.Equal(t, []AskUpdate{{ID: 2, Count: 0}}, p.Send)
+
+	// While it stops, it is not active: no replacement is asked for, and it is not stopped twice.
+	stopping := run("c3")
+	stopping.Phase = Stopping
+	p = Reconcile(spec, Observed{Containers: []Container{run("c1"), run("c2"), stopping}, NextAskID: 3})
+	assert.Empty(t, p.Stop)
+	assert.Empty(t, p.Send)
+
+	// Stopped by the AM (-105): not a failure, not replaced.
+	stopped := run("c3")
+	stopped.Phase, stopped.Exit = Completed, Exit{Status: -105, Class: Classify(-105)}
+	p = Reconcile(spec, Observed{Containers: []Container{run("c1"), run("c2"), stopped}, NextAskID: 3})
+	assert.Empty(t, p.Send)
+	assert.Empty(t, p.Failures)
+
+	// Scale up again: a new ask for the difference.
+	spec.Instances = 4
+	p = Reconcile(spec, Observed{Containers: []Container{run("c1"), run("c2"), stopped}, NextAskID: 3})
+	assert.Equal(t, []AskUpdate{{ID: 3, Count: 2}}, p.Send)
+}
+
+func TestReconcileHoldNewAsksDuringRestartBackoff(t *testing.T) {
+	spec := Spec{Instances: 2, Capability: Capability{"memory-mb": 256, "vcores": 1}, MaxFailures: 5, Mode: Batch}
+	failed := Container{ID: "c1", Node: "n", Phase: Completed, Exit: Exit{Status: 1, Class: ExitFailed}}
+	running := Container{ID: "c2", Node: "n", Phase: Running}
+	p := Reconcile(spec, Observed{Containers: []Container{failed, running}, NextAskID: 2, HoldNewAsks: true})
+	assert.Empty(t, p.Send, "the replacement waits for the backoff")
+	p = Reconcile(spec, Observed{Containers: []Container{failed, running}, NextAskID: 2})
+	assert.Equal(t, []AskUpdate{{ID: 2, Count: 1}}, p.Send)
 }

@@ -22,7 +22,8 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-const amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
+var amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
+                  [failure-policy flags]
 
 The ApplicationMaster. 'yarn-am submit' starts it in the application's first container; you do not run
 it by hand. It registers with the ResourceManager, asks for the job's TaskExecutor containers (memory,
@@ -44,13 +45,24 @@ Flags:
   --heartbeat-slow DUR    allocate interval when nothing is pending (default 1s)
   --launch-workers N      container launches in flight at once (default 8)
 
+Failure policy (the same names are keys of the job file's [policy] table, which gives the defaults; flags
+win):
+` + am.PolicyFlagsUsage + `
+
 Environment (set by YARN and 'yarn-am submit'): CONTAINER_ID, NM_HOST, HADOOP_TOKEN_FILE_LOCATION
 (AM-RM token and the application secret 'yarn-am.secret'), HADOOP_CONF_DIR, HADOOP_USER_NAME,
 YARN_AM_STAGING_DIR (hdfs:// URI of the staging directory), YARN_AM_LOG_LEVEL.
 
-HTTP API (on NM_HOST, a free port; also the tracking URL):
-  GET  /api/v1/status                     application state, counts and containers (with GPU indexes)
+HTTP API (on NM_HOST, a free port; also the tracking URL, and through the RM's proxy):
+  GET  /                                  status page (containers with GPU indexes, latest events)
+  GET  /api/v1/status                     application state, counts, containers, excluded nodes, events
+  GET  /api/v1/containers                 the containers with their resource infos (GPU indexes)
+  GET  /api/v1/requirements               the declared TaskExecutor requirement
+  PUT  /api/v1/requirements               {"instances": N}; needs 'Authorization: Bearer <secret>'
+  GET  /api/v1/events                     Server-Sent Events, resumable (Last-Event-ID or ?since=ID);
+                                          ?format=json[&since=ID][&limit=N] for a JSON array
   POST /api/v1/containers/<id>/report     the launcher's report; needs 'Authorization: Bearer <secret>'
+  GET  /metrics                           Prometheus metrics
 
 Exit codes: 0 unregistered (whatever the final status), 1 could not run or unregister, 2 bad usage,
 143 stopped by SIGTERM (application killed).`
@@ -68,6 +80,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		service                    bool
 		fast, slow                 time.Duration
 		workers                    int
+		policy                     = am.PolicyConfig{}.WithDefaults()
 	)
 	fs.StringVar(&jobFile, "job", "", "")
 	fs.StringVar(&flinkConf, "flink-conf", "", "")
@@ -77,6 +90,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&fast, "heartbeat-fast", am.DefaultHeartbeatFast, "")
 	fs.DurationVar(&slow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
 	fs.IntVar(&workers, "launch-workers", am.DefaultLaunchWorkers, "")
+	policy.RegisterFlags(fs)
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, amUsage)
@@ -99,11 +113,37 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
 		return 2
 	}
+	// The job file's [policy] table gives the defaults; flags on the command line win.
+	pargs, err := am.PolicyArgs(jobFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
+		return 2
+	}
+	if len(pargs) > 0 {
+		fromJob := am.PolicyConfig{}.WithDefaults()
+		pfs := flag.NewFlagSet("policy", flag.ContinueOnError)
+		pfs.SetOutput(io.Discard)
+		fromJob.RegisterFlags(pfs)
+		if err := pfs.Parse(pargs); err != nil {
+			fmt.Fprintf(stderr, "yarn-am am: [policy] of %s: %v\n", jobFile, err)
+			return 2
+		}
+		fs.Visit(func(f *flag.Flag) {
+			if pfs.Lookup(f.Name) != nil {
+				_ = pfs.Set(f.Name, f.Value.String())
+			}
+		})
+		policy = fromJob
+	}
+	if err := policy.Validate(); err != nil {
+		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
+		return 2
+	}
 	setLogLevel(stderr, logrus.InfoLevel)
 	defer logPeakRSS()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	code, err := amMain(ctx, amArgs{jobFile, flinkConf, defines, service, driver, fast, slow, workers})
+	code, err := amMain(ctx, amArgs{jobFile, flinkConf, defines, service, driver, fast, slow, workers, policy})
 	if err != nil {
 		logrus.WithError(err).Error("yarn-am am: failed")
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
@@ -118,6 +158,7 @@ type amArgs struct {
 	driver             string
 	fast, slow         time.Duration
 	workers            int
+	policy             am.PolicyConfig
 }
 
 func amMain(ctx context.Context, a amArgs) (int, error) {
@@ -135,6 +176,10 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	capability := am.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
 	for k, v := range cfg.YarnResources() {
 		capability[k] = v
+	}
+	keys := am.ConfigKeys{}
+	for _, r := range cfg.Resources {
+		keys[r.YarnKey] = "external-resource." + r.Name + ".amount"
 	}
 
 	cid := os.Getenv("CONTAINER_ID")
@@ -182,6 +227,16 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	}
 	nm := yarnrpc.NewNMClient(co, attempt)
 	defer nm.Close()
+	// The RM's client port, only for the node reports behind not-enough-resources events. SIMPLE
+	// authentication as the user works on clusters without Kerberos; elsewhere the calls fail and the
+	// events carry the scheduler's headroom instead.
+	var cluster am.ClusterNodes
+	if ac, err := yarnrpc.NewApplicationClient(conf, yarnrpc.SimpleAuth(user)); err != nil {
+		log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only")
+	} else {
+		defer ac.Close()
+		cluster = ac
+	}
 
 	am.AnnounceTokenDeadline(log, creds)
 	var staging am.StagingStore
@@ -253,6 +308,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 		Host: host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.fast, HeartbeatSlow: a.slow, LaunchWorkers: a.workers,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
+		Policy: a.policy, Keys: keys, Cluster: cluster,
 	}
 	if staging != nil {
 		amc.Staging = staging
@@ -275,7 +331,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 		_ = srv.Shutdown(c)
 	}()
 	log.WithFields(logrus.Fields{"tracking_url": base, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
-		"mode": modeName(a)}).Info("yarn-am am: starting")
+		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.policy)}).Info("yarn-am am: starting")
 
 	out, err := m.Run(ctx)
 	if ctx.Err() != nil {

@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/driverclient"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -48,7 +50,30 @@ type amStatus struct {
 	Counts      amCounts          `json:"counts"`
 	Containers  []amContainerView `json:"containers"`
 	Diagnostics string            `json:"diagnostics,omitempty"`
+	Excluded    []string          `json:"excludedNodes,omitempty"`
+	Events      []amEvent         `json:"events,omitempty"`
 }
+
+// amEvent is the part of an AM event the client prints.
+type amEvent struct {
+	ID       uint64    `json:"id"`
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"`
+	Severity string    `json:"severity"`
+	Message  string    `json:"message"`
+}
+
+// line renders an event for a terminal: "warning not-enough-resources: ...".
+func (e amEvent) line() string {
+	sev := ""
+	if e.Severity == "warning" || e.Severity == "error" {
+		sev = strings.ToUpper(e.Severity) + " "
+	}
+	return sev + e.Type + ": " + e.Message
+}
+
+// statusEvents is how many of the AM's latest events status prints.
+const statusEvents = 10
 
 type amCounts struct {
 	Requested int `json:"requested"`
@@ -286,6 +311,10 @@ func printAMStatus(w io.Writer, am *amStatus) {
 	if am.Diagnostics != "" {
 		fmt.Fprintf(w, "AM says:      %s\n", am.Diagnostics)
 	}
+	if len(am.Excluded) > 0 {
+		fmt.Fprintf(w, "Excluded:     %s (after repeated failures)\n", strings.Join(am.Excluded, ", "))
+	}
+	defer printEvents(w, am.Events)
 	if len(am.Containers) == 0 {
 		return
 	}
@@ -301,6 +330,21 @@ func printAMStatus(w io.Writer, am *amStatus) {
 			ct.infosText(), exit, firstLineOf(ct.Diagnostics))
 	}
 	_ = tw.Flush()
+}
+
+// printEvents prints the latest events, oldest first.
+func printEvents(w io.Writer, evs []amEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	if len(evs) > statusEvents {
+		evs = evs[len(evs)-statusEvents:]
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Latest events:")
+	for _, e := range evs {
+		fmt.Fprintf(w, "  %s #%d %s\n", e.Time.Local().Format("15:04:05"), e.ID, e.line())
+	}
 }
 
 func resourcesText(r map[string]int64) string {
@@ -372,8 +416,11 @@ func stamp() string { return time.Now().Format("15:04:05") }
 
 // follow polls the RM (and the AM while it runs) about once a second and prints what changed, until
 // the application reaches a terminal state or ctx ends.
-func follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto, out io.Writer) followResult {
+func follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto, w io.Writer) followResult {
 	id := yarnrpc.FormatApplicationID(appID)
+	out := &lockedWriter{w: w}
+	events := &eventFollower{out: out}
+	defer events.stop()
 	var (
 		last      *hadooppb.ApplicationReportProto
 		lastState string
@@ -421,6 +468,7 @@ func follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 				lastURL = u
 			}
 			if base := amURL(r); base != "" {
+				events.start(ctx, base)
 				actx, acancel := context.WithTimeout(ctx, 3*time.Second)
 				am, _, aerr := fetchAMStatus(actx, base)
 				acancel()
@@ -440,6 +488,9 @@ func follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 						lastAMDg = am.Diagnostics
 					}
 					for _, ct := range am.Containers {
+						if events.streaming() {
+							break // the event stream says the same, and more
+						}
 						line := fmt.Sprintf("%s on %s %s", ct.ID, ct.Node, ct.State)
 						if t := ct.infosText(); t != "" {
 							line += " " + t
@@ -466,5 +517,77 @@ func follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 			return followResult{report: last, err: ctx.Err()}
 		case <-tick.C:
 		}
+	}
+}
+
+// lockedWriter serialises the lines of the status poller and the event stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// eventFollower prints the AM's events from its Server-Sent Events stream while the application
+// runs. Until the first event arrives (or if the AM has no stream), follow prints container lines
+// from polling the status instead.
+type eventFollower struct {
+	out    io.Writer
+	base   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	got    bool
+}
+
+func (f *eventFollower) streaming() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got
+}
+
+// start connects to the AM at base (once per AM address; a new attempt's AM gets a new stream).
+func (f *eventFollower) start(ctx context.Context, base string) {
+	if base == f.base {
+		return
+	}
+	f.stop()
+	f.base = base
+	c, err := driverclient.New(base+"api/v1/", "")
+	if err != nil {
+		return
+	}
+	c.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil}}
+	sctx, cancel := context.WithCancel(ctx)
+	f.cancel, f.done = cancel, make(chan struct{})
+	go func() {
+		defer close(f.done)
+		s := c.Events(sctx, 0)
+		s.GiveUpAfter = 10 * time.Second
+		defer s.Close()
+		for {
+			e, err := s.Next()
+			if err != nil {
+				return
+			}
+			f.mu.Lock()
+			f.got = true
+			f.mu.Unlock()
+			ev := amEvent{ID: e.ID, Time: e.Time, Type: string(e.Type), Severity: e.Severity, Message: e.Message}
+			fmt.Fprintf(f.out, "%s   %s\n", e.Time.Local().Format("15:04:05"), ev.line())
+		}
+	}()
+}
+
+// stop ends the stream and waits for its printer.
+func (f *eventFollower) stop() {
+	if f.cancel != nil {
+		f.cancel()
+		<-f.done
+		f.cancel = nil
 	}
 }

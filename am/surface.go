@@ -1,0 +1,240 @@
+package am
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// This file is the loop's side of surfacing failures: it turns what the loop observes into events,
+// feeds the failure policy and acts on its decisions (blacklist updates, failing the application),
+// checks for asks pending too long, and keeps the metrics' gauges current. Methods ending in Locked
+// run with a.mu held.
+
+// rejectedError ends the loop: the RM refused the TaskExecutor request itself.
+type rejectedError struct{ ev Event }
+
+func (e *rejectedError) Error() string { return e.ev.Message }
+
+// emit adds e to the event log and returns it with its id.
+func (a *AM) emit(e Event) Event { return a.events.Add(e) }
+
+// Events is the AM's event log.
+func (a *AM) Events() *EventLog { return a.events }
+
+// Metrics is the AM's metrics.
+func (a *AM) Metrics() *Metrics { return a.metrics }
+
+func (a *AM) hasAskLocked(id int64) bool {
+	for _, k := range a.asks {
+		if k.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// exitedLocked records a TaskExecutor's end: events, metrics and the failure policy.
+func (a *AM) exitedLocked(t *tracked) {
+	a.emit(CompletedEvent(t.ID, t.Node, t.Exit))
+	switch t.Exit.Class {
+	case ExitPreempted:
+		a.emit(PreemptedEvent(t.ID, t.Node))
+	case ExitDiscoveryFailed:
+		if !t.discoveryEvent {
+			t.discoveryEvent = true
+			a.emit(DiscoveryFailedEvent(t.ID, t.Node, "", firstNonEmpty(t.reportFailure, t.Exit.Diagnostics)))
+		}
+	}
+	a.metrics.ObserveExit(t.Exit.Class)
+	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
+	if d.ExcludeNode != "" {
+		cfg := a.policy.Config()
+		a.blAdd[d.ExcludeNode] = true
+		delete(a.blRemove, d.ExcludeNode)
+		a.log.WithFields(logrus.Fields{"node": d.ExcludeNode, "failures": d.NodeFailures}).Warn("am: excluding node after repeated TaskExecutor failures")
+		a.emit(NodeExcludedEvent(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
+		if all, why := a.policy.AllExcluded(a.clusterNodes); all {
+			a.failLocked(why)
+		}
+	}
+	if d.RateExceeded {
+		a.failLocked(d.Reason)
+	}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// failLocked makes the failure policy end the application (the first reason wins).
+func (a *AM) failLocked(reason string) {
+	if a.policyOut != nil {
+		return
+	}
+	a.policyOut = &Outcome{Status: Failed, Diagnostics: reason}
+	a.log.Error("am: " + reason)
+	a.emit(FailureLimitReachedEvent(reason))
+}
+
+// policyOutcome is the application's end decided by the failure policy (nil while none).
+func (a *AM) policyOutcome() *Outcome {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.policyOut == nil {
+		return nil
+	}
+	out := *a.policyOut
+	return &out
+}
+
+// liftExclusionsLocked removes timed-out exclusions (sent as blacklist removals).
+func (a *AM) liftExclusionsLocked(now time.Time) {
+	for _, n := range a.policy.Lift(now) {
+		delete(a.blAdd, n)
+		a.blRemove[n] = true
+		a.log.WithField("node", n).Info("am: node exclusion lifted")
+		a.emit(NodeExclusionLiftedEvent(n))
+	}
+}
+
+// blacklistNames are the names a node is excluded under: the scheduler matches a blacklist entry
+// against its node name, which is "host" or, with yarn.scheduler.include-port-in-node-name (as in
+// MiniYARNCluster), "host:port"; both are sent.
+func blacklistNames(nodes []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		names := []string{n}
+		if h, _, ok := strings.Cut(n, ":"); ok {
+			names = append(names, h)
+		}
+		for _, x := range names {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nodeUpdateLocked reports nodes the RM says are no longer usable.
+func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
+	st := n.GetNodeState()
+	switch st {
+	case hadooppb.NodeStateProto_NS_RUNNING, hadooppb.NodeStateProto_NS_NEW:
+		return
+	}
+	node := yarnrpc.NodeAddress(n.GetNodeId())
+	state := strings.TrimPrefix(st.String(), "NS_")
+	a.log.WithFields(logrus.Fields{"node": node, "state": state}).Warn("am: node " + state)
+	a.emit(NodeUnhealthyEvent(node, state, strings.TrimSpace(n.GetHealthReport())))
+}
+
+// checkPending runs the not-enough-resources rule after each heartbeat: asks pending with no
+// allocation for the timeout → an event with the cluster's capacity as evidence (node reports when
+// Config.Cluster is set, else the scheduler's headroom), and the configured action.
+func (a *AM) checkPending(ctx context.Context) {
+	a.mu.Lock()
+	pending := 0
+	for _, k := range a.asks {
+		pending += k.Want
+	}
+	if a.stopping || a.policyOut != nil {
+		pending = 0
+	}
+	d := a.policy.ObservePending(a.cfg.Now(), pending, a.progressed)
+	a.progressed = false
+	headroom := a.headroom
+	a.mu.Unlock()
+	if d.Cleared {
+		a.emit(ResourcesAvailableEvent("the pending containers were allocated or are no longer wanted"))
+	}
+	if !d.Report {
+		return
+	}
+	var nodes []*hadooppb.NodeReportProto
+	if a.cfg.Cluster != nil {
+		c, cancel := context.WithTimeout(ctx, 5*time.Second)
+		start := time.Now()
+		var err error
+		nodes, err = a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+		a.metrics.ObserveRPC("getClusterNodes", start, err)
+		cancel()
+		if err != nil {
+			a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
+			nodes = nil
+		}
+	}
+	ev := BuildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
+	e := a.emit(NotEnoughResourcesEvent(ev, a.policy.Config().OnPendingTimeout))
+	a.log.WithFields(logrus.Fields{"pending": pending, "pending_for": ev.PendingFor}).Warn("am: " + e.Message)
+	if d.Fail {
+		a.mu.Lock()
+		a.failLocked(e.Message)
+		a.mu.Unlock()
+	}
+}
+
+// updateMetricsLocked sets the gauges from the current state.
+func (a *AM) updateMetricsLocked() {
+	byPhase := map[Phase]int{}
+	for _, t := range a.containers {
+		byPhase[t.Phase]++
+	}
+	pending := 0
+	for _, k := range a.asks {
+		pending += k.Want
+	}
+	a.metrics.SetContainers(byPhase, pending, a.cfg.Spec.Instances, len(a.policy.Excluded()))
+}
+
+// SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says
+// who asked, for the event.
+func (a *AM) SetRequirements(instances int, by string) (Requirement, error) {
+	if err := (RequirementsUpdate{Instances: &instances}).Validate(); err != nil {
+		return Requirement{}, err
+	}
+	a.mu.Lock()
+	if a.stopping || a.policyOut != nil {
+		a.mu.Unlock()
+		return Requirement{}, fmt.Errorf("the application is finishing; its requirement can no longer change")
+	}
+	old := a.cfg.Spec.Instances
+	a.cfg.Spec.Instances = instances
+	r := a.requirementLocked()
+	a.mu.Unlock()
+	if old != instances {
+		a.log.WithFields(logrus.Fields{"from": old, "to": instances}).Info("am: TaskExecutor requirement changed")
+		a.emit(RequirementChangedEvent(old, instances, by))
+	}
+	a.poke()
+	return r, nil
+}
+
+func (a *AM) requirementLocked() Requirement {
+	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
+	return Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode}
+}
