@@ -165,6 +165,13 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 		logrus.WithError(err).Warn("yarn-am launch: the resource infos will not be reported to the AM")
 		reporter = container.NopReporter{}
 	}
+	if tr, err := container.TokenFileRefresherFromEnv(logrus.StandardLogger()); err != nil {
+		logrus.WithError(err).Warn("yarn-am launch: the token file will not be refreshed")
+	} else if tr != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		defer stop()
+		go tr.Run(ctx)
+	}
 	l := &container.Launcher{
 		Resources: cfg.Resources,
 		Drivers:   drivers,
