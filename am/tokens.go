@@ -170,4 +170,3 @@ func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) s
 	log.WithFields(logrus.Fields{"kind": d.Kind, "service": d.Service, "expires": d.At.UTC().Format(time.RFC3339)}).Warn("am: " + msg)
 	return msg
 }
-
