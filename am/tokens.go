@@ -163,7 +163,7 @@ func (d TokenDeadline) DeathMessage() string {
 // (nothing when creds hold no delegation tokens), and returns the message ("" if none).
 func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) string {
 	d, ok := EarliestTokenDeadline(creds)
-	if !ok {
+	if !ok || os.Getenv(EnvPrincipal) != "" { // with a keytab the tokens are replaced in time
 		return ""
 	}
 	msg := d.DeathMessage()
