@@ -14,12 +14,25 @@
 //     slow heartbeats, AM-RM token rollover, re-registration after ApplicationMasterNotRegistered,
 //     a bounded pool of NM launches, completion tracking, unregistration, staging cleanup.
 //   - driver.go: driver mode (a user program in the AM container decides the final status).
-//   - api.go: the HTTP API (status, the launcher's report).
+//   - api.go: the HTTP API (status, containers, requirements, the launcher's report) on one mux with
+//     the event stream, the status page and /metrics.
+//   - events.go: typed events with user-facing messages; EventLog, a bounded ring with increasing ids
+//     whose subscriptions never block the loop (a reader that falls behind gets a "gap" event).
+//   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array.
+//   - policy.go: the failure policy, pure and clock-free: failure rate over a sliding window, restart
+//     backoff, per-node exclusion, the pending timeout behind not-enough-resources events.
+//     policyflags.go and policyfile.go: its AM flags and the job file's [policy] table.
+//   - surface.go: the loop's side of it: events from what the loop sees, policy decisions turned into
+//     blacklist updates and outcomes, the pending check, gauges, SetRequirements.
+//   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
+//     rejected request. requirements.go: PUT requirements' body and ScaleDown (newest first).
+//   - metrics.go: Prometheus collectors on a registry of the AM's own. ui.go + ui/: the status page.
 //   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
 //   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
 //
-// Seams: the RM, NM and Cleaner interfaces (yarnrpc.AMClient, yarnrpc.NMClient and *Staging in
-// production, fakes or rpctest servers in tests); Spec is the declared requirement that the driver
-// API's PUT requirements will change; the HTTP mux in Handler is where events (SSE), the web UI and
-// /metrics are added.
+// Seams: the RM, NM, Cleaner and ClusterNodes interfaces (yarnrpc.AMClient, yarnrpc.NMClient,
+// *Staging and yarnrpc.ApplicationClient in production, fakes or rpctest servers in tests); Config.Now
+// for the clock; Config.Events and Config.Metrics to share or inspect them; Spec.Instances is the
+// declared requirement that PUT /api/v1/requirements changes. Drivers written in Go use the
+// am/driverclient package.
 package am
