@@ -40,6 +40,8 @@ type schedRM struct {
 	exitOn    func(node string) (int32, bool) // a started container ends at once with this status
 	finishReq *hadooppb.FinishApplicationMasterRequestProto
 	appID     *hadooppb.ApplicationIdProto
+	updated   []*hadooppb.NodeReportProto // sent with the next allocate response
+	refuse    int                         // the NM refuses the first refuse starts
 }
 
 func newSchedRM(nodes int, gpusPerNode int64) *schedRM {
@@ -124,6 +126,7 @@ func (s *schedRM) Allocate(_ context.Context, req *hadooppb.AllocateRequestProto
 	}
 	resp.Limit = ResourceProto(Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": free})
 	resp.CompletedContainerStatuses, s.done = s.done, nil
+	resp.UpdatedNodes, s.updated = s.updated, nil
 	return resp, nil
 }
 
@@ -162,6 +165,12 @@ type schedNM struct{ s *schedRM }
 func (n schedNM) SetToken(string, yarnrpc.Token) error { return nil }
 
 func (n schedNM) StartContainers(_ context.Context, node string, reqs ...*hadooppb.StartContainerRequestProto) (*hadooppb.StartContainersResponseProto, error) {
+	n.s.mu.Lock()
+	defer n.s.mu.Unlock()
+	if n.s.refuse > 0 {
+		n.s.refuse--
+		return nil, fmt.Errorf("startContainers: %w", &yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.YarnException", Message: "localization failed: no space left"})
+	}
 	return &hadooppb.StartContainersResponseProto{}, nil
 }
 
@@ -377,4 +386,37 @@ func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	require.NoError(t, err, "the loop turns the refusal into the outcome")
 	assert.Equal(t, Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "external-resource.gpu.amount = 5, but the cluster allows at most 4")
+}
+
+func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
+	s := newSchedRM(2, 4)
+	s.refuse = 1
+	preempted := false
+	s.exitOn = func(node string) (int32, bool) {
+		if !preempted {
+			preempted = true
+			return -102, true
+		}
+		return 0, false
+	}
+	spec := Spec{Instances: 1, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 5, Mode: Service}
+	m, ctx, cancel := newSurfaceAM(t, s, spec, PolicyConfig{RestartBackoff: time.Millisecond})
+	done := make(chan struct{})
+	go func() { _, _ = m.Run(ctx); close(done) }()
+
+	lf := waitEvent(t, m.Events(), 5*time.Second, is(EventLaunchFailed))
+	assert.Contains(t, lf.Message, "localization failed: no space left")
+	pe := waitEvent(t, m.Events(), 5*time.Second, is(EventPreempted))
+	assert.Contains(t, pe.Message, "not counted as a failure")
+	waitEvent(t, m.Events(), 5*time.Second, func(e Event) bool { return e.Type == EventLaunched && e.ID > pe.ID })
+
+	s.mu.Lock()
+	s.updated = []*hadooppb.NodeReportProto{{NodeId: s.nodes[1], NodeState: hadooppb.NodeStateProto_NS_LOST.Enum(), HealthReport: proto.String("no heartbeat for 600s")}}
+	s.mu.Unlock()
+	lost := waitEvent(t, m.Events(), 5*time.Second, is(EventNodeUnhealthy))
+	assert.Equal(t, "10.0.0.2:4000", lost.Node)
+	assert.Contains(t, lost.Message, "node 10.0.0.2:4000 is LOST: no heartbeat for 600s")
+	assert.Equal(t, 1, m.Status().Counts.Failed, "the launch failure counts, the preemption does not")
+	cancel()
+	<-done
 }
