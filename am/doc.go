@@ -35,4 +35,8 @@
 // for the clock; Config.Events and Config.Metrics to share or inspect them; Spec.Instances is the
 // declared requirement that PUT /api/v1/requirements changes. Drivers written in Go use the
 // am/driverclient package.
+//
+// Kerberized clusters (tokens.go, tokens_refresh.go): StagingStore is the staging seam (*Staging with
+// SIMPLE, *TokenStaging with the HDFS delegation token); TokenRefresher (with a shipped keytab) renews
+// and replaces delegation tokens and feeds Config.LaunchTokens and GET /api/v1/tokens.
 package am

@@ -12,4 +12,8 @@
 //
 // Seams: drivers come in as resources.Driver values (tests use fakes); the report to the AM goes
 // through the Reporter interface (NopReporter by default; the AM's HTTP reporter plugs in there).
+//
+// Kerberized clusters: DialHDFSKerberos stages with a yarnrpc.Kerberos login, DelegationTokens gathers
+// the application's RM and HDFS tokens for AMOptions.Tokens, StageKeytab ships a keytab to the AM only,
+// and TokenFileRefresher keeps a running container's token file in step with the AM's tokens.
 package container

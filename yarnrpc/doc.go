@@ -32,4 +32,9 @@
 // Retries: a Client re-sends a call only when the server provably did not process it (dial failure,
 // handshake failure, StandbyException, RetriableException, a connection closed before the request was
 // written) or when the method is listed in ClientOptions.IdempotentMethods.
+//
+// Delegation tokens: ApplicationClient.GetDelegationToken/RenewDelegationToken (RM) and
+// NameNodeClient (our own few ClientNamenodeProtocol calls: delegation tokens, and getFileInfo/delete
+// for an AM that only holds an HDFS token); Config.ShortNameOf applies hadoop.security.auth_to_local;
+// DelegationTokenDates reads a token's maximum lifetime from its identifier.
 package yarnrpc
