@@ -39,3 +39,24 @@ minicluster-down-secure:
 
 minicluster-check-secure:
 	@bash $(MINICLUSTER_SH) check $(SECURE_MINICLUSTER_DIR)
+
+# The secure suite, which make test runs too: for each level of SECURE_LEVELS, bring the Kerberized
+# cluster up in $(SECURE_MINICLUSTER_DIR), run `go test -tags integration -run Secure ./...` with its
+# env, and bring it down (whatever happened). The job that outlives the token max lifetime (over 3
+# minutes) runs at SECURE_LONG_LEVELS only; the other levels run the submit, kinit-advice and log-scan
+# tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh.
+SECURE_LEVELS ?= authentication integrity privacy
+SECURE_LONG_LEVELS ?= privacy
+.PHONY: test-secure
+test-secure:
+	@bash testdata/minicluster/install-kinit.sh
+	@rc=0; for lvl in $(SECURE_LEVELS); do \
+	  start=$$(date +%s); echo "=== secure suite, hadoop.rpc.protection=$$lvl"; \
+	  long=0; for l in $(SECURE_LONG_LEVELS); do [ "$$l" = "$$lvl" ] && long=1; done; \
+	  if $(MAKE) --no-print-directory minicluster-up-secure RPC_PROTECTION=$$lvl; then \
+	    ( . $(SECURE_MINICLUSTER_DIR)/env && YARN_AM_SECURE_LONG=$$long \
+	      $(or $(GO),go) test -tags integration -count=1 -timeout 20m -run Secure ./... ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
+	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
+	done; exit $$rc
