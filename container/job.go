@@ -152,7 +152,10 @@ func LoadJob(path string) (*Job, error) {
 		if top == "external-resources" || strings.HasPrefix(top, "external-resource") {
 			continue // the resources package reads and validates these
 		}
-		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, and the external-resource keys", k.String())
+		if top == "policy" {
+			continue // the AM's failure policy: am.PolicyArgs reads and validates it
+		}
+		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, [policy], and the external-resource keys", k.String())
 	}
 
 	j := &Job{Path: abs, Name: f.Name, Queue: f.Queue, Tags: f.Tags}

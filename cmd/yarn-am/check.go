@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/container"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -96,8 +97,10 @@ func loadJob(path string, f *jobFlags) (*loadedJob, error) {
 	job, jerr := container.LoadJob(path)
 	src := resources.Sources{JobFile: path, FlinkConf: f.flinkConf, Overrides: f.defines}
 	cfg, warns, rerr := resources.Load(src)
-	if jerr != nil || rerr != nil {
-		return nil, errors.Join(jerr, rerr)
+	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
+	_, perr := am.PolicyArgs(path)
+	if jerr != nil || rerr != nil || perr != nil {
+		return nil, errors.Join(jerr, rerr, perr)
 	}
 	if _, err := cfg.Drivers(); err != nil {
 		return nil, err
