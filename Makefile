@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 MINICLUSTER_DIR := .minicluster
 
-.PHONY: all build vet unit integration test demo protos minicluster-up minicluster-down clean readme-commands bench
+.PHONY: all build vet unit integration test test-deps demo protos minicluster-up minicluster-down clean readme-commands bench
 
 all: build
 
@@ -27,13 +27,18 @@ GOTEST_FORMAT ?= pkgname-and-test-fails
 $(GOTESTSUM):
 	GOBIN=$(CURDIR)/bin/tools $(GO) install gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 
+# What the integration tests need besides Go, Java and Maven: Debian's chromium for the web UI test
+# (installed once; a no-op when present).
+test-deps:
+	@bash testdata/ui/install-chromium.sh
+
 # Unit and protocol tests only (no cluster needed).
 unit: $(GOTESTSUM)
 	$(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -count=1 ./...
 
 # Unit + integration tests against the running mini cluster (make minicluster-up first). The
 # integration build tag adds the tests that need the cluster; without a cluster they fail, never skip.
-integration: build $(GOTESTSUM)
+integration: build $(GOTESTSUM) test-deps
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
