@@ -1,0 +1,77 @@
+package am
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/sirupsen/logrus/hooks/test"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// rmTokenID is a YARN (protobuf) delegation token identifier with the given dates.
+func rmTokenID(issue, max time.Time) []byte {
+	var p []byte
+	p = protowire.AppendTag(p, 4, protowire.VarintType)
+	p = protowire.AppendVarint(p, uint64(issue.UnixMilli()))
+	p = protowire.AppendTag(p, 5, protowire.VarintType)
+	return protowire.AppendVarint(p, uint64(max.UnixMilli()))
+}
+
+// The AM announces the earliest max lifetime of its delegation tokens (not the AM-RM token's), with
+// the advice to pass a keytab, and says nothing when a keytab was shipped.
+func TestAnnounceTokenDeadline(t *testing.T) {
+	now := time.Now().Truncate(time.Millisecond)
+	c := yarnrpc.NewCredentials()
+	c.Tokens["rm"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(3*time.Hour)), Password: []byte("pw-rm-123456"), Kind: yarnrpc.RMDelegationTokenKind, Service: "10.0.0.7:8032"}
+	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(2*time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
+	c.Tokens["amrm"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-amrm-1234"), Kind: yarnrpc.AMRMTokenKind}
+	log, hook := test.NewNullLogger()
+	t.Setenv(EnvPrincipal, "")
+	msg := AnnounceTokenDeadline(log, c)
+	assert.Equal(t, "HDFS delegation token (10.0.0.5:8020) expires at "+now.Add(2*time.Hour).UTC().Format(time.RFC3339)+
+		" (max lifetime); pass --principal/--keytab to submit to keep the job alive past it", msg)
+	require.Len(t, hook.Entries, 1)
+	assert.Equal(t, logrus.WarnLevel, hook.LastEntry().Level)
+	line, _ := hook.LastEntry().String()
+	assert.NotContains(t, line, "pw-")
+
+	t.Setenv(EnvPrincipal, "alice@EXAMPLE.COM")
+	assert.Empty(t, AnnounceTokenDeadline(log, c))
+	_, ok := EarliestTokenDeadline(yarnrpc.NewCredentials())
+	assert.False(t, ok)
+}
+
+// GET /api/v1/tokens hands the current TaskExecutor credentials only to holders of the secret; other
+// paths go to the AM's own handler.
+func TestTokenEndpoint(t *testing.T) {
+	r := &TokenRefresher{hdts: []byte("HDTS\x00creds")}
+	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("next")) })
+	h := TokenEndpoint(next, r, "s3cret")
+	do := func(method, path, auth string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(method, path, nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		return w
+	}
+	w := do(http.MethodGet, TokensPath, "Bearer s3cret")
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.True(t, bytes.Equal([]byte("HDTS\x00creds"), w.Body.Bytes()))
+	assert.Equal(t, http.StatusUnauthorized, do(http.MethodGet, TokensPath, "Bearer nope").Code)
+	assert.Equal(t, http.StatusUnauthorized, do(http.MethodGet, TokensPath, "").Code)
+	assert.Equal(t, http.StatusMethodNotAllowed, do(http.MethodPost, TokensPath, "Bearer s3cret").Code)
+	assert.Equal(t, "next", do(http.MethodGet, "/api/v1/status", "").Body.String())
+	w = httptest.NewRecorder()
+	TokenEndpoint(next, nil, "s3cret").ServeHTTP(w, httptest.NewRequest(http.MethodGet, TokensPath, nil))
+	assert.Equal(t, "next", w.Body.String(), "no refresher: the AM's handler as it is")
+}
