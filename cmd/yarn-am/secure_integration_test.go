@@ -243,8 +243,9 @@ YARN_AM_TOKENS_REFRESH = "5s"
 	require.Equal(t, 0, code, out)
 	assert.Greater(t, time.Since(start), 200*time.Second)
 	assert.Contains(t, out, "final status SUCCEEDED")
-	assert.Contains(t, out, "exit 3", "the first TaskExecutor failed once")
-	assert.Regexp(t, `container_\d+_\d+_\d+_000004 on \S+ RUNNING`, out, "a replacement was launched")
+	assert.Regexp(t, `(exit|code) 3\b`, out, "the first TaskExecutor failed once")
+	assert.Regexp(t, `container_\d+_\d+_\d+_000004\b`, out, "a replacement was launched")
+	assert.Contains(t, readAll(t, appIDRE.FindString(out), "stdout"), "worker: gpu indexes", "the workers ran")
 
 	app := appIDRE.FindString(out)
 	amLog := readAll(t, app, "am.stderr")
