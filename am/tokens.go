@@ -170,3 +170,25 @@ func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) s
 	log.WithFields(logrus.Fields{"kind": d.Kind, "service": d.Service, "expires": d.At.UTC().Format(time.RFC3339)}).Warn("am: " + msg)
 	return msg
 }
+
+// EventTokenDeadline announces when the job will die of its delegation tokens' maximum lifetime.
+const EventTokenDeadline EventType = "token-deadline"
+
+// TokenDeadlineEvent is the warning event of d.
+func TokenDeadlineEvent(d TokenDeadline) Event {
+	return Event{Type: EventTokenDeadline, Severity: SeverityWarning, Message: d.DeathMessage(), Reason: d.Kind}
+}
+
+// AddTokenDeadlineEvent puts the death notice (AnnounceTokenDeadline's) into cfg's event log, creating
+// the log if cfg has none, so that submit, status and the driver see it too. Nothing happens with a
+// shipped keytab or without delegation tokens.
+func AddTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
+	d, ok := EarliestTokenDeadline(creds)
+	if !ok || os.Getenv(EnvPrincipal) != "" {
+		return
+	}
+	if cfg.Events == nil {
+		cfg.Events = NewEventLog(DefaultEventCapacity)
+	}
+	cfg.Events.Add(TokenDeadlineEvent(d))
+}

@@ -75,3 +75,23 @@ func TestTokenEndpoint(t *testing.T) {
 	TokenEndpoint(next, nil, "s3cret").ServeHTTP(w, httptest.NewRequest(http.MethodGet, TokensPath, nil))
 	assert.Equal(t, "next", w.Body.String(), "no refresher: the AM's handler as it is")
 }
+
+func TestAddTokenDeadlineEvent(t *testing.T) {
+	now := time.Now()
+	c := yarnrpc.NewCredentials()
+	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
+	t.Setenv(EnvPrincipal, "")
+	var cfg Config
+	AddTokenDeadlineEvent(&cfg, c)
+	require.NotNil(t, cfg.Events)
+	evs := cfg.Events.Latest(10)
+	require.Len(t, evs, 1)
+	assert.Equal(t, EventTokenDeadline, evs[0].Type)
+	assert.Equal(t, SeverityWarning, evs[0].Severity)
+	assert.Contains(t, evs[0].Message, "pass --principal/--keytab to submit")
+
+	t.Setenv(EnvPrincipal, "alice@EXAMPLE.COM")
+	var cfg2 Config
+	AddTokenDeadlineEvent(&cfg2, c)
+	assert.Nil(t, cfg2.Events)
+}

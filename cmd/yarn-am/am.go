@@ -316,6 +316,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	if refresher != nil {
 		amc.LaunchTokens = refresher.LaunchTokens
 	}
+	am.AddTokenDeadlineEvent(&amc, creds)
 	if a.driver != "" {
 		amc.Driver = &am.DriverConfig{Command: a.driver, Env: []string{am.EnvAPI + "=" + base + "api/v1/", am.EnvSecret + "=" + secret}}
 	}
