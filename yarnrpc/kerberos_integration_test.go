@@ -1,4 +1,4 @@
-//go:build integration
+//go:build integration && secure
 
 package yarnrpc
 
@@ -23,7 +23,7 @@ import (
 func secureCluster(t *testing.T) (*Config, *Kerberos) {
 	t.Helper()
 	if os.Getenv("YARN_AM_SECURE") != "1" {
-		t.Skip("YARN_AM_SECURE is not 1: these tests need the Kerberized mini cluster (make minicluster-up SECURE=1; source its env)")
+		t.Fatal("YARN_AM_SECURE is not 1: these tests (build tag secure) need the Kerberized mini cluster (make test-secure starts it; or make minicluster-up-secure and source its env)")
 	}
 	for _, k := range []string{"HADOOP_CONF_DIR", "KRB5_CONFIG", "YARN_AM_TEST_PRINCIPAL", "YARN_AM_TEST_KEYTAB"} {
 		if os.Getenv(k) == "" {

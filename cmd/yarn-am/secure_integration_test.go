@@ -1,4 +1,4 @@
-//go:build integration
+//go:build integration && secure
 
 package main
 
@@ -24,10 +24,11 @@ import (
 )
 
 // The secure suite: yarn-am's client and AM on the Kerberized mini cluster (make minicluster-up-secure
-// RPC_PROTECTION=...; source its env; or make test-secure, which does it for every level). Runs only
-// with YARN_AM_SECURE=1. TestSecureLongJobOutlivesTokens runs only with YARN_AM_SECURE_LONG=1 (it takes
-// over 3 minutes: the cluster's token max lifetime). TestSecureLogsHoldNoSecrets runs last and scans
-// what the others printed and logged.
+// RPC_PROTECTION=...; source its env; or make test-secure, which does it for every level). Compiled
+// only with the build tags integration and secure, and then it needs YARN_AM_SECURE=1 (fails without).
+// TestLongJobOutlivesTokens takes over 3 minutes (the cluster's token max lifetime), so make test-secure
+// selects it (-run 'Secure|LongJob') at one level. TestSecureLogsHoldNoSecrets runs last and scans what
+// the others printed and logged.
 
 // secureRun is what the tests of one run share: the binaries, and what the log scan needs.
 var secureRun struct {
@@ -44,7 +45,7 @@ var secureRun struct {
 func secureEnv(t *testing.T) {
 	t.Helper()
 	if os.Getenv("YARN_AM_SECURE") != "1" {
-		t.Skip("YARN_AM_SECURE is not 1: the secure suite needs the Kerberized mini cluster (make minicluster-up-secure; source its env)")
+		t.Fatal("YARN_AM_SECURE is not 1: the secure suite (build tag secure) needs the Kerberized mini cluster (make test-secure starts it; or make minicluster-up-secure and source its env)")
 	}
 	for _, k := range []string{"HADOOP_CONF_DIR", "KRB5_CONFIG", "YARN_AM_TEST_PRINCIPAL", "YARN_AM_TEST_KEYTAB", "YARN_AM_NM_LOG_DIRS", "YARN_AM_NM_LOCAL_DIRS"} {
 		require.NotEmpty(t, os.Getenv(k), "YARN_AM_SECURE=1 but %s is not set: source the secure cluster's env", k)
@@ -209,11 +210,9 @@ func TestSecureSubmitGPUJobWithTicketCache(t *testing.T) {
 // A job with a keytab outlives the cluster's token max lifetime (180 s): one TaskExecutor fails after
 // 200 s, and its replacement — launched past the lifetime, so localised with tokens the AM got itself —
 // runs and the application succeeds; the running TaskExecutor got a refreshed token file.
-func TestSecureLongJobOutlivesTokens(t *testing.T) {
+// It takes over 3 minutes, so make test-secure selects it (-run LongJob) at one protection level only.
+func TestLongJobOutlivesTokens(t *testing.T) {
 	secureEnv(t)
-	if os.Getenv("YARN_AM_SECURE_LONG") != "1" {
-		t.Skip("YARN_AM_SECURE_LONG is not 1: this test takes over 3 minutes (make test-secure runs it at privacy)")
-	}
 	smi, err := filepath.Abs("../../testdata/fake-nvidia-smi/nvidia-smi")
 	require.NoError(t, err)
 	marker := filepath.Join(t.TempDir(), "failed-once")
@@ -284,7 +283,7 @@ func TestSecureLogsHoldNoSecrets(t *testing.T) {
 	secureRun.mu.Lock()
 	defer secureRun.mu.Unlock()
 	if len(secureRun.apps) == 0 {
-		t.Skip("no secure application ran in this test process")
+		t.Fatal("no secure application ran in this test process: run it together with the other secure tests (-run Secure)")
 	}
 	secrets := map[string][]byte{}
 	for k, v := range secureRun.secrets {

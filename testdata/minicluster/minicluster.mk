@@ -54,8 +54,9 @@ test-secure:
 	  start=$$(date +%s); echo "=== secure suite, hadoop.rpc.protection=$$lvl"; \
 	  long=0; for l in $(SECURE_LONG_LEVELS); do [ "$$l" = "$$lvl" ] && long=1; done; \
 	  if $(MAKE) --no-print-directory minicluster-up-secure RPC_PROTECTION=$$lvl; then \
-	    ( . $(SECURE_MINICLUSTER_DIR)/env && YARN_AM_SECURE_LONG=$$long \
-	      $(or $(GO),go) test -tags integration -count=1 -timeout 20m -run Secure ./... ) || rc=1; \
+	    run=Secure; [ $$long = 1 ] && run='Secure|LongJob'; \
+	    ( . $(SECURE_MINICLUSTER_DIR)/env && \
+	      $(or $(GO),go) test -tags 'integration secure' -count=1 -timeout 20m -run "$$run" ./... ) || rc=1; \
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
