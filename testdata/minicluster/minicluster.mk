@@ -48,7 +48,7 @@ minicluster-check-secure:
 SECURE_LEVELS ?= authentication integrity privacy
 SECURE_LONG_LEVELS ?= privacy
 .PHONY: test-secure
-test-secure:
+test-secure: $(GOTESTSUM)
 	@bash testdata/minicluster/install-kinit.sh
 	@rc=0; for lvl in $(SECURE_LEVELS); do \
 	  start=$$(date +%s); echo "=== secure suite, hadoop.rpc.protection=$$lvl"; \
@@ -56,7 +56,7 @@ test-secure:
 	  if $(MAKE) --no-print-directory minicluster-up-secure RPC_PROTECTION=$$lvl; then \
 	    run=Secure; [ $$long = 1 ] && run='Secure|LongJob'; \
 	    ( . $(SECURE_MINICLUSTER_DIR)/env && \
-	      $(or $(GO),go) test -tags 'integration secure' -count=1 -timeout 20m -run "$$run" ./... ) || rc=1; \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run "$$run" ./... ) || rc=1; \
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
