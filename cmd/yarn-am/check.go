@@ -84,6 +84,29 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseCommand parses a client command's flags and positional arguments. With --help it prints usage
+// and returns exit code 0; on a bad flag or a wrong number of arguments (want of them; -1 = any) it
+// prints the problem and the way to the usage and returns 2. ok is true when the command should go on.
+func parseCommand(fs *flag.FlagSet, args []string, name, usage string, want int, what string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	pos, err := parseInterleaved(fs, args)
+	if err == flag.ErrHelp {
+		fmt.Fprintln(stdout, usage)
+		return nil, 0, false
+	}
+	if err == nil && want >= 0 && len(pos) != want {
+		if want == 0 {
+			err = fmt.Errorf("unexpected argument %q", pos[0])
+		} else {
+			err = fmt.Errorf("give exactly %s", what)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am %s: %v\nRun 'yarn-am help %s' for usage.\n", name, err, name)
+		return nil, 2, false
+	}
+	return pos, 0, true
+}
+
 // loadedJob is a job file with its validated external-resource configuration.
 type loadedJob struct {
 	job       *container.Job
@@ -152,15 +175,26 @@ func loadClientConfig() (*yarnrpc.Config, error) {
 // newClientRM connects to the RM of loadClientConfig, logged in as lf says (Kerberos on a Kerberized
 // cluster, else SIMPLE as CurrentUser).
 func newClientRM(lf *loginFlags, stderr io.Writer) (*yarnrpc.ApplicationClient, error) {
+	_, _, rm, err := connectRM(lf, stderr)
+	return rm, err
+}
+
+// connectRM is newClientRM for commands that also need the configuration and the login (staging,
+// delegation tokens).
+func connectRM(lf *loginFlags, stderr io.Writer) (*yarnrpc.Config, *identity, *yarnrpc.ApplicationClient, error) {
 	conf, err := loadClientConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	id, err := lf.login(conf, stderr)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	return id.newRM(conf)
+	rm, err := id.newRM(conf)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return conf, id, rm, nil
 }
 
 // clusterFacts is what the pre-flight learned from the RM.
@@ -273,18 +307,9 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	var lf loginFlags
 	lf.register(fs)
 	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, checkUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "yarn-am check: %v\nRun 'yarn-am help check' for usage.\n", err)
-		return 2
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "yarn-am check: give exactly one job file; usage: yarn-am check job.toml [--flink-conf FILE] [-D key=value]...")
-		return 2
+	pos, code, ok := parseCommand(fs, args, "check", checkUsage, 1, "one job file", stdout, stderr)
+	if !ok {
+		return code
 	}
 	lj, err := loadJob(pos[0], &jf)
 	if err != nil {

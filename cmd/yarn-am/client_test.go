@@ -291,7 +291,7 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 		running, running, running,
 		report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "done"),
 	}
-	rm, err := newAppClient(&loginFlags{}, os.Stderr)
+	rm, err := newClientRM(&loginFlags{}, os.Stderr)
 	require.NoError(t, err)
 	defer rm.Close()
 	var out, errb bytes.Buffer

@@ -79,22 +79,8 @@ func runCluster(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// newAppClient loads the Hadoop configuration from the environment and connects to the RM, logged in
-// as lf says.
-func newAppClient(lf *loginFlags, stderr io.Writer) (*yarnrpc.ApplicationClient, error) {
-	conf, err := yarnrpc.LoadConfigFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	id, err := lf.login(conf, stderr)
-	if err != nil {
-		return nil, err
-	}
-	return id.newRM(conf)
-}
-
 func readCluster(ctx context.Context, lf *loginFlags, stderr io.Writer) (*clusterView, error) {
-	rm, err := newAppClient(lf, stderr)
+	rm, err := newClientRM(lf, stderr)
 	if err != nil {
 		return nil, err
 	}

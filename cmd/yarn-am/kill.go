@@ -43,35 +43,16 @@ func runKill(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 2*time.Minute, "overall timeout")
 	var lf loginFlags
 	lf.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, killUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "yarn-am kill: %v\nRun 'yarn-am help kill' for usage.\n", err)
-		return 2
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "yarn-am kill: give exactly one application id; usage: yarn-am kill APP_ID")
-		return 2
+	pos, code, ok := parseCommand(fs, args, "kill", killUsage, 1, "one application id", stdout, stderr)
+	if !ok {
+		return code
 	}
 	appID, err := yarnrpc.ParseApplicationID(pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
 		return 2
 	}
-	conf, err := loadClientConfig()
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
-		return 1
-	}
-	id, err := lf.login(conf, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
-		return 1
-	}
-	rm, err := id.newRM(conf)
+	conf, _, rm, err := connectRM(&lf, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
 		return 1

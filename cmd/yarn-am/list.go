@@ -44,17 +44,8 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
 	var lf loginFlags
 	lf.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil || len(pos) > 0 {
-		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, listUsage)
-			return 0
-		}
-		if err == nil {
-			err = fmt.Errorf("unexpected argument %q", pos[0])
-		}
-		fmt.Fprintf(stderr, "yarn-am list: %v\nRun 'yarn-am help list' for usage.\n", err)
-		return 2
+	if _, code, ok := parseCommand(fs, args, "list", listUsage, 0, "", stdout, stderr); !ok {
+		return code
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()

@@ -216,18 +216,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
 	var lf loginFlags
 	lf.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, statusUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "yarn-am status: %v\nRun 'yarn-am help status' for usage.\n", err)
-		return 2
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "yarn-am status: give exactly one application id; usage: yarn-am status APP_ID [--json]")
-		return 2
+	pos, code, ok := parseCommand(fs, args, "status", statusUsage, 1, "one application id", stdout, stderr)
+	if !ok {
+		return code
 	}
 	appID, err := yarnrpc.ParseApplicationID(pos[0])
 	if err != nil {

@@ -90,18 +90,9 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&sf.name, "name", "", "application name")
 	fs.DurationVar(&sf.timeout, "timeout", 5*time.Minute, "submission timeout")
 	sf.loginFlags.register(fs)
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, submitUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "yarn-am submit: %v\nRun 'yarn-am help submit' for usage.\n", err)
-		return 2
-	}
-	if len(pos) != 1 {
-		fmt.Fprintln(stderr, "yarn-am submit: give exactly one job file; usage: yarn-am submit job.toml [flags]")
-		return 2
+	pos, code, ok := parseCommand(fs, args, "submit", submitUsage, 1, "one job file", stdout, stderr)
+	if !ok {
+		return code
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
 	lj, err := loadJob(pos[0], &sf.jobFlags)
@@ -132,17 +123,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	conf, err := loadClientConfig()
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
-	}
-	ident, err := sf.login(conf, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
-	}
-	rm, err := ident.newRM(conf)
+	conf, ident, rm, err := connectRM(&sf.loginFlags, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
