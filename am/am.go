@@ -41,6 +41,10 @@ const (
 	DefaultHeartbeatFast = 200 * time.Millisecond
 	DefaultHeartbeatSlow = time.Second
 	DefaultLaunchWorkers = 8
+	// DefaultFinishedHistory is how many finished containers the AM keeps records of (Status lists
+	// them); older ones are dropped, their counts kept (a long-running service otherwise grows
+	// without limit, ~1.8 KB per container ever started).
+	DefaultFinishedHistory = 1000
 	// callTimeout bounds every RM and NM call.
 	callTimeout = 60 * time.Second
 	// maxAllocateErrors: consecutive failed heartbeats (each already retried by yarnrpc) before the
@@ -59,6 +63,9 @@ type Config struct {
 	// HeartbeatSlow when idle.
 	HeartbeatFast, HeartbeatSlow time.Duration
 	LaunchWorkers                int // concurrent startContainers calls
+	// FinishedHistory is how many finished containers keep their records (0: DefaultFinishedHistory).
+	// Active containers are always kept; the counts of finished and failed ones stay exact.
+	FinishedHistory int
 	// LaunchContext is the launch context of every TaskExecutor (local resources, env, command, tokens).
 	LaunchContext *hadooppb.ContainerLaunchContextProto
 	// LaunchTokens, when set, returns the current credentials (HDTS) of new TaskExecutors, replacing
@@ -90,7 +97,10 @@ type Config struct {
 // tracked is a container the AM accepted, with what it needs to launch and stop it.
 type tracked struct {
 	Container
-	proto *hadooppb.ContainerProto
+	cid *hadooppb.ContainerIdProto // to stop and release it (nil when the RM's allocation was not kept)
+	// token is the container token for startContainers; dropped once the start returned (it is most
+	// of a container's allocation).
+	token *hadooppb.TokenProto
 	infos map[string][]resources.Info
 	// reportFailure is the launcher's discovery failure, if it reported one.
 	reportFailure string
@@ -98,6 +108,8 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
+	// forgotten: dropped from the records (Config.FinishedHistory); compactLocked removes it from seq.
+	forgotten bool
 }
 
 // AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs.
@@ -109,15 +121,13 @@ type AM struct {
 	state       string
 	asks        []Ask
 	nextAskID   int64
-	containers  map[string]*tracked
-	order       []string
+	containers  map[string]*tracked // the records: every active container and the latest finished ones
 	newAllocs   []Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
 	release     map[string]*hadooppb.ContainerIdProto
 	send        map[int64]int
 	responseID  int32
 	requested   int // containers asked for so far
-	failures    []Container
 	limitHit    bool
 	diagnostics string
 	driverExit  *int
@@ -140,8 +150,16 @@ type AM struct {
 	wake    chan struct{}
 	launchQ chan *tracked
 
-	// seq holds the containers of order, in the same order, for the loops that run on every
-	// heartbeat (no map lookups); obsBuf is Reconcile's input, reused so that a heartbeat does not
+	// finished holds the finished containers still recorded, oldest first (at most
+	// Config.FinishedHistory); forgotten counts those dropped; completedN, succeededN and failedN count
+	// every finished container, dropped or not (Status, progress, metrics).
+	finished                        []*tracked
+	forgotten                       Forgotten
+	completedN, succeededN, failedN int
+	seqDirty                        bool // seq holds forgotten containers (compactLocked)
+
+	// seq holds the recorded containers in the order they were accepted, for the loops that run on
+	// every heartbeat (no map lookups); obsBuf is Reconcile's input, reused so that a heartbeat does not
 	// allocate in proportion to the application's size (BenchmarkAMHeartbeat: at 10,000 containers the
 	// copy was 4.5 MB of garbage and 4 ms of CPU per heartbeat).
 	seq    []*tracked
@@ -171,6 +189,12 @@ func New(cfg Config) (*AM, error) {
 	}
 	if cfg.Priority == 0 {
 		cfg.Priority = 1
+	}
+	if cfg.FinishedHistory < 0 {
+		return nil, fmt.Errorf("am: Config.FinishedHistory (--finished-history) = %d: must be at least 0 (0: the default, %d)", cfg.FinishedHistory, DefaultFinishedHistory)
+	}
+	if cfg.FinishedHistory == 0 {
+		cfg.FinishedHistory = DefaultFinishedHistory
 	}
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
@@ -444,8 +468,9 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	now := a.cfg.Now()
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
+	a.compactLocked()
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
-		HoldNewAsks: now.Before(a.holdUntil)}
+		HoldNewAsks: now.Before(a.holdUntil), Forgotten: a.forgotten}
 	a.obsBuf = a.obsBuf[:0]
 	for _, t := range a.seq {
 		a.obsBuf = append(a.obsBuf, t.Container)
@@ -481,10 +506,12 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		delete(a.allocProtos, r.ID)
 	}
 	for _, l := range plan.Launch {
-		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: Launching, Resources: l.Resources}, proto: a.allocProtos[l.ID]}
+		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: Launching, Resources: l.Resources}}
+		if p := a.allocProtos[l.ID]; p != nil {
+			t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
+		}
 		delete(a.allocProtos, l.ID)
 		a.containers[l.ID] = t
-		a.order = append(a.order, l.ID)
 		a.seq = append(a.seq, t)
 		a.inFlight++
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
@@ -512,7 +539,7 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		if t.Phase == Launching {
 			t.stopAfterLaunch = true // the launch worker stops it once its start returns
 			a.inFlight--
-		} else if t.proto != nil {
+		} else if t.cid != nil {
 			stop = append(stop, t)
 		}
 		t.Phase = Stopping
@@ -522,12 +549,11 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
-		a.diagnostics = failureDiagnostics(a.cfg.Spec, plan.Failures)
-		a.log.WithField("failures", len(plan.Failures)).Error("am: failure limit reached: " + a.diagnostics)
+		a.diagnostics = failureDiagnostics(a.cfg.Spec, plan.Failures, obs.Forgotten)
+		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
 		a.emit(FailureLimitReachedEvent(a.diagnostics))
 	}
 	a.updateMetricsLocked()
-	a.failures = plan.Failures
 	return plan, launches
 }
 
@@ -701,13 +727,7 @@ func (a *AM) progressLocked() float32 {
 	if a.cfg.Spec.Instances == 0 || a.cfg.Spec.Mode == Service {
 		return 0
 	}
-	done := 0
-	for _, t := range a.seq {
-		if t.Phase == Completed && t.Exit.Class == ExitSucceeded {
-			done++
-		}
-	}
-	return float32(min(done, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+	return float32(min(a.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
@@ -766,9 +786,9 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 			req.ContainerLaunchContext = clc
 		}
 	}
-	if t.proto != nil {
-		req.ContainerToken = t.proto.GetContainerToken()
-	}
+	a.mu.Lock()
+	req.ContainerToken = t.token
+	a.mu.Unlock()
 	resp, err := a.cfg.NM.StartContainers(c, t.Node, req)
 	a.metrics.ObserveRPC("startContainers", start, err)
 	if err == nil {
@@ -780,13 +800,14 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer a.poke()
+	t.token = nil // used: a container is started once
 	if t.Phase == Stopping && t.stopAfterLaunch {
 		t.stopAfterLaunch = false
 		if err != nil { // it never started: give the allocation back
 			t.Phase = Completed
 			t.Exit = Exit{Status: -105, Class: ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
-			if t.proto != nil {
-				a.release[t.ID] = t.proto.GetId()
+			if t.cid != nil {
+				a.release[t.ID] = t.cid
 			}
 			a.exitedLocked(t)
 			return
@@ -802,8 +823,8 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
 		t.Phase = Completed
 		t.Exit = Exit{Status: -1000, Class: ExitLaunchFailed, Diagnostics: err.Error()}
-		if t.proto != nil {
-			a.release[t.ID] = t.proto.GetId()
+		if t.cid != nil {
+			a.release[t.ID] = t.cid
 		}
 		a.emit(LaunchFailedEvent(t.ID, t.Node, err.Error()))
 		a.exitedLocked(t)
@@ -820,8 +841,8 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 	a.stopping = true
 	a.state = "FINISHING"
 	var running []*tracked
-	for _, id := range a.order {
-		if t := a.containers[id]; t.Phase != Completed && t.proto != nil {
+	for _, t := range a.seq {
+		if t.Phase != Completed && t.cid != nil {
 			running = append(running, t)
 		}
 	}
@@ -880,7 +901,7 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 func (a *AM) stopAll(ctx context.Context, ts []*tracked) {
 	byNode := map[string][]*hadooppb.ContainerIdProto{}
 	for _, t := range ts {
-		byNode[t.Node] = append(byNode[t.Node], t.proto.GetId())
+		byNode[t.Node] = append(byNode[t.Node], t.cid)
 	}
 	var wg sync.WaitGroup
 	for node, ids := range byNode {

@@ -22,12 +22,17 @@ const SecretAlias = "yarn-am.secret"
 
 // Status is the body of GET /api/v1/status.
 type Status struct {
-	App         string            `json:"app"`
-	State       string            `json:"state"` // STARTING, RUNNING, FINISHING, SUCCEEDED, FAILED, KILLED
-	Requirement Requirement       `json:"requirement"`
-	Counts      Counts            `json:"counts"`
-	Containers  []ContainerStatus `json:"containers"`
-	Diagnostics string            `json:"diagnostics"`
+	App         string      `json:"app"`
+	State       string      `json:"state"` // STARTING, RUNNING, FINISHING, SUCCEEDED, FAILED, KILLED
+	Requirement Requirement `json:"requirement"`
+	Counts      Counts      `json:"counts"`
+	// Containers lists every active container and the latest finished ones (yarn-am am
+	// --finished-history); Counts counts them all.
+	Containers []ContainerStatus `json:"containers"`
+	// FinishedNotListed is how many finished containers Containers leaves out (older than the
+	// latest --finished-history).
+	FinishedNotListed int    `json:"finishedNotListed,omitempty"`
+	Diagnostics       string `json:"diagnostics"`
 	// ExcludedNodes are the nodes excluded for this application after repeated failures.
 	ExcludedNodes []string `json:"excludedNodes,omitempty"`
 	// Events are the latest events (at most StatusEvents), oldest first.
@@ -89,8 +94,10 @@ func (a *AM) Status() Status {
 	for _, k := range a.asks {
 		s.Counts.Requested += k.Want
 	}
-	for _, id := range a.order {
-		t := a.containers[id]
+	a.compactLocked()
+	s.Counts.Completed, s.Counts.Failed = a.completedN, a.failedN
+	s.FinishedNotListed = a.completedN - len(a.finished)
+	for _, t := range a.seq {
 		cs := ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos}
 		switch t.Phase {
 		case Launching:
@@ -100,10 +107,6 @@ func (a *AM) Status() Status {
 		case Stopping:
 			s.Counts.Stopping++
 		case Completed:
-			s.Counts.Completed++
-			if t.Exit.Class.Counts() {
-				s.Counts.Failed++
-			}
 			st := t.Exit.Status
 			cs.ExitStatus, cs.ExitClass, cs.Diagnostics = &st, t.Exit.Class, t.Exit.Diagnostics
 		}

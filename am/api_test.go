@@ -26,10 +26,12 @@ func apiAM(t *testing.T) *AM {
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
 	m.asks = []Ask{{ID: 1, Want: 1, AtRM: 1}}
-	m.containers["c1"] = &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: Running, Resources: te}}
-	m.containers["c2"] = &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: Completed, Resources: te,
+	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: Running, Resources: te}}
+	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: Completed, Resources: te,
 		Exit: Exit{Status: 3, Class: ExitFailed, Diagnostics: "Exit code: 3"}}}
-	m.order = []string{"c1", "c2"}
+	m.containers["c1"], m.containers["c2"] = c1, c2
+	m.seq = []*tracked{c1, c2}
+	m.finishedLocked(c2)
 	m.state = "RUNNING"
 	return m
 }

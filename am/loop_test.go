@@ -40,6 +40,7 @@ type fakeCluster struct {
 	refuseStarts    int                       // the NM refuses the first refuseStarts startContainers requests
 	maximum         *hadooppb.ResourceProto   // registration's maximumCapability
 	rejectAsks      bool                      // allocate answers InvalidResourceRequestException to any ask
+	maxAllocations  int                       // allocate grants no more than this many containers in all (0: no limit)
 	// state
 	registered   bool
 	registers    int
@@ -141,7 +142,7 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 		f.released = append(f.released, yarnrpc.FormatContainerID(id))
 	}
 	for askID, n := range f.table {
-		for ; n > 0; n-- {
+		for ; n > 0 && (f.maxAllocations == 0 || f.allocated < f.maxAllocations); n-- {
 			res := proto.Clone(f.capability[askID]).(*hadooppb.ResourceProto)
 			if f.allocated < f.misfitFirst {
 				res.ResourceValueMap = nil // no GPUs: must be released
@@ -155,7 +156,7 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 					Kind: proto.String("ContainerToken"), Service: proto.String("")},
 			})
 		}
-		f.table[askID] = 0
+		f.table[askID] = n
 	}
 	if len(resp.AllocatedContainers) > 0 && !f.nmTokenSent {
 		f.nmTokenSent = true

@@ -126,6 +126,33 @@ type Observed struct {
 	Stopping bool
 	// HoldNewAsks: do not add asks now (the failure policy's restart backoff); outstanding asks stay.
 	HoldNewAsks bool
+	// Forgotten counts the finished containers no longer in Containers (the AM keeps the records of
+	// the latest Config.FinishedHistory only); Reconcile counts them as if they were listed.
+	Forgotten Forgotten
+}
+
+// Forgotten summarises finished containers whose records the AM dropped: what Reconcile needs of
+// them (successes for Batch's target, counted failures for taskexecutor.max-failures and its
+// diagnostics).
+type Forgotten struct {
+	Succeeded int // exited 0
+	Failed    int // ended with a class that counts against taskexecutor.max-failures
+	// FailedExits counts Failed by exit status (read only in Reconcile).
+	FailedExits map[int32]int
+}
+
+// add counts one more dropped finished container.
+func (f *Forgotten) add(e Exit) {
+	switch {
+	case e.Class == ExitSucceeded:
+		f.Succeeded++
+	case e.Class.Counts():
+		f.Failed++
+		if f.FailedExits == nil {
+			f.FailedExits = map[int32]int{}
+		}
+		f.FailedExits[e.Status]++
+	}
 }
 
 // Release is an allocation the AM gives back, and why.
@@ -166,9 +193,11 @@ type Plan struct {
 	Asks      []Ask        // the ask table once Send is sent
 	NextAskID int64
 	// LimitReached: more TaskExecutors failed than taskexecutor.max-failures allows; nothing more is
-	// asked for. Failures lists the counted failures (for diagnostics).
+	// asked for. Failures lists the counted failures still in Observed.Containers (for diagnostics);
+	// FailureCount counts them all, the forgotten ones too.
 	LimitReached bool
 	Failures     []Container
+	FailureCount int
 	Done         *Outcome // the application is done (never set in Driver mode)
 }
 
@@ -187,7 +216,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		byID[a.ID] = i
 	}
 
-	active, succeeded := 0, 0
+	active, succeeded := 0, obs.Forgotten.Succeeded
 	for _, c := range obs.Containers {
 		switch {
 		case c.Phase == Stopping: // on its way out: neither active nor done
@@ -199,7 +228,8 @@ func Reconcile(spec Spec, obs Observed) Plan {
 			p.Failures = append(p.Failures, c)
 		}
 	}
-	p.LimitReached = len(p.Failures) > spec.MaxFailures
+	p.FailureCount = len(p.Failures) + obs.Forgotten.Failed
+	p.LimitReached = p.FailureCount > spec.MaxFailures
 	stop := obs.Stopping || p.LimitReached
 
 	target := spec.Instances
@@ -277,16 +307,20 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	switch {
 	case spec.Mode == Driver:
 	case p.LimitReached:
-		p.Done = &Outcome{Status: Failed, Diagnostics: failureDiagnostics(spec, p.Failures)}
+		p.Done = &Outcome{Status: Failed, Diagnostics: failureDiagnostics(spec, p.Failures, obs.Forgotten)}
 	case spec.Mode == Batch && succeeded >= spec.Instances:
 		p.Done = &Outcome{Status: Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
 	}
 	return p
 }
 
-// failureDiagnostics names the exit codes of the failed TaskExecutors (the last few in full).
-func failureDiagnostics(spec Spec, failures []Container) string {
+// failureDiagnostics names the exit codes of the failed TaskExecutors, the forgotten ones too (the
+// last few in full).
+func failureDiagnostics(spec Spec, failures []Container, forgotten Forgotten) string {
 	codes := map[int32]int{}
+	for status, n := range forgotten.FailedExits {
+		codes[status] += n
+	}
 	for _, c := range failures {
 		codes[c.Exit.Status]++
 	}
@@ -300,7 +334,7 @@ func failureDiagnostics(spec Spec, failures []Container) string {
 		parts = append(parts, fmt.Sprintf("exit code %d ×%d", k, codes[int32(k)]))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d TaskExecutors failed, more than taskexecutor.max-failures = %d allows (%s)", len(failures), spec.MaxFailures, strings.Join(parts, ", "))
+	fmt.Fprintf(&b, "%d TaskExecutors failed, more than taskexecutor.max-failures = %d allows (%s)", len(failures)+forgotten.Failed, spec.MaxFailures, strings.Join(parts, ", "))
 	from := max(0, len(failures)-3)
 	for _, c := range failures[from:] {
 		fmt.Fprintf(&b, "; %s on %s %s", c.ID, c.Node, Describe(c.Exit.Status, c.Exit.Class))

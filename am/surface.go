@@ -43,6 +43,7 @@ func (a *AM) hasAskLocked(id int64) bool {
 
 // exitedLocked records a TaskExecutor's end: events, metrics and the failure policy.
 func (a *AM) exitedLocked(t *tracked) {
+	a.finishedLocked(t)
 	a.emit(CompletedEvent(t.ID, t.Node, t.Exit))
 	switch t.Exit.Class {
 	case ExitPreempted:
@@ -202,7 +203,8 @@ func (a *AM) checkPending(ctx context.Context) {
 func (a *AM) updateMetricsLocked() {
 	// Runs on every heartbeat: counted over the ordered slice with plain counters, not with a map
 	// increment per container (at 50,000 containers that was half of a heartbeat's CPU).
-	var launching, running, stopping, completed int
+	var launching, running, stopping int
+	completed := a.completedN // the forgotten ones too
 	for _, t := range a.seq {
 		switch t.Phase {
 		case Launching:
@@ -211,8 +213,6 @@ func (a *AM) updateMetricsLocked() {
 			running++
 		case Stopping:
 			stopping++
-		case Completed:
-			completed++
 		}
 	}
 	byPhase := map[Phase]int{Launching: launching, Running: running, Stopping: stopping, Completed: completed}
