@@ -44,6 +44,9 @@ Flags:
   --heartbeat-fast DUR    allocate interval while containers are pending (default 200ms)
   --heartbeat-slow DUR    allocate interval when nothing is pending (default 1s)
   --launch-workers N      container launches in flight at once (default 8)
+  --finished-history N    finished containers the status and the UI list, the latest (default 1000);
+                          every active container is listed, and the counts of completed and failed
+                          containers stay exact; bounds the AM's memory in a long-running --service
 
 Failure policy (the same names are keys of the job file's [policy] table, which gives the defaults; flags
 win):
@@ -79,7 +82,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		defines                    defineFlags
 		service                    bool
 		fast, slow                 time.Duration
-		workers                    int
+		workers, history           int
 		policy                     = am.PolicyConfig{}.WithDefaults()
 	)
 	fs.StringVar(&jobFile, "job", "", "")
@@ -90,6 +93,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&fast, "heartbeat-fast", am.DefaultHeartbeatFast, "")
 	fs.DurationVar(&slow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
 	fs.IntVar(&workers, "launch-workers", am.DefaultLaunchWorkers, "")
+	fs.IntVar(&history, "finished-history", am.DefaultFinishedHistory, "")
 	policy.RegisterFlags(fs)
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
@@ -108,6 +112,9 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case fast <= 0 || slow <= 0:
 		fmt.Fprintf(stderr, "yarn-am am: --heartbeat-fast=%v --heartbeat-slow=%v: both must be positive durations like 200ms or 1s\n", fast, slow)
+		return 2
+	case history < 1:
+		fmt.Fprintf(stderr, "yarn-am am: --finished-history=%d: must be at least 1 (the default is %d)\n", history, am.DefaultFinishedHistory)
 		return 2
 	case service && driver != "":
 		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
@@ -143,7 +150,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	defer logPeakRSS()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	code, err := amMain(ctx, amArgs{jobFile, flinkConf, defines, service, driver, fast, slow, workers, policy})
+	code, err := amMain(ctx, amArgs{jobFile, flinkConf, defines, service, driver, fast, slow, workers, history, policy})
 	if err != nil {
 		logrus.WithError(err).Error("yarn-am am: failed")
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
@@ -157,7 +164,7 @@ type amArgs struct {
 	service            bool
 	driver             string
 	fast, slow         time.Duration
-	workers            int
+	workers, history   int
 	policy             am.PolicyConfig
 }
 
@@ -306,7 +313,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 		App:  app,
 		Spec: am.Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode},
 		Host: host, RPCPort: port, TrackingURL: base,
-		HeartbeatFast: a.fast, HeartbeatSlow: a.slow, LaunchWorkers: a.workers,
+		HeartbeatFast: a.fast, HeartbeatSlow: a.slow, LaunchWorkers: a.workers, FinishedHistory: a.history,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
 		Policy: a.policy, Keys: keys, Cluster: cluster,
 	}
