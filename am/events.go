@@ -96,7 +96,7 @@ func RequestedEvent(n int, c Capability) Event {
 
 // AllocatedEvent: the RM allocated container id on node and the AM accepted it.
 func AllocatedEvent(id, node string, c Capability, latency time.Duration) Event {
-	msg := fmt.Sprintf("container %s allocated on %s (%s)", id, node, c)
+	msg := fmt.Sprintf("%s allocated on %s (%s)", id, node, c)
 	if latency > 0 {
 		msg += fmt.Sprintf(" after %s", latency.Round(time.Millisecond))
 	}
