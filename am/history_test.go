@@ -209,6 +209,10 @@ func (c *churnCluster) Allocate(_ context.Context, req *hadooppb.AllocateRequest
 			})
 		}
 		c.pending[id] = n
+		if n == 0 { // nothing per ask is kept once it is served: the heap measured is the AM's
+			delete(c.pending, id)
+			delete(c.capab, id)
+		}
 	}
 	for _, id := range c.started {
 		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadooppb.ContainerStatusProto{ContainerId: id,
@@ -255,19 +259,19 @@ func liveHeap() uint64 {
 	return ms.HeapAlloc
 }
 
-// TestServiceMemoryPerCompletedContainerIsFlat runs a service through tens of thousands of
-// TaskExecutors that end as soon as they start and measures the live heap: past the first
-// --finished-history containers (and the event log's capacity) it must not grow with every container
-// (it did by ~1.8 KB each when every record was kept).
+// TestServiceMemoryPerCompletedContainerIsFlat runs a service through 25,000 TaskExecutors that end
+// as soon as they start and measures the live heap: past the first --finished-history containers (and
+// the event log's capacity) it must not grow with every container (it did by ~1.8 KB each when every
+// record was kept).
 func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 45,000 containers")
+		t.Skip("runs 25,000 containers")
 	}
-	const warm, more = 5_000, 40_000
+	const warm, more = 5_000, 20_000
 	c := newChurnCluster()
 	c.setLimit(warm)
 	m, err := New(Config{App: "application_1700000000000_0009", Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
-		Spec:          Spec{Instances: 100, Mode: Service, Capability: Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
+		Spec:          Spec{Instances: 500, Mode: Service, Capability: Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Millisecond, Policy: noFailurePolicy,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c, NM: churnNM{c}, Log: quietLog})
 	require.NoError(t, err)
@@ -280,7 +284,7 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	// (heartbeating with its asks outstanding) when the heap is measured.
 	finished := func(n int) {
 		t.Helper()
-		require.Eventually(t, func() bool { return m.Status().Counts.Completed == n }, 5*time.Minute, 5*time.Millisecond)
+		require.Eventually(t, func() bool { return m.Status().Counts.Completed == n }, 5*time.Minute, 20*time.Millisecond)
 	}
 	finished(warm)
 	before := liveHeap()
@@ -291,7 +295,9 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	perContainer := (float64(after) - float64(before)) / more
 	t.Logf("live heap %.1f MiB after %d containers, %.1f MiB after %d: %.1f bytes per further container",
 		float64(before)/(1<<20), warm, float64(after)/(1<<20), warm+more, perContainer)
-	assert.Less(t, perContainer, 50.0, "the live heap does not grow with every finished container")
+	// Keeping every record costs 761 B per container (1.8 KB with the tokens); the heap measured at two
+	// idle points still differs by up to ~2 MB (±100 B per container here) under -race on a busy machine.
+	assert.Less(t, perContainer, 200.0, "the live heap does not grow with every finished container")
 	s := m.Status()
 	assert.Equal(t, warm+more, s.Counts.Completed)
 	assert.Equal(t, DefaultFinishedHistory, finishedListed(s))
