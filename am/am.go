@@ -471,6 +471,14 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	a.compactLocked()
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
 		HoldNewAsks: now.Before(a.holdUntil), Forgotten: a.forgotten}
+	if len(a.newAllocs) > 0 {
+		for _, n := range a.policy.Excluded() {
+			if obs.Excluded == nil {
+				obs.Excluded = map[string]bool{}
+			}
+			obs.Excluded[n] = true
+		}
+	}
 	a.obsBuf = a.obsBuf[:0]
 	for _, t := range a.seq {
 		a.obsBuf = append(a.obsBuf, t.Container)

@@ -126,6 +126,9 @@ type Observed struct {
 	Stopping bool
 	// HoldNewAsks: do not add asks now (the failure policy's restart backoff); outstanding asks stay.
 	HoldNewAsks bool
+	// Excluded are the nodes the failure policy excludes: allocations on them are released (the RM
+	// allocated them before it got the blacklist addition).
+	Excluded map[string]bool
 	// Forgotten counts the finished containers no longer in Containers (the AM keeps the records of
 	// the latest Config.FinishedHistory only); Reconcile counts them as if they were listed.
 	Forgotten Forgotten
@@ -269,6 +272,10 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		a := &asks[i]
 		if a.AtRM > 0 {
 			a.AtRM-- // the RM decremented its table when it allocated this container
+		}
+		if obs.Excluded[al.Node] {
+			p.Release = append(p.Release, Release{al, "on a node excluded after repeated TaskExecutor failures"})
+			continue
 		}
 		if a.Want == 0 {
 			p.Release = append(p.Release, Release{al, "excess: more containers allocated than requested"})

@@ -205,3 +205,16 @@ func TestCheckAsk(t *testing.T) {
 		CheckAsk(Capability{"memory-mb": 512, "nvidia.com/gpu": 1}, types, max))
 	assert.Empty(t, CheckAsk(Capability{"memory-mb": 512, "x": 1}, nil, nil), "nothing to check against")
 }
+
+func TestReconcileReleasesAllocationsOnExcludedNodes(t *testing.T) {
+	spec := Spec{Instances: 2, Capability: te, MaxFailures: 3}
+	obs := Observed{Asks: []Ask{{ID: 1, Want: 2, AtRM: 2}}, NextAskID: 2, Excluded: map[string]bool{"n1:1": true},
+		NewAllocations: []Allocation{{ID: "c1", Node: "n1:1", AskID: 1, Resources: te}, {ID: "c2", Node: "n2:1", AskID: 1, Resources: te}}}
+	p := Reconcile(spec, obs)
+	require.Len(t, p.Launch, 1)
+	assert.Equal(t, "c2", p.Launch[0].ID)
+	require.Len(t, p.Release, 1)
+	assert.Equal(t, "c1", p.Release[0].ID)
+	assert.Contains(t, p.Release[0].Reason, "excluded")
+	assert.Equal(t, []AskUpdate{{ID: 1, Count: 1}}, p.Send, "the released one is asked for again")
+}
