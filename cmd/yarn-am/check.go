@@ -250,6 +250,19 @@ func askCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string
 }
 
 // preflight checks the TaskExecutor and the AM against the cluster; the error lists every problem.
+// checkAgainstCluster asks the RM what the cluster offers (in queue) and runs the pre-flight of the job
+// against it; check and submit both start with it.
+func checkAgainstCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, lj *loadedJob, queue string) (*clusterFacts, error) {
+	facts, err := askCluster(ctx, rm, queue)
+	if err != nil {
+		return nil, err
+	}
+	if err := preflight(lj, facts); err != nil {
+		return nil, err
+	}
+	return facts, nil
+}
+
 func preflight(lj *loadedJob, facts *clusterFacts) error {
 	var probs []string
 	if len(facts.info.Nodes) == 0 {
@@ -325,12 +338,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer rm.Close()
-	facts, err := askCluster(ctx, rm, lj.job.Queue)
+	facts, err := checkAgainstCluster(ctx, rm, lj, lj.job.Queue)
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
-		return 1
-	}
-	if err := preflight(lj, facts); err != nil {
 		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
 		return 1
 	}

@@ -133,12 +133,8 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	if sf.queue != "" {
 		queue = sf.queue
 	}
-	facts, err := askCluster(subCtx, rm, queue)
+	facts, err := checkAgainstCluster(subCtx, rm, lj, queue)
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
-	}
-	if err := preflight(lj, facts); err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
 	}
