@@ -22,6 +22,9 @@ type Job struct {
 	// Path is the absolute path of the job file; relative file paths in it are resolved against its
 	// directory.
 	Path string
+	// FlinkConf is the flink-conf.yaml the job names (flink-conf = "..."), made absolute against the
+	// job file's directory; "" if none. Its external-resource keys are read by resources.Load.
+	FlinkConf string
 
 	Name        string
 	Queue       string
@@ -159,6 +162,12 @@ func LoadJob(path string) (*Job, error) {
 	}
 
 	j := &Job{Path: abs, Name: f.Name, Queue: f.Queue, Tags: f.Tags}
+	if f.FlinkConf != "" {
+		j.FlinkConf = f.FlinkConf
+		if !filepath.IsAbs(j.FlinkConf) {
+			j.FlinkConf = filepath.Join(filepath.Dir(abs), j.FlinkConf)
+		}
+	}
 	if j.Name == "" {
 		j.Name = strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
 	}

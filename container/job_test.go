@@ -146,3 +146,19 @@ func TestLoadJobLeavesPolicyToTheAM(t *testing.T) {
 	_, err := LoadJob(p)
 	require.NoError(t, err, "the [policy] table is read by am.PolicyArgs, not rejected as unknown")
 }
+
+func TestLoadJobFlinkConfIsResolvedAgainstTheJobFile(t *testing.T) {
+	p := writeJob(t, "flink-conf = \"conf/flink-conf.yaml\"\n[taskexecutor]\ncommand = \"x\"\n")
+	j, err := LoadJob(p)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(filepath.Dir(p), "conf", "flink-conf.yaml"), j.FlinkConf)
+
+	p = writeJob(t, "flink-conf = \"/etc/flink/flink-conf.yaml\"\n[taskexecutor]\ncommand = \"x\"\n")
+	j, err = LoadJob(p)
+	require.NoError(t, err)
+	assert.Equal(t, "/etc/flink/flink-conf.yaml", j.FlinkConf)
+
+	j, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"x\"\n"))
+	require.NoError(t, err)
+	assert.Empty(t, j.FlinkConf)
+}

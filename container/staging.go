@@ -469,6 +469,9 @@ func LoadStagedJob(path string) (*Job, error) {
 		return nil, err
 	}
 	job.Path = abs
+	if fc, _ := raw["flink-conf"].(string); fc != "" && !filepath.IsAbs(fc) {
+		job.FlinkConf = filepath.Join(filepath.Dir(abs), fc) // LoadJob resolved it against the stripped copy
+	}
 	job.TaskExecutor.Files = stagedSpecs(files)
 	job.TaskExecutor.Archives = stagedSpecs(archives)
 	return job, nil

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/container"
 	"github.com/yarn-am/yarn-am/resources"
@@ -130,24 +128,9 @@ func loadJob(path string, f *jobFlags) (*loadedJob, error) {
 	}
 	lj := &loadedJob{job: job, res: cfg, warnings: warns, flinkConf: f.flinkConf}
 	if lj.flinkConf == "" {
-		lj.flinkConf = jobFlinkConf(job)
+		lj.flinkConf = job.FlinkConf
 	}
 	return lj, nil
-}
-
-// jobFlinkConf returns the flink-conf.yaml a job file names (flink-conf = "..."), made absolute
-// against the job file's directory; "" if none.
-func jobFlinkConf(job *container.Job) string {
-	var f struct {
-		FlinkConf string `toml:"flink-conf"`
-	}
-	if _, err := toml.DecodeFile(job.Path, &f); err != nil || f.FlinkConf == "" {
-		return ""
-	}
-	if filepath.IsAbs(f.FlinkConf) {
-		return f.FlinkConf
-	}
-	return filepath.Join(filepath.Dir(job.Path), f.FlinkConf)
 }
 
 func printWarnings(w io.Writer, prefix string, warns []resources.Warning) {
