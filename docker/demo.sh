@@ -10,8 +10,10 @@
 #
 # Needs bin/yarn-am and bin/worker (the make target builds them). Environment: DOCKER_DEMO_DIR
 # (default docker/.demo; wiped at start), DOCKER_MINICLUSTER_ARGS (more harness flags),
-# DOCKER_DEMO_TIMEOUT (seconds to wait for the cluster, default 300), and those of engine.sh and
-# images.sh.
+# DOCKER_DEMO_TIMEOUT (seconds to wait for the cluster, default 300), DOCKER_DEMO_SECURE (1: the
+# Kerberized cluster, --secure; the client logs in from the exported test keytab),
+# DOCKER_DEMO_RPC_PROTECTION (with DOCKER_DEMO_SECURE: authentication, integrity or privacy, the
+# default), and those of engine.sh and images.sh.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +23,13 @@ export HADOOP_VERSION
 EXPORT="${DOCKER_DEMO_DIR:-$ROOT/docker/.demo}"
 TIMEOUT="${DOCKER_DEMO_TIMEOUT:-300}"
 NAME="yarn-am-minicluster-demo-$$"
+cluster_args=()
+case "${DOCKER_DEMO_SECURE:-}" in
+  1) cluster_args=(--secure --rpc-protection "${DOCKER_DEMO_RPC_PROTECTION:-privacy}") ;;
+  "" | 0) [[ -z "${DOCKER_DEMO_RPC_PROTECTION:-}" ]] ||
+    { echo "docker-demo: DOCKER_DEMO_RPC_PROTECTION needs DOCKER_DEMO_SECURE=1" >&2; exit 2; } ;;
+  *) echo "docker-demo: DOCKER_DEMO_SECURE=$DOCKER_DEMO_SECURE: want 1 (Kerberized) or 0/empty" >&2; exit 2 ;;
+esac
 JOB=testdata/jobs/gpu-demo.toml
 
 log() { echo "docker-demo: $*" >&2; }
@@ -68,7 +77,7 @@ mkdir -p "$EXPORT"
 # The export dir is mounted at the same path inside, so the paths in conf/ and env hold on the host.
 # shellcheck disable=SC2086
 container="$(docker run -d --name "$NAME" --network host -v "$EXPORT:$EXPORT" -e "MINICLUSTER_EXPORT=$EXPORT" \
-  -e HADOOP_USER_NAME=root "yarn-am/minicluster:$HADOOP_VERSION" ${DOCKER_MINICLUSTER_ARGS:-})"
+  -e HADOOP_USER_NAME=root "yarn-am/minicluster:$HADOOP_VERSION" "${cluster_args[@]}" ${DOCKER_MINICLUSTER_ARGS:-})"
 log "mini cluster container $NAME started; waiting for $EXPORT/env (up to $TIMEOUT s)"
 start=$SECONDS
 until [[ -f "$EXPORT/env" ]]; do
@@ -92,10 +101,16 @@ source "$EXPORT/env"
 out="$(mktemp)"
 rc=0
 # The client runs in the yarn-am image: the repository (job file, bin/worker) and the cluster's
-# conf are mounted read-only at their host paths.
-docker run --rm --network host -v "$ROOT:$ROOT:ro" -v "$EXPORT:$EXPORT:ro" -w "$ROOT" \
-  -e "HADOOP_CONF_DIR=$HADOOP_CONF_DIR" -e "HADOOP_USER_NAME=$HADOOP_USER_NAME" \
-  yarn-am/yarn-am:latest submit "$JOB" 2>&1 | tee "$out" || rc=$?
+# conf (and keytab, krb5.conf) are mounted read-only at their host paths.
+client_env=(-e "HADOOP_CONF_DIR=$HADOOP_CONF_DIR" -e "HADOOP_USER_NAME=$HADOOP_USER_NAME")
+login=()
+if [[ "${YARN_AM_SECURE:-}" == 1 ]]; then
+  client_env+=(-e "KRB5_CONFIG=$KRB5_CONFIG")
+  login=(--principal "$YARN_AM_TEST_PRINCIPAL" --keytab "$YARN_AM_TEST_KEYTAB")
+  log "Kerberized (hadoop.rpc.protection=$YARN_AM_RPC_PROTECTION): submitting as $YARN_AM_TEST_PRINCIPAL"
+fi
+docker run --rm --network host -v "$ROOT:$ROOT:ro" -v "$EXPORT:$EXPORT:ro" -w "$ROOT" "${client_env[@]}" \
+  yarn-am/yarn-am:latest submit "${login[@]}" "$JOB" 2>&1 | tee "$out" || rc=$?
 phase "submit exited $rc"
 app="$(grep -o 'application_[0-9]*_[0-9]*' "$out" | head -n1 || true)"
 rm -f "$out"

@@ -33,6 +33,40 @@ var gpuLine = regexp.MustCompile(`^(nm-\d+) (container_\S+): worker: gpu indexes
 // ways a worker reads them, and workers on one NodeManager never share a GPU (coordination mode).
 // It also checks that the demo left nothing running: no engine it started, nothing on the RM port.
 func TestDockerDemo(t *testing.T) {
+	runDemo(t, nil)
+}
+
+// TestDockerDemoKerberos is the same demo on the Kerberized cluster (the image's --secure option,
+// hadoop.rpc.protection=privacy): the client in the yarn-am image logs in from the test keytab the
+// container exported, next to krb5.conf and the conf that asks for Kerberos and privacy.
+func TestDockerDemoKerberos(t *testing.T) {
+	export := runDemo(t, []string{"DOCKER_DEMO_SECURE=1", "DOCKER_DEMO_RPC_PROTECTION=privacy"})
+	core, err := os.ReadFile(filepath.Join(export, "conf/core-site.xml"))
+	if err != nil {
+		t.Fatalf("the Kerberized cluster's conf was not exported: %v", err)
+	}
+	for _, kv := range [][2]string{{"hadoop.security.authentication", "kerberos"}, {"hadoop.rpc.protection", "privacy"}} {
+		re := regexp.MustCompile(`<name>` + regexp.QuoteMeta(kv[0]) + `</name>\s*<value>([^<]*)</value>`)
+		if m := re.FindSubmatch(core); m == nil || string(m[1]) != kv[1] {
+			t.Errorf("exported core-site.xml: %s = %q, want %q", kv[0], m, kv[1])
+		}
+	}
+	keytab, err := os.Stat(filepath.Join(export, "kerberos/yarnam.keytab"))
+	if err != nil {
+		t.Fatalf("the test user's keytab was not exported: %v", err)
+	}
+	if keytab.Mode().Perm() != 0o600 {
+		t.Errorf("exported keytab has mode %v, want 0600", keytab.Mode().Perm())
+	}
+	if _, err := os.Stat(filepath.Join(export, "kerberos/krb5.conf")); err != nil {
+		t.Errorf("krb5.conf was not exported: %v", err)
+	}
+}
+
+// runDemo runs docker/demo.sh with the extra environment, asserts what both tests share, and returns
+// the demo's export dir (conf/, work/, kerberos/ stay there after the demo).
+func runDemo(t *testing.T, extraEnv []string) string {
+	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
@@ -44,17 +78,19 @@ func TestDockerDemo(t *testing.T) {
 	}
 	instances, perWorker := demoJobShape(t, filepath.Join(root, "testdata/jobs/gpu-demo.toml"))
 	engineBefore := engineAnswers(t, root)
+	export := t.TempDir()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "docker/demo.sh")
 	cmd.Dir = root
+	cmd.Env = append(append(os.Environ(), "DOCKER_DEMO_DIR="+export), extraEnv...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	start := time.Now()
 	runErr := cmd.Run()
-	t.Logf("docker/demo.sh took %s; its output:\n%s", time.Since(start).Round(time.Second), out.String())
+	t.Logf("docker/demo.sh %v took %s; its output:\n%s", extraEnv, time.Since(start).Round(time.Second), out.String())
 	if runErr != nil {
 		t.Fatalf("docker/demo.sh: %v (output above)", runErr)
 	}
@@ -100,6 +136,7 @@ func TestDockerDemo(t *testing.T) {
 		c.Close()
 		t.Errorf("something still listens on the mini cluster's RM port %s after the demo", rmAddress)
 	}
+	return export
 }
 
 // demoJobShape reads taskexecutor.instances and external-resource.gpu.amount from the job file.

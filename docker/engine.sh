@@ -11,7 +11,8 @@
 #                     (yarn-am/debian-base:bookworm) and missing, build it with debootstrap
 #
 # Environment: DOCKER_ENGINE_DIR (state dir, default docker/.engine: socket, pid, log, data-root and
-# exec-root; images stay there between runs), DOCKER_BASE_IMAGE (default yarn-am/debian-base:bookworm),
+# exec-root; images stay there between runs), DOCKER_STORAGE_DRIVER (default overlay2 when an overlay
+# mount works in the state dir, else vfs), DOCKER_BASE_IMAGE (default yarn-am/debian-base:bookworm),
 # DEBIAN_MIRROR (default: the first deb.debian.org-style URI of this machine's apt sources).
 set -euo pipefail
 
@@ -59,6 +60,24 @@ install_pkgs() {
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# overlay2 when the kernel mounts an overlay on the state dir's file system (not inside a container
+# whose root is an overlay already), else vfs, which works everywhere but copies the whole file system
+# at every build step and container start.
+storage_driver() {
+  if [[ -n "${DOCKER_STORAGE_DRIVER:-}" ]]; then
+    echo "$DOCKER_STORAGE_DRIVER"
+    return
+  fi
+  local d="$STATE/overlay-probe" ok=0
+  rm -rf "$d"
+  mkdir -p "$d/lower" "$d/upper" "$d/work" "$d/merged"
+  if mount -t overlay overlay -o "lowerdir=$d/lower,upperdir=$d/upper,workdir=$d/work" "$d/merged" 2>/dev/null; then
+    umount "$d/merged" && ok=1
+  fi
+  rm -rf "$d"
+  if ((ok)); then echo overlay2; else echo vfs; fi
+}
+
 own_pid() {
   local pid
   [[ -f "$STATE/pid" ]] || return 1
@@ -84,10 +103,11 @@ cmd_start() {
     die "dockerd (pid $(own_pid)) runs on $OWN_HOST but does not answer; see $STATE/dockerd.log or run: $0 stop"
   fi
   rm -f "$STATE/docker.sock" "$STATE/pid"
-  log "starting dockerd on $OWN_HOST (log: $STATE/dockerd.log)"
-  # vfs: works inside a container where overlayfs cannot be stacked; no iptables, no bridge: our
-  # containers use the host network (everything listens on 127.0.0.0/8).
-  setsid dockerd --storage-driver=vfs --iptables=false --ip-masq=false --bridge=none \
+  local driver
+  driver="$(storage_driver)"
+  log "starting dockerd ($driver) on $OWN_HOST (log: $STATE/dockerd.log)"
+  # No iptables, no bridge: our containers use the host network (everything listens on 127.0.0.0/8).
+  setsid dockerd --storage-driver="$driver" --iptables=false --ip-masq=false --bridge=none \
     --host "$OWN_HOST" --data-root "$STATE/data" --exec-root "$STATE/exec" \
     --pidfile "$STATE/pid" >"$STATE/dockerd.log" 2>&1 </dev/null &
   local pid=$! start=$SECONDS
@@ -132,6 +152,12 @@ cmd_stop() {
     log "stopping leftover containerd (pid $c)"
     kill -TERM "$c" 2>/dev/null || true
   done
+  # What dockerd leaves mounted under the state dir (its netns file, the data-root's private bind
+  # mount) would keep the dir from being removed: unmount it, deepest first.
+  local m
+  for m in $(awk -v s="$STATE/" 'index($2, s) == 1 { print $2 }' /proc/mounts | sort -r); do
+    umount -l "$m" 2>/dev/null || true
+  done
   rm -f "$STATE/pid"
   log "stopped"
 }
@@ -161,22 +187,29 @@ cmd_base() {
   fi
   [[ "$BASE_IMAGE" == yarn-am/debian-base:bookworm ]] ||
     die "base image $BASE_IMAGE is missing: pull it (docker pull $BASE_IMAGE) or unset DOCKER_BASE_IMAGE to build yarn-am/debian-base:bookworm locally"
-  need_root
-  install_pkgs debootstrap
-  local dir mirror start=$SECONDS
-  mirror="$(debian_mirror)"
-  dir="$(mktemp -d "$STATE/rootfs.XXXXXX")"
-  log "debootstrap --variant=minbase bookworm from $mirror (log: $STATE/debootstrap.log)"
-  if ! debootstrap --variant=minbase bookworm "$dir" "$mirror" >"$STATE/debootstrap.log" 2>&1; then
-    tail -n 20 "$STATE/debootstrap.log" >&2
+  local tarball="$STATE/debian-bookworm-minbase.tar" start=$SECONDS
+  # The root file system is kept as a tar beside the data-root: another storage driver (another
+  # image store) or a pruned image costs an import, not another debootstrap.
+  if [[ ! -s "$tarball" ]]; then
+    need_root
+    install_pkgs debootstrap
+    local dir mirror
+    mirror="$(debian_mirror)"
+    mkdir -p "$STATE"
+    dir="$(mktemp -d "$STATE/rootfs.XXXXXX")"
+    log "debootstrap --variant=minbase bookworm from $mirror (log: $STATE/debootstrap.log)"
+    if ! debootstrap --variant=minbase bookworm "$dir" "$mirror" >"$STATE/debootstrap.log" 2>&1; then
+      tail -n 20 "$STATE/debootstrap.log" >&2
+      rm -rf "$dir"
+      die "debootstrap failed (log: $STATE/debootstrap.log)"
+    fi
+    # Leave out what a container does not need: apt lists and caches, logs.
+    rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/* "$dir"/var/log/*
+    tar -C "$dir" -c -f "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
     rm -rf "$dir"
-    die "debootstrap failed (log: $STATE/debootstrap.log)"
   fi
-  # Leave out what a container does not need: apt lists and caches, logs.
-  rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/* "$dir"/var/log/*
-  tar -C "$dir" -c . | docker import - "$BASE_IMAGE" >/dev/null
-  rm -rf "$dir"
-  log "base image $BASE_IMAGE built in $((SECONDS - start)) s"
+  docker import - "$BASE_IMAGE" <"$tarball" >/dev/null
+  log "base image $BASE_IMAGE made in $((SECONDS - start)) s"
 }
 
 case "${1:-}" in

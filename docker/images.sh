@@ -6,8 +6,9 @@
 #   images.sh client        yarn-am/yarn-am:latest from docker/Dockerfile and bin/yarn-am (make build)
 #
 # The build context is a tar of exactly the files a Dockerfile copies (sent on stdin, so the classic
-# builder does not read the whole repository). Its sha256, the Dockerfile, BASE and HADOOP_VERSION
-# make the label yarn-am.inputs; an image whose label matches is kept as it is.
+# builder does not read the whole repository). Its sha256, BASE and the build arguments make the
+# inputs hash; the image is also tagged inputs-HASH (no label: a label is one more build step, and a
+# slow one on vfs), and an image with that tag is kept as it is.
 #
 # Environment: DOCKER_BASE_IMAGE (BASE build argument; default yarn-am/debian-base:bookworm, the image
 # engine.sh base makes), HADOOP_VERSION (default 3.4.3), DOCKER_EXTRA_CA_CERTS (files of CA certificates
@@ -49,18 +50,26 @@ build() {
   tar -c --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=go-w -f "$ctx" "$dockerfile" "$@"
   local inputs
   inputs="$( { sha256sum <"$ctx"; printf '%s\n' "BASE=$BASE" "${args[@]}"; } | sha256sum | cut -c1-16)"
-  local have
-  have="$(docker image inspect -f '{{index .Config.Labels "yarn-am.inputs"}}' "$tag" 2>/dev/null || true)"
-  if [[ "$have" == "$inputs" ]]; then
+  local stamp="${tag%:*}:inputs-$inputs"
+  if docker image inspect "$stamp" >/dev/null 2>&1; then
+    docker tag "$stamp" "$tag"
     log "$tag is up to date (inputs $inputs)"
     return
   fi
   log "building $tag (inputs $inputs; BASE=$BASE)"
   local start=$SECONDS
   # shellcheck disable=SC2086
-  DOCKER_BUILDKIT=0 docker build --network host -f "$dockerfile" -t "$tag" --label "yarn-am.inputs=$inputs" \
+  DOCKER_BUILDKIT=0 docker build --network host -f "$dockerfile" -t "$tag" -t "$stamp" \
     --build-arg "BASE=$BASE" "${args[@]}" ${DOCKER_BUILD_ARGS:-} - <"$ctx"
   log "$tag built in $((SECONDS - start)) s"
+  # Older builds of this image go (their layers are GBs on vfs): other inputs-* tags of the repository
+  # are removed (a tag that still names another image, e.g. another Hadoop version, only loses that
+  # name), then untagged leftovers.
+  local old
+  for old in $(docker images --format '{{.Repository}}:{{.Tag}}' "${tag%:*}" | grep ':inputs-' || true); do
+    [[ "$old" == "$stamp" ]] || docker rmi "$old" >/dev/null 2>&1 || true
+  done
+  docker image prune -f >/dev/null
 }
 
 case "${1:-}" in
