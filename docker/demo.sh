@@ -13,7 +13,8 @@
 # DOCKER_DEMO_TIMEOUT (seconds to wait for the cluster, default 300), DOCKER_DEMO_SECURE (1: the
 # Kerberized cluster, --secure; the client logs in from the exported test keytab),
 # DOCKER_DEMO_RPC_PROTECTION (with DOCKER_DEMO_SECURE: authentication, integrity or privacy, the
-# default), and those of engine.sh and images.sh.
+# default), DOCKER_DEMO_JOB (the job file, a path in the repository; default
+# testdata/jobs/gpu-demo.toml), and those of engine.sh and images.sh.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,7 +31,7 @@ case "${DOCKER_DEMO_SECURE:-}" in
     { echo "docker-demo: DOCKER_DEMO_RPC_PROTECTION needs DOCKER_DEMO_SECURE=1" >&2; exit 2; } ;;
   *) echo "docker-demo: DOCKER_DEMO_SECURE=$DOCKER_DEMO_SECURE: want 1 (Kerberized) or 0/empty" >&2; exit 2 ;;
 esac
-JOB=testdata/jobs/gpu-demo.toml
+JOB="${DOCKER_DEMO_JOB:-testdata/jobs/gpu-demo.toml}"
 
 log() { echo "docker-demo: $*" >&2; }
 

@@ -27,20 +27,35 @@ const rmAddress = "127.0.0.1:28032"
 // worker printed (testdata/worker).
 var gpuLine = regexp.MustCompile(`^(nm-\d+) (container_\S+): worker: gpu indexes from file=(\S*) env=(\S*) CUDA_VISIBLE_DEVICES=(\S*)$`)
 
-// TestDockerDemo runs make docker-demo's script (demo.sh: engine, images, mini cluster container,
-// submit of testdata/jobs/gpu-demo.toml from the yarn-am image) and checks what it shows: the job
-// SUCCEEDED, every TaskExecutor printed as many GPU indexes as the job asks for, the same by all three
-// ways a worker reads them, and workers on one NodeManager never share a GPU (coordination mode).
-// It also checks that the demo left nothing running: no engine it started, nothing on the RM port.
+// TestDockerDemo runs make docker-demo's script as it is (demo.sh: engine, images, mini cluster
+// container, submit of testdata/jobs/gpu-demo.toml from the yarn-am image) and checks what it shows:
+// the job SUCCEEDED, every TaskExecutor printed as many distinct GPU indexes as the job asks for, the
+// same by all three ways a worker reads them. It also checks that the demo left nothing running: no
+// engine it started, nothing on the RM port. (Its workers exit at once, so two that land on one node
+// one after the other may rightly get the same GPUs: TestDockerDemoKerberos checks coordination.)
 func TestDockerDemo(t *testing.T) {
 	runDemo(t, nil)
 }
 
-// TestDockerDemoKerberos is the same demo on the Kerberized cluster (the image's --secure option,
-// hadoop.rpc.protection=privacy): the client in the yarn-am image logs in from the test keytab the
-// container exported, next to krb5.conf and the conf that asks for Kerberos and privacy.
+// TestDockerDemoKerberos runs the demo on the Kerberized cluster (the image's --secure option,
+// hadoop.rpc.protection=privacy) with one NodeManager and docker/testdata/gpu-colocated.toml: the
+// client in the yarn-am image logs in from the test keytab the container exported (next to krb5.conf
+// and the conf that asks for Kerberos and privacy), both workers hold their GPUs on the one node at
+// the same time, found by the image's own fake nvidia-smi, and must not share one (coordination mode).
 func TestDockerDemoKerberos(t *testing.T) {
-	export := runDemo(t, []string{"DOCKER_DEMO_SECURE=1", "DOCKER_DEMO_RPC_PROTECTION=privacy"})
+	export, byNode := runDemo(t, []string{"DOCKER_DEMO_SECURE=1", "DOCKER_DEMO_RPC_PROTECTION=privacy",
+		"DOCKER_MINICLUSTER_ARGS=--nm-hosts 127.0.0.2", "DOCKER_DEMO_JOB=docker/testdata/gpu-colocated.toml"})
+	if len(byNode) != 1 {
+		t.Errorf("workers ran on NodeManagers %v; the cluster has one", byNode)
+	}
+	for node, idx := range byNode {
+		sort.Ints(idx)
+		for i := 1; i < len(idx); i++ {
+			if idx[i] == idx[i-1] {
+				t.Errorf("workers on %s share GPU %d (all indexes there: %v)", node, idx[i], idx)
+			}
+		}
+	}
 	core, err := os.ReadFile(filepath.Join(export, "conf/core-site.xml"))
 	if err != nil {
 		t.Fatalf("the Kerberized cluster's conf was not exported: %v", err)
@@ -64,8 +79,9 @@ func TestDockerDemoKerberos(t *testing.T) {
 }
 
 // runDemo runs docker/demo.sh with the extra environment, asserts what both tests share, and returns
-// the demo's export dir (conf/, work/, kerberos/ stay there after the demo).
-func runDemo(t *testing.T, extraEnv []string) string {
+// the demo's export dir (conf/, work/, kerberos/ stay there after the demo) and the GPU indexes the
+// workers printed, by NodeManager.
+func runDemo(t *testing.T, extraEnv []string) (string, map[string][]int) {
 	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
@@ -76,7 +92,13 @@ func runDemo(t *testing.T, extraEnv []string) string {
 			t.Fatalf("%s is missing: run make test-docker (it builds it): %v", b, err)
 		}
 	}
-	instances, perWorker := demoJobShape(t, filepath.Join(root, "testdata/jobs/gpu-demo.toml"))
+	job := "testdata/jobs/gpu-demo.toml"
+	for _, kv := range extraEnv {
+		if v, ok := strings.CutPrefix(kv, "DOCKER_DEMO_JOB="); ok {
+			job = v
+		}
+	}
+	instances, perWorker := demoJobShape(t, filepath.Join(root, job))
 	engineBefore := engineAnswers(t, root)
 	export := t.TempDir()
 
@@ -120,14 +142,6 @@ func runDemo(t *testing.T, extraEnv []string) string {
 	if workers != instances {
 		t.Errorf("%d workers printed GPU lines, want %d (taskexecutor.instances)", workers, instances)
 	}
-	for node, idx := range byNode {
-		sort.Ints(idx)
-		for i := 1; i < len(idx); i++ {
-			if idx[i] == idx[i-1] {
-				t.Errorf("workers on %s share GPU %d (all indexes there: %v)", node, idx[i], idx)
-			}
-		}
-	}
 
 	if !engineBefore && engineAnswers(t, root) {
 		t.Errorf("the demo started a Docker engine and left it running")
@@ -136,7 +150,7 @@ func runDemo(t *testing.T, extraEnv []string) string {
 		c.Close()
 		t.Errorf("something still listens on the mini cluster's RM port %s after the demo", rmAddress)
 	}
-	return export
+	return export, byNode
 }
 
 // demoJobShape reads taskexecutor.instances and external-resource.gpu.amount from the job file.
