@@ -17,7 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -169,7 +169,7 @@ type amArgs struct {
 }
 
 func amMain(ctx context.Context, a amArgs) (int, error) {
-	job, err := container.LoadStagedJob(a.jobFile) // the job's local files were shipped; their paths mean nothing here
+	job, err := jobfile.LoadStagedJob(a.jobFile) // the job's local files were shipped; their paths mean nothing here
 	if err != nil {
 		return 1, err
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am"
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -107,7 +107,7 @@ func parseCommand(fs *flag.FlagSet, args []string, name, usage string, want int,
 
 // loadedJob is a job file with its validated external-resource configuration.
 type loadedJob struct {
-	job       *container.Job
+	job       *jobfile.Job
 	res       *resources.Config
 	flinkConf string // the flink-conf.yaml in effect (flag, else the job's flink-conf key), "" = none
 	warnings  []resources.Warning
@@ -115,7 +115,7 @@ type loadedJob struct {
 
 // loadJob reads and validates the job and its external-resource keys; every problem is in the error.
 func loadJob(path string, f *jobFlags) (*loadedJob, error) {
-	job, jerr := container.LoadJob(path)
+	job, jerr := jobfile.LoadJob(path)
 	src := resources.Sources{JobFile: path, FlinkConf: f.flinkConf, Overrides: f.defines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.

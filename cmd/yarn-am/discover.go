@@ -14,7 +14,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/launcher"
 	"github.com/yarn-am/yarn-am/gpu"
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -89,9 +89,9 @@ func runDiscover(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	infos, err := container.DiscoverAll(ctx, cfg.Resources, drivers)
+	infos, err := launcher.DiscoverAll(ctx, cfg.Resources, drivers)
 	if err != nil {
-		var df *container.DiscoveryFailure
+		var df *launcher.DiscoveryFailure
 		if errors.As(err, &df) {
 			fmt.Fprintf(stderr, "yarn-am discover: discovery failed for resource %q: %v\n", df.Resource, df.Err)
 		} else {
@@ -105,7 +105,7 @@ func runDiscover(args []string, stdout, stderr io.Writer) int {
 			ordered = append(ordered, d)
 		}
 	}
-	defer container.ReleaseAll(context.Background(), ordered, logrus.StandardLogger())
+	defer launcher.ReleaseAll(context.Background(), ordered, logrus.StandardLogger())
 
 	path, err := resources.WriteInfoFile(tmp, infos)
 	if err != nil {
@@ -147,7 +147,7 @@ func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resou
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "A worker started by 'yarn-am launch' in this environment would get:")
 	const placeholder = "<working directory>/" + resources.InfoFileName
-	env := container.WorkerEnv(nil, placeholder, infos, drivers)
+	env := launcher.WorkerEnv(nil, placeholder, infos, drivers)
 	sort.Strings(env)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -117,7 +117,7 @@ func ensureStagingGone(ctx context.Context, conf *yarnrpc.Config, user, id strin
 		return fmt.Errorf("checking the staging directory: %w", err)
 	}
 	defer fsys.Close()
-	dir := container.StagingDir(user, id)
+	dir := client.StagingDir(user, id)
 	deadline := time.Now().Add(wait)
 	for {
 		_, err := fsys.Stat(dir)
@@ -135,7 +135,7 @@ func ensureStagingGone(ctx context.Context, conf *yarnrpc.Config, user, id strin
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	if err := container.RemoveStaging(fsys, user, id); err != nil {
+	if err := client.RemoveStaging(fsys, user, id); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%s removed the staging directory %s (the ApplicationMaster had not)\n", stamp(), dir)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/launcher"
 	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -148,31 +148,31 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", err)
-		return container.ExitConfigError
+		return launcher.ExitConfigError
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "yarn-am launch: no worker command; usage: yarn-am launch [flags] -- CMD [ARGS...]")
-		return container.ExitConfigError
+		return launcher.ExitConfigError
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
 	cfg, drivers, ok := loadExtRes(&f, "yarn-am launch", stderr)
 	if !ok {
-		return container.ExitConfigError
+		return launcher.ExitConfigError
 	}
-	reporter, err := container.ReporterFromEnv(reportURL)
+	reporter, err := launcher.ReporterFromEnv(reportURL)
 	if err != nil {
 		logrus.WithError(err).Warn("yarn-am launch: the resource infos will not be reported to the AM")
-		reporter = container.NopReporter{}
+		reporter = launcher.NopReporter{}
 	}
-	if tr, err := container.TokenFileRefresherFromEnv(logrus.StandardLogger()); err != nil {
+	if tr, err := launcher.TokenFileRefresherFromEnv(logrus.StandardLogger()); err != nil {
 		logrus.WithError(err).Warn("yarn-am launch: the token file will not be refreshed")
 	} else if tr != nil {
 		ctx, stop := context.WithCancel(context.Background())
 		defer stop()
 		go tr.Run(ctx)
 	}
-	l := &container.Launcher{
+	l := &launcher.Launcher{
 		Resources: cfg.Resources,
 		Drivers:   drivers,
 		Stdin:     os.Stdin,

@@ -7,7 +7,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -83,20 +84,20 @@ func (id *identity) newRM(conf *yarnrpc.Config) (*yarnrpc.ApplicationClient, err
 
 // dialStagingFS connects to fs.defaultFS as the process's login (Kerberos when logged in, else
 // SIMPLE as user).
-func dialStagingFS(conf *yarnrpc.Config, user string) (*container.HDFS, error) {
+func dialStagingFS(conf *yarnrpc.Config, user string) (*client.HDFS, error) {
 	if clientKerberos != nil {
-		return container.DialHDFSKerberos(conf, clientKerberos)
+		return client.DialHDFSKerberos(conf, clientKerberos)
 	}
-	return container.DialHDFS(conf, user)
+	return client.DialHDFS(conf, user)
 }
 
 // delegationTokens gets the application's delegation tokens on a Kerberized cluster (nil otherwise)
 // and says which it got (kind and service, never their secrets).
-func (id *identity) delegationTokens(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.ApplicationClient, job *container.Job, out io.Writer) (*yarnrpc.Credentials, error) {
+func (id *identity) delegationTokens(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.ApplicationClient, job *jobfile.Job, out io.Writer) (*yarnrpc.Credentials, error) {
 	if id.krb == nil {
 		return nil, nil
 	}
-	creds, err := container.DelegationTokens(ctx, container.TokenRequest{Conf: conf, Login: id.krb, RM: rm, Namenodes: job.HDFSNamenodes})
+	creds, err := client.DelegationTokens(ctx, client.TokenRequest{Conf: conf, Login: id.krb, RM: rm, Namenodes: job.HDFSNamenodes})
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +109,11 @@ func (id *identity) delegationTokens(ctx context.Context, conf *yarnrpc.Config, 
 
 // stageKeytab ships --keytab to the AM when submit logged in with it on a Kerberized cluster, and
 // returns the principal the AM logs in as ("" when nothing was shipped).
-func stageKeytab(fsys *container.HDFS, st *container.Staged, krb *yarnrpc.Kerberos, keytab string) (string, error) {
+func stageKeytab(fsys *client.HDFS, st *client.Staged, krb *yarnrpc.Kerberos, keytab string) (string, error) {
 	if krb == nil || keytab == "" {
 		return "", nil
 	}
-	if err := container.StageKeytab(fsys, st, fsys.DefaultFS, keytab); err != nil {
+	if err := client.StageKeytab(fsys, st, fsys.DefaultFS, keytab); err != nil {
 		return "", err
 	}
 	return krb.Principal(), nil

@@ -13,7 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -210,20 +210,20 @@ func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.Appli
 	staged := false
 	defer func() {
 		if err != nil && staged {
-			if rerr := container.RemoveStaging(fsys, user, id); rerr != nil {
+			if rerr := client.RemoveStaging(fsys, user, id); rerr != nil {
 				fmt.Fprintf(stdout, "could not remove the staging directory: %v\n", rerr)
 			} else {
-				fmt.Fprintf(stdout, "removed the staging directory %s\n", container.StagingDir(user, id))
+				fmt.Fprintf(stdout, "removed the staging directory %s\n", client.StagingDir(user, id))
 			}
 		}
 	}()
 	staged = true
-	fmt.Fprintf(stdout, "staging to %s%s/\n", fsys.DefaultFS, container.StagingDir(user, id))
-	st, err := container.Stage(ctx, fsys, container.StageRequest{
+	fmt.Fprintf(stdout, "staging to %s%s/\n", fsys.DefaultFS, client.StagingDir(user, id))
+	st, err := client.Stage(ctx, fsys, client.StageRequest{
 		AppID: id, User: user, DefaultFS: fsys.DefaultFS, Binary: bin, Job: lj.job,
 		FlinkConf: lj.flinkConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.res,
-		Progress: func(u container.Upload) {
-			fmt.Fprintf(stdout, "  uploaded %-40s %9s  %s\n", u.Remote[len(container.StagingDir(user, id))+1:], humanBytes(u.Size), u.Local)
+		Progress: func(u client.Upload) {
+			fmt.Fprintf(stdout, "  uploaded %-40s %9s  %s\n", u.Remote[len(client.StagingDir(user, id))+1:], humanBytes(u.Size), u.Local)
 		},
 	})
 	if err != nil {
@@ -233,11 +233,11 @@ func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.Appli
 	if err != nil {
 		return err
 	}
-	secret, err := container.NewSecret()
+	secret, err := client.NewSecret()
 	if err != nil {
 		return err
 	}
-	sc, err := container.SubmissionContext(container.AMOptions{
+	sc, err := client.SubmissionContext(client.AMOptions{
 		AppID: appID, Job: lj.job, Staged: st, User: user, Secret: secret, Defines: sf.defines,
 		Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name, Tokens: sf.tokens,
 		Principal: principal,

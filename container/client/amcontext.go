@@ -1,4 +1,4 @@
-package container
+package client
 
 import (
 	"crypto/rand"
@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -47,7 +48,7 @@ func NewSecret() (string, error) {
 // AMOptions is everything the AM's launch context and the submission are built from.
 type AMOptions struct {
 	AppID  *hadooppb.ApplicationIdProto
-	Job    *Job
+	Job    *jobfile.Job
 	Staged *Staged
 	User   string
 	Secret string

@@ -1,4 +1,4 @@
-package container
+package client
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -29,7 +30,7 @@ vcores = 2
 [taskexecutor]
 command = "./worker"
 `)
-	job, err := LoadJob(p)
+	job, err := jobfile.LoadJob(p)
 	require.NoError(t, err)
 	st := &Staged{
 		Dir:    "/user/alice/.yarn-am/application_1700000000000_0003",
