@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -118,7 +119,7 @@ type AM struct {
 	log logrus.FieldLogger
 
 	mu          sync.Mutex
-	state       string
+	state       contract.AMState
 	asks        []Ask
 	nextAskID   int64
 	containers  map[string]*tracked // the records: every active container and the latest finished ones
@@ -137,8 +138,8 @@ type AM struct {
 	events       *EventLog
 	metrics      *Metrics
 	policy       *Policy
-	maxCap       Capability // the register response's maximum_capability
-	clusterNodes int        // num_cluster_nodes of the last allocate response
+	maxCap       contract.Capability // the register response's maximum_capability
+	clusterNodes int                 // num_cluster_nodes of the last allocate response
 	headroom     *hadooppb.ResourceProto
 	blAdd        map[string]bool // nodes to add to / remove from the RM's blacklist with the next allocate
 	blRemove     map[string]bool
@@ -224,7 +225,7 @@ func New(cfg Config) (*AM, error) {
 		askTime:     map[int64]time.Time{},
 		cfg:         cfg,
 		log:         cfg.Log.WithField("app", cfg.App),
-		state:       "STARTING",
+		state:       contract.StateStarting,
 		nextAskID:   1,
 		containers:  map[string]*tracked{},
 		allocProtos: map[string]*hadooppb.ContainerProto{},
@@ -265,24 +266,24 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		case ctx.Err() != nil:
 			return a.killed(), ctx.Err()
 		case errors.As(err, &u):
-			a.setState("RUNNING")
+			a.setState(contract.StateRunning)
 			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
 			if !ok {
 				ev = AllocationRejectedEvent("", 0, -1, "", "the TaskExecutors cannot be allocated on this cluster: "+u.why)
 			}
 			ev = a.emit(ev)
-			out := Outcome{Status: Failed, Diagnostics: ev.Message}
+			out := Outcome{Status: contract.Failed, Diagnostics: ev.Message}
 			a.log.WithField("key", ev.Key).Error("am: " + out.Diagnostics)
 			return out, a.finish(ctx, out)
 		}
 		return Outcome{}, err
 	}
-	a.setState("RUNNING")
+	a.setState(contract.StateRunning)
 	var driverDone <-chan struct{}
 	if a.cfg.Driver != nil {
 		d, err := a.startDriver(ctx)
 		if err != nil {
-			out := Outcome{Status: Failed, Diagnostics: err.Error()}
+			out := Outcome{Status: contract.Failed, Diagnostics: err.Error()}
 			return out, a.finish(ctx, out)
 		}
 		driverDone = d
@@ -316,16 +317,16 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):
-				out := Outcome{Status: Failed, Diagnostics: rej.ev.Message}
+				out := Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
 				return out, a.finish(ctx, out)
 			case errors.Is(err, errShutdown):
 				a.setState("SHUTDOWN")
-				return Outcome{Status: Failed, Diagnostics: err.Error()}, err
+				return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
 			default:
 				errs++
 				a.log.WithError(err).WithField("consecutive", errs).Warn("am: allocate failed")
 				if errs >= maxAllocateErrors {
-					return Outcome{Status: Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
+					return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
 				}
 			}
 			if err == nil && a.takeNews() {
@@ -378,15 +379,15 @@ func (a *AM) interval() time.Duration {
 	return d
 }
 
-func (a *AM) setState(s string) {
+func (a *AM) setState(s contract.AMState) {
 	a.mu.Lock()
 	a.state = s
 	a.mu.Unlock()
 }
 
 func (a *AM) killed() Outcome {
-	a.setState(string(Killed))
-	out := Outcome{Status: Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	a.setState(contract.AMState(contract.Killed))
+	out := Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
 	a.deleteStaging()
 	return out
 }
@@ -418,7 +419,7 @@ func (a *AM) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("am: registering with the ResourceManager: %w", err)
 	}
-	maximum := Capability(yarnrpc.ResourceAmounts(resp.GetMaximumCapability()))
+	maximum := contract.Capability(yarnrpc.ResourceAmounts(resp.GetMaximumCapability()))
 	a.log.WithFields(logrus.Fields{"queue": resp.GetQueue(), "maximum": maximum.String(),
 		"tracking_url": a.cfg.TrackingURL}).Info("am: registered")
 	if resp.GetMaximumCapability() == nil {
@@ -434,7 +435,7 @@ func (a *AM) register(ctx context.Context) error {
 	a.mu.Lock()
 	a.responseID = 0
 	if m := resp.GetMaximumCapability(); m != nil {
-		a.maxCap = Capability(yarnrpc.ResourceAmounts(m))
+		a.maxCap = contract.Capability(yarnrpc.ResourceAmounts(m))
 	}
 	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
 		a.blAdd[n] = true
@@ -514,7 +515,7 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		delete(a.allocProtos, r.ID)
 	}
 	for _, l := range plan.Launch {
-		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: Launching, Resources: l.Resources}}
+		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources}}
 		if p := a.allocProtos[l.ID]; p != nil {
 			t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
 		}
@@ -544,13 +545,13 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 			continue
 		}
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: the requirement went down")
-		if t.Phase == Launching {
+		if t.Phase == contract.Launching {
 			t.stopAfterLaunch = true // the launch worker stops it once its start returns
 			a.inFlight--
 		} else if t.cid != nil {
 			stop = append(stop, t)
 		}
-		t.Phase = Stopping
+		t.Phase = contract.Stopping
 	}
 	if len(stop) > 0 {
 		go a.stopAll(context.Background(), stop)
@@ -568,7 +569,7 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 // unsatisfiable: the ask can never be allocated on this cluster.
 type unsatisfiable struct {
 	why     string
-	maximum Capability // the registration's maximum allocation (nil if not sent)
+	maximum contract.Capability // the registration's maximum allocation (nil if not sent)
 }
 
 func (u *unsatisfiable) Error() string { return u.why }
@@ -670,7 +671,7 @@ func (a *AM) heartbeat(ctx context.Context) error {
 		id := yarnrpc.FormatContainerID(c.GetId())
 		a.allocProtos[id] = c
 		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
-			Resources: Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
+			Resources: contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
@@ -706,25 +707,25 @@ func (a *AM) resendAll() {
 func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 	id := yarnrpc.FormatContainerID(st.GetContainerId())
 	t := a.containers[id]
-	if t == nil || t.Phase == Completed {
+	if t == nil || t.Phase == contract.Completed {
 		return // released by us, or already known to have ended
 	}
-	if t.Phase == Launching {
+	if t.Phase == contract.Launching {
 		a.inFlight-- // the launch worker will find it completed
 	}
 	exit := st.GetExitStatus()
 	class := Classify(exit)
-	if t.Phase == Stopping {
-		class = ExitKilledByAM // we stopped it (scale-down), whatever status the NM reports
+	if t.Phase == contract.Stopping {
+		class = contract.ExitKilledByAM // we stopped it (scale-down), whatever status the NM reports
 	}
-	t.Phase = Completed
+	t.Phase = contract.Completed
 	t.Exit = Exit{Status: exit, Class: class, Diagnostics: st.GetDiagnostics()}
-	if t.reportFailure != "" && class == ExitDiscoveryFailed {
+	if t.reportFailure != "" && class == contract.ExitDiscoveryFailed {
 		t.Exit.Diagnostics = t.reportFailure + "; " + t.Exit.Diagnostics
 	}
 	a.exitedLocked(t)
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
-	if class == ExitSucceeded {
+	if class == contract.ExitSucceeded {
 		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
 	} else {
 		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + Describe(exit, class))
@@ -752,7 +753,7 @@ func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 
 // ResourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
 // every other type in resource_value_map.
-func ResourceProto(c Capability) *hadooppb.ResourceProto {
+func ResourceProto(c contract.Capability) *hadooppb.ResourceProto {
 	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
 	keys := make([]string, 0, len(c))
 	for k := range c {
@@ -809,11 +810,11 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	defer a.mu.Unlock()
 	defer a.poke()
 	t.token = nil // used: a container is started once
-	if t.Phase == Stopping && t.stopAfterLaunch {
+	if t.Phase == contract.Stopping && t.stopAfterLaunch {
 		t.stopAfterLaunch = false
 		if err != nil { // it never started: give the allocation back
-			t.Phase = Completed
-			t.Exit = Exit{Status: -105, Class: ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
+			t.Phase = contract.Completed
+			t.Exit = Exit{Status: -105, Class: contract.ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
 			if t.cid != nil {
 				a.release[t.ID] = t.cid
 			}
@@ -823,14 +824,14 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 		go a.stopAll(context.Background(), []*tracked{t})
 		return
 	}
-	if t.Phase != Launching {
+	if t.Phase != contract.Launching {
 		return // completed (or stopped) while the launch was in flight
 	}
 	a.inFlight--
 	if err != nil {
 		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
-		t.Phase = Completed
-		t.Exit = Exit{Status: -1000, Class: ExitLaunchFailed, Diagnostics: err.Error()}
+		t.Phase = contract.Completed
+		t.Exit = Exit{Status: -1000, Class: contract.ExitLaunchFailed, Diagnostics: err.Error()}
 		if t.cid != nil {
 			a.release[t.ID] = t.cid
 		}
@@ -838,7 +839,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 		a.exitedLocked(t)
 		return
 	}
-	t.Phase = Running
+	t.Phase = contract.Running
 	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
 	a.emit(LaunchedEvent(t.ID, t.Node))
 }
@@ -847,20 +848,20 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 func (a *AM) finish(ctx context.Context, out Outcome) error {
 	a.mu.Lock()
 	a.stopping = true
-	a.state = "FINISHING"
+	a.state = contract.StateFinishing
 	var running []*tracked
 	for _, t := range a.seq {
-		if t.Phase != Completed && t.cid != nil {
+		if t.Phase != contract.Completed && t.cid != nil {
 			running = append(running, t)
 		}
 	}
 	a.mu.Unlock()
 	a.stopAll(ctx, running)
 
-	status := map[FinalStatus]hadooppb.FinalApplicationStatusProto{
-		Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,
-		Failed:    hadooppb.FinalApplicationStatusProto_APP_FAILED,
-		Killed:    hadooppb.FinalApplicationStatusProto_APP_KILLED,
+	status := map[contract.FinalStatus]hadooppb.FinalApplicationStatusProto{
+		contract.Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,
+		contract.Failed:    hadooppb.FinalApplicationStatusProto_APP_FAILED,
+		contract.Killed:    hadooppb.FinalApplicationStatusProto_APP_KILLED,
 	}[out.Status]
 	req := &hadooppb.FinishApplicationMasterRequestProto{
 		FinalApplicationStatus: status.Enum(),
@@ -893,7 +894,7 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 		}
 		break
 	}
-	a.setState(string(out.Status))
+	a.setState(contract.AMState(out.Status))
 	a.mu.Lock()
 	a.diagnostics = out.Diagnostics
 	a.mu.Unlock()

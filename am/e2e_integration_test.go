@@ -28,7 +28,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -380,10 +380,10 @@ func TestE2EKillRunningJobRemovesStaging(t *testing.T) {
 
 	conf, err := yarnrpc.LoadConfigFromEnv()
 	require.NoError(t, err)
-	fsys, err := container.DialHDFS(conf, user)
+	fsys, err := client.DialHDFS(conf, user)
 	require.NoError(t, err)
 	defer fsys.Close()
-	dir := container.StagingDir(user, id)
+	dir := client.StagingDir(user, id)
 	_, err = fsys.Stat(dir)
 	require.NoError(t, err, "the staging directory exists while the job runs")
 

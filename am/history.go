@@ -1,5 +1,7 @@
 package am
 
+import "github.com/yarn-am/yarn-am/am/contract"
+
 // This file bounds the AM's records of finished containers. A long-running service that keeps
 // replacing TaskExecutors would otherwise keep a record of every container it ever started. Active
 // containers are always recorded; of the finished ones the latest Config.FinishedHistory are, for
@@ -14,7 +16,7 @@ func (a *AM) finishedLocked(t *tracked) {
 	t.token = nil
 	a.completedN++
 	switch {
-	case t.Exit.Class == ExitSucceeded:
+	case t.Exit.Class == contract.ExitSucceeded:
 		a.succeededN++
 	case t.Exit.Class.Counts():
 		a.failedN++

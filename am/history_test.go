@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -22,10 +23,10 @@ var noFailurePolicy = PolicyConfig{MaxFailureRate: -1, NodeMaxFailures: -1, Fail
 	RestartBackoff: time.Nanosecond, RestartBackoffMax: time.Nanosecond}
 
 // finishedListed counts the finished containers a status lists.
-func finishedListed(s Status) int {
+func finishedListed(s contract.Status) int {
 	n := 0
 	for _, c := range s.Containers {
-		if c.State == Completed {
+		if c.State == contract.Completed {
 			n++
 		}
 	}
@@ -59,7 +60,7 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 		m.mu.Lock()
 		records := 0
 		for _, tr := range m.containers {
-			if tr.Phase == Completed {
+			if tr.Phase == contract.Completed {
 				records++
 			}
 		}
@@ -69,7 +70,7 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 	}, 60*time.Second, 2*time.Millisecond, "every container the fake RM granted finishes")
 	s := m.Status()
 	cancel()
-	assert.Equal(t, Killed, (<-done).Status)
+	assert.Equal(t, contract.Killed, (<-done).Status)
 
 	wantFailed := 0
 	for n := 0; n < total; n++ {
@@ -111,7 +112,7 @@ func TestLoopFailureLimitCountsForgottenFailures(t *testing.T) {
 	m.cfg.FinishedHistory = 2
 	m.policy = NewPolicy(noFailurePolicy)
 	out := run(t, m)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Regexp(t, `^2[12] TaskExecutors failed, more than taskexecutor.max-failures = 20 allows \(exit code 3 ×2[12]\)`, out.Diagnostics,
 		"failures whose records were dropped still count (two run at once: the 21st and 22nd can end together)")
 	s := m.Status()
@@ -121,7 +122,7 @@ func TestLoopFailureLimitCountsForgottenFailures(t *testing.T) {
 }
 
 func TestReconcileCountsForgottenContainers(t *testing.T) {
-	failed := Container{ID: "c9", Node: "n1:1", Phase: Completed, Exit: Exit{Status: 3, Class: ExitFailed}}
+	failed := Container{ID: "c9", Node: "n1:1", Phase: contract.Completed, Exit: Exit{Status: 3, Class: contract.ExitFailed}}
 	spec := Spec{Instances: 1, Capability: te, MaxFailures: 3, Mode: Service}
 	obs := Observed{Containers: []Container{failed}, NextAskID: 1,
 		Forgotten: Forgotten{Succeeded: 40, Failed: 3, FailedExits: map[int32]int{3: 2, 1: 1}}}
@@ -140,10 +141,10 @@ func TestReconcileCountsForgottenContainers(t *testing.T) {
 	batch := Spec{Instances: 5, Capability: te, MaxFailures: 3}
 	p = Reconcile(batch, Observed{NextAskID: 1, Forgotten: Forgotten{Succeeded: 3}})
 	assert.Equal(t, []AskUpdate{{ID: 1, Count: 2}}, p.Send, "batch: the forgotten successes are done")
-	p = Reconcile(batch, Observed{NextAskID: 1, Containers: []Container{{ID: "c1", Phase: Completed, Exit: Exit{Class: ExitSucceeded}}},
+	p = Reconcile(batch, Observed{NextAskID: 1, Containers: []Container{{ID: "c1", Phase: contract.Completed, Exit: Exit{Class: contract.ExitSucceeded}}},
 		Forgotten: Forgotten{Succeeded: 4}})
 	require.NotNil(t, p.Done)
-	assert.Equal(t, Succeeded, p.Done.Status)
+	assert.Equal(t, contract.Succeeded, p.Done.Status)
 }
 
 func TestNewRejectsANegativeFinishedHistory(t *testing.T) {
@@ -271,7 +272,7 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	c := newChurnCluster()
 	c.setLimit(warm)
 	m, err := New(Config{App: "application_1700000000000_0009", Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
-		Spec:          Spec{Instances: 500, Mode: Service, Capability: Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
+		Spec:          Spec{Instances: 500, Mode: Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Millisecond, Policy: noFailurePolicy,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c, NM: churnNM{c}, Log: quietLog})
 	require.NoError(t, err)

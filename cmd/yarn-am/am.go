@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -180,7 +182,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	capability := am.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
+	capability := contract.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
 	for k, v := range cfg.YarnResources() {
 		capability[k] = v
 	}
@@ -212,9 +214,9 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	if !ok {
 		return 1, fmt.Errorf("the token file %s has no %s token", tokenFile, yarnrpc.AMRMTokenKind)
 	}
-	secret := string(creds.Secrets[am.SecretAlias])
+	secret := string(creds.Secrets[contract.SecretAlias])
 	if secret == "" {
-		return 1, fmt.Errorf("the token file %s has no secret %q ('yarn-am submit' puts it there)", tokenFile, am.SecretAlias)
+		return 1, fmt.Errorf("the token file %s has no secret %q ('yarn-am submit' puts it there)", tokenFile, contract.SecretAlias)
 	}
 	log := logrus.WithFields(logrus.Fields{"app": app, "attempt": attempt})
 
@@ -247,13 +249,13 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 
 	am.AnnounceTokenDeadline(log, creds)
 	var staging am.StagingStore
-	if uri := os.Getenv(am.EnvStagingDir); uri != "" {
+	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
 		if staging, err = am.OpenStagingFor(ctx, uri, user, conf, creds); err != nil {
 			return 1, err
 		}
 		defer staging.Close()
 	} else {
-		log.Warn("yarn-am am: " + am.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
+		log.Warn("yarn-am am: " + contract.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
 	}
 	refresher, err := am.TokenRefresherFromEnv(ctx, conf, creds, staging, log) // nil without a shipped keytab
 	if err != nil {
@@ -262,11 +264,13 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	if refresher != nil {
 		go refresher.Run(ctx)
 	}
-	var manifest []am.ManifestEntry
-	if _, err := os.Stat(am.ManifestFile); err == nil {
-		if manifest, err = am.ReadManifest(am.ManifestFile); err != nil {
+	var manifest []contract.LocalResource
+	if data, err := os.ReadFile(contract.StagedManifest); err == nil {
+		if manifest, err = contract.ParseManifest(data); err != nil {
 			return 1, err
 		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 1, fmt.Errorf("reading the staged manifest: %w", err)
 	}
 
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
@@ -294,7 +298,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 		}
 	}
 	if refresher != nil {
-		env[am.EnvTokensURL] = strings.TrimSuffix(base, "/") + am.TokensPath
+		env[contract.EnvTokensURL] = strings.TrimSuffix(base, "/") + am.TokensPath
 	}
 	te := am.TaskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.jobFile, FlinkConf: flinkAlias, Defines: a.defines,
@@ -325,7 +329,7 @@ func amMain(ctx context.Context, a amArgs) (int, error) {
 	}
 	am.AddTokenDeadlineEvent(&amc, creds)
 	if a.driver != "" {
-		amc.Driver = &am.DriverConfig{Command: a.driver, Env: []string{am.EnvAPI + "=" + base + "api/v1/", am.EnvSecret + "=" + secret}}
+		amc.Driver = &am.DriverConfig{Command: a.driver, Env: []string{contract.EnvAPI + "=" + base + "api/v1/", contract.EnvSecret + "=" + secret}}
 	}
 	m, err := am.New(amc)
 	if err != nil {

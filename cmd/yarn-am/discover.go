@@ -14,6 +14,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/launcher"
 	"github.com/yarn-am/yarn-am/gpu"
 	"github.com/yarn-am/yarn-am/resources"
@@ -146,7 +147,7 @@ func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resou
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "A worker started by 'yarn-am launch' in this environment would get:")
-	const placeholder = "<working directory>/" + resources.InfoFileName
+	const placeholder = "<working directory>/" + contract.InfoFileName
 	env := launcher.WorkerEnv(nil, placeholder, infos, drivers)
 	sort.Strings(env)
 	for _, kv := range env {

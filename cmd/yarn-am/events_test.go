@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 func TestStatusPrintsExcludedNodesAndLatestEvents(t *testing.T) {
@@ -33,7 +34,7 @@ func TestStatusPrintsExcludedNodesAndLatestEvents(t *testing.T) {
 
 func TestFollowPrintsTheAMsEventStream(t *testing.T) {
 	log := am.NewEventLog(100)
-	log.Add(am.RequestedEvent(2, am.Capability{"yarn.io/gpu": 1}))
+	log.Add(am.RequestedEvent(2, contract.Capability{"yarn.io/gpu": 1}))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))
 	srv := httptest.NewServer(mux)

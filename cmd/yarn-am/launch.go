@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/launcher"
 	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
 	"github.com/yarn-am/yarn-am/resources"
@@ -148,17 +149,17 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", err)
-		return launcher.ExitConfigError
+		return contract.LauncherConfigError
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "yarn-am launch: no worker command; usage: yarn-am launch [flags] -- CMD [ARGS...]")
-		return launcher.ExitConfigError
+		return contract.LauncherConfigError
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
 	cfg, drivers, ok := loadExtRes(&f, "yarn-am launch", stderr)
 	if !ok {
-		return launcher.ExitConfigError
+		return contract.LauncherConfigError
 	}
 	reporter, err := launcher.ReporterFromEnv(reportURL)
 	if err != nil {

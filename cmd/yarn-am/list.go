@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -55,7 +55,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer rm.Close()
-	req := &hadooppb.GetApplicationsRequestProto{ApplicationTypes: []string{client.ApplicationType}}
+	req := &hadooppb.GetApplicationsRequestProto{ApplicationTypes: []string{contract.ApplicationType}}
 	if !*all {
 		req.ApplicationStates = []hadooppb.YarnApplicationStateProto{
 			hadooppb.YarnApplicationStateProto_NEW, hadooppb.YarnApplicationStateProto_NEW_SAVING,

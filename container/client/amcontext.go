@@ -5,35 +5,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/container/launchctx"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
-)
-
-// The client ↔ AM contract (issue 4): application type and tag, the secret's alias in the credentials,
-// and the AM container's environment.
-const (
-	ApplicationType = "YARN-AM"
-	ApplicationTag  = "yarn-am"
-	// SecretAlias is the secret key, in the AM's and the TaskExecutors' credentials, of the
-	// per-application secret (64 hex characters) that writes to the AM's API must present as
-	// "Authorization: Bearer <secret>".
-	SecretAlias = "yarn-am.secret"
-
-	EnvStagingDir   = "YARN_AM_STAGING_DIR"
-	EnvLogLevel     = "YARN_AM_LOG_LEVEL"
-	EnvHadoopConf   = "HADOOP_CONF_DIR"
-	EnvHadoopUser   = "HADOOP_USER_NAME"
-	EnvReportURL    = "YARN_AM_REPORT_URL"
-	DefaultLogLevel = "info"
-
-	// LogDirVar is expanded by YARN to the container's log directory.
-	LogDirVar = "<LOG_DIR>"
 )
 
 // NewSecret returns a fresh per-application secret: 32 random bytes, hex-encoded.
@@ -70,7 +50,7 @@ type AMOptions struct {
 // hasFlinkConf reports whether flink-conf.yaml was staged.
 func (o AMOptions) hasFlinkConf() bool {
 	for _, r := range o.Staged.AM {
-		if r.Alias == StagedFlinkConf {
+		if r.Alias == contract.StagedFlinkConf {
 			return true
 		}
 	}
@@ -80,37 +60,37 @@ func (o AMOptions) hasFlinkConf() bool {
 // AMCommand is the AM container's command line, already escaped for YARN's launch script (which runs
 // it as `exec /bin/bash -c "<command>"`).
 func AMCommand(o AMOptions) string {
-	args := []string{"./" + StagedBinary, "am", "--job", StagedJob}
+	args := []string{"./" + contract.StagedBinary, "am", "--job", contract.StagedJob}
 	if o.hasFlinkConf() {
-		args = append(args, "--flink-conf", StagedFlinkConf)
+		args = append(args, "--flink-conf", contract.StagedFlinkConf)
 	}
 	for _, d := range append(append([]string{}, o.Defines...), o.Staged.Defines...) {
-		args = append(args, "-D", ShellQuote(d))
+		args = append(args, "-D", contract.ShellQuote(d))
 	}
 	if o.Service {
 		args = append(args, "--service")
 	}
 	if o.Driver != "" {
-		args = append(args, "--driver", ShellQuote(o.Driver))
+		args = append(args, "--driver", contract.ShellQuote(o.Driver))
 	}
-	cmd := strings.Join(args, " ") + " 1>" + LogDirVar + "/am.stdout 2>" + LogDirVar + "/am.stderr"
-	return EscapeForLaunchScript(cmd)
+	cmd := strings.Join(args, " ") + " 1>" + contract.LogDirVar + "/am.stdout 2>" + contract.LogDirVar + "/am.stderr"
+	return contract.EscapeForLaunchScript(cmd)
 }
 
 // AMEnvironment is the AM container's environment.
 func AMEnvironment(o AMOptions) map[string]string {
 	lvl := o.LogLevel
 	if lvl == "" {
-		lvl = DefaultLogLevel
+		lvl = contract.DefaultLogLevel
 	}
 	env := map[string]string{
-		EnvHadoopConf: "$PWD", // the launch script expands it: the site files are localised there
-		EnvStagingDir: o.Staged.DirURI,
-		EnvHadoopUser: o.User,
-		EnvLogLevel:   lvl,
+		contract.EnvHadoopConf: "$PWD", // the launch script expands it: the site files are localised there
+		contract.EnvStagingDir: o.Staged.DirURI,
+		contract.EnvHadoopUser: o.User,
+		contract.EnvLogLevel:   lvl,
 	}
 	if o.Principal != "" {
-		env[EnvPrincipal] = o.Principal
+		env[contract.EnvPrincipal] = o.Principal
 	}
 	return env
 }
@@ -126,7 +106,7 @@ func AMCredentials(o AMOptions) *yarnrpc.Credentials {
 			c.Secrets[a] = s
 		}
 	}
-	c.Secrets[SecretAlias] = []byte(o.Secret)
+	c.Secrets[contract.SecretAlias] = []byte(o.Secret)
 	return c
 }
 
@@ -139,13 +119,13 @@ func AMLaunchContext(o AMOptions) (*hadooppb.ContainerLaunchContextProto, error)
 	if o.Secret == "" {
 		return nil, errors.New("AM launch context: the application secret is empty")
 	}
-	lr, err := LocalResourcesProto(o.Staged.AM)
+	lr, err := launchctx.LocalResources(o.Staged.AM)
 	if err != nil {
 		return nil, err
 	}
 	return &hadooppb.ContainerLaunchContextProto{
 		LocalResources: lr,
-		Environment:    EnvironmentProto(AMEnvironment(o)),
+		Environment:    launchctx.Environment(AMEnvironment(o)),
 		Command:        []string{AMCommand(o)},
 		Tokens:         AMCredentials(o).Marshal(),
 	}, nil
@@ -170,7 +150,7 @@ func SubmissionContext(o AMOptions) (*hadooppb.ApplicationSubmissionContextProto
 	}
 	tags := []string{}
 	seen := map[string]bool{}
-	for _, t := range append(append([]string{}, o.Job.Tags...), ApplicationTag) {
+	for _, t := range append(append([]string{}, o.Job.Tags...), contract.ApplicationTag) {
 		if !seen[t] {
 			seen[t] = true
 			tags = append(tags, t)
@@ -186,44 +166,11 @@ func SubmissionContext(o AMOptions) (*hadooppb.ApplicationSubmissionContextProto
 			Memory:       proto.Int64(o.Job.AM.MemoryMB),
 			VirtualCores: proto.Int32(o.Job.AM.VCores),
 		},
-		ApplicationType: proto.String(ApplicationType),
+		ApplicationType: proto.String(contract.ApplicationType),
 		ApplicationTags: tags,
 	}
 	if o.Job.MaxAttempts > 0 {
 		sc.MaxAppAttempts = proto.Int32(o.Job.MaxAttempts)
 	}
 	return sc, nil
-}
-
-// EnvironmentProto converts an environment to the launch context's list, sorted by name.
-func EnvironmentProto(env map[string]string) []*hadooppb.StringStringMapProto {
-	keys := make([]string, 0, len(env))
-	for k := range env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]*hadooppb.StringStringMapProto, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, &hadooppb.StringStringMapProto{Key: proto.String(k), Value: proto.String(env[k])})
-	}
-	return out
-}
-
-// ShellQuote quotes s as one word for bash: unchanged when it has only safe characters, else in single
-// quotes with each embedded single quote written as '\”.
-func ShellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// EscapeForLaunchScript escapes a command line for YARN's launch script, which embeds the command in
-// double quotes (`exec /bin/bash -c "<command>"`): without this, $, `, " and \ in a command would be
-// interpreted by the launch script instead of reaching bash -c unchanged.
-func EscapeForLaunchScript(cmd string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
-	return r.Replace(cmd)
 }

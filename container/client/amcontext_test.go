@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -35,7 +36,7 @@ command = "./worker"
 	st := &Staged{
 		Dir:    "/user/alice/.yarn-am/application_1700000000000_0003",
 		DirURI: "hdfs://nn:8020/user/alice/.yarn-am/application_1700000000000_0003",
-		AM: []LocalResource{
+		AM: []contract.LocalResource{
 			{Alias: "yarn-am", URL: "hdfs://nn:8020/s/yarn-am", Size: 10, Timestamp: 11, Type: "FILE", Visibility: "APPLICATION"},
 			{Alias: "job.toml", URL: "hdfs://nn:8020/s/job.toml", Size: 1, Timestamp: 2, Type: "FILE", Visibility: "APPLICATION"},
 		},
@@ -94,7 +95,7 @@ func TestSubmissionContextFollowsTheContract(t *testing.T) {
 
 func TestAMCommandFlags(t *testing.T) {
 	o := testAMOptions(t)
-	o.Staged.AM = append(o.Staged.AM, LocalResource{Alias: "flink-conf.yaml", URL: "hdfs://nn/f"})
+	o.Staged.AM = append(o.Staged.AM, contract.LocalResource{Alias: "flink-conf.yaml", URL: "hdfs://nn/f"})
 	o.Defines = []string{"external-resource.gpu.amount=2"}
 	o.Service = true
 	o.Driver = `python3 drive.py --name "it's" $HOME`
@@ -131,10 +132,10 @@ func TestAMCommandSurvivesTheLaunchScript(t *testing.T) {
 }
 
 func TestShellQuote(t *testing.T) {
-	assert.Equal(t, "plain-word_1.2/x=y:z", ShellQuote("plain-word_1.2/x=y:z"))
-	assert.Equal(t, "''", ShellQuote(""))
-	assert.Equal(t, `'a b'`, ShellQuote("a b"))
-	assert.Equal(t, `'it'\''s'`, ShellQuote("it's"))
+	assert.Equal(t, "plain-word_1.2/x=y:z", contract.ShellQuote("plain-word_1.2/x=y:z"))
+	assert.Equal(t, "''", contract.ShellQuote(""))
+	assert.Equal(t, `'a b'`, contract.ShellQuote("a b"))
+	assert.Equal(t, `'it'\''s'`, contract.ShellQuote("it's"))
 }
 
 func TestNewSecret(t *testing.T) {

@@ -10,23 +10,11 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
-	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
-)
-
-// Names of the files in a staging directory (and the aliases they are localised under).
-const (
-	StagedBinary    = "yarn-am"
-	StagedJob       = "job.toml"
-	StagedFlinkConf = "flink-conf.yaml"
-	StagedManifest  = "manifest.json"
 )
 
 // stagedSiteFiles are copied from HADOOP_CONF_DIR when present; core-site.xml and yarn-site.xml are
@@ -35,101 +23,6 @@ var stagedSiteFiles = []struct {
 	name     string
 	required bool
 }{{"core-site.xml", true}, {"yarn-site.xml", true}, {"hdfs-site.xml", false}}
-
-// Local resource types and visibility as written in manifest.json.
-const (
-	TypeFile              = "FILE"
-	TypeArchive           = "ARCHIVE"
-	VisibilityApplication = "APPLICATION"
-)
-
-// LocalResource is one file YARN localises into a container's working directory, as listed in
-// manifest.json: the URL it is fetched from and the size and modification time (ms) HDFS reports,
-// which the NodeManager checks before localising.
-type LocalResource struct {
-	Alias      string `json:"alias"`
-	URL        string `json:"url"`
-	Size       int64  `json:"size"`
-	Timestamp  int64  `json:"timestamp"`
-	Type       string `json:"type"`
-	Visibility string `json:"visibility"`
-}
-
-// Proto converts the entry to YARN's LocalResourceProto (the map value of a launch context).
-func (r LocalResource) Proto() (*hadooppb.LocalResourceProto, error) {
-	u, err := url.Parse(r.URL)
-	if err != nil || u.Scheme == "" || u.Path == "" {
-		return nil, fmt.Errorf("local resource %q: url %q is not a scheme://host:port/path URL", r.Alias, r.URL)
-	}
-	pu := &hadooppb.URLProto{Scheme: proto.String(u.Scheme), File: proto.String(u.Path)}
-	if h := u.Hostname(); h != "" {
-		pu.Host = proto.String(h)
-	}
-	if p := u.Port(); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return nil, fmt.Errorf("local resource %q: url %q has a bad port", r.Alias, r.URL)
-		}
-		pu.Port = proto.Int32(int32(n))
-	}
-	typ := hadooppb.LocalResourceTypeProto_FILE
-	switch r.Type {
-	case TypeFile, "":
-	case TypeArchive:
-		typ = hadooppb.LocalResourceTypeProto_ARCHIVE
-	default:
-		return nil, fmt.Errorf("local resource %q: type %q is not FILE or ARCHIVE", r.Alias, r.Type)
-	}
-	vis := hadooppb.LocalResourceVisibilityProto_APPLICATION
-	switch r.Visibility {
-	case VisibilityApplication, "":
-	case "PRIVATE":
-		vis = hadooppb.LocalResourceVisibilityProto_PRIVATE
-	case "PUBLIC":
-		vis = hadooppb.LocalResourceVisibilityProto_PUBLIC
-	default:
-		return nil, fmt.Errorf("local resource %q: visibility %q is not APPLICATION, PRIVATE or PUBLIC", r.Alias, r.Visibility)
-	}
-	return &hadooppb.LocalResourceProto{
-		Resource:   pu,
-		Size:       proto.Int64(r.Size),
-		Timestamp:  proto.Int64(r.Timestamp),
-		Type:       typ.Enum(),
-		Visibility: vis.Enum(),
-	}, nil
-}
-
-// LocalResourcesProto converts entries to the launch context's map, sorted by alias. A later entry with
-// the same alias replaces an earlier one.
-func LocalResourcesProto(entries []LocalResource) ([]*hadooppb.StringLocalResourceMapProto, error) {
-	byAlias := map[string]LocalResource{}
-	for _, e := range entries {
-		byAlias[e.Alias] = e
-	}
-	aliases := make([]string, 0, len(byAlias))
-	for a := range byAlias {
-		aliases = append(aliases, a)
-	}
-	sort.Strings(aliases)
-	out := make([]*hadooppb.StringLocalResourceMapProto, 0, len(aliases))
-	for _, a := range aliases {
-		p, err := byAlias[a].Proto()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, &hadooppb.StringLocalResourceMapProto{Key: proto.String(a), Value: p})
-	}
-	return out, nil
-}
-
-// ParseManifest reads manifest.json.
-func ParseManifest(data []byte) ([]LocalResource, error) {
-	var m []LocalResource
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s is not a JSON list of local resources: %w", StagedManifest, err)
-	}
-	return m, nil
-}
 
 // FileSystem is the part of HDFS staging needs. HDFS (colinmarc/hdfs) implements it in hdfs.go; tests
 // use a directory on the local disk.
@@ -174,8 +67,8 @@ type Upload struct {
 type Staged struct {
 	Dir      string // path of the staging directory, e.g. /user/alice/.yarn-am/application_1_0001
 	DirURI   string // the same as a full URI, e.g. hdfs://nn:8020/user/alice/.yarn-am/application_1_0001
-	AM       []LocalResource
-	Manifest []LocalResource // what manifest.json lists: every local resource a TaskExecutor needs
+	AM       []contract.LocalResource
+	Manifest []contract.LocalResource // what manifest.json lists: every local resource a TaskExecutor needs
 	// Defines are -D key=value overrides that point configuration at localised copies (custom discovery
 	// scripts); pass them to the AM, which passes them on to `yarn-am launch`.
 	Defines  []string
@@ -184,9 +77,9 @@ type Staged struct {
 
 // reservedAliases are the names yarn-am itself localises; user files must not take them.
 var reservedAliases = map[string]bool{
-	StagedBinary: true, StagedJob: true, StagedFlinkConf: true, StagedManifest: true, StagedKeytab: true,
+	contract.StagedBinary: true, contract.StagedJob: true, contract.StagedFlinkConf: true, contract.StagedManifest: true, contract.StagedKeytab: true,
 	"core-site.xml": true, "yarn-site.xml": true, "hdfs-site.xml": true,
-	resources.InfoFileName: true,
+	contract.InfoFileName: true,
 }
 
 // discoveryPathParams are the parameters that name a discovery program on the client's disk: the GPU
@@ -205,7 +98,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		return nil, fmt.Errorf("staging: fs.defaultFS = %q is not a URI like hdfs://namenode:8020", req.DefaultFS)
 	}
 	st := &Staged{Dir: StagingDir(req.User, req.AppID)}
-	var uploadShown func(local, shown, name, alias, typ string) (LocalResource, error)
+	var uploadShown func(local, shown, name, alias, typ string) (contract.LocalResource, error)
 	st.DirURI = base + st.Dir
 
 	home := path.Join("/user", req.User)
@@ -218,17 +111,17 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		return nil, fmt.Errorf("staging: creating %s: %w", st.Dir, err)
 	}
 
-	upload := func(local, name, alias, typ string) (LocalResource, error) {
+	upload := func(local, name, alias, typ string) (contract.LocalResource, error) {
 		return uploadShown(local, local, name, alias, typ)
 	}
-	uploadShown = func(local, shown, name, alias, typ string) (LocalResource, error) {
+	uploadShown = func(local, shown, name, alias, typ string) (contract.LocalResource, error) {
 		if err := ctx.Err(); err != nil {
-			return LocalResource{}, err
+			return contract.LocalResource{}, err
 		}
 		remote := path.Join(st.Dir, name)
 		size, err := copyToFS(fsys, local, remote)
 		if err != nil {
-			return LocalResource{}, fmt.Errorf("staging %s to %s: %w", local, remote, err)
+			return contract.LocalResource{}, fmt.Errorf("staging %s to %s: %w", local, remote, err)
 		}
 		u := Upload{Local: shown, Remote: remote, Size: size}
 		st.Uploaded = append(st.Uploaded, u)
@@ -239,18 +132,18 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 	}
 
 	// The AM's own files.
-	bin, err := upload(req.Binary, StagedBinary, StagedBinary, TypeFile)
+	bin, err := upload(req.Binary, contract.StagedBinary, contract.StagedBinary, contract.TypeFile)
 	if err != nil {
 		return nil, err
 	}
-	job, err := upload(req.Job.Path, StagedJob, StagedJob, TypeFile)
+	job, err := upload(req.Job.Path, contract.StagedJob, contract.StagedJob, contract.TypeFile)
 	if err != nil {
 		return nil, err
 	}
 	st.AM = append(st.AM, bin, job)
 	st.Manifest = append(st.Manifest, bin, job)
 	if req.FlinkConf != "" {
-		fc, err := upload(req.FlinkConf, StagedFlinkConf, StagedFlinkConf, TypeFile)
+		fc, err := upload(req.FlinkConf, contract.StagedFlinkConf, contract.StagedFlinkConf, contract.TypeFile)
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +158,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 			}
 			continue
 		}
-		r, err := upload(local, sf.name, sf.name, TypeFile)
+		r, err := upload(local, sf.name, sf.name, contract.TypeFile)
 		if err != nil {
 			return nil, err
 		}
@@ -279,13 +172,13 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		key   string
 		specs []jobfile.FileSpec
 		typ   string
-	}{{"taskexecutor.files", te.Files, TypeFile}, {"taskexecutor.archives", te.Archives, TypeArchive}} {
+	}{{"taskexecutor.files", te.Files, contract.TypeFile}, {"taskexecutor.archives", te.Archives, contract.TypeArchive}} {
 		for _, f := range group.specs {
 			if reservedAliases[f.Alias] {
 				return nil, fmt.Errorf("%s: %q would be localised as %q, a name yarn-am uses itself; give it another alias with '#name'", group.key, f.Source, f.Alias)
 			}
 			used[f.Alias] = f.Source
-			var r LocalResource
+			var r contract.LocalResource
 			if f.IsRemote() {
 				r, err = remoteResource(fsys, f.Source, f.Alias, group.typ)
 			} else {
@@ -319,7 +212,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 					alias = res.Name + "-" + alias
 				}
 				used[alias] = local
-				r, err := upload(local, path.Join("scripts", alias), alias, TypeFile)
+				r, err := upload(local, path.Join("scripts", alias), alias, contract.TypeFile)
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", key, err)
 				}
@@ -347,7 +240,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 	if err := tmp.Close(); err != nil {
 		return nil, err
 	}
-	man, err := uploadShown(tmp.Name(), "(generated)", StagedManifest, StagedManifest, TypeFile)
+	man, err := uploadShown(tmp.Name(), "(generated)", contract.StagedManifest, contract.StagedManifest, contract.TypeFile)
 	if err != nil {
 		return nil, err
 	}
@@ -394,28 +287,28 @@ func copyToFS(fsys FileSystem, local, remote string) (int64, error) {
 	return n, err
 }
 
-func statResource(fsys FileSystem, base, remote, alias, typ string) (LocalResource, error) {
+func statResource(fsys FileSystem, base, remote, alias, typ string) (contract.LocalResource, error) {
 	fi, err := fsys.Stat(remote)
 	if err != nil {
-		return LocalResource{}, fmt.Errorf("stat %s: %w", remote, err)
+		return contract.LocalResource{}, fmt.Errorf("stat %s: %w", remote, err)
 	}
-	return LocalResource{Alias: alias, URL: base + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
-		Type: typ, Visibility: VisibilityApplication}, nil
+	return contract.LocalResource{Alias: alias, URL: base + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
+		Type: typ, Visibility: contract.VisibilityApplication}, nil
 }
 
 // remoteResource describes a file that is already on HDFS, with its real size and modification time.
-func remoteResource(fsys FileSystem, uri, alias, typ string) (LocalResource, error) {
+func remoteResource(fsys FileSystem, uri, alias, typ string) (contract.LocalResource, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Path == "" {
-		return LocalResource{}, fmt.Errorf("%q is not a URI like hdfs://namenode:8020/path", uri)
+		return contract.LocalResource{}, fmt.Errorf("%q is not a URI like hdfs://namenode:8020/path", uri)
 	}
 	fi, err := fsys.Stat(u.Path)
 	if err != nil {
-		return LocalResource{}, fmt.Errorf("%s: %w", uri, err)
+		return contract.LocalResource{}, fmt.Errorf("%s: %w", uri, err)
 	}
-	if fi.IsDir() && typ == TypeFile {
-		return LocalResource{}, fmt.Errorf("%s is a directory; YARN localises files and archives", uri)
+	if fi.IsDir() && typ == contract.TypeFile {
+		return contract.LocalResource{}, fmt.Errorf("%s is a directory; YARN localises files and archives", uri)
 	}
-	return LocalResource{Alias: alias, URL: uri, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
-		Type: typ, Visibility: VisibilityApplication}, nil
+	return contract.LocalResource{Alias: alias, URL: uri, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
+		Type: typ, Visibility: contract.VisibilityApplication}, nil
 }

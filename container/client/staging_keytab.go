@@ -6,19 +6,12 @@ import (
 	"os"
 	"path"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // Shipping the user's keytab to the AM (submit --principal/--keytab), so that a job can outlive its
 // delegation tokens' maximum lifetime: the AM logs in from it and gets new tokens.
-
-const (
-	// StagedKeytab is the keytab's name in the staging directory and in the AM container. It is an
-	// APPLICATION local resource of the AM only (never of TaskExecutors), 0600 in HDFS, and goes with
-	// the staging directory.
-	StagedKeytab = "yarn-am.keytab"
-	// EnvPrincipal tells the AM the principal of the staged keytab.
-	EnvPrincipal = "YARN_AM_PRINCIPAL"
-)
 
 // StageKeytab copies the keytab at local into the staging directory st with owner-only permission
 // (0600, whatever the local file's mode) and adds it to the AM's local resources. The keytab's bytes
@@ -29,7 +22,7 @@ func StageKeytab(fsys FileSystem, st *Staged, defaultFS, local string) error {
 		return fmt.Errorf("--keytab %s: %w", local, err)
 	}
 	defer f.Close()
-	remote := path.Join(st.Dir, StagedKeytab)
+	remote := path.Join(st.Dir, contract.StagedKeytab)
 	w, err := fsys.Create(remote, 0o600)
 	if err != nil {
 		return fmt.Errorf("staging the keytab to %s: %w", remote, err)
@@ -41,7 +34,7 @@ func StageKeytab(fsys FileSystem, st *Staged, defaultFS, local string) error {
 	if err != nil {
 		return fmt.Errorf("staging the keytab to %s: %w", remote, err)
 	}
-	lr, err := statResource(fsys, strings.TrimSuffix(defaultFS, "/"), remote, StagedKeytab, TypeFile)
+	lr, err := statResource(fsys, strings.TrimSuffix(defaultFS, "/"), remote, contract.StagedKeytab, contract.TypeFile)
 	if err != nil {
 		return err
 	}

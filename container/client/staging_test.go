@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
-	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // localFS is a FileSystem rooted in a local directory, standing in for HDFS.
@@ -68,8 +68,8 @@ func (f *stageFixture) request(res *resources.Config) StageRequest {
 		Binary: f.binary, Job: f.job, ConfDir: f.confDir, Resources: res}
 }
 
-func byAlias(rs []LocalResource) map[string]LocalResource {
-	m := map[string]LocalResource{}
+func byAlias(rs []contract.LocalResource) map[string]contract.LocalResource {
+	m := map[string]contract.LocalResource{}
 	for _, r := range rs {
 		m[r.Alias] = r
 	}
@@ -127,7 +127,7 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	// manifest.json lists what TaskExecutors need, with remote entries' real size and mtime.
 	data, err := os.ReadFile(f.fs.p(dir + "/manifest.json"))
 	require.NoError(t, err)
-	man, err := ParseManifest(data)
+	man, err := contract.ParseManifest(data)
 	require.NoError(t, err)
 	assert.Equal(t, st.Manifest, man)
 	m := byAlias(man)
@@ -135,7 +135,7 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	assert.Contains(t, m, "job.toml")
 	assert.Equal(t, "hdfs://nn.example:8020"+dir+"/files/worker", m["worker"].URL)
 	assert.Equal(t, "FILE", m["worker"].Type)
-	assert.Equal(t, LocalResource{Alias: "model", URL: "hdfs://nn.example:8020/shared/model.bin", Size: 10,
+	assert.Equal(t, contract.LocalResource{Alias: "model", URL: "hdfs://nn.example:8020/shared/model.bin", Size: 10,
 		Timestamp: 1700000000123, Type: "FILE", Visibility: "APPLICATION"}, m["model"])
 	assert.Equal(t, "ARCHIVE", m["data"].Type)
 	assert.NotContains(t, m, "core-site.xml", "TaskExecutors do not get the site files")
@@ -244,32 +244,4 @@ func TestStageFlinkConfAndHDFSSiteAndRemove(t *testing.T) {
 	_, err = f.fs.Stat(st.Dir)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 	require.NoError(t, RemoveStaging(f.fs, "alice", "application_1700000000000_0007"), "removing twice is fine")
-}
-
-func TestLocalResourceProto(t *testing.T) {
-	p, err := LocalResource{Alias: "w", URL: "hdfs://nn:8020/user/a/x", Size: 5, Timestamp: 7, Type: "ARCHIVE", Visibility: "APPLICATION"}.Proto()
-	require.NoError(t, err)
-	assert.Equal(t, "hdfs", p.GetResource().GetScheme())
-	assert.Equal(t, "nn", p.GetResource().GetHost())
-	assert.Equal(t, int32(8020), p.GetResource().GetPort())
-	assert.Equal(t, "/user/a/x", p.GetResource().GetFile())
-	assert.Equal(t, int64(5), p.GetSize())
-	assert.Equal(t, int64(7), p.GetTimestamp())
-	assert.Equal(t, hadooppb.LocalResourceTypeProto_ARCHIVE, p.GetType())
-	assert.Equal(t, hadooppb.LocalResourceVisibilityProto_APPLICATION, p.GetVisibility())
-
-	p, err = LocalResource{Alias: "w", URL: "hdfs://ns1/x"}.Proto()
-	require.NoError(t, err)
-	assert.Nil(t, p.GetResource().Port, "an HA nameservice URL has no port")
-
-	_, err = LocalResource{Alias: "w", URL: "hdfs://nn/x", Type: "DIR"}.Proto()
-	assert.ErrorContains(t, err, `type "DIR" is not FILE or ARCHIVE`)
-	_, err = LocalResource{Alias: "w", URL: "not a url"}.Proto()
-	assert.ErrorContains(t, err, `url "not a url"`)
-
-	lr, err := LocalResourcesProto([]LocalResource{{Alias: "b", URL: "hdfs://h/b"}, {Alias: "a", URL: "hdfs://h/a"}, {Alias: "b", URL: "hdfs://h/b2"}})
-	require.NoError(t, err)
-	require.Len(t, lr, 2)
-	assert.Equal(t, "a", lr[0].GetKey())
-	assert.Equal(t, "/b2", lr[1].GetValue().GetResource().GetFile(), "a later entry with the same alias wins")
 }

@@ -16,27 +16,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"golang.org/x/sys/unix"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
-
-// Exit codes of `yarn-am launch` when the worker's own code cannot be passed on. They are above the
-// range workers commonly use and below 128 (128+N means "killed by signal N"), so the AM can tell a
-// launcher failure from a worker failure by the container's exit status alone.
-const (
-	// ExitDiscoveryFailed: a resource driver could not deliver (too few GPUs, script failed or timed
-	// out). The worker was NOT started; stderr has a line starting with DiscoveryFailedPrefix.
-	ExitDiscoveryFailed = 90
-	// ExitConfigError: the external-resource configuration (job file, flink-conf, -D) is invalid, or
-	// the command line is. The worker was not started.
-	ExitConfigError = 91
-	// ExitWorkerStartFailed: the worker command could not be started (not found, not executable) or
-	// the resource info file could not be written.
-	ExitWorkerStartFailed = 92
-)
-
-// DiscoveryFailedPrefix starts the stderr line that says why discovery failed, so the AM (and a user
-// reading the container's stderr) can find it: `yarn-am launch: discovery failed for resource "gpu": ...`.
-const DiscoveryFailedPrefix = "yarn-am launch: discovery failed for resource "
 
 // Report is what the launcher tells the AM about its container: the infos the worker gets or why
 // discovery failed.
@@ -189,7 +171,7 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	}
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "yarn-am launch: no worker command; usage: yarn-am launch [flags] -- CMD ARGS...")
-		return ExitConfigError
+		return contract.LauncherConfigError
 	}
 	reporter := l.Reporter
 	if reporter == nil {
@@ -239,7 +221,7 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 		failed := ""
 		if errors.As(err, &df) {
 			failed = df.Resource
-			fmt.Fprintf(stderr, "%s%q: %v\n", DiscoveryFailedPrefix, df.Resource, df.Err)
+			fmt.Fprintf(stderr, "%s%q: %v\n", contract.DiscoveryFailedPrefix, df.Resource, df.Err)
 		} else {
 			fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
 		}
@@ -247,7 +229,7 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 		if rerr := reporter.Report(ctx, Report{ContainerID: containerID, FailedResource: failed, Failure: err.Error()}); rerr != nil {
 			log.WithError(rerr).Warn("yarn-am launch: reporting the discovery failure to the AM failed")
 		}
-		return ExitDiscoveryFailed
+		return contract.LauncherDiscoveryFailed
 	}
 	defer ReleaseAll(context.WithoutCancel(ctx), ordered, log)
 
@@ -258,7 +240,7 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	infoFile, err := resources.WriteInfoFile(dir, infos)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am launch: cannot write the resource info file: %v\n", err)
-		return ExitWorkerStartFailed
+		return contract.LauncherWorkerStartFailed
 	}
 	base := l.Env
 	if base == nil {
@@ -320,7 +302,7 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "yarn-am launch: cannot start the worker %q: %v\n", argv[0], err)
-		return ExitWorkerStartFailed
+		return contract.LauncherWorkerStartFailed
 	}
 	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
 	done := make(chan struct{})
@@ -344,7 +326,7 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	code := exitCode(cmd.ProcessState)
 	if err != nil && cmd.ProcessState == nil {
 		fmt.Fprintf(stderr, "yarn-am launch: waiting for the worker: %v\n", err)
-		return ExitWorkerStartFailed
+		return contract.LauncherWorkerStartFailed
 	}
 	log.WithField("exit_code", code).Info("yarn-am launch: worker exited")
 	return code
@@ -352,7 +334,7 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 
 func exitCode(ps *os.ProcessState) int {
 	if ps == nil {
-		return ExitWorkerStartFailed
+		return contract.LauncherWorkerStartFailed
 	}
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		return 128 + int(ws.Signal())

@@ -12,16 +12,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // The launcher's report to the AM over HTTP (the AM's POST /api/v1/containers/<id>/report).
 const (
-	reportURLEnv      = "YARN_AM_REPORT_URL" // http://host:port/api/v1/containers/ (set by the AM)
-	reportSecretAlias = "yarn-am.secret"     // the application secret in the container's token file
-	reportAttempts    = 4
-	reportTimeout     = 5 * time.Second
+	reportAttempts = 4
+	reportTimeout  = 5 * time.Second
 )
 
 // HTTPReporter posts the launcher's report to the AM with the application's secret. It retries
@@ -45,22 +44,22 @@ type HTTPReporter struct {
 // variable when not empty.
 func ReporterFromEnv(url string) (Reporter, error) {
 	if url == "" {
-		url = os.Getenv(reportURLEnv)
+		url = os.Getenv(contract.EnvReportURL)
 	}
 	if url == "" {
 		return NopReporter{}, nil
 	}
 	path := os.Getenv("HADOOP_TOKEN_FILE_LOCATION")
 	if path == "" {
-		return nil, fmt.Errorf("%s=%s is set but HADOOP_TOKEN_FILE_LOCATION is not: the report needs the application secret from the container's token file", reportURLEnv, url)
+		return nil, fmt.Errorf("%s=%s is set but HADOOP_TOKEN_FILE_LOCATION is not: the report needs the application secret from the container's token file", contract.EnvReportURL, url)
 	}
 	creds, err := yarnrpc.ReadCredentialsFile(path)
 	if err != nil {
 		return nil, err
 	}
-	secret, ok := creds.Secrets[reportSecretAlias]
+	secret, ok := creds.Secrets[contract.SecretAlias]
 	if !ok || len(secret) == 0 {
-		return nil, fmt.Errorf("the token file %s has no secret %q; the AM puts it into every TaskExecutor's credentials", path, reportSecretAlias)
+		return nil, fmt.Errorf("the token file %s has no secret %q; the AM puts it into every TaskExecutor's credentials", path, contract.SecretAlias)
 	}
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
@@ -119,7 +118,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 func (h *HTTPReporter) post(ctx context.Context, client *http.Client, url string, body []byte) (bool, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return false, fmt.Errorf("report: %q is not a valid URL (%s): %w", url, reportURLEnv, err)
+		return false, fmt.Errorf("report: %q is not a valid URL (%s): %w", url, contract.EnvReportURL, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+h.Secret)

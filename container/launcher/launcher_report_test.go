@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -36,12 +37,12 @@ func TestHTTPReporterPostsWithSecretAndRetries(t *testing.T) {
 
 	dir := t.TempDir()
 	creds := yarnrpc.NewCredentials()
-	creds.Secrets[reportSecretAlias] = []byte("abc123")
+	creds.Secrets[contract.SecretAlias] = []byte("abc123")
 	creds.Tokens["amrm"] = yarnrpc.Token{Identifier: []byte("x"), Kind: "YARN_AM_RM_TOKEN"}
 	tokenFile := filepath.Join(dir, "container_tokens")
 	require.NoError(t, creds.WriteFile(tokenFile))
 	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", tokenFile)
-	t.Setenv(reportURLEnv, srv.URL+"/api/v1/containers")
+	t.Setenv(contract.EnvReportURL, srv.URL+"/api/v1/containers")
 
 	rep, err := ReporterFromEnv("")
 	require.NoError(t, err)
@@ -79,7 +80,7 @@ func TestHTTPReporterGivesUpOnDeadAM(t *testing.T) {
 }
 
 func TestReporterFromEnv(t *testing.T) {
-	t.Setenv(reportURLEnv, "")
+	t.Setenv(contract.EnvReportURL, "")
 	rep, err := ReporterFromEnv("")
 	require.NoError(t, err)
 	assert.IsType(t, NopReporter{}, rep, "outside an AM-launched container nothing is reported")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -152,7 +153,7 @@ func TestLaunchDiscoveryFailureDoesNotStartWorker(t *testing.T) {
 	f := newLaunchFixture(t)
 	f.fpga.err = errors.New("discovery program fpga.sh 1 failed: exit status 1; stderr: no FPGA")
 	code := f.l.Run(context.Background(), []string{"sh", "-c", workerScript})
-	assert.Equal(t, ExitDiscoveryFailed, code)
+	assert.Equal(t, contract.LauncherDiscoveryFailed, code)
 	assert.NoFileExists(t, f.marker, "the worker must not start without its devices")
 	assert.NoFileExists(t, filepath.Join(f.dir, "external-resources.json"))
 	assert.Equal(t, `yarn-am launch: discovery failed for resource "fpga": discovery program fpga.sh 1 failed: exit status 1; stderr: no FPGA`+"\n", f.stderr.String())
@@ -172,7 +173,7 @@ func TestLaunchReportErrorDoesNotStopWorker(t *testing.T) {
 func TestLaunchWorkerNotFound(t *testing.T) {
 	f := newLaunchFixture(t)
 	code := f.l.Run(context.Background(), []string{"/no/such/worker", "x"})
-	assert.Equal(t, ExitWorkerStartFailed, code)
+	assert.Equal(t, contract.LauncherWorkerStartFailed, code)
 	assert.Contains(t, f.stderr.String(), `yarn-am launch: cannot start the worker "/no/such/worker": `)
 	assert.Equal(t, 1, f.gpu.released)
 }
@@ -185,7 +186,7 @@ func TestLaunchWorkerKilledBySignal(t *testing.T) {
 
 func TestLaunchWithoutCommand(t *testing.T) {
 	f := newLaunchFixture(t)
-	assert.Equal(t, ExitConfigError, f.l.Run(context.Background(), nil))
+	assert.Equal(t, contract.LauncherConfigError, f.l.Run(context.Background(), nil))
 	assert.Empty(t, f.events)
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -22,8 +23,7 @@ import (
 // a worker reading the file sees either the old or the new credentials, never half of them.
 
 const (
-	tokensURLEnv     = "YARN_AM_TOKENS_URL"     // http://host:port/api/v1/tokens (set by the AM)
-	tokensRefreshEnv = "YARN_AM_TOKENS_REFRESH" // poll interval, a Go duration; default 30s
+
 	// DefaultTokenRefresh is how often the launcher asks the AM for new tokens.
 	DefaultTokenRefresh = 30 * time.Second
 )
@@ -41,27 +41,27 @@ type TokenFileRefresher struct {
 // TokenFileRefresherFromEnv returns the refresher the container's environment asks for, or nil when
 // YARN_AM_TOKENS_URL is unset (the AM does not refresh tokens).
 func TokenFileRefresherFromEnv(log logrus.FieldLogger) (*TokenFileRefresher, error) {
-	url := os.Getenv(tokensURLEnv)
+	url := os.Getenv(contract.EnvTokensURL)
 	if url == "" {
 		return nil, nil
 	}
 	path := os.Getenv("HADOOP_TOKEN_FILE_LOCATION")
 	if path == "" {
-		return nil, fmt.Errorf("%s is set but HADOOP_TOKEN_FILE_LOCATION is not: there is no token file to refresh", tokensURLEnv)
+		return nil, fmt.Errorf("%s is set but HADOOP_TOKEN_FILE_LOCATION is not: there is no token file to refresh", contract.EnvTokensURL)
 	}
 	creds, err := yarnrpc.ReadCredentialsFile(path)
 	if err != nil {
 		return nil, err
 	}
-	secret := creds.Secrets[reportSecretAlias]
+	secret := creds.Secrets[contract.SecretAlias]
 	if len(secret) == 0 {
-		return nil, fmt.Errorf("the token file %s has no secret %q; the AM puts it into every TaskExecutor's credentials", path, reportSecretAlias)
+		return nil, fmt.Errorf("the token file %s has no secret %q; the AM puts it into every TaskExecutor's credentials", path, contract.SecretAlias)
 	}
 	every := DefaultTokenRefresh
-	if v := os.Getenv(tokensRefreshEnv); v != "" {
+	if v := os.Getenv(contract.EnvTokensRefresh); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("%s=%q: want a positive duration such as 30s", tokensRefreshEnv, v)
+			return nil, fmt.Errorf("%s=%q: want a positive duration such as 30s", contract.EnvTokensRefresh, v)
 		}
 		every = d
 	}
@@ -97,7 +97,7 @@ func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
 	if err != nil {
-		return false, fmt.Errorf("%s=%q: %w", tokensURLEnv, r.URL, err)
+		return false, fmt.Errorf("%s=%q: %w", contract.EnvTokensURL, r.URL, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+r.Secret)
 	resp, err := hc.Do(req)
@@ -116,7 +116,7 @@ func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("GET %s: not a token file: %w", r.URL, err)
 	}
-	if len(creds.Secrets[reportSecretAlias]) == 0 {
+	if len(creds.Secrets[contract.SecretAlias]) == 0 {
 		return false, fmt.Errorf("GET %s: the credentials lack the application secret; not replacing the token file", r.URL)
 	}
 	if old, err := os.ReadFile(r.Path); err == nil && bytes.Equal(old, data) {

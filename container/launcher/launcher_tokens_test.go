@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 func credsWith(secret, pw string) []byte {
 	c := yarnrpc.NewCredentials()
-	c.Secrets[reportSecretAlias] = []byte(secret)
+	c.Secrets[contract.SecretAlias] = []byte(secret)
 	c.Tokens["127.0.0.1:8020"] = yarnrpc.Token{Identifier: []byte("id"), Password: []byte(pw), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "127.0.0.1:8020"}
 	return c.Marshal()
 }
@@ -37,7 +38,7 @@ func TestTokenFileRefresher(t *testing.T) {
 		_, _ = w.Write(current)
 	}))
 	defer srv.Close()
-	t.Setenv(tokensURLEnv, srv.URL)
+	t.Setenv(contract.EnvTokensURL, srv.URL)
 	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", path)
 	r, err := TokenFileRefresherFromEnv(logrus.New())
 	require.NoError(t, err)
@@ -73,7 +74,7 @@ func TestTokenFileRefresher(t *testing.T) {
 }
 
 func TestTokenFileRefresherOffWithoutURL(t *testing.T) {
-	t.Setenv(tokensURLEnv, "")
+	t.Setenv(contract.EnvTokensURL, "")
 	r, err := TokenFileRefresherFromEnv(logrus.New())
 	require.NoError(t, err)
 	assert.Nil(t, r)
