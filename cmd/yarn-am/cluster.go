@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -80,7 +81,7 @@ func runCluster(args []string, stdout, stderr io.Writer) int {
 }
 
 func readCluster(ctx context.Context, lf *loginFlags, stderr io.Writer) (*clusterView, error) {
-	rm, err := newClientRM(lf, stderr)
+	_, rm, err := client.Connect(lf.options(), stderr)
 	if err != nil {
 		return nil, err
 	}

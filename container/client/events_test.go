@@ -1,4 +1,4 @@
-package main
+package client
 
 import (
 	"bytes"
@@ -17,19 +17,35 @@ import (
 )
 
 func TestStatusPrintsExcludedNodesAndLatestEvents(t *testing.T) {
-	var evs []amEvent
+	var evs []contract.Event
 	for i := 1; i <= 12; i++ {
-		evs = append(evs, amEvent{ID: uint64(i), Time: time.Now(), Type: "requested", Severity: "info", Message: "requested 1"})
+		evs = append(evs, contract.Event{ID: uint64(i), Time: time.Now(), Type: "requested", Severity: "info", Message: "requested 1"})
 	}
-	evs = append(evs, amEvent{ID: 13, Time: time.Now(), Type: "not-enough-resources", Severity: "warning", Message: "not enough resources: 1 pending"})
+	evs = append(evs, contract.Event{ID: 13, Time: time.Now(), Type: "not-enough-resources", Severity: "warning", Message: "not enough resources: 1 pending"})
 	var b bytes.Buffer
-	printAMStatus(&b, &amStatus{State: "RUNNING", Excluded: []string{"n1:1"}, Events: evs})
+	PrintAMStatus(&b, &contract.Status{State: contract.StateRunning, ExcludedNodes: []string{"n1:1"}, Events: evs})
 	out := b.String()
 	assert.Contains(t, out, "Excluded:     n1:1 (after repeated failures)")
 	assert.Contains(t, out, "Latest events:")
 	assert.Contains(t, out, "#13 WARNING not-enough-resources: not enough resources: 1 pending")
 	assert.NotContains(t, out, "#3 ", "only the last 10")
 	assert.Contains(t, out, "#4 requested")
+}
+
+// The CLI once re-declared the status document and lost the stopping count, so TaskExecutors being
+// stopped on a scale-down vanished from submit and status; it now reads the AM's own document.
+func TestStatusShowsStoppingContainers(t *testing.T) {
+	st := &contract.Status{State: contract.StateRunning,
+		Counts: contract.Counts{Running: 1, Stopping: 2},
+		Containers: []contract.ContainerStatus{
+			{ID: "container_1_0001_01_000002", Node: "n1:1", State: contract.Running},
+			{ID: "container_1_0001_01_000003", Node: "n2:1", State: contract.Stopping},
+		}}
+	var b bytes.Buffer
+	PrintAMStatus(&b, st)
+	assert.Contains(t, b.String(), "requested 0, allocated 0, running 1, stopping 2, completed 0, failed 0")
+	assert.Regexp(t, `container_1_0001_01_000003\s+n2:1\s+STOPPING`, b.String())
+	assert.NotContains(t, CountsLine(contract.Counts{Running: 1}), "stopping", "no stopping column while nothing stops")
 }
 
 func TestFollowPrintsTheAMsEventStream(t *testing.T) {
