@@ -102,29 +102,6 @@ func splitJoinedDefines(args []string) []string {
 	return out
 }
 
-// loadExtRes loads and validates the configuration and builds its drivers. Problems and warnings are
-// printed to stderr with prefix; ok is false if the configuration is unusable.
-func loadExtRes(f *extResFlags, prefix string, stderr io.Writer) (*resources.Config, map[string]resources.Driver, bool) {
-	cfg, warnings, err := resources.Load(f.sources())
-	for _, w := range warnings {
-		if w.Level == resources.LevelWarning {
-			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, w.Message)
-		} else {
-			logrus.WithField("key", w.Key).Info(w.Message)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return nil, nil, false
-	}
-	drivers, err := cfg.Drivers()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return nil, nil, false
-	}
-	return cfg, drivers, true
-}
-
 func setLogLevel(stderr io.Writer, def logrus.Level) {
 	logrus.SetOutput(stderr)
 	lvl := def
@@ -157,29 +134,9 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 		return contract.LauncherConfigError
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
-	cfg, drivers, ok := loadExtRes(&f, "yarn-am launch", stderr)
+	cfg, drivers, ok := launcher.LoadResources(f.sources(), "yarn-am launch", stderr)
 	if !ok {
 		return contract.LauncherConfigError
 	}
-	reporter, err := launcher.ReporterFromEnv(reportURL)
-	if err != nil {
-		logrus.WithError(err).Warn("yarn-am launch: the resource infos will not be reported to the AM")
-		reporter = launcher.NopReporter{}
-	}
-	if tr, err := launcher.TokenFileRefresherFromEnv(logrus.StandardLogger()); err != nil {
-		logrus.WithError(err).Warn("yarn-am launch: the token file will not be refreshed")
-	} else if tr != nil {
-		ctx, stop := context.WithCancel(context.Background())
-		defer stop()
-		go tr.Run(ctx)
-	}
-	l := &launcher.Launcher{
-		Resources: cfg.Resources,
-		Drivers:   drivers,
-		Stdin:     os.Stdin,
-		Stdout:    stdout,
-		Stderr:    stderr,
-		Reporter:  reporter,
-	}
-	return l.Run(context.Background(), argv)
+	return launcher.RunInContainer(context.Background(), cfg, drivers, reportURL, argv, os.Stdin, stdout, stderr)
 }
