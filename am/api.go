@@ -12,7 +12,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/contract"
 )
 
-// This file is the AM's HTTP API (DESIGN §8). Reads are open (also through the RM's web proxy);
+// This file is the AM's HTTP API (docs/running.md#http-api). Reads are open (also through the RM's web proxy);
 // writes need the application's secret as "Authorization: Bearer <secret>". The event stream is in
 // sse.go, the status page in ui.go, /metrics in metrics.go; Handler puts them on one mux.
 

@@ -1,6 +1,6 @@
 package am
 
-// Scale simulation (DESIGN §9 item 5): the AM's real allocation loop (New + Run) against the in-process
+// Scale simulation (docs/performance.md): the AM's real allocation loop (New + Run) against the in-process
 // fake RM (rpctest, TOKEN auth, real Hadoop RPC framing) with 1,000 nodes, and an in-process NM. Run:
 //
 //	go test -run '^$' -bench 'AMHeartbeat|AMRampUp' -benchtime 200x ./am/
@@ -13,7 +13,7 @@ package am
 //	rss-MiB, heap-MiB  VmRSS of the test process and the Go heap in use, after GC, at steady state
 //	goroutines         of the whole test process at steady state: flat, none per container
 //
-// Benchmarks only report; nothing here asserts a time (DESIGN §9 item 5).
+// Benchmarks only report; nothing here asserts a time (docs/performance.md).
 
 import (
 	"context"

@@ -2,7 +2,7 @@
 
 package am_test
 
-// End-to-end tests of the whole path (issue 4): the real bin/yarn-am (YARN_AM_BIN) submits jobs to the
+// End-to-end tests of the whole path: the real bin/yarn-am (YARN_AM_BIN) submits jobs to the
 // mini cluster (make minicluster-up; source .minicluster/env), its ApplicationMaster launches the
 // example worker under `yarn-am launch` with the fake nvidia-smi, and the tests check the outcome
 // through yarn-am's own commands, the ResourceManager and the NodeManagers' container logs

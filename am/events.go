@@ -12,7 +12,7 @@ import (
 	"github.com/yarn-am/yarn-am/resources"
 )
 
-// This file is the AM's event log (DESIGN §8): typed events, each with a message a user can act on,
+// This file is the AM's event log (docs/running.md#http-api): typed events, each with a message a user can act on,
 // kept in a bounded ring with increasing ids, and subscriptions that never block the AM loop. The SSE
 // endpoint (sse.go), the web UI, `submit` and `status` all read it.
 

@@ -141,7 +141,7 @@ func WorkerEnv(base []string, infoFile string, infos map[string][]resources.Info
 	return out
 }
 
-// Launcher runs the drivers, then the worker, inside a container (DESIGN.md §1, §7).
+// Launcher runs the drivers, then the worker, inside a container (docs/design.md#roles).
 type Launcher struct {
 	Resources []resources.Resource        // the validated configuration, in order
 	Drivers   map[string]resources.Driver // by resource name; resources without driver are absent
