@@ -109,7 +109,7 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
-	// forgotten: dropped from the records (Config.FinishedHistory); compactLocked removes it from seq.
+	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
 	forgotten bool
 }
 
@@ -122,7 +122,7 @@ type AM struct {
 	state       contract.AMState
 	asks        []Ask
 	nextAskID   int64
-	containers  map[string]*tracked // the records: every active container and the latest finished ones
+	rec         records // the TaskExecutor containers accepted (records.go)
 	newAllocs   []Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
 	release     map[string]*hadooppb.ContainerIdProto
@@ -132,7 +132,6 @@ type AM struct {
 	limitHit    bool
 	diagnostics string
 	driverExit  *int
-	inFlight    int
 	stopping    bool
 
 	events       *EventLog
@@ -150,21 +149,10 @@ type AM struct {
 
 	wake    chan struct{}
 	launchQ chan *tracked
+	// background counts the goroutines that stop containers outside the loop (scale-down); Run
+	// waits for them, so none outlives it.
+	background sync.WaitGroup
 
-	// finished holds the finished containers still recorded, oldest first (at most
-	// Config.FinishedHistory); forgotten counts those dropped; completedN, succeededN and failedN count
-	// every finished container, dropped or not (Status, progress, metrics).
-	finished                        []*tracked
-	forgotten                       Forgotten
-	completedN, succeededN, failedN int
-	seqDirty                        bool // seq holds forgotten containers (compactLocked)
-
-	// seq holds the recorded containers in the order they were accepted, for the loops that run on
-	// every heartbeat (no map lookups); obsBuf is Reconcile's input, reused so that a heartbeat does not
-	// allocate in proportion to the application's size (BenchmarkAMHeartbeat: at 10,000 containers the
-	// copy was 4.5 MB of garbage and 4 ms of CPU per heartbeat).
-	seq    []*tracked
-	obsBuf []Container
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;
 	// the next allocate still waits for the interval.
@@ -227,7 +215,7 @@ func New(cfg Config) (*AM, error) {
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       contract.StateStarting,
 		nextAskID:   1,
-		containers:  map[string]*tracked{},
+		rec:         newRecords(cfg.FinishedHistory),
 		allocProtos: map[string]*hadooppb.ContainerProto{},
 		release:     map[string]*hadooppb.ContainerIdProto{},
 		send:        map[int64]int{},
@@ -258,7 +246,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.launchWorker(wctx) }()
 	}
-	defer func() { stopWorkers(); wg.Wait() }()
+	defer func() { stopWorkers(); wg.Wait(); a.background.Wait() }()
 
 	if err := a.register(ctx); err != nil {
 		var u *unsatisfiable
@@ -363,7 +351,7 @@ func (a *AM) takeNews() bool {
 func (a *AM) interval() time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	pending := a.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
+	pending := a.rec.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
 	for _, k := range a.asks {
 		if k.Want > 0 {
 			pending = true
@@ -469,9 +457,8 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	now := a.cfg.Now()
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
-	a.compactLocked()
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
-		HoldNewAsks: now.Before(a.holdUntil), Forgotten: a.forgotten}
+		HoldNewAsks: now.Before(a.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -480,11 +467,6 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 			obs.Excluded[n] = true
 		}
 	}
-	a.obsBuf = a.obsBuf[:0]
-	for _, t := range a.seq {
-		a.obsBuf = append(a.obsBuf, t.Container)
-	}
-	obs.Containers = a.obsBuf // Reconcile keeps copies only (Plan.Failures, Plan.Stop)
 	plan := Reconcile(a.cfg.Spec, obs)
 	a.newAllocs = nil
 	for _, s := range plan.Send {
@@ -515,14 +497,8 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		delete(a.allocProtos, r.ID)
 	}
 	for _, l := range plan.Launch {
-		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources}}
-		if p := a.allocProtos[l.ID]; p != nil {
-			t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
-		}
+		t := a.rec.accepted(l, a.allocProtos[l.ID])
 		delete(a.allocProtos, l.ID)
-		a.containers[l.ID] = t
-		a.seq = append(a.seq, t)
-		a.inFlight++
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
 		var latency time.Duration
 		if at, ok := a.askTime[l.AskID]; ok {
@@ -540,21 +516,17 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	}
 	var stop []*tracked
 	for _, c := range plan.Stop {
-		t := a.containers[c.ID]
+		t := a.rec.get(c.ID)
 		if t == nil {
 			continue
 		}
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: the requirement went down")
-		if t.Phase == contract.Launching {
-			t.stopAfterLaunch = true // the launch worker stops it once its start returns
-			a.inFlight--
-		} else if t.cid != nil {
+		if a.rec.stopping(t) {
 			stop = append(stop, t)
 		}
-		t.Phase = contract.Stopping
 	}
 	if len(stop) > 0 {
-		go a.stopAll(context.Background(), stop)
+		a.stopInBackground(stop)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
@@ -706,24 +678,13 @@ func (a *AM) resendAll() {
 
 func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 	id := yarnrpc.FormatContainerID(st.GetContainerId())
-	t := a.containers[id]
+	t := a.rec.get(id)
 	if t == nil || t.Phase == contract.Completed {
 		return // released by us, or already known to have ended
 	}
-	if t.Phase == contract.Launching {
-		a.inFlight-- // the launch worker will find it completed
-	}
 	exit := st.GetExitStatus()
-	class := Classify(exit)
-	if t.Phase == contract.Stopping {
-		class = contract.ExitKilledByAM // we stopped it (scale-down), whatever status the NM reports
-	}
-	t.Phase = contract.Completed
-	t.Exit = Exit{Status: exit, Class: class, Diagnostics: st.GetDiagnostics()}
-	if t.reportFailure != "" && class == contract.ExitDiscoveryFailed {
-		t.Exit.Diagnostics = t.reportFailure + "; " + t.Exit.Diagnostics
-	}
-	a.exitedLocked(t)
+	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: Classify(exit), Diagnostics: st.GetDiagnostics()}))
+	class := t.Exit.Class
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
 	if class == contract.ExitSucceeded {
 		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
@@ -736,7 +697,7 @@ func (a *AM) progressLocked() float32 {
 	if a.cfg.Spec.Instances == 0 || a.cfg.Spec.Mode == Service {
 		return 0
 	}
-	return float32(min(a.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
@@ -813,35 +774,38 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	if t.Phase == contract.Stopping && t.stopAfterLaunch {
 		t.stopAfterLaunch = false
 		if err != nil { // it never started: give the allocation back
-			t.Phase = contract.Completed
-			t.Exit = Exit{Status: -105, Class: contract.ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
 			if t.cid != nil {
 				a.release[t.ID] = t.cid
 			}
-			a.exitedLocked(t)
+			a.exitedLocked(t, a.rec.stoppedBeforeStart(t))
 			return
 		}
-		go a.stopAll(context.Background(), []*tracked{t})
+		a.stopInBackground([]*tracked{t})
 		return
 	}
 	if t.Phase != contract.Launching {
 		return // completed (or stopped) while the launch was in flight
 	}
-	a.inFlight--
 	if err != nil {
 		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
-		t.Phase = contract.Completed
-		t.Exit = Exit{Status: -1000, Class: contract.ExitLaunchFailed, Diagnostics: err.Error()}
 		if t.cid != nil {
 			a.release[t.ID] = t.cid
 		}
-		a.emit(LaunchFailedEvent(t.ID, t.Node, err.Error()))
-		a.exitedLocked(t)
+		a.exitedLocked(t, a.rec.launchFailed(t, err.Error()))
 		return
 	}
-	t.Phase = contract.Running
 	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
-	a.emit(LaunchedEvent(t.ID, t.Node))
+	a.emitAll(a.rec.launched(t))
+}
+
+// stopInBackground stops containers without holding up the caller (which may hold a.mu); Run waits
+// for it before it returns.
+func (a *AM) stopInBackground(ts []*tracked) {
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		a.stopAll(context.Background(), ts)
+	}()
 }
 
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.
@@ -849,12 +813,7 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 	a.mu.Lock()
 	a.stopping = true
 	a.state = contract.StateFinishing
-	var running []*tracked
-	for _, t := range a.seq {
-		if t.Phase != contract.Completed && t.cid != nil {
-			running = append(running, t)
-		}
-	}
+	running := a.rec.active()
 	a.mu.Unlock()
 	a.stopAll(ctx, running)
 

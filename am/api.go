@@ -29,10 +29,10 @@ func (a *AM) Status() contract.Status {
 	for _, k := range a.asks {
 		s.Counts.Requested += k.Want
 	}
-	a.compactLocked()
-	s.Counts.Completed, s.Counts.Failed = a.completedN, a.failedN
-	s.FinishedNotListed = a.completedN - len(a.finished)
-	for _, t := range a.seq {
+	a.rec.compact()
+	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
+	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
+	for _, t := range a.rec.seq {
 		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos}
 		switch t.Phase {
 		case contract.Launching:
@@ -57,26 +57,17 @@ func (a *AM) Status() contract.Status {
 func (a *AM) Report(id string, r contract.ContainerReport) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.containers[id]
+	t := a.rec.get(id)
 	if t == nil {
 		return false
 	}
+	a.emitAll(a.rec.reported(t, r))
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})
 	if r.Failure != "" {
-		t.reportFailure = "discovery failed for resource " + r.FailedResource + ": " + r.Failure
 		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
-		if !t.discoveryEvent {
-			t.discoveryEvent = true
-			a.emit(DiscoveryFailedEvent(t.ID, t.Node, r.FailedResource, r.Failure))
-		}
-		return true
 	}
-	t.infos = r.Infos
 	for name, infos := range r.Infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
-	}
-	if len(r.Infos) > 0 {
-		a.emit(ResourceInfoEvent(t.ID, t.Node, r.Infos))
 	}
 	return true
 }

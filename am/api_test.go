@@ -30,9 +30,9 @@ func apiAM(t *testing.T) *AM {
 	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
 	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
 		Exit: Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}
-	m.containers["c1"], m.containers["c2"] = c1, c2
-	m.seq = []*tracked{c1, c2}
-	m.finishedLocked(c2)
+	m.rec.byID["c1"], m.rec.byID["c2"] = c1, c2
+	m.rec.seq = []*tracked{c1, c2}
+	m.rec.finish(c2)
 	m.state = "RUNNING"
 	return m
 }
@@ -54,10 +54,10 @@ func TestAPIReportNeedsTheSecret(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "Bearer wrong", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", testSecret, body).Code, "the Bearer scheme is required")
-	assert.Nil(t, m.containers["c1"].infos, "a refused report changes nothing")
+	assert.Nil(t, m.rec.byID["c1"].infos, "a refused report changes nothing")
 
 	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body).Code)
-	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.containers["c1"].infos)
+	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.rec.byID["c1"].infos)
 
 	assert.Equal(t, http.StatusNotFound, post(t, h, "/api/v1/containers/c9/report", "Bearer "+testSecret, body).Code)
 	assert.Equal(t, http.StatusBadRequest, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, "{").Code)

@@ -42,19 +42,17 @@ func (a *AM) hasAskLocked(id int64) bool {
 	return false
 }
 
-// exitedLocked records a TaskExecutor's end: events, metrics and the failure policy.
-func (a *AM) exitedLocked(t *tracked) {
-	a.finishedLocked(t)
-	a.emit(CompletedEvent(t.ID, t.Node, t.Exit))
-	switch t.Exit.Class {
-	case contract.ExitPreempted:
-		a.emit(PreemptedEvent(t.ID, t.Node))
-	case contract.ExitDiscoveryFailed:
-		if !t.discoveryEvent {
-			t.discoveryEvent = true
-			a.emit(DiscoveryFailedEvent(t.ID, t.Node, "", firstNonEmpty(t.reportFailure, t.Exit.Diagnostics)))
-		}
+// emitAll adds events to the event log in order.
+func (a *AM) emitAll(evs []contract.Event) {
+	for _, e := range evs {
+		a.emit(e)
 	}
+}
+
+// exitedLocked acts on a TaskExecutor's end, which records already booked (evs are the events it
+// returned): events, metrics and the failure policy.
+func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
+	a.emitAll(evs)
 	a.metrics.ObserveExit(t.Exit.Class)
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
 	if d.ExcludeNode != "" {
@@ -202,20 +200,7 @@ func (a *AM) checkPending(ctx context.Context) {
 
 // updateMetricsLocked sets the gauges from the current state.
 func (a *AM) updateMetricsLocked() {
-	// Runs on every heartbeat: counted over the ordered slice with plain counters, not with a map
-	// increment per container (at 50,000 containers that was half of a heartbeat's CPU).
-	var launching, running, stopping int
-	completed := a.completedN // the forgotten ones too
-	for _, t := range a.seq {
-		switch t.Phase {
-		case contract.Launching:
-			launching++
-		case contract.Running:
-			running++
-		case contract.Stopping:
-			stopping++
-		}
-	}
+	launching, running, stopping, completed := a.rec.phases()
 	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
 	pending := 0
 	for _, k := range a.asks {

@@ -47,7 +47,7 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 	spec := gpuSpec(50, total) // max-failures above what can fail: the service runs on
 	spec.Mode = Service
 	m, _ := f.newAM(t, spec)
-	m.cfg.FinishedHistory = history
+	m.cfg.FinishedHistory, m.rec.history = history, history
 	m.policy = NewPolicy(noFailurePolicy)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Outcome, 1)
@@ -59,7 +59,7 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 		maxListed = max(maxListed, finishedListed(s))
 		m.mu.Lock()
 		records := 0
-		for _, tr := range m.containers {
+		for _, tr := range m.rec.byID {
 			if tr.Phase == contract.Completed {
 				records++
 			}
@@ -85,9 +85,9 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 	assert.LessOrEqual(t, maxListed, history, "never more finished containers listed than --finished-history")
 	assert.LessOrEqual(t, maxRecords, history, "never more finished containers recorded than --finished-history")
 	m.mu.Lock()
-	assert.LessOrEqual(t, len(m.seq), history+spec.Instances)
-	assert.Equal(t, total-history, m.forgotten.Succeeded+m.forgotten.Failed)
-	for _, tr := range m.seq {
+	assert.LessOrEqual(t, len(m.rec.seq), history+spec.Instances)
+	assert.Equal(t, total-history, m.rec.forgotten.Succeeded+m.rec.forgotten.Failed)
+	for _, tr := range m.rec.seq {
 		assert.Nil(t, tr.token, "a started container's token is dropped")
 	}
 	m.mu.Unlock()
@@ -109,7 +109,7 @@ func TestLoopFailureLimitCountsForgottenFailures(t *testing.T) {
 	spec := gpuSpec(2, 20)
 	spec.Mode = Service
 	m, _ := f.newAM(t, spec)
-	m.cfg.FinishedHistory = 2
+	m.cfg.FinishedHistory, m.rec.history = 2, 2
 	m.policy = NewPolicy(noFailurePolicy)
 	out := run(t, m)
 	assert.Equal(t, contract.Failed, out.Status)
