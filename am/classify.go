@@ -9,27 +9,27 @@ import (
 // Classify maps a container exit status (ContainerStatusProto.exit_status) to its class.
 func Classify(exit int32) contract.ExitClass {
 	switch exit {
-	case 0:
+	case contract.ExitStatusSuccess:
 		return contract.ExitSucceeded
-	case -100:
+	case contract.ExitStatusAborted:
 		return contract.ExitAborted
-	case -101:
+	case contract.ExitStatusDisksFailed:
 		return contract.ExitDisksFailed
-	case -102:
+	case contract.ExitStatusPreempted:
 		return contract.ExitPreempted
-	case -103, -104:
+	case contract.ExitStatusKilledExceededVMem, contract.ExitStatusKilledExceededPMem:
 		return contract.ExitMemoryExceeded
-	case -105:
+	case contract.ExitStatusKilledByAppMaster:
 		return contract.ExitKilledByAM
-	case -106:
+	case contract.ExitStatusKilledByResourceManager:
 		return contract.ExitKilledByRM
-	case -107:
+	case contract.ExitStatusKilledAfterAppCompletion:
 		return contract.ExitKilledAfterFinish
-	case -108:
+	case contract.ExitStatusKilledByContainerScheduler:
 		return contract.ExitKilledByScheduler
-	case -109:
+	case contract.ExitStatusKilledForExcessLogs:
 		return contract.ExitExcessLogs
-	case -1000:
+	case contract.ExitStatusInvalid:
 		return contract.ExitInvalid
 	case contract.LauncherDiscoveryFailed:
 		return contract.ExitDiscoveryFailed
@@ -58,7 +58,7 @@ func Describe(exit int32, class contract.ExitClass) string {
 	case contract.ExitStartFailed:
 		return "exited with code 92: the worker command could not be started (not found or not executable?)"
 	case contract.ExitMemoryExceeded:
-		if exit == -103 {
+		if exit == contract.ExitStatusKilledExceededVMem {
 			return "exit status -103: killed for exceeding its virtual memory limit; raise taskexecutor.memory or the cluster's yarn.nodemanager.vmem-pmem-ratio"
 		}
 		return "exit status -104: killed for exceeding its physical memory limit; raise taskexecutor.memory"
