@@ -330,8 +330,9 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContaine
 		return contract.LauncherWorkerStartFailed
 	}
 	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
-	done := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		var killGroup <-chan time.Time
 		for {
 			select {
@@ -358,6 +359,9 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContaine
 	}()
 	err := cmd.Wait()
 	close(done)
+	// The worker may have died from the group kill while it is still going on: let it finish before
+	// this process exits, or the rest of the group would survive.
+	<-stopped
 	code := exitCode(cmd.ProcessState)
 	if err != nil && cmd.ProcessState == nil {
 		fmt.Fprintf(stderr, "yarn-am launch: waiting for the worker: %v\n", err)
