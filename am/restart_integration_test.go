@@ -122,19 +122,19 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 	e2eEnv(t)
 	for _, tc := range []struct {
 		name string
-		kill func(t *testing.T, amPid int)
+		kill func(t *testing.T, id string, amPid int)
 	}{
-		{"SIGKILL of the AM process", func(t *testing.T, amPid int) {
+		{"SIGKILL of the AM process", func(t *testing.T, id string, amPid int) {
 			require.NoError(t, syscall.Kill(amPid, syscall.SIGKILL))
 		}},
 		// The NodeManager then stops the AM with SIGTERM, as it does when it kills an AM container for
 		// memory, preemption or a node shutting down: the AM must not delete the staging directory the
 		// next attempt localises from.
-		{"SIGTERM from the NodeManager", func(t *testing.T, amPid int) {
+		{"SIGTERM from the NodeManager", func(t *testing.T, id string, amPid int) {
 			require.NoError(t, syscall.Kill(launchShell(t, amPid), syscall.SIGKILL))
 			require.Eventually(t, func() bool {
 				for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
-					logs, _ := filepath.Glob(filepath.Join(d, "*", "container_*_01_000001", "am.stderr"))
+					logs, _ := filepath.Glob(filepath.Join(d, id, "container_*_01_000001", "am.stderr"))
 					for _, l := range logs {
 						data, _ := os.ReadFile(l)
 						if strings.Contains(string(data), "stopped by SIGTERM with attempts left") {
@@ -166,7 +166,7 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 			require.Len(t, pids, 1, "the AM process of %s", amCID)
 
 			fault := time.Now()
-			tc.kill(t, pids[0])
+			tc.kill(t, id, pids[0])
 
 			rm, err := rmClient()
 			require.NoError(t, err)
