@@ -42,6 +42,7 @@ type fakeCluster struct {
 	maximum         *hadooppb.ResourceProto   // registration's maximumCapability
 	rejectAsks      bool                      // allocate answers InvalidResourceRequestException to any ask
 	maxAllocations  int                       // allocate grants no more than this many containers in all (0: no limit)
+	previous        []*hadooppb.ContainerProto // the first registration hands these over as a previous attempt's (running; they exit 0 at the next heartbeat)
 	// state
 	registered   bool
 	registers    int
@@ -104,7 +105,16 @@ func (f *fakeCluster) register(_ context.Context, r *rpctest.Request) (proto.Mes
 	f.lastRespID = 0
 	f.lastResp = nil
 	f.table = map[int64]int32{} // a restarted RM has an empty request table
-	return &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default"), MaximumCapability: f.maximum}, nil
+	resp := &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default"), MaximumCapability: f.maximum}
+	if f.registers == 1 && len(f.previous) > 0 {
+		resp.ContainersFromPreviousAttempts = f.previous
+		resp.NmTokensFromPreviousAttempts = []*hadooppb.NMTokenProto{{NodeId: f.node, Token: &hadooppb.TokenProto{Identifier: nmTokID, Password: nmTokPW,
+			Kind: proto.String("NMToken"), Service: proto.String("")}}}
+		for _, c := range f.previous {
+			f.running[yarnrpc.FormatContainerID(c.GetId())] = 0
+		}
+	}
+	return resp, nil
 }
 
 func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Message, error) {

@@ -165,6 +165,9 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 			pids := procsOfContainer(amCID, "yarn-am", "am")
 			require.Len(t, pids, 1, "the AM process of %s", amCID)
 
+			// The AM saves its state at most once a second: a SIGKILL right after the launchers' reports
+			// would lose them (the resource infos a later attempt shows).
+			time.Sleep(2 * time.Second)
 			fault := time.Now()
 			tc.kill(t, id, pids[0])
 
