@@ -138,3 +138,19 @@ func TestLoopSavesItsState(t *testing.T) {
 	assert.Equal(t, 2, s.Instances)
 	assert.NotEmpty(t, s.Events)
 }
+
+// TestLoopIgnoresAContainerTheRMReportsAgain: after a work-preserving RM restart the RM may hand out
+// an allocation the AM already took; it must not be launched a second time.
+func TestLoopIgnoresAContainerTheRMReportsAgain(t *testing.T) {
+	f := newFakeCluster(t)
+	f.repeatAllocations, f.runHeartbeats = true, 5
+	m, _ := f.newAM(t, gpuSpec(2, 3))
+	out := run(t, m)
+	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Len(t, f.started, 2, "each container is started once: %v", f.started)
+	for _, r := range f.released {
+		assert.NotContains(t, f.started, r, "a running container is never released as excess")
+	}
+}
