@@ -26,38 +26,6 @@ import (
 // Faults of the AM on the real mini cluster (docs/design.md#faults): YARN starts a second attempt, which
 // must take over the running TaskExecutors (none killed, none launched twice) and finish the job.
 
-// restartJob is a job of 2 TaskExecutors x 1 GPU with a second AM attempt; each worker prints its GPUs
-// and sleeps long enough to outlive the AM's restart.
-func restartJob(t *testing.T, name string) string {
-	t.Helper()
-	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
-	require.NoError(t, err)
-	body := fmt.Sprintf(`name = %q
-max-attempts = 2
-"external-resources" = "gpu"
-"external-resource.gpu.amount" = 1
-"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
-
-[am]
-memory = 256
-
-[taskexecutor]
-instances = 2
-command = "./worker --sleep 45s"
-memory = 256
-max-failures = 0
-files = [%q, %q]
-
-[taskexecutor.env]
-PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
-FAKE_GPU_COUNT = "4"
-`, name, worker(t), smi)
-	p := filepath.Join(t.TempDir(), name+".toml")
-	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
-	return p
-}
-
 // procs returns the pids whose environment has CONTAINER_ID=cid and whose command line starts with
 // argv0 (and then arg, if given).
 func procsOfContainer(cid, argv0, arg string) []int {
@@ -147,7 +115,9 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := submitDetached(t, restartJob(t, "restart"))
+			// 2 TaskExecutors x 1 GPU with a second AM attempt; each worker sleeps long enough to
+			// outlive the AM's restart.
+			id := submitDetached(t, writeJob(t, jobSpec{name: "restart", instances: 2, gpus: 1, command: "./worker --sleep 45s", maxAttempts: 2}))
 			before := waitFor(t, id, 2*time.Minute, "2 TaskExecutors running with their GPUs", func(d statusDoc) bool {
 				if d.AM == nil || d.AM.Counts.Running != 2 {
 					return false
