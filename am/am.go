@@ -46,6 +46,9 @@ const (
 	// them); older ones are dropped, their counts kept (a long-running service otherwise grows
 	// without limit, ~1.8 KB per container ever started).
 	DefaultFinishedHistory = 1000
+	// DefaultGangTimeout is taskexecutor.gang-timeout's default: how long a gang round may take to be
+	// allocated before the AM gives back what it holds.
+	DefaultGangTimeout = 5 * time.Minute
 	// callTimeout bounds every RM and NM call.
 	callTimeout = 60 * time.Second
 	// maxAllocateErrors: consecutive failed heartbeats (each already retried by yarnrpc) before the
@@ -98,6 +101,8 @@ type Config struct {
 	State StateStore
 	// Attempt names this attempt (appattempt_..._000002) in the saved state and the events.
 	Attempt string
+	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
+	GangTimeout time.Duration
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).
 	KeepStagingOnKill bool
@@ -157,6 +162,8 @@ type AM struct {
 
 	wake    chan struct{}
 	launchQ chan *tracked
+	// gang is the state of gang mode (gang.go).
+	gang gangState
 	// adopted: the first registration took over what an earlier attempt left (durable.go).
 	adopted bool
 	// savedAt is the last event id when the durable state was saved; savedTime when it was tried.
@@ -215,6 +222,9 @@ func New(cfg Config) (*AM, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.GangTimeout <= 0 {
+		cfg.GangTimeout = DefaultGangTimeout
 	}
 	cfg.Events.OnAdd(cfg.Metrics.ObserveEvent)
 	return &AM{
@@ -280,6 +290,11 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		return Outcome{}, err
 	}
 	a.setState(contract.StateRunning)
+	a.mu.Lock()
+	if a.gang.roundStart.IsZero() {
+		a.gang.roundStart = a.cfg.Now()
+	}
+	a.mu.Unlock()
 	var driverDone <-chan struct{}
 	if a.cfg.Driver != nil {
 		d, err := a.startDriver(ctx)
@@ -315,6 +330,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			case err == nil:
 				errs = 0
 				a.checkPending(ctx)
+				a.checkGang(ctx)
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):
@@ -484,7 +500,8 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
-		HoldNewAsks: now.Before(a.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten}
+		HoldNewAsks: now.Before(a.holdUntil) || now.Before(a.gang.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten,
+		Round: a.gang.round}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -522,16 +539,21 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		}
 		delete(a.allocProtos, r.ID)
 	}
+	for _, l := range plan.Hold {
+		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, true)
+		delete(a.allocProtos, l.ID)
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.round}).Info("am: container allocated and held until the gang is complete")
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.progressed = true
+	}
+	if plan.StartHeld {
+		launches = append(launches, a.startGangLocked()...)
+	}
 	for _, l := range plan.Launch {
-		t := a.rec.accepted(l, a.allocProtos[l.ID])
+		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
-		var latency time.Duration
-		if at, ok := a.askTime[l.AskID]; ok {
-			latency = now.Sub(at)
-			a.metrics.ObserveAllocation(latency)
-		}
-		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, latency))
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
 	}
@@ -546,13 +568,24 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		if t == nil {
 			continue
 		}
-		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: the requirement went down")
+		if t.Phase == contract.Held {
+			a.releaseHeldLocked(t, "released before it started: "+plan.RoundReason)
+			continue
+		}
+		why := "the requirement went down"
+		if plan.NewRound {
+			why = "the gang restarts"
+		}
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: " + why)
 		if a.rec.stopping(t) {
 			stop = append(stop, t)
 		}
 	}
 	if len(stop) > 0 {
 		a.stopInBackground(stop)
+	}
+	if plan.NewRound {
+		a.newRoundLocked(now, plan.RoundReason)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true

@@ -212,6 +212,18 @@ func AMRestartedEvent(attempt string, adopted []string, state bool) contract.Eve
 	return contract.Event{Type: contract.EventAMRestarted, Severity: contract.SeverityWarning, Count: len(adopted), Message: msg}
 }
 
+// GangFormedEvent: the gang of round's n members is allocated (on nodes nodes, after took) and starts.
+func GangFormedEvent(round, n, nodes int, took time.Duration) contract.Event {
+	return contract.Event{Type: contract.EventGangFormed, Severity: contract.SeverityInfo, Count: n,
+		Message: fmt.Sprintf("gang round %d formed: %d TaskExecutors on %d node(s) allocated in %s; starting them all", round, n, nodes, took.Round(time.Millisecond))}
+}
+
+// GangRestartedEvent: the gang starts round round, because why.
+func GangRestartedEvent(round int, why string) contract.Event {
+	return contract.Event{Type: contract.EventGangRestarted, Severity: contract.SeverityWarning, Reason: why,
+		Message: fmt.Sprintf("gang restarts as round %d: %s", round, why)}
+}
+
 // DefaultEventCapacity is how many events the log keeps.
 const DefaultEventCapacity = 10000
 

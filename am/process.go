@@ -180,9 +180,11 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		mode = Service
 	}
 	amc := Config{
-		App:  app,
-		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode},
-		Host: host, RPCPort: port, TrackingURL: base,
+		App: app,
+		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
+			Gang: job.TaskExecutor.Gang},
+		GangTimeout: job.TaskExecutor.GangTimeout,
+		Host:        host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
 		Policy: a.Policy, Keys: keys, Cluster: cluster,

@@ -44,16 +44,34 @@ func newRecords(history int) records {
 // get returns the record of a container, nil if it is not (or no longer) recorded.
 func (r *records) get(id string) *tracked { return r.byID[id] }
 
-// accepted records an allocation the AM keeps: it is launching from now on.
-func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto) *tracked {
-	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources}}
+// accepted records an allocation the AM keeps: it is launching from now on, or held until its gang
+// is complete (held).
+func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto, round int, held bool) *tracked {
+	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources, Round: round}}
 	if p != nil {
 		t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
 	}
 	r.byID[l.ID] = t
 	r.seq = append(r.seq, t)
-	r.inFlight++
+	if held {
+		t.Phase = contract.Held
+	} else {
+		r.inFlight++
+	}
 	return t
+}
+
+// startHeld: the gang is complete, a held container is launched now.
+func (r *records) startHeld(t *tracked) {
+	t.Phase = contract.Launching
+	r.inFlight++
+}
+
+// releasedHeld: a held container goes back to the RM without having started.
+func (r *records) releasedHeld(t *tracked, why string) []contract.Event {
+	t.Phase = contract.Completed
+	t.Exit = Exit{Status: contract.ExitStatusAborted, Class: contract.ExitKilledByAM, Diagnostics: why}
+	return r.finish(t)
 }
 
 // launched: the NodeManager started it.

@@ -98,6 +98,9 @@ const (
 	// active, and completes with -105 (killed by the AM, not a failure).
 	Stopping  Phase = "STOPPING"
 	Completed Phase = "COMPLETED" // it ended (see ContainerStatus.ExitStatus)
+	// Held: allocated and kept but not started, until the whole gang is allocated
+	// (taskexecutor.gang).
+	Held Phase = "HELD"
 )
 
 // ContainerStatus is one TaskExecutor container (GET /api/v1/containers lists them).

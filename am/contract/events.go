@@ -26,6 +26,8 @@ const (
 	EventFinished            EventType = "finished"              // the application's final status
 	EventGap                 EventType = "gap"                   // a reader fell behind; events were dropped for it
 	EventAMRestarted         EventType = "am-restarted"          // a new attempt of the AM took over the running TaskExecutors
+	EventGangFormed          EventType = "gang-formed"           // every member of a gang round is allocated; they start
+	EventGangRestarted       EventType = "gang-restarted"        // a gang round ended early or timed out; the next round begins
 )
 
 // Severity of an event.
