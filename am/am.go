@@ -122,6 +122,11 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
+	// reported: its launcher reported its infos; port: the free port it reported (gang mode); rank:
+	// its place in the gang round, once every rank reported (gang.go).
+	reported bool
+	port     int
+	rank     *contract.Rendezvous
 	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
 	forgotten bool
 }

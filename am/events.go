@@ -224,6 +224,12 @@ func GangRestartedEvent(round int, why string) contract.Event {
 		Message: fmt.Sprintf("gang restarts as round %d: %s", round, why)}
 }
 
+// RendezvousEvent: every rank of round reported; rank 0 is at master:port.
+func RendezvousEvent(round, ranks int, master string, port int) contract.Event {
+	return contract.Event{Type: contract.EventRendezvous, Severity: contract.SeverityInfo, Count: ranks,
+		Message: fmt.Sprintf("gang round %d: all %d ranks reported; rank 0 listens at %s:%d", round, ranks, master, port)}
+}
+
 // DefaultEventCapacity is how many events the log keeps.
 const DefaultEventCapacity = 10000
 

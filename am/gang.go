@@ -3,6 +3,8 @@ package am
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -37,6 +39,7 @@ type gangState struct {
 	roundStart time.Time // when the round began to be asked for (its deadline counts from here)
 	holdUntil  time.Time // after a round timed out: no new asks before (the wait action)
 	formed     bool      // the round's members were started
+	ranked     bool      // the round's rendezvous is published
 }
 
 // allocLatencyLocked is how long ask askID waited for an allocation (0 if unknown), and records it.
@@ -66,6 +69,7 @@ func (a *AM) startGangLocked() []*tracked {
 	ev := GangFormedEvent(a.gang.round, len(out), len(nodes), a.cfg.Now().Sub(a.gang.roundStart))
 	a.log.WithFields(logrus.Fields{"round": a.gang.round, "ranks": len(out)}).Info("am: " + ev.Message)
 	a.emit(ev)
+	a.assignRanksLocked()
 	return out
 }
 
@@ -80,7 +84,7 @@ func (a *AM) releaseHeldLocked(t *tracked, why string) {
 // newRoundLocked starts the next round of the gang.
 func (a *AM) newRoundLocked(now time.Time, why string) {
 	a.gang.round++
-	a.gang.roundStart, a.gang.formed = now, false
+	a.gang.roundStart, a.gang.formed, a.gang.ranked = now, false, false
 	if a.gang.holdUntil.After(now) {
 		a.gang.roundStart = a.gang.holdUntil
 	}
@@ -134,4 +138,78 @@ func (a *AM) checkGang(ctx context.Context) {
 		a.failLocked("the gang of " + fmt.Sprint(a.cfg.Spec.Instances) + " TaskExecutors could not be allocated within taskexecutor.gang-timeout: " + e.Message)
 		a.mu.Unlock()
 	}
+}
+
+// assignRanksLocked publishes the rendezvous of the current round once it formed and every member
+// reported: ranks in the order the AM accepted the containers, local ranks per node in rank order,
+// and rank 0's node and reported port as the master address.
+func (a *AM) assignRanksLocked() {
+	if !a.cfg.Spec.Gang || !a.gang.formed || a.gang.ranked {
+		return
+	}
+	var members []*tracked
+	for _, t := range a.rec.seq {
+		if t.Round != a.gang.round || t.Phase == contract.Completed && t.Exit.Class != contract.ExitSucceeded {
+			continue
+		}
+		if t.Phase == contract.Held || t.Phase == contract.Stopping {
+			return
+		}
+		if !t.reported {
+			return // a rank is missing
+		}
+		members = append(members, t)
+	}
+	if len(members) == 0 {
+		return
+	}
+	perNode := map[string]int{}
+	for _, t := range members {
+		perNode[t.Node]++
+	}
+	master, port := hostOf(members[0].Node), members[0].port
+	local := map[string]int{}
+	for i, t := range members {
+		t.rank = &contract.Rendezvous{Round: a.gang.round, Rank: i, WorldSize: len(members), LocalRank: local[t.Node],
+			LocalWorldSize: perNode[t.Node], Node: t.Node, MasterAddr: master, MasterPort: port}
+		local[t.Node]++
+	}
+	a.gang.ranked = true
+	ev := RendezvousEvent(a.gang.round, len(members), master, port)
+	a.log.WithFields(logrus.Fields{"round": a.gang.round, "master": fmt.Sprintf("%s:%d", master, port)}).Info("am: " + ev.Message)
+	a.emit(ev)
+}
+
+// hostOf is the host of a node address host:port.
+func hostOf(node string) string {
+	if h, _, err := net.SplitHostPort(node); err == nil {
+		return h
+	}
+	return node
+}
+
+// RendezvousOf answers GET /api/v1/containers/<id>/rendezvous: 200 and the container's rendezvous, 202
+// while ranks are missing, 410 when the container is not part of the current round, 404 when it is
+// not a TaskExecutor of this application, 409 when the application does not run a gang.
+func (a *AM) RendezvousOf(id string) (int, any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.rec.get(id)
+	switch {
+	case !a.cfg.Spec.Gang:
+		return http.StatusConflict, map[string]string{"error": "this application is not a gang (taskexecutor.gang = false)"}
+	case t == nil:
+		return http.StatusNotFound, map[string]string{"error": "container " + id + " is not a TaskExecutor of this application"}
+	case t.Round != a.gang.round || t.Phase == contract.Stopping || t.Phase == contract.Completed:
+		return http.StatusGone, map[string]string{"error": fmt.Sprintf("container %s is not part of the current gang round %d (the gang restarted)", id, a.gang.round)}
+	case t.rank == nil:
+		reported := 0
+		for _, m := range a.rec.seq {
+			if m.Round == a.gang.round && m.reported && m.Phase != contract.Completed {
+				reported++
+			}
+		}
+		return http.StatusAccepted, map[string]string{"waiting": fmt.Sprintf("%d of %d ranks of round %d reported", reported, a.cfg.Spec.Instances, a.gang.round)}
+	}
+	return http.StatusOK, t.rank
 }

@@ -136,7 +136,7 @@ func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.
 		t.discoveryEvent = true
 		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, rep.Failure)}
 	}
-	t.infos = rep.Infos
+	t.infos, t.port, t.reported = rep.Infos, rep.Port, true
 	if len(rep.Infos) == 0 {
 		return nil
 	}

@@ -30,6 +30,8 @@ type Report struct {
 	// FailedResource and Failure are set when discovery failed: the worker will not start.
 	FailedResource string
 	Failure        string
+	// Port is a port that was free on this node (gang mode): the master port if this is rank 0.
+	Port int
 }
 
 // Reporter sends the launcher's report to the AM. It is called once, after discovery (successful or
