@@ -22,11 +22,11 @@ import (
 const fakeSMIDir = "../testdata/fake-nvidia-smi"
 
 // coordEnv is a machine with gpus fake GPUs, the built-in NVIDIA script written out and an empty
-// coordination file of its own.
+// coordination directory of its own (mode 0700, owned by the test's user).
 type coordEnv struct {
 	t      *testing.T
 	script string
-	file   string
+	coord  string // the coordination directory
 	dir    string
 	env    []string
 }
@@ -42,7 +42,9 @@ func newCoordEnv(t *testing.T, gpus int) *coordEnv {
 		"PATH=" + smi + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"FAKE_GPU_COUNT=" + strconv.Itoa(gpus),
 	}
-	return &coordEnv{t: t, script: script, file: filepath.Join(dir, "coordination"), dir: dir, env: env}
+	coord := filepath.Join(dir, "coordination")
+	require.NoError(t, os.Mkdir(coord, 0o700))
+	return &coordEnv{t: t, script: script, coord: coord, dir: dir, env: env}
 }
 
 // owner is a long-lived process that ran the discovery script once (as its caller, so it owns the
@@ -116,7 +118,7 @@ func (e *coordEnv) startOwners(n, amount int) []*owner {
 			if i%2 == 1 {
 				flag = "--enable-coordination"
 			}
-			owners[i] = e.startOwner(i, strconv.Itoa(amount), flag, "--coordination-file", e.file)
+			owners[i] = e.startOwner(i, strconv.Itoa(amount), flag, "--coordination-dir", e.coord)
 		}()
 	}
 	wg.Wait()
@@ -129,11 +131,20 @@ func endAll(owners []*owner) {
 	}
 }
 
-// claimRecords parses the coordination file: index -> "pid starttime".
+// ownFile is the claim file of the test's user in the coordination directory.
+func (e *coordEnv) ownFile() string { return filepath.Join(e.coord, fmt.Sprintf("claims.%d", os.Getuid())) }
+
+// claimRecords parses every claim file of the coordination directory: index -> "pid starttime".
 func (e *coordEnv) claimRecords() map[string]string {
 	e.t.Helper()
-	data, err := os.ReadFile(e.file)
+	files, err := filepath.Glob(filepath.Join(e.coord, "claims.*"))
 	require.NoError(e.t, err)
+	var data []byte
+	for _, f := range files {
+		d, err := os.ReadFile(f)
+		require.NoError(e.t, err)
+		data = append(data, d...)
+	}
 	recs := map[string]string{}
 	for _, l := range strings.Split(string(data), "\n") {
 		f := strings.Fields(l)
@@ -170,7 +181,7 @@ func (e *coordEnv) checkRound(owners []*owner, amount, wantOK int) []*owner {
 		if o.rc != 0 {
 			assert.Empty(t, o.out, "a failing discovery printed indexes")
 			assert.Contains(t, o.stderr, "not enough GPUs: found 8 NVIDIA GPU(s) [0,1,2,3,4,5,6,7], asked for "+strconv.Itoa(amount))
-			assert.Contains(t, o.stderr, "taken (coordination file "+e.file+"):")
+			assert.Contains(t, o.stderr, "taken (coordination directory "+e.coord+"):")
 			continue
 		}
 		winners = append(winners, o)
@@ -209,11 +220,11 @@ func TestCoordinationConcurrentOwners(t *testing.T) {
 	gone := winners[0]
 	freed := gone.indexes()
 	gone.end()
-	next := e.startOwner(100, "2", "--enable-coordination", "--coordination-file", e.file)
+	next := e.startOwner(100, "2", "--enable-coordination", "--coordination-dir", e.coord)
 	defer next.end()
 	require.Equal(t, 0, next.rc, next.stderr)
 	assert.ElementsMatch(t, freed, next.indexes())
-	late := e.startOwner(101, "1", "--enable-coordination-mode", "--coordination-file", e.file)
+	late := e.startOwner(101, "1", "--enable-coordination-mode", "--coordination-dir", e.coord)
 	defer late.end()
 	assert.Equal(t, 1, late.rc)
 	assert.Contains(t, late.stderr, "asked for 1, 0 free")
@@ -242,19 +253,19 @@ func TestCoordinationReusedPidCannotHoldGPU(t *testing.T) {
 	for g := range 8 {
 		fmt.Fprintf(&b, "%d %d %d\n", g, self, st+1)
 	}
-	require.NoError(t, os.WriteFile(e.file, []byte(b.String()), 0o666))
-	o := e.startOwner(0, "8", "--enable-coordination-mode", "--coordination-file", e.file)
+	require.NoError(t, os.WriteFile(e.ownFile(), []byte(b.String()), 0o640))
+	o := e.startOwner(0, "8", "--enable-coordination-mode", "--coordination-dir", e.coord)
 	o.end()
 	require.Equal(t, 0, o.rc, o.stderr)
 	assert.Equal(t, "0,1,2,3,4,5,6,7", o.out)
 
 	// The same record with the right start time is a live claim: the GPU is not free.
-	require.NoError(t, os.WriteFile(e.file, fmt.Appendf(nil, "3 %d %d\n", self, st), 0o666))
-	o = e.startOwner(1, "8", "--enable-coordination", "--coordination-file", e.file)
+	require.NoError(t, os.WriteFile(e.ownFile(), fmt.Appendf(nil, "3 %d %d\n", self, st), 0o640))
+	o = e.startOwner(1, "8", "--enable-coordination", "--coordination-dir", e.coord)
 	o.end()
 	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, fmt.Sprintf("asked for 8, 7 free; taken (coordination file %s): 3 by pid %d", e.file, self))
-	o = e.startOwner(2, "7", "--enable-coordination", "--coordination-file", e.file)
+	assert.Contains(t, o.stderr, fmt.Sprintf("asked for 8, 7 free; taken (coordination directory %s): 3 by pid %d", e.coord, self))
+	o = e.startOwner(2, "7", "--enable-coordination", "--coordination-dir", e.coord)
 	o.end()
 	require.Equal(t, 0, o.rc, o.stderr)
 	assert.Equal(t, "0,1,2,4,5,6,7", o.out)
@@ -265,8 +276,8 @@ func TestCoordinationIndexMatchingIsExact(t *testing.T) {
 	self := os.Getpid()
 	st := startTime(t, self)
 	// Live claims on 10 and 11 (another machine's numbering, or a stale file) must not block 1 or 0.
-	require.NoError(t, os.WriteFile(e.file, fmt.Appendf(nil, "10 %d %s\n11 %d %s\ngarbage line\n", self, st, self, st), 0o666))
-	o := e.startOwner(0, "8", "--enable-coordination-mode", "--coordination-file", e.file)
+	require.NoError(t, os.WriteFile(e.ownFile(), fmt.Appendf(nil, "10 %d %s\n11 %d %s\ngarbage line\n", self, st, self, st), 0o640))
+	o := e.startOwner(0, "8", "--enable-coordination-mode", "--coordination-dir", e.coord)
 	defer o.end()
 	require.Equal(t, 0, o.rc, o.stderr)
 	assert.Equal(t, "0,1,2,3,4,5,6,7", o.out)
@@ -280,5 +291,5 @@ func TestCoordinationUnknownArgumentFails(t *testing.T) {
 	o := e.startOwner(0, "1", "--enable-cordination")
 	o.end()
 	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination] [--coordination-file PATH] [--release]`)
+	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination] [--coordination-dir DIR] [--lock-timeout SECONDS] [--release]`)
 }
