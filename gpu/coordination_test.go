@@ -132,7 +132,9 @@ func endAll(owners []*owner) {
 }
 
 // ownFile is the claim file of the test's user in the coordination directory.
-func (e *coordEnv) ownFile() string { return filepath.Join(e.coord, fmt.Sprintf("claims.%d", os.Getuid())) }
+func (e *coordEnv) ownFile() string {
+	return filepath.Join(e.coord, fmt.Sprintf("claims.%d", os.Getuid()))
+}
 
 // claimRecords parses every claim file of the coordination directory: index -> "pid starttime".
 func (e *coordEnv) claimRecords() map[string]string {
