@@ -50,29 +50,49 @@ func newCoordEnv(t *testing.T, gpus int) *coordEnv {
 // owner is a long-lived process that ran the discovery script once (as its caller, so it owns the
 // claims) and stays alive until end is called.
 type owner struct {
-	pid    int
-	rc     int
-	out    string // first stdout line of the script
-	stderr string
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
+	pid     int
+	rc      int
+	out     string // first stdout line of the script
+	stderr  string
+	errFile string
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
 }
 
 // ownerProg runs the script as a child (bash forks because more commands follow), reports its exit
-// code and then waits for stdin to close, so the bash process (the script's $PPID) lives on.
-const ownerProg = `"$@" 2>"$OWNER_STDERR"; echo "rc=$?"; read -r _`
+// code and then waits for stdin to close, so the bash process (the script's $PPID) lives on. A line
+// "release" on stdin makes it run the script's release mode first (as its caller, the claims' owner),
+// writing the exit code and the output to $OWNER_STDERR.release.
+const ownerProg = `"$@" 2>"$OWNER_STDERR"; echo "rc=$?"; read -r line
+if [[ $line == release ]]; then "$1" --release --coordination-dir "$OWNER_COORD" >"$OWNER_STDERR.release" 2>&1; echo "rc=$?" >>"$OWNER_STDERR.release"; fi`
 
 func (e *coordEnv) startOwner(i int, args ...string) *owner {
 	e.t.Helper()
+	return e.startOwnerAs(nil, i, args...)
+}
+
+// startOwnerAs is startOwner with the owner (and so the script) running as user u (nil: as this
+// process's user), through setpriv.
+func (e *coordEnv) startOwnerAs(u *osUser, i int, args ...string) *owner {
+	e.t.Helper()
 	errFile := filepath.Join(e.dir, fmt.Sprintf("stderr-%d-%d", i, len(args)))
-	cmd := exec.Command("bash", append([]string{"-c", ownerProg, "owner", e.script}, args...)...)
-	cmd.Env = append(append(os.Environ(), e.env...), "OWNER_STDERR="+errFile)
+	argv := append([]string{"bash", "-c", ownerProg, "owner", e.script}, args...)
+	if u != nil {
+		// The owner writes its stderr file as u: create it for u first (e.dir is root's).
+		for _, f := range []string{errFile, errFile + ".release"} {
+			require.NoError(e.t, os.WriteFile(f, nil, 0o600))
+			require.NoError(e.t, os.Chown(f, u.uid, u.gid))
+		}
+		argv = append(u.setpriv(), argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(append(os.Environ(), e.env...), "OWNER_STDERR="+errFile, "OWNER_COORD="+e.coord)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(e.t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(e.t, err)
 	require.NoError(e.t, cmd.Start())
-	o := &owner{pid: cmd.Process.Pid, cmd: cmd, stdin: stdin}
+	o := &owner{pid: cmd.Process.Pid, cmd: cmd, stdin: stdin, errFile: errFile}
 	sc := bufio.NewScanner(stdout)
 	var lines []string
 	for sc.Scan() {
@@ -95,6 +115,17 @@ func (e *coordEnv) startOwner(i int, args ...string) *owner {
 func (o *owner) end() {
 	_ = o.stdin.Close()
 	_ = o.cmd.Wait()
+}
+
+// release makes the owner run the script's release mode and exit; it returns "<output>rc=<exit code>\n".
+func (o *owner) release(t *testing.T) string {
+	t.Helper()
+	_, err := io.WriteString(o.stdin, "release\n")
+	require.NoError(t, err)
+	o.end()
+	data, err := os.ReadFile(o.errFile + ".release")
+	require.NoError(t, err)
+	return string(data)
 }
 
 func (o *owner) indexes() []string {

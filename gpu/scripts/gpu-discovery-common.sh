@@ -144,8 +144,11 @@ lock_holders() {
 	ino=$(stat -L -c %i -- "$coordination_dir" 2>/dev/null) || return 0
 	while read -r n typ adv rw pid dev rest; do
 		[[ $typ == FLOCK && ${dev##*:} == "$ino" ]] || continue
-		user=$(stat -c %U "/proc/$pid" 2>/dev/null) || user="?"
-		out+="${out:+, }pid $pid (user $user)"
+		if user=$(stat -c %U "/proc/$pid" 2>/dev/null); then
+			out+="${out:+, }pid $pid (user $user)"
+		else
+			out+="${out:+, }pid $pid (exited; a process that inherited its descriptor holds the lock)"
+		fi
 	done </proc/locks
 	printf '%s' "${out:-unknown (not visible from here)}"
 }
