@@ -23,13 +23,14 @@ type ScriptRunner interface {
 }
 
 // ExecRunner runs scripts as child processes of this process, which is the owner of their coordination
-// claims (the scripts record their caller, $PPID). Discovery goes through resources.RunDiscovery, the
-// runner the exec driver uses too.
+// claims (the scripts record their caller, $PPID). Discovery goes through resources.RunDiscoveryWith,
+// the runner the exec driver uses too (bounded output, process-group kill).
 type ExecRunner struct{}
 
-// Discover implements ScriptRunner with resources.RunDiscovery.
+// Discover implements ScriptRunner with resources.RunDiscoveryWith and IndexRule: output that is not
+// distinct non-negative integers fails discovery with the output quoted.
 func (ExecRunner) Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error) {
-	return resources.RunDiscovery(ctx, path, amount, args, timeout)
+	return resources.RunDiscoveryWith(ctx, path, amount, args, timeout, IndexRule)
 }
 
 // Release implements ScriptRunner: it runs the script's release mode and returns an error with its
