@@ -41,6 +41,7 @@ func newCoordEnv(t *testing.T, gpus int) *coordEnv {
 	env := []string{
 		"PATH=" + smi + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"FAKE_GPU_COUNT=" + strconv.Itoa(gpus),
+		"NM_HOST=", // not in a YARN container: one set of claims
 	}
 	coord := filepath.Join(dir, "coordination")
 	require.NoError(t, os.Mkdir(coord, 0o700))
@@ -325,4 +326,60 @@ func TestCoordinationUnknownArgumentFails(t *testing.T) {
 	o.end()
 	assert.Equal(t, 1, o.rc)
 	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination] [--coordination-dir DIR] [--lock-timeout SECONDS] [--release]`)
+}
+
+// A --coordination-dir that does not exist is created private to the caller (mode 0700); the default
+// directory is not (an administrator creates it shared) and its absence is an error that says how.
+func TestCoordinationDirCreatedOnlyWhenNamed(t *testing.T) {
+	e := newCoordEnv(t, 2)
+	dir := filepath.Join(e.dir, "mine")
+	o := e.startOwner(0, "1", "--enable-coordination", "--coordination-dir", dir)
+	defer o.end()
+	require.Equal(t, 0, o.rc, o.stderr)
+	st, err := os.Lstat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeDir|0o700, st.Mode())
+
+	if _, err := os.Lstat(DefaultCoordinationDir); err == nil {
+		t.Fatalf("%s exists on this machine: this test needs it absent", DefaultCoordinationDir)
+	}
+	o = e.startOwner(1, "1", "--enable-coordination")
+	o.end()
+	assert.Equal(t, 1, o.rc)
+	assert.Contains(t, o.stderr, "coordination directory /var/lib/yarn-am/gpu does not exist; an administrator creates it once per node: install -d -m 3770 -o root -g <group of the users running containers> /var/lib/yarn-am/gpu")
+	_, err = os.Lstat(DefaultCoordinationDir)
+	assert.True(t, os.IsNotExist(err), "the default directory was created")
+}
+
+// Claims are kept per NodeManager (NM_HOST): the mini cluster's NodeManagers share a machine but model
+// separate hosts, each with its own GPUs.
+func TestCoordinationPerNodeManager(t *testing.T) {
+	e := newCoordEnv(t, 2)
+	start := func(i int, host string) *owner {
+		saved := e.env
+		e.env = append(append([]string(nil), saved...), "NM_HOST="+host)
+		defer func() { e.env = saved }()
+		return e.startOwner(i, "2", "--enable-coordination", "--coordination-dir", e.coord)
+	}
+	a := start(0, "nm-1.example")
+	defer a.end()
+	b := start(1, "nm-2.example")
+	defer b.end()
+	require.Equal(t, 0, a.rc, a.stderr)
+	require.Equal(t, 0, b.rc, b.stderr)
+	assert.Equal(t, "0,1", a.out)
+	assert.Equal(t, "0,1", b.out)
+	c := start(2, "nm-1.example")
+	defer c.end()
+	assert.Equal(t, 1, c.rc)
+	assert.Contains(t, c.stderr, fmt.Sprintf("asked for 2, 0 free; taken (coordination directory %s): 0 by pid %d, 1 by pid %d", e.coord, a.pid, a.pid))
+	uid := strconv.Itoa(os.Getuid())
+	for _, f := range []string{"claims." + uid + "@nm-1.example", "claims." + uid + "@nm-2.example"} {
+		_, err := os.Stat(filepath.Join(e.coord, f))
+		assert.NoError(t, err)
+	}
+	d := start(3, "bad host;rm")
+	defer d.end()
+	assert.Equal(t, 1, d.rc)
+	assert.Contains(t, d.stderr, `NM_HOST "bad host;rm" is not a host name (letters, digits, . _ -)`)
 }

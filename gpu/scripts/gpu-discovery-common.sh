@@ -19,10 +19,11 @@
 #   install -d -m 3770 -o root -g <group of the container users> /var/lib/yarn-am/gpu
 # (setgid: claim files get the directory's group; sticky: only a file's owner may remove or replace it).
 # A directory owned by the calling user and writable by no one else (e.g. mode 0700) works too, for
-# containers that all run as one user. The directory is refused when it is a symbolic link, writable by
+# containers that all run as one user; a --coordination-dir that does not exist is created so (mode 0700). The directory is refused when it is a symbolic link, writable by
 # every user, group-writable without the sticky bit, or owned by a user other than root and the caller.
 #
-# Every user keeps its claims in its own file, claims.<uid> (mode 0640, the directory's group), lines
+# Every user keeps its claims in its own file, claims.<uid> (claims.<uid>@<NM_HOST> when YARN sets NM_HOST;
+# only the files of the caller's NM_HOST count) (mode 0640, the directory's group), lines
 #   # yarn-am gpu coordination v2: <index> <owner pid> <owner start time>
 #   <index> <pid> <starttime>
 # The file is only ever replaced by its owner: written to a fresh temporary file (mktemp, O_EXCL) and
@@ -113,7 +114,14 @@ fi
 # ---- coordination ---------------------------------------------------------------------------------------
 owner=$PPID
 me=$EUID
-own_file=$coordination_dir/claims.$me
+# Claims are kept per NodeManager (NM_HOST, set by YARN in every container): on a real cluster that is
+# one set per host; the mini cluster's NodeManagers share one machine but model separate hosts.
+host_tag=""
+if [[ -n ${NM_HOST:-} ]]; then
+	[[ $NM_HOST =~ ^[A-Za-z0-9._-]{1,253}$ ]] || die "NM_HOST \"${NM_HOST:0:60}\" is not a host name (letters, digits, . _ -)"
+	host_tag=@$NM_HOST
+fi
+own_file=$coordination_dir/claims.$me$host_tag
 admin_hint="an administrator creates it once per node: install -d -m 3770 -o root -g <group of the users running containers> $coordination_dir"
 
 # check_dir: the coordination directory must be one that only the caller, root and (with the sticky bit)
@@ -121,7 +129,13 @@ admin_hint="an administrator creates it once per node: install -d -m 3770 -o roo
 check_dir() {
 	local d=$coordination_dir st mode owner_uid
 	[[ ! -L $d ]] || die "coordination directory $d is a symbolic link; refusing it (a link can be redirected by whoever owns it): use the real directory"
-	[[ -e $d ]] || die "coordination directory $d does not exist; $admin_hint; or pass --coordination-dir with a directory of your own (mode 0700) when all containers run as one user"
+	if [[ ! -e $d && $d != "$DEFAULT_COORDINATION_DIR" ]]; then
+		# A directory named explicitly is created private to the caller (containers that all run as one
+		# user); mkdir fails on anything already there, a symbolic link included, and the checks below
+		# then judge what is there. A shared directory is an administrator's to create.
+		mkdir -m 0700 -- "$d" 2>/dev/null
+	fi
+	[[ -e $d ]] || die "coordination directory $d does not exist; $admin_hint; or pass --coordination-dir with a directory of your own (created mode 0700 if missing) when all containers run as one user"
 	[[ -d $d ]] || die "coordination directory $d is not a directory"
 	st=$(stat -c '%a %u %g' -- "$d") || die "cannot stat coordination directory $d"
 	read -r mode owner_uid dir_gid <<<"$st"
@@ -200,11 +214,16 @@ read_claim_file() {
 
 read_claims() {
 	claim_idx=() claim_pid=() claim_st=() mine_idx=() mine_pid=() mine_st=()
-	local f
+	local f name
 	for f in "$coordination_dir"/claims.*; do
 		[[ -e $f || -L $f ]] || continue # no match
-		[[ ${f##*/claims.} =~ ^[0-9]+$ ]] || continue
-		read_claim_file "$f" "${f##*/claims.}"
+		name=${f##*/claims.}
+		if [[ -n $host_tag ]]; then
+			[[ $name =~ ^[0-9]+@ && ${name#*@} == "$NM_HOST" ]] || continue
+		else
+			[[ $name =~ ^[0-9]+$ ]] || continue
+		fi
+		read_claim_file "$f" "${name%%@*}"
 	done
 }
 
