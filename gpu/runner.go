@@ -14,9 +14,9 @@ import (
 // ScriptRunner is the driver's seam to the outside world: everything the driver executes goes through
 // it, so unit tests replace it with a fake.
 type ScriptRunner interface {
-	// Discover runs `<path> <amount> <args...>` with the discovery-script contract of DESIGN.md §6 and
-	// returns the indexes of its first stdout line (at least amount of them), or an error carrying the
-	// script's stderr.
+	// Discover runs `<path> <amount> <args...>` with the discovery-script contract (## Contracts in
+	// docs/design.md) and returns the indexes of its first stdout line (at least amount of them), or an
+	// error carrying the script's stderr.
 	Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error)
 	// Release runs `<path> 0 <args...> --release`, the release mode of the built-in scripts.
 	Release(ctx context.Context, path string, args []string, timeout time.Duration) error
