@@ -74,7 +74,10 @@
 // opened read-only, so there is no lock file either. Claims of owners that have exited are ignored and
 // leave their file the next time its user runs the script; release (the driver runs it when the worker
 // has exited) removes the caller's claims at once. Symbolic links, non-regular files and files owned by
-// another uid than their name says are refused with an error naming the file.
+// another uid than their name says are refused with an error naming the file. Because claims are judged
+// by their owner's /proc entry, coordination needs every container of the node in the host's pid
+// namespace (not Docker) and a /proc where other users' processes are visible: a /proc mounted with
+// hidepid is refused unless the caller is in its gid= group.
 //
 // What this protects against, and what not: a user outside the group cannot read, claim, wipe or lock
 // anything (it cannot open the directory). A member cannot remove, truncate or replace another user's

@@ -57,7 +57,7 @@ func requireRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatalf("%s creates users and a group (useradd, groupadd) and runs the discovery script as them (setpriv): run it as root, e.g. sudo go test -run %s ./gpu", t.Name(), t.Name())
 	}
-	for _, tool := range []string{"useradd", "userdel", "groupadd", "groupdel", "setpriv", "flock"} {
+	for _, tool := range []string{"useradd", "userdel", "groupadd", "groupdel", "setpriv", "flock", "unshare", "mount"} {
 		_, err := exec.LookPath(tool)
 		require.NoError(t, err, "%s needs %s (Debian: passwd, util-linux)", t.Name(), tool)
 	}
@@ -188,6 +188,22 @@ func TestCoordinationMultiUser(t *testing.T) {
 	o.end()
 	assert.Equal(t, 1, o.rc)
 	assert.Contains(t, o.stderr, fmt.Sprintf("asked for 1, 0 free; taken (coordination directory %s): 0 by pid %d, 1 by pid %d, 2 by pid %d, 3 by pid %d", e.coord, a1.pid, a1.pid, b1.pid, b1.pid))
+
+	// With /proc mounted hidepid=2, A could not see B's processes and would take B's claims for dead:
+	// the script refuses to coordinate, unless A is in the mount's gid= group (then it sees B's claims).
+	for _, tc := range []struct{ opts, want string }{
+		{"hidepid=2", "/proc is mounted with hidepid=invisible: this script cannot see other users' processes and would take their GPU claims for dead; coordination needs /proc without hidepid, or with gid=<the coordination directory's group>"},
+		{"hidepid=2,gid=" + strconv.Itoa(c.gid), "/proc is mounted with hidepid=invisible,gid=" + strconv.Itoa(c.gid) + ": this script cannot see"},
+		{"hidepid=2,gid=" + strconv.Itoa(gid), fmt.Sprintf("asked for 1, 0 free; taken (coordination directory %s): 0 by pid %d, 1 by pid %d, 2 by pid %d, 3 by pid %d", e.coord, a1.pid, a1.pid, b1.pid, b1.pid)},
+	} {
+		cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+			`mount -t proc -o "$OPTS" proc /proc && exec "$@"`, "sh")
+		cmd.Args = append(cmd.Args, append(a.setpriv(), "bash", e.script, "1", "--enable-coordination", "--coordination-dir", e.coord)...)
+		cmd.Env = append(append(os.Environ(), e.env...), "OPTS="+tc.opts)
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%s: %s", tc.opts, out)
+		assert.Contains(t, string(out), tc.want, tc.opts)
+	}
 
 	// B cannot wipe, truncate, replace or remove A's claim file (mode 0640, sticky directory).
 	for _, attack := range []string{

@@ -167,6 +167,28 @@ lock_holders() {
 	printf '%s' "${out:-unknown (not visible from here)}"
 }
 
+# check_proc: claims are judged alive by their owner's /proc entry, so other users' processes must be
+# visible. /proc mounted with hidepid (other than 0/off) hides them unless the caller is in its gid=
+# group; their claims would then look dead and their GPUs free.
+check_proc() {
+	[[ $me -ne 0 ]] || return 0
+	local line opts="" o hp="" pgid=""
+	local -a f
+	while read -r line; do
+		read -r -a f <<<"$line"
+		[[ ${f[4]:-} == /proc && $line == *" - proc "* ]] && opts=${f[${#f[@]} - 1]}
+	done </proc/self/mountinfo # the last /proc mount is the one in effect
+	for o in ${opts//,/ }; do
+		case $o in
+		hidepid=*) hp=${o#hidepid=} ;;
+		gid=*) pgid=${o#gid=} ;;
+		esac
+	done
+	[[ -z $hp || $hp == 0 || $hp == off ]] && return 0
+	[[ -n $pgid ]] && contains "$pgid" $(id -G) && return 0
+	die "/proc is mounted with hidepid=$hp${pgid:+,gid=$pgid}: this script cannot see other users' processes and would take their GPU claims for dead; coordination needs /proc without hidepid, or with gid=<the coordination directory's group>"
+}
+
 # open_locked: opens the directory read-only and takes the exclusive lock, held until the script exits.
 open_locked() {
 	check_dir
@@ -192,7 +214,10 @@ read_claim_file() {
 	[[ ${want##*:} == "$uid" ]] || die "claim file $f is owned by uid ${want##*:}, not by uid $uid as its name says; refusing it; an administrator should remove it"
 	while read -r idx pid st extra; do
 		[[ $idx =~ ^[0-9]+$ && $pid =~ ^[0-9]+$ && $st =~ ^[0-9]+$ && -z ${extra:-} ]] || continue
-		cur=$(start_time "$pid") || continue
+		if ! cur=$(start_time "$pid"); then
+			[[ -d /proc/$pid && ! -r /proc/$pid/stat ]] && die "cannot read /proc/$pid/stat (the owner of a claim in $f): is /proc mounted with hidepid? coordination needs to see every claim owner"
+			continue # gone or a zombie: the claim is dead
+		fi
 		[[ $cur == "$st" ]] || continue # pid reused by another process: the claim is dead
 		puid=$(stat -c %u "/proc/$pid" 2>/dev/null) || continue
 		[[ $puid == "$uid" ]] || continue # a claim for another user's process: not this user's to make
@@ -251,6 +276,7 @@ write_own_claims() {
 
 owner_start=""
 if [[ $coordinate -eq 1 || $release -eq 1 ]]; then
+	check_proc
 	owner_start=$(start_time "$owner") || die "cannot read the start time of the calling process $owner from /proc/$owner/stat"
 fi
 
