@@ -292,10 +292,12 @@ func TestCoordinationMultiUser(t *testing.T) {
 	// A coordination directory given as a symbolic link is refused.
 	link := filepath.Join(e.dir, "coord-link")
 	require.NoError(t, os.Symlink(e.coord, link))
-	o = e.startOwnerAs(a, 9, "1", "--enable-coordination", "--coordination-dir", link)
-	o.end()
-	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, "coordination directory "+link+" is a symbolic link; refusing it")
+	for _, arg := range []string{link, link + "/", link + "//"} {
+		o = e.startOwnerAs(a, 9, "1", "--enable-coordination", "--coordination-dir", arg)
+		o.end()
+		assert.Equal(t, 1, o.rc, arg)
+		assert.Contains(t, o.stderr, "coordination directory "+link+" is a symbolic link; refusing it", arg)
+	}
 
 	// A directory every user can write, or a group-writable one without the sticky bit, is refused.
 	for _, tc := range []struct {

@@ -108,6 +108,8 @@ done
 if [[ $release -eq 0 ]]; then
 	[[ $amount =~ ^[1-9][0-9]*$ ]] || die "amount \"$amount\" is not a positive integer; usage: $SCRIPT_NAME $valid_args"
 fi
+# A trailing slash would make the symbolic-link checks below follow a link: drop it.
+while [[ $coordination_dir == ?*/ ]]; do coordination_dir=${coordination_dir%/}; done
 [[ $coordination_dir == /* ]] || die "--coordination-dir \"$coordination_dir\" is not an absolute path (workers on one node must name the same directory)"
 [[ $lock_timeout =~ ^[1-9][0-9]{0,3}$ ]] || die "--lock-timeout \"$lock_timeout\" is not a whole number of seconds between 1 and 9999"
 
