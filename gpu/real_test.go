@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -129,4 +131,35 @@ func TestRealScriptMissingNvidiaSMI(t *testing.T) {
 	_, err := newRealDriver(t, nil).Discover(context.Background(), 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nvidia-smi not found on PATH")
+}
+
+// Release runs a script too: a hanging one is killed with its process group at the timeout, and what
+// it prints on stderr is bounded.
+func TestExecRunnerReleaseIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child")
+	hang := filepath.Join(dir, "hang.sh")
+	require.NoError(t, os.WriteFile(hang, []byte("#!/bin/bash\nsleep 300 & echo $! >"+pidFile+"\nwait\n"), 0o755))
+	start := time.Now()
+	err := ExecRunner{}.Release(context.Background(), hang, nil, 300*time.Millisecond)
+	assert.Less(t, time.Since(start), 10*time.Second, "gives up within 10 seconds")
+	assert.EqualError(t, err, "release "+hang+": no answer within 300ms")
+	data, rerr := os.ReadFile(pidFile)
+	require.NoError(t, rerr)
+	pid := strings.TrimSpace(string(data))
+	assert.Eventually(t, func() bool {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return true
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	}, 10*time.Second, 20*time.Millisecond, "the script's child %s outlived the timeout", pid)
+
+	loud := filepath.Join(dir, "loud.sh")
+	require.NoError(t, os.WriteFile(loud, []byte("#!/bin/bash\nhead -c 10000000 /dev/zero | tr '\\0' x >&2\nexit 1\n"), 0o755))
+	err = ExecRunner{}.Release(context.Background(), loud, nil, 10*time.Second)
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), resources.MaxDiscoveryOutput+500)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/yarn-am/yarn-am/resources"
@@ -41,7 +42,11 @@ func (ExecRunner) Release(ctx context.Context, path string, args []string, timeo
 	argv := append(append([]string{"0"}, args...), "--release")
 	cmd := exec.CommandContext(ctx, path, argv...)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	// Bounded like discovery output (resources.MaxDiscoveryOutput); the script's own group is killed on
+	// timeout, not just the script.
+	cmd.Stderr = &limitWriter{w: &stderr, n: resources.MaxDiscoveryOutput}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	err := cmd.Run()
 	if ctx.Err() == context.DeadlineExceeded {
@@ -55,4 +60,17 @@ func (ExecRunner) Release(ctx context.Context, path string, args []string, timeo
 		return fmt.Errorf("release %s %s: %v: %s", path, strings.Join(argv, " "), err, msg)
 	}
 	return nil
+}
+
+// limitWriter keeps the first n bytes written to it and drops the rest.
+type limitWriter struct {
+	w *bytes.Buffer
+	n int
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if room := l.n - l.w.Len(); room > 0 {
+		l.w.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
