@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -92,6 +93,14 @@ type Config struct {
 	Cluster ClusterNodes
 	// Now is the clock (nil: time.Now); tests set it.
 	Now func() time.Time
+	// State keeps the AM's durable state between attempts (durable.go; nil: nothing is kept, and a
+	// later attempt starts from the running containers YARN hands it only).
+	State StateStore
+	// Attempt names this attempt (appattempt_..._000002) in the saved state and the events.
+	Attempt string
+	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
+	// another attempt that needs it (the process sets it when attempts are left).
+	KeepStagingOnKill bool
 }
 
 // tracked is a container the AM accepted, with what it needs to launch and stop it.
@@ -108,7 +117,7 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
-	// forgotten: dropped from the records (Config.FinishedHistory); compactLocked removes it from seq.
+	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
 	forgotten bool
 }
 
@@ -118,10 +127,10 @@ type AM struct {
 	log logrus.FieldLogger
 
 	mu          sync.Mutex
-	state       string
+	state       contract.AMState
 	asks        []Ask
 	nextAskID   int64
-	containers  map[string]*tracked // the records: every active container and the latest finished ones
+	rec         records // the TaskExecutor containers accepted (records.go)
 	newAllocs   []Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
 	release     map[string]*hadooppb.ContainerIdProto
@@ -131,14 +140,13 @@ type AM struct {
 	limitHit    bool
 	diagnostics string
 	driverExit  *int
-	inFlight    int
 	stopping    bool
 
 	events       *EventLog
 	metrics      *Metrics
 	policy       *Policy
-	maxCap       Capability // the register response's maximum_capability
-	clusterNodes int        // num_cluster_nodes of the last allocate response
+	maxCap       contract.Capability // the register response's maximum_capability
+	clusterNodes int                 // num_cluster_nodes of the last allocate response
 	headroom     *hadooppb.ResourceProto
 	blAdd        map[string]bool // nodes to add to / remove from the RM's blacklist with the next allocate
 	blRemove     map[string]bool
@@ -149,21 +157,15 @@ type AM struct {
 
 	wake    chan struct{}
 	launchQ chan *tracked
+	// adopted: the first registration took over what an earlier attempt left (durable.go).
+	adopted bool
+	// savedAt is the last event id when the durable state was saved; savedTime when it was tried.
+	savedAt   uint64
+	savedTime time.Time
+	// background counts the goroutines that stop containers outside the loop (scale-down); Run
+	// waits for them, so none outlives it.
+	background sync.WaitGroup
 
-	// finished holds the finished containers still recorded, oldest first (at most
-	// Config.FinishedHistory); forgotten counts those dropped; completedN, succeededN and failedN count
-	// every finished container, dropped or not (Status, progress, metrics).
-	finished                        []*tracked
-	forgotten                       Forgotten
-	completedN, succeededN, failedN int
-	seqDirty                        bool // seq holds forgotten containers (compactLocked)
-
-	// seq holds the recorded containers in the order they were accepted, for the loops that run on
-	// every heartbeat (no map lookups); obsBuf is Reconcile's input, reused so that a heartbeat does not
-	// allocate in proportion to the application's size (BenchmarkAMHeartbeat: at 10,000 containers the
-	// copy was 4.5 MB of garbage and 4 ms of CPU per heartbeat).
-	seq    []*tracked
-	obsBuf []Container
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;
 	// the next allocate still waits for the interval.
@@ -224,9 +226,9 @@ func New(cfg Config) (*AM, error) {
 		askTime:     map[int64]time.Time{},
 		cfg:         cfg,
 		log:         cfg.Log.WithField("app", cfg.App),
-		state:       "STARTING",
+		state:       contract.StateStarting,
 		nextAskID:   1,
-		containers:  map[string]*tracked{},
+		rec:         newRecords(cfg.FinishedHistory),
 		allocProtos: map[string]*hadooppb.ContainerProto{},
 		release:     map[string]*hadooppb.ContainerIdProto{},
 		send:        map[int64]int{},
@@ -257,7 +259,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.launchWorker(wctx) }()
 	}
-	defer func() { stopWorkers(); wg.Wait() }()
+	defer func() { stopWorkers(); wg.Wait(); a.background.Wait() }()
 
 	if err := a.register(ctx); err != nil {
 		var u *unsatisfiable
@@ -265,24 +267,24 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		case ctx.Err() != nil:
 			return a.killed(), ctx.Err()
 		case errors.As(err, &u):
-			a.setState("RUNNING")
+			a.setState(contract.StateRunning)
 			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
 			if !ok {
 				ev = AllocationRejectedEvent("", 0, -1, "", "the TaskExecutors cannot be allocated on this cluster: "+u.why)
 			}
 			ev = a.emit(ev)
-			out := Outcome{Status: Failed, Diagnostics: ev.Message}
+			out := Outcome{Status: contract.Failed, Diagnostics: ev.Message}
 			a.log.WithField("key", ev.Key).Error("am: " + out.Diagnostics)
 			return out, a.finish(ctx, out)
 		}
 		return Outcome{}, err
 	}
-	a.setState("RUNNING")
+	a.setState(contract.StateRunning)
 	var driverDone <-chan struct{}
 	if a.cfg.Driver != nil {
 		d, err := a.startDriver(ctx)
 		if err != nil {
-			out := Outcome{Status: Failed, Diagnostics: err.Error()}
+			out := Outcome{Status: contract.Failed, Diagnostics: err.Error()}
 			return out, a.finish(ctx, out)
 		}
 		driverDone = d
@@ -316,16 +318,16 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):
-				out := Outcome{Status: Failed, Diagnostics: rej.ev.Message}
+				out := Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
 				return out, a.finish(ctx, out)
 			case errors.Is(err, errShutdown):
 				a.setState("SHUTDOWN")
-				return Outcome{Status: Failed, Diagnostics: err.Error()}, err
+				return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
 			default:
 				errs++
 				a.log.WithError(err).WithField("consecutive", errs).Warn("am: allocate failed")
 				if errs >= maxAllocateErrors {
-					return Outcome{Status: Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
+					return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
 				}
 			}
 			if err == nil && a.takeNews() {
@@ -334,6 +336,10 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			}
 		}
 		actOnly = false
+		if now := a.cfg.Now(); now.Sub(a.savedTime) >= time.Second {
+			a.savedTime = now
+			a.saveState(ctx)
+		}
 
 		t := time.NewTimer(a.interval())
 		select {
@@ -362,7 +368,7 @@ func (a *AM) takeNews() bool {
 func (a *AM) interval() time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	pending := a.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
+	pending := a.rec.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
 	for _, k := range a.asks {
 		if k.Want > 0 {
 			pending = true
@@ -378,15 +384,23 @@ func (a *AM) interval() time.Duration {
 	return d
 }
 
-func (a *AM) setState(s string) {
+func (a *AM) setState(s contract.AMState) {
 	a.mu.Lock()
 	a.state = s
 	a.mu.Unlock()
 }
 
 func (a *AM) killed() Outcome {
-	a.setState(string(Killed))
-	out := Outcome{Status: Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	a.setState(contract.AMState(contract.Killed))
+	out := Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	if a.cfg.KeepStagingOnKill {
+		// The NodeManager stops an AM container the same way for a kill, preemption, memory or a node
+		// going away; only in the first case is this the end. With attempts left, the staging
+		// directory stays for the next one (yarn-am kill removes it once the application is KILLED).
+		a.log.Info("am: stopped by SIGTERM with attempts left; the staging directory stays for the next attempt")
+		a.saveState(context.Background())
+		return out
+	}
 	a.deleteStaging()
 	return out
 }
@@ -418,7 +432,7 @@ func (a *AM) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("am: registering with the ResourceManager: %w", err)
 	}
-	maximum := Capability(yarnrpc.ResourceAmounts(resp.GetMaximumCapability()))
+	maximum := contract.Capability(yarnrpc.ResourceAmounts(resp.GetMaximumCapability()))
 	a.log.WithFields(logrus.Fields{"queue": resp.GetQueue(), "maximum": maximum.String(),
 		"tracking_url": a.cfg.TrackingURL}).Info("am: registered")
 	if resp.GetMaximumCapability() == nil {
@@ -431,10 +445,11 @@ func (a *AM) register(ctx context.Context) error {
 	if why := CheckAsk(a.cfg.Spec.Capability, types, maximum); why != "" {
 		return &unsatisfiable{why: why, maximum: maximum}
 	}
+	a.adopt(ctx, resp)
 	a.mu.Lock()
 	a.responseID = 0
 	if m := resp.GetMaximumCapability(); m != nil {
-		a.maxCap = Capability(yarnrpc.ResourceAmounts(m))
+		a.maxCap = contract.Capability(yarnrpc.ResourceAmounts(m))
 	}
 	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
 		a.blAdd[n] = true
@@ -468,9 +483,8 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	now := a.cfg.Now()
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
-	a.compactLocked()
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
-		HoldNewAsks: now.Before(a.holdUntil), Forgotten: a.forgotten}
+		HoldNewAsks: now.Before(a.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -479,11 +493,6 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 			obs.Excluded[n] = true
 		}
 	}
-	a.obsBuf = a.obsBuf[:0]
-	for _, t := range a.seq {
-		a.obsBuf = append(a.obsBuf, t.Container)
-	}
-	obs.Containers = a.obsBuf // Reconcile keeps copies only (Plan.Failures, Plan.Stop)
 	plan := Reconcile(a.cfg.Spec, obs)
 	a.newAllocs = nil
 	for _, s := range plan.Send {
@@ -514,14 +523,8 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		delete(a.allocProtos, r.ID)
 	}
 	for _, l := range plan.Launch {
-		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: Launching, Resources: l.Resources}}
-		if p := a.allocProtos[l.ID]; p != nil {
-			t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
-		}
+		t := a.rec.accepted(l, a.allocProtos[l.ID])
 		delete(a.allocProtos, l.ID)
-		a.containers[l.ID] = t
-		a.seq = append(a.seq, t)
-		a.inFlight++
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
 		var latency time.Duration
 		if at, ok := a.askTime[l.AskID]; ok {
@@ -539,21 +542,17 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	}
 	var stop []*tracked
 	for _, c := range plan.Stop {
-		t := a.containers[c.ID]
+		t := a.rec.get(c.ID)
 		if t == nil {
 			continue
 		}
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: the requirement went down")
-		if t.Phase == Launching {
-			t.stopAfterLaunch = true // the launch worker stops it once its start returns
-			a.inFlight--
-		} else if t.cid != nil {
+		if a.rec.stopping(t) {
 			stop = append(stop, t)
 		}
-		t.Phase = Stopping
 	}
 	if len(stop) > 0 {
-		go a.stopAll(context.Background(), stop)
+		a.stopInBackground(stop)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
@@ -568,7 +567,7 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 // unsatisfiable: the ask can never be allocated on this cluster.
 type unsatisfiable struct {
 	why     string
-	maximum Capability // the registration's maximum allocation (nil if not sent)
+	maximum contract.Capability // the registration's maximum allocation (nil if not sent)
 }
 
 func (u *unsatisfiable) Error() string { return u.why }
@@ -668,9 +667,16 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	for _, c := range resp.GetAllocatedContainers() {
 		id := yarnrpc.FormatContainerID(c.GetId())
+		if a.rec.get(id) != nil || a.allocProtos[id] != nil {
+			// A ResourceManager that restarted (work-preserving) or failed over may report a container
+			// again that this AM already took: it is never launched twice
+			// (TestLoopIgnoresAContainerTheRMReportsAgain).
+			a.log.WithField("container", id).Info("am: the ResourceManager reported a known container again; ignored")
+			continue
+		}
 		a.allocProtos[id] = c
 		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
-			Resources: Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
+			Resources: contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
@@ -705,26 +711,15 @@ func (a *AM) resendAll() {
 
 func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 	id := yarnrpc.FormatContainerID(st.GetContainerId())
-	t := a.containers[id]
-	if t == nil || t.Phase == Completed {
+	t := a.rec.get(id)
+	if t == nil || t.Phase == contract.Completed {
 		return // released by us, or already known to have ended
 	}
-	if t.Phase == Launching {
-		a.inFlight-- // the launch worker will find it completed
-	}
 	exit := st.GetExitStatus()
-	class := Classify(exit)
-	if t.Phase == Stopping {
-		class = ExitKilledByAM // we stopped it (scale-down), whatever status the NM reports
-	}
-	t.Phase = Completed
-	t.Exit = Exit{Status: exit, Class: class, Diagnostics: st.GetDiagnostics()}
-	if t.reportFailure != "" && class == ExitDiscoveryFailed {
-		t.Exit.Diagnostics = t.reportFailure + "; " + t.Exit.Diagnostics
-	}
-	a.exitedLocked(t)
+	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: Classify(exit), Diagnostics: st.GetDiagnostics()}))
+	class := t.Exit.Class
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
-	if class == ExitSucceeded {
+	if class == contract.ExitSucceeded {
 		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
 	} else {
 		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + Describe(exit, class))
@@ -735,7 +730,7 @@ func (a *AM) progressLocked() float32 {
 	if a.cfg.Spec.Instances == 0 || a.cfg.Spec.Mode == Service {
 		return 0
 	}
-	return float32(min(a.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
@@ -752,7 +747,7 @@ func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 
 // ResourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
 // every other type in resource_value_map.
-func ResourceProto(c Capability) *hadooppb.ResourceProto {
+func ResourceProto(c contract.Capability) *hadooppb.ResourceProto {
 	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
 	keys := make([]string, 0, len(c))
 	for k := range c {
@@ -809,58 +804,56 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	defer a.mu.Unlock()
 	defer a.poke()
 	t.token = nil // used: a container is started once
-	if t.Phase == Stopping && t.stopAfterLaunch {
+	if t.Phase == contract.Stopping && t.stopAfterLaunch {
 		t.stopAfterLaunch = false
 		if err != nil { // it never started: give the allocation back
-			t.Phase = Completed
-			t.Exit = Exit{Status: -105, Class: ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
 			if t.cid != nil {
 				a.release[t.ID] = t.cid
 			}
-			a.exitedLocked(t)
+			a.exitedLocked(t, a.rec.stoppedBeforeStart(t))
 			return
 		}
-		go a.stopAll(context.Background(), []*tracked{t})
+		a.stopInBackground([]*tracked{t})
 		return
 	}
-	if t.Phase != Launching {
+	if t.Phase != contract.Launching {
 		return // completed (or stopped) while the launch was in flight
 	}
-	a.inFlight--
 	if err != nil {
 		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
-		t.Phase = Completed
-		t.Exit = Exit{Status: -1000, Class: ExitLaunchFailed, Diagnostics: err.Error()}
 		if t.cid != nil {
 			a.release[t.ID] = t.cid
 		}
-		a.emit(LaunchFailedEvent(t.ID, t.Node, err.Error()))
-		a.exitedLocked(t)
+		a.exitedLocked(t, a.rec.launchFailed(t, err.Error()))
 		return
 	}
-	t.Phase = Running
 	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
-	a.emit(LaunchedEvent(t.ID, t.Node))
+	a.emitAll(a.rec.launched(t))
+}
+
+// stopInBackground stops containers without holding up the caller (which may hold a.mu); Run waits
+// for it before it returns.
+func (a *AM) stopInBackground(ts []*tracked) {
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		a.stopAll(context.Background(), ts)
+	}()
 }
 
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.
 func (a *AM) finish(ctx context.Context, out Outcome) error {
 	a.mu.Lock()
 	a.stopping = true
-	a.state = "FINISHING"
-	var running []*tracked
-	for _, t := range a.seq {
-		if t.Phase != Completed && t.cid != nil {
-			running = append(running, t)
-		}
-	}
+	a.state = contract.StateFinishing
+	running := a.rec.active()
 	a.mu.Unlock()
 	a.stopAll(ctx, running)
 
-	status := map[FinalStatus]hadooppb.FinalApplicationStatusProto{
-		Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,
-		Failed:    hadooppb.FinalApplicationStatusProto_APP_FAILED,
-		Killed:    hadooppb.FinalApplicationStatusProto_APP_KILLED,
+	status := map[contract.FinalStatus]hadooppb.FinalApplicationStatusProto{
+		contract.Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,
+		contract.Failed:    hadooppb.FinalApplicationStatusProto_APP_FAILED,
+		contract.Killed:    hadooppb.FinalApplicationStatusProto_APP_KILLED,
 	}[out.Status]
 	req := &hadooppb.FinishApplicationMasterRequestProto{
 		FinalApplicationStatus: status.Enum(),
@@ -893,7 +886,7 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 		}
 		break
 	}
-	a.setState(string(out.Status))
+	a.setState(contract.AMState(out.Status))
 	a.mu.Lock()
 	a.diagnostics = out.Diagnostics
 	a.mu.Unlock()

@@ -9,104 +9,39 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
-// This file is the AM's HTTP API (DESIGN §8). Reads are open (also through the RM's web proxy);
+// This file is the AM's HTTP API (docs/running.md#http-api). Reads are open (also through the RM's web proxy);
 // writes need the application's secret as "Authorization: Bearer <secret>". The event stream is in
 // sse.go, the status page in ui.go, /metrics in metrics.go; Handler puts them on one mux.
 
-// SecretAlias is the secret key, in the AM's credentials, of the application secret that writes to
-// the API must present as "Authorization: Bearer <secret>" (the client creates it: 64 hex characters).
-const SecretAlias = "yarn-am.secret"
-
-// Status is the body of GET /api/v1/status.
-type Status struct {
-	App         string      `json:"app"`
-	State       string      `json:"state"` // STARTING, RUNNING, FINISHING, SUCCEEDED, FAILED, KILLED
-	Requirement Requirement `json:"requirement"`
-	Counts      Counts      `json:"counts"`
-	// Containers lists every active container and the latest finished ones (yarn-am am
-	// --finished-history); Counts counts them all.
-	Containers []ContainerStatus `json:"containers"`
-	// FinishedNotListed is how many finished containers Containers leaves out (older than the
-	// latest --finished-history).
-	FinishedNotListed int    `json:"finishedNotListed,omitempty"`
-	Diagnostics       string `json:"diagnostics"`
-	// ExcludedNodes are the nodes excluded for this application after repeated failures.
-	ExcludedNodes []string `json:"excludedNodes,omitempty"`
-	// Events are the latest events (at most StatusEvents), oldest first.
-	Events []Event `json:"events,omitempty"`
-}
-
-// StatusEvents is how many of the latest events GET /api/v1/status includes.
-const StatusEvents = 20
-
-// Requirement is the declared TaskExecutor requirement.
-type Requirement struct {
-	Instances   int        `json:"instances"`
-	Resources   Capability `json:"resources"`
-	MaxFailures int        `json:"maxFailures"`
-	Mode        string     `json:"mode"` // batch, service, driver
-}
-
-// Counts summarises the containers. Requested: asked for and not yet allocated. Allocated: accepted and
-// being launched. Running: started on their NM. Completed: ended, whatever the exit. Failed: the
-// completed ones that count against taskexecutor.max-failures.
-type Counts struct {
-	Requested int `json:"requested"`
-	Allocated int `json:"allocated"`
-	Running   int `json:"running"`
-	Stopping  int `json:"stopping,omitempty"` // being stopped because the requirement went down
-	Completed int `json:"completed"`
-	Failed    int `json:"failed"`
-}
-
-// ContainerStatus is one TaskExecutor container.
-type ContainerStatus struct {
-	ID          string                      `json:"id"`
-	Node        string                      `json:"node"`
-	State       Phase                       `json:"state"`
-	Resources   Capability                  `json:"resources"`
-	Infos       map[string][]resources.Info `json:"infos,omitempty"`
-	ExitStatus  *int32                      `json:"exitStatus,omitempty"`
-	ExitClass   ExitClass                   `json:"exitClass,omitempty"`
-	Diagnostics string                      `json:"diagnostics,omitempty"`
-}
-
-// ContainerReport is the body of POST /api/v1/containers/<id>/report (the launcher's report).
-type ContainerReport struct {
-	Infos          map[string][]resources.Info `json:"infos"`
-	FailedResource string                      `json:"failedResource,omitempty"`
-	Failure        string                      `json:"failure,omitempty"`
-}
-
 // Status returns a snapshot of the AM's state.
-func (a *AM) Status() Status {
-	evs := a.events.Latest(StatusEvents)
+func (a *AM) Status() contract.Status {
+	evs := a.events.Latest(contract.StatusEvents)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.requirementLocked(),
-		Containers: []ContainerStatus{}, ExcludedNodes: a.policy.Excluded(), Events: evs}
+	s := contract.Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.requirementLocked(),
+		Containers: []contract.ContainerStatus{}, ExcludedNodes: a.policy.Excluded(), Events: evs}
 	if s.Diagnostics == "" && a.policyOut != nil {
 		s.Diagnostics = a.policyOut.Diagnostics
 	}
 	for _, k := range a.asks {
 		s.Counts.Requested += k.Want
 	}
-	a.compactLocked()
-	s.Counts.Completed, s.Counts.Failed = a.completedN, a.failedN
-	s.FinishedNotListed = a.completedN - len(a.finished)
-	for _, t := range a.seq {
-		cs := ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos}
+	a.rec.compact()
+	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
+	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
+	for _, t := range a.rec.seq {
+		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos}
 		switch t.Phase {
-		case Launching:
+		case contract.Launching:
 			s.Counts.Allocated++
-		case Running:
+		case contract.Running:
 			s.Counts.Running++
-		case Stopping:
+		case contract.Stopping:
 			s.Counts.Stopping++
-		case Completed:
+		case contract.Completed:
 			st := t.Exit.Status
 			cs.ExitStatus, cs.ExitClass, cs.Diagnostics = &st, t.Exit.Class, t.Exit.Diagnostics
 		}
@@ -119,29 +54,20 @@ func (a *AM) Status() Status {
 }
 
 // Report records a launcher's report; false if the container is not one of this AM's.
-func (a *AM) Report(id string, r ContainerReport) bool {
+func (a *AM) Report(id string, r contract.ContainerReport) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.containers[id]
+	t := a.rec.get(id)
 	if t == nil {
 		return false
 	}
+	a.emitAll(a.rec.reported(t, r))
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})
 	if r.Failure != "" {
-		t.reportFailure = "discovery failed for resource " + r.FailedResource + ": " + r.Failure
 		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
-		if !t.discoveryEvent {
-			t.discoveryEvent = true
-			a.emit(DiscoveryFailedEvent(t.ID, t.Node, r.FailedResource, r.Failure))
-		}
-		return true
 	}
-	t.infos = r.Infos
 	for name, infos := range r.Infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
-	}
-	if len(r.Infos) > 0 {
-		a.emit(ResourceInfoEvent(t.ID, t.Node, r.Infos))
 	}
 	return true
 }
@@ -157,7 +83,7 @@ func (a *AM) Handler(secret string) http.Handler {
 			writeError(w, http.StatusUnauthorized, "writes need the header 'Authorization: Bearer <application secret>'")
 			return
 		}
-		var rep ContainerReport
+		var rep contract.ContainerReport
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&rep); err != nil {
 			writeError(w, http.StatusBadRequest, "the body is not a report ({\"infos\": {\"gpu\": [{\"index\": \"0\"}]}}): "+err.Error())
 			return
@@ -183,7 +109,7 @@ func (a *AM) Handler(secret string) http.Handler {
 			writeError(w, http.StatusUnauthorized, "writes need the header 'Authorization: Bearer <application secret>'")
 			return
 		}
-		var u RequirementsUpdate
+		var u contract.RequirementsUpdate
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u); err != nil {
 			writeError(w, http.StatusBadRequest, `the body is not a requirement ({"instances": 2}): `+err.Error())
 			return

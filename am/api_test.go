@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -26,12 +27,12 @@ func apiAM(t *testing.T) *AM {
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
 	m.asks = []Ask{{ID: 1, Want: 1, AtRM: 1}}
-	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: Running, Resources: te}}
-	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: Completed, Resources: te,
-		Exit: Exit{Status: 3, Class: ExitFailed, Diagnostics: "Exit code: 3"}}}
-	m.containers["c1"], m.containers["c2"] = c1, c2
-	m.seq = []*tracked{c1, c2}
-	m.finishedLocked(c2)
+	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
+	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
+		Exit: Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}
+	m.rec.byID["c1"], m.rec.byID["c2"] = c1, c2
+	m.rec.seq = []*tracked{c1, c2}
+	m.rec.finish(c2)
 	m.state = "RUNNING"
 	return m
 }
@@ -53,10 +54,10 @@ func TestAPIReportNeedsTheSecret(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "Bearer wrong", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", testSecret, body).Code, "the Bearer scheme is required")
-	assert.Nil(t, m.containers["c1"].infos, "a refused report changes nothing")
+	assert.Nil(t, m.rec.byID["c1"].infos, "a refused report changes nothing")
 
 	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body).Code)
-	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.containers["c1"].infos)
+	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.rec.byID["c1"].infos)
 
 	assert.Equal(t, http.StatusNotFound, post(t, h, "/api/v1/containers/c9/report", "Bearer "+testSecret, body).Code)
 	assert.Equal(t, http.StatusBadRequest, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, "{").Code)
@@ -105,7 +106,7 @@ func TestAPIStatus(t *testing.T) {
 
 func TestLaunchContext(t *testing.T) {
 	l := TaskExecutorLaunch{
-		Manifest: []ManifestEntry{{Alias: "nvidia-smi", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/nvidia-smi", Size: 10, Timestamp: 5, Type: "FILE"},
+		Manifest: []contract.LocalResource{{Alias: "nvidia-smi", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/nvidia-smi", Size: 10, Timestamp: 5, Type: "FILE"},
 			{Alias: "data", URL: "hdfs://127.0.0.1:9000/d.tgz", Size: 1, Timestamp: 2, Type: "ARCHIVE"},
 			{Alias: "yarn-am", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/yarn-am", Size: 7, Timestamp: 3}},
 		Staged:  fakeStaged{},
@@ -130,7 +131,7 @@ func TestLaunchContext(t *testing.T) {
 	for _, e := range clc.GetEnvironment() {
 		env[e.GetKey()] = e.GetValue()
 	}
-	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", EnvReportURL: "http://h:1/api/v1/containers/"}, env)
+	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", contract.EnvReportURL: "http://h:1/api/v1/containers/"}, env)
 	require.Len(t, clc.GetCommand(), 1)
 	assert.Equal(t, `./yarn-am launch -f job.toml -D 'external-resource.gpu.param.discovery-script.path=my script.sh' -- /bin/bash -c 'echo \"\$CUDA_VISIBLE_DEVICES\" it'\\''s' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`, clc.GetCommand()[0])
 	assert.NotContains(t, string(clc.GetTokens()), "amrm-id", "TaskExecutors never get the AM-RM token")
@@ -140,7 +141,7 @@ func TestLaunchContext(t *testing.T) {
 func TestLauncherCommandThroughBash(t *testing.T) {
 	// What YARN's launch script does with the command: exec /bin/bash -c "<command>". Check that the
 	// user's command arrives at the inner bash unchanged.
-	cmd := LauncherCommand("job.toml", "", nil, `printf '%s|' "$HOME" a\ b "it's" $((1+1))`)
+	cmd := contract.LauncherCommand("job.toml", "", nil, `printf '%s|' "$HOME" a\ b "it's" $((1+1))`)
 	inner := strings.TrimPrefix(cmd, "./yarn-am launch -f job.toml -- /bin/bash -c ")
 	inner = strings.TrimSuffix(inner, " 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")
 	var out bytes.Buffer

@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/am/driverclient"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -53,7 +53,7 @@ func (c *cluster) driver(t *testing.T, a *app) *driverclient.Client {
 // recorder collects a stream's events in the background.
 type recorder struct {
 	mu  sync.Mutex
-	evs []am.Event
+	evs []contract.Event
 }
 
 func (c *cluster) record(t *testing.T, dc *driverclient.Client) *recorder {
@@ -86,14 +86,14 @@ func (c *cluster) record(t *testing.T, dc *driverclient.Client) *recorder {
 	return r
 }
 
-func (r *recorder) all() []am.Event {
+func (r *recorder) all() []contract.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]am.Event(nil), r.evs...)
+	return append([]contract.Event(nil), r.evs...)
 }
 
 // wait returns the first event matching f, failing after d.
-func (r *recorder) wait(t *testing.T, d time.Duration, what string, f func(am.Event) bool) am.Event {
+func (r *recorder) wait(t *testing.T, d time.Duration, what string, f func(contract.Event) bool) contract.Event {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -105,11 +105,11 @@ func (r *recorder) wait(t *testing.T, d time.Duration, what string, f func(am.Ev
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("no %s event within %v", what, d)
-	return am.Event{}
+	return contract.Event{}
 }
 
-func ofType(ty am.EventType) func(am.Event) bool {
-	return func(e am.Event) bool { return e.Type == ty }
+func ofType(ty contract.EventType) func(contract.Event) bool {
+	return func(e contract.Event) bool { return e.Type == ty }
 }
 
 const gpuNJob = `name = "am-it-failures"
@@ -156,14 +156,14 @@ func TestAMNotEnoughResourcesThenScaleDown(t *testing.T) {
 	// Other applications on the shared mini cluster may hold GPUs for a while: wait for two to run,
 	// then for a not-enough-resources event about the third.
 	launched := map[string]bool{}
-	second := rec.wait(t, 3*time.Minute, "2 launched", func(e am.Event) bool {
-		if e.Type == am.EventLaunched {
+	second := rec.wait(t, 3*time.Minute, "2 launched", func(e contract.Event) bool {
+		if e.Type == contract.EventLaunched {
 			launched[e.Container] = true
 		}
 		return len(launched) == 2
 	})
 	twoAt := time.Now()
-	ev := rec.wait(t, time.Minute, "not-enough-resources", func(e am.Event) bool { return e.Type == am.EventNotEnoughResources && e.ID > second.ID })
+	ev := rec.wait(t, time.Minute, "not-enough-resources", func(e contract.Event) bool { return e.Type == contract.EventNotEnoughResources && e.ID > second.ID })
 	t.Logf("not-enough-resources %v after the second launch: %s", time.Since(twoAt).Round(time.Millisecond), ev.Message)
 	require.NotNil(t, ev.Evidence)
 	assert.Equal(t, 1, ev.Evidence.Pending)
@@ -181,8 +181,8 @@ func TestAMNotEnoughResourcesThenScaleDown(t *testing.T) {
 	req, err := dc.SetRequirements(ctxT(t, 10*time.Second), 2)
 	require.NoError(t, err)
 	assert.Equal(t, 2, req.Instances)
-	rec.wait(t, 30*time.Second, "requirement-changed", ofType(am.EventRequirementChanged))
-	cleared := rec.wait(t, 30*time.Second, "resources-available", ofType(am.EventResourcesAvailable))
+	rec.wait(t, 30*time.Second, "requirement-changed", ofType(contract.EventRequirementChanged))
+	cleared := rec.wait(t, 30*time.Second, "resources-available", ofType(contract.EventResourcesAvailable))
 	assert.Greater(t, cleared.ID, ev.ID)
 	require.Eventually(t, func() bool {
 		s, err := dc.Status(ctxT(t, 10*time.Second))
@@ -208,7 +208,7 @@ func TestAMSigkilledWorkerIsReplacedAndDiscoveryFailureReported(t *testing.T) {
 	a := c.submit(t, fmt.Sprintf(gpuNJob, 1, 1, cmd, 3, ""), "--service", "--restart-backoff=100ms")
 	rec := c.record(t, c.driver(t, a))
 
-	first := rec.wait(t, 2*time.Minute, "launched", ofType(am.EventLaunched))
+	first := rec.wait(t, 2*time.Minute, "launched", ofType(contract.EventLaunched))
 	pidFile := filepath.Join(pids, first.Container+".pid")
 	var pid int
 	require.Eventually(t, func() bool {
@@ -221,18 +221,20 @@ func TestAMSigkilledWorkerIsReplacedAndDiscoveryFailureReported(t *testing.T) {
 	}, time.Minute, 100*time.Millisecond, "the worker writes its pid")
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 
-	done := rec.wait(t, time.Minute, "completed", func(e am.Event) bool { return e.Type == am.EventCompleted && e.Container == first.Container })
-	assert.Equal(t, am.ExitFailed, done.ExitClass)
+	done := rec.wait(t, time.Minute, "completed", func(e contract.Event) bool {
+		return e.Type == contract.EventCompleted && e.Container == first.Container
+	})
+	assert.Equal(t, contract.ExitFailed, done.ExitClass)
 	require.NotNil(t, done.ExitStatus)
 	assert.Equal(t, int32(137), *done.ExitStatus)
 	assert.Contains(t, done.Message, "killed by signal 9")
-	second := rec.wait(t, time.Minute, "replacement launched", func(e am.Event) bool { return e.Type == am.EventLaunched && e.Container != first.Container })
+	second := rec.wait(t, time.Minute, "replacement launched", func(e contract.Event) bool { return e.Type == contract.EventLaunched && e.Container != first.Container })
 	assert.Greater(t, second.ID, done.ID)
 
 	// Discovery failure: the fake nvidia-smi fails with a message the driver must see.
 	b := c.submit(t, fmt.Sprintf(gpuNJob, 1, 1, `sleep 1`, 0, `FAKE_NVIDIA_SMI_FAIL = "GPU 0 fell off the bus"`))
 	recB := c.record(t, c.driver(t, b))
-	ev := recB.wait(t, 2*time.Minute, "discovery-failed", ofType(am.EventDiscoveryFailed))
+	ev := recB.wait(t, 2*time.Minute, "discovery-failed", ofType(contract.EventDiscoveryFailed))
 	assert.Contains(t, ev.Message, "GPU 0 fell off the bus")
 	assert.Contains(t, ev.Message, "discovery of resource gpu failed")
 	r := c.wait(t, b, time.Minute)
@@ -249,14 +251,14 @@ func TestAMExcludesAFailingNode(t *testing.T) {
 	cmd := fmt.Sprintf(`if [ "$NM_HOST" = %q ]; then echo "bad node" >&2; exit 5; fi; sleep 2`, bad)
 	a := c.submit(t, fmt.Sprintf(gpuNJob, 1, 4, cmd, 20, ""), "--node-max-failures=2", "--restart-backoff=100ms", "--max-failure-rate=-1")
 	rec := c.record(t, c.driver(t, a))
-	ex := rec.wait(t, 3*time.Minute, "node-excluded", ofType(am.EventNodeExcluded))
+	ex := rec.wait(t, 3*time.Minute, "node-excluded", ofType(contract.EventNodeExcluded))
 	assert.Equal(t, bad, strings.Split(ex.Node, ":")[0])
 	assert.Contains(t, ex.Message, "2 TaskExecutor failures")
 	r := c.wait(t, a, 3*time.Minute)
 	require.Equal(t, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, r.GetFinalApplicationStatus(), "diagnostics: %s", r.GetDiagnostics())
 	// After the exclusion no TaskExecutor was placed on the bad node.
 	for _, e := range rec.all() {
-		if e.Type == am.EventAllocated && e.ID > ex.ID {
+		if e.Type == contract.EventAllocated && e.ID > ex.ID {
 			assert.NotEqual(t, ex.Node, e.Node, "allocated on the excluded node after its exclusion: %s", e.Message)
 		}
 	}

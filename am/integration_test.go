@@ -29,7 +29,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/launchctx"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -84,7 +85,7 @@ type app struct {
 }
 
 // put copies a local file to HDFS and returns its manifest entry.
-func (c *cluster) put(t *testing.T, local, remote, alias string) am.ManifestEntry {
+func (c *cluster) put(t *testing.T, local, remote, alias string) contract.LocalResource {
 	t.Helper()
 	data, err := os.ReadFile(local)
 	require.NoError(t, err)
@@ -98,7 +99,7 @@ func (c *cluster) put(t *testing.T, local, remote, alias string) am.ManifestEntr
 	require.NoError(t, err)
 	fi, err := c.fs.Stat(remote)
 	require.NoError(t, err)
-	return am.ManifestEntry{Alias: alias, URL: c.fsURI + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(), Type: "FILE", Visibility: "APPLICATION"}
+	return contract.LocalResource{Alias: alias, URL: c.fsURI + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(), Type: "FILE", Visibility: "APPLICATION"}
 }
 
 // submit stages the binary, the job, the Hadoop site files and the fake nvidia-smi, and submits the AM.
@@ -116,7 +117,7 @@ func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 	tmp := t.TempDir()
 	jobFile := filepath.Join(tmp, "job.toml")
 	require.NoError(t, os.WriteFile(jobFile, []byte(jobTOML), 0o644))
-	var amRes []am.ManifestEntry
+	var amRes []contract.LocalResource
 	amRes = append(amRes, c.put(t, c.bin, dir+"/yarn-am", "yarn-am"), c.put(t, jobFile, dir+"/job.toml", "job.toml"))
 	for _, f := range []string{"core-site.xml", "yarn-site.xml", "hdfs-site.xml"} {
 		p := filepath.Join(os.Getenv("HADOOP_CONF_DIR"), f)
@@ -124,31 +125,28 @@ func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 			amRes = append(amRes, c.put(t, p, dir+"/"+f, f))
 		}
 	}
-	manifest := []am.ManifestEntry{c.put(t, filepath.Join(c.root, "testdata/fake-nvidia-smi/nvidia-smi"), dir+"/nvidia-smi", "nvidia-smi")}
+	manifest := []contract.LocalResource{c.put(t, filepath.Join(c.root, "testdata/fake-nvidia-smi/nvidia-smi"), dir+"/nvidia-smi", "nvidia-smi")}
 	mdata, _ := json.Marshal(manifest)
 	mfile := filepath.Join(tmp, "manifest.json")
 	require.NoError(t, os.WriteFile(mfile, mdata, 0o644))
 	amRes = append(amRes, c.put(t, mfile, dir+"/manifest.json", "manifest.json"))
 
-	clc := &hadooppb.ContainerLaunchContextProto{}
-	for _, e := range amRes {
-		lr, err := e.LocalResource()
-		require.NoError(t, err)
-		clc.LocalResources = append(clc.LocalResources, lr)
-	}
+	lrs, err := launchctx.LocalResources(amRes)
+	require.NoError(t, err)
+	clc := &hadooppb.ContainerLaunchContextProto{LocalResources: lrs}
 	secret := fmt.Sprintf("%064x", time.Now().UnixNano())
-	env := map[string]string{"HADOOP_CONF_DIR": "$PWD", am.EnvStagingDir: c.fsURI + dir, "HADOOP_USER_NAME": user, "YARN_AM_LOG_LEVEL": "info"}
+	env := map[string]string{"HADOOP_CONF_DIR": "$PWD", contract.EnvStagingDir: c.fsURI + dir, "HADOOP_USER_NAME": user, "YARN_AM_LOG_LEVEL": "info"}
 	for k, v := range env {
 		clc.Environment = append(clc.Environment, &hadooppb.StringStringMapProto{Key: proto.String(k), Value: proto.String(v)})
 	}
 	args := []string{"./yarn-am", "am", "--job", "job.toml"}
 	for _, a := range amArgs {
-		args = append(args, am.ShellQuote(a))
+		args = append(args, contract.ShellQuote(a))
 	}
 	cmd := strings.Join(args, " ") + " 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr"
 	clc.Command = []string{strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(cmd)}
 	creds := yarnrpc.NewCredentials()
-	creds.Secrets[am.SecretAlias] = []byte(secret)
+	creds.Secrets[contract.SecretAlias] = []byte(secret)
 	clc.Tokens = creds.Marshal()
 
 	name := "am-it-" + appID
@@ -218,7 +216,7 @@ func (c *cluster) wait(t *testing.T, a *app, d time.Duration) *hadooppb.Applicat
 }
 
 // amStatus reads the AM's API once it is registered (nil before).
-func (c *cluster) amStatus(t *testing.T, a *app) *am.Status {
+func (c *cluster) amStatus(t *testing.T, a *app) *contract.Status {
 	r := c.report(t, a)
 	if r.GetRpcPort() <= 0 || r.GetHost() == "" || r.GetHost() == "N/A" {
 		return nil
@@ -228,7 +226,7 @@ func (c *cluster) amStatus(t *testing.T, a *app) *am.Status {
 		return nil
 	}
 	defer resp.Body.Close()
-	var s am.Status
+	var s contract.Status
 	if json.NewDecoder(resp.Body).Decode(&s) != nil {
 		return nil
 	}
@@ -264,7 +262,7 @@ func TestAMRunsFourGPUTaskExecutors(t *testing.T) {
 	appID := yarnrpc.FormatApplicationID(a.id)
 
 	var allRunning time.Duration
-	var seen *am.Status
+	var seen *contract.Status
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		s := c.amStatus(t, a)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // Mode says when the application is done.
@@ -21,28 +23,11 @@ const (
 	Driver
 )
 
-// Capability is a container size by YARN resource name: "memory-mb", "vcores", "yarn.io/gpu", ...
-type Capability map[string]int64
-
-// String renders the capability sorted by name: "memory-mb=512 vcores=1 yarn.io/gpu=1".
-func (c Capability) String() string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
-	}
-	return strings.Join(parts, " ")
-}
-
 // Fits says why got cannot serve an ask for want ("" if it can): memory and vcores may be larger than
 // asked (the scheduler rounds them up), every other resource type must be exactly what was asked (a
 // container with more GPUs than asked hides them from other applications; the launcher would only use
 // the configured amount).
-func Fits(got, want Capability) string {
+func Fits(got, want contract.Capability) string {
 	var bad []string
 	for k, w := range want {
 		g := got[k]
@@ -69,7 +54,7 @@ func Fits(got, want Capability) string {
 // Spec is the desired state: how many TaskExecutors of which size, and the failure policy.
 type Spec struct {
 	Instances   int
-	Capability  Capability
+	Capability  contract.Capability
 	MaxFailures int // failed TaskExecutors replaced before the application fails
 	Mode        Mode
 }
@@ -81,20 +66,10 @@ type Ask struct {
 	AtRM int   // what the RM's request table holds, as far as we know: last sent minus allocations since
 }
 
-// Phase is where a TaskExecutor container is in its life.
-type Phase string
-
-// Phases of an accepted container.
-const (
-	Launching Phase = "LAUNCHING" // allocated and accepted; startContainers queued or in flight
-	Running   Phase = "RUNNING"   // the NM started it
-	Completed Phase = "COMPLETED" // it ended (see Exit)
-)
-
 // Exit is how a container ended.
 type Exit struct {
 	Status      int32
-	Class       ExitClass
+	Class       contract.ExitClass
 	Diagnostics string
 }
 
@@ -103,8 +78,8 @@ type Container struct {
 	ID        string
 	Node      string
 	AskID     int64
-	Phase     Phase
-	Resources Capability
+	Phase     contract.Phase
+	Resources contract.Capability
 	Exit      Exit // when Completed
 }
 
@@ -113,7 +88,7 @@ type Allocation struct {
 	ID        string
 	Node      string
 	AskID     int64 // allocationRequestId (-1 when the RM sent none)
-	Resources Capability
+	Resources contract.Capability
 }
 
 // Observed is what the AM knows of the world.
@@ -147,7 +122,7 @@ type Forgotten struct {
 // add counts one more dropped finished container.
 func (f *Forgotten) add(e Exit) {
 	switch {
-	case e.Class == ExitSucceeded:
+	case e.Class == contract.ExitSucceeded:
 		f.Succeeded++
 	case e.Class.Counts():
 		f.Failed++
@@ -171,19 +146,9 @@ type AskUpdate struct {
 	Count int
 }
 
-// FinalStatus is how the application ends.
-type FinalStatus string
-
-// Final statuses (those of finishApplicationMaster).
-const (
-	Succeeded FinalStatus = "SUCCEEDED"
-	Failed    FinalStatus = "FAILED"
-	Killed    FinalStatus = "KILLED"
-)
-
 // Outcome is the application's end.
 type Outcome struct {
-	Status      FinalStatus
+	Status      contract.FinalStatus
 	Diagnostics string
 }
 
@@ -222,10 +187,10 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	active, succeeded := 0, obs.Forgotten.Succeeded
 	for _, c := range obs.Containers {
 		switch {
-		case c.Phase == Stopping: // on its way out: neither active nor done
-		case c.Phase != Completed:
+		case c.Phase == contract.Stopping: // on its way out: neither active nor done
+		case c.Phase != contract.Completed:
 			active++
-		case c.Exit.Class == ExitSucceeded:
+		case c.Exit.Class == contract.ExitSucceeded:
 			succeeded++
 		case c.Exit.Class.Counts():
 			p.Failures = append(p.Failures, c)
@@ -314,9 +279,9 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	switch {
 	case spec.Mode == Driver:
 	case p.LimitReached:
-		p.Done = &Outcome{Status: Failed, Diagnostics: failureDiagnostics(spec, p.Failures, obs.Forgotten)}
+		p.Done = &Outcome{Status: contract.Failed, Diagnostics: failureDiagnostics(spec, p.Failures, obs.Forgotten)}
 	case spec.Mode == Batch && succeeded >= spec.Instances:
-		p.Done = &Outcome{Status: Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
+		p.Done = &Outcome{Status: contract.Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
 	}
 	return p
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // This file serves the event log as Server-Sent Events on GET /api/v1/events. SSE is a few lines of
@@ -42,14 +44,14 @@ func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
 					return
 				}
 			}
-			var evs []Event
+			var evs []contract.Event
 			if r.URL.Query().Get("since") == "" && r.Header.Get("Last-Event-ID") == "" && limit > 0 {
 				evs = l.Latest(limit)
 			} else {
 				evs = l.Since(after, limit)
 			}
 			if evs == nil {
-				evs = []Event{}
+				evs = []contract.Event{}
 			}
 			writeJSON(w, http.StatusOK, evs)
 			return
@@ -94,7 +96,7 @@ func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
 }
 
 // WriteSSE writes one event in SSE framing.
-func WriteSSE(w interface{ Write([]byte) (int, error) }, e Event) error {
+func WriteSSE(w interface{ Write([]byte) (int, error) }, e contract.Event) error {
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err

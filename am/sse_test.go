@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // sseFrame is one parsed SSE message (or comment).
@@ -46,8 +47,8 @@ func readFrame(t *testing.T, r *bufio.Reader) sseFrame {
 
 func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 	l := NewEventLog(100)
-	l.Add(RequestedEvent(2, Capability{"yarn.io/gpu": 1}))
-	l.Add(AllocatedEvent("c1", "n1", Capability{"yarn.io/gpu": 1}, 0))
+	l.Add(RequestedEvent(2, contract.Capability{"yarn.io/gpu": 1}))
+	l.Add(AllocatedEvent("c1", "n1", contract.Capability{"yarn.io/gpu": 1}, 0))
 	srv := httptest.NewServer(EventsHandler(l, 50*time.Millisecond))
 	defer srv.Close()
 
@@ -65,7 +66,7 @@ func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 	f := readFrame(t, r)
 	assert.Equal(t, "2", f.id, "resumes after Last-Event-ID")
 	assert.Equal(t, "allocated", f.event)
-	var e Event
+	var e contract.Event
 	require.NoError(t, json.Unmarshal([]byte(f.data), &e))
 	assert.Equal(t, "c1", e.Container)
 
@@ -86,10 +87,10 @@ func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 	resp2, err := http.Get(srv.URL + "?since=2&format=json")
 	require.NoError(t, err)
 	defer resp2.Body.Close()
-	var evs []Event
+	var evs []contract.Event
 	require.NoError(t, json.NewDecoder(resp2.Body).Decode(&evs))
 	require.Len(t, evs, 1)
-	assert.Equal(t, EventLaunched, evs[0].Type)
+	assert.Equal(t, contract.EventLaunched, evs[0].Type)
 }
 
 func TestEventsJSONAndBadResume(t *testing.T) {
@@ -103,7 +104,7 @@ func TestEventsJSONAndBadResume(t *testing.T) {
 	req.Header.Set("Accept", "application/json")
 	h(rec, req)
 	require.Equal(t, 200, rec.Code)
-	var evs []Event
+	var evs []contract.Event
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &evs))
 	assert.Equal(t, []uint64{8, 9, 10}, ids(evs), "limit without since: the latest")
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -29,17 +30,13 @@ import (
 
 // Environment the AM gives TaskExecutors when it refreshes tokens.
 const (
-	// EnvTokensURL is the AM's token endpoint, http://host:port/api/v1/tokens.
-	EnvTokensURL = "YARN_AM_TOKENS_URL"
+
 	// TokensPath is the endpoint's path.
 	TokensPath = "/api/v1/tokens"
 )
 
 // KeytabFile is the keytab's name in the AM container (container.StagedKeytab).
 const KeytabFile = "yarn-am.keytab"
-
-// EnvPrincipal names the keytab's principal (container.EnvPrincipal).
-const EnvPrincipal = "YARN_AM_PRINCIPAL"
 
 // tokenRefresher renews and replaces the application's delegation tokens.
 type TokenRefresher struct {
@@ -61,12 +58,12 @@ type TokenRefresher struct {
 // ./yarn-am.keytab); it returns nil, nil without one. creds are the AM's credentials; staging, when
 // it is a *TokenStaging, is kept on the current HDFS token.
 func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, staging StagingStore, log logrus.FieldLogger) (*TokenRefresher, error) {
-	principal := os.Getenv(EnvPrincipal)
+	principal := os.Getenv(contract.EnvPrincipal)
 	if principal == "" {
 		return nil, nil
 	}
 	if _, err := os.Stat(KeytabFile); err != nil {
-		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %v", EnvPrincipal, principal, KeytabFile, err)
+		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %v", contract.EnvPrincipal, principal, KeytabFile, err)
 	}
 	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: KeytabFile})
 	if err != nil {

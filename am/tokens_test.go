@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -34,7 +35,7 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(2*time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
 	c.Tokens["amrm"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-amrm-1234"), Kind: yarnrpc.AMRMTokenKind}
 	log, hook := test.NewNullLogger()
-	t.Setenv(EnvPrincipal, "")
+	t.Setenv(contract.EnvPrincipal, "")
 	msg := AnnounceTokenDeadline(log, c)
 	assert.Equal(t, "HDFS delegation token (10.0.0.5:8020) expires at "+now.Add(2*time.Hour).UTC().Format(time.RFC3339)+
 		" (max lifetime); pass --principal/--keytab to submit to keep the job alive past it", msg)
@@ -43,7 +44,7 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 	line, _ := hook.LastEntry().String()
 	assert.NotContains(t, line, "pw-")
 
-	t.Setenv(EnvPrincipal, "alice@EXAMPLE.COM")
+	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 	assert.Empty(t, AnnounceTokenDeadline(log, c))
 	_, ok := EarliestTokenDeadline(yarnrpc.NewCredentials())
 	assert.False(t, ok)
@@ -80,17 +81,17 @@ func TestAddTokenDeadlineEvent(t *testing.T) {
 	now := time.Now()
 	c := yarnrpc.NewCredentials()
 	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
-	t.Setenv(EnvPrincipal, "")
+	t.Setenv(contract.EnvPrincipal, "")
 	var cfg Config
 	AddTokenDeadlineEvent(&cfg, c)
 	require.NotNil(t, cfg.Events)
 	evs := cfg.Events.Latest(10)
 	require.Len(t, evs, 1)
 	assert.Equal(t, EventTokenDeadline, evs[0].Type)
-	assert.Equal(t, SeverityWarning, evs[0].Severity)
+	assert.Equal(t, contract.SeverityWarning, evs[0].Severity)
 	assert.Contains(t, evs[0].Message, "pass --principal/--keytab to submit")
 
-	t.Setenv(EnvPrincipal, "alice@EXAMPLE.COM")
+	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 	var cfg2 Config
 	AddTokenDeadlineEvent(&cfg2, c)
 	assert.Nil(t, cfg2.Events)

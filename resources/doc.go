@@ -1,8 +1,8 @@
 // Package resources is yarn-am's external-resource framework without any cluster: it reads the
-// Flink-style external-resource keys (DESIGN.md §5) from a flink-conf.yaml / config.yaml, a job.toml and
+// Flink-style external-resource keys (docs/job-file.md) from a flink-conf.yaml / config.yaml, a job.toml and
 // -D flags, validates them strictly (every problem at once, each naming key, value and what is valid),
 // maps them to YARN resource types, checks a request against a cluster before asking (Preflight), and
-// defines what a worker receives (external-resources.json and its environment, DESIGN.md §7) together
+// defines what a worker receives (external-resources.json and its environment, docs/gpus.md) together
 // with a small Go API for workers to read it.
 //
 // Seams:

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // These tests build the yarn-am binary and the example worker and run them as a container would, with
@@ -110,7 +110,7 @@ func TestLaunchCommand(t *testing.T) {
 		marker := filepath.Join(t.TempDir(), "started")
 		c, wd := e.cmd(t, 1, "launch", append(e.gpuFlags(2), "--", e.worker, "--marker", marker)...)
 		out, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitDiscoveryFailed, code)
+		assert.Equal(t, contract.LauncherDiscoveryFailed, code)
 		assert.Equal(t, 90, code)
 		assert.Empty(t, out)
 		assert.NoFileExists(t, marker)
@@ -123,21 +123,21 @@ func TestLaunchCommand(t *testing.T) {
 		marker := filepath.Join(t.TempDir(), "started")
 		c, _ := e.cmd(t, 4, "launch", "-D", "external-resources=gpu", "-D", "external-resource.gpu.amount=0", "--", e.worker, "--marker", marker)
 		_, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitConfigError, code)
+		assert.Equal(t, contract.LauncherConfigError, code)
 		assert.Contains(t, errOut, "yarn-am launch: invalid external-resource configuration")
 		assert.Contains(t, errOut, "external-resource.gpu.amount")
 		assert.NoFileExists(t, marker)
 
 		c, _ = e.cmd(t, 4, "launch", e.gpuFlags(1)...)
 		_, errOut, code = runLaunchCmd(c)
-		assert.Equal(t, container.ExitConfigError, code)
+		assert.Equal(t, contract.LauncherConfigError, code)
 		assert.Contains(t, errOut, "yarn-am launch: no worker command")
 	})
 
 	t.Run("worker that cannot start: exit 92, claims released", func(t *testing.T) {
 		c, _ := e.cmd(t, 4, "launch", append(e.gpuFlags(4), "--", "/no/such/worker")...)
 		_, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitWorkerStartFailed, code)
+		assert.Equal(t, contract.LauncherWorkerStartFailed, code)
 		assert.Contains(t, errOut, `yarn-am launch: cannot start the worker "/no/such/worker"`)
 		assert.Empty(t, liveClaims(t, e.coord))
 	})
@@ -192,7 +192,7 @@ func TestLaunchCommand(t *testing.T) {
 		// A third one finds nothing free.
 		c, _ := e.cmd(t, 4, "launch", append(e.gpuFlags(1), "--", e.worker)...)
 		_, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitDiscoveryFailed, code)
+		assert.Equal(t, contract.LauncherDiscoveryFailed, code)
 		assert.Contains(t, errOut, "asked for 1, 0 free; taken (coordination directory "+e.coord+"): 0 by pid ")
 
 		// SIGTERM to the launcher reaches the worker, which exits 143; so does the launcher, and the

@@ -1,0 +1,164 @@
+package contract
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// AMState is the AM's state in GET /api/v1/status: STARTING, RUNNING, FINISHING, then its final
+// status.
+type AMState string
+
+// AM states before the final status.
+const (
+	StateStarting  AMState = "STARTING"
+	StateRunning   AMState = "RUNNING"
+	StateFinishing AMState = "FINISHING"
+)
+
+// FinalStatus is how the application ends (the status of finishApplicationMaster).
+type FinalStatus string
+
+// Final statuses.
+const (
+	Succeeded FinalStatus = "SUCCEEDED"
+	Failed    FinalStatus = "FAILED"
+	Killed    FinalStatus = "KILLED"
+)
+
+// Status is the body of GET /api/v1/status.
+type Status struct {
+	App         string      `json:"app"`
+	State       AMState     `json:"state"` // STARTING, RUNNING, FINISHING, SUCCEEDED, FAILED, KILLED
+	Requirement Requirement `json:"requirement"`
+	Counts      Counts      `json:"counts"`
+	// Containers lists every active container and the latest finished ones (yarn-am am
+	// --finished-history); Counts counts them all.
+	Containers []ContainerStatus `json:"containers"`
+	// FinishedNotListed is how many finished containers Containers leaves out (older than the
+	// latest --finished-history).
+	FinishedNotListed int    `json:"finishedNotListed,omitempty"`
+	Diagnostics       string `json:"diagnostics"`
+	// ExcludedNodes are the nodes excluded for this application after repeated failures.
+	ExcludedNodes []string `json:"excludedNodes,omitempty"`
+	// Events are the latest events (at most StatusEvents), oldest first.
+	Events []Event `json:"events,omitempty"`
+}
+
+// StatusEvents is how many of the latest events GET /api/v1/status includes.
+const StatusEvents = 20
+
+// Requirement is the declared TaskExecutor requirement.
+type Requirement struct {
+	Instances   int        `json:"instances"`
+	Resources   Capability `json:"resources"`
+	MaxFailures int        `json:"maxFailures"`
+	Mode        string     `json:"mode"` // batch, service, driver
+}
+
+// Counts summarises the containers. Requested: asked for and not yet allocated. Allocated: accepted and
+// being launched. Running: started on their NM. Stopping: being stopped because the requirement went
+// down. Completed: ended, whatever the exit. Failed: the completed ones that count against
+// taskexecutor.max-failures.
+type Counts struct {
+	Requested int `json:"requested"`
+	Allocated int `json:"allocated"`
+	Running   int `json:"running"`
+	Stopping  int `json:"stopping,omitempty"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+}
+
+// Capability is a container size by YARN resource name: "memory-mb", "vcores", "yarn.io/gpu", ...
+type Capability map[string]int64
+
+// String renders the capability sorted by name: "memory-mb=512 vcores=1 yarn.io/gpu=1".
+func (c Capability) String() string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Phase is where a TaskExecutor container is in its life.
+type Phase string
+
+// Phases of an accepted container.
+const (
+	Launching Phase = "LAUNCHING" // allocated and accepted; startContainers queued or in flight
+	Running   Phase = "RUNNING"   // the NM started it
+	// Stopping: the AM is stopping it because the requirement went down; it no longer counts as
+	// active, and completes with -105 (killed by the AM, not a failure).
+	Stopping  Phase = "STOPPING"
+	Completed Phase = "COMPLETED" // it ended (see ContainerStatus.ExitStatus)
+)
+
+// ContainerStatus is one TaskExecutor container (GET /api/v1/containers lists them).
+type ContainerStatus struct {
+	ID          string            `json:"id"`
+	Node        string            `json:"node"`
+	State       Phase             `json:"state"`
+	Resources   Capability        `json:"resources"`
+	Infos       map[string][]Info `json:"infos,omitempty"`
+	ExitStatus  *int32            `json:"exitStatus,omitempty"`
+	ExitClass   ExitClass         `json:"exitClass,omitempty"`
+	Diagnostics string            `json:"diagnostics,omitempty"`
+}
+
+// ReportPath is appended to EnvReportURL and the container id: the launcher POSTs its
+// ContainerReport to <EnvReportURL><CONTAINER_ID>/report.
+const ReportPath = "/report"
+
+// ContainerReport is the body of POST /api/v1/containers/<id>/report (the launcher's report).
+type ContainerReport struct {
+	Infos          map[string][]Info `json:"infos"`
+	FailedResource string            `json:"failedResource,omitempty"`
+	Failure        string            `json:"failure,omitempty"`
+}
+
+// RequirementsUpdate is the body of PUT /api/v1/requirements: the new number of TaskExecutors of the
+// job's profile. Scaling down cancels pending asks first, then stops the newest TaskExecutors.
+type RequirementsUpdate struct {
+	Instances *int `json:"instances"`
+}
+
+// MaxInstances bounds a requirement (a typo like 10000000 should not flood the RM).
+const MaxInstances = 100000
+
+// Validate says what is wrong with u, naming the field and what would be valid.
+func (u RequirementsUpdate) Validate() error {
+	if u.Instances == nil {
+		return fmt.Errorf(`the body needs "instances": the number of TaskExecutors wanted, e.g. {"instances": 2}`)
+	}
+	if *u.Instances < 0 || *u.Instances > MaxInstances {
+		return fmt.Errorf(`"instances": %d: want 0..%d`, *u.Instances, MaxInstances)
+	}
+	return nil
+}
+
+// Info is what a worker learns about one device of an external resource: a map of properties
+// (Flink's ExternalResourceInfo getKeys/getProperty). The GPU driver sets "index".
+type Info map[string]string
+
+// Keys returns the property names of the info, sorted (Flink's ExternalResourceInfo#getKeys).
+func (i Info) Keys() []string {
+	keys := make([]string, 0, len(i))
+	for k := range i {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Property returns the value of one property (Flink's ExternalResourceInfo#getProperty).
+func (i Info) Property(key string) (string, bool) {
+	v, ok := i[key]
+	return v, ok
+}
