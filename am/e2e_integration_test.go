@@ -95,7 +95,7 @@ max-attempts = %d
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = %d
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
 
 [am]
 memory = 256

@@ -242,7 +242,7 @@ const gpuJob = `name = "am-it"
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = 1
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
 
 [taskexecutor]
 instances = %d
