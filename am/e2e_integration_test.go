@@ -11,6 +11,7 @@ package am_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,7 +82,9 @@ type jobSpec struct {
 	gpus        int
 	command     string
 	maxFailures int
-	maxAttempts int // 0: 1
+	maxAttempts int    // 0: 1
+	memory      string // taskexecutor.memory; "": 256
+	teExtra     string // more [taskexecutor] lines
 }
 
 // writeJob writes a job file to a temp dir: the worker and the fake nvidia-smi are shipped, the fake is
@@ -103,14 +106,15 @@ memory = 256
 [taskexecutor]
 instances = %d
 command = %q
-memory = 256
+memory = %q
 max-failures = %d
 files = [%q, %q]
+%s
 
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, s.name, max(s.maxAttempts, 1), s.gpus, s.instances, s.command, s.maxFailures, worker(t), smi)
+`, s.name, max(s.maxAttempts, 1), s.gpus, s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p

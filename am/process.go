@@ -166,6 +166,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if refresher != nil {
 		env[contract.EnvTokensURL] = strings.TrimSuffix(base, "/") + TokensPath
 	}
+	if job.TaskExecutor.Gang {
+		env[contract.EnvGang] = "1"
+	}
 	te := TaskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.JobFile, FlinkConf: flinkAlias, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: base + "api/v1/containers/", Creds: creds,

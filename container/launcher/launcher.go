@@ -162,6 +162,11 @@ type Launcher struct {
 	// KillGrace is how long after a SIGTERM in a container the launcher kills what is left of the
 	// group; 0 = DefaultKillGrace.
 	KillGrace time.Duration
+	// Gang: the container is a rank of a gang (YARN_AM_GANG=1): it reports a free port on Host and
+	// waits for Rendezvous before the worker starts (rendezvous.go).
+	Gang       bool
+	Host       string
+	Rendezvous Rendezvouser
 }
 
 // Run discovers the devices, writes the info file, reports, runs argv as the worker and returns the
@@ -260,8 +265,26 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	for name, list := range infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": list}).Info("yarn-am launch: resource infos")
 	}
-	if rerr := reporter.Report(ctx, Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile}); rerr != nil {
+	rep := Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile}
+	if l.Gang {
+		if rep.Port, err = FreePort(l.Host); err != nil {
+			fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
+			return contract.LauncherWorkerStartFailed
+		}
+	}
+	if rerr := reporter.Report(ctx, rep); rerr != nil {
+		if l.Gang {
+			fmt.Fprintf(stderr, "yarn-am launch: a rank of a gang must report to the AM before it starts: %v\n", rerr)
+			return contract.LauncherWorkerStartFailed
+		}
 		log.WithError(rerr).Warn("yarn-am launch: reporting the resource infos to the AM failed; starting the worker anyway")
+	}
+	if l.Gang {
+		genv, code := l.waitForRank(ctx, containerID, dir, sigs, stderr, log)
+		if code >= 0 {
+			return code
+		}
+		env = append(env, genv...)
 	}
 	return l.runWorker(argv, env, sigs, l.InContainer, stderr, log)
 }
@@ -433,4 +456,46 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
+}
+
+// waitForRank waits at the gang's barrier until the AM publishes this container's rank; it returns the
+// worker's rank environment, or an exit code (>= 0) when the worker must not start.
+func (l *Launcher) waitForRank(ctx context.Context, containerID, dir string, sigs chan os.Signal, stderr io.Writer, log logrus.FieldLogger) ([]string, int) {
+	if l.Rendezvous == nil {
+		fmt.Fprintln(stderr, "yarn-am launch: a rank of a gang needs the AM's address ("+contract.EnvReportURL+")")
+		return nil, contract.LauncherConfigError
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case s := <-sigs:
+			got <- s
+			cancel()
+		case <-rctx.Done():
+		}
+	}()
+	log.Info("yarn-am launch: waiting for the other ranks of the gang")
+	r, err := l.Rendezvous.Rendezvous(rctx, containerID)
+	cancel()
+	if s := pending(got); s != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: received %v while waiting for the gang; not starting the worker\n", s)
+		return nil, 128 + int(s.(syscall.Signal))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
+		if errors.Is(err, ErrGangRestarted) {
+			return nil, 128 + int(syscall.SIGTERM)
+		}
+		return nil, contract.LauncherWorkerStartFailed
+	}
+	file, err := writeRendezvousFile(dir, r)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: cannot write the rendezvous file: %v\n", err)
+		return nil, contract.LauncherWorkerStartFailed
+	}
+	log.WithFields(logrus.Fields{"round": r.Round, "rank": r.Rank, "world_size": r.WorldSize, "local_rank": r.LocalRank,
+		"master": fmt.Sprintf("%s:%d", r.MasterAddr, r.MasterPort)}).Info("yarn-am launch: rank assigned")
+	return RendezvousEnv(r, file), -1
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -59,6 +60,11 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 		Reporter:  reporter,
 		// YARN signals the container's process group as a whole: the worker stays in it.
 		InContainer: os.Getenv("CONTAINER_ID") != "",
+		Gang:        os.Getenv(contract.EnvGang) == "1",
+		Host:        os.Getenv("NM_HOST"),
+	}
+	if r, ok := reporter.(Rendezvouser); ok {
+		l.Rendezvous = r
 	}
 	return l.Run(ctx, argv)
 }
