@@ -4,6 +4,9 @@ MINICLUSTER_SH := testdata/minicluster/minicluster.sh
 # Kerberos mode: make minicluster-up SECURE=1 [RPC_PROTECTION=authentication|integrity|privacy].
 SECURE ?=
 RPC_PROTECTION ?=
+# Hadoop release of the mini cluster: 3.1.x, 3.2.x, 3.3.x or 3.4.x (make minicluster-up HADOOP_VERSION=3.1.4).
+# Each version keeps its jars list and classes in testdata/minicluster/target/VERSION/.
+HADOOP_VERSION ?= 3.4.3
 # Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
@@ -12,13 +15,13 @@ SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
 # Resolve the Hadoop jars (Maven, only when pom.xml changed) and compile the harness.
 minicluster-build:
-	@bash $(MINICLUSTER_SH) build
+	@MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) build
 
 # Start MiniDFSCluster + MiniYARNCluster in the background and wait until ready; writes
 # $(MINICLUSTER_DIR)/env. Exits 0 at once if one is already running and ready.
 minicluster-up:
 	@MINICLUSTER_SECURE=$(SECURE) MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
-	  bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
+	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
 
 # Stop it (SIGTERM, then SIGKILL after 60 s, children included). Exits 0 when none runs.
 minicluster-down:
@@ -32,7 +35,7 @@ minicluster-check:
 # one: source $(SECURE_MINICLUSTER_DIR)/env for the secure suite. RPC_PROTECTION as above.
 minicluster-up-secure:
 	@MINICLUSTER_SECURE=1 MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
-	  bash $(MINICLUSTER_SH) up $(SECURE_MINICLUSTER_DIR)
+	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(SECURE_MINICLUSTER_DIR)
 
 minicluster-down-secure:
 	@bash $(MINICLUSTER_SH) down $(SECURE_MINICLUSTER_DIR)

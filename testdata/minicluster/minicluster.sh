@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The yarn-am mini cluster harness driver (called by `make minicluster-up` / `minicluster-down`).
 #
-#   minicluster.sh build            resolve jars with Maven (only when pom.xml changed) and compile
+#   minicluster.sh build            resolve jars with Maven (only when pom.xml or the Hadoop version
+#                                   changed) and compile, into target/HADOOP_VERSION/
 #   minicluster.sh up   STATE_DIR   build, start in the background, wait for READY, write STATE_DIR/env
 #   minicluster.sh down STATE_DIR   SIGTERM, wait up to 60 s, SIGKILL the rest; exits 0 when none runs
 #   minicluster.sh java CLASS ARGS  run a Java main with the Hadoop classpath, HADOOP_CONF_DIR and the
@@ -20,13 +21,16 @@
 #   MINICLUSTER_SECURE     1: Kerberos mode (MiniKdc; make minicluster-up SECURE=1)
 #   MINICLUSTER_RPC_PROTECTION  hadoop.rpc.protection in Kerberos mode: authentication (default),
 #                          integrity or privacy (make minicluster-up SECURE=1 RPC_PROTECTION=privacy)
+#   MINICLUSTER_HADOOP_VERSION  Hadoop release of the cluster: 3.1.x, 3.2.x, 3.3.x or 3.4.x (default
+#                          3.4.3; make minicluster-up HADOOP_VERSION=3.1.4). Each version has its own
+#                          classpath and classes under target/VERSION/; `java` uses the version of
+#                          the sourced env (YARN_AM_HADOOP_VERSION) when set.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TARGET="$HERE/target"
-CLASSPATH_FILE="$TARGET/classpath.txt"
-POM_STAMP="$TARGET/classpath.pom.sha256"
-CLASSES="$TARGET/classes"
+DEFAULT_HADOOP_VERSION=3.4.3
+# The benchmark's DistributedShell jar is the same 3.4.2 build for every cluster version (pom.xml).
 DSHELL_JAR="$TARGET/dshell/hadoop-yarn-applications-distributedshell.jar"
 MAIN_CLASS=yarnam.minicluster.Main
 NM_COUNT=2
@@ -34,12 +38,35 @@ NM_COUNT=2
 log() { echo "minicluster: $*" >&2; }
 die() { log "$*"; exit 1; }
 
+# use_version VERSION: checks it and points the per-version paths (classpath, classes, Maven
+# profile) at it; switching versions back and forth re-resolves nothing.
+use_version() {
+  HADOOP_VERSION="$1"
+  case "$HADOOP_VERSION" in
+    3.1.[0-9]*) MVN_PROFILE=hadoop-3.1 ;;
+    3.2.[0-9]*) MVN_PROFILE=hadoop-3.2 ;;
+    3.3.[0-9]*) MVN_PROFILE=hadoop-3.3 ;;
+    3.4.[0-9]*) MVN_PROFILE="" ;;
+    *) die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)" ;;
+  esac
+  [[ "$HADOOP_VERSION" =~ ^3\.[1-4]\.[0-9]+$ ]] ||
+    die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)"
+  VTARGET="$TARGET/$HADOOP_VERSION"
+  CLASSPATH_FILE="$VTARGET/classpath.txt"
+  POM_STAMP="$VTARGET/classpath.pom.sha256"
+  CLASSES="$VTARGET/classes"
+}
+use_version "${MINICLUSTER_HADOOP_VERSION:-$DEFAULT_HADOOP_VERSION}"
+
 java17_opts() {
   local p out="-XX:+IgnoreUnrecognizedVMOptions"
   for p in java.lang java.lang.reflect java.io java.net java.nio sun.nio.ch java.math java.text \
     java.util java.util.concurrent java.util.zip sun.security.util sun.security.x509; do
     out+=" --add-opens=java.base/$p=ALL-UNNAMED"
   done
+  # Hadoop 3.1's Kerberos name code reads sun.security.krb5.Config directly.
+  out+=" --add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED"
+  out+=" --add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED"
   echo "$out"
 }
 
@@ -73,9 +100,9 @@ run_with_progress() {
 
 cmd_build() {
   command -v javac >/dev/null || die "no javac on PATH: install a JDK 17 (apt-get install openjdk-17-jdk-headless)"
-  mkdir -p "$TARGET"
+  mkdir -p "$VTARGET"
   local sum
-  sum="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1)"
+  sum="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1) $HADOOP_VERSION"
   local need_mvn=0
   if [[ ! -s "$CLASSPATH_FILE" || ! -f "$POM_STAMP" || "$(cat "$POM_STAMP")" != "$sum" ]]; then
     need_mvn=1
@@ -88,19 +115,20 @@ cmd_build() {
   fi
   if ((need_mvn)); then
     command -v mvn >/dev/null || die "no mvn on PATH: install Maven (apt-get install maven)"
-    log "resolving Hadoop jars with Maven (first run downloads ~140 MB; log: $TARGET/mvn.log)"
+    log "resolving Hadoop $HADOOP_VERSION jars with Maven (first run downloads ~140 MB; log: $VTARGET/mvn.log)"
     local start=$SECONDS
     # shellcheck disable=SC2086
-    if ! run_with_progress "resolving jars" "$TARGET/mvn.log" \
+    if ! run_with_progress "resolving jars" "$VTARGET/mvn.log" \
       mvn -B --no-transfer-progress -f "$HERE/pom.xml" ${MINICLUSTER_MVN_ARGS:-} \
+      -Dhadoop.version="$HADOOP_VERSION" ${MVN_PROFILE:+-P$MVN_PROFILE} \
       dependency:build-classpath -Dmdep.outputFile="$CLASSPATH_FILE.tmp"; then
-      tail -n 40 "$TARGET/mvn.log" >&2
-      die "Maven could not resolve the harness dependencies (see $TARGET/mvn.log)"
+      tail -n 40 "$VTARGET/mvn.log" >&2
+      die "Maven could not resolve the harness dependencies for Hadoop $HADOOP_VERSION (see $VTARGET/mvn.log)"
     fi
     mv "$CLASSPATH_FILE.tmp" "$CLASSPATH_FILE"
     echo "$sum" >"$POM_STAMP"
     rm -rf "$CLASSES"
-    log "jars resolved in $((SECONDS - start)) s"
+    log "Hadoop $HADOOP_VERSION jars resolved in $((SECONDS - start)) s"
   fi
 
   local dshell
@@ -117,13 +145,13 @@ cmd_build() {
     mkdir -p "$CLASSES"
     # javac warns about sun.misc.Signal (used on purpose for a clean SIGTERM exit): show output on failure only.
     if ! javac -nowarn -encoding UTF-8 -d "$CLASSES" -cp "$(cat "$CLASSPATH_FILE")" \
-      $(find "$HERE/src/main/java" -name '*.java') >"$TARGET/javac.log" 2>&1; then
-      cat "$TARGET/javac.log" >&2
-      die "compiling the harness failed"
+      $(find "$HERE/src/main/java" -name '*.java') >"$VTARGET/javac.log" 2>&1; then
+      cat "$VTARGET/javac.log" >&2
+      die "compiling the harness against Hadoop $HADOOP_VERSION failed"
     fi
     cp -R "$HERE/src/main/resources/." "$CLASSES/"
     touch "$stamp"
-    log "harness compiled"
+    log "harness compiled against Hadoop $HADOOP_VERSION"
   fi
 }
 
@@ -197,6 +225,7 @@ write_env() {
       YARN_AM_RM_WEB "$(field web "$line")" \
       YARN_AM_HDFS "$(field hdfs "$line")" \
       YARN_AM_HADOOP_JAVA "$HERE/hadoop-java.sh" \
+      YARN_AM_HADOOP_VERSION "$(field hadoop "$line")" \
       HADOOP_USER_NAME "$user" \
       JAVA_HOME "$java_home" \
       "${secure[@]}"
@@ -230,6 +259,8 @@ cmd_up() {
       line="$(ready_line "$state")"
       ((${#secure_args[@]})) && want="secure/${MINICLUSTER_RPC_PROTECTION:-authentication}"
       [[ -n "$(field realm "$line")" ]] && have="secure/$(field rpcprotection "$line")"
+      want+=" Hadoop $HADOOP_VERSION"
+      have+=" Hadoop $(field hadoop "$line")"
       if [[ "$want" != "$have" ]]; then
         log "a $have cluster already runs in $state (pid $pid), $want was asked for:"
         log "stop it first (make minicluster-down MINICLUSTER_DIR=$state) or use another MINICLUSTER_DIR"
@@ -367,7 +398,9 @@ cmd_down() {
 }
 
 cmd_java() {
-  [[ -s "$CLASSPATH_FILE" ]] || die "harness not built: run make minicluster-up first"
+  # The sourced env names the running cluster's version: talk to it with its own jars.
+  [[ -n "${YARN_AM_HADOOP_VERSION:-}" ]] && use_version "$YARN_AM_HADOOP_VERSION"
+  [[ -s "$CLASSPATH_FILE" ]] || die "harness not built for Hadoop $HADOOP_VERSION: run make minicluster-up HADOOP_VERSION=$HADOOP_VERSION first"
   local java_home conf="${HADOOP_CONF_DIR:-}"
   [[ -n "$conf" ]] || die "HADOOP_CONF_DIR is not set: source .minicluster/env first"
   java_home="$(find_java_home)"

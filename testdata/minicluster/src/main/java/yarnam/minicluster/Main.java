@@ -18,6 +18,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -231,6 +232,7 @@ public final class Main {
         + " conf=" + opts.confDir
         + " nodes=" + String.join(",", addrs)
         + " user=" + opts.user
+        + " hadoop=" + VersionInfo.getVersion()
         + (secure == null ? "" : " realm=" + opts.realm
             + " kdc=" + secure.kdcAddress()
             + " principal=" + secure.testPrincipal()
@@ -273,7 +275,8 @@ public final class Main {
     c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":" + ports[4]);
     c.setBoolean(YarnConfiguration.TIMELINE_SERVICE_ENABLED, false);
     // Without a scheme MiniYARNCluster's default for this resolves against fs.defaultFS (HDFS).
-    c.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR,
+    // The key by name: YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR is not in Hadoop 3.1.
+    c.set("yarn.node-attribute.fs-store.root-dir",
         new File(opts.workDir, "rm/node-attributes").toURI().toString());
 
     // Countable resource types; every NM of this JVM reports the same amounts.
