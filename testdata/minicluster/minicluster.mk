@@ -64,3 +64,39 @@ test-secure: $(GOTESTSUM)
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
 	done; exit $$rc
+
+# The compatibility suite, which make test runs after the others: for each of COMPAT_VERSIONS, bring
+# the plain cluster up with that Hadoop release in $(COMPAT_MINICLUSTER_DIR), run the Go integration
+# tests of COMPAT_RUN against it (selected by test name over ./..., not by package), and bring it down
+# whatever happened; then the Kerberized cluster at privacy on COMPAT_SECURE_VERSION with the tests of
+# COMPAT_SECURE_RUN. A version the cluster or the Go side cannot serve fails the run.
+# COMPAT_RUN covers: the GPU demo job submitted end to end (attached submit, status), the pre-flight's
+# over-maximum rejection in check and submit, the AM's own rejection of it, kill, the driver API
+# (not-enough-resources events, scale down), the RM's resource types, maximum and nodes as the
+# pre-flight reads them, and yarn-am cluster.
+COMPAT_VERSIONS ?= 3.1.4 3.3.6
+COMPAT_SECURE_VERSION ?= 3.1.4
+COMPAT_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/compat
+COMPAT_RUN ?= TestE2ESampleGPUDemoJobWithRelativePaths|TestE2ETooManyGPUsFailFastNamingTheKey|TestE2EKillRunningJobRemovesStaging|TestE2EDriverModeFinalStatusFollowsTheDriver|TestAMRejectsGPUAmountOverTheMaximum|TestAMNotEnoughResourcesThenScaleDown|TestMiniClusterMetricsAndResourceTypes|TestMiniClusterNodesHaveGPUs|TestMiniClusterNewApplicationMaximum|TestMiniClusterKill|TestClusterCommand
+COMPAT_SECURE_RUN ?= TestSecureSubmitGPUJobWithKeytab
+.PHONY: test-compat
+test-compat: build $(GOTESTSUM)
+	@rc=0; for v in $(COMPAT_VERSIONS); do \
+	  start=$$(date +%s); echo "=== compat $$v: plain cluster"; \
+	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) HADOOP_VERSION=$$v SECURE= RPC_PROTECTION=; then \
+	    ( . $(COMPAT_MINICLUSTER_DIR)/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -race -tags integration -count=1 -timeout 20m -run '^($(COMPAT_RUN))$$' ./... ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) || rc=1; \
+	  echo "=== compat $$v: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$(COMPAT_SECURE_VERSION)" ]; then \
+	  bash testdata/minicluster/install-kinit.sh; \
+	  v=$(COMPAT_SECURE_VERSION); start=$$(date +%s); echo "=== compat $$v: Kerberized cluster, hadoop.rpc.protection=privacy"; \
+	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure HADOOP_VERSION=$$v SECURE=1 RPC_PROTECTION=privacy; then \
+	    ( . $(COMPAT_MINICLUSTER_DIR)/secure/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run '^($(COMPAT_SECURE_RUN))$$' ./... ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure || rc=1; \
+	  echo "=== compat $$v secure/privacy: $$(( $$(date +%s) - start )) s"; \
+	fi; exit $$rc
