@@ -7,6 +7,16 @@ RPC_PROTECTION ?=
 # Hadoop release of the mini cluster: 3.1.x, 3.2.x, 3.3.x or 3.4.x (make minicluster-up HADOOP_VERSION=3.1.4).
 # Each version keeps its jars list and classes in testdata/minicluster/target/VERSION/.
 HADOOP_VERSION ?= 3.4.3
+# Fault modes of the plain cluster (README.md, "Fault controls"): HA=1 two RMs rm1/rm2 with manual
+# failover (minicluster.sh failover DIR); RECOVERY=1 one restartable RM (minicluster.sh rm-restart DIR);
+# NM_EXPIRY_MS the NM liveness expiry for minicluster.sh nm-stop DIR N (default 10000 with HA or
+# RECOVERY, else Hadoop's). LOG_FORMAT: aggregated log file format, TFile (default) or IFile.
+HA ?=
+RECOVERY ?=
+NM_EXPIRY_MS ?=
+LOG_FORMAT ?=
+MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) \
+  MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT)
 # Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
@@ -20,7 +30,7 @@ minicluster-build:
 # Start MiniDFSCluster + MiniYARNCluster in the background and wait until ready; writes
 # $(MINICLUSTER_DIR)/env. Exits 0 at once if one is already running and ready.
 minicluster-up:
-	@MINICLUSTER_SECURE=$(SECURE) MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
+	@MINICLUSTER_SECURE=$(SECURE) MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) $(MINICLUSTER_FAULT_ENV) \
 	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
 
 # Stop it (SIGTERM, then SIGKILL after 60 s, children included). Exits 0 when none runs.
@@ -34,7 +44,7 @@ minicluster-check:
 # The Kerberized cluster in $(SECURE_MINICLUSTER_DIR) (default .minicluster/secure), beside the plain
 # one: source $(SECURE_MINICLUSTER_DIR)/env for the secure suite. RPC_PROTECTION as above.
 minicluster-up-secure:
-	@MINICLUSTER_SECURE=1 MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
+	@MINICLUSTER_SECURE=1 MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT) \
 	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(SECURE_MINICLUSTER_DIR)
 
 minicluster-down-secure:
