@@ -110,3 +110,21 @@ test-compat: build $(GOTESTSUM)
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure || rc=1; \
 	  echo "=== compat $$v secure/privacy: $$(( $$(date +%s) - start )) s"; \
 	fi; exit $$rc
+
+# The fault suite, which make test runs too: jobs that run across an RM failover and a lost
+# NodeManager (a cluster started with HA=1), and across a work-preserving RM restart (RECOVERY=1), in
+# $(FAULTS_MINICLUSTER_DIR); the tests have the build tag `integration && faults` and fail without the
+# right cluster. Each cluster is brought down whatever happened.
+FAULTS_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/faults
+.PHONY: test-faults
+test-faults: build $(GOTESTSUM)
+	@rc=0; for mode in HA RECOVERY; do \
+	  start=$$(date +%s); echo "=== faults: $$mode=1 cluster"; \
+	  run='^(TestFaultRMFailover|TestFaultNodeManagerLost)$$'; [ $$mode = RECOVERY ] && run='^TestFaultRMRestart$$'; \
+	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) $$mode=1 SECURE= RPC_PROTECTION=; then \
+	    ( . $(FAULTS_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration faults' -count=1 -timeout 20m -run "$$run" ./am/ ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) || rc=1; \
+	  echo "=== faults $$mode: $$(( $$(date +%s) - start )) s"; \
+	done; exit $$rc
