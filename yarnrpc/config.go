@@ -362,8 +362,8 @@ func (c *Config) SecurityEnabled() (bool, error) {
 	return false, c.badValue("hadoop.security.authentication", v, "simple or kerberos")
 }
 
-// ConnDefaults returns ConnOptions filled from the ipc.* keys and hadoop.rpc.protection; callers set
-// Protocol and Auth.
+// ConnDefaults returns ConnOptions filled from the ipc.* keys, hadoop.rpc.protection and
+// hadoop.security.authentication; callers set Protocol and Auth.
 func (c *Config) ConnDefaults() (ConnOptions, error) {
 	var o ConnOptions
 	var err error
@@ -387,5 +387,13 @@ func (c *Config) ConnDefaults() (ConnOptions, error) {
 		return o, c.badValue("ipc.maximum.response.length", strconv.FormatInt(n, 10), "a positive byte count below 2 GiB")
 	}
 	o.MaxResponseLength = int(n)
+	if o.FallbackToSimpleAllowed, err = c.GetBool(KeyFallbackToSimpleAllowed, false); err != nil {
+		return o, err
+	}
+	secure, err := c.SecurityEnabled()
+	if err != nil {
+		return o, err
+	}
+	o.InsecureCluster = !secure
 	return o, nil
 }

@@ -53,6 +53,14 @@ type ConnOptions struct {
 	// MaxIdle closes the connection after this long without calls; 0 means DefaultMaxIdle, negative
 	// keeps idle connections open.
 	MaxIdle time.Duration
+	// FallbackToSimpleAllowed is ipc.client.fallback-to-simple-auth-allowed: a server may switch a
+	// TOKEN or KERBEROS connection to SIMPLE (logged as a warning). Without it such a server is
+	// refused, except for TOKEN connections when InsecureCluster is set.
+	FallbackToSimpleAllowed bool
+	// InsecureCluster says the cluster does not use Kerberos (hadoop.security.authentication=simple),
+	// so a server may switch a TOKEN connection to SIMPLE, as Hadoop's client allows. It never
+	// allows the switch for KERBEROS connections.
+	InsecureCluster bool
 	// MaxResponseLength rejects longer response frames before reading them; 0 means
 	// DefaultMaxResponseLength (ipc.maximum.response.length).
 	MaxResponseLength int
@@ -81,6 +89,18 @@ func (o ConnOptions) withDefaults() ConnOptions {
 		o.Logger = logrus.StandardLogger()
 	}
 	return o
+}
+
+// simpleFallbackAllowed says whether a server may switch a connection authenticating with m to
+// SIMPLE (TestSimpleFallbackPolicy).
+func (o ConnOptions) simpleFallbackAllowed(m AuthMethod) bool {
+	switch {
+	case o.FallbackToSimpleAllowed:
+		return true
+	case m == AuthToken:
+		return o.InsecureCluster
+	}
+	return false
 }
 
 func (o ConnOptions) validate() ([]string, error) {
@@ -220,6 +240,10 @@ func (c *Conn) handshake(ctx context.Context, qops []string) error {
 			return err
 		}
 		c.method = res.method
+		if res.method == AuthSimple {
+			c.log.WithField("auth", auth.Method).Warn("yarnrpc: the server asked to fall back to SIMPLE authentication; " +
+				"continuing unauthenticated because " + fallbackReason(c.opts))
+		}
 		if res.mech != nil && res.mech.qop() != qopAuth {
 			c.mech = res.mech
 			c.rd = &unwrapReader{r: c.br, mech: res.mech, maxFrame: c.opts.MaxResponseLength}
@@ -261,7 +285,14 @@ func (c *Conn) protect(frame []byte) ([]byte, error) {
 }
 
 func (c *Conn) saslTarget() saslTarget {
-	return saslTarget{addr: c.addr, protocol: c.opts.Protocol}
+	return saslTarget{addr: c.addr, protocol: c.opts.Protocol, allowSimple: c.opts.simpleFallbackAllowed(c.opts.Auth.Method)}
+}
+
+func fallbackReason(o ConnOptions) string {
+	if o.FallbackToSimpleAllowed {
+		return KeyFallbackToSimpleAllowed + "=true"
+	}
+	return "the cluster does not use Kerberos (hadoop.security.authentication=simple)"
 }
 
 // QOP returns the negotiated quality of protection: auth, auth-int or auth-conf.

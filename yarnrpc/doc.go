@@ -8,9 +8,13 @@
 //     ConnOptions.MaxResponseLength before anything is allocated.
 //   - conn.go: Conn, one authenticated connection; concurrent calls multiplexed by call id, context
 //     deadlines per call, pings while calls wait on a silent server, idle close.
-//   - sasl.go, digestmd5.go, gssapi.go: the SASL handshake (SIMPLE fallback, TOKEN via DIGEST-MD5,
-//     KERBEROS via GSSAPI with mutual authentication and the server principal checked against
-//     the configuration).
+//   - sasl.go, digestmd5.go, gssapi.go: the SASL handshake (TOKEN via DIGEST-MD5, KERBEROS via
+//     GSSAPI with mutual authentication and the server principal checked against the
+//     configuration). A server that asks to fall back to SIMPLE (answers NEGOTIATE with SUCCESS, or
+//     offers nothing but SIMPLE) is refused unless ipc.client.fallback-to-simple-auth-allowed=true
+//     (ConnOptions.FallbackToSimpleAllowed), or, for TOKEN only, the cluster does not use Kerberos
+//     (hadoop.security.authentication=simple, ConnOptions.InsecureCluster). An allowed fallback is
+//     logged as a warning. A SIMPLE listed next to a mechanism the client can do is ignored.
 //   - digestmd5_layer.go, gssapi.go (wrap/unwrap), sasl_wrap.go: the auth-int and auth-conf
 //     security layers of hadoop.rpc.protection=integrity/privacy; every frame after SASL, the
 //     connection context and pings included, travels inside RpcSaslProto WRAP messages.
