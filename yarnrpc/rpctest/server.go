@@ -116,6 +116,9 @@ type Fault struct {
 	CloseConn bool
 	// Standby answers with StandbyException.
 	Standby bool
+	// Unwrapped answers normally but outside the security layer of an auth-int or auth-conf
+	// connection, as an attacker on the path would inject a response.
+	Unwrapped bool
 }
 
 // Server is an in-process fake Hadoop RPC server on 127.0.0.1.
@@ -469,11 +472,17 @@ func (c *serverConn) answer(r *Request, hd Handler, f Fault) {
 		Status:              hadooppb.RpcResponseHeaderProto_SUCCESS.Enum(),
 		ServerIpcVersionNum: proto.Uint32(9),
 	}
-	if resp == nil {
-		c.write(frameOf(h))
+	frame := frameOf(h)
+	if resp != nil {
+		frame = frameOf(h, resp)
+	}
+	if f.Unwrapped {
+		c.wmu.Lock()
+		_, _ = c.nc.Write(frame)
+		c.wmu.Unlock()
 		return
 	}
-	c.write(frameOf(h, resp))
+	c.write(frame)
 }
 
 func (c *serverConn) sendError(id int32, ex *Exception) {
