@@ -444,6 +444,9 @@ func (c *Config) ConnDefaults() (ConnOptions, error) {
 	if o.FallbackToSimpleAllowed, err = c.GetBool(KeyFallbackToSimpleAllowed, false); err != nil {
 		return o, err
 	}
+	if o.WeakDigestCiphersAllowed, err = c.GetBool(KeyWeakDigestCiphersAllowed, false); err != nil {
+		return o, err
+	}
 	secure, err := c.SecurityEnabled()
 	if err != nil {
 		return o, err

@@ -61,6 +61,10 @@ type ConnOptions struct {
 	// so a server may switch a TOKEN connection to SIMPLE, as Hadoop's client allows. It never
 	// allows the switch for KERBEROS connections.
 	InsecureCluster bool
+	// WeakDigestCiphersAllowed is yarn-am.sasl.digest-md5.weak-ciphers-allowed: DIGEST-MD5 auth-conf
+	// may use the export-grade ciphers des, rc4-56 and rc4-40 when the server offers nothing
+	// stronger. Without it such a server is refused.
+	WeakDigestCiphersAllowed bool
 	// MaxResponseLength rejects longer response frames before reading them; 0 means
 	// DefaultMaxResponseLength (ipc.maximum.response.length).
 	MaxResponseLength int
@@ -285,7 +289,8 @@ func (c *Conn) protect(frame []byte) ([]byte, error) {
 }
 
 func (c *Conn) saslTarget() saslTarget {
-	return saslTarget{addr: c.addr, protocol: c.opts.Protocol, allowSimple: c.opts.simpleFallbackAllowed(c.opts.Auth.Method)}
+	return saslTarget{addr: c.addr, protocol: c.opts.Protocol, allowSimple: c.opts.simpleFallbackAllowed(c.opts.Auth.Method),
+		weakCiphers: c.opts.WeakDigestCiphersAllowed}
 }
 
 func fallbackReason(o ConnOptions) string {

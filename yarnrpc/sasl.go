@@ -46,6 +46,7 @@ type saslTarget struct {
 	addr        string // as dialed, host:port
 	protocol    string // the connection's protocol
 	allowSimple bool   // see ConnOptions.simpleFallbackAllowed
+	weakCiphers bool   // ConnOptions.WeakDigestCiphersAllowed
 }
 
 // KeyFallbackToSimpleAllowed is Hadoop's switch that lets a secure client accept a server that asks
@@ -164,7 +165,7 @@ func selectAuth(ctx context.Context, offered []*hadooppb.RpcSaslProto_SaslAuth, 
 		names = append(names, a.GetMethod()+"/"+a.GetMechanism())
 		switch {
 		case a.GetMethod() == "TOKEN" && a.GetMechanism() == "DIGEST-MD5" && auth.Method == AuthToken:
-			return a, newDigestMD5Client(*auth.Token, a.GetProtocol(), a.GetServerId(), qops), nil
+			return a, newDigestMD5Client(*auth.Token, a.GetProtocol(), a.GetServerId(), qops, target.weakCiphers), nil
 		case a.GetMethod() == "KERBEROS" && a.GetMechanism() == "GSSAPI" && auth.Method == AuthKerberos:
 			spn, err := checkServerPrincipal(ctx, a, target, auth)
 			if err != nil {
