@@ -333,6 +333,51 @@ func (s RMService) key() (string, string) {
 	return "yarn.resourcemanager.address", "8032"
 }
 
+// RMEndpoints is RMAddresses with each address described for messages: its RM id with HA and
+// where it came from (the key and its file, or the default because the key is unset).
+func (c *Config) RMEndpoints(svc RMService) ([]Endpoint, error) {
+	addrs, err := c.RMAddresses(svc)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := svc.key()
+	ha, _ := c.GetBool("yarn.resourcemanager.ha.enabled", false)
+	if !ha {
+		return []Endpoint{{Addr: addrs[0], Origin: c.addrOrigin(key, "yarn.resourcemanager.hostname", addrs[0])}}, nil
+	}
+	ids := c.GetStrings("yarn.resourcemanager.ha.rm-ids")
+	out := make([]Endpoint, len(addrs))
+	for i, a := range addrs {
+		out[i] = Endpoint{Addr: a, ID: ids[i], Origin: c.addrOrigin(key+"."+ids[i], "yarn.resourcemanager.hostname."+ids[i], a)}
+	}
+	return out, nil
+}
+
+// addrOrigin says where the address a of key came from: key in its file, or the host key when
+// key is unset, or the default.
+func (c *Config) addrOrigin(key, hostKey, a string) string {
+	if src := c.describeSource(key); src != "" {
+		return src
+	}
+	if src := c.describeSource(hostKey); src != "" {
+		return src + " (" + key + " is not set)"
+	}
+	return "the default " + a + ", because " + key + " is not set in any configuration file"
+}
+
+// describeSource reads "key in /etc/hadoop/yarn-site.xml", "key as set", or "" for keys from
+// the defaults or unset.
+func (c *Config) describeSource(key string) string {
+	switch src := c.sources[key]; src {
+	case "", "default":
+		return ""
+	case "set":
+		return key + " as set"
+	default:
+		return key + " in " + src
+	}
+}
+
 // RMAddresses returns the ResourceManager addresses of service, one per RM: with
 // yarn.resourcemanager.ha.enabled, one for each id of yarn.resourcemanager.ha.rm-ids from
 // <address key>.<id>, else from yarn.resourcemanager.hostname.<id> and the service's default port.

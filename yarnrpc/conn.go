@@ -449,6 +449,8 @@ func (c *Conn) write(ctx context.Context, frame []byte) error {
 		var re *RemoteError
 		if cerr := c.err(); cerr != nil && errors.As(cerr, &re) {
 			err = re
+		} else if errors.Is(cerr, ErrHTTPServer) {
+			err = ErrHTTPServer
 		}
 		ce := &ConnError{Addr: c.addr, Op: "write", Err: err, notSent: true}
 		c.closeWith(ce)
