@@ -26,6 +26,12 @@
 //     server principals, the short user name of the connection context.
 //   - client.go, backoff.go: Client, a connection per (address, protocol, user), reconnect with capped
 //     exponential backoff and jitter, RM HA failover on connection failure and StandbyException.
+//   - reach.go: fail-fast clients for commands a person waits on (ClientOptions.FailFast,
+//     FailFast for the typed clients): a refused, unresolvable, HTTP (ErrHTTPServer) or standby
+//     server is tried a few times within about two seconds, then the call ends with an
+//     *UnreachableError naming each server, where its address came from (Config.RMEndpoints) and
+//     the likely fix; a call still waiting after ProgressAfter (5 s) reports once what it waits
+//     for. Without FailFast (the AM) clients stay patient, to outlive RM restarts.
 //   - errors.go: the one place where Java exceptions become Go errors (RemoteError, sentinels for
 //     errors.Is, ConnError).
 //   - config.go: Hadoop XML configuration (HADOOP_CONF_DIR / YARN_CONF_DIR) with ${var} expansion
