@@ -155,7 +155,7 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 		}
 		if kind != "" {
 			tries[addr]++
-			dead[addr] = ServerFailure{Endpoint: c.endpoint(addr), Err: err, kind: kind}
+			dead[addr] = ServerFailure{Endpoint: c.endpoint(addr), Err: err, kind: kind, role: c.opts.Role}
 			if c.allDead(dead, tries) {
 				return c.unreachable(method, dead)
 			}

@@ -16,7 +16,21 @@ import (
 // instead: a running AM must outlive RM restarts.
 
 // ErrHTTPServer: the server answered the Hadoop RPC preamble in HTTP, so the address is a web port.
-var ErrHTTPServer = errors.New("this is an HTTP server — is this the web port (8088) instead of the RPC port (8032)?")
+// UnreachableError names the ports of the server's role (ResourceManager, NameNode).
+var ErrHTTPServer = errors.New("this is an HTTP server — is this a web port instead of the RPC port?")
+
+// rolePorts are the default web and RPC ports of a role, for the HTTP hint.
+var rolePorts = map[string][2]string{
+	"ResourceManager": {"8088", "8032"},
+	"NameNode":        {"9870", "8020"},
+}
+
+func httpHint(role string) string {
+	if p, ok := rolePorts[role]; ok {
+		return fmt.Sprintf("this is an HTTP server — is this the web port (%s) instead of the RPC port (%s)?", p[0], p[1])
+	}
+	return ErrHTTPServer.Error()
+}
 
 // DefaultProgressAfter is when a call still waiting on a server reports progress, when
 // ClientOptions.ProgressAfter is 0.
@@ -92,6 +106,7 @@ type ServerFailure struct {
 	// Err is the last error from the server.
 	Err  error
 	kind failKind
+	role string
 }
 
 func (f ServerFailure) what() string {
@@ -106,7 +121,7 @@ func (f ServerFailure) what() string {
 		}
 		return fmt.Sprintf("unknown host %q", h)
 	case failHTTP:
-		return ErrHTTPServer.Error()
+		return httpHint(f.role)
 	case failStandby:
 		return "standby (not the active ResourceManager)"
 	}
@@ -168,7 +183,11 @@ func (e *UnreachableError) fix() string {
 	}
 	switch {
 	case kinds[failHTTP]:
-		return "Set the RPC address (port 8032 by default for the ResourceManager), not the web address, in " + where
+		rpc := ""
+		if p, ok := rolePorts[e.Role]; ok {
+			rpc = " (port " + p[1] + " by default for the " + e.Role + ")"
+		}
+		return "Set the RPC address" + rpc + ", not the web address, in " + where
 	case kinds[failUnknownHost]:
 		return "Check the host name in " + where
 	case kinds[failStandby] && !kinds[failRefused]:

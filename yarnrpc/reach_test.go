@@ -236,3 +236,19 @@ func TestRMEndpointOrigins(t *testing.T) {
 	assert.Equal(t, "yarn.resourcemanager.hostname in "+filepath.Join(dir, "yarn-site.xml")+" (yarn.resourcemanager.address is not set)", eps[0].Origin)
 	assert.True(t, strings.HasPrefix(conf.Source("yarn.resourcemanager.hostname"), dir))
 }
+
+// The NameNode client names the NameNode's ports when it meets an HTTP server.
+func TestFailFastHTTPServerNameNode(t *testing.T) {
+	addr := fakeListener(t, httpAnswer)
+	nn, err := NewNameNodeClient(NewConfig(nil), addr, SimpleAuth("alice"), FailFast(nil))
+	require.NoError(t, err)
+	defer nn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = nn.GetDelegationToken(ctx, "yarn")
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 10*time.Second, "gives up within 10 s")
+	assert.Contains(t, err.Error(), "cannot reach the NameNode at "+addr+": this is an HTTP server — is this the web port (9870) instead of the RPC port (8020)?")
+	assert.True(t, errors.Is(err, ErrHTTPServer))
+}
