@@ -57,13 +57,19 @@ minicluster-check-secure:
 # cluster up in $(SECURE_MINICLUSTER_DIR), run `go test -tags integration -run Secure ./...` with its
 # env, and bring it down (whatever happened). The job that outlives the token max lifetime (over 3
 # minutes) runs at SECURE_LONG_LEVELS only; the other levels run the submit, kinit-advice and log-scan
-# tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh.
+# tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh. The plain cluster runs
+# beside it (started here unless already up, and then stopped again): its RM address goes to the
+# tests as YARN_AM_PLAIN_RM_ADDRESS, the server TestSecureClientRefusesSimpleFallback must refuse.
 SECURE_LEVELS ?= authentication integrity privacy
 SECURE_LONG_LEVELS ?= privacy
 .PHONY: test-secure
 test-secure: $(GOTESTSUM)
 	@bash testdata/minicluster/install-kinit.sh
-	@rc=0; for lvl in $(SECURE_LEVELS); do \
+	@rc=0; plain_was_up=0; [ -f $(MINICLUSTER_DIR)/env ] && plain_was_up=1; \
+	$(MAKE) --no-print-directory minicluster-up || rc=1; \
+	YARN_AM_PLAIN_RM_ADDRESS=$$( . $(MINICLUSTER_DIR)/env 2>/dev/null && echo "$$YARN_AM_RM_ADDRESS"); \
+	export YARN_AM_PLAIN_RM_ADDRESS; \
+	for lvl in $(SECURE_LEVELS); do \
 	  start=$$(date +%s); echo "=== secure suite, hadoop.rpc.protection=$$lvl"; \
 	  long=0; for l in $(SECURE_LONG_LEVELS); do [ "$$l" = "$$lvl" ] && long=1; done; \
 	  if $(MAKE) --no-print-directory minicluster-up-secure RPC_PROTECTION=$$lvl; then \
@@ -73,7 +79,9 @@ test-secure: $(GOTESTSUM)
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
-	done; exit $$rc
+	done; \
+	[ $$plain_was_up = 1 ] || $(MAKE) --no-print-directory minicluster-down || rc=1; \
+	exit $$rc
 
 # The compatibility suite, which make test runs after the others: for each of COMPAT_VERSIONS, bring
 # the plain cluster up with that Hadoop release in $(COMPAT_MINICLUSTER_DIR), run the Go integration
