@@ -127,5 +127,5 @@ func TestGangRestartsWhenARankDies(t *testing.T) {
 		rounds[rankLine.FindStringSubmatch(ls[0])[4]]++
 	}
 	assert.Equal(t, map[string]int{"0": 2, "1": 2}, rounds, "two rounds of two ranks")
-	assert.Len(t, taskExecutorContainers(id), 4, "each round started its 2 containers once")
+	assert.Len(t, taskExecutorContainers(t, id), 4, "each round started its 2 containers once")
 }

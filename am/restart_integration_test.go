@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,16 +71,25 @@ func launchShell(t *testing.T, pid int) int {
 	return 0
 }
 
-// taskExecutorContainers lists the TaskExecutor containers the NodeManagers ran for the application
-// (their log directories; AM containers, which end in _000001, are left out).
-func taskExecutorContainers(id string) []string {
+// nmRunningRe is the NodeManager's own record of a container it started.
+var nmRunningRe = regexp.MustCompile(`Container (container_\S+) transitioned from \S+ to RUNNING`)
+
+// taskExecutorContainers lists the TaskExecutor containers the NodeManagers started for the
+// application, from their own log (the harness's, all NodeManagers in one JVM: a stopped node's
+// container directories may be gone); AM containers, which end in _000001, are left out.
+func taskExecutorContainers(t *testing.T, id string) []string {
+	t.Helper()
+	state := os.Getenv("YARN_AM_MINICLUSTER_STATE")
+	require.NotEmpty(t, state, "YARN_AM_MINICLUSTER_STATE is not set: source the mini cluster's env")
+	data, err := os.ReadFile(filepath.Join(state, "logs", "minicluster.log"))
+	require.NoError(t, err)
+	seen := map[string]bool{}
 	var out []string
-	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
-		dirs, _ := filepath.Glob(filepath.Join(d, id, "container_*"))
-		for _, c := range dirs {
-			if !strings.HasSuffix(c, "_000001") {
-				out = append(out, filepath.Base(c))
-			}
+	prefix := strings.Replace(id, "application_", "container_", 1) + "_"
+	for _, m := range nmRunningRe.FindAllStringSubmatch(string(data), -1) {
+		if c := m[1]; strings.HasPrefix(c, prefix) && !strings.HasSuffix(c, "_000001") && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
 		}
 	}
 	sort.Strings(out)
@@ -186,7 +196,7 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 			assert.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 
 			// Exact accounting from the NodeManagers' own records: each worker ran once.
-			tes := taskExecutorContainers(id)
+			tes := taskExecutorContainers(t, id)
 			assert.Len(t, tes, 2, "TaskExecutor containers the NodeManagers ran: %v", tes)
 			lines := workerLines(t, id)
 			assert.Len(t, lines, 2, "each worker started exactly once")
