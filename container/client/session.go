@@ -27,6 +27,8 @@ type Session struct {
 	Kerberos *yarnrpc.Kerberos // nil without Kerberos
 	User     string
 	keytab   string // the keytab logged in from, shipped to the AM by Submit
+	// notes receives progress lines while a cluster call waits on a silent server.
+	notes io.Writer
 }
 
 // LoadConfig loads the Hadoop configuration of HADOOP_CONF_DIR (or YARN_CONF_DIR) and insists on a
@@ -58,7 +60,7 @@ func Login(conf *yarnrpc.Config, opts LoginOptions, notes io.Writer) (*Session, 
 		if opts.Principal != "" || opts.Keytab != "" {
 			fmt.Fprintln(notes, "yarn-am: note: hadoop.security.authentication is not kerberos; --principal/--keytab are ignored")
 		}
-		return &Session{Conf: conf, User: yarnrpc.CurrentUser()}, nil
+		return &Session{Conf: conf, User: yarnrpc.CurrentUser(), notes: notes}, nil
 	}
 	if opts.Keytab != "" {
 		if _, err := os.Stat(opts.Keytab); err != nil {
@@ -77,7 +79,7 @@ func Login(conf *yarnrpc.Config, opts LoginOptions, notes io.Writer) (*Session, 
 	if err != nil {
 		return nil, err
 	}
-	return &Session{Conf: conf, Auth: auth, Kerberos: krb, User: user, keytab: opts.Keytab}, nil
+	return &Session{Conf: conf, Auth: auth, Kerberos: krb, User: user, keytab: opts.Keytab, notes: notes}, nil
 }
 
 // Connect loads the configuration, logs in and connects to the ResourceManager: what every client
@@ -98,9 +100,19 @@ func Connect(opts LoginOptions, notes io.Writer) (*Session, *yarnrpc.Application
 	return s, rm, nil
 }
 
-// ConnectRM connects to the RM of the session's configuration as its login.
+// ConnectRM connects to the RM of the session's configuration as its login. A client command gives
+// up on a dead cluster in seconds, naming each RM's address, where it came from and what happened to
+// it; a silent RM gets one progress line on the session's notes and the caller's context bounds the
+// wait (yarnrpc.FailFast; the AM keeps the patient default).
 func (s *Session) ConnectRM() (*yarnrpc.ApplicationClient, error) {
-	return yarnrpc.NewApplicationClient(s.Conf, s.Auth)
+	return yarnrpc.NewApplicationClient(s.Conf, s.Auth, yarnrpc.FailFast(s.progress))
+}
+
+// progress prints a cluster call's progress line.
+func (s *Session) progress(msg string) {
+	if s.notes != nil {
+		fmt.Fprintln(s.notes, "yarn-am: "+msg)
+	}
 }
 
 // DialStaging connects to fs.defaultFS as the session's login (Kerberos when logged in, else SIMPLE as
