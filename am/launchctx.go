@@ -23,7 +23,7 @@ type TaskExecutorLaunch struct {
 	Defines   []string                 // -D key=value passed on to the launcher
 	Command   string                   // taskexecutor.command
 	Env       map[string]string
-	ReportURL string               // http://NM_HOST:PORT/api/v1/containers/
+	ReportURL string               // https://NM_HOST:PORT/api/v1/containers/ (the HTTPS listener)
 	Creds     *yarnrpc.Credentials // the AM's credentials; the AM-RM token is left out
 }
 
@@ -75,7 +75,9 @@ func (l TaskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 			}
 		}
 		for alias, s := range l.Creds.Secrets {
-			c.Secrets[alias] = s
+			if alias != contract.TLSCAKeyAlias { // TaskExecutors trust the AM's authority; they must not be able to act as it
+				c.Secrets[alias] = s
+			}
 		}
 		clc.Tokens = c.Marshal()
 	}

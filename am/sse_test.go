@@ -117,3 +117,64 @@ func TestEventsJSONAndBadResume(t *testing.T) {
 	h(rec, httptest.NewRequest("GET", "/api/v1/events?format=json&since="+strconv.Itoa(10), nil))
 	assert.Equal(t, "[]\n", rec.Body.String())
 }
+
+// Event streams are capped per client address and in total; beyond, 503 with Retry-After and a
+// message naming the flag; a closed stream frees its slot. JSON polls are not streams and pass.
+func TestSSEStreamsAreBounded(t *testing.T) {
+	l := NewEventLog(100)
+	l.Add(RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
+	lim := NewStreamLimiter(3, 2)
+	srv := httptest.NewServer(LimitedEventsHandler(l, time.Second, lim))
+	defer srv.Close()
+	open := func() (*http.Response, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return resp, cancel
+	}
+	r1, c1 := open()
+	defer c1()
+	r2, c2 := open()
+	defer c2()
+	require.Equal(t, http.StatusOK, r1.StatusCode)
+	require.Equal(t, http.StatusOK, r2.StatusCode)
+	r3, c3 := open()
+	defer c3()
+	assert.Equal(t, http.StatusServiceUnavailable, r3.StatusCode, "a third stream from the same address")
+	assert.Equal(t, "10", r3.Header.Get("Retry-After"))
+	assert.True(t, r3.Close, "the refused connection is closed, not kept alive")
+	var e map[string]string
+	require.NoError(t, json.NewDecoder(r3.Body).Decode(&e))
+	assert.Contains(t, e["error"], "--max-event-streams-per-client")
+	assert.Equal(t, 2, lim.Open())
+
+	poll, err := http.Get(srv.URL + "?format=json")
+	require.NoError(t, err)
+	poll.Body.Close()
+	assert.Equal(t, http.StatusOK, poll.StatusCode, "JSON polls are not counted")
+
+	c1()
+	r1.Body.Close()
+	require.Eventually(t, func() bool { return lim.Open() == 1 }, 5*time.Second, 10*time.Millisecond, "a closed stream frees its slot")
+	r4, c4 := open()
+	defer c4()
+	assert.Equal(t, http.StatusOK, r4.StatusCode)
+
+	// The total bound, across addresses.
+	tl := NewStreamLimiter(2, 2)
+	rel1, err := tl.acquire("10.0.0.1")
+	require.NoError(t, err)
+	_, err = tl.acquire("10.0.0.2")
+	require.NoError(t, err)
+	_, err = tl.acquire("10.0.0.3")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--max-event-streams")
+	rel1()
+	rel1() // releasing twice frees one slot only
+	_, err = tl.acquire("10.0.0.3")
+	require.NoError(t, err)
+	_, err = tl.acquire("10.0.0.4")
+	require.Error(t, err)
+}
