@@ -35,11 +35,12 @@ const DefaultSSEHeartbeat = 15 * time.Second
 const (
 	DefaultMaxEventStreams          = 256
 	DefaultMaxEventStreamsPerClient = 16
-	// SSEWriteTimeout bounds every write and flush of a stream.
-	SSEWriteTimeout = 10 * time.Second
 	// sseBatch is the most events one write takes.
 	sseBatch = 200
 )
+
+// SSEWriteTimeout bounds every write and flush of a stream (a variable for tests).
+var SSEWriteTimeout = 10 * time.Second
 
 // StreamLimiter counts open event streams, in total and per client address.
 type StreamLimiter struct {

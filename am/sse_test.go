@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -177,4 +179,28 @@ func TestSSEStreamsAreBounded(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tl.acquire("10.0.0.4")
 	require.Error(t, err)
+}
+
+// A reader that never reads is cut off once a write has waited SSEWriteTimeout: its slot, goroutine
+// and buffers are freed.
+func TestSSEUnreadStreamIsClosedByTheWriteDeadline(t *testing.T) {
+	old := SSEWriteTimeout
+	SSEWriteTimeout = 300 * time.Millisecond
+	defer func() { SSEWriteTimeout = old }()
+	l := NewEventLog(20000)
+	for i := 0; i < 20000; i++ { // several MB of events: more than the sockets' buffers hold
+		l.Add(RequestedEvent(i, contract.Capability{"yarn.io/gpu": 1, "memory-mb": 4096}))
+	}
+	lim := NewStreamLimiter(10, 10)
+	srv := httptest.NewServer(LimitedEventsHandler(l, time.Hour, lim))
+	defer srv.Close()
+	cn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer cn.Close()
+	require.NoError(t, cn.(*net.TCPConn).SetReadBuffer(4096))
+	_, err = io.WriteString(cn, "GET / HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return lim.Open() == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return lim.Open() == 0 }, 20*time.Second, 50*time.Millisecond,
+		"the stream ends within seconds of its reader stalling")
 }
