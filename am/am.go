@@ -93,6 +93,14 @@ type Config struct {
 	Cluster ClusterNodes
 	// Now is the clock (nil: time.Now); tests set it.
 	Now func() time.Time
+	// State keeps the AM's durable state between attempts (durable.go; nil: nothing is kept, and a
+	// later attempt starts from the running containers YARN hands it only).
+	State StateStore
+	// Attempt names this attempt (appattempt_..._000002) in the saved state and the events.
+	Attempt string
+	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
+	// another attempt that needs it (the process sets it when attempts are left).
+	KeepStagingOnKill bool
 }
 
 // tracked is a container the AM accepted, with what it needs to launch and stop it.
@@ -149,6 +157,11 @@ type AM struct {
 
 	wake    chan struct{}
 	launchQ chan *tracked
+	// adopted: the first registration took over what an earlier attempt left (durable.go).
+	adopted bool
+	// savedAt is the last event id when the durable state was saved; savedTime when it was tried.
+	savedAt   uint64
+	savedTime time.Time
 	// background counts the goroutines that stop containers outside the loop (scale-down); Run
 	// waits for them, so none outlives it.
 	background sync.WaitGroup
@@ -323,6 +336,10 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			}
 		}
 		actOnly = false
+		if now := a.cfg.Now(); now.Sub(a.savedTime) >= time.Second {
+			a.savedTime = now
+			a.saveState(ctx)
+		}
 
 		t := time.NewTimer(a.interval())
 		select {
@@ -376,6 +393,14 @@ func (a *AM) setState(s contract.AMState) {
 func (a *AM) killed() Outcome {
 	a.setState(contract.AMState(contract.Killed))
 	out := Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	if a.cfg.KeepStagingOnKill {
+		// The NodeManager stops an AM container the same way for a kill, preemption, memory or a node
+		// going away; only in the first case is this the end. With attempts left, the staging
+		// directory stays for the next one (yarn-am kill removes it once the application is KILLED).
+		a.log.Info("am: stopped by SIGTERM with attempts left; the staging directory stays for the next attempt")
+		a.saveState(context.Background())
+		return out
+	}
 	a.deleteStaging()
 	return out
 }
@@ -420,6 +445,7 @@ func (a *AM) register(ctx context.Context) error {
 	if why := CheckAsk(a.cfg.Spec.Capability, types, maximum); why != "" {
 		return &unsatisfiable{why: why, maximum: maximum}
 	}
+	a.adopt(ctx, resp)
 	a.mu.Lock()
 	a.responseID = 0
 	if m := resp.GetMaximumCapability(); m != nil {
@@ -641,6 +667,13 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	for _, c := range resp.GetAllocatedContainers() {
 		id := yarnrpc.FormatContainerID(c.GetId())
+		if a.rec.get(id) != nil || a.allocProtos[id] != nil {
+			// A ResourceManager that restarted (work-preserving) or failed over may report a container
+			// again that this AM already took: it is never launched twice
+			// (TestLoopIgnoresAContainerTheRMReportsAgain).
+			a.log.WithField("container", id).Info("am: the ResourceManager reported a known container again; ignored")
+			continue
+		}
 		a.allocProtos[id] = c
 		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
 			Resources: contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))})

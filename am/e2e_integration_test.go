@@ -81,6 +81,7 @@ type jobSpec struct {
 	gpus        int
 	command     string
 	maxFailures int
+	maxAttempts int // 0: 1
 }
 
 // writeJob writes a job file to a temp dir: the worker and the fake nvidia-smi are shipped, the fake is
@@ -90,7 +91,7 @@ func writeJob(t *testing.T, s jobSpec) string {
 	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
 	require.NoError(t, err)
 	body := fmt.Sprintf(`name = %q
-max-attempts = 1
+max-attempts = %d
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = %d
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
@@ -109,7 +110,7 @@ files = [%q, %q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, s.name, s.gpus, s.instances, s.command, s.maxFailures, worker(t), smi)
+`, s.name, max(s.maxAttempts, 1), s.gpus, s.instances, s.command, s.maxFailures, worker(t), smi)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p

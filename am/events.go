@@ -200,6 +200,18 @@ func FinishedEvent(out Outcome) contract.Event {
 		Message: fmt.Sprintf("application finished: %s: %s", out.Status, out.Diagnostics)}
 }
 
+// AMRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
+// says whether the earlier attempt's saved state was found.
+func AMRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
+	msg := fmt.Sprintf("ApplicationMaster %s took over %d running TaskExecutor(s) from the previous attempt", attempt, len(adopted))
+	if state {
+		msg += " with its saved state (counts, failure policy, resource infos, events)"
+	} else {
+		msg += "; no saved state was found"
+	}
+	return contract.Event{Type: contract.EventAMRestarted, Severity: contract.SeverityWarning, Count: len(adopted), Message: msg}
+}
+
 // DefaultEventCapacity is how many events the log keeps.
 const DefaultEventCapacity = 10000
 

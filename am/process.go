@@ -211,6 +211,16 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	}
 	if staging != nil {
 		amc.Staging = staging
+		amc.State = staging
+	}
+	amc.Attempt = attempt
+	maxAttempts, err := effectiveMaxAttempts(conf, job.MaxAttempts)
+	if err != nil {
+		return 1, err
+	}
+	if n := int(cidp.GetAppAttemptId().GetAttemptId()); n < maxAttempts {
+		amc.KeepStagingOnKill = true
+		log.WithFields(logrus.Fields{"attempt": n, "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
 	}
 	if refresher != nil {
 		amc.LaunchTokens = refresher.LaunchTokens
@@ -281,4 +291,18 @@ func modeName(a ProcessOptions) string {
 		return "service"
 	}
 	return "batch"
+}
+
+// effectiveMaxAttempts is how many AM attempts YARN gives the application: the job's max-attempts
+// capped by the cluster's yarn.resourcemanager.am.max-attempts (default 2), or that when the job sets
+// none.
+func effectiveMaxAttempts(conf *yarnrpc.Config, job int32) (int, error) {
+	global, err := conf.GetInt("yarn.resourcemanager.am.max-attempts", 2)
+	if err != nil {
+		return 0, err
+	}
+	if job > 0 && int64(job) < global {
+		return int(job), nil
+	}
+	return int(global), nil
 }

@@ -213,3 +213,28 @@ func (r *records) phases() (launching, running, stopping, completed int) {
 	}
 	return launching, running, stopping, r.completedN
 }
+
+// adopted records a container an earlier attempt of the AM started and YARN handed over to this one:
+// it is running.
+func (r *records) adopted(id, node string, res contract.Capability, cid *hadooppb.ContainerIdProto) *tracked {
+	t := &tracked{Container: Container{ID: id, Node: node, AskID: -1, Phase: contract.Running, Resources: res}, cid: cid}
+	r.byID[id] = t
+	r.seq = append(r.seq, t)
+	return t
+}
+
+// restoreCounts adds the finished containers of earlier attempts, which this attempt has no records
+// of: to Reconcile they are forgotten ones.
+func (r *records) restoreCounts(s *State) {
+	r.completedN += s.Completed
+	r.succeededN += s.Succeeded
+	r.failedN += s.Failed
+	r.forgotten.Succeeded += s.Succeeded
+	r.forgotten.Failed += s.Failed
+	for k, v := range s.FailedExits {
+		if r.forgotten.FailedExits == nil {
+			r.forgotten.FailedExits = map[int32]int{}
+		}
+		r.forgotten.FailedExits[k] += v
+	}
+}

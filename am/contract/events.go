@@ -25,6 +25,7 @@ const (
 	EventRequirementChanged  EventType = "requirement-changed"   // PUT requirements changed the declared count
 	EventFinished            EventType = "finished"              // the application's final status
 	EventGap                 EventType = "gap"                   // a reader fell behind; events were dropped for it
+	EventAMRestarted         EventType = "am-restarted"          // a new attempt of the AM took over the running TaskExecutors
 )
 
 // Severity of an event.

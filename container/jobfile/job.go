@@ -31,6 +31,10 @@ type Job struct {
 	Tags        []string
 	Priority    int32
 	MaxAttempts int32 // ApplicationMaster attempts; 0 = the cluster default
+	// KeepContainers: a new AM attempt takes over the running TaskExecutors instead of YARN killing
+	// them (keep_containers_across_application_attempts); keep-containers, default true unless
+	// max-attempts = 1.
+	KeepContainers bool
 	// HDFSNamenodes are NameNodes besides fs.defaultFS (hdfs://host:port) the job reads or writes; on
 	// a Kerberized cluster submit gets a delegation token of each for the application.
 	HDFSNamenodes []string
@@ -85,6 +89,7 @@ type jobFile struct {
 	Tags        []string `toml:"tags"`
 	Priority    *int64   `toml:"priority"`
 	MaxAttempts *int64   `toml:"max-attempts"`
+	KeepContain *bool    `toml:"keep-containers"`
 	Namenodes   []string `toml:"hdfs-namenodes"`
 	FlinkConf   string   `toml:"flink-conf"` // read by resources.Load
 
@@ -158,7 +163,7 @@ func LoadJob(path string) (*Job, error) {
 		if top == "policy" {
 			continue // the AM's failure policy: am.PolicyArgs reads and validates it
 		}
-		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, [policy], and the external-resource keys", k.String())
+		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, [policy], and the external-resource keys", k.String())
 	}
 
 	j := &Job{Path: abs, Name: f.Name, Queue: f.Queue, Tags: f.Tags}
@@ -199,6 +204,10 @@ func LoadJob(path string) (*Job, error) {
 			add("max-attempts = %d: use an integer from 1 to 100 (the cluster's yarn.resourcemanager.am.max-attempts caps it)", *f.MaxAttempts)
 		}
 		j.MaxAttempts = int32(*f.MaxAttempts)
+	}
+	j.KeepContainers = j.MaxAttempts != 1
+	if f.KeepContain != nil {
+		j.KeepContainers = *f.KeepContain
 	}
 
 	j.AM.MemoryMB = memoryOrDefault("am.memory", f.AM.Memory, DefaultAMMemoryMB, add)

@@ -100,7 +100,7 @@ files = ["missing.bin", "worker", "other/worker"]
 	require.ErrorAs(t, err, &je)
 	dir := filepath.Dir(p)
 	assert.ElementsMatch(t, []string{
-		`unknown key "prioroty"; valid top-level keys are name, queue, tags, priority, max-attempts, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, [policy], and the external-resource keys`,
+		`unknown key "prioroty"; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, [policy], and the external-resource keys`,
 		`name = "bad name!": use 1-128 letters, digits, '.', '_' or '-'`,
 		`am.memory: "lots" is not a memory size (examples: 512, 512m, 2g)`,
 		`am.vcores = 0: use an integer from 1 to 1024`,

@@ -10,11 +10,12 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sirupsen/logrus"
-	"golang.org/x/sys/unix"
 
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
@@ -153,12 +154,19 @@ type Launcher struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Log            logrus.FieldLogger // nil = logrus.StandardLogger()
+	// InContainer: the launcher runs in a YARN container, whose process group the NodeManager
+	// signals as a whole (see runWorker). RunInContainer sets it when CONTAINER_ID is set.
+	InContainer bool
+	// KillGrace is how long after a SIGTERM in a container the launcher kills what is left of the
+	// group; 0 = DefaultKillGrace.
+	KillGrace time.Duration
 }
 
 // Run discovers the devices, writes the info file, reports, runs argv as the worker and returns the
 // launcher's exit code: the worker's own code, 128+N if it was killed by signal N, or one of the Exit*
-// constants if the worker could not be started. SIGTERM, SIGINT and SIGHUP received by this process are
-// forwarded to the worker; one received before the worker starts stops the launch (128+N). Device
+// constants if the worker could not be started. Outside a container SIGTERM, SIGINT and SIGHUP
+// received by this process are forwarded to the worker; in one, the worker shares the container's
+// process group (runWorker). A signal received before the worker starts stops the launch (128+N). Device
 // claims are released once the worker has exited.
 func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	log := l.Log
@@ -253,7 +261,7 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	if rerr := reporter.Report(ctx, Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile}); rerr != nil {
 		log.WithError(rerr).Warn("yarn-am launch: reporting the resource infos to the AM failed; starting the worker anyway")
 	}
-	return l.runWorker(argv, env, sigs, stderr, log)
+	return l.runWorker(argv, env, sigs, l.InContainer, stderr, log)
 }
 
 func pending(c chan os.Signal) os.Signal {
@@ -275,12 +283,26 @@ func (l *Launcher) orderedDrivers() []resources.Driver {
 	return out
 }
 
-// runWorker starts the worker and waits for it, forwarding signals. The worker gets its own process
-// group (unless stdin is a terminal, where it must stay in the foreground group to read it), so a
-// signal to the container's process group reaches it once, through us; forwarded signals go to its
-// whole group. If this process dies without forwarding (SIGKILL), the kernel kills the worker
-// (parent-death signal), so it never outlives the launcher with devices it no longer owns.
-func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.Writer, log logrus.FieldLogger) int {
+// DefaultKillGrace is how long the launcher waits, after a SIGTERM in a YARN container, before it
+// kills what is left of the container's process group: the NodeManager's own default
+// (yarn.nodemanager.sleep-delay-before-sigkill.ms, 250 ms).
+const DefaultKillGrace = 250 * time.Millisecond
+
+// runWorker starts the worker and waits for it.
+//
+// The worker stays in the launcher's process group. In a YARN container that is the container's
+// group, which the NodeManager signals as a whole when it stops the container (kill, preemption, the
+// AM stopping it, node shutdown): SIGTERM, then SIGKILL after its grace period. So every process the
+// worker starts, including children that ignore SIGTERM or outlive the worker, is inside what YARN
+// kills; a worker in a group of its own escaped it (TestNoWorkerProcessSurvivesItsContainer). For the
+// same reason the launcher does not forward signals in a container (the worker got them already);
+// after a SIGTERM it waits the grace period and kills the group itself if anything of the worker is
+// still there, in case nobody else does. Outside a container (no CONTAINER_ID: `yarn-am launch` run by
+// hand or by a test) it forwards SIGTERM, SIGINT and SIGHUP to the worker.
+//
+// If this process dies first (SIGKILL), the kernel kills the worker (parent-death signal), so it never
+// outlives the launcher with devices it no longer owns.
+func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContainer bool, stderr io.Writer, log logrus.FieldLogger) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
@@ -293,8 +315,11 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	ownGroup := !isTerminal(cmd.Stdin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	grace := l.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
 
 	// The parent-death signal fires when the forking thread exits: keep this goroutine on its thread
 	// until the worker is gone.
@@ -305,17 +330,28 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 		return contract.LauncherWorkerStartFailed
 	}
 	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
-	done := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
+		var killGroup <-chan time.Time
 		for {
 			select {
 			case s := <-sigs:
-				target := cmd.Process.Pid
-				if ownGroup {
-					target = -target
+				if !inContainer {
+					log.WithField("signal", s.String()).Info("yarn-am launch: forwarding signal to the worker")
+					_ = syscall.Kill(cmd.Process.Pid, s.(syscall.Signal))
+					continue
 				}
-				log.WithField("signal", s.String()).Info("yarn-am launch: forwarding signal to the worker")
-				_ = syscall.Kill(target, s.(syscall.Signal))
+				if s == syscall.SIGTERM && killGroup == nil {
+					log.WithField("grace", grace).Info("yarn-am launch: SIGTERM; the worker's process group is killed if it is still there after the grace period")
+					killGroup = time.After(grace)
+				}
+			case <-killGroup:
+				log.Warn("yarn-am launch: the worker outlived the grace period after SIGTERM; killing the container's process group")
+				// Every process of the group but this one: kill(0) would take the launcher first
+				// and leave the worker's exit unreported.
+				killGroupExceptSelf()
+				killGroup = nil
 			case <-done:
 				return
 			}
@@ -323,6 +359,9 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	}()
 	err := cmd.Wait()
 	close(done)
+	// The worker may have died from the group kill while it is still going on: let it finish before
+	// this process exits, or the rest of the group would survive.
+	<-stopped
 	code := exitCode(cmd.ProcessState)
 	if err != nil && cmd.ProcessState == nil {
 		fmt.Fprintf(stderr, "yarn-am launch: waiting for the worker: %v\n", err)
@@ -330,6 +369,58 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	}
 	log.WithField("exit_code", code).Info("yarn-am launch: worker exited")
 	return code
+}
+
+// killGroupExceptSelf sends SIGKILL to every process of this process's group except itself and its
+// ancestors (the container's launch shell waits for us and exits with our code).
+func killGroupExceptSelf() {
+	self := os.Getpid()
+	pgid, err := syscall.Getpgid(self)
+	if err != nil {
+		return
+	}
+	keep := map[int]bool{self: true}
+	for p := os.Getppid(); p > 1 && !keep[p]; {
+		keep[p] = true
+		pp, err := parentOf(p)
+		if err != nil {
+			break
+		}
+		p = pp
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || keep[pid] {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// parentOf reads a process's parent pid from /proc/<pid>/stat.
+func parentOf(pid int) (int, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name is in parentheses and may hold spaces: the fields after the last ')' are
+	// state, ppid, ...
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
+	}
+	return strconv.Atoi(f[1])
 }
 
 func exitCode(ps *os.ProcessState) int {
@@ -340,14 +431,4 @@ func exitCode(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
-}
-
-// isTerminal reports whether r is a terminal (not merely a character device such as /dev/null).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }

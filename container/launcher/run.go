@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/resources"
@@ -56,6 +57,8 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 		Stdout:    stdout,
 		Stderr:    stderr,
 		Reporter:  reporter,
+		// YARN signals the container's process group as a whole: the worker stays in it.
+		InContainer: os.Getenv("CONTAINER_ID") != "",
 	}
 	return l.Run(ctx, argv)
 }
