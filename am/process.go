@@ -119,6 +119,12 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		cluster = ac
 	}
 
+	// First of all, before anything copies creds (the token refresher, the TaskExecutors' launch
+	// context): take the TLS authority's key out of them.
+	amTLS, err := TLSFromCredentials(creds, host, app, log)
+	if err != nil {
+		return 1, err
+	}
 	AnnounceTokenDeadline(log, creds)
 	var staging StagingStore
 	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
@@ -147,10 +153,6 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 
 	// Two listeners (docs/design.md#security): the plain one is the tracking URL (the RM's proxy
 	// speaks plain HTTP to it) and serves only reads; the HTTPS one takes the secret.
-	amTLS, err := TLSFromCredentials(creds, host, app, log)
-	if err != nil {
-		return 1, err
-	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 1, fmt.Errorf("the HTTP API cannot listen on NM_HOST=%s: %w", host, err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am/amtls"
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -37,6 +40,25 @@ func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
 		cs, err := dc.Containers(ctxT(t, 10*time.Second))
 		return err == nil && len(cs) == 1 && len(cs[0].Infos["gpu"]) == 1
 	}, 2*time.Minute, 200*time.Millisecond, "the launcher's report (over HTTPS) reaches the AM")
+
+	// The TaskExecutor's own token file, as its NodeManager wrote it: the authority's certificate,
+	// never its key.
+	var teTokens []string
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOCAL_DIRS"), ",") {
+		f, _ := filepath.Glob(filepath.Join(d, "usercache", "*", "appcache", yarnrpc.FormatApplicationID(a.id), "container_*", "container_tokens"))
+		for _, p := range f {
+			if !strings.Contains(p, "_000001/") {
+				teTokens = append(teTokens, p)
+			}
+		}
+	}
+	require.NotEmpty(t, teTokens, "the TaskExecutor's container_tokens under YARN_AM_NM_LOCAL_DIRS")
+	for _, p := range teTokens {
+		creds, err := yarnrpc.ReadCredentialsFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, a.caCert, creds.Secrets[contract.TLSCACertAlias], "%s holds the authority's certificate", p)
+		assert.NotContains(t, creds.Secrets, contract.TLSCAKeyAlias, "%s must not hold the authority's key", p)
+	}
 
 	plain := &http.Client{Timeout: 10 * time.Second}
 	call := func(hc *http.Client, method, url, auth, body string) (int, string) {

@@ -37,8 +37,14 @@ func TestTLSFromCredentialsKeepsTheKeyInTheAM(t *testing.T) {
 	assert.NotContains(t, te.Secrets, contract.TLSCAKeyAlias)
 	assert.NotContains(t, string(clc.GetTokens()), "PRIVATE KEY")
 
-	// Even AM credentials that still held the key (a refresher copying them) are filtered.
+	// Even AM credentials that still held the key are filtered, for launch contexts and for the
+	// refreshed tokens (both are built by TaskExecutorCredentials).
 	creds.Secrets[contract.TLSCAKeyAlias] = caKey
+	te = TaskExecutorCredentials(creds)
+	assert.NotContains(t, te.Secrets, contract.TLSCAKeyAlias)
+	assert.Contains(t, te.Secrets, contract.SecretAlias)
+	_, amrm := te.TokenOfKind(yarnrpc.AMRMTokenKind)
+	assert.False(t, amrm)
 	clc, err = TaskExecutorLaunch{Staged: fakeStaged{}, JobFile: "job.toml", Command: "true", Creds: creds}.LaunchContext()
 	require.NoError(t, err)
 	assert.NotContains(t, string(clc.GetTokens()), "PRIVATE KEY")

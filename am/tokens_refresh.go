@@ -47,7 +47,7 @@ type TokenRefresher struct {
 	now     func() time.Time
 
 	mu        sync.Mutex
-	creds     *yarnrpc.Credentials // what TaskExecutors get: secret and tokens, never the AM-RM token
+	creds     *yarnrpc.Credentials // what TaskExecutors get (TaskExecutorCredentials): never the AM-RM token or the TLS key
 	renewAt   map[string]time.Time // by alias
 	replaceAt time.Time
 	hdts      []byte
@@ -76,15 +76,7 @@ func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 	if ts, ok := staging.(*TokenStaging); ok {
 		r.staging = ts
 	}
-	r.creds = yarnrpc.NewCredentials()
-	for a, s := range creds.Secrets {
-		r.creds.Secrets[a] = s
-	}
-	for a, t := range creds.Tokens {
-		if t.Kind != yarnrpc.AMRMTokenKind {
-			r.creds.Tokens[a] = t
-		}
-	}
+	r.creds = TaskExecutorCredentials(creds)
 	if err := r.replace(ctx); err != nil {
 		return nil, err
 	}
