@@ -3,18 +3,23 @@ package am
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"io"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/contract"
 )
 
-// This file is the AM's HTTP API (docs/running.md#http-api). Reads are open (also through the RM's web proxy);
-// writes need the application's secret as "Authorization: Bearer <secret>". The event stream is in
-// sse.go, the status page in ui.go, /metrics in metrics.go; Handler puts them on one mux.
+// This file is the AM's HTTP API (docs/running.md#http-api). The AM has two listeners: the plain
+// tracking URL (also through the RM's web proxy) serves the reads, which hold nothing secret; the HTTPS
+// one (tls.go) serves everything, and only it takes the application's secret as "Authorization: Bearer
+// <secret>" (writes, the launcher's reports, tokens). The event stream is in sse.go, the status page in
+// ui.go, /metrics in metrics.go; API puts them on one mux per listener.
 
 // Status returns a snapshot of the AM's state.
 func (a *AM) Status() contract.Status {
@@ -73,24 +78,76 @@ func (a *AM) Report(id string, r contract.ContainerReport) bool {
 	return true
 }
 
-// Handler returns the HTTP API. secret authorises writes.
+// APIOptions configure one listener's HTTP API.
+type APIOptions struct {
+	// Secret is the application secret; writes, reports and tokens need it as "Authorization: Bearer
+	// <secret>".
+	Secret string
+	// Secure says this listener is the HTTPS one. The plain listener (the tracking URL, also behind
+	// the RM's proxy) serves only what holds no secret and answers 403 to everything that needs the
+	// secret, naming SecureAPI: a client must not send the secret where a sniffer can read it
+	// (docs/design.md#security).
+	Secure bool
+	// SecureAPI is the HTTPS API's address, https://host:port/api/v1/, shown in /api/v1/status and in
+	// the plain listener's 403s.
+	SecureAPI string
+	// Tokens serves GET /api/v1/tokens on the HTTPS listener (nil: the AM does not refresh tokens).
+	Tokens *TokenRefresher
+	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
+	// default bounds, for this handler alone.
+	Streams *StreamLimiter
+}
+
+// Handler returns the whole API as served on HTTPS, with secret authorising writes (tests and
+// in-process use).
 func (a *AM) Handler(secret string) http.Handler {
+	return a.API(APIOptions{Secret: secret, Secure: true})
+}
+
+// API returns the HTTP API of one listener.
+func (a *AM) API(o APIOptions) http.Handler {
+	if o.Streams == nil {
+		o.Streams = NewStreamLimiter(DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient)
+	}
+	// needsSecret guards every endpoint that takes the secret: 403 on the plain listener whatever the
+	// header says, 401 on HTTPS without the exact "Bearer <secret>".
+	needsSecret := func(w http.ResponseWriter, r *http.Request) bool {
+		if !o.Secure {
+			msg := "this endpoint takes the application secret and is served over HTTPS only"
+			if o.SecureAPI != "" {
+				msg += ": " + o.SecureAPI + strings.TrimPrefix(r.URL.Path, "/api/v1/")
+			}
+			writeError(w, http.StatusForbidden, msg)
+			return false
+		}
+		if !authorized(r, o.Secret) {
+			writeError(w, http.StatusUnauthorized, "this endpoint needs the header 'Authorization: Bearer <application secret>'")
+			return false
+		}
+		return true
+	}
+	reports := newReportCounter(a)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, a.Status())
+		s := a.Status()
+		s.SecureAPI = o.SecureAPI
+		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("POST /api/v1/containers/{id}/report", func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r, secret) {
-			writeError(w, http.StatusUnauthorized, "writes need the header 'Authorization: Bearer <application secret>'")
-			return
-		}
-		var rep contract.ContainerReport
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&rep); err != nil {
-			writeError(w, http.StatusBadRequest, "the body is not a report ({\"infos\": {\"gpu\": [{\"index\": \"0\"}]}}): "+err.Error())
+		if !needsSecret(w, r) {
 			return
 		}
 		id := r.PathValue("id")
-		if !a.Report(id, rep) {
+		if !reports.take(id) {
+			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("container %s has sent its %d reports; the AM takes no more from it", id, contract.MaxReportsPerContainer))
+			return
+		}
+		var rep contract.ContainerReport
+		if err := decodeBody(w, r, contract.MaxReportBytes, &rep); err != nil {
+			writeError(w, bodyErrorCode(err), "the body is not a report ({\"infos\": {\"gpu\": [{\"index\": \"0\"}]}}): "+err.Error())
+			return
+		}
+		if !a.Report(id, redactReport(rep, o.Secret)) {
 			writeError(w, http.StatusNotFound, "container "+id+" is not a TaskExecutor of this application")
 			return
 		}
@@ -110,13 +167,12 @@ func (a *AM) Handler(secret string) http.Handler {
 		writeJSON(w, http.StatusOK, req)
 	})
 	mux.HandleFunc("PUT /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r, secret) {
-			writeError(w, http.StatusUnauthorized, "writes need the header 'Authorization: Bearer <application secret>'")
+		if !needsSecret(w, r) {
 			return
 		}
 		var u contract.RequirementsUpdate
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u); err != nil {
-			writeError(w, http.StatusBadRequest, `the body is not a requirement ({"instances": 2}): `+err.Error())
+		if err := decodeBody(w, r, contract.MaxRequestBytes, &u); err != nil {
+			writeError(w, bodyErrorCode(err), `the body is not a requirement ({"instances": 2}): `+err.Error())
 			return
 		}
 		if err := u.Validate(); err != nil {
@@ -130,12 +186,119 @@ func (a *AM) Handler(secret string) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, req)
 	})
-	mux.HandleFunc("GET /api/v1/events", EventsHandler(a.events, 0))
+	mux.HandleFunc(TokensPath, func(w http.ResponseWriter, r *http.Request) {
+		if !needsSecret(w, r) {
+			return
+		}
+		if o.Tokens == nil {
+			writeError(w, http.StatusNotFound, "this AM does not refresh delegation tokens (it was given no keytab)")
+			return
+		}
+		if r.Method != http.MethodGet {
+			writeError(w, http.StatusMethodNotAllowed, "GET only")
+			return
+		}
+		o.Tokens.serve(w)
+	})
+	mux.Handle("GET /api/v1/events", LimitedEventsHandler(a.events, 0, o.Streams))
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	ui := UIHandler()
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
-	return mux
+	return SecurityHeaders(mux)
+}
+
+// SecurityHeaders puts the browser-facing safety headers on every response, pages and JSON alike:
+// no MIME sniffing, a content security policy that allows only the AM's own origin (the UI loads
+// nothing else), and no framing by other sites (TestSecurityHeadersOnEveryResponse).
+func SecurityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ContentSecurityPolicy is the policy SecurityHeaders sends.
+const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
+
+// bodyReadTimeout bounds the read of a write's body: a client trickling it does not hold a
+// connection open for long.
+const bodyReadTimeout = 30 * time.Second
+
+// decodeBody reads at most limit bytes of JSON into v within bodyReadTimeout; a longer body is an
+// error that bodyErrorCode maps to 413.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	return json.NewDecoder(http.MaxBytesReader(w, r.Body, limit)).Decode(v)
+}
+
+func bodyErrorCode(err error) int {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
+// redactReport replaces the application secret wherever a report carries it (a failure message
+// quoting a worker's environment, say): reports become events and log lines, which are public
+// (TestReportCarryingTheSecretIsRedacted).
+func redactReport(r contract.ContainerReport, secret string) contract.ContainerReport {
+	if secret == "" {
+		return r
+	}
+	red := func(s string) string { return strings.ReplaceAll(s, secret, "[application secret]") }
+	r.Failure, r.FailedResource = red(r.Failure), red(r.FailedResource)
+	if r.Infos != nil {
+		infos := make(map[string][]contract.Info, len(r.Infos))
+		for name, list := range r.Infos {
+			out := make([]contract.Info, 0, len(list))
+			for _, in := range list {
+				c := contract.Info{}
+				for k, v := range in {
+					c[red(k)] = red(v)
+				}
+				out = append(out, c)
+			}
+			infos[red(name)] = out
+		}
+		r.Infos = infos
+	}
+	return r
+}
+
+// reportCounter caps the reports per container (contract.MaxReportsPerContainer): one secret is
+// shared by every TaskExecutor, so the AM cannot tell which container sent a report, but it can stop
+// any one container id from being reported on without end. It forgets containers the AM no longer
+// keeps, so it holds at most a few entries per listed container.
+type reportCounter struct {
+	a  *AM
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newReportCounter(a *AM) *reportCounter { return &reportCounter{a: a, n: map[string]int{}} }
+
+func (c *reportCounter) take(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[id] >= contract.MaxReportsPerContainer {
+		return false
+	}
+	c.n[id]++
+	if len(c.n) > 4096 {
+		c.a.mu.Lock()
+		for k := range c.n {
+			if c.a.rec.get(k) == nil {
+				delete(c.n, k)
+			}
+		}
+		c.a.mu.Unlock()
+	}
+	return true
 }
 
 // authorized checks the bearer secret in constant time.

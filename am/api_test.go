@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -150,4 +151,107 @@ func TestLauncherCommandThroughBash(t *testing.T) {
 	require.NoError(t, c.Run())
 	// printf of the outer layer shows the single-quoted argument the launcher's bash -c receives.
 	assert.Equal(t, `'printf '\''%s|'\'' "$HOME" a\ b "it'\''s" $((1+1))'`, out.String())
+}
+
+func do(h http.Handler, method, url, auth, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, url, strings.NewReader(body))
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// The plain listener refuses everything that takes the secret, even with the right one, naming the
+// HTTPS address; its reads work.
+func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
+	m := apiAM(t)
+	plain := m.API(APIOptions{Secret: testSecret, SecureAPI: "https://h:2/api/v1/", Tokens: &TokenRefresher{hdts: []byte("x")}})
+	for _, c := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/api/v1/containers/c1/report", `{"infos":{"gpu":[{"index":"2"}]}}`, "https://h:2/api/v1/containers/c1/report"},
+		{http.MethodPut, "/api/v1/requirements", `{"instances": 1}`, "https://h:2/api/v1/requirements"},
+		{http.MethodGet, "/api/v1/tokens", "", "https://h:2/api/v1/tokens"},
+	} {
+		rec := do(plain, c.method, c.path, "Bearer "+testSecret, c.body)
+		assert.Equal(t, http.StatusForbidden, rec.Code, "%s %s", c.method, c.path)
+		assert.Contains(t, rec.Body.String(), c.want)
+	}
+	assert.Nil(t, m.rec.byID["c1"].infos, "the refused report changed nothing")
+	assert.Equal(t, 2, m.requirementLocked().Instances, "the refused PUT changed nothing")
+
+	rec := do(plain, http.MethodGet, "/api/v1/status", "", "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var s contract.Status
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &s))
+	assert.Equal(t, "https://h:2/api/v1/", s.SecureAPI, "status names the HTTPS API")
+	assert.Equal(t, http.StatusOK, do(plain, http.MethodGet, "/api/v1/containers", "", "").Code)
+	assert.Equal(t, http.StatusOK, do(plain, http.MethodGet, "/api/v1/events?format=json", "", "").Code)
+}
+
+// Every response, page or JSON, error or not, carries the browser safety headers.
+func TestSecurityHeadersOnEveryResponse(t *testing.T) {
+	m := apiAM(t)
+	for _, h := range []http.Handler{m.API(APIOptions{Secret: testSecret, Secure: true}), m.API(APIOptions{Secret: testSecret})} {
+		for _, c := range []struct{ method, path string }{
+			{http.MethodGet, "/"}, {http.MethodGet, "/api/v1/status"}, {http.MethodGet, "/api/v1/events?format=json"},
+			{http.MethodGet, "/metrics"}, {http.MethodPut, "/api/v1/requirements"}, {http.MethodGet, "/nope"},
+		} {
+			rec := do(h, c.method, c.path, "", "")
+			assert.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"), "%s %s", c.method, c.path)
+			assert.Equal(t, "SAMEORIGIN", rec.Header().Get("X-Frame-Options"), "%s %s", c.method, c.path)
+			assert.Equal(t, "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'",
+				rec.Header().Get("Content-Security-Policy"), "%s %s", c.method, c.path)
+		}
+	}
+}
+
+// Bodies are bounded: a report over 64 KiB and a requirement over 1 MiB are refused with 413; one
+// container id takes at most MaxReportsPerContainer reports.
+func TestWriteBodiesAndReportsAreBounded(t *testing.T) {
+	m := apiAM(t)
+	h := m.Handler(testSecret)
+	big := `{"failure":"` + strings.Repeat("x", contract.MaxReportBytes) + `"}`
+	assert.Equal(t, http.StatusRequestEntityTooLarge, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, big).Code)
+	huge := `{"instances": 1, "x": "` + strings.Repeat("x", contract.MaxRequestBytes) + `"}`
+	assert.Equal(t, http.StatusRequestEntityTooLarge, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret, huge).Code)
+
+	body := `{"infos":{"gpu":[{"index":"1"}]}}`
+	for i := 1; i < contract.MaxReportsPerContainer; i++ { // the refused big one counted as the first
+		require.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body).Code, "report %d", i)
+	}
+	rec := post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body)
+	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
+	assert.Contains(t, rec.Body.String(), "c1")
+	assert.Equal(t, http.StatusNotFound, post(t, h, "/api/v1/containers/c9/report", "Bearer "+testSecret, body).Code, "other containers are not affected")
+}
+
+// A report is where a secret could leak into public places: a failure message quoting the worker's
+// environment becomes an event (GET /api/v1/events, the UI, `yarn-am status`) and a log line. The AM
+// redacts the secret there, and neither the token endpoint's answer nor any Authorization header
+// reaches the log or the events.
+func TestReportCarryingTheSecretIsRedacted(t *testing.T) {
+	m := apiAM(t)
+	var logBuf bytes.Buffer
+	l := logrus.New()
+	l.SetOutput(&logBuf)
+	l.SetLevel(logrus.DebugLevel)
+	m.log = l
+	tokens := []byte("HDTS-token-bytes-" + testSecret[:8])
+	h := m.API(APIOptions{Secret: testSecret, Secure: true, Tokens: &TokenRefresher{hdts: tokens}})
+	rep := `{"failedResource":"gpu","failure":"discovery script: YARN_AM_SECRET=` + testSecret + ` exit 1","infos":{"gpu":[{"index":"` + testSecret + `"}]}}`
+	require.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, rep).Code)
+	require.Equal(t, http.StatusOK, do(h, http.MethodGet, TokensPath, "Bearer "+testSecret, "").Code)
+	require.Equal(t, http.StatusOK, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret, `{"instances": 3}`).Code)
+	require.Equal(t, http.StatusUnauthorized, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret+"x", `{"instances": 3}`).Code)
+
+	evs := do(h, http.MethodGet, "/api/v1/events?format=json", "", "").Body.String()
+	st := do(h, http.MethodGet, "/api/v1/status", "", "").Body.String()
+	require.Contains(t, evs, "discovery script", "the failure became an event")
+	require.Contains(t, logBuf.String(), "discovery script", "and a log line")
+	for what, text := range map[string]string{"events": evs, "status": st, "log": logBuf.String()} {
+		assert.NotContains(t, text, testSecret, "the secret in %s", what)
+		assert.NotContains(t, text, string(tokens), "the token answer in %s", what)
+	}
+	assert.Contains(t, evs, "[application secret]")
 }

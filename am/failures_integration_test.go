@@ -30,23 +30,19 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// driver returns a driver-API client for a once it has registered.
+// driver returns a driver-API client for a once it has registered: on the AM's HTTPS API (named in
+// the status on its tracking URL), trusting the authority the test submitted with.
 func (c *cluster) driver(t *testing.T, a *app) *driverclient.Client {
 	t.Helper()
-	var api string
-	require.Eventually(t, func() bool {
-		r := c.report(t, a)
-		if r.GetYarnApplicationState() >= hadooppb.YarnApplicationStateProto_FINISHED {
-			t.Fatalf("%s ended before its AM registered: %s", yarnrpc.FormatApplicationID(a.id), r.GetDiagnostics())
-		}
-		if r.GetRpcPort() <= 0 || r.GetHost() == "" || r.GetHost() == "N/A" {
-			return false
-		}
-		api = fmt.Sprintf("http://%s:%d/api/v1/", r.GetHost(), r.GetRpcPort())
-		return true
-	}, 2*time.Minute, 100*time.Millisecond, "the AM registers")
-	dc, err := driverclient.New(api, a.secret)
+	base := c.plainBase(t, a)
+	plain, err := driverclient.New(base+"api/v1/", "")
 	require.NoError(t, err)
+	s, err := plain.Status(ctxT(t, 30*time.Second))
+	require.NoError(t, err)
+	require.Regexp(t, `^https://`, s.SecureAPI, "the status names the HTTPS API")
+	dc, err := driverclient.New(s.SecureAPI, a.secret)
+	require.NoError(t, err)
+	require.NoError(t, dc.Trust(a.caCert))
 	return dc
 }
 
@@ -190,8 +186,11 @@ func TestAMNotEnoughResourcesThenScaleDown(t *testing.T) {
 	}, 30*time.Second, 200*time.Millisecond)
 
 	// Writes need the secret.
-	anon, err := driverclient.New(fmt.Sprintf("http://%s:%d/api/v1/", c.report(t, a).GetHost(), c.report(t, a).GetRpcPort()), "")
+	s, err = dc.Status(ctxT(t, 10*time.Second))
 	require.NoError(t, err)
+	anon, err := driverclient.New(s.SecureAPI, "")
+	require.NoError(t, err)
+	require.NoError(t, anon.Trust(a.caCert))
 	_, err = anon.SetRequirements(ctxT(t, 10*time.Second), 5)
 	var apiErr *driverclient.APIError
 	require.ErrorAs(t, err, &apiErr)

@@ -29,6 +29,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/amtls"
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/launchctx"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -81,6 +82,7 @@ type app struct {
 	name      string
 	staging   string // path on HDFS
 	secret    string
+	caCert    []byte // the application's TLS authority (PEM)
 	submitted time.Time
 }
 
@@ -147,6 +149,9 @@ func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 	clc.Command = []string{strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(cmd)}
 	creds := yarnrpc.NewCredentials()
 	creds.Secrets[contract.SecretAlias] = []byte(secret)
+	caCert, caKey, err := amtls.NewAuthority(appID)
+	require.NoError(t, err)
+	creds.Secrets[contract.TLSCACertAlias], creds.Secrets[contract.TLSCAKeyAlias] = caCert, caKey
 	clc.Tokens = creds.Marshal()
 
 	name := "am-it-" + appID
@@ -164,7 +169,7 @@ func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 		}
 		_, _ = c.rm.KillApplication(context.Background(), id, "test over")
 	})
-	return &app{id: id, name: name, staging: dir, secret: secret, submitted: submitted}
+	return &app{id: id, name: name, staging: dir, secret: secret, caCert: caCert, submitted: submitted}
 }
 
 // amLog returns the AM's stderr from the NM log dirs.
@@ -348,7 +353,7 @@ func TestAMDriverMode(t *testing.T) {
 	}{{0, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED}, {1, hadooppb.FinalApplicationStatusProto_APP_FAILED}} {
 		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
 			// The driver reads the AM's API with its address from the environment, then exits.
-			driver := fmt.Sprintf(`curl -sf "${YARN_AM_API}status" | grep -q '"state"' && test -n "$YARN_AM_SECRET" && exit %d; exit 7`, tc.code)
+			driver := fmt.Sprintf(`curl -sf --cacert "$YARN_AM_CA_CERT" "${YARN_AM_API}status" | grep -q '"state"' && test -n "$YARN_AM_SECRET" && exit %d; exit 7`, tc.code)
 			a := c.submit(t, fmt.Sprintf(gpuJob, 1, `sleep 60`, 1), "--driver", driver)
 			r := c.wait(t, a, 3*time.Minute)
 			assert.Equal(t, tc.want, r.GetFinalApplicationStatus(), "diagnostics: %s", r.GetDiagnostics())

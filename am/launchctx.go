@@ -23,7 +23,7 @@ type TaskExecutorLaunch struct {
 	Defines   []string                 // -D key=value passed on to the launcher
 	Command   string                   // taskexecutor.command
 	Env       map[string]string
-	ReportURL string               // http://NM_HOST:PORT/api/v1/containers/
+	ReportURL string               // https://NM_HOST:PORT/api/v1/containers/ (the HTTPS listener)
 	Creds     *yarnrpc.Credentials // the AM's credentials; the AM-RM token is left out
 }
 
@@ -68,16 +68,26 @@ func (l TaskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 	clc.Command = []string{contract.LauncherCommand(l.JobFile, l.FlinkConf, l.Defines, l.Command)}
 
 	if l.Creds != nil {
-		c := yarnrpc.NewCredentials()
-		for alias, t := range l.Creds.Tokens {
-			if t.Kind != yarnrpc.AMRMTokenKind {
-				c.Tokens[alias] = t
-			}
-		}
-		for alias, s := range l.Creds.Secrets {
-			c.Secrets[alias] = s
-		}
-		clc.Tokens = c.Marshal()
+		clc.Tokens = TaskExecutorCredentials(l.Creds).Marshal()
 	}
 	return clc, nil
+}
+
+// TaskExecutorCredentials are what TaskExecutors get of the AM's credentials: everything but the
+// AM-RM token (theirs to misuse, not to have) and the TLS authority's key (TaskExecutors trust the
+// AM's authority; they must not be able to act as it). Launch contexts and refreshed tokens are both
+// built from it.
+func TaskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
+	c := yarnrpc.NewCredentials()
+	for alias, t := range am.Tokens {
+		if t.Kind != yarnrpc.AMRMTokenKind {
+			c.Tokens[alias] = t
+		}
+	}
+	for alias, s := range am.Secrets {
+		if alias != contract.TLSCAKeyAlias {
+			c.Secrets[alias] = s
+		}
+	}
+	return c
 }

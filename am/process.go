@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	stdlog "log"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +32,9 @@ type ProcessOptions struct {
 	LaunchWorkers      int
 	FinishedHistory    int
 	Policy             PolicyConfig
+	// MaxEventStreams and MaxEventStreamsPerClient bound concurrent event streams (0 = the defaults,
+	// DefaultMaxEventStreams and DefaultMaxEventStreamsPerClient).
+	MaxEventStreams, MaxEventStreamsPerClient int
 }
 
 // RunProcess is the ApplicationMaster process in its YARN container: it reads what YARN and the
@@ -113,6 +119,12 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		cluster = ac
 	}
 
+	// First of all, before anything copies creds (the token refresher, the TaskExecutors' launch
+	// context): take the TLS authority's key out of them.
+	amTLS, err := TLSFromCredentials(creds, host, app, log)
+	if err != nil {
+		return 1, err
+	}
 	AnnounceTokenDeadline(log, creds)
 	var staging StagingStore
 	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
@@ -139,12 +151,24 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		return 1, fmt.Errorf("reading the staged manifest: %w", err)
 	}
 
+	// Two listeners (docs/design.md#security): the plain one is the tracking URL (the RM's proxy
+	// speaks plain HTTP to it) and serves only reads; the HTTPS one takes the secret.
 	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 	if err != nil {
 		return 1, fmt.Errorf("the HTTP API cannot listen on NM_HOST=%s: %w", host, err)
 	}
+	tln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		ln.Close()
+		return 1, fmt.Errorf("the HTTPS API cannot listen on NM_HOST=%s: %w", host, err)
+	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	base := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
+	secureBase := "https://" + net.JoinHostPort(host, strconv.Itoa(tln.Addr().(*net.TCPAddr).Port)) + "/"
+	if err := os.WriteFile(contract.CACertFile, amTLS.CACert, 0o644); err != nil {
+		return 1, fmt.Errorf("writing the TLS authority's certificate for the driver: %w", err)
+	}
+	caFile, _ := filepath.Abs(contract.CACertFile)
 
 	flinkAlias := ""
 	if a.FlinkConf != "" {
@@ -164,14 +188,14 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		}
 	}
 	if refresher != nil {
-		env[contract.EnvTokensURL] = strings.TrimSuffix(base, "/") + TokensPath
+		env[contract.EnvTokensURL] = strings.TrimSuffix(secureBase, "/") + TokensPath
 	}
 	if job.TaskExecutor.Gang {
 		env[contract.EnvGang] = "1"
 	}
 	te := TaskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.JobFile, FlinkConf: flinkAlias, Defines: a.Defines,
-		Command: job.TaskExecutor.Command, Env: env, ReportURL: base + "api/v1/containers/", Creds: creds,
+		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
 	}
 	clc, err := te.LaunchContext()
 	if err != nil {
@@ -210,20 +234,34 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	}
 	AddTokenDeadlineEvent(&amc, creds)
 	if a.Driver != "" {
-		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + base + "api/v1/", contract.EnvSecret + "=" + secret}}
+		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile}}
 	}
 	m, err := New(amc)
 	if err != nil {
 		return 1, err
 	}
-	srv := &http.Server{Handler: TokenEndpoint(m.Handler(secret), refresher, secret), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
+	maxStreams, perClient := a.MaxEventStreams, a.MaxEventStreamsPerClient
+	if maxStreams == 0 {
+		maxStreams = DefaultMaxEventStreams
+	}
+	if perClient == 0 {
+		perClient = DefaultMaxEventStreamsPerClient
+	}
+	streams := NewStreamLimiter(maxStreams, perClient)
+	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams}
+	plain := newHTTPServer(m.API(api))
+	api.Secure = true
+	secure := newHTTPServer(m.API(api))
+	secure.TLSConfig = amTLS.Config
+	go func() { _ = plain.Serve(ln) }()
+	go func() { _ = secure.ServeTLS(tln, "", "") }()
 	defer func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(c)
+		_ = plain.Shutdown(c)
+		_ = secure.Shutdown(c)
 	}()
-	log.WithFields(logrus.Fields{"tracking_url": base, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
+	log.WithFields(logrus.Fields{"tracking_url": base, "secure_api": secureBase, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
 		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.Policy)}).Info("yarn-am am: starting")
 
 	out, err := m.Run(ctx)
@@ -236,6 +274,20 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		return 1, err
 	}
 	return 0, nil
+}
+
+// newHTTPServer bounds what one connection may hold (docs/design.md#faults): headers must arrive
+// within 10 s and fit in 64 KiB, an idle keep-alive connection is closed after 60 s. There is no
+// server-wide read or write timeout, which would cut event streams; the write endpoints bound their
+// body's read (bodyReadTimeout), streams each write (SSEWriteTimeout).
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          stdlog.New(io.Discard, "", 0), // TLS handshake noise from scanners; nothing to act on
+	}
 }
 
 func modeName(a ProcessOptions) string {

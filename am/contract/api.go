@@ -44,6 +44,10 @@ type Status struct {
 	ExcludedNodes []string `json:"excludedNodes,omitempty"`
 	// Events are the latest events (at most StatusEvents), oldest first.
 	Events []Event `json:"events,omitempty"`
+	// SecureAPI is the AM's HTTPS API, https://host:port/api/v1/: the only place that accepts the
+	// application secret (writes, reports, tokens). Its certificate is issued by the application's
+	// authority (TLSCACertAlias).
+	SecureAPI string `json:"secureAPI,omitempty"`
 }
 
 // StatusEvents is how many of the latest events GET /api/v1/status includes.
@@ -116,6 +120,16 @@ type ContainerStatus struct {
 	// Rank is the container's place in its gang round (gang mode, once the round formed).
 	Rank *Rendezvous `json:"rank,omitempty"`
 }
+
+// Bounds of the AM's HTTP API (docs/design.md#faults).
+const (
+	// MaxReportBytes is the largest launcher report the AM reads.
+	MaxReportBytes = 64 << 10
+	// MaxReportsPerContainer is how many reports the AM accepts from one container.
+	MaxReportsPerContainer = 64
+	// MaxRequestBytes is the largest body of any other write.
+	MaxRequestBytes = 1 << 20
+)
 
 // ReportPath is appended to EnvReportURL and the container id: the launcher POSTs its
 // ContainerReport to <EnvReportURL><CONTAINER_ID>/report.

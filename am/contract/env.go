@@ -29,10 +29,11 @@ const (
 
 // Environment of the TaskExecutor containers (set by the AM, read by the launcher).
 const (
-	// EnvReportURL is the AM's containers URL, http://host:port/api/v1/containers/: the launcher
-	// appends its CONTAINER_ID and "/report" (ReportPath).
+	// EnvReportURL is the AM's containers URL on its HTTPS port, https://host:port/api/v1/containers/:
+	// the launcher appends its CONTAINER_ID and "/report" (ReportPath). The launcher sends the secret
+	// to https:// URLs only, trusting only the authority in TLSCACertAlias.
 	EnvReportURL = "YARN_AM_REPORT_URL"
-	// EnvTokensURL is the AM's token endpoint, http://host:port/api/v1/tokens; set only when the AM
+	// EnvTokensURL is the AM's token endpoint, https://host:port/api/v1/tokens; set only when the AM
 	// refreshes delegation tokens (it was given a keytab).
 	EnvTokensURL = "YARN_AM_TOKENS_URL"
 	// EnvTokensRefresh is how often the launcher polls EnvTokensURL, a Go duration (default 30s).
@@ -41,7 +42,7 @@ const (
 
 // Environment of the driver program in driver mode (set by the AM).
 const (
-	EnvAPI    = "YARN_AM_API"    // http://host:port/api/v1/
+	EnvAPI    = "YARN_AM_API"    // https://host:port/api/v1/ (trust EnvCACert)
 	EnvSecret = "YARN_AM_SECRET" // the application's secret, for writes to the API
 )
 
@@ -56,3 +57,18 @@ const (
 	// (resources.EnvResourceVar).
 	EnvResourcePrefix = "YARN_AM_RESOURCE_"
 )
+
+// The application's TLS authority (docs/design.md#security): the client creates it at submit and puts
+// both into the AM's credentials; the AM issues itself a server certificate for NM_HOST from it and
+// serves its secret-bearing API over HTTPS. TaskExecutors get the certificate only, never the key.
+const (
+	TLSCACertAlias = "yarn-am.tls.ca-cert" // PEM certificate
+	TLSCAKeyAlias  = "yarn-am.tls.ca-key"  // PEM EC private key; the AM's credentials only
+)
+
+// EnvCACert is the path of the authority's PEM certificate in the driver's environment (driver mode),
+// for TLS clients of EnvAPI (curl --cacert "$YARN_AM_CA_CERT").
+const EnvCACert = "YARN_AM_CA_CERT"
+
+// CACertFile is the name of that file in the AM container's working directory.
+const CACertFile = "yarn-am-ca.pem"

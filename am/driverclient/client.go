@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/amtls"
 	"github.com/yarn-am/yarn-am/am/contract"
 )
 
@@ -27,8 +28,10 @@ type Client struct {
 	CallTimeout time.Duration
 }
 
-// New returns a client for the API at api (http://host:port/api/v1/, as in YARN_AM_API). secret is
-// the application secret (YARN_AM_SECRET); reads work without it, writes need it.
+// New returns a client for the API at api (https://host:port/api/v1/, as in YARN_AM_API; the plain
+// tracking URL http://host:port/api/v1/ serves reads only). secret is the application secret
+// (YARN_AM_SECRET); reads work without it, writes need it and an https:// api. Call Trust with the
+// application's TLS authority before talking to an https:// api.
 func New(api, secret string) (*Client, error) {
 	u, err := url.Parse(api)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -43,14 +46,38 @@ func New(api, secret string) (*Client, error) {
 	return &Client{base: u, secret: secret, HTTP: &http.Client{}, CallTimeout: 30 * time.Second}, nil
 }
 
-// FromEnv returns a client configured from YARN_AM_API and YARN_AM_SECRET (set by the AM for its
-// driver program).
+// FromEnv returns a client configured from YARN_AM_API, YARN_AM_SECRET and YARN_AM_CA_CERT (set by
+// the AM for its driver program).
 func FromEnv() (*Client, error) {
 	api := os.Getenv(contract.EnvAPI)
 	if api == "" {
 		return nil, fmt.Errorf("%s is not set: the driver API address is given to drivers run with 'yarn-am submit --driver'", contract.EnvAPI)
 	}
-	return New(api, os.Getenv(contract.EnvSecret))
+	c, err := New(api, os.Getenv(contract.EnvSecret))
+	if err != nil {
+		return nil, err
+	}
+	if f := os.Getenv(contract.EnvCACert); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", contract.EnvCACert, f, err)
+		}
+		if err := c.Trust(pem); err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", contract.EnvCACert, f, err)
+		}
+	}
+	return c, nil
+}
+
+// Trust makes the client trust the application's TLS authority (PEM) and nothing else: the AM's
+// HTTPS API presents a certificate it issued (YARN_AM_CA_CERT). It replaces HTTP.
+func (c *Client) Trust(caPEM []byte) error {
+	hc, err := amtls.HTTPClient(caPEM, 0) // no overall timeout: event streams last; calls have CallTimeout
+	if err != nil {
+		return err
+	}
+	c.HTTP = hc
+	return nil
 }
 
 // APIError is a non-2xx answer of the AM.
@@ -92,6 +119,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if method != http.MethodGet && c.secret != "" {
+		// The secret goes over HTTPS only (docs/design.md#security); the AM's plain port refuses
+		// writes anyway, but by then the secret would have crossed the wire in the clear.
+		if err := amtls.RequireHTTPS(c.base.String(), contract.EnvAPI); err != nil {
+			return err
+		}
 		req.Header.Set("Authorization", "Bearer "+c.secret)
 	}
 	resp, err := c.HTTP.Do(req)

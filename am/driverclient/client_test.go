@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/amtls/amtlstest"
 	"github.com/yarn-am/yarn-am/am/contract"
 )
 
@@ -55,10 +58,12 @@ func (f *fakeAM) handler() http.Handler {
 
 func TestClientStatusContainersRequirements(t *testing.T) {
 	f := &fakeAM{instances: 3, log: am.NewEventLog(10)}
-	srv := httptest.NewServer(f.handler())
-	defer srv.Close()
+	srv, ca := amtlstest.Server(t, f.handler())
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, ca, 0o644))
 	t.Setenv(contract.EnvAPI, srv.URL+"/api/v1/")
 	t.Setenv(contract.EnvSecret, "s3cret")
+	t.Setenv(contract.EnvCACert, caFile)
 	c, err := FromEnv()
 	require.NoError(t, err)
 	ctx := context.Background()
@@ -78,6 +83,7 @@ func TestClientStatusContainersRequirements(t *testing.T) {
 
 	noSecret, err := New(srv.URL, "")
 	require.NoError(t, err)
+	require.NoError(t, noSecret.Trust(ca))
 	_, err = noSecret.SetRequirements(ctx, 1)
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -173,4 +179,36 @@ func TestStreamEndsWithContextAndGivesUp(t *testing.T) {
 	_, err = s.Next()
 	assert.ErrorContains(t, err, "the event stream is gone")
 	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// The driver client sends the secret only over HTTPS to the AM whose certificate the application's
+// authority issued: not over http://, not to an impostor presenting another self-signed certificate.
+func TestClientSendsTheSecretOnlyToThePinnedAM(t *testing.T) {
+	f := &fakeAM{instances: 3, log: am.NewEventLog(10)}
+	_, appCA := amtlstest.Server(t, f.handler())
+	impostor, _ := amtlstest.Server(t, f.handler())
+	plain := httptest.NewServer(f.handler())
+	defer plain.Close()
+	ctx := context.Background()
+
+	c, err := New(impostor.URL, "s3cret")
+	require.NoError(t, err)
+	require.NoError(t, c.Trust(appCA))
+	_, err = c.SetRequirements(ctx, 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "certificate")
+
+	c, err = New(plain.URL, "s3cret")
+	require.NoError(t, err)
+	_, err = c.SetRequirements(ctx, 1)
+	assert.ErrorContains(t, err, "not https://")
+	s, err := c.Status(ctx)
+	require.NoError(t, err, "reads work over the plain tracking URL")
+	assert.Equal(t, 3, s.Requirement.Instances)
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Empty(t, f.auths, "no server saw the Authorization header")
+
+	require.Error(t, c.Trust([]byte("not pem")))
 }

@@ -34,7 +34,8 @@ Flags:
   --service               keep TaskExecutors running (replacing any that end) until the app is killed;
                           default: the app SUCCEEDS when every TaskExecutor has exited 0
   --driver CMD            driver mode: run CMD with bash -c in this container, with YARN_AM_API
-                          (http://host:port/api/v1/) and YARN_AM_SECRET in its environment; the app
+                          (https://host:port/api/v1/), YARN_AM_CA_CERT (the PEM file to trust for it)
+                          and YARN_AM_SECRET in its environment; the app
                           SUCCEEDS if CMD exits 0, else FAILS; TaskExecutors are stopped when it exits
   --heartbeat-fast DUR    allocate interval while containers are pending (default 200ms)
   --heartbeat-slow DUR    allocate interval when nothing is pending (default 1s)
@@ -42,6 +43,10 @@ Flags:
   --finished-history N    finished containers the status and the UI list, the latest (default 1000);
                           every active container is listed, and the counts of completed and failed
                           containers stay exact; bounds the AM's memory in a long-running --service
+  --max-event-streams N   event streams (GET /api/v1/events) served at once, in total (default 256);
+                          beyond, 503 with Retry-After; bounds the AM's memory against a flood
+  --max-event-streams-per-client N
+                          event streams served at once to one client address (default 16)
 
 Failure policy (the same names are keys of the job file's [policy] table, which gives the defaults; flags
 win):
@@ -51,7 +56,10 @@ Environment (set by YARN and 'yarn-am submit'): CONTAINER_ID, NM_HOST, HADOOP_TO
 (AM-RM token and the application secret 'yarn-am.secret'), HADOOP_CONF_DIR, HADOOP_USER_NAME,
 YARN_AM_STAGING_DIR (hdfs:// URI of the staging directory), YARN_AM_LOG_LEVEL.
 
-HTTP API (on NM_HOST, a free port; also the tracking URL, and through the RM's proxy):
+HTTP API, on NM_HOST, two free ports: the tracking URL (plain HTTP, also through the RM's proxy) serves
+the reads and answers 403 to everything that takes the secret; the HTTPS port (its address is
+"secureAPI" in the status; certificate issued by the application's authority, 'yarn-am.tls.ca-cert' in
+the credentials) serves everything, and is the only one that takes the secret:
   GET  /                                  status page (containers with GPU indexes, latest events)
   GET  /api/v1/status                     application state, counts, containers, excluded nodes, events
   GET  /api/v1/containers                 the containers with their resource infos (GPU indexes)
@@ -60,6 +68,7 @@ HTTP API (on NM_HOST, a free port; also the tracking URL, and through the RM's p
   GET  /api/v1/events                     Server-Sent Events, resumable (Last-Event-ID or ?since=ID);
                                           ?format=json[&since=ID][&limit=N] for a JSON array
   POST /api/v1/containers/<id>/report     the launcher's report; needs 'Authorization: Bearer <secret>'
+  GET  /api/v1/tokens                     refreshed delegation tokens (with a keytab); needs the secret
   GET  /metrics                           Prometheus metrics
 
 Exit codes: 0 unregistered (whatever the final status), 1 could not run or unregister, 2 bad usage,
@@ -78,6 +87,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		service                    bool
 		fast, slow                 time.Duration
 		workers, history           int
+		maxStreams, streamsPerIP   int
 		policy                     = am.PolicyConfig{}.WithDefaults()
 	)
 	fs.StringVar(&jobFile, "job", "", "")
@@ -89,6 +99,8 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&slow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
 	fs.IntVar(&workers, "launch-workers", am.DefaultLaunchWorkers, "")
 	fs.IntVar(&history, "finished-history", am.DefaultFinishedHistory, "")
+	fs.IntVar(&maxStreams, "max-event-streams", am.DefaultMaxEventStreams, "")
+	fs.IntVar(&streamsPerIP, "max-event-streams-per-client", am.DefaultMaxEventStreamsPerClient, "")
 	policy.RegisterFlags(fs)
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
@@ -110,6 +122,10 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case history < 1:
 		fmt.Fprintf(stderr, "yarn-am am: --finished-history=%d: must be at least 1 (the default is %d)\n", history, am.DefaultFinishedHistory)
+		return 2
+	case maxStreams < 1 || streamsPerIP < 1 || streamsPerIP > maxStreams:
+		fmt.Fprintf(stderr, "yarn-am am: --max-event-streams=%d --max-event-streams-per-client=%d: both must be at least 1, the per-client one at most the total (defaults %d and %d)\n",
+			maxStreams, streamsPerIP, am.DefaultMaxEventStreams, am.DefaultMaxEventStreamsPerClient)
 		return 2
 	case service && driver != "":
 		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
@@ -146,7 +162,8 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	code, err := am.RunProcess(ctx, am.ProcessOptions{JobFile: jobFile, FlinkConf: flinkConf, Defines: defines, Service: service,
-		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: policy})
+		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: policy,
+		MaxEventStreams: maxStreams, MaxEventStreamsPerClient: streamsPerIP})
 	if err != nil {
 		logrus.WithError(err).Error("yarn-am am: failed")
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)

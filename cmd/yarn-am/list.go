@@ -91,7 +91,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "APPLICATION\tNAME\tUSER\tQUEUE\tSTATE\tFINAL\tPROGRESS\tTRACKING URL")
 	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%s\n", v.ID, v.Name, v.User, v.Queue, v.State, v.FinalStatus, v.Progress*100, v.TrackingURL)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%s\n", v.ID, client.Cell(v.Name), client.Cell(v.User), client.Cell(v.Queue), v.State, v.FinalStatus, v.Progress*100, client.Cell(v.TrackingURL))
 	}
 	_ = tw.Flush()
 	return 0

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/amtls"
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/container/launchctx"
@@ -32,6 +33,10 @@ type AMOptions struct {
 	Staged *Staged
 	User   string
 	Secret string
+	// TLSCACert and TLSCAKey are the application's TLS authority (NewTLSAuthority), from which the AM
+	// issues its HTTPS certificate; empty: the AM makes its own, and only its TaskExecutors and
+	// driver can reach its HTTPS API.
+	TLSCACert, TLSCAKey []byte
 	// Defines are the user's -D flags; Staged.Defines are added after them.
 	Defines  []string
 	Service  bool
@@ -95,7 +100,8 @@ func AMEnvironment(o AMOptions) map[string]string {
 	return env
 }
 
-// AMCredentials are the AM's credentials: the application secret and the delegation tokens.
+// AMCredentials are the AM's credentials: the application secret, the TLS authority and the
+// delegation tokens.
 func AMCredentials(o AMOptions) *yarnrpc.Credentials {
 	c := yarnrpc.NewCredentials()
 	if o.Tokens != nil {
@@ -107,7 +113,18 @@ func AMCredentials(o AMOptions) *yarnrpc.Credentials {
 		}
 	}
 	c.Secrets[contract.SecretAlias] = []byte(o.Secret)
+	if len(o.TLSCACert) > 0 && len(o.TLSCAKey) > 0 {
+		c.Secrets[contract.TLSCACertAlias] = o.TLSCACert
+		c.Secrets[contract.TLSCAKeyAlias] = o.TLSCAKey
+	}
 	return c
+}
+
+// NewTLSAuthority creates the application's TLS authority (PEM certificate and key) for AMOptions:
+// the AM serves the application secret's endpoints over HTTPS with a certificate it issues, and
+// everything that sends the secret trusts only it (docs/design.md#security).
+func NewTLSAuthority(app string) (cert, key []byte, err error) {
+	return amtls.NewAuthority(app)
 }
 
 // AMLaunchContext builds the AM's ContainerLaunchContext: local resources from staging, environment,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/amtls"
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -85,6 +86,20 @@ func TestSubmissionContextFollowsTheContract(t *testing.T) {
 	require.Len(t, clc.GetCommand(), 1)
 	assert.Equal(t, "./yarn-am am --job job.toml -D external-resource.gpu.param.discovery-script.path=./d.sh "+
 		"1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr", clc.GetCommand()[0])
+
+	assert.NotContains(t, creds.Secrets, contract.TLSCACertAlias, "no authority given: none in the credentials (the AM makes one)")
+
+	// The TLS authority travels in the AM's credentials: certificate and key.
+	o.TLSCACert, o.TLSCAKey, err = NewTLSAuthority("application_1700000000000_0003")
+	require.NoError(t, err)
+	sc, err = SubmissionContext(o)
+	require.NoError(t, err)
+	creds, err = yarnrpc.ParseCredentials(sc.GetAmContainerSpec().GetTokens())
+	require.NoError(t, err)
+	assert.Equal(t, o.TLSCACert, creds.Secrets[contract.TLSCACertAlias])
+	assert.Equal(t, o.TLSCAKey, creds.Secrets[contract.TLSCAKeyAlias])
+	_, err = amtls.ServerCertificate(creds.Secrets[contract.TLSCACertAlias], creds.Secrets[contract.TLSCAKeyAlias], "10.0.0.7")
+	require.NoError(t, err, "the AM can issue its certificate from them")
 
 	o.Queue, o.Name = "other", "renamed"
 	sc, err = SubmissionContext(o)

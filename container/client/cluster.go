@@ -85,7 +85,7 @@ func PrintCluster(w io.Writer, v *ClusterView) {
 	}
 	fmt.Fprintln(tw)
 	for _, n := range v.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", n.Node, n.Rack, n.State, n.Containers)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d", Cell(n.Node), Cell(n.Rack), Cell(n.State), n.Containers)
 		for _, t := range append([]string{"memory-mb", "vcores"}, extra...) {
 			fmt.Fprintf(tw, "\t%d/%d", n.Used[t], n.Capability[t])
 		}

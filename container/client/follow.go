@@ -87,11 +87,11 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 				lastState = state
 			}
 			if d := Diagnostics(r); d != "" && d != lastDiag && !IsTerminal(r.GetYarnApplicationState()) {
-				fmt.Fprintf(out, "%s   RM: %s\n", Stamp(), shorten(firstLineOf(d), 240))
+				fmt.Fprintf(out, "%s   RM: %s\n", Stamp(), Sanitize(shorten(firstLineOf(d), 240)))
 				lastDiag = d
 			}
 			if u := r.GetTrackingUrl(); u != "" && u != "N/A" && u != lastURL && r.GetYarnApplicationState() == hadooppb.YarnApplicationStateProto_RUNNING {
-				fmt.Fprintf(out, "%s   tracking URL %s\n", Stamp(), u)
+				fmt.Fprintf(out, "%s   tracking URL %s\n", Stamp(), Sanitize(u))
 				lastURL = u
 			}
 			if base := AMURL(r); base != "" {
@@ -105,11 +105,11 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 						lastCount, seenCount = am.Counts, true
 					}
 					if am.State != "" && am.State != lastAMSt {
-						fmt.Fprintf(out, "%s   AM: %s\n", Stamp(), am.State)
+						fmt.Fprintf(out, "%s   AM: %s\n", Stamp(), Sanitize(string(am.State)))
 						lastAMSt = am.State
 					}
 					if am.Diagnostics != "" && am.Diagnostics != lastAMDg {
-						fmt.Fprintf(out, "%s   AM: %s\n", Stamp(), firstLineOf(am.Diagnostics))
+						fmt.Fprintf(out, "%s   AM: %s\n", Stamp(), Sanitize(firstLineOf(am.Diagnostics)))
 						lastAMDg = am.Diagnostics
 					}
 					for _, ct := range am.Containers {
@@ -127,7 +127,7 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 							line += ": " + d
 						}
 						if lastCt[ct.ID] != line {
-							fmt.Fprintf(out, "%s   container %s\n", Stamp(), line)
+							fmt.Fprintf(out, "%s   container %s\n", Stamp(), Sanitize(line))
 							lastCt[ct.ID] = line
 						}
 					}

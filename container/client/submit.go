@@ -67,8 +67,12 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	if err != nil {
 		return err
 	}
+	caCert, caKey, err := NewTLSAuthority(id)
+	if err != nil {
+		return err
+	}
 	sc, err := SubmissionContext(AMOptions{
-		AppID: appID, Job: lj.Job, Staged: st, User: user, Secret: secret, Defines: lj.Defines,
+		AppID: appID, Job: lj.Job, Staged: st, User: user, Secret: secret, TLSCACert: caCert, TLSCAKey: caKey, Defines: lj.Defines,
 		Service: opts.Service, Driver: opts.Driver, Queue: opts.Queue, Name: opts.Name, Tokens: opts.Tokens,
 		Principal: principal,
 	})

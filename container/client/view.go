@@ -117,14 +117,14 @@ func FetchAMStatus(ctx context.Context, base string) (*contract.Status, json.Raw
 
 // PrintReport prints the RM's view of an application.
 func PrintReport(w io.Writer, v ReportView) {
-	fmt.Fprintf(w, "Application:  %s (%s)\n", v.ID, v.Name)
+	fmt.Fprintf(w, "Application:  %s (%s)\n", v.ID, Sanitize(v.Name))
 	fmt.Fprintf(w, "State:        %s, final status %s, progress %.0f%%\n", v.State, v.FinalStatus, v.Progress*100)
-	fmt.Fprintf(w, "User/queue:   %s / %s\n", v.User, v.Queue)
+	fmt.Fprintf(w, "User/queue:   %s / %s\n", Sanitize(v.User), Sanitize(v.Queue))
 	if v.TrackingURL != "" {
-		fmt.Fprintf(w, "Tracking URL: %s\n", v.TrackingURL)
+		fmt.Fprintf(w, "Tracking URL: %s\n", Sanitize(v.TrackingURL))
 	}
 	if v.AMURL != "" {
-		fmt.Fprintf(w, "AM:           %s\n", v.AMURL)
+		fmt.Fprintf(w, "AM:           %s\n", Sanitize(v.AMURL))
 	}
 	if v.StartTime > 0 {
 		fmt.Fprintf(w, "Started:      %s\n", time.UnixMilli(v.StartTime).UTC().Format(time.RFC3339))
@@ -133,7 +133,7 @@ func PrintReport(w io.Writer, v ReportView) {
 		fmt.Fprintf(w, "Finished:     %s\n", time.UnixMilli(v.FinishTime).UTC().Format(time.RFC3339))
 	}
 	if v.Diagnostics != "" {
-		fmt.Fprintf(w, "Diagnostics:  %s\n", strings.ReplaceAll(v.Diagnostics, "\n", "\n              "))
+		fmt.Fprintf(w, "Diagnostics:  %s\n", strings.ReplaceAll(Sanitize(v.Diagnostics), "\n", "\n              "))
 	}
 }
 
@@ -149,13 +149,13 @@ func CountsLine(c contract.Counts) string {
 // PrintAMStatus prints the AM's view: its state, the counts, every listed container and the latest
 // events.
 func PrintAMStatus(w io.Writer, st *contract.Status) {
-	fmt.Fprintf(w, "AM state:     %s\n", st.State)
+	fmt.Fprintf(w, "AM state:     %s\n", Sanitize(string(st.State)))
 	fmt.Fprintf(w, "Containers:   %s\n", CountsLine(st.Counts))
 	if st.Diagnostics != "" {
-		fmt.Fprintf(w, "AM says:      %s\n", st.Diagnostics)
+		fmt.Fprintf(w, "AM says:      %s\n", Sanitize(st.Diagnostics))
 	}
 	if len(st.ExcludedNodes) > 0 {
-		fmt.Fprintf(w, "Excluded:     %s (after repeated failures)\n", strings.Join(st.ExcludedNodes, ", "))
+		fmt.Fprintf(w, "Excluded:     %s (after repeated failures)\n", Sanitize(strings.Join(st.ExcludedNodes, ", ")))
 	}
 	defer printEvents(w, st.Events)
 	if len(st.Containers) == 0 {
@@ -169,8 +169,8 @@ func PrintAMStatus(w io.Writer, st *contract.Status) {
 		if ct.ExitStatus != nil {
 			exit = fmt.Sprint(*ct.ExitStatus)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ct.ID, ct.Node, ct.State, resourcesText(ct.Resources),
-			InfosText(ct.Infos), exit, firstLineOf(ct.Diagnostics))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Cell(ct.ID), Cell(ct.Node), Cell(string(ct.State)), Cell(resourcesText(ct.Resources)),
+			Cell(InfosText(ct.Infos)), exit, Cell(firstLineOf(ct.Diagnostics)))
 	}
 	_ = tw.Flush()
 }
@@ -193,16 +193,22 @@ func printEvents(w io.Writer, evs []contract.Event) {
 	}
 }
 
-// EventLine renders an event for a terminal: "WARNING not-enough-resources: ...".
+// EventLine renders an event for a terminal: "WARNING not-enough-resources: ...", sanitized.
 func EventLine(e contract.Event) string {
 	sev := ""
 	if e.Severity == contract.SeverityWarning || e.Severity == contract.SeverityError {
 		sev = strings.ToUpper(e.Severity) + " "
 	}
-	return sev + string(e.Type) + ": " + e.Message
+	return Sanitize(sev + string(e.Type) + ": " + e.Message)
 }
 
-// InfosText renders a container's infos as gpu=0,1 (the "index" property, else every property).
+// Cell is a sanitized table cell: on one line, without tabs (they would shift the columns).
+func Cell(s string) string {
+	return strings.NewReplacer("\n", " ", "\t", " ").Replace(Sanitize(s))
+}
+
+// InfosText renders a container's infos as gpu=0,1 (the "index" property, else every property); the
+// caller sanitizes it for a terminal.
 func InfosText(infos map[string][]contract.Info) string {
 	names := make([]string, 0, len(infos))
 	for n := range infos {

@@ -12,11 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/amtls"
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-// The launcher's report to the AM over HTTP (the AM's POST /api/v1/containers/<id>/report).
+// The launcher's report to the AM over HTTPS (the AM's POST /api/v1/containers/<id>/report), trusting
+// only the application's TLS authority.
 const (
 	reportAttempts = 4
 	reportTimeout  = 5 * time.Second
@@ -30,7 +32,7 @@ type HTTPReporter struct {
 	BaseURL string
 	// Secret is sent as "Authorization: Bearer <secret>".
 	Secret string
-	// Client defaults to an http.Client with a 5 s timeout.
+	// Client must trust only the AM's TLS authority (ReporterFromEnv builds it); nil refuses to send.
 	Client *http.Client
 	// Attempts defaults to 4; Backoff (the first pause, doubled after each try) to 200 ms.
 	Attempts int
@@ -63,7 +65,24 @@ func ReporterFromEnv(url string) (Reporter, error) {
 	if !strings.HasSuffix(url, "/") {
 		url += "/"
 	}
-	return &HTTPReporter{BaseURL: url, Secret: string(secret)}, nil
+	client, err := pinnedClient(creds, path, url, contract.EnvReportURL, reportTimeout)
+	if err != nil {
+		return nil, err
+	}
+	return &HTTPReporter{BaseURL: url, Secret: string(secret), Client: client}, nil
+}
+
+// pinnedClient is the HTTP client that may carry the application secret to url: https:// only, and
+// trusting only the application's TLS authority from the token file (docs/design.md#security).
+func pinnedClient(creds *yarnrpc.Credentials, tokenFile, url, envName string, timeout time.Duration) (*http.Client, error) {
+	if err := amtls.RequireHTTPS(url, envName); err != nil {
+		return nil, err
+	}
+	ca := creds.Secrets[contract.TLSCACertAlias]
+	if len(ca) == 0 {
+		return nil, fmt.Errorf("the token file %s has no %q: the launcher trusts the AM's HTTPS API only with the application's TLS authority, which the AM puts into every TaskExecutor's credentials", tokenFile, contract.TLSCACertAlias)
+	}
+	return amtls.HTTPClient(ca, timeout)
 }
 
 // Report posts r to <BaseURL><container id>/report.
@@ -76,9 +95,12 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 		return err
 	}
 	url := h.BaseURL + r.ContainerID + "/report"
+	if err := amtls.RequireHTTPS(url, contract.EnvReportURL); err != nil {
+		return err
+	}
 	client := h.Client
 	if client == nil {
-		client = &http.Client{Timeout: reportTimeout}
+		return errors.New("report: no HTTP client pinned to the AM's TLS authority; refusing to send the application secret")
 	}
 	attempts, pause := h.Attempts, h.Backoff
 	if attempts <= 0 {

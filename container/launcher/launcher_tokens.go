@@ -12,13 +12,14 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/amtls"
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // Token file refresh in TaskExecutor containers: when the AM replaces the application's delegation
 // tokens (it has a keytab), it names its token endpoint in YARN_AM_TOKENS_URL; the launcher polls it
-// with the application secret and writes what it gets over the container's token file
+// with the application secret over HTTPS (trusting only the application's TLS authority) and writes what it gets over the container's token file
 // (HADOOP_TOKEN_FILE_LOCATION) atomically — a temporary file in the same directory, then rename — so
 // a worker reading the file sees either the old or the new credentials, never half of them.
 
@@ -34,7 +35,7 @@ type TokenFileRefresher struct {
 	Secret   string // the application secret
 	Path     string // the token file to replace
 	Interval time.Duration
-	Client   *http.Client // nil = a client with a 10s timeout
+	Client   *http.Client // trusting only the AM's TLS authority (TokenFileRefresherFromEnv builds it); nil refuses to send
 	Log      logrus.FieldLogger
 }
 
@@ -65,7 +66,11 @@ func TokenFileRefresherFromEnv(log logrus.FieldLogger) (*TokenFileRefresher, err
 		}
 		every = d
 	}
-	return &TokenFileRefresher{URL: url, Secret: string(secret), Path: path, Interval: every, Log: log}, nil
+	client, err := pinnedClient(creds, path, url, contract.EnvTokensURL, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &TokenFileRefresher{URL: url, Secret: string(secret), Path: path, Interval: every, Client: client, Log: log}, nil
 }
 
 // Run polls until ctx ends. Failures are logged (never fatal: the worker keeps its current tokens).
@@ -91,9 +96,12 @@ func (r *TokenFileRefresher) Run(ctx context.Context) {
 // Once fetches the AM's credentials and replaces the token file if they differ; it reports whether
 // the file changed.
 func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
+	if err := amtls.RequireHTTPS(r.URL, contract.EnvTokensURL); err != nil {
+		return false, err
+	}
 	hc := r.Client
 	if hc == nil {
-		hc = &http.Client{Timeout: 10 * time.Second}
+		return false, fmt.Errorf("no HTTP client pinned to the AM's TLS authority; refusing to send the application secret to %s", r.URL)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
 	if err != nil {

@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,13 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/amtls/amtlstest"
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-func credsWith(secret, pw string) []byte {
+func credsWith(secret, pw string, ca []byte) []byte {
 	c := yarnrpc.NewCredentials()
 	c.Secrets[contract.SecretAlias] = []byte(secret)
+	c.Secrets[contract.TLSCACertAlias] = ca
 	c.Tokens["127.0.0.1:8020"] = yarnrpc.Token{Identifier: []byte("id"), Password: []byte(pw), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "127.0.0.1:8020"}
 	return c.Marshal()
 }
@@ -28,16 +29,16 @@ func credsWith(secret, pw string) []byte {
 func TestTokenFileRefresher(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "container_tokens")
-	require.NoError(t, os.WriteFile(path, credsWith("s3cret", "old"), 0o640))
-	current := credsWith("s3cret", "new")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var current []byte
+	srv, ca := amtlstest.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer s3cret" {
 			http.Error(w, "no", http.StatusUnauthorized)
 			return
 		}
 		_, _ = w.Write(current)
 	}))
-	defer srv.Close()
+	require.NoError(t, os.WriteFile(path, credsWith("s3cret", "old", ca), 0o640))
+	current = credsWith("s3cret", "new", ca)
 	t.Setenv(contract.EnvTokensURL, srv.URL)
 	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", path)
 	r, err := TokenFileRefresherFromEnv(logrus.New())
@@ -78,4 +79,29 @@ func TestTokenFileRefresherOffWithoutURL(t *testing.T) {
 	r, err := TokenFileRefresherFromEnv(logrus.New())
 	require.NoError(t, err)
 	assert.Nil(t, r)
+}
+
+// The token refresher, like the reporter, sends the secret only over HTTPS to the pinned AM.
+func TestTokenFileRefresherRefusesPlainHTTPAndOtherCertificates(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "container_tokens")
+	_, appCA := amtlstest.Server(t, http.NotFoundHandler())
+	saw := 0
+	impostor, _ := amtlstest.Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			saw++
+		}
+	}))
+	require.NoError(t, os.WriteFile(path, credsWith("s3cret", "old", appCA), 0o600))
+	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", path)
+	t.Setenv(contract.EnvTokensURL, "http://127.0.0.1:1/api/v1/tokens")
+	_, err := TokenFileRefresherFromEnv(logrus.New())
+	assert.ErrorContains(t, err, "not https://")
+
+	t.Setenv(contract.EnvTokensURL, impostor.URL+"/api/v1/tokens")
+	r, err := TokenFileRefresherFromEnv(logrus.New())
+	require.NoError(t, err)
+	_, err = r.Once(context.Background())
+	assert.ErrorContains(t, err, "certificate")
+	assert.Zero(t, saw, "the impostor never saw the secret")
 }
