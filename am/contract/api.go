@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // AMState is the AM's state in GET /api/v1/status: STARTING, RUNNING, FINISHING, then its final
@@ -44,6 +45,31 @@ type Status struct {
 	ExcludedNodes []string `json:"excludedNodes,omitempty"`
 	// Events are the latest events (at most StatusEvents), oldest first.
 	Events []Event `json:"events,omitempty"`
+	// Now is the AM's clock when the document was made and Started when the AM attempt started: the
+	// web UI's timeline measures from them, not from the browser's clock.
+	Now     time.Time `json:"now,omitzero"`
+	Started time.Time `json:"started,omitzero"`
+	// Asks are the container requests still pending, with when each was first sent.
+	Asks []AskStatus `json:"asks,omitempty"`
+	// Nodes are the cluster's running nodes with their capacity and use of the job's resource types,
+	// from the RM's node reports as of NodesAt (fetched while the status is being read, at most every
+	// 10 s; absent when the AM cannot list the nodes).
+	Nodes   []NodeStatus `json:"nodes,omitempty"`
+	NodesAt time.Time    `json:"nodesAt,omitzero"`
+}
+
+// AskStatus is one pending container request (an allocationRequestId).
+type AskStatus struct {
+	ID      int64     `json:"id"`
+	Pending int       `json:"pending"` // containers still wanted from it
+	Since   time.Time `json:"since,omitzero"`
+}
+
+// NodeStatus is one node as the RM reports it, limited to the resource types the job asks for.
+type NodeStatus struct {
+	Node       string     `json:"node"` // host:port, as in ContainerStatus.Node
+	Capability Capability `json:"capability"`
+	Used       Capability `json:"used"` // by every application, not only this one
 }
 
 // StatusEvents is how many of the latest events GET /api/v1/status includes.
@@ -55,6 +81,9 @@ type Requirement struct {
 	Resources   Capability `json:"resources"`
 	MaxFailures int        `json:"maxFailures"`
 	Mode        string     `json:"mode"` // batch, service, driver
+	// ExternalResources maps each external resource's name (the key of ContainerStatus.Infos, e.g.
+	// "gpu") to its YARN resource type ("yarn.io/gpu").
+	ExternalResources map[string]string `json:"externalResources,omitempty"`
 }
 
 // Counts summarises the containers. Requested: asked for and not yet allocated. Allocated: accepted and
@@ -110,6 +139,13 @@ type ContainerStatus struct {
 	ExitStatus  *int32            `json:"exitStatus,omitempty"`
 	ExitClass   ExitClass         `json:"exitClass,omitempty"`
 	Diagnostics string            `json:"diagnostics,omitempty"`
+	// RequestedAt: its request was first sent; AllocatedAt: the AM accepted the allocation;
+	// LaunchedAt: the NodeManager started it; FinishedAt: it ended (or its start failed). Unset when
+	// not known, e.g. for a container an earlier AM attempt started.
+	RequestedAt time.Time `json:"requestedAt,omitzero"`
+	AllocatedAt time.Time `json:"allocatedAt,omitzero"`
+	LaunchedAt  time.Time `json:"launchedAt,omitzero"`
+	FinishedAt  time.Time `json:"finishedAt,omitzero"`
 }
 
 // ReportPath is appended to EnvReportURL and the container id: the launcher POSTs its
