@@ -9,7 +9,8 @@
   var lastEvent = 0;
   var maxEvents = 50;
   var pollMs = 2000;
-  var maxBars = 300; // timeline rows drawn: the newest containers
+  var maxBars = 300;
+  var maxDiag = 160; // characters of a container's exit diagnostics shown in the table // timeline rows drawn: the newest containers
   // The SVG namespace, taken from the page's own <svg> (which the HTML parser puts in it).
   var SVG = document.getElementById("timeline").namespaceURI;
 
@@ -124,7 +125,10 @@
       var exit = "";
       if (ct.exitStatus !== undefined && ct.exitStatus !== null) exit = ct.exitStatus + " " + (ct.exitClass || "");
       if (ct.diagnostics) exit += (exit ? ": " : "") + ct.diagnostics;
-      cell(tr, exit, "exit");
+      // The NodeManager's diagnostics run to kilobytes of log tail: the cell shows the start, the
+      // tooltip and /api/v1/containers the rest.
+      var td = cell(tr, exit.length > maxDiag ? exit.slice(0, maxDiag) + " …" : exit, "exit");
+      if (exit.length > maxDiag) td.title = exit;
       body.appendChild(tr);
     });
   }

@@ -1,0 +1,244 @@
+//go:build integration
+
+package am_test
+
+// The web UI on the real mini cluster (2 NodeManagers with 4 GPUs each), through the RM's web proxy,
+// in headless Chromium (testdata/ui/install-chromium.sh): the device map and the timeline agree with
+// the API, and the page is screenshotted.
+
+import (
+	"context"
+	"html"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// uiJob: 3 TaskExecutors × 3 GPUs on 2 nodes of 4 GPUs: two run, one waits for GPUs that never
+// free up, and the first TaskExecutor fails after 3 s (a failed bar, a replacement). One TaskExecutor
+// fits a node, so discovery needs no coordination between co-located workers (the mini cluster's
+// nodes share one machine, and a coordination file would span them).
+const uiJob = `name = "am-it-ui"
+"external-resources" = "gpu"
+"external-resource.gpu.amount" = 3
+"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
+
+[taskexecutor]
+instances = 3
+command = 'case "$CONTAINER_ID" in *_000002) sleep 3; exit 3;; esac; sleep 300'
+memory = 256
+max-failures = 1
+
+[taskexecutor.env]
+PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
+FAKE_GPU_COUNT = "4"
+`
+
+// UPDATE_UI_SCREENSHOT=1 also writes the screenshot to docs/img/ui.png (the README's picture).
+const updateShotEnv = "UPDATE_UI_SCREENSHOT"
+
+var (
+	tagRe  = regexp.MustCompile(`<(div|g)\s[^>]*>`)
+	attrRe = regexp.MustCompile(`([a-z-]+)="([^"]*)"`)
+)
+
+// domElement is one element of the dumped DOM: its tag, its attributes and where its text starts.
+type domElement struct {
+	tag   string
+	attrs map[string]string
+	end   int // offset just after the start tag
+}
+
+func domElements(dom, class string) []domElement {
+	var out []domElement
+	for _, loc := range tagRe.FindAllStringSubmatchIndex(dom, -1) {
+		tag := dom[loc[0]:loc[1]]
+		attrs := map[string]string{}
+		for _, m := range attrRe.FindAllStringSubmatch(tag, -1) {
+			attrs[m[1]] = html.UnescapeString(m[2])
+		}
+		if strings.Contains(" "+attrs["class"]+" ", " "+class+" ") {
+			out = append(out, domElement{tag: dom[loc[2]:loc[3]], attrs: attrs, end: loc[1]})
+		}
+	}
+	return out
+}
+
+// inner returns the markup of e up to its closing tag (the drawing's elements are not nested in
+// elements of the same tag).
+func (e domElement) inner(dom string) string {
+	rest := dom[e.end:]
+	if i := strings.Index(rest, "</"+e.tag+">"); i >= 0 {
+		return rest[:i]
+	}
+	return rest
+}
+
+func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
+	c := miniCluster(t)
+	chromium := ""
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(b); err == nil {
+			chromium = p
+			break
+		}
+	}
+	require.NotEmpty(t, chromium, "chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
+	rmWeb := os.Getenv("YARN_AM_RM_WEB")
+	require.NotEmpty(t, rmWeb, "YARN_AM_RM_WEB (from .minicluster/env)")
+
+	a := c.submit(t, uiJob, "--service", "--restart-backoff=100ms")
+	dc := c.driver(t, a)
+
+	// Settled: the first TaskExecutor failed, two run and reported their GPUs, one is asked for.
+	var st contract.Status
+	settled := func() bool {
+		s, err := dc.Status(ctxT(t, 10*time.Second))
+		if err != nil {
+			return false
+		}
+		st = s
+		reported := 0
+		for _, ct := range s.Containers {
+			if ct.State == contract.Running && len(ct.Infos["gpu"]) == 3 {
+				reported++
+			}
+		}
+		return reported == 2 && s.Counts.Failed == 1 && s.Counts.Requested == 1 && len(s.Nodes) == 2
+	}
+	for deadline := time.Now().Add(2 * time.Minute); !settled(); time.Sleep(250 * time.Millisecond) {
+		if r := c.report(t, a); r.GetYarnApplicationState() >= hadooppb.YarnApplicationStateProto_FINISHED {
+			t.Fatalf("the application ended: %s", r.GetDiagnostics())
+		}
+		require.True(t, time.Now().Before(deadline), "two TaskExecutors run with 3 GPUs each, one failed, one is pending, and the AM lists the nodes; last status: %+v", st)
+	}
+	for _, n := range st.Nodes {
+		require.EqualValues(t, 4, n.Capability["yarn.io/gpu"], "node %s", n.Node)
+	}
+	cs, err := dc.Containers(ctxT(t, 10*time.Second))
+	require.NoError(t, err)
+
+	url := strings.TrimRight(rmWeb, "/") + "/proxy/" + yarnrpc.FormatApplicationID(a.id) + "/"
+	profile := t.TempDir()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+		"--disable-sync", "--no-first-run", "--user-data-dir=" + profile, "--virtual-time-budget=8000", "--window-size=1280,1000",
+		"--hide-scrollbars"}
+	run := func(extra ...string) []byte {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, chromium, append(append(append([]string{}, base...), extra...), url)...).Output()
+		require.NoError(t, err, "chromium %v", extra)
+		return out
+	}
+	dom := string(run("--dump-dom"))
+	assert.Contains(t, dom, yarnrpc.FormatApplicationID(a.id))
+	assert.NotContains(t, dom, a.secret, "the page never shows the secret")
+	assert.NotContains(t, dom, "page error", "every drawing rendered")
+
+	// The map: every GPU of every running TaskExecutor, in its node's row, with its container; each
+	// node's 4 GPUs drawn, those nobody holds free.
+	cells := domElements(dom, "gpu-cell")
+	require.NotEmpty(t, cells, "no GPU cell in the page's DOM:\n%s", dom)
+	byNode := map[string]map[string]string{} // node → gpu → container
+	for _, e := range cells {
+		n := e.attrs["data-node"]
+		if byNode[n] == nil {
+			byNode[n] = map[string]string{}
+		}
+		_, dup := byNode[n][e.attrs["data-gpu"]]
+		assert.False(t, dup, "GPU %s of %s drawn twice", e.attrs["data-gpu"], n)
+		byNode[n][e.attrs["data-gpu"]] = e.attrs["data-container"]
+	}
+	wantMap := map[string]map[string]string{}
+	for _, n := range st.Nodes {
+		wantMap[n.Node] = map[string]string{"0": "", "1": "", "2": "", "3": ""}
+	}
+	for _, ct := range cs {
+		if ct.State != contract.Running {
+			continue
+		}
+		require.Contains(t, wantMap, ct.Node, "container %s on a node the RM does not list", ct.ID)
+		for _, g := range ct.Infos["gpu"] {
+			wantMap[ct.Node][g["index"]] = ct.ID
+		}
+	}
+	assert.Equal(t, wantMap, byNode, "the GPU map (node → GPU index → container) against /api/v1/containers")
+
+	// The timeline: a bar per container, the failed one ending in the failure colour, the running
+	// ones still running; a bar for the pending ask.
+	bars := map[string]domElement{}
+	asks := 0
+	for _, e := range domElements(dom, "bar") {
+		if id := e.attrs["data-container"]; id != "" {
+			bars[id] = e
+		}
+		if e.attrs["data-ask"] != "" {
+			asks++
+			assert.Contains(t, e.inner(dom), "seg-pending", "the pending ask's bar")
+		}
+	}
+	var ids, barIDs []string
+	for _, ct := range cs {
+		ids = append(ids, ct.ID)
+		e, ok := bars[ct.ID]
+		if !ok {
+			continue
+		}
+		inner := e.inner(dom)
+		assert.Contains(t, inner, "seg-pending", "%s: its time waiting for YARN", ct.ID)
+		switch ct.State {
+		case contract.Completed:
+			assert.Equal(t, contract.ExitFailed, ct.ExitClass)
+			assert.Contains(t, inner, "end-fail", "%s failed", ct.ID)
+		case contract.Running:
+			assert.Contains(t, inner, "seg-running", "%s runs", ct.ID)
+		}
+	}
+	for id := range bars {
+		barIDs = append(barIDs, id)
+	}
+	sort.Strings(ids)
+	sort.Strings(barIDs)
+	assert.Equal(t, ids, barIDs, "one timeline bar per container of /api/v1/containers")
+	assert.Equal(t, len(st.Asks), asks, "one bar per pending ask")
+
+	// /metrics through the same proxy.
+	resp, err := http.Get(url + "metrics")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Contains(t, string(body), `yarn_am_containers{state="running"} 2`)
+	assert.Contains(t, string(body), `yarn_am_rpc_duration_seconds_count{method="getClusterNodes"}`, "the node listing behind the map")
+
+	shotDir := filepath.Join(os.TempDir(), "yarn-am-ui")
+	require.NoError(t, os.MkdirAll(shotDir, 0o755))
+	shot := filepath.Join(shotDir, yarnrpc.FormatApplicationID(a.id)+".png")
+	run("--screenshot=" + shot)
+	fi, err := os.Stat(shot)
+	require.NoError(t, err)
+	assert.Greater(t, fi.Size(), int64(10_000), "a screenshot with something drawn")
+	t.Logf("web UI screenshot (through %s): %s (%d KB)", url, shot, fi.Size()/1024)
+	if os.Getenv(updateShotEnv) == "1" {
+		require.Less(t, fi.Size(), int64(200_000), "docs/img/ui.png stays under 200 KB")
+		data, err := os.ReadFile(shot)
+		require.NoError(t, err)
+		doc := filepath.Join(c.root, "docs", "img", "ui.png")
+		require.NoError(t, os.MkdirAll(filepath.Dir(doc), 0o755))
+		require.NoError(t, os.WriteFile(doc, data, 0o644))
+		t.Logf("and copied to %s", doc)
+	}
+}
