@@ -11,6 +11,9 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +50,9 @@ max-failures = 1
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
 `
+
+// pageCSP is the Content-Security-Policy the AM serves the page with.
+const pageCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
 
 // UPDATE_UI_SCREENSHOT=1 also writes the screenshot to docs/img/ui.png (the README's picture).
 const updateShotEnv = "UPDATE_UI_SCREENSHOT"
@@ -137,13 +143,14 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
 		"--disable-sync", "--no-first-run", "--user-data-dir=" + profile, "--virtual-time-budget=8000", "--window-size=1280,1000",
 		"--hide-scrollbars"}
-	run := func(extra ...string) []byte {
+	open := func(url string, extra ...string) []byte {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
 		out, err := exec.CommandContext(ctx, chromium, append(append(append([]string{}, base...), extra...), url)...).Output()
 		require.NoError(t, err, "chromium %v", extra)
 		return out
 	}
+	run := func(extra ...string) []byte { return open(url, extra...) }
 	dom := string(run("--dump-dom"))
 	assert.Contains(t, dom, yarnrpc.FormatApplicationID(a.id))
 	assert.NotContains(t, dom, a.secret, "the page never shows the secret")
@@ -215,6 +222,37 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	sort.Strings(barIDs)
 	assert.Equal(t, ids, barIDs, "one timeline bar per container of /api/v1/containers")
 	assert.Equal(t, len(st.Asks), asks, "one bar per pending ask")
+
+	// The same page under the Content-Security-Policy the AM serves it with (no inline script or
+	// style, nothing from elsewhere): a proxy in front of the RM's adds the header. The page says
+	// what the browser blocked, so nothing blocked leaves its csp line empty; and it still draws.
+	target, err := neturl.Parse(url)
+	require.NoError(t, err)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ModifyResponse = func(r *http.Response) error {
+		r.Header.Set("Content-Security-Policy", pageCSP)
+		return nil
+	}
+	front := httptest.NewServer(rp)
+	defer front.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var stdout, stderr strings.Builder
+	cmd := exec.CommandContext(ctx, chromium, append(append([]string{}, base...), "--enable-logging=stderr", "--v=0", "--dump-dom", front.URL+"/")...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "chromium: %s", stderr.String())
+	cspDOM := stdout.String()
+	// Chromium logs what it refused (also what the parser met before the page's script could listen).
+	var refused []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "Content Security Policy") {
+			refused = append(refused, line)
+		}
+	}
+	assert.Empty(t, refused, "nothing blocked by the Content-Security-Policy")
+	assert.Regexp(t, `<p id="csp" class="diag"></p>`, cspDOM, "nothing blocked by the Content-Security-Policy")
+	assert.Len(t, domElements(cspDOM, "gpu-cell"), len(cells), "the map drawn under the Content-Security-Policy")
+	assert.Len(t, domElements(cspDOM, "bar"), len(bars)+asks, "the timeline drawn under the Content-Security-Policy")
 
 	// /metrics through the same proxy.
 	resp, err := http.Get(url + "metrics")

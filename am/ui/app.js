@@ -270,11 +270,17 @@
     clear(root);
     var now = ms(s.now) || Date.now();
     var cts = (s.containers || []).slice(-maxBars);
-    var t0 = ms(s.started) || now;
+    // From the first time drawn (a long-running AM's start would squeeze its latest containers
+    // into the right edge); from the AM's start when nothing has a time yet or a container was
+    // adopted from an earlier attempt.
+    var t0 = null;
+    function earlier(t) { var v = ms(t); if (v != null && (t0 == null || v < t0)) t0 = v; }
     cts.forEach(function (ct) {
-      [ct.requestedAt, ct.allocatedAt, ct.launchedAt].forEach(function (t) { var v = ms(t); if (v != null && v < t0) t0 = v; });
+      if (!ct.allocatedAt) earlier(s.started);
+      [ct.requestedAt, ct.allocatedAt, ct.launchedAt, ct.finishedAt].forEach(earlier);
     });
-    (s.asks || []).forEach(function (a) { var v = ms(a.since); if (v != null && v < t0) t0 = v; });
+    (s.asks || []).forEach(function (a) { earlier(a.since); });
+    if (t0 == null) t0 = ms(s.started) || now;
     var span = Math.max(now - t0, 1000);
 
     var wrap = byId("timeline-wrap");
@@ -393,5 +399,10 @@
       setTimeout(poll, pollMs);
     });
   }
+  // Anything the browser blocks under the page's Content-Security-Policy is said on the page (and
+  // the UI's integration test looks for it).
+  document.addEventListener("securitypolicyviolation", function (e) {
+    text(byId("csp"), "blocked by the page's Content-Security-Policy: " + e.violatedDirective + " " + (e.blockedURI || "inline"));
+  });
   poll();
 })();
