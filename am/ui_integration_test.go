@@ -8,6 +8,7 @@ package am_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"io"
 	"net/http"
@@ -26,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -96,14 +98,7 @@ func (e domElement) inner(dom string) string {
 
 func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	c := miniCluster(t)
-	chromium := ""
-	for _, b := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(b); err == nil {
-			chromium = p
-			break
-		}
-	}
-	require.NotEmpty(t, chromium, "chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
+	chromium := chromiumPath(t)
 	rmWeb := os.Getenv("YARN_AM_RM_WEB")
 	require.NotEmpty(t, rmWeb, "YARN_AM_RM_WEB (from .minicluster/env)")
 
@@ -279,4 +274,102 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 		require.NoError(t, os.WriteFile(doc, data, 0o644))
 		t.Logf("and copied to %s", doc)
 	}
+}
+
+// chromiumPath finds Debian's chromium (testdata/ui/install-chromium.sh installs it).
+func chromiumPath(t *testing.T) string {
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(b); err == nil {
+			return p
+		}
+	}
+	require.FailNow(t, "chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
+	return ""
+}
+
+// The drawings' harder cases, from a status document served next to the page (Chromium only, no
+// cluster): GPUs another application holds, a container whose launcher has not reported its indexes
+// yet, a node without a node report, a container adopted from an earlier attempt, one preempted.
+func TestWebUIDrawsWhatTheAMCannotKnowExactly(t *testing.T) {
+	chromium := chromiumPath(t)
+	t0 := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	exit := int32(-102)
+	gpus := func(idx ...string) map[string][]contract.Info {
+		var l []contract.Info
+		for _, i := range idx {
+			l = append(l, contract.Info{"index": i})
+		}
+		return map[string][]contract.Info{"gpu": l}
+	}
+	res := contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 2}
+	st := contract.Status{App: "application_1_0001", State: contract.StateRunning, Started: at(0), Now: at(100), NodesAt: at(95),
+		Requirement: contract.Requirement{Instances: 4, Resources: res, ExternalResources: map[string]string{"gpu": "yarn.io/gpu"}},
+		Nodes: []contract.NodeStatus{
+			{Node: "nm-a:1", Capability: contract.Capability{"yarn.io/gpu": 4}, Used: contract.Capability{"yarn.io/gpu": 4}},
+			{Node: "nm-b:1", Capability: contract.Capability{"yarn.io/gpu": 4}, Used: contract.Capability{"yarn.io/gpu": 0}},
+		},
+		Containers: []contract.ContainerStatus{
+			{ID: "container_1_0001_01_000002", Node: "nm-a:1", State: contract.Running, Resources: res, Infos: gpus("0", "1"),
+				RequestedAt: at(1), AllocatedAt: at(3), LaunchedAt: at(4)},
+			{ID: "container_1_0001_01_000003", Node: "nm-b:1", State: contract.Launching, Resources: res, RequestedAt: at(1), AllocatedAt: at(90)},
+			{ID: "container_1_0001_01_000004", Node: "nm-c:1", State: contract.Running, Resources: res, Infos: gpus("5")},
+			{ID: "container_1_0001_01_000005", Node: "nm-b:1", State: contract.Completed, Resources: res, Infos: gpus("0", "1"),
+				RequestedAt: at(1), AllocatedAt: at(3), LaunchedAt: at(4), FinishedAt: at(50), ExitStatus: &exit, ExitClass: contract.ExitPreempted},
+		},
+		Asks: []contract.AskStatus{{ID: 3, Pending: 1, Since: at(50)}},
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /", am.UIHandler())
+	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("[]")) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--virtual-time-budget=3000", "--dump-dom", srv.URL+"/").Output()
+	require.NoError(t, err)
+	dom := string(out)
+	assert.NotContains(t, dom, "page error")
+
+	type cellKey struct{ node, gpu, container, state string }
+	var got []cellKey
+	for _, e := range domElements(dom, "gpu-cell") {
+		got = append(got, cellKey{e.attrs["data-node"], e.attrs["data-gpu"], e.attrs["data-container"], e.attrs["data-state"]})
+	}
+	assert.Equal(t, []cellKey{
+		// nm-a: ours hold 0 and 1; the report counts 4 used, so 2 are someone else's.
+		{"nm-a:1", "0", "container_1_0001_01_000002", "running"},
+		{"nm-a:1", "1", "container_1_0001_01_000002", "running"},
+		{"nm-a:1", "2", "", "other"},
+		{"nm-a:1", "3", "", "other"},
+		// nm-b: a launching container holds 2 GPUs whose indexes are not reported yet; the preempted
+		// one holds nothing any more.
+		{"nm-b:1", "", "container_1_0001_01_000003", "launching"},
+		{"nm-b:1", "", "container_1_0001_01_000003", "launching"},
+		{"nm-b:1", "2", "", "free"},
+		{"nm-b:1", "3", "", "free"},
+		// nm-c: no node report: only what is held is drawn.
+		{"nm-c:1", "5", "container_1_0001_01_000004", "running"},
+	}, got)
+
+	bars := map[string]string{}
+	for _, e := range domElements(dom, "bar") {
+		if id := e.attrs["data-container"]; id != "" {
+			bars[id] = e.inner(dom)
+		} else if e.attrs["data-ask"] == "3" {
+			bars["ask"] = e.inner(dom)
+		}
+	}
+	require.Len(t, bars, 5, "a bar per container and one for the pending ask")
+	assert.Contains(t, bars["container_1_0001_01_000002"], "seg-running")
+	assert.Contains(t, bars["container_1_0001_01_000003"], "seg-launching")
+	assert.NotContains(t, bars["container_1_0001_01_000003"], "seg-running", "not started yet")
+	assert.Contains(t, bars["container_1_0001_01_000004"], "adopted", "started by an earlier attempt: no times")
+	assert.Contains(t, bars["container_1_0001_01_000005"], "end-lost", "preempted: YARN took it")
+	assert.Contains(t, bars["ask"], "seg-pending")
 }
