@@ -800,6 +800,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	}
 	a.mu.Lock()
 	req.ContainerToken = t.token
+	sent := a.cfg.Now()
 	a.mu.Unlock()
 	resp, err := a.cfg.NM.StartContainers(c, t.Node, req)
 	a.metrics.ObserveRPC("startContainers", start, err)
@@ -826,6 +827,10 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 		return
 	}
 	if t.Phase != contract.Launching {
+		if err == nil && t.Phase == contract.Completed && t.launchedAt.IsZero() {
+			// It started and ended before this start call returned: the timeline still shows it ran.
+			t.launchedAt = sent
+		}
 		return // completed (or stopped) while the launch was in flight
 	}
 	if err != nil {

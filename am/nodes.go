@@ -11,7 +11,7 @@ import (
 )
 
 // This file keeps the status document's view of the cluster's nodes (Status.Nodes): each running
-// node's capacity and use of the job's resource types, which the web UI's GPU map needs to show the
+// node's capacity and use of the job's device types (yarn.io/gpu, ...), which the web UI's GPU map needs to show the
 // GPUs no container of the job holds. The AM knows node capacities only from the RM's node reports
 // (getClusterNodes, a call whose answer grows with the cluster), so it asks only while someone reads
 // the status and at most every NodesRefresh (TestNodeViewRefreshesOnlyWhileRead).
@@ -31,8 +31,8 @@ type nodeView struct {
 // wantNodes notes that the status document is being read: the node refresher lists the nodes if the
 // last listing is older than NodesRefresh.
 func (a *AM) wantNodes() {
-	if a.cfg.Cluster == nil {
-		return
+	if a.cfg.Cluster == nil || len(deviceTypes(a.cfg.Spec.Capability)) == 0 {
+		return // no map to draw
 	}
 	select {
 	case a.nodes.want <- struct{}{}:
@@ -83,23 +83,40 @@ func (a *AM) refreshNodes(ctx context.Context) {
 	a.nodes.at = a.cfg.Now()
 }
 
-// NodeStatuses turns node reports into the status document's nodes: the RUNNING ones, with their
-// capability and use of the types asked (every type when asked is empty).
+// deviceTypes are the types asked for besides memory and vcores (yarn.io/gpu, ...): the ones the
+// map draws.
+func deviceTypes(asked contract.Capability) []string {
+	var out []string
+	for k, v := range asked {
+		if k != "memory-mb" && k != "vcores" && v > 0 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NodeStatuses turns node reports into the status document's nodes: the RUNNING ones that have any
+// of the device types asked (yarn.io/gpu, ...), with their capability and use of those types only.
+// The document is polled every 2 s by each open page: on a large cluster, nodes without the job's
+// devices and the types nobody draws would make up most of it.
 func NodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto) []contract.NodeStatus {
-	out := make([]contract.NodeStatus, 0, len(reports))
+	types := deviceTypes(asked)
+	var out []contract.NodeStatus
 	for _, n := range reports {
 		if n.NodeState != nil && n.GetNodeState() != hadooppb.NodeStateProto_NS_RUNNING {
 			continue
 		}
 		ns := contract.NodeStatus{Node: yarnrpc.NodeAddress(n.GetNodeId()), Capability: contract.Capability{}, Used: contract.Capability{}}
-		used := yarnrpc.ResourceAmounts(n.GetUsed())
-		for k, v := range yarnrpc.ResourceAmounts(n.GetCapability()) {
-			if _, wanted := asked[k]; !wanted && len(asked) > 0 {
-				continue
-			}
-			ns.Capability[k], ns.Used[k] = v, used[k]
+		capa, used := yarnrpc.ResourceAmounts(n.GetCapability()), yarnrpc.ResourceAmounts(n.GetUsed())
+		has := false
+		for _, k := range types {
+			ns.Capability[k], ns.Used[k] = capa[k], used[k]
+			has = has || capa[k] > 0
 		}
-		out = append(out, ns)
+		if has {
+			out = append(out, ns)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out

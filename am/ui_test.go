@@ -110,8 +110,10 @@ func (f *fakeNodes) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto)
 			Capability: ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": f.gpus, "yarn.io/fpga": 2}),
 			Used:       ResourceProto(contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": used})}
 	}
+	cpuOnly := node("nm-d", hadooppb.NodeStateProto_NS_RUNNING, 0)
+	cpuOnly.Capability = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/fpga": 2})
 	return []*hadooppb.NodeReportProto{node("nm-b", hadooppb.NodeStateProto_NS_RUNNING, 1), node("nm-a", hadooppb.NodeStateProto_NS_RUNNING, 0),
-		node("nm-c", hadooppb.NodeStateProto_NS_UNHEALTHY, 0)}, nil
+		node("nm-c", hadooppb.NodeStateProto_NS_UNHEALTHY, 0), cpuOnly}, nil
 }
 
 func (f *fakeNodes) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls }
@@ -151,9 +153,9 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 	require.Eventually(t, func() bool { return len(m.Status().Nodes) == 2 }, 5*time.Second, 5*time.Millisecond)
 	s := m.Status()
 	assert.Equal(t, []contract.NodeStatus{
-		{Node: "nm-a:8041", Capability: contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}, Used: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 0}},
-		{Node: "nm-b:8041", Capability: contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}, Used: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
-	}, s.Nodes, "running nodes only, sorted, the job's types only (no yarn.io/fpga)")
+		{Node: "nm-a:8041", Capability: contract.Capability{"yarn.io/gpu": 4}, Used: contract.Capability{"yarn.io/gpu": 0}},
+		{Node: "nm-b:8041", Capability: contract.Capability{"yarn.io/gpu": 4}, Used: contract.Capability{"yarn.io/gpu": 1}},
+	}, s.Nodes, "running nodes with GPUs only, sorted, the job's device types only (no memory, no yarn.io/fpga)")
 	assert.Equal(t, now, s.NodesAt)
 
 	for i := 0; i < 5; i++ {
@@ -214,4 +216,24 @@ func TestUIPageNeedsNoInlineScriptOrStyle(t *testing.T) {
 	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(", ".style", `"style"`, "cssText"} {
 		assert.NotContains(t, js, bad, "app.js must not use %s", bad)
 	}
+}
+
+// A job that asks for no device has no map: the AM never lists the nodes for it.
+func TestNodeViewNotListedWithoutDevices(t *testing.T) {
+	f := newFakeCluster(t)
+	m, _ := f.newAM(t, Spec{Instances: 1, MaxFailures: 1, Capability: contract.Capability{"memory-mb": 512, "vcores": 1}})
+	nodes := &fakeNodes{gpus: 4}
+	m.cfg.Cluster = nodes
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.nodeRefresher(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv := httptest.NewServer(m.Handler("s3cret"))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/api/v1/status")
+	require.NoError(t, err)
+	resp.Body.Close()
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, 0, nodes.count())
+	assert.Empty(t, m.Status().Nodes)
 }

@@ -51,9 +51,10 @@ type Status struct {
 	Started time.Time `json:"started,omitzero"`
 	// Asks are the container requests still pending, with when each was first sent.
 	Asks []AskStatus `json:"asks,omitempty"`
-	// Nodes are the cluster's running nodes with their capacity and use of the job's resource types,
-	// from the RM's node reports as of NodesAt (fetched while the status is being read, at most every
-	// 10 s; absent when the AM cannot list the nodes).
+	// Nodes are the cluster's running nodes that have any of the job's device types (the types it
+	// asks for besides memory-mb and vcores, e.g. yarn.io/gpu), with their capacity and use of those
+	// types, from the RM's node reports as of NodesAt (listed while the status is being read, at most
+	// every 10 s; absent when the AM cannot list the nodes or the job asks for no device).
 	Nodes   []NodeStatus `json:"nodes,omitempty"`
 	NodesAt time.Time    `json:"nodesAt,omitzero"`
 }
@@ -65,7 +66,7 @@ type AskStatus struct {
 	Since   time.Time `json:"since,omitzero"`
 }
 
-// NodeStatus is one node as the RM reports it, limited to the resource types the job asks for.
+// NodeStatus is one node as the RM reports it, limited to the job's device types.
 type NodeStatus struct {
 	Node       string     `json:"node"` // host:port, as in ContainerStatus.Node
 	Capability Capability `json:"capability"`
