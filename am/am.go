@@ -91,9 +91,12 @@ type Config struct {
 	// Keys names the configuration key of each YARN resource type, for messages
 	// (yarn.io/gpu → external-resource.gpu.amount).
 	Keys ConfigKeys
-	// Cluster lists the cluster's nodes for the evidence of not-enough-resources events (nil: the
-	// allocate response's headroom only).
+	// Cluster lists the cluster's nodes for the evidence of not-enough-resources events and the
+	// status document's nodes (nil: the allocate response's headroom only, no nodes).
 	Cluster ClusterNodes
+	// ExternalResources maps each external resource's name to its YARN type (gpu → yarn.io/gpu), for
+	// the status document (the web UI matches a container's infos to the nodes' capacity with it).
+	ExternalResources map[string]string
 	// Now is the clock (nil: time.Now); tests set it.
 	Now func() time.Time
 	// State keeps the AM's durable state between attempts (durable.go; nil: nothing is kept, and a
@@ -129,6 +132,9 @@ type tracked struct {
 	rank     *contract.Rendezvous
 	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
 	forgotten bool
+	// requestedAt (its ask first sent), allocatedAt, launchedAt, finishedAt: the web UI's timeline
+	// (zero: not known, e.g. adopted from an earlier attempt).
+	requestedAt, allocatedAt, launchedAt, finishedAt time.Time
 }
 
 // AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs.
@@ -177,6 +183,11 @@ type AM struct {
 	// background counts the goroutines that stop containers outside the loop (scale-down); Run
 	// waits for them, so none outlives it.
 	background sync.WaitGroup
+
+	// started: when this attempt's AM was made; nodes: the node listing of the status document
+	// (nodes.go).
+	started time.Time
+	nodes   nodeView
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;
@@ -243,11 +254,13 @@ func New(cfg Config) (*AM, error) {
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       contract.StateStarting,
 		nextAskID:   1,
-		rec:         newRecords(cfg.FinishedHistory),
+		rec:         newRecords(cfg.FinishedHistory, cfg.Now),
 		allocProtos: map[string]*hadooppb.ContainerProto{},
 		release:     map[string]*hadooppb.ContainerIdProto{},
 		send:        map[int64]int{},
 		wake:        make(chan struct{}, 1),
+		started:     cfg.Now(),
+		nodes:       nodeView{want: make(chan struct{}, 1)},
 		launchQ:     make(chan *tracked, 1024),
 	}, nil
 }
@@ -274,6 +287,8 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.launchWorker(wctx) }()
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); a.nodeRefresher(wctx) }()
 	defer func() { stopWorkers(); wg.Wait(); a.background.Wait() }()
 
 	if err := a.register(ctx); err != nil {
@@ -556,6 +571,7 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	}
 	for _, l := range plan.Launch {
 		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
+		t.requestedAt = a.askTime[l.AskID]
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
 		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
@@ -829,6 +845,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	}
 	a.mu.Lock()
 	req.ContainerToken = t.token
+	sent := a.cfg.Now()
 	a.mu.Unlock()
 	resp, err := a.cfg.NM.StartContainers(c, t.Node, req)
 	a.metrics.ObserveRPC("startContainers", start, err)
@@ -855,6 +872,10 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 		return
 	}
 	if t.Phase != contract.Launching {
+		if err == nil && t.Phase == contract.Completed && t.launchedAt.IsZero() {
+			// It started and ended before this start call returned: the timeline still shows it ran.
+			t.launchedAt = sent
+		}
 		return // completed (or stopped) while the launch was in flight
 	}
 	if err != nil {

@@ -31,14 +31,20 @@ func (a *AM) Status() contract.Status {
 	if s.Diagnostics == "" && a.policyOut != nil {
 		s.Diagnostics = a.policyOut.Diagnostics
 	}
+	s.Now, s.Started = a.cfg.Now(), a.started
+	s.Nodes, s.NodesAt = a.nodes.nodes, a.nodes.at
 	for _, k := range a.asks {
 		s.Counts.Requested += k.Want
+		if k.Want > 0 {
+			s.Asks = append(s.Asks, contract.AskStatus{ID: k.ID, Pending: k.Want, Since: a.askTime[k.ID]})
+		}
 	}
 	a.rec.compact()
 	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
 	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
 	for _, t := range a.rec.seq {
-		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos, Rank: t.rank}
+		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos, Rank: t.rank,
+			RequestedAt: t.requestedAt, AllocatedAt: t.allocatedAt, LaunchedAt: t.launchedAt, FinishedAt: t.finishedAt}
 		switch t.Phase {
 		case contract.Launching:
 			s.Counts.Allocated++
@@ -129,6 +135,7 @@ func (a *AM) API(o APIOptions) http.Handler {
 	reports := newReportCounter(a)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
+		a.wantNodes() // the web UI's GPU map (nodes.go); only while someone reads
 		s := a.Status()
 		s.SecureAPI = o.SecureAPI
 		writeJSON(w, http.StatusOK, s)

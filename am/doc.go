@@ -31,7 +31,10 @@
 //     blacklist updates and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
 //     rejected request. requirements.go: PUT requirements' body and ScaleDown (newest first).
-//   - metrics.go: Prometheus collectors on a registry of the AM's own. ui.go + ui/: the status page.
+//   - metrics.go: Prometheus collectors on a registry of the AM's own. ui.go + ui/: the status page
+//     (summary, device map, timeline, containers, events), drawn in the browser from GET
+//     /api/v1/status. nodes.go: the status document's node capacities (node reports, listed only
+//     while the status is read, at most every NodesRefresh).
 //   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
 //   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
 //

@@ -59,8 +59,10 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		capability[k] = v
 	}
 	keys := ConfigKeys{}
+	external := map[string]string{}
 	for _, r := range cfg.Resources {
 		keys[r.YarnKey] = "external-resource." + r.Name + ".amount"
+		external[r.Name] = r.YarnKey
 	}
 
 	cid := os.Getenv("CONTAINER_ID")
@@ -214,7 +216,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		Host:        host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
-		Policy: a.Policy, Keys: keys, Cluster: cluster,
+		Policy: a.Policy, Keys: keys, Cluster: cluster, ExternalResources: external,
 	}
 	if staging != nil {
 		amc.Staging = staging

@@ -1,6 +1,8 @@
 package am
 
 import (
+	"time"
+
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -35,10 +37,15 @@ type records struct {
 	history                         int
 	// inFlight counts accepted containers whose startContainers has not returned yet.
 	inFlight int
+	// now stamps the transitions (tracked.allocatedAt, launchedAt, finishedAt).
+	now func() time.Time
 }
 
-func newRecords(history int) records {
-	return records{byID: map[string]*tracked{}, history: history}
+func newRecords(history int, now func() time.Time) records {
+	if now == nil {
+		now = time.Now
+	}
+	return records{byID: map[string]*tracked{}, history: history, now: now}
 }
 
 // get returns the record of a container, nil if it is not (or no longer) recorded.
@@ -47,7 +54,7 @@ func (r *records) get(id string) *tracked { return r.byID[id] }
 // accepted records an allocation the AM keeps: it is launching from now on, or held until its gang
 // is complete (held).
 func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto, round int, held bool) *tracked {
-	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources, Round: round}}
+	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources, Round: round}, allocatedAt: r.now()}
 	if p != nil {
 		t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
 	}
@@ -78,6 +85,7 @@ func (r *records) releasedHeld(t *tracked, why string) []contract.Event {
 func (r *records) launched(t *tracked) []contract.Event {
 	r.inFlight--
 	t.Phase = contract.Running
+	t.launchedAt = r.now()
 	return []contract.Event{LaunchedEvent(t.ID, t.Node)}
 }
 
@@ -147,6 +155,7 @@ func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.
 // oldest record beyond history; it returns the events of its end.
 func (r *records) finish(t *tracked) []contract.Event {
 	t.token = nil
+	t.finishedAt = r.now()
 	r.completedN++
 	switch {
 	case t.Exit.Class == contract.ExitSucceeded:

@@ -222,7 +222,8 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 
 func (a *AM) requirementLocked() contract.Requirement {
 	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
-	return contract.Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode}
+	return contract.Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
+		ExternalResources: a.cfg.ExternalResources}
 }
 
 // clusterNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has

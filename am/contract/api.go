@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // AMState is the AM's state in GET /api/v1/status: STARTING, RUNNING, FINISHING, then its final
@@ -48,6 +49,32 @@ type Status struct {
 	// application secret (writes, reports, tokens). Its certificate is issued by the application's
 	// authority (TLSCACertAlias).
 	SecureAPI string `json:"secureAPI,omitempty"`
+	// Now is the AM's clock when the document was made and Started when the AM attempt started: the
+	// web UI's timeline measures from them, not from the browser's clock.
+	Now     time.Time `json:"now,omitzero"`
+	Started time.Time `json:"started,omitzero"`
+	// Asks are the container requests still pending, with when each was first sent.
+	Asks []AskStatus `json:"asks,omitempty"`
+	// Nodes are the cluster's running nodes that have any of the job's device types (the types it
+	// asks for besides memory-mb and vcores, e.g. yarn.io/gpu), with their capacity and use of those
+	// types, from the RM's node reports as of NodesAt (listed while the status is being read, at most
+	// every 10 s; absent when the AM cannot list the nodes or the job asks for no device).
+	Nodes   []NodeStatus `json:"nodes,omitempty"`
+	NodesAt time.Time    `json:"nodesAt,omitzero"`
+}
+
+// AskStatus is one pending container request (an allocationRequestId).
+type AskStatus struct {
+	ID      int64     `json:"id"`
+	Pending int       `json:"pending"` // containers still wanted from it
+	Since   time.Time `json:"since,omitzero"`
+}
+
+// NodeStatus is one node as the RM reports it, limited to the job's device types.
+type NodeStatus struct {
+	Node       string     `json:"node"` // host:port, as in ContainerStatus.Node
+	Capability Capability `json:"capability"`
+	Used       Capability `json:"used"` // by every application, not only this one
 }
 
 // StatusEvents is how many of the latest events GET /api/v1/status includes.
@@ -59,6 +86,9 @@ type Requirement struct {
 	Resources   Capability `json:"resources"`
 	MaxFailures int        `json:"maxFailures"`
 	Mode        string     `json:"mode"` // batch, service, driver
+	// ExternalResources maps each external resource's name (the key of ContainerStatus.Infos, e.g.
+	// "gpu") to its YARN resource type ("yarn.io/gpu").
+	ExternalResources map[string]string `json:"externalResources,omitempty"`
 }
 
 // Counts summarises the containers. Requested: asked for and not yet allocated. Allocated: accepted and
@@ -119,6 +149,13 @@ type ContainerStatus struct {
 	Diagnostics string            `json:"diagnostics,omitempty"`
 	// Rank is the container's place in its gang round (gang mode, once the round formed).
 	Rank *Rendezvous `json:"rank,omitempty"`
+	// RequestedAt: its request was first sent; AllocatedAt: the AM accepted the allocation;
+	// LaunchedAt: the NodeManager started it; FinishedAt: it ended (or its start failed). Unset when
+	// not known, e.g. for a container an earlier AM attempt started.
+	RequestedAt time.Time `json:"requestedAt,omitzero"`
+	AllocatedAt time.Time `json:"allocatedAt,omitzero"`
+	LaunchedAt  time.Time `json:"launchedAt,omitzero"`
+	FinishedAt  time.Time `json:"finishedAt,omitzero"`
 }
 
 // Bounds of the AM's HTTP API (docs/design.md#faults).
