@@ -475,6 +475,10 @@ cmd_check() {
     "$HERE/hadoop-java.sh" yarnam.minicluster.SecureCheck 2> >(grep -v ' INFO ' >&2) ||
       die "SecureCheck failed"
   fi
+  case "${YARN_AM_HADOOP_VERSION:-$DEFAULT_HADOOP_VERSION}" in
+    3.4.*) ;;
+    *) die "DistributedShell (the 3.4.2 jar) needs Hadoop 3.4 jars (it calls commons-cli methods older releases lack); this cluster runs Hadoop $YARN_AM_HADOOP_VERSION: check it with bin/yarn-am cluster or make test-compat" ;;
+  esac
   log "DistributedShell, 2 containers"
   local out
   out="$(mktemp)"
