@@ -71,10 +71,11 @@ func launchShell(t *testing.T, pid int) int {
 	return 0
 }
 
-// nmRunningRe is the NodeManager's own record of a container it started.
-var nmRunningRe = regexp.MustCompile(`Container (container_\S+) transitioned from \S+ to RUNNING`)
+// nmStartRe is the NodeManager's own record of a container start request (ContainerManagerImpl); a
+// container's id carries an epoch (container_e01_...) once the RM restarted or failed over.
+var nmStartRe = regexp.MustCompile(`Start request for (container_(?:e\d+_)?(\d+_\d+)_\d+_\d+) `)
 
-// taskExecutorContainers lists the TaskExecutor containers the NodeManagers started for the
+// taskExecutorContainers lists the TaskExecutor containers the NodeManagers were asked to start for the
 // application, from their own log (the harness's, all NodeManagers in one JVM: a stopped node's
 // container directories may be gone); AM containers, which end in _000001, are left out.
 func taskExecutorContainers(t *testing.T, id string) []string {
@@ -85,9 +86,9 @@ func taskExecutorContainers(t *testing.T, id string) []string {
 	require.NoError(t, err)
 	seen := map[string]bool{}
 	var out []string
-	prefix := strings.Replace(id, "application_", "container_", 1) + "_"
-	for _, m := range nmRunningRe.FindAllStringSubmatch(string(data), -1) {
-		if c := m[1]; strings.HasPrefix(c, prefix) && !strings.HasSuffix(c, "_000001") && !seen[c] {
+	app := strings.TrimPrefix(id, "application_")
+	for _, m := range nmStartRe.FindAllStringSubmatch(string(data), -1) {
+		if c := m[1]; m[2] == app && !strings.HasSuffix(c, "_000001") && !seen[c] {
 			seen[c] = true
 			out = append(out, c)
 		}
