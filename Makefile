@@ -46,12 +46,13 @@ integration: build $(GOTESTSUM) test-deps
 
 # Everything: the mini cluster is started, all tests (unit and integration, with -race) run against it
 # in one go test run, and the cluster is stopped again whatever the result; then the secure suite runs
-# against the Kerberized mini cluster at each hadoop.rpc.protection level (test-secure), and the
-# compatibility suite against older Hadoop releases (test-compat; both in testdata/minicluster/minicluster.mk).
+# against the Kerberized mini cluster at each hadoop.rpc.protection level (test-secure), the fault suite
+# (an RM failover, a lost NodeManager, an RM restart: test-faults) and the compatibility suite against
+# older Hadoop releases (test-compat; all in testdata/minicluster/minicluster.mk).
 test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; $(MAKE) test-secure || rc=1; \
-	  $(MAKE) test-compat || rc=1; exit $$rc
+	  $(MAKE) test-faults || rc=1; $(MAKE) test-compat || rc=1; exit $$rc
 
 # The demo on a fresh clone: builds yarn-am and the example worker (static, for the containers), starts
 # the mini cluster, submits testdata/jobs/gpu-demo.toml attached (2 TaskExecutors x 2 GPUs, coordination
