@@ -320,6 +320,10 @@ public final class Main {
       }
     }
     c.setStrings(YarnConfiguration.YARN_APPLICATION_CLASSPATH, cp.toArray(new String[0]));
+    // --set last, so a test can turn on what the defaults above turn off (log aggregation).
+    for (Map.Entry<String, String> e : opts.settings.entrySet()) {
+      c.set(e.getKey(), e.getValue());
+    }
     return c;
   }
 

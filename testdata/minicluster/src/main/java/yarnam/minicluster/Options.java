@@ -39,6 +39,8 @@ final class Options {
   int keyRollingSec = 90;
   int livenessExpiryMs = 20000;
   String dataTransferProtection = "";
+  // --set KEY=VALUE: Hadoop settings applied last to the cluster's configuration, in order.
+  java.util.LinkedHashMap<String, String> settings = new java.util.LinkedHashMap<>();
   private boolean secureFlagSeen;
 
   static final String USAGE = String.join("\n",
@@ -67,6 +69,8 @@ final class Options {
       "  --heartbeat-ms N        NM heartbeat interval (default 250)",
       "  --ready-timeout-sec N   how long to wait for all NMs to be RUNNING (default 240)",
       "  --user NAME             owner of /user/NAME in HDFS (default $HADOOP_USER_NAME, else the OS user)",
+      "  --set KEY=VALUE         a Hadoop setting applied last to the YARN configuration",
+      "                          (repeatable), e.g. --set yarn.log-aggregation-enable=true",
       "",
       "Kerberos mode (every flag below but --secure needs --secure):",
       "  --secure                MiniKdc in this JVM, hadoop.security.authentication=kerberos",
@@ -118,6 +122,7 @@ final class Options {
         case "--heartbeat-ms": o.heartbeatMs = positive(a, v); break;
         case "--ready-timeout-sec": o.readyTimeoutSec = positive(a, v); break;
         case "--user": o.user = v; break;
+        case "--set": setting(o, a, v); break;
         case "--rpc-protection": o.rpcProtection = qop(a, v); o.secureFlagSeen = true; break;
         case "--kerberos-dir": o.kerberosDir = new File(v).getAbsoluteFile(); o.secureFlagSeen = true; break;
         case "--realm": o.realm = realm(a, v); o.secureFlagSeen = true; break;
@@ -165,6 +170,15 @@ final class Options {
       o.user = env != null && !env.isEmpty() ? env : System.getProperty("user.name");
     }
     return o;
+  }
+
+  private static void setting(Options o, String flag, String v) {
+    int eq = v.indexOf('=');
+    if (eq <= 0) {
+      throw new UsageException(flag + " " + v + ": want KEY=VALUE, e.g."
+          + " yarn.log-aggregation-enable=true");
+    }
+    o.settings.put(v.substring(0, eq).trim(), v.substring(eq + 1));
   }
 
   private static String qop(String flag, String v) {
