@@ -169,6 +169,10 @@ func (t *TFile) block(reg blockRegion, codec string) (io.ReadCloser, error) {
 	}
 }
 
+// AppOwner is the application's owner recorded in the file (known once Walk has read the first
+// records).
+func (t *TFile) AppOwner() string { return t.Owner }
+
 // Walk calls fn for every container log file, in file order, with a reader of exactly its bytes;
 // fn may read all, part or none of it. The VERSION, APPLICATION_ACL and APPLICATION_OWNER records
 // fill t.Version and t.Owner. fn returning an error stops the walk with that error.
