@@ -91,6 +91,9 @@ func aggregated(sess *client.Session, report *hadooppb.ApplicationReportProto, o
 		return err
 	}
 	status := report.GetLogAggregationStatus()
+	if report.LogAggregationStatus == nil {
+		status = 0
+	}
 	for _, s := range res.Skipped {
 		fmt.Fprintf(o.Notes, "yarn-am logs: could not read %s\n", s)
 	}
@@ -106,16 +109,26 @@ func aggregated(sess *client.Session, report *hadooppb.ApplicationReportProto, o
 		}
 		return nil
 	}
+	return explainMissing(app, owner, sess.User, report, res)
+}
+
+// explainMissing says why an ended application has no aggregated logs, and what to do, from the
+// aggregation status the ResourceManager reports and what the directories held.
+func explainMissing(app, owner, user string, report *hadooppb.ApplicationReportProto, res AggResult) error {
+	status := report.GetLogAggregationStatus()
+	if report.LogAggregationStatus == nil {
+		status = 0 // RMs before Hadoop 2.8 do not report it; not DISABLED, which is the default
+	}
 	tried := "\n  " + strings.Join(res.Tried, "\n  ")
 	if len(res.Denied) > 0 {
 		return &NotAvailableError{fmt.Sprintf("no permission to read the aggregated logs of %s as %s: %s; they are readable by the application's owner (%s) and the group of the remote log directory (%s); run as %s or ask an administrator",
-			app, sess.User, strings.Join(res.Denied, ", "), owner, KeyRemoteAppLogDir, owner)}
+			app, user, strings.Join(res.Denied, ", "), owner, KeyRemoteAppLogDir, owner)}
 	}
 	switch status {
 	case hadooppb.LogAggregationStatusProto_LOG_DISABLED:
 		return &NotAvailableError{fmt.Sprintf("%s has ended and log aggregation is off on this cluster (the ResourceManager reports log aggregation status DISABLED): the logs stayed on each NodeManager's disk (yarn.nodemanager.log-dirs/%s/<container>/) for yarn.nodemanager.log.retain-seconds (default 3 hours) and cannot be read remotely. Set %s=true in the NodeManagers' yarn-site.xml (and %s, default /tmp/logs) so that the logs of applications that end are kept in HDFS for yarn-am logs", app, app, KeyAggregationEnable, KeyRemoteAppLogDir)}
 	case hadooppb.LogAggregationStatusProto_LOG_NOT_START, hadooppb.LogAggregationStatusProto_LOG_RUNNING:
-		return &NotAvailableError{fmt.Sprintf("the logs of %s are not aggregated yet (log aggregation status %s): the NodeManagers upload them when the application ends, usually within seconds (they give up after %s, default 10 minutes); run yarn-am logs again shortly, or `yarn-am status %s` to see the status. Looked in:%s", app, aggStatus(report), KeyStatusTimeout, app, tried)}
+		return &NotAvailableError{fmt.Sprintf("the logs of %s are not aggregated yet (log aggregation status %s): the NodeManagers upload them when the application ends, usually within seconds (they give up after %s, default 10 minutes); run yarn-am logs again shortly. Looked in:%s", app, aggStatus(report), KeyStatusTimeout, tried)}
 	case hadooppb.LogAggregationStatusProto_LOG_FAILED, hadooppb.LogAggregationStatusProto_LOG_TIME_OUT, hadooppb.LogAggregationStatusProto_LOG_RUNNING_WITH_FAILURE:
 		return &NotAvailableError{fmt.Sprintf("log aggregation of %s did not succeed (status %s) and nothing was uploaded: see the NodeManagers' logs for the reason (HDFS space, permissions of %s). Looked in:%s", app, aggStatus(report), KeyRemoteAppLogDir, tried)}
 	default:
