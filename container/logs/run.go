@@ -97,7 +97,8 @@ func aggregated(sess *client.Session, report *hadooppb.ApplicationReportProto, o
 	for _, s := range res.Skipped {
 		fmt.Fprintf(o.Notes, "yarn-am logs: could not read %s\n", s)
 	}
-	if res.Dir != "" {
+	pending := status == hadooppb.LogAggregationStatusProto_LOG_RUNNING || status == hadooppb.LogAggregationStatusProto_LOG_NOT_START
+	if res.Dir != "" && len(res.NodeFiles) > 0 && (res.Printed > 0 || !pending) {
 		if status == hadooppb.LogAggregationStatusProto_LOG_RUNNING || status == hadooppb.LogAggregationStatusProto_LOG_NOT_START {
 			fmt.Fprintf(o.Notes, "yarn-am logs: the NodeManagers are still uploading the logs of %s (log aggregation status %s); run again in a few seconds for all of them\n", app, aggStatus(report))
 		}
@@ -138,6 +139,9 @@ func explainMissing(app, owner, user string, report *hadooppb.ApplicationReportP
 
 func noMatch(app string, res AggResult, f Filter) error {
 	what := []string{}
+	if len(res.Containers) == 0 {
+		return &NotAvailableError{fmt.Sprintf("the aggregated files of %s in %s hold no container logs", app, res.Dir)}
+	}
 	if f.Container != "" {
 		what = append(what, "--container "+f.Container)
 	}
