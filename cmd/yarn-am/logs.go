@@ -21,17 +21,19 @@ Prints the logs of an application's containers, each file under a header
   ==> <container> on <node>: <file> (<size> bytes) <==
 Once the application has ended: the aggregated logs the NodeManagers wrote to HDFS
 (yarn.log-aggregation-enable=true; yarn.nodemanager.remote-app-log-dir, default /tmp/logs), in the
-TFile or indexed (IFile) format and the directory layout of Hadoop 3.1 to 3.4. While it runs: the
-current logs from the NodeManagers' web services. When there are no logs to print it says why
-(aggregation off, not aggregated yet, no permission, containers gone) and what to do.
+TFile or indexed (IFile) format and the directory layout of Hadoop 3.1 to 3.4; with aggregation
+off, what the NodeManagers still keep (yarn.nodemanager.log.retain-seconds, default 3 hours). While
+it runs: the current logs from the NodeManagers' web services. When there are no logs to print it
+says why (aggregation off and the logs gone, not aggregated yet, no permission) and what to do.
 
 Flags:
-  --container ID   only this container (container_..._<attempt>_<number> of this application)
-  --am             only the ApplicationMaster's container(s)
-  --file NAME      only this log file (stdout, stderr, am.stderr, launch_container.sh, ...)
-  --follow         keep printing new output of the running containers, like tail -f, until the
-                   application ends (with --container: until that container ends); Ctrl-C stops
-  --tail N         only the last N lines of each file (with --follow: then the new output)
+  --container ID         only this container (container_..._<attempt>_<number> of this application)
+  --am                   only the ApplicationMaster's container(s)
+  --file NAME            only this log file (stdout, stderr, am.stderr, launch_container.sh, ...)
+  --follow               keep printing the running containers' new output, like tail -f, until the
+                         application ends (with --container: until that container ends); Ctrl-C
+                         stops
+  --tail N               only the last N lines of each file (with --follow: then the new output)
 ` + loginUsage + `
 
 Exit codes: 0 logs printed, 1 no logs (the reason is printed) or an error, 2 usage.`

@@ -171,9 +171,18 @@ func TestLogsOfFinishedApplicationMatchHadoop(t *testing.T) {
 	start := time.Now()
 	out, errOut, code := logsWhenAggregated(t, e, app)
 	if !e.aggregation {
-		assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
-		assert.Contains(t, errOut, "log aggregation is off on this cluster")
-		assert.Contains(t, errOut, "yarn.log-aggregation-enable=true")
+		// The NodeManagers still keep the logs of an application that just ended.
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+		assert.Contains(t, errOut, "log aggregation is off on this cluster; these are the logs the NodeManagers still keep")
+		got := ourLogs(t, out)
+		var gpu int
+		for k, v := range got {
+			if strings.HasSuffix(k, "/stdout") && regexp.MustCompile(`worker: gpu indexes from file=\d env=\d`).MatchString(v) {
+				gpu++
+			}
+		}
+		assert.Equal(t, 2, gpu, "both TaskExecutors' stdout:\n%s", out)
+		assert.Contains(t, got, appContainer(app, 1)+"/am.stderr", "the AM's container too")
 		return
 	}
 	require.Equal(t, 0, code, "stderr:\n%s", errOut)
@@ -285,11 +294,6 @@ func TestLogsOfAFailedTaskExecutor(t *testing.T) {
 	m := regexp.MustCompile(`its logs: yarn-am logs (` + app + `) --container (container_\S+)`).FindStringSubmatch(sub)
 	require.NotNil(t, m, "submit did not name the logs command of the failed TaskExecutor:\n%s", sub)
 	out, errOut, code := logsWhenAggregated(t, e, app, "--container", m[2])
-	if !e.aggregation {
-		assert.Equal(t, 1, code)
-		assert.Contains(t, errOut, "log aggregation is off")
-		return
-	}
 	require.Equal(t, 0, code, errOut)
 	got := ourLogs(t, out)
 	assert.Contains(t, got[m[2]+"/stdout"], "worker: gpu indexes from file=")
@@ -321,6 +325,11 @@ func TestLogsBadInput(t *testing.T) {
 	_, errOut, code := yarnAM(ctx, e, nil, "logs", "application_1_9999")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "application_1_9999")
+}
+
+// appContainer is container number n of the first attempt of app.
+func appContainer(app string, n int) string {
+	return fmt.Sprintf("container_%s_01_%06d", strings.TrimPrefix(app, "application_"), n)
 }
 
 // syncBuffer is a bytes.Buffer the test reads while the command writes.

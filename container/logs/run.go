@@ -44,7 +44,7 @@ func Run(ctx context.Context, sess *client.Session, rm *yarnrpc.ApplicationClien
 		if o.Follow {
 			fmt.Fprintf(o.Notes, "yarn-am logs: %s has ended (%s); printing its aggregated logs\n", yarnrpc.FormatApplicationID(o.App), client.StateName(report.GetYarnApplicationState()))
 		}
-		return aggregated(sess, report, o)
+		return aggregated(ctx, sess, rm, report, o)
 	}
 	lv := &live{rm: rm, nm: NewNM(), o: o, app: yarnrpc.FormatApplicationID(o.App), p: &Printer{W: o.Out, Tail: o.Filter.Tail}}
 	return lv.run(ctx, report)
@@ -73,7 +73,7 @@ func aggStatus(r *hadooppb.ApplicationReportProto) string {
 	return strings.TrimPrefix(r.GetLogAggregationStatus().String(), "LOG_")
 }
 
-func aggregated(sess *client.Session, report *hadooppb.ApplicationReportProto, o Options) error {
+func aggregated(ctx context.Context, sess *client.Session, rm *yarnrpc.ApplicationClient, report *hadooppb.ApplicationReportProto, o Options) error {
 	app := yarnrpc.FormatApplicationID(o.App)
 	owner := report.GetUser()
 	if owner == "" {
@@ -110,7 +110,84 @@ func aggregated(sess *client.Session, report *hadooppb.ApplicationReportProto, o
 		}
 		return nil
 	}
+	if status == hadooppb.LogAggregationStatusProto_LOG_DISABLED && report.LogAggregationStatus != nil {
+		lv := &live{rm: rm, nm: NewNM(), o: o, app: app, p: p}
+		n, err := lv.afterEnd(ctx, report)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			fmt.Fprintf(o.Notes, "yarn-am logs: log aggregation is off on this cluster; these are the logs the NodeManagers still keep on their disks (for %s, default 3 hours, after the application ended)\n", KeyLocalRetain)
+			return nil
+		}
+	}
 	return explainMissing(app, owner, sess.User, report, res)
+}
+
+// afterEnd prints the logs the NodeManagers still keep of an ended application when log aggregation
+// is off (TestLogsOfFinishedApplicationMatchHadoop, aggregation-off branch). No NM lists an ended
+// application's containers, so the ids are tried in order on the NMs that know the application:
+// container_<ts>_<app>_<attempt>_<n> for n = 1, 2, ... until 20 numbers in a row are on none of them
+// (released allocations leave gaps). Ids with an RM epoch (container_e<epoch>_...) are not tried.
+func (l *live) afterEnd(ctx context.Context, report *hadooppb.ApplicationReportProto) (int, error) {
+	if err := l.refreshNodes(ctx); err != nil {
+		return 0, err
+	}
+	var known []string
+	for node, addr := range l.nodes {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := l.nm.AppContainers(actx, addr, l.app)
+		cancel()
+		if err == nil {
+			known = append(known, node)
+		}
+	}
+	sort.Strings(known)
+	if len(known) == 0 {
+		return 0, nil
+	}
+	find := func(id string) (liveContainer, bool) {
+		for _, node := range known {
+			actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			files, err := l.nm.Files(actx, l.nodes[node], id)
+			cancel()
+			if err == nil && len(files) > 0 {
+				return liveContainer{ID: id, Node: node}, true
+			}
+		}
+		return liveContainer{}, false
+	}
+	var found []liveContainer
+	if id := l.o.Filter.Container; id != "" {
+		if c, ok := find(id); ok {
+			found = append(found, c)
+		}
+	} else {
+		attempts := int(report.GetCurrentApplicationAttemptId().GetAttemptId())
+		for a := 1; a <= max(attempts, 1); a++ {
+			for n, misses := 1, 0; misses < 20 && n < 1<<20; n++ {
+				id := fmt.Sprintf("container_%d_%04d_%02d_%06d", l.o.App.GetClusterTimestamp(), l.o.App.GetId(), a, n)
+				if c, ok := find(id); ok {
+					misses = 0
+					if l.o.Filter.Wants(id) {
+						found = append(found, c)
+					}
+				} else {
+					misses++
+				}
+				if l.o.Filter.AM {
+					break // the AM's container is number 1
+				}
+			}
+		}
+	}
+	cursors := map[fileKey]*Cursor{}
+	for _, c := range found {
+		if err := l.container(ctx, c, cursors); err != nil {
+			return l.p.Printed(), err
+		}
+	}
+	return l.p.Printed(), nil
 }
 
 // explainMissing says why an ended application has no aggregated logs, and what to do, from the
@@ -127,7 +204,7 @@ func explainMissing(app, owner, user string, report *hadooppb.ApplicationReportP
 	}
 	switch status {
 	case hadooppb.LogAggregationStatusProto_LOG_DISABLED:
-		return &NotAvailableError{fmt.Sprintf("%s has ended and log aggregation is off on this cluster (the ResourceManager reports log aggregation status DISABLED): the logs stayed on each NodeManager's disk (yarn.nodemanager.log-dirs/%s/<container>/) for yarn.nodemanager.log.retain-seconds (default 3 hours) and cannot be read remotely. Set %s=true in the NodeManagers' yarn-site.xml (and %s, default /tmp/logs) so that the logs of applications that end are kept in HDFS for yarn-am logs", app, app, KeyAggregationEnable, KeyRemoteAppLogDir)}
+		return &NotAvailableError{fmt.Sprintf("%s has ended and log aggregation is off on this cluster (the ResourceManager reports log aggregation status DISABLED), and no NodeManager still has its logs: they keep them on their disks (yarn.nodemanager.log-dirs/%s/<container>/) only for %s (default 3 hours) after the application ended. Set %s=true in the NodeManagers' yarn-site.xml (and %s, default /tmp/logs) so that the logs of applications that end are kept in HDFS for yarn-am logs", app, app, KeyLocalRetain, KeyAggregationEnable, KeyRemoteAppLogDir)}
 	case hadooppb.LogAggregationStatusProto_LOG_NOT_START, hadooppb.LogAggregationStatusProto_LOG_RUNNING:
 		return &NotAvailableError{fmt.Sprintf("the logs of %s are not aggregated yet (log aggregation status %s): the NodeManagers upload them when the application ends, usually within seconds (they give up after %s, default 10 minutes); run yarn-am logs again shortly. Looked in:%s", app, aggStatus(report), KeyStatusTimeout, tried)}
 	case hadooppb.LogAggregationStatusProto_LOG_FAILED, hadooppb.LogAggregationStatusProto_LOG_TIME_OUT, hadooppb.LogAggregationStatusProto_LOG_RUNNING_WITH_FAILURE:
