@@ -148,6 +148,7 @@ type AggResult struct {
 	Tried      []string // directories looked in, in order
 	Denied     []string // directories or files we had no permission to read
 	Skipped    []string // files not read, with why
+	Uploading  []string // <node>.tmp files: an upload in progress, or one that failed
 }
 
 // ReadAggregated prints the aggregated logs of the first candidate directory that exists.
@@ -171,7 +172,11 @@ func ReadAggregated(fsys FS, cands []Candidate, f Filter, p *Printer) (AggResult
 		seen := map[string]bool{}
 		for _, e := range entries {
 			name := e.Name()
-			if e.IsDir() || strings.HasSuffix(name, ".tmp") || strings.HasSuffix(name, "-checksum") {
+			if strings.HasSuffix(name, ".tmp") {
+				res.Uploading = append(res.Uploading, name)
+				continue
+			}
+			if e.IsDir() || strings.HasSuffix(name, "-checksum") {
 				continue
 			}
 			res.NodeFiles = append(res.NodeFiles, name)

@@ -167,7 +167,7 @@ func TestReadAggregatedFindsEachLayout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Dir != "/"+c.dir || len(res.NodeFiles) != 2 || len(res.Skipped) != 0 {
+			if res.Dir != "/"+c.dir || len(res.NodeFiles) != 2 || len(res.Skipped) != 0 || len(res.Uploading) != 1 {
 				t.Fatalf("found %+v", res)
 			}
 			if res.Printed != 2 || strings.Count(out.String(), "gpu indexes from file=") != 2 || !strings.Contains(out.String(), ": stdout (") {
@@ -221,6 +221,7 @@ func TestExplainMissing(t *testing.T) {
 		{"succeeded but gone", report(hadooppb.LogAggregationStatusProto_LOG_SUCCEEDED), res, []string{"were deleted", "yarn.log-aggregation.retain-seconds", "yarn.nodemanager.remote-app-log-dir"}},
 		{"old RM", &hadooppb.ApplicationReportProto{}, res, []string{"status not reported"}},
 		{"no permission", report(hadooppb.LogAggregationStatusProto_LOG_SUCCEEDED), denied, []string{"no permission", "as bob", "owner (alice)", "run as alice"}},
+		{"upload unfinished", report(hadooppb.LogAggregationStatusProto_LOG_SUCCEEDED), AggResult{Dir: "/tmp/logs/a/x", Uploading: []string{"n_1.tmp"}}, []string{"did not finish uploading", "only n_1.tmp", "NodeManagers' logs"}},
 	} {
 		err := explainMissing("application_1_0001", "alice", "bob", c.report, c.res)
 		var na *NotAvailableError

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -60,6 +61,12 @@ func (e *StatusError) Error() string {
 	}
 	if len(msg) > 300 {
 		msg = msg[:300] + "…"
+	}
+	if e.Status == http.StatusUnauthorized {
+		return fmt.Sprintf("GET %s: HTTP 401: the NodeManager's web services want HTTP authentication (hadoop.http.authentication.type=kerberos, SPNEGO), which yarn-am logs does not speak yet; read a running application's logs with Hadoop's `yarn logs -applicationId`, or wait until it ends and its logs are aggregated", e.URL)
+	}
+	if strings.Contains(e.Body, "SecureIOUtils") {
+		return fmt.Sprintf("GET %s: HTTP %d: the NodeManager cannot read container logs: on a Kerberized cluster it opens them through SecureIOUtils, which needs Hadoop's native library (libhadoop) on the NodeManager; the same stops Hadoop's own yarn logs", e.URL, e.Status)
 	}
 	return fmt.Sprintf("GET %s: HTTP %d: %s", e.URL, e.Status, msg)
 }

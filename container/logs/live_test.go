@@ -113,6 +113,19 @@ func TestNMFilesFetchAndFollow(t *testing.T) {
 	}
 }
 
+// A NodeManager behind SPNEGO: the error says so and what to do instead, not a bare 401.
+func TestNMWantsSPNEGO(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", "Negotiate")
+		w.WriteHeader(401)
+	}))
+	defer srv.Close()
+	_, err := NewNM().Files(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "c")
+	if err == nil || !strings.Contains(err.Error(), "SPNEGO") || !strings.Contains(err.Error(), "yarn logs -applicationId") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 // TestNMFilesListShapes: Jersey renders the log list as an object or as an array of per-type
 // entries (LOCAL and AGGREGATED); a single file may come as an object instead of a list.
 func TestNMFilesListShapes(t *testing.T) {

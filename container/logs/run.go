@@ -110,14 +110,20 @@ func aggregated(ctx context.Context, sess *client.Session, rm *yarnrpc.Applicati
 		}
 		return nil
 	}
-	if status == hadooppb.LogAggregationStatusProto_LOG_DISABLED && report.LogAggregationStatus != nil {
+	if !pending {
+		// The NodeManagers may still have the logs on their disks: always with aggregation off
+		// (for yarn.nodemanager.log.retain-seconds), and when their upload failed.
 		lv := &live{rm: rm, nm: NewNM(), o: o, app: app, p: p}
 		n, err := lv.afterEnd(ctx, report)
 		if err != nil {
 			return err
 		}
 		if n > 0 {
-			fmt.Fprintf(o.Notes, "yarn-am logs: log aggregation is off on this cluster; these are the logs the NodeManagers still keep on their disks (for %s, default 3 hours, after the application ended)\n", KeyLocalRetain)
+			if status == hadooppb.LogAggregationStatusProto_LOG_DISABLED {
+				fmt.Fprintf(o.Notes, "yarn-am logs: log aggregation is off on this cluster; these are the logs the NodeManagers still keep on their disks (for %s, default 3 hours, after the application ended)\n", KeyLocalRetain)
+			} else {
+				fmt.Fprintf(o.Notes, "yarn-am logs: %s; these are the logs the NodeManagers still keep on their disks\n", strings.TrimSuffix(explainMissing(app, owner, sess.User, report, res).Error(), "."))
+			}
 			return nil
 		}
 	}
@@ -201,6 +207,9 @@ func explainMissing(app, owner, user string, report *hadooppb.ApplicationReportP
 	if len(res.Denied) > 0 {
 		return &NotAvailableError{fmt.Sprintf("no permission to read the aggregated logs of %s as %s: %s; they are readable by the application's owner (%s) and the group of the remote log directory (%s); run as %s or ask an administrator",
 			app, user, strings.Join(res.Denied, ", "), owner, KeyRemoteAppLogDir, owner)}
+	}
+	if len(res.Uploading) > 0 && status != hadooppb.LogAggregationStatusProto_LOG_NOT_START && status != hadooppb.LogAggregationStatusProto_LOG_RUNNING {
+		return &NotAvailableError{fmt.Sprintf("the NodeManagers did not finish uploading the logs of %s: %s holds only %s (log aggregation status %s); see the NodeManagers' logs for why (e.g. \"Secure IO is not possible without native code extensions\" on a Kerberized cluster without Hadoop's native library)", app, res.Dir, strings.Join(res.Uploading, ", "), aggStatus(report))}
 	}
 	switch status {
 	case hadooppb.LogAggregationStatusProto_LOG_DISABLED:
@@ -333,6 +342,9 @@ func (l *live) run(ctx context.Context, report *hadooppb.ApplicationReportProto)
 		for _, c := range cs {
 			everSeen = true
 			if err := l.container(ctx, c, cursors); err != nil {
+				if lastErr == nil || err.Error() != lastErr.Error() {
+					fmt.Fprintf(l.o.Notes, "yarn-am logs: %v\n", err)
+				}
 				lastErr = err
 			}
 		}
@@ -374,7 +386,10 @@ func (l *live) finish(report *hadooppb.ApplicationReportProto, cs []liveContaine
 		return &NotAvailableError{fmt.Sprintf("%s is %s and has no container with logs yet (waiting for the ApplicationMaster's container?); run again when it runs, or use --follow", l.app, client.StateName(report.GetYarnApplicationState()))}
 	}
 	if lastErr != nil {
-		return lastErr
+		return &NotAvailableError{fmt.Sprintf("no log of %s could be read (the NodeManagers' answers are above)", l.app)}
+	}
+	if l.o.Filter.File == "" {
+		return &NotAvailableError{fmt.Sprintf("the containers of %s have no log files yet; run again shortly, or use --follow", l.app)}
 	}
 	return &NotAvailableError{fmt.Sprintf("no log of %s matches --file %s", l.app, l.o.Filter.File)}
 }
