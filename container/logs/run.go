@@ -114,9 +114,12 @@ func aggregated(ctx context.Context, sess *client.Session, rm *yarnrpc.Applicati
 		// The NodeManagers may still have the logs on their disks: always with aggregation off
 		// (for yarn.nodemanager.log.retain-seconds), and when their upload failed.
 		lv := &live{rm: rm, nm: NewNM(), o: o, app: app, p: p}
-		n, err := lv.afterEnd(ctx, report)
+		n, kept, err := lv.afterEnd(ctx, report)
 		if err != nil {
 			return err
+		}
+		if n == 0 && kept > 0 {
+			return &NotAvailableError{fmt.Sprintf("no aggregated logs of %s (log aggregation status %s), and the NodeManagers that keep the logs of %d of its containers could not serve them (their answers are above)", app, aggStatus(report), kept)}
 		}
 		if n > 0 {
 			if status == hadooppb.LogAggregationStatusProto_LOG_DISABLED {
@@ -135,9 +138,9 @@ func aggregated(ctx context.Context, sess *client.Session, rm *yarnrpc.Applicati
 // application's containers, so the ids are tried in order on the NMs that know the application:
 // container_<ts>_<app>_<attempt>_<n> for n = 1, 2, ... until 20 numbers in a row are on none of them
 // (released allocations leave gaps). Ids with an RM epoch (container_e<epoch>_...) are not tried.
-func (l *live) afterEnd(ctx context.Context, report *hadooppb.ApplicationReportProto) (int, error) {
+func (l *live) afterEnd(ctx context.Context, report *hadooppb.ApplicationReportProto) (printed, found int, err error) {
 	if err := l.refreshNodes(ctx); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	var known []string
 	for node, addr := range l.nodes {
@@ -150,7 +153,7 @@ func (l *live) afterEnd(ctx context.Context, report *hadooppb.ApplicationReportP
 	}
 	sort.Strings(known)
 	if len(known) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	find := func(id string) (liveContainer, bool) {
 		for _, node := range known {
@@ -163,10 +166,10 @@ func (l *live) afterEnd(ctx context.Context, report *hadooppb.ApplicationReportP
 		}
 		return liveContainer{}, false
 	}
-	var found []liveContainer
+	var hits []liveContainer
 	if id := l.o.Filter.Container; id != "" {
 		if c, ok := find(id); ok {
-			found = append(found, c)
+			hits = append(hits, c)
 		}
 	} else {
 		attempts := int(report.GetCurrentApplicationAttemptId().GetAttemptId())
@@ -176,7 +179,7 @@ func (l *live) afterEnd(ctx context.Context, report *hadooppb.ApplicationReportP
 				if c, ok := find(id); ok {
 					misses = 0
 					if l.o.Filter.Wants(id) {
-						found = append(found, c)
+						hits = append(hits, c)
 					}
 				} else {
 					misses++
@@ -188,12 +191,12 @@ func (l *live) afterEnd(ctx context.Context, report *hadooppb.ApplicationReportP
 		}
 	}
 	cursors := map[fileKey]*Cursor{}
-	for _, c := range found {
+	for _, c := range hits {
 		if err := l.container(ctx, c, cursors); err != nil {
-			return l.p.Printed(), err
+			fmt.Fprintf(l.o.Notes, "yarn-am logs: %v\n", err)
 		}
 	}
-	return l.p.Printed(), nil
+	return l.p.Printed(), len(hits), nil
 }
 
 // explainMissing says why an ended application has no aggregated logs, and what to do, from the
