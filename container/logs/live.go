@@ -1,6 +1,7 @@
 package logs
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -167,26 +167,44 @@ func (n *NM) Files(ctx context.Context, httpAddr, container string) ([]LiveFile,
 	return out, nil
 }
 
-var logHeader = regexp.MustCompile(`(?m)^LogLength:(\d+)\nLogContents:\n`)
-
-// Fetch reads one log file: size 0 = all of it, > 0 the first size bytes, < 0 the last -size
-// bytes. It returns the bytes and the file's length when the NM read it.
-func (n *NM) Fetch(ctx context.Context, httpAddr, container, file string, size int64) ([]byte, int64, error) {
+// Open streams one log file: size 0 = all of it, > 0 the first size bytes, < 0 the last -size
+// bytes. It returns a reader of exactly those bytes and the file's length when the NM read it.
+func (n *NM) Open(ctx context.Context, httpAddr, container, file string, size int64) (io.ReadCloser, int64, error) {
 	u := nmURL(httpAddr, "containerlogs", container, file)
 	if size != 0 {
 		u += "?size=" + strconv.FormatInt(size, 10)
 	}
-	body, err := n.get(ctx, u, "text/plain")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, 0, err
 	}
-	m := logHeader.FindSubmatchIndex(body)
-	if m == nil {
-		return nil, 0, fmt.Errorf("%s: no LogLength/LogContents header in the NM's answer", u)
-	}
-	total, err := strconv.ParseInt(string(body[m[2]:m[3]]), 10, 64)
+	req.Header.Set("Accept", "text/plain")
+	resp, err := n.stream().Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: LogLength %q: %w", u, body[m[2]:m[3]], err)
+		return nil, 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		return nil, 0, &StatusError{URL: u, Status: resp.StatusCode, Body: string(bytes.TrimSpace(body))}
+	}
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	total := int64(-1)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			resp.Body.Close()
+			return nil, 0, fmt.Errorf("%s: no LogLength/LogContents header in the NM's answer", u)
+		}
+		if v, ok := strings.CutPrefix(line, "LogLength:"); ok {
+			if total, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+				resp.Body.Close()
+				return nil, 0, fmt.Errorf("%s: LogLength %q: %w", u, strings.TrimSpace(v), err)
+			}
+		}
+		if line == "LogContents:\n" && total >= 0 {
+			break
+		}
 	}
 	want := total
 	switch {
@@ -195,11 +213,50 @@ func (n *NM) Fetch(ctx context.Context, httpAddr, container, file string, size i
 	case size < 0 && -size < total:
 		want = -size
 	}
-	start := m[1]
-	if int64(len(body)-start) < want {
-		return nil, 0, fmt.Errorf("%s: the NM sent %d bytes of content, LogLength says %d", u, len(body)-start, want)
+	return &exactBody{r: io.LimitReader(br, want), want: want, url: u, c: resp.Body}, total, nil
+}
+
+// exactBody is a log file's content inside the NM's answer; a short one is an error, not a silently
+// shorter log.
+type exactBody struct {
+	r    io.Reader
+	want int64
+	got  int64
+	url  string
+	c    io.Closer
+}
+
+func (e *exactBody) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.got += int64(n)
+	if err == io.EOF && e.got < e.want {
+		return n, fmt.Errorf("%s: the NM sent %d bytes of content, LogLength says %d", e.url, e.got, e.want)
 	}
-	return body[start : int64(start)+want], total, nil
+	return n, err
+}
+
+func (e *exactBody) Close() error { return e.c.Close() }
+
+// stream is the client for log bodies: no overall timeout (a big log takes its time; the context
+// bounds it), the same transport.
+func (n *NM) stream() *http.Client {
+	c := *n.HTTP
+	c.Timeout = 0
+	return &c
+}
+
+// Fetch reads one log file into memory (see Open); for the bounded pieces --follow asks for.
+func (n *NM) Fetch(ctx context.Context, httpAddr, container, file string, size int64) ([]byte, int64, error) {
+	rc, total, err := n.Open(ctx, httpAddr, container, file, size)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return b, total, nil
 }
 
 // Cursor follows one log file: what has been printed so far.

@@ -141,3 +141,15 @@ func TestNMFilesListShapes(t *testing.T) {
 		}
 	}
 }
+
+// An answer cut short (the NM died mid-body) is an error, never a silently shorter log.
+func TestNMShortBodyIsAnError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "Container: c on n:1\nLogType:stdout\nLogLastModifiedTime:x\nLogLength:100\nLogContents:\nhello")
+	}))
+	defer srv.Close()
+	_, _, err := NewNM().Fetch(context.Background(), strings.TrimPrefix(srv.URL, "http://"), "c", "stdout", 0)
+	if err == nil || !strings.Contains(err.Error(), "sent 5 bytes of content, LogLength says 100") {
+		t.Fatalf("err = %v", err)
+	}
+}

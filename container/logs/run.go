@@ -425,15 +425,19 @@ func (l *live) container(ctx context.Context, c liveContainer, cursors map[fileK
 		k := fileKey{c.ID, f.Name}
 		cur, seen := cursors[k]
 		if !seen {
-			b, total, err := l.nm.Fetch(fctx, addr, c.ID, f.Name, 0)
+			// The whole file, streamed: a big log is never held in memory (the per-request
+			// timeout does not apply; ctx bounds it).
+			rc, total, err := l.nm.Open(ctx, addr, c.ID, f.Name, 0)
 			if err != nil {
 				return fmt.Errorf("%s on %s, %s: %w", c.ID, c.Node, f.Name, err)
 			}
 			cursors[k] = &Cursor{Off: total}
 			l.p.Header(c.ID, c.Node, f.Name, total)
 			l.last = c.ID + "/" + f.Name
-			if err := l.p.Content(strings.NewReader(string(b))); err != nil {
-				return err
+			err = l.p.Content(rc)
+			rc.Close()
+			if err != nil {
+				return fmt.Errorf("%s on %s, %s: %w", c.ID, c.Node, f.Name, err)
 			}
 			continue
 		}
