@@ -129,7 +129,7 @@ func (f *IFile) AppOwner() string { return f.Owner }
 // Walk calls fn for every container log file, with a reader of exactly its bytes.
 func (f *IFile) Walk(fn func(LogFile, io.Reader) error) error {
 	for _, e := range f.files {
-		sec := io.NewSectionReader(f.r, e.start, e.stored)
+		sec := sectionOf(f.r, e.start, e.stored)
 		if err := f.walkOne(e, sec, fn); err != nil {
 			return err
 		}

@@ -150,20 +150,21 @@ func (t *TFile) block(reg blockRegion, codec string) (io.ReadCloser, error) {
 	if reg.offset+reg.stored > t.size {
 		return nil, fmt.Errorf("block at %d of %d bytes runs past the end of the file (%d bytes)", reg.offset, reg.stored, t.size)
 	}
-	sec := io.NewSectionReader(t.r, reg.offset, reg.stored)
+	sec := sectionOf(t.r, reg.offset, reg.stored)
 	switch codec {
 	case "none":
 		return io.NopCloser(sec), nil
 	case "gz":
 		// Hadoop's TFile "gz" is its DefaultCodec: a zlib stream. Accept a gzip one too.
-		var head [2]byte
-		if _, err := sec.ReadAt(head[:], 0); err != nil {
-			return nil, err
+		br := bufio.NewReader(sec)
+		head, err := br.Peek(2)
+		if err != nil {
+			return nil, unexpected(err)
 		}
 		if head[0] == 0x1f && head[1] == 0x8b {
-			return gzip.NewReader(sec)
+			return gzip.NewReader(br)
 		}
-		return zlib.NewReader(sec)
+		return zlib.NewReader(br)
 	default:
 		return nil, fmt.Errorf("compression %q is not supported (only none and gz; set yarn.nodemanager.log-aggregation.compression-type to none or gz, or read these logs with Hadoop's `yarn logs`)", codec)
 	}
@@ -431,4 +432,40 @@ func decodeModifiedUTF8(b []byte) (string, error) {
 		}
 	}
 	return string(utf16.Decode(u16)), nil
+}
+
+// sectionOf reads n bytes at off. A file that can seek (an HDFS file) is read sequentially from
+// there: reading it through ReadAt would set up a new DataNode read for every buffer.
+func sectionOf(r io.ReaderAt, off, n int64) io.Reader {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		return &seekSection{rs: rs, off: off, n: n}
+	}
+	return io.NewSectionReader(r, off, n)
+}
+
+type seekSection struct {
+	rs     io.ReadSeeker
+	off, n int64
+	sought bool
+}
+
+func (s *seekSection) Read(p []byte) (int, error) {
+	if !s.sought {
+		if _, err := s.rs.Seek(s.off, io.SeekStart); err != nil {
+			return 0, err
+		}
+		s.sought = true
+	}
+	if s.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > s.n {
+		p = p[:s.n]
+	}
+	n, err := s.rs.Read(p)
+	s.n -= int64(n)
+	if err == io.EOF && s.n > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
 }

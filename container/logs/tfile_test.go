@@ -204,3 +204,39 @@ func TestModifiedUTF8(t *testing.T) {
 		t.Errorf("decodeModifiedUTF8 = %q, %v", got, err)
 	}
 }
+
+// readerAtOnly hides Seek: the reader then goes through ReadAt sections instead of seeking.
+type readerAtOnly struct{ r io.ReaderAt }
+
+func (r readerAtOnly) ReadAt(p []byte, off int64) (int, error) { return r.r.ReadAt(p, off) }
+
+func TestReadAtAndSeekPathsAgree(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		open func(io.ReaderAt, int64) (walker, error)
+	}{{"testdata/tfile-3.4/127.0.0.3_44319", openTFile}, {"testdata/ifile-3.4/127.0.0.2_37029", openIFile}} {
+		data, err := os.ReadFile(c.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var outs [2]string
+		for i, r := range []io.ReaderAt{bytes.NewReader(data), readerAtOnly{bytes.NewReader(data)}} {
+			w, err := c.open(r, int64(len(data)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := w.Walk(func(lf LogFile, r io.Reader) error {
+				fmt.Fprintf(&b, "%s/%s:", lf.Container, lf.Name)
+				_, err := io.Copy(&b, r)
+				return err
+			}); err != nil {
+				t.Fatalf("%s (path %d): %v", c.file, i, err)
+			}
+			outs[i] = b.String()
+		}
+		if outs[0] != outs[1] || len(outs[0]) < 1000 {
+			t.Errorf("%s: the seek and ReadAt paths differ (%d vs %d bytes)", c.file, len(outs[0]), len(outs[1]))
+		}
+	}
+}
