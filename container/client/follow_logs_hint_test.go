@@ -11,9 +11,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // A TaskExecutor that failed gets the command that prints its logs under its event; one that
@@ -43,4 +45,17 @@ func TestFollowNamesTheLogsCommandOfAFailedTaskExecutor(t *testing.T) {
 	assert.Contains(t, text, "its logs: yarn-am logs application_1_0007 --container container_1_0007_01_000002\n")
 	assert.Contains(t, text, "its logs: yarn-am logs application_1_0007 --container container_1_0007_01_000005\n")
 	assert.Equal(t, 2, strings.Count(text, "its logs:"), text)
+}
+
+// status shows the log aggregation status the RM reports, and the command for the logs.
+func TestStatusShowsLogAggregation(t *testing.T) {
+	r := &hadooppb.ApplicationReportProto{ApplicationId: &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(1), Id: proto.Int32(7)},
+		LogAggregationStatus: hadooppb.LogAggregationStatusProto_LOG_TIME_OUT.Enum()}
+	var b bytes.Buffer
+	PrintReport(&b, ViewReport(r))
+	assert.Contains(t, b.String(), "Logs:         log aggregation TIME_OUT; yarn-am logs application_1_0007\n")
+	b.Reset()
+	r.LogAggregationStatus = nil // an RM that does not report it: no line rather than a wrong DISABLED
+	PrintReport(&b, ViewReport(r))
+	assert.NotContains(t, b.String(), "Logs:")
 }
