@@ -214,7 +214,7 @@ func TestExplainMissing(t *testing.T) {
 		want   []string
 	}{
 		{"disabled", report(hadooppb.LogAggregationStatusProto_LOG_DISABLED), res, []string{"log aggregation is off", "yarn.log-aggregation-enable=true", "DISABLED"}},
-		{"not yet", report(hadooppb.LogAggregationStatusProto_LOG_RUNNING), res, []string{"not aggregated yet", "status RUNNING", "run yarn-am logs again", "/tmp/logs/alice/bucket-logs-tfile/0001/application_1_0001"}},
+		{"not yet", report(hadooppb.LogAggregationStatusProto_LOG_RUNNING), res, []string{"not aggregated yet", "status RUNNING", "run yarn-am logs again", "yarn-am status application_1_0001", "/tmp/logs/alice/bucket-logs-tfile/0001/application_1_0001"}},
 		{"not started", report(hadooppb.LogAggregationStatusProto_LOG_NOT_START), res, []string{"not aggregated yet", "NOT_START"}},
 		{"failed", report(hadooppb.LogAggregationStatusProto_LOG_FAILED), res, []string{"did not succeed", "FAILED", "NodeManagers' logs"}},
 		{"timed out", report(hadooppb.LogAggregationStatusProto_LOG_TIME_OUT), res, []string{"did not succeed", "TIME_OUT"}},
