@@ -44,24 +44,32 @@ var (
 
 func integrationEnv(t *testing.T) itEnv {
 	t.Helper()
-	for _, k := range []string{"HADOOP_CONF_DIR", "YARN_AM_BIN", "YARN_AM_HADOOP_JAVA"} {
+	for _, k := range []string{"HADOOP_CONF_DIR", "YARN_AM_HADOOP_JAVA"} {
 		if os.Getenv(k) == "" {
-			t.Fatalf("%s is not set: start the mini cluster (make minicluster-up), source .minicluster/env, build (make build) and set YARN_AM_BIN=$PWD/bin/yarn-am (make integration does all)", k)
+			t.Fatalf("%s is not set: start the mini cluster (make minicluster-up) and source .minicluster/env (make integration and make test-secure do both)", k)
 		}
 	}
 	itOnce.Do(func() {
-		itVal.bin = os.Getenv("YARN_AM_BIN")
 		dir, err := os.MkdirTemp("", "yarn-am-logs-it-")
 		if err != nil {
 			itErr = err
 			return
 		}
+		// YARN_AM_BIN (make integration sets it) or a fresh build (make test-secure sets none).
+		itVal.bin = os.Getenv("YARN_AM_BIN")
+		builds := [][]string{{"build", "-o", filepath.Join(dir, "worker"), "../../testdata/worker"}}
+		if itVal.bin == "" {
+			itVal.bin = filepath.Join(dir, "yarn-am")
+			builds = append(builds, []string{"build", "-o", itVal.bin, "../../cmd/yarn-am"})
+		}
 		itVal.worker = filepath.Join(dir, "worker")
-		cmd := exec.Command("go", "build", "-o", itVal.worker, "../../testdata/worker")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			itErr = fmt.Errorf("building the worker: %v\n%s", err, out)
-			return
+		for _, b := range builds {
+			cmd := exec.Command("go", b...)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				itErr = fmt.Errorf("go %s: %v\n%s", strings.Join(b, " "), err, out)
+				return
+			}
 		}
 		itVal.smi, itErr = filepath.Abs("../../testdata/fake-nvidia-smi/nvidia-smi")
 		if itErr != nil {

@@ -47,7 +47,7 @@ type Candidate struct {
 // the aggregated logs of app (application_<ts>_<nnnn>) owned by user, given the cluster's
 // configuration:
 //
-//   - 3.3 and later (YARN-6929, bucketed): <root>/<user>/bucket-<suffix>/<nnnn mod 10000, 4
+//   - 3.3 and later (bucketed): <root>/<user>/bucket-<suffix>/<nnnn mod 10000, 4
 //     digits>/<app>, where <suffix> is yarn.log-aggregation.<Format>.remote-app-log-dir-suffix, else
 //     yarn.nodemanager.remote-app-log-dir-suffix ("logs") + "-tfile" or "-ifile";
 //   - 3.3 and later, the "older" path they still read: <root>/<user>/<suffix>/<app>;
