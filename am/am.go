@@ -46,6 +46,9 @@ const (
 	// them); older ones are dropped, their counts kept (a long-running service otherwise grows
 	// without limit, ~1.8 KB per container ever started).
 	DefaultFinishedHistory = 1000
+	// DefaultGangTimeout is taskexecutor.gang-timeout's default: how long a gang round may take to be
+	// allocated before the AM gives back what it holds.
+	DefaultGangTimeout = 5 * time.Minute
 	// callTimeout bounds every RM and NM call.
 	callTimeout = 60 * time.Second
 	// maxAllocateErrors: consecutive failed heartbeats (each already retried by yarnrpc) before the
@@ -93,6 +96,16 @@ type Config struct {
 	Cluster ClusterNodes
 	// Now is the clock (nil: time.Now); tests set it.
 	Now func() time.Time
+	// State keeps the AM's durable state between attempts (durable.go; nil: nothing is kept, and a
+	// later attempt starts from the running containers YARN hands it only).
+	State StateStore
+	// Attempt names this attempt (appattempt_..._000002) in the saved state and the events.
+	Attempt string
+	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
+	GangTimeout time.Duration
+	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
+	// another attempt that needs it (the process sets it when attempts are left).
+	KeepStagingOnKill bool
 }
 
 // tracked is a container the AM accepted, with what it needs to launch and stop it.
@@ -109,6 +122,11 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
+	// reported: its launcher reported its infos; port: the free port it reported (gang mode); rank:
+	// its place in the gang round, once every rank reported (gang.go).
+	reported bool
+	port     int
+	rank     *contract.Rendezvous
 	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
 	forgotten bool
 }
@@ -149,6 +167,13 @@ type AM struct {
 
 	wake    chan struct{}
 	launchQ chan *tracked
+	// gang is the state of gang mode (gang.go).
+	gang gangState
+	// adopted: the first registration took over what an earlier attempt left (durable.go).
+	adopted bool
+	// savedAt is the last event id when the durable state was saved; savedTime when it was tried.
+	savedAt   uint64
+	savedTime time.Time
 	// background counts the goroutines that stop containers outside the loop (scale-down); Run
 	// waits for them, so none outlives it.
 	background sync.WaitGroup
@@ -202,6 +227,9 @@ func New(cfg Config) (*AM, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.GangTimeout <= 0 {
+		cfg.GangTimeout = DefaultGangTimeout
 	}
 	cfg.Events.OnAdd(cfg.Metrics.ObserveEvent)
 	return &AM{
@@ -267,6 +295,11 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		return Outcome{}, err
 	}
 	a.setState(contract.StateRunning)
+	a.mu.Lock()
+	if a.gang.roundStart.IsZero() {
+		a.gang.roundStart = a.cfg.Now()
+	}
+	a.mu.Unlock()
 	var driverDone <-chan struct{}
 	if a.cfg.Driver != nil {
 		d, err := a.startDriver(ctx)
@@ -302,6 +335,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			case err == nil:
 				errs = 0
 				a.checkPending(ctx)
+				a.checkGang(ctx)
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):
@@ -323,6 +357,10 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			}
 		}
 		actOnly = false
+		if now := a.cfg.Now(); now.Sub(a.savedTime) >= time.Second {
+			a.savedTime = now
+			a.saveState(ctx)
+		}
 
 		t := time.NewTimer(a.interval())
 		select {
@@ -376,6 +414,14 @@ func (a *AM) setState(s contract.AMState) {
 func (a *AM) killed() Outcome {
 	a.setState(contract.AMState(contract.Killed))
 	out := Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	if a.cfg.KeepStagingOnKill {
+		// The NodeManager stops an AM container the same way for a kill, preemption, memory or a node
+		// going away; only in the first case is this the end. With attempts left, the staging
+		// directory stays for the next one (yarn-am kill removes it once the application is KILLED).
+		a.log.Info("am: stopped by SIGTERM with attempts left; the staging directory stays for the next attempt")
+		a.saveState(context.Background())
+		return out
+	}
 	a.deleteStaging()
 	return out
 }
@@ -420,6 +466,7 @@ func (a *AM) register(ctx context.Context) error {
 	if why := CheckAsk(a.cfg.Spec.Capability, types, maximum); why != "" {
 		return &unsatisfiable{why: why, maximum: maximum}
 	}
+	a.adopt(ctx, resp)
 	a.mu.Lock()
 	a.responseID = 0
 	if m := resp.GetMaximumCapability(); m != nil {
@@ -458,7 +505,8 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
-		HoldNewAsks: now.Before(a.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten}
+		HoldNewAsks: now.Before(a.holdUntil) || now.Before(a.gang.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten,
+		Round: a.gang.round}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -496,16 +544,21 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		}
 		delete(a.allocProtos, r.ID)
 	}
+	for _, l := range plan.Hold {
+		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, true)
+		delete(a.allocProtos, l.ID)
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.round}).Info("am: container allocated and held until the gang is complete")
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.progressed = true
+	}
+	if plan.StartHeld {
+		launches = append(launches, a.startGangLocked()...)
+	}
 	for _, l := range plan.Launch {
-		t := a.rec.accepted(l, a.allocProtos[l.ID])
+		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
-		var latency time.Duration
-		if at, ok := a.askTime[l.AskID]; ok {
-			latency = now.Sub(at)
-			a.metrics.ObserveAllocation(latency)
-		}
-		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, latency))
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
 	}
@@ -520,13 +573,24 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		if t == nil {
 			continue
 		}
-		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: the requirement went down")
+		if t.Phase == contract.Held {
+			a.releaseHeldLocked(t, "released before it started: "+plan.RoundReason)
+			continue
+		}
+		why := "the requirement went down"
+		if plan.NewRound {
+			why = "the gang restarts"
+		}
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: " + why)
 		if a.rec.stopping(t) {
 			stop = append(stop, t)
 		}
 	}
 	if len(stop) > 0 {
 		a.stopInBackground(stop)
+	}
+	if plan.NewRound {
+		a.newRoundLocked(now, plan.RoundReason)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
@@ -641,6 +705,13 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	for _, c := range resp.GetAllocatedContainers() {
 		id := yarnrpc.FormatContainerID(c.GetId())
+		if a.rec.get(id) != nil || a.allocProtos[id] != nil {
+			// A ResourceManager that restarted (work-preserving) or failed over may report a container
+			// again that this AM already took: it is never launched twice
+			// (TestLoopIgnoresAContainerTheRMReportsAgain).
+			a.log.WithField("container", id).Info("am: the ResourceManager reported a known container again; ignored")
+			continue
+		}
 		a.allocProtos[id] = c
 		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
 			Resources: contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))})

@@ -33,7 +33,7 @@ func (a *AM) Status() contract.Status {
 	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
 	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
 	for _, t := range a.rec.seq {
-		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos}
+		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos, Rank: t.rank}
 		switch t.Phase {
 		case contract.Launching:
 			s.Counts.Allocated++
@@ -62,6 +62,7 @@ func (a *AM) Report(id string, r contract.ContainerReport) bool {
 		return false
 	}
 	a.emitAll(a.rec.reported(t, r))
+	a.assignRanksLocked()
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})
 	if r.Failure != "" {
 		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
@@ -94,6 +95,10 @@ func (a *AM) Handler(secret string) http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /api/v1/containers/{id}/rendezvous", func(w http.ResponseWriter, r *http.Request) {
+		code, body := a.RendezvousOf(r.PathValue("id"))
+		writeJSON(w, code, body)
 	})
 	mux.HandleFunc("GET /api/v1/containers", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, a.Status().Containers)

@@ -11,6 +11,7 @@ package am_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -81,6 +82,9 @@ type jobSpec struct {
 	gpus        int
 	command     string
 	maxFailures int
+	maxAttempts int    // 0: 1
+	memory      string // taskexecutor.memory; "": 256
+	teExtra     string // more [taskexecutor] lines
 }
 
 // writeJob writes a job file to a temp dir: the worker and the fake nvidia-smi are shipped, the fake is
@@ -90,11 +94,11 @@ func writeJob(t *testing.T, s jobSpec) string {
 	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
 	require.NoError(t, err)
 	body := fmt.Sprintf(`name = %q
-max-attempts = 1
+max-attempts = %d
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = %d
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
 
 [am]
 memory = 256
@@ -102,14 +106,15 @@ memory = 256
 [taskexecutor]
 instances = %d
 command = %q
-memory = 256
+memory = %q
 max-failures = %d
 files = [%q, %q]
+%s
 
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, s.name, s.gpus, s.instances, s.command, s.maxFailures, worker(t), smi)
+`, s.name, max(s.maxAttempts, 1), s.gpus, s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p

@@ -200,6 +200,36 @@ func FinishedEvent(out Outcome) contract.Event {
 		Message: fmt.Sprintf("application finished: %s: %s", out.Status, out.Diagnostics)}
 }
 
+// AMRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
+// says whether the earlier attempt's saved state was found.
+func AMRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
+	msg := fmt.Sprintf("ApplicationMaster %s took over %d running TaskExecutor(s) from the previous attempt", attempt, len(adopted))
+	if state {
+		msg += " with its saved state (counts, failure policy, resource infos, events)"
+	} else {
+		msg += "; no saved state was found"
+	}
+	return contract.Event{Type: contract.EventAMRestarted, Severity: contract.SeverityWarning, Count: len(adopted), Message: msg}
+}
+
+// GangFormedEvent: the gang of round's n members is allocated (on nodes nodes, after took) and starts.
+func GangFormedEvent(round, n, nodes int, took time.Duration) contract.Event {
+	return contract.Event{Type: contract.EventGangFormed, Severity: contract.SeverityInfo, Count: n,
+		Message: fmt.Sprintf("gang round %d formed: %d TaskExecutors on %d node(s) allocated in %s; starting them all", round, n, nodes, took.Round(time.Millisecond))}
+}
+
+// GangRestartedEvent: the gang starts round round, because why.
+func GangRestartedEvent(round int, why string) contract.Event {
+	return contract.Event{Type: contract.EventGangRestarted, Severity: contract.SeverityWarning, Reason: why,
+		Message: fmt.Sprintf("gang restarts as round %d: %s", round, why)}
+}
+
+// RendezvousEvent: every rank of round reported; rank 0 is at master:port.
+func RendezvousEvent(round, ranks int, master string, port int) contract.Event {
+	return contract.Event{Type: contract.EventRendezvous, Severity: contract.SeverityInfo, Count: ranks,
+		Message: fmt.Sprintf("gang round %d: all %d ranks reported; rank 0 listens at %s:%d", round, ranks, master, port)}
+}
+
 // DefaultEventCapacity is how many events the log keeps.
 const DefaultEventCapacity = 10000
 

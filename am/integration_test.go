@@ -242,7 +242,7 @@ const gpuJob = `name = "am-it"
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = 1
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
 
 [taskexecutor]
 instances = %d
@@ -359,9 +359,12 @@ func TestAMDriverMode(t *testing.T) {
 	}
 }
 
+// TestAMKilledDeletesStaging: on its last attempt, an AM stopped by SIGTERM deletes the staging
+// directory. (With attempts left it keeps it for the next attempt: TestAMRestartKeepsItsTaskExecutors;
+// yarn-am kill then removes it: TestE2EKillRunningJobRemovesStaging.)
 func TestAMKilledDeletesStaging(t *testing.T) {
 	c := miniCluster(t)
-	a := c.submit(t, fmt.Sprintf(gpuJob, 1, `sleep 300`, 1))
+	a := c.submit(t, "max-attempts = 1\n"+fmt.Sprintf(gpuJob, 1, `sleep 300`, 1))
 	require.Eventually(t, func() bool { s := c.amStatus(t, a); return s != nil && s.Counts.Running == 1 }, 2*time.Minute, 200*time.Millisecond)
 	_, err := c.rm.KillApplication(ctxT(t, 30*time.Second), a.id, "killed by the test")
 	require.NoError(t, err)

@@ -33,15 +33,20 @@ type fakeCluster struct {
 
 	mu sync.Mutex
 	// knobs
-	exitCode        func(n int) int32         // exit status of the n-th started container (0-based)
-	shape           func(n int) yarnrpc.Token // unused placeholder
-	misfitFirst     int                       // the first misfitFirst allocations come without GPUs
-	notRegisteredAt int                       // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
-	rollTokenAt     int                       // the allocate call (1-based) whose response carries a new AM-RM token
-	refuseStarts    int                       // the NM refuses the first refuseStarts startContainers requests
-	maximum         *hadooppb.ResourceProto   // registration's maximumCapability
-	rejectAsks      bool                      // allocate answers InvalidResourceRequestException to any ask
-	maxAllocations  int                       // allocate grants no more than this many containers in all (0: no limit)
+	exitCode          func(n int) int32         // exit status of the n-th started container (0-based)
+	shape             func(n int) yarnrpc.Token // unused placeholder
+	misfitFirst       int                       // the first misfitFirst allocations come without GPUs
+	notRegisteredAt   int                       // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
+	rollTokenAt       int                       // the allocate call (1-based) whose response carries a new AM-RM token
+	refuseStarts      int                       // the NM refuses the first refuseStarts startContainers requests
+	maximum           *hadooppb.ResourceProto   // registration's maximumCapability
+	rejectAsks        bool                      // allocate answers InvalidResourceRequestException to any ask
+	maxAllocations    int                       // allocate grants no more than this many containers in all (0: no limit)
+	repeatAllocations bool                      // every allocate response repeats the containers allocated so far (an RM that re-reports them)
+	allAllocated      []*hadooppb.ContainerProto
+	runHeartbeats     int                        // a started container completes after this many more allocates (0: at the next)
+	age               map[string]int             // allocates seen by each running container
+	previous          []*hadooppb.ContainerProto // the first registration hands these over as a previous attempt's (running; they exit 0 at the next heartbeat)
 	// state
 	registered   bool
 	registers    int
@@ -104,7 +109,16 @@ func (f *fakeCluster) register(_ context.Context, r *rpctest.Request) (proto.Mes
 	f.lastRespID = 0
 	f.lastResp = nil
 	f.table = map[int64]int32{} // a restarted RM has an empty request table
-	return &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default"), MaximumCapability: f.maximum}, nil
+	resp := &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default"), MaximumCapability: f.maximum}
+	if f.registers == 1 && len(f.previous) > 0 {
+		resp.ContainersFromPreviousAttempts = f.previous
+		resp.NmTokensFromPreviousAttempts = []*hadooppb.NMTokenProto{{NodeId: f.node, Token: &hadooppb.TokenProto{Identifier: nmTokID, Password: nmTokPW,
+			Kind: proto.String("NMToken"), Service: proto.String("")}}}
+		for _, c := range f.previous {
+			f.running[yarnrpc.FormatContainerID(c.GetId())] = 0
+		}
+	}
+	return resp, nil
 }
 
 func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Message, error) {
@@ -159,6 +173,11 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 		}
 		f.table[askID] = n
 	}
+	if f.repeatAllocations {
+		fresh := resp.AllocatedContainers
+		resp.AllocatedContainers = append(append([]*hadooppb.ContainerProto{}, f.allAllocated...), fresh...)
+		f.allAllocated = append(f.allAllocated, fresh...)
+	}
 	if len(resp.AllocatedContainers) > 0 && !f.nmTokenSent {
 		f.nmTokenSent = true
 		resp.NmTokens = []*hadooppb.NMTokenProto{{NodeId: f.node, Token: &hadooppb.TokenProto{Identifier: nmTokID, Password: nmTokPW,
@@ -169,6 +188,12 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 	}
 	// Containers started since the last heartbeat finish now.
 	for id, code := range f.running {
+		if f.age == nil {
+			f.age = map[string]int{}
+		}
+		if f.age[id]++; f.age[id] <= f.runHeartbeats {
+			continue
+		}
 		cid, _ := yarnrpc.ParseContainerID(id)
 		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadooppb.ContainerStatusProto{
 			ContainerId: cid, State: hadooppb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(code),

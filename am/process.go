@@ -166,6 +166,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if refresher != nil {
 		env[contract.EnvTokensURL] = strings.TrimSuffix(base, "/") + TokensPath
 	}
+	if job.TaskExecutor.Gang {
+		env[contract.EnvGang] = "1"
+	}
 	te := TaskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.JobFile, FlinkConf: flinkAlias, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: base + "api/v1/containers/", Creds: creds,
@@ -180,15 +183,27 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		mode = Service
 	}
 	amc := Config{
-		App:  app,
-		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode},
-		Host: host, RPCPort: port, TrackingURL: base,
+		App: app,
+		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
+			Gang: job.TaskExecutor.Gang},
+		GangTimeout: job.TaskExecutor.GangTimeout,
+		Host:        host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
 		Policy: a.Policy, Keys: keys, Cluster: cluster,
 	}
 	if staging != nil {
 		amc.Staging = staging
+		amc.State = staging
+	}
+	amc.Attempt = attempt
+	maxAttempts, err := effectiveMaxAttempts(conf, job.MaxAttempts)
+	if err != nil {
+		return 1, err
+	}
+	if n := int(cidp.GetAppAttemptId().GetAttemptId()); n < maxAttempts {
+		amc.KeepStagingOnKill = true
+		log.WithFields(logrus.Fields{"attempt": n, "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
 	}
 	if refresher != nil {
 		amc.LaunchTokens = refresher.LaunchTokens
@@ -231,4 +246,18 @@ func modeName(a ProcessOptions) string {
 		return "service"
 	}
 	return "batch"
+}
+
+// effectiveMaxAttempts is how many AM attempts YARN gives the application: the job's max-attempts
+// capped by the cluster's yarn.resourcemanager.am.max-attempts (default 2), or that when the job sets
+// none.
+func effectiveMaxAttempts(conf *yarnrpc.Config, job int32) (int, error) {
+	global, err := conf.GetInt("yarn.resourcemanager.am.max-attempts", 2)
+	if err != nil {
+		return 0, err
+	}
+	if job > 0 && int64(job) < global {
+		return int(job), nil
+	}
+	return int(global), nil
 }

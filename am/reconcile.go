@@ -57,6 +57,10 @@ type Spec struct {
 	Capability  contract.Capability
 	MaxFailures int // failed TaskExecutors replaced before the application fails
 	Mode        Mode
+	// Gang: all Instances TaskExecutors run at once or none does (taskexecutor.gang): allocations
+	// are held until the whole gang is allocated, and one that ends other than by success restarts
+	// the gang in a new round (gang.go).
+	Gang bool
 }
 
 // Ask is one outstanding container request, keyed by its allocationRequestId.
@@ -81,6 +85,7 @@ type Container struct {
 	Phase     contract.Phase
 	Resources contract.Capability
 	Exit      Exit // when Completed
+	Round     int  // the gang round it belongs to (gang mode)
 }
 
 // Allocation is a container the RM allocated, not yet matched to an ask.
@@ -107,6 +112,8 @@ type Observed struct {
 	// Forgotten counts the finished containers no longer in Containers (the AM keeps the records of
 	// the latest Config.FinishedHistory only); Reconcile counts them as if they were listed.
 	Forgotten Forgotten
+	// Round is the current gang round (gang mode); containers of earlier rounds are history.
+	Round int
 }
 
 // Forgotten summarises finished containers whose records the AM dropped: what Reconcile needs of
@@ -154,12 +161,20 @@ type Outcome struct {
 
 // Plan is what the AM does next.
 type Plan struct {
-	Launch    []Allocation // accepted: start a TaskExecutor in each
-	Release   []Release    // give back to the RM
-	Stop      []Container  // running TaskExecutors to stop: the requirement went down (newest first)
-	Send      []AskUpdate  // ResourceRequests for the next allocate
-	Asks      []Ask        // the ask table once Send is sent
-	NextAskID int64
+	Launch []Allocation // accepted: start a TaskExecutor in each
+	// Hold (gang mode): accepted, but kept unstarted until the gang is complete; StartHeld: the gang
+	// is complete, start every held container (and Hold).
+	Hold      []Allocation
+	StartHeld bool
+	// NewRound (gang mode): a member of the current round ended other than by success; Stop lists
+	// the round's other active members, and the next round asks for the whole gang again.
+	NewRound    bool
+	RoundReason string
+	Release     []Release   // give back to the RM
+	Stop        []Container // running TaskExecutors to stop: the requirement went down (newest first)
+	Send        []AskUpdate // ResourceRequests for the next allocate
+	Asks        []Ask       // the ask table once Send is sent
+	NextAskID   int64
 	// LimitReached: more TaskExecutors failed than taskexecutor.max-failures allows; nothing more is
 	// asked for. Failures lists the counted failures still in Observed.Containers (for diagnostics);
 	// FailureCount counts them all, the forgotten ones too.
@@ -184,16 +199,32 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		byID[a.ID] = i
 	}
 
-	active, succeeded := 0, obs.Forgotten.Succeeded
-	for _, c := range obs.Containers {
+	// In gang mode only the current round counts (gang.go), and a round succeeds as a whole.
+	active, succeeded, held, formed := 0, obs.Forgotten.Succeeded, 0, false
+	if spec.Gang {
+		succeeded = 0
+	}
+	var roundEnded *Container
+	for i, c := range obs.Containers {
+		if c.Phase == contract.Completed && c.Exit.Class.Counts() {
+			p.Failures = append(p.Failures, c)
+		}
+		if spec.Gang && c.Round != obs.Round {
+			continue
+		}
 		switch {
 		case c.Phase == contract.Stopping: // on its way out: neither active nor done
+		case c.Phase == contract.Held:
+			active++
+			held++
 		case c.Phase != contract.Completed:
 			active++
+			formed = true
 		case c.Exit.Class == contract.ExitSucceeded:
 			succeeded++
-		case c.Exit.Class.Counts():
-			p.Failures = append(p.Failures, c)
+			formed = true
+		case spec.Gang && c.Exit.Class != contract.ExitKilledByAM && roundEnded == nil:
+			roundEnded = &obs.Containers[i]
 		}
 	}
 	p.FailureCount = len(p.Failures) + obs.Forgotten.Failed
@@ -206,6 +237,18 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	}
 	if stop {
 		target = 0
+	}
+	if spec.Gang && !stop {
+		if why := gangRestart(spec, roundEnded, formed, active, succeeded); why != "" {
+			// Every other member of the round stops; the next round asks for the whole gang.
+			p.NewRound, p.RoundReason = true, why
+			for _, c := range obs.Containers {
+				if c.Round == obs.Round && c.Phase != contract.Completed && c.Phase != contract.Stopping {
+					p.Stop = append(p.Stop, c)
+				}
+			}
+			target = 0
+		}
 	}
 	// Cancel what is no longer wanted before matching, so allocations for it are released as excess.
 	wanted := target - active
@@ -222,8 +265,9 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		outstanding -= cut
 	}
 	// Scaling down: pending asks went first (above); then the newest TaskExecutors stop. When the
-	// whole application is stopping, finishing stops everything instead.
-	if !stop {
+	// whole application is stopping, finishing stops everything instead. (A gang changes size by a
+	// new round.)
+	if !stop && !spec.Gang {
 		p.Stop = ScaleDown(obs.Containers, target)
 		active -= len(p.Stop)
 	}
@@ -251,8 +295,12 @@ func Reconcile(spec Spec, obs Observed) Plan {
 			continue
 		}
 		a.Want--
-		p.Launch = append(p.Launch, al)
 		active++
+		if spec.Gang {
+			p.Hold = append(p.Hold, al)
+			continue
+		}
+		p.Launch = append(p.Launch, al)
 	}
 
 	// Ask for what is still missing.
@@ -260,7 +308,11 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	for _, a := range asks {
 		outstanding += a.Want
 	}
-	if need := target - active - outstanding; need > 0 && !obs.HoldNewAsks {
+	// A gang starts when all of it is allocated.
+	if spec.Gang && !p.NewRound && held+len(p.Hold) > 0 && outstanding == 0 && active == target {
+		p.StartHeld = true
+	}
+	if need := target - active - outstanding; need > 0 && !obs.HoldNewAsks && !p.NewRound {
 		asks = append(asks, Ask{ID: p.NextAskID, Want: need})
 		p.NextAskID++
 	}

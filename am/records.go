@@ -44,16 +44,34 @@ func newRecords(history int) records {
 // get returns the record of a container, nil if it is not (or no longer) recorded.
 func (r *records) get(id string) *tracked { return r.byID[id] }
 
-// accepted records an allocation the AM keeps: it is launching from now on.
-func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto) *tracked {
-	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources}}
+// accepted records an allocation the AM keeps: it is launching from now on, or held until its gang
+// is complete (held).
+func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto, round int, held bool) *tracked {
+	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources, Round: round}}
 	if p != nil {
 		t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
 	}
 	r.byID[l.ID] = t
 	r.seq = append(r.seq, t)
-	r.inFlight++
+	if held {
+		t.Phase = contract.Held
+	} else {
+		r.inFlight++
+	}
 	return t
+}
+
+// startHeld: the gang is complete, a held container is launched now.
+func (r *records) startHeld(t *tracked) {
+	t.Phase = contract.Launching
+	r.inFlight++
+}
+
+// releasedHeld: a held container goes back to the RM without having started.
+func (r *records) releasedHeld(t *tracked, why string) []contract.Event {
+	t.Phase = contract.Completed
+	t.Exit = Exit{Status: contract.ExitStatusAborted, Class: contract.ExitKilledByAM, Diagnostics: why}
+	return r.finish(t)
 }
 
 // launched: the NodeManager started it.
@@ -118,7 +136,7 @@ func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.
 		t.discoveryEvent = true
 		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, rep.Failure)}
 	}
-	t.infos = rep.Infos
+	t.infos, t.port, t.reported = rep.Infos, rep.Port, true
 	if len(rep.Infos) == 0 {
 		return nil
 	}
@@ -212,4 +230,29 @@ func (r *records) phases() (launching, running, stopping, completed int) {
 		}
 	}
 	return launching, running, stopping, r.completedN
+}
+
+// adopted records a container an earlier attempt of the AM started and YARN handed over to this one:
+// it is running.
+func (r *records) adopted(id, node string, res contract.Capability, cid *hadooppb.ContainerIdProto) *tracked {
+	t := &tracked{Container: Container{ID: id, Node: node, AskID: -1, Phase: contract.Running, Resources: res}, cid: cid}
+	r.byID[id] = t
+	r.seq = append(r.seq, t)
+	return t
+}
+
+// restoreCounts adds the finished containers of earlier attempts, which this attempt has no records
+// of: to Reconcile they are forgotten ones.
+func (r *records) restoreCounts(s *State) {
+	r.completedN += s.Completed
+	r.succeededN += s.Succeeded
+	r.failedN += s.Failed
+	r.forgotten.Succeeded += s.Succeeded
+	r.forgotten.Failed += s.Failed
+	for k, v := range s.FailedExits {
+		if r.forgotten.FailedExits == nil {
+			r.forgotten.FailedExits = map[int32]int{}
+		}
+		r.forgotten.FailedExits[k] += v
+	}
 }

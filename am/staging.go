@@ -13,6 +13,7 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 
 	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // Staging is the application's staging directory on HDFS: the AM reads the size and time of the
@@ -21,6 +22,7 @@ type Staging struct {
 	URI    string // the full hdfs:// URI of the directory
 	dir    *url.URL
 	client *hdfs.Client
+	nn     *yarnrpc.NameNodeClient // for the AM's state (durable.go); nil: none
 }
 
 // OpenStaging connects to the NameNode of uri (hdfs://host:port/path) as user. The connection is made
@@ -82,5 +84,10 @@ func (s *Staging) Delete(ctx context.Context) error {
 	}
 }
 
-// Close closes the NameNode connection.
-func (s *Staging) Close() error { return s.client.Close() }
+// Close closes the NameNode connections.
+func (s *Staging) Close() error {
+	if s.nn != nil {
+		_ = s.nn.Close()
+	}
+	return s.client.Close()
+}

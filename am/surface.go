@@ -175,19 +175,7 @@ func (a *AM) checkPending(ctx context.Context) {
 	if !d.Report {
 		return
 	}
-	var nodes []*hadooppb.NodeReportProto
-	if a.cfg.Cluster != nil {
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		start := time.Now()
-		var err error
-		nodes, err = a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
-		a.metrics.ObserveRPC("getClusterNodes", start, err)
-		cancel()
-		if err != nil {
-			a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
-			nodes = nil
-		}
-	}
+	nodes := a.runningNodes(ctx)
 	ev := BuildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
 	e := a.emit(NotEnoughResourcesEvent(ev, a.policy.Config().OnPendingTimeout))
 	a.log.WithFields(logrus.Fields{"pending": pending, "pending_for": ev.PendingFor}).Warn("am: " + e.Message)
@@ -235,4 +223,22 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 func (a *AM) requirementLocked() contract.Requirement {
 	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
 	return contract.Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode}
+}
+
+// clusterNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
+// no client connection or the call fails: the evidence then carries the scheduler's headroom).
+func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
+	if a.cfg.Cluster == nil {
+		return nil
+	}
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	if err != nil {
+		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
+		return nil
+	}
+	return nodes
 }

@@ -24,6 +24,7 @@ import (
 type StagingStore interface {
 	StagedFiles
 	Cleaner
+	StateStore
 	Close() error
 }
 
@@ -35,7 +36,21 @@ func OpenStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config,
 		return nil, err
 	}
 	if !secure {
-		return OpenStaging(ctx, uri, user)
+		s, err := OpenStaging(ctx, uri, user)
+		if err != nil {
+			return nil, err
+		}
+		// The AM's state lives in an extended attribute of the directory (durable.go).
+		addr, err := yarnrpc.NameNodeAddr(uri)
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		if s.nn, err = yarnrpc.NewNameNodeClient(conf, addr, yarnrpc.SimpleAuth(user)); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		return s, nil
 	}
 	return OpenTokenStaging(ctx, uri, conf, creds)
 }

@@ -10,8 +10,10 @@
 //     name (RegisterDriver, RegisterAlias) the way database/sql drivers do; the configuration key
 //     external-resource.<name>.driver-factory.class selects one. This package registers the "exec"
 //     driver (any program with the discovery-script contract); the gpu package registers "gpu".
-//   - Discovery programs run through RunDiscovery (argv splitting as a shell would, first-line parsing,
-//     timeout, stderr in errors), shared by the exec driver and the GPU driver.
+//   - Discovery programs run through RunDiscoveryWith (argv splitting as a shell would, first-line
+//     parsing, ids checked against an IDRule, stdout and stderr capped at 64 KiB, the process group
+//     killed on timeout and when done, stderr in errors), shared by the exec driver (ExecIDRule) and the
+//     GPU driver (gpu.IndexRule).
 //   - Cluster facts enter Preflight as plain values (ClusterInfo), so the client fetches them over RPC
 //     and tests build them by hand.
 //

@@ -98,6 +98,9 @@ const (
 	// active, and completes with -105 (killed by the AM, not a failure).
 	Stopping  Phase = "STOPPING"
 	Completed Phase = "COMPLETED" // it ended (see ContainerStatus.ExitStatus)
+	// Held: allocated and kept but not started, until the whole gang is allocated
+	// (taskexecutor.gang).
+	Held Phase = "HELD"
 )
 
 // ContainerStatus is one TaskExecutor container (GET /api/v1/containers lists them).
@@ -110,6 +113,8 @@ type ContainerStatus struct {
 	ExitStatus  *int32            `json:"exitStatus,omitempty"`
 	ExitClass   ExitClass         `json:"exitClass,omitempty"`
 	Diagnostics string            `json:"diagnostics,omitempty"`
+	// Rank is the container's place in its gang round (gang mode, once the round formed).
+	Rank *Rendezvous `json:"rank,omitempty"`
 }
 
 // ReportPath is appended to EnvReportURL and the container id: the launcher POSTs its
@@ -121,6 +126,9 @@ type ContainerReport struct {
 	Infos          map[string][]Info `json:"infos"`
 	FailedResource string            `json:"failedResource,omitempty"`
 	Failure        string            `json:"failure,omitempty"`
+	// Port is a port that was free on the container's node (gang mode): rank 0's becomes the
+	// rendezvous' MasterPort.
+	Port int `json:"port,omitempty"`
 }
 
 // RequirementsUpdate is the body of PUT /api/v1/requirements: the new number of TaskExecutors of the

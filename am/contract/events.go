@@ -25,6 +25,10 @@ const (
 	EventRequirementChanged  EventType = "requirement-changed"   // PUT requirements changed the declared count
 	EventFinished            EventType = "finished"              // the application's final status
 	EventGap                 EventType = "gap"                   // a reader fell behind; events were dropped for it
+	EventAMRestarted         EventType = "am-restarted"          // a new attempt of the AM took over the running TaskExecutors
+	EventGangFormed          EventType = "gang-formed"           // every member of a gang round is allocated; they start
+	EventGangRestarted       EventType = "gang-restarted"        // a gang round ended early or timed out; the next round begins
+	EventRendezvous          EventType = "rendezvous"            // every rank of a gang round reported; ranks and rank 0's address are published
 )
 
 // Severity of an event.

@@ -26,7 +26,9 @@ external-resources.json in the working directory, starts CMD with these variable
   YARN_AM_RESOURCE_<NAME>           per resource, the comma-separated indexes (gpu -> YARN_AM_RESOURCE_GPU)
   CUDA_VISIBLE_DEVICES              the GPU indexes (vendor=amd: HIP_VISIBLE_DEVICES), unless already set
 
-and passes stdin, stdout and stderr through. SIGTERM, SIGINT and SIGHUP are forwarded to the worker.
+and passes stdin, stdout and stderr through. In a YARN container the worker shares the container's
+process group, so YARN's SIGTERM/SIGKILL reach everything it starts; elsewhere SIGTERM, SIGINT and
+SIGHUP are forwarded to the worker.
 When the worker exits, the GPUs claimed in coordination mode are released and launch exits with the
 worker's exit code (128+N if it was killed by signal N).
 

@@ -172,5 +172,8 @@ func SubmissionContext(o AMOptions) (*hadooppb.ApplicationSubmissionContextProto
 	if o.Job.MaxAttempts > 0 {
 		sc.MaxAppAttempts = proto.Int32(o.Job.MaxAttempts)
 	}
+	if o.Job.KeepContainers {
+		sc.KeepContainersAcrossApplicationAttempts = proto.Bool(true)
+	}
 	return sc, nil
 }

@@ -172,6 +172,12 @@ func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
 			probs = append(probs, "ApplicationMaster (am.memory, am.vcores): "+p)
 		}
 	}
+	if lj.Job.TaskExecutor.Gang && len(facts.Info.Nodes) > 0 {
+		te.Resources = lj.Resources.YarnResources()
+		if _, why := resources.GangCapacity(te, amCap, lj.Job.TaskExecutor.Instances, facts.Info.Nodes); why != "" {
+			probs = append(probs, why)
+		}
+	}
 	if len(probs) > 0 {
 		return &resources.PreflightError{Problems: probs}
 	}

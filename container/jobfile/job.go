@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
@@ -31,6 +32,10 @@ type Job struct {
 	Tags        []string
 	Priority    int32
 	MaxAttempts int32 // ApplicationMaster attempts; 0 = the cluster default
+	// KeepContainers: a new AM attempt takes over the running TaskExecutors instead of YARN killing
+	// them (keep_containers_across_application_attempts); keep-containers, default true unless
+	// max-attempts = 1.
+	KeepContainers bool
 	// HDFSNamenodes are NameNodes besides fs.defaultFS (hdfs://host:port) the job reads or writes; on
 	// a Kerberized cluster submit gets a delegation token of each for the application.
 	HDFSNamenodes []string
@@ -55,6 +60,10 @@ type TaskExecutorSpec struct {
 	Files       []FileSpec
 	Archives    []FileSpec
 	Env         map[string]string
+	// Gang: all Instances run at once or none (taskexecutor.gang); a round not allocated within
+	// GangTimeout (taskexecutor.gang-timeout) gives back what it holds.
+	Gang        bool
+	GangTimeout time.Duration
 }
 
 // FileSpec is a file (or archive) to localise into each TaskExecutor's working directory. Source is a
@@ -76,6 +85,7 @@ const (
 	DefaultTaskExecutorVCores  = 1
 	DefaultTaskExecutorRetries = 3
 	DefaultQueue               = "default"
+	DefaultGangTimeout         = 5 * time.Minute
 )
 
 // jobFile mirrors the TOML layout; pointer and interface fields tell "unset" from zero.
@@ -85,6 +95,7 @@ type jobFile struct {
 	Tags        []string `toml:"tags"`
 	Priority    *int64   `toml:"priority"`
 	MaxAttempts *int64   `toml:"max-attempts"`
+	KeepContain *bool    `toml:"keep-containers"`
 	Namenodes   []string `toml:"hdfs-namenodes"`
 	FlinkConf   string   `toml:"flink-conf"` // read by resources.Load
 
@@ -102,6 +113,8 @@ type jobFile struct {
 		Files       []string          `toml:"files"`
 		Archives    []string          `toml:"archives"`
 		Env         map[string]string `toml:"env"`
+		Gang        *bool             `toml:"gang"`
+		GangTimeout *string           `toml:"gang-timeout"`
 	} `toml:"taskexecutor"`
 }
 
@@ -158,7 +171,7 @@ func LoadJob(path string) (*Job, error) {
 		if top == "policy" {
 			continue // the AM's failure policy: am.PolicyArgs reads and validates it
 		}
-		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, [policy], and the external-resource keys", k.String())
+		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env/gang/gang-timeout, [policy], and the external-resource keys", k.String())
 	}
 
 	j := &Job{Path: abs, Name: f.Name, Queue: f.Queue, Tags: f.Tags}
@@ -200,6 +213,10 @@ func LoadJob(path string) (*Job, error) {
 		}
 		j.MaxAttempts = int32(*f.MaxAttempts)
 	}
+	j.KeepContainers = j.MaxAttempts != 1
+	if f.KeepContain != nil {
+		j.KeepContainers = *f.KeepContain
+	}
 
 	j.AM.MemoryMB = memoryOrDefault("am.memory", f.AM.Memory, DefaultAMMemoryMB, add)
 	j.AM.VCores = vcoresOrDefault("am.vcores", f.AM.VCores, DefaultAMVCores, add)
@@ -224,6 +241,24 @@ func LoadJob(path string) (*Job, error) {
 			add("taskexecutor.max-failures = %d: use an integer from 0 to 1000000", *f.TaskExecutor.MaxFailures)
 		}
 		te.MaxFailures = int(*f.TaskExecutor.MaxFailures)
+	}
+	if f.TaskExecutor.Gang != nil {
+		te.Gang = *f.TaskExecutor.Gang
+	}
+	te.GangTimeout = DefaultGangTimeout
+	if g := f.TaskExecutor.GangTimeout; g != nil {
+		d, err := time.ParseDuration(strings.TrimSpace(*g))
+		switch {
+		case err != nil:
+			add("taskexecutor.gang-timeout = %q: not a duration; use a number with a unit, e.g. \"5m\" or \"90s\"", *g)
+		case d <= 0:
+			add("taskexecutor.gang-timeout = %q: must be positive, e.g. \"5m\"", *g)
+		default:
+			te.GangTimeout = d
+		}
+		if !te.Gang {
+			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", *g)
+		}
 	}
 	dir := filepath.Dir(abs)
 	aliases := map[string]string{}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,7 +101,7 @@ files = ["missing.bin", "worker", "other/worker"]
 	require.ErrorAs(t, err, &je)
 	dir := filepath.Dir(p)
 	assert.ElementsMatch(t, []string{
-		`unknown key "prioroty"; valid top-level keys are name, queue, tags, priority, max-attempts, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env, [policy], and the external-resource keys`,
+		`unknown key "prioroty"; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env/gang/gang-timeout, [policy], and the external-resource keys`,
 		`name = "bad name!": use 1-128 letters, digits, '.', '_' or '-'`,
 		`am.memory: "lots" is not a memory size (examples: 512, 512m, 2g)`,
 		`am.vcores = 0: use an integer from 1 to 1024`,
@@ -161,4 +162,24 @@ func TestLoadJobFlinkConfIsResolvedAgainstTheJobFile(t *testing.T) {
 	j, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"x\"\n"))
 	require.NoError(t, err)
 	assert.Empty(t, j.FlinkConf)
+}
+
+func TestLoadJobGangKeys(t *testing.T) {
+	j, err := LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\ninstances = 4\ngang = true\ngang-timeout = \"90s\"\n"))
+	require.NoError(t, err)
+	assert.True(t, j.TaskExecutor.Gang)
+	assert.Equal(t, 90*time.Second, j.TaskExecutor.GangTimeout)
+
+	j, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\ngang = true\n"))
+	require.NoError(t, err)
+	assert.Equal(t, DefaultGangTimeout, j.TaskExecutor.GangTimeout)
+
+	for body, want := range map[string]string{
+		"gang = true\ngang-timeout = \"5\"\n":   `taskexecutor.gang-timeout = "5": not a duration; use a number with a unit`,
+		"gang = true\ngang-timeout = \"-1m\"\n": `taskexecutor.gang-timeout = "-1m": must be positive`,
+		"gang-timeout = \"1m\"\n":               "is set but taskexecutor.gang is not true",
+	} {
+		_, err := LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\n"+body))
+		assert.ErrorContains(t, err, want)
+	}
 }

@@ -10,11 +10,12 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sirupsen/logrus"
-	"golang.org/x/sys/unix"
 
 	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
@@ -29,6 +30,8 @@ type Report struct {
 	// FailedResource and Failure are set when discovery failed: the worker will not start.
 	FailedResource string
 	Failure        string
+	// Port is a port that was free on this node (gang mode): the master port if this is rank 0.
+	Port int
 }
 
 // Reporter sends the launcher's report to the AM. It is called once, after discovery (successful or
@@ -153,12 +156,24 @@ type Launcher struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	Log            logrus.FieldLogger // nil = logrus.StandardLogger()
+	// InContainer: the launcher runs in a YARN container, whose process group the NodeManager
+	// signals as a whole (see runWorker). RunInContainer sets it when CONTAINER_ID is set.
+	InContainer bool
+	// KillGrace is how long after a SIGTERM in a container the launcher kills what is left of the
+	// group; 0 = DefaultKillGrace.
+	KillGrace time.Duration
+	// Gang: the container is a rank of a gang (YARN_AM_GANG=1): it reports a free port on Host and
+	// waits for Rendezvous before the worker starts (rendezvous.go).
+	Gang       bool
+	Host       string
+	Rendezvous Rendezvouser
 }
 
 // Run discovers the devices, writes the info file, reports, runs argv as the worker and returns the
 // launcher's exit code: the worker's own code, 128+N if it was killed by signal N, or one of the Exit*
-// constants if the worker could not be started. SIGTERM, SIGINT and SIGHUP received by this process are
-// forwarded to the worker; one received before the worker starts stops the launch (128+N). Device
+// constants if the worker could not be started. Outside a container SIGTERM, SIGINT and SIGHUP
+// received by this process are forwarded to the worker; in one, the worker shares the container's
+// process group (runWorker). A signal received before the worker starts stops the launch (128+N). Device
 // claims are released once the worker has exited.
 func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	log := l.Log
@@ -250,10 +265,28 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	for name, list := range infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": list}).Info("yarn-am launch: resource infos")
 	}
-	if rerr := reporter.Report(ctx, Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile}); rerr != nil {
+	rep := Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile}
+	if l.Gang {
+		if rep.Port, err = FreePort(l.Host); err != nil {
+			fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
+			return contract.LauncherWorkerStartFailed
+		}
+	}
+	if rerr := reporter.Report(ctx, rep); rerr != nil {
+		if l.Gang {
+			fmt.Fprintf(stderr, "yarn-am launch: a rank of a gang must report to the AM before it starts: %v\n", rerr)
+			return contract.LauncherWorkerStartFailed
+		}
 		log.WithError(rerr).Warn("yarn-am launch: reporting the resource infos to the AM failed; starting the worker anyway")
 	}
-	return l.runWorker(argv, env, sigs, stderr, log)
+	if l.Gang {
+		genv, code := l.waitForRank(ctx, containerID, dir, sigs, stderr, log)
+		if code >= 0 {
+			return code
+		}
+		env = append(env, genv...)
+	}
+	return l.runWorker(argv, env, sigs, l.InContainer, stderr, log)
 }
 
 func pending(c chan os.Signal) os.Signal {
@@ -275,12 +308,26 @@ func (l *Launcher) orderedDrivers() []resources.Driver {
 	return out
 }
 
-// runWorker starts the worker and waits for it, forwarding signals. The worker gets its own process
-// group (unless stdin is a terminal, where it must stay in the foreground group to read it), so a
-// signal to the container's process group reaches it once, through us; forwarded signals go to its
-// whole group. If this process dies without forwarding (SIGKILL), the kernel kills the worker
-// (parent-death signal), so it never outlives the launcher with devices it no longer owns.
-func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.Writer, log logrus.FieldLogger) int {
+// DefaultKillGrace is how long the launcher waits, after a SIGTERM in a YARN container, before it
+// kills what is left of the container's process group: the NodeManager's own default
+// (yarn.nodemanager.sleep-delay-before-sigkill.ms, 250 ms).
+const DefaultKillGrace = 250 * time.Millisecond
+
+// runWorker starts the worker and waits for it.
+//
+// The worker stays in the launcher's process group. In a YARN container that is the container's
+// group, which the NodeManager signals as a whole when it stops the container (kill, preemption, the
+// AM stopping it, node shutdown): SIGTERM, then SIGKILL after its grace period. So every process the
+// worker starts, including children that ignore SIGTERM or outlive the worker, is inside what YARN
+// kills; a worker in a group of its own escaped it (TestNoWorkerProcessSurvivesItsContainer). For the
+// same reason the launcher does not forward signals in a container (the worker got them already);
+// after a SIGTERM it waits the grace period and kills the group itself if anything of the worker is
+// still there, in case nobody else does. Outside a container (no CONTAINER_ID: `yarn-am launch` run by
+// hand or by a test) it forwards SIGTERM, SIGINT and SIGHUP to the worker.
+//
+// If this process dies first (SIGKILL), the kernel kills the worker (parent-death signal), so it never
+// outlives the launcher with devices it no longer owns.
+func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContainer bool, stderr io.Writer, log logrus.FieldLogger) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
@@ -293,8 +340,11 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	ownGroup := !isTerminal(cmd.Stdin)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: ownGroup, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	grace := l.KillGrace
+	if grace <= 0 {
+		grace = DefaultKillGrace
+	}
 
 	// The parent-death signal fires when the forking thread exits: keep this goroutine on its thread
 	// until the worker is gone.
@@ -305,17 +355,28 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 		return contract.LauncherWorkerStartFailed
 	}
 	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
-	done := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
+		var killGroup <-chan time.Time
 		for {
 			select {
 			case s := <-sigs:
-				target := cmd.Process.Pid
-				if ownGroup {
-					target = -target
+				if !inContainer {
+					log.WithField("signal", s.String()).Info("yarn-am launch: forwarding signal to the worker")
+					_ = syscall.Kill(cmd.Process.Pid, s.(syscall.Signal))
+					continue
 				}
-				log.WithField("signal", s.String()).Info("yarn-am launch: forwarding signal to the worker")
-				_ = syscall.Kill(target, s.(syscall.Signal))
+				if s == syscall.SIGTERM && killGroup == nil {
+					log.WithField("grace", grace).Info("yarn-am launch: SIGTERM; the worker's process group is killed if it is still there after the grace period")
+					killGroup = time.After(grace)
+				}
+			case <-killGroup:
+				log.Warn("yarn-am launch: the worker outlived the grace period after SIGTERM; killing the container's process group")
+				// Every process of the group but this one: kill(0) would take the launcher first
+				// and leave the worker's exit unreported.
+				killGroupExceptSelf()
+				killGroup = nil
 			case <-done:
 				return
 			}
@@ -323,6 +384,9 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	}()
 	err := cmd.Wait()
 	close(done)
+	// The worker may have died from the group kill while it is still going on: let it finish before
+	// this process exits, or the rest of the group would survive.
+	<-stopped
 	code := exitCode(cmd.ProcessState)
 	if err != nil && cmd.ProcessState == nil {
 		fmt.Fprintf(stderr, "yarn-am launch: waiting for the worker: %v\n", err)
@@ -330,6 +394,58 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, stderr io.
 	}
 	log.WithField("exit_code", code).Info("yarn-am launch: worker exited")
 	return code
+}
+
+// killGroupExceptSelf sends SIGKILL to every process of this process's group except itself and its
+// ancestors (the container's launch shell waits for us and exits with our code).
+func killGroupExceptSelf() {
+	self := os.Getpid()
+	pgid, err := syscall.Getpgid(self)
+	if err != nil {
+		return
+	}
+	keep := map[int]bool{self: true}
+	for p := os.Getppid(); p > 1 && !keep[p]; {
+		keep[p] = true
+		pp, err := parentOf(p)
+		if err != nil {
+			break
+		}
+		p = pp
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || keep[pid] {
+			continue
+		}
+		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// parentOf reads a process's parent pid from /proc/<pid>/stat.
+func parentOf(pid int) (int, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name is in parentheses and may hold spaces: the fields after the last ')' are
+	// state, ppid, ...
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
+	}
+	return strconv.Atoi(f[1])
 }
 
 func exitCode(ps *os.ProcessState) int {
@@ -342,12 +458,44 @@ func exitCode(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-// isTerminal reports whether r is a terminal (not merely a character device such as /dev/null).
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
+// waitForRank waits at the gang's barrier until the AM publishes this container's rank; it returns the
+// worker's rank environment, or an exit code (>= 0) when the worker must not start.
+func (l *Launcher) waitForRank(ctx context.Context, containerID, dir string, sigs chan os.Signal, stderr io.Writer, log logrus.FieldLogger) ([]string, int) {
+	if l.Rendezvous == nil {
+		fmt.Fprintln(stderr, "yarn-am launch: a rank of a gang needs the AM's address ("+contract.EnvReportURL+")")
+		return nil, contract.LauncherConfigError
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	got := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case s := <-sigs:
+			got <- s
+			cancel()
+		case <-rctx.Done():
+		}
+	}()
+	log.Info("yarn-am launch: waiting for the other ranks of the gang")
+	r, err := l.Rendezvous.Rendezvous(rctx, containerID)
+	cancel()
+	if s := pending(got); s != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: received %v while waiting for the gang; not starting the worker\n", s)
+		return nil, 128 + int(s.(syscall.Signal))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
+		if errors.Is(err, ErrGangRestarted) {
+			return nil, 128 + int(syscall.SIGTERM)
+		}
+		return nil, contract.LauncherWorkerStartFailed
+	}
+	file, err := writeRendezvousFile(dir, r)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: cannot write the rendezvous file: %v\n", err)
+		return nil, contract.LauncherWorkerStartFailed
+	}
+	log.WithFields(logrus.Fields{"round": r.Round, "rank": r.Rank, "world_size": r.WorldSize, "local_rank": r.LocalRank,
+		"master": fmt.Sprintf("%s:%d", r.MasterAddr, r.MasterPort)}).Info("yarn-am launch: rank assigned")
+	return RendezvousEnv(r, file), -1
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/contract"
-	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -67,19 +66,12 @@ func ReporterFromEnv(url string) (Reporter, error) {
 	return &HTTPReporter{BaseURL: url, Secret: string(secret)}, nil
 }
 
-// reportBody is the JSON the AM reads.
-type reportBody struct {
-	Infos          map[string][]resources.Info `json:"infos"`
-	FailedResource string                      `json:"failedResource,omitempty"`
-	Failure        string                      `json:"failure,omitempty"`
-}
-
 // Report posts r to <BaseURL><container id>/report.
 func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 	if r.ContainerID == "" {
 		return errors.New("report: no container id (CONTAINER_ID is unset), so the AM cannot tell whose report it is")
 	}
-	body, err := json.Marshal(reportBody{Infos: r.Infos, FailedResource: r.FailedResource, Failure: r.Failure})
+	body, err := json.Marshal(contract.ContainerReport{Infos: r.Infos, FailedResource: r.FailedResource, Failure: r.Failure, Port: r.Port})
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 
 func TestHTTPReporterPostsWithSecretAndRetries(t *testing.T) {
 	var calls atomic.Int32
-	var got reportBody
+	var got contract.ContainerReport
 	var auth, path string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {

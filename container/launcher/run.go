@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -56,6 +58,13 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 		Stdout:    stdout,
 		Stderr:    stderr,
 		Reporter:  reporter,
+		// YARN signals the container's process group as a whole: the worker stays in it.
+		InContainer: os.Getenv("CONTAINER_ID") != "",
+		Gang:        os.Getenv(contract.EnvGang) == "1",
+		Host:        os.Getenv("NM_HOST"),
+	}
+	if r, ok := reporter.(Rendezvouser); ok {
+		l.Rendezvous = r
 	}
 	return l.Run(ctx, argv)
 }
