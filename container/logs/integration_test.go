@@ -6,10 +6,9 @@ package logs
 // real bin/yarn-am (YARN_AM_BIN) submits jobs and reads their logs; Hadoop's own LogsCLI (through
 // YARN_AM_HADOOP_JAVA) is the oracle for the aggregated content.
 //
-// The harness starts the cluster with log aggregation off unless asked (MINICLUSTER_ARGS="--set
-// yarn.log-aggregation-enable=true --set yarn.nodemanager.remote-app-log-dir=/tmp/logs"). On such a
-// cluster these tests assert the "aggregation is off" answer instead of the aggregated content; the
-// live and follow tests are the same on both.
+// The harness aggregates logs to HDFS (testdata/minicluster/README.md, "Log aggregation"); on a
+// cluster with yarn.log-aggregation-enable=false these tests assert the NodeManagers' copies
+// instead of the aggregated ones. The live and follow tests are the same on both.
 
 import (
 	"bytes"
@@ -95,7 +94,7 @@ max-attempts = 1
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = 1
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
 [am]
 memory = 256
 [taskexecutor]
