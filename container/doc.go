@@ -9,6 +9,8 @@
 //   - container/launcher: the in-container launcher that `yarn-am launch` runs in every TaskExecutor:
 //     resource discovery, the worker's environment and info file, the report to the AM, the worker
 //     process and its signals;
+//   - container/logs: `yarn-am logs`: aggregated container logs (TFile and IFile, the directory
+//     layouts of Hadoop 3.1 to 3.4) and live ones from the NodeManagers' web services;
 //   - container/launchctx: the one converter from the contract's manifest entries and environments to
 //     YARN's launch-context protos, used by the client (for the AM) and the AM (for TaskExecutors).
 //

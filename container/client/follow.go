@@ -46,7 +46,7 @@ func (f FollowResult) Outcome() string {
 func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto, w io.Writer) FollowResult {
 	id := yarnrpc.FormatApplicationID(appID)
 	out := &lockedWriter{w: w}
-	events := &eventFollower{out: out}
+	events := &eventFollower{out: out, app: id}
 	defer events.stop()
 	var (
 		last      *hadooppb.ApplicationReportProto
@@ -162,6 +162,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // from polling the status instead.
 type eventFollower struct {
 	out    io.Writer
+	app    string
 	base   string
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -203,6 +204,9 @@ func (f *eventFollower) start(ctx context.Context, base string) {
 			f.got = true
 			f.mu.Unlock()
 			fmt.Fprintf(f.out, "%s   %s\n", e.Time.Local().Format("15:04:05"), EventLine(e))
+			if e.Type == contract.EventCompleted && e.Container != "" && workerFailed(e.ExitClass) {
+				fmt.Fprintf(f.out, "%s     its logs: yarn-am logs %s --container %s\n", e.Time.Local().Format("15:04:05"), f.app, e.Container)
+			}
 		}
 	}()
 }
@@ -214,4 +218,14 @@ func (f *eventFollower) stop() {
 		<-f.done
 		f.cancel = nil
 	}
+}
+
+// workerFailed: exits whose reason is in the container's own logs (not preemption, loss or kills).
+func workerFailed(c contract.ExitClass) bool {
+	switch c {
+	case contract.ExitFailed, contract.ExitDiscoveryFailed, contract.ExitConfigError, contract.ExitStartFailed,
+		contract.ExitMemoryExceeded, contract.ExitExcessLogs:
+		return true
+	}
+	return false
 }

@@ -32,6 +32,9 @@ type ReportView struct {
 	StartTime   int64    `json:"startTime,omitempty"`
 	FinishTime  int64    `json:"finishTime,omitempty"`
 	Diagnostics string   `json:"diagnostics,omitempty"`
+	// LogAggregation is the RM's log aggregation status (DISABLED, NOT_START, RUNNING, SUCCEEDED,
+	// FAILED, TIME_OUT, RUNNING_WITH_FAILURE); "" when the RM does not report it.
+	LogAggregation string `json:"logAggregation,omitempty"`
 }
 
 // StateName is an application state as YARN names it (RUNNING, FINISHED, ...).
@@ -60,7 +63,15 @@ func ViewReport(r *hadooppb.ApplicationReportProto) ReportView {
 		FinalStatus: FinalName(r.GetFinalApplicationStatus()), Progress: r.GetProgress(),
 		TrackingURL: r.GetTrackingUrl(), AMURL: AMURL(r), Tags: r.GetApplicationTags(),
 		StartTime: r.GetStartTime(), FinishTime: r.GetFinishTime(), Diagnostics: Diagnostics(r),
+		LogAggregation: logAggregationName(r),
 	}
+}
+
+func logAggregationName(r *hadooppb.ApplicationReportProto) string {
+	if r.LogAggregationStatus == nil {
+		return ""
+	}
+	return strings.TrimPrefix(r.GetLogAggregationStatus().String(), "LOG_")
 }
 
 // Diagnostics are the report's diagnostics, "" for none ("N/A").
@@ -134,6 +145,9 @@ func PrintReport(w io.Writer, v ReportView) {
 	}
 	if v.Diagnostics != "" {
 		fmt.Fprintf(w, "Diagnostics:  %s\n", strings.ReplaceAll(Sanitize(v.Diagnostics), "\n", "\n              "))
+	}
+	if v.LogAggregation != "" {
+		fmt.Fprintf(w, "Logs:         log aggregation %s; yarn-am logs %s\n", v.LogAggregation, v.ID)
 	}
 }
 
