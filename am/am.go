@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -45,6 +46,9 @@ const (
 	// them); older ones are dropped, their counts kept (a long-running service otherwise grows
 	// without limit, ~1.8 KB per container ever started).
 	DefaultFinishedHistory = 1000
+	// DefaultGangTimeout is taskexecutor.gang-timeout's default: how long a gang round may take to be
+	// allocated before the AM gives back what it holds.
+	DefaultGangTimeout = 5 * time.Minute
 	// callTimeout bounds every RM and NM call.
 	callTimeout = 60 * time.Second
 	// maxAllocateErrors: consecutive failed heartbeats (each already retried by yarnrpc) before the
@@ -87,11 +91,24 @@ type Config struct {
 	// Keys names the configuration key of each YARN resource type, for messages
 	// (yarn.io/gpu → external-resource.gpu.amount).
 	Keys ConfigKeys
-	// Cluster lists the cluster's nodes for the evidence of not-enough-resources events (nil: the
-	// allocate response's headroom only).
+	// Cluster lists the cluster's nodes for the evidence of not-enough-resources events and the
+	// status document's nodes (nil: the allocate response's headroom only, no nodes).
 	Cluster ClusterNodes
+	// ExternalResources maps each external resource's name to its YARN type (gpu → yarn.io/gpu), for
+	// the status document (the web UI matches a container's infos to the nodes' capacity with it).
+	ExternalResources map[string]string
 	// Now is the clock (nil: time.Now); tests set it.
 	Now func() time.Time
+	// State keeps the AM's durable state between attempts (durable.go; nil: nothing is kept, and a
+	// later attempt starts from the running containers YARN hands it only).
+	State StateStore
+	// Attempt names this attempt (appattempt_..._000002) in the saved state and the events.
+	Attempt string
+	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
+	GangTimeout time.Duration
+	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
+	// another attempt that needs it (the process sets it when attempts are left).
+	KeepStagingOnKill bool
 }
 
 // tracked is a container the AM accepted, with what it needs to launch and stop it.
@@ -108,8 +125,16 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
-	// forgotten: dropped from the records (Config.FinishedHistory); compactLocked removes it from seq.
+	// reported: its launcher reported its infos; port: the free port it reported (gang mode); rank:
+	// its place in the gang round, once every rank reported (gang.go).
+	reported bool
+	port     int
+	rank     *contract.Rendezvous
+	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
 	forgotten bool
+	// requestedAt (its ask first sent), allocatedAt, launchedAt, finishedAt: the web UI's timeline
+	// (zero: not known, e.g. adopted from an earlier attempt).
+	requestedAt, allocatedAt, launchedAt, finishedAt time.Time
 }
 
 // AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs.
@@ -118,10 +143,10 @@ type AM struct {
 	log logrus.FieldLogger
 
 	mu          sync.Mutex
-	state       string
+	state       contract.AMState
 	asks        []Ask
 	nextAskID   int64
-	containers  map[string]*tracked // the records: every active container and the latest finished ones
+	rec         records // the TaskExecutor containers accepted (records.go)
 	newAllocs   []Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
 	release     map[string]*hadooppb.ContainerIdProto
@@ -131,14 +156,13 @@ type AM struct {
 	limitHit    bool
 	diagnostics string
 	driverExit  *int
-	inFlight    int
 	stopping    bool
 
 	events       *EventLog
 	metrics      *Metrics
 	policy       *Policy
-	maxCap       Capability // the register response's maximum_capability
-	clusterNodes int        // num_cluster_nodes of the last allocate response
+	maxCap       contract.Capability // the register response's maximum_capability
+	clusterNodes int                 // num_cluster_nodes of the last allocate response
 	headroom     *hadooppb.ResourceProto
 	blAdd        map[string]bool // nodes to add to / remove from the RM's blacklist with the next allocate
 	blRemove     map[string]bool
@@ -149,21 +173,22 @@ type AM struct {
 
 	wake    chan struct{}
 	launchQ chan *tracked
+	// gang is the state of gang mode (gang.go).
+	gang gangState
+	// adopted: the first registration took over what an earlier attempt left (durable.go).
+	adopted bool
+	// savedAt is the last event id when the durable state was saved; savedTime when it was tried.
+	savedAt   uint64
+	savedTime time.Time
+	// background counts the goroutines that stop containers outside the loop (scale-down); Run
+	// waits for them, so none outlives it.
+	background sync.WaitGroup
 
-	// finished holds the finished containers still recorded, oldest first (at most
-	// Config.FinishedHistory); forgotten counts those dropped; completedN, succeededN and failedN count
-	// every finished container, dropped or not (Status, progress, metrics).
-	finished                        []*tracked
-	forgotten                       Forgotten
-	completedN, succeededN, failedN int
-	seqDirty                        bool // seq holds forgotten containers (compactLocked)
+	// started: when this attempt's AM was made; nodes: the node listing of the status document
+	// (nodes.go).
+	started time.Time
+	nodes   nodeView
 
-	// seq holds the recorded containers in the order they were accepted, for the loops that run on
-	// every heartbeat (no map lookups); obsBuf is Reconcile's input, reused so that a heartbeat does not
-	// allocate in proportion to the application's size (BenchmarkAMHeartbeat: at 10,000 containers the
-	// copy was 4.5 MB of garbage and 4 ms of CPU per heartbeat).
-	seq    []*tracked
-	obsBuf []Container
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;
 	// the next allocate still waits for the interval.
@@ -214,6 +239,9 @@ func New(cfg Config) (*AM, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.GangTimeout <= 0 {
+		cfg.GangTimeout = DefaultGangTimeout
+	}
 	cfg.Events.OnAdd(cfg.Metrics.ObserveEvent)
 	return &AM{
 		events:      cfg.Events,
@@ -224,13 +252,15 @@ func New(cfg Config) (*AM, error) {
 		askTime:     map[int64]time.Time{},
 		cfg:         cfg,
 		log:         cfg.Log.WithField("app", cfg.App),
-		state:       "STARTING",
+		state:       contract.StateStarting,
 		nextAskID:   1,
-		containers:  map[string]*tracked{},
+		rec:         newRecords(cfg.FinishedHistory, cfg.Now),
 		allocProtos: map[string]*hadooppb.ContainerProto{},
 		release:     map[string]*hadooppb.ContainerIdProto{},
 		send:        map[int64]int{},
 		wake:        make(chan struct{}, 1),
+		started:     cfg.Now(),
+		nodes:       nodeView{want: make(chan struct{}, 1)},
 		launchQ:     make(chan *tracked, 1024),
 	}, nil
 }
@@ -257,7 +287,9 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.launchWorker(wctx) }()
 	}
-	defer func() { stopWorkers(); wg.Wait() }()
+	wg.Add(1)
+	go func() { defer wg.Done(); a.nodeRefresher(wctx) }()
+	defer func() { stopWorkers(); wg.Wait(); a.background.Wait() }()
 
 	if err := a.register(ctx); err != nil {
 		var u *unsatisfiable
@@ -265,24 +297,29 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		case ctx.Err() != nil:
 			return a.killed(), ctx.Err()
 		case errors.As(err, &u):
-			a.setState("RUNNING")
+			a.setState(contract.StateRunning)
 			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
 			if !ok {
 				ev = AllocationRejectedEvent("", 0, -1, "", "the TaskExecutors cannot be allocated on this cluster: "+u.why)
 			}
 			ev = a.emit(ev)
-			out := Outcome{Status: Failed, Diagnostics: ev.Message}
+			out := Outcome{Status: contract.Failed, Diagnostics: ev.Message}
 			a.log.WithField("key", ev.Key).Error("am: " + out.Diagnostics)
 			return out, a.finish(ctx, out)
 		}
 		return Outcome{}, err
 	}
-	a.setState("RUNNING")
+	a.setState(contract.StateRunning)
+	a.mu.Lock()
+	if a.gang.roundStart.IsZero() {
+		a.gang.roundStart = a.cfg.Now()
+	}
+	a.mu.Unlock()
 	var driverDone <-chan struct{}
 	if a.cfg.Driver != nil {
 		d, err := a.startDriver(ctx)
 		if err != nil {
-			out := Outcome{Status: Failed, Diagnostics: err.Error()}
+			out := Outcome{Status: contract.Failed, Diagnostics: err.Error()}
 			return out, a.finish(ctx, out)
 		}
 		driverDone = d
@@ -313,19 +350,20 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			case err == nil:
 				errs = 0
 				a.checkPending(ctx)
+				a.checkGang(ctx)
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):
-				out := Outcome{Status: Failed, Diagnostics: rej.ev.Message}
+				out := Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
 				return out, a.finish(ctx, out)
 			case errors.Is(err, errShutdown):
 				a.setState("SHUTDOWN")
-				return Outcome{Status: Failed, Diagnostics: err.Error()}, err
+				return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
 			default:
 				errs++
 				a.log.WithError(err).WithField("consecutive", errs).Warn("am: allocate failed")
 				if errs >= maxAllocateErrors {
-					return Outcome{Status: Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
+					return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
 				}
 			}
 			if err == nil && a.takeNews() {
@@ -334,6 +372,10 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			}
 		}
 		actOnly = false
+		if now := a.cfg.Now(); now.Sub(a.savedTime) >= time.Second {
+			a.savedTime = now
+			a.saveState(ctx)
+		}
 
 		t := time.NewTimer(a.interval())
 		select {
@@ -362,7 +404,7 @@ func (a *AM) takeNews() bool {
 func (a *AM) interval() time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	pending := a.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
+	pending := a.rec.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
 	for _, k := range a.asks {
 		if k.Want > 0 {
 			pending = true
@@ -378,15 +420,23 @@ func (a *AM) interval() time.Duration {
 	return d
 }
 
-func (a *AM) setState(s string) {
+func (a *AM) setState(s contract.AMState) {
 	a.mu.Lock()
 	a.state = s
 	a.mu.Unlock()
 }
 
 func (a *AM) killed() Outcome {
-	a.setState(string(Killed))
-	out := Outcome{Status: Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	a.setState(contract.AMState(contract.Killed))
+	out := Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	if a.cfg.KeepStagingOnKill {
+		// The NodeManager stops an AM container the same way for a kill, preemption, memory or a node
+		// going away; only in the first case is this the end. With attempts left, the staging
+		// directory stays for the next one (yarn-am kill removes it once the application is KILLED).
+		a.log.Info("am: stopped by SIGTERM with attempts left; the staging directory stays for the next attempt")
+		a.saveState(context.Background())
+		return out
+	}
 	a.deleteStaging()
 	return out
 }
@@ -418,7 +468,7 @@ func (a *AM) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("am: registering with the ResourceManager: %w", err)
 	}
-	maximum := Capability(yarnrpc.ResourceAmounts(resp.GetMaximumCapability()))
+	maximum := contract.Capability(yarnrpc.ResourceAmounts(resp.GetMaximumCapability()))
 	a.log.WithFields(logrus.Fields{"queue": resp.GetQueue(), "maximum": maximum.String(),
 		"tracking_url": a.cfg.TrackingURL}).Info("am: registered")
 	if resp.GetMaximumCapability() == nil {
@@ -431,10 +481,11 @@ func (a *AM) register(ctx context.Context) error {
 	if why := CheckAsk(a.cfg.Spec.Capability, types, maximum); why != "" {
 		return &unsatisfiable{why: why, maximum: maximum}
 	}
+	a.adopt(ctx, resp)
 	a.mu.Lock()
 	a.responseID = 0
 	if m := resp.GetMaximumCapability(); m != nil {
-		a.maxCap = Capability(yarnrpc.ResourceAmounts(m))
+		a.maxCap = contract.Capability(yarnrpc.ResourceAmounts(m))
 	}
 	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
 		a.blAdd[n] = true
@@ -468,9 +519,9 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	now := a.cfg.Now()
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
-	a.compactLocked()
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
-		HoldNewAsks: now.Before(a.holdUntil), Forgotten: a.forgotten}
+		HoldNewAsks: now.Before(a.holdUntil) || now.Before(a.gang.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten,
+		Round: a.gang.round}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -479,11 +530,6 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 			obs.Excluded[n] = true
 		}
 	}
-	a.obsBuf = a.obsBuf[:0]
-	for _, t := range a.seq {
-		a.obsBuf = append(a.obsBuf, t.Container)
-	}
-	obs.Containers = a.obsBuf // Reconcile keeps copies only (Plan.Failures, Plan.Stop)
 	plan := Reconcile(a.cfg.Spec, obs)
 	a.newAllocs = nil
 	for _, s := range plan.Send {
@@ -513,22 +559,22 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 		}
 		delete(a.allocProtos, r.ID)
 	}
-	for _, l := range plan.Launch {
-		t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: Launching, Resources: l.Resources}}
-		if p := a.allocProtos[l.ID]; p != nil {
-			t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
-		}
+	for _, l := range plan.Hold {
+		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, true)
 		delete(a.allocProtos, l.ID)
-		a.containers[l.ID] = t
-		a.seq = append(a.seq, t)
-		a.inFlight++
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.round}).Info("am: container allocated and held until the gang is complete")
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.progressed = true
+	}
+	if plan.StartHeld {
+		launches = append(launches, a.startGangLocked()...)
+	}
+	for _, l := range plan.Launch {
+		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
+		t.requestedAt = a.askTime[l.AskID]
+		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
-		var latency time.Duration
-		if at, ok := a.askTime[l.AskID]; ok {
-			latency = now.Sub(at)
-			a.metrics.ObserveAllocation(latency)
-		}
-		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, latency))
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
 	}
@@ -539,21 +585,28 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 	}
 	var stop []*tracked
 	for _, c := range plan.Stop {
-		t := a.containers[c.ID]
+		t := a.rec.get(c.ID)
 		if t == nil {
 			continue
 		}
-		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: the requirement went down")
-		if t.Phase == Launching {
-			t.stopAfterLaunch = true // the launch worker stops it once its start returns
-			a.inFlight--
-		} else if t.cid != nil {
+		if t.Phase == contract.Held {
+			a.releaseHeldLocked(t, "released before it started: "+plan.RoundReason)
+			continue
+		}
+		why := "the requirement went down"
+		if plan.NewRound {
+			why = "the gang restarts"
+		}
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: " + why)
+		if a.rec.stopping(t) {
 			stop = append(stop, t)
 		}
-		t.Phase = Stopping
 	}
 	if len(stop) > 0 {
-		go a.stopAll(context.Background(), stop)
+		a.stopInBackground(stop)
+	}
+	if plan.NewRound {
+		a.newRoundLocked(now, plan.RoundReason)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
@@ -568,7 +621,7 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 // unsatisfiable: the ask can never be allocated on this cluster.
 type unsatisfiable struct {
 	why     string
-	maximum Capability // the registration's maximum allocation (nil if not sent)
+	maximum contract.Capability // the registration's maximum allocation (nil if not sent)
 }
 
 func (u *unsatisfiable) Error() string { return u.why }
@@ -668,9 +721,16 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	for _, c := range resp.GetAllocatedContainers() {
 		id := yarnrpc.FormatContainerID(c.GetId())
+		if a.rec.get(id) != nil || a.allocProtos[id] != nil {
+			// A ResourceManager that restarted (work-preserving) or failed over may report a container
+			// again that this AM already took: it is never launched twice
+			// (TestLoopIgnoresAContainerTheRMReportsAgain).
+			a.log.WithField("container", id).Info("am: the ResourceManager reported a known container again; ignored")
+			continue
+		}
 		a.allocProtos[id] = c
 		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
-			Resources: Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
+			Resources: contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
@@ -705,26 +765,15 @@ func (a *AM) resendAll() {
 
 func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 	id := yarnrpc.FormatContainerID(st.GetContainerId())
-	t := a.containers[id]
-	if t == nil || t.Phase == Completed {
+	t := a.rec.get(id)
+	if t == nil || t.Phase == contract.Completed {
 		return // released by us, or already known to have ended
 	}
-	if t.Phase == Launching {
-		a.inFlight-- // the launch worker will find it completed
-	}
 	exit := st.GetExitStatus()
-	class := Classify(exit)
-	if t.Phase == Stopping {
-		class = ExitKilledByAM // we stopped it (scale-down), whatever status the NM reports
-	}
-	t.Phase = Completed
-	t.Exit = Exit{Status: exit, Class: class, Diagnostics: st.GetDiagnostics()}
-	if t.reportFailure != "" && class == ExitDiscoveryFailed {
-		t.Exit.Diagnostics = t.reportFailure + "; " + t.Exit.Diagnostics
-	}
-	a.exitedLocked(t)
+	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: Classify(exit), Diagnostics: st.GetDiagnostics()}))
+	class := t.Exit.Class
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
-	if class == ExitSucceeded {
+	if class == contract.ExitSucceeded {
 		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
 	} else {
 		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + Describe(exit, class))
@@ -735,7 +784,7 @@ func (a *AM) progressLocked() float32 {
 	if a.cfg.Spec.Instances == 0 || a.cfg.Spec.Mode == Service {
 		return 0
 	}
-	return float32(min(a.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
@@ -752,7 +801,7 @@ func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 
 // ResourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
 // every other type in resource_value_map.
-func ResourceProto(c Capability) *hadooppb.ResourceProto {
+func ResourceProto(c contract.Capability) *hadooppb.ResourceProto {
 	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
 	keys := make([]string, 0, len(c))
 	for k := range c {
@@ -796,6 +845,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	}
 	a.mu.Lock()
 	req.ContainerToken = t.token
+	sent := a.cfg.Now()
 	a.mu.Unlock()
 	resp, err := a.cfg.NM.StartContainers(c, t.Node, req)
 	a.metrics.ObserveRPC("startContainers", start, err)
@@ -809,58 +859,60 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	defer a.mu.Unlock()
 	defer a.poke()
 	t.token = nil // used: a container is started once
-	if t.Phase == Stopping && t.stopAfterLaunch {
+	if t.Phase == contract.Stopping && t.stopAfterLaunch {
 		t.stopAfterLaunch = false
 		if err != nil { // it never started: give the allocation back
-			t.Phase = Completed
-			t.Exit = Exit{Status: -105, Class: ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
 			if t.cid != nil {
 				a.release[t.ID] = t.cid
 			}
-			a.exitedLocked(t)
+			a.exitedLocked(t, a.rec.stoppedBeforeStart(t))
 			return
 		}
-		go a.stopAll(context.Background(), []*tracked{t})
+		a.stopInBackground([]*tracked{t})
 		return
 	}
-	if t.Phase != Launching {
+	if t.Phase != contract.Launching {
+		if err == nil && t.Phase == contract.Completed && t.launchedAt.IsZero() {
+			// It started and ended before this start call returned: the timeline still shows it ran.
+			t.launchedAt = sent
+		}
 		return // completed (or stopped) while the launch was in flight
 	}
-	a.inFlight--
 	if err != nil {
 		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
-		t.Phase = Completed
-		t.Exit = Exit{Status: -1000, Class: ExitLaunchFailed, Diagnostics: err.Error()}
 		if t.cid != nil {
 			a.release[t.ID] = t.cid
 		}
-		a.emit(LaunchFailedEvent(t.ID, t.Node, err.Error()))
-		a.exitedLocked(t)
+		a.exitedLocked(t, a.rec.launchFailed(t, err.Error()))
 		return
 	}
-	t.Phase = Running
 	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
-	a.emit(LaunchedEvent(t.ID, t.Node))
+	a.emitAll(a.rec.launched(t))
+}
+
+// stopInBackground stops containers without holding up the caller (which may hold a.mu); Run waits
+// for it before it returns.
+func (a *AM) stopInBackground(ts []*tracked) {
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		a.stopAll(context.Background(), ts)
+	}()
 }
 
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.
 func (a *AM) finish(ctx context.Context, out Outcome) error {
 	a.mu.Lock()
 	a.stopping = true
-	a.state = "FINISHING"
-	var running []*tracked
-	for _, t := range a.seq {
-		if t.Phase != Completed && t.cid != nil {
-			running = append(running, t)
-		}
-	}
+	a.state = contract.StateFinishing
+	running := a.rec.active()
 	a.mu.Unlock()
 	a.stopAll(ctx, running)
 
-	status := map[FinalStatus]hadooppb.FinalApplicationStatusProto{
-		Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,
-		Failed:    hadooppb.FinalApplicationStatusProto_APP_FAILED,
-		Killed:    hadooppb.FinalApplicationStatusProto_APP_KILLED,
+	status := map[contract.FinalStatus]hadooppb.FinalApplicationStatusProto{
+		contract.Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,
+		contract.Failed:    hadooppb.FinalApplicationStatusProto_APP_FAILED,
+		contract.Killed:    hadooppb.FinalApplicationStatusProto_APP_KILLED,
 	}[out.Status]
 	req := &hadooppb.FinishApplicationMasterRequestProto{
 		FinalApplicationStatus: status.Enum(),
@@ -893,7 +945,7 @@ func (a *AM) finish(ctx context.Context, out Outcome) error {
 		}
 		break
 	}
-	a.setState(string(out.Status))
+	a.setState(contract.AMState(out.Status))
 	a.mu.Lock()
 	a.diagnostics = out.Diagnostics
 	a.mu.Unlock()

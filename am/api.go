@@ -3,110 +3,56 @@ package am
 import (
 	"crypto/subtle"
 	"encoding/json"
-	"io"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
-// This file is the AM's HTTP API (DESIGN §8). Reads are open (also through the RM's web proxy);
-// writes need the application's secret as "Authorization: Bearer <secret>". The event stream is in
-// sse.go, the status page in ui.go, /metrics in metrics.go; Handler puts them on one mux.
-
-// SecretAlias is the secret key, in the AM's credentials, of the application secret that writes to
-// the API must present as "Authorization: Bearer <secret>" (the client creates it: 64 hex characters).
-const SecretAlias = "yarn-am.secret"
-
-// Status is the body of GET /api/v1/status.
-type Status struct {
-	App         string      `json:"app"`
-	State       string      `json:"state"` // STARTING, RUNNING, FINISHING, SUCCEEDED, FAILED, KILLED
-	Requirement Requirement `json:"requirement"`
-	Counts      Counts      `json:"counts"`
-	// Containers lists every active container and the latest finished ones (yarn-am am
-	// --finished-history); Counts counts them all.
-	Containers []ContainerStatus `json:"containers"`
-	// FinishedNotListed is how many finished containers Containers leaves out (older than the
-	// latest --finished-history).
-	FinishedNotListed int    `json:"finishedNotListed,omitempty"`
-	Diagnostics       string `json:"diagnostics"`
-	// ExcludedNodes are the nodes excluded for this application after repeated failures.
-	ExcludedNodes []string `json:"excludedNodes,omitempty"`
-	// Events are the latest events (at most StatusEvents), oldest first.
-	Events []Event `json:"events,omitempty"`
-}
-
-// StatusEvents is how many of the latest events GET /api/v1/status includes.
-const StatusEvents = 20
-
-// Requirement is the declared TaskExecutor requirement.
-type Requirement struct {
-	Instances   int        `json:"instances"`
-	Resources   Capability `json:"resources"`
-	MaxFailures int        `json:"maxFailures"`
-	Mode        string     `json:"mode"` // batch, service, driver
-}
-
-// Counts summarises the containers. Requested: asked for and not yet allocated. Allocated: accepted and
-// being launched. Running: started on their NM. Completed: ended, whatever the exit. Failed: the
-// completed ones that count against taskexecutor.max-failures.
-type Counts struct {
-	Requested int `json:"requested"`
-	Allocated int `json:"allocated"`
-	Running   int `json:"running"`
-	Stopping  int `json:"stopping,omitempty"` // being stopped because the requirement went down
-	Completed int `json:"completed"`
-	Failed    int `json:"failed"`
-}
-
-// ContainerStatus is one TaskExecutor container.
-type ContainerStatus struct {
-	ID          string                      `json:"id"`
-	Node        string                      `json:"node"`
-	State       Phase                       `json:"state"`
-	Resources   Capability                  `json:"resources"`
-	Infos       map[string][]resources.Info `json:"infos,omitempty"`
-	ExitStatus  *int32                      `json:"exitStatus,omitempty"`
-	ExitClass   ExitClass                   `json:"exitClass,omitempty"`
-	Diagnostics string                      `json:"diagnostics,omitempty"`
-}
-
-// ContainerReport is the body of POST /api/v1/containers/<id>/report (the launcher's report).
-type ContainerReport struct {
-	Infos          map[string][]resources.Info `json:"infos"`
-	FailedResource string                      `json:"failedResource,omitempty"`
-	Failure        string                      `json:"failure,omitempty"`
-}
+// This file is the AM's HTTP API (docs/running.md#http-api). The AM has two listeners: the plain
+// tracking URL (also through the RM's web proxy) serves the reads, which hold nothing secret; the HTTPS
+// one (tls.go) serves everything, and only it takes the application's secret as "Authorization: Bearer
+// <secret>" (writes, the launcher's reports, tokens). The event stream is in sse.go, the status page in
+// ui.go, /metrics in metrics.go; API puts them on one mux per listener.
 
 // Status returns a snapshot of the AM's state.
-func (a *AM) Status() Status {
-	evs := a.events.Latest(StatusEvents)
+func (a *AM) Status() contract.Status {
+	evs := a.events.Latest(contract.StatusEvents)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.requirementLocked(),
-		Containers: []ContainerStatus{}, ExcludedNodes: a.policy.Excluded(), Events: evs}
+	s := contract.Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.requirementLocked(),
+		Containers: []contract.ContainerStatus{}, ExcludedNodes: a.policy.Excluded(), Events: evs}
 	if s.Diagnostics == "" && a.policyOut != nil {
 		s.Diagnostics = a.policyOut.Diagnostics
 	}
+	s.Now, s.Started = a.cfg.Now(), a.started
+	s.Nodes, s.NodesAt = a.nodes.nodes, a.nodes.at
 	for _, k := range a.asks {
 		s.Counts.Requested += k.Want
+		if k.Want > 0 {
+			s.Asks = append(s.Asks, contract.AskStatus{ID: k.ID, Pending: k.Want, Since: a.askTime[k.ID]})
+		}
 	}
-	a.compactLocked()
-	s.Counts.Completed, s.Counts.Failed = a.completedN, a.failedN
-	s.FinishedNotListed = a.completedN - len(a.finished)
-	for _, t := range a.seq {
-		cs := ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos}
+	a.rec.compact()
+	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
+	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
+	for _, t := range a.rec.seq {
+		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos, Rank: t.rank,
+			RequestedAt: t.requestedAt, AllocatedAt: t.allocatedAt, LaunchedAt: t.launchedAt, FinishedAt: t.finishedAt}
 		switch t.Phase {
-		case Launching:
+		case contract.Launching:
 			s.Counts.Allocated++
-		case Running:
+		case contract.Running:
 			s.Counts.Running++
-		case Stopping:
+		case contract.Stopping:
 			s.Counts.Stopping++
-		case Completed:
+		case contract.Completed:
 			st := t.Exit.Status
 			cs.ExitStatus, cs.ExitClass, cs.Diagnostics = &st, t.Exit.Class, t.Exit.Diagnostics
 		}
@@ -119,55 +65,104 @@ func (a *AM) Status() Status {
 }
 
 // Report records a launcher's report; false if the container is not one of this AM's.
-func (a *AM) Report(id string, r ContainerReport) bool {
+func (a *AM) Report(id string, r contract.ContainerReport) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.containers[id]
+	t := a.rec.get(id)
 	if t == nil {
 		return false
 	}
+	a.emitAll(a.rec.reported(t, r))
+	a.assignRanksLocked()
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})
 	if r.Failure != "" {
-		t.reportFailure = "discovery failed for resource " + r.FailedResource + ": " + r.Failure
 		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
-		if !t.discoveryEvent {
-			t.discoveryEvent = true
-			a.emit(DiscoveryFailedEvent(t.ID, t.Node, r.FailedResource, r.Failure))
-		}
-		return true
 	}
-	t.infos = r.Infos
 	for name, infos := range r.Infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
-	}
-	if len(r.Infos) > 0 {
-		a.emit(ResourceInfoEvent(t.ID, t.Node, r.Infos))
 	}
 	return true
 }
 
-// Handler returns the HTTP API. secret authorises writes.
+// APIOptions configure one listener's HTTP API.
+type APIOptions struct {
+	// Secret is the application secret; writes, reports and tokens need it as "Authorization: Bearer
+	// <secret>".
+	Secret string
+	// Secure says this listener is the HTTPS one. The plain listener (the tracking URL, also behind
+	// the RM's proxy) serves only what holds no secret and answers 403 to everything that needs the
+	// secret, naming SecureAPI: a client must not send the secret where a sniffer can read it
+	// (docs/design.md#security).
+	Secure bool
+	// SecureAPI is the HTTPS API's address, https://host:port/api/v1/, shown in /api/v1/status and in
+	// the plain listener's 403s.
+	SecureAPI string
+	// Tokens serves GET /api/v1/tokens on the HTTPS listener (nil: the AM does not refresh tokens).
+	Tokens *TokenRefresher
+	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
+	// default bounds, for this handler alone.
+	Streams *StreamLimiter
+}
+
+// Handler returns the whole API as served on HTTPS, with secret authorising writes (tests and
+// in-process use).
 func (a *AM) Handler(secret string) http.Handler {
+	return a.API(APIOptions{Secret: secret, Secure: true})
+}
+
+// API returns the HTTP API of one listener.
+func (a *AM) API(o APIOptions) http.Handler {
+	if o.Streams == nil {
+		o.Streams = NewStreamLimiter(DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient)
+	}
+	// needsSecret guards every endpoint that takes the secret: 403 on the plain listener whatever the
+	// header says, 401 on HTTPS without the exact "Bearer <secret>".
+	needsSecret := func(w http.ResponseWriter, r *http.Request) bool {
+		if !o.Secure {
+			msg := "this endpoint takes the application secret and is served over HTTPS only"
+			if o.SecureAPI != "" {
+				msg += ": " + o.SecureAPI + strings.TrimPrefix(r.URL.Path, "/api/v1/")
+			}
+			writeError(w, http.StatusForbidden, msg)
+			return false
+		}
+		if !authorized(r, o.Secret) {
+			writeError(w, http.StatusUnauthorized, "this endpoint needs the header 'Authorization: Bearer <application secret>'")
+			return false
+		}
+		return true
+	}
+	reports := newReportCounter(a)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, a.Status())
+		a.wantNodes() // the web UI's GPU map (nodes.go); only while someone reads
+		s := a.Status()
+		s.SecureAPI = o.SecureAPI
+		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("POST /api/v1/containers/{id}/report", func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r, secret) {
-			writeError(w, http.StatusUnauthorized, "writes need the header 'Authorization: Bearer <application secret>'")
-			return
-		}
-		var rep ContainerReport
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&rep); err != nil {
-			writeError(w, http.StatusBadRequest, "the body is not a report ({\"infos\": {\"gpu\": [{\"index\": \"0\"}]}}): "+err.Error())
+		if !needsSecret(w, r) {
 			return
 		}
 		id := r.PathValue("id")
-		if !a.Report(id, rep) {
+		if !reports.take(id) {
+			writeError(w, http.StatusTooManyRequests, fmt.Sprintf("container %s has sent its %d reports; the AM takes no more from it", id, contract.MaxReportsPerContainer))
+			return
+		}
+		var rep contract.ContainerReport
+		if err := decodeBody(w, r, contract.MaxReportBytes, &rep); err != nil {
+			writeError(w, bodyErrorCode(err), "the body is not a report ({\"infos\": {\"gpu\": [{\"index\": \"0\"}]}}): "+err.Error())
+			return
+		}
+		if !a.Report(id, redactReport(rep, o.Secret)) {
 			writeError(w, http.StatusNotFound, "container "+id+" is not a TaskExecutor of this application")
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
+	})
+	mux.HandleFunc("GET /api/v1/containers/{id}/rendezvous", func(w http.ResponseWriter, r *http.Request) {
+		code, body := a.RendezvousOf(r.PathValue("id"))
+		writeJSON(w, code, body)
 	})
 	mux.HandleFunc("GET /api/v1/containers", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, a.Status().Containers)
@@ -179,13 +174,12 @@ func (a *AM) Handler(secret string) http.Handler {
 		writeJSON(w, http.StatusOK, req)
 	})
 	mux.HandleFunc("PUT /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
-		if !authorized(r, secret) {
-			writeError(w, http.StatusUnauthorized, "writes need the header 'Authorization: Bearer <application secret>'")
+		if !needsSecret(w, r) {
 			return
 		}
-		var u RequirementsUpdate
-		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&u); err != nil {
-			writeError(w, http.StatusBadRequest, `the body is not a requirement ({"instances": 2}): `+err.Error())
+		var u contract.RequirementsUpdate
+		if err := decodeBody(w, r, contract.MaxRequestBytes, &u); err != nil {
+			writeError(w, bodyErrorCode(err), `the body is not a requirement ({"instances": 2}): `+err.Error())
 			return
 		}
 		if err := u.Validate(); err != nil {
@@ -199,12 +193,119 @@ func (a *AM) Handler(secret string) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, req)
 	})
-	mux.HandleFunc("GET /api/v1/events", EventsHandler(a.events, 0))
+	mux.HandleFunc(TokensPath, func(w http.ResponseWriter, r *http.Request) {
+		if !needsSecret(w, r) {
+			return
+		}
+		if o.Tokens == nil {
+			writeError(w, http.StatusNotFound, "this AM does not refresh delegation tokens (it was given no keytab)")
+			return
+		}
+		if r.Method != http.MethodGet {
+			writeError(w, http.StatusMethodNotAllowed, "GET only")
+			return
+		}
+		o.Tokens.serve(w)
+	})
+	mux.Handle("GET /api/v1/events", LimitedEventsHandler(a.events, 0, o.Streams))
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	ui := UIHandler()
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
-	return mux
+	return SecurityHeaders(mux)
+}
+
+// SecurityHeaders puts the browser-facing safety headers on every response, pages and JSON alike:
+// no MIME sniffing, a content security policy that allows only the AM's own origin (the UI loads
+// nothing else), and no framing by other sites (TestSecurityHeadersOnEveryResponse).
+func SecurityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// ContentSecurityPolicy is the policy SecurityHeaders sends.
+const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
+
+// bodyReadTimeout bounds the read of a write's body: a client trickling it does not hold a
+// connection open for long.
+const bodyReadTimeout = 30 * time.Second
+
+// decodeBody reads at most limit bytes of JSON into v within bodyReadTimeout; a longer body is an
+// error that bodyErrorCode maps to 413.
+func decodeBody(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	return json.NewDecoder(http.MaxBytesReader(w, r.Body, limit)).Decode(v)
+}
+
+func bodyErrorCode(err error) int {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusBadRequest
+}
+
+// redactReport replaces the application secret wherever a report carries it (a failure message
+// quoting a worker's environment, say): reports become events and log lines, which are public
+// (TestReportCarryingTheSecretIsRedacted).
+func redactReport(r contract.ContainerReport, secret string) contract.ContainerReport {
+	if secret == "" {
+		return r
+	}
+	red := func(s string) string { return strings.ReplaceAll(s, secret, "[application secret]") }
+	r.Failure, r.FailedResource = red(r.Failure), red(r.FailedResource)
+	if r.Infos != nil {
+		infos := make(map[string][]contract.Info, len(r.Infos))
+		for name, list := range r.Infos {
+			out := make([]contract.Info, 0, len(list))
+			for _, in := range list {
+				c := contract.Info{}
+				for k, v := range in {
+					c[red(k)] = red(v)
+				}
+				out = append(out, c)
+			}
+			infos[red(name)] = out
+		}
+		r.Infos = infos
+	}
+	return r
+}
+
+// reportCounter caps the reports per container (contract.MaxReportsPerContainer): one secret is
+// shared by every TaskExecutor, so the AM cannot tell which container sent a report, but it can stop
+// any one container id from being reported on without end. It forgets containers the AM no longer
+// keeps, so it holds at most a few entries per listed container.
+type reportCounter struct {
+	a  *AM
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func newReportCounter(a *AM) *reportCounter { return &reportCounter{a: a, n: map[string]int{}} }
+
+func (c *reportCounter) take(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n[id] >= contract.MaxReportsPerContainer {
+		return false
+	}
+	c.n[id]++
+	if len(c.n) > 4096 {
+		c.a.mu.Lock()
+		for k := range c.n {
+			if c.a.rec.get(k) == nil {
+				delete(c.n, k)
+			}
+		}
+		c.a.mu.Unlock()
+	}
+	return true
 }
 
 // authorized checks the bearer secret in constant time.

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -26,12 +28,12 @@ func apiAM(t *testing.T) *AM {
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
 	m.asks = []Ask{{ID: 1, Want: 1, AtRM: 1}}
-	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: Running, Resources: te}}
-	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: Completed, Resources: te,
-		Exit: Exit{Status: 3, Class: ExitFailed, Diagnostics: "Exit code: 3"}}}
-	m.containers["c1"], m.containers["c2"] = c1, c2
-	m.seq = []*tracked{c1, c2}
-	m.finishedLocked(c2)
+	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
+	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
+		Exit: Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}
+	m.rec.byID["c1"], m.rec.byID["c2"] = c1, c2
+	m.rec.seq = []*tracked{c1, c2}
+	m.rec.finish(c2)
 	m.state = "RUNNING"
 	return m
 }
@@ -53,10 +55,10 @@ func TestAPIReportNeedsTheSecret(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "Bearer wrong", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", testSecret, body).Code, "the Bearer scheme is required")
-	assert.Nil(t, m.containers["c1"].infos, "a refused report changes nothing")
+	assert.Nil(t, m.rec.byID["c1"].infos, "a refused report changes nothing")
 
 	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body).Code)
-	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.containers["c1"].infos)
+	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.rec.byID["c1"].infos)
 
 	assert.Equal(t, http.StatusNotFound, post(t, h, "/api/v1/containers/c9/report", "Bearer "+testSecret, body).Code)
 	assert.Equal(t, http.StatusBadRequest, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, "{").Code)
@@ -105,7 +107,7 @@ func TestAPIStatus(t *testing.T) {
 
 func TestLaunchContext(t *testing.T) {
 	l := TaskExecutorLaunch{
-		Manifest: []ManifestEntry{{Alias: "nvidia-smi", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/nvidia-smi", Size: 10, Timestamp: 5, Type: "FILE"},
+		Manifest: []contract.LocalResource{{Alias: "nvidia-smi", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/nvidia-smi", Size: 10, Timestamp: 5, Type: "FILE"},
 			{Alias: "data", URL: "hdfs://127.0.0.1:9000/d.tgz", Size: 1, Timestamp: 2, Type: "ARCHIVE"},
 			{Alias: "yarn-am", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/yarn-am", Size: 7, Timestamp: 3}},
 		Staged:  fakeStaged{},
@@ -130,7 +132,7 @@ func TestLaunchContext(t *testing.T) {
 	for _, e := range clc.GetEnvironment() {
 		env[e.GetKey()] = e.GetValue()
 	}
-	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", EnvReportURL: "http://h:1/api/v1/containers/"}, env)
+	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", contract.EnvReportURL: "http://h:1/api/v1/containers/"}, env)
 	require.Len(t, clc.GetCommand(), 1)
 	assert.Equal(t, `./yarn-am launch -f job.toml -D 'external-resource.gpu.param.discovery-script.path=my script.sh' -- /bin/bash -c 'echo \"\$CUDA_VISIBLE_DEVICES\" it'\\''s' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`, clc.GetCommand()[0])
 	assert.NotContains(t, string(clc.GetTokens()), "amrm-id", "TaskExecutors never get the AM-RM token")
@@ -140,7 +142,7 @@ func TestLaunchContext(t *testing.T) {
 func TestLauncherCommandThroughBash(t *testing.T) {
 	// What YARN's launch script does with the command: exec /bin/bash -c "<command>". Check that the
 	// user's command arrives at the inner bash unchanged.
-	cmd := LauncherCommand("job.toml", "", nil, `printf '%s|' "$HOME" a\ b "it's" $((1+1))`)
+	cmd := contract.LauncherCommand("job.toml", "", nil, `printf '%s|' "$HOME" a\ b "it's" $((1+1))`)
 	inner := strings.TrimPrefix(cmd, "./yarn-am launch -f job.toml -- /bin/bash -c ")
 	inner = strings.TrimSuffix(inner, " 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")
 	var out bytes.Buffer
@@ -149,4 +151,107 @@ func TestLauncherCommandThroughBash(t *testing.T) {
 	require.NoError(t, c.Run())
 	// printf of the outer layer shows the single-quoted argument the launcher's bash -c receives.
 	assert.Equal(t, `'printf '\''%s|'\'' "$HOME" a\ b "it'\''s" $((1+1))'`, out.String())
+}
+
+func do(h http.Handler, method, url, auth, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, url, strings.NewReader(body))
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// The plain listener refuses everything that takes the secret, even with the right one, naming the
+// HTTPS address; its reads work.
+func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
+	m := apiAM(t)
+	plain := m.API(APIOptions{Secret: testSecret, SecureAPI: "https://h:2/api/v1/", Tokens: &TokenRefresher{hdts: []byte("x")}})
+	for _, c := range []struct{ method, path, body, want string }{
+		{http.MethodPost, "/api/v1/containers/c1/report", `{"infos":{"gpu":[{"index":"2"}]}}`, "https://h:2/api/v1/containers/c1/report"},
+		{http.MethodPut, "/api/v1/requirements", `{"instances": 1}`, "https://h:2/api/v1/requirements"},
+		{http.MethodGet, "/api/v1/tokens", "", "https://h:2/api/v1/tokens"},
+	} {
+		rec := do(plain, c.method, c.path, "Bearer "+testSecret, c.body)
+		assert.Equal(t, http.StatusForbidden, rec.Code, "%s %s", c.method, c.path)
+		assert.Contains(t, rec.Body.String(), c.want)
+	}
+	assert.Nil(t, m.rec.byID["c1"].infos, "the refused report changed nothing")
+	assert.Equal(t, 2, m.requirementLocked().Instances, "the refused PUT changed nothing")
+
+	rec := do(plain, http.MethodGet, "/api/v1/status", "", "")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var s contract.Status
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &s))
+	assert.Equal(t, "https://h:2/api/v1/", s.SecureAPI, "status names the HTTPS API")
+	assert.Equal(t, http.StatusOK, do(plain, http.MethodGet, "/api/v1/containers", "", "").Code)
+	assert.Equal(t, http.StatusOK, do(plain, http.MethodGet, "/api/v1/events?format=json", "", "").Code)
+}
+
+// Every response, page or JSON, error or not, carries the browser safety headers.
+func TestSecurityHeadersOnEveryResponse(t *testing.T) {
+	m := apiAM(t)
+	for _, h := range []http.Handler{m.API(APIOptions{Secret: testSecret, Secure: true}), m.API(APIOptions{Secret: testSecret})} {
+		for _, c := range []struct{ method, path string }{
+			{http.MethodGet, "/"}, {http.MethodGet, "/api/v1/status"}, {http.MethodGet, "/api/v1/events?format=json"},
+			{http.MethodGet, "/metrics"}, {http.MethodPut, "/api/v1/requirements"}, {http.MethodGet, "/nope"},
+		} {
+			rec := do(h, c.method, c.path, "", "")
+			assert.Equal(t, "nosniff", rec.Header().Get("X-Content-Type-Options"), "%s %s", c.method, c.path)
+			assert.Equal(t, "SAMEORIGIN", rec.Header().Get("X-Frame-Options"), "%s %s", c.method, c.path)
+			assert.Equal(t, "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'",
+				rec.Header().Get("Content-Security-Policy"), "%s %s", c.method, c.path)
+		}
+	}
+}
+
+// Bodies are bounded: a report over 64 KiB and a requirement over 1 MiB are refused with 413; one
+// container id takes at most MaxReportsPerContainer reports.
+func TestWriteBodiesAndReportsAreBounded(t *testing.T) {
+	m := apiAM(t)
+	h := m.Handler(testSecret)
+	big := `{"failure":"` + strings.Repeat("x", contract.MaxReportBytes) + `"}`
+	assert.Equal(t, http.StatusRequestEntityTooLarge, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, big).Code)
+	huge := `{"instances": 1, "x": "` + strings.Repeat("x", contract.MaxRequestBytes) + `"}`
+	assert.Equal(t, http.StatusRequestEntityTooLarge, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret, huge).Code)
+
+	body := `{"infos":{"gpu":[{"index":"1"}]}}`
+	for i := 1; i < contract.MaxReportsPerContainer; i++ { // the refused big one counted as the first
+		require.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body).Code, "report %d", i)
+	}
+	rec := post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body)
+	assert.Equal(t, http.StatusTooManyRequests, rec.Code)
+	assert.Contains(t, rec.Body.String(), "c1")
+	assert.Equal(t, http.StatusNotFound, post(t, h, "/api/v1/containers/c9/report", "Bearer "+testSecret, body).Code, "other containers are not affected")
+}
+
+// A report is where a secret could leak into public places: a failure message quoting the worker's
+// environment becomes an event (GET /api/v1/events, the UI, `yarn-am status`) and a log line. The AM
+// redacts the secret there, and neither the token endpoint's answer nor any Authorization header
+// reaches the log or the events.
+func TestReportCarryingTheSecretIsRedacted(t *testing.T) {
+	m := apiAM(t)
+	var logBuf bytes.Buffer
+	l := logrus.New()
+	l.SetOutput(&logBuf)
+	l.SetLevel(logrus.DebugLevel)
+	m.log = l
+	tokens := []byte("HDTS-token-bytes-" + testSecret[:8])
+	h := m.API(APIOptions{Secret: testSecret, Secure: true, Tokens: &TokenRefresher{hdts: tokens}})
+	rep := `{"failedResource":"gpu","failure":"discovery script: YARN_AM_SECRET=` + testSecret + ` exit 1","infos":{"gpu":[{"index":"` + testSecret + `"}]}}`
+	require.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, rep).Code)
+	require.Equal(t, http.StatusOK, do(h, http.MethodGet, TokensPath, "Bearer "+testSecret, "").Code)
+	require.Equal(t, http.StatusOK, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret, `{"instances": 3}`).Code)
+	require.Equal(t, http.StatusUnauthorized, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret+"x", `{"instances": 3}`).Code)
+
+	evs := do(h, http.MethodGet, "/api/v1/events?format=json", "", "").Body.String()
+	st := do(h, http.MethodGet, "/api/v1/status", "", "").Body.String()
+	require.Contains(t, evs, "discovery script", "the failure became an event")
+	require.Contains(t, logBuf.String(), "discovery script", "and a log line")
+	for what, text := range map[string]string{"events": evs, "status": st, "log": logBuf.String()} {
+		assert.NotContains(t, text, testSecret, "the secret in %s", what)
+		assert.NotContains(t, text, string(tokens), "the token answer in %s", what)
+	}
+	assert.Contains(t, evs, "[application secret]")
 }

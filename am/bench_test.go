@@ -1,6 +1,6 @@
 package am
 
-// Scale simulation (DESIGN §9 item 5): the AM's real allocation loop (New + Run) against the in-process
+// Scale simulation (docs/performance.md): the AM's real allocation loop (New + Run) against the in-process
 // fake RM (rpctest, TOKEN auth, real Hadoop RPC framing) with 1,000 nodes, and an in-process NM. Run:
 //
 //	go test -run '^$' -bench 'AMHeartbeat|AMRampUp' -benchtime 200x ./am/
@@ -13,7 +13,7 @@ package am
 //	rss-MiB, heap-MiB  VmRSS of the test process and the Go heap in use, after GC, at steady state
 //	goroutines         of the whole test process at steady state: flat, none per container
 //
-// Benchmarks only report; nothing here asserts a time (DESIGN §9 item 5).
+// Benchmarks only report; nothing here asserts a time (docs/performance.md).
 
 import (
 	"context"
@@ -33,6 +33,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
@@ -165,7 +166,7 @@ func startScaleRun(tb testing.TB, n int) *scaleRun {
 	tb.Cleanup(func() { client.Close() })
 	nm := &scaleNM{}
 	m, err := New(Config{App: yarnrpc.FormatApplicationID(rm.app), Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
-		Spec:          Spec{Instances: n, Mode: Service, Capability: Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
+		Spec:          Spec{Instances: n, Mode: Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Nanosecond,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: client, NM: nm, Log: log})
 	if err != nil {

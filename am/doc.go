@@ -9,11 +9,13 @@
 //     containers, new allocations) to actions (asks to send, allocations to launch or release, the
 //     outcome). Matching by allocationRequestId, checking every resource type (Fits), the failure
 //     limit and batch/service/driver completion live here and are unit-tested without I/O.
-//   - classify.go: container exit statuses → classes (DESIGN §4) and whether they count as failures.
+//   - classify.go: container exit statuses → classes (docs/design.md#wire-facts) and whether they count as failures.
 //   - am.go: the loop around Reconcile that does the I/O: register, allocate with response_id, fast and
 //     slow heartbeats, AM-RM token rollover, re-registration after ApplicationMasterNotRegistered,
 //     a bounded pool of NM launches, completion tracking, unregistration, staging cleanup.
-//   - history.go: bounded records: every active container and the latest Config.FinishedHistory
+//   - records.go: the bookkeeping of accepted containers with a vocabulary (accepted, launched,
+//     launchFailed, stopping, completed, reported) whose transitions return the events to emit; bounded:
+//     every active container and the latest Config.FinishedHistory
 //     finished ones are kept, older ones dropped with their counts kept (Observed.Forgotten), so a
 //     long-running service does not grow without limit.
 //   - driver.go: driver mode (a user program in the AM container decides the final status).
@@ -29,7 +31,10 @@
 //     blacklist updates and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
 //     rejected request. requirements.go: PUT requirements' body and ScaleDown (newest first).
-//   - metrics.go: Prometheus collectors on a registry of the AM's own. ui.go + ui/: the status page.
+//   - metrics.go: Prometheus collectors on a registry of the AM's own. ui.go + ui/: the status page
+//     (summary, device map, timeline, containers, events), drawn in the browser from GET
+//     /api/v1/status. nodes.go: the status document's node capacities (node reports, listed only
+//     while the status is read, at most every NodesRefresh).
 //   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
 //   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
 //

@@ -11,12 +11,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-)
-
-// Environment variables the driver program gets.
-const (
-	EnvAPI    = "YARN_AM_API"    // http://host:port/api/v1/
-	EnvSecret = "YARN_AM_SECRET" // the application's secret, for writes to the API
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // DriverConfig is driver mode: a user program run in the AM container whose exit code decides the
@@ -91,11 +86,11 @@ func (a *AM) driverOutcome() *Outcome {
 	}
 	code := *a.driverExit
 	if code == 0 {
-		return &Outcome{Status: Succeeded, Diagnostics: "the driver exited with code 0"}
+		return &Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0"}
 	}
 	diag := fmt.Sprintf("the driver %q exited with code %d", a.cfg.Driver.Command, code)
 	if a.limitHit {
 		diag += "; " + a.diagnostics
 	}
-	return &Outcome{Status: Failed, Diagnostics: diag}
+	return &Outcome{Status: contract.Failed, Diagnostics: diag}
 }

@@ -2,7 +2,7 @@
 
 package am_test
 
-// End-to-end tests of the whole path (issue 4): the real bin/yarn-am (YARN_AM_BIN) submits jobs to the
+// End-to-end tests of the whole path: the real bin/yarn-am (YARN_AM_BIN) submits jobs to the
 // mini cluster (make minicluster-up; source .minicluster/env), its ApplicationMaster launches the
 // example worker under `yarn-am launch` with the fake nvidia-smi, and the tests check the outcome
 // through yarn-am's own commands, the ResourceManager and the NodeManagers' container logs
@@ -11,6 +11,7 @@ package am_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -81,6 +82,9 @@ type jobSpec struct {
 	gpus        int
 	command     string
 	maxFailures int
+	maxAttempts int    // 0: 1
+	memory      string // taskexecutor.memory; "": 256
+	teExtra     string // more [taskexecutor] lines
 }
 
 // writeJob writes a job file to a temp dir: the worker and the fake nvidia-smi are shipped, the fake is
@@ -90,11 +94,11 @@ func writeJob(t *testing.T, s jobSpec) string {
 	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
 	require.NoError(t, err)
 	body := fmt.Sprintf(`name = %q
-max-attempts = 1
+max-attempts = %d
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = %d
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
 
 [am]
 memory = 256
@@ -102,14 +106,15 @@ memory = 256
 [taskexecutor]
 instances = %d
 command = %q
-memory = 256
+memory = %q
 max-failures = %d
 files = [%q, %q]
+%s
 
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, s.name, s.gpus, s.instances, s.command, s.maxFailures, worker(t), smi)
+`, s.name, max(s.maxAttempts, 1), s.gpus, s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p
@@ -380,10 +385,10 @@ func TestE2EKillRunningJobRemovesStaging(t *testing.T) {
 
 	conf, err := yarnrpc.LoadConfigFromEnv()
 	require.NoError(t, err)
-	fsys, err := container.DialHDFS(conf, user)
+	fsys, err := client.DialHDFS(conf, user)
 	require.NoError(t, err)
 	defer fsys.Close()
-	dir := container.StagingDir(user, id)
+	dir := client.StagingDir(user, id)
 	_, err = fsys.Stat(dir)
 	require.NoError(t, err, "the staging directory exists while the job runs")
 

@@ -8,109 +8,39 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
-// This file is the AM's event log (DESIGN §8): typed events, each with a message a user can act on,
+// This file is the AM's event log (docs/running.md#http-api): typed events, each with a message a user can act on,
 // kept in a bounded ring with increasing ids, and subscriptions that never block the AM loop. The SSE
 // endpoint (sse.go), the web UI, `submit` and `status` all read it.
-
-// EventType names what happened. The values are the SSE "event:" names and the JSON "type".
-type EventType string
-
-// Event types.
-const (
-	EventRequested           EventType = "requested"             // containers asked for
-	EventAllocated           EventType = "allocated"             // a container was allocated and accepted
-	EventLaunched            EventType = "launched"              // the NM started the TaskExecutor
-	EventResourceInfo        EventType = "resource-info"         // the launcher reported its devices (GPU indexes)
-	EventCompleted           EventType = "completed"             // a TaskExecutor ended, with its exit class
-	EventAllocationRejected  EventType = "allocation-rejected"   // the RM refused the request (key, amount, maximum)
-	EventNotEnoughResources  EventType = "not-enough-resources"  // asks pending past the timeout, with evidence
-	EventResourcesAvailable  EventType = "resources-available"   // a not-enough-resources condition cleared
-	EventLaunchFailed        EventType = "launch-failed"         // the NM refused startContainers
-	EventDiscoveryFailed     EventType = "discovery-failed"      // launcher exit 90, with the script's reason
-	EventNodeExcluded        EventType = "node-excluded"         // node added to the application's blacklist
-	EventNodeExclusionLifted EventType = "node-exclusion-lifted" // node removed from it after the timeout
-	EventNodeUnhealthy       EventType = "node-unhealthy"        // updated_nodes: node lost, unhealthy, decommissioned
-	EventPreempted           EventType = "preempted"             // a container was preempted (not counted)
-	EventFailureLimitReached EventType = "failure-limit-reached" // the application fails: too many failures
-	EventRequirementChanged  EventType = "requirement-changed"   // PUT requirements changed the declared count
-	EventFinished            EventType = "finished"              // the application's final status
-	EventGap                 EventType = "gap"                   // a reader fell behind; events were dropped for it
-)
-
-// Severity of an event.
-const (
-	SeverityInfo    = "info"
-	SeverityWarning = "warning"
-	SeverityError   = "error"
-)
-
-// Evidence is why the AM believes the cluster cannot serve its asks: what it asks per container,
-// what the cluster has in total and free per resource type, and its largest node.
-type Evidence struct {
-	Asked        Capability `json:"asked"`                  // per container
-	Pending      int        `json:"pending"`                // containers still asked for
-	PendingFor   string     `json:"pendingFor"`             // how long nothing was allocated, e.g. "30s"
-	Nodes        int        `json:"nodes"`                  // running NodeManagers
-	ClusterTotal Capability `json:"clusterTotal,omitempty"` // sum of every running node's capability
-	ClusterFree  Capability `json:"clusterFree,omitempty"`  // total minus used
-	Headroom     Capability `json:"headroom,omitempty"`     // what the scheduler says this app may still get
-	LargestNode  string     `json:"largestNode,omitempty"`  // node with the most of the scarcest asked type
-	LargestCap   Capability `json:"largestNodeCapability,omitempty"`
-	LargestFree  Capability `json:"largestNodeFree,omitempty"`
-	Source       string     `json:"source,omitempty"` // where the numbers come from ("node reports", "allocate headroom")
-}
-
-// Event is one thing that happened, with a message a user can act on. Fields other than ID, Time,
-// Type, Severity and Message are set when they apply.
-type Event struct {
-	ID         uint64                      `json:"id"`
-	Time       time.Time                   `json:"time"`
-	Type       EventType                   `json:"type"`
-	Severity   string                      `json:"severity"`
-	Message    string                      `json:"message"`
-	Container  string                      `json:"container,omitempty"`
-	Node       string                      `json:"node,omitempty"`
-	Count      int                         `json:"count,omitempty"`
-	Resources  Capability                  `json:"resources,omitempty"`
-	Infos      map[string][]resources.Info `json:"infos,omitempty"`
-	ExitStatus *int32                      `json:"exitStatus,omitempty"`
-	ExitClass  ExitClass                   `json:"exitClass,omitempty"`
-	Key        string                      `json:"key,omitempty"`       // the configuration key concerned
-	Requested  int64                       `json:"requested,omitempty"` // amount asked for Key
-	Maximum    *int64                      `json:"maximum,omitempty"`   // what the cluster allows for Key
-	Evidence   *Evidence                   `json:"evidence,omitempty"`
-	Reason     string                      `json:"reason,omitempty"`
-	Status     FinalStatus                 `json:"status,omitempty"` // finished
-}
 
 // Event constructors: one per type, so every message reads the same wherever it is emitted.
 
 // RequestedEvent: n more containers of size c were asked for.
-func RequestedEvent(n int, c Capability) Event {
-	return Event{Type: EventRequested, Severity: SeverityInfo, Count: n, Resources: c,
+func RequestedEvent(n int, c contract.Capability) contract.Event {
+	return contract.Event{Type: contract.EventRequested, Severity: contract.SeverityInfo, Count: n, Resources: c,
 		Message: fmt.Sprintf("requested %d TaskExecutor container(s) of %s", n, c)}
 }
 
 // AllocatedEvent: the RM allocated container id on node and the AM accepted it.
-func AllocatedEvent(id, node string, c Capability, latency time.Duration) Event {
+func AllocatedEvent(id, node string, c contract.Capability, latency time.Duration) contract.Event {
 	msg := fmt.Sprintf("%s allocated on %s (%s)", id, node, c)
 	if latency > 0 {
 		msg += fmt.Sprintf(" after %s", latency.Round(time.Millisecond))
 	}
-	return Event{Type: EventAllocated, Severity: SeverityInfo, Container: id, Node: node, Resources: c, Message: msg}
+	return contract.Event{Type: contract.EventAllocated, Severity: contract.SeverityInfo, Container: id, Node: node, Resources: c, Message: msg}
 }
 
 // LaunchedEvent: the NM started the TaskExecutor.
-func LaunchedEvent(id, node string) Event {
-	return Event{Type: EventLaunched, Severity: SeverityInfo, Container: id, Node: node,
+func LaunchedEvent(id, node string) contract.Event {
+	return contract.Event{Type: contract.EventLaunched, Severity: contract.SeverityInfo, Container: id, Node: node,
 		Message: fmt.Sprintf("TaskExecutor %s started on %s", id, node)}
 }
 
 // ResourceInfoEvent: the launcher reported the devices it found ("gpu: 0,1").
-func ResourceInfoEvent(id, node string, infos map[string][]resources.Info) Event {
+func ResourceInfoEvent(id, node string, infos map[string][]resources.Info) contract.Event {
 	names := make([]string, 0, len(infos))
 	for n := range infos {
 		names = append(names, n)
@@ -120,7 +50,7 @@ func ResourceInfoEvent(id, node string, infos map[string][]resources.Info) Event
 	for _, n := range names {
 		parts = append(parts, n+" "+infoSummary(infos[n]))
 	}
-	return Event{Type: EventResourceInfo, Severity: SeverityInfo, Container: id, Node: node, Infos: infos,
+	return contract.Event{Type: contract.EventResourceInfo, Severity: contract.SeverityInfo, Container: id, Node: node, Infos: infos,
 		Message: fmt.Sprintf("TaskExecutor %s on %s has %s", id, node, strings.Join(parts, ", "))}
 }
 
@@ -147,23 +77,23 @@ func infoSummary(infos []resources.Info) string {
 }
 
 // CompletedEvent: a TaskExecutor ended; the severity and message follow its exit class.
-func CompletedEvent(id, node string, e Exit) Event {
+func CompletedEvent(id, node string, e Exit) contract.Event {
 	st := e.Status
-	ev := Event{Type: EventCompleted, Severity: SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
+	ev := contract.Event{Type: contract.EventCompleted, Severity: contract.SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
 		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, Describe(e.Status, e.Class))}
 	if e.Class.Counts() {
-		ev.Severity = SeverityError
+		ev.Severity = contract.SeverityError
 		ev.Message += " (counts as a failure)"
-	} else if e.Class != ExitSucceeded {
-		ev.Severity = SeverityWarning
+	} else if e.Class != contract.ExitSucceeded {
+		ev.Severity = contract.SeverityWarning
 	}
 	return ev
 }
 
 // AllocationRejectedEvent: the RM refused the request for key (e.g. external-resource.gpu.amount)
 // because requested is more than the cluster allows (maximum < 0: the type is unknown to the cluster).
-func AllocationRejectedEvent(key string, requested, maximum int64, yarnType, rmMessage string) Event {
-	ev := Event{Type: EventAllocationRejected, Severity: SeverityError, Key: key, Requested: requested, Reason: rmMessage}
+func AllocationRejectedEvent(key string, requested, maximum int64, yarnType, rmMessage string) contract.Event {
+	ev := contract.Event{Type: contract.EventAllocationRejected, Severity: contract.SeverityError, Key: key, Requested: requested, Reason: rmMessage}
 	switch {
 	case key == "":
 		ev.Message = "allocation rejected by the ResourceManager: " + rmMessage
@@ -178,7 +108,7 @@ func AllocationRejectedEvent(key string, requested, maximum int64, yarnType, rmM
 }
 
 // NotEnoughResourcesEvent: asks have been pending past the timeout; ev carries the evidence.
-func NotEnoughResourcesEvent(ev Evidence, action string) Event {
+func NotEnoughResourcesEvent(ev contract.Evidence, action string) contract.Event {
 	var b strings.Builder
 	fmt.Fprintf(&b, "not enough resources: %d TaskExecutor container(s) of %s still pending after %s", ev.Pending, ev.Asked, ev.PendingFor)
 	if len(ev.ClusterTotal) > 0 {
@@ -196,78 +126,108 @@ func NotEnoughResourcesEvent(ev Evidence, action string) Event {
 		b.WriteString("; still waiting (lower the requirement with PUT /api/v1/requirements, or free capacity)")
 	}
 	e := ev
-	return Event{Type: EventNotEnoughResources, Severity: SeverityWarning, Count: ev.Pending, Resources: ev.Asked, Evidence: &e, Message: b.String()}
+	return contract.Event{Type: contract.EventNotEnoughResources, Severity: contract.SeverityWarning, Count: ev.Pending, Resources: ev.Asked, Evidence: &e, Message: b.String()}
 }
 
 // ResourcesAvailableEvent: nothing is pending any more after a not-enough-resources event.
-func ResourcesAvailableEvent(why string) Event {
-	return Event{Type: EventResourcesAvailable, Severity: SeverityInfo, Reason: why,
+func ResourcesAvailableEvent(why string) contract.Event {
+	return contract.Event{Type: contract.EventResourcesAvailable, Severity: contract.SeverityInfo, Reason: why,
 		Message: "no TaskExecutor container is pending any more (" + why + "); the not-enough-resources condition is cleared"}
 }
 
 // LaunchFailedEvent: the NM refused to start the container.
-func LaunchFailedEvent(id, node, reason string) Event {
-	return Event{Type: EventLaunchFailed, Severity: SeverityError, Container: id, Node: node, Reason: reason,
+func LaunchFailedEvent(id, node, reason string) contract.Event {
+	return contract.Event{Type: contract.EventLaunchFailed, Severity: contract.SeverityError, Container: id, Node: node, Reason: reason,
 		Message: fmt.Sprintf("the NodeManager %s could not start TaskExecutor %s: %s", node, id, reason)}
 }
 
 // DiscoveryFailedEvent: the launcher's resource discovery failed (exit 90); reason is the script's.
-func DiscoveryFailedEvent(id, node, resource, reason string) Event {
+func DiscoveryFailedEvent(id, node, resource, reason string) contract.Event {
 	what := "resource discovery"
 	if resource != "" {
 		what = "discovery of resource " + resource
 	}
-	return Event{Type: EventDiscoveryFailed, Severity: SeverityError, Container: id, Node: node, Key: resource, Reason: reason,
+	return contract.Event{Type: contract.EventDiscoveryFailed, Severity: contract.SeverityError, Container: id, Node: node, Key: resource, Reason: reason,
 		Message: fmt.Sprintf("%s failed in TaskExecutor %s on %s, the worker was not started: %s", what, id, node, reason)}
 }
 
 // NodeExcludedEvent: node is excluded (blacklisted) for this application until `until`.
-func NodeExcludedEvent(node string, failures int, window, timeout time.Duration) Event {
-	return Event{Type: EventNodeExcluded, Severity: SeverityWarning, Node: node, Count: failures,
+func NodeExcludedEvent(node string, failures int, window, timeout time.Duration) contract.Event {
+	return contract.Event{Type: contract.EventNodeExcluded, Severity: contract.SeverityWarning, Node: node, Count: failures,
 		Message: fmt.Sprintf("node %s excluded for %s: %d TaskExecutor failures on it within %s (--node-max-failures, --node-exclusion-timeout)", node, timeout, failures, window)}
 }
 
 // NodeExclusionLiftedEvent: the exclusion of node timed out.
-func NodeExclusionLiftedEvent(node string) Event {
-	return Event{Type: EventNodeExclusionLifted, Severity: SeverityInfo, Node: node,
+func NodeExclusionLiftedEvent(node string) contract.Event {
+	return contract.Event{Type: contract.EventNodeExclusionLifted, Severity: contract.SeverityInfo, Node: node,
 		Message: fmt.Sprintf("node %s is no longer excluded (--node-exclusion-timeout passed)", node)}
 }
 
 // NodeUnhealthyEvent: the RM reported node in state (LOST, UNHEALTHY, DECOMMISSIONED, ...).
-func NodeUnhealthyEvent(node, state, report string) Event {
+func NodeUnhealthyEvent(node, state, report string) contract.Event {
 	msg := fmt.Sprintf("node %s is %s", node, state)
 	if report != "" {
 		msg += ": " + report
 	}
 	msg += "; its containers end and are replaced without counting as failures"
-	return Event{Type: EventNodeUnhealthy, Severity: SeverityWarning, Node: node, Reason: state, Message: msg}
+	return contract.Event{Type: contract.EventNodeUnhealthy, Severity: contract.SeverityWarning, Node: node, Reason: state, Message: msg}
 }
 
 // PreemptedEvent: the scheduler preempted container id (it is replaced; not counted).
-func PreemptedEvent(id, node string) Event {
-	return Event{Type: EventPreempted, Severity: SeverityWarning, Container: id, Node: node,
+func PreemptedEvent(id, node string) contract.Event {
+	return contract.Event{Type: contract.EventPreempted, Severity: contract.SeverityWarning, Container: id, Node: node,
 		Message: fmt.Sprintf("TaskExecutor %s on %s was preempted by the scheduler; it is replaced and not counted as a failure", id, node)}
 }
 
 // FailureLimitReachedEvent: the application fails for reason.
-func FailureLimitReachedEvent(reason string) Event {
-	return Event{Type: EventFailureLimitReached, Severity: SeverityError, Reason: reason, Message: "the application fails: " + reason}
+func FailureLimitReachedEvent(reason string) contract.Event {
+	return contract.Event{Type: contract.EventFailureLimitReached, Severity: contract.SeverityError, Reason: reason, Message: "the application fails: " + reason}
 }
 
 // RequirementChangedEvent: the declared TaskExecutor count changed from old to now.
-func RequirementChangedEvent(old, now int, by string) Event {
-	return Event{Type: EventRequirementChanged, Severity: SeverityInfo, Count: now,
+func RequirementChangedEvent(old, now int, by string) contract.Event {
+	return contract.Event{Type: contract.EventRequirementChanged, Severity: contract.SeverityInfo, Count: now,
 		Message: fmt.Sprintf("TaskExecutor requirement changed from %d to %d (%s)", old, now, by)}
 }
 
 // FinishedEvent: the application's final status.
-func FinishedEvent(out Outcome) Event {
-	sev := SeverityInfo
-	if out.Status != Succeeded {
-		sev = SeverityError
+func FinishedEvent(out Outcome) contract.Event {
+	sev := contract.SeverityInfo
+	if out.Status != contract.Succeeded {
+		sev = contract.SeverityError
 	}
-	return Event{Type: EventFinished, Severity: sev, Status: out.Status, Reason: out.Diagnostics,
+	return contract.Event{Type: contract.EventFinished, Severity: sev, Status: out.Status, Reason: out.Diagnostics,
 		Message: fmt.Sprintf("application finished: %s: %s", out.Status, out.Diagnostics)}
+}
+
+// AMRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
+// says whether the earlier attempt's saved state was found.
+func AMRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
+	msg := fmt.Sprintf("ApplicationMaster %s took over %d running TaskExecutor(s) from the previous attempt", attempt, len(adopted))
+	if state {
+		msg += " with its saved state (counts, failure policy, resource infos, events)"
+	} else {
+		msg += "; no saved state was found"
+	}
+	return contract.Event{Type: contract.EventAMRestarted, Severity: contract.SeverityWarning, Count: len(adopted), Message: msg}
+}
+
+// GangFormedEvent: the gang of round's n members is allocated (on nodes nodes, after took) and starts.
+func GangFormedEvent(round, n, nodes int, took time.Duration) contract.Event {
+	return contract.Event{Type: contract.EventGangFormed, Severity: contract.SeverityInfo, Count: n,
+		Message: fmt.Sprintf("gang round %d formed: %d TaskExecutors on %d node(s) allocated in %s; starting them all", round, n, nodes, took.Round(time.Millisecond))}
+}
+
+// GangRestartedEvent: the gang starts round round, because why.
+func GangRestartedEvent(round int, why string) contract.Event {
+	return contract.Event{Type: contract.EventGangRestarted, Severity: contract.SeverityWarning, Reason: why,
+		Message: fmt.Sprintf("gang restarts as round %d: %s", round, why)}
+}
+
+// RendezvousEvent: every rank of round reported; rank 0 is at master:port.
+func RendezvousEvent(round, ranks int, master string, port int) contract.Event {
+	return contract.Event{Type: contract.EventRendezvous, Severity: contract.SeverityInfo, Count: ranks,
+		Message: fmt.Sprintf("gang round %d: all %d ranks reported; rank 0 listens at %s:%d", round, ranks, master, port)}
 }
 
 // DefaultEventCapacity is how many events the log keeps.
@@ -278,11 +238,11 @@ const DefaultEventCapacity = 10000
 // reader only ever loses events that fell out of the ring, and learns so through a gap event.
 type EventLog struct {
 	mu   sync.Mutex
-	ring []Event // ring[(id-1) % cap]
-	last uint64  // id of the newest event; 0 when empty
+	ring []contract.Event // ring[(id-1) % cap]
+	last uint64           // id of the newest event; 0 when empty
 	subs map[*Subscription]struct{}
 	now  func() time.Time
-	hook func(Event) // called after each Add, outside the lock (metrics, logs)
+	hook func(contract.Event) // called after each Add, outside the lock (metrics, logs)
 }
 
 // NewEventLog returns a log keeping the last capacity events (DefaultEventCapacity if <= 0).
@@ -290,18 +250,18 @@ func NewEventLog(capacity int) *EventLog {
 	if capacity <= 0 {
 		capacity = DefaultEventCapacity
 	}
-	return &EventLog{ring: make([]Event, capacity), subs: map[*Subscription]struct{}{}, now: time.Now}
+	return &EventLog{ring: make([]contract.Event, capacity), subs: map[*Subscription]struct{}{}, now: time.Now}
 }
 
 // OnAdd sets a function called with every event after it is added (it must not block).
-func (l *EventLog) OnAdd(f func(Event)) {
+func (l *EventLog) OnAdd(f func(contract.Event)) {
 	l.mu.Lock()
 	l.hook = f
 	l.mu.Unlock()
 }
 
 // Add stamps e with the next id and the time (unless set) and wakes the subscribers.
-func (l *EventLog) Add(e Event) Event {
+func (l *EventLog) Add(e contract.Event) contract.Event {
 	l.mu.Lock()
 	l.last++
 	e.ID = l.last
@@ -342,17 +302,17 @@ func (l *EventLog) oldestLocked() uint64 {
 // Since returns the events with ids greater than after, at most limit of them (all if limit <= 0),
 // oldest first. If some of them have already fallen out of the ring, the first element is a gap
 // event whose ID is the last lost id (resuming after it continues without loss).
-func (l *EventLog) Since(after uint64, limit int) []Event {
+func (l *EventLog) Since(after uint64, limit int) []contract.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if after >= l.last {
 		return nil
 	}
-	var out []Event
+	var out []contract.Event
 	from := after + 1
 	if oldest := l.oldestLocked(); from < oldest {
 		lost := oldest - from
-		out = append(out, Event{ID: oldest - 1, Time: l.now().UTC(), Type: EventGap, Severity: SeverityWarning, Count: int(lost),
+		out = append(out, contract.Event{ID: oldest - 1, Time: l.now().UTC(), Type: contract.EventGap, Severity: contract.SeverityWarning, Count: int(lost),
 			Message: fmt.Sprintf("%d event(s) (ids %d-%d) are no longer kept (the log keeps the last %d); continuing with id %d", lost, from, oldest-1, len(l.ring), oldest)})
 		from = oldest
 	}
@@ -366,7 +326,7 @@ func (l *EventLog) Since(after uint64, limit int) []Event {
 }
 
 // Latest returns the newest n events, oldest first.
-func (l *EventLog) Latest(n int) []Event {
+func (l *EventLog) Latest(n int) []contract.Event {
 	l.mu.Lock()
 	last, oldest := l.last, l.oldestLocked()
 	l.mu.Unlock()
@@ -402,7 +362,7 @@ func (l *EventLog) Subscribe(after uint64) *Subscription {
 
 // Next waits until there are events after the subscription's position and returns them (at most
 // max if max > 0), advancing the position; it returns ctx's error when ctx ends first.
-func (s *Subscription) Next(ctx context.Context, max int) ([]Event, error) {
+func (s *Subscription) Next(ctx context.Context, max int) ([]contract.Event, error) {
 	for {
 		if evs := s.log.Since(s.cursor, max); len(evs) > 0 {
 			s.cursor = evs[len(evs)-1].ID

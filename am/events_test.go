@@ -9,19 +9,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
 func TestEventLogIDsIncreaseAndRingDropsOldest(t *testing.T) {
 	l := NewEventLog(3)
 	for i := 0; i < 5; i++ {
-		l.Add(RequestedEvent(i+1, Capability{"yarn.io/gpu": 1}))
+		l.Add(RequestedEvent(i+1, contract.Capability{"yarn.io/gpu": 1}))
 	}
 	assert.Equal(t, uint64(5), l.LastID())
 
 	evs := l.Since(0, 0)
 	require.Len(t, evs, 4, "a gap marker, then the three kept")
-	assert.Equal(t, EventGap, evs[0].Type)
+	assert.Equal(t, contract.EventGap, evs[0].Type)
 	assert.Equal(t, uint64(2), evs[0].ID, "the gap's id is the last lost one, so resuming after it loses nothing more")
 	assert.Equal(t, 2, evs[0].Count)
 	assert.Equal(t, []uint64{3, 4, 5}, ids(evs[1:]))
@@ -33,7 +34,7 @@ func TestEventLogIDsIncreaseAndRingDropsOldest(t *testing.T) {
 	assert.Equal(t, []uint64{3, 4, 5}, ids(l.Latest(10)), "Latest never reports a gap")
 }
 
-func ids(evs []Event) []uint64 {
+func ids(evs []contract.Event) []uint64 {
 	out := []uint64{}
 	for _, e := range evs {
 		out = append(out, e.ID)
@@ -62,7 +63,7 @@ func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
 	defer cancel()
 	evs, err := sub.Next(ctx, 0)
 	require.NoError(t, err)
-	require.Equal(t, EventGap, evs[0].Type, "the slow subscriber learns that it lost 900 events")
+	require.Equal(t, contract.EventGap, evs[0].Type, "the slow subscriber learns that it lost 900 events")
 	assert.Equal(t, 900, evs[0].Count)
 	assert.Len(t, evs, 101)
 	assert.Equal(t, uint64(1000), evs[len(evs)-1].ID)
@@ -70,12 +71,12 @@ func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
 	// Waits for the next one.
 	go func() {
 		time.Sleep(50 * time.Millisecond)
-		l.Add(FinishedEvent(Outcome{Status: Succeeded, Diagnostics: "ok"}))
+		l.Add(FinishedEvent(Outcome{Status: contract.Succeeded, Diagnostics: "ok"}))
 	}()
 	evs, err = sub.Next(ctx, 0)
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
-	assert.Equal(t, EventFinished, evs[0].Type)
+	assert.Equal(t, contract.EventFinished, evs[0].Type)
 
 	short, c2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer c2()
@@ -87,9 +88,9 @@ func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
 
 func TestEventLogConcurrentAddIsRaceFree(t *testing.T) {
 	l := NewEventLog(50)
-	var seen []EventType
+	var seen []contract.EventType
 	var mu sync.Mutex
-	l.OnAdd(func(e Event) { mu.Lock(); seen = append(seen, e.Type); mu.Unlock() })
+	l.OnAdd(func(e contract.Event) { mu.Lock(); seen = append(seen, e.Type); mu.Unlock() })
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
@@ -117,21 +118,21 @@ func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
 	assert.Contains(t, e.Message, "does not know")
 	assert.Nil(t, e.Maximum)
 
-	e = NotEnoughResourcesEvent(Evidence{Asked: Capability{"yarn.io/gpu": 4, "memory-mb": 512}, Pending: 1, PendingFor: "5s", Nodes: 2,
-		ClusterTotal: Capability{"yarn.io/gpu": 8}, ClusterFree: Capability{"yarn.io/gpu": 0},
-		LargestNode: "127.0.0.1:1234", LargestCap: Capability{"yarn.io/gpu": 4}, LargestFree: Capability{"yarn.io/gpu": 0}}, PendingWait)
+	e = NotEnoughResourcesEvent(contract.Evidence{Asked: contract.Capability{"yarn.io/gpu": 4, "memory-mb": 512}, Pending: 1, PendingFor: "5s", Nodes: 2,
+		ClusterTotal: contract.Capability{"yarn.io/gpu": 8}, ClusterFree: contract.Capability{"yarn.io/gpu": 0},
+		LargestNode: "127.0.0.1:1234", LargestCap: contract.Capability{"yarn.io/gpu": 4}, LargestFree: contract.Capability{"yarn.io/gpu": 0}}, PendingWait)
 	assert.Contains(t, e.Message, "1 TaskExecutor container(s) of memory-mb=512 yarn.io/gpu=4 still pending after 5s")
 	assert.Contains(t, e.Message, "total yarn.io/gpu=8, free yarn.io/gpu=0")
 	assert.Contains(t, e.Message, "largest node 127.0.0.1:1234")
 	assert.Contains(t, e.Message, "still waiting")
-	assert.Contains(t, NotEnoughResourcesEvent(Evidence{}, PendingFail).Message, "failing the application")
+	assert.Contains(t, NotEnoughResourcesEvent(contract.Evidence{}, PendingFail).Message, "failing the application")
 
 	e = CompletedEvent("c1", "n1", Exit{Status: 137, Class: Classify(137)})
-	assert.Equal(t, SeverityError, e.Severity)
+	assert.Equal(t, contract.SeverityError, e.Severity)
 	assert.Contains(t, e.Message, "killed by signal 9")
-	assert.Equal(t, ExitFailed, e.ExitClass)
+	assert.Equal(t, contract.ExitFailed, e.ExitClass)
 	e = CompletedEvent("c1", "n1", Exit{Status: -102, Class: Classify(-102)})
-	assert.Equal(t, SeverityWarning, e.Severity)
+	assert.Equal(t, contract.SeverityWarning, e.Severity)
 	assert.NotContains(t, e.Message, "counts as a failure")
 
 	e = ResourceInfoEvent("c1", "n1", map[string][]resources.Info{"gpu": {{"index": "0"}, {"index": "3"}}})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -26,10 +27,10 @@ type ClusterNodes interface {
 // BuildEvidence sums the RUNNING nodes' capability and use, and picks the largest node by the
 // scarcest type asked for (the first non-memory, non-vcores type, e.g. yarn.io/gpu; else memory).
 // headroom is the allocate response's available_resources (may be nil).
-func BuildEvidence(asked Capability, pending int, pendingFor time.Duration, nodes []*hadooppb.NodeReportProto, headroom *hadooppb.ResourceProto) Evidence {
-	ev := Evidence{Asked: asked, Pending: pending, PendingFor: pendingFor.Round(time.Second).String()}
+func BuildEvidence(asked contract.Capability, pending int, pendingFor time.Duration, nodes []*hadooppb.NodeReportProto, headroom *hadooppb.ResourceProto) contract.Evidence {
+	ev := contract.Evidence{Asked: asked, Pending: pending, PendingFor: pendingFor.Round(time.Second).String()}
 	if headroom != nil {
-		ev.Headroom = Capability(yarnrpc.ResourceAmounts(headroom))
+		ev.Headroom = contract.Capability(yarnrpc.ResourceAmounts(headroom))
 	}
 	key := scarceType(asked)
 	var best int64 = -1
@@ -38,11 +39,11 @@ func BuildEvidence(asked Capability, pending int, pendingFor time.Duration, node
 			continue
 		}
 		ev.Nodes++
-		capa := Capability(yarnrpc.ResourceAmounts(n.GetCapability()))
-		used := Capability(yarnrpc.ResourceAmounts(n.GetUsed()))
-		free := Capability{}
+		capa := contract.Capability(yarnrpc.ResourceAmounts(n.GetCapability()))
+		used := contract.Capability(yarnrpc.ResourceAmounts(n.GetUsed()))
+		free := contract.Capability{}
 		if ev.ClusterTotal == nil {
-			ev.ClusterTotal, ev.ClusterFree = Capability{}, Capability{}
+			ev.ClusterTotal, ev.ClusterFree = contract.Capability{}, contract.Capability{}
 		}
 		for k, v := range capa {
 			if _, wanted := asked[k]; !wanted && len(asked) > 0 {
@@ -55,7 +56,7 @@ func BuildEvidence(asked Capability, pending int, pendingFor time.Duration, node
 		if capa[key] > best {
 			best = capa[key]
 			ev.LargestNode = yarnrpc.NodeAddress(n.GetNodeId())
-			ev.LargestCap, ev.LargestFree = Capability{}, free
+			ev.LargestCap, ev.LargestFree = contract.Capability{}, free
 			for k, v := range capa {
 				if _, wanted := asked[k]; wanted || len(asked) == 0 {
 					ev.LargestCap[k] = v
@@ -71,7 +72,7 @@ func BuildEvidence(asked Capability, pending int, pendingFor time.Duration, node
 	return ev
 }
 
-func scarceType(asked Capability) string {
+func scarceType(asked contract.Capability) string {
 	keys := make([]string, 0, len(asked))
 	for k := range asked {
 		if k != "memory-mb" && k != "vcores" {
@@ -111,7 +112,7 @@ var requestedTypeRe = regexp.MustCompile(`[Rr]equested resource type=\[([^\]]+)\
 // maximum_capability; nil or empty = unknown), as an allocation-rejected event. rmErr is the
 // RM's refusal if there was one (its message goes into the event's reason, and its class decides
 // when the maximum does not say). ok is false when nothing can be blamed.
-func Rejection(c Capability, maximum Capability, keys ConfigKeys, rmErr error) (Event, bool) {
+func Rejection(c contract.Capability, maximum contract.Capability, keys ConfigKeys, rmErr error) (contract.Event, bool) {
 	msg := ""
 	if rmErr != nil {
 		msg = rmErr.Error()
@@ -133,7 +134,7 @@ func Rejection(c Capability, maximum Capability, keys ConfigKeys, rmErr error) (
 		}
 	}
 	if rmErr == nil {
-		return Event{}, false
+		return contract.Event{}, false
 	}
 	if m := requestedTypeRe.FindStringSubmatch(msg); m != nil {
 		t := m[1]
@@ -155,7 +156,7 @@ func Rejection(c Capability, maximum Capability, keys ConfigKeys, rmErr error) (
 		ev.Message = fmt.Sprintf("the ResourceManager rejected the TaskExecutor request (%s): %s", c, msg)
 		return ev, true
 	}
-	return Event{}, false
+	return contract.Event{}, false
 }
 
 // parseMaxAllowed reads "maximum allowed allocation=<memory:8192, vCores:4, yarn.io/gpu: 4>" for t.

@@ -9,26 +9,27 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 func node(host string, port int32, capGPU, usedGPU int64, state hadooppb.NodeStateProto) *hadooppb.NodeReportProto {
 	gpu := func(n int64) *hadooppb.ResourceProto {
-		return ResourceProto(Capability{"memory-mb": 4096, "vcores": 8, "yarn.io/gpu": n, "yarn.io/fpga": 2})
+		return ResourceProto(contract.Capability{"memory-mb": 4096, "vcores": 8, "yarn.io/gpu": n, "yarn.io/fpga": 2})
 	}
 	return &hadooppb.NodeReportProto{NodeId: &hadooppb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(port)},
 		Capability: gpu(capGPU), Used: gpu(usedGPU), NodeState: state.Enum()}
 }
 
 func TestBuildEvidence(t *testing.T) {
-	asked := Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 4}
+	asked := contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 4}
 	nodes := []*hadooppb.NodeReportProto{
 		node("a", 1, 4, 4, hadooppb.NodeStateProto_NS_RUNNING),
 		node("b", 2, 4, 4, hadooppb.NodeStateProto_NS_RUNNING),
 		node("c", 3, 8, 0, hadooppb.NodeStateProto_NS_LOST),
 	}
-	ev := BuildEvidence(asked, 1, 30*time.Second, nodes, ResourceProto(Capability{"memory-mb": 100, "vcores": 1, "yarn.io/gpu": 0}))
+	ev := BuildEvidence(asked, 1, 30*time.Second, nodes, ResourceProto(contract.Capability{"memory-mb": 100, "vcores": 1, "yarn.io/gpu": 0}))
 	assert.Equal(t, 2, ev.Nodes, "lost nodes are not capacity")
 	assert.Equal(t, int64(8), ev.ClusterTotal["yarn.io/gpu"])
 	assert.Equal(t, int64(0), ev.ClusterFree["yarn.io/gpu"])
@@ -44,8 +45,8 @@ func TestBuildEvidence(t *testing.T) {
 
 func TestRejectionNamesTheKeyAndTheMaximum(t *testing.T) {
 	keys := ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}
-	c := Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 5}
-	max := Capability{"memory-mb": 8192, "vcores": 4, "yarn.io/gpu": 4}
+	c := contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 5}
+	max := contract.Capability{"memory-mb": 8192, "vcores": 4, "yarn.io/gpu": 4}
 
 	ev, ok := Rejection(c, max, keys, nil)
 	require.True(t, ok, "the register response's maximum is enough to know before asking")
@@ -54,14 +55,14 @@ func TestRejectionNamesTheKeyAndTheMaximum(t *testing.T) {
 	assert.Equal(t, int64(4), *ev.Maximum)
 	assert.Contains(t, ev.Message, "external-resource.gpu.amount = 5, but the cluster allows at most 4 yarn.io/gpu")
 
-	_, ok = Rejection(Capability{"memory-mb": 512, "yarn.io/gpu": 4}, max, keys, nil)
+	_, ok = Rejection(contract.Capability{"memory-mb": 512, "yarn.io/gpu": 4}, max, keys, nil)
 	assert.False(t, ok)
 
-	ev, ok = Rejection(Capability{"memory-mb": 99999}, max, keys, nil)
+	ev, ok = Rejection(contract.Capability{"memory-mb": 99999}, max, keys, nil)
 	require.True(t, ok)
 	assert.Equal(t, "taskexecutor.memory", ev.Key)
 
-	ev, ok = Rejection(Capability{"example.com/tpu": 1}, max, ConfigKeys{"example.com/tpu": "external-resource.tpu.amount"}, nil)
+	ev, ok = Rejection(contract.Capability{"example.com/tpu": 1}, max, ConfigKeys{"example.com/tpu": "external-resource.tpu.amount"}, nil)
 	require.True(t, ok)
 	assert.Contains(t, ev.Message, "does not know")
 
@@ -84,7 +85,7 @@ func TestRejectionNamesTheKeyAndTheMaximum(t *testing.T) {
 func TestRejectionWithoutAMaximumDoesNotClaimAnUnknownType(t *testing.T) {
 	rmErr := fmt.Errorf("allocate: %w", &yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException",
 		Message: "Invalid resource request, requested resource type=[yarn.io/gpu] < 0 or greater than maximum allowed allocation."})
-	ev, ok := Rejection(Capability{"memory-mb": 512, "yarn.io/gpu": 9}, nil, ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}, rmErr)
+	ev, ok := Rejection(contract.Capability{"memory-mb": 512, "yarn.io/gpu": 9}, nil, ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}, rmErr)
 	require.True(t, ok)
 	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
 	assert.Contains(t, ev.Message, "external-resource.gpu.amount = 9 is more than the cluster allows for yarn.io/gpu")

@@ -29,7 +29,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/amtls"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/launchctx"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -80,11 +82,12 @@ type app struct {
 	name      string
 	staging   string // path on HDFS
 	secret    string
+	caCert    []byte // the application's TLS authority (PEM)
 	submitted time.Time
 }
 
 // put copies a local file to HDFS and returns its manifest entry.
-func (c *cluster) put(t *testing.T, local, remote, alias string) am.ManifestEntry {
+func (c *cluster) put(t *testing.T, local, remote, alias string) contract.LocalResource {
 	t.Helper()
 	data, err := os.ReadFile(local)
 	require.NoError(t, err)
@@ -98,7 +101,7 @@ func (c *cluster) put(t *testing.T, local, remote, alias string) am.ManifestEntr
 	require.NoError(t, err)
 	fi, err := c.fs.Stat(remote)
 	require.NoError(t, err)
-	return am.ManifestEntry{Alias: alias, URL: c.fsURI + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(), Type: "FILE", Visibility: "APPLICATION"}
+	return contract.LocalResource{Alias: alias, URL: c.fsURI + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(), Type: "FILE", Visibility: "APPLICATION"}
 }
 
 // submit stages the binary, the job, the Hadoop site files and the fake nvidia-smi, and submits the AM.
@@ -116,7 +119,7 @@ func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 	tmp := t.TempDir()
 	jobFile := filepath.Join(tmp, "job.toml")
 	require.NoError(t, os.WriteFile(jobFile, []byte(jobTOML), 0o644))
-	var amRes []am.ManifestEntry
+	var amRes []contract.LocalResource
 	amRes = append(amRes, c.put(t, c.bin, dir+"/yarn-am", "yarn-am"), c.put(t, jobFile, dir+"/job.toml", "job.toml"))
 	for _, f := range []string{"core-site.xml", "yarn-site.xml", "hdfs-site.xml"} {
 		p := filepath.Join(os.Getenv("HADOOP_CONF_DIR"), f)
@@ -124,31 +127,31 @@ func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 			amRes = append(amRes, c.put(t, p, dir+"/"+f, f))
 		}
 	}
-	manifest := []am.ManifestEntry{c.put(t, filepath.Join(c.root, "testdata/fake-nvidia-smi/nvidia-smi"), dir+"/nvidia-smi", "nvidia-smi")}
+	manifest := []contract.LocalResource{c.put(t, filepath.Join(c.root, "testdata/fake-nvidia-smi/nvidia-smi"), dir+"/nvidia-smi", "nvidia-smi")}
 	mdata, _ := json.Marshal(manifest)
 	mfile := filepath.Join(tmp, "manifest.json")
 	require.NoError(t, os.WriteFile(mfile, mdata, 0o644))
 	amRes = append(amRes, c.put(t, mfile, dir+"/manifest.json", "manifest.json"))
 
-	clc := &hadooppb.ContainerLaunchContextProto{}
-	for _, e := range amRes {
-		lr, err := e.LocalResource()
-		require.NoError(t, err)
-		clc.LocalResources = append(clc.LocalResources, lr)
-	}
+	lrs, err := launchctx.LocalResources(amRes)
+	require.NoError(t, err)
+	clc := &hadooppb.ContainerLaunchContextProto{LocalResources: lrs}
 	secret := fmt.Sprintf("%064x", time.Now().UnixNano())
-	env := map[string]string{"HADOOP_CONF_DIR": "$PWD", am.EnvStagingDir: c.fsURI + dir, "HADOOP_USER_NAME": user, "YARN_AM_LOG_LEVEL": "info"}
+	env := map[string]string{"HADOOP_CONF_DIR": "$PWD", contract.EnvStagingDir: c.fsURI + dir, "HADOOP_USER_NAME": user, "YARN_AM_LOG_LEVEL": "info"}
 	for k, v := range env {
 		clc.Environment = append(clc.Environment, &hadooppb.StringStringMapProto{Key: proto.String(k), Value: proto.String(v)})
 	}
 	args := []string{"./yarn-am", "am", "--job", "job.toml"}
 	for _, a := range amArgs {
-		args = append(args, am.ShellQuote(a))
+		args = append(args, contract.ShellQuote(a))
 	}
 	cmd := strings.Join(args, " ") + " 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr"
 	clc.Command = []string{strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(cmd)}
 	creds := yarnrpc.NewCredentials()
-	creds.Secrets[am.SecretAlias] = []byte(secret)
+	creds.Secrets[contract.SecretAlias] = []byte(secret)
+	caCert, caKey, err := amtls.NewAuthority(appID)
+	require.NoError(t, err)
+	creds.Secrets[contract.TLSCACertAlias], creds.Secrets[contract.TLSCAKeyAlias] = caCert, caKey
 	clc.Tokens = creds.Marshal()
 
 	name := "am-it-" + appID
@@ -166,7 +169,7 @@ func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 		}
 		_, _ = c.rm.KillApplication(context.Background(), id, "test over")
 	})
-	return &app{id: id, name: name, staging: dir, secret: secret, submitted: submitted}
+	return &app{id: id, name: name, staging: dir, secret: secret, caCert: caCert, submitted: submitted}
 }
 
 // amLog returns the AM's stderr from the NM log dirs.
@@ -218,7 +221,7 @@ func (c *cluster) wait(t *testing.T, a *app, d time.Duration) *hadooppb.Applicat
 }
 
 // amStatus reads the AM's API once it is registered (nil before).
-func (c *cluster) amStatus(t *testing.T, a *app) *am.Status {
+func (c *cluster) amStatus(t *testing.T, a *app) *contract.Status {
 	r := c.report(t, a)
 	if r.GetRpcPort() <= 0 || r.GetHost() == "" || r.GetHost() == "N/A" {
 		return nil
@@ -228,7 +231,7 @@ func (c *cluster) amStatus(t *testing.T, a *app) *am.Status {
 		return nil
 	}
 	defer resp.Body.Close()
-	var s am.Status
+	var s contract.Status
 	if json.NewDecoder(resp.Body).Decode(&s) != nil {
 		return nil
 	}
@@ -244,7 +247,7 @@ const gpuJob = `name = "am-it"
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = 1
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
 
 [taskexecutor]
 instances = %d
@@ -264,7 +267,7 @@ func TestAMRunsFourGPUTaskExecutors(t *testing.T) {
 	appID := yarnrpc.FormatApplicationID(a.id)
 
 	var allRunning time.Duration
-	var seen *am.Status
+	var seen *contract.Status
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) {
 		s := c.amStatus(t, a)
@@ -350,7 +353,7 @@ func TestAMDriverMode(t *testing.T) {
 	}{{0, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED}, {1, hadooppb.FinalApplicationStatusProto_APP_FAILED}} {
 		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
 			// The driver reads the AM's API with its address from the environment, then exits.
-			driver := fmt.Sprintf(`curl -sf "${YARN_AM_API}status" | grep -q '"state"' && test -n "$YARN_AM_SECRET" && exit %d; exit 7`, tc.code)
+			driver := fmt.Sprintf(`curl -sf --cacert "$YARN_AM_CA_CERT" "${YARN_AM_API}status" | grep -q '"state"' && test -n "$YARN_AM_SECRET" && exit %d; exit 7`, tc.code)
 			a := c.submit(t, fmt.Sprintf(gpuJob, 1, `sleep 60`, 1), "--driver", driver)
 			r := c.wait(t, a, 3*time.Minute)
 			assert.Equal(t, tc.want, r.GetFinalApplicationStatus(), "diagnostics: %s", r.GetDiagnostics())
@@ -361,9 +364,12 @@ func TestAMDriverMode(t *testing.T) {
 	}
 }
 
+// TestAMKilledDeletesStaging: on its last attempt, an AM stopped by SIGTERM deletes the staging
+// directory. (With attempts left it keeps it for the next attempt: TestAMRestartKeepsItsTaskExecutors;
+// yarn-am kill then removes it: TestE2EKillRunningJobRemovesStaging.)
 func TestAMKilledDeletesStaging(t *testing.T) {
 	c := miniCluster(t)
-	a := c.submit(t, fmt.Sprintf(gpuJob, 1, `sleep 300`, 1))
+	a := c.submit(t, "max-attempts = 1\n"+fmt.Sprintf(gpuJob, 1, `sleep 300`, 1))
 	require.Eventually(t, func() bool { s := c.amStatus(t, a); return s != nil && s.Counts.Running == 1 }, 2*time.Minute, 200*time.Millisecond)
 	_, err := c.rm.KillApplication(ctxT(t, 30*time.Second), a.id, "killed by the test")
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
@@ -32,15 +33,20 @@ type fakeCluster struct {
 
 	mu sync.Mutex
 	// knobs
-	exitCode        func(n int) int32         // exit status of the n-th started container (0-based)
-	shape           func(n int) yarnrpc.Token // unused placeholder
-	misfitFirst     int                       // the first misfitFirst allocations come without GPUs
-	notRegisteredAt int                       // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
-	rollTokenAt     int                       // the allocate call (1-based) whose response carries a new AM-RM token
-	refuseStarts    int                       // the NM refuses the first refuseStarts startContainers requests
-	maximum         *hadooppb.ResourceProto   // registration's maximumCapability
-	rejectAsks      bool                      // allocate answers InvalidResourceRequestException to any ask
-	maxAllocations  int                       // allocate grants no more than this many containers in all (0: no limit)
+	exitCode          func(n int) int32         // exit status of the n-th started container (0-based)
+	shape             func(n int) yarnrpc.Token // unused placeholder
+	misfitFirst       int                       // the first misfitFirst allocations come without GPUs
+	notRegisteredAt   int                       // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
+	rollTokenAt       int                       // the allocate call (1-based) whose response carries a new AM-RM token
+	refuseStarts      int                       // the NM refuses the first refuseStarts startContainers requests
+	maximum           *hadooppb.ResourceProto   // registration's maximumCapability
+	rejectAsks        bool                      // allocate answers InvalidResourceRequestException to any ask
+	maxAllocations    int                       // allocate grants no more than this many containers in all (0: no limit)
+	repeatAllocations bool                      // every allocate response repeats the containers allocated so far (an RM that re-reports them)
+	allAllocated      []*hadooppb.ContainerProto
+	runHeartbeats     int                        // a started container completes after this many more allocates (0: at the next)
+	age               map[string]int             // allocates seen by each running container
+	previous          []*hadooppb.ContainerProto // the first registration hands these over as a previous attempt's (running; they exit 0 at the next heartbeat)
 	// state
 	registered   bool
 	registers    int
@@ -103,7 +109,16 @@ func (f *fakeCluster) register(_ context.Context, r *rpctest.Request) (proto.Mes
 	f.lastRespID = 0
 	f.lastResp = nil
 	f.table = map[int64]int32{} // a restarted RM has an empty request table
-	return &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default"), MaximumCapability: f.maximum}, nil
+	resp := &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default"), MaximumCapability: f.maximum}
+	if f.registers == 1 && len(f.previous) > 0 {
+		resp.ContainersFromPreviousAttempts = f.previous
+		resp.NmTokensFromPreviousAttempts = []*hadooppb.NMTokenProto{{NodeId: f.node, Token: &hadooppb.TokenProto{Identifier: nmTokID, Password: nmTokPW,
+			Kind: proto.String("NMToken"), Service: proto.String("")}}}
+		for _, c := range f.previous {
+			f.running[yarnrpc.FormatContainerID(c.GetId())] = 0
+		}
+	}
+	return resp, nil
 }
 
 func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Message, error) {
@@ -158,6 +173,11 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 		}
 		f.table[askID] = n
 	}
+	if f.repeatAllocations {
+		fresh := resp.AllocatedContainers
+		resp.AllocatedContainers = append(append([]*hadooppb.ContainerProto{}, f.allAllocated...), fresh...)
+		f.allAllocated = append(f.allAllocated, fresh...)
+	}
 	if len(resp.AllocatedContainers) > 0 && !f.nmTokenSent {
 		f.nmTokenSent = true
 		resp.NmTokens = []*hadooppb.NMTokenProto{{NodeId: f.node, Token: &hadooppb.TokenProto{Identifier: nmTokID, Password: nmTokPW,
@@ -168,6 +188,12 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 	}
 	// Containers started since the last heartbeat finish now.
 	for id, code := range f.running {
+		if f.age == nil {
+			f.age = map[string]int{}
+		}
+		if f.age[id]++; f.age[id] <= f.runHeartbeats {
+			continue
+		}
 		cid, _ := yarnrpc.ParseContainerID(id)
 		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadooppb.ContainerStatusProto{
 			ContainerId: cid, State: hadooppb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(code),
@@ -248,7 +274,7 @@ func (f *fakeCluster) newAM(t *testing.T, spec Spec) (*AM, *fakeStaging) {
 }
 
 var gpuSpec = func(n, maxFail int) Spec {
-	return Spec{Instances: n, MaxFailures: maxFail, Capability: Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}}
+	return Spec{Instances: n, MaxFailures: maxFail, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}}
 }
 
 func run(t *testing.T, m *AM) Outcome {
@@ -264,7 +290,7 @@ func TestLoopBatchSucceeds(t *testing.T) {
 	f := newFakeCluster(t)
 	m, st := f.newAM(t, gpuSpec(4, 3))
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status)
+	assert.Equal(t, contract.Succeeded, out.Status)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Empty(t, f.respIDErrors, "every allocate carries the last response_id received")
@@ -277,10 +303,10 @@ func TestLoopBatchSucceeds(t *testing.T) {
 	first := f.askLog[0]
 	assert.EqualValues(t, 1, first.GetAllocationRequestId())
 	assert.EqualValues(t, 4, first.GetNumContainers())
-	assert.Equal(t, Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}, Capability(yarnrpc.ResourceAmounts(first.GetCapability())))
+	assert.Equal(t, contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}, contract.Capability(yarnrpc.ResourceAmounts(first.GetCapability())))
 	assert.Equal(t, 1, st.deleted, "staging deleted once the app ended")
 	s := m.Status()
-	assert.Equal(t, "SUCCEEDED", s.State)
+	assert.Equal(t, contract.AMState(contract.Succeeded), s.State)
 	assert.Equal(t, 4, s.Counts.Completed)
 	assert.Equal(t, 0, s.Counts.Failed)
 }
@@ -290,7 +316,7 @@ func TestLoopReleasesMisfitsAndAsksAgain(t *testing.T) {
 	f.misfitFirst = 2
 	m, _ := f.newAM(t, gpuSpec(3, 3))
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status)
+	assert.Equal(t, contract.Succeeded, out.Status)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Len(t, f.released, 2, "the two containers without GPUs are released")
@@ -311,7 +337,7 @@ func TestLoopFailureLimit(t *testing.T) {
 	f.exitCode = func(int) int32 { return 3 }
 	m, _ := f.newAM(t, gpuSpec(1, 2))
 	out := run(t, m)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "3 TaskExecutors failed")
 	assert.Contains(t, out.Diagnostics, "exit code 3")
 	assert.Contains(t, out.Diagnostics, "taskexecutor.max-failures = 2")
@@ -333,7 +359,7 @@ func TestLoopPreemptionIsNotCounted(t *testing.T) {
 	}
 	m, _ := f.newAM(t, gpuSpec(1, 0))
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status, "preemptions are replaced without using up max-failures = 0")
+	assert.Equal(t, contract.Succeeded, out.Status, "preemptions are replaced without using up max-failures = 0")
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Len(t, f.started, 4)
@@ -344,7 +370,7 @@ func TestLoopReRegistersAfterNotRegistered(t *testing.T) {
 	f.notRegisteredAt = 1 // the very first allocate: the ask is lost with the RM's memory
 	m, _ := f.newAM(t, gpuSpec(2, 3))
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status)
+	assert.Equal(t, contract.Succeeded, out.Status)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Equal(t, 2, f.registers)
@@ -365,7 +391,7 @@ func TestLoopAMRMTokenRollover(t *testing.T) {
 	}
 	m, _ := f.newAM(t, gpuSpec(2, 3))
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status)
+	assert.Equal(t, contract.Succeeded, out.Status)
 	conns := f.rm.Connections()
 	require.GreaterOrEqual(t, len(conns), 2)
 	assert.Equal(t, amrmID, conns[0].TokenIdentifier)
@@ -388,7 +414,7 @@ func TestLoopServiceReplacesExitedAndKillDeletesStaging(t *testing.T) {
 		"a service replaces TaskExecutors that exit 0")
 	cancel()
 	out := <-done
-	assert.Equal(t, Killed, out.Status)
+	assert.Equal(t, contract.Killed, out.Status)
 	assert.Equal(t, 1, st.deleted, "SIGTERM (application killed) deletes the staging directory")
 }
 
@@ -397,16 +423,16 @@ func TestLoopLaunchFailureIsReleasedAndReplaced(t *testing.T) {
 	f.refuseStarts = 1
 	m, _ := f.newAM(t, gpuSpec(2, 1))
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status)
+	assert.Equal(t, contract.Succeeded, out.Status)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Len(t, f.started, 2)
 	require.Len(t, f.released, 1, "the container the NM refused is given back")
 	s := m.Status()
 	require.Len(t, s.Containers, 3)
-	var refused []ContainerStatus
+	var refused []contract.ContainerStatus
 	for _, c := range s.Containers {
-		if c.ExitClass == ExitLaunchFailed {
+		if c.ExitClass == contract.ExitLaunchFailed {
 			refused = append(refused, c)
 		}
 	}
@@ -423,7 +449,7 @@ func TestLoopScale(t *testing.T) {
 	m, _ := f.newAM(t, gpuSpec(2000, 0))
 	start := time.Now()
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status)
+	assert.Equal(t, contract.Succeeded, out.Status)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	assert.Len(t, f.started, 2000)
@@ -442,7 +468,7 @@ func TestLoopLogsNoSecrets(t *testing.T) {
 	m, _ := f.newAM(t, gpuSpec(2, 1))
 	m.log = log
 	out := run(t, m)
-	assert.Equal(t, Succeeded, out.Status)
+	assert.Equal(t, contract.Succeeded, out.Status)
 	require.NotEmpty(t, buf.String())
 	for _, secret := range [][]byte{amrmPW, amrmPW2, nmTokPW, amrmID, nmTokID} {
 		assert.NotContains(t, buf.String(), string(secret))
@@ -451,12 +477,12 @@ func TestLoopLogsNoSecrets(t *testing.T) {
 
 func TestLoopFailsAtOnceWhenTheAskExceedsTheMaximum(t *testing.T) {
 	f := newFakeCluster(t)
-	f.maximum = ResourceProto(Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
+	f.maximum = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
 	spec := gpuSpec(1, 1)
 	spec.Capability["yarn.io/gpu"] = 5
 	m, st := f.newAM(t, spec)
 	out := run(t, m)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "allocation rejected: yarn.io/gpu = 5, but the cluster allows at most 4 yarn.io/gpu per container")
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -471,7 +497,7 @@ func TestLoopFailsWhenTheRMRejectsTheAsk(t *testing.T) {
 	f.rejectAsks = true
 	m, _ := f.newAM(t, gpuSpec(1, 1))
 	out := run(t, m)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "the ResourceManager rejected the TaskExecutor request (memory-mb=512 vcores=1 yarn.io/gpu=1)")
 	assert.Contains(t, out.Diagnostics, "InvalidResourceRequestException")
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // This file is the AM's Prometheus /metrics. The official client library gives the exposition format
@@ -57,21 +58,21 @@ func NewMetrics() *Metrics {
 	}
 	m.reg.MustRegister(m.containers, m.asksPending, m.required, m.excluded, m.allocLatency, m.failures, m.exits, m.events,
 		m.rpcLatency, m.rpcErrors, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, s := range []Phase{Launching, Running, Stopping, Completed} {
+	for _, s := range []contract.Phase{contract.Launching, contract.Running, contract.Stopping, contract.Completed} {
 		m.containers.WithLabelValues(stateLabel(s)).Set(0)
 	}
 	return m
 }
 
-func stateLabel(p Phase) string {
+func stateLabel(p contract.Phase) string {
 	switch p {
-	case Launching:
+	case contract.Launching:
 		return "launching"
-	case Running:
+	case contract.Running:
 		return "running"
-	case Stopping:
+	case contract.Stopping:
 		return "stopping"
-	case Completed:
+	case contract.Completed:
 		return "completed"
 	}
 	return string(p)
@@ -86,11 +87,11 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // SetContainers sets the container gauges from a count per phase.
-func (m *Metrics) SetContainers(byPhase map[Phase]int, asksPending, required, excluded int) {
+func (m *Metrics) SetContainers(byPhase map[contract.Phase]int, asksPending, required, excluded int) {
 	if m == nil {
 		return
 	}
-	for _, s := range []Phase{Launching, Running, Stopping, Completed} {
+	for _, s := range []contract.Phase{contract.Launching, contract.Running, contract.Stopping, contract.Completed} {
 		m.containers.WithLabelValues(stateLabel(s)).Set(float64(byPhase[s]))
 	}
 	m.asksPending.Set(float64(asksPending))
@@ -107,7 +108,7 @@ func (m *Metrics) ObserveAllocation(d time.Duration) {
 }
 
 // ObserveExit counts a container's end by class (and as a failure if the class counts).
-func (m *Metrics) ObserveExit(c ExitClass) {
+func (m *Metrics) ObserveExit(c contract.ExitClass) {
 	if m == nil {
 		return
 	}
@@ -118,7 +119,7 @@ func (m *Metrics) ObserveExit(c ExitClass) {
 }
 
 // ObserveEvent counts an event by type (EventLog.OnAdd hook).
-func (m *Metrics) ObserveEvent(e Event) {
+func (m *Metrics) ObserveEvent(e contract.Event) {
 	if m == nil {
 		return
 	}

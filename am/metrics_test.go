@@ -9,14 +9,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 func TestMetricsExposition(t *testing.T) {
 	m := NewMetrics()
-	m.SetContainers(map[Phase]int{Running: 2, Completed: 1}, 1, 3, 0)
+	m.SetContainers(map[contract.Phase]int{contract.Running: 2, contract.Completed: 1}, 1, 3, 0)
 	m.ObserveAllocation(1500 * time.Millisecond)
-	m.ObserveExit(ExitFailed)
-	m.ObserveExit(ExitPreempted)
+	m.ObserveExit(contract.ExitFailed)
+	m.ObserveExit(contract.ExitPreempted)
 	m.ObserveEvent(LaunchedEvent("c", "n"))
 	m.ObserveRPC("allocate", time.Now().Add(-10*time.Millisecond), nil)
 	m.ObserveRPC("startContainers", time.Now(), errors.New("refused"))
@@ -47,7 +48,7 @@ func TestMetricsExposition(t *testing.T) {
 	assert.NotContains(t, text, `yarn_am_container_failures_total{class="preempted"}`, "preemption is not a failure")
 
 	var nilM *Metrics
-	assert.NotPanics(t, func() { nilM.ObserveRPC("x", time.Now(), nil); nilM.ObserveExit(ExitFailed) }, "a nil *Metrics is a no-op")
+	assert.NotPanics(t, func() { nilM.ObserveRPC("x", time.Now(), nil); nilM.ObserveExit(contract.ExitFailed) }, "a nil *Metrics is a no-op")
 }
 
 func TestUIServesPageWithRelativeURLsOnly(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // This file is the failure policy: pure bookkeeping over time that the loop feeds with what happened
@@ -146,7 +148,7 @@ func (p *Policy) prune(now time.Time) {
 }
 
 // RecordExit records that a container on node ended with class at now.
-func (p *Policy) RecordExit(now time.Time, node string, class ExitClass) ExitDecision {
+func (p *Policy) RecordExit(now time.Time, node string, class contract.ExitClass) ExitDecision {
 	if !class.Counts() {
 		return ExitDecision{}
 	}

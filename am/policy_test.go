@@ -6,26 +6,27 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func TestPolicyFailureRateSlidesAndIgnoresNotTheWorkersFault(t *testing.T) {
 	p := NewPolicy(PolicyConfig{MaxFailureRate: 2, FailureWindow: time.Minute, NodeMaxFailures: -1})
-	for _, c := range []ExitClass{ExitPreempted, ExitAborted, ExitDisksFailed, ExitKilledByAM, ExitKilledByRM, ExitSucceeded} {
+	for _, c := range []contract.ExitClass{contract.ExitPreempted, contract.ExitAborted, contract.ExitDisksFailed, contract.ExitKilledByAM, contract.ExitKilledByRM, contract.ExitSucceeded} {
 		assert.False(t, p.RecordExit(t0, "n1", c).Counted, c)
 	}
-	assert.False(t, p.RecordExit(t0, "n1", ExitFailed).RateExceeded)
-	assert.False(t, p.RecordExit(t0.Add(10*time.Second), "n1", ExitDiscoveryFailed).RateExceeded)
-	d := p.RecordExit(t0.Add(20*time.Second), "n2", ExitMemoryExceeded)
+	assert.False(t, p.RecordExit(t0, "n1", contract.ExitFailed).RateExceeded)
+	assert.False(t, p.RecordExit(t0.Add(10*time.Second), "n1", contract.ExitDiscoveryFailed).RateExceeded)
+	d := p.RecordExit(t0.Add(20*time.Second), "n2", contract.ExitMemoryExceeded)
 	assert.True(t, d.RateExceeded, "3 counted failures within 1m > 2")
 	assert.Contains(t, d.Reason, "--max-failure-rate = 2")
 
 	// The window slides: the first two have left it.
 	p = NewPolicy(PolicyConfig{MaxFailureRate: 2, FailureWindow: time.Minute, NodeMaxFailures: -1})
-	p.RecordExit(t0, "n1", ExitFailed)
-	p.RecordExit(t0.Add(10*time.Second), "n1", ExitFailed)
-	assert.False(t, p.RecordExit(t0.Add(65*time.Second), "n1", ExitFailed).RateExceeded)
+	p.RecordExit(t0, "n1", contract.ExitFailed)
+	p.RecordExit(t0.Add(10*time.Second), "n1", contract.ExitFailed)
+	assert.False(t, p.RecordExit(t0.Add(65*time.Second), "n1", contract.ExitFailed).RateExceeded)
 }
 
 func TestPolicyRestartBackoffDoublesAndCaps(t *testing.T) {
@@ -33,7 +34,7 @@ func TestPolicyRestartBackoffDoublesAndCaps(t *testing.T) {
 	assert.True(t, p.RestartAt(t0).IsZero(), "no failure, no wait")
 	var got []time.Duration
 	for i := 0; i < 5; i++ {
-		got = append(got, p.RecordExit(t0, "n", ExitFailed).RestartBackoff)
+		got = append(got, p.RecordExit(t0, "n", contract.ExitFailed).RestartBackoff)
 	}
 	assert.Equal(t, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 5 * time.Second, 5 * time.Second}, got)
 	assert.Equal(t, t0.Add(5*time.Second), p.RestartAt(t0))
@@ -42,13 +43,13 @@ func TestPolicyRestartBackoffDoublesAndCaps(t *testing.T) {
 
 func TestPolicyNodeExclusionAndLift(t *testing.T) {
 	p := NewPolicy(PolicyConfig{NodeMaxFailures: 2, FailureWindow: time.Minute, NodeExclusionTimeout: 10 * time.Minute, MaxFailureRate: -1})
-	assert.Empty(t, p.RecordExit(t0, "bad", ExitFailed).ExcludeNode)
-	assert.Empty(t, p.RecordExit(t0, "good", ExitFailed).ExcludeNode)
-	assert.Empty(t, p.RecordExit(t0, "bad", ExitPreempted).ExcludeNode, "not the worker's fault")
-	d := p.RecordExit(t0.Add(time.Second), "bad", ExitFailed)
+	assert.Empty(t, p.RecordExit(t0, "bad", contract.ExitFailed).ExcludeNode)
+	assert.Empty(t, p.RecordExit(t0, "good", contract.ExitFailed).ExcludeNode)
+	assert.Empty(t, p.RecordExit(t0, "bad", contract.ExitPreempted).ExcludeNode, "not the worker's fault")
+	d := p.RecordExit(t0.Add(time.Second), "bad", contract.ExitFailed)
 	assert.Equal(t, "bad", d.ExcludeNode)
 	assert.Equal(t, 2, d.NodeFailures)
-	assert.Empty(t, p.RecordExit(t0.Add(2*time.Second), "bad", ExitFailed).ExcludeNode, "already excluded: not excluded twice")
+	assert.Empty(t, p.RecordExit(t0.Add(2*time.Second), "bad", contract.ExitFailed).ExcludeNode, "already excluded: not excluded twice")
 	assert.Equal(t, []string{"bad"}, p.Excluded())
 
 	all, _ := p.AllExcluded(2)

@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // CheckAsk compares the TaskExecutor capability with what the RM said at registration: the resource
 // types it knows (nil: not sent, not checked) and its maximum allocation. It returns why the ask can
 // never be satisfied ("" if it can), so the AM fails at once with a reason instead of waiting forever
 // or being refused at every heartbeat.
-func CheckAsk(want Capability, types []string, maximum Capability) string {
+func CheckAsk(want contract.Capability, types []string, maximum contract.Capability) string {
 	var problems []string
 	keys := make([]string, 0, len(want))
 	for k := range want {

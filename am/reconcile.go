@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // Mode says when the application is done.
@@ -21,28 +23,11 @@ const (
 	Driver
 )
 
-// Capability is a container size by YARN resource name: "memory-mb", "vcores", "yarn.io/gpu", ...
-type Capability map[string]int64
-
-// String renders the capability sorted by name: "memory-mb=512 vcores=1 yarn.io/gpu=1".
-func (c Capability) String() string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
-	}
-	return strings.Join(parts, " ")
-}
-
 // Fits says why got cannot serve an ask for want ("" if it can): memory and vcores may be larger than
 // asked (the scheduler rounds them up), every other resource type must be exactly what was asked (a
 // container with more GPUs than asked hides them from other applications; the launcher would only use
 // the configured amount).
-func Fits(got, want Capability) string {
+func Fits(got, want contract.Capability) string {
 	var bad []string
 	for k, w := range want {
 		g := got[k]
@@ -69,9 +54,13 @@ func Fits(got, want Capability) string {
 // Spec is the desired state: how many TaskExecutors of which size, and the failure policy.
 type Spec struct {
 	Instances   int
-	Capability  Capability
+	Capability  contract.Capability
 	MaxFailures int // failed TaskExecutors replaced before the application fails
 	Mode        Mode
+	// Gang: all Instances TaskExecutors run at once or none does (taskexecutor.gang): allocations
+	// are held until the whole gang is allocated, and one that ends other than by success restarts
+	// the gang in a new round (gang.go).
+	Gang bool
 }
 
 // Ask is one outstanding container request, keyed by its allocationRequestId.
@@ -81,20 +70,10 @@ type Ask struct {
 	AtRM int   // what the RM's request table holds, as far as we know: last sent minus allocations since
 }
 
-// Phase is where a TaskExecutor container is in its life.
-type Phase string
-
-// Phases of an accepted container.
-const (
-	Launching Phase = "LAUNCHING" // allocated and accepted; startContainers queued or in flight
-	Running   Phase = "RUNNING"   // the NM started it
-	Completed Phase = "COMPLETED" // it ended (see Exit)
-)
-
 // Exit is how a container ended.
 type Exit struct {
 	Status      int32
-	Class       ExitClass
+	Class       contract.ExitClass
 	Diagnostics string
 }
 
@@ -103,9 +82,10 @@ type Container struct {
 	ID        string
 	Node      string
 	AskID     int64
-	Phase     Phase
-	Resources Capability
+	Phase     contract.Phase
+	Resources contract.Capability
 	Exit      Exit // when Completed
+	Round     int  // the gang round it belongs to (gang mode)
 }
 
 // Allocation is a container the RM allocated, not yet matched to an ask.
@@ -113,7 +93,7 @@ type Allocation struct {
 	ID        string
 	Node      string
 	AskID     int64 // allocationRequestId (-1 when the RM sent none)
-	Resources Capability
+	Resources contract.Capability
 }
 
 // Observed is what the AM knows of the world.
@@ -132,6 +112,8 @@ type Observed struct {
 	// Forgotten counts the finished containers no longer in Containers (the AM keeps the records of
 	// the latest Config.FinishedHistory only); Reconcile counts them as if they were listed.
 	Forgotten Forgotten
+	// Round is the current gang round (gang mode); containers of earlier rounds are history.
+	Round int
 }
 
 // Forgotten summarises finished containers whose records the AM dropped: what Reconcile needs of
@@ -147,7 +129,7 @@ type Forgotten struct {
 // add counts one more dropped finished container.
 func (f *Forgotten) add(e Exit) {
 	switch {
-	case e.Class == ExitSucceeded:
+	case e.Class == contract.ExitSucceeded:
 		f.Succeeded++
 	case e.Class.Counts():
 		f.Failed++
@@ -171,30 +153,28 @@ type AskUpdate struct {
 	Count int
 }
 
-// FinalStatus is how the application ends.
-type FinalStatus string
-
-// Final statuses (those of finishApplicationMaster).
-const (
-	Succeeded FinalStatus = "SUCCEEDED"
-	Failed    FinalStatus = "FAILED"
-	Killed    FinalStatus = "KILLED"
-)
-
 // Outcome is the application's end.
 type Outcome struct {
-	Status      FinalStatus
+	Status      contract.FinalStatus
 	Diagnostics string
 }
 
 // Plan is what the AM does next.
 type Plan struct {
-	Launch    []Allocation // accepted: start a TaskExecutor in each
-	Release   []Release    // give back to the RM
-	Stop      []Container  // running TaskExecutors to stop: the requirement went down (newest first)
-	Send      []AskUpdate  // ResourceRequests for the next allocate
-	Asks      []Ask        // the ask table once Send is sent
-	NextAskID int64
+	Launch []Allocation // accepted: start a TaskExecutor in each
+	// Hold (gang mode): accepted, but kept unstarted until the gang is complete; StartHeld: the gang
+	// is complete, start every held container (and Hold).
+	Hold      []Allocation
+	StartHeld bool
+	// NewRound (gang mode): a member of the current round ended other than by success; Stop lists
+	// the round's other active members, and the next round asks for the whole gang again.
+	NewRound    bool
+	RoundReason string
+	Release     []Release   // give back to the RM
+	Stop        []Container // running TaskExecutors to stop: the requirement went down (newest first)
+	Send        []AskUpdate // ResourceRequests for the next allocate
+	Asks        []Ask       // the ask table once Send is sent
+	NextAskID   int64
 	// LimitReached: more TaskExecutors failed than taskexecutor.max-failures allows; nothing more is
 	// asked for. Failures lists the counted failures still in Observed.Containers (for diagnostics);
 	// FailureCount counts them all, the forgotten ones too.
@@ -219,16 +199,32 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		byID[a.ID] = i
 	}
 
-	active, succeeded := 0, obs.Forgotten.Succeeded
-	for _, c := range obs.Containers {
-		switch {
-		case c.Phase == Stopping: // on its way out: neither active nor done
-		case c.Phase != Completed:
-			active++
-		case c.Exit.Class == ExitSucceeded:
-			succeeded++
-		case c.Exit.Class.Counts():
+	// In gang mode only the current round counts (gang.go), and a round succeeds as a whole.
+	active, succeeded, held, formed := 0, obs.Forgotten.Succeeded, 0, false
+	if spec.Gang {
+		succeeded = 0
+	}
+	var roundEnded *Container
+	for i, c := range obs.Containers {
+		if c.Phase == contract.Completed && c.Exit.Class.Counts() {
 			p.Failures = append(p.Failures, c)
+		}
+		if spec.Gang && c.Round != obs.Round {
+			continue
+		}
+		switch {
+		case c.Phase == contract.Stopping: // on its way out: neither active nor done
+		case c.Phase == contract.Held:
+			active++
+			held++
+		case c.Phase != contract.Completed:
+			active++
+			formed = true
+		case c.Exit.Class == contract.ExitSucceeded:
+			succeeded++
+			formed = true
+		case spec.Gang && c.Exit.Class != contract.ExitKilledByAM && roundEnded == nil:
+			roundEnded = &obs.Containers[i]
 		}
 	}
 	p.FailureCount = len(p.Failures) + obs.Forgotten.Failed
@@ -241,6 +237,18 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	}
 	if stop {
 		target = 0
+	}
+	if spec.Gang && !stop {
+		if why := gangRestart(spec, roundEnded, formed, active, succeeded); why != "" {
+			// Every other member of the round stops; the next round asks for the whole gang.
+			p.NewRound, p.RoundReason = true, why
+			for _, c := range obs.Containers {
+				if c.Round == obs.Round && c.Phase != contract.Completed && c.Phase != contract.Stopping {
+					p.Stop = append(p.Stop, c)
+				}
+			}
+			target = 0
+		}
 	}
 	// Cancel what is no longer wanted before matching, so allocations for it are released as excess.
 	wanted := target - active
@@ -257,8 +265,9 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		outstanding -= cut
 	}
 	// Scaling down: pending asks went first (above); then the newest TaskExecutors stop. When the
-	// whole application is stopping, finishing stops everything instead.
-	if !stop {
+	// whole application is stopping, finishing stops everything instead. (A gang changes size by a
+	// new round.)
+	if !stop && !spec.Gang {
 		p.Stop = ScaleDown(obs.Containers, target)
 		active -= len(p.Stop)
 	}
@@ -286,8 +295,12 @@ func Reconcile(spec Spec, obs Observed) Plan {
 			continue
 		}
 		a.Want--
-		p.Launch = append(p.Launch, al)
 		active++
+		if spec.Gang {
+			p.Hold = append(p.Hold, al)
+			continue
+		}
+		p.Launch = append(p.Launch, al)
 	}
 
 	// Ask for what is still missing.
@@ -295,7 +308,11 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	for _, a := range asks {
 		outstanding += a.Want
 	}
-	if need := target - active - outstanding; need > 0 && !obs.HoldNewAsks {
+	// A gang starts when all of it is allocated.
+	if spec.Gang && !p.NewRound && held+len(p.Hold) > 0 && outstanding == 0 && active == target {
+		p.StartHeld = true
+	}
+	if need := target - active - outstanding; need > 0 && !obs.HoldNewAsks && !p.NewRound {
 		asks = append(asks, Ask{ID: p.NextAskID, Want: need})
 		p.NextAskID++
 	}
@@ -314,9 +331,9 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	switch {
 	case spec.Mode == Driver:
 	case p.LimitReached:
-		p.Done = &Outcome{Status: Failed, Diagnostics: failureDiagnostics(spec, p.Failures, obs.Forgotten)}
+		p.Done = &Outcome{Status: contract.Failed, Diagnostics: failureDiagnostics(spec, p.Failures, obs.Forgotten)}
 	case spec.Mode == Batch && succeeded >= spec.Instances:
-		p.Done = &Outcome{Status: Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
+		p.Done = &Outcome{Status: contract.Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
 	}
 	return p
 }

@@ -5,16 +5,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
-var te = Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}
+var te = contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}
 
-func alloc(id string, ask int64, c Capability) Allocation {
+func alloc(id string, ask int64, c contract.Capability) Allocation {
 	return Allocation{ID: id, Node: "n1:1", AskID: ask, Resources: c}
 }
 
 func done(id string, exit int32) Container {
-	return Container{ID: id, Phase: Completed, Exit: Exit{Status: exit, Class: Classify(exit)}}
+	return Container{ID: id, Phase: contract.Completed, Exit: Exit{Status: exit, Class: Classify(exit)}}
 }
 
 func TestReconcileFirstAsk(t *testing.T) {
@@ -32,9 +33,9 @@ func TestReconcileNothingToAskTwice(t *testing.T) {
 }
 
 func TestReconcileMatchesByAllocationRequestID(t *testing.T) {
-	bigger := Capability{"memory-mb": 1024, "vcores": 2, "yarn.io/gpu": 1} // normalised up: still fits
-	noGPU := Capability{"memory-mb": 512, "vcores": 1}
-	twoGPU := Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 2}
+	bigger := contract.Capability{"memory-mb": 1024, "vcores": 2, "yarn.io/gpu": 1} // normalised up: still fits
+	noGPU := contract.Capability{"memory-mb": 512, "vcores": 1}
+	twoGPU := contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 2}
 	obs := Observed{Asks: []Ask{{ID: 1, Want: 2, AtRM: 2}}, NextAskID: 2, NewAllocations: []Allocation{
 		alloc("c1", 1, te), alloc("c2", 1, noGPU), alloc("c3", 9, te), alloc("c4", 1, twoGPU), alloc("c5", 1, bigger), alloc("c6", 1, te),
 	}}
@@ -60,7 +61,7 @@ func TestReconcileMatchesByAllocationRequestID(t *testing.T) {
 
 func TestReconcileRestoresAskAfterMisfit(t *testing.T) {
 	obs := Observed{Asks: []Ask{{ID: 1, Want: 2, AtRM: 2}}, NextAskID: 2,
-		NewAllocations: []Allocation{alloc("c1", 1, te), alloc("c2", 1, Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1})}}
+		NewAllocations: []Allocation{alloc("c1", 1, te), alloc("c2", 1, contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1})}}
 	p := Reconcile(Spec{Instances: 2, Capability: te}, obs)
 	require.Len(t, p.Launch, 1)
 	require.Len(t, p.Release, 1)
@@ -69,7 +70,7 @@ func TestReconcileRestoresAskAfterMisfit(t *testing.T) {
 }
 
 func TestReconcileReplacesCountedFailures(t *testing.T) {
-	obs := Observed{NextAskID: 2, Containers: []Container{done("c1", 3), {ID: "c2", Phase: Running}}}
+	obs := Observed{NextAskID: 2, Containers: []Container{done("c1", 3), {ID: "c2", Phase: contract.Running}}}
 	p := Reconcile(Spec{Instances: 2, Capability: te, MaxFailures: 1}, obs)
 	assert.Equal(t, []AskUpdate{{ID: 2, Count: 1}}, p.Send, "a fresh allocationRequestId for the replacement")
 	assert.False(t, p.LimitReached)
@@ -78,12 +79,12 @@ func TestReconcileReplacesCountedFailures(t *testing.T) {
 
 func TestReconcileFailureLimit(t *testing.T) {
 	obs := Observed{Asks: []Ask{{ID: 3, Want: 1, AtRM: 1}}, NextAskID: 4,
-		Containers:     []Container{done("c1", 3), done("c2", 3), {ID: "c3", Phase: Running}},
+		Containers:     []Container{done("c1", 3), done("c2", 3), {ID: "c3", Phase: contract.Running}},
 		NewAllocations: []Allocation{alloc("c4", 3, te)}}
 	p := Reconcile(Spec{Instances: 2, Capability: te, MaxFailures: 1}, obs)
 	assert.True(t, p.LimitReached)
 	require.NotNil(t, p.Done)
-	assert.Equal(t, Failed, p.Done.Status)
+	assert.Equal(t, contract.Failed, p.Done.Status)
 	assert.Contains(t, p.Done.Diagnostics, "2 TaskExecutors failed, more than taskexecutor.max-failures = 1 allows (exit code 3 ×2)")
 	assert.Contains(t, p.Done.Diagnostics, "c2 on  exited with code 3")
 	assert.Empty(t, p.Send, "the RM's table ran to 0 with the allocation")
@@ -108,12 +109,12 @@ func TestReconcileNotCountedExitsAreReplacedFreely(t *testing.T) {
 func TestReconcileBatchSucceeds(t *testing.T) {
 	p := Reconcile(Spec{Instances: 2, Capability: te}, Observed{Containers: []Container{done("c1", 0), done("c2", 0)}})
 	require.NotNil(t, p.Done)
-	assert.Equal(t, Succeeded, p.Done.Status)
+	assert.Equal(t, contract.Succeeded, p.Done.Status)
 	assert.Empty(t, p.Send, "nothing more is asked")
 }
 
 func TestReconcileBatchWaitsForRunning(t *testing.T) {
-	p := Reconcile(Spec{Instances: 2, Capability: te}, Observed{Containers: []Container{done("c1", 0), {ID: "c2", Phase: Running}}})
+	p := Reconcile(Spec{Instances: 2, Capability: te}, Observed{Containers: []Container{done("c1", 0), {ID: "c2", Phase: contract.Running}}})
 	assert.Nil(t, p.Done)
 	assert.Empty(t, p.Send, "an exit 0 in batch mode is not replaced")
 }
@@ -144,7 +145,7 @@ func TestReconcileStoppingCancelsAsks(t *testing.T) {
 func TestReconcileZeroInstancesSucceedsAtOnce(t *testing.T) {
 	p := Reconcile(Spec{Instances: 0, Capability: te}, Observed{})
 	require.NotNil(t, p.Done)
-	assert.Equal(t, Succeeded, p.Done.Status)
+	assert.Equal(t, contract.Succeeded, p.Done.Status)
 	assert.Empty(t, p.Send)
 }
 
@@ -157,27 +158,27 @@ func TestReconcileDoesNotModifyInput(t *testing.T) {
 func TestClassify(t *testing.T) {
 	cases := []struct {
 		exit   int32
-		class  ExitClass
+		class  contract.ExitClass
 		counts bool
 		says   string
 	}{
-		{0, ExitSucceeded, false, "exited with code 0"},
-		{3, ExitFailed, true, "exited with code 3"},
-		{137, ExitFailed, true, "killed by signal 9"},
-		{90, ExitDiscoveryFailed, true, "discovery failed"},
-		{91, ExitConfigError, true, "invalid external-resource configuration"},
-		{92, ExitStartFailed, true, "could not be started"},
-		{-100, ExitAborted, false, "not counted"},
-		{-101, ExitDisksFailed, false, "disks failed"},
-		{-102, ExitPreempted, false, "preempted"},
-		{-103, ExitMemoryExceeded, true, "yarn.nodemanager.vmem-pmem-ratio"},
-		{-104, ExitMemoryExceeded, true, "raise taskexecutor.memory"},
-		{-105, ExitKilledByAM, false, "stopped by the ApplicationMaster"},
-		{-106, ExitKilledByRM, false, "ResourceManager"},
-		{-107, ExitKilledAfterFinish, false, "after the application finished"},
-		{-108, ExitKilledByScheduler, false, "container scheduler"},
-		{-109, ExitExcessLogs, true, "too many logs"},
-		{-1000, ExitInvalid, true, "did not report"},
+		{0, contract.ExitSucceeded, false, "exited with code 0"},
+		{3, contract.ExitFailed, true, "exited with code 3"},
+		{137, contract.ExitFailed, true, "killed by signal 9"},
+		{90, contract.ExitDiscoveryFailed, true, "discovery failed"},
+		{91, contract.ExitConfigError, true, "invalid external-resource configuration"},
+		{92, contract.ExitStartFailed, true, "could not be started"},
+		{-100, contract.ExitAborted, false, "not counted"},
+		{-101, contract.ExitDisksFailed, false, "disks failed"},
+		{-102, contract.ExitPreempted, false, "preempted"},
+		{-103, contract.ExitMemoryExceeded, true, "yarn.nodemanager.vmem-pmem-ratio"},
+		{-104, contract.ExitMemoryExceeded, true, "raise taskexecutor.memory"},
+		{-105, contract.ExitKilledByAM, false, "stopped by the ApplicationMaster"},
+		{-106, contract.ExitKilledByRM, false, "ResourceManager"},
+		{-107, contract.ExitKilledAfterFinish, false, "after the application finished"},
+		{-108, contract.ExitKilledByScheduler, false, "container scheduler"},
+		{-109, contract.ExitExcessLogs, true, "too many logs"},
+		{-1000, contract.ExitInvalid, true, "did not report"},
 	}
 	for _, c := range cases {
 		got := Classify(c.exit)
@@ -185,25 +186,25 @@ func TestClassify(t *testing.T) {
 		assert.Equal(t, c.counts, got.Counts(), "exit %d counts", c.exit)
 		assert.Contains(t, Describe(c.exit, got), c.says, "exit %d", c.exit)
 	}
-	assert.True(t, ExitLaunchFailed.Counts())
+	assert.True(t, contract.ExitLaunchFailed.Counts())
 }
 
 func TestFits(t *testing.T) {
 	assert.Empty(t, Fits(te, te))
-	assert.Empty(t, Fits(Capability{"memory-mb": 1024, "vcores": 4, "yarn.io/gpu": 1, "yarn.io/fpga": 0}, te))
-	assert.Equal(t, "yarn.io/fpga 1, none asked", Fits(Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1, "yarn.io/fpga": 1}, te))
-	assert.Equal(t, "memory-mb 256 < 512 asked, vcores 0 < 1 asked, yarn.io/gpu 0 != 1 asked", Fits(Capability{"memory-mb": 256}, te))
+	assert.Empty(t, Fits(contract.Capability{"memory-mb": 1024, "vcores": 4, "yarn.io/gpu": 1, "yarn.io/fpga": 0}, te))
+	assert.Equal(t, "yarn.io/fpga 1, none asked", Fits(contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1, "yarn.io/fpga": 1}, te))
+	assert.Equal(t, "memory-mb 256 < 512 asked, vcores 0 < 1 asked, yarn.io/gpu 0 != 1 asked", Fits(contract.Capability{"memory-mb": 256}, te))
 }
 
 func TestCheckAsk(t *testing.T) {
 	types := []string{"memory-mb", "vcores", "yarn.io/gpu", "yarn.io/fpga"}
-	max := Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4, "yarn.io/fpga": 2}
+	max := contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4, "yarn.io/fpga": 2}
 	assert.Empty(t, CheckAsk(te, types, max))
 	assert.Equal(t, "a TaskExecutor asks for yarn.io/gpu=8 but the cluster's maximum allocation is 4",
-		CheckAsk(Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 8}, types, max))
+		CheckAsk(contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 8}, types, max))
 	assert.Equal(t, "resource type nvidia.com/gpu is not defined on this cluster (it knows memory-mb, vcores, yarn.io/fpga, yarn.io/gpu); check external-resource.<name>.yarn.config-key",
-		CheckAsk(Capability{"memory-mb": 512, "nvidia.com/gpu": 1}, types, max))
-	assert.Empty(t, CheckAsk(Capability{"memory-mb": 512, "x": 1}, nil, nil), "nothing to check against")
+		CheckAsk(contract.Capability{"memory-mb": 512, "nvidia.com/gpu": 1}, types, max))
+	assert.Empty(t, CheckAsk(contract.Capability{"memory-mb": 512, "x": 1}, nil, nil), "nothing to check against")
 }
 
 func TestReconcileReleasesAllocationsOnExcludedNodes(t *testing.T) {

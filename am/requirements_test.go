@@ -5,15 +5,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 func TestScaleDownStopsTheNewestActive(t *testing.T) {
 	cs := []Container{
-		{ID: "c1", Phase: Running},
-		{ID: "c2", Phase: Completed},
-		{ID: "c3", Phase: Running},
-		{ID: "c4", Phase: Stopping},
-		{ID: "c5", Phase: Launching},
+		{ID: "c1", Phase: contract.Running},
+		{ID: "c2", Phase: contract.Completed},
+		{ID: "c3", Phase: contract.Running},
+		{ID: "c4", Phase: contract.Stopping},
+		{ID: "c5", Phase: contract.Launching},
 	}
 	names := func(cs []Container) []string {
 		var out []string
@@ -31,14 +32,14 @@ func TestScaleDownStopsTheNewestActive(t *testing.T) {
 
 func TestRequirementsUpdateValidate(t *testing.T) {
 	n := func(i int) *int { return &i }
-	assert.NoError(t, RequirementsUpdate{Instances: n(0)}.Validate())
-	assert.ErrorContains(t, RequirementsUpdate{}.Validate(), `"instances"`)
-	assert.ErrorContains(t, RequirementsUpdate{Instances: n(-1)}.Validate(), `"instances": -1: want 0..100000`)
+	assert.NoError(t, contract.RequirementsUpdate{Instances: n(0)}.Validate())
+	assert.ErrorContains(t, contract.RequirementsUpdate{}.Validate(), `"instances"`)
+	assert.ErrorContains(t, contract.RequirementsUpdate{Instances: n(-1)}.Validate(), `"instances": -1: want 0..100000`)
 }
 
 func TestReconcileScaleDownCancelsPendingFirstThenStopsNewest(t *testing.T) {
-	spec := Spec{Instances: 2, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
-	run := func(id string) Container { return Container{ID: id, Node: "n", AskID: 1, Phase: Running} }
+	spec := Spec{Instances: 2, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
+	run := func(id string) Container { return Container{ID: id, Node: "n", AskID: 1, Phase: contract.Running} }
 
 	// 2 running + 1 pending, requirement 3 → 2: the pending ask is cancelled, nothing stops.
 	p := Reconcile(spec, Observed{Asks: []Ask{{ID: 2, Want: 1, AtRM: 1}}, Containers: []Container{run("c1"), run("c2")}, NextAskID: 3})
@@ -53,14 +54,14 @@ func TestReconcileScaleDownCancelsPendingFirstThenStopsNewest(t *testing.T) {
 
 	// While it stops, it is not active: no replacement is asked for, and it is not stopped twice.
 	stopping := run("c3")
-	stopping.Phase = Stopping
+	stopping.Phase = contract.Stopping
 	p = Reconcile(spec, Observed{Containers: []Container{run("c1"), run("c2"), stopping}, NextAskID: 3})
 	assert.Empty(t, p.Stop)
 	assert.Empty(t, p.Send)
 
 	// Stopped by the AM (-105): not a failure, not replaced.
 	stopped := run("c3")
-	stopped.Phase, stopped.Exit = Completed, Exit{Status: -105, Class: Classify(-105)}
+	stopped.Phase, stopped.Exit = contract.Completed, Exit{Status: -105, Class: Classify(-105)}
 	p = Reconcile(spec, Observed{Containers: []Container{run("c1"), run("c2"), stopped}, NextAskID: 3})
 	assert.Empty(t, p.Send)
 	assert.Empty(t, p.Failures)
@@ -72,9 +73,9 @@ func TestReconcileScaleDownCancelsPendingFirstThenStopsNewest(t *testing.T) {
 }
 
 func TestReconcileHoldNewAsksDuringRestartBackoff(t *testing.T) {
-	spec := Spec{Instances: 2, Capability: Capability{"memory-mb": 256, "vcores": 1}, MaxFailures: 5, Mode: Batch}
-	failed := Container{ID: "c1", Node: "n", Phase: Completed, Exit: Exit{Status: 1, Class: ExitFailed}}
-	running := Container{ID: "c2", Node: "n", Phase: Running}
+	spec := Spec{Instances: 2, Capability: contract.Capability{"memory-mb": 256, "vcores": 1}, MaxFailures: 5, Mode: Batch}
+	failed := Container{ID: "c1", Node: "n", Phase: contract.Completed, Exit: Exit{Status: 1, Class: contract.ExitFailed}}
+	running := Container{ID: "c2", Node: "n", Phase: contract.Running}
 	p := Reconcile(spec, Observed{Containers: []Container{failed, running}, NextAskID: 2, HoldNewAsks: true})
 	assert.Empty(t, p.Send, "the replacement waits for the backoff")
 	p = Reconcile(spec, Observed{Containers: []Container{failed, running}, NextAskID: 2})

@@ -3,11 +3,16 @@ package am
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // This file serves the event log as Server-Sent Events on GET /api/v1/events. SSE is a few lines of
@@ -23,8 +28,85 @@ import (
 // DefaultSSEHeartbeat is how often an idle stream gets a comment line.
 const DefaultSSEHeartbeat = 15 * time.Second
 
-// EventsHandler serves l on GET /api/v1/events; heartbeat <= 0 uses DefaultSSEHeartbeat.
+// Bounds on event streams (docs/design.md#faults): every open stream costs the AM a goroutine and
+// its connection's buffers (~30 KiB), and anyone who can reach the tracking URL may open one, so the
+// AM caps them in total and per client address and answers 503 with Retry-After beyond; a stream
+// whose reader does not take a write within SSEWriteTimeout is closed.
+const (
+	DefaultMaxEventStreams          = 256
+	DefaultMaxEventStreamsPerClient = 16
+	// sseBatch is the most events one write takes.
+	sseBatch = 200
+)
+
+// SSEWriteTimeout bounds every write and flush of a stream (a variable for tests).
+var SSEWriteTimeout = 10 * time.Second
+
+// StreamLimiter counts open event streams, in total and per client address.
+type StreamLimiter struct {
+	max, perClient int
+	mu             sync.Mutex
+	open           int
+	by             map[string]int
+}
+
+// NewStreamLimiter allows max streams at once, perClient of them from one address; <= 0 means no
+// bound.
+func NewStreamLimiter(max, perClient int) *StreamLimiter {
+	return &StreamLimiter{max: max, perClient: perClient, by: map[string]int{}}
+}
+
+// acquire takes a slot for a stream from client; the error says which bound is reached.
+func (l *StreamLimiter) acquire(client string) (release func(), err error) {
+	if l == nil {
+		return func() {}, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.max > 0 && l.open >= l.max:
+		return nil, fmt.Errorf("the AM serves at most %d event streams at once (yarn-am am --max-event-streams); retry later or poll with ?format=json", l.max)
+	case l.perClient > 0 && l.by[client] >= l.perClient:
+		return nil, fmt.Errorf("the AM serves at most %d event streams at once to one address, %s (yarn-am am --max-event-streams-per-client); retry later or poll with ?format=json", l.perClient, client)
+	}
+	l.open++
+	l.by[client]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.open--
+			if l.by[client]--; l.by[client] <= 0 {
+				delete(l.by, client)
+			}
+		})
+	}, nil
+}
+
+// Open is how many streams are open.
+func (l *StreamLimiter) Open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
+}
+
+func clientAddr(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);
+// heartbeat <= 0 uses DefaultSSEHeartbeat.
 func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
+	return LimitedEventsHandler(l, heartbeat, nil)
+}
+
+// LimitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
+// (nil: no bound); JSON answers are not streams and are not counted.
+func LimitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *StreamLimiter) http.HandlerFunc {
 	if heartbeat <= 0 {
 		heartbeat = DefaultSSEHeartbeat
 	}
@@ -42,59 +124,81 @@ func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
 					return
 				}
 			}
-			var evs []Event
+			var evs []contract.Event
 			if r.URL.Query().Get("since") == "" && r.Header.Get("Last-Event-ID") == "" && limit > 0 {
 				evs = l.Latest(limit)
 			} else {
 				evs = l.Since(after, limit)
 			}
 			if evs == nil {
-				evs = []Event{}
+				evs = []contract.Event{}
 			}
 			writeJSON(w, http.StatusOK, evs)
 			return
 		}
-		flusher, ok := w.(http.Flusher)
-		if !ok {
-			writeError(w, http.StatusInternalServerError, "this connection cannot stream; use ?format=json")
+		release, err := lim.acquire(clientAddr(r))
+		if err != nil {
+			w.Header().Set("Retry-After", "10")
+			// Close the connection too: a flood's refused clients would otherwise each keep an idle
+			// keep-alive connection (a goroutine and its buffers) until IdleTimeout.
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusServiceUnavailable, err.Error())
 			return
+		}
+		defer release()
+		rc := http.NewResponseController(w)
+		// flush sends what was written, giving up (and ending the stream) when the reader does not
+		// take it within SSEWriteTimeout.
+		flush := func() error {
+			if err := rc.SetWriteDeadline(time.Now().Add(SSEWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+				return err
+			}
+			return rc.Flush()
 		}
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
+		_ = rc.SetWriteDeadline(time.Now().Add(SSEWriteTimeout))
 		w.WriteHeader(http.StatusOK)
 		_, _ = fmt.Fprintf(w, "retry: 2000\n: yarn-am events after id %d\n\n", after)
-		flusher.Flush()
+		if err := flush(); err != nil {
+			if errors.Is(err, http.ErrNotSupported) {
+				_, _ = fmt.Fprint(w, ": this connection cannot stream; use ?format=json\n\n")
+			}
+			return
+		}
 
 		sub := l.Subscribe(after)
 		defer sub.Close()
 		for {
 			ctx, cancel := context.WithTimeout(r.Context(), heartbeat)
-			evs, err := sub.Next(ctx, 500)
+			evs, err := sub.Next(ctx, sseBatch)
 			cancel()
 			if r.Context().Err() != nil {
 				return
 			}
+			_ = rc.SetWriteDeadline(time.Now().Add(SSEWriteTimeout))
 			if err != nil { // idle: heartbeat comment
 				if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 					return
 				}
-				flusher.Flush()
-				continue
-			}
-			for _, e := range evs {
-				if err := WriteSSE(w, e); err != nil {
-					return
+			} else {
+				for _, e := range evs {
+					if err := WriteSSE(w, e); err != nil {
+						return
+					}
 				}
 			}
-			flusher.Flush()
+			if err := flush(); err != nil {
+				return
+			}
 		}
 	}
 }
 
 // WriteSSE writes one event in SSE framing.
-func WriteSSE(w interface{ Write([]byte) (int, error) }, e Event) error {
+func WriteSSE(w interface{ Write([]byte) (int, error) }, e contract.Event) error {
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // sseFrame is one parsed SSE message (or comment).
@@ -46,8 +49,8 @@ func readFrame(t *testing.T, r *bufio.Reader) sseFrame {
 
 func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 	l := NewEventLog(100)
-	l.Add(RequestedEvent(2, Capability{"yarn.io/gpu": 1}))
-	l.Add(AllocatedEvent("c1", "n1", Capability{"yarn.io/gpu": 1}, 0))
+	l.Add(RequestedEvent(2, contract.Capability{"yarn.io/gpu": 1}))
+	l.Add(AllocatedEvent("c1", "n1", contract.Capability{"yarn.io/gpu": 1}, 0))
 	srv := httptest.NewServer(EventsHandler(l, 50*time.Millisecond))
 	defer srv.Close()
 
@@ -65,7 +68,7 @@ func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 	f := readFrame(t, r)
 	assert.Equal(t, "2", f.id, "resumes after Last-Event-ID")
 	assert.Equal(t, "allocated", f.event)
-	var e Event
+	var e contract.Event
 	require.NoError(t, json.Unmarshal([]byte(f.data), &e))
 	assert.Equal(t, "c1", e.Container)
 
@@ -86,10 +89,10 @@ func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 	resp2, err := http.Get(srv.URL + "?since=2&format=json")
 	require.NoError(t, err)
 	defer resp2.Body.Close()
-	var evs []Event
+	var evs []contract.Event
 	require.NoError(t, json.NewDecoder(resp2.Body).Decode(&evs))
 	require.Len(t, evs, 1)
-	assert.Equal(t, EventLaunched, evs[0].Type)
+	assert.Equal(t, contract.EventLaunched, evs[0].Type)
 }
 
 func TestEventsJSONAndBadResume(t *testing.T) {
@@ -103,7 +106,7 @@ func TestEventsJSONAndBadResume(t *testing.T) {
 	req.Header.Set("Accept", "application/json")
 	h(rec, req)
 	require.Equal(t, 200, rec.Code)
-	var evs []Event
+	var evs []contract.Event
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &evs))
 	assert.Equal(t, []uint64{8, 9, 10}, ids(evs), "limit without since: the latest")
 
@@ -115,4 +118,89 @@ func TestEventsJSONAndBadResume(t *testing.T) {
 	rec = httptest.NewRecorder()
 	h(rec, httptest.NewRequest("GET", "/api/v1/events?format=json&since="+strconv.Itoa(10), nil))
 	assert.Equal(t, "[]\n", rec.Body.String())
+}
+
+// Event streams are capped per client address and in total; beyond, 503 with Retry-After and a
+// message naming the flag; a closed stream frees its slot. JSON polls are not streams and pass.
+func TestSSEStreamsAreBounded(t *testing.T) {
+	l := NewEventLog(100)
+	l.Add(RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
+	lim := NewStreamLimiter(3, 2)
+	srv := httptest.NewServer(LimitedEventsHandler(l, time.Second, lim))
+	defer srv.Close()
+	open := func() (*http.Response, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return resp, cancel
+	}
+	r1, c1 := open()
+	defer c1()
+	r2, c2 := open()
+	defer c2()
+	require.Equal(t, http.StatusOK, r1.StatusCode)
+	require.Equal(t, http.StatusOK, r2.StatusCode)
+	r3, c3 := open()
+	defer c3()
+	assert.Equal(t, http.StatusServiceUnavailable, r3.StatusCode, "a third stream from the same address")
+	assert.Equal(t, "10", r3.Header.Get("Retry-After"))
+	assert.True(t, r3.Close, "the refused connection is closed, not kept alive")
+	var e map[string]string
+	require.NoError(t, json.NewDecoder(r3.Body).Decode(&e))
+	assert.Contains(t, e["error"], "--max-event-streams-per-client")
+	assert.Equal(t, 2, lim.Open())
+
+	poll, err := http.Get(srv.URL + "?format=json")
+	require.NoError(t, err)
+	poll.Body.Close()
+	assert.Equal(t, http.StatusOK, poll.StatusCode, "JSON polls are not counted")
+
+	c1()
+	r1.Body.Close()
+	require.Eventually(t, func() bool { return lim.Open() == 1 }, 5*time.Second, 10*time.Millisecond, "a closed stream frees its slot")
+	r4, c4 := open()
+	defer c4()
+	assert.Equal(t, http.StatusOK, r4.StatusCode)
+
+	// The total bound, across addresses.
+	tl := NewStreamLimiter(2, 2)
+	rel1, err := tl.acquire("10.0.0.1")
+	require.NoError(t, err)
+	_, err = tl.acquire("10.0.0.2")
+	require.NoError(t, err)
+	_, err = tl.acquire("10.0.0.3")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--max-event-streams")
+	rel1()
+	rel1() // releasing twice frees one slot only
+	_, err = tl.acquire("10.0.0.3")
+	require.NoError(t, err)
+	_, err = tl.acquire("10.0.0.4")
+	require.Error(t, err)
+}
+
+// A reader that never reads is cut off once a write has waited SSEWriteTimeout: its slot, goroutine
+// and buffers are freed.
+func TestSSEUnreadStreamIsClosedByTheWriteDeadline(t *testing.T) {
+	old := SSEWriteTimeout
+	SSEWriteTimeout = 300 * time.Millisecond
+	defer func() { SSEWriteTimeout = old }()
+	l := NewEventLog(20000)
+	for i := 0; i < 20000; i++ { // several MB of events: more than the sockets' buffers hold
+		l.Add(RequestedEvent(i, contract.Capability{"yarn.io/gpu": 1, "memory-mb": 4096}))
+	}
+	lim := NewStreamLimiter(10, 10)
+	srv := httptest.NewServer(LimitedEventsHandler(l, time.Hour, lim))
+	defer srv.Close()
+	cn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer cn.Close()
+	require.NoError(t, cn.(*net.TCPConn).SetReadBuffer(4096))
+	_, err = io.WriteString(cn, "GET / HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return lim.Open() == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return lim.Open() == 0 }, 20*time.Second, 50*time.Millisecond,
+		"the stream ends within seconds of its reader stalling")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -19,12 +20,12 @@ import (
 // run with a.mu held.
 
 // rejectedError ends the loop: the RM refused the TaskExecutor request itself.
-type rejectedError struct{ ev Event }
+type rejectedError struct{ ev contract.Event }
 
 func (e *rejectedError) Error() string { return e.ev.Message }
 
 // emit adds e to the event log and returns it with its id.
-func (a *AM) emit(e Event) Event { return a.events.Add(e) }
+func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
 
 // Events is the AM's event log.
 func (a *AM) Events() *EventLog { return a.events }
@@ -41,19 +42,17 @@ func (a *AM) hasAskLocked(id int64) bool {
 	return false
 }
 
-// exitedLocked records a TaskExecutor's end: events, metrics and the failure policy.
-func (a *AM) exitedLocked(t *tracked) {
-	a.finishedLocked(t)
-	a.emit(CompletedEvent(t.ID, t.Node, t.Exit))
-	switch t.Exit.Class {
-	case ExitPreempted:
-		a.emit(PreemptedEvent(t.ID, t.Node))
-	case ExitDiscoveryFailed:
-		if !t.discoveryEvent {
-			t.discoveryEvent = true
-			a.emit(DiscoveryFailedEvent(t.ID, t.Node, "", firstNonEmpty(t.reportFailure, t.Exit.Diagnostics)))
-		}
+// emitAll adds events to the event log in order.
+func (a *AM) emitAll(evs []contract.Event) {
+	for _, e := range evs {
+		a.emit(e)
 	}
+}
+
+// exitedLocked acts on a TaskExecutor's end, which records already booked (evs are the events it
+// returned): events, metrics and the failure policy.
+func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
+	a.emitAll(evs)
 	a.metrics.ObserveExit(t.Exit.Class)
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
 	if d.ExcludeNode != "" {
@@ -85,7 +84,7 @@ func (a *AM) failLocked(reason string) {
 	if a.policyOut != nil {
 		return
 	}
-	a.policyOut = &Outcome{Status: Failed, Diagnostics: reason}
+	a.policyOut = &Outcome{Status: contract.Failed, Diagnostics: reason}
 	a.log.Error("am: " + reason)
 	a.emit(FailureLimitReachedEvent(reason))
 }
@@ -176,19 +175,7 @@ func (a *AM) checkPending(ctx context.Context) {
 	if !d.Report {
 		return
 	}
-	var nodes []*hadooppb.NodeReportProto
-	if a.cfg.Cluster != nil {
-		c, cancel := context.WithTimeout(ctx, 5*time.Second)
-		start := time.Now()
-		var err error
-		nodes, err = a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
-		a.metrics.ObserveRPC("getClusterNodes", start, err)
-		cancel()
-		if err != nil {
-			a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
-			nodes = nil
-		}
-	}
+	nodes := a.runningNodes(ctx)
 	ev := BuildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
 	e := a.emit(NotEnoughResourcesEvent(ev, a.policy.Config().OnPendingTimeout))
 	a.log.WithFields(logrus.Fields{"pending": pending, "pending_for": ev.PendingFor}).Warn("am: " + e.Message)
@@ -201,21 +188,8 @@ func (a *AM) checkPending(ctx context.Context) {
 
 // updateMetricsLocked sets the gauges from the current state.
 func (a *AM) updateMetricsLocked() {
-	// Runs on every heartbeat: counted over the ordered slice with plain counters, not with a map
-	// increment per container (at 50,000 containers that was half of a heartbeat's CPU).
-	var launching, running, stopping int
-	completed := a.completedN // the forgotten ones too
-	for _, t := range a.seq {
-		switch t.Phase {
-		case Launching:
-			launching++
-		case Running:
-			running++
-		case Stopping:
-			stopping++
-		}
-	}
-	byPhase := map[Phase]int{Launching: launching, Running: running, Stopping: stopping, Completed: completed}
+	launching, running, stopping, completed := a.rec.phases()
+	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
 	pending := 0
 	for _, k := range a.asks {
 		pending += k.Want
@@ -225,14 +199,14 @@ func (a *AM) updateMetricsLocked() {
 
 // SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says
 // who asked, for the event.
-func (a *AM) SetRequirements(instances int, by string) (Requirement, error) {
-	if err := (RequirementsUpdate{Instances: &instances}).Validate(); err != nil {
-		return Requirement{}, err
+func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, error) {
+	if err := (contract.RequirementsUpdate{Instances: &instances}).Validate(); err != nil {
+		return contract.Requirement{}, err
 	}
 	a.mu.Lock()
 	if a.stopping || a.policyOut != nil {
 		a.mu.Unlock()
-		return Requirement{}, fmt.Errorf("the application is finishing; its requirement can no longer change")
+		return contract.Requirement{}, fmt.Errorf("the application is finishing; its requirement can no longer change")
 	}
 	old := a.cfg.Spec.Instances
 	a.cfg.Spec.Instances = instances
@@ -246,7 +220,26 @@ func (a *AM) SetRequirements(instances int, by string) (Requirement, error) {
 	return r, nil
 }
 
-func (a *AM) requirementLocked() Requirement {
+func (a *AM) requirementLocked() contract.Requirement {
 	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
-	return Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode}
+	return contract.Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
+		ExternalResources: a.cfg.ExternalResources}
+}
+
+// clusterNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
+// no client connection or the call fails: the evidence then carries the scheduler's headroom).
+func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
+	if a.cfg.Cluster == nil {
+		return nil
+	}
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	if err != nil {
+		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
+		return nil
+	}
+	return nodes
 }

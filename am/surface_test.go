@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -25,7 +26,7 @@ type schedRM struct {
 	mu        sync.Mutex
 	nodes     []*hadooppb.NodeIdProto
 	gpus      map[string]int64 // free GPUs per node
-	maximum   Capability
+	maximum   contract.Capability
 	reject    error
 	blacklist map[string]bool
 	blSent    [][2][]string // additions, removals per allocate
@@ -97,7 +98,7 @@ func (s *schedRM) Allocate(_ context.Context, req *hadooppb.AllocateRequestProto
 	}
 	resp := &hadooppb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1), NumClusterNodes: proto.Int32(int32(len(s.nodes)))}
 	for askID, n := range s.table {
-		c := Capability(yarnrpc.ResourceAmounts(s.capa[askID]))
+		c := contract.Capability(yarnrpc.ResourceAmounts(s.capa[askID]))
 		for ; n > 0; n-- {
 			var node *hadooppb.NodeIdProto
 			for _, nd := range s.nodes {
@@ -124,7 +125,7 @@ func (s *schedRM) Allocate(_ context.Context, req *hadooppb.AllocateRequestProto
 	for _, g := range s.gpus {
 		free += g
 	}
-	resp.Limit = ResourceProto(Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": free})
+	resp.Limit = ResourceProto(contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": free})
 	resp.CompletedContainerStatuses, s.done = s.done, nil
 	resp.UpdatedNodes, s.updated = s.updated, nil
 	return resp, nil
@@ -153,8 +154,8 @@ func (s *schedRM) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto) (
 	for _, n := range s.nodes {
 		addr := yarnrpc.NodeAddress(n)
 		out = append(out, &hadooppb.NodeReportProto{NodeId: n, NodeState: hadooppb.NodeStateProto_NS_RUNNING.Enum(),
-			Capability: ResourceProto(Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}),
-			Used:       ResourceProto(Capability{"memory-mb": 0, "vcores": 0, "yarn.io/gpu": 4 - s.gpus[addr]})})
+			Capability: ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}),
+			Used:       ResourceProto(contract.Capability{"memory-mb": 0, "vcores": 0, "yarn.io/gpu": 4 - s.gpus[addr]})})
 	}
 	return out, nil
 }
@@ -197,7 +198,7 @@ func (s *schedRM) watch(ctx context.Context, l *EventLog) {
 				return
 			}
 			for _, e := range evs {
-				if e.Type != EventLaunched {
+				if e.Type != contract.EventLaunched {
 					continue
 				}
 				s.mu.Lock()
@@ -226,7 +227,7 @@ func newSurfaceAM(t *testing.T, s *schedRM, spec Spec, pol PolicyConfig) (*AM, c
 	return m, ctx, cancel
 }
 
-func waitEvent(t *testing.T, l *EventLog, d time.Duration, f func(Event) bool) Event {
+func waitEvent(t *testing.T, l *EventLog, d time.Duration, f func(contract.Event) bool) contract.Event {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
@@ -242,19 +243,21 @@ func waitEvent(t *testing.T, l *EventLog, d time.Duration, f func(Event) bool) E
 		fmt.Fprintf(&b, "\n  %d %s %s", e.ID, e.Type, e.Message)
 	}
 	t.Fatalf("no matching event within %v; events:%s", d, b.String())
-	return Event{}
+	return contract.Event{}
 }
 
-func is(ty EventType) func(Event) bool { return func(e Event) bool { return e.Type == ty } }
+func is(ty contract.EventType) func(contract.Event) bool {
+	return func(e contract.Event) bool { return e.Type == ty }
+}
 
 func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	s := newSchedRM(2, 4)
-	spec := Spec{Instances: 3, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
+	spec := Spec{Instances: 3, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
 	m, ctx, cancel := newSurfaceAM(t, s, spec, PolicyConfig{PendingTimeout: 50 * time.Millisecond})
 	done := make(chan Outcome)
 	go func() { out, _ := m.Run(ctx); done <- out }()
 
-	ev := waitEvent(t, m.Events(), 5*time.Second, is(EventNotEnoughResources))
+	ev := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventNotEnoughResources))
 	require.NotNil(t, ev.Evidence)
 	assert.Equal(t, 1, ev.Evidence.Pending)
 	assert.Equal(t, int64(8), ev.Evidence.ClusterTotal["yarn.io/gpu"])
@@ -281,13 +284,15 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	assert.Equal(t, 401, put(`{"instances": 2}`, "").StatusCode)
 	assert.Equal(t, 400, put(`{"instances": -2}`, "s3cret").StatusCode)
 	assert.Equal(t, 200, put(`{"instances": 2}`, "s3cret").StatusCode)
-	waitEvent(t, m.Events(), 5*time.Second, is(EventRequirementChanged))
-	waitEvent(t, m.Events(), 5*time.Second, is(EventResourcesAvailable))
+	waitEvent(t, m.Events(), 5*time.Second, is(contract.EventRequirementChanged))
+	waitEvent(t, m.Events(), 5*time.Second, is(contract.EventResourcesAvailable))
 	require.Eventually(t, func() bool { c := m.Status().Counts; return c.Requested == 0 && c.Running == 2 }, 5*time.Second, 5*time.Millisecond)
 
 	// Down to 1: the newest TaskExecutor is stopped; -105 is not a failure and is not replaced.
 	assert.Equal(t, 200, put(`{"instances": 1}`, "s3cret").StatusCode)
-	stopped := waitEvent(t, m.Events(), 5*time.Second, func(e Event) bool { return e.Type == EventCompleted && e.ExitClass == ExitKilledByAM })
+	stopped := waitEvent(t, m.Events(), 5*time.Second, func(e contract.Event) bool {
+		return e.Type == contract.EventCompleted && e.ExitClass == contract.ExitKilledByAM
+	})
 	newest := m.Status().Containers[1].ID
 	assert.Equal(t, newest, stopped.Container, "the newest stops")
 	time.Sleep(50 * time.Millisecond)
@@ -298,7 +303,7 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 
 	cancel()
 	out := <-done
-	assert.Equal(t, Killed, out.Status)
+	assert.Equal(t, contract.Killed, out.Status)
 }
 
 func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
@@ -309,12 +314,12 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 		}
 		return 0, true
 	}
-	spec := Spec{Instances: 3, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 10, Mode: Batch}
+	spec := Spec{Instances: 3, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 10, Mode: Batch}
 	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{NodeMaxFailures: 2, RestartBackoff: time.Millisecond, RestartBackoffMax: 5 * time.Millisecond})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, Succeeded, out.Status, out.Diagnostics)
-	ex := waitEvent(t, m.Events(), time.Second, is(EventNodeExcluded))
+	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
+	ex := waitEvent(t, m.Events(), time.Second, is(contract.EventNodeExcluded))
 	assert.Equal(t, "10.0.0.1:4000", ex.Node)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -322,56 +327,56 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 	assert.Equal(t, []string{"10.0.0.1:4000", "10.0.0.1"}, s.blSent[0][0], "blacklisted as host:port and host")
 	assert.Equal(t, []string{"10.0.0.1:4000"}, m.Status().ExcludedNodes)
 	for _, e := range m.Events().Since(ex.ID, 0) {
-		if e.Type == EventAllocated {
+		if e.Type == contract.EventAllocated {
 			assert.NotEqual(t, ex.Node, e.Node, "nothing is placed on the excluded node")
 		}
 	}
-	fin := waitEvent(t, m.Events(), time.Second, is(EventFinished))
-	assert.Equal(t, Succeeded, fin.Status)
+	fin := waitEvent(t, m.Events(), time.Second, is(contract.EventFinished))
+	assert.Equal(t, contract.Succeeded, fin.Status)
 }
 
 func TestSurfaceEveryNodeExcludedFailsTheApplication(t *testing.T) {
 	s := newSchedRM(2, 4)
 	s.exitOn = func(string) (int32, bool) { return 1, true }
-	spec := Spec{Instances: 1, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Batch}
+	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Batch}
 	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{NodeMaxFailures: 1, RestartBackoff: time.Millisecond})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "every node of the cluster (2) is excluded")
-	waitEvent(t, m.Events(), time.Second, is(EventFailureLimitReached))
+	waitEvent(t, m.Events(), time.Second, is(contract.EventFailureLimitReached))
 }
 
 func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
 	s := newSchedRM(1, 8)
 	s.exitOn = func(string) (int32, bool) { return 1, true }
-	spec := Spec{Instances: 1, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Service}
+	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Service}
 	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{MaxFailureRate: 3, NodeMaxFailures: -1, RestartBackoff: time.Millisecond})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "4 TaskExecutor failures within 5m0s, more than --max-failure-rate = 3 allows")
 
 	s = newSchedRM(1, 2)
-	spec = Spec{Instances: 1, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
+	spec = Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
 	m, ctx, _ = newSurfaceAM(t, s, spec, PolicyConfig{PendingTimeout: 30 * time.Millisecond, OnPendingTimeout: PendingFail})
 	out, err = m.Run(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "not enough resources: 1 TaskExecutor container(s)")
 	assert.Contains(t, out.Diagnostics, "failing the application")
 }
 
 func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	s := newSchedRM(2, 4)
-	s.maximum = Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}
-	spec := Spec{Instances: 1, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 5}, MaxFailures: 1}
+	s.maximum = contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}
+	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 5}, MaxFailures: 1}
 	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "external-resource.gpu.amount = 5, but the cluster allows at most 4 yarn.io/gpu")
-	ev := waitEvent(t, m.Events(), time.Second, is(EventAllocationRejected))
+	ev := waitEvent(t, m.Events(), time.Second, is(contract.EventAllocationRejected))
 	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
 	s.mu.Lock()
 	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_FAILED, s.finishReq.GetFinalApplicationStatus())
@@ -384,7 +389,7 @@ func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	m, ctx, _ = newSurfaceAM(t, s, spec, PolicyConfig{})
 	out, err = m.Run(ctx)
 	require.NoError(t, err, "the loop turns the refusal into the outcome")
-	assert.Equal(t, Failed, out.Status)
+	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "external-resource.gpu.amount = 5, but the cluster allows at most 4")
 }
 
@@ -399,21 +404,21 @@ func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
 		}
 		return 0, false
 	}
-	spec := Spec{Instances: 1, Capability: Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 5, Mode: Service}
+	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 5, Mode: Service}
 	m, ctx, cancel := newSurfaceAM(t, s, spec, PolicyConfig{RestartBackoff: time.Millisecond})
 	done := make(chan struct{})
 	go func() { _, _ = m.Run(ctx); close(done) }()
 
-	lf := waitEvent(t, m.Events(), 5*time.Second, is(EventLaunchFailed))
+	lf := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventLaunchFailed))
 	assert.Contains(t, lf.Message, "localization failed: no space left")
-	pe := waitEvent(t, m.Events(), 5*time.Second, is(EventPreempted))
+	pe := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventPreempted))
 	assert.Contains(t, pe.Message, "not counted as a failure")
-	waitEvent(t, m.Events(), 5*time.Second, func(e Event) bool { return e.Type == EventLaunched && e.ID > pe.ID })
+	waitEvent(t, m.Events(), 5*time.Second, func(e contract.Event) bool { return e.Type == contract.EventLaunched && e.ID > pe.ID })
 
 	s.mu.Lock()
 	s.updated = []*hadooppb.NodeReportProto{{NodeId: s.nodes[1], NodeState: hadooppb.NodeStateProto_NS_LOST.Enum(), HealthReport: proto.String("no heartbeat for 600s")}}
 	s.mu.Unlock()
-	lost := waitEvent(t, m.Events(), 5*time.Second, is(EventNodeUnhealthy))
+	lost := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventNodeUnhealthy))
 	assert.Equal(t, "10.0.0.2:4000", lost.Node)
 	assert.Contains(t, lost.Message, "node 10.0.0.2:4000 is LOST: no heartbeat for 600s")
 	assert.Equal(t, 1, m.Status().Counts.Failed, "the launch failure counts, the preemption does not")

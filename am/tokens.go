@@ -11,8 +11,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
-	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // Delegation tokens in the AM on a Kerberized cluster: the AM has no Kerberos login of its own (unless
@@ -24,6 +24,7 @@ import (
 type StagingStore interface {
 	StagedFiles
 	Cleaner
+	StateStore
 	Close() error
 }
 
@@ -35,7 +36,21 @@ func OpenStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config,
 		return nil, err
 	}
 	if !secure {
-		return OpenStaging(ctx, uri, user)
+		s, err := OpenStaging(ctx, uri, user)
+		if err != nil {
+			return nil, err
+		}
+		// The AM's state lives in an extended attribute of the directory (durable.go).
+		addr, err := yarnrpc.NameNodeAddr(uri)
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		if s.nn, err = yarnrpc.NewNameNodeClient(conf, addr, yarnrpc.SimpleAuth(user)); err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+		return s, nil
 	}
 	return OpenTokenStaging(ctx, uri, conf, creds)
 }
@@ -53,7 +68,7 @@ type TokenStaging struct {
 func OpenTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (*TokenStaging, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
-		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", EnvStagingDir, uri)
+		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", contract.EnvStagingDir, uri)
 	}
 	addr, err := yarnrpc.NameNodeAddr(uri)
 	if err != nil {
@@ -90,18 +105,18 @@ func hdfsToken(creds *yarnrpc.Credentials, service string) (yarnrpc.Token, bool)
 }
 
 // Resource returns the local resource of a staged file under alias, with HDFS's size and time.
-func (s *TokenStaging) Resource(name, alias string) (*hadooppb.StringLocalResourceMapProto, error) {
+func (s *TokenStaging) Resource(name, alias string) (contract.LocalResource, error) {
 	p := path.Join(s.dir.Path, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	st, err := s.nn.GetFileInfo(ctx, p)
 	if err != nil {
-		return nil, fmt.Errorf("staged file %s: %w", p, err)
+		return contract.LocalResource{}, fmt.Errorf("staged file %s: %w", p, err)
 	}
 	u := *s.dir
 	u.Path = p
-	e := ManifestEntry{Alias: alias, URL: u.String(), Size: st.Length, Timestamp: st.ModTime.UnixMilli(), Type: "FILE"}
-	return e.LocalResource()
+	e := contract.LocalResource{Alias: alias, URL: u.String(), Size: st.Length, Timestamp: st.ModTime.UnixMilli(), Type: contract.TypeFile}
+	return e, nil
 }
 
 // Delete removes the staging directory; a directory already gone is not an error.
@@ -163,7 +178,7 @@ func (d TokenDeadline) DeathMessage() string {
 // (nothing when creds hold no delegation tokens), and returns the message ("" if none).
 func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) string {
 	d, ok := EarliestTokenDeadline(creds)
-	if !ok || os.Getenv(EnvPrincipal) != "" { // with a keytab the tokens are replaced in time
+	if !ok || os.Getenv(contract.EnvPrincipal) != "" { // with a keytab the tokens are replaced in time
 		return ""
 	}
 	msg := d.DeathMessage()
@@ -172,11 +187,11 @@ func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) s
 }
 
 // EventTokenDeadline announces when the job will die of its delegation tokens' maximum lifetime.
-const EventTokenDeadline EventType = "token-deadline"
+const EventTokenDeadline contract.EventType = "token-deadline"
 
 // TokenDeadlineEvent is the warning event of d.
-func TokenDeadlineEvent(d TokenDeadline) Event {
-	return Event{Type: EventTokenDeadline, Severity: SeverityWarning, Message: d.DeathMessage(), Reason: d.Kind}
+func TokenDeadlineEvent(d TokenDeadline) contract.Event {
+	return contract.Event{Type: EventTokenDeadline, Severity: contract.SeverityWarning, Message: d.DeathMessage(), Reason: d.Kind}
 }
 
 // AddTokenDeadlineEvent puts the death notice (AnnounceTokenDeadline's) into cfg's event log, creating
@@ -184,7 +199,7 @@ func TokenDeadlineEvent(d TokenDeadline) Event {
 // shipped keytab or without delegation tokens.
 func AddTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
 	d, ok := EarliestTokenDeadline(creds)
-	if !ok || os.Getenv(EnvPrincipal) != "" {
+	if !ok || os.Getenv(contract.EnvPrincipal) != "" {
 		return
 	}
 	if cfg.Events == nil {

@@ -3,16 +3,16 @@ package am
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -29,17 +29,13 @@ import (
 
 // Environment the AM gives TaskExecutors when it refreshes tokens.
 const (
-	// EnvTokensURL is the AM's token endpoint, http://host:port/api/v1/tokens.
-	EnvTokensURL = "YARN_AM_TOKENS_URL"
+
 	// TokensPath is the endpoint's path.
 	TokensPath = "/api/v1/tokens"
 )
 
 // KeytabFile is the keytab's name in the AM container (container.StagedKeytab).
 const KeytabFile = "yarn-am.keytab"
-
-// EnvPrincipal names the keytab's principal (container.EnvPrincipal).
-const EnvPrincipal = "YARN_AM_PRINCIPAL"
 
 // tokenRefresher renews and replaces the application's delegation tokens.
 type TokenRefresher struct {
@@ -51,7 +47,7 @@ type TokenRefresher struct {
 	now     func() time.Time
 
 	mu        sync.Mutex
-	creds     *yarnrpc.Credentials // what TaskExecutors get: secret and tokens, never the AM-RM token
+	creds     *yarnrpc.Credentials // what TaskExecutors get (TaskExecutorCredentials): never the AM-RM token or the TLS key
 	renewAt   map[string]time.Time // by alias
 	replaceAt time.Time
 	hdts      []byte
@@ -61,12 +57,12 @@ type TokenRefresher struct {
 // ./yarn-am.keytab); it returns nil, nil without one. creds are the AM's credentials; staging, when
 // it is a *TokenStaging, is kept on the current HDFS token.
 func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, staging StagingStore, log logrus.FieldLogger) (*TokenRefresher, error) {
-	principal := os.Getenv(EnvPrincipal)
+	principal := os.Getenv(contract.EnvPrincipal)
 	if principal == "" {
 		return nil, nil
 	}
 	if _, err := os.Stat(KeytabFile); err != nil {
-		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %v", EnvPrincipal, principal, KeytabFile, err)
+		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %v", contract.EnvPrincipal, principal, KeytabFile, err)
 	}
 	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: KeytabFile})
 	if err != nil {
@@ -80,15 +76,7 @@ func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 	if ts, ok := staging.(*TokenStaging); ok {
 		r.staging = ts
 	}
-	r.creds = yarnrpc.NewCredentials()
-	for a, s := range creds.Secrets {
-		r.creds.Secrets[a] = s
-	}
-	for a, t := range creds.Tokens {
-		if t.Kind != yarnrpc.AMRMTokenKind {
-			r.creds.Tokens[a] = t
-		}
-	}
+	r.creds = TaskExecutorCredentials(creds)
 	if err := r.replace(ctx); err != nil {
 		return nil, err
 	}
@@ -188,13 +176,8 @@ func (r *TokenRefresher) replace(ctx context.Context) error {
 func (r *TokenRefresher) renew(ctx context.Context) error {
 	r.mu.Lock()
 	creds := r.creds
-	due := []string{}
-	for a, at := range r.renewAt {
-		if !r.now().Before(at) {
-			due = append(due, a)
-		}
-	}
 	r.mu.Unlock()
+	_, due := r.due()
 	for _, a := range due {
 		t := creds.Tokens[a]
 		var exp int64
@@ -234,6 +217,24 @@ func (r *TokenRefresher) renew(ctx context.Context) error {
 	return nil
 }
 
+// due says, at r.now(), whether the tokens must be replaced (3/4 of the earliest maximum lifetime has
+// passed) and otherwise which aliases are due for renewal (3/4 of the time to their expiry), sorted.
+func (r *TokenRefresher) due() (replace bool, renew []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	if !r.replaceAt.IsZero() && !now.Before(r.replaceAt) {
+		return true, nil
+	}
+	for a, at := range r.renewAt {
+		if !now.Before(at) {
+			renew = append(renew, a)
+		}
+	}
+	sort.Strings(renew)
+	return false, renew
+}
+
 // Run renews and replaces tokens until ctx ends; failures are logged and retried.
 func (r *TokenRefresher) Run(ctx context.Context) {
 	defer r.login.Destroy()
@@ -245,9 +246,7 @@ func (r *TokenRefresher) Run(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		r.mu.Lock()
-		replace := !r.replaceAt.IsZero() && !r.now().Before(r.replaceAt)
-		r.mu.Unlock()
+		replace, _ := r.due()
 		c, cancel := context.WithTimeout(ctx, time.Minute)
 		var err error
 		if replace {
@@ -269,28 +268,10 @@ func (r *TokenRefresher) LaunchTokens() []byte {
 	return r.hdts
 }
 
-// TokenEndpoint serves GET /api/v1/tokens — the current TaskExecutor credentials, to callers that
-// present the application secret — and hands everything else to next.
-func TokenEndpoint(next http.Handler, r *TokenRefresher, secret string) http.Handler {
-	if r == nil {
-		return next
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path != TokensPath {
-			next.ServeHTTP(w, req)
-			return
-		}
-		if req.Method != http.MethodGet {
-			http.Error(w, "GET only", http.StatusMethodNotAllowed)
-			return
-		}
-		got := strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")
-		if subtle.ConstantTimeCompare([]byte(got), []byte(secret)) != 1 {
-			http.Error(w, "the application secret is required (Authorization: Bearer <secret>)", http.StatusUnauthorized)
-			return
-		}
-		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set("Cache-Control", "no-store")
-		_, _ = bytes.NewReader(r.LaunchTokens()).WriteTo(w)
-	})
+// serve writes the current TaskExecutor credentials: GET /api/v1/tokens on the HTTPS listener, to
+// callers that presented the application secret (AM.API). The answer is never logged.
+func (r *TokenRefresher) serve(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = bytes.NewReader(r.LaunchTokens()).WriteTo(w)
 }

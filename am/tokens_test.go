@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -34,7 +35,7 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(2*time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
 	c.Tokens["amrm"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-amrm-1234"), Kind: yarnrpc.AMRMTokenKind}
 	log, hook := test.NewNullLogger()
-	t.Setenv(EnvPrincipal, "")
+	t.Setenv(contract.EnvPrincipal, "")
 	msg := AnnounceTokenDeadline(log, c)
 	assert.Equal(t, "HDFS delegation token (10.0.0.5:8020) expires at "+now.Add(2*time.Hour).UTC().Format(time.RFC3339)+
 		" (max lifetime); pass --principal/--keytab to submit to keep the job alive past it", msg)
@@ -43,19 +44,20 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 	line, _ := hook.LastEntry().String()
 	assert.NotContains(t, line, "pw-")
 
-	t.Setenv(EnvPrincipal, "alice@EXAMPLE.COM")
+	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 	assert.Empty(t, AnnounceTokenDeadline(log, c))
 	_, ok := EarliestTokenDeadline(yarnrpc.NewCredentials())
 	assert.False(t, ok)
 }
 
-// GET /api/v1/tokens hands the current TaskExecutor credentials only to holders of the secret; other
-// paths go to the AM's own handler.
+// GET /api/v1/tokens hands the current TaskExecutor credentials only to holders of the secret, in
+// exactly the form "Authorization: Bearer <secret>", and only on the HTTPS listener.
 func TestTokenEndpoint(t *testing.T) {
+	m := apiAM(t)
 	r := &TokenRefresher{hdts: []byte("HDTS\x00creds")}
-	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("next")) })
-	h := TokenEndpoint(next, r, "s3cret")
-	do := func(method, path, auth string) *httptest.ResponseRecorder {
+	secure := m.API(APIOptions{Secret: "s3cret", Secure: true, Tokens: r})
+	plain := m.API(APIOptions{Secret: "s3cret", SecureAPI: "https://h:2/api/v1/", Tokens: r})
+	do := func(h http.Handler, method, path, auth string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, nil)
 		if auth != "" {
 			req.Header.Set("Authorization", auth)
@@ -64,33 +66,71 @@ func TestTokenEndpoint(t *testing.T) {
 		h.ServeHTTP(w, req)
 		return w
 	}
-	w := do(http.MethodGet, TokensPath, "Bearer s3cret")
+	w := do(secure, http.MethodGet, TokensPath, "Bearer s3cret")
 	assert.Equal(t, http.StatusOK, w.Code)
 	assert.True(t, bytes.Equal([]byte("HDTS\x00creds"), w.Body.Bytes()))
-	assert.Equal(t, http.StatusUnauthorized, do(http.MethodGet, TokensPath, "Bearer nope").Code)
-	assert.Equal(t, http.StatusUnauthorized, do(http.MethodGet, TokensPath, "").Code)
-	assert.Equal(t, http.StatusMethodNotAllowed, do(http.MethodPost, TokensPath, "Bearer s3cret").Code)
-	assert.Equal(t, "next", do(http.MethodGet, "/api/v1/status", "").Body.String())
-	w = httptest.NewRecorder()
-	TokenEndpoint(next, nil, "s3cret").ServeHTTP(w, httptest.NewRequest(http.MethodGet, TokensPath, nil))
-	assert.Equal(t, "next", w.Body.String(), "no refresher: the AM's handler as it is")
+	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "Bearer nope").Code)
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "").Code)
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "s3cret").Code, "the bare secret is not the Bearer form")
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "bearer s3cret").Code)
+	assert.Equal(t, http.StatusMethodNotAllowed, do(secure, http.MethodPost, TokensPath, "Bearer s3cret").Code)
+
+	w = do(plain, http.MethodGet, TokensPath, "Bearer s3cret")
+	assert.Equal(t, http.StatusForbidden, w.Code, "never over plain HTTP, even with the secret")
+	assert.Contains(t, w.Body.String(), "https://h:2/api/v1/tokens")
+	assert.NotContains(t, w.Body.String(), "creds")
+
+	noRefresh := m.API(APIOptions{Secret: "s3cret", Secure: true})
+	assert.Equal(t, http.StatusNotFound, do(noRefresh, http.MethodGet, TokensPath, "Bearer s3cret").Code, "no refresher: no tokens")
+}
+
+// The refresher renews each token at its own renewal time and replaces them all once the earliest
+// maximum lifetime is 3/4 gone, on a fake clock.
+func TestTokenRefresherDueOnAFakeClock(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	r := &TokenRefresher{now: func() time.Time { return now },
+		renewAt:   map[string]time.Time{"rm": t0.Add(18 * time.Hour), "nn": t0.Add(12 * time.Hour)},
+		replaceAt: t0.Add(5 * 24 * time.Hour)}
+	replace, renew := r.due()
+	assert.False(t, replace)
+	assert.Empty(t, renew, "nothing is due at the start")
+
+	now = t0.Add(12 * time.Hour)
+	replace, renew = r.due()
+	assert.False(t, replace)
+	assert.Equal(t, []string{"nn"}, renew, "the HDFS token is due at its renewal time, the RM one is not yet")
+
+	now = t0.Add(18*time.Hour + time.Second)
+	_, renew = r.due()
+	assert.Equal(t, []string{"nn", "rm"}, renew)
+
+	now = t0.Add(5 * 24 * time.Hour)
+	replace, renew = r.due()
+	assert.True(t, replace, "at 3/4 of the maximum lifetime the tokens are replaced")
+	assert.Empty(t, renew, "replacing supersedes renewing")
+
+	r.replaceAt = time.Time{}
+	replace, _ = r.due()
+	assert.False(t, replace, "no maximum lifetime known: never replaced on time alone")
 }
 
 func TestAddTokenDeadlineEvent(t *testing.T) {
 	now := time.Now()
 	c := yarnrpc.NewCredentials()
 	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
-	t.Setenv(EnvPrincipal, "")
+	t.Setenv(contract.EnvPrincipal, "")
 	var cfg Config
 	AddTokenDeadlineEvent(&cfg, c)
 	require.NotNil(t, cfg.Events)
 	evs := cfg.Events.Latest(10)
 	require.Len(t, evs, 1)
 	assert.Equal(t, EventTokenDeadline, evs[0].Type)
-	assert.Equal(t, SeverityWarning, evs[0].Severity)
+	assert.Equal(t, contract.SeverityWarning, evs[0].Severity)
 	assert.Contains(t, evs[0].Message, "pass --principal/--keytab to submit")
 
-	t.Setenv(EnvPrincipal, "alice@EXAMPLE.COM")
+	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 	var cfg2 Config
 	AddTokenDeadlineEvent(&cfg2, c)
 	assert.Nil(t, cfg2.Events)

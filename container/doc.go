@@ -1,19 +1,19 @@
-// Package container is everything about a YARN container's life that is not the AM's bookkeeping: the
-// job file schema (job.go), the launch contexts and staging of files to HDFS, and the in-container
-// launcher (launcher.go) that `yarn-am launch` runs in every TaskExecutor container.
+// Package container holds, in sub-packages cut by the process they run in, everything about a YARN
+// container's life that is not the ApplicationMaster's bookkeeping:
 //
-// The launcher (DESIGN.md §1, §7): it runs each configured external-resource driver for its amount
-// (DiscoverAll), writes external-resources.json and the worker's environment (WorkerEnv), reports to
-// the AM, starts the worker with stdin/stdout/stderr passed through, forwards SIGTERM/SIGINT/SIGHUP,
-// releases the drivers' device claims when the worker exits (ReleaseAll) and exits with the worker's
-// code. When it cannot pass the worker's code on it uses the documented Exit* codes
-// (ExitDiscoveryFailed, ExitConfigError, ExitWorkerStartFailed); a worker is never started without the
-// devices it asked for.
+//   - container/jobfile: the job file (job.toml) schema, loading and validation, used by the client
+//     and by the AM and launchers that read the staged copy;
+//   - container/client: client-side submission: login (Session), the pre-flight against the live
+//     cluster, staging to HDFS, the AM's launch context and credentials, stage-and-submit, the
+//     attached follow view, status, cluster and kill-and-wait;
+//   - container/launcher: the in-container launcher that `yarn-am launch` runs in every TaskExecutor:
+//     resource discovery, the worker's environment and info file, the report to the AM, the worker
+//     process and its signals;
+//   - container/logs: `yarn-am logs`: aggregated container logs (TFile and IFile, the directory
+//     layouts of Hadoop 3.1 to 3.4) and live ones from the NodeManagers' web services;
+//   - container/launchctx: the one converter from the contract's manifest entries and environments to
+//     YARN's launch-context protos, used by the client (for the AM) and the AM (for TaskExecutors).
 //
-// Seams: drivers come in as resources.Driver values (tests use fakes); the report to the AM goes
-// through the Reporter interface (NopReporter by default; the AM's HTTP reporter plugs in there).
-//
-// Kerberized clusters: DialHDFSKerberos stages with a yarnrpc.Kerberos login, DelegationTokens gathers
-// the application's RM and HDFS tokens for AMOptions.Tokens, StageKeytab ships a keytab to the AM only,
-// and TokenFileRefresher keeps a running container's token file in step with the AM's tokens.
+// What these processes agree on (environment names, staged files, exit codes, quoting, the HTTP
+// documents) is in package am/contract.
 package container

@@ -1,7 +1,8 @@
 # Docker: the mini cluster image, the yarn-am client image, the demo and its test (docker/README.md).
 # The work is done by the scripts in docker/; these targets pass the make variables on.
-# DOCKER_HADOOP_VERSION: the Hadoop the mini cluster image is built against (its tag).
-DOCKER_HADOOP_VERSION ?= 3.4.3
+# DOCKER_HADOOP_VERSION: the Hadoop the mini cluster image is built against (its tag); by default the
+# mini cluster's HADOOP_VERSION (testdata/minicluster/minicluster.mk), else 3.4.3.
+DOCKER_HADOOP_VERSION ?= $(or $(HADOOP_VERSION),3.4.3)
 
 .PHONY: docker-engine-up docker-engine-down docker-worker docker-images docker-demo test-docker
 

@@ -37,13 +37,18 @@ func (d *Driver) Discover(ctx context.Context, amount int) ([]resources.Info, er
 	if err != nil {
 		return nil, err
 	}
+	// Checked here too, whatever the runner: these strings become CUDA_VISIBLE_DEVICES.
+	if msg := resources.CheckIDs(indexes, IndexRule); msg != "" {
+		return nil, fmt.Errorf("gpu resource %q: discovery script %s printed %s: %s; valid output: %s",
+			d.cfg.Resource, path, resources.QuoteOutput(strings.Join(indexes, ",")), msg, IndexRule.Describe)
+	}
 	if len(indexes) < amount {
 		return nil, fmt.Errorf("discovery script %s found %d GPU(s) [%s], %d asked for", path, len(indexes), strings.Join(indexes, ","), amount)
 	}
 	indexes = indexes[:amount]
 	if builtin {
-		args, err := resources.SplitArgs(d.cfg.ScriptArgs)
-		if err == nil && coordinated(args) {
+		args, _ := resources.SplitArgs(d.cfg.ScriptArgs)
+		if sa, err := CheckBuiltinScriptArgs(d.cfg.Resource, d.cfg.ScriptArgs, 0); err == nil && sa.Coordinate {
 			d.mu.Lock()
 			d.claimed = append(d.claimed, claim{script: path, args: args})
 			d.mu.Unlock()
@@ -67,13 +72,4 @@ func (d *Driver) Env(infos []resources.Info) map[string]string {
 		}
 	}
 	return map[string]string{d.cfg.Vendor.VisibilityVar(): strings.Join(idx, ",")}
-}
-
-func coordinated(args []string) bool {
-	for _, a := range args {
-		if a == "--enable-coordination-mode" || a == "--enable-coordination" {
-			return true
-		}
-	}
-	return false
 }

@@ -113,8 +113,13 @@ func ParseParams(resource string, params map[string]string) (Config, error) {
 	}
 
 	cfg.ScriptArgs = params[ParamScriptArgs]
-	if _, err := resources.SplitArgs(cfg.ScriptArgs); err != nil {
-		probs = append(probs, fmt.Sprintf("%s = %q: %v", key(ParamScriptArgs), cfg.ScriptArgs, err))
+	if _, custom := params[ParamScriptPath]; custom {
+		// A custom script's flags are its own business; they only have to split.
+		if _, err := resources.SplitArgs(cfg.ScriptArgs); err != nil {
+			probs = append(probs, fmt.Sprintf("%s = %q: %v", key(ParamScriptArgs), cfg.ScriptArgs, err))
+		}
+	} else if _, err := CheckBuiltinScriptArgs(resource, cfg.ScriptArgs, cfg.Timeout); err != nil {
+		probs = append(probs, err.Error())
 	}
 
 	if p, ok := params[ParamScriptPath]; ok {

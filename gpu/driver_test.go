@@ -65,12 +65,12 @@ func TestParseParamsValid(t *testing.T) {
 		want    time.Duration
 	}{{"90s", 90 * time.Second}, {"2m", 2 * time.Minute}, {"45", 45 * time.Second}, {"0.5", 500 * time.Millisecond}} {
 		cfg, err := ParseParams("gpu", map[string]string{
-			"discovery-script.path": script, "discovery-script.args": "--enable-coordination --coordination-file '/tmp/a b'",
+			"discovery-script.path": script, "discovery-script.args": "--my-own-flag '/tmp/a b'",
 			"discovery-script.timeout": tc.timeout, "vendor": "AMD",
 		})
 		require.NoError(t, err, tc.timeout)
 		assert.Equal(t, Config{Resource: "gpu", Vendor: VendorAMD, ScriptPath: script,
-			ScriptArgs: "--enable-coordination --coordination-file '/tmp/a b'", Timeout: tc.want}, cfg)
+			ScriptArgs: "--my-own-flag '/tmp/a b'", Timeout: tc.want}, cfg)
 	}
 }
 
@@ -93,7 +93,7 @@ func TestParseParamsErrors(t *testing.T) {
 		{map[string]string{"discovery-script.timeout": "-5s"},
 			`external-resource.gpu.param.discovery-script.timeout = "-5s": the timeout must be positive`},
 		{map[string]string{"discovery-script.args": `--coordination-file "/tmp/x`},
-			`external-resource.gpu.param.discovery-script.args = "--coordination-file \"/tmp/x": resources: arguments "--coordination-file \"/tmp/x": unterminated double quote`},
+			`external-resource.gpu.param.discovery-script.args = "--coordination-file \"/tmp/x": arguments "--coordination-file \"/tmp/x": unterminated double quote; quote arguments as in a shell`},
 		{map[string]string{"discovery-script.path": "plugins/external-resource-gpu/nvidia-gpu-discovery.sh"},
 			`external-resource.gpu.param.discovery-script.path = "plugins/external-resource-gpu/nvidia-gpu-discovery.sh": the file does not exist (relative paths are resolved against the current directory: ` +
 				filepath.Join(wd, "plugins/external-resource-gpu/nvidia-gpu-discovery.sh") +

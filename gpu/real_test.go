@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,8 +41,9 @@ func newRealDriver(t *testing.T, params map[string]string) *Driver {
 
 func TestRealScriptCoordinationAndRelease(t *testing.T) {
 	fakeSMIOnPath(t, "4")
-	file := filepath.Join(t.TempDir(), "coord")
-	params := map[string]string{"discovery-script.args": "--enable-coordination --coordination-file " + file}
+	dir := filepath.Join(t.TempDir(), "coord")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	params := map[string]string{"discovery-script.args": "--enable-coordination --coordination-dir " + dir}
 	ctx := context.Background()
 
 	a := newRealDriver(t, params)
@@ -55,7 +58,7 @@ func TestRealScriptCoordinationAndRelease(t *testing.T) {
 	assert.Equal(t, []resources.Info{{"index": "3"}}, infos)
 	_, err = newRealDriver(t, params).Discover(ctx, 1)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not enough GPUs: found 4 NVIDIA GPU(s) [0,1,2,3], asked for 1, 0 free; taken (coordination file "+file+"): 0 by pid")
+	assert.Contains(t, err.Error(), "not enough GPUs: found 4 NVIDIA GPU(s) [0,1,2,3], asked for 1, 0 free; taken (coordination directory "+dir+"): 0 by pid")
 
 	// Release gives a's three GPUs back (b keeps its one).
 	require.NoError(t, a.Release(ctx))
@@ -74,7 +77,6 @@ func TestRealScriptTooFewGPUs(t *testing.T) {
 
 func TestRealScriptHonoursVisibleDevices(t *testing.T) {
 	fakeSMIOnPath(t, "8")
-	t.Setenv("NVIDIA_VISIBLE_DEVICES", "all")
 	t.Setenv("CUDA_VISIBLE_DEVICES", "6,GPU-fake-2,9")
 	infos, err := newRealDriver(t, nil).Discover(context.Background(), 2)
 	require.NoError(t, err)
@@ -83,12 +85,24 @@ func TestRealScriptHonoursVisibleDevices(t *testing.T) {
 	_, err = newRealDriver(t, nil).Discover(context.Background(), 3)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not enough GPUs: found 2 NVIDIA GPU(s) [6,2] (restricted by CUDA_VISIBLE_DEVICES=6,GPU-fake-2,9), asked for 3")
+}
 
-	t.Setenv("CUDA_VISIBLE_DEVICES", "")
-	t.Setenv("NVIDIA_VISIBLE_DEVICES", "none")
-	_, err = newRealDriver(t, nil).Discover(context.Background(), 1)
+// Under YARN's GPU isolation with the nvidia-docker-v2 plugin the container gets NVIDIA_VISIBLE_DEVICES
+// set to the host's indexes of its GPUs, while nvidia-smi inside lists only those GPUs, numbered from 0
+// (modelled here by a fake nvidia-smi with 2 GPUs). Discovery must report 0..n-1, not fail because 5 and
+// 7 are not listed.
+func TestRealScriptInsideIsolatedContainer(t *testing.T) {
+	fakeSMIOnPath(t, "2")
+	t.Setenv("NVIDIA_VISIBLE_DEVICES", "5,7")
+	d := newRealDriver(t, nil)
+	infos, err := d.Discover(context.Background(), 2)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}}, infos)
+	assert.Equal(t, map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}, d.Env(infos))
+
+	_, err = newRealDriver(t, nil).Discover(context.Background(), 3)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "found 0 NVIDIA GPU(s) [] (restricted by NVIDIA_VISIBLE_DEVICES=none)")
+	assert.Contains(t, err.Error(), "not enough GPUs: found 2 NVIDIA GPU(s) [0,1], asked for 3")
 }
 
 func TestRealAMDScript(t *testing.T) {
@@ -117,4 +131,35 @@ func TestRealScriptMissingNvidiaSMI(t *testing.T) {
 	_, err := newRealDriver(t, nil).Discover(context.Background(), 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "nvidia-smi not found on PATH")
+}
+
+// Release runs a script too: a hanging one is killed with its process group at the timeout, and what
+// it prints on stderr is bounded.
+func TestExecRunnerReleaseIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child")
+	hang := filepath.Join(dir, "hang.sh")
+	require.NoError(t, os.WriteFile(hang, []byte("#!/bin/bash\nsleep 300 & echo $! >"+pidFile+"\nwait\n"), 0o755))
+	start := time.Now()
+	err := ExecRunner{}.Release(context.Background(), hang, nil, 300*time.Millisecond)
+	assert.Less(t, time.Since(start), 10*time.Second, "gives up within 10 seconds")
+	assert.EqualError(t, err, "release "+hang+": no answer within 300ms")
+	data, rerr := os.ReadFile(pidFile)
+	require.NoError(t, rerr)
+	pid := strings.TrimSpace(string(data))
+	assert.Eventually(t, func() bool {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return true
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	}, 10*time.Second, 20*time.Millisecond, "the script's child %s outlived the timeout", pid)
+
+	loud := filepath.Join(dir, "loud.sh")
+	require.NoError(t, os.WriteFile(loud, []byte("#!/bin/bash\nhead -c 10000000 /dev/zero | tr '\\0' x >&2\nexit 1\n"), 0o755))
+	err = ExecRunner{}.Release(context.Background(), loud, nil, 10*time.Second)
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), resources.MaxDiscoveryOutput+500)
 }

@@ -109,7 +109,7 @@ func (e *ConfigError) Messages() []string {
 	return out
 }
 
-// Parse validates a flat key/value configuration (keys as in DESIGN.md §5, draft spellings accepted
+// Parse validates a flat key/value configuration (keys as in docs/job-file.md, draft spellings accepted
 // with a deprecation Warning) and returns the resources. Keys that do not start with
 // "external-resource" are ignored. The error, if any, is a *ConfigError listing every problem found.
 func Parse(kv map[string]Value) (*Config, []Warning, error) {

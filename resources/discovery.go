@@ -9,10 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // DefaultDiscoveryTimeout bounds a discovery program when no timeout is configured.
@@ -22,13 +25,40 @@ const DefaultDiscoveryTimeout = 60 * time.Second
 // where the reason usually is).
 const maxStderr = 4096
 
+// MaxDiscoveryOutput bounds what is read from a discovery program, on stdout and on stderr each: the
+// contract is one line of ids, and a program that prints more is broken (a 200 MB line once cost ~930 MB
+// of memory). A program that exceeds it is killed (with its process group) and discovery fails.
+const MaxDiscoveryOutput = 64 << 10
+
+// maxQuoted bounds a program's output quoted in an error message.
+const maxQuoted = 200
+
+// IDRule says which ids a driver accepts from a discovery program: every id on the first line of stdout
+// must satisfy Valid and no id may appear twice, else discovery fails with the output quoted and Describe
+// (what valid output looks like) in the error.
+type IDRule struct {
+	Valid    func(id string) bool
+	Describe string
+}
+
+// execIDRe is the id syntax of the exec driver: what fits an environment variable, a file name and a
+// device path without quoting.
+var execIDRe = regexp.MustCompile(`^[A-Za-z0-9_.:/-]{1,256}$`)
+
+// ExecIDRule is the id syntax of the exec driver (and the default of RunDiscovery): 1 to 256 characters
+// of [A-Za-z0-9_.:/-], distinct.
+var ExecIDRule = IDRule{
+	Valid:    execIDRe.MatchString,
+	Describe: "distinct ids of 1 to 256 characters from A-Z a-z 0-9 _ . : / -, comma-separated on the first line, e.g. 0,1 or fpga0,fpga1",
+}
+
 // DiscoveryError says why a discovery program did not deliver: it carries the program's stderr.
 type DiscoveryError struct {
 	Path   string
 	Args   []string
 	Amount int
 	Reason string // "exited with status 3", "timed out after 1m0s", "printed 1 id(s), 2 needed"
-	Stderr string // the program's stderr (trimmed; the last 4 KiB at most)
+	Stderr string // the program's stderr (trimmed, control characters removed; the last 4 KiB at most)
 }
 
 // Error names the program, the reason and the stderr.
@@ -43,13 +73,21 @@ func (e *DiscoveryError) Error() string {
 	return s
 }
 
-// RunDiscovery runs `path amount args...` per the discovery contract (DESIGN.md §6) and returns the
-// first amount ids. args is split as a shell would (SplitArgs); empty args add no argument. The first
-// line of stdout holds comma-separated ids, blanks ignored. Fewer ids than amount, a non-zero exit or
-// running past timeout (<= 0 means DefaultDiscoveryTimeout) is a *DiscoveryError carrying the
-// program's stderr. The program runs in its own process group, which is killed on timeout or when ctx
-// ends. A path without '/' that does not exist in the working directory is looked up in PATH.
+// RunDiscovery is RunDiscoveryWith with ExecIDRule.
 func RunDiscovery(ctx context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error) {
+	return RunDiscoveryWith(ctx, path, amount, args, timeout, ExecIDRule)
+}
+
+// RunDiscoveryWith runs `path amount args...` per the discovery contract (## Contracts in
+// docs/design.md) and returns the first amount ids. args is split as a shell would (SplitArgs); empty
+// args add no argument. The first line of stdout holds comma-separated ids, blanks ignored; every id
+// must satisfy rule (CheckIDs). Fewer ids than amount, an id rule breaks, more than MaxDiscoveryOutput
+// bytes on stdout or stderr, a non-zero exit or running past timeout (<= 0 means
+// DefaultDiscoveryTimeout) is a *DiscoveryError carrying the program's stderr. The program runs in its
+// own process group, which is killed when the program is done (a background child it left behind
+// included), on timeout, on too much output, or when ctx ends. A path without '/' that does not exist
+// in the working directory is looked up in PATH.
+func RunDiscoveryWith(ctx context.Context, path string, amount int, args string, timeout time.Duration, rule IDRule) ([]string, error) {
 	argv, err := SplitArgs(args)
 	if err != nil {
 		return nil, err
@@ -76,28 +114,44 @@ func RunDiscovery(ctx context.Context, path string, amount int, args string, tim
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.Command(prog, append([]string{strconv.Itoa(amount)}, argv...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
+	overflow := make(chan string, 2)
+	stdout := &capBuffer{max: MaxDiscoveryOutput, name: "stdout", overflow: overflow}
+	stderr := &capBuffer{max: MaxDiscoveryOutput, name: "stderr", overflow: overflow}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that inherited the pipes must not keep us waiting once the group is killed.
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("resources: starting discovery program %q: %w", path, err)
 	}
+	pgid := cmd.Process.Pid
 	done := make(chan struct{})
+	stopped := make(chan struct{})
+	var overflowed string
 	go func() {
+		defer close(stopped)
 		select {
 		case <-ctx.Done():
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		case overflowed = <-overflow:
 		case <-done:
+			return
 		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}()
 	werr := cmd.Wait()
 	close(done)
+	<-stopped
+	// Whatever the program left running in its group (a background child that let go of our pipes) is
+	// not part of discovery: end it. The group id cannot have been reused yet in practice: the kernel
+	// hands out pids in increasing order and the group's leader was reaped just now.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 
 	derr := &DiscoveryError{Path: path, Args: argv, Amount: amount, Stderr: tail(stderr.String())}
 	switch {
+	case overflowed != "":
+		derr.Reason = fmt.Sprintf("printed more than %d KiB on %s and was killed (the contract is one line of comma-separated ids on stdout)", MaxDiscoveryOutput>>10, overflowed)
+		return nil, derr
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		derr.Reason = fmt.Sprintf("timed out after %s", timeout)
 		return nil, derr
@@ -113,13 +167,84 @@ func RunDiscovery(ctx context.Context, path string, amount int, args string, tim
 		}
 		return nil, derr
 	}
-	ids := ParseDiscoveryOutput(stdout.String())
+	line := firstLine(stdout.String())
+	ids := ParseDiscoveryOutput(line)
+	if msg := CheckIDs(ids, rule); msg != "" {
+		derr.Reason = fmt.Sprintf("printed %s: %s; valid output: %s", QuoteOutput(line), msg, rule.Describe)
+		return nil, derr
+	}
 	if len(ids) < amount {
-		derr.Reason = fmt.Sprintf("printed %d id(s) (%q) but %d are needed", len(ids), firstLine(stdout.String()), amount)
+		derr.Reason = fmt.Sprintf("printed %d id(s) (%s) but %d are needed", len(ids), QuoteOutput(line), amount)
 		return nil, derr
 	}
 	return ids[:amount], nil
 }
+
+// CheckIDs returns "" when every id satisfies rule.Valid and none appears twice, else what is wrong with
+// the first id that does not (quoted with QuoteOutput).
+func CheckIDs(ids []string, rule IDRule) string {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if rule.Valid != nil && !rule.Valid(id) {
+			return fmt.Sprintf("%s is not a valid id", QuoteOutput(id))
+		}
+		if seen[id] {
+			return fmt.Sprintf("%s appears twice", QuoteOutput(id))
+		}
+		seen[id] = true
+	}
+	return ""
+}
+
+// QuoteOutput quotes a program's output for an error message: control characters removed, at most 200
+// bytes (cut at a character boundary, with the full length said).
+func QuoteOutput(s string) string {
+	clean := stripControl(s, false)
+	if len(clean) <= maxQuoted {
+		return strconv.Quote(clean)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(clean[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(clean[:cut]), len(s))
+}
+
+// stripControl removes control characters (and invalid UTF-8) from s; keepNewlines keeps \n and \t.
+func stripControl(s string, keepNewlines bool) string {
+	return strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || (unicode.IsControl(r) && !(keepNewlines && (r == '\n' || r == '\t'))) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// capBuffer keeps at most max bytes; the first write past max reports its name on overflow (once) and
+// the rest is dropped, so a runaway program costs at most max bytes of memory.
+type capBuffer struct {
+	max      int
+	name     string
+	overflow chan<- string
+	buf      bytes.Buffer
+	full     bool
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	if c.full {
+		return len(p), nil
+	}
+	if room := c.max - c.buf.Len(); len(p) > room {
+		c.buf.Write(p[:room])
+		c.full = true
+		c.overflow <- c.name
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}
+
+func (c *capBuffer) String() string { return c.buf.String() }
 
 // ParseDiscoveryOutput returns the ids on the first line of a discovery program's stdout:
 // comma-separated, surrounding spaces trimmed, blank items ignored.
@@ -143,9 +268,13 @@ func firstLine(s string) string {
 }
 
 func tail(s string) string {
-	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(stripControl(s, true))
 	if len(s) > maxStderr {
-		s = "..." + s[len(s)-maxStderr:]
+		cut := len(s) - maxStderr
+		for cut < len(s) && !utf8.RuneStart(s[cut]) {
+			cut++
+		}
+		s = "..." + s[cut:]
 	}
 	return s
 }

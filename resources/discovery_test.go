@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,4 +125,87 @@ func TestParseTimeout(t *testing.T) {
 		_, err := ParseTimeout(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// The exec driver's ids follow ExecIDRule; anything else fails discovery naming the program, quoting
+// its output (bounded, control characters removed) and saying what is valid.
+func TestExecDriverOutputIsChecked(t *testing.T) {
+	const valid = "; valid output: distinct ids of 1 to 256 characters from A-Z a-z 0-9 _ . : / -, comma-separated on the first line, e.g. 0,1 or fpga0,fpga1"
+	for _, tc := range []struct{ out, why string }{
+		{`fpga0,fpga0`, `"fpga0" appears twice`},
+		{`hello world`, `"hello world" is not a valid id`},
+		{`-1,abc;def`, `"abc;def" is not a valid id`},
+		{`0,$(id)`, `"$(id)" is not a valid id`},
+		{`a=b`, `"a=b" is not a valid id`},
+		{`"0"`, `"\"0\"" is not a valid id`},
+		{`é`, `"é" is not a valid id`},
+		{`0\t1`, `"01" is not a valid id`},
+		{strings.Repeat("x", 257), `"` + strings.Repeat("x", 200) + `"... (257 bytes) is not a valid id`},
+	} {
+		p := script(t, `printf '%b\n' '`+tc.out+`'`)
+		_, err := execDriver(t, map[string]string{"path": p}).Discover(context.Background(), 1)
+		require.Error(t, err, tc.out)
+		var de *DiscoveryError
+		require.ErrorAs(t, err, &de)
+		assert.Contains(t, err.Error(), `resource "fpga": discovery program `+p+` 1 printed `)
+		assert.Contains(t, err.Error(), ": "+tc.why+valid+"; stderr was empty")
+		assert.NotContains(t, err.Error(), "\t")
+	}
+	for out, want := range map[string][]string{
+		"0000:3b:00.0,/dev/fpga1": {"0000:3b:00.0", "/dev/fpga1"},
+		"acl0 , acl1,":            {"acl0", "acl1"},
+		"ID_1.a-b":                {"ID_1.a-b"},
+	} {
+		p := script(t, `echo '`+out+`'`)
+		ids, err := RunDiscovery(context.Background(), p, len(want), "", 5*time.Second)
+		require.NoError(t, err, out)
+		assert.Equal(t, want, ids)
+	}
+}
+
+// Output is bounded: a program that prints more than 64 KiB on stdout or stderr is killed with its
+// group and discovery fails saying so (a 200 MB line used to be read whole).
+func TestRunDiscoveryBoundsOutput(t *testing.T) {
+	for _, tc := range []struct{ body, stream string }{
+		{`head -c 200000000 /dev/zero | tr '\0' 7; echo`, "stdout"},
+		{`yes "a long complaint" >&2`, "stderr"},
+		{`yes 0`, "stdout"},
+	} {
+		start := time.Now()
+		_, err := RunDiscovery(context.Background(), script(t, tc.body), 1, "", time.Minute)
+		assert.Less(t, time.Since(start), 20*time.Second, "gives up within 20 seconds")
+		var de *DiscoveryError
+		require.ErrorAs(t, err, &de, tc.body)
+		assert.Equal(t, "printed more than 64 KiB on "+tc.stream+" and was killed (the contract is one line of comma-separated ids on stdout)", de.Reason)
+		assert.LessOrEqual(t, len(de.Stderr), maxStderr+3)
+	}
+}
+
+// A background child the program leaves running is killed with the program's group once the program
+// is done, also when discovery succeeded.
+func TestRunDiscoveryKillsLeftoverChildren(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child")
+	p := script(t, `sleep 300 </dev/null >/dev/null 2>&1 & echo $! >"`+pidFile+`"; echo 0`)
+	ids, err := RunDiscovery(context.Background(), p, 1, "", 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0"}, ids)
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid := strings.TrimSpace(string(data))
+	assert.Eventually(t, func() bool {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return true // gone
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		return len(f) > 0 && (f[0] == "Z" || f[0] == "X") // killed, not yet reaped by its new parent
+	}, 10*time.Second, 20*time.Millisecond, "the background child %s is still running", pid)
+}
+
+func TestQuoteOutput(t *testing.T) {
+	assert.Equal(t, `"abc"`, QuoteOutput("a\x00b\x1bc\r\n"))
+	assert.Equal(t, `"`+strings.Repeat("é", 100)+`"`, QuoteOutput(strings.Repeat("é", 100)))
+	assert.Equal(t, `"`+strings.Repeat("é", 100)+`"... (202 bytes)`, QuoteOutput(strings.Repeat("é", 101)))
 }

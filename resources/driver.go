@@ -6,11 +6,14 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
-// Info is what a worker learns about one device of an external resource: a map of properties
-// (Flink's ExternalResourceInfo getKeys/getProperty). The GPU driver sets "index".
-type Info map[string]string
+// Info is what a worker learns about one device of an external resource: a map of properties with
+// Keys and Property (Flink's ExternalResourceInfo). It is defined with the other documents the
+// launcher, the AM and drivers share, in package contract.
+type Info = contract.Info
 
 // Driver discovers the devices of one external resource inside a container.
 type Driver interface {

@@ -25,7 +25,9 @@ func init() {
 
 // ExecDriver runs any program with the discovery-script contract (`path amount [args...]`, first line
 // of stdout = comma-separated ids) and returns one info {"index": id} per id. It covers FPGAs and any
-// device no built-in driver knows.
+// device no built-in driver knows. Ids must follow ExecIDRule: distinct, 1 to 256 characters from
+// A-Z a-z 0-9 _ . : / - (enough for indexes, PCI addresses and device paths, and safe in an environment
+// variable or a file name); anything else fails discovery with the program's output quoted.
 type ExecDriver struct {
 	Resource string
 	Path     string

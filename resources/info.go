@@ -8,17 +8,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/am/contract"
 )
-
-// InfoFileName is the file, in the container's working directory, that holds every resource's infos
-// as JSON: {"gpu": [{"index": "0"}, {"index": "1"}], "fpga": [...]}.
-const InfoFileName = "external-resources.json"
-
-// EnvInfoFile is the environment variable that holds the absolute path of the info file.
-const EnvInfoFile = "YARN_AM_EXTERNAL_RESOURCES_FILE"
-
-// envResourcePrefix starts the per-resource variable; see EnvResourceVar.
-const envResourcePrefix = "YARN_AM_RESOURCE_"
 
 // MainProperty is the property whose values the per-resource environment variable lists.
 const MainProperty = "index"
@@ -27,23 +19,7 @@ const MainProperty = "index"
 // infos, comma-separated: "YARN_AM_RESOURCE_" + the name in upper case with '-' replaced by '_'
 // (gpu -> YARN_AM_RESOURCE_GPU, my-fpga -> YARN_AM_RESOURCE_MY_FPGA).
 func EnvResourceVar(name string) string {
-	return envResourcePrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
-}
-
-// Keys returns the property names of the info, sorted (Flink's ExternalResourceInfo#getKeys).
-func (i Info) Keys() []string {
-	keys := make([]string, 0, len(i))
-	for k := range i {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// Property returns the value of one property (Flink's ExternalResourceInfo#getProperty).
-func (i Info) Property(key string) (string, bool) {
-	v, ok := i[key]
-	return v, ok
+	return contract.EnvResourcePrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
 }
 
 // WriteInfoFile writes infos to dir/external-resources.json atomically (a temporary file renamed into
@@ -63,12 +39,12 @@ func WriteInfoFile(dir string, infos map[string][]Info) (string, error) {
 	}
 	data, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return "", fmt.Errorf("resources: encoding %s: %w", InfoFileName, err)
+		return "", fmt.Errorf("resources: encoding %s: %w", contract.InfoFileName, err)
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(abs, "."+InfoFileName+".*")
+	tmp, err := os.CreateTemp(abs, "."+contract.InfoFileName+".*")
 	if err != nil {
-		return "", fmt.Errorf("resources: writing %s in %s: %w", InfoFileName, abs, err)
+		return "", fmt.Errorf("resources: writing %s in %s: %w", contract.InfoFileName, abs, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
 	if _, err := tmp.Write(data); err != nil {
@@ -82,7 +58,7 @@ func WriteInfoFile(dir string, infos map[string][]Info) (string, error) {
 	if err := tmp.Close(); err != nil {
 		return "", fmt.Errorf("resources: writing %s: %w", tmp.Name(), err)
 	}
-	path := filepath.Join(abs, InfoFileName)
+	path := filepath.Join(abs, contract.InfoFileName)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("resources: writing %s: %w", path, err)
 	}
@@ -93,7 +69,7 @@ func WriteInfoFile(dir string, infos map[string][]Info) (string, error) {
 // resource EnvResourceVar(name) = the comma-separated "index" property of its infos (infos without
 // one are skipped; a resource without infos gets an empty value).
 func InfoEnv(path string, infos map[string][]Info) map[string]string {
-	env := map[string]string{EnvInfoFile: path}
+	env := map[string]string{contract.EnvInfoFile: path}
 	for name, list := range infos {
 		var ids []string
 		for _, in := range list {
@@ -107,18 +83,18 @@ func InfoEnv(path string, infos map[string][]Info) map[string]string {
 }
 
 // ErrNoInfoFile is returned by ReadInfos when the process was not started by the yarn-am launcher.
-var ErrNoInfoFile = errors.New("resources: no external-resource info file: " + EnvInfoFile + " is not set and " + InfoFileName + " is not in the working directory (was the worker started by yarn-am launch?)")
+var ErrNoInfoFile = errors.New("resources: no external-resource info file: " + contract.EnvInfoFile + " is not set and " + contract.InfoFileName + " is not in the working directory (was the worker started by yarn-am launch?)")
 
 // ReadInfos reads the infos of every resource, for Go workers: from the file named by
 // YARN_AM_EXTERNAL_RESOURCES_FILE, or from external-resources.json in the working directory when the
 // variable is unset.
 func ReadInfos() (map[string][]Info, error) {
-	path := os.Getenv(EnvInfoFile)
+	path := os.Getenv(contract.EnvInfoFile)
 	if path == "" {
-		if _, err := os.Stat(InfoFileName); err != nil {
+		if _, err := os.Stat(contract.InfoFileName); err != nil {
 			return nil, ErrNoInfoFile
 		}
-		path = InfoFileName
+		path = contract.InfoFileName
 	}
 	return ReadInfoFile(path)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 func TestInfoFileRoundTrip(t *testing.T) {
@@ -18,7 +19,7 @@ func TestInfoFileRoundTrip(t *testing.T) {
 	}
 	path, err := WriteInfoFile(dir, infos)
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, InfoFileName), path)
+	assert.Equal(t, filepath.Join(dir, contract.InfoFileName), path)
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
@@ -29,13 +30,13 @@ func TestInfoFileRoundTrip(t *testing.T) {
 
 	env := InfoEnv(path, infos)
 	assert.Equal(t, map[string]string{
-		EnvInfoFile:                path,
+		contract.EnvInfoFile:       path,
 		"YARN_AM_RESOURCE_GPU":     "0,3",
 		"YARN_AM_RESOURCE_MY_FPGA": "a",
 		"YARN_AM_RESOURCE_NONE":    "",
 	}, env)
 
-	t.Setenv(EnvInfoFile, path)
+	t.Setenv(contract.EnvInfoFile, path)
 	got, err := ReadInfos()
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]Info{"gpu": infos["gpu"], "my-fpga": infos["my-fpga"], "none": {}}, got)
@@ -55,17 +56,17 @@ func TestInfoFileRoundTrip(t *testing.T) {
 }
 
 func TestReadInfosOutsideLauncher(t *testing.T) {
-	t.Setenv(EnvInfoFile, "")
+	t.Setenv(contract.EnvInfoFile, "")
 	t.Chdir(t.TempDir())
 	_, err := ReadInfos()
 	assert.ErrorIs(t, err, ErrNoInfoFile)
 
-	require.NoError(t, os.WriteFile(InfoFileName, []byte(`{"gpu":[{"index":"1"}]}`), 0o644))
+	require.NoError(t, os.WriteFile(contract.InfoFileName, []byte(`{"gpu":[{"index":"1"}]}`), 0o644))
 	got, err := ReadInfos()
 	require.NoError(t, err)
 	assert.Equal(t, map[string][]Info{"gpu": {{"index": "1"}}}, got)
 
-	require.NoError(t, os.WriteFile(InfoFileName, []byte(`["gpu"]`), 0o644))
+	require.NoError(t, os.WriteFile(contract.InfoFileName, []byte(`["gpu"]`), 0o644))
 	_, err = ReadInfos()
 	assert.ErrorContains(t, err, "is not a valid external-resource info file")
 }

@@ -139,6 +139,12 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 	}
 	var warns []Warning
 	entries, yerr := yamlEntries(data)
+	var lim *yamlLimitError
+	if errors.As(yerr, &lim) {
+		// Valid YAML that cannot be flattened: reading it line by line would hide the problem.
+		return nil, nil, []Problem{{Key: "flink-conf file", Value: path,
+			Message: fmt.Sprintf("flink-conf file %q: %v", path, lim)}}
+	}
 	if yerr != nil {
 		// Flink's legacy flink-conf.yaml parser is line-based and accepts files that are not YAML.
 		entries = legacyEntries(data)
@@ -182,9 +188,13 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 		return nil, fmt.Errorf("line %d: the document is not a mapping of keys to values", root.Line)
 	}
 	var out []yamlEntry
-	var walk func(prefix string, n *yaml.Node)
-	walk = func(prefix string, n *yaml.Node) {
-		for i := 0; i+1 < len(n.Content); i += 2 {
+	var limit error
+	open := map[*yaml.Node]bool{} // mappings being walked: an alias back to one of them is a cycle
+	var walk func(prefix string, n *yaml.Node, depth int)
+	walk = func(prefix string, n *yaml.Node, depth int) {
+		open[n] = true
+		defer delete(open, n)
+		for i := 0; i+1 < len(n.Content) && limit == nil; i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			key := k.Value
 			if prefix != "" {
@@ -193,9 +203,22 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 			if v.Kind == yaml.AliasNode && v.Alias != nil {
 				v = v.Alias
 			}
+			if len(out) >= maxYAMLEntries || len(key) > maxYAMLKeyLen {
+				limit = &yamlLimitError{fmt.Sprintf("line %d: flattening aliases gives more than %d keys or a key longer than %d bytes (aliases repeated inside aliases?)",
+					k.Line, maxYAMLEntries, maxYAMLKeyLen)}
+				return
+			}
 			switch v.Kind {
 			case yaml.MappingNode:
-				walk(key, v)
+				if open[v] {
+					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is an alias of a mapping that contains it (an alias cycle)", k.Line, key)}
+					return
+				}
+				if depth >= maxYAMLDepth {
+					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is nested more than %d levels deep", k.Line, key, maxYAMLDepth)}
+					return
+				}
+				walk(key, v, depth+1)
 			case yaml.SequenceNode:
 				var items []string
 				for _, it := range v.Content {
@@ -211,9 +234,26 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 			}
 		}
 	}
-	walk("", root)
+	walk("", root, 0)
+	if limit != nil {
+		return nil, limit
+	}
 	return out, nil
 }
+
+// Bounds of flattening a YAML document (TestLoadYAMLAliasCycleAndBomb): aliases may point back to
+// a mapping that contains them (which would recurse forever) or repeat each other (which grows
+// exponentially); no real flink-conf.yaml comes near these.
+const (
+	maxYAMLDepth   = 32
+	maxYAMLEntries = 10000
+	maxYAMLKeyLen  = 1024
+)
+
+// yamlLimitError is valid YAML that cannot be flattened within those bounds.
+type yamlLimitError struct{ msg string }
+
+func (e *yamlLimitError) Error() string { return e.msg }
 
 // legacyEntries reads "key: value" lines; '#' starts a comment.
 func legacyEntries(data []byte) []yamlEntry {

@@ -1,9 +1,12 @@
 package resources
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -276,4 +279,35 @@ func TestGPUDriverIsTheDefaultForYarnGPU(t *testing.T) {
 	require.Len(t, warns, 1)
 	assert.Equal(t, LevelInfo, warns[0].Level)
 	assert.Equal(t, `external-resource.gpu.driver-factory.class is not set: resource "gpu" is yarn.io/gpu, so the built-in GPU driver ("gpu") discovers its devices`, warns[0].Message)
+}
+
+// A YAML alias may point back to the mapping that contains it, or aliases may repeat each other
+// until the flattened document is exponentially large: both are refused with a problem naming the
+// file, quickly, instead of recursing until the memory runs out.
+func TestLoadYAMLAliasCycleAndBomb(t *testing.T) {
+	dir := t.TempDir()
+	cycle := write(t, dir, "cycle.yaml", "external-resources: gpu\nexternal-resource: &r\n  gpu:\n    amount: 1\n    again: *r\n")
+	var bomb strings.Builder
+	bomb.WriteString("l0: &l0 {k0: 1, k1: 1, k2: 1, k3: 1, k4: 1, k5: 1, k6: 1, k7: 1, k8: 1, k9: 1}\n")
+	for i := 1; i <= 8; i++ {
+		fmt.Fprintf(&bomb, "l%d: &l%d {", i, i)
+		for j := 0; j < 10; j++ {
+			fmt.Fprintf(&bomb, "a%d: *l%d, ", j, i-1)
+		}
+		bomb.WriteString("z: 0}\n")
+	}
+	bombPath := write(t, dir, "bomb.yaml", bomb.String())
+
+	for _, tc := range []struct{ path, want string }{
+		{cycle, "is an alias of a mapping that contains it"},
+		{bombPath, "more than 10000 keys"},
+	} {
+		start := time.Now()
+		_, _, err := Load(Sources{FlinkConf: tc.path})
+		msgs := messages(t, err)
+		require.Len(t, msgs, 1)
+		assert.Contains(t, msgs[0], `flink-conf file "`+tc.path+`"`)
+		assert.Contains(t, msgs[0], tc.want)
+		assert.Less(t, time.Since(start), 5*time.Second, "gives up within 5 s")
+	}
 }

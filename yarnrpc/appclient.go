@@ -42,10 +42,25 @@ func CurrentUser() string {
 	return "nobody"
 }
 
+// ClientOption adjusts the ClientOptions a typed client is built with, e.g. FailFast for client
+// commands.
+type ClientOption func(*ClientOptions)
+
+// FailFast makes a client give up within seconds on servers that cannot serve at all (see
+// ClientOptions.FailFast) and report progress through progress (nil: logged at INFO) while a
+// server stays silent; for commands a person waits on, with the command's timeout as the
+// context's deadline.
+func FailFast(progress func(msg string)) ClientOption {
+	return func(o *ClientOptions) {
+		o.FailFast = true
+		o.Progress = progress
+	}
+}
+
 // NewApplicationClient builds a client for the RMs named in conf. With a zero Auth, SIMPLE
-// authentication as CurrentUser is used.
-func NewApplicationClient(conf *Config, auth Auth) (*ApplicationClient, error) {
-	addrs, err := conf.RMAddresses(RMClient)
+// authentication as CurrentUser is used. Without options it is patient, as the AM needs.
+func NewApplicationClient(conf *Config, auth Auth, opts ...ClientOption) (*ApplicationClient, error) {
+	eps, err := conf.RMEndpoints(RMClient)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +73,14 @@ func NewApplicationClient(conf *Config, auth Auth) (*ApplicationClient, error) {
 	}
 	co.Protocol = ApplicationClientProtocol
 	co.Auth = auth
-	c, err := NewClient(ClientOptions{Addresses: addrs, ConnOptions: co, IdempotentMethods: applicationClientIdempotent})
+	o := ClientOptions{ConnOptions: co, IdempotentMethods: applicationClientIdempotent, Role: "ResourceManager", Endpoints: eps}
+	for _, e := range eps {
+		o.Addresses = append(o.Addresses, e.Addr)
+	}
+	for _, f := range opts {
+		f(&o)
+	}
+	c, err := NewClient(o)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -32,6 +33,22 @@ type ClientOptions struct {
 	// server may or may not have run it). Other methods are re-sent only when the server provably did
 	// not process them: connection refused, standby, retriable.
 	IdempotentMethods []string
+	// FailFast is for commands a person waits on: a server that refuses connections, has an unknown
+	// host name, speaks HTTP or is standby is tried a few times within about two seconds
+	// (FailFastBackoff), and when every server failed so the call ends with an *UnreachableError
+	// naming each. Without it (the AM) such failures are retried for MaxAttempts with Backoff, to
+	// outlive server restarts. Either way the call's context bounds the wait.
+	FailFast bool
+	// Role names the servers in messages, e.g. "ResourceManager"; empty means "server".
+	Role string
+	// Endpoints describe Addresses for messages (RM ids, where each address came from; see
+	// Config.RMEndpoints); addresses without one are named by themselves.
+	Endpoints []Endpoint
+	// Progress receives one line when a call is still waiting after ProgressAfter, saying what for;
+	// nil logs it at INFO.
+	Progress func(msg string)
+	// ProgressAfter: 0 means DefaultProgressAfter; negative disables the progress line.
+	ProgressAfter time.Duration
 }
 
 // Client calls one protocol on a server or an HA set of servers, keeping one connection per
@@ -113,8 +130,11 @@ func (c *Client) Active() string {
 // ClientOptions describe. Errors are those of Conn.Call; after the last attempt the error says how
 // many were made.
 func (c *Client) Call(ctx context.Context, method string, req, resp proto.Message) error {
+	defer c.startProgress(ctx, method)()
 	var last error
 	tried := map[string]bool{}
+	dead := map[string]ServerFailure{} // fail-fast: servers that failed to serve at all
+	tries := map[string]int{}
 	for attempt := 0; attempt < c.opts.MaxAttempts; attempt++ {
 		addr := c.Active()
 		tried[addr] = true
@@ -129,26 +149,68 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 			}
 			return fmt.Errorf("%w (last error: %v)", deadlineError(ctx, method, addr), err)
 		}
-		if !c.retryable(method, err) {
-			return err
+		kind := failKind("")
+		if c.opts.FailFast {
+			kind = classify(err)
+		}
+		if kind != "" {
+			tries[addr]++
+			dead[addr] = ServerFailure{Endpoint: c.endpoint(addr), Err: err, kind: kind, role: c.opts.Role}
+			if c.allDead(dead, tries) {
+				return c.unreachable(method, dead)
+			}
+		} else {
+			delete(dead, addr)
+			if !c.retryable(method, err) {
+				return err
+			}
 		}
 		next := addr
-		if errors.Is(err, ErrStandby) || errors.Is(err, ErrConnection) {
+		if kind != "" || errors.Is(err, ErrStandby) || errors.Is(err, ErrConnection) {
 			next = c.failover(addr)
 		}
 		log := c.log.WithFields(logrus.Fields{"method": method, "addr": addr, "attempt": attempt + 1, "error": err})
+		backoff, level := c.opts.Backoff, logrus.InfoLevel
+		if c.opts.FailFast {
+			// The person waiting gets the verdict, not a line per retry.
+			backoff, level = FailFastBackoff, logrus.DebugLevel
+		}
 		if next != addr && !tried[next] {
-			log.WithField("next", next).Info("yarnrpc: failing over")
+			log.WithField("next", next).Log(level, "yarnrpc: failing over")
 			continue
 		}
-		delay := c.opts.Backoff.Delay(attempt)
-		log.WithField("retry_in", delay).Info("yarnrpc: retrying")
+		delay := backoff.Delay(attempt)
+		log.WithField("retry_in", delay).Log(level, "yarnrpc: retrying")
 		if err := sleep(ctx, delay); err != nil {
 			return fmt.Errorf("%w (last error: %v)", deadlineError(ctx, method, addr), last)
 		}
 	}
+	if c.opts.FailFast && len(dead) == len(c.opts.Addresses) {
+		return c.unreachable(method, dead)
+	}
 	return fmt.Errorf("yarnrpc: %s: giving up after %d attempts on %s: %w",
 		method, c.opts.MaxAttempts, strings.Join(c.opts.Addresses, ","), last)
+}
+
+// allDead: every server failed to serve at all, as often as its failure deserves.
+func (c *Client) allDead(dead map[string]ServerFailure, tries map[string]int) bool {
+	for _, a := range c.opts.Addresses {
+		f, ok := dead[a]
+		if !ok || tries[a] < f.kind.quickTries() {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Client) unreachable(method string, dead map[string]ServerFailure) error {
+	e := &UnreachableError{Role: c.opts.Role, Method: method}
+	for _, a := range c.opts.Addresses {
+		if f, ok := dead[a]; ok {
+			e.Servers = append(e.Servers, f)
+		}
+	}
+	return e
 }
 
 func (c *Client) callOnce(ctx context.Context, addr, method string, req, resp proto.Message) error {

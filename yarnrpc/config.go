@@ -147,42 +147,82 @@ func (c *Config) Keys() []string {
 // Source says where key's value came from: a file path, "default" or "set".
 func (c *Config) Source(key string) string { return c.sources[key] }
 
-// maxSubst bounds nested ${} expansion, like Hadoop's Configuration.
-const maxSubst = 20
+// Hadoop's ${} expansion, with its bounds (TestConfigExpansionBounds): one reference is replaced at
+// a time, at most maxSubst times; a reference whose value contains that same reference is left as
+// written (Hadoop returns the unexpanded value then), and so is a value that needs more
+// substitutions (a cycle such as a=${b}, b=${a}) or would grow beyond maxExpandedLen. Replacing one
+// reference at a time keeps the growth linear: at most maxSubst raw values are inserted.
+const (
+	maxSubst       = 20      // Hadoop's Configuration.MAX_SUBST
+	maxExpandedLen = 1 << 20 // bytes; far beyond any real Hadoop value
+)
 
 var varPattern = regexp.MustCompile(`\$\{([^${}\s]+)\}`)
 
 // Get returns key's value with ${other.key} and ${env.NAME} expanded; unresolvable references stay
-// as written, as in Hadoop.
+// as written, as in Hadoop. A value that cannot be expanded (see Lookup) is returned as written.
 func (c *Config) Get(key string) (string, bool) {
-	v, ok := c.props[key]
-	if !ok {
-		return "", false
-	}
-	return c.expand(v), true
+	v, ok, _ := c.Lookup(key)
+	return v, ok
 }
 
-func (c *Config) expand(v string) string {
-	for i := 0; i < maxSubst && strings.Contains(v, "${"); i++ {
-		next := varPattern.ReplaceAllStringFunc(v, func(m string) string {
-			name := m[2 : len(m)-1]
-			if env, ok := strings.CutPrefix(name, "env."); ok {
-				if e, ok := os.LookupEnv(env); ok {
-					return e
-				}
-				return m
-			}
-			if r, ok := c.props[name]; ok {
-				return r
-			}
-			return m
-		})
-		if next == v {
-			break
-		}
-		v = next
+// Lookup is Get with the reason a value could not be expanded: a reference to itself, a reference
+// cycle or more than 20 nested references, or an expansion beyond 1 MiB. The error names the key
+// and the file it came from; the value is then returned as written.
+func (c *Config) Lookup(key string) (string, bool, error) {
+	v, ok := c.props[key]
+	if !ok {
+		return "", false, nil
 	}
-	return v
+	x, err := c.expand(v)
+	if err != nil {
+		return v, true, fmt.Errorf("yarnrpc: configuration %s=%q%s: %w; left unexpanded", key, v, c.from(key), err)
+	}
+	return x, true, nil
+}
+
+func (c *Config) expand(v string) (string, error) {
+	from, n := 0, 0
+	for {
+		loc := varPattern.FindStringSubmatchIndex(v[from:])
+		if loc == nil {
+			return v, nil
+		}
+		start, end := from+loc[0], from+loc[1]
+		ref, name := v[start:end], v[from+loc[2]:from+loc[3]]
+		val, ok := c.lookupVar(name)
+		if !ok { // unbound: stays as written
+			from = end
+			continue
+		}
+		if strings.Contains(val, ref) {
+			return "", fmt.Errorf("%s refers to itself", ref)
+		}
+		if n == maxSubst {
+			return "", fmt.Errorf("more than %d nested ${} substitutions (a reference cycle?)", maxSubst)
+		}
+		if len(v)-len(ref)+len(val) > maxExpandedLen {
+			return "", fmt.Errorf("expanding %s would make the value longer than %d bytes", ref, maxExpandedLen)
+		}
+		v = v[:start] + val + v[end:]
+		from = start // val may hold references of its own
+		n++
+	}
+}
+
+func (c *Config) lookupVar(name string) (string, bool) {
+	if env, ok := strings.CutPrefix(name, "env."); ok {
+		return os.LookupEnv(env)
+	}
+	r, ok := c.props[name]
+	return r, ok
+}
+
+func (c *Config) from(key string) string {
+	if src := c.sources[key]; src != "" {
+		return " (from " + src + ")"
+	}
+	return ""
 }
 
 // GetString returns key's value, or def when unset.
@@ -195,7 +235,10 @@ func (c *Config) GetString(key, def string) string {
 
 // GetBool parses key as true/false (case-insensitive); def when unset.
 func (c *Config) GetBool(key string, def bool) (bool, error) {
-	v, ok := c.Get(key)
+	v, ok, err := c.Lookup(key)
+	if err != nil {
+		return def, err
+	}
 	if !ok || v == "" {
 		return def, nil
 	}
@@ -210,7 +253,10 @@ func (c *Config) GetBool(key string, def bool) (bool, error) {
 
 // GetInt parses key as a decimal integer; def when unset.
 func (c *Config) GetInt(key string, def int64) (int64, error) {
-	v, ok := c.Get(key)
+	v, ok, err := c.Lookup(key)
+	if err != nil {
+		return def, err
+	}
 	if !ok || v == "" {
 		return def, nil
 	}
@@ -231,7 +277,10 @@ var durationPattern = regexp.MustCompile(`^(-?\d+)\s*([a-zA-Z]*)$`)
 // GetDuration parses key like Hadoop's getTimeDuration: a number with an optional unit suffix
 // (ns, us, ms, s, m, h, d); a bare number is in unit. def when unset.
 func (c *Config) GetDuration(key string, unit, def time.Duration) (time.Duration, error) {
-	v, ok := c.Get(key)
+	v, ok, err := c.Lookup(key)
+	if err != nil {
+		return def, err
+	}
 	if !ok || v == "" {
 		return def, nil
 	}
@@ -263,11 +312,7 @@ func (c *Config) GetStrings(key string) []string {
 }
 
 func (c *Config) badValue(key, value, want string) error {
-	src := c.sources[key]
-	if src != "" {
-		src = " (from " + src + ")"
-	}
-	return fmt.Errorf("yarnrpc: configuration %s=%q%s: want %s", key, value, src, want)
+	return fmt.Errorf("yarnrpc: configuration %s=%q%s: want %s", key, value, c.from(key), want)
 }
 
 // RMService selects which ResourceManager port RMAddresses returns.
@@ -288,6 +333,51 @@ func (s RMService) key() (string, string) {
 	return "yarn.resourcemanager.address", "8032"
 }
 
+// RMEndpoints is RMAddresses with each address described for messages: its RM id with HA and
+// where it came from (the key and its file, or the default because the key is unset).
+func (c *Config) RMEndpoints(svc RMService) ([]Endpoint, error) {
+	addrs, err := c.RMAddresses(svc)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := svc.key()
+	ha, _ := c.GetBool("yarn.resourcemanager.ha.enabled", false)
+	if !ha {
+		return []Endpoint{{Addr: addrs[0], Origin: c.addrOrigin(key, "yarn.resourcemanager.hostname", addrs[0])}}, nil
+	}
+	ids := c.GetStrings("yarn.resourcemanager.ha.rm-ids")
+	out := make([]Endpoint, len(addrs))
+	for i, a := range addrs {
+		out[i] = Endpoint{Addr: a, ID: ids[i], Origin: c.addrOrigin(key+"."+ids[i], "yarn.resourcemanager.hostname."+ids[i], a)}
+	}
+	return out, nil
+}
+
+// addrOrigin says where the address a of key came from: key in its file, or the host key when
+// key is unset, or the default.
+func (c *Config) addrOrigin(key, hostKey, a string) string {
+	if src := c.describeSource(key); src != "" {
+		return src
+	}
+	if src := c.describeSource(hostKey); src != "" {
+		return src + " (" + key + " is not set)"
+	}
+	return "the default " + a + ", because " + key + " is not set in any configuration file"
+}
+
+// describeSource reads "key in /etc/hadoop/yarn-site.xml", "key as set", or "" for keys from
+// the defaults or unset.
+func (c *Config) describeSource(key string) string {
+	switch src := c.sources[key]; src {
+	case "", "default":
+		return ""
+	case "set":
+		return key + " as set"
+	default:
+		return key + " in " + src
+	}
+}
+
 // RMAddresses returns the ResourceManager addresses of service, one per RM: with
 // yarn.resourcemanager.ha.enabled, one for each id of yarn.resourcemanager.ha.rm-ids from
 // <address key>.<id>, else from yarn.resourcemanager.hostname.<id> and the service's default port.
@@ -298,7 +388,10 @@ func (c *Config) RMAddresses(svc RMService) ([]string, error) {
 		return nil, err
 	}
 	if !ha {
-		a, _ := c.Get(key)
+		a, _, err := c.Lookup(key)
+		if err != nil {
+			return nil, err
+		}
 		if err := c.checkAddr(key, a); err != nil {
 			return nil, err
 		}
@@ -313,10 +406,16 @@ func (c *Config) RMAddresses(svc RMService) ([]string, error) {
 	var out []string
 	for _, id := range ids {
 		k := key + "." + id
-		a, ok := c.Get(k)
+		a, ok, err := c.Lookup(k)
+		if err != nil {
+			return nil, err
+		}
 		if !ok || a == "" {
 			hk := "yarn.resourcemanager.hostname." + id
-			h, ok := c.Get(hk)
+			h, ok, err := c.Lookup(hk)
+			if err != nil {
+				return nil, err
+			}
 			if !ok || h == "" {
 				return nil, fmt.Errorf("yarnrpc: RM id %q of yarn.resourcemanager.ha.rm-ids has neither %s nor %s set", id, k, hk)
 			}
@@ -362,8 +461,8 @@ func (c *Config) SecurityEnabled() (bool, error) {
 	return false, c.badValue("hadoop.security.authentication", v, "simple or kerberos")
 }
 
-// ConnDefaults returns ConnOptions filled from the ipc.* keys and hadoop.rpc.protection; callers set
-// Protocol and Auth.
+// ConnDefaults returns ConnOptions filled from the ipc.* keys, hadoop.rpc.protection and
+// hadoop.security.authentication; callers set Protocol and Auth.
 func (c *Config) ConnDefaults() (ConnOptions, error) {
 	var o ConnOptions
 	var err error
@@ -387,5 +486,16 @@ func (c *Config) ConnDefaults() (ConnOptions, error) {
 		return o, c.badValue("ipc.maximum.response.length", strconv.FormatInt(n, 10), "a positive byte count below 2 GiB")
 	}
 	o.MaxResponseLength = int(n)
+	if o.FallbackToSimpleAllowed, err = c.GetBool(KeyFallbackToSimpleAllowed, false); err != nil {
+		return o, err
+	}
+	if o.WeakDigestCiphersAllowed, err = c.GetBool(KeyWeakDigestCiphersAllowed, false); err != nil {
+		return o, err
+	}
+	secure, err := c.SecurityEnabled()
+	if err != nil {
+		return o, err
+	}
+	o.InsecureCluster = !secure
 	return o, nil
 }

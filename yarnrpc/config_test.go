@@ -1,6 +1,7 @@
 package yarnrpc
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,4 +155,58 @@ func TestConfigMalformedFile(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-site.xml"), []byte("<configuration><property>"), 0o644))
 	_, err := LoadConfig(dir)
 	assert.ErrorContains(t, err, filepath.Join(dir, "yarn-site.xml"))
+}
+
+// ${} expansion is bounded as in Hadoop's Configuration: a self-reference and a reference cycle are
+// left as written with an error naming the key, and a value that references another eight times,
+// nested eight deep (8⁸ copies if expanded fully), gives up at once instead of eating the memory.
+func TestConfigExpansionBounds(t *testing.T) {
+	eight := func(ref string) string { return strings.Repeat("${"+ref+"}", 8) }
+	props := map[string]string{
+		"self":    "x" + eight("self"),
+		"cycle.a": "${cycle.b}/a",
+		"cycle.b": "${cycle.a}/b",
+		"grow.0":  "0123456789",
+		"ok":      "${grow.0}-${unbound}-${grow.0}",
+		"port":    "${self}",
+	}
+	for i := 1; i <= 8; i++ {
+		props[fmt.Sprintf("grow.%d", i)] = eight(fmt.Sprintf("grow.%d", i-1))
+	}
+	c := NewConfig(props)
+
+	start := time.Now()
+	for _, tc := range []struct{ key, want string }{
+		{"self", "${self} refers to itself"},
+		{"cycle.a", "more than 20 nested ${} substitutions"},
+		{"cycle.b", "more than 20 nested ${} substitutions"},
+		{"grow.8", "more than 20 nested ${} substitutions"},
+	} {
+		v, ok, err := c.Lookup(tc.key)
+		require.Error(t, err, tc.key)
+		assert.True(t, ok)
+		assert.Equal(t, props[tc.key], v, "%s is left as written", tc.key)
+		assert.Contains(t, err.Error(), "configuration "+tc.key+"=")
+		assert.Contains(t, err.Error(), tc.want)
+		g, _ := c.Get(tc.key)
+		assert.Equal(t, props[tc.key], g)
+	}
+	assert.Less(t, time.Since(start), 5*time.Second, "gives up within 5 s")
+
+	v, _, err := c.Lookup("ok")
+	require.NoError(t, err)
+	assert.Equal(t, "0123456789-${unbound}-0123456789", v, "bound references expand, unbound ones stay")
+	v, _, err = c.Lookup("grow.1")
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("0123456789", 8), v)
+
+	_, err = c.GetInt("port", 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "configuration port=")
+
+	// The length cap: 20 substitutions of a 100 kB value would make 2 MB.
+	big := NewConfig(map[string]string{"b": strings.Repeat("b", 100<<10), "x": strings.Repeat("${b}", 20)})
+	_, _, err = big.Lookup("x")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "longer than 1048576 bytes")
 }

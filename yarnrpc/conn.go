@@ -53,6 +53,18 @@ type ConnOptions struct {
 	// MaxIdle closes the connection after this long without calls; 0 means DefaultMaxIdle, negative
 	// keeps idle connections open.
 	MaxIdle time.Duration
+	// FallbackToSimpleAllowed is ipc.client.fallback-to-simple-auth-allowed: a server may switch a
+	// TOKEN or KERBEROS connection to SIMPLE (logged as a warning). Without it such a server is
+	// refused, except for TOKEN connections when InsecureCluster is set.
+	FallbackToSimpleAllowed bool
+	// InsecureCluster says the cluster does not use Kerberos (hadoop.security.authentication=simple),
+	// so a server may switch a TOKEN connection to SIMPLE, as Hadoop's client allows. It never
+	// allows the switch for KERBEROS connections.
+	InsecureCluster bool
+	// WeakDigestCiphersAllowed is yarn-am.sasl.digest-md5.weak-ciphers-allowed: DIGEST-MD5 auth-conf
+	// may use the export-grade ciphers des, rc4-56 and rc4-40 when the server offers nothing
+	// stronger. Without it such a server is refused.
+	WeakDigestCiphersAllowed bool
 	// MaxResponseLength rejects longer response frames before reading them; 0 means
 	// DefaultMaxResponseLength (ipc.maximum.response.length).
 	MaxResponseLength int
@@ -81,6 +93,18 @@ func (o ConnOptions) withDefaults() ConnOptions {
 		o.Logger = logrus.StandardLogger()
 	}
 	return o
+}
+
+// simpleFallbackAllowed says whether a server may switch a connection authenticating with m to
+// SIMPLE (TestSimpleFallbackPolicy).
+func (o ConnOptions) simpleFallbackAllowed(m AuthMethod) bool {
+	switch {
+	case o.FallbackToSimpleAllowed:
+		return true
+	case m == AuthToken:
+		return o.InsecureCluster
+	}
+	return false
 }
 
 func (o ConnOptions) validate() ([]string, error) {
@@ -220,6 +244,10 @@ func (c *Conn) handshake(ctx context.Context, qops []string) error {
 			return err
 		}
 		c.method = res.method
+		if res.method == AuthSimple {
+			c.log.WithField("auth", auth.Method).Warn("yarnrpc: the server asked to fall back to SIMPLE authentication; " +
+				"continuing unauthenticated because " + fallbackReason(c.opts))
+		}
 		if res.mech != nil && res.mech.qop() != qopAuth {
 			c.mech = res.mech
 			c.rd = &unwrapReader{r: c.br, mech: res.mech, maxFrame: c.opts.MaxResponseLength}
@@ -261,7 +289,15 @@ func (c *Conn) protect(frame []byte) ([]byte, error) {
 }
 
 func (c *Conn) saslTarget() saslTarget {
-	return saslTarget{addr: c.addr, protocol: c.opts.Protocol}
+	return saslTarget{addr: c.addr, protocol: c.opts.Protocol, allowSimple: c.opts.simpleFallbackAllowed(c.opts.Auth.Method),
+		weakCiphers: c.opts.WeakDigestCiphersAllowed}
+}
+
+func fallbackReason(o ConnOptions) string {
+	if o.FallbackToSimpleAllowed {
+		return KeyFallbackToSimpleAllowed + "=true"
+	}
+	return "the cluster does not use Kerberos (hadoop.security.authentication=simple)"
 }
 
 // QOP returns the negotiated quality of protection: auth, auth-int or auth-conf.
@@ -413,6 +449,8 @@ func (c *Conn) write(ctx context.Context, frame []byte) error {
 		var re *RemoteError
 		if cerr := c.err(); cerr != nil && errors.As(cerr, &re) {
 			err = re
+		} else if errors.Is(cerr, ErrHTTPServer) {
+			err = ErrHTTPServer
 		}
 		ce := &ConnError{Addr: c.addr, Op: "write", Err: err, notSent: true}
 		c.closeWith(ce)

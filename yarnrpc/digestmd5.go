@@ -35,6 +35,7 @@ type digestMD5Client struct {
 	digestURI          string
 	wantQOP            []string // acceptable QOPs, most preferred first
 	ciphers            []string // acceptable auth-conf ciphers, most preferred first
+	weakCiphers        bool     // des, rc4-56 and rc4-40 allowed (KeyWeakDigestCiphersAllowed)
 	rand               io.Reader
 
 	stage   int // 0: waiting for the challenge, 1: waiting for rspauth, 2: done
@@ -47,17 +48,26 @@ type digestMD5Client struct {
 	layer   *digestLayer
 }
 
-// newDigestMD5Client prepares an authentication with a Hadoop token.
-func newDigestMD5Client(tok Token, protocol, serverID string, wantQOP []string) *digestMD5Client {
+// newDigestMD5Client prepares an authentication with a Hadoop token; weakCiphers allows the
+// export-grade ciphers (see weakDigestCiphers).
+func newDigestMD5Client(tok Token, protocol, serverID string, wantQOP []string, weakCiphers bool) *digestMD5Client {
 	return &digestMD5Client{
-		username:  base64.StdEncoding.EncodeToString(tok.Identifier),
-		password:  base64.StdEncoding.EncodeToString(tok.Password),
-		digestURI: protocol + "/" + serverID,
-		wantQOP:   wantQOP,
-		ciphers:   digestCiphers,
-		rand:      rand.Reader,
+		username:    base64.StdEncoding.EncodeToString(tok.Identifier),
+		password:    base64.StdEncoding.EncodeToString(tok.Password),
+		digestURI:   protocol + "/" + serverID,
+		wantQOP:     wantQOP,
+		ciphers:     digestCiphers,
+		weakCiphers: weakCiphers,
+		rand:        rand.Reader,
 	}
 }
+
+// KeyWeakDigestCiphersAllowed lets DIGEST-MD5 auth-conf use the export-grade ciphers des, rc4-56
+// and rc4-40 (keys of 56 bits or less, which can be brute-forced), refused by default.
+const KeyWeakDigestCiphersAllowed = "yarn-am.sasl.digest-md5.weak-ciphers-allowed"
+
+// weakDigestCiphers are refused unless KeyWeakDigestCiphersAllowed (TestDigestMD5WeakCiphers).
+var weakDigestCiphers = []string{"des", "rc4-56", "rc4-40"}
 
 func (d *digestMD5Client) name() string { return "DIGEST-MD5" }
 
@@ -151,11 +161,22 @@ func (d *digestMD5Client) respond(challenge []byte) ([]byte, error) {
 	d.cipher = ""
 	if d.chosen == qopAuthConf {
 		offeredCiphers := splitList(dirs.get("cipher"))
+		var weak []string
 		for _, c := range d.ciphers {
-			if contains(offeredCiphers, c) {
-				d.cipher = c
-				break
+			if !contains(offeredCiphers, c) {
+				continue
 			}
+			if !d.weakCiphers && contains(weakDigestCiphers, c) {
+				weak = append(weak, c)
+				continue
+			}
+			d.cipher = c
+			break
+		}
+		if d.cipher == "" && len(weak) > 0 {
+			return nil, fmt.Errorf("DIGEST-MD5: for auth-conf (hadoop.rpc.protection=privacy) the server offers ciphers %q, of which "+
+				"this client has only the weak %v (keys of 56 bits or less); set %s=true to accept them",
+				dirs.get("cipher"), weak, KeyWeakDigestCiphersAllowed)
 		}
 		if d.cipher == "" {
 			return nil, fmt.Errorf("DIGEST-MD5: no common cipher for auth-conf (hadoop.rpc.protection=privacy): the server offers %q, this client has %v",

@@ -49,7 +49,8 @@ func runJDKDigest(t *testing.T, serverPassword []byte, serverQOP string, want []
 	require.NoError(t, err)
 	t.Logf("JDK challenge: %s", challenge)
 
-	client := newDigestMD5Client(jdkToken, "", "default", want)
+	// The weak ciphers are tested too, as with yarn-am.sasl.digest-md5.weak-ciphers-allowed=true.
+	client := newDigestMD5Client(jdkToken, "", "default", want, true)
 	if ciphers != nil {
 		client.ciphers = ciphers
 	}

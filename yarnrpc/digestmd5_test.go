@@ -70,7 +70,7 @@ func TestDigestMD5ChallengeErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := newDigestMD5Client(Token{Identifier: []byte("id"), Password: []byte("pw")}, "", "default", tc.want)
+			d := newDigestMD5Client(Token{Identifier: []byte("id"), Password: []byte("pw")}, "", "default", tc.want, false)
 			_, err := d.step([]byte(tc.challenge))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.errPart)
@@ -132,10 +132,12 @@ func TestTokenAuthWrongPassword(t *testing.T) {
 	assert.Contains(t, err.Error(), "InvalidToken")
 }
 
+// On a cluster without Kerberos a server may switch a TOKEN connection to SIMPLE, as Hadoop's
+// client allows; TestSimpleFallbackPolicy covers the secure cases.
 func TestTokenAuthFallsBackToSimple(t *testing.T) {
 	srv := newServer(t, rpctest.Options{Simple: true}) // no tokens: answers NEGOTIATE with SUCCESS
 	echo(srv)
-	conn, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol,
+	conn, err := Dial(ctx(t), srv.Addr(), ConnOptions{Protocol: testProtocol, InsecureCluster: true,
 		Auth: TokenAuth(Token{Identifier: []byte("id"), Password: []byte("pw")}, "alice")})
 	require.NoError(t, err)
 	defer conn.Close()
@@ -175,4 +177,36 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return c
+}
+
+// The export-grade ciphers (keys of 56 bits or less) are refused unless
+// yarn-am.sasl.digest-md5.weak-ciphers-allowed=true; strong ones are chosen whenever offered.
+func TestDigestMD5WeakCiphers(t *testing.T) {
+	step := func(ciphers string, weak bool) (*digestMD5Client, error) {
+		d := newDigestMD5Client(Token{Identifier: []byte("id"), Password: []byte("pw")}, "", "default", []string{qopAuthConf}, weak)
+		_, err := d.step([]byte(`nonce="n",qop="auth-conf",cipher="` + ciphers + `",algorithm=md5-sess`))
+		return d, err
+	}
+	for _, offer := range []string{"des", "rc4-56", "rc4-40", "rc4-40,rc4-56,des"} {
+		_, err := step(offer, false)
+		require.Error(t, err, offer)
+		assert.Contains(t, err.Error(), "yarn-am.sasl.digest-md5.weak-ciphers-allowed=true")
+		assert.Contains(t, err.Error(), offer)
+		d, err := step(offer, true)
+		require.NoError(t, err, offer)
+		assert.Contains(t, weakDigestCiphers, d.cipher)
+	}
+	d, err := step("3des,rc4,des,rc4-56,rc4-40", false)
+	require.NoError(t, err)
+	assert.Equal(t, "3des", d.cipher)
+	d, err = step("rc4-40,rc4", false)
+	require.NoError(t, err)
+	assert.Equal(t, "rc4", d.cipher)
+
+	o, err := NewConfig(nil).ConnDefaults()
+	require.NoError(t, err)
+	assert.False(t, o.WeakDigestCiphersAllowed)
+	o, err = NewConfig(map[string]string{KeyWeakDigestCiphersAllowed: "true"}).ConnDefaults()
+	require.NoError(t, err)
+	assert.True(t, o.WeakDigestCiphersAllowed)
 }

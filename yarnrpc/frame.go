@@ -80,6 +80,9 @@ func readFrame(r io.Reader, max int) ([]byte, error) {
 	if _, err := io.ReadFull(r, lb[:]); err != nil {
 		return nil, err
 	}
+	if string(lb[:]) == "HTTP" { // "HTTP/1.1 400 ...": a web server's answer to our preamble
+		return nil, ErrHTTPServer
+	}
 	n := binary.BigEndian.Uint32(lb[:])
 	if int64(n) > int64(max) {
 		return nil, fmt.Errorf("%w: length prefix %d, maximum %d (ipc.maximum.response.length)", errFrameTooLarge, n, max)

@@ -46,16 +46,20 @@ func NameNodeAddr(uri string) (string, error) {
 
 // NewNameNodeClient builds a client of the NameNode at addr (host:port) with auth (KERBEROS from
 // conf.KerberosAuth(login, NameNodeProtocol), or TOKEN with an HDFS delegation token) and conf's
-// hadoop.rpc.protection.
-func NewNameNodeClient(conf *Config, addr string, auth Auth) (*NameNodeClient, error) {
+// hadoop.rpc.protection. Without options it is patient, as the AM needs; FailFast suits commands.
+func NewNameNodeClient(conf *Config, addr string, auth Auth, opts ...ClientOption) (*NameNodeClient, error) {
 	co, err := conf.ConnDefaults()
 	if err != nil {
 		return nil, err
 	}
 	co.Protocol = NameNodeProtocol
 	co.Auth = auth
-	c, err := NewClient(ClientOptions{Addresses: []string{addr}, ConnOptions: co,
-		IdempotentMethods: []string{"getFileInfo", "getServerDefaults"}})
+	o := ClientOptions{Addresses: []string{addr}, ConnOptions: co, Role: "NameNode",
+		IdempotentMethods: []string{"getFileInfo", "getServerDefaults"}}
+	for _, f := range opts {
+		f(&o)
+	}
+	c, err := NewClient(o)
 	if err != nil {
 		return nil, err
 	}

@@ -40,10 +40,26 @@ type mechanism interface {
 // maxSASLRounds bounds the handshake; DIGEST-MD5 needs two server messages after NEGOTIATE.
 const maxSASLRounds = 8
 
-// saslTarget is the server a handshake is with: what Kerberos needs to check its principal.
+// saslTarget is the server a handshake is with: what Kerberos needs to check its principal, and
+// whether the server may switch the connection to SIMPLE.
 type saslTarget struct {
-	addr     string // as dialed, host:port
-	protocol string // the connection's protocol
+	addr        string // as dialed, host:port
+	protocol    string // the connection's protocol
+	allowSimple bool   // see ConnOptions.simpleFallbackAllowed
+	weakCiphers bool   // ConnOptions.WeakDigestCiphersAllowed
+}
+
+// KeyFallbackToSimpleAllowed is Hadoop's switch that lets a secure client accept a server that asks
+// to fall back to SIMPLE (unauthenticated) connections.
+const KeyFallbackToSimpleAllowed = "ipc.client.fallback-to-simple-auth-allowed"
+
+// errSimpleFallback is the refusal of a server that asked a TOKEN or KERBEROS client to continue as
+// SIMPLE. Such a server has proved nothing about itself: a client that went on would send it
+// tokens and secrets in cleartext (docs/design.md, ## Security).
+func errSimpleFallback(t saslTarget, m AuthMethod, how string) error {
+	return saslErr(fmt.Sprintf("the server at %s %s, asking to fall back to SIMPLE authentication; this client "+
+		"authenticates with %v and refuses unauthenticated servers (set %s=true to allow it, which gives up "+
+		"authenticating the server)", t.addr, how, m, KeyFallbackToSimpleAllowed))
 }
 
 // saslResult is how a SASL handshake ended.
@@ -55,7 +71,8 @@ type saslResult struct {
 // saslHandshake runs Hadoop's SASL exchange on rw (after the preamble with auth protocol SASL):
 // NEGOTIATE, the server's offered auths (for TOKEN with the DIGEST-MD5 challenge inside), INITIATE,
 // CHALLENGE/RESPONSE rounds, SUCCESS. A server that does not need authentication answers NEGOTIATE
-// with SUCCESS, or offers SIMPLE: the connection then continues as SIMPLE.
+// with SUCCESS, or offers only SIMPLE: the connection then continues as SIMPLE if target.allowSimple,
+// and fails otherwise.
 func saslHandshake(ctx context.Context, rw io.ReadWriter, target saslTarget, auth Auth, qops []string, maxFrame int) (saslResult, error) {
 	if err := writeSASL(rw, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()}); err != nil {
 		return saslResult{}, err
@@ -80,6 +97,9 @@ func saslHandshake(ctx context.Context, rw io.ReadWriter, target saslTarget, aut
 			}
 			reply := &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_INITIATE.Enum()}
 			if m == nil { // SIMPLE: no answer expected
+				if !target.allowSimple {
+					return saslResult{}, errSimpleFallback(target, auth.Method, "offers only SIMPLE")
+				}
 				reply.Auths = []*hadooppb.RpcSaslProto_SaslAuth{chosen}
 				return saslResult{method: AuthSimple}, writeSASL(rw, reply)
 			}
@@ -114,6 +134,9 @@ func saslHandshake(ctx context.Context, rw io.ReadWriter, target saslTarget, aut
 			}
 		case hadooppb.RpcSaslProto_SUCCESS:
 			if mech == nil { // the server switched us to SIMPLE
+				if !target.allowSimple {
+					return saslResult{}, errSimpleFallback(target, auth.Method, "answered the SASL negotiation with SUCCESS")
+				}
 				return saslResult{method: AuthSimple}, nil
 			}
 			if !mech.complete() {
@@ -132,23 +155,29 @@ func saslHandshake(ctx context.Context, rw io.ReadWriter, target saslTarget, aut
 	return saslResult{}, saslErr(fmt.Sprintf("no SASL outcome after %d rounds", maxSASLRounds))
 }
 
-// selectAuth picks the first offered auth this client can do; nil mechanism means SIMPLE.
+// selectAuth picks the first offered auth this client can do, SIMPLE only when the server offers
+// nothing else this client can do (as Hadoop's client does: a SIMPLE listed first cannot downgrade a
+// connection that could authenticate); nil mechanism means SIMPLE.
 func selectAuth(ctx context.Context, offered []*hadooppb.RpcSaslProto_SaslAuth, target saslTarget, auth Auth, qops []string) (*hadooppb.RpcSaslProto_SaslAuth, mechanism, error) {
 	var names []string
+	var simple *hadooppb.RpcSaslProto_SaslAuth
 	for _, a := range offered {
 		names = append(names, a.GetMethod()+"/"+a.GetMechanism())
 		switch {
 		case a.GetMethod() == "TOKEN" && a.GetMechanism() == "DIGEST-MD5" && auth.Method == AuthToken:
-			return a, newDigestMD5Client(*auth.Token, a.GetProtocol(), a.GetServerId(), qops), nil
+			return a, newDigestMD5Client(*auth.Token, a.GetProtocol(), a.GetServerId(), qops, target.weakCiphers), nil
 		case a.GetMethod() == "KERBEROS" && a.GetMechanism() == "GSSAPI" && auth.Method == AuthKerberos:
 			spn, err := checkServerPrincipal(ctx, a, target, auth)
 			if err != nil {
 				return nil, nil, err
 			}
 			return a, newGSSAPIClient(auth.Kerberos, spn, qops), nil
-		case a.GetMethod() == "SIMPLE":
-			return a, nil, nil
+		case a.GetMethod() == "SIMPLE" && simple == nil:
+			simple = a
 		}
+	}
+	if simple != nil {
+		return simple, nil, nil
 	}
 	advice := ""
 	if auth.Method != AuthKerberos && contains(names, "KERBEROS/GSSAPI") {

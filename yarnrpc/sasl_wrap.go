@@ -1,7 +1,7 @@
 package yarnrpc
 
 import (
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -41,9 +41,14 @@ func wrapFrames(m mechanism, frame []byte) ([]byte, error) {
 	return out, nil
 }
 
+// errUnwrapped is the fatal error of a frame that is not a WRAP message on a connection whose QOP
+// protects traffic: only the security layer proves a response came from the server, so anything
+// outside it may have been injected by whoever is on the path (TestUnwrappedFrameIsFatal). Hadoop's
+// server wraps its FATAL answers too, so no genuine frame is lost by refusing them.
+var errUnwrapped = errors.New("an unwrapped frame arrived on a connection with integrity/privacy")
+
 // unwrapReader turns the server's WRAP messages back into the byte stream of its response frames.
-// A frame that is not a successful SASL message (a FATAL answer, say) is passed through as it came,
-// so that the reader above it sees the server's error.
+// Any other frame is an error (errUnwrapped), which closes the connection.
 type unwrapReader struct {
 	r        io.Reader
 	mech     mechanism
@@ -61,10 +66,9 @@ func (u *unwrapReader) Read(p []byte) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("malformed response: %w", err)
 		}
-		if int32(h.GetCallId()) != callIDSASL || h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
-			u.buf = binary.BigEndian.AppendUint32(make([]byte, 0, 4+len(frame)), uint32(len(frame)))
-			u.buf = append(u.buf, frame...)
-			break
+		if id := int32(h.GetCallId()); id != callIDSASL || h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
+			return 0, fmt.Errorf("%w (QOP %s; call id %d, status %v): refusing it and closing the connection",
+				errUnwrapped, u.mech.qop(), id, h.GetStatus())
 		}
 		m := &hadooppb.RpcSaslProto{}
 		if err := proto.Unmarshal(body, m); err != nil {

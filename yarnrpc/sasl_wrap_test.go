@@ -2,14 +2,19 @@ package yarnrpc
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
 )
 
@@ -131,6 +136,75 @@ func TestTokenAuthWithQOP(t *testing.T) {
 			require.Len(t, infos, 1)
 			assert.Equal(t, tc.qop, infos[0].QOP)
 			assert.Equal(t, testProtocol, infos[0].Protocol, "the connection context arrived (wrapped)")
+		})
+	}
+}
+
+// Once auth-int or auth-conf is negotiated, a response outside the security layer may be forged by
+// anyone on the path: it is a fatal connection error. Every waiting call fails with an error saying
+// so, the connection is closed, and the forged response reaches no caller.
+func TestUnwrappedFrameIsFatal(t *testing.T) {
+	type setup func(t *testing.T) (*rpctest.Server, ConnOptions)
+	token := func(qop, protection string) setup {
+		return func(t *testing.T) (*rpctest.Server, ConnOptions) {
+			srv := newServer(t, rpctest.Options{Tokens: map[string][]byte{"id": []byte("pw")}, QOP: []string{qop}})
+			echo(srv)
+			return srv, ConnOptions{Protocol: testProtocol, Protection: protection,
+				Auth: TokenAuth(Token{Identifier: []byte("id"), Password: []byte("pw")}, "alice")}
+		}
+	}
+	kerberos := func(protection string) setup {
+		return func(t *testing.T) (*rpctest.Server, ConnOptions) {
+			srv, svc := kerberosServer(t, []string{"auth-int", "auth-conf"}, nil)
+			login, _ := fakeLogin(t, svc, "alice")
+			return srv, ConnOptions{Protocol: testProtocol, Protection: protection, Auth: KerberosAuth(login, "rm/_HOST@EXAMPLE.COM")}
+		}
+	}
+	for name, mk := range map[string]setup{
+		"digest-md5/integrity": token("auth-int", "integrity"),
+		"digest-md5/privacy":   token("auth-conf", "privacy"),
+		"gssapi/integrity":     kerberos("integrity"),
+		"gssapi/privacy":       kerberos("privacy"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv, opts := mk(t)
+			srv.SetFaults(func(r *rpctest.Request) rpctest.Fault {
+				switch r.Method {
+				case "wait":
+					return rpctest.Fault{Drop: true}
+				case "forged":
+					return rpctest.Fault{Unwrapped: true}
+				}
+				return rpctest.Fault{}
+			})
+			srv.Handle(testProtocol, "forged", func(context.Context, *rpctest.Request) (proto.Message, error) {
+				return userMsg("forged"), nil
+			})
+			conn, err := Dial(ctx(t), srv.Addr(), opts)
+			require.NoError(t, err)
+			defer conn.Close()
+			require.NotEqual(t, qopAuth, conn.QOP())
+			assert.Equal(t, "before", callEcho(t, conn, "before"), "wrapped responses still work")
+
+			waiting := make(chan error, 1)
+			go func() { waiting <- conn.Call(ctx(t), "wait", userMsg("w"), userMsg("")) }()
+			require.Eventually(t, func() bool { return srv.Calls("wait") == 1 }, 10*time.Second, 5*time.Millisecond)
+
+			resp := &hadooppb.UserInformationProto{}
+			err = conn.Call(ctx(t), "forged", userMsg("x"), resp)
+			require.Error(t, err)
+			assert.Empty(t, resp.GetEffectiveUser(), "the unwrapped response was not delivered")
+			assert.Contains(t, err.Error(), "unwrapped frame arrived on a connection with integrity/privacy")
+			assert.True(t, errors.Is(err, ErrConnection), "got %v", err)
+
+			select {
+			case werr := <-waiting:
+				require.Error(t, werr)
+				assert.Contains(t, werr.Error(), "unwrapped frame arrived on a connection with integrity/privacy")
+			case <-time.After(10 * time.Second):
+				t.Fatal("the waiting call did not fail within 10 s")
+			}
+			assert.True(t, conn.isClosed(), "the connection is closed")
 		})
 	}
 }

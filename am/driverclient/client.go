@@ -13,7 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/amtls"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // Client talks to one ApplicationMaster's driver API.
@@ -27,12 +28,14 @@ type Client struct {
 	CallTimeout time.Duration
 }
 
-// New returns a client for the API at api (http://host:port/api/v1/, as in YARN_AM_API). secret is
-// the application secret (YARN_AM_SECRET); reads work without it, writes need it.
+// New returns a client for the API at api (https://host:port/api/v1/, as in YARN_AM_API; the plain
+// tracking URL http://host:port/api/v1/ serves reads only). secret is the application secret
+// (YARN_AM_SECRET); reads work without it, writes need it and an https:// api. Call Trust with the
+// application's TLS authority before talking to an https:// api.
 func New(api, secret string) (*Client, error) {
 	u, err := url.Parse(api)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s=%q: want the AM's API URL, like http://host:port/api/v1/", am.EnvAPI, api)
+		return nil, fmt.Errorf("%s=%q: want the AM's API URL, like http://host:port/api/v1/", contract.EnvAPI, api)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
@@ -43,14 +46,38 @@ func New(api, secret string) (*Client, error) {
 	return &Client{base: u, secret: secret, HTTP: &http.Client{}, CallTimeout: 30 * time.Second}, nil
 }
 
-// FromEnv returns a client configured from YARN_AM_API and YARN_AM_SECRET (set by the AM for its
-// driver program).
+// FromEnv returns a client configured from YARN_AM_API, YARN_AM_SECRET and YARN_AM_CA_CERT (set by
+// the AM for its driver program).
 func FromEnv() (*Client, error) {
-	api := os.Getenv(am.EnvAPI)
+	api := os.Getenv(contract.EnvAPI)
 	if api == "" {
-		return nil, fmt.Errorf("%s is not set: the driver API address is given to drivers run with 'yarn-am submit --driver'", am.EnvAPI)
+		return nil, fmt.Errorf("%s is not set: the driver API address is given to drivers run with 'yarn-am submit --driver'", contract.EnvAPI)
 	}
-	return New(api, os.Getenv(am.EnvSecret))
+	c, err := New(api, os.Getenv(contract.EnvSecret))
+	if err != nil {
+		return nil, err
+	}
+	if f := os.Getenv(contract.EnvCACert); f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", contract.EnvCACert, f, err)
+		}
+		if err := c.Trust(pem); err != nil {
+			return nil, fmt.Errorf("%s=%s: %w", contract.EnvCACert, f, err)
+		}
+	}
+	return c, nil
+}
+
+// Trust makes the client trust the application's TLS authority (PEM) and nothing else: the AM's
+// HTTPS API presents a certificate it issued (YARN_AM_CA_CERT). It replaces HTTP.
+func (c *Client) Trust(caPEM []byte) error {
+	hc, err := amtls.HTTPClient(caPEM, 0) // no overall timeout: event streams last; calls have CallTimeout
+	if err != nil {
+		return err
+	}
+	c.HTTP = hc
+	return nil
 }
 
 // APIError is a non-2xx answer of the AM.
@@ -92,6 +119,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if method != http.MethodGet && c.secret != "" {
+		// The secret goes over HTTPS only (docs/design.md#security); the AM's plain port refuses
+		// writes anyway, but by then the secret would have crossed the wire in the clear.
+		if err := amtls.RequireHTTPS(c.base.String(), contract.EnvAPI); err != nil {
+			return err
+		}
 		req.Header.Set("Authorization", "Bearer "+c.secret)
 	}
 	resp, err := c.HTTP.Do(req)
@@ -127,37 +159,37 @@ func apiError(method, u string, code int, data []byte) *APIError {
 }
 
 // Status returns the application's status (state, requirement, counts, containers).
-func (c *Client) Status(ctx context.Context) (am.Status, error) {
-	var s am.Status
+func (c *Client) Status(ctx context.Context) (contract.Status, error) {
+	var s contract.Status
 	err := c.do(ctx, http.MethodGet, "status", nil, &s)
 	return s, err
 }
 
 // Containers returns the TaskExecutor containers with their resource infos (GPU indexes).
-func (c *Client) Containers(ctx context.Context) ([]am.ContainerStatus, error) {
-	var cs []am.ContainerStatus
+func (c *Client) Containers(ctx context.Context) ([]contract.ContainerStatus, error) {
+	var cs []contract.ContainerStatus
 	err := c.do(ctx, http.MethodGet, "containers", nil, &cs)
 	return cs, err
 }
 
 // SetRequirements declares the number of TaskExecutors wanted; the AM asks for more, or cancels
 // pending asks and then stops the newest TaskExecutors. It returns the requirement now in force.
-func (c *Client) SetRequirements(ctx context.Context, instances int) (am.Requirement, error) {
-	var r am.Requirement
-	err := c.do(ctx, http.MethodPut, "requirements", am.RequirementsUpdate{Instances: &instances}, &r)
+func (c *Client) SetRequirements(ctx context.Context, instances int) (contract.Requirement, error) {
+	var r contract.Requirement
+	err := c.do(ctx, http.MethodPut, "requirements", contract.RequirementsUpdate{Instances: &instances}, &r)
 	return r, err
 }
 
 // RecentEvents returns up to limit of the latest events (oldest first), without streaming.
-func (c *Client) RecentEvents(ctx context.Context, limit int) ([]am.Event, error) {
-	var evs []am.Event
+func (c *Client) RecentEvents(ctx context.Context, limit int) ([]contract.Event, error) {
+	var evs []contract.Event
 	err := c.do(ctx, http.MethodGet, fmt.Sprintf("events?format=json&limit=%d", limit), nil, &evs)
 	return evs, err
 }
 
 // EventsSince returns the events after id (at most limit if > 0), without streaming.
-func (c *Client) EventsSince(ctx context.Context, after uint64, limit int) ([]am.Event, error) {
-	var evs []am.Event
+func (c *Client) EventsSince(ctx context.Context, after uint64, limit int) ([]contract.Event, error) {
+	var evs []contract.Event
 	err := c.do(ctx, http.MethodGet, fmt.Sprintf("events?format=json&since=%d&limit=%d", after, limit), nil, &evs)
 	return evs, err
 }

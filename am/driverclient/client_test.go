@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/amtls/amtlstest"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // fakeAM serves the driver API from an event log and a requirement, like the AM.
@@ -29,10 +33,10 @@ func (f *fakeAM) handler() http.Handler {
 	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		_ = json.NewEncoder(w).Encode(am.Status{App: "application_1_0001", State: "RUNNING", Requirement: am.Requirement{Instances: f.instances}})
+		_ = json.NewEncoder(w).Encode(contract.Status{App: "application_1_0001", State: "RUNNING", Requirement: contract.Requirement{Instances: f.instances}})
 	})
 	mux.HandleFunc("GET /api/v1/containers", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode([]am.ContainerStatus{{ID: "c1", Node: "n1", State: am.Running}})
+		_ = json.NewEncoder(w).Encode([]contract.ContainerStatus{{ID: "c1", Node: "n1", State: contract.Running}})
 	})
 	mux.HandleFunc("PUT /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
@@ -43,10 +47,10 @@ func (f *fakeAM) handler() http.Handler {
 			fmt.Fprint(w, `{"error":"writes need the header 'Authorization: Bearer <application secret>'"}`)
 			return
 		}
-		var u am.RequirementsUpdate
+		var u contract.RequirementsUpdate
 		_ = json.NewDecoder(r.Body).Decode(&u)
 		f.instances = *u.Instances
-		_ = json.NewEncoder(w).Encode(am.Requirement{Instances: f.instances})
+		_ = json.NewEncoder(w).Encode(contract.Requirement{Instances: f.instances})
 	})
 	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(f.log, 50*time.Millisecond))
 	return mux
@@ -54,17 +58,19 @@ func (f *fakeAM) handler() http.Handler {
 
 func TestClientStatusContainersRequirements(t *testing.T) {
 	f := &fakeAM{instances: 3, log: am.NewEventLog(10)}
-	srv := httptest.NewServer(f.handler())
-	defer srv.Close()
-	t.Setenv(am.EnvAPI, srv.URL+"/api/v1/")
-	t.Setenv(am.EnvSecret, "s3cret")
+	srv, ca := amtlstest.Server(t, f.handler())
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, ca, 0o644))
+	t.Setenv(contract.EnvAPI, srv.URL+"/api/v1/")
+	t.Setenv(contract.EnvSecret, "s3cret")
+	t.Setenv(contract.EnvCACert, caFile)
 	c, err := FromEnv()
 	require.NoError(t, err)
 	ctx := context.Background()
 
 	s, err := c.Status(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, "RUNNING", s.State)
+	assert.Equal(t, contract.StateRunning, s.State)
 	assert.Equal(t, 3, s.Requirement.Instances)
 	cs, err := c.Containers(ctx)
 	require.NoError(t, err)
@@ -77,6 +83,7 @@ func TestClientStatusContainersRequirements(t *testing.T) {
 
 	noSecret, err := New(srv.URL, "")
 	require.NoError(t, err)
+	require.NoError(t, noSecret.Trust(ca))
 	_, err = noSecret.SetRequirements(ctx, 1)
 	var apiErr *APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -88,14 +95,14 @@ func TestClientStatusContainersRequirements(t *testing.T) {
 	evs, err := c.RecentEvents(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
-	assert.Equal(t, am.EventLaunched, evs[0].Type)
+	assert.Equal(t, contract.EventLaunched, evs[0].Type)
 	evs, err = c.EventsSince(ctx, 0, 0)
 	require.NoError(t, err)
 	assert.Len(t, evs, 2)
 
 	_, err = New("host:1234", "")
 	assert.ErrorContains(t, err, "YARN_AM_API")
-	t.Setenv(am.EnvAPI, "")
+	t.Setenv(contract.EnvAPI, "")
 	_, err = FromEnv()
 	assert.ErrorContains(t, err, "YARN_AM_API is not set")
 }
@@ -148,8 +155,8 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 	mu.Unlock()
 
 	log.Add(am.LaunchedEvent("c2", "n1"))
-	log.Add(am.FinishedEvent(am.Outcome{Status: am.Succeeded, Diagnostics: "done"}))
-	e, err := s.Until(func(e am.Event) bool { return e.Type == am.EventFinished })
+	log.Add(am.FinishedEvent(am.Outcome{Status: contract.Succeeded, Diagnostics: "done"}))
+	e, err := s.Until(func(e contract.Event) bool { return e.Type == contract.EventFinished })
 	require.NoError(t, err)
 	assert.Equal(t, uint64(6), e.ID)
 	assert.Equal(t, uint64(6), s.LastID())
@@ -172,4 +179,36 @@ func TestStreamEndsWithContextAndGivesUp(t *testing.T) {
 	_, err = s.Next()
 	assert.ErrorContains(t, err, "the event stream is gone")
 	assert.Less(t, time.Since(start), 5*time.Second)
+}
+
+// The driver client sends the secret only over HTTPS to the AM whose certificate the application's
+// authority issued: not over http://, not to an impostor presenting another self-signed certificate.
+func TestClientSendsTheSecretOnlyToThePinnedAM(t *testing.T) {
+	f := &fakeAM{instances: 3, log: am.NewEventLog(10)}
+	_, appCA := amtlstest.Server(t, f.handler())
+	impostor, _ := amtlstest.Server(t, f.handler())
+	plain := httptest.NewServer(f.handler())
+	defer plain.Close()
+	ctx := context.Background()
+
+	c, err := New(impostor.URL, "s3cret")
+	require.NoError(t, err)
+	require.NoError(t, c.Trust(appCA))
+	_, err = c.SetRequirements(ctx, 1)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "certificate")
+
+	c, err = New(plain.URL, "s3cret")
+	require.NoError(t, err)
+	_, err = c.SetRequirements(ctx, 1)
+	assert.ErrorContains(t, err, "not https://")
+	s, err := c.Status(ctx)
+	require.NoError(t, err, "reads work over the plain tracking URL")
+	assert.Equal(t, 3, s.Requirement.Instances)
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Empty(t, f.auths, "no server saw the Authorization header")
+
+	require.Error(t, c.Trust([]byte("not pem")))
 }

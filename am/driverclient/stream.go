@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // Stream follows the AM's event stream. It reconnects after a dropped connection with Last-Event-ID
@@ -93,7 +93,7 @@ func (s *Stream) drop() {
 
 // Next returns the next event, reconnecting as needed. It returns ctx's error when ctx ends, an
 // *APIError if the AM refuses the stream, or the last connection error after GiveUpAfter.
-func (s *Stream) Next() (am.Event, error) {
+func (s *Stream) Next() (contract.Event, error) {
 	var failingSince time.Time
 	wait := 100 * time.Millisecond
 	for {
@@ -101,10 +101,10 @@ func (s *Stream) Next() (am.Event, error) {
 		closed, rd := s.closed, s.rd
 		s.mu.Unlock()
 		if closed {
-			return am.Event{}, ErrStreamClosed
+			return contract.Event{}, ErrStreamClosed
 		}
 		if err := s.ctx.Err(); err != nil {
-			return am.Event{}, err
+			return contract.Event{}, err
 		}
 		var err error
 		if rd == nil {
@@ -113,10 +113,10 @@ func (s *Stream) Next() (am.Event, error) {
 				continue
 			}
 			if _, refused := err.(*APIError); refused && err.(*APIError).StatusCode/100 == 4 {
-				return am.Event{}, err
+				return contract.Event{}, err
 			}
 		} else {
-			var e am.Event
+			var e contract.Event
 			var ok bool
 			if e, ok, err = readEvent(rd); err == nil && ok {
 				s.mu.Lock()
@@ -130,16 +130,16 @@ func (s *Stream) Next() (am.Event, error) {
 			}
 		}
 		if s.ctx.Err() != nil {
-			return am.Event{}, s.ctx.Err()
+			return contract.Event{}, s.ctx.Err()
 		}
 		if failingSince.IsZero() {
 			failingSince = time.Now()
 		} else if time.Since(failingSince) > s.GiveUpAfter {
-			return am.Event{}, fmt.Errorf("driverclient: the event stream is gone for %s: %w", s.GiveUpAfter, err)
+			return contract.Event{}, fmt.Errorf("driverclient: the event stream is gone for %s: %w", s.GiveUpAfter, err)
 		}
 		select {
 		case <-s.ctx.Done():
-			return am.Event{}, s.ctx.Err()
+			return contract.Event{}, s.ctx.Err()
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 5*time.Second)
@@ -147,12 +147,12 @@ func (s *Stream) Next() (am.Event, error) {
 }
 
 // readEvent reads SSE lines up to the next event with data; comments and retry lines are skipped.
-func readEvent(rd *bufio.Reader) (am.Event, bool, error) {
+func readEvent(rd *bufio.Reader) (contract.Event, bool, error) {
 	var data strings.Builder
 	for {
 		line, err := rd.ReadString('\n')
 		if err != nil {
-			return am.Event{}, false, err
+			return contract.Event{}, false, err
 		}
 		line = strings.TrimRight(line, "\r\n")
 		switch {
@@ -160,9 +160,9 @@ func readEvent(rd *bufio.Reader) (am.Event, bool, error) {
 			if data.Len() == 0 {
 				continue
 			}
-			var e am.Event
+			var e contract.Event
 			if err := json.Unmarshal([]byte(data.String()), &e); err != nil {
-				return am.Event{}, false, fmt.Errorf("driverclient: an event is not JSON: %w", err)
+				return contract.Event{}, false, fmt.Errorf("driverclient: an event is not JSON: %w", err)
 			}
 			return e, true, nil
 		case strings.HasPrefix(line, "data:"):
@@ -175,7 +175,7 @@ func readEvent(rd *bufio.Reader) (am.Event, bool, error) {
 }
 
 // Until returns the first event for which match is true (skipping others), or Next's error.
-func (s *Stream) Until(match func(am.Event) bool) (am.Event, error) {
+func (s *Stream) Until(match func(contract.Event) bool) (contract.Event, error) {
 	for {
 		e, err := s.Next()
 		if err != nil || match(e) {

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -17,9 +15,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
-	"github.com/yarn-am/yarn-am/container"
-	"github.com/yarn-am/yarn-am/resources"
-	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 var amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
@@ -39,7 +34,8 @@ Flags:
   --service               keep TaskExecutors running (replacing any that end) until the app is killed;
                           default: the app SUCCEEDS when every TaskExecutor has exited 0
   --driver CMD            driver mode: run CMD with bash -c in this container, with YARN_AM_API
-                          (http://host:port/api/v1/) and YARN_AM_SECRET in its environment; the app
+                          (https://host:port/api/v1/), YARN_AM_CA_CERT (the PEM file to trust for it)
+                          and YARN_AM_SECRET in its environment; the app
                           SUCCEEDS if CMD exits 0, else FAILS; TaskExecutors are stopped when it exits
   --heartbeat-fast DUR    allocate interval while containers are pending (default 200ms)
   --heartbeat-slow DUR    allocate interval when nothing is pending (default 1s)
@@ -47,6 +43,10 @@ Flags:
   --finished-history N    finished containers the status and the UI list, the latest (default 1000);
                           every active container is listed, and the counts of completed and failed
                           containers stay exact; bounds the AM's memory in a long-running --service
+  --max-event-streams N   event streams (GET /api/v1/events) served at once, in total (default 256);
+                          beyond, 503 with Retry-After; bounds the AM's memory against a flood
+  --max-event-streams-per-client N
+                          event streams served at once to one client address (default 16)
 
 Failure policy (the same names are keys of the job file's [policy] table, which gives the defaults; flags
 win):
@@ -56,7 +56,10 @@ Environment (set by YARN and 'yarn-am submit'): CONTAINER_ID, NM_HOST, HADOOP_TO
 (AM-RM token and the application secret 'yarn-am.secret'), HADOOP_CONF_DIR, HADOOP_USER_NAME,
 YARN_AM_STAGING_DIR (hdfs:// URI of the staging directory), YARN_AM_LOG_LEVEL.
 
-HTTP API (on NM_HOST, a free port; also the tracking URL, and through the RM's proxy):
+HTTP API, on NM_HOST, two free ports: the tracking URL (plain HTTP, also through the RM's proxy) serves
+the reads and answers 403 to everything that takes the secret; the HTTPS port (its address is
+"secureAPI" in the status; certificate issued by the application's authority, 'yarn-am.tls.ca-cert' in
+the credentials) serves everything, and is the only one that takes the secret:
   GET  /                                  status page (containers with GPU indexes, latest events)
   GET  /api/v1/status                     application state, counts, containers, excluded nodes, events
   GET  /api/v1/containers                 the containers with their resource infos (GPU indexes)
@@ -65,6 +68,7 @@ HTTP API (on NM_HOST, a free port; also the tracking URL, and through the RM's p
   GET  /api/v1/events                     Server-Sent Events, resumable (Last-Event-ID or ?since=ID);
                                           ?format=json[&since=ID][&limit=N] for a JSON array
   POST /api/v1/containers/<id>/report     the launcher's report; needs 'Authorization: Bearer <secret>'
+  GET  /api/v1/tokens                     refreshed delegation tokens (with a keytab); needs the secret
   GET  /metrics                           Prometheus metrics
 
 Exit codes: 0 unregistered (whatever the final status), 1 could not run or unregister, 2 bad usage,
@@ -83,6 +87,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		service                    bool
 		fast, slow                 time.Duration
 		workers, history           int
+		maxStreams, streamsPerIP   int
 		policy                     = am.PolicyConfig{}.WithDefaults()
 	)
 	fs.StringVar(&jobFile, "job", "", "")
@@ -94,6 +99,8 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&slow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
 	fs.IntVar(&workers, "launch-workers", am.DefaultLaunchWorkers, "")
 	fs.IntVar(&history, "finished-history", am.DefaultFinishedHistory, "")
+	fs.IntVar(&maxStreams, "max-event-streams", am.DefaultMaxEventStreams, "")
+	fs.IntVar(&streamsPerIP, "max-event-streams-per-client", am.DefaultMaxEventStreamsPerClient, "")
 	policy.RegisterFlags(fs)
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
@@ -115,6 +122,10 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case history < 1:
 		fmt.Fprintf(stderr, "yarn-am am: --finished-history=%d: must be at least 1 (the default is %d)\n", history, am.DefaultFinishedHistory)
+		return 2
+	case maxStreams < 1 || streamsPerIP < 1 || streamsPerIP > maxStreams:
+		fmt.Fprintf(stderr, "yarn-am am: --max-event-streams=%d --max-event-streams-per-client=%d: both must be at least 1, the per-client one at most the total (defaults %d and %d)\n",
+			maxStreams, streamsPerIP, am.DefaultMaxEventStreams, am.DefaultMaxEventStreamsPerClient)
 		return 2
 	case service && driver != "":
 		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
@@ -150,217 +161,14 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	defer logPeakRSS()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	code, err := amMain(ctx, amArgs{jobFile, flinkConf, defines, service, driver, fast, slow, workers, history, policy})
+	code, err := am.RunProcess(ctx, am.ProcessOptions{JobFile: jobFile, FlinkConf: flinkConf, Defines: defines, Service: service,
+		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: policy,
+		MaxEventStreams: maxStreams, MaxEventStreamsPerClient: streamsPerIP})
 	if err != nil {
 		logrus.WithError(err).Error("yarn-am am: failed")
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 	}
 	return code
-}
-
-type amArgs struct {
-	jobFile, flinkConf string
-	defines            []string
-	service            bool
-	driver             string
-	fast, slow         time.Duration
-	workers, history   int
-	policy             am.PolicyConfig
-}
-
-func amMain(ctx context.Context, a amArgs) (int, error) {
-	job, err := container.LoadStagedJob(a.jobFile) // the job's local files were shipped; their paths mean nothing here
-	if err != nil {
-		return 1, err
-	}
-	cfg, warnings, err := resources.Load(resources.Sources{JobFile: a.jobFile, FlinkConf: a.flinkConf, Overrides: a.defines})
-	for _, w := range warnings {
-		logrus.WithField("key", w.Key).Warn(w.Message)
-	}
-	if err != nil {
-		return 1, err
-	}
-	capability := am.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
-	for k, v := range cfg.YarnResources() {
-		capability[k] = v
-	}
-	keys := am.ConfigKeys{}
-	for _, r := range cfg.Resources {
-		keys[r.YarnKey] = "external-resource." + r.Name + ".amount"
-	}
-
-	cid := os.Getenv("CONTAINER_ID")
-	cidp, err := yarnrpc.ParseContainerID(cid)
-	if err != nil {
-		return 1, fmt.Errorf("CONTAINER_ID: %w (the AM runs in a YARN container)", err)
-	}
-	attempt := yarnrpc.FormatAttemptID(cidp.GetAppAttemptId())
-	app := yarnrpc.FormatApplicationID(cidp.GetAppAttemptId().GetApplicationId())
-	host := os.Getenv("NM_HOST")
-	if host == "" {
-		return 1, fmt.Errorf("NM_HOST is not set (YARN sets it in every container); the AM binds its HTTP API there")
-	}
-	tokenFile := os.Getenv("HADOOP_TOKEN_FILE_LOCATION")
-	if tokenFile == "" {
-		return 1, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION is not set: the AM needs its AM-RM token from YARN")
-	}
-	creds, err := yarnrpc.ReadCredentialsFile(tokenFile)
-	if err != nil {
-		return 1, err
-	}
-	amrm, ok := creds.TokenOfKind(yarnrpc.AMRMTokenKind)
-	if !ok {
-		return 1, fmt.Errorf("the token file %s has no %s token", tokenFile, yarnrpc.AMRMTokenKind)
-	}
-	secret := string(creds.Secrets[am.SecretAlias])
-	if secret == "" {
-		return 1, fmt.Errorf("the token file %s has no secret %q ('yarn-am submit' puts it there)", tokenFile, am.SecretAlias)
-	}
-	log := logrus.WithFields(logrus.Fields{"app": app, "attempt": attempt})
-
-	conf, err := yarnrpc.LoadConfigFromEnv()
-	if err != nil {
-		return 1, err
-	}
-	user := yarnrpc.CurrentUser()
-	rm, err := yarnrpc.NewAMClient(conf, amrm, user)
-	if err != nil {
-		return 1, err
-	}
-	defer rm.Close()
-	co, err := conf.ConnDefaults()
-	if err != nil {
-		return 1, err
-	}
-	nm := yarnrpc.NewNMClient(co, attempt)
-	defer nm.Close()
-	// The RM's client port, only for the node reports behind not-enough-resources events. SIMPLE
-	// authentication as the user works on clusters without Kerberos; elsewhere the calls fail and the
-	// events carry the scheduler's headroom instead.
-	var cluster am.ClusterNodes
-	if ac, err := yarnrpc.NewApplicationClient(conf, yarnrpc.SimpleAuth(user)); err != nil {
-		log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only")
-	} else {
-		defer ac.Close()
-		cluster = ac
-	}
-
-	am.AnnounceTokenDeadline(log, creds)
-	var staging am.StagingStore
-	if uri := os.Getenv(am.EnvStagingDir); uri != "" {
-		if staging, err = am.OpenStagingFor(ctx, uri, user, conf, creds); err != nil {
-			return 1, err
-		}
-		defer staging.Close()
-	} else {
-		log.Warn("yarn-am am: " + am.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
-	}
-	refresher, err := am.TokenRefresherFromEnv(ctx, conf, creds, staging, log) // nil without a shipped keytab
-	if err != nil {
-		return 1, err
-	}
-	if refresher != nil {
-		go refresher.Run(ctx)
-	}
-	var manifest []am.ManifestEntry
-	if _, err := os.Stat(am.ManifestFile); err == nil {
-		if manifest, err = am.ReadManifest(am.ManifestFile); err != nil {
-			return 1, err
-		}
-	}
-
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 1, fmt.Errorf("the HTTP API cannot listen on NM_HOST=%s: %w", host, err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	base := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
-
-	flinkAlias := ""
-	if a.flinkConf != "" {
-		flinkAlias = a.flinkConf
-	}
-	var stagedFiles am.StagedFiles
-	if staging != nil {
-		stagedFiles = staging
-	}
-	env := map[string]string{}
-	for k, v := range job.TaskExecutor.Env {
-		env[k] = v
-	}
-	if lvl := os.Getenv("YARN_AM_LOG_LEVEL"); lvl != "" {
-		if _, set := env["YARN_AM_LOG_LEVEL"]; !set {
-			env["YARN_AM_LOG_LEVEL"] = lvl
-		}
-	}
-	if refresher != nil {
-		env[am.EnvTokensURL] = strings.TrimSuffix(base, "/") + am.TokensPath
-	}
-	te := am.TaskExecutorLaunch{
-		Manifest: manifest, Staged: stagedFiles, JobFile: a.jobFile, FlinkConf: flinkAlias, Defines: a.defines,
-		Command: job.TaskExecutor.Command, Env: env, ReportURL: base + "api/v1/containers/", Creds: creds,
-	}
-	clc, err := te.LaunchContext()
-	if err != nil {
-		return 1, err
-	}
-
-	mode := am.Batch
-	if a.service {
-		mode = am.Service
-	}
-	amc := am.Config{
-		App:  app,
-		Spec: am.Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode},
-		Host: host, RPCPort: port, TrackingURL: base,
-		HeartbeatFast: a.fast, HeartbeatSlow: a.slow, LaunchWorkers: a.workers, FinishedHistory: a.history,
-		LaunchContext: clc, RM: rm, NM: nm, Log: log,
-		Policy: a.policy, Keys: keys, Cluster: cluster,
-	}
-	if staging != nil {
-		amc.Staging = staging
-	}
-	if refresher != nil {
-		amc.LaunchTokens = refresher.LaunchTokens
-	}
-	am.AddTokenDeadlineEvent(&amc, creds)
-	if a.driver != "" {
-		amc.Driver = &am.DriverConfig{Command: a.driver, Env: []string{am.EnvAPI + "=" + base + "api/v1/", am.EnvSecret + "=" + secret}}
-	}
-	m, err := am.New(amc)
-	if err != nil {
-		return 1, err
-	}
-	srv := &http.Server{Handler: am.TokenEndpoint(m.Handler(secret), refresher, secret), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(c)
-	}()
-	log.WithFields(logrus.Fields{"tracking_url": base, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
-		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.policy)}).Info("yarn-am am: starting")
-
-	out, err := m.Run(ctx)
-	if ctx.Err() != nil {
-		log.Info("yarn-am am: stopped by signal (application killed)")
-		return 143, nil
-	}
-	log.WithFields(logrus.Fields{"final_status": out.Status, "diagnostics": out.Diagnostics}).Info("yarn-am am: done")
-	if err != nil {
-		return 1, err
-	}
-	return 0, nil
-}
-
-func modeName(a amArgs) string {
-	switch {
-	case a.driver != "":
-		return "driver"
-	case a.service:
-		return "service"
-	}
-	return "batch"
 }
 
 // logPeakRSS logs the AM's peak resident set size (VmHWM), for sizing am.memory.

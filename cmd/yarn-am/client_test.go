@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
@@ -291,18 +292,18 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 		running, running, running,
 		report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "done"),
 	}
-	rm, err := newClientRM(&loginFlags{}, os.Stderr)
+	_, rm, err := client.Connect(client.LoginOptions{}, os.Stderr)
 	require.NoError(t, err)
 	defer rm.Close()
-	var out, errb bytes.Buffer
-	res := follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
-	require.NoError(t, res.err)
-	assert.Equal(t, 0, res.exitCode(&out, &errb))
+	var out bytes.Buffer
+	res := client.Follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
+	require.NoError(t, res.Err)
+	assert.True(t, res.Succeeded())
+	assert.Equal(t, "application_1700000000000_0001: final status SUCCEEDED", res.Outcome())
 	text := out.String()
 	assert.Equal(t, 1, strings.Count(text, "application_1700000000000_0001 RUNNING\n"), "state changes are printed once:\n%s", text)
 	assert.Equal(t, 1, strings.Count(text, "containers: requested 2, allocated 2, running 2, completed 0, failed 0"), "unchanged counts are printed once:\n%s", text)
 	assert.Contains(t, text, "container container_1700000000000_0001_01_000002 on 127.0.0.2:40000 RUNNING gpu=3")
-	assert.Contains(t, text, "final status SUCCEEDED")
 
 	// A failed application: exit 1 with the diagnostics.
 	f.mu.Lock()
@@ -310,10 +311,10 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 	f.reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_FAILED, "", "TaskExecutor failure limit reached: exit code 3")}
 	f.mu.Unlock()
 	out.Reset()
-	res = follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
-	require.NoError(t, res.err)
-	assert.Equal(t, 1, res.exitCode(&out, &errb))
-	assert.Contains(t, errb.String(), "ended FINISHED with final status FAILED: TaskExecutor failure limit reached: exit code 3")
+	res = client.Follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
+	require.NoError(t, res.Err)
+	assert.False(t, res.Succeeded())
+	assert.Contains(t, res.Outcome(), "ended FINISHED with final status FAILED: TaskExecutor failure limit reached: exit code 3")
 }
 
 func TestListFiltersByTypeAndState(t *testing.T) {

@@ -2,21 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
-	"sort"
-	"strings"
 	"syscall"
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container"
-	"github.com/yarn-am/yarn-am/gpu"
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/container/launcher"
 )
 
 const discoverUsage = `Usage: yarn-am discover [-f job.toml] [--flink-conf FILE] [-D key=value]... [--json] [-v]
@@ -70,93 +64,16 @@ func runDiscover(args []string, stdout, stderr io.Writer) int {
 		lvl = logrus.DebugLevel
 	}
 	setLogLevel(stderr, lvl)
-	cfg, drivers, ok := loadExtRes(&f, "yarn-am discover", stderr)
+	cfg, drivers, ok := launcher.LoadResources(f.sources(), "yarn-am discover", stderr)
 	if !ok {
 		return 2
 	}
 
-	tmp, err := os.MkdirTemp("", "yarn-am-discover-")
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am discover: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	for _, d := range drivers {
-		if g, ok := d.(*gpu.Driver); ok {
-			g.WorkDir = tmp
-		}
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	infos, err := container.DiscoverAll(ctx, cfg.Resources, drivers)
-	if err != nil {
-		var df *container.DiscoveryFailure
-		if errors.As(err, &df) {
-			fmt.Fprintf(stderr, "yarn-am discover: discovery failed for resource %q: %v\n", df.Resource, df.Err)
-		} else {
-			fmt.Fprintf(stderr, "yarn-am discover: %v\n", err)
-		}
-		return 1
-	}
-	var ordered []resources.Driver
-	for _, r := range cfg.Resources {
-		if d, ok := drivers[r.Name]; ok {
-			ordered = append(ordered, d)
-		}
-	}
-	defer container.ReleaseAll(context.Background(), ordered, logrus.StandardLogger())
-
-	path, err := resources.WriteInfoFile(tmp, infos)
-	if err != nil {
+	if err := launcher.DiscoverHere(ctx, cfg, drivers, *asJSON, stdout); err != nil {
 		fmt.Fprintf(stderr, "yarn-am discover: %v\n", err)
 		return 1
 	}
-	if *asJSON {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "yarn-am discover: %v\n", err)
-			return 1
-		}
-		_, _ = stdout.Write(data)
-		return 0
-	}
-	printDiscovery(stdout, cfg, drivers, infos)
 	return 0
-}
-
-func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resources.Driver, infos map[string][]resources.Info) {
-	if len(cfg.Resources) == 0 {
-		fmt.Fprintln(w, "No external resources are configured (external-resources is unset or none).")
-		return
-	}
-	for _, r := range cfg.Resources {
-		driver := "no driver: the worker gets no infos"
-		if r.Driver != "" {
-			driver = "driver " + r.Driver
-		}
-		fmt.Fprintf(w, "%s: %d x %s (%s)\n", r.Name, r.Amount, r.YarnKey, driver)
-		for i, in := range infos[r.Name] {
-			var props []string
-			for _, k := range in.Keys() {
-				props = append(props, k+"="+in[k])
-			}
-			fmt.Fprintf(w, "  [%d] %s\n", i, strings.Join(props, " "))
-		}
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "A worker started by 'yarn-am launch' in this environment would get:")
-	const placeholder = "<working directory>/" + resources.InfoFileName
-	env := container.WorkerEnv(nil, placeholder, infos, drivers)
-	sort.Strings(env)
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(k, "YARN_AM_") {
-			if cur := os.Getenv(k); cur != "" {
-				fmt.Fprintf(w, "  %s=%s (already set here: the worker keeps it; yarn-am would set %s)\n", k, cur, kv[len(k)+1:])
-				continue
-			}
-		}
-		fmt.Fprintf(w, "  %s\n", kv)
-	}
 }

@@ -10,7 +10,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/launcher"
 	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -25,7 +26,9 @@ external-resources.json in the working directory, starts CMD with these variable
   YARN_AM_RESOURCE_<NAME>           per resource, the comma-separated indexes (gpu -> YARN_AM_RESOURCE_GPU)
   CUDA_VISIBLE_DEVICES              the GPU indexes (vendor=amd: HIP_VISIBLE_DEVICES), unless already set
 
-and passes stdin, stdout and stderr through. SIGTERM, SIGINT and SIGHUP are forwarded to the worker.
+and passes stdin, stdout and stderr through. In a YARN container the worker shares the container's
+process group, so YARN's SIGTERM/SIGKILL reach everything it starts; elsewhere SIGTERM, SIGINT and
+SIGHUP are forwarded to the worker.
 When the worker exits, the GPUs claimed in coordination mode are released and launch exits with the
 worker's exit code (128+N if it was killed by signal N).
 
@@ -101,29 +104,6 @@ func splitJoinedDefines(args []string) []string {
 	return out
 }
 
-// loadExtRes loads and validates the configuration and builds its drivers. Problems and warnings are
-// printed to stderr with prefix; ok is false if the configuration is unusable.
-func loadExtRes(f *extResFlags, prefix string, stderr io.Writer) (*resources.Config, map[string]resources.Driver, bool) {
-	cfg, warnings, err := resources.Load(f.sources())
-	for _, w := range warnings {
-		if w.Level == resources.LevelWarning {
-			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, w.Message)
-		} else {
-			logrus.WithField("key", w.Key).Info(w.Message)
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return nil, nil, false
-	}
-	drivers, err := cfg.Drivers()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-		return nil, nil, false
-	}
-	return cfg, drivers, true
-}
-
 func setLogLevel(stderr io.Writer, def logrus.Level) {
 	logrus.SetOutput(stderr)
 	lvl := def
@@ -148,37 +128,17 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", err)
-		return container.ExitConfigError
+		return contract.LauncherConfigError
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
 		fmt.Fprintln(stderr, "yarn-am launch: no worker command; usage: yarn-am launch [flags] -- CMD [ARGS...]")
-		return container.ExitConfigError
+		return contract.LauncherConfigError
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
-	cfg, drivers, ok := loadExtRes(&f, "yarn-am launch", stderr)
+	cfg, drivers, ok := launcher.LoadResources(f.sources(), "yarn-am launch", stderr)
 	if !ok {
-		return container.ExitConfigError
+		return contract.LauncherConfigError
 	}
-	reporter, err := container.ReporterFromEnv(reportURL)
-	if err != nil {
-		logrus.WithError(err).Warn("yarn-am launch: the resource infos will not be reported to the AM")
-		reporter = container.NopReporter{}
-	}
-	if tr, err := container.TokenFileRefresherFromEnv(logrus.StandardLogger()); err != nil {
-		logrus.WithError(err).Warn("yarn-am launch: the token file will not be refreshed")
-	} else if tr != nil {
-		ctx, stop := context.WithCancel(context.Background())
-		defer stop()
-		go tr.Run(ctx)
-	}
-	l := &container.Launcher{
-		Resources: cfg.Resources,
-		Drivers:   drivers,
-		Stdin:     os.Stdin,
-		Stdout:    stdout,
-		Stderr:    stderr,
-		Reporter:  reporter,
-	}
-	return l.Run(context.Background(), argv)
+	return launcher.RunInContainer(context.Background(), cfg, drivers, reportURL, argv, os.Stdin, stdout, stderr)
 }

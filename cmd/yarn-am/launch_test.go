@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 // These tests build the yarn-am binary and the example worker and run them as a container would, with
@@ -61,7 +61,7 @@ func (e *launchEnv) gpuFlags(amount int, extra ...string) []string {
 		"-D", fmt.Sprintf("external-resource.gpu.amount=%d", amount),
 		"-D", "external-resource.gpu.yarn.config-key=yarn.io/gpu",
 		"-Dexternal-resource.gpu.driver-factory.class=org.apache.flink.externalresource.gpu.GPUDriverFactory",
-		"-D", "external-resource.gpu.param.discovery-script.args=--enable-coordination --coordination-file " + e.coord,
+		"-D", "external-resource.gpu.param.discovery-script.args=--enable-coordination --coordination-dir " + e.coord,
 	}, extra...)
 }
 
@@ -72,13 +72,18 @@ func runLaunchCmd(c *exec.Cmd) (stdout, stderr string, code int) {
 	return o.String(), er.String(), c.ProcessState.ExitCode()
 }
 
-func liveClaims(t *testing.T, file string) []string {
-	data, err := os.ReadFile(file)
+// liveClaims lists the claim lines of every user's claim file in the coordination directory dir.
+func liveClaims(t *testing.T, dir string) []string {
+	files, err := filepath.Glob(filepath.Join(dir, "claims.*"))
 	require.NoError(t, err)
 	var out []string
-	for _, l := range strings.Split(string(data), "\n") {
-		if l != "" && !strings.HasPrefix(l, "#") {
-			out = append(out, l)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, l := range strings.Split(string(data), "\n") {
+			if l != "" && !strings.HasPrefix(l, "#") {
+				out = append(out, l)
+			}
 		}
 	}
 	return out
@@ -105,34 +110,34 @@ func TestLaunchCommand(t *testing.T) {
 		marker := filepath.Join(t.TempDir(), "started")
 		c, wd := e.cmd(t, 1, "launch", append(e.gpuFlags(2), "--", e.worker, "--marker", marker)...)
 		out, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitDiscoveryFailed, code)
+		assert.Equal(t, contract.LauncherDiscoveryFailed, code)
 		assert.Equal(t, 90, code)
 		assert.Empty(t, out)
 		assert.NoFileExists(t, marker)
 		assert.NoFileExists(t, filepath.Join(wd, "external-resources.json"))
 		assert.True(t, strings.HasPrefix(errOut, `yarn-am launch: discovery failed for resource "gpu": discovery program `), errOut)
-		assert.Contains(t, errOut, "nvidia-gpu-discovery.sh: not enough GPUs: found 1 NVIDIA GPU(s) [0], asked for 2, 1 free; taken (coordination file "+e.coord+"): none")
+		assert.Contains(t, errOut, "nvidia-gpu-discovery.sh: not enough GPUs: found 1 NVIDIA GPU(s) [0], asked for 2, 1 free; taken (coordination directory "+e.coord+"): none")
 	})
 
 	t.Run("invalid configuration: exit 91, worker not started", func(t *testing.T) {
 		marker := filepath.Join(t.TempDir(), "started")
 		c, _ := e.cmd(t, 4, "launch", "-D", "external-resources=gpu", "-D", "external-resource.gpu.amount=0", "--", e.worker, "--marker", marker)
 		_, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitConfigError, code)
+		assert.Equal(t, contract.LauncherConfigError, code)
 		assert.Contains(t, errOut, "yarn-am launch: invalid external-resource configuration")
 		assert.Contains(t, errOut, "external-resource.gpu.amount")
 		assert.NoFileExists(t, marker)
 
 		c, _ = e.cmd(t, 4, "launch", e.gpuFlags(1)...)
 		_, errOut, code = runLaunchCmd(c)
-		assert.Equal(t, container.ExitConfigError, code)
+		assert.Equal(t, contract.LauncherConfigError, code)
 		assert.Contains(t, errOut, "yarn-am launch: no worker command")
 	})
 
 	t.Run("worker that cannot start: exit 92, claims released", func(t *testing.T) {
 		c, _ := e.cmd(t, 4, "launch", append(e.gpuFlags(4), "--", "/no/such/worker")...)
 		_, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitWorkerStartFailed, code)
+		assert.Equal(t, contract.LauncherWorkerStartFailed, code)
 		assert.Contains(t, errOut, `yarn-am launch: cannot start the worker "/no/such/worker"`)
 		assert.Empty(t, liveClaims(t, e.coord))
 	})
@@ -187,8 +192,8 @@ func TestLaunchCommand(t *testing.T) {
 		// A third one finds nothing free.
 		c, _ := e.cmd(t, 4, "launch", append(e.gpuFlags(1), "--", e.worker)...)
 		_, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, container.ExitDiscoveryFailed, code)
-		assert.Contains(t, errOut, "asked for 1, 0 free; taken (coordination file "+e.coord+"): 0 by pid ")
+		assert.Equal(t, contract.LauncherDiscoveryFailed, code)
+		assert.Contains(t, errOut, "asked for 1, 0 free; taken (coordination directory "+e.coord+"): 0 by pid ")
 
 		// SIGTERM to the launcher reaches the worker, which exits 143; so does the launcher, and the
 		// GPUs are free again.

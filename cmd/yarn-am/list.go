@@ -10,7 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -49,13 +50,13 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	rm, err := newClientRM(&lf, stderr)
+	_, rm, err := client.Connect(lf.options(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am list: %v\n", err)
 		return 1
 	}
 	defer rm.Close()
-	req := &hadooppb.GetApplicationsRequestProto{ApplicationTypes: []string{container.ApplicationType}}
+	req := &hadooppb.GetApplicationsRequestProto{ApplicationTypes: []string{contract.ApplicationType}}
 	if !*all {
 		req.ApplicationStates = []hadooppb.YarnApplicationStateProto{
 			hadooppb.YarnApplicationStateProto_NEW, hadooppb.YarnApplicationStateProto_NEW_SAVING,
@@ -68,9 +69,9 @@ func runList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am list: %v\n", err)
 		return 1
 	}
-	views := make([]reportView, 0, len(apps))
+	views := make([]client.ReportView, 0, len(apps))
 	for _, a := range apps {
-		views = append(views, viewReport(a))
+		views = append(views, client.ViewReport(a))
 	}
 	sort.Slice(views, func(i, j int) bool { return views[i].ID > views[j].ID })
 	if *asJSON {
@@ -90,7 +91,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "APPLICATION\tNAME\tUSER\tQUEUE\tSTATE\tFINAL\tPROGRESS\tTRACKING URL")
 	for _, v := range views {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%s\n", v.ID, v.Name, v.User, v.Queue, v.State, v.FinalStatus, v.Progress*100, v.TrackingURL)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.0f%%\t%s\n", v.ID, client.Cell(v.Name), client.Cell(v.User), client.Cell(v.Queue), v.State, v.FinalStatus, v.Progress*100, client.Cell(v.TrackingURL))
 	}
 	_ = tw.Flush()
 	return 0

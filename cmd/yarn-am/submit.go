@@ -13,9 +13,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container"
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
-	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 const submitUsage = `Usage: yarn-am submit job.toml [--flink-conf FILE] [-D key=value]... [--detach]
@@ -74,7 +73,6 @@ type submitFlags struct {
 	driver, queue, name              string
 	timeout                          time.Duration
 	loginFlags
-	tokens *yarnrpc.Credentials // delegation tokens for the AM (Kerberized clusters)
 }
 
 func runSubmit(args []string, stdout, stderr io.Writer) int {
@@ -95,12 +93,12 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
-	lj, err := loadJob(pos[0], &sf.jobFlags)
+	lj, err := client.LoadJob(pos[0], sf.jobOptions())
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
 	}
-	printWarnings(stderr, "yarn-am submit", lj.warnings)
+	lj.PrintWarnings(stderr, "yarn-am submit")
 
 	// One signal handler for the whole run: Ctrl-C during submission cancels it (and removes the
 	// staging directory); while following, it detaches or kills. (Resetting and re-registering would
@@ -123,31 +121,32 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	conf, ident, rm, err := connectRM(&sf.loginFlags, stderr)
+	sess, rm, err := client.Connect(sf.options(), stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
 	}
 	defer rm.Close()
-	queue := lj.job.Queue
+	queue := lj.Job.Queue
 	if sf.queue != "" {
 		queue = sf.queue
 	}
-	facts, err := checkAgainstCluster(subCtx, rm, lj, queue)
+	facts, err := client.CheckAgainstCluster(subCtx, rm, lj, queue)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
 	}
-	appID := facts.newApp.GetApplicationId()
+	appID := facts.NewApp.GetApplicationId()
 	id := yarnrpc.FormatApplicationID(appID)
-	user := ident.user
-	if sf.tokens, err = ident.delegationTokens(subCtx, conf, rm, lj.job, stdout); err != nil {
+	tokens, err := sess.DelegationTokens(subCtx, rm, lj.Job, stdout)
+	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "pre-flight OK: %d TaskExecutor(s) of %s\n", lj.job.TaskExecutor.Instances, describeTE(lj))
+	fmt.Fprintf(stdout, "pre-flight OK: %d TaskExecutor(s) of %s\n", lj.Job.TaskExecutor.Instances, lj.DescribeTaskExecutor())
 
-	if err := stageAndSubmit(subCtx, conf, rm, lj, &sf, appID, user, stdout); err != nil {
+	opts := client.SubmitOptions{Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name, Tokens: tokens}
+	if err := sess.StageAndSubmit(subCtx, rm, lj, opts, appID, stdout); err != nil {
 		if subCtx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
 			fmt.Fprintf(stderr, "yarn-am submit: interrupted before %s was submitted: %v\n", id, err)
 			return 130
@@ -162,14 +161,14 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// Follow until the application ends or the user interrupts.
-	res := follow(followCtx, rm, appID, stdout)
+	res := client.Follow(followCtx, rm, appID, stdout)
 	select {
 	case <-interrupted:
 		if sf.killOnInterrupt {
 			fmt.Fprintf(stdout, "interrupted: killing %s\n", id)
 			ctx, c := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer c()
-			if err := killAndWait(ctx, rm, conf, appID, stdout); err != nil {
+			if err := sess.KillAndWait(ctx, rm, appID, stdout); err != nil {
 				fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 				return 1
 			}
@@ -179,84 +178,21 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return 130
 	default:
 	}
-	if res.err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: following %s: %v\n  check it with: yarn-am status %s\n", id, res.err, id)
+	if res.Err != nil {
+		fmt.Fprintf(stderr, "yarn-am submit: following %s: %v\n  check it with: yarn-am status %s\n", id, res.Err, id)
 		return 1
 	}
 	// An application that ended without its AM ever running (rejected, AM container failed) leaves
 	// its staging directory behind: remove it.
 	cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
 	defer ccancel()
-	if err := ensureStagingGone(cctx, conf, user, id, stdout, 3*time.Second, true); err != nil {
+	if err := sess.EnsureStagingGone(cctx, sess.User, id, stdout, 3*time.Second, true); err != nil {
 		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
 	}
-	return res.exitCode(stdout, stderr)
-}
-
-// stageAndSubmit stages the job's files and submits the AM; if anything fails after the staging
-// directory exists, the directory is removed.
-func stageAndSubmit(ctx context.Context, conf *yarnrpc.Config, rm *yarnrpc.ApplicationClient, lj *loadedJob,
-	sf *submitFlags, appID *hadooppb.ApplicationIdProto, user string, stdout io.Writer) (err error) {
-	id := yarnrpc.FormatApplicationID(appID)
-	bin, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding the running yarn-am binary to ship: %w", err)
+	if res.Succeeded() {
+		fmt.Fprintf(stdout, "%s %s\n", client.Stamp(), res.Outcome())
+		return 0
 	}
-	fsys, err := dialStagingFS(conf, user)
-	if err != nil {
-		return err
-	}
-	defer fsys.Close()
-	staged := false
-	defer func() {
-		if err != nil && staged {
-			if rerr := container.RemoveStaging(fsys, user, id); rerr != nil {
-				fmt.Fprintf(stdout, "could not remove the staging directory: %v\n", rerr)
-			} else {
-				fmt.Fprintf(stdout, "removed the staging directory %s\n", container.StagingDir(user, id))
-			}
-		}
-	}()
-	staged = true
-	fmt.Fprintf(stdout, "staging to %s%s/\n", fsys.DefaultFS, container.StagingDir(user, id))
-	st, err := container.Stage(ctx, fsys, container.StageRequest{
-		AppID: id, User: user, DefaultFS: fsys.DefaultFS, Binary: bin, Job: lj.job,
-		FlinkConf: lj.flinkConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.res,
-		Progress: func(u container.Upload) {
-			fmt.Fprintf(stdout, "  uploaded %-40s %9s  %s\n", u.Remote[len(container.StagingDir(user, id))+1:], humanBytes(u.Size), u.Local)
-		},
-	})
-	if err != nil {
-		return err
-	}
-	principal, err := stageKeytab(fsys, st, clientKerberos, sf.keytab)
-	if err != nil {
-		return err
-	}
-	secret, err := container.NewSecret()
-	if err != nil {
-		return err
-	}
-	sc, err := container.SubmissionContext(container.AMOptions{
-		AppID: appID, Job: lj.job, Staged: st, User: user, Secret: secret, Defines: sf.defines,
-		Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name, Tokens: sf.tokens,
-		Principal: principal,
-	})
-	if err != nil {
-		return err
-	}
-	if err := rm.SubmitApplication(ctx, sc); err != nil {
-		return fmt.Errorf("submitting %s: %w", id, err)
-	}
-	return nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
+	fmt.Fprintf(stderr, "yarn-am submit: %s\n", res.Outcome())
+	return 1
 }

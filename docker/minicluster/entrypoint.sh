@@ -38,7 +38,8 @@ defaults=(--rm-port 28032 --scheduler-port 28030 --tracker-port 28031 --admin-po
 secure=0
 for a in "$@"; do [[ "$a" == --secure ]] && secure=1; done
 jvm_site=""
-rm -rf "$WORK" "$CONF" "$KERBEROS" "$EXPORT/env"
+# control/ is where the harness takes fault-control commands (its --control-dir default).
+rm -rf "$WORK" "$CONF" "$KERBEROS" "$EXPORT/control" "$EXPORT/env"
 mkdir -p "$WORK" "$CONF"
 if ((secure)); then
   defaults+=(--kerberos-dir "$KERBEROS" --kdc-port 28089)
@@ -53,6 +54,9 @@ for p in java.lang java.lang.reflect java.io java.net java.nio sun.nio.ch java.m
   java.util java.util.concurrent java.util.zip sun.security.util sun.security.x509; do
   java17_opts+=("--add-opens=java.base/$p=ALL-UNNAMED")
 done
+# Hadoop 3.1's Kerberos name code reads sun.security.krb5.Config directly.
+java17_opts+=(--add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED
+  --add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED)
 
 # field KEY LINE: the value of KEY=VALUE in the ready line.
 field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }

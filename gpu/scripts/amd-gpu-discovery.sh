@@ -2,8 +2,8 @@
 # yarn-am GPU discovery for AMD GPUs (the default script of the gpu driver with vendor=amd).
 #
 #   amd-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination]
-#                        [--coordination-file PATH]
-#   amd-gpu-discovery.sh [<amount>] --release [--coordination-file PATH]
+#                        [--coordination-dir DIR] [--lock-timeout SECONDS]
+#   amd-gpu-discovery.sh [<amount>] --release [--coordination-dir DIR] [--lock-timeout SECONDS]
 #
 # Indexes come from `rocm-smi --showid`: every line that starts with GPU[<n>] names the GPU with index
 # <n> (the index HIP_VISIBLE_DEVICES uses); other lines (banners, separators) are ignored and repeated

@@ -2,16 +2,19 @@
 # yarn-am GPU discovery for NVIDIA GPUs (the default script of the gpu driver, vendor=nvidia).
 #
 #   nvidia-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination]
-#                           [--coordination-file PATH]
-#   nvidia-gpu-discovery.sh [<amount>] --release [--coordination-file PATH]
+#                           [--coordination-dir DIR] [--lock-timeout SECONDS]
+#   nvidia-gpu-discovery.sh [<amount>] --release [--coordination-dir DIR] [--lock-timeout SECONDS]
 #
 # Indexes come from `nvidia-smi --query-gpu=index --format=csv,noheader` (one index per line). When
-# CUDA_VISIBLE_DEVICES is set (non-empty) only the GPUs it lists are used, else NVIDIA_VISIBLE_DEVICES
-# (entries are indexes or GPU UUIDs; "all" means no restriction, "none"/"void" means no GPU).
+# CUDA_VISIBLE_DEVICES is set (non-empty) only the GPUs it lists are used (entries are indexes or GPU
+# UUIDs). NVIDIA_VISIBLE_DEVICES is deliberately not read: it tells the NVIDIA container runtime which
+# GPUs to put into a container (YARN's nvidia-docker-v2 plugin sets it to the host's indexes), and inside
+# that container nvidia-smi already lists only those GPUs, renumbered from 0; outside a container it
+# restricts nothing.
 # Coordination and the output contract: see gpu-discovery-common.sh next to this file.
 
 VENDOR=NVIDIA
-VISIBILITY_VARS=(CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES)
+VISIBILITY_VARS=(CUDA_VISIBLE_DEVICES)
 
 list_gpus() {
 	command -v nvidia-smi >/dev/null 2>&1 || {

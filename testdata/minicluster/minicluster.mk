@@ -4,6 +4,19 @@ MINICLUSTER_SH := testdata/minicluster/minicluster.sh
 # Kerberos mode: make minicluster-up SECURE=1 [RPC_PROTECTION=authentication|integrity|privacy].
 SECURE ?=
 RPC_PROTECTION ?=
+# Hadoop release of the mini cluster: 3.1.x, 3.2.x, 3.3.x or 3.4.x (make minicluster-up HADOOP_VERSION=3.1.4).
+# Each version keeps its jars list and classes in testdata/minicluster/target/VERSION/.
+HADOOP_VERSION ?= 3.4.3
+# Fault modes of the plain cluster (README.md, "Fault controls"): HA=1 two RMs rm1/rm2 with manual
+# failover (minicluster.sh failover DIR); RECOVERY=1 one restartable RM (minicluster.sh rm-restart DIR);
+# NM_EXPIRY_MS the NM liveness expiry for minicluster.sh nm-stop DIR N (default 10000 with HA or
+# RECOVERY, else Hadoop's). LOG_FORMAT: aggregated log file format, TFile (default) or IFile.
+HA ?=
+RECOVERY ?=
+NM_EXPIRY_MS ?=
+LOG_FORMAT ?=
+MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) \
+  MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT)
 # Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
@@ -12,13 +25,13 @@ SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
 # Resolve the Hadoop jars (Maven, only when pom.xml changed) and compile the harness.
 minicluster-build:
-	@bash $(MINICLUSTER_SH) build
+	@MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) build
 
 # Start MiniDFSCluster + MiniYARNCluster in the background and wait until ready; writes
 # $(MINICLUSTER_DIR)/env. Exits 0 at once if one is already running and ready.
 minicluster-up:
-	@MINICLUSTER_SECURE=$(SECURE) MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
-	  bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
+	@MINICLUSTER_SECURE=$(SECURE) MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) $(MINICLUSTER_FAULT_ENV) \
+	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
 
 # Stop it (SIGTERM, then SIGKILL after 60 s, children included). Exits 0 when none runs.
 minicluster-down:
@@ -31,8 +44,8 @@ minicluster-check:
 # The Kerberized cluster in $(SECURE_MINICLUSTER_DIR) (default .minicluster/secure), beside the plain
 # one: source $(SECURE_MINICLUSTER_DIR)/env for the secure suite. RPC_PROTECTION as above.
 minicluster-up-secure:
-	@MINICLUSTER_SECURE=1 MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) \
-	  bash $(MINICLUSTER_SH) up $(SECURE_MINICLUSTER_DIR)
+	@MINICLUSTER_SECURE=1 MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT) \
+	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(SECURE_MINICLUSTER_DIR)
 
 minicluster-down-secure:
 	@bash $(MINICLUSTER_SH) down $(SECURE_MINICLUSTER_DIR)
@@ -44,13 +57,19 @@ minicluster-check-secure:
 # cluster up in $(SECURE_MINICLUSTER_DIR), run `go test -tags integration -run Secure ./...` with its
 # env, and bring it down (whatever happened). The job that outlives the token max lifetime (over 3
 # minutes) runs at SECURE_LONG_LEVELS only; the other levels run the submit, kinit-advice and log-scan
-# tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh.
+# tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh. The plain cluster runs
+# beside it (started here unless already up, and then stopped again): its RM address goes to the
+# tests as YARN_AM_PLAIN_RM_ADDRESS, the server TestSecureClientRefusesSimpleFallback must refuse.
 SECURE_LEVELS ?= authentication integrity privacy
 SECURE_LONG_LEVELS ?= privacy
 .PHONY: test-secure
 test-secure: $(GOTESTSUM)
 	@bash testdata/minicluster/install-kinit.sh
-	@rc=0; for lvl in $(SECURE_LEVELS); do \
+	@rc=0; plain_was_up=0; [ -f $(MINICLUSTER_DIR)/env ] && plain_was_up=1; \
+	$(MAKE) --no-print-directory minicluster-up || rc=1; \
+	YARN_AM_PLAIN_RM_ADDRESS=$$( . $(MINICLUSTER_DIR)/env 2>/dev/null && echo "$$YARN_AM_RM_ADDRESS"); \
+	export YARN_AM_PLAIN_RM_ADDRESS; \
+	for lvl in $(SECURE_LEVELS); do \
 	  start=$$(date +%s); echo "=== secure suite, hadoop.rpc.protection=$$lvl"; \
 	  long=0; for l in $(SECURE_LONG_LEVELS); do [ "$$l" = "$$lvl" ] && long=1; done; \
 	  if $(MAKE) --no-print-directory minicluster-up-secure RPC_PROTECTION=$$lvl; then \
@@ -60,4 +79,60 @@ test-secure: $(GOTESTSUM)
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	[ $$plain_was_up = 1 ] || $(MAKE) --no-print-directory minicluster-down || rc=1; \
+	exit $$rc
+
+# The compatibility suite, which make test runs after the others: for each of COMPAT_VERSIONS, bring
+# the plain cluster up with that Hadoop release in $(COMPAT_MINICLUSTER_DIR), run the Go integration
+# tests of COMPAT_RUN against it (selected by test name over ./..., not by package), and bring it down
+# whatever happened; then the Kerberized cluster at privacy on COMPAT_SECURE_VERSION with the tests of
+# COMPAT_SECURE_RUN. A version the cluster or the Go side cannot serve fails the run.
+# COMPAT_RUN covers: the GPU demo job submitted end to end (attached submit, status), the pre-flight's
+# over-maximum rejection in check and submit, the AM's own rejection of it, kill, the driver API
+# (not-enough-resources events, scale down), the RM's resource types, maximum and nodes as the
+# pre-flight reads them, and yarn-am cluster.
+COMPAT_VERSIONS ?= 3.1.4 3.3.6
+COMPAT_SECURE_VERSION ?= 3.1.4
+COMPAT_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/compat
+COMPAT_RUN ?= TestE2ESampleGPUDemoJobWithRelativePaths|TestE2ETooManyGPUsFailFastNamingTheKey|TestE2EKillRunningJobRemovesStaging|TestE2EDriverModeFinalStatusFollowsTheDriver|TestAMRejectsGPUAmountOverTheMaximum|TestAMNotEnoughResourcesThenScaleDown|TestMiniClusterMetricsAndResourceTypes|TestMiniClusterNodesHaveGPUs|TestMiniClusterNewApplicationMaximum|TestMiniClusterKill|TestClusterCommand
+COMPAT_SECURE_RUN ?= TestSecureSubmitGPUJobWithKeytab
+.PHONY: test-compat
+test-compat: build $(GOTESTSUM)
+	@rc=0; for v in $(COMPAT_VERSIONS); do \
+	  start=$$(date +%s); echo "=== compat $$v: plain cluster"; \
+	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) HADOOP_VERSION=$$v SECURE= RPC_PROTECTION=; then \
+	    ( . $(COMPAT_MINICLUSTER_DIR)/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -race -tags integration -count=1 -timeout 20m -run '^($(COMPAT_RUN))$$' ./... ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) || rc=1; \
+	  echo "=== compat $$v: $$(( $$(date +%s) - start )) s"; \
+	done; \
+	if [ -n "$(COMPAT_SECURE_VERSION)" ]; then \
+	  bash testdata/minicluster/install-kinit.sh; \
+	  v=$(COMPAT_SECURE_VERSION); start=$$(date +%s); echo "=== compat $$v: Kerberized cluster, hadoop.rpc.protection=privacy"; \
+	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure HADOOP_VERSION=$$v SECURE=1 RPC_PROTECTION=privacy; then \
+	    ( . $(COMPAT_MINICLUSTER_DIR)/secure/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run '^($(COMPAT_SECURE_RUN))$$' ./... ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure || rc=1; \
+	  echo "=== compat $$v secure/privacy: $$(( $$(date +%s) - start )) s"; \
+	fi; exit $$rc
+
+# The fault suite, which make test runs too: jobs that run across an RM failover and a lost
+# NodeManager (a cluster started with HA=1), and across a work-preserving RM restart (RECOVERY=1), in
+# $(FAULTS_MINICLUSTER_DIR); the tests have the build tag `integration && faults` and fail without the
+# right cluster. Each cluster is brought down whatever happened.
+FAULTS_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/faults
+.PHONY: test-faults
+test-faults: build $(GOTESTSUM)
+	@rc=0; for mode in HA RECOVERY; do \
+	  start=$$(date +%s); echo "=== faults: $$mode=1 cluster"; \
+	  run='^(TestFaultRMFailover|TestFaultNodeManagerLost)$$'; [ $$mode = RECOVERY ] && run='^TestFaultRMRestart$$'; \
+	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) $$mode=1 SECURE= RPC_PROTECTION=; then \
+	    ( . $(FAULTS_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration faults' -count=1 -timeout 20m -run "$$run" ./am/ ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) || rc=1; \
+	  echo "=== faults $$mode: $$(( $$(date +%s) - start )) s"; \
 	done; exit $$rc

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The yarn-am mini cluster harness driver (called by `make minicluster-up` / `minicluster-down`).
 #
-#   minicluster.sh build            resolve jars with Maven (only when pom.xml changed) and compile
+#   minicluster.sh build            resolve jars with Maven (only when pom.xml or the Hadoop version
+#                                   changed) and compile, into target/HADOOP_VERSION/
 #   minicluster.sh up   STATE_DIR   build, start in the background, wait for READY, write STATE_DIR/env
 #   minicluster.sh down STATE_DIR   SIGTERM, wait up to 60 s, SIGKILL the rest; exits 0 when none runs
 #   minicluster.sh java CLASS ARGS  run a Java main with the Hadoop classpath, HADOOP_CONF_DIR and the
@@ -10,6 +11,14 @@
 #   minicluster.sh check STATE_DIR  prove the running cluster from Java: on a Kerberized one
 #                                   SecureCheck (nodes, HDFS, delegation tokens), then a 2-container
 #                                   DistributedShell job
+#   minicluster.sh failover STATE_DIR    HA=1 cluster: stop the active RM, make the standby active,
+#                                   wait until every NM is registered with it
+#   minicluster.sh rm-restart STATE_DIR  RECOVERY=1 cluster: stop the RM and start it again with its
+#                                   state, on the same addresses
+#   minicluster.sh nm-stop STATE_DIR N   stop NodeManager N (0-based) without unregistering; the RM
+#                                   declares it LOST after yarn.nm.liveness-monitor.expiry-interval-ms
+#   Each control prints one line when done ("MINICLUSTER FAILOVER DONE active=rm2 ...") and exits 0,
+#   or says why it cannot run here and exits 1.
 #
 # Environment (all optional):
 #   MINICLUSTER_ARGS       extra flags for yarnam.minicluster.Main (e.g. "--web-port 8088")
@@ -20,13 +29,22 @@
 #   MINICLUSTER_SECURE     1: Kerberos mode (MiniKdc; make minicluster-up SECURE=1)
 #   MINICLUSTER_RPC_PROTECTION  hadoop.rpc.protection in Kerberos mode: authentication (default),
 #                          integrity or privacy (make minicluster-up SECURE=1 RPC_PROTECTION=privacy)
+#   MINICLUSTER_HA         1: two RMs rm1 (active) and rm2 (standby), recovery on (make ... HA=1)
+#   MINICLUSTER_RECOVERY   1: one RM with work-preserving recovery, restartable (make ... RECOVERY=1)
+#   MINICLUSTER_NM_EXPIRY_MS  NM liveness expiry in ms (make ... NM_EXPIRY_MS=5000; default 10000
+#                          with HA/RECOVERY, else Hadoop's 600000, 20000 when Kerberized)
+#   MINICLUSTER_LOG_FORMAT log aggregation file format: TFile (default) or IFile (make ... LOG_FORMAT=IFile)
+#   MINICLUSTER_CONTROL_TIMEOUT  seconds a control command may take (default 180)
+#   MINICLUSTER_HADOOP_VERSION  Hadoop release of the cluster: 3.1.x, 3.2.x, 3.3.x or 3.4.x (default
+#                          3.4.3; make minicluster-up HADOOP_VERSION=3.1.4). Each version has its own
+#                          classpath and classes under target/VERSION/; `java` uses the version of
+#                          the sourced env (YARN_AM_HADOOP_VERSION) when set.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TARGET="$HERE/target"
-CLASSPATH_FILE="$TARGET/classpath.txt"
-POM_STAMP="$TARGET/classpath.pom.sha256"
-CLASSES="$TARGET/classes"
+DEFAULT_HADOOP_VERSION=3.4.3
+# The benchmark's DistributedShell jar is the same 3.4.2 build for every cluster version (pom.xml).
 DSHELL_JAR="$TARGET/dshell/hadoop-yarn-applications-distributedshell.jar"
 MAIN_CLASS=yarnam.minicluster.Main
 NM_COUNT=2
@@ -34,12 +52,35 @@ NM_COUNT=2
 log() { echo "minicluster: $*" >&2; }
 die() { log "$*"; exit 1; }
 
+# use_version VERSION: checks it and points the per-version paths (classpath, classes, Maven
+# profile) at it; switching versions back and forth re-resolves nothing.
+use_version() {
+  HADOOP_VERSION="$1"
+  case "$HADOOP_VERSION" in
+    3.1.[0-9]*) MVN_PROFILE=hadoop-3.1 ;;
+    3.2.[0-9]*) MVN_PROFILE=hadoop-3.2 ;;
+    3.3.[0-9]*) MVN_PROFILE=hadoop-3.3 ;;
+    3.4.[0-9]*) MVN_PROFILE="" ;;
+    *) die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)" ;;
+  esac
+  [[ "$HADOOP_VERSION" =~ ^3\.[1-4]\.[0-9]+$ ]] ||
+    die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)"
+  VTARGET="$TARGET/$HADOOP_VERSION"
+  CLASSPATH_FILE="$VTARGET/classpath.txt"
+  POM_STAMP="$VTARGET/classpath.pom.sha256"
+  CLASSES="$VTARGET/classes"
+}
+use_version "${MINICLUSTER_HADOOP_VERSION:-$DEFAULT_HADOOP_VERSION}"
+
 java17_opts() {
   local p out="-XX:+IgnoreUnrecognizedVMOptions"
   for p in java.lang java.lang.reflect java.io java.net java.nio sun.nio.ch java.math java.text \
     java.util java.util.concurrent java.util.zip sun.security.util sun.security.x509; do
     out+=" --add-opens=java.base/$p=ALL-UNNAMED"
   done
+  # Hadoop 3.1's Kerberos name code reads sun.security.krb5.Config directly.
+  out+=" --add-exports=java.security.jgss/sun.security.krb5=ALL-UNNAMED"
+  out+=" --add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED"
   echo "$out"
 }
 
@@ -73,9 +114,9 @@ run_with_progress() {
 
 cmd_build() {
   command -v javac >/dev/null || die "no javac on PATH: install a JDK 17 (apt-get install openjdk-17-jdk-headless)"
-  mkdir -p "$TARGET"
+  mkdir -p "$VTARGET"
   local sum
-  sum="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1)"
+  sum="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1) $HADOOP_VERSION"
   local need_mvn=0
   if [[ ! -s "$CLASSPATH_FILE" || ! -f "$POM_STAMP" || "$(cat "$POM_STAMP")" != "$sum" ]]; then
     need_mvn=1
@@ -88,19 +129,20 @@ cmd_build() {
   fi
   if ((need_mvn)); then
     command -v mvn >/dev/null || die "no mvn on PATH: install Maven (apt-get install maven)"
-    log "resolving Hadoop jars with Maven (first run downloads ~140 MB; log: $TARGET/mvn.log)"
+    log "resolving Hadoop $HADOOP_VERSION jars with Maven (first run downloads ~140 MB; log: $VTARGET/mvn.log)"
     local start=$SECONDS
     # shellcheck disable=SC2086
-    if ! run_with_progress "resolving jars" "$TARGET/mvn.log" \
+    if ! run_with_progress "resolving jars" "$VTARGET/mvn.log" \
       mvn -B --no-transfer-progress -f "$HERE/pom.xml" ${MINICLUSTER_MVN_ARGS:-} \
+      -Dhadoop.version="$HADOOP_VERSION" ${MVN_PROFILE:+-P$MVN_PROFILE} \
       dependency:build-classpath -Dmdep.outputFile="$CLASSPATH_FILE.tmp"; then
-      tail -n 40 "$TARGET/mvn.log" >&2
-      die "Maven could not resolve the harness dependencies (see $TARGET/mvn.log)"
+      tail -n 40 "$VTARGET/mvn.log" >&2
+      die "Maven could not resolve the harness dependencies for Hadoop $HADOOP_VERSION (see $VTARGET/mvn.log)"
     fi
     mv "$CLASSPATH_FILE.tmp" "$CLASSPATH_FILE"
     echo "$sum" >"$POM_STAMP"
     rm -rf "$CLASSES"
-    log "jars resolved in $((SECONDS - start)) s"
+    log "Hadoop $HADOOP_VERSION jars resolved in $((SECONDS - start)) s"
   fi
 
   local dshell
@@ -117,13 +159,13 @@ cmd_build() {
     mkdir -p "$CLASSES"
     # javac warns about sun.misc.Signal (used on purpose for a clean SIGTERM exit): show output on failure only.
     if ! javac -nowarn -encoding UTF-8 -d "$CLASSES" -cp "$(cat "$CLASSPATH_FILE")" \
-      $(find "$HERE/src/main/java" -name '*.java') >"$TARGET/javac.log" 2>&1; then
-      cat "$TARGET/javac.log" >&2
-      die "compiling the harness failed"
+      $(find "$HERE/src/main/java" -name '*.java') >"$VTARGET/javac.log" 2>&1; then
+      cat "$VTARGET/javac.log" >&2
+      die "compiling the harness against Hadoop $HADOOP_VERSION failed"
     fi
     cp -R "$HERE/src/main/resources/." "$CLASSES/"
     touch "$stamp"
-    log "harness compiled"
+    log "harness compiled against Hadoop $HADOOP_VERSION"
   fi
 }
 
@@ -178,6 +220,11 @@ write_env() {
       KRB5CCNAME "$state/kerberos/krb5cc_test"
     )
   fi
+  local fault=()
+  case "$(field mode "$line")" in
+    ha) fault=(YARN_AM_HA 1 YARN_AM_RECOVERY 1) ;;
+    recovery) fault=(YARN_AM_RECOVERY 1) ;;
+  esac
   local user nm_logs="" nm_local="" i
   user="$(field user "$line")"
   for ((i = 0; i < NM_COUNT; i++)); do
@@ -197,6 +244,14 @@ write_env() {
       YARN_AM_RM_WEB "$(field web "$line")" \
       YARN_AM_HDFS "$(field hdfs "$line")" \
       YARN_AM_HADOOP_JAVA "$HERE/hadoop-java.sh" \
+      YARN_AM_HADOOP_VERSION "$(field hadoop "$line")" \
+      YARN_AM_MINICLUSTER_STATE "$state" \
+      YARN_AM_MINICLUSTER_SH "$HERE/minicluster.sh" \
+      YARN_AM_RM_ADDRESSES "$(field rms "$line")" \
+      YARN_AM_RM_WEBS "$(field webs "$line")" \
+      YARN_AM_NM_EXPIRY_MS "$(field nmexpiryms "$line")" \
+      YARN_AM_REMOTE_LOG_DIR "$(field remotelogdir "$line")" \
+      "${fault[@]}" \
       HADOOP_USER_NAME "$user" \
       JAVA_HOME "$java_home" \
       "${secure[@]}"
@@ -222,6 +277,24 @@ cmd_up() {
         die "RPC_PROTECTION=$MINICLUSTER_RPC_PROTECTION needs SECURE=1 (Kerberos mode)" ;;
     *) die "SECURE=$MINICLUSTER_SECURE: want 1 (Kerberos mode) or 0/empty" ;;
   esac
+  local fault_args=() want_mode=plain
+  is_on "HA" "${MINICLUSTER_HA:-}" && { fault_args+=(--ha); want_mode=ha; }
+  if is_on "RECOVERY" "${MINICLUSTER_RECOVERY:-}"; then
+    fault_args+=(--recovery)
+    [[ $want_mode == ha ]] || want_mode=recovery
+  fi
+  if [[ -n "${MINICLUSTER_NM_EXPIRY_MS:-}" ]]; then
+    [[ "$MINICLUSTER_NM_EXPIRY_MS" =~ ^[1-9][0-9]*$ ]] ||
+      die "NM_EXPIRY_MS=$MINICLUSTER_NM_EXPIRY_MS: want a number of milliseconds, e.g. 5000"
+    fault_args+=(--nm-expiry-ms "$MINICLUSTER_NM_EXPIRY_MS")
+  fi
+  case "${MINICLUSTER_LOG_FORMAT:-TFile}" in
+    TFile | IFile) fault_args+=(--log-aggregation-format "${MINICLUSTER_LOG_FORMAT:-TFile}") ;;
+    *) die "LOG_FORMAT=$MINICLUSTER_LOG_FORMAT: want TFile or IFile" ;;
+  esac
+  if ((${#secure_args[@]})) && [[ $want_mode != plain ]]; then
+    die "SECURE=1 with HA=1 or RECOVERY=1: the fault controls run on the plain cluster only"
+  fi
   local pid
   if pid="$(harness_pid "$state")"; then
     if [[ -n "$(ready_line "$state")" && -f "$state/env" ]]; then
@@ -230,6 +303,8 @@ cmd_up() {
       line="$(ready_line "$state")"
       ((${#secure_args[@]})) && want="secure/${MINICLUSTER_RPC_PROTECTION:-authentication}"
       [[ -n "$(field realm "$line")" ]] && have="secure/$(field rpcprotection "$line")"
+      want+=" Hadoop $HADOOP_VERSION mode=$want_mode"
+      have+=" Hadoop $(field hadoop "$line") mode=$(field mode "$line")"
       if [[ "$want" != "$have" ]]; then
         log "a $have cluster already runs in $state (pid $pid), $want was asked for:"
         log "stop it first (make minicluster-down MINICLUSTER_DIR=$state) or use another MINICLUSTER_DIR"
@@ -255,8 +330,8 @@ cmd_up() {
   local java_home
   java_home="$(find_java_home)"
   export JAVA_HOME="$java_home"
-  rm -rf "$state/work" "$state/conf" "$state/kerberos"
-  mkdir -p "$state/work" "$state/conf"
+  rm -rf "$state/work" "$state/conf" "$state/kerberos" "$state/control"
+  mkdir -p "$state/work" "$state/conf" "$state/control"
   local jvm_site=""
   if ((${#secure_args[@]})); then
     # The harness writes the core security keys here (SecureMode.writeJvmSite); on the classpath
@@ -273,7 +348,8 @@ cmd_up() {
   # shellcheck disable=SC2086
   (cd "$state/work" && exec setsid "$java_home/bin/java" ${MINICLUSTER_JAVA_OPTS:--Xmx2g} $(java17_opts) \
     -cp "$jvm_site$CLASSES:$(cat "$CLASSPATH_FILE")" "$MAIN_CLASS" \
-    --conf-dir "$state/conf" --work-dir "$state/work" --user "$user" "${secure_args[@]}" ${MINICLUSTER_ARGS:-} \
+    --conf-dir "$state/conf" --work-dir "$state/work" --control-dir "$state/control" --user "$user" \
+    "${secure_args[@]}" "${fault_args[@]}" ${MINICLUSTER_ARGS:-} \
     >"$state/logs/minicluster.log" 2>&1 </dev/null) &
   pid=$!
   echo "$pid" >"$state/pid"
@@ -367,7 +443,9 @@ cmd_down() {
 }
 
 cmd_java() {
-  [[ -s "$CLASSPATH_FILE" ]] || die "harness not built: run make minicluster-up first"
+  # The sourced env names the running cluster's version: talk to it with its own jars.
+  [[ -n "${YARN_AM_HADOOP_VERSION:-}" ]] && use_version "$YARN_AM_HADOOP_VERSION"
+  [[ -s "$CLASSPATH_FILE" ]] || die "harness not built for Hadoop $HADOOP_VERSION: run make minicluster-up HADOOP_VERSION=$HADOOP_VERSION first"
   local java_home conf="${HADOOP_CONF_DIR:-}"
   [[ -n "$conf" ]] || die "HADOOP_CONF_DIR is not set: source .minicluster/env first"
   java_home="$(find_java_home)"
@@ -397,6 +475,10 @@ cmd_check() {
     "$HERE/hadoop-java.sh" yarnam.minicluster.SecureCheck 2> >(grep -v ' INFO ' >&2) ||
       die "SecureCheck failed"
   fi
+  case "${YARN_AM_HADOOP_VERSION:-$DEFAULT_HADOOP_VERSION}" in
+    3.4.*) ;;
+    *) die "DistributedShell (the 3.4.2 jar) needs Hadoop 3.4 jars (it calls commons-cli methods older releases lack); this cluster runs Hadoop $YARN_AM_HADOOP_VERSION: check it with bin/yarn-am cluster or make test-compat" ;;
+  esac
   log "DistributedShell, 2 containers"
   local out
   out="$(mktemp)"
@@ -412,11 +494,57 @@ cmd_check() {
   log "check OK in $((SECONDS - start)) s"
 }
 
+# is_on NAME VALUE: true for 1/true/yes, false for empty/0/false/no, dies otherwise.
+is_on() {
+  case "$2" in
+    1 | true | yes) return 0 ;;
+    "" | 0 | false | no) return 1 ;;
+    *) die "$1=$2: want 1 or 0/empty" ;;
+  esac
+}
+
+# control STATE_DIR COMMAND...: hands COMMAND to the running harness (Controls.java) and prints
+# its done line; exit 1 with its reason when it cannot run.
+cmd_control() {
+  local state="$1"
+  shift
+  [[ -d "$state" ]] || die "$state: no mini cluster state dir (start one: make minicluster-up)"
+  state="$(cd "$state" && pwd)"
+  harness_pid "$state" >/dev/null || die "no mini cluster runs in $state (start one: make minicluster-up)"
+  [[ -n "$(ready_line "$state")" ]] || die "the mini cluster in $state is not ready yet"
+  local dir="$state/control" id
+  [[ -d "$dir" ]] || die "$dir missing: this cluster was started by a harness without fault controls; restart it"
+  id="$(date +%s%N)-$$"
+  printf '%s\n' "$*" >"$dir/.$id.tmp"
+  mv "$dir/.$id.tmp" "$dir/$id.cmd"
+  local timeout="${MINICLUSTER_CONTROL_TIMEOUT:-180}" start=$SECONDS
+  while [[ ! -f "$dir/$id.out" ]]; do
+    if ((SECONDS - start >= timeout)); then
+      rm -f "$dir/$id.cmd"
+      die "$1: no answer from the harness after ${timeout} s (log: $state/logs/minicluster.log)"
+    fi
+    harness_pid "$state" >/dev/null || die "$1: the harness exited (log: $state/logs/minicluster.log)"
+    sleep 0.2
+  done
+  local out
+  out="$(cat "$dir/$id.out")"
+  rm -f "$dir/$id.out"
+  case "$out" in
+    "OK "*) echo "${out#OK }" ;;
+    *) die "$1: ${out#ERR }" ;;
+  esac
+}
+
 case "${1:-}" in
   build) cmd_build ;;
   up) [[ -n "${2:-}" ]] || die "usage: $0 up STATE_DIR"; cmd_up "$2" ;;
   down) [[ -n "${2:-}" ]] || die "usage: $0 down STATE_DIR"; cmd_down "$2" ;;
   java) shift; cmd_java "$@" ;;
   check) [[ -n "${2:-}" ]] || die "usage: $0 check STATE_DIR"; cmd_check "$2" ;;
-  *) die "usage: $0 build | up STATE_DIR | down STATE_DIR | java CLASS [ARGS...] | check STATE_DIR" ;;
+  failover) [[ -n "${2:-}" ]] || die "usage: $0 failover STATE_DIR"; cmd_control "$2" failover ;;
+  rm-restart) [[ -n "${2:-}" ]] || die "usage: $0 rm-restart STATE_DIR"; cmd_control "$2" rm-restart ;;
+  nm-stop)
+    [[ -n "${2:-}" && "${3:-}" =~ ^[0-9]+$ ]] || die "usage: $0 nm-stop STATE_DIR N (N: NodeManager index, 0-based)"
+    cmd_control "$2" nm-stop "$3" ;;
+  *) die "usage: $0 build | up STATE_DIR | down STATE_DIR | java CLASS [ARGS...] | check STATE_DIR | failover STATE_DIR | rm-restart STATE_DIR | nm-stop STATE_DIR N" ;;
 esac

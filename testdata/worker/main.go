@@ -6,7 +6,9 @@
 //
 // Flags: --resource NAME (default gpu), --marker FILE (created at start, so tests can prove the worker
 // never started), --sleep D (wait D before exiting; SIGTERM/SIGINT/SIGHUP end the wait: the worker
-// prints which signal and exits 128+N), --exit N (exit code, default 0).
+// prints which signal and exits 128+N), --exit N (exit code, default 0), --rendezvous (a rank of a
+// gang: rank 0 listens on MASTER_ADDR:MASTER_PORT and checks that every other rank connects exactly
+// once; rendezvous.go).
 //
 // Build: go build -o worker ./testdata/worker
 package main
@@ -28,6 +30,7 @@ func main() {
 	marker := flag.String("marker", "", "create this file at start")
 	sleep := flag.Duration("sleep", 0, "wait this long before exiting (a signal ends the wait)")
 	exit := flag.Int("exit", 0, "exit code")
+	rdv := flag.Bool("rendezvous", false, "meet the other ranks of the gang (rank 0 listens on MASTER_ADDR:MASTER_PORT)")
 	flag.Parse()
 
 	sigs := make(chan os.Signal, 1)
@@ -52,6 +55,13 @@ func main() {
 	fmt.Printf("worker: %s indexes from file=%s env=%s CUDA_VISIBLE_DEVICES=%s\n", *name,
 		strings.Join(fromFile, ","), os.Getenv(resources.EnvResourceVar(*name)), os.Getenv("CUDA_VISIBLE_DEVICES"))
 
+	if *rdv {
+		if err := rendezvous(2 * time.Minute); err != nil {
+			fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+			fmt.Printf("worker: rendezvous failed: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	if *sleep > 0 {
 		select {
 		case s := <-sigs:

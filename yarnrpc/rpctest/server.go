@@ -33,6 +33,10 @@ const (
 type Options struct {
 	// Simple accepts SIMPLE connections (no SASL) and offers SIMPLE to SASL clients.
 	Simple bool
+	// SimpleFirst (which implies Simple) lists SIMPLE first among the auths offered in NEGOTIATE,
+	// and makes a server with neither Tokens nor Kerberos offer SIMPLE in NEGOTIATE instead of
+	// answering it with SUCCESS: the two ways a server asks a SASL client to fall back to SIMPLE.
+	SimpleFirst bool
 	// Tokens enables TOKEN authentication (SASL DIGEST-MD5): identifier (as a string of its bytes) →
 	// password.
 	Tokens map[string][]byte
@@ -112,6 +116,9 @@ type Fault struct {
 	CloseConn bool
 	// Standby answers with StandbyException.
 	Standby bool
+	// Unwrapped answers normally but outside the security layer of an auth-int or auth-conf
+	// connection, as an attacker on the path would inject a response.
+	Unwrapped bool
 }
 
 // Server is an in-process fake Hadoop RPC server on 127.0.0.1.
@@ -136,7 +143,7 @@ type Server struct {
 
 // NewServer listens on 127.0.0.1:0 (or Options.Addr) and serves until Close. With zero Options it accepts SIMPLE.
 func NewServer(opts Options) (*Server, error) {
-	if !opts.Simple && opts.Tokens == nil && opts.Kerberos == nil {
+	if opts.SimpleFirst || opts.Tokens == nil && opts.Kerberos == nil {
 		opts.Simple = true
 	}
 	if opts.QOP == nil {
@@ -465,11 +472,17 @@ func (c *serverConn) answer(r *Request, hd Handler, f Fault) {
 		Status:              hadooppb.RpcResponseHeaderProto_SUCCESS.Enum(),
 		ServerIpcVersionNum: proto.Uint32(9),
 	}
-	if resp == nil {
-		c.write(frameOf(h))
+	frame := frameOf(h)
+	if resp != nil {
+		frame = frameOf(h, resp)
+	}
+	if f.Unwrapped {
+		c.wmu.Lock()
+		_, _ = c.nc.Write(frame)
+		c.wmu.Unlock()
 		return
 	}
-	c.write(frameOf(h, resp))
+	c.write(frame)
 }
 
 func (c *serverConn) sendError(id int32, ex *Exception) {
@@ -616,7 +629,7 @@ func (c *serverConn) sasl() error {
 		return saslFailure(fmt.Sprintf("expected NEGOTIATE, got %v", m.GetState()))
 	}
 	o := c.srv.opts
-	if o.Tokens == nil && o.Kerberos == nil { // nothing to authenticate: switch the client to SIMPLE at once
+	if o.Tokens == nil && o.Kerberos == nil && !o.SimpleFirst { // nothing to authenticate: switch the client to SIMPLE at once
 		c.info.Auth = "SIMPLE"
 		return c.writeSASL(&hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum()})
 	}
@@ -625,6 +638,10 @@ func (c *serverConn) sasl() error {
 		return err
 	}
 	neg := &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()}
+	simple := &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String("SIMPLE"), Mechanism: proto.String("")}
+	if o.SimpleFirst {
+		neg.Auths = append(neg.Auths, simple)
+	}
 	if o.Tokens != nil {
 		neg.Auths = append(neg.Auths, &hadooppb.RpcSaslProto_SaslAuth{
 			Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5"),
@@ -637,8 +654,8 @@ func (c *serverConn) sasl() error {
 			Protocol: proto.String(o.Kerberos.Service), ServerId: proto.String(o.Kerberos.Host),
 		})
 	}
-	if o.Simple {
-		neg.Auths = append(neg.Auths, &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String("SIMPLE"), Mechanism: proto.String("")})
+	if o.Simple && !o.SimpleFirst {
+		neg.Auths = append(neg.Auths, simple)
 	}
 	if err := c.writeSASL(neg); err != nil {
 		return err

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.ha.HAServiceProtocol;
 import org.apache.hadoop.service.Service;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
@@ -37,13 +38,49 @@ final class AddressedYarnCluster extends MiniYARNCluster {
   private int wrappersSeen;
   private final List<WebServer> nmWebServers = new ArrayList<>();
   private final SecureMode secure;
+  private final int numRms;
+  private final String remoteLogDir;
 
-  /** {@code secure} is null without --secure; with it each NM inits and starts as the NM user. */
-  AddressedYarnCluster(String name, List<String> hosts, File workDir, SecureMode secure) {
-    super(name, 1, hosts.size(), 1, 1);
+  /**
+   * {@code secure} is null without --secure; with it each NM inits and starts as the NM user.
+   * {@code numRms} 2 makes an HA pair (manual failover; rm1 is made active before any NM starts).
+   * {@code remoteLogDir} is each NM's yarn.nodemanager.remote-app-log-dir.
+   */
+  AddressedYarnCluster(String name, List<String> hosts, File workDir, SecureMode secure, int numRms,
+      String remoteLogDir) {
+    super(name, numRms, hosts.size(), 1, 1);
     this.hosts = hosts;
     this.workDir = workDir;
     this.secure = secure;
+    this.numRms = numRms;
+    this.remoteLogDir = remoteLogDir;
+  }
+
+  int numRms() {
+    return numRms;
+  }
+
+  /** Index of the ResourceManager that is ACTIVE now, or -1 (none, or all stopped). */
+  synchronized int activeIndex() {
+    for (int i = 0; i < numRms; i++) {
+      ResourceManager rm = getResourceManager(i);
+      if (rm != null && rm.getRMContext().getHAServiceState()
+          == HAServiceProtocol.HAServiceState.ACTIVE) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Makes ResourceManager {@code i} active through its admin service, as `yarn rmadmin` would. */
+  synchronized void transitionToActive(int i) throws Exception {
+    ResourceManager rm = getResourceManager(i);
+    if (rm == null) {
+      throw new IllegalStateException("ResourceManager " + i + " is stopped");
+    }
+    rm.getRMContext().getRMAdminService().transitionToActive(
+        new HAServiceProtocol.StateChangeRequestInfo(
+            HAServiceProtocol.RequestSource.REQUEST_BY_USER));
   }
 
   /** The local dir of NodeManager {@code i} (absolute). */
@@ -61,15 +98,24 @@ final class AddressedYarnCluster extends MiniYARNCluster {
    * call after start.
    */
   void isolateWebApps() throws ReflectiveOperationException {
-    ResourceManager rm = getResourceManager();
-    WebAppIsolation.isolate(
-        (WebApp) WebAppIsolation.read(rm, ResourceManager.class, "webApp"), "ResourceManager");
+    for (int i = 0; i < numRms; i++) {
+      isolateRmWebApp(i);
+    }
     synchronized (nmWebServers) {
       for (int i = 0; i < nmWebServers.size(); i++) {
         WebServer ws = nmWebServers.get(i);
         WebAppIsolation.isolate(
             (WebApp) WebAppIsolation.read(ws, WebServer.class, "webApp"), "NodeManager " + i);
       }
+    }
+  }
+
+  /** The same for the web app of ResourceManager {@code i} alone (after it was restarted). */
+  void isolateRmWebApp(int i) throws ReflectiveOperationException {
+    ResourceManager rm = getResourceManager(i);
+    if (rm != null) {
+      WebAppIsolation.isolate(
+          (WebApp) WebAppIsolation.read(rm, ResourceManager.class, "webApp"), "ResourceManager " + i);
     }
   }
 
@@ -120,6 +166,8 @@ final class AddressedYarnCluster extends MiniYARNCluster {
       }
       conf.set(YarnConfiguration.NM_LOCAL_DIRS, local.getAbsolutePath());
       conf.set(YarnConfiguration.NM_LOG_DIRS, logs.getAbsolutePath());
+      // MiniYARNCluster points this at a local dir per NM; aggregated logs belong on HDFS.
+      conf.set(YarnConfiguration.NM_REMOTE_APP_LOG_DIR, remoteLogDir);
       if (secure == null) {
         super.serviceInit(conf);
         return;
@@ -132,6 +180,15 @@ final class AddressedYarnCluster extends MiniYARNCluster {
 
     @Override
     protected void serviceStart() throws Exception {
+      // An NM registers while it starts, and only with an active RM: in an HA pair (manual
+      // failover) make rm1 active first.
+      if (numRms > 1) {
+        synchronized (AddressedYarnCluster.this) {
+          if (activeIndex() < 0) {
+            transitionToActive(0);
+          }
+        }
+      }
       if (secure == null) {
         super.serviceStart();
         return;

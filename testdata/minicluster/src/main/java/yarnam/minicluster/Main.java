@@ -18,6 +18,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.api.records.NodeReport;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
@@ -57,7 +58,12 @@ public final class Main {
       "--add-opens=java.base/sun.security.util=ALL-UNNAMED",
       "--add-opens=java.base/sun.security.x509=ALL-UNNAMED");
 
+  /** The HA pair's ids (rm1 alone without --ha), as yarn.resourcemanager.ha.rm-ids names them. */
+  static final String[] RM_IDS = {"rm1", "rm2"};
+  static final String NM_EXPIRY = "yarn.nm.liveness-monitor.expiry-interval-ms";
+
   private final Options opts;
+  private int[] rm2Ports;
   private MiniDFSCluster dfs;
   private AddressedYarnCluster yarn;
   private SecureMode secure;
@@ -164,8 +170,12 @@ public final class Main {
     if (!work.isDirectory() && !work.mkdirs()) {
       throw new IOException("--work-dir " + work + ": cannot create it");
     }
-    int[] ports = freePorts(opts.rmPort, opts.schedulerPort, opts.trackerPort, opts.adminPort,
-        opts.webPort, opts.nnPort, opts.nnHttpPort);
+    // Indexes 7..11: rm2 of the HA pair, the same five addresses on free ports (picked together
+    // with the others so none repeats).
+    int[] all = freePorts(opts.rmPort, opts.schedulerPort, opts.trackerPort, opts.adminPort,
+        opts.webPort, opts.nnPort, opts.nnHttpPort, 0, 0, 0, 0, 0);
+    int[] ports = java.util.Arrays.copyOfRange(all, 0, 7);
+    rm2Ports = opts.ha ? java.util.Arrays.copyOfRange(all, 7, 12) : null;
 
     // HDFS first: YARN's configuration builds on it (fs.defaultFS).
     Configuration hconf = new HdfsConfiguration();
@@ -209,8 +219,27 @@ public final class Main {
     if (secure != null) {
       secure.apply(yconf);
     }
+    if (opts.nmExpiryMs > 0) {
+      // After the secure keys (they set their own expiry): --nm-expiry-ms is the last word.
+      yconf.setLong(NM_EXPIRY, opts.nmExpiryMs);
+    }
     ResourceUtils.resetResourceTypes(yconf);
-    yarn = new AddressedYarnCluster("yarn-am-minicluster", opts.nmHosts, work, secure);
+    if (opts.ha) {
+      // A transition to active reloads the scheduler and node settings from the RM's configuration
+      // provider, not from the Configuration it was started with; the default one reads the
+      // classpath, where Hadoop's own capacity-scheduler.xml (max 4 vcores, no GPUs) would win and
+      // the transition fail ("maximum allocation size can not be decreased"). So both RMs read
+      // this configuration back from a directory.
+      File rmConf = new File(work, "rm-conf");
+      yconf.set("yarn.resourcemanager.configuration.provider-class",
+          "org.apache.hadoop.yarn.FileSystemBasedConfigurationProvider");
+      yconf.set("yarn.resourcemanager.configuration.file-system-based-store",
+          rmConf.toURI().toString());
+      ConfigWriter.writeAll(yconf, rmConf, "capacity-scheduler.xml");
+      ConfigWriter.writeAll(yconf, rmConf, "yarn-site.xml");
+    }
+    yarn = new AddressedYarnCluster("yarn-am-minicluster", opts.nmHosts, work, secure,
+        opts.ha ? 2 : 1, opts.remoteLogDir);
     asRm(() -> {
       yarn.init(yconf);
       yarn.start();
@@ -220,6 +249,20 @@ public final class Main {
     List<NodeReport> nodes = asRm(() -> waitForNodes(yarn.getConfig()));
 
     writeConfig(dfsConf, clientYarnConf(yarn.getConfig(), ports));
+    String[] rmIds = opts.ha ? new String[] {RM_IDS[0], RM_IDS[1]} : new String[] {RM_IDS[0]};
+    String[] rmAddrs = opts.ha
+        ? new String[] {LOOPBACK + ":" + ports[0], LOOPBACK + ":" + rm2Ports[0]}
+        : new String[] {LOOPBACK + ":" + ports[0]};
+    String[] rmWebs = opts.ha
+        ? new String[] {"http://" + LOOPBACK + ":" + ports[4], "http://" + LOOPBACK + ":" + rm2Ports[4]}
+        : new String[] {"http://" + LOOPBACK + ":" + ports[4]};
+    new Controls(opts, yarn, rmIds, rmAddrs).start();
+    List<String> rms = new ArrayList<>();
+    List<String> webs = new ArrayList<>();
+    for (int i = 0; i < rmIds.length; i++) {
+      rms.add(rmIds[i] + "=" + rmAddrs[i]);
+      webs.add(rmIds[i] + "=" + rmWebs[i]);
+    }
     List<String> addrs = new ArrayList<>();
     for (NodeReport n : nodes) {
       addrs.add(n.getNodeId().toString());
@@ -231,6 +274,13 @@ public final class Main {
         + " conf=" + opts.confDir
         + " nodes=" + String.join(",", addrs)
         + " user=" + opts.user
+        + " hadoop=" + VersionInfo.getVersion()
+        + " mode=" + (opts.ha ? "ha" : opts.recovery ? "recovery" : "plain")
+        + " rms=" + String.join(",", rms)
+        + " webs=" + String.join(",", webs)
+        + " control=" + opts.controlDir
+        + " nmexpiryms=" + yarn.getConfig().getLong(NM_EXPIRY, 600000)
+        + " remotelogdir=" + opts.remoteLogDir
         + (secure == null ? "" : " realm=" + opts.realm
             + " kdc=" + secure.kdcAddress()
             + " principal=" + secure.testPrincipal()
@@ -273,7 +323,8 @@ public final class Main {
     c.set(YarnConfiguration.RM_WEBAPP_ADDRESS, LOOPBACK + ":" + ports[4]);
     c.setBoolean(YarnConfiguration.TIMELINE_SERVICE_ENABLED, false);
     // Without a scheme MiniYARNCluster's default for this resolves against fs.defaultFS (HDFS).
-    c.set(YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR,
+    // The key by name: YarnConfiguration.FS_NODE_ATTRIBUTE_STORE_ROOT_DIR is not in Hadoop 3.1.
+    c.set("yarn.node-attribute.fs-store.root-dir",
         new File(opts.workDir, "rm/node-attributes").toURI().toString());
 
     // Countable resource types; every NM of this JVM reports the same amounts.
@@ -306,7 +357,19 @@ public final class Main {
     c.setLong(YarnConfiguration.NM_MIN_PER_DISK_FREE_SPACE_MB, 0);
     c.setInt(YarnConfiguration.DEBUG_NM_DELETE_DELAY_SEC, 600);
     c.setLong(YarnConfiguration.RM_NM_HEARTBEAT_INTERVAL_MS, opts.heartbeatMs);
-    c.setBoolean(YarnConfiguration.LOG_AGGREGATION_ENABLED, false);
+    // Aggregated logs on HDFS at application end (the default roll interval -1), kept a day and
+    // read back by `yarn logs` (README.md, "Log aggregation"). The NM keeps its local copy for
+    // DEBUG_NM_DELETE_DELAY_SEC above, so tests that read the NM log dirs still find them.
+    c.setBoolean(YarnConfiguration.LOG_AGGREGATION_ENABLED, true);
+    c.set(YarnConfiguration.NM_REMOTE_APP_LOG_DIR, opts.remoteLogDir);
+    c.set("yarn.log-aggregation.file-formats", opts.logAggregationFormat);
+    c.set("yarn.log-aggregation.file-controller.TFile.class",
+        "org.apache.hadoop.yarn.logaggregation.filecontroller.tfile.LogAggregationTFileController");
+    c.set("yarn.log-aggregation.file-controller.IFile.class",
+        "org.apache.hadoop.yarn.logaggregation.filecontroller.ifile.LogAggregationIndexedFileController");
+    c.setLong("yarn.log-aggregation.retain-seconds", 86400);
+    c.setLong("yarn.log-aggregation.retain-check-interval-seconds", 3600);
+    faultKeys(c, ports);
     // Java launched in containers (DistributedShell's AM, its workers) gets the Java 17 options
     // without any client flag; JDK_JAVA_OPTIONS is read by the `java` launcher only.
     c.set(YarnConfiguration.NM_ADMIN_USER_ENV,
@@ -321,6 +384,48 @@ public final class Main {
     }
     c.setStrings(YarnConfiguration.YARN_APPLICATION_CLASSPATH, cp.toArray(new String[0]));
     return c;
+  }
+
+  /**
+   * The keys of the fault modes: an HA pair with manual failover (--ha) or one restartable RM
+   * (--recovery), both with work-preserving recovery from a file-system state store on local disk
+   * (both RMs of the pair read the same directory), and reconnect intervals short enough that NMs
+   * and clients find the new RM within seconds.
+   */
+  private void faultKeys(YarnConfiguration c, int[] ports) {
+    if (!opts.ha && !opts.recovery) {
+      return;
+    }
+    c.setBoolean(YarnConfiguration.RECOVERY_ENABLED, true);
+    c.setBoolean("yarn.resourcemanager.work-preserving-recovery.enabled", true);
+    c.set(YarnConfiguration.RM_STORE,
+        "org.apache.hadoop.yarn.server.resourcemanager.recovery.FileSystemRMStateStore");
+    c.set("yarn.resourcemanager.fs.state-store.uri",
+        new File(opts.workDir, "rm-state").toURI().toString());
+    c.setLong("yarn.resourcemanager.connect.retry-interval.ms", 500);
+    c.setLong("yarn.client.failover-sleep-base-ms", 200);
+    c.setLong("yarn.client.failover-sleep-max-ms", 1000);
+    if (!opts.ha) {
+      return;
+    }
+    c.setBoolean(YarnConfiguration.RM_HA_ENABLED, true);
+    c.set(YarnConfiguration.RM_HA_IDS, RM_IDS[0] + "," + RM_IDS[1]);
+    c.set(YarnConfiguration.RM_CLUSTER_ID, "yarn-am-minicluster");
+    // No ZooKeeper here: the harness drives transitions itself (Controls.failover).
+    c.setBoolean("yarn.resourcemanager.ha.automatic-failover.enabled", false);
+    c.setBoolean("yarn.resourcemanager.ha.automatic-failover.embedded", false);
+    setRmAddresses(c, RM_IDS[0], ports);
+    setRmAddresses(c, RM_IDS[1], rm2Ports);
+  }
+
+  /** The per-RM keys of an HA configuration: yarn.resourcemanager.address.rm1 and the like. */
+  private static void setRmAddresses(Configuration c, String id, int[] p) {
+    c.set(YarnConfiguration.RM_ADDRESS + "." + id, LOOPBACK + ":" + p[0]);
+    c.set(YarnConfiguration.RM_SCHEDULER_ADDRESS + "." + id, LOOPBACK + ":" + p[1]);
+    c.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS + "." + id, LOOPBACK + ":" + p[2]);
+    c.set(YarnConfiguration.RM_ADMIN_ADDRESS + "." + id, LOOPBACK + ":" + p[3]);
+    c.set(YarnConfiguration.RM_WEBAPP_ADDRESS + "." + id, LOOPBACK + ":" + p[4]);
+    c.set(YarnConfiguration.RM_HOSTNAME + "." + id, LOOPBACK);
   }
 
   /** Waits until the RM reports every NM RUNNING with its GPUs, and returns their reports. */
@@ -369,8 +474,21 @@ public final class Main {
    * RM rewrites them with the resolved host name ("localhost"), which a client may resolve to ::1
    * where nothing listens.
    */
-  private static Configuration clientYarnConf(Configuration started, int[] ports) {
+  private Configuration clientYarnConf(Configuration started, int[] ports) {
     Configuration c = new Configuration(started);
+    if (opts.ha) {
+      // What an HA client sees on a real cluster: the ids and the per-RM addresses only; the
+      // unsuffixed addresses and ha.id belong to one RM's own configuration.
+      for (String k : new String[] {YarnConfiguration.RM_ADDRESS,
+          YarnConfiguration.RM_SCHEDULER_ADDRESS, YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS,
+          YarnConfiguration.RM_ADMIN_ADDRESS, YarnConfiguration.RM_WEBAPP_ADDRESS,
+          YarnConfiguration.RM_HA_ID, YarnConfiguration.RM_HOSTNAME}) {
+        c.unset(k);
+      }
+      setRmAddresses(c, RM_IDS[0], ports);
+      setRmAddresses(c, RM_IDS[1], rm2Ports);
+      return c;
+    }
     c.set(YarnConfiguration.RM_ADDRESS, LOOPBACK + ":" + ports[0]);
     c.set(YarnConfiguration.RM_SCHEDULER_ADDRESS, LOOPBACK + ":" + ports[1]);
     c.set(YarnConfiguration.RM_RESOURCE_TRACKER_ADDRESS, LOOPBACK + ":" + ports[2]);

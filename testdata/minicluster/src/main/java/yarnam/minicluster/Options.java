@@ -27,6 +27,14 @@ final class Options {
   int heartbeatMs = 250;
   int readyTimeoutSec = 240;
   String user;
+  // Fault controls (see Controls): HA pair, RM recovery, NM liveness expiry, the command dir.
+  boolean ha;
+  boolean recovery;
+  int nmExpiryMs;
+  File controlDir;
+  // Log aggregation to HDFS (TFile or IFile).
+  String logAggregationFormat = "TFile";
+  String remoteLogDir = "/tmp/logs";
   // Kerberos mode (MiniKdc, see SecureMode); the other secure flags need --secure.
   boolean secure;
   String rpcProtection;
@@ -68,6 +76,18 @@ final class Options {
       "  --ready-timeout-sec N   how long to wait for all NMs to be RUNNING (default 240)",
       "  --user NAME             owner of /user/NAME in HDFS (default $HADOOP_USER_NAME, else the OS user)",
       "",
+      "Fault controls (commands through --control-dir; see Controls and README.md):",
+      "  --ha                    two ResourceManagers rm1 (active) and rm2 (standby), manual failover,",
+      "                          work-preserving recovery from a file-system state store",
+      "  --recovery              one ResourceManager with work-preserving recovery (restartable)",
+      "  --nm-expiry-ms N        yarn.nm.liveness-monitor.expiry-interval-ms (default: 10000 with --ha",
+      "                          or --recovery, else Hadoop's 600000, or 20000 with --secure)",
+      "  --control-dir DIR       where the harness takes commands (default: CONF_DIR/../control)",
+      "",
+      "Log aggregation (always on, to HDFS):",
+      "  --log-aggregation-format F  TFile (default) or IFile",
+      "  --remote-log-dir PATH   yarn.nodemanager.remote-app-log-dir on HDFS (default /tmp/logs)",
+      "",
       "Kerberos mode (every flag below but --secure needs --secure):",
       "  --secure                MiniKdc in this JVM, hadoop.security.authentication=kerberos",
       "  --kerberos-dir DIR      keytabs, krb5.conf and the KDC's files (default: CONF_DIR/../kerberos)",
@@ -96,6 +116,14 @@ final class Options {
         o.secure = true;
         continue;
       }
+      if (a.equals("--ha")) {
+        o.ha = true;
+        continue;
+      }
+      if (a.equals("--recovery")) {
+        o.recovery = true;
+        continue;
+      }
       if (i + 1 >= args.length) {
         throw new UsageException("flag " + a + " needs a value");
       }
@@ -118,6 +146,10 @@ final class Options {
         case "--heartbeat-ms": o.heartbeatMs = positive(a, v); break;
         case "--ready-timeout-sec": o.readyTimeoutSec = positive(a, v); break;
         case "--user": o.user = v; break;
+        case "--nm-expiry-ms": o.nmExpiryMs = positive(a, v); break;
+        case "--control-dir": o.controlDir = new File(v).getAbsoluteFile(); break;
+        case "--log-aggregation-format": o.logAggregationFormat = logFormat(a, v); break;
+        case "--remote-log-dir": o.remoteLogDir = absolutePath(a, v); break;
         case "--rpc-protection": o.rpcProtection = qop(a, v); o.secureFlagSeen = true; break;
         case "--kerberos-dir": o.kerberosDir = new File(v).getAbsoluteFile(); o.secureFlagSeen = true; break;
         case "--realm": o.realm = realm(a, v); o.secureFlagSeen = true; break;
@@ -136,6 +168,21 @@ final class Options {
     }
     if (o.nmHosts.isEmpty()) {
       throw new UsageException("--nm-hosts needs at least one address, e.g. 127.0.0.2,127.0.0.3");
+    }
+    if (o.controlDir == null) {
+      o.controlDir = new File(o.confDir.getParentFile(), "control");
+    }
+    if ((o.ha || o.recovery) && o.secure) {
+      throw new UsageException((o.ha ? "--ha" : "--recovery") + " with --secure: the fault controls"
+          + " run on the plain cluster only; drop --secure or the fault flag");
+    }
+    if (o.nmExpiryMs == 0 && (o.ha || o.recovery)) {
+      // Long enough for a busy 2-core machine's heartbeats (250 ms apart), short enough for a test.
+      o.nmExpiryMs = 10000;
+    }
+    if (o.nmExpiryMs != 0 && o.nmExpiryMs < 4 * o.heartbeatMs) {
+      throw new UsageException("--nm-expiry-ms=" + o.nmExpiryMs + ": want at least 4 x"
+          + " --heartbeat-ms (" + o.heartbeatMs + "), or a live node may be declared LOST");
     }
     if (o.secureFlagSeen && !o.secure) {
       throw new UsageException("Kerberos flags (--rpc-protection, --realm, --token-*, ...) need"
@@ -165,6 +212,20 @@ final class Options {
       o.user = env != null && !env.isEmpty() ? env : System.getProperty("user.name");
     }
     return o;
+  }
+
+  private static String logFormat(String flag, String v) {
+    if (!v.equals("TFile") && !v.equals("IFile")) {
+      throw new UsageException(flag + "=" + v + ": want TFile or IFile");
+    }
+    return v;
+  }
+
+  private static String absolutePath(String flag, String v) {
+    if (!v.startsWith("/") || v.contains(":")) {
+      throw new UsageException(flag + "=" + v + ": want an absolute HDFS path, e.g. /tmp/logs");
+    }
+    return v;
   }
 
   private static String qop(String flag, String v) {

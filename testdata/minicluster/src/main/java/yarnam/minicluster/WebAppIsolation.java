@@ -30,7 +30,8 @@ final class WebAppIsolation {
       GuiceFilter own = (GuiceFilter) field(WebApp.class, "guiceFilter").get(webApp);
       Field injected = field(GuiceFilter.class, "injectedPipeline");
       Object pipeline = injected.get(own);
-      HttpServer2 server = webApp.getHttpServer();
+      // The field, not WebApp.getHttpServer(): that getter only exists from Hadoop 3.4 on.
+      HttpServer2 server = (HttpServer2) field(WebApp.class, "httpServer").get(webApp);
       FilterHolder holder = server.getWebAppContext().getServletHandler().getFilter("guice");
       if (pipeline == null || holder == null || !(holder.getFilter() instanceof GuiceFilter)) {
         throw new IllegalStateException(what + ": no guice filter/pipeline found");

@@ -1,0 +1,223 @@
+package contract
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// AMState is the AM's state in GET /api/v1/status: STARTING, RUNNING, FINISHING, then its final
+// status.
+type AMState string
+
+// AM states before the final status.
+const (
+	StateStarting  AMState = "STARTING"
+	StateRunning   AMState = "RUNNING"
+	StateFinishing AMState = "FINISHING"
+)
+
+// FinalStatus is how the application ends (the status of finishApplicationMaster).
+type FinalStatus string
+
+// Final statuses.
+const (
+	Succeeded FinalStatus = "SUCCEEDED"
+	Failed    FinalStatus = "FAILED"
+	Killed    FinalStatus = "KILLED"
+)
+
+// Status is the body of GET /api/v1/status.
+type Status struct {
+	App         string      `json:"app"`
+	State       AMState     `json:"state"` // STARTING, RUNNING, FINISHING, SUCCEEDED, FAILED, KILLED
+	Requirement Requirement `json:"requirement"`
+	Counts      Counts      `json:"counts"`
+	// Containers lists every active container and the latest finished ones (yarn-am am
+	// --finished-history); Counts counts them all.
+	Containers []ContainerStatus `json:"containers"`
+	// FinishedNotListed is how many finished containers Containers leaves out (older than the
+	// latest --finished-history).
+	FinishedNotListed int    `json:"finishedNotListed,omitempty"`
+	Diagnostics       string `json:"diagnostics"`
+	// ExcludedNodes are the nodes excluded for this application after repeated failures.
+	ExcludedNodes []string `json:"excludedNodes,omitempty"`
+	// Events are the latest events (at most StatusEvents), oldest first.
+	Events []Event `json:"events,omitempty"`
+	// SecureAPI is the AM's HTTPS API, https://host:port/api/v1/: the only place that accepts the
+	// application secret (writes, reports, tokens). Its certificate is issued by the application's
+	// authority (TLSCACertAlias).
+	SecureAPI string `json:"secureAPI,omitempty"`
+	// Now is the AM's clock when the document was made and Started when the AM attempt started: the
+	// web UI's timeline measures from them, not from the browser's clock.
+	Now     time.Time `json:"now,omitzero"`
+	Started time.Time `json:"started,omitzero"`
+	// Asks are the container requests still pending, with when each was first sent.
+	Asks []AskStatus `json:"asks,omitempty"`
+	// Nodes are the cluster's running nodes that have any of the job's device types (the types it
+	// asks for besides memory-mb and vcores, e.g. yarn.io/gpu), with their capacity and use of those
+	// types, from the RM's node reports as of NodesAt (listed while the status is being read, at most
+	// every 10 s; absent when the AM cannot list the nodes or the job asks for no device).
+	Nodes   []NodeStatus `json:"nodes,omitempty"`
+	NodesAt time.Time    `json:"nodesAt,omitzero"`
+}
+
+// AskStatus is one pending container request (an allocationRequestId).
+type AskStatus struct {
+	ID      int64     `json:"id"`
+	Pending int       `json:"pending"` // containers still wanted from it
+	Since   time.Time `json:"since,omitzero"`
+}
+
+// NodeStatus is one node as the RM reports it, limited to the job's device types.
+type NodeStatus struct {
+	Node       string     `json:"node"` // host:port, as in ContainerStatus.Node
+	Capability Capability `json:"capability"`
+	Used       Capability `json:"used"` // by every application, not only this one
+}
+
+// StatusEvents is how many of the latest events GET /api/v1/status includes.
+const StatusEvents = 20
+
+// Requirement is the declared TaskExecutor requirement.
+type Requirement struct {
+	Instances   int        `json:"instances"`
+	Resources   Capability `json:"resources"`
+	MaxFailures int        `json:"maxFailures"`
+	Mode        string     `json:"mode"` // batch, service, driver
+	// ExternalResources maps each external resource's name (the key of ContainerStatus.Infos, e.g.
+	// "gpu") to its YARN resource type ("yarn.io/gpu").
+	ExternalResources map[string]string `json:"externalResources,omitempty"`
+}
+
+// Counts summarises the containers. Requested: asked for and not yet allocated. Allocated: accepted and
+// being launched. Running: started on their NM. Stopping: being stopped because the requirement went
+// down. Completed: ended, whatever the exit. Failed: the completed ones that count against
+// taskexecutor.max-failures.
+type Counts struct {
+	Requested int `json:"requested"`
+	Allocated int `json:"allocated"`
+	Running   int `json:"running"`
+	Stopping  int `json:"stopping,omitempty"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+}
+
+// Capability is a container size by YARN resource name: "memory-mb", "vcores", "yarn.io/gpu", ...
+type Capability map[string]int64
+
+// String renders the capability sorted by name: "memory-mb=512 vcores=1 yarn.io/gpu=1".
+func (c Capability) String() string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Phase is where a TaskExecutor container is in its life.
+type Phase string
+
+// Phases of an accepted container.
+const (
+	Launching Phase = "LAUNCHING" // allocated and accepted; startContainers queued or in flight
+	Running   Phase = "RUNNING"   // the NM started it
+	// Stopping: the AM is stopping it because the requirement went down; it no longer counts as
+	// active, and completes with -105 (killed by the AM, not a failure).
+	Stopping  Phase = "STOPPING"
+	Completed Phase = "COMPLETED" // it ended (see ContainerStatus.ExitStatus)
+	// Held: allocated and kept but not started, until the whole gang is allocated
+	// (taskexecutor.gang).
+	Held Phase = "HELD"
+)
+
+// ContainerStatus is one TaskExecutor container (GET /api/v1/containers lists them).
+type ContainerStatus struct {
+	ID          string            `json:"id"`
+	Node        string            `json:"node"`
+	State       Phase             `json:"state"`
+	Resources   Capability        `json:"resources"`
+	Infos       map[string][]Info `json:"infos,omitempty"`
+	ExitStatus  *int32            `json:"exitStatus,omitempty"`
+	ExitClass   ExitClass         `json:"exitClass,omitempty"`
+	Diagnostics string            `json:"diagnostics,omitempty"`
+	// Rank is the container's place in its gang round (gang mode, once the round formed).
+	Rank *Rendezvous `json:"rank,omitempty"`
+	// RequestedAt: its request was first sent; AllocatedAt: the AM accepted the allocation;
+	// LaunchedAt: the NodeManager started it; FinishedAt: it ended (or its start failed). Unset when
+	// not known, e.g. for a container an earlier AM attempt started.
+	RequestedAt time.Time `json:"requestedAt,omitzero"`
+	AllocatedAt time.Time `json:"allocatedAt,omitzero"`
+	LaunchedAt  time.Time `json:"launchedAt,omitzero"`
+	FinishedAt  time.Time `json:"finishedAt,omitzero"`
+}
+
+// Bounds of the AM's HTTP API (docs/design.md#faults).
+const (
+	// MaxReportBytes is the largest launcher report the AM reads.
+	MaxReportBytes = 64 << 10
+	// MaxReportsPerContainer is how many reports the AM accepts from one container.
+	MaxReportsPerContainer = 64
+	// MaxRequestBytes is the largest body of any other write.
+	MaxRequestBytes = 1 << 20
+)
+
+// ReportPath is appended to EnvReportURL and the container id: the launcher POSTs its
+// ContainerReport to <EnvReportURL><CONTAINER_ID>/report.
+const ReportPath = "/report"
+
+// ContainerReport is the body of POST /api/v1/containers/<id>/report (the launcher's report).
+type ContainerReport struct {
+	Infos          map[string][]Info `json:"infos"`
+	FailedResource string            `json:"failedResource,omitempty"`
+	Failure        string            `json:"failure,omitempty"`
+	// Port is a port that was free on the container's node (gang mode): rank 0's becomes the
+	// rendezvous' MasterPort.
+	Port int `json:"port,omitempty"`
+}
+
+// RequirementsUpdate is the body of PUT /api/v1/requirements: the new number of TaskExecutors of the
+// job's profile. Scaling down cancels pending asks first, then stops the newest TaskExecutors.
+type RequirementsUpdate struct {
+	Instances *int `json:"instances"`
+}
+
+// MaxInstances bounds a requirement (a typo like 10000000 should not flood the RM).
+const MaxInstances = 100000
+
+// Validate says what is wrong with u, naming the field and what would be valid.
+func (u RequirementsUpdate) Validate() error {
+	if u.Instances == nil {
+		return fmt.Errorf(`the body needs "instances": the number of TaskExecutors wanted, e.g. {"instances": 2}`)
+	}
+	if *u.Instances < 0 || *u.Instances > MaxInstances {
+		return fmt.Errorf(`"instances": %d: want 0..%d`, *u.Instances, MaxInstances)
+	}
+	return nil
+}
+
+// Info is what a worker learns about one device of an external resource: a map of properties
+// (Flink's ExternalResourceInfo getKeys/getProperty). The GPU driver sets "index".
+type Info map[string]string
+
+// Keys returns the property names of the info, sorted (Flink's ExternalResourceInfo#getKeys).
+func (i Info) Keys() []string {
+	keys := make([]string, 0, len(i))
+	for k := range i {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Property returns the value of one property (Flink's ExternalResourceInfo#getProperty).
+func (i Info) Property(key string) (string, bool) {
+	v, ok := i[key]
+	return v, ok
+}

@@ -1,0 +1,74 @@
+package contract
+
+// The application as YARN lists it: every yarn-am application has this type and tag.
+const (
+	ApplicationType = "YARN-AM"
+	ApplicationTag  = "yarn-am"
+)
+
+// SecretAlias is the secret key, in the AM's and the TaskExecutors' credentials, of the
+// per-application secret (64 hex characters) the client creates. Writes to the AM's API present it as
+// "Authorization: Bearer <secret>".
+const SecretAlias = "yarn-am.secret"
+
+// Environment of the AM container (set by the client).
+const (
+	// EnvStagingDir is the application's staging directory, a full hdfs:// URI
+	// (/user/<user>/.yarn-am/<application id> on fs.defaultFS).
+	EnvStagingDir = "YARN_AM_STAGING_DIR"
+	// EnvLogLevel is the log level of the AM and the launchers (DefaultLogLevel when unset).
+	EnvLogLevel     = "YARN_AM_LOG_LEVEL"
+	DefaultLogLevel = "info"
+	// EnvPrincipal names the principal of the keytab staged for the AM (StagedKeytab), if any.
+	EnvPrincipal = "YARN_AM_PRINCIPAL"
+	// EnvHadoopConf and EnvHadoopUser are Hadoop's own: the AM finds its site files in its working
+	// directory and acts as the submitting user.
+	EnvHadoopConf = "HADOOP_CONF_DIR"
+	EnvHadoopUser = "HADOOP_USER_NAME"
+)
+
+// Environment of the TaskExecutor containers (set by the AM, read by the launcher).
+const (
+	// EnvReportURL is the AM's containers URL on its HTTPS port, https://host:port/api/v1/containers/:
+	// the launcher appends its CONTAINER_ID and "/report" (ReportPath). The launcher sends the secret
+	// to https:// URLs only, trusting only the authority in TLSCACertAlias.
+	EnvReportURL = "YARN_AM_REPORT_URL"
+	// EnvTokensURL is the AM's token endpoint, https://host:port/api/v1/tokens; set only when the AM
+	// refreshes delegation tokens (it was given a keytab).
+	EnvTokensURL = "YARN_AM_TOKENS_URL"
+	// EnvTokensRefresh is how often the launcher polls EnvTokensURL, a Go duration (default 30s).
+	EnvTokensRefresh = "YARN_AM_TOKENS_REFRESH"
+)
+
+// Environment of the driver program in driver mode (set by the AM).
+const (
+	EnvAPI    = "YARN_AM_API"    // https://host:port/api/v1/ (trust EnvCACert)
+	EnvSecret = "YARN_AM_SECRET" // the application's secret, for writes to the API
+)
+
+// What the worker gets (set by the launcher, read by the worker through package resources).
+const (
+	// InfoFileName is the file, in the container's working directory, that holds every resource's
+	// infos as JSON: {"gpu": [{"index": "0"}, {"index": "1"}], "fpga": [...]}.
+	InfoFileName = "external-resources.json"
+	// EnvInfoFile holds the absolute path of the info file.
+	EnvInfoFile = "YARN_AM_EXTERNAL_RESOURCES_FILE"
+	// EnvResourcePrefix starts the per-resource variable that lists its main property
+	// (resources.EnvResourceVar).
+	EnvResourcePrefix = "YARN_AM_RESOURCE_"
+)
+
+// The application's TLS authority (docs/design.md#security): the client creates it at submit and puts
+// both into the AM's credentials; the AM issues itself a server certificate for NM_HOST from it and
+// serves its secret-bearing API over HTTPS. TaskExecutors get the certificate only, never the key.
+const (
+	TLSCACertAlias = "yarn-am.tls.ca-cert" // PEM certificate
+	TLSCAKeyAlias  = "yarn-am.tls.ca-key"  // PEM EC private key; the AM's credentials only
+)
+
+// EnvCACert is the path of the authority's PEM certificate in the driver's environment (driver mode),
+// for TLS clients of EnvAPI (curl --cacert "$YARN_AM_CA_CERT").
+const EnvCACert = "YARN_AM_CA_CERT"
+
+// CACertFile is the name of that file in the AM container's working directory.
+const CACertFile = "yarn-am-ca.pem"

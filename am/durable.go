@@ -1,0 +1,312 @@
+package am
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// This file is the AM's durable state: what a later attempt of the AM needs of an earlier one
+// (docs/design.md#faults). YARN hands the new attempt the containers that still run and their
+// NodeManager tokens (the register response); the rest — the requirement as the driver last set it,
+// the counts of finished containers, the failure policy's memory (counted failures, excluded nodes),
+// the resource infos the launchers reported and the tail of the event history — the AM keeps in a
+// StateStore (an extended attribute of the staging directory: one atomic NameNode call, which works
+// with a delegation token too). It is small by construction: MaxStateBytes bounds it, dropping old
+// events first and resource infos next.
+
+// MaxStateBytes bounds the encoded state, below HDFS's default limit on an extended attribute's size
+// (dfs.namenode.fs-limits.max-xattr-size, 16 KiB).
+const MaxStateBytes = 12 << 10
+
+// ErrNoState is returned by a StateStore that holds no state yet (a first attempt).
+var ErrNoState = errors.New("no saved AM state")
+
+// StateStore keeps the AM's durable state between attempts.
+type StateStore interface {
+	LoadState(ctx context.Context) ([]byte, error) // ErrNoState when there is none
+	SaveState(ctx context.Context, data []byte) error
+}
+
+// State is the AM's durable state.
+type State struct {
+	Version   int    `json:"v"`
+	Attempt   string `json:"attempt"`   // the attempt that saved it
+	Instances int    `json:"instances"` // the declared requirement (PUT /api/v1/requirements)
+	// Finished containers: every one the earlier attempts saw end, by outcome.
+	Completed   int              `json:"completed"`
+	Succeeded   int              `json:"succeeded"`
+	Failed      int              `json:"failed"`
+	FailedExits map[int32]int    `json:"failedExits,omitempty"`
+	Policy      PolicyState      `json:"policy"`
+	Infos       map[string]Info  `json:"infos,omitempty"` // running container id → its resource infos
+	Events      []contract.Event `json:"events,omitempty"`
+}
+
+// Info is the resource infos of one container, as its launcher reported them.
+type Info = map[string][]contract.Info
+
+// stateVersion is the layout of State; a later attempt ignores a state of another version.
+const stateVersion = 1
+
+// encodeState marshals s within MaxStateBytes, dropping the oldest events, then resource infos.
+func encodeState(s State) ([]byte, error) {
+	for {
+		data, err := json.Marshal(s)
+		if err != nil {
+			return nil, err
+		}
+		if len(data) <= MaxStateBytes {
+			return data, nil
+		}
+		switch {
+		case len(s.Events) > 0:
+			s.Events = s.Events[(len(s.Events)+1)/2:]
+		case len(s.Infos) > 0:
+			s.Infos = nil
+		default:
+			return nil, fmt.Errorf("the AM's state is %d bytes even without events and infos (at most %d)", len(data), MaxStateBytes)
+		}
+	}
+}
+
+// decodeState reads a state; one of another version is ignored (nil, nil).
+func decodeState(data []byte) (*State, error) {
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("the saved AM state is not readable: %w", err)
+	}
+	if s.Version != stateVersion {
+		return nil, nil
+	}
+	return &s, nil
+}
+
+// PolicyState is the failure policy's memory: counted failures within the window and the excluded
+// nodes with the end of their exclusion.
+type PolicyState struct {
+	Failures []PolicyFailure      `json:"failures,omitempty"`
+	Excluded map[string]time.Time `json:"excluded,omitempty"`
+	LastFail time.Time            `json:"lastFail,omitempty"`
+}
+
+// PolicyFailure is one counted failure.
+type PolicyFailure struct {
+	At   time.Time `json:"at"`
+	Node string    `json:"node,omitempty"`
+}
+
+// Snapshot returns the policy's memory.
+func (p *Policy) Snapshot() PolicyState {
+	s := PolicyState{LastFail: p.lastFail}
+	for _, f := range p.failures {
+		s.Failures = append(s.Failures, PolicyFailure{At: f.at, Node: f.node})
+	}
+	if len(p.excluded) > 0 {
+		s.Excluded = map[string]time.Time{}
+		for n, t := range p.excluded {
+			s.Excluded[n] = t
+		}
+	}
+	return s
+}
+
+// Restore takes over the memory of an earlier attempt's policy.
+func (p *Policy) Restore(s PolicyState) {
+	p.failures = p.failures[:0]
+	for _, f := range s.Failures {
+		p.failures = append(p.failures, failureRec{at: f.At, node: f.Node})
+	}
+	sort.Slice(p.failures, func(i, j int) bool { return p.failures[i].at.Before(p.failures[j].at) })
+	for n, t := range s.Excluded {
+		p.excluded[n] = t
+	}
+	if s.LastFail.After(p.lastFail) {
+		p.lastFail = s.LastFail
+	}
+}
+
+// adopt takes over what an earlier attempt left, on this attempt's first registration: the
+// NodeManager tokens and running containers YARN hands over (with
+// keep_containers_across_application_attempts) become TaskExecutors of this attempt, and the saved
+// state restores the requirement, the counts, the failure policy's memory, the containers' resource
+// infos and the event history. Reconcile then asks only for what is missing.
+func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMasterResponseProto) {
+	a.mu.Lock()
+	first := !a.adopted
+	a.adopted = true
+	a.mu.Unlock()
+	if !first {
+		return // a re-registration (RM restart or failover): nothing is handed over again
+	}
+	var st *State
+	if a.cfg.State != nil {
+		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		data, err := a.cfg.State.LoadState(c)
+		cancel()
+		switch {
+		case errors.Is(err, ErrNoState):
+		case err != nil:
+			a.log.WithError(err).Warn("am: the previous attempt's state could not be read; starting from the running containers only")
+		default:
+			if st, err = decodeState(data); err != nil {
+				a.log.WithError(err).Warn("am: starting from the running containers only")
+			}
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, nt := range resp.GetNmTokensFromPreviousAttempts() {
+		node := yarnrpc.NodeAddress(nt.GetNodeId())
+		if err := a.cfg.NM.SetToken(node, yarnrpc.TokenFromProto(nt.GetToken())); err != nil {
+			a.log.WithError(err).WithField("node", node).Warn("am: unusable NMToken from the previous attempt")
+		}
+	}
+	prev := resp.GetContainersFromPreviousAttempts()
+	if st == nil && len(prev) == 0 {
+		return
+	}
+	var adopted []string
+	for _, c := range prev {
+		id := yarnrpc.FormatContainerID(c.GetId())
+		if a.rec.get(id) != nil {
+			continue
+		}
+		t := a.rec.adopted(id, yarnrpc.NodeAddress(c.GetNodeId()), contract.Capability(yarnrpc.ResourceAmounts(c.GetResource())), c.GetId())
+		if st != nil {
+			t.infos = st.Infos[id]
+		}
+		adopted = append(adopted, id)
+	}
+	if st != nil {
+		for _, e := range st.Events {
+			e.ID = 0
+			a.events.Add(e)
+		}
+		if st.Instances != a.cfg.Spec.Instances {
+			a.log.WithFields(logrus.Fields{"job": a.cfg.Spec.Instances, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
+			a.cfg.Spec.Instances = st.Instances
+		}
+		a.rec.restoreCounts(st)
+		a.policy.Restore(st.Policy)
+		for _, n := range a.policy.Excluded() {
+			a.blAdd[n] = true
+		}
+	}
+	ev := AMRestartedEvent(a.cfg.Attempt, adopted, st != nil)
+	a.log.WithFields(logrus.Fields{"adopted": len(adopted), "state": st != nil}).Info("am: " + ev.Message)
+	a.emit(ev)
+}
+
+// stateLocked is the durable state now.
+func (a *AM) stateLocked() State {
+	s := State{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.cfg.Spec.Instances,
+		Completed: a.rec.completedN, Succeeded: a.rec.succeededN, Failed: a.rec.failedN,
+		Policy: a.policy.Snapshot(), Infos: map[string]Info{}}
+	if len(a.rec.forgotten.FailedExits) > 0 || len(a.rec.finished) > 0 {
+		s.FailedExits = map[int32]int{}
+		for k, v := range a.rec.forgotten.FailedExits {
+			s.FailedExits[k] += v
+		}
+		for _, t := range a.rec.finished {
+			if t.Exit.Class.Counts() && t.Exit.Class != contract.ExitSucceeded {
+				s.FailedExits[t.Exit.Status]++
+			}
+		}
+	}
+	for _, t := range a.rec.seq {
+		if t.Phase != contract.Completed && len(t.infos) > 0 {
+			s.Infos[t.ID] = t.infos
+		}
+	}
+	s.Events = a.events.Latest(stateEvents)
+	return s
+}
+
+// stateEvents is how many of the latest events the state keeps (fewer when they do not fit).
+const stateEvents = 50
+
+// saveState writes the durable state if it changed since the last save.
+func (a *AM) saveState(ctx context.Context) {
+	if a.cfg.State == nil {
+		return
+	}
+	a.mu.Lock()
+	last := a.events.LastID()
+	if last == a.savedAt {
+		a.mu.Unlock()
+		return
+	}
+	s := a.stateLocked()
+	a.mu.Unlock()
+	data, err := encodeState(s)
+	if err == nil {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = a.cfg.State.SaveState(c, data)
+		cancel()
+	}
+	if err != nil {
+		a.log.WithError(err).Warn("am: could not save the AM's state for a later attempt")
+		return
+	}
+	a.mu.Lock()
+	a.savedAt = last
+	a.mu.Unlock()
+}
+
+// stateXAttr is the extended attribute of the staging directory that holds the state
+// (user.yarn-am.state).
+const stateXAttr = "yarn-am.state"
+
+// xattrState is a StateStore in an extended attribute of the staging directory.
+type xattrState struct {
+	nn  *yarnrpc.NameNodeClient
+	dir string
+}
+
+func (x xattrState) LoadState(ctx context.Context) ([]byte, error) {
+	data, err := x.nn.GetXAttr(ctx, x.dir, stateXAttr)
+	if errors.Is(err, yarnrpc.ErrNoXAttr) {
+		return nil, ErrNoState
+	}
+	return data, err
+}
+
+func (x xattrState) SaveState(ctx context.Context, data []byte) error {
+	return x.nn.SetXAttr(ctx, x.dir, stateXAttr, data)
+}
+
+// LoadState and SaveState make the staging directory the AM's StateStore.
+func (s *TokenStaging) LoadState(ctx context.Context) ([]byte, error) {
+	return xattrState{s.nn, s.dir.Path}.LoadState(ctx)
+}
+
+// SaveState: see LoadState.
+func (s *TokenStaging) SaveState(ctx context.Context, data []byte) error {
+	return xattrState{s.nn, s.dir.Path}.SaveState(ctx, data)
+}
+
+// LoadState and SaveState make the staging directory the AM's StateStore (through a NameNode
+// connection of our own: colinmarc/hdfs has no extended attributes).
+func (s *Staging) LoadState(ctx context.Context) ([]byte, error) {
+	if s.nn == nil {
+		return nil, errors.New("the staging directory was opened without a NameNode connection for the AM's state")
+	}
+	return xattrState{s.nn, s.dir.Path}.LoadState(ctx)
+}
+
+// SaveState: see LoadState.
+func (s *Staging) SaveState(ctx context.Context, data []byte) error {
+	if s.nn == nil {
+		return errors.New("the staging directory was opened without a NameNode connection for the AM's state")
+	}
+	return xattrState{s.nn, s.dir.Path}.SaveState(ctx, data)
+}

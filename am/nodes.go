@@ -1,0 +1,123 @@
+package am
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// This file keeps the status document's view of the cluster's nodes (Status.Nodes): each running
+// node's capacity and use of the job's device types (yarn.io/gpu, ...), which the web UI's GPU map needs to show the
+// GPUs no container of the job holds. The AM knows node capacities only from the RM's node reports
+// (getClusterNodes, a call whose answer grows with the cluster), so it asks only while someone reads
+// the status and at most every NodesRefresh (TestNodeViewRefreshesOnlyWhileRead).
+
+// NodesRefresh is the shortest time between two node listings for the status document.
+const NodesRefresh = 10 * time.Second
+
+// nodeView is the latest node listing; the AM's mutex guards it.
+type nodeView struct {
+	nodes   []contract.NodeStatus // replaced, never changed in place: Status hands it out
+	at      time.Time             // of the listing (zero: none yet)
+	tried   time.Time             // of the last attempt, successful or not
+	lastErr string                // logged once per distinct error
+	want    chan struct{}         // the status was read: refresh if due
+}
+
+// wantNodes notes that the status document is being read: the node refresher lists the nodes if the
+// last listing is older than NodesRefresh.
+func (a *AM) wantNodes() {
+	if a.cfg.Cluster == nil || len(deviceTypes(a.cfg.Spec.Capability)) == 0 {
+		return // no map to draw
+	}
+	select {
+	case a.nodes.want <- struct{}{}:
+	default:
+	}
+}
+
+// nodeRefresher lists the nodes when wanted and due, until ctx ends. Run starts it.
+func (a *AM) nodeRefresher(ctx context.Context) {
+	if a.cfg.Cluster == nil {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-a.nodes.want:
+		}
+		a.mu.Lock()
+		due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= NodesRefresh
+		if due {
+			a.nodes.tried = a.cfg.Now()
+		}
+		a.mu.Unlock()
+		if due {
+			a.refreshNodes(ctx)
+		}
+	}
+}
+
+func (a *AM) refreshNodes(ctx context.Context) {
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	start := time.Now()
+	reports, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	cancel()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		if msg := err.Error(); msg != a.nodes.lastErr {
+			a.nodes.lastErr = msg
+			a.log.WithError(err).Warn("am: could not list the cluster's nodes for the status page's GPU map; it shows only the GPUs the containers hold")
+		}
+		return
+	}
+	a.nodes.lastErr = ""
+	a.nodes.nodes = NodeStatuses(a.cfg.Spec.Capability, reports)
+	a.nodes.at = a.cfg.Now()
+}
+
+// deviceTypes are the types asked for besides memory and vcores (yarn.io/gpu, ...): the ones the
+// map draws.
+func deviceTypes(asked contract.Capability) []string {
+	var out []string
+	for k, v := range asked {
+		if k != "memory-mb" && k != "vcores" && v > 0 {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NodeStatuses turns node reports into the status document's nodes: the RUNNING ones that have any
+// of the device types asked (yarn.io/gpu, ...), with their capability and use of those types only.
+// The document is polled every 2 s by each open page: on a large cluster, nodes without the job's
+// devices and the types nobody draws would make up most of it.
+func NodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto) []contract.NodeStatus {
+	types := deviceTypes(asked)
+	var out []contract.NodeStatus
+	for _, n := range reports {
+		if n.NodeState != nil && n.GetNodeState() != hadooppb.NodeStateProto_NS_RUNNING {
+			continue
+		}
+		ns := contract.NodeStatus{Node: yarnrpc.NodeAddress(n.GetNodeId()), Capability: contract.Capability{}, Used: contract.Capability{}}
+		capa, used := yarnrpc.ResourceAmounts(n.GetCapability()), yarnrpc.ResourceAmounts(n.GetUsed())
+		has := false
+		for _, k := range types {
+			ns.Capability[k], ns.Used[k] = capa[k], used[k]
+			has = has || capa[k] > 0
+		}
+		if has {
+			out = append(out, ns)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
+	return out
+}

@@ -1,0 +1,317 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	stdlog "log"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// ProcessOptions are the flags of `yarn-am am`.
+type ProcessOptions struct {
+	JobFile, FlinkConf string // the staged job.toml and flink-conf.yaml ("" = none)
+	Defines            []string
+	Service            bool
+	Driver             string // the driver command (driver mode), "" = none
+	HeartbeatFast      time.Duration
+	HeartbeatSlow      time.Duration
+	LaunchWorkers      int
+	FinishedHistory    int
+	Policy             PolicyConfig
+	// MaxEventStreams and MaxEventStreamsPerClient bound concurrent event streams (0 = the defaults,
+	// DefaultMaxEventStreams and DefaultMaxEventStreamsPerClient).
+	MaxEventStreams, MaxEventStreamsPerClient int
+}
+
+// RunProcess is the ApplicationMaster process in its YARN container: it reads what YARN and the
+// client put there (CONTAINER_ID, NM_HOST, the token file with the AM-RM token and the application
+// secret, the staged job, manifest and site files), connects to the RM, the NMs and HDFS, serves the
+// HTTP API on NM_HOST and runs the AM until the application ends or ctx is cancelled (SIGTERM). It
+// returns the process's exit code: 0 unregistered, 1 failed, 143 stopped by a signal.
+func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
+	job, err := jobfile.LoadStagedJob(a.JobFile) // the job's local files were shipped; their paths mean nothing here
+	if err != nil {
+		return 1, err
+	}
+	cfg, warnings, err := resources.Load(resources.Sources{JobFile: a.JobFile, FlinkConf: a.FlinkConf, Overrides: a.Defines})
+	for _, w := range warnings {
+		logrus.WithField("key", w.Key).Warn(w.Message)
+	}
+	if err != nil {
+		return 1, err
+	}
+	capability := contract.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
+	for k, v := range cfg.YarnResources() {
+		capability[k] = v
+	}
+	keys := ConfigKeys{}
+	external := map[string]string{}
+	for _, r := range cfg.Resources {
+		keys[r.YarnKey] = "external-resource." + r.Name + ".amount"
+		external[r.Name] = r.YarnKey
+	}
+
+	cid := os.Getenv("CONTAINER_ID")
+	cidp, err := yarnrpc.ParseContainerID(cid)
+	if err != nil {
+		return 1, fmt.Errorf("CONTAINER_ID: %w (the AM runs in a YARN container)", err)
+	}
+	attempt := yarnrpc.FormatAttemptID(cidp.GetAppAttemptId())
+	app := yarnrpc.FormatApplicationID(cidp.GetAppAttemptId().GetApplicationId())
+	host := os.Getenv("NM_HOST")
+	if host == "" {
+		return 1, fmt.Errorf("NM_HOST is not set (YARN sets it in every container); the AM binds its HTTP API there")
+	}
+	tokenFile := os.Getenv("HADOOP_TOKEN_FILE_LOCATION")
+	if tokenFile == "" {
+		return 1, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION is not set: the AM needs its AM-RM token from YARN")
+	}
+	creds, err := yarnrpc.ReadCredentialsFile(tokenFile)
+	if err != nil {
+		return 1, err
+	}
+	amrm, ok := creds.TokenOfKind(yarnrpc.AMRMTokenKind)
+	if !ok {
+		return 1, fmt.Errorf("the token file %s has no %s token", tokenFile, yarnrpc.AMRMTokenKind)
+	}
+	secret := string(creds.Secrets[contract.SecretAlias])
+	if secret == "" {
+		return 1, fmt.Errorf("the token file %s has no secret %q ('yarn-am submit' puts it there)", tokenFile, contract.SecretAlias)
+	}
+	log := logrus.WithFields(logrus.Fields{"app": app, "attempt": attempt})
+
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	if err != nil {
+		return 1, err
+	}
+	user := yarnrpc.CurrentUser()
+	rm, err := yarnrpc.NewAMClient(conf, amrm, user)
+	if err != nil {
+		return 1, err
+	}
+	defer rm.Close()
+	co, err := conf.ConnDefaults()
+	if err != nil {
+		return 1, err
+	}
+	nm := yarnrpc.NewNMClient(co, attempt)
+	defer nm.Close()
+	// The RM's client port, only for the node reports behind not-enough-resources events. SIMPLE
+	// authentication as the user works on clusters without Kerberos; elsewhere the calls fail and the
+	// events carry the scheduler's headroom instead.
+	var cluster ClusterNodes
+	if ac, err := yarnrpc.NewApplicationClient(conf, yarnrpc.SimpleAuth(user)); err != nil {
+		log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only")
+	} else {
+		defer ac.Close()
+		cluster = ac
+	}
+
+	// First of all, before anything copies creds (the token refresher, the TaskExecutors' launch
+	// context): take the TLS authority's key out of them.
+	amTLS, err := TLSFromCredentials(creds, host, app, log)
+	if err != nil {
+		return 1, err
+	}
+	AnnounceTokenDeadline(log, creds)
+	var staging StagingStore
+	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
+		if staging, err = OpenStagingFor(ctx, uri, user, conf, creds); err != nil {
+			return 1, err
+		}
+		defer staging.Close()
+	} else {
+		log.Warn("yarn-am am: " + contract.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
+	}
+	refresher, err := TokenRefresherFromEnv(ctx, conf, creds, staging, log) // nil without a shipped keytab
+	if err != nil {
+		return 1, err
+	}
+	if refresher != nil {
+		go refresher.Run(ctx)
+	}
+	var manifest []contract.LocalResource
+	if data, err := os.ReadFile(contract.StagedManifest); err == nil {
+		if manifest, err = contract.ParseManifest(data); err != nil {
+			return 1, err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 1, fmt.Errorf("reading the staged manifest: %w", err)
+	}
+
+	// Two listeners (docs/design.md#security): the plain one is the tracking URL (the RM's proxy
+	// speaks plain HTTP to it) and serves only reads; the HTTPS one takes the secret.
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 1, fmt.Errorf("the HTTP API cannot listen on NM_HOST=%s: %w", host, err)
+	}
+	tln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		ln.Close()
+		return 1, fmt.Errorf("the HTTPS API cannot listen on NM_HOST=%s: %w", host, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	base := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
+	secureBase := "https://" + net.JoinHostPort(host, strconv.Itoa(tln.Addr().(*net.TCPAddr).Port)) + "/"
+	if err := os.WriteFile(contract.CACertFile, amTLS.CACert, 0o644); err != nil {
+		return 1, fmt.Errorf("writing the TLS authority's certificate for the driver: %w", err)
+	}
+	caFile, _ := filepath.Abs(contract.CACertFile)
+
+	flinkAlias := ""
+	if a.FlinkConf != "" {
+		flinkAlias = a.FlinkConf
+	}
+	var stagedFiles StagedFiles
+	if staging != nil {
+		stagedFiles = staging
+	}
+	env := map[string]string{}
+	for k, v := range job.TaskExecutor.Env {
+		env[k] = v
+	}
+	if lvl := os.Getenv(contract.EnvLogLevel); lvl != "" {
+		if _, set := env[contract.EnvLogLevel]; !set {
+			env[contract.EnvLogLevel] = lvl
+		}
+	}
+	if refresher != nil {
+		env[contract.EnvTokensURL] = strings.TrimSuffix(secureBase, "/") + TokensPath
+	}
+	if job.TaskExecutor.Gang {
+		env[contract.EnvGang] = "1"
+	}
+	te := TaskExecutorLaunch{
+		Manifest: manifest, Staged: stagedFiles, JobFile: a.JobFile, FlinkConf: flinkAlias, Defines: a.Defines,
+		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
+	}
+	clc, err := te.LaunchContext()
+	if err != nil {
+		return 1, err
+	}
+
+	mode := Batch
+	if a.Service {
+		mode = Service
+	}
+	amc := Config{
+		App: app,
+		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
+			Gang: job.TaskExecutor.Gang},
+		GangTimeout: job.TaskExecutor.GangTimeout,
+		Host:        host, RPCPort: port, TrackingURL: base,
+		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
+		LaunchContext: clc, RM: rm, NM: nm, Log: log,
+		Policy: a.Policy, Keys: keys, Cluster: cluster, ExternalResources: external,
+	}
+	if staging != nil {
+		amc.Staging = staging
+		amc.State = staging
+	}
+	amc.Attempt = attempt
+	maxAttempts, err := effectiveMaxAttempts(conf, job.MaxAttempts)
+	if err != nil {
+		return 1, err
+	}
+	if n := int(cidp.GetAppAttemptId().GetAttemptId()); n < maxAttempts {
+		amc.KeepStagingOnKill = true
+		log.WithFields(logrus.Fields{"attempt": n, "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
+	}
+	if refresher != nil {
+		amc.LaunchTokens = refresher.LaunchTokens
+	}
+	AddTokenDeadlineEvent(&amc, creds)
+	if a.Driver != "" {
+		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile}}
+	}
+	m, err := New(amc)
+	if err != nil {
+		return 1, err
+	}
+	maxStreams, perClient := a.MaxEventStreams, a.MaxEventStreamsPerClient
+	if maxStreams == 0 {
+		maxStreams = DefaultMaxEventStreams
+	}
+	if perClient == 0 {
+		perClient = DefaultMaxEventStreamsPerClient
+	}
+	streams := NewStreamLimiter(maxStreams, perClient)
+	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams}
+	plain := newHTTPServer(m.API(api))
+	api.Secure = true
+	secure := newHTTPServer(m.API(api))
+	secure.TLSConfig = amTLS.Config
+	go func() { _ = plain.Serve(ln) }()
+	go func() { _ = secure.ServeTLS(tln, "", "") }()
+	defer func() {
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = plain.Shutdown(c)
+		_ = secure.Shutdown(c)
+	}()
+	log.WithFields(logrus.Fields{"tracking_url": base, "secure_api": secureBase, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
+		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.Policy)}).Info("yarn-am am: starting")
+
+	out, err := m.Run(ctx)
+	if ctx.Err() != nil {
+		log.Info("yarn-am am: stopped by signal (application killed)")
+		return 143, nil
+	}
+	log.WithFields(logrus.Fields{"final_status": out.Status, "diagnostics": out.Diagnostics}).Info("yarn-am am: done")
+	if err != nil {
+		return 1, err
+	}
+	return 0, nil
+}
+
+// newHTTPServer bounds what one connection may hold (docs/design.md#faults): headers must arrive
+// within 10 s and fit in 64 KiB, an idle keep-alive connection is closed after 60 s. There is no
+// server-wide read or write timeout, which would cut event streams; the write endpoints bound their
+// body's read (bodyReadTimeout), streams each write (SSEWriteTimeout).
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          stdlog.New(io.Discard, "", 0), // TLS handshake noise from scanners; nothing to act on
+	}
+}
+
+func modeName(a ProcessOptions) string {
+	switch {
+	case a.Driver != "":
+		return "driver"
+	case a.Service:
+		return "service"
+	}
+	return "batch"
+}
+
+// effectiveMaxAttempts is how many AM attempts YARN gives the application: the job's max-attempts
+// capped by the cluster's yarn.resourcemanager.am.max-attempts (default 2), or that when the job sets
+// none.
+func effectiveMaxAttempts(conf *yarnrpc.Config, job int32) (int, error) {
+	global, err := conf.GetInt("yarn.resourcemanager.am.max-attempts", 2)
+	if err != nil {
+		return 0, err
+	}
+	if job > 0 && int64(job) < global {
+		return int(job), nil
+	}
+	return int(global), nil
+}

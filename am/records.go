@@ -1,0 +1,267 @@
+package am
+
+import (
+	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// records is the AM's bookkeeping of the TaskExecutor containers it accepted, with a vocabulary for
+// what happens to them: accepted, launched, launchFailed, stopping, stoppedBeforeStart, completed,
+// reported. Each transition keeps the phases, the launches in flight and the counts consistent and
+// returns the events it implies; the AM (am.go) emits them, feeds the failure policy and does the
+// I/O. The AM's mutex guards it: every method runs with a.mu held.
+//
+// Records of finished containers are bounded: a long-running service that keeps replacing
+// TaskExecutors would otherwise keep a record of every container it ever started. Active containers
+// are always recorded; of the finished ones the latest `history` are, for Status and the UI. The
+// counts of finished, succeeded and failed containers are counters, and Reconcile gets the dropped
+// ones' share as Observed.Forgotten, so nothing it decides depends on which records are still there.
+// (The failure policy's window and rate keep their own records: Policy.RecordExit.)
+type records struct {
+	byID map[string]*tracked // every active container and the latest finished ones
+	// seq holds the recorded containers in the order they were accepted, for the loops that run on
+	// every heartbeat (no map lookups); obsBuf is Reconcile's input, reused so that a heartbeat does
+	// not allocate in proportion to the application's size (BenchmarkAMHeartbeat: at 10,000
+	// containers the copy was 4.5 MB of garbage and 4 ms of CPU per heartbeat).
+	seq      []*tracked
+	seqDirty bool // seq holds forgotten containers (compact)
+	obsBuf   []Container
+	// finished holds the finished containers still recorded, oldest first (at most history);
+	// forgotten counts those dropped; completedN, succeededN and failedN count every finished
+	// container, dropped or not.
+	finished                        []*tracked
+	forgotten                       Forgotten
+	completedN, succeededN, failedN int
+	history                         int
+	// inFlight counts accepted containers whose startContainers has not returned yet.
+	inFlight int
+	// now stamps the transitions (tracked.allocatedAt, launchedAt, finishedAt).
+	now func() time.Time
+}
+
+func newRecords(history int, now func() time.Time) records {
+	if now == nil {
+		now = time.Now
+	}
+	return records{byID: map[string]*tracked{}, history: history, now: now}
+}
+
+// get returns the record of a container, nil if it is not (or no longer) recorded.
+func (r *records) get(id string) *tracked { return r.byID[id] }
+
+// accepted records an allocation the AM keeps: it is launching from now on, or held until its gang
+// is complete (held).
+func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto, round int, held bool) *tracked {
+	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources, Round: round}, allocatedAt: r.now()}
+	if p != nil {
+		t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
+	}
+	r.byID[l.ID] = t
+	r.seq = append(r.seq, t)
+	if held {
+		t.Phase = contract.Held
+	} else {
+		r.inFlight++
+	}
+	return t
+}
+
+// startHeld: the gang is complete, a held container is launched now.
+func (r *records) startHeld(t *tracked) {
+	t.Phase = contract.Launching
+	r.inFlight++
+}
+
+// releasedHeld: a held container goes back to the RM without having started.
+func (r *records) releasedHeld(t *tracked, why string) []contract.Event {
+	t.Phase = contract.Completed
+	t.Exit = Exit{Status: contract.ExitStatusAborted, Class: contract.ExitKilledByAM, Diagnostics: why}
+	return r.finish(t)
+}
+
+// launched: the NodeManager started it.
+func (r *records) launched(t *tracked) []contract.Event {
+	r.inFlight--
+	t.Phase = contract.Running
+	t.launchedAt = r.now()
+	return []contract.Event{LaunchedEvent(t.ID, t.Node)}
+}
+
+// launchFailed: the NodeManager refused to start it.
+func (r *records) launchFailed(t *tracked, reason string) []contract.Event {
+	r.inFlight--
+	t.Phase = contract.Completed
+	t.Exit = Exit{Status: contract.ExitStatusInvalid, Class: contract.ExitLaunchFailed, Diagnostics: reason}
+	return append([]contract.Event{LaunchFailedEvent(t.ID, t.Node, reason)}, r.finish(t)...)
+}
+
+// stopping: the requirement went down and t is to stop. A container whose launch is in flight is
+// stopped by its launch worker once the start returns; stopNow says the caller stops it now.
+func (r *records) stopping(t *tracked) (stopNow bool) {
+	if t.Phase == contract.Launching {
+		t.stopAfterLaunch = true
+		r.inFlight--
+	} else {
+		stopNow = t.cid != nil
+	}
+	t.Phase = contract.Stopping
+	return stopNow
+}
+
+// stoppedBeforeStart: a container stopped while its launch was in flight never started.
+func (r *records) stoppedBeforeStart(t *tracked) []contract.Event {
+	t.Phase = contract.Completed
+	t.Exit = Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
+	return r.finish(t)
+}
+
+// completed: the RM reports the container ended with exit. A container the AM was stopping ended
+// because the AM stopped it, whatever status the NodeManager reports.
+func (r *records) completed(t *tracked, exit Exit) []contract.Event {
+	if t.Phase == contract.Launching {
+		r.inFlight-- // the launch worker will find it completed
+	}
+	if t.Phase == contract.Stopping {
+		exit.Class = contract.ExitKilledByAM
+	}
+	if t.reportFailure != "" && exit.Class == contract.ExitDiscoveryFailed {
+		exit.Diagnostics = t.reportFailure + "; " + exit.Diagnostics
+	}
+	t.Phase = contract.Completed
+	t.Exit = exit
+	return r.finish(t)
+}
+
+// reported: the container's launcher reported its resource infos or why discovery failed.
+func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.Event {
+	if rep.Failure != "" {
+		t.reportFailure = "discovery failed for resource " + rep.FailedResource + ": " + rep.Failure
+		if t.discoveryEvent {
+			return nil
+		}
+		t.discoveryEvent = true
+		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, rep.Failure)}
+	}
+	t.infos, t.port, t.reported = rep.Infos, rep.Port, true
+	if len(rep.Infos) == 0 {
+		return nil
+	}
+	return []contract.Event{ResourceInfoEvent(t.ID, t.Node, rep.Infos)}
+}
+
+// finish counts a container that just ended and records it among the finished ones, dropping the
+// oldest record beyond history; it returns the events of its end.
+func (r *records) finish(t *tracked) []contract.Event {
+	t.token = nil
+	t.finishedAt = r.now()
+	r.completedN++
+	switch {
+	case t.Exit.Class == contract.ExitSucceeded:
+		r.succeededN++
+	case t.Exit.Class.Counts():
+		r.failedN++
+	}
+	r.finished = append(r.finished, t)
+	for len(r.finished) > r.history {
+		old := r.finished[0]
+		r.finished[0] = nil // the backing array must not keep it alive
+		r.finished = r.finished[1:]
+		r.forgotten.add(old.Exit)
+		delete(r.byID, old.ID)
+		old.forgotten = true
+		r.seqDirty = true
+	}
+	evs := []contract.Event{CompletedEvent(t.ID, t.Node, t.Exit)}
+	switch t.Exit.Class {
+	case contract.ExitPreempted:
+		evs = append(evs, PreemptedEvent(t.ID, t.Node))
+	case contract.ExitDiscoveryFailed:
+		if !t.discoveryEvent {
+			t.discoveryEvent = true
+			evs = append(evs, DiscoveryFailedEvent(t.ID, t.Node, "", firstNonEmpty(t.reportFailure, t.Exit.Diagnostics)))
+		}
+	}
+	return evs
+}
+
+// compact removes forgotten containers from seq, in one pass however many were dropped.
+func (r *records) compact() {
+	if !r.seqDirty {
+		return
+	}
+	kept := r.seq[:0]
+	for _, t := range r.seq {
+		if !t.forgotten {
+			kept = append(kept, t)
+		}
+	}
+	clear(r.seq[len(kept):])
+	r.seq = kept
+	r.seqDirty = false
+}
+
+// observed is the containers as Reconcile sees them, in the order they were accepted. The slice is
+// reused by the next call: Reconcile keeps copies only (Plan.Failures, Plan.Stop).
+func (r *records) observed() []Container {
+	r.compact()
+	r.obsBuf = r.obsBuf[:0]
+	for _, t := range r.seq {
+		r.obsBuf = append(r.obsBuf, t.Container)
+	}
+	return r.obsBuf
+}
+
+// active returns the containers not yet completed that can be stopped (they have a container id).
+func (r *records) active() []*tracked {
+	var out []*tracked
+	for _, t := range r.seq {
+		if t.Phase != contract.Completed && t.cid != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// phases counts the recorded containers by phase; completed counts every finished one, dropped or
+// not. It runs on every heartbeat: plain counters over the ordered slice, not a map increment per
+// container (at 50,000 containers that was half of a heartbeat's CPU).
+func (r *records) phases() (launching, running, stopping, completed int) {
+	for _, t := range r.seq {
+		switch t.Phase {
+		case contract.Launching:
+			launching++
+		case contract.Running:
+			running++
+		case contract.Stopping:
+			stopping++
+		}
+	}
+	return launching, running, stopping, r.completedN
+}
+
+// adopted records a container an earlier attempt of the AM started and YARN handed over to this one:
+// it is running.
+func (r *records) adopted(id, node string, res contract.Capability, cid *hadooppb.ContainerIdProto) *tracked {
+	t := &tracked{Container: Container{ID: id, Node: node, AskID: -1, Phase: contract.Running, Resources: res}, cid: cid}
+	r.byID[id] = t
+	r.seq = append(r.seq, t)
+	return t
+}
+
+// restoreCounts adds the finished containers of earlier attempts, which this attempt has no records
+// of: to Reconcile they are forgotten ones.
+func (r *records) restoreCounts(s *State) {
+	r.completedN += s.Completed
+	r.succeededN += s.Succeeded
+	r.failedN += s.Failed
+	r.forgotten.Succeeded += s.Succeeded
+	r.forgotten.Failed += s.Failed
+	for k, v := range s.FailedExits {
+		if r.forgotten.FailedExits == nil {
+			r.forgotten.FailedExits = map[int32]int{}
+		}
+		r.forgotten.FailedExits[k] += v
+	}
+}

@@ -1,0 +1,239 @@
+package am
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// The web UI's timeline needs when each container was asked for, allocated, started and ended; a
+// container whose start the NodeManager refused has no start time but an end.
+func TestStatusCarriesTimelineTimes(t *testing.T) {
+	f := newFakeCluster(t)
+	f.refuseStarts = 1
+	m, _ := f.newAM(t, gpuSpec(3, 3))
+	m.cfg.ExternalResources = map[string]string{"gpu": "yarn.io/gpu"}
+	out := run(t, m)
+	require.Equal(t, contract.Succeeded, out.Status)
+	s := m.Status()
+	assert.Equal(t, map[string]string{"gpu": "yarn.io/gpu"}, s.Requirement.ExternalResources)
+	require.False(t, s.Started.IsZero())
+	require.False(t, s.Now.Before(s.Started))
+	require.Len(t, s.Containers, 4, "3 succeeded + 1 refused by the NM")
+	refused := 0
+	for _, c := range s.Containers {
+		for name, ts := range map[string]time.Time{"requestedAt": c.RequestedAt, "allocatedAt": c.AllocatedAt, "finishedAt": c.FinishedAt} {
+			require.False(t, ts.IsZero(), "%s of %s", name, c.ID)
+			assert.False(t, ts.Before(s.Started) || ts.After(s.Now), "%s of %s (%v) is outside the AM's run %v..%v", name, c.ID, ts, s.Started, s.Now)
+		}
+		assert.False(t, c.AllocatedAt.Before(c.RequestedAt), "%s allocated before it was asked for", c.ID)
+		if c.ExitClass == contract.ExitLaunchFailed {
+			refused++
+			assert.True(t, c.LaunchedAt.IsZero(), "%s never started", c.ID)
+			assert.False(t, c.FinishedAt.Before(c.AllocatedAt))
+			continue
+		}
+		require.False(t, c.LaunchedAt.IsZero(), "launchedAt of %s", c.ID)
+		assert.False(t, c.LaunchedAt.Before(c.AllocatedAt), "%s started before it was allocated", c.ID)
+		assert.False(t, c.FinishedAt.Before(c.LaunchedAt), "%s ended before it started", c.ID)
+	}
+	assert.Equal(t, 1, refused)
+	assert.Empty(t, s.Asks, "nothing pending once the application is done")
+
+	// The JSON document carries them under the names the page reads; unset times are left out.
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	for _, k := range []string{`"requestedAt":`, `"allocatedAt":`, `"launchedAt":`, `"finishedAt":`, `"now":`, `"started":`, `"externalResources":{"gpu":"yarn.io/gpu"}`} {
+		assert.Contains(t, string(b), k)
+	}
+	assert.NotContains(t, string(b), `"0001-01-01T00:00:00Z"`, "zero times are omitted, not sent as year 1")
+}
+
+// Asks the RM has not satisfied yet are listed with how many containers they still want and since
+// when: the timeline's pending bars.
+func TestStatusListsPendingAsks(t *testing.T) {
+	f := newFakeCluster(t)
+	f.maxAllocations = 1
+	f.exitCode = func(int) int32 { return 0 }
+	m, _ := f.newAM(t, Spec{Instances: 3, MaxFailures: 3, Mode: Service, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	var s contract.Status
+	require.Eventually(t, func() bool {
+		s = m.Status()
+		return len(s.Asks) > 0 && s.Counts.Running+s.Counts.Completed >= 1
+	}, 10*time.Second, 10*time.Millisecond, "one container allocated, the rest pending")
+	pending := 0
+	for _, a := range s.Asks {
+		pending += a.Pending
+		assert.Positive(t, a.ID)
+		assert.False(t, a.Since.IsZero(), "ask %d: since when", a.ID)
+		assert.False(t, a.Since.After(s.Now))
+	}
+	assert.Equal(t, s.Counts.Requested, pending, "asks add up to the requested count")
+	assert.Positive(t, pending)
+}
+
+// fakeNodes is a ClusterNodes that counts its calls.
+type fakeNodes struct {
+	mu    sync.Mutex
+	calls int
+	err   error
+	gpus  int64
+}
+
+func (f *fakeNodes) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto) ([]*hadooppb.NodeReportProto, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	node := func(host string, state hadooppb.NodeStateProto, used int64) *hadooppb.NodeReportProto {
+		return &hadooppb.NodeReportProto{NodeId: &hadooppb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(8041)}, NodeState: state.Enum(),
+			Capability: ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": f.gpus, "yarn.io/fpga": 2}),
+			Used:       ResourceProto(contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": used})}
+	}
+	cpuOnly := node("nm-d", hadooppb.NodeStateProto_NS_RUNNING, 0)
+	cpuOnly.Capability = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/fpga": 2})
+	return []*hadooppb.NodeReportProto{node("nm-b", hadooppb.NodeStateProto_NS_RUNNING, 1), node("nm-a", hadooppb.NodeStateProto_NS_RUNNING, 0),
+		node("nm-c", hadooppb.NodeStateProto_NS_UNHEALTHY, 0), cpuOnly}, nil
+}
+
+func (f *fakeNodes) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls }
+
+// The node listing behind the GPU map costs an RM call that grows with the cluster: the AM makes it
+// only while the status is being read, and at most every NodesRefresh; a failed listing keeps the
+// last one.
+func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
+	f := newFakeCluster(t)
+	m, _ := f.newAM(t, gpuSpec(1, 1))
+	nodes := &fakeNodes{gpus: 4}
+	var clockMu sync.Mutex
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m.cfg.Cluster = nodes
+	m.cfg.Now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.nodeRefresher(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv := httptest.NewServer(m.Handler("s3cret"))
+	defer srv.Close()
+	read := func(path string) {
+		resp, err := srv.Client().Get(srv.URL + path)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+
+	read("/api/v1/containers")
+	read("/metrics")
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, 0, nodes.count(), "nobody read the status: no node listing")
+	assert.Empty(t, m.Status().Nodes)
+
+	read("/api/v1/status")
+	require.Eventually(t, func() bool { return len(m.Status().Nodes) == 2 }, 5*time.Second, 5*time.Millisecond)
+	s := m.Status()
+	assert.Equal(t, []contract.NodeStatus{
+		{Node: "nm-a:8041", Capability: contract.Capability{"yarn.io/gpu": 4}, Used: contract.Capability{"yarn.io/gpu": 0}},
+		{Node: "nm-b:8041", Capability: contract.Capability{"yarn.io/gpu": 4}, Used: contract.Capability{"yarn.io/gpu": 1}},
+	}, s.Nodes, "running nodes with GPUs only, sorted, the job's device types only (no memory, no yarn.io/fpga)")
+	assert.Equal(t, now, s.NodesAt)
+
+	for i := 0; i < 5; i++ {
+		read("/api/v1/status")
+	}
+	advance(NodesRefresh - time.Second)
+	read("/api/v1/status")
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, 1, nodes.count(), "read again within %v: no second listing", NodesRefresh)
+
+	advance(time.Second)
+	nodes.mu.Lock()
+	nodes.gpus = 8
+	nodes.mu.Unlock()
+	read("/api/v1/status")
+	require.Eventually(t, func() bool { s := m.Status(); return len(s.Nodes) == 2 && s.Nodes[0].Capability["yarn.io/gpu"] == 8 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, 2, nodes.count())
+	listedAt := m.Status().NodesAt
+
+	nodes.mu.Lock()
+	nodes.err = errors.New("connection refused")
+	nodes.mu.Unlock()
+	advance(NodesRefresh)
+	read("/api/v1/status")
+	require.Eventually(t, func() bool { return nodes.count() == 3 }, 5*time.Second, 5*time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	s = m.Status()
+	assert.Len(t, s.Nodes, 2, "a failed listing keeps the last one")
+	assert.Equal(t, listedAt, s.NodesAt, "and says how old it is")
+}
+
+// The page runs under a Content-Security-Policy without 'unsafe-inline': no inline script, event
+// handler or style attribute in the HTML, and the script neither parses HTML nor writes styles.
+func TestUIPageNeedsNoInlineScriptOrStyle(t *testing.T) {
+	srv := httptest.NewServer(UIHandler())
+	defer srv.Close()
+	get := func(path string) string {
+		resp, err := srv.Client().Get(srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		require.Equal(t, 200, resp.StatusCode, path)
+		return string(b)
+	}
+	page := get("/")
+	assert.NotRegexp(t, regexp.MustCompile(`(?i)\sstyle\s*=`), page, "no style attribute")
+	assert.NotRegexp(t, regexp.MustCompile(`(?i)\son[a-z]+\s*=`), page, "no inline event handler")
+	assert.NotRegexp(t, regexp.MustCompile(`(?i)<style`), page, "no inline style element")
+	assert.NotContains(t, page, "javascript:")
+	for _, m := range regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`).FindAllStringSubmatch(page, -1) {
+		assert.Contains(t, m[1], `src="ui/`, "every script is a file of the page")
+		assert.Empty(t, strings.TrimSpace(m[2]), "no inline script")
+	}
+	for _, id := range []string{`id="gpumap"`, `id="timeline"`} {
+		assert.Contains(t, page, id)
+	}
+	js := get("/ui/app.js")
+	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(", ".style", `"style"`, "cssText"} {
+		assert.NotContains(t, js, bad, "app.js must not use %s", bad)
+	}
+}
+
+// A job that asks for no device has no map: the AM never lists the nodes for it.
+func TestNodeViewNotListedWithoutDevices(t *testing.T) {
+	f := newFakeCluster(t)
+	m, _ := f.newAM(t, Spec{Instances: 1, MaxFailures: 1, Capability: contract.Capability{"memory-mb": 512, "vcores": 1}})
+	nodes := &fakeNodes{gpus: 4}
+	m.cfg.Cluster = nodes
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.nodeRefresher(ctx) }()
+	defer func() { cancel(); <-done }()
+	srv := httptest.NewServer(m.Handler("s3cret"))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/api/v1/status")
+	require.NoError(t, err)
+	resp.Body.Close()
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, 0, nodes.count())
+	assert.Empty(t, m.Status().Nodes)
+}

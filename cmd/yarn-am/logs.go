@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/container/logs"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+const logsUsage = `Usage: yarn-am logs APP_ID [--container ID] [--am] [--file NAME] [--follow] [--tail N]
+
+Prints the logs of an application's containers, each file under a header
+  ==> <container> on <node>: <file> (<size> bytes) <==
+Once the application has ended: the aggregated logs the NodeManagers wrote to HDFS
+(yarn.log-aggregation-enable=true; yarn.nodemanager.remote-app-log-dir, default /tmp/logs), in the
+TFile or indexed (IFile) format and the directory layout of Hadoop 3.1 to 3.4; with aggregation
+off, what the NodeManagers still keep (yarn.nodemanager.log.retain-seconds, default 3 hours). While
+it runs: the current logs from the NodeManagers' web services. When there are no logs to print it
+says why (aggregation off and the logs gone, not aggregated yet, no permission) and what to do.
+
+Flags:
+  --container ID         only this container (container_..._<attempt>_<number> of this application)
+  --am                   only the ApplicationMaster's container(s)
+  --file NAME            only this log file (stdout, stderr, am.stderr, launch_container.sh, ...)
+  --follow               keep printing the running containers' new output, like tail -f, until the
+                         application ends (with --container: until that container ends); Ctrl-C
+                         stops
+  --tail N               only the last N lines of each file (with --follow: then the new output)
+` + loginUsage + `
+
+Exit codes: 0 logs printed, 1 no logs (the reason is printed) or an error, 2 usage.`
+
+func init() {
+	register(&command{
+		name:    "logs",
+		summary: "print (or follow) the logs of an application's containers",
+		usage:   logsUsage,
+		run:     runLogs,
+	})
+}
+
+func runLogs(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	container := fs.String("container", "", "one container")
+	am := fs.Bool("am", false, "the AM's container")
+	file := fs.String("file", "", "one log file")
+	follow := fs.Bool("follow", false, "follow")
+	tail := fs.Int("tail", 0, "last N lines")
+	var lf loginFlags
+	lf.register(fs)
+	pos, code, ok := parseCommand(fs, args, "logs", logsUsage, 1, "one application id", stdout, stderr)
+	if !ok {
+		return code
+	}
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "yarn-am logs: "+format+"\nRun 'yarn-am help logs' for usage.\n", a...)
+		return 2
+	}
+	appID, err := yarnrpc.ParseApplicationID(pos[0])
+	if err != nil {
+		return usage("%v", err)
+	}
+	if *container != "" {
+		cid, err := yarnrpc.ParseContainerID(*container)
+		if err != nil {
+			return usage("--container %s: %v", *container, err)
+		}
+		if got := cid.GetAppAttemptId().GetApplicationId(); got.GetClusterTimestamp() != appID.GetClusterTimestamp() || got.GetId() != appID.GetId() {
+			return usage("--container %s belongs to %s, not to %s", *container, yarnrpc.FormatApplicationID(got), pos[0])
+		}
+		if *am && !logs.IsAMContainer(*container) {
+			return usage("--container %s with --am: that container is not the ApplicationMaster's (number 000001 of an attempt)", *container)
+		}
+	}
+	if *tail < 0 {
+		return usage("--tail %d: want a number of lines >= 1 (or 0 for all)", *tail)
+	}
+	if *file != "" && (*file == "." || *file == ".." || strings.ContainsRune(*file, '/')) {
+		return usage("--file %q: want a log file name such as stdout or stderr, without '/'", *file)
+	}
+	sess, rm, err := client.Connect(lf.options(), stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am logs: %v\n", err)
+		return 1
+	}
+	defer rm.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = logs.Run(ctx, sess, rm, logs.Options{
+		App:    appID,
+		Filter: logs.Filter{Container: *container, AM: *am, File: *file, Tail: *tail},
+		Follow: *follow,
+		Out:    stdout,
+		Notes:  stderr,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am logs: %v\n", err)
+		return 1
+	}
+	return 0
+}

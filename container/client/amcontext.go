@@ -1,0 +1,196 @@
+package client
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/am/amtls"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/container/launchctx"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// NewSecret returns a fresh per-application secret: 32 random bytes, hex-encoded.
+func NewSecret() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generating the application secret: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// AMOptions is everything the AM's launch context and the submission are built from.
+type AMOptions struct {
+	AppID  *hadooppb.ApplicationIdProto
+	Job    *jobfile.Job
+	Staged *Staged
+	User   string
+	Secret string
+	// TLSCACert and TLSCAKey are the application's TLS authority (NewTLSAuthority), from which the AM
+	// issues its HTTPS certificate; empty: the AM makes its own, and only its TaskExecutors and
+	// driver can reach its HTTPS API.
+	TLSCACert, TLSCAKey []byte
+	// Defines are the user's -D flags; Staged.Defines are added after them.
+	Defines  []string
+	Service  bool
+	Driver   string // shell command run by the AM (driver mode); "" = none
+	Queue    string // overrides the job's queue when set
+	Name     string // overrides the job's name when set
+	LogLevel string // YARN_AM_LOG_LEVEL; default info
+	// Tokens are delegation tokens for the AM (and, through it, the TaskExecutors); nil on clusters
+	// without Kerberos.
+	Tokens *yarnrpc.Credentials
+	// Principal is the principal of the keytab staged with StageKeytab ("" = none shipped): the AM
+	// logs in from it to replace tokens before their maximum lifetime.
+	Principal string
+}
+
+// hasFlinkConf reports whether flink-conf.yaml was staged.
+func (o AMOptions) hasFlinkConf() bool {
+	for _, r := range o.Staged.AM {
+		if r.Alias == contract.StagedFlinkConf {
+			return true
+		}
+	}
+	return false
+}
+
+// AMCommand is the AM container's command line, already escaped for YARN's launch script (which runs
+// it as `exec /bin/bash -c "<command>"`).
+func AMCommand(o AMOptions) string {
+	args := []string{"./" + contract.StagedBinary, "am", "--job", contract.StagedJob}
+	if o.hasFlinkConf() {
+		args = append(args, "--flink-conf", contract.StagedFlinkConf)
+	}
+	for _, d := range append(append([]string{}, o.Defines...), o.Staged.Defines...) {
+		args = append(args, "-D", contract.ShellQuote(d))
+	}
+	if o.Service {
+		args = append(args, "--service")
+	}
+	if o.Driver != "" {
+		args = append(args, "--driver", contract.ShellQuote(o.Driver))
+	}
+	cmd := strings.Join(args, " ") + " 1>" + contract.LogDirVar + "/am.stdout 2>" + contract.LogDirVar + "/am.stderr"
+	return contract.EscapeForLaunchScript(cmd)
+}
+
+// AMEnvironment is the AM container's environment.
+func AMEnvironment(o AMOptions) map[string]string {
+	lvl := o.LogLevel
+	if lvl == "" {
+		lvl = contract.DefaultLogLevel
+	}
+	env := map[string]string{
+		contract.EnvHadoopConf: "$PWD", // the launch script expands it: the site files are localised there
+		contract.EnvStagingDir: o.Staged.DirURI,
+		contract.EnvHadoopUser: o.User,
+		contract.EnvLogLevel:   lvl,
+	}
+	if o.Principal != "" {
+		env[contract.EnvPrincipal] = o.Principal
+	}
+	return env
+}
+
+// AMCredentials are the AM's credentials: the application secret, the TLS authority and the
+// delegation tokens.
+func AMCredentials(o AMOptions) *yarnrpc.Credentials {
+	c := yarnrpc.NewCredentials()
+	if o.Tokens != nil {
+		for a, t := range o.Tokens.Tokens {
+			c.Tokens[a] = t
+		}
+		for a, s := range o.Tokens.Secrets {
+			c.Secrets[a] = s
+		}
+	}
+	c.Secrets[contract.SecretAlias] = []byte(o.Secret)
+	if len(o.TLSCACert) > 0 && len(o.TLSCAKey) > 0 {
+		c.Secrets[contract.TLSCACertAlias] = o.TLSCACert
+		c.Secrets[contract.TLSCAKeyAlias] = o.TLSCAKey
+	}
+	return c
+}
+
+// NewTLSAuthority creates the application's TLS authority (PEM certificate and key) for AMOptions:
+// the AM serves the application secret's endpoints over HTTPS with a certificate it issues, and
+// everything that sends the secret trusts only it (docs/design.md#security).
+func NewTLSAuthority(app string) (cert, key []byte, err error) {
+	return amtls.NewAuthority(app)
+}
+
+// AMLaunchContext builds the AM's ContainerLaunchContext: local resources from staging, environment,
+// command and credentials.
+func AMLaunchContext(o AMOptions) (*hadooppb.ContainerLaunchContextProto, error) {
+	if o.Staged == nil || o.Job == nil {
+		return nil, errors.New("AM launch context: staging result and job are required")
+	}
+	if o.Secret == "" {
+		return nil, errors.New("AM launch context: the application secret is empty")
+	}
+	lr, err := launchctx.LocalResources(o.Staged.AM)
+	if err != nil {
+		return nil, err
+	}
+	return &hadooppb.ContainerLaunchContextProto{
+		LocalResources: lr,
+		Environment:    launchctx.Environment(AMEnvironment(o)),
+		Command:        []string{AMCommand(o)},
+		Tokens:         AMCredentials(o).Marshal(),
+	}, nil
+}
+
+// SubmissionContext builds the ApplicationSubmissionContext: name, queue, priority, type YARN-AM, the
+// job's tags plus yarn-am, max attempts, the AM's size and launch context.
+func SubmissionContext(o AMOptions) (*hadooppb.ApplicationSubmissionContextProto, error) {
+	if o.AppID == nil {
+		return nil, errors.New("submission: application id is required")
+	}
+	clc, err := AMLaunchContext(o)
+	if err != nil {
+		return nil, err
+	}
+	name, queue := o.Job.Name, o.Job.Queue
+	if o.Name != "" {
+		name = o.Name
+	}
+	if o.Queue != "" {
+		queue = o.Queue
+	}
+	tags := []string{}
+	seen := map[string]bool{}
+	for _, t := range append(append([]string{}, o.Job.Tags...), contract.ApplicationTag) {
+		if !seen[t] {
+			seen[t] = true
+			tags = append(tags, t)
+		}
+	}
+	sc := &hadooppb.ApplicationSubmissionContextProto{
+		ApplicationId:   o.AppID,
+		ApplicationName: proto.String(name),
+		Queue:           proto.String(queue),
+		Priority:        &hadooppb.PriorityProto{Priority: proto.Int32(o.Job.Priority)},
+		AmContainerSpec: clc,
+		Resource: &hadooppb.ResourceProto{
+			Memory:       proto.Int64(o.Job.AM.MemoryMB),
+			VirtualCores: proto.Int32(o.Job.AM.VCores),
+		},
+		ApplicationType: proto.String(contract.ApplicationType),
+		ApplicationTags: tags,
+	}
+	if o.Job.MaxAttempts > 0 {
+		sc.MaxAppAttempts = proto.Int32(o.Job.MaxAttempts)
+	}
+	if o.Job.KeepContainers {
+		sc.KeepContainersAcrossApplicationAttempts = proto.Bool(true)
+	}
+	return sc, nil
+}

@@ -1,0 +1,171 @@
+package client
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/am/amtls"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+func testAMOptions(t *testing.T) AMOptions {
+	t.Helper()
+	p := writeJob(t, `
+name = "ctx-test"
+queue = "gpus"
+tags = ["demo", "yarn-am"]
+priority = 2
+max-attempts = 3
+[am]
+memory = 300
+vcores = 2
+[taskexecutor]
+command = "./worker"
+`)
+	job, err := jobfile.LoadJob(p)
+	require.NoError(t, err)
+	st := &Staged{
+		Dir:    "/user/alice/.yarn-am/application_1700000000000_0003",
+		DirURI: "hdfs://nn:8020/user/alice/.yarn-am/application_1700000000000_0003",
+		AM: []contract.LocalResource{
+			{Alias: "yarn-am", URL: "hdfs://nn:8020/s/yarn-am", Size: 10, Timestamp: 11, Type: "FILE", Visibility: "APPLICATION"},
+			{Alias: "job.toml", URL: "hdfs://nn:8020/s/job.toml", Size: 1, Timestamp: 2, Type: "FILE", Visibility: "APPLICATION"},
+		},
+		Defines: []string{"external-resource.gpu.param.discovery-script.path=./d.sh"},
+	}
+	return AMOptions{
+		AppID: &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(1700000000000), Id: proto.Int32(3)},
+		Job:   job, Staged: st, User: "alice", Secret: strings.Repeat("ab", 32),
+	}
+}
+
+func TestSubmissionContextFollowsTheContract(t *testing.T) {
+	o := testAMOptions(t)
+	sc, err := SubmissionContext(o)
+	require.NoError(t, err)
+	assert.Equal(t, "ctx-test", sc.GetApplicationName())
+	assert.Equal(t, "gpus", sc.GetQueue())
+	assert.Equal(t, int32(2), sc.GetPriority().GetPriority())
+	assert.Equal(t, "YARN-AM", sc.GetApplicationType())
+	assert.Equal(t, []string{"demo", "yarn-am"}, sc.GetApplicationTags(), "the job's tags plus yarn-am, once")
+	assert.Equal(t, int32(3), sc.GetMaxAppAttempts())
+	assert.Equal(t, int64(300), sc.GetResource().GetMemory())
+	assert.Equal(t, int32(2), sc.GetResource().GetVirtualCores())
+
+	clc := sc.GetAmContainerSpec()
+	env := map[string]string{}
+	for _, e := range clc.GetEnvironment() {
+		env[e.GetKey()] = e.GetValue()
+	}
+	assert.Equal(t, map[string]string{
+		"HADOOP_CONF_DIR":     "$PWD",
+		"YARN_AM_STAGING_DIR": "hdfs://nn:8020/user/alice/.yarn-am/application_1700000000000_0003",
+		"HADOOP_USER_NAME":    "alice",
+		"YARN_AM_LOG_LEVEL":   "info",
+	}, env)
+
+	require.Len(t, clc.GetLocalResources(), 2)
+	assert.Equal(t, "job.toml", clc.GetLocalResources()[0].GetKey())
+	assert.Equal(t, "/s/yarn-am", clc.GetLocalResources()[1].GetValue().GetResource().GetFile())
+
+	creds, err := yarnrpc.ParseCredentials(clc.GetTokens())
+	require.NoError(t, err, "tokens are an HDTS stream")
+	assert.Equal(t, []byte(strings.Repeat("ab", 32)), creds.Secrets["yarn-am.secret"])
+	assert.Empty(t, creds.Tokens)
+
+	require.Len(t, clc.GetCommand(), 1)
+	assert.Equal(t, "./yarn-am am --job job.toml -D external-resource.gpu.param.discovery-script.path=./d.sh "+
+		"1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr", clc.GetCommand()[0])
+
+	assert.NotContains(t, creds.Secrets, contract.TLSCACertAlias, "no authority given: none in the credentials (the AM makes one)")
+
+	// The TLS authority travels in the AM's credentials: certificate and key.
+	o.TLSCACert, o.TLSCAKey, err = NewTLSAuthority("application_1700000000000_0003")
+	require.NoError(t, err)
+	sc, err = SubmissionContext(o)
+	require.NoError(t, err)
+	creds, err = yarnrpc.ParseCredentials(sc.GetAmContainerSpec().GetTokens())
+	require.NoError(t, err)
+	assert.Equal(t, o.TLSCACert, creds.Secrets[contract.TLSCACertAlias])
+	assert.Equal(t, o.TLSCAKey, creds.Secrets[contract.TLSCAKeyAlias])
+	_, err = amtls.ServerCertificate(creds.Secrets[contract.TLSCACertAlias], creds.Secrets[contract.TLSCAKeyAlias], "10.0.0.7")
+	require.NoError(t, err, "the AM can issue its certificate from them")
+
+	o.Queue, o.Name = "other", "renamed"
+	sc, err = SubmissionContext(o)
+	require.NoError(t, err)
+	assert.Equal(t, "other", sc.GetQueue())
+	assert.Equal(t, "renamed", sc.GetApplicationName())
+}
+
+func TestAMCommandFlags(t *testing.T) {
+	o := testAMOptions(t)
+	o.Staged.AM = append(o.Staged.AM, contract.LocalResource{Alias: "flink-conf.yaml", URL: "hdfs://nn/f"})
+	o.Defines = []string{"external-resource.gpu.amount=2"}
+	o.Service = true
+	o.Driver = `python3 drive.py --name "it's" $HOME`
+	cmd := AMCommand(o)
+	assert.True(t, strings.HasPrefix(cmd, "./yarn-am am --job job.toml --flink-conf flink-conf.yaml -D external-resource.gpu.amount=2 -D external-resource.gpu.param.discovery-script.path=./d.sh --service --driver "), cmd)
+}
+
+// TestAMCommandSurvivesTheLaunchScript runs the command through the same two shell layers as YARN's
+// launch script (`exec /bin/bash -c "<command>"`) and checks the AM receives the driver command
+// byte for byte.
+func TestAMCommandSurvivesTheLaunchScript(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	// A stand-in for ./yarn-am that prints its arguments one per line.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-am"), []byte("#!/bin/bash\nprintf '%s\\n' \"$@\"\n"), 0o755))
+	o := testAMOptions(t)
+	o.Staged.Defines = nil
+	driver := `python3 drive.py --name "it's \"quoted\"" $HOME ` + "`date` \\n; echo done"
+	o.Driver = driver
+	o.Defines = []string{"external-resource.gpu.param.discovery-script.args=--enable-coordination --coordination-file '/tmp/a b'"}
+	cmd := strings.ReplaceAll(AMCommand(o), "<LOG_DIR>", dir)
+	script := "#!/bin/bash\nexec /bin/bash -c \"" + cmd + "\"\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "launch.sh"), []byte(script), 0o755))
+	c := exec.Command("bash", "launch.sh")
+	c.Dir = dir
+	out, err := c.CombinedOutput()
+	require.NoError(t, err, string(out))
+	got, err := os.ReadFile(filepath.Join(dir, "am.stdout"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"am", "--job", "job.toml", "-D", o.Defines[0], "--driver", driver},
+		strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"))
+}
+
+func TestShellQuote(t *testing.T) {
+	assert.Equal(t, "plain-word_1.2/x=y:z", contract.ShellQuote("plain-word_1.2/x=y:z"))
+	assert.Equal(t, "''", contract.ShellQuote(""))
+	assert.Equal(t, `'a b'`, contract.ShellQuote("a b"))
+	assert.Equal(t, `'it'\''s'`, contract.ShellQuote("it's"))
+}
+
+func TestNewSecret(t *testing.T) {
+	a, err := NewSecret()
+	require.NoError(t, err)
+	b, err := NewSecret()
+	require.NoError(t, err)
+	assert.Len(t, a, 64)
+	assert.Regexp(t, "^[0-9a-f]{64}$", a)
+	assert.NotEqual(t, a, b)
+}
+
+func TestAMLaunchContextNeedsASecret(t *testing.T) {
+	o := testAMOptions(t)
+	o.Secret = ""
+	_, err := AMLaunchContext(o)
+	assert.ErrorContains(t, err, "secret is empty")
+}

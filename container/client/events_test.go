@@ -1,0 +1,85 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/contract"
+)
+
+func TestStatusPrintsExcludedNodesAndLatestEvents(t *testing.T) {
+	var evs []contract.Event
+	for i := 1; i <= 12; i++ {
+		evs = append(evs, contract.Event{ID: uint64(i), Time: time.Now(), Type: "requested", Severity: "info", Message: "requested 1"})
+	}
+	evs = append(evs, contract.Event{ID: 13, Time: time.Now(), Type: "not-enough-resources", Severity: "warning", Message: "not enough resources: 1 pending"})
+	var b bytes.Buffer
+	PrintAMStatus(&b, &contract.Status{State: contract.StateRunning, ExcludedNodes: []string{"n1:1"}, Events: evs})
+	out := b.String()
+	assert.Contains(t, out, "Excluded:     n1:1 (after repeated failures)")
+	assert.Contains(t, out, "Latest events:")
+	assert.Contains(t, out, "#13 WARNING not-enough-resources: not enough resources: 1 pending")
+	assert.NotContains(t, out, "#3 ", "only the last 10")
+	assert.Contains(t, out, "#4 requested")
+}
+
+// The CLI once re-declared the status document and lost the stopping count, so TaskExecutors being
+// stopped on a scale-down vanished from submit and status; it now reads the AM's own document.
+func TestStatusShowsStoppingContainers(t *testing.T) {
+	st := &contract.Status{State: contract.StateRunning,
+		Counts: contract.Counts{Running: 1, Stopping: 2},
+		Containers: []contract.ContainerStatus{
+			{ID: "container_1_0001_01_000002", Node: "n1:1", State: contract.Running},
+			{ID: "container_1_0001_01_000003", Node: "n2:1", State: contract.Stopping},
+		}}
+	var b bytes.Buffer
+	PrintAMStatus(&b, st)
+	assert.Contains(t, b.String(), "requested 0, allocated 0, running 1, stopping 2, completed 0, failed 0")
+	assert.Regexp(t, `container_1_0001_01_000003\s+n2:1\s+STOPPING`, b.String())
+	assert.NotContains(t, CountsLine(contract.Counts{Running: 1}), "stopping", "no stopping column while nothing stops")
+}
+
+func TestFollowPrintsTheAMsEventStream(t *testing.T) {
+	log := am.NewEventLog(100)
+	log.Add(am.RequestedEvent(2, contract.Capability{"yarn.io/gpu": 1}))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	var b bytes.Buffer
+	out := &lockedWriter{w: &b}
+	f := &eventFollower{out: out}
+	f.start(context.Background(), srv.URL+"/")
+	log.Add(am.AllocationRejectedEvent("external-resource.gpu.amount", 5, 4, "yarn.io/gpu", ""))
+	require.Eventually(t, func() bool {
+		out.mu.Lock()
+		defer out.mu.Unlock()
+		return strings.Count(b.String(), "\n") >= 2
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.True(t, f.streaming())
+	f.stop()
+	text := b.String()
+	assert.Contains(t, text, "requested: requested 2 TaskExecutor container(s) of yarn.io/gpu=1")
+	assert.Contains(t, text, "ERROR allocation-rejected: allocation rejected: external-resource.gpu.amount = 5, but the cluster allows at most 4")
+
+	// An AM without the stream (404): nothing printed, follow keeps polling the status.
+	old := httptest.NewServer(http.NotFoundHandler())
+	defer old.Close()
+	var b2 bytes.Buffer
+	f2 := &eventFollower{out: &lockedWriter{w: &b2}}
+	f2.start(context.Background(), old.URL+"/")
+	time.Sleep(100 * time.Millisecond)
+	f2.stop()
+	assert.False(t, f2.streaming())
+	assert.Empty(t, b2.String())
+}

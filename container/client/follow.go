@@ -1,0 +1,231 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/am/driverclient"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// FollowResult is how following an application ended.
+type FollowResult struct {
+	Report *hadooppb.ApplicationReportProto // the last report (terminal unless Err or interrupted)
+	Err    error
+}
+
+// Succeeded reports whether the application FINISHED with final status SUCCEEDED.
+func (f FollowResult) Succeeded() bool {
+	return f.Report.GetYarnApplicationState() == hadooppb.YarnApplicationStateProto_FINISHED &&
+		f.Report.GetFinalApplicationStatus() == hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED
+}
+
+// Outcome says how the application ended, in one line: "<id> ended FAILED with final status FAILED:
+// <diagnostics>", or "<id>: final status SUCCEEDED".
+func (f FollowResult) Outcome() string {
+	r := f.Report
+	id := yarnrpc.FormatApplicationID(r.GetApplicationId())
+	if f.Succeeded() {
+		return id + ": final status SUCCEEDED"
+	}
+	d := Diagnostics(r)
+	if d == "" {
+		d = "(no diagnostics)"
+	}
+	return fmt.Sprintf("%s ended %s with final status %s: %s", id, StateName(r.GetYarnApplicationState()), FinalName(r.GetFinalApplicationStatus()), d)
+}
+
+// Follow polls the RM (and the AM while it runs) about once a second and prints what changed, and
+// the AM's events as they happen, until the application reaches a terminal state or ctx ends.
+func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto, w io.Writer) FollowResult {
+	id := yarnrpc.FormatApplicationID(appID)
+	out := &lockedWriter{w: w}
+	events := &eventFollower{out: out, app: id}
+	defer events.stop()
+	var (
+		last      *hadooppb.ApplicationReportProto
+		lastState string
+		lastDiag  string
+		lastURL   string
+		lastCount contract.Counts
+		seenCount bool
+		lastAMSt  contract.AMState
+		lastAMDg  string
+		lastCt    = map[string]string{}
+		failures  int
+	)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		r, err := rm.GetApplicationReport(callCtx, appID)
+		cancel()
+		if ctx.Err() != nil {
+			return FollowResult{Report: last, Err: ctx.Err()}
+		}
+		if err != nil {
+			failures++
+			if failures >= 30 {
+				return FollowResult{Report: last, Err: err}
+			}
+		} else {
+			failures = 0
+			last = r
+			state := StateName(r.GetYarnApplicationState())
+			if state != lastState {
+				line := fmt.Sprintf("%s %s %s", Stamp(), id, state)
+				if state == "ACCEPTED" || state == "SUBMITTED" {
+					line += " (waiting for the ApplicationMaster's container)"
+				}
+				fmt.Fprintln(out, line)
+				lastState = state
+			}
+			if d := Diagnostics(r); d != "" && d != lastDiag && !IsTerminal(r.GetYarnApplicationState()) {
+				fmt.Fprintf(out, "%s   RM: %s\n", Stamp(), Sanitize(shorten(firstLineOf(d), 240)))
+				lastDiag = d
+			}
+			if u := r.GetTrackingUrl(); u != "" && u != "N/A" && u != lastURL && r.GetYarnApplicationState() == hadooppb.YarnApplicationStateProto_RUNNING {
+				fmt.Fprintf(out, "%s   tracking URL %s\n", Stamp(), Sanitize(u))
+				lastURL = u
+			}
+			if base := AMURL(r); base != "" {
+				events.start(ctx, base)
+				actx, acancel := context.WithTimeout(ctx, 3*time.Second)
+				am, _, aerr := FetchAMStatus(actx, base)
+				acancel()
+				if aerr == nil {
+					if !seenCount || am.Counts != lastCount {
+						fmt.Fprintf(out, "%s   containers: %s\n", Stamp(), CountsLine(am.Counts))
+						lastCount, seenCount = am.Counts, true
+					}
+					if am.State != "" && am.State != lastAMSt {
+						fmt.Fprintf(out, "%s   AM: %s\n", Stamp(), Sanitize(string(am.State)))
+						lastAMSt = am.State
+					}
+					if am.Diagnostics != "" && am.Diagnostics != lastAMDg {
+						fmt.Fprintf(out, "%s   AM: %s\n", Stamp(), Sanitize(firstLineOf(am.Diagnostics)))
+						lastAMDg = am.Diagnostics
+					}
+					for _, ct := range am.Containers {
+						if events.streaming() {
+							break // the event stream says the same, and more
+						}
+						line := fmt.Sprintf("%s on %s %s", ct.ID, ct.Node, ct.State)
+						if t := InfosText(ct.Infos); t != "" {
+							line += " " + t
+						}
+						if ct.ExitStatus != nil {
+							line += fmt.Sprintf(" exit %d", *ct.ExitStatus)
+						}
+						if d := firstLineOf(ct.Diagnostics); d != "" && ct.ExitStatus != nil && *ct.ExitStatus != 0 {
+							line += ": " + d
+						}
+						if lastCt[ct.ID] != line {
+							fmt.Fprintf(out, "%s   container %s\n", Stamp(), Sanitize(line))
+							lastCt[ct.ID] = line
+						}
+					}
+				}
+			}
+			if IsTerminal(r.GetYarnApplicationState()) {
+				return FollowResult{Report: r}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return FollowResult{Report: last, Err: ctx.Err()}
+		case <-tick.C:
+		}
+	}
+}
+
+// lockedWriter serialises the lines of the status poller and the event stream.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// eventFollower prints the AM's events from its Server-Sent Events stream while the application
+// runs. Until the first event arrives (or if the AM has no stream), Follow prints container lines
+// from polling the status instead.
+type eventFollower struct {
+	out    io.Writer
+	app    string
+	base   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	got    bool
+}
+
+func (f *eventFollower) streaming() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.got
+}
+
+// start connects to the AM at base (once per AM address; a new attempt's AM gets a new stream).
+func (f *eventFollower) start(ctx context.Context, base string) {
+	if base == f.base {
+		return
+	}
+	f.stop()
+	f.base = base
+	c, err := driverclient.New(base+"api/v1/", "")
+	if err != nil {
+		return
+	}
+	c.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil}}
+	sctx, cancel := context.WithCancel(ctx)
+	f.cancel, f.done = cancel, make(chan struct{})
+	go func() {
+		defer close(f.done)
+		s := c.Events(sctx, 0)
+		s.GiveUpAfter = 10 * time.Second
+		defer s.Close()
+		for {
+			e, err := s.Next()
+			if err != nil {
+				return
+			}
+			f.mu.Lock()
+			f.got = true
+			f.mu.Unlock()
+			fmt.Fprintf(f.out, "%s   %s\n", e.Time.Local().Format("15:04:05"), EventLine(e))
+			if e.Type == contract.EventCompleted && e.Container != "" && workerFailed(e.ExitClass) {
+				fmt.Fprintf(f.out, "%s     its logs: yarn-am logs %s --container %s\n", e.Time.Local().Format("15:04:05"), f.app, e.Container)
+			}
+		}
+	}()
+}
+
+// stop ends the stream and waits for its printer.
+func (f *eventFollower) stop() {
+	if f.cancel != nil {
+		f.cancel()
+		<-f.done
+		f.cancel = nil
+	}
+}
+
+// workerFailed: exits whose reason is in the container's own logs (not preemption, loss or kills).
+func workerFailed(c contract.ExitClass) bool {
+	switch c {
+	case contract.ExitFailed, contract.ExitDiscoveryFailed, contract.ExitConfigError, contract.ExitStartFailed,
+		contract.ExitMemoryExceeded, contract.ExitExcessLogs:
+		return true
+	}
+	return false
+}

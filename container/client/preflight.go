@@ -1,0 +1,185 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// JobOptions select a job's external-resource configuration besides the job file: --flink-conf and
+// the -D overrides.
+type JobOptions struct {
+	FlinkConf string
+	Defines   []string
+}
+
+// LoadedJob is a job file with its validated external-resource configuration.
+type LoadedJob struct {
+	Job       *jobfile.Job
+	Resources *resources.Config
+	FlinkConf string // the flink-conf.yaml in effect (option, else the job's flink-conf key), "" = none
+	Defines   []string
+	Warnings  []resources.Warning
+}
+
+// LoadJob reads and validates the job and its external-resource keys; every problem is in the error.
+func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
+	job, jerr := jobfile.LoadJob(path)
+	src := resources.Sources{JobFile: path, FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
+	cfg, warns, rerr := resources.Load(src)
+	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
+	_, perr := am.PolicyArgs(path)
+	if jerr != nil || rerr != nil || perr != nil {
+		return nil, errors.Join(jerr, rerr, perr)
+	}
+	if _, err := cfg.Drivers(); err != nil {
+		return nil, err
+	}
+	lj := &LoadedJob{Job: job, Resources: cfg, Warnings: warns, FlinkConf: opts.FlinkConf, Defines: opts.Defines}
+	if lj.FlinkConf == "" {
+		lj.FlinkConf = job.FlinkConf
+	}
+	return lj, nil
+}
+
+// PrintWarnings prints the job's warnings (not its notes), each behind prefix.
+func (lj *LoadedJob) PrintWarnings(w io.Writer, prefix string) {
+	for _, wa := range lj.Warnings {
+		if wa.Level == resources.LevelWarning {
+			fmt.Fprintf(w, "%s: warning: %s\n", prefix, wa.Message)
+		}
+	}
+}
+
+// DescribeTaskExecutor renders the YARN resource of one TaskExecutor: memory-mb=512, vcores=1,
+// yarn.io/gpu=2.
+func (lj *LoadedJob) DescribeTaskExecutor() string {
+	parts := []string{fmt.Sprintf("memory-mb=%d", lj.Job.TaskExecutor.MemoryMB), fmt.Sprintf("vcores=%d", lj.Job.TaskExecutor.VCores)}
+	yr := lj.Resources.YarnResources()
+	keys := make([]string, 0, len(yr))
+	for k := range yr {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, yr[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ClusterFacts is what the pre-flight learned from the RM.
+type ClusterFacts struct {
+	// NewApp is the answer to getNewApplication: the maximum allocation, and the application id
+	// Submit uses.
+	NewApp     *hadooppb.GetNewApplicationResponseProto
+	Info       resources.ClusterInfo
+	Queue      string
+	QueueKnown bool
+}
+
+func capabilityOf(r *hadooppb.ResourceProto) resources.Capability {
+	amounts := yarnrpc.ResourceAmounts(r)
+	c := resources.Capability{MemoryMB: amounts["memory-mb"], VCores: int32(amounts["vcores"]), Resources: map[string]int64{}}
+	for k, v := range amounts {
+		if k != "memory-mb" && k != "vcores" {
+			c.Resources[k] = v
+		}
+	}
+	return c
+}
+
+// AskCluster fetches the resource types, the maximum allocation (through getNewApplication, whose
+// application id Submit then uses), the running nodes and whether queue exists.
+func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string) (*ClusterFacts, error) {
+	types, err := rm.GetResourceTypeInfo(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("asking the ResourceManager %s for its resource types: %w", rm.Active(), err)
+	}
+	na, err := rm.GetNewApplication(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("asking the ResourceManager %s for a new application: %w", rm.Active(), err)
+	}
+	nodes, err := rm.GetClusterNodes(ctx, hadooppb.NodeStateProto_NS_RUNNING)
+	if err != nil {
+		return nil, fmt.Errorf("asking the ResourceManager %s for its nodes: %w", rm.Active(), err)
+	}
+	f := &ClusterFacts{NewApp: na, Queue: queue, QueueKnown: true}
+	// The RM answers an unknown queue with an empty QueueInfo (and would reject the application only
+	// after it was staged and submitted); other errors (ACLs, schedulers without the call) are not
+	// held against the job.
+	if qi, err := rm.GetQueueInfo(ctx, queue, false); err == nil && qi.GetQueueName() == "" {
+		f.QueueKnown = false
+	}
+	for _, t := range types {
+		f.Info.ResourceTypes = append(f.Info.ResourceTypes, t.GetName())
+	}
+	f.Info.Maximum = capabilityOf(na.GetMaximumCapability())
+	for _, n := range nodes {
+		f.Info.Nodes = append(f.Info.Nodes, resources.NodeCapacity{ID: yarnrpc.NodeAddress(n.GetNodeId()), Capability: capabilityOf(n.GetCapability())})
+	}
+	sort.Slice(f.Info.Nodes, func(i, j int) bool { return f.Info.Nodes[i].ID < f.Info.Nodes[j].ID })
+	return f, nil
+}
+
+// CheckAgainstCluster asks the RM what the cluster offers (in queue) and runs the pre-flight of the
+// job against it; check and submit both start with it.
+func CheckAgainstCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, lj *LoadedJob, queue string) (*ClusterFacts, error) {
+	facts, err := AskCluster(ctx, rm, queue)
+	if err != nil {
+		return nil, err
+	}
+	if err := Preflight(lj, facts); err != nil {
+		return nil, err
+	}
+	return facts, nil
+}
+
+// Preflight checks the TaskExecutor and the AM against the cluster; the error lists every problem.
+func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
+	var probs []string
+	if len(facts.Info.Nodes) == 0 {
+		probs = append(probs, "the cluster has no running NodeManagers; nothing could be scheduled (check `yarn-am cluster`)")
+	}
+	if !facts.QueueKnown {
+		probs = append(probs, fmt.Sprintf("queue = %q: the ResourceManager has no such queue; set queue in the job file (or --queue) to one of the cluster's leaf queues, e.g. default", facts.Queue))
+	}
+	te := resources.Capability{MemoryMB: lj.Job.TaskExecutor.MemoryMB, VCores: lj.Job.TaskExecutor.VCores}
+	if err := resources.Preflight(te, lj.Resources, facts.Info); err != nil {
+		var pe *resources.PreflightError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		for _, p := range pe.Problems {
+			probs = append(probs, "TaskExecutor (taskexecutor.memory, taskexecutor.vcores, external resources): "+p)
+		}
+	}
+	amCap := resources.Capability{MemoryMB: lj.Job.AM.MemoryMB, VCores: lj.Job.AM.VCores}
+	if err := resources.Preflight(amCap, nil, facts.Info); err != nil {
+		var pe *resources.PreflightError
+		if !errors.As(err, &pe) {
+			return err
+		}
+		for _, p := range pe.Problems {
+			probs = append(probs, "ApplicationMaster (am.memory, am.vcores): "+p)
+		}
+	}
+	if lj.Job.TaskExecutor.Gang && len(facts.Info.Nodes) > 0 {
+		te.Resources = lj.Resources.YarnResources()
+		if _, why := resources.GangCapacity(te, amCap, lj.Job.TaskExecutor.Instances, facts.Info.Nodes); why != "" {
+			probs = append(probs, why)
+		}
+	}
+	if len(probs) > 0 {
+		return &resources.PreflightError{Problems: probs}
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// LoginOptions are the client commands' --principal and --keytab.
+type LoginOptions struct {
+	Principal string
+	Keytab    string
+}
+
+// Session is who a client command speaks as, and to which cluster: the Hadoop configuration, the
+// login (Kerberos on a Kerberized cluster, else SIMPLE as the current user) and the short user name
+// that owns /user/<user>. Every call that needs the login takes the Session, so nothing carries it
+// between commands behind their backs.
+type Session struct {
+	Conf     *yarnrpc.Config
+	Auth     yarnrpc.Auth      // for the RM's client port; zero = SIMPLE as CurrentUser
+	Kerberos *yarnrpc.Kerberos // nil without Kerberos
+	User     string
+	keytab   string // the keytab logged in from, shipped to the AM by Submit
+	// notes receives progress lines while a cluster call waits on a silent server.
+	notes io.Writer
+}
+
+// LoadConfig loads the Hadoop configuration of HADOOP_CONF_DIR (or YARN_CONF_DIR) and insists on a
+// yarn-site.xml there: without one every address would silently be the 0.0.0.0 default.
+func LoadConfig() (*yarnrpc.Config, error) {
+	dir := yarnrpc.ConfigDirFromEnv()
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "yarn-site.xml")); err != nil {
+		return nil, fmt.Errorf("HADOOP_CONF_DIR=%s has no yarn-site.xml; point HADOOP_CONF_DIR at the directory with the cluster's core-site.xml and yarn-site.xml", dir)
+	}
+	return conf, nil
+}
+
+// Login logs in as the cluster requires: on a Kerberized cluster from the principal and keytab or the
+// ticket cache (failing at once with the one-line kinit advice), else SIMPLE as the current user (the
+// login options are then ignored, with a note on notes).
+func Login(conf *yarnrpc.Config, opts LoginOptions, notes io.Writer) (*Session, error) {
+	secure, err := conf.SecurityEnabled()
+	if err != nil {
+		return nil, err
+	}
+	if opts.Keytab != "" && opts.Principal == "" {
+		return nil, fmt.Errorf("--keytab needs --principal (the principal whose keys the keytab holds, e.g. alice@EXAMPLE.COM)")
+	}
+	if !secure {
+		if opts.Principal != "" || opts.Keytab != "" {
+			fmt.Fprintln(notes, "yarn-am: note: hadoop.security.authentication is not kerberos; --principal/--keytab are ignored")
+		}
+		return &Session{Conf: conf, User: yarnrpc.CurrentUser(), notes: notes}, nil
+	}
+	if opts.Keytab != "" {
+		if _, err := os.Stat(opts.Keytab); err != nil {
+			return nil, fmt.Errorf("--keytab %s: %v", opts.Keytab, err)
+		}
+	}
+	krb, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: opts.Principal, Keytab: opts.Keytab})
+	if err != nil {
+		return nil, err
+	}
+	auth, err := conf.KerberosAuth(krb, yarnrpc.ApplicationClientProtocol)
+	if err != nil {
+		return nil, err
+	}
+	user, err := conf.ShortNameOf(krb.Principal())
+	if err != nil {
+		return nil, err
+	}
+	return &Session{Conf: conf, Auth: auth, Kerberos: krb, User: user, keytab: opts.Keytab, notes: notes}, nil
+}
+
+// Connect loads the configuration, logs in and connects to the ResourceManager: what every client
+// command that talks to the cluster starts with.
+func Connect(opts LoginOptions, notes io.Writer) (*Session, *yarnrpc.ApplicationClient, error) {
+	conf, err := LoadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := Login(conf, opts, notes)
+	if err != nil {
+		return nil, nil, err
+	}
+	rm, err := s.ConnectRM()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, rm, nil
+}
+
+// ConnectRM connects to the RM of the session's configuration as its login. A client command gives
+// up on a dead cluster in seconds, naming each RM's address, where it came from and what happened to
+// it; a silent RM gets one progress line on the session's notes and the caller's context bounds the
+// wait (yarnrpc.FailFast; the AM keeps the patient default).
+func (s *Session) ConnectRM() (*yarnrpc.ApplicationClient, error) {
+	return yarnrpc.NewApplicationClient(s.Conf, s.Auth, yarnrpc.FailFast(s.progress))
+}
+
+// progress prints a cluster call's progress line.
+func (s *Session) progress(msg string) {
+	if s.notes != nil {
+		fmt.Fprintln(s.notes, "yarn-am: "+msg)
+	}
+}
+
+// DialStaging connects to fs.defaultFS as the session's login (Kerberos when logged in, else SIMPLE as
+// user).
+func (s *Session) DialStaging(user string) (*HDFS, error) {
+	if s.Kerberos != nil {
+		return DialHDFSKerberos(s.Conf, s.Kerberos)
+	}
+	return DialHDFS(s.Conf, user)
+}
+
+// DelegationTokens gets the application's delegation tokens on a Kerberized cluster (nil otherwise)
+// and says on out which it got (kind and service, never their secrets).
+func (s *Session) DelegationTokens(ctx context.Context, rm *yarnrpc.ApplicationClient, job *jobfile.Job, out io.Writer) (*yarnrpc.Credentials, error) {
+	if s.Kerberos == nil {
+		return nil, nil
+	}
+	creds, err := DelegationTokens(ctx, TokenRequest{Conf: s.Conf, Login: s.Kerberos, RM: rm, Namenodes: job.HDFSNamenodes})
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range creds.Aliases() {
+		fmt.Fprintf(out, "delegation token %s\n", creds.Tokens[a])
+	}
+	return creds, nil
+}
+
+// stageKeytab ships the session's keytab to the AM when it logged in with one on a Kerberized cluster,
+// and returns the principal the AM logs in as ("" when nothing was shipped).
+func (s *Session) stageKeytab(fsys *HDFS, st *Staged) (string, error) {
+	if s.Kerberos == nil || s.keytab == "" {
+		return "", nil
+	}
+	if err := StageKeytab(fsys, st, fsys.DefaultFS, s.keytab); err != nil {
+		return "", err
+	}
+	return s.Kerberos.Principal(), nil
+}

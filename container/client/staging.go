@@ -1,0 +1,314 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// stagedSiteFiles are copied from HADOOP_CONF_DIR when present; core-site.xml and yarn-site.xml are
+// required, because the AM needs them to find the RM and HDFS.
+var stagedSiteFiles = []struct {
+	name     string
+	required bool
+}{{"core-site.xml", true}, {"yarn-site.xml", true}, {"hdfs-site.xml", false}}
+
+// FileSystem is the part of HDFS staging needs. HDFS (colinmarc/hdfs) implements it in hdfs.go; tests
+// use a directory on the local disk.
+type FileSystem interface {
+	MkdirAll(dir string, perm os.FileMode) error
+	// Create creates a new file (an existing one is an error) with the given permissions.
+	Create(name string, perm os.FileMode) (io.WriteCloser, error)
+	Stat(name string) (os.FileInfo, error)
+	RemoveAll(name string) error
+}
+
+// StagingDir returns the staging directory of an application: /user/<user>/.yarn-am/<app id>.
+func StagingDir(user, appID string) string {
+	return path.Join("/user", user, ".yarn-am", appID)
+}
+
+// StageRequest says what to stage for one application.
+type StageRequest struct {
+	AppID     string
+	User      string
+	DefaultFS string // fs.defaultFS, e.g. hdfs://127.0.0.1:9000; staged URLs start with it
+	Binary    string // the yarn-am binary to ship (os.Executable() of the client)
+	Job       *jobfile.Job
+	FlinkConf string // local flink-conf.yaml to ship as flink-conf.yaml; "" = none
+	ConfDir   string // HADOOP_CONF_DIR: core-site.xml, yarn-site.xml (+ hdfs-site.xml)
+	// Resources is the job's external-resource configuration; custom discovery programs named in it are
+	// shipped and replaced by their localised copy through Staged.Defines.
+	Resources *resources.Config
+	// Progress, if set, is called after each upload.
+	Progress func(Upload)
+}
+
+// Upload is one file copied to the staging directory.
+type Upload struct {
+	Local  string
+	Remote string // path in the staging directory
+	Size   int64
+}
+
+// Staged is the result of staging: where things went and the local resources of the AM and of the
+// TaskExecutors.
+type Staged struct {
+	Dir      string // path of the staging directory, e.g. /user/alice/.yarn-am/application_1_0001
+	DirURI   string // the same as a full URI, e.g. hdfs://nn:8020/user/alice/.yarn-am/application_1_0001
+	AM       []contract.LocalResource
+	Manifest []contract.LocalResource // what manifest.json lists: every local resource a TaskExecutor needs
+	// Defines are -D key=value overrides that point configuration at localised copies (custom discovery
+	// scripts); pass them to the AM, which passes them on to `yarn-am launch`.
+	Defines  []string
+	Uploaded []Upload
+}
+
+// reservedAliases are the names yarn-am itself localises; user files must not take them.
+var reservedAliases = map[string]bool{
+	contract.StagedBinary: true, contract.StagedJob: true, contract.StagedFlinkConf: true, contract.StagedManifest: true, contract.StagedKeytab: true,
+	"core-site.xml": true, "yarn-site.xml": true, "hdfs-site.xml": true,
+	contract.InfoFileName: true,
+}
+
+// discoveryPathParams are the parameters that name a discovery program on the client's disk: the GPU
+// driver's discovery-script.path and the exec driver's path.
+var discoveryPathParams = []string{"discovery-script.path", resources.ExecParamPath}
+
+// Stage copies everything an application needs into its staging directory and returns the local
+// resources. On error, whatever was created is left for the caller to remove (RemoveStaging), so the
+// caller decides when a half-staged directory goes.
+func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, error) {
+	if req.AppID == "" || req.User == "" || req.Job == nil {
+		return nil, errors.New("staging: application id, user and job are required")
+	}
+	base := strings.TrimSuffix(req.DefaultFS, "/")
+	if !strings.Contains(base, "://") {
+		return nil, fmt.Errorf("staging: fs.defaultFS = %q is not a URI like hdfs://namenode:8020", req.DefaultFS)
+	}
+	st := &Staged{Dir: StagingDir(req.User, req.AppID)}
+	var uploadShown func(local, shown, name, alias, typ string) (contract.LocalResource, error)
+	st.DirURI = base + st.Dir
+
+	home := path.Join("/user", req.User)
+	if _, err := fsys.Stat(home); errors.Is(err, os.ErrNotExist) {
+		if err := fsys.MkdirAll(home, 0o755); err != nil {
+			return nil, fmt.Errorf("staging: creating the home directory %s: %w", home, err)
+		}
+	}
+	if err := fsys.MkdirAll(st.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("staging: creating %s: %w", st.Dir, err)
+	}
+
+	upload := func(local, name, alias, typ string) (contract.LocalResource, error) {
+		return uploadShown(local, local, name, alias, typ)
+	}
+	uploadShown = func(local, shown, name, alias, typ string) (contract.LocalResource, error) {
+		if err := ctx.Err(); err != nil {
+			return contract.LocalResource{}, err
+		}
+		remote := path.Join(st.Dir, name)
+		size, err := copyToFS(fsys, local, remote)
+		if err != nil {
+			return contract.LocalResource{}, fmt.Errorf("staging %s to %s: %w", local, remote, err)
+		}
+		u := Upload{Local: shown, Remote: remote, Size: size}
+		st.Uploaded = append(st.Uploaded, u)
+		if req.Progress != nil {
+			req.Progress(u)
+		}
+		return statResource(fsys, base, remote, alias, typ)
+	}
+
+	// The AM's own files.
+	bin, err := upload(req.Binary, contract.StagedBinary, contract.StagedBinary, contract.TypeFile)
+	if err != nil {
+		return nil, err
+	}
+	job, err := upload(req.Job.Path, contract.StagedJob, contract.StagedJob, contract.TypeFile)
+	if err != nil {
+		return nil, err
+	}
+	st.AM = append(st.AM, bin, job)
+	st.Manifest = append(st.Manifest, bin, job)
+	if req.FlinkConf != "" {
+		fc, err := upload(req.FlinkConf, contract.StagedFlinkConf, contract.StagedFlinkConf, contract.TypeFile)
+		if err != nil {
+			return nil, err
+		}
+		st.AM = append(st.AM, fc)
+		st.Manifest = append(st.Manifest, fc)
+	}
+	for _, sf := range stagedSiteFiles {
+		local := filepath.Join(req.ConfDir, sf.name)
+		if _, err := os.Stat(local); err != nil {
+			if sf.required {
+				return nil, fmt.Errorf("staging: %s not found in HADOOP_CONF_DIR=%s; the AM needs it to reach the cluster", sf.name, req.ConfDir)
+			}
+			continue
+		}
+		r, err := upload(local, sf.name, sf.name, contract.TypeFile)
+		if err != nil {
+			return nil, err
+		}
+		st.AM = append(st.AM, r)
+	}
+
+	// The TaskExecutors' files.
+	used := map[string]string{}
+	te := req.Job.TaskExecutor
+	for _, group := range []struct {
+		key   string
+		specs []jobfile.FileSpec
+		typ   string
+	}{{"taskexecutor.files", te.Files, contract.TypeFile}, {"taskexecutor.archives", te.Archives, contract.TypeArchive}} {
+		for _, f := range group.specs {
+			if reservedAliases[f.Alias] {
+				return nil, fmt.Errorf("%s: %q would be localised as %q, a name yarn-am uses itself; give it another alias with '#name'", group.key, f.Source, f.Alias)
+			}
+			used[f.Alias] = f.Source
+			var r contract.LocalResource
+			if f.IsRemote() {
+				r, err = remoteResource(fsys, f.Source, f.Alias, group.typ)
+			} else {
+				r, err = upload(f.Source, path.Join("files", f.Alias), f.Alias, group.typ)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", group.key, err)
+			}
+			st.Manifest = append(st.Manifest, r)
+		}
+	}
+
+	// Custom discovery programs: shipped, and the configuration pointed at the localised copy.
+	if req.Resources != nil {
+		for _, res := range req.Resources.Resources {
+			for _, p := range discoveryPathParams {
+				if p == resources.ExecParamPath && res.Driver != resources.ExecDriverName {
+					continue
+				}
+				local, ok := res.Params[p]
+				local = strings.TrimSpace(local)
+				if !ok || local == "" {
+					continue
+				}
+				key := resources.KeyPrefix + res.Name + ".param." + p
+				if _, err := os.Stat(local); err != nil {
+					return nil, fmt.Errorf("%s = %q: the discovery program must exist on this machine, it is shipped with the job: %v", key, local, err)
+				}
+				alias := filepath.Base(local)
+				if _, dup := used[alias]; dup || reservedAliases[alias] {
+					alias = res.Name + "-" + alias
+				}
+				used[alias] = local
+				r, err := upload(local, path.Join("scripts", alias), alias, contract.TypeFile)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", key, err)
+				}
+				st.AM = append(st.AM, r)
+				st.Manifest = append(st.Manifest, r)
+				st.Defines = append(st.Defines, key+"=./"+alias)
+			}
+		}
+	}
+
+	// manifest.json last: it lists everything above.
+	data, err := json.MarshalIndent(st.Manifest, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp("", "yarn-am-manifest-*.json")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	man, err := uploadShown(tmp.Name(), "(generated)", contract.StagedManifest, contract.StagedManifest, contract.TypeFile)
+	if err != nil {
+		return nil, err
+	}
+	st.AM = append(st.AM, man)
+	return st, nil
+}
+
+// RemoveStaging deletes an application's staging directory; a directory that is already gone is not
+// an error.
+func RemoveStaging(fsys FileSystem, user, appID string) error {
+	dir := StagingDir(user, appID)
+	if err := fsys.RemoveAll(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing staging directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// copyToFS copies a local file to remote, keeping its permission bits (so executables stay
+// executable after localisation). It returns the number of bytes copied.
+func copyToFS(fsys FileSystem, local, remote string) (int64, error) {
+	f, err := os.Open(local)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if fi.IsDir() {
+		return 0, fmt.Errorf("%s is a directory; ship a directory as an archive (tar.gz or zip) in taskexecutor.archives", local)
+	}
+	if err := fsys.MkdirAll(path.Dir(remote), 0o700); err != nil {
+		return 0, err
+	}
+	w, err := fsys.Create(remote, fi.Mode().Perm()|0o600)
+	if err != nil {
+		return 0, err
+	}
+	n, err := io.Copy(w, f)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
+}
+
+func statResource(fsys FileSystem, base, remote, alias, typ string) (contract.LocalResource, error) {
+	fi, err := fsys.Stat(remote)
+	if err != nil {
+		return contract.LocalResource{}, fmt.Errorf("stat %s: %w", remote, err)
+	}
+	return contract.LocalResource{Alias: alias, URL: base + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
+		Type: typ, Visibility: contract.VisibilityApplication}, nil
+}
+
+// remoteResource describes a file that is already on HDFS, with its real size and modification time.
+func remoteResource(fsys FileSystem, uri, alias, typ string) (contract.LocalResource, error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Path == "" {
+		return contract.LocalResource{}, fmt.Errorf("%q is not a URI like hdfs://namenode:8020/path", uri)
+	}
+	fi, err := fsys.Stat(u.Path)
+	if err != nil {
+		return contract.LocalResource{}, fmt.Errorf("%s: %w", uri, err)
+	}
+	if fi.IsDir() && typ == contract.TypeFile {
+		return contract.LocalResource{}, fmt.Errorf("%s is a directory; YARN localises files and archives", uri)
+	}
+	return contract.LocalResource{Alias: alias, URL: uri, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
+		Type: typ, Visibility: contract.VisibilityApplication}, nil
+}

@@ -1,0 +1,247 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// localFS is a FileSystem rooted in a local directory, standing in for HDFS.
+type localFS struct{ root string }
+
+func (l localFS) p(name string) string { return filepath.Join(l.root, filepath.FromSlash(name)) }
+
+func (l localFS) MkdirAll(dir string, perm os.FileMode) error {
+	return os.MkdirAll(l.p(dir), perm|0o700)
+}
+
+func (l localFS) Create(name string, perm os.FileMode) (io.WriteCloser, error) {
+	return os.OpenFile(l.p(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}
+
+func (l localFS) Stat(name string) (os.FileInfo, error) { return os.Stat(l.p(name)) }
+
+func (l localFS) RemoveAll(name string) error { return os.RemoveAll(l.p(name)) }
+
+type stageFixture struct {
+	dir, confDir, binary string
+	fs                   localFS
+	job                  *jobfile.Job
+}
+
+func newStageFixture(t *testing.T, jobBody string) *stageFixture {
+	t.Helper()
+	f := &stageFixture{dir: t.TempDir(), fs: localFS{root: t.TempDir()}}
+	f.confDir = filepath.Join(f.dir, "conf")
+	require.NoError(t, os.MkdirAll(f.confDir, 0o755))
+	for _, n := range []string{"core-site.xml", "yarn-site.xml"} {
+		require.NoError(t, os.WriteFile(filepath.Join(f.confDir, n), []byte("<configuration/>\n"), 0o644))
+	}
+	f.binary = filepath.Join(f.dir, "yarn-am-binary")
+	require.NoError(t, os.WriteFile(f.binary, []byte("\x7fELF fake binary"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.dir, "worker"), []byte("#!/bin/sh\necho hi\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.dir, "data.tgz"), []byte("not really a tarball"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(f.dir, "my-gpus.sh"), []byte("#!/bin/sh\necho 0\n"), 0o755))
+	p := filepath.Join(f.dir, "job.toml")
+	require.NoError(t, os.WriteFile(p, []byte(jobBody), 0o644))
+	job, err := jobfile.LoadJob(p)
+	require.NoError(t, err)
+	f.job = job
+	return f
+}
+
+func (f *stageFixture) request(res *resources.Config) StageRequest {
+	return StageRequest{AppID: "application_1700000000000_0007", User: "alice", DefaultFS: "hdfs://nn.example:8020",
+		Binary: f.binary, Job: f.job, ConfDir: f.confDir, Resources: res}
+}
+
+func byAlias(rs []contract.LocalResource) map[string]contract.LocalResource {
+	m := map[string]contract.LocalResource{}
+	for _, r := range rs {
+		m[r.Alias] = r
+	}
+	return m
+}
+
+const stageJob = `
+name = "stage-test"
+[taskexecutor]
+command = "./worker"
+files = ["worker", "hdfs://nn.example:8020/shared/model.bin#model"]
+archives = ["data.tgz#data"]
+`
+
+func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
+	f := newStageFixture(t, stageJob)
+	// The remote file of the job exists on the "cluster" with its own size and mtime.
+	require.NoError(t, os.MkdirAll(f.fs.p("/shared"), 0o755))
+	require.NoError(t, os.WriteFile(f.fs.p("/shared/model.bin"), []byte("0123456789"), 0o644))
+	mtime := time.UnixMilli(1700000000123)
+	require.NoError(t, os.Chtimes(f.fs.p("/shared/model.bin"), mtime, mtime))
+
+	var progress []string
+	req := f.request(nil)
+	req.Progress = func(u Upload) { progress = append(progress, u.Remote) }
+	st, err := Stage(context.Background(), f.fs, req)
+	require.NoError(t, err)
+
+	dir := "/user/alice/.yarn-am/application_1700000000000_0007"
+	assert.Equal(t, dir, st.Dir)
+	assert.Equal(t, "hdfs://nn.example:8020"+dir, st.DirURI)
+
+	am := byAlias(st.AM)
+	for _, a := range []string{"yarn-am", "job.toml", "core-site.xml", "yarn-site.xml", "manifest.json"} {
+		require.Contains(t, am, a)
+		assert.True(t, strings.HasPrefix(am[a].URL, "hdfs://nn.example:8020"+dir+"/"), am[a].URL)
+		assert.Equal(t, "FILE", am[a].Type)
+		assert.Equal(t, "APPLICATION", am[a].Visibility)
+	}
+	assert.NotContains(t, am, "hdfs-site.xml", "hdfs-site.xml is optional and absent here")
+	assert.NotContains(t, am, "flink-conf.yaml")
+
+	// Sizes and timestamps are what the filesystem reports for the staged copy.
+	fi, err := f.fs.Stat(dir + "/yarn-am")
+	require.NoError(t, err)
+	assert.Equal(t, fi.Size(), am["yarn-am"].Size)
+	assert.Equal(t, fi.ModTime().UnixMilli(), am["yarn-am"].Timestamp)
+	assert.NotZero(t, fi.Mode().Perm()&0o100, "the binary stays executable")
+
+	// The job file is shipped verbatim.
+	staged, err := os.ReadFile(f.fs.p(dir + "/job.toml"))
+	require.NoError(t, err)
+	assert.Equal(t, stageJob, string(staged))
+
+	// manifest.json lists what TaskExecutors need, with remote entries' real size and mtime.
+	data, err := os.ReadFile(f.fs.p(dir + "/manifest.json"))
+	require.NoError(t, err)
+	man, err := contract.ParseManifest(data)
+	require.NoError(t, err)
+	assert.Equal(t, st.Manifest, man)
+	m := byAlias(man)
+	assert.Contains(t, m, "yarn-am")
+	assert.Contains(t, m, "job.toml")
+	assert.Equal(t, "hdfs://nn.example:8020"+dir+"/files/worker", m["worker"].URL)
+	assert.Equal(t, "FILE", m["worker"].Type)
+	assert.Equal(t, contract.LocalResource{Alias: "model", URL: "hdfs://nn.example:8020/shared/model.bin", Size: 10,
+		Timestamp: 1700000000123, Type: "FILE", Visibility: "APPLICATION"}, m["model"])
+	assert.Equal(t, "ARCHIVE", m["data"].Type)
+	assert.NotContains(t, m, "core-site.xml", "TaskExecutors do not get the site files")
+
+	// Raw JSON keys are the contract's.
+	var raw []map[string]any
+	require.NoError(t, json.Unmarshal(data, &raw))
+	assert.ElementsMatch(t, []string{"alias", "url", "size", "timestamp", "type", "visibility"}, keysOf(raw[0]))
+
+	assert.Len(t, progress, len(st.Uploaded))
+	assert.Equal(t, dir+"/manifest.json", progress[len(progress)-1], "the manifest goes last")
+	assert.Empty(t, st.Defines)
+}
+
+func keysOf(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestStageShipsCustomDiscoveryScriptsAndPointsConfigAtThem(t *testing.T) {
+	f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\n")
+	script := filepath.Join(f.dir, "my-gpus.sh")
+	res := &resources.Config{Resources: []resources.Resource{
+		{Name: "gpu", Amount: 1, YarnKey: "yarn.io/gpu", Driver: "gpu", Params: map[string]string{"discovery-script.path": script}},
+		{Name: "fpga", Amount: 1, YarnKey: "yarn.io/fpga", Driver: "exec", Params: map[string]string{"path": script}},
+	}}
+	st, err := Stage(context.Background(), f.fs, f.request(res))
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"external-resource.gpu.param.discovery-script.path=./my-gpus.sh",
+		"external-resource.fpga.param.path=./fpga-my-gpus.sh",
+	}, st.Defines)
+	m := byAlias(st.Manifest)
+	assert.Contains(t, m, "my-gpus.sh")
+	assert.Contains(t, m, "fpga-my-gpus.sh")
+	assert.Contains(t, byAlias(st.AM), "my-gpus.sh", "the AM may validate the drivers, so it gets the scripts too")
+	fi, err := f.fs.Stat(st.Dir + "/scripts/my-gpus.sh")
+	require.NoError(t, err)
+	assert.NotZero(t, fi.Mode().Perm()&0o100, "scripts stay executable")
+}
+
+func TestStageErrors(t *testing.T) {
+	t.Run("missing discovery script names the key", func(t *testing.T) {
+		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\n")
+		res := &resources.Config{Resources: []resources.Resource{{Name: "gpu", Amount: 1, YarnKey: "yarn.io/gpu", Driver: "gpu",
+			Params: map[string]string{"discovery-script.path": "/nonexistent/disco.sh"}}}}
+		_, err := Stage(context.Background(), f.fs, f.request(res))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `external-resource.gpu.param.discovery-script.path = "/nonexistent/disco.sh"`)
+	})
+	t.Run("reserved alias", func(t *testing.T) {
+		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\nfiles = [\"worker#job.toml\"]\n")
+		_, err := Stage(context.Background(), f.fs, f.request(nil))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `taskexecutor.files: "`)
+		assert.Contains(t, err.Error(), `"job.toml", a name yarn-am uses itself`)
+	})
+	t.Run("missing yarn-site.xml", func(t *testing.T) {
+		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\n")
+		require.NoError(t, os.Remove(filepath.Join(f.confDir, "yarn-site.xml")))
+		_, err := Stage(context.Background(), f.fs, f.request(nil))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "yarn-site.xml not found in HADOOP_CONF_DIR="+f.confDir)
+	})
+	t.Run("missing remote file", func(t *testing.T) {
+		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\nfiles = [\"hdfs://nn.example:8020/nope\"]\n")
+		_, err := Stage(context.Background(), f.fs, f.request(nil))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "hdfs://nn.example:8020/nope")
+		assert.True(t, errors.Is(err, os.ErrNotExist))
+	})
+	t.Run("bad defaultFS", func(t *testing.T) {
+		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\n")
+		req := f.request(nil)
+		req.DefaultFS = "file:"
+		_, err := Stage(context.Background(), f.fs, req)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `fs.defaultFS = "file:"`)
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\n")
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := Stage(ctx, f.fs, f.request(nil))
+		require.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestStageFlinkConfAndHDFSSiteAndRemove(t *testing.T) {
+	f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\n")
+	require.NoError(t, os.WriteFile(filepath.Join(f.confDir, "hdfs-site.xml"), []byte("<configuration/>"), 0o644))
+	fc := filepath.Join(f.dir, "my-flink.yaml")
+	require.NoError(t, os.WriteFile(fc, []byte("external-resources: none\n"), 0o644))
+	req := f.request(nil)
+	req.FlinkConf = fc
+	st, err := Stage(context.Background(), f.fs, req)
+	require.NoError(t, err)
+	assert.Contains(t, byAlias(st.AM), "flink-conf.yaml")
+	assert.Contains(t, byAlias(st.Manifest), "flink-conf.yaml")
+	assert.Contains(t, byAlias(st.AM), "hdfs-site.xml")
+
+	require.NoError(t, RemoveStaging(f.fs, "alice", "application_1700000000000_0007"))
+	_, err = f.fs.Stat(st.Dir)
+	assert.True(t, errors.Is(err, os.ErrNotExist))
+	require.NoError(t, RemoveStaging(f.fs, "alice", "application_1700000000000_0007"), "removing twice is fine")
+}

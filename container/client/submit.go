@@ -1,0 +1,96 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// SubmitOptions are what `yarn-am submit` adds to the job.
+type SubmitOptions struct {
+	Service bool
+	Driver  string // shell command run by the AM (driver mode); "" = none
+	Queue   string // overrides the job's queue when set
+	Name    string // overrides the job's name when set
+	// Tokens are the delegation tokens for the AM (Kerberized clusters; see DelegationTokens).
+	Tokens *yarnrpc.Credentials
+}
+
+// StageAndSubmit stages the job's files (this binary, the job, flink-conf.yaml, the site files,
+// scripts, user files and, on a Kerberized cluster logged in from a keytab, the keytab) and submits
+// the AM under appID. If anything fails after the staging directory exists, the directory is removed.
+// Progress goes to out.
+func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationClient, lj *LoadedJob, opts SubmitOptions,
+	appID *hadooppb.ApplicationIdProto, out io.Writer) (err error) {
+	id := yarnrpc.FormatApplicationID(appID)
+	user := s.User
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding the running yarn-am binary to ship: %w", err)
+	}
+	fsys, err := s.DialStaging(user)
+	if err != nil {
+		return err
+	}
+	defer fsys.Close()
+	staged := false
+	defer func() {
+		if err != nil && staged {
+			if rerr := RemoveStaging(fsys, user, id); rerr != nil {
+				fmt.Fprintf(out, "could not remove the staging directory: %v\n", rerr)
+			} else {
+				fmt.Fprintf(out, "removed the staging directory %s\n", StagingDir(user, id))
+			}
+		}
+	}()
+	staged = true
+	fmt.Fprintf(out, "staging to %s%s/\n", fsys.DefaultFS, StagingDir(user, id))
+	st, err := Stage(ctx, fsys, StageRequest{
+		AppID: id, User: user, DefaultFS: fsys.DefaultFS, Binary: bin, Job: lj.Job,
+		FlinkConf: lj.FlinkConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.Resources,
+		Progress: func(u Upload) {
+			fmt.Fprintf(out, "  uploaded %-40s %9s  %s\n", u.Remote[len(StagingDir(user, id))+1:], humanBytes(u.Size), u.Local)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	principal, err := s.stageKeytab(fsys, st)
+	if err != nil {
+		return err
+	}
+	secret, err := NewSecret()
+	if err != nil {
+		return err
+	}
+	caCert, caKey, err := NewTLSAuthority(id)
+	if err != nil {
+		return err
+	}
+	sc, err := SubmissionContext(AMOptions{
+		AppID: appID, Job: lj.Job, Staged: st, User: user, Secret: secret, TLSCACert: caCert, TLSCAKey: caKey, Defines: lj.Defines,
+		Service: opts.Service, Driver: opts.Driver, Queue: opts.Queue, Name: opts.Name, Tokens: opts.Tokens,
+		Principal: principal,
+	})
+	if err != nil {
+		return err
+	}
+	if err := rm.SubmitApplication(ctx, sc); err != nil {
+		return fmt.Errorf("submitting %s: %w", id, err)
+	}
+	return nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

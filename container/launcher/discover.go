@@ -1,0 +1,98 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/gpu"
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// DiscoverHere runs the drivers of cfg in this environment (as 'yarn-am discover' does, outside a
+// container: GPU coordination files go to a temporary directory), prints what a worker would get (or
+// the info file as JSON) and releases the drivers' claims.
+func DiscoverHere(ctx context.Context, cfg *resources.Config, drivers map[string]resources.Driver, asJSON bool, stdout io.Writer) error {
+	tmp, err := os.MkdirTemp("", "yarn-am-discover-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, d := range drivers {
+		if g, ok := d.(*gpu.Driver); ok {
+			g.WorkDir = tmp
+		}
+	}
+	infos, err := DiscoverAll(ctx, cfg.Resources, drivers)
+	if err != nil {
+		var df *DiscoveryFailure
+		if errors.As(err, &df) {
+			return fmt.Errorf("discovery failed for resource %q: %v", df.Resource, df.Err)
+		}
+		return err
+	}
+	var ordered []resources.Driver
+	for _, r := range cfg.Resources {
+		if d, ok := drivers[r.Name]; ok {
+			ordered = append(ordered, d)
+		}
+	}
+	defer ReleaseAll(context.Background(), ordered, logrus.StandardLogger())
+
+	path, err := resources.WriteInfoFile(tmp, infos)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		_, _ = stdout.Write(data)
+		return nil
+	}
+	printDiscovery(stdout, cfg, drivers, infos)
+	return nil
+}
+
+func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resources.Driver, infos map[string][]resources.Info) {
+	if len(cfg.Resources) == 0 {
+		fmt.Fprintln(w, "No external resources are configured (external-resources is unset or none).")
+		return
+	}
+	for _, r := range cfg.Resources {
+		driver := "no driver: the worker gets no infos"
+		if r.Driver != "" {
+			driver = "driver " + r.Driver
+		}
+		fmt.Fprintf(w, "%s: %d x %s (%s)\n", r.Name, r.Amount, r.YarnKey, driver)
+		for i, in := range infos[r.Name] {
+			var props []string
+			for _, k := range in.Keys() {
+				props = append(props, k+"="+in[k])
+			}
+			fmt.Fprintf(w, "  [%d] %s\n", i, strings.Join(props, " "))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "A worker started by 'yarn-am launch' in this environment would get:")
+	const placeholder = "<working directory>/" + contract.InfoFileName
+	env := WorkerEnv(nil, placeholder, infos, drivers)
+	sort.Strings(env)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "YARN_AM_") {
+			if cur := os.Getenv(k); cur != "" {
+				fmt.Fprintf(w, "  %s=%s (already set here: the worker keeps it; yarn-am would set %s)\n", k, cur, kv[len(k)+1:])
+				continue
+			}
+		}
+		fmt.Fprintf(w, "  %s\n", kv)
+	}
+}

@@ -1,0 +1,126 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+)
+
+// A gang's rendezvous (taskexecutor.gang): the launcher reports a port that is free on its node, waits
+// until the AM has the reports of every rank of the round, and gives the worker its rank and rank 0's
+// address before the worker starts.
+
+// Rendezvouser waits for a container's place in its gang.
+type Rendezvouser interface {
+	Rendezvous(ctx context.Context, containerID string) (*contract.Rendezvous, error)
+}
+
+// ErrGangRestarted: the gang restarted before this rank's worker started; the AM stops the container.
+var ErrGangRestarted = errors.New("the gang restarted before this rank started")
+
+// rendezvousPoll is how often the launcher asks the AM whether the round is complete.
+const rendezvousPoll = 300 * time.Millisecond
+
+// Rendezvous polls GET <BaseURL><id>/rendezvous until the AM publishes the container's rank.
+// Transient errors (the AM busy or restarting) are retried until ctx ends.
+func (h *HTTPReporter) Rendezvous(ctx context.Context, containerID string) (*contract.Rendezvous, error) {
+	if containerID == "" {
+		return nil, errors.New("rendezvous: no container id (CONTAINER_ID is unset)")
+	}
+	url := h.BaseURL + containerID + contract.RendezvousPath
+	client := h.Client
+	if client == nil {
+		client = &http.Client{Timeout: reportTimeout}
+	}
+	var last error
+	for {
+		r, done, err := h.getRendezvous(ctx, client, url)
+		if done {
+			return r, err
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("rendezvous at %s: %w (last answer: %v)", url, ctx.Err(), last)
+		case <-time.After(rendezvousPoll):
+		}
+	}
+}
+
+// getRendezvous asks once; done says whether the answer is final.
+func (h *HTTPReporter) getRendezvous(ctx context.Context, client *http.Client, url string) (*contract.Rendezvous, bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, true, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, false, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	switch resp.StatusCode {
+	case http.StatusOK:
+		var r contract.Rendezvous
+		if err := json.Unmarshal(body, &r); err != nil {
+			return nil, true, fmt.Errorf("rendezvous at %s: not a rendezvous document: %w", url, err)
+		}
+		return &r, true, nil
+	case http.StatusGone:
+		return nil, true, fmt.Errorf("%w: %s", ErrGangRestarted, body)
+	case http.StatusNotFound, http.StatusConflict:
+		return nil, true, fmt.Errorf("rendezvous at %s: %s: %s", url, resp.Status, body)
+	}
+	return nil, false, fmt.Errorf("%s: %s", resp.Status, body) // 202 (ranks missing) or a passing error
+}
+
+// FreePort returns a TCP port that is free on host now (the port rank 0's worker will listen on, if
+// this container becomes rank 0). Like torchrun's own choice, it can be taken by someone else before
+// the worker binds it; the window is the rendezvous.
+func FreePort(host string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// RendezvousEnv is the worker's environment for its rank: yarn-am's names and the ones PyTorch's
+// distributed launch reads.
+func RendezvousEnv(r *contract.Rendezvous, file string) []string {
+	it := strconv.Itoa
+	return []string{
+		contract.EnvRank + "=" + it(r.Rank), "RANK=" + it(r.Rank),
+		contract.EnvWorldSize + "=" + it(r.WorldSize), "WORLD_SIZE=" + it(r.WorldSize),
+		contract.EnvLocalRank + "=" + it(r.LocalRank), "LOCAL_RANK=" + it(r.LocalRank),
+		"LOCAL_WORLD_SIZE=" + it(r.LocalWorldSize),
+		contract.EnvRound + "=" + it(r.Round),
+		contract.EnvMasterAddr + "=" + r.MasterAddr, "MASTER_ADDR=" + r.MasterAddr,
+		contract.EnvMasterPort + "=" + it(r.MasterPort), "MASTER_PORT=" + it(r.MasterPort),
+		contract.EnvRendezvousFile + "=" + file,
+	}
+}
+
+// writeRendezvousFile writes the rendezvous as JSON into dir and returns its absolute path.
+func writeRendezvousFile(dir string, r *contract.Rendezvous) (string, error) {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	p, err := filepath.Abs(filepath.Join(dir, contract.RendezvousFileName))
+	if err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(p, append(data, '\n'), 0o644)
+}

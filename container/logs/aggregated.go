@@ -1,0 +1,264 @@
+package logs
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// FS is the read side of the filesystem holding the aggregated logs (HDFS in production, a
+// directory in unit tests).
+type FS interface {
+	ReadDir(dir string) ([]os.FileInfo, error)
+	Open(name string) (ReadAtCloser, error)
+}
+
+// ReadAtCloser is an open file.
+type ReadAtCloser interface {
+	io.ReaderAt
+	io.Closer
+}
+
+// Filter selects what to print.
+type Filter struct {
+	Container string // one container id; "" = every container
+	AM        bool   // only the ApplicationMaster's container(s) (container number 1 of each attempt)
+	File      string // one log file name (stdout, stderr, ...); "" = every file
+	Tail      int    // print only the last Tail lines of each file; 0 = all
+}
+
+// Wants reports whether the container passes the filter.
+func (f Filter) Wants(container string) bool {
+	if f.Container != "" && container != f.Container {
+		return false
+	}
+	if f.AM && !IsAMContainer(container) {
+		return false
+	}
+	return true
+}
+
+// WantsFile reports whether the log file passes the filter.
+func (f Filter) WantsFile(name string) bool { return f.File == "" || f.File == name }
+
+// IsAMContainer reports whether id is the first container of an attempt, the one YARN runs the
+// ApplicationMaster in (container_..._<attempt>_000001; the epoch, if any, lives above bit 40).
+func IsAMContainer(id string) bool {
+	i := strings.LastIndexByte(id, '_')
+	if i < 0 {
+		return false
+	}
+	n, err := strconv.ParseInt(id[i+1:], 10, 64)
+	return err == nil && n&(1<<40-1) == 1
+}
+
+// Printer writes log files with a header each.
+type Printer struct {
+	W    io.Writer
+	Tail int
+	n    int
+}
+
+// Header starts a log file: "==> container_… on host:port: stdout (63 bytes) <==".
+func (p *Printer) Header(container, node, file string, size int64) {
+	if p.n > 0 {
+		fmt.Fprintln(p.W)
+	}
+	p.n++
+	fmt.Fprintf(p.W, "==> %s on %s: %s (%d bytes) <==\n", container, node, file, size)
+}
+
+// Content copies a log file's content (its last p.Tail lines if set), ending it with a newline.
+func (p *Printer) Content(r io.Reader) error {
+	if p.Tail > 0 {
+		return writeTail(p.W, r, p.Tail)
+	}
+	lw := &lastByteWriter{w: p.W}
+	if _, err := io.Copy(lw, r); err != nil {
+		return err
+	}
+	if lw.n > 0 && lw.last != '\n' {
+		fmt.Fprintln(p.W)
+	}
+	return nil
+}
+
+// Printed is how many log files were printed.
+func (p *Printer) Printed() int { return p.n }
+
+type lastByteWriter struct {
+	w    io.Writer
+	last byte
+	n    int64
+}
+
+func (l *lastByteWriter) Write(b []byte) (int, error) {
+	n, err := l.w.Write(b)
+	if n > 0 {
+		l.last = b[n-1]
+		l.n += int64(n)
+	}
+	return n, err
+}
+
+// writeTail writes the last n lines of r.
+func writeTail(w io.Writer, r io.Reader, n int) error {
+	ring := make([][]byte, 0, n)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if len(ring) == n {
+				copy(ring, ring[1:])
+				ring = ring[:n-1]
+			}
+			ring = append(ring, line)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, l := range ring {
+		if _, err := w.Write(l); err != nil {
+			return err
+		}
+	}
+	if len(ring) > 0 && ring[len(ring)-1][len(ring[len(ring)-1])-1] != '\n' {
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+// AggResult is what ReadAggregated found.
+type AggResult struct {
+	Dir        string   // the application's log directory found ("" if none)
+	Layout     string   // which Hadoop versions use that directory
+	NodeFiles  []string // the node files in it
+	Containers []string // every container with logs (before the filter), sorted
+	Printed    int      // log files printed
+	Tried      []string // directories looked in, in order
+	Denied     []string // directories or files we had no permission to read
+	Skipped    []string // files not read, with why
+	Uploading  []string // <node>.tmp files: an upload in progress, or one that failed
+}
+
+// ReadAggregated prints the aggregated logs of the first candidate directory that exists.
+func ReadAggregated(fsys FS, cands []Candidate, f Filter, p *Printer) (AggResult, error) {
+	var res AggResult
+	for _, c := range cands {
+		res.Tried = append(res.Tried, c.Dir)
+		entries, err := fsys.ReadDir(c.Dir)
+		if errors.Is(err, os.ErrPermission) {
+			res.Denied = append(res.Denied, c.Dir)
+			continue
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("listing %s: %w", c.Dir, err)
+		}
+		res.Dir, res.Layout = c.Dir, c.Layout
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+		seen := map[string]bool{}
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasSuffix(name, ".tmp") {
+				res.Uploading = append(res.Uploading, name)
+				continue
+			}
+			if e.IsDir() || strings.HasSuffix(name, "-checksum") {
+				continue
+			}
+			res.NodeFiles = append(res.NodeFiles, name)
+			if err := readNodeFile(fsys, path.Join(c.Dir, name), e.Size(), NodeOfFile(name), f, p, seen); err != nil {
+				if errors.Is(err, os.ErrPermission) {
+					res.Denied = append(res.Denied, path.Join(c.Dir, name))
+					continue
+				}
+				if errors.Is(err, errWriter) {
+					return res, err
+				}
+				res.Skipped = append(res.Skipped, fmt.Sprintf("%s: %v", path.Join(c.Dir, name), err))
+			}
+		}
+		for id := range seen {
+			res.Containers = append(res.Containers, id)
+		}
+		sort.Strings(res.Containers)
+		res.Printed = p.Printed()
+		return res, nil
+	}
+	return res, nil
+}
+
+// errWriter marks a failure to write the output (a closed pipe), which ends the command.
+var errWriter = errors.New("writing the output")
+
+type writerErr struct{ err error }
+
+func (w writerErr) Error() string { return "writing the output: " + w.err.Error() }
+func (w writerErr) Is(t error) bool {
+	return t == errWriter
+}
+
+func readNodeFile(fsys FS, name string, size int64, node string, f Filter, p *Printer, seen map[string]bool) error {
+	fh, err := fsys.Open(name)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	var walk func(func(LogFile, io.Reader) error) error
+	tf, err := OpenTFile(fh, size)
+	switch {
+	case err == nil:
+		walk = tf.Walk
+	case errors.Is(err, ErrNotTFile):
+		ifl, ierr := OpenIFile(fh, size)
+		if ierr != nil {
+			return fmt.Errorf("neither a TFile nor an indexed (IFile) aggregated log: %v", ierr)
+		}
+		walk = ifl.Walk
+	default:
+		return err
+	}
+	return walk(func(lf LogFile, r io.Reader) error {
+		seen[lf.Container] = true
+		if !f.Wants(lf.Container) || !f.WantsFile(lf.Name) {
+			return nil
+		}
+		p.Header(lf.Container, node, lf.Name, lf.Length)
+		if err := p.Content(&readSide{r}); err != nil {
+			var re readErr
+			if errors.As(err, &re) {
+				return re.err
+			}
+			return writerErr{err}
+		}
+		return nil
+	})
+}
+
+// readSide tells read failures (a damaged file) from write failures (the output) in Content.
+type readSide struct{ r io.Reader }
+
+type readErr struct{ err error }
+
+func (e readErr) Error() string { return e.err.Error() }
+
+func (s *readSide) Read(b []byte) (int, error) {
+	n, err := s.r.Read(b)
+	if err != nil && err != io.EOF {
+		err = readErr{err}
+	}
+	return n, err
+}

@@ -1,0 +1,156 @@
+package gpu
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// Flags of the built-in discovery scripts (gpu/scripts/gpu-discovery-common.sh), as they may appear in
+// discovery-script.args.
+const (
+	FlagCoordinationMode = "--enable-coordination-mode"
+	FlagCoordination     = "--enable-coordination" // the spelling in Flink's documentation
+	FlagCoordinationDir  = "--coordination-dir"
+	FlagLockTimeout      = "--lock-timeout"
+)
+
+// DefaultCoordinationDir is where the built-in scripts coordinate when --coordination-dir is not given.
+// An administrator creates it (see the package doc, "GPU coordination").
+const DefaultCoordinationDir = "/var/lib/yarn-am/gpu"
+
+// DefaultLockTimeout is how long the built-in scripts wait for the coordination directory's lock.
+const DefaultLockTimeout = 30 * time.Second
+
+// validFlagsText lists the flags for error messages.
+const validFlagsText = FlagCoordinationMode + " (or " + FlagCoordination + "), " + FlagCoordinationDir + " DIR (absolute; default " +
+	DefaultCoordinationDir + "), " + FlagLockTimeout + " SECONDS (1-9999; default 30)"
+
+// ScriptArgs is what the built-in scripts make of discovery-script.args.
+type ScriptArgs struct {
+	Coordinate  bool
+	Dir         string        // "" = DefaultCoordinationDir
+	LockTimeout time.Duration // 0 = DefaultLockTimeout
+}
+
+// IndexRule is the id rule of the GPU driver: distinct non-negative integers (the indexes of
+// CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), at most 9 digits.
+var IndexRule = resources.IDRule{
+	Valid:    regexp.MustCompile(`^[0-9]{1,9}$`).MatchString,
+	Describe: "distinct GPU indexes (non-negative integers), comma-separated on the first line, e.g. 0,1",
+}
+
+// CheckBuiltinScriptArgs validates discovery-script.args for the built-in scripts before anything runs:
+// unknown flags (a misspelled --enable-cordination would otherwise fail every container's discovery),
+// flags the driver adds itself, and bad values are errors naming
+// external-resource.<resource>.param.discovery-script.args, the value and the valid flags. A custom
+// discovery-script.path's args are not checked: they are that script's business. scriptTimeout, when
+// positive, is the discovery-script.timeout the lock wait must stay under.
+func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) (ScriptArgs, error) {
+	key := "external-resource." + resource + ".param." + ParamScriptArgs
+	fail := func(format string, a ...any) (ScriptArgs, error) {
+		return ScriptArgs{}, fmt.Errorf("%s = %q: %s; valid flags of the built-in discovery script: %s",
+			key, args, fmt.Sprintf(format, a...), validFlagsText)
+	}
+	argv, err := resources.SplitArgs(args)
+	if err != nil {
+		return ScriptArgs{}, fmt.Errorf("%s = %q: %s; quote arguments as in a shell", key, args, strings.TrimPrefix(err.Error(), "resources: "))
+	}
+	var sa ScriptArgs
+	var dirSet, lockSet string
+	for i := 0; i < len(argv); i++ {
+		a := argv[i]
+		name, value, hasValue := strings.Cut(a, "=")
+		if !strings.HasPrefix(a, "--") {
+			name, hasValue = a, false
+		}
+		switch name {
+		case FlagCoordinationMode, FlagCoordination:
+			if hasValue {
+				return fail("%s takes no value", name)
+			}
+			sa.Coordinate = true
+			continue
+		case FlagCoordinationDir, FlagLockTimeout:
+			if !hasValue {
+				if i+1 >= len(argv) || strings.HasPrefix(argv[i+1], "--") {
+					return fail("%s needs a value", name)
+				}
+				i++
+				value = argv[i]
+			}
+		case "--coordination-file":
+			return fail("--coordination-file is not supported: one coordination file shared by all users could be wiped or held by any of them; use %s DIR (default %s), where every user has its own claim file", FlagCoordinationDir, DefaultCoordinationDir)
+		case "--release":
+			return fail("--release is the driver's: it runs the script's release mode itself once the worker is gone")
+		default:
+			if !strings.HasPrefix(a, "-") {
+				return fail("unexpected argument %q: yarn-am passes the amount itself; the built-in script takes only flags", a)
+			}
+			return fail("unknown flag %q%s", name, suggestFlag(name))
+		}
+		switch name {
+		case FlagCoordinationDir:
+			if !strings.HasPrefix(value, "/") {
+				return fail("%s %q is not an absolute path (the workers of a node must name the same directory)", name, value)
+			}
+			sa.Dir, dirSet = value, name
+		case FlagLockTimeout:
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 1 || n > 9999 || value != strconv.Itoa(n) {
+				return fail("%s %q is not a whole number of seconds between 1 and 9999", name, value)
+			}
+			sa.LockTimeout, lockSet = time.Duration(n)*time.Second, name
+		}
+	}
+	if !sa.Coordinate {
+		for _, f := range []string{dirSet, lockSet} {
+			if f != "" {
+				return fail("%s has no effect without %s", f, FlagCoordinationMode)
+			}
+		}
+	}
+	if sa.LockTimeout > 0 && scriptTimeout > 0 && sa.LockTimeout >= scriptTimeout {
+		return fail("%s %d is not shorter than %s (%s): the script would be killed before it can say who holds the lock",
+			FlagLockTimeout, int(sa.LockTimeout/time.Second), "external-resource."+resource+".param."+ParamScriptTimeout, scriptTimeout)
+	}
+	return sa, nil
+}
+
+// suggestFlag returns " (did you mean --x?)" for the valid flag closest to name, if it is close.
+func suggestFlag(name string) string {
+	best, bestD := "", 4
+	for _, f := range []string{FlagCoordinationMode, FlagCoordination, FlagCoordinationDir, FlagLockTimeout} {
+		if d := editDistance(name, f); d < bestD {
+			best, bestD = f, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return " (did you mean " + best + "?)"
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
