@@ -73,6 +73,7 @@ write_env() {
     echo "# written by yarn-am-minicluster when the cluster was ready; source it"
     echo "export HADOOP_CONF_DIR=$CONF"
     echo "export HADOOP_USER_NAME=$(field user "$line")"
+    echo "export YARN_AM_HADOOP_VERSION=$(field hadoop "$line")"
     echo "export YARN_AM_RM_ADDRESS=$(field rm "$line")"
     echo "export YARN_AM_RM_WEB=$(field web "$line")"
     echo "export YARN_AM_HDFS=$(field hdfs "$line")"
