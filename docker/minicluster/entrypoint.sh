@@ -25,7 +25,7 @@ log() { echo "yarn-am-minicluster: $*" >&2; }
 
 case "${1:-}" in
   -h | --help)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     echo
     exec java -cp "$HOME_DIR/classes:$(cat "$HOME_DIR/classpath.txt")" yarnam.minicluster.Main --help
     ;;
