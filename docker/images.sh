@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the two images from the repository (docker/README.md, "Images"), each only when its inputs
+# Builds the two images from the repository (docker/README.md, "The engine"), each only when its inputs
 # changed:
 #
 #   images.sh minicluster   yarn-am/minicluster:$HADOOP_VERSION from docker/minicluster/Dockerfile
@@ -7,8 +7,8 @@
 #
 # The build context is a tar of exactly the files a Dockerfile copies (sent on stdin, so the classic
 # builder does not read the whole repository). Its sha256, BASE and the build arguments make the
-# inputs hash; the image is also tagged inputs-HASH (no label: a label is one more build step, and a
-# slow one on vfs), and an image with that tag is kept as it is.
+# inputs hash; the image is also tagged TAG-inputs-HASH (e.g. yarn-am/minicluster:3.4.3-inputs-…; no
+# label: a label is one more build step, and a slow one on vfs), and an image with that tag is kept.
 #
 # Environment: DOCKER_BASE_IMAGE (BASE build argument; default yarn-am/debian-base:bookworm, the image
 # engine.sh base makes), HADOOP_VERSION (default 3.4.3), DOCKER_EXTRA_CA_CERTS (files of CA certificates
@@ -50,7 +50,7 @@ build() {
   tar -c --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=go-w -f "$ctx" "$dockerfile" "$@"
   local inputs
   inputs="$( { sha256sum <"$ctx"; printf '%s\n' "BASE=$BASE" "${args[@]}"; } | sha256sum | cut -c1-16)"
-  local stamp="${tag%:*}:inputs-$inputs"
+  local stamp="$tag-inputs-$inputs"
   if docker image inspect "$stamp" >/dev/null 2>&1; then
     docker tag "$stamp" "$tag"
     log "$tag is up to date (inputs $inputs)"
@@ -62,11 +62,10 @@ build() {
   DOCKER_BUILDKIT=0 docker build --network host -f "$dockerfile" -t "$tag" -t "$stamp" \
     --build-arg "BASE=$BASE" "${args[@]}" ${DOCKER_BUILD_ARGS:-} - <"$ctx"
   log "$tag built in $((SECONDS - start)) s"
-  # Older builds of this image go (their layers are GBs on vfs): other inputs-* tags of the repository
-  # are removed (a tag that still names another image, e.g. another Hadoop version, only loses that
-  # name), then untagged leftovers.
+  # Older builds of this tag go (other TAG-inputs-* names; images of other tags, e.g. other Hadoop
+  # versions, stay), then untagged leftovers.
   local old
-  for old in $(docker images --format '{{.Repository}}:{{.Tag}}' "${tag%:*}" | grep ':inputs-' || true); do
+  for old in $(docker images --format '{{.Repository}}:{{.Tag}}' "${tag%:*}" | grep -F ":${tag##*:}-inputs-" || true); do
     [[ "$old" == "$stamp" ]] || docker rmi "$old" >/dev/null 2>&1 || true
   done
   docker image prune -f >/dev/null
