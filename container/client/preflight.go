@@ -20,6 +20,9 @@ import (
 type JobOptions struct {
 	FlinkConf string
 	Defines   []string
+	// Queue and Name, when not nil, are --queue and --name: they replace the job's and are validated
+	// like them.
+	Queue, Name *string
 }
 
 // LoadedJob is a job file with its validated external-resource configuration.
@@ -32,14 +35,37 @@ type LoadedJob struct {
 }
 
 // LoadJob reads and validates the job and its external-resource keys; every problem is in the error.
+// A job file that is not TOML is reported once, alone.
 func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	job, jerr := jobfile.LoadJob(path)
+	var se *jobfile.SyntaxError
+	if errors.As(jerr, &se) {
+		return nil, jerr
+	}
+	var flagErrs []error
+	if opts.Name != nil {
+		if err := jobfile.ValidateName(*opts.Name); err != nil {
+			flagErrs = append(flagErrs, fmt.Errorf("--name %v", err))
+		} else if job != nil {
+			job.Name = *opts.Name
+		}
+	}
+	if opts.Queue != nil {
+		if err := jobfile.ValidateQueue(*opts.Queue); err != nil {
+			flagErrs = append(flagErrs, fmt.Errorf("--queue %v", err))
+		} else if job != nil {
+			job.Queue = *opts.Queue
+		}
+	}
 	src := resources.Sources{JobFile: path, FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
 	_, perr := am.PolicyArgs(path)
-	if jerr != nil || rerr != nil || perr != nil {
-		return nil, errors.Join(jerr, rerr, perr)
+	if job != nil && cfg != nil {
+		jerr = errors.Join(jerr, gpuEnv(job, cfg))
+	}
+	if jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
+		return nil, errors.Join(append([]error{jerr, rerr, perr}, flagErrs...)...)
 	}
 	if _, err := cfg.Drivers(); err != nil {
 		return nil, err
@@ -49,6 +75,36 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 		lj.FlinkConf = job.FlinkConf
 	}
 	return lj, nil
+}
+
+// usesGPU reports whether a resource is a YARN GPU or names a GPU driver (gpu, or Flink's GPU
+// driver factory class, an alias of it).
+func usesGPU(cfg *resources.Config) bool {
+	for _, r := range cfg.Resources {
+		if r.YarnKey == "yarn.io/gpu" || r.Driver == "gpu" || strings.Contains(strings.ToLower(r.Driver), "gpu") {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuEnv refuses [taskexecutor.env] values of the GPU visibility variables when a resource uses the
+// GPU driver: the launcher keeps a value the user set, so the worker would see GPUs YARN did not give
+// it.
+func gpuEnv(job *jobfile.Job, cfg *resources.Config) error {
+	if !usesGPU(cfg) {
+		return nil
+	}
+	var probs []string
+	for _, k := range jobfile.GPUEnv {
+		if _, set := job.TaskExecutor.Env[k]; set {
+			probs = append(probs, fmt.Sprintf("taskexecutor.env: %s is reserved when a GPU resource is configured: the GPU driver sets it to the GPUs YARN assigned to the container; remove it from [taskexecutor.env]", k))
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return &jobfile.JobError{Path: job.Path, Problems: probs}
 }
 
 // PrintWarnings prints the job's warnings (not its notes), each behind prefix.
