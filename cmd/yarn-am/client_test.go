@@ -333,3 +333,23 @@ func TestListFiltersByTypeAndState(t *testing.T) {
 	assert.Empty(t, f.listReq.GetApplicationStates(), "--all asks for every state")
 	assert.Contains(t, out, `"id": "application_1700000000000_0001"`)
 }
+
+// TestPreflightFailureReservesNoApplicationID: a job the cluster cannot run for reasons that need no
+// maximum allocation (a resource type it does not know, a queue it does not have) fails before
+// getNewApplication, which would reserve an application id for nothing.
+func TestPreflightFailureReservesNoApplicationID(t *testing.T) {
+	f := newFakeRM(t)
+	fpga := strings.Replace(gpuJob, "yarn.io/gpu", "yarn.io/fpga", 1)
+	for _, cmd := range []string{"check", "submit"} {
+		_, errs, code := runCmd(cmd, writeTestJob(t, fpga))
+		assert.Equal(t, contract.ExitRejected, code, cmd)
+		assert.Contains(t, errs, "does not know the resource type yarn.io/fpga", cmd)
+		_, errs, code = runCmd(cmd, writeTestJob(t, gpuJob), "--queue", "nosuch")
+		assert.Equal(t, contract.ExitRejected, code, cmd)
+		assert.Contains(t, errs, `queue = "nosuch"`, cmd)
+	}
+	assert.Zero(t, f.srv.Calls("getNewApplication"))
+	_, errs, code := runCmd("check", writeTestJob(t, gpuJob))
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, 1, f.srv.Calls("getNewApplication"), "a job that passed is checked against the maximum allocation")
+}

@@ -153,22 +153,18 @@ func capabilityOf(r *hadooppb.ResourceProto) resources.Capability {
 	return c
 }
 
-// AskCluster fetches the resource types, the maximum allocation (through getNewApplication, whose
-// application id Submit then uses), the running nodes and whether queue exists.
+// AskCluster fetches the resource types, the running nodes and whether queue exists; CheckAgainstCluster
+// adds the maximum allocation (getNewApplication) once these pass.
 func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string) (*ClusterFacts, error) {
 	types, err := rm.GetResourceTypeInfo(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("asking the ResourceManager %s for its resource types: %w", rm.Active(), err)
 	}
-	na, err := rm.GetNewApplication(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("asking the ResourceManager %s for a new application: %w", rm.Active(), err)
-	}
 	nodes, err := rm.GetClusterNodes(ctx, hadooppb.NodeStateProto_NS_RUNNING)
 	if err != nil {
 		return nil, fmt.Errorf("asking the ResourceManager %s for its nodes: %w", rm.Active(), err)
 	}
-	f := &ClusterFacts{NewApp: na, Queue: queue, QueueKnown: true}
+	f := &ClusterFacts{Queue: queue, QueueKnown: true}
 	// The RM answers an unknown queue with an empty QueueInfo (and would reject the application only
 	// after it was staged and submitted); other errors (ACLs, schedulers without the call) are not
 	// held against the job.
@@ -178,7 +174,6 @@ func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string
 	for _, t := range types {
 		f.Info.ResourceTypes = append(f.Info.ResourceTypes, t.GetName())
 	}
-	f.Info.Maximum = capabilityOf(na.GetMaximumCapability())
 	for _, n := range nodes {
 		f.Info.Nodes = append(f.Info.Nodes, resources.NodeCapacity{ID: yarnrpc.NodeAddress(n.GetNodeId()), Capability: capabilityOf(n.GetCapability())})
 	}
@@ -187,22 +182,61 @@ func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string
 }
 
 // CheckAgainstCluster asks the RM what the cluster offers (in queue) and runs the pre-flight of the
-// job against it; check and submit both start with it.
+// job against it; check and submit both start with it. getNewApplication, which reserves an
+// application id (the one Submit uses), is asked only after the job passed the checks that do not
+// need its answer (TestPreflightFailureReservesNoApplicationID): running NodeManagers, the queue, the
+// resource types. The node capacities are judged together with the maximum allocation, so that a
+// too-large amount is reported by its key against the maximum.
 func CheckAgainstCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, lj *LoadedJob, queue string) (*ClusterFacts, error) {
 	facts, err := AskCluster(ctx, rm, queue)
 	if err != nil {
 		return nil, err
 	}
+	if err := preflightWithoutMaximum(lj, facts); err != nil {
+		return nil, err
+	}
+	na, err := rm.GetNewApplication(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("asking the ResourceManager %s for a new application: %w", rm.Active(), err)
+	}
+	facts.NewApp = na
+	facts.Info.Maximum = capabilityOf(na.GetMaximumCapability())
 	if err := Preflight(lj, facts); err != nil {
 		return nil, err
 	}
 	return facts, nil
 }
 
+// preflightWithoutMaximum checks what needs neither the maximum allocation nor the node capacities:
+// running NodeManagers, the queue and the resource types.
+func preflightWithoutMaximum(lj *LoadedJob, facts *ClusterFacts) error {
+	early := *facts
+	if len(facts.Info.Nodes) > 0 {
+		// resources.Preflight judges node capacities only when it is given nodes: leave them to the
+		// full check after getNewApplication.
+		early.Info = resources.ClusterInfo{ResourceTypes: facts.Info.ResourceTypes, Nodes: nil}
+		probs := preflightProblems(lj, &early, false)
+		if len(probs) > 0 {
+			return &resources.PreflightError{Problems: probs}
+		}
+		return nil
+	}
+	return Preflight(lj, facts)
+}
+
 // Preflight checks the TaskExecutor and the AM against the cluster; the error lists every problem.
 func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
+	if probs := preflightProblems(lj, facts, true); len(probs) > 0 {
+		return &resources.PreflightError{Problems: probs}
+	}
+	return nil
+}
+
+// preflightProblems lists the problems; noNodes says whether an empty node list means the cluster has
+// no running NodeManagers (false: the nodes were left out on purpose).
+func preflightProblems(lj *LoadedJob, facts *ClusterFacts, noNodes bool) []string {
 	var probs []string
-	if len(facts.Info.Nodes) == 0 {
+	if noNodes && len(facts.Info.Nodes) == 0 {
 		probs = append(probs, "the cluster has no running NodeManagers; nothing could be scheduled (check `yarn-am cluster`)")
 	}
 	if !facts.QueueKnown {
@@ -212,7 +246,7 @@ func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
 	if err := resources.Preflight(te, lj.Resources, facts.Info); err != nil {
 		var pe *resources.PreflightError
 		if !errors.As(err, &pe) {
-			return err
+			return append(probs, err.Error())
 		}
 		for _, p := range pe.Problems {
 			probs = append(probs, "TaskExecutor (taskexecutor.memory, taskexecutor.vcores, external resources): "+p)
@@ -222,14 +256,11 @@ func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
 	if err := resources.Preflight(amCap, nil, facts.Info); err != nil {
 		var pe *resources.PreflightError
 		if !errors.As(err, &pe) {
-			return err
+			return append(probs, err.Error())
 		}
 		for _, p := range pe.Problems {
 			probs = append(probs, "ApplicationMaster (am.memory, am.vcores): "+p)
 		}
 	}
-	if len(probs) > 0 {
-		return &resources.PreflightError{Problems: probs}
-	}
-	return nil
+	return probs
 }
