@@ -64,7 +64,7 @@ HTTP API (on NM_HOST, a free port; also the tracking URL, and through the RM's p
   GET  /metrics                           Prometheus metrics
 
 Exit codes: 0 unregistered (whatever the final status), 1 could not run or unregister, 2 bad usage,
-143 stopped by SIGTERM (application killed).`
+3 invalid job file or [policy], 143 stopped by SIGTERM (application killed).`
 
 func init() {
 	register(&command{name: "am", summary: "the ApplicationMaster (run by YARN in the AM container)", usage: amUsage, run: runAM})

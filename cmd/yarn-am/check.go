@@ -17,10 +17,10 @@ const checkUsage = `Usage: yarn-am check job.toml [--flink-conf FILE] [-D key=va
 
 Validates a job file and its external-resource configuration, then checks it against the live cluster
 named by $HADOOP_CONF_DIR without submitting anything: the resource types the ResourceManager knows
-(getResourceTypeInfo), the cluster's maximum allocation (getNewApplication; this reserves an
-application id, which is harmless) and the capacity of every running NodeManager (getClusterNodes).
-Both the TaskExecutor (memory, vcores, external resources) and the ApplicationMaster (am.memory,
-am.vcores) must fit.
+(getResourceTypeInfo), the running NodeManagers (getClusterNodes), the queue, then the cluster's
+maximum allocation (getNewApplication, asked only when the rest passed; it reserves an application
+id, which is harmless) and the capacity of every running NodeManager. Both the TaskExecutor (memory,
+vcores, external resources) and the ApplicationMaster (am.memory, am.vcores) must fit.
 
 Prints "OK: ..." with the YARN resource of one TaskExecutor, or every problem found, each naming the
 key, the value and what the cluster allows. Everything that can be checked without the cluster is

@@ -351,8 +351,10 @@ func ReservedEnv(k string) string {
 		return "YARN's NodeManager sets it in every container"
 	case strings.HasPrefix(k, "NM_AUX_SERVICE_"):
 		return "YARN's NodeManager sets the NM_AUX_SERVICE_* variables in every container"
+	case k == contract.EnvTokensRefresh || k == contract.EnvLogLevel:
+		return "" // the user's to tune (docs/job-file.md#files-archives-and-environment)
 	case strings.HasPrefix(k, "YARN_AM_"):
-		return "variables starting with YARN_AM_ are set by yarn-am's ApplicationMaster and launcher"
+		return "variables starting with YARN_AM_ are set by yarn-am's ApplicationMaster and launcher (only YARN_AM_TOKENS_REFRESH and YARN_AM_LOG_LEVEL may be set)"
 	}
 	return ""
 }
