@@ -364,11 +364,30 @@ func readJobFile(path string) (map[string]Value, string, []Problem) {
 			if !filepath.IsAbs(s) {
 				flinkConf = filepath.Join(filepath.Dir(path), s)
 			}
+		case k == KeyResources && !isStringOrStrings(doc[k]):
+			probs = append(probs, Problem{Key: k, Value: tomlString(doc[k]), Origin: path,
+				Message: fmt.Sprintf("%s = %s (%s): want a string of resource names separated by ';', e.g. %s = \"gpu;fpga\"", k, tomlString(doc[k]), path, k)})
 		case isResourceKey(k):
 			walk([]string{k}, doc[k])
 		}
 	}
 	return kv, flinkConf, probs
+}
+
+// isStringOrStrings reports whether a TOML value is a string or a list of strings.
+func isStringOrStrings(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return true
+	case []any:
+		for _, it := range t {
+			if _, ok := it.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func tomlString(v any) string {

@@ -55,7 +55,7 @@ func registerTimeout(fs *flag.FlagSet) *timeoutFlag {
 
 var (
 	reUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
-	reInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for flag -+([^:]+): (.*)$`)
+	reInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
 	reNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 )
 

@@ -216,7 +216,8 @@ func LoadJob(path string) (*Job, error) {
 	j.Name, _ = r.str(doc, "name", "name")
 	j.Queue, _ = r.str(doc, "queue", "queue")
 	j.Tags = r.strings(doc, "tags", "tags")
-	if fc, ok := r.str(doc, "flink-conf", "flink-conf"); ok {
+	// A flink-conf that is not a string is reported by resources.Load, which reads the file it names.
+	if fc, ok := doc["flink-conf"].(string); ok {
 		j.FlinkConf = fc
 		if !filepath.IsAbs(j.FlinkConf) {
 			j.FlinkConf = filepath.Join(filepath.Dir(abs), j.FlinkConf)
