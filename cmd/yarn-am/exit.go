@@ -8,7 +8,7 @@ import (
 	"io"
 	"net"
 	"regexp"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/contract"
@@ -35,7 +35,7 @@ func (t *timeoutFlag) String() string { return time.Duration(*t).String() }
 func (t *timeoutFlag) Set(s string) error {
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		if _, nerr := fmt.Sscanf(s, "%g", new(float64)); nerr == nil && !strings.ContainsAny(s, "smhµun") {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
 			return fmt.Errorf("needs a unit, e.g. %ss or %sm", s, s)
 		}
 		return errors.New("not a duration; write a number with a unit, e.g. 5s, 90s, 2m")

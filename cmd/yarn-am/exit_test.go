@@ -55,3 +55,20 @@ func TestUnreachableClusterExits4(t *testing.T) {
 		assert.Less(t, time.Since(start), 30*time.Second, "%v gives up within its timeout and some seconds", args)
 	}
 }
+
+func TestTimeoutFlag(t *testing.T) {
+	for in, want := range map[string]string{
+		"5":    `needs a unit, e.g. 5s or 5m`,
+		"1.5":  `needs a unit, e.g. 1.5s or 1.5m`,
+		"5x":   `not a duration; write a number with a unit, e.g. 5s, 90s, 2m`,
+		"soon": `not a duration; write a number with a unit, e.g. 5s, 90s, 2m`,
+		"-5s":  `must be positive, e.g. 5s or 2m`,
+		"0s":   `must be positive, e.g. 5s or 2m`,
+	} {
+		var f timeoutFlag
+		assert.EqualError(t, f.Set(in), want, in)
+	}
+	var f timeoutFlag
+	require.NoError(t, f.Set("90s"))
+	assert.Equal(t, 90*time.Second, time.Duration(f))
+}
