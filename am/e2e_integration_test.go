@@ -406,7 +406,7 @@ func TestE2ETooManyGPUsFailFastNamingTheKey(t *testing.T) {
 	for _, cmd := range []string{"check", "submit"} {
 		t.Run(cmd, func(t *testing.T) {
 			r := yarnAM(t, time.Minute, cmd, job, "-D", "external-resource.gpu.amount=5")
-			assert.Equal(t, 1, r.code, r.String())
+			assert.Equal(t, 5, r.code, "exit 5: does not fit (docs/running.md#exit-codes)\n%s", r)
 			assert.Less(t, r.took, 15*time.Second, "fails fast")
 			assert.Contains(t, r.stderr, "external-resource.gpu.amount", r.String())
 			assert.NotContains(t, r.stdout, "submitted", "nothing is submitted")
