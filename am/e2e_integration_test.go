@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +99,7 @@ max-attempts = %d
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = %d
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir %s"
 
 [am]
 memory = 256
@@ -114,7 +115,7 @@ files = [%q, %q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, s.name, max(s.maxAttempts, 1), s.gpus, s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
+`, s.name, max(s.maxAttempts, 1), s.gpus, coordinationDir(), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p
@@ -448,4 +449,15 @@ func TestE2ESampleGPUDemoJobWithRelativePaths(t *testing.T) {
 	for _, l := range lines {
 		assert.Regexp(t, `^[0-3],[0-3]$`, l.indexes, "two GPUs each, container %s", l.container)
 	}
+}
+
+// coordinationDir is the GPU coordination directory of the mini cluster the tests run on: one per
+// cluster, because every mini cluster's NodeManagers are 127.0.0.2 and .3 with GPUs 0-3, and jobs of two
+// clusters running side by side must not take each other's claims.
+func coordinationDir() string {
+	state := os.Getenv("YARN_AM_MINICLUSTER_STATE")
+	if state == "" {
+		state = os.Getenv("HADOOP_CONF_DIR")
+	}
+	return fmt.Sprintf("%s/yarn-am-gpu-%08x", os.TempDir(), crc32.ChecksumIEEE([]byte(state)))
 }
