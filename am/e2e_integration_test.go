@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,7 +99,7 @@ max-attempts = %d
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = %d
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir %s"
 
 [am]
 memory = 256
@@ -114,7 +115,7 @@ files = [%q, %q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, s.name, max(s.maxAttempts, 1), s.gpus, s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
+`, s.name, max(s.maxAttempts, 1), s.gpus, coordinationDir(), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p
@@ -406,7 +407,7 @@ func TestE2ETooManyGPUsFailFastNamingTheKey(t *testing.T) {
 	for _, cmd := range []string{"check", "submit"} {
 		t.Run(cmd, func(t *testing.T) {
 			r := yarnAM(t, time.Minute, cmd, job, "-D", "external-resource.gpu.amount=5")
-			assert.Equal(t, 1, r.code, r.String())
+			assert.Equal(t, 5, r.code, "exit 5: does not fit (docs/running.md#exit-codes)\n%s", r)
 			assert.Less(t, r.took, 15*time.Second, "fails fast")
 			assert.Contains(t, r.stderr, "external-resource.gpu.amount", r.String())
 			assert.NotContains(t, r.stdout, "submitted", "nothing is submitted")
@@ -448,4 +449,15 @@ func TestE2ESampleGPUDemoJobWithRelativePaths(t *testing.T) {
 	for _, l := range lines {
 		assert.Regexp(t, `^[0-3],[0-3]$`, l.indexes, "two GPUs each, container %s", l.container)
 	}
+}
+
+// coordinationDir is the GPU coordination directory of the mini cluster the tests run on: one per
+// cluster, because every mini cluster's NodeManagers are 127.0.0.2 and .3 with GPUs 0-3, and jobs of two
+// clusters running side by side must not take each other's claims.
+func coordinationDir() string {
+	state := os.Getenv("YARN_AM_MINICLUSTER_STATE")
+	if state == "" {
+		state = os.Getenv("HADOOP_CONF_DIR")
+	}
+	return fmt.Sprintf("%s/yarn-am-gpu-%08x", os.TempDir(), crc32.ChecksumIEEE([]byte(state)))
 }

@@ -107,6 +107,7 @@ func (c *cluster) put(t *testing.T, local, remote, alias string) contract.LocalR
 // submit stages the binary, the job, the Hadoop site files and the fake nvidia-smi, and submits the AM.
 func (c *cluster) submit(t *testing.T, jobTOML string, amArgs ...string) *app {
 	t.Helper()
+	jobTOML = strings.ReplaceAll(jobTOML, "/tmp/yarn-am-gpu-coordination", coordinationDir())
 	ctx := ctxT(t, time.Minute)
 	na, err := c.rm.GetNewApplication(ctx)
 	require.NoError(t, err)

@@ -91,7 +91,7 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			if !strings.HasPrefix(a, "-") {
 				return fail("unexpected argument %q: yarn-am passes the amount itself; the built-in script takes only flags", a)
 			}
-			return fail("unknown flag %q%s", name, suggestFlag(name))
+			return fail("unknown flag %q%s", name, resources.DidYouMean(name, []string{FlagCoordinationMode, FlagCoordination, FlagCoordinationDir, FlagLockTimeout}))
 		}
 		switch name {
 		case FlagCoordinationDir:
@@ -119,38 +119,4 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			FlagLockTimeout, int(sa.LockTimeout/time.Second), "external-resource."+resource+".param."+ParamScriptTimeout, scriptTimeout)
 	}
 	return sa, nil
-}
-
-// suggestFlag returns " (did you mean --x?)" for the valid flag closest to name, if it is close.
-func suggestFlag(name string) string {
-	best, bestD := "", 4
-	for _, f := range []string{FlagCoordinationMode, FlagCoordination, FlagCoordinationDir, FlagLockTimeout} {
-		if d := editDistance(name, f); d < bestD {
-			best, bestD = f, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -19,9 +19,9 @@ const validFlagsWant = "valid flags of the built-in discovery script: --enable-c
 
 func TestCheckBuiltinScriptArgsRejects(t *testing.T) {
 	for _, tc := range []struct{ args, why string }{
-		{"--enable-cordination", `unknown flag "--enable-cordination" (did you mean --enable-coordination?)`},
-		{"--enable-coordination-mod", `unknown flag "--enable-coordination-mod" (did you mean --enable-coordination-mode?)`},
-		{"--enable-coordination --coordination-dri /x", `unknown flag "--coordination-dri" (did you mean --coordination-dir?)`},
+		{"--enable-cordination", `unknown flag "--enable-cordination" (did you mean "--enable-coordination"?)`},
+		{"--enable-coordination-mod", `unknown flag "--enable-coordination-mod" (did you mean "--enable-coordination-mode"?)`},
+		{"--enable-coordination --coordination-dri /x", `unknown flag "--coordination-dri" (did you mean "--coordination-dir"?)`},
 		{"--verbose", `unknown flag "--verbose"`},
 		{"-c", `unknown flag "-c"`},
 		{"2", `unexpected argument "2": yarn-am passes the amount itself; the built-in script takes only flags`},
@@ -82,7 +82,7 @@ func TestMisspelledScriptFlagFailsConfigValidation(t *testing.T) {
 		"external-resource.gpu.param.discovery-script.args", "--enable-cordination",
 	))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `external-resource.gpu.param.discovery-script.args = "--enable-cordination": unknown flag "--enable-cordination" (did you mean --enable-coordination?); `+validFlagsWant)
+	assert.Contains(t, err.Error(), `external-resource.gpu.param.discovery-script.args = "--enable-cordination": unknown flag "--enable-cordination" (did you mean "--enable-coordination"?); `+validFlagsWant)
 
 	script := filepath.Join(t.TempDir(), "mine.sh")
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho 0\n"), 0o755))

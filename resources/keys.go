@@ -187,6 +187,9 @@ func validate(kv map[string]Value) (*Config, []Warning, []Problem) {
 				explicitNone = true
 			case n == NoResources:
 				probs = append(probs, problem(KeyResources, listV, "%q is reserved for \"no external resources\" and cannot be combined with resource names", NoResources))
+			case !nameRe.MatchString(n) && len(items) == 1 && strings.ContainsAny(n, ", \t") && listV.Key != KeyDraftList:
+				probs = append(probs, problem(KeyResources, listV, "separate resource names with ';' (%s = %q), not with commas or spaces",
+					KeyResources, strings.Join(strings.FieldsFunc(n, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }), ";")))
 			case !nameRe.MatchString(n):
 				probs = append(probs, problem(KeyResources, listV, "resource name %q is not valid: use only letters, digits, '_' and '-'", n))
 			case seen[n]:

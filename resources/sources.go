@@ -1,13 +1,14 @@
 package resources
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -26,8 +27,9 @@ type Sources struct {
 	// optional. A job file may name one too: flink-conf = "path", relative to the job file; this field
 	// wins over that.
 	FlinkConf string
-	// Overrides are -D key=value flags, in the order given. Flags whose key does not start with
-	// "external-resource" are ignored (they belong to other settings).
+	// Overrides are -D key=value flags, in the order given. A key that is not an external-resource key
+	// is an error (with a did-you-mean): -D sets nothing else, and dropping it would lose what the user
+	// asked for.
 	Overrides []string
 }
 
@@ -112,6 +114,9 @@ func readOverrides(flags []string) (map[string]Value, []Problem) {
 		k, v, ok := strings.Cut(f, "=")
 		k = strings.TrimSpace(k)
 		if !isResourceKey(k) {
+			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
+				Message: fmt.Sprintf("-D %s: not an external-resource key%s; -D sets only %s and %s<name>.* keys (docs/job-file.md)",
+					k, overrideSuggestion(k), KeyResources, KeyPrefix)})
 			continue
 		}
 		if !ok {
@@ -124,6 +129,16 @@ func readOverrides(flags []string) (map[string]Value, []Problem) {
 	return kv, probs
 }
 
+// overrideSuggestion proposes the external-resource key a -D key outside the prefix was probably meant
+// to be: a typo in the prefix (extrenal-resource.gpu.amount) keeps the rest of the key.
+func overrideSuggestion(k string) string {
+	cands := []string{KeyResources, KeyDraftList}
+	if _, rest, ok := strings.Cut(k, "."); ok {
+		cands = append(cands, KeyPrefix+rest)
+	}
+	return didYouMean(k, cands)
+}
+
 // --- flink-conf.yaml / config.yaml ---
 
 type yamlEntry struct {
@@ -132,28 +147,39 @@ type yamlEntry struct {
 	line int
 }
 
+// FlinkYAMLName is the file name Flink 1.19+ reads as standard (nested) YAML; any other flink-conf is
+// read line by line as "key: value", as Flink reads flink-conf.yaml (GlobalConfiguration).
+const FlinkYAMLName = "config.yaml"
+
+var yamlLineRe = regexp.MustCompile(`^line (\d+): (.*)$`)
+
 func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, nil, []Problem{{Key: "flink-conf file", Value: path,
+			Message: fmt.Sprintf("flink-conf file %q is a directory; give the path of a flink-conf.yaml or config.yaml", path)}}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, []Problem{readProblem("flink-conf file", path, err)}
 	}
-	var warns []Warning
-	entries, yerr := yamlEntries(data)
-	var lim *yamlLimitError
-	if errors.As(yerr, &lim) {
-		// Valid YAML that cannot be flattened: reading it line by line would hide the problem.
-		return nil, nil, []Problem{{Key: "flink-conf file", Value: path,
-			Message: fmt.Sprintf("flink-conf file %q: %v", path, lim)}}
-	}
-	if yerr != nil {
-		// Flink's legacy flink-conf.yaml parser is line-based and accepts files that are not YAML.
-		entries = legacyEntries(data)
-		warns = append(warns, Warning{Level: LevelWarning, Key: path,
-			Message: fmt.Sprintf("%s is not valid YAML (%v); read it line by line as \"key: value\", as Flink's legacy flink-conf.yaml parser does", path, yerr)})
+	var entries []yamlEntry
+	var probs []Problem
+	if filepath.Base(path) == FlinkYAMLName {
+		var yerr error
+		entries, yerr = yamlEntries(data)
+		if yerr != nil {
+			origin, msg := path, strings.TrimPrefix(yerr.Error(), "yaml: ")
+			if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+				origin, msg = path+":"+m[1], m[2]
+			}
+			return nil, nil, []Problem{{Key: "flink-conf file", Value: path, Origin: origin,
+				Message: fmt.Sprintf("%s: %s; a %s is read as YAML, as Flink 1.19+ reads it", origin, msg, FlinkYAMLName)}}
+		}
+	} else {
+		entries, probs = legacyEntries(path, data)
 	}
 	kv := map[string]Value{}
 	lines := map[string]yamlEntry{}
-	var probs []Problem
 	for _, e := range entries {
 		if !isResourceKey(e.key) {
 			continue
@@ -165,16 +191,30 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 		lines[e.key] = e
 		kv[e.key] = Value{V: e.val, Origin: fmt.Sprintf("%s:%d", path, e.line)}
 	}
-	return kv, warns, probs
+	return kv, nil, probs
 }
 
-// yamlEntries flattens a YAML document into dotted keys: the flat style of flink-conf.yaml
-// ("external-resource.gpu.amount: 2") and the nested style of Flink 1.19+ config.yaml
-// ("external-resource: {gpu: {amount: 2}}") give the same key. Lists become ';'-joined values
-// (Flink's list separator), so "external-resources: [gpu, fpga]" works.
+// yamlEntries flattens a YAML document into dotted keys: the flat style ("external-resource.gpu.amount:
+// 2") and the nested style of Flink 1.19+ config.yaml ("external-resource: {gpu: {amount: 2}}") give
+// the same key. Lists become ';'-joined values (Flink's list separator), so "external-resources: [gpu,
+// fpga]" works. A second document is an error: Flink reads one.
 func yamlEntries(data []byte) ([]yamlEntry, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var second yaml.Node
+	if err := dec.Decode(&second); err == nil {
+		line := second.Line
+		if len(second.Content) > 0 {
+			line = second.Content[0].Line
+		}
+		return nil, fmt.Errorf("line %d: a second YAML document (after '---'); Flink reads only the first: merge them into one", line)
+	} else if !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	if len(doc.Content) == 0 {
@@ -185,7 +225,7 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 		return nil, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: the document is not a mapping of keys to values", root.Line)
+		return nil, fmt.Errorf("line %d: the document is not a mapping of keys to values (key: value)", root.Line)
 	}
 	var out []yamlEntry
 	var limit error
@@ -255,21 +295,50 @@ type yamlLimitError struct{ msg string }
 
 func (e *yamlLimitError) Error() string { return e.msg }
 
-// legacyEntries reads "key: value" lines; '#' starts a comment.
-func legacyEntries(data []byte) []yamlEntry {
+// legacyEntries reads a flink-conf.yaml as Flink does (GlobalConfiguration): per line, '#' starts a
+// comment, the rest is trimmed and split at the first ": " into a key and a value, both non-empty. Flink
+// skips other lines with a log warning; here they are errors naming the file and line, because a
+// skipped line is a setting the user asked for and would not get. One pair of matching quotes around a
+// value is removed (YAML habit; Flink would keep them and fail on the value).
+func legacyEntries(path string, data []byte) ([]yamlEntry, []Problem) {
 	var out []yamlEntry
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		conf, _, _ := strings.Cut(sc.Text(), "#")
+	var probs []Problem
+	bad := func(line int, text, why string) {
+		probs = append(probs, Problem{Key: "flink-conf file", Value: text, Origin: fmt.Sprintf("%s:%d", path, line),
+			Message: fmt.Sprintf("%s:%d: %q %s; Flink reads a flink-conf.yaml line by line as \"key: value\" (nested YAML only from a file named %s)", path, line, text, why, FlinkYAMLName)})
+	}
+	for line, text := range strings.Split(string(data), "\n") {
+		line++
+		conf, _, _ := strings.Cut(text, "#")
 		conf = strings.TrimSpace(conf)
-		k, v, ok := strings.Cut(conf, ": ")
-		if !ok {
+		if conf == "" || conf == "---" && line == 1 {
 			continue
 		}
-		out = append(out, yamlEntry{strings.TrimSpace(k), strings.TrimSpace(v), line})
+		if conf == "---" || conf == "..." {
+			bad(line, conf, "starts a second YAML document, which Flink does not read")
+			continue
+		}
+		k, v, ok := strings.Cut(conf, ": ")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		switch {
+		case !ok && strings.HasSuffix(conf, ":"):
+			bad(line, conf, "has no value")
+		case !ok && strings.Contains(conf, ":"):
+			bad(line, conf, "is not a key: value line (no space after ':'?)")
+		case !ok:
+			bad(line, conf, "is not a key: value line")
+		case k == "":
+			bad(line, conf, "has no key")
+		case v == "":
+			bad(line, conf, "has no value")
+		default:
+			if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+				v = v[1 : len(v)-1]
+			}
+			out = append(out, yamlEntry{k, v, line})
+		}
 	}
-	return out
+	return out, probs
 }
 
 // --- job.toml ---
@@ -329,11 +398,30 @@ func readJobFile(path string) (map[string]Value, string, []Problem) {
 			if !filepath.IsAbs(s) {
 				flinkConf = filepath.Join(filepath.Dir(path), s)
 			}
+		case k == KeyResources && !isStringOrStrings(doc[k]):
+			probs = append(probs, Problem{Key: k, Value: tomlString(doc[k]), Origin: path,
+				Message: fmt.Sprintf("%s = %s (%s): want a string of resource names separated by ';', e.g. %s = \"gpu;fpga\"", k, tomlString(doc[k]), path, k)})
 		case isResourceKey(k):
 			walk([]string{k}, doc[k])
 		}
 	}
 	return kv, flinkConf, probs
+}
+
+// isStringOrStrings reports whether a TOML value is a string or a list of strings.
+func isStringOrStrings(v any) bool {
+	switch t := v.(type) {
+	case string:
+		return true
+	case []any:
+		for _, it := range t {
+			if _, ok := it.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func tomlString(v any) string {

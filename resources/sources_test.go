@@ -58,7 +58,7 @@ memory = "4g"
 	assert.Equal(t, map[string]string{"path": "/opt/fpga/list", "args": "--from-toml"}, cfg.Resources[0].Params)
 
 	cfg, _, err = Load(Sources{FlinkConf: yamlPath, JobFile: job, Overrides: []string{
-		"external-resource.fpga.amount=3", "taskmanager.memory=1g", "external-resource.fpga.amount=4"}})
+		"external-resource.fpga.amount=3", "external-resource.fpga.amount=4"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), cfg.Resources[0].Amount, "-D wins over toml, the last -D wins")
 	assert.Equal(t, map[string]int64{"yarn.io/fpga": 4}, cfg.YarnResources())
@@ -155,7 +155,7 @@ memory = "4g"
 
 func TestLoadDuplicateKeys(t *testing.T) {
 	dir := t.TempDir()
-	y := write(t, dir, "flink-conf.yaml", `external-resources: fpga
+	y := write(t, dir, "config.yaml", `external-resources: fpga
 external-resource.fpga.amount: 1
 external-resource.fpga.yarn.config-key: yarn.io/fpga
 external-resource:
@@ -188,10 +188,11 @@ func TestLoadSourceErrors(t *testing.T) {
 		Overrides: []string{"external-resource.gpu.amount", "unrelated"},
 	})
 	msgs := messages(t, err)
-	require.Len(t, msgs, 3)
+	require.Len(t, msgs, 4)
 	assert.Contains(t, msgs[0], `job file "`+bad+`" is not valid TOML: `)
 	assert.Equal(t, `flink-conf file "`+filepath.Join(dir, "missing.yaml")+`" does not exist`, msgs[1])
 	assert.Equal(t, `-D "external-resource.gpu.amount": not key=value; write -D external-resource.gpu.amount=<value>`, msgs[2])
+	assert.Contains(t, msgs[3], `-D unrelated: not an external-resource key`)
 }
 
 func TestLoadLegacyNonYAMLFlinkConf(t *testing.T) {
@@ -202,10 +203,35 @@ external-resource.fpga.amount: 1   # one per TaskExecutor
 external-resource.fpga.yarn.config-key: yarn.io/fpga
   bad: indentation: here
 `)
-	cfg, warns, err := Load(Sources{FlinkConf: p})
+	cfg, _, err := Load(Sources{FlinkConf: p})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), cfg.Resources[0].Amount)
-	assert.Contains(t, warns[0].Message, "is not valid YAML")
+}
+
+func TestLoadLegacyFlinkConfRejectsWhatFlinkWouldSkip(t *testing.T) {
+	// Flink skips these lines with a log warning; the user would lose the setting without noticing.
+	p := write(t, t.TempDir(), "flink-conf.yaml", "external-resources:gpu\nexternal-resource.gpu.amount: 2\nexternal-resource.gpu.yarn.config-key:\njust words\n")
+	_, _, err := Load(Sources{FlinkConf: p})
+	msgs := messages(t, err)
+	require.Len(t, msgs, 4) // and the amount without external-resources
+	assert.Contains(t, msgs[0], p+`:1: "external-resources:gpu" is not a key: value line (no space after ':'?)`)
+	assert.Contains(t, msgs[1], p+`:3: "external-resource.gpu.yarn.config-key:" has no value`)
+	assert.Contains(t, msgs[2], p+`:4: "just words" is not a key: value line`)
+}
+
+func TestLoadConfigYAMLWithTwoDocuments(t *testing.T) {
+	p := write(t, t.TempDir(), "config.yaml", "external-resources: gpu\n---\nexternal-resource:\n  gpu:\n    amount: 2\n")
+	_, _, err := Load(Sources{FlinkConf: p})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), p+":3: a second YAML document")
+}
+
+func TestOverrideOutsideThePrefixIsAnError(t *testing.T) {
+	_, _, err := Load(Sources{Overrides: []string{"extrenal-resource.gpu.amount=4", "taskmanager.numberOfTaskSlots=2"}})
+	msgs := messages(t, err)
+	require.Len(t, msgs, 2)
+	assert.Contains(t, msgs[0], `-D extrenal-resource.gpu.amount: not an external-resource key (did you mean "external-resource.gpu.amount"?)`)
+	assert.Contains(t, msgs[1], `-D taskmanager.numberOfTaskSlots: not an external-resource key; -D sets only`)
 }
 
 func TestDraftSpellings(t *testing.T) {
@@ -286,7 +312,10 @@ func TestGPUDriverIsTheDefaultForYarnGPU(t *testing.T) {
 // file, quickly, instead of recursing until the memory runs out.
 func TestLoadYAMLAliasCycleAndBomb(t *testing.T) {
 	dir := t.TempDir()
-	cycle := write(t, dir, "cycle.yaml", "external-resources: gpu\nexternal-resource: &r\n  gpu:\n    amount: 1\n    again: *r\n")
+	// Aliases exist in YAML only: a config.yaml is read as YAML (a flink-conf.yaml line by line).
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "cycle"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "bomb"), 0o755))
+	cycle := write(t, filepath.Join(dir, "cycle"), "config.yaml", "external-resources: gpu\nexternal-resource: &r\n  gpu:\n    amount: 1\n    again: *r\n")
 	var bomb strings.Builder
 	bomb.WriteString("l0: &l0 {k0: 1, k1: 1, k2: 1, k3: 1, k4: 1, k5: 1, k6: 1, k7: 1, k8: 1, k9: 1}\n")
 	for i := 1; i <= 8; i++ {
@@ -296,7 +325,7 @@ func TestLoadYAMLAliasCycleAndBomb(t *testing.T) {
 		}
 		bomb.WriteString("z: 0}\n")
 	}
-	bombPath := write(t, dir, "bomb.yaml", bomb.String())
+	bombPath := write(t, filepath.Join(dir, "bomb"), "config.yaml", bomb.String())
 
 	for _, tc := range []struct{ path, want string }{
 		{cycle, "is an alias of a mapping that contains it"},
@@ -306,7 +335,7 @@ func TestLoadYAMLAliasCycleAndBomb(t *testing.T) {
 		_, _, err := Load(Sources{FlinkConf: tc.path})
 		msgs := messages(t, err)
 		require.Len(t, msgs, 1)
-		assert.Contains(t, msgs[0], `flink-conf file "`+tc.path+`"`)
+		assert.Contains(t, msgs[0], tc.path)
 		assert.Contains(t, msgs[0], tc.want)
 		assert.Less(t, time.Since(start), 5*time.Second, "gives up within 5 s")
 	}

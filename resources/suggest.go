@@ -47,3 +47,7 @@ func editDistance(a, b string) int {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// DidYouMean returns ` (did you mean "x"?)` for the candidate closest to s, or "" when none is close;
+// for the job file's and the command line's own names.
+func DidYouMean(s string, candidates []string) string { return didYouMean(s, candidates) }

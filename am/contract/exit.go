@@ -71,3 +71,29 @@ func (c ExitClass) Counts() bool {
 	}
 	return false
 }
+
+// Exit codes of every yarn-am command (the launcher's own 90-92 above stay as they are: YARN shows
+// them as the container's exit status). docs/running.md has the table; each command's usage names the
+// codes it uses.
+const (
+	// ExitOK: the command did what was asked (for submit: the application SUCCEEDED, or --detach
+	// submitted it).
+	ExitOK = 0
+	// ExitAppFailed: the application failed or was killed (submit while following), or an operation
+	// on the cluster failed for a reason of its own (kill could not kill; discovery failed).
+	ExitAppFailed = 1
+	// ExitUsage: bad flags or arguments (unknown flag, extra or missing argument, a flag value of the
+	// wrong form, flags that exclude each other). Nothing was read or sent.
+	ExitUsage = 2
+	// ExitInvalidInput: the input is wrong (job file, external-resource keys, flink-conf, -D, --name,
+	// --queue, the environment such as HADOOP_CONF_DIR). Found before any network use.
+	ExitInvalidInput = 3
+	// ExitUnreachable: the cluster could not be asked: connection refused, name not resolved, timed
+	// out (--timeout), a login the cluster refused.
+	ExitUnreachable = 4
+	// ExitRejected: the cluster answered no: the job does not fit (resource types, maximum
+	// allocation, node capacities, unknown queue), or the ResourceManager refused the request.
+	ExitRejected = 5
+	// ExitInterrupted: SIGINT/SIGTERM (128+2).
+	ExitInterrupted = 130
+)

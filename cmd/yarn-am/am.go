@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/contract"
 )
 
 var amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
@@ -72,7 +73,7 @@ the credentials) serves everything, and is the only one that takes the secret:
   GET  /metrics                           Prometheus metrics
 
 Exit codes: 0 unregistered (whatever the final status), 1 could not run or unregister, 2 bad usage,
-143 stopped by SIGTERM (application killed).`
+3 invalid job file or [policy], 143 stopped by SIGTERM (application killed).`
 
 func init() {
 	register(&command{name: "am", summary: "the ApplicationMaster (run by YARN in the AM container)", usage: amUsage, run: runAM})
@@ -104,18 +105,17 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	policy.RegisterFlags(fs)
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, amUsage)
+			fmt.Fprintln(stdout, strings.TrimSpace(amUsage))
 			return 0
 		}
-		fmt.Fprintf(stderr, "yarn-am am: %v\nRun 'yarn-am help am' for usage.\n", err)
-		return 2
+		return usageError(stderr, "am", flagError(err))
 	}
 	switch {
 	case jobFile == "":
 		fmt.Fprintln(stderr, "yarn-am am: --job is required (the staged job.toml)")
 		return 2
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "yarn-am am: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(stderr, "yarn-am am: unexpected argument %q; am takes flags only\n", fs.Arg(0))
 		return 2
 	case fast <= 0 || slow <= 0:
 		fmt.Fprintf(stderr, "yarn-am am: --heartbeat-fast=%v --heartbeat-slow=%v: both must be positive durations like 200ms or 1s\n", fast, slow)
@@ -135,7 +135,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	pargs, err := am.PolicyArgs(jobFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
-		return 2
+		return contract.ExitInvalidInput
 	}
 	if len(pargs) > 0 {
 		fromJob := am.PolicyConfig{}.WithDefaults()
@@ -144,7 +144,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		fromJob.RegisterFlags(pfs)
 		if err := pfs.Parse(pargs); err != nil {
 			fmt.Fprintf(stderr, "yarn-am am: [policy] of %s: %v\n", jobFile, err)
-			return 2
+			return contract.ExitInvalidInput
 		}
 		fs.Visit(func(f *flag.Flag) {
 			if pfs.Lookup(f.Name) != nil {
@@ -155,7 +155,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := policy.Validate(); err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
-		return 2
+		return contract.ExitInvalidInput
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
 	defer logPeakRSS()

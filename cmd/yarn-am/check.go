@@ -5,32 +5,38 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/client"
 )
 
-const checkUsage = `Usage: yarn-am check job.toml [--flink-conf FILE] [-D key=value]... [--timeout D]
+const checkUsage = `Usage: yarn-am check job.toml [--flink-conf FILE] [-D key=value]... [--queue Q] [--name N]
+                     [--timeout D]
 
 Validates a job file and its external-resource configuration, then checks it against the live cluster
 named by $HADOOP_CONF_DIR without submitting anything: the resource types the ResourceManager knows
-(getResourceTypeInfo), the cluster's maximum allocation (getNewApplication; this reserves an
-application id, which is harmless) and the capacity of every running NodeManager (getClusterNodes).
-Both the TaskExecutor (memory, vcores, external resources) and the ApplicationMaster (am.memory,
-am.vcores) must fit.
+(getResourceTypeInfo), the running NodeManagers (getClusterNodes), the queue, then the cluster's
+maximum allocation (getNewApplication, asked only when the rest passed; it reserves an application
+id, which is harmless) and the capacity of every running NodeManager. Both the TaskExecutor (memory,
+vcores, external resources) and the ApplicationMaster (am.memory, am.vcores) must fit.
 
 Prints "OK: ..." with the YARN resource of one TaskExecutor, or every problem found, each naming the
-key, the value and what the cluster allows.
+key, the value and what the cluster allows. Everything that can be checked without the cluster is
+checked before the first call to it (what submit would refuse, too).
 
 Flags:
   --flink-conf FILE   flink-conf.yaml / config.yaml with external-resource keys (wins over the job's
                       flink-conf key)
   -D key=value        set one external-resource key; repeatable; wins over both files
-                      (-Dkey=value works too)
-  --timeout D         give up after this long (default 30s)
+                      (-Dkey=value works too); any other key is an error
+  --queue Q           YARN queue, as submit --queue (default: the job's queue, else "default")
+  --name N            application name, as submit --name (default: the job's name)
+  --timeout D         give up after this long (default 2m; a duration with a unit: 30s, 2m)
 ` + loginUsage + `
 
-Exit codes: 0 the job fits the cluster, 1 it does not (or the cluster could not be asked), 2 usage.`
+` + exitCodesUsage
 
 func init() {
 	register(&command{
@@ -43,13 +49,17 @@ func init() {
 
 // jobFlags are the flags shared by check and submit that select the job and its configuration.
 type jobFlags struct {
-	flinkConf string
-	defines   defineFlags
+	flinkConf         string
+	defines           defineFlags
+	queue, name       string
+	queueSet, nameSet bool // given on the command line, even as ""
 }
 
 func (f *jobFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.flinkConf, "flink-conf", "", "flink-conf.yaml / config.yaml")
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
+	fs.Func("queue", "YARN queue", func(v string) error { f.queue = v; f.queueSet = true; return nil })
+	fs.Func("name", "application name", func(v string) error { f.name = v; f.nameSet = true; return nil })
 }
 
 // parseInterleaved parses flags that may come before and after positional arguments (`check job.toml
@@ -73,64 +83,76 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// parseCommand parses a client command's flags and positional arguments. With --help it prints usage
-// and returns exit code 0; on a bad flag or a wrong number of arguments (want of them; -1 = any) it
-// prints the problem and the way to the usage and returns 2. ok is true when the command should go on.
+// parseCommand parses a command's flags and positional arguments. With --help it prints usage and
+// returns exit code 0; on a bad flag, a wrong number of arguments (want of them; -1 = any) or
+// --keytab without --principal it prints the problem and the way to the usage and returns
+// contract.ExitUsage. ok is true when the command should go on.
 func parseCommand(fs *flag.FlagSet, args []string, name, usage string, want int, what string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
+	fs.SetOutput(io.Discard)
 	pos, err := parseInterleaved(fs, args)
 	if err == flag.ErrHelp {
-		fmt.Fprintln(stdout, usage)
+		fmt.Fprintln(stdout, strings.TrimSpace(usage))
 		return nil, 0, false
 	}
-	if err == nil && want >= 0 && len(pos) != want {
+	if err != nil {
+		err = flagError(err)
+	} else if want >= 0 && len(pos) != want {
 		if want == 0 {
-			err = fmt.Errorf("unexpected argument %q", pos[0])
+			err = fmt.Errorf("unexpected argument %q; %s takes no arguments", pos[0], name)
 		} else {
-			err = fmt.Errorf("give exactly %s", what)
+			err = fmt.Errorf("give exactly %s (got %d arguments)", what, len(pos))
+		}
+	}
+	if err == nil {
+		kt, pr := fs.Lookup("keytab"), fs.Lookup("principal")
+		if kt != nil && pr != nil && kt.Value.String() != "" && pr.Value.String() == "" {
+			err = fmt.Errorf("--keytab %s needs --principal (the principal whose keys the keytab holds, e.g. alice@EXAMPLE.COM)", kt.Value.String())
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am %s: %v\nRun 'yarn-am help %s' for usage.\n", name, err, name)
-		return nil, 2, false
+		return nil, usageError(stderr, name, err), false
 	}
 	return pos, 0, true
 }
 
 // jobOptions are the job flags as the client package takes them.
 func (f *jobFlags) jobOptions() client.JobOptions {
-	return client.JobOptions{FlinkConf: f.flinkConf, Defines: f.defines}
+	o := client.JobOptions{FlinkConf: f.flinkConf, Defines: f.defines}
+	if f.queueSet {
+		o.Queue = &f.queue
+	}
+	if f.nameSet {
+		o.Name = &f.name
+	}
+	return o
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var jf jobFlags
 	jf.register(fs)
 	var lf loginFlags
 	lf.register(fs)
-	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
+	timeout := registerTimeout(fs)
 	pos, code, ok := parseCommand(fs, args, "check", checkUsage, 1, "one job file", stdout, stderr)
 	if !ok {
 		return code
 	}
 	lj, err := client.LoadJob(pos[0], jf.jobOptions())
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
-		return 1
+		return fail(stderr, "check", err, contract.ExitInvalidInput)
 	}
 	lj.PrintWarnings(stderr, "yarn-am check")
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeout))
 	defer cancel()
-	_, rm, err := client.Connect(lf.options(), stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
-		return 1
+	_, rm, code := connect(lf, "check", stderr)
+	if code != 0 {
+		return code
 	}
 	defer rm.Close()
 	facts, err := client.CheckAgainstCluster(ctx, rm, lj, lj.Job.Queue)
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am check: %v\n", err)
-		return 1
+		return fail(stderr, "check", err, 0)
 	}
 	fmt.Fprintf(stdout, "OK: job %s fits the cluster: %d TaskExecutor(s) of %s; ApplicationMaster memory-mb=%d, vcores=%d; %d running NodeManagers\n",
 		lj.Job.Name, lj.Job.TaskExecutor.Instances, lj.DescribeTaskExecutor(), lj.Job.AM.MemoryMB, lj.Job.AM.VCores, len(facts.Info.Nodes))

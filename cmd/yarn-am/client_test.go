@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -155,9 +156,28 @@ vcores = 2
 `
 
 func runCmd(args ...string) (string, string, int) {
-	var out, errb bytes.Buffer
+	var out, errb syncBuffer
 	code := run(args, &out, &errb)
 	return out.String(), errb.String(), code
+}
+
+// syncBuffer is a bytes.Buffer safe for the writers of one command: a cluster call's progress line
+// comes from another goroutine (os.Stdout and os.Stderr are safe for that in the real binary).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestCheckOK(t *testing.T) {
@@ -171,35 +191,35 @@ func TestCheckReportsEveryProblemNamingTheKey(t *testing.T) {
 	newFakeRM(t)
 	job := writeTestJob(t, strings.Replace(gpuJob, "memory = 256", "memory = \"16g\"", 1))
 	out, errs, code := runCmd("check", job, "-D", "external-resource.gpu.amount=5")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, contract.ExitRejected, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errs, "external-resource.gpu.amount = 5 (yarn.io/gpu) is more than the cluster's maximum allocation of 4 yarn.io/gpu")
 	assert.Contains(t, errs, "ApplicationMaster (am.memory, am.vcores): memory 16384 MB is more than the cluster's maximum allocation of 8192 MB")
 
 	// -Dkey=value and flags after the job file work too.
 	_, errs, code = runCmd("check", writeTestJob(t, gpuJob), "-Dexternal-resource.gpu.amount=9")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, contract.ExitRejected, code)
 	assert.Contains(t, errs, "external-resource.gpu.amount = 9")
 }
 
 func TestCheckUnknownQueue(t *testing.T) {
 	newFakeRM(t)
 	_, errs, code := runCmd("check", writeTestJob(t, "queue = \"nosuch\"\n"+gpuJob))
-	assert.Equal(t, 1, code)
+	assert.Equal(t, contract.ExitRejected, code)
 	assert.Contains(t, errs, `queue = "nosuch": the ResourceManager has no such queue`)
 }
 
 func TestClientNeedsYarnSite(t *testing.T) {
 	t.Setenv("HADOOP_CONF_DIR", t.TempDir())
 	_, errs, code := runCmd("check", writeTestJob(t, gpuJob))
-	assert.Equal(t, 1, code)
+	assert.Equal(t, contract.ExitInvalidInput, code)
 	assert.Contains(t, errs, "has no yarn-site.xml")
 }
 
 func TestCheckJobErrorsBeforeAskingTheCluster(t *testing.T) {
 	f := newFakeRM(t)
 	_, errs, code := runCmd("check", writeTestJob(t, "[taskexecutor]\ninstances = -1\n"))
-	assert.Equal(t, 1, code)
+	assert.Equal(t, contract.ExitInvalidInput, code)
 	assert.Contains(t, errs, "taskexecutor.command is missing")
 	assert.Contains(t, errs, "taskexecutor.instances = -1")
 	assert.Zero(t, f.srv.Calls("getNewApplication"), "a broken job file does not reach the RM")
@@ -222,7 +242,7 @@ func TestSubmitPreflightFailsFastWithoutStaging(t *testing.T) {
 	f := newFakeRM(t)
 	start := time.Now()
 	out, errs, code := runCmd("submit", writeTestJob(t, gpuJob), "-D", "external-resource.gpu.amount=5", "--detach")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, contract.ExitRejected, code)
 	assert.Less(t, time.Since(start), 5*time.Second)
 	assert.Contains(t, errs, "external-resource.gpu.amount = 5")
 	assert.NotContains(t, out, "staging")
@@ -277,7 +297,7 @@ func TestStatusShowsTheAMsContainersAndGPUs(t *testing.T) {
 func TestStatusUnknownApplication(t *testing.T) {
 	newFakeRM(t)
 	_, errs, code := runCmd("status", "application_1700000000000_0042")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, contract.ExitRejected, code)
 	assert.Contains(t, errs, "does not know application_1700000000000_0042")
 }
 
@@ -331,4 +351,24 @@ func TestListFiltersByTypeAndState(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	assert.Empty(t, f.listReq.GetApplicationStates(), "--all asks for every state")
 	assert.Contains(t, out, `"id": "application_1700000000000_0001"`)
+}
+
+// TestPreflightFailureReservesNoApplicationID: a job the cluster cannot run for reasons that need no
+// maximum allocation (a resource type it does not know, a queue it does not have) fails before
+// getNewApplication, which would reserve an application id for nothing.
+func TestPreflightFailureReservesNoApplicationID(t *testing.T) {
+	f := newFakeRM(t)
+	fpga := strings.Replace(gpuJob, "yarn.io/gpu", "yarn.io/fpga", 1)
+	for _, cmd := range []string{"check", "submit"} {
+		_, errs, code := runCmd(cmd, writeTestJob(t, fpga))
+		assert.Equal(t, contract.ExitRejected, code, cmd)
+		assert.Contains(t, errs, "does not know the resource type yarn.io/fpga", cmd)
+		_, errs, code = runCmd(cmd, writeTestJob(t, gpuJob), "--queue", "nosuch")
+		assert.Equal(t, contract.ExitRejected, code, cmd)
+		assert.Contains(t, errs, `queue = "nosuch"`, cmd)
+	}
+	assert.Zero(t, f.srv.Calls("getNewApplication"))
+	_, errs, code := runCmd("check", writeTestJob(t, gpuJob))
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, 1, f.srv.Calls("getNewApplication"), "a job that passed is checked against the maximum allocation")
 }

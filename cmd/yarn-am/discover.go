@@ -10,6 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/launcher"
 )
 
@@ -28,8 +29,8 @@ Flags:
   --json              print exactly the content of the external-resources.json a worker would get
   -v                  log what the drivers do (to stderr)
 
-Exit codes: 0 discovery succeeded; 1 discovery failed (the reason is printed); 2 invalid configuration
-or flags (every problem is printed).`
+Exit codes: 0 discovery succeeded; 1 discovery failed (the reason is printed); 2 usage (flags,
+arguments); 3 invalid configuration (every problem is printed).`
 
 func init() {
 	register(&command{
@@ -42,22 +43,12 @@ func init() {
 
 func runDiscover(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("discover", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var f extResFlags
 	f.register(fs)
 	asJSON := fs.Bool("json", false, "print external-resources.json")
 	verbose := fs.Bool("v", false, "verbose")
-	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, discoverUsage)
-			return 0
-		}
-		fmt.Fprintf(stderr, "yarn-am discover: %v\nRun 'yarn-am help discover' for usage.\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "yarn-am discover: unexpected argument %q; run 'yarn-am help discover' for usage\n", fs.Arg(0))
-		return 2
+	if _, code, ok := parseCommand(fs, args, "discover", discoverUsage, 0, "", stdout, stderr); !ok {
+		return code
 	}
 	lvl := logrus.WarnLevel
 	if *verbose {
@@ -66,7 +57,7 @@ func runDiscover(args []string, stdout, stderr io.Writer) int {
 	setLogLevel(stderr, lvl)
 	cfg, drivers, ok := launcher.LoadResources(f.sources(), "yarn-am discover", stderr)
 	if !ok {
-		return 2
+		return contract.ExitInvalidInput
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

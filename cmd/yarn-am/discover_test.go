@@ -67,7 +67,7 @@ A worker started by 'yarn-am launch' in this environment would get:
 		}
 		c, _ := e.cmd(t, 4, "discover", "--flink-conf", conf, "-D", "external-resource.gpu.param.vendor=intel")
 		out, errOut, code := runLaunchCmd(c)
-		assert.Equal(t, 2, code)
+		assert.Equal(t, 3, code)
 		assert.Empty(t, out)
 		assert.Contains(t, errOut, "external-resource.gpu.yarn.config-key is not set")
 		assert.Contains(t, errOut, `"org.apache.flink.externalresource.fpga.FPGADriverFactory"`)
@@ -77,6 +77,6 @@ A worker started by 'yarn-am launch' in this environment would get:
 		c, _ = e.cmd(t, 4, "discover", "--jsn")
 		_, errOut, code = runLaunchCmd(c)
 		assert.Equal(t, 2, code)
-		assert.Contains(t, errOut, "flag provided but not defined: -jsn")
+		assert.Contains(t, errOut, "unknown flag --jsn")
 	})
 }

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -19,11 +17,11 @@ Kills an application (forceKillApplication), waits until the ResourceManager rep
 AM never ran (or did not manage to), kill removes it.
 
 Flags:
-  --timeout D   give up after this long (default 2m)
+  --timeout D   give up after this long (default 2m; a duration with a unit: 30s, 2m)
 ` + loginUsage + `
 
-Exit codes: 0 the application is KILLED (or had already ended) and its staging directory is gone,
-1 otherwise, 2 usage.`
+Exit 0 means the application is KILLED (or had already ended) and its staging directory is gone.
+` + exitCodesUsage
 
 func init() {
 	register(&command{
@@ -37,7 +35,7 @@ func init() {
 func runKill(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kill", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	timeout := fs.Duration("timeout", 2*time.Minute, "overall timeout")
+	timeout := registerTimeout(fs)
 	var lf loginFlags
 	lf.register(fs)
 	pos, code, ok := parseCommand(fs, args, "kill", killUsage, 1, "one application id", stdout, stderr)
@@ -46,20 +44,17 @@ func runKill(args []string, stdout, stderr io.Writer) int {
 	}
 	appID, err := yarnrpc.ParseApplicationID(pos[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
-		return 2
+		return usageError(stderr, "kill", err)
 	}
-	sess, rm, err := client.Connect(lf.options(), stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
-		return 1
+	sess, rm, code := connect(lf, "kill", stderr)
+	if code != 0 {
+		return code
 	}
 	defer rm.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeout))
 	defer cancel()
 	if err := sess.KillAndWait(ctx, rm, appID, stdout); err != nil {
-		fmt.Fprintf(stderr, "yarn-am kill: %v\n", err)
-		return 1
+		return fail(stderr, "kill", err, 0)
 	}
 	return 0
 }

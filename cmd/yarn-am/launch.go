@@ -124,10 +124,10 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&reportURL, "report-url", "", "")
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, launchUsage)
+			fmt.Fprintln(stdout, strings.TrimSpace(launchUsage))
 			return 0
 		}
-		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", err)
+		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", flagError(err))
 		return contract.LauncherConfigError
 	}
 	argv := fs.Args()

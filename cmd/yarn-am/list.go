@@ -23,10 +23,10 @@ Lists the applications of type YARN-AM that the ResourceManager knows: by defaul
 Flags:
   --all         include ended applications
   --json        print a JSON list instead of the table
-  --timeout D   give up after this long (default 30s)
+  --timeout D   give up after this long (default 2m; a duration with a unit: 30s, 2m)
 ` + loginUsage + `
 
-Exit codes: 0 listed (possibly none), 1 the RM could not be asked, 2 usage.`
+` + exitCodesUsage
 
 func init() {
 	register(&command{
@@ -42,18 +42,17 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	all := fs.Bool("all", false, "include ended applications")
 	asJSON := fs.Bool("json", false, "print JSON")
-	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
+	timeout := registerTimeout(fs)
 	var lf loginFlags
 	lf.register(fs)
 	if _, code, ok := parseCommand(fs, args, "list", listUsage, 0, "", stdout, stderr); !ok {
 		return code
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeout))
 	defer cancel()
-	_, rm, err := client.Connect(lf.options(), stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am list: %v\n", err)
-		return 1
+	_, rm, code := connect(lf, "list", stderr)
+	if code != 0 {
+		return code
 	}
 	defer rm.Close()
 	req := &hadooppb.GetApplicationsRequestProto{ApplicationTypes: []string{contract.ApplicationType}}
@@ -66,8 +65,7 @@ func runList(args []string, stdout, stderr io.Writer) int {
 	}
 	apps, err := rm.GetApplications(ctx, req)
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am list: %v\n", err)
-		return 1
+		return fail(stderr, "list", err, 0)
 	}
 	views := make([]client.ReportView, 0, len(apps))
 	for _, a := range apps {

@@ -6,11 +6,15 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 // command is one subcommand of yarn-am.
@@ -48,10 +52,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "yarn-am: unknown command %q; run 'yarn-am help' for the list of commands\n", name)
-		return 2
+		fmt.Fprintf(stderr, "yarn-am: unknown command %q%s; run 'yarn-am help' for the list of commands\n", name, suggestCommand(name))
+		return contract.ExitUsage
 	}
 	return c.run(args[1:], stdout, stderr)
+}
+
+// suggestCommand returns ` (did you mean "x"?)` for the command closest to name, or "".
+func suggestCommand(name string) string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	return resources.DidYouMean(name, names)
 }
 
 func printOverview(w io.Writer) {
@@ -72,22 +85,32 @@ func printOverview(w io.Writer) {
 	fmt.Fprintln(w, "Run 'yarn-am help <command>' for the flags of one command.")
 }
 
+const helpUsage = `Usage: yarn-am help [command]
+
+Without an argument, lists the commands. With one, prints that command's usage and flags.`
+
 func init() {
 	register(&command{
 		name:    "help",
 		summary: "show the commands, or the flags of one command",
-		usage: `Usage: yarn-am help [command]
-
-Without an argument, lists the commands. With one, prints that command's usage and flags.`,
+		usage:   helpUsage,
 		run: func(args []string, stdout, stderr io.Writer) int {
-			if len(args) == 0 {
+			fs := flag.NewFlagSet("help", flag.ContinueOnError)
+			pos, code, ok := parseCommand(fs, args, "help", helpUsage, -1, "", stdout, stderr)
+			if !ok {
+				return code
+			}
+			if len(pos) > 1 {
+				return usageError(stderr, "help", fmt.Errorf("unexpected argument %q; give at most one command", pos[1]))
+			}
+			if len(pos) == 0 {
 				printOverview(stdout)
 				return 0
 			}
-			c, ok := commands[args[0]]
+			c, ok := commands[pos[0]]
 			if !ok {
-				fmt.Fprintf(stderr, "yarn-am: unknown command %q; run 'yarn-am help' for the list of commands\n", args[0])
-				return 2
+				fmt.Fprintf(stderr, "yarn-am help: unknown command %q%s; run 'yarn-am help' for the list of commands\n", pos[0], suggestCommand(pos[0]))
+				return contract.ExitUsage
 			}
 			fmt.Fprintln(stdout, strings.TrimSpace(c.usage))
 			return 0

@@ -167,7 +167,7 @@ func TestSecureSubmitWithoutTicketFailsAtOnce(t *testing.T) {
 	secureEnv(t)
 	start := time.Now()
 	out, code := submit(t, time.Minute, []string{"KRB5CCNAME=" + filepath.Join(t.TempDir(), "no-such-cache")}, secureGPUJob(t))
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 3, code, "exit 3: invalid input, the environment has no usable login (docs/running.md#exit-codes)")
 	assert.Less(t, time.Since(start), 10*time.Second, "submit must fail at once")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	last := lines[len(lines)-1]

@@ -23,10 +23,11 @@ node, state, resources and resource infos (the GPU indexes its launcher reported
 
 Flags:
   --json        print one JSON document {"report": {...}, "am": {...}} instead of text
-  --timeout D   give up after this long (default 30s)
+  --timeout D   give up after this long (default 2m; a duration with a unit: 30s, 2m)
 ` + loginUsage + `
 
-Exit codes: 0 shown, 1 unknown application or the RM could not be asked, 2 usage.`
+An application the ResourceManager does not know exits 5.
+` + exitCodesUsage
 
 func init() {
 	register(&command{
@@ -41,7 +42,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print JSON")
-	timeout := fs.Duration("timeout", 30*time.Second, "overall timeout")
+	timeout := registerTimeout(fs)
 	var lf loginFlags
 	lf.register(fs)
 	pos, code, ok := parseCommand(fs, args, "status", statusUsage, 1, "one application id", stdout, stderr)
@@ -50,25 +51,22 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	}
 	appID, err := yarnrpc.ParseApplicationID(pos[0])
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am status: %v\n", err)
-		return 2
+		return usageError(stderr, "status", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeout))
 	defer cancel()
-	_, rm, err := client.Connect(lf.options(), stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am status: %v\n", err)
-		return 1
+	_, rm, code := connect(lf, "status", stderr)
+	if code != 0 {
+		return code
 	}
 	defer rm.Close()
 	r, err := rm.GetApplicationReport(ctx, appID)
 	if err != nil {
 		if errors.Is(err, yarnrpc.ErrApplicationNotFound) {
 			fmt.Fprintf(stderr, "yarn-am status: the ResourceManager does not know %s (finished applications are forgotten after a while; 'yarn-am list --all' shows what it knows)\n", pos[0])
-			return 1
+			return contract.ExitRejected
 		}
-		fmt.Fprintf(stderr, "yarn-am status: %v\n", err)
-		return 1
+		return fail(stderr, "status", err, 0)
 	}
 	v := client.ViewReport(r)
 	var am *contract.Status

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -47,16 +49,21 @@ Flags:
   --kill-on-interrupt    Ctrl-C (SIGINT/SIGTERM) kills the application instead of only detaching
   --driver 'CMD'         driver mode: the AM runs CMD (a shell command) and the application's final
                          status follows its exit code
-  --service              TaskExecutors run until the application is killed (no batch completion)
+  --service              TaskExecutors run until the application is killed (no batch completion);
+                         not with --driver (the driver decides when the application ends)
   --queue Q              YARN queue (default: the job's queue, else "default")
   --name N               application name (default: the job's name)
-  --timeout D            time allowed for pre-flight, staging and submission (default 5m)
+  --timeout D            time allowed for pre-flight, staging and submission (default 2m; a duration
+                         with a unit: 30s, 5m)
 ` + loginUsage + `
 
 Environment: HADOOP_CONF_DIR (required), HADOOP_USER_NAME (the user; default the OS user).
 
-Exit codes: 0 submitted (--detach) or SUCCEEDED; 1 FAILED, KILLED or any error; 2 usage;
-130 interrupted (the application keeps running unless --kill-on-interrupt).`
+Everything that can be checked without the cluster (flags, job file, keys, flink-conf, environment) is
+checked before the first call to it; getNewApplication, which reserves the application id, comes after
+the cluster checks that do not need it. Exit 0 means submitted (--detach) or SUCCEEDED; 130 means
+interrupted (the application keeps running unless --kill-on-interrupt).
+` + exitCodesUsage
 
 func init() {
 	register(&command{
@@ -70,33 +77,34 @@ func init() {
 type submitFlags struct {
 	jobFlags
 	detach, killOnInterrupt, service bool
-	driver, queue, name              string
-	timeout                          time.Duration
+	driver                           string
 	loginFlags
 }
 
 func runSubmit(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("submit", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	var sf submitFlags
 	sf.jobFlags.register(fs)
 	fs.BoolVar(&sf.detach, "detach", false, "return after submission")
 	fs.BoolVar(&sf.killOnInterrupt, "kill-on-interrupt", false, "kill the application on Ctrl-C")
 	fs.BoolVar(&sf.service, "service", false, "service mode")
 	fs.StringVar(&sf.driver, "driver", "", "driver command")
-	fs.StringVar(&sf.queue, "queue", "", "queue")
-	fs.StringVar(&sf.name, "name", "", "application name")
-	fs.DurationVar(&sf.timeout, "timeout", 5*time.Minute, "submission timeout")
+	timeout := registerTimeout(fs)
 	sf.loginFlags.register(fs)
 	pos, code, ok := parseCommand(fs, args, "submit", submitUsage, 1, "one job file", stdout, stderr)
 	if !ok {
 		return code
 	}
+	if sf.service && sf.driver != "" {
+		return usageError(stderr, "submit", errors.New("--service and --driver exclude each other: with --driver the driver's exit ends the application, with --service only a kill does"))
+	}
+	if sf.driver != "" && strings.TrimSpace(sf.driver) == "" {
+		return usageError(stderr, "submit", errors.New(`--driver "": give the driver's shell command, e.g. --driver './train --epochs 3'`))
+	}
 	setLogLevel(stderr, logrus.InfoLevel)
 	lj, err := client.LoadJob(pos[0], sf.jobOptions())
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
+		return fail(stderr, "submit", err, contract.ExitInvalidInput)
 	}
 	lj.PrintWarnings(stderr, "yarn-am submit")
 
@@ -106,7 +114,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	subCtx, cancel := context.WithTimeout(context.Background(), sf.timeout)
+	subCtx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeout))
 	defer cancel()
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
@@ -121,38 +129,30 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	sess, rm, err := client.Connect(sf.options(), stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
+	sess, rm, code := connect(sf.loginFlags, "submit", stderr)
+	if code != 0 {
+		return code
 	}
 	defer rm.Close()
-	queue := lj.Job.Queue
-	if sf.queue != "" {
-		queue = sf.queue
-	}
-	facts, err := client.CheckAgainstCluster(subCtx, rm, lj, queue)
+	facts, err := client.CheckAgainstCluster(subCtx, rm, lj, lj.Job.Queue)
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
+		return fail(stderr, "submit", err, 0)
 	}
 	appID := facts.NewApp.GetApplicationId()
 	id := yarnrpc.FormatApplicationID(appID)
 	tokens, err := sess.DelegationTokens(subCtx, rm, lj.Job, stdout)
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
+		return fail(stderr, "submit", err, 0)
 	}
 	fmt.Fprintf(stdout, "pre-flight OK: %d TaskExecutor(s) of %s\n", lj.Job.TaskExecutor.Instances, lj.DescribeTaskExecutor())
 
-	opts := client.SubmitOptions{Service: sf.service, Driver: sf.driver, Queue: sf.queue, Name: sf.name, Tokens: tokens}
+	opts := client.SubmitOptions{Service: sf.service, Driver: sf.driver, Queue: lj.Job.Queue, Name: lj.Job.Name, Tokens: tokens}
 	if err := sess.StageAndSubmit(subCtx, rm, lj, opts, appID, stdout); err != nil {
 		if subCtx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
 			fmt.Fprintf(stderr, "yarn-am submit: interrupted before %s was submitted: %v\n", id, err)
-			return 130
+			return contract.ExitInterrupted
 		}
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-		return 1
+		return fail(stderr, "submit", err, 0)
 	}
 	fmt.Fprintf(stdout, "submitted %s\n", id)
 	if sf.detach {

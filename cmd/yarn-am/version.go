@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -10,14 +11,20 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
+const versionUsage = `Usage: yarn-am version
+
+Prints the yarn-am version, the VCS revision it was built from and the Go version.`
+
 func init() {
 	register(&command{
 		name:    "version",
 		summary: "print the yarn-am version",
-		usage: `Usage: yarn-am version
-
-Prints the yarn-am version, the VCS revision it was built from and the Go version.`,
+		usage:   versionUsage,
 		run: func(args []string, stdout, stderr io.Writer) int {
+			fs := flag.NewFlagSet("version", flag.ContinueOnError)
+			if _, code, ok := parseCommand(fs, args, "version", versionUsage, 0, "", stdout, stderr); !ok {
+				return code
+			}
 			rev := "unknown"
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				for _, s := range bi.Settings {

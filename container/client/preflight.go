@@ -20,6 +20,9 @@ import (
 type JobOptions struct {
 	FlinkConf string
 	Defines   []string
+	// Queue and Name, when not nil, are --queue and --name: they replace the job's and are validated
+	// like them.
+	Queue, Name *string
 }
 
 // LoadedJob is a job file with its validated external-resource configuration.
@@ -32,14 +35,37 @@ type LoadedJob struct {
 }
 
 // LoadJob reads and validates the job and its external-resource keys; every problem is in the error.
+// A job file that is not TOML is reported once, alone.
 func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	job, jerr := jobfile.LoadJob(path)
+	var se *jobfile.SyntaxError
+	if errors.As(jerr, &se) {
+		return nil, jerr
+	}
+	var flagErrs []error
+	if opts.Name != nil {
+		if err := jobfile.ValidateName(*opts.Name); err != nil {
+			flagErrs = append(flagErrs, fmt.Errorf("--name %v", err))
+		} else if job != nil {
+			job.Name = *opts.Name
+		}
+	}
+	if opts.Queue != nil {
+		if err := jobfile.ValidateQueue(*opts.Queue); err != nil {
+			flagErrs = append(flagErrs, fmt.Errorf("--queue %v", err))
+		} else if job != nil {
+			job.Queue = *opts.Queue
+		}
+	}
 	src := resources.Sources{JobFile: path, FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
 	_, perr := am.PolicyArgs(path)
-	if jerr != nil || rerr != nil || perr != nil {
-		return nil, errors.Join(jerr, rerr, perr)
+	if job != nil && cfg != nil {
+		jerr = errors.Join(jerr, gpuEnv(job, cfg))
+	}
+	if jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
+		return nil, errors.Join(append([]error{jerr, rerr, perr}, flagErrs...)...)
 	}
 	if _, err := cfg.Drivers(); err != nil {
 		return nil, err
@@ -49,6 +75,36 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 		lj.FlinkConf = job.FlinkConf
 	}
 	return lj, nil
+}
+
+// usesGPU reports whether a resource is a YARN GPU or names a GPU driver (gpu, or Flink's GPU
+// driver factory class, an alias of it).
+func usesGPU(cfg *resources.Config) bool {
+	for _, r := range cfg.Resources {
+		if r.YarnKey == "yarn.io/gpu" || r.Driver == "gpu" || strings.Contains(strings.ToLower(r.Driver), "gpu") {
+			return true
+		}
+	}
+	return false
+}
+
+// gpuEnv refuses [taskexecutor.env] values of the GPU visibility variables when a resource uses the
+// GPU driver: the launcher keeps a value the user set, so the worker would see GPUs YARN did not give
+// it.
+func gpuEnv(job *jobfile.Job, cfg *resources.Config) error {
+	if !usesGPU(cfg) {
+		return nil
+	}
+	var probs []string
+	for _, k := range jobfile.GPUEnv {
+		if _, set := job.TaskExecutor.Env[k]; set {
+			probs = append(probs, fmt.Sprintf("taskexecutor.env: %s is reserved when a GPU resource is configured: the GPU driver sets it to the GPUs YARN assigned to the container; remove it from [taskexecutor.env]", k))
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return &jobfile.JobError{Path: job.Path, Problems: probs}
 }
 
 // PrintWarnings prints the job's warnings (not its notes), each behind prefix.
@@ -97,22 +153,18 @@ func capabilityOf(r *hadooppb.ResourceProto) resources.Capability {
 	return c
 }
 
-// AskCluster fetches the resource types, the maximum allocation (through getNewApplication, whose
-// application id Submit then uses), the running nodes and whether queue exists.
+// AskCluster fetches the resource types, the running nodes and whether queue exists; CheckAgainstCluster
+// adds the maximum allocation (getNewApplication) once these pass.
 func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string) (*ClusterFacts, error) {
 	types, err := rm.GetResourceTypeInfo(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("asking the ResourceManager %s for its resource types: %w", rm.Active(), err)
 	}
-	na, err := rm.GetNewApplication(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("asking the ResourceManager %s for a new application: %w", rm.Active(), err)
-	}
 	nodes, err := rm.GetClusterNodes(ctx, hadooppb.NodeStateProto_NS_RUNNING)
 	if err != nil {
 		return nil, fmt.Errorf("asking the ResourceManager %s for its nodes: %w", rm.Active(), err)
 	}
-	f := &ClusterFacts{NewApp: na, Queue: queue, QueueKnown: true}
+	f := &ClusterFacts{Queue: queue, QueueKnown: true}
 	// The RM answers an unknown queue with an empty QueueInfo (and would reject the application only
 	// after it was staged and submitted); other errors (ACLs, schedulers without the call) are not
 	// held against the job.
@@ -122,7 +174,6 @@ func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string
 	for _, t := range types {
 		f.Info.ResourceTypes = append(f.Info.ResourceTypes, t.GetName())
 	}
-	f.Info.Maximum = capabilityOf(na.GetMaximumCapability())
 	for _, n := range nodes {
 		f.Info.Nodes = append(f.Info.Nodes, resources.NodeCapacity{ID: yarnrpc.NodeAddress(n.GetNodeId()), Capability: capabilityOf(n.GetCapability())})
 	}
@@ -131,22 +182,61 @@ func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string
 }
 
 // CheckAgainstCluster asks the RM what the cluster offers (in queue) and runs the pre-flight of the
-// job against it; check and submit both start with it.
+// job against it; check and submit both start with it. getNewApplication, which reserves an
+// application id (the one Submit uses), is asked only after the job passed the checks that do not
+// need its answer (TestPreflightFailureReservesNoApplicationID): running NodeManagers, the queue, the
+// resource types. The node capacities are judged together with the maximum allocation, so that a
+// too-large amount is reported by its key against the maximum.
 func CheckAgainstCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, lj *LoadedJob, queue string) (*ClusterFacts, error) {
 	facts, err := AskCluster(ctx, rm, queue)
 	if err != nil {
 		return nil, err
 	}
+	if err := preflightWithoutMaximum(lj, facts); err != nil {
+		return nil, err
+	}
+	na, err := rm.GetNewApplication(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("asking the ResourceManager %s for a new application: %w", rm.Active(), err)
+	}
+	facts.NewApp = na
+	facts.Info.Maximum = capabilityOf(na.GetMaximumCapability())
 	if err := Preflight(lj, facts); err != nil {
 		return nil, err
 	}
 	return facts, nil
 }
 
+// preflightWithoutMaximum checks what needs neither the maximum allocation nor the node capacities:
+// running NodeManagers, the queue and the resource types.
+func preflightWithoutMaximum(lj *LoadedJob, facts *ClusterFacts) error {
+	early := *facts
+	if len(facts.Info.Nodes) > 0 {
+		// resources.Preflight judges node capacities only when it is given nodes: leave them to the
+		// full check after getNewApplication.
+		early.Info = resources.ClusterInfo{ResourceTypes: facts.Info.ResourceTypes, Nodes: nil}
+		probs := preflightProblems(lj, &early, false)
+		if len(probs) > 0 {
+			return &resources.PreflightError{Problems: probs}
+		}
+		return nil
+	}
+	return Preflight(lj, facts)
+}
+
 // Preflight checks the TaskExecutor and the AM against the cluster; the error lists every problem.
 func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
+	if probs := preflightProblems(lj, facts, true); len(probs) > 0 {
+		return &resources.PreflightError{Problems: probs}
+	}
+	return nil
+}
+
+// preflightProblems lists the problems; noNodes says whether an empty node list means the cluster has
+// no running NodeManagers (false: the nodes were left out on purpose).
+func preflightProblems(lj *LoadedJob, facts *ClusterFacts, noNodes bool) []string {
 	var probs []string
-	if len(facts.Info.Nodes) == 0 {
+	if noNodes && len(facts.Info.Nodes) == 0 {
 		probs = append(probs, "the cluster has no running NodeManagers; nothing could be scheduled (check `yarn-am cluster`)")
 	}
 	if !facts.QueueKnown {
@@ -156,7 +246,7 @@ func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
 	if err := resources.Preflight(te, lj.Resources, facts.Info); err != nil {
 		var pe *resources.PreflightError
 		if !errors.As(err, &pe) {
-			return err
+			return append(probs, err.Error())
 		}
 		for _, p := range pe.Problems {
 			probs = append(probs, "TaskExecutor (taskexecutor.memory, taskexecutor.vcores, external resources): "+p)
@@ -166,7 +256,7 @@ func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
 	if err := resources.Preflight(amCap, nil, facts.Info); err != nil {
 		var pe *resources.PreflightError
 		if !errors.As(err, &pe) {
-			return err
+			return append(probs, err.Error())
 		}
 		for _, p := range pe.Problems {
 			probs = append(probs, "ApplicationMaster (am.memory, am.vcores): "+p)
@@ -178,8 +268,5 @@ func Preflight(lj *LoadedJob, facts *ClusterFacts) error {
 			probs = append(probs, why)
 		}
 	}
-	if len(probs) > 0 {
-		return &resources.PreflightError{Problems: probs}
-	}
-	return nil
+	return probs
 }

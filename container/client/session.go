@@ -32,15 +32,36 @@ type Session struct {
 }
 
 // LoadConfig loads the Hadoop configuration of HADOOP_CONF_DIR (or YARN_CONF_DIR) and insists on a
-// yarn-site.xml there: without one every address would silently be the 0.0.0.0 default.
+// yarn-site.xml there: without one every address would silently be the 0.0.0.0 default. Errors name
+// the variable that was used (yarnrpc.ConfigDirFromEnv: HADOOP_CONF_DIR, else YARN_CONF_DIR) and its
+// value.
 func LoadConfig() (*yarnrpc.Config, error) {
 	dir := yarnrpc.ConfigDirFromEnv()
+	for _, v := range []string{"HADOOP_CONF_DIR", "YARN_CONF_DIR"} {
+		d := os.Getenv(v)
+		if d == "" {
+			continue
+		}
+		st, err := os.Stat(d)
+		switch {
+		case err != nil && os.IsNotExist(err):
+			return nil, fmt.Errorf("%s=%s does not exist; set %s to the directory with the cluster's core-site.xml and yarn-site.xml", v, d, v)
+		case err != nil:
+			return nil, fmt.Errorf("%s=%s cannot be read: %v", v, d, err)
+		case !st.IsDir():
+			return nil, fmt.Errorf("%s=%s is not a directory; set %s to the directory with the cluster's core-site.xml and yarn-site.xml", v, d, v)
+		}
+	}
 	conf, err := yarnrpc.LoadConfigFromEnv()
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(dir, "yarn-site.xml")); err != nil {
-		return nil, fmt.Errorf("HADOOP_CONF_DIR=%s has no yarn-site.xml; point HADOOP_CONF_DIR at the directory with the cluster's core-site.xml and yarn-site.xml", dir)
+		v := "HADOOP_CONF_DIR"
+		if os.Getenv(v) == "" {
+			v = "YARN_CONF_DIR"
+		}
+		return nil, fmt.Errorf("%s=%s has no yarn-site.xml; point %s at the directory with the cluster's core-site.xml and yarn-site.xml", v, dir, v)
 	}
 	return conf, nil
 }

@@ -75,12 +75,9 @@ type Staged struct {
 	Uploaded []Upload
 }
 
-// reservedAliases are the names yarn-am itself localises; user files must not take them.
-var reservedAliases = map[string]bool{
-	contract.StagedBinary: true, contract.StagedJob: true, contract.StagedFlinkConf: true, contract.StagedManifest: true, contract.StagedKeytab: true,
-	"core-site.xml": true, "yarn-site.xml": true, "hdfs-site.xml": true,
-	contract.InfoFileName: true,
-}
+// reserved reports whether an alias is a name yarn-am or YARN itself puts in a container's working
+// directory (jobfile.ReservedAlias, which LoadJob checks first); user files must not take them.
+func reserved(alias string) bool { return jobfile.ReservedAlias(alias) != "" }
 
 // discoveryPathParams are the parameters that name a discovery program on the client's disk: the GPU
 // driver's discovery-script.path and the exec driver's path.
@@ -174,7 +171,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		typ   string
 	}{{"taskexecutor.files", te.Files, contract.TypeFile}, {"taskexecutor.archives", te.Archives, contract.TypeArchive}} {
 		for _, f := range group.specs {
-			if reservedAliases[f.Alias] {
+			if reserved(f.Alias) {
 				return nil, fmt.Errorf("%s: %q would be localised as %q, a name yarn-am uses itself; give it another alias with '#name'", group.key, f.Source, f.Alias)
 			}
 			used[f.Alias] = f.Source
@@ -208,7 +205,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 					return nil, fmt.Errorf("%s = %q: the discovery program must exist on this machine, it is shipped with the job: %v", key, local, err)
 				}
 				alias := filepath.Base(local)
-				if _, dup := used[alias]; dup || reservedAliases[alias] {
+				if _, dup := used[alias]; dup || reserved(alias) {
 					alias = res.Name + "-" + alias
 				}
 				used[alias] = local

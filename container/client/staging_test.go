@@ -190,7 +190,9 @@ func TestStageErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), `external-resource.gpu.param.discovery-script.path = "/nonexistent/disco.sh"`)
 	})
 	t.Run("reserved alias", func(t *testing.T) {
-		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\nfiles = [\"worker#job.toml\"]\n")
+		// jobfile.LoadJob refuses the alias already; Stage must not rely on it.
+		f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\nfiles = [\"worker#w2\"]\n")
+		f.job.TaskExecutor.Files[0].Alias = "job.toml"
 		_, err := Stage(context.Background(), f.fs, f.request(nil))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `taskexecutor.files: "`)

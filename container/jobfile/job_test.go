@@ -101,13 +101,13 @@ files = ["missing.bin", "worker", "other/worker"]
 	require.ErrorAs(t, err, &je)
 	dir := filepath.Dir(p)
 	assert.ElementsMatch(t, []string{
-		`unknown key "prioroty"; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env/gang/gang-timeout, [policy], and the external-resource keys`,
+		`unknown key "prioroty" (did you mean "priority"?); valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], and the external-resource keys`,
 		`name = "bad name!": use 1-128 letters, digits, '.', '_' or '-'`,
-		`am.memory: "lots" is not a memory size (examples: 512, 512m, 2g)`,
-		`am.vcores = 0: use an integer from 1 to 1024`,
-		`taskexecutor.instances = -1: use an integer from 0 to 100000`,
+		`am.memory: "lots" is not a memory size: write a number of MiB or a number with a unit k, m, g or t (examples: 512, 512m, 2g)`,
+		`am.vcores = 0: want an integer from 1 to 1024`,
+		`taskexecutor.instances = -1: want an integer from 0 to 100000`,
 		`taskexecutor.command is missing: give the command each TaskExecutor runs, e.g. command = "./worker"`,
-		`taskexecutor.memory = -5: use a positive number of MiB or a size like "2g"`,
+		`taskexecutor.memory = -5: want a positive number of MiB up to 1073741824, or a size like "2g"`,
 		`taskexecutor.files: "missing.bin" does not exist (relative paths are resolved against the job file's directory ` + dir + `)`,
 		`taskexecutor.files: "other/worker" does not exist (relative paths are resolved against the job file's directory ` + dir + `)`,
 		`taskexecutor.env: "1BAD" is not a valid environment variable name (letters, digits and '_', not starting with a digit)`,
@@ -136,7 +136,7 @@ func TestParseMemoryMB(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, in := range []string{"", "abc", "-1", "0", "1k"} {
+	for _, in := range []string{"", "abc", "-1", "0", "1k", "NaN", "inf", "-Inf", "1e30g", "1.5m", "0x10", "2048t"} {
 		_, err := ParseMemoryMB(in)
 		assert.Error(t, err, in)
 	}

@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ max-attempts = 1
 "external-resources" = "gpu"
 "external-resource.gpu.amount" = 1
 "external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir /tmp/yarn-am-gpu-coordination"
+"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir %s"
 [am]
 memory = 256
 [taskexecutor]
@@ -106,7 +107,7 @@ files = [%q, %q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, name, command, maxFailures, e.worker, e.smi)
+`, name, coordinationDir(), command, maxFailures, e.worker, e.smi)
 	p := filepath.Join(t.TempDir(), name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(job), 0o644))
 	return p
@@ -355,4 +356,14 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// coordinationDir is the GPU coordination directory of the mini cluster the tests run on (one per
+// cluster: two clusters side by side have the same node addresses and GPU indexes).
+func coordinationDir() string {
+	state := os.Getenv("YARN_AM_MINICLUSTER_STATE")
+	if state == "" {
+		state = os.Getenv("HADOOP_CONF_DIR")
+	}
+	return fmt.Sprintf("%s/yarn-am-gpu-%08x", os.TempDir(), crc32.ChecksumIEEE([]byte(state)))
 }

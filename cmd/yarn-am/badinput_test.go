@@ -1,0 +1,455 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// badInput is one wrong input a new user could give. The command must fail with code, before any
+// network use, and its message must contain every string of want (the key, flag or variable, the
+// value, and what would be valid). docs/running.md has the exit-code table.
+type badInput struct {
+	name  string
+	args  []string          // "$D" is the test's directory
+	job   string            // content of $D/job.toml; "" = okJob
+	files map[string]string // more files under $D; a name ending in "/" is a directory
+	env   map[string]string // overrides of the environment ("" unsets)
+	code  int
+	want  []string // in stderr (stdout when code is 0)
+	not   []string // must not be in stderr: Go internals
+	once  string   // must appear exactly once in stderr
+}
+
+const okJob = `name = "ok"
+[taskexecutor]
+command = "./worker"
+`
+
+const gpuBadJob = `name = "ok"
+external-resources = "gpu"
+external-resource.gpu.amount = 1
+external-resource.gpu.yarn.config-key = "yarn.io/gpu"
+[taskexecutor]
+command = "./worker"
+`
+
+// goInternals are fragments of Go's own error texts that mean nothing to a user.
+var goInternals = []string{"[]any", "[]interface", "destination has type", "map[string]", ": toml: ", "yaml: unmarshal", "strconv.", "time: invalid duration", "flag provided but not defined"}
+
+func badInputs() []badInput {
+	job := func(extra string) string { return okJob + extra }
+	elevenTags := `tags = ["a","b","c","d","e","f","g","h","i","j","k"]` + "\n"
+	return []badInput{
+		// --- the job file: syntax, types, sizes ---
+		{name: "toml syntax error reported once", args: []string{"check", "$D/job.toml"}, job: "name = \n[taskexecutor]\ncommand = \"x\"\n",
+			code: 3, want: []string{"job.toml", "line 1"}, once: "TOML"},
+		{name: "every type error at once", args: []string{"check", "$D/job.toml"}, job: "priority = \"high\"\nmax-attempts = \"x\"\n" + okJob[len(`name = "ok"`)+1:],
+			code: 3, want: []string{"priority", `"high"`, "max-attempts", `"x"`, "integer"}},
+		{name: "tags a string", args: []string{"check", "$D/job.toml"}, job: `tags = "a,b"` + "\n" + okJob[len(`name = "ok"`)+1:],
+			code: 3, want: []string{"tags", `"a,b"`, "list of strings"}},
+		{name: "command a number", args: []string{"check", "$D/job.toml"}, job: "[taskexecutor]\ncommand = 5\n",
+			code: 3, want: []string{"taskexecutor.command", "5", "string"}},
+		{name: "memory fractional", args: []string{"check", "$D/job.toml"}, job: job("memory = 1.5\n"),
+			code: 3, want: []string{"taskexecutor.memory", "1.5", "whole number"}},
+		{name: "memory 1e30g", args: []string{"check", "$D/job.toml"}, job: job(`memory = "1e30g"` + "\n"),
+			code: 3, want: []string{"taskexecutor.memory", "1e30g", "too large", "maximum"}},
+		{name: "memory NaN", args: []string{"check", "$D/job.toml"}, job: job(`memory = "NaN"` + "\n"),
+			code: 3, want: []string{"taskexecutor.memory", "NaN", "not a memory size"}},
+		{name: "memory inf", args: []string{"check", "$D/job.toml"}, job: job(`memory = "inf"` + "\n"),
+			code: 3, want: []string{"taskexecutor.memory", "inf", "not a memory size"}},
+		{name: "memory fractional MiB string", args: []string{"check", "$D/job.toml"}, job: job(`memory = "1.5m"` + "\n"),
+			code: 3, want: []string{"taskexecutor.memory", "1.5m", "whole number"}},
+		{name: "memory negative", args: []string{"check", "$D/job.toml"}, job: job("memory = -5\n"),
+			code: 3, want: []string{"taskexecutor.memory", "-5", "positive"}},
+		{name: "am memory a bool", args: []string{"check", "$D/job.toml"}, job: okJob + "[am]\nmemory = true\n",
+			code: 3, want: []string{"am.memory", "true", "number of MiB"}},
+		{name: "vcores a string", args: []string{"check", "$D/job.toml"}, job: okJob + "[am]\nvcores = \"2\"\n",
+			code: 3, want: []string{"am.vcores", `"2"`, "integer"}},
+		{name: "instances fractional", args: []string{"check", "$D/job.toml"}, job: job("instances = 1.5\n"),
+			code: 3, want: []string{"taskexecutor.instances", "1.5", "integer"}},
+		{name: "env value a number", args: []string{"check", "$D/job.toml"}, job: job("env = {A = 1}\n"),
+			code: 3, want: []string{"taskexecutor.env.A", "1", "string"}},
+		{name: "taskexecutor a string", args: []string{"check", "$D/job.toml"}, job: "taskexecutor = \"x\"\n",
+			code: 3, want: []string{"taskexecutor", `"x"`, "table"}},
+		{name: "unknown key with did-you-mean", args: []string{"check", "$D/job.toml"}, job: `nmae = "x"` + "\n" + okJob,
+			code: 3, want: []string{"nmae", `did you mean "name"`}},
+		{name: "unknown taskexecutor key", args: []string{"check", "$D/job.toml"}, job: job("comand = \"x\"\n"),
+			code: 3, want: []string{"taskexecutor.comand", `did you mean "taskexecutor.command"`}},
+
+		{name: "job file missing", args: []string{"check", "$D/nope.toml"},
+			code: 3, want: []string{"nope.toml", "does not exist"}},
+		{name: "job file a directory", args: []string{"check", "$D/sub"}, files: map[string]string{"sub/": ""},
+			code: 3, want: []string{"sub", "directory"}},
+		{name: "command empty", args: []string{"check", "$D/job.toml"}, job: "[taskexecutor]\ncommand = \"  \"\n",
+			code: 3, want: []string{"taskexecutor.command", "give the command"}},
+		{name: "priority fractional", args: []string{"check", "$D/job.toml"}, job: "priority = 1.5\n" + okJob,
+			code: 3, want: []string{"priority = 1.5", "integer"}},
+		{name: "max-attempts zero", args: []string{"check", "$D/job.toml"}, job: "max-attempts = 0\n" + okJob,
+			code: 3, want: []string{"max-attempts = 0", "from 1 to 100"}},
+		{name: "tags of numbers", args: []string{"check", "$D/job.toml"}, job: "tags = [1, 2]\n" + okJob,
+			code: 3, want: []string{"tags", "1", "list of strings"}},
+		{name: "files a string", args: []string{"check", "$D/job.toml"}, job: job(`files = "w.bin"` + "\n"),
+			code: 3, want: []string{"taskexecutor.files", `"w.bin"`, "list of strings"}},
+		{name: "flink-conf key a number", args: []string{"check", "$D/job.toml"}, job: "flink-conf = 5\n" + okJob,
+			code: 3, want: []string{"flink-conf = 5", "path"}, once: "flink-conf = 5"},
+		{name: "hdfs-namenodes not a URI", args: []string{"check", "$D/job.toml"}, job: `hdfs-namenodes = ["nn2"]` + "\n" + okJob,
+			code: 3, want: []string{"hdfs-namenodes", "nn2", "hdfs://"}},
+		{name: "external-resources a number", args: []string{"check", "$D/job.toml"}, job: "external-resources = 5\n" + okJob,
+			code: 3, want: []string{"external-resources = 5", "resource names separated by ';'"}},
+		{name: "amount a list", args: []string{"check", "$D/job.toml"}, job: strings.Replace(gpuBadJob, "amount = 1", "amount = [1, 2]", 1),
+			code: 3, want: []string{"external-resource.gpu.amount", "whole number"}},
+		{name: "flink-conf given a job file", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/job.toml"},
+			code: 3, want: []string{"job.toml:1", "key: value"}},
+
+		// --- files and archives ---
+		{name: "files: a directory", args: []string{"check", "$D/job.toml"}, job: job(`files = ["data"]` + "\n"), files: map[string]string{"data/": ""},
+			code: 3, want: []string{"taskexecutor.files", "data", "directory", "archives"}},
+		{name: "files: hdfs URI without a path", args: []string{"check", "$D/job.toml"}, job: job(`files = ["hdfs://nn:8020"]` + "\n"),
+			code: 3, want: []string{"taskexecutor.files", "hdfs://nn:8020", "no path"}},
+		{name: "files: hdfs URI of the root", args: []string{"check", "$D/job.toml"}, job: job(`files = ["hdfs://nn:8020/"]` + "\n"),
+			code: 3, want: []string{"taskexecutor.files", "hdfs://nn:8020/", "no path"}},
+		{name: "files: missing local file", args: []string{"check", "$D/job.toml"}, job: job(`files = ["nope.bin"]` + "\n"),
+			code: 3, want: []string{"taskexecutor.files", "nope.bin", "does not exist"}},
+		{name: "files: unsupported scheme", args: []string{"check", "$D/job.toml"}, job: job(`files = ["s3://b/k"]` + "\n"),
+			code: 3, want: []string{"taskexecutor.files", "s3://b/k", "hdfs://"}},
+		{name: "alias job.toml reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.bin#job.toml"]` + "\n"), files: map[string]string{"w.bin": "x"},
+			code: 3, want: []string{"taskexecutor.files", `"job.toml"`, "reserved"}},
+		{name: "alias yarn-am reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["yarn-am"]` + "\n"), files: map[string]string{"yarn-am": "x"},
+			code: 3, want: []string{"taskexecutor.files", `"yarn-am"`, "reserved"}},
+		{name: "alias launch_container.sh reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.bin#launch_container.sh"]` + "\n"), files: map[string]string{"w.bin": "x"},
+			code: 3, want: []string{"launch_container.sh", "reserved", "YARN"}},
+		{name: "alias container_tokens reserved", args: []string{"check", "$D/job.toml"}, job: job(`archives = ["w.zip#container_tokens"]` + "\n"), files: map[string]string{"w.zip": "x"},
+			code: 3, want: []string{"taskexecutor.archives", "container_tokens", "reserved"}},
+		{name: "alias manifest.json reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.bin#manifest.json"]` + "\n"), files: map[string]string{"w.bin": "x"},
+			code: 3, want: []string{"manifest.json", "reserved"}},
+		{name: "alias external-resources.json reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.bin#external-resources.json"]` + "\n"), files: map[string]string{"w.bin": "x"},
+			code: 3, want: []string{"external-resources.json", "reserved"}},
+		{name: "alias core-site.xml reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["core-site.xml"]` + "\n"), files: map[string]string{"core-site.xml": "x"},
+			code: 3, want: []string{"core-site.xml", "reserved"}},
+		{name: "alias keytab reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["k#yarn-am.keytab"]` + "\n"), files: map[string]string{"k": "x"},
+			code: 3, want: []string{"yarn-am.keytab", "reserved"}},
+		{name: "alias with #", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.bin#a#b"]` + "\n"), files: map[string]string{"w.bin": "x"},
+			code: 3, want: []string{"taskexecutor.files", "a#b", "'#'"}},
+		{name: "a script under archives", args: []string{"check", "$D/job.toml"}, job: job(`archives = ["run.sh"]` + "\n"), files: map[string]string{"run.sh": "echo"},
+			code: 3, want: []string{"taskexecutor.archives", "run.sh", ".tar.gz", "files"}},
+
+		// --- environment names ---
+		{name: "env CUDA_VISIBLE_DEVICES with a GPU", args: []string{"check", "$D/job.toml"}, job: gpuBadJob + "env = {CUDA_VISIBLE_DEVICES = \"0\"}\n",
+			code: 3, want: []string{"taskexecutor.env", "CUDA_VISIBLE_DEVICES", "reserved", "GPU"}},
+		{name: "env HIP_VISIBLE_DEVICES with a GPU", args: []string{"check", "$D/job.toml"}, job: gpuBadJob + "env = {HIP_VISIBLE_DEVICES = \"0\"}\n",
+			code: 3, want: []string{"taskexecutor.env", "HIP_VISIBLE_DEVICES", "reserved"}},
+		{name: "env CONTAINER_ID", args: []string{"check", "$D/job.toml"}, job: job("env = {CONTAINER_ID = \"x\"}\n"),
+			code: 3, want: []string{"taskexecutor.env", "CONTAINER_ID", "reserved", "YARN"}},
+		{name: "env NM_HOST", args: []string{"check", "$D/job.toml"}, job: job("env = {NM_HOST = \"x\"}\n"),
+			code: 3, want: []string{"NM_HOST", "reserved"}},
+		{name: "env HADOOP_TOKEN_FILE_LOCATION", args: []string{"check", "$D/job.toml"}, job: job("env = {HADOOP_TOKEN_FILE_LOCATION = \"x\"}\n"),
+			code: 3, want: []string{"HADOOP_TOKEN_FILE_LOCATION", "reserved"}},
+		{name: "env LOCAL_DIRS", args: []string{"check", "$D/job.toml"}, job: job("env = {LOCAL_DIRS = \"x\"}\n"),
+			code: 3, want: []string{"LOCAL_DIRS", "reserved"}},
+		{name: "env YARN_AM_ prefix", args: []string{"check", "$D/job.toml"}, job: job("env = {YARN_AM_REPORT_URL = \"x\"}\n"),
+			code: 3, want: []string{"YARN_AM_REPORT_URL", "reserved", "YARN_AM_"}},
+		{name: "env bad name", args: []string{"check", "$D/job.toml"}, job: job("env = {\"1A\" = \"x\"}\n"),
+			code: 3, want: []string{"taskexecutor.env", "1A", "not a valid environment variable name"}},
+
+		// --- tags, name, queue ---
+		{name: "eleven tags", args: []string{"check", "$D/job.toml"}, job: elevenTags + okJob,
+			code: 3, want: []string{"tags", "11", "at most 9"}},
+		{name: "tag too long", args: []string{"check", "$D/job.toml"}, job: `tags = ["` + strings.Repeat("t", 101) + `"]` + "\n" + okJob,
+			code: 3, want: []string{"tags", "101", "at most 100"}},
+		{name: "tag not ASCII", args: []string{"check", "$D/job.toml"}, job: `tags = ["gpü"]` + "\n" + okJob,
+			code: 3, want: []string{"tags", "gpü", "ASCII"}},
+		{name: "bad name in job", args: []string{"check", "$D/job.toml"}, job: `name = "a b"` + "\n[taskexecutor]\ncommand = \"x\"\n",
+			code: 3, want: []string{"name", `"a b"`, "letters"}},
+		{name: "check --name invalid", args: []string{"check", "$D/job.toml", "--name", "a b"},
+			code: 3, want: []string{"--name", `"a b"`, "letters"}},
+		{name: "check --queue empty", args: []string{"check", "$D/job.toml", "--queue", ""},
+			code: 3, want: []string{"--queue", "empty"}},
+		{name: "submit --name invalid", args: []string{"submit", "$D/job.toml", "--name", "x/y"},
+			code: 3, want: []string{"--name", `"x/y"`, "letters"}},
+		{name: "submit a bad job", args: []string{"submit", "$D/job.toml"}, job: job("memory = \"lots\"\n"),
+			code: 3, want: []string{"taskexecutor.memory", "lots", "not a memory size"}},
+
+		// --- external-resource keys in the job file ---
+		{name: "resources separated by commas", args: []string{"check", "$D/job.toml"}, job: `external-resources = "gpu,fpga"` + "\n" + okJob,
+			code: 3, want: []string{"external-resources", "gpu,fpga", "';'"}},
+		{name: "resources separated by spaces", args: []string{"check", "$D/job.toml"}, job: `external-resources = "gpu fpga"` + "\n" + okJob,
+			code: 3, want: []string{"external-resources", "gpu fpga", "';'"}},
+		{name: "resource amount not a number", args: []string{"check", "$D/job.toml"}, job: strings.Replace(gpuBadJob, "amount = 1", `amount = "two"`, 1),
+			code: 3, want: []string{"external-resource.gpu.amount", "two", "whole number"}},
+		{name: "policy typo", args: []string{"check", "$D/job.toml"}, job: okJob + "[policy]\nmax-failure-rat = 3\n",
+			code: 3, want: []string{"max-failure-rat", "max-failure-rate"}},
+
+		// --- -D ---
+		{name: "-D typo in the prefix", args: []string{"check", "$D/job.toml", "-D", "extrenal-resource.gpu.amount=4"},
+			code: 3, want: []string{"-D", "extrenal-resource.gpu.amount", `did you mean`}},
+		{name: "-D a key of no external resource", args: []string{"check", "$D/job.toml", "-D", "taskmanager.memory.process.size=4g"},
+			code: 3, want: []string{"-D", "taskmanager.memory.process.size", "external-resource"}},
+		{name: "-D typo in the sub-key", args: []string{"check", "$D/job.toml", "-Dexternal-resource.gpu.amout=4"}, job: gpuBadJob,
+			code: 3, want: []string{"external-resource.gpu.amout", `did you mean`}},
+		{name: "-D without =", args: []string{"check", "$D/job.toml", "-D", "external-resources"},
+			code: 2, want: []string{"-D", "external-resources", "key=value"}},
+		{name: "-D empty key", args: []string{"check", "$D/job.toml", "-D", "=4"},
+			code: 2, want: []string{"-D", `"=4"`, "key=value"}},
+		{name: "discover -D typo", args: []string{"discover", "-D", "external-resource.gpu.amuont=1", "-D", "external-resources=gpu"},
+			code: 3, want: []string{"amuont", "did you mean"}},
+
+		// --- flink-conf ---
+		{name: "flink-conf key:value without a space", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/flink-conf.yaml"},
+			files: map[string]string{"flink-conf.yaml": "external-resources:gpu\nexternal-resource.gpu.amount:2\n"},
+			code:  3, want: []string{"flink-conf.yaml:1", "external-resources:gpu", "space after"}},
+		{name: "flink-conf a line without a colon", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/flink-conf.yaml"},
+			files: map[string]string{"flink-conf.yaml": "external-resources: gpu\nexternal-resource.gpu.amount 2\n"},
+			code:  3, want: []string{"flink-conf.yaml:2", "external-resource.gpu.amount 2", "key: value"}},
+		{name: "flink-conf a key without a value", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/flink-conf.yaml"},
+			files: map[string]string{"flink-conf.yaml": "external-resources: gpu\nexternal-resource.gpu.amount: \n"},
+			code:  3, want: []string{"flink-conf.yaml:2", "external-resource.gpu.amount", "no value"}},
+		{name: "config.yaml with a second document", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/config.yaml"},
+			files: map[string]string{"config.yaml": "external-resources: gpu\n---\nexternal-resource:\n  gpu:\n    amount: 2\n"},
+			code:  3, want: []string{"config.yaml:3", "second YAML document"}},
+		{name: "config.yaml not YAML", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/config.yaml"},
+			files: map[string]string{"config.yaml": "external-resource:\n  gpu:\n amount: [2\n"},
+			code:  3, want: []string{"config.yaml:2", "YAML"}},
+		{name: "config.yaml a list", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/config.yaml"},
+			files: map[string]string{"config.yaml": "- external-resources\n"},
+			code:  3, want: []string{"config.yaml:1", "mapping"}},
+		{name: "flink-conf missing", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/nope.yaml"},
+			code: 3, want: []string{"flink-conf", "nope.yaml", "does not exist"}},
+		{name: "flink-conf a directory", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/fc"}, files: map[string]string{"fc/": ""},
+			code: 3, want: []string{"flink-conf", "fc", "directory"}},
+		{name: "flink-conf key typo", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/flink-conf.yaml"},
+			files: map[string]string{"flink-conf.yaml": "external-resources: gpu\nexternal-resource.gpu.amonut: 2\n"},
+			code:  3, want: []string{"external-resource.gpu.amonut", "did you mean"}},
+
+		// --- flags and arguments of every command ---
+		{name: "submit --service --driver", args: []string{"submit", "$D/job.toml", "--service", "--driver", "./d"},
+			code: 2, want: []string{"--service", "--driver"}},
+		{name: "cluster extra argument", args: []string{"cluster", "extra", "--timeout", "5s"},
+			code: 2, want: []string{"cluster", `"extra"`}},
+		{name: "cluster unknown flag", args: []string{"cluster", "--bogus"},
+			code: 2, want: []string{"--bogus", "yarn-am help cluster"}},
+		{name: "version --bogus", args: []string{"version", "--bogus"},
+			code: 2, want: []string{"version", "--bogus"}},
+		{name: "version extra", args: []string{"version", "extra"},
+			code: 2, want: []string{"version", `"extra"`}},
+		{name: "help check extra", args: []string{"help", "check", "extra"},
+			code: 2, want: []string{"help", `"extra"`}},
+		{name: "help unknown command", args: []string{"help", "chek"},
+			code: 2, want: []string{`"chek"`, `did you mean "check"`}},
+		{name: "unknown command", args: []string{"sumbit"},
+			code: 2, want: []string{`"sumbit"`, `did you mean "submit"`}},
+		{name: "list extra", args: []string{"list", "extra"},
+			code: 2, want: []string{"list", `"extra"`}},
+		{name: "status without an id", args: []string{"status"},
+			code: 2, want: []string{"status", "application id"}},
+		{name: "status two ids", args: []string{"status", "application_1_0001", "application_1_0002"},
+			code: 2, want: []string{"status", "one application id"}},
+		{name: "status a bad id", args: []string{"status", "app-1"},
+			code: 2, want: []string{"app-1", "application_"}},
+		{name: "kill extra", args: []string{"kill", "application_1_0001", "now"},
+			code: 2, want: []string{"kill", "one application id"}},
+		{name: "check without a job", args: []string{"check"},
+			code: 2, want: []string{"check", "one job file"}},
+		{name: "check two jobs", args: []string{"check", "$D/job.toml", "$D/job.toml"},
+			code: 2, want: []string{"check", "one job file"}},
+		{name: "discover extra", args: []string{"discover", "extra"},
+			code: 2, want: []string{"discover", `"extra"`}},
+		{name: "am extra", args: []string{"am", "--job", "$D/job.toml", "extra"},
+			code: 2, want: []string{"am", `"extra"`}},
+		{name: "launch unknown flag", args: []string{"launch", "--bogus", "--", "true"},
+			code: 91, want: []string{"launch", "unknown flag --bogus"}},
+		{name: "launch without a command", args: []string{"launch", "-D", "external-resources=none"},
+			code: 91, want: []string{"launch", "no worker command", "-- CMD"}},
+		{name: "launch -D typo", args: []string{"launch", "-D", "extrenal-resources=none", "--", "true"},
+			code: 91, want: []string{"extrenal-resources", "did you mean"}},
+		{name: "--timeout without a unit", args: []string{"check", "$D/job.toml", "--timeout", "5"},
+			code: 2, want: []string{"--timeout", `"5"`, "unit", "5s"}},
+		{name: "--timeout negative", args: []string{"list", "--timeout", "-5s"},
+			code: 2, want: []string{"--timeout", "-5s", "positive"}},
+		{name: "--timeout zero", args: []string{"cluster", "--timeout", "0s"},
+			code: 2, want: []string{"--timeout", "0s", "positive"}},
+		{name: "--timeout garbage", args: []string{"kill", "application_1_0001", "--timeout", "soon"},
+			code: 2, want: []string{"--timeout", `"soon"`, "5s"}},
+		{name: "submit --driver empty", args: []string{"submit", "$D/job.toml", "--driver", " "},
+			code: 2, want: []string{"--driver", "shell command"}},
+		{name: "status --json with an extra argument", args: []string{"status", "--json", "application_1_0001", "x"},
+			code: 2, want: []string{"status", "one application id"}},
+		{name: "-D resources separated by commas", args: []string{"check", "$D/job.toml", "-D", "external-resources=gpu,fpga"},
+			code: 3, want: []string{"external-resources", "gpu,fpga", "';'"}},
+		{name: "--flink-conf without a value", args: []string{"check", "$D/job.toml", "--flink-conf"},
+			code: 2, want: []string{"--flink-conf", "needs a value"}},
+		{name: "--json=maybe", args: []string{"list", "--json=maybe"},
+			code: 2, want: []string{"--json", `"maybe"`, "true or false"}},
+		{name: "--keytab without --principal", args: []string{"list", "--keytab", "$D/k"},
+			code: 2, want: []string{"--keytab", "--principal"}},
+
+		// --- the environment ---
+		{name: "HADOOP_CONF_DIR missing", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "/nonexistent/conf"},
+			code: 3, want: []string{"HADOOP_CONF_DIR", "/nonexistent/conf", "does not exist"}},
+		{name: "YARN_CONF_DIR missing", args: []string{"list"}, env: map[string]string{"HADOOP_CONF_DIR": "", "YARN_CONF_DIR": "/nonexistent/yconf"},
+			code: 3, want: []string{"YARN_CONF_DIR", "/nonexistent/yconf", "does not exist"}},
+		{name: "HADOOP_CONF_DIR a file", args: []string{"cluster"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/job.toml"},
+			code: 3, want: []string{"HADOOP_CONF_DIR", "job.toml", "not a directory"}},
+		{name: "HADOOP_CONF_DIR without yarn-site.xml", args: []string{"status", "application_1_0001"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/empty"},
+			files: map[string]string{"empty/": ""}, code: 3, want: []string{"HADOOP_CONF_DIR", "empty", "yarn-site.xml"}},
+		{name: "no configuration directory", args: []string{"kill", "application_1_0001"}, env: map[string]string{"HADOOP_CONF_DIR": "", "YARN_CONF_DIR": ""},
+			code: 3, want: []string{"neither HADOOP_CONF_DIR nor YARN_CONF_DIR is set"}},
+		{name: "malformed yarn-site.xml", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/bad"},
+			files: map[string]string{"bad/yarn-site.xml": "<configuration><property>"}, code: 3, want: []string{"yarn-site.xml"}},
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a command still running after its case gave up on it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// closedPort returns a 127.0.0.1 port nothing listens on.
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return p
+}
+
+// TestBadInputs runs every bad input through the real command functions with a cluster configuration
+// whose ResourceManager port is closed: each must fail with its exit code and a message naming the
+// key, flag or variable, the value and what is valid, within seconds (nothing waits on the network).
+func TestBadInputs(t *testing.T) {
+	port := closedPort(t)
+	conf := t.TempDir()
+	site := fmt.Sprintf(`<configuration>
+<property><name>yarn.resourcemanager.address</name><value>127.0.0.1:%d</value></property>
+<property><name>fs.defaultFS</name><value>hdfs://127.0.0.1:%d</value></property>
+</configuration>`, port, port)
+	for _, f := range []string{"yarn-site.xml", "core-site.xml"} {
+		if err := os.WriteFile(filepath.Join(conf, f), []byte(site), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("HADOOP_USER_NAME", "alice")
+	cases := badInputs()
+	clear, codeOK := 0, 0
+	for _, c := range cases {
+		ok := t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			expand := func(s string) string { return strings.ReplaceAll(s, "$D", dir) }
+			j := c.job
+			if j == "" {
+				j = okJob
+			}
+			if err := os.WriteFile(filepath.Join(dir, "job.toml"), []byte(j), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for name, content := range c.files {
+				p := filepath.Join(dir, name)
+				if strings.HasSuffix(name, "/") {
+					if err := os.MkdirAll(p, 0o755); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("HADOOP_CONF_DIR", conf)
+			t.Setenv("YARN_CONF_DIR", "")
+			for k, v := range c.env {
+				t.Setenv(k, expand(v))
+			}
+			args := make([]string, len(c.args))
+			for i, a := range c.args {
+				args[i] = expand(a)
+			}
+			stdout, stderr := &lockedBuffer{}, &lockedBuffer{}
+			start := time.Now()
+			done := make(chan int, 1)
+			go func() { done <- run(args, stdout, stderr) }()
+			var code int
+			select {
+			case code = <-done:
+			case <-time.After(8 * time.Second):
+				t.Errorf("still running after 8s: validation must fail before any network use; stderr so far:\n%s", stderr.String())
+				return
+			}
+			took := time.Since(start)
+			msg := stderr.String()
+			if c.code == 0 {
+				msg = stdout.String()
+			}
+			t.Logf("exit %d in %v:\n%s", code, took.Round(time.Millisecond), msg)
+			if took > 5*time.Second {
+				t.Errorf("took %v: validation must fail before any network use", took)
+			}
+			var missing []string
+			for _, w := range c.want {
+				if !strings.Contains(msg, expand(w)) {
+					missing = append(missing, w)
+				}
+			}
+			for _, n := range append(append([]string{}, c.not...), goInternals...) {
+				if strings.Contains(msg, n) {
+					missing = append(missing, "not "+n)
+				}
+			}
+			if c.once != "" && strings.Count(msg, c.once) != 1 {
+				missing = append(missing, fmt.Sprintf("%q once (found %d times)", c.once, strings.Count(msg, c.once)))
+			}
+			if len(missing) == 0 {
+				clear++
+			} else {
+				t.Errorf("message lacks %q", missing)
+			}
+			if code == c.code {
+				codeOK++
+			} else {
+				t.Errorf("exit code %d, want %d", code, c.code)
+			}
+		})
+		_ = ok
+	}
+	t.Logf("bad inputs: %d; clear message: %d; right exit code: %d", len(cases), clear, codeOK)
+}
+
+// TestClusterHelpPrintsTheDocumentedUsage: `cluster --help` prints the usage of `help cluster`, like
+// every other command, not Go's flag defaults.
+func TestClusterHelpPrintsTheDocumentedUsage(t *testing.T) {
+	for _, name := range []string{"cluster", "list", "status", "kill", "check", "submit", "discover", "version", "am", "launch"} {
+		var want, got, stderr bytes.Buffer
+		if code := run([]string{"help", name}, &want, &stderr); code != 0 {
+			t.Fatalf("help %s: exit %d", name, code)
+		}
+		if code := run([]string{name, "--help"}, &got, &stderr); code != 0 {
+			t.Errorf("%s --help: exit %d, want 0; stderr %s", name, code, stderr.String())
+		}
+		if got.String() != want.String() {
+			t.Errorf("%s --help printed\n%s\nwant the usage of 'yarn-am help %s'", name, got.String(), name)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// exitCodesUsage is the exit-code line every client command's usage ends with (the full table is in
+// docs/running.md; the codes are contract.Exit*).
+const exitCodesUsage = `Exit codes: 0 ok; 1 the application failed or was killed; 2 usage (flags, arguments); 3 invalid
+input (job file, keys, flink-conf, environment); 4 cluster unreachable or timed out; 5 does not fit or
+rejected by the cluster; 130 interrupted.`
+
+// defaultTimeout is the --timeout of every client command: long enough for submit to stage the binary
+// and the job's files, short enough that a dead cluster is reported within minutes.
+const defaultTimeout = 2 * time.Minute
+
+// timeoutFlag is --timeout: a Go duration with a unit, positive.
+type timeoutFlag time.Duration
+
+func (t *timeoutFlag) String() string { return time.Duration(*t).String() }
+
+func (t *timeoutFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return fmt.Errorf("needs a unit, e.g. %ss or %sm", s, s)
+		}
+		return errors.New("not a duration; write a number with a unit, e.g. 5s, 90s, 2m")
+	}
+	if d <= 0 {
+		return errors.New("must be positive, e.g. 5s or 2m")
+	}
+	*t = timeoutFlag(d)
+	return nil
+}
+
+func registerTimeout(fs *flag.FlagSet) *timeoutFlag {
+	t := timeoutFlag(defaultTimeout)
+	fs.Var(&t, "timeout", "overall timeout")
+	return &t
+}
+
+var (
+	reUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
+	reInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
+	reNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+)
+
+// flagName renders a flag as the usage texts write it: -D, -f, -v, --timeout.
+func flagName(n string) string {
+	if len(n) == 1 {
+		return "-" + n
+	}
+	return "--" + n
+}
+
+// flagError rewrites the flag package's errors in the words of the usage texts.
+func flagError(err error) error {
+	s := err.Error()
+	if m := reUndefined.FindStringSubmatch(s); m != nil {
+		return fmt.Errorf("unknown flag %s", flagName(m[1]))
+	}
+	if m := reInvalid.FindStringSubmatch(s); m != nil {
+		msg := m[3]
+		if msg == "parse error" {
+			msg = "not true or false"
+		}
+		return fmt.Errorf("%s %s: %s", flagName(m[2]), m[1], msg)
+	}
+	if m := reNeedsArg.FindStringSubmatch(s); m != nil {
+		return fmt.Errorf("%s needs a value", flagName(m[1]))
+	}
+	return err
+}
+
+// usageError prints a usage problem and the way to the usage; it returns contract.ExitUsage.
+func usageError(stderr io.Writer, name string, err error) int {
+	fmt.Fprintf(stderr, "yarn-am %s: %v\nRun 'yarn-am help %s' for usage.\n", name, err, name)
+	return contract.ExitUsage
+}
+
+// fail prints err behind the command's name and returns its exit code: exitCode(err) unless code is
+// given (not 0).
+func fail(stderr io.Writer, name string, err error, code int) int {
+	fmt.Fprintf(stderr, "yarn-am %s: %v\n", name, err)
+	if code != 0 {
+		return code
+	}
+	return exitCode(err)
+}
+
+// exitCode classifies an error of a command that talked to the cluster: unreachable (4), the cluster
+// said no (5), anything else 1. The classification uses yarnrpc's typed errors where they exist, else
+// the standard library's network and deadline errors (TestExitCodeOfClusterErrors).
+func exitCode(err error) int {
+	var pe *resources.PreflightError
+	var re *yarnrpc.RemoteError
+	var ne net.Error
+	var oe *net.OpError
+	var de *net.DNSError
+	switch {
+	case err == nil:
+		return contract.ExitOK
+	case errors.As(err, &pe):
+		return contract.ExitRejected
+	case errors.Is(err, yarnrpc.ErrConnection), errors.Is(err, context.DeadlineExceeded),
+		errors.As(err, &oe), errors.As(err, &de), errors.As(err, &ne):
+		return contract.ExitUnreachable
+	case errors.As(err, &re):
+		return contract.ExitRejected
+	}
+	return contract.ExitAppFailed
+}
+
+// connect loads the Hadoop configuration, logs in and connects to the ResourceManager; on failure it
+// prints the problem and returns the exit code: a bad configuration directory or login input is
+// invalid input (3), a cluster that cannot be reached 4.
+func connect(lf loginFlags, name string, stderr io.Writer) (*client.Session, *yarnrpc.ApplicationClient, int) {
+	conf, err := client.LoadConfig()
+	if err != nil {
+		return nil, nil, fail(stderr, name, err, contract.ExitInvalidInput)
+	}
+	s, err := client.Login(conf, lf.options(), stderr)
+	if err != nil {
+		code := exitCode(err)
+		if code == contract.ExitAppFailed {
+			code = contract.ExitInvalidInput
+		}
+		return nil, nil, fail(stderr, name, err, code)
+	}
+	rm, err := s.ConnectRM()
+	if err != nil {
+		code := exitCode(err)
+		if code == contract.ExitAppFailed {
+			code = contract.ExitInvalidInput // the configuration names no usable RM address
+		}
+		return nil, nil, fail(stderr, name, err, code)
+	}
+	return s, rm, 0
+}
