@@ -514,17 +514,31 @@ public final class Main {
 
   /**
    * Returns the wanted ports, with each 0 replaced by a free port on 127.0.0.1. All sockets are
-   * held open together so the picked ports are distinct.
+   * held open together so the picked ports are distinct. The ports come from 20000-32767, below
+   * Linux's ephemeral range: a port picked now and bound later (rm2's after a failover, the RM's
+   * again after a restart) must not be taken meanwhile by a connection's or a listener's
+   * kernel-chosen port, which failed a failover under load ("Address already in use").
    */
   static int[] freePorts(int... wanted) throws IOException {
     int[] out = wanted.clone();
     List<ServerSocket> held = new ArrayList<>();
+    java.util.Random rnd = new java.util.Random();
     try {
       for (int i = 0; i < out.length; i++) {
-        if (out[i] == 0) {
-          ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK));
-          held.add(s);
-          out[i] = s.getLocalPort();
+        if (out[i] != 0) {
+          continue;
+        }
+        for (int attempt = 0; out[i] == 0; attempt++) {
+          int p = 20000 + rnd.nextInt(12768);
+          try {
+            ServerSocket s = new ServerSocket(p, 1, InetAddress.getByName(LOOPBACK));
+            held.add(s);
+            out[i] = p;
+          } catch (IOException taken) {
+            if (attempt > 500) {
+              throw new IOException("no free port in 20000-32767 on " + LOOPBACK, taken);
+            }
+          }
         }
       }
     } finally {
