@@ -103,6 +103,10 @@ type Config struct {
 	Attempt string
 	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
 	GangTimeout time.Duration
+	// Locality is taskexecutor.locality: LocalitySpread ("" too) sends each ask as node-local
+	// requests over the hosts with room (locality.go; needs Cluster for the node reports, else the
+	// asks are plain), LocalityAny as one "*" request.
+	Locality string
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).
 	KeepStagingOnKill bool
@@ -164,6 +168,8 @@ type AM struct {
 	progressed   bool                // an allocation arrived since the last pending check
 	policyOut    *Outcome            // the failure policy ends the application
 	holdUntil    time.Time           // restart backoff: no new asks before
+	// nodesRetry: the node reports of a locality plan failed; asks are plain until then.
+	nodesRetry time.Time
 
 	wake    chan struct{}
 	launchQ chan *tracked
@@ -227,6 +233,13 @@ func New(cfg Config) (*AM, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	switch cfg.Locality {
+	case "":
+		cfg.Locality = LocalitySpread
+	case LocalitySpread, LocalityAny:
+	default:
+		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (node-local requests over the hosts with room) or %q (one any-node request)", cfg.Locality, LocalitySpread, LocalityAny)
 	}
 	if cfg.GangTimeout <= 0 {
 		cfg.GangTimeout = DefaultGangTimeout
@@ -614,6 +627,7 @@ var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster
 
 // heartbeat sends one allocate and applies the response.
 func (a *AM) heartbeat(ctx context.Context) error {
+	rooms := a.localityRooms(ctx)
 	a.mu.Lock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
 	ids := make([]int64, 0, len(a.send))
@@ -623,8 +637,15 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	sent := map[int64]int{}
 	for _, id := range ids {
-		req.Ask = append(req.Ask, a.resourceRequest(id, a.send[id]))
-		sent[id] = a.send[id]
+		n := a.send[id]
+		rr := a.resourceRequest(id, n)
+		if shares := PlanLocality(rooms, n); n > 0 && len(shares) > 0 {
+			a.log.WithFields(logrus.Fields{"ask": id, "containers": n, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
+			req.Ask = append(req.Ask, localityRequests(rr, shares)...)
+		} else {
+			req.Ask = append(req.Ask, rr)
+		}
+		sent[id] = n
 	}
 	released := map[string]bool{}
 	for id, p := range a.release {
@@ -769,6 +790,48 @@ func (a *AM) progressLocked() float32 {
 		return 0
 	}
 	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+}
+
+// localityRooms returns the nodes' room for the asks about to be sent when they are to be spread
+// (Config.Locality), nil for plain asks: nothing to ask for, no Cluster, or the node reports failed
+// within the last minute. A failed call only costs that heartbeat's asks their locality: they go out
+// plain, as with taskexecutor.locality = "any".
+func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
+	a.mu.Lock()
+	asking := false
+	for _, n := range a.send {
+		asking = asking || n > 0
+	}
+	if !asking || a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
+		a.mu.Unlock()
+		return nil
+	}
+	ours := map[string]contract.Capability{}
+	for _, t := range a.rec.active() {
+		m := ours[t.Node]
+		if m == nil {
+			m = contract.Capability{}
+			ours[t.Node] = m
+		}
+		for k, v := range t.Resources {
+			m[k] += v
+		}
+	}
+	a.mu.Unlock()
+
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	if err != nil {
+		a.mu.Lock()
+		a.nodesRetry = a.cfg.Now().Add(time.Minute)
+		a.mu.Unlock()
+		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
+		return nil
+	}
+	return NodeRooms(nodes, a.cfg.Spec.Capability, ours)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.

@@ -187,6 +187,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
 			Gang: job.TaskExecutor.Gang},
 		GangTimeout: job.TaskExecutor.GangTimeout,
+		Locality:    job.TaskExecutor.Locality,
 		Host:        host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,

@@ -64,6 +64,9 @@ type TaskExecutorSpec struct {
 	// GangTimeout (taskexecutor.gang-timeout) gives back what it holds.
 	Gang        bool
 	GangTimeout time.Duration
+	// Locality (taskexecutor.locality): "spread" asks node-locally over the hosts with room, "any"
+	// for any node (am.LocalitySpread, am.LocalityAny).
+	Locality string
 }
 
 // FileSpec is a file (or archive) to localise into each TaskExecutor's working directory. Source is a
@@ -86,6 +89,7 @@ const (
 	DefaultTaskExecutorRetries = 3
 	DefaultQueue               = "default"
 	DefaultGangTimeout         = 5 * time.Minute
+	DefaultLocality            = "spread"
 )
 
 // jobFile mirrors the TOML layout; pointer and interface fields tell "unset" from zero.
@@ -115,6 +119,7 @@ type jobFile struct {
 		Env         map[string]string `toml:"env"`
 		Gang        *bool             `toml:"gang"`
 		GangTimeout *string           `toml:"gang-timeout"`
+		Locality    *string           `toml:"locality"`
 	} `toml:"taskexecutor"`
 }
 
@@ -171,7 +176,7 @@ func LoadJob(path string) (*Job, error) {
 		if top == "policy" {
 			continue // the AM's failure policy: am.PolicyArgs reads and validates it
 		}
-		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env/gang/gang-timeout, [policy], and the external-resource keys", k.String())
+		add("unknown key %q; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env/gang/gang-timeout/locality, [policy], and the external-resource keys", k.String())
 	}
 
 	j := &Job{Path: abs, Name: f.Name, Queue: f.Queue, Tags: f.Tags}
@@ -258,6 +263,15 @@ func LoadJob(path string) (*Job, error) {
 		}
 		if !te.Gang {
 			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", *g)
+		}
+	}
+	te.Locality = DefaultLocality
+	if l := f.TaskExecutor.Locality; l != nil {
+		switch *l {
+		case "spread", "any":
+			te.Locality = *l
+		default:
+			add("taskexecutor.locality = %q: use \"spread\" (node-local requests over the nodes with room, the default) or \"any\" (any node)", *l)
 		}
 	}
 	dir := filepath.Dir(abs)

@@ -101,7 +101,7 @@ files = ["missing.bin", "worker", "other/worker"]
 	require.ErrorAs(t, err, &je)
 	dir := filepath.Dir(p)
 	assert.ElementsMatch(t, []string{
-		`unknown key "prioroty"; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env/gang/gang-timeout, [policy], and the external-resource keys`,
+		`unknown key "prioroty"; valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am] memory/vcores, [taskexecutor] instances/command/memory/vcores/max-failures/files/archives/env/gang/gang-timeout/locality, [policy], and the external-resource keys`,
 		`name = "bad name!": use 1-128 letters, digits, '.', '_' or '-'`,
 		`am.memory: "lots" is not a memory size (examples: 512, 512m, 2g)`,
 		`am.vcores = 0: use an integer from 1 to 1024`,
@@ -182,4 +182,18 @@ func TestLoadJobGangKeys(t *testing.T) {
 		_, err := LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\n"+body))
 		assert.ErrorContains(t, err, want)
 	}
+}
+
+func TestLoadJobLocality(t *testing.T) {
+	j, err := LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "spread", j.TaskExecutor.Locality)
+
+	j, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nlocality = \"any\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "any", j.TaskExecutor.Locality)
+
+	_, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nlocality = \"nearby\"\n"))
+	assert.ErrorContains(t, err, `taskexecutor.locality = "nearby": use "spread"`)
+	assert.ErrorContains(t, err, `or "any"`)
 }
