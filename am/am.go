@@ -170,6 +170,10 @@ type AM struct {
 	holdUntil    time.Time           // restart backoff: no new asks before
 	// nodesRetry: the node reports of a locality plan failed; asks are plain until then.
 	nodesRetry time.Time
+	// plannedAt: when the last locality plan was sent; freed: containers completed since (their room
+	// is worth a new plan for what is still asked for).
+	plannedAt time.Time
+	freed     bool
 
 	wake    chan struct{}
 	launchQ chan *tracked
@@ -627,7 +631,7 @@ var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster
 
 // heartbeat sends one allocate and applies the response.
 func (a *AM) heartbeat(ctx context.Context) error {
-	rooms := a.localityRooms(ctx)
+	rooms, replan := a.localityRooms(ctx)
 	a.mu.Lock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
 	ids := make([]int64, 0, len(a.send))
@@ -646,6 +650,18 @@ func (a *AM) heartbeat(ctx context.Context) error {
 			req.Ask = append(req.Ask, rr)
 		}
 		sent[id] = n
+	}
+	// Outstanding asks get a new plan as room frees: node and rack requests only. The "*" request
+	// stays as the RM counts it down, so nothing is asked twice for containers the RM allocated
+	// since the last heartbeat (TestLoopReplansOutstandingAsksAsRoomFrees).
+	for _, ask := range a.asks {
+		if _, sending := sent[ask.ID]; sending || !replan || ask.Want <= 0 || ask.AtRM <= 0 {
+			continue
+		}
+		if shares := PlanLocality(rooms, min(ask.Want, ask.AtRM)); len(shares) > 0 {
+			reqs := localityRequests(a.resourceRequest(ask.ID, ask.AtRM), shares)
+			req.Ask = append(req.Ask, reqs[:len(reqs)-1]...)
+		}
 	}
 	released := map[string]bool{}
 	for id, p := range a.release {
@@ -739,6 +755,7 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
+		a.freed = true
 	}
 	if resp.AMCommand == nil { // proto2: an unset enum reads as its first value, AM_RESYNC
 		return nil
@@ -792,20 +809,35 @@ func (a *AM) progressLocked() float32 {
 	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
 }
 
-// localityRooms returns the nodes' room for the asks about to be sent when they are to be spread
-// (Config.Locality), nil for plain asks: nothing to ask for, no Cluster, or the node reports failed
-// within the last minute. A failed call only costs that heartbeat's asks their locality: they go out
-// plain, as with taskexecutor.locality = "any".
-func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
+// Bounds of locality re-plans for outstanding asks (heartbeat): at most one per replanMin, and one
+// every replanIdle even when none of this application's containers ended (another application's may
+// have).
+const (
+	replanMin  = 500 * time.Millisecond
+	replanIdle = 2 * time.Second
+)
+
+// localityRooms returns the nodes' room when asks are to be spread (Config.Locality), nil for plain
+// asks: nothing to ask for, no Cluster, or the node reports failed within the last minute. replan:
+// the outstanding asks get a new plan too (room freed since the last one). A failed call only costs
+// that heartbeat's asks their locality: they go out plain, as with taskexecutor.locality = "any".
+func (a *AM) localityRooms(ctx context.Context) (rooms []NodeRoom, replan bool) {
 	a.mu.Lock()
-	asking := false
+	asking, outstanding := false, false
 	for _, n := range a.send {
 		asking = asking || n > 0
 	}
-	if !asking || a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
-		a.mu.Unlock()
-		return nil
+	for _, ask := range a.asks {
+		outstanding = outstanding || (ask.Want > 0 && ask.AtRM > 0)
 	}
+	now := a.cfg.Now()
+	since := now.Sub(a.plannedAt)
+	replan = outstanding && since >= replanMin && (a.freed || since >= replanIdle)
+	if !(asking || replan) || a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || now.Before(a.nodesRetry) {
+		a.mu.Unlock()
+		return nil, false
+	}
+	a.plannedAt, a.freed = now, false
 	ours := map[string]contract.Capability{}
 	for _, t := range a.rec.active() {
 		m := ours[t.Node]
@@ -829,9 +861,9 @@ func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
 		a.nodesRetry = a.cfg.Now().Add(time.Minute)
 		a.mu.Unlock()
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
-		return nil
+		return nil, false
 	}
-	return NodeRooms(nodes, a.cfg.Spec.Capability, ours)
+	return NodeRooms(nodes, a.cfg.Spec.Capability, ours), replan
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,4 +175,35 @@ func TestNewRejectsAnUnknownLocality(t *testing.T) {
 	assert.Contains(t, err.Error(), `taskexecutor.locality = "near"`)
 	assert.Contains(t, err.Error(), `"spread"`)
 	assert.Contains(t, err.Error(), `"any"`)
+}
+
+func TestLoopReplansOutstandingAsksAsRoomFrees(t *testing.T) {
+	f := newFakeCluster(t)
+	f.maxAllocations = 2 // the "RM" allocates 2 of the 4 and then nothing: the ask stays outstanding
+	m, _ := f.newAM(t, gpuSpec(4, 3))
+	nodes := &fakeNodes{nodes: []*hadooppb.NodeReportProto{nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0))}}
+	m.cfg.Cluster = nodes
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	_, _ = m.Run(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	byName := map[string]int{}
+	for _, a := range f.askLog {
+		if a.GetAllocationRequestId() == 1 {
+			byName[a.GetResourceName()]++
+		}
+	}
+	// The two that completed freed room: later heartbeats send new node and rack requests for the 2
+	// still asked for, and never the "*" request again (the RM counts that one down itself).
+	assert.Equal(t, 1, byName["*"])
+	assert.GreaterOrEqual(t, byName["n1"], 2)
+	assert.Equal(t, byName["n1"], byName["/default-rack"])
+	// Bounded: at most one plan per replanMin (plus the first).
+	assert.LessOrEqual(t, nodes.calls, int(3*time.Second/replanMin)+1)
+	last := map[string]int32{}
+	for _, a := range f.askLog {
+		last[a.GetResourceName()] = a.GetNumContainers()
+	}
+	assert.EqualValues(t, 2, last["n1"], "the new plan covers what is still asked for")
 }
