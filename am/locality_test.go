@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -206,4 +207,14 @@ func TestLoopReplansOutstandingAsksAsRoomFrees(t *testing.T) {
 		last[a.GetResourceName()] = a.GetNumContainers()
 	}
 	assert.EqualValues(t, 2, last["n1"], "the new plan covers what is still asked for")
+}
+
+func TestClusterAuthUsesTheRMDelegationToken(t *testing.T) {
+	creds := yarnrpc.NewCredentials()
+	assert.Equal(t, yarnrpc.AuthSimple, ClusterAuth(creds, "alice").Method, "no token: SIMPLE as the user")
+	creds.Tokens["rm"] = yarnrpc.Token{Identifier: []byte("id"), Password: []byte("pw"), Kind: yarnrpc.RMDelegationTokenKind, Service: "127.0.0.1:8032"}
+	a := ClusterAuth(creds, "alice")
+	require.Equal(t, yarnrpc.AuthToken, a.Method)
+	assert.Equal(t, yarnrpc.RMDelegationTokenKind, a.Token.Kind)
+	assert.Equal(t, "alice", a.User)
 }
