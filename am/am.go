@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -849,6 +850,11 @@ func (a *AM) localityRooms(ctx context.Context) (rooms []NodeRoom, replan bool) 
 			m[k] += v
 		}
 	}
+	excluded := map[string]bool{}
+	for _, n := range a.policy.Excluded() {
+		host, _, _ := strings.Cut(n, ":")
+		excluded[host] = true
+	}
 	a.mu.Unlock()
 
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -863,7 +869,7 @@ func (a *AM) localityRooms(ctx context.Context) (rooms []NodeRoom, replan bool) 
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
 		return nil, false
 	}
-	return NodeRooms(nodes, a.cfg.Spec.Capability, ours), replan
+	return NodeRooms(nodes, a.cfg.Spec.Capability, ours, excluded), replan
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.

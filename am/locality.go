@@ -63,15 +63,16 @@ func fitCount(avail, want contract.Capability) int {
 
 // NodeRooms turns the RUNNING nodes' reports into their room for containers of want. ours is what
 // this application's active containers use, by node address (host:port): it is counted as room to
-// come, because those containers end before the ask's remainder is needed there.
-func NodeRooms(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours map[string]contract.Capability) []NodeRoom {
+// come, because those containers end before the ask's remainder is needed there. Hosts in excluded
+// (the failure policy's, blacklisted at the RM by host too) have no room.
+func NodeRooms(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours map[string]contract.Capability, excluded map[string]bool) []NodeRoom {
 	var out []NodeRoom
 	for _, n := range nodes {
 		if n.NodeState != nil && n.GetNodeState() != hadooppb.NodeStateProto_NS_RUNNING {
 			continue
 		}
 		host := n.GetNodeId().GetHost()
-		if host == "" {
+		if host == "" || excluded[host] {
 			continue
 		}
 		capability := contract.Capability(yarnrpc.ResourceAmounts(n.GetCapability()))

@@ -89,7 +89,10 @@ func TestNodeRoomsFreeAndRoomToCome(t *testing.T) {
 		{Host: "n1", Rack: "/r1", Free: 2, Room: 2},
 		{Host: "n2", Rack: "/r1", Free: 0, Room: 4},
 		{Host: "n3", Rack: "/r2", Free: 0, Room: 0},
-	}, NodeRooms(nodes, want, ours))
+	}, NodeRooms(nodes, want, ours, nil))
+	// A host the failure policy excluded gets nothing: the RM would never allocate there.
+	assert.Equal(t, []NodeRoom{{Host: "n2", Rack: "/r1", Free: 0, Room: 4}, {Host: "n3", Rack: "/r2", Free: 0, Room: 0}},
+		NodeRooms(nodes, want, ours, map[string]bool{"n1": true}))
 }
 
 func TestLocalityRequestsKeepStarAtTheFullCount(t *testing.T) {
