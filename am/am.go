@@ -646,7 +646,7 @@ func (a *AM) heartbeat(ctx context.Context) error {
 		rr := a.resourceRequest(id, n)
 		if shares := PlanLocality(rooms, n); n > 0 && len(shares) > 0 {
 			a.log.WithFields(logrus.Fields{"ask": id, "containers": n, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
-			req.Ask = append(req.Ask, localityRequests(rr, shares)...)
+			req.Ask = append(req.Ask, localityRequests(rr, shares, Racks(rooms))...)
 		} else {
 			req.Ask = append(req.Ask, rr)
 		}
@@ -660,7 +660,7 @@ func (a *AM) heartbeat(ctx context.Context) error {
 			continue
 		}
 		if shares := PlanLocality(rooms, min(ask.Want, ask.AtRM)); len(shares) > 0 {
-			reqs := localityRequests(a.resourceRequest(ask.ID, ask.AtRM), shares)
+			reqs := localityRequests(a.resourceRequest(ask.ID, ask.AtRM), shares, Racks(rooms))
 			req.Ask = append(req.Ask, reqs[:len(reqs)-1]...)
 		}
 	}

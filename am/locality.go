@@ -15,9 +15,10 @@ import (
 // CapacityScheduler gives at most one off-switch ("*") container per node heartbeat
 // (yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments) but any number of
 // node-local ones, so a spread ask is allocated in one round of node heartbeats instead of one
-// container per heartbeat (docs/design.md, ## Wire facts). Every request keeps relax_locality, so a
-// host that cannot serve its share falls back to rack and "*" after the scheduler's locality delay,
-// which the CapacityScheduler caps at the number of nodes (TestPlanLocality* below; docs/performance.md).
+// container per heartbeat (docs/design.md, ## Wire facts). Every request keeps relax_locality, and
+// every rack is asked for with the full count, so what a host cannot serve is allocated rack-local on
+// the others, after at most the scheduler's locality delay, which the CapacityScheduler caps at the
+// number of nodes (docs/performance.md).
 
 // Locality values of taskexecutor.locality.
 const (
@@ -172,31 +173,50 @@ func proportional(share, caps []int, n int) int {
 	return given
 }
 
-// localityRequests builds the requests of one ask: a node-local request per share, one per rack
-// (the sum of its hosts' shares, so the rack request runs out with them and leaves "*" alone), and
-// "*" with the full count. The scheduler only allocates node-local while the rack and "*" requests
-// of the same allocationRequestId are positive.
-func localityRequests(base *hadooppb.ResourceRequestProto, shares []HostShare) []*hadooppb.ResourceRequestProto {
+// localityRequests builds the requests of one ask: a node-local request per share, a request for
+// every rack in racks and of the shares, and "*" (base), each rack and "*" with the full count. The
+// scheduler allocates node-local on a host only while its rack and "*" requests are positive, and
+// allocates rack-local without the per-heartbeat off-switch limit: with every rack at the full
+// count, a node that heartbeats with more room than its share fills it at once
+// (TestLocalityRequestsKeepRacksAndStarAtTheFullCount; docs/performance.md).
+func localityRequests(base *hadooppb.ResourceRequestProto, shares []HostShare, racks []string) []*hadooppb.ResourceRequestProto {
 	var out []*hadooppb.ResourceRequestProto
-	racks := map[string]int{}
+	seen := map[string]bool{}
 	var rackNames []string
+	addRack := func(r string) {
+		if r == "" {
+			r = defaultRack
+		}
+		if !seen[r] {
+			seen[r] = true
+			rackNames = append(rackNames, r)
+		}
+	}
 	for _, s := range shares {
-		r := cloneRequest(base, s.Host, s.Count)
-		out = append(out, r)
-		rack := s.Rack
-		if rack == "" {
-			rack = defaultRack
-		}
-		if _, seen := racks[rack]; !seen {
-			rackNames = append(rackNames, rack)
-		}
-		racks[rack] += s.Count
+		out = append(out, cloneRequest(base, s.Host, s.Count))
+		addRack(s.Rack)
+	}
+	for _, r := range racks {
+		addRack(r)
 	}
 	sort.Strings(rackNames)
 	for _, rack := range rackNames {
-		out = append(out, cloneRequest(base, rack, racks[rack]))
+		out = append(out, cloneRequest(base, rack, int(base.GetNumContainers())))
 	}
 	return append(out, base)
+}
+
+// Racks lists the racks of rooms (every RUNNING node's, whether it has room now or not).
+func Racks(rooms []NodeRoom) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rooms {
+		if !seen[r.Rack] {
+			seen[r.Rack] = true
+			out = append(out, r.Rack)
+		}
+	}
+	return out
 }
 
 // defaultRack is YARN's rack of a node without topology configuration.

@@ -95,10 +95,11 @@ func TestNodeRoomsFreeAndRoomToCome(t *testing.T) {
 		NodeRooms(nodes, want, ours, map[string]bool{"n1": true}))
 }
 
-func TestLocalityRequestsKeepStarAtTheFullCount(t *testing.T) {
+func TestLocalityRequestsKeepRacksAndStarAtTheFullCount(t *testing.T) {
 	base := &hadooppb.ResourceRequestProto{Priority: &hadooppb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: res(1024, 1, 1), NumContainers: proto.Int32(10), RelaxLocality: proto.Bool(true), AllocationRequestId: proto.Int64(3)}
-	reqs := localityRequests(base, []HostShare{{Host: "a", Rack: "/r1", Count: 2}, {Host: "b", Rack: "/r2", Count: 3}, {Host: "c", Count: 1}, {Host: "d", Rack: "/r1", Count: 1}})
+	reqs := localityRequests(base, []HostShare{{Host: "a", Rack: "/r1", Count: 2}, {Host: "b", Rack: "/r2", Count: 3}, {Host: "c", Count: 1}, {Host: "d", Rack: "/r1", Count: 1}},
+		[]string{"/r1", "/r3"})
 	got := map[string]int32{}
 	for _, r := range reqs {
 		got[r.GetResourceName()] = r.GetNumContainers()
@@ -107,10 +108,12 @@ func TestLocalityRequestsKeepStarAtTheFullCount(t *testing.T) {
 		assert.EqualValues(t, 1, r.GetPriority().GetPriority())
 		assert.True(t, proto.Equal(base.GetCapability(), r.GetCapability()))
 	}
-	// Racks sum their hosts' shares, so they run out with them; "*" carries the whole ask.
-	assert.Equal(t, map[string]int32{"a": 2, "b": 3, "c": 1, "d": 1, "/r1": 3, "/r2": 3, "/default-rack": 1, "*": 10}, got)
+	// Every rack (of the shares, and of every node: /r3 has no share) and "*" carry the whole ask, so
+	// no host's share can leave the others without a rack request.
+	assert.Equal(t, map[string]int32{"a": 2, "b": 3, "c": 1, "d": 1, "/r1": 10, "/r2": 10, "/r3": 10, "/default-rack": 10, "*": 10}, got)
 	assert.Equal(t, "*", reqs[len(reqs)-1].GetResourceName())
 	assert.EqualValues(t, 10, base.GetNumContainers(), "the base request is not changed")
+	assert.Equal(t, []string{"/r2", "/r1"}, Racks([]NodeRoom{{Host: "x", Rack: "/r2"}, {Host: "y", Rack: "/r1"}, {Host: "z", Rack: "/r2"}}))
 }
 
 type fakeNodes struct {
@@ -202,7 +205,7 @@ func TestLoopReplansOutstandingAsksAsRoomFrees(t *testing.T) {
 	// still asked for, and never the "*" request again (the RM counts that one down itself).
 	assert.Equal(t, 1, byName["*"])
 	assert.GreaterOrEqual(t, byName["n1"], 2)
-	assert.Equal(t, byName["n1"], byName["/default-rack"])
+	assert.Equal(t, byName["n1"], byName["/default-rack"], "each new plan names the rack too")
 	// Bounded: at most one plan per replanMin (plus the first).
 	assert.LessOrEqual(t, nodes.calls, int(3*time.Second/replanMin)+1)
 	last := map[string]int32{}
