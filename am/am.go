@@ -104,9 +104,10 @@ type Config struct {
 	Attempt string
 	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
 	GangTimeout time.Duration
-	// Locality is taskexecutor.locality: LocalitySpread ("" too) sends each ask as node-local
-	// requests over the hosts with room (locality.go; needs Cluster for the node reports, else the
-	// asks are plain), LocalityAny as one "*" request.
+	// Locality is taskexecutor.locality: LocalityAny ("" too) sends each ask as one "*" request;
+	// LocalitySpread as node-local requests over the hosts with room (locality.go; needs Cluster for
+	// the node reports, else the asks are plain). Any is the default because spreading made the
+	// half-busy benchmark slower (docs/performance.md).
 	Locality string
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).
@@ -241,10 +242,10 @@ func New(cfg Config) (*AM, error) {
 	}
 	switch cfg.Locality {
 	case "":
-		cfg.Locality = LocalitySpread
+		cfg.Locality = LocalityAny
 	case LocalitySpread, LocalityAny:
 	default:
-		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (node-local requests over the hosts with room) or %q (one any-node request)", cfg.Locality, LocalitySpread, LocalityAny)
+		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (one any-node request, the default) or %q (node-local requests over the hosts with room)", cfg.Locality, LocalityAny, LocalitySpread)
 	}
 	if cfg.GangTimeout <= 0 {
 		cfg.GangTimeout = DefaultGangTimeout

@@ -10,7 +10,7 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// Locality plans (taskexecutor.locality = "spread"): an ask is sent as node-local requests spread over
+// Locality plans (taskexecutor.locality = "spread", not the default): an ask is sent as node-local requests spread over
 // the hosts with room, one request per rack, and the "*" request with the full count. The
 // CapacityScheduler gives at most one off-switch ("*") container per node heartbeat
 // (yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments) but any number of
@@ -22,8 +22,8 @@ import (
 
 // Locality values of taskexecutor.locality.
 const (
-	LocalitySpread = "spread" // node-local requests over the hosts with room (the default)
-	LocalityAny    = "any"    // one "*" request per ask
+	LocalitySpread = "spread" // node-local requests over the hosts with room
+	LocalityAny    = "any"    // one "*" request per ask (the default)
 )
 
 // NodeRoom is how many containers of the asked capability one NodeManager can take.

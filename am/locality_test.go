@@ -134,7 +134,7 @@ func TestLoopSpreadsAsksAsNodeLocalRequests(t *testing.T) {
 		nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0)),
 		nodeReport("n2", 42, "/default-rack", res(8192, 8, 4), res(4096, 4, 2)),
 	}}
-	m.cfg.Cluster = nodes
+	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -160,7 +160,7 @@ func TestLoopAsksForAnyNodeWithoutNodeReportsOrWhenTurnedOff(t *testing.T) {
 			f := newFakeCluster(t)
 			m, _ := f.newAM(t, gpuSpec(4, 3))
 			nodes := &fakeNodes{nodes: []*hadooppb.NodeReportProto{nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0))}}
-			m.cfg.Cluster = nodes
+			m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 			setup(m, nodes)
 			assert.Equal(t, contract.Succeeded, run(t, m).Status)
 			f.mu.Lock()
@@ -182,6 +182,9 @@ func TestNewRejectsAnUnknownLocality(t *testing.T) {
 	assert.Contains(t, err.Error(), `taskexecutor.locality = "near"`)
 	assert.Contains(t, err.Error(), `"spread"`)
 	assert.Contains(t, err.Error(), `"any"`)
+	m, err := New(Config{RM: nopRM{}, NM: nopNM{}, LaunchContext: &hadooppb.ContainerLaunchContextProto{}})
+	require.NoError(t, err)
+	assert.Equal(t, LocalityAny, m.cfg.Locality, "plain asks unless the job asks for spreading")
 }
 
 func TestLoopReplansOutstandingAsksAsRoomFrees(t *testing.T) {
@@ -189,7 +192,7 @@ func TestLoopReplansOutstandingAsksAsRoomFrees(t *testing.T) {
 	f.maxAllocations = 2 // the "RM" allocates 2 of the 4 and then nothing: the ask stays outstanding
 	m, _ := f.newAM(t, gpuSpec(4, 3))
 	nodes := &fakeNodes{nodes: []*hadooppb.NodeReportProto{nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0))}}
-	m.cfg.Cluster = nodes
+	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	_, _ = m.Run(ctx)

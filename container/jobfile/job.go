@@ -64,8 +64,8 @@ type TaskExecutorSpec struct {
 	// GangTimeout (taskexecutor.gang-timeout) gives back what it holds.
 	Gang        bool
 	GangTimeout time.Duration
-	// Locality (taskexecutor.locality): "spread" asks node-locally over the hosts with room, "any"
-	// for any node (am.LocalitySpread, am.LocalityAny).
+	// Locality (taskexecutor.locality): "any" (the default) asks for any node, "spread" node-locally
+	// over the hosts with room (am.LocalityAny, am.LocalitySpread).
 	Locality string
 }
 
@@ -89,7 +89,7 @@ const (
 	DefaultTaskExecutorRetries = 3
 	DefaultQueue               = "default"
 	DefaultGangTimeout         = 5 * time.Minute
-	DefaultLocality            = "spread"
+	DefaultLocality            = "any"
 )
 
 // jobFile mirrors the TOML layout; pointer and interface fields tell "unset" from zero.
@@ -271,7 +271,7 @@ func LoadJob(path string) (*Job, error) {
 		case "spread", "any":
 			te.Locality = *l
 		default:
-			add("taskexecutor.locality = %q: use \"spread\" (node-local requests over the nodes with room, the default) or \"any\" (any node)", *l)
+			add("taskexecutor.locality = %q: use \"any\" (any node, the default) or \"spread\" (node-local requests over the nodes with room)", *l)
 		}
 	}
 	dir := filepath.Dir(abs)

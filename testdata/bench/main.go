@@ -801,7 +801,7 @@ func report(cfg config, runs []run, hb string) string {
 	}
 	if cfg.compareAny {
 		started := func(r run) float64 { return r.AllStarted }
-		fmt.Fprintf(&b, "\nNode-local spreading (taskexecutor.locality = \"spread\", the default) against plain any-node asks (\"any\") and DistributedShell, same run (medians, seconds):\n\n")
+		fmt.Fprintf(&b, "\nNode-local spreading (taskexecutor.locality = \"spread\") against plain any-node asks (\"any\", the default) and DistributedShell, same run (medians, seconds):\n\n")
 		b.WriteString("| N | GPU | submit → all started: spread / any / DistributedShell | spread ÷ DS | any ÷ DS | spread ÷ any | first allocated → all started: spread / any / DS |\n| ---: | --- | --- | --- | --- | --- | --- |\n")
 		for _, k := range cfg.rows() {
 			y, a, d := med(runs, toolYarnAM, k, started), med(runs, toolYarnAMAny, k, started), med(runs, toolDShell, k, started)
