@@ -172,10 +172,6 @@ type AM struct {
 	holdUntil    time.Time           // restart backoff: no new asks before
 	// nodesRetry: the node reports of a locality plan failed; asks are plain until then.
 	nodesRetry time.Time
-	// plannedAt: when the last locality plan was sent; freed: containers completed since (their room
-	// is worth a new plan for what is still asked for).
-	plannedAt time.Time
-	freed     bool
 
 	wake    chan struct{}
 	launchQ chan *tracked
@@ -504,7 +500,7 @@ func (a *AM) register(ctx context.Context) error {
 // reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
 // ask table, releases, and launches queued to the workers.
 func (a *AM) reconcile(ctx context.Context) Plan {
-	plan, launches := a.reconcileLocked()
+	plan, launches := a.reconcileLocked(a.spreadRoom(ctx))
 	// Queued outside the lock: the workers take the lock when a launch completes.
 	for _, t := range launches {
 		select {
@@ -516,11 +512,8 @@ func (a *AM) reconcile(ctx context.Context) Plan {
 	return plan
 }
 
-func (a *AM) reconcileLocked() (Plan, []*tracked) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var launches []*tracked
-	now := a.cfg.Now()
+// observedLocked is the Observed of the next Reconcile.
+func (a *AM) observedLocked(now time.Time) Observed {
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
@@ -534,6 +527,16 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 			obs.Excluded[n] = true
 		}
 	}
+	return obs
+}
+
+func (a *AM) reconcileLocked(spreadRoom int) (Plan, []*tracked) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var launches []*tracked
+	now := a.cfg.Now()
+	obs := a.observedLocked(now)
+	obs.SpreadRoom = spreadRoom
 	plan := Reconcile(a.cfg.Spec, obs)
 	a.newAllocs = nil
 	for _, s := range plan.Send {
@@ -633,7 +636,7 @@ var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster
 
 // heartbeat sends one allocate and applies the response.
 func (a *AM) heartbeat(ctx context.Context) error {
-	rooms, replan := a.localityRooms(ctx)
+	rooms := a.localityRooms(ctx)
 	a.mu.Lock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
 	ids := make([]int64, 0, len(a.send))
@@ -645,25 +648,13 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	for _, id := range ids {
 		n := a.send[id]
 		rr := a.resourceRequest(id, n)
-		if shares := PlanLocality(rooms, n); n > 0 && len(shares) > 0 {
+		if shares := PlanLocality(rooms, n); n > 0 && len(shares) > 0 && a.spreadAskLocked(id) {
 			a.log.WithFields(logrus.Fields{"ask": id, "containers": n, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
 			req.Ask = append(req.Ask, localityRequests(rr, shares, Racks(rooms))...)
 		} else {
 			req.Ask = append(req.Ask, rr)
 		}
 		sent[id] = n
-	}
-	// Outstanding asks get a new plan as room frees: node and rack requests only. The "*" request
-	// stays as the RM counts it down, so nothing is asked twice for containers the RM allocated
-	// since the last heartbeat (TestLoopReplansOutstandingAsksAsRoomFrees).
-	for _, ask := range a.asks {
-		if _, sending := sent[ask.ID]; sending || !replan || ask.Want <= 0 || ask.AtRM <= 0 {
-			continue
-		}
-		if shares := PlanLocality(rooms, min(ask.Want, ask.AtRM)); len(shares) > 0 {
-			reqs := localityRequests(a.resourceRequest(ask.ID, ask.AtRM), shares, Racks(rooms))
-			req.Ask = append(req.Ask, reqs[:len(reqs)-1]...)
-		}
 	}
 	released := map[string]bool{}
 	for id, p := range a.release {
@@ -757,7 +748,6 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
-		a.freed = true
 	}
 	if resp.AMCommand == nil { // proto2: an unset enum reads as its first value, AM_RESYNC
 		return nil
@@ -811,35 +801,59 @@ func (a *AM) progressLocked() float32 {
 	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
 }
 
-// Bounds of locality re-plans for outstanding asks (heartbeat): at most one per replanMin, and one
-// every replanIdle even when none of this application's containers ended (another application's may
-// have).
-const (
-	replanMin  = 500 * time.Millisecond
-	replanIdle = 2 * time.Second
-)
+// spreadAskLocked says whether ask id is a Spread ask.
+func (a *AM) spreadAskLocked(id int64) bool {
+	for _, k := range a.asks {
+		if k.ID == id {
+			return k.Spread
+		}
+	}
+	return false
+}
 
-// localityRooms returns the nodes' room when asks are to be spread (Config.Locality), nil for plain
-// asks: nothing to ask for, no Cluster, or the node reports failed within the last minute. replan:
-// the outstanding asks get a new plan too (room freed since the last one). A failed call only costs
-// that heartbeat's asks their locality: they go out plain, as with taskexecutor.locality = "any".
-func (a *AM) localityRooms(ctx context.Context) (rooms []NodeRoom, replan bool) {
+// localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
+func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
 	a.mu.Lock()
-	asking, outstanding := false, false
-	for _, n := range a.send {
-		asking = asking || n > 0
+	asking := false
+	for id, n := range a.send {
+		asking = asking || (n > 0 && a.spreadAskLocked(id))
 	}
-	for _, ask := range a.asks {
-		outstanding = outstanding || (ask.Want > 0 && ask.AtRM > 0)
+	a.mu.Unlock()
+	if !asking {
+		return nil
 	}
-	now := a.cfg.Now()
-	since := now.Sub(a.plannedAt)
-	replan = outstanding && since >= replanMin && (a.freed || since >= replanIdle)
-	if !(asking || replan) || a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || now.Before(a.nodesRetry) {
+	return a.nodeRooms(ctx)
+}
+
+// spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
+// adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
+func (a *AM) spreadRoom(ctx context.Context) int {
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil {
+		return 0
+	}
+	a.mu.Lock()
+	obs := a.observedLocked(a.cfg.Now())
+	dry := Reconcile(a.cfg.Spec, obs)
+	a.mu.Unlock()
+	if dry.NextAskID == max(obs.NextAskID, 1) {
+		return 0
+	}
+	room := 0
+	for _, r := range a.nodeRooms(ctx) {
+		room += r.Free
+	}
+	return room
+}
+
+// nodeRooms asks the RM for the RUNNING nodes and returns their room for a container of the spec
+// (nil when the call fails: asks go out plain, as with taskexecutor.locality = "any"; after a
+// failure the RM is not asked again for a minute).
+func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
+	a.mu.Lock()
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
 		a.mu.Unlock()
-		return nil, false
+		return nil
 	}
-	a.plannedAt, a.freed = now, false
 	ours := map[string]contract.Capability{}
 	for _, t := range a.rec.active() {
 		m := ours[t.Node]
@@ -868,9 +882,9 @@ func (a *AM) localityRooms(ctx context.Context) (rooms []NodeRoom, replan bool) 
 		a.nodesRetry = a.cfg.Now().Add(time.Minute)
 		a.mu.Unlock()
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
-		return nil, false
+		return nil
 	}
-	return NodeRooms(nodes, a.cfg.Spec.Capability, ours, excluded), replan
+	return NodeRooms(nodes, a.cfg.Spec.Capability, ours, excluded)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.

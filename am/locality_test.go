@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -187,35 +186,32 @@ func TestNewRejectsAnUnknownLocality(t *testing.T) {
 	assert.Equal(t, LocalityAny, m.cfg.Locality, "plain asks unless the job asks for spreading")
 }
 
-func TestLoopReplansOutstandingAsksAsRoomFrees(t *testing.T) {
+func TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly(t *testing.T) {
 	f := newFakeCluster(t)
-	f.maxAllocations = 2 // the "RM" allocates 2 of the 4 and then nothing: the ask stays outstanding
-	m, _ := f.newAM(t, gpuSpec(4, 3))
-	nodes := &fakeNodes{nodes: []*hadooppb.NodeReportProto{nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0))}}
+	m, _ := f.newAM(t, gpuSpec(6, 3))
+	// Room for 4 (n1's 4 GPUs); n2 is full.
+	nodes := &fakeNodes{nodes: []*hadooppb.NodeReportProto{
+		nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0)),
+		nodeReport("n2", 42, "/default-rack", res(8192, 8, 4), res(8192, 8, 4)),
+	}}
 	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_, _ = m.Run(ctx)
+	assert.Equal(t, contract.Succeeded, run(t, m).Status)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	byName := map[string]int{}
+	first := map[int64]map[string]int32{}
 	for _, a := range f.askLog {
-		if a.GetAllocationRequestId() == 1 {
-			byName[a.GetResourceName()]++
+		id := a.GetAllocationRequestId()
+		if first[id] == nil {
+			first[id] = map[string]int32{}
+		}
+		if _, seen := first[id][a.GetResourceName()]; !seen {
+			first[id][a.GetResourceName()] = a.GetNumContainers()
 		}
 	}
-	// The two that completed freed room: later heartbeats send new node and rack requests for the 2
-	// still asked for, and never the "*" request again (the RM counts that one down itself).
-	assert.Equal(t, 1, byName["*"])
-	assert.GreaterOrEqual(t, byName["n1"], 2)
-	assert.Equal(t, byName["n1"], byName["/default-rack"], "each new plan names the rack too")
-	// Bounded: at most one plan per replanMin (plus the first).
-	assert.LessOrEqual(t, nodes.calls, int(3*time.Second/replanMin)+1)
-	last := map[string]int32{}
-	for _, a := range f.askLog {
-		last[a.GetResourceName()] = a.GetNumContainers()
-	}
-	assert.EqualValues(t, 2, last["n1"], "the new plan covers what is still asked for")
+	// The 4 that fit are spread; the 2 that must wait for room are a plain ask of their own, so the
+	// scheduler's locality delay never applies to them.
+	assert.Equal(t, map[string]int32{"n1": 4, "/default-rack": 4, "*": 4}, first[1])
+	assert.Equal(t, map[string]int32{"*": 2}, first[2])
 }
 
 func TestClusterAuthUsesTheRMDelegationToken(t *testing.T) {
