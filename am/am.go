@@ -106,8 +106,8 @@ type Config struct {
 	GangTimeout time.Duration
 	// Locality is taskexecutor.locality: LocalityAny ("" too) sends each ask as one "*" request;
 	// LocalitySpread as node-local requests over the hosts with room (locality.go; needs Cluster for
-	// the node reports, else the asks are plain). Any is the default because spreading made the
-	// half-busy benchmark slower (docs/performance.md).
+	// the node reports, else the asks are plain). Any is the default: spreading was not faster in
+	// every row of the benchmark (docs/performance.md, "Node-local spreading").
 	Locality string
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).

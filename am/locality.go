@@ -10,15 +10,16 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// Locality plans (taskexecutor.locality = "spread", not the default): an ask is sent as node-local requests spread over
-// the hosts with room, one request per rack, and the "*" request with the full count. The
-// CapacityScheduler gives at most one off-switch ("*") container per node heartbeat
-// (yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments) but any number of
-// node-local ones, so a spread ask is allocated in one round of node heartbeats instead of one
-// container per heartbeat (docs/design.md, ## Wire facts). Every request keeps relax_locality, and
-// every rack is asked for with the full count, so what a host cannot serve is allocated rack-local on
-// the others, after at most the scheduler's locality delay, which the CapacityScheduler caps at the
-// number of nodes (docs/performance.md).
+// Locality plans (taskexecutor.locality = "spread"): what fits on the nodes now (Observed.SpreadRoom)
+// is asked for in an ask of its own, sent as node-local requests spread over the hosts with room,
+// a request for every rack, and "*", rack and "*" with the full count; what has to wait for room is a
+// plain "*" ask (Reconcile). The CapacityScheduler gives at most one off-switch ("*") container per
+// node heartbeat (yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments) but any
+// number of node-local and rack-local ones, so the spread ask is allocated in one round of node
+// heartbeats instead of one container per heartbeat (docs/design.md, ## Wire facts). Every request
+// keeps relax_locality. The plain ask has only "*", so the scheduler's locality delay (which holds
+// back rack and off-switch allocations of an allocationRequestId that has node or rack requests)
+// never applies to it (TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly; docs/performance.md).
 
 // Locality values of taskexecutor.locality.
 const (
