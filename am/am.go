@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,6 +107,11 @@ type Config struct {
 	Attempt string
 	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
 	GangTimeout time.Duration
+	// Locality is taskexecutor.locality: LocalityAny ("" too) sends each ask as one "*" request;
+	// LocalitySpread as node-local requests over the hosts with room (locality.go; needs Cluster for
+	// the node reports, else the asks are plain). Any is the default: spreading was not faster in
+	// every row of the benchmark (docs/performance.md, "Node-local spreading").
+	Locality string
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).
 	KeepStagingOnKill bool
@@ -170,6 +176,8 @@ type AM struct {
 	progressed   bool                // an allocation arrived since the last pending check
 	policyOut    *Outcome            // the failure policy ends the application
 	holdUntil    time.Time           // restart backoff: no new asks before
+	// nodesRetry: the node reports of a locality plan failed; asks are plain until then.
+	nodesRetry time.Time
 
 	wake    chan struct{}
 	launchQ chan *tracked
@@ -238,6 +246,13 @@ func New(cfg Config) (*AM, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	switch cfg.Locality {
+	case "":
+		cfg.Locality = LocalityAny
+	case LocalitySpread, LocalityAny:
+	default:
+		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (one any-node request, the default) or %q (node-local requests over the hosts with room)", cfg.Locality, LocalityAny, LocalitySpread)
 	}
 	if cfg.GangTimeout <= 0 {
 		cfg.GangTimeout = DefaultGangTimeout
@@ -500,7 +515,7 @@ func (a *AM) register(ctx context.Context) error {
 // reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
 // ask table, releases, and launches queued to the workers.
 func (a *AM) reconcile(ctx context.Context) Plan {
-	plan, launches := a.reconcileLocked()
+	plan, launches := a.reconcileLocked(a.spreadRoom(ctx))
 	// Queued outside the lock: the workers take the lock when a launch completes.
 	for _, t := range launches {
 		select {
@@ -512,11 +527,8 @@ func (a *AM) reconcile(ctx context.Context) Plan {
 	return plan
 }
 
-func (a *AM) reconcileLocked() (Plan, []*tracked) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var launches []*tracked
-	now := a.cfg.Now()
+// observedLocked is the Observed of the next Reconcile.
+func (a *AM) observedLocked(now time.Time) Observed {
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
 	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
@@ -530,6 +542,16 @@ func (a *AM) reconcileLocked() (Plan, []*tracked) {
 			obs.Excluded[n] = true
 		}
 	}
+	return obs
+}
+
+func (a *AM) reconcileLocked(spreadRoom int) (Plan, []*tracked) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var launches []*tracked
+	now := a.cfg.Now()
+	obs := a.observedLocked(now)
+	obs.SpreadRoom = spreadRoom
 	plan := Reconcile(a.cfg.Spec, obs)
 	a.newAllocs = nil
 	for _, s := range plan.Send {
@@ -630,6 +652,7 @@ var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster
 
 // heartbeat sends one allocate and applies the response.
 func (a *AM) heartbeat(ctx context.Context) error {
+	rooms := a.localityRooms(ctx)
 	a.mu.Lock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
 	ids := make([]int64, 0, len(a.send))
@@ -639,8 +662,15 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	sent := map[int64]int{}
 	for _, id := range ids {
-		req.Ask = append(req.Ask, a.resourceRequest(id, a.send[id]))
-		sent[id] = a.send[id]
+		n := a.send[id]
+		rr := a.resourceRequest(id, n)
+		if shares := PlanLocality(rooms, n); n > 0 && len(shares) > 0 && a.spreadAskLocked(id) {
+			a.log.WithFields(logrus.Fields{"ask": id, "containers": n, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
+			req.Ask = append(req.Ask, localityRequests(rr, shares, Racks(rooms))...)
+		} else {
+			req.Ask = append(req.Ask, rr)
+		}
+		sent[id] = n
 	}
 	released := map[string]bool{}
 	for id, p := range a.release {
@@ -785,6 +815,92 @@ func (a *AM) progressLocked() float32 {
 		return 0
 	}
 	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+}
+
+// spreadAskLocked says whether ask id is a Spread ask.
+func (a *AM) spreadAskLocked(id int64) bool {
+	for _, k := range a.asks {
+		if k.ID == id {
+			return k.Spread
+		}
+	}
+	return false
+}
+
+// localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
+func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
+	a.mu.Lock()
+	asking := false
+	for id, n := range a.send {
+		asking = asking || (n > 0 && a.spreadAskLocked(id))
+	}
+	a.mu.Unlock()
+	if !asking {
+		return nil
+	}
+	return a.nodeRooms(ctx)
+}
+
+// spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
+// adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
+func (a *AM) spreadRoom(ctx context.Context) int {
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil {
+		return 0
+	}
+	a.mu.Lock()
+	obs := a.observedLocked(a.cfg.Now())
+	dry := Reconcile(a.cfg.Spec, obs)
+	a.mu.Unlock()
+	if dry.NextAskID == max(obs.NextAskID, 1) {
+		return 0
+	}
+	room := 0
+	for _, r := range a.nodeRooms(ctx) {
+		room += r.Free
+	}
+	return room
+}
+
+// nodeRooms asks the RM for the RUNNING nodes and returns their room for a container of the spec
+// (nil when the call fails: asks go out plain, as with taskexecutor.locality = "any"; after a
+// failure the RM is not asked again for a minute).
+func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
+	a.mu.Lock()
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
+		a.mu.Unlock()
+		return nil
+	}
+	ours := map[string]contract.Capability{}
+	for _, t := range a.rec.active() {
+		m := ours[t.Node]
+		if m == nil {
+			m = contract.Capability{}
+			ours[t.Node] = m
+		}
+		for k, v := range t.Resources {
+			m[k] += v
+		}
+	}
+	excluded := map[string]bool{}
+	for _, n := range a.policy.Excluded() {
+		host, _, _ := strings.Cut(n, ":")
+		excluded[host] = true
+	}
+	a.mu.Unlock()
+
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	if err != nil {
+		a.mu.Lock()
+		a.nodesRetry = a.cfg.Now().Add(time.Minute)
+		a.mu.Unlock()
+		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
+		return nil
+	}
+	return NodeRooms(nodes, a.cfg.Spec.Capability, ours, excluded)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.

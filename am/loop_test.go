@@ -150,6 +150,9 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 	resp := &hadooppb.AllocateResponseProto{ResponseId: proto.Int32(f.lastRespID)}
 	for _, a := range req.GetAsk() {
 		f.askLog = append(f.askLog, a)
+		if a.GetResourceName() != "*" {
+			continue // node and rack requests (locality.go): this fake allocates by the "*" count only
+		}
 		f.table[a.GetAllocationRequestId()] = a.GetNumContainers()
 		f.capability[a.GetAllocationRequestId()] = a.GetCapability()
 	}

@@ -110,12 +110,12 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	}
 	nm := yarnrpc.NewNMClient(co, attempt)
 	defer nm.Close()
-	// The RM's client port, only for the node reports behind not-enough-resources events. SIMPLE
-	// authentication as the user works on clusters without Kerberos; elsewhere the calls fail and the
-	// events carry the scheduler's headroom instead.
+	// The RM's client port, for the node reports behind not-enough-resources events and
+	// taskexecutor.locality = "spread" (ClusterAuth). When the calls fail, the events carry the
+	// scheduler's headroom instead and the asks go to any node.
 	var cluster ClusterNodes
-	if ac, err := yarnrpc.NewApplicationClient(conf, yarnrpc.SimpleAuth(user)); err != nil {
-		log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only")
+	if ac, err := yarnrpc.NewApplicationClient(conf, ClusterAuth(creds, user)); err != nil {
+		log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only and asks go to any node")
 	} else {
 		defer ac.Close()
 		cluster = ac
@@ -213,6 +213,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
 			Gang: job.TaskExecutor.Gang},
 		GangTimeout: job.TaskExecutor.GangTimeout,
+		Locality:    job.TaskExecutor.Locality,
 		Host:        host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
@@ -314,4 +315,15 @@ func effectiveMaxAttempts(conf *yarnrpc.Config, job int32) (int, error) {
 		return int(job), nil
 	}
 	return int(global), nil
+}
+
+// ClusterAuth is how the AM authenticates to the RM's client port: with the RM delegation token
+// submit puts into the AM's credentials on Kerberized clusters (the AM has no Kerberos login), else
+// SIMPLE as the user (clusters without Kerberos). A server that needs neither switches the token
+// connection to SIMPLE.
+func ClusterAuth(creds *yarnrpc.Credentials, user string) yarnrpc.Auth {
+	if tok, ok := creds.TokenOfKind(yarnrpc.RMDelegationTokenKind); ok {
+		return yarnrpc.TokenAuth(tok, user)
+	}
+	return yarnrpc.SimpleAuth(user)
 }

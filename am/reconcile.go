@@ -68,6 +68,9 @@ type Ask struct {
 	ID   int64 // allocationRequestId
 	Want int   // containers we still want from it
 	AtRM int   // what the RM's request table holds, as far as we know: last sent minus allocations since
+	// Spread: sent as node-local requests over the hosts with room (taskexecutor.locality =
+	// "spread", locality.go); otherwise one "*" request.
+	Spread bool
 }
 
 // Exit is how a container ended.
@@ -114,6 +117,11 @@ type Observed struct {
 	Forgotten Forgotten
 	// Round is the current gang round (gang mode); containers of earlier rounds are history.
 	Round int
+	// SpreadRoom: how many containers of a new ask fit on the nodes now (taskexecutor.locality =
+	// "spread"; 0: none or not spreading). That many become a Spread ask of their own; the rest a
+	// plain one, so what has to wait for room is asked for as with "any" (its own
+	// allocationRequestId: the scheduler keeps each id's locality apart).
+	SpreadRoom int
 }
 
 // Forgotten summarises finished containers whose records the AM dropped: what Reconcile needs of
@@ -313,8 +321,15 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		p.StartHeld = true
 	}
 	if need := target - active - outstanding; need > 0 && !obs.HoldNewAsks && !p.NewRound {
-		asks = append(asks, Ask{ID: p.NextAskID, Want: need})
-		p.NextAskID++
+		if spread := min(need, obs.SpreadRoom); spread > 0 {
+			asks = append(asks, Ask{ID: p.NextAskID, Want: spread, Spread: true})
+			p.NextAskID++
+			need -= spread
+		}
+		if need > 0 {
+			asks = append(asks, Ask{ID: p.NextAskID, Want: need})
+			p.NextAskID++
+		}
 	}
 	for i := range asks {
 		if asks[i].Want != asks[i].AtRM {

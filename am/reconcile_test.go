@@ -219,3 +219,17 @@ func TestReconcileReleasesAllocationsOnExcludedNodes(t *testing.T) {
 	assert.Contains(t, p.Release[0].Reason, "excluded")
 	assert.Equal(t, []AskUpdate{{ID: 1, Count: 1}}, p.Send, "the released one is asked for again")
 }
+
+func TestReconcileSpreadsWhatFitsInAnAskOfItsOwn(t *testing.T) {
+	spec := Spec{Instances: 10, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1}, MaxFailures: 3}
+	p := Reconcile(spec, Observed{NextAskID: 1, SpreadRoom: 4})
+	assert.Equal(t, []Ask{{ID: 1, Want: 4, AtRM: 4, Spread: true}, {ID: 2, Want: 6, AtRM: 6}}, p.Asks)
+	assert.Equal(t, []AskUpdate{{ID: 1, Count: 4}, {ID: 2, Count: 6}}, p.Send)
+	assert.EqualValues(t, 3, p.NextAskID)
+
+	p = Reconcile(spec, Observed{NextAskID: 1, SpreadRoom: 40})
+	assert.Equal(t, []Ask{{ID: 1, Want: 10, AtRM: 10, Spread: true}}, p.Asks, "all of it fits: one spread ask")
+
+	p = Reconcile(spec, Observed{NextAskID: 1})
+	assert.Equal(t, []Ask{{ID: 1, Want: 10, AtRM: 10}}, p.Asks, "no room known: one plain ask")
+}

@@ -70,6 +70,9 @@ type TaskExecutorSpec struct {
 	// GangTimeout (taskexecutor.gang-timeout) gives back what it holds.
 	Gang        bool
 	GangTimeout time.Duration
+	// Locality (taskexecutor.locality): "any" (the default) asks for any node, "spread" node-locally
+	// over the hosts with room (am.LocalityAny, am.LocalitySpread).
+	Locality string
 }
 
 // FileSpec is a file (or archive) to localise into each TaskExecutor's working directory. Source is a
@@ -92,6 +95,7 @@ const (
 	DefaultTaskExecutorRetries = 3
 	DefaultQueue               = "default"
 	DefaultGangTimeout         = 5 * time.Minute
+	DefaultLocality            = "any"
 )
 
 // JobError lists every problem found in a job file, so the user fixes them in one pass.
@@ -138,7 +142,7 @@ var (
 var (
 	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
 	amKeys   = []string{"memory", "vcores"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "gang", "gang-timeout"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "gang", "gang-timeout", "locality"}
 	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], and the external-resource keys"
 )
 
@@ -306,6 +310,15 @@ func LoadJob(path string) (*Job, error) {
 		}
 		if !te.Gang {
 			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", g)
+		}
+	}
+	te.Locality = DefaultLocality
+	if l, ok := r.str(teT, "locality", "taskexecutor.locality"); ok {
+		switch l {
+		case "spread", "any":
+			te.Locality = l
+		default:
+			add("taskexecutor.locality = %q: use \"any\" (any node, the default) or \"spread\" (node-local requests over the nodes with room)", l)
 		}
 	}
 	dir := filepath.Dir(abs)

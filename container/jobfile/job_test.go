@@ -183,3 +183,17 @@ func TestLoadJobGangKeys(t *testing.T) {
 		assert.ErrorContains(t, err, want)
 	}
 }
+
+func TestLoadJobLocality(t *testing.T) {
+	j, err := LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "any", j.TaskExecutor.Locality)
+
+	j, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nlocality = \"spread\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "spread", j.TaskExecutor.Locality)
+
+	_, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nlocality = \"nearby\"\n"))
+	assert.ErrorContains(t, err, `taskexecutor.locality = "nearby": use "any"`)
+	assert.ErrorContains(t, err, `or "spread"`)
+}

@@ -42,6 +42,9 @@ import (
 const (
 	toolYarnAM = "yarn-am"
 	toolDShell = "dshell"
+	// toolYarnAMAny is yarn-am with taskexecutor.locality = "any": plain any-node asks, the AM before
+	// node-local spreading, measured in the same run.
+	toolYarnAMAny = "yarn-am-any"
 )
 
 type config struct {
@@ -50,6 +53,8 @@ type config struct {
 	pairs, warmup                                                                          int
 	gpu                                                                                    []bool
 	runTimeout                                                                             time.Duration
+	compareAny                                                                             bool
+	busy                                                                                   []int // sizes of the half-busy scenario (no GPU)
 }
 
 // run is one measured application.
@@ -71,11 +76,12 @@ type run struct {
 	AllocToRun float64 // median over the run's containers, seconds
 	NMToRun    float64 // median, seconds
 	Load1      float64 // 1-minute load average when the run started
+	Busy       bool    // another application held half the cluster during the run
 }
 
 func main() {
 	var cfg config
-	var sizes, gpus string
+	var sizes, gpus, busy string
 	flag.StringVar(&cfg.out, "out", "testdata/bench/out", "output directory")
 	flag.StringVar(&cfg.yarnAM, "yarn-am", "bin/yarn-am", "yarn-am binary")
 	flag.StringVar(&cfg.nvidiaSMI, "nvidia-smi", "testdata/fake-nvidia-smi/nvidia-smi", "fake nvidia-smi shipped with the GPU jobs")
@@ -84,9 +90,11 @@ func main() {
 	flag.IntVar(&cfg.pairs, "pairs", 3, "A/B pairs per size and GPU setting (at least 1)")
 	flag.IntVar(&cfg.warmup, "warmup", 1, "unrecorded A/B pairs (smallest size, no GPU) first: the cluster's JVM warms up")
 	flag.StringVar(&gpus, "gpu", "no,yes", "GPU settings to run: no, yes or no,yes")
+	flag.BoolVar(&cfg.compareAny, "compare-any", true, "also run yarn-am with taskexecutor.locality = \"any\" (plain any-node asks) in every pair")
+	flag.StringVar(&busy, "busy", "32", "sizes of the half-busy scenario (another DistributedShell application holds half the cluster), comma-separated; \"\" for none")
 	flag.DurationVar(&cfg.runTimeout, "run-timeout", 3*time.Minute, "give up on one application after this long (it is killed)")
 	flag.Parse()
-	if err := setup(&cfg, sizes, gpus); err != nil {
+	if err := setup(&cfg, sizes, gpus, busy); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}
@@ -96,13 +104,22 @@ func main() {
 	}
 }
 
-func setup(cfg *config, sizes, gpus string) error {
+func setup(cfg *config, sizes, gpus, busy string) error {
 	for _, s := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {
 			return fmt.Errorf("-sizes=%q: want positive integers separated by commas, like 8,16,32", sizes)
 		}
 		cfg.sizes = append(cfg.sizes, n)
+	}
+	if strings.TrimSpace(busy) != "" {
+		for _, s := range strings.Split(busy, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || n < 1 {
+				return fmt.Errorf("-busy=%q: want positive integers separated by commas, like 16,32, or \"\" for no half-busy scenario", busy)
+			}
+			cfg.busy = append(cfg.busy, n)
+		}
 	}
 	for _, g := range strings.Split(gpus, ",") {
 		switch strings.TrimSpace(g) {
@@ -144,10 +161,11 @@ func benchmark(cfg config) error {
 	hb := heartbeatMS(cfg.confDir)
 	var runs []run
 	start := time.Now()
-	total := len(cfg.sizes) * len(cfg.gpu) * cfg.pairs * 2
+	tools := cfg.tools()
+	total := (len(cfg.sizes)*len(cfg.gpu) + len(cfg.busy)) * cfg.pairs * len(tools)
 	for p := 1; p <= cfg.warmup; p++ {
-		for _, tool := range []string{toolYarnAM, toolDShell} {
-			r, err := measure(cfg, tool, cfg.sizes[0], false, -p)
+		for _, tool := range tools {
+			r, err := measure(cfg, tool, cfg.sizes[0], false, false, -p)
 			if err != nil {
 				return err
 			}
@@ -157,17 +175,36 @@ func benchmark(cfg config) error {
 	for _, gpu := range cfg.gpu {
 		for _, n := range cfg.sizes {
 			for p := 1; p <= cfg.pairs; p++ {
-				for _, tool := range []string{toolYarnAM, toolDShell} {
-					r, err := measure(cfg, tool, n, gpu, p)
+				for _, tool := range tools {
+					r, err := measure(cfg, tool, n, gpu, false, p)
 					if err != nil {
 						return err
 					}
 					runs = append(runs, r)
-					fmt.Printf("[%2d/%d %5.0fs] %-7s N=%-2d gpu=%-3v pair %d: %s %s, all started %.2fs, finished %.2fs, AM peak RSS %.1f MiB, AM CPU %.2fs (load %.2f)\n",
-						len(runs), total, time.Since(start).Seconds(), tool, n, yesNo(gpu), p, r.App, r.Final, r.AllStarted, r.Finished, r.RSSMiB, r.CPUSec, r.Load1)
+					printRun(len(runs), total, start, r)
 				}
 			}
 		}
+	}
+	if len(cfg.busy) > 0 {
+		stop, err := holdHalf(cfg)
+		if err != nil {
+			return err
+		}
+		for _, n := range cfg.busy {
+			for p := 1; p <= cfg.pairs; p++ {
+				for _, tool := range tools {
+					r, err := measure(cfg, tool, n, false, true, p)
+					if err != nil {
+						stop()
+						return err
+					}
+					runs = append(runs, r)
+					printRun(len(runs), total, start, r)
+				}
+			}
+		}
+		stop()
 	}
 	if err := writeCSV(filepath.Join(cfg.out, "results.csv"), runs); err != nil {
 		return err
@@ -190,22 +227,113 @@ func benchmark(cfg config) error {
 	return nil
 }
 
+func printRun(i, total int, start time.Time, r run) {
+	busy := ""
+	if r.Busy {
+		busy = " half-busy"
+	}
+	fmt.Printf("[%2d/%d %5.0fs] %-11s N=%-2d gpu=%-3v%s pair %d: %s %s, all started %.2fs, finished %.2fs, AM peak RSS %.1f MiB, AM CPU %.2fs (load %.2f)\n",
+		i, total, time.Since(start).Seconds(), r.Tool, r.N, yesNo(r.GPU), busy, r.Pair, r.App, r.Final, r.AllStarted, r.Finished, r.RSSMiB, r.CPUSec, r.Load1)
+}
+
+// tools are the tools of one pair, in the order they run.
+func (cfg config) tools() []string {
+	if cfg.compareAny {
+		return []string{toolYarnAM, toolYarnAMAny, toolDShell}
+	}
+	return []string{toolYarnAM, toolDShell}
+}
+
+// holdHalf starts a DistributedShell application that holds half of the mini cluster (4 containers of
+// 2 GB, 2 vcores and 1 GPU: 8 of 16 GB, 8 of 16 vcores, 4 of 8 GPUs, plus its AM) until stop kills it,
+// and waits until all its containers run.
+func holdHalf(cfg config) (stop func(), err error) {
+	logf, err := os.Create(filepath.Join(cfg.out, "logs", "holder.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(cfg.hadoopJava, "org.apache.hadoop.yarn.applications.distributedshell.Client",
+		"-jar", cfg.dshellJar, "-appname", "bench-holder", "-shell_command", "sleep 3600", "-num_containers", "4",
+		"-master_memory", "256", "-master_vcores", "1", "-container_resources", "memory-mb=2048,vcores=2,yarn.io/gpu=1", "-timeout", "3600000")
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	appCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sent := false
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if m := appRE.FindString(sc.Text()); m != "" && !sent {
+				appCh <- m
+				sent = true
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("the half-busy holder: %w", err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); pw.Close(); logf.Close(); close(done) }()
+	app := ""
+	stop = func() {
+		if app != "" {
+			exec.Command(cfg.yarnAM, "kill", app).Run()
+		}
+		cmd.Process.Kill()
+		<-done
+	}
+	select {
+	case app = <-appCh:
+	case <-done:
+		return nil, fmt.Errorf("the half-busy holder exited before naming its application; see %s", logf.Name())
+	case <-time.After(cfg.runTimeout):
+		stop()
+		return nil, fmt.Errorf("the half-busy holder named no application within %s", cfg.runTimeout)
+	}
+	deadline := time.Now().Add(cfg.runTimeout)
+	for {
+		var body struct {
+			App struct {
+				RunningContainers int `json:"runningContainers"`
+			} `json:"app"`
+		}
+		resp, err := http.Get(cfg.rmWeb + "/ws/v1/cluster/apps/" + app)
+		if err == nil {
+			json.NewDecoder(resp.Body).Decode(&body)
+			resp.Body.Close()
+		}
+		if body.App.RunningContainers >= 5 {
+			fmt.Printf("half-busy: %s holds 4 containers of 2 GB, 2 vcores, 1 GPU (and its AM)\n", app)
+			return stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("the half-busy holder %s did not get its 4 containers within %s", app, cfg.runTimeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func yesNo(b bool) string { return map[bool]string{true: "yes", false: "no"}[b] }
 
 var appRE = regexp.MustCompile(`application_\d+_\d+`)
 
 // measure submits one application and follows it to its end.
-func measure(cfg config, tool string, n int, gpu bool, pair int) (run, error) {
-	r := run{Tool: tool, N: n, GPU: gpu, Pair: pair, AllStarted: -1, AMRunning: -1, FirstAlloc: -1, Load1: load1()}
+func measure(cfg config, tool string, n int, gpu, busy bool, pair int) (run, error) {
+	r := run{Tool: tool, N: n, GPU: gpu, Busy: busy, Pair: pair, AllStarted: -1, AMRunning: -1, FirstAlloc: -1, Load1: load1()}
 	name := fmt.Sprintf("%s-n%d-gpu%s-%d", tool, n, yesNo(gpu), pair)
+	if busy {
+		name = fmt.Sprintf("%s-n%d-busy-%d", tool, n, pair)
+	}
 	if pair < 0 {
 		name = fmt.Sprintf("%s-warmup%d", tool, -pair)
 	}
 	logOffset := fileSize(cfg.clusterLog)
 	var cmd *exec.Cmd
 	switch tool {
-	case toolYarnAM:
-		job, err := writeJob(cfg, n, gpu)
+	case toolYarnAM, toolYarnAMAny:
+		job, err := writeJob(cfg, n, gpu, tool == toolYarnAMAny)
 		if err != nil {
 			return r, err
 		}
@@ -322,7 +450,7 @@ func measure(cfg config, tool string, n int, gpu bool, pair int) (run, error) {
 }
 
 // writeJob writes the yarn-am job for n containers (256 MiB, 1 vcore, optionally 1 GPU) running `true`.
-func writeJob(cfg config, n int, gpu bool) (string, error) {
+func writeJob(cfg config, n int, gpu, any bool) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "name = \"bench\"\nmax-attempts = 1\n")
 	if gpu {
@@ -332,10 +460,15 @@ func writeJob(cfg config, n int, gpu bool) (string, error) {
 `)
 	}
 	fmt.Fprintf(&b, "\n[am]\nmemory = 256\nvcores = 1\n\n[taskexecutor]\ninstances = %d\ncommand = \"true\"\nmemory = 256\nvcores = 1\nmax-failures = 0\n", n)
+	locality := "spread"
+	if any {
+		locality = "any"
+	}
+	fmt.Fprintf(&b, "locality = %q\n", locality)
 	if gpu {
 		fmt.Fprintf(&b, "files = [%q]\n\n[taskexecutor.env]\nPATH = \"$PWD:/usr/local/bin:/usr/bin:/bin\"\nFAKE_GPU_COUNT = \"4\"\n", cfg.nvidiaSMI)
 	}
-	p := filepath.Join(cfg.out, "jobs", fmt.Sprintf("n%d-gpu%s.toml", n, yesNo(gpu)))
+	p := filepath.Join(cfg.out, "jobs", fmt.Sprintf("n%d-gpu%s-%s.toml", n, yesNo(gpu), locality))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", err
 	}
@@ -383,7 +516,7 @@ type amSample struct {
 
 // amComm is the command name of each tool's AM process (the launch script's shells and the short-lived
 // commands it runs, like cp and find, share the AM container's working directory).
-var amComm = map[string]string{toolYarnAM: "yarn-am", toolDShell: "java"}
+var amComm = map[string]string{toolYarnAM: "yarn-am", toolYarnAMAny: "yarn-am", toolDShell: "java"}
 
 // sampleAM finds the AM container's main process (its working directory is the AM container's, its
 // command name is comm) and samples its VmHWM and CPU time until it exits.
@@ -573,10 +706,10 @@ func writeCSV(path string, runs []run) error {
 	w := csv.NewWriter(f)
 	w.Write([]string{"tool", "containers", "gpu", "pair", "app", "final_status", "containers_started",
 		"submit_to_all_started_s", "submit_to_finished_s", "am_peak_rss_mib", "am_cpu_s", "submit_to_am_running_s", "submit_to_first_alloc_s", "alloc_span_s",
-		"alloc_to_running_median_s", "nm_to_running_median_s", "load1"})
+		"alloc_to_running_median_s", "nm_to_running_median_s", "load1", "half_busy"})
 	for _, r := range runs {
 		w.Write([]string{r.Tool, strconv.Itoa(r.N), yesNo(r.GPU), strconv.Itoa(r.Pair), r.App, r.Final, strconv.Itoa(r.Started),
-			ff(r.AllStarted), ff(r.Finished), ff(r.RSSMiB), ff(r.CPUSec), ff(r.AMRunning), ff(r.FirstAlloc), ff(r.AllocSpan), ff(r.AllocToRun), ff(r.NMToRun), ff(r.Load1)})
+			ff(r.AllStarted), ff(r.Finished), ff(r.RSSMiB), ff(r.CPUSec), ff(r.AMRunning), ff(r.FirstAlloc), ff(r.AllocSpan), ff(r.AllocToRun), ff(r.NMToRun), ff(r.Load1), yesNo(r.Busy)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -589,15 +722,37 @@ func writeCSV(path string, runs []run) error {
 func ff(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 
 type key struct {
-	n   int
-	gpu bool
+	n         int
+	gpu, busy bool
+}
+
+// rows are the table rows: every size without and with GPUs, then the half-busy sizes.
+func (cfg config) rows() []key {
+	var out []key
+	for _, gpu := range cfg.gpu {
+		for _, n := range cfg.sizes {
+			out = append(out, key{n, gpu, false})
+		}
+	}
+	for _, n := range cfg.busy {
+		out = append(out, key{n, false, true})
+	}
+	return out
+}
+
+// label is a row's N and GPU cells.
+func (k key) label() string {
+	if k.busy {
+		return fmt.Sprintf("| %d | no, half busy |", k.n)
+	}
+	return fmt.Sprintf("| %d | %s |", k.n, yesNo(k.gpu))
 }
 
 // med returns the median of field over the successful runs of tool at k.
 func med(runs []run, tool string, k key, field func(run) float64) float64 {
 	var v []float64
 	for _, r := range runs {
-		if r.Tool == tool && r.N == k.n && r.GPU == k.gpu && r.Final == "SUCCEEDED" && field(r) >= 0 {
+		if r.Tool == tool && r.N == k.n && r.GPU == k.gpu && r.Busy == k.busy && r.Final == "SUCCEEDED" && field(r) >= 0 {
 			v = append(v, field(r))
 		}
 	}
@@ -622,16 +777,13 @@ func report(cfg config, runs []run, hb string) string {
 		fmt.Fprintf(&b, " %s (%s) |", f.name, f.unit)
 	}
 	b.WriteString("\n| ---: | --- |" + strings.Repeat(" --- |", len(fields)) + "\n")
-	for _, gpu := range cfg.gpu {
-		for _, n := range cfg.sizes {
-			k := key{n, gpu}
-			fmt.Fprintf(&b, "| %d | %s |", n, yesNo(gpu))
-			for _, f := range fields {
-				y, d := med(runs, toolYarnAM, k, f.f), med(runs, toolDShell, k, f.f)
-				fmt.Fprintf(&b, " %s / %s = **%s** |", num(y), num(d), ratio(y, d))
-			}
-			b.WriteString("\n")
+	for _, k := range cfg.rows() {
+		b.WriteString(k.label())
+		for _, f := range fields {
+			y, d := med(runs, toolYarnAM, k, f.f), med(runs, toolDShell, k, f.f)
+			fmt.Fprintf(&b, " %s / %s = **%s** |", num(y), num(d), ratio(y, d))
 		}
+		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "\nWhere the time to \"all started\" goes (medians, seconds; yarn-am / DistributedShell):\n\n")
 	b.WriteString("| N | GPU | submit → AM container running | AM running → first worker allocated | first allocated → all started |\n| ---: | --- | --- | --- | --- |\n")
@@ -640,14 +792,22 @@ func report(cfg config, runs []run, hb string) string {
 		func(r run) float64 { return sub(r.FirstAlloc, r.AMRunning) },
 		func(r run) float64 { return sub(r.AllStarted, r.FirstAlloc) },
 	}
-	for _, gpu := range cfg.gpu {
-		for _, n := range cfg.sizes {
-			k := key{n, gpu}
-			fmt.Fprintf(&b, "| %d | %s |", n, yesNo(gpu))
-			for _, f := range phases {
-				fmt.Fprintf(&b, " %s / %s |", num(med(runs, toolYarnAM, k, f)), num(med(runs, toolDShell, k, f)))
-			}
-			b.WriteString("\n")
+	for _, k := range cfg.rows() {
+		b.WriteString(k.label())
+		for _, f := range phases {
+			fmt.Fprintf(&b, " %s / %s |", num(med(runs, toolYarnAM, k, f)), num(med(runs, toolDShell, k, f)))
+		}
+		b.WriteString("\n")
+	}
+	if cfg.compareAny {
+		started := func(r run) float64 { return r.AllStarted }
+		fmt.Fprintf(&b, "\nNode-local spreading (taskexecutor.locality = \"spread\") against plain any-node asks (\"any\", the default) and DistributedShell, same run (medians, seconds):\n\n")
+		b.WriteString("| N | GPU | submit → all started: spread / any / DistributedShell | spread ÷ DS | any ÷ DS | spread ÷ any | first allocated → all started: spread / any / DS |\n| ---: | --- | --- | --- | --- | --- | --- |\n")
+		for _, k := range cfg.rows() {
+			y, a, d := med(runs, toolYarnAM, k, started), med(runs, toolYarnAMAny, k, started), med(runs, toolDShell, k, started)
+			f := phases[2]
+			fmt.Fprintf(&b, "%s %s / %s / %s | **%s** | %s | **%s** | %s / %s / %s |\n", k.label(), num(y), num(a), num(d), ratio(y, d), ratio(a, d), ratio(y, a),
+				num(med(runs, toolYarnAM, k, f)), num(med(runs, toolYarnAMAny, k, f)), num(med(runs, toolDShell, k, f)))
 		}
 	}
 	failed := 0
@@ -661,14 +821,14 @@ func report(cfg config, runs []run, hb string) string {
 	}
 	var a2r, n2rY, n2rD, pace []float64
 	for _, r := range runs {
-		if r.FirstAlloc >= 0 && r.N > 1 {
+		if r.FirstAlloc >= 0 && r.N > 1 && r.Tool != toolYarnAM {
 			pace = append(pace, r.AllocSpan/float64(r.N-1))
 		}
 		if r.AllocToRun >= 0 {
 			a2r = append(a2r, r.AllocToRun)
 		}
 		if r.NMToRun >= 0 && !r.GPU {
-			if r.Tool == toolYarnAM {
+			if r.Tool != toolDShell {
 				n2rY = append(n2rY, r.NMToRun)
 			} else {
 				n2rD = append(n2rD, r.NMToRun)
@@ -684,7 +844,7 @@ func report(cfg config, runs []run, hb string) string {
 	fmt.Fprintf(&b, "\nFloor of this cluster:\n\n")
 	fmt.Fprintf(&b, "| what | value |\n| --- | --- |\n")
 	fmt.Fprintf(&b, "| NodeManager heartbeat interval (allocations happen on NM heartbeats) | %s ms |\n", hb)
-	fmt.Fprintf(&b, "| RM allocation pace: first → last worker allocated, per container, median over runs (%s containers per NM heartbeat on 2 NMs) | %s s |\n",
+	fmt.Fprintf(&b, "| RM allocation pace of any-node asks: first → last worker allocated, per container, median over the DistributedShell and locality-\"any\" runs (%s containers per NM heartbeat on 2 NMs) | %s s |\n",
 		perBeat(median(pace), hb), num(median(pace)))
 	fmt.Fprintf(&b, "| bare container (`true`, nothing to localise), NM start request → RUNNING, median (DistributedShell runs) | %s s |\n", num(median(n2rD)))
 	fmt.Fprintf(&b, "| yarn-am container (localises the yarn-am binary), NM start request → RUNNING, median | %s s |\n", num(median(n2rY)))
@@ -750,7 +910,7 @@ func chart(cfg config, runs []run) (string, error) {
 	for _, n := range cfg.sizes {
 		fmt.Fprintf(&b, "%d", n)
 		for _, gpu := range []bool{false, true} {
-			k := key{n, gpu}
+			k := key{n, gpu, false}
 			for _, f := range []func(run) float64{started, finished} {
 				for _, tool := range []string{toolYarnAM, toolDShell} {
 					v := med(runs, tool, k, f)
