@@ -888,11 +888,7 @@ func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
 	}
 	a.mu.Unlock()
 
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	start := time.Now()
-	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
-	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	nodes, err := a.listNodes(ctx)
 	if err != nil {
 		a.mu.Lock()
 		a.nodesRetry = a.cfg.Now().Add(time.Minute)

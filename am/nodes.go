@@ -64,11 +64,7 @@ func (a *AM) nodeRefresher(ctx context.Context) {
 }
 
 func (a *AM) refreshNodes(ctx context.Context) {
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
-	start := time.Now()
-	reports, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
-	a.metrics.ObserveRPC("getClusterNodes", start, err)
-	cancel()
+	reports, err := a.listNodes(ctx)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil {
