@@ -62,13 +62,8 @@ func infoSummary(infos []resources.Info) string {
 			vals = append(vals, v)
 			continue
 		}
-		keys := make([]string, 0, len(in))
-		for k := range in {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		var kv []string
-		for _, k := range keys {
+		for _, k := range in.Keys() {
 			kv = append(kv, k+"="+in[k])
 		}
 		vals = append(vals, strings.Join(kv, " "))
