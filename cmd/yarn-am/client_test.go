@@ -156,28 +156,9 @@ vcores = 2
 `
 
 func runCmd(args ...string) (string, string, int) {
-	var out, errb syncBuffer
+	var out, errb lockedBuffer // a cluster call's progress line comes from another goroutine
 	code := run(args, &out, &errb)
 	return out.String(), errb.String(), code
-}
-
-// syncBuffer is a bytes.Buffer safe for the writers of one command: a cluster call's progress line
-// comes from another goroutine (os.Stdout and os.Stderr are safe for that in the real binary).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestCheckOK(t *testing.T) {
