@@ -19,6 +19,10 @@ vet:
 	@bad=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$bad" ]; then echo "gofmt would change: $$bad"; exit 1; fi
 	bash docs/check-links.sh
+	@# A clone is source only: no tracked file may be a compiled (ELF) binary.
+	@bins=$$(git ls-files -z | while IFS= read -r -d '' f; do \
+	  [ -f "$$f" ] && [ "$$(head -c4 "$$f" | od -An -tx1 | tr -d ' \n')" = 7f454c46 ] && echo "$$f"; done; true); \
+	  if [ -n "$$bins" ]; then echo "compiled binaries are tracked in git (build outputs go under bin/): $$bins"; exit 1; fi
 
 GOTESTSUM := bin/tools/gotestsum
 GOTESTSUM_VERSION := v1.13.0

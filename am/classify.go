@@ -3,7 +3,7 @@ package am
 import (
 	"fmt"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // Classify maps a container exit status (ContainerStatusProto.exit_status) to its class.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // Gang mode (taskexecutor.gang): distributed training needs all its ranks at once. Reconcile holds

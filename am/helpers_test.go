@@ -3,7 +3,7 @@ package am
 import (
 	"os/exec"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

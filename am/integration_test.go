@@ -29,8 +29,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yarn-am/yarn-am/am/amtls"
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/amtls"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/launchctx"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"

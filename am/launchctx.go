@@ -3,7 +3,7 @@ package am
 import (
 	"fmt"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/launchctx"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // This file is the failure policy: pure bookkeeping over time that the loop feeds with what happened

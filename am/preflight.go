@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // CheckAsk compares the TaskExecutor capability with what the RM said at registration: the resource

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // Mode says when the application is done.

@@ -1,7 +1,7 @@
 package am
 
 import (
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // This file is the declared requirement as the driver API changes it (PUT /api/v1/requirements): the

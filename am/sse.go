@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // This file serves the event log as Server-Sent Events on GET /api/v1/events. SSE is a few lines of

@@ -15,5 +15,5 @@
 //     YARN's launch-context protos, used by the client (for the AM) and the AM (for TaskExecutors).
 //
 // What these processes agree on (environment names, staged files, exit codes, quoting, the HTTP
-// documents) is in package am/contract.
+// documents) is in package container/contract.
 package container

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
-	"github.com/yarn-am/yarn-am/am/amtls/amtlstest"
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/amtls/amtlstest"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // fakeAM serves the driver API from an event log and a requirement, like the AM.

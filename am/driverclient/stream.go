@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // Stream follows the AM's event stream. It reconnects after a dropped connection with Last-Event-ID

@@ -15,7 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 var amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]

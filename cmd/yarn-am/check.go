@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 const checkUsage = `Usage: yarn-am check job.toml [--flink-conf FILE] [-D key=value]... [--queue Q] [--name N]

@@ -10,7 +10,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/launcher"
 	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
 	"github.com/yarn-am/yarn-am/resources"

@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 

@@ -9,8 +9,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 func TestStatusPrintsExcludedNodesAndLatestEvents(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
 	"github.com/yarn-am/yarn-am/am/driverclient"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )

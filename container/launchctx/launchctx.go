@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 

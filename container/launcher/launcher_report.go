@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/amtls"
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/amtls"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

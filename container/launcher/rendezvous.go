@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/contract"
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // A gang's rendezvous (taskexecutor.gang): the launcher reports a port that is free on its node, waits

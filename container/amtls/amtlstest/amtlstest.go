@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/yarn-am/yarn-am/am/amtls"
+	"github.com/yarn-am/yarn-am/container/amtls"
 )
 
 // Server starts h over HTTPS with a certificate from a new authority and returns the server and the
