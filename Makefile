@@ -4,7 +4,10 @@ SHELL := /bin/bash
 GO ?= go
 BIN := bin/yarn-am
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+# The commit it was built from, stamped explicitly: Go's own VCS stamping is off where GOFLAGS has
+# -buildvcs=false, and `yarn-am version` must still name the revision.
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 MINICLUSTER_DIR := .minicluster
 
 .PHONY: all build vet unit integration test test-deps demo protos minicluster-up minicluster-down clean readme-commands bench
