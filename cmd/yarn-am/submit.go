@@ -37,8 +37,8 @@ Attached (the default), submit then follows the application: it prints state cha
 container counts (requested, allocated, running, completed, failed) and each container's GPU indexes
 as they become known, until the application ends. It exits 0 only if the application's final status
 is SUCCEEDED; otherwise it prints the diagnostics and exits 1. Ctrl-C stops following (the
-application keeps running) and prints the commands to follow or kill it; with --kill-on-interrupt,
-Ctrl-C kills the application instead.
+application keeps running; 'yarn-am follow APP_ID' re-attaches) and prints the commands to follow or
+kill it; with --kill-on-interrupt, Ctrl-C kills the application instead.
 
 Flags:
   --flink-conf FILE      flink-conf.yaml / config.yaml with external-resource keys; shipped as
@@ -160,39 +160,5 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	// Follow until the application ends or the user interrupts.
-	res := client.Follow(followCtx, rm, appID, stdout)
-	select {
-	case <-interrupted:
-		if sf.killOnInterrupt {
-			fmt.Fprintf(stdout, "interrupted: killing %s\n", id)
-			ctx, c := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer c()
-			if err := sess.KillAndWait(ctx, rm, appID, stdout); err != nil {
-				fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-				return 1
-			}
-			return 130
-		}
-		fmt.Fprintf(stdout, "\nstopped following %s; it keeps running.\n  follow it:  yarn-am status %s\n  kill it:    yarn-am kill %s\n", id, id, id)
-		return 130
-	default:
-	}
-	if res.Err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: following %s: %v\n  check it with: yarn-am status %s\n", id, res.Err, id)
-		return 1
-	}
-	// An application that ended without its AM ever running (rejected, AM container failed) leaves
-	// its staging directory behind: remove it.
-	cctx, ccancel := context.WithTimeout(context.Background(), time.Minute)
-	defer ccancel()
-	if err := sess.EnsureStagingGone(cctx, sess.User, id, stdout, 3*time.Second, true); err != nil {
-		fmt.Fprintf(stderr, "yarn-am submit: %v\n", err)
-	}
-	if res.Succeeded() {
-		fmt.Fprintf(stdout, "%s %s\n", client.Stamp(), res.Outcome())
-		return 0
-	}
-	fmt.Fprintf(stderr, "yarn-am submit: %s\n", res.Outcome())
-	return 1
+	return followToEnd("submit", sess, rm, appID, followCtx, interrupted, sf.killOnInterrupt, stdout, stderr)
 }
