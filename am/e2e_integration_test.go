@@ -396,6 +396,8 @@ func TestE2EKillRunningJobRemovesStaging(t *testing.T) {
 	r := yarnAM(t, 3*time.Minute, "kill", id)
 	require.Equal(t, 0, r.code, "kill:\n%s", r)
 	assert.Contains(t, r.stdout, "KILLED", r.String())
+	assert.Contains(t, r.stdout, "waiting for the ResourceManager to report it KILLED", "kill says what it waits for:\n%s", r)
+	assert.Contains(t, r.stdout, "for the ApplicationMaster to remove the staging directory", "kill says what it waits for:\n%s", r)
 	assert.Equal(t, "KILLED", status(t, id).Report.State)
 	_, err = fsys.Stat(dir)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "staging directory %s is gone after kill (stat: %v)", dir, err)

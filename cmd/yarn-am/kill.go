@@ -12,7 +12,7 @@ import (
 const killUsage = `Usage: yarn-am kill APP_ID [--timeout D]
 
 Kills an application (forceKillApplication), waits until the ResourceManager reports it KILLED
-(printing its state as it changes), then makes sure its staging directory
+(printing its state as it changes, and every 5 s what it still waits for), then makes sure its staging directory
 /user/<user>/.yarn-am/<app id>/ is gone: the ApplicationMaster removes it when it is stopped; if the
 AM never ran (or did not manage to), kill removes it.
 

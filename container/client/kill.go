@@ -12,6 +12,9 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
+// killProgressEvery is how often KillAndWait says it is still waiting when the state does not change.
+const killProgressEvery = 5 * time.Second
+
 // KillAndWait kills the application, waits for a terminal state and removes the staging directory if
 // the AM did not.
 func (s *Session) KillAndWait(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto, out io.Writer) error {
@@ -30,8 +33,9 @@ func (s *Session) KillAndWait(ctx context.Context, rm *yarnrpc.ApplicationClient
 		if _, err := rm.KillApplication(ctx, appID, "killed by "+yarnrpc.CurrentUser()+" with yarn-am kill"); err != nil {
 			return fmt.Errorf("killing %s: %w", id, err)
 		}
-		fmt.Fprintf(out, "%s %s: kill requested (state %s)\n", Stamp(), id, StateName(r.GetYarnApplicationState()))
+		fmt.Fprintf(out, "%s %s: kill requested (state %s); waiting for the ResourceManager to report it KILLED (its NodeManagers stop the ApplicationMaster and the TaskExecutors first)\n", Stamp(), id, StateName(r.GetYarnApplicationState()))
 		last := r.GetYarnApplicationState()
+		start, said := time.Now(), time.Now()
 		for !IsTerminal(last) {
 			select {
 			case <-ctx.Done():
@@ -44,7 +48,10 @@ func (s *Session) KillAndWait(ctx context.Context, rm *yarnrpc.ApplicationClient
 			}
 			if st := r.GetYarnApplicationState(); st != last {
 				fmt.Fprintf(out, "%s %s %s\n", Stamp(), id, StateName(st))
-				last = st
+				last, said = st, time.Now()
+			} else if time.Since(said) >= killProgressEvery {
+				fmt.Fprintf(out, "%s %s still %s after %s; waiting for KILLED\n", Stamp(), id, StateName(st), time.Since(start).Round(time.Second))
+				said = time.Now()
 			}
 		}
 		if last != hadooppb.YarnApplicationStateProto_KILLED {
@@ -64,6 +71,9 @@ func (s *Session) EnsureStagingGone(ctx context.Context, user, id string, out io
 	defer fsys.Close()
 	dir := StagingDir(user, id)
 	deadline := time.Now().Add(wait)
+	if !quiet {
+		fmt.Fprintf(out, "%s waiting up to %s for the ApplicationMaster to remove the staging directory %s\n", Stamp(), wait, dir)
+	}
 	for {
 		_, err := fsys.Stat(dir)
 		if errors.Is(err, os.ErrNotExist) {
