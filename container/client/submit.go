@@ -23,6 +23,7 @@ type SubmitOptions struct {
 // StageAndSubmit stages the job's files (this binary, the job, flink-conf.yaml, the site files,
 // scripts, user files and, on a Kerberized cluster logged in from a keytab, the keytab) and submits
 // the AM under appID. If anything fails after the staging directory exists, the directory is removed.
+// First it removes the staging directories of this user's ended applications (RemoveLeftovers).
 // Progress goes to out.
 func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationClient, lj *LoadedJob, opts SubmitOptions,
 	appID *hadooppb.ApplicationIdProto, out io.Writer) (err error) {
@@ -37,6 +38,10 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 		return err
 	}
 	defer fsys.Close()
+	// Leftovers of ended applications (docs/running.md#nothing-left-behind); a failed sweep only warns.
+	if _, err := RemoveLeftovers(ctx, fsys, rm, user, out); err != nil {
+		fmt.Fprintf(out, "warning: %v\n", err)
+	}
 	staged := false
 	defer func() {
 		if err != nil && staged {
