@@ -70,13 +70,13 @@ func AMCommand(o AMOptions) string {
 		args = append(args, "--flink-conf", contract.StagedFlinkConf)
 	}
 	for _, d := range append(append([]string{}, o.Defines...), o.Staged.Defines...) {
-		args = append(args, "-D", contract.ShellQuote(d))
+		args = append(args, "-D", contract.QuoteForLaunch(d))
 	}
 	if o.Service {
 		args = append(args, "--service")
 	}
 	if o.Driver != "" {
-		args = append(args, "--driver", contract.ShellQuote(o.Driver))
+		args = append(args, "--driver", contract.QuoteForLaunch(o.Driver))
 	}
 	cmd := strings.Join(args, " ") + " 1>" + contract.LogDirVar + "/am.stdout 2>" + contract.LogDirVar + "/am.stderr"
 	return contract.EscapeForLaunchScript(cmd)

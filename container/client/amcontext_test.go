@@ -146,6 +146,55 @@ func TestAMCommandSurvivesTheLaunchScript(t *testing.T) {
 		strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"))
 }
 
+// nmExpand does what a NodeManager on Linux does to a launch command before it writes the launch
+// script: <LOG_DIR> becomes the log directory, <CPS> the path separator, {{ becomes $ and }} nothing.
+func nmExpand(cmd, logDir string) string {
+	return strings.NewReplacer("{{", "$", "}}", "").Replace(
+		strings.ReplaceAll(strings.ReplaceAll(cmd, "<LOG_DIR>", logDir), "<CPS>", ":"))
+}
+
+// TestLaunchCommandsSurviveTheNodeManagersExpansion: the AM's and a TaskExecutor's command lines,
+// after the NodeManager's expansion and its launch script, hand the driver, the -D values and the
+// worker's command to the program unchanged, and nothing in them runs in the launch script.
+func TestLaunchCommandsSurviveTheNodeManagersExpansion(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "ran-in-the-launch-script")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "yarn-am"), []byte("#!/bin/bash\nprintf '%s\\n' \"$@\"\n"), 0o755))
+	hostile := []string{
+		"echo {{(touch " + marker + ")}}",
+		"echo {{{HOME}}} }}{{ {{PWD}} a<CPS>b <LOG_DIR>/x '{{' \"}}\" <''CPS>",
+		"echo $({{(touch " + marker + ")}}) `{{(touch " + marker + ")}}`",
+	}
+	run := func(cmd string) {
+		t.Helper()
+		script := "#!/bin/bash\nexec /bin/bash -c \"" + nmExpand(cmd, dir) + "\"\n"
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "launch.sh"), []byte(script), 0o755))
+		c := exec.Command("bash", "launch.sh")
+		c.Dir = dir
+		out, err := c.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	for _, h := range hostile {
+		o := testAMOptions(t)
+		o.Staged.Defines = nil
+		o.Driver = h
+		o.Defines = []string{"k=" + h}
+		run(AMCommand(o))
+		got, err := os.ReadFile(filepath.Join(dir, "am.stdout"))
+		require.NoError(t, err)
+		assert.Equal(t, []string{"am", "--job", "job.toml", "-D", "k=" + h, "--driver", h},
+			strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"), "the AM's command for %q", h)
+
+		run(contract.LauncherCommand("job.toml", "flink-conf.yaml", []string{"k=" + h}, h))
+		got, err = os.ReadFile(filepath.Join(dir, "stdout"))
+		require.NoError(t, err)
+		assert.Equal(t, []string{"launch", "-f", "job.toml", "--flink-conf", "flink-conf.yaml", "-D", "k=" + h, "--", "/bin/bash", "-c", h},
+			strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"), "a TaskExecutor's command for %q", h)
+	}
+	_, err := os.Stat(marker)
+	assert.True(t, os.IsNotExist(err), "a {{(cmd)}} in a command ran in the launch script")
+}
+
 func TestShellQuote(t *testing.T) {
 	assert.Equal(t, "plain-word_1.2/x=y:z", contract.ShellQuote("plain-word_1.2/x=y:z"))
 	assert.Equal(t, "''", contract.ShellQuote(""))

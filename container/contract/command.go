@@ -14,6 +14,24 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// nmExpansionBreaker keeps the NodeManager from expanding anything in a quoted word: it replaces
+// {{ with $, drops }}, and replaces <CPS> and <LOG_DIR> in a launch command (YARN's cross-platform
+// parameter expansion), after our escaping, so {{(cmd)}} would become a live $(cmd) in the launch
+// script. Every {, } and < of a word ShellQuote quoted stands inside single quotes, where '' next
+// to it is nothing to bash: "{{" becomes "{''{''", which no expansion matches and bash reads as "{{".
+var nmExpansionBreaker = strings.NewReplacer("{", "{''", "}", "''}", "<", "<''")
+
+// QuoteForLaunch quotes s as one word of a YARN launch command (ShellQuote) so that it reaches the
+// program unchanged: the NodeManager's {{VAR}}, <CPS> and <LOG_DIR> expansions do not apply to it
+// (TestLaunchCommandsSurviveTheNodeManagersExpansion).
+func QuoteForLaunch(s string) string {
+	q := ShellQuote(s)
+	if strings.ContainsAny(s, "{}<") {
+		q = nmExpansionBreaker.Replace(q)
+	}
+	return q
+}
+
 // launchScriptEscaper escapes what is special inside bash double quotes.
 var launchScriptEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`")
 
@@ -29,13 +47,13 @@ func EscapeForLaunchScript(cmd string) string {
 // `yarn-am launch`, with its output in the container's log directory, escaped for YARN's launch
 // script, so the user's $VARS are expanded by the worker's bash after the launcher has set them.
 func LauncherCommand(jobFile, flinkConf string, defines []string, command string) string {
-	parts := []string{"./" + StagedBinary, "launch", "-f", ShellQuote(jobFile)}
+	parts := []string{"./" + StagedBinary, "launch", "-f", QuoteForLaunch(jobFile)}
 	if flinkConf != "" {
-		parts = append(parts, "--flink-conf", ShellQuote(flinkConf))
+		parts = append(parts, "--flink-conf", QuoteForLaunch(flinkConf))
 	}
 	for _, d := range defines {
-		parts = append(parts, "-D", ShellQuote(d))
+		parts = append(parts, "-D", QuoteForLaunch(d))
 	}
-	parts = append(parts, "--", "/bin/bash", "-c", ShellQuote(command), "1>"+LogDirVar+"/stdout", "2>"+LogDirVar+"/stderr")
+	parts = append(parts, "--", "/bin/bash", "-c", QuoteForLaunch(command), "1>"+LogDirVar+"/stdout", "2>"+LogDirVar+"/stderr")
 	return EscapeForLaunchScript(strings.Join(parts, " "))
 }
