@@ -17,8 +17,9 @@ func ShellQuote(s string) string {
 // nmExpansionBreaker keeps the NodeManager from expanding anything in a quoted word: it replaces
 // {{ with $, drops }}, and replaces <CPS> and <LOG_DIR> in a launch command (YARN's cross-platform
 // parameter expansion), after our escaping, so {{(cmd)}} would become a live $(cmd) in the launch
-// script. Every {, } and < of a word ShellQuote quoted stands inside single quotes, where '' next
-// to it is nothing to bash: "{{" becomes "{''{''", which no expansion matches and bash reads as "{{".
+// script. Every {, } and < of a word ShellQuote quoted stands inside single quotes, where an empty
+// pair of single quotes next to it is nothing to bash: a double brace becomes brace, quote pair,
+// brace, quote pair, which no expansion matches and bash reads as the double brace again.
 var nmExpansionBreaker = strings.NewReplacer("{", "{''", "}", "''}", "<", "<''")
 
 // QuoteForLaunch quotes s as one word of a YARN launch command (ShellQuote) so that it reaches the
