@@ -92,7 +92,7 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	client.PrintReport(stdout, v)
 	switch {
 	case amErr != nil:
-		fmt.Fprintf(stdout, "AM:           not reachable at %s (%v)\n", v.AMURL, amErr)
+		client.PrintAMUnreachable(stdout, v.AMURL, amErr)
 	case am != nil:
 		client.PrintAMStatus(stdout, am)
 	}

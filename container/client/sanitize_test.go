@@ -1,12 +1,17 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/contract"
 )
@@ -60,4 +65,32 @@ func TestPrintedStringsCannotDriveTheTerminal(t *testing.T) {
 	assert.Contains(t, got, "badnode")
 	assert.Contains(t, got, "container_1")
 	assert.True(t, strings.Contains(got, "gpu=0"), got)
+}
+
+// TestUnreachableAMLineCannotDriveTheTerminal: status's line for an AM that answered with an error
+// carries the AM's URL and reason phrase, both chosen by the application's owner: sanitized and bounded.
+func TestUnreachableAMLineCannotDriveTheTerminal(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	reason := "Teapot \x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07\x1b[2J" + strings.Repeat("x", 1<<16)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		_, _ = bufio.NewReader(c).ReadString('\n')
+		_, _ = io.WriteString(c, "HTTP/1.1 500 "+reason+"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+	}()
+	_, _, ferr := FetchAMStatus(context.Background(), "http://"+ln.Addr().String()+"/")
+	require.Error(t, ferr)
+	var out bytes.Buffer
+	PrintAMUnreachable(&out, "http://"+ln.Addr().String()+"/\x1b[5m"+strings.Repeat("y", 1<<16)+"/", ferr)
+	got := out.String()
+	for _, bad := range []string{"\x1b", "\x07"} {
+		assert.NotContains(t, got, bad)
+	}
+	assert.Contains(t, got, "Teapot")
+	assert.Less(t, len(got), 1024, "the line is bounded: %d bytes", len(got))
 }

@@ -117,7 +117,7 @@ func FetchAMStatus(ctx context.Context, base string) (*contract.Status, json.Raw
 		return nil, nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("GET %sapi/v1/status: %s", base, resp.Status)
+		return nil, nil, fmt.Errorf("GET %sapi/v1/status: %s", base, shorten(resp.Status, 120))
 	}
 	var st contract.Status
 	if err := json.Unmarshal(body, &st); err != nil {
@@ -264,6 +264,12 @@ func resourcesText(r map[string]int64) string {
 }
 
 // shorten cuts s to n runes, marking the cut.
+// PrintAMUnreachable prints status's line for an AM whose status could not be read; the URL (from the
+// RM's report) and the error (with the AM's reason phrase) are bounded and sanitized.
+func PrintAMUnreachable(w io.Writer, amURL string, err error) {
+	fmt.Fprintf(w, "AM:           not reachable at %s (%s)\n", Sanitize(shorten(amURL, 240)), Sanitize(shorten(err.Error(), 400)))
+}
+
 func shorten(s string, n int) string {
 	r := []rune(s)
 	if len(r) <= n {
