@@ -26,12 +26,15 @@ type Client struct {
 	HTTP *http.Client
 	// CallTimeout bounds each non-streaming call (default 30s).
 	CallTimeout time.Duration
+	// pinned: Trust installed an HTTP client that trusts the application's authority alone; the
+	// secret is sent through no other (TestClientSendsTheSecretOnlyToThePinnedAM).
+	pinned bool
 }
 
 // New returns a client for the API at api (https://host:port/api/v1/, as in YARN_AM_API; the plain
 // tracking URL http://host:port/api/v1/ serves reads only). secret is the application secret
-// (YARN_AM_SECRET); reads work without it, writes need it and an https:// api. Call Trust with the
-// application's TLS authority before talking to an https:// api.
+// (YARN_AM_SECRET); reads work without it, writes need it, an https:// api and Trust with the
+// application's TLS authority (ErrNotPinned otherwise). Call Trust before talking to an https:// api.
 func New(api, secret string) (*Client, error) {
 	u, err := url.Parse(api)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -77,8 +80,14 @@ func (c *Client) Trust(caPEM []byte) error {
 		return err
 	}
 	c.HTTP = hc
+	c.pinned = true
 	return nil
 }
+
+// ErrNotPinned: a write (which carries the secret) on a client that Trust did not pin to the
+// application's TLS authority. Without the pin any server the system trusts could present itself as
+// the AM and receive the secret.
+var ErrNotPinned = errors.New("driverclient: the secret goes only to the AM's own TLS authority: call Trust with the application's CA certificate (" + contract.EnvCACert + ") first")
 
 // APIError is a non-2xx answer of the AM.
 type APIError struct {
@@ -123,6 +132,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		// writes anyway, but by then the secret would have crossed the wire in the clear.
 		if err := amtls.RequireHTTPS(c.base.String(), contract.EnvAPI); err != nil {
 			return err
+		}
+		if !c.pinned {
+			return ErrNotPinned
 		}
 		req.Header.Set("Authorization", "Bearer "+c.secret)
 	}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -181,6 +183,24 @@ func TestStreamEndsWithContextAndGivesUp(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
 
+// TestStreamRefusesAnOversizedEvent: an event larger than MaxEventBytes (here a valid 4 MiB JSON
+// event) is not read into memory whole and not returned; the stream gives up with the reason.
+func TestStreamRefusesAnOversizedEvent(t *testing.T) {
+	huge := `{"id":1,"type":"x","message":"` + strings.Repeat("x", 4<<20) + `"}`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: "+huge+"\n\n")
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL, "")
+	require.NoError(t, err)
+	s := c.Events(context.Background(), 0)
+	s.GiveUpAfter = 200 * time.Millisecond
+	e, err := s.Next()
+	require.Error(t, err, "an oversized event was returned: %d bytes of message", len(e.Message))
+	assert.ErrorIs(t, err, errEventTooLarge)
+}
+
 // The driver client sends the secret only over HTTPS to the AM whose certificate the application's
 // authority issued: not over http://, not to an impostor presenting another self-signed certificate.
 func TestClientSendsTheSecretOnlyToThePinnedAM(t *testing.T) {
@@ -197,6 +217,13 @@ func TestClientSendsTheSecretOnlyToThePinnedAM(t *testing.T) {
 	_, err = c.SetRequirements(ctx, 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "certificate")
+
+	// A client that trusts the impostor the way a system trust store would, but was never pinned.
+	c, err = New(impostor.URL, "s3cret")
+	require.NoError(t, err)
+	c.HTTP = impostor.Client()
+	_, err = c.SetRequirements(ctx, 1)
+	require.ErrorIs(t, err, ErrNotPinned)
 
 	c, err = New(plain.URL, "s3cret")
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -128,6 +129,11 @@ func (s *Stream) Next() (contract.Event, error) {
 			if err == nil {
 				continue
 			}
+			var pe *protocolError
+			if errors.As(err, &pe) {
+				// The AM sent what no reconnect mends (reconnecting resets the give-up clock).
+				return contract.Event{}, err
+			}
 		}
 		if s.ctx.Err() != nil {
 			return contract.Event{}, s.ctx.Err()
@@ -146,11 +152,40 @@ func (s *Stream) Next() (contract.Event, error) {
 	}
 }
 
+// MaxEventBytes bounds one event of the stream (its lines together): the AM's events are a few KiB,
+// and a stream that sends more is not read on (TestStreamRefusesAnOversizedEvent).
+const MaxEventBytes = 1 << 20
+
+// protocolError: the stream broke the event-stream contract (an event too large or not JSON); Next
+// returns it at once instead of reconnecting.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return e.msg }
+
+// errEventTooLarge: an event of the stream is larger than MaxEventBytes.
+var errEventTooLarge = &protocolError{fmt.Sprintf("driverclient: an event of the stream is larger than %d bytes", MaxEventBytes)}
+
+// readLine reads one line of at most max bytes (the newline included).
+func readLine(rd *bufio.Reader, max int) (string, error) {
+	var b []byte
+	for {
+		frag, err := rd.ReadSlice('\n')
+		if len(b)+len(frag) > max {
+			return "", errEventTooLarge
+		}
+		b = append(b, frag...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return string(b), err
+	}
+}
+
 // readEvent reads SSE lines up to the next event with data; comments and retry lines are skipped.
 func readEvent(rd *bufio.Reader) (contract.Event, bool, error) {
 	var data strings.Builder
 	for {
-		line, err := rd.ReadString('\n')
+		line, err := readLine(rd, MaxEventBytes-data.Len())
 		if err != nil {
 			return contract.Event{}, false, err
 		}
@@ -162,7 +197,7 @@ func readEvent(rd *bufio.Reader) (contract.Event, bool, error) {
 			}
 			var e contract.Event
 			if err := json.Unmarshal([]byte(data.String()), &e); err != nil {
-				return contract.Event{}, false, fmt.Errorf("driverclient: an event is not JSON: %w", err)
+				return contract.Event{}, false, &protocolError{"driverclient: an event is not JSON: " + err.Error()}
 			}
 			return e, true, nil
 		case strings.HasPrefix(line, "data:"):
