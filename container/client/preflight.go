@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -35,13 +34,14 @@ type LoadedJob struct {
 }
 
 // LoadJob reads and validates the job and its external-resource keys; every problem is in the error.
-// A job file that is not TOML is reported once, alone.
+// The job file is read and decoded once (jobfile.Read); a file that is not TOML is reported once,
+// alone.
 func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
-	job, jerr := jobfile.LoadJob(path)
-	var se *jobfile.SyntaxError
-	if errors.As(jerr, &se) {
-		return nil, jerr
+	f, err := jobfile.Read(path)
+	if err != nil {
+		return nil, err
 	}
+	job, jerr := f.Job()
 	var flagErrs []error
 	if opts.Name != nil {
 		if err := jobfile.ValidateName(*opts.Name); err != nil {
@@ -57,10 +57,10 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 			job.Queue = *opts.Queue
 		}
 	}
-	src := resources.Sources{JobFile: path, FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
+	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
-	_, perr := am.PolicyArgs(path)
+	_, perr := f.PolicyArgs()
 	if job != nil && cfg != nil {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}
