@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 func write(t *testing.T, dir, name, content string) string {
@@ -61,7 +63,7 @@ external-resource:
 	require.Len(t, cfg.Resources, 2)
 	assert.Equal(t, Resource{Name: "gpu", Amount: 2, YarnKey: "yarn.io/gpu", Driver: "test-strict",
 		Params: map[string]string{"level": "3"}}, cfg.Resources[0])
-	assert.Equal(t, map[string]int64{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
+	assert.Equal(t, contract.Capability{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
 	assert.Len(t, warns, 1) // fpga has no driver
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -80,7 +81,7 @@ memory = "4g"
 		"external-resource.fpga.amount=3", "external-resource.fpga.amount=4"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), cfg.Resources[0].Amount, "-D wins over toml, the last -D wins")
-	assert.Equal(t, map[string]int64{"yarn.io/fpga": 4}, cfg.YarnResources())
+	assert.Equal(t, contract.Capability{"yarn.io/fpga": 4}, cfg.YarnResources())
 }
 
 func TestLoadFlinkConfNamedByJobFile(t *testing.T) {
@@ -94,7 +95,7 @@ func TestLoadFlinkConfNamedByJobFile(t *testing.T) {
 }
 
 func TestLoadTOMLStyles(t *testing.T) {
-	want := map[string]int64{"yarn.io/gpu": 2, "yarn.io/fpga": 1}
+	want := contract.Capability{"yarn.io/gpu": 2, "yarn.io/fpga": 1}
 	for name, doc := range map[string]string{
 		"quoted flat keys": `
 "external-resources" = "gpu;fpga"
