@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -102,8 +101,12 @@ func Load(src Sources) (*Config, []Warning, error) {
 func IsResourceKey(k string) bool { return strings.HasPrefix(k, "external-resource") }
 
 func readProblem(kind, path string, err error) Problem {
-	if errors.Is(err, fs.ErrNotExist) {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return Problem{Key: kind, Value: path, Message: fmt.Sprintf("%s %q does not exist", kind, path)}
+	case !errors.As(err, &pe):
+		return Problem{Key: kind, Value: path, Message: err.Error()} // ReadFile's own: it names the file
 	}
 	return Problem{Key: kind, Value: path, Message: fmt.Sprintf("%s %q cannot be read: %v", kind, path, err)}
 }
@@ -163,14 +166,12 @@ const FlinkYAMLName = "config.yaml"
 var yamlLineRe = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, nil, []Problem{{Key: "flink-conf file", Value: path,
-			Message: fmt.Sprintf("flink-conf file %q is a directory; give the path of a flink-conf.yaml or config.yaml", path)}}
-	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile("flink-conf file", path, "a flink-conf.yaml or config.yaml", MaxFlinkConfBytes)
 	if err != nil {
 		return nil, nil, []Problem{readProblem("flink-conf file", path, err)}
 	}
+	// A UTF-8 byte order mark (an editor's) is not part of the first key; Flink's reader skips it too.
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	var entries []yamlEntry
 	var probs []Problem
 	if filepath.Base(path) == FlinkYAMLName {

@@ -1,12 +1,15 @@
 package jobfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 // File is a job file read and decoded once. Three readers share the decoded document, each reading its
@@ -29,20 +32,21 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job file %s: %w", path, err)
 	}
-	data, err := os.ReadFile(abs)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("job file %s does not exist", path)
-		}
-		if st, serr := os.Stat(abs); serr == nil && st.IsDir() {
-			return nil, fmt.Errorf("job file %s is a directory; give the path of a job.toml", path)
-		}
+	data, err := resources.ReadFile("job file", path, "a job.toml", resources.MaxJobFileBytes)
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("job file %s does not exist", path)
+	case errors.As(err, &pe):
 		return nil, fmt.Errorf("job file %s cannot be read: %w", path, err)
+	case err != nil:
+		return nil, err // ReadFile's own: not a regular file, too large
 	}
-	return decode(path, abs, data)
-}
-
-func decode(path, abs string, data []byte) (*File, error) {
+	// A UTF-8 byte order mark (an editor's) is not part of the first key.
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
+	if err := checkShape(data); err != nil {
+		return nil, fmt.Errorf("job file %s: %w (docs/running.md#limits-on-input-files)", path, err)
+	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
