@@ -125,8 +125,8 @@ func checkShape(data []byte) error {
 	return nil
 }
 
-// skipString returns the length of the TOML string at the start of s (basic "…", literal '…', or
-// multi-line """…""" and ”'…”') and the newlines in it; an unterminated string runs to the end.
+// skipString returns the length of the TOML string at the start of s (basic or literal, on one line
+// or multi-line between three quotes) and the newlines in it; an unterminated string runs to the end.
 func skipString(s []byte) (n, lines int) {
 	q := s[0]
 	if len(s) >= 3 && s[1] == q && s[2] == q { // multi-line
