@@ -315,7 +315,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			a.setState(contract.StateRunning)
 			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
 			if !ok {
-				ev = AllocationRejectedEvent("", 0, -1, "", "the TaskExecutors cannot be allocated on this cluster: "+u.why)
+				ev = AllocationRejectedEvent("", 0, -1, "", u.why) // the client's pre-flight wording (CheckAsk)
 			}
 			ev = a.emit(ev)
 			out := Outcome{Status: contract.Failed, Diagnostics: ev.Message}
@@ -493,8 +493,8 @@ func (a *AM) register(ctx context.Context) error {
 	for _, ti := range resp.GetResourceTypes() {
 		types = append(types, ti.GetName())
 	}
-	if why := CheckAsk(a.cfg.Spec.Capability, types, maximum); why != "" {
-		return &unsatisfiable{why: why, maximum: maximum}
+	if err := CheckAsk(a.cfg.Spec.Capability, a.cfg.Keys, types, maximum); err != nil {
+		return &unsatisfiable{why: err.Error(), maximum: maximum}
 	}
 	a.adopt(ctx, resp)
 	a.mu.Lock()

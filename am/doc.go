@@ -26,7 +26,7 @@
 //   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array.
 //   - policy.go: the failure policy, pure and clock-free: failure rate over a sliding window, restart
 //     backoff, per-node exclusion, the pending timeout behind not-enough-resources events.
-//     policyflags.go and policyfile.go: its AM flags and the job file's [policy] table.
+//     policyflags.go: its AM flags (container/jobfile reads the job file's [policy] table into them).
 //   - surface.go: the loop's side of it: events from what the loop sees, policy decisions turned into
 //     blacklist updates and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a

@@ -23,15 +23,16 @@ import (
 
 // ProcessOptions are the flags of `yarn-am am`.
 type ProcessOptions struct {
-	JobFile, FlinkConf string // the staged job.toml and flink-conf.yaml ("" = none)
-	Defines            []string
-	Service            bool
-	Driver             string // the driver command (driver mode), "" = none
-	HeartbeatFast      time.Duration
-	HeartbeatSlow      time.Duration
-	LaunchWorkers      int
-	FinishedHistory    int
-	Policy             PolicyConfig
+	Job             *jobfile.File // the staged job.toml, read once by the caller
+	FlinkConf       string        // the staged flink-conf.yaml ("" = none)
+	Defines         []string
+	Service         bool
+	Driver          string // the driver command (driver mode), "" = none
+	HeartbeatFast   time.Duration
+	HeartbeatSlow   time.Duration
+	LaunchWorkers   int
+	FinishedHistory int
+	Policy          PolicyConfig
 	// MaxEventStreams and MaxEventStreamsPerClient bound concurrent event streams (0 = the defaults,
 	// DefaultMaxEventStreams and DefaultMaxEventStreamsPerClient).
 	MaxEventStreams, MaxEventStreamsPerClient int
@@ -43,11 +44,11 @@ type ProcessOptions struct {
 // HTTP API on NM_HOST and runs the AM until the application ends or ctx is cancelled (SIGTERM). It
 // returns the process's exit code: 0 unregistered, 1 failed, 143 stopped by a signal.
 func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
-	job, err := jobfile.LoadStagedJob(a.JobFile) // the job's local files were shipped; their paths mean nothing here
+	job, err := a.Job.StagedJob() // the job's local files were shipped; their paths mean nothing here
 	if err != nil {
 		return 1, err
 	}
-	cfg, warnings, err := resources.Load(resources.Sources{JobFile: a.JobFile, FlinkConf: a.FlinkConf, Overrides: a.Defines})
+	cfg, warnings, err := resources.Load(resources.Sources{Job: a.Job.ResourceKeys(), FlinkConf: a.FlinkConf, Overrides: a.Defines})
 	for _, w := range warnings {
 		logrus.WithField("key", w.Key).Warn(w.Message)
 	}
@@ -196,7 +197,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		env[contract.EnvGang] = "1"
 	}
 	te := TaskExecutorLaunch{
-		Manifest: manifest, Staged: stagedFiles, JobFile: a.JobFile, FlinkConf: flinkAlias, Defines: a.Defines,
+		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: flinkAlias, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
 	}
 	clc, err := te.LaunchContext()

@@ -2,6 +2,7 @@ package am
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,28 +27,26 @@ const (
 // Fits says why got cannot serve an ask for want ("" if it can): memory and vcores may be larger than
 // asked (the scheduler rounds them up), every other resource type must be exactly what was asked (a
 // container with more GPUs than asked hides them from other applications; the launcher would only use
-// the configured amount).
+// the configured amount). Too little is got.Fits(want); too much, want.Fits(got) of the other types.
 func Fits(got, want contract.Capability) string {
 	var bad []string
-	for k, w := range want {
-		g := got[k]
-		switch k {
-		case "memory-mb", "vcores":
-			if g < w {
-				bad = append(bad, fmt.Sprintf("%s %d < %d asked", k, g, w))
-			}
+	for _, k := range got.Fits(want) {
+		if k == "memory-mb" || k == "vcores" {
+			bad = append(bad, fmt.Sprintf("%s %d < %d asked", k, got[k], want[k]))
+		} else {
+			bad = append(bad, fmt.Sprintf("%s %d != %d asked", k, got[k], want[k]))
+		}
+	}
+	for _, k := range want.Fits(got) {
+		switch _, asked := want[k]; {
+		case k == "memory-mb" || k == "vcores":
+		case asked:
+			bad = append(bad, fmt.Sprintf("%s %d != %d asked", k, got[k], want[k]))
 		default:
-			if g != w {
-				bad = append(bad, fmt.Sprintf("%s %d != %d asked", k, g, w))
-			}
+			bad = append(bad, fmt.Sprintf("%s %d, none asked", k, got[k]))
 		}
 	}
-	for k, g := range got {
-		if _, asked := want[k]; !asked && g != 0 && k != "memory-mb" && k != "vcores" {
-			bad = append(bad, fmt.Sprintf("%s %d, none asked", k, g))
-		}
-	}
-	sort.Strings(bad)
+	slices.Sort(bad)
 	return strings.Join(bad, ", ")
 }
 

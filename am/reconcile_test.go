@@ -196,17 +196,6 @@ func TestFits(t *testing.T) {
 	assert.Equal(t, "memory-mb 256 < 512 asked, vcores 0 < 1 asked, yarn.io/gpu 0 != 1 asked", Fits(contract.Capability{"memory-mb": 256}, te))
 }
 
-func TestCheckAsk(t *testing.T) {
-	types := []string{"memory-mb", "vcores", "yarn.io/gpu", "yarn.io/fpga"}
-	max := contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4, "yarn.io/fpga": 2}
-	assert.Empty(t, CheckAsk(te, types, max))
-	assert.Equal(t, "a TaskExecutor asks for yarn.io/gpu=8 but the cluster's maximum allocation is 4",
-		CheckAsk(contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 8}, types, max))
-	assert.Equal(t, "resource type nvidia.com/gpu is not defined on this cluster (it knows memory-mb, vcores, yarn.io/fpga, yarn.io/gpu); check external-resource.<name>.yarn.config-key",
-		CheckAsk(contract.Capability{"memory-mb": 512, "nvidia.com/gpu": 1}, types, max))
-	assert.Empty(t, CheckAsk(contract.Capability{"memory-mb": 512, "x": 1}, nil, nil), "nothing to check against")
-}
-
 func TestReconcileReleasesAllocationsOnExcludedNodes(t *testing.T) {
 	spec := Spec{Instances: 2, Capability: te, MaxFailures: 3}
 	obs := Observed{Asks: []Ask{{ID: 1, Want: 2, AtRM: 2}}, NextAskID: 2, Excluded: map[string]bool{"n1:1": true},

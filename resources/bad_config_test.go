@@ -1,10 +1,16 @@
 package resources
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // TestBadConfigurations pins the exact text a user sees for each kind of mistake. Inputs are "key=value"
@@ -143,6 +149,44 @@ func TestBadConfigurations(t *testing.T) {
 			var ce *ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, c.want, ce.Messages())
+		})
+	}
+}
+
+// TestLoadRefusesHostileFlinkConfs: a Flink configuration that is not a regular file is refused
+// without reading it (a named pipe would block, /dev/zero never ends), one over MaxFlinkConfBytes is
+// refused, and each error names the file and the limit (docs/running.md#limits-on-input-files). A
+// UTF-8 byte order mark is skipped, as Flink skips it: the first key is read, not lost.
+func TestLoadRefusesHostileFlinkConfs(t *testing.T) {
+	dir := t.TempDir()
+	pipe := filepath.Join(dir, "pipe", "flink-conf.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(pipe), 0o755))
+	require.NoError(t, syscall.Mkfifo(pipe, 0o644))
+	const ok = "external-resources: fpga\nexternal-resource.fpga.amount: 1\nexternal-resource.fpga.yarn.config-key: yarn.io/fpga\n"
+	big := write(t, dir, "flink-conf.yaml", "# "+strings.Repeat("x", MaxFlinkConfBytes)+"\n"+ok)
+	exact := write(t, t.TempDir(), "flink-conf.yaml", ok+"# "+strings.Repeat("x", MaxFlinkConfBytes-len(ok)-3)+"\n")
+	bomLegacy := write(t, t.TempDir(), "flink-conf.yaml", "\uFEFF"+ok)
+	bomYAML := write(t, t.TempDir(), "config.yaml", "\uFEFF"+ok)
+	for _, c := range []struct {
+		name, path string
+		want       string // the one message; "" = loads, with the fpga of ok
+	}{
+		{"a named pipe", pipe, "flink-conf file " + pipe + " is a named pipe, not a regular file; give the path of a flink-conf.yaml or config.yaml"},
+		{"/dev/zero", "/dev/zero", "flink-conf file /dev/zero is a device, not a regular file; give the path of a flink-conf.yaml or config.yaml"},
+		{"a directory", dir, "flink-conf file " + dir + " is a directory; give the path of a flink-conf.yaml or config.yaml"},
+		{"over 1 MiB", big, "flink-conf file " + big + " is larger than 1 MiB, the most yarn-am reads of it (docs/running.md#limits-on-input-files); a real one is far smaller: check that this is the file you meant"},
+		{"exactly 1 MiB", exact, ""},
+		{"a byte order mark, read line by line", bomLegacy, ""},
+		{"a byte order mark, read as YAML", bomYAML, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, _, err := Load(Sources{FlinkConf: c.path})
+			if c.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, contract.Capability{"yarn.io/fpga": 1}, cfg.YarnResources(), "the first key is read")
+				return
+			}
+			assert.Equal(t, []string{c.want}, messages(t, err))
 		})
 	}
 }

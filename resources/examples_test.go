@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/container/contract"
+
 	_ "github.com/yarn-am/yarn-am/gpu" // registers "gpu" and Flink's GPUDriverFactory alias
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -74,7 +76,7 @@ func TestExampleBlock1Fixed(t *testing.T) {
 			}
 			cfg, warns, err := resources.Load(resources.Sources{FlinkConf: writeFile(t, "flink-conf.yaml", y)})
 			require.NoError(t, err)
-			assert.Equal(t, map[string]int64{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
+			assert.Equal(t, contract.Capability{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
 			gpu, ok := cfg.Resource("gpu")
 			require.True(t, ok)
 			assert.Equal(t, "org.apache.flink.externalresource.gpu.GPUDriverFactory", gpu.Driver)

@@ -2,9 +2,10 @@ package resources
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -67,15 +68,6 @@ func missing(key string, format string, args ...any) Problem {
 	return Problem{Key: key, Message: key + " is not set: " + fmt.Sprintf(format, args...)}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // normalize files draft spellings under the final keys (remembering the key as written) and reports
 // a conflict when both spellings are set to different values.
 func normalize(kv map[string]Value) (map[string]Value, []Warning, []Problem) {
@@ -84,7 +76,7 @@ func normalize(kv map[string]Value) (map[string]Value, []Warning, []Problem) {
 	var probs []Problem
 	type draft struct{ from, to string }
 	var drafts []draft
-	for _, k := range sortedKeys(kv) {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		v := kv[k]
 		if v.Key != "" { // already normalized
 			out[k] = v
@@ -152,7 +144,7 @@ func validate(kv map[string]Value) (*Config, []Warning, []Problem) {
 
 	// Per-resource keys, grouped by resource name; other external-resource* keys are unknown.
 	perRes := map[string]map[string]Value{}
-	for _, k := range sortedKeys(kv) {
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
 		v := kv[k]
 		switch {
 		case k == KeyResources:
@@ -206,12 +198,12 @@ func validate(kv map[string]Value) (*Config, []Warning, []Problem) {
 	}
 
 	// Keys of resources that are not listed would be silently dropped: say so.
-	for _, n := range sortedKeys(perRes) {
+	for _, n := range slices.Sorted(maps.Keys(perRes)) {
 		if listed[n] {
 			continue
 		}
 		var keys []string
-		for _, sub := range sortedKeys(perRes[n]) {
+		for _, sub := range slices.Sorted(maps.Keys(perRes[n])) {
 			keys = append(keys, shownKey(KeyPrefix+n+"."+sub, perRes[n][sub]))
 		}
 		keyText := strings.Join(keys, ", ")
@@ -278,7 +270,7 @@ func validateResource(n string, keys map[string]Value) (Resource, []Warning, []P
 	key := func(sub string) string { return KeyPrefix + n + "." + sub }
 	r := Resource{Name: n, Params: map[string]string{}}
 
-	for _, sub := range sortedKeys(keys) {
+	for _, sub := range slices.Sorted(maps.Keys(keys)) {
 		v := keys[sub]
 		switch {
 		case sub == SubAmount, sub == SubYarnKey, sub == SubK8sKey, sub == SubDriver:
@@ -379,7 +371,7 @@ func validateResource(n string, keys map[string]Value) (Resource, []Warning, []P
 		warns = append(warns, noDriverWarning(n, r.YarnKey))
 	}
 	if r.Driver == "" && len(r.Params) > 0 && !driverSet {
-		warns = append(warns, Warning{Level: LevelWarning, Key: key(SubParam + sortedKeys(r.Params)[0]),
+		warns = append(warns, Warning{Level: LevelWarning, Key: key(SubParam + slices.Sorted(maps.Keys(r.Params))[0]),
 			Message: fmt.Sprintf("%s%s* set but resource %q has no driver: the parameters are unused", KeyPrefix, n+"."+SubParam, n)})
 	}
 	return r, warns, probs

@@ -6,26 +6,21 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	yaml "go.yaml.in/yaml/v3"
 )
 
 // Sources names where the external-resource configuration comes from. Precedence, lowest first:
-// FlinkConf < JobFile < Overrides (a later -D wins over an earlier one).
+// FlinkConf < Job < Overrides (a later -D wins over an earlier one).
 type Sources struct {
-	// JobFile is a job.toml (optional). Only the keys external-resources, external-resource.*, the draft
-	// external-resource.list and flink-conf are read from it here; every other top-level key or table
-	// belongs to the job-file schema and is ignored by Load.
-	JobFile string
+	// Job are the external-resource keys of a job.toml (optional), read from it by the job-file reader
+	// (container/jobfile, File.ResourceKeys), which decodes the file once for all its readers.
+	Job *JobKeys
 	// FlinkConf is a flink-conf.yaml (flat "key: value") or a Flink 1.19+ config.yaml (nested YAML),
-	// optional. A job file may name one too: flink-conf = "path", relative to the job file; this field
-	// wins over that.
+	// optional. A job file may name one too (JobKeys.FlinkConf); this field wins over that.
 	FlinkConf string
 	// Overrides are -D key=value flags, in the order given. A key that is not an external-resource key
 	// is an error (with a did-you-mean): -D sets nothing else, and dropping it would lose what the user
@@ -33,13 +28,24 @@ type Sources struct {
 	Overrides []string
 }
 
-// JobFileFlinkConfKey is the job-file key that names a flink-conf.yaml, relative to the job file.
-const JobFileFlinkConfKey = "flink-conf"
+// JobKeys are the external-resource keys of one job file: external-resources, external-resource.*
+// and the draft external-resource.list, flattened to dotted keys (a TOML table, dotted key or quoted
+// key give the same key), each with the file and line it is written on.
+type JobKeys struct {
+	Path   string // the job file, for messages
+	Values map[string]Value
+	// FlinkConf is the flink-conf.yaml the job names (flink-conf = "..."), made absolute against the
+	// job file's directory; "" = none.
+	FlinkConf string
+	// Problems are what could not be read: the file itself, a key set twice, a value of the wrong
+	// type. Load reports them with the rest.
+	Problems []Problem
+}
 
 // Load reads the sources, merges them by precedence and validates the result like Parse. Only
-// external-resource keys are read: other keys of the Flink YAML (a Flink configuration has many) and
-// other keys and tables of the job file (the job-file schema, read elsewhere) are ignored. A duplicate
-// key inside one file is an error naming both lines. Draft spellings are resolved per source, so a
+// external-resource keys are read: other keys of the Flink YAML (a Flink configuration has many) are
+// ignored, and a job file's come already picked out (JobKeys). A duplicate key inside one file is an
+// error naming both lines. Draft spellings are resolved per source, so a
 // higher-precedence source may override either spelling. The error, if any, is a *ConfigError listing
 // every problem, unreadable files included.
 func Load(src Sources) (*Config, []Warning, error) {
@@ -50,12 +56,11 @@ func Load(src Sources) (*Config, []Warning, error) {
 	)
 	flinkConf := src.FlinkConf
 	var jobKV map[string]Value
-	if src.JobFile != "" {
-		kv, fc, p := readJobFile(src.JobFile)
-		probs = append(probs, p...)
-		jobKV = kv
-		if flinkConf == "" && fc != "" {
-			flinkConf = fc
+	if src.Job != nil {
+		probs = append(probs, src.Job.Problems...)
+		jobKV = src.Job.Values
+		if flinkConf == "" {
+			flinkConf = src.Job.FlinkConf
 		}
 	}
 	if flinkConf != "" {
@@ -91,16 +96,23 @@ func Load(src Sources) (*Config, []Warning, error) {
 	return cfg, warns, nil
 }
 
-func isResourceKey(k string) bool { return strings.HasPrefix(k, "external-resource") }
+// IsResourceKey reports whether a key belongs to the external-resource configuration (the keys Load
+// reads from every source).
+func IsResourceKey(k string) bool { return strings.HasPrefix(k, "external-resource") }
 
 func readProblem(kind, path string, err error) Problem {
-	if errors.Is(err, fs.ErrNotExist) {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return Problem{Key: kind, Value: path, Message: fmt.Sprintf("%s %q does not exist", kind, path)}
+	case !errors.As(err, &pe):
+		return Problem{Key: kind, Value: path, Message: err.Error()} // ReadFile's own: it names the file
 	}
 	return Problem{Key: kind, Value: path, Message: fmt.Sprintf("%s %q cannot be read: %v", kind, path, err)}
 }
 
-func duplicate(key, file string, line1, line2 int, v1, v2 string) Problem {
+// Duplicate is the problem of a key set twice in one file, naming both lines in file order.
+func Duplicate(key, file string, line1, line2 int, v1, v2 string) Problem {
 	return Problem{Key: key, Value: v2, Origin: fmt.Sprintf("%s:%d", file, line2),
 		Message: fmt.Sprintf("%s is set twice in %s: line %d (%q) and line %d (%q); keep one", key, file, line1, v1, line2, v2)}
 }
@@ -113,7 +125,7 @@ func readOverrides(flags []string) (map[string]Value, []Problem) {
 	for _, f := range flags {
 		k, v, ok := strings.Cut(f, "=")
 		k = strings.TrimSpace(k)
-		if !isResourceKey(k) {
+		if !IsResourceKey(k) {
 			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
 				Message: fmt.Sprintf("-D %s: not an external-resource key%s; -D sets only %s and %s<name>.* keys (docs/job-file.md)",
 					k, overrideSuggestion(k), KeyResources, KeyPrefix)})
@@ -154,14 +166,12 @@ const FlinkYAMLName = "config.yaml"
 var yamlLineRe = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return nil, nil, []Problem{{Key: "flink-conf file", Value: path,
-			Message: fmt.Sprintf("flink-conf file %q is a directory; give the path of a flink-conf.yaml or config.yaml", path)}}
-	}
-	data, err := os.ReadFile(path)
+	data, err := ReadFile("flink-conf file", path, "a flink-conf.yaml or config.yaml", MaxFlinkConfBytes)
 	if err != nil {
 		return nil, nil, []Problem{readProblem("flink-conf file", path, err)}
 	}
+	// A UTF-8 byte order mark (an editor's) is not part of the first key; Flink's reader skips it too.
+	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
 	var entries []yamlEntry
 	var probs []Problem
 	if filepath.Base(path) == FlinkYAMLName {
@@ -181,11 +191,11 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 	kv := map[string]Value{}
 	lines := map[string]yamlEntry{}
 	for _, e := range entries {
-		if !isResourceKey(e.key) {
+		if !IsResourceKey(e.key) {
 			continue
 		}
 		if prev, dup := lines[e.key]; dup {
-			probs = append(probs, duplicate(e.key, path, prev.line, e.line, prev.val, e.val))
+			probs = append(probs, Duplicate(e.key, path, prev.line, e.line, prev.val, e.val))
 			continue
 		}
 		lines[e.key] = e
@@ -339,116 +349,4 @@ func legacyEntries(path string, data []byte) ([]yamlEntry, []Problem) {
 		}
 	}
 	return out, probs
-}
-
-// --- job.toml ---
-
-func readJobFile(path string) (map[string]Value, string, []Problem) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", []Problem{readProblem("job file", path, err)}
-	}
-	var doc map[string]any
-	if _, err := toml.Decode(string(data), &doc); err != nil {
-		return nil, "", []Problem{{Key: "job file", Value: path, Origin: path,
-			Message: fmt.Sprintf("job file %q is not valid TOML: %v", path, err)}}
-	}
-	lines := tomlKeyLines(data)
-	kv := map[string]Value{}
-	at := map[string]int{}
-	var probs []Problem
-	var flinkConf string
-
-	var walk func(segs []string, v any)
-	walk = func(segs []string, v any) {
-		if m, ok := v.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
-				walk(append(append([]string{}, segs...), k), m[k])
-			}
-			return
-		}
-		key := strings.Join(segs, ".")
-		line := lineOf(lines, segs)
-		val := tomlString(v)
-		origin := path
-		if line > 0 {
-			origin = fmt.Sprintf("%s:%d", path, line)
-		}
-		if prev, dup := kv[key]; dup {
-			p := duplicate(key, path, at[key], line, prev.V, val)
-			if at[key] > line { // name the lines in file order
-				p = duplicate(key, path, line, at[key], val, prev.V)
-			}
-			probs = append(probs, p)
-			return
-		}
-		kv[key] = Value{V: val, Origin: origin}
-		at[key] = line
-	}
-	for _, k := range sortedKeys(doc) {
-		switch {
-		case k == JobFileFlinkConfKey:
-			s, ok := doc[k].(string)
-			if !ok || strings.TrimSpace(s) == "" {
-				probs = append(probs, Problem{Key: k, Value: tomlString(doc[k]), Origin: path,
-					Message: fmt.Sprintf("%s = %s (%s): must be the path of a flink-conf.yaml, relative to the job file", k, tomlString(doc[k]), path)})
-				continue
-			}
-			flinkConf = s
-			if !filepath.IsAbs(s) {
-				flinkConf = filepath.Join(filepath.Dir(path), s)
-			}
-		case k == KeyResources && !isStringOrStrings(doc[k]):
-			probs = append(probs, Problem{Key: k, Value: tomlString(doc[k]), Origin: path,
-				Message: fmt.Sprintf("%s = %s (%s): want a string of resource names separated by ';', e.g. %s = \"gpu;fpga\"", k, tomlString(doc[k]), path, k)})
-		case isResourceKey(k):
-			walk([]string{k}, doc[k])
-		}
-	}
-	return kv, flinkConf, probs
-}
-
-// isStringOrStrings reports whether a TOML value is a string or a list of strings.
-func isStringOrStrings(v any) bool {
-	switch t := v.(type) {
-	case string:
-		return true
-	case []any:
-		for _, it := range t {
-			if _, ok := it.(string); !ok {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-func tomlString(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case []any:
-		items := make([]string, len(t))
-		for i, it := range t {
-			items[i] = tomlString(it)
-		}
-		return strings.Join(items, ";")
-	default:
-		return fmt.Sprint(t)
-	}
-}
-
-// lineOf returns the line of the key path, or of its longest prefix (keys inside inline tables).
-func lineOf(lines map[string]int, segs []string) int {
-	for n := len(segs); n > 0; n-- {
-		if l, ok := lines[strings.Join(segs[:n], "\x00")]; ok {
-			return l
-		}
-	}
-	return 0
 }

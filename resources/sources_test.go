@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 func write(t *testing.T, dir, name, content string) string {
@@ -36,44 +38,6 @@ external-resource.fpga.driver-factory.class: exec
 external-resource.fpga.param.path: /opt/fpga/list
 `
 
-func TestLoadPrecedenceYamlTomlFlags(t *testing.T) {
-	dir := t.TempDir()
-	yamlPath := write(t, dir, "flink-conf.yaml", flatYAML)
-	// A TOML key after a table header belongs to that table, so resource keys come first.
-	job := write(t, dir, "job.toml", `"external-resource.fpga.amount" = 2
-external-resource.fpga.param.args = "--from-toml"
-name = "train"
-
-[taskexecutor]
-memory = "4g"
-`)
-
-	cfg, _, err := Load(Sources{FlinkConf: yamlPath})
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), cfg.Resources[0].Amount)
-
-	cfg, _, err = Load(Sources{FlinkConf: yamlPath, JobFile: job})
-	require.NoError(t, err)
-	assert.Equal(t, int64(2), cfg.Resources[0].Amount, "toml wins over yaml")
-	assert.Equal(t, map[string]string{"path": "/opt/fpga/list", "args": "--from-toml"}, cfg.Resources[0].Params)
-
-	cfg, _, err = Load(Sources{FlinkConf: yamlPath, JobFile: job, Overrides: []string{
-		"external-resource.fpga.amount=3", "external-resource.fpga.amount=4"}})
-	require.NoError(t, err)
-	assert.Equal(t, int64(4), cfg.Resources[0].Amount, "-D wins over toml, the last -D wins")
-	assert.Equal(t, map[string]int64{"yarn.io/fpga": 4}, cfg.YarnResources())
-}
-
-func TestLoadFlinkConfNamedByJobFile(t *testing.T) {
-	dir := t.TempDir()
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "conf"), 0o755))
-	write(t, filepath.Join(dir, "conf"), "flink-conf.yaml", flatYAML)
-	job := write(t, dir, "job.toml", "flink-conf = \"conf/flink-conf.yaml\"\n")
-	cfg, _, err := Load(Sources{JobFile: job})
-	require.NoError(t, err)
-	assert.Equal(t, "yarn.io/fpga", cfg.Resources[0].YarnKey)
-}
-
 func TestLoadNestedYAML(t *testing.T) {
 	dir := t.TempDir()
 	p := write(t, dir, "config.yaml", `
@@ -99,58 +63,8 @@ external-resource:
 	require.Len(t, cfg.Resources, 2)
 	assert.Equal(t, Resource{Name: "gpu", Amount: 2, YarnKey: "yarn.io/gpu", Driver: "test-strict",
 		Params: map[string]string{"level": "3"}}, cfg.Resources[0])
-	assert.Equal(t, map[string]int64{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
+	assert.Equal(t, contract.Capability{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
 	assert.Len(t, warns, 1) // fpga has no driver
-}
-
-func TestLoadTOMLStyles(t *testing.T) {
-	want := map[string]int64{"yarn.io/gpu": 2, "yarn.io/fpga": 1}
-	for name, doc := range map[string]string{
-		"quoted flat keys": `
-"external-resources" = "gpu;fpga"
-"external-resource.gpu.amount" = 2
-"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.driver-factory.class" = "test-strict"
-"external-resource.gpu.param.level" = "1"
-"external-resource.fpga.amount" = "1"
-"external-resource.fpga.yarn.config-key" = "yarn.io/fpga"
-`,
-		"dotted keys": `
-external-resources = ["gpu", "fpga"]
-external-resource.gpu.amount = 2
-external-resource.gpu.yarn.config-key = "yarn.io/gpu"
-external-resource.gpu.driver-factory.class = "test-strict"
-external-resource.gpu.param.level = "1"
-external-resource.fpga = { amount = 1, yarn.config-key = "yarn.io/fpga" }
-`,
-		"tables": `
-external-resources = "gpu;fpga"
-name = "ignored"
-
-[external-resource.gpu]
-amount = 2
-"yarn.config-key" = "yarn.io/gpu"
-driver-factory.class = "test-strict"
-
-[external-resource.gpu.param]
-"level" = "1"
-
-[external-resource.fpga]
-amount = 1
-yarn.config-key = "yarn.io/fpga"
-
-[taskexecutor]
-memory = "4g"
-`,
-	} {
-		t.Run(name, func(t *testing.T) {
-			cfg, _, err := Load(Sources{JobFile: write(t, t.TempDir(), "job.toml", doc)})
-			require.NoError(t, err)
-			assert.Equal(t, want, cfg.YarnResources())
-			assert.Equal(t, "gpu", cfg.Resources[0].Name)
-			assert.Equal(t, map[string]string{"level": "1"}, cfg.Resources[0].Params)
-		})
-	}
 }
 
 func TestLoadDuplicateKeys(t *testing.T) {
@@ -167,29 +81,19 @@ external-resource:
 		`external-resource.fpga.amount is set twice in ` + y + `: line 2 ("1") and line 6 ("2"); keep one`,
 	}, messages(t, err))
 
-	j := write(t, dir, "job.toml", `external-resources = "fpga"
-"external-resource.fpga.amount" = 1
-external-resource.fpga.yarn.config-key = "yarn.io/fpga"
-[external-resource.fpga]
-amount = 2
-`)
-	_, _, err = Load(Sources{JobFile: j})
-	assert.Equal(t, []string{
-		`external-resource.fpga.amount is set twice in ` + j + `: line 2 ("1") and line 5 ("2"); keep one`,
-	}, messages(t, err))
 }
 
 func TestLoadSourceErrors(t *testing.T) {
 	dir := t.TempDir()
-	bad := write(t, dir, "bad.toml", "external-resources = \n")
+	job := &JobKeys{Path: "job.toml", Problems: []Problem{{Key: "job file", Message: "job file job.toml is not valid TOML: line 1: x"}}}
 	_, _, err := Load(Sources{
-		JobFile:   bad,
+		Job:       job,
 		FlinkConf: filepath.Join(dir, "missing.yaml"),
 		Overrides: []string{"external-resource.gpu.amount", "unrelated"},
 	})
 	msgs := messages(t, err)
 	require.Len(t, msgs, 4)
-	assert.Contains(t, msgs[0], `job file "`+bad+`" is not valid TOML: `)
+	assert.Equal(t, "job file job.toml is not valid TOML: line 1: x", msgs[0], "the job file's problems come first, as read")
 	assert.Equal(t, `flink-conf file "`+filepath.Join(dir, "missing.yaml")+`" does not exist`, msgs[1])
 	assert.Equal(t, `-D "external-resource.gpu.amount": not key=value; write -D external-resource.gpu.amount=<value>`, msgs[2])
 	assert.Contains(t, msgs[3], `-D unrelated: not an external-resource key`)
@@ -280,22 +184,6 @@ func TestNoneAndEmpty(t *testing.T) {
 	cfg, _, err = Parse(conf("external-resources= ;fpga;; ", "external-resource.fpga.amount=1", "external-resource.fpga.yarn.config-key=yarn.io/fpga"))
 	require.NoError(t, err)
 	assert.Len(t, cfg.Resources, 1)
-}
-
-func TestTOMLKeyLines(t *testing.T) {
-	lines := tomlKeyLines([]byte(`a = """
-multi = 1
-"""
-b = [
-  1,
-  2,
-]
-"x.y" = 1
-x.'z' = 2
-[t."q.r"]
-k = 'v' # comment
-`))
-	assert.Equal(t, map[string]int{"a": 1, "b": 4, "x.y": 8, "x\x00z": 9, "t\x00q.r": 10, "t\x00q.r\x00k": 11}, lines)
 }
 
 func TestGPUDriverIsTheDefaultForYarnGPU(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 )
 
 var amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
@@ -131,8 +132,14 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
 		return 2
 	}
-	// The job file's [policy] table gives the defaults; flags on the command line win.
-	pargs, err := am.PolicyArgs(jobFile)
+	// The job file is read once, here: its [policy] table gives the defaults (flags on the command
+	// line win), and RunProcess reads the rest of it.
+	job, err := jobfile.Read(jobFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
+		return contract.ExitInvalidInput
+	}
+	pargs, err := job.PolicyArgs()
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return contract.ExitInvalidInput
@@ -161,7 +168,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	defer logPeakRSS()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	code, err := am.RunProcess(ctx, am.ProcessOptions{JobFile: jobFile, FlinkConf: flinkConf, Defines: defines, Service: service,
+	code, err := am.RunProcess(ctx, am.ProcessOptions{Job: job, FlinkConf: flinkConf, Defines: defines, Service: service,
 		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: policy,
 		MaxEventStreams: maxStreams, MaxEventStreamsPerClient: streamsPerIP})
 	if err != nil {

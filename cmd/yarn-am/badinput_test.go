@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,7 +20,7 @@ type badInput struct {
 	name  string
 	args  []string          // "$D" is the test's directory
 	job   string            // content of $D/job.toml; "" = okJob
-	files map[string]string // more files under $D; a name ending in "/" is a directory
+	files map[string]string // more files under $D; a name ending in "/" is a directory, in "|" a named pipe
 	env   map[string]string // overrides of the environment ("" unsets)
 	code  int
 	want  []string // in stderr (stdout when code is 0)
@@ -87,6 +88,31 @@ func badInputs() []badInput {
 			code: 3, want: []string{"nope.toml", "does not exist"}},
 		{name: "job file a directory", args: []string{"check", "$D/sub"}, files: map[string]string{"sub/": ""},
 			code: 3, want: []string{"sub", "directory"}},
+		// --- the job file and the Flink configuration: what is not a file, too large, too deep
+		// (docs/running.md#limits-on-input-files) ---
+		{name: "job file a named pipe", args: []string{"check", "$D/pipe"}, files: map[string]string{"pipe|": ""},
+			code: 3, want: []string{"job file $D/pipe", "named pipe", "not a regular file"}},
+		{name: "job file /dev/zero", args: []string{"check", "/dev/zero"},
+			code: 3, want: []string{"job file /dev/zero", "a device", "not a regular file"}},
+		{name: "job file over 1 MiB", args: []string{"check", "$D/job.toml"}, job: okJob + "# " + strings.Repeat("x", 1<<20) + "\n",
+			code: 3, want: []string{"job file $D/job.toml", "larger than 1 MiB"}},
+		{name: "job file arrays 2,000,000 deep", args: []string{"check", "$D/job.toml"}, job: "x = " + strings.Repeat("[", 2000000) + strings.Repeat("]", 2000000) + "\n",
+			code: 3, want: []string{"job file $D/job.toml", "larger than 1 MiB"}},
+		{name: "job file arrays 400,000 deep", args: []string{"check", "$D/job.toml"}, job: "x = " + strings.Repeat("[", 400000) + strings.Repeat("]", 400000) + "\n",
+			code: 3, want: []string{"job file $D/job.toml", "line 1", "nested more than 32 deep"}},
+		{name: "job file inline tables 200,000 deep", args: []string{"check", "$D/job.toml"}, job: "x = " + strings.Repeat("{a=", 200000) + "1" + strings.Repeat("}", 200000) + "\n",
+			code: 3, want: []string{"job file $D/job.toml", "line 1", "nested more than 32 deep"}},
+		{name: "job file header of 20,000 dotted parts", args: []string{"check", "$D/job.toml"}, job: okJob + "[" + strings.Repeat("a.", 19999) + "a]\n",
+			code: 3, want: []string{"job file $D/job.toml", "line 4", "more than 32 dotted parts"}},
+		{name: "job file of 20,000 keys", args: []string{"check", "$D/job.toml"}, job: okJob + strings.Repeat("[taskexecutor.env]\n", 20000),
+			code: 3, want: []string{"job file $D/job.toml", "more than 10000 keys"}},
+		{name: "flink-conf a named pipe", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/fc"}, files: map[string]string{"fc|": ""},
+			code: 3, want: []string{"flink-conf file", "$D/fc", "named pipe", "not a regular file"}},
+		{name: "flink-conf /dev/zero", args: []string{"check", "$D/job.toml", "--flink-conf", "/dev/zero"},
+			code: 3, want: []string{"flink-conf file /dev/zero", "a device", "not a regular file"}},
+		{name: "flink-conf over 1 MiB", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/flink-conf.yaml"},
+			files: map[string]string{"flink-conf.yaml": "# " + strings.Repeat("x", 1<<20) + "\n"},
+			code:  3, want: []string{"flink-conf file $D/flink-conf.yaml", "larger than 1 MiB"}},
 		{name: "command empty", args: []string{"check", "$D/job.toml"}, job: "[taskexecutor]\ncommand = \"  \"\n",
 			code: 3, want: []string{"taskexecutor.command", "give the command"}},
 		{name: "priority fractional", args: []string{"check", "$D/job.toml"}, job: "priority = 1.5\n" + okJob,
@@ -365,6 +391,12 @@ func TestBadInputs(t *testing.T) {
 			}
 			for name, content := range c.files {
 				p := filepath.Join(dir, name)
+				if pipe, ok := strings.CutSuffix(p, "|"); ok {
+					if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				if strings.HasSuffix(name, "/") {
 					if err := os.MkdirAll(p, 0o755); err != nil {
 						t.Fatal(err)

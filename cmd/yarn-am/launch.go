@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/container/launcher"
 	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
 	"github.com/yarn-am/yarn-am/resources"
@@ -71,8 +72,14 @@ func (f *extResFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
 }
 
+// sources reads the job file's external-resource keys (a job file that cannot be read is a problem
+// LoadResources reports with the rest).
 func (f *extResFlags) sources() resources.Sources {
-	return resources.Sources{JobFile: f.jobFile, FlinkConf: f.flinkConf, Overrides: f.defines}
+	src := resources.Sources{FlinkConf: f.flinkConf, Overrides: f.defines}
+	if f.jobFile != "" {
+		src.Job = jobfile.ReadResourceKeys(f.jobFile)
+	}
+	return src
 }
 
 // defineFlags collects -D key=value.

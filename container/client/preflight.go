@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -35,13 +37,14 @@ type LoadedJob struct {
 }
 
 // LoadJob reads and validates the job and its external-resource keys; every problem is in the error.
-// A job file that is not TOML is reported once, alone.
+// The job file is read and decoded once (jobfile.Read); a file that is not TOML is reported once,
+// alone.
 func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
-	job, jerr := jobfile.LoadJob(path)
-	var se *jobfile.SyntaxError
-	if errors.As(jerr, &se) {
-		return nil, jerr
+	f, err := jobfile.Read(path)
+	if err != nil {
+		return nil, err
 	}
+	job, jerr := f.Job()
 	var flagErrs []error
 	if opts.Name != nil {
 		if err := jobfile.ValidateName(*opts.Name); err != nil {
@@ -57,10 +60,10 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 			job.Queue = *opts.Queue
 		}
 	}
-	src := resources.Sources{JobFile: path, FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
+	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
-	_, perr := am.PolicyArgs(path)
+	_, perr := f.PolicyArgs()
 	if job != nil && cfg != nil {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}
@@ -121,12 +124,7 @@ func (lj *LoadedJob) PrintWarnings(w io.Writer, prefix string) {
 func (lj *LoadedJob) DescribeTaskExecutor() string {
 	parts := []string{fmt.Sprintf("memory-mb=%d", lj.Job.TaskExecutor.MemoryMB), fmt.Sprintf("vcores=%d", lj.Job.TaskExecutor.VCores)}
 	yr := lj.Resources.YarnResources()
-	keys := make([]string, 0, len(yr))
-	for k := range yr {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(yr)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, yr[k]))
 	}
 	return strings.Join(parts, ", ")
@@ -140,17 +138,6 @@ type ClusterFacts struct {
 	Info       resources.ClusterInfo
 	Queue      string
 	QueueKnown bool
-}
-
-func capabilityOf(r *hadooppb.ResourceProto) resources.Capability {
-	amounts := yarnrpc.ResourceAmounts(r)
-	c := resources.Capability{MemoryMB: amounts["memory-mb"], VCores: int32(amounts["vcores"]), Resources: map[string]int64{}}
-	for k, v := range amounts {
-		if k != "memory-mb" && k != "vcores" {
-			c.Resources[k] = v
-		}
-	}
-	return c
 }
 
 // AskCluster fetches the resource types, the running nodes and whether queue exists; CheckAgainstCluster
@@ -175,7 +162,7 @@ func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string
 		f.Info.ResourceTypes = append(f.Info.ResourceTypes, t.GetName())
 	}
 	for _, n := range nodes {
-		f.Info.Nodes = append(f.Info.Nodes, resources.NodeCapacity{ID: yarnrpc.NodeAddress(n.GetNodeId()), Capability: capabilityOf(n.GetCapability())})
+		f.Info.Nodes = append(f.Info.Nodes, resources.NodeCapacity{ID: yarnrpc.NodeAddress(n.GetNodeId()), Capability: contract.Capability(yarnrpc.ResourceAmounts(n.GetCapability()))})
 	}
 	sort.Slice(f.Info.Nodes, func(i, j int) bool { return f.Info.Nodes[i].ID < f.Info.Nodes[j].ID })
 	return f, nil
@@ -200,7 +187,7 @@ func CheckAgainstCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, lj 
 		return nil, fmt.Errorf("asking the ResourceManager %s for a new application: %w", rm.Active(), err)
 	}
 	facts.NewApp = na
-	facts.Info.Maximum = capabilityOf(na.GetMaximumCapability())
+	facts.Info.Maximum = contract.Capability(yarnrpc.ResourceAmounts(na.GetMaximumCapability()))
 	if err := Preflight(lj, facts); err != nil {
 		return nil, err
 	}
@@ -242,31 +229,20 @@ func preflightProblems(lj *LoadedJob, facts *ClusterFacts, noNodes bool) []strin
 	if !facts.QueueKnown {
 		probs = append(probs, fmt.Sprintf("queue = %q: the ResourceManager has no such queue; set queue in the job file (or --queue) to one of the cluster's leaf queues, e.g. default", facts.Queue))
 	}
-	te := resources.Capability{MemoryMB: lj.Job.TaskExecutor.MemoryMB, VCores: lj.Job.TaskExecutor.VCores}
-	if err := resources.Preflight(te, lj.Resources, facts.Info); err != nil {
+	ask := resources.Ask{
+		TaskExecutor: contract.Capability{"memory-mb": lj.Job.TaskExecutor.MemoryMB, "vcores": int64(lj.Job.TaskExecutor.VCores)}.
+			Add(lj.Resources.YarnResources(), 1),
+		AmountKeys:        lj.Resources.AmountKeys(),
+		ApplicationMaster: contract.Capability{"memory-mb": lj.Job.AM.MemoryMB, "vcores": int64(lj.Job.AM.VCores)},
+		Instances:         lj.Job.TaskExecutor.Instances,
+		Gang:              lj.Job.TaskExecutor.Gang,
+	}
+	if err := resources.Preflight(ask, facts.Info); err != nil {
 		var pe *resources.PreflightError
 		if !errors.As(err, &pe) {
 			return append(probs, err.Error())
 		}
-		for _, p := range pe.Problems {
-			probs = append(probs, "TaskExecutor (taskexecutor.memory, taskexecutor.vcores, external resources): "+p)
-		}
-	}
-	amCap := resources.Capability{MemoryMB: lj.Job.AM.MemoryMB, VCores: lj.Job.AM.VCores}
-	if err := resources.Preflight(amCap, nil, facts.Info); err != nil {
-		var pe *resources.PreflightError
-		if !errors.As(err, &pe) {
-			return append(probs, err.Error())
-		}
-		for _, p := range pe.Problems {
-			probs = append(probs, "ApplicationMaster (am.memory, am.vcores): "+p)
-		}
-	}
-	if lj.Job.TaskExecutor.Gang && len(facts.Info.Nodes) > 0 {
-		te.Resources = lj.Resources.YarnResources()
-		if _, why := resources.GangCapacity(te, amCap, lj.Job.TaskExecutor.Instances, facts.Info.Nodes); why != "" {
-			probs = append(probs, why)
-		}
+		probs = append(probs, pe.Problems...)
 	}
 	return probs
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -13,10 +14,10 @@ import (
 // TaskExecutors of 3 GPUs each fits one per node only.
 func TestPreflightRefusesAGangTheClusterCanNeverHold(t *testing.T) {
 	node := func(id string) resources.NodeCapacity {
-		return resources.NodeCapacity{ID: id, Capability: resources.Capability{MemoryMB: 8192, VCores: 8, Resources: map[string]int64{"yarn.io/gpu": 4}}}
+		return resources.NodeCapacity{ID: id, Capability: contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}}
 	}
 	facts := &ClusterFacts{QueueKnown: true, Info: resources.ClusterInfo{ResourceTypes: []string{"memory-mb", "vcores", "yarn.io/gpu"},
-		Maximum: resources.Capability{MemoryMB: 8192, VCores: 8, Resources: map[string]int64{"yarn.io/gpu": 4}}, Nodes: []resources.NodeCapacity{node("n1:1"), node("n2:1")}}}
+		Maximum: contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}, Nodes: []resources.NodeCapacity{node("n1:1"), node("n2:1")}}}
 	body := func(gang string) string {
 		return `"external-resources" = "gpu"
 "external-resource.gpu.amount" = 3

@@ -3,7 +3,6 @@ package contract
 import (
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -102,23 +101,6 @@ type Counts struct {
 	Stopping  int `json:"stopping,omitempty"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
-}
-
-// Capability is a container size by YARN resource name: "memory-mb", "vcores", "yarn.io/gpu", ...
-type Capability map[string]int64
-
-// String renders the capability sorted by name: "memory-mb=512 vcores=1 yarn.io/gpu=1".
-func (c Capability) String() string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, c[k]))
-	}
-	return strings.Join(parts, " ")
 }
 
 // Phase is where a TaskExecutor container is in its life.

@@ -1,18 +1,16 @@
-package am
+package jobfile
 
 import (
 	"fmt"
-	"os"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
-
-	"github.com/BurntSushi/toml"
 )
 
 // This file reads the [policy] table of a job file and turns it into the AM flags of the same names
 // (the client passes them on the AM's command line, so `yarn-am am --help` documents one set of
-// names for both).
+// names for both; docs/job-file.md#the-policy-table).
 //
 //	[policy]
 //	max-failure-rate = 10          # counted failures allowed within failure-window
@@ -24,32 +22,26 @@ import (
 //	pending-timeout = "1m"          # asks pending without an allocation → not-enough-resources
 //	on-pending-timeout = "wait"     # or "fail"
 
-// PolicyKeys are the keys of the job file's [policy] table (and the AM flags of the same names).
+// PolicyKeys are the keys of the job file's [policy] table (and the AM flags of the same names,
+// TestPolicyFlagsParseWhatPolicyArgsWrites in am).
 var PolicyKeys = []string{"max-failure-rate", "failure-window", "restart-backoff", "restart-backoff-max",
 	"node-max-failures", "node-exclusion-timeout", "pending-timeout", "on-pending-timeout"}
 
-// PolicyArgs reads the [policy] table of the job file at path and returns it as AM flags
-// ("--pending-timeout=30s", ...), sorted by key. Every problem names the key, its value and what is
-// valid. A job file without [policy] gives no flags.
-func PolicyArgs(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("job file %s: %w", path, err)
-	}
-	var f struct {
-		Policy map[string]any `toml:"policy"`
-	}
-	if _, err := toml.Decode(string(data), &f); err != nil {
-		return nil, fmt.Errorf("job file %s is not valid TOML: %w", path, err)
-	}
+// The values of policy.on-pending-timeout (am.PendingWait and am.PendingFail).
+const (
+	PendingWait = "wait"
+	PendingFail = "fail"
+)
+
+// PolicyArgs returns the [policy] table as AM flags ("--pending-timeout=30s", ...), sorted by key.
+// Every problem names the key, its value and what is valid. A job file without [policy] gives no
+// flags.
+func (f *File) PolicyArgs() ([]string, error) {
 	var args, problems []string
-	keys := make([]string, 0, len(f.Policy))
-	for k := range f.Policy {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		v := f.Policy[k]
+	r := reader{add: func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }}
+	policy := r.table(f.doc, "policy", "policy")
+	for _, k := range slices.Sorted(maps.Keys(policy)) {
+		v := policy[k]
 		switch k {
 		case "max-failure-rate", "node-max-failures":
 			n, ok := v.(int64)
@@ -78,7 +70,7 @@ func PolicyArgs(path string) ([]string, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("job file %s: %s", path, strings.Join(problems, "; "))
+		return nil, fmt.Errorf("job file %s: %s", f.Path, strings.Join(problems, "; "))
 	}
 	return args, nil
 }

@@ -1,0 +1,40 @@
+package jobfile
+
+import (
+	"fmt"
+	"strings"
+)
+
+// JobError lists every problem found in a job file, so the user fixes them in one pass.
+type JobError struct {
+	Path     string
+	Problems []string
+}
+
+func (e *JobError) Error() string {
+	if len(e.Problems) == 1 {
+		return fmt.Sprintf("job file %s: %s", e.Path, e.Problems[0])
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "job file %s has %d problems:", e.Path, len(e.Problems))
+	for _, p := range e.Problems {
+		b.WriteString("\n  - ")
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// SyntaxError is a job file that is not TOML at all. It is reported alone: nothing else in the file
+// can be judged.
+type SyntaxError struct {
+	Path string
+	Line int
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("job file %s is not valid TOML: line %d: %s", e.Path, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("job file %s is not valid TOML: %s", e.Path, e.Msg)
+}
