@@ -62,7 +62,7 @@ func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 		return nil, nil
 	}
 	if _, err := os.Stat(KeytabFile); err != nil {
-		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %v", contract.EnvPrincipal, principal, KeytabFile, err)
+		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %w", contract.EnvPrincipal, principal, KeytabFile, err)
 	}
 	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: KeytabFile})
 	if err != nil {

@@ -203,7 +203,7 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 	if err := c.handshake(dctx, qops); err != nil {
 		_ = nc.Close()
 		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}
 		return nil, &ConnError{Addr: addr, Op: "handshake", Err: err, notSent: true}
 	}

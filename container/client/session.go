@@ -47,7 +47,7 @@ func LoadConfig() (*yarnrpc.Config, error) {
 		case err != nil && os.IsNotExist(err):
 			return nil, fmt.Errorf("%s=%s does not exist; set %s to the directory with the cluster's core-site.xml and yarn-site.xml", v, d, v)
 		case err != nil:
-			return nil, fmt.Errorf("%s=%s cannot be read: %v", v, d, err)
+			return nil, fmt.Errorf("%s=%s cannot be read: %w", v, d, err)
 		case !st.IsDir():
 			return nil, fmt.Errorf("%s=%s is not a directory; set %s to the directory with the cluster's core-site.xml and yarn-site.xml", v, d, v)
 		}
@@ -85,7 +85,7 @@ func Login(conf *yarnrpc.Config, opts LoginOptions, notes io.Writer) (*Session, 
 	}
 	if opts.Keytab != "" {
 		if _, err := os.Stat(opts.Keytab); err != nil {
-			return nil, fmt.Errorf("--keytab %s: %v", opts.Keytab, err)
+			return nil, fmt.Errorf("--keytab %s: %w", opts.Keytab, err)
 		}
 	}
 	krb, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: opts.Principal, Keytab: opts.Keytab})

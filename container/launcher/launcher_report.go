@@ -114,7 +114,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 		if i > 0 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("report to %s: %w (last error: %v)", url, ctx.Err(), last)
+				return fmt.Errorf("report to %s: %w (last error: %w)", url, ctx.Err(), last)
 			case <-time.After(pause):
 			}
 			pause *= 2
