@@ -1,11 +1,11 @@
 package yarnrpc
 
 import (
-	"io/fs"
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
