@@ -963,8 +963,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	a.metrics.ObserveRPC("startContainers", start, err)
 	if err == nil {
 		for _, f := range resp.GetFailedRequests() {
-			ex := f.GetException()
-			err = fmt.Errorf("%s: %s", ex.GetClassName(), ex.GetMessage())
+			err = yarnrpc.ContainerFailure(f)
 		}
 	}
 	a.mu.Lock()
