@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -883,8 +882,7 @@ func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
 	}
 	excluded := map[string]bool{}
 	for _, n := range a.policy.Excluded() {
-		host, _, _ := strings.Cut(n, ":")
-		excluded[host] = true
+		excluded[contract.NodeHost(n)] = true
 	}
 	a.mu.Unlock()
 

@@ -18,6 +18,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // Kerberos login for SASL GSSAPI: a gokrb5 client logged in from a ticket cache (after kinit) or a
@@ -84,11 +86,7 @@ func (c *Config) KerberosAuth(login *Kerberos, protocol string) (Auth, error) {
 // (Java's getCanonicalHostName: the reverse lookup of its address, so 127.0.0.1 is usually
 // "localhost"), lower-cased; the host itself when lookups fail.
 func canonicalHost(ctx context.Context, addr string) string {
-	host := addr
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
+	host := contract.NodeHost(addr)
 	ip := host
 	if net.ParseIP(host) == nil {
 		ips, err := net.DefaultResolver.LookupHost(ctx, host)
@@ -143,10 +141,7 @@ func globMatch(pattern, s string) bool {
 // host (lower-cased; a host:port has its port dropped), as Hadoop's SecurityUtil does with the
 // canonical name of the server's address.
 func ResolvePrincipal(principal, host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
+	host = strings.ToLower(contract.NodeHost(host))
 	name, realm, _ := strings.Cut(principal, "@")
 	parts := strings.Split(name, "/")
 	if len(parts) == 2 && parts[1] == "_HOST" {
