@@ -371,7 +371,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 				out := Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
 				return out, a.finish(ctx, out)
 			case errors.Is(err, errShutdown):
-				a.setState("SHUTDOWN")
+				a.setState(contract.StateShutdown)
 				return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
 			default:
 				errs++

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -37,7 +38,7 @@ type Session struct {
 // value.
 func LoadConfig() (*yarnrpc.Config, error) {
 	dir := yarnrpc.ConfigDirFromEnv()
-	for _, v := range []string{"HADOOP_CONF_DIR", "YARN_CONF_DIR"} {
+	for _, v := range []string{contract.EnvHadoopConf, "YARN_CONF_DIR"} {
 		d := os.Getenv(v)
 		if d == "" {
 			continue
@@ -56,8 +57,8 @@ func LoadConfig() (*yarnrpc.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "yarn-site.xml")); err != nil {
-		v := "HADOOP_CONF_DIR"
+	if _, err := os.Stat(filepath.Join(dir, contract.YARNSiteFile)); err != nil {
+		v := contract.EnvHadoopConf
 		if os.Getenv(v) == "" {
 			v = "YARN_CONF_DIR"
 		}

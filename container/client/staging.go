@@ -22,7 +22,7 @@ import (
 var stagedSiteFiles = []struct {
 	name     string
 	required bool
-}{{"core-site.xml", true}, {"yarn-site.xml", true}, {"hdfs-site.xml", false}}
+}{{contract.CoreSiteFile, true}, {contract.YARNSiteFile, true}, {contract.HDFSSiteFile, false}}
 
 // FileSystem is the part of HDFS staging needs. HDFS (colinmarc/hdfs) implements it in hdfs.go; tests
 // use a directory on the local disk.

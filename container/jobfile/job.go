@@ -405,7 +405,7 @@ func ReservedEnv(k string) string {
 
 // GPUEnv are the variables the GPU driver sets to the GPUs it assigned; the launcher keeps a value the
 // user set, so a job that sets one would see GPUs that are not its own.
-var GPUEnv = []string{"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}
+var GPUEnv = contract.GPUVisibilityEnv()
 
 // reservedAliases are the names in a container's working directory that yarn-am or YARN itself
 // puts there; a user file localised under one would replace it.
@@ -416,9 +416,9 @@ var reservedAliases = map[string]string{
 	contract.StagedManifest:                 "the staged list of local resources",
 	contract.StagedKeytab:                   "the staged keytab",
 	contract.InfoFileName:                   "the file the launcher writes the resource infos to",
-	"core-site.xml":                         "the staged Hadoop configuration",
-	"yarn-site.xml":                         "the staged Hadoop configuration",
-	"hdfs-site.xml":                         "the staged Hadoop configuration",
+	contract.CoreSiteFile:                   "the staged Hadoop configuration",
+	contract.YARNSiteFile:                   "the staged Hadoop configuration",
+	contract.HDFSSiteFile:                   "the staged Hadoop configuration",
 	"launch_container.sh":                   "YARN's container launch script",
 	"container_tokens":                      "YARN's file of the container's tokens",
 	"default_container_executor.sh":         "YARN's container executor script",

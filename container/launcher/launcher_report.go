@@ -94,7 +94,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 	if err != nil {
 		return err
 	}
-	url := h.BaseURL + r.ContainerID + "/report"
+	url := h.BaseURL + r.ContainerID + contract.ReportPath
 	if err := amtls.RequireHTTPS(url, contract.EnvReportURL); err != nil {
 		return err
 	}

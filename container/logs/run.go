@@ -293,7 +293,7 @@ func (l *live) containers(ctx context.Context, report *hadooppb.ApplicationRepor
 				if c.Node == "" {
 					continue
 				}
-				byID[c.ID] = liveContainer{ID: c.ID, Node: c.Node, Done: c.State == "COMPLETED"}
+				byID[c.ID] = liveContainer{ID: c.ID, Node: c.Node, Done: c.State == contract.Completed}
 			}
 		}
 	}
