@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -372,7 +371,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 				out := Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
 				return out, a.finish(ctx, out)
 			case errors.Is(err, errShutdown):
-				a.setState("SHUTDOWN")
+				a.setState(contract.StateShutdown)
 				return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
 			default:
 				errs++
@@ -883,8 +882,7 @@ func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
 	}
 	excluded := map[string]bool{}
 	for _, n := range a.policy.Excluded() {
-		host, _, _ := strings.Cut(n, ":")
-		excluded[host] = true
+		excluded[contract.NodeHost(n)] = true
 	}
 	a.mu.Unlock()
 
@@ -963,8 +961,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 	a.metrics.ObserveRPC("startContainers", start, err)
 	if err == nil {
 		for _, f := range resp.GetFailedRequests() {
-			ex := f.GetException()
-			err = fmt.Errorf("%s: %s", ex.GetClassName(), ex.GetMessage())
+			err = yarnrpc.ContainerFailure(f)
 		}
 	}
 	a.mu.Lock()

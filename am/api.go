@@ -140,7 +140,7 @@ func (a *AM) API(o APIOptions) http.Handler {
 		s.SecureAPI = o.SecureAPI
 		writeJSON(w, http.StatusOK, s)
 	})
-	mux.HandleFunc("POST /api/v1/containers/{id}/report", func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /api/v1/containers/{id}"+contract.ReportPath, func(w http.ResponseWriter, r *http.Request) {
 		if !needsSecret(w, r) {
 			return
 		}

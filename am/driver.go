@@ -37,7 +37,7 @@ func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("driver %q could not be started: %v", d.Command, err)
+		return nil, fmt.Errorf("driver %q could not be started: %w", d.Command, err)
 	}
 	a.log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": d.Command}).Info("am: driver started")
 	done := make(chan struct{})

@@ -69,7 +69,7 @@ func worker(t *testing.T) string {
 		cmd := exec.Command("go", "build", "-o", workerPath, "../testdata/worker")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			workerErr = fmt.Errorf("building the worker: %v\n%s", err, out)
+			workerErr = fmt.Errorf("building the worker: %w\n%s", err, out)
 		}
 	})
 	require.NoError(t, workerErr)

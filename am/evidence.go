@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
@@ -105,8 +103,6 @@ func (k ConfigKeys) Key(yarnType string) string {
 	return yarnType
 }
 
-var requestedTypeRe = regexp.MustCompile(`[Rr]equested resource type=\[([^\]]+)\]`)
-
 // Rejection explains why the RM would or did refuse asks of capability c: the first type (sorted)
 // that the cluster does not know or whose amount is over maximum (the register response's
 // maximum_capability; nil or empty = unknown), as an allocation-rejected event. rmErr is the
@@ -136,12 +132,14 @@ func Rejection(c contract.Capability, maximum contract.Capability, keys ConfigKe
 	if rmErr == nil {
 		return contract.Event{}, false
 	}
-	if m := requestedTypeRe.FindStringSubmatch(msg); m != nil {
-		t := m[1]
-		if v, ok := maximum[t]; ok {
+	if rr, ok := yarnrpc.RejectedResource(rmErr); ok {
+		t := rr.Type
+		// The maximum in the RM's message is the scheduler's at the time of the refusal (it may be
+		// below the registration's, which did not explain the refusal or we would not be here).
+		if v, ok := rr.MaximumOfType(); ok {
 			return AllocationRejectedEvent(keys.Key(t), c[t], v, t, msg), true
 		}
-		if v, ok := parseMaxAllowed(msg, t); ok {
+		if v, ok := maximum[t]; ok {
 			return AllocationRejectedEvent(keys.Key(t), c[t], v, t, msg), true
 		}
 		if errors.Is(rmErr, yarnrpc.ErrResourceNotFound) {
@@ -157,17 +155,6 @@ func Rejection(c contract.Capability, maximum contract.Capability, keys ConfigKe
 		return ev, true
 	}
 	return contract.Event{}, false
-}
-
-// parseMaxAllowed reads "maximum allowed allocation=<memory:8192, vCores:4, yarn.io/gpu: 4>" for t.
-func parseMaxAllowed(msg, t string) (int64, bool) {
-	re := regexp.MustCompile(`maximum allowed allocation=<[^>]*` + regexp.QuoteMeta(t) + `:\s*(\d+)`)
-	m := re.FindStringSubmatch(msg)
-	if m == nil {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(m[1], 10, 64)
-	return v, err == nil
 }
 
 // IsRejection says whether an allocate error is the RM refusing the request itself (as opposed to

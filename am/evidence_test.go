@@ -67,13 +67,27 @@ func TestRejectionNamesTheKeyAndTheMaximum(t *testing.T) {
 	assert.Contains(t, ev.Message, "does not know")
 
 	// Without a known maximum: the RM's message names the type and the maximum.
-	rmErr := fmt.Errorf("allocate: %w: Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation. Requested resource type=[yarn.io/gpu], Requested resource=<memory:512, vCores:1, yarn.io/gpu: 5>, maximum allowed allocation=<memory:8192, vCores:4, yarn.io/gpu: 4>", yarnrpc.ErrInvalidResourceRequest)
+	rmErr := fmt.Errorf("allocate: %w", &yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException",
+		Message: "Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation. Requested resource type=[yarn.io/gpu], Requested resource=<memory:512, vCores:1, yarn.io/gpu: 5>, maximum allowed allocation=<memory:8192, vCores:4, yarn.io/gpu: 4>, please note that maximum allowed allocation is calculated by scheduler based on maximum resource of registered NodeManagers, which might be less than configured maximum allocation=<memory:8192, vCores:4, yarn.io/gpu: 8>"})
 	ev, ok = Rejection(c, nil, keys, rmErr)
 	require.True(t, ok)
 	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
 	require.NotNil(t, ev.Maximum)
-	assert.Equal(t, int64(4), *ev.Maximum)
+	assert.Equal(t, int64(4), *ev.Maximum, "the allowed maximum, not the configured one that follows it")
 	assert.True(t, IsRejection(rmErr))
+
+	// The registration's maximum (8) allowed the ask; the scheduler's, in the refusal, is lower.
+	ev, ok = Rejection(c, contract.Capability{"memory-mb": 8192, "vcores": 4, "yarn.io/gpu": 8}, keys, rmErr)
+	require.True(t, ok)
+	assert.Equal(t, int64(4), *ev.Maximum, "the RM's reason for this refusal wins over the registration's maximum")
+
+	// No NodeManager has a GPU: the RM's maximum leaves the zero out.
+	rmErr = fmt.Errorf("allocate: %w", &yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException",
+		Message: "Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation. Requested resource type=[yarn.io/gpu], Requested resource=<memory:512, vCores:1, yarn.io/gpu: 5>, maximum allowed allocation=<memory:8192, vCores:4>, please note that maximum allowed allocation is calculated by scheduler based on maximum resource of registered NodeManagers, which might be less than configured maximum allocation=<memory:8192, vCores:4, yarn.io/gpu: 8>"})
+	ev, ok = Rejection(c, nil, keys, rmErr)
+	require.True(t, ok)
+	require.NotNil(t, ev.Maximum)
+	assert.Equal(t, int64(0), *ev.Maximum)
 
 	ev, ok = Rejection(c, nil, keys, fmt.Errorf("x: %w: something else", yarnrpc.ErrResourceNotFound))
 	require.True(t, ok)

@@ -3,7 +3,6 @@ package am
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
 
@@ -182,10 +181,7 @@ func (a *AM) assignRanksLocked() {
 
 // hostOf is the host of a node address host:port.
 func hostOf(node string) string {
-	if h, _, err := net.SplitHostPort(node); err == nil {
-		return h
-	}
-	return node
+	return contract.NodeHost(node)
 }
 
 // RendezvousOf answers GET /api/v1/containers/<id>/rendezvous: 200 and the container's rendezvous, 202

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -92,10 +91,7 @@ func (l *StreamLimiter) Open() int {
 }
 
 func clientAddr(r *http.Request) string {
-	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-		return h
-	}
-	return r.RemoteAddr
+	return contract.NodeHost(r.RemoteAddr)
 }
 
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);

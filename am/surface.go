@@ -118,7 +118,7 @@ func blacklistNames(nodes []string) []string {
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		names := []string{n}
-		if h, _, ok := strings.Cut(n, ":"); ok {
+		if h := contract.NodeHost(n); h != n {
 			names = append(names, h)
 		}
 		for _, x := range names {

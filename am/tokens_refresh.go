@@ -34,9 +34,6 @@ const (
 	TokensPath = "/api/v1/tokens"
 )
 
-// KeytabFile is the keytab's name in the AM container (container.StagedKeytab).
-const KeytabFile = "yarn-am.keytab"
-
 // tokenRefresher renews and replaces the application's delegation tokens.
 type TokenRefresher struct {
 	conf    *yarnrpc.Config
@@ -61,10 +58,10 @@ func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 	if principal == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(KeytabFile); err != nil {
-		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %v", contract.EnvPrincipal, principal, KeytabFile, err)
+	if _, err := os.Stat(contract.StagedKeytab); err != nil {
+		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %w", contract.EnvPrincipal, principal, contract.StagedKeytab, err)
 	}
-	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: KeytabFile})
+	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: contract.StagedKeytab})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -48,9 +49,9 @@ func (v Vendor) scriptName() string { return string(v) + "-gpu-discovery.sh" }
 // CUDA_VISIBLE_DEVICES (NVIDIA) or HIP_VISIBLE_DEVICES (AMD).
 func (v Vendor) VisibilityVar() string {
 	if v == VendorAMD {
-		return "HIP_VISIBLE_DEVICES"
+		return contract.EnvHIPVisibleDevices
 	}
-	return "CUDA_VISIBLE_DEVICES"
+	return contract.EnvCUDAVisibleDevices
 }
 
 func init() {

@@ -57,7 +57,7 @@ func (ExecRunner) Release(ctx context.Context, path string, args []string, timeo
 		if msg == "" {
 			msg = "no output on stderr"
 		}
-		return fmt.Errorf("release %s %s: %v: %s", path, strings.Join(argv, " "), err, msg)
+		return fmt.Errorf("release %s %s: %w: %s", path, strings.Join(argv, " "), err, msg)
 	}
 	return nil
 }

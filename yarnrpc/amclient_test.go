@@ -3,6 +3,7 @@ package yarnrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,4 +120,44 @@ func TestContainerIDs(t *testing.T) {
 		_, err := ParseContainerID(bad)
 		assert.ErrorContains(t, err, "is not a container id", bad)
 	}
+}
+
+// A NodeManager that refuses some containers of a successful call: one typed error per refused
+// container, and the response still says which started.
+func TestNMClientStartContainersTypedRefusals(t *testing.T) {
+	nm := newServer(t, rpctest.Options{Tokens: map[string][]byte{"nm": []byte("p")}})
+	cid := func(id int64) *hadooppb.ContainerIdProto {
+		c, err := ParseContainerID(fmt.Sprintf("container_1700000000000_0001_01_%06d", id))
+		require.NoError(t, err)
+		return c
+	}
+	nm.Handle(ContainerManagementProtocol, "startContainers", func(context.Context, *rpctest.Request) (proto.Message, error) {
+		return &hadooppb.StartContainersResponseProto{
+			SucceededRequests: []*hadooppb.ContainerIdProto{cid(2)},
+			FailedRequests: []*hadooppb.ContainerExceptionMapProto{
+				{ContainerId: cid(3), Exception: &hadooppb.SerializedExceptionProto{
+					ClassName: proto.String("org.apache.hadoop.yarn.exceptions.YarnException"),
+					Message:   proto.String("org.apache.hadoop.yarn.exceptions.YarnException: Container container_1700000000000_0001_01_000003 already started\n\tat X.y(X.java:1)")}},
+				{ContainerId: cid(4), Exception: &hadooppb.SerializedExceptionProto{
+					ClassName: proto.String("org.apache.hadoop.security.token.SecretManager$InvalidToken"),
+					Message:   proto.String("Invalid container token used for starting container on : nm:1")}},
+			},
+		}, nil
+	})
+	n := NewNMClient(ConnOptions{}, "appattempt_1_0001_000001")
+	defer n.Close()
+	require.NoError(t, n.SetToken(nm.Addr(), Token{Identifier: []byte("nm"), Password: []byte("p")}))
+	resp, err := n.StartContainers(ctx(t), nm.Addr(), &hadooppb.StartContainerRequestProto{}, &hadooppb.StartContainerRequestProto{}, &hadooppb.StartContainerRequestProto{})
+	require.Error(t, err)
+	require.NotNil(t, resp)
+	assert.Len(t, resp.GetSucceededRequests(), 1)
+	var ce *ContainerError
+	require.True(t, errors.As(err, &ce))
+	assert.Equal(t, "container_1700000000000_0001_01_000003", ce.Container)
+	assert.Equal(t, "container_1700000000000_0001_01_000003: YarnException: Container container_1700000000000_0001_01_000003 already started", ce.Error())
+	assert.True(t, errors.Is(err, ErrAccessControl), "the second refusal (InvalidToken) is in the chain too: %v", err)
+	var re *RemoteError
+	require.True(t, errors.As(err, &re))
+	assert.Equal(t, "org.apache.hadoop.yarn.exceptions.YarnException", re.Class)
+	assert.False(t, errors.Is(err, ErrConnection))
 }

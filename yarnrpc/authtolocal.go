@@ -42,7 +42,7 @@ func (c *Config) ShortNameOf(principal string) (string, error) {
 		if m[3] != "" {
 			re, err := regexp.Compile("^(?:" + m[3] + ")$")
 			if err != nil {
-				return "", fmt.Errorf("%s: rule %q: %v", KeyAuthToLocal, r, err)
+				return "", fmt.Errorf("%s: rule %q: %w", KeyAuthToLocal, r, err)
 			}
 			if !re.MatchString(s) {
 				continue
@@ -51,7 +51,7 @@ func (c *Config) ShortNameOf(principal string) (string, error) {
 		if m[4] != "" || m[5] != "" {
 			re, err := regexp.Compile(m[4])
 			if err != nil {
-				return "", fmt.Errorf("%s: rule %q: %v", KeyAuthToLocal, r, err)
+				return "", fmt.Errorf("%s: rule %q: %w", KeyAuthToLocal, r, err)
 			}
 			repl := strings.ReplaceAll(m[5], "$", "$$")
 			if m[6] == "g" {

@@ -147,7 +147,7 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 			if errors.Is(err, ctx.Err()) {
 				return err
 			}
-			return fmt.Errorf("%w (last error: %v)", deadlineError(ctx, method, addr), err)
+			return fmt.Errorf("%w (last error: %w)", deadlineError(ctx, method, addr), err)
 		}
 		kind := failKind("")
 		if c.opts.FailFast {
@@ -182,7 +182,7 @@ func (c *Client) Call(ctx context.Context, method string, req, resp proto.Messag
 		delay := backoff.Delay(attempt)
 		log.WithField("retry_in", delay).Log(level, "yarnrpc: retrying")
 		if err := sleep(ctx, delay); err != nil {
-			return fmt.Errorf("%w (last error: %v)", deadlineError(ctx, method, addr), last)
+			return fmt.Errorf("%w (last error: %w)", deadlineError(ctx, method, addr), last)
 		}
 	}
 	if c.opts.FailFast && len(dead) == len(c.opts.Addresses) {

@@ -71,6 +71,10 @@ type ConnOptions struct {
 	// Logger receives debug logs (addresses, call ids, methods; never tokens); nil means logrus's
 	// standard logger.
 	Logger logrus.FieldLogger
+
+	// ticks, when set (tests), replaces the monitor's ticker: each value is "now" for one check of
+	// pings and idleness (TestPingWhileWaiting).
+	ticks <-chan time.Time
 }
 
 func (o ConnOptions) withDefaults() ConnOptions {
@@ -203,7 +207,7 @@ func Dial(ctx context.Context, addr string, opts ConnOptions) (*Conn, error) {
 	if err := c.handshake(dctx, qops); err != nil {
 		_ = nc.Close()
 		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%v)", ctx.Err(), err)
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}
 		return nil, &ConnError{Addr: addr, Op: "handshake", Err: err, notSent: true}
 	}
@@ -504,13 +508,17 @@ func (c *Conn) monitor() {
 	if tick < time.Millisecond {
 		tick = time.Millisecond
 	}
-	t := time.NewTicker(tick)
-	defer t.Stop()
+	ticks := c.opts.ticks
+	if ticks == nil {
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		ticks = t.C
+	}
 	for {
 		select {
 		case <-c.done:
 			return
-		case now := <-t.C:
+		case now := <-ticks:
 			n := c.Outstanding()
 			if n > 0 && c.opts.PingInterval > 0 {
 				silent := max(c.lastRead.Load(), c.lastPing.Load())

@@ -120,18 +120,40 @@ func TestPingWhileWaiting(t *testing.T) {
 		}
 		return userMsg("pinged"), nil
 	})
+	// The test is the monitor's clock: each tick is an hour after the last ping or read, so every
+	// check while a call waits is due for a ping.
+	ticks := make(chan time.Time)
+	later := func() time.Time { return time.Now().Add(time.Hour) }
 	o := simpleOpts()
 	o.PingInterval = 20 * time.Millisecond
+	o.MaxIdle = -1
+	o.ticks = ticks
 	conn, err := Dial(ctx(t), srv.Addr(), o)
 	require.NoError(t, err)
 	defer conn.Close()
 	resp := userMsg("")
-	require.NoError(t, conn.Call(ctx(t), "waitForPings", userMsg("x"), resp))
+	called := make(chan error, 1)
+	go func() { called <- conn.Call(ctx(t), "waitForPings", userMsg("x"), resp) }()
+	for waiting := true; waiting; {
+		select {
+		case err := <-called:
+			require.NoError(t, err)
+			waiting = false
+		case ticks <- later():
+		}
+	}
 	assert.Equal(t, "pinged", resp.GetEffectiveUser())
+	assert.GreaterOrEqual(t, conn.pingsSent.Load(), int64(2))
 
-	before := srv.Pings()
-	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, before, srv.Pings(), "no pings without outstanding calls")
+	// Without outstanding calls, checks that are due find nothing to ping for. The monitor takes a
+	// tick only after it has finished the one before, so after the third send the first two checks
+	// are complete, and a ping they sent would have been counted.
+	ticks <- later() // taken once the checks made while the call waited are done
+	before := conn.pingsSent.Load()
+	for range 3 {
+		ticks <- later()
+	}
+	assert.Equal(t, before, conn.pingsSent.Load(), "no pings without outstanding calls")
 }
 
 func TestIdleConnectionCloses(t *testing.T) {

@@ -75,7 +75,7 @@ func ParseCredentials(data []byte) (*Credentials, error) {
 	case tokenStorageProtobuf:
 		var p hadooppb.CredentialsProto
 		if err := protodelim.UnmarshalFrom(bufio.NewReader(bytes.NewReader(body)), &p); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrBadTokenFile, err)
+			return nil, fmt.Errorf("%w: %w", ErrBadTokenFile, err)
 		}
 		c := NewCredentials()
 		for _, kv := range p.GetTokens() {
@@ -121,7 +121,7 @@ func (c *Credentials) WriteFile(path string) error {
 
 func parseWritableCredentials(r *bytes.Reader) (*Credentials, error) {
 	bad := func(what string, err error) error {
-		return fmt.Errorf("%w: %s: %v", ErrBadTokenFile, what, err)
+		return fmt.Errorf("%w: %s: %w", ErrBadTokenFile, what, err)
 	}
 	c := NewCredentials()
 	n, err := readCount(r)

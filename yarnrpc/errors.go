@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -124,6 +126,102 @@ func (e *RemoteError) Is(target error) bool {
 	return false
 }
 
+// ResourceRejection is what the RM's refusal of an ask says about it: the resource type it blames and
+// the scheduler's maximum allowed allocation, read from the exception's message (the RM sends no
+// structured field for either). TestResourceRejectionOfRealMessages has the texts of Hadoop 3.1 to 3.4.
+type ResourceRejection struct {
+	// Type is the YARN resource type the message names: memory-mb, vcores, yarn.io/gpu, ...
+	Type string
+	// Maximum is the maximum allowed allocation the message prints, by YARN resource type (memory-mb,
+	// vcores and every other type the RM knows; units, where a type has them, are dropped). It is nil
+	// when the message prints none (a request below zero, an unknown type).
+	Maximum map[string]int64
+}
+
+// MaximumOfType returns the maximum allowed allocation of Type; ok is false when the message did not
+// print a maximum.
+func (r ResourceRejection) MaximumOfType() (max int64, ok bool) {
+	max, ok = r.Maximum[r.Type]
+	return max, ok
+}
+
+var (
+	// "requested resource type=[yarn.io/gpu] < 0 or greater than ..." (Hadoop 3.1, 3.2) and
+	// "Requested resource type=[yarn.io/gpu], Requested resource=..." (3.3, 3.4).
+	rejectedTypeRe = regexp.MustCompile(`[Rr]equested resource type=\[([^\]]+)\]`)
+	// ResourceNotFoundException: "* Resource type requested: yarn.io/gpu".
+	unknownTypeRe = regexp.MustCompile(`Resource type requested: ([^\s]+)`)
+	// Resource.toString after "maximum allowed allocation=": <memory:8192, vCores:4, yarn.io/gpu: 4>.
+	maxAllocationRe = regexp.MustCompile(`maximum allowed allocation=<([^>]*)>`)
+)
+
+// ResourceRejection reads the rejected resource type and the maximum allowed allocation from an
+// InvalidResourceRequestException (or a subclass) or a ResourceNotFoundException. ok is false for
+// other exceptions and for messages that name no resource type.
+func (e *RemoteError) ResourceRejection() (r ResourceRejection, ok bool) {
+	switch {
+	case errors.Is(e, ErrInvalidResourceRequest):
+		m := rejectedTypeRe.FindStringSubmatch(e.Message)
+		if m == nil {
+			return ResourceRejection{}, false
+		}
+		r.Type = m[1]
+		if mm := maxAllocationRe.FindStringSubmatch(e.Message); mm != nil {
+			r.Maximum = parseResourceString(mm[1])
+			// Resource.toString leaves out the types whose amount is 0 (memory and vCores excepted),
+			// and a type the RM does not know is a ResourceNotFoundException, not this one: a
+			// named type missing from the maximum has a maximum of 0.
+			if _, listed := r.Maximum[r.Type]; !listed {
+				r.Maximum[r.Type] = 0
+			}
+		}
+		return r, true
+	case errors.Is(e, ErrResourceNotFound):
+		m := unknownTypeRe.FindStringSubmatch(e.Message)
+		if m == nil {
+			return ResourceRejection{}, false
+		}
+		return ResourceRejection{Type: m[1]}, true
+	}
+	return ResourceRejection{}, false
+}
+
+// RejectedResource is ResourceRejection of the *RemoteError in err's chain.
+func RejectedResource(err error) (ResourceRejection, bool) {
+	var re *RemoteError
+	if !errors.As(err, &re) {
+		return ResourceRejection{}, false
+	}
+	return re.ResourceRejection()
+}
+
+// parseResourceString reads the inside of Resource.toString, "memory:8192, vCores:4, yarn.io/gpu: 4",
+// into YARN resource types: memory → memory-mb, vCores → vcores; other names as printed. Parts that
+// do not start with a number after the colon are left out.
+func parseResourceString(s string) map[string]int64 {
+	out := map[string]int64{}
+	for _, part := range strings.Split(s, ",") {
+		name, val, ok := strings.Cut(part, ":")
+		if !ok {
+			continue
+		}
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		digits := strings.TrimRightFunc(val, func(r rune) bool { return r < '0' || r > '9' }) // drop units
+		n, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || name == "" {
+			continue
+		}
+		switch name {
+		case "memory":
+			name = "memory-mb"
+		case "vCores":
+			name = "vcores"
+		}
+		out[name] = n
+	}
+	return out
+}
+
 // newRemoteError builds a RemoteError from a response header with status ERROR or FATAL.
 func newRemoteError(h *hadooppb.RpcResponseHeaderProto, method string) *RemoteError {
 	return &RemoteError{
@@ -156,6 +254,32 @@ func cleanJavaMessage(class, msg string) string {
 		}
 	}
 	return out
+}
+
+// ContainerError is a NodeManager's refusal of one container in a call that succeeded as a whole
+// (startContainers' failed_requests). Err is the refusal as a *RemoteError, so errors.Is with the
+// sentinels and errors.As with *RemoteError work as for a failed call.
+type ContainerError struct {
+	// Container is the container id, container_....
+	Container string
+	// Err is the NodeManager's exception.
+	Err *RemoteError
+}
+
+// Error reads "container_1_0001_01_000002: YarnException: <message>".
+func (e *ContainerError) Error() string { return e.Container + ": " + e.Err.Error() }
+
+// Unwrap returns the NodeManager's exception.
+func (e *ContainerError) Unwrap() error { return e.Err }
+
+// ContainerFailure is the *ContainerError of one failed_requests entry; the exception's cause chain
+// is left out (its message usually repeats the cause's).
+func ContainerFailure(f *hadooppb.ContainerExceptionMapProto) *ContainerError {
+	ex := f.GetException()
+	return &ContainerError{
+		Container: FormatContainerID(f.GetContainerId()),
+		Err:       &RemoteError{Class: ex.GetClassName(), Message: cleanJavaMessage(ex.GetClassName(), ex.GetMessage())},
+	}
 }
 
 // ConnError is a failure of the connection to Addr rather than of one call: dial, handshake, a broken

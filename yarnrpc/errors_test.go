@@ -103,3 +103,67 @@ func TestFatalResponseClosesConnection(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrConnection))
 	assert.True(t, notProcessed(err), "a call on a closed connection was never sent")
 }
+
+// The messages of the RM's refusals as Hadoop 3.1 to 3.4 word them (SchedulerUtils' validation and
+// ResourceNotFoundException); the RM sends the rejected type and the maximum only inside this text.
+func TestResourceRejectionOfRealMessages(t *testing.T) {
+	const (
+		irr     = "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"
+		notNote = ", please note that maximum allowed allocation is calculated by scheduler based on maximum resource of registered NodeManagers, which might be less than configured maximum allocation="
+	)
+	cases := []struct {
+		name, class, msg string
+		typ              string
+		max              map[string]int64 // nil: the message prints no maximum
+	}{
+		{"3.1 memory", irr, "Invalid resource request, requested resource type=[memory-mb] < 0 or greater than maximum allowed allocation. " +
+			"Requested resource=<memory:2048, vCores:1>, maximum allowed allocation=<memory:1024, vCores:2>" + notNote + "<memory:2048, vCores:2>",
+			"memory-mb", map[string]int64{"memory-mb": 1024, "vcores": 2}},
+		{"3.2 vcores", irr, "Invalid resource request, requested resource type=[vcores] < 0 or greater than maximum allowed allocation. " +
+			"Requested resource=<memory:1024, vCores:4>, maximum allowed allocation=<memory:6656, vCores:3>" + notNote + "<memory:6656, vCores:3>",
+			"vcores", map[string]int64{"memory-mb": 6656, "vcores": 3}},
+		{"3.3 gpu", irr, "Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation. " +
+			"Requested resource type=[yarn.io/gpu], Requested resource=<memory:512, vCores:1, yarn.io/gpu: 5>, " +
+			"maximum allowed allocation=<memory:8192, vCores:4, yarn.io/gpu: 4>" + notNote + "<memory:8192, vCores:4, yarn.io/gpu: 8>",
+			"yarn.io/gpu", map[string]int64{"memory-mb": 8192, "vcores": 4, "yarn.io/gpu": 4}},
+		// No NodeManager has a GPU: Resource.toString leaves the zero out of the maximum.
+		{"3.4 gpu, none registered", irr, "Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation. " +
+			"Requested resource type=[yarn.io/gpu], Requested resource=<memory:512, vCores:1, yarn.io/gpu: 1>, " +
+			"maximum allowed allocation=<memory:8192, vCores:4>" + notNote + "<memory:8192, vCores:4, yarn.io/gpu: 4>",
+			"yarn.io/gpu", map[string]int64{"memory-mb": 8192, "vcores": 4, "yarn.io/gpu": 0}},
+		{"units are dropped", irr, "Invalid resource request! Cannot allocate containers as requested resource is greater than maximum allowed allocation. " +
+			"Requested resource type=[example.com/disk], Requested resource=<memory:512, vCores:1, example.com/disk: 9Gi>, " +
+			"maximum allowed allocation=<memory:8192, vCores:4, example.com/disk: 4Gi>" + notNote + "<memory:8192, vCores:4, example.com/disk: 4Gi>",
+			"example.com/disk", map[string]int64{"memory-mb": 8192, "vcores": 4, "example.com/disk": 4}},
+		{"3.4 below zero", irr, "Invalid resource request! Cannot allocate containers as requested resource is less than 0! " +
+			"Requested resource type=[vcores], Requested resource=<memory:512, vCores:-1>", "vcores", nil},
+		{"unknown type", "org.apache.hadoop.yarn.exceptions.ResourceNotFoundException",
+			"The resource manager encountered a problem that should not occur under normal circumstances. Please report this error to the Hadoop " +
+				"community by opening a JIRA ticket at http://issues.apache.org/jira and including the following information:\n" +
+				"* Resource type requested: example.com/tpu\n* Resource object: <memory:512, vCores:1>\n* The stack trace for this exception: x",
+			"example.com/tpu", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := &hadooppb.RpcResponseHeaderProto{CallId: proto.Uint32(1), Status: hadooppb.RpcResponseHeaderProto_ERROR.Enum(),
+				ExceptionClassName: proto.String(c.class), ErrorMsg: proto.String(c.class + ": " + c.msg + "\n\tat org.apache.hadoop.X.y(X.java:1)")}
+			err := fmt.Errorf("allocate: %w", newRemoteError(h, "allocate"))
+			r, ok := RejectedResource(err)
+			require.True(t, ok)
+			assert.Equal(t, c.typ, r.Type)
+			assert.Equal(t, c.max, r.Maximum)
+			max, known := r.MaximumOfType()
+			assert.Equal(t, c.max != nil, known)
+			assert.Equal(t, c.max[c.typ], max)
+		})
+	}
+
+	for _, err := range []error{
+		errors.New("connection reset"),
+		&RemoteError{Class: "org.apache.hadoop.yarn.exceptions.YarnException", Message: "Requested resource type=[vcores]"},
+		&RemoteError{Class: irr, Message: "Invalid resource request, node label not enabled but request contains label expression"},
+	} {
+		_, ok := RejectedResource(err)
+		assert.False(t, ok, "%v names no rejected resource type", err)
+	}
+}

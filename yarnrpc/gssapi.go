@@ -100,19 +100,19 @@ func (g *gssapiClient) start() ([]byte, error) {
 		[]int{gssapi.ContextFlagMutual, gssapi.ContextFlagInteg, gssapi.ContextFlagConf},
 		[]int{flags.APOptionMutualRequired})
 	if err != nil {
-		return nil, fmt.Errorf("GSSAPI: AP-REQ for %s: %v", g.spn, err)
+		return nil, fmt.Errorf("GSSAPI: AP-REQ for %s: %w", g.spn, err)
 	}
 	// The authenticator's sequence number starts our wrap tokens, and its time is what the AP-REP
 	// must echo.
 	if err := tok.APReq.DecryptAuthenticator(key); err != nil {
-		return nil, fmt.Errorf("GSSAPI: AP-REQ for %s: %v", g.spn, err)
+		return nil, fmt.Errorf("GSSAPI: AP-REQ for %s: %w", g.spn, err)
 	}
 	g.ctime = tok.APReq.Authenticator
 	g.sendSeq = uint64(g.ctime.SeqNumber)
 	g.session, g.key = key, key
 	b, err := tok.Marshal()
 	if err != nil {
-		return nil, fmt.Errorf("GSSAPI: AP-REQ for %s: %v", g.spn, err)
+		return nil, fmt.Errorf("GSSAPI: AP-REQ for %s: %w", g.spn, err)
 	}
 	g.stage = 1
 	return b, nil
@@ -137,7 +137,7 @@ func (g *gssapiClient) step(challenge []byte) ([]byte, error) {
 func (g *gssapiClient) checkAPRep(b []byte) error {
 	var tok spnego.KRB5Token
 	if err := tok.Unmarshal(b); err != nil {
-		return fmt.Errorf("GSSAPI: server's reply token from %s: %v", g.spn, err)
+		return fmt.Errorf("GSSAPI: server's reply token from %s: %w", g.spn, err)
 	}
 	if tok.IsKRBError() {
 		return fmt.Errorf("GSSAPI: %s refused our ticket: %s", g.spn, strings.TrimSpace(tok.KRBError.EText))
@@ -147,11 +147,11 @@ func (g *gssapiClient) checkAPRep(b []byte) error {
 	}
 	plain, err := crypto.DecryptEncPart(tok.APRep.EncPart, g.session, keyusage.AP_REP_ENCPART)
 	if err != nil {
-		return fmt.Errorf("GSSAPI: AP-REP from %s does not decrypt with the session key (not the real server?): %v", g.spn, err)
+		return fmt.Errorf("GSSAPI: AP-REP from %s does not decrypt with the session key (not the real server?): %w", g.spn, err)
 	}
 	var part messages.EncAPRepPart
 	if err := part.Unmarshal(plain); err != nil {
-		return fmt.Errorf("GSSAPI: AP-REP from %s: %v", g.spn, err)
+		return fmt.Errorf("GSSAPI: AP-REP from %s: %w", g.spn, err)
 	}
 	if !part.CTime.Equal(g.ctime.CTime) || part.Cusec != g.ctime.Cusec {
 		return fmt.Errorf("GSSAPI: AP-REP from %s does not echo our authenticator's time (mutual authentication failed)", g.spn)
@@ -214,7 +214,7 @@ func (g *gssapiClient) wrap(p []byte) ([]byte, error) {
 func (g *gssapiClient) wrapToken(p []byte, seal bool) ([]byte, error) {
 	et, err := crypto.GetEtype(g.key.KeyType)
 	if err != nil {
-		return nil, fmt.Errorf("GSSAPI wrap: %v", err)
+		return nil, fmt.Errorf("GSSAPI wrap: %w", err)
 	}
 	fl := byte(0)
 	if g.subkey {
@@ -225,7 +225,7 @@ func (g *gssapiClient) wrapToken(p []byte, seal bool) ([]byte, error) {
 	if !seal {
 		wt := gssapi.WrapToken{Flags: fl, EC: uint16(et.GetHMACBitLength() / 8), SndSeqNum: seq, Payload: p}
 		if err := wt.SetCheckSum(g.key, keyusage.GSSAPI_INITIATOR_SEAL); err != nil {
-			return nil, fmt.Errorf("GSSAPI wrap: %v", err)
+			return nil, fmt.Errorf("GSSAPI wrap: %w", err)
 		}
 		return wt.Marshal()
 	}
@@ -233,7 +233,7 @@ func (g *gssapiClient) wrapToken(p []byte, seal bool) ([]byte, error) {
 	plain := append(append(make([]byte, 0, len(p)+16), p...), hdr...)
 	_, enc, err := et.EncryptMessage(g.key.KeyValue, plain, keyusage.GSSAPI_INITIATOR_SEAL)
 	if err != nil {
-		return nil, fmt.Errorf("GSSAPI wrap: %v", err)
+		return nil, fmt.Errorf("GSSAPI wrap: %w", err)
 	}
 	return append(hdr, enc...), nil
 }
@@ -264,23 +264,23 @@ func (g *gssapiClient) unwrap(tok []byte) ([]byte, error) {
 	if fl&gssFlagSealed == 0 {
 		var wt gssapi.WrapToken
 		if err := wt.Unmarshal(append(gssHeader(fl, uint16(ec), 0, seq), body...), true); err != nil {
-			return nil, fmt.Errorf("GSSAPI: %v", err)
+			return nil, fmt.Errorf("GSSAPI: %w", err)
 		}
 		if ok, err := wt.Verify(g.key, keyusage.GSSAPI_ACCEPTOR_SEAL); !ok {
-			return nil, fmt.Errorf("GSSAPI: message %d fails its integrity check: %v", seq, err)
+			return nil, fmt.Errorf("GSSAPI: message %d fails its integrity check: %w", seq, err)
 		}
 		payload = wt.Payload
 	} else {
 		et, err := crypto.GetEtype(g.key.KeyType)
 		if err != nil {
-			return nil, fmt.Errorf("GSSAPI unwrap: %v", err)
+			return nil, fmt.Errorf("GSSAPI unwrap: %w", err)
 		}
 		if len(body) < et.GetConfounderByteSize()+et.GetHMACBitLength()/8+16 {
 			return nil, fmt.Errorf("GSSAPI: sealed message %d of %d bytes is too short", seq, len(body))
 		}
 		plain, err := et.DecryptMessage(g.key.KeyValue, body, keyusage.GSSAPI_ACCEPTOR_SEAL)
 		if err != nil {
-			return nil, fmt.Errorf("GSSAPI: message %d does not decrypt: %v", seq, err)
+			return nil, fmt.Errorf("GSSAPI: message %d does not decrypt: %w", seq, err)
 		}
 		if len(plain) < ec+16 {
 			return nil, fmt.Errorf("GSSAPI: sealed message %d too short", seq)

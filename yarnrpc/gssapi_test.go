@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -239,6 +240,7 @@ func TestLoginKerberosErrors(t *testing.T) {
 
 	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, Keytab: filepath.Join(dir, "kt"), Principal: "bob"})
 	oneLineKinit(t, err, "keytab "+filepath.Join(dir, "kt"))
+	assert.ErrorIs(t, err, fs.ErrNotExist, "the one-line message keeps its cause for errors.Is")
 
 	_, err = LoginKerberos(KerberosOptions{Krb5Config: filepath.Join(dir, "missing.conf")})
 	require.Error(t, err)

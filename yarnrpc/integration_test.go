@@ -195,3 +195,44 @@ func TestClusterCommand(t *testing.T) {
 	nodeLine := regexp.MustCompile(`(?m)^127\.0\.0\.[23]:\d+\s+\S+\s+RUNNING\s+\d+\s+\d+/8192\s+\d+/8\s+\d+/4\s+\d+/2\s*$`)
 	assert.Len(t, nodeLine.FindAllString(s, -1), 2, "two RUNNING nodes with 4 GPUs and 2 FPGAs each:\n%s", s)
 }
+
+// The real RM's refusal of an over-maximum ask (here the AM's own, which submitApplication validates
+// as the scheduler validates a TaskExecutor's): ResourceRejection reads the type and the maximum that
+// getNewApplication reports, from Hadoop's own message text.
+func TestMiniClusterRefusalNamesTypeAndMaximum(t *testing.T) {
+	_, rm := miniRM(t)
+	for _, c := range []struct {
+		typ string
+		res *hadooppb.ResourceProto
+	}{
+		{"yarn.io/gpu", &hadooppb.ResourceProto{Memory: proto.Int64(128), VirtualCores: proto.Int32(1),
+			ResourceValueMap: []*hadooppb.ResourceInformationProto{{Key: proto.String("yarn.io/gpu"), Value: proto.Int64(9),
+				Units: proto.String(""), Type: hadooppb.ResourceTypesProto_COUNTABLE.Enum()}}}},
+		{"memory-mb", &hadooppb.ResourceProto{Memory: proto.Int64(1 << 20), VirtualCores: proto.Int32(1)}},
+	} {
+		t.Run(c.typ, func(t *testing.T) {
+			ctx := ctxT(t, 30*time.Second)
+			na, err := rm.GetNewApplication(ctx)
+			require.NoError(t, err)
+			max := yarnrpc.ResourceAmounts(na.GetMaximumCapability())
+			err = rm.SubmitApplication(ctx, &hadooppb.ApplicationSubmissionContextProto{
+				ApplicationId:   na.GetApplicationId(),
+				ApplicationName: proto.String("yarn-am-it-over-max"),
+				Queue:           proto.String("default"),
+				AmContainerSpec: &hadooppb.ContainerLaunchContextProto{Command: []string{"/bin/true"}},
+				Resource:        c.res,
+				MaxAppAttempts:  proto.Int32(1),
+				ApplicationType: proto.String("YARN-AM-TEST"),
+			})
+			require.Error(t, err)
+			require.ErrorIs(t, err, yarnrpc.ErrInvalidResourceRequest)
+			r, ok := yarnrpc.RejectedResource(err)
+			require.True(t, ok, "no type in %q", err)
+			assert.Equal(t, c.typ, r.Type)
+			got, ok := r.MaximumOfType()
+			require.True(t, ok, "no maximum in %q", err)
+			assert.Equal(t, max[c.typ], got, "the message's maximum is getNewApplication's: %q", err)
+			t.Logf("%v", err)
+		})
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // Kerberos login for SASL GSSAPI: a gokrb5 client logged in from a ticket cache (after kinit) or a
@@ -84,11 +86,7 @@ func (c *Config) KerberosAuth(login *Kerberos, protocol string) (Auth, error) {
 // (Java's getCanonicalHostName: the reverse lookup of its address, so 127.0.0.1 is usually
 // "localhost"), lower-cased; the host itself when lookups fail.
 func canonicalHost(ctx context.Context, addr string) string {
-	host := addr
-	if h, _, err := net.SplitHostPort(addr); err == nil {
-		host = h
-	}
-	host = strings.Trim(host, "[]")
+	host := contract.NodeHost(addr)
 	ip := host
 	if net.ParseIP(host) == nil {
 		ips, err := net.DefaultResolver.LookupHost(ctx, host)
@@ -143,10 +141,7 @@ func globMatch(pattern, s string) bool {
 // host (lower-cased; a host:port has its port dropped), as Hadoop's SecurityUtil does with the
 // canonical name of the server's address.
 func ResolvePrincipal(principal, host string) string {
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	host = strings.ToLower(strings.Trim(host, "[]"))
+	host = strings.ToLower(contract.NodeHost(host))
 	name, realm, _ := strings.Cut(principal, "@")
 	parts := strings.Split(name, "/")
 	if len(parts) == 2 && parts[1] == "_HOST" {
@@ -209,7 +204,7 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 	if err != nil {
 		var perr config.UnsupportedDirective
 		if !errors.As(err, &perr) { // gokrb5 returns a usable config alongside unsupported directives
-			return nil, fmt.Errorf("yarnrpc: Kerberos configuration %s (KRB5_CONFIG): %v", confPath, oneLine(err))
+			return nil, fmt.Errorf("yarnrpc: Kerberos configuration %s (KRB5_CONFIG): %w", confPath, oneLine(err))
 		}
 	}
 	if o.Keytab != "" {
@@ -219,11 +214,11 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 		user, realm := splitPrincipal(o.Principal, cfg.LibDefaults.DefaultRealm)
 		kt, err := keytab.Load(o.Keytab)
 		if err != nil {
-			return nil, fmt.Errorf("yarnrpc: keytab %s: %v; %s", o.Keytab, oneLine(err), kinitAdvice(o.Principal))
+			return nil, fmt.Errorf("yarnrpc: keytab %s: %w; %s", o.Keytab, oneLine(err), kinitAdvice(o.Principal))
 		}
 		cl := client.NewWithKeytab(user, realm, kt, cfg, client.DisablePAFXFAST(true))
 		if err := cl.Login(); err != nil {
-			return nil, fmt.Errorf("yarnrpc: Kerberos login of %s@%s with keytab %s failed: %v; %s",
+			return nil, fmt.Errorf("yarnrpc: Kerberos login of %s@%s with keytab %s failed: %w; %s",
 				user, realm, o.Keytab, oneLine(err), kinitAdvice(user+"@"+realm))
 		}
 		return newKerberos(cl, time.Time{}), nil
@@ -247,7 +242,7 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("yarnrpc: no Kerberos ticket (ticket cache %s does not exist); %s", path, kinitAdvice(o.Principal))
 		}
-		return nil, fmt.Errorf("yarnrpc: Kerberos ticket cache %s: %v; %s", path, oneLine(err), kinitAdvice(o.Principal))
+		return nil, fmt.Errorf("yarnrpc: Kerberos ticket cache %s: %w; %s", path, oneLine(err), kinitAdvice(o.Principal))
 	}
 	ccPrincipal := strings.Join(cc.DefaultPrincipal.PrincipalName.NameString, "/") + "@" + cc.DefaultPrincipal.Realm
 	if o.Principal != "" {
@@ -258,7 +253,7 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 	}
 	expires, err := tgtExpiry(cc)
 	if err != nil {
-		return nil, fmt.Errorf("yarnrpc: ticket cache %s has %v; %s", path, err, kinitAdvice(ccPrincipal))
+		return nil, fmt.Errorf("yarnrpc: ticket cache %s has %w; %s", path, err, kinitAdvice(ccPrincipal))
 	}
 	if !expires.After(time.Now()) {
 		return nil, fmt.Errorf("yarnrpc: the Kerberos ticket of %s in %s expired at %s; %s",
@@ -266,7 +261,7 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 	}
 	cl, err := client.NewFromCCache(cc, cfg, client.DisablePAFXFAST(true))
 	if err != nil {
-		return nil, fmt.Errorf("yarnrpc: Kerberos ticket cache %s: %v; %s", path, oneLine(err), kinitAdvice(ccPrincipal))
+		return nil, fmt.Errorf("yarnrpc: Kerberos ticket cache %s: %w; %s", path, oneLine(err), kinitAdvice(ccPrincipal))
 	}
 	return newKerberos(cl, expires), nil
 }
@@ -302,9 +297,14 @@ func splitPrincipal(p, def string) (user, realm string) {
 }
 
 // oneLine keeps gokrb5's multi-part errors on one line.
-func oneLine(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
-}
+func oneLine(err error) error { return oneLineError{err} }
+
+// oneLineError prints its cause on one line (gokrb5's errors span several) and keeps it for errors.Is
+// and errors.As.
+type oneLineError struct{ err error }
+
+func (e oneLineError) Error() string { return strings.Join(strings.Fields(e.err.Error()), " ") }
+func (e oneLineError) Unwrap() error { return e.err }
 
 // Principal returns the logged-in principal, user@REALM.
 func (k *Kerberos) Principal() string { return k.principal }
@@ -341,7 +341,7 @@ func (k *Kerberos) serviceTicket(spn string) (messages.Ticket, types.EncryptionK
 	defer k.mu.Unlock()
 	tkt, key, err := k.cl.GetServiceTicket(spn)
 	if err != nil {
-		return tkt, key, fmt.Errorf("Kerberos service ticket for %s: %v", spn, oneLine(err))
+		return tkt, key, fmt.Errorf("Kerberos service ticket for %s: %w", spn, oneLine(err))
 	}
 	return tkt, key, nil
 }

@@ -2,6 +2,7 @@ package yarnrpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -107,8 +108,9 @@ func (n *NMClient) client(node string) (*Client, error) {
 }
 
 // StartContainers starts containers on node (each request carries the container's launch context and
-// its container token from the allocation). Per-container failures are in the response's
-// failed_requests; the error is for the call as a whole.
+// its container token from the allocation). When the call succeeds but the NodeManager refused some
+// containers, the response comes back (its succeeded_requests started) together with an error that
+// joins one *ContainerError per refused container.
 func (n *NMClient) StartContainers(ctx context.Context, node string, reqs ...*hadooppb.StartContainerRequestProto) (*hadooppb.StartContainersResponseProto, error) {
 	c, err := n.client(node)
 	if err != nil {
@@ -118,7 +120,11 @@ func (n *NMClient) StartContainers(ctx context.Context, node string, reqs ...*ha
 	if err := c.Call(ctx, "startContainers", &hadooppb.StartContainersRequestProto{StartContainerRequest: reqs}, resp); err != nil {
 		return nil, err
 	}
-	return resp, nil
+	var failed []error
+	for _, f := range resp.GetFailedRequests() {
+		failed = append(failed, ContainerFailure(f))
+	}
+	return resp, errors.Join(failed...)
 }
 
 // StopContainers stops containers on node.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // What a client command (a person waiting) needs from a dead or wrong server: a clear error within
@@ -114,7 +116,7 @@ func (f ServerFailure) what() string {
 	case failRefused:
 		return "connection refused (nothing listens there)"
 	case failUnknownHost:
-		h, _, _ := net.SplitHostPort(f.Addr)
+		h := contract.NodeHost(f.Addr)
 		var de *net.DNSError
 		if errors.As(f.Err, &de) && !de.IsNotFound {
 			return fmt.Sprintf("cannot resolve host %q (%s)", h, de.Err)

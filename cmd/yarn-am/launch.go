@@ -114,7 +114,7 @@ func splitJoinedDefines(args []string) []string {
 func setLogLevel(stderr io.Writer, def logrus.Level) {
 	logrus.SetOutput(stderr)
 	lvl := def
-	if s := os.Getenv("YARN_AM_LOG_LEVEL"); s != "" {
+	if s := os.Getenv(contract.EnvLogLevel); s != "" {
 		if l, err := logrus.ParseLevel(s); err == nil {
 			lvl = l
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,14 +73,28 @@ func TestFollowPrintsTheAMsEventStream(t *testing.T) {
 	assert.Contains(t, text, "requested: requested 2 TaskExecutor container(s) of yarn.io/gpu=1")
 	assert.Contains(t, text, "ERROR allocation-rejected: allocation rejected: external-resource.gpu.amount = 5, but the cluster allows at most 4")
 
-	// An AM without the stream (404): nothing printed, follow keeps polling the status.
-	old := httptest.NewServer(http.NotFoundHandler())
+	// An AM without the stream (404): the follower gives up on its own after the one refusal, having
+	// printed nothing (follow keeps polling the status). Its printer has ended when done closes, so
+	// nothing can be printed later.
+	var asked atomic.Int32
+	old := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.NotFound(w, r)
+	}))
 	defer old.Close()
 	var b2 bytes.Buffer
-	f2 := &eventFollower{out: &lockedWriter{w: &b2}}
+	out2 := &lockedWriter{w: &b2}
+	f2 := &eventFollower{out: out2}
 	f2.start(context.Background(), old.URL+"/")
-	time.Sleep(100 * time.Millisecond)
-	f2.stop()
+	select {
+	case <-f2.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the follower kept the stream after the AM answered 404")
+	}
+	assert.Equal(t, int32(1), asked.Load(), "a 404 is not retried")
 	assert.False(t, f2.streaming())
+	out2.mu.Lock()
 	assert.Empty(t, b2.String())
+	out2.mu.Unlock()
+	f2.stop()
 }

@@ -48,14 +48,14 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	var flagErrs []error
 	if opts.Name != nil {
 		if err := jobfile.ValidateName(*opts.Name); err != nil {
-			flagErrs = append(flagErrs, fmt.Errorf("--name %v", err))
+			flagErrs = append(flagErrs, fmt.Errorf("--name %w", err))
 		} else if job != nil {
 			job.Name = *opts.Name
 		}
 	}
 	if opts.Queue != nil {
 		if err := jobfile.ValidateQueue(*opts.Queue); err != nil {
-			flagErrs = append(flagErrs, fmt.Errorf("--queue %v", err))
+			flagErrs = append(flagErrs, fmt.Errorf("--queue %w", err))
 		} else if job != nil {
 			job.Queue = *opts.Queue
 		}

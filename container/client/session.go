@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -37,7 +38,7 @@ type Session struct {
 // value.
 func LoadConfig() (*yarnrpc.Config, error) {
 	dir := yarnrpc.ConfigDirFromEnv()
-	for _, v := range []string{"HADOOP_CONF_DIR", "YARN_CONF_DIR"} {
+	for _, v := range []string{contract.EnvHadoopConf, "YARN_CONF_DIR"} {
 		d := os.Getenv(v)
 		if d == "" {
 			continue
@@ -47,7 +48,7 @@ func LoadConfig() (*yarnrpc.Config, error) {
 		case err != nil && os.IsNotExist(err):
 			return nil, fmt.Errorf("%s=%s does not exist; set %s to the directory with the cluster's core-site.xml and yarn-site.xml", v, d, v)
 		case err != nil:
-			return nil, fmt.Errorf("%s=%s cannot be read: %v", v, d, err)
+			return nil, fmt.Errorf("%s=%s cannot be read: %w", v, d, err)
 		case !st.IsDir():
 			return nil, fmt.Errorf("%s=%s is not a directory; set %s to the directory with the cluster's core-site.xml and yarn-site.xml", v, d, v)
 		}
@@ -56,8 +57,8 @@ func LoadConfig() (*yarnrpc.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, "yarn-site.xml")); err != nil {
-		v := "HADOOP_CONF_DIR"
+	if _, err := os.Stat(filepath.Join(dir, contract.YARNSiteFile)); err != nil {
+		v := contract.EnvHadoopConf
 		if os.Getenv(v) == "" {
 			v = "YARN_CONF_DIR"
 		}
@@ -85,7 +86,7 @@ func Login(conf *yarnrpc.Config, opts LoginOptions, notes io.Writer) (*Session, 
 	}
 	if opts.Keytab != "" {
 		if _, err := os.Stat(opts.Keytab); err != nil {
-			return nil, fmt.Errorf("--keytab %s: %v", opts.Keytab, err)
+			return nil, fmt.Errorf("--keytab %s: %w", opts.Keytab, err)
 		}
 	}
 	krb, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: opts.Principal, Keytab: opts.Keytab})

@@ -22,7 +22,7 @@ import (
 var stagedSiteFiles = []struct {
 	name     string
 	required bool
-}{{"core-site.xml", true}, {"yarn-site.xml", true}, {"hdfs-site.xml", false}}
+}{{contract.CoreSiteFile, true}, {contract.YARNSiteFile, true}, {contract.HDFSSiteFile, false}}
 
 // FileSystem is the part of HDFS staging needs. HDFS (colinmarc/hdfs) implements it in hdfs.go; tests
 // use a directory on the local disk.
@@ -202,7 +202,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 				}
 				key := resources.KeyPrefix + res.Name + ".param." + p
 				if _, err := os.Stat(local); err != nil {
-					return nil, fmt.Errorf("%s = %q: the discovery program must exist on this machine, it is shipped with the job: %v", key, local, err)
+					return nil, fmt.Errorf("%s = %q: the discovery program must exist on this machine, it is shipped with the job: %w", key, local, err)
 				}
 				alias := filepath.Base(local)
 				if _, dup := used[alias]; dup || reserved(alias) {

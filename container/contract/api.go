@@ -7,7 +7,7 @@ import (
 )
 
 // AMState is the AM's state in GET /api/v1/status: STARTING, RUNNING, FINISHING, then its final
-// status.
+// status (or SHUTDOWN).
 type AMState string
 
 // AM states before the final status.
@@ -15,6 +15,9 @@ const (
 	StateStarting  AMState = "STARTING"
 	StateRunning   AMState = "RUNNING"
 	StateFinishing AMState = "FINISHING"
+	// StateShutdown: the ResourceManager told the AM to shut down (AM_SHUTDOWN: it no longer knows
+	// the attempt); the AM stops without unregistering.
+	StateShutdown AMState = "SHUTDOWN"
 )
 
 // FinalStatus is how the application ends (the status of finishApplicationMaster).

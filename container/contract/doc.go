@@ -12,6 +12,7 @@
 //     exit classes the AM reports.
 //   - command.go: how a command line is quoted for YARN's launch script, and the TaskExecutor's
 //     command line (`yarn-am launch ... -- /bin/bash -c <command>`).
+//   - node.go: the host of a node address (NodeHost), IPv6 included.
 //   - api.go, events.go: the documents of the AM's HTTP API (status, counts, containers, requirements,
 //     events, the launcher's report) and the resource infos workers read.
 //

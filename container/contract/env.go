@@ -58,6 +58,20 @@ const (
 	EnvResourcePrefix = "YARN_AM_RESOURCE_"
 )
 
+// GPU visibility variables: the launcher sets the vendor's variable to the GPUs it assigned
+// (docs/gpus.md#what-the-worker-gets), and a job may not set any of them itself, or its worker would
+// see GPUs that are not its own.
+const (
+	EnvCUDAVisibleDevices = "CUDA_VISIBLE_DEVICES" // NVIDIA
+	EnvHIPVisibleDevices  = "HIP_VISIBLE_DEVICES"  // AMD (HIP)
+	EnvROCRVisibleDevices = "ROCR_VISIBLE_DEVICES" // AMD (the ROCm runtime below HIP)
+)
+
+// GPUVisibilityEnv lists the GPU visibility variables.
+func GPUVisibilityEnv() []string {
+	return []string{EnvCUDAVisibleDevices, EnvHIPVisibleDevices, EnvROCRVisibleDevices}
+}
+
 // The application's TLS authority (docs/design.md#security): the client creates it at submit and puts
 // both into the AM's credentials; the AM issues itself a server certificate for NM_HOST from it and
 // serves its secret-bearing API over HTTPS. TaskExecutors get the certificate only, never the key.

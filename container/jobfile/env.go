@@ -33,4 +33,4 @@ func ReservedEnv(k string) string {
 
 // GPUEnv are the variables the GPU driver sets to the GPUs it assigned; the launcher keeps a value the
 // user set, so a job that sets one would see GPUs that are not its own.
-var GPUEnv = []string{"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"}
+var GPUEnv = contract.GPUVisibilityEnv()

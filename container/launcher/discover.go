@@ -33,7 +33,7 @@ func DiscoverHere(ctx context.Context, cfg *resources.Config, drivers map[string
 	if err != nil {
 		var df *DiscoveryFailure
 		if errors.As(err, &df) {
-			return fmt.Errorf("discovery failed for resource %q: %v", df.Resource, df.Err)
+			return fmt.Errorf("discovery failed for resource %q: %w", df.Resource, df.Err)
 		}
 		return err
 	}

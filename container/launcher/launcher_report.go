@@ -94,7 +94,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 	if err != nil {
 		return err
 	}
-	url := h.BaseURL + r.ContainerID + "/report"
+	url := h.BaseURL + r.ContainerID + contract.ReportPath
 	if err := amtls.RequireHTTPS(url, contract.EnvReportURL); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 		if i > 0 {
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("report to %s: %w (last error: %v)", url, ctx.Err(), last)
+				return fmt.Errorf("report to %s: %w (last error: %w)", url, ctx.Err(), last)
 			case <-time.After(pause):
 			}
 			pause *= 2

@@ -51,7 +51,7 @@ func (h *HTTPReporter) Rendezvous(ctx context.Context, containerID string) (*con
 		last = err
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("rendezvous at %s: %w (last answer: %v)", url, ctx.Err(), last)
+			return nil, fmt.Errorf("rendezvous at %s: %w (last answer: %w)", url, ctx.Err(), last)
 		case <-time.After(rendezvousPoll):
 		}
 	}

@@ -225,7 +225,7 @@ func readNodeFile(fsys FS, name string, size int64, node string, f Filter, p *Pr
 	case errors.Is(err, ErrNotTFile):
 		ifl, ierr := OpenIFile(fh, size)
 		if ierr != nil {
-			return fmt.Errorf("neither a TFile nor an indexed (IFile) aggregated log: %v", ierr)
+			return fmt.Errorf("neither a TFile nor an indexed (IFile) aggregated log: %w", ierr)
 		}
 		walk = ifl.Walk
 	default:

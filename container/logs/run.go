@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -292,7 +293,7 @@ func (l *live) containers(ctx context.Context, report *hadooppb.ApplicationRepor
 				if c.Node == "" {
 					continue
 				}
-				byID[c.ID] = liveContainer{ID: c.ID, Node: c.Node, Done: c.State == "COMPLETED"}
+				byID[c.ID] = liveContainer{ID: c.ID, Node: c.Node, Done: c.State == contract.Completed}
 			}
 		}
 	}
@@ -324,10 +325,7 @@ func (l *live) containers(ctx context.Context, report *hadooppb.ApplicationRepor
 }
 
 func hostOf(node string) string {
-	if i := strings.LastIndexByte(node, ':'); i >= 0 {
-		return node[:i]
-	}
-	return node
+	return contract.NodeHost(node)
 }
 
 type fileKey struct{ container, file string }

@@ -377,7 +377,7 @@ func measure(cfg config, tool string, n int, gpu, busy bool, pair int) (run, err
 	select {
 	case r.App = <-appCh:
 	case err := <-clientDone:
-		return r, fmt.Errorf("%s exited (%v) before naming its application; see %s", tool, err, logf.Name())
+		return r, fmt.Errorf("%s exited (%w) before naming its application; see %s", tool, err, logf.Name())
 	case <-time.After(cfg.runTimeout):
 		cmd.Process.Kill()
 		return r, fmt.Errorf("%s named no application within %s; see %s", tool, cfg.runTimeout, logf.Name())
@@ -939,7 +939,7 @@ func chart(cfg config, runs []run) (string, error) {
 	}
 	cmd := exec.Command(gp, "-e", fmt.Sprintf("dat=%q; out=%q; nogpu=%d; gpu=%d", dat, png, has[false], has[true]), script)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("gnuplot %s: %v: %s", script, err, out)
+		return "", fmt.Errorf("gnuplot %s: %w: %s", script, err, out)
 	}
 	return png, nil
 }

@@ -22,6 +22,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -53,7 +54,7 @@ func main() {
 		fromFile = append(fromFile, v)
 	}
 	fmt.Printf("worker: %s indexes from file=%s env=%s CUDA_VISIBLE_DEVICES=%s\n", *name,
-		strings.Join(fromFile, ","), os.Getenv(resources.EnvResourceVar(*name)), os.Getenv("CUDA_VISIBLE_DEVICES"))
+		strings.Join(fromFile, ","), os.Getenv(resources.EnvResourceVar(*name)), os.Getenv(contract.EnvCUDAVisibleDevices))
 
 	if *rdv {
 		if err := rendezvous(2 * time.Minute); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // rendezvous is the worker's --rendezvous mode, a small TCP store like the one torch.distributed
@@ -23,7 +25,7 @@ func rendezvous(timeout time.Duration) error {
 		return fmt.Errorf("RANK=%q WORLD_SIZE=%q LOCAL_RANK=%q are not numbers", os.Getenv("RANK"), os.Getenv("WORLD_SIZE"), os.Getenv("LOCAL_RANK"))
 	}
 	addr := net.JoinHostPort(os.Getenv("MASTER_ADDR"), os.Getenv("MASTER_PORT"))
-	fmt.Printf("worker: rank %d of %d local %d round %s master %s\n", rank, world, local, os.Getenv("YARN_AM_ROUND"), addr)
+	fmt.Printf("worker: rank %d of %d local %d round %s master %s\n", rank, world, local, os.Getenv(contract.EnvRound), addr)
 	deadline := time.Now().Add(timeout)
 	if rank == 0 {
 		l, err := net.Listen("tcp", addr)

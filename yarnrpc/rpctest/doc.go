@@ -15,4 +15,9 @@
 // Counters (Calls, Pings, Accepted, Connections) let tests assert what reached the server.
 //
 // Every call runs in its own goroutine, so delayed calls do not hold up others on the same connection.
+//
+// Files by what they serve: server.go (the listener, its options and the test-facing controls and
+// counters), conn.go (one connection: header, read loop, writes through the security layer),
+// sasl.go (the handshake), calls.go (handlers, faults and exceptions), frame.go (framing), and
+// digest.go, kerberos.go, qop.go (the mechanisms and their security layers).
 package rpctest
