@@ -13,7 +13,7 @@
 // (release.go).
 //
 // Seams: the driver never executes a script itself; it goes through the ScriptRunner interface. The
-// real runner is resources.RunDiscoveryWith with IndexRule (shared with the exec driver); unit tests use
+// real runner is resources.RunDiscoveryResult with IndexRule (shared with the exec driver); unit tests use
 // a fake runner, and the script tests run the real scripts against the fake nvidia-smi in
 // testdata/fake-nvidia-smi (TestCoordinationMultiUser as several real users).
 //

@@ -297,9 +297,9 @@ check_dir() {
 		bad_dir "coordination directory $d is owned by uid $owner_uid, neither root nor you (uid $me): its owner could remove every claim; refusing it; fix: chown root $d" || return 1
 	fi
 	dir_shared=$((mode & 8#0070))
-	if [[ $private -eq 1 && $release -eq 0 && ! -e $d/.warned ]]; then
+	# Said once per node and user: the first to create the marker (O_EXCL through noclobber) says it.
+	if [[ $private -eq 1 && $release -eq 0 && ! -e $d/.warned ]] && (set -C && : >"$d/.warned") 2>/dev/null; then
 		warn "GPU coordination covers only uid $me's own containers on this node (in $d): $DEFAULT_COORDINATION_DIR does not exist, so containers of other users may get the same GPUs; $admin_hint (said once per node and user)"
-		: >"$d/.warned" 2>/dev/null
 	fi
 	return 0
 }
