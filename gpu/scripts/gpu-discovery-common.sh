@@ -495,7 +495,7 @@ write_own_claims() {
 
 owner_start=""
 released=()
-if [[ $coordinate != 0 || $release -eq 1 ]]; then
+if [[ $coordinate != 0 ]]; then
 	resolve_dir
 	[[ $private -eq 1 ]] || admin_hint_for "$coordination_dir"
 	if check_proc && check_dir; then
