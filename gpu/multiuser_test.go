@@ -213,6 +213,16 @@ func TestCoordinationMultiUser(t *testing.T) {
 		require.Error(t, err, "%s: %s", tc.opts, out)
 		assert.Contains(t, string(out), tc.want, tc.opts)
 	}
+	// Without a flag asking for coordination (the default in a YARN container), such a /proc makes the
+	// script say that it cannot coordinate and hand out GPUs without claims, instead of failing the worker.
+	hp := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", `mount -t proc -o hidepid=2 proc /proc && exec "$@"`, "sh")
+	hp.Args = append(hp.Args, append(a.setpriv(), "bash", e.script, "1")...)
+	hp.Env = append(append(os.Environ(), e.env...), "CONTAINER_ID=container_1_0001_01_000002", "LOCAL_USER_DIRS=")
+	var hpOut, hpErr strings.Builder
+	hp.Stdout, hp.Stderr = &hpOut, &hpErr
+	require.NoError(t, hp.Run(), hpErr.String())
+	assert.True(t, strings.HasPrefix(hpOut.String(), "0\nuuids=GPU-"), hpOut.String())
+	assert.Contains(t, hpErr.String(), "warning: GPU coordination is off for this worker: /proc is mounted with hidepid=invisible")
 
 	// B cannot wipe, truncate, replace or remove A's claim file (mode 0640, sticky directory).
 	for _, attack := range []string{
