@@ -93,7 +93,11 @@ func (d *Driver) Discover(ctx context.Context, amount int) ([]resources.Info, er
 			infos[i][InfoUUID] = uuids[i]
 		}
 	}
-	log.WithFields(logrus.Fields{"indexes": strings.Join(indexes, ","), "uuids": strings.Join(contract.UUIDs(infos), ",")}).Info("gpu: discovered")
+	fields := logrus.Fields{"indexes": strings.Join(indexes, ",")}
+	if len(uuids) > 0 {
+		fields["uuids"] = strings.Join(contract.UUIDs(infos), ",")
+	}
+	log.WithFields(fields).Info("gpu: discovered")
 	return infos, nil
 }
 
