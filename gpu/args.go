@@ -15,38 +15,46 @@ import (
 const (
 	FlagCoordinationMode = "--enable-coordination-mode"
 	FlagCoordination     = "--enable-coordination" // the spelling in Flink's documentation
+	FlagNoCoordination   = "--no-coordination"
 	FlagCoordinationDir  = "--coordination-dir"
+	FlagCoordinationFile = "--coordination-file" // Flink's flag: see docs/gpus.md#flinks---coordination-file
 	FlagLockTimeout      = "--lock-timeout"
 )
 
-// DefaultCoordinationDir is where the built-in scripts coordinate when --coordination-dir is not given.
-// An administrator creates it (see the package doc, "GPU coordination").
+// DefaultCoordinationDir is the shared coordination directory an administrator creates on each node
+// (see the package doc, "GPU coordination"). Where it does not exist, the built-in scripts coordinate in
+// a private directory of the user.
 const DefaultCoordinationDir = "/var/lib/yarn-am/gpu"
 
 // DefaultLockTimeout is how long the built-in scripts wait for the coordination directory's lock.
 const DefaultLockTimeout = 30 * time.Second
 
 // validFlagsText lists the flags for error messages.
-const validFlagsText = FlagCoordinationMode + " (or " + FlagCoordination + "), " + FlagCoordinationDir + " DIR (absolute; default " +
-	DefaultCoordinationDir + "), " + FlagLockTimeout + " SECONDS (1-9999; default 30)"
+const validFlagsText = FlagCoordinationMode + " (or " + FlagCoordination + "; coordination is on by default in YARN containers), " +
+	FlagNoCoordination + ", " + FlagCoordinationDir + " DIR (absolute; default " + DefaultCoordinationDir +
+	" when it exists, else a private directory of the user), " + FlagCoordinationFile + " FILE (absolute; Flink's), " +
+	FlagLockTimeout + " SECONDS (1-9999; default 30)"
 
 // ScriptArgs is what the built-in scripts make of discovery-script.args.
 type ScriptArgs struct {
-	Coordinate  bool
-	Dir         string        // "" = DefaultCoordinationDir
-	LockTimeout time.Duration // 0 = DefaultLockTimeout
+	Coordinate   bool // an --enable-coordination flag (or a place) was given: coordination failing is an error
+	NoCoordinate bool // --no-coordination: GPUs are handed out without claims
+	Dir          string
+	File         string        // Flink's --coordination-file
+	LockTimeout  time.Duration // 0 = DefaultLockTimeout
 }
 
 // IndexRule is the id rule of the GPU driver: distinct non-negative integers (the indexes of
-// CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), at most 9 digits.
+// CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES), at most 9 digits, compared as numbers ("00" is "0").
 var IndexRule = resources.IDRule{
 	Valid:    regexp.MustCompile(`^[0-9]{1,9}$`).MatchString,
 	Describe: "distinct GPU indexes (non-negative integers), comma-separated on the first line, e.g. 0,1",
+	Canon:    resources.NumericCanon,
 }
 
 // CheckBuiltinScriptArgs validates discovery-script.args for the built-in scripts before anything runs:
 // unknown flags (a misspelled --enable-cordination would otherwise fail every container's discovery),
-// flags the driver adds itself, and bad values are errors naming
+// flags the driver adds itself, contradictions and bad values are errors naming
 // external-resource.<resource>.param.discovery-script.args, the value and the valid flags. A custom
 // discovery-script.path's args are not checked: they are that script's business. scriptTimeout, when
 // positive, is the discovery-script.timeout the lock wait must stay under.
@@ -61,7 +69,7 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 		return ScriptArgs{}, fmt.Errorf("%s = %q: %s; quote arguments as in a shell", key, args, strings.TrimPrefix(err.Error(), "resources: "))
 	}
 	var sa ScriptArgs
-	var dirSet, lockSet string
+	var enableFlag, lockSet, placeSet string
 	for i := 0; i < len(argv); i++ {
 		a := argv[i]
 		name, value, hasValue := strings.Cut(a, "=")
@@ -69,13 +77,17 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			name, hasValue = a, false
 		}
 		switch name {
-		case FlagCoordinationMode, FlagCoordination:
+		case FlagCoordinationMode, FlagCoordination, FlagNoCoordination:
 			if hasValue {
 				return fail("%s takes no value", name)
 			}
-			sa.Coordinate = true
+			if name == FlagNoCoordination {
+				sa.NoCoordinate = true
+			} else {
+				sa.Coordinate, enableFlag = true, name
+			}
 			continue
-		case FlagCoordinationDir, FlagLockTimeout:
+		case FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout:
 			if !hasValue {
 				if i+1 >= len(argv) || strings.HasPrefix(argv[i+1], "--") {
 					return fail("%s needs a value", name)
@@ -83,22 +95,28 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 				i++
 				value = argv[i]
 			}
-		case "--coordination-file":
-			return fail("--coordination-file is not supported: one coordination file shared by all users could be wiped or held by any of them; use %s DIR (default %s), where every user has its own claim file", FlagCoordinationDir, DefaultCoordinationDir)
 		case "--release":
 			return fail("--release is the driver's: it runs the script's release mode itself once the worker is gone")
 		default:
 			if !strings.HasPrefix(a, "-") {
 				return fail("unexpected argument %q: yarn-am passes the amount itself; the built-in script takes only flags", a)
 			}
-			return fail("unknown flag %q%s", name, resources.DidYouMean(name, []string{FlagCoordinationMode, FlagCoordination, FlagCoordinationDir, FlagLockTimeout}))
+			return fail("unknown flag %q%s", name, resources.DidYouMean(name, []string{FlagCoordinationMode, FlagCoordination, FlagNoCoordination, FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout}))
 		}
 		switch name {
-		case FlagCoordinationDir:
+		case FlagCoordinationDir, FlagCoordinationFile:
 			if !strings.HasPrefix(value, "/") {
-				return fail("%s %q is not an absolute path (the workers of a node must name the same directory)", name, value)
+				return fail("%s %q is not an absolute path (the workers of a node must name the same place)", name, value)
 			}
-			sa.Dir, dirSet = value, name
+			if placeSet != "" && placeSet != name {
+				return fail("%s and %s both name where the claims are kept; give one", placeSet, name)
+			}
+			placeSet = name
+			if name == FlagCoordinationDir {
+				sa.Dir = value
+			} else {
+				sa.File = value
+			}
 		case FlagLockTimeout:
 			n, err := strconv.Atoi(value)
 			if err != nil || n < 1 || n > 9999 || value != strconv.Itoa(n) {
@@ -107,12 +125,18 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			sa.LockTimeout, lockSet = time.Duration(n)*time.Second, name
 		}
 	}
-	if !sa.Coordinate {
-		for _, f := range []string{dirSet, lockSet} {
+	if sa.NoCoordinate {
+		if enableFlag != "" {
+			return fail("%s contradicts %s", FlagNoCoordination, enableFlag)
+		}
+		for _, f := range []string{placeSet, lockSet} {
 			if f != "" {
-				return fail("%s has no effect without %s", f, FlagCoordinationMode)
+				return fail("%s has no effect with %s", f, FlagNoCoordination)
 			}
 		}
+	}
+	if placeSet != "" {
+		sa.Coordinate = true // naming a place asks for coordination
 	}
 	if sa.LockTimeout > 0 && scriptTimeout > 0 && sa.LockTimeout >= scriptTimeout {
 		return fail("%s %d is not shorter than %s (%s): the script would be killed before it can say who holds the lock",

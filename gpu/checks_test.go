@@ -15,7 +15,7 @@ import (
 	"github.com/yarn-am/yarn-am/resources"
 )
 
-const validFlagsWant = "valid flags of the built-in discovery script: --enable-coordination-mode (or --enable-coordination), --coordination-dir DIR (absolute; default /var/lib/yarn-am/gpu), --lock-timeout SECONDS (1-9999; default 30)"
+const validFlagsWant = "valid flags of the built-in discovery script: --enable-coordination-mode (or --enable-coordination; coordination is on by default in YARN containers), --no-coordination, --coordination-dir DIR (absolute; default /var/lib/yarn-am/gpu when it exists, else a private directory of the user), --coordination-file FILE (absolute; Flink's), --lock-timeout SECONDS (1-9999; default 30)"
 
 func TestCheckBuiltinScriptArgsRejects(t *testing.T) {
 	for _, tc := range []struct{ args, why string }{
@@ -25,18 +25,24 @@ func TestCheckBuiltinScriptArgsRejects(t *testing.T) {
 		{"--verbose", `unknown flag "--verbose"`},
 		{"-c", `unknown flag "-c"`},
 		{"2", `unexpected argument "2": yarn-am passes the amount itself; the built-in script takes only flags`},
-		{"--enable-coordination --coordination-file /var/tmp/flink-gpu", "--coordination-file is not supported: one coordination file shared by all users could be wiped or held by any of them; use --coordination-dir DIR (default /var/lib/yarn-am/gpu), where every user has its own claim file"},
 		{"--release", "--release is the driver's: it runs the script's release mode itself once the worker is gone"},
 		{"--enable-coordination --coordination-dir", "--coordination-dir needs a value"},
 		{"--enable-coordination --coordination-dir --lock-timeout 5", "--coordination-dir needs a value"},
-		{"--enable-coordination --coordination-dir gpu-claims", `--coordination-dir "gpu-claims" is not an absolute path (the workers of a node must name the same directory)`},
-		{"--enable-coordination --coordination-dir=", `--coordination-dir "" is not an absolute path (the workers of a node must name the same directory)`},
+		{"--enable-coordination --coordination-dir gpu-claims", `--coordination-dir "gpu-claims" is not an absolute path (the workers of a node must name the same place)`},
+		{"--enable-coordination --coordination-dir=", `--coordination-dir "" is not an absolute path (the workers of a node must name the same place)`},
+		{"--coordination-file flink-gpu", `--coordination-file "flink-gpu" is not an absolute path (the workers of a node must name the same place)`},
+		{"--coordination-file", "--coordination-file needs a value"},
+		{"--coordination-dir /a --coordination-file /b", "--coordination-dir and --coordination-file both name where the claims are kept; give one"},
+		{"--no-coordination --enable-coordination", "--no-coordination contradicts --enable-coordination"},
+		{"--enable-coordination-mode --no-coordination", "--no-coordination contradicts --enable-coordination-mode"},
+		{"--no-coordination --coordination-dir /srv/gpu", "--coordination-dir has no effect with --no-coordination"},
+		{"--no-coordination --coordination-file /var/tmp/flink-gpu-coordination", "--coordination-file has no effect with --no-coordination"},
+		{"--no-coordination --lock-timeout 5", "--lock-timeout has no effect with --no-coordination"},
+		{"--no-coordination=1", "--no-coordination takes no value"},
 		{"--enable-coordination --lock-timeout 0", `--lock-timeout "0" is not a whole number of seconds between 1 and 9999`},
 		{"--enable-coordination --lock-timeout=10s", `--lock-timeout "10s" is not a whole number of seconds between 1 and 9999`},
 		{"--enable-coordination --lock-timeout 05", `--lock-timeout "05" is not a whole number of seconds between 1 and 9999`},
 		{"--enable-coordination --lock-timeout 10000", `--lock-timeout "10000" is not a whole number of seconds between 1 and 9999`},
-		{"--coordination-dir /var/lib/gpu", "--coordination-dir has no effect without --enable-coordination-mode"},
-		{"--lock-timeout 5", "--lock-timeout has no effect without --enable-coordination-mode"},
 		{"--enable-coordination=yes", "--enable-coordination takes no value"},
 		{"--enable-coordination --lock-timeout 60", "--lock-timeout 60 is not shorter than external-resource.gpu.param.discovery-script.timeout (1m0s): the script would be killed before it can say who holds the lock"},
 	} {
@@ -56,6 +62,11 @@ func TestCheckBuiltinScriptArgsAccepts(t *testing.T) {
 		"--enable-coordination --coordination-dir /srv/gpu --lock-timeout 10":    {Coordinate: true, Dir: "/srv/gpu", LockTimeout: 10 * time.Second},
 		"--coordination-dir=/srv/a --enable-coordination-mode --lock-timeout=59": {Coordinate: true, Dir: "/srv/a", LockTimeout: 59 * time.Second},
 		"--enable-coordination --coordination-dir '/srv/with space'":             {Coordinate: true, Dir: "/srv/with space"},
+		"--no-coordination":                                   {NoCoordinate: true},
+		"--coordination-dir /srv/gpu":                         {Coordinate: true, Dir: "/srv/gpu"},
+		"--lock-timeout 5":                                    {LockTimeout: 5 * time.Second},
+		"--coordination-file /var/tmp/flink-gpu-coordination": {Coordinate: true, File: "/var/tmp/flink-gpu-coordination"},
+		"--enable-coordination --coordination-file=/var/tmp/flink-gpu-coordination": {Coordinate: true, File: "/var/tmp/flink-gpu-coordination"},
 	} {
 		got, err := CheckBuiltinScriptArgs("gpu", args, time.Minute)
 		require.NoError(t, err, args)
@@ -106,6 +117,8 @@ func TestDiscoveryOutputIsChecked(t *testing.T) {
 		{`0,0`, `"0" appears twice`},
 		{`0,1,2,1`, `"1" appears twice`},
 		{` 3 , 3 `, `"3" appears twice`},
+		{`00,0`, `"00" and "0" are the same id`}, // became CUDA_VISIBLE_DEVICES=00,0: GPU 0 twice
+		{`1,01`, `"1" and "01" are the same id`},
 		{`hello world`, `"hello world" is not a valid id`},
 		{`-1,abc;def`, `"-1" is not a valid id`},
 		{`0,abc;def`, `"abc;def" is not a valid id`},
@@ -141,6 +154,30 @@ func TestDiscoveryOutputIsChecked(t *testing.T) {
 	_, err := newRealDriver(t, map[string]string{"discovery-script.path": script}).Discover(context.Background(), 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `,"... (600 bytes): "7" appears twice`)
+}
+
+// The optional "uuids=" line of a custom script becomes the infos' "uuid": one distinct UUID or nothing
+// per index; anything else fails discovery naming the line.
+func TestDiscoveryUUIDLine(t *testing.T) {
+	run := func(out string, amount int) ([]resources.Info, error) {
+		script := filepath.Join(t.TempDir(), "my-gpus.sh")
+		require.NoError(t, os.WriteFile(script, []byte("#!/bin/bash\nprintf '%s\\n' "+out+"\n"), 0o755))
+		return newRealDriver(t, map[string]string{"discovery-script.path": script}).Discover(context.Background(), amount)
+	}
+	infos, err := run(`007,3 'uuids=GPU-a,0xbeef'`, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "7", "uuid": "GPU-a"}, {"index": "3", "uuid": "0xbeef"}}, infos)
+	infos, err = run(`2,3,4 'uuids=,GPU-b,GPU-c'`, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "2"}, {"index": "3", "uuid": "GPU-b"}}, infos)
+	infos, err = run(`2 'something else' 'uuids=GPU-z'`, 1)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "2", "uuid": "GPU-z"}}, infos)
+	for _, bad := range []string{`0,1 uuids=GPU-a`, `0,1 uuids=GPU-a,GPU-a`, `0 'uuids=GPU a'`, `0 'uuids=$(id)'`} {
+		_, err := run(bad, 1)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "want one distinct UUID (letters, digits, _ . : -, at most 96) or nothing per index", bad)
+	}
 }
 
 // A runner other than the real one (a fake here) is checked by the driver too.

@@ -13,79 +13,76 @@
 // (release.go).
 //
 // Seams: the driver never executes a script itself; it goes through the ScriptRunner interface. The
-// real runner is resources.RunDiscoveryWith with IndexRule (shared with the exec driver); unit tests use
+// real runner is resources.RunDiscoveryResult with IndexRule (shared with the exec driver); unit tests use
 // a fake runner, and the script tests run the real scripts against the fake nvidia-smi in
 // testdata/fake-nvidia-smi (TestCoordinationMultiUser as several real users).
 //
 // # Discovery output
 //
 // Whatever a script prints becomes CUDA_VISIBLE_DEVICES, so it is checked: the first line of stdout
-// must hold distinct non-negative integers, comma-separated ("0,0", "hello world" and "-1,abc;def"
-// fail discovery with the output quoted, at most 200 bytes, control characters removed). At most 64 KiB
-// is read from stdout and from stderr each; a script that prints more is killed with its whole process
-// group, as on timeout and once it is done (a background child it left behind does not outlive
-// discovery). See resources.RunDiscoveryWith.
+// must hold distinct non-negative integers, comma-separated and compared as numbers ("0,0", "00,0",
+// "hello world" and "-1,abc;def" fail discovery with the output quoted, at most 200 bytes, control
+// characters removed). An optional later line "uuids=U0,U1,..." gives each index's UUID (empty where
+// unknown); it becomes the infos' "uuid" (InfoUUID), which the launcher reports to the AM. At most 64
+// KiB is read from stdout and from stderr each; a script that prints more is killed with its whole
+// process group, as on timeout and once it is done, and a child that left the group holding the output
+// is killed with its session (see resources.RunDiscoveryResult). What a successful script prints on
+// stderr is logged as warnings.
 //
 // # Flags of the built-in scripts (external-resource.<name>.param.discovery-script.args)
 //
-//	--enable-coordination-mode   claim GPUs so co-located workers never share one
+//	(none)                       coordination on in YARN containers (CONTAINER_ID set), off elsewhere
+//	--enable-coordination-mode   coordination on; failing to coordinate is an error
 //	--enable-coordination        the same (the spelling of Flink's documentation)
-//	--coordination-dir DIR       where the claims are kept (absolute; default /var/lib/yarn-am/gpu)
+//	--no-coordination            coordination off: the first GPUs, no claims
+//	--coordination-dir DIR       where the claims are kept (absolute)
+//	--coordination-file FILE     Flink's flag: FILE.d where FILE's directory is safe, else as if absent
 //	--lock-timeout SECONDS       how long to wait for the directory's lock (1-9999; default 30)
 //
 // They are checked when the configuration is validated (CheckBuiltinScriptArgs, called by the driver
 // factory, so `yarn-am check` reports them before anything is staged): an unknown or misspelled flag,
-// --coordination-file (the old shared file, no longer supported), --release (the driver's own), a
-// relative directory, a bad lock timeout, --coordination-dir or --lock-timeout without coordination
-// mode, or a --lock-timeout not shorter than discovery-script.timeout are errors naming the key, the
-// value and the valid flags. A custom discovery-script.path's args are that script's business.
+// --release (the driver's own), a relative place, two places, --no-coordination with anything that asks
+// for coordination, a bad lock timeout, or a --lock-timeout not shorter than discovery-script.timeout
+// are errors naming the key, the value and the valid flags. A custom discovery-script.path's args are
+// that script's business.
 //
 // # GPU coordination
 //
-// Without coordination every worker on a node that asks for n GPUs gets the first n the node lists, so
-// two containers on one node share GPUs unless YARN isolates them (see below). With
-// --enable-coordination-mode the built-in script claims GPUs in a coordination directory and hands out
-// only unclaimed ones.
+// The built-in script claims the GPUs it hands out so that co-located workers never share one
+// (docs/gpus.md#coordination-co-located-workers-never-share-a-gpu). The claims are kept in
+// --coordination-dir, else FILE.d of a safe --coordination-file, else the shared directory
+// /var/lib/yarn-am/gpu when it exists (an administrator creates it once per node:
+// install -d -m 3770 -o root -g <group of the container users> /var/lib/yarn-am/gpu), else a private
+// directory of the user (yarn-am-gpu in YARN's per-user directory of the node, LOCAL_USER_DIRS), which
+// covers the user's own containers only and says so once per node. Where coordination cannot work
+// (no usable private directory, /proc with hidepid) the default warns and hands out GPUs without claims;
+// an explicit flag makes it an error.
 //
-// The directory is created once per node by an administrator:
+// GPUs are claimed by UUID (nvidia-smi's GPU-..., rocm-smi's unique id), by index only when the vendor
+// tool gives none: under YARN's GPU isolation each container numbers its GPUs from 0, so indexes of two
+// containers collide although their GPUs differ (TestCoordinationByUUIDUnderIsolation).
 //
-//	install -d -m 3770 -o root -g <group> /var/lib/yarn-am/gpu
+// Each user's claims are in a file claims.<uid>@<NM_HOST>.<random> named by mktemp, so no one can take a
+// user's name first; a file is a uid's only when that uid owns it. Everything else among the claim files
+// (symbolic links, non-regular files, files owned by another uid than their name says, files over 16
+// KiB or 64 claims, more than 4 files of one uid) is skipped with a warning naming it: a member can
+// spoil only its own claims, never stop another's discovery (TestCoordinationSkipsInvalidClaimFiles).
+// The work under the directory's lock (an exclusive flock on the directory itself) is bounded that way
+// too. A claim line is "<gpu> <owner pid> <owner start time>", <gpu> being uuid:<UUID> or index:<n>; the
+// owner is the process that ran the script (yarn-am launch, which lives as long as the worker), and a
+// claim counts only while that process (same pid and start time, not a zombie) runs as the file's
+// owner. Release (the driver runs it when the worker has exited) removes the caller's claims at once.
+// Because claims are judged by their owner's /proc entry, coordination needs every container of the
+// node in the host's pid namespace (not Docker) and a /proc where other users' processes are visible.
 //
-// where <group> has every user that runs containers as a member (with the LinuxContainerExecutor the
-// submitting users, or the single run-as user of yarn.nodemanager.linux-container-executor
-// .nonsecure-mode.local-user; with the DefaultContainerExecutor the NodeManager's user). Setgid (2000)
-// gives claim files the directory's group; sticky (1000) lets only a file's owner remove or replace it.
-// When all containers of a node run as one user, a directory of that user's own works as well: name it
-// with --coordination-dir; if it does not exist the script creates it, mode 0700. The default directory
-// is never created by the script: when it is missing, coordinated discovery fails with a message that
-// names it and the install command above.
-//
-// The script refuses a directory that is a symbolic link, that every user can write, that its group can
-// write without the sticky bit, or that is owned by another user than root and the caller.
-//
-// Each user's claims are in its own file in the directory, claims.<uid>@<NM_HOST> (claims.<uid> outside
-// YARN), mode 0640 with the directory's group; a line is "<index> <owner pid> <owner start time>". The
-// owner is the process that ran the script (yarn-am launch, which lives as long as the worker); a claim
-// counts only while that process (same pid and start time, not a zombie) runs as the file's owner. A
-// user's file is only ever replaced by that user, by writing a new file (mktemp) and renaming it over
-// the old one; no process opens another user's file for writing or with O_CREAT, which is why
-// fs.protected_regular (on by default on current distributions) does not get in the way. The read of
-// every file and the rewrite of one's own happen under an exclusive flock on the directory itself,
-// opened read-only, so there is no lock file either. Claims of owners that have exited are ignored and
-// leave their file the next time its user runs the script; release (the driver runs it when the worker
-// has exited) removes the caller's claims at once. Symbolic links, non-regular files and files owned by
-// another uid than their name says are refused with an error naming the file. Because claims are judged
-// by their owner's /proc entry, coordination needs every container of the node in the host's pid
-// namespace (not Docker) and a /proc where other users' processes are visible: a /proc mounted with
-// hidepid is refused unless the caller is in its gid= group.
-//
-// What this protects against, and what not: a user outside the group cannot read, claim, wipe or lock
-// anything (it cannot open the directory). A member cannot remove, truncate or replace another user's
-// claims, cannot make claims for processes it does not own, and cannot make another member's script
-// follow a planted link. A member can still claim every free GPU for processes of its own, and can hold
-// the directory's lock: others then wait at most --lock-timeout seconds and fail naming the holder's pid
-// and user. Coordination is a protocol between cooperating workers; it does not stop a process from
-// using a GPU it did not claim. For that, use YARN's isolation.
+// What this protects against, and what not: a user outside the shared directory's group cannot read,
+// claim, wipe or lock anything. A member cannot remove, truncate or replace another user's claims,
+// cannot make claims for processes it does not own, cannot make another member's script follow a
+// planted link, and cannot make anyone's discovery fail by planting files. A member can still claim
+// every free GPU for processes of its own, and can hold the directory's lock: others then wait at most
+// --lock-timeout seconds and fail naming the holder's pid and user. Coordination is a protocol between
+// cooperating workers; it does not stop a process from using a GPU it did not claim. For that, use
+// YARN's isolation.
 //
 // # YARN's own GPU isolation
 //
@@ -102,7 +99,7 @@
 // inside the container uses (TestRealScriptInsideIsolatedContainer); outside a container it restricts
 // nothing. CUDA_VISIBLE_DEVICES, when set, still restricts the GPUs the script reports. With the cgroups
 // controller alone the script reports what nvidia-smi lists in the container; this has not been tried
-// on real GPUs (the tests use a fake nvidia-smi). Coordination is not needed under YARN's isolation;
-// leave --enable-coordination-mode out (with it, the coordination directory would have to exist inside
-// the container too).
+// on real GPUs (the tests use a fake nvidia-smi). Coordination is not needed under YARN's isolation:
+// the default claims are harmless there (each GPU has its own UUID), and --no-coordination turns them
+// off.
 package gpu

@@ -192,7 +192,7 @@ func checkScriptPath(path string) string {
 }
 
 // Factory is the resources.DriverFactory of the GPU driver: it validates params and returns a *Driver
-// that runs scripts through resources.RunDiscovery.
+// that runs scripts through resources.RunDiscoveryResult.
 func Factory(resourceName string, params map[string]string) (resources.Driver, error) {
 	cfg, err := ParseParams(resourceName, params)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 type fakeRunner struct {
 	indexes  []string
+	uuids    string // the "uuids=" line's value, "" for none
 	err      error
 	calls    []fakeCall
 	releases []fakeCall
@@ -29,9 +30,9 @@ type fakeCall struct {
 	timeout time.Duration
 }
 
-func (f *fakeRunner) Discover(_ context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error) {
+func (f *fakeRunner) Discover(_ context.Context, path string, amount int, args string, timeout time.Duration) (Found, error) {
 	f.calls = append(f.calls, fakeCall{path: path, amount: amount, args: args, timeout: timeout})
-	return f.indexes, f.err
+	return Found{Indexes: f.indexes, UUIDLine: f.uuids, HasUUIDs: f.uuids != ""}, f.err
 }
 
 func (f *fakeRunner) Release(_ context.Context, path string, args []string, timeout time.Duration) error {
@@ -160,7 +161,17 @@ func TestDiscoverAMDUsesAMDScriptAndHIP(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, ".yarn-am", "amd-gpu-discovery.sh"), r.calls[0].path)
 	assert.Equal(t, map[string]string{"HIP_VISIBLE_DEVICES": "1"}, d.Env(infos))
-	// Not coordinated: nothing to release.
+	// Coordination is the default (the script decides where it applies): release runs the release mode.
+	require.NoError(t, d.Release(context.Background()))
+	assert.Len(t, r.releases, 1)
+
+	// --no-coordination: nothing to release.
+	r = &fakeRunner{indexes: []string{"1"}, uuids: "0xbeef"}
+	d = New(Config{Resource: "gpu", Vendor: VendorAMD, ScriptArgs: "--no-coordination"}, r)
+	d.WorkDir = dir
+	infos, err = d.Discover(context.Background(), 1)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "1", "uuid": "0xbeef"}}, infos)
 	require.NoError(t, d.Release(context.Background()))
 	assert.Empty(t, r.releases)
 }

@@ -20,11 +20,14 @@ import (
 // because what they show — what one user can and cannot do to another user's GPU claims — only exists
 // between different uids. They need root and fail (never skip) without it.
 
-const (
-	sharedGroup = "yamgpu-shared" // the group of the coordination directory
-	userA       = "yamgpu-a"      // member
-	userB       = "yamgpu-b"      // member
-	userC       = "yamgpu-c"      // not a member
+// The names carry this test process's pid: test runs side by side on one machine (other checkouts)
+// must not delete each other's users, and a user left over by a killed run must not be taken as set up.
+var (
+	runTag      = strconv.Itoa(os.Getpid() % 1000000)
+	sharedGroup = "yamgpu-s" + runTag // the group of the coordination directory
+	userA       = "yamgpu-a" + runTag // member
+	userB       = "yamgpu-b" + runTag // member
+	userC       = "yamgpu-c" + runTag // not a member
 )
 
 type osUser struct {
@@ -155,8 +158,13 @@ func statFile(t *testing.T, path string) fileID {
 	return fileID{data: string(data), ino: st.Ino, uid: int(st.Uid), gid: int(st.Gid), mode: fi.Mode(), mtimeUnixNano: fi.ModTime().UnixNano()}
 }
 
+// claimFile is u's one claim file in the coordination directory (named claims.<uid>@.<random>).
 func claimFile(e *coordEnv, u *osUser) string {
-	return filepath.Join(e.coord, "claims."+strconv.Itoa(u.uid))
+	e.t.Helper()
+	files, err := filepath.Glob(filepath.Join(e.coord, "claims."+strconv.Itoa(u.uid)+"@.*"))
+	require.NoError(e.t, err)
+	require.Len(e.t, files, 1, "claim files of %s", u.name)
+	return files[0]
 }
 
 func TestCoordinationMultiUser(t *testing.T) {
@@ -179,7 +187,8 @@ func TestCoordinationMultiUser(t *testing.T) {
 	assert.Equal(t, "2,3", b1.out)
 	fileA := claimFile(e, a)
 	idA := statFile(t, fileA)
-	assert.Equal(t, fileID{data: fmt.Sprintf("# yarn-am gpu coordination v2: <index> <owner pid> <owner start time>\n0 %[1]d %[2]s\n1 %[1]d %[2]s\n", a1.pid, startTime(t, a1.pid)),
+	uuids := fakeUUIDs(t, e.env)
+	assert.Equal(t, fileID{data: fmt.Sprintf("# yarn-am gpu coordination v3: <gpu> <owner pid> <owner start time>\nuuid:%[3]s %[1]d %[2]s\nuuid:%[4]s %[1]d %[2]s\n", a1.pid, startTime(t, a1.pid), uuids["0"], uuids["1"]),
 		ino: idA.ino, uid: a.uid, gid: gid, mode: 0o640, mtimeUnixNano: idA.mtimeUnixNano}, idA)
 	idB := statFile(t, claimFile(e, b))
 	assert.Equal(t, []int{b.uid, gid}, []int{idB.uid, idB.gid})
@@ -204,6 +213,16 @@ func TestCoordinationMultiUser(t *testing.T) {
 		require.Error(t, err, "%s: %s", tc.opts, out)
 		assert.Contains(t, string(out), tc.want, tc.opts)
 	}
+	// Without a flag asking for coordination (the default in a YARN container), such a /proc makes the
+	// script say that it cannot coordinate and hand out GPUs without claims, instead of failing the worker.
+	hp := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", `mount -t proc -o hidepid=2 proc /proc && exec "$@"`, "sh")
+	hp.Args = append(hp.Args, append(a.setpriv(), "bash", e.script, "1")...)
+	hp.Env = append(append(os.Environ(), e.env...), "CONTAINER_ID=container_1_0001_01_000002", "LOCAL_USER_DIRS=")
+	var hpOut, hpErr strings.Builder
+	hp.Stdout, hp.Stderr = &hpOut, &hpErr
+	require.NoError(t, hp.Run(), hpErr.String())
+	assert.True(t, strings.HasPrefix(hpOut.String(), "0\nuuids=GPU-"), hpOut.String())
+	assert.Contains(t, hpErr.String(), "warning: GPU coordination is off for this worker: /proc is mounted with hidepid=invisible")
 
 	// B cannot wipe, truncate, replace or remove A's claim file (mode 0640, sticky directory).
 	for _, attack := range []string{
@@ -211,7 +230,7 @@ func TestCoordinationMultiUser(t *testing.T) {
 		`printf '' >>"$F"`,
 		`rm -f "$F"`,
 		`t=$(mktemp "$D/.x.XXXXXX") && mv -f -T "$t" "$F"`,
-		`mv -f -T "$D/claims.` + strconv.Itoa(b.uid) + `" "$F"`,
+		`mv -f -T "` + claimFile(e, b) + `" "$F"`,
 		`chmod 0666 "$F"`,
 	} {
 		out, rc := b.run(t, []string{"F=" + fileA, "D=" + e.coord}, attack)
@@ -267,28 +286,40 @@ func TestCoordinationMultiUser(t *testing.T) {
 	require.NoError(t, os.WriteFile(target, []byte("do not truncate\n"), 0o666))
 	require.NoError(t, os.Chmod(target, 0o666)) // writable by A: only the script's refusal protects it
 	idTarget := statFile(t, target)
-	planted := filepath.Join(e.coord, "claims."+strconv.Itoa(c.uid))
-	out, rc = b.run(t, []string{"P=" + planted, "T=" + target}, `ln -s "$T" "$P"`)
-	require.Equal(t, 0, rc, out)
-	o = e.startOwnerAs(a, 7, coordArgs(1)...)
-	o.end()
-	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, "claim file "+planted+" is a symbolic link; refusing it")
-	assert.Equal(t, idTarget, statFile(t, target))
-	require.NoError(t, os.Remove(planted))
-	// Planted at A's own name while A has no file: refused too (A could not replace B's link anyway).
-	a2Claims := statFile(t, fileA)
-	require.NoError(t, os.Rename(fileA, fileA+".saved"))
-	out, rc = b.run(t, []string{"P=" + fileA, "T=" + target}, `ln -s "$T" "$P"`)
-	require.Equal(t, 0, rc, out)
-	o = e.startOwnerAs(a, 8, coordArgs(1)...)
-	o.end()
-	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, "claim file "+fileA+" is a symbolic link; refusing it")
-	assert.Equal(t, idTarget, statFile(t, target))
-	require.NoError(t, os.Remove(fileA))
-	require.NoError(t, os.Rename(fileA+".saved", fileA))
-	assert.Equal(t, a2Claims.data, statFile(t, fileA).data)
+	// What a member plants among the claim files used to make every later discovery on the node fail
+	// (or run past every lock timeout, the 11,000-line file): now each is skipped with a warning naming
+	// it, the real claims still count (all four GPUs are A's here, so A finds none free), links are not
+	// followed, and it takes seconds. The planted names include A's own (taken first), which A does not
+	// need: A's claims are in a file under a name from mktemp.
+	var big strings.Builder
+	for i := range 11000 {
+		fmt.Fprintf(&big, "%d %d %s\n", i%4, a1.pid, startTime(t, a1.pid))
+	}
+	bigFile := filepath.Join(e.dir, "big")
+	require.NoError(t, os.WriteFile(bigFile, []byte(big.String()), 0o644))
+	for i, tc := range []struct{ name, plant, reason string }{
+		{"claims." + strconv.Itoa(c.uid), `ln -s "$T" "$P"`, "it is not a regular file (type l)"},
+		{"claims." + strconv.Itoa(a.uid), `ln -s "$T" "$P"`, "it is not a regular file (type l)"},
+		{"claims." + strconv.Itoa(a.uid), `echo "0 $$ 1" >"$P"`, fmt.Sprintf("it is owned by uid %d, not by uid %d as its name says", b.uid, a.uid)},
+		{"claims." + strconv.Itoa(a.uid) + "@.BBBBBBBB", `echo "0 $$ 1" >"$P"`, fmt.Sprintf("it is owned by uid %d, not by uid %d as its name says", b.uid, a.uid)},
+		{"claims." + strconv.Itoa(b.uid) + "@.CCCCCCCC", `mkfifo "$P"`, "it is not a regular file (type p)"},
+		{"claims." + strconv.Itoa(b.uid), `cat "$BIG" >"$P"`, "it is larger than 16384 bytes"},
+	} {
+		planted := filepath.Join(e.coord, tc.name)
+		out, rc = b.run(t, []string{"P=" + planted, "T=" + target, "BIG=" + bigFile}, tc.plant)
+		require.Equal(t, 0, rc, out)
+		start := time.Now()
+		o = e.startOwnerAs(a, 20+i, coordArgs(1, "--lock-timeout", "5")...)
+		o.end()
+		assert.Less(t, time.Since(start), 20*time.Second, "gives up within 20 seconds")
+		assert.Equal(t, 1, o.rc, tc.plant)
+		assert.Contains(t, o.stderr, "warning: skipped claim file "+planted+": "+tc.reason, tc.plant)
+		assert.Contains(t, o.stderr, fmt.Sprintf("asked for 1, 0 free; taken (coordination directory %s): 0 by pid %d, 1 by pid %d, 2 by pid %d, 3 by pid %d", e.coord, a1.pid, a1.pid, a2.pid, a2.pid), tc.plant)
+		assert.Equal(t, idTarget, statFile(t, target))
+		out, rc = b.run(t, []string{"P=" + planted}, `rm -f "$P"`)
+		require.Equal(t, 0, rc, out)
+	}
+	fileA = claimFile(e, a)
 	// A coordination directory given as a symbolic link is refused.
 	link := filepath.Join(e.dir, "coord-link")
 	require.NoError(t, os.Symlink(e.coord, link))
@@ -333,7 +364,9 @@ func TestCoordinationMultiUser(t *testing.T) {
 	require.Equal(t, 0, b2.rc, b2.stderr)
 	assert.Equal(t, "0,1,2,3", b2.out)
 	assert.Equal(t, idA, statFile(t, fileA))
-	assert.Equal(t, "0,1,2,3\nrc=0\n", b2.release(t))
-	_, err := os.Lstat(claimFile(e, b))
-	assert.True(t, os.IsNotExist(err), "B's claim file is removed once it holds no claim: %v", err)
+	assert.Equal(t, "0,1,2,3\nuuids="+strings.Join([]string{uuids["0"], uuids["1"], uuids["2"], uuids["3"]}, ",")+"\n", b2.stdout)
+	assert.Equal(t, strings.Join([]string{uuids["0"], uuids["1"], uuids["2"], uuids["3"]}, ",")+"\nrc=0\n", b2.release(t), "the released GPUs")
+	left, err := filepath.Glob(filepath.Join(e.coord, "claims."+strconv.Itoa(b.uid)+"*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "B's claim file is removed once it holds no claim")
 }

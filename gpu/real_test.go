@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,19 @@ func fakeSMIOnPath(t *testing.T, gpus string) {
 	t.Setenv("ROCR_VISIBLE_DEVICES", "")
 }
 
+// gpuInfos is the infos the driver returns for the fake GPUs with these indexes (as this environment's
+// fake nvidia-smi numbers them): index and UUID.
+func gpuInfos(t *testing.T, indexes ...string) []resources.Info {
+	t.Helper()
+	uuids := fakeUUIDs(t, nil)
+	var infos []resources.Info
+	for _, i := range indexes {
+		require.NotEmpty(t, uuids[i], "fake GPU %s", i)
+		infos = append(infos, resources.Info{"index": i, "uuid": uuids[i]})
+	}
+	return infos
+}
+
 func newRealDriver(t *testing.T, params map[string]string) *Driver {
 	t.Helper()
 	d, err := Factory("gpu", params)
@@ -49,13 +63,13 @@ func TestRealScriptCoordinationAndRelease(t *testing.T) {
 	a := newRealDriver(t, params)
 	infos, err := a.Discover(ctx, 3)
 	require.NoError(t, err)
-	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}, {"index": "2"}}, infos)
+	assert.Equal(t, gpuInfos(t, "0", "1", "2"), infos)
 
 	// The same owner asking again gets other GPUs, and a third call finds none left.
 	b := newRealDriver(t, params)
 	infos, err = b.Discover(ctx, 1)
 	require.NoError(t, err)
-	assert.Equal(t, []resources.Info{{"index": "3"}}, infos)
+	assert.Equal(t, gpuInfos(t, "3"), infos)
 	_, err = newRealDriver(t, params).Discover(ctx, 1)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not enough GPUs: found 4 NVIDIA GPU(s) [0,1,2,3], asked for 1, 0 free; taken (coordination directory "+dir+"): 0 by pid")
@@ -64,7 +78,7 @@ func TestRealScriptCoordinationAndRelease(t *testing.T) {
 	require.NoError(t, a.Release(ctx))
 	infos, err = newRealDriver(t, params).Discover(ctx, 3)
 	require.NoError(t, err)
-	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}, {"index": "2"}}, infos)
+	assert.Equal(t, gpuInfos(t, "0", "1", "2"), infos)
 }
 
 func TestRealScriptTooFewGPUs(t *testing.T) {
@@ -77,14 +91,15 @@ func TestRealScriptTooFewGPUs(t *testing.T) {
 
 func TestRealScriptHonoursVisibleDevices(t *testing.T) {
 	fakeSMIOnPath(t, "8")
-	t.Setenv("CUDA_VISIBLE_DEVICES", "6,GPU-fake-2,9")
+	want := gpuInfos(t, "6", "2")
+	t.Setenv("CUDA_VISIBLE_DEVICES", "6,"+want[1]["uuid"]+",9")
 	infos, err := newRealDriver(t, nil).Discover(context.Background(), 2)
 	require.NoError(t, err)
-	assert.Equal(t, []resources.Info{{"index": "6"}, {"index": "2"}}, infos)
+	assert.Equal(t, want, infos)
 
 	_, err = newRealDriver(t, nil).Discover(context.Background(), 3)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not enough GPUs: found 2 NVIDIA GPU(s) [6,2] (restricted by CUDA_VISIBLE_DEVICES=6,GPU-fake-2,9), asked for 3")
+	assert.Contains(t, err.Error(), "not enough GPUs: found 2 NVIDIA GPU(s) [6,2] (restricted by CUDA_VISIBLE_DEVICES=6,"+want[1]["uuid"]+",9), asked for 3")
 }
 
 // Under YARN's GPU isolation with the nvidia-docker-v2 plugin the container gets NVIDIA_VISIBLE_DEVICES
@@ -94,10 +109,13 @@ func TestRealScriptHonoursVisibleDevices(t *testing.T) {
 func TestRealScriptInsideIsolatedContainer(t *testing.T) {
 	fakeSMIOnPath(t, "2")
 	t.Setenv("NVIDIA_VISIBLE_DEVICES", "5,7")
+	t.Setenv("FAKE_GPU_HOST_INDEXES", "5,7")
 	d := newRealDriver(t, nil)
 	infos, err := d.Discover(context.Background(), 2)
 	require.NoError(t, err)
-	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}}, infos)
+	assert.Equal(t, gpuInfos(t, "0", "1"), infos)
+	host := newCoordEnv(t, 8)
+	assert.Equal(t, fakeUUIDs(t, append(host.env, "FAKE_GPU_HOST_INDEXES="))["7"], infos[1]["uuid"], "the UUID is the node's GPU 7's")
 	assert.Equal(t, map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}, d.Env(infos))
 
 	_, err = newRealDriver(t, nil).Discover(context.Background(), 3)
@@ -110,8 +128,18 @@ func TestRealAMDScript(t *testing.T) {
 	d := newRealDriver(t, map[string]string{"vendor": "amd"})
 	infos, err := d.Discover(context.Background(), 3)
 	require.NoError(t, err)
-	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}, {"index": "2"}}, infos)
+	require.Len(t, infos, 3)
+	for i, in := range infos {
+		assert.Equal(t, strconv.Itoa(i), in["index"])
+		assert.Regexp(t, `^0x[0-9a-f]{16}$`, in["uuid"], "rocm-smi --showuniqueid's unique id")
+	}
+	assert.NotEqual(t, infos[0]["uuid"], infos[1]["uuid"])
 	assert.Equal(t, map[string]string{"HIP_VISIBLE_DEVICES": "0,1,2"}, d.Env(infos))
+	t.Setenv("FAKE_GPU_NO_UUID", "1")
+	noID, err := newRealDriver(t, map[string]string{"vendor": "amd"}).Discover(context.Background(), 2)
+	require.NoError(t, err)
+	assert.Equal(t, []resources.Info{{"index": "0"}, {"index": "1"}}, noID, "unique id N/A: no uuid")
+	t.Setenv("FAKE_GPU_NO_UUID", "")
 
 	t.Setenv("HIP_VISIBLE_DEVICES", "2")
 	_, err = newRealDriver(t, map[string]string{"vendor": "amd"}).Discover(context.Background(), 2)

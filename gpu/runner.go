@@ -16,22 +16,50 @@ import (
 // it, so unit tests replace it with a fake.
 type ScriptRunner interface {
 	// Discover runs `<path> <amount> <args...>` with the discovery-script contract (## Contracts in
-	// docs/design.md) and returns the indexes of its first stdout line (at least amount of them), or an
-	// error carrying the script's stderr.
-	Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error)
+	// docs/design.md) and returns what it found (at least amount indexes), or an error carrying the
+	// script's stderr.
+	Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) (Found, error)
 	// Release runs `<path> 0 <args...> --release`, the release mode of the built-in scripts.
 	Release(ctx context.Context, path string, args []string, timeout time.Duration) error
 }
 
+// Found is what a discovery script delivered.
+type Found struct {
+	// Indexes are the ids of the first stdout line, all of them (the driver takes the first amount).
+	Indexes []string
+	// UUIDLine is the value of the "uuids=" line after the first, if the script printed one ("" if
+	// not): the UUIDs of Indexes, in order, comma-separated, empty where unknown.
+	UUIDLine string
+	HasUUIDs bool
+	// Notes are the script's warnings (its stderr) and the runner's (a child killed): the driver logs them.
+	Notes []string
+}
+
+// UUIDLinePrefix starts the optional second stdout line of a discovery script that lists the UUIDs of
+// the GPUs of the first line (docs/gpus.md#discovery-script-contract).
+const UUIDLinePrefix = "uuids="
+
 // ExecRunner runs scripts as child processes of this process, which is the owner of their coordination
-// claims (the scripts record their caller, $PPID). Discovery goes through resources.RunDiscoveryWith,
-// the runner the exec driver uses too (bounded output, process-group kill).
+// claims (the scripts record their caller, $PPID). Discovery goes through resources.RunDiscoveryResult,
+// the runner the exec driver uses too (bounded output, process-group kill, children that hold the
+// output killed).
 type ExecRunner struct{}
 
-// Discover implements ScriptRunner with resources.RunDiscoveryWith and IndexRule: output that is not
+// Discover implements ScriptRunner with resources.RunDiscoveryResult and IndexRule: output that is not
 // distinct non-negative integers fails discovery with the output quoted.
-func (ExecRunner) Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) ([]string, error) {
-	return resources.RunDiscoveryWith(ctx, path, amount, args, timeout, IndexRule)
+func (ExecRunner) Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) (Found, error) {
+	res, err := resources.RunDiscoveryResult(ctx, path, amount, args, timeout, IndexRule)
+	if err != nil {
+		return Found{}, err
+	}
+	f := Found{Indexes: res.Printed, Notes: res.Notes}
+	for _, l := range res.More {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), UUIDLinePrefix); ok {
+			f.UUIDLine, f.HasUUIDs = v, true
+			break
+		}
+	}
+	return f, nil
 }
 
 // Release implements ScriptRunner: it runs the script's release mode and returns an error with its

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,10 +36,24 @@ const maxQuoted = 200
 
 // IDRule says which ids a driver accepts from a discovery program: every id on the first line of stdout
 // must satisfy Valid and no id may appear twice, else discovery fails with the output quoted and Describe
-// (what valid output looks like) in the error.
+// (what valid output looks like) in the error. Canon, when set, gives an id's canonical form: ids are
+// compared (and returned) in it, so "00" and "0" are one GPU index (TestGPUIndexesCompareAsNumbers).
 type IDRule struct {
 	Valid    func(id string) bool
 	Describe string
+	Canon    func(id string) string
+}
+
+// NumericCanon is the Canon of rules whose ids are non-negative decimal numbers (GPU indexes): leading
+// zeros dropped, so "007" is "7" and "00" is "0". Anything else is returned as it is.
+func NumericCanon(id string) string {
+	if id == "" || strings.Trim(id, "0123456789") != "" {
+		return id
+	}
+	if t := strings.TrimLeft(id, "0"); t != "" {
+		return t
+	}
+	return "0"
 }
 
 // execIDRe is the id syntax of the exec driver: what fits an environment variable, a file name and a
@@ -78,16 +93,48 @@ func RunDiscovery(ctx context.Context, path string, amount int, args string, tim
 	return RunDiscoveryWith(ctx, path, amount, args, timeout, ExecIDRule)
 }
 
-// RunDiscoveryWith runs `path amount args...` per the discovery contract (## Contracts in
-// docs/design.md) and returns the first amount ids. args is split as a shell would (SplitArgs); empty
-// args add no argument. The first line of stdout holds comma-separated ids, blanks ignored; every id
-// must satisfy rule (CheckIDs). Fewer ids than amount, an id rule breaks, more than MaxDiscoveryOutput
-// bytes on stdout or stderr, a non-zero exit or running past timeout (<= 0 means
-// DefaultDiscoveryTimeout) is a *DiscoveryError carrying the program's stderr. The program runs in its
-// own process group, which is killed when the program is done (a background child it left behind
-// included), on timeout, on too much output, or when ctx ends. A path without '/' that does not exist
-// in the working directory is looked up in PATH.
+// RunDiscoveryWith is RunDiscoveryResult returning only the ids.
 func RunDiscoveryWith(ctx context.Context, path string, amount int, args string, timeout time.Duration, rule IDRule) ([]string, error) {
+	res, err := RunDiscoveryResult(ctx, path, amount, args, timeout, rule)
+	if err != nil {
+		return nil, err
+	}
+	return res.IDs, nil
+}
+
+// DiscoveryResult is what a successful discovery program delivered.
+type DiscoveryResult struct {
+	// IDs are the first amount ids of the first stdout line (canonical per the rule's Canon).
+	IDs []string
+	// Printed is every id of the first line (canonical), amount or more.
+	Printed []string
+	// More holds the stdout lines after the first (at most maxMoreLines), for drivers that define any
+	// (the GPU driver's "uuids=" line).
+	More []string
+	// Notes are what the program said on stderr (non-empty lines, control characters removed) and what
+	// the runner had to do about it, such as killing a child that held its output: warnings to log.
+	Notes []string
+}
+
+// maxMoreLines bounds DiscoveryResult.More.
+const maxMoreLines = 16
+
+// outputGrace is how long the runner waits, once the program has exited and its process group is
+// killed, for its output pipes to close before it looks for other holders (TestRunDiscoveryKeepsOutputOfSetsidChild).
+const outputGrace = 300 * time.Millisecond
+
+// RunDiscoveryResult runs `path amount args...` per the discovery contract (## Contracts in
+// docs/design.md). args is split as a shell would (SplitArgs); empty args add no argument. The first
+// line of stdout holds comma-separated ids, blanks ignored; every id must satisfy rule (CheckIDs).
+// Fewer ids than amount, an id rule broken, more than MaxDiscoveryOutput bytes on stdout or stderr, a
+// non-zero exit or running past timeout (<= 0 means DefaultDiscoveryTimeout) is a *DiscoveryError
+// carrying the program's stderr. The program runs in its own process group, which is killed when the
+// program is done (a background child it left behind included), on timeout, on too much output, or
+// when ctx ends. A child that still holds the program's stdout or stderr after that (one that left the
+// group with setsid) is found through /proc and killed with its process group and session; what the
+// program printed before it exited 0 is kept, and the result's Notes say what was killed. A path
+// without '/' that does not exist in the working directory is looked up in PATH.
+func RunDiscoveryResult(ctx context.Context, path string, amount int, args string, timeout time.Duration, rule IDRule) (*DiscoveryResult, error) {
 	argv, err := SplitArgs(args)
 	if err != nil {
 		return nil, err
@@ -117,12 +164,25 @@ func RunDiscoveryWith(ctx context.Context, path string, amount int, args string,
 	overflow := make(chan string, 2)
 	stdout := &capBuffer{max: MaxDiscoveryOutput, name: "stdout", overflow: overflow}
 	stderr := &capBuffer{max: MaxDiscoveryOutput, name: "stderr", overflow: overflow}
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
+	// Our own pipes (not exec's copying goroutines): Wait then returns when the program exits, whoever
+	// else holds the write ends, and the pipes' inode tells us who does (outputHolders).
+	out, err := startReader(stdout)
+	if err != nil {
+		return nil, fmt.Errorf("resources: discovery program %q: %w", path, err)
+	}
+	defer out.r.Close()
+	errp, err := startReader(stderr)
+	if err != nil {
+		out.w.Close()
+		return nil, fmt.Errorf("resources: discovery program %q: %w", path, err)
+	}
+	defer errp.r.Close()
+	cmd.Stdout, cmd.Stderr = out.w, errp.w
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// A grandchild that inherited the pipes must not keep us waiting once the group is killed.
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	out.w.Close()
+	errp.w.Close()
+	if err != nil {
 		return nil, fmt.Errorf("resources: starting discovery program %q: %w", path, err)
 	}
 	pgid := cmd.Process.Pid
@@ -142,10 +202,11 @@ func RunDiscoveryWith(ctx context.Context, path string, amount int, args string,
 	werr := cmd.Wait()
 	close(done)
 	<-stopped
-	// Whatever the program left running in its group (a background child that let go of our pipes) is
-	// not part of discovery: end it. The group id cannot have been reused yet in practice: the kernel
-	// hands out pids in increasing order and the group's leader was reaped just now.
+	// Whatever the program left running in its group (a background child) is not part of discovery: end
+	// it. The group id cannot have been reused yet in practice: the kernel hands out pids in increasing
+	// order and the group's leader was reaped just now.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	notes := finishReaders(ctx, []*pipeReader{out, errp})
 
 	derr := &DiscoveryError{Path: path, Args: argv, Amount: amount, Stderr: tail(stderr.String())}
 	switch {
@@ -167,7 +228,8 @@ func RunDiscoveryWith(ctx context.Context, path string, amount int, args string,
 		}
 		return nil, derr
 	}
-	line := firstLine(stdout.String())
+	lines := strings.SplitN(stdout.String(), "\n", maxMoreLines+2)
+	line := strings.TrimRight(lines[0], "\r")
 	ids := ParseDiscoveryOutput(line)
 	if msg := CheckIDs(ids, rule); msg != "" {
 		derr.Reason = fmt.Sprintf("printed %s: %s; valid output: %s", QuoteOutput(line), msg, rule.Describe)
@@ -177,21 +239,188 @@ func RunDiscoveryWith(ctx context.Context, path string, amount int, args string,
 		derr.Reason = fmt.Sprintf("printed %d id(s) (%s) but %d are needed", len(ids), QuoteOutput(line), amount)
 		return nil, derr
 	}
-	return ids[:amount], nil
+	if rule.Canon != nil {
+		for i, id := range ids {
+			ids[i] = rule.Canon(id)
+		}
+	}
+	res := &DiscoveryResult{IDs: ids[:amount:amount], Printed: ids}
+	for _, l := range lines[1:min(len(lines), maxMoreLines+1)] {
+		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
+			res.More = append(res.More, l)
+		}
+	}
+	for _, l := range strings.Split(tail(stderr.String()), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			res.Notes = append(res.Notes, l)
+		}
+	}
+	res.Notes = append(res.Notes, notes...)
+	return res, nil
 }
 
-// CheckIDs returns "" when every id satisfies rule.Valid and none appears twice, else what is wrong with
-// the first id that does not (quoted with QuoteOutput).
+// pipeReader copies one output pipe of a discovery program into a capBuffer.
+type pipeReader struct {
+	r, w *os.File
+	ino  uint64
+	done chan struct{}
+}
+
+func startReader(dst io.Writer) (*pipeReader, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(r.Fd()), &st); err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	p := &pipeReader{r: r, w: w, ino: st.Ino, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		_, _ = io.Copy(dst, r)
+	}()
+	return p, nil
+}
+
+// finishReaders waits until the readers have seen the end of their pipes. A pipe still open
+// outputGrace after the program's group was killed is held by a process outside the group (a child
+// that called setsid): every such holder is killed with its group and session, and a note says so. If
+// the pipes are still open after that (a holder we may not signal), they are closed on our side.
+func finishReaders(ctx context.Context, readers []*pipeReader) []string {
+	allDone := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		for _, p := range readers {
+			select {
+			case <-p.done:
+			case <-t.C:
+				return false
+			}
+		}
+		return true
+	}
+	if allDone(outputGrace) {
+		return nil
+	}
+	inos := map[uint64]bool{}
+	for _, p := range readers {
+		inos[p.ino] = true
+	}
+	var notes []string
+	_, mySID := procGroupSession(os.Getpid())
+	for _, h := range outputHolders(inos) {
+		_ = syscall.Kill(h.pid, syscall.SIGKILL)
+		what := fmt.Sprintf("process %d", h.pid)
+		if h.sid > 0 && h.sid != mySID {
+			killSession(h.sid)
+			what += fmt.Sprintf(" (session %d, killed with all of it)", h.sid)
+		} else if h.pgid > 0 && h.pgid != syscall.Getpgrp() {
+			_ = syscall.Kill(-h.pgid, syscall.SIGKILL)
+			what += fmt.Sprintf(" (process group %d, killed with all of it)", h.pgid)
+		}
+		notes = append(notes, fmt.Sprintf("the discovery program had exited, but %s still held its output; killed it: a discovery program must not leave children behind (docs/gpus.md#discovery-script-contract)", what))
+	}
+	if !allDone(2 * time.Second) {
+		for _, p := range readers {
+			p.r.Close()
+			<-p.done
+		}
+		notes = append(notes, "the discovery program's output was still held open by a process that could not be killed; what it printed before that is used")
+	}
+	return notes
+}
+
+type holder struct{ pid, pgid, sid int }
+
+// outputHolders lists the processes (other than this one) that have a descriptor open on one of the
+// pipes with the given inodes, from /proc/<pid>/fd (only processes this user may inspect are seen).
+func outputHolders(inos map[uint64]bool) []holder {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var hs []holder
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		fds, err := os.ReadDir("/proc/" + e.Name() + "/fd")
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink("/proc/" + e.Name() + "/fd/" + fd.Name())
+			if err != nil {
+				continue
+			}
+			var ino uint64
+			if _, err := fmt.Sscanf(link, "pipe:[%d]", &ino); err == nil && inos[ino] {
+				pgid, sid := procGroupSession(pid)
+				hs = append(hs, holder{pid: pid, pgid: pgid, sid: sid})
+				break
+			}
+		}
+	}
+	return hs
+}
+
+// procGroupSession reads fields 5 (process group) and 6 (session) of /proc/<pid>/stat.
+func procGroupSession(pid int) (pgid, sid int) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 4 {
+		return 0, 0
+	}
+	pgid, _ = strconv.Atoi(f[2])
+	sid, _ = strconv.Atoi(f[3])
+	return pgid, sid
+}
+
+// killSession kills every process of session sid that this user may signal.
+func killSession(sid int) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, s := procGroupSession(pid); s == sid {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// CheckIDs returns "" when every id satisfies rule.Valid and none appears twice (compared in rule.Canon's
+// form when set), else what is wrong with the first id that does not (quoted with QuoteOutput).
 func CheckIDs(ids []string, rule IDRule) string {
-	seen := make(map[string]bool, len(ids))
+	seen := make(map[string]string, len(ids))
 	for _, id := range ids {
 		if rule.Valid != nil && !rule.Valid(id) {
 			return fmt.Sprintf("%s is not a valid id", QuoteOutput(id))
 		}
-		if seen[id] {
+		key := id
+		if rule.Canon != nil {
+			key = rule.Canon(id)
+		}
+		if first, dup := seen[key]; dup {
+			if first != id {
+				return fmt.Sprintf("%s and %s are the same id", QuoteOutput(first), QuoteOutput(id))
+			}
 			return fmt.Sprintf("%s appears twice", QuoteOutput(id))
 		}
-		seen[id] = true
+		seen[key] = id
 	}
 	return ""
 }

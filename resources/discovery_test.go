@@ -204,6 +204,64 @@ func TestRunDiscoveryKillsLeftoverChildren(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond, "the background child %s is still running", pid)
 }
 
+// GPU indexes are numbers: "00,0" names GPU 0 twice and fails discovery (it used to become
+// CUDA_VISIBLE_DEVICES=00,0); "007" is returned as "7".
+func TestGPUIndexesCompareAsNumbers(t *testing.T) {
+	rule := IDRule{Valid: func(id string) bool { return id != "" && strings.Trim(id, "0123456789") == "" },
+		Describe: "distinct GPU indexes", Canon: NumericCanon}
+	for out, why := range map[string]string{
+		"00,0":    `"00" and "0" are the same id`,
+		"1,2,001": `"1" and "001" are the same id`,
+		"3,3":     `"3" appears twice`,
+	} {
+		_, err := RunDiscoveryWith(context.Background(), script(t, "echo "+out), 1, "", 5*time.Second, rule)
+		var de *DiscoveryError
+		require.ErrorAs(t, err, &de, out)
+		assert.Equal(t, "printed "+QuoteOutput(out)+": "+why+"; valid output: distinct GPU indexes", de.Reason)
+	}
+	ids, err := RunDiscoveryWith(context.Background(), script(t, "echo 007,10,0"), 3, "", 5*time.Second, rule)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"7", "10", "0"}, ids)
+	assert.Equal(t, "0", NumericCanon("000"))
+	assert.Equal(t, "0x1", NumericCanon("0x1"))
+}
+
+// A program whose background child left the process group (setsid) while holding stdout: the program
+// exited 0 after printing its ids, which are kept (discovery used to fail with "WaitDelay expired
+// before I/O complete"), the child is killed with its session, and a note says so.
+func TestRunDiscoveryKeepsOutputOfSetsidChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child")
+	ready := filepath.Join(dir, "ready")
+	p := script(t, `mkfifo "`+ready+`" || exit 9
+setsid sh -c 'echo $$ >"`+pidFile+`"; echo up >"`+ready+`"; exec sleep 300' &
+read -r _ <"`+ready+`"
+echo 0,1
+echo "a warning" >&2
+exit 0
+`)
+	start := time.Now()
+	res, err := RunDiscoveryResult(context.Background(), p, 2, "", 30*time.Second, ExecIDRule)
+	assert.Less(t, time.Since(start), 20*time.Second, "gives up within 20 seconds")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"0", "1"}, res.IDs)
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid := strings.TrimSpace(string(data))
+	require.Len(t, res.Notes, 2, "%q", res.Notes)
+	assert.Equal(t, "a warning", res.Notes[0])
+	assert.Contains(t, res.Notes[1], "the discovery program had exited, but process "+pid+" (session "+pid+", killed with all of it) still held its output; killed it")
+	assert.Eventually(t, func() bool {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return true // gone
+		}
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+		return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	}, 10*time.Second, 20*time.Millisecond, "the setsid child %s is still running", pid)
+}
+
 func TestQuoteOutput(t *testing.T) {
 	assert.Equal(t, `"abc"`, QuoteOutput("a\x00b\x1bc\r\n"))
 	assert.Equal(t, `"`+strings.Repeat("é", 100)+`"`, QuoteOutput(strings.Repeat("é", 100)))

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sirupsen/logrus"
 )
 
 // ExecDriverName is the name the exec driver is registered under.
@@ -69,14 +71,18 @@ func newExecDriver(resource string, params map[string]string) (Driver, error) {
 	return d, nil
 }
 
-// Discover runs the program and returns amount infos {"index": id}.
+// Discover runs the program and returns amount infos {"index": id}. What a successful program printed
+// on stderr, and a child of it the runner had to kill, are logged as warnings.
 func (d *ExecDriver) Discover(ctx context.Context, amount int) ([]Info, error) {
-	ids, err := RunDiscovery(ctx, d.Path, amount, d.Args, d.Timeout)
+	res, err := RunDiscoveryResult(ctx, d.Path, amount, d.Args, d.Timeout, ExecIDRule)
 	if err != nil {
 		return nil, fmt.Errorf("resource %q: %w", d.Resource, err)
 	}
-	infos := make([]Info, len(ids))
-	for i, id := range ids {
+	for _, n := range res.Notes {
+		logrus.WithFields(logrus.Fields{"resource": d.Resource, "program": d.Path}).Warn("exec driver: discovery program: " + n)
+	}
+	infos := make([]Info, len(res.IDs))
+	for i, id := range res.IDs {
 		infos[i] = Info{MainProperty: id}
 	}
 	return infos, nil

@@ -33,8 +33,8 @@ func TestDiscoverCommand(t *testing.T) {
 		out, errOut, code := runLaunchCmd(c)
 		require.Equal(t, 0, code, errOut)
 		assert.Equal(t, `gpu: 2 x yarn.io/gpu (driver org.apache.flink.externalresource.gpu.GPUDriverFactory)
-  [0] index=0
-  [1] index=1
+  [0] index=0 uuid=GPU-bab99a1b-2c9c-e7b6-0254-850d5c6b8448
+  [1] index=1 uuid=GPU-b9b99888-2d9c-e949-0154-837a5d6b85db
 
 A worker started by 'yarn-am launch' in this environment would get:
   CUDA_VISIBLE_DEVICES=0,1

@@ -99,7 +99,7 @@ func TestLaunchCommand(t *testing.T) {
 		assert.Equal(t, "worker: gpu indexes from file=0,1 env=0,1 CUDA_VISIBLE_DEVICES=0,1\n", out)
 		data, err := os.ReadFile(filepath.Join(wd, "external-resources.json"))
 		require.NoError(t, err)
-		assert.JSONEq(t, `{"gpu": [{"index": "0"}, {"index": "1"}]}`, string(data))
+		assert.JSONEq(t, `{"gpu": [{"index": "0", "uuid": "GPU-bab99a1b-2c9c-e7b6-0254-850d5c6b8448"}, {"index": "1", "uuid": "GPU-b9b99888-2d9c-e949-0154-837a5d6b85db"}]}`, string(data), "the fake nvidia-smi's UUIDs")
 		st, err := os.Stat(filepath.Join(wd, ".yarn-am", "nvidia-gpu-discovery.sh"))
 		require.NoError(t, err)
 		assert.Equal(t, os.FileMode(0o755), st.Mode().Perm())

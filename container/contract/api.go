@@ -188,8 +188,26 @@ func (u RequirementsUpdate) Validate() error {
 }
 
 // Info is what a worker learns about one device of an external resource: a map of properties
-// (Flink's ExternalResourceInfo getKeys/getProperty). The GPU driver sets "index".
+// (Flink's ExternalResourceInfo getKeys/getProperty). The GPU driver sets InfoIndex and, when the
+// vendor tool reports one, InfoUUID.
 type Info map[string]string
+
+// Properties of a GPU's Info. The launcher's ContainerReport carries them in Infos[<resource>][i]:
+// under YARN's GPU isolation every container sees its GPUs numbered from 0, so only the UUID tells
+// whether two containers of one node hold the same GPU (docs/gpus.md#what-the-worker-gets).
+const (
+	InfoIndex = "index" // the GPU's index as the container sees it (CUDA_VISIBLE_DEVICES)
+	InfoUUID  = "uuid"  // the GPU's UUID (nvidia-smi's GPU-..., rocm-smi's unique id); absent when unknown
+)
+
+// UUIDs returns the InfoUUID property of each info, "" where an info has none, in order.
+func UUIDs(infos []Info) []string {
+	out := make([]string, len(infos))
+	for i, in := range infos {
+		out[i] = in[InfoUUID]
+	}
+	return out
+}
 
 // Keys returns the property names of the info, sorted (Flink's ExternalResourceInfo#getKeys).
 func (i Info) Keys() []string {

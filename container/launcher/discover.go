@@ -16,8 +16,10 @@ import (
 )
 
 // DiscoverHere runs the drivers of cfg in this environment (as 'yarn-am discover' does, outside a
-// container: GPU coordination files go to a temporary directory), prints what a worker would get (or
-// the info file as JSON) and releases the drivers' claims.
+// container: the built-in GPU scripts are written to a temporary directory, and they coordinate only
+// when the args ask for it, docs/gpus.md#coordination-co-located-workers-never-share-a-gpu), prints what
+// a worker would get (every property of each info, a GPU's uuid included, or the info file as JSON) and
+// releases the drivers' claims.
 func DiscoverHere(ctx context.Context, cfg *resources.Config, drivers map[string]resources.Driver, asJSON bool, stdout io.Writer) error {
 	tmp, err := os.MkdirTemp("", "yarn-am-discover-")
 	if err != nil {

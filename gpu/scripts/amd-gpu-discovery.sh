@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # yarn-am GPU discovery for AMD GPUs (the default script of the gpu driver with vendor=amd).
 #
-#   amd-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination]
-#                        [--coordination-dir DIR] [--lock-timeout SECONDS]
-#   amd-gpu-discovery.sh [<amount>] --release [--coordination-dir DIR] [--lock-timeout SECONDS]
+#   amd-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
+#                        [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
+#   amd-gpu-discovery.sh [<amount>] --release [same flags]
 #
 # Indexes come from `rocm-smi --showid`: every line that starts with GPU[<n>] names the GPU with index
 # <n> (the index HIP_VISIBLE_DEVICES uses); other lines (banners, separators) are ignored and repeated
-# indexes are counted once. When HIP_VISIBLE_DEVICES is set (non-empty) only the GPUs it lists are used,
-# else ROCR_VISIBLE_DEVICES (entries are indexes).
+# indexes are counted once. UUIDs come from `rocm-smi --showuniqueid` ("GPU[<n>] : Unique ID: <id>"); a
+# GPU whose unique id is N/A, or a rocm-smi without that option, is claimed by its index. When
+# HIP_VISIBLE_DEVICES is set (non-empty) only the GPUs it lists are used, else ROCR_VISIBLE_DEVICES
+# (entries are indexes or unique ids).
 # Coordination and the output contract: see gpu-discovery-common.sh next to this file.
 
 VENDOR=AMD
@@ -19,10 +21,20 @@ list_gpus() {
 		echo "rocm-smi not found on PATH ($PATH); is ROCm installed on this node?" >&2
 		return 1
 	}
-	local out line
+	local out ids="" line
+	local -A uid=()
 	out=$(rocm-smi --showid) || return 1
+	ids=$(rocm-smi --showuniqueid 2>/dev/null) || ids=""
 	while read -r line; do
-		[[ $line =~ ^GPU\[([0-9]+)\] ]] && printf '%s\n' "${BASH_REMATCH[1]}"
+		if [[ $line =~ ^GPU\[([0-9]+)\][[:space:]]*:[[:space:]]*Unique\ ID:[[:space:]]*([^[:space:]]+) ]]; then
+			case ${BASH_REMATCH[2]} in
+			N/A | "[N/A]") ;;
+			*) uid[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]} ;;
+			esac
+		fi
+	done <<<"$ids"
+	while read -r line; do
+		[[ $line =~ ^GPU\[([0-9]+)\] ]] && printf '%s %s\n' "${BASH_REMATCH[1]}" "${uid[${BASH_REMATCH[1]}]:-}"
 	done <<<"$out"
 	return 0
 }

@@ -3,39 +3,53 @@
 # amd-gpu-discovery.sh). A vendor script defines three things and then sources this file:
 #
 #   VENDOR                 a word for messages ("NVIDIA", "AMD")
-#   list_gpus              prints the indexes of the machine's GPUs, one per line (exit != 0 on failure)
+#   list_gpus              prints the machine's GPUs, one per line: "<index>" or "<index> <uuid>"
+#                          (exit != 0 on failure; a GPU without a usable UUID is claimed by its index)
 #   VISIBILITY_VARS        names of the variables that restrict the usable GPUs, first set one wins
 #
-# Contract (the calling convention of Flink's discovery scripts):
-#   <script> <amount> [--enable-coordination-mode | --enable-coordination]
-#            [--coordination-dir DIR] [--lock-timeout SECONDS]
-#   <script> [<amount>] --release [--coordination-dir DIR] [--lock-timeout SECONDS]
-# The first line of stdout is the comma-separated list of indexes; any failure exits non-zero with the
-# reason on stderr.
+# Contract (the calling convention of Flink's discovery scripts, see docs/gpus.md#discovery-script-contract):
+#   <script> <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
+#            [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
+#   <script> [<amount>] --release [same flags]
+# The first line of stdout is the comma-separated list of indexes; a second line "uuids=U1,U2,..." gives
+# the UUID of each of them (empty where the vendor tool has none). Any failure exits non-zero with the
+# reason on stderr; lines on stderr of a successful run are warnings the driver logs.
 #
-# Coordination (only with --enable-coordination[-mode]; see "GPU coordination" in the gpu package doc):
-# co-located workers claim GPUs through a directory, default /var/lib/yarn-am/gpu, that an administrator
-# creates once per node:
-#   install -d -m 3770 -o root -g <group of the container users> /var/lib/yarn-am/gpu
-# (setgid: claim files get the directory's group; sticky: only a file's owner may remove or replace it).
-# A directory owned by the calling user and writable by no one else (e.g. mode 0700) works too, for
-# containers that all run as one user; a --coordination-dir that does not exist is created so (mode 0700). The directory is refused when it is a symbolic link, writable by
-# every user, group-writable without the sticky bit, or owned by a user other than root and the caller.
+# Coordination is on unless --no-coordination is given (docs/gpus.md#coordination-co-located-workers-never-share-a-gpu).
+# Where the claims are kept, first match wins:
+#   --coordination-dir DIR   DIR (created mode 0700 if missing)
+#   --coordination-file FILE FILE.d when FILE's directory is writable by no other user (created mode
+#                            0700 if missing); otherwise as if it were not given (a name in a directory
+#                            others can write, such as Flink's /var/tmp, can be taken first by any of them)
+#   /var/lib/yarn-am/gpu     when it exists: the shared directory an administrator creates once per node
+#                              install -d -m 3770 -o root -g <group of the container users> /var/lib/yarn-am/gpu
+#   a private directory      yarn-am-gpu in the first of $LOCAL_USER_DIRS (YARN's per-user directory on the
+#                            node), else in $XDG_RUNTIME_DIR, else /tmp/yarn-am-gpu-<uid>; it covers the
+#                            caller's own containers only, and says so once (a marker file in it).
+# Without an explicit coordination flag, a node where coordination cannot work (no usable private
+# directory, /proc with hidepid) gets a warning and uncoordinated discovery; with one it is an error.
 #
-# Every user keeps its claims in its own file, claims.<uid> (claims.<uid>@<NM_HOST> when YARN sets NM_HOST;
-# only the files of the caller's NM_HOST count) (mode 0640, the directory's group), lines
-#   # yarn-am gpu coordination v2: <index> <owner pid> <owner start time>
-#   <index> <pid> <starttime>
-# The file is only ever replaced by its owner: written to a fresh temporary file (mktemp, O_EXCL) and
-# renamed over the old one, so no process opens another user's file for writing or with O_CREAT (which
-# fs.protected_regular forbids in sticky directories). All claim files are read, and the caller's own
-# rewritten, under one exclusive flock(1) on the directory itself (opened read-only), so the lock needs no
-# lock file. <starttime> is field 22 of /proc/<pid>/stat: a claim is alive only while a process with that
-# pid AND that start time exists, is not a zombie, and belongs to the owner of the claim file; other claims
-# are dead and ignored (a user's dead claims leave its file the next time that user runs the script).
-# Symbolic links and non-regular files among the claim files, and claim files owned by another user than
-# the one their name says, are refused. The owner of a claim is the caller of the script ($PPID), i.e. the
-# process that lives as long as the worker (yarn-am launch).
+# The directory is refused when it is a symbolic link, writable by every user, group-writable without
+# the sticky bit, or owned by a user other than root and the caller.
+#
+# Claim files are named claims.<uid>@<NM_HOST>.<random> (NM_HOST empty outside YARN): the random part
+# comes from mktemp (O_EXCL), so no one can create a user's file before that user does. A file counts as
+# <uid>'s only when <uid> owns it; everything else (symbolic links, non-regular files, files owned by
+# another uid than their name says, files over 16 KiB or 64 claims, more than 4 files of one uid) is
+# skipped with a warning naming it, never an error: a member can spoil only its own claims. Lines:
+#   # yarn-am gpu coordination v3: <gpu> <owner pid> <owner start time>
+#   uuid:<UUID> <pid> <starttime>      a GPU claimed by its UUID
+#   index:<n> <pid> <starttime>        a GPU whose vendor tool gave no UUID, claimed by its index
+#   <n> <pid> <starttime>              the same (version 2 files, named claims.<uid>[@<NM_HOST>])
+# An index claim blocks the GPU with that index whatever its UUID. Under YARN's GPU isolation every
+# container lists its own GPUs from index 0, so only UUID claims tell them apart.
+# A user's claims are only ever replaced by that user: a fresh file (mktemp) with the live claims, then
+# the user's older files removed; no process opens another user's file for writing. All claim files are
+# read, and the caller's own rewritten, under one exclusive flock(1) on the directory itself (opened
+# read-only). <starttime> is field 22 of /proc/<pid>/stat: a claim is alive only while a process with
+# that pid AND that start time exists, is not a zombie, and belongs to the owner of the claim file. The
+# owner of a claim is the caller of the script ($PPID), the process that lives as long as the worker
+# (yarn-am launch).
 
 set -u
 
@@ -46,18 +60,43 @@ die() {
 	exit 1
 }
 
-# start_time PID: prints field 22 of /proc/PID/stat; fails if the process does not exist or is a zombie.
-# The command name (field 2) may contain spaces and parentheses, so fields are counted after the last ')'.
+warn() {
+	printf '%s: warning: %s\n' "$SCRIPT_NAME" "$*" >&2
+}
+
+# Bounds of the work done under the lock (docs/gpus.md#how-it-works).
+MAX_CLAIM_BYTES=16384
+MAX_CLAIM_LINES=64
+MAX_FILES_PER_UID=4
+MAX_SKIP_REPORTS=5
+
+# start_time PID: sets started to field 22 of /proc/PID/stat; fails if the process does not exist or is
+# a zombie. The command name (field 2) may contain spaces and parentheses, so fields are counted after
+# the last ')'. Results go to variables, not stdout: no subshell per claim under the lock.
 start_time() {
 	local line rest
 	local -a f
-	[[ $1 =~ ^[0-9]+$ ]] || return 1
+	started=""
+	[[ $1 =~ ^[0-9]{1,10}$ ]] || return 1
 	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
 	rest=${line##*) }
 	read -r -a f <<<"$rest"
 	# f[0] is field 3 (state), so field 22 is f[19].
 	[[ ${f[0]:-} != Z && ${f[0]:-} != X && -n ${f[19]:-} ]] || return 1
-	printf '%s\n' "${f[19]}"
+	started=${f[19]}
+}
+
+# proc_uid PID: sets puid to the real uid of PID, from /proc/PID/status.
+proc_uid() {
+	local k v rest
+	puid=""
+	while read -r k v rest; do
+		if [[ $k == Uid: ]]; then
+			puid=$v
+			return 0
+		fi
+	done 2>/dev/null <"/proc/$1/status"
+	return 1
 }
 
 contains() { # contains WORD LIST...
@@ -77,28 +116,38 @@ join_by_comma() {
 # ---- arguments ----------------------------------------------------------------------------------------
 DEFAULT_COORDINATION_DIR=/var/lib/yarn-am/gpu
 amount=""
-coordinate=0
+coordinate=auto # auto: on by default, softened where it cannot work; 1: asked for; 0: --no-coordination
 release=0
-coordination_dir=$DEFAULT_COORDINATION_DIR
+coordination_dir=""
+coordination_file=""
 lock_timeout=30
-valid_args="<amount> [--enable-coordination-mode|--enable-coordination] [--coordination-dir DIR] [--lock-timeout SECONDS] [--release]"
+valid_args="<amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--release]"
 if [[ $# -gt 0 && $1 != --* ]]; then
 	amount=$1
 	shift
 fi
 while [[ $# -gt 0 ]]; do
 	case $1 in
-	--enable-coordination-mode | --enable-coordination) coordinate=1 ;;
-	--coordination-dir | --lock-timeout)
+	--enable-coordination-mode | --enable-coordination)
+		[[ $coordinate != 0 ]] || die "$1 contradicts --no-coordination; valid: $valid_args"
+		coordinate=1
+		;;
+	--no-coordination)
+		[[ $coordinate != 1 ]] || die "--no-coordination contradicts an --enable-coordination flag; valid: $valid_args"
+		coordinate=0
+		;;
+	--coordination-dir | --lock-timeout | --coordination-file)
 		[[ $# -ge 2 && -n $2 ]] || die "$1 needs a value; valid: $valid_args"
-		if [[ $1 == --coordination-dir ]]; then coordination_dir=$2; else lock_timeout=$2; fi
+		case $1 in
+		--coordination-dir) coordination_dir=$2 ;;
+		--coordination-file) coordination_file=$2 ;;
+		*) lock_timeout=$2 ;;
+		esac
 		shift
 		;;
 	--coordination-dir=*) coordination_dir=${1#*=} ;;
+	--coordination-file=*) coordination_file=${1#*=} ;;
 	--lock-timeout=*) lock_timeout=${1#*=} ;;
-	--coordination-file | --coordination-file=*)
-		die "--coordination-file is not supported: a single coordination file shared by all users can be wiped or held by any of them; use --coordination-dir DIR (default $DEFAULT_COORDINATION_DIR), where every user has its own claim file"
-		;;
 	--release) release=1 ;;
 	*) die "unknown argument \"$1\"; valid: $valid_args" ;;
 	esac
@@ -106,11 +155,22 @@ while [[ $# -gt 0 ]]; do
 done
 
 if [[ $release -eq 0 ]]; then
-	[[ $amount =~ ^[1-9][0-9]*$ ]] || die "amount \"$amount\" is not a positive integer; usage: $SCRIPT_NAME $valid_args"
+	[[ $amount =~ ^[1-9][0-9]{0,5}$ ]] || die "amount \"$amount\" is not a positive integer; usage: $SCRIPT_NAME $valid_args"
 fi
+[[ -z $coordination_dir || -z $coordination_file ]] || die "--coordination-dir and --coordination-file both name where the claims are kept; give one"
+if [[ $coordinate == 0 && (-n $coordination_dir || -n $coordination_file) ]]; then
+	die "--no-coordination with --coordination-dir or --coordination-file: the place has no effect without coordination"
+fi
+# Naming a place (Flink's --coordination-file included) asks for coordination. Without any flag it is on
+# in YARN containers (CONTAINER_ID is set in every one) and off elsewhere ('yarn-am discover', a launcher
+# started by hand), where there are no co-located workers to keep apart.
+[[ -z $coordination_dir && -z $coordination_file ]] || coordinate=1
+[[ $coordinate != auto || -n ${CONTAINER_ID:-} ]] || coordinate=0
 # A trailing slash would make the symbolic-link checks below follow a link: drop it.
 while [[ $coordination_dir == ?*/ ]]; do coordination_dir=${coordination_dir%/}; done
-[[ $coordination_dir == /* ]] || die "--coordination-dir \"$coordination_dir\" is not an absolute path (workers on one node must name the same directory)"
+while [[ $coordination_file == ?*/ ]]; do coordination_file=${coordination_file%/}; done
+[[ -z $coordination_dir || $coordination_dir == /* ]] || die "--coordination-dir \"$coordination_dir\" is not an absolute path (workers on one node must name the same directory)"
+[[ -z $coordination_file || $coordination_file == /* ]] || die "--coordination-file \"$coordination_file\" is not an absolute path (workers on one node must name the same file)"
 [[ $lock_timeout =~ ^[1-9][0-9]{0,3}$ ]] || die "--lock-timeout \"$lock_timeout\" is not a whole number of seconds between 1 and 9999"
 
 # ---- coordination ---------------------------------------------------------------------------------------
@@ -118,40 +178,130 @@ owner=$PPID
 me=$EUID
 # Claims are kept per NodeManager (NM_HOST, set by YARN in every container): on a real cluster that is
 # one set per host; the mini cluster's NodeManagers share one machine but model separate hosts.
-host_tag=""
-if [[ -n ${NM_HOST:-} ]]; then
-	[[ $NM_HOST =~ ^[A-Za-z0-9._-]{1,253}$ ]] || die "NM_HOST \"${NM_HOST:0:60}\" is not a host name (letters, digits, . _ -)"
-	host_tag=@$NM_HOST
+host=${NM_HOST:-}
+if [[ -n $host ]]; then
+	[[ $host =~ ^[A-Za-z0-9._-]{1,253}$ ]] || die "NM_HOST \"${host:0:60}\" is not a host name (letters, digits, . _ -)"
 fi
-own_file=$coordination_dir/claims.$me$host_tag
-admin_hint="an administrator creates it once per node: install -d -m 3770 -o root -g <group of the users running containers> $coordination_dir"
+admin_hint_for() { # admin_hint_for DIR: sets admin_hint to how the shared directory DIR is made
+	admin_hint="an administrator creates it once per node: install -d -m 3770 -o root -g <group of the users running containers> $1"
+}
+admin_hint_for "$DEFAULT_COORDINATION_DIR"
+private=0 # 1: the claims are in a directory of the caller's own (no other user takes part)
+
+# coord_off REASON: coordination cannot work here. An explicit flag makes that an error; by default the
+# script warns and hands out GPUs without claims.
+coord_off() {
+	[[ $coordinate == auto ]] || die "$1"
+	if [[ $release -eq 1 ]]; then
+		printf '\n' # discovery ran without claims too: nothing to release
+		exit 0
+	fi
+	warn "GPU coordination is off for this worker: $1; co-located workers may get the same GPU (pass --no-coordination to say that is intended, or see docs/gpus.md#coordination-co-located-workers-never-share-a-gpu)"
+	coordinate=0
+}
+
+# safe_parent DIR: DIR is a real directory (not a link) owned by root or the caller that no other user
+# can write, so a name in it cannot be taken first by someone else.
+safe_parent() {
+	local st mode uid
+	[[ -d $1 && ! -L $1 ]] || return 1
+	st=$(stat -c '%a %u' -- "$1" 2>/dev/null) || return 1
+	read -r mode uid <<<"$st"
+	mode=$((8#$mode))
+	[[ ($uid == 0 || $uid == "$me") && $((mode & 8#0022)) -eq 0 ]]
+}
+
+# private_dir: prints the caller's private coordination directory: in YARN's per-user directory of this
+# node (the first of LOCAL_USER_DIRS, else the usercache/<user> above the container's working
+# directory), else in XDG_RUNTIME_DIR, else /tmp/yarn-am-gpu-<uid>.
+private_dir() {
+	local base
+	IFS=, read -r base _ <<<"${LOCAL_USER_DIRS:-}"
+	base=${base%/}
+	if [[ -z $base && $PWD =~ ^(/.*/usercache/[^/]+)/appcache/[^/]+/[^/]+$ ]]; then
+		base=${BASH_REMATCH[1]}
+	fi
+	if [[ -n $base ]] && safe_parent "$base"; then
+		printf '%s\n' "$base/yarn-am-gpu"
+		return 0
+	fi
+	base=${XDG_RUNTIME_DIR:-}
+	base=${base%/}
+	if [[ -n $base ]] && safe_parent "$base"; then
+		printf '%s\n' "$base/yarn-am-gpu"
+		return 0
+	fi
+	printf '%s\n' "/tmp/yarn-am-gpu-$me"
+}
+
+# resolve_dir: sets coordination_dir (see the top of this file) and private.
+resolve_dir() {
+	if [[ -n $coordination_dir ]]; then
+		return 0
+	fi
+	if [[ -n $coordination_file ]]; then
+		local parent=${coordination_file%/*}
+		[[ -n $parent ]] || parent=/
+		if safe_parent "$parent" && { [[ -e $coordination_file.d ]] || [[ -w $parent ]]; }; then
+			coordination_dir=$coordination_file.d
+			return 0
+		fi
+	fi
+	if [[ -e $DEFAULT_COORDINATION_DIR || -L $DEFAULT_COORDINATION_DIR ]]; then
+		coordination_dir=$DEFAULT_COORDINATION_DIR
+	else
+		coordination_dir=$(private_dir)
+		private=1
+	fi
+	if [[ -n $coordination_file && $release -eq 0 ]]; then
+		warn "--coordination-file $coordination_file: its directory is writable by other users (or not by you), so a name there could be taken first by someone else; the claims go to $coordination_dir instead (docs/gpus.md#flinks---coordination-file)"
+	fi
+}
+
+# bad_dir REASON: the coordination directory cannot be used. The private directory is the caller's own
+# business (coord_off); a directory named or made by an administrator is an error.
+bad_dir() {
+	if [[ $private -eq 1 ]]; then
+		coord_off "$1"
+		return 1
+	fi
+	die "$1"
+}
 
 # check_dir: the coordination directory must be one that only the caller, root and (with the sticky bit)
-# the members of its group can write.
+# the members of its group can write. Returns 1 (after coord_off) when a private directory is unusable.
 check_dir() {
 	local d=$coordination_dir st mode owner_uid
-	[[ ! -L $d ]] || die "coordination directory $d is a symbolic link; refusing it (a link can be redirected by whoever owns it): use the real directory"
+	[[ ! -L $d ]] || { bad_dir "coordination directory $d is a symbolic link; refusing it (a link can be redirected by whoever owns it): use the real directory"; return 1; }
 	if [[ ! -e $d && $d != "$DEFAULT_COORDINATION_DIR" ]]; then
-		# A directory named explicitly is created private to the caller (containers that all run as one
-		# user); mkdir fails on anything already there, a symbolic link included, and the checks below
-		# then judge what is there. A shared directory is an administrator's to create.
+		# A directory named explicitly, or the private one, is created private to the caller; mkdir fails
+		# on anything already there, a symbolic link included, and the checks below then judge what is
+		# there. The shared directory is an administrator's to create.
 		mkdir -m 0700 -- "$d" 2>/dev/null
 	fi
-	[[ -e $d ]] || die "coordination directory $d does not exist; $admin_hint; or pass --coordination-dir with a directory of your own (created mode 0700 if missing) when all containers run as one user"
-	[[ -d $d ]] || die "coordination directory $d is not a directory"
-	st=$(stat -c '%a %u %g' -- "$d") || die "cannot stat coordination directory $d"
+	if [[ ! -e $d ]]; then
+		[[ $private -eq 0 ]] || { bad_dir "cannot create the private coordination directory $d as uid $me"; return 1; }
+		die "coordination directory $d does not exist; $admin_hint; or pass --coordination-dir with a directory of your own (created mode 0700 if missing) when all containers run as one user"
+	fi
+	[[ -d $d ]] || { bad_dir "coordination directory $d is not a directory"; return 1; }
+	st=$(stat -c '%a %u %g' -- "$d") || { bad_dir "cannot stat coordination directory $d"; return 1; }
 	read -r mode owner_uid dir_gid <<<"$st"
 	mode=$((8#$mode))
 	if ((mode & 8#0002)); then
-		die "coordination directory $d is writable by every user (mode $(printf '%04o' "$mode")): anyone could remove or hold the claims; refusing it; $admin_hint"
+		bad_dir "coordination directory $d is writable by every user (mode $(printf '%04o' "$mode")): anyone could remove or hold the claims; refusing it; $admin_hint" || return 1
 	fi
 	if ((mode & 8#0020 && !(mode & 8#1000))); then
-		die "coordination directory $d is group-writable without the sticky bit (mode $(printf '%04o' "$mode")): a group member could remove other users' claim files; refusing it; fix: chmod 3770 $d"
+		bad_dir "coordination directory $d is group-writable without the sticky bit (mode $(printf '%04o' "$mode")): a group member could remove other users' claim files; refusing it; fix: chmod 3770 $d" || return 1
 	fi
 	if [[ $owner_uid != 0 && $owner_uid != "$me" ]]; then
-		die "coordination directory $d is owned by uid $owner_uid, neither root nor you (uid $me): its owner could remove every claim; refusing it; fix: chown root $d"
+		bad_dir "coordination directory $d is owned by uid $owner_uid, neither root nor you (uid $me): its owner could remove every claim; refusing it; fix: chown root $d" || return 1
 	fi
 	dir_shared=$((mode & 8#0070))
+	# Said once per node and user: the first to create the marker (O_EXCL through noclobber) says it.
+	if [[ $private -eq 1 && $release -eq 0 && ! -e $d/.warned ]] && (set -C && : >"$d/.warned") 2>/dev/null; then
+		warn "GPU coordination covers only uid $me's own containers on this node (in $d): $DEFAULT_COORDINATION_DIR does not exist, so containers of other users may get the same GPUs; $admin_hint (said once per node and user)"
+	fi
+	return 0
 }
 
 # lock_holders: "pid P (user U)" for every process holding a flock on the inode of the directory.
@@ -171,7 +321,7 @@ lock_holders() {
 
 # check_proc: claims are judged alive by their owner's /proc entry, so other users' processes must be
 # visible. /proc mounted with hidepid (other than 0/off) hides them unless the caller is in its gid=
-# group; their claims would then look dead and their GPUs free.
+# group; their claims would then look dead and their GPUs free. Returns 1 when coordination is off.
 check_proc() {
 	[[ $me -ne 0 ]] || return 0
 	local line opts="" o hp="" pgid=""
@@ -188,12 +338,12 @@ check_proc() {
 	done
 	[[ -z $hp || $hp == 0 || $hp == off ]] && return 0
 	[[ -n $pgid ]] && contains "$pgid" $(id -G) && return 0
-	die "/proc is mounted with hidepid=$hp${pgid:+,gid=$pgid}: this script cannot see other users' processes and would take their GPU claims for dead; coordination needs /proc without hidepid, or with gid=<the coordination directory's group>"
+	coord_off "/proc is mounted with hidepid=$hp${pgid:+,gid=$pgid}: this script cannot see other users' processes and would take their GPU claims for dead; coordination needs /proc without hidepid, or with gid=<the coordination directory's group>"
+	return 1
 }
 
 # open_locked: opens the directory read-only and takes the exclusive lock, held until the script exits.
 open_locked() {
-	check_dir
 	{ exec {lock_fd}<"$coordination_dir"; } 2>/dev/null || die "cannot open coordination directory $coordination_dir as uid $me (groups: $(id -Gn 2>/dev/null)): the users running containers must be members of its group; $admin_hint"
 	[[ $(stat -L -c '%d:%i' "/dev/fd/$lock_fd") == "$(stat -c '%d:%i' -- "$coordination_dir")" ]] ||
 		die "coordination directory $coordination_dir changed while it was being opened; refusing it"
@@ -201,95 +351,168 @@ open_locked() {
 		die "could not lock coordination directory $coordination_dir within $lock_timeout s: held by $(lock_holders); raise --lock-timeout or end the holder"
 }
 
-# read_claim_file FILE UID: appends the live claims of FILE to claim_idx/claim_pid/claim_st; the caller's
-# own live claims go to mine_idx/mine_st too (minus the released ones in release mode).
+# skip FILE REASON: a claim file that is not valid is left alone and reported (a bounded number of times).
+skipped_count=0
+skip() {
+	skipped_count=$((skipped_count + 1))
+	if ((skipped_count <= MAX_SKIP_REPORTS)); then
+		warn "skipped claim file $1: $2; its claims are ignored (an administrator may remove it)"
+	fi
+}
+
+# claim_name_uid NAME: sets name_uid to the uid a claim file NAME belongs to when NAME is a claim file
+# of this node (this version's claims.<uid>@<host>.<random> or version 2's claims.<uid>[@<host>]);
+# fails for names of other nodes and for anything else. No subshell: it runs once per directory entry.
+claim_name_uid() {
+	local tail
+	[[ $1 =~ ^claims\.([0-9]{1,10})(@.*)?$ ]] || return 1
+	name_uid=${BASH_REMATCH[1]} tail=${BASH_REMATCH[2]}
+	[[ $tail == "@$host."* && ${tail#"@$host."} =~ ^[A-Za-z0-9]{8}$ ]] && return 0
+	[[ $tail == "${host:+@$host}" ]]
+}
+
+# read_claim_file FILE UID: appends the live claims of FILE (owned by UID) to claim_key/claim_pid/claim_st;
+# the caller's own live claims go to mine_key/mine_pid/mine_st too (minus the released ones in release
+# mode). Reads at most MAX_CLAIM_BYTES, without following a link and without blocking on a FIFO.
 read_claim_file() {
-	local f=$1 uid=$2 rfd got want idx pid st extra cur puid
-	[[ ! -L $f ]] || die "claim file $f is a symbolic link; refusing it (claim files are regular files written by yarn-am); an administrator should remove it"
-	[[ -f $f ]] || die "claim file $f is not a regular file; refusing it; an administrator should remove it"
-	{ exec {rfd}<"$f"; } 2>/dev/null || die "cannot read claim file $f as uid $me: it must be readable by the directory's group (mode 0640)"
-	got=$(stat -L -c '%d:%i:%u:%F' "/dev/fd/$rfd")
-	want=$(stat -c '%d:%i:%u:%F' -- "$f")
-	[[ $got == "$want" ]] || die "claim file $f changed while it was being opened; refusing it"
-	[[ ${want##*:} == "regular file" || ${want##*:} == "regular empty file" ]] || die "claim file $f is not a regular file; refusing it"
-	want=${want%:*}
-	[[ ${want##*:} == "$uid" ]] || die "claim file $f is owned by uid ${want##*:}, not by uid $uid as its name says; refusing it; an administrator should remove it"
-	while read -r idx pid st extra; do
-		[[ $idx =~ ^[0-9]+$ && $pid =~ ^[0-9]+$ && $st =~ ^[0-9]+$ && -z ${extra:-} ]] || continue
-		if ! cur=$(start_time "$pid"); then
+	local f=$1 uid=$2 data key pid st extra n=0
+	# (bash's own warning about NUL bytes in the data is not the caller's business)
+	{ data=$(dd if="$f" iflag=nofollow,nonblock bs=$((MAX_CLAIM_BYTES + 1)) count=1 status=none 2>/dev/null); } 2>/dev/null || {
+		skip "$f" "it cannot be read as uid $me (claim files are mode 0640, group of the directory)"
+		return 0
+	}
+	if ((${#data} > MAX_CLAIM_BYTES)); then
+		skip "$f" "it is larger than $MAX_CLAIM_BYTES bytes"
+		return 0
+	fi
+	local -a keys=() pids=() sts=()
+	while read -r key pid st extra; do
+		[[ -n $key && $key != '#'* ]] || continue
+		n=$((n + 1))
+		if ((n > MAX_CLAIM_LINES)); then
+			skip "$f" "it holds more than $MAX_CLAIM_LINES claims"
+			return 0
+		fi
+		[[ $pid =~ ^[0-9]{1,10}$ && $st =~ ^[0-9]{1,20}$ && -z ${extra:-} ]] || continue
+		if [[ $key =~ ^[0-9]{1,9}$ ]]; then
+			key=index:$((10#$key))
+		elif [[ $key =~ ^index:[0-9]{1,9}$ ]]; then
+			key=index:$((10#${key#index:}))
+		elif [[ ! $key =~ ^uuid:[A-Za-z0-9][A-Za-z0-9_.:-]{0,95}$ ]]; then
+			continue
+		fi
+		keys+=("$key") pids+=("$pid") sts+=("$st")
+	done <<<"$data"
+	local i
+	for i in "${!keys[@]}"; do
+		key=${keys[$i]} pid=${pids[$i]} st=${sts[$i]}
+		if ! start_time "$pid"; then
 			[[ -d /proc/$pid && ! -r /proc/$pid/stat ]] && die "cannot read /proc/$pid/stat (the owner of a claim in $f): is /proc mounted with hidepid? coordination needs to see every claim owner"
 			continue # gone or a zombie: the claim is dead
 		fi
-		[[ $cur == "$st" ]] || continue # pid reused by another process: the claim is dead
-		puid=$(stat -c %u "/proc/$pid" 2>/dev/null) || continue
+		[[ $started == "$st" ]] || continue # pid reused by another process: the claim is dead
+		proc_uid "$pid" || continue
 		[[ $puid == "$uid" ]] || continue # a claim for another user's process: not this user's to make
 		if [[ $uid == "$me" ]]; then
 			if [[ $release -eq 1 && $pid == "$owner" && $st == "$owner_start" ]]; then
-				released+=("$idx")
+				released+=("$key")
 				continue
 			fi
-			mine_idx+=("$idx")
+			mine_key+=("$key")
 			mine_pid+=("$pid")
 			mine_st+=("$st")
 		fi
-		claim_idx+=("$idx")
+		claim_key+=("$key")
 		claim_pid+=("$pid")
 		claim_st+=("$st")
-	done <&"$rfd"
-	exec {rfd}<&-
+	done
 }
 
+# read_claims: reads every claim file of this node in one listing; fills own_files with the caller's own
+# files (to be replaced) and skips (with a warning) what is not valid.
 read_claims() {
-	claim_idx=() claim_pid=() claim_st=() mine_idx=() mine_pid=() mine_st=()
-	local f name
-	for f in "$coordination_dir"/claims.*; do
-		[[ -e $f || -L $f ]] || continue # no match
-		name=${f##*/claims.}
-		if [[ -n $host_tag ]]; then
-			[[ $name =~ ^[0-9]+@ && ${name#*@} == "$NM_HOST" ]] || continue
-		else
-			[[ $name =~ ^[0-9]+$ ]] || continue
+	claim_key=() claim_pid=() claim_st=() mine_key=() mine_pid=() mine_st=() own_files=()
+	local typ fuid size name uid path
+	local -A files_of=()
+	local -a cand_path=() cand_uid=()
+	while IFS=' ' read -r -d '' typ fuid size name; do
+		claim_name_uid "$name" || continue # another node's, or not a claim file
+		uid=$name_uid
+		path=$coordination_dir/$name
+		if [[ $typ != f ]]; then
+			skip "$path" "it is not a regular file (type $typ)"
+			[[ $fuid == "$me" && $uid == "$me" ]] && own_files+=("$path")
+			continue
 		fi
-		read_claim_file "$f" "${name%%@*}"
+		if [[ $fuid != "$uid" ]]; then
+			skip "$path" "it is owned by uid $fuid, not by uid $uid as its name says"
+			continue
+		fi
+		[[ $uid == "$me" ]] && own_files+=("$path")
+		if ((size > MAX_CLAIM_BYTES)); then
+			skip "$path" "it is larger than $MAX_CLAIM_BYTES bytes ($size)"
+			continue
+		fi
+		files_of[$uid]=$((${files_of[$uid]:-0} + 1))
+		cand_path+=("$path") cand_uid+=("$uid")
+	done < <(find "$coordination_dir" -mindepth 1 -maxdepth 1 -name 'claims.*' -printf '%y %U %s %f\0' 2>/dev/null)
+	local i
+	for i in "${!cand_path[@]}"; do
+		uid=${cand_uid[$i]}
+		if ((${files_of[$uid]} > MAX_FILES_PER_UID)); then
+			skip "${cand_path[$i]}" "uid $uid has ${files_of[$uid]} claim files for this node, more than $MAX_FILES_PER_UID"
+			continue
+		fi
+		read_claim_file "${cand_path[$i]}" "$uid"
 	done
+	((skipped_count <= MAX_SKIP_REPORTS)) || warn "skipped $((skipped_count - MAX_SKIP_REPORTS)) more claim file(s) in $coordination_dir"
 }
 
-# write_own_claims: replaces claims.<uid> with mine_* (removes it when empty) by a fresh temporary file
-# and rename(2), never by writing into an existing file.
+# write_own_claims: writes mine_* to a fresh claim file (mktemp, so its name cannot be taken first) and
+# then removes the caller's older files; nothing is written when no claim is left.
 write_own_claims() {
-	local i tmp out="# yarn-am gpu coordination v2: <index> <owner pid> <owner start time>"$'\n'
-	if [[ ${#mine_idx[@]} -eq 0 ]]; then
-		if [[ -e $own_file || -L $own_file ]]; then
-			rm -f -- "$own_file" || die "cannot remove claim file $own_file"
+	local i f tmp out="# yarn-am gpu coordination v3: <gpu> <owner pid> <owner start time>"$'\n'
+	local -A seen=()
+	tmp=""
+	if [[ ${#mine_key[@]} -gt 0 ]]; then
+		for i in "${!mine_key[@]}"; do
+			[[ -z ${seen[${mine_key[$i]} ${mine_pid[$i]}]:-} ]] || continue
+			seen[${mine_key[$i]} ${mine_pid[$i]}]=1
+			out+="${mine_key[$i]} ${mine_pid[$i]} ${mine_st[$i]}"$'\n'
+		done
+		tmp=$(umask 077 && mktemp -- "$coordination_dir/claims.$me@$host.XXXXXXXX") || die "cannot create a claim file in $coordination_dir as uid $me"
+		if ! { printf '%s' "$out" >"$tmp" && chmod 0640 -- "$tmp" &&
+			{ [[ $dir_shared -eq 0 ]] || chgrp -- "$dir_gid" "$tmp"; }; } 2>/dev/null; then
+			rm -f -- "$tmp"
+			die "cannot write claim file $tmp as uid $me (it must be a file of yours in a directory your group can write)"
 		fi
-		return 0
 	fi
-	for i in "${!mine_idx[@]}"; do
-		out+="${mine_idx[$i]} ${mine_pid[$i]} ${mine_st[$i]}"$'\n'
+	for f in "${own_files[@]}"; do
+		[[ $f != "$tmp" ]] || continue
+		rm -f -- "$f" 2>/dev/null || warn "cannot remove the old claim file $f"
 	done
-	tmp=$(umask 077 && mktemp -- "$coordination_dir/.claims.$me.XXXXXXXX") || die "cannot create a temporary file in $coordination_dir as uid $me"
-	if ! { printf '%s' "$out" >"$tmp" && chmod 0640 -- "$tmp" &&
-		{ [[ $dir_shared -eq 0 ]] || chgrp -- "$dir_gid" "$tmp"; } &&
-		mv -f -T -- "$tmp" "$own_file"; } 2>/dev/null; then
-		rm -f -- "$tmp"
-		die "cannot replace claim file $own_file as uid $me (it must be a file of yours in a directory your group can write)"
-	fi
 }
 
 owner_start=""
-if [[ $coordinate -eq 1 || $release -eq 1 ]]; then
-	check_proc
-	owner_start=$(start_time "$owner") || die "cannot read the start time of the calling process $owner from /proc/$owner/stat"
+released=()
+if [[ $coordinate != 0 ]]; then
+	resolve_dir
+	[[ $private -eq 1 ]] || admin_hint_for "$coordination_dir"
+	if check_proc && check_dir; then
+		start_time "$owner" || die "cannot read the start time of the calling process $owner from /proc/$owner/stat"
+		owner_start=$started
+	fi
 fi
 
 # ---- release mode ---------------------------------------------------------------------------------------
-released=()
 if [[ $release -eq 1 ]]; then
-	if [[ -e $own_file || -L $own_file ]]; then
+	if [[ $coordinate != 0 ]] &&
+		[[ -n $(find "$coordination_dir" -mindepth 1 -maxdepth 1 -name "claims.$me*" -user "$me" -print -quit 2>/dev/null) ]]; then
 		open_locked
 		read_claims
 		write_own_claims
 	fi
+	released=("${released[@]#*:}") # the GPUs, by UUID or index
 	join_by_comma "${released[@]}"
 	printf '\n'
 	exit 0
@@ -298,15 +521,33 @@ fi
 # ---- discovery ------------------------------------------------------------------------------------------
 gpus_out=$(list_gpus) || die "could not list the ${VENDOR} GPUs of this machine"
 all=()
-while read -r g; do
-	g=${g//[[:space:]]/}
+declare -A uuid_of=()
+while read -r g u rest; do
 	[[ -n $g ]] || continue
-	[[ $g =~ ^[0-9]+$ ]] || die "the ${VENDOR} GPU listing printed \"${g:0:40}\", not a GPU index (a non-negative integer)"
-	contains "$g" "${all[@]}" || all+=("$g")
+	[[ $g =~ ^[0-9]{1,9}$ ]] || die "the ${VENDOR} GPU listing printed \"${g:0:40}\", not a GPU index (a non-negative integer)"
+	g=$((10#$g))
+	contains "$g" "${all[@]}" && continue
+	all+=("$g")
+	if [[ -n $u ]]; then
+		if [[ $u =~ ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,95}$ ]]; then
+			uuid_of[$g]=$u
+		else
+			warn "the ${VENDOR} GPU listing gave GPU $g the UUID \"${u:0:40}\", which is not one (letters, digits, _ . : -); GPU $g is claimed by its index"
+		fi
+	fi
 done <<<"$gpus_out"
 
+# index_of UUID: the index of the GPU with that UUID.
+index_of() {
+	local g
+	for g in "${all[@]}"; do
+		[[ ${uuid_of[$g]:-} == "$1" ]] && printf '%s\n' "$g" && return 0
+	done
+	return 1
+}
+
 # Visibility restriction: the first set (non-empty) variable of VISIBILITY_VARS restricts the GPUs to the
-# ones it lists (by index, or for NVIDIA by UUID through gpu_uuid_to_index when defined).
+# ones it lists (by index, or by UUID).
 restricted_by=""
 for v in "${VISIBILITY_VARS[@]}"; do
 	val=${!v:-}
@@ -321,8 +562,10 @@ for v in "${VISIBILITY_VARS[@]}"; do
 		for w in "${wanted[@]}"; do
 			w=${w//[[:space:]]/}
 			[[ -n $w ]] || continue
-			if [[ ! $w =~ ^[0-9]+$ ]] && declare -F gpu_uuid_to_index >/dev/null; then
-				w=$(gpu_uuid_to_index "$w") || continue
+			if [[ $w =~ ^[0-9]{1,9}$ ]]; then
+				w=$((10#$w))
+			else
+				w=$(index_of "$w") || continue
 			fi
 			contains "$w" "${all[@]}" && ! contains "$w" "${allowed[@]}" && allowed+=("$w")
 		done
@@ -333,12 +576,36 @@ for v in "${VISIBILITY_VARS[@]}"; do
 done
 found_text="found ${#all[@]} ${VENDOR} GPU(s) [$(join_by_comma "${all[@]}")]${restricted_by:+ (restricted by $restricted_by)}"
 
-if [[ $coordinate -eq 0 ]]; then
-	[[ ${#all[@]} -ge $amount ]] || die "not enough GPUs: $found_text, asked for $amount"
-	join_by_comma "${all[@]:0:amount}"
+# print_result INDEX...: the output contract: indexes, then their UUIDs when the vendor tool gave any.
+print_result() {
+	local g any=0
+	local -a uu=()
+	for g in "$@"; do
+		uu+=("${uuid_of[$g]:-}")
+		[[ -z ${uuid_of[$g]:-} ]] || any=1
+	done
+	join_by_comma "$@"
 	printf '\n'
+	if [[ $any -eq 1 ]]; then
+		printf 'uuids=%s\n' "$(join_by_comma "${uu[@]}")"
+	fi
+}
+
+if [[ $coordinate == 0 ]]; then
+	[[ ${#all[@]} -ge $amount ]] || die "not enough GPUs: $found_text, asked for $amount"
+	print_result "${all[@]:0:amount}"
 	exit 0
 fi
+
+# The claim key of each GPU: its UUID when the vendor tool gave one, else its index.
+declare -A key_of=()
+for g in "${all[@]}"; do
+	if [[ -n ${uuid_of[$g]:-} ]]; then
+		key_of[$g]=uuid:${uuid_of[$g]}
+	else
+		key_of[$g]=index:$g
+	fi
+done
 
 open_locked
 read_claims
@@ -346,8 +613,9 @@ free=()
 taken=()
 for g in "${all[@]}"; do
 	owned_by=""
-	for i in "${!claim_idx[@]}"; do
-		if [[ ${claim_idx[$i]} == "$g" ]]; then
+	k=${key_of[$g]}
+	for i in "${!claim_key[@]}"; do
+		if [[ ${claim_key[$i]} == "$k" || ${claim_key[$i]} == "index:$g" ]]; then
 			owned_by="pid ${claim_pid[$i]}"
 			break
 		fi
@@ -367,10 +635,10 @@ if [[ ${#free[@]} -lt $amount ]]; then
 fi
 mine=("${free[@]:0:amount}")
 for g in "${mine[@]}"; do
-	mine_idx+=("$g")
+	mine_key+=("${key_of[$g]}")
 	mine_pid+=("$owner")
 	mine_st+=("$owner_start")
 done
 write_own_claims
-join_by_comma "${mine[@]}"
-printf '\n'
+exec {lock_fd}<&- # releases the lock: the claims are written
+print_result "${mine[@]}"
