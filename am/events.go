@@ -58,7 +58,7 @@ func ResourceInfoEvent(id, node string, infos map[string][]resources.Info) contr
 func infoSummary(infos []resources.Info) string {
 	var vals []string
 	for _, in := range infos {
-		if v, ok := in["index"]; ok {
+		if v, ok := in[contract.InfoIndex]; ok {
 			vals = append(vals, v)
 			continue
 		}

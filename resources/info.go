@@ -13,7 +13,7 @@ import (
 )
 
 // MainProperty is the property whose values the per-resource environment variable lists.
-const MainProperty = "index"
+const MainProperty = contract.InfoIndex
 
 // EnvResourceVar returns the environment variable that lists the "index" property of a resource's
 // infos, comma-separated: "YARN_AM_RESOURCE_" + the name in upper case with '-' replaced by '_'

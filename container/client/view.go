@@ -233,7 +233,7 @@ func InfosText(infos map[string][]contract.Info) string {
 	for _, n := range names {
 		var vals []string
 		for _, info := range infos[n] {
-			if v, ok := info["index"]; ok {
+			if v, ok := info[contract.InfoIndex]; ok {
 				vals = append(vals, v)
 				continue
 			}

@@ -50,7 +50,7 @@ func main() {
 		os.Exit(1)
 	}
 	for _, in := range infos {
-		v, _ := in.Property("index")
+		v, _ := in.Property(contract.InfoIndex)
 		fromFile = append(fromFile, v)
 	}
 	fmt.Printf("worker: %s indexes from file=%s env=%s CUDA_VISIBLE_DEVICES=%s\n", *name,
