@@ -1,0 +1,359 @@
+//go:build flink
+
+package flink
+
+// Against a real Flink, on this machine, without YARN (make test-flink-local; docs/flink.md#tests):
+// a JobManager and TaskManagers started from this package's command lines, every server on loopback.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+type flinkEnv struct {
+	home *Home
+	jar  string
+}
+
+func needFlink(t *testing.T) flinkEnv {
+	t.Helper()
+	dir, jar := os.Getenv("YARN_AM_FLINK_HOME"), os.Getenv("YARN_AM_FLINK_JOB")
+	if dir == "" || jar == "" {
+		t.Fatal("YARN_AM_FLINK_HOME and YARN_AM_FLINK_JOB must be set: run make test-flink-local")
+	}
+	h, err := OpenHome(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(jar); err != nil {
+		t.Fatal(err)
+	}
+	return flinkEnv{home: h, jar: jar}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// cluster is one local Flink cluster's configuration: the home's, then the keys a job file would
+// give (loopback addresses, the GPU resource), as yarn-am layers them.
+func clusterConf(t *testing.T, fe flinkEnv, slots, gpus int) (*Config, string) {
+	t.Helper()
+	base, src, err := fe.home.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Flink %s configuration from %s", fe.home.Version, src)
+	restPort, rpcPort := freePort(t), freePort(t)
+	job := NewConfig()
+	for k, v := range map[string]string{
+		// One literal for the JobManager's address on both sides (docs/flink.md#addresses).
+		KeyRPCAddress:                                "127.0.0.1",
+		"jobmanager.rpc.port":                        strconv.Itoa(rpcPort),
+		"jobmanager.bind-host":                       "127.0.0.1",
+		"rest.address":                               "127.0.0.1",
+		"rest.bind-address":                          "127.0.0.1",
+		"rest.port":                                  strconv.Itoa(restPort),
+		"taskmanager.host":                           "127.0.0.1",
+		"taskmanager.bind-host":                      "127.0.0.1",
+		"taskmanager.numberOfTaskSlots":              strconv.Itoa(slots),
+		"execution.shutdown-on-application-finish":   "false",
+		KeyExternalRes:                               "gpu",
+		"external-resource.gpu.amount":               strconv.Itoa(gpus),
+		"external-resource.gpu.driver-factory.class": GPUDriverFactory,
+		"external-resource.gpu.yarn.config-key":      "yarn.io/gpu",
+	} {
+		job.Set(k, v)
+	}
+	base.Merge(job)
+	if err := base.ApplyDefines([]string{"parallelism.default=1"}); err != nil {
+		t.Fatal(err)
+	}
+	return base, "http://127.0.0.1:" + strconv.Itoa(restPort)
+}
+
+type running struct {
+	name   string
+	cmd    *exec.Cmd
+	stdout string
+	done   chan error
+}
+
+func start(t *testing.T, name string, p *Process, dir string, extraEnv ...string) *running {
+	t.Helper()
+	out, err := os.Create(filepath.Join(dir, name+".out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Env = append(append(os.Environ(), p.Env...), extraEnv...)
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := &running{name: name, cmd: cmd, stdout: out.Name(), done: make(chan error, 1)}
+	go func() { r.done <- cmd.Wait(); out.Close() }()
+	t.Cleanup(func() { r.stop(t) })
+	return r
+}
+
+// stop ends the process: SIGTERM (Flink shuts down cleanly), then SIGKILL after 15 s.
+func (r *running) stop(t *testing.T) {
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(15 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.done
+		t.Logf("%s did not stop on SIGTERM within 15 s; killed", r.name)
+	}
+}
+
+// rssMiB is the process's resident set size (VmRSS).
+func (r *running) rssMiB() int {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			kb, _ := strconv.Atoi(f[0])
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+// waitFor polls cond every 100 ms until it is true, r ends, or 90 s pass.
+func waitFor(t *testing.T, what string, procs []*running, cond func() (bool, error)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var last error
+	for time.Since(start) < 90*time.Second {
+		for _, p := range procs {
+			select {
+			case err := <-p.done:
+				p.done <- err
+				t.Fatalf("waiting for %s: %s ended: %v; its output ends:\n%s", what, p.name, err, fileTail(p.stdout))
+			default:
+			}
+		}
+		ok, err := cond()
+		if ok {
+			return time.Since(start)
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("gave up waiting 90 s for %s (last error: %v)", what, last)
+	return 0
+}
+
+func fileTail(path string) string {
+	data, _ := os.ReadFile(path)
+	return tail(string(data), 3000)
+}
+
+func prepare(t *testing.T, role Role, s Spec) *Process {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	p, err := Prepare(ctx, role, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func jobByState(t *testing.T, rest *REST, states ...string) func() (bool, error) {
+	return func() (bool, error) {
+		jobs, err := rest.Jobs(context.Background())
+		if err != nil {
+			return false, err
+		}
+		for _, j := range jobs {
+			for _, s := range states {
+				if j.State == s {
+					return true, nil
+				}
+			}
+		}
+		return false, fmt.Errorf("jobs %v", jobs)
+	}
+}
+
+// TestFlinkGPUIndexes: an application cluster, 2 TaskManagers x 2 slots x 2 fake GPUs with distinct
+// indexes; the job's 4 subtasks each print the indexes getExternalResourceInfos("gpu") returned, and
+// every TaskManager's subtasks saw exactly its own.
+func TestFlinkGPUIndexes(t *testing.T) {
+	fe := needFlink(t)
+	dir := t.TempDir()
+	conf, restURL := clusterConf(t, fe, 2, 2)
+	rest := &REST{URL: restURL}
+
+	jmDir := filepath.Join(dir, "jm")
+	os.MkdirAll(jmDir, 0o755)
+	jm := prepare(t, RoleApplication, Spec{Home: fe.home, Conf: conf, Dir: jmDir, LogDir: jmDir, MemoryMiB: 768,
+		UserJars: []string{fe.jar}, MainClass: "yarnam.flinkjob.Job", Args: []string{"gpu", "4"}})
+	t.Logf("JobManager: %s", jm.CommandLine())
+	jmStart := time.Now()
+	jmRun := start(t, "jobmanager", jm, jmDir)
+	restUp := waitFor(t, "the JobManager's REST API", []*running{jmRun}, func() (bool, error) {
+		_, err := rest.TaskManagers(context.Background())
+		return err == nil, err
+	})
+
+	assigned := map[string][]string{"container_tm_0": {"0", "1"}, "container_tm_1": {"2", "3"}}
+	var tms []*running
+	var names []string
+	for name := range assigned {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	tmStart := time.Now()
+	for _, name := range names {
+		tmDir := filepath.Join(dir, name)
+		os.MkdirAll(tmDir, 0o755)
+		tm := prepare(t, RoleTaskManager, Spec{Home: fe.home, Conf: conf, Dir: tmDir, LogDir: tmDir, MemoryMiB: 1024,
+			GPUs: map[string][]string{"gpu": assigned[name]}, UserJars: []string{fe.jar}})
+		// YARN sets CONTAINER_ID in every container; the job prints it.
+		tms = append(tms, start(t, name, tm, tmDir, "CONTAINER_ID="+name))
+	}
+	tmPrepared := time.Since(tmStart)
+	t.Logf("TaskManager: %s", strings.Join(tms[0].cmd.Args, " "))
+	all := append([]*running{jmRun}, tms...)
+	registered := waitFor(t, "2 registered TaskManagers", all, func() (bool, error) {
+		list, err := rest.TaskManagers(context.Background())
+		return err == nil && len(list) == 2, err
+	})
+	waitFor(t, "the job FINISHED", all, jobByState(t, rest, "FINISHED", "FAILED", "CANCELED"))
+	jobs, err := rest.Jobs(context.Background())
+	if err != nil || len(jobs) != 1 || jobs[0].State != "FINISHED" {
+		t.Fatalf("jobs %v (%v); JobManager log ends:\n%s", jobs, err, fileTail(jm.LogFile))
+	}
+	t.Logf("measured: JobManager REST up %v after its start; the 2 TaskManagers prepared (BashJavaUtils, one after the other) and started in %v, registered %v later; job FINISHED %v after the JobManager's start",
+		restUp.Round(time.Millisecond), tmPrepared.Round(time.Millisecond), registered.Round(time.Millisecond), time.Since(jmStart).Round(time.Millisecond))
+	t.Logf("measured RSS: JobManager %d MiB, TaskManagers %d and %d MiB", jmRun.rssMiB(), tms[0].rssMiB(), tms[1].rssMiB())
+
+	subtasks := map[string]bool{}
+	for i, name := range names {
+		lines := gpuLines(t, tms[i].stdout)
+		if len(lines) == 0 {
+			t.Errorf("%s ran no subtask; its output ends:\n%s", name, fileTail(tms[i].stdout))
+		}
+		for _, l := range lines {
+			if l.container != name {
+				t.Errorf("%s's stdout has a line of container %q: %+v", name, l.container, l)
+			}
+			if want := strings.Join(assigned[name], ","); l.indexes != want {
+				t.Errorf("%s subtask %s saw GPU indexes %q, yarn-am assigned %q", name, l.subtask, l.indexes, want)
+			}
+			if subtasks[l.subtask] {
+				t.Errorf("subtask %s reported twice", l.subtask)
+			}
+			subtasks[l.subtask] = true
+		}
+	}
+	if len(subtasks) != 4 {
+		t.Errorf("%d subtasks reported their GPUs, want 4", len(subtasks))
+	}
+	// The driver ran our script, not nvidia-smi: its log names the indexes it discovered.
+	for _, name := range names {
+		tmLog := filepath.Join(dir, name, "taskmanager.log")
+		data, _ := os.ReadFile(tmLog)
+		if !strings.Contains(string(data), "Discover GPU resources") {
+			t.Errorf("%s: the GPU driver logged no discovery in %s", name, tmLog)
+		}
+	}
+}
+
+type gpuLine struct{ subtask, container, indexes string }
+
+func gpuLines(t *testing.T, path string) []gpuLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []gpuLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "YARN_AM_FLINK_GPU ")
+		if !ok {
+			continue
+		}
+		var l gpuLine
+		for _, f := range strings.Fields(rest) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "subtask":
+				l.subtask = v
+			case "container":
+				l.container = v
+			case "indexes":
+				l.indexes = v
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// TestFlinkFailureRootCause: a job that throws fails, and the REST API's root cause is the job's own
+// exception, as the AM reports it.
+func TestFlinkFailureRootCause(t *testing.T) {
+	fe := needFlink(t)
+	dir := t.TempDir()
+	conf, restURL := clusterConf(t, fe, 1, 1)
+	rest := &REST{URL: restURL}
+	jm := prepare(t, RoleApplication, Spec{Home: fe.home, Conf: conf, Dir: dir, LogDir: dir, MemoryMiB: 768,
+		UserJars: []string{fe.jar}, Args: []string{"fail"}})
+	jmRun := start(t, "jobmanager", jm, dir)
+	tmDir := filepath.Join(dir, "tm")
+	os.MkdirAll(tmDir, 0o755)
+	tm := prepare(t, RoleTaskManager, Spec{Home: fe.home, Conf: conf, Dir: tmDir, LogDir: tmDir, MemoryMiB: 1024,
+		GPUs: map[string][]string{"gpu": {"7"}}, UserJars: []string{fe.jar}})
+	tmRun := start(t, "taskmanager", tm, tmDir)
+	all := []*running{jmRun, tmRun}
+	waitFor(t, "the job to end", all, jobByState(t, rest, "FINISHED", "FAILED", "CANCELED"))
+	jobs, err := rest.Jobs(context.Background())
+	if err != nil || len(jobs) != 1 || jobs[0].State != "FAILED" {
+		t.Fatalf("jobs %v (%v), want one FAILED", jobs, err)
+	}
+	rc, err := rest.RootCause(context.Background(), jobs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc == nil {
+		t.Fatal("a FAILED job with no root cause")
+	}
+	t.Logf("root cause: %s; exception %s, message %q", rc, rc.Exception, rc.Message)
+	if !strings.Contains(rc.Cause, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0") {
+		t.Errorf("root cause %q, want the job's IllegalStateException", rc.Cause)
+	}
+}
