@@ -42,6 +42,23 @@ func needFlink(t *testing.T) flinkEnv {
 	return flinkEnv{home: h, jar: jar}
 }
 
+// workDir is the test's directory: a temporary one, or one under $YARN_AM_FLINK_KEEP when set (the
+// processes' logs and stdout are kept there for a look afterwards).
+func workDir(t *testing.T) string {
+	keep := os.Getenv("YARN_AM_FLINK_KEEP")
+	if keep == "" {
+		return t.TempDir()
+	}
+	dir := filepath.Join(keep, t.Name())
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func freePort(t *testing.T) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -93,7 +110,8 @@ type running struct {
 	name   string
 	cmd    *exec.Cmd
 	stdout string
-	done   chan error
+	exited chan struct{} // closed when the process has ended; err is then its end
+	err    error
 }
 
 func start(t *testing.T, name string, p *Process, dir string, extraEnv ...string) *running {
@@ -106,11 +124,13 @@ func start(t *testing.T, name string, p *Process, dir string, extraEnv ...string
 	cmd.Env = append(append(os.Environ(), p.Env...), extraEnv...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Dir = dir
+	// Should the test binary itself be killed (a go test timeout), the JVMs go with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &running{name: name, cmd: cmd, stdout: out.Name(), done: make(chan error, 1)}
-	go func() { r.done <- cmd.Wait(); out.Close() }()
+	r := &running{name: name, cmd: cmd, stdout: out.Name(), exited: make(chan struct{})}
+	go func() { r.err = cmd.Wait(); out.Close(); close(r.exited) }()
 	t.Cleanup(func() { r.stop(t) })
 	return r
 }
@@ -118,18 +138,28 @@ func start(t *testing.T, name string, p *Process, dir string, extraEnv ...string
 // stop ends the process: SIGTERM (Flink shuts down cleanly), then SIGKILL after 15 s.
 func (r *running) stop(t *testing.T) {
 	select {
-	case <-r.done:
+	case <-r.exited:
 		return
 	default:
 	}
 	_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-r.done:
+	case <-r.exited:
 	case <-time.After(15 * time.Second):
 		_ = r.cmd.Process.Kill()
-		<-r.done
+		<-r.exited
 		t.Logf("%s did not stop on SIGTERM within 15 s; killed", r.name)
 	}
+}
+
+// loadAvg is the machine's 1-minute load average: the timings measured here depend on it.
+func loadAvg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }
 
 // rssMiB is the process's resident set size (VmRSS).
@@ -148,7 +178,7 @@ func (r *running) rssMiB() int {
 	return -1
 }
 
-// waitFor polls cond every 100 ms until it is true, r ends, or 90 s pass.
+// waitFor polls cond every 100 ms until it is true, one of procs ends, or 90 s pass.
 func waitFor(t *testing.T, what string, procs []*running, cond func() (bool, error)) time.Duration {
 	t.Helper()
 	start := time.Now()
@@ -156,9 +186,8 @@ func waitFor(t *testing.T, what string, procs []*running, cond func() (bool, err
 	for time.Since(start) < 90*time.Second {
 		for _, p := range procs {
 			select {
-			case err := <-p.done:
-				p.done <- err
-				t.Fatalf("waiting for %s: %s ended: %v; its output ends:\n%s", what, p.name, err, fileTail(p.stdout))
+			case <-p.exited:
+				t.Fatalf("waiting for %s: %s ended: %v; its output ends:\n%s", what, p.name, p.err, fileTail(p.stdout))
 			default:
 			}
 		}
@@ -211,7 +240,7 @@ func jobByState(t *testing.T, rest *REST, states ...string) func() (bool, error)
 // every TaskManager's subtasks saw exactly its own.
 func TestFlinkGPUIndexes(t *testing.T) {
 	fe := needFlink(t)
-	dir := t.TempDir()
+	dir := workDir(t)
 	conf, restURL := clusterConf(t, fe, 2, 2)
 	rest := &REST{URL: restURL}
 
@@ -255,6 +284,7 @@ func TestFlinkGPUIndexes(t *testing.T) {
 	if err != nil || len(jobs) != 1 || jobs[0].State != "FINISHED" {
 		t.Fatalf("jobs %v (%v); JobManager log ends:\n%s", jobs, err, fileTail(jm.LogFile))
 	}
+	t.Logf("load average %s", loadAvg())
 	t.Logf("measured: JobManager REST up %v after its start; the 2 TaskManagers prepared (BashJavaUtils, one after the other) and started in %v, registered %v later; job FINISHED %v after the JobManager's start",
 		restUp.Round(time.Millisecond), tmPrepared.Round(time.Millisecond), registered.Round(time.Millisecond), time.Since(jmStart).Round(time.Millisecond))
 	t.Logf("measured RSS: JobManager %d MiB, TaskManagers %d and %d MiB", jmRun.rssMiB(), tms[0].rssMiB(), tms[1].rssMiB())
@@ -328,7 +358,7 @@ func gpuLines(t *testing.T, path string) []gpuLine {
 // exception, as the AM reports it.
 func TestFlinkFailureRootCause(t *testing.T) {
 	fe := needFlink(t)
-	dir := t.TempDir()
+	dir := workDir(t)
 	conf, restURL := clusterConf(t, fe, 1, 1)
 	rest := &REST{URL: restURL}
 	jm := prepare(t, RoleApplication, Spec{Home: fe.home, Conf: conf, Dir: dir, LogDir: dir, MemoryMiB: 768,
@@ -356,4 +386,80 @@ func TestFlinkFailureRootCause(t *testing.T) {
 	if !strings.Contains(rc.Cause, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0") {
 		t.Errorf("root cause %q, want the job's IllegalStateException", rc.Cause)
 	}
+}
+
+// parallelismLines returns the parallelism of every YARN_AM_FLINK_PARALLELISM line in path.
+func parallelismSeen(path string) map[string]int {
+	data, _ := os.ReadFile(path)
+	seen := map[string]int{}
+	for _, line := range strings.Split(string(data), "\n") {
+		rest, ok := strings.CutPrefix(line, "YARN_AM_FLINK_PARALLELISM ")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Fields(rest) {
+			if v, ok := strings.CutPrefix(f, "parallelism="); ok {
+				seen[v]++
+			}
+		}
+	}
+	return seen
+}
+
+// TestFlinkReactiveRescale: with scheduler-mode reactive, the unbounded job runs at the parallelism
+// of the slots it has: 1 TaskManager x 2 slots runs it at 2; a second TaskManager rescales it to 4;
+// stopping that TaskManager brings it back to 2 (docs/flink.md#reactive-scaling).
+func TestFlinkReactiveRescale(t *testing.T) {
+	fe := needFlink(t)
+	dir := workDir(t)
+	conf, restURL := clusterConf(t, fe, 2, 1)
+	for k, v := range map[string]string{
+		"scheduler-mode": "reactive",
+		// Rescale as soon as a TaskManager comes (Flink waits 30 s between rescalings by default).
+		"jobmanager.adaptive-scheduler.scaling-interval.min": "0 s",
+		"restart-strategy.type":                              "fixed-delay",
+		"restart-strategy.fixed-delay.attempts":              "100",
+		"restart-strategy.fixed-delay.delay":                 "1 s",
+	} {
+		conf.Set(k, v)
+	}
+	rest := &REST{URL: restURL}
+	jm := prepare(t, RoleApplication, Spec{Home: fe.home, Conf: conf, Dir: dir, LogDir: dir, MemoryMiB: 768,
+		UserJars: []string{fe.jar}, Args: []string{"stream"}})
+	jmRun := start(t, "jobmanager", jm, dir)
+	startTM := func(name, index string) *running {
+		tmDir := filepath.Join(dir, name)
+		os.MkdirAll(tmDir, 0o755)
+		tm := prepare(t, RoleTaskManager, Spec{Home: fe.home, Conf: conf, Dir: tmDir, LogDir: tmDir, MemoryMiB: 1024,
+			GPUs: map[string][]string{"gpu": {index}}, UserJars: []string{fe.jar}})
+		return start(t, name, tm, tmDir, "CONTAINER_ID="+name)
+	}
+	tm0 := startTM("container_tm_0", "0")
+	waitFor(t, "the job RUNNING at parallelism 2", []*running{jmRun, tm0}, func() (bool, error) {
+		return parallelismSeen(tm0.stdout)["2"] == 2, nil
+	})
+	t0 := time.Now()
+	tm1 := startTM("container_tm_1", "1")
+	all := []*running{jmRun, tm0, tm1}
+	registered := waitFor(t, "the second TaskManager registered", all, func() (bool, error) {
+		list, err := rest.TaskManagers(context.Background())
+		return err == nil && len(list) == 2, err
+	})
+	registered = time.Since(t0)
+	up := waitFor(t, "the job rescaled to 4", all, func() (bool, error) {
+		return parallelismSeen(tm0.stdout)["4"]+parallelismSeen(tm1.stdout)["4"] == 4, nil
+	})
+	before := parallelismSeen(tm0.stdout)["2"]
+	t1 := time.Now()
+	tm1.stop(t)
+	waitFor(t, "the job back at parallelism 2", []*running{jmRun, tm0}, func() (bool, error) {
+		return parallelismSeen(tm0.stdout)["2"] >= before+2, nil
+	})
+	down := time.Since(t1)
+	jobs, err := rest.Jobs(context.Background())
+	if err != nil || len(jobs) != 1 || jobs[0].State != "RUNNING" {
+		t.Errorf("jobs %v %v, want the one job RUNNING", jobs, err)
+	}
+	t.Logf("measured (load %s): the second TaskManager prepared, started and registered in %v, the job rescaled 2 -> 4 %v after that; 4 -> 2 took %v from its SIGTERM",
+		loadAvg(), registered.Round(time.Millisecond), up.Round(time.Millisecond), down.Round(time.Millisecond))
 }

@@ -22,6 +22,7 @@ import java.util.Set;
  *       container=C indexes=A,B} to its TaskManager's stdout, then the job finishes.
  *   <li>{@code fail}: bounded; a subtask throws an IllegalStateException whose message starts with
  *       {@code yarn-am-flink-test deliberate failure}; restarts are off, so the job fails.
+ *       (Restarts are off in the bounded modes; the stream mode uses the cluster's strategy.)
  *   <li>{@code stream}: unbounded, for reactive-mode rescaling; every subtask prints {@code
  *       YARN_AM_FLINK_PARALLELISM subtask=I parallelism=P container=C} when it opens.
  * </ul>
@@ -35,7 +36,11 @@ public final class Job {
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "gpu";
         Configuration conf = new Configuration();
-        conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        if (!mode.equals("stream")) {
+            // A bounded mode's failure must fail the job at once; the stream mode takes the cluster's
+            // restart strategy, which reactive mode needs to survive a lost TaskManager.
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         switch (mode) {
             case "gpu": {
