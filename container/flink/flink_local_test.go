@@ -368,20 +368,17 @@ func TestFlinkFailureRootCause(t *testing.T) {
 	os.MkdirAll(tmDir, 0o755)
 	tm := prepare(t, RoleTaskManager, Spec{Home: fe.home, Conf: conf, Dir: tmDir, LogDir: tmDir, MemoryMiB: 1024,
 		GPUs: map[string][]string{"gpu": {"7"}}, UserJars: []string{fe.jar}})
-	tmRun := start(t, "taskmanager", tm, tmDir)
-	all := []*running{jmRun, tmRun}
-	waitFor(t, "the job to end", all, jobByState(t, rest, "FINISHED", "FAILED", "CANCELED"))
-	jobs, err := rest.Jobs(context.Background())
-	if err != nil || len(jobs) != 1 || jobs[0].State != "FAILED" {
-		t.Fatalf("jobs %v (%v), want one FAILED", jobs, err)
-	}
-	rc, err := rest.RootCause(context.Background(), jobs[0].ID)
+	start(t, "taskmanager", tm, tmDir)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	o, err := rest.WaitJob(ctx, 100*time.Millisecond, jmRun.exited)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v; the JobManager's log ends:\n%s", err, fileTail(jm.LogFile))
 	}
-	if rc == nil {
-		t.Fatal("a FAILED job with no root cause")
+	if o.Job.State != "FAILED" || o.RootCause == nil {
+		t.Fatalf("job %+v, root cause %v: want FAILED with a root cause", o.Job, o.RootCause)
 	}
+	rc := o.RootCause
 	t.Logf("root cause: %s; exception %s, message %q", rc, rc.Exception, rc.Message)
 	if !strings.Contains(rc.Cause, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0") {
 		t.Errorf("root cause %q, want the job's IllegalStateException", rc.Cause)
@@ -441,11 +438,11 @@ func TestFlinkReactiveRescale(t *testing.T) {
 	t0 := time.Now()
 	tm1 := startTM("container_tm_1", "1")
 	all := []*running{jmRun, tm0, tm1}
-	registered := waitFor(t, "the second TaskManager registered", all, func() (bool, error) {
+	waitFor(t, "the second TaskManager registered", all, func() (bool, error) {
 		list, err := rest.TaskManagers(context.Background())
 		return err == nil && len(list) == 2, err
 	})
-	registered = time.Since(t0)
+	registered := time.Since(t0)
 	up := waitFor(t, "the job rescaled to 4", all, func() (bool, error) {
 		return parallelismSeen(tm0.stdout)["4"]+parallelismSeen(tm1.stdout)["4"] == 4, nil
 	})

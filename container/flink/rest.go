@@ -176,3 +176,48 @@ func InnermostCause(stacktrace string) string {
 	}
 	return cause
 }
+
+// Terminal reports whether a job state is globally terminal (the job will not run again).
+func Terminal(state string) bool {
+	return state == "FINISHED" || state == "FAILED" || state == "CANCELED"
+}
+
+// Outcome is how an application cluster's job ended.
+type Outcome struct {
+	Job       Job
+	RootCause *RootCause // FAILED only; nil when the JobManager recorded no exception
+}
+
+// WaitJob polls the cluster's jobs every poll until one reaches a terminal state and returns it with,
+// for a FAILED job, its root cause: what the AM reports as the application's outcome and diagnostics
+// (docs/flink.md#the-rest-api). An application cluster must run with
+// execution.shutdown-on-application-finish false for the answer to stay readable. It gives up when
+// ctx ends or exited (the JobManager process's end) is closed first.
+func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan struct{}) (*Outcome, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	var last error
+	for {
+		jobs, err := c.Jobs(ctx)
+		last = err
+		for _, j := range jobs {
+			if !Terminal(j.State) {
+				continue
+			}
+			o := &Outcome{Job: j}
+			if j.State == "FAILED" {
+				if o.RootCause, err = c.RootCause(ctx, j.ID); err != nil {
+					return o, err
+				}
+			}
+			return o, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("flink rest: no job ended (last error: %v): %w", last, ctx.Err())
+		case <-exited:
+			return nil, fmt.Errorf("flink rest: the JobManager exited before its job ended (last error: %v)", last)
+		case <-t.C:
+		}
+	}
+}
