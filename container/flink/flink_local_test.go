@@ -7,9 +7,14 @@ package flink
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -459,4 +464,94 @@ func TestFlinkReactiveRescale(t *testing.T) {
 	}
 	t.Logf("measured (load %s): the second TaskManager prepared, started and registered in %v, the job rescaled 2 -> 4 %v after that; 4 -> 2 took %v from its SIGTERM",
 		loadAvg(), registered.Round(time.Millisecond), up.Round(time.Millisecond), down.Round(time.Millisecond))
+}
+
+// submitJar uploads jar to a session cluster and runs it (POST /jars/upload, POST /jars/<id>/run),
+// returning the job id.
+func submitJar(t *testing.T, restURL, jar string, args ...string) string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, err := mw.CreateFormFile("jarfile", filepath.Base(jar))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(jar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fw.Write(data)
+	mw.Close()
+	resp, err := http.Post(restURL+"/jars/upload", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var up struct {
+		Filename string `json:"filename"`
+		Status   string `json:"status"`
+	}
+	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&up)
+	resp.Body.Close()
+	if err != nil || up.Status != "success" {
+		t.Fatalf("upload: %s %+v %v", resp.Status, up, err)
+	}
+	run, _ := json.Marshal(map[string]any{"entryClass": "yarnam.flinkjob.Job", "programArgsList": args})
+	resp, err = http.Post(restURL+"/jars/"+filepath.Base(up.Filename)+"/run", "application/json", bytes.NewReader(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ran struct {
+		JobID string `json:"jobid"`
+	}
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err := json.Unmarshal(raw, &ran); err != nil || ran.JobID == "" {
+		t.Fatalf("run: %s %s %v", resp.Status, raw, err)
+	}
+	return ran.JobID
+}
+
+// TestFlinkSessionCluster: a session JobManager and one TaskManager (GPU index 5) without the job's
+// jar on its classpath; a job submitted to the REST API runs there (its code shipped by Flink's blob
+// server) and sees the TaskManager's GPU.
+func TestFlinkSessionCluster(t *testing.T) {
+	fe := needFlink(t)
+	dir := workDir(t)
+	conf, restURL := clusterConf(t, fe, 2, 1)
+	rest := &REST{URL: restURL}
+	jm := prepare(t, RoleSession, Spec{Home: fe.home, Conf: conf, Dir: dir, LogDir: dir, MemoryMiB: 768})
+	jmRun := start(t, "jobmanager", jm, dir)
+	tmDir := filepath.Join(dir, "tm")
+	os.MkdirAll(tmDir, 0o755)
+	tm := prepare(t, RoleTaskManager, Spec{Home: fe.home, Conf: conf, Dir: tmDir, LogDir: tmDir, MemoryMiB: 1024,
+		GPUs: map[string][]string{"gpu": {"5"}}})
+	tmRun := start(t, "container_tm_5", tm, tmDir, "CONTAINER_ID=container_tm_5")
+	all := []*running{jmRun, tmRun}
+	waitFor(t, "1 registered TaskManager", all, func() (bool, error) {
+		list, err := rest.TaskManagers(context.Background())
+		return err == nil && len(list) == 1, err
+	})
+	id := submitJar(t, restURL, fe.jar, "gpu", "2")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	o, err := rest.WaitJob(ctx, 100*time.Millisecond, jmRun.exited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Job.ID != id || o.Job.State != "FINISHED" {
+		t.Fatalf("job %+v (root cause %v), want %s FINISHED", o.Job, o.RootCause, id)
+	}
+	lines := gpuLines(t, tmRun.stdout)
+	if len(lines) != 2 {
+		t.Fatalf("%d GPU lines, want 2; the TaskManager's output ends:\n%s", len(lines), fileTail(tmRun.stdout))
+	}
+	for _, l := range lines {
+		if l.indexes != "5" || l.container != "container_tm_5" {
+			t.Errorf("%+v, want container_tm_5 with GPU 5", l)
+		}
+	}
+	// A session cluster outlives its jobs.
+	if jobs, err := rest.Jobs(context.Background()); err != nil || len(jobs) != 1 {
+		t.Errorf("after the job: %v %v", jobs, err)
+	}
 }
