@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
 )
@@ -140,6 +141,11 @@ func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
 		if err := os.Chmod(path, 0o755); err != nil {
 			return nil, fmt.Errorf("flink: discovery script: %w", err)
 		}
+		// Run it once as the driver will: should it not run here (a noexec working directory), Flink's
+		// driver would only log a warning and the TaskManager would run without its GPUs.
+		if err := checkDiscoveryScript(ctx, path, body); err != nil {
+			return nil, err
+		}
 	}
 	params, err := RunBashJavaUtils(ctx, s.java(), s.Home, confDir, role)
 	if err != nil {
@@ -261,6 +267,27 @@ func DiscoveryScript(resource string, indexes []string) string {
 		"# Written by yarn-am (docs/flink.md#gpus): the " + resource + " indexes yarn-am's discovery assigned to this\n" +
 		"# container. Flink's GPU driver runs this instead of a discovery of its own.\n" +
 		"echo '" + strings.Join(indexes, ",") + "'\n"
+}
+
+// checkDiscoveryScript runs the script written from body and compares its output with the echo line
+// in body.
+func checkDiscoveryScript(ctx context.Context, path, body string) error {
+	want := ""
+	for _, line := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(line, "echo '"); ok {
+			want = strings.TrimSuffix(rest, "'")
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "0").Output()
+	if err != nil {
+		return fmt.Errorf("flink: the TaskManager does not start: its GPU discovery script %s does not run: %w", path, err)
+	}
+	if got := strings.TrimSpace(string(out)); got != want {
+		return fmt.Errorf("flink: the TaskManager does not start: its GPU discovery script %s printed %s, want %s", path, shown(got), shown(want))
+	}
+	return nil
 }
 
 // ExternalResources returns the names in external-resources (Flink's list: ";" separated; "none"

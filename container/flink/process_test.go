@@ -43,9 +43,18 @@ func TestConfigureFeedsTheGPUDriverYarnAMsIndexes(t *testing.T) {
 	if len(scripts) != 1 || scripts[path] == "" {
 		t.Fatalf("scripts %v: want one, for gpu only (fpga has no Flink driver)", scripts)
 	}
+	// Prepare writes and runs the script before Flink's memory calculator (here a java that fails).
 	if _, err := Prepare(context.Background(), RoleTaskManager, Spec{Home: h, Conf: gpuConf("2"), Dir: dir, Java: "/bin/false",
 		GPUs: map[string][]string{"gpu": {"3", "1"}}}); err == nil || !strings.Contains(err.Error(), "BashJavaUtils") {
 		t.Fatalf("Prepare with a java that fails: %v", err)
+	}
+	if err := checkDiscoveryScript(context.Background(), path, DiscoveryScript("gpu", []string{"9"})); err == nil ||
+		!strings.Contains(err.Error(), `printed "3,1", want "9"`) {
+		t.Errorf("a script printing other indexes: %v", err)
+	}
+	if err := checkDiscoveryScript(context.Background(), filepath.Join(dir, "missing.sh"), ""); err == nil ||
+		!strings.Contains(err.Error(), "the TaskManager does not start") {
+		t.Errorf("a script that does not run: %v", err)
 	}
 	out, err := exec.Command(path, "2", "null").Output()
 	if err != nil {
