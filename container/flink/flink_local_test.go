@@ -368,22 +368,43 @@ func TestFlinkFailureRootCause(t *testing.T) {
 	rest := &REST{URL: restURL}
 	jm := prepare(t, RoleApplication, Spec{Home: fe.home, Conf: conf, Dir: dir, LogDir: dir, MemoryMiB: 768,
 		UserJars: []string{fe.jar}, Args: []string{"fail"}})
-	jmRun := start(t, "jobmanager", jm, dir)
+	// The JobManager runs as the AM's driver would run it: RunApplication to the job's end.
+	jmOut, err := os.Create(filepath.Join(dir, "jobmanager.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jmOut.Close()
+	type result struct {
+		o   *Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	go func() {
+		o, err := RunApplication(ctx, jm, rest, 100*time.Millisecond, 15*time.Second, jmOut, jmOut)
+		done <- result{o, err}
+	}()
+	t.Cleanup(func() { cancel(); <-done })
 	tmDir := filepath.Join(dir, "tm")
 	os.MkdirAll(tmDir, 0o755)
 	tm := prepare(t, RoleTaskManager, Spec{Home: fe.home, Conf: conf, Dir: tmDir, LogDir: tmDir, MemoryMiB: 1024,
 		GPUs: map[string][]string{"gpu": {"7"}}, UserJars: []string{fe.jar}})
 	start(t, "taskmanager", tm, tmDir)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	o, err := rest.WaitJob(ctx, 100*time.Millisecond, jmRun.exited)
-	if err != nil {
-		t.Fatalf("%v; the JobManager's log ends:\n%s", err, fileTail(jm.LogFile))
+	r := <-done
+	done <- r // for the cleanup
+	if r.err != nil {
+		t.Fatalf("%v; the JobManager's log ends:\n%s", r.err, fileTail(jm.LogFile))
 	}
+	o := r.o
 	if o.Job.State != "FAILED" || o.RootCause == nil {
 		t.Fatalf("job %+v, root cause %v: want FAILED with a root cause", o.Job, o.RootCause)
 	}
 	rc := o.RootCause
+	// RunApplication stopped the JobManager: its REST API is gone.
+	if _, err := rest.Jobs(context.Background()); err == nil {
+		t.Error("the JobManager still answers after RunApplication returned")
+	}
 	t.Logf("root cause: %s; exception %s, message %q", rc, rc.Exception, rc.Message)
 	if !strings.Contains(rc.Cause, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0") {
 		t.Errorf("root cause %q, want the job's IllegalStateException", rc.Cause)

@@ -47,6 +47,7 @@ const (
 	KeyTMProcessSize    = "taskmanager.memory.process.size"
 	KeyRPCAddress       = "jobmanager.rpc.address"
 	KeyExternalRes      = "external-resources"
+	KeyShutdownOnFinish = "execution.shutdown-on-application-finish"
 	KeyJavaOptsAll      = "env.java.opts.all"
 	KeyJavaOptsLegacy   = "env.java.opts" // Flink's deprecated name of env.java.opts.all
 	KeyJavaDefaultOpts  = "env.java.default-opts.all"
