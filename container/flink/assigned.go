@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // ReadAssigned reads the info file `yarn-am launch` writes in a TaskExecutor container
@@ -41,4 +44,27 @@ func ReadAssigned(path string) (map[string][]string, error) {
 		out[name] = idx
 	}
 	return out, nil
+}
+
+// InContainer completes a TaskManager's Spec inside a TaskExecutor container, where it runs as the
+// worker of `yarn-am launch` (docs/flink.md#the-taskmanager-command): Dir is the container's working
+// directory (dir), LogDir the first of YARN's LOG_DIRS, and GPUs the indexes in the launcher's info
+// file (contract.EnvInfoFile). getenv is os.Getenv outside tests. Missing variables are errors: a
+// TaskManager started without them would log nowhere YARN collects, or run without its GPUs.
+func InContainer(s Spec, dir string, getenv func(string) string) (Spec, error) {
+	logDirs := getenv("LOG_DIRS")
+	if logDirs == "" {
+		return s, fmt.Errorf("flink: LOG_DIRS is not set: not in a YARN container")
+	}
+	s.LogDir = strings.Split(logDirs, ",")[0]
+	info := getenv(contract.EnvInfoFile)
+	if info == "" {
+		return s, fmt.Errorf("flink: %s is not set: not started by yarn-am launch", contract.EnvInfoFile)
+	}
+	gpus, err := ReadAssigned(info)
+	if err != nil {
+		return s, err
+	}
+	s.Dir, s.GPUs = dir, gpus
+	return s, nil
 }

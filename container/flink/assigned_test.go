@@ -80,3 +80,25 @@ func TestWaitJob(t *testing.T) {
 		t.Errorf("JobManager gone: %v", err)
 	}
 }
+
+func TestInContainer(t *testing.T) {
+	dir := t.TempDir()
+	info := filepath.Join(dir, contract.InfoFileName)
+	os.WriteFile(info, []byte(`{"gpu": [{"index": "1"}]}`), 0o644)
+	env := map[string]string{"LOG_DIRS": "/logs/a,/logs/b", contract.EnvInfoFile: info}
+	s, err := InContainer(Spec{MemoryMiB: 1024}, dir, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LogDir != "/logs/a" || s.Dir != dir || !reflect.DeepEqual(s.GPUs, map[string][]string{"gpu": {"1"}}) || s.MemoryMiB != 1024 {
+		t.Errorf("%+v", s)
+	}
+	delete(env, contract.EnvInfoFile)
+	if _, err := InContainer(Spec{}, dir, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "YARN_AM_EXTERNAL_RESOURCES_FILE is not set") {
+		t.Errorf("no info file: %v", err)
+	}
+	delete(env, "LOG_DIRS")
+	if _, err := InContainer(Spec{}, dir, func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "LOG_DIRS is not set") {
+		t.Errorf("no LOG_DIRS: %v", err)
+	}
+}
