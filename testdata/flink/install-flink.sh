@@ -17,8 +17,10 @@ mkdir -p "$parent"
 work=$(mktemp -d "$parent/.flink-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 echo "flink-dist: downloading apache-flink-libraries==$version (sdist, ~232 MB) into $work"
-pip download --quiet --no-deps --no-binary :all: --no-build-isolation "apache-flink-libraries==$version" -d "$work/dl" \
-  || pip download --quiet --no-deps --no-binary :all: "apache-flink-libraries==$version" -d "$work/dl"
+pip=(${PIP:-python3 -m pip})
+# pip prepares the sdist's metadata (it runs its setup.py in an isolated build environment); nothing is
+# installed.
+"${pip[@]}" download --quiet --no-deps --no-binary :all: "apache-flink-libraries==$version" -d "$work/dl"
 sdist=$work/dl/apache_flink_libraries-$version.tar.gz
 got=$(sha256sum "$sdist" | cut -d' ' -f1)
 if [[ $got != "$sha" ]]; then
