@@ -532,8 +532,8 @@ func submitJar(t *testing.T, restURL, jar string, args ...string) string {
 	return ran.JobID
 }
 
-// TestFlinkSessionCluster: a session JobManager and one TaskManager (GPU index 5) without the job's
-// jar on its classpath; a job submitted to the REST API runs there (its code shipped by Flink's blob
+// TestFlinkSessionCluster: a session JobManager and one TaskManager (GPU index 5, started from
+// Process.CommandLine through bash) without the job's jar on its classpath; a job submitted to the REST API runs there (its code shipped by Flink's blob
 // server) and sees the TaskManager's GPU.
 func TestFlinkSessionCluster(t *testing.T) {
 	fe := needFlink(t)
@@ -546,7 +546,9 @@ func TestFlinkSessionCluster(t *testing.T) {
 	os.MkdirAll(tmDir, 0o755)
 	tm := prepare(t, RoleTaskManager, Spec{Home: fe.home, Conf: conf, Dir: tmDir, LogDir: tmDir, MemoryMiB: 1024,
 		GPUs: map[string][]string{"gpu": {"5"}}})
-	tmRun := start(t, "container_tm_5", tm, tmDir, "CONTAINER_ID=container_tm_5")
+	// This TaskManager starts from its one-line command, through bash, as a YARN launch command would.
+	viaBash := &Process{Argv: []string{"/bin/bash", "-c", tm.CommandLine()}}
+	tmRun := start(t, "container_tm_5", viaBash, tmDir, "CONTAINER_ID=container_tm_5")
 	all := []*running{jmRun, tmRun}
 	waitFor(t, "1 registered TaskManager", all, func() (bool, error) {
 		list, err := rest.TaskManagers(context.Background())

@@ -102,7 +102,8 @@ type Process struct {
 }
 
 // CommandLine is the process as one bash command line: the environment assignments, then the
-// arguments, each quoted.
+// arguments, each quoted. It is one simple command, so it cannot follow `exec` (exec takes no
+// assignments); `bash -c` runs it as is (TestFlinkSessionCluster starts a TaskManager this way).
 func (p *Process) CommandLine() string {
 	parts := make([]string, 0, len(p.Env)+len(p.Argv))
 	for _, e := range p.Env {
