@@ -96,6 +96,7 @@ protos:
 
 include testdata/minicluster/minicluster.mk
 include docker/docker.mk
+include testdata/flink/flink.mk
 
 clean:
 	rm -rf bin
