@@ -35,7 +35,7 @@ func ReadAssigned(path string) (map[string][]string, error) {
 	for name, infos := range doc {
 		idx := make([]string, 0, len(infos))
 		for i, in := range infos {
-			v, ok := in["index"]
+			v, ok := in[contract.InfoIndex]
 			if !ok {
 				return nil, fmt.Errorf("flink: %s: %s info %d has no index property", path, name, i)
 			}
