@@ -34,10 +34,15 @@ func torchPython(t *testing.T) string {
 	if !filepath.IsAbs(py) {
 		t.Fatalf("YARN_AM_TORCH_PYTHON=%.200q: want an absolute path (the containers run in their own working directories)", py)
 	}
-	out, err := exec.Command(py, "-c", "import torch, torch.distributed as d; print(torch.__version__, d.is_gloo_available())").CombinedOutput()
-	require.NoError(t, err, "YARN_AM_TORCH_PYTHON=%s cannot import torch (make torch-env):\n%.2000s", py, out)
-	require.Contains(t, string(out), "True", "torch has the gloo backend: %s", out)
-	t.Logf("torch %s", strings.Fields(string(out))[0])
+	cmd := exec.Command(py, "-c", "import torch, torch.distributed as d; print(torch.__version__, d.is_gloo_available())")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "YARN_AM_TORCH_PYTHON=%s cannot import torch (make torch-env):\n%.2000s", py, stderr.String())
+	f := strings.Fields(string(out))
+	require.Len(t, f, 2, "torch's version and gloo: %.200q", out)
+	require.Equal(t, "True", f[1], "torch %s has the gloo backend", f[0])
+	t.Logf("torch %s", f[0])
 	return py
 }
 
