@@ -34,6 +34,21 @@ if ! "$py" -c 'import venv, ensurepip' >/dev/null 2>&1; then
   $sudo_ apt-get install -y -q --no-install-recommends python3-venv >/dev/null
 fi
 
+# Room for it: pip unpacks the ~3 GB of wheels under TMPDIR and installs ~5.3 GB into DIR. Refuse
+# early, naming both places, rather than fail half-way with a full disk.
+avail_mib() { df -Pm "$1" | awk 'NR==2 {print $4}'; }
+tmp=${TMPDIR:-/tmp}
+need_dir=5800 need_tmp=3500
+if [ "$(df -P "$tmp" | awk 'NR==2 {print $1}')" = "$(df -P "$(dirname "$dir")" | awk 'NR==2 {print $1}')" ]; then
+  need_dir=$((need_dir + need_tmp)) need_tmp=0
+fi
+have_dir=$(avail_mib "$(dirname "$dir")") have_tmp=$(avail_mib "$tmp")
+if [ -e "$dir" ]; then have_dir=$((have_dir + $(du -sm "$dir" | cut -f1))); fi
+if [ "$have_dir" -lt "$need_dir" ] || [ "$have_tmp" -lt "$need_tmp" ]; then
+  echo "torch-env: not enough disk: $need_dir MiB needed for $dir (and TMPDIR $tmp: $need_tmp MiB more), have $have_dir MiB there and $have_tmp MiB in $tmp; free some or set TORCH_VENV / TMPDIR elsewhere" >&2
+  exit 1
+fi
+
 start=$(date +%s)
 if [ -e "$dir" ]; then
   echo "torch-env: $dir has no completion marker (an install cut off?): making it again"
