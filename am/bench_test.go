@@ -45,7 +45,7 @@ var (
 )
 
 // scaleSizes are the simulated application sizes.
-var scaleSizes = []int{1_000, 10_000, 50_000}
+var scaleSizes = []int{1_000, 10_000, 50_000, 100_000}
 
 const (
 	scaleNodes = 1000

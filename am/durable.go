@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -88,50 +87,6 @@ func decodeState(data []byte) (*State, error) {
 		return nil, nil
 	}
 	return &s, nil
-}
-
-// PolicyState is the failure policy's memory: counted failures within the window and the excluded
-// nodes with the end of their exclusion.
-type PolicyState struct {
-	Failures []PolicyFailure      `json:"failures,omitempty"`
-	Excluded map[string]time.Time `json:"excluded,omitempty"`
-	LastFail time.Time            `json:"lastFail,omitempty"`
-}
-
-// PolicyFailure is one counted failure.
-type PolicyFailure struct {
-	At   time.Time `json:"at"`
-	Node string    `json:"node,omitempty"`
-}
-
-// Snapshot returns the policy's memory.
-func (p *Policy) Snapshot() PolicyState {
-	s := PolicyState{LastFail: p.lastFail}
-	for _, f := range p.failures {
-		s.Failures = append(s.Failures, PolicyFailure{At: f.at, Node: f.node})
-	}
-	if len(p.excluded) > 0 {
-		s.Excluded = map[string]time.Time{}
-		for n, t := range p.excluded {
-			s.Excluded[n] = t
-		}
-	}
-	return s
-}
-
-// Restore takes over the memory of an earlier attempt's policy.
-func (p *Policy) Restore(s PolicyState) {
-	p.failures = p.failures[:0]
-	for _, f := range s.Failures {
-		p.failures = append(p.failures, failureRec{at: f.At, node: f.Node})
-	}
-	sort.Slice(p.failures, func(i, j int) bool { return p.failures[i].at.Before(p.failures[j].at) })
-	for n, t := range s.Excluded {
-		p.excluded[n] = t
-	}
-	if s.LastFail.After(p.lastFail) {
-		p.lastFail = s.LastFail
-	}
 }
 
 // adopt takes over what an earlier attempt left, on this attempt's first registration: the

@@ -1,7 +1,10 @@
 package am
 
 import (
+	"context"
 	"sort"
+	"strings"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -228,4 +231,86 @@ func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hado
 	r.ResourceName = proto.String(name)
 	r.NumContainers = proto.Int32(int32(n))
 	return r
+}
+
+// spreadAskLocked says whether ask id is a Spread ask.
+func (a *AM) spreadAskLocked(id int64) bool {
+	for _, k := range a.asks {
+		if k.ID == id {
+			return k.Spread
+		}
+	}
+	return false
+}
+
+// localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
+func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
+	a.mu.Lock()
+	asking := false
+	for id, n := range a.send {
+		asking = asking || (n > 0 && a.spreadAskLocked(id))
+	}
+	a.mu.Unlock()
+	if !asking {
+		return nil
+	}
+	return a.nodeRooms(ctx)
+}
+
+// spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
+// adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
+func (a *AM) spreadRoom(ctx context.Context) int {
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil {
+		return 0
+	}
+	a.mu.Lock()
+	obs := a.observedLocked(a.cfg.Now())
+	dry := Reconcile(a.cfg.Spec, obs)
+	a.mu.Unlock()
+	if dry.NextAskID == max(obs.NextAskID, 1) {
+		return 0
+	}
+	room := 0
+	for _, r := range a.nodeRooms(ctx) {
+		room += r.Free
+	}
+	return room
+}
+
+// nodeRooms asks the RM for the RUNNING nodes and returns their room for a container of the spec
+// (nil when the call fails: asks go out plain, as with taskexecutor.locality = "any"; after a
+// failure the RM is not asked again for a minute).
+func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
+	a.mu.Lock()
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
+		a.mu.Unlock()
+		return nil
+	}
+	ours := map[string]contract.Capability{}
+	for _, t := range a.rec.active() {
+		m := ours[t.Node]
+		if m == nil {
+			m = contract.Capability{}
+			ours[t.Node] = m
+		}
+		for k, v := range t.Resources {
+			m[k] += v
+		}
+	}
+	excluded := map[string]bool{}
+	for _, n := range a.policy.Excluded() {
+		host, _, _ := strings.Cut(n, ":")
+		excluded[host] = true
+	}
+	a.mu.Unlock()
+
+	nodes, err := a.listNodes(ctx)
+	if err != nil {
+		a.mu.Lock()
+		a.nodesRetry = a.cfg.Now().Add(time.Minute)
+		a.mu.Unlock()
+		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
+		return nil
+	}
+	return NodeRooms(nodes, a.cfg.Spec.Capability, ours, excluded)
 }

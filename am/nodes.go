@@ -117,3 +117,28 @@ func NodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out
 }
+
+// listNodes asks the RM for its running nodes' reports (Config.Cluster, which must be set), bounded
+// and measured: the evidence of a shortage, the web UI's GPU map and locality spreading all use it.
+func (a *AM) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	return nodes, err
+}
+
+// runningNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
+// no client connection or the call fails: the evidence then carries the scheduler's headroom).
+func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
+	if a.cfg.Cluster == nil {
+		return nil
+	}
+	nodes, err := a.listNodes(ctx)
+	if err != nil {
+		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
+		return nil
+	}
+	return nodes
+}

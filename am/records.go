@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -264,4 +265,30 @@ func (r *records) restoreCounts(s *State) {
 		}
 		r.forgotten.FailedExits[k] += v
 	}
+}
+
+// tracked is a container the AM accepted, with what it needs to launch and stop it.
+type tracked struct {
+	Container
+	cid *hadooppb.ContainerIdProto // to stop and release it (nil when the RM's allocation was not kept)
+	// token is the container token for startContainers; dropped once the start returned (it is most
+	// of a container's allocation).
+	token *hadooppb.TokenProto
+	infos map[string][]resources.Info
+	// reportFailure is the launcher's discovery failure, if it reported one.
+	reportFailure string
+	// discoveryEvent: a discovery-failed event was emitted for it (from the report or its exit).
+	discoveryEvent bool
+	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
+	stopAfterLaunch bool
+	// reported: its launcher reported its infos; port: the free port it reported (gang mode); rank:
+	// its place in the gang round, once every rank reported (gang.go).
+	reported bool
+	port     int
+	rank     *contract.Rendezvous
+	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
+	forgotten bool
+	// requestedAt (its ask first sent), allocatedAt, launchedAt, finishedAt: the web UI's timeline
+	// (zero: not known, e.g. adopted from an earlier attempt).
+	requestedAt, allocatedAt, launchedAt, finishedAt time.Time
 }

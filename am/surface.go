@@ -19,11 +19,6 @@ import (
 // checks for asks pending too long, and keeps the metrics' gauges current. Methods ending in Locked
 // run with a.mu held.
 
-// rejectedError ends the loop: the RM refused the TaskExecutor request itself.
-type rejectedError struct{ ev contract.Event }
-
-func (e *rejectedError) Error() string { return e.ev.Message }
-
 // emit adds e to the event log and returns it with its id.
 func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
 
@@ -224,29 +219,4 @@ func (a *AM) requirementLocked() contract.Requirement {
 	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
 	return contract.Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
 		ExternalResources: a.cfg.ExternalResources}
-}
-
-// listNodes asks the RM for its running nodes' reports (Config.Cluster, which must be set), bounded
-// and measured: the evidence of a shortage, the web UI's GPU map and locality spreading all use it.
-func (a *AM) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	start := time.Now()
-	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
-	a.metrics.ObserveRPC("getClusterNodes", start, err)
-	return nodes, err
-}
-
-// runningNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
-// no client connection or the call fails: the evidence then carries the scheduler's headroom).
-func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
-	if a.cfg.Cluster == nil {
-		return nil
-	}
-	nodes, err := a.listNodes(ctx)
-	if err != nil {
-		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
-		return nil
-	}
-	return nodes
 }

@@ -1,0 +1,340 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// This file is one heartbeat: Reconcile on the current state and the bookkeeping half of its plan,
+// the allocate request built from the ask table, releases and blacklist updates, and its response
+// applied (allocations, completions, tokens, the RM's commands).
+
+// reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
+// ask table, releases, and launches queued to the workers.
+func (a *AM) reconcile(ctx context.Context) Plan {
+	plan, launches := a.reconcileLocked(a.spreadRoom(ctx))
+	// Queued outside the lock: the workers take the lock when a launch completes.
+	for _, t := range launches {
+		select {
+		case a.launchQ <- t:
+		case <-ctx.Done():
+			return plan
+		}
+	}
+	return plan
+}
+
+// observedLocked is the Observed of the next Reconcile.
+func (a *AM) observedLocked(now time.Time) Observed {
+	a.liftExclusionsLocked(now)
+	a.holdUntil = a.policy.RestartAt(now)
+	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
+		HoldNewAsks: now.Before(a.holdUntil) || now.Before(a.gang.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten,
+		Round: a.gang.round}
+	if len(a.newAllocs) > 0 {
+		for _, n := range a.policy.Excluded() {
+			if obs.Excluded == nil {
+				obs.Excluded = map[string]bool{}
+			}
+			obs.Excluded[n] = true
+		}
+	}
+	return obs
+}
+
+func (a *AM) reconcileLocked(spreadRoom int) (Plan, []*tracked) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var launches []*tracked
+	now := a.cfg.Now()
+	obs := a.observedLocked(now)
+	obs.SpreadRoom = spreadRoom
+	plan := Reconcile(a.cfg.Spec, obs)
+	a.newAllocs = nil
+	for _, s := range plan.Send {
+		a.send[s.ID] = s.Count
+		if s.Count > 0 {
+			old := 0
+			for _, k := range a.asks {
+				if k.ID == s.ID {
+					old = k.Want
+				}
+			}
+			if s.Count > old {
+				a.requested += s.Count - old
+				a.emit(RequestedEvent(s.Count-old, a.cfg.Spec.Capability))
+			}
+			if _, ok := a.askTime[s.ID]; !ok {
+				a.askTime[s.ID] = now
+			}
+			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": a.cfg.Spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
+		}
+	}
+	a.asks, a.nextAskID = plan.Asks, plan.NextAskID
+	for _, r := range plan.Release {
+		a.log.WithFields(logrus.Fields{"container": r.ID, "node": r.Node, "reason": r.Reason}).Info("am: releasing container")
+		if p := a.allocProtos[r.ID]; p != nil {
+			a.release[r.ID] = p.GetId()
+		}
+		delete(a.allocProtos, r.ID)
+	}
+	for _, l := range plan.Hold {
+		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, true)
+		delete(a.allocProtos, l.ID)
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.round}).Info("am: container allocated and held until the gang is complete")
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.progressed = true
+	}
+	if plan.StartHeld {
+		launches = append(launches, a.startGangLocked()...)
+	}
+	for _, l := range plan.Launch {
+		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
+		t.requestedAt = a.askTime[l.AskID]
+		delete(a.allocProtos, l.ID)
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.progressed = true
+		launches = append(launches, t)
+	}
+	for id := range a.askTime {
+		if !a.hasAskLocked(id) {
+			delete(a.askTime, id)
+		}
+	}
+	var stop []*tracked
+	for _, c := range plan.Stop {
+		t := a.rec.get(c.ID)
+		if t == nil {
+			continue
+		}
+		if t.Phase == contract.Held {
+			a.releaseHeldLocked(t, "released before it started: "+plan.RoundReason)
+			continue
+		}
+		why := "the requirement went down"
+		if plan.NewRound {
+			why = "the gang restarts"
+		}
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: " + why)
+		if a.rec.stopping(t) {
+			stop = append(stop, t)
+		}
+	}
+	if len(stop) > 0 {
+		a.stopInBackground(stop)
+	}
+	if plan.NewRound {
+		a.newRoundLocked(now, plan.RoundReason)
+	}
+	if plan.LimitReached && !a.limitHit {
+		a.limitHit = true
+		a.diagnostics = failureDiagnostics(a.cfg.Spec, plan.Failures, obs.Forgotten)
+		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
+		a.emit(FailureLimitReachedEvent(a.diagnostics))
+	}
+	a.updateMetricsLocked()
+	return plan, launches
+}
+
+var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster to shut down (AM_SHUTDOWN)")
+
+// heartbeat sends one allocate and applies the response.
+func (a *AM) heartbeat(ctx context.Context) error {
+	rooms := a.localityRooms(ctx)
+	a.mu.Lock()
+	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
+	ids := make([]int64, 0, len(a.send))
+	for id := range a.send {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	sent := map[int64]int{}
+	for _, id := range ids {
+		n := a.send[id]
+		rr := a.resourceRequest(id, n)
+		if shares := PlanLocality(rooms, n); n > 0 && len(shares) > 0 && a.spreadAskLocked(id) {
+			a.log.WithFields(logrus.Fields{"ask": id, "containers": n, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
+			req.Ask = append(req.Ask, localityRequests(rr, shares, Racks(rooms))...)
+		} else {
+			req.Ask = append(req.Ask, rr)
+		}
+		sent[id] = n
+	}
+	released := map[string]bool{}
+	for id, p := range a.release {
+		req.Release = append(req.Release, p)
+		released[id] = true
+	}
+	blAdd, blRemove := sortedKeys(a.blAdd), sortedKeys(a.blRemove)
+	if len(blAdd)+len(blRemove) > 0 {
+		req.BlacklistRequest = &hadooppb.ResourceBlacklistRequestProto{BlacklistAdditions: blacklistNames(blAdd), BlacklistRemovals: blacklistNames(blRemove)}
+	}
+	a.mu.Unlock()
+
+	c, cancel := callCtx(ctx)
+	defer cancel()
+	start := time.Now()
+	resp, err := a.cfg.RM.Allocate(c, req)
+	a.metrics.ObserveRPC("allocate", start, err)
+	if err != nil && IsRejection(err) {
+		a.mu.Lock()
+		maxCap := a.maxCap
+		a.mu.Unlock()
+		ev, _ := Rejection(a.cfg.Spec.Capability, maxCap, a.cfg.Keys, err)
+		ev = a.emit(ev)
+		a.log.WithError(err).WithField("key", ev.Key).Error("am: " + ev.Message)
+		return &rejectedError{ev: ev}
+	}
+	if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
+		a.log.WithError(err).Warn("am: the ResourceManager does not know this ApplicationMaster (restart or failover); registering again and re-sending every outstanding request")
+		if err := a.register(ctx); err != nil {
+			return err
+		}
+		a.resendAll()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.responseID = resp.GetResponseId()
+	for id, n := range sent {
+		if a.send[id] == n {
+			delete(a.send, id)
+		}
+	}
+	for id := range released {
+		delete(a.release, id)
+	}
+	for _, n := range blAdd {
+		delete(a.blAdd, n)
+	}
+	for _, n := range blRemove {
+		delete(a.blRemove, n)
+	}
+	a.clusterNodes = int(resp.GetNumClusterNodes())
+	if l := resp.GetLimit(); l != nil {
+		a.headroom = l
+	}
+	for _, n := range resp.GetUpdatedNodes() {
+		a.nodeUpdateLocked(n)
+	}
+	if t := resp.GetAmRmToken(); t != nil {
+		if err := a.cfg.RM.SetToken(yarnrpc.TokenFromProto(t)); err != nil {
+			a.log.WithError(err).Warn("am: the new AM-RM token is unusable; keeping the old one")
+		} else {
+			a.log.Info("am: AM-RM token rolled over")
+		}
+	}
+	for _, nt := range resp.GetNmTokens() {
+		node := yarnrpc.NodeAddress(nt.GetNodeId())
+		if err := a.cfg.NM.SetToken(node, yarnrpc.TokenFromProto(nt.GetToken())); err != nil {
+			a.log.WithError(err).WithField("node", node).Warn("am: unusable NMToken")
+		}
+	}
+	if len(resp.GetAllocatedContainers()) > 0 || len(resp.GetCompletedContainerStatuses()) > 0 {
+		a.news = true
+	}
+	for _, c := range resp.GetAllocatedContainers() {
+		id := yarnrpc.FormatContainerID(c.GetId())
+		if a.rec.get(id) != nil || a.allocProtos[id] != nil {
+			// A ResourceManager that restarted (work-preserving) or failed over may report a container
+			// again that this AM already took: it is never launched twice
+			// (TestLoopIgnoresAContainerTheRMReportsAgain).
+			a.log.WithField("container", id).Info("am: the ResourceManager reported a known container again; ignored")
+			continue
+		}
+		a.allocProtos[id] = c
+		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
+			Resources: contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
+	}
+	for _, st := range resp.GetCompletedContainerStatuses() {
+		a.completedLocked(st)
+	}
+	if resp.AMCommand == nil { // proto2: an unset enum reads as its first value, AM_RESYNC
+		return nil
+	}
+	switch resp.GetAMCommand() {
+	case hadooppb.AMCommandProto_AM_SHUTDOWN:
+		return errShutdown
+	case hadooppb.AMCommandProto_AM_RESYNC:
+		a.mu.Unlock()
+		err := a.register(ctx)
+		a.resendAll()
+		a.mu.Lock()
+		return err
+	}
+	return nil
+}
+
+func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
+	id := yarnrpc.FormatContainerID(st.GetContainerId())
+	t := a.rec.get(id)
+	if t == nil || t.Phase == contract.Completed {
+		return // released by us, or already known to have ended
+	}
+	exit := st.GetExitStatus()
+	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: Classify(exit), Diagnostics: st.GetDiagnostics()}))
+	class := t.Exit.Class
+	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
+	if class == contract.ExitSucceeded {
+		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
+	} else {
+		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + Describe(exit, class))
+	}
+}
+
+func (a *AM) progressLocked() float32 {
+	if a.cfg.Spec.Instances == 0 || a.cfg.Spec.Mode == Service {
+		return 0
+	}
+	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+}
+
+// resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
+func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
+	return &hadooppb.ResourceRequestProto{
+		Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(a.cfg.Priority)},
+		ResourceName:        proto.String("*"),
+		Capability:          ResourceProto(a.cfg.Spec.Capability),
+		NumContainers:       proto.Int32(int32(n)),
+		RelaxLocality:       proto.Bool(true),
+		AllocationRequestId: proto.Int64(id),
+	}
+}
+
+// ResourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
+// every other type in resource_value_map.
+func ResourceProto(c contract.Capability) *hadooppb.ResourceProto {
+	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		if k != "memory-mb" && k != "vcores" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.ResourceValueMap = append(r.ResourceValueMap, &hadooppb.ResourceInformationProto{
+			Key: proto.String(k), Value: proto.Int64(c[k]), Units: proto.String(""), Type: hadooppb.ResourceTypesProto_COUNTABLE.Enum(),
+		})
+	}
+	return r
+}
+
+// rejectedError ends the loop: the RM refused the TaskExecutor request itself.
+type rejectedError struct{ ev contract.Event }
+
+func (e *rejectedError) Error() string { return e.ev.Message }
