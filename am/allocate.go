@@ -21,7 +21,7 @@ import (
 // reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
 // ask table, releases, and launches queued to the workers.
 func (a *AM) reconcile(ctx context.Context) Plan {
-	plan, launches := a.reconcileLocked(a.spreadRoom(ctx))
+	plan, launches := a.applyPlan(a.spreadRoom(ctx))
 	// Queued outside the lock: the workers take the lock when a launch completes.
 	for _, t := range launches {
 		select {
@@ -37,7 +37,7 @@ func (a *AM) reconcile(ctx context.Context) Plan {
 func (a *AM) observedLocked(now time.Time) Observed {
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
-	obs := Observed{Asks: a.asks, NewAllocations: a.newAllocs, NextAskID: a.nextAskID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
+	obs := Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
 		HoldNewAsks: now.Before(a.holdUntil) || now.Before(a.gang.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten,
 		Round: a.gang.round}
 	if len(a.newAllocs) > 0 {
@@ -51,35 +51,32 @@ func (a *AM) observedLocked(now time.Time) Observed {
 	return obs
 }
 
-func (a *AM) reconcileLocked(spreadRoom int) (Plan, []*tracked) {
+// specLocked is the desired state now: the job's Spec with the declared instance count (which
+// PUT /api/v1/requirements and an earlier attempt's state change; Config.Spec stays as configured).
+func (a *AM) specLocked() Spec {
+	s := a.cfg.Spec
+	s.Instances = a.instances
+	return s
+}
+
+// applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
+// plan and the containers to launch (reconcile queues them once a.mu is released).
+func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var launches []*tracked
 	now := a.cfg.Now()
 	obs := a.observedLocked(now)
 	obs.SpreadRoom = spreadRoom
-	plan := Reconcile(a.cfg.Spec, obs)
+	spec := a.specLocked()
+	plan := Reconcile(spec, obs)
 	a.newAllocs = nil
+	a.emitAll(a.asks.Apply(plan, now, spec.Capability))
 	for _, s := range plan.Send {
-		a.send[s.ID] = s.Count
 		if s.Count > 0 {
-			old := 0
-			for _, k := range a.asks {
-				if k.ID == s.ID {
-					old = k.Want
-				}
-			}
-			if s.Count > old {
-				a.requested += s.Count - old
-				a.emit(RequestedEvent(s.Count-old, a.cfg.Spec.Capability))
-			}
-			if _, ok := a.askTime[s.ID]; !ok {
-				a.askTime[s.ID] = now
-			}
-			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": a.cfg.Spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
+			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
 		}
 	}
-	a.asks, a.nextAskID = plan.Asks, plan.NextAskID
 	for _, r := range plan.Release {
 		a.log.WithFields(logrus.Fields{"container": r.ID, "node": r.Node, "reason": r.Reason}).Info("am: releasing container")
 		if p := a.allocProtos[r.ID]; p != nil {
@@ -99,17 +96,12 @@ func (a *AM) reconcileLocked(spreadRoom int) (Plan, []*tracked) {
 	}
 	for _, l := range plan.Launch {
 		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
-		t.requestedAt = a.askTime[l.AskID]
+		t.requestedAt, _ = a.asks.SentAt(l.AskID)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
 		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
-	}
-	for id := range a.askTime {
-		if !a.hasAskLocked(id) {
-			delete(a.askTime, id)
-		}
 	}
 	var stop []*tracked
 	for _, c := range plan.Stop {
@@ -138,7 +130,7 @@ func (a *AM) reconcileLocked(spreadRoom int) (Plan, []*tracked) {
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
-		a.diagnostics = failureDiagnostics(a.cfg.Spec, plan.Failures, obs.Forgotten)
+		a.diagnostics = failureDiagnostics(spec, plan.Failures, obs.Forgotten)
 		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
 		a.emit(FailureLimitReachedEvent(a.diagnostics))
 	}
@@ -148,38 +140,11 @@ func (a *AM) reconcileLocked(spreadRoom int) (Plan, []*tracked) {
 
 var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster to shut down (AM_SHUTDOWN)")
 
-// heartbeat sends one allocate and applies the response.
+// heartbeat sends one allocate and applies the response. a.mu is held while the request is built
+// and while the response is applied, never during the call or a re-registration (doc.go).
 func (a *AM) heartbeat(ctx context.Context) error {
 	rooms := a.localityRooms(ctx)
-	a.mu.Lock()
-	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
-	ids := make([]int64, 0, len(a.send))
-	for id := range a.send {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	sent := map[int64]int{}
-	for _, id := range ids {
-		n := a.send[id]
-		rr := a.resourceRequest(id, n)
-		if shares := PlanLocality(rooms, n); n > 0 && len(shares) > 0 && a.spreadAskLocked(id) {
-			a.log.WithFields(logrus.Fields{"ask": id, "containers": n, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
-			req.Ask = append(req.Ask, localityRequests(rr, shares, Racks(rooms))...)
-		} else {
-			req.Ask = append(req.Ask, rr)
-		}
-		sent[id] = n
-	}
-	released := map[string]bool{}
-	for id, p := range a.release {
-		req.Release = append(req.Release, p)
-		released[id] = true
-	}
-	blAdd, blRemove := sortedKeys(a.blAdd), sortedKeys(a.blRemove)
-	if len(blAdd)+len(blRemove) > 0 {
-		req.BlacklistRequest = &hadooppb.ResourceBlacklistRequestProto{BlacklistAdditions: blacklistNames(blAdd), BlacklistRemovals: blacklistNames(blRemove)}
-	}
-	a.mu.Unlock()
+	req, sent := a.allocateRequest(rooms)
 
 	c, cancel := callCtx(ctx)
 	defer cancel()
@@ -197,33 +162,70 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	}
 	if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
 		a.log.WithError(err).Warn("am: the ResourceManager does not know this ApplicationMaster (restart or failover); registering again and re-sending every outstanding request")
-		if err := a.register(ctx); err != nil {
-			return err
-		}
-		a.resendAll()
-		return nil
+		return a.resync(ctx)
 	}
 	if err != nil {
 		return err
 	}
+	a.applyResponse(resp, sent)
+	if resp.AMCommand == nil { // proto2: an unset enum reads as its first value, AM_RESYNC
+		return nil
+	}
+	switch resp.GetAMCommand() {
+	case hadooppb.AMCommandProto_AM_SHUTDOWN:
+		return errShutdown
+	case hadooppb.AMCommandProto_AM_RESYNC:
+		return a.resync(ctx)
+	}
+	return nil
+}
 
+// sentRequest is what an allocate request carried of the AM's bookkeeping, forgotten once it returned.
+type sentRequest struct {
+	asks            []AskUpdate
+	released        []string
+	blAdd, blRemove []string
+}
+
+// allocateRequest builds the next allocate request from the ask table, the releases and the
+// exclusion list.
+func (a *AM) allocateRequest(rooms []NodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
+	var sent sentRequest
+	sent.asks = a.asks.ToSend()
+	for _, s := range sent.asks {
+		rr := a.resourceRequest(s.ID, s.Count)
+		if shares := PlanLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.asks.Spread(s.ID) {
+			a.log.WithFields(logrus.Fields{"ask": s.ID, "containers": s.Count, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
+			req.Ask = append(req.Ask, localityRequests(rr, shares, Racks(rooms))...)
+		} else {
+			req.Ask = append(req.Ask, rr)
+		}
+	}
+	for id, p := range a.release {
+		req.Release = append(req.Release, p)
+		sent.released = append(sent.released, id)
+	}
+	sent.blAdd, sent.blRemove = a.excl.Next()
+	if len(sent.blAdd)+len(sent.blRemove) > 0 {
+		req.BlacklistRequest = &hadooppb.ResourceBlacklistRequestProto{BlacklistAdditions: blacklistNames(sent.blAdd), BlacklistRemovals: blacklistNames(sent.blRemove)}
+	}
+	return req, sent
+}
+
+// applyResponse books an allocate's response: what the request carried is at the RM now; new
+// allocations wait for the next Reconcile, completions end their containers; tokens are taken.
+func (a *AM) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentRequest) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.responseID = resp.GetResponseId()
-	for id, n := range sent {
-		if a.send[id] == n {
-			delete(a.send, id)
-		}
-	}
-	for id := range released {
+	a.asks.MarkSent(sent.asks)
+	for _, id := range sent.released {
 		delete(a.release, id)
 	}
-	for _, n := range blAdd {
-		delete(a.blAdd, n)
-	}
-	for _, n := range blRemove {
-		delete(a.blRemove, n)
-	}
+	a.excl.Drain(sent.blAdd, sent.blRemove)
 	a.clusterNodes = int(resp.GetNumClusterNodes())
 	if l := resp.GetLimit(); l != nil {
 		a.headroom = l
@@ -263,20 +265,6 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
 	}
-	if resp.AMCommand == nil { // proto2: an unset enum reads as its first value, AM_RESYNC
-		return nil
-	}
-	switch resp.GetAMCommand() {
-	case hadooppb.AMCommandProto_AM_SHUTDOWN:
-		return errShutdown
-	case hadooppb.AMCommandProto_AM_RESYNC:
-		a.mu.Unlock()
-		err := a.register(ctx)
-		a.resendAll()
-		a.mu.Lock()
-		return err
-	}
-	return nil
 }
 
 func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
@@ -297,10 +285,10 @@ func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 }
 
 func (a *AM) progressLocked() float32 {
-	if a.cfg.Spec.Instances == 0 || a.cfg.Spec.Mode == Service {
+	if a.instances == 0 || a.cfg.Spec.Mode == Service {
 		return 0
 	}
-	return float32(min(a.rec.succeededN, a.cfg.Spec.Instances)) / float32(a.cfg.Spec.Instances)
+	return float32(min(a.rec.succeededN, a.instances)) / float32(a.instances)
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.

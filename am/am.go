@@ -113,59 +113,62 @@ type Config struct {
 	KeepStagingOnKill bool
 }
 
-// AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs.
+// AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
+// goroutine may touch which field is the locking rule in doc.go ("Locking").
 type AM struct {
-	cfg Config
-	log logrus.FieldLogger
-
-	mu          sync.Mutex
-	state       contract.AMState
-	asks        []Ask
-	nextAskID   int64
-	rec         records // the TaskExecutor containers accepted (records.go)
-	newAllocs   []Allocation
-	allocProtos map[string]*hadooppb.ContainerProto
-	release     map[string]*hadooppb.ContainerIdProto
-	send        map[int64]int
-	responseID  int32
-	requested   int // containers asked for so far
-	limitHit    bool
-	diagnostics string
-	driverExit  *int
-	stopping    bool
-
-	events       *EventLog
-	metrics      *Metrics
-	policy       *Policy
-	maxCap       contract.Capability // the register response's maximum_capability
-	clusterNodes int                 // num_cluster_nodes of the last allocate response
-	headroom     *hadooppb.ResourceProto
-	blAdd        map[string]bool // nodes to add to / remove from the RM's blacklist with the next allocate
-	blRemove     map[string]bool
-	askTime      map[int64]time.Time // when each ask was first sent (allocation latency)
-	progressed   bool                // an allocation arrived since the last pending check
-	policyOut    *Outcome            // the failure policy ends the application
-	holdUntil    time.Time           // restart backoff: no new asks before
-	// nodesRetry: the node reports of a locality plan failed; asks are plain until then.
-	nodesRetry time.Time
-
+	// Set by New, never changed afterwards: read without the lock.
+	cfg     Config
+	log     logrus.FieldLogger
+	events  *EventLog // safe for concurrent use
+	metrics *Metrics  // safe for concurrent use
+	started time.Time // when this attempt's AM was made
 	wake    chan struct{}
 	launchQ chan *tracked
-	// gang is the state of gang mode (gang.go).
-	gang gangState
-	// adopted: the first registration took over what an earlier attempt left (durable.go).
-	adopted bool
-	// savedAt is the last event id when the durable state was saved; savedTime when it was tried.
-	savedAt   uint64
-	savedTime time.Time
+	// nodesWant: the status was read; the node refresher lists the nodes if due (nodes.go).
+	nodesWant chan struct{}
 	// background counts the goroutines that stop containers outside the loop (scale-down); Run
 	// waits for them, so none outlives it.
 	background sync.WaitGroup
 
-	// started: when this attempt's AM was made; nodes: the node listing of the status document
-	// (nodes.go).
-	started time.Time
-	nodes   nodeView
+	// savedTime: when Run last tried to save the durable state. Only Run's goroutine touches it.
+	savedTime time.Time
+
+	// mu guards every field below. It is held for bookkeeping only, never across a call to the RM,
+	// an NM, HDFS or a StateStore.
+	mu sync.Mutex
+	// instances is the declared number of TaskExecutors: Config.Spec.Instances at first, then what
+	// PUT /api/v1/requirements or an earlier attempt's state declares (specLocked).
+	instances   int
+	state       contract.AMState
+	diagnostics string
+	rec         records  // the TaskExecutor containers accepted (records.go)
+	asks        askTable // the outstanding asks and what is still to send of them (asks.go)
+	excl        exclusionList
+	policy      *Policy // the failure policy (its Config is immutable and read without the lock)
+	newAllocs   []Allocation
+	allocProtos map[string]*hadooppb.ContainerProto
+	release     map[string]*hadooppb.ContainerIdProto
+	responseID  int32
+	limitHit    bool
+	driverExit  *int
+	stopping    bool
+
+	maxCap       contract.Capability // the register response's maximum_capability
+	clusterNodes int                 // num_cluster_nodes of the last allocate response
+	headroom     *hadooppb.ResourceProto
+	progressed   bool      // an allocation arrived since the last pending check
+	policyOut    *Outcome  // the failure policy ends the application
+	holdUntil    time.Time // restart backoff: no new asks before
+	// nodesRetry: the node reports of a locality plan failed; asks are plain until then.
+	nodesRetry time.Time
+	// gang is the state of gang mode (gang.go).
+	gang gangState
+	// adopted: the first registration took over what an earlier attempt left (durable.go).
+	adopted bool
+	// savedAt is the last event id when the durable state was saved.
+	savedAt uint64
+	// nodes: the node listing of the status document (nodes.go).
+	nodes nodeView
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;
@@ -232,20 +235,18 @@ func New(cfg Config) (*AM, error) {
 		events:      cfg.Events,
 		metrics:     cfg.Metrics,
 		policy:      NewPolicy(cfg.Policy),
-		blAdd:       map[string]bool{},
-		blRemove:    map[string]bool{},
-		askTime:     map[int64]time.Time{},
 		cfg:         cfg,
+		instances:   cfg.Spec.Instances,
+		asks:        newAskTable(),
+		excl:        newExclusionList(),
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       contract.StateStarting,
-		nextAskID:   1,
 		rec:         newRecords(cfg.FinishedHistory, cfg.Now),
 		allocProtos: map[string]*hadooppb.ContainerProto{},
 		release:     map[string]*hadooppb.ContainerIdProto{},
-		send:        map[int64]int{},
 		wake:        make(chan struct{}, 1),
 		started:     cfg.Now(),
-		nodes:       nodeView{want: make(chan struct{}, 1)},
+		nodesWant:   make(chan struct{}, 1),
 		launchQ:     make(chan *tracked, 1024),
 	}, nil
 }

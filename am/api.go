@@ -33,12 +33,7 @@ func (a *AM) Status() contract.Status {
 	}
 	s.Now, s.Started = a.cfg.Now(), a.started
 	s.Nodes, s.NodesAt = a.nodes.nodes, a.nodes.at
-	for _, k := range a.asks {
-		s.Counts.Requested += k.Want
-		if k.Want > 0 {
-			s.Asks = append(s.Asks, contract.AskStatus{ID: k.ID, Pending: k.Want, Since: a.askTime[k.ID]})
-		}
-	}
+	s.Asks, s.Counts.Requested = a.asks.Status()
 	a.rec.compact()
 	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
 	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)

@@ -146,14 +146,14 @@ func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 			e.ID = 0
 			a.events.Add(e)
 		}
-		if st.Instances != a.cfg.Spec.Instances {
-			a.log.WithFields(logrus.Fields{"job": a.cfg.Spec.Instances, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
-			a.cfg.Spec.Instances = st.Instances
+		if st.Instances != a.instances {
+			a.log.WithFields(logrus.Fields{"job": a.instances, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
+			a.instances = st.Instances
 		}
 		a.rec.restoreCounts(st)
 		a.policy.Restore(st.Policy)
 		for _, n := range a.policy.Excluded() {
-			a.blAdd[n] = true
+			a.excl.Exclude(n)
 		}
 	}
 	ev := AMRestartedEvent(a.cfg.Attempt, adopted, st != nil)
@@ -163,7 +163,7 @@ func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 
 // stateLocked is the durable state now.
 func (a *AM) stateLocked() State {
-	s := State{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.cfg.Spec.Instances,
+	s := State{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.instances,
 		Completed: a.rec.completedN, Succeeded: a.rec.succeededN, Failed: a.rec.failedN,
 		Policy: a.policy.Snapshot(), Infos: map[string]Info{}}
 	if len(a.rec.forgotten.FailedExits) > 0 || len(a.rec.finished) > 0 {

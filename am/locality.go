@@ -233,23 +233,10 @@ func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hado
 	return r
 }
 
-// spreadAskLocked says whether ask id is a Spread ask.
-func (a *AM) spreadAskLocked(id int64) bool {
-	for _, k := range a.asks {
-		if k.ID == id {
-			return k.Spread
-		}
-	}
-	return false
-}
-
 // localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
 func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
 	a.mu.Lock()
-	asking := false
-	for id, n := range a.send {
-		asking = asking || (n > 0 && a.spreadAskLocked(id))
-	}
+	asking := a.asks.SendingSpread()
 	a.mu.Unlock()
 	if !asking {
 		return nil
@@ -265,7 +252,7 @@ func (a *AM) spreadRoom(ctx context.Context) int {
 	}
 	a.mu.Lock()
 	obs := a.observedLocked(a.cfg.Now())
-	dry := Reconcile(a.cfg.Spec, obs)
+	dry := Reconcile(a.specLocked(), obs)
 	a.mu.Unlock()
 	if dry.NextAskID == max(obs.NextAskID, 1) {
 		return 0

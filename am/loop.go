@@ -152,12 +152,7 @@ func (a *AM) takeNews() bool {
 func (a *AM) interval() time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	pending := a.rec.inFlight > 0 || len(a.send) > 0 || len(a.release) > 0
-	for _, k := range a.asks {
-		if k.Want > 0 {
-			pending = true
-		}
-	}
+	pending := a.rec.inFlight > 0 || a.asks.Busy() || len(a.release) > 0
 	d := a.cfg.HeartbeatSlow
 	if pending {
 		d = a.cfg.HeartbeatFast

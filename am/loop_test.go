@@ -33,16 +33,16 @@ type fakeCluster struct {
 
 	mu sync.Mutex
 	// knobs
-	exitCode          func(n int) int32         // exit status of the n-th started container (0-based)
-	shape             func(n int) yarnrpc.Token // unused placeholder
-	misfitFirst       int                       // the first misfitFirst allocations come without GPUs
-	notRegisteredAt   int                       // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
-	rollTokenAt       int                       // the allocate call (1-based) whose response carries a new AM-RM token
-	refuseStarts      int                       // the NM refuses the first refuseStarts startContainers requests
-	maximum           *hadooppb.ResourceProto   // registration's maximumCapability
-	rejectAsks        bool                      // allocate answers InvalidResourceRequestException to any ask
-	maxAllocations    int                       // allocate grants no more than this many containers in all (0: no limit)
-	repeatAllocations bool                      // every allocate response repeats the containers allocated so far (an RM that re-reports them)
+	exitCode          func(n int) int32       // exit status of the n-th started container (0-based)
+	misfitFirst       int                     // the first misfitFirst allocations come without GPUs
+	notRegisteredAt   int                     // the allocate call (1-based) that fails with ApplicationMasterNotRegistered
+	resyncAt          int                     // the allocate call (1-based) answered with AM_RESYNC (the RM forgot the attempt's requests)
+	rollTokenAt       int                     // the allocate call (1-based) whose response carries a new AM-RM token
+	refuseStarts      int                     // the NM refuses the first refuseStarts startContainers requests
+	maximum           *hadooppb.ResourceProto // registration's maximumCapability
+	rejectAsks        bool                    // allocate answers InvalidResourceRequestException to any ask
+	maxAllocations    int                     // allocate grants no more than this many containers in all (0: no limit)
+	repeatAllocations bool                    // every allocate response repeats the containers allocated so far (an RM that re-reports them)
 	allAllocated      []*hadooppb.ContainerProto
 	runHeartbeats     int                        // a started container completes after this many more allocates (0: at the next)
 	age               map[string]int             // allocates seen by each running container
@@ -135,6 +135,10 @@ func (f *fakeCluster) allocate(_ context.Context, r *rpctest.Request) (proto.Mes
 	if !f.registered {
 		return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException",
 			Message: "AM is not registered for known application attempt"}
+	}
+	if f.allocates == f.resyncAt {
+		f.registered, f.table = false, map[int64]int32{}
+		return &hadooppb.AllocateResponseProto{ResponseId: proto.Int32(f.lastRespID + 1), AMCommand: hadooppb.AMCommandProto_AM_RESYNC.Enum()}, nil
 	}
 	if f.lastResp != nil && req.GetResponseId()+1 == f.lastRespID {
 		return f.lastResp, nil // a repeated heartbeat (its response was lost): the RM answers it again
@@ -381,6 +385,23 @@ func TestLoopReRegistersAfterNotRegistered(t *testing.T) {
 	require.NotEmpty(t, f.askLog)
 	assert.EqualValues(t, 2, f.askLog[0].GetNumContainers(), "the outstanding ask is re-sent to the new RM")
 	assert.Len(t, f.started, 2)
+}
+
+// TestLoopReRegistersAfterResync: an allocate answered with AM_RESYNC makes the AM register again
+// (without holding its lock across the call) and send its outstanding asks to the new request table.
+func TestLoopReRegistersAfterResync(t *testing.T) {
+	f := newFakeCluster(t)
+	f.resyncAt = 1 // the first allocate carried the ask; the RM forgot it
+	m, _ := f.newAM(t, gpuSpec(3, 3))
+	out := run(t, m)
+	assert.Equal(t, contract.Succeeded, out.Status)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	assert.Equal(t, 2, f.registers)
+	assert.Empty(t, f.respIDErrors, "response_id restarts at 0 after registering again")
+	require.NotEmpty(t, f.askLog, "the fake logs the asks it kept: none of the first allocate's")
+	assert.EqualValues(t, 3, f.askLog[0].GetNumContainers(), "the outstanding ask is sent again after the resync")
+	assert.Len(t, f.started, 3)
 }
 
 func TestLoopAMRMTokenRollover(t *testing.T) {

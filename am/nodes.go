@@ -25,7 +25,6 @@ type nodeView struct {
 	at      time.Time             // of the listing (zero: none yet)
 	tried   time.Time             // of the last attempt, successful or not
 	lastErr string                // logged once per distinct error
-	want    chan struct{}         // the status was read: refresh if due
 }
 
 // wantNodes notes that the status document is being read: the node refresher lists the nodes if the
@@ -35,7 +34,7 @@ func (a *AM) wantNodes() {
 		return // no map to draw
 	}
 	select {
-	case a.nodes.want <- struct{}{}:
+	case a.nodesWant <- struct{}{}:
 	default:
 	}
 }
@@ -49,7 +48,7 @@ func (a *AM) nodeRefresher(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-a.nodes.want:
+		case <-a.nodesWant:
 		}
 		a.mu.Lock()
 		due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= NodesRefresh

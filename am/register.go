@@ -80,11 +80,9 @@ func (a *AM) register(ctx context.Context) error {
 		a.maxCap = contract.Capability(yarnrpc.ResourceAmounts(m))
 	}
 	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
-		a.blAdd[n] = true
+		a.excl.Exclude(n)
 	}
-	for i := range a.asks {
-		a.asks[i].AtRM = 0 // a new registration starts with an empty request table: re-send everything
-	}
+	a.asks.Registered()
 	a.mu.Unlock()
 	return nil
 }
@@ -97,16 +95,16 @@ type unsatisfiable struct {
 
 func (u *unsatisfiable) Error() string { return u.why }
 
-// resendAll marks every outstanding ask for sending (after a new registration).
-func (a *AM) resendAll() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for i := range a.asks {
-		if a.asks[i].Want > 0 {
-			a.send[a.asks[i].ID] = a.asks[i].Want
-			a.asks[i].AtRM = a.asks[i].Want
-		}
+// resync registers again (the RM restarted, failed over or asked for it with AM_RESYNC) and marks
+// every outstanding ask for sending: the new registration starts with an empty request table.
+func (a *AM) resync(ctx context.Context) error {
+	if err := a.register(ctx); err != nil {
+		return err
 	}
+	a.mu.Lock()
+	a.asks.ResendAll()
+	a.mu.Unlock()
+	return nil
 }
 
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.

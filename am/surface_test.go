@@ -425,3 +425,17 @@ func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestDeclaredInstancesAreStateNotConfig: PUT /api/v1/requirements changes the AM's declared count
+// (the status, the saved state, Reconcile's spec); the configuration keeps the job's.
+func TestDeclaredInstancesAreStateNotConfig(t *testing.T) {
+	m := apiAM(t)
+	_, err := m.SetRequirements(5, "test")
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.cfg.Spec.Instances)
+	assert.Equal(t, 5, m.Status().Requirement.Instances)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	assert.Equal(t, 5, m.specLocked().Instances)
+	assert.Equal(t, 5, m.stateLocked().Instances)
+}
