@@ -3,6 +3,7 @@ package am
 import (
 	"context"
 	"errors"
+	"maps"
 	"sort"
 	"time"
 
@@ -33,13 +34,17 @@ func (a *AM) reconcile(ctx context.Context) Plan {
 	return plan
 }
 
-// observedLocked is the Observed of the next Reconcile.
-func (a *AM) observedLocked(now time.Time) Observed {
+// tickLocked does what time alone changes before a plan: exclusions that timed out are lifted and
+// the restart backoff is read.
+func (a *AM) tickLocked(now time.Time) {
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
-	obs := Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stopping || a.driverExit != nil || a.policyOut != nil,
-		HoldNewAsks: now.Before(a.holdUntil) || now.Before(a.gang.holdUntil), Containers: a.rec.observed(), Forgotten: a.rec.forgotten,
-		Round: a.gang.round}
+}
+
+// observedLocked is the Observed of the next Reconcile (after tickLocked).
+func (a *AM) observedLocked(now time.Time) Observed {
+	obs := Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
+		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.round}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -49,6 +54,41 @@ func (a *AM) observedLocked(now time.Time) Observed {
 		}
 	}
 	return obs
+}
+
+func (a *AM) stoppingLocked() bool { return a.stopping || a.driverExit != nil || a.policyOut != nil }
+
+func (a *AM) holdingLocked(now time.Time) bool {
+	return now.Before(a.holdUntil) || now.Before(a.gang.holdUntil)
+}
+
+// planInputs identifies Reconcile's input when no allocation is new: the versions of the records and
+// the ask table and the few values beside them. Reconcile is pure, so when they are what they were
+// for the last plan and that plan changed nothing, the next plan changes nothing either, and the
+// heartbeat skips it: its cost then does not grow with the number of containers
+// (BenchmarkAMHeartbeat, docs/performance.md#scale).
+type planInputs struct {
+	rec, asks      uint64
+	instances      int
+	stopping, hold bool
+	round          int
+}
+
+func (a *AM) planInputsLocked(now time.Time) planInputs {
+	return planInputs{rec: a.rec.version, asks: a.asks.version, instances: a.instances, stopping: a.stoppingLocked(),
+		hold: a.holdingLocked(now), round: a.gang.round}
+}
+
+// idleLocked says whether the next plan would change nothing (the inputs of the last plan that
+// changed nothing are unchanged and no allocation is new).
+func (a *AM) idleLocked(now time.Time) bool {
+	return len(a.newAllocs) == 0 && a.idle != nil && *a.idle == a.planInputsLocked(now)
+}
+
+// changesNothing: performing p would change no state and queue nothing to send.
+func (p Plan) changesNothing(obs Observed) bool {
+	return len(p.Launch)+len(p.Hold)+len(p.Release)+len(p.Stop)+len(p.Send) == 0 && !p.StartHeld && !p.NewRound &&
+		!p.LimitReached && p.Done == nil && p.NextAskID == obs.NextAskID && asksEqual(p.Asks, obs.Asks)
 }
 
 // specLocked is the desired state now: the job's Spec with the declared instance count (which
@@ -66,10 +106,20 @@ func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
 	defer a.mu.Unlock()
 	var launches []*tracked
 	now := a.cfg.Now()
+	a.tickLocked(now)
+	if a.idleLocked(now) {
+		a.updateMetricsLocked()
+		return Plan{Asks: a.asks.asks, NextAskID: a.asks.nextID}, nil
+	}
+	in := a.planInputsLocked(now)
 	obs := a.observedLocked(now)
 	obs.SpreadRoom = spreadRoom
 	spec := a.specLocked()
 	plan := Reconcile(spec, obs)
+	a.idle = nil
+	if len(obs.NewAllocations) == 0 && plan.changesNothing(obs) {
+		a.idle = &in
+	}
 	a.newAllocs = nil
 	a.emitAll(a.asks.Apply(plan, now, spec.Capability))
 	for _, s := range plan.Send {
@@ -259,8 +309,12 @@ func (a *AM) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 			continue
 		}
 		a.allocProtos[id] = c
-		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(),
-			Resources: contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))})
+		res := contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))
+		if maps.Equal(res, a.lastAllocated) {
+			res = a.lastAllocated // shared, never changed: one map for every container of the same size
+		}
+		a.lastAllocated = res
+		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(), Resources: res})
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)

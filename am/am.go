@@ -167,6 +167,12 @@ type AM struct {
 	adopted bool
 	// savedAt is the last event id when the durable state was saved.
 	savedAt uint64
+	// lastAllocated: the resources of the last allocation, shared by the next ones of the same size
+	// (a container's Resources are never changed in place).
+	lastAllocated contract.Capability
+	// idle: the inputs of the last plan that changed nothing, nil after one that changed something
+	// (allocate.go, planInputs).
+	idle *planInputs
 	// nodes: the node listing of the status document (nodes.go).
 	nodes nodeView
 

@@ -251,7 +251,13 @@ func (a *AM) spreadRoom(ctx context.Context) int {
 		return 0
 	}
 	a.mu.Lock()
-	obs := a.observedLocked(a.cfg.Now())
+	now := a.cfg.Now()
+	a.tickLocked(now)
+	if a.idleLocked(now) {
+		a.mu.Unlock()
+		return 0 // the last plan added no ask, and nothing it depends on changed since
+	}
+	obs := a.observedLocked(now)
 	dry := Reconcile(a.specLocked(), obs)
 	a.mu.Unlock()
 	if dry.NextAskID == max(obs.NextAskID, 1) {

@@ -304,3 +304,53 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	assert.Equal(t, DefaultFinishedHistory, finishedListed(s))
 	assert.Equal(t, warm+more-DefaultFinishedHistory, s.FinishedNotListed)
 }
+
+// TestRecordsPhaseCountersMatchTheRecords: the phase counters the gauges read every heartbeat agree
+// with a count over the records after every kind of transition, and every transition changes the
+// version Reconcile's skip depends on (allocate.go, planInputs).
+func TestRecordsPhaseCountersMatchTheRecords(t *testing.T) {
+	r := newRecords(2, nil)
+	check := func(what string) {
+		t.Helper()
+		var l, run, s int
+		for _, x := range r.seq {
+			switch {
+			case x.forgotten:
+			case x.Phase == contract.Launching:
+				l++
+			case x.Phase == contract.Running:
+				run++
+			case x.Phase == contract.Stopping:
+				s++
+			}
+		}
+		gl, grun, gs, _ := r.phases()
+		assert.Equal(t, []int{l, run, s}, []int{gl, grun, gs}, what)
+	}
+	alloc := func(id string, held bool) *tracked {
+		return r.accepted(Allocation{ID: id, Node: "n:1", AskID: 1, Resources: te}, nil, 0, held)
+	}
+	step := func(what string, f func()) {
+		t.Helper()
+		v := r.version
+		f()
+		assert.NotEqual(t, v, r.version, what+" changes the version")
+		check(what)
+	}
+	var a, b, c, d, h *tracked
+	step("accepted", func() { a, b, c, d = alloc("a", false), alloc("b", false), alloc("c", false), alloc("d", false) })
+	step("held", func() { h = alloc("h", true) })
+	step("launched", func() { r.launched(a); r.launched(b) })
+	step("launch failed", func() { r.launchFailed(c, "refused") })
+	step("stopping while launching", func() { r.stopping(d) })
+	step("stopped before start", func() { r.stoppedBeforeStart(d) })
+	step("stopping while running", func() { r.stopping(b) })
+	step("completed while stopping", func() { r.completed(b, Exit{Status: 143, Class: contract.ExitKilledByAM}) })
+	step("start held", func() { r.startHeld(h) })
+	step("completed while launching", func() { r.completed(h, Exit{Status: 1, Class: contract.ExitFailed}) })
+	step("adopted", func() { r.adopted("e", "n:1", te, nil) })
+	step("completed", func() { r.completed(a, Exit{Status: 0, Class: contract.ExitSucceeded}) })
+	_, _, _, completed := r.phases()
+	assert.Equal(t, 5, completed) // c, d, b, h, a
+	assert.Zero(t, r.inFlight)
+}
