@@ -66,7 +66,7 @@ func (a *AM) holdingLocked(now time.Time) bool {
 // the ask table and the few values beside them. Reconcile is pure, so when they are what they were
 // for the last plan and that plan changed nothing, the next plan changes nothing either, and the
 // heartbeat skips it: its cost then does not grow with the number of containers
-// (BenchmarkAMHeartbeat, docs/performance.md#scale).
+// (BenchmarkAMHeartbeat, docs/performance.md#the-am-at-scale-simulated).
 type planInputs struct {
 	rec, asks      uint64
 	instances      int
