@@ -24,9 +24,6 @@ func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
 // Events is the AM's event log.
 func (a *AM) Events() *EventLog { return a.events }
 
-// Metrics is the AM's metrics.
-func (a *AM) Metrics() *Metrics { return a.metrics }
-
 // emitAll adds events to the event log in order.
 func (a *AM) emitAll(evs []contract.Event) {
 	for _, e := range evs {
