@@ -135,10 +135,10 @@ func TestLoopSpreadsAsksAsNodeLocalRequests(t *testing.T) {
 	}}
 	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	first := map[string]int32{}
-	for _, a := range f.askLog {
+	for _, a := range f.AskLog {
 		if a.GetAllocationRequestId() == 1 {
 			if _, seen := first[a.GetResourceName()]; !seen {
 				first[a.GetResourceName()] = a.GetNumContainers()
@@ -162,10 +162,10 @@ func TestLoopAsksForAnyNodeWithoutNodeReportsOrWhenTurnedOff(t *testing.T) {
 			m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 			setup(m, nodes)
 			assert.Equal(t, contract.Succeeded, run(t, m).Status)
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			require.NotEmpty(t, f.askLog)
-			for _, a := range f.askLog {
+			f.Mu.Lock()
+			defer f.Mu.Unlock()
+			require.NotEmpty(t, f.AskLog)
+			for _, a := range f.AskLog {
 				assert.Equal(t, "*", a.GetResourceName())
 			}
 			if name == "reports fail" {
@@ -196,10 +196,10 @@ func TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly(t *testing.T) {
 	}}
 	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	first := map[int64]map[string]int32{}
-	for _, a := range f.askLog {
+	for _, a := range f.AskLog {
 		id := a.GetAllocationRequestId()
 		if first[id] == nil {
 			first[id] = map[string]int32{}

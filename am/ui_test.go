@@ -24,7 +24,7 @@ import (
 // container whose start the NodeManager refused has no start time but an end.
 func TestStatusCarriesTimelineTimes(t *testing.T) {
 	f := newFakeCluster(t)
-	f.refuseStarts = 1
+	f.RefuseStarts = 1
 	m, _ := f.newAM(t, gpuSpec(3, 3))
 	m.cfg.ExternalResources = map[string]string{"gpu": "yarn.io/gpu"}
 	out := run(t, m)
@@ -67,8 +67,8 @@ func TestStatusCarriesTimelineTimes(t *testing.T) {
 // when: the timeline's pending bars.
 func TestStatusListsPendingAsks(t *testing.T) {
 	f := newFakeCluster(t)
-	f.maxAllocations = 1
-	f.exitCode = func(int) int32 { return 0 }
+	f.MaxAllocations = 1
+	f.ExitCode = func(int) int32 { return 0 }
 	m, _ := f.newAM(t, Spec{Instances: 3, MaxFailures: 3, Mode: Service, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
