@@ -50,16 +50,23 @@ func (a *AM) nodeRefresher(ctx context.Context) {
 			return
 		case <-a.nodesWant:
 		}
-		a.mu.Lock()
-		due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= NodesRefresh
-		if due {
-			a.nodes.tried = a.cfg.Now()
-		}
-		a.mu.Unlock()
-		if due {
-			a.refreshNodes(ctx)
-		}
+		a.refreshIfDue(ctx)
 	}
+}
+
+// refreshIfDue lists the nodes if the last try is NodesRefresh old (or there was none); it says
+// whether it listed them.
+func (a *AM) refreshIfDue(ctx context.Context) bool {
+	a.mu.Lock()
+	due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= NodesRefresh
+	if due {
+		a.nodes.tried = a.cfg.Now()
+	}
+	a.mu.Unlock()
+	if due {
+		a.refreshNodes(ctx)
+	}
+	return due
 }
 
 func (a *AM) refreshNodes(ctx context.Context) {
