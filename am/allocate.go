@@ -239,7 +239,7 @@ type sentRequest struct {
 
 // allocateRequest builds the next allocate request from the ask table, the releases and the
 // exclusion list.
-func (a *AM) allocateRequest(rooms []NodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
+func (a *AM) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
@@ -247,9 +247,9 @@ func (a *AM) allocateRequest(rooms []NodeRoom) (*hadooppb.AllocateRequestProto, 
 	sent.asks = a.asks.ToSend()
 	for _, s := range sent.asks {
 		rr := a.resourceRequest(s.ID, s.Count)
-		if shares := PlanLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.asks.Spread(s.ID) {
+		if shares := planLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.asks.Spread(s.ID) {
 			a.log.WithFields(logrus.Fields{"ask": s.ID, "containers": s.Count, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
-			req.Ask = append(req.Ask, localityRequests(rr, shares, Racks(rooms))...)
+			req.Ask = append(req.Ask, localityRequests(rr, shares, racksOf(rooms))...)
 		} else {
 			req.Ask = append(req.Ask, rr)
 		}

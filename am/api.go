@@ -96,7 +96,7 @@ type APIOptions struct {
 	Tokens *TokenRefresher
 	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
 	// default bounds, for this handler alone.
-	Streams *StreamLimiter
+	Streams *streamLimiter
 }
 
 // Handler returns the whole API as served on HTTPS, with secret authorising writes (tests and
@@ -108,7 +108,7 @@ func (a *AM) Handler(secret string) http.Handler {
 // API returns the HTTP API of one listener.
 func (a *AM) API(o APIOptions) http.Handler {
 	if o.Streams == nil {
-		o.Streams = NewStreamLimiter(DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient)
+		o.Streams = newStreamLimiter(DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient)
 	}
 	// needsSecret guards every endpoint that takes the secret: 403 on the plain listener whatever the
 	// header says, 401 on HTTPS without the exact "Bearer <secret>".
@@ -202,7 +202,7 @@ func (a *AM) API(o APIOptions) http.Handler {
 		}
 		o.Tokens.serve(w)
 	})
-	mux.Handle("GET /api/v1/events", LimitedEventsHandler(a.events, 0, o.Streams))
+	mux.Handle("GET /api/v1/events", limitedEventsHandler(a.events, 0, o.Streams))
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	ui := UIHandler()
 	mux.Handle("GET /{$}", ui)

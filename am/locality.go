@@ -30,8 +30,8 @@ const (
 	LocalityAny    = "any"    // one "*" request per ask (the default)
 )
 
-// NodeRoom is how many containers of the asked capability one NodeManager can take.
-type NodeRoom struct {
+// nodeRoom is how many containers of the asked capability one NodeManager can take.
+type nodeRoom struct {
 	Host string // the scheduler's node name: the NodeManager's host name
 	Rack string
 	// Free: how many fit in what is unallocated now (capability − used).
@@ -41,8 +41,8 @@ type NodeRoom struct {
 	Room int
 }
 
-// HostShare is one node-local request of a plan.
-type HostShare struct {
+// hostShare is one node-local request of a plan.
+type hostShare struct {
 	Host  string
 	Rack  string
 	Count int
@@ -66,12 +66,12 @@ func fitCount(avail, want contract.Capability) int {
 	return max(n, 0)
 }
 
-// NodeRooms turns the RUNNING nodes' reports into their room for containers of want. ours is what
+// roomsOf turns the RUNNING nodes' reports into their room for containers of want. ours is what
 // this application's active containers use, by node address (host:port): it is counted as room to
 // come, because those containers end before the ask's remainder is needed there. Hosts in excluded
 // (the failure policy's, blacklisted at the RM by host too) have no room.
-func NodeRooms(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours map[string]contract.Capability, excluded map[string]bool) []NodeRoom {
-	var out []NodeRoom
+func roomsOf(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours map[string]contract.Capability, excluded map[string]bool) []nodeRoom {
+	var out []nodeRoom
 	for _, n := range nodes {
 		if n.NodeState != nil && n.GetNodeState() != hadooppb.NodeStateProto_NS_RUNNING {
 			continue
@@ -90,17 +90,17 @@ func NodeRooms(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours
 			others[k] = max(c-max(used[k]-mine[k], 0), 0)
 		}
 		f, r := fitCount(free, want), fitCount(others, want)
-		out = append(out, NodeRoom{Host: host, Rack: n.GetRackName(), Free: f, Room: max(r, f)})
+		out = append(out, nodeRoom{Host: host, Rack: n.GetRackName(), Free: f, Room: max(r, f)})
 	}
 	return out
 }
 
-// PlanLocality spreads n containers over hosts: first over what is free now, in proportion to it,
+// planLocality spreads n containers over hosts: first over what is free now, in proportion to it,
 // then the rest over the room that frees when this application's own containers end. What no host
 // has room for is left to the "*" request (the caller sends n there). NodeManagers on one host (a mini
 // cluster) are one share: the scheduler names nodes by host. Hosts are in name order; the result is
 // empty when no host has room.
-func PlanLocality(rooms []NodeRoom, n int) []HostShare {
+func planLocality(rooms []nodeRoom, n int) []hostShare {
 	type host struct {
 		name, rack  string
 		free, later int
@@ -130,10 +130,10 @@ func PlanLocality(rooms []NodeRoom, n int) []HostShare {
 		}
 		left -= proportional(share, caps, left)
 	}
-	var out []HostShare
+	var out []hostShare
 	for i, h := range hosts {
 		if share[i] > 0 {
-			out = append(out, HostShare{Host: h.name, Rack: h.rack, Count: share[i]})
+			out = append(out, hostShare{Host: h.name, Rack: h.rack, Count: share[i]})
 		}
 	}
 	return out
@@ -183,7 +183,7 @@ func proportional(share, caps []int, n int) int {
 // allocates rack-local without the per-heartbeat off-switch limit: with every rack at the full
 // count, a node that heartbeats with more room than its share fills it at once
 // (TestLocalityRequestsKeepRacksAndStarAtTheFullCount; docs/performance.md).
-func localityRequests(base *hadooppb.ResourceRequestProto, shares []HostShare, racks []string) []*hadooppb.ResourceRequestProto {
+func localityRequests(base *hadooppb.ResourceRequestProto, shares []hostShare, racks []string) []*hadooppb.ResourceRequestProto {
 	var out []*hadooppb.ResourceRequestProto
 	seen := map[string]bool{}
 	var rackNames []string
@@ -210,8 +210,8 @@ func localityRequests(base *hadooppb.ResourceRequestProto, shares []HostShare, r
 	return append(out, base)
 }
 
-// Racks lists the racks of rooms (every RUNNING node's, whether it has room now or not).
-func Racks(rooms []NodeRoom) []string {
+// racksOf lists the racks of rooms (every RUNNING node's, whether it has room now or not).
+func racksOf(rooms []nodeRoom) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range rooms {
@@ -234,7 +234,7 @@ func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hado
 }
 
 // localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
-func (a *AM) localityRooms(ctx context.Context) []NodeRoom {
+func (a *AM) localityRooms(ctx context.Context) []nodeRoom {
 	a.mu.Lock()
 	asking := a.asks.SendingSpread()
 	a.mu.Unlock()
@@ -273,7 +273,7 @@ func (a *AM) spreadRoom(ctx context.Context) int {
 // nodeRooms asks the RM for the RUNNING nodes and returns their room for a container of the spec
 // (nil when the call fails: asks go out plain, as with taskexecutor.locality = "any"; after a
 // failure the RM is not asked again for a minute).
-func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
+func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
 	a.mu.Lock()
 	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
 		a.mu.Unlock()
@@ -305,5 +305,5 @@ func (a *AM) nodeRooms(ctx context.Context) []NodeRoom {
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
 		return nil
 	}
-	return NodeRooms(nodes, a.cfg.Spec.Capability, ours, excluded)
+	return roomsOf(nodes, a.cfg.Spec.Capability, ours, excluded)
 }

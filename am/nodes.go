@@ -81,7 +81,7 @@ func (a *AM) refreshNodes(ctx context.Context) {
 		return
 	}
 	a.nodes.lastErr = ""
-	a.nodes.nodes = NodeStatuses(a.cfg.Spec.Capability, reports)
+	a.nodes.nodes = nodeStatuses(a.cfg.Spec.Capability, reports)
 	a.nodes.at = a.cfg.Now()
 }
 
@@ -98,11 +98,11 @@ func deviceTypes(asked contract.Capability) []string {
 	return out
 }
 
-// NodeStatuses turns node reports into the status document's nodes: the RUNNING ones that have any
+// nodeStatuses turns node reports into the status document's nodes: the RUNNING ones that have any
 // of the device types asked (yarn.io/gpu, ...), with their capability and use of those types only.
 // The document is polled every 2 s by each open page: on a large cluster, nodes without the job's
 // devices and the types nobody draws would make up most of it.
-func NodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto) []contract.NodeStatus {
+func nodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto) []contract.NodeStatus {
 	types := deviceTypes(asked)
 	var out []contract.NodeStatus
 	for _, n := range reports {

@@ -128,8 +128,8 @@ func NewPolicy(cfg PolicyConfig) *Policy {
 // Config returns the effective configuration.
 func (p *Policy) Config() PolicyConfig { return p.cfg }
 
-// ExitDecision is what the policy makes of a container's end.
-type ExitDecision struct {
+// exitDecision is what the policy makes of a container's end.
+type exitDecision struct {
 	Counted        bool          // the failure counts (the worker's fault)
 	ExcludeNode    string        // exclude this node now ("" if not)
 	NodeFailures   int           // counted failures on that node within the window
@@ -148,14 +148,14 @@ func (p *Policy) prune(now time.Time) {
 }
 
 // RecordExit records that a container on node ended with class at now.
-func (p *Policy) RecordExit(now time.Time, node string, class contract.ExitClass) ExitDecision {
+func (p *Policy) RecordExit(now time.Time, node string, class contract.ExitClass) exitDecision {
 	if !class.Counts() {
-		return ExitDecision{}
+		return exitDecision{}
 	}
 	p.prune(now)
 	p.failures = append(p.failures, failureRec{now, node})
 	p.lastFail = now
-	d := ExitDecision{Counted: true, RestartBackoff: p.backoff()}
+	d := exitDecision{Counted: true, RestartBackoff: p.backoff()}
 	if node != "" && p.cfg.NodeMaxFailures > 0 {
 		if _, already := p.excluded[node]; !already {
 			for _, f := range p.failures {
@@ -233,8 +233,8 @@ func (p *Policy) AllExcluded(clusterNodes int) (bool, string) {
 		clusterNodes, p.Excluded(), p.cfg.NodeMaxFailures, p.cfg.FailureWindow)
 }
 
-// PendingDecision is what the policy makes of the pending asks at one moment.
-type PendingDecision struct {
+// pendingDecision is what the policy makes of the pending asks at one moment.
+type pendingDecision struct {
 	Report     bool          // emit a not-enough-resources event now
 	Fail       bool          // and fail the application (--on-pending-timeout=fail)
 	Cleared    bool          // a standing report is over: nothing is pending any more
@@ -244,17 +244,17 @@ type PendingDecision struct {
 // ObservePending is called on every loop turn with the number of containers asked for and not yet
 // allocated, and whether an allocation arrived since the last call (progress restarts the clock:
 // a shortage is asks pending while nothing comes).
-func (p *Policy) ObservePending(now time.Time, pending int, progressed bool) PendingDecision {
+func (p *Policy) ObservePending(now time.Time, pending int, progressed bool) pendingDecision {
 	if pending <= 0 {
-		d := PendingDecision{Cleared: p.reported}
+		d := pendingDecision{Cleared: p.reported}
 		p.pendingSince, p.reported, p.reportEvery = time.Time{}, false, 0
 		return d
 	}
 	if p.pendingSince.IsZero() || (progressed && !p.reported) {
 		p.pendingSince = now
-		return PendingDecision{}
+		return pendingDecision{}
 	}
-	d := PendingDecision{PendingFor: now.Sub(p.pendingSince)}
+	d := pendingDecision{PendingFor: now.Sub(p.pendingSince)}
 	if d.PendingFor < p.cfg.PendingTimeout || now.Before(p.nextReport) {
 		return d
 	}

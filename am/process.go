@@ -250,7 +250,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if perClient == 0 {
 		perClient = DefaultMaxEventStreamsPerClient
 	}
-	streams := NewStreamLimiter(maxStreams, perClient)
+	streams := newStreamLimiter(maxStreams, perClient)
 	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams}
 	plain := newHTTPServer(m.API(api))
 	api.Secure = true

@@ -42,22 +42,22 @@ const (
 // SSEWriteTimeout bounds every write and flush of a stream (a variable for tests).
 var SSEWriteTimeout = 10 * time.Second
 
-// StreamLimiter counts open event streams, in total and per client address.
-type StreamLimiter struct {
+// streamLimiter counts open event streams, in total and per client address.
+type streamLimiter struct {
 	max, perClient int
 	mu             sync.Mutex
 	open           int
 	by             map[string]int
 }
 
-// NewStreamLimiter allows max streams at once, perClient of them from one address; <= 0 means no
+// newStreamLimiter allows max streams at once, perClient of them from one address; <= 0 means no
 // bound.
-func NewStreamLimiter(max, perClient int) *StreamLimiter {
-	return &StreamLimiter{max: max, perClient: perClient, by: map[string]int{}}
+func newStreamLimiter(max, perClient int) *streamLimiter {
+	return &streamLimiter{max: max, perClient: perClient, by: map[string]int{}}
 }
 
 // acquire takes a slot for a stream from client; the error says which bound is reached.
-func (l *StreamLimiter) acquire(client string) (release func(), err error) {
+func (l *streamLimiter) acquire(client string) (release func(), err error) {
 	if l == nil {
 		return func() {}, nil
 	}
@@ -85,7 +85,7 @@ func (l *StreamLimiter) acquire(client string) (release func(), err error) {
 }
 
 // Open is how many streams are open.
-func (l *StreamLimiter) Open() int {
+func (l *streamLimiter) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.open
@@ -101,12 +101,12 @@ func clientAddr(r *http.Request) string {
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);
 // heartbeat <= 0 uses DefaultSSEHeartbeat.
 func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
-	return LimitedEventsHandler(l, heartbeat, nil)
+	return limitedEventsHandler(l, heartbeat, nil)
 }
 
-// LimitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
+// limitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
 // (nil: no bound); JSON answers are not streams and are not counted.
-func LimitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *StreamLimiter) http.HandlerFunc {
+func limitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *streamLimiter) http.HandlerFunc {
 	if heartbeat <= 0 {
 		heartbeat = DefaultSSEHeartbeat
 	}
