@@ -328,13 +328,13 @@ func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 		return // released by us, or already known to have ended
 	}
 	exit := st.GetExitStatus()
-	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: Classify(exit), Diagnostics: st.GetDiagnostics()}))
+	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: classify(exit), Diagnostics: st.GetDiagnostics()}))
 	class := t.Exit.Class
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
 	if class == contract.ExitSucceeded {
-		a.log.WithFields(f).Info("am: TaskExecutor " + Describe(exit, class))
+		a.log.WithFields(f).Info("am: TaskExecutor " + describe(exit, class))
 	} else {
-		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + Describe(exit, class))
+		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + describe(exit, class))
 	}
 }
 

@@ -207,24 +207,24 @@ func (a *AM) API(o APIOptions) http.Handler {
 	ui := UIHandler()
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
-	return SecurityHeaders(mux)
+	return securityHeaders(mux)
 }
 
-// SecurityHeaders puts the browser-facing safety headers on every response, pages and JSON alike:
+// securityHeaders puts the browser-facing safety headers on every response, pages and JSON alike:
 // no MIME sniffing, a content security policy that allows only the AM's own origin (the UI loads
 // nothing else), and no framing by other sites (TestSecurityHeadersOnEveryResponse).
-func SecurityHeaders(next http.Handler) http.Handler {
+func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Frame-Options", "SAMEORIGIN")
 		next.ServeHTTP(w, r)
 	})
 }
 
-// ContentSecurityPolicy is the policy SecurityHeaders sends.
-const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
+// contentSecurityPolicy is the policy securityHeaders sends.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
 
 // bodyReadTimeout bounds the read of a write's body: a client trickling it does not hold a
 // connection open for long.

@@ -51,7 +51,7 @@
 //   - locality.go: taskexecutor.locality = "spread": node rooms, the node-local requests, and the
 //     node listing they need.
 //   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and the status document's
-//     node capacities (listed only while the status is read, at most every NodesRefresh).
+//     node capacities (listed only while the status is read, at most every nodesRefresh).
 //   - surface.go: the loop's side of failures: events from what the loop sees, policy decisions turned
 //     into exclusions and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a

@@ -25,7 +25,7 @@ import (
 // longer matches the declared requirement restarts at the new size.
 func gangRestart(spec Spec, ended *Container, formed bool, active, succeeded int) string {
 	if ended != nil {
-		return fmt.Sprintf("%s on %s %s", ended.ID, ended.Node, Describe(ended.Exit.Status, ended.Exit.Class))
+		return fmt.Sprintf("%s on %s %s", ended.ID, ended.Node, describe(ended.Exit.Status, ended.Exit.Class))
 	}
 	if formed && active+succeeded != spec.Instances && !(spec.Mode != Service && active == 0) {
 		return fmt.Sprintf("the requirement changed to %d TaskExecutors", spec.Instances)

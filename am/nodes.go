@@ -14,10 +14,10 @@ import (
 // node's capacity and use of the job's device types (yarn.io/gpu, ...), which the web UI's GPU map needs to show the
 // GPUs no container of the job holds. The AM knows node capacities only from the RM's node reports
 // (getClusterNodes, a call whose answer grows with the cluster), so it asks only while someone reads
-// the status and at most every NodesRefresh (TestNodeViewRefreshesOnlyWhileRead).
+// the status and at most every nodesRefresh (TestNodeViewRefreshesOnlyWhileRead).
 
-// NodesRefresh is the shortest time between two node listings for the status document.
-const NodesRefresh = 10 * time.Second
+// nodesRefresh is the shortest time between two node listings for the status document.
+const nodesRefresh = 10 * time.Second
 
 // nodeView is the latest node listing; the AM's mutex guards it.
 type nodeView struct {
@@ -28,7 +28,7 @@ type nodeView struct {
 }
 
 // wantNodes notes that the status document is being read: the node refresher lists the nodes if the
-// last listing is older than NodesRefresh.
+// last listing is older than nodesRefresh.
 func (a *AM) wantNodes() {
 	if a.cfg.Cluster == nil || len(deviceTypes(a.cfg.Spec.Capability)) == 0 {
 		return // no map to draw
@@ -54,11 +54,11 @@ func (a *AM) nodeRefresher(ctx context.Context) {
 	}
 }
 
-// refreshIfDue lists the nodes if the last try is NodesRefresh old (or there was none); it says
+// refreshIfDue lists the nodes if the last try is nodesRefresh old (or there was none); it says
 // whether it listed them.
 func (a *AM) refreshIfDue(ctx context.Context) bool {
 	a.mu.Lock()
-	due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= NodesRefresh
+	due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= nodesRefresh
 	if due {
 		a.nodes.tried = a.cfg.Now()
 	}

@@ -181,12 +181,12 @@ func TestSSEStreamsAreBounded(t *testing.T) {
 	require.Error(t, err)
 }
 
-// A reader that never reads is cut off once a write has waited SSEWriteTimeout: its slot, goroutine
+// A reader that never reads is cut off once a write has waited sseWriteTimeout: its slot, goroutine
 // and buffers are freed.
 func TestSSEUnreadStreamIsClosedByTheWriteDeadline(t *testing.T) {
-	old := SSEWriteTimeout
-	SSEWriteTimeout = 300 * time.Millisecond
-	defer func() { SSEWriteTimeout = old }()
+	old := sseWriteTimeout
+	sseWriteTimeout = 300 * time.Millisecond
+	defer func() { sseWriteTimeout = old }()
 	l := NewEventLog(20000)
 	for i := 0; i < 20000; i++ { // several MB of events: more than the sockets' buffers hold
 		l.Add(RequestedEvent(i, contract.Capability{"yarn.io/gpu": 1, "memory-mb": 4096}))

@@ -119,7 +119,7 @@ func (f *fakeNodes) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto)
 func (f *fakeNodes) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls }
 
 // The node listing behind the GPU map costs an RM call that grows with the cluster: the AM makes it
-// only while the status is being read, and at most every NodesRefresh; a failed listing keeps the
+// only while the status is being read, and at most every nodesRefresh; a failed listing keeps the
 // last one. The test plays the node refresher's part itself (refreshIfDue on each want), so what did
 // not happen is known to have not happened, not merely not yet.
 func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
@@ -173,11 +173,11 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 		_, listed = refresh()
 		assert.False(t, listed)
 	}
-	advance(NodesRefresh - time.Second)
+	advance(nodesRefresh - time.Second)
 	read("/api/v1/status")
 	wanted, listed = refresh()
 	assert.True(t, wanted)
-	assert.False(t, listed, "read again within %v: no second listing", NodesRefresh)
+	assert.False(t, listed, "read again within %v: no second listing", nodesRefresh)
 	assert.Equal(t, 1, nodes.count())
 
 	advance(time.Second)
@@ -196,7 +196,7 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 	nodes.mu.Lock()
 	nodes.err = errors.New("connection refused")
 	nodes.mu.Unlock()
-	advance(NodesRefresh)
+	advance(nodesRefresh)
 	read("/api/v1/status")
 	_, listed = refresh()
 	require.True(t, listed)
