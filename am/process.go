@@ -251,7 +251,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if perClient == 0 {
 		perClient = DefaultMaxEventStreamsPerClient
 	}
-	streams := NewStreamLimiter(maxStreams, perClient)
+	streams := newStreamLimiter(maxStreams, perClient)
 	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams}
 	plain := newHTTPServer(m.API(api))
 	api.Secure = true
@@ -283,7 +283,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 // newHTTPServer bounds what one connection may hold (docs/design.md#faults): headers must arrive
 // within 10 s and fit in 64 KiB, an idle keep-alive connection is closed after 60 s. There is no
 // server-wide read or write timeout, which would cut event streams; the write endpoints bound their
-// body's read (bodyReadTimeout), streams each write (SSEWriteTimeout).
+// body's read (bodyReadTimeout), streams each write (sseWriteTimeout).
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
