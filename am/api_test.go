@@ -106,7 +106,7 @@ func TestAPIStatus(t *testing.T) {
 }
 
 func TestLaunchContext(t *testing.T) {
-	l := TaskExecutorLaunch{
+	l := taskExecutorLaunch{
 		Manifest: []contract.LocalResource{{Alias: "nvidia-smi", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/nvidia-smi", Size: 10, Timestamp: 5, Type: "FILE"},
 			{Alias: "data", URL: "hdfs://127.0.0.1:9000/d.tgz", Size: 1, Timestamp: 2, Type: "ARCHIVE"},
 			{Alias: "yarn-am", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/yarn-am", Size: 7, Timestamp: 3}},

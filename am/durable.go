@@ -156,7 +156,7 @@ func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 			a.excl.Exclude(n)
 		}
 	}
-	ev := AMRestartedEvent(a.cfg.Attempt, adopted, st != nil)
+	ev := amRestartedEvent(a.cfg.Attempt, adopted, st != nil)
 	a.log.WithFields(logrus.Fields{"adopted": len(adopted), "state": st != nil}).Info("am: " + ev.Message)
 	a.emit(ev)
 }

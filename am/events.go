@@ -195,9 +195,9 @@ func FinishedEvent(out Outcome) contract.Event {
 		Message: fmt.Sprintf("application finished: %s: %s", out.Status, out.Diagnostics)}
 }
 
-// AMRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
+// amRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
 // says whether the earlier attempt's saved state was found.
-func AMRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
+func amRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
 	msg := fmt.Sprintf("ApplicationMaster %s took over %d running TaskExecutor(s) from the previous attempt", attempt, len(adopted))
 	if state {
 		msg += " with its saved state (counts, failure policy, resource infos, events)"
