@@ -85,6 +85,7 @@ memory = 256
 			assert.Equal(t, "FAILED", d.Report.FinalStatus)
 			assert.Contains(t, d.Report.Diagnostics, "exited with code")
 			assert.Contains(t, d.Report.Diagnostics, tc.want, "the driver's stderr is in the diagnostics")
+			assert.Contains(t, r.stdout+r.stderr, tc.want, "and in the finished event that the attached submit prints")
 		})
 	}
 }
