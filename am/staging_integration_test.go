@@ -136,3 +136,44 @@ archives = ["pyenv.tar.gz#pyenv"]
 	require.NotEmpty(t, id, second.String())
 	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
 }
+
+// visibility = "public" for a world-readable archive on HDFS: the NodeManagers localise it; the same
+// archive under a directory others cannot search is refused by submit before anything is submitted.
+func TestStagingPublicArchiveOnHDFS(t *testing.T) {
+	e2eEnv(t)
+	c := miniCluster(t)
+	tok := make([]byte, 16)
+	_, err := rand.Read(tok)
+	require.NoError(t, err)
+	token := hex.EncodeToString(tok)
+	local := filepath.Join(t.TempDir(), "pub.tar.gz")
+	writeTarGz(t, local, "token.txt", []byte(token))
+	base := "/yarn-am-public-test-" + token[:8]
+	t.Cleanup(func() { _ = c.fs.RemoveAll(base) })
+	require.NoError(t, c.fs.MkdirAll(base+"/envs", 0o755))
+	c.put(t, local, base+"/envs/pub.tar.gz", "pub")
+	require.NoError(t, c.fs.Chmod(base+"/envs/pub.tar.gz", 0o644))
+
+	job := func(name string) string {
+		return filepath.Join(writeFiles(t, map[string]string{"job.toml": `name = "` + name + `"
+[taskexecutor]
+instances = 1
+command = "test \"$(cat pub/token.txt)\" = ` + token + `"
+memory = 256
+max-failures = 0
+archives = ["` + c.fsURI + base + `/envs/pub.tar.gz#pub"]
+visibility = "public"
+`}), "job.toml")
+	}
+	r := yarnAM(t, 5*time.Minute, "submit", job("staging-public"))
+	require.Equal(t, 0, r.code, "the NodeManager localises the public archive:\n%s", r)
+
+	require.NoError(t, c.fs.Chmod(base+"/envs", 0o750))
+	r = yarnAM(t, 2*time.Minute, "submit", job("staging-public-refused"))
+	require.NotEqual(t, 0, r.code, r.String())
+	out := r.stdout + r.stderr
+	assert.Contains(t, out, `visibility = "public"`)
+	assert.Contains(t, out, "the directory "+base+"/envs above")
+	assert.Contains(t, out, "not searchable by all users")
+	assert.NotContains(t, out, "submitted application_", "nothing is submitted")
+}
