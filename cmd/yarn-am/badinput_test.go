@@ -165,6 +165,12 @@ func badInputs() []badInput {
 			code: 3, want: []string{"manifest.json", "reserved"}},
 		{name: "alias external-resources.json reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.bin#external-resources.json"]` + "\n"), files: map[string]string{"w.bin": "x"},
 			code: 3, want: []string{"external-resources.json", "reserved"}},
+		{name: "files entry a named pipe", args: []string{"check", "$D/job.toml"}, job: job(`files = ["pipe"]` + "\n"), files: map[string]string{"pipe|": ""},
+			code: 3, want: []string{"taskexecutor.files", `"pipe"`, "a named pipe, not a regular file"}},
+		{name: "files entry /dev/zero", args: []string{"check", "$D/job.toml"}, job: job(`files = ["/dev/zero"]` + "\n"),
+			code: 3, want: []string{"taskexecutor.files", `"/dev/zero"`, "a device, not a regular file"}},
+		{name: "yarn-site.xml a named pipe", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/conf"},
+			files: map[string]string{"conf/yarn-site.xml|": ""}, code: 3, want: []string{"$D/conf/yarn-site.xml", "named pipe", "not a regular file"}},
 		{name: "alias core-site.xml reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["core-site.xml"]` + "\n"), files: map[string]string{"core-site.xml": "x"},
 			code: 3, want: []string{"core-site.xml", "reserved"}},
 		{name: "alias keytab reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["k#yarn-am.keytab"]` + "\n"), files: map[string]string{"k": "x"},
@@ -400,6 +406,9 @@ func TestBadInputs(t *testing.T) {
 			for name, content := range c.files {
 				p := filepath.Join(dir, name)
 				if pipe, ok := strings.CutSuffix(p, "|"); ok {
+					if err := os.MkdirAll(filepath.Dir(pipe), 0o755); err != nil {
+						t.Fatal(err)
+					}
 					if err := syscall.Mkfifo(pipe, 0o644); err != nil {
 						t.Fatal(err)
 					}

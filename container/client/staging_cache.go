@@ -18,6 +18,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // The per-user cache of staged files and archives (docs/job-file.md#visibility-and-the-cache): a
@@ -41,17 +42,14 @@ var cacheEntryName = regexp.MustCompile(`^[0-9a-f]{64}-[0-7]{3}$`)
 // cacheKey returns the entry directory of a local file: the SHA-256 of its content and its permission
 // bits (an executable and a plain copy of the same bytes are different entries), and its size.
 func cacheKey(local string) (key string, size int64, err error) {
-	f, err := os.Open(local)
+	f, err := boundedread.OpenRegular(local)
 	if err != nil {
-		return "", 0, err
+		return "", 0, fmt.Errorf("%w; ship a directory as an archive (tar.gz or zip)", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return "", 0, err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", 0, fmt.Errorf("%s is not a regular file; ship a directory as an archive (tar.gz or zip)", local)
 	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // This file reads taskexecutor.files and taskexecutor.archives: what is localised into each
@@ -88,6 +89,10 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 			}
 			if st.IsDir() {
 				add("%s: %q is a directory; YARN localises files: pack it (tar czf %s.tar.gz ...) and list the archive under %sarchives", key, src, filepath.Base(fs.Source), table)
+				continue
+			}
+			if kind := boundedread.NotRegular(st.Mode()); kind != "" {
+				add("%s: %q is %s, not a regular file: staging would block on it or never end; list regular files and archives", key, src, kind)
 				continue
 			}
 		}
