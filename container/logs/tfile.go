@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"unicode/utf16"
 )
@@ -40,6 +41,12 @@ type LogFile struct {
 	Name      string // stdout, stderr, launch_container.sh, ...
 	Length    int64
 }
+
+// maxTFileBlocks is the most data blocks a TFile may list (24 MiB of index in memory). The
+// NodeManager closes a data block once it holds about 256 KiB, so this is a file of some 256 GiB;
+// and as every block holds at least one byte of its own (checkDataBlocks), no file lists more blocks
+// than it has bytes (docs/security.md#aggregated-log-files, TestCraftedLogFilesAreBounded).
+const maxTFileBlocks = 1 << 20
 
 // blockRegion is where a block lies in the file.
 type blockRegion struct {
@@ -114,8 +121,11 @@ func OpenTFile(r io.ReaderAt, size int64) (*TFile, error) {
 		return nil, fmt.Errorf("BCFile data index: %w", err)
 	}
 	nb, err := readVLong(br)
-	if err != nil || nb < 0 || nb > 1<<24 {
+	if err != nil || nb < 0 {
 		return nil, fmt.Errorf("BCFile data index: bad block count %d (%v)", nb, err)
+	}
+	if room := metaOff - 16; nb > maxTFileBlocks || nb > room {
+		return nil, fmt.Errorf("BCFile data index: %d data blocks claimed; a file of %d bytes holds at most %d (and yarn-am reads at most %d; docs/security.md#aggregated-log-files)", nb, size, max(room, 0), maxTFileBlocks)
 	}
 	for i := int64(0); i < nb; i++ {
 		reg, err := readRegion(br)
@@ -124,7 +134,34 @@ func OpenTFile(r io.ReaderAt, size int64) (*TFile, error) {
 		}
 		t.blocks = append(t.blocks, reg)
 	}
+	if err := checkDataBlocks(t.blocks, *index, metaOff); err != nil {
+		return nil, fmt.Errorf("BCFile data index: %w", err)
+	}
 	return t, nil
+}
+
+// checkDataBlocks makes sure the data blocks lie between the magic at the start and the meta index,
+// hold at least one byte each, and share no byte with each other or with the data index: the
+// NodeManager writes them one after the other, and shared bytes would let a small file print the
+// same (compressed) content many times over.
+func checkDataBlocks(blocks []blockRegion, index blockRegion, metaOff int64) error {
+	sorted := append([]blockRegion{index}, blocks...)
+	for i, b := range sorted {
+		what := fmt.Sprintf("data block %d", i-1)
+		if i == 0 {
+			what = "the data index"
+		}
+		if b.offset < 16 || b.stored < 1 || b.stored > metaOff-b.offset {
+			return fmt.Errorf("%s (%d bytes at %d) lies outside the data area (%d-%d) or is empty", what, b.stored, b.offset, 16, metaOff)
+		}
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].offset < sorted[j].offset })
+	for i := 1; i < len(sorted); i++ {
+		if p := sorted[i-1]; sorted[i].offset < p.offset+p.stored {
+			return fmt.Errorf("blocks at %d (%d bytes) and %d overlap", p.offset, p.stored, sorted[i].offset)
+		}
+	}
+	return nil
 }
 
 func readRegion(r io.ByteReader) (blockRegion, error) {
@@ -183,7 +220,11 @@ func (t *TFile) Walk(fn func(f LogFile, content io.Reader) error) error {
 		if err != nil {
 			return fmt.Errorf("data block %d: %w", i, err)
 		}
-		err = t.walkBlock(bufio.NewReaderSize(io.LimitReader(rc, reg.raw), 64<<10), fn)
+		lr := &io.LimitedReader{R: rc, N: reg.raw}
+		err = t.walkBlock(bufio.NewReaderSize(lr, 64<<10), fn)
+		if err == nil {
+			err = atEnd(lr, rc, "the block")
+		}
 		rc.Close()
 		if err != nil {
 			return fmt.Errorf("data block %d: %w", i, err)
@@ -303,6 +344,28 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 func (c *chunkReader) drain() error {
 	_, err := io.Copy(io.Discard, c)
 	return err
+}
+
+// atEnd checks that a reader limited to the size the index gives (lr over r) was read to its
+// limit and that r ends there: a block or log file shorter or longer than its index says is damage,
+// not a silent short (or cut) log. Reading r's end also makes a zlib stream check its checksum.
+func atEnd(lr *io.LimitedReader, r io.Reader, what string) error {
+	if lr.N > 0 {
+		return fmt.Errorf("%s ends %d bytes before the size its index gives", what, lr.N)
+	}
+	var one [1]byte
+	n, err := r.Read(one[:])
+	for n == 0 && err == nil {
+		n, err = r.Read(one[:])
+	}
+	switch {
+	case n > 0:
+		return fmt.Errorf("%s holds more bytes than its index gives", what)
+	case err == io.EOF:
+		return nil
+	default:
+		return err
+	}
 }
 
 func unexpected(err error) error {
