@@ -108,7 +108,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, strings.TrimSpace(amUsage))
 			return 0
 		}
-		return usageError(stderr, "am", flagError(err))
+		return usageError(stderr, "am", flagError(fs, err))
 	}
 	switch {
 	case jobFile == "":
