@@ -112,23 +112,28 @@ func (l *lastByteWriter) Write(b []byte) (int, error) {
 }
 
 // The bounds of --tail's memory (docs/security.md#aggregated-log-files, TestTailIsBounded): a
-// line longer than MaxTailLine keeps its first MaxTailLine bytes and says how much was cut; the
-// lines kept hold at most MaxTailBytes (each line counted with tailLineCost more for its
+// line longer than maxTailLine keeps its first maxTailLine bytes and says how much was cut; the
+// lines kept hold at most maxTailBytes (each line counted with tailLineCost more for its
 // bookkeeping), and when the last N lines need more, the oldest are left out and a line says how
 // many.
 const (
-	MaxTailLine  = 64 << 10
-	MaxTailBytes = 32 << 20
+	maxTailLine  = 64 << 10
+	maxTailBytes = 32 << 20
 	tailLineCost = 64
 )
 
 type tailLine struct {
-	b   []byte // the line's first MaxTailLine bytes, without its newline
+	b   []byte // the line's first maxTailLine bytes, without its newline
 	cut int64  // bytes of the line not kept
 }
 
-// writeTail writes the last n lines of r, holding at most MaxTailBytes (and one line's read buffer).
+// writeTail writes the last n lines of r, holding at most maxTailBytes (and one line's read buffer).
 func writeTail(w io.Writer, r io.Reader, n int) error {
+	return tailBounded(w, r, n, maxTailLine, maxTailBytes)
+}
+
+// tailBounded is writeTail with the bounds as arguments (FuzzTail uses small ones).
+func tailBounded(w io.Writer, r io.Reader, n, maxLine, maxBytes int) error {
 	var ring []tailLine // a queue: ring[head:] are the lines kept, oldest first
 	head, kept, lines := 0, 0, 0
 	br := bufio.NewReaderSize(r, 64<<10)
@@ -142,7 +147,7 @@ func writeTail(w io.Writer, r io.Reader, n int) error {
 		}
 		ring = append(ring, cur)
 		kept += len(cur.b) + tailLineCost
-		for kept > MaxTailBytes && len(ring)-head > 1 {
+		for kept > maxBytes && len(ring)-head > 1 {
 			kept -= len(ring[head].b) + tailLineCost
 			ring[head] = tailLine{}
 			head++
@@ -160,7 +165,7 @@ func writeTail(w io.Writer, r io.Reader, n int) error {
 		if nl {
 			body = frag[:len(frag)-1]
 		}
-		k := min(MaxTailLine-len(cur.b), len(body))
+		k := min(maxLine-len(cur.b), len(body))
 		cur.b = append(cur.b, body[:k]...)
 		cur.cut += int64(len(body) - k)
 		if err == bufio.ErrBufferFull {
@@ -177,7 +182,7 @@ func writeTail(w io.Writer, r io.Reader, n int) error {
 		}
 	}
 	if left := min(n, lines) - (len(ring) - head); left > 0 {
-		if _, err := fmt.Fprintf(w, "[yarn-am logs: --tail %d: %d earlier lines left out: the lines kept may hold %d MiB]\n", n, left, MaxTailBytes>>20); err != nil {
+		if _, err := fmt.Fprintf(w, "[yarn-am logs: --tail %d: %d earlier lines left out: the lines kept may hold %d MiB]\n", n, left, maxBytes>>20); err != nil {
 			return err
 		}
 	}
@@ -186,7 +191,7 @@ func writeTail(w io.Writer, r io.Reader, n int) error {
 			return err
 		}
 		if l.cut > 0 {
-			if _, err := fmt.Fprintf(w, " [yarn-am logs: line cut: %d more bytes not shown (--tail keeps %d KiB of a line)]", l.cut, MaxTailLine>>10); err != nil {
+			if _, err := fmt.Fprintf(w, " [yarn-am logs: line cut: %d more bytes not shown (--tail keeps %d KiB of a line)]", l.cut, maxLine>>10); err != nil {
 				return err
 			}
 		}

@@ -263,7 +263,7 @@ func (repeatX) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestTailIsBounded: --tail holds at most MaxTailLine bytes of a line and MaxTailBytes of lines,
+// TestTailIsBounded: --tail holds at most maxTailLine bytes of a line and maxTailBytes of lines,
 // and says what it left out. A 256 MiB line was kept whole (538 MB allocated reading it).
 func TestTailIsBounded(t *testing.T) {
 	t.Run("a 256 MiB line", func(t *testing.T) {
@@ -274,7 +274,7 @@ func TestTailIsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := strings.Repeat("x", MaxTailLine) + fmt.Sprintf(" [yarn-am logs: line cut: %d more bytes not shown (--tail keeps 64 KiB of a line)]\nlast\n", 256<<20-MaxTailLine)
+		want := strings.Repeat("x", maxTailLine) + fmt.Sprintf(" [yarn-am logs: line cut: %d more bytes not shown (--tail keeps 64 KiB of a line)]\nlast\n", 256<<20-maxTailLine)
 		if out.String() != want {
 			t.Errorf("tail 2 = %.80q ... %q (%d bytes), want the line's first 64 KiB, a note and the last line", out.String(), out.String()[max(0, out.Len()-120):], out.Len())
 		}
@@ -283,20 +283,20 @@ func TestTailIsBounded(t *testing.T) {
 		}
 		t.Logf("%d bytes allocated", alloc)
 	})
-	t.Run("the last lines need more than MaxTailBytes", func(t *testing.T) {
-		line := strings.Repeat("y", MaxTailLine-1) + "\n"
+	t.Run("the last lines need more than maxTailBytes", func(t *testing.T) {
+		line := strings.Repeat("y", maxTailLine-1) + "\n"
 		r := io.MultiReader(strings.NewReader("old\n"), io.LimitReader(&repeatString{s: line}, int64(len(line))*1000))
 		var out bytes.Buffer
 		if err := (&Printer{W: &out, Tail: 1000}).Content(r); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-		kept := MaxTailBytes / (MaxTailLine + tailLineCost)
+		kept := maxTailBytes / (maxTailLine + tailLineCost)
 		if len(lines) != kept+1 || lines[0] != fmt.Sprintf("[yarn-am logs: --tail 1000: %d earlier lines left out: the lines kept may hold 32 MiB]", 1000-kept) {
 			t.Errorf("%d lines printed, the first %.120q; want %d and a note", len(lines), lines[0], kept)
 		}
-		if out.Len() > MaxTailBytes+1000 {
-			t.Errorf("printed %d bytes, more than the %d kept", out.Len(), MaxTailBytes)
+		if out.Len() > maxTailBytes+1000 {
+			t.Errorf("printed %d bytes, more than the %d kept", out.Len(), maxTailBytes)
 		}
 	})
 }
