@@ -65,6 +65,10 @@ type Printer struct {
 	W    io.Writer
 	Tail int
 	n    int
+	// Reused from file to file: a node file may hold many small log files
+	// (TestManySmallBlocksAreCheap).
+	buf   []byte
+	tailR *bufio.Reader
 }
 
 // Header starts a log file: "==> container_… on host:port: stdout (63 bytes) <==". The names come
@@ -81,10 +85,18 @@ func (p *Printer) Header(container, node, file string, size int64) {
 // Content copies a log file's content (its last p.Tail lines if set), ending it with a newline.
 func (p *Printer) Content(r io.Reader) error {
 	if p.Tail > 0 {
-		return writeTail(p.W, r, p.Tail)
+		if p.tailR == nil {
+			p.tailR = bufio.NewReaderSize(r, 64<<10)
+		} else {
+			p.tailR.Reset(r)
+		}
+		return tailFrom(p.W, p.tailR, p.Tail, maxTailLine, maxTailBytes)
+	}
+	if p.buf == nil {
+		p.buf = make([]byte, 32<<10)
 	}
 	lw := &lastByteWriter{w: p.W}
-	if _, err := io.Copy(lw, r); err != nil {
+	if _, err := io.CopyBuffer(lw, r, p.buf); err != nil {
 		return err
 	}
 	if lw.n > 0 && lw.last != '\n' {
@@ -127,16 +139,15 @@ type tailLine struct {
 	cut int64  // bytes of the line not kept
 }
 
-// writeTail writes the last n lines of r, holding at most maxTailBytes (and one line's read buffer).
-func writeTail(w io.Writer, r io.Reader, n int) error {
-	return tailBounded(w, r, n, maxTailLine, maxTailBytes)
+// tailBounded writes the last n lines of r, holding at most maxBytes of them and maxLine of each
+// (and its read buffer): maxTailBytes and maxTailLine, smaller ones in FuzzTail.
+func tailBounded(w io.Writer, r io.Reader, n, maxLine, maxBytes int) error {
+	return tailFrom(w, bufio.NewReaderSize(r, 64<<10), n, maxLine, maxBytes)
 }
 
-// tailBounded is writeTail with the bounds as arguments (FuzzTail uses small ones).
-func tailBounded(w io.Writer, r io.Reader, n, maxLine, maxBytes int) error {
+func tailFrom(w io.Writer, br *bufio.Reader, n, maxLine, maxBytes int) error {
 	var ring []tailLine // a queue: ring[head:] are the lines kept, oldest first
 	head, kept, lines := 0, 0, 0
-	br := bufio.NewReaderSize(r, 64<<10)
 	var cur tailLine
 	push := func() {
 		lines++

@@ -67,11 +67,16 @@ type tfileSpec struct {
 
 func buildTFile(s tfileSpec) []byte {
 	out := append(append([]byte(nil), bcfileMagic[:]...), s.pre...)
+	memo := map[string][]byte{} // blocks alike are compressed once
 	enc := func(raw []byte) []byte {
-		if s.codec == "gz" {
-			return zlibBytes(raw)
+		if s.codec != "gz" {
+			return raw
 		}
-		return raw
+		if z, ok := memo[string(raw)]; ok {
+			return z
+		}
+		memo[string(raw)] = zlibBytes(raw)
+		return memo[string(raw)]
 	}
 	idx := s.index
 	if idx == nil {

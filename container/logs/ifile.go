@@ -1,8 +1,8 @@
 package logs
 
 import (
+	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -28,15 +28,16 @@ import (
 // is pinned by TestCraftedLogFilesAreBounded). The application's owner writes these files, so
 // `yarn-am logs` treats them as hostile: every count below is checked before the memory is spent.
 const (
-	// maxIFileMeta is the largest meta (the Java-serialized index at the end of the file): a real
-	// one costs about 60 bytes per log file (TestIFileMatchesHadoopLogsCLI's files: 6 log files in
-	// 450 bytes), so 16 MiB indexes some 260,000 log files.
-	maxIFileMeta = 16 << 20
-	// maxIFileValues is how many serialized values (objects, strings, numbers, array elements)
-	// the meta may hold: about 8 per log file; it bounds the decoded meta to some 200 MiB.
-	maxIFileValues = 1 << 21
+	// maxIFileMeta is the largest meta (the Java-serialized index at the end of the file): in the
+	// NodeManager's own files (TestIFileMatchesHadoopLogsCLI's) each log file adds about 70 bytes
+	// and 10 values to it, so 8 MiB indexes some 120,000 log files.
+	maxIFileMeta = 8 << 20
+	// maxIFileValues is how many serialized values (objects, strings, fields, array elements) the
+	// meta may hold, some 100,000 log files' worth; it keeps the decoded meta to some 200 MB
+	// allocated (TestCraftedLogFilesAreBounded, a class of 65,535 fields).
+	maxIFileValues = 1 << 20
 	// maxIFileEntries is how many log files one node's file may index.
-	maxIFileEntries = 1 << 18
+	maxIFileEntries = 1 << 17
 	// maxJavaDepth is how deeply serialized objects may nest (IndexedLogsMeta nests 6 deep); it
 	// keeps the recursive decoder's stack small.
 	maxJavaDepth = 32
@@ -212,23 +213,28 @@ func (f *IFile) AppOwner() string { return f.Owner }
 
 // Walk calls fn for every container log file, with a reader of exactly its bytes.
 func (f *IFile) Walk(fn func(LogFile, io.Reader) error) error {
+	d := &decoders{}
 	for _, e := range f.files {
 		sec := sectionOf(f.r, e.start, e.stored)
-		if err := f.walkOne(e, sec, fn); err != nil {
+		if err := f.walkOne(e, sec, d, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (f *IFile) walkOne(e ifileEntry, sec io.Reader, fn func(LogFile, io.Reader) error) error {
+func (f *IFile) walkOne(e ifileEntry, sec io.Reader, d *decoders, fn func(LogFile, io.Reader) error) error {
 	rd := sec
 	if f.codec == "gz" && e.stored > 0 {
-		z, err := zlib.NewReader(sec)
+		if d.peek == nil {
+			d.peek = bufio.NewReader(sec)
+		} else {
+			d.peek.Reset(sec)
+		}
+		z, err := d.zlib(d.peek)
 		if err != nil {
 			return fmt.Errorf("%s of %s: %w", e.Name, e.Container, err)
 		}
-		defer z.Close()
 		rd = z
 	}
 	lr := &io.LimitedReader{R: rd, N: e.Length}
@@ -478,6 +484,9 @@ func (d *javaDecoder) classDesc(byte) (*jClass, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.count(int(binary.BigEndian.Uint16(nb))); err != nil {
+		return nil, err
+	}
 	for i := 0; i < int(binary.BigEndian.Uint16(nb)); i++ {
 		t, err := d.u8()
 		if err != nil {
@@ -549,6 +558,11 @@ func (d *javaDecoder) object() (any, error) {
 		chain = append([]*jClass{k}, chain...)
 	}
 	for _, k := range chain {
+		// Each field's value is a value of the budget, primitive ones too: a class of 65,535
+		// one-byte fields would otherwise fill a map entry per byte of the meta.
+		if err := d.count(len(k.fields)); err != nil {
+			return nil, err
+		}
 		for _, f := range k.fields {
 			v, err := d.value(f.typ)
 			if err != nil {
@@ -600,12 +614,19 @@ func (d *javaDecoder) array() (any, error) {
 }
 
 func (d *javaDecoder) value(t byte) (any, error) {
-	size := map[byte]int{'B': 1, 'Z': 1, 'C': 2, 'S': 2, 'I': 4, 'F': 4, 'J': 8, 'D': 8}
-	if t == 'L' || t == '[' {
+	var n int
+	switch t {
+	case 'L', '[':
 		return d.content()
-	}
-	n, ok := size[t]
-	if !ok {
+	case 'B', 'Z':
+		n = 1
+	case 'C', 'S':
+		n = 2
+	case 'I', 'F':
+		n = 4
+	case 'J', 'D':
+		n = 8
+	default:
 		return nil, fmt.Errorf("unknown field type %q", t)
 	}
 	b, err := d.n(n)

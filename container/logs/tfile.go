@@ -184,6 +184,36 @@ func readRegion(r io.ByteReader) (blockRegion, error) {
 
 // block returns the uncompressed content of a block.
 func (t *TFile) block(reg blockRegion, codec string) (io.ReadCloser, error) {
+	return t.blockWith(reg, codec, &decoders{})
+}
+
+// decoders are the readers a walk reuses from block to block (and IFile from log file to log
+// file): a file of many small blocks would otherwise allocate some 64 KiB of fresh buffers and
+// inflate state for every few bytes it holds (TestManySmallBlocksAreCheap).
+type decoders struct {
+	peek *bufio.Reader
+	z    io.ReadCloser // a zlib reader, reset for each stream
+	g    *gzip.Reader
+	recs *bufio.Reader // the records of a TFile block
+}
+
+// zlib returns a zlib reader of r, reusing the previous one.
+func (d *decoders) zlib(r io.Reader) (io.ReadCloser, error) {
+	if d.z != nil {
+		if err := d.z.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		return d.z, nil
+	}
+	z, err := zlib.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	d.z = z
+	return z, nil
+}
+
+func (t *TFile) blockWith(reg blockRegion, codec string, d *decoders) (io.ReadCloser, error) {
 	if reg.offset+reg.stored > t.size {
 		return nil, fmt.Errorf("block at %d of %d bytes runs past the end of the file (%d bytes)", reg.offset, reg.stored, t.size)
 	}
@@ -193,15 +223,27 @@ func (t *TFile) block(reg blockRegion, codec string) (io.ReadCloser, error) {
 		return io.NopCloser(sec), nil
 	case "gz":
 		// Hadoop's TFile "gz" is its DefaultCodec: a zlib stream. Accept a gzip one too.
-		br := bufio.NewReader(sec)
-		head, err := br.Peek(2)
+		if d.peek == nil {
+			d.peek = bufio.NewReader(sec)
+		} else {
+			d.peek.Reset(sec)
+		}
+		head, err := d.peek.Peek(2)
 		if err != nil {
 			return nil, unexpected(err)
 		}
 		if head[0] == 0x1f && head[1] == 0x8b {
-			return gzip.NewReader(br)
+			if d.g == nil {
+				g, err := gzip.NewReader(d.peek)
+				if err != nil {
+					return nil, err
+				}
+				d.g = g
+				return g, nil
+			}
+			return d.g, d.g.Reset(d.peek)
 		}
-		return zlib.NewReader(br)
+		return d.zlib(d.peek)
 	default:
 		return nil, fmt.Errorf("compression %q is not supported (only none and gz; set yarn.nodemanager.log-aggregation.compression-type to none or gz, or read these logs with Hadoop's `yarn logs`)", codec)
 	}
@@ -215,13 +257,15 @@ func (t *TFile) AppOwner() string { return t.Owner }
 // fn may read all, part or none of it. The VERSION, APPLICATION_ACL and APPLICATION_OWNER records
 // fill t.Version and t.Owner. fn returning an error stops the walk with that error.
 func (t *TFile) Walk(fn func(f LogFile, content io.Reader) error) error {
+	d := &decoders{recs: bufio.NewReaderSize(nil, 64<<10)}
 	for i, reg := range t.blocks {
-		rc, err := t.block(reg, t.codec)
+		rc, err := t.blockWith(reg, t.codec, d)
 		if err != nil {
 			return fmt.Errorf("data block %d: %w", i, err)
 		}
 		lr := &io.LimitedReader{R: rc, N: reg.raw}
-		err = t.walkBlock(bufio.NewReaderSize(lr, 64<<10), fn)
+		d.recs.Reset(lr)
+		err = t.walkBlock(d.recs, fn)
 		if err == nil {
 			err = atEnd(lr, rc, "the block")
 		}
