@@ -43,7 +43,7 @@ type LogFile struct {
 }
 
 // maxTFileBlocks is the most data blocks a TFile may list (24 MiB of index in memory). The
-// NodeManager closes a data block once it holds about 256 KiB, so this is a file of some 256 GiB;
+// NodeManager starts a new data block only after about 256 KiB, so this is a file of some 256 GiB;
 // and as every block holds at least one byte of its own (checkDataBlocks), no file lists more blocks
 // than it has bytes (docs/security.md#aggregated-log-files, TestCraftedLogFilesAreBounded).
 const maxTFileBlocks = 1 << 20
@@ -399,7 +399,10 @@ func atEnd(lr *io.LimitedReader, r io.Reader, what string) error {
 	}
 	var one [1]byte
 	n, err := r.Read(one[:])
-	for n == 0 && err == nil {
+	for i := 0; n == 0 && err == nil; i++ {
+		if i == 100 { // as bufio gives up on a reader that keeps returning nothing
+			return fmt.Errorf("%s: %w", what, io.ErrNoProgress)
+		}
 		n, err = r.Read(one[:])
 	}
 	switch {
