@@ -390,7 +390,7 @@ func TestManySmallBlocksAreCheap(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", codec, err)
 		}
-		if limit := 32 * uint64(len(data)); alloc > limit {
+		if limit := 32 * raceAllocFactor * uint64(len(data)); alloc > limit {
 			t.Errorf("%s: reading %d blocks (%d bytes) allocated %d bytes, more than %d", codec, len(blocks), len(data), alloc, limit)
 		}
 		t.Logf("%s: %d bytes, %d blocks: %d MB allocated", codec, len(data), len(blocks), alloc>>20)
@@ -412,7 +412,7 @@ func TestManySmallBlocksAreCheap(t *testing.T) {
 	if err != nil || n != len(files) {
 		t.Fatalf("IFile: %d files, %v", n, err)
 	}
-	if limit := 32 * uint64(len(data)); alloc > limit {
+	if limit := 32 * raceAllocFactor * uint64(len(data)); alloc > limit {
 		t.Errorf("IFile: reading %d log files (%d bytes) allocated %d bytes, more than %d", n, len(data), alloc, limit)
 	}
 	t.Logf("IFile: %d bytes, %d log files: %d MB allocated", len(data), n, alloc>>20)
