@@ -417,3 +417,39 @@ func TestManySmallBlocksAreCheap(t *testing.T) {
 	}
 	t.Logf("IFile: %d bytes, %d log files: %d MB allocated", len(data), n, alloc>>20)
 }
+
+// TestSizesMustMatchTheIndex: a block or log file that holds more than its index says is an error,
+// not a log cut short in silence (before, the records past a TFile block's indexed size and the
+// bytes past an IFile log file's length were dropped without a word).
+func TestSizesMustMatchTheIndex(t *testing.T) {
+	two := append(tRecord("container_1_0001_01_000001", tContainer([2]string{"stdout", "one\n"})),
+		tRecord("container_1_0001_01_000002", tContainer([2]string{"stdout", "two\n"}))...)
+	first := len(tRecord("container_1_0001_01_000001", tContainer([2]string{"stdout", "one\n"})))
+	for _, codec := range []string{"none", "gz"} {
+		stored := two
+		if codec == "gz" {
+			stored = zlibBytes(two)
+		}
+		idx := append(tString(codec), tVLong(1)...)
+		idx = append(idx, tVLong(16)...)
+		idx = append(idx, tVLong(int64(len(stored)))...)
+		idx = append(idx, tVLong(int64(first))...) // the raw size of the first record only
+		data := buildTFile(tfileSpec{codec: "none", pre: stored, index: idx})
+		if _, _, err := readAsCommand(data, 0); err == nil || !strings.Contains(err.Error(), "holds more bytes than its index gives") {
+			t.Errorf("TFile %s, a block larger than indexed: err = %v", codec, err)
+		}
+	}
+	for _, codec := range []string{"none", "gz"} {
+		content := []byte("hello\nand more\n")
+		if codec == "gz" {
+			content = zlibBytes(content)
+		}
+		m := newIFileMeta()
+		m.meta(codec, func() {
+			m.cycle(map[string][]func(){"container_1_0001_01_000001": {func() { m.file("stdout", 6, 32, int64(len(content))) }}})
+		})
+		if _, _, err := readAsCommand(buildIFile(content, m.w.Bytes()), 0); err == nil || !strings.Contains(err.Error(), "holds more bytes than its index gives") {
+			t.Errorf("IFile %s, a log file longer than indexed: err = %v", codec, err)
+		}
+	}
+}
