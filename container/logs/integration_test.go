@@ -329,10 +329,14 @@ func TestLogsBadInput(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}
-	// An application the RM does not know.
+	// An application the RM does not know: 5, as for status (docs/running.md#exit-codes).
 	_, errOut, code := yarnAM(ctx, e, nil, "logs", "application_1_9999")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 5, code, errOut)
 	assert.Contains(t, errOut, "application_1_9999")
+	// A flag value of the wrong form says what the flag takes.
+	_, errOut, code = yarnAM(ctx, e, nil, "logs", "application_1_0001", "--tail", "abc")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, `--tail "abc": not a whole number`)
 }
 
 // appContainer is container number n of the first attempt of app.
