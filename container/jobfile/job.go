@@ -52,6 +52,9 @@ type AMSpec struct {
 	Env      map[string]string
 	// Visibility is how the NodeManager caches the AM's files and archives (am.visibility).
 	Visibility string
+	// NodeLabel is the node-label expression of the AM container's request (am.node-label; "" = the
+	// queue's default partition; docs/job-file.md#node-labels).
+	NodeLabel string
 }
 
 // TaskExecutorSpec describes the worker containers.
@@ -75,6 +78,9 @@ type TaskExecutorSpec struct {
 	// Locality (taskexecutor.locality): "any" (the default) asks for any node, "spread" node-locally
 	// over the hosts with room (am.LocalityAny, am.LocalitySpread).
 	Locality string
+	// NodeLabel is the node-label expression of the TaskExecutor requests (taskexecutor.node-label;
+	// "" = the queue's default partition; docs/job-file.md#node-labels).
+	NodeLabel string
 }
 
 // Defaults used when the job file leaves a value out.
@@ -92,8 +98,8 @@ const (
 // Keys of the job-file schema, for the unknown-key message and its did-you-mean.
 var (
 	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
-	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality"}
+	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality", "node-label"}
 	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], and the external-resource keys"
 )
 
@@ -227,6 +233,8 @@ func (f *File) job(staged bool) (*Job, error) {
 			add("taskexecutor.locality = %q: use \"any\" (any node, the default) or \"spread\" (node-local requests over the nodes with room)", l)
 		}
 	}
+	te.NodeLabel = r.nodeLabel(teT, "taskexecutor.node-label", add)
+	j.AM.NodeLabel = r.nodeLabel(amT, "am.node-label", add)
 	dir := filepath.Dir(abs)
 	te.Files, te.Archives, te.Env, te.Visibility = r.localised(teT, "taskexecutor", dir, staged, add)
 	j.AM.Files, j.AM.Archives, j.AM.Env, j.AM.Visibility = r.localised(amT, "am", dir, staged, add)
@@ -234,6 +242,44 @@ func (f *File) job(staged bool) (*Job, error) {
 		return nil, je
 	}
 	return j, nil
+}
+
+// nodeLabelRe is a node label's name as the ResourceManager accepts it: a letter or digit, then
+// letters, digits, '-' and '_' (docs/job-file.md#node-labels).
+var nodeLabelRe = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z_-]*$`)
+
+// maxNodeLabel is the longest name the ResourceManager accepts for a node label.
+const maxNodeLabel = 255
+
+// nodeLabel reads a node-label key (am.node-label, taskexecutor.node-label): one label's name. The
+// CapacityScheduler takes a single label per request, not an expression of several.
+func (r reader) nodeLabel(t map[string]any, name string, add func(string, ...any)) string {
+	v, ok := r.str(t, "node-label", name)
+	if !ok {
+		return ""
+	}
+	l := strings.TrimSpace(v)
+	switch {
+	case l == "":
+		add("%s = %q: name a node label, e.g. node-label = \"gpu\"; leave the key out for the queue's default partition", name, v)
+	case len(l) > maxNodeLabel:
+		add("%s = %q: a node label has at most %d characters, not %d", name, bounded(l), maxNodeLabel, len(l))
+	case strings.ContainsAny(l, "&|!() ,"):
+		add("%s = %q: name one node label (the CapacityScheduler takes one label per request, not an expression)", name, bounded(l))
+	case !nodeLabelRe.MatchString(l):
+		add("%s = %q: not a node label name: letters, digits, '-' and '_', starting with a letter or digit", name, bounded(l))
+	default:
+		return l
+	}
+	return ""
+}
+
+// bounded cuts s to a length a message can show.
+func bounded(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
 }
 
 var envKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

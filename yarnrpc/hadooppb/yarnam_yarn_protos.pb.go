@@ -1406,7 +1406,7 @@ func (x *PlacementConstraintTargetProto_TargetType) UnmarshalJSON(b []byte) erro
 
 // Deprecated: Use PlacementConstraintTargetProto_TargetType.Descriptor instead.
 func (PlacementConstraintTargetProto_TargetType) EnumDescriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{49, 0}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{50, 0}
 }
 
 type CompositePlacementConstraintProto_CompositeType int32
@@ -1465,7 +1465,7 @@ func (x *CompositePlacementConstraintProto_CompositeType) UnmarshalJSON(b []byte
 
 // Deprecated: Use CompositePlacementConstraintProto_CompositeType.Descriptor instead.
 func (CompositePlacementConstraintProto_CompositeType) EnumDescriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{50, 0}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{51, 0}
 }
 
 type TimedPlacementConstraintProto_DelayUnit int32
@@ -1521,7 +1521,7 @@ func (x *TimedPlacementConstraintProto_DelayUnit) UnmarshalJSON(b []byte) error 
 
 // Deprecated: Use TimedPlacementConstraintProto_DelayUnit.Descriptor instead.
 func (TimedPlacementConstraintProto_DelayUnit) EnumDescriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{51, 0}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{52, 0}
 }
 
 type ApplicationIdProto struct {
@@ -4432,6 +4432,65 @@ func (x *YarnClusterMetricsProto) GetNumShutdownNms() int32 {
 	return 0
 }
 
+// A node label (partition) of the cluster: its name, and whether it is exclusive (only requests that
+// name it are placed on its nodes).
+type NodeLabelProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          *string                `protobuf:"bytes,1,opt,name=name" json:"name,omitempty"`
+	IsExclusive   *bool                  `protobuf:"varint,2,opt,name=isExclusive,def=1" json:"isExclusive,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+// Default values for NodeLabelProto fields.
+const (
+	Default_NodeLabelProto_IsExclusive = bool(true)
+)
+
+func (x *NodeLabelProto) Reset() {
+	*x = NodeLabelProto{}
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeLabelProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeLabelProto) ProtoMessage() {}
+
+func (x *NodeLabelProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeLabelProto.ProtoReflect.Descriptor instead.
+func (*NodeLabelProto) Descriptor() ([]byte, []int) {
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *NodeLabelProto) GetName() string {
+	if x != nil && x.Name != nil {
+		return *x.Name
+	}
+	return ""
+}
+
+func (x *NodeLabelProto) GetIsExclusive() bool {
+	if x != nil && x.IsExclusive != nil {
+		return *x.IsExclusive
+	}
+	return Default_NodeLabelProto_IsExclusive
+}
+
 type QueueInfoProto struct {
 	state                        protoimpl.MessageState         `protogen:"open.v1"`
 	QueueName                    *string                        `protobuf:"bytes,1,opt,name=queueName" json:"queueName,omitempty"`
@@ -4467,7 +4526,7 @@ type QueueInfoProto struct {
 
 func (x *QueueInfoProto) Reset() {
 	*x = QueueInfoProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4479,7 +4538,7 @@ func (x *QueueInfoProto) String() string {
 func (*QueueInfoProto) ProtoMessage() {}
 
 func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4492,7 +4551,7 @@ func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *QueueInfoProto) GetQueueName() string {
@@ -4710,7 +4769,7 @@ type QueueStatisticsProto struct {
 
 func (x *QueueStatisticsProto) Reset() {
 	*x = QueueStatisticsProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4722,7 +4781,7 @@ func (x *QueueStatisticsProto) String() string {
 func (*QueueStatisticsProto) ProtoMessage() {}
 
 func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4735,7 +4794,7 @@ func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatisticsProto.ProtoReflect.Descriptor instead.
 func (*QueueStatisticsProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *QueueStatisticsProto) GetNumAppsSubmitted() int64 {
@@ -4874,7 +4933,7 @@ type QueueConfigurationsMapProto struct {
 
 func (x *QueueConfigurationsMapProto) Reset() {
 	*x = QueueConfigurationsMapProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4886,7 +4945,7 @@ func (x *QueueConfigurationsMapProto) String() string {
 func (*QueueConfigurationsMapProto) ProtoMessage() {}
 
 func (x *QueueConfigurationsMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4899,7 +4958,7 @@ func (x *QueueConfigurationsMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueConfigurationsMapProto.ProtoReflect.Descriptor instead.
 func (*QueueConfigurationsMapProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *QueueConfigurationsMapProto) GetPartitionName() string {
@@ -4933,7 +4992,7 @@ type QueueConfigurationsProto struct {
 
 func (x *QueueConfigurationsProto) Reset() {
 	*x = QueueConfigurationsProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4945,7 +5004,7 @@ func (x *QueueConfigurationsProto) String() string {
 func (*QueueConfigurationsProto) ProtoMessage() {}
 
 func (x *QueueConfigurationsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4958,7 +5017,7 @@ func (x *QueueConfigurationsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueConfigurationsProto.ProtoReflect.Descriptor instead.
 func (*QueueConfigurationsProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *QueueConfigurationsProto) GetCapacity() float32 {
@@ -5046,7 +5105,7 @@ const (
 
 func (x *ResourceRequestProto) Reset() {
 	*x = ResourceRequestProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5058,7 +5117,7 @@ func (x *ResourceRequestProto) String() string {
 func (*ResourceRequestProto) ProtoMessage() {}
 
 func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5071,7 +5130,7 @@ func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ResourceRequestProto) GetPriority() *PriorityProto {
@@ -5146,7 +5205,7 @@ const (
 
 func (x *ExecutionTypeRequestProto) Reset() {
 	*x = ExecutionTypeRequestProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5158,7 +5217,7 @@ func (x *ExecutionTypeRequestProto) String() string {
 func (*ExecutionTypeRequestProto) ProtoMessage() {}
 
 func (x *ExecutionTypeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5171,7 +5230,7 @@ func (x *ExecutionTypeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionTypeRequestProto.ProtoReflect.Descriptor instead.
 func (*ExecutionTypeRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ExecutionTypeRequestProto) GetExecutionType() ExecutionTypeProto {
@@ -5198,7 +5257,7 @@ type ResourceBlacklistRequestProto struct {
 
 func (x *ResourceBlacklistRequestProto) Reset() {
 	*x = ResourceBlacklistRequestProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5210,7 +5269,7 @@ func (x *ResourceBlacklistRequestProto) String() string {
 func (*ResourceBlacklistRequestProto) ProtoMessage() {}
 
 func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5223,7 +5282,7 @@ func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceBlacklistRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceBlacklistRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ResourceBlacklistRequestProto) GetBlacklistAdditions() []string {
@@ -5259,7 +5318,7 @@ const (
 
 func (x *SchedulingRequestProto) Reset() {
 	*x = SchedulingRequestProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5271,7 +5330,7 @@ func (x *SchedulingRequestProto) String() string {
 func (*SchedulingRequestProto) ProtoMessage() {}
 
 func (x *SchedulingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5284,7 +5343,7 @@ func (x *SchedulingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulingRequestProto.ProtoReflect.Descriptor instead.
 func (*SchedulingRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SchedulingRequestProto) GetAllocationRequestId() int64 {
@@ -5339,7 +5398,7 @@ type ResourceSizingProto struct {
 
 func (x *ResourceSizingProto) Reset() {
 	*x = ResourceSizingProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5351,7 +5410,7 @@ func (x *ResourceSizingProto) String() string {
 func (*ResourceSizingProto) ProtoMessage() {}
 
 func (x *ResourceSizingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5364,7 +5423,7 @@ func (x *ResourceSizingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceSizingProto.ProtoReflect.Descriptor instead.
 func (*ResourceSizingProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ResourceSizingProto) GetNumAllocations() int32 {
@@ -5391,7 +5450,7 @@ type RejectedSchedulingRequestProto struct {
 
 func (x *RejectedSchedulingRequestProto) Reset() {
 	*x = RejectedSchedulingRequestProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5403,7 +5462,7 @@ func (x *RejectedSchedulingRequestProto) String() string {
 func (*RejectedSchedulingRequestProto) ProtoMessage() {}
 
 func (x *RejectedSchedulingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5416,7 +5475,7 @@ func (x *RejectedSchedulingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedSchedulingRequestProto.ProtoReflect.Descriptor instead.
 func (*RejectedSchedulingRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RejectedSchedulingRequestProto) GetReason() RejectionReasonProto {
@@ -5443,7 +5502,7 @@ type PlacementConstraintMapEntryProto struct {
 
 func (x *PlacementConstraintMapEntryProto) Reset() {
 	*x = PlacementConstraintMapEntryProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5455,7 +5514,7 @@ func (x *PlacementConstraintMapEntryProto) String() string {
 func (*PlacementConstraintMapEntryProto) ProtoMessage() {}
 
 func (x *PlacementConstraintMapEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5468,7 +5527,7 @@ func (x *PlacementConstraintMapEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintMapEntryProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintMapEntryProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *PlacementConstraintMapEntryProto) GetAllocationTags() []string {
@@ -5495,7 +5554,7 @@ type PlacementConstraintProto struct {
 
 func (x *PlacementConstraintProto) Reset() {
 	*x = PlacementConstraintProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5507,7 +5566,7 @@ func (x *PlacementConstraintProto) String() string {
 func (*PlacementConstraintProto) ProtoMessage() {}
 
 func (x *PlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5520,7 +5579,7 @@ func (x *PlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *PlacementConstraintProto) GetSimpleConstraint() *SimplePlacementConstraintProto {
@@ -5550,7 +5609,7 @@ type SimplePlacementConstraintProto struct {
 
 func (x *SimplePlacementConstraintProto) Reset() {
 	*x = SimplePlacementConstraintProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5562,7 +5621,7 @@ func (x *SimplePlacementConstraintProto) String() string {
 func (*SimplePlacementConstraintProto) ProtoMessage() {}
 
 func (x *SimplePlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5575,7 +5634,7 @@ func (x *SimplePlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimplePlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*SimplePlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SimplePlacementConstraintProto) GetScope() string {
@@ -5624,7 +5683,7 @@ type PlacementConstraintTargetProto struct {
 
 func (x *PlacementConstraintTargetProto) Reset() {
 	*x = PlacementConstraintTargetProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5636,7 +5695,7 @@ func (x *PlacementConstraintTargetProto) String() string {
 func (*PlacementConstraintTargetProto) ProtoMessage() {}
 
 func (x *PlacementConstraintTargetProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5649,7 +5708,7 @@ func (x *PlacementConstraintTargetProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintTargetProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintTargetProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PlacementConstraintTargetProto) GetTargetType() PlacementConstraintTargetProto_TargetType {
@@ -5684,7 +5743,7 @@ type CompositePlacementConstraintProto struct {
 
 func (x *CompositePlacementConstraintProto) Reset() {
 	*x = CompositePlacementConstraintProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5696,7 +5755,7 @@ func (x *CompositePlacementConstraintProto) String() string {
 func (*CompositePlacementConstraintProto) ProtoMessage() {}
 
 func (x *CompositePlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5709,7 +5768,7 @@ func (x *CompositePlacementConstraintProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CompositePlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*CompositePlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CompositePlacementConstraintProto) GetCompositeType() CompositePlacementConstraintProto_CompositeType {
@@ -5749,7 +5808,7 @@ const (
 
 func (x *TimedPlacementConstraintProto) Reset() {
 	*x = TimedPlacementConstraintProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5761,7 +5820,7 @@ func (x *TimedPlacementConstraintProto) String() string {
 func (*TimedPlacementConstraintProto) ProtoMessage() {}
 
 func (x *TimedPlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5774,7 +5833,7 @@ func (x *TimedPlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimedPlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*TimedPlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *TimedPlacementConstraintProto) GetPlacementConstraint() *PlacementConstraintProto {
@@ -5808,7 +5867,7 @@ type PreemptionMessageProto struct {
 
 func (x *PreemptionMessageProto) Reset() {
 	*x = PreemptionMessageProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[52]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5820,7 +5879,7 @@ func (x *PreemptionMessageProto) String() string {
 func (*PreemptionMessageProto) ProtoMessage() {}
 
 func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[52]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5833,7 +5892,7 @@ func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionMessageProto.ProtoReflect.Descriptor instead.
 func (*PreemptionMessageProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *PreemptionMessageProto) GetStrictContract() *StrictPreemptionContractProto {
@@ -5859,7 +5918,7 @@ type StrictPreemptionContractProto struct {
 
 func (x *StrictPreemptionContractProto) Reset() {
 	*x = StrictPreemptionContractProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[53]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5871,7 +5930,7 @@ func (x *StrictPreemptionContractProto) String() string {
 func (*StrictPreemptionContractProto) ProtoMessage() {}
 
 func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[53]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5884,7 +5943,7 @@ func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StrictPreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*StrictPreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *StrictPreemptionContractProto) GetContainer() []*PreemptionContainerProto {
@@ -5904,7 +5963,7 @@ type PreemptionContractProto struct {
 
 func (x *PreemptionContractProto) Reset() {
 	*x = PreemptionContractProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[54]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5916,7 +5975,7 @@ func (x *PreemptionContractProto) String() string {
 func (*PreemptionContractProto) ProtoMessage() {}
 
 func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[54]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5929,7 +5988,7 @@ func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PreemptionContractProto) GetResource() []*PreemptionResourceRequestProto {
@@ -5955,7 +6014,7 @@ type PreemptionContainerProto struct {
 
 func (x *PreemptionContainerProto) Reset() {
 	*x = PreemptionContainerProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[55]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5967,7 +6026,7 @@ func (x *PreemptionContainerProto) String() string {
 func (*PreemptionContainerProto) ProtoMessage() {}
 
 func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[55]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5980,7 +6039,7 @@ func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContainerProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *PreemptionContainerProto) GetId() *ContainerIdProto {
@@ -5999,7 +6058,7 @@ type PreemptionResourceRequestProto struct {
 
 func (x *PreemptionResourceRequestProto) Reset() {
 	*x = PreemptionResourceRequestProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[56]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6011,7 +6070,7 @@ func (x *PreemptionResourceRequestProto) String() string {
 func (*PreemptionResourceRequestProto) ProtoMessage() {}
 
 func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[56]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6024,7 +6083,7 @@ func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*PreemptionResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PreemptionResourceRequestProto) GetResource() *ResourceRequestProto {
@@ -6044,7 +6103,7 @@ type CollectorInfoProto struct {
 
 func (x *CollectorInfoProto) Reset() {
 	*x = CollectorInfoProto{}
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[57]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6056,7 +6115,7 @@ func (x *CollectorInfoProto) String() string {
 func (*CollectorInfoProto) ProtoMessage() {}
 
 func (x *CollectorInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_protos_proto_msgTypes[57]
+	mi := &file_yarnam_yarn_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6069,7 +6128,7 @@ func (x *CollectorInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectorInfoProto.ProtoReflect.Descriptor instead.
 func (*CollectorInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarnam_yarn_protos_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CollectorInfoProto) GetCollectorAddr() string {
@@ -6353,7 +6412,10 @@ const file_yarnam_yarn_protos_proto_rawDesc = "" +
 	"\x11num_unhealthy_nms\x18\x05 \x01(\x05R\x0fnumUnhealthyNms\x12(\n" +
 	"\x10num_rebooted_nms\x18\x06 \x01(\x05R\x0enumRebootedNms\x126\n" +
 	"\x17num_decommissioning_nms\x18\a \x01(\x05R\x15numDecommissioningNms\x12(\n" +
-	"\x10num_shutdown_nms\x18\b \x01(\x05R\x0enumShutdownNms\"\xf0\n" +
+	"\x10num_shutdown_nms\x18\b \x01(\x05R\x0enumShutdownNms\"L\n" +
+	"\x0eNodeLabelProto\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12&\n" +
+	"\visExclusive\x18\x02 \x01(\b:\x04trueR\visExclusive\"\xf0\n" +
 	"\n" +
 	"\x0eQueueInfoProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x12\x1a\n" +
@@ -6626,7 +6688,7 @@ func file_yarnam_yarn_protos_proto_rawDescGZIP() []byte {
 }
 
 var file_yarnam_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 25)
-var file_yarnam_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_yarnam_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_yarnam_yarn_protos_proto_goTypes = []any{
 	(ResourceTypesProto)(0),                              // 0: yarnam.hadoop.yarn.ResourceTypesProto
 	(ContainerStateProto)(0),                             // 1: yarnam.hadoop.yarn.ContainerStateProto
@@ -6689,29 +6751,30 @@ var file_yarnam_yarn_protos_proto_goTypes = []any{
 	(*NodeAttributeProto)(nil),                           // 58: yarnam.hadoop.yarn.NodeAttributeProto
 	(*NodeAttributeKeyProto)(nil),                        // 59: yarnam.hadoop.yarn.NodeAttributeKeyProto
 	(*YarnClusterMetricsProto)(nil),                      // 60: yarnam.hadoop.yarn.YarnClusterMetricsProto
-	(*QueueInfoProto)(nil),                               // 61: yarnam.hadoop.yarn.QueueInfoProto
-	(*QueueStatisticsProto)(nil),                         // 62: yarnam.hadoop.yarn.QueueStatisticsProto
-	(*QueueConfigurationsMapProto)(nil),                  // 63: yarnam.hadoop.yarn.QueueConfigurationsMapProto
-	(*QueueConfigurationsProto)(nil),                     // 64: yarnam.hadoop.yarn.QueueConfigurationsProto
-	(*ResourceRequestProto)(nil),                         // 65: yarnam.hadoop.yarn.ResourceRequestProto
-	(*ExecutionTypeRequestProto)(nil),                    // 66: yarnam.hadoop.yarn.ExecutionTypeRequestProto
-	(*ResourceBlacklistRequestProto)(nil),                // 67: yarnam.hadoop.yarn.ResourceBlacklistRequestProto
-	(*SchedulingRequestProto)(nil),                       // 68: yarnam.hadoop.yarn.SchedulingRequestProto
-	(*ResourceSizingProto)(nil),                          // 69: yarnam.hadoop.yarn.ResourceSizingProto
-	(*RejectedSchedulingRequestProto)(nil),               // 70: yarnam.hadoop.yarn.RejectedSchedulingRequestProto
-	(*PlacementConstraintMapEntryProto)(nil),             // 71: yarnam.hadoop.yarn.PlacementConstraintMapEntryProto
-	(*PlacementConstraintProto)(nil),                     // 72: yarnam.hadoop.yarn.PlacementConstraintProto
-	(*SimplePlacementConstraintProto)(nil),               // 73: yarnam.hadoop.yarn.SimplePlacementConstraintProto
-	(*PlacementConstraintTargetProto)(nil),               // 74: yarnam.hadoop.yarn.PlacementConstraintTargetProto
-	(*CompositePlacementConstraintProto)(nil),            // 75: yarnam.hadoop.yarn.CompositePlacementConstraintProto
-	(*TimedPlacementConstraintProto)(nil),                // 76: yarnam.hadoop.yarn.TimedPlacementConstraintProto
-	(*PreemptionMessageProto)(nil),                       // 77: yarnam.hadoop.yarn.PreemptionMessageProto
-	(*StrictPreemptionContractProto)(nil),                // 78: yarnam.hadoop.yarn.StrictPreemptionContractProto
-	(*PreemptionContractProto)(nil),                      // 79: yarnam.hadoop.yarn.PreemptionContractProto
-	(*PreemptionContainerProto)(nil),                     // 80: yarnam.hadoop.yarn.PreemptionContainerProto
-	(*PreemptionResourceRequestProto)(nil),               // 81: yarnam.hadoop.yarn.PreemptionResourceRequestProto
-	(*CollectorInfoProto)(nil),                           // 82: yarnam.hadoop.yarn.CollectorInfoProto
-	(*TokenProto)(nil),                                   // 83: yarnam.hadoop.common.TokenProto
+	(*NodeLabelProto)(nil),                               // 61: yarnam.hadoop.yarn.NodeLabelProto
+	(*QueueInfoProto)(nil),                               // 62: yarnam.hadoop.yarn.QueueInfoProto
+	(*QueueStatisticsProto)(nil),                         // 63: yarnam.hadoop.yarn.QueueStatisticsProto
+	(*QueueConfigurationsMapProto)(nil),                  // 64: yarnam.hadoop.yarn.QueueConfigurationsMapProto
+	(*QueueConfigurationsProto)(nil),                     // 65: yarnam.hadoop.yarn.QueueConfigurationsProto
+	(*ResourceRequestProto)(nil),                         // 66: yarnam.hadoop.yarn.ResourceRequestProto
+	(*ExecutionTypeRequestProto)(nil),                    // 67: yarnam.hadoop.yarn.ExecutionTypeRequestProto
+	(*ResourceBlacklistRequestProto)(nil),                // 68: yarnam.hadoop.yarn.ResourceBlacklistRequestProto
+	(*SchedulingRequestProto)(nil),                       // 69: yarnam.hadoop.yarn.SchedulingRequestProto
+	(*ResourceSizingProto)(nil),                          // 70: yarnam.hadoop.yarn.ResourceSizingProto
+	(*RejectedSchedulingRequestProto)(nil),               // 71: yarnam.hadoop.yarn.RejectedSchedulingRequestProto
+	(*PlacementConstraintMapEntryProto)(nil),             // 72: yarnam.hadoop.yarn.PlacementConstraintMapEntryProto
+	(*PlacementConstraintProto)(nil),                     // 73: yarnam.hadoop.yarn.PlacementConstraintProto
+	(*SimplePlacementConstraintProto)(nil),               // 74: yarnam.hadoop.yarn.SimplePlacementConstraintProto
+	(*PlacementConstraintTargetProto)(nil),               // 75: yarnam.hadoop.yarn.PlacementConstraintTargetProto
+	(*CompositePlacementConstraintProto)(nil),            // 76: yarnam.hadoop.yarn.CompositePlacementConstraintProto
+	(*TimedPlacementConstraintProto)(nil),                // 77: yarnam.hadoop.yarn.TimedPlacementConstraintProto
+	(*PreemptionMessageProto)(nil),                       // 78: yarnam.hadoop.yarn.PreemptionMessageProto
+	(*StrictPreemptionContractProto)(nil),                // 79: yarnam.hadoop.yarn.StrictPreemptionContractProto
+	(*PreemptionContractProto)(nil),                      // 80: yarnam.hadoop.yarn.PreemptionContractProto
+	(*PreemptionContainerProto)(nil),                     // 81: yarnam.hadoop.yarn.PreemptionContainerProto
+	(*PreemptionResourceRequestProto)(nil),               // 82: yarnam.hadoop.yarn.PreemptionResourceRequestProto
+	(*CollectorInfoProto)(nil),                           // 83: yarnam.hadoop.yarn.CollectorInfoProto
+	(*TokenProto)(nil),                                   // 84: yarnam.hadoop.common.TokenProto
 }
 var file_yarnam_yarn_protos_proto_depIdxs = []int32{
 	25,  // 0: yarnam.hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
@@ -6728,7 +6791,7 @@ var file_yarnam_yarn_protos_proto_depIdxs = []int32{
 	28,  // 11: yarnam.hadoop.yarn.ContainerProto.nodeId:type_name -> yarnam.hadoop.yarn.NodeIdProto
 	31,  // 12: yarnam.hadoop.yarn.ContainerProto.resource:type_name -> yarnam.hadoop.yarn.ResourceProto
 	30,  // 13: yarnam.hadoop.yarn.ContainerProto.priority:type_name -> yarnam.hadoop.yarn.PriorityProto
-	83,  // 14: yarnam.hadoop.yarn.ContainerProto.container_token:type_name -> yarnam.hadoop.common.TokenProto
+	84,  // 14: yarnam.hadoop.yarn.ContainerProto.container_token:type_name -> yarnam.hadoop.common.TokenProto
 	5,   // 15: yarnam.hadoop.yarn.ContainerProto.execution_type:type_name -> yarnam.hadoop.yarn.ExecutionTypeProto
 	27,  // 16: yarnam.hadoop.yarn.ContainerStatusProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
 	1,   // 17: yarnam.hadoop.yarn.ContainerStatusProto.state:type_name -> yarnam.hadoop.yarn.ContainerStateProto
@@ -6754,17 +6817,17 @@ var file_yarnam_yarn_protos_proto_depIdxs = []int32{
 	31,  // 37: yarnam.hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> yarnam.hadoop.yarn.ResourceProto
 	51,  // 38: yarnam.hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> yarnam.hadoop.yarn.LogAggregationContextProto
 	29,  // 39: yarnam.hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> yarnam.hadoop.yarn.ReservationIdProto
-	65,  // 40: yarnam.hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> yarnam.hadoop.yarn.ResourceRequestProto
+	66,  // 40: yarnam.hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> yarnam.hadoop.yarn.ResourceRequestProto
 	52,  // 41: yarnam.hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> yarnam.hadoop.yarn.ApplicationTimeoutMapProto
 	37,  // 42: yarnam.hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> yarnam.hadoop.yarn.StringStringMapProto
 	11,  // 43: yarnam.hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> yarnam.hadoop.yarn.ApplicationTimeoutTypeProto
 	25,  // 44: yarnam.hadoop.yarn.ApplicationReportProto.applicationId:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
-	83,  // 45: yarnam.hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> yarnam.hadoop.common.TokenProto
+	84,  // 45: yarnam.hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> yarnam.hadoop.common.TokenProto
 	12,  // 46: yarnam.hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> yarnam.hadoop.yarn.YarnApplicationStateProto
 	13,  // 47: yarnam.hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> yarnam.hadoop.yarn.FinalApplicationStatusProto
 	54,  // 48: yarnam.hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> yarnam.hadoop.yarn.ApplicationResourceUsageReportProto
 	26,  // 49: yarnam.hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> yarnam.hadoop.yarn.ApplicationAttemptIdProto
-	83,  // 50: yarnam.hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> yarnam.hadoop.common.TokenProto
+	84,  // 50: yarnam.hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> yarnam.hadoop.common.TokenProto
 	14,  // 51: yarnam.hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> yarnam.hadoop.yarn.LogAggregationStatusProto
 	30,  // 52: yarnam.hadoop.yarn.ApplicationReportProto.priority:type_name -> yarnam.hadoop.yarn.PriorityProto
 	55,  // 53: yarnam.hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> yarnam.hadoop.yarn.AppTimeoutsMapProto
@@ -6787,45 +6850,45 @@ var file_yarnam_yarn_protos_proto_depIdxs = []int32{
 	59,  // 70: yarnam.hadoop.yarn.NodeAttributeProto.attributeKey:type_name -> yarnam.hadoop.yarn.NodeAttributeKeyProto
 	17,  // 71: yarnam.hadoop.yarn.NodeAttributeProto.attributeType:type_name -> yarnam.hadoop.yarn.NodeAttributeTypeProto
 	18,  // 72: yarnam.hadoop.yarn.QueueInfoProto.state:type_name -> yarnam.hadoop.yarn.QueueStateProto
-	61,  // 73: yarnam.hadoop.yarn.QueueInfoProto.childQueues:type_name -> yarnam.hadoop.yarn.QueueInfoProto
+	62,  // 73: yarnam.hadoop.yarn.QueueInfoProto.childQueues:type_name -> yarnam.hadoop.yarn.QueueInfoProto
 	53,  // 74: yarnam.hadoop.yarn.QueueInfoProto.applications:type_name -> yarnam.hadoop.yarn.ApplicationReportProto
-	62,  // 75: yarnam.hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> yarnam.hadoop.yarn.QueueStatisticsProto
-	63,  // 76: yarnam.hadoop.yarn.QueueInfoProto.queueConfigurationsMap:type_name -> yarnam.hadoop.yarn.QueueConfigurationsMapProto
-	64,  // 77: yarnam.hadoop.yarn.QueueConfigurationsMapProto.queueConfigurations:type_name -> yarnam.hadoop.yarn.QueueConfigurationsProto
+	63,  // 75: yarnam.hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> yarnam.hadoop.yarn.QueueStatisticsProto
+	64,  // 76: yarnam.hadoop.yarn.QueueInfoProto.queueConfigurationsMap:type_name -> yarnam.hadoop.yarn.QueueConfigurationsMapProto
+	65,  // 77: yarnam.hadoop.yarn.QueueConfigurationsMapProto.queueConfigurations:type_name -> yarnam.hadoop.yarn.QueueConfigurationsProto
 	31,  // 78: yarnam.hadoop.yarn.QueueConfigurationsProto.effectiveMinCapacity:type_name -> yarnam.hadoop.yarn.ResourceProto
 	31,  // 79: yarnam.hadoop.yarn.QueueConfigurationsProto.effectiveMaxCapacity:type_name -> yarnam.hadoop.yarn.ResourceProto
 	31,  // 80: yarnam.hadoop.yarn.QueueConfigurationsProto.configuredMinCapacity:type_name -> yarnam.hadoop.yarn.ResourceProto
 	31,  // 81: yarnam.hadoop.yarn.QueueConfigurationsProto.configuredMaxCapacity:type_name -> yarnam.hadoop.yarn.ResourceProto
 	30,  // 82: yarnam.hadoop.yarn.ResourceRequestProto.priority:type_name -> yarnam.hadoop.yarn.PriorityProto
 	31,  // 83: yarnam.hadoop.yarn.ResourceRequestProto.capability:type_name -> yarnam.hadoop.yarn.ResourceProto
-	66,  // 84: yarnam.hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> yarnam.hadoop.yarn.ExecutionTypeRequestProto
+	67,  // 84: yarnam.hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> yarnam.hadoop.yarn.ExecutionTypeRequestProto
 	5,   // 85: yarnam.hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> yarnam.hadoop.yarn.ExecutionTypeProto
 	30,  // 86: yarnam.hadoop.yarn.SchedulingRequestProto.priority:type_name -> yarnam.hadoop.yarn.PriorityProto
-	66,  // 87: yarnam.hadoop.yarn.SchedulingRequestProto.executionType:type_name -> yarnam.hadoop.yarn.ExecutionTypeRequestProto
-	69,  // 88: yarnam.hadoop.yarn.SchedulingRequestProto.resourceSizing:type_name -> yarnam.hadoop.yarn.ResourceSizingProto
-	72,  // 89: yarnam.hadoop.yarn.SchedulingRequestProto.placementConstraint:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
+	67,  // 87: yarnam.hadoop.yarn.SchedulingRequestProto.executionType:type_name -> yarnam.hadoop.yarn.ExecutionTypeRequestProto
+	70,  // 88: yarnam.hadoop.yarn.SchedulingRequestProto.resourceSizing:type_name -> yarnam.hadoop.yarn.ResourceSizingProto
+	73,  // 89: yarnam.hadoop.yarn.SchedulingRequestProto.placementConstraint:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
 	31,  // 90: yarnam.hadoop.yarn.ResourceSizingProto.resources:type_name -> yarnam.hadoop.yarn.ResourceProto
 	19,  // 91: yarnam.hadoop.yarn.RejectedSchedulingRequestProto.reason:type_name -> yarnam.hadoop.yarn.RejectionReasonProto
-	68,  // 92: yarnam.hadoop.yarn.RejectedSchedulingRequestProto.request:type_name -> yarnam.hadoop.yarn.SchedulingRequestProto
-	72,  // 93: yarnam.hadoop.yarn.PlacementConstraintMapEntryProto.placement_constraint:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
-	73,  // 94: yarnam.hadoop.yarn.PlacementConstraintProto.simpleConstraint:type_name -> yarnam.hadoop.yarn.SimplePlacementConstraintProto
-	75,  // 95: yarnam.hadoop.yarn.PlacementConstraintProto.compositeConstraint:type_name -> yarnam.hadoop.yarn.CompositePlacementConstraintProto
-	74,  // 96: yarnam.hadoop.yarn.SimplePlacementConstraintProto.targetExpressions:type_name -> yarnam.hadoop.yarn.PlacementConstraintTargetProto
+	69,  // 92: yarnam.hadoop.yarn.RejectedSchedulingRequestProto.request:type_name -> yarnam.hadoop.yarn.SchedulingRequestProto
+	73,  // 93: yarnam.hadoop.yarn.PlacementConstraintMapEntryProto.placement_constraint:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
+	74,  // 94: yarnam.hadoop.yarn.PlacementConstraintProto.simpleConstraint:type_name -> yarnam.hadoop.yarn.SimplePlacementConstraintProto
+	76,  // 95: yarnam.hadoop.yarn.PlacementConstraintProto.compositeConstraint:type_name -> yarnam.hadoop.yarn.CompositePlacementConstraintProto
+	75,  // 96: yarnam.hadoop.yarn.SimplePlacementConstraintProto.targetExpressions:type_name -> yarnam.hadoop.yarn.PlacementConstraintTargetProto
 	20,  // 97: yarnam.hadoop.yarn.SimplePlacementConstraintProto.attributeOpCode:type_name -> yarnam.hadoop.yarn.NodeAttributeOpCodeProto
 	22,  // 98: yarnam.hadoop.yarn.PlacementConstraintTargetProto.targetType:type_name -> yarnam.hadoop.yarn.PlacementConstraintTargetProto.TargetType
 	23,  // 99: yarnam.hadoop.yarn.CompositePlacementConstraintProto.compositeType:type_name -> yarnam.hadoop.yarn.CompositePlacementConstraintProto.CompositeType
-	72,  // 100: yarnam.hadoop.yarn.CompositePlacementConstraintProto.childConstraints:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
-	76,  // 101: yarnam.hadoop.yarn.CompositePlacementConstraintProto.timedChildConstraints:type_name -> yarnam.hadoop.yarn.TimedPlacementConstraintProto
-	72,  // 102: yarnam.hadoop.yarn.TimedPlacementConstraintProto.placementConstraint:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
+	73,  // 100: yarnam.hadoop.yarn.CompositePlacementConstraintProto.childConstraints:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
+	77,  // 101: yarnam.hadoop.yarn.CompositePlacementConstraintProto.timedChildConstraints:type_name -> yarnam.hadoop.yarn.TimedPlacementConstraintProto
+	73,  // 102: yarnam.hadoop.yarn.TimedPlacementConstraintProto.placementConstraint:type_name -> yarnam.hadoop.yarn.PlacementConstraintProto
 	24,  // 103: yarnam.hadoop.yarn.TimedPlacementConstraintProto.delayUnit:type_name -> yarnam.hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
-	78,  // 104: yarnam.hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> yarnam.hadoop.yarn.StrictPreemptionContractProto
-	79,  // 105: yarnam.hadoop.yarn.PreemptionMessageProto.contract:type_name -> yarnam.hadoop.yarn.PreemptionContractProto
-	80,  // 106: yarnam.hadoop.yarn.StrictPreemptionContractProto.container:type_name -> yarnam.hadoop.yarn.PreemptionContainerProto
-	81,  // 107: yarnam.hadoop.yarn.PreemptionContractProto.resource:type_name -> yarnam.hadoop.yarn.PreemptionResourceRequestProto
-	80,  // 108: yarnam.hadoop.yarn.PreemptionContractProto.container:type_name -> yarnam.hadoop.yarn.PreemptionContainerProto
+	79,  // 104: yarnam.hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> yarnam.hadoop.yarn.StrictPreemptionContractProto
+	80,  // 105: yarnam.hadoop.yarn.PreemptionMessageProto.contract:type_name -> yarnam.hadoop.yarn.PreemptionContractProto
+	81,  // 106: yarnam.hadoop.yarn.StrictPreemptionContractProto.container:type_name -> yarnam.hadoop.yarn.PreemptionContainerProto
+	82,  // 107: yarnam.hadoop.yarn.PreemptionContractProto.resource:type_name -> yarnam.hadoop.yarn.PreemptionResourceRequestProto
+	81,  // 108: yarnam.hadoop.yarn.PreemptionContractProto.container:type_name -> yarnam.hadoop.yarn.PreemptionContainerProto
 	27,  // 109: yarnam.hadoop.yarn.PreemptionContainerProto.id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	65,  // 110: yarnam.hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> yarnam.hadoop.yarn.ResourceRequestProto
-	83,  // 111: yarnam.hadoop.yarn.CollectorInfoProto.collector_token:type_name -> yarnam.hadoop.common.TokenProto
+	66,  // 110: yarnam.hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> yarnam.hadoop.yarn.ResourceRequestProto
+	84,  // 111: yarnam.hadoop.yarn.CollectorInfoProto.collector_token:type_name -> yarnam.hadoop.common.TokenProto
 	112, // [112:112] is the sub-list for method output_type
 	112, // [112:112] is the sub-list for method input_type
 	112, // [112:112] is the sub-list for extension type_name
@@ -6845,7 +6908,7 @@ func file_yarnam_yarn_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarnam_yarn_protos_proto_rawDesc), len(file_yarnam_yarn_protos_proto_rawDesc)),
 			NumEnums:      25,
-			NumMessages:   58,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -991,6 +991,96 @@ func (x *GetAllResourceTypeInfoResponseProto) GetResourceTypeInfo() []*ResourceT
 	return nil
 }
 
+// getClusterNodeLabels: the node labels added to the cluster. Field 1 carries the names alone, as
+// releases before node labels had attributes sent them.
+type GetClusterNodeLabelsRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetClusterNodeLabelsRequestProto) Reset() {
+	*x = GetClusterNodeLabelsRequestProto{}
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterNodeLabelsRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterNodeLabelsRequestProto) ProtoMessage() {}
+
+func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterNodeLabelsRequestProto.ProtoReflect.Descriptor instead.
+func (*GetClusterNodeLabelsRequestProto) Descriptor() ([]byte, []int) {
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{16}
+}
+
+type GetClusterNodeLabelsResponseProto struct {
+	state                protoimpl.MessageState `protogen:"open.v1"`
+	DeprecatedNodeLabels []string               `protobuf:"bytes,1,rep,name=deprecatedNodeLabels" json:"deprecatedNodeLabels,omitempty"`
+	NodeLabels           []*NodeLabelProto      `protobuf:"bytes,2,rep,name=nodeLabels" json:"nodeLabels,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *GetClusterNodeLabelsResponseProto) Reset() {
+	*x = GetClusterNodeLabelsResponseProto{}
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetClusterNodeLabelsResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetClusterNodeLabelsResponseProto) ProtoMessage() {}
+
+func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetClusterNodeLabelsResponseProto.ProtoReflect.Descriptor instead.
+func (*GetClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *GetClusterNodeLabelsResponseProto) GetDeprecatedNodeLabels() []string {
+	if x != nil {
+		return x.DeprecatedNodeLabels
+	}
+	return nil
+}
+
+func (x *GetClusterNodeLabelsResponseProto) GetNodeLabels() []*NodeLabelProto {
+	if x != nil {
+		return x.NodeLabels
+	}
+	return nil
+}
+
 type GetQueueInfoRequestProto struct {
 	state               protoimpl.MessageState `protogen:"open.v1"`
 	QueueName           *string                `protobuf:"bytes,1,opt,name=queueName" json:"queueName,omitempty"`
@@ -1004,7 +1094,7 @@ type GetQueueInfoRequestProto struct {
 
 func (x *GetQueueInfoRequestProto) Reset() {
 	*x = GetQueueInfoRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1106,7 @@ func (x *GetQueueInfoRequestProto) String() string {
 func (*GetQueueInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1119,7 @@ func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetQueueInfoRequestProto) GetQueueName() string {
@@ -1076,7 +1166,7 @@ type GetQueueInfoResponseProto struct {
 
 func (x *GetQueueInfoResponseProto) Reset() {
 	*x = GetQueueInfoResponseProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1178,7 @@ func (x *GetQueueInfoResponseProto) String() string {
 func (*GetQueueInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1191,7 @@ func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetQueueInfoResponseProto) GetQueueInfo() *QueueInfoProto {
@@ -1123,7 +1213,7 @@ type RegisterApplicationMasterRequestProto struct {
 
 func (x *RegisterApplicationMasterRequestProto) Reset() {
 	*x = RegisterApplicationMasterRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1225,7 @@ func (x *RegisterApplicationMasterRequestProto) String() string {
 func (*RegisterApplicationMasterRequestProto) ProtoMessage() {}
 
 func (x *RegisterApplicationMasterRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1238,7 @@ func (x *RegisterApplicationMasterRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RegisterApplicationMasterRequestProto.ProtoReflect.Descriptor instead.
 func (*RegisterApplicationMasterRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RegisterApplicationMasterRequestProto) GetHost() string {
@@ -1196,7 +1286,7 @@ type RegisterApplicationMasterResponseProto struct {
 
 func (x *RegisterApplicationMasterResponseProto) Reset() {
 	*x = RegisterApplicationMasterResponseProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1208,7 +1298,7 @@ func (x *RegisterApplicationMasterResponseProto) String() string {
 func (*RegisterApplicationMasterResponseProto) ProtoMessage() {}
 
 func (x *RegisterApplicationMasterResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1221,7 +1311,7 @@ func (x *RegisterApplicationMasterResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RegisterApplicationMasterResponseProto.ProtoReflect.Descriptor instead.
 func (*RegisterApplicationMasterResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RegisterApplicationMasterResponseProto) GetMaximumCapability() *ResourceProto {
@@ -1303,7 +1393,7 @@ type AllocateRequestProto struct {
 
 func (x *AllocateRequestProto) Reset() {
 	*x = AllocateRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1315,7 +1405,7 @@ func (x *AllocateRequestProto) String() string {
 func (*AllocateRequestProto) ProtoMessage() {}
 
 func (x *AllocateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1328,7 +1418,7 @@ func (x *AllocateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateRequestProto.ProtoReflect.Descriptor instead.
 func (*AllocateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AllocateRequestProto) GetAsk() []*ResourceRequestProto {
@@ -1412,7 +1502,7 @@ type AllocateResponseProto struct {
 
 func (x *AllocateResponseProto) Reset() {
 	*x = AllocateResponseProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1514,7 @@ func (x *AllocateResponseProto) String() string {
 func (*AllocateResponseProto) ProtoMessage() {}
 
 func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1527,7 @@ func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateResponseProto.ProtoReflect.Descriptor instead.
 func (*AllocateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AllocateResponseProto) GetAMCommand() AMCommandProto {
@@ -1572,7 +1662,7 @@ type UpdateContainerRequestProto struct {
 
 func (x *UpdateContainerRequestProto) Reset() {
 	*x = UpdateContainerRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1584,7 +1674,7 @@ func (x *UpdateContainerRequestProto) String() string {
 func (*UpdateContainerRequestProto) ProtoMessage() {}
 
 func (x *UpdateContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1597,7 +1687,7 @@ func (x *UpdateContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateContainerRequestProto) GetContainerVersion() int32 {
@@ -1646,7 +1736,7 @@ type UpdateContainerErrorProto struct {
 
 func (x *UpdateContainerErrorProto) Reset() {
 	*x = UpdateContainerErrorProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1748,7 @@ func (x *UpdateContainerErrorProto) String() string {
 func (*UpdateContainerErrorProto) ProtoMessage() {}
 
 func (x *UpdateContainerErrorProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1761,7 @@ func (x *UpdateContainerErrorProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerErrorProto.ProtoReflect.Descriptor instead.
 func (*UpdateContainerErrorProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateContainerErrorProto) GetReason() string {
@@ -1705,7 +1795,7 @@ type UpdatedContainerProto struct {
 
 func (x *UpdatedContainerProto) Reset() {
 	*x = UpdatedContainerProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1717,7 +1807,7 @@ func (x *UpdatedContainerProto) String() string {
 func (*UpdatedContainerProto) ProtoMessage() {}
 
 func (x *UpdatedContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1730,7 +1820,7 @@ func (x *UpdatedContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatedContainerProto.ProtoReflect.Descriptor instead.
 func (*UpdatedContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdatedContainerProto) GetUpdateType() ContainerUpdateTypeProto {
@@ -1757,7 +1847,7 @@ type NMTokenProto struct {
 
 func (x *NMTokenProto) Reset() {
 	*x = NMTokenProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +1859,7 @@ func (x *NMTokenProto) String() string {
 func (*NMTokenProto) ProtoMessage() {}
 
 func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +1872,7 @@ func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMTokenProto.ProtoReflect.Descriptor instead.
 func (*NMTokenProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NMTokenProto) GetNodeId() *NodeIdProto {
@@ -1809,7 +1899,7 @@ type EnhancedHeadroomProto struct {
 
 func (x *EnhancedHeadroomProto) Reset() {
 	*x = EnhancedHeadroomProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1911,7 @@ func (x *EnhancedHeadroomProto) String() string {
 func (*EnhancedHeadroomProto) ProtoMessage() {}
 
 func (x *EnhancedHeadroomProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +1924,7 @@ func (x *EnhancedHeadroomProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnhancedHeadroomProto.ProtoReflect.Descriptor instead.
 func (*EnhancedHeadroomProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EnhancedHeadroomProto) GetTotalPendingCount() int32 {
@@ -1862,7 +1952,7 @@ type FinishApplicationMasterRequestProto struct {
 
 func (x *FinishApplicationMasterRequestProto) Reset() {
 	*x = FinishApplicationMasterRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1874,7 +1964,7 @@ func (x *FinishApplicationMasterRequestProto) String() string {
 func (*FinishApplicationMasterRequestProto) ProtoMessage() {}
 
 func (x *FinishApplicationMasterRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1887,7 +1977,7 @@ func (x *FinishApplicationMasterRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use FinishApplicationMasterRequestProto.ProtoReflect.Descriptor instead.
 func (*FinishApplicationMasterRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *FinishApplicationMasterRequestProto) GetDiagnostics() string {
@@ -1925,7 +2015,7 @@ const (
 
 func (x *FinishApplicationMasterResponseProto) Reset() {
 	*x = FinishApplicationMasterResponseProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1937,7 +2027,7 @@ func (x *FinishApplicationMasterResponseProto) String() string {
 func (*FinishApplicationMasterResponseProto) ProtoMessage() {}
 
 func (x *FinishApplicationMasterResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1950,7 +2040,7 @@ func (x *FinishApplicationMasterResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use FinishApplicationMasterResponseProto.ProtoReflect.Descriptor instead.
 func (*FinishApplicationMasterResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *FinishApplicationMasterResponseProto) GetIsUnregistered() bool {
@@ -1969,7 +2059,7 @@ type StartContainersRequestProto struct {
 
 func (x *StartContainersRequestProto) Reset() {
 	*x = StartContainersRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2071,7 @@ func (x *StartContainersRequestProto) String() string {
 func (*StartContainersRequestProto) ProtoMessage() {}
 
 func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2084,7 @@ func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *StartContainersRequestProto) GetStartContainerRequest() []*StartContainerRequestProto {
@@ -2014,7 +2104,7 @@ type StartContainerRequestProto struct {
 
 func (x *StartContainerRequestProto) Reset() {
 	*x = StartContainerRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2026,7 +2116,7 @@ func (x *StartContainerRequestProto) String() string {
 func (*StartContainerRequestProto) ProtoMessage() {}
 
 func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2039,7 +2129,7 @@ func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *StartContainerRequestProto) GetContainerLaunchContext() *ContainerLaunchContextProto {
@@ -2067,7 +2157,7 @@ type StartContainersResponseProto struct {
 
 func (x *StartContainersResponseProto) Reset() {
 	*x = StartContainersResponseProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2079,7 +2169,7 @@ func (x *StartContainersResponseProto) String() string {
 func (*StartContainersResponseProto) ProtoMessage() {}
 
 func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2092,7 +2182,7 @@ func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *StartContainersResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -2125,7 +2215,7 @@ type StopContainersRequestProto struct {
 
 func (x *StopContainersRequestProto) Reset() {
 	*x = StopContainersRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2227,7 @@ func (x *StopContainersRequestProto) String() string {
 func (*StopContainersRequestProto) ProtoMessage() {}
 
 func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2240,7 @@ func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *StopContainersRequestProto) GetContainerId() []*ContainerIdProto {
@@ -2170,7 +2260,7 @@ type StopContainersResponseProto struct {
 
 func (x *StopContainersResponseProto) Reset() {
 	*x = StopContainersResponseProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2182,7 +2272,7 @@ func (x *StopContainersResponseProto) String() string {
 func (*StopContainersResponseProto) ProtoMessage() {}
 
 func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2195,7 +2285,7 @@ func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *StopContainersResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -2221,7 +2311,7 @@ type GetContainerStatusesRequestProto struct {
 
 func (x *GetContainerStatusesRequestProto) Reset() {
 	*x = GetContainerStatusesRequestProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2233,7 +2323,7 @@ func (x *GetContainerStatusesRequestProto) String() string {
 func (*GetContainerStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2246,7 +2336,7 @@ func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetContainerStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -2266,7 +2356,7 @@ type GetContainerStatusesResponseProto struct {
 
 func (x *GetContainerStatusesResponseProto) Reset() {
 	*x = GetContainerStatusesResponseProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2278,7 +2368,7 @@ func (x *GetContainerStatusesResponseProto) String() string {
 func (*GetContainerStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2291,7 +2381,7 @@ func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetContainerStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetContainerStatusesResponseProto) GetStatus() []*ContainerStatusProto {
@@ -2318,7 +2408,7 @@ type ContainerExceptionMapProto struct {
 
 func (x *ContainerExceptionMapProto) Reset() {
 	*x = ContainerExceptionMapProto{}
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2330,7 +2420,7 @@ func (x *ContainerExceptionMapProto) String() string {
 func (*ContainerExceptionMapProto) ProtoMessage() {}
 
 func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarnam_yarn_service_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2343,7 +2433,7 @@ func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerExceptionMapProto.ProtoReflect.Descriptor instead.
 func (*ContainerExceptionMapProto) Descriptor() ([]byte, []int) {
-	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarnam_yarn_service_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ContainerExceptionMapProto) GetContainerId() *ContainerIdProto {
@@ -2410,7 +2500,13 @@ const file_yarnam_yarn_service_protos_proto_rawDesc = "" +
 	"\vnodeReports\x18\x01 \x03(\v2#.yarnam.hadoop.yarn.NodeReportProtoR\vnodeReports\"$\n" +
 	"\"GetAllResourceTypeInfoRequestProto\"~\n" +
 	"#GetAllResourceTypeInfoResponseProto\x12W\n" +
-	"\x12resource_type_info\x18\x01 \x03(\v2).yarnam.hadoop.yarn.ResourceTypeInfoProtoR\x10resourceTypeInfo\"\xdc\x01\n" +
+	"\x12resource_type_info\x18\x01 \x03(\v2).yarnam.hadoop.yarn.ResourceTypeInfoProtoR\x10resourceTypeInfo\"\"\n" +
+	" GetClusterNodeLabelsRequestProto\"\x9b\x01\n" +
+	"!GetClusterNodeLabelsResponseProto\x122\n" +
+	"\x14deprecatedNodeLabels\x18\x01 \x03(\tR\x14deprecatedNodeLabels\x12B\n" +
+	"\n" +
+	"nodeLabels\x18\x02 \x03(\v2\".yarnam.hadoop.yarn.NodeLabelProtoR\n" +
+	"nodeLabels\"\xdc\x01\n" +
 	"\x18GetQueueInfoRequestProto\x12\x1c\n" +
 	"\tqueueName\x18\x01 \x01(\tR\tqueueName\x120\n" +
 	"\x13includeApplications\x18\x02 \x01(\bR\x13includeApplications\x12.\n" +
@@ -2543,7 +2639,7 @@ func file_yarnam_yarn_service_protos_proto_rawDescGZIP() []byte {
 }
 
 var file_yarnam_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_yarnam_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_yarnam_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_yarnam_yarn_service_protos_proto_goTypes = []any{
 	(ApplicationsRequestScopeProto)(0),             // 0: yarnam.hadoop.yarn.ApplicationsRequestScopeProto
 	(SchedulerResourceTypes)(0),                    // 1: yarnam.hadoop.yarn.SchedulerResourceTypes
@@ -2564,131 +2660,135 @@ var file_yarnam_yarn_service_protos_proto_goTypes = []any{
 	(*GetClusterNodesResponseProto)(nil),           // 16: yarnam.hadoop.yarn.GetClusterNodesResponseProto
 	(*GetAllResourceTypeInfoRequestProto)(nil),     // 17: yarnam.hadoop.yarn.GetAllResourceTypeInfoRequestProto
 	(*GetAllResourceTypeInfoResponseProto)(nil),    // 18: yarnam.hadoop.yarn.GetAllResourceTypeInfoResponseProto
-	(*GetQueueInfoRequestProto)(nil),               // 19: yarnam.hadoop.yarn.GetQueueInfoRequestProto
-	(*GetQueueInfoResponseProto)(nil),              // 20: yarnam.hadoop.yarn.GetQueueInfoResponseProto
-	(*RegisterApplicationMasterRequestProto)(nil),  // 21: yarnam.hadoop.yarn.RegisterApplicationMasterRequestProto
-	(*RegisterApplicationMasterResponseProto)(nil), // 22: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto
-	(*AllocateRequestProto)(nil),                   // 23: yarnam.hadoop.yarn.AllocateRequestProto
-	(*AllocateResponseProto)(nil),                  // 24: yarnam.hadoop.yarn.AllocateResponseProto
-	(*UpdateContainerRequestProto)(nil),            // 25: yarnam.hadoop.yarn.UpdateContainerRequestProto
-	(*UpdateContainerErrorProto)(nil),              // 26: yarnam.hadoop.yarn.UpdateContainerErrorProto
-	(*UpdatedContainerProto)(nil),                  // 27: yarnam.hadoop.yarn.UpdatedContainerProto
-	(*NMTokenProto)(nil),                           // 28: yarnam.hadoop.yarn.NMTokenProto
-	(*EnhancedHeadroomProto)(nil),                  // 29: yarnam.hadoop.yarn.EnhancedHeadroomProto
-	(*FinishApplicationMasterRequestProto)(nil),    // 30: yarnam.hadoop.yarn.FinishApplicationMasterRequestProto
-	(*FinishApplicationMasterResponseProto)(nil),   // 31: yarnam.hadoop.yarn.FinishApplicationMasterResponseProto
-	(*StartContainersRequestProto)(nil),            // 32: yarnam.hadoop.yarn.StartContainersRequestProto
-	(*StartContainerRequestProto)(nil),             // 33: yarnam.hadoop.yarn.StartContainerRequestProto
-	(*StartContainersResponseProto)(nil),           // 34: yarnam.hadoop.yarn.StartContainersResponseProto
-	(*StopContainersRequestProto)(nil),             // 35: yarnam.hadoop.yarn.StopContainersRequestProto
-	(*StopContainersResponseProto)(nil),            // 36: yarnam.hadoop.yarn.StopContainersResponseProto
-	(*GetContainerStatusesRequestProto)(nil),       // 37: yarnam.hadoop.yarn.GetContainerStatusesRequestProto
-	(*GetContainerStatusesResponseProto)(nil),      // 38: yarnam.hadoop.yarn.GetContainerStatusesResponseProto
-	(*ContainerExceptionMapProto)(nil),             // 39: yarnam.hadoop.yarn.ContainerExceptionMapProto
-	(*ApplicationIdProto)(nil),                     // 40: yarnam.hadoop.yarn.ApplicationIdProto
-	(*ResourceProto)(nil),                          // 41: yarnam.hadoop.yarn.ResourceProto
-	(*ApplicationSubmissionContextProto)(nil),      // 42: yarnam.hadoop.yarn.ApplicationSubmissionContextProto
-	(*ApplicationReportProto)(nil),                 // 43: yarnam.hadoop.yarn.ApplicationReportProto
-	(YarnApplicationStateProto)(0),                 // 44: yarnam.hadoop.yarn.YarnApplicationStateProto
-	(*YarnClusterMetricsProto)(nil),                // 45: yarnam.hadoop.yarn.YarnClusterMetricsProto
-	(NodeStateProto)(0),                            // 46: yarnam.hadoop.yarn.NodeStateProto
-	(*NodeReportProto)(nil),                        // 47: yarnam.hadoop.yarn.NodeReportProto
-	(*ResourceTypeInfoProto)(nil),                  // 48: yarnam.hadoop.yarn.ResourceTypeInfoProto
-	(*QueueInfoProto)(nil),                         // 49: yarnam.hadoop.yarn.QueueInfoProto
-	(*PlacementConstraintMapEntryProto)(nil),       // 50: yarnam.hadoop.yarn.PlacementConstraintMapEntryProto
-	(*ApplicationACLMapProto)(nil),                 // 51: yarnam.hadoop.yarn.ApplicationACLMapProto
-	(*ContainerProto)(nil),                         // 52: yarnam.hadoop.yarn.ContainerProto
-	(*ResourceProfilesProto)(nil),                  // 53: yarnam.hadoop.yarn.ResourceProfilesProto
-	(*ResourceRequestProto)(nil),                   // 54: yarnam.hadoop.yarn.ResourceRequestProto
-	(*ContainerIdProto)(nil),                       // 55: yarnam.hadoop.yarn.ContainerIdProto
-	(*ResourceBlacklistRequestProto)(nil),          // 56: yarnam.hadoop.yarn.ResourceBlacklistRequestProto
-	(*SchedulingRequestProto)(nil),                 // 57: yarnam.hadoop.yarn.SchedulingRequestProto
-	(AMCommandProto)(0),                            // 58: yarnam.hadoop.yarn.AMCommandProto
-	(*ContainerStatusProto)(nil),                   // 59: yarnam.hadoop.yarn.ContainerStatusProto
-	(*PreemptionMessageProto)(nil),                 // 60: yarnam.hadoop.yarn.PreemptionMessageProto
-	(*TokenProto)(nil),                             // 61: yarnam.hadoop.common.TokenProto
-	(*PriorityProto)(nil),                          // 62: yarnam.hadoop.yarn.PriorityProto
-	(*CollectorInfoProto)(nil),                     // 63: yarnam.hadoop.yarn.CollectorInfoProto
-	(*RejectedSchedulingRequestProto)(nil),         // 64: yarnam.hadoop.yarn.RejectedSchedulingRequestProto
-	(ExecutionTypeProto)(0),                        // 65: yarnam.hadoop.yarn.ExecutionTypeProto
-	(*NodeIdProto)(nil),                            // 66: yarnam.hadoop.yarn.NodeIdProto
-	(FinalApplicationStatusProto)(0),               // 67: yarnam.hadoop.yarn.FinalApplicationStatusProto
-	(*ContainerLaunchContextProto)(nil),            // 68: yarnam.hadoop.yarn.ContainerLaunchContextProto
-	(*StringBytesMapProto)(nil),                    // 69: yarnam.hadoop.yarn.StringBytesMapProto
-	(*SerializedExceptionProto)(nil),               // 70: yarnam.hadoop.yarn.SerializedExceptionProto
+	(*GetClusterNodeLabelsRequestProto)(nil),       // 19: yarnam.hadoop.yarn.GetClusterNodeLabelsRequestProto
+	(*GetClusterNodeLabelsResponseProto)(nil),      // 20: yarnam.hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*GetQueueInfoRequestProto)(nil),               // 21: yarnam.hadoop.yarn.GetQueueInfoRequestProto
+	(*GetQueueInfoResponseProto)(nil),              // 22: yarnam.hadoop.yarn.GetQueueInfoResponseProto
+	(*RegisterApplicationMasterRequestProto)(nil),  // 23: yarnam.hadoop.yarn.RegisterApplicationMasterRequestProto
+	(*RegisterApplicationMasterResponseProto)(nil), // 24: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto
+	(*AllocateRequestProto)(nil),                   // 25: yarnam.hadoop.yarn.AllocateRequestProto
+	(*AllocateResponseProto)(nil),                  // 26: yarnam.hadoop.yarn.AllocateResponseProto
+	(*UpdateContainerRequestProto)(nil),            // 27: yarnam.hadoop.yarn.UpdateContainerRequestProto
+	(*UpdateContainerErrorProto)(nil),              // 28: yarnam.hadoop.yarn.UpdateContainerErrorProto
+	(*UpdatedContainerProto)(nil),                  // 29: yarnam.hadoop.yarn.UpdatedContainerProto
+	(*NMTokenProto)(nil),                           // 30: yarnam.hadoop.yarn.NMTokenProto
+	(*EnhancedHeadroomProto)(nil),                  // 31: yarnam.hadoop.yarn.EnhancedHeadroomProto
+	(*FinishApplicationMasterRequestProto)(nil),    // 32: yarnam.hadoop.yarn.FinishApplicationMasterRequestProto
+	(*FinishApplicationMasterResponseProto)(nil),   // 33: yarnam.hadoop.yarn.FinishApplicationMasterResponseProto
+	(*StartContainersRequestProto)(nil),            // 34: yarnam.hadoop.yarn.StartContainersRequestProto
+	(*StartContainerRequestProto)(nil),             // 35: yarnam.hadoop.yarn.StartContainerRequestProto
+	(*StartContainersResponseProto)(nil),           // 36: yarnam.hadoop.yarn.StartContainersResponseProto
+	(*StopContainersRequestProto)(nil),             // 37: yarnam.hadoop.yarn.StopContainersRequestProto
+	(*StopContainersResponseProto)(nil),            // 38: yarnam.hadoop.yarn.StopContainersResponseProto
+	(*GetContainerStatusesRequestProto)(nil),       // 39: yarnam.hadoop.yarn.GetContainerStatusesRequestProto
+	(*GetContainerStatusesResponseProto)(nil),      // 40: yarnam.hadoop.yarn.GetContainerStatusesResponseProto
+	(*ContainerExceptionMapProto)(nil),             // 41: yarnam.hadoop.yarn.ContainerExceptionMapProto
+	(*ApplicationIdProto)(nil),                     // 42: yarnam.hadoop.yarn.ApplicationIdProto
+	(*ResourceProto)(nil),                          // 43: yarnam.hadoop.yarn.ResourceProto
+	(*ApplicationSubmissionContextProto)(nil),      // 44: yarnam.hadoop.yarn.ApplicationSubmissionContextProto
+	(*ApplicationReportProto)(nil),                 // 45: yarnam.hadoop.yarn.ApplicationReportProto
+	(YarnApplicationStateProto)(0),                 // 46: yarnam.hadoop.yarn.YarnApplicationStateProto
+	(*YarnClusterMetricsProto)(nil),                // 47: yarnam.hadoop.yarn.YarnClusterMetricsProto
+	(NodeStateProto)(0),                            // 48: yarnam.hadoop.yarn.NodeStateProto
+	(*NodeReportProto)(nil),                        // 49: yarnam.hadoop.yarn.NodeReportProto
+	(*ResourceTypeInfoProto)(nil),                  // 50: yarnam.hadoop.yarn.ResourceTypeInfoProto
+	(*NodeLabelProto)(nil),                         // 51: yarnam.hadoop.yarn.NodeLabelProto
+	(*QueueInfoProto)(nil),                         // 52: yarnam.hadoop.yarn.QueueInfoProto
+	(*PlacementConstraintMapEntryProto)(nil),       // 53: yarnam.hadoop.yarn.PlacementConstraintMapEntryProto
+	(*ApplicationACLMapProto)(nil),                 // 54: yarnam.hadoop.yarn.ApplicationACLMapProto
+	(*ContainerProto)(nil),                         // 55: yarnam.hadoop.yarn.ContainerProto
+	(*ResourceProfilesProto)(nil),                  // 56: yarnam.hadoop.yarn.ResourceProfilesProto
+	(*ResourceRequestProto)(nil),                   // 57: yarnam.hadoop.yarn.ResourceRequestProto
+	(*ContainerIdProto)(nil),                       // 58: yarnam.hadoop.yarn.ContainerIdProto
+	(*ResourceBlacklistRequestProto)(nil),          // 59: yarnam.hadoop.yarn.ResourceBlacklistRequestProto
+	(*SchedulingRequestProto)(nil),                 // 60: yarnam.hadoop.yarn.SchedulingRequestProto
+	(AMCommandProto)(0),                            // 61: yarnam.hadoop.yarn.AMCommandProto
+	(*ContainerStatusProto)(nil),                   // 62: yarnam.hadoop.yarn.ContainerStatusProto
+	(*PreemptionMessageProto)(nil),                 // 63: yarnam.hadoop.yarn.PreemptionMessageProto
+	(*TokenProto)(nil),                             // 64: yarnam.hadoop.common.TokenProto
+	(*PriorityProto)(nil),                          // 65: yarnam.hadoop.yarn.PriorityProto
+	(*CollectorInfoProto)(nil),                     // 66: yarnam.hadoop.yarn.CollectorInfoProto
+	(*RejectedSchedulingRequestProto)(nil),         // 67: yarnam.hadoop.yarn.RejectedSchedulingRequestProto
+	(ExecutionTypeProto)(0),                        // 68: yarnam.hadoop.yarn.ExecutionTypeProto
+	(*NodeIdProto)(nil),                            // 69: yarnam.hadoop.yarn.NodeIdProto
+	(FinalApplicationStatusProto)(0),               // 70: yarnam.hadoop.yarn.FinalApplicationStatusProto
+	(*ContainerLaunchContextProto)(nil),            // 71: yarnam.hadoop.yarn.ContainerLaunchContextProto
+	(*StringBytesMapProto)(nil),                    // 72: yarnam.hadoop.yarn.StringBytesMapProto
+	(*SerializedExceptionProto)(nil),               // 73: yarnam.hadoop.yarn.SerializedExceptionProto
 }
 var file_yarnam_yarn_service_protos_proto_depIdxs = []int32{
-	40, // 0: yarnam.hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
-	41, // 1: yarnam.hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> yarnam.hadoop.yarn.ResourceProto
-	42, // 2: yarnam.hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> yarnam.hadoop.yarn.ApplicationSubmissionContextProto
-	40, // 3: yarnam.hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
-	43, // 4: yarnam.hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> yarnam.hadoop.yarn.ApplicationReportProto
-	44, // 5: yarnam.hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> yarnam.hadoop.yarn.YarnApplicationStateProto
+	42, // 0: yarnam.hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
+	43, // 1: yarnam.hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> yarnam.hadoop.yarn.ResourceProto
+	44, // 2: yarnam.hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> yarnam.hadoop.yarn.ApplicationSubmissionContextProto
+	42, // 3: yarnam.hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
+	45, // 4: yarnam.hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> yarnam.hadoop.yarn.ApplicationReportProto
+	46, // 5: yarnam.hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> yarnam.hadoop.yarn.YarnApplicationStateProto
 	0,  // 6: yarnam.hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> yarnam.hadoop.yarn.ApplicationsRequestScopeProto
-	43, // 7: yarnam.hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> yarnam.hadoop.yarn.ApplicationReportProto
-	40, // 8: yarnam.hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
-	45, // 9: yarnam.hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> yarnam.hadoop.yarn.YarnClusterMetricsProto
-	46, // 10: yarnam.hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> yarnam.hadoop.yarn.NodeStateProto
-	47, // 11: yarnam.hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> yarnam.hadoop.yarn.NodeReportProto
-	48, // 12: yarnam.hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> yarnam.hadoop.yarn.ResourceTypeInfoProto
-	49, // 13: yarnam.hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> yarnam.hadoop.yarn.QueueInfoProto
-	50, // 14: yarnam.hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> yarnam.hadoop.yarn.PlacementConstraintMapEntryProto
-	41, // 15: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> yarnam.hadoop.yarn.ResourceProto
-	51, // 16: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> yarnam.hadoop.yarn.ApplicationACLMapProto
-	52, // 17: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> yarnam.hadoop.yarn.ContainerProto
-	28, // 18: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> yarnam.hadoop.yarn.NMTokenProto
-	1,  // 19: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> yarnam.hadoop.yarn.SchedulerResourceTypes
-	53, // 20: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> yarnam.hadoop.yarn.ResourceProfilesProto
-	48, // 21: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> yarnam.hadoop.yarn.ResourceTypeInfoProto
-	54, // 22: yarnam.hadoop.yarn.AllocateRequestProto.ask:type_name -> yarnam.hadoop.yarn.ResourceRequestProto
-	55, // 23: yarnam.hadoop.yarn.AllocateRequestProto.release:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	56, // 24: yarnam.hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> yarnam.hadoop.yarn.ResourceBlacklistRequestProto
-	25, // 25: yarnam.hadoop.yarn.AllocateRequestProto.update_requests:type_name -> yarnam.hadoop.yarn.UpdateContainerRequestProto
-	57, // 26: yarnam.hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> yarnam.hadoop.yarn.SchedulingRequestProto
-	58, // 27: yarnam.hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> yarnam.hadoop.yarn.AMCommandProto
-	52, // 28: yarnam.hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> yarnam.hadoop.yarn.ContainerProto
-	59, // 29: yarnam.hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> yarnam.hadoop.yarn.ContainerStatusProto
-	41, // 30: yarnam.hadoop.yarn.AllocateResponseProto.limit:type_name -> yarnam.hadoop.yarn.ResourceProto
-	47, // 31: yarnam.hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> yarnam.hadoop.yarn.NodeReportProto
-	60, // 32: yarnam.hadoop.yarn.AllocateResponseProto.preempt:type_name -> yarnam.hadoop.yarn.PreemptionMessageProto
-	28, // 33: yarnam.hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> yarnam.hadoop.yarn.NMTokenProto
-	61, // 34: yarnam.hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> yarnam.hadoop.common.TokenProto
-	62, // 35: yarnam.hadoop.yarn.AllocateResponseProto.application_priority:type_name -> yarnam.hadoop.yarn.PriorityProto
-	63, // 36: yarnam.hadoop.yarn.AllocateResponseProto.collector_info:type_name -> yarnam.hadoop.yarn.CollectorInfoProto
-	26, // 37: yarnam.hadoop.yarn.AllocateResponseProto.update_errors:type_name -> yarnam.hadoop.yarn.UpdateContainerErrorProto
-	27, // 38: yarnam.hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> yarnam.hadoop.yarn.UpdatedContainerProto
-	52, // 39: yarnam.hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> yarnam.hadoop.yarn.ContainerProto
-	64, // 40: yarnam.hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> yarnam.hadoop.yarn.RejectedSchedulingRequestProto
-	29, // 41: yarnam.hadoop.yarn.AllocateResponseProto.enhanced_headroom:type_name -> yarnam.hadoop.yarn.EnhancedHeadroomProto
-	55, // 42: yarnam.hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	2,  // 43: yarnam.hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> yarnam.hadoop.yarn.ContainerUpdateTypeProto
-	41, // 44: yarnam.hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> yarnam.hadoop.yarn.ResourceProto
-	65, // 45: yarnam.hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> yarnam.hadoop.yarn.ExecutionTypeProto
-	25, // 46: yarnam.hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> yarnam.hadoop.yarn.UpdateContainerRequestProto
-	2,  // 47: yarnam.hadoop.yarn.UpdatedContainerProto.update_type:type_name -> yarnam.hadoop.yarn.ContainerUpdateTypeProto
-	52, // 48: yarnam.hadoop.yarn.UpdatedContainerProto.container:type_name -> yarnam.hadoop.yarn.ContainerProto
-	66, // 49: yarnam.hadoop.yarn.NMTokenProto.nodeId:type_name -> yarnam.hadoop.yarn.NodeIdProto
-	61, // 50: yarnam.hadoop.yarn.NMTokenProto.token:type_name -> yarnam.hadoop.common.TokenProto
-	67, // 51: yarnam.hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> yarnam.hadoop.yarn.FinalApplicationStatusProto
-	33, // 52: yarnam.hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> yarnam.hadoop.yarn.StartContainerRequestProto
-	68, // 53: yarnam.hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> yarnam.hadoop.yarn.ContainerLaunchContextProto
-	61, // 54: yarnam.hadoop.yarn.StartContainerRequestProto.container_token:type_name -> yarnam.hadoop.common.TokenProto
-	69, // 55: yarnam.hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> yarnam.hadoop.yarn.StringBytesMapProto
-	55, // 56: yarnam.hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	39, // 57: yarnam.hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> yarnam.hadoop.yarn.ContainerExceptionMapProto
-	55, // 58: yarnam.hadoop.yarn.StopContainersRequestProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	55, // 59: yarnam.hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	39, // 60: yarnam.hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> yarnam.hadoop.yarn.ContainerExceptionMapProto
-	55, // 61: yarnam.hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	59, // 62: yarnam.hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> yarnam.hadoop.yarn.ContainerStatusProto
-	39, // 63: yarnam.hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> yarnam.hadoop.yarn.ContainerExceptionMapProto
-	55, // 64: yarnam.hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
-	70, // 65: yarnam.hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> yarnam.hadoop.yarn.SerializedExceptionProto
-	66, // [66:66] is the sub-list for method output_type
-	66, // [66:66] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	45, // 7: yarnam.hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> yarnam.hadoop.yarn.ApplicationReportProto
+	42, // 8: yarnam.hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> yarnam.hadoop.yarn.ApplicationIdProto
+	47, // 9: yarnam.hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> yarnam.hadoop.yarn.YarnClusterMetricsProto
+	48, // 10: yarnam.hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> yarnam.hadoop.yarn.NodeStateProto
+	49, // 11: yarnam.hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> yarnam.hadoop.yarn.NodeReportProto
+	50, // 12: yarnam.hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> yarnam.hadoop.yarn.ResourceTypeInfoProto
+	51, // 13: yarnam.hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> yarnam.hadoop.yarn.NodeLabelProto
+	52, // 14: yarnam.hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> yarnam.hadoop.yarn.QueueInfoProto
+	53, // 15: yarnam.hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> yarnam.hadoop.yarn.PlacementConstraintMapEntryProto
+	43, // 16: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> yarnam.hadoop.yarn.ResourceProto
+	54, // 17: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> yarnam.hadoop.yarn.ApplicationACLMapProto
+	55, // 18: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> yarnam.hadoop.yarn.ContainerProto
+	30, // 19: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> yarnam.hadoop.yarn.NMTokenProto
+	1,  // 20: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> yarnam.hadoop.yarn.SchedulerResourceTypes
+	56, // 21: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> yarnam.hadoop.yarn.ResourceProfilesProto
+	50, // 22: yarnam.hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> yarnam.hadoop.yarn.ResourceTypeInfoProto
+	57, // 23: yarnam.hadoop.yarn.AllocateRequestProto.ask:type_name -> yarnam.hadoop.yarn.ResourceRequestProto
+	58, // 24: yarnam.hadoop.yarn.AllocateRequestProto.release:type_name -> yarnam.hadoop.yarn.ContainerIdProto
+	59, // 25: yarnam.hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> yarnam.hadoop.yarn.ResourceBlacklistRequestProto
+	27, // 26: yarnam.hadoop.yarn.AllocateRequestProto.update_requests:type_name -> yarnam.hadoop.yarn.UpdateContainerRequestProto
+	60, // 27: yarnam.hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> yarnam.hadoop.yarn.SchedulingRequestProto
+	61, // 28: yarnam.hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> yarnam.hadoop.yarn.AMCommandProto
+	55, // 29: yarnam.hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> yarnam.hadoop.yarn.ContainerProto
+	62, // 30: yarnam.hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> yarnam.hadoop.yarn.ContainerStatusProto
+	43, // 31: yarnam.hadoop.yarn.AllocateResponseProto.limit:type_name -> yarnam.hadoop.yarn.ResourceProto
+	49, // 32: yarnam.hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> yarnam.hadoop.yarn.NodeReportProto
+	63, // 33: yarnam.hadoop.yarn.AllocateResponseProto.preempt:type_name -> yarnam.hadoop.yarn.PreemptionMessageProto
+	30, // 34: yarnam.hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> yarnam.hadoop.yarn.NMTokenProto
+	64, // 35: yarnam.hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> yarnam.hadoop.common.TokenProto
+	65, // 36: yarnam.hadoop.yarn.AllocateResponseProto.application_priority:type_name -> yarnam.hadoop.yarn.PriorityProto
+	66, // 37: yarnam.hadoop.yarn.AllocateResponseProto.collector_info:type_name -> yarnam.hadoop.yarn.CollectorInfoProto
+	28, // 38: yarnam.hadoop.yarn.AllocateResponseProto.update_errors:type_name -> yarnam.hadoop.yarn.UpdateContainerErrorProto
+	29, // 39: yarnam.hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> yarnam.hadoop.yarn.UpdatedContainerProto
+	55, // 40: yarnam.hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> yarnam.hadoop.yarn.ContainerProto
+	67, // 41: yarnam.hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> yarnam.hadoop.yarn.RejectedSchedulingRequestProto
+	31, // 42: yarnam.hadoop.yarn.AllocateResponseProto.enhanced_headroom:type_name -> yarnam.hadoop.yarn.EnhancedHeadroomProto
+	58, // 43: yarnam.hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
+	2,  // 44: yarnam.hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> yarnam.hadoop.yarn.ContainerUpdateTypeProto
+	43, // 45: yarnam.hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> yarnam.hadoop.yarn.ResourceProto
+	68, // 46: yarnam.hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> yarnam.hadoop.yarn.ExecutionTypeProto
+	27, // 47: yarnam.hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> yarnam.hadoop.yarn.UpdateContainerRequestProto
+	2,  // 48: yarnam.hadoop.yarn.UpdatedContainerProto.update_type:type_name -> yarnam.hadoop.yarn.ContainerUpdateTypeProto
+	55, // 49: yarnam.hadoop.yarn.UpdatedContainerProto.container:type_name -> yarnam.hadoop.yarn.ContainerProto
+	69, // 50: yarnam.hadoop.yarn.NMTokenProto.nodeId:type_name -> yarnam.hadoop.yarn.NodeIdProto
+	64, // 51: yarnam.hadoop.yarn.NMTokenProto.token:type_name -> yarnam.hadoop.common.TokenProto
+	70, // 52: yarnam.hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> yarnam.hadoop.yarn.FinalApplicationStatusProto
+	35, // 53: yarnam.hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> yarnam.hadoop.yarn.StartContainerRequestProto
+	71, // 54: yarnam.hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> yarnam.hadoop.yarn.ContainerLaunchContextProto
+	64, // 55: yarnam.hadoop.yarn.StartContainerRequestProto.container_token:type_name -> yarnam.hadoop.common.TokenProto
+	72, // 56: yarnam.hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> yarnam.hadoop.yarn.StringBytesMapProto
+	58, // 57: yarnam.hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> yarnam.hadoop.yarn.ContainerIdProto
+	41, // 58: yarnam.hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> yarnam.hadoop.yarn.ContainerExceptionMapProto
+	58, // 59: yarnam.hadoop.yarn.StopContainersRequestProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
+	58, // 60: yarnam.hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> yarnam.hadoop.yarn.ContainerIdProto
+	41, // 61: yarnam.hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> yarnam.hadoop.yarn.ContainerExceptionMapProto
+	58, // 62: yarnam.hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
+	62, // 63: yarnam.hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> yarnam.hadoop.yarn.ContainerStatusProto
+	41, // 64: yarnam.hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> yarnam.hadoop.yarn.ContainerExceptionMapProto
+	58, // 65: yarnam.hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> yarnam.hadoop.yarn.ContainerIdProto
+	73, // 66: yarnam.hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> yarnam.hadoop.yarn.SerializedExceptionProto
+	67, // [67:67] is the sub-list for method output_type
+	67, // [67:67] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_yarnam_yarn_service_protos_proto_init() }
@@ -2704,7 +2804,7 @@ func file_yarnam_yarn_service_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarnam_yarn_service_protos_proto_rawDesc), len(file_yarnam_yarn_service_protos_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
