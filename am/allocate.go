@@ -345,9 +345,15 @@ func (a *AM) progressLocked() float32 {
 	return float32(min(a.rec.succeededN, a.instances)) / float32(a.instances)
 }
 
-// resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
+// resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id, in the
+// partition of taskexecutor.node-label when one is set.
 func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
+	var label *string
+	if a.cfg.NodeLabel != "" {
+		label = proto.String(a.cfg.NodeLabel)
+	}
 	return &hadooppb.ResourceRequestProto{
+		NodeLabelExpression: label,
 		Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(a.cfg.Priority)},
 		ResourceName:        proto.String("*"),
 		Capability:          ResourceProto(a.cfg.Spec.Capability),

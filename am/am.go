@@ -108,6 +108,10 @@ type Config struct {
 	// the node reports, else the asks are plain). Any is the default: spreading was not faster in
 	// every row of the benchmark (docs/performance.md, "Node-local spreading").
 	Locality string
+	// NodeLabel is taskexecutor.node-label: the node-label expression of the "*" request of every
+	// ask, and the partition whose nodes the not-enough-resources evidence and spreading count (""
+	// = the queue's default partition, every node counted; docs/job-file.md#node-labels).
+	NodeLabel string
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).
 	KeepStagingOnKill bool

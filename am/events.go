@@ -106,7 +106,10 @@ func AllocationRejectedEvent(key string, requested, maximum int64, yarnType, rmM
 func NotEnoughResourcesEvent(ev contract.Evidence, action string) contract.Event {
 	var b strings.Builder
 	fmt.Fprintf(&b, "not enough resources: %d TaskExecutor container(s) of %s still pending after %s", ev.Pending, ev.Asked, ev.PendingFor)
-	if len(ev.ClusterTotal) > 0 {
+	switch {
+	case ev.Partition != "" && len(ev.ClusterTotal) > 0:
+		fmt.Fprintf(&b, "; node-label partition %q (%d nodes) total %s, free %s", ev.Partition, ev.Nodes, ev.ClusterTotal, ev.ClusterFree)
+	case len(ev.ClusterTotal) > 0:
 		fmt.Fprintf(&b, "; cluster (%d nodes) total %s, free %s", ev.Nodes, ev.ClusterTotal, ev.ClusterFree)
 	}
 	if ev.LargestNode != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -20,6 +21,22 @@ import (
 // AM uses it only for evidence; when it is nil or fails, the allocate response's headroom is used.
 type ClusterNodes interface {
 	GetClusterNodes(ctx context.Context, states ...hadooppb.NodeStateProto) ([]*hadooppb.NodeReportProto, error)
+}
+
+// InPartition keeps the nodes of partition label (a node report's node_labels); label "" keeps every
+// node. The evidence of a job with taskexecutor.node-label counts only the nodes its requests can be
+// placed on (TestEvidenceCountsOnlyThePartition; docs/job-file.md#node-labels).
+func InPartition(nodes []*hadooppb.NodeReportProto, label string) []*hadooppb.NodeReportProto {
+	if label == "" {
+		return nodes
+	}
+	var out []*hadooppb.NodeReportProto
+	for _, n := range nodes {
+		if slices.Contains(n.GetNodeLabels(), label) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // BuildEvidence sums the RUNNING nodes' capability and use, and picks the largest node by the

@@ -124,6 +124,7 @@ func (a *AM) checkGang(ctx context.Context) {
 
 	nodes := a.runningNodes(ctx)
 	ev := BuildEvidence(a.cfg.Spec.Capability, missing, a.cfg.GangTimeout, nodes, headroom)
+	ev.Partition = a.cfg.NodeLabel
 	action := a.policy.Config().OnPendingTimeout
 	e := a.emit(NotEnoughResourcesEvent(ev, action))
 	a.log.WithFields(logrus.Fields{"held": held, "missing": missing}).Warn("am: " + e.Message)

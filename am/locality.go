@@ -228,6 +228,9 @@ const defaultRack = "/default-rack"
 func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hadooppb.ResourceRequestProto {
 	r := proto.Clone(base).(*hadooppb.ResourceRequestProto)
 	r.ResourceName = proto.String(name)
+	// The RM refuses a label expression on a host or rack request; the "*" request's label applies
+	// to them (TestLocalityRequestsCarryTheLabelOnStarOnly).
+	r.NodeLabelExpression = nil
 	r.NumContainers = proto.Int32(int32(n))
 	return r
 }
@@ -303,5 +306,5 @@ func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
 		return nil
 	}
-	return roomsOf(nodes, a.cfg.Spec.Capability, ours, excluded)
+	return roomsOf(InPartition(nodes, a.cfg.NodeLabel), a.cfg.Spec.Capability, ours, excluded)
 }

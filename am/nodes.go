@@ -146,5 +146,5 @@ func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
 		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
 		return nil
 	}
-	return nodes
+	return InPartition(nodes, a.cfg.NodeLabel)
 }

@@ -215,6 +215,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 			Gang: job.TaskExecutor.Gang},
 		GangTimeout: job.TaskExecutor.GangTimeout,
 		Locality:    job.TaskExecutor.Locality,
+		NodeLabel:   job.TaskExecutor.NodeLabel,
 		Host:        host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,

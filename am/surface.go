@@ -145,6 +145,7 @@ func (a *AM) checkPending(ctx context.Context) {
 	}
 	nodes := a.runningNodes(ctx)
 	ev := BuildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
+	ev.Partition = a.cfg.NodeLabel
 	e := a.emit(NotEnoughResourcesEvent(ev, a.policy.Config().OnPendingTimeout))
 	a.log.WithFields(logrus.Fields{"pending": pending, "pending_for": ev.PendingFor}).Warn("am: " + e.Message)
 	if d.Fail {

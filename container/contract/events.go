@@ -41,10 +41,12 @@ const (
 // Evidence is why the AM believes the cluster cannot serve its asks: what it asks per container,
 // what the cluster has in total and free per resource type, and its largest node.
 type Evidence struct {
-	Asked        Capability `json:"asked"`                  // per container
-	Pending      int        `json:"pending"`                // containers still asked for
-	PendingFor   string     `json:"pendingFor"`             // how long nothing was allocated, e.g. "30s"
-	Nodes        int        `json:"nodes"`                  // running NodeManagers
+	Asked      Capability `json:"asked"`      // per container
+	Pending    int        `json:"pending"`    // containers still asked for
+	PendingFor string     `json:"pendingFor"` // how long nothing was allocated, e.g. "30s"
+	Nodes      int        `json:"nodes"`      // running NodeManagers (of Partition)
+	// Partition is taskexecutor.node-label: only its nodes are counted ("" = every node).
+	Partition    string     `json:"partition,omitempty"`
 	ClusterTotal Capability `json:"clusterTotal,omitempty"` // sum of every running node's capability
 	ClusterFree  Capability `json:"clusterFree,omitempty"`  // total minus used
 	Headroom     Capability `json:"headroom,omitempty"`     // what the scheduler says this app may still get
