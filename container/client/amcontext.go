@@ -194,6 +194,19 @@ func SubmissionContext(o AMOptions) (*hadooppb.ApplicationSubmissionContextProto
 		ApplicationType: proto.String(contract.ApplicationType),
 		ApplicationTags: tags,
 	}
+	if l := o.Job.AM.NodeLabel; l != "" {
+		// am.node-label: the AM container's own request, so that the TaskExecutors' partition stays
+		// taskexecutor.node-label's (the application-wide node_label_expression would be the
+		// default of their requests too; docs/job-file.md#node-labels).
+		sc.AmContainerResourceRequest = []*hadooppb.ResourceRequestProto{{
+			Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(0)},
+			ResourceName:        proto.String("*"),
+			Capability:          proto.Clone(sc.Resource).(*hadooppb.ResourceProto),
+			NumContainers:       proto.Int32(1),
+			RelaxLocality:       proto.Bool(true),
+			NodeLabelExpression: proto.String(l),
+		}}
+	}
 	if o.Job.MaxAttempts > 0 {
 		sc.MaxAppAttempts = proto.Int32(o.Job.MaxAttempts)
 	}
