@@ -179,6 +179,9 @@ func CheckAgainstCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, lj 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkNodeLabels(ctx, rm, lj.Job, queue); err != nil {
+		return nil, err
+	}
 	if err := preflightWithoutMaximum(lj, facts); err != nil {
 		return nil, err
 	}
