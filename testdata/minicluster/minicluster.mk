@@ -13,9 +13,11 @@ HADOOP_VERSION ?= 3.4.3
 # RECOVERY, else Hadoop's). LOG_FORMAT: aggregated log file format, TFile (default) or IFile.
 HA ?=
 RECOVERY ?=
+# LABELS=1: node labels gpu and fpga, NodeManager 1 in the exclusive gpu partition (README.md, "Node labels").
+LABELS ?=
 NM_EXPIRY_MS ?=
 LOG_FORMAT ?=
-MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) \
+MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) MINICLUSTER_LABELS=$(LABELS) \
   MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT)
 # Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
@@ -136,3 +138,17 @@ test-faults: build $(GOTESTSUM)
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) || rc=1; \
 	  echo "=== faults $$mode: $$(( $$(date +%s) - start )) s"; \
 	done; exit $$rc
+
+# The node-label suite, which make test runs too: a LABELS=1 cluster in $(LABELS_MINICLUSTER_DIR)
+# and the tests of build tag `integration && labels` (am/labels_integration_test.go), which fail
+# without it; the cluster is brought down whatever happened.
+LABELS_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/labels
+.PHONY: test-labels
+test-labels: build $(GOTESTSUM)
+	@rc=0; start=$$(date +%s); echo "=== labels: LABELS=1 cluster"; \
+	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(LABELS_MINICLUSTER_DIR) LABELS=1 HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
+	  ( . $(LABELS_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration labels' -count=1 -timeout 20m -run '^TestLabels' ./am/ ) || rc=1; \
+	else rc=1; fi; \
+	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(LABELS_MINICLUSTER_DIR) || rc=1; \
+	echo "=== labels: $$(( $$(date +%s) - start )) s"; exit $$rc

@@ -31,6 +31,8 @@
 #                          integrity or privacy (make minicluster-up SECURE=1 RPC_PROTECTION=privacy)
 #   MINICLUSTER_HA         1: two RMs rm1 (active) and rm2 (standby), recovery on (make ... HA=1)
 #   MINICLUSTER_RECOVERY   1: one RM with work-preserving recovery, restartable (make ... RECOVERY=1)
+#   MINICLUSTER_LABELS     1: node labels gpu and fpga, NodeManager 1 in the exclusive gpu partition
+#                          (make ... LABELS=1; README.md, "Node labels")
 #   MINICLUSTER_NM_EXPIRY_MS  NM liveness expiry in ms (make ... NM_EXPIRY_MS=5000; default 10000
 #                          with HA/RECOVERY, else Hadoop's 600000, 20000 when Kerberized)
 #   MINICLUSTER_LOG_FORMAT log aggregation file format: TFile (default) or IFile (make ... LOG_FORMAT=IFile)
@@ -224,6 +226,7 @@ write_env() {
   case "$(field mode "$line")" in
     ha) fault=(YARN_AM_HA 1 YARN_AM_RECOVERY 1) ;;
     recovery) fault=(YARN_AM_RECOVERY 1) ;;
+    labels) fault=(YARN_AM_LABELS gpu) ;;
   esac
   local user nm_logs="" nm_local="" i
   user="$(field user "$line")"
@@ -282,6 +285,11 @@ cmd_up() {
   if is_on "RECOVERY" "${MINICLUSTER_RECOVERY:-}"; then
     fault_args+=(--recovery)
     [[ $want_mode == ha ]] || want_mode=recovery
+  fi
+  if is_on "LABELS" "${MINICLUSTER_LABELS:-}"; then
+    [[ $want_mode == plain ]] || die "LABELS=1 with HA=1 or RECOVERY=1: the node-label control runs on the plain cluster only"
+    fault_args+=(--labels)
+    want_mode=labels
   fi
   if [[ -n "${MINICLUSTER_NM_EXPIRY_MS:-}" ]]; then
     [[ "$MINICLUSTER_NM_EXPIRY_MS" =~ ^[1-9][0-9]*$ ]] ||

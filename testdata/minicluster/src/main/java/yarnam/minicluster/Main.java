@@ -224,6 +224,9 @@ public final class Main {
       yconf.setLong(NM_EXPIRY, opts.nmExpiryMs);
     }
     ResourceUtils.resetResourceTypes(yconf);
+    if (opts.labels) {
+      NodeLabels.configure(yconf, work);
+    }
     if (opts.ha) {
       // A transition to active reloads the scheduler and node settings from the RM's configuration
       // provider, not from the Configuration it was started with; the default one reads the
@@ -247,6 +250,9 @@ public final class Main {
     });
     yarn.isolateWebApps();
     List<NodeReport> nodes = asRm(() -> waitForNodes(yarn.getConfig()));
+    if (opts.labels) {
+      NodeLabels.assign(yarn.getResourceManager(0), nodes);
+    }
 
     writeConfig(dfsConf, clientYarnConf(yarn.getConfig(), ports));
     String[] rmIds = opts.ha ? new String[] {RM_IDS[0], RM_IDS[1]} : new String[] {RM_IDS[0]};
@@ -275,7 +281,7 @@ public final class Main {
         + " nodes=" + String.join(",", addrs)
         + " user=" + opts.user
         + " hadoop=" + VersionInfo.getVersion()
-        + " mode=" + (opts.ha ? "ha" : opts.recovery ? "recovery" : "plain")
+        + " mode=" + (opts.ha ? "ha" : opts.recovery ? "recovery" : opts.labels ? "labels" : "plain")
         + " rms=" + String.join(",", rms)
         + " webs=" + String.join(",", webs)
         + " control=" + opts.controlDir

@@ -30,6 +30,8 @@ final class Options {
   // Fault controls (see Controls): HA pair, RM recovery, NM liveness expiry, the command dir.
   boolean ha;
   boolean recovery;
+  // Node labels (NodeLabels): NodeManager 1 in an exclusive gpu partition.
+  boolean labels;
   int nmExpiryMs;
   File controlDir;
   // Log aggregation to HDFS (TFile or IFile).
@@ -83,6 +85,8 @@ final class Options {
       "  --nm-expiry-ms N        yarn.nm.liveness-monitor.expiry-interval-ms (default: 10000 with --ha",
       "                          or --recovery, else Hadoop's 600000, or 20000 with --secure)",
       "  --control-dir DIR       where the harness takes commands (default: CONF_DIR/../control)",
+      "  --labels                node labels gpu and fpga; NodeManager 1 in the exclusive gpu",
+      "                          partition, which queue default may use (not fpga)",
       "",
       "Log aggregation (always on, to HDFS):",
       "  --log-aggregation-format F  TFile (default) or IFile",
@@ -122,6 +126,10 @@ final class Options {
       }
       if (a.equals("--recovery")) {
         o.recovery = true;
+        continue;
+      }
+      if (a.equals("--labels")) {
+        o.labels = true;
         continue;
       }
       if (i + 1 >= args.length) {
@@ -171,6 +179,10 @@ final class Options {
     }
     if (o.controlDir == null) {
       o.controlDir = new File(o.confDir.getParentFile(), "control");
+    }
+    if (o.labels && (o.ha || o.recovery)) {
+      throw new UsageException("--labels with --ha or --recovery: the node-label control runs on"
+          + " the plain cluster only");
     }
     if ((o.ha || o.recovery) && o.secure) {
       throw new UsageException((o.ha ? "--ha" : "--recovery") + " with --secure: the fault controls"
