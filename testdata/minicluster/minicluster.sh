@@ -61,10 +61,11 @@ use_version() {
     3.2.[0-9]*) MVN_PROFILE=hadoop-3.2 ;;
     3.3.[0-9]*) MVN_PROFILE=hadoop-3.3 ;;
     3.4.[0-9]*) MVN_PROFILE="" ;;
-    *) die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)" ;;
+    3.5.[0-9]*) MVN_PROFILE=hadoop-3.5 ;;
+    *) die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x, 3.4.x or 3.5.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3, 3.5.0)" ;;
   esac
-  [[ "$HADOOP_VERSION" =~ ^3\.[1-4]\.[0-9]+$ ]] ||
-    die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)"
+  [[ "$HADOOP_VERSION" =~ ^3\.[1-5]\.[0-9]+$ ]] ||
+    die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x, 3.4.x or 3.5.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3, 3.5.0)"
   VTARGET="$TARGET/$HADOOP_VERSION"
   CLASSPATH_FILE="$VTARGET/classpath.txt"
   POM_STAMP="$VTARGET/classpath.pom.sha256"
@@ -476,7 +477,7 @@ cmd_check() {
       die "SecureCheck failed"
   fi
   case "${YARN_AM_HADOOP_VERSION:-$DEFAULT_HADOOP_VERSION}" in
-    3.4.*) ;;
+    3.4.* | 3.5.*) ;;
     *) die "DistributedShell (the 3.4.2 jar) needs Hadoop 3.4 jars (it calls commons-cli methods older releases lack); this cluster runs Hadoop $YARN_AM_HADOOP_VERSION: check it with bin/yarn-am cluster or make test-compat" ;;
   esac
   log "DistributedShell, 2 containers"
