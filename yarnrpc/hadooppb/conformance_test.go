@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -117,7 +116,7 @@ func TestConformanceWithHadoopJars(t *testing.T) {
 // newerThanOurs lists what a Hadoop release newer than 3.4 (which the definitions follow) adds and
 // yarn-am deliberately does not define: each entry is the exact difference the comparison reports,
 // accepted from release `since` on. Anything else a newer release adds fails the test, so a new field
-// is looked at before it is waved through; docs/development.md#hadoop-versions lists what each
+// is looked at before it is waved through; docs/development.md#supported-hadoop-versions lists what each
 // release was checked against.
 var newerThanOurs = []struct {
 	since, diff, why string
@@ -130,27 +129,4 @@ var newerThanOurs = []struct {
 			"leaves it unset, which a 3.5 server serves as before (the compatibility suite on 3.5.0, plain " +
 			"and Kerberized at privacy)",
 	},
-}
-
-// olderThan34 says whether version is a release before 3.4 (3.1.x to 3.3.x), against which the
-// elements we define and it lacks are expected.
-func olderThan34(version string) bool { return olderThan(version, "3.4.0") }
-
-// olderThan compares two dotted release numbers ("3.5.0") numerically; a part that is not a number
-// compares as 0, so a malformed version never counts as older (and the comparison stays strict).
-func olderThan(version, than string) bool {
-	a, b := strings.Split(version, "."), strings.Split(than, ".")
-	for i := 0; i < len(a) || i < len(b); i++ {
-		var x, y int
-		if i < len(a) {
-			x, _ = strconv.Atoi(a[i])
-		}
-		if i < len(b) {
-			y, _ = strconv.Atoi(b[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }
