@@ -55,8 +55,9 @@ integration: build $(GOTESTSUM) test-deps torch-env
 # in one go test run, and the cluster is stopped again whatever the result; then the secure suite runs
 # against the Kerberized mini cluster at each hadoop.rpc.protection level (test-secure), the fault suite
 # (an RM failover, a lost NodeManager, an RM restart: test-faults) and the compatibility suite against
-# older Hadoop releases (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized
-# mini cluster demo, plain and Kerberized (test-docker, in docker/docker.mk).
+# the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0 (test-compat; all in
+# testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
+# (test-docker, in docker/docker.mk).
 test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; $(MAKE) test-secure || rc=1; \

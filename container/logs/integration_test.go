@@ -194,6 +194,16 @@ func TestLogsOfFinishedApplicationMatchHadoop(t *testing.T) {
 		want[data[m[2]:m[3]]+"/"+data[m[6]:m[7]]] = data[m[1] : m[1]+n]
 	}
 	require.NotEmpty(t, want, "Hadoop's yarn logs printed nothing:\n%s", data)
+	if v := os.Getenv("YARN_AM_HADOOP_VERSION"); strings.HasPrefix(v, "3.1.") || strings.HasPrefix(v, "3.2.") {
+		// Hadoop 3.1's and 3.2's yarn logs leave out empty files (prelaunch.err, am.stdout), which
+		// 3.3 and later print and yarn-am prints too: compare the files with content
+		// (docs/development.md#supported-hadoop-versions).
+		for k, content := range got {
+			if content == "" {
+				delete(got, k)
+			}
+		}
+	}
 	assert.Equal(t, len(want), len(got), "how many container log files")
 	for k, w := range want {
 		assert.Equal(t, w, got[k], "%s: ours and Hadoop's yarn logs differ", k)
