@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // Root is the module's root directory.
@@ -79,7 +81,7 @@ func Binary(t testing.TB) string {
 		}
 		return bin
 	}
-	return build(t, "cmd/yarn-am", "yarn-am")
+	return build(t, "cmd/yarn-am", contract.StagedBinary)
 }
 
 // Worker is the example worker (testdata/worker), built once, statically, for the containers.
