@@ -53,10 +53,10 @@ var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "confi
 
 // flinkKeysSetByYarnAM are the Flink keys yarn-am sets itself (docs/flink.md#addresses).
 var flinkKeysSetByYarnAM = map[string]string{
-	"jobmanager.rpc.address":                   "the AM's host",
-	"jobmanager.rpc.port":                      "a free port the AM picks",
-	"rest.address":                             "the AM's host",
-	"rest.port":                                "a free port the AM picks",
+	"jobmanager.rpc.address": "the AM's host",
+	"jobmanager.rpc.port":    "a free port the AM picks",
+	"rest.address":           "the AM's host",
+	"rest.port":              "a free port the AM picks",
 	"execution.shutdown-on-application-finish": "false, so the AM can read the job's outcome",
 	"taskmanager.host":                         "the TaskManager's host",
 }

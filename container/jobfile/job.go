@@ -38,10 +38,10 @@ type Job struct {
 	// a Kerberized cluster submit gets a delegation token of each for the application.
 	HDFSNamenodes []string
 
-	AM           AMSpec
+	AM AMSpec
 	// Flink is the [flink] table: a Flink cluster on yarn-am (docs/flink.md#the-flink-table); nil
 	// when the job has none.
-	Flink *FlinkSpec
+	Flink        *FlinkSpec
 	TaskExecutor TaskExecutorSpec
 }
 
