@@ -124,8 +124,9 @@ func tmLines(id string, re *regexp.Regexp) [][]string {
 	return out
 }
 
-// containerGPUs maps each running container of status to its GPU indexes, joined by ",".
-func containerGPUs(d statusDoc) map[string]string {
+// containerGPUs maps each running container of status to its GPU indexes, joined by ","; nodes maps
+// it to its node.
+func containerGPUs(d statusDoc, nodes map[string]string) map[string]string {
 	out := map[string]string{}
 	if d.AM == nil {
 		return out
@@ -137,37 +138,44 @@ func containerGPUs(d statusDoc) map[string]string {
 		}
 		if len(idx) > 0 {
 			out[c.ID] = strings.Join(idx, ",")
+			if nodes != nil {
+				nodes[c.ID] = c.Node
+			}
 		}
 	}
 	return out
 }
 
-// TestFlinkTwoTaskManagersSeeTheirOwnGPUs: a Flink application with 2 TaskManagers × 1 GPU succeeds,
-// and each TaskManager's operators saw exactly the GPU index status shows for its container, distinct.
-func TestFlinkTwoTaskManagersSeeTheirOwnGPUs(t *testing.T) {
+// TestFlinkTaskManagersSeeTheirOwnGPUs: a Flink application with 3 TaskManagers × 1 GPU on the two
+// nodes (so two of them share a node) succeeds, and each TaskManager's operators saw exactly the GPU
+// index status shows for its container; no two TaskManagers on one node saw the same GPU.
+func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-gpu", 2, 1, []string{"gpu", "2"}, "")
+	job := flinkJob(t, "flink-gpu", 3, 1, []string{"gpu", "3"}, "")
 	start := time.Now()
 	id := submitDetached(t, job)
-	d := waitFor(t, id, 4*time.Minute, "both TaskManagers' GPUs reported", func(d statusDoc) bool {
-		return len(containerGPUs(d)) == 2 || isEnded(d.Report.State)
+	nodes := map[string]string{}
+	d := waitFor(t, id, 4*time.Minute, "the TaskManagers' GPUs reported", func(d statusDoc) bool {
+		return len(containerGPUs(d, nil)) == 3 || isEnded(d.Report.State)
 	})
-	gpus := containerGPUs(d)
-	require.Len(t, gpus, 2, "status: %+v\n%s", d.Report, containerLogs(id))
+	gpus := containerGPUs(d, nodes)
+	require.Len(t, gpus, 3, "status: %+v\n%s", d.Report, containerLogs(id))
 	ui := flinkUI(t, id)
 	assert.Regexp(t, `^http://[^/]+:\d+/$`, ui, "status shows the JobManager's web UI")
 	end := waitFor(t, id, 5*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
 	t.Logf("measured: submit -> application ended %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
 	require.Equal(t, "SUCCEEDED", end.Report.FinalStatus, "diagnostics: %s\n%s", end.Report.Diagnostics, containerLogs(id))
 	lines := tmLines(id, flinkGPULine)
-	require.Len(t, lines, 2, "two subtasks printed their GPUs:\n%s", containerLogs(id))
+	require.Len(t, lines, 3, "three subtasks printed their GPUs:\n%s", containerLogs(id))
 	seen := map[string]string{}
 	for _, l := range lines {
+		require.Contains(t, gpus, l[2], "the subtask ran in a TaskManager status lists")
 		assert.Equal(t, gpus[l[2]], l[3], "the operator in %s saw the GPU status shows for it", l[2])
-		seen[l[2]] = l[3]
+		key := nodes[l[2]] + " gpu " + l[3]
+		assert.NotContains(t, seen, key, "two TaskManagers saw %s", key)
+		seen[key] = l[2]
 	}
-	assert.Len(t, seen, 2, "one subtask in each TaskManager")
-	assert.NotEqual(t, lines[0][3], lines[1][3], "the two TaskManagers' GPUs are distinct")
+	assert.Len(t, seen, 3, "one subtask in each TaskManager, each on its own GPU: %v", seen)
 }
 
 // TestFlinkFailingJobFailsWithFlinksRootCause: the application FAILS with Flink's root cause.
