@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/yarn-am/yarn-am/container/contract"
+
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -15,6 +17,10 @@ import (
 // by the submitting OS user alone, so that commands that write to the AM (yarn-am scale) can
 // authenticate later (docs/commands.md#yarn-am-scale). The secret is never sent to the
 // ResourceManager's reports; only the AM's credentials and this directory hold it.
+
+// userDirName names yarn-am's directories under the user's configuration and cache directories (the
+// project's own name, as its application tag).
+const userDirName = contract.ApplicationTag
 
 // AppSecretsDir is where SaveAppSecret keeps them: $YARN_AM_CONFIG_DIR, else the user's configuration
 // directory's yarn-am/apps.
@@ -26,7 +32,7 @@ func AppSecretsDir() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no directory to keep the application secret in: %w (set YARN_AM_CONFIG_DIR)", err)
 	}
-	return filepath.Join(d, "yarn-am", "apps"), nil
+	return filepath.Join(d, userDirName, "apps"), nil
 }
 
 // SaveAppSecret keeps app's secret and CA certificate in AppSecretsDir()/<app>/ (mode 0700/0600).

@@ -60,7 +60,7 @@ func flinkArchiveCache() string {
 	if err != nil {
 		d = os.TempDir()
 	}
-	return filepath.Join(d, "yarn-am", "flink-archives")
+	return filepath.Join(d, userDirName, "flink-archives")
 }
 
 // flinkHomeParts are what a Flink process needs of a home (docs/flink.md#the-flink-distribution);
