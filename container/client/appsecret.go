@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
