@@ -8,17 +8,22 @@ package am_test
 // (testdata/flink/job). The fake nvidia-smi gives each node GPUs 0-3.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/flink"
 )
 
 // flinkInputs returns the Flink home and the test job's jar: $YARN_AM_FLINK_HOME and
@@ -215,7 +220,7 @@ func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 		return atParallelism("2") >= 2 || isEnded(d.Report.State)
 	})
 	require.GreaterOrEqual(t, atParallelism("2"), 2, containerLogs(id))
-	t.Logf("measured: submit -> job running at parallelism 2: %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
+	t.Logf("measured: submit -> job running at parallelism 2: %s (load %s); RSS: %s", time.Since(start).Round(time.Second), loadAvgE2E(), rssOfApp(id))
 	t0 := time.Now()
 	r := yarnAM(t, time.Minute, "scale", id, "3")
 	require.Equal(t, 0, r.code, "scale:\n%s", r)
@@ -223,6 +228,10 @@ func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 		return atParallelism("3") >= 3 || isEnded(d.Report.State)
 	})
 	require.GreaterOrEqual(t, atParallelism("3"), 3, containerLogs(id))
+	jobs, err := (&flink.REST{URL: flinkUI(t, id)}).Jobs(context.Background())
+	require.NoError(t, err, "the Flink UI status shows answers")
+	require.Len(t, jobs, 1)
+	assert.Equal(t, "RUNNING", jobs[0].State, "the job runs on after the rescale")
 	t.Logf("measured: yarn-am scale 3 -> the job running at parallelism 3: %s (load %s)", time.Since(t0).Round(time.Second), loadAvgE2E())
 }
 
@@ -236,6 +245,41 @@ func TestFlinkGPUShortageIsRefusedByCheck(t *testing.T) {
 	assert.Contains(t, r.stderr, "external-resource.gpu.amount", r.String())
 	r = yarnAM(t, time.Minute, "check", job)
 	assert.Equal(t, 0, r.code, "the same job with 1 GPU passes:\n%s", r)
+}
+
+// rssOfApp sums up the resident memory of the application's processes on this machine (the mini
+// cluster's containers run here) by role: the AM, the JobManager and each TaskManager, found by their
+// working directory, which holds the application id.
+func rssOfApp(id string) string {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var parts []string
+	for _, p := range procs {
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		if err != nil || !strings.Contains(cwd, id) {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		role := ""
+		switch c := string(cmd); {
+		case strings.Contains(c, "TaskManagerRunner"):
+			role = "TaskManager"
+		case strings.Contains(c, "ClusterEntryPoint") || strings.Contains(c, "ClusterEntrypoint"):
+			role = "JobManager"
+		case strings.Contains(c, "yarn-am\x00am\x00"):
+			role = "AM"
+		default:
+			continue
+		}
+		status, _ := os.ReadFile(filepath.Join(p, "status"))
+		for _, l := range strings.Split(string(status), "\n") {
+			if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+				kb, _ := strconv.Atoi(f[1])
+				parts = append(parts, fmt.Sprintf("%s %d MiB", role, kb/1024))
+			}
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
 }
 
 func loadAvgE2E() string {
