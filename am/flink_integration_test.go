@@ -56,6 +56,10 @@ func flinkInputs(t *testing.T) (home, jar string) {
 func flinkJob(t *testing.T, name string, instances, gpus int, args []string, config string) string {
 	t.Helper()
 	home, jar := flinkInputs(t)
+	program := fmt.Sprintf("jar = %q\nargs = [%s]", jar, "%s")
+	if args == nil {
+		program = "" // a session cluster
+	}
 	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
 	require.NoError(t, err)
 	quoted := make([]string, len(args))
@@ -72,8 +76,7 @@ max-attempts = 1
 
 [flink]
 home = %q
-jar = %q
-args = [%s]
+%s
 
 [flink.config]
 "taskmanager.numberOfTaskSlots" = 1
@@ -88,7 +91,7 @@ files = [%q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, name, gpus, coordinationDir(), home, jar, strings.Join(quoted, ", "), config, instances, smi)
+`, name, gpus, coordinationDir(), home, strings.Replace(program, "%s", strings.Join(quoted, ", "), 1), config, instances, smi)
 	p := filepath.Join(t.TempDir(), name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p
@@ -233,6 +236,36 @@ func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 	require.Len(t, jobs, 1)
 	assert.Equal(t, "RUNNING", jobs[0].State, "the job runs on after the rescale")
 	t.Logf("measured: yarn-am scale 3 -> the job running at parallelism 3: %s (load %s)", time.Since(t0).Round(time.Second), loadAvgE2E())
+}
+
+// TestFlinkSessionCluster: without flink.jar the JobManager is a session cluster that runs until
+// killed; status shows its web UI, where the TaskManager has registered.
+func TestFlinkSessionCluster(t *testing.T) {
+	e2eEnv(t)
+	job := flinkJob(t, "flink-session", 1, 1, nil, "")
+	id := submitDetached(t, job)
+	var ui string
+	waitFor(t, id, 4*time.Minute, "the session's TaskManager registered", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			return true
+		}
+		if ui == "" {
+			ui = flinkUI(t, id)
+		}
+		if ui == "" {
+			return false
+		}
+		tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
+		return err == nil && len(tms) == 1
+	})
+	require.NotEmpty(t, ui, containerLogs(id))
+	tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
+	require.NoError(t, err, containerLogs(id))
+	require.Len(t, tms, 1, "the TaskManager registered with the session JobManager")
+	jobs, err := (&flink.REST{URL: ui}).Jobs(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, jobs, "a session cluster runs no program of its own")
+	assert.Equal(t, "RUNNING", status(t, id).Report.State, "it runs until killed")
 }
 
 // TestFlinkGPUShortageIsRefusedByCheck: a [flink] job asking more GPUs per TaskManager than any node
