@@ -46,7 +46,7 @@ unit: $(GOTESTSUM)
 
 # Unit + integration tests against the running mini cluster (make minicluster-up first). The
 # integration build tag adds the tests that need the cluster; without a cluster they fail, never skip.
-integration: build $(GOTESTSUM) test-deps torch-env
+integration: build $(GOTESTSUM) test-deps torch-env flink-dist flink-job
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
@@ -55,8 +55,9 @@ integration: build $(GOTESTSUM) test-deps torch-env
 # in one go test run, and the cluster is stopped again whatever the result; then the secure suite runs
 # against the Kerberized mini cluster at each hadoop.rpc.protection level (test-secure), the fault suite
 # (an RM failover, a lost NodeManager, an RM restart: test-faults) and the compatibility suite against
-# older Hadoop releases (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized
-# mini cluster demo, plain and Kerberized (test-docker, in docker/docker.mk).
+# the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0 (test-compat; all in
+# testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
+# (test-docker, in docker/docker.mk).
 test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; $(MAKE) test-secure || rc=1; \

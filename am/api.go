@@ -97,6 +97,8 @@ type APIOptions struct {
 	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
 	// default bounds, for this handler alone.
 	Streams *streamLimiter
+	// FlinkUI is a Flink job's JobManager web UI, shown in the status (contract.Status.FlinkUI).
+	FlinkUI string
 }
 
 // Handler returns the whole API as served on HTTPS, with secret authorising writes (tests and
@@ -133,6 +135,7 @@ func (a *AM) API(o APIOptions) http.Handler {
 		a.wantNodes() // the web UI's GPU map (nodes.go); only while someone reads
 		s := a.Status()
 		s.SecureAPI = o.SecureAPI
+		s.FlinkUI = o.FlinkUI
 		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("POST /api/v1/containers/{id}"+contract.ReportPath, func(w http.ResponseWriter, r *http.Request) {

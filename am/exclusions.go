@@ -1,6 +1,9 @@
 package am
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // exclusionList is the blacklist changes the AM still has to send to the ResourceManager: nodes the
 // failure policy excluded (additions) and nodes whose exclusion it lifted (removals). The policy
@@ -29,7 +32,7 @@ func (l *exclusionList) Lift(node string) {
 
 // Next is the additions and removals for the next allocate, sorted.
 func (l *exclusionList) Next() (add, remove []string) {
-	return sortedKeys(l.add), sortedKeys(l.remove)
+	return slices.Sorted(maps.Keys(l.add)), slices.Sorted(maps.Keys(l.remove))
 }
 
 // Drain forgets the additions and removals an allocate carried: the RM has them.
@@ -40,13 +43,4 @@ func (l *exclusionList) Drain(add, remove []string) {
 	for _, n := range remove {
 		delete(l.remove, n)
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -47,24 +47,6 @@ type hostShare struct {
 	Count int
 }
 
-// fitCount says how many containers of want fit into avail (0 when want asks for nothing).
-func fitCount(avail, want contract.Capability) int {
-	n := -1
-	for k, w := range want {
-		if w <= 0 {
-			continue
-		}
-		a := avail[k]
-		if a <= 0 {
-			return 0
-		}
-		if c := int(a / w); n < 0 || c < n {
-			n = c
-		}
-	}
-	return max(n, 0)
-}
-
 // roomsOf turns the RUNNING nodes' reports into their room for containers of want. ours is what
 // this application's active containers use, by node address (host:port): it is counted as room to
 // come, because those containers end before the ask's remainder is needed there. Hosts in excluded
@@ -88,7 +70,7 @@ func roomsOf(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours m
 			free[k] = max(c-used[k], 0)
 			others[k] = max(c-max(used[k]-mine[k], 0), 0)
 		}
-		f, r := fitCount(free, want), fitCount(others, want)
+		f, r := free.Count(want), others.Count(want)
 		out = append(out, nodeRoom{Host: host, Rack: n.GetRackName(), Free: f, Room: max(r, f)})
 	}
 	return out

@@ -196,6 +196,20 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if job.TaskExecutor.Gang {
 		env[contract.EnvGang] = "1"
 	}
+	// A Flink job: the AM picks the JobManager's ports on its host before the driver starts, so every
+	// TaskManager's address is known up front (docs/flink.md#the-jobmanager-as-the-driver).
+	var flinkEnv []string
+	flinkUI := ""
+	if job.Flink != nil {
+		ports, err := freePorts(host, 2)
+		if err != nil {
+			return 1, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
+		}
+		rpc, rest := net.JoinHostPort(host, strconv.Itoa(ports[0])), net.JoinHostPort(host, strconv.Itoa(ports[1]))
+		env[contract.EnvFlinkJobManager] = rpc
+		flinkEnv = []string{contract.EnvFlinkJobManager + "=" + rpc, contract.EnvFlinkREST + "=" + rest}
+		flinkUI = "http://" + rest + "/"
+	}
 	te := taskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: flinkAlias, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
@@ -240,6 +254,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	addTokenDeadlineEvent(&amc, creds)
 	if a.Driver != "" {
 		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile}}
+		amc.Driver.Env = append(amc.Driver.Env, flinkEnv...)
 	}
 	m, err := New(amc)
 	if err != nil {
@@ -253,7 +268,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		perClient = DefaultMaxEventStreamsPerClient
 	}
 	streams := newStreamLimiter(maxStreams, perClient)
-	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams}
+	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams, FlinkUI: flinkUI}
 	plain := newHTTPServer(m.API(api))
 	api.Secure = true
 	secure := newHTTPServer(m.API(api))
@@ -328,4 +343,18 @@ func ClusterAuth(creds *yarnrpc.Credentials, user string) yarnrpc.Auth {
 		return yarnrpc.TokenAuth(tok, user)
 	}
 	return yarnrpc.SimpleAuth(user)
+}
+
+// freePorts returns n distinct free TCP ports on host: each is listened on, then all are closed.
+func freePorts(host string, n int) ([]int, error) {
+	var out []int
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
 }

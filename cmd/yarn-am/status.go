@@ -19,7 +19,8 @@ const statusUsage = `Usage: yarn-am status APP_ID [--json] [--timeout D]
 Shows an application from the ResourceManager's report (state, final status, queue, tracking URL,
 diagnostics) and, while its ApplicationMaster runs, the AM's own view from its /api/v1/status: the
 container counts (requested, allocated, running, completed, failed) and every container with its
-node, state, resources and resource infos (the GPU indexes its launcher reported).
+node, state, resources and resource infos (the GPU indexes its launcher reported); for a [flink] job
+also the JobManager's web UI (Flink UI).
 
 Flags:
   --json        print one JSON document {"report": {...}, "am": {...}} instead of text

@@ -16,6 +16,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -107,6 +108,16 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "submit", err, contract.ExitInvalidInput)
 	}
 	lj.PrintWarnings(stderr, "yarn-am submit")
+	if lj.Job.Flink != nil {
+		// The JobManager is the driver (docs/flink.md#the-jobmanager-as-the-driver).
+		if sf.driver != "" || sf.service {
+			return usageError(stderr, "submit", errors.New("--driver and --service do not go with a [flink] job: its JobManager is the driver, and a session cluster (no flink.jar) runs until killed"))
+		}
+		sf.driver = jobfile.FlinkJobManagerCommand
+		if err := client.ShipFlink(lj.Job, stdout); err != nil {
+			return fail(stderr, "submit", err, contract.ExitInvalidInput)
+		}
+	}
 
 	// One signal handler for the whole run: Ctrl-C during submission cancels it (and removes the
 	// staging directory); while following, it detaches or kills. (Resetting and re-registering would

@@ -105,6 +105,10 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	if err := rm.SubmitApplication(ctx, sc); err != nil {
 		return fmt.Errorf("submitting %s: %w", id, err)
 	}
+	// For yarn-am scale (docs/commands.md#yarn-am-scale); without it only the driver can write.
+	if err := SaveAppSecret(id, secret, caCert); err != nil {
+		fmt.Fprintf(out, "warning: %v; yarn-am scale will not work for %s\n", err, id)
+	}
 	return nil
 }
 

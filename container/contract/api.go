@@ -51,6 +51,9 @@ type Status struct {
 	// application secret (writes, reports, tokens). Its certificate is issued by the application's
 	// authority (TLSCACertAlias).
 	SecureAPI string `json:"secureAPI,omitempty"`
+	// FlinkUI is a Flink job's JobManager web UI and REST API, http://host:port/ (absent for other
+	// jobs; docs/flink.md#the-jobmanager-as-the-driver).
+	FlinkUI string `json:"flinkUI,omitempty"`
 	// Now is the AM's clock when the document was made and Started when the AM attempt started: the
 	// web UI's timeline measures from them, not from the browser's clock.
 	Now     time.Time `json:"now,omitzero"`

@@ -86,3 +86,20 @@ const EnvCACert = "YARN_AM_CA_CERT"
 
 // CACertFile is the name of that file in the AM container's working directory.
 const CACertFile = "yarn-am-ca.pem"
+
+// A Flink job ([flink] in the job file, docs/flink.md#integration-design).
+const (
+	// EnvFlinkJobManager is the JobManager's RPC address host:port, set by the AM in the driver's and
+	// every TaskExecutor's environment: the AM picks the port on its own host before it starts the
+	// driver, so the TaskManagers need nothing from the driver (docs/flink.md#the-jobmanager-as-the-driver).
+	EnvFlinkJobManager = "YARN_AM_FLINK_JOBMANAGER"
+	// EnvFlinkREST is the JobManager's REST address host:port, set by the AM in the driver's
+	// environment; status shows it as http://host:port/ (Status.FlinkUI).
+	EnvFlinkREST = "YARN_AM_FLINK_REST"
+	// EnvDeviceEnv set to DeviceEnvOff in a TaskExecutor's environment tells the launcher not to set
+	// the drivers' visibility variables (CUDA_VISIBLE_DEVICES, ...): a Flink TaskManager hands its
+	// operators physical GPU indexes (FLIP-108), which must stay valid inside the process
+	// (docs/flink.md#the-taskmanager-command). Coordination still keeps co-located workers apart.
+	EnvDeviceEnv = "YARN_AM_DEVICE_ENV"
+	DeviceEnvOff = "off"
+)

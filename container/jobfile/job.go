@@ -38,7 +38,10 @@ type Job struct {
 	// a Kerberized cluster submit gets a delegation token of each for the application.
 	HDFSNamenodes []string
 
-	AM           AMSpec
+	AM AMSpec
+	// Flink is the [flink] table: a Flink cluster on yarn-am (docs/flink.md#the-flink-table); nil
+	// when the job has none.
+	Flink        *FlinkSpec
 	TaskExecutor TaskExecutorSpec
 }
 
@@ -97,10 +100,10 @@ const (
 
 // Keys of the job-file schema, for the unknown-key message and its did-you-mean.
 var (
-	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
+	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources", "flink"}
 	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
 	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality", "node-label"}
-	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], and the external-resource keys"
+	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], [flink], and the external-resource keys"
 )
 
 // Job validates the job-file schema; every problem is reported at once in a *JobError.
@@ -194,9 +197,16 @@ func (f *File) job(staged bool) (*Job, error) {
 	}
 	cmd, isString := r.str(teT, "command", "taskexecutor.command")
 	te.Command = strings.TrimSpace(cmd)
-	if _, present := teT["command"]; !present {
+	_, present := teT["command"]
+	_, isFlink := doc["flink"]
+	switch {
+	case isFlink && present:
+		add("taskexecutor.command = %q: a [flink] job's TaskExecutors are Flink TaskManagers (yarn-am runs them); remove command", bounded(cmd))
+	case isFlink:
+		te.Command = FlinkTaskManagerCommand
+	case !present:
 		add("taskexecutor.command is missing: give the command each TaskExecutor runs, e.g. command = \"./worker\"")
-	} else if isString && te.Command == "" {
+	case isString && te.Command == "":
 		add("taskexecutor.command = %q: give the command each TaskExecutor runs, e.g. command = \"./worker\"", cmd)
 	}
 	te.MemoryMB = r.memory(teT, "memory", "taskexecutor.memory", DefaultTaskExecutorMemory)
@@ -238,6 +248,9 @@ func (f *File) job(staged bool) (*Job, error) {
 	dir := filepath.Dir(abs)
 	te.Files, te.Archives, te.Env, te.Visibility = r.localised(teT, "taskexecutor", dir, staged, add)
 	j.AM.Files, j.AM.Archives, j.AM.Env, j.AM.Visibility = r.localised(amT, "am", dir, staged, add)
+	if j.Flink = r.flink(doc, dir, staged, add); j.Flink != nil {
+		j.flinkDefaults(amT, add)
+	}
 	if len(je.Problems) > 0 {
 		return nil, je
 	}
@@ -272,14 +285,6 @@ func (r reader) nodeLabel(t map[string]any, name string, add func(string, ...any
 		return l
 	}
 	return ""
-}
-
-// bounded cuts s to a length a message can show.
-func bounded(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 var envKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -261,7 +261,11 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	if base == nil {
 		base = os.Environ()
 	}
-	env := WorkerEnv(base, infoFile, infos, l.Drivers)
+	envDrivers := l.Drivers
+	if workerEnvGet(base, contract.EnvDeviceEnv) == contract.DeviceEnvOff {
+		envDrivers = nil // the worker takes physical indexes from the info file (contract.EnvDeviceEnv)
+	}
+	env := WorkerEnv(base, infoFile, infos, envDrivers)
 	for name, list := range infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": list}).Info("yarn-am launch: resource infos")
 	}
@@ -498,4 +502,15 @@ func (l *Launcher) waitForRank(ctx context.Context, containerID, dir string, sig
 	log.WithFields(logrus.Fields{"round": r.Round, "rank": r.Rank, "world_size": r.WorldSize, "local_rank": r.LocalRank,
 		"master": fmt.Sprintf("%s:%d", r.MasterAddr, r.MasterPort)}).Info("yarn-am launch: rank assigned")
 	return RendezvousEnv(r, file), -1
+}
+
+// workerEnvGet returns the value of k in env (KEY=VALUE entries), the last one winning, or "".
+func workerEnvGet(env []string, k string) string {
+	v := ""
+	for _, kv := range env {
+		if key, val, ok := strings.Cut(kv, "="); ok && key == k {
+			v = val
+		}
+	}
+	return v
 }

@@ -149,6 +149,16 @@ func TestLaunchKeepsUserVisibilityVariable(t *testing.T) {
 	assert.True(t, strings.HasPrefix(f.stdout.String(), "cuda=7 gpu=2,3 "), f.stdout.String())
 }
 
+// TestLaunchDeviceEnvOffLeavesVisibilityUnset: a Flink TaskManager's launcher (YARN_AM_DEVICE_ENV=off)
+// discovers and writes the info file as always but sets no CUDA_VISIBLE_DEVICES.
+func TestLaunchDeviceEnvOffLeavesVisibilityUnset(t *testing.T) {
+	f := newLaunchFixture(t)
+	f.l.Env = append(f.l.Env, contract.EnvDeviceEnv+"="+contract.DeviceEnvOff)
+	code := f.l.Run(context.Background(), []string{"sh", "-c", workerScript})
+	assert.Equal(t, 7, code)
+	assert.True(t, strings.HasPrefix(f.stdout.String(), "cuda= gpu=2,3 "), f.stdout.String())
+}
+
 func TestLaunchDiscoveryFailureDoesNotStartWorker(t *testing.T) {
 	f := newLaunchFixture(t)
 	f.fpga.err = errors.New("discovery program fpga.sh 1 failed: exit status 1; stderr: no FPGA")

@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/internal/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -44,37 +45,11 @@ var (
 
 func integrationEnv(t *testing.T) itEnv {
 	t.Helper()
-	for _, k := range []string{"HADOOP_CONF_DIR", "YARN_AM_HADOOP_JAVA"} {
-		if os.Getenv(k) == "" {
-			t.Fatalf("%s is not set: start the mini cluster (make minicluster-up) and source .minicluster/env (make integration and make test-secure do both)", k)
-		}
-	}
+	itest.RequireEnv(t, "HADOOP_CONF_DIR", "YARN_AM_HADOOP_JAVA")
+	// YARN_AM_BIN (make integration sets it) or a fresh build (make test-secure sets none).
+	bin, wkr := itest.Binary(t), itest.Worker(t)
 	itOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "yarn-am-logs-it-")
-		if err != nil {
-			itErr = err
-			return
-		}
-		// YARN_AM_BIN (make integration sets it) or a fresh build (make test-secure sets none).
-		itVal.bin = os.Getenv("YARN_AM_BIN")
-		builds := [][]string{{"build", "-o", filepath.Join(dir, "worker"), "../../testdata/worker"}}
-		if itVal.bin == "" {
-			itVal.bin = filepath.Join(dir, "yarn-am")
-			builds = append(builds, []string{"build", "-o", itVal.bin, "../../cmd/yarn-am"})
-		}
-		itVal.worker = filepath.Join(dir, "worker")
-		for _, b := range builds {
-			cmd := exec.Command("go", b...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				itErr = fmt.Errorf("go %s: %v\n%s", strings.Join(b, " "), err, out)
-				return
-			}
-		}
-		itVal.smi, itErr = filepath.Abs("../../testdata/fake-nvidia-smi/nvidia-smi")
-		if itErr != nil {
-			return
-		}
+		itVal.bin, itVal.worker, itVal.smi = bin, wkr, itest.FakeSMI()
 		conf, err := yarnrpc.LoadConfigFromEnv()
 		if err != nil {
 			itErr = err
@@ -219,6 +194,16 @@ func TestLogsOfFinishedApplicationMatchHadoop(t *testing.T) {
 		want[data[m[2]:m[3]]+"/"+data[m[6]:m[7]]] = data[m[1] : m[1]+n]
 	}
 	require.NotEmpty(t, want, "Hadoop's yarn logs printed nothing:\n%s", data)
+	if v := os.Getenv("YARN_AM_HADOOP_VERSION"); strings.HasPrefix(v, "3.1.") || strings.HasPrefix(v, "3.2.") {
+		// Hadoop 3.1's and 3.2's yarn logs leave out empty files (prelaunch.err, am.stdout), which
+		// 3.3 and later print and yarn-am prints too: compare the files with content
+		// (docs/development.md#supported-hadoop-versions).
+		for k, content := range got {
+			if content == "" {
+				delete(got, k)
+			}
+		}
+	}
 	assert.Equal(t, len(want), len(got), "how many container log files")
 	for k, w := range want {
 		assert.Equal(t, w, got[k], "%s: ours and Hadoop's yarn logs differ", k)

@@ -68,6 +68,14 @@ func (e *StatusError) Error() string {
 	if strings.Contains(e.Body, "SecureIOUtils") {
 		return fmt.Sprintf("GET %s: HTTP %d: the NodeManager cannot read container logs: on a Kerberized cluster it opens them through SecureIOUtils, which needs Hadoop's native library (libhadoop) on the NodeManager; the same stops Hadoop's own yarn logs", e.URL, e.Status)
 	}
+	if e.Status == http.StatusInternalServerError && strings.Contains(e.URL, "/containerlogs/") &&
+		strings.Contains(e.Body, "org.glassfish.jersey.servlet.ServletContainer") {
+		// Hadoop 3.5's web services (Jersey 2) answer an Error thrown while serving (SecureIOUtils'
+		// failed class initialisation among them) with Jetty's bare error page, without the cause
+		// 3.4 put in the body: say what it most likely is, and where the cause is
+		// (TestSecureLogs on 3.5.0; docs/running.md#yarn-am-logs).
+		return fmt.Sprintf("GET %s: HTTP 500: the NodeManager failed to serve the log without saying why (Hadoop 3.5 keeps the cause in its own log); on a Kerberized cluster the likely cause is that it opens container logs through SecureIOUtils, which needs Hadoop's native library (libhadoop) on the NodeManager; the same stops Hadoop's own yarn logs", e.URL)
+	}
 	return fmt.Sprintf("GET %s: HTTP %d: %s", e.URL, e.Status, msg)
 }
 

@@ -126,6 +126,29 @@ func TestNMWantsSPNEGO(t *testing.T) {
 	}
 }
 
+// TestNMBareError500OnContainerLog: a Hadoop 3.5 NodeManager (Jersey 2) answers an Error thrown while
+// serving a container log with Jetty's bare error page (the body below is what the Kerberized 3.5.0
+// mini cluster sent when SecureIOUtils could not initialise); the message names the likely cause.
+// The same page for another resource stays as it came.
+func TestNMBareError500OnContainerLog(t *testing.T) {
+	page := "HTTP ERROR 500 Request failed.\nURI: %s\nSTATUS: 500\nMESSAGE: Request failed.\nSERVLET: org.glassfish.jersey.servlet.ServletContainer-66978c15"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(500)
+		fmt.Fprintf(w, page, r.URL.Path)
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	_, _, err := NewNM().Fetch(context.Background(), addr, "container_1_0001_01_000002", "stdout", -1)
+	if err == nil || !strings.Contains(err.Error(), "SecureIOUtils, which needs Hadoop's native library") ||
+		!strings.Contains(err.Error(), "without saying why") {
+		t.Fatalf("containerlogs: err = %v", err)
+	}
+	_, err = NewNM().Files(context.Background(), addr, "container_1_0001_01_000002")
+	if err == nil || strings.Contains(err.Error(), "SecureIOUtils") || !strings.Contains(err.Error(), "HTTP 500: HTTP ERROR 500 Request failed.") {
+		t.Fatalf("container log list: err = %v", err)
+	}
+}
+
 // TestNMFilesListShapes: Jersey renders the log list as an object or as an array of per-type
 // entries (LOCAL and AGGREGATED); a single file may come as an object instead of a list.
 func TestNMFilesListShapes(t *testing.T) {

@@ -4,7 +4,7 @@ MINICLUSTER_SH := testdata/minicluster/minicluster.sh
 # Kerberos mode: make minicluster-up SECURE=1 [RPC_PROTECTION=authentication|integrity|privacy].
 SECURE ?=
 RPC_PROTECTION ?=
-# Hadoop release of the mini cluster: 3.1.x, 3.2.x, 3.3.x or 3.4.x (make minicluster-up HADOOP_VERSION=3.1.4).
+# Hadoop release of the mini cluster: 3.1.x, 3.2.x, 3.3.x, 3.4.x or 3.5.x (make minicluster-up HADOOP_VERSION=3.5.0).
 # Each version keeps its jars list and classes in testdata/minicluster/target/VERSION/.
 HADOOP_VERSION ?= 3.4.3
 # Fault modes of the plain cluster (README.md, "Fault controls"): HA=1 two RMs rm1/rm2 with manual
@@ -88,20 +88,25 @@ test-secure: $(GOTESTSUM)
 # The compatibility suite, which make test runs after the others: for each of COMPAT_VERSIONS, bring
 # the plain cluster up with that Hadoop release in $(COMPAT_MINICLUSTER_DIR), run the Go integration
 # tests of COMPAT_RUN against it (selected by test name over ./..., not by package), and bring it down
-# whatever happened; then the Kerberized cluster at privacy on COMPAT_SECURE_VERSION with the tests of
-# COMPAT_SECURE_RUN. A version the cluster or the Go side cannot serve fails the run.
+# whatever happened; then for each of COMPAT_SECURE_VERSIONS the Kerberized cluster at privacy with the
+# tests of COMPAT_SECURE_RUN. A version the cluster or the Go side cannot serve fails the run.
 # COMPAT_RUN covers: the GPU demo job submitted end to end (attached submit, status), the pre-flight's
 # over-maximum rejection in check and submit, the AM's own rejection of it, kill, the driver API
 # (not-enough-resources events, scale down), the RM's resource types, maximum and nodes as the
-# pre-flight reads them, and yarn-am cluster.
-COMPAT_VERSIONS ?= 3.1.4 3.3.6
-COMPAT_SECURE_VERSION ?= 3.1.4
+# pre-flight reads them, yarn-am cluster, yarn-am logs against Hadoop's own LogsCLI, and the wire
+# messages field by field against that release's jars. COMPAT_SECURE_RUN: a keytab submit of a GPU job,
+# and on 3.3+ its logs. What each version adds: testdata/minicluster/README.md#compatibility-suite-make-test-compat.
+COMPAT_VERSIONS ?= 3.1.4 3.2.4 3.3.6 3.5.0
+COMPAT_SECURE_VERSIONS ?= 3.1.4 3.5.0
 COMPAT_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/compat
-COMPAT_RUN ?= TestE2ESampleGPUDemoJobWithRelativePaths|TestE2ETooManyGPUsFailFastNamingTheKey|TestE2EKillRunningJobRemovesStaging|TestE2EDriverModeFinalStatusFollowsTheDriver|TestAMRejectsGPUAmountOverTheMaximum|TestAMNotEnoughResourcesThenScaleDown|TestMiniClusterMetricsAndResourceTypes|TestMiniClusterNodesHaveGPUs|TestMiniClusterNewApplicationMaximum|TestMiniClusterKill|TestClusterCommand
+COMPAT_RUN ?= TestE2ESampleGPUDemoJobWithRelativePaths|TestE2ETooManyGPUsFailFastNamingTheKey|TestE2EKillRunningJobRemovesStaging|TestE2EDriverModeFinalStatusFollowsTheDriver|TestAMRejectsGPUAmountOverTheMaximum|TestAMNotEnoughResourcesThenScaleDown|TestMiniClusterMetricsAndResourceTypes|TestMiniClusterNodesHaveGPUs|TestMiniClusterNewApplicationMaximum|TestMiniClusterKill|TestClusterCommand|TestLogsOfFinishedApplicationMatchHadoop|TestConformanceWithHadoopJars
 COMPAT_SECURE_RUN ?= TestSecureSubmitGPUJobWithKeytab
+# Added to COMPAT_SECURE_RUN on 3.3 and later: it reads real aggregated files planted in the 3.3+
+# directory layout (3.1 and 3.2 lay them out otherwise).
+COMPAT_SECURE_RUN_33 ?= TestSecureLogs
 .PHONY: test-compat
 test-compat: build $(GOTESTSUM)
-	@rc=0; for v in $(COMPAT_VERSIONS); do \
+	@rc=0; total=$$(date +%s); for v in $(COMPAT_VERSIONS); do \
 	  start=$$(date +%s); echo "=== compat $$v: plain cluster"; \
 	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) HADOOP_VERSION=$$v SECURE= RPC_PROTECTION=; then \
 	    ( . $(COMPAT_MINICLUSTER_DIR)/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && YARN_AM_BIN=$(CURDIR)/$(BIN) \
@@ -110,16 +115,18 @@ test-compat: build $(GOTESTSUM)
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) || rc=1; \
 	  echo "=== compat $$v: $$(( $$(date +%s) - start )) s"; \
 	done; \
-	if [ -n "$(COMPAT_SECURE_VERSION)" ]; then \
-	  bash testdata/minicluster/install-kinit.sh; \
-	  v=$(COMPAT_SECURE_VERSION); start=$$(date +%s); echo "=== compat $$v: Kerberized cluster, hadoop.rpc.protection=privacy"; \
+	if [ -n "$(strip $(COMPAT_SECURE_VERSIONS))" ]; then bash testdata/minicluster/install-kinit.sh || rc=1; fi; \
+	for v in $(COMPAT_SECURE_VERSIONS); do \
+	  start=$$(date +%s); echo "=== compat $$v: Kerberized cluster, hadoop.rpc.protection=privacy"; \
+	  run='$(COMPAT_SECURE_RUN)'; case $$v in 3.1.*|3.2.*) ;; *) run="$$run$(if $(COMPAT_SECURE_RUN_33),|$(COMPAT_SECURE_RUN_33))" ;; esac; \
 	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure HADOOP_VERSION=$$v SECURE=1 RPC_PROTECTION=privacy; then \
 	    ( . $(COMPAT_MINICLUSTER_DIR)/secure/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && \
-	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run '^($(COMPAT_SECURE_RUN))$$' ./... ) || rc=1; \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run "^($$run)\$$" ./... ) || rc=1; \
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure || rc=1; \
 	  echo "=== compat $$v secure/privacy: $$(( $$(date +%s) - start )) s"; \
-	fi; exit $$rc
+	done; \
+	echo "=== compat: $$(( $$(date +%s) - total )) s in all"; exit $$rc
 
 # The fault suite, which make test runs too: jobs that run across an RM failover and a lost
 # NodeManager (a cluster started with HA=1), and across a work-preserving RM restart (RECOVERY=1), in

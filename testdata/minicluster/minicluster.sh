@@ -37,7 +37,7 @@
 #                          with HA/RECOVERY, else Hadoop's 600000, 20000 when Kerberized)
 #   MINICLUSTER_LOG_FORMAT log aggregation file format: TFile (default) or IFile (make ... LOG_FORMAT=IFile)
 #   MINICLUSTER_CONTROL_TIMEOUT  seconds a control command may take (default 180)
-#   MINICLUSTER_HADOOP_VERSION  Hadoop release of the cluster: 3.1.x, 3.2.x, 3.3.x or 3.4.x (default
+#   MINICLUSTER_HADOOP_VERSION  Hadoop release of the cluster: 3.1.x to 3.5.x (default
 #                          3.4.3; make minicluster-up HADOOP_VERSION=3.1.4). Each version has its own
 #                          classpath and classes under target/VERSION/; `java` uses the version of
 #                          the sourced env (YARN_AM_HADOOP_VERSION) when set.
@@ -46,7 +46,8 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 TARGET="$HERE/target"
 DEFAULT_HADOOP_VERSION=3.4.3
-# The benchmark's DistributedShell jar is the same 3.4.2 build for every cluster version (pom.xml).
+# The benchmark's DistributedShell jar is the same 3.4.2 build for every cluster version (pom.xml; it
+# runs on 3.4 and 3.5 jars).
 DSHELL_JAR="$TARGET/dshell/hadoop-yarn-applications-distributedshell.jar"
 MAIN_CLASS=yarnam.minicluster.Main
 NM_COUNT=2
@@ -63,10 +64,11 @@ use_version() {
     3.2.[0-9]*) MVN_PROFILE=hadoop-3.2 ;;
     3.3.[0-9]*) MVN_PROFILE=hadoop-3.3 ;;
     3.4.[0-9]*) MVN_PROFILE="" ;;
-    *) die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)" ;;
+    3.5.[0-9]*) MVN_PROFILE=hadoop-3.5 ;;
+    *) die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x, 3.4.x or 3.5.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3, 3.5.0)" ;;
   esac
-  [[ "$HADOOP_VERSION" =~ ^3\.[1-4]\.[0-9]+$ ]] ||
-    die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x or 3.4.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3)"
+  [[ "$HADOOP_VERSION" =~ ^3\.[1-5]\.[0-9]+$ ]] ||
+    die "HADOOP_VERSION=$HADOOP_VERSION: want a Hadoop release 3.1.x, 3.2.x, 3.3.x, 3.4.x or 3.5.x (e.g. 3.1.4, 3.2.4, 3.3.6, 3.4.3, 3.5.0)"
   VTARGET="$TARGET/$HADOOP_VERSION"
   CLASSPATH_FILE="$VTARGET/classpath.txt"
   POM_STAMP="$VTARGET/classpath.pom.sha256"
@@ -484,8 +486,8 @@ cmd_check() {
       die "SecureCheck failed"
   fi
   case "${YARN_AM_HADOOP_VERSION:-$DEFAULT_HADOOP_VERSION}" in
-    3.4.*) ;;
-    *) die "DistributedShell (the 3.4.2 jar) needs Hadoop 3.4 jars (it calls commons-cli methods older releases lack); this cluster runs Hadoop $YARN_AM_HADOOP_VERSION: check it with bin/yarn-am cluster or make test-compat" ;;
+    3.4.* | 3.5.*) ;;
+    *) die "DistributedShell (the 3.4.2 jar) needs Hadoop 3.4 or 3.5 jars (it calls commons-cli methods older releases lack); this cluster runs Hadoop $YARN_AM_HADOOP_VERSION: check it with bin/yarn-am cluster or make test-compat" ;;
   esac
   log "DistributedShell, 2 containers"
   local out

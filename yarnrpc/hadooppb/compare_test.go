@@ -3,6 +3,7 @@ package hadooppb
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -457,4 +458,47 @@ func TestCompareReportsKindAndPackageProblems(t *testing.T) {
 		`mismatch: file x.proto: package "hadoop.yarn" does not start with "yarnam.hadoop.", so it maps to no Hadoop package`,
 		"extra: .yarnam.hadoop.yarn.NewProto (o.proto): Hadoop has no message .hadoop.yarn.NewProto",
 	}, got)
+}
+
+// olderThan34 says whether version is a release before 3.4 (3.1.x to 3.3.x), against which the
+// elements we define and it lacks are expected.
+func olderThan34(version string) bool { return olderThan(version, "3.4.0") }
+
+// olderThan compares two dotted release numbers ("3.5.0") numerically, a missing part as 0; a version
+// with a part that is not a number never counts as older (so the comparison stays strict for it).
+func olderThan(version, than string) bool {
+	a, b := strings.Split(version, "."), strings.Split(than, ".")
+	for _, p := range a {
+		if _, err := strconv.Atoi(p); err != nil {
+			return false
+		}
+	}
+	for i := 0; i < len(a) || i < len(b); i++ {
+		var x, y int
+		if i < len(a) {
+			x, _ = strconv.Atoi(a[i])
+		}
+		if i < len(b) {
+			y, _ = strconv.Atoi(b[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// TestOlderThan: release numbers compare part by part as numbers (3.10 is newer than 3.5), and a
+// malformed one never counts as older, so the conformance test stays strict for it.
+func TestOlderThan(t *testing.T) {
+	for _, c := range []struct {
+		v, than string
+		want    bool
+	}{
+		{"3.1.4", "3.4.0", true}, {"3.3.6", "3.4.0", true}, {"3.4.0", "3.4.0", false}, {"3.4.3", "3.4.0", false},
+		{"3.5.0", "3.4.0", false}, {"3.4.3", "3.5.0", true}, {"3.10.0", "3.5.0", false}, {"3.5", "3.5.0", false},
+		{"x.y", "3.4.0", false}, {"", "3.4.0", false}, {"3.4.x", "3.5.0", false}, {"3.x", "3.5.0", false},
+	} {
+		assert.Equal(t, c.want, olderThan(c.v, c.than), "olderThan(%q, %q)", c.v, c.than)
+	}
 }

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/flink"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+)
+
+const flinkJobManagerUsage = `Usage: yarn-am flink-jobmanager
+
+Runs a [flink] job's JobManager; the ApplicationMaster runs it as its driver (submit sets it), in the
+AM container, where the Flink home is localised as ./flink and the job file as ./job.toml. It layers
+the configuration (the home's, then the job file's Flink keys), sets the JobManager's addresses to
+the ports the AM picked ($YARN_AM_FLINK_JOBMANAGER, $YARN_AM_FLINK_REST) and its process size to
+[am] memory minus the AM's 256 MiB, and starts it: an application cluster with [flink] jar, a session
+cluster without. The JobManager's log is jobmanager.log in the container's log directory, its
+stdout and stderr jobmanager.out and jobmanager.err.
+
+Exit codes: 0 the Flink job FINISHED (the application SUCCEEDS); 1 it FAILED or was CANCELED (stderr
+ends with Flink's root cause, which becomes the application's diagnostics) or the JobManager could
+not start or ended first. A session cluster runs until the application is killed.`
+
+const flinkTaskManagerUsage = `Usage: yarn-am flink-taskmanager
+
+Runs a [flink] job's TaskManager as the worker of 'yarn-am launch' in a TaskExecutor container (the
+AM sets it as the TaskExecutors' command). It reads the GPU indexes the launcher assigned
+($YARN_AM_EXTERNAL_RESOURCES_FILE), points Flink's GPU driver at them, sets the process size to the
+container's memory ([taskexecutor] memory) and the JobManager's address to $YARN_AM_FLINK_JOBMANAGER,
+and replaces itself with the TaskManager's JVM (same process). A TaskManager whose assigned GPUs do
+not match external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.log in the
+container's log directory; the job's prints are in the container's stdout.`
+
+func init() {
+	register(&command{
+		name:    "flink-jobmanager",
+		summary: "run a [flink] job's JobManager (the AM's driver; inside the AM container)",
+		usage:   flinkJobManagerUsage,
+		run:     runFlinkJobManager,
+	})
+	register(&command{
+		name:    "flink-taskmanager",
+		summary: "run a [flink] job's TaskManager (inside a TaskExecutor container)",
+		usage:   flinkTaskManagerUsage,
+		run:     runFlinkTaskManager,
+	})
+}
+
+// flinkSetup is what both Flink processes read in their container: the staged job, the localised
+// home and the layered configuration (docs/flink.md#configuration).
+type flinkSetup struct {
+	job  *jobfile.Job
+	home *flink.Home
+	conf *flink.Config
+	dir  string // the container's working directory
+}
+
+func loadFlinkSetup() (*flinkSetup, error) {
+	job, err := jobfile.LoadStagedJob(contract.StagedJob)
+	if err != nil {
+		return nil, err
+	}
+	if job.Flink == nil {
+		return nil, fmt.Errorf("%s has no [flink] table", contract.StagedJob)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	home, err := flink.OpenHome(filepath.Join(dir, jobfile.FlinkHomeAlias))
+	if err != nil {
+		return nil, fmt.Errorf("the localised Flink home: %w", err)
+	}
+	conf, _, err := home.Config()
+	if err != nil {
+		return nil, err
+	}
+	layer := flink.NewConfig()
+	for _, k := range slices.Sorted(maps.Keys(job.Flink.Config)) {
+		layer.Set(k, job.Flink.Config[k])
+	}
+	conf.Merge(layer)
+	return &flinkSetup{job: job, home: home, conf: conf, dir: dir}, nil
+}
+
+// hostPort splits the address in the environment variable name.
+func hostPort(name string) (string, string, error) {
+	v := os.Getenv(name)
+	h, p, err := net.SplitHostPort(v)
+	if err != nil || h == "" || p == "" {
+		return "", "", fmt.Errorf("%s=%q is not host:port: the AM sets it for a [flink] job", name, v)
+	}
+	return h, p, nil
+}
+
+func firstLogDir() (string, error) {
+	d := strings.Split(os.Getenv("LOG_DIRS"), ",")[0]
+	if d == "" {
+		return "", errors.New("LOG_DIRS is not set: not in a YARN container")
+	}
+	return d, nil
+}
+
+func runFlinkJobManager(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flink-jobmanager", flag.ContinueOnError)
+	if _, code, ok := parseCommand(fs, args, "flink-jobmanager", flinkJobManagerUsage, 0, "", stdout, stderr); !ok {
+		return code
+	}
+	failf := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: "+format+"\n", a...)
+		return 1
+	}
+	s, err := loadFlinkSetup()
+	if err != nil {
+		return failf("%v", err)
+	}
+	host, rpcPort, err := hostPort(contract.EnvFlinkJobManager)
+	if err != nil {
+		return failf("%v", err)
+	}
+	_, restPort, err := hostPort(contract.EnvFlinkREST)
+	if err != nil {
+		return failf("%v", err)
+	}
+	logDir, err := firstLogDir()
+	if err != nil {
+		return failf("%v", err)
+	}
+	// One address literal on both sides (docs/flink.md#addresses); bind all interfaces so that
+	// TaskManagers on other nodes reach it.
+	for k, v := range map[string]string{
+		flink.KeyRPCAddress: host, "jobmanager.rpc.port": rpcPort, "jobmanager.bind-host": "0.0.0.0",
+		"rest.address": host, "rest.port": restPort, "rest.bind-address": "0.0.0.0",
+		flink.KeyShutdownOnFinish: "false",
+	} {
+		s.conf.Set(k, v)
+	}
+	f := s.job.Flink
+	role := flink.RoleSession
+	spec := flink.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir,
+		MemoryMiB: int(s.job.AM.MemoryMB - jobfile.FlinkAMShareMB)}
+	if f.Jar != "" {
+		role = flink.RoleApplication
+		spec.UserJars, spec.MainClass, spec.Args = []string{filepath.Join(s.dir, f.Jar)}, f.MainClass, f.Args
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p, err := flink.Prepare(ctx, role, spec)
+	if err != nil {
+		return failf("%v", err)
+	}
+	outF, err := os.Create(filepath.Join(logDir, "jobmanager.out"))
+	if err != nil {
+		return failf("%v", err)
+	}
+	defer outF.Close()
+	errF, err := os.Create(filepath.Join(logDir, "jobmanager.err"))
+	if err != nil {
+		return failf("%v", err)
+	}
+	defer errF.Close()
+	restURL := "http://" + net.JoinHostPort(host, restPort)
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting; web UI and REST API at %s/\n", role, restURL)
+	if role == flink.RoleSession {
+		return runFlinkSession(ctx, p, outF, errF, stderr)
+	}
+	out, err := flink.RunApplication(ctx, p, &flink.REST{URL: restURL}, time.Second, 15*time.Second, outF, errF)
+	if err != nil {
+		return failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
+	}
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: Flink job %s (%s) %s\n", out.Job.Name, out.Job.ID, out.Job.State)
+	switch {
+	case out.Job.State == "FINISHED":
+		return 0
+	case out.RootCause != nil:
+		return failf("Flink job %s (%s) %s: %s", out.Job.Name, out.Job.ID, out.Job.State, out.RootCause.String())
+	default:
+		return failf("Flink job %s (%s) %s", out.Job.Name, out.Job.ID, out.Job.State)
+	}
+}
+
+// runFlinkSession runs a session JobManager until it ends or the driver is stopped (the application
+// is killed), then stops it as RunApplication does.
+func runFlinkSession(ctx context.Context, p *flink.Process, out, errOut io.Writer, stderr io.Writer) int {
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Env = append(os.Environ(), p.Env...)
+	cmd.Stdout, cmd.Stderr = out, errOut
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: starting the JobManager: %v\n", err)
+		return 1
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case err := <-exited:
+		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: the session JobManager ended: %v\n", err)
+		return 1
+	case <-ctx.Done():
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	return 0
+}
+
+func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("flink-taskmanager", flag.ContinueOnError)
+	if _, code, ok := parseCommand(fs, args, "flink-taskmanager", flinkTaskManagerUsage, 0, "", stdout, stderr); !ok {
+		return code
+	}
+	failf := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "yarn-am flink-taskmanager: "+format+"\n", a...)
+		return 1
+	}
+	s, err := loadFlinkSetup()
+	if err != nil {
+		return failf("%v", err)
+	}
+	host, rpcPort, err := hostPort(contract.EnvFlinkJobManager)
+	if err != nil {
+		return failf("%v", err)
+	}
+	s.conf.Set(flink.KeyRPCAddress, host)
+	s.conf.Set("jobmanager.rpc.port", rpcPort)
+	if nm := os.Getenv("NM_HOST"); nm != "" {
+		s.conf.Set("taskmanager.host", nm)
+	}
+	s.conf.Set("taskmanager.bind-host", "0.0.0.0")
+	spec := flink.Spec{Home: s.home, Conf: s.conf, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
+	if s.job.Flink.Jar != "" {
+		spec.UserJars = []string{filepath.Join(s.dir, s.job.Flink.Jar)}
+	}
+	if spec, err = flink.InContainer(spec, s.dir, os.Getenv); err != nil {
+		return failf("%v", err)
+	}
+	p, err := flink.Prepare(context.Background(), flink.RoleTaskManager, spec)
+	if err != nil {
+		return failf("the TaskManager does not start: %v", err)
+	}
+	java, err := exec.LookPath(p.Argv[0])
+	if err != nil {
+		return failf("%v", err)
+	}
+	// Exec: the launcher's signals and process group reach the JVM itself.
+	err = syscall.Exec(java, p.Argv, append(os.Environ(), p.Env...))
+	return failf("exec %s: %v", java, err)
+}

@@ -1,0 +1,98 @@
+package client
+
+import (
+	"archive/tar"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/jobfile"
+)
+
+func TestFlinkHomeArchiveIsPackedOncePerContent(t *testing.T) {
+	home := t.TempDir()
+	for p, body := range map[string]string{
+		"lib/flink-dist-1.20.5.jar": "dist", "plugins/external-resource-gpu/gpu.jar": "gpu",
+		"conf/config.yaml": "a: b\n", "bin/bash-java-utils.jar": "bju", "bin/flink": "#!/bin/sh\n", "examples/x.jar": "x",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, p), []byte(body), 0o644))
+	}
+	cache := t.TempDir()
+	var out bytes.Buffer
+	a, err := FlinkHomeArchive(home, cache, &out)
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "packing the Flink home")
+	f, err := os.Open(a)
+	require.NoError(t, err)
+	defer f.Close()
+	var names []string
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		if h.Typeflag == tar.TypeReg {
+			names = append(names, h.Name)
+		}
+	}
+	sort.Strings(names)
+	assert.Equal(t, []string{"bin/bash-java-utils.jar", "conf/config.yaml", "lib/flink-dist-1.20.5.jar", "plugins/external-resource-gpu/gpu.jar"}, names,
+		"what a Flink process needs; Flink's scripts and examples stay behind")
+
+	out.Reset()
+	b, err := FlinkHomeArchive(home, cache, &out)
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "the same home: the same archive")
+	assert.Empty(t, out.String(), "not packed again")
+
+	require.NoError(t, os.WriteFile(filepath.Join(home, "lib", "extra.jar"), []byte("more"), 0o644))
+	c, err := FlinkHomeArchive(home, cache, &out)
+	require.NoError(t, err)
+	assert.NotEqual(t, a, c, "another content: another archive")
+}
+
+func TestShipFlinkAddsTheHomeAndTheJar(t *testing.T) {
+	job := &jobfile.Job{Flink: &jobfile.FlinkSpec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar"}}
+	require.NoError(t, ShipFlink(job, io.Discard))
+	home := jobfile.FileSpec{Source: "hdfs:///flink/flink.tar", Alias: jobfile.FlinkHomeAlias}
+	jar := jobfile.FileSpec{Source: "/w/job.jar", Alias: "job.jar"}
+	assert.Equal(t, []jobfile.FileSpec{home}, job.AM.Archives)
+	assert.Equal(t, []jobfile.FileSpec{home}, job.TaskExecutor.Archives)
+	assert.Equal(t, []jobfile.FileSpec{jar}, job.AM.Files)
+	assert.Equal(t, []jobfile.FileSpec{jar}, job.TaskExecutor.Files)
+
+	taken := &jobfile.Job{Flink: &jobfile.FlinkSpec{Provided: "hdfs:///f.tar"}}
+	taken.TaskExecutor.Archives = []jobfile.FileSpec{{Source: "/x/env.tgz", Alias: "flink"}}
+	err := ShipFlink(taken, io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `the alias "flink" of /x/env.tgz is taken`)
+}
+
+func TestAppSecretIsKeptForItsUserAlone(t *testing.T) {
+	t.Setenv("YARN_AM_CONFIG_DIR", t.TempDir())
+	const app = "application_1700000000000_0042"
+	_, _, err := LoadAppSecret(app)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "only the user who submitted it")
+	require.NoError(t, SaveAppSecret(app, "s3cret", []byte("PEM")))
+	s, ca, err := LoadAppSecret(app)
+	require.NoError(t, err)
+	assert.Equal(t, "s3cret", s)
+	assert.Equal(t, []byte("PEM"), ca)
+	dir, err := AppSecretsDir()
+	require.NoError(t, err)
+	st, err := os.Stat(filepath.Join(dir, app, "secret"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	_, _, err = LoadAppSecret("../../etc")
+	assert.Error(t, err, "only application ids name a directory")
+}
