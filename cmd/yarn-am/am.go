@@ -93,7 +93,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		policy                     = am.PolicyConfig{}.WithDefaults()
 	)
 	fs.StringVar(&jobFile, "job", "", "")
-	fs.StringVar(&flinkConf, "flink-conf", "", "")
+	fs.Func("flink-conf", "", pathFlag(&flinkConf))
 	fs.Var(&defines, "D", "")
 	fs.BoolVar(&service, "service", false, "")
 	fs.StringVar(&driver, "driver", "", "")

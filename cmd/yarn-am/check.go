@@ -56,7 +56,7 @@ type jobFlags struct {
 }
 
 func (f *jobFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.flinkConf, "flink-conf", "", "flink-conf.yaml / config.yaml")
+	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.flinkConf))
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
 	fs.Func("queue", "YARN queue", func(v string) error { f.queue = v; f.queueSet = true; return nil })
 	fs.Func("name", "application name", func(v string) error { f.name = v; f.nameSet = true; return nil })

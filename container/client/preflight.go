@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -58,6 +59,13 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 			flagErrs = append(flagErrs, fmt.Errorf("--queue %w", err))
 		} else if job != nil {
 			job.Queue = *opts.Queue
+		}
+	}
+	// The client's own YARN_AM_LOG_LEVEL: a level the AM and the launcher do not know would mean info
+	// without a word (docs/job-file.md#files-archives-and-environment).
+	if lvl := os.Getenv(contract.EnvLogLevel); lvl != "" {
+		if err := jobfile.CheckLogLevel(lvl); err != nil {
+			flagErrs = append(flagErrs, fmt.Errorf("environment: %w", err))
 		}
 	}
 	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: opts.Defines}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -240,6 +241,12 @@ func (f *File) job(staged bool) (*Job, error) {
 		if why := ReservedEnv(k); why != "" {
 			add("taskexecutor.env: %s is reserved: %s; remove it from [taskexecutor.env]", k, why)
 			continue
+		}
+		if k == contract.EnvLogLevel {
+			if err := CheckLogLevel(v); err != nil {
+				add("taskexecutor.env: %v", err)
+				continue
+			}
 		}
 		te.Env[k] = v
 	}
