@@ -182,6 +182,8 @@ func (f *File) job(staged bool) (*Job, error) {
 		add("taskexecutor.command is missing: give the command each TaskExecutor runs, e.g. command = \"./worker\"")
 	} else if isString && te.Command == "" {
 		add("taskexecutor.command = %q: give the command each TaskExecutor runs, e.g. command = \"./worker\"", cmd)
+	} else if strings.ContainsRune(cmd, 0) {
+		add("taskexecutor.command = %s contains a NUL byte, which no command line can hold; remove it", resources.Quote(cmd))
 	}
 	te.MemoryMB = r.memory(teT, "memory", "taskexecutor.memory", DefaultTaskExecutorMemory)
 	te.VCores = DefaultTaskExecutorVCores
@@ -240,6 +242,10 @@ func (f *File) job(staged bool) (*Job, error) {
 		}
 		if why := ReservedEnv(k); why != "" {
 			add("taskexecutor.env: %s is reserved: %s; remove it from [taskexecutor.env]", k, why)
+			continue
+		}
+		if strings.ContainsRune(v, 0) {
+			add("taskexecutor.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", k, resources.Quote(v))
 			continue
 		}
 		if k == contract.EnvLogLevel {
