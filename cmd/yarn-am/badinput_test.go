@@ -316,6 +316,18 @@ func badInputs() []badInput {
 			code: 2, want: []string{"--keytab", "--principal"}},
 
 		// --- the environment ---
+		{name: "am a bad job", args: []string{"am", "--job", "$D/job.toml"}, job: job("memory = \"lots\"\n"),
+			code: 3, want: []string{"taskexecutor.memory", "lots", "not a memory size"}},
+		{name: "am a bad -D", args: []string{"am", "--job", "$D/job.toml", "-D", "external-resources=gpu,fpga"},
+			code: 3, want: []string{"external-resources", "gpu,fpga", "';'"}},
+		{name: "am --launch-workers 0", args: []string{"am", "--job", "$D/job.toml", "--launch-workers", "0"},
+			code: 2, want: []string{"--launch-workers=0", "from 1 to 1024"}},
+		{name: "am --max-failure-rate -5", args: []string{"am", "--job", "$D/job.toml", "--max-failure-rate", "-5"},
+			code: 2, want: []string{"--max-failure-rate=-5", "-1 (off)"}},
+		{name: "am --pending-timeout 0s", args: []string{"am", "--job", "$D/job.toml", "--pending-timeout", "0s"},
+			code: 2, want: []string{"--pending-timeout=0s", "positive duration"}},
+		{name: "am --pending-timeout negative", args: []string{"am", "--job", "$D/job.toml", "--pending-timeout=-1m"},
+			code: 2, want: []string{"--pending-timeout=-1m0s", "positive duration"}},
 		{name: "files: hdfs port out of range", args: []string{"check", "$D/job.toml"}, job: job(`files = ["hdfs://nn:99999/w.bin"]` + "\n"),
 			code: 3, want: []string{"taskexecutor.files", "hdfs://nn:99999/w.bin", `"99999"`, "1-65535"}},
 		{name: "hdfs-namenodes port out of range", args: []string{"check", "$D/job.toml"}, job: `hdfs-namenodes = ["hdfs://nn:99999"]` + "\n" + okJob,
