@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,19 @@ func TestQuoteIsBounded(t *testing.T) {
 	} {
 		if got := Quote(c.in); got != c.want {
 			t.Errorf("Quote(%.20q) = %.200s, want %.200s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestBoundArgs(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	got := fmt.Sprintf("%q %s %v %d %v", BoundArgs([]any{long, long, []any{long}, 5, "short"})...)
+	if len(got) > 3*maxUnquoted {
+		t.Fatalf("message of %d bytes: %.300s", len(got), got)
+	}
+	for _, w := range []string{`"xxx`, "... (1048576 bytes)", "... (1048578 bytes)", " 5 short"} {
+		if !strings.Contains(got, w) {
+			t.Errorf("%.400s lacks %q", got, w)
 		}
 	}
 }

@@ -114,7 +114,7 @@ func readProblem(kind, path string, err error) Problem {
 // Duplicate is the problem of a key set twice in one file, naming both lines in file order.
 func Duplicate(key, file string, line1, line2 int, v1, v2 string) Problem {
 	return Problem{Key: key, Value: v2, Origin: fmt.Sprintf("%s:%d", file, line2),
-		Message: fmt.Sprintf("%s is set twice in %s: line %d (%q) and line %d (%q); keep one", key, file, line1, v1, line2, v2)}
+		Message: fmt.Sprintf("%s is set twice in %s: line %d (%q) and line %d (%q); keep one", BoundArgs([]any{key, file, line1, v1, line2, v2})...)}
 }
 
 // --- -D flags ---
@@ -128,12 +128,12 @@ func readOverrides(flags []string) (map[string]Value, []Problem) {
 		if !IsResourceKey(k) {
 			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
 				Message: fmt.Sprintf("-D %s: not an external-resource key%s; -D sets only %s and %s<name>.* keys (docs/job-file.md)",
-					k, overrideSuggestion(k), KeyResources, KeyPrefix)})
+					BoundArgs([]any{k, overrideSuggestion(k), KeyResources, KeyPrefix})...)})
 			continue
 		}
 		if !ok {
 			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
-				Message: fmt.Sprintf("-D %q: not key=value; write -D %s=<value>", f, k)})
+				Message: fmt.Sprintf("-D %q: not key=value; write -D %s=<value>", BoundArgs([]any{f, k})...)})
 			continue
 		}
 		kv[k] = Value{V: strings.TrimSpace(v), Origin: "-D"}
@@ -261,11 +261,11 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 			switch v.Kind {
 			case yaml.MappingNode:
 				if open[v] {
-					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is an alias of a mapping that contains it (an alias cycle)", k.Line, key)}
+					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is an alias of a mapping that contains it (an alias cycle)", k.Line, bounded(key))}
 					return
 				}
 				if depth >= maxYAMLDepth {
-					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is nested more than %d levels deep", k.Line, key, maxYAMLDepth)}
+					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is nested more than %d levels deep", k.Line, bounded(key), maxYAMLDepth)}
 					return
 				}
 				walk(key, v, depth+1)
@@ -315,7 +315,7 @@ func legacyEntries(path string, data []byte) ([]yamlEntry, []Problem) {
 	var probs []Problem
 	bad := func(line int, text, why string) {
 		probs = append(probs, Problem{Key: "flink-conf file", Value: text, Origin: fmt.Sprintf("%s:%d", path, line),
-			Message: fmt.Sprintf("%s:%d: %q %s; Flink reads a flink-conf.yaml line by line as \"key: value\" (nested YAML only from a file named %s)", path, line, text, why, FlinkYAMLName)})
+			Message: fmt.Sprintf("%s:%d: %q %s; Flink reads a flink-conf.yaml line by line as \"key: value\" (nested YAML only from a file named %s)", BoundArgs([]any{path, line, text, why, FlinkYAMLName})...)})
 	}
 	for line, text := range strings.Split(string(data), "\n") {
 		line++

@@ -1,7 +1,6 @@
 package jobfile
 
 import (
-	"fmt"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -94,7 +93,7 @@ func (f *File) Job() (*Job, error) { return f.job(false) }
 func (f *File) job(staged bool) (*Job, error) {
 	doc, abs := f.doc, f.Abs
 	je := &JobError{Path: f.Path}
-	add := func(format string, args ...any) { je.Problems = append(je.Problems, fmt.Sprintf(format, args...)) }
+	add := func(format string, args ...any) { je.Problems = append(je.Problems, sprintf(format, args...)) }
 	r := reader{add: add}
 
 	for _, k := range slices.Sorted(maps.Keys(doc)) {

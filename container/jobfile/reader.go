@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 // reader reads typed values from the decoded TOML, reporting a value of the wrong type with its key,
@@ -121,7 +123,7 @@ func (r reader) memory(m map[string]any, k, full string, def int64) int64 {
 func show(v any) string {
 	switch t := v.(type) {
 	case string:
-		return strconv.Quote(t)
+		return resources.Quote(t)
 	case int64:
 		return strconv.FormatInt(t, 10)
 	case float64:
