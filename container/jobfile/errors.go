@@ -43,6 +43,10 @@ func (e *SyntaxError) Error() string {
 
 // sprintf and errorf format a message about the job file with every value bounded
 // (resources.BoundArgs): a 1 MiB value gives a short message.
-func sprintf(format string, args ...any) string { return fmt.Sprintf(format, resources.BoundArgs(args)...) }
+func sprintf(format string, args ...any) string {
+	return fmt.Sprintf(format, resources.BoundArgs(args)...)
+}
 
-func errorf(format string, args ...any) error { return fmt.Errorf(format, resources.BoundArgs(args)...) }
+func errorf(format string, args ...any) error {
+	return fmt.Errorf(format, resources.BoundArgs(args)...)
+}
