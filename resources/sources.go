@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -180,7 +181,7 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 		if yerr != nil {
 			origin, msg := path, strings.TrimPrefix(yerr.Error(), "yaml: ")
 			if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
-				origin, msg = path+":"+m[1], m[2]
+				origin, msg = path+":"+m[1], yamlWords(data, m[1], m[2])
 			}
 			return nil, nil, []Problem{{Key: "flink-conf file", Value: path, Origin: origin,
 				Message: fmt.Sprintf("%s: %s; a %s is read as YAML, as Flink 1.19+ reads it", origin, msg, FlinkYAMLName)}}
@@ -241,11 +242,18 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 	var limit error
 	open := map[*yaml.Node]bool{} // mappings being walked: an alias back to one of them is a cycle
 	var walk func(prefix string, n *yaml.Node, depth int)
+	var mergeInto func(prefix string, n *yaml.Node, depth, start int, merges []*yaml.Node)
 	walk = func(prefix string, n *yaml.Node, depth int) {
 		open[n] = true
 		defer delete(open, n)
+		start := len(out)
+		var merges []*yaml.Node // the values of merge keys (<<: *base), applied after the explicit keys
 		for i := 0; i+1 < len(n.Content) && limit == nil; i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				merges = append(merges, v)
+				continue
+			}
 			key := k.Value
 			if prefix != "" {
 				key = prefix + "." + key
@@ -272,6 +280,14 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 			case yaml.SequenceNode:
 				var items []string
 				for _, it := range v.Content {
+					if it.Kind == yaml.AliasNode && it.Alias != nil {
+						it = it.Alias
+					}
+					if it.Kind != yaml.ScalarNode {
+						// Flink's list is flat: [gpu, [fpga]] would silently lose fpga.
+						limit = fmt.Errorf("line %d: key %q: a list item is itself a list or a mapping; give a flat list of values, e.g. [gpu, fpga]", it.Line, bounded(key))
+						return
+					}
 					items = append(items, it.Value)
 				}
 				out = append(out, yamlEntry{key, strings.Join(items, ";"), k.Line})
@@ -281,6 +297,60 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 					val = ""
 				}
 				out = append(out, yamlEntry{key, val, k.Line})
+			}
+		}
+		if len(merges) > 0 && limit == nil {
+			mergeInto(prefix, n, depth, start, merges)
+		}
+	}
+	// mergeInto applies YAML merge keys as Flink's YAML reader does: the merged mapping's keys, unless
+	// the mapping sets them itself or an earlier merged mapping did (TestLoadYAMLMergeKey).
+	mergeInto = func(prefix string, n *yaml.Node, depth, start int, merges []*yaml.Node) {
+		have := map[string]bool{}
+		for _, e := range out[start:] {
+			have[e.key] = true
+		}
+		for _, m := range merges {
+			if m.Kind == yaml.AliasNode && m.Alias != nil {
+				m = m.Alias
+			}
+			targets := []*yaml.Node{m}
+			if m.Kind == yaml.SequenceNode {
+				targets = m.Content
+			}
+			for _, t := range targets {
+				if t.Kind == yaml.AliasNode && t.Alias != nil {
+					t = t.Alias
+				}
+				switch {
+				case t.Kind != yaml.MappingNode:
+					limit = fmt.Errorf("line %d: the merge key << takes a mapping (<<: *base) or a list of them", t.Line)
+				case open[t]:
+					limit = &yamlLimitError{fmt.Sprintf("line %d: a merge key merges a mapping that contains it (an alias cycle)", t.Line)}
+				case depth >= maxYAMLDepth:
+					limit = &yamlLimitError{fmt.Sprintf("line %d: merge keys nested more than %d levels deep", t.Line, maxYAMLDepth)}
+				}
+				if limit != nil {
+					return
+				}
+				saved := out
+				out = nil
+				walk(prefix, t, depth+1)
+				got := out
+				out = saved
+				if limit != nil {
+					return
+				}
+				for _, e := range got {
+					if !have[e.key] {
+						have[e.key] = true
+						out = append(out, e)
+					}
+				}
+				if len(out) >= maxYAMLEntries {
+					limit = &yamlLimitError{fmt.Sprintf("line %d: flattening merge keys gives more than %d keys (merges repeated inside merges?)", t.Line, maxYAMLEntries)}
+					return
+				}
 			}
 		}
 	}
@@ -349,4 +419,25 @@ func legacyEntries(path string, data []byte) ([]yamlEntry, []Problem) {
 		}
 	}
 	return out, probs
+}
+
+// yamlWords puts the YAML parser's message about line (1-based, as text) in our words where it has
+// words of its own only: a tab in the indentation is "found character that cannot start any token".
+func yamlWords(data []byte, line, msg string) string {
+	n, err := strconv.Atoi(line)
+	if err != nil || !strings.Contains(msg, "cannot start any token") {
+		return msg
+	}
+	lines := strings.Split(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		return msg
+	}
+	text := lines[n-1]
+	if indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]; strings.Contains(indent, "\t") {
+		return "the line is indented with a tab; YAML indents with spaces only: replace the tab by spaces"
+	}
+	if strings.Contains(strings.TrimSpace(text), "\t") {
+		return "the line has a tab where YAML expects a value; use spaces"
+	}
+	return msg
 }

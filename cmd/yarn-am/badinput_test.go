@@ -316,6 +316,16 @@ func badInputs() []badInput {
 			code: 2, want: []string{"--keytab", "--principal"}},
 
 		// --- the environment ---
+		{name: "[[taskexecutor]]", args: []string{"check", "$D/job.toml"}, job: "[[taskexecutor]]\ncommand = \"x\"\n",
+			code: 3, want: []string{"[[taskexecutor]]", "array of tables", "[taskexecutor]"}, not: []string{"date/time"}},
+		{name: "env a date", args: []string{"check", "$D/job.toml"}, job: job("env = {A = 1979-05-27}\n"),
+			code: 3, want: []string{"taskexecutor.env.A", "1979-05-27", "a date/time"}},
+		{name: "config.yaml indented with a tab", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/config.yaml"},
+			files: map[string]string{"config.yaml": "external-resource:\n\tgpu:\n    amount: 2\n"},
+			code:  3, want: []string{"config.yaml:2", "tab", "spaces"}, not: []string{"cannot start any token"}},
+		{name: "config.yaml nested list", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/config.yaml"},
+			files: map[string]string{"config.yaml": "external-resources: [gpu, [fpga]]\n"},
+			code:  3, want: []string{"config.yaml:1", "external-resources", "flat list"}},
 		{name: "am a bad job", args: []string{"am", "--job", "$D/job.toml"}, job: job("memory = \"lots\"\n"),
 			code: 3, want: []string{"taskexecutor.memory", "lots", "not a memory size"}},
 		{name: "am a bad -D", args: []string{"am", "--job", "$D/job.toml", "-D", "external-resources=gpu,fpga"},
