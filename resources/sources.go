@@ -193,6 +193,13 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 	lines := map[string]yamlEntry{}
 	for _, e := range entries {
 		if !IsResourceKey(e.key) {
+			// Flink's keys are Flink's business, but a near miss of ours would drop a resource
+			// without a word; refused like the same typo in -D (docs/job-file.md#external-resources).
+			if want, near := NearResourceKey(e.key); near {
+				probs = append(probs, Problem{Key: e.key, Value: e.val, Origin: fmt.Sprintf("%s:%d", path, e.line),
+					Message: fmt.Sprintf("%s:%d: %s is not an external-resource key (did you mean %q?); fix the spelling, or the resource is not configured",
+						BoundArgs([]any{path, e.line, e.key, want})...)})
+			}
 			continue
 		}
 		if prev, dup := lines[e.key]; dup {
@@ -440,4 +447,32 @@ func yamlWords(data []byte, line, msg string) string {
 		return "the line has a tab where YAML expects a value; use spaces"
 	}
 	return msg
+}
+
+// NearResourceKey reports whether key is a near miss of an external-resource key: its first dotted part
+// is within two edits of external-resource or external-resources (or differs only in case), e.g.
+// extrenal-resource.gpu.param.vendor. want is the key spelt right.
+func NearResourceKey(key string) (want string, near bool) {
+	first, rest, dotted := strings.Cut(key, ".")
+	for _, good := range []string{KeyResources, strings.TrimSuffix(KeyPrefix, ".")} {
+		if first == good {
+			return "", false
+		}
+	}
+	best, bestD := "", 3
+	for _, good := range []string{KeyResources, strings.TrimSuffix(KeyPrefix, ".")} {
+		if d := editDistance(strings.ToLower(first), good); d < bestD {
+			best, bestD = good, d
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	if best == KeyResources && dotted {
+		best = strings.TrimSuffix(KeyPrefix, ".") // external-resources.gpu.amount: the per-resource prefix
+	}
+	if dotted {
+		return best + "." + rest, true
+	}
+	return best, true
 }

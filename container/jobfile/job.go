@@ -100,7 +100,11 @@ func (f *File) job(staged bool) (*Job, error) {
 		if slices.Contains(topKeys, k) || strings.HasPrefix(k, "external-resource") {
 			continue // external-resource keys: ResourceKeys; [policy]: PolicyArgs
 		}
-		add("unknown key %q%s; %s", k, didYouMean(k, topKeys), validTop)
+		hint := didYouMean(k, topKeys)
+		if want, near := resources.NearResourceKey(k); near {
+			hint = ` (did you mean "` + want + `"?)`
+		}
+		add("unknown key %q%s; %s", k, hint, validTop)
 	}
 	amT := r.table(doc, "am", "am")
 	teT := r.table(doc, "taskexecutor", "taskexecutor")
