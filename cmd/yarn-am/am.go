@@ -34,7 +34,8 @@ it is killed).
 Flags:
   --job FILE              the job file (job.toml), required
   --flink-conf FILE       flink-conf.yaml with external-resource keys (passed on to the launchers)
-  -D key=value            external-resource override; repeatable; passed on to the launchers
+  -D key=value            job-file or external-resource override, as submit -D; repeatable; the
+                          external-resource ones are passed on to the launchers
   --service               keep TaskExecutors running (replacing any that end) until the app is killed;
                           default: the app SUCCEEDS when every TaskExecutor has exited 0
   --driver CMD            driver mode: run CMD with bash -c in this container, with YARN_AM_API
@@ -150,9 +151,12 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	}
 	// A job that does not validate is invalid input (3), not a failure of the AM (1): the same checks
 	// RunProcess makes, before it registers (TestBadInputs, "am a bad job").
+	// -D job keys replace the staged file's, as they replaced the file's at submit
+	// (docs/job-file.md#-d-overrides); the launchers get the external-resource ones.
+	defines, derr := job.ApplyDefines(defines)
 	_, jerr := job.StagedJob()
 	_, _, rerr := resources.Load(resources.Sources{Job: job.ResourceKeys(), FlinkConf: flinkConf, Overrides: defines})
-	if err := errors.Join(jerr, rerr); err != nil {
+	if err := errors.Join(derr, jerr, rerr); err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return contract.ExitInvalidInput
 	}

@@ -316,6 +316,14 @@ func badInputs() []badInput {
 			code: 2, want: []string{"--keytab", "--principal"}},
 
 		// --- the environment ---
+		{name: "-D a job value the file would refuse", args: []string{"check", "$D/job.toml", "-D", "taskexecutor.memory=lots"},
+			code: 3, want: []string{"taskexecutor.memory", `"lots"`, "not a memory size"}},
+		{name: "-D a job key typo", args: []string{"submit", "$D/job.toml", "-D", "taskexecutor.instance=4"},
+			code: 3, want: []string{"-D taskexecutor.instance", `did you mean "taskexecutor.instances"`}},
+		{name: "-D instances fractional", args: []string{"check", "$D/job.toml", "-Dtaskexecutor.instances=1.5"},
+			code: 3, want: []string{"taskexecutor.instances", "1.5", "integer"}},
+		{name: "am -D a job value the file would refuse", args: []string{"am", "--job", "$D/job.toml", "-D", "am.vcores=0"},
+			code: 3, want: []string{"am.vcores", "0"}},
 		{name: "flink-conf near miss of the prefix", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/flink-conf.yaml"},
 			files: map[string]string{"flink-conf.yaml": "taskmanager.numberOfTaskSlots: 4\nextrenal-resource.gpu.param.vendor: amd\n"},
 			code:  3, want: []string{"flink-conf.yaml:2", "extrenal-resource.gpu.param.vendor", `did you mean "external-resource.gpu.param.vendor"`}},

@@ -45,6 +45,10 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	// -D job keys replace the file's before it is validated (docs/job-file.md#-d-overrides); the
+	// external-resource ones go to resources.Load. Submit passes every -D on to the AM, which applies
+	// them to the staged job file the same way.
+	resDefines, derr := f.ApplyDefines(opts.Defines)
 	job, jerr := f.Job()
 	var flagErrs []error
 	if opts.Name != nil {
@@ -68,15 +72,15 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 			flagErrs = append(flagErrs, fmt.Errorf("environment: %w", err))
 		}
 	}
-	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
+	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: resDefines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
 	_, perr := f.PolicyArgs()
 	if job != nil && cfg != nil {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}
-	if jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
-		return nil, errors.Join(append([]error{jerr, rerr, perr}, flagErrs...)...)
+	if derr != nil || jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
+		return nil, errors.Join(append([]error{derr, jerr, rerr, perr}, flagErrs...)...)
 	}
 	if _, err := cfg.Drivers(); err != nil {
 		return nil, err
