@@ -144,4 +144,3 @@ func tomlValue(v string) (any, bool) {
 	x, ok := doc["v"]
 	return x, ok
 }
-
