@@ -13,8 +13,8 @@ import (
 func TestLaunchWarnsOfAnUnknownLogLevel(t *testing.T) {
 	t.Chdir(t.TempDir()) // launch writes external-resources.json here
 	t.Setenv("YARN_AM_LOG_LEVEL", "loud")
-	var stdout, stderr bytes.Buffer
-	code := run([]string{"launch", "-D", "external-resources=none", "--", "true"}, &stdout, &stderr)
+	stdout, stderr := &lockedBuffer{}, &lockedBuffer{} // the worker's output is copied by other goroutines
+	code := run([]string{"launch", "-D", "external-resources=none", "--", "true"}, stdout, stderr)
 	if code != 0 {
 		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr.String())
 	}
