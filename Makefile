@@ -46,7 +46,7 @@ unit: $(GOTESTSUM)
 
 # Unit + integration tests against the running mini cluster (make minicluster-up first). The
 # integration build tag adds the tests that need the cluster; without a cluster they fail, never skip.
-integration: build $(GOTESTSUM) test-deps
+integration: build $(GOTESTSUM) test-deps torch-env
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
@@ -96,6 +96,8 @@ protos:
 
 include testdata/minicluster/minicluster.mk
 include docker/docker.mk
+include testdata/flink/flink.mk
+include testdata/torch/torch.mk
 
 clean:
 	rm -rf bin

@@ -33,12 +33,7 @@ func (a *AM) Status() contract.Status {
 	}
 	s.Now, s.Started = a.cfg.Now(), a.started
 	s.Nodes, s.NodesAt = a.nodes.nodes, a.nodes.at
-	for _, k := range a.asks {
-		s.Counts.Requested += k.Want
-		if k.Want > 0 {
-			s.Asks = append(s.Asks, contract.AskStatus{ID: k.ID, Pending: k.Want, Since: a.askTime[k.ID]})
-		}
-	}
+	s.Asks, s.Counts.Requested = a.asks.Status()
 	a.rec.compact()
 	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
 	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
@@ -101,7 +96,7 @@ type APIOptions struct {
 	Tokens *TokenRefresher
 	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
 	// default bounds, for this handler alone.
-	Streams *StreamLimiter
+	Streams *streamLimiter
 }
 
 // Handler returns the whole API as served on HTTPS, with secret authorising writes (tests and
@@ -113,7 +108,7 @@ func (a *AM) Handler(secret string) http.Handler {
 // API returns the HTTP API of one listener.
 func (a *AM) API(o APIOptions) http.Handler {
 	if o.Streams == nil {
-		o.Streams = NewStreamLimiter(DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient)
+		o.Streams = newStreamLimiter(DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient)
 	}
 	// needsSecret guards every endpoint that takes the secret: 403 on the plain listener whatever the
 	// header says, 401 on HTTPS without the exact "Bearer <secret>".
@@ -207,29 +202,29 @@ func (a *AM) API(o APIOptions) http.Handler {
 		}
 		o.Tokens.serve(w)
 	})
-	mux.Handle("GET /api/v1/events", LimitedEventsHandler(a.events, 0, o.Streams))
+	mux.Handle("GET /api/v1/events", limitedEventsHandler(a.events, 0, o.Streams))
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	ui := UIHandler()
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)
-	return SecurityHeaders(mux)
+	return securityHeaders(mux)
 }
 
-// SecurityHeaders puts the browser-facing safety headers on every response, pages and JSON alike:
+// securityHeaders puts the browser-facing safety headers on every response, pages and JSON alike:
 // no MIME sniffing, a content security policy that allows only the AM's own origin (the UI loads
 // nothing else), and no framing by other sites (TestSecurityHeadersOnEveryResponse).
-func SecurityHeaders(next http.Handler) http.Handler {
+func securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Security-Policy", ContentSecurityPolicy)
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Frame-Options", "SAMEORIGIN")
 		next.ServeHTTP(w, r)
 	})
 }
 
-// ContentSecurityPolicy is the policy SecurityHeaders sends.
-const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
+// contentSecurityPolicy is the policy securityHeaders sends.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
 
 // bodyReadTimeout bounds the read of a write's body: a client trickling it does not hold a
 // connection open for long.

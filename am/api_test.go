@@ -27,7 +27,7 @@ func apiAM(t *testing.T) *AM {
 	m, err := New(Config{App: "application_1_0001", Spec: Spec{Instances: 2, Capability: te, MaxFailures: 3},
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
-	m.asks = []Ask{{ID: 1, Want: 1, AtRM: 1}}
+	m.asks.asks = []Ask{{ID: 1, Want: 1, AtRM: 1}}
 	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
 	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
 		Exit: Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}
@@ -106,7 +106,7 @@ func TestAPIStatus(t *testing.T) {
 }
 
 func TestLaunchContext(t *testing.T) {
-	l := TaskExecutorLaunch{
+	l := taskExecutorLaunch{
 		Manifest: []contract.LocalResource{{Alias: "nvidia-smi", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/nvidia-smi", Size: 10, Timestamp: 5, Type: "FILE"},
 			{Alias: "data", URL: "hdfs://127.0.0.1:9000/d.tgz", Size: 1, Timestamp: 2, Type: "ARCHIVE"},
 			{Alias: "yarn-am", URL: "hdfs://127.0.0.1:9000/user/u/.yarn-am/app/yarn-am", Size: 7, Timestamp: 3}},

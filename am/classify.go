@@ -6,8 +6,8 @@ import (
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
-// Classify maps a container exit status (ContainerStatusProto.exit_status) to its class.
-func Classify(exit int32) contract.ExitClass {
+// classify maps a container exit status (ContainerStatusProto.exit_status) to its class.
+func classify(exit int32) contract.ExitClass {
 	switch exit {
 	case contract.ExitStatusSuccess:
 		return contract.ExitSucceeded
@@ -41,8 +41,8 @@ func Classify(exit int32) contract.ExitClass {
 	return contract.ExitFailed
 }
 
-// Describe says in words a user can act on how a container ended.
-func Describe(exit int32, class contract.ExitClass) string {
+// describe says in words a user can act on how a container ended.
+func describe(exit int32, class contract.ExitClass) string {
 	switch class {
 	case contract.ExitSucceeded:
 		return "exited with code 0"

@@ -3,48 +3,109 @@
 // running or done, launches `yarn-am launch -- <command>` in each on its NodeManager, classifies how
 // containers end, serves the driver API, and unregisters with the final status.
 //
-// Files, one concept each:
+// # Files
+//
+// One concept each; every non-test file of the package is listed here (TestDocNamesEveryFile), doc.go
+// itself being this overview and the locking rule.
+//
+// The decision, pure and unit-tested without I/O:
 //
 //   - reconcile.go: Reconcile, a pure function from desired state (Spec) and observed state (asks,
 //     containers, new allocations) to actions (asks to send, allocations to launch or release, the
 //     outcome). Matching by allocationRequestId, checking every resource type (Fits), the failure
-//     limit and batch/service/driver completion live here and are unit-tested without I/O.
-//   - classify.go: container exit statuses → classes (docs/design.md#wire-facts) and whether they count as failures.
-//   - am.go: the loop around Reconcile that does the I/O: register, allocate with response_id, fast and
-//     slow heartbeats, AM-RM token rollover, re-registration after ApplicationMasterNotRegistered,
-//     a bounded pool of NM launches, completion tracking, unregistration, staging cleanup.
-//   - records.go: the bookkeeping of accepted containers with a vocabulary (accepted, launched,
-//     launchFailed, stopping, completed, reported) whose transitions return the events to emit; bounded:
-//     every active container and the latest Config.FinishedHistory
-//     finished ones are kept, older ones dropped with their counts kept (Observed.Forgotten), so a
-//     long-running service does not grow without limit.
+//     limit and batch/service/driver completion live here.
+//   - classify.go: container exit statuses → classes (docs/design.md#wire-facts) and whether they
+//     count as failures.
+//   - policy.go: the failure policy, pure and clock-free: failure rate over a sliding window, restart
+//     backoff, per-node exclusion, the pending timeout behind not-enough-resources events, and its
+//     snapshot/restore for a later attempt. policyflags.go: its AM flags (container/jobfile reads
+//     the job file's [policy] table into them).
+//   - preflight.go: CheckAsk, the registration's check that the ask can ever be satisfied: the one
+//     pre-flight of resources.Preflight, worded as the client's.
+//
+// The AM's state and its bookkeeping, each a type with verbs:
+//
+//   - am.go: the AM struct (which fields mu guards), Config, its seams (RM, NM, Cleaner) and New.
+//   - asks.go: askTable, the outstanding asks, what is still to send of them, when each was first
+//     sent and the next allocationRequestId (Apply a plan, MarkSent, Registered, ResendAll,
+//     CancelAll).
+//   - exclusions.go: exclusionList, the blacklist additions and removals still to send (Exclude,
+//     Lift, Next, Drain).
+//   - records.go: tracked, a container the AM accepted, and records, their bookkeeping with a
+//     vocabulary (accepted, launched, launchFailed, stopping, completed, reported) whose transitions
+//     return the events to emit; bounded: every active container and the latest
+//     Config.FinishedHistory finished ones are kept, older ones dropped with their counts kept
+//     (Observed.Forgotten), so a long-running service does not grow without limit.
+//   - gang.go: gang mode (taskexecutor.gang): held allocations, rounds, ranks and the rendezvous.
+//   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
+//
+// The I/O around them:
+//
+//   - loop.go: Run (the loop around Reconcile) and its timing: fast and slow heartbeats, acting on an
+//     allocate's news at once, the AM's state.
+//   - allocate.go: one heartbeat: Reconcile on the current state and the bookkeeping half of its
+//     plan; the allocate request (response_id, asks, releases, blacklist) and its response applied
+//     (allocations, completions, AM-RM and NM tokens, AM_RESYNC, AM_SHUTDOWN).
+//   - register.go: register (and resync after AM_RESYNC or ApplicationMasterNotRegistered), finish
+//     (unregistration with the outcome), a kill, and the staging directory's deletion.
+//   - launch.go: the bounded pool of NodeManager launches and the stops.
+//   - locality.go: taskexecutor.locality = "spread": node rooms, the node-local requests, and the
+//     node listing they need.
+//   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and the status document's
+//     node capacities (listed only while the status is read, at most every nodesRefresh).
+//   - surface.go: the loop's side of failures: events from what the loop sees, policy decisions turned
+//     into exclusions and outcomes, the pending check, gauges, SetRequirements.
+//   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
+//     rejected request. requirements.go: PUT requirements' body and ScaleDown (newest first).
 //   - driver.go: driver mode (a user program in the AM container decides the final status).
+//   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
+//   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
+//   - tokens.go, tokens_refresh.go: Kerberized clusters. StagingStore is the staging seam (*Staging
+//     with SIMPLE, *TokenStaging with the HDFS delegation token); TokenRefresher (with a shipped
+//     keytab) renews and replaces delegation tokens and feeds Config.LaunchTokens and GET
+//     /api/v1/tokens.
+//   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
+//   - tls.go: the AM's HTTPS certificate from the application's authority.
+//
+// What users and drivers see:
+//
 //   - api.go: the HTTP API (status, containers, requirements, the launcher's report) on one mux with
 //     the event stream, the status page and /metrics.
 //   - events.go: typed events with user-facing messages; EventLog, a bounded ring with increasing ids
 //     whose subscriptions never block the loop (a reader that falls behind gets a "gap" event).
 //   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array.
-//   - policy.go: the failure policy, pure and clock-free: failure rate over a sliding window, restart
-//     backoff, per-node exclusion, the pending timeout behind not-enough-resources events.
-//     policyflags.go: its AM flags (container/jobfile reads the job file's [policy] table into them).
-//   - surface.go: the loop's side of it: events from what the loop sees, policy decisions turned into
-//     blacklist updates and outcomes, the pending check, gauges, SetRequirements.
-//   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
-//     rejected request. requirements.go: PUT requirements' body and ScaleDown (newest first).
-//   - metrics.go: Prometheus collectors on a registry of the AM's own. ui.go + ui/: the status page
-//     (summary, device map, timeline, containers, events), drawn in the browser from GET
-//     /api/v1/status. nodes.go: the status document's node capacities (node reports, listed only
-//     while the status is read, at most every NodesRefresh).
-//   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
-//   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
+//   - metrics.go: Prometheus collectors on a registry of the AM's own.
+//   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
+//     browser from GET /api/v1/status.
 //
-// Seams: the RM, NM, Cleaner and ClusterNodes interfaces (yarnrpc.AMClient, yarnrpc.NMClient,
-// *Staging and yarnrpc.ApplicationClient in production, fakes or rpctest servers in tests); Config.Now
-// for the clock; Config.Events and Config.Metrics to share or inspect them; Spec.Instances is the
-// declared requirement that PUT /api/v1/requirements changes. Drivers written in Go use the
-// am/driverclient package.
+// # Locking
 //
-// Kerberized clusters (tokens.go, tokens_refresh.go): StagingStore is the staging seam (*Staging with
-// SIMPLE, *TokenStaging with the HDFS delegation token); TokenRefresher (with a shipped keytab) renews
-// and replaces delegation tokens and feeds Config.LaunchTokens and GET /api/v1/tokens.
+// One mutex, AM.mu, guards the AM's mutable state: every field declared below it in the AM struct,
+// which includes records, the ask table, the exclusion list, the failure policy's memory, the gang's
+// state and the node view. The rule:
+//
+//   - A method whose name ends in Locked runs with mu held and never takes it; every other method
+//     takes it itself, in scoped blocks or with a deferred unlock, and never releases a lock it did
+//     not take.
+//   - mu is never held across a call that can block: an RM, NM, HDFS, StateStore or node-listing call,
+//     a channel send (the launch queue is fed after mu is released), or Run's wait. A function that
+//     needs both (heartbeat, register, finish, checkPending, checkGang, nodeRooms) copies what it needs
+//     under mu, calls without it, and takes mu again to book the answer.
+//   - Fields above mu in the struct are set by New and only read afterwards, or are safe for
+//     concurrent use themselves (the EventLog, Metrics, channels, the WaitGroup); savedTime belongs to
+//     Run's goroutine.
+//
+// Goroutines: Run's (the loop: reconcile, heartbeat, checks, saving the state), the launch workers
+// (launch.go, Config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
+// background (launch.go, stopInBackground), the driver's watcher (driver.go) and the HTTP handlers
+// (api.go, sse.go). All of them meet only under mu or through the channels and the EventLog.
+//
+// # Seams
+//
+// The RM, NM, Cleaner and ClusterNodes interfaces (yarnrpc.AMClient, yarnrpc.NMClient, *Staging and
+// yarnrpc.ApplicationClient in production, fakes or rpctest servers in tests); Config.Now for the
+// clock; Config.Events and Config.Metrics to share or inspect them. Config.Spec.Instances is the
+// job's requirement at the start; the declared count that PUT /api/v1/requirements and an earlier
+// attempt's state change is the AM's state (AM.instances), not configuration. Drivers written in Go
+// use the am/driverclient package.
 package am

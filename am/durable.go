@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -90,50 +89,6 @@ func decodeState(data []byte) (*State, error) {
 	return &s, nil
 }
 
-// PolicyState is the failure policy's memory: counted failures within the window and the excluded
-// nodes with the end of their exclusion.
-type PolicyState struct {
-	Failures []PolicyFailure      `json:"failures,omitempty"`
-	Excluded map[string]time.Time `json:"excluded,omitempty"`
-	LastFail time.Time            `json:"lastFail,omitempty"`
-}
-
-// PolicyFailure is one counted failure.
-type PolicyFailure struct {
-	At   time.Time `json:"at"`
-	Node string    `json:"node,omitempty"`
-}
-
-// Snapshot returns the policy's memory.
-func (p *Policy) Snapshot() PolicyState {
-	s := PolicyState{LastFail: p.lastFail}
-	for _, f := range p.failures {
-		s.Failures = append(s.Failures, PolicyFailure{At: f.at, Node: f.node})
-	}
-	if len(p.excluded) > 0 {
-		s.Excluded = map[string]time.Time{}
-		for n, t := range p.excluded {
-			s.Excluded[n] = t
-		}
-	}
-	return s
-}
-
-// Restore takes over the memory of an earlier attempt's policy.
-func (p *Policy) Restore(s PolicyState) {
-	p.failures = p.failures[:0]
-	for _, f := range s.Failures {
-		p.failures = append(p.failures, failureRec{at: f.At, node: f.Node})
-	}
-	sort.Slice(p.failures, func(i, j int) bool { return p.failures[i].at.Before(p.failures[j].at) })
-	for n, t := range s.Excluded {
-		p.excluded[n] = t
-	}
-	if s.LastFail.After(p.lastFail) {
-		p.lastFail = s.LastFail
-	}
-}
-
 // adopt takes over what an earlier attempt left, on this attempt's first registration: the
 // NodeManager tokens and running containers YARN hands over (with
 // keep_containers_across_application_attempts) become TaskExecutors of this attempt, and the saved
@@ -191,24 +146,24 @@ func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 			e.ID = 0
 			a.events.Add(e)
 		}
-		if st.Instances != a.cfg.Spec.Instances {
-			a.log.WithFields(logrus.Fields{"job": a.cfg.Spec.Instances, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
-			a.cfg.Spec.Instances = st.Instances
+		if st.Instances != a.instances {
+			a.log.WithFields(logrus.Fields{"job": a.instances, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
+			a.instances = st.Instances
 		}
 		a.rec.restoreCounts(st)
 		a.policy.Restore(st.Policy)
 		for _, n := range a.policy.Excluded() {
-			a.blAdd[n] = true
+			a.excl.Exclude(n)
 		}
 	}
-	ev := AMRestartedEvent(a.cfg.Attempt, adopted, st != nil)
+	ev := amRestartedEvent(a.cfg.Attempt, adopted, st != nil)
 	a.log.WithFields(logrus.Fields{"adopted": len(adopted), "state": st != nil}).Info("am: " + ev.Message)
 	a.emit(ev)
 }
 
 // stateLocked is the durable state now.
 func (a *AM) stateLocked() State {
-	s := State{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.cfg.Spec.Instances,
+	s := State{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.instances,
 		Completed: a.rec.completedN, Succeeded: a.rec.succeededN, Failed: a.rec.failedN,
 		Policy: a.policy.Snapshot(), Infos: map[string]Info{}}
 	if len(a.rec.forgotten.FailedExits) > 0 || len(a.rec.finished) > 0 {

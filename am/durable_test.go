@@ -79,13 +79,13 @@ func TestPolicyMemorySurvivesARestart(t *testing.T) {
 // nothing, finishes when the two adopted ones exit 0, and counts 3 completions.
 func TestLoopAdoptsThePreviousAttempt(t *testing.T) {
 	f := newFakeCluster(t)
-	att1 := &hadooppb.ApplicationAttemptIdProto{ApplicationId: f.appID, AttemptId: proto.Int32(1)}
+	att1 := &hadooppb.ApplicationAttemptIdProto{ApplicationId: f.App, AttemptId: proto.Int32(1)}
 	for i := int64(2); i <= 3; i++ {
-		f.previous = append(f.previous, &hadooppb.ContainerProto{Id: &hadooppb.ContainerIdProto{AppId: f.appID, AppAttemptId: att1, Id: proto.Int64(i)},
-			NodeId: f.node, Resource: &hadooppb.ResourceProto{Memory: proto.Int64(512), VirtualCores: proto.Int32(1),
+		f.Previous = append(f.Previous, &hadooppb.ContainerProto{Id: &hadooppb.ContainerIdProto{AppId: f.App, AppAttemptId: att1, Id: proto.Int64(i)},
+			NodeId: f.Node, Resource: &hadooppb.ResourceProto{Memory: proto.Int64(512), VirtualCores: proto.Int32(1),
 				ResourceValueMap: []*hadooppb.ResourceInformationProto{{Key: proto.String("yarn.io/gpu"), Value: proto.Int64(1)}}}})
 	}
-	f.nextCID = 10
+	f.NextCID = 10
 	store := &memState{}
 	prev := State{Version: stateVersion, Attempt: "appattempt_1700000000000_0007_000001", Instances: 3, Completed: 1, Succeeded: 1,
 		Infos:  map[string]Info{"container_1700000000000_0007_01_000002": {"gpu": {{"index": "1"}}}},
@@ -96,10 +96,10 @@ func TestLoopAdoptsThePreviousAttempt(t *testing.T) {
 	m.cfg.State, m.cfg.Attempt = store, "appattempt_1700000000000_0007_000002"
 	out := run(t, m)
 	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
-	f.mu.Lock()
-	assert.Empty(t, f.started, "nothing is launched twice")
-	assert.Empty(t, f.askLog, "nothing is asked for: 2 adopted + 1 succeeded = 3 declared")
-	f.mu.Unlock()
+	f.Mu.Lock()
+	assert.Empty(t, f.Started, "nothing is launched twice")
+	assert.Empty(t, f.AskLog, "nothing is asked for: 2 adopted + 1 succeeded = 3 declared")
+	f.Mu.Unlock()
 	s := m.Status()
 	assert.Equal(t, 3, s.Counts.Completed)
 	assert.Equal(t, 3, s.Requirement.Instances, "the driver's requirement carries over")
@@ -116,7 +116,7 @@ func TestLoopAdoptsThePreviousAttempt(t *testing.T) {
 // TestLoopSavesItsState: a running AM saves what a later attempt needs.
 func TestLoopSavesItsState(t *testing.T) {
 	f := newFakeCluster(t)
-	f.exitCode = func(int) int32 { return 0 }
+	f.ExitCode = func(int) int32 { return 0 }
 	store := &memState{}
 	m, _ := f.newAM(t, gpuSpec(2, 3))
 	m.cfg.State = store
@@ -127,7 +127,7 @@ func TestLoopSavesItsState(t *testing.T) {
 	m.cfg.Spec = spec
 	done := make(chan struct{})
 	go func() { _, _ = m.Run(ctx); close(done) }()
-	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.started) >= 3 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { f.Mu.Lock(); defer f.Mu.Unlock(); return len(f.Started) >= 3 }, 10*time.Second, 5*time.Millisecond)
 	cancel()
 	<-done
 	data, err := store.LoadState(context.Background())
@@ -143,14 +143,14 @@ func TestLoopSavesItsState(t *testing.T) {
 // an allocation the AM already took; it must not be launched a second time.
 func TestLoopIgnoresAContainerTheRMReportsAgain(t *testing.T) {
 	f := newFakeCluster(t)
-	f.repeatAllocations, f.runHeartbeats = true, 5
+	f.RepeatAllocations, f.RunHeartbeats = true, 5
 	m, _ := f.newAM(t, gpuSpec(2, 3))
 	out := run(t, m)
 	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	assert.Len(t, f.started, 2, "each container is started once: %v", f.started)
-	for _, r := range f.released {
-		assert.NotContains(t, f.started, r, "a running container is never released as excess")
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	assert.Len(t, f.Started, 2, "each container is started once: %v", f.Started)
+	for _, r := range f.Released {
+		assert.NotContains(t, f.Started, r, "a running container is never released as excess")
 	}
 }

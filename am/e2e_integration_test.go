@@ -23,7 +23,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -31,50 +30,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/internal/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-var (
-	workerOnce sync.Once
-	workerPath string
-	workerErr  error
-)
-
-// e2eEnv checks the environment and returns the yarn-am binary.
+// e2eEnv checks the environment and returns the yarn-am binary (internal/itest).
 func e2eEnv(t *testing.T) string {
 	t.Helper()
-	if os.Getenv("HADOOP_CONF_DIR") == "" || os.Getenv("YARN_AM_NM_LOG_DIRS") == "" {
-		t.Fatal("HADOOP_CONF_DIR / YARN_AM_NM_LOG_DIRS are not set: start the mini cluster with 'make minicluster-up' and source .minicluster/env (make test does both)")
-	}
-	bin := os.Getenv("YARN_AM_BIN")
-	if bin == "" {
-		t.Fatal("YARN_AM_BIN is not set: build with 'make build' and set YARN_AM_BIN=$PWD/bin/yarn-am (make integration does both)")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("YARN_AM_BIN=%s: %v", bin, err)
-	}
-	return bin
+	itest.RequireEnv(t, "HADOOP_CONF_DIR", "YARN_AM_NM_LOG_DIRS")
+	return itest.Binary(t)
 }
 
-// worker builds the example worker once, statically, for the containers.
-func worker(t *testing.T) string {
-	t.Helper()
-	workerOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "yarn-am-e2e-worker-")
-		if err != nil {
-			workerErr = err
-			return
-		}
-		workerPath = filepath.Join(dir, "worker")
-		cmd := exec.Command("go", "build", "-o", workerPath, "../testdata/worker")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			workerErr = fmt.Errorf("building the worker: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, workerErr)
-	return workerPath
-}
+// worker is the example worker, built once, statically, for the containers.
+func worker(t *testing.T) string { return itest.Worker(t) }
 
 // jobSpec is the variable part of a test job.
 type jobSpec struct {
@@ -92,8 +60,7 @@ type jobSpec struct {
 // put on PATH, GPU discovery runs in coordination mode.
 func writeJob(t *testing.T, s jobSpec) string {
 	t.Helper()
-	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
-	require.NoError(t, err)
+	smi := itest.FakeSMI()
 	body := fmt.Sprintf(`name = %q
 max-attempts = %d
 "external-resources" = "gpu"

@@ -75,7 +75,7 @@ func infoSummary(infos []resources.Info) string {
 func CompletedEvent(id, node string, e Exit) contract.Event {
 	st := e.Status
 	ev := contract.Event{Type: contract.EventCompleted, Severity: contract.SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
-		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, Describe(e.Status, e.Class))}
+		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, describe(e.Status, e.Class))}
 	if e.Class.Counts() {
 		ev.Severity = contract.SeverityError
 		ev.Message += " (counts as a failure)"
@@ -195,9 +195,9 @@ func FinishedEvent(out Outcome) contract.Event {
 		Message: fmt.Sprintf("application finished: %s: %s", out.Status, out.Diagnostics)}
 }
 
-// AMRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
+// amRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
 // says whether the earlier attempt's saved state was found.
-func AMRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
+func amRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
 	msg := fmt.Sprintf("ApplicationMaster %s took over %d running TaskExecutor(s) from the previous attempt", attempt, len(adopted))
 	if state {
 		msg += " with its saved state (counts, failure policy, resource infos, events)"
@@ -235,7 +235,7 @@ type EventLog struct {
 	mu   sync.Mutex
 	ring []contract.Event // ring[(id-1) % cap]
 	last uint64           // id of the newest event; 0 when empty
-	subs map[*Subscription]struct{}
+	subs map[*subscription]struct{}
 	now  func() time.Time
 	hook func(contract.Event) // called after each Add, outside the lock (metrics, logs)
 }
@@ -245,7 +245,7 @@ func NewEventLog(capacity int) *EventLog {
 	if capacity <= 0 {
 		capacity = DefaultEventCapacity
 	}
-	return &EventLog{ring: make([]contract.Event, capacity), subs: map[*Subscription]struct{}{}, now: time.Now}
+	return &EventLog{ring: make([]contract.Event, capacity), subs: map[*subscription]struct{}{}, now: time.Now}
 }
 
 // OnAdd sets a function called with every event after it is added (it must not block).
@@ -338,8 +338,8 @@ func (l *EventLog) Latest(n int) []contract.Event {
 	return l.Since(after, n)
 }
 
-// Subscription follows the log from a position; see EventLog.Subscribe.
-type Subscription struct {
+// subscription follows the log from a position; see EventLog.Subscribe.
+type subscription struct {
 	log    *EventLog
 	wake   chan struct{}
 	cursor uint64
@@ -347,8 +347,8 @@ type Subscription struct {
 
 // Subscribe starts following the log after event id `after` (0: from the oldest kept event). Close
 // the subscription when done.
-func (l *EventLog) Subscribe(after uint64) *Subscription {
-	s := &Subscription{log: l, wake: make(chan struct{}, 1), cursor: after}
+func (l *EventLog) Subscribe(after uint64) *subscription {
+	s := &subscription{log: l, wake: make(chan struct{}, 1), cursor: after}
 	l.mu.Lock()
 	l.subs[s] = struct{}{}
 	l.mu.Unlock()
@@ -357,7 +357,7 @@ func (l *EventLog) Subscribe(after uint64) *Subscription {
 
 // Next waits until there are events after the subscription's position and returns them (at most
 // max if max > 0), advancing the position; it returns ctx's error when ctx ends first.
-func (s *Subscription) Next(ctx context.Context, max int) ([]contract.Event, error) {
+func (s *subscription) Next(ctx context.Context, max int) ([]contract.Event, error) {
 	for {
 		if evs := s.log.Since(s.cursor, max); len(evs) > 0 {
 			s.cursor = evs[len(evs)-1].ID
@@ -372,7 +372,7 @@ func (s *Subscription) Next(ctx context.Context, max int) ([]contract.Event, err
 }
 
 // Close unsubscribes.
-func (s *Subscription) Close() {
+func (s *subscription) Close() {
 	s.log.mu.Lock()
 	delete(s.log.subs, s)
 	s.log.mu.Unlock()

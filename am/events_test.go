@@ -127,11 +127,11 @@ func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
 	assert.Contains(t, e.Message, "still waiting")
 	assert.Contains(t, NotEnoughResourcesEvent(contract.Evidence{}, PendingFail).Message, "failing the application")
 
-	e = CompletedEvent("c1", "n1", Exit{Status: 137, Class: Classify(137)})
+	e = CompletedEvent("c1", "n1", Exit{Status: 137, Class: classify(137)})
 	assert.Equal(t, contract.SeverityError, e.Severity)
 	assert.Contains(t, e.Message, "killed by signal 9")
 	assert.Equal(t, contract.ExitFailed, e.ExitClass)
-	e = CompletedEvent("c1", "n1", Exit{Status: -102, Class: Classify(-102)})
+	e = CompletedEvent("c1", "n1", Exit{Status: -102, Class: classify(-102)})
 	assert.Equal(t, contract.SeverityWarning, e.Severity)
 	assert.NotContains(t, e.Message, "counts as a failure")
 

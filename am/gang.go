@@ -24,7 +24,7 @@ import (
 // longer matches the declared requirement restarts at the new size.
 func gangRestart(spec Spec, ended *Container, formed bool, active, succeeded int) string {
 	if ended != nil {
-		return fmt.Sprintf("%s on %s %s", ended.ID, ended.Node, Describe(ended.Exit.Status, ended.Exit.Class))
+		return fmt.Sprintf("%s on %s %s", ended.ID, ended.Node, describe(ended.Exit.Status, ended.Exit.Class))
 	}
 	if formed && active+succeeded != spec.Instances && !(spec.Mode != Service && active == 0) {
 		return fmt.Sprintf("the requirement changed to %d TaskExecutors", spec.Instances)
@@ -43,7 +43,7 @@ type gangState struct {
 
 // allocLatencyLocked is how long ask askID waited for an allocation (0 if unknown), and records it.
 func (a *AM) allocLatencyLocked(askID int64, now time.Time) time.Duration {
-	at, ok := a.askTime[askID]
+	at, ok := a.asks.SentAt(askID)
 	if !ok {
 		return 0
 	}
@@ -113,18 +113,13 @@ func (a *AM) checkGang(ctx context.Context) {
 			a.releaseHeldLocked(t, fmt.Sprintf("released: the gang was not complete within taskexecutor.gang-timeout = %s", a.cfg.GangTimeout))
 		}
 	}
-	for i := range a.asks { // cancel what is still asked for; the next round asks again
-		if a.asks[i].Want > 0 {
-			a.asks[i].Want = 0
-			a.send[a.asks[i].ID] = 0
-		}
-	}
-	missing := a.cfg.Spec.Instances - held
+	a.asks.CancelAll() // the next round asks again
+	missing := a.instances - held
 	retry := max(a.cfg.GangTimeout/4, 5*time.Second)
 	a.gang.holdUntil = now.Add(retry)
 	headroom := a.headroom
 	a.newRoundLocked(now, fmt.Sprintf("%d of %d TaskExecutors were allocated within taskexecutor.gang-timeout = %s; the %d held were released and the gang is asked for again in %s",
-		held, a.cfg.Spec.Instances, a.cfg.GangTimeout, held, retry))
+		held, a.instances, a.cfg.GangTimeout, held, retry))
 	a.mu.Unlock()
 
 	nodes := a.runningNodes(ctx)
@@ -134,7 +129,7 @@ func (a *AM) checkGang(ctx context.Context) {
 	a.log.WithFields(logrus.Fields{"held": held, "missing": missing}).Warn("am: " + e.Message)
 	if action == PendingFail {
 		a.mu.Lock()
-		a.failLocked("the gang of " + fmt.Sprint(a.cfg.Spec.Instances) + " TaskExecutors could not be allocated within taskexecutor.gang-timeout: " + e.Message)
+		a.failLocked("the gang of " + fmt.Sprint(a.instances) + " TaskExecutors could not be allocated within taskexecutor.gang-timeout: " + e.Message)
 		a.mu.Unlock()
 	}
 }
@@ -205,7 +200,7 @@ func (a *AM) RendezvousOf(id string) (int, any) {
 				reported++
 			}
 		}
-		return http.StatusAccepted, map[string]string{"waiting": fmt.Sprintf("%d of %d ranks of round %d reported", reported, a.cfg.Spec.Instances, a.gang.round)}
+		return http.StatusAccepted, map[string]string{"waiting": fmt.Sprintf("%d of %d ranks of round %d reported", reported, a.instances, a.gang.round)}
 	}
 	return http.StatusOK, t.rank
 }

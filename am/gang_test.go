@@ -96,13 +96,13 @@ func TestReconcileGangSucceedsAsARoundAndRestartsOnANewSize(t *testing.T) {
 // the application fails.
 func TestLoopGangTimeoutReleasesWhatItHolds(t *testing.T) {
 	f := newFakeCluster(t)
-	f.maxAllocations = 2
+	f.MaxAllocations = 2
 	m, _ := f.newAM(t, gangSpec(3))
 	m.cfg.GangTimeout = 300 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _, _ = m.Run(ctx); close(done) }()
-	require.Eventually(t, func() bool { f.mu.Lock(); defer f.mu.Unlock(); return len(f.released) == 2 }, 10*time.Second, 10*time.Millisecond,
+	require.Eventually(t, func() bool { f.Mu.Lock(); defer f.Mu.Unlock(); return len(f.Released) == 2 }, 10*time.Second, 10*time.Millisecond,
 		"what was held goes back to the RM")
 	var ner bool
 	for _, e := range m.events.Latest(100) {
@@ -111,28 +111,28 @@ func TestLoopGangTimeoutReleasesWhatItHolds(t *testing.T) {
 	assert.True(t, ner, "the shortage is reported with its evidence")
 	cancel()
 	<-done
-	f.mu.Lock()
-	assert.Empty(t, f.started, "no member of an incomplete gang ever starts")
-	f.mu.Unlock()
+	f.Mu.Lock()
+	assert.Empty(t, f.Started, "no member of an incomplete gang ever starts")
+	f.Mu.Unlock()
 
 	f = newFakeCluster(t)
-	f.maxAllocations = 2
+	f.MaxAllocations = 2
 	m, _ = f.newAM(t, gangSpec(3))
 	m.cfg.GangTimeout = 300 * time.Millisecond
 	m.policy = NewPolicy(PolicyConfig{OnPendingTimeout: PendingFail})
 	out := run(t, m)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "taskexecutor.gang-timeout")
-	f.mu.Lock()
-	assert.Empty(t, f.started)
-	f.mu.Unlock()
+	f.Mu.Lock()
+	assert.Empty(t, f.Started)
+	f.Mu.Unlock()
 }
 
 // TestLoopGangRestartsTheRoundWhenARankFails: rank 1 of round 0 exits 3; the round restarts and round
 // 1 succeeds; 6 containers started in all, one failure counted.
 func TestLoopGangRestartsTheRoundWhenARankFails(t *testing.T) {
 	f := newFakeCluster(t)
-	f.exitCode = func(n int) int32 {
+	f.ExitCode = func(n int) int32 {
 		if n == 1 {
 			return 3
 		}
@@ -144,9 +144,9 @@ func TestLoopGangRestartsTheRoundWhenARankFails(t *testing.T) {
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
-	f.mu.Lock()
-	assert.Len(t, f.started, 6, "two rounds of three: %v", f.started)
-	f.mu.Unlock()
+	f.Mu.Lock()
+	assert.Len(t, f.Started, 6, "two rounds of three: %v", f.Started)
+	f.Mu.Unlock()
 	var formed, restarted int
 	for _, e := range m.events.Latest(200) {
 		switch e.Type {

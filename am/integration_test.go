@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -32,6 +31,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/amtls"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/launchctx"
+	"github.com/yarn-am/yarn-am/internal/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -47,9 +47,7 @@ type cluster struct {
 
 func miniCluster(t *testing.T) *cluster {
 	t.Helper()
-	if os.Getenv("HADOOP_CONF_DIR") == "" || os.Getenv("YARN_AM_HDFS") == "" {
-		t.Fatal("HADOOP_CONF_DIR/YARN_AM_HDFS are not set: start the mini cluster with 'make minicluster-up' and source .minicluster/env")
-	}
+	itest.RequireEnv(t, "HADOOP_CONF_DIR", "YARN_AM_HDFS")
 	conf, err := yarnrpc.LoadConfigFromEnv()
 	require.NoError(t, err)
 	rm, err := yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
@@ -60,14 +58,7 @@ func miniCluster(t *testing.T) *cluster {
 	fs, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{u.Host}, User: yarnrpc.CurrentUser()})
 	require.NoError(t, err)
 	t.Cleanup(func() { fs.Close() })
-	root, _ := filepath.Abs("..")
-	bin := os.Getenv("YARN_AM_BIN")
-	if bin == "" {
-		bin = filepath.Join(t.TempDir(), "yarn-am")
-		out, err := exec.Command("go", "build", "-o", bin, "../cmd/yarn-am").CombinedOutput()
-		require.NoError(t, err, "%s", out)
-	}
-	return &cluster{conf: conf, rm: rm, fs: fs, fsURI: "hdfs://" + u.Host, bin: bin, root: root}
+	return &cluster{conf: conf, rm: rm, fs: fs, fsURI: "hdfs://" + u.Host, bin: itest.Binary(t), root: itest.Root()}
 }
 
 func ctxT(t *testing.T, d time.Duration) context.Context {

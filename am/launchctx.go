@@ -9,15 +9,15 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// StagedFiles looks up staged files by name (*Staging).
-type StagedFiles interface {
+// stagedFiles looks up staged files by name (*Staging).
+type stagedFiles interface {
 	Resource(name, alias string) (contract.LocalResource, error)
 }
 
-// TaskExecutorLaunch is what the launch context of every TaskExecutor is built from.
-type TaskExecutorLaunch struct {
+// taskExecutorLaunch is what the launch context of every TaskExecutor is built from.
+type taskExecutorLaunch struct {
 	Manifest  []contract.LocalResource // the staged manifest.json
-	Staged    StagedFiles              // yarn-am, job.toml and flink-conf.yaml are looked up here
+	Staged    stagedFiles              // yarn-am, job.toml and flink-conf.yaml are looked up here
 	JobFile   string                   // alias of the job file, "job.toml"
 	FlinkConf string                   // alias of the flink-conf.yaml, "" if none
 	Defines   []string                 // -D key=value passed on to the launcher
@@ -28,7 +28,7 @@ type TaskExecutorLaunch struct {
 }
 
 // LaunchContext builds the TaskExecutors' ContainerLaunchContext.
-func (l TaskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextProto, error) {
+func (l taskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextProto, error) {
 	clc := &hadooppb.ContainerLaunchContextProto{}
 	entries := append([]contract.LocalResource{}, l.Manifest...)
 	seen := map[string]bool{}
@@ -68,16 +68,16 @@ func (l TaskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 	clc.Command = []string{contract.LauncherCommand(l.JobFile, l.FlinkConf, l.Defines, l.Command)}
 
 	if l.Creds != nil {
-		clc.Tokens = TaskExecutorCredentials(l.Creds).Marshal()
+		clc.Tokens = taskExecutorCredentials(l.Creds).Marshal()
 	}
 	return clc, nil
 }
 
-// TaskExecutorCredentials are what TaskExecutors get of the AM's credentials: everything but the
+// taskExecutorCredentials are what TaskExecutors get of the AM's credentials: everything but the
 // AM-RM token (theirs to misuse, not to have) and the TLS authority's key (TaskExecutors trust the
 // AM's authority; they must not be able to act as it). Launch contexts and refreshed tokens are both
 // built from it.
-func TaskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
+func taskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
 	c := yarnrpc.NewCredentials()
 	for alias, t := range am.Tokens {
 		if t.Kind != yarnrpc.AMRMTokenKind {

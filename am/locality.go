@@ -1,7 +1,9 @@
 package am
 
 import (
+	"context"
 	"sort"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -27,8 +29,8 @@ const (
 	LocalityAny    = "any"    // one "*" request per ask (the default)
 )
 
-// NodeRoom is how many containers of the asked capability one NodeManager can take.
-type NodeRoom struct {
+// nodeRoom is how many containers of the asked capability one NodeManager can take.
+type nodeRoom struct {
 	Host string // the scheduler's node name: the NodeManager's host name
 	Rack string
 	// Free: how many fit in what is unallocated now (capability − used).
@@ -38,37 +40,19 @@ type NodeRoom struct {
 	Room int
 }
 
-// HostShare is one node-local request of a plan.
-type HostShare struct {
+// hostShare is one node-local request of a plan.
+type hostShare struct {
 	Host  string
 	Rack  string
 	Count int
 }
 
-// fitCount says how many containers of want fit into avail (0 when want asks for nothing).
-func fitCount(avail, want contract.Capability) int {
-	n := -1
-	for k, w := range want {
-		if w <= 0 {
-			continue
-		}
-		a := avail[k]
-		if a <= 0 {
-			return 0
-		}
-		if c := int(a / w); n < 0 || c < n {
-			n = c
-		}
-	}
-	return max(n, 0)
-}
-
-// NodeRooms turns the RUNNING nodes' reports into their room for containers of want. ours is what
+// roomsOf turns the RUNNING nodes' reports into their room for containers of want. ours is what
 // this application's active containers use, by node address (host:port): it is counted as room to
 // come, because those containers end before the ask's remainder is needed there. Hosts in excluded
 // (the failure policy's, blacklisted at the RM by host too) have no room.
-func NodeRooms(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours map[string]contract.Capability, excluded map[string]bool) []NodeRoom {
-	var out []NodeRoom
+func roomsOf(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours map[string]contract.Capability, excluded map[string]bool) []nodeRoom {
+	var out []nodeRoom
 	for _, n := range nodes {
 		if n.NodeState != nil && n.GetNodeState() != hadooppb.NodeStateProto_NS_RUNNING {
 			continue
@@ -86,18 +70,18 @@ func NodeRooms(nodes []*hadooppb.NodeReportProto, want contract.Capability, ours
 			free[k] = max(c-used[k], 0)
 			others[k] = max(c-max(used[k]-mine[k], 0), 0)
 		}
-		f, r := fitCount(free, want), fitCount(others, want)
-		out = append(out, NodeRoom{Host: host, Rack: n.GetRackName(), Free: f, Room: max(r, f)})
+		f, r := free.Count(want), others.Count(want)
+		out = append(out, nodeRoom{Host: host, Rack: n.GetRackName(), Free: f, Room: max(r, f)})
 	}
 	return out
 }
 
-// PlanLocality spreads n containers over hosts: first over what is free now, in proportion to it,
+// planLocality spreads n containers over hosts: first over what is free now, in proportion to it,
 // then the rest over the room that frees when this application's own containers end. What no host
 // has room for is left to the "*" request (the caller sends n there). NodeManagers on one host (a mini
 // cluster) are one share: the scheduler names nodes by host. Hosts are in name order; the result is
 // empty when no host has room.
-func PlanLocality(rooms []NodeRoom, n int) []HostShare {
+func planLocality(rooms []nodeRoom, n int) []hostShare {
 	type host struct {
 		name, rack  string
 		free, later int
@@ -127,10 +111,10 @@ func PlanLocality(rooms []NodeRoom, n int) []HostShare {
 		}
 		left -= proportional(share, caps, left)
 	}
-	var out []HostShare
+	var out []hostShare
 	for i, h := range hosts {
 		if share[i] > 0 {
-			out = append(out, HostShare{Host: h.name, Rack: h.rack, Count: share[i]})
+			out = append(out, hostShare{Host: h.name, Rack: h.rack, Count: share[i]})
 		}
 	}
 	return out
@@ -180,7 +164,7 @@ func proportional(share, caps []int, n int) int {
 // allocates rack-local without the per-heartbeat off-switch limit: with every rack at the full
 // count, a node that heartbeats with more room than its share fills it at once
 // (TestLocalityRequestsKeepRacksAndStarAtTheFullCount; docs/performance.md).
-func localityRequests(base *hadooppb.ResourceRequestProto, shares []HostShare, racks []string) []*hadooppb.ResourceRequestProto {
+func localityRequests(base *hadooppb.ResourceRequestProto, shares []hostShare, racks []string) []*hadooppb.ResourceRequestProto {
 	var out []*hadooppb.ResourceRequestProto
 	seen := map[string]bool{}
 	var rackNames []string
@@ -207,8 +191,8 @@ func localityRequests(base *hadooppb.ResourceRequestProto, shares []HostShare, r
 	return append(out, base)
 }
 
-// Racks lists the racks of rooms (every RUNNING node's, whether it has room now or not).
-func Racks(rooms []NodeRoom) []string {
+// racksOf lists the racks of rooms (every RUNNING node's, whether it has room now or not).
+func racksOf(rooms []nodeRoom) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range rooms {
@@ -228,4 +212,78 @@ func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hado
 	r.ResourceName = proto.String(name)
 	r.NumContainers = proto.Int32(int32(n))
 	return r
+}
+
+// localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
+func (a *AM) localityRooms(ctx context.Context) []nodeRoom {
+	a.mu.Lock()
+	asking := a.asks.SendingSpread()
+	a.mu.Unlock()
+	if !asking {
+		return nil
+	}
+	return a.nodeRooms(ctx)
+}
+
+// spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
+// adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
+func (a *AM) spreadRoom(ctx context.Context) int {
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil {
+		return 0
+	}
+	a.mu.Lock()
+	now := a.cfg.Now()
+	a.tickLocked(now)
+	if a.idleLocked(now) {
+		a.mu.Unlock()
+		return 0 // the last plan added no ask, and nothing it depends on changed since
+	}
+	obs := a.observedLocked(now)
+	dry := Reconcile(a.specLocked(), obs)
+	a.mu.Unlock()
+	if dry.NextAskID == max(obs.NextAskID, 1) {
+		return 0
+	}
+	room := 0
+	for _, r := range a.nodeRooms(ctx) {
+		room += r.Free
+	}
+	return room
+}
+
+// nodeRooms asks the RM for the RUNNING nodes and returns their room for a container of the spec
+// (nil when the call fails: asks go out plain, as with taskexecutor.locality = "any"; after a
+// failure the RM is not asked again for a minute).
+func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
+	a.mu.Lock()
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
+		a.mu.Unlock()
+		return nil
+	}
+	ours := map[string]contract.Capability{}
+	for _, t := range a.rec.active() {
+		m := ours[t.Node]
+		if m == nil {
+			m = contract.Capability{}
+			ours[t.Node] = m
+		}
+		for k, v := range t.Resources {
+			m[k] += v
+		}
+	}
+	excluded := map[string]bool{}
+	for _, n := range a.policy.Excluded() {
+		excluded[contract.NodeHost(n)] = true
+	}
+	a.mu.Unlock()
+
+	nodes, err := a.listNodes(ctx)
+	if err != nil {
+		a.mu.Lock()
+		a.nodesRetry = a.cfg.Now().Add(time.Minute)
+		a.mu.Unlock()
+		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
+		return nil
+	}
+	return roomsOf(nodes, a.cfg.Spec.Capability, ours, excluded)
 }

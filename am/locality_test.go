@@ -27,7 +27,7 @@ func nodeReport(host string, port int32, rack string, capability, used *hadooppb
 		Capability: capability, Used: used, NodeState: hadooppb.NodeStateProto_NS_RUNNING.Enum()}
 }
 
-func shareMap(s []HostShare) map[string]int {
+func shareMap(s []hostShare) map[string]int {
 	out := map[string]int{}
 	for _, h := range s {
 		out[h.Host] = h.Count
@@ -36,33 +36,33 @@ func shareMap(s []HostShare) map[string]int {
 }
 
 func TestPlanLocalityFillsFreeRoomFirstThenRoomToCome(t *testing.T) {
-	rooms := []NodeRoom{{Host: "b", Rack: "/r1", Free: 6, Room: 6}, {Host: "a", Rack: "/r1", Free: 2, Room: 4}}
+	rooms := []nodeRoom{{Host: "b", Rack: "/r1", Free: 6, Room: 6}, {Host: "a", Rack: "/r1", Free: 2, Room: 4}}
 	// 5 fit in what is free now (2 + 6): in proportion to it.
-	assert.Equal(t, map[string]int{"a": 1, "b": 4}, shareMap(PlanLocality(rooms, 5)))
+	assert.Equal(t, map[string]int{"a": 1, "b": 4}, shareMap(planLocality(rooms, 5)))
 	// 10: all that is free, and 2 more where this application's own containers will end.
-	assert.Equal(t, map[string]int{"a": 4, "b": 6}, shareMap(PlanLocality(rooms, 10)))
+	assert.Equal(t, map[string]int{"a": 4, "b": 6}, shareMap(planLocality(rooms, 10)))
 	// 20: no host has room for the last 10; they are left to the "*" request.
-	assert.Equal(t, map[string]int{"a": 4, "b": 6}, shareMap(PlanLocality(rooms, 20)))
-	plan := PlanLocality(rooms, 10)
+	assert.Equal(t, map[string]int{"a": 4, "b": 6}, shareMap(planLocality(rooms, 20)))
+	plan := planLocality(rooms, 10)
 	require.Len(t, plan, 2)
 	assert.Equal(t, "a", plan[0].Host, "hosts in name order")
-	assert.Empty(t, PlanLocality([]NodeRoom{{Host: "a", Free: 0, Room: 0}}, 4), "no room anywhere: a plain ask")
-	assert.Empty(t, PlanLocality(nil, 4))
-	assert.Empty(t, PlanLocality(rooms, 0))
+	assert.Empty(t, planLocality([]nodeRoom{{Host: "a", Free: 0, Room: 0}}, 4), "no room anywhere: a plain ask")
+	assert.Empty(t, planLocality(nil, 4))
+	assert.Empty(t, planLocality(rooms, 0))
 }
 
 func TestPlanLocalityOneShareForNodeManagersOnOneHost(t *testing.T) {
 	// A mini cluster runs every NodeManager on one host; the scheduler names nodes by host.
-	rooms := []NodeRoom{{Host: "h", Rack: "/default-rack", Free: 3, Room: 3}, {Host: "h", Rack: "/default-rack", Free: 4, Room: 8}}
-	assert.Equal(t, []HostShare{{Host: "h", Rack: "/default-rack", Count: 7}}, PlanLocality(rooms, 7))
-	assert.Equal(t, []HostShare{{Host: "h", Rack: "/default-rack", Count: 11}}, PlanLocality(rooms, 32))
+	rooms := []nodeRoom{{Host: "h", Rack: "/default-rack", Free: 3, Room: 3}, {Host: "h", Rack: "/default-rack", Free: 4, Room: 8}}
+	assert.Equal(t, []hostShare{{Host: "h", Rack: "/default-rack", Count: 7}}, planLocality(rooms, 7))
+	assert.Equal(t, []hostShare{{Host: "h", Rack: "/default-rack", Count: 11}}, planLocality(rooms, 32))
 }
 
 func TestPlanLocalityNeverExceedsTheAsk(t *testing.T) {
-	rooms := []NodeRoom{{Host: "a", Free: 3, Room: 5}, {Host: "b", Free: 3, Room: 5}, {Host: "c", Free: 1, Room: 9}}
+	rooms := []nodeRoom{{Host: "a", Free: 3, Room: 5}, {Host: "b", Free: 3, Room: 5}, {Host: "c", Free: 1, Room: 9}}
 	for n := 0; n <= 25; n++ {
 		total := 0
-		for _, s := range PlanLocality(rooms, n) {
+		for _, s := range planLocality(rooms, n) {
 			assert.Positive(t, s.Count)
 			total += s.Count
 		}
@@ -84,20 +84,20 @@ func TestNodeRoomsFreeAndRoomToCome(t *testing.T) {
 	lost.NodeState = hadooppb.NodeStateProto_NS_LOST.Enum()
 	nodes = append(nodes, lost)
 	ours := map[string]contract.Capability{"n2:42": {"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}}
-	assert.Equal(t, []NodeRoom{
+	assert.Equal(t, []nodeRoom{
 		{Host: "n1", Rack: "/r1", Free: 2, Room: 2},
 		{Host: "n2", Rack: "/r1", Free: 0, Room: 4},
 		{Host: "n3", Rack: "/r2", Free: 0, Room: 0},
-	}, NodeRooms(nodes, want, ours, nil))
+	}, roomsOf(nodes, want, ours, nil))
 	// A host the failure policy excluded gets nothing: the RM would never allocate there.
-	assert.Equal(t, []NodeRoom{{Host: "n2", Rack: "/r1", Free: 0, Room: 4}, {Host: "n3", Rack: "/r2", Free: 0, Room: 0}},
-		NodeRooms(nodes, want, ours, map[string]bool{"n1": true}))
+	assert.Equal(t, []nodeRoom{{Host: "n2", Rack: "/r1", Free: 0, Room: 4}, {Host: "n3", Rack: "/r2", Free: 0, Room: 0}},
+		roomsOf(nodes, want, ours, map[string]bool{"n1": true}))
 }
 
 func TestLocalityRequestsKeepRacksAndStarAtTheFullCount(t *testing.T) {
 	base := &hadooppb.ResourceRequestProto{Priority: &hadooppb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: res(1024, 1, 1), NumContainers: proto.Int32(10), RelaxLocality: proto.Bool(true), AllocationRequestId: proto.Int64(3)}
-	reqs := localityRequests(base, []HostShare{{Host: "a", Rack: "/r1", Count: 2}, {Host: "b", Rack: "/r2", Count: 3}, {Host: "c", Count: 1}, {Host: "d", Rack: "/r1", Count: 1}},
+	reqs := localityRequests(base, []hostShare{{Host: "a", Rack: "/r1", Count: 2}, {Host: "b", Rack: "/r2", Count: 3}, {Host: "c", Count: 1}, {Host: "d", Rack: "/r1", Count: 1}},
 		[]string{"/r1", "/r3"})
 	got := map[string]int32{}
 	for _, r := range reqs {
@@ -112,7 +112,7 @@ func TestLocalityRequestsKeepRacksAndStarAtTheFullCount(t *testing.T) {
 	assert.Equal(t, map[string]int32{"a": 2, "b": 3, "c": 1, "d": 1, "/r1": 10, "/r2": 10, "/r3": 10, "/default-rack": 10, "*": 10}, got)
 	assert.Equal(t, "*", reqs[len(reqs)-1].GetResourceName())
 	assert.EqualValues(t, 10, base.GetNumContainers(), "the base request is not changed")
-	assert.Equal(t, []string{"/r2", "/r1"}, Racks([]NodeRoom{{Host: "x", Rack: "/r2"}, {Host: "y", Rack: "/r1"}, {Host: "z", Rack: "/r2"}}))
+	assert.Equal(t, []string{"/r2", "/r1"}, racksOf([]nodeRoom{{Host: "x", Rack: "/r2"}, {Host: "y", Rack: "/r1"}, {Host: "z", Rack: "/r2"}}))
 }
 
 type spreadNodes struct {
@@ -135,10 +135,10 @@ func TestLoopSpreadsAsksAsNodeLocalRequests(t *testing.T) {
 	}}
 	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	first := map[string]int32{}
-	for _, a := range f.askLog {
+	for _, a := range f.AskLog {
 		if a.GetAllocationRequestId() == 1 {
 			if _, seen := first[a.GetResourceName()]; !seen {
 				first[a.GetResourceName()] = a.GetNumContainers()
@@ -162,10 +162,10 @@ func TestLoopAsksForAnyNodeWithoutNodeReportsOrWhenTurnedOff(t *testing.T) {
 			m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 			setup(m, nodes)
 			assert.Equal(t, contract.Succeeded, run(t, m).Status)
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			require.NotEmpty(t, f.askLog)
-			for _, a := range f.askLog {
+			f.Mu.Lock()
+			defer f.Mu.Unlock()
+			require.NotEmpty(t, f.AskLog)
+			for _, a := range f.AskLog {
 				assert.Equal(t, "*", a.GetResourceName())
 			}
 			if name == "reports fail" {
@@ -196,10 +196,10 @@ func TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly(t *testing.T) {
 	}}
 	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	first := map[int64]map[string]int32{}
-	for _, a := range f.askLog {
+	for _, a := range f.AskLog {
 		id := a.GetAllocationRequestId()
 		if first[id] == nil {
 			first[id] = map[string]int32{}

@@ -83,9 +83,6 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// Registry is the registry, for tests and for adding collectors.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // SetContainers sets the container gauges from a count per phase.
 func (m *Metrics) SetContainers(byPhase map[contract.Phase]int, asksPending, required, excluded int) {
 	if m == nil {

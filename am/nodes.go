@@ -14,10 +14,10 @@ import (
 // node's capacity and use of the job's device types (yarn.io/gpu, ...), which the web UI's GPU map needs to show the
 // GPUs no container of the job holds. The AM knows node capacities only from the RM's node reports
 // (getClusterNodes, a call whose answer grows with the cluster), so it asks only while someone reads
-// the status and at most every NodesRefresh (TestNodeViewRefreshesOnlyWhileRead).
+// the status and at most every nodesRefresh (TestNodeViewRefreshesOnlyWhileRead).
 
-// NodesRefresh is the shortest time between two node listings for the status document.
-const NodesRefresh = 10 * time.Second
+// nodesRefresh is the shortest time between two node listings for the status document.
+const nodesRefresh = 10 * time.Second
 
 // nodeView is the latest node listing; the AM's mutex guards it.
 type nodeView struct {
@@ -25,17 +25,16 @@ type nodeView struct {
 	at      time.Time             // of the listing (zero: none yet)
 	tried   time.Time             // of the last attempt, successful or not
 	lastErr string                // logged once per distinct error
-	want    chan struct{}         // the status was read: refresh if due
 }
 
 // wantNodes notes that the status document is being read: the node refresher lists the nodes if the
-// last listing is older than NodesRefresh.
+// last listing is older than nodesRefresh.
 func (a *AM) wantNodes() {
 	if a.cfg.Cluster == nil || len(deviceTypes(a.cfg.Spec.Capability)) == 0 {
 		return // no map to draw
 	}
 	select {
-	case a.nodes.want <- struct{}{}:
+	case a.nodesWant <- struct{}{}:
 	default:
 	}
 }
@@ -49,18 +48,25 @@ func (a *AM) nodeRefresher(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-a.nodes.want:
+		case <-a.nodesWant:
 		}
-		a.mu.Lock()
-		due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= NodesRefresh
-		if due {
-			a.nodes.tried = a.cfg.Now()
-		}
-		a.mu.Unlock()
-		if due {
-			a.refreshNodes(ctx)
-		}
+		a.refreshIfDue(ctx)
 	}
+}
+
+// refreshIfDue lists the nodes if the last try is nodesRefresh old (or there was none); it says
+// whether it listed them.
+func (a *AM) refreshIfDue(ctx context.Context) bool {
+	a.mu.Lock()
+	due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= nodesRefresh
+	if due {
+		a.nodes.tried = a.cfg.Now()
+	}
+	a.mu.Unlock()
+	if due {
+		a.refreshNodes(ctx)
+	}
+	return due
 }
 
 func (a *AM) refreshNodes(ctx context.Context) {
@@ -75,7 +81,7 @@ func (a *AM) refreshNodes(ctx context.Context) {
 		return
 	}
 	a.nodes.lastErr = ""
-	a.nodes.nodes = NodeStatuses(a.cfg.Spec.Capability, reports)
+	a.nodes.nodes = nodeStatuses(a.cfg.Spec.Capability, reports)
 	a.nodes.at = a.cfg.Now()
 }
 
@@ -92,11 +98,11 @@ func deviceTypes(asked contract.Capability) []string {
 	return out
 }
 
-// NodeStatuses turns node reports into the status document's nodes: the RUNNING ones that have any
+// nodeStatuses turns node reports into the status document's nodes: the RUNNING ones that have any
 // of the device types asked (yarn.io/gpu, ...), with their capability and use of those types only.
 // The document is polled every 2 s by each open page: on a large cluster, nodes without the job's
 // devices and the types nobody draws would make up most of it.
-func NodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto) []contract.NodeStatus {
+func nodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto) []contract.NodeStatus {
 	types := deviceTypes(asked)
 	var out []contract.NodeStatus
 	for _, n := range reports {
@@ -116,4 +122,29 @@ func NodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Node < out[j].Node })
 	return out
+}
+
+// listNodes asks the RM for its running nodes' reports (Config.Cluster, which must be set), bounded
+// and measured: the evidence of a shortage, the web UI's GPU map and locality spreading all use it.
+func (a *AM) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
+	c, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	return nodes, err
+}
+
+// runningNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
+// no client connection or the call fails: the evidence then carries the scheduler's headroom).
+func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
+	if a.cfg.Cluster == nil {
+		return nil
+	}
+	nodes, err := a.listNodes(ctx)
+	if err != nil {
+		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
+		return nil
+	}
+	return nodes
 }

@@ -128,8 +128,8 @@ func NewPolicy(cfg PolicyConfig) *Policy {
 // Config returns the effective configuration.
 func (p *Policy) Config() PolicyConfig { return p.cfg }
 
-// ExitDecision is what the policy makes of a container's end.
-type ExitDecision struct {
+// exitDecision is what the policy makes of a container's end.
+type exitDecision struct {
 	Counted        bool          // the failure counts (the worker's fault)
 	ExcludeNode    string        // exclude this node now ("" if not)
 	NodeFailures   int           // counted failures on that node within the window
@@ -148,14 +148,14 @@ func (p *Policy) prune(now time.Time) {
 }
 
 // RecordExit records that a container on node ended with class at now.
-func (p *Policy) RecordExit(now time.Time, node string, class contract.ExitClass) ExitDecision {
+func (p *Policy) RecordExit(now time.Time, node string, class contract.ExitClass) exitDecision {
 	if !class.Counts() {
-		return ExitDecision{}
+		return exitDecision{}
 	}
 	p.prune(now)
 	p.failures = append(p.failures, failureRec{now, node})
 	p.lastFail = now
-	d := ExitDecision{Counted: true, RestartBackoff: p.backoff()}
+	d := exitDecision{Counted: true, RestartBackoff: p.backoff()}
 	if node != "" && p.cfg.NodeMaxFailures > 0 {
 		if _, already := p.excluded[node]; !already {
 			for _, f := range p.failures {
@@ -233,8 +233,8 @@ func (p *Policy) AllExcluded(clusterNodes int) (bool, string) {
 		clusterNodes, p.Excluded(), p.cfg.NodeMaxFailures, p.cfg.FailureWindow)
 }
 
-// PendingDecision is what the policy makes of the pending asks at one moment.
-type PendingDecision struct {
+// pendingDecision is what the policy makes of the pending asks at one moment.
+type pendingDecision struct {
 	Report     bool          // emit a not-enough-resources event now
 	Fail       bool          // and fail the application (--on-pending-timeout=fail)
 	Cleared    bool          // a standing report is over: nothing is pending any more
@@ -244,17 +244,17 @@ type PendingDecision struct {
 // ObservePending is called on every loop turn with the number of containers asked for and not yet
 // allocated, and whether an allocation arrived since the last call (progress restarts the clock:
 // a shortage is asks pending while nothing comes).
-func (p *Policy) ObservePending(now time.Time, pending int, progressed bool) PendingDecision {
+func (p *Policy) ObservePending(now time.Time, pending int, progressed bool) pendingDecision {
 	if pending <= 0 {
-		d := PendingDecision{Cleared: p.reported}
+		d := pendingDecision{Cleared: p.reported}
 		p.pendingSince, p.reported, p.reportEvery = time.Time{}, false, 0
 		return d
 	}
 	if p.pendingSince.IsZero() || (progressed && !p.reported) {
 		p.pendingSince = now
-		return PendingDecision{}
+		return pendingDecision{}
 	}
-	d := PendingDecision{PendingFor: now.Sub(p.pendingSince)}
+	d := pendingDecision{PendingFor: now.Sub(p.pendingSince)}
 	if d.PendingFor < p.cfg.PendingTimeout || now.Before(p.nextReport) {
 		return d
 	}
@@ -272,3 +272,47 @@ func (p *Policy) ObservePending(now time.Time, pending int, progressed bool) Pen
 
 // Reporting says whether a not-enough-resources report is standing.
 func (p *Policy) Reporting() bool { return p.reported }
+
+// PolicyState is the failure policy's memory: counted failures within the window and the excluded
+// nodes with the end of their exclusion.
+type PolicyState struct {
+	Failures []PolicyFailure      `json:"failures,omitempty"`
+	Excluded map[string]time.Time `json:"excluded,omitempty"`
+	LastFail time.Time            `json:"lastFail,omitempty"`
+}
+
+// PolicyFailure is one counted failure.
+type PolicyFailure struct {
+	At   time.Time `json:"at"`
+	Node string    `json:"node,omitempty"`
+}
+
+// Snapshot returns the policy's memory.
+func (p *Policy) Snapshot() PolicyState {
+	s := PolicyState{LastFail: p.lastFail}
+	for _, f := range p.failures {
+		s.Failures = append(s.Failures, PolicyFailure{At: f.at, Node: f.node})
+	}
+	if len(p.excluded) > 0 {
+		s.Excluded = map[string]time.Time{}
+		for n, t := range p.excluded {
+			s.Excluded[n] = t
+		}
+	}
+	return s
+}
+
+// Restore takes over the memory of an earlier attempt's policy.
+func (p *Policy) Restore(s PolicyState) {
+	p.failures = p.failures[:0]
+	for _, f := range s.Failures {
+		p.failures = append(p.failures, failureRec{at: f.At, node: f.Node})
+	}
+	sort.Slice(p.failures, func(i, j int) bool { return p.failures[i].at.Before(p.failures[j].at) })
+	for n, t := range s.Excluded {
+		p.excluded[n] = t
+	}
+	if s.LastFail.After(p.lastFail) {
+		p.lastFail = s.LastFail
+	}
+}

@@ -128,17 +128,17 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	AnnounceTokenDeadline(log, creds)
+	announceTokenDeadline(log, creds)
 	var staging StagingStore
 	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
-		if staging, err = OpenStagingFor(ctx, uri, user, conf, creds); err != nil {
+		if staging, err = openStagingFor(ctx, uri, user, conf, creds); err != nil {
 			return 1, err
 		}
 		defer staging.Close()
 	} else {
 		log.Warn("yarn-am am: " + contract.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
 	}
-	refresher, err := TokenRefresherFromEnv(ctx, conf, creds, staging, log) // nil without a shipped keytab
+	refresher, err := tokenRefresherFromEnv(ctx, conf, creds, staging, log) // nil without a shipped keytab
 	if err != nil {
 		return 1, err
 	}
@@ -177,7 +177,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if a.FlinkConf != "" {
 		flinkAlias = a.FlinkConf
 	}
-	var stagedFiles StagedFiles
+	var stagedFiles stagedFiles
 	if staging != nil {
 		stagedFiles = staging
 	}
@@ -196,7 +196,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if job.TaskExecutor.Gang {
 		env[contract.EnvGang] = "1"
 	}
-	te := TaskExecutorLaunch{
+	te := taskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: flinkAlias, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
 	}
@@ -236,7 +236,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if refresher != nil {
 		amc.LaunchTokens = refresher.LaunchTokens
 	}
-	AddTokenDeadlineEvent(&amc, creds)
+	addTokenDeadlineEvent(&amc, creds)
 	if a.Driver != "" {
 		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile}}
 	}
@@ -251,7 +251,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if perClient == 0 {
 		perClient = DefaultMaxEventStreamsPerClient
 	}
-	streams := NewStreamLimiter(maxStreams, perClient)
+	streams := newStreamLimiter(maxStreams, perClient)
 	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams}
 	plain := newHTTPServer(m.API(api))
 	api.Secure = true
@@ -283,7 +283,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 // newHTTPServer bounds what one connection may hold (docs/design.md#faults): headers must arrive
 // within 10 s and fit in 64 KiB, an idle keep-alive connection is closed after 60 s. There is no
 // server-wide read or write timeout, which would cut event streams; the write endpoints bound their
-// body's read (bodyReadTimeout), streams each write (SSEWriteTimeout).
+// body's read (bodyReadTimeout), streams each write (sseWriteTimeout).
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

@@ -375,7 +375,7 @@ func failureDiagnostics(spec Spec, failures []Container, forgotten Forgotten) st
 	fmt.Fprintf(&b, "%d TaskExecutors failed, more than taskexecutor.max-failures = %d allows (%s)", len(failures)+forgotten.Failed, spec.MaxFailures, strings.Join(parts, ", "))
 	from := max(0, len(failures)-3)
 	for _, c := range failures[from:] {
-		fmt.Fprintf(&b, "; %s on %s %s", c.ID, c.Node, Describe(c.Exit.Status, c.Exit.Class))
+		fmt.Fprintf(&b, "; %s on %s %s", c.ID, c.Node, describe(c.Exit.Status, c.Exit.Class))
 		if d := strings.TrimSpace(c.Exit.Diagnostics); d != "" {
 			if len(d) > 300 {
 				d = d[:300] + "..."

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -37,6 +38,12 @@ type records struct {
 	history                         int
 	// inFlight counts accepted containers whose startContainers has not returned yet.
 	inFlight int
+	// launchingN, runningN, stoppingN count the recorded containers in those phases, kept by setPhase
+	// so that the gauges need no pass over every container on every heartbeat.
+	launchingN, runningN, stoppingN int
+	// version changes with every transition: what Reconcile sees of the containers (observed) is
+	// the same as long as it does not (allocate.go skips a Reconcile whose inputs did not change).
+	version uint64
 	// now stamps the transitions (tracked.allocatedAt, launchedAt, finishedAt).
 	now func() time.Time
 }
@@ -54,15 +61,16 @@ func (r *records) get(id string) *tracked { return r.byID[id] }
 // accepted records an allocation the AM keeps: it is launching from now on, or held until its gang
 // is complete (held).
 func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto, round int, held bool) *tracked {
-	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Phase: contract.Launching, Resources: l.Resources, Round: round}, allocatedAt: r.now()}
+	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Resources: l.Resources, Round: round}, allocatedAt: r.now()}
 	if p != nil {
 		t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
 	}
 	r.byID[l.ID] = t
 	r.seq = append(r.seq, t)
 	if held {
-		t.Phase = contract.Held
+		r.setPhase(t, contract.Held)
 	} else {
+		r.setPhase(t, contract.Launching)
 		r.inFlight++
 	}
 	return t
@@ -70,13 +78,13 @@ func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto, round int, 
 
 // startHeld: the gang is complete, a held container is launched now.
 func (r *records) startHeld(t *tracked) {
-	t.Phase = contract.Launching
+	r.setPhase(t, contract.Launching)
 	r.inFlight++
 }
 
 // releasedHeld: a held container goes back to the RM without having started.
 func (r *records) releasedHeld(t *tracked, why string) []contract.Event {
-	t.Phase = contract.Completed
+	r.setPhase(t, contract.Completed)
 	t.Exit = Exit{Status: contract.ExitStatusAborted, Class: contract.ExitKilledByAM, Diagnostics: why}
 	return r.finish(t)
 }
@@ -84,7 +92,7 @@ func (r *records) releasedHeld(t *tracked, why string) []contract.Event {
 // launched: the NodeManager started it.
 func (r *records) launched(t *tracked) []contract.Event {
 	r.inFlight--
-	t.Phase = contract.Running
+	r.setPhase(t, contract.Running)
 	t.launchedAt = r.now()
 	return []contract.Event{LaunchedEvent(t.ID, t.Node)}
 }
@@ -92,7 +100,7 @@ func (r *records) launched(t *tracked) []contract.Event {
 // launchFailed: the NodeManager refused to start it.
 func (r *records) launchFailed(t *tracked, reason string) []contract.Event {
 	r.inFlight--
-	t.Phase = contract.Completed
+	r.setPhase(t, contract.Completed)
 	t.Exit = Exit{Status: contract.ExitStatusInvalid, Class: contract.ExitLaunchFailed, Diagnostics: reason}
 	return append([]contract.Event{LaunchFailedEvent(t.ID, t.Node, reason)}, r.finish(t)...)
 }
@@ -106,13 +114,13 @@ func (r *records) stopping(t *tracked) (stopNow bool) {
 	} else {
 		stopNow = t.cid != nil
 	}
-	t.Phase = contract.Stopping
+	r.setPhase(t, contract.Stopping)
 	return stopNow
 }
 
 // stoppedBeforeStart: a container stopped while its launch was in flight never started.
 func (r *records) stoppedBeforeStart(t *tracked) []contract.Event {
-	t.Phase = contract.Completed
+	r.setPhase(t, contract.Completed)
 	t.Exit = Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
 	return r.finish(t)
 }
@@ -129,7 +137,7 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 	if t.reportFailure != "" && exit.Class == contract.ExitDiscoveryFailed {
 		exit.Diagnostics = t.reportFailure + "; " + exit.Diagnostics
 	}
-	t.Phase = contract.Completed
+	r.setPhase(t, contract.Completed)
 	t.Exit = exit
 	return r.finish(t)
 }
@@ -225,34 +233,45 @@ func (r *records) active() []*tracked {
 }
 
 // phases counts the recorded containers by phase; completed counts every finished one, dropped or
-// not. It runs on every heartbeat: plain counters over the ordered slice, not a map increment per
-// container (at 50,000 containers that was half of a heartbeat's CPU).
+// not. It runs on every heartbeat: counters kept by setPhase, not a pass over every container (at
+// 100,000 containers that pass was a quarter of a heartbeat's CPU, BenchmarkAMHeartbeat).
 func (r *records) phases() (launching, running, stopping, completed int) {
-	for _, t := range r.seq {
-		switch t.Phase {
-		case contract.Launching:
-			launching++
-		case contract.Running:
-			running++
-		case contract.Stopping:
-			stopping++
-		}
+	return r.launchingN, r.runningN, r.stoppingN, r.completedN
+}
+
+// setPhase moves t to phase p, keeping the phase counters and the version.
+func (r *records) setPhase(t *tracked, p contract.Phase) {
+	r.count(t.Phase, -1)
+	t.Phase = p
+	r.count(p, 1)
+	r.version++
+}
+
+func (r *records) count(p contract.Phase, d int) {
+	switch p {
+	case contract.Launching:
+		r.launchingN += d
+	case contract.Running:
+		r.runningN += d
+	case contract.Stopping:
+		r.stoppingN += d
 	}
-	return launching, running, stopping, r.completedN
 }
 
 // adopted records a container an earlier attempt of the AM started and YARN handed over to this one:
 // it is running.
 func (r *records) adopted(id, node string, res contract.Capability, cid *hadooppb.ContainerIdProto) *tracked {
-	t := &tracked{Container: Container{ID: id, Node: node, AskID: -1, Phase: contract.Running, Resources: res}, cid: cid}
+	t := &tracked{Container: Container{ID: id, Node: node, AskID: -1, Resources: res}, cid: cid}
 	r.byID[id] = t
 	r.seq = append(r.seq, t)
+	r.setPhase(t, contract.Running)
 	return t
 }
 
 // restoreCounts adds the finished containers of earlier attempts, which this attempt has no records
 // of: to Reconcile they are forgotten ones.
 func (r *records) restoreCounts(s *State) {
+	r.version++
 	r.completedN += s.Completed
 	r.succeededN += s.Succeeded
 	r.failedN += s.Failed
@@ -264,4 +283,30 @@ func (r *records) restoreCounts(s *State) {
 		}
 		r.forgotten.FailedExits[k] += v
 	}
+}
+
+// tracked is a container the AM accepted, with what it needs to launch and stop it.
+type tracked struct {
+	Container
+	cid *hadooppb.ContainerIdProto // to stop and release it (nil when the RM's allocation was not kept)
+	// token is the container token for startContainers; dropped once the start returned (it is most
+	// of a container's allocation).
+	token *hadooppb.TokenProto
+	infos map[string][]resources.Info
+	// reportFailure is the launcher's discovery failure, if it reported one.
+	reportFailure string
+	// discoveryEvent: a discovery-failed event was emitted for it (from the report or its exit).
+	discoveryEvent bool
+	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
+	stopAfterLaunch bool
+	// reported: its launcher reported its infos; port: the free port it reported (gang mode); rank:
+	// its place in the gang round, once every rank reported (gang.go).
+	reported bool
+	port     int
+	rank     *contract.Rendezvous
+	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
+	forgotten bool
+	// requestedAt (its ask first sent), allocatedAt, launchedAt, finishedAt: the web UI's timeline
+	// (zero: not known, e.g. adopted from an earlier attempt).
+	requestedAt, allocatedAt, launchedAt, finishedAt time.Time
 }

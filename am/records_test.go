@@ -2,18 +2,17 @@ package am
 
 import (
 	"context"
+	"math"
 	"runtime"
-	"strings"
-	"sync"
+	"runtime/metrics"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -36,9 +35,9 @@ func finishedListed(s contract.Status) int {
 func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 	const total, history = 5000, 100
 	f := newFakeCluster(t)
-	f.maxAllocations = total
+	f.MaxAllocations = total
 	failing := func(n int) bool { return n%7 == 3 }
-	f.exitCode = func(n int) int32 {
+	f.ExitCode = func(n int) int32 {
 		if failing(n) {
 			return 3
 		}
@@ -91,11 +90,11 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 		assert.Nil(t, tr.token, "a started container's token is dropped")
 	}
 	m.mu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	assert.Len(t, f.started, total)
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
+	assert.Len(t, f.Started, total)
 	latest := map[string]bool{}
-	for _, id := range f.started[total-2*history:] { // finished in batches of a heartbeat, in any order within one
+	for _, id := range f.Started[total-2*history:] { // finished in batches of a heartbeat, in any order within one
 		latest[id] = true
 	}
 	for _, c := range s.Containers {
@@ -105,7 +104,7 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 
 func TestLoopFailureLimitCountsForgottenFailures(t *testing.T) {
 	f := newFakeCluster(t)
-	f.exitCode = func(int) int32 { return 3 }
+	f.ExitCode = func(int) int32 { return 3 }
 	spec := gpuSpec(2, 20)
 	spec.Mode = Service
 	m, _ := f.newAM(t, spec)
@@ -157,107 +156,34 @@ func TestNewRejectsANegativeFinishedHistory(t *testing.T) {
 	assert.Equal(t, DefaultFinishedHistory, m.cfg.FinishedHistory)
 }
 
-// churnCluster is an in-process RM and NM for a service whose TaskExecutors end as soon as they
-// start: every allocate grants what is asked (up to limit containers in all) and completes every
-// container started since the previous one. It keeps nothing per container, so the heap it adds does
-// not grow with the containers it ran.
-type churnCluster struct {
-	app *hadooppb.ApplicationIdProto
-	att *hadooppb.ApplicationAttemptIdProto
+// churnCluster is the tests' fake cluster (internal/fakecluster), in process, for a service whose
+// TaskExecutors end as soon as they start: every allocate grants what is asked (up to a limit of
+// containers in all) and completes every container started since the previous one. It keeps nothing
+// per container (Lean), so the heap it adds does not grow with the containers it ran; its container
+// tokens are of a real one's size (~1 KB), which the AM must not keep.
+type churnCluster struct{ *fakecluster.Cluster }
 
-	mu      sync.Mutex
-	limit   int // containers granted in all, at most
-	granted int
-	pending map[int64]int32
-	capab   map[int64]*hadooppb.ResourceProto
-	started []*hadooppb.ContainerIdProto // since the last allocate
+func newChurnCluster() churnCluster {
+	c := fakecluster.InProcess()
+	c.Lean, c.TokenSize = true, 1024
+	return churnCluster{c}
 }
 
-func newChurnCluster() *churnCluster {
-	app := &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(1700000000000), Id: proto.Int32(9)}
-	return &churnCluster{app: app, att: &hadooppb.ApplicationAttemptIdProto{ApplicationId: app, AttemptId: proto.Int32(1)},
-		pending: map[int64]int32{}, capab: map[int64]*hadooppb.ResourceProto{}}
-}
+func (c churnCluster) setLimit(n int) { c.Mu.Lock(); c.MaxAllocations = n; c.Mu.Unlock() }
 
-func (c *churnCluster) setLimit(n int) { c.mu.Lock(); c.limit = n; c.mu.Unlock() }
-
-func (c *churnCluster) Register(context.Context, *hadooppb.RegisterApplicationMasterRequestProto) (*hadooppb.RegisterApplicationMasterResponseProto, error) {
-	return &hadooppb.RegisterApplicationMasterResponseProto{}, nil
-}
-
-func (c *churnCluster) Allocate(_ context.Context, req *hadooppb.AllocateRequestProto) (*hadooppb.AllocateResponseProto, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	resp := &hadooppb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}
-	for _, a := range req.GetAsk() {
-		c.pending[a.GetAllocationRequestId()] = a.GetNumContainers()
-		c.capab[a.GetAllocationRequestId()] = a.GetCapability()
-	}
-	for id, n := range c.pending {
-		for ; n > 0 && c.granted < c.limit; n-- {
-			c.granted++
-			cid := &hadooppb.ContainerIdProto{AppId: c.app, AppAttemptId: c.att, Id: proto.Int64(int64(c.granted) + 1)}
-			// A token of a real container's size (~1 KB), which the AM must not keep; it names the
-			// container (the NM learns which container to start from its token).
-			ident := make([]byte, 1024)
-			copy(ident, yarnrpc.FormatContainerID(cid))
-			resp.AllocatedContainers = append(resp.AllocatedContainers, &hadooppb.ContainerProto{
-				Id:     cid,
-				NodeId: &hadooppb.NodeIdProto{Host: proto.String("node-1.example"), Port: proto.Int32(8041)}, Resource: c.capab[id],
-				AllocationRequestId: proto.Int64(id),
-				ContainerToken: &hadooppb.TokenProto{Identifier: ident, Password: make([]byte, 20),
-					Kind: proto.String("ContainerToken"), Service: proto.String("node-1.example:8041")},
-			})
-		}
-		c.pending[id] = n
-		if n == 0 { // nothing per ask is kept once it is served: the heap measured is the AM's
-			delete(c.pending, id)
-			delete(c.capab, id)
-		}
-	}
-	for _, id := range c.started {
-		resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &hadooppb.ContainerStatusProto{ContainerId: id,
-			State: hadooppb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0), Diagnostics: proto.String("")})
-	}
-	c.started = nil
-	return resp, nil
-}
-
-func (c *churnCluster) Finish(context.Context, *hadooppb.FinishApplicationMasterRequestProto) (bool, error) {
-	return true, nil
-}
-
-func (c *churnCluster) SetToken(yarnrpc.Token) error { return nil }
-
-// churnNM is the cluster's NodeManager side.
-type churnNM struct{ *churnCluster }
-
-func (churnNM) SetToken(string, yarnrpc.Token) error { return nil }
-
-func (c churnNM) StartContainers(_ context.Context, _ string, reqs ...*hadooppb.StartContainerRequestProto) (*hadooppb.StartContainersResponseProto, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, r := range reqs {
-		id, _, _ := strings.Cut(string(r.GetContainerToken().GetIdentifier()), "\x00")
-		cid, err := yarnrpc.ParseContainerID(id)
-		if err != nil {
-			return nil, err
-		}
-		c.started = append(c.started, cid)
-	}
-	return &hadooppb.StartContainersResponseProto{}, nil
-}
-
-func (c churnNM) StopContainers(_ context.Context, _ string, ids ...*hadooppb.ContainerIdProto) (*hadooppb.StopContainersResponseProto, error) {
-	return &hadooppb.StopContainersResponseProto{SucceededRequests: ids}, nil
-}
-
-// liveHeap is the heap in use by live objects, after a full collection.
+// liveHeap is the heap a full collection finds live, the least of five: the AM's loop keeps running
+// (nanosecond heartbeats) while it is measured, and what one of its heartbeats holds at the moment of
+// a collection (the response, the request, timers) is not what the records keep. (MemStats.HeapAlloc
+// read after a GC would also count what the loop allocated since the collection ended.)
 func liveHeap() uint64 {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return ms.HeapAlloc
+	least := uint64(math.MaxUint64)
+	for range 5 {
+		runtime.GC()
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		metrics.Read(s)
+		least = min(least, s[0].Value.Uint64())
+	}
+	return least
 }
 
 // TestServiceMemoryPerCompletedContainerIsFlat runs a service through 25,000 TaskExecutors that end
@@ -274,7 +200,7 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	m, err := New(Config{App: "application_1700000000000_0009", Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
 		Spec:          Spec{Instances: 500, Mode: Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Millisecond, Policy: noFailurePolicy,
-		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c, NM: churnNM{c}, Log: quietLog})
+		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -303,4 +229,54 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	assert.Equal(t, warm+more, s.Counts.Completed)
 	assert.Equal(t, DefaultFinishedHistory, finishedListed(s))
 	assert.Equal(t, warm+more-DefaultFinishedHistory, s.FinishedNotListed)
+}
+
+// TestRecordsPhaseCountersMatchTheRecords: the phase counters the gauges read every heartbeat agree
+// with a count over the records after every kind of transition, and every transition changes the
+// version Reconcile's skip depends on (allocate.go, planInputs).
+func TestRecordsPhaseCountersMatchTheRecords(t *testing.T) {
+	r := newRecords(2, nil)
+	check := func(what string) {
+		t.Helper()
+		var l, run, s int
+		for _, x := range r.seq {
+			switch {
+			case x.forgotten:
+			case x.Phase == contract.Launching:
+				l++
+			case x.Phase == contract.Running:
+				run++
+			case x.Phase == contract.Stopping:
+				s++
+			}
+		}
+		gl, grun, gs, _ := r.phases()
+		assert.Equal(t, []int{l, run, s}, []int{gl, grun, gs}, what)
+	}
+	alloc := func(id string, held bool) *tracked {
+		return r.accepted(Allocation{ID: id, Node: "n:1", AskID: 1, Resources: te}, nil, 0, held)
+	}
+	step := func(what string, f func()) {
+		t.Helper()
+		v := r.version
+		f()
+		assert.NotEqual(t, v, r.version, what+" changes the version")
+		check(what)
+	}
+	var a, b, c, d, h *tracked
+	step("accepted", func() { a, b, c, d = alloc("a", false), alloc("b", false), alloc("c", false), alloc("d", false) })
+	step("held", func() { h = alloc("h", true) })
+	step("launched", func() { r.launched(a); r.launched(b) })
+	step("launch failed", func() { r.launchFailed(c, "refused") })
+	step("stopping while launching", func() { r.stopping(d) })
+	step("stopped before start", func() { r.stoppedBeforeStart(d) })
+	step("stopping while running", func() { r.stopping(b) })
+	step("completed while stopping", func() { r.completed(b, Exit{Status: 143, Class: contract.ExitKilledByAM}) })
+	step("start held", func() { r.startHeld(h) })
+	step("completed while launching", func() { r.completed(h, Exit{Status: 1, Class: contract.ExitFailed}) })
+	step("adopted", func() { r.adopted("e", "n:1", te, nil) })
+	step("completed", func() { r.completed(a, Exit{Status: 0, Class: contract.ExitSucceeded}) })
+	_, _, _, completed := r.phases()
+	assert.Equal(t, 5, completed) // c, d, b, h, a
+	assert.Zero(t, r.inFlight)
 }

@@ -61,7 +61,7 @@ func TestReconcileScaleDownCancelsPendingFirstThenStopsNewest(t *testing.T) {
 
 	// Stopped by the AM (-105): not a failure, not replaced.
 	stopped := run("c3")
-	stopped.Phase, stopped.Exit = contract.Completed, Exit{Status: -105, Class: Classify(-105)}
+	stopped.Phase, stopped.Exit = contract.Completed, Exit{Status: -105, Class: classify(-105)}
 	p = Reconcile(spec, Observed{Containers: []Container{run("c1"), run("c2"), stopped}, NextAskID: 3})
 	assert.Empty(t, p.Send)
 	assert.Empty(t, p.Failures)

@@ -24,13 +24,13 @@ import (
 // header that wants application/json and not text/event-stream (for polling clients, `status`, and
 // the web UI behind the RM's proxy, which buffers streamed responses).
 
-// DefaultSSEHeartbeat is how often an idle stream gets a comment line.
-const DefaultSSEHeartbeat = 15 * time.Second
+// defaultSSEHeartbeat is how often an idle stream gets a comment line.
+const defaultSSEHeartbeat = 15 * time.Second
 
 // Bounds on event streams (docs/design.md#faults): every open stream costs the AM a goroutine and
 // its connection's buffers (~30 KiB), and anyone who can reach the tracking URL may open one, so the
 // AM caps them in total and per client address and answers 503 with Retry-After beyond; a stream
-// whose reader does not take a write within SSEWriteTimeout is closed.
+// whose reader does not take a write within sseWriteTimeout is closed.
 const (
 	DefaultMaxEventStreams          = 256
 	DefaultMaxEventStreamsPerClient = 16
@@ -38,25 +38,25 @@ const (
 	sseBatch = 200
 )
 
-// SSEWriteTimeout bounds every write and flush of a stream (a variable for tests).
-var SSEWriteTimeout = 10 * time.Second
+// sseWriteTimeout bounds every write and flush of a stream (a variable for tests).
+var sseWriteTimeout = 10 * time.Second
 
-// StreamLimiter counts open event streams, in total and per client address.
-type StreamLimiter struct {
+// streamLimiter counts open event streams, in total and per client address.
+type streamLimiter struct {
 	max, perClient int
 	mu             sync.Mutex
 	open           int
 	by             map[string]int
 }
 
-// NewStreamLimiter allows max streams at once, perClient of them from one address; <= 0 means no
+// newStreamLimiter allows max streams at once, perClient of them from one address; <= 0 means no
 // bound.
-func NewStreamLimiter(max, perClient int) *StreamLimiter {
-	return &StreamLimiter{max: max, perClient: perClient, by: map[string]int{}}
+func newStreamLimiter(max, perClient int) *streamLimiter {
+	return &streamLimiter{max: max, perClient: perClient, by: map[string]int{}}
 }
 
 // acquire takes a slot for a stream from client; the error says which bound is reached.
-func (l *StreamLimiter) acquire(client string) (release func(), err error) {
+func (l *streamLimiter) acquire(client string) (release func(), err error) {
 	if l == nil {
 		return func() {}, nil
 	}
@@ -84,7 +84,7 @@ func (l *StreamLimiter) acquire(client string) (release func(), err error) {
 }
 
 // Open is how many streams are open.
-func (l *StreamLimiter) Open() int {
+func (l *streamLimiter) Open() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.open
@@ -95,16 +95,16 @@ func clientAddr(r *http.Request) string {
 }
 
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);
-// heartbeat <= 0 uses DefaultSSEHeartbeat.
+// heartbeat <= 0 uses defaultSSEHeartbeat.
 func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
-	return LimitedEventsHandler(l, heartbeat, nil)
+	return limitedEventsHandler(l, heartbeat, nil)
 }
 
-// LimitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
+// limitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
 // (nil: no bound); JSON answers are not streams and are not counted.
-func LimitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *StreamLimiter) http.HandlerFunc {
+func limitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *streamLimiter) http.HandlerFunc {
 	if heartbeat <= 0 {
-		heartbeat = DefaultSSEHeartbeat
+		heartbeat = defaultSSEHeartbeat
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		after, err := resumeFrom(r)
@@ -144,9 +144,9 @@ func LimitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *StreamLimit
 		defer release()
 		rc := http.NewResponseController(w)
 		// flush sends what was written, giving up (and ending the stream) when the reader does not
-		// take it within SSEWriteTimeout.
+		// take it within sseWriteTimeout.
 		flush := func() error {
-			if err := rc.SetWriteDeadline(time.Now().Add(SSEWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			if err := rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 				return err
 			}
 			return rc.Flush()
@@ -155,7 +155,7 @@ func LimitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *StreamLimit
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
-		_ = rc.SetWriteDeadline(time.Now().Add(SSEWriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 		w.WriteHeader(http.StatusOK)
 		_, _ = fmt.Fprintf(w, "retry: 2000\n: yarn-am events after id %d\n\n", after)
 		if err := flush(); err != nil {
@@ -174,7 +174,7 @@ func LimitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *StreamLimit
 			if r.Context().Err() != nil {
 				return
 			}
-			_ = rc.SetWriteDeadline(time.Now().Add(SSEWriteTimeout))
+			_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 			if err != nil { // idle: heartbeat comment
 				if _, err := fmt.Fprint(w, ": heartbeat\n\n"); err != nil {
 					return

@@ -125,8 +125,8 @@ func TestEventsJSONAndBadResume(t *testing.T) {
 func TestSSEStreamsAreBounded(t *testing.T) {
 	l := NewEventLog(100)
 	l.Add(RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
-	lim := NewStreamLimiter(3, 2)
-	srv := httptest.NewServer(LimitedEventsHandler(l, time.Second, lim))
+	lim := newStreamLimiter(3, 2)
+	srv := httptest.NewServer(limitedEventsHandler(l, time.Second, lim))
 	defer srv.Close()
 	open := func() (*http.Response, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -165,7 +165,7 @@ func TestSSEStreamsAreBounded(t *testing.T) {
 	assert.Equal(t, http.StatusOK, r4.StatusCode)
 
 	// The total bound, across addresses.
-	tl := NewStreamLimiter(2, 2)
+	tl := newStreamLimiter(2, 2)
 	rel1, err := tl.acquire("10.0.0.1")
 	require.NoError(t, err)
 	_, err = tl.acquire("10.0.0.2")
@@ -181,18 +181,18 @@ func TestSSEStreamsAreBounded(t *testing.T) {
 	require.Error(t, err)
 }
 
-// A reader that never reads is cut off once a write has waited SSEWriteTimeout: its slot, goroutine
+// A reader that never reads is cut off once a write has waited sseWriteTimeout: its slot, goroutine
 // and buffers are freed.
 func TestSSEUnreadStreamIsClosedByTheWriteDeadline(t *testing.T) {
-	old := SSEWriteTimeout
-	SSEWriteTimeout = 300 * time.Millisecond
-	defer func() { SSEWriteTimeout = old }()
+	old := sseWriteTimeout
+	sseWriteTimeout = 300 * time.Millisecond
+	defer func() { sseWriteTimeout = old }()
 	l := NewEventLog(20000)
 	for i := 0; i < 20000; i++ { // several MB of events: more than the sockets' buffers hold
 		l.Add(RequestedEvent(i, contract.Capability{"yarn.io/gpu": 1, "memory-mb": 4096}))
 	}
-	lim := NewStreamLimiter(10, 10)
-	srv := httptest.NewServer(LimitedEventsHandler(l, time.Hour, lim))
+	lim := newStreamLimiter(10, 10)
+	srv := httptest.NewServer(limitedEventsHandler(l, time.Hour, lim))
 	defer srv.Close()
 	cn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	require.NoError(t, err)

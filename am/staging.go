@@ -25,9 +25,9 @@ type Staging struct {
 	nn     *yarnrpc.NameNodeClient // for the AM's state (durable.go); nil: none
 }
 
-// OpenStaging connects to the NameNode of uri (hdfs://host:port/path) as user. The connection is made
+// openStaging connects to the NameNode of uri (hdfs://host:port/path) as user. The connection is made
 // at once so that deleting the directory on SIGTERM is a single call (YARN sends SIGKILL 250 ms later).
-func OpenStaging(ctx context.Context, uri, user string) (*Staging, error) {
+func openStaging(ctx context.Context, uri, user string) (*Staging, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", contract.EnvStagingDir, uri)

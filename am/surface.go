@@ -3,7 +3,6 @@ package am
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -19,28 +18,11 @@ import (
 // checks for asks pending too long, and keeps the metrics' gauges current. Methods ending in Locked
 // run with a.mu held.
 
-// rejectedError ends the loop: the RM refused the TaskExecutor request itself.
-type rejectedError struct{ ev contract.Event }
-
-func (e *rejectedError) Error() string { return e.ev.Message }
-
 // emit adds e to the event log and returns it with its id.
 func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
 
 // Events is the AM's event log.
 func (a *AM) Events() *EventLog { return a.events }
-
-// Metrics is the AM's metrics.
-func (a *AM) Metrics() *Metrics { return a.metrics }
-
-func (a *AM) hasAskLocked(id int64) bool {
-	for _, k := range a.asks {
-		if k.ID == id {
-			return true
-		}
-	}
-	return false
-}
 
 // emitAll adds events to the event log in order.
 func (a *AM) emitAll(evs []contract.Event) {
@@ -57,8 +39,7 @@ func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
 	if d.ExcludeNode != "" {
 		cfg := a.policy.Config()
-		a.blAdd[d.ExcludeNode] = true
-		delete(a.blRemove, d.ExcludeNode)
+		a.excl.Exclude(d.ExcludeNode)
 		a.log.WithFields(logrus.Fields{"node": d.ExcludeNode, "failures": d.NodeFailures}).Warn("am: excluding node after repeated TaskExecutor failures")
 		a.emit(NodeExcludedEvent(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
 		if all, why := a.policy.AllExcluded(a.clusterNodes); all {
@@ -103,8 +84,7 @@ func (a *AM) policyOutcome() *Outcome {
 // liftExclusionsLocked removes timed-out exclusions (sent as blacklist removals).
 func (a *AM) liftExclusionsLocked(now time.Time) {
 	for _, n := range a.policy.Lift(now) {
-		delete(a.blAdd, n)
-		a.blRemove[n] = true
+		a.excl.Lift(n)
 		a.log.WithField("node", n).Info("am: node exclusion lifted")
 		a.emit(NodeExclusionLiftedEvent(n))
 	}
@@ -131,15 +111,6 @@ func blacklistNames(nodes []string) []string {
 	return out
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // nodeUpdateLocked reports nodes the RM says are no longer usable.
 func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 	st := n.GetNodeState()
@@ -158,10 +129,7 @@ func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 // Config.Cluster is set, else the scheduler's headroom), and the configured action.
 func (a *AM) checkPending(ctx context.Context) {
 	a.mu.Lock()
-	pending := 0
-	for _, k := range a.asks {
-		pending += k.Want
-	}
+	pending := a.asks.Pending()
 	if a.stopping || a.policyOut != nil {
 		pending = 0
 	}
@@ -190,11 +158,7 @@ func (a *AM) checkPending(ctx context.Context) {
 func (a *AM) updateMetricsLocked() {
 	launching, running, stopping, completed := a.rec.phases()
 	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
-	pending := 0
-	for _, k := range a.asks {
-		pending += k.Want
-	}
-	a.metrics.SetContainers(byPhase, pending, a.cfg.Spec.Instances, len(a.policy.Excluded()))
+	a.metrics.SetContainers(byPhase, a.asks.Pending(), a.instances, len(a.policy.Excluded()))
 }
 
 // SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says
@@ -208,8 +172,8 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 		a.mu.Unlock()
 		return contract.Requirement{}, fmt.Errorf("the application is finishing; its requirement can no longer change")
 	}
-	old := a.cfg.Spec.Instances
-	a.cfg.Spec.Instances = instances
+	old := a.instances
+	a.instances = instances
 	r := a.requirementLocked()
 	a.mu.Unlock()
 	if old != instances {
@@ -222,31 +186,6 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 
 func (a *AM) requirementLocked() contract.Requirement {
 	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
-	return contract.Requirement{Instances: a.cfg.Spec.Instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
+	return contract.Requirement{Instances: a.instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
 		ExternalResources: a.cfg.ExternalResources}
-}
-
-// listNodes asks the RM for its running nodes' reports (Config.Cluster, which must be set), bounded
-// and measured: the evidence of a shortage, the web UI's GPU map and locality spreading all use it.
-func (a *AM) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
-	c, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	start := time.Now()
-	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
-	a.metrics.ObserveRPC("getClusterNodes", start, err)
-	return nodes, err
-}
-
-// runningNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
-// no client connection or the call fails: the evidence then carries the scheduler's headroom).
-func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
-	if a.cfg.Cluster == nil {
-		return nil
-	}
-	nodes, err := a.listNodes(ctx)
-	if err != nil {
-		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
-		return nil
-	}
-	return nodes
 }

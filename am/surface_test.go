@@ -43,6 +43,8 @@ type schedRM struct {
 	appID     *hadooppb.ApplicationIdProto
 	updated   []*hadooppb.NodeReportProto // sent with the next allocate response
 	refuse    int                         // the NM refuses the first refuse starts
+	allocates int                         // allocate calls answered
+	askedAt   []int                       // the allocate calls (1-based) that asked for containers
 }
 
 func newSchedRM(nodes int, gpusPerNode int64) *schedRM {
@@ -89,7 +91,11 @@ func (s *schedRM) Allocate(_ context.Context, req *hadooppb.AllocateRequestProto
 			delete(s.blacklist, n)
 		}
 	}
+	s.allocates++
 	for _, a := range req.GetAsk() {
+		if a.GetNumContainers() > 0 {
+			s.askedAt = append(s.askedAt, s.allocates)
+		}
 		s.table[a.GetAllocationRequestId()] = a.GetNumContainers()
 		s.capa[a.GetAllocationRequestId()] = a.GetCapability()
 	}
@@ -295,7 +301,17 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	})
 	newest := m.Status().Containers[1].ID
 	assert.Equal(t, newest, stopped.Container, "the newest stops")
-	time.Sleep(50 * time.Millisecond)
+	// The allocate that reported the stop was answered; a replacement would be asked for in one of
+	// the next two (the loop reconciles on the news at once). Wait for three.
+	s.mu.Lock()
+	at := s.allocates
+	s.mu.Unlock()
+	require.Eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.allocates >= at+3 }, 5*time.Second, time.Millisecond)
+	s.mu.Lock()
+	for _, n := range s.askedAt {
+		assert.LessOrEqual(t, n, at, "no container is asked for after the stop")
+	}
+	s.mu.Unlock()
 	c := m.Status().Counts
 	assert.Equal(t, 1, c.Running)
 	assert.Equal(t, 0, c.Failed)
@@ -424,4 +440,18 @@ func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
 	assert.Equal(t, 1, m.Status().Counts.Failed, "the launch failure counts, the preemption does not")
 	cancel()
 	<-done
+}
+
+// TestDeclaredInstancesAreStateNotConfig: PUT /api/v1/requirements changes the AM's declared count
+// (the status, the saved state, Reconcile's spec); the configuration keeps the job's.
+func TestDeclaredInstancesAreStateNotConfig(t *testing.T) {
+	m := apiAM(t)
+	_, err := m.SetRequirements(5, "test")
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.cfg.Spec.Instances)
+	assert.Equal(t, 5, m.Status().Requirement.Instances)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	assert.Equal(t, 5, m.specLocked().Instances)
+	assert.Equal(t, 5, m.stateLocked().Instances)
 }

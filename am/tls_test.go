@@ -29,7 +29,7 @@ func TestTLSFromCredentialsKeepsTheKeyInTheAM(t *testing.T) {
 	assert.NotContains(t, creds.Secrets, contract.TLSCAKeyAlias)
 	assert.Equal(t, caCert, creds.Secrets[contract.TLSCACertAlias])
 
-	clc, err := TaskExecutorLaunch{Staged: fakeStaged{}, JobFile: "job.toml", Command: "true", Creds: creds}.LaunchContext()
+	clc, err := taskExecutorLaunch{Staged: fakeStaged{}, JobFile: "job.toml", Command: "true", Creds: creds}.LaunchContext()
 	require.NoError(t, err)
 	te, err := yarnrpc.ParseCredentials(clc.GetTokens())
 	require.NoError(t, err)
@@ -38,14 +38,14 @@ func TestTLSFromCredentialsKeepsTheKeyInTheAM(t *testing.T) {
 	assert.NotContains(t, string(clc.GetTokens()), "PRIVATE KEY")
 
 	// Even AM credentials that still held the key are filtered, for launch contexts and for the
-	// refreshed tokens (both are built by TaskExecutorCredentials).
+	// refreshed tokens (both are built by taskExecutorCredentials).
 	creds.Secrets[contract.TLSCAKeyAlias] = caKey
-	te = TaskExecutorCredentials(creds)
+	te = taskExecutorCredentials(creds)
 	assert.NotContains(t, te.Secrets, contract.TLSCAKeyAlias)
 	assert.Contains(t, te.Secrets, contract.SecretAlias)
 	_, amrm := te.TokenOfKind(yarnrpc.AMRMTokenKind)
 	assert.False(t, amrm)
-	clc, err = TaskExecutorLaunch{Staged: fakeStaged{}, JobFile: "job.toml", Command: "true", Creds: creds}.LaunchContext()
+	clc, err = taskExecutorLaunch{Staged: fakeStaged{}, JobFile: "job.toml", Command: "true", Creds: creds}.LaunchContext()
 	require.NoError(t, err)
 	assert.NotContains(t, string(clc.GetTokens()), "PRIVATE KEY")
 

@@ -22,21 +22,21 @@ import (
 // StagingStore is the staging directory as the AM uses it: staged files for launch contexts, deletion
 // at the end. *Staging (SIMPLE, colinmarc/hdfs) and *TokenStaging (delegation token) are two.
 type StagingStore interface {
-	StagedFiles
+	stagedFiles
 	Cleaner
 	StateStore
 	Close() error
 }
 
-// OpenStagingFor opens the staging directory uri as the cluster requires: with the HDFS delegation
+// openStagingFor opens the staging directory uri as the cluster requires: with the HDFS delegation
 // token of its NameNode from creds on a Kerberized cluster, else as user (SIMPLE).
-func OpenStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (StagingStore, error) {
+func openStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (StagingStore, error) {
 	secure, err := conf.SecurityEnabled()
 	if err != nil {
 		return nil, err
 	}
 	if !secure {
-		s, err := OpenStaging(ctx, uri, user)
+		s, err := openStaging(ctx, uri, user)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func OpenStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config,
 		}
 		return s, nil
 	}
-	return OpenTokenStaging(ctx, uri, conf, creds)
+	return openTokenStaging(ctx, uri, conf, creds)
 }
 
 // TokenStaging is the staging directory reached with an HDFS delegation token (TOKEN/DIGEST-MD5 at the
@@ -63,9 +63,9 @@ type TokenStaging struct {
 	nn  *yarnrpc.NameNodeClient
 }
 
-// OpenTokenStaging connects to the NameNode of uri with the HDFS delegation token whose service is
+// openTokenStaging connects to the NameNode of uri with the HDFS delegation token whose service is
 // that NameNode's ip:port, and checks that the directory exists.
-func OpenTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (*TokenStaging, error) {
+func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (*TokenStaging, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", contract.EnvStagingDir, uri)
@@ -130,18 +130,18 @@ func (s *TokenStaging) Delete(ctx context.Context) error {
 // Close closes the NameNode connection.
 func (s *TokenStaging) Close() error { return s.nn.Close() }
 
-// TokenDeadline is when the first of the application's delegation tokens reaches its maximum
+// tokenDeadline is when the first of the application's delegation tokens reaches its maximum
 // lifetime, and which.
-type TokenDeadline struct {
+type tokenDeadline struct {
 	Kind    string
 	Service string
 	At      time.Time
 }
 
-// EarliestTokenDeadline returns the earliest maximum date of the delegation tokens in creds (the
+// earliestTokenDeadline returns the earliest maximum date of the delegation tokens in creds (the
 // AM-RM token, which YARN rolls itself, is not one); ok is false when there are none.
-func EarliestTokenDeadline(creds *yarnrpc.Credentials) (TokenDeadline, bool) {
-	var d TokenDeadline
+func earliestTokenDeadline(creds *yarnrpc.Credentials) (tokenDeadline, bool) {
+	var d tokenDeadline
 	if creds == nil {
 		return d, false
 	}
@@ -151,7 +151,7 @@ func EarliestTokenDeadline(creds *yarnrpc.Credentials) (TokenDeadline, bool) {
 			continue
 		}
 		if _, mx, ok := yarnrpc.DelegationTokenDates(t); ok && (d.At.IsZero() || mx.Before(d.At)) {
-			d = TokenDeadline{Kind: t.Kind, Service: t.Service, At: mx}
+			d = tokenDeadline{Kind: t.Kind, Service: t.Service, At: mx}
 		}
 	}
 	return d, !d.At.IsZero()
@@ -169,15 +169,15 @@ func tokenKindName(kind string) string {
 }
 
 // DeathMessage says when and why a job without a keytab will die.
-func (d TokenDeadline) DeathMessage() string {
+func (d tokenDeadline) DeathMessage() string {
 	return fmt.Sprintf("%s (%s) expires at %s (max lifetime); pass --principal/--keytab to submit to keep the job alive past it",
 		tokenKindName(d.Kind), d.Service, d.At.UTC().Format(time.RFC3339))
 }
 
-// AnnounceTokenDeadline logs, at start, when the job will die of its tokens' maximum lifetime
+// announceTokenDeadline logs, at start, when the job will die of its tokens' maximum lifetime
 // (nothing when creds hold no delegation tokens), and returns the message ("" if none).
-func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) string {
-	d, ok := EarliestTokenDeadline(creds)
+func announceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) string {
+	d, ok := earliestTokenDeadline(creds)
 	if !ok || os.Getenv(contract.EnvPrincipal) != "" { // with a keytab the tokens are replaced in time
 		return ""
 	}
@@ -189,21 +189,21 @@ func AnnounceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) s
 // EventTokenDeadline announces when the job will die of its delegation tokens' maximum lifetime.
 const EventTokenDeadline contract.EventType = "token-deadline"
 
-// TokenDeadlineEvent is the warning event of d.
-func TokenDeadlineEvent(d TokenDeadline) contract.Event {
+// tokenDeadlineEvent is the warning event of d.
+func tokenDeadlineEvent(d tokenDeadline) contract.Event {
 	return contract.Event{Type: EventTokenDeadline, Severity: contract.SeverityWarning, Message: d.DeathMessage(), Reason: d.Kind}
 }
 
-// AddTokenDeadlineEvent puts the death notice (AnnounceTokenDeadline's) into cfg's event log, creating
+// addTokenDeadlineEvent puts the death notice (announceTokenDeadline's) into cfg's event log, creating
 // the log if cfg has none, so that submit, status and the driver see it too. Nothing happens with a
 // shipped keytab or without delegation tokens.
-func AddTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
-	d, ok := EarliestTokenDeadline(creds)
+func addTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
+	d, ok := earliestTokenDeadline(creds)
 	if !ok || os.Getenv(contract.EnvPrincipal) != "" {
 		return
 	}
 	if cfg.Events == nil {
 		cfg.Events = NewEventLog(DefaultEventCapacity)
 	}
-	cfg.Events.Add(TokenDeadlineEvent(d))
+	cfg.Events.Add(tokenDeadlineEvent(d))
 }

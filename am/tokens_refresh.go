@@ -44,16 +44,16 @@ type TokenRefresher struct {
 	now     func() time.Time
 
 	mu        sync.Mutex
-	creds     *yarnrpc.Credentials // what TaskExecutors get (TaskExecutorCredentials): never the AM-RM token or the TLS key
+	creds     *yarnrpc.Credentials // what TaskExecutors get (taskExecutorCredentials): never the AM-RM token or the TLS key
 	renewAt   map[string]time.Time // by alias
 	replaceAt time.Time
 	hdts      []byte
 }
 
-// TokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
+// tokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
 // ./yarn-am.keytab); it returns nil, nil without one. creds are the AM's credentials; staging, when
 // it is a *TokenStaging, is kept on the current HDFS token.
-func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, staging StagingStore, log logrus.FieldLogger) (*TokenRefresher, error) {
+func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, staging StagingStore, log logrus.FieldLogger) (*TokenRefresher, error) {
 	principal := os.Getenv(contract.EnvPrincipal)
 	if principal == "" {
 		return nil, nil
@@ -73,7 +73,7 @@ func TokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 	if ts, ok := staging.(*TokenStaging); ok {
 		r.staging = ts
 	}
-	r.creds = TaskExecutorCredentials(creds)
+	r.creds = taskExecutorCredentials(creds)
 	if err := r.replace(ctx); err != nil {
 		return nil, err
 	}

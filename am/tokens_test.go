@@ -36,7 +36,7 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 	c.Tokens["amrm"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-amrm-1234"), Kind: yarnrpc.AMRMTokenKind}
 	log, hook := test.NewNullLogger()
 	t.Setenv(contract.EnvPrincipal, "")
-	msg := AnnounceTokenDeadline(log, c)
+	msg := announceTokenDeadline(log, c)
 	assert.Equal(t, "HDFS delegation token (10.0.0.5:8020) expires at "+now.Add(2*time.Hour).UTC().Format(time.RFC3339)+
 		" (max lifetime); pass --principal/--keytab to submit to keep the job alive past it", msg)
 	require.Len(t, hook.Entries, 1)
@@ -45,8 +45,8 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 	assert.NotContains(t, line, "pw-")
 
 	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
-	assert.Empty(t, AnnounceTokenDeadline(log, c))
-	_, ok := EarliestTokenDeadline(yarnrpc.NewCredentials())
+	assert.Empty(t, announceTokenDeadline(log, c))
+	_, ok := earliestTokenDeadline(yarnrpc.NewCredentials())
 	assert.False(t, ok)
 }
 
@@ -122,7 +122,7 @@ func TestAddTokenDeadlineEvent(t *testing.T) {
 	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
 	t.Setenv(contract.EnvPrincipal, "")
 	var cfg Config
-	AddTokenDeadlineEvent(&cfg, c)
+	addTokenDeadlineEvent(&cfg, c)
 	require.NotNil(t, cfg.Events)
 	evs := cfg.Events.Latest(10)
 	require.Len(t, evs, 1)
@@ -132,6 +132,6 @@ func TestAddTokenDeadlineEvent(t *testing.T) {
 
 	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 	var cfg2 Config
-	AddTokenDeadlineEvent(&cfg2, c)
+	addTokenDeadlineEvent(&cfg2, c)
 	assert.Nil(t, cfg2.Events)
 }

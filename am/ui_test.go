@@ -24,7 +24,7 @@ import (
 // container whose start the NodeManager refused has no start time but an end.
 func TestStatusCarriesTimelineTimes(t *testing.T) {
 	f := newFakeCluster(t)
-	f.refuseStarts = 1
+	f.RefuseStarts = 1
 	m, _ := f.newAM(t, gpuSpec(3, 3))
 	m.cfg.ExternalResources = map[string]string{"gpu": "yarn.io/gpu"}
 	out := run(t, m)
@@ -67,8 +67,8 @@ func TestStatusCarriesTimelineTimes(t *testing.T) {
 // when: the timeline's pending bars.
 func TestStatusListsPendingAsks(t *testing.T) {
 	f := newFakeCluster(t)
-	f.maxAllocations = 1
-	f.exitCode = func(int) int32 { return 0 }
+	f.MaxAllocations = 1
+	f.ExitCode = func(int) int32 { return 0 }
 	m, _ := f.newAM(t, Spec{Instances: 3, MaxFailures: 3, Mode: Service, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -119,8 +119,9 @@ func (f *fakeNodes) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto)
 func (f *fakeNodes) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls }
 
 // The node listing behind the GPU map costs an RM call that grows with the cluster: the AM makes it
-// only while the status is being read, and at most every NodesRefresh; a failed listing keeps the
-// last one.
+// only while the status is being read, and at most every nodesRefresh; a failed listing keeps the
+// last one. The test plays the node refresher's part itself (refreshIfDue on each want), so what did
+// not happen is known to have not happened, not merely not yet.
 func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 	f := newFakeCluster(t)
 	m, _ := f.newAM(t, gpuSpec(1, 1))
@@ -130,10 +131,7 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 	m.cfg.Cluster = nodes
 	m.cfg.Now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
 	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); m.nodeRefresher(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx := context.Background()
 	srv := httptest.NewServer(m.Handler("s3cret"))
 	defer srv.Close()
 	read := func(path string) {
@@ -142,15 +140,27 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
+	// refresh is one turn of the node refresher: whether a read wanted the nodes, and whether they
+	// were listed.
+	refresh := func() (wanted, listed bool) {
+		select {
+		case <-m.nodesWant:
+			return true, m.refreshIfDue(ctx)
+		default:
+			return false, false
+		}
+	}
 
 	read("/api/v1/containers")
 	read("/metrics")
-	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, 0, nodes.count(), "nobody read the status: no node listing")
+	wanted, _ := refresh()
+	assert.False(t, wanted, "nobody read the status: no node listing wanted")
+	assert.Equal(t, 0, nodes.count())
 	assert.Empty(t, m.Status().Nodes)
 
 	read("/api/v1/status")
-	require.Eventually(t, func() bool { return len(m.Status().Nodes) == 2 }, 5*time.Second, 5*time.Millisecond)
+	wanted, listed := refresh()
+	require.True(t, wanted && listed)
 	s := m.Status()
 	assert.Equal(t, []contract.NodeStatus{
 		{Node: "nm-a:8041", Capability: contract.Capability{"yarn.io/gpu": 4}, Used: contract.Capability{"yarn.io/gpu": 0}},
@@ -160,31 +170,55 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 
 	for i := 0; i < 5; i++ {
 		read("/api/v1/status")
+		_, listed = refresh()
+		assert.False(t, listed)
 	}
-	advance(NodesRefresh - time.Second)
+	advance(nodesRefresh - time.Second)
 	read("/api/v1/status")
-	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, 1, nodes.count(), "read again within %v: no second listing", NodesRefresh)
+	wanted, listed = refresh()
+	assert.True(t, wanted)
+	assert.False(t, listed, "read again within %v: no second listing", nodesRefresh)
+	assert.Equal(t, 1, nodes.count())
 
 	advance(time.Second)
 	nodes.mu.Lock()
 	nodes.gpus = 8
 	nodes.mu.Unlock()
 	read("/api/v1/status")
-	require.Eventually(t, func() bool { s := m.Status(); return len(s.Nodes) == 2 && s.Nodes[0].Capability["yarn.io/gpu"] == 8 }, 5*time.Second, 5*time.Millisecond)
+	_, listed = refresh()
+	require.True(t, listed)
+	s = m.Status()
+	require.Len(t, s.Nodes, 2)
+	assert.Equal(t, int64(8), s.Nodes[0].Capability["yarn.io/gpu"])
 	assert.Equal(t, 2, nodes.count())
-	listedAt := m.Status().NodesAt
+	listedAt := s.NodesAt
 
 	nodes.mu.Lock()
 	nodes.err = errors.New("connection refused")
 	nodes.mu.Unlock()
-	advance(NodesRefresh)
+	advance(nodesRefresh)
 	read("/api/v1/status")
-	require.Eventually(t, func() bool { return nodes.count() == 3 }, 5*time.Second, 5*time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
+	_, listed = refresh()
+	require.True(t, listed)
+	assert.Equal(t, 3, nodes.count())
 	s = m.Status()
 	assert.Len(t, s.Nodes, 2, "a failed listing keeps the last one")
 	assert.Equal(t, listedAt, s.NodesAt, "and says how old it is")
+}
+
+// The node refresher Run starts lists the nodes when a read of the status wants them.
+func TestNodeRefresherListsWhenWanted(t *testing.T) {
+	f := newFakeCluster(t)
+	m, _ := f.newAM(t, gpuSpec(1, 1))
+	nodes := &fakeNodes{gpus: 4}
+	m.cfg.Cluster = nodes
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); m.nodeRefresher(ctx) }()
+	defer func() { cancel(); <-done }()
+	m.wantNodes()
+	require.Eventually(t, func() bool { return len(m.Status().Nodes) == 2 }, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, 1, nodes.count())
 }
 
 // The page runs under a Content-Security-Policy without 'unsafe-inline': no inline script, event
@@ -224,16 +258,13 @@ func TestNodeViewNotListedWithoutDevices(t *testing.T) {
 	m, _ := f.newAM(t, Spec{Instances: 1, MaxFailures: 1, Capability: contract.Capability{"memory-mb": 512, "vcores": 1}})
 	nodes := &fakeNodes{gpus: 4}
 	m.cfg.Cluster = nodes
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); m.nodeRefresher(ctx) }()
-	defer func() { cancel(); <-done }()
 	srv := httptest.NewServer(m.Handler("s3cret"))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL + "/api/v1/status")
 	require.NoError(t, err)
 	resp.Body.Close()
-	time.Sleep(100 * time.Millisecond)
+	// The handler returned: a want would be queued for the node refresher by now.
+	assert.Empty(t, m.nodesWant, "the status read wants no node listing")
 	assert.Equal(t, 0, nodes.count())
 	assert.Empty(t, m.Status().Nodes)
 }

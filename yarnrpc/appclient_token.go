@@ -3,7 +3,9 @@ package yarnrpc
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -106,4 +108,4 @@ func (t Token) Proto() *hadooppb.TokenProto {
 }
 
 // Aliases returns the aliases of the credentials' tokens, sorted.
-func (c *Credentials) Aliases() []string { return sortedKeys(c.Tokens) }
+func (c *Credentials) Aliases() []string { return slices.Sorted(maps.Keys(c.Tokens)) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // Config is a Hadoop configuration: the properties of core-site.xml, hdfs-site.xml and yarn-site.xml
@@ -83,14 +84,19 @@ func LoadConfigFromEnv() (*Config, error) {
 	return LoadConfig(dirs...)
 }
 
+// MaxSiteFileBytes is the most yarn-am reads of one Hadoop site file (docs/running.md#limits-on-input-files):
+// a full yarn-site.xml with every default is a few hundred KiB.
+const MaxSiteFileBytes = 8 << 20
+
 // LoadConfig reads core-site.xml, hdfs-site.xml and yarn-site.xml; for each file the first directory
-// that has it wins. Missing files are fine; unreadable or malformed ones are errors naming the file.
+// that has it wins. Missing files are fine; unreadable, malformed, oversized or non-regular ones (a
+// named pipe, /dev/zero behind a symlink) are errors naming the file.
 func LoadConfig(dirs ...string) (*Config, error) {
 	c := NewConfig(nil)
 	for _, name := range configFiles {
 		for _, d := range dirs {
 			p := filepath.Join(d, name)
-			data, err := os.ReadFile(p)
+			data, err := boundedread.ReadFile("Hadoop configuration file", p, "Hadoop's "+name, MaxSiteFileBytes)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -209,4 +210,40 @@ func TestConfigExpansionBounds(t *testing.T) {
 	_, _, err = big.Lookup("x")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "longer than 1048576 bytes")
+}
+
+// TestConfigRefusesWhatIsNotABoundedFile: a site file that is a named pipe (reading it would block
+// until someone writes), /dev/zero behind a symlink (it never ends) or larger than MaxSiteFileBytes is
+// refused with an error naming the file, at once and without reading it whole.
+func TestConfigRefusesWhatIsNotABoundedFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		make       func(t *testing.T, p string)
+	}{
+		{"named pipe", "named pipe", func(t *testing.T, p string) { require.NoError(t, syscall.Mkfifo(p, 0o644)) }},
+		{"dev zero", "a device", func(t *testing.T, p string) { require.NoError(t, os.Symlink("/dev/zero", p)) }},
+		{"directory", "a directory", func(t *testing.T, p string) { require.NoError(t, os.Mkdir(p, 0o755)) }},
+		{"too large", "larger than 8 MiB", func(t *testing.T, p string) {
+			f, err := os.Create(p)
+			require.NoError(t, err)
+			require.NoError(t, f.Truncate(MaxSiteFileBytes+1))
+			require.NoError(t, f.Close())
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "yarn-site.xml")
+			tc.make(t, p)
+			done := make(chan error, 1)
+			go func() { _, err := LoadConfig(dir); done <- err }()
+			select {
+			case err := <-done:
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), p)
+				assert.Contains(t, err.Error(), tc.want)
+			case <-time.After(20 * time.Second):
+				t.Fatalf("LoadConfig did not return for a %s", tc.name)
+			}
+		})
+	}
 }

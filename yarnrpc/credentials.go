@@ -7,8 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protodelim"
 
@@ -29,7 +30,7 @@ func NewCredentials() *Credentials {
 
 // TokenOfKind returns the first token (by alias) of the given kind, e.g. "YARN_AM_RM_TOKEN".
 func (c *Credentials) TokenOfKind(kind string) (Token, bool) {
-	for _, a := range sortedKeys(c.Tokens) {
+	for _, a := range slices.Sorted(maps.Keys(c.Tokens)) {
 		if c.Tokens[a].Kind == kind {
 			return c.Tokens[a], true
 		}
@@ -98,7 +99,7 @@ func (c *Credentials) Marshal() []byte {
 	b.WriteString(tokenStorageMagic)
 	b.WriteByte(tokenStorageWritable)
 	writeVLong(&b, int64(len(c.Tokens)))
-	for _, alias := range sortedKeys(c.Tokens) {
+	for _, alias := range slices.Sorted(maps.Keys(c.Tokens)) {
 		t := c.Tokens[alias]
 		writeText(&b, []byte(alias))
 		writeText(&b, t.Identifier)
@@ -107,7 +108,7 @@ func (c *Credentials) Marshal() []byte {
 		writeText(&b, []byte(t.Service))
 	}
 	writeVLong(&b, int64(len(c.Secrets)))
-	for _, alias := range sortedKeys(c.Secrets) {
+	for _, alias := range slices.Sorted(maps.Keys(c.Secrets)) {
 		writeText(&b, []byte(alias))
 		writeText(&b, c.Secrets[alias])
 	}
@@ -232,13 +233,4 @@ func readVLong(r *bytes.Reader) (int64, error) {
 		return ^int64(v), nil
 	}
 	return int64(v), nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/internal/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -181,11 +182,7 @@ func TestStoppedRMGivesTypedErrorWithinDeadline(t *testing.T) {
 
 func TestClusterCommand(t *testing.T) {
 	miniRM(t)
-	bin := os.Getenv("YARN_AM_BIN")
-	if bin == "" {
-		t.Fatal("YARN_AM_BIN is not set (make integration sets it to bin/yarn-am)")
-	}
-	out, err := exec.Command(bin, "cluster").CombinedOutput()
+	out, err := exec.Command(itest.Binary(t), "cluster").CombinedOutput()
 	require.NoError(t, err, string(out))
 	s := string(out)
 	assert.Contains(t, s, "2 NodeManagers (2 active")

@@ -112,7 +112,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, strings.TrimSpace(amUsage))
 			return 0
 		}
-		return usageError(stderr, "am", flagError(err))
+		return usageError(stderr, "am", flagError(fs, err))
 	}
 	switch {
 	case jobFile == "":
@@ -171,7 +171,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		pfs.SetOutput(io.Discard)
 		fromJob.RegisterFlags(pfs)
 		if err := pfs.Parse(pargs); err != nil {
-			fmt.Fprintf(stderr, "yarn-am am: [policy] of %s: %v\n", jobFile, err)
+			fmt.Fprintf(stderr, "yarn-am am: [policy] of %s: %v\n", jobFile, flagError(pfs, err))
 			return contract.ExitInvalidInput
 		}
 		fs.Visit(func(f *flag.Flag) {

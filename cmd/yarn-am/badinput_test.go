@@ -71,6 +71,14 @@ func badInputs() []badInput {
 			code: 3, want: []string{"taskexecutor.memory", "-5", "positive"}},
 		{name: "am memory a bool", args: []string{"check", "$D/job.toml"}, job: okJob + "[am]\nmemory = true\n",
 			code: 3, want: []string{"am.memory", "true", "number of MiB"}},
+		{name: "am files missing", args: []string{"check", "$D/job.toml"}, job: okJob + "[am]\nfiles = [\"driver.sh\"]\n",
+			code: 3, want: []string{"am.files", `"driver.sh" does not exist`, "job file's directory"}},
+		{name: "am env reserved", args: []string{"check", "$D/job.toml"}, job: okJob + "[am.env]\nHADOOP_USER_NAME = \"bob\"\n",
+			code: 3, want: []string{"am.env", "HADOOP_USER_NAME is reserved"}},
+		{name: "visibility unknown", args: []string{"check", "$D/job.toml"}, job: job(`visibility = "everyone"` + "\n"),
+			code: 3, want: []string{"taskexecutor.visibility", `"everyone"`, `"private"`, `"application"`, `"public"`}},
+		{name: "public with a local file", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.txt"]` + "\n" + `visibility = "public"` + "\n"),
+			files: map[string]string{"w.txt": "x"}, code: 3, want: []string{`taskexecutor.visibility = "public"`, "w.txt", "local file", `"private"`}},
 		{name: "vcores a string", args: []string{"check", "$D/job.toml"}, job: okJob + "[am]\nvcores = \"2\"\n",
 			code: 3, want: []string{"am.vcores", `"2"`, "integer"}},
 		{name: "instances fractional", args: []string{"check", "$D/job.toml"}, job: job("instances = 1.5\n"),
@@ -157,6 +165,12 @@ func badInputs() []badInput {
 			code: 3, want: []string{"manifest.json", "reserved"}},
 		{name: "alias external-resources.json reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["w.bin#external-resources.json"]` + "\n"), files: map[string]string{"w.bin": "x"},
 			code: 3, want: []string{"external-resources.json", "reserved"}},
+		{name: "files entry a named pipe", args: []string{"check", "$D/job.toml"}, job: job(`files = ["pipe"]` + "\n"), files: map[string]string{"pipe|": ""},
+			code: 3, want: []string{"taskexecutor.files", `"pipe"`, "a named pipe, not a regular file"}},
+		{name: "files entry /dev/zero", args: []string{"check", "$D/job.toml"}, job: job(`files = ["/dev/zero"]` + "\n"),
+			code: 3, want: []string{"taskexecutor.files", `"/dev/zero"`, "a device, not a regular file"}},
+		{name: "yarn-site.xml a named pipe", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/conf"},
+			files: map[string]string{"conf/yarn-site.xml|": ""}, code: 3, want: []string{"$D/conf/yarn-site.xml", "named pipe", "not a regular file"}},
 		{name: "alias core-site.xml reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["core-site.xml"]` + "\n"), files: map[string]string{"core-site.xml": "x"},
 			code: 3, want: []string{"core-site.xml", "reserved"}},
 		{name: "alias keytab reserved", args: []string{"check", "$D/job.toml"}, job: job(`files = ["k#yarn-am.keytab"]` + "\n"), files: map[string]string{"k": "x"},
@@ -472,6 +486,9 @@ func TestBadInputs(t *testing.T) {
 			for name, content := range c.files {
 				p := filepath.Join(dir, name)
 				if pipe, ok := strings.CutSuffix(p, "|"); ok {
+					if err := os.MkdirAll(filepath.Dir(pipe), 0o755); err != nil {
+						t.Fatal(err)
+					}
 					if err := syscall.Mkfifo(pipe, 0o644); err != nil {
 						t.Fatal(err)
 					}

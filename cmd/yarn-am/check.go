@@ -96,7 +96,7 @@ func parseCommand(fs *flag.FlagSet, args []string, name, usage string, want int,
 		return nil, 0, false
 	}
 	if err != nil {
-		err = flagError(err)
+		err = flagError(fs, err)
 	} else if want >= 0 && len(pos) != want {
 		if want == 0 {
 			err = fmt.Errorf("unexpected argument %q; %s takes no arguments", pos[0], name)

@@ -19,91 +19,30 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
 )
 
-// fakeRM is an in-process ResourceManager (client protocol) with 2 nodes of 8 GiB, 8 vcores, 4 GPUs.
+// fakeRM is the RM's client port of the tests' fake cluster (internal/fakecluster) with 2 nodes of
+// 8 GiB, 8 vcores, 4 GPUs.
 type fakeRM struct {
+	*fakecluster.Cluster
 	srv *rpctest.Server
-
-	mu       sync.Mutex
-	reports  []*hadooppb.ApplicationReportProto // returned in turn; the last one repeats
-	calls    int
-	listReq  *hadooppb.GetApplicationsRequestProto
-	listResp []*hadooppb.ApplicationReportProto
-}
-
-func res(mem int64, vcores int32, gpus int64) *hadooppb.ResourceProto {
-	return &hadooppb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(vcores),
-		ResourceValueMap: []*hadooppb.ResourceInformationProto{{Key: proto.String("yarn.io/gpu"), Value: proto.Int64(gpus)}}}
 }
 
 func newFakeRM(t *testing.T) *fakeRM {
 	t.Helper()
-	srv, err := rpctest.NewServer(rpctest.Options{Simple: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { srv.Close() })
-	f := &fakeRM{srv: srv}
-	p := yarnrpc.ApplicationClientProtocol
-	srv.Handle(p, "getResourceTypeInfo", func(context.Context, *rpctest.Request) (proto.Message, error) {
-		var infos []*hadooppb.ResourceTypeInfoProto
-		for _, n := range []string{"memory-mb", "vcores", "yarn.io/gpu"} {
-			infos = append(infos, &hadooppb.ResourceTypeInfoProto{Name: proto.String(n)})
-		}
-		return &hadooppb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: infos}, nil
-	})
-	srv.Handle(p, "getNewApplication", func(context.Context, *rpctest.Request) (proto.Message, error) {
-		return &hadooppb.GetNewApplicationResponseProto{
-			ApplicationId:     &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(1700000000000), Id: proto.Int32(1)},
-			MaximumCapability: res(8192, 8, 4),
-		}, nil
-	})
-	srv.Handle(p, "getClusterNodes", func(context.Context, *rpctest.Request) (proto.Message, error) {
-		var nodes []*hadooppb.NodeReportProto
-		for i, h := range []string{"127.0.0.2", "127.0.0.3"} {
-			nodes = append(nodes, &hadooppb.NodeReportProto{
-				NodeId:     &hadooppb.NodeIdProto{Host: proto.String(h), Port: proto.Int32(int32(40000 + i))},
-				Capability: res(8192, 8, 4),
-			})
-		}
-		return &hadooppb.GetClusterNodesResponseProto{NodeReports: nodes}, nil
-	})
-	srv.Handle(p, "getApplicationReport", func(context.Context, *rpctest.Request) (proto.Message, error) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		if len(f.reports) == 0 {
-			return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException", Message: "Application with id 'x' doesn't exist in RM."}
-		}
-		i := f.calls
-		if i >= len(f.reports) {
-			i = len(f.reports) - 1
-		}
-		f.calls++
-		return &hadooppb.GetApplicationReportResponseProto{ApplicationReport: f.reports[i]}, nil
-	})
-	srv.Handle(p, "getQueueInfo", func(_ context.Context, r *rpctest.Request) (proto.Message, error) {
-		req := &hadooppb.GetQueueInfoRequestProto{}
-		if err := r.Decode(req); err != nil {
-			return nil, err
-		}
-		qi := &hadooppb.QueueInfoProto{} // what the RM answers for a queue it does not have
-		if req.GetQueueName() == "default" {
-			qi.QueueName = proto.String("default")
-		}
-		return &hadooppb.GetQueueInfoResponseProto{QueueInfo: qi}, nil
-	})
-	srv.Handle(p, "getApplications", func(_ context.Context, r *rpctest.Request) (proto.Message, error) {
-		req := &hadooppb.GetApplicationsRequestProto{}
-		if err := r.Decode(req); err != nil {
-			return nil, err
-		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.listReq = req
-		return &hadooppb.GetApplicationsResponseProto{Applications: f.listResp}, nil
-	})
+	c := fakecluster.InProcess()
+	c.NewAppMax = fakecluster.Resource(8192, 8, 4)
+	for i, h := range []string{"127.0.0.2", "127.0.0.3"} {
+		c.NodeReports = append(c.NodeReports, &hadooppb.NodeReportProto{
+			NodeId:     &hadooppb.NodeIdProto{Host: proto.String(h), Port: proto.Int32(int32(40000 + i))},
+			Capability: fakecluster.Resource(8192, 8, 4),
+		})
+	}
+	f := &fakeRM{Cluster: c, srv: c.ClientPort(t)}
+	srv := f.srv
 
 	dir := t.TempDir()
 	site := fmt.Sprintf(`<configuration>
@@ -259,7 +198,7 @@ func TestStatusShowsTheAMsContainersAndGPUs(t *testing.T) {
 	var mu sync.Mutex
 	doc := amDoc
 	am := fakeAM(t, &doc, &mu)
-	f.reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, am.URL+"/", "")}
+	f.Reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, am.URL+"/", "")}
 
 	out, errs, code := runCmd("status", "application_1700000000000_0001")
 	require.Equal(t, 0, code, errs)
@@ -288,7 +227,7 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 	doc := amDoc
 	am := fakeAM(t, &doc, &mu)
 	running := report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, am.URL+"/", "")
-	f.reports = []*hadooppb.ApplicationReportProto{
+	f.Reports = []*hadooppb.ApplicationReportProto{
 		report(hadooppb.YarnApplicationStateProto_ACCEPTED, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, "", ""),
 		running, running, running,
 		report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, "", "done"),
@@ -297,7 +236,7 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 	require.NoError(t, err)
 	defer rm.Close()
 	var out bytes.Buffer
-	res := client.Follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
+	res := client.Follow(context.Background(), rm, f.Reports[0].GetApplicationId(), &out)
 	require.NoError(t, res.Err)
 	assert.True(t, res.Succeeded())
 	assert.Equal(t, "application_1700000000000_0001: final status SUCCEEDED", res.Outcome())
@@ -307,12 +246,12 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 	assert.Contains(t, text, "container container_1700000000000_0001_01_000002 on 127.0.0.2:40000 RUNNING gpu=3")
 
 	// A failed application: exit 1 with the diagnostics.
-	f.mu.Lock()
-	f.calls = 0
-	f.reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_FAILED, "", "TaskExecutor failure limit reached: exit code 3")}
-	f.mu.Unlock()
+	f.Mu.Lock()
+	f.ReportCalls = 0
+	f.Reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_FAILED, "", "TaskExecutor failure limit reached: exit code 3")}
+	f.Mu.Unlock()
 	out.Reset()
-	res = client.Follow(context.Background(), rm, f.reports[0].GetApplicationId(), &out)
+	res = client.Follow(context.Background(), rm, f.Reports[0].GetApplicationId(), &out)
 	require.NoError(t, res.Err)
 	assert.False(t, res.Succeeded())
 	assert.Contains(t, res.Outcome(), "ended FINISHED with final status FAILED: TaskExecutor failure limit reached: exit code 3")
@@ -320,17 +259,17 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 
 func TestListFiltersByTypeAndState(t *testing.T) {
 	f := newFakeRM(t)
-	f.listResp = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, "", "")}
+	f.ListResp = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_RUNNING, hadooppb.FinalApplicationStatusProto_APP_UNDEFINED, "", "")}
 	out, errs, code := runCmd("list")
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `application_1700000000000_0001\s+demo\s+alice\s+default\s+RUNNING\s+UNDEFINED`, out)
-	assert.Equal(t, []string{"YARN-AM"}, f.listReq.GetApplicationTypes())
-	assert.NotContains(t, f.listReq.GetApplicationStates(), hadooppb.YarnApplicationStateProto_FINISHED)
-	assert.Contains(t, f.listReq.GetApplicationStates(), hadooppb.YarnApplicationStateProto_RUNNING)
+	assert.Equal(t, []string{"YARN-AM"}, f.ListReq.GetApplicationTypes())
+	assert.NotContains(t, f.ListReq.GetApplicationStates(), hadooppb.YarnApplicationStateProto_FINISHED)
+	assert.Contains(t, f.ListReq.GetApplicationStates(), hadooppb.YarnApplicationStateProto_RUNNING)
 
 	out, errs, code = runCmd("list", "--all", "--json")
 	require.Equal(t, 0, code, errs)
-	assert.Empty(t, f.listReq.GetApplicationStates(), "--all asks for every state")
+	assert.Empty(t, f.ListReq.GetApplicationStates(), "--all asks for every state")
 	assert.Contains(t, out, `"id": "application_1700000000000_0001"`)
 }
 

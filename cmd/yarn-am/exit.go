@@ -55,7 +55,7 @@ func registerTimeout(fs *flag.FlagSet) *timeoutFlag {
 
 var (
 	reUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
-	reInvalid   = regexp.MustCompile(`^invalid (?:boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
+	reInvalid   = regexp.MustCompile(`^invalid (boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
 	reNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 )
 
@@ -67,23 +67,68 @@ func flagName(n string) string {
 	return "--" + n
 }
 
-// flagError rewrites the flag package's errors in the words of the usage texts.
-func flagError(err error) error {
+// flagError rewrites the flag package's errors in the words of the usage texts. A value of the wrong
+// form says what the flag takes, from the flag's type in fs: "not true or false" for a boolean flag
+// only, "not a whole number" for --tail abc, "needs a unit" for --heartbeat-fast 5
+// (TestFlagErrorsSayWhatTheFlagTakes).
+func flagError(fs *flag.FlagSet, err error) error {
 	s := err.Error()
 	if m := reUndefined.FindStringSubmatch(s); m != nil {
 		return fmt.Errorf("unknown flag %s", flagName(m[1]))
 	}
 	if m := reInvalid.FindStringSubmatch(s); m != nil {
-		msg := m[3]
-		if msg == "parse error" {
-			msg = "not true or false"
+		boolean, value, name, msg := m[1] != "", m[2], m[3], m[4]
+		if msg == "parse error" || msg == "value out of range" {
+			msg = wantOf(fs, name, boolean, value, msg == "value out of range")
 		}
-		return fmt.Errorf("%s %s: %s", flagName(m[2]), m[1], msg)
+		return fmt.Errorf("%s %s: %s", flagName(name), value, msg)
 	}
 	if m := reNeedsArg.FindStringSubmatch(s); m != nil {
 		return fmt.Errorf("%s needs a value", flagName(m[1]))
 	}
 	return err
+}
+
+// wantOf says what a flag of the standard library's types takes, for a value it could not parse
+// (quoted: the value as the flag package quoted it).
+func wantOf(fs *flag.FlagSet, name string, boolean bool, quoted string, outOfRange bool) string {
+	if boolean {
+		return "not true or false"
+	}
+	var v any
+	if fs != nil {
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				v = g.Get()
+			}
+		}
+	}
+	raw, _ := strconv.Unquote(quoted)
+	switch v.(type) {
+	case bool:
+		return "not true or false"
+	case int, int64:
+		if outOfRange {
+			return "out of range for a whole number"
+		}
+		return "not a whole number"
+	case uint, uint64:
+		if outOfRange {
+			return "out of range for a whole number"
+		}
+		return "not a whole number of 0 or more"
+	case float64:
+		return "not a number"
+	case time.Duration:
+		if _, err := strconv.ParseFloat(raw, 64); err == nil {
+			return fmt.Sprintf("needs a unit, e.g. %sms or %ss", raw, raw)
+		}
+		return "not a duration; write a number with a unit, e.g. 200ms, 5s, 2m"
+	}
+	if outOfRange {
+		return "out of range"
+	}
+	return "not a value this flag takes"
 }
 
 // usageError prints a usage problem and the way to the usage; it returns contract.ExitUsage.

@@ -152,7 +152,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, strings.TrimSpace(launchUsage))
 			return 0
 		}
-		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", flagError(err))
+		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", flagError(fs, err))
 		return contract.LauncherConfigError
 	}
 	argv := fs.Args()

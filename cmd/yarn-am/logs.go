@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,13 +10,15 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/logs"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-const logsUsage = `Usage: yarn-am logs APP_ID [--container ID] [--am] [--file NAME] [--follow] [--tail N]
+const logsUsage = `Usage: yarn-am logs APP_ID [--container ID] [--am] [--file NAME] [--follow] [--tail N] [--timeout D]
 
 Prints the logs of an application's containers, each file under a header
   ==> <container> on <node>: <file> (<size> bytes) <==
@@ -33,10 +36,17 @@ Flags:
   --follow               keep printing the running containers' new output, like tail -f, until the
                          application ends (with --container: until that container ends); Ctrl-C
                          stops
-  --tail N               only the last N lines of each file (with --follow: then the new output)
+  --tail N               only the last N lines of each file (with --follow: then the new output);
+                         a line keeps its first 64 KiB and the lines kept of a file 32 MiB, and
+                         what is left out is said in the output
+  --timeout D            give up on each wait for the ResourceManager after this long (default 2m;
+                         a duration with a unit: 30s, 2m); printing and --follow are not bounded
 ` + loginUsage + `
 
-Exit codes: 0 logs printed, 1 no logs (the reason is printed) or an error, 2 usage.`
+Names in the logs (containers, nodes, files) are printed without terminal control sequences; a
+damaged or crafted aggregated file is reported and skipped, within fixed memory bounds.
+Exit 1 when there are no logs to print (the reason is printed).
+` + exitCodesUsage
 
 func init() {
 	register(&command{
@@ -55,6 +65,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 	file := fs.String("file", "", "one log file")
 	follow := fs.Bool("follow", false, "follow")
 	tail := fs.Int("tail", 0, "last N lines")
+	timeout := registerTimeout(fs)
 	var lf loginFlags
 	lf.register(fs)
 	pos, code, ok := parseCommand(fs, args, "logs", logsUsage, 1, "one application id", stdout, stderr)
@@ -87,24 +98,45 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 	if *file != "" && (*file == "." || *file == ".." || strings.ContainsRune(*file, '/')) {
 		return usage("--file %q: want a log file name such as stdout or stderr, without '/'", *file)
 	}
-	sess, rm, err := client.Connect(lf.options(), stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am logs: %v\n", err)
-		return 1
+	sess, rm, code := connect(lf, "logs", stderr)
+	if code != 0 {
+		return code
 	}
 	defer rm.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = logs.Run(ctx, sess, rm, logs.Options{
-		App:    appID,
-		Filter: logs.Filter{Container: *container, AM: *am, File: *file, Tail: *tail},
-		Follow: *follow,
-		Out:    stdout,
-		Notes:  stderr,
+		App:     appID,
+		Filter:  logs.Filter{Container: *container, AM: *am, File: *file, Tail: *tail},
+		Follow:  *follow,
+		Out:     stdout,
+		Notes:   stderr,
+		Timeout: time.Duration(*timeout),
 	})
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am logs: %v\n", err)
-		return 1
+	return logsExit(ctx, stderr, pos[0], err)
+}
+
+// logsExit prints the outcome of logs.Run and returns its code from the one table
+// (docs/running.md#exit-codes): no logs to print 1, an application the ResourceManager does not
+// know 5, a cluster that cannot be reached or did not answer within --timeout 4, interrupted 130.
+// The message quotes names from the files and the cluster: it is sanitized.
+func logsExit(ctx context.Context, stderr io.Writer, app string, err error) int {
+	var na *logs.NotAvailableError
+	switch {
+	case ctx.Err() != nil:
+		if err != nil {
+			fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
+		}
+		return contract.ExitInterrupted
+	case err == nil:
+		return contract.ExitOK
+	case errors.As(err, &na):
+		fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
+		return contract.ExitAppFailed
+	case errors.Is(err, yarnrpc.ErrApplicationNotFound):
+		fmt.Fprintf(stderr, "yarn-am logs: the ResourceManager does not know %s (finished applications are forgotten after a while; 'yarn-am list --all' shows what it knows)\n", app)
+		return contract.ExitRejected
 	}
-	return 0
+	fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
+	return exitCode(err)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/internal/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -50,30 +51,14 @@ func secureEnv(t *testing.T) {
 	for _, k := range []string{"HADOOP_CONF_DIR", "KRB5_CONFIG", "YARN_AM_TEST_PRINCIPAL", "YARN_AM_TEST_KEYTAB", "YARN_AM_NM_LOG_DIRS", "YARN_AM_NM_LOCAL_DIRS"} {
 		require.NotEmpty(t, os.Getenv(k), "YARN_AM_SECURE=1 but %s is not set: source the secure cluster's env", k)
 	}
+	bin, wkr := itest.Binary(t), itest.Worker(t)
 	secureRun.once.Do(func() {
 		secureRun.secrets = map[string][]byte{}
 		secureRun.dir, secureRun.err = os.MkdirTemp("", "yarn-am-secure-")
-		if secureRun.err != nil {
-			return
-		}
-		secureRun.bin = filepath.Join(secureRun.dir, "yarn-am")
-		secureRun.wkr = filepath.Join(secureRun.dir, "worker")
-		for _, b := range [][]string{{"build", "-o", secureRun.bin, "."}, {"build", "-o", secureRun.wkr, "../../testdata/worker"}} {
-			if out, err := exec.Command("go", b...).CombinedOutput(); err != nil {
-				secureRun.err = &buildError{string(out), err}
-				return
-			}
-		}
+		secureRun.bin, secureRun.wkr = bin, wkr
 	})
 	require.NoError(t, secureRun.err)
 }
-
-type buildError struct {
-	out string
-	err error
-}
-
-func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
 
 // secureGPUJob is testdata/jobs/gpu-4x1.toml (4 TaskExecutors × 1 GPU) with the freshly built worker.
 func secureGPUJob(t *testing.T) string {

@@ -88,12 +88,20 @@ func AMEnvironment(o AMOptions) map[string]string {
 	if lvl == "" {
 		lvl = contract.DefaultLogLevel
 	}
-	env := map[string]string{
-		contract.EnvHadoopConf: "$PWD", // the launch script expands it: the site files are localised there
-		contract.EnvStagingDir: o.Staged.DirURI,
-		contract.EnvHadoopUser: o.User,
-		contract.EnvLogLevel:   lvl,
+	// The job's am.env first: yarn-am's own variables are set over it (jobfile refuses them there).
+	env := map[string]string{}
+	if o.Job != nil {
+		for k, v := range o.Job.AM.Env {
+			env[k] = v
+		}
+		if v := o.Job.AM.Env[contract.EnvLogLevel]; v != "" && o.LogLevel == "" {
+			lvl = v
+		}
 	}
+	env[contract.EnvHadoopConf] = "$PWD" // the launch script expands it: the site files are localised there
+	env[contract.EnvStagingDir] = o.Staged.DirURI
+	env[contract.EnvHadoopUser] = o.User
+	env[contract.EnvLogLevel] = lvl
 	if o.Principal != "" {
 		env[contract.EnvPrincipal] = o.Principal
 	}

@@ -32,6 +32,9 @@ type FileSystem interface {
 	Create(name string, perm os.FileMode) (io.WriteCloser, error)
 	Stat(name string) (os.FileInfo, error)
 	RemoveAll(name string) error
+	// Rename moves a file; the cache writes an entry under a temporary name first.
+	Rename(oldpath, newpath string) error
+	ReadDir(dir string) ([]os.FileInfo, error)
 }
 
 // StagingDir returns the staging directory of an application: /user/<user>/.yarn-am/<app id>.
@@ -55,11 +58,13 @@ type StageRequest struct {
 	Progress func(Upload)
 }
 
-// Upload is one file copied to the staging directory.
+// Upload is one file copied to the staging directory or the cache, or found in the cache.
 type Upload struct {
 	Local  string
-	Remote string // path in the staging directory
+	Remote string // path in the staging directory, or in the cache (CacheDir)
 	Size   int64
+	// Reused: the file was already in the cache and nothing was copied.
+	Reused bool
 }
 
 // Staged is the result of staging: where things went and the local resources of the AM and of the
@@ -71,8 +76,21 @@ type Staged struct {
 	Manifest []contract.LocalResource // what manifest.json lists: every local resource a TaskExecutor needs
 	// Defines are -D key=value overrides that point configuration at localised copies (custom discovery
 	// scripts); pass them to the AM, which passes them on to `yarn-am launch`.
-	Defines  []string
+	Defines []string
+	// Uploaded are the files copied (Reused false) and those found in the cache (Reused true).
 	Uploaded []Upload
+}
+
+// UploadedBytes is what staging copied; the files found in the cache are not counted.
+func (s *Staged) UploadedBytes() (copied, reused int64) {
+	for _, u := range s.Uploaded {
+		if u.Reused {
+			reused += u.Size
+		} else {
+			copied += u.Size
+		}
+	}
+	return copied, reused
 }
 
 // reserved reports whether an alias is a name yarn-am or YARN itself puts in a container's working
@@ -162,14 +180,38 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		st.AM = append(st.AM, r)
 	}
 
-	// The TaskExecutors' files.
+	// The user's files and archives, the TaskExecutors' and the AM's: local ones through the cache.
+	cached := func(local, alias, typ, vis string) (contract.LocalResource, error) {
+		if err := ctx.Err(); err != nil {
+			return contract.LocalResource{}, err
+		}
+		remote, size, reused, err := stageCached(fsys, req.User, local)
+		if err != nil {
+			return contract.LocalResource{}, fmt.Errorf("staging %s to the cache %s: %w", local, CacheDir(req.User), err)
+		}
+		u := Upload{Local: local, Remote: remote, Size: size, Reused: reused}
+		st.Uploaded = append(st.Uploaded, u)
+		if req.Progress != nil {
+			req.Progress(u)
+		}
+		r, err := statResource(fsys, base, remote, alias, typ)
+		r.Visibility = visibility(vis)
+		return r, err
+	}
 	used := map[string]string{}
-	te := req.Job.TaskExecutor
+	te, amSpec := req.Job.TaskExecutor, req.Job.AM
 	for _, group := range []struct {
 		key   string
 		specs []jobfile.FileSpec
 		typ   string
-	}{{"taskexecutor.files", te.Files, contract.TypeFile}, {"taskexecutor.archives", te.Archives, contract.TypeArchive}} {
+		vis   string
+		am    bool
+	}{
+		{"taskexecutor.files", te.Files, contract.TypeFile, te.Visibility, false},
+		{"taskexecutor.archives", te.Archives, contract.TypeArchive, te.Visibility, false},
+		{"am.files", amSpec.Files, contract.TypeFile, amSpec.Visibility, true},
+		{"am.archives", amSpec.Archives, contract.TypeArchive, amSpec.Visibility, true},
+	} {
 		for _, f := range group.specs {
 			if reserved(f.Alias) {
 				return nil, fmt.Errorf("%s: %q would be localised as %q, a name yarn-am uses itself; give it another alias with '#name'", group.key, f.Source, f.Alias)
@@ -178,13 +220,21 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 			var r contract.LocalResource
 			if f.IsRemote() {
 				r, err = remoteResource(fsys, f.Source, f.Alias, group.typ)
+				r.Visibility = visibility(group.vis)
+				if err == nil && r.Visibility == contract.VisibilityPublic {
+					err = checkPublic(fsys, f.Source)
+				}
 			} else {
-				r, err = upload(f.Source, path.Join("files", f.Alias), f.Alias, group.typ)
+				r, err = cached(f.Source, f.Alias, group.typ, group.vis)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", group.key, err)
 			}
-			st.Manifest = append(st.Manifest, r)
+			if group.am {
+				st.AM = append(st.AM, r)
+			} else {
+				st.Manifest = append(st.Manifest, r)
+			}
 		}
 	}
 

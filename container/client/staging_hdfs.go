@@ -92,6 +92,10 @@ func (h *HDFS) Create(name string, perm os.FileMode) (io.WriteCloser, error) {
 // Stat returns the file's size, permissions and modification time.
 func (h *HDFS) Stat(name string) (os.FileInfo, error) { return h.Client.Stat(name) }
 
+// Rename moves a file. colinmarc/hdfs replaces an existing target; the cache checks first
+// (stageCached).
+func (h *HDFS) Rename(oldpath, newpath string) error { return h.Client.Rename(oldpath, newpath) }
+
 // RemoveAll deletes name recursively.
 func (h *HDFS) RemoveAll(name string) error { return h.Client.RemoveAll(name) }
 

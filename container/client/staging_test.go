@@ -36,6 +36,24 @@ func (l localFS) Stat(name string) (os.FileInfo, error) { return os.Stat(l.p(nam
 
 func (l localFS) RemoveAll(name string) error { return os.RemoveAll(l.p(name)) }
 
+func (l localFS) Rename(oldpath, newpath string) error { return os.Rename(l.p(oldpath), l.p(newpath)) }
+
+func (l localFS) ReadDir(dir string) ([]os.FileInfo, error) {
+	es, err := os.ReadDir(l.p(dir))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]os.FileInfo, 0, len(es))
+	for _, e := range es {
+		fi, err := e.Info()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, fi)
+	}
+	return out, nil
+}
+
 type stageFixture struct {
 	dir, confDir, binary string
 	fs                   localFS
@@ -133,10 +151,12 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	m := byAlias(man)
 	assert.Contains(t, m, "yarn-am")
 	assert.Contains(t, m, "job.toml")
-	assert.Equal(t, "hdfs://nn.example:8020"+dir+"/files/worker", m["worker"].URL)
+	// Local user files go through the cache, content-addressed, PRIVATE by default.
+	assert.Regexp(t, `^hdfs://nn.example:8020/user/alice/.yarn-am/cache/[0-9a-f]{64}-755/worker$`, m["worker"].URL)
 	assert.Equal(t, "FILE", m["worker"].Type)
+	assert.Equal(t, "PRIVATE", m["worker"].Visibility)
 	assert.Equal(t, contract.LocalResource{Alias: "model", URL: "hdfs://nn.example:8020/shared/model.bin", Size: 10,
-		Timestamp: 1700000000123, Type: "FILE", Visibility: "APPLICATION"}, m["model"])
+		Timestamp: 1700000000123, Type: "FILE", Visibility: "PRIVATE"}, m["model"])
 	assert.Equal(t, "ARCHIVE", m["data"].Type)
 	assert.NotContains(t, m, "core-site.xml", "TaskExecutors do not get the site files")
 

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
+	"strings"
+	"time"
 
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -42,6 +45,11 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	if _, err := RemoveLeftovers(ctx, fsys, rm, user, out); err != nil {
 		fmt.Fprintf(out, "warning: %v\n", err)
 	}
+	// Cache entries unused for CacheMaxAge (docs/job-file.md#visibility-and-the-cache); a failed sweep
+	// only warns.
+	if _, err := SweepCache(ctx, fsys, user, time.Now(), out); err != nil {
+		fmt.Fprintf(out, "warning: %v\n", err)
+	}
 	staged := false
 	defer func() {
 		if err != nil && staged {
@@ -54,16 +62,26 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	}()
 	staged = true
 	fmt.Fprintf(out, "staging to %s%s/\n", fsys.DefaultFS, StagingDir(user, id))
+	start := time.Now()
 	st, err := Stage(ctx, fsys, StageRequest{
 		AppID: id, User: user, DefaultFS: fsys.DefaultFS, Binary: bin, Job: lj.Job,
 		FlinkConf: lj.FlinkConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.Resources,
 		Progress: func(u Upload) {
-			fmt.Fprintf(out, "  uploaded %-40s %9s  %s\n", u.Remote[len(StagingDir(user, id))+1:], humanBytes(u.Size), u.Local)
+			switch {
+			case u.Reused:
+				fmt.Fprintf(out, "  reused %s from the cache (%s)\n", path.Base(u.Remote), humanBytes(u.Size))
+			case strings.HasPrefix(u.Remote, CacheDir(user)+"/"):
+				fmt.Fprintf(out, "  uploaded %-40s %9s  %s\n", "cache/"+shortName(user, u.Remote), humanBytes(u.Size), u.Local)
+			default:
+				fmt.Fprintf(out, "  uploaded %-40s %9s  %s\n", strings.TrimPrefix(u.Remote, StagingDir(user, id)+"/"), humanBytes(u.Size), u.Local)
+			}
 		},
 	})
 	if err != nil {
 		return err
 	}
+	copied, reused := st.UploadedBytes()
+	fmt.Fprintf(out, "staged in %.1f s: %s uploaded, %s reused from the cache\n", time.Since(start).Seconds(), humanBytes(copied), humanBytes(reused))
 	principal, err := s.stageKeytab(fsys, st)
 	if err != nil {
 		return err

@@ -22,6 +22,8 @@ var wordValues = map[string]string{
 	"EventCompleted":  `"completed" is also the metric label of the COMPLETED phase (am/metrics.go)`,
 	"EventRendezvous": `"rendezvous" is also the example worker's flag name`,
 	"TypeFile":        `"FILE" is also the Kerberos ticket-cache type (KRB5CCNAME=FILE:...)`,
+	"Failed":          `"FAILED" is also a Flink job's state in its REST API (container/flink)`,
+	"StagedFlinkConf": `"flink-conf.yaml" is also the legacy configuration file of a Flink home (container/flink)`,
 }
 
 // skippedDirs are left out of the scan, each with its reason.

@@ -25,17 +25,18 @@ func defineKinds() map[string]int {
 	k := map[string]int{
 		"name": kindString, "queue": kindString, "flink-conf": kindString, "tags": kindList,
 		"priority": kindValue, "max-attempts": kindValue, "keep-containers": kindValue, "hdfs-namenodes": kindList,
-		"taskexecutor.command": kindString, "taskexecutor.locality": kindString, "taskexecutor.gang-timeout": kindString,
-		"taskexecutor.files": kindList, "taskexecutor.archives": kindList,
 	}
-	for _, a := range amKeys {
-		if _, set := k["am."+a]; !set {
-			k["am."+a] = kindValue
-		}
-	}
-	for _, t := range teKeys {
-		if _, set := k["taskexecutor."+t]; !set && t != "env" {
-			k["taskexecutor."+t] = kindValue
+	for table, keys := range map[string][]string{"am": amKeys, "taskexecutor": teKeys} {
+		for _, key := range keys {
+			switch key {
+			case "env": // <table>.env.<NAME>: ApplyDefines
+			case "files", "archives":
+				k[table+"."+key] = kindList
+			case "command", "locality", "gang-timeout", "visibility":
+				k[table+"."+key] = kindString
+			default:
+				k[table+"."+key] = kindValue
+			}
 		}
 	}
 	for _, p := range PolicyKeys {
@@ -54,7 +55,7 @@ func DefineKeys() []string {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return append(keys, "taskexecutor.env.<NAME>")
+	return append(keys, "am.env.<NAME>", "taskexecutor.env.<NAME>")
 }
 
 // ApplyDefines sets the job keys among defines (-D key=value, in order: the last one wins) in the
@@ -71,8 +72,10 @@ func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err err
 			continue
 		}
 		kind, known := kinds[k]
-		if name, isEnv := strings.CutPrefix(k, "taskexecutor.env."); isEnv && name != "" {
-			kind, known = kindString, true
+		for _, table := range []string{"taskexecutor", "am"} {
+			if name, isEnv := strings.CutPrefix(k, table+".env."); isEnv && name != "" {
+				kind, known = kindString, true
+			}
 		}
 		if !known {
 			hint := resources.DidYouMean(k, DefineKeys())

@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -70,6 +71,7 @@ func ReservedAlias(a string) string { return reservedAliases[a] }
 var archiveSuffixes = []string{".tar.gz", ".tgz", ".tar", ".zip", ".jar"}
 
 func parseFileSpecs(key string, in []string, dir string, aliases map[string]string, archives bool, add func(string, ...any)) []FileSpec {
+	table := key[:strings.LastIndex(key, ".")+1] // "taskexecutor." or "am.", for the hints
 	var out []FileSpec
 	for _, s := range in {
 		src, alias, _ := strings.Cut(s, "#")
@@ -110,7 +112,11 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 				continue
 			}
 			if st.IsDir() {
-				add("%s: %q is a directory; YARN localises files: pack it (tar czf %s.tar.gz ...) and list the archive under taskexecutor.archives", key, src, filepath.Base(fs.Source))
+				add("%s: %q is a directory; YARN localises files: pack it (tar czf %s.tar.gz ...) and list the archive under %sarchives", key, src, filepath.Base(fs.Source), table)
+				continue
+			}
+			if kind := boundedread.NotRegular(st.Mode()); kind != "" {
+				add("%s: %q is %s, not a regular file: staging would block on it or never end; list regular files and archives", key, src, kind)
 				continue
 			}
 			// Staging would fail on it after the application id was taken and other files were uploaded.
@@ -122,7 +128,7 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 			}
 		}
 		if archives && !hasArchiveSuffix(fs.Source) {
-			add("%s: %q is not an archive YARN unpacks (names ending in %s); list plain files under taskexecutor.files", key, src, strings.Join(archiveSuffixes, ", "))
+			add("%s: %q is not an archive YARN unpacks (names ending in %s); list plain files under %sfiles", key, src, strings.Join(archiveSuffixes, ", "), table)
 			continue
 		}
 		if fs.Alias == "" {

@@ -41,10 +41,16 @@ type Job struct {
 	TaskExecutor TaskExecutorSpec
 }
 
-// AMSpec is the ApplicationMaster container's size.
+// AMSpec is the ApplicationMaster container: its size and, for driver mode, the files, archives and
+// environment the driver needs (am.files, am.archives, am.env; docs/job-file.md#the-am-container).
 type AMSpec struct {
 	MemoryMB int64
 	VCores   int32
+	Files    []FileSpec
+	Archives []FileSpec
+	Env      map[string]string
+	// Visibility is how the NodeManager caches the AM's files and archives (am.visibility).
+	Visibility string
 }
 
 // TaskExecutorSpec describes the worker containers.
@@ -57,6 +63,10 @@ type TaskExecutorSpec struct {
 	Files       []FileSpec
 	Archives    []FileSpec
 	Env         map[string]string
+	// Visibility is how the NodeManager caches the files and archives (taskexecutor.visibility:
+	// VisibilityPrivate, the default, VisibilityApplication or VisibilityPublic;
+	// docs/job-file.md#visibility-and-the-cache).
+	Visibility string
 	// Gang: all Instances run at once or none (taskexecutor.gang); a round not allocated within
 	// GangTimeout (taskexecutor.gang-timeout) gives back what it holds.
 	Gang        bool
@@ -81,8 +91,8 @@ const (
 // Keys of the job-file schema, for the unknown-key message and its did-you-mean.
 var (
 	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
-	amKeys   = []string{"memory", "vcores"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "gang", "gang-timeout", "locality"}
+	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality"}
 	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], and the external-resource keys"
 )
 
@@ -223,42 +233,8 @@ func (f *File) job(staged bool) (*Job, error) {
 		}
 	}
 	dir := filepath.Dir(abs)
-	aliases := map[string]string{}
-	files, archives := r.strings(teT, "files", "taskexecutor.files"), r.strings(teT, "archives", "taskexecutor.archives")
-	if staged {
-		te.Files, te.Archives = stagedSpecs(files), stagedSpecs(archives)
-	} else {
-		te.Files = parseFileSpecs("taskexecutor.files", files, dir, aliases, false, add)
-		te.Archives = parseFileSpecs("taskexecutor.archives", archives, dir, aliases, true, add)
-	}
-	te.Env = map[string]string{}
-	envT := r.table(teT, "env", "taskexecutor.env")
-	for _, k := range slices.Sorted(maps.Keys(envT)) {
-		v, ok := envT[k].(string)
-		if !ok {
-			add("taskexecutor.env.%s = %s: want a string (quote it: %s = \"%s\"), not %s", k, show(envT[k]), k, show(envT[k]), typeName(envT[k]))
-			continue
-		}
-		if !envKeyRe.MatchString(k) {
-			add("taskexecutor.env: %q is not a valid environment variable name (letters, digits and '_', not starting with a digit)", k)
-			continue
-		}
-		if why := ReservedEnv(k); why != "" {
-			add("taskexecutor.env: %s is reserved: %s; remove it from [taskexecutor.env]", k, why)
-			continue
-		}
-		if strings.ContainsRune(v, 0) {
-			add("taskexecutor.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", k, resources.Quote(v))
-			continue
-		}
-		if k == contract.EnvLogLevel {
-			if err := CheckLogLevel(v); err != nil {
-				add("taskexecutor.env: %v", err)
-				continue
-			}
-		}
-		te.Env[k] = v
-	}
+	te.Files, te.Archives, te.Env, te.Visibility = r.localised(teT, "taskexecutor", dir, staged, add)
+	j.AM.Files, j.AM.Archives, j.AM.Env, j.AM.Visibility = r.localised(amT, "am", dir, staged, add)
 	if len(je.Problems) > 0 {
 		return nil, je
 	}
@@ -266,6 +242,81 @@ func (f *File) job(staged bool) (*Job, error) {
 }
 
 var envKeyRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// localised reads what a container's table ([am] or [taskexecutor]) localises into the container and
+// adds to its environment: files, archives, env and visibility, with the same checks for both.
+func (r reader) localised(t map[string]any, table, dir string, staged bool, add func(string, ...any)) (files, archives []FileSpec, env map[string]string, vis string) {
+	aliases := map[string]string{}
+	fs, as := r.strings(t, "files", table+".files"), r.strings(t, "archives", table+".archives")
+	if staged {
+		files, archives = stagedSpecs(fs), stagedSpecs(as)
+	} else {
+		files = parseFileSpecs(table+".files", fs, dir, aliases, false, add)
+		archives = parseFileSpecs(table+".archives", as, dir, aliases, true, add)
+	}
+	env = map[string]string{}
+	envT := r.table(t, "env", table+".env")
+	for _, k := range slices.Sorted(maps.Keys(envT)) {
+		v, ok := envT[k].(string)
+		if !ok {
+			add("%s.env.%s = %s: want a string (quote it: %s = \"%s\"), not %s", table, k, show(envT[k]), k, show(envT[k]), typeName(envT[k]))
+			continue
+		}
+		if !envKeyRe.MatchString(k) {
+			add("%s.env: %q is not a valid environment variable name (letters, digits and '_', not starting with a digit)", table, k)
+			continue
+		}
+		why := ReservedEnv(k)
+		if why == "" && table == "am" {
+			why = reservedAMEnv[k]
+		}
+		if why != "" {
+			add("%s.env: %s is reserved: %s; remove it from [%s.env]", table, k, why, table)
+			continue
+		}
+		if strings.ContainsRune(v, 0) {
+			add("%s.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", table, k, resources.Quote(v))
+			continue
+		}
+		if k == contract.EnvLogLevel {
+			if err := CheckLogLevel(v); err != nil {
+				add("%s.env: %v", table, err)
+				continue
+			}
+		}
+		env[k] = v
+	}
+	vis = VisibilityPrivate
+	if v, ok := r.str(t, "visibility", table+".visibility"); ok {
+		switch v {
+		case VisibilityPrivate, VisibilityApplication, VisibilityPublic:
+			vis = v
+		default:
+			add("%s.visibility = %q: use \"private\" (the default: cached on each node for all your applications), \"application\" (downloaded for each application) or \"public\" (shared by all users; the files must be world-readable hdfs:// paths)", table, v)
+		}
+		if v == VisibilityPublic && !staged {
+			for _, f := range append(append([]FileSpec{}, files...), archives...) {
+				if !f.IsRemote() {
+					add("%s.visibility = \"public\": %q is a local file, staged to your private cache which other users cannot read; use \"private\", or put it on HDFS world-readable and list its hdfs:// URI", table, f.Source)
+				}
+			}
+		}
+	}
+	return files, archives, env, vis
+}
+
+// Values of am.visibility and taskexecutor.visibility: the NodeManager's LocalResourceVisibility.
+const (
+	VisibilityPrivate     = "private"
+	VisibilityApplication = "application"
+	VisibilityPublic      = "public"
+)
+
+// reservedAMEnv are the variables yarn-am sets in the AM container besides the YARN_AM_ ones.
+var reservedAMEnv = map[string]string{
+	contract.EnvHadoopConf: "yarn-am points it at the Hadoop configuration staged with the AM",
+	contract.EnvHadoopUser: "yarn-am sets it to the submitting user",
+}
 
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to s, or "".
 func didYouMean(s string, candidates []string) string { return resources.DidYouMean(s, candidates) }

@@ -54,7 +54,7 @@ FOO = "bar"
 	assert.Equal(t, []string{"demo", "gpu"}, j.Tags)
 	assert.Equal(t, int32(3), j.Priority)
 	assert.Equal(t, int32(2), j.MaxAttempts)
-	assert.Equal(t, AMSpec{MemoryMB: 1024, VCores: 2}, j.AM)
+	assert.Equal(t, AMSpec{MemoryMB: 1024, VCores: 2, Env: map[string]string{}, Visibility: VisibilityPrivate}, j.AM)
 	te := j.TaskExecutor
 	assert.Equal(t, 4, te.Instances)
 	assert.Equal(t, "./worker --sleep 1s", te.Command)
@@ -75,7 +75,7 @@ func TestLoadJobDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "job", j.Name)
 	assert.Equal(t, DefaultQueue, j.Queue)
-	assert.Equal(t, AMSpec{MemoryMB: DefaultAMMemoryMB, VCores: DefaultAMVCores}, j.AM)
+	assert.Equal(t, AMSpec{MemoryMB: DefaultAMMemoryMB, VCores: DefaultAMVCores, Env: map[string]string{}, Visibility: VisibilityPrivate}, j.AM)
 	assert.Equal(t, 1, j.TaskExecutor.Instances)
 	assert.Equal(t, int64(DefaultTaskExecutorMemory), j.TaskExecutor.MemoryMB)
 	assert.Equal(t, DefaultTaskExecutorRetries, j.TaskExecutor.MaxFailures)

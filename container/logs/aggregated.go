@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/container/client"
 )
 
 // FS is the read side of the filesystem holding the aggregated logs (HDFS in production, a
@@ -63,24 +65,38 @@ type Printer struct {
 	W    io.Writer
 	Tail int
 	n    int
+	// Reused from file to file: a node file may hold many small log files
+	// (TestManySmallBlocksAreCheap).
+	buf   []byte
+	tailR *bufio.Reader
 }
 
-// Header starts a log file: "==> container_… on host:port: stdout (63 bytes) <==".
+// Header starts a log file: "==> container_… on host:port: stdout (63 bytes) <==". The names come
+// from the file (or a NodeManager) and so from the application's owner: they are printed through
+// client.Sanitize, which removes terminal control sequences (TestPrintedNamesCannotDriveTheTerminal).
 func (p *Printer) Header(container, node, file string, size int64) {
 	if p.n > 0 {
 		fmt.Fprintln(p.W)
 	}
 	p.n++
-	fmt.Fprintf(p.W, "==> %s on %s: %s (%d bytes) <==\n", container, node, file, size)
+	fmt.Fprintf(p.W, "==> %s on %s: %s (%d bytes) <==\n", client.Sanitize(container), client.Sanitize(node), client.Sanitize(file), size)
 }
 
 // Content copies a log file's content (its last p.Tail lines if set), ending it with a newline.
 func (p *Printer) Content(r io.Reader) error {
 	if p.Tail > 0 {
-		return writeTail(p.W, r, p.Tail)
+		if p.tailR == nil {
+			p.tailR = bufio.NewReaderSize(r, 64<<10)
+		} else {
+			p.tailR.Reset(r)
+		}
+		return tailFrom(p.W, p.tailR, p.Tail, maxTailLine, maxTailBytes)
+	}
+	if p.buf == nil {
+		p.buf = make([]byte, 32<<10)
 	}
 	lw := &lastByteWriter{w: p.W}
-	if _, err := io.Copy(lw, r); err != nil {
+	if _, err := io.CopyBuffer(lw, r, p.buf); err != nil {
 		return err
 	}
 	if lw.n > 0 && lw.last != '\n' {
@@ -107,18 +123,67 @@ func (l *lastByteWriter) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// writeTail writes the last n lines of r.
-func writeTail(w io.Writer, r io.Reader, n int) error {
-	ring := make([][]byte, 0, n)
-	br := bufio.NewReaderSize(r, 64<<10)
+// The bounds of --tail's memory (docs/security.md#aggregated-log-files, TestTailIsBounded): a
+// line longer than maxTailLine keeps its first maxTailLine bytes and says how much was cut; the
+// lines kept hold at most maxTailBytes (each line counted with tailLineCost more for its
+// bookkeeping), and when the last N lines need more, the oldest are left out and a line says how
+// many.
+const (
+	maxTailLine  = 64 << 10
+	maxTailBytes = 32 << 20
+	tailLineCost = 64
+)
+
+type tailLine struct {
+	b   []byte // the line's first maxTailLine bytes, without its newline
+	cut int64  // bytes of the line not kept
+}
+
+// tailBounded writes the last n lines of r, holding at most maxBytes of them and maxLine of each
+// (and its read buffer): maxTailBytes and maxTailLine, smaller ones in FuzzTail.
+func tailBounded(w io.Writer, r io.Reader, n, maxLine, maxBytes int) error {
+	return tailFrom(w, bufio.NewReaderSize(r, 64<<10), n, maxLine, maxBytes)
+}
+
+func tailFrom(w io.Writer, br *bufio.Reader, n, maxLine, maxBytes int) error {
+	var ring []tailLine // a queue: ring[head:] are the lines kept, oldest first
+	head, kept, lines := 0, 0, 0
+	var cur tailLine
+	push := func() {
+		lines++
+		if len(ring)-head == n {
+			kept -= len(ring[head].b) + tailLineCost
+			ring[head] = tailLine{}
+			head++
+		}
+		ring = append(ring, cur)
+		kept += len(cur.b) + tailLineCost
+		for kept > maxBytes && len(ring)-head > 1 {
+			kept -= len(ring[head].b) + tailLineCost
+			ring[head] = tailLine{}
+			head++
+		}
+		if head > 1024 && head > len(ring)/2 {
+			ring = append(ring[:0], ring[head:]...)
+			head = 0
+		}
+		cur = tailLine{}
+	}
 	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if len(ring) == n {
-				copy(ring, ring[1:])
-				ring = ring[:n-1]
-			}
-			ring = append(ring, line)
+		frag, err := br.ReadSlice('\n')
+		body := frag
+		nl := err == nil // ReadSlice ends a line only at its newline
+		if nl {
+			body = frag[:len(frag)-1]
+		}
+		k := min(maxLine-len(cur.b), len(body))
+		cur.b = append(cur.b, body[:k]...)
+		cur.cut += int64(len(body) - k)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if nl || err == io.EOF && (len(cur.b) > 0 || cur.cut > 0) {
+			push()
 		}
 		if err == io.EOF {
 			break
@@ -127,13 +192,23 @@ func writeTail(w io.Writer, r io.Reader, n int) error {
 			return err
 		}
 	}
-	for _, l := range ring {
-		if _, err := w.Write(l); err != nil {
+	if left := min(n, lines) - (len(ring) - head); left > 0 {
+		if _, err := fmt.Fprintf(w, "[yarn-am logs: --tail %d: %d earlier lines left out: the lines kept may hold %d MiB]\n", n, left, maxBytes>>20); err != nil {
 			return err
 		}
 	}
-	if len(ring) > 0 && ring[len(ring)-1][len(ring[len(ring)-1])-1] != '\n' {
-		fmt.Fprintln(w)
+	for _, l := range ring[head:] {
+		if _, err := w.Write(l.b); err != nil {
+			return err
+		}
+		if l.cut > 0 {
+			if _, err := fmt.Fprintf(w, " [yarn-am logs: line cut: %d more bytes not shown (--tail keeps %d KiB of a line)]", l.cut, maxLine>>10); err != nil {
+				return err
+			}
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,8 +1,8 @@
 package logs
 
 import (
+	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,6 +23,28 @@ import (
 //
 // Learned from Hadoop's LogAggregationIndexedFileController; our own reader, tested against files a
 // real NodeManager wrote (TestIFileMatchesHadoopLogsCLI).
+
+// Bounds on what a crafted file can make the reader do (docs/security.md#aggregated-log-files; each
+// is pinned by TestCraftedLogFilesAreBounded). The application's owner writes these files, so
+// `yarn-am logs` treats them as hostile: every count below is checked before the memory is spent.
+const (
+	// maxIFileMeta is the largest meta (the Java-serialized index at the end of the file): in the
+	// NodeManager's own files (TestIFileMatchesHadoopLogsCLI's) each log file adds about 70 bytes
+	// and 10 values to it, so 8 MiB indexes some 120,000 log files.
+	maxIFileMeta = 8 << 20
+	// maxIFileValues is how many serialized values (objects, strings, fields, array elements) the
+	// meta may hold, some 100,000 log files' worth; it keeps decoding the meta to about 165 MB
+	// allocated at worst (TestCraftedLogFilesAreBounded, a class of 65,535 fields).
+	maxIFileValues = 1 << 20
+	// maxIFileEntries is how many log files one node's file may index.
+	maxIFileEntries = 1 << 17
+	// maxJavaDepth is how deeply serialized objects may nest (IndexedLogsMeta nests 6 deep); it
+	// keeps the recursive decoder's stack small.
+	maxJavaDepth = 32
+	// maxNameBytes is the longest container id or log file name printed: a log file name is a file
+	// name on the NodeManager's disk (at most 255 bytes on Linux), container ids are about 40.
+	maxNameBytes = 255
+)
 
 // IFile is an open aggregated log file of the indexed format.
 type IFile struct {
@@ -61,6 +83,9 @@ func OpenIFile(r io.ReaderAt, size int64) (*IFile, error) {
 		if n <= 0 || n > size-2*idLen-4 {
 			return nil, fmt.Errorf("indexed-format meta length %d out of range (file %d bytes)", n, size)
 		}
+		if n > maxIFileMeta {
+			return nil, fmt.Errorf("indexed-format meta of %d bytes: more than the %d bytes yarn-am reads (docs/security.md#aggregated-log-files)", n, maxIFileMeta)
+		}
 		meta := make([]byte, n)
 		if _, err := r.ReadAt(meta, size-idLen-4-n); err != nil {
 			return nil, err
@@ -69,10 +94,8 @@ func OpenIFile(r io.ReaderAt, size int64) (*IFile, error) {
 		if err := f.decodeMeta(meta); err != nil {
 			return nil, fmt.Errorf("indexed-format meta: %w", err)
 		}
-		for _, e := range f.files {
-			if e.start < 0 || e.stored < 0 || e.start+e.stored > size {
-				return nil, fmt.Errorf("indexed-format meta: %s of %s lies outside the file (%d+%d > %d)", e.Name, e.Container, e.start, e.stored, size)
-			}
+		if err := f.checkRegions(idLen, size-idLen-4-n); err != nil {
+			return nil, fmt.Errorf("indexed-format meta: %w", err)
 		}
 		return f, nil
 	}
@@ -95,24 +118,59 @@ func (f *IFile) decodeMeta(b []byte) error {
 	if f.codec != "none" && f.codec != "gz" {
 		return fmt.Errorf("compression %q is not supported (only none and gz; set %s to none or gz)", f.codec, KeyCompression)
 	}
-	for _, cycle := range listOf(meta.fields["logMetas"]) {
-		co, ok := cycle.(*jObject)
+	// Each object is used once: a back-reference to a list already read would make a small meta
+	// index the same log files over and over (TestCraftedLogFilesAreBounded, back-references).
+	used := map[*jObject]bool{}
+	once := func(v any, what string) (*jObject, error) {
+		o, ok := v.(*jObject)
 		if !ok {
-			return fmt.Errorf("a log meta is %s", describe(cycle))
+			return nil, fmt.Errorf("%s is %s", what, describe(v))
+		}
+		if used[o] {
+			return nil, fmt.Errorf("%s (a %s) appears more than once", what, o.class)
+		}
+		used[o] = true
+		return o, nil
+	}
+	if _, err := once(meta.fields["logMetas"], "the list of log metas"); err != nil {
+		return err
+	}
+	for _, cycle := range listOf(meta.fields["logMetas"]) {
+		co, err := once(cycle, "a log meta")
+		if err != nil {
+			return err
+		}
+		if _, err := once(co.fields["logMetas"], "a log meta's map"); err != nil {
+			return err
 		}
 		m := mapOf(co.fields["logMetas"])
+		if n := len(listOf(co.fields["logMetas"])); n != 2*len(m) {
+			return fmt.Errorf("a log meta's map of %d entries has %d containers: one appears twice, or a key is not a container id", n/2, len(m))
+		}
 		ids := make([]string, 0, len(m))
 		for k := range m {
 			ids = append(ids, k)
 		}
 		sort.Strings(ids)
 		for _, id := range ids {
+			if len(id) > maxNameBytes {
+				return fmt.Errorf("a container id of %d bytes (%.40q...): longer than %d", len(id), id, maxNameBytes)
+			}
+			if _, err := once(m[id], "the file list of "+id); err != nil {
+				return err
+			}
 			for _, fm := range listOf(m[id]) {
-				o, ok := fm.(*jObject)
-				if !ok {
-					return fmt.Errorf("a file meta of %s is %s", id, describe(fm))
+				o, err := once(fm, "a file meta of "+id)
+				if err != nil {
+					return err
+				}
+				if len(f.files) == maxIFileEntries {
+					return fmt.Errorf("more than %d log files indexed (docs/security.md#aggregated-log-files)", maxIFileEntries)
 				}
 				name, _ := o.fields["fileName"].(string)
+				if len(name) > maxNameBytes {
+					return fmt.Errorf("a log file name of %s of %d bytes (%.40q...): longer than %d", id, len(name), name, maxNameBytes)
+				}
 				size, _ := o.fields["fileSize"].(int64)
 				start, _ := o.fields["startIndex"].(int64)
 				stored, _ := o.fields["fileCompressedSize"].(int64)
@@ -123,28 +181,63 @@ func (f *IFile) decodeMeta(b []byte) error {
 	return nil
 }
 
+// checkRegions makes sure every log file's bytes lie between the id at the start and the meta, and
+// that no two log files share bytes: the NodeManager writes them one after the other, and shared
+// bytes would let a small file print the same (compressed) content many times over.
+func (f *IFile) checkRegions(from, to int64) error {
+	byStart := make([]*ifileEntry, len(f.files))
+	for i := range f.files {
+		e := &f.files[i]
+		if e.start < from || e.stored < 0 || e.stored > to-e.start {
+			return fmt.Errorf("%s of %s lies outside the file's log area (%d+%d, the area is %d-%d)", e.Name, e.Container, e.start, e.stored, from, to)
+		}
+		if e.Length < 0 {
+			return fmt.Errorf("%s of %s has length %d", e.Name, e.Container, e.Length)
+		}
+		byStart[i] = e
+	}
+	sort.Slice(byStart, func(i, j int) bool { return byStart[i].start < byStart[j].start })
+	end := from
+	var prev *ifileEntry
+	for _, e := range byStart {
+		if e.stored == 0 {
+			continue
+		}
+		if e.start < end {
+			return fmt.Errorf("%s of %s (bytes %d+%d) overlaps %s of %s (ending at %d)", e.Name, e.Container, e.start, e.stored, prev.Name, prev.Container, end)
+		}
+		end, prev = e.start+e.stored, e
+	}
+	return nil
+}
+
 // AppOwner is the application's owner recorded in the meta.
 func (f *IFile) AppOwner() string { return f.Owner }
 
 // Walk calls fn for every container log file, with a reader of exactly its bytes.
 func (f *IFile) Walk(fn func(LogFile, io.Reader) error) error {
+	d := &decoders{}
 	for _, e := range f.files {
 		sec := sectionOf(f.r, e.start, e.stored)
-		if err := f.walkOne(e, sec, fn); err != nil {
+		if err := f.walkOne(e, sec, d, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (f *IFile) walkOne(e ifileEntry, sec io.Reader, fn func(LogFile, io.Reader) error) error {
+func (f *IFile) walkOne(e ifileEntry, sec io.Reader, d *decoders, fn func(LogFile, io.Reader) error) error {
 	rd := sec
 	if f.codec == "gz" && e.stored > 0 {
-		z, err := zlib.NewReader(sec)
+		if d.peek == nil {
+			d.peek = bufio.NewReader(sec)
+		} else {
+			d.peek.Reset(sec)
+		}
+		z, err := d.zlib(d.peek)
 		if err != nil {
 			return fmt.Errorf("%s of %s: %w", e.Name, e.Container, err)
 		}
-		defer z.Close()
 		rd = z
 	}
 	lr := &io.LimitedReader{R: rd, N: e.Length}
@@ -156,6 +249,9 @@ func (f *IFile) walkOne(e ifileEntry, sec io.Reader, fn func(LogFile, io.Reader)
 	}
 	if lr.N > 0 {
 		return fmt.Errorf("%s of %s: %d of %d bytes missing", e.Name, e.Container, lr.N, e.Length)
+	}
+	if err := atEnd(lr, rd, "the content"); err != nil {
+		return fmt.Errorf("%s of %s: %w", e.Name, e.Container, err)
 	}
 	return nil
 }
@@ -201,6 +297,17 @@ type jBlock []byte
 type javaDecoder struct {
 	r       *bytes.Reader
 	handles []any
+	depth   int // nesting of content being read (maxJavaDepth)
+	values  int // values read so far (maxIFileValues)
+}
+
+// count charges n values against the decoder's budget.
+func (d *javaDecoder) count(n int) error {
+	d.values += n
+	if d.values > maxIFileValues {
+		return fmt.Errorf("more than %d serialized values (docs/security.md#aggregated-log-files)", maxIFileValues)
+	}
+	return nil
 }
 
 func (d *javaDecoder) decodeStream() (any, error) {
@@ -261,6 +368,14 @@ func (d *javaDecoder) content() (any, error) {
 }
 
 func (d *javaDecoder) contentOf(tc byte) (any, error) {
+	if d.depth >= maxJavaDepth {
+		return nil, fmt.Errorf("serialized objects nested more than %d deep", maxJavaDepth)
+	}
+	if err := d.count(1); err != nil {
+		return nil, err
+	}
+	d.depth++
+	defer func() { d.depth-- }()
 	switch tc {
 	case tcNull:
 		return nil, nil
@@ -372,6 +487,9 @@ func (d *javaDecoder) classDesc(byte) (*jClass, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.count(int(binary.BigEndian.Uint16(nb))); err != nil {
+		return nil, err
+	}
 	for i := 0; i < int(binary.BigEndian.Uint16(nb)); i++ {
 		t, err := d.u8()
 		if err != nil {
@@ -393,6 +511,18 @@ func (d *javaDecoder) classDesc(byte) (*jClass, error) {
 	}
 	if c.super, err = d.classDescAny(); err != nil {
 		return nil, err
+	}
+	// A super class that refers back to this class (itself, or through a class whose own super
+	// class is this one) would make every object of it walk its class chain forever
+	// (TestCraftedLogFilesAreBounded, self super class).
+	depth := 0
+	for k := c.super; k != nil; k = k.super {
+		if k == c {
+			return nil, fmt.Errorf("class %.80q is its own super class", c.name)
+		}
+		if depth++; depth > maxJavaDepth {
+			return nil, fmt.Errorf("class %.80q has more than %d super classes", c.name, maxJavaDepth)
+		}
 	}
 	return c, nil
 }
@@ -431,6 +561,11 @@ func (d *javaDecoder) object() (any, error) {
 		chain = append([]*jClass{k}, chain...)
 	}
 	for _, k := range chain {
+		// Each field's value is a value of the budget, primitive ones too: a class of 65,535
+		// one-byte fields would otherwise fill a map entry per byte of the meta.
+		if err := d.count(len(k.fields)); err != nil {
+			return nil, err
+		}
 		for _, f := range k.fields {
 			v, err := d.value(f.typ)
 			if err != nil {
@@ -466,7 +601,10 @@ func (d *javaDecoder) array() (any, error) {
 	if n < 0 || n > d.r.Len() {
 		return nil, fmt.Errorf("array of %d elements past the end", n)
 	}
-	out := make([]any, 0, n)
+	if err := d.count(n); err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, min(n, 1024))
 	for i := 0; i < n; i++ {
 		v, err := d.value(c.name[1])
 		if err != nil {
@@ -479,12 +617,19 @@ func (d *javaDecoder) array() (any, error) {
 }
 
 func (d *javaDecoder) value(t byte) (any, error) {
-	size := map[byte]int{'B': 1, 'Z': 1, 'C': 2, 'S': 2, 'I': 4, 'F': 4, 'J': 8, 'D': 8}
-	if t == 'L' || t == '[' {
+	var n int
+	switch t {
+	case 'L', '[':
 		return d.content()
-	}
-	n, ok := size[t]
-	if !ok {
+	case 'B', 'Z':
+		n = 1
+	case 'C', 'S':
+		n = 2
+	case 'I', 'F':
+		n = 4
+	case 'J', 'D':
+		n = 8
+	default:
 		return nil, fmt.Errorf("unknown field type %q", t)
 	}
 	b, err := d.n(n)

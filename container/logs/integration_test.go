@@ -28,6 +28,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/internal/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -44,37 +45,11 @@ var (
 
 func integrationEnv(t *testing.T) itEnv {
 	t.Helper()
-	for _, k := range []string{"HADOOP_CONF_DIR", "YARN_AM_HADOOP_JAVA"} {
-		if os.Getenv(k) == "" {
-			t.Fatalf("%s is not set: start the mini cluster (make minicluster-up) and source .minicluster/env (make integration and make test-secure do both)", k)
-		}
-	}
+	itest.RequireEnv(t, "HADOOP_CONF_DIR", "YARN_AM_HADOOP_JAVA")
+	// YARN_AM_BIN (make integration sets it) or a fresh build (make test-secure sets none).
+	bin, wkr := itest.Binary(t), itest.Worker(t)
 	itOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "yarn-am-logs-it-")
-		if err != nil {
-			itErr = err
-			return
-		}
-		// YARN_AM_BIN (make integration sets it) or a fresh build (make test-secure sets none).
-		itVal.bin = os.Getenv("YARN_AM_BIN")
-		builds := [][]string{{"build", "-o", filepath.Join(dir, "worker"), "../../testdata/worker"}}
-		if itVal.bin == "" {
-			itVal.bin = filepath.Join(dir, "yarn-am")
-			builds = append(builds, []string{"build", "-o", itVal.bin, "../../cmd/yarn-am"})
-		}
-		itVal.worker = filepath.Join(dir, "worker")
-		for _, b := range builds {
-			cmd := exec.Command("go", b...)
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				itErr = fmt.Errorf("go %s: %v\n%s", strings.Join(b, " "), err, out)
-				return
-			}
-		}
-		itVal.smi, itErr = filepath.Abs("../../testdata/fake-nvidia-smi/nvidia-smi")
-		if itErr != nil {
-			return
-		}
+		itVal.bin, itVal.worker, itVal.smi = bin, wkr, itest.FakeSMI()
 		conf, err := yarnrpc.LoadConfigFromEnv()
 		if err != nil {
 			itErr = err
@@ -329,10 +304,14 @@ func TestLogsBadInput(t *testing.T) {
 		assert.Equal(t, 2, code, "%v: %s", c.args, errOut)
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}
-	// An application the RM does not know.
+	// An application the RM does not know: 5, as for status (docs/running.md#exit-codes).
 	_, errOut, code := yarnAM(ctx, e, nil, "logs", "application_1_9999")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 5, code, errOut)
 	assert.Contains(t, errOut, "application_1_9999")
+	// A flag value of the wrong form says what the flag takes.
+	_, errOut, code = yarnAM(ctx, e, nil, "logs", "application_1_0001", "--tail", "abc")
+	assert.Equal(t, 2, code, errOut)
+	assert.Contains(t, errOut, `--tail "abc": not a whole number`)
 }
 
 // appContainer is container number n of the first attempt of app.

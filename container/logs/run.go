@@ -24,6 +24,19 @@ type Options struct {
 	Poll   time.Duration // --follow's poll interval; default 1 s
 	Out    io.Writer     // the logs
 	Notes  io.Writer     // what the command says about them (stderr)
+	// Timeout bounds each wait for the ResourceManager (--timeout; default 30 s); printing and
+	// following the logs themselves are not bounded by it.
+	Timeout time.Duration
+}
+
+// sanitizingWriter passes each write (one note line) through client.Sanitize.
+type sanitizingWriter struct{ w io.Writer }
+
+func (s sanitizingWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(s.w, client.Sanitize(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // NotAvailableError says why there are no logs to print and what to do.
@@ -37,7 +50,13 @@ func Run(ctx context.Context, sess *client.Session, rm *yarnrpc.ApplicationClien
 	if o.Poll <= 0 {
 		o.Poll = time.Second
 	}
-	report, err := appReport(ctx, rm, o.App)
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	// Every note quotes names from the files, the NodeManagers or HDFS listings (which the
+	// application's owner chose): none may drive the terminal.
+	o.Notes = sanitizingWriter{o.Notes}
+	report, err := appReport(ctx, rm, o.App, o.Timeout)
 	if err != nil {
 		return err
 	}
@@ -51,8 +70,8 @@ func Run(ctx context.Context, sess *client.Session, rm *yarnrpc.ApplicationClien
 	return lv.run(ctx, report)
 }
 
-func appReport(ctx context.Context, rm *yarnrpc.ApplicationClient, app *hadooppb.ApplicationIdProto) (*hadooppb.ApplicationReportProto, error) {
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+func appReport(ctx context.Context, rm *yarnrpc.ApplicationClient, app *hadooppb.ApplicationIdProto, timeout time.Duration) (*hadooppb.ApplicationReportProto, error) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r, err := rm.GetApplicationReport(cctx, app)
 	if err != nil {
@@ -83,6 +102,12 @@ func aggregated(ctx context.Context, sess *client.Session, rm *yarnrpc.Applicati
 	cands := AppDirs(sess.Conf, owner, app, o.App.GetId())
 	h, err := sess.DialStaging(sess.User)
 	if err != nil {
+		// colinmarc/hdfs keeps only the text of why no NameNode answered: mark it as a connection
+		// failure, so that the command exits 4 like for an unreachable ResourceManager
+		// (TestLogsExitCodes, unreachable HDFS).
+		if strings.Contains(err.Error(), "no available namenodes") {
+			return fmt.Errorf("%w: %w", yarnrpc.ErrConnection, err)
+		}
 		return err
 	}
 	defer h.Close()
@@ -262,7 +287,7 @@ type liveContainer struct {
 }
 
 func (l *live) refreshNodes(ctx context.Context) error {
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	cctx, cancel := context.WithTimeout(ctx, l.o.Timeout)
 	defer cancel()
 	nodes, err := l.rm.GetClusterNodes(cctx)
 	if err != nil {
@@ -365,7 +390,7 @@ func (l *live) run(ctx context.Context, report *hadooppb.ApplicationReportProto)
 			return nil
 		case <-time.After(l.o.Poll):
 		}
-		r, err := appReport(ctx, l.rm, l.o.App)
+		r, err := appReport(ctx, l.rm, l.o.App, l.o.Timeout)
 		if err != nil {
 			return err
 		}
@@ -450,11 +475,11 @@ func (l *live) container(ctx context.Context, c liveContainer, cursors map[fileK
 			continue
 		}
 		if key := c.ID + "/" + f.Name; key != l.last {
-			fmt.Fprintf(l.o.Out, "\n==> %s on %s: %s <==\n", c.ID, c.Node, f.Name)
+			fmt.Fprintf(l.o.Out, "\n==> %s on %s: %s <==\n", client.Sanitize(c.ID), client.Sanitize(c.Node), client.Sanitize(f.Name))
 			l.last = key
 		}
 		if truncated {
-			fmt.Fprintf(l.o.Out, "[yarn-am logs: %s was truncated; from its beginning]\n", f.Name)
+			fmt.Fprintf(l.o.Out, "[yarn-am logs: %s was truncated; from its beginning]\n", client.Sanitize(f.Name))
 		}
 		if skipped > 0 {
 			fmt.Fprintf(l.o.Out, "[yarn-am logs: %d bytes skipped]\n", skipped)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"unicode/utf16"
 )
@@ -40,6 +41,12 @@ type LogFile struct {
 	Name      string // stdout, stderr, launch_container.sh, ...
 	Length    int64
 }
+
+// maxTFileBlocks is the most data blocks a TFile may list (24 MiB of index in memory). The
+// NodeManager starts a new data block only after about 256 KiB, so this is a file of some 256 GiB;
+// and as every block holds at least one byte of its own (checkDataBlocks), no file lists more blocks
+// than it has bytes (docs/security.md#aggregated-log-files, TestCraftedLogFilesAreBounded).
+const maxTFileBlocks = 1 << 20
 
 // blockRegion is where a block lies in the file.
 type blockRegion struct {
@@ -114,8 +121,11 @@ func OpenTFile(r io.ReaderAt, size int64) (*TFile, error) {
 		return nil, fmt.Errorf("BCFile data index: %w", err)
 	}
 	nb, err := readVLong(br)
-	if err != nil || nb < 0 || nb > 1<<24 {
+	if err != nil || nb < 0 {
 		return nil, fmt.Errorf("BCFile data index: bad block count %d (%v)", nb, err)
+	}
+	if room := metaOff - 16; nb > maxTFileBlocks || nb > room {
+		return nil, fmt.Errorf("BCFile data index: %d data blocks claimed; a file of %d bytes holds at most %d (and yarn-am reads at most %d; docs/security.md#aggregated-log-files)", nb, size, max(room, 0), maxTFileBlocks)
 	}
 	for i := int64(0); i < nb; i++ {
 		reg, err := readRegion(br)
@@ -124,7 +134,34 @@ func OpenTFile(r io.ReaderAt, size int64) (*TFile, error) {
 		}
 		t.blocks = append(t.blocks, reg)
 	}
+	if err := checkDataBlocks(t.blocks, *index, metaOff); err != nil {
+		return nil, fmt.Errorf("BCFile data index: %w", err)
+	}
 	return t, nil
+}
+
+// checkDataBlocks makes sure the data blocks lie between the magic at the start and the meta index,
+// hold at least one byte each, and share no byte with each other or with the data index: the
+// NodeManager writes them one after the other, and shared bytes would let a small file print the
+// same (compressed) content many times over.
+func checkDataBlocks(blocks []blockRegion, index blockRegion, metaOff int64) error {
+	sorted := append([]blockRegion{index}, blocks...)
+	for i, b := range sorted {
+		what := fmt.Sprintf("data block %d", i-1)
+		if i == 0 {
+			what = "the data index"
+		}
+		if b.offset < 16 || b.stored < 1 || b.stored > metaOff-b.offset {
+			return fmt.Errorf("%s (%d bytes at %d) lies outside the data area (%d-%d) or is empty", what, b.stored, b.offset, 16, metaOff)
+		}
+	}
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].offset < sorted[j].offset })
+	for i := 1; i < len(sorted); i++ {
+		if p := sorted[i-1]; sorted[i].offset < p.offset+p.stored {
+			return fmt.Errorf("blocks at %d (%d bytes) and %d overlap", p.offset, p.stored, sorted[i].offset)
+		}
+	}
+	return nil
 }
 
 func readRegion(r io.ByteReader) (blockRegion, error) {
@@ -147,6 +184,36 @@ func readRegion(r io.ByteReader) (blockRegion, error) {
 
 // block returns the uncompressed content of a block.
 func (t *TFile) block(reg blockRegion, codec string) (io.ReadCloser, error) {
+	return t.blockWith(reg, codec, &decoders{})
+}
+
+// decoders are the readers a walk reuses from block to block (and IFile from log file to log
+// file): a file of many small blocks would otherwise allocate some 64 KiB of fresh buffers and
+// inflate state for every few bytes it holds (TestManySmallBlocksAreCheap).
+type decoders struct {
+	peek *bufio.Reader
+	z    io.ReadCloser // a zlib reader, reset for each stream
+	g    *gzip.Reader
+	recs *bufio.Reader // the records of a TFile block
+}
+
+// zlib returns a zlib reader of r, reusing the previous one.
+func (d *decoders) zlib(r io.Reader) (io.ReadCloser, error) {
+	if d.z != nil {
+		if err := d.z.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		return d.z, nil
+	}
+	z, err := zlib.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	d.z = z
+	return z, nil
+}
+
+func (t *TFile) blockWith(reg blockRegion, codec string, d *decoders) (io.ReadCloser, error) {
 	if reg.offset+reg.stored > t.size {
 		return nil, fmt.Errorf("block at %d of %d bytes runs past the end of the file (%d bytes)", reg.offset, reg.stored, t.size)
 	}
@@ -156,15 +223,27 @@ func (t *TFile) block(reg blockRegion, codec string) (io.ReadCloser, error) {
 		return io.NopCloser(sec), nil
 	case "gz":
 		// Hadoop's TFile "gz" is its DefaultCodec: a zlib stream. Accept a gzip one too.
-		br := bufio.NewReader(sec)
-		head, err := br.Peek(2)
+		if d.peek == nil {
+			d.peek = bufio.NewReader(sec)
+		} else {
+			d.peek.Reset(sec)
+		}
+		head, err := d.peek.Peek(2)
 		if err != nil {
 			return nil, unexpected(err)
 		}
 		if head[0] == 0x1f && head[1] == 0x8b {
-			return gzip.NewReader(br)
+			if d.g == nil {
+				g, err := gzip.NewReader(d.peek)
+				if err != nil {
+					return nil, err
+				}
+				d.g = g
+				return g, nil
+			}
+			return d.g, d.g.Reset(d.peek)
 		}
-		return zlib.NewReader(br)
+		return d.zlib(d.peek)
 	default:
 		return nil, fmt.Errorf("compression %q is not supported (only none and gz; set yarn.nodemanager.log-aggregation.compression-type to none or gz, or read these logs with Hadoop's `yarn logs`)", codec)
 	}
@@ -178,12 +257,18 @@ func (t *TFile) AppOwner() string { return t.Owner }
 // fn may read all, part or none of it. The VERSION, APPLICATION_ACL and APPLICATION_OWNER records
 // fill t.Version and t.Owner. fn returning an error stops the walk with that error.
 func (t *TFile) Walk(fn func(f LogFile, content io.Reader) error) error {
+	d := &decoders{recs: bufio.NewReaderSize(nil, 64<<10)}
 	for i, reg := range t.blocks {
-		rc, err := t.block(reg, t.codec)
+		rc, err := t.blockWith(reg, t.codec, d)
 		if err != nil {
 			return fmt.Errorf("data block %d: %w", i, err)
 		}
-		err = t.walkBlock(bufio.NewReaderSize(io.LimitReader(rc, reg.raw), 64<<10), fn)
+		lr := &io.LimitedReader{R: rc, N: reg.raw}
+		d.recs.Reset(lr)
+		err = t.walkBlock(d.recs, fn)
+		if err == nil {
+			err = atEnd(lr, rc, "the block")
+		}
 		rc.Close()
 		if err != nil {
 			return fmt.Errorf("data block %d: %w", i, err)
@@ -303,6 +388,31 @@ func (c *chunkReader) Read(p []byte) (int, error) {
 func (c *chunkReader) drain() error {
 	_, err := io.Copy(io.Discard, c)
 	return err
+}
+
+// atEnd checks that a reader limited to the size the index gives (lr over r) was read to its
+// limit and that r ends there: a block or log file shorter or longer than its index says is damage,
+// not a silent short (or cut) log. Reading r's end also makes a zlib stream check its checksum.
+func atEnd(lr *io.LimitedReader, r io.Reader, what string) error {
+	if lr.N > 0 {
+		return fmt.Errorf("%s ends %d bytes before the size its index gives", what, lr.N)
+	}
+	var one [1]byte
+	n, err := r.Read(one[:])
+	for i := 0; n == 0 && err == nil; i++ {
+		if i == 100 { // as bufio gives up on a reader that keeps returning nothing
+			return fmt.Errorf("%s: %w", what, io.ErrNoProgress)
+		}
+		n, err = r.Read(one[:])
+	}
+	switch {
+	case n > 0:
+		return fmt.Errorf("%s holds more bytes than its index gives", what)
+	case err == io.EOF:
+		return nil
+	default:
+		return err
+	}
 }
 
 func unexpected(err error) error {

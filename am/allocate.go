@@ -1,0 +1,382 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sort"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// This file is one heartbeat: Reconcile on the current state and the bookkeeping half of its plan,
+// the allocate request built from the ask table, releases and blacklist updates, and its response
+// applied (allocations, completions, tokens, the RM's commands).
+
+// reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
+// ask table, releases, and launches queued to the workers.
+func (a *AM) reconcile(ctx context.Context) Plan {
+	plan, launches := a.applyPlan(a.spreadRoom(ctx))
+	// Queued outside the lock: the workers take the lock when a launch completes.
+	for _, t := range launches {
+		select {
+		case a.launchQ <- t:
+		case <-ctx.Done():
+			return plan
+		}
+	}
+	return plan
+}
+
+// tickLocked does what time alone changes before a plan: exclusions that timed out are lifted and
+// the restart backoff is read.
+func (a *AM) tickLocked(now time.Time) {
+	a.liftExclusionsLocked(now)
+	a.holdUntil = a.policy.RestartAt(now)
+}
+
+// observedLocked is the Observed of the next Reconcile (after tickLocked).
+func (a *AM) observedLocked(now time.Time) Observed {
+	obs := Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
+		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.round}
+	if len(a.newAllocs) > 0 {
+		for _, n := range a.policy.Excluded() {
+			if obs.Excluded == nil {
+				obs.Excluded = map[string]bool{}
+			}
+			obs.Excluded[n] = true
+		}
+	}
+	return obs
+}
+
+func (a *AM) stoppingLocked() bool { return a.stopping || a.driverExit != nil || a.policyOut != nil }
+
+func (a *AM) holdingLocked(now time.Time) bool {
+	return now.Before(a.holdUntil) || now.Before(a.gang.holdUntil)
+}
+
+// planInputs identifies Reconcile's input when no allocation is new: the versions of the records and
+// the ask table and the few values beside them. Reconcile is pure, so when they are what they were
+// for the last plan and that plan changed nothing, the next plan changes nothing either, and the
+// heartbeat skips it: its cost then does not grow with the number of containers
+// (BenchmarkAMHeartbeat, docs/performance.md#the-am-at-scale-simulated).
+type planInputs struct {
+	rec, asks      uint64
+	instances      int
+	stopping, hold bool
+	round          int
+}
+
+func (a *AM) planInputsLocked(now time.Time) planInputs {
+	return planInputs{rec: a.rec.version, asks: a.asks.version, instances: a.instances, stopping: a.stoppingLocked(),
+		hold: a.holdingLocked(now), round: a.gang.round}
+}
+
+// idleLocked says whether the next plan would change nothing (the inputs of the last plan that
+// changed nothing are unchanged and no allocation is new).
+func (a *AM) idleLocked(now time.Time) bool {
+	return len(a.newAllocs) == 0 && a.idle != nil && *a.idle == a.planInputsLocked(now)
+}
+
+// changesNothing: performing p would change no state and queue nothing to send.
+func (p Plan) changesNothing(obs Observed) bool {
+	return len(p.Launch)+len(p.Hold)+len(p.Release)+len(p.Stop)+len(p.Send) == 0 && !p.StartHeld && !p.NewRound &&
+		!p.LimitReached && p.Done == nil && p.NextAskID == obs.NextAskID && asksEqual(p.Asks, obs.Asks)
+}
+
+// specLocked is the desired state now: the job's Spec with the declared instance count (which
+// PUT /api/v1/requirements and an earlier attempt's state change; Config.Spec stays as configured).
+func (a *AM) specLocked() Spec {
+	s := a.cfg.Spec
+	s.Instances = a.instances
+	return s
+}
+
+// applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
+// plan and the containers to launch (reconcile queues them once a.mu is released).
+func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var launches []*tracked
+	now := a.cfg.Now()
+	a.tickLocked(now)
+	if a.idleLocked(now) {
+		a.updateMetricsLocked()
+		return Plan{Asks: a.asks.asks, NextAskID: a.asks.nextID}, nil
+	}
+	in := a.planInputsLocked(now)
+	obs := a.observedLocked(now)
+	obs.SpreadRoom = spreadRoom
+	spec := a.specLocked()
+	plan := Reconcile(spec, obs)
+	a.idle = nil
+	if len(obs.NewAllocations) == 0 && plan.changesNothing(obs) {
+		a.idle = &in
+	}
+	a.newAllocs = nil
+	a.emitAll(a.asks.Apply(plan, now, spec.Capability))
+	for _, s := range plan.Send {
+		if s.Count > 0 {
+			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
+		}
+	}
+	for _, r := range plan.Release {
+		a.log.WithFields(logrus.Fields{"container": r.ID, "node": r.Node, "reason": r.Reason}).Info("am: releasing container")
+		if p := a.allocProtos[r.ID]; p != nil {
+			a.release[r.ID] = p.GetId()
+		}
+		delete(a.allocProtos, r.ID)
+	}
+	for _, l := range plan.Hold {
+		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, true)
+		delete(a.allocProtos, l.ID)
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.round}).Info("am: container allocated and held until the gang is complete")
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.progressed = true
+	}
+	if plan.StartHeld {
+		launches = append(launches, a.startGangLocked()...)
+	}
+	for _, l := range plan.Launch {
+		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
+		t.requestedAt, _ = a.asks.SentAt(l.AskID)
+		delete(a.allocProtos, l.ID)
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
+		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.progressed = true
+		launches = append(launches, t)
+	}
+	var stop []*tracked
+	for _, c := range plan.Stop {
+		t := a.rec.get(c.ID)
+		if t == nil {
+			continue
+		}
+		if t.Phase == contract.Held {
+			a.releaseHeldLocked(t, "released before it started: "+plan.RoundReason)
+			continue
+		}
+		why := "the requirement went down"
+		if plan.NewRound {
+			why = "the gang restarts"
+		}
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: " + why)
+		if a.rec.stopping(t) {
+			stop = append(stop, t)
+		}
+	}
+	if len(stop) > 0 {
+		a.stopInBackground(stop)
+	}
+	if plan.NewRound {
+		a.newRoundLocked(now, plan.RoundReason)
+	}
+	if plan.LimitReached && !a.limitHit {
+		a.limitHit = true
+		a.diagnostics = failureDiagnostics(spec, plan.Failures, obs.Forgotten)
+		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
+		a.emit(FailureLimitReachedEvent(a.diagnostics))
+	}
+	a.updateMetricsLocked()
+	return plan, launches
+}
+
+var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster to shut down (AM_SHUTDOWN)")
+
+// heartbeat sends one allocate and applies the response. a.mu is held while the request is built
+// and while the response is applied, never during the call or a re-registration (doc.go).
+func (a *AM) heartbeat(ctx context.Context) error {
+	rooms := a.localityRooms(ctx)
+	req, sent := a.allocateRequest(rooms)
+
+	c, cancel := callCtx(ctx)
+	defer cancel()
+	start := time.Now()
+	resp, err := a.cfg.RM.Allocate(c, req)
+	a.metrics.ObserveRPC("allocate", start, err)
+	if err != nil && IsRejection(err) {
+		a.mu.Lock()
+		maxCap := a.maxCap
+		a.mu.Unlock()
+		ev, _ := Rejection(a.cfg.Spec.Capability, maxCap, a.cfg.Keys, err)
+		ev = a.emit(ev)
+		a.log.WithError(err).WithField("key", ev.Key).Error("am: " + ev.Message)
+		return &rejectedError{ev: ev}
+	}
+	if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
+		a.log.WithError(err).Warn("am: the ResourceManager does not know this ApplicationMaster (restart or failover); registering again and re-sending every outstanding request")
+		return a.resync(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	a.applyResponse(resp, sent)
+	if resp.AMCommand == nil { // proto2: an unset enum reads as its first value, AM_RESYNC
+		return nil
+	}
+	switch resp.GetAMCommand() {
+	case hadooppb.AMCommandProto_AM_SHUTDOWN:
+		return errShutdown
+	case hadooppb.AMCommandProto_AM_RESYNC:
+		return a.resync(ctx)
+	}
+	return nil
+}
+
+// sentRequest is what an allocate request carried of the AM's bookkeeping, forgotten once it returned.
+type sentRequest struct {
+	asks            []AskUpdate
+	released        []string
+	blAdd, blRemove []string
+}
+
+// allocateRequest builds the next allocate request from the ask table, the releases and the
+// exclusion list.
+func (a *AM) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
+	var sent sentRequest
+	sent.asks = a.asks.ToSend()
+	for _, s := range sent.asks {
+		rr := a.resourceRequest(s.ID, s.Count)
+		if shares := planLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.asks.Spread(s.ID) {
+			a.log.WithFields(logrus.Fields{"ask": s.ID, "containers": s.Count, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
+			req.Ask = append(req.Ask, localityRequests(rr, shares, racksOf(rooms))...)
+		} else {
+			req.Ask = append(req.Ask, rr)
+		}
+	}
+	for id, p := range a.release {
+		req.Release = append(req.Release, p)
+		sent.released = append(sent.released, id)
+	}
+	sent.blAdd, sent.blRemove = a.excl.Next()
+	if len(sent.blAdd)+len(sent.blRemove) > 0 {
+		req.BlacklistRequest = &hadooppb.ResourceBlacklistRequestProto{BlacklistAdditions: blacklistNames(sent.blAdd), BlacklistRemovals: blacklistNames(sent.blRemove)}
+	}
+	return req, sent
+}
+
+// applyResponse books an allocate's response: what the request carried is at the RM now; new
+// allocations wait for the next Reconcile, completions end their containers; tokens are taken.
+func (a *AM) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentRequest) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.responseID = resp.GetResponseId()
+	a.asks.MarkSent(sent.asks)
+	for _, id := range sent.released {
+		delete(a.release, id)
+	}
+	a.excl.Drain(sent.blAdd, sent.blRemove)
+	a.clusterNodes = int(resp.GetNumClusterNodes())
+	if l := resp.GetLimit(); l != nil {
+		a.headroom = l
+	}
+	for _, n := range resp.GetUpdatedNodes() {
+		a.nodeUpdateLocked(n)
+	}
+	if t := resp.GetAmRmToken(); t != nil {
+		if err := a.cfg.RM.SetToken(yarnrpc.TokenFromProto(t)); err != nil {
+			a.log.WithError(err).Warn("am: the new AM-RM token is unusable; keeping the old one")
+		} else {
+			a.log.Info("am: AM-RM token rolled over")
+		}
+	}
+	for _, nt := range resp.GetNmTokens() {
+		node := yarnrpc.NodeAddress(nt.GetNodeId())
+		if err := a.cfg.NM.SetToken(node, yarnrpc.TokenFromProto(nt.GetToken())); err != nil {
+			a.log.WithError(err).WithField("node", node).Warn("am: unusable NMToken")
+		}
+	}
+	if len(resp.GetAllocatedContainers()) > 0 || len(resp.GetCompletedContainerStatuses()) > 0 {
+		a.news = true
+	}
+	for _, c := range resp.GetAllocatedContainers() {
+		id := yarnrpc.FormatContainerID(c.GetId())
+		if a.rec.get(id) != nil || a.allocProtos[id] != nil {
+			// A ResourceManager that restarted (work-preserving) or failed over may report a container
+			// again that this AM already took: it is never launched twice
+			// (TestLoopIgnoresAContainerTheRMReportsAgain).
+			a.log.WithField("container", id).Info("am: the ResourceManager reported a known container again; ignored")
+			continue
+		}
+		a.allocProtos[id] = c
+		res := contract.Capability(yarnrpc.ResourceAmounts(c.GetResource()))
+		if maps.Equal(res, a.lastAllocated) {
+			res = a.lastAllocated // shared, never changed: one map for every container of the same size
+		}
+		a.lastAllocated = res
+		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(), Resources: res})
+	}
+	for _, st := range resp.GetCompletedContainerStatuses() {
+		a.completedLocked(st)
+	}
+}
+
+func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
+	id := yarnrpc.FormatContainerID(st.GetContainerId())
+	t := a.rec.get(id)
+	if t == nil || t.Phase == contract.Completed {
+		return // released by us, or already known to have ended
+	}
+	exit := st.GetExitStatus()
+	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: classify(exit), Diagnostics: st.GetDiagnostics()}))
+	class := t.Exit.Class
+	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
+	if class == contract.ExitSucceeded {
+		a.log.WithFields(f).Info("am: TaskExecutor " + describe(exit, class))
+	} else {
+		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + describe(exit, class))
+	}
+}
+
+func (a *AM) progressLocked() float32 {
+	if a.instances == 0 || a.cfg.Spec.Mode == Service {
+		return 0
+	}
+	return float32(min(a.rec.succeededN, a.instances)) / float32(a.instances)
+}
+
+// resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id.
+func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
+	return &hadooppb.ResourceRequestProto{
+		Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(a.cfg.Priority)},
+		ResourceName:        proto.String("*"),
+		Capability:          ResourceProto(a.cfg.Spec.Capability),
+		NumContainers:       proto.Int32(int32(n)),
+		RelaxLocality:       proto.Bool(true),
+		AllocationRequestId: proto.Int64(id),
+	}
+}
+
+// ResourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
+// every other type in resource_value_map.
+func ResourceProto(c contract.Capability) *hadooppb.ResourceProto {
+	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		if k != "memory-mb" && k != "vcores" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.ResourceValueMap = append(r.ResourceValueMap, &hadooppb.ResourceInformationProto{
+			Key: proto.String(k), Value: proto.Int64(c[k]), Units: proto.String(""), Type: hadooppb.ResourceTypesProto_COUNTABLE.Enum(),
+		})
+	}
+	return r
+}
+
+// rejectedError ends the loop: the RM refused the TaskExecutor request itself.
+type rejectedError struct{ ev contract.Event }
+
+func (e *rejectedError) Error() string { return e.ev.Message }

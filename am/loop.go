@@ -1,0 +1,170 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+)
+
+// This file is the AM's loop: Run and its timing (the heartbeat interval, acting on an allocate's news
+// at once), and the AM's state as the status document shows it.
+
+func (a *AM) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
+}
+
+// Run registers, runs the allocation loop until the application is done and unregisters with the
+// outcome, then deletes the staging directory. When ctx ends (SIGTERM from the NodeManager: the
+// application is being killed) it deletes the staging directory at once and returns an outcome with
+// status KILLED and ctx's error.
+func (a *AM) Run(ctx context.Context) (Outcome, error) {
+	var wg sync.WaitGroup
+	wctx, stopWorkers := context.WithCancel(ctx)
+	for i := 0; i < a.cfg.LaunchWorkers; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.launchWorker(wctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); a.nodeRefresher(wctx) }()
+	defer func() { stopWorkers(); wg.Wait(); a.background.Wait() }()
+
+	if err := a.register(ctx); err != nil {
+		var u *unsatisfiable
+		switch {
+		case ctx.Err() != nil:
+			return a.killed(), ctx.Err()
+		case errors.As(err, &u):
+			a.setState(contract.StateRunning)
+			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
+			if !ok {
+				ev = AllocationRejectedEvent("", 0, -1, "", u.why) // the client's pre-flight wording (CheckAsk)
+			}
+			ev = a.emit(ev)
+			out := Outcome{Status: contract.Failed, Diagnostics: ev.Message}
+			a.log.WithField("key", ev.Key).Error("am: " + out.Diagnostics)
+			return out, a.finish(ctx, out)
+		}
+		return Outcome{}, err
+	}
+	a.setState(contract.StateRunning)
+	a.mu.Lock()
+	if a.gang.roundStart.IsZero() {
+		a.gang.roundStart = a.cfg.Now()
+	}
+	a.mu.Unlock()
+	var driverDone <-chan struct{}
+	if a.cfg.Driver != nil {
+		d, err := a.startDriver(ctx)
+		if err != nil {
+			out := Outcome{Status: contract.Failed, Diagnostics: err.Error()}
+			return out, a.finish(ctx, out)
+		}
+		driverDone = d
+	}
+
+	errs := 0
+	actOnly := false // reconcile on the last heartbeat's news without another allocate
+	for {
+		plan := a.reconcile(ctx)
+		var out *Outcome
+		if plan.Done != nil {
+			out = plan.Done
+		}
+		if o := a.policyOutcome(); o != nil {
+			out = o
+		}
+		if o := a.driverOutcome(); o != nil {
+			out = o
+		}
+		if out != nil {
+			return *out, a.finish(ctx, *out)
+		}
+
+		if !actOnly {
+			err := a.heartbeat(ctx)
+			var rej *rejectedError
+			switch {
+			case err == nil:
+				errs = 0
+				a.checkPending(ctx)
+				a.checkGang(ctx)
+			case ctx.Err() != nil:
+				return a.killed(), ctx.Err()
+			case errors.As(err, &rej):
+				out := Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
+				return out, a.finish(ctx, out)
+			case errors.Is(err, errShutdown):
+				a.setState(contract.StateShutdown)
+				return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
+			default:
+				errs++
+				a.log.WithError(err).WithField("consecutive", errs).Warn("am: allocate failed")
+				if errs >= maxAllocateErrors {
+					return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
+				}
+			}
+			if err == nil && a.takeNews() {
+				actOnly = true
+				continue
+			}
+		}
+		actOnly = false
+		if now := a.cfg.Now(); now.Sub(a.savedTime) >= time.Second {
+			a.savedTime = now
+			a.saveState(ctx)
+		}
+
+		t := time.NewTimer(a.interval())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return a.killed(), ctx.Err()
+		case <-a.wake:
+		case <-driverDone:
+			driverDone = nil
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// takeNews reports and clears whether the last allocate brought allocations or completions.
+func (a *AM) takeNews() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := a.news
+	a.news = false
+	return n
+}
+
+// interval: fast while something is pending, slow when idle.
+func (a *AM) interval() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	pending := a.rec.inFlight > 0 || a.asks.Busy() || len(a.release) > 0
+	d := a.cfg.HeartbeatSlow
+	if pending {
+		d = a.cfg.HeartbeatFast
+	}
+	if wait := a.holdUntil.Sub(a.cfg.Now()); wait > 0 && wait < d {
+		d = wait + time.Millisecond // wake when the restart backoff ends
+	}
+	return d
+}
+
+func (a *AM) setState(s contract.AMState) {
+	a.mu.Lock()
+	a.state = s
+	a.mu.Unlock()
+}

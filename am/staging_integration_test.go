@@ -1,0 +1,179 @@
+//go:build integration
+
+package am_test
+
+// The AM's own files and the per-user cache on the mini cluster (docs/job-file.md#the-am-container,
+// docs/job-file.md#visibility-and-the-cache): the real bin/yarn-am submits, the tests check the
+// outcome through yarn-am's status and submit's output.
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writeFiles writes name -> content into a new temp dir (mode 0755 for names ending in .sh).
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for n, c := range files {
+		mode := os.FileMode(0o644)
+		if strings.HasSuffix(n, ".sh") {
+			mode = 0o755
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(c), mode))
+	}
+	return dir
+}
+
+func TestStagingDriverScriptShippedWithAMFiles(t *testing.T) {
+	e2eEnv(t)
+	dir := writeFiles(t, map[string]string{
+		"driver.sh": "#!/bin/bash\ntest \"$DRIVER_GREETING\" = hello || { echo \"DRIVER_GREETING=$DRIVER_GREETING\" >&2; exit 5; }\ntest -f conf.txt || exit 6\necho driver ok\n",
+		"conf.txt":  "x\n",
+		"job.toml": `name = "staging-am-files"
+[am]
+files = ["driver.sh", "conf.txt"]
+[am.env]
+DRIVER_GREETING = "hello"
+[taskexecutor]
+instances = 1
+command = "sleep 3600"
+memory = 256
+`,
+	})
+	r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", "./driver.sh")
+	require.Equal(t, 0, r.code, "the driver shipped with [am] files runs and succeeds:\n%s", r)
+	id := appIDRe.FindString(r.stdout + r.stderr)
+	require.NotEmpty(t, id, r.String())
+	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
+}
+
+func TestStagingFailingDriverStderrInDiagnostics(t *testing.T) {
+	e2eEnv(t)
+	dir := writeFiles(t, map[string]string{
+		"driver.sh": "#!/bin/bash\necho 'noise before' >&2\necho 'driver-marker: the model path /nope does not exist' >&2\nexit 3\n",
+		"job.toml": `name = "staging-driver-fails"
+[am]
+files = ["driver.sh"]
+[taskexecutor]
+instances = 1
+command = "sleep 3600"
+memory = 256
+`,
+	})
+	for _, tc := range []struct{ driver, want string }{
+		{"./driver.sh", "driver-marker: the model path /nope does not exist"},
+		{"./not-shipped.sh", "./not-shipped.sh: No such file or directory"},
+	} {
+		t.Run(tc.driver, func(t *testing.T) {
+			r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", tc.driver)
+			require.NotEqual(t, 0, r.code, r.String())
+			id := appIDRe.FindString(r.stdout + r.stderr)
+			require.NotEmpty(t, id, r.String())
+			d := status(t, id)
+			assert.Equal(t, "FAILED", d.Report.FinalStatus)
+			assert.Contains(t, d.Report.Diagnostics, "exited with code")
+			assert.Contains(t, d.Report.Diagnostics, tc.want, "the driver's stderr is in the diagnostics")
+			assert.Contains(t, r.stdout+r.stderr, tc.want, "and in the finished event that the attached submit prints")
+		})
+	}
+}
+
+// writeTarGz writes a tar.gz holding one file.
+func writeTarGz(t *testing.T, p, name string, content []byte) {
+	t.Helper()
+	f, err := os.Create(p)
+	require.NoError(t, err)
+	zw := gzip.NewWriter(f)
+	tw := tar.NewWriter(zw)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg}))
+	_, err = tw.Write(content)
+	require.NoError(t, err)
+	require.NoError(t, tw.Close())
+	require.NoError(t, zw.Close())
+	require.NoError(t, f.Close())
+}
+
+func TestStagingSecondSubmitReusesTheCachedArchive(t *testing.T) {
+	e2eEnv(t)
+	tok := make([]byte, 16)
+	_, err := rand.Read(tok)
+	require.NoError(t, err)
+	token := hex.EncodeToString(tok) // new content: the first submit cannot find it in the cache
+	dir := writeFiles(t, map[string]string{"job.toml": `name = "staging-cache"
+[taskexecutor]
+instances = 2
+command = "test \"$(cat pyenv/token.txt)\" = ` + token + `"
+memory = 256
+max-failures = 0
+archives = ["pyenv.tar.gz#pyenv"]
+`})
+	writeTarGz(t, filepath.Join(dir, "pyenv.tar.gz"), "token.txt", []byte(token))
+
+	uploadedArchive := regexp.MustCompile(`uploaded cache/[0-9a-f]{64}-[0-7]{3}/pyenv\.tar\.gz`)
+	first := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"))
+	require.Equal(t, 0, first.code, "the TaskExecutors find the archive unpacked:\n%s", first)
+	assert.Regexp(t, uploadedArchive, first.stdout+first.stderr, "the first submit uploads the archive to the cache")
+
+	second := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"))
+	require.Equal(t, 0, second.code, "the TaskExecutors find the cached archive unpacked:\n%s", second)
+	out := second.stdout + second.stderr
+	assert.Contains(t, out, "reused pyenv.tar.gz from the cache (")
+	assert.NotRegexp(t, uploadedArchive, out, "nothing is uploaded to the cache the second time")
+	assert.NotContains(t, out, "uploaded cache/")
+	id := appIDRe.FindString(out)
+	require.NotEmpty(t, id, second.String())
+	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
+}
+
+// visibility = "public" for a world-readable archive on HDFS: the NodeManagers localise it; the same
+// archive under a directory others cannot search is refused by submit before anything is submitted.
+func TestStagingPublicArchiveOnHDFS(t *testing.T) {
+	e2eEnv(t)
+	c := miniCluster(t)
+	tok := make([]byte, 16)
+	_, err := rand.Read(tok)
+	require.NoError(t, err)
+	token := hex.EncodeToString(tok)
+	local := filepath.Join(t.TempDir(), "pub.tar.gz")
+	writeTarGz(t, local, "token.txt", []byte(token))
+	base := "/yarn-am-public-test-" + token[:8]
+	t.Cleanup(func() { _ = c.fs.RemoveAll(base) })
+	require.NoError(t, c.fs.MkdirAll(base+"/envs", 0o755))
+	c.put(t, local, base+"/envs/pub.tar.gz", "pub")
+	require.NoError(t, c.fs.Chmod(base+"/envs/pub.tar.gz", 0o644))
+
+	job := func(name string) string {
+		return filepath.Join(writeFiles(t, map[string]string{"job.toml": `name = "` + name + `"
+[taskexecutor]
+instances = 1
+command = "test \"$(cat pub/token.txt)\" = ` + token + `"
+memory = 256
+max-failures = 0
+archives = ["` + c.fsURI + base + `/envs/pub.tar.gz#pub"]
+visibility = "public"
+`}), "job.toml")
+	}
+	r := yarnAM(t, 5*time.Minute, "submit", job("staging-public"))
+	require.Equal(t, 0, r.code, "the NodeManager localises the public archive:\n%s", r)
+
+	require.NoError(t, c.fs.Chmod(base+"/envs", 0o750))
+	r = yarnAM(t, 2*time.Minute, "submit", job("staging-public-refused"))
+	require.NotEqual(t, 0, r.code, r.String())
+	out := r.stdout + r.stderr
+	assert.Contains(t, out, `visibility = "public"`)
+	assert.Contains(t, out, "the directory "+base+"/envs above")
+	assert.Contains(t, out, "not searchable by all users")
+	assert.NotContains(t, out, "submitted application_", "nothing is submitted")
+}

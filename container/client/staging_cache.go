@@ -1,0 +1,196 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
+)
+
+// The per-user cache of staged files and archives (docs/job-file.md#visibility-and-the-cache): a
+// local file is uploaded once to /user/<user>/.yarn-am/cache/<sha256>-<mode>/<name> and never
+// rewritten, so later submits reuse it, and so do the NodeManagers, whose cache key is the URL with
+// the size and modification time.
+
+// CacheMaxAge is how long an entry of the cache is kept after the last submit that used it; older
+// entries are removed by the next submit (SweepCache).
+const CacheMaxAge = 30 * 24 * time.Hour
+
+// cacheSweepMax bounds the entries one sweep looks at.
+const cacheSweepMax = 4096
+
+// CacheDir returns a user's cache directory. RemoveLeftovers leaves it alone: it removes only
+// application_* directories.
+func CacheDir(user string) string { return path.Join("/user", user, ".yarn-am", "cache") }
+
+var cacheEntryName = regexp.MustCompile(`^[0-9a-f]{64}-[0-7]{3}$`)
+
+// cacheKey returns the entry directory of a local file: the SHA-256 of its content and its permission
+// bits (an executable and a plain copy of the same bytes are different entries), and its size.
+func cacheKey(local string) (key string, size int64, err error) {
+	f, err := boundedread.OpenRegular(local)
+	if err != nil {
+		return "", 0, fmt.Errorf("%w; ship a directory as an archive (tar.gz or zip)", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", 0, err
+	}
+	// copyToFS gives the copy these bits.
+	perm := fi.Mode().Perm() | 0o600
+	return fmt.Sprintf("%s-%03o", hex.EncodeToString(h.Sum(nil)), perm), n, nil
+}
+
+// stageCached puts a local file into the cache unless an entry with the same content is there, and
+// reports whether it was reused. The file is written under a temporary name and renamed, so a reader
+// never sees a half-written entry; an entry is never rewritten (its modification time is part of the
+// NodeManagers' cache key and of the launch contexts of running applications).
+func stageCached(fsys FileSystem, user, local string) (remote string, size int64, reused bool, err error) {
+	key, size, err := cacheKey(local)
+	if err != nil {
+		return "", 0, false, err
+	}
+	dir := path.Join(CacheDir(user), key)
+	remote = path.Join(dir, filepath.Base(local))
+	if fi, err := fsys.Stat(remote); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
+		touchCacheEntry(fsys, dir)
+		return remote, size, true, nil
+	}
+	if err := fsys.MkdirAll(dir, 0o700); err != nil {
+		return "", 0, false, err
+	}
+	suffix := make([]byte, 8)
+	if _, err := rand.Read(suffix); err != nil {
+		return "", 0, false, err
+	}
+	tmp := path.Join(dir, ".tmp-"+hex.EncodeToString(suffix))
+	n, err := copyToFS(fsys, local, tmp)
+	if err != nil {
+		_ = fsys.RemoveAll(tmp)
+		return "", 0, false, err
+	}
+	if n != size {
+		_ = fsys.RemoveAll(tmp)
+		return "", 0, false, fmt.Errorf("%s changed while it was staged (%d bytes hashed, %d copied)", local, size, n)
+	}
+	// A concurrent submit may have finished the same entry meanwhile: keep the one that is there, so
+	// its modification time stays what other launch contexts already name.
+	if fi, err := fsys.Stat(remote); err == nil && fi.Size() == size {
+		_ = fsys.RemoveAll(tmp)
+		return remote, size, true, nil
+	}
+	if err := fsys.Rename(tmp, remote); err != nil {
+		_ = fsys.RemoveAll(tmp)
+		return "", 0, false, err
+	}
+	return remote, size, false, nil
+}
+
+// touchCacheEntry records a use of an entry as its directory's modification time (creating and
+// removing a file in it sets that), which SweepCache reads; the file's own time stays as it is. A
+// failure only makes the entry look older.
+func touchCacheEntry(fsys FileSystem, dir string) {
+	p := path.Join(dir, ".used")
+	if w, err := fsys.Create(p, 0o600); err == nil {
+		_ = w.Close()
+	}
+	_ = fsys.RemoveAll(p)
+}
+
+// SweepCache removes the entries of a user's cache that no submit has used for CacheMaxAge, and says
+// so on out. It looks at most at cacheSweepMax entries and leaves anything whose name is not an
+// entry's alone.
+func SweepCache(ctx context.Context, fsys FileSystem, user string, now time.Time, out io.Writer) (removed []string, err error) {
+	dir := CacheDir(user)
+	entries, err := fsys.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing the cache %s: %w", dir, err)
+	}
+	for i, e := range entries {
+		if i >= cacheSweepMax || ctx.Err() != nil {
+			break
+		}
+		if !e.IsDir() || !cacheEntryName.MatchString(e.Name()) || now.Sub(e.ModTime()) < CacheMaxAge {
+			continue
+		}
+		p := path.Join(dir, e.Name())
+		if err := fsys.RemoveAll(p); err != nil {
+			return removed, fmt.Errorf("removing the cache entry %s: %w", p, err)
+		}
+		removed = append(removed, p)
+		fmt.Fprintf(out, "removed the cache entry %s (unused for %d days)\n", p, int(now.Sub(e.ModTime())/(24*time.Hour)))
+	}
+	return removed, nil
+}
+
+// visibility maps am.visibility / taskexecutor.visibility to the manifest's value.
+func visibility(v string) string {
+	switch v {
+	case jobfile.VisibilityApplication:
+		return contract.VisibilityApplication
+	case jobfile.VisibilityPublic:
+		return contract.VisibilityPublic
+	}
+	return contract.VisibilityPrivate
+}
+
+// checkPublic refuses a PUBLIC resource the NodeManager would refuse: it localises a public file only
+// when the file is world-readable and every directory above it world-executable.
+func checkPublic(fsys FileSystem, uri string) error {
+	u, err := url.Parse(uri)
+	if err != nil {
+		return err
+	}
+	p := path.Clean(u.Path)
+	fi, err := fsys.Stat(p)
+	if err != nil {
+		return fmt.Errorf("%s: %w", uri, err)
+	}
+	need := os.FileMode(0o004)
+	if fi.IsDir() {
+		need = 0o005
+	}
+	if fi.Mode().Perm()&need != need {
+		return fmt.Errorf(`visibility = "public": %s is %s, not readable by all users; the NodeManager localises public files only when they and every directory above them are (chmod o+r the file, o+x the directories), or use "private"`, uri, fi.Mode().Perm())
+	}
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		di, err := fsys.Stat(d)
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		if di.Mode().Perm()&0o001 == 0 {
+			return fmt.Errorf(`visibility = "public": the directory %s above %s is %s, not searchable by all users; the NodeManager localises public files only when every directory above them is (chmod o+x %s), or use "private"`, d, uri, di.Mode().Perm(), d)
+		}
+		if d == "/" {
+			return nil
+		}
+	}
+}
+
+// shortName is an entry's path relative to the cache, for messages.
+func shortName(user, remote string) string {
+	return strings.TrimPrefix(remote, CacheDir(user)+"/")
+}

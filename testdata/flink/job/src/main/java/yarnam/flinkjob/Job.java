@@ -1,0 +1,136 @@
+package yarnam.flinkjob;
+
+import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
+import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.sink.DiscardingSink;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * yarn-am's Flink test job (docs/flink.md#the-test-job). The first argument picks the mode:
+ *
+ * <ul>
+ *   <li>{@code gpu [parallelism]}: bounded; every subtask asks its RuntimeContext for the "gpu"
+ *       external resource (FLIP-108) and prints one line {@code YARN_AM_FLINK_GPU subtask=I
+ *       container=C indexes=A,B} to its TaskManager's stdout, then the job finishes.
+ *   <li>{@code fail}: bounded; a subtask throws an IllegalStateException whose message starts with
+ *       {@code yarn-am-flink-test deliberate failure}; restarts are off, so the job fails.
+ *       (Restarts are off in the bounded modes; the stream mode uses the cluster's strategy.)
+ *   <li>{@code stream}: unbounded, for reactive-mode rescaling; every subtask prints {@code
+ *       YARN_AM_FLINK_PARALLELISM subtask=I parallelism=P container=C} when it opens.
+ * </ul>
+ *
+ * The container is the CONTAINER_ID environment variable (YARN sets it in every container), else
+ * the process id.
+ */
+public final class Job {
+    static final String FAILURE = "yarn-am-flink-test deliberate failure";
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "gpu";
+        Configuration conf = new Configuration();
+        if (!mode.equals("stream")) {
+            // A bounded mode's failure must fail the job at once; the stream mode takes the cluster's
+            // restart strategy, which reactive mode needs to survive a lost TaskManager.
+            conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
+        }
+        StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+        switch (mode) {
+            case "gpu": {
+                int parallelism = args.length > 1 ? Integer.parseInt(args[1]) : env.getParallelism();
+                env.fromSequence(0, parallelism - 1)
+                        .setParallelism(parallelism)
+                        .rebalance()
+                        .map(new GpuProbe())
+                        .setParallelism(parallelism)
+                        .addSink(new DiscardingSink<>())
+                        .setParallelism(parallelism);
+                env.execute("yarn-am-flink-test gpu");
+                break;
+            }
+            case "fail":
+                env.fromSequence(0, 9).map(new Fail()).addSink(new DiscardingSink<>());
+                env.execute("yarn-am-flink-test fail");
+                break;
+            case "stream":
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .map(new Slow())
+                        .addSink(new DiscardingSink<>());
+                env.execute("yarn-am-flink-test stream");
+                break;
+            default:
+                throw new IllegalArgumentException(
+                        "unknown mode " + mode + ": want gpu, fail or stream");
+        }
+    }
+
+    static String container() {
+        String id = System.getenv("CONTAINER_ID");
+        return id != null && !id.isEmpty() ? id : "pid-" + ProcessHandle.current().pid();
+    }
+
+    /** Prints the GPU indexes its TaskManager got through the RuntimeContext. */
+    static final class GpuProbe extends RichMapFunction<Long, Long> {
+        @Override
+        public void open(OpenContext ctx) {
+            Set<ExternalResourceInfo> infos = getRuntimeContext().getExternalResourceInfos("gpu");
+            List<String> indexes = new ArrayList<>();
+            for (ExternalResourceInfo info : infos) {
+                indexes.add(info.getProperty("index").orElse("?"));
+            }
+            Collections.sort(indexes);
+            System.out.println(
+                    "YARN_AM_FLINK_GPU subtask="
+                            + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask()
+                            + " container="
+                            + container()
+                            + " indexes="
+                            + String.join(",", indexes));
+            System.out.flush();
+        }
+
+        @Override
+        public Long map(Long value) {
+            return value;
+        }
+    }
+
+    /** Fails on the first record. */
+    static final class Fail extends RichMapFunction<Long, Long> {
+        @Override
+        public Long map(Long value) {
+            throw new IllegalStateException(
+                    FAILURE
+                            + " in subtask "
+                            + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask());
+        }
+    }
+
+    /** Slows the unbounded stream down and logs the parallelism it runs at. */
+    static final class Slow extends RichMapFunction<Long, Long> {
+        @Override
+        public void open(OpenContext ctx) {
+            System.out.println(
+                    "YARN_AM_FLINK_PARALLELISM subtask="
+                            + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask()
+                            + " parallelism="
+                            + getRuntimeContext().getTaskInfo().getNumberOfParallelSubtasks()
+                            + " container="
+                            + container());
+            System.out.flush();
+        }
+
+        @Override
+        public Long map(Long value) throws InterruptedException {
+            Thread.sleep(10);
+            return value;
+        }
+    }
+}
