@@ -10,15 +10,14 @@ import (
 	"testing"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/itest"
 )
 
 // TestQueuePreflightAgainstTheMiniCluster: check and submit refuse a parent queue before anything is
 // staged, suggest the leaf a misspelt queue meant, and the YARN type a Kubernetes resource name
 // meant; the mini cluster's CapacityScheduler has root and root.default, and yarn.io/gpu.
 func TestQueuePreflightAgainstTheMiniCluster(t *testing.T) {
-	if os.Getenv("HADOOP_CONF_DIR") == "" {
-		t.Fatal("HADOOP_CONF_DIR is not set: start the mini cluster with 'make minicluster-up' and source .minicluster/env")
-	}
+	itest.RequireEnv(t, "HADOOP_CONF_DIR")
 	dir := t.TempDir()
 	job := filepath.Join(dir, "job.toml")
 	if err := os.WriteFile(job, []byte("[taskexecutor]\ncommand = \"true\"\n"), 0o644); err != nil {
