@@ -44,7 +44,7 @@ Flags:
                           SUCCEEDS if CMD exits 0, else FAILS; TaskExecutors are stopped when it exits
   --heartbeat-fast DUR    allocate interval while containers are pending (default 200ms)
   --heartbeat-slow DUR    allocate interval when nothing is pending (default 1s)
-  --launch-workers N      container launches in flight at once (default 8)
+  --launch-workers N      container launches in flight at once, 1-1024 (default 8)
   --finished-history N    finished containers the status and the UI list, the latest (default 1000);
                           every active container is listed, and the counts of completed and failed
                           containers stay exact; bounds the AM's memory in a long-running --service
