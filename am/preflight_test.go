@@ -34,7 +34,7 @@ func TestRegistrationPreflightReadsAsTheClients(t *testing.T) {
 	client := resources.Preflight(resources.Ask{TaskExecutor: gpus, AmountKeys: keys}, resources.ClusterInfo{ResourceTypes: types, Maximum: max})
 	assert.Equal(t, client.Error(), err.Error(), "the client's words")
 
-	assert.Equal(t, []string{prefix + "the ResourceManager does not know the resource type nvidia.com/gpu; it knows yarn.io/fpga, yarn.io/gpu. " +
+	assert.Equal(t, []string{prefix + "the ResourceManager does not know the resource type nvidia.com/gpu (did you mean \"yarn.io/gpu\"? nvidia.com/gpu is the Kubernetes device-plugin name; the YARN type is yarn.io/gpu); it knows yarn.io/fpga, yarn.io/gpu. " +
 		"Add nvidia.com/gpu to yarn.resource-types in resource-types.xml (and give the NodeManagers an amount: yarn.nodemanager.resource-type.nvidia.com/gpu in node-resources.xml), " +
 		"or name a type the cluster has in the config key"},
 		problems(CheckAsk(contract.Capability{"memory-mb": 512, "nvidia.com/gpu": 1}, nil, types, max)))

@@ -45,7 +45,7 @@ func describe(key string, v Value) string {
 	if v.Key != "" {
 		key = v.Key
 	}
-	s := fmt.Sprintf("%s = %q", key, v.V)
+	s := fmt.Sprintf("%s = %s", BoundArgs([]any{key})[0], Quote(v.V))
 	if v.Origin != "" {
 		s += " (" + v.Origin + ")"
 	}
@@ -61,11 +61,11 @@ func shownKey(key string, v Value) string {
 
 func problem(key string, v Value, format string, args ...any) Problem {
 	return Problem{Key: shownKey(key, v), Value: v.V, Origin: v.Origin,
-		Message: describe(key, v) + ": " + fmt.Sprintf(format, args...)}
+		Message: describe(key, v) + ": " + fmt.Sprintf(format, BoundArgs(args)...)}
 }
 
 func missing(key string, format string, args ...any) Problem {
-	return Problem{Key: key, Message: key + " is not set: " + fmt.Sprintf(format, args...)}
+	return Problem{Key: key, Message: key + " is not set: " + fmt.Sprintf(format, BoundArgs(args)...)}
 }
 
 // normalize files draft spellings under the final keys (remembering the key as written) and reports

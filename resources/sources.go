@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -114,7 +115,7 @@ func readProblem(kind, path string, err error) Problem {
 // Duplicate is the problem of a key set twice in one file, naming both lines in file order.
 func Duplicate(key, file string, line1, line2 int, v1, v2 string) Problem {
 	return Problem{Key: key, Value: v2, Origin: fmt.Sprintf("%s:%d", file, line2),
-		Message: fmt.Sprintf("%s is set twice in %s: line %d (%q) and line %d (%q); keep one", key, file, line1, v1, line2, v2)}
+		Message: fmt.Sprintf("%s is set twice in %s: line %d (%q) and line %d (%q); keep one", BoundArgs([]any{key, file, line1, v1, line2, v2})...)}
 }
 
 // --- -D flags ---
@@ -128,12 +129,12 @@ func readOverrides(flags []string) (map[string]Value, []Problem) {
 		if !IsResourceKey(k) {
 			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
 				Message: fmt.Sprintf("-D %s: not an external-resource key%s; -D sets only %s and %s<name>.* keys (docs/job-file.md)",
-					k, overrideSuggestion(k), KeyResources, KeyPrefix)})
+					BoundArgs([]any{k, overrideSuggestion(k), KeyResources, KeyPrefix})...)})
 			continue
 		}
 		if !ok {
 			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
-				Message: fmt.Sprintf("-D %q: not key=value; write -D %s=<value>", f, k)})
+				Message: fmt.Sprintf("-D %q: not key=value; write -D %s=<value>", BoundArgs([]any{f, k})...)})
 			continue
 		}
 		kv[k] = Value{V: strings.TrimSpace(v), Origin: "-D"}
@@ -180,7 +181,7 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 		if yerr != nil {
 			origin, msg := path, strings.TrimPrefix(yerr.Error(), "yaml: ")
 			if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
-				origin, msg = path+":"+m[1], m[2]
+				origin, msg = path+":"+m[1], yamlWords(data, m[1], m[2])
 			}
 			return nil, nil, []Problem{{Key: "flink-conf file", Value: path, Origin: origin,
 				Message: fmt.Sprintf("%s: %s; a %s is read as YAML, as Flink 1.19+ reads it", origin, msg, FlinkYAMLName)}}
@@ -192,6 +193,13 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 	lines := map[string]yamlEntry{}
 	for _, e := range entries {
 		if !IsResourceKey(e.key) {
+			// Flink's keys are Flink's business, but a near miss of ours would drop a resource
+			// without a word; refused like the same typo in -D (docs/job-file.md#external-resources).
+			if want, near := NearResourceKey(e.key); near {
+				probs = append(probs, Problem{Key: e.key, Value: e.val, Origin: fmt.Sprintf("%s:%d", path, e.line),
+					Message: fmt.Sprintf("%s:%d: %s is not an external-resource key (did you mean %q?); fix the spelling, or the resource is not configured",
+						BoundArgs([]any{path, e.line, e.key, want})...)})
+			}
 			continue
 		}
 		if prev, dup := lines[e.key]; dup {
@@ -241,11 +249,18 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 	var limit error
 	open := map[*yaml.Node]bool{} // mappings being walked: an alias back to one of them is a cycle
 	var walk func(prefix string, n *yaml.Node, depth int)
+	var mergeInto func(prefix string, n *yaml.Node, depth, start int, merges []*yaml.Node)
 	walk = func(prefix string, n *yaml.Node, depth int) {
 		open[n] = true
 		defer delete(open, n)
+		start := len(out)
+		var merges []*yaml.Node // the values of merge keys (<<: *base), applied after the explicit keys
 		for i := 0; i+1 < len(n.Content) && limit == nil; i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if k.Tag == "!!merge" {
+				merges = append(merges, v)
+				continue
+			}
 			key := k.Value
 			if prefix != "" {
 				key = prefix + "." + key
@@ -261,17 +276,25 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 			switch v.Kind {
 			case yaml.MappingNode:
 				if open[v] {
-					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is an alias of a mapping that contains it (an alias cycle)", k.Line, key)}
+					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is an alias of a mapping that contains it (an alias cycle)", k.Line, bounded(key))}
 					return
 				}
 				if depth >= maxYAMLDepth {
-					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is nested more than %d levels deep", k.Line, key, maxYAMLDepth)}
+					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is nested more than %d levels deep", k.Line, bounded(key), maxYAMLDepth)}
 					return
 				}
 				walk(key, v, depth+1)
 			case yaml.SequenceNode:
 				var items []string
 				for _, it := range v.Content {
+					if it.Kind == yaml.AliasNode && it.Alias != nil {
+						it = it.Alias
+					}
+					if it.Kind != yaml.ScalarNode {
+						// Flink's list is flat: [gpu, [fpga]] would silently lose fpga.
+						limit = fmt.Errorf("line %d: key %q: a list item is itself a list or a mapping; give a flat list of values, e.g. [gpu, fpga]", it.Line, bounded(key))
+						return
+					}
 					items = append(items, it.Value)
 				}
 				out = append(out, yamlEntry{key, strings.Join(items, ";"), k.Line})
@@ -281,6 +304,60 @@ func yamlEntries(data []byte) ([]yamlEntry, error) {
 					val = ""
 				}
 				out = append(out, yamlEntry{key, val, k.Line})
+			}
+		}
+		if len(merges) > 0 && limit == nil {
+			mergeInto(prefix, n, depth, start, merges)
+		}
+	}
+	// mergeInto applies YAML merge keys as Flink's YAML reader does: the merged mapping's keys, unless
+	// the mapping sets them itself or an earlier merged mapping did (TestLoadYAMLMergeKey).
+	mergeInto = func(prefix string, n *yaml.Node, depth, start int, merges []*yaml.Node) {
+		have := map[string]bool{}
+		for _, e := range out[start:] {
+			have[e.key] = true
+		}
+		for _, m := range merges {
+			if m.Kind == yaml.AliasNode && m.Alias != nil {
+				m = m.Alias
+			}
+			targets := []*yaml.Node{m}
+			if m.Kind == yaml.SequenceNode {
+				targets = m.Content
+			}
+			for _, t := range targets {
+				if t.Kind == yaml.AliasNode && t.Alias != nil {
+					t = t.Alias
+				}
+				switch {
+				case t.Kind != yaml.MappingNode:
+					limit = fmt.Errorf("line %d: the merge key << takes a mapping (<<: *base) or a list of them", t.Line)
+				case open[t]:
+					limit = &yamlLimitError{fmt.Sprintf("line %d: a merge key merges a mapping that contains it (an alias cycle)", t.Line)}
+				case depth >= maxYAMLDepth:
+					limit = &yamlLimitError{fmt.Sprintf("line %d: merge keys nested more than %d levels deep", t.Line, maxYAMLDepth)}
+				}
+				if limit != nil {
+					return
+				}
+				saved := out
+				out = nil
+				walk(prefix, t, depth+1)
+				got := out
+				out = saved
+				if limit != nil {
+					return
+				}
+				for _, e := range got {
+					if !have[e.key] {
+						have[e.key] = true
+						out = append(out, e)
+					}
+				}
+				if len(out) >= maxYAMLEntries {
+					limit = &yamlLimitError{fmt.Sprintf("line %d: flattening merge keys gives more than %d keys (merges repeated inside merges?)", t.Line, maxYAMLEntries)}
+					return
+				}
 			}
 		}
 	}
@@ -315,7 +392,7 @@ func legacyEntries(path string, data []byte) ([]yamlEntry, []Problem) {
 	var probs []Problem
 	bad := func(line int, text, why string) {
 		probs = append(probs, Problem{Key: "flink-conf file", Value: text, Origin: fmt.Sprintf("%s:%d", path, line),
-			Message: fmt.Sprintf("%s:%d: %q %s; Flink reads a flink-conf.yaml line by line as \"key: value\" (nested YAML only from a file named %s)", path, line, text, why, FlinkYAMLName)})
+			Message: fmt.Sprintf("%s:%d: %q %s; Flink reads a flink-conf.yaml line by line as \"key: value\" (nested YAML only from a file named %s)", BoundArgs([]any{path, line, text, why, FlinkYAMLName})...)})
 	}
 	for line, text := range strings.Split(string(data), "\n") {
 		line++
@@ -349,4 +426,53 @@ func legacyEntries(path string, data []byte) ([]yamlEntry, []Problem) {
 		}
 	}
 	return out, probs
+}
+
+// yamlWords puts the YAML parser's message about line (1-based, as text) in our words where it has
+// words of its own only: a tab in the indentation is "found character that cannot start any token".
+func yamlWords(data []byte, line, msg string) string {
+	n, err := strconv.Atoi(line)
+	if err != nil || !strings.Contains(msg, "cannot start any token") {
+		return msg
+	}
+	lines := strings.Split(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		return msg
+	}
+	text := lines[n-1]
+	if indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]; strings.Contains(indent, "\t") {
+		return "the line is indented with a tab; YAML indents with spaces only: replace the tab by spaces"
+	}
+	if strings.Contains(strings.TrimSpace(text), "\t") {
+		return "the line has a tab where YAML expects a value; use spaces"
+	}
+	return msg
+}
+
+// NearResourceKey reports whether key is a near miss of an external-resource key: its first dotted part
+// is within two edits of external-resource or external-resources (or differs only in case), e.g.
+// extrenal-resource.gpu.param.vendor. want is the key spelt right.
+func NearResourceKey(key string) (want string, near bool) {
+	first, rest, dotted := strings.Cut(key, ".")
+	for _, good := range []string{KeyResources, strings.TrimSuffix(KeyPrefix, ".")} {
+		if first == good {
+			return "", false
+		}
+	}
+	best, bestD := "", 3
+	for _, good := range []string{KeyResources, strings.TrimSuffix(KeyPrefix, ".")} {
+		if d := editDistance(strings.ToLower(first), good); d < bestD {
+			best, bestD = good, d
+		}
+	}
+	if best == "" {
+		return "", false
+	}
+	if best == KeyResources && dotted {
+		best = strings.TrimSuffix(KeyPrefix, ".") // external-resources.gpu.amount: the per-resource prefix
+	}
+	if dotted {
+		return best + "." + rest, true
+	}
+	return best, true
 }

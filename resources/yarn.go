@@ -126,9 +126,9 @@ func fit(req contract.Capability, what string, amountKeys map[string]string, clu
 			if k, ok := amountKeys[t]; ok {
 				where = fmt.Sprintf(" (from %s%s)", strings.TrimSuffix(k, SubAmount), SubYarnKey)
 			}
-			probs = append(probs, fmt.Sprintf("the ResourceManager does not know the resource type %s%s; it knows %s. "+
+			probs = append(probs, fmt.Sprintf("the ResourceManager does not know the resource type %s%s%s; it knows %s. "+
 				"Add %s to yarn.resource-types in resource-types.xml (and give the NodeManagers an amount: yarn.nodemanager.resource-type.%s in node-resources.xml), "+
-				"or name a type the cluster has in the config key", t, where, knows, t, t))
+				"or name a type the cluster has in the config key", BoundArgs([]any{t, where, typeSuggestion(t, externalTypes), knows, t, t})...))
 		}
 		external = knownExternal
 	}
@@ -227,4 +227,25 @@ func (e *PreflightError) Error() string {
 		s += "\n  - " + p
 	}
 	return s
+}
+
+// typeSuggestion is the did-you-mean for a resource type the cluster does not know: a Kubernetes
+// device-plugin name (nvidia.com/gpu, amd.com/gpu, xilinx.com/fpga) for the YARN type of the same
+// kind (yarn.io/gpu), else a known type one edit away (yarn.io/gpus → yarn.io/gpu).
+func typeSuggestion(t string, known []string) string {
+	if vendor, kind, ok := strings.Cut(t, "/"); ok && vendor != "yarn.io" {
+		kind = strings.ToLower(kind)
+		for _, k := range known {
+			if k == "yarn.io/"+kind {
+				return fmt.Sprintf(` (did you mean %q? %s is the Kubernetes device-plugin name; the YARN type is %s)`, k, t, k)
+			}
+		}
+	}
+	// Types differ by little (yarn.io/fpga is not a typo of yarn.io/gpu): one edit, or case only.
+	for _, k := range known {
+		if editDistance(strings.ToLower(t), strings.ToLower(k)) <= 1 {
+			return ` (did you mean "` + k + `"?)`
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,4 +111,25 @@ func TestPreflightJudgesTheApplicationMasterToo(t *testing.T) {
 	assert.Contains(t, pe.Problems[0], "taskexecutor.gang = true with taskexecutor.instances = 3: the cluster can hold at most 2 TaskExecutors")
 	ask.Gang = false
 	assert.NoError(t, Preflight(ask, miniCluster), "without gang the third waits for room")
+}
+
+// TestPreflightSuggestsTheYarnType: a Kubernetes device-plugin name pasted as the YARN type gets the
+// YARN type of the same kind; a one-letter typo the closest type; another kind no suggestion.
+func TestPreflightSuggestsTheYarnType(t *testing.T) {
+	for yarnKey, want := range map[string]string{
+		"nvidia.com/gpu":  `(did you mean "yarn.io/gpu"? nvidia.com/gpu is the Kubernetes device-plugin name; the YARN type is yarn.io/gpu)`,
+		"amd.com/gpu":     `did you mean "yarn.io/gpu"?`,
+		"xilinx.com/fpga": `did you mean "yarn.io/fpga"?`,
+		"yarn.io/gpus":    `(did you mean "yarn.io/gpu"?)`,
+		"yarn.io/asic":    "",
+	} {
+		err := Preflight(Ask{TaskExecutor: contract.Capability{"memory-mb": 512, "vcores": 1, yarnKey: 1}, Instances: 1},
+			ClusterInfo{ResourceTypes: []string{"memory-mb", "vcores", "yarn.io/gpu", "yarn.io/fpga"}})
+		if err == nil {
+			t.Fatalf("%s: no error", yarnKey)
+		}
+		if want == "" && strings.Contains(err.Error(), "did you mean") || want != "" && !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %q", yarnKey, err, want)
+		}
+	}
 }

@@ -218,7 +218,9 @@ func ParseContainerID(s string) (*hadooppb.ContainerIdProto, error) {
 	app, err2 := strconv.ParseInt(parts[2], 10, 32)
 	att, err3 := strconv.ParseInt(parts[3], 10, 32)
 	n, err4 := strconv.ParseInt(parts[4], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || n < 0 || n >= 1<<40 {
+	// Timestamps, application numbers and attempts start at 1 (container_..._-1_... would be sent to a
+	// NodeManager and refused there).
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || ts < 1 || app < 1 || att < 1 || n < 0 || n >= 1<<40 {
 		return nil, bad
 	}
 	appID := &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(ts), Id: proto.Int32(int32(app))}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -40,6 +41,9 @@ func NameNodeAddr(uri string) (string, error) {
 	port := u.Port()
 	if port == "" {
 		port = "8020"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%q: port %s is not a TCP port (1-65535)", uri, port)
 	}
 	return net.JoinHostPort(u.Hostname(), port), nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 var amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
@@ -32,7 +34,8 @@ it is killed).
 Flags:
   --job FILE              the job file (job.toml), required
   --flink-conf FILE       flink-conf.yaml with external-resource keys (passed on to the launchers)
-  -D key=value            external-resource override; repeatable; passed on to the launchers
+  -D key=value            job-file or external-resource override, as submit -D; repeatable; the
+                          external-resource ones are passed on to the launchers
   --service               keep TaskExecutors running (replacing any that end) until the app is killed;
                           default: the app SUCCEEDS when every TaskExecutor has exited 0
   --driver CMD            driver mode: run CMD with bash -c in this container, with YARN_AM_API
@@ -41,7 +44,7 @@ Flags:
                           SUCCEEDS if CMD exits 0, else FAILS; TaskExecutors are stopped when it exits
   --heartbeat-fast DUR    allocate interval while containers are pending (default 200ms)
   --heartbeat-slow DUR    allocate interval when nothing is pending (default 1s)
-  --launch-workers N      container launches in flight at once (default 8)
+  --launch-workers N      container launches in flight at once, 1-1024 (default 8)
   --finished-history N    finished containers the status and the UI list, the latest (default 1000);
                           every active container is listed, and the counts of completed and failed
                           containers stay exact; bounds the AM's memory in a long-running --service
@@ -93,7 +96,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		policy                     = am.PolicyConfig{}.WithDefaults()
 	)
 	fs.StringVar(&jobFile, "job", "", "")
-	fs.StringVar(&flinkConf, "flink-conf", "", "")
+	fs.Func("flink-conf", "", pathFlag(&flinkConf))
 	fs.Var(&defines, "D", "")
 	fs.BoolVar(&service, "service", false, "")
 	fs.StringVar(&driver, "driver", "", "")
@@ -131,11 +134,29 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	case service && driver != "":
 		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
 		return 2
+	case workers < 1 || workers > maxLaunchWorkers:
+		fmt.Fprintf(stderr, "yarn-am am: --launch-workers=%d: must be from 1 to %d (the default is %d)\n", workers, maxLaunchWorkers, am.DefaultLaunchWorkers)
+		return 2
+	}
+	if err := checkPolicyFlags(policy); err != nil {
+		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
+		return 2
 	}
 	// The job file is read once, here: its [policy] table gives the defaults (flags on the command
 	// line win), and RunProcess reads the rest of it.
 	job, err := jobfile.Read(jobFile)
 	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
+		return contract.ExitInvalidInput
+	}
+	// A job that does not validate is invalid input (3), not a failure of the AM (1): the same checks
+	// RunProcess makes, before it registers (TestBadInputs, "am a bad job").
+	// -D job keys replace the staged file's, as they replaced the file's at submit
+	// (docs/job-file.md#-d-overrides); the launchers get the external-resource ones.
+	defines, derr := job.ApplyDefines(defines)
+	_, jerr := job.StagedJob()
+	_, _, rerr := resources.Load(resources.Sources{Job: job.ResourceKeys(), FlinkConf: flinkConf, Overrides: defines})
+	if err := errors.Join(derr, jerr, rerr); err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return contract.ExitInvalidInput
 	}
@@ -194,4 +215,30 @@ func logPeakRSS() {
 			}
 		}
 	}
+}
+
+// maxLaunchWorkers bounds --launch-workers: each worker holds a connection to a NodeManager.
+const maxLaunchWorkers = 1024
+
+// checkPolicyFlags checks the failure-policy flags as jobfile.PolicyArgs checks the [policy] keys of the
+// same names: counts from -1 (off) to 1000000, durations positive (docs/job-file.md#the-policy-table).
+func checkPolicyFlags(p am.PolicyConfig) error {
+	for _, c := range []struct {
+		flag string
+		v    int
+	}{{"--max-failure-rate", p.MaxFailureRate}, {"--node-max-failures", p.NodeMaxFailures}} {
+		if c.v < -1 || c.v > 1000000 {
+			return fmt.Errorf("%s=%d: want an integer from -1 (off) to 1000000", c.flag, c.v)
+		}
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--failure-window", p.FailureWindow}, {"--restart-backoff", p.RestartBackoff}, {"--restart-backoff-max", p.RestartBackoffMax},
+		{"--node-exclusion-timeout", p.NodeExclusionTimeout}, {"--pending-timeout", p.PendingTimeout}} {
+		if d.v <= 0 {
+			return fmt.Errorf("%s=%s: want a positive duration like 30s or 5m", d.flag, d.v)
+		}
+	}
+	return p.Validate()
 }

@@ -29,8 +29,9 @@ checked before the first call to it (what submit would refuse, too).
 Flags:
   --flink-conf FILE   flink-conf.yaml / config.yaml with external-resource keys (wins over the job's
                       flink-conf key)
-  -D key=value        set one external-resource key; repeatable; wins over both files
-                      (-Dkey=value works too); any other key is an error
+  -D key=value        set one key of the job file (taskexecutor.instances=4, taskexecutor.memory=2g)
+                      or one external-resource key, as submit -D; repeatable; wins over the job file
+                      and --flink-conf (-Dkey=value works too); any other key is an error
   --queue Q           YARN queue, as submit --queue (default: the job's queue, else "default")
   --name N            application name, as submit --name (default: the job's name)
   --timeout D         give up after this long (default 2m; a duration with a unit: 30s, 2m)
@@ -56,7 +57,7 @@ type jobFlags struct {
 }
 
 func (f *jobFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.flinkConf, "flink-conf", "", "flink-conf.yaml / config.yaml")
+	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.flinkConf))
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
 	fs.Func("queue", "YARN queue", func(v string) error { f.queue = v; f.queueSet = true; return nil })
 	fs.Func("name", "application name", func(v string) error { f.name = v; f.nameSet = true; return nil })

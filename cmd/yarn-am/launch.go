@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -68,8 +69,20 @@ type extResFlags struct {
 
 func (f *extResFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.jobFile, "f", "", "job file (job.toml)")
-	fs.StringVar(&f.flinkConf, "flink-conf", "", "flink-conf.yaml / config.yaml")
+	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.flinkConf))
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
+}
+
+// pathFlag sets *p to a flag's value, refusing an empty one: --flink-conf "" (an unset variable in a
+// script) would otherwise mean "no file" without a word.
+func pathFlag(p *string) func(string) error {
+	return func(v string) error {
+		if strings.TrimSpace(v) == "" {
+			return errors.New("empty; give the path of a file, or leave the flag out")
+		}
+		*p = v
+		return nil
+	}
 }
 
 // sources reads the job file's external-resource keys (a job file that cannot be read is a problem
@@ -114,8 +127,13 @@ func splitJoinedDefines(args []string) []string {
 func setLogLevel(stderr io.Writer, def logrus.Level) {
 	logrus.SetOutput(stderr)
 	lvl := def
-	if s := os.Getenv(contract.EnvLogLevel); s != "" {
-		if l, err := logrus.ParseLevel(s); err == nil {
+	s := os.Getenv(contract.EnvLogLevel)
+	if s != "" {
+		if err := jobfile.CheckLogLevel(s); err != nil {
+			// A worker or the AM is not stopped for its log level; the warning says which level is in
+			// effect instead (check and submit refuse the value: TestBadInputs).
+			fmt.Fprintf(stderr, "yarn-am: warning: %v; logging at %s\n", err, def)
+		} else if l, err := logrus.ParseLevel(s); err == nil {
 			lvl = l
 		}
 	}

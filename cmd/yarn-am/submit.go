@@ -44,8 +44,11 @@ kill it; with --kill-on-interrupt, Ctrl-C kills the application instead.
 Flags:
   --flink-conf FILE      flink-conf.yaml / config.yaml with external-resource keys; shipped as
                          flink-conf.yaml (so is a flink-conf named in the job file)
-  -D key=value           set one external-resource key; repeatable; wins over both files; passed on to
-                         the AM and every TaskExecutor's launcher (-Dkey=value works too)
+  -D key=value           set one key of the job file (taskexecutor.instances=4, taskexecutor.memory=2g,
+                         am.memory=1g, policy.pending-timeout=5m, ...) or one external-resource key;
+                         repeatable, the last wins; wins over the job file and --flink-conf, loses to
+                         --queue and --name; checked like the job file; passed on to the AM and every
+                         TaskExecutor's launcher (-Dkey=value works too)
   --detach               print the application id and return once it is submitted
   --kill-on-interrupt    Ctrl-C (SIGINT/SIGTERM) kills the application instead of only detaching
   --driver 'CMD'         driver mode: the AM runs CMD (a shell command) and the application's final

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -44,6 +45,10 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	// -D job keys replace the file's before it is validated (docs/job-file.md#-d-overrides); the
+	// external-resource ones go to resources.Load. Submit passes every -D on to the AM, which applies
+	// them to the staged job file the same way.
+	resDefines, derr := f.ApplyDefines(opts.Defines)
 	job, jerr := f.Job()
 	var flagErrs []error
 	if opts.Name != nil {
@@ -60,15 +65,22 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 			job.Queue = *opts.Queue
 		}
 	}
-	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: opts.Defines}
+	// The client's own YARN_AM_LOG_LEVEL: a level the AM and the launcher do not know would mean info
+	// without a word (docs/job-file.md#files-archives-and-environment).
+	if lvl := os.Getenv(contract.EnvLogLevel); lvl != "" {
+		if err := jobfile.CheckLogLevel(lvl); err != nil {
+			flagErrs = append(flagErrs, fmt.Errorf("environment: %w", err))
+		}
+	}
+	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: resDefines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
 	_, perr := f.PolicyArgs()
 	if job != nil && cfg != nil {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}
-	if jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
-		return nil, errors.Join(append([]error{jerr, rerr, perr}, flagErrs...)...)
+	if derr != nil || jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
+		return nil, errors.Join(append([]error{derr, jerr, rerr, perr}, flagErrs...)...)
 	}
 	if _, err := cfg.Drivers(); err != nil {
 		return nil, err
@@ -138,6 +150,11 @@ type ClusterFacts struct {
 	Info       resources.ClusterInfo
 	Queue      string
 	QueueKnown bool
+	// QueueParent: the queue has child queues, so YARN would refuse the application (non-leaf queue)
+	// after it was staged. LeafQueues are the cluster's leaf queues (of Queue, when it is a parent), for
+	// the message and its did-you-mean; nil when not asked or not answered.
+	QueueParent bool
+	LeafQueues  []string
 }
 
 // AskCluster fetches the resource types, the running nodes and whether queue exists; CheckAgainstCluster
@@ -155,8 +172,19 @@ func AskCluster(ctx context.Context, rm *yarnrpc.ApplicationClient, queue string
 	// The RM answers an unknown queue with an empty QueueInfo (and would reject the application only
 	// after it was staged and submitted); other errors (ACLs, schedulers without the call) are not
 	// held against the job.
-	if qi, err := rm.GetQueueInfo(ctx, queue, false); err == nil && qi.GetQueueName() == "" {
-		f.QueueKnown = false
+	if qi, err := rm.GetQueueTree(ctx, queue, false); err == nil {
+		switch {
+		case qi.GetQueueName() == "":
+			f.QueueKnown = false
+			if root, err := rm.GetQueueTree(ctx, "root", true); err == nil {
+				f.LeafQueues = yarnrpc.LeafQueues(root)
+			}
+		case len(qi.GetChildQueues()) > 0:
+			f.QueueParent = true
+			if tree, err := rm.GetQueueTree(ctx, queue, true); err == nil {
+				f.LeafQueues = yarnrpc.LeafQueues(tree)
+			}
+		}
 	}
 	for _, t := range types {
 		f.Info.ResourceTypes = append(f.Info.ResourceTypes, t.GetName())
@@ -229,8 +257,13 @@ func preflightProblems(lj *LoadedJob, facts *ClusterFacts, noNodes bool) []strin
 	if noNodes && len(facts.Info.Nodes) == 0 {
 		probs = append(probs, "the cluster has no running NodeManagers; nothing could be scheduled (check `yarn-am cluster`)")
 	}
-	if !facts.QueueKnown {
-		probs = append(probs, fmt.Sprintf("queue = %q: the ResourceManager has no such queue; set queue in the job file (or --queue) to one of the cluster's leaf queues, e.g. default", facts.Queue))
+	switch {
+	case !facts.QueueKnown:
+		probs = append(probs, fmt.Sprintf("queue = %s: the ResourceManager has no such queue%s; set queue in the job file (or --queue) to one of the cluster's leaf queues%s",
+			resources.Quote(facts.Queue), queueSuggestion(facts.Queue, facts.LeafQueues), leafList(facts.LeafQueues, "e.g. default")))
+	case facts.QueueParent:
+		probs = append(probs, fmt.Sprintf("queue = %s is a parent queue: YARN accepts applications only in leaf queues (it would refuse this one after the job was staged); set queue in the job file (or --queue) to a leaf queue%s",
+			resources.Quote(facts.Queue), leafList(facts.LeafQueues, "")))
 	}
 	ask := resources.Ask{
 		TaskExecutor: contract.Capability{"memory-mb": lj.Job.TaskExecutor.MemoryMB, "vcores": int64(lj.Job.TaskExecutor.VCores)}.
@@ -248,4 +281,36 @@ func preflightProblems(lj *LoadedJob, facts *ClusterFacts, noNodes bool) []strin
 		probs = append(probs, pe.Problems...)
 	}
 	return probs
+}
+
+// queueSuggestion is the did-you-mean for a queue the RM does not know, against its leaf queues by
+// path and by last part (defualt → default, root.defualt → root.default).
+func queueSuggestion(q string, leaves []string) string {
+	cands := slices.Clone(leaves)
+	for _, l := range leaves {
+		if i := strings.LastIndex(l, "."); i >= 0 {
+			cands = append(cands, l[i+1:])
+		}
+	}
+	return resources.DidYouMean(q, cands)
+}
+
+// maxListedQueues bounds the leaf queues a message lists.
+const maxListedQueues = 20
+
+// leafList renders ": a, b, c" (at most maxListedQueues, then how many more), or ", "+otherwise
+// without leaves.
+func leafList(leaves []string, otherwise string) string {
+	if len(leaves) == 0 {
+		if otherwise == "" {
+			return ""
+		}
+		return ", " + otherwise
+	}
+	shown := leaves
+	more := ""
+	if len(shown) > maxListedQueues {
+		shown, more = shown[:maxListedQueues], fmt.Sprintf(" and %d more", len(leaves)-maxListedQueues)
+	}
+	return ": " + strings.Join(shown, ", ") + more
 }

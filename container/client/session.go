@@ -82,6 +82,10 @@ func Login(conf *yarnrpc.Config, opts LoginOptions, notes io.Writer) (*Session, 
 		if opts.Principal != "" || opts.Keytab != "" {
 			fmt.Fprintln(notes, "yarn-am: note: hadoop.security.authentication is not kerberos; --principal/--keytab are ignored")
 		}
+		// SIMPLE: HADOOP_USER_NAME is who we are, and a path segment of the staging directory.
+		if err := yarnrpc.CheckHadoopUserName(); err != nil {
+			return nil, err
+		}
 		return &Session{Conf: conf, User: yarnrpc.CurrentUser(), notes: notes}, nil
 	}
 	if opts.Keytab != "" {

@@ -1,10 +1,12 @@
 package jobfile
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 // This file holds the environment variables a job may not set in [taskexecutor.env].
@@ -34,3 +36,15 @@ func ReservedEnv(k string) string {
 // GPUEnv are the variables the GPU driver sets to the GPUs it assigned; the launcher keeps a value the
 // user set, so a job that sets one would see GPUs that are not its own.
 var GPUEnv = contract.GPUVisibilityEnv()
+
+// LogLevels are the values YARN_AM_LOG_LEVEL takes (docs/job-file.md#files-archives-and-environment).
+var LogLevels = []string{"debug", "info", "warn", "error"}
+
+// CheckLogLevel refuses a YARN_AM_LOG_LEVEL that is not one of LogLevels: the AM and the launcher
+// would otherwise log at info without a word.
+func CheckLogLevel(v string) error {
+	if slices.Contains(LogLevels, strings.ToLower(v)) {
+		return nil
+	}
+	return fmt.Errorf("%s = %s is not a log level; use one of %s", contract.EnvLogLevel, resources.Quote(v), strings.Join(LogLevels, ", "))
+}

@@ -3,6 +3,8 @@ package jobfile
 import (
 	"fmt"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 // JobError lists every problem found in a job file, so the user fixes them in one pass.
@@ -37,4 +39,14 @@ func (e *SyntaxError) Error() string {
 		return fmt.Sprintf("job file %s is not valid TOML: line %d: %s", e.Path, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("job file %s is not valid TOML: %s", e.Path, e.Msg)
+}
+
+// sprintf and errorf format a message about the job file with every value bounded
+// (resources.BoundArgs): a 1 MiB value gives a short message.
+func sprintf(format string, args ...any) string {
+	return fmt.Sprintf(format, resources.BoundArgs(args)...)
+}
+
+func errorf(format string, args ...any) error {
+	return fmt.Errorf(format, resources.BoundArgs(args)...)
 }

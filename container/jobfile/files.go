@@ -1,15 +1,35 @@
 package jobfile
 
 import (
+	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/resources"
 )
+
+// openForRead opens a local file the job lists, to learn that staging can read it (a variable for
+// TestUnreadableLocalFile: root reads a file of mode 000).
+var openForRead = os.Open
+
+// checkPort refuses a URI port that no server can listen on (hdfs://nn:99999).
+func checkPort(p string) error {
+	if p == "" {
+		return nil
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %s is not a TCP port (1-65535)", resources.Quote(p))
+	}
+	return nil
+}
 
 // This file reads taskexecutor.files and taskexecutor.archives: what is localised into each
 // TaskExecutor's working directory, under which name.
@@ -74,6 +94,10 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 				add("%s: %q is not a URI: %v", key, src, err)
 				continue
 			}
+			if err := checkPort(u.Port()); err != nil {
+				add("%s: %q: %v", key, src, err)
+				continue
+			}
 			if strings.Trim(u.Path, "/") == "" {
 				add("%s: %q has no path: name a file, e.g. hdfs://namenode:8020/user/alice/model.bin", key, src)
 				continue
@@ -95,6 +119,13 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 				add("%s: %q is %s, not a regular file: staging would block on it or never end; list regular files and archives", key, src, kind)
 				continue
 			}
+			// Staging would fail on it after the application id was taken and other files were uploaded.
+			if f, err := openForRead(fs.Source); err != nil {
+				add("%s: %q cannot be read (%v); make it readable by the user running yarn-am", key, src, errors.Unwrap(err))
+				continue
+			} else {
+				f.Close()
+			}
 		}
 		if archives && !hasArchiveSuffix(fs.Source) {
 			add("%s: %q is not an archive YARN unpacks (names ending in %s); list plain files under %sfiles", key, src, strings.Join(archiveSuffixes, ", "), table)
@@ -102,6 +133,10 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 		}
 		if fs.Alias == "" {
 			fs.Alias = path.Base(strings.TrimSuffix(fs.Source, "/"))
+		}
+		if strings.ContainsFunc(fs.Alias, unicode.IsControl) {
+			add("%s: alias %s contains a control character (a newline, a tab, a NUL byte); give a plain file name with '#name'", key, resources.Quote(fs.Alias))
+			continue
 		}
 		if strings.Contains(fs.Alias, "/") || fs.Alias == "." || fs.Alias == ".." {
 			add("%s: alias %q must be a plain file name", key, fs.Alias)

@@ -1,7 +1,6 @@
 package jobfile
 
 import (
-	"fmt"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -113,14 +112,18 @@ func (f *File) Job() (*Job, error) { return f.job(false) }
 func (f *File) job(staged bool) (*Job, error) {
 	doc, abs := f.doc, f.Abs
 	je := &JobError{Path: f.Path}
-	add := func(format string, args ...any) { je.Problems = append(je.Problems, fmt.Sprintf(format, args...)) }
+	add := func(format string, args ...any) { je.Problems = append(je.Problems, sprintf(format, args...)) }
 	r := reader{add: add}
 
 	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		if slices.Contains(topKeys, k) || strings.HasPrefix(k, "external-resource") {
 			continue // external-resource keys: ResourceKeys; [policy]: PolicyArgs
 		}
-		add("unknown key %q%s; %s", k, didYouMean(k, topKeys), validTop)
+		hint := didYouMean(k, topKeys)
+		if want, near := resources.NearResourceKey(k); near {
+			hint = ` (did you mean "` + want + `"?)`
+		}
+		add("unknown key %q%s; %s", k, hint, validTop)
 	}
 	amT := r.table(doc, "am", "am")
 	teT := r.table(doc, "taskexecutor", "taskexecutor")
@@ -208,6 +211,8 @@ func (f *File) job(staged bool) (*Job, error) {
 		add("taskexecutor.command is missing: give the command each TaskExecutor runs, e.g. command = \"./worker\"")
 	case isString && te.Command == "":
 		add("taskexecutor.command = %q: give the command each TaskExecutor runs, e.g. command = \"./worker\"", cmd)
+	} else if strings.ContainsRune(cmd, 0) {
+		add("taskexecutor.command = %s contains a NUL byte, which no command line can hold; remove it", resources.Quote(cmd))
 	}
 	te.MemoryMB = r.memory(teT, "memory", "taskexecutor.memory", DefaultTaskExecutorMemory)
 	te.VCores = DefaultTaskExecutorVCores
@@ -319,6 +324,16 @@ func (r reader) localised(t map[string]any, table, dir string, staged bool, add 
 		if why != "" {
 			add("%s.env: %s is reserved: %s; remove it from [%s.env]", table, k, why, table)
 			continue
+		}
+		if strings.ContainsRune(v, 0) {
+			add("%s.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", table, k, resources.Quote(v))
+			continue
+		}
+		if k == contract.EnvLogLevel {
+			if err := CheckLogLevel(v); err != nil {
+				add("%s.env: %v", table, err)
+				continue
+			}
 		}
 		env[k] = v
 	}

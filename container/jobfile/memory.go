@@ -35,20 +35,20 @@ func ParseMemoryMB(s string) (int64, error) {
 		err = nil // +Inf: too large, reported below
 	}
 	if err != nil || math.IsNaN(v) || strings.ContainsAny(t, "xXpP_") || strings.EqualFold(strings.TrimLeft(t, "+-"), "inf") || strings.EqualFold(strings.TrimLeft(t, "+-"), "infinity") {
-		return 0, fmt.Errorf("%q is not a memory size: write a number of MiB or a number with a unit k, m, g or t (examples: 512, 512m, 2g)", s)
+		return 0, errorf("%q is not a memory size: write a number of MiB or a number with a unit k, m, g or t (examples: 512, 512m, 2g)", s)
 	}
 	if v <= 0 {
-		return 0, fmt.Errorf("%q is not a positive memory size (examples: 512, 512m, 2g)", s)
+		return 0, errorf("%q is not a positive memory size (examples: 512, 512m, 2g)", s)
 	}
 	mb := v * mult
 	if mb > MaxMemoryMB || math.IsInf(mb, 0) {
-		return 0, fmt.Errorf("%q is too large: the maximum is %dg (1 PiB)", s, MaxMemoryMB/1024)
+		return 0, errorf("%q is too large: the maximum is %dg (1 PiB)", s, MaxMemoryMB/1024)
 	}
 	if mb < 1 {
-		return 0, fmt.Errorf("%q is less than 1 MiB, the smallest size YARN allocates", s)
+		return 0, errorf("%q is less than 1 MiB, the smallest size YARN allocates", s)
 	}
 	if mb != math.Trunc(mb) {
-		return 0, fmt.Errorf("%q is %g MiB: YARN allocates whole MiB; write a whole number of MiB, e.g. %q", s, mb, fmt.Sprintf("%dm", int64(math.Ceil(mb))))
+		return 0, errorf("%q is %g MiB: YARN allocates whole MiB; write a whole number of MiB, e.g. %q", s, mb, fmt.Sprintf("%dm", int64(math.Ceil(mb))))
 	}
 	return int64(mb), nil
 }

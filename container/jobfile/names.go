@@ -2,7 +2,6 @@ package jobfile
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -19,7 +18,7 @@ var (
 // ValidateName checks an application name (the job's name, or submit/check --name).
 func ValidateName(n string) error {
 	if !nameRe.MatchString(n) {
-		return fmt.Errorf("%q: use 1-128 letters, digits, '.', '_' or '-'", n)
+		return errorf("%q: use 1-128 letters, digits, '.', '_' or '-'", n)
 	}
 	return nil
 }
@@ -31,7 +30,7 @@ func ValidateQueue(q string) error {
 		return errors.New(`"" is empty; name a leaf queue of the cluster, e.g. default`)
 	}
 	if !queueRe.MatchString(q) {
-		return fmt.Errorf("%q is not a queue name: use a leaf queue or a dotted path like root.team, without spaces, commas or colons", q)
+		return errorf("%q is not a queue name: use a leaf queue or a dotted path like root.team, without spaces, commas or colons", q)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ const (
 // flags.
 func (f *File) PolicyArgs() ([]string, error) {
 	var args, problems []string
-	r := reader{add: func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }}
+	r := reader{add: func(format string, a ...any) { problems = append(problems, sprintf(format, a...)) }}
 	policy := r.table(f.doc, "policy", "policy")
 	for _, k := range slices.Sorted(maps.Keys(policy)) {
 		v := policy[k]
@@ -46,7 +46,7 @@ func (f *File) PolicyArgs() ([]string, error) {
 		case "max-failure-rate", "node-max-failures":
 			n, ok := v.(int64)
 			if !ok || n < -1 || n > 1000000 {
-				problems = append(problems, fmt.Sprintf("policy.%s = %v: want an integer from -1 (off) to 1000000", k, v))
+				problems = append(problems, sprintf("policy.%s = %v: want an integer from -1 (off) to 1000000", k, v))
 				continue
 			}
 			args = append(args, fmt.Sprintf("--%s=%d", k, n))
@@ -54,19 +54,19 @@ func (f *File) PolicyArgs() ([]string, error) {
 			s, ok := v.(string)
 			d, err := time.ParseDuration(s)
 			if !ok || err != nil || d <= 0 {
-				problems = append(problems, fmt.Sprintf("policy.%s = %v: want a positive duration in quotes, like \"30s\" or \"5m\"", k, v))
+				problems = append(problems, sprintf("policy.%s = %v: want a positive duration in quotes, like \"30s\" or \"5m\"", k, v))
 				continue
 			}
 			args = append(args, fmt.Sprintf("--%s=%s", k, d))
 		case "on-pending-timeout":
 			s, _ := v.(string)
 			if s != PendingWait && s != PendingFail {
-				problems = append(problems, fmt.Sprintf("policy.on-pending-timeout = %v: want %q or %q", v, PendingWait, PendingFail))
+				problems = append(problems, sprintf("policy.on-pending-timeout = %v: want %q or %q", v, PendingWait, PendingFail))
 				continue
 			}
 			args = append(args, "--on-pending-timeout="+s)
 		default:
-			problems = append(problems, fmt.Sprintf("policy.%s: unknown key; valid keys are %s", k, strings.Join(PolicyKeys, ", ")))
+			problems = append(problems, sprintf("policy.%s: unknown key; valid keys are %s", k, strings.Join(PolicyKeys, ", ")))
 		}
 	}
 	if len(problems) > 0 {

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 // reader reads typed values from the decoded TOML, reporting a value of the wrong type with its key,
@@ -18,6 +21,10 @@ func (r reader) table(m map[string]any, k, full string) map[string]any {
 		return map[string]any{}
 	}
 	t, ok := v.(map[string]any)
+	if _, many := v.([]map[string]any); many {
+		r.add("[[%s]] is an array of tables; write [%s] (one table, single brackets)", full, full)
+		return map[string]any{}
+	}
 	if !ok {
 		r.add("%s = %s: want a table ([%s] or %s = {...}), not %s", full, show(v), full, full, typeName(v))
 		return map[string]any{}
@@ -121,7 +128,7 @@ func (r reader) memory(m map[string]any, k, full string, def int64) int64 {
 func show(v any) string {
 	switch t := v.(type) {
 	case string:
-		return strconv.Quote(t)
+		return resources.Quote(t)
 	case int64:
 		return strconv.FormatInt(t, 10)
 	case float64:
@@ -140,8 +147,16 @@ func show(v any) string {
 			items = append(items, k+" = "+show(t[k]))
 		}
 		return "{" + strings.Join(items, ", ") + "}"
+	case []map[string]any: // [[name]], an array of tables
+		items := make([]string, len(t))
+		for i, it := range t {
+			items[i] = show(it)
+		}
+		return "[" + strings.Join(items, ", ") + "]"
+	case time.Time:
+		return t.Format(time.RFC3339Nano)
 	}
-	return fmt.Sprint(v)
+	return fmt.Sprintf("(a value of type %T)", v) // not a type the TOML decoder produces
 }
 
 // typeName names a decoded TOML value's type in the words of the TOML spec.
@@ -159,6 +174,8 @@ func typeName(v any) string {
 		return "an array"
 	case map[string]any:
 		return "a table"
+	case []map[string]any:
+		return "an array of tables ([[...]])"
 	}
 	return "a date/time"
 }

@@ -56,7 +56,7 @@ func (f *File) ResourceKeys() *resources.JobKeys {
 			s, ok := v.(string)
 			if !ok || strings.TrimSpace(s) == "" {
 				jk.Problems = append(jk.Problems, resources.Problem{Key: k, Value: tomlString(v), Origin: f.Path,
-					Message: fmt.Sprintf("%s = %s (%s): must be the path of a flink-conf.yaml, relative to the job file", k, tomlString(v), f.Path)})
+					Message: sprintf("%s = %s (%s): must be the path of a flink-conf.yaml, relative to the job file", k, tomlString(v), f.Path)})
 				continue
 			}
 			jk.FlinkConf = s
@@ -65,7 +65,7 @@ func (f *File) ResourceKeys() *resources.JobKeys {
 			}
 		case k == resources.KeyResources && !isStringOrStrings(v):
 			jk.Problems = append(jk.Problems, resources.Problem{Key: k, Value: tomlString(v), Origin: f.Path,
-				Message: fmt.Sprintf("%s = %s (%s): want a string of resource names separated by ';', e.g. %s = \"gpu;fpga\"", k, tomlString(v), f.Path, k)})
+				Message: sprintf("%s = %s (%s): want a string of resource names separated by ';', e.g. %s = \"gpu;fpga\"", k, tomlString(v), f.Path, k)})
 		case resources.IsResourceKey(k):
 			walk([]string{k}, v)
 		}

@@ -1,0 +1,149 @@
+package jobfile
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/yarn-am/yarn-am/resources"
+)
+
+// This file applies -D key=value to a job file: every key of the job file may be set on the command
+// line, as Flink's -D sets any configuration key (docs/job-file.md#-d-overrides). A -D value replaces
+// the file's before the file is validated, so it gets exactly the file's checks and messages.
+
+// Kinds of job-file values, for reading a -D value as the file would hold it.
+const (
+	kindString = iota // the value as written
+	kindList          // a TOML array (["a", "b"]), else ';'-separated, as Flink writes lists
+	kindValue         // a TOML value (4, true, 1.5, "2g"), else the value as a string
+)
+
+// defineKinds are the job keys -D sets, by their dotted names; taskexecutor.env.<NAME> too.
+func defineKinds() map[string]int {
+	k := map[string]int{
+		"name": kindString, "queue": kindString, "flink-conf": kindString, "tags": kindList,
+		"priority": kindValue, "max-attempts": kindValue, "keep-containers": kindValue, "hdfs-namenodes": kindList,
+	}
+	for table, keys := range map[string][]string{"am": amKeys, "taskexecutor": teKeys} {
+		for _, key := range keys {
+			switch key {
+			case "env": // <table>.env.<NAME>: ApplyDefines
+			case "files", "archives":
+				k[table+"."+key] = kindList
+			case "command", "locality", "gang-timeout", "visibility":
+				k[table+"."+key] = kindString
+			default:
+				k[table+"."+key] = kindValue
+			}
+		}
+	}
+	for _, p := range PolicyKeys {
+		k["policy."+p] = kindValue
+		if p != "max-failure-rate" && p != "node-max-failures" {
+			k["policy."+p] = kindString
+		}
+	}
+	return k
+}
+
+// DefineKeys lists the job keys -D sets (for messages and the did-you-mean).
+func DefineKeys() []string {
+	var keys []string
+	for k := range defineKinds() {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return append(keys, "am.env.<NAME>", "taskexecutor.env.<NAME>")
+}
+
+// ApplyDefines sets the job keys among defines (-D key=value, in order: the last one wins) in the
+// decoded file, and returns the external-resource ones for resources.Load. A -D key that is neither is
+// an error naming it, with a did-you-mean.
+func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err error) {
+	kinds := defineKinds()
+	var probs []string
+	for _, d := range defines {
+		k, v, _ := strings.Cut(d, "=")
+		k = strings.TrimSpace(k)
+		if resources.IsResourceKey(k) {
+			resourceDefines = append(resourceDefines, d)
+			continue
+		}
+		kind, known := kinds[k]
+		for _, table := range []string{"taskexecutor", "am"} {
+			if name, isEnv := strings.CutPrefix(k, table+".env."); isEnv && name != "" {
+				kind, known = kindString, true
+			}
+		}
+		if !known {
+			hint := resources.DidYouMean(k, DefineKeys())
+			if want, near := resources.NearResourceKey(k); near {
+				hint = ` (did you mean "` + want + `"?)`
+			}
+			probs = append(probs, sprintf("-D %s: not a job key or an external-resource key%s; -D sets the keys of the job file (name, queue, am.memory, taskexecutor.instances, ...) and %s and %s<name>.* (docs/job-file.md#-d-overrides)",
+				k, hint, resources.KeyResources, resources.KeyPrefix))
+			continue
+		}
+		f.set(strings.Split(k, "."), defineValue(kind, v))
+	}
+	if len(probs) > 0 {
+		return nil, &JobError{Path: f.Path, Problems: probs}
+	}
+	return resourceDefines, nil
+}
+
+// set puts v at the dotted path segs of the document, making the tables on the way. A table the file
+// gives a value of another type is left as it is: Job reports that value.
+func (f *File) set(segs []string, v any) {
+	m := f.doc
+	for _, s := range segs[:len(segs)-1] {
+		next, ok := m[s]
+		if !ok {
+			t := map[string]any{}
+			m[s] = t
+			m = t
+			continue
+		}
+		if m, ok = next.(map[string]any); !ok {
+			return
+		}
+	}
+	m[segs[len(segs)-1]] = v
+}
+
+// defineValue reads a -D value as the job file would hold it.
+func defineValue(kind int, v string) any {
+	switch kind {
+	case kindString:
+		return v
+	case kindList:
+		if strings.HasPrefix(strings.TrimSpace(v), "[") {
+			if x, ok := tomlValue(v); ok {
+				return x
+			}
+		}
+		var items []any
+		for _, it := range strings.Split(v, ";") {
+			if it = strings.TrimSpace(it); it != "" {
+				items = append(items, it)
+			}
+		}
+		return items
+	}
+	if x, ok := tomlValue(v); ok {
+		return x
+	}
+	return strings.TrimSpace(v)
+}
+
+// tomlValue decodes v as a TOML value.
+func tomlValue(v string) (any, bool) {
+	var doc map[string]any
+	if _, err := toml.Decode("v = "+v, &doc); err != nil {
+		return nil, false
+	}
+	x, ok := doc["v"]
+	return x, ok
+}

@@ -1,0 +1,74 @@
+package resources
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxQuotedValue bounds a user's value echoed in a message: a 1 MiB value in a job file, -D or a
+// Flink configuration gives a one-line error, not a 1 MiB one (TestQuoteIsBounded).
+const MaxQuotedValue = 100
+
+// Quote quotes a value the user gave (job file, -D, Flink configuration, environment, flag) for a
+// message: Go-quoted, so control characters and NUL bytes show as escapes, and cut to its first
+// MaxQuotedValue bytes at a character boundary, with the full length said.
+func Quote(s string) string {
+	if len(s) <= MaxQuotedValue {
+		return strconv.Quote(s)
+	}
+	cut := MaxQuotedValue
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+}
+
+// BoundArgs returns the arguments of a message with every long string (and every other value whose
+// text is long) replaced by one that prints a bounded prefix: %q as Quote does (MaxQuotedValue bytes),
+// %s and %v the first maxUnquoted bytes followed by "... (N bytes)" (our own texts, lists of valid
+// keys, stay whole below that). Errors are kept: they bound their own values. The message builders of
+// the job file and the Flink configuration pass their arguments through it, so no format string can
+// echo a 1 MiB value (TestBoundArgs).
+func BoundArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = a
+		switch v := a.(type) {
+		case error, int, int32, int64, uint, uint32, uint64, float64, bool:
+		case string:
+			if len(v) > MaxQuotedValue {
+				out[i] = bounded(v)
+			}
+		default:
+			if s := fmt.Sprint(v); len(s) > MaxQuotedValue {
+				out[i] = bounded(s)
+			}
+		}
+	}
+	return out
+}
+
+// maxUnquoted bounds a value printed with %s or %v by BoundArgs.
+const maxUnquoted = 1024
+
+// bounded is a long value in a message (BoundArgs).
+type bounded string
+
+func (b bounded) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		io.WriteString(f, Quote(string(b)))
+		return
+	}
+	s := string(b)
+	if len(s) <= maxUnquoted {
+		io.WriteString(f, s)
+		return
+	}
+	cut := maxUnquoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	fmt.Fprintf(f, "%s... (%d bytes)", s[:cut], len(s))
+}
