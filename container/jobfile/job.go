@@ -211,7 +211,7 @@ func (f *File) job(staged bool) (*Job, error) {
 		add("taskexecutor.command is missing: give the command each TaskExecutor runs, e.g. command = \"./worker\"")
 	case isString && te.Command == "":
 		add("taskexecutor.command = %q: give the command each TaskExecutor runs, e.g. command = \"./worker\"", cmd)
-	} else if strings.ContainsRune(cmd, 0) {
+	case strings.ContainsRune(cmd, 0):
 		add("taskexecutor.command = %s contains a NUL byte, which no command line can hold; remove it", resources.Quote(cmd))
 	}
 	te.MemoryMB = r.memory(teT, "memory", "taskexecutor.memory", DefaultTaskExecutorMemory)
