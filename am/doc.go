@@ -36,6 +36,8 @@
 //     return the events to emit; bounded: every active container and the latest
 //     Config.FinishedHistory finished ones are kept, older ones dropped with their counts kept
 //     (Observed.Forgotten), so a long-running service does not grow without limit.
+//   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
+//     the later is stopped, with a gpu-shared event.
 //   - gang.go: gang mode (taskexecutor.gang): held allocations, rounds, ranks and the rendezvous.
 //   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
 //
