@@ -68,6 +68,8 @@
 //     /api/v1/tokens.
 //   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
 //   - tls.go: the AM's HTTPS certificate from the application's authority.
+//   - connlimit.go: the two HTTP servers (serveAPI) and the bound on their connections, in total and
+//     per client address, both ports together.
 //
 // What users and drivers see:
 //

@@ -244,26 +244,12 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	maxStreams, perClient := a.MaxEventStreams, a.MaxEventStreamsPerClient
-	if maxStreams == 0 {
-		maxStreams = DefaultMaxEventStreams
-	}
-	if perClient == 0 {
-		perClient = DefaultMaxEventStreamsPerClient
-	}
-	streams := newStreamLimiter(maxStreams, perClient)
-	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams}
-	plain := newHTTPServer(m.API(api))
-	api.Secure = true
-	secure := newHTTPServer(m.API(api))
-	secure.TLSConfig = amTLS.Config
-	go func() { _ = plain.Serve(ln) }()
-	go func() { _ = secure.ServeTLS(tln, "", "") }()
+	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher}
+	srv := m.serveAPI(api, apiLimits{MaxStreams: a.MaxEventStreams, MaxStreamsPerClient: a.MaxEventStreamsPerClient}, amTLS.Config, ln, tln)
 	defer func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = plain.Shutdown(c)
-		_ = secure.Shutdown(c)
+		srv.Shutdown(c)
 	}()
 	log.WithFields(logrus.Fields{"tracking_url": base, "secure_api": secureBase, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
 		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.Policy)}).Info("yarn-am am: starting")
