@@ -147,6 +147,9 @@ func (a *AM) API(o APIOptions) http.Handler {
 		a.wantNodes() // the web UI's GPU map (nodes.go); only while someone reads
 		s := a.Status()
 		s.SecureAPI = o.SecureAPI
+		if !(o.Secure && authorized(r, o.Secret)) {
+			s = anonymousStatus(s) // visibility.go
+		}
 		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("POST /api/v1/containers/{id}"+contract.ReportPath, func(w http.ResponseWriter, r *http.Request) {
@@ -174,11 +177,15 @@ func (a *AM) API(o APIOptions) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /api/v1/containers/{id}/rendezvous", func(w http.ResponseWriter, r *http.Request) {
-		code, body := a.RendezvousOf(r.PathValue("id"))
+		code, body := a.RendezvousOf(r.PathValue("id"), o.Secure && authorized(r, o.Secret))
 		writeJSON(w, code, body)
 	})
 	mux.HandleFunc("GET /api/v1/containers", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, a.Status().Containers)
+		s := a.Status()
+		if !(o.Secure && authorized(r, o.Secret)) {
+			s = anonymousStatus(s)
+		}
+		writeJSON(w, http.StatusOK, s.Containers)
 	})
 	mux.HandleFunc("GET /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()

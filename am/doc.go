@@ -78,6 +78,7 @@
 //   - events.go: typed events with user-facing messages; EventLog, a bounded ring with increasing ids
 //     whose subscriptions never block the loop (a reader that falls behind gets a "gap" event).
 //   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array.
+//   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).
 //   - metrics.go: Prometheus collectors on a registry of the AM's own.
 //   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
 //     browser from GET /api/v1/status.

@@ -220,10 +220,11 @@ func GangRestartedEvent(round int, why string) contract.Event {
 		Message: fmt.Sprintf("gang restarts as round %d: %s", round, why)}
 }
 
-// RendezvousEvent: every rank of round reported; rank 0 is at master:port.
-func RendezvousEvent(round, ranks int, master string, port int) contract.Event {
+// RendezvousEvent: every rank of round reported. Rank 0's address is not in it: events are public,
+// and the address is published before rank 0 binds its port (visibility.go).
+func RendezvousEvent(round, ranks int) contract.Event {
 	return contract.Event{Type: contract.EventRendezvous, Severity: contract.SeverityInfo, Count: ranks,
-		Message: fmt.Sprintf("gang round %d: all %d ranks reported; rank 0 listens at %s:%d", round, ranks, master, port)}
+		Message: fmt.Sprintf("gang round %d: all %d ranks reported; their launchers read rank 0's address over HTTPS", round, ranks)}
 }
 
 // DefaultEventCapacity is how many events the log keeps.
