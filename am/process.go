@@ -238,7 +238,8 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	}
 	AddTokenDeadlineEvent(&amc, creds)
 	if a.Driver != "" {
-		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile}}
+		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
+			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
 	}
 	m, err := New(amc)
 	if err != nil {
