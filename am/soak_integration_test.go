@@ -150,6 +150,7 @@ type soak struct {
 	maxRSS     int
 	polls      int
 	statusErrs int
+	submitErrs int
 }
 
 func (s *soak) violate(key, evidence string) {
@@ -365,12 +366,19 @@ func (s *soak) gangs(t *testing.T, job string, stop <-chan struct{}, done chan<-
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		out, err := exec.CommandContext(ctx, s.bin, "submit", "--detach", job).Output()
+		cmd := exec.CommandContext(ctx, s.bin, "submit", "--detach", job)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		cancel()
 		f := strings.Fields(string(out))
 		if err != nil || len(f) == 0 || !appIDRe.MatchString(f[len(f)-1]) {
-			// A submit during an RM failover may fail; that is the client's answer, not a job's end.
-			fmt.Printf("soak %s: gang submit failed (retrying): %v %s\n", time.Since(s.start).Round(time.Second), err, out)
+			// A submit while an RM restarts may fail; that is the client's answer, not a job's end:
+			// counted and printed, and submitted again.
+			s.mu.Lock()
+			s.submitErrs++
+			s.mu.Unlock()
+			fmt.Printf("soak %s: gang submit failed (retrying): %v: %s %s\n", time.Since(s.start).Round(time.Second), err, out, stderr.String())
 			time.Sleep(5 * time.Second)
 			continue
 		}
@@ -446,6 +454,13 @@ func TestSoak(t *testing.T) {
 		seed = n
 	}
 	rng := rand.New(rand.NewPCG(seed, 0))
+	kinds := soakKinds
+	if v := os.Getenv("SOAK_FAULTS"); v != "" {
+		kinds = strings.Split(v, ",")
+		for _, k := range kinds {
+			require.Contains(t, soakKinds, k, "SOAK_FAULTS=%.80q: %q is not a fault kind", v, k)
+		}
+	}
 	fmt.Printf("soak: seed %d (replay: SOAK_SEED=%d), %d minutes\n", seed, seed, minutes)
 	state := os.Getenv("YARN_AM_MINICLUSTER_STATE")
 	require.NotEmpty(t, state, "YARN_AM_MINICLUSTER_STATE is not set: source the soak cluster's env (make soak)")
@@ -501,7 +516,7 @@ func TestSoak(t *testing.T) {
 	for time.Now().Before(deadline) {
 		gap := time.Duration(5+rng.IntN(21)) * time.Second
 		time.Sleep(gap) // random fault timing is the point of the soak, not a wait for a signal
-		kind := soakKinds[rng.IntN(len(soakKinds))]
+		kind := kinds[rng.IntN(len(kinds))]
 		t0 := time.Now()
 		what, err := s.inject(rng, kind)
 		if err != nil {
@@ -540,8 +555,8 @@ func TestSoak(t *testing.T) {
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "\nchaos soak: seed %d, %s, service %s (%d x 1 GPU), %d gang jobs (%d x 1 GPU), %d polls (%d status errors), AM max RSS %d MiB\n",
-		seed, time.Since(s.start).Round(time.Second), s.serviceID, soakInstances, gangsRun, gangInstances, s.polls, s.statusErrs, s.maxRSS)
+	fmt.Fprintf(&b, "\nchaos soak: seed %d, %s, service %s (%d x 1 GPU), %d gang jobs (%d x 1 GPU), %d refused gang submits, %d polls (%d status errors), AM max RSS %d MiB\n",
+		seed, time.Since(s.start).Round(time.Second), s.serviceID, soakInstances, gangsRun, gangInstances, s.submitErrs, s.polls, s.statusErrs, s.maxRSS)
 	fmt.Fprintf(&b, "%-14s %8s %10s %14s %10s\n", "fault", "injected", "recovered", "whole: median", "max")
 	total := 0
 	for _, k := range soakKinds {
