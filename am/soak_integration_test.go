@@ -138,19 +138,20 @@ type soak struct {
 	bin, work, serviceID string
 	start                time.Time
 
-	mu         sync.Mutex
-	gangID     string
-	gangWant   int
-	service    statusDoc
-	serviceOK  bool // the last status call answered
-	whole      bool // the last poll saw the service job whole
-	wholeWhy   string
-	pollStart  time.Time // when the last completed poll began
-	violations map[string]*violation
-	maxRSS     int
-	polls      int
-	statusErrs int
-	submitErrs int
+	mu          sync.Mutex
+	gangID      string
+	gangWant    int
+	service     statusDoc
+	serviceOK   bool // the last status call answered
+	whole       bool // the last poll saw the service job whole
+	wholeWhy    string
+	pollStart   time.Time // when the last completed poll began
+	violations  map[string]*violation
+	maxRSS      int
+	polls       int
+	statusErrs  int
+	submitErrs  int
+	twoAMsSince time.Time // when a poll first saw more than one live AM process (zero: one or none)
 }
 
 func (s *soak) violate(key, evidence string) {
@@ -238,6 +239,23 @@ func (s *soak) poll() {
 				}
 			}
 		}
+	}
+	// One AM at a time: a killed launch shell leaves its AM orphaned until the NodeManager's cleanup
+	// reaches it; two AM processes for longer than 15 s are two attempts driving the same job.
+	if len(amPids) > 1 {
+		s.mu.Lock()
+		if s.twoAMsSince.IsZero() {
+			s.twoAMsSince = started
+		}
+		since := s.twoAMsSince
+		s.mu.Unlock()
+		if started.Sub(since) > 15*time.Second {
+			s.violate("two-ams", fmt.Sprintf("AM processes %v alive together for %s", amPids, started.Sub(since).Round(time.Second)))
+		}
+	} else {
+		s.mu.Lock()
+		s.twoAMsSince = time.Time{}
+		s.mu.Unlock()
 	}
 	// Whole: the AM answers with soakInstances running, that many live workers, one live AM process.
 	why := ""
