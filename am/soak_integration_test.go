@@ -45,6 +45,10 @@ var soakKinds = []string{"am-kill", "am-shell-kill", "worker-kill", "nm-stop-sta
 type soakProc struct {
 	pid, ppid             int
 	comm, nm, app, contID string
+	// am: `yarn-am am ...`, an ApplicationMaster. Told by its command line, not by a container id
+	// ending in _000001: after an RM failover the ids go on under a new epoch from 1 again, so a
+	// TaskExecutor's may end so too (seen here: container_e01_..._01_000001 ran a gang worker).
+	am bool
 }
 
 var containerDirRe = regexp.MustCompile(`^(nm-\d+)/.*/(application_\d+_\d+)/(container_[^/]+)`)
@@ -68,6 +72,7 @@ func soakProcs(work string) []soakProc {
 		}
 		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		ppid := 0
 		if i := strings.LastIndexByte(string(stat), ')'); i > 0 {
 			if f := strings.Fields(string(stat)[i+1:]); len(f) > 2 {
@@ -77,12 +82,12 @@ func soakProcs(work string) []soakProc {
 				}
 			}
 		}
-		out = append(out, soakProc{pid: pid, ppid: ppid, comm: strings.TrimSpace(string(comm)), nm: m[1], app: m[2], contID: m[3]})
+		args := strings.Split(string(cmdline), "\x00")
+		out = append(out, soakProc{pid: pid, ppid: ppid, comm: strings.TrimSpace(string(comm)), nm: m[1], app: m[2], contID: m[3],
+			am: len(args) > 1 && filepath.Base(args[0]) == "yarn-am" && args[1] == "am"})
 	}
 	return out
 }
-
-func isAMContainer(id string) bool { return strings.HasSuffix(id, "_000001") }
 
 // procEnv reads one variable of a process's environment ("" if absent or unreadable).
 func procEnv(pid int, key string) string {
@@ -228,7 +233,7 @@ func (s *soak) poll() {
 	// The AM's RSS stays below its container's memory.
 	var amPids []int
 	for _, p := range procs {
-		if p.app == s.serviceID && isAMContainer(p.contID) && p.comm != "bash" && p.comm != "sh" {
+		if p.app == s.serviceID && p.am {
 			amPids = append(amPids, p.pid)
 			if r := rssMiB(p.pid); r > 0 {
 				s.mu.Lock()
@@ -319,7 +324,7 @@ func (s *soak) inject(rng *rand.Rand, kind string) (string, error) {
 	var am, workers []soakProc
 	for _, p := range procs {
 		switch {
-		case p.app == s.serviceID && isAMContainer(p.contID) && p.comm != "bash" && p.comm != "sh":
+		case p.app == s.serviceID && p.am:
 			am = append(am, p)
 		case p.comm == "worker":
 			workers = append(workers, p)
