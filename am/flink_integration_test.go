@@ -258,6 +258,9 @@ func TestFlinkSessionCluster(t *testing.T) {
 		tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
 		return err == nil && len(tms) == 1
 	})
+	if d := status(t, id); isEnded(d.Report.State) {
+		t.Fatalf("the session cluster ended (%s, %s) instead of running until killed: %s\n%s", d.Report.State, d.Report.FinalStatus, d.Report.Diagnostics, containerLogs(id))
+	}
 	require.NotEmpty(t, ui, containerLogs(id))
 	tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
 	require.NoError(t, err, containerLogs(id))
