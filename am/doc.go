@@ -37,6 +37,8 @@
 //     Config.FinishedHistory finished ones are kept, older ones dropped with their counts kept
 //     (Observed.Forgotten), so a long-running service does not grow without limit.
 //   - gang.go: gang mode (taskexecutor.gang): held allocations, rounds, ranks and the rendezvous.
+//   - liveness.go: the launchers' liveness messages (POST .../alive) and the check that declares a
+//     silent TaskExecutor on a NodeManager that does not answer for it lost (docs/running.md#liveness).
 //   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
 //
 // The I/O around them:

@@ -117,7 +117,7 @@ func (a *AM) checkLiveness(ctx context.Context) {
 			continue
 		}
 		t.probing = true
-		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.cid, heardAt: t.heardAt, silent: now.Sub(latest(t.heardAt, t.launchedAt))})
+		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.cid, heardAt: t.heardAt, silent: now.Sub(last)})
 	}
 	for n, cid := range a.live.lostNodes {
 		if !a.live.probingNode[n] {

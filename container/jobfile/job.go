@@ -64,6 +64,9 @@ type TaskExecutorSpec struct {
 	// Locality (taskexecutor.locality): "any" (the default) asks for any node, "spread" node-locally
 	// over the hosts with room (am.LocalityAny, am.LocalitySpread).
 	Locality string
+	// LivenessTimeout (taskexecutor.liveness-timeout): a running TaskExecutor whose launcher is
+	// silent this long is lost if its NodeManager does not answer for it (docs/running.md#liveness).
+	LivenessTimeout time.Duration
 }
 
 // Defaults used when the job file leaves a value out.
@@ -82,7 +85,7 @@ const (
 var (
 	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
 	amKeys   = []string{"memory", "vcores"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "gang", "gang-timeout", "locality"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "gang", "gang-timeout", "locality", "liveness-timeout"}
 	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], and the external-resource keys"
 )
 
@@ -207,6 +210,7 @@ func (f *File) job(staged bool) (*Job, error) {
 			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", g)
 		}
 	}
+	te.LivenessTimeout = r.livenessTimeout(teT)
 	te.Locality = DefaultLocality
 	if l, ok := r.str(teT, "locality", "taskexecutor.locality"); ok {
 		switch l {
