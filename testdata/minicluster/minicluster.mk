@@ -120,15 +120,17 @@ test-compat: build $(GOTESTSUM)
 	fi; exit $$rc
 
 # The fault suite, which make test runs too: jobs that run across an RM failover and a lost
-# NodeManager (a cluster started with HA=1), and across a work-preserving RM restart (RECOVERY=1), in
+# NodeManager (a cluster started with HA=1), across a work-preserving RM restart (RECOVERY=1), and a
+# NodeManager stopped on a cluster with YARN's default expiry (DEFAULT: no fault mode), in
 # $(FAULTS_MINICLUSTER_DIR); the tests have the build tag `integration && faults` and fail without the
 # right cluster. Each cluster is brought down whatever happened.
 FAULTS_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/faults
 .PHONY: test-faults
 test-faults: build $(GOTESTSUM)
-	@rc=0; for mode in HA RECOVERY; do \
+	@rc=0; for mode in HA RECOVERY DEFAULT; do \
 	  start=$$(date +%s); echo "=== faults: $$mode=1 cluster"; \
 	  run='^(TestFaultRMFailover|TestFaultNodeManagerLost)$$'; [ $$mode = RECOVERY ] && run='^TestFaultRMRestart$$'; \
+	  [ $$mode = DEFAULT ] && run='^TestLivenessNodeManagerStopOnTheDefaultCluster$$'; \
 	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) $$mode=1 SECURE= RPC_PROTECTION=; then \
 	    ( . $(FAULTS_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration faults' -count=1 -timeout 20m -run "$$run" ./am/ ) || rc=1; \
