@@ -155,7 +155,8 @@ type nmVerdict int
 const (
 	nmRunning nmVerdict = iota // it runs the container: not lost
 	nmUnsure                   // no answer that decides (no NMToken, a refusal, the AM stopping): not lost
-	nmLost                     // it does not answer, or no longer knows the container
+	nmDown                     // it does not answer: lost
+	nmForgot                   // it answers, but no longer knows the container: lost
 )
 
 // containerStatuser is the NodeManager seam's optional probe (yarnrpc.NMClient has it).
@@ -178,7 +179,7 @@ func (a *AM) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdPr
 	case ctx.Err() != nil:
 		return nmUnsure, ctx.Err().Error()
 	case errors.As(err, &conn), errors.Is(err, context.DeadlineExceeded):
-		return nmLost, fmt.Sprintf("its NodeManager %s does not answer (%v)", node, err)
+		return nmDown, fmt.Sprintf("its NodeManager %s does not answer (%v)", node, err)
 	default:
 		return nmUnsure, fmt.Sprintf("its NodeManager %s answered with an error: %v", node, err)
 	}
@@ -194,10 +195,10 @@ func (a *AM) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdPr
 	}
 	for _, f := range resp.GetFailedRequests() {
 		if yarnrpc.FormatContainerID(f.GetContainerId()) == id {
-			return nmLost, fmt.Sprintf("its NodeManager %s no longer knows it (%s)", node, strings.TrimSpace(f.GetException().GetMessage()))
+			return nmForgot, fmt.Sprintf("its NodeManager %s no longer knows it (%s)", node, strings.TrimSpace(f.GetException().GetMessage()))
 		}
 	}
-	return nmLost, fmt.Sprintf("its NodeManager %s does not list it", node)
+	return nmForgot, fmt.Sprintf("its NodeManager %s does not list it", node)
 }
 
 // probe asks a silent TaskExecutor's NodeManager and books the verdict.
@@ -212,7 +213,7 @@ func (a *AM) probe(ctx context.Context, p livenessProbe) {
 	if t.Phase != contract.Running || !t.heardAt.Equal(p.heardAt) {
 		return // it ended meanwhile, or its launcher spoke
 	}
-	if verdict != nmLost {
+	if verdict != nmDown && verdict != nmForgot {
 		// Not lost: ask again a timeout later.
 		t.vouchedAt = a.cfg.Now()
 		log.Info("am: TaskExecutor's launcher is silent, but not lost: " + evidence)
@@ -250,7 +251,7 @@ func (a *AM) probeLostNode(ctx context.Context, node string, cid *hadooppb.Conta
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.live.probingNode, node)
-	if verdict == nmRunning || (verdict == nmUnsure && ctx.Err() == nil) {
+	if verdict != nmDown && ctx.Err() == nil {
 		a.nodeBackLocked(node, "its NodeManager answers again")
 	}
 }

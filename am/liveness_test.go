@@ -257,3 +257,59 @@ func TestLivenessLostTaskExecutorIsReplacedByTheLoop(t *testing.T) {
 	assert.Equal(t, 4, c.StartedN, "two TaskExecutors and two replacements")
 	assert.Len(t, c.Released, 2, "the lost containers were released")
 }
+
+// TestLivenessLostRankRestartsTheGangRound: a rank the liveness check declared lost ends as aborted,
+// which ends its gang round at once (the other rank stops, the whole gang is asked for again), not
+// after the RM's expiry.
+func TestLivenessLostRankRestartsTheGangRound(t *testing.T) {
+	m, clock, nm, c := livenessAM(t)
+	m.cfg.Spec.Gang = true
+	check(m)
+	a := running(t, m, c, 2, "node-a:8041")
+	b := running(t, m, c, 3, "node-b:8041")
+	nm.down.Store(true)
+	m.Alive(b.ID)
+	for range contract.DefaultLivenessTimeout/time.Second + 2 {
+		clock.Add(time.Second)
+		m.Alive(b.ID) // rank b's launcher speaks; a's is silent
+		check(m)
+	}
+	require.Equal(t, contract.Completed, phase(m, a))
+	require.Equal(t, contract.Running, phase(m, b))
+	m.mu.Lock()
+	plan := Reconcile(m.specLocked(), m.observedLocked(clock.Now()))
+	m.mu.Unlock()
+	assert.True(t, plan.NewRound, "the lost rank ends the round")
+	require.Len(t, plan.Stop, 1)
+	assert.Equal(t, b.ID, plan.Stop[0].ID, "the other rank stops")
+}
+
+// TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain: a node excluded for a loss comes back
+// when its NodeManager answers again, even though it no longer knows the lost container.
+func TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain(t *testing.T) {
+	m, clock, nm, c := livenessAM(t)
+	check(m)
+	tr := running(t, m, c, 2, "node-a:8041")
+	nm.down.Store(true)
+	pass(m, clock, contract.DefaultLivenessTimeout+4*time.Second)
+	require.Equal(t, contract.Completed, phase(m, tr))
+	m.mu.Lock()
+	add, _ := m.excl.Next()
+	m.excl.Drain(add, nil)
+	m.mu.Unlock()
+	pass(m, clock, 10*time.Second)
+	m.mu.Lock()
+	_, remove := m.excl.Next()
+	m.mu.Unlock()
+	assert.Empty(t, remove, "still excluded while its NodeManager does not answer")
+
+	nm.down.Store(false)
+	c.Mu.Lock()
+	c.Started = nil // a restarted NodeManager knows none of the old containers
+	c.Mu.Unlock()
+	pass(m, clock, 4*time.Second)
+	m.mu.Lock()
+	_, remove = m.excl.Next()
+	m.mu.Unlock()
+	assert.Equal(t, []string{"node-a:8041"}, remove)
+}
