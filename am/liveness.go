@@ -37,8 +37,11 @@ type livenessState struct {
 	// lostNodes are the nodes excluded because a TaskExecutor on them was lost, with that container's
 	// id to probe their NodeManager with; the exclusion is lifted when the RM reports the node RUNNING
 	// or its NodeManager answers again.
-	lostNodes   map[string]*hadooppb.ContainerIdProto
+	lostNodes map[string]*hadooppb.ContainerIdProto
+	// probingNode: a lost node's NodeManager is being asked; nodeProbed: when it was last asked (once
+	// a timeout, so that a node that never comes back costs little and logs little).
 	probingNode map[string]bool
+	nodeProbed  map[string]time.Time
 }
 
 // livenessTimeout is Config.LivenessTimeout with its default; negative disables the check.
@@ -120,12 +123,12 @@ func (a *AM) checkLiveness(ctx context.Context) {
 		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.cid, heardAt: t.heardAt, silent: now.Sub(last)})
 	}
 	for n, cid := range a.live.lostNodes {
-		if !a.live.probingNode[n] {
+		if !a.live.probingNode[n] && now.Sub(a.live.nodeProbed[n]) >= timeout {
 			if nodes == nil {
 				nodes = map[string]*hadooppb.ContainerIdProto{}
 			}
 			nodes[n] = cid
-			a.live.probingNode[n] = true
+			a.live.probingNode[n], a.live.nodeProbed[n] = true, now
 		}
 	}
 	a.mu.Unlock()
@@ -231,10 +234,10 @@ func (a *AM) lostLocked(t *tracked, silent time.Duration, evidence string) {
 	if t.cid != nil {
 		a.release[t.ID] = t.cid
 		if a.live.lostNodes == nil {
-			a.live.lostNodes, a.live.probingNode = map[string]*hadooppb.ContainerIdProto{}, map[string]bool{}
+			a.live.lostNodes, a.live.probingNode, a.live.nodeProbed = map[string]*hadooppb.ContainerIdProto{}, map[string]bool{}, map[string]time.Time{}
 		}
 		if _, ok := a.live.lostNodes[t.Node]; !ok {
-			a.live.lostNodes[t.Node] = t.cid
+			a.live.lostNodes[t.Node], a.live.nodeProbed[t.Node] = t.cid, a.cfg.Now()
 			a.excl.Exclude(t.Node)
 		}
 	}
@@ -263,6 +266,7 @@ func (a *AM) nodeBackLocked(node, why string) {
 		return
 	}
 	delete(a.live.lostNodes, node)
+	delete(a.live.nodeProbed, node)
 	if _, ok := a.policy.excluded[node]; ok {
 		return // the failure policy excluded it too; its own timeout lifts it
 	}

@@ -307,7 +307,7 @@ func TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain(t *testing.T) {
 	c.Mu.Lock()
 	c.Started = nil // a restarted NodeManager knows none of the old containers
 	c.Mu.Unlock()
-	pass(m, clock, 4*time.Second)
+	pass(m, clock, contract.DefaultLivenessTimeout+time.Second) // asked once a timeout
 	m.mu.Lock()
 	_, remove = m.excl.Next()
 	m.mu.Unlock()
