@@ -115,6 +115,10 @@ type Config struct {
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).
 	KeepStagingOnKill bool
+	// LivenessTimeout is taskexecutor.liveness-timeout: a running TaskExecutor whose launcher has been
+	// silent this long is probed at its NodeManager and declared lost if that does not answer for it
+	// (liveness.go, docs/running.md#liveness). 0: contract.DefaultLivenessTimeout; negative: no check.
+	LivenessTimeout time.Duration
 }
 
 // AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
@@ -179,6 +183,7 @@ type AM struct {
 	idle *planInputs
 	// nodes: the node listing of the status document (nodes.go).
 	nodes nodeView
+	live  livenessState // the launchers' liveness (liveness.go)
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;

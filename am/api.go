@@ -179,6 +179,7 @@ func (a *AM) API(o APIOptions) http.Handler {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	a.handleAlive(mux, needsSecret)
 	mux.HandleFunc("GET /api/v1/containers/{id}/rendezvous", func(w http.ResponseWriter, r *http.Request) {
 		code, body := a.RendezvousOf(r.PathValue("id"), o.Secure && authorized(r, o.Secret))
 		writeJSON(w, code, body)

@@ -99,6 +99,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 				errs = 0
 				a.checkPending(ctx)
 				a.checkGang(ctx)
+				a.checkLiveness(ctx)
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):

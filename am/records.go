@@ -331,4 +331,8 @@ type tracked struct {
 	// requestedAt (its ask first sent), allocatedAt, launchedAt, finishedAt: the web UI's timeline
 	// (zero: not known, e.g. adopted from an earlier attempt).
 	requestedAt, allocatedAt, launchedAt, finishedAt time.Time
+	// heardAt: its launcher's last liveness message; vouchedAt: its NodeManager last said it runs;
+	// probing: its NodeManager is being asked (liveness.go).
+	heardAt, vouchedAt time.Time
+	probing            bool
 }

@@ -114,11 +114,14 @@ func blacklistNames(nodes []string) []string {
 // nodeUpdateLocked reports nodes the RM says are no longer usable.
 func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 	st := n.GetNodeState()
+	node := yarnrpc.NodeAddress(n.GetNodeId())
 	switch st {
-	case hadooppb.NodeStateProto_NS_RUNNING, hadooppb.NodeStateProto_NS_NEW:
+	case hadooppb.NodeStateProto_NS_RUNNING:
+		a.nodeBackLocked(node, "the ResourceManager reports it RUNNING")
+		return
+	case hadooppb.NodeStateProto_NS_NEW:
 		return
 	}
-	node := yarnrpc.NodeAddress(n.GetNodeId())
 	state := strings.TrimPrefix(st.String(), "NS_")
 	a.log.WithFields(logrus.Fields{"node": node, "state": state}).Warn("am: node " + state)
 	a.emit(NodeUnhealthyEvent(node, state, strings.TrimSpace(n.GetHealthReport())))

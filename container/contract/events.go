@@ -21,6 +21,7 @@ const (
 	EventNodeExclusionLifted EventType = "node-exclusion-lifted" // node removed from it after the timeout
 	EventNodeUnhealthy       EventType = "node-unhealthy"        // updated_nodes: node lost, unhealthy, decommissioned
 	EventPreempted           EventType = "preempted"             // a container was preempted (not counted)
+	EventLost                EventType = "lost"                  // a TaskExecutor's launcher fell silent and its NodeManager does not answer for it
 	EventFailureLimitReached EventType = "failure-limit-reached" // the application fails: too many failures
 	EventRequirementChanged  EventType = "requirement-changed"   // PUT requirements changed the declared count
 	EventFinished            EventType = "finished"              // the application's final status

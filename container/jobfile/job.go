@@ -83,6 +83,9 @@ type TaskExecutorSpec struct {
 	// NodeLabel is the node-label expression of the TaskExecutor requests (taskexecutor.node-label;
 	// "" = the queue's default partition; docs/job-file.md#node-labels).
 	NodeLabel string
+	// LivenessTimeout (taskexecutor.liveness-timeout): a running TaskExecutor whose launcher is
+	// silent this long is lost if its NodeManager does not answer for it (docs/running.md#liveness).
+	LivenessTimeout time.Duration
 }
 
 // Defaults used when the job file leaves a value out.
@@ -101,7 +104,7 @@ const (
 var (
 	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources", "flink"}
 	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality", "node-label"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality", "node-label", "liveness-timeout"}
 	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], [flink], and the external-resource keys"
 )
 
@@ -239,6 +242,7 @@ func (f *File) job(staged bool) (*Job, error) {
 			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", g)
 		}
 	}
+	te.LivenessTimeout = r.livenessTimeout(teT)
 	te.Locality = DefaultLocality
 	if l, ok := r.str(teT, "locality", "taskexecutor.locality"); ok {
 		switch l {

@@ -199,6 +199,12 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	if containerID != "" {
 		log = log.WithField("container", containerID)
 	}
+	if h, ok := reporter.(Heartbeater); ok && containerID != "" {
+		hctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); Heartbeat(hctx, h, containerID, contract.LivenessInterval, log) }()
+		defer func() { stop(); <-done }()
+	}
 
 	// Signals are caught from the start: before the worker runs they cancel discovery, afterwards they
 	// are forwarded.

@@ -68,6 +68,9 @@ type Cluster struct {
 	RepeatAllocations bool                    // every allocate response repeats the containers allocated so far (an RM that re-reports them)
 	RunHeartbeats     int                     // a started container completes after this many more allocates (0: at the next)
 	KeepRunning       bool                    // started containers never complete (RunHeartbeats is ignored)
+	// Complete are completed-container statuses the next allocate response reports, then forgets (the
+	// RM's late report of containers on a node it declared LOST, say).
+	Complete []*hadooppb.ContainerStatusProto
 	// Lean keeps nothing per container (no Started, AskLog, Released or Stopped lists; StartedN
 	// counts): for benchmarks and memory tests, whose heap must be the AM's.
 	Lean bool
@@ -298,6 +301,8 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 			delete(c.Age, id)
 		}
 	}
+	resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, c.Complete...)
+	c.Complete = nil
 	c.LastResp = resp
 	return resp, nil
 }

@@ -129,15 +129,17 @@ test-compat: build $(GOTESTSUM)
 	echo "=== compat: $$(( $$(date +%s) - total )) s in all"; exit $$rc
 
 # The fault suite, which make test runs too: jobs that run across an RM failover and a lost
-# NodeManager (a cluster started with HA=1), and across a work-preserving RM restart (RECOVERY=1), in
+# NodeManager (a cluster started with HA=1), across a work-preserving RM restart (RECOVERY=1), and a
+# NodeManager stopped on a cluster with YARN's default expiry (DEFAULT: no fault mode), in
 # $(FAULTS_MINICLUSTER_DIR); the tests have the build tag `integration && faults` and fail without the
 # right cluster. Each cluster is brought down whatever happened.
 FAULTS_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/faults
 .PHONY: test-faults
 test-faults: build $(GOTESTSUM)
-	@rc=0; for mode in HA RECOVERY; do \
+	@rc=0; for mode in HA RECOVERY DEFAULT; do \
 	  start=$$(date +%s); echo "=== faults: $$mode=1 cluster"; \
 	  run='^(TestFaultRMFailover|TestFaultNodeManagerLost)$$'; [ $$mode = RECOVERY ] && run='^TestFaultRMRestart$$'; \
+	  [ $$mode = DEFAULT ] && run='^TestLivenessNodeManagerStopOnTheDefaultCluster$$'; \
 	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) $$mode=1 SECURE= RPC_PROTECTION=; then \
 	    ( . $(FAULTS_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration faults' -count=1 -timeout 20m -run "$$run" ./am/ ) || rc=1; \
@@ -145,6 +147,17 @@ test-faults: build $(GOTESTSUM)
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) || rc=1; \
 	  echo "=== faults $$mode: $$(( $$(date +%s) - start )) s"; \
 	done; exit $$rc
+
+# The liveness test with the RM's whole NodeManager expiry waited out (about 13 minutes): after the AM
+# replaced the lost TaskExecutor, the RM's own LOST report brings no second replacement. Not in make
+# test (its budget); make test-faults runs the same test up to the replacement and the job's success.
+.PHONY: test-liveness-expiry
+test-liveness-expiry: build $(GOTESTSUM)
+	@rc=0; if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) DEFAULT=1 SECURE= RPC_PROTECTION=; then \
+	  ( . $(FAULTS_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) YARN_AM_LIVENESS_FULL_EXPIRY=1 \
+	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration faults' -count=1 -timeout 30m -run '^TestLivenessNodeManagerStopOnTheDefaultCluster$$' ./am/ ) || rc=1; \
+	else rc=1; fi; \
+	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(FAULTS_MINICLUSTER_DIR) || rc=1; exit $$rc
 
 # The node-label suite, which make test runs too: a LABELS=1 cluster in $(LABELS_MINICLUSTER_DIR)
 # and the tests of build tag `integration && labels` (am/labels_integration_test.go), which fail

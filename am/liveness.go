@@ -1,0 +1,282 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
+)
+
+// This file is the AM's own liveness check of its TaskExecutors (docs/running.md#liveness): a node
+// whose NodeManager died is declared LOST by the RM only after yarn.nm.liveness-monitor.expiry-interval-ms
+// (10 minutes by default), during which a gang of GPUs would sit idle. Every launcher says it is
+// alive every contract.LivenessInterval; a running TaskExecutor whose launcher has been silent for
+// Config.LivenessTimeout is probed at its NodeManager (getContainerStatuses), and declared lost only
+// when the NodeManager does not answer or no longer knows the container. A launcher that is alive
+// keeps its container whatever its NodeManager does; a NodeManager that says the container runs
+// keeps it too (a launcher of an older release, or one that cannot reach this attempt's API).
+
+// livenessProbeTimeout bounds one getContainerStatuses of a probe: a NodeManager that does not answer
+// within it is taken as down.
+const livenessProbeTimeout = 10 * time.Second
+
+// livenessState is the liveness check's memory; AM.mu guards it.
+type livenessState struct {
+	// scanned is when the last scan ran; resumed is when the check (re)started counting: a loop that
+	// could not run for a while (an RM failover, a stalled process) restarts every clock, so that its
+	// own pause is never a launcher's silence.
+	scanned, resumed time.Time
+	// lostNodes are the nodes excluded because a TaskExecutor on them was lost, with that container's
+	// id to probe their NodeManager with; the exclusion is lifted when the RM reports the node RUNNING
+	// or its NodeManager answers again.
+	lostNodes map[string]*hadooppb.ContainerIdProto
+	// probingNode: a lost node's NodeManager is being asked; nodeProbed: when it was last asked (once
+	// a timeout, so that a node that never comes back costs little and logs little).
+	probingNode map[string]bool
+	nodeProbed  map[string]time.Time
+}
+
+// livenessTimeout is Config.LivenessTimeout with its default; negative disables the check.
+func (a *AM) livenessTimeout() time.Duration {
+	if a.cfg.LivenessTimeout == 0 {
+		return contract.DefaultLivenessTimeout
+	}
+	return a.cfg.LivenessTimeout
+}
+
+// Alive records that the launcher of container id is alive; false if the container is not one of
+// this AM's.
+func (a *AM) Alive(id string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.rec.get(id)
+	if t == nil {
+		return false
+	}
+	t.heardAt = a.cfg.Now()
+	return true
+}
+
+// handleAlive serves POST /api/v1/containers/{id}/alive (the launcher's liveness message; no body is
+// read). needsSecret is the API's guard of the endpoints that take the application secret.
+func (a *AM) handleAlive(mux *http.ServeMux, needsSecret func(http.ResponseWriter, *http.Request) bool) {
+	mux.HandleFunc("POST /api/v1/containers/{id}"+contract.AlivePath, func(w http.ResponseWriter, r *http.Request) {
+		if !needsSecret(w, r) {
+			return
+		}
+		id := r.PathValue("id")
+		if !a.Alive(id) {
+			writeError(w, http.StatusNotFound, fmt.Sprintf("container %.200s is not one of this application's TaskExecutors", id))
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
+// livenessProbe is one silent TaskExecutor to ask its NodeManager about.
+type livenessProbe struct {
+	t       *tracked
+	node    string
+	cid     *hadooppb.ContainerIdProto
+	heardAt time.Time // its launcher's last message when the probe began
+	silent  time.Duration
+}
+
+// checkLiveness runs after each heartbeat: it starts a probe (in the background, never under mu) for
+// every running TaskExecutor silent for the timeout, and for every node excluded for a loss.
+func (a *AM) checkLiveness(ctx context.Context) {
+	timeout := a.livenessTimeout()
+	if timeout < 0 {
+		return
+	}
+	var probes []livenessProbe
+	var nodes map[string]*hadooppb.ContainerIdProto
+	a.mu.Lock()
+	now := a.cfg.Now()
+	if a.live.scanned.IsZero() || now.Sub(a.live.scanned) > timeout/2 {
+		a.live.resumed = now // the first scan, or the loop paused: every clock starts now
+	}
+	// A scan every tenth of the timeout: a loss is seen within 1.1 timeouts, and a heartbeat of a
+	// large application does not pay a pass over every container (BenchmarkAMHeartbeat).
+	if now.Sub(a.live.scanned) < timeout/10 {
+		a.mu.Unlock()
+		return
+	}
+	a.live.scanned = now
+	for _, t := range a.rec.seq {
+		if t.Phase != contract.Running || t.probing || t.cid == nil {
+			continue
+		}
+		last := latest(t.heardAt, t.vouchedAt, t.launchedAt, a.started, a.live.resumed)
+		if now.Sub(last) < timeout {
+			continue
+		}
+		t.probing = true
+		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.cid, heardAt: t.heardAt, silent: now.Sub(last)})
+	}
+	for n, cid := range a.live.lostNodes {
+		if !a.live.probingNode[n] && now.Sub(a.live.nodeProbed[n]) >= timeout {
+			if nodes == nil {
+				nodes = map[string]*hadooppb.ContainerIdProto{}
+			}
+			nodes[n] = cid
+			a.live.probingNode[n], a.live.nodeProbed[n] = true, now
+		}
+	}
+	a.mu.Unlock()
+	for _, p := range probes {
+		a.background.Add(1)
+		go a.probe(ctx, p)
+	}
+	for n, cid := range nodes {
+		a.background.Add(1)
+		go a.probeLostNode(ctx, n, cid)
+	}
+}
+
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
+	}
+	return l
+}
+
+// nmVerdict is what a NodeManager's answer says of a container.
+type nmVerdict int
+
+const (
+	nmRunning nmVerdict = iota // it runs the container: not lost
+	nmUnsure                   // no answer that decides (no NMToken, a refusal, the AM stopping): not lost
+	nmDown                     // it does not answer: lost
+	nmForgot                   // it answers, but no longer knows the container: lost
+)
+
+// containerStatuser is the NodeManager seam's optional probe (yarnrpc.NMClient has it).
+type containerStatuser interface {
+	GetContainerStatuses(ctx context.Context, node string, ids ...*hadooppb.ContainerIdProto) (*hadooppb.GetContainerStatusesResponseProto, error)
+}
+
+// askNM asks node's NodeManager for container cid; the string is the evidence, in words.
+func (a *AM) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) (nmVerdict, string) {
+	s, ok := a.cfg.NM.(containerStatuser)
+	if !ok {
+		return nmUnsure, "the NodeManager client cannot ask for container statuses"
+	}
+	c, cancel := context.WithTimeout(ctx, livenessProbeTimeout)
+	defer cancel()
+	resp, err := s.GetContainerStatuses(c, node, cid)
+	var conn *yarnrpc.ConnError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nmUnsure, ctx.Err().Error()
+	case errors.As(err, &conn), errors.Is(err, context.DeadlineExceeded):
+		return nmDown, fmt.Sprintf("its NodeManager %s does not answer (%v)", node, err)
+	default:
+		return nmUnsure, fmt.Sprintf("its NodeManager %s answered with an error: %v", node, err)
+	}
+	id := yarnrpc.FormatContainerID(cid)
+	for _, st := range resp.GetStatus() {
+		if yarnrpc.FormatContainerID(st.GetContainerId()) != id {
+			continue
+		}
+		if st.GetState() == hadooppb.ContainerStateProto_C_COMPLETE {
+			return nmUnsure, fmt.Sprintf("its NodeManager %s reports it complete; the RM reports its end", node)
+		}
+		return nmRunning, fmt.Sprintf("its NodeManager %s reports it %s", node, strings.TrimPrefix(st.GetState().String(), "C_"))
+	}
+	for _, f := range resp.GetFailedRequests() {
+		if yarnrpc.FormatContainerID(f.GetContainerId()) == id {
+			return nmForgot, fmt.Sprintf("its NodeManager %s no longer knows it (%s)", node, strings.TrimSpace(f.GetException().GetMessage()))
+		}
+	}
+	return nmForgot, fmt.Sprintf("its NodeManager %s does not list it", node)
+}
+
+// probe asks a silent TaskExecutor's NodeManager and books the verdict.
+func (a *AM) probe(ctx context.Context, p livenessProbe) {
+	defer a.background.Done()
+	verdict, evidence := a.askNM(ctx, p.node, p.cid)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := p.t
+	t.probing = false
+	log := a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "silent": p.silent.Round(time.Second).String()})
+	if t.Phase != contract.Running || !t.heardAt.Equal(p.heardAt) {
+		return // it ended meanwhile, or its launcher spoke
+	}
+	if verdict != nmDown && verdict != nmForgot {
+		// Not lost: ask again a timeout later.
+		t.vouchedAt = a.cfg.Now()
+		log.Info("am: TaskExecutor's launcher is silent, but not lost: " + evidence)
+		return
+	}
+	a.lostLocked(t, p.silent, evidence)
+}
+
+// lostLocked declares t lost: its container is released, its node excluded until the RM reports it
+// RUNNING or its NodeManager answers again, and its end (exit status -100, not counted as a failure)
+// makes Reconcile ask for a replacement at once (and a gang start its next round).
+func (a *AM) lostLocked(t *tracked, silent time.Duration, evidence string) {
+	why := fmt.Sprintf("lost: its launcher has been silent for %s (taskexecutor.liveness-timeout = %s) and %s", silent.Round(time.Second), a.livenessTimeout(), evidence)
+	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Warn("am: TaskExecutor " + why + "; releasing it and asking for a replacement (not counted as a failure)")
+	if t.cid != nil {
+		a.release[t.ID] = t.cid
+		if a.live.lostNodes == nil {
+			a.live.lostNodes, a.live.probingNode, a.live.nodeProbed = map[string]*hadooppb.ContainerIdProto{}, map[string]bool{}, map[string]time.Time{}
+		}
+		if _, ok := a.live.lostNodes[t.Node]; !ok {
+			a.live.lostNodes[t.Node], a.live.nodeProbed[t.Node] = t.cid, a.cfg.Now()
+			a.excl.Exclude(t.Node)
+		}
+	}
+	a.emit(LostEvent(t.ID, t.Node, why))
+	a.exitedLocked(t, a.rec.completed(t, Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why}))
+	a.news = true
+	a.poke()
+}
+
+// probeLostNode asks a node excluded for a loss whether its NodeManager answers again.
+func (a *AM) probeLostNode(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) {
+	defer a.background.Done()
+	verdict, _ := a.askNM(ctx, node, cid)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.live.probingNode, node)
+	if verdict != nmDown && ctx.Err() == nil {
+		a.nodeBackLocked(node, "its NodeManager answers again")
+	}
+}
+
+// nodeBackLocked lifts the exclusion of a node excluded for a loss (the RM reports it RUNNING, or
+// its NodeManager answers again).
+func (a *AM) nodeBackLocked(node, why string) {
+	if _, ok := a.live.lostNodes[node]; !ok {
+		return
+	}
+	delete(a.live.lostNodes, node)
+	delete(a.live.nodeProbed, node)
+	if _, ok := a.policy.excluded[node]; ok {
+		return // the failure policy excluded it too; its own timeout lifts it
+	}
+	a.excl.Lift(node)
+	a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: " + why)
+	a.emit(NodeExclusionLiftedEvent(node))
+}
+
+// LostEvent: a TaskExecutor was declared lost by the AM's liveness check.
+func LostEvent(id, node, why string) contract.Event {
+	return contract.Event{Type: contract.EventLost, Severity: contract.SeverityWarning, Container: id, Node: node, Reason: "liveness-timeout",
+		Message: fmt.Sprintf("TaskExecutor %s on %s %s; released, its node excluded until it is healthy again, a replacement asked for (not counted as a failure)", id, node, why)}
+}

@@ -1,0 +1,119 @@
+//go:build integration && faults
+
+package am_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLivenessNodeManagerStopOnTheDefaultCluster: on a mini cluster with YARN's default NodeManager
+// expiry (10 minutes), 2 TaskExecutors run and the NodeManager of one (not the AM's) is stopped. The
+// AM's own liveness check (docs/running.md#liveness) declares its TaskExecutor lost: exactly one
+// replacement (one per TaskExecutor the node ran) runs within 60 s of the stop, nothing counts as a failure, and when the RM finally
+// declares the node LOST (10 minutes later) no second replacement comes. The workers then end and the
+// job succeeds. It owns its cluster (nm-stop changes it): make test-faults starts one for it and runs
+// it up to the replacement and the job's success; make test-liveness-expiry runs it with the RM's
+// whole expiry waited out (about 13 minutes, too long for make test).
+func TestLivenessNodeManagerStopOnTheDefaultCluster(t *testing.T) {
+	livenessNodeManagerStop(t, os.Getenv("YARN_AM_LIVENESS_FULL_EXPIRY") == "1")
+}
+
+func livenessNodeManagerStop(t *testing.T, waitForTheRMsExpiry bool) {
+	if os.Getenv("YARN_AM_NM_EXPIRY_MS") != "600000" {
+		t.Fatal("this test needs a mini cluster with YARN's default NodeManager expiry, 600000 ms (make test-faults)")
+	}
+	release := filepath.Join(t.TempDir(), "release")
+	cmd := fmt.Sprintf("while [ ! -e %s ]; do sleep 1; done; ./worker --sleep 1s", release)
+	nodes := strings.Split(os.Getenv("YARN_AM_NM_NODES"), ",")
+	dirs := strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",")
+	require.Len(t, dirs, len(nodes))
+	// 2 GPUs each: room for the replacements beside whatever survives. The scheduler places them; the
+	// node to stop is the one without the AM, and it must run one TaskExecutor at least (else the job is
+	// submitted again: placement is the scheduler's, not what is tested).
+	var id string
+	var d statusDoc
+	victim, onVictim := -1, 0
+	before := map[string]bool{}
+	for try := 1; onVictim == 0; try++ {
+		require.LessOrEqual(t, try, 4, "in 3 tries the scheduler never placed a TaskExecutor on the node without the AM")
+		if id != "" {
+			killQuietly(id)
+		}
+		id = submitDetached(t, writeJob(t, jobSpec{name: "liveness", instances: 2, gpus: 2, command: cmd, maxFailures: 0}))
+		d = waitFor(t, id, 3*time.Minute, "2 TaskExecutors running", func(d statusDoc) bool { return d.AM != nil && d.AM.Counts.Running == 2 })
+		for i, dir := range dirs {
+			if am, _ := filepath.Glob(filepath.Join(dir, id, "container_*_000001")); len(am) == 0 {
+				victim = i
+			}
+		}
+		require.NotEqual(t, -1, victim, "one NodeManager runs no AM")
+		clear(before)
+		onVictim = 0
+		for _, c := range d.AM.Containers {
+			before[c.ID] = true
+			if c.Node == nodes[victim] && c.State == "RUNNING" {
+				onVictim++
+			}
+		}
+		t.Logf("try %d: %s runs %d TaskExecutor(s) on %s, the node without the AM", try, id, onVictim, nodes[victim])
+	}
+
+	start := time.Now()
+	control(t, "nm-stop", fmt.Sprint(victim))
+	d = waitFor(t, id, 60*time.Second, "the replacements running within 60 s of the stop", func(d statusDoc) bool {
+		if d.AM == nil {
+			return false
+		}
+		fresh := 0
+		for _, c := range d.AM.Containers {
+			if c.State == "RUNNING" && !before[c.ID] {
+				fresh++
+			}
+		}
+		return d.AM.Counts.Running == 2 && fresh == onVictim
+	})
+	detected := time.Since(start)
+	assert.Equal(t, onVictim, d.AM.Counts.Completed, "the lost TaskExecutors ended")
+	assert.Zero(t, d.AM.Counts.Failed, "a lost node is not the worker's failure")
+	log := amLog(id)
+	assert.Contains(t, log, "am: TaskExecutor lost: its launcher has been silent", "the AM says why:\n%s", log)
+	t.Logf("NodeManager stopped: replacement running %s later", detected.Round(time.Second))
+
+	if !waitForTheRMsExpiry {
+		require.NoError(t, os.WriteFile(release, nil, 0o644))
+		d = waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+		require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
+		assert.Len(t, taskExecutorContainers(t, id), 2+onVictim, "2 TaskExecutors and one replacement per lost one in all")
+		assert.Zero(t, status(t, id).AM.Counts.Failed)
+		return
+	}
+	// The RM declares the node LOST after its expiry (10 minutes), checked every third of it: up to
+	// 13 min 20 s after the stop. The AM reports it, and asks for nothing more.
+	deadline := start.Add(15 * time.Minute)
+	for !strings.Contains(amLog(id), "state=LOST") {
+		require.True(t, time.Now().Before(deadline), "the RM did not report the node LOST within 15 minutes of the stop:\n%s", amLog(id))
+		time.Sleep(5 * time.Second)
+	}
+	t.Logf("the RM declared the node LOST %s after the stop", time.Since(start).Round(time.Second))
+	// Give the AM a few heartbeats to act on whatever the RM reported with it.
+	time.Sleep(5 * time.Second)
+	d = status(t, id)
+	require.NotNil(t, d.AM)
+	assert.Equal(t, 2, d.AM.Counts.Running, "still 2 TaskExecutors")
+	assert.Zero(t, d.AM.Counts.Failed)
+	assert.Len(t, taskExecutorContainers(t, id), 2+onVictim, "2 TaskExecutors and one replacement per lost one, no second one")
+
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	d = waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
+	assert.Len(t, taskExecutorContainers(t, id), 2+onVictim, "2 TaskExecutors and one replacement per lost one in all")
+	assert.NotContains(t, amLog(id), "failure limit", "max-failures = 0 was never touched")
+}

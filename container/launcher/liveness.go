@@ -1,0 +1,78 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/container/amtls"
+	"github.com/yarn-am/yarn-am/container/contract"
+)
+
+// Heartbeater says the launcher is alive to the AM (docs/running.md#liveness). *HTTPReporter is one.
+type Heartbeater interface {
+	Alive(ctx context.Context, containerID string) error
+}
+
+// Heartbeat calls h.Alive every interval until ctx ends. A message that fails is logged (once per
+// run of failures) and otherwise ignored: the AM declares a TaskExecutor lost only when its
+// NodeManager does not answer for it either, so a launcher that cannot reach the AM loses nothing.
+func Heartbeat(ctx context.Context, h Heartbeater, containerID string, interval time.Duration, log logrus.FieldLogger) {
+	failing := false
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		c, cancel := context.WithTimeout(ctx, interval)
+		err := h.Alive(c, containerID)
+		cancel()
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			failing = true
+			log.WithError(err).Warn("yarn-am launch: the liveness message to the AM failed; retrying every " + interval.String())
+		case err == nil && failing:
+			failing = false
+			log.Info("yarn-am launch: the liveness messages reach the AM again")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Alive posts one liveness message (an empty body) to <BaseURL><container id>/alive, once: the next
+// one comes an interval later anyway.
+func (h *HTTPReporter) Alive(ctx context.Context, containerID string) error {
+	if containerID == "" {
+		return errors.New("alive: no container id (CONTAINER_ID is unset)")
+	}
+	url := h.BaseURL + containerID + contract.AlivePath
+	if err := amtls.RequireHTTPS(url, contract.EnvReportURL); err != nil {
+		return err
+	}
+	if h.Client == nil {
+		return errors.New("alive: no HTTP client pinned to the AM's TLS authority; refusing to send the application secret")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, http.NoBody)
+	if err != nil {
+		return fmt.Errorf("alive: %q is not a valid URL (%s): %w", url, contract.EnvReportURL, err)
+	}
+	req.Header.Set("Authorization", "Bearer "+h.Secret)
+	resp, err := h.Client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the AM answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
