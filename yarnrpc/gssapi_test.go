@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -291,4 +292,53 @@ func TestNoSecretsInLogsOrErrors(t *testing.T) {
 		[]byte(hex.EncodeToString(session)), []byte(base64.StdEncoding.EncodeToString(session))} {
 		assert.NotContains(t, out, string(secret))
 	}
+}
+
+// TestLoginRefusesATicketCacheThatIsNotOurs: a ticket cache that another user owns or can write, or
+// that is a symlink (to another's cache, or to /dev/zero), or not a regular file, is refused before
+// it is read: using it would make yarn-am act as whoever put the ticket there. Needs root (it gives a
+// file to another uid) and fails without it, as the multi-user GPU tests do.
+func TestLoginRefusesATicketCacheThatIsNotOurs(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Fatalf("%s gives a file to another uid (chown): run it as root, e.g. sudo go test -run %s ./yarnrpc", t.Name(), t.Name())
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "krb5.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(testdata.KRB5_CONF), 0o600))
+	b, err := hex.DecodeString(testdata.CCACHE_TEST)
+	require.NoError(t, err)
+	own := filepath.Join(dir, "own")
+	require.NoError(t, os.WriteFile(own, b, 0o600))
+	for _, tc := range []struct {
+		name, want string
+		make       func(p string) error
+	}{
+		{"owned by another uid", "is owned by uid 65534, not by you", func(p string) error {
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				return err
+			}
+			return os.Chown(p, 65534, 65534)
+		}},
+		{"writable by others", "is writable by others (mode 0666)", func(p string) error {
+			if err := os.WriteFile(p, b, 0o600); err != nil {
+				return err
+			}
+			return os.Chmod(p, 0o666)
+		}},
+		{"symlink to our own", "is a symbolic link", func(p string) error { return os.Symlink(own, p) }},
+		{"symlink to /dev/zero", "is a symbolic link", func(p string) error { return os.Symlink("/dev/zero", p) }},
+		{"named pipe", "named pipe, not a regular file", func(p string) error { return syscall.Mkfifo(p, 0o600) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "cc")
+			require.NoError(t, tc.make(p))
+			_, err := LoginKerberos(KerberosOptions{Krb5Config: conf, CCache: p})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), p)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// Our own 0600 file is read (its ticket expired long ago: that is the error, not its owner).
+	_, err = LoginKerberos(KerberosOptions{Krb5Config: conf, CCache: own})
+	assert.ErrorContains(t, err, "expired at")
 }

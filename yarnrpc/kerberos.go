@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/jcmturner/gokrb5/v8/client"
@@ -20,6 +21,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/types"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // Kerberos login for SASL GSSAPI: a gokrb5 client logged in from a ticket cache (after kinit) or a
@@ -237,7 +239,7 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 		}
 		path = rest
 	}
-	cc, err := credentials.LoadCCache(path)
+	cc, err := loadOwnCCache(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("yarnrpc: no Kerberos ticket (ticket cache %s does not exist); %s", path, kinitAdvice(o.Principal))
@@ -354,4 +356,36 @@ func (k *Kerberos) Destroy() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.cl.Destroy()
+}
+
+// MaxCCacheBytes bounds a ticket cache file: a real one holds a few tickets of a few KiB each.
+const MaxCCacheBytes = 1 << 20
+
+// loadOwnCCache reads a FILE ticket cache that is this user's own: a regular file (not a symlink)
+// owned by the current uid and writable by no one else. A cache another user owns or can write would
+// make yarn-am act as whoever put the ticket there (/tmp is shared: a name like /tmp/krb5cc_<uid> can be
+// taken first); docs/security.md#logging-in, TestLoginRefusesATicketCacheThatIsNotOurs.
+func loadOwnCCache(path string) (*credentials.CCache, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("is a symbolic link; yarn-am reads only a ticket cache file of your own (kinit writes one)")
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return nil, fmt.Errorf("is owned by uid %d, not by you (uid %d); yarn-am uses only your own ticket cache", st.Uid, os.Getuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("is writable by others (mode %04o); kinit writes it 0600", fi.Mode().Perm())
+	}
+	b, err := boundedread.ReadFile("ticket cache", path, "a ticket cache file", MaxCCacheBytes)
+	if err != nil {
+		return nil, err
+	}
+	cc := new(credentials.CCache)
+	if err := cc.Unmarshal(b); err != nil {
+		return nil, err
+	}
+	return cc, nil
 }
