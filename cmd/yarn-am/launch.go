@@ -75,10 +75,14 @@ func (f *extResFlags) register(fs *flag.FlagSet) {
 
 // pathFlag sets *p to a flag's value, refusing an empty one: --flink-conf "" (an unset variable in a
 // script) would otherwise mean "no file" without a word.
-func pathFlag(p *string) func(string) error {
+func pathFlag(p *string) func(string) error { return nonEmptyFlag(p, "the path of a file") }
+
+// nonEmptyFlag sets *p from a flag that may not be given empty: an empty value would silently mean
+// "none" or "all". want says what to give ("the path of a file").
+func nonEmptyFlag(p *string, want string) func(string) error {
 	return func(v string) error {
 		if strings.TrimSpace(v) == "" {
-			return errors.New("empty; give the path of a file, or leave the flag out")
+			return errors.New("empty; give " + want + ", or leave the flag out")
 		}
 		*p = v
 		return nil

@@ -60,9 +60,11 @@ func init() {
 func runLogs(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	container := fs.String("container", "", "one container")
+	container := new(string)
+	fs.Func("container", "one container", nonEmptyFlag(container, "a container id"))
 	am := fs.Bool("am", false, "the AM's container")
-	file := fs.String("file", "", "one log file")
+	file := new(string)
+	fs.Func("file", "one log file", nonEmptyFlag(file, "a log file name, such as stdout"))
 	follow := fs.Bool("follow", false, "follow")
 	tail := fs.Int("tail", 0, "last N lines")
 	timeout := registerTimeout(fs)
