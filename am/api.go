@@ -54,6 +54,7 @@ func (a *AM) Status() contract.Status {
 		if cs.Diagnostics == "" && t.reportFailure != "" {
 			cs.Diagnostics = t.reportFailure
 		}
+		cs.StderrTail = t.Exit.StderrTail
 		s.Containers = append(s.Containers, cs)
 	}
 	return s
@@ -256,7 +257,7 @@ func redactReport(r contract.ContainerReport, secret string) contract.ContainerR
 		return r
 	}
 	red := func(s string) string { return strings.ReplaceAll(s, secret, "[application secret]") }
-	r.Failure, r.FailedResource = red(r.Failure), red(r.FailedResource)
+	r.Failure, r.FailedResource, r.WorkerStderr = red(r.Failure), red(r.FailedResource), red(r.WorkerStderr)
 	if r.Infos != nil {
 		infos := make(map[string][]contract.Info, len(r.Infos))
 		for name, list := range r.Infos {

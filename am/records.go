@@ -134,8 +134,12 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 	if t.Phase == contract.Stopping {
 		exit.Class = contract.ExitKilledByAM
 	}
-	if t.reportFailure != "" && exit.Class == contract.ExitDiscoveryFailed {
-		exit.Diagnostics = t.reportFailure + "; " + exit.Diagnostics
+	switch {
+	case t.reportFailure != "" && exit.Class == contract.ExitDiscoveryFailed:
+		// The launcher's message says it; YARN's diagnostics would repeat it amid boilerplate.
+		exit.Diagnostics = t.reportFailure
+	case t.stderrTail != "" && exit.Class != contract.ExitSucceeded:
+		exit.Diagnostics, exit.StderrTail = workerStderrDiagnostics(t.stderrTail), t.stderrTail
 	}
 	r.setPhase(t, contract.Completed)
 	t.Exit = exit
@@ -144,8 +148,13 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 
 // reported: the container's launcher reported its resource infos or why discovery failed.
 func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.Event {
+	if rep.WorkerStderr != "" {
+		// The worker's exit (launcher stderrtail.go): kept for its completion, which follows.
+		t.stderrTail = rep.WorkerStderr
+		return nil
+	}
 	if rep.Failure != "" {
-		t.reportFailure = "discovery failed for resource " + rep.FailedResource + ": " + rep.Failure
+		t.reportFailure = discoveryFailureText(rep.FailedResource, rep.Failure)
 		if t.discoveryEvent {
 			return nil
 		}
@@ -293,8 +302,10 @@ type tracked struct {
 	// of a container's allocation).
 	token *hadooppb.TokenProto
 	infos map[string][]resources.Info
-	// reportFailure is the launcher's discovery failure, if it reported one.
+	// reportFailure is the launcher's discovery failure, if it reported one; stderrTail the last lines
+	// of the worker's stderr, if its launcher reported them after it exited non-zero.
 	reportFailure string
+	stderrTail    string
 	// discoveryEvent: a discovery-failed event was emitted for it (from the report or its exit).
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
