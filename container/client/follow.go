@@ -40,7 +40,7 @@ func (f FollowResult) Outcome() string {
 	if d == "" {
 		d = "(no diagnostics)"
 	} else if f.shown.seenReason(d) {
-		d = "the diagnostics are above"
+		d = firstLineOf(d) + " (in full above)"
 	} else {
 		d = f.shown.unseen(d)
 	}

@@ -35,10 +35,10 @@ func TestFollowPrintsEachDiagnosticOnce(t *testing.T) {
 	out.WriteString(res.Outcome() + "\n")
 	text := out.String()
 	assert.Equal(t, 2, strings.Count(text, "oops"), "once per container:\n%s", text)
-	assert.Equal(t, 1, strings.Count(text, "2 TaskExecutors failed"), "the reason once:\n%s", text)
+	assert.Equal(t, 2, strings.Count(text, "2 TaskExecutors failed"), "the reason in full once, its headline in the outcome:\n%s", text)
 	assert.Contains(t, text, "(each failure is shown above)")
 	assert.Contains(t, text, "application finished: FAILED (the reason is above)")
-	assert.Contains(t, text, "final status FAILED: the diagnostics are above")
+	assert.Contains(t, text, "final status FAILED: 2 TaskExecutors failed, more than taskexecutor.max-failures = 1 allows (exit code 3 ×2) ... (in full above)")
 
 	// Without the events (no stream), the outcome says it all.
 	res.shown = nil
