@@ -77,6 +77,9 @@ func TestDiscoveryFailureIsWordedOnceAndExcludesTheNode(t *testing.T) {
 	ex := waitEvent(t, m.Events(), time.Second, is(contract.EventNodeExcluded))
 	assert.Contains(t, ex.Message, "nvidia-smi not found")
 	assert.Contains(t, ex.Message, "node n1:1 excluded")
+	disc := waitEvent(t, m.Events(), time.Second, is(contract.EventDiscoveryFailed))
+	assert.Equal(t, 1, strings.Count(disc.Message, "discovery"), "said once: %s", disc.Message)
+	assert.Contains(t, disc.Message, "discovery of resource gpu failed in TaskExecutor c1 on n1:1, the worker was not started: nvidia-smi not found")
 	assert.Equal(t, 1, m.Status().Counts.Failed-1, "counts once toward taskexecutor.max-failures (c2 failed before)")
 }
 

@@ -1,6 +1,8 @@
 package am
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
@@ -159,7 +161,9 @@ func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.
 			return nil
 		}
 		t.discoveryEvent = true
-		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, rep.Failure)}
+		// The event's own words name the resource: the launcher's prefix would say it twice.
+		reason := strings.TrimPrefix(rep.Failure, fmt.Sprintf("discovery failed for resource %q: ", rep.FailedResource))
+		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, reason)}
 	}
 	t.infos, t.port, t.reported = rep.Infos, rep.Port, true
 	if len(rep.Infos) == 0 {

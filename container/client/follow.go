@@ -129,7 +129,11 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 						if ct.ExitStatus != nil {
 							line += fmt.Sprintf(" exit %d", *ct.ExitStatus)
 						}
-						if d := firstLineOf(ct.Diagnostics); d != "" && ct.ExitStatus != nil && *ct.ExitStatus != 0 {
+						d := firstLineOf(ct.Diagnostics)
+						if ct.StderrTail != "" { // the worker's last line says most (once.go)
+							d = lastLineOf(ct.StderrTail)
+						}
+						if d != "" && ct.ExitStatus != nil && *ct.ExitStatus != 0 {
 							line += ": " + d
 						}
 						if lastCt[ct.ID] != line {

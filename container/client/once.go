@@ -113,3 +113,12 @@ func (s *shownText) printEvent(out io.Writer, stamp string, e contract.Event) {
 		s.container(e.Container)
 	}
 }
+
+// lastLineOf is the last non-empty line of s.
+func lastLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[i+1:])
+	}
+	return s
+}

@@ -44,3 +44,8 @@ func TestFollowPrintsEachDiagnosticOnce(t *testing.T) {
 	res.shown = nil
 	assert.Equal(t, 2, strings.Count(res.Outcome(), "oops"))
 }
+
+func TestLastLineOfIsTheTailsLastLine(t *testing.T) {
+	assert.Equal(t, "ValueError: bad input", lastLineOf("Traceback (most recent call last):\n  x\nValueError: bad input\n"))
+	assert.Equal(t, "one", lastLineOf("one"))
+}
