@@ -1,9 +1,11 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,12 +18,14 @@ import (
 // share the container's stderr; the report after a failed worker carries only the worker's lines.
 func TestWorkerStderrTailExcludesTheLaunchersLogLines(t *testing.T) {
 	f := newLaunchFixture(t)
+	var shared lockedBuffer // as in a container: one stderr file for both
+	f.l.Stderr = &shared
 	logger := logrus.New()
-	logger.SetOutput(&f.stderr) // as in a container: one stderr file for both
+	logger.SetOutput(&shared)
 	f.l.Log = logger
 	code := f.l.Run(context.Background(), []string{"sh", "-c", "echo starting; echo oops >&2; exit 3"})
 	assert.Equal(t, 3, code, "the worker's exit code is the container's")
-	all := f.stderr.String()
+	all := shared.String()
 	assert.Contains(t, all, "oops\n", "every byte of the worker's stderr still reaches the container's stderr")
 	assert.Contains(t, all, "worker exited", "the launcher's own log lines are there too")
 	require.Len(t, f.reporter.reports, 2, "the infos before the worker, its stderr after it")
@@ -29,6 +33,25 @@ func TestWorkerStderrTailExcludesTheLaunchersLogLines(t *testing.T) {
 	assert.Equal(t, "oops", last.WorkerStderr, "only the worker's own lines, none of the launcher's")
 	assert.Equal(t, 3, last.ExitCode)
 	assert.Nil(t, last.Infos)
+}
+
+// lockedBuffer is a buffer two writers share, as the container's stderr file is shared by the
+// launcher's log and the copy of the worker's stderr.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func TestWorkerStderrTailIsBounded(t *testing.T) {
