@@ -61,7 +61,8 @@ integration: build $(GOTESTSUM) test-deps torch-env flink-dist flink-job
 test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; $(MAKE) test-secure || rc=1; \
-	  $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
+	  $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; \
+	  $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
 
 # The demo on a fresh clone: builds yarn-am and the example worker (static, for the containers), starts
 # the mini cluster, submits testdata/jobs/gpu-demo.toml attached (2 TaskExecutors x 2 GPUs, coordination

@@ -60,16 +60,30 @@ func (a *AM) Status() contract.Status {
 	return s
 }
 
-// Report records a launcher's report; false if the container is not one of this AM's.
-func (a *AM) Report(id string, r contract.ContainerReport) bool {
+// Errors of Report.
+var (
+	errReportUnknown    = errors.New("not a TaskExecutor of this application")
+	errReportNotRunning = errors.New("not running")
+)
+
+// Report records a launcher's report: errReportUnknown if the container is not one of this AM's,
+// errReportNotRunning if it is not launching or running (a finished, stopping or held container's
+// launcher has nothing to report, and accepting its reports would let a holder of the secret grow the
+// AM's memory through containers that are gone; docs/security.md#flood-bounds).
+func (a *AM) Report(id string, r contract.ContainerReport) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)
 	if t == nil {
-		return false
+		return errReportUnknown
+	}
+	if t.Phase != contract.Running && t.Phase != contract.Launching {
+		return fmt.Errorf("%w: %s is %s", errReportNotRunning, id, t.Phase)
 	}
 	a.emitAll(a.rec.reported(t, r))
-	a.assignRanksLocked()
+	if r.WorkerStderr != "" {
+		return nil // the worker's exit (diagnostics.go): no infos, nothing to check or assign
+	}
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})
 	if r.Failure != "" {
 		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
@@ -77,7 +91,10 @@ func (a *AM) Report(id string, r contract.ContainerReport) bool {
 	for name, infos := range r.Infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
 	}
-	return true
+	if !a.checkSharedGPUsLocked(t) {
+		a.assignRanksLocked()
+	}
+	return nil
 }
 
 // APIOptions configure one listener's HTTP API.
@@ -137,6 +154,9 @@ func (a *AM) API(o APIOptions) http.Handler {
 		s := a.Status()
 		s.SecureAPI = o.SecureAPI
 		s.FlinkUI = o.FlinkUI
+		if !(o.Secure && authorized(r, o.Secret)) {
+			s = anonymousStatus(s) // visibility.go
+		}
 		writeJSON(w, http.StatusOK, s)
 	})
 	mux.HandleFunc("POST /api/v1/containers/{id}"+contract.ReportPath, func(w http.ResponseWriter, r *http.Request) {
@@ -153,18 +173,26 @@ func (a *AM) API(o APIOptions) http.Handler {
 			writeError(w, bodyErrorCode(err), "the body is not a report ({\"infos\": {\"gpu\": [{\"index\": \"0\"}]}}): "+err.Error())
 			return
 		}
-		if !a.Report(id, redactReport(rep, o.Secret)) {
-			writeError(w, http.StatusNotFound, "container "+id+" is not a TaskExecutor of this application")
+		if err := a.Report(id, redactReport(rep, o.Secret)); err != nil {
+			code := http.StatusNotFound
+			if errors.Is(err, errReportNotRunning) {
+				code = http.StatusConflict
+			}
+			writeError(w, code, "container "+id+": "+err.Error()+"; the AM takes reports only from its launching and running TaskExecutors")
 			return
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /api/v1/containers/{id}/rendezvous", func(w http.ResponseWriter, r *http.Request) {
-		code, body := a.RendezvousOf(r.PathValue("id"))
+		code, body := a.RendezvousOf(r.PathValue("id"), o.Secure && authorized(r, o.Secret))
 		writeJSON(w, code, body)
 	})
 	mux.HandleFunc("GET /api/v1/containers", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, a.Status().Containers)
+		s := a.Status()
+		if !(o.Secure && authorized(r, o.Secret)) {
+			s = anonymousStatus(s)
+		}
+		writeJSON(w, http.StatusOK, s.Containers)
 	})
 	mux.HandleFunc("GET /api/v1/requirements", func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()

@@ -36,6 +36,8 @@
 //     return the events to emit; bounded: every active container and the latest
 //     Config.FinishedHistory finished ones are kept, older ones dropped with their counts kept
 //     (Observed.Forgotten), so a long-running service does not grow without limit.
+//   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
+//     the later is stopped, with a gpu-shared event.
 //   - gang.go: gang mode (taskexecutor.gang): held allocations, rounds, ranks and the rendezvous.
 //   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
 //
@@ -68,6 +70,8 @@
 //     /api/v1/tokens.
 //   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
 //   - tls.go: the AM's HTTPS certificate from the application's authority.
+//   - connlimit.go: the two HTTP servers (serveAPI) and the bound on their connections, in total and
+//     per client address, both ports together.
 //
 // What users and drivers see:
 //
@@ -76,6 +80,7 @@
 //   - events.go: typed events with user-facing messages; EventLog, a bounded ring with increasing ids
 //     whose subscriptions never block the loop (a reader that falls behind gets a "gap" event).
 //   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array.
+//   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).
 //   - metrics.go: Prometheus collectors on a registry of the AM's own.
 //   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
 //     browser from GET /api/v1/status.

@@ -7,12 +7,15 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/stderrtail"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // DriverConfig is driver mode: a user program run in the AM container whose exit code decides the
@@ -20,18 +23,58 @@ import (
 type DriverConfig struct {
 	Command string   // run with bash -c
 	Env     []string // added to the AM's environment (EnvAPI, EnvSecret)
-	Stdout  io.Writer
-	Stderr  io.Writer
+	// Tokens are the driver's credentials, written to DriverTokensFile (0600) and named by the
+	// driver's HADOOP_TOKEN_FILE_LOCATION: what a TaskExecutor gets (taskExecutorCredentials: the
+	// delegation tokens, the application secret, the authority's certificate), never the AM-RM token
+	// nor the authority's key. nil: the driver gets no token file.
+	Tokens *yarnrpc.Credentials
+	Stdout io.Writer
+	Stderr io.Writer
 
 	// tail keeps the last lines of the driver's stderr for the diagnostics (driverOutcome).
 	tail *stderrtail.Tail
+}
+
+// envTokenFile is Hadoop's variable naming a process's token file.
+const envTokenFile = "HADOOP_TOKEN_FILE_LOCATION"
+
+// DriverTokensFile is the driver's token file in the AM's working directory.
+const DriverTokensFile = "yarn-am-driver-tokens"
+
+// driverEnv is the driver's environment: the AM's, without its HADOOP_TOKEN_FILE_LOCATION (the AM's
+// token file holds the AM-RM token, with which the driver could act as the AM towards the RM), plus
+// d.Env and, with d.Tokens, HADOOP_TOKEN_FILE_LOCATION naming the driver's own token file
+// (docs/security.md#the-ams-https-api, TestDriverGetsNoAMRMTokenNorTheAuthoritysKey).
+func driverEnv(d *DriverConfig) ([]string, error) {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, envTokenFile+"=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	if d.Tokens != nil {
+		path, err := filepath.Abs(DriverTokensFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := taskExecutorCredentials(d.Tokens).WriteFile(path); err != nil {
+			return nil, fmt.Errorf("writing the driver's token file: %w", err)
+		}
+		env = append(env, envTokenFile+"="+path)
+	}
+	return append(env, d.Env...), nil
 }
 
 // startDriver starts the driver; the returned channel closes when it has exited.
 func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	d := a.cfg.Driver
 	cmd := exec.Command("/bin/bash", "-c", d.Command)
-	cmd.Env = append(os.Environ(), d.Env...)
+	env, err := driverEnv(d)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = d.Stdout, d.Stderr
 	if cmd.Stdout == nil {
 		cmd.Stdout = os.Stdout

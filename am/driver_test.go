@@ -3,6 +3,8 @@ package am
 import (
 	"context"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/stderrtail"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 func TestDriverOutcomeCarriesTheDriversLastStderrLines(t *testing.T) {
@@ -63,4 +66,56 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// The driver runs in the AM's container but must not act as the AM: its HADOOP_TOKEN_FILE_LOCATION
+// names a token file of its own (0600) with the delegation tokens and no AM-RM token, and neither it
+// nor anything else the driver is handed holds the TLS authority's key. Before, the driver inherited
+// the AM's HADOOP_TOKEN_FILE_LOCATION (docs/security.md#the-ams-https-api).
+func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	amCreds := credsWithAMRM()
+	amCreds.Tokens["hdfs"] = yarnrpc.Token{Identifier: []byte("hdfs-id"), Password: []byte("hdfs-pw"), Kind: "HDFS_DELEGATION_TOKEN", Service: "10.0.0.5:8020"}
+	amCreds.Secrets[contract.TLSCAKeyAlias] = []byte("the-authority-key")
+	amCreds.Secrets[contract.TLSCACertAlias] = []byte("the-authority-cert")
+	amFile := filepath.Join(dir, "container_tokens")
+	require.NoError(t, amCreds.WriteFile(amFile))
+	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", amFile)
+
+	m := apiAM(t)
+	m.cfg.Driver = &DriverConfig{
+		Command: `echo "$HADOOP_TOKEN_FILE_LOCATION" > seen-path; cp "$HADOOP_TOKEN_FILE_LOCATION" seen-tokens; env > seen-env`,
+		Tokens:  amCreds,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done, err := m.startDriver(ctx)
+	require.NoError(t, err)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("the driver did not exit")
+	}
+	require.NotNil(t, m.driverOutcome())
+	assert.Equal(t, contract.Succeeded, m.driverOutcome().Status)
+
+	path, err := os.ReadFile(filepath.Join(dir, "seen-path"))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, DriverTokensFile), strings.TrimSpace(string(path)), "the driver's own token file, not the AM's")
+	fi, err := os.Stat(filepath.Join(dir, DriverTokensFile))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+
+	got, err := yarnrpc.ReadCredentialsFile(filepath.Join(dir, "seen-tokens"))
+	require.NoError(t, err)
+	_, hasAMRM := got.TokenOfKind(yarnrpc.AMRMTokenKind)
+	assert.False(t, hasAMRM, "no AM-RM token for the driver")
+	_, hasHDFS := got.TokenOfKind("HDFS_DELEGATION_TOKEN")
+	assert.True(t, hasHDFS, "the delegation tokens a driver needs")
+	assert.NotContains(t, got.Secrets, contract.TLSCAKeyAlias, "never the authority's key")
+	env, err := os.ReadFile(filepath.Join(dir, "seen-env"))
+	require.NoError(t, err)
+	assert.NotContains(t, string(env), amFile, "the AM's token file is named nowhere in the driver's environment")
+	assert.NotContains(t, string(env), "the-authority-key")
 }

@@ -125,6 +125,18 @@ func yarnAM(t *testing.T, timeout time.Duration, args ...string) result {
 
 var appIDRe = regexp.MustCompile(`application_\d+_\d+`)
 
+// submittedRe finds the application submit names as its own ("submitted application_…"): its output
+// may name others first (the leftover sweep, docs/running.md#nothing-left-behind).
+var submittedRe = regexp.MustCompile(`submitted (application_\d+_\d+)`)
+
+// submittedID is the id of the application a submit's output says it submitted, or "".
+func submittedID(out string) string {
+	if m := submittedRe.FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // submitDetached submits and returns the application id.
 func submitDetached(t *testing.T, args ...string) string {
 	t.Helper()
@@ -314,7 +326,7 @@ func TestE2EExit3FailsAfterRetriesWithDiagnostics(t *testing.T) {
 	require.NotEqual(t, 0, r.code, "submit of a failing job must fail:\n%s", r)
 	assert.Contains(t, r.stderr, "FAILED", r.String())
 	assert.Regexp(t, `(?i)exit[^0-9\n]{0,30}\b3\b`, r.stderr, "diagnostics name exit code 3:\n%s", r)
-	id := appIDRe.FindString(r.stdout)
+	id := submittedID(r.stdout)
 	require.NotEmpty(t, id)
 	d := status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
@@ -332,7 +344,7 @@ func TestE2EDriverModeFinalStatusFollowsTheDriver(t *testing.T) {
 		t.Run(tc.final, func(t *testing.T) {
 			r := yarnAM(t, 5*time.Minute, "submit", job, "--driver", tc.driver)
 			assert.Equal(t, tc.code, r.code, "driver %q:\n%s", tc.driver, r)
-			id := appIDRe.FindString(r.stdout)
+			id := submittedID(r.stdout)
 			require.NotEmpty(t, id, r.String())
 			assert.Equal(t, tc.final, status(t, id).Report.FinalStatus)
 		})
@@ -412,7 +424,7 @@ func TestE2ESampleGPUDemoJobWithRelativePaths(t *testing.T) {
 
 	r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(jobs, "gpu-demo.toml"))
 	require.Equal(t, 0, r.code, "attached submit of the demo job:\n%s", r)
-	id := appIDRe.FindString(r.stdout)
+	id := submittedID(r.stdout)
 	lines := workerLines(t, id)
 	require.Len(t, lines, 2, "two workers printed their GPUs")
 	for _, l := range lines {

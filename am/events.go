@@ -2,6 +2,7 @@ package am
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -223,33 +224,57 @@ func GangRestartedEvent(round int, why string) contract.Event {
 		Message: fmt.Sprintf("gang restarts as round %d: %s", round, why)}
 }
 
-// RendezvousEvent: every rank of round reported; rank 0 is at master:port.
-func RendezvousEvent(round, ranks int, master string, port int) contract.Event {
+// RendezvousEvent: every rank of round reported. Rank 0's address is not in it: events are public,
+// and the address is published before rank 0 binds its port (visibility.go).
+func RendezvousEvent(round, ranks int) contract.Event {
 	return contract.Event{Type: contract.EventRendezvous, Severity: contract.SeverityInfo, Count: ranks,
-		Message: fmt.Sprintf("gang round %d: all %d ranks reported; rank 0 listens at %s:%d", round, ranks, master, port)}
+		Message: fmt.Sprintf("gang round %d: all %d ranks reported; their launchers read rank 0's address over HTTPS", round, ranks)}
 }
 
 // DefaultEventCapacity is how many events the log keeps.
 const DefaultEventCapacity = 10000
 
-// EventLog is a bounded, in-memory log of events with increasing ids (1, 2, ...). Add never blocks:
-// subscribers are woken through a one-slot channel and read from the ring themselves, so a slow
-// reader only ever loses events that fell out of the ring, and learns so through a gap event.
+// DefaultEventBytes bounds the memory of the kept events (their JSON size), whatever their count:
+// one launcher report may carry up to contract.MaxReportBytes of infos, so 10,000 events of reports
+// could hold a GiB; 16 MiB keeps thousands of ordinary events (a few hundred bytes each) and at
+// least 120 of the largest (docs/security.md#flood-bounds, TestEventLogIsBoundedInBytes).
+const DefaultEventBytes = 16 << 20
+
+// EventLog is a bounded, in-memory log of events with increasing ids (1, 2, ...), bounded in count
+// and in bytes. Add never blocks: subscribers are woken through a one-slot channel and read from the
+// ring themselves, so a slow reader only ever loses events that fell out of the ring, and learns so
+// through a gap event.
 type EventLog struct {
-	mu   sync.Mutex
-	ring []contract.Event // ring[(id-1) % cap]
-	last uint64           // id of the newest event; 0 when empty
-	subs map[*subscription]struct{}
-	now  func() time.Time
-	hook func(contract.Event) // called after each Add, outside the lock (metrics, logs)
+	mu       sync.Mutex
+	ring     []contract.Event // ring[(id-1) % cap]
+	sizes    []int            // sizes[(id-1) % cap]: the JSON size of the event kept there
+	last     uint64           // id of the newest event; 0 when empty
+	first    uint64           // id of the oldest event kept (last+1 when none is)
+	bytes    int              // the sum of the kept events' sizes
+	maxBytes int
+	subs     map[*subscription]struct{}
+	now      func() time.Time
+	hook     func(contract.Event) // called after each Add, outside the lock (metrics, logs)
 }
 
-// NewEventLog returns a log keeping the last capacity events (DefaultEventCapacity if <= 0).
+// NewEventLog returns a log keeping the last capacity events (DefaultEventCapacity if <= 0), at most
+// DefaultEventBytes of them.
 func NewEventLog(capacity int) *EventLog {
+	return NewEventLogBytes(capacity, DefaultEventBytes)
+}
+
+// NewEventLogBytes returns a log keeping the last capacity events (DefaultEventCapacity if <= 0) and
+// of them only as many of the newest as fit in maxBytes of JSON (DefaultEventBytes if <= 0); the
+// newest event is always kept.
+func NewEventLogBytes(capacity, maxBytes int) *EventLog {
 	if capacity <= 0 {
 		capacity = DefaultEventCapacity
 	}
-	return &EventLog{ring: make([]contract.Event, capacity), subs: map[*subscription]struct{}{}, now: time.Now}
+	if maxBytes <= 0 {
+		maxBytes = DefaultEventBytes
+	}
+	return &EventLog{ring: make([]contract.Event, capacity), sizes: make([]int, capacity), first: 1, maxBytes: maxBytes,
+		subs: map[*subscription]struct{}{}, now: time.Now}
 }
 
 // OnAdd sets a function called with every event after it is added (it must not block).
@@ -259,7 +284,18 @@ func (l *EventLog) OnAdd(f func(contract.Event)) {
 	l.mu.Unlock()
 }
 
-// Add stamps e with the next id and the time (unless set) and wakes the subscribers.
+// eventSize is what an event costs the log: its JSON size (what readers are sent), or a guess when it
+// cannot be encoded.
+func eventSize(e contract.Event) int {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return len(e.Message) + len(e.Reason) + 512
+	}
+	return len(data)
+}
+
+// Add stamps e with the next id and the time (unless set) and wakes the subscribers; the oldest
+// events go when the count or the bytes would exceed the bounds.
 func (l *EventLog) Add(e contract.Event) contract.Event {
 	l.mu.Lock()
 	l.last++
@@ -267,7 +303,17 @@ func (l *EventLog) Add(e contract.Event) contract.Event {
 	if e.Time.IsZero() {
 		e.Time = l.now().UTC()
 	}
-	l.ring[(e.ID-1)%uint64(len(l.ring))] = e
+	size := eventSize(e)
+	n := uint64(len(l.ring))
+	for l.first < l.last && (l.last-l.first >= n || l.bytes+size > l.maxBytes) {
+		i := (l.first - 1) % n
+		l.bytes -= l.sizes[i]
+		l.ring[i], l.sizes[i] = contract.Event{}, 0 // the slot must not keep a dropped event alive
+		l.first++
+	}
+	i := (e.ID - 1) % n
+	l.ring[i], l.sizes[i] = e, size
+	l.bytes += size
 	for s := range l.subs {
 		select {
 		case s.wake <- struct{}{}:
@@ -289,13 +335,16 @@ func (l *EventLog) LastID() uint64 {
 	return l.last
 }
 
+// Bytes is the JSON size of the events kept.
+func (l *EventLog) Bytes() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bytes
+}
+
 // oldestLocked is the id of the oldest event still kept.
 func (l *EventLog) oldestLocked() uint64 {
-	n := uint64(len(l.ring))
-	if l.last <= n {
-		return 1
-	}
-	return l.last - n + 1
+	return l.first
 }
 
 // Since returns the events with ids greater than after, at most limit of them (all if limit <= 0),
@@ -312,7 +361,7 @@ func (l *EventLog) Since(after uint64, limit int) []contract.Event {
 	if oldest := l.oldestLocked(); from < oldest {
 		lost := oldest - from
 		out = append(out, contract.Event{ID: oldest - 1, Time: l.now().UTC(), Type: contract.EventGap, Severity: contract.SeverityWarning, Count: int(lost),
-			Message: fmt.Sprintf("%d event(s) (ids %d-%d) are no longer kept (the log keeps the last %d); continuing with id %d", lost, from, oldest-1, len(l.ring), oldest)})
+			Message: fmt.Sprintf("%d event(s) (ids %d-%d) are no longer kept (the log keeps at most the last %d, within %d KiB); continuing with id %d", lost, from, oldest-1, len(l.ring), l.maxBytes>>10, oldest)})
 		from = oldest
 	}
 	for id := from; id <= l.last; id++ {

@@ -2,6 +2,8 @@ package am
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -141,4 +143,36 @@ func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
 	e = DiscoveryFailedEvent("c1", "n1", "gpu", "found 1 GPU, 2 required")
 	assert.Contains(t, e.Message, "discovery of resource gpu failed")
 	assert.Contains(t, e.Message, "found 1 GPU, 2 required")
+}
+
+// TestEventLogIsBoundedInBytes: launcher reports of up to contract.MaxReportBytes each become events;
+// 10,000 of them must not hold a GiB (docs/security.md#flood-bounds). The default log keeps at most
+// DefaultEventBytes of JSON, the newest first, and tells a reader what it lost with a gap event.
+func TestEventLogIsBoundedInBytes(t *testing.T) {
+	l := NewEventLog(DefaultEventCapacity)
+	big := strings.Repeat("x", 60<<10)
+	const n = 1000 // ~60 MiB offered
+	for i := 0; i < n; i++ {
+		l.Add(DiscoveryFailedEvent("container_1", "node:1", "yarn.io/gpu", big))
+	}
+	assert.LessOrEqual(t, l.Bytes(), DefaultEventBytes)
+	evs := l.Since(0, 0)
+	require.NotEmpty(t, evs)
+	assert.Equal(t, contract.EventGap, evs[0].Type, "the dropped events are announced")
+	total := 0
+	for _, e := range evs[1:] {
+		data, err := json.Marshal(e)
+		require.NoError(t, err)
+		total += len(data)
+	}
+	assert.LessOrEqual(t, total, DefaultEventBytes, "what a reader gets is what the log holds")
+	assert.Greater(t, len(evs)-1, 100, "the bound keeps more than a hundred of the largest events")
+	assert.Equal(t, uint64(n), evs[len(evs)-1].ID, "the newest is kept")
+	assert.Equal(t, uint64(n), evs[0].ID+uint64(len(evs)-1), "no hole between the gap and the kept events")
+
+	// A single event larger than the bound is still kept (the newest always is) and evicts the rest.
+	small := NewEventLogBytes(100, 1<<10)
+	small.Add(RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
+	small.Add(DiscoveryFailedEvent("c", "n:1", "gpu", strings.Repeat("y", 4<<10)))
+	assert.Equal(t, []uint64{2}, ids(small.Latest(10)))
 }

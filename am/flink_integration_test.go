@@ -192,7 +192,7 @@ func TestFlinkFailingJobFailsWithFlinksRootCause(t *testing.T) {
 	job := flinkJob(t, "flink-fail", 1, 1, []string{"fail"}, "")
 	r := yarnAM(t, 6*time.Minute, "submit", job)
 	require.NotEqual(t, 0, r.code, "a failing Flink job fails the submit:\n%s", r)
-	id := appIDRe.FindString(r.stdout)
+	id := submittedID(r.stdout)
 	d := status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	assert.Contains(t, d.Report.Diagnostics, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0",
@@ -258,6 +258,9 @@ func TestFlinkSessionCluster(t *testing.T) {
 		tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
 		return err == nil && len(tms) == 1
 	})
+	if d := status(t, id); isEnded(d.Report.State) {
+		t.Fatalf("the session cluster ended (%s, %s) instead of running until killed: %s\n%s", d.Report.State, d.Report.FinalStatus, d.Report.Diagnostics, containerLogs(id))
+	}
 	require.NotEmpty(t, ui, containerLogs(id))
 	tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
 	require.NoError(t, err, containerLogs(id))

@@ -170,7 +170,7 @@ func (a *AM) assignRanksLocked() {
 		local[t.Node]++
 	}
 	a.gang.ranked = true
-	ev := RendezvousEvent(a.gang.round, len(members), master, port)
+	ev := RendezvousEvent(a.gang.round, len(members))
 	a.log.WithFields(logrus.Fields{"round": a.gang.round, "master": fmt.Sprintf("%s:%d", master, port)}).Info("am: " + ev.Message)
 	a.emit(ev)
 }
@@ -180,10 +180,12 @@ func hostOf(node string) string {
 	return contract.NodeHost(node)
 }
 
-// RendezvousOf answers GET /api/v1/containers/<id>/rendezvous: 200 and the container's rendezvous, 202
-// while ranks are missing, 410 when the container is not part of the current round, 404 when it is
-// not a TaskExecutor of this application, 409 when the application does not run a gang.
-func (a *AM) RendezvousOf(id string) (int, any) {
+// RendezvousOf answers GET /api/v1/containers/<id>/rendezvous: 200 and the container's rendezvous
+// (with rank 0's address and port only when full: the reader sent the secret over HTTPS,
+// visibility.go), 202 while ranks are missing, 410 when the container is not part of the current
+// round, 404 when it is not a TaskExecutor of this application, 409 when the application does not run
+// a gang.
+func (a *AM) RendezvousOf(id string, full bool) (int, any) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)
@@ -202,6 +204,9 @@ func (a *AM) RendezvousOf(id string) (int, any) {
 			}
 		}
 		return http.StatusAccepted, map[string]string{"waiting": fmt.Sprintf("%d of %d ranks of round %d reported", reported, a.instances, a.gang.round)}
+	}
+	if !full {
+		return http.StatusOK, anonymousRank(t.rank)
 	}
 	return http.StatusOK, t.rank
 }

@@ -46,7 +46,7 @@ func TestE2EHadoopKillLeavesNothingBehind(t *testing.T) {
 
 	r := yarnAM(t, 2*time.Minute, "submit", "--detach", writeJob(t, jobSpec{name: "e2e-after-yarn-kill", instances: 1, gpus: 1, command: "./worker", maxFailures: 1}))
 	require.Equal(t, 0, r.code, "the next submit:\n%s", r)
-	t.Cleanup(func() { killQuietly(appIDRe.FindString(r.stdout[len(r.stdout)-60:])) })
+	t.Cleanup(func() { killQuietly(submittedID(r.stdout)) })
 	assert.Contains(t, r.stdout, "removed the leftover staging directory "+dir+" of "+id+" (KILLED)", r.String())
 	_, err = fsys.Stat(dir)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "%s is gone after the next submit (stat: %v)", dir, err)

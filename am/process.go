@@ -253,33 +253,20 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	}
 	addTokenDeadlineEvent(&amc, creds)
 	if a.Driver != "" {
-		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile}}
+		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
+			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
 		amc.Driver.Env = append(amc.Driver.Env, flinkEnv...)
 	}
 	m, err := New(amc)
 	if err != nil {
 		return 1, err
 	}
-	maxStreams, perClient := a.MaxEventStreams, a.MaxEventStreamsPerClient
-	if maxStreams == 0 {
-		maxStreams = DefaultMaxEventStreams
-	}
-	if perClient == 0 {
-		perClient = DefaultMaxEventStreamsPerClient
-	}
-	streams := newStreamLimiter(maxStreams, perClient)
-	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, Streams: streams, FlinkUI: flinkUI}
-	plain := newHTTPServer(m.API(api))
-	api.Secure = true
-	secure := newHTTPServer(m.API(api))
-	secure.TLSConfig = amTLS.Config
-	go func() { _ = plain.Serve(ln) }()
-	go func() { _ = secure.ServeTLS(tln, "", "") }()
+	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, FlinkUI: flinkUI}
+	srv := m.serveAPI(api, apiLimits{MaxStreams: a.MaxEventStreams, MaxStreamsPerClient: a.MaxEventStreamsPerClient}, amTLS.Config, ln, tln)
 	defer func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = plain.Shutdown(c)
-		_ = secure.Shutdown(c)
+		srv.Shutdown(c)
 	}()
 	log.WithFields(logrus.Fields{"tracking_url": base, "secure_api": secureBase, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
 		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.Policy)}).Info("yarn-am am: starting")

@@ -331,7 +331,7 @@ func TestQuickstartAsWritten(t *testing.T) {
 			r := qsRun(t, s.timeout, args)
 			t.Logf("yarn-am %s: exit %d after %s", strings.Join(args, " "), r.code, r.took.Round(time.Millisecond))
 			if args[0] == "submit" {
-				id := appIDRe.FindString(r.stdout)
+				id := submittedID(r.stdout)
 				require.NotEmpty(t, id, "yarn-am %s printed no application id:\n%s", s.cmd, r)
 				t.Cleanup(func() { killQuietly(id) })
 				app = id
@@ -366,7 +366,7 @@ func TestReadmeMinimalJobRunsOnTheMiniCluster(t *testing.T) {
 	assert.Equal(t, qsReadPage(t, "testdata/quickstart/train.toml"), job, "the README's minimal job is testdata/quickstart/train.toml")
 
 	r := qsRun(t, 5*time.Minute, []string{"submit", "testdata/quickstart/train.toml"})
-	id := appIDRe.FindString(r.stdout)
+	id := submittedID(r.stdout)
 	require.NotEmpty(t, id, "submit printed no application id:\n%s", r)
 	t.Cleanup(func() { killQuietly(id) })
 	require.Equal(t, 0, r.code, "submit of the README's job:\n%s", r)

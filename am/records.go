@@ -48,6 +48,9 @@ type records struct {
 	version uint64
 	// now stamps the transitions (tracked.allocatedAt, launchedAt, finishedAt).
 	now func() time.Time
+	// sharedGPUStops counts, per node, the containers stopped for holding a GPU another live
+	// container of the node held (gpucheck.go); bounded by the cluster's nodes.
+	sharedGPUStops map[string]int
 }
 
 func newRecords(history int, now func() time.Time) records {
@@ -135,12 +138,17 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 	}
 	if t.Phase == contract.Stopping {
 		exit.Class = contract.ExitKilledByAM
+		if t.sharedGPUCounts { // stopped for a GPU another container holds, once too often on its node (gpucheck.go)
+			exit.Class = contract.ExitFailed
+			exit.Diagnostics = "stopped by the AM: it reported a GPU another live TaskExecutor of its node holds, more than " +
+				fmt.Sprint(sharedGPUFreeStops) + " times on this node; " + exit.Diagnostics
+		}
 	}
 	switch {
 	case t.reportFailure != "" && exit.Class == contract.ExitDiscoveryFailed:
 		// The launcher's message says it; YARN's diagnostics would repeat it amid boilerplate.
 		exit.Diagnostics = t.reportFailure
-	case t.stderrTail != "" && exit.Class != contract.ExitSucceeded:
+	case t.stderrTail != "" && exit.Class != contract.ExitSucceeded && exit.Class != contract.ExitKilledByAM && !t.sharedGPUCounts:
 		exit.Diagnostics, exit.StderrTail = workerStderrDiagnostics(t.stderrTail), t.stderrTail
 	}
 	r.setPhase(t, contract.Completed)
@@ -170,6 +178,16 @@ func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.
 		return nil
 	}
 	return []contract.Event{ResourceInfoEvent(t.ID, t.Node, rep.Infos)}
+}
+
+// sharedGPU: a container of node is stopped for a GPU another live container holds; it returns how
+// many times that has happened on node, this one included.
+func (r *records) sharedGPU(node string) int {
+	if r.sharedGPUStops == nil {
+		r.sharedGPUStops = map[string]int{}
+	}
+	r.sharedGPUStops[node]++
+	return r.sharedGPUStops[node]
 }
 
 // finish counts a container that just ended and records it among the finished ones, dropping the
@@ -314,6 +332,9 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
+	// sharedGPUCounts: the AM stopped it for a GPU another live container of its node holds, and its
+	// end counts as a failure (gpucheck.go).
+	sharedGPUCounts bool
 	// reported: its launcher reported its infos; port: the free port it reported (gang mode); rank:
 	// its place in the gang round, once every rank reported (gang.go).
 	reported bool

@@ -41,6 +41,14 @@ const (
 // sseWriteTimeout bounds every write and flush of a stream (a variable for tests).
 var sseWriteTimeout = 10 * time.Second
 
+// sseLifetime bounds how long one stream is served (a variable for tests). The write deadline ends a
+// stream whose reader stopped reading only once the socket buffers are full, which a heartbeat every
+// 15 s never does: without a lifetime, idle streams that are never read held their slots for good (16
+// addresses x 16 streams hold all 256). At the lifetime the AM ends the stream after a comment saying
+// so; EventSource, the driver client and `submit` reconnect with Last-Event-ID and lose nothing
+// (TestSSEStreamEndsAtItsLifetimeAndResumes).
+var sseLifetime = 10 * time.Minute
+
 // streamLimiter counts open event streams, in total and per client address.
 type streamLimiter struct {
 	max, perClient int
@@ -167,11 +175,19 @@ func limitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *streamLimit
 
 		sub := l.Subscribe(after)
 		defer sub.Close()
+		life, endLife := context.WithTimeout(r.Context(), sseLifetime)
+		defer endLife()
 		for {
-			ctx, cancel := context.WithTimeout(r.Context(), heartbeat)
+			ctx, cancel := context.WithTimeout(life, heartbeat)
 			evs, err := sub.Next(ctx, sseBatch)
 			cancel()
 			if r.Context().Err() != nil {
+				return
+			}
+			if life.Err() != nil {
+				_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+				_, _ = fmt.Fprintf(w, ": this stream reached its lifetime of %s; reconnect with Last-Event-ID\n\n", sseLifetime)
+				_ = flush()
 				return
 			}
 			_ = rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))

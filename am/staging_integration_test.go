@@ -54,7 +54,7 @@ memory = 256
 	})
 	r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", "./driver.sh")
 	require.Equal(t, 0, r.code, "the driver shipped with [am] files runs and succeeds:\n%s", r)
-	id := appIDRe.FindString(r.stdout + r.stderr)
+	id := submittedID(r.stdout + r.stderr)
 	require.NotEmpty(t, id, r.String())
 	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
 }
@@ -79,7 +79,7 @@ memory = 256
 		t.Run(tc.driver, func(t *testing.T) {
 			r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", tc.driver)
 			require.NotEqual(t, 0, r.code, r.String())
-			id := appIDRe.FindString(r.stdout + r.stderr)
+			id := submittedID(r.stdout + r.stderr)
 			require.NotEmpty(t, id, r.String())
 			d := status(t, id)
 			assert.Equal(t, "FAILED", d.Report.FinalStatus)
@@ -132,7 +132,7 @@ archives = ["pyenv.tar.gz#pyenv"]
 	assert.Contains(t, out, "reused pyenv.tar.gz from the cache (")
 	assert.NotRegexp(t, uploadedArchive, out, "nothing is uploaded to the cache the second time")
 	assert.NotContains(t, out, "uploaded cache/")
-	id := appIDRe.FindString(out)
+	id := submittedID(out)
 	require.NotEmpty(t, id, second.String())
 	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
 }

@@ -74,6 +74,17 @@ func secureGPUJob(t *testing.T) string {
 
 var appIDRE = regexp.MustCompile(`application_\d+_\d+`)
 
+// submittedRE finds the application submit names as its own: its output may name others first (the
+// leftover sweep, docs/running.md#nothing-left-behind).
+var submittedRE = regexp.MustCompile(`submitted (application_\d+_\d+)`)
+
+func submittedApp(out string) string {
+	if m := submittedRE.FindStringSubmatch(out); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // submit runs the built yarn-am submit with env changes, harvesting the application's token files
 // from the NM local dirs while it runs (for the log scan), and keeps its output.
 func submit(t *testing.T, timeout time.Duration, env []string, args ...string) (string, int) {
@@ -229,9 +240,9 @@ YARN_AM_TOKENS_REFRESH = "5s"
 	assert.Contains(t, out, "final status SUCCEEDED")
 	assert.Regexp(t, `(exit|code) 3\b`, out, "the first TaskExecutor failed once")
 	assert.Regexp(t, `container_\d+_\d+_\d+_000004\b`, out, "a replacement was launched")
-	assert.Contains(t, readAll(t, appIDRE.FindString(out), "stdout"), "worker: gpu indexes", "the workers ran")
+	assert.Contains(t, readAll(t, submittedApp(out), "stdout"), "worker: gpu indexes", "the workers ran")
 
-	app := appIDRE.FindString(out)
+	app := submittedApp(out)
 	amLog := readAll(t, app, "am.stderr")
 	assert.GreaterOrEqual(t, strings.Count(amLog, "new delegation tokens obtained"), 2, "the AM replaced its tokens before their max lifetime")
 	assert.Contains(t, amLog, "delegation token renewed")
@@ -243,7 +254,7 @@ YARN_AM_TOKENS_REFRESH = "5s"
 // were given.
 func assertFourGPUWorkers(t *testing.T, out string) {
 	t.Helper()
-	got := readAll(t, appIDRE.FindString(out), "stdout")
+	got := readAll(t, submittedApp(out), "stdout")
 	assert.Len(t, regexp.MustCompile(`(?m)^worker: gpu indexes from file=\d env=\d CUDA_VISIBLE_DEVICES=\d$`).FindAllString(got, -1), 4, "four TaskExecutors with a GPU each:\n%s", got)
 }
 

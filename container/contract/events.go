@@ -28,7 +28,8 @@ const (
 	EventAMRestarted         EventType = "am-restarted"          // a new attempt of the AM took over the running TaskExecutors
 	EventGangFormed          EventType = "gang-formed"           // every member of a gang round is allocated; they start
 	EventGangRestarted       EventType = "gang-restarted"        // a gang round ended early or timed out; the next round begins
-	EventRendezvous          EventType = "rendezvous"            // every rank of a gang round reported; ranks and rank 0's address are published
+	EventRendezvous          EventType = "rendezvous"            // every rank of a gang round reported; ranks and rounds are published (rank 0's address only over HTTPS with the secret)
+	EventGPUShared           EventType = "gpu-shared"            // two live containers of one node reported the same GPU UUID; the later is stopped
 )
 
 // Severity of an event.
@@ -65,6 +66,7 @@ type Event struct {
 	Severity   string            `json:"severity"`
 	Message    string            `json:"message"`
 	Container  string            `json:"container,omitempty"`
+	Other      string            `json:"other,omitempty"` // gpu-shared: the live container that held the GPU first
 	Node       string            `json:"node,omitempty"`
 	Count      int               `json:"count,omitempty"`
 	Resources  Capability        `json:"resources,omitempty"`

@@ -12,12 +12,16 @@ type Rendezvous struct {
 	LocalRank      int    `json:"localRank"`      // the rank among the round's ranks on the same node
 	LocalWorldSize int    `json:"localWorldSize"` // how many ranks run on this node
 	Node           string `json:"node"`           // this rank's node
-	MasterAddr     string `json:"masterAddr"`     // rank 0's host
-	MasterPort     int    `json:"masterPort"`     // a port that was free on rank 0's node, chosen there
+	// MasterAddr and MasterPort: rank 0's host and a port that was free on its node, chosen there;
+	// served only over HTTPS with the application secret (absent for anonymous readers: anyone who
+	// knew them before rank 0 binds the port could bind it first).
+	MasterAddr string `json:"masterAddr,omitempty"`
+	MasterPort int    `json:"masterPort,omitempty"`
 }
 
 // RendezvousPath is appended to EnvReportURL and the container id: GET <EnvReportURL><id>/rendezvous
-// answers 200 with the Rendezvous, 202 while ranks are missing, 410 when the container is no longer
+// with "Authorization: Bearer <secret>" answers 200 with the Rendezvous (without the secret: without
+// MasterAddr and MasterPort), 202 while ranks are missing, 410 when the container is no longer
 // part of the current round (the gang restarted).
 const RendezvousPath = "/rendezvous"
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
@@ -38,9 +39,15 @@ func (h *HTTPReporter) Rendezvous(ctx context.Context, containerID string) (*con
 		return nil, errors.New("rendezvous: no container id (CONTAINER_ID is unset)")
 	}
 	url := h.BaseURL + containerID + contract.RendezvousPath
+	// Rank 0's address comes only with the secret over HTTPS (docs/security.md#what-anonymous-readers-see),
+	// so the launcher asks as it reports: with the secret, through the client pinned to the
+	// application's authority, never over plain HTTP.
 	client := h.Client
 	if client == nil {
-		client = &http.Client{Timeout: reportTimeout}
+		return nil, errors.New("rendezvous: no HTTPS client trusting the AM's authority; the launcher sends the secret through no other")
+	}
+	if !strings.HasPrefix(url, "https://") {
+		return nil, fmt.Errorf("rendezvous: %s is not an https:// URL; the launcher sends the application secret over HTTPS only", url)
 	}
 	var last error
 	for {
@@ -63,6 +70,7 @@ func (h *HTTPReporter) getRendezvous(ctx context.Context, client *http.Client, u
 	if err != nil {
 		return nil, true, err
 	}
+	req.Header.Set("Authorization", "Bearer "+h.Secret)
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, false, err
@@ -75,10 +83,13 @@ func (h *HTTPReporter) getRendezvous(ctx context.Context, client *http.Client, u
 		if err := json.Unmarshal(body, &r); err != nil {
 			return nil, true, fmt.Errorf("rendezvous at %s: not a rendezvous document: %w", url, err)
 		}
+		if r.MasterAddr == "" || r.MasterPort <= 0 {
+			return nil, true, fmt.Errorf("rendezvous at %s: the answer has no rank 0 address (masterAddr, masterPort): the AM shows it only with the secret over HTTPS", url)
+		}
 		return &r, true, nil
 	case http.StatusGone:
 		return nil, true, fmt.Errorf("%w: %s", ErrGangRestarted, body)
-	case http.StatusNotFound, http.StatusConflict:
+	case http.StatusNotFound, http.StatusConflict, http.StatusUnauthorized, http.StatusForbidden:
 		return nil, true, fmt.Errorf("rendezvous at %s: %s: %s", url, resp.Status, body)
 	}
 	return nil, false, fmt.Errorf("%s: %s", resp.Status, body) // 202 (ranks missing) or a passing error

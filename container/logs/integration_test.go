@@ -101,14 +101,19 @@ func yarnAM(ctx context.Context, e itEnv, env []string, args ...string) (stdout,
 	return o.String(), s.String(), code
 }
 
-var appRE = regexp.MustCompile(`application_\d+_\d+`)
+// appRE finds the application submit names as its own: its output may name others first (the
+// leftover sweep, docs/running.md#nothing-left-behind).
+var appRE = regexp.MustCompile(`submitted (application_\d+_\d+)`)
 
 func submit(t *testing.T, e itEnv, job string, args ...string) (string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	out, errOut, _ := yarnAM(ctx, e, nil, append([]string{"submit", job}, args...)...)
-	app := appRE.FindString(out + errOut)
+	var app string
+	if m := appRE.FindStringSubmatch(out + errOut); m != nil {
+		app = m[1]
+	}
 	require.NotEmpty(t, app, "no application id in submit's output:\n%s\n%s", out, errOut)
 	return app, out + errOut
 }

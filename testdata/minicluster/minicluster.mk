@@ -159,3 +159,23 @@ test-labels: build $(GOTESTSUM)
 	else rc=1; fi; \
 	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(LABELS_MINICLUSTER_DIR) || rc=1; \
 	echo "=== labels: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# The chaos soak (docs/development.md#chaos-soak): the HA cluster (recovery on, am.max-attempts
+# raised) in $(SOAK_MINICLUSTER_DIR), a service job and gang jobs under random faults for
+# SOAK_MINUTES, invariants checked every second, a table at the end; SOAK_SEED=N replays a run's
+# faults. make test runs a 3-minute one (test-soak). The cluster is brought down whatever happened.
+SOAK_MINUTES ?= 15
+SOAK_SEED ?=
+# A comma-separated subset of the fault kinds (docs/development.md#chaos-soak); empty: all.
+SOAK_FAULTS ?=
+SOAK_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/soak
+.PHONY: soak test-soak
+soak: build $(GOTESTSUM)
+	@rc=0; start=$$(date +%s); echo "=== chaos soak: $(SOAK_MINUTES) minutes"; \
+	if MINICLUSTER_ARGS="--am-max-attempts 100" $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(SOAK_MINICLUSTER_DIR) HA=1 RECOVERY= SECURE= RPC_PROTECTION=; then \
+	  ( . $(SOAK_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) SOAK_MINUTES=$(SOAK_MINUTES) SOAK_SEED=$(SOAK_SEED) SOAK_FAULTS=$(SOAK_FAULTS) \
+	    $(or $(GOTESTSUM),$(GO) test -v) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration soak' -count=1 -timeout $$(( $(SOAK_MINUTES) + 45 ))m -run '^TestSoak$$' ./am/ ) || rc=1; \
+	else rc=1; fi; \
+	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(SOAK_MINICLUSTER_DIR) || rc=1; \
+	echo "=== chaos soak: $$(( $$(date +%s) - start )) s"; exit $$rc
+test-soak: soak

@@ -14,9 +14,12 @@
 #   minicluster.sh failover STATE_DIR    HA=1 cluster: stop the active RM, make the standby active,
 #                                   wait until every NM is registered with it
 #   minicluster.sh rm-restart STATE_DIR  RECOVERY=1 cluster: stop the RM and start it again with its
-#                                   state, on the same addresses
+#                                   state, on the same addresses (HA=1: the active RM, made active
+#                                   again); failover restarts a standby stopped by an earlier one
 #   minicluster.sh nm-stop STATE_DIR N   stop NodeManager N (0-based) without unregistering; the RM
 #                                   declares it LOST after yarn.nm.liveness-monitor.expiry-interval-ms
+#   minicluster.sh nm-start STATE_DIR N  start a stopped NodeManager N again (same host and dirs, new
+#                                   ports: a new node to the RM), wait until the RM has it RUNNING
 #   Each control prints one line when done ("MINICLUSTER FAILOVER DONE active=rm2 ...") and exits 0,
 #   or says why it cannot run here and exits 1.
 #
@@ -556,5 +559,8 @@ case "${1:-}" in
   nm-stop)
     [[ -n "${2:-}" && "${3:-}" =~ ^[0-9]+$ ]] || die "usage: $0 nm-stop STATE_DIR N (N: NodeManager index, 0-based)"
     cmd_control "$2" nm-stop "$3" ;;
-  *) die "usage: $0 build | up STATE_DIR | down STATE_DIR | java CLASS [ARGS...] | check STATE_DIR | failover STATE_DIR | rm-restart STATE_DIR | nm-stop STATE_DIR N" ;;
+  nm-start)
+    [[ -n "${2:-}" && "${3:-}" =~ ^[0-9]+$ ]] || die "usage: $0 nm-start STATE_DIR N (N: NodeManager index, 0-based)"
+    cmd_control "$2" nm-start "$3" ;;
+  *) die "usage: $0 build | up STATE_DIR | down STATE_DIR | java CLASS [ARGS...] | check STATE_DIR | failover STATE_DIR | rm-restart STATE_DIR | nm-stop STATE_DIR N | nm-start STATE_DIR N" ;;
 esac

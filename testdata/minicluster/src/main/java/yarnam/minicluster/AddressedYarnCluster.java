@@ -129,6 +129,34 @@ final class AddressedYarnCluster extends MiniYARNCluster {
     super.addService(service);
   }
 
+  /**
+   * Starts a new NodeManager {@code index} in place of the stopped one, with the stopped one's
+   * configuration (same host, dirs and resources; new ports, so the RM sees a new NodeId), and gives
+   * its web app its own dispatch. A stopped Service cannot start again, hence the new instance.
+   */
+  NodeManager restartNodeManager(int index) throws Exception {
+    NodeManager old = getNodeManager(index);
+    if (old.getServiceState() != Service.STATE.STOPPED) {
+      throw new IllegalStateException("NodeManager " + index + " is " + old.getServiceState());
+    }
+    Configuration conf = new YarnConfiguration(old.getConfig());
+    NodeManager nm = new AddressedNodeManager(index);
+    replaceNodeManager(index, nm);
+    int before;
+    synchronized (nmWebServers) {
+      before = nmWebServers.size();
+    }
+    nm.init(conf);
+    nm.start();
+    synchronized (nmWebServers) {
+      for (int i = before; i < nmWebServers.size(); i++) {
+        WebAppIsolation.isolate((WebApp) WebAppIsolation.read(nmWebServers.get(i), WebServer.class,
+            "webApp"), "NodeManager " + index);
+      }
+    }
+    return nm;
+  }
+
   private void replaceNodeManager(int index, NodeManager nm) {
     try {
       Field f = MiniYARNCluster.class.getDeclaredField("nodeManagers");

@@ -14,10 +14,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 
 /**
- * The fault controls: commands that `minicluster.sh failover|rm-restart|nm-stop` hand to the
+ * The fault controls: commands that `minicluster.sh failover|rm-restart|nm-stop|nm-start` hand to the
  * running harness through a directory (--control-dir).
  *
- * <p>Protocol: the script writes one line ("failover", "rm-restart" or "nm-stop N") to
+ * <p>Protocol: the script writes one line ("failover", "rm-restart", "nm-stop N" or "nm-start N") to
  * {@code DIR/ID.cmd} (written elsewhere and renamed in, so it is never seen half-written). This
  * class polls the directory, renames the file to {@code ID.running}, runs the command and writes
  * {@code DIR/ID.out} the same way: "OK " and the done line ("MINICLUSTER FAILOVER DONE ..."), or
@@ -102,9 +102,14 @@ final class Controls {
           throw new ControlException("nm-stop needs the NodeManager's index, e.g. nm-stop 0");
         }
         return nmStop(words[1]);
+      case "nm-start":
+        if (words.length != 2) {
+          throw new ControlException("nm-start needs the NodeManager's index, e.g. nm-start 0");
+        }
+        return nmStart(words[1]);
       default:
         throw new ControlException("unknown command '" + words[0]
-            + "': want failover, rm-restart or nm-stop N");
+            + "': want failover, rm-restart, nm-stop N or nm-start N");
     }
   }
 
@@ -119,11 +124,13 @@ final class Controls {
       throw new ControlException("no ResourceManager is active now");
     }
     int standby = 1 - active;
-    if (yarn.getResourceManager(standby) == null) {
-      throw new ControlException("no standby left: " + rmIds[standby] + " was stopped by an earlier"
-          + " failover (restart the cluster for another)");
-    }
     long t0 = System.currentTimeMillis();
+    if (yarn.getResourceManager(standby) == null) {
+      // Stopped by an earlier failover: start it again (as standby, from the state store) first, so
+      // failovers can follow one another (the chaos soak, docs/development.md#chaos-soak).
+      yarn.restartResourceManager(standby);
+      yarn.isolateRmWebApp(standby);
+    }
     // Stop first, then promote: the file-system state store has no fencing, so the two never write
     // it at the same time.
     yarn.stopResourceManager(active);
@@ -135,16 +142,27 @@ final class Controls {
 
   /** Stops the single RM and starts a new one on the same addresses, recovering from the store. */
   private String rmRestart() throws Exception {
-    if (!opts.recovery || opts.ha) {
+    if (!opts.recovery && !opts.ha) {
       throw new ControlException("rm-restart needs the recovery cluster (make minicluster-up"
-          + " RECOVERY=1)" + (opts.ha ? "; with HA=1 use failover" : "; this one has no RM state"
-          + " store"));
+          + " RECOVERY=1) or the HA one (HA=1); this one has no RM state store");
+    }
+    int i = 0;
+    if (opts.ha) {
+      // The HA pair: the active RM restarts in place and is made active again (its standby is not
+      // touched), as an operator restarting the active RM's process would.
+      i = yarn.activeIndex();
+      if (i < 0) {
+        throw new ControlException("no ResourceManager is active now");
+      }
     }
     long t0 = System.currentTimeMillis();
-    yarn.restartResourceManager(0);
-    yarn.isolateRmWebApp(0);
-    waitForNodes(yarn.getResourceManager(0), opts.nmHosts.size(), 120);
-    return "MINICLUSTER RM-RESTART DONE rm=" + rmAddresses[0] + " ms="
+    yarn.restartResourceManager(i);
+    yarn.isolateRmWebApp(i);
+    if (opts.ha) {
+      yarn.transitionToActive(i);
+    }
+    waitForNodes(yarn.getResourceManager(i), opts.nmHosts.size(), 120);
+    return "MINICLUSTER RM-RESTART DONE rm=" + rmAddresses[i] + " ms="
         + (System.currentTimeMillis() - t0);
   }
 
@@ -176,6 +194,44 @@ final class Controls {
     long expiry = yarn.getConfig().getLong("yarn.nm.liveness-monitor.expiry-interval-ms", 600000);
     return "MINICLUSTER NM-STOP DONE index=" + n + " node=" + node + " lost-after-ms=" + expiry
         + " ms=" + (System.currentTimeMillis() - t0);
+  }
+
+  /**
+   * Starts NodeManager {@code arg} again after nm-stop: a new NodeManager on the same host and dirs
+   * (new ports: the RM sees a new node; the stopped one still goes LOST at its expiry).
+   */
+  private String nmStart(String arg) throws Exception {
+    int n;
+    try {
+      n = Integer.parseInt(arg);
+    } catch (NumberFormatException e) {
+      n = -1;
+    }
+    if (n < 0 || n >= opts.nmHosts.size()) {
+      throw new ControlException("nm-start " + arg + ": want a NodeManager index 0.."
+          + (opts.nmHosts.size() - 1));
+    }
+    if (yarn.getNodeManager(n).getServiceState() != Service.STATE.STOPPED) {
+      throw new ControlException("NodeManager " + n + " is not stopped (nm-stop " + n + " first)");
+    }
+    long t0 = System.currentTimeMillis();
+    NodeManager nm = yarn.restartNodeManager(n);
+    String node = String.valueOf(nm.getNMContext().getNodeId());
+    int active = yarn.activeIndex();
+    ResourceManager rm = yarn.getResourceManager(active < 0 ? 0 : active);
+    long deadline = System.currentTimeMillis() + 120_000L;
+    while (true) {
+      RMNode r = rm.getRMContext().getRMNodes().get(nm.getNMContext().getNodeId());
+      if (r != null && r.getState() == NodeState.RUNNING) {
+        break;
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new ControlException("after 120 s the ResourceManager has not registered " + node);
+      }
+      Thread.sleep(200);
+    }
+    return "MINICLUSTER NM-START DONE index=" + n + " node=" + node + " ms="
+        + (System.currentTimeMillis() - t0);
   }
 
   /** Waits until {@code rm} has {@code want} RUNNING nodes (the NMs registered with it). */

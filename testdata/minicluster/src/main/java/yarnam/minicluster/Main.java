@@ -223,6 +223,9 @@ public final class Main {
       // After the secure keys (they set their own expiry): --nm-expiry-ms is the last word.
       yconf.setLong(NM_EXPIRY, opts.nmExpiryMs);
     }
+    if (opts.amMaxAttempts > 0) {
+      yconf.setInt(YarnConfiguration.RM_AM_MAX_ATTEMPTS, opts.amMaxAttempts);
+    }
     ResourceUtils.resetResourceTypes(yconf);
     if (opts.labels) {
       NodeLabels.configure(yconf, work);

@@ -33,6 +33,7 @@ final class Options {
   // Node labels (NodeLabels): NodeManager 1 in an exclusive gpu partition.
   boolean labels;
   int nmExpiryMs;
+  int amMaxAttempts;
   File controlDir;
   // Log aggregation to HDFS (TFile or IFile).
   String logAggregationFormat = "TFile";
@@ -84,6 +85,8 @@ final class Options {
       "  --recovery              one ResourceManager with work-preserving recovery (restartable)",
       "  --nm-expiry-ms N        yarn.nm.liveness-monitor.expiry-interval-ms (default: 10000 with --ha",
       "                          or --recovery, else Hadoop's 600000, or 20000 with --secure)",
+      "  --am-max-attempts N     yarn.resourcemanager.am.max-attempts (default Hadoop's 2; the chaos soak",
+      "                          kills AMs many times)",
       "  --control-dir DIR       where the harness takes commands (default: CONF_DIR/../control)",
       "  --labels                node labels gpu and fpga; NodeManager 1 in the exclusive gpu",
       "                          partition, which queue default may use (not fpga)",
@@ -155,6 +158,7 @@ final class Options {
         case "--ready-timeout-sec": o.readyTimeoutSec = positive(a, v); break;
         case "--user": o.user = v; break;
         case "--nm-expiry-ms": o.nmExpiryMs = positive(a, v); break;
+        case "--am-max-attempts": o.amMaxAttempts = positive(a, v); break;
         case "--control-dir": o.controlDir = new File(v).getAbsoluteFile(); break;
         case "--log-aggregation-format": o.logAggregationFormat = logFormat(a, v); break;
         case "--remote-log-dir": o.remoteLogDir = absolutePath(a, v); break;

@@ -1,0 +1,200 @@
+package am
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/am/driverclient"
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// servedAPI starts serveAPI on loopback listeners (127.0.0.1) with lim and returns it with its plain
+// and HTTPS addresses and a client trusting the HTTPS certificate.
+func servedAPI(t *testing.T, m *AM, lim apiLimits) (*apiServer, string, string, *tls.Config) {
+	t.Helper()
+	amTLS, err := TLSFromCredentials(yarnrpc.NewCredentials(), "127.0.0.1", "application_1_0001", quietLog)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	tln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := m.serveAPI(APIOptions{Secret: testSecret}, lim, amTLS.Config, ln, tln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(amTLS.CACert))
+	return s, ln.Addr().String(), tln.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
+}
+
+// dialFrom opens a TCP connection to addr from the loopback address from (127.0.0.x: every one of
+// them is the machine's own on Linux, so the AM sees distinct client addresses).
+func dialFrom(t *testing.T, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	c, err := d.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// served says whether a request on c gets an answer: a connection beyond the bounds is closed by the
+// AM without one.
+func served(c net.Conn) bool {
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "GET /api/v1/requirements HTTP/1.1\r\nHost: am\r\n\r\n"); err != nil {
+		return false
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode == http.StatusOK
+}
+
+// Connections are bounded per client address and in total, both ports together: beyond the bounds a
+// connection is closed at once, and a closed one frees its slot (docs/security.md#flood-bounds).
+// Without the bound every idle keep-alive connection was held (1,500 from one address).
+func TestConnectionsAreBoundedPerAddressAndInTotal(t *testing.T) {
+	s, plain, secure, _ := servedAPI(t, apiAM(t), apiLimits{MaxConns: 5, MaxConnsPerClient: 3})
+	var first []net.Conn
+	for i := 0; i < 3; i++ {
+		c := dialFrom(t, "127.0.0.1", plain)
+		require.True(t, served(c), "connection %d of 127.0.0.1", i+1)
+		first = append(first, c)
+	}
+	assert.False(t, served(dialFrom(t, "127.0.0.1", plain)), "a 4th connection from one address is closed")
+	assert.False(t, served(dialFrom(t, "127.0.0.1", secure)), "the bound counts both ports")
+	for i := 0; i < 2; i++ {
+		require.True(t, served(dialFrom(t, "127.0.0.2", plain)), "connection %d of 127.0.0.2", i+1)
+	}
+	assert.False(t, served(dialFrom(t, "127.0.0.3", plain)), "a 6th connection in all is closed, whatever its address")
+	assert.Equal(t, 5, s.conns.Open())
+	assert.GreaterOrEqual(t, s.conns.Refused(), uint64(3))
+
+	first[0].Close()
+	require.Eventually(t, func() bool { return s.conns.Open() == 4 }, 5*time.Second, 10*time.Millisecond, "a closed connection frees its slot")
+	assert.True(t, served(dialFrom(t, "127.0.0.3", plain)))
+}
+
+// The event-stream bound is one for both ports: streams on the plain port and on HTTPS count together
+// (docs/security.md#flood-bounds).
+func TestEventStreamBoundIsSharedByBothPorts(t *testing.T) {
+	_, plain, secure, tlsConf := servedAPI(t, apiAM(t), apiLimits{MaxStreams: 2, MaxStreamsPerClient: 10})
+	open := func(c *http.Client, url string) *http.Response {
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	httpsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}
+	plainClient := &http.Client{Transport: &http.Transport{}}
+	require.Equal(t, http.StatusOK, open(plainClient, "http://"+plain+"/api/v1/events").StatusCode)
+	require.Equal(t, http.StatusOK, open(httpsClient, "https://"+secure+"/api/v1/events").StatusCode)
+	assert.Equal(t, http.StatusServiceUnavailable, open(plainClient, "http://"+plain+"/api/v1/events").StatusCode, "the plain port sees the HTTPS stream")
+	assert.Equal(t, http.StatusServiceUnavailable, open(httpsClient, "https://"+secure+"/api/v1/events").StatusCode, "and the other way round")
+}
+
+// Every response the API writes carries the browser safety headers, on a real server of either port,
+// the mux's own 404 and 405 included; what net/http answers before any handler runs (431 for headers
+// over 64 KiB) is fixed plain text (docs/security.md#the-ams-https-api).
+func TestSecurityHeadersOnRealServers(t *testing.T) {
+	_, plain, secure, tlsConf := servedAPI(t, apiAM(t), apiLimits{})
+	httpsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}
+	for _, base := range []string{"http://" + plain, "https://" + secure} {
+		for _, c := range []struct {
+			method, path string
+			code         int
+		}{{http.MethodGet, "/nope", 404}, {http.MethodPost, "/api/v1/status", 405}, {http.MethodGet, "/", 200}, {http.MethodGet, "/metrics", 200}} {
+			req, err := http.NewRequest(c.method, base+c.path, nil)
+			require.NoError(t, err)
+			resp, err := httpsClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			assert.Equal(t, c.code, resp.StatusCode, "%s %s%s", c.method, base, c.path)
+			assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), "%s %s%s", c.method, base, c.path)
+			assert.Equal(t, "SAMEORIGIN", resp.Header.Get("X-Frame-Options"), "%s %s%s", c.method, base, c.path)
+			assert.Equal(t, contentSecurityPolicy, resp.Header.Get("Content-Security-Policy"), "%s %s%s", c.method, base, c.path)
+		}
+	}
+	c := dialFrom(t, "127.0.0.1", plain)
+	_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: am\r\nX-Big: "+strings.Repeat("x", 80<<10)+"\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+	assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"))
+}
+
+// An idle stream (no events, only heartbeats, which never fill the socket buffers, so the write
+// deadline never ends it) is ended at its lifetime and frees its slot; the driver client (and with it
+// `submit`'s follower) reconnects with Last-Event-ID and gets every event exactly once.
+func TestSSEStreamEndsAtItsLifetimeAndResumes(t *testing.T) {
+	old := sseLifetime
+	sseLifetime = 300 * time.Millisecond
+	defer func() { sseLifetime = old }()
+	l := NewEventLog(1000)
+	lim := newStreamLimiter(10, 10)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: limitedEventsHandler(l, 50*time.Millisecond, lim)}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	idle := dialFrom(t, "127.0.0.1", ln.Addr().String())
+	_, err = io.WriteString(idle, "GET / HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return lim.Open() == 1 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return lim.Open() == 0 }, 10*time.Second, 10*time.Millisecond, "an idle stream ends at its lifetime")
+	_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var body strings.Builder
+	buf := make([]byte, 4096)
+	for !strings.Contains(body.String(), "reached its lifetime") {
+		n, err := idle.Read(buf)
+		body.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	assert.Contains(t, body.String(), "reached its lifetime", "the stream says why it ends")
+
+	c, err := driverclient.New("http://"+ln.Addr().String()+"/api/v1/", "")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := c.Events(ctx, 0)
+	defer s.Close()
+	const n = 40
+	go func() {
+		for i := 1; i <= n; i++ {
+			l.Add(RequestedEvent(i, contract.Capability{"yarn.io/gpu": 1}))
+			time.Sleep(25 * time.Millisecond) // spread the events over several lifetimes of the stream
+		}
+	}()
+	for want := uint64(1); want <= n; want++ {
+		e, err := s.Next()
+		require.NoError(t, err)
+		require.Equal(t, want, e.ID, "every event once, in order, across reconnects")
+	}
+}
