@@ -31,7 +31,8 @@ func TestE2EWorkerStderrShownOncePerContainer(t *testing.T) {
 	assert.NotContains(t, all, "Last 4096 bytes", r.String())
 	assert.Contains(t, r.stderr, "exit code 3", "the outcome line keeps the headline:\n%s", r)
 
-	id := submittedID(t, r)
+	id := submittedID(r.stdout)
+	require.NotEmpty(t, id, r.String())
 	d := status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	listed := regexp.MustCompile(`(?m)^- container_\S+ on \S+ exited with code 3: its stderr ends with:$`).FindAllString(d.Report.Diagnostics, -1)
@@ -61,17 +62,10 @@ func TestE2ENodeWithoutNvidiaSmiIsExcluded(t *testing.T) {
 	excluded := strings.Count(all, "node-excluded: ")
 	assert.Equal(t, discoveries, excluded, "each failing node is excluded at its first failure, not retried:\n%s", r)
 
-	id := submittedID(t, r)
+	id := submittedID(r.stdout)
+	require.NotEmpty(t, id, r.String())
 	d := status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	assert.Contains(t, d.Report.Diagnostics, "nvidia-smi not found", d.Report.Diagnostics)
 }
 
-// submittedID is the id submit says it submitted (not the first id in its output: the pre-flight may
-// name other applications still running).
-func submittedID(t *testing.T, r result) string {
-	t.Helper()
-	m := regexp.MustCompile(`submitted (application_\d+_\d+)`).FindStringSubmatch(r.stdout)
-	require.NotNil(t, m, "submit names the application it submitted:\n%s", r)
-	return m[1]
-}
