@@ -68,4 +68,3 @@ func TestE2ENodeWithoutNvidiaSmiIsExcluded(t *testing.T) {
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	assert.Contains(t, d.Report.Diagnostics, "nvidia-smi not found", d.Report.Diagnostics)
 }
-
