@@ -69,8 +69,28 @@ func containerFailureLine(c Container) string {
 func nodeLacksEvent(node, why string) contract.Event {
 	ev := NodeExcludedEvent(node, 1, 0, 0)
 	ev.Reason = why
-	ev.Message = fmt.Sprintf("node %s excluded: it cannot run this job's workers (%s)", node, cutText(why, 300))
+	ev.Message = fmt.Sprintf("node %s excluded: it cannot run this job's workers: %s", node, lacksText(why))
 	return ev
+}
+
+// lacksText is the line of a discovery failure that says what the node lacks: the discovery
+// program's own stderr ("nvidia-smi not found on PATH ...") when the driver quotes it, else the
+// failure's first line. The discovery-failed event just before has the whole text.
+func lacksText(why string) string {
+	s := why
+	if rest, ok := strings.CutPrefix(s, "discovery failed for resource "); ok {
+		if _, after, found := strings.Cut(rest, ": "); found {
+			s = after
+		}
+	}
+	if i := strings.LastIndex(s, "stderr: "); i >= 0 && strings.TrimSpace(s[i+len("stderr: "):]) != "" {
+		s = s[i+len("stderr: "):]
+	}
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return cutText(strings.TrimSpace(s), 300)
 }
 
 // excludeUnfit excludes node at once for --node-exclusion-timeout (a discovery failure there: the node

@@ -56,7 +56,7 @@ func TestE2ENodeWithoutNvidiaSmiIsExcluded(t *testing.T) {
 	require.NotEqual(t, 0, r.code, "a job whose nodes lack nvidia-smi must fail:\n%s", r)
 	all := r.stdout + r.stderr
 	assert.Contains(t, all, "nvidia-smi not found", r.String())
-	assert.Regexp(t, `node-excluded: node \S+ excluded: it cannot run this job's workers \(discovery failed for resource "gpu": .*nvidia-smi not found`, all)
+	assert.Regexp(t, `node-excluded: node \S+ excluded: it cannot run this job's workers: nvidia-smi not found on PATH`, all)
 	assert.NotContains(t, all, `discovery failed for resource gpu: discovery failed`, "said once")
 	discoveries := strings.Count(all, "discovery-failed: ")
 	excluded := strings.Count(all, "node-excluded: ")
@@ -66,5 +66,6 @@ func TestE2ENodeWithoutNvidiaSmiIsExcluded(t *testing.T) {
 	require.NotEmpty(t, id, r.String())
 	d := status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
-	assert.Contains(t, d.Report.Diagnostics, "nvidia-smi not found", d.Report.Diagnostics)
+	assert.Contains(t, d.Report.Diagnostics, "every node of the cluster (2) is excluded", d.Report.Diagnostics)
+	assert.Contains(t, d.Report.Diagnostics, "cannot run this job's workers: nvidia-smi not found on PATH", d.Report.Diagnostics)
 }

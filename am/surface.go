@@ -42,8 +42,9 @@ func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 		a.excl.Exclude(t.Node)
 		a.log.WithFields(logrus.Fields{"node": t.Node, "reason": t.Exit.Diagnostics}).Warn("am: excluding a node that cannot run the job's workers")
 		a.emit(nodeLacksEvent(t.Node, t.Exit.Diagnostics))
-		if all, why := a.policy.AllExcluded(a.clusterNodes); all {
-			a.failLocked(why + "; the last one: " + cutText(t.Exit.Diagnostics, 300))
+		if all, _ := a.policy.AllExcluded(a.clusterNodes); all {
+			a.failLocked(fmt.Sprintf("every node of the cluster (%d) is excluded: %v; the last one cannot run this job's workers: %s",
+				a.clusterNodes, a.policy.Excluded(), lacksText(t.Exit.Diagnostics)))
 		}
 	}
 	if d.ExcludeNode != "" {
