@@ -54,6 +54,7 @@ func (a *AM) Status() contract.Status {
 		if cs.Diagnostics == "" && t.reportFailure != "" {
 			cs.Diagnostics = t.reportFailure
 		}
+		cs.StderrTail = t.Exit.StderrTail
 		s.Containers = append(s.Containers, cs)
 	}
 	return s
@@ -80,6 +81,9 @@ func (a *AM) Report(id string, r contract.ContainerReport) error {
 		return fmt.Errorf("%w: %s is %s", errReportNotRunning, id, t.Phase)
 	}
 	a.emitAll(a.rec.reported(t, r))
+	if r.WorkerStderr != "" {
+		return nil // the worker's exit (diagnostics.go): no infos, nothing to check or assign
+	}
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})
 	if r.Failure != "" {
 		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
@@ -282,7 +286,7 @@ func redactReport(r contract.ContainerReport, secret string) contract.ContainerR
 		return r
 	}
 	red := func(s string) string { return strings.ReplaceAll(s, secret, "[application secret]") }
-	r.Failure, r.FailedResource = red(r.Failure), red(r.FailedResource)
+	r.Failure, r.FailedResource, r.WorkerStderr = red(r.Failure), red(r.FailedResource), red(r.WorkerStderr)
 	if r.Infos != nil {
 		infos := make(map[string][]contract.Info, len(r.Infos))
 		for name, list := range r.Infos {

@@ -61,6 +61,8 @@
 //     into exclusions and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
 //     rejected request. requirements.go: PUT requirements' body and ScaleDown (newest first).
+//   - diagnostics.go: a container's end said once: the worker's stderr tail its launcher reported, the
+//     launcher's discovery failure, text cut at a word, a node that lacks the job's devices excluded.
 //   - driver.go: driver mode (a user program in the AM container decides the final status).
 //   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
 //   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).

@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/stderrtail"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -32,7 +32,7 @@ type DriverConfig struct {
 	Stderr io.Writer
 
 	// tail keeps the last lines of the driver's stderr for the diagnostics (driverOutcome).
-	tail *stderrTail
+	tail *stderrtail.Tail
 }
 
 // envTokenFile is Hadoop's variable naming a process's token file.
@@ -66,52 +66,6 @@ func driverEnv(d *DriverConfig) ([]string, error) {
 	return append(env, d.Env...), nil
 }
 
-// Bounds of the driver's stderr kept for the diagnostics: the last lines that fit both.
-const (
-	driverTailLines = 20
-	driverTailBytes = 4 << 10
-)
-
-// stderrTail keeps the last driverTailBytes written to it.
-type stderrTail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *stderrTail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(p) >= driverTailBytes {
-		t.buf = append(t.buf[:0], p[len(p)-driverTailBytes:]...)
-		return len(p), nil
-	}
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - driverTailBytes; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-// lines returns the last driverTailLines complete or partial lines, without control characters other
-// than newline and tab (they go into YARN's diagnostics, which terminals print), "" if none.
-func (t *stderrTail) lines() string {
-	t.mu.Lock()
-	s := string(t.buf)
-	t.mu.Unlock()
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && (r < 0x80 || r > 0x9f)) {
-			return r
-		}
-		return -1
-	}, s)
-	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(ls) > driverTailLines {
-		ls = ls[len(ls)-driverTailLines:]
-	}
-	return strings.TrimSpace(strings.Join(ls, "\n"))
-}
-
 // startDriver starts the driver; the returned channel closes when it has exited.
 func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	d := a.cfg.Driver
@@ -128,7 +82,7 @@ func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	d.tail = &stderrTail{}
+	d.tail = &stderrtail.Tail{}
 	cmd.Stderr = io.MultiWriter(cmd.Stderr, d.tail)
 	// Stderr is now a pipe that Wait drains: a background process the driver leaves holding it must not
 	// keep Wait from returning once the driver has exited.
@@ -188,7 +142,7 @@ func (a *AM) driverOutcome() *Outcome {
 	}
 	diag := fmt.Sprintf("the driver %q exited with code %d", a.cfg.Driver.Command, code)
 	if t := a.cfg.Driver.tail; t != nil {
-		if l := t.lines(); l != "" {
+		if l := t.Lines(); l != "" {
 			diag += "; its last stderr lines (all in am.stderr):\n" + l
 		}
 	}

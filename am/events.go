@@ -76,7 +76,8 @@ func infoSummary(infos []resources.Info) string {
 func CompletedEvent(id, node string, e Exit) contract.Event {
 	st := e.Status
 	ev := contract.Event{Type: contract.EventCompleted, Severity: contract.SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
-		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, describe(e.Status, e.Class))}
+		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, describe(e.Status, e.Class)),
+		StderrTail: e.StderrTail}
 	if e.Class.Counts() {
 		ev.Severity = contract.SeverityError
 		ev.Message += " (counts as a failure)"

@@ -77,6 +77,9 @@ type Exit struct {
 	Status      int32
 	Class       contract.ExitClass
 	Diagnostics string
+	// StderrTail is the last lines of the worker's own stderr, when its launcher reported them
+	// (diagnostics.go).
+	StderrTail string
 }
 
 // Container is a TaskExecutor container the AM accepted.
@@ -373,15 +376,11 @@ func failureDiagnostics(spec Spec, failures []Container, forgotten Forgotten) st
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d TaskExecutors failed, more than taskexecutor.max-failures = %d allows (%s)", len(failures)+forgotten.Failed, spec.MaxFailures, strings.Join(parts, ", "))
+	// One line per failure, the latest three (docs/running.md#the-workers-own-error).
 	from := max(0, len(failures)-3)
 	for _, c := range failures[from:] {
-		fmt.Fprintf(&b, "; %s on %s %s", c.ID, c.Node, describe(c.Exit.Status, c.Exit.Class))
-		if d := strings.TrimSpace(c.Exit.Diagnostics); d != "" {
-			if len(d) > 300 {
-				d = d[:300] + "..."
-			}
-			fmt.Fprintf(&b, ": %s", d)
-		}
+		b.WriteString("\n- ")
+		b.WriteString(containerFailureLine(c))
 	}
 	return b.String()
 }

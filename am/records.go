@@ -2,6 +2,7 @@ package am
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
@@ -143,8 +144,12 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 				fmt.Sprint(sharedGPUFreeStops) + " times on this node; " + exit.Diagnostics
 		}
 	}
-	if t.reportFailure != "" && exit.Class == contract.ExitDiscoveryFailed {
-		exit.Diagnostics = t.reportFailure + "; " + exit.Diagnostics
+	switch {
+	case t.reportFailure != "" && exit.Class == contract.ExitDiscoveryFailed:
+		// The launcher's message says it; YARN's diagnostics would repeat it amid boilerplate.
+		exit.Diagnostics = t.reportFailure
+	case t.stderrTail != "" && exit.Class != contract.ExitSucceeded && exit.Class != contract.ExitKilledByAM && !t.sharedGPUCounts:
+		exit.Diagnostics, exit.StderrTail = workerStderrDiagnostics(t.stderrTail), t.stderrTail
 	}
 	r.setPhase(t, contract.Completed)
 	t.Exit = exit
@@ -153,13 +158,20 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 
 // reported: the container's launcher reported its resource infos or why discovery failed.
 func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.Event {
+	if rep.WorkerStderr != "" {
+		// The worker's exit (launcher stderrtail.go): kept for its completion, which follows.
+		t.stderrTail = rep.WorkerStderr
+		return nil
+	}
 	if rep.Failure != "" {
-		t.reportFailure = "discovery failed for resource " + rep.FailedResource + ": " + rep.Failure
+		t.reportFailure = discoveryFailureText(rep.FailedResource, rep.Failure)
 		if t.discoveryEvent {
 			return nil
 		}
 		t.discoveryEvent = true
-		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, rep.Failure)}
+		// The event's own words name the resource: the launcher's prefix would say it twice.
+		reason := strings.TrimPrefix(rep.Failure, fmt.Sprintf("discovery failed for resource %q: ", rep.FailedResource))
+		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, reason)}
 	}
 	t.infos, t.port, t.reported = rep.Infos, rep.Port, true
 	if len(rep.Infos) == 0 {
@@ -312,8 +324,10 @@ type tracked struct {
 	// of a container's allocation).
 	token *hadooppb.TokenProto
 	infos map[string][]resources.Info
-	// reportFailure is the launcher's discovery failure, if it reported one.
+	// reportFailure is the launcher's discovery failure, if it reported one; stderrTail the last lines
+	// of the worker's stderr, if its launcher reported them after it exited non-zero.
 	reportFailure string
+	stderrTail    string
 	// discoveryEvent: a discovery-failed event was emitted for it (from the report or its exit).
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.

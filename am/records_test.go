@@ -129,7 +129,7 @@ func TestReconcileCountsForgottenContainers(t *testing.T) {
 	assert.True(t, p.LimitReached)
 	assert.Equal(t, 4, p.FailureCount)
 	require.NotNil(t, p.Done)
-	assert.Contains(t, p.Done.Diagnostics, "4 TaskExecutors failed, more than taskexecutor.max-failures = 3 allows (exit code 1 ×1, exit code 3 ×3); c9 on n1:1")
+	assert.Contains(t, p.Done.Diagnostics, "4 TaskExecutors failed, more than taskexecutor.max-failures = 3 allows (exit code 1 ×1, exit code 3 ×3)\n- c9 on n1:1")
 	assert.Empty(t, p.Send, "nothing more is asked for")
 
 	obs.Forgotten.Failed, obs.Forgotten.FailedExits = 2, map[int32]int{3: 2}

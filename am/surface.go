@@ -37,6 +37,16 @@ func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 	a.emitAll(evs)
 	a.metrics.ObserveExit(t.Exit.Class)
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
+	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && a.policy.excludeUnfit(a.cfg.Now(), t.Node) {
+		// The node lacks what the job needs: exclude it now (docs/running.md#the-workers-own-error).
+		a.excl.Exclude(t.Node)
+		a.log.WithFields(logrus.Fields{"node": t.Node, "reason": t.Exit.Diagnostics}).Warn("am: excluding a node that cannot run the job's workers")
+		a.emit(nodeLacksEvent(t.Node, t.Exit.Diagnostics))
+		if all, _ := a.policy.AllExcluded(a.clusterNodes); all {
+			a.failLocked(fmt.Sprintf("every node of the cluster (%d) is excluded: %v; the last one cannot run this job's workers: %s",
+				a.clusterNodes, a.policy.Excluded(), lacksText(t.Exit.Diagnostics)))
+		}
+	}
 	if d.ExcludeNode != "" {
 		cfg := a.policy.Config()
 		a.excl.Exclude(d.ExcludeNode)

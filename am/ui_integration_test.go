@@ -44,7 +44,7 @@ const uiJob = `name = "am-it-ui"
 
 [taskexecutor]
 instances = 3
-command = 'case "$CONTAINER_ID" in *_000002) sleep 3; exit 3;; esac; sleep 300'
+command = 'case "$CONTAINER_ID" in *_000002) sleep 3; echo "ui-err-$((40+2)) <b>bad</b>" >&2; exit 3;; esac; sleep 300'
 memory = 256
 max-failures = 1
 
@@ -150,6 +150,10 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	assert.Contains(t, dom, yarnrpc.FormatApplicationID(a.id))
 	assert.NotContains(t, dom, a.secret, "the page never shows the secret")
 	assert.NotContains(t, dom, "page error", "every drawing rendered")
+	// The failed TaskExecutor's exit cell shows its own stderr line, as text
+	// (docs/running.md#the-workers-own-error).
+	assert.Regexp(t, `<td class="exit"[^>]*>3 failed: ui-err-42 &lt;b&gt;bad&lt;/b&gt;</td>`, dom)
+	assert.NotContains(t, dom, "<b>bad</b>")
 
 	// The map: every GPU of every running TaskExecutor, in its node's row, with its container; each
 	// node's 4 GPUs drawn, those nobody holds free.

@@ -124,6 +124,15 @@
       cell(tr, ct.state, "cstate");
       var exit = "";
       if (ct.exitStatus !== undefined && ct.exitStatus !== null) exit = ct.exitStatus + " " + (ct.exitClass || "");
+      if (ct.stderrTail) {
+        // The worker's own last stderr lines (docs/running.md#the-workers-own-error): their end says
+        // most, so the cell shows the end and the tooltip all of them. Text only (cell sets textContent).
+        var tail = ct.stderrTail.length > maxDiag ? "… " + ct.stderrTail.slice(-maxDiag) : ct.stderrTail;
+        var tc = cell(tr, exit + (exit ? ": " : "") + tail, "exit");
+        tc.title = exit + "\n" + ct.stderrTail;
+        body.appendChild(tr);
+        return;
+      }
       if (ct.diagnostics) exit += (exit ? ": " : "") + ct.diagnostics;
       // The NodeManager's diagnostics run to kilobytes of log tail: the cell shows the start, the
       // tooltip and /api/v1/containers the rest.

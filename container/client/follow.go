@@ -18,6 +18,8 @@ import (
 type FollowResult struct {
 	Report *hadooppb.ApplicationReportProto // the last report (terminal unless Err or interrupted)
 	Err    error
+	// shown is what the event stream printed (once.go): Outcome leaves it out.
+	shown *shownText
 }
 
 // Succeeded reports whether the application FINISHED with final status SUCCEEDED.
@@ -37,6 +39,10 @@ func (f FollowResult) Outcome() string {
 	d := Diagnostics(r)
 	if d == "" {
 		d = "(no diagnostics)"
+	} else if f.shown.seenReason(d) {
+		d = firstLineOf(d) + " (in full above)"
+	} else {
+		d = f.shown.unseen(d)
 	}
 	return fmt.Sprintf("%s ended %s with final status %s: %s", id, StateName(r.GetYarnApplicationState()), FinalName(r.GetFinalApplicationStatus()), d)
 }
@@ -123,7 +129,11 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 						if ct.ExitStatus != nil {
 							line += fmt.Sprintf(" exit %d", *ct.ExitStatus)
 						}
-						if d := firstLineOf(ct.Diagnostics); d != "" && ct.ExitStatus != nil && *ct.ExitStatus != 0 {
+						d := firstLineOf(ct.Diagnostics)
+						if ct.StderrTail != "" { // the worker's last line says most (once.go)
+							d = lastLineOf(ct.StderrTail)
+						}
+						if d != "" && ct.ExitStatus != nil && *ct.ExitStatus != 0 {
 							line += ": " + d
 						}
 						if lastCt[ct.ID] != line {
@@ -134,7 +144,8 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 				}
 			}
 			if IsTerminal(r.GetYarnApplicationState()) {
-				return FollowResult{Report: r}
+				events.stop() // every event printed before the outcome
+				return FollowResult{Report: r, shown: &events.shown}
 			}
 		}
 		select {
@@ -168,6 +179,7 @@ type eventFollower struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	got    bool
+	shown  shownText
 }
 
 func (f *eventFollower) streaming() bool {
@@ -203,7 +215,7 @@ func (f *eventFollower) start(ctx context.Context, base string) {
 			f.mu.Lock()
 			f.got = true
 			f.mu.Unlock()
-			fmt.Fprintf(f.out, "%s   %s\n", e.Time.Local().Format("15:04:05"), EventLine(e))
+			f.shown.printEvent(f.out, e.Time.Local().Format("15:04:05"), e)
 			if e.Type == contract.EventCompleted && e.Container != "" && workerFailed(e.ExitClass) {
 				fmt.Fprintf(f.out, "%s     its logs: yarn-am logs %s --container %s\n", e.Time.Local().Format("15:04:05"), f.app, e.Container)
 			}

@@ -135,6 +135,9 @@ type ContainerStatus struct {
 	ExitStatus  *int32            `json:"exitStatus,omitempty"`
 	ExitClass   ExitClass         `json:"exitClass,omitempty"`
 	Diagnostics string            `json:"diagnostics,omitempty"`
+	// StderrTail is the last lines of the worker's own stderr when it exited non-zero (its launcher
+	// reported them; docs/running.md#the-workers-own-error).
+	StderrTail string `json:"stderrTail,omitempty"`
 	// Rank is the container's place in its gang round (gang mode, once the round formed).
 	Rank *Rendezvous `json:"rank,omitempty"`
 	// RequestedAt: its request was first sent; AllocatedAt: the AM accepted the allocation;
@@ -168,6 +171,11 @@ type ContainerReport struct {
 	// Port is a port that was free on the container's node (gang mode): rank 0's becomes the
 	// rendezvous' MasterPort.
 	Port int `json:"port,omitempty"`
+	// WorkerStderr is the last lines of the worker's own stderr (not the launcher's log lines),
+	// sent in a second report when the worker exited non-zero (docs/design.md#roles). A report that
+	// carries it carries nothing else; ExitCode is the worker's exit code then.
+	WorkerStderr string `json:"workerStderr,omitempty"`
+	ExitCode     int    `json:"exitCode,omitempty"`
 }
 
 // RequirementsUpdate is the body of PUT /api/v1/requirements: the new number of TaskExecutors of the

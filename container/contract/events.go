@@ -80,4 +80,6 @@ type Event struct {
 	Evidence   *Evidence         `json:"evidence,omitempty"`
 	Reason     string            `json:"reason,omitempty"`
 	Status     FinalStatus       `json:"status,omitempty"` // finished
+	// StderrTail (completed): the last lines of the worker's own stderr, when it exited non-zero.
+	StderrTail string `json:"stderrTail,omitempty"`
 }

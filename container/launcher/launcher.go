@@ -18,6 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/stderrtail"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -32,10 +33,14 @@ type Report struct {
 	Failure        string
 	// Port is a port that was free on this node (gang mode): the master port if this is rank 0.
 	Port int
+	// WorkerStderr is the last lines of the worker's own stderr and ExitCode its exit code, in the
+	// report sent after a worker exited non-zero (stderrtail.go); such a report carries nothing else.
+	WorkerStderr string
+	ExitCode     int
 }
 
-// Reporter sends the launcher's report to the AM. It is called once, after discovery (successful or
-// not) and before the worker starts. A report error is logged and does not stop the worker: the
+// Reporter sends the launcher's report to the AM. It is called once after discovery (successful or
+// not) and before the worker starts, and once more when the worker exited non-zero (WorkerStderr). A report error is logged and does not stop the worker: the
 // worker's devices are known locally, and the AM also learns about a failed container from YARN.
 type Reporter interface {
 	Report(ctx context.Context, r Report) error
@@ -296,7 +301,9 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 		}
 		env = append(env, genv...)
 	}
-	return l.runWorker(argv, env, sigs, l.InContainer, stderr, log)
+	code, tail := l.runWorker(argv, env, sigs, l.InContainer, stderr, log)
+	reportWorkerExit(ctx, reporter, containerID, code, tail, log)
+	return code
 }
 
 func pending(c chan os.Signal) os.Signal {
@@ -337,7 +344,10 @@ const DefaultKillGrace = 250 * time.Millisecond
 //
 // If this process dies first (SIGKILL), the kernel kills the worker (parent-death signal), so it never
 // outlives the launcher with devices it no longer owns.
-func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContainer bool, stderr io.Writer, log logrus.FieldLogger) int {
+//
+// The worker's stderr passes through the launcher, which keeps its tail (stderrtail.go); the tail is
+// returned with the exit code (nil when the worker did not start).
+func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContainer bool, stderr io.Writer, log logrus.FieldLogger) (int, *stderrtail.Tail) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
@@ -350,6 +360,9 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContaine
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
+	var tail *stderrtail.Tail
+	cmd.Stderr, tail = teeWorkerStderr(cmd.Stderr)
+	cmd.WaitDelay = workerStderrWaitDelay
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	grace := l.KillGrace
 	if grace <= 0 {
@@ -362,7 +375,7 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContaine
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "yarn-am launch: cannot start the worker %q: %v\n", argv[0], err)
-		return contract.LauncherWorkerStartFailed
+		return contract.LauncherWorkerStartFailed, nil
 	}
 	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
 	done, stopped := make(chan struct{}), make(chan struct{})
@@ -400,10 +413,13 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContaine
 	code := exitCode(cmd.ProcessState)
 	if err != nil && cmd.ProcessState == nil {
 		fmt.Fprintf(stderr, "yarn-am launch: waiting for the worker: %v\n", err)
-		return contract.LauncherWorkerStartFailed
+		return contract.LauncherWorkerStartFailed, tail
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		log.Warn("yarn-am launch: a process the worker left running still holds its stderr; not waiting for it")
 	}
 	log.WithField("exit_code", code).Info("yarn-am launch: worker exited")
-	return code
+	return code, tail
 }
 
 // killGroupExceptSelf sends SIGKILL to every process of this process's group except itself and its

@@ -90,7 +90,11 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 	if r.ContainerID == "" {
 		return errors.New("report: no container id (CONTAINER_ID is unset), so the AM cannot tell whose report it is")
 	}
-	body, err := json.Marshal(contract.ContainerReport{Infos: r.Infos, FailedResource: r.FailedResource, Failure: r.Failure, Port: r.Port})
+	rep := contract.ContainerReport{Infos: r.Infos, FailedResource: r.FailedResource, Failure: r.Failure, Port: r.Port}
+	if r.WorkerStderr != "" {
+		rep = workerExitReport(r)
+	}
+	body, err := json.Marshal(rep)
 	if err != nil {
 		return err
 	}
