@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,20 +56,10 @@ func runFollow(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "follow", err)
 	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
-	interrupted := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			close(interrupted)
-			stopFollow()
-		case <-followCtx.Done():
-		}
-	}()
+	interrupted, stopWatch := onInterrupt(stopFollow)
+	defer stopWatch()
 	sess, rm, code := connect(lf, "follow", stderr)
 	if code != 0 {
 		return code
@@ -77,14 +67,10 @@ func runFollow(args []string, stdout, stderr io.Writer) int {
 	defer rm.Close()
 	// One report first, so that an unknown id is a clear error and not thirty silent retries.
 	ctx, cancel := context.WithTimeout(followCtx, time.Minute)
-	_, err = rm.GetApplicationReport(ctx, appID)
+	_, code, ok = appReport(ctx, rm, appID, "follow", pos[0], stderr)
 	cancel()
-	if err != nil {
-		if errors.Is(err, yarnrpc.ErrApplicationNotFound) {
-			fmt.Fprintf(stderr, "yarn-am follow: the ResourceManager does not know %s (finished applications are forgotten after a while; 'yarn-am list --all' shows what it knows)\n", pos[0])
-			return contract.ExitRejected
-		}
-		return fail(stderr, "follow", err, 0)
+	if !ok {
+		return code
 	}
 	fmt.Fprintf(stdout, "following %s (Ctrl-C stops following; the application keeps running)\n", yarnrpc.FormatApplicationID(appID))
 	return followToEnd("follow", sess, rm, appID, followCtx, interrupted, *killOnInterrupt, stdout, stderr)
@@ -130,4 +116,25 @@ func followToEnd(name string, sess *client.Session, rm *yarnrpc.ApplicationClien
 	}
 	fmt.Fprintf(stderr, "yarn-am %s: %s\n", name, res.Outcome())
 	return 1
+}
+
+// onInterrupt watches for SIGINT and SIGTERM until stop is called: the first one closes interrupted
+// and calls each of stops (cancelling what is under way). One watch for a command's whole run
+// (resetting and registering again would leave SIGINT ignored in a process started in the background).
+func onInterrupt(stops ...func()) (interrupted <-chan struct{}, stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	in, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			close(in)
+			for _, s := range stops {
+				s()
+			}
+		case <-done:
+		}
+	}()
+	var once sync.Once
+	return in, func() { once.Do(func() { signal.Stop(sigs); close(done) }) }
 }

@@ -136,8 +136,7 @@ func logsExit(ctx context.Context, stderr io.Writer, app string, err error) int 
 		fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
 		return contract.ExitAppFailed
 	case errors.Is(err, yarnrpc.ErrApplicationNotFound):
-		fmt.Fprintf(stderr, "yarn-am logs: the ResourceManager does not know %s (finished applications are forgotten after a while; 'yarn-am list --all' shows what it knows)\n", app)
-		return contract.ExitRejected
+		return unknownApp(stderr, "logs", app)
 	}
 	fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
 	return exitCode(err)

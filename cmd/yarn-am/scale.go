@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -72,13 +71,9 @@ func runScale(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer rm.Close()
-	r, err := rm.GetApplicationReport(ctx, appID)
-	if err != nil {
-		if errors.Is(err, yarnrpc.ErrApplicationNotFound) {
-			fmt.Fprintf(stderr, "yarn-am scale: the ResourceManager does not know %s\n", pos[0])
-			return contract.ExitRejected
-		}
-		return fail(stderr, "scale", err, 0)
+	r, code, ok := appReport(ctx, rm, appID, "scale", pos[0], stderr)
+	if !ok {
+		return code
 	}
 	v := client.ViewReport(r)
 	if v.AMURL == "" {

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"time"
 
@@ -61,13 +59,9 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer rm.Close()
-	r, err := rm.GetApplicationReport(ctx, appID)
-	if err != nil {
-		if errors.Is(err, yarnrpc.ErrApplicationNotFound) {
-			fmt.Fprintf(stderr, "yarn-am status: the ResourceManager does not know %s (finished applications are forgotten after a while; 'yarn-am list --all' shows what it knows)\n", pos[0])
-			return contract.ExitRejected
-		}
-		return fail(stderr, "status", err, 0)
+	r, code, ok := appReport(ctx, rm, appID, "status", pos[0], stderr)
+	if !ok {
+		return code
 	}
 	v := client.ViewReport(r)
 	var am *contract.Status

@@ -6,10 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -125,23 +122,12 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	// One signal handler for the whole run: Ctrl-C during submission cancels it (and removes the
 	// staging directory); while following, it detaches or kills. (Resetting and re-registering would
 	// leave SIGINT ignored in a process started in the background.)
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	subCtx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeout))
 	defer cancel()
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
-	interrupted := make(chan struct{})
-	go func() {
-		select {
-		case <-sigs:
-			close(interrupted)
-			cancel()
-			stopFollow()
-		case <-followCtx.Done():
-		}
-	}()
+	interrupted, stopWatch := onInterrupt(cancel, stopFollow)
+	defer stopWatch()
 
 	sess, rm, code := connect(sf.loginFlags, "submit", stderr)
 	if code != 0 {

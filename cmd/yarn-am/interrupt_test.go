@@ -1,0 +1,43 @@
+package main
+
+import (
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestOnInterruptRunsTheStopsOnce: a real SIGINT to this process closes interrupted and runs every
+// stop function once (submit cancels the submission and the following; follow stops following), and
+// stop may be called more than once.
+func TestOnInterruptRunsTheStopsOnce(t *testing.T) {
+	var a, b atomic.Int32
+	interrupted, stop := onInterrupt(func() { a.Add(1) }, func() { b.Add(1) })
+	defer stop()
+	select {
+	case <-interrupted:
+		t.Fatal("interrupted before any signal")
+	default:
+	}
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-interrupted:
+	case <-time.After(20 * time.Second):
+		t.Fatal("SIGINT did not close interrupted")
+	}
+	// The stops run right after interrupted closes, in the watching goroutine.
+	deadline := time.Now().Add(20 * time.Second)
+	for a.Load() == 0 || b.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stop functions ran %d and %d times, want 1 each", a.Load(), b.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	stop()
+	if a.Load() != 1 || b.Load() != 1 {
+		t.Fatalf("the stop functions ran %d and %d times, want 1 each", a.Load(), b.Load())
+	}
+}
