@@ -78,8 +78,12 @@ func printOverview(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s %s\n", width, n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'yarn-am help <command>' for the flags of one command.")
