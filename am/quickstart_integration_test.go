@@ -214,7 +214,7 @@ func quickstartSteps() []quickstartStep {
 			return nil
 		}},
 		{"submit testdata/quickstart/torchrun.toml", 8 * time.Minute, func(r result) error {
-			return qsWantSucceeded(r, "gang-formed: gang round 0 formed: 2 TaskExecutors", "rendezvous: gang round 0: all 2 ranks reported; rank 0 listens at ", "final status SUCCEEDED")
+			return qsWantSucceeded(r, "gang-formed: gang round 0 formed: 2 TaskExecutors", "rendezvous: gang round 0: all 2 ranks reported; their launchers read rank 0's address over HTTPS", "final status SUCCEEDED")
 		}},
 		{"logs APP --file stdout", time.Minute, func(r result) error {
 			if err := qsWantSucceeded(r); err != nil {
