@@ -101,9 +101,16 @@ func (r result) String() string {
 // yarnAM runs the binary with a timeout.
 func yarnAM(t *testing.T, timeout time.Duration, args ...string) result {
 	t.Helper()
+	return yarnAMIn(t, "", timeout, args...)
+}
+
+// yarnAMIn runs the binary in dir ("": the test's directory) with a timeout.
+func yarnAMIn(t *testing.T, dir string, timeout time.Duration, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, e2eEnv(t), args...)
+	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	start := time.Now()

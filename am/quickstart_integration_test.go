@@ -11,12 +11,8 @@ package am_test
 
 import (
 	"bufio"
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -101,27 +97,7 @@ func TestQuickstartFilesAreThePagesBlocks(t *testing.T) {
 // qsRun runs the yarn-am binary in the repository root, where the page's paths start.
 func qsRun(t *testing.T, timeout time.Duration, args []string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e2eEnv(t), args...)
-	cmd.Dir = quickstartRoot
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("running yarn-am %v: %v", args, err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("yarn-am %v did not finish within %s:\n%s", args, timeout, r)
-	}
-	return r
+	return yarnAMIn(t, quickstartRoot, timeout, args...)
 }
 
 // qsLogSection is one file of `yarn-am logs`: "==> CONTAINER on NODE: FILE (N bytes) <==" and its lines.
