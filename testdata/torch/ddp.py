@@ -77,11 +77,15 @@ def main() -> int:
     dist.destroy_process_group()
     maxrss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024  # Linux: KiB
     ok = not failures
-    print(f"ddp: rank={rank} world={world} local_rank={local_rank}"
-          f" cuda_visible_devices={os.environ.get('CUDA_VISIBLE_DEVICES', '')}"
-          f" container_gpus={CONTAINER_GPUS} allreduce={total.item()} want={want}"
-          f" params_equal={str(params_equal).lower()} stepped={str(stepped).lower()}"
-          f" maxrss_mib={maxrss_mib} ok={str(ok).lower()}", flush=True)
+    line = (f"ddp: rank={rank} world={world} local_rank={local_rank}"
+            f" cuda_visible_devices={os.environ.get('CUDA_VISIBLE_DEVICES', '')}"
+            f" container_gpus={CONTAINER_GPUS} allreduce={total.item()} want={want}"
+            f" params_equal={str(params_equal).lower()} stepped={str(stepped).lower()}"
+            f" maxrss_mib={maxrss_mib} ok={str(ok).lower()}\n")
+    # One write for the whole line: under torchrun the ranks of a container share one stdout file,
+    # and print() writes the text and its newline separately, so two ranks' lines could interleave.
+    sys.stdout.flush()
+    os.write(sys.stdout.fileno(), line.encode())
     for f in failures:
         print(f"ddp: rank {rank}: {f}", file=sys.stderr, flush=True)
     return 0 if ok else 1
