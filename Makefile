@@ -10,7 +10,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 MINICLUSTER_DIR := .minicluster
 
-.PHONY: all build vet unit integration test test-deps demo protos minicluster-up minicluster-down clean readme-commands bench
+.PHONY: all build vet unit integration test prefetch test-deps demo protos minicluster-up minicluster-down clean readme-commands bench
 
 all: build
 
@@ -51,18 +51,32 @@ integration: build $(GOTESTSUM) test-deps torch-env flink-dist flink-job
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
 
-# Everything: the mini cluster is started, all tests (unit and integration, with -race) run against it
-# in one go test run, and the cluster is stopped again whatever the result; then the secure suite runs
-# against the Kerberized mini cluster at each hadoop.rpc.protection level (test-secure), the fault suite
-# (an RM failover, a lost NodeManager, an RM restart: test-faults) and the compatibility suite against
+# Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
+# (test-secure), the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
+# expiry: test-faults) and the node-label suite (test-labels); then the mini cluster is started, all
+# tests (unit and integration, with -race) run against it in one go test run, and the cluster is
+# stopped again whatever the result; then the chaos soak (3 minutes), the compatibility suite against
 # the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0 (test-compat; all in
 # testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
 # (test-docker, in docker/docker.mk).
+#
+# On a fresh machine the two big downloads of the integration run (torch, about 3 GB, and Flink, about
+# 230 MB: prefetch) go on in the background while the secure, fault and label suites run, which need
+# neither; the integration run waits for them. Their output is printed when they are done
+# (bin/prefetch.log); a failed download fails make test.
 test: build vet $(GOTESTSUM)
-	$(MAKE) minicluster-up
-	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; $(MAKE) test-secure || rc=1; \
-	  $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; \
-	  $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
+	@mkdir -p bin; rm -f bin/prefetch.rc; \
+	( $(MAKE) --no-print-directory prefetch >bin/prefetch.log 2>&1; echo $$? >bin/prefetch.rc ) & pre=$$!; \
+	echo "=== prefetch: torch and Flink downloading in the background (bin/prefetch.log)"; \
+	rc=0; $(MAKE) test-secure || rc=1; $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; \
+	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
+	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch failed (bin/prefetch.log)"; rc=1; fi; \
+	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
+	$(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
+
+# The downloads the integration run needs besides Maven's (make test starts them early): the torch
+# environment and the Flink distribution, each a no-op when its cache is complete.
+prefetch: torch-env flink-dist
 
 # The demo on a fresh clone: builds yarn-am and the example worker (static, for the containers), starts
 # the mini cluster, submits testdata/jobs/gpu-demo.toml attached (2 TaskExecutors x 2 GPUs, coordination
