@@ -198,7 +198,8 @@ func ParseApplicationID(s string) (*hadooppb.ApplicationIdProto, error) {
 	}
 	ts, err1 := strconv.ParseInt(parts[1], 10, 64)
 	n, err2 := strconv.ParseInt(parts[2], 10, 32)
-	if err1 != nil || err2 != nil || ts <= 0 || n < 0 {
+	// The RM numbers applications from 1 (its counter is incremented before the first id is made).
+	if err1 != nil || err2 != nil || ts <= 0 || n < 1 {
 		return nil, fmt.Errorf("%q is not an application id; want application_<clusterTimestamp>_<number>, e.g. application_1700000000000_0001", s)
 	}
 	return &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(ts), Id: proto.Int32(int32(n))}, nil
