@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,11 +31,13 @@ import (
 // place, mode 0600: a reader never sees half of it) and sends the worker
 // taskexecutor.preemption-signal.
 //
-// The signal goes to the worker process alone, not to a process group: the worker shares the
-// container's process group with this launcher and YARN's launch shell (run.go, runWorker), and a
-// signal whose default action ends a process (SIGUSR1's does) would end them too. A worker that starts
-// the training processes as its children (torchrun, a shell script) forwards the signal or lets them
-// read the file.
+// Who gets the signal: the worker and its descendants, each only if it catches the signal (a handler
+// is installed: the SigCgt mask in /proc/<pid>/status). Not a process group: the worker shares the
+// container's process group with this launcher and YARN's launch shell (runWorker), and not a process
+// that does not catch it, because SIGUSR1's default action ends a process: the `bash -c` that runs the
+// job's command, or torchrun's agent, would die of the warning. So a training script that installs a
+// handler gets the signal however it is started (directly, under bash, under torchrun), and a
+// process tree in which nothing catches it gets the notice file only (logged).
 
 // Noticer waits for a container's preemption notice. *HTTPReporter is one.
 type Noticer interface {
@@ -157,11 +160,65 @@ func (p *Preemption) deliver(n *contract.PreemptionNotice, dir string, pid int, 
 	}
 	if p.Signal != 0 {
 		f["signal"] = unixName(p.Signal)
-		if err := syscall.Kill(pid, p.Signal); err != nil && !errors.Is(err, syscall.ESRCH) {
-			log.WithError(err).Warn("yarn-am launch: cannot signal the worker of its preemption")
+		var sent []int
+		for _, q := range catchers(pid, p.Signal) {
+			if err := syscall.Kill(q, p.Signal); err == nil {
+				sent = append(sent, q)
+			} else if !errors.Is(err, syscall.ESRCH) {
+				log.WithError(err).WithField("pid", q).Warn("yarn-am launch: cannot signal a worker process of its preemption")
+			}
+		}
+		f["signalled_pids"] = sent
+		if len(sent) == 0 {
+			log.WithField("signal", unixName(p.Signal)).Warn("yarn-am launch: no process of the worker catches the preemption signal; it gets the notice file only")
 		}
 	}
 	log.WithFields(f).Warn("yarn-am launch: the ResourceManager will preempt this container; the worker was told")
+}
+
+// catchers lists root and its descendants that catch sig (root first), from /proc.
+func catchers(root int, sig syscall.Signal) []int {
+	children := map[int][]int{}
+	if entries, err := os.ReadDir("/proc"); err == nil {
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if pp, err := parentOf(pid); err == nil {
+				children[pp] = append(children[pp], pid)
+			}
+		}
+	}
+	var out []int
+	seen := map[int]bool{}
+	for queue := []int{root}; len(queue) > 0; queue = queue[1:] {
+		p := queue[0]
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		if catches(p, sig) {
+			out = append(out, p)
+		}
+		queue = append(queue, children[p]...)
+	}
+	return out
+}
+
+// catches reads whether process pid has a handler for sig (the SigCgt mask of /proc/<pid>/status).
+func catches(pid int, sig syscall.Signal) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
 }
 
 // unixName is a signal's name as taskexecutor.preemption-signal spells it.

@@ -158,3 +158,27 @@ func TestWaitNoticeLongPollsWithTheSecret(t *testing.T) {
 	_, err = (&HTTPReporter{BaseURL: "http://am:1/api/v1/containers/", Secret: "abc123", Client: http.DefaultClient}).WaitNotice(ctx, "c1", time.Second)
 	assert.Error(t, err, "never over plain HTTP")
 }
+
+// TestPreemptionSignalSparesTheShellAndReachesTheCatchingChild: the job's command runs under a shell
+// that does not catch the signal (its default action would end it, and the worker with it); the
+// training process below it does: only the latter is signalled.
+func TestPreemptionSignalSparesTheShellAndReachesTheCatchingChild(t *testing.T) {
+	f := newLaunchFixture(t)
+	g := &gatedNoticer{gate: make(chan struct{}), notice: &contract.PreemptionNotice{Container: f.l.ContainerID, Deadline: time.Now().Add(time.Minute)}}
+	f.l.Preemption = &Preemption{Noticer: g, Signal: syscall.SIGUSR1, Wait: 50 * time.Millisecond, Retry: 10 * time.Millisecond}
+	child := filepath.Join(f.dir, "child.sh")
+	require.NoError(t, os.WriteFile(child, []byte(`trap 'echo child-warned; exit 0' USR1; touch "$MARKER"; for i in $(seq 1 300); do sleep 0.05; done; exit 3`), 0o644))
+	script := `bash ` + child + `; code=$?; echo "shell: child exited $code"; exit $code`
+	go func() {
+		for i := 0; i < 400; i++ {
+			if _, err := os.Stat(f.marker); err == nil {
+				close(g.gate)
+				return
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}()
+	code := f.l.Run(context.Background(), []string{"sh", "-c", script})
+	assert.Equal(t, 0, code, "the shell survived and passed on its child's exit: %s", f.stderr.String())
+	assert.Equal(t, "child-warned\nshell: child exited 0\n", f.stdout.String())
+}
