@@ -54,14 +54,15 @@ integration: build $(GOTESTSUM) test-deps torch-env flink-dist flink-job
 # Everything: the mini cluster is started, all tests (unit and integration, with -race) run against it
 # in one go test run, and the cluster is stopped again whatever the result; then the secure suite runs
 # against the Kerberized mini cluster at each hadoop.rpc.protection level (test-secure), the fault suite
-# (an RM failover, a lost NodeManager, an RM restart: test-faults) and the compatibility suite against
+# (an RM failover, a lost NodeManager, an RM restart: test-faults), the node-label and preemption suites
+# (test-labels, test-preemption), the chaos soak and the compatibility suite against
 # the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0 (test-compat; all in
 # testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
 # (test-docker, in docker/docker.mk).
 test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-up
 	rc=0; $(MAKE) integration || rc=$$?; $(MAKE) minicluster-down; $(MAKE) test-secure || rc=1; \
-	  $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; \
+	  $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; $(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; \
 	  $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
 
 # The demo on a fresh clone: builds yarn-am and the example worker (static, for the containers), starts
