@@ -43,6 +43,32 @@ func (g *gatedNoticer) WaitNotice(ctx context.Context, _ string, wait time.Durat
 	}
 }
 
+// openWhenStarted opens the gate once the worker created marker (it runs and its handler is set).
+func (g *gatedNoticer) openWhenStarted(marker string) {
+	for i := 0; i < 400; i++ {
+		if _, err := os.Stat(marker); err == nil {
+			close(g.gate)
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// pinnedReporter is the launcher's reporter for an AM at url serving with authority ca, the secret
+// abc123 in the container's token file.
+func pinnedReporter(t *testing.T, url string, ca []byte) *HTTPReporter {
+	t.Helper()
+	creds := yarnrpc.NewCredentials()
+	creds.Secrets[contract.SecretAlias] = []byte("abc123")
+	creds.Secrets[contract.TLSCACertAlias] = ca
+	tokenFile := filepath.Join(t.TempDir(), "container_tokens")
+	require.NoError(t, creds.WriteFile(tokenFile))
+	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", tokenFile)
+	rep, err := ReporterFromEnv(url)
+	require.NoError(t, err)
+	return rep.(*HTTPReporter)
+}
+
 // TestPreemptionNoticeReachesTheWorker: the worker runs; a notice arrives; the worker gets the
 // signal and reads the notice file at the path its environment names, which holds the notice.
 func TestPreemptionNoticeReachesTheWorker(t *testing.T) {
@@ -54,15 +80,7 @@ func TestPreemptionNoticeReachesTheWorker(t *testing.T) {
 	// The worker says it is ready, then waits for SIGUSR1; its handler copies the notice file and
 	// exits 0. Without the signal it would run until the test's deadline (exit 3).
 	script := `trap 'cat "$YARN_AM_PREEMPTION_FILE"; exit 0' USR1; touch "$MARKER"; for i in $(seq 1 300); do sleep 0.05; done; exit 3`
-	go func() {
-		for i := 0; i < 400; i++ {
-			if _, err := os.Stat(f.marker); err == nil {
-				close(g.gate)
-				return
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-	}()
+	go g.openWhenStarted(f.marker)
 	code := f.l.Run(context.Background(), []string{"bash", "-c", script})
 	require.Equal(t, 0, code, "the worker got the signal: %s", f.stderr.String())
 	var got contract.PreemptionNotice
@@ -134,15 +152,7 @@ func TestWaitNoticeLongPollsWithTheSecret(t *testing.T) {
 			w.WriteHeader(code)
 		}
 	}))
-	creds := yarnrpc.NewCredentials()
-	creds.Secrets[contract.SecretAlias] = []byte("abc123")
-	creds.Secrets[contract.TLSCACertAlias] = ca
-	tokenFile := filepath.Join(t.TempDir(), "container_tokens")
-	require.NoError(t, creds.WriteFile(tokenFile))
-	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", tokenFile)
-	rep, err := ReporterFromEnv(am.URL + "/api/v1/containers/")
-	require.NoError(t, err)
-	h := rep.(*HTTPReporter)
+	h := pinnedReporter(t, am.URL+"/api/v1/containers/", ca)
 	ctx := context.Background()
 	n, err := h.WaitNotice(ctx, "c1", 20*time.Second)
 	require.NoError(t, err)
@@ -169,15 +179,7 @@ func TestPreemptionSignalSparesTheShellAndReachesTheCatchingChild(t *testing.T) 
 	child := filepath.Join(f.dir, "child.sh")
 	require.NoError(t, os.WriteFile(child, []byte(`trap 'echo child-warned; exit 0' USR1; touch "$MARKER"; for i in $(seq 1 300); do sleep 0.05; done; exit 3`), 0o644))
 	script := `bash ` + child + `; code=$?; echo "shell: child exited $code"; exit $code`
-	go func() {
-		for i := 0; i < 400; i++ {
-			if _, err := os.Stat(f.marker); err == nil {
-				close(g.gate)
-				return
-			}
-			time.Sleep(25 * time.Millisecond)
-		}
-	}()
+	go g.openWhenStarted(f.marker)
 	code := f.l.Run(context.Background(), []string{"sh", "-c", script})
 	assert.Equal(t, 0, code, "the shell survived and passed on its child's exit: %s", f.stderr.String())
 	assert.Equal(t, "child-warned\nshell: child exited 0\n", f.stdout.String())
