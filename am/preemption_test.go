@@ -223,3 +223,12 @@ func TestPreemptedIDsReadsBothContracts(t *testing.T) {
 	assert.Equal(t, yarnrpc.FormatContainerID(id(4).GetId()), got[2])
 	assert.Empty(t, preemptedIDs(&hadooppb.PreemptionMessageProto{}))
 }
+
+// TestPreemptionWaitFromTheSiteFiles: the AM's deadline uses the RM's key from its site files, in
+// milliseconds; a missing or unusable value gives the scheduler's default.
+func TestPreemptionWaitFromTheSiteFiles(t *testing.T) {
+	assert.Equal(t, 10*time.Second, preemptionWait(yarnrpc.NewConfig(map[string]string{contract.PreemptionWaitKey: "10000"}), quietLog))
+	assert.Equal(t, contract.DefaultPreemptionWait, preemptionWait(yarnrpc.NewConfig(nil), quietLog))
+	assert.Equal(t, contract.DefaultPreemptionWait, preemptionWait(yarnrpc.NewConfig(map[string]string{contract.PreemptionWaitKey: "ten"}), quietLog))
+	assert.Equal(t, contract.DefaultPreemptionWait, preemptionWait(yarnrpc.NewConfig(map[string]string{contract.PreemptionWaitKey: "-5"}), quietLog))
+}

@@ -17,16 +17,17 @@ func (r reader) preemptionSignal(teT map[string]any) string {
 	if !ok {
 		return contract.DefaultPreemptionSignal
 	}
-	if err := ValidPreemptionSignal(s); err != "" {
+	if err := validPreemptionSignal(s); err != "" {
 		r.add("%s", err)
 		return contract.DefaultPreemptionSignal
 	}
 	return strings.TrimSpace(s)
 }
 
-// ValidPreemptionSignal says what is wrong with a value of taskexecutor.preemption-signal ("" when
-// it is valid); the launcher checks the value it is given with it too.
-func ValidPreemptionSignal(s string) string {
+// validPreemptionSignal says what is wrong with a value of taskexecutor.preemption-signal ("" when
+// it is valid). The launcher knows the same names (launcher.ParsePreemptionSignal;
+// TestParsePreemptionSignal holds the two together).
+func validPreemptionSignal(s string) string {
 	v := strings.TrimSpace(s)
 	if v == contract.PreemptionSignalNone || slices.Contains(contract.PreemptionSignals, v) {
 		return ""

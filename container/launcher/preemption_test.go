@@ -110,6 +110,7 @@ func TestPreemptionSignalNoneWritesTheFileOnly(t *testing.T) {
 }
 
 func TestParsePreemptionSignal(t *testing.T) {
+	assert.Len(t, preemptionSignals, len(contract.PreemptionSignals), "the launcher sends exactly the signals the job file accepts")
 	for _, name := range contract.PreemptionSignals {
 		sig, err := ParsePreemptionSignal(name)
 		require.NoError(t, err, "every name the job file accepts is one the launcher sends")
