@@ -55,14 +55,15 @@ integration: build $(GOTESTSUM) test-deps torch-env flink-dist flink-job
 # (test-secure), the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
 # expiry: test-faults) and the node-label suite (test-labels); then the mini cluster is started, all
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
-# stopped again whatever the result; then the chaos soak (3 minutes), the compatibility suite against
+# stopped again whatever the result; then the preemption suite (test-preemption), the chaos soak
+# (3 minutes), the compatibility suite against
 # the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0 (test-compat; all in
 # testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
 # (test-docker, in docker/docker.mk).
 #
 # On a fresh machine the two big downloads of the integration run (torch, about 3 GB, and Flink, about
 # 230 MB: prefetch) go on in the background while the secure, fault and label suites run, which need
-# neither; the integration run waits for them. Their output is printed when they are done
+# neither; the integration and preemption runs wait for them. Their output is printed when they are done
 # (bin/prefetch.log); a failed download fails make test.
 test: build vet $(GOTESTSUM)
 	@mkdir -p bin; rm -f bin/prefetch.rc; \
@@ -72,7 +73,7 @@ test: build vet $(GOTESTSUM)
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch failed (bin/prefetch.log)"; rc=1; fi; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
-	$(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
+	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
 
 # The downloads the integration run needs besides Maven's (make test starts them early): the torch
 # environment and the Flink distribution, each a no-op when its cache is complete.

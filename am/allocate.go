@@ -319,6 +319,7 @@ func (a *AM) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
 	}
+	a.preemptionLocked(resp.GetPreempt())
 }
 
 func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {

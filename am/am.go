@@ -119,6 +119,10 @@ type Config struct {
 	// silent this long is probed at its NodeManager and declared lost if that does not answer for it
 	// (liveness.go, docs/running.md#liveness). 0: contract.DefaultLivenessTimeout; negative: no check.
 	LivenessTimeout time.Duration
+	// PreemptionWait is how long after the ResourceManager first names a container for preemption
+	// the AM expects the kill: the RM's contract.PreemptionWaitKey as far as the AM can know it
+	// (process.go reads its site files). 0: contract.DefaultPreemptionWait (preemption.go).
+	PreemptionWait time.Duration
 }
 
 // AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
@@ -184,6 +188,9 @@ type AM struct {
 	// nodes: the node listing of the status document (nodes.go).
 	nodes nodeView
 	live  livenessState // the launchers' liveness (liveness.go)
+	// noticed is closed, and replaced, when containers are warned of their preemption: the
+	// launchers' long polls wait on it (preemption.go).
+	noticed chan struct{}
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;
@@ -263,5 +270,6 @@ func New(cfg Config) (*AM, error) {
 		started:     cfg.Now(),
 		nodesWant:   make(chan struct{}, 1),
 		launchQ:     make(chan *tracked, 1024),
+		noticed:     make(chan struct{}),
 	}, nil
 }

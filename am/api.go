@@ -55,6 +55,9 @@ func (a *AM) Status() contract.Status {
 			cs.Diagnostics = t.reportFailure
 		}
 		cs.StderrTail = t.Exit.StderrTail
+		if t.notice != nil {
+			cs.PreemptionDeadline = t.notice.Deadline
+		}
 		s.Containers = append(s.Containers, cs)
 	}
 	return s
@@ -184,6 +187,7 @@ func (a *AM) API(o APIOptions) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})
 	a.handleAlive(mux, needsSecret)
+	a.handleNotices(mux, needsSecret)
 	mux.HandleFunc("GET /api/v1/containers/{id}/rendezvous", func(w http.ResponseWriter, r *http.Request) {
 		code, body := a.RendezvousOf(r.PathValue("id"), o.Secure && authorized(r, o.Secret))
 		writeJSON(w, code, body)

@@ -42,6 +42,9 @@
 //   - liveness.go: the launchers' liveness messages (POST .../alive) and the check that declares a
 //     silent TaskExecutor on a NodeManager that does not answer for it lost (docs/running.md#liveness).
 //   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
+//   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's
+//     whole round) warned once, with an event, its deadline in the status, and the launchers' long
+//     poll for the notice (docs/running.md#preemption).
 //
 // The I/O around them:
 //

@@ -231,6 +231,13 @@ func RendezvousEvent(round, ranks int) contract.Event {
 		Message: fmt.Sprintf("gang round %d: all %d ranks reported; their launchers read rank 0's address over HTTPS", round, ranks)}
 }
 
+// PreemptionWarningEvent: the ResourceManager will take container id back, by deadline as the AM
+// knows it (wait after the warning); why says whether it named the container or a rank of its gang.
+func PreemptionWarningEvent(id, node string, deadline time.Time, wait time.Duration, why string) contract.Event {
+	return contract.Event{Type: contract.EventPreemptionWarning, Severity: contract.SeverityWarning, Container: id, Node: node, Deadline: deadline, Reason: why,
+		Message: fmt.Sprintf("TaskExecutor %s on %s will be preempted (%s): expected by %s, %s from now; its worker is told to checkpoint", id, node, why, deadline.UTC().Format(time.RFC3339), wait)}
+}
+
 // DefaultEventCapacity is how many events the log keeps.
 const DefaultEventCapacity = 10000
 

@@ -196,6 +196,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if job.TaskExecutor.Gang {
 		env[contract.EnvGang] = "1"
 	}
+	env[contract.EnvPreemptionSignal] = job.TaskExecutor.PreemptionSignal // the launcher's (docs/running.md#preemption)
 	// A Flink job: the AM picks the JobManager's ports on its host before the driver starts, so every
 	// TaskManager's address is known up front (docs/flink.md#the-jobmanager-as-the-driver).
 	var flinkEnv []string
@@ -231,6 +232,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		Locality:        job.TaskExecutor.Locality,
 		NodeLabel:       job.TaskExecutor.NodeLabel,
 		LivenessTimeout: job.TaskExecutor.LivenessTimeout,
+		PreemptionWait:  preemptionWait(conf, log),
 		Host:            host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
@@ -320,6 +322,19 @@ func effectiveMaxAttempts(conf *yarnrpc.Config, job int32) (int, error) {
 		return int(job), nil
 	}
 	return int(global), nil
+}
+
+// preemptionWait is the ResourceManager's contract.PreemptionWaitKey (milliseconds) in the site files
+// the AM was given, else contract.DefaultPreemptionWait. The AM cannot ask the RM for its setting; a
+// client whose site files leave the key out gets the scheduler's default, which may not be the RM's
+// (docs/running.md#preemption).
+func preemptionWait(conf *yarnrpc.Config, log logrus.FieldLogger) time.Duration {
+	ms, err := conf.GetInt(contract.PreemptionWaitKey, contract.DefaultPreemptionWait.Milliseconds())
+	if err != nil || ms <= 0 {
+		log.WithError(err).WithField("key", contract.PreemptionWaitKey).Warn("yarn-am am: not a positive number of milliseconds; preemption deadlines assume the default " + contract.DefaultPreemptionWait.String())
+		return contract.DefaultPreemptionWait
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // ClusterAuth is how the AM authenticates to the RM's client port: with the RM delegation token

@@ -349,4 +349,6 @@ type tracked struct {
 	// probing: its NodeManager is being asked (liveness.go).
 	heardAt, vouchedAt time.Time
 	probing            bool
+	// notice: the ResourceManager warned that it takes the container back (preemption.go).
+	notice *contract.PreemptionNotice
 }

@@ -140,6 +140,9 @@ type ContainerStatus struct {
 	StderrTail string `json:"stderrTail,omitempty"`
 	// Rank is the container's place in its gang round (gang mode, once the round formed).
 	Rank *Rendezvous `json:"rank,omitempty"`
+	// PreemptionDeadline: the ResourceManager warned that it takes the container back; this is
+	// when the AM expects the kill (docs/running.md#preemption).
+	PreemptionDeadline time.Time `json:"preemptionDeadline,omitzero"`
 	// RequestedAt: its request was first sent; AllocatedAt: the AM accepted the allocation;
 	// LaunchedAt: the NodeManager started it; FinishedAt: it ended (or its start failed). Unset when
 	// not known, e.g. for a container an earlier AM attempt started.

@@ -13,6 +13,8 @@
 //   - command.go: how a command line is quoted for YARN's launch script, and the TaskExecutor's
 //     command line (`yarn-am launch ... -- /bin/bash -c <command>`).
 //   - node.go: the host of a node address (NodeHost), IPv6 included.
+//   - preemption.go: preemption warnings: the notices endpoint the launcher long-polls, the notice
+//     document, the file and signal the worker gets, the ResourceManager's wait key.
 //   - api.go, events.go: the documents of the AM's HTTP API (status, counts, containers, requirements,
 //     events, the launcher's report) and the resource infos workers read.
 //

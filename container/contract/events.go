@@ -31,6 +31,7 @@ const (
 	EventGangRestarted       EventType = "gang-restarted"        // a gang round ended early or timed out; the next round begins
 	EventRendezvous          EventType = "rendezvous"            // every rank of a gang round reported; ranks and rounds are published (rank 0's address only over HTTPS with the secret)
 	EventGPUShared           EventType = "gpu-shared"            // two live containers of one node reported the same GPU UUID; the later is stopped
+	EventPreemptionWarning   EventType = "preemption-warning"    // the RM will take the container back by Deadline; its worker is told (docs/running.md#preemption)
 )
 
 // Severity of an event.
@@ -82,4 +83,7 @@ type Event struct {
 	Status     FinalStatus       `json:"status,omitempty"` // finished
 	// StderrTail (completed): the last lines of the worker's own stderr, when it exited non-zero.
 	StderrTail string `json:"stderrTail,omitempty"`
+	// Deadline (preemption-warning): when the AM expects the ResourceManager to kill the container
+	// (PreemptionNotice.Deadline).
+	Deadline time.Time `json:"deadline,omitzero"`
 }

@@ -15,15 +15,16 @@ import (
 // wordValues are contract constants whose values are also ordinary words with other meanings
 // elsewhere, so a literal equal to one is not a copy of the contract. Each has its reason.
 var wordValues = map[string]string{
-	"SeverityError":   `"error" is also a JSON key of error bodies and a log field`,
-	"SeverityInfo":    `"info" is also a log level and a configuration-warning level (resources)`,
-	"SeverityWarning": `"warning" is also a configuration-warning level (resources)`,
-	"DefaultLogLevel": `"info" is also an event severity and a configuration-warning level`,
-	"EventCompleted":  `"completed" is also the metric label of the COMPLETED phase (am/metrics.go)`,
-	"EventRendezvous": `"rendezvous" is also the example worker's flag name`,
-	"TypeFile":        `"FILE" is also the Kerberos ticket-cache type (KRB5CCNAME=FILE:...)`,
-	"Failed":          `"FAILED" is also a Flink job's state in its REST API (container/flink)`,
-	"StagedFlinkConf": `"flink-conf.yaml" is also the legacy configuration file of a Flink home (container/flink)`,
+	"SeverityError":        `"error" is also a JSON key of error bodies and a log field`,
+	"SeverityInfo":         `"info" is also a log level and a configuration-warning level (resources)`,
+	"SeverityWarning":      `"warning" is also a configuration-warning level (resources)`,
+	"DefaultLogLevel":      `"info" is also an event severity and a configuration-warning level`,
+	"EventCompleted":       `"completed" is also the metric label of the COMPLETED phase (am/metrics.go)`,
+	"EventRendezvous":      `"rendezvous" is also the example worker's flag name`,
+	"TypeFile":             `"FILE" is also the Kerberos ticket-cache type (KRB5CCNAME=FILE:...)`,
+	"Failed":               `"FAILED" is also a Flink job's state in its REST API (container/flink)`,
+	"PreemptionSignalNone": `"none" is also the reserved value of external-resources and a log codec's name (container/logs)`,
+	"StagedFlinkConf":      `"flink-conf.yaml" is also the legacy configuration file of a Flink home (container/flink)`,
 }
 
 // skippedDirs are left out of the scan, each with its reason.

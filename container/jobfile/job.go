@@ -86,6 +86,10 @@ type TaskExecutorSpec struct {
 	// LivenessTimeout (taskexecutor.liveness-timeout): a running TaskExecutor whose launcher is
 	// silent this long is lost if its NodeManager does not answer for it (docs/running.md#liveness).
 	LivenessTimeout time.Duration
+	// PreemptionSignal (taskexecutor.preemption-signal): the signal the launcher sends the worker
+	// when the ResourceManager warns of its preemption, a name of contract.PreemptionSignals or
+	// contract.PreemptionSignalNone (docs/running.md#preemption).
+	PreemptionSignal string
 }
 
 // Defaults used when the job file leaves a value out.
@@ -104,7 +108,7 @@ const (
 var (
 	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources", "flink"}
 	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality", "node-label", "liveness-timeout"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality", "node-label", "liveness-timeout", "preemption-signal"}
 	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], [flink], and the external-resource keys"
 )
 
@@ -243,6 +247,7 @@ func (f *File) job(staged bool) (*Job, error) {
 		}
 	}
 	te.LivenessTimeout = r.livenessTimeout(teT)
+	te.PreemptionSignal = r.preemptionSignal(teT)
 	te.Locality = DefaultLocality
 	if l, ok := r.str(teT, "locality", "taskexecutor.locality"); ok {
 		switch l {

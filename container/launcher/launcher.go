@@ -172,6 +172,9 @@ type Launcher struct {
 	Gang       bool
 	Host       string
 	Rendezvous Rendezvouser
+	// Preemption, when set, watches for the container's preemption notice while the worker runs
+	// (preemption.go); the worker's environment names the notice file.
+	Preemption *Preemption
 }
 
 // Run discovers the devices, writes the info file, reports, runs argv as the worker and returns the
@@ -301,7 +304,12 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 		}
 		env = append(env, genv...)
 	}
-	code, tail := l.runWorker(argv, env, sigs, l.InContainer, stderr, log)
+	var started func(pid int) (stop func())
+	if l.Preemption != nil && containerID != "" {
+		env = append(env, contract.EnvPreemptionFile+"="+preemptionFile(dir))
+		started = func(pid int) func() { return l.Preemption.start(ctx, containerID, dir, pid, log) }
+	}
+	code, tail := l.runWorker(argv, env, sigs, l.InContainer, started, stderr, log)
 	reportWorkerExit(ctx, reporter, containerID, code, tail, log)
 	return code
 }
@@ -347,7 +355,11 @@ const DefaultKillGrace = 250 * time.Millisecond
 //
 // The worker's stderr passes through the launcher, which keeps its tail (stderrtail.go); the tail is
 // returned with the exit code (nil when the worker did not start).
-func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContainer bool, stderr io.Writer, log logrus.FieldLogger) (int, *stderrtail.Tail) {
+//
+// started, when set, is called with the worker's pid once it runs; what it returns is called when
+// the worker has exited.
+func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContainer bool, started func(pid int) (stop func()),
+	stderr io.Writer, log logrus.FieldLogger) (int, *stderrtail.Tail) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = l.Stdin, l.Stdout, l.Stderr
@@ -378,6 +390,9 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContaine
 		return contract.LauncherWorkerStartFailed, nil
 	}
 	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
+	if started != nil {
+		defer started(cmd.Process.Pid)()
+	}
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)

@@ -66,5 +66,8 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 	if r, ok := reporter.(Rendezvouser); ok {
 		l.Rendezvous = r
 	}
+	if n, ok := reporter.(Noticer); ok && l.InContainer {
+		l.Preemption = PreemptionFromEnv(n, logrus.StandardLogger())
+	}
 	return l.Run(ctx, argv)
 }

@@ -71,6 +71,10 @@ type Cluster struct {
 	// Complete are completed-container statuses the next allocate response reports, then forgets (the
 	// RM's late report of containers on a node it declared LOST, say).
 	Complete []*hadooppb.ContainerStatusProto
+	// Preempt and PreemptNegotiable are containers every allocate response names in its
+	// PreemptionMessage, in the strict and the negotiable contract, as the CapacityScheduler does
+	// from its first warning until the kill; the test kills them (Complete, exit -102).
+	Preempt, PreemptNegotiable []string
 	// Lean keeps nothing per container (no Started, AskLog, Released or Stopped lists; StartedN
 	// counts): for benchmarks and memory tests, whose heap must be the AM's.
 	Lean bool
@@ -303,8 +307,27 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 	}
 	resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, c.Complete...)
 	c.Complete = nil
+	resp.Preempt = c.preemption()
 	c.LastResp = resp
 	return resp, nil
+}
+
+// preemption is the PreemptionMessage of Preempt and PreemptNegotiable (nil when both are empty).
+func (c *Cluster) preemption() *hadooppb.PreemptionMessageProto {
+	if len(c.Preempt)+len(c.PreemptNegotiable) == 0 {
+		return nil
+	}
+	named := func(ids []string) []*hadooppb.PreemptionContainerProto {
+		var out []*hadooppb.PreemptionContainerProto
+		for _, id := range ids {
+			if cid, err := yarnrpc.ParseContainerID(id); err == nil {
+				out = append(out, &hadooppb.PreemptionContainerProto{Id: cid})
+			}
+		}
+		return out
+	}
+	return &hadooppb.PreemptionMessageProto{StrictContract: &hadooppb.StrictPreemptionContractProto{Container: named(c.Preempt)},
+		Contract: &hadooppb.PreemptionContractProto{Container: named(c.PreemptNegotiable)}}
 }
 
 // newContainer allocates one container for ask askID: its token's identifier names it (the NM learns

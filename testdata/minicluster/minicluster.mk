@@ -15,9 +15,12 @@ HA ?=
 RECOVERY ?=
 # LABELS=1: node labels gpu and fpga, NodeManager 1 in the exclusive gpu partition (README.md, "Node labels").
 LABELS ?=
+# PREEMPTION=1: queues batch and urgent (50% each) and the CapacityScheduler's preemption monitor,
+# max_wait_before_kill 10 s (README.md, "Preemption").
+PREEMPTION ?=
 NM_EXPIRY_MS ?=
 LOG_FORMAT ?=
-MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) MINICLUSTER_LABELS=$(LABELS) \
+MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) MINICLUSTER_LABELS=$(LABELS) MINICLUSTER_PREEMPTION=$(PREEMPTION) \
   MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT)
 # Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
@@ -172,6 +175,22 @@ test-labels: build $(GOTESTSUM)
 	else rc=1; fi; \
 	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(LABELS_MINICLUSTER_DIR) || rc=1; \
 	echo "=== labels: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# The preemption suite, which make test runs too: a PREEMPTION=1 cluster in
+# $(PREEMPTION_MINICLUSTER_DIR) and the test of build tag `integration && preemption`
+# (am/preemption_integration_test.go: a PyTorch gang in batch warned, checkpointed and resumed after
+# a job in urgent took its GPUs), which fails without it or without the torch environment; the
+# cluster is brought down whatever happened.
+PREEMPTION_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/preemption
+.PHONY: test-preemption
+test-preemption: build torch-env $(GOTESTSUM)
+	@rc=0; start=$$(date +%s); echo "=== preemption: PREEMPTION=1 cluster"; \
+	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(PREEMPTION_MINICLUSTER_DIR) PREEMPTION=1 LABELS= HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
+	  ( . $(PREEMPTION_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) YARN_AM_TORCH_PYTHON=$(TORCH_PYTHON) \
+	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration preemption' -count=1 -timeout 20m -v -run '^TestPreemption' ./am/ ) || rc=1; \
+	else rc=1; fi; \
+	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(PREEMPTION_MINICLUSTER_DIR) || rc=1; \
+	echo "=== preemption: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # The chaos soak (docs/development.md#chaos-soak): the HA cluster (recovery on, am.max-attempts
 # raised) in $(SOAK_MINICLUSTER_DIR), a service job and gang jobs under random faults for

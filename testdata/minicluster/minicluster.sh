@@ -36,6 +36,8 @@
 #   MINICLUSTER_RECOVERY   1: one RM with work-preserving recovery, restartable (make ... RECOVERY=1)
 #   MINICLUSTER_LABELS     1: node labels gpu and fpga, NodeManager 1 in the exclusive gpu partition
 #                          (make ... LABELS=1; README.md, "Node labels")
+#   MINICLUSTER_PREEMPTION 1: queues batch and urgent, the CapacityScheduler's preemption monitor
+#                          on (make ... PREEMPTION=1; README.md, "Preemption")
 #   MINICLUSTER_NM_EXPIRY_MS  NM liveness expiry in ms (make ... NM_EXPIRY_MS=5000; default 10000
 #                          with HA/RECOVERY, else Hadoop's 600000, 20000 when Kerberized)
 #   MINICLUSTER_LOG_FORMAT log aggregation file format: TFile (default) or IFile (make ... LOG_FORMAT=IFile)
@@ -232,6 +234,7 @@ write_env() {
     ha) fault=(YARN_AM_HA 1 YARN_AM_RECOVERY 1) ;;
     recovery) fault=(YARN_AM_RECOVERY 1) ;;
     labels) fault=(YARN_AM_LABELS gpu) ;;
+    preemption) fault=(YARN_AM_PREEMPTION 1) ;;
   esac
   local user nm_logs="" nm_local="" i
   user="$(field user "$line")"
@@ -295,6 +298,11 @@ cmd_up() {
     [[ $want_mode == plain ]] || die "LABELS=1 with HA=1 or RECOVERY=1: the node-label control runs on the plain cluster only"
     fault_args+=(--labels)
     want_mode=labels
+  fi
+  if is_on "PREEMPTION" "${MINICLUSTER_PREEMPTION:-}"; then
+    [[ $want_mode == plain ]] || die "PREEMPTION=1 with HA=1, RECOVERY=1 or LABELS=1: the preemption control runs on the plain cluster only"
+    fault_args+=(--preemption)
+    want_mode=preemption
   fi
   if [[ -n "${MINICLUSTER_NM_EXPIRY_MS:-}" ]]; then
     [[ "$MINICLUSTER_NM_EXPIRY_MS" =~ ^[1-9][0-9]*$ ]] ||

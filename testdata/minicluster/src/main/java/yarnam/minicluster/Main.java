@@ -230,6 +230,9 @@ public final class Main {
     if (opts.labels) {
       NodeLabels.configure(yconf, work);
     }
+    if (opts.preemption) {
+      Preemption.configure(yconf);
+    }
     if (opts.ha) {
       // A transition to active reloads the scheduler and node settings from the RM's configuration
       // provider, not from the Configuration it was started with; the default one reads the
@@ -284,7 +287,8 @@ public final class Main {
         + " nodes=" + String.join(",", addrs)
         + " user=" + opts.user
         + " hadoop=" + VersionInfo.getVersion()
-        + " mode=" + (opts.ha ? "ha" : opts.recovery ? "recovery" : opts.labels ? "labels" : "plain")
+        + " mode=" + (opts.ha ? "ha" : opts.recovery ? "recovery" : opts.labels ? "labels"
+            : opts.preemption ? "preemption" : "plain")
         + " rms=" + String.join(",", rms)
         + " webs=" + String.join(",", webs)
         + " control=" + opts.controlDir

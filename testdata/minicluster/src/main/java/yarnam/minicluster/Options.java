@@ -32,6 +32,8 @@ final class Options {
   boolean recovery;
   // Node labels (NodeLabels): NodeManager 1 in an exclusive gpu partition.
   boolean labels;
+  // Preemption (Preemption): queues batch and urgent, the CapacityScheduler's preemption monitor.
+  boolean preemption;
   int nmExpiryMs;
   int amMaxAttempts;
   File controlDir;
@@ -90,6 +92,8 @@ final class Options {
       "  --control-dir DIR       where the harness takes commands (default: CONF_DIR/../control)",
       "  --labels                node labels gpu and fpga; NodeManager 1 in the exclusive gpu",
       "                          partition, which queue default may use (not fpga)",
+      "  --preemption            queues batch and urgent (50% each, maximum 100%) instead of default,",
+      "                          the preemption monitor on, max_wait_before_kill 10 s",
       "",
       "Log aggregation (always on, to HDFS):",
       "  --log-aggregation-format F  TFile (default) or IFile",
@@ -133,6 +137,10 @@ final class Options {
       }
       if (a.equals("--labels")) {
         o.labels = true;
+        continue;
+      }
+      if (a.equals("--preemption")) {
+        o.preemption = true;
         continue;
       }
       if (i + 1 >= args.length) {
@@ -183,6 +191,10 @@ final class Options {
     }
     if (o.controlDir == null) {
       o.controlDir = new File(o.confDir.getParentFile(), "control");
+    }
+    if (o.preemption && (o.ha || o.recovery || o.labels)) {
+      throw new UsageException("--preemption with --ha, --recovery or --labels: the preemption"
+          + " control runs on the plain cluster only");
     }
     if (o.labels && (o.ha || o.recovery)) {
       throw new UsageException("--labels with --ha or --recovery: the node-label control runs on"
