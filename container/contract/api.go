@@ -250,8 +250,8 @@ type NodeExclusion struct {
 const (
 	// ExclusionFailures: TaskExecutors failed on the node repeatedly (or it lacks what the job needs);
 	// node-exclusion-timeout lifts it.
-	ExclusionFailures = "failures"
+	ExclusionFailures = "repeated-failures"
 	// ExclusionLost: a TaskExecutor on the node was lost (its NodeManager did not answer); lifted
 	// when the RM reports the node RUNNING or its NodeManager answers again.
-	ExclusionLost = "lost"
+	ExclusionLost = "lost-taskexecutor"
 )
