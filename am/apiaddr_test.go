@@ -57,3 +57,24 @@ func TestKeptLauncherKeepsItsContainerInTheNextAttempt(t *testing.T) {
 	assert.Zero(t, nm.probes.Load(), "a kept launcher that speaks to this attempt is never probed")
 	assert.Equal(t, 1, loc.Moves())
 }
+
+// fakePublisher keeps what publishAPIAddress wrote.
+type fakePublisher struct{ data []byte }
+
+func (f *fakePublisher) PublishAPI(_ context.Context, data []byte) error {
+	f.data = data
+	return nil
+}
+
+// TestPublishedAddressIsWhatLaunchersRead: the document the AM writes is the one the launcher's
+// look-up accepts, naming this attempt's HTTPS API and nothing secret.
+func TestPublishedAddressIsWhatLaunchersRead(t *testing.T) {
+	p := &fakePublisher{}
+	publishAPIAddress(context.Background(), p, "https://10.0.0.7:41234/", "appattempt_1700000000000_0007_000002", quietLog)
+	a, err := launcher.ParseAPIAddress(p.data)
+	require.NoError(t, err)
+	assert.Equal(t, contract.APIAddress{URL: "https://10.0.0.7:41234/", Attempt: "appattempt_1700000000000_0007_000002"}, a)
+	assert.JSONEq(t, `{"url":"https://10.0.0.7:41234/","attempt":"appattempt_1700000000000_0007_000002"}`, string(p.data))
+
+	publishAPIAddress(context.Background(), struct{}{}, "https://10.0.0.7:41234/", "x", quietLog) // no staging directory: nothing to do
+}
