@@ -27,7 +27,8 @@ func (a *AM) Status() contract.Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := contract.Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.requirementLocked(),
-		Containers: []contract.ContainerStatus{}, ExcludedNodes: a.policy.Excluded(), Events: evs}
+		Containers: []contract.ContainerStatus{}, Events: evs}
+	s.ExcludedNodes, s.Exclusions = a.exclusionsLocked()
 	if s.Diagnostics == "" && a.policyOut != nil {
 		s.Diagnostics = a.policyOut.Diagnostics
 	}

@@ -41,6 +41,8 @@
 //   - gang.go: gang mode (taskexecutor.gang): held allocations, rounds, ranks and the rendezvous.
 //   - liveness.go: the launchers' liveness messages (POST .../alive) and the check that declares a
 //     silent TaskExecutor on a NodeManager that does not answer for it lost (docs/running.md#liveness).
+//   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
+//     from an earlier attempt (publishAPIAddress).
 //   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
 //   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's
 //     whole round) warned once, with an event, its deadline in the status, and the launchers' long

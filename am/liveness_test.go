@@ -316,6 +316,9 @@ func TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain(t *testing.T) {
 	nm.down.Store(true)
 	pass(m, clock, contract.DefaultLivenessTimeout+4*time.Second)
 	require.Equal(t, contract.Completed, phase(m, tr))
+	st := m.Status()
+	assert.Equal(t, []string{"node-a:8041"}, st.ExcludedNodes, "the status shows a node excluded for a loss")
+	assert.Equal(t, []contract.NodeExclusion{{Node: "node-a:8041", Reason: contract.ExclusionLost}}, st.Exclusions)
 	m.mu.Lock()
 	add, _ := m.excl.Next()
 	m.excl.Drain(add, nil)
@@ -335,4 +338,7 @@ func TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain(t *testing.T) {
 	_, remove = m.excl.Next()
 	m.mu.Unlock()
 	assert.Equal(t, []string{"node-a:8041"}, remove)
+	st = m.Status()
+	assert.Empty(t, st.ExcludedNodes, "lifted: no longer shown")
+	assert.Empty(t, st.Exclusions)
 }

@@ -193,6 +193,14 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if refresher != nil {
 		env[contract.EnvTokensURL] = strings.TrimSuffix(secureBase, "/") + TokensPath
 	}
+	// Where a kept TaskExecutor finds a later attempt (apiaddr.go).
+	if uri := os.Getenv(contract.EnvStagingDir); uri != "" && staging != nil {
+		env[contract.EnvStagingDir] = uri
+		if p, err := conf.Protection(); err == nil {
+			env[contract.EnvRPCProtection] = p
+		}
+		publishAPIAddress(ctx, staging, secureBase, attempt, log)
+	}
 	if job.TaskExecutor.Gang {
 		env[contract.EnvGang] = "1"
 	}

@@ -201,6 +201,15 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 			assert.Len(t, tes, 2, "TaskExecutor containers the NodeManagers ran: %v", tes)
 			lines := workerLines(t, id)
 			assert.Len(t, lines, 2, "each worker started exactly once")
+			// The kept launchers found attempt 2 through the staging directory and spoke to it
+			// (docs/running.md#kept-taskexecutors-find-the-new-attempt); a lost one would have been
+			// replaced, a third TaskExecutor container above.
+			for _, l := range lines {
+				data, err := os.ReadFile(filepath.Join(l.logDir, id, l.container, "stderr"))
+				require.NoError(t, err)
+				assert.Contains(t, string(data), "the AM moved (a new application attempt)", "%s follows attempt 2", l.container)
+			}
+
 			t.Logf("%s: %d TaskExecutor containers, 0 duplicates, whole again %s after the fault", tc.name, len(tes), whole.Round(100*time.Millisecond))
 		})
 	}

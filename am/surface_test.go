@@ -342,6 +342,7 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 	require.NotEmpty(t, s.blSent)
 	assert.Equal(t, []string{"10.0.0.1:4000", "10.0.0.1"}, s.blSent[0][0], "blacklisted as host:port and host")
 	assert.Equal(t, []string{"10.0.0.1:4000"}, m.Status().ExcludedNodes)
+	assert.Equal(t, []contract.NodeExclusion{{Node: "10.0.0.1:4000", Reason: contract.ExclusionFailures}}, m.Status().Exclusions)
 	for _, e := range m.Events().Since(ex.ID, 0) {
 		if e.Type == contract.EventAllocated {
 			assert.NotEqual(t, ex.Node, e.Node, "nothing is placed on the excluded node")

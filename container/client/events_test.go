@@ -31,6 +31,11 @@ func TestStatusPrintsExcludedNodesAndLatestEvents(t *testing.T) {
 	assert.Contains(t, out, "#13 WARNING not-enough-resources: not enough resources: 1 pending")
 	assert.NotContains(t, out, "#3 ", "only the last 10")
 	assert.Contains(t, out, "#4 requested")
+
+	b.Reset()
+	PrintAMStatus(&b, &contract.Status{State: contract.StateRunning, ExcludedNodes: []string{"n1:1", "n2:1"},
+		Exclusions: []contract.NodeExclusion{{Node: "n1:1", Reason: contract.ExclusionFailures}, {Node: "n2:1", Reason: contract.ExclusionLost}}})
+	assert.Contains(t, b.String(), "Excluded:     n1:1 (after repeated failures), n2:1 (lost a TaskExecutor; until it is healthy again)")
 }
 
 // The CLI once re-declared the status document and lost the stopping count, so TaskExecutors being

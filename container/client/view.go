@@ -171,7 +171,17 @@ func PrintAMStatus(w io.Writer, st *contract.Status) {
 	if st.Diagnostics != "" {
 		fmt.Fprintf(w, "AM says:      %s\n", Sanitize(st.Diagnostics))
 	}
-	if len(st.ExcludedNodes) > 0 {
+	if len(st.Exclusions) > 0 {
+		var l []string
+		for _, e := range st.Exclusions {
+			why := "after repeated failures"
+			if e.Reason == contract.ExclusionLost {
+				why = "lost a TaskExecutor; until it is healthy again"
+			}
+			l = append(l, e.Node+" ("+why+")")
+		}
+		fmt.Fprintf(w, "Excluded:     %s\n", Sanitize(strings.Join(l, ", ")))
+	} else if len(st.ExcludedNodes) > 0 { // an AM of an earlier release: no reasons
 		fmt.Fprintf(w, "Excluded:     %s (after repeated failures)\n", Sanitize(strings.Join(st.ExcludedNodes, ", ")))
 	}
 	defer printEvents(w, st.Events)

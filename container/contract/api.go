@@ -43,8 +43,11 @@ type Status struct {
 	// latest --finished-history).
 	FinishedNotListed int    `json:"finishedNotListed,omitempty"`
 	Diagnostics       string `json:"diagnostics"`
-	// ExcludedNodes are the nodes excluded for this application after repeated failures.
+	// ExcludedNodes are the nodes excluded for this application, sorted: after repeated failures,
+	// and those that lost a TaskExecutor (docs/running.md#liveness) until they are healthy again.
 	ExcludedNodes []string `json:"excludedNodes,omitempty"`
+	// Exclusions says why each of ExcludedNodes is excluded, in the same order.
+	Exclusions []NodeExclusion `json:"exclusions,omitempty"`
 	// Events are the latest events (at most StatusEvents), oldest first.
 	Events []Event `json:"events,omitempty"`
 	// SecureAPI is the AM's HTTPS API, https://host:port/api/v1/: the only place that accepts the
@@ -238,3 +241,20 @@ func (i Info) Property(key string) (string, bool) {
 	v, ok := i[key]
 	return v, ok
 }
+
+// NodeExclusion is one excluded node and why (Status.Exclusions).
+type NodeExclusion struct {
+	Node string `json:"node"`
+	// Reason is ExclusionFailures or ExclusionLost.
+	Reason string `json:"reason"`
+}
+
+// Reasons of a node exclusion.
+const (
+	// ExclusionFailures: TaskExecutors failed on the node repeatedly (or it lacks what the job needs);
+	// node-exclusion-timeout lifts it.
+	ExclusionFailures = "repeated-failures"
+	// ExclusionLost: a TaskExecutor on the node was lost (its NodeManager did not answer); lifted
+	// when the RM reports the node RUNNING or its NodeManager answers again.
+	ExclusionLost = "lost-taskexecutor"
+)

@@ -14,7 +14,8 @@ const SecretAlias = "yarn-am.secret"
 // Environment of the AM container (set by the client).
 const (
 	// EnvStagingDir is the application's staging directory, a full hdfs:// URI
-	// (/user/<user>/.yarn-am/<application id> on fs.defaultFS).
+	// (/user/<user>/.yarn-am/<application id> on fs.defaultFS). The AM passes it on to every
+	// TaskExecutor, whose launcher finds a restarted AM there (APIAddressXAttr).
 	EnvStagingDir = "YARN_AM_STAGING_DIR"
 	// EnvLogLevel is the log level of the AM and the launchers (DefaultLogLevel when unset).
 	EnvLogLevel     = "YARN_AM_LOG_LEVEL"

@@ -37,6 +37,8 @@ type HTTPReporter struct {
 	// Attempts defaults to 4; Backoff (the first pause, doubled after each try) to 200 ms.
 	Attempts int
 	Backoff  time.Duration
+	// Locator moves BaseURL's host:port to a restarted AM's (amlocate.go); nil keeps BaseURL.
+	Locator *AMLocator
 }
 
 // ReporterFromEnv returns the HTTP reporter configured by the container's environment
@@ -99,7 +101,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 		return err
 	}
 	url := h.BaseURL + r.ContainerID + contract.ReportPath
-	if err := amtls.RequireHTTPS(url, contract.EnvReportURL); err != nil {
+	if err := amtls.RequireHTTPS(h.Locator.URL(url), contract.EnvReportURL); err != nil {
 		return err
 	}
 	client := h.Client
@@ -124,7 +126,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 			pause *= 2
 		}
 		var retry bool
-		retry, last = h.post(ctx, client, url, body)
+		retry, last = h.post(ctx, client, h.Locator.URL(url), body)
 		if last == nil || !retry {
 			return last
 		}
@@ -142,9 +144,11 @@ func (h *HTTPReporter) post(ctx context.Context, client *http.Client, url string
 	req.Header.Set("Authorization", "Bearer "+h.Secret)
 	resp, err := client.Do(req)
 	if err != nil {
+		h.Locator.Failed(ctx, err)
 		return true, err
 	}
 	defer resp.Body.Close()
+	h.Locator.Reached()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	switch {
 	case resp.StatusCode/100 == 2:

@@ -37,6 +37,8 @@ type TokenFileRefresher struct {
 	Interval time.Duration
 	Client   *http.Client // trusting only the AM's TLS authority (TokenFileRefresherFromEnv builds it); nil refuses to send
 	Log      logrus.FieldLogger
+	// Locator moves URL's host:port to a restarted AM's (amlocate.go); nil keeps URL.
+	Locator *AMLocator
 }
 
 // TokenFileRefresherFromEnv returns the refresher the container's environment asks for, or nil when
@@ -96,25 +98,30 @@ func (r *TokenFileRefresher) Run(ctx context.Context) {
 // Once fetches the AM's credentials and replaces the token file if they differ; it reports whether
 // the file changed.
 func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
-	if err := amtls.RequireHTTPS(r.URL, contract.EnvTokensURL); err != nil {
+	url := r.Locator.URL(r.URL)
+	if err := amtls.RequireHTTPS(url, contract.EnvTokensURL); err != nil {
 		return false, err
 	}
 	hc := r.Client
 	if hc == nil {
-		return false, fmt.Errorf("no HTTP client pinned to the AM's TLS authority; refusing to send the application secret to %s", r.URL)
+		return false, fmt.Errorf("no HTTP client pinned to the AM's TLS authority; refusing to send the application secret to %s", url)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return false, fmt.Errorf("%s=%q: %w", contract.EnvTokensURL, r.URL, err)
+		return false, fmt.Errorf("%s=%q: %w", contract.EnvTokensURL, url, err)
 	}
 	req.Header.Set("Authorization", "Bearer "+r.Secret)
 	resp, err := hc.Do(req)
 	if err != nil {
+		if r.Locator.Failed(ctx, err) {
+			return r.Once(ctx) // the AM moved: ask the new attempt now
+		}
 		return false, err
 	}
 	defer resp.Body.Close()
+	r.Locator.Reached()
 	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("GET %s: %s", r.URL, resp.Status)
+		return false, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
@@ -122,10 +129,10 @@ func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
 	}
 	creds, err := yarnrpc.ParseCredentials(data)
 	if err != nil {
-		return false, fmt.Errorf("GET %s: not a token file: %w", r.URL, err)
+		return false, fmt.Errorf("GET %s: not a token file: %w", url, err)
 	}
 	if len(creds.Secrets[contract.SecretAlias]) == 0 {
-		return false, fmt.Errorf("GET %s: the credentials lack the application secret; not replacing the token file", r.URL)
+		return false, fmt.Errorf("GET %s: the credentials lack the application secret; not replacing the token file", url)
 	}
 	if old, err := os.ReadFile(r.Path); err == nil && bytes.Equal(old, data) {
 		return false, nil

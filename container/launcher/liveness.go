@@ -53,7 +53,7 @@ func (h *HTTPReporter) Alive(ctx context.Context, containerID string) error {
 	if containerID == "" {
 		return errors.New("alive: no container id (CONTAINER_ID is unset)")
 	}
-	url := h.BaseURL + containerID + contract.AlivePath
+	url := h.Locator.URL(h.BaseURL + containerID + contract.AlivePath)
 	if err := amtls.RequireHTTPS(url, contract.EnvReportURL); err != nil {
 		return err
 	}
@@ -67,9 +67,13 @@ func (h *HTTPReporter) Alive(ctx context.Context, containerID string) error {
 	req.Header.Set("Authorization", "Bearer "+h.Secret)
 	resp, err := h.Client.Do(req)
 	if err != nil {
+		if h.Locator.Failed(ctx, err) {
+			return h.Alive(ctx, containerID) // the AM moved: say it to the new attempt now
+		}
 		return err
 	}
 	defer resp.Body.Close()
+	h.Locator.Reached()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("the AM answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))

@@ -51,7 +51,7 @@ func (h *HTTPReporter) Rendezvous(ctx context.Context, containerID string) (*con
 	}
 	var last error
 	for {
-		r, done, err := h.getRendezvous(ctx, client, url)
+		r, done, err := h.getRendezvous(ctx, client, h.Locator.URL(url))
 		if done {
 			return r, err
 		}
@@ -73,9 +73,11 @@ func (h *HTTPReporter) getRendezvous(ctx context.Context, client *http.Client, u
 	req.Header.Set("Authorization", "Bearer "+h.Secret)
 	resp, err := client.Do(req)
 	if err != nil {
+		h.Locator.Failed(ctx, err)
 		return nil, false, err
 	}
 	defer resp.Body.Close()
+	h.Locator.Reached()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch resp.StatusCode {
 	case http.StatusOK:

@@ -44,9 +44,18 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 		logrus.WithError(err).Warn("yarn-am launch: the resource infos will not be reported to the AM")
 		reporter = NopReporter{}
 	}
+	// Both follow the AM to a new attempt's address (amlocate.go).
+	var loc *AMLocator
+	if hr, ok := reporter.(*HTTPReporter); ok {
+		if loc, err = LocatorFromEnv(hr.BaseURL, logrus.StandardLogger()); err != nil {
+			logrus.WithError(err).Warn("yarn-am launch: this launcher will not find the AM again if it restarts")
+		}
+		hr.Locator = loc
+	}
 	if tr, err := TokenFileRefresherFromEnv(logrus.StandardLogger()); err != nil {
 		logrus.WithError(err).Warn("yarn-am launch: the token file will not be refreshed")
 	} else if tr != nil {
+		tr.Locator = loc
 		tctx, stop := context.WithCancel(ctx)
 		defer stop()
 		go tr.Run(tctx)

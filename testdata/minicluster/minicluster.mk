@@ -22,6 +22,13 @@ NM_EXPIRY_MS ?=
 LOG_FORMAT ?=
 MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) MINICLUSTER_LABELS=$(LABELS) MINICLUSTER_PREEMPTION=$(PREEMPTION) \
   MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT)
+# Delegation token lifetimes of the Kerberized cluster in seconds (README.md, "Token lifetimes"): the
+# RM's and the NameNode's renew interval and max lifetime, e.g. TOKEN_RENEW_SEC=30
+# TOKEN_MAX_LIFETIME_SEC=60 (default 60 and 180). They need SECURE=1 (or minicluster-up-secure).
+TOKEN_RENEW_SEC ?=
+TOKEN_MAX_LIFETIME_SEC ?=
+MINICLUSTER_TOKEN_ARGS = $(if $(TOKEN_RENEW_SEC),--token-renew-sec $(TOKEN_RENEW_SEC)) \
+  $(if $(TOKEN_MAX_LIFETIME_SEC),--token-max-lifetime-sec $(TOKEN_MAX_LIFETIME_SEC))
 # Where minicluster-up-secure keeps its cluster: beside the plain one (it may run at the same time).
 SECURE_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/secure
 
@@ -36,6 +43,7 @@ minicluster-build:
 # $(MINICLUSTER_DIR)/env. Exits 0 at once if one is already running and ready.
 minicluster-up:
 	@MINICLUSTER_SECURE=$(SECURE) MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) $(MINICLUSTER_FAULT_ENV) \
+	  MINICLUSTER_ARGS="$${MINICLUSTER_ARGS:-} $(strip $(MINICLUSTER_TOKEN_ARGS))" \
 	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(MINICLUSTER_DIR)
 
 # Stop it (SIGTERM, then SIGKILL after 60 s, children included). Exits 0 when none runs.
@@ -50,6 +58,7 @@ minicluster-check:
 # one: source $(SECURE_MINICLUSTER_DIR)/env for the secure suite. RPC_PROTECTION as above.
 minicluster-up-secure:
 	@MINICLUSTER_SECURE=1 MINICLUSTER_RPC_PROTECTION=$(RPC_PROTECTION) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT) \
+	  MINICLUSTER_ARGS="$${MINICLUSTER_ARGS:-} $(strip $(MINICLUSTER_TOKEN_ARGS))" \
 	  MINICLUSTER_HADOOP_VERSION=$(HADOOP_VERSION) bash $(MINICLUSTER_SH) up $(SECURE_MINICLUSTER_DIR)
 
 minicluster-down-secure:
@@ -67,6 +76,12 @@ minicluster-check-secure:
 # tests as YARN_AM_PLAIN_RM_ADDRESS, the server TestSecureClientRefusesSimpleFallback must refuse.
 SECURE_LEVELS ?= authentication integrity privacy
 SECURE_LONG_LEVELS ?= privacy
+# After the levels: the Kerberized cluster once more with short token lifetimes (SECURE_RESTART_TOKENS)
+# for SECURE_RESTART_RUN, an AM SIGKILLed under a keytab job whose kept TaskExecutors must go on
+# refreshing their tokens from the next attempt (docs/running.md#kept-taskexecutors-find-the-new-attempt;
+# about 4 minutes with the cluster's start).
+SECURE_RESTART_TOKENS ?= TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60
+SECURE_RESTART_RUN ?= TestKeptTaskExecutorsRefreshTokensAfterAMRestart
 .PHONY: test-secure
 test-secure: $(GOTESTSUM)
 	@bash testdata/minicluster/install-kinit.sh
@@ -85,6 +100,15 @@ test-secure: $(GOTESTSUM)
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
 	done; \
+	if [ -n "$(strip $(SECURE_RESTART_RUN))" ]; then \
+	  start=$$(date +%s); echo "=== secure suite, AM restart with $(SECURE_RESTART_TOKENS)"; \
+	  if $(MAKE) --no-print-directory minicluster-up-secure $(SECURE_RESTART_TOKENS); then \
+	    ( . $(SECURE_MINICLUSTER_DIR)/env && \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 15m -run '^($(SECURE_RESTART_RUN))$$' ./cmd/yarn-am/ ) || rc=1; \
+	  else rc=1; fi; \
+	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
+	  echo "=== AM restart: $$(( $$(date +%s) - start )) s"; \
+	fi; \
 	[ $$plain_was_up = 1 ] || $(MAKE) --no-print-directory minicluster-down || rc=1; \
 	exit $$rc
 

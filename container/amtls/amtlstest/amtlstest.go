@@ -14,10 +14,24 @@ import (
 // authority's PEM certificate. The server is closed when the test ends.
 func Server(t testing.TB, h http.Handler) (*httptest.Server, []byte) {
 	t.Helper()
+	ca, key := Authority(t)
+	return ServerOf(t, h, ca, key), ca
+}
+
+// Authority creates a new per-application authority: its PEM certificate and key.
+func Authority(t testing.TB) (certPEM, keyPEM []byte) {
+	t.Helper()
 	ca, key, err := amtls.NewAuthority("test")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ca, key
+}
+
+// ServerOf starts h over HTTPS with a certificate for 127.0.0.1 from the authority ca/key, as a
+// later attempt of the same application's AM serves (closed when the test ends).
+func ServerOf(t testing.TB, h http.Handler, ca, key []byte) *httptest.Server {
+	t.Helper()
 	cert, err := amtls.ServerCertificate(ca, key, "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -26,5 +40,5 @@ func Server(t testing.TB, h http.Handler) (*httptest.Server, []byte) {
 	srv.TLS = amtls.ServerConfig(cert)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
-	return srv, ca
+	return srv
 }
