@@ -201,3 +201,26 @@ func TestParseAPIAddress(t *testing.T) {
 	_, err = StagingLookup("hdfs://nn:8020/user/a/.yarn-am/application_1_0001", "secret-sauce", "")
 	require.ErrorContains(t, err, contract.EnvRPCProtection)
 }
+
+// TestKeptLauncherPollsTheNewAttemptForNotices: the preemption long poll follows the AM to its new
+// attempt like the launcher's other requests; without the locator it would poll the dead address
+// until the container ended and miss every warning of the new attempt.
+func TestKeptLauncherPollsTheNewAttemptForNotices(t *testing.T) {
+	ca, key := amtlstest.Authority(t)
+	am1, am2 := &fakeAM{}, &fakeAM{}
+	srv1, srv2 := amtlstest.ServerOf(t, am1, ca, key), amtlstest.ServerOf(t, am2, ca, key)
+	var next atomic.Value
+	next.Store(`{"url":"` + srv2.URL + `/","attempt":"appattempt_1_0001_000002"}`)
+	var lookups atomic.Int32
+	hr, _, loc := keptLauncher(t, srv1, ca, &next, &lookups)
+	ctx := context.Background()
+
+	srv1.Close()
+	_, err := hr.WaitNotice(ctx, keptID, time.Second)
+	require.Error(t, err, "the first attempt is gone")
+	assert.Equal(t, 1, loc.Moves(), "the failed poll looked the AM up")
+	n, err := hr.WaitNotice(ctx, keptID, time.Second)
+	require.NoError(t, err)
+	assert.Nil(t, n, "the new attempt has no notice (204)")
+	assert.Equal(t, []string{"GET /api/v1/containers/" + keptID + contract.NoticesPath + " Bearer s3cret"}, am2.requests())
+}

@@ -264,7 +264,9 @@ func (h *HTTPReporter) WaitNotice(ctx context.Context, containerID string, wait 
 	if containerID == "" {
 		return nil, errors.New("notices: no container id (CONTAINER_ID is unset)")
 	}
-	u := h.BaseURL + containerID + contract.NoticesPath + "?" + contract.NoticeWaitParam + "=" + url.QueryEscape(wait.String())
+	// Through the locator, like every other request of the launcher: after an AM restart the poll
+	// follows the new attempt (docs/running.md#kept-taskexecutors-find-the-new-attempt).
+	u := h.Locator.URL(h.BaseURL + containerID + contract.NoticesPath + "?" + contract.NoticeWaitParam + "=" + url.QueryEscape(wait.String()))
 	if err := amtls.RequireHTTPS(u, contract.EnvReportURL); err != nil {
 		return nil, err
 	}
@@ -281,9 +283,11 @@ func (h *HTTPReporter) WaitNotice(ctx context.Context, containerID string, wait 
 	req.Header.Set("Authorization", "Bearer "+h.Secret)
 	resp, err := client.Do(req)
 	if err != nil {
+		h.Locator.Failed(ctx, err)
 		return nil, err
 	}
 	defer resp.Body.Close()
+	h.Locator.Reached()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch resp.StatusCode {
 	case http.StatusOK:
