@@ -203,12 +203,16 @@ func TestSecureSubmitGPUJobWithTicketCache(t *testing.T) {
 	assertFourGPUWorkers(t, out)
 }
 
-// A job with a keytab outlives the cluster's token max lifetime (180 s): one TaskExecutor fails after
-// 200 s, and its replacement — launched past the lifetime, so localised with tokens the AM got itself —
-// runs and the application succeeds; the running TaskExecutor got a refreshed token file.
-// It takes over 3 minutes, so make test-secure selects it (-run LongJob) at one protection level only.
+// A job with a keytab outlives the cluster's token max lifetime: one TaskExecutor fails after two
+// lifetimes, and its replacement — launched past the lifetime, so localised with tokens the AM got
+// itself — runs and the application succeeds; the running TaskExecutor got a refreshed token file.
+// make test-secure runs it on the cluster with short token lifetimes (SECURE_RESTART_TOKENS), beside
+// TestKeptTaskExecutorsRefreshTokensAfterAMRestart.
 func TestLongJobOutlivesTokens(t *testing.T) {
+	t.Parallel()
 	secureEnv(t)
+	_, life := shortTokenLifetime(t)
+	failAfter := 2 * life
 	smi, err := filepath.Abs("../../testdata/fake-nvidia-smi/nvidia-smi")
 	require.NoError(t, err)
 	marker := filepath.Join(t.TempDir(), "failed-once")
@@ -221,7 +225,7 @@ max-attempts = 1
 memory = 256
 [taskexecutor]
 instances = 2
-command = "if mkdir ` + marker + ` 2>/dev/null; then ./worker --sleep 200s --exit 3; else ./worker --sleep 10s; fi"
+command = "if mkdir ` + marker + ` 2>/dev/null; then ./worker --sleep ` + failAfter.String() + ` --exit 3; else ./worker --sleep 10s; fi"
 memory = 256
 max-failures = 2
 files = ["` + secureRun.wkr + `", "` + smi + `"]
@@ -234,9 +238,9 @@ YARN_AM_TOKENS_REFRESH = "5s"
 	require.NoError(t, os.WriteFile(jf, []byte(job), 0o644))
 	p, kt := principalAndKeytab()
 	start := time.Now()
-	out, code := submit(t, 8*time.Minute, nil, jf, "--principal", p, "--keytab", kt)
+	out, code := submit(t, failAfter+5*time.Minute, nil, jf, "--principal", p, "--keytab", kt)
 	require.Equal(t, 0, code, out)
-	assert.Greater(t, time.Since(start), 200*time.Second)
+	assert.Greater(t, time.Since(start), failAfter)
 	assert.Contains(t, out, "final status SUCCEEDED")
 	assert.Regexp(t, `(exit|code) 3\b`, out, "the first TaskExecutor failed once")
 	assert.Regexp(t, `container_\d+_\d+_\d+_000004\b`, out, "a replacement was launched")

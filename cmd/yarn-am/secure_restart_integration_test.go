@@ -63,21 +63,30 @@ func amProcess(app string) int {
 
 var refreshedRE = regexp.MustCompile(`token file refreshed`)
 
+// shortTokenLifetime is the secure cluster's delegation token max lifetime, which the tests that
+// outlive tokens need short (make test-secure starts their cluster with SECURE_RESTART_TOKENS).
+func shortTokenLifetime(t *testing.T) (*yarnrpc.Config, time.Duration) {
+	t.Helper()
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	require.NoError(t, err)
+	life, err := conf.GetDuration("dfs.namenode.delegation.token.max-lifetime", time.Millisecond, 0)
+	require.NoError(t, err)
+	require.True(t, life > 0 && life <= 90*time.Second, "dfs.namenode.delegation.token.max-lifetime = %s: this test wants the cluster started with short token lifetimes (make minicluster-up-secure TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60; make test-secure does)", life)
+	return conf, life
+}
+
 // TestKeptTaskExecutorsRefreshTokensAfterAMRestart (docs/running.md#kept-taskexecutors-find-the-new-attempt):
 // a keytab job on the Kerberized cluster with short token lifetimes (make test-secure starts it with
-// TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60 for this test alone). Once its two TaskExecutors got
+// TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60 for this test and TestLongJobOutlivesTokens). Once its two TaskExecutors got
 // the first attempt's refreshed tokens, the AM is SIGKILLed; YARN keeps the TaskExecutors for attempt
 // 2. Their launchers find attempt 2 through the staging directory and refresh their token files from
 // it; past the first attempt's tokens' max lifetime the kept container's token file still holds an
 // HDFS token the NameNode accepts, and the job succeeds three token lifetimes after it began, with
 // each worker run once.
 func TestKeptTaskExecutorsRefreshTokensAfterAMRestart(t *testing.T) {
+	t.Parallel() // beside TestLongJobOutlivesTokens: both mostly wait out token lifetimes
 	secureEnv(t)
-	conf, err := yarnrpc.LoadConfigFromEnv()
-	require.NoError(t, err)
-	life, err := conf.GetDuration("dfs.namenode.delegation.token.max-lifetime", time.Millisecond, 0)
-	require.NoError(t, err)
-	require.True(t, life > 0 && life <= 90*time.Second, "dfs.namenode.delegation.token.max-lifetime = %s: this test wants the cluster started with short token lifetimes (make minicluster-up-secure TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60; make test-secure does)", life)
+	conf, life := shortTokenLifetime(t)
 
 	smi, err := filepath.Abs("../../testdata/fake-nvidia-smi/nvidia-smi")
 	require.NoError(t, err)

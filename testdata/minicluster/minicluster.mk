@@ -69,19 +69,16 @@ minicluster-check-secure:
 
 # The secure suite, which make test runs too: for each level of SECURE_LEVELS, bring the Kerberized
 # cluster up in $(SECURE_MINICLUSTER_DIR), run `go test -tags integration -run Secure ./...` with its
-# env, and bring it down (whatever happened). The job that outlives the token max lifetime (over 3
-# minutes) runs at SECURE_LONG_LEVELS only; the other levels run the submit, kinit-advice and log-scan
-# tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh. The plain cluster runs
+# env, and bring it down (whatever happened): the submit, kinit-advice and log-scan tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh. The plain cluster runs
 # beside it (started here unless already up, and then stopped again): its RM address goes to the
 # tests as YARN_AM_PLAIN_RM_ADDRESS, the server TestSecureClientRefusesSimpleFallback must refuse.
 SECURE_LEVELS ?= authentication integrity privacy
-SECURE_LONG_LEVELS ?= privacy
 # After the levels: the Kerberized cluster once more with short token lifetimes (SECURE_RESTART_TOKENS)
-# for SECURE_RESTART_RUN, an AM SIGKILLed under a keytab job whose kept TaskExecutors must go on
-# refreshing their tokens from the next attempt (docs/running.md#kept-taskexecutors-find-the-new-attempt;
-# about 4 minutes with the cluster's start).
+# for SECURE_RESTART_RUN, side by side: a keytab job that outlives its tokens, and an AM SIGKILLed
+# under a keytab job whose kept TaskExecutors must go on refreshing their tokens from the next attempt
+# (docs/running.md#kept-taskexecutors-find-the-new-attempt; about 4 minutes with the cluster's start).
 SECURE_RESTART_TOKENS ?= TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60
-SECURE_RESTART_RUN ?= TestKeptTaskExecutorsRefreshTokensAfterAMRestart
+SECURE_RESTART_RUN ?= TestKeptTaskExecutorsRefreshTokensAfterAMRestart|TestLongJobOutlivesTokens
 .PHONY: test-secure
 test-secure: $(GOTESTSUM)
 	@bash testdata/minicluster/install-kinit.sh
@@ -91,11 +88,9 @@ test-secure: $(GOTESTSUM)
 	export YARN_AM_PLAIN_RM_ADDRESS; \
 	for lvl in $(SECURE_LEVELS); do \
 	  start=$$(date +%s); echo "=== secure suite, hadoop.rpc.protection=$$lvl"; \
-	  long=0; for l in $(SECURE_LONG_LEVELS); do [ "$$l" = "$$lvl" ] && long=1; done; \
 	  if $(MAKE) --no-print-directory minicluster-up-secure RPC_PROTECTION=$$lvl; then \
-	    run=Secure; [ $$long = 1 ] && run='Secure|LongJob'; \
 	    ( . $(SECURE_MINICLUSTER_DIR)/env && \
-	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run "$$run" ./... ) || rc=1; \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run Secure ./... ) || rc=1; \
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
