@@ -2,6 +2,7 @@ package am
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -209,6 +210,14 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		env[contract.EnvFlinkJobManager] = rpc
 		flinkEnv = []string{contract.EnvFlinkJobManager + "=" + rpc, contract.EnvFlinkREST + "=" + rest}
 		flinkUI = "http://" + rest + "/"
+		if len(job.Flink.Defines) > 0 {
+			defs, err := json.Marshal(job.Flink.Defines)
+			if err != nil {
+				return 1, err
+			}
+			env[contract.EnvFlinkDefines] = string(defs)
+			flinkEnv = append(flinkEnv, contract.EnvFlinkDefines+"="+string(defs))
+		}
 	}
 	te := taskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: flinkAlias, Defines: a.Defines,
