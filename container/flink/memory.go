@@ -140,14 +140,14 @@ func mulFrac(n int64, f float64) int64 { return int64(float64(n) * f) }
 
 func clamp(n, lo, hi int64) int64 { return max(lo, min(n, hi)) }
 
-// MemorySizes are the derived components of a process, in bytes.
-type MemorySizes struct {
+// memorySizes are the derived components of a process, in bytes.
+type memorySizes struct {
 	Flink, Heap, TaskHeap, OffHeap, Managed, Network, Metaspace, Overhead int64
 }
 
 // derive sizes a process of process bytes as Flink would, or says why Flink would refuse it.
-func (p *memParams) derive(process int64) (MemorySizes, error) {
-	s := MemorySizes{Metaspace: p.meta.val}
+func (p *memParams) derive(process int64) (memorySizes, error) {
+	s := memorySizes{Metaspace: p.meta.val}
 	checkOverhead := func() error {
 		s.Overhead = process - s.Flink - s.Metaspace
 		if s.Overhead < 0 {
