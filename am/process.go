@@ -2,7 +2,6 @@ package am
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -211,12 +210,12 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		flinkEnv = []string{contract.EnvFlinkJobManager + "=" + rpc, contract.EnvFlinkREST + "=" + rest}
 		flinkUI = "http://" + rest + "/"
 		if len(job.Flink.Defines) > 0 {
-			defs, err := json.Marshal(job.Flink.Defines)
+			defs, err := contract.EncodeFlinkDefines(job.Flink.Defines)
 			if err != nil {
 				return 1, err
 			}
-			env[contract.EnvFlinkDefines] = string(defs)
-			flinkEnv = append(flinkEnv, contract.EnvFlinkDefines+"="+string(defs))
+			env[contract.EnvFlinkDefines] = defs
+			flinkEnv = append(flinkEnv, contract.EnvFlinkDefines+"="+defs)
 		}
 	}
 	te := taskExecutorLaunch{

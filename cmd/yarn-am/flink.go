@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -73,9 +72,6 @@ type flinkSetup struct {
 	failf         func(format string, a ...any) int
 }
 
-// maxFlinkDefines bounds $YARN_AM_FLINK_DEFINES (the -D Flink keys; a few KiB at most).
-const maxFlinkDefines = 1 << 20
-
 // startFlink is the shared start of flink-jobmanager and flink-taskmanager: the command line (no
 // arguments), the setup, the JobManager's address. ok false: return code.
 func startFlink(name, usage string, args []string, stdout, stderr io.Writer) (s *flinkSetup, code int, ok bool) {
@@ -124,7 +120,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	}
 	conf.Merge(layer)
 	// -D last, as flink run -D: the staged job.toml does not have them.
-	defines, err := flinkDefinesFromEnv(os.Getenv(contract.EnvFlinkDefines))
+	defines, err := contract.DecodeFlinkDefines(os.Getenv(contract.EnvFlinkDefines))
 	if err != nil {
 		return nil, err
 	}
@@ -132,21 +128,6 @@ func loadFlinkSetup() (*flinkSetup, error) {
 		return nil, err
 	}
 	return &flinkSetup{job: job, home: home, conf: conf, dir: dir}, nil
-}
-
-// flinkDefinesFromEnv reads $YARN_AM_FLINK_DEFINES: a JSON array of "key=value" ("" = none).
-func flinkDefinesFromEnv(v string) ([]string, error) {
-	if v == "" {
-		return nil, nil
-	}
-	var defines []string
-	if len(v) > maxFlinkDefines {
-		return nil, fmt.Errorf("%s is %d bytes; at most %d", contract.EnvFlinkDefines, len(v), maxFlinkDefines)
-	}
-	if err := json.Unmarshal([]byte(v), &defines); err != nil {
-		return nil, fmt.Errorf("%s=%.200q: want a JSON array of \"key=value\" (the AM sets it): %w", contract.EnvFlinkDefines, v, err)
-	}
-	return defines, nil
 }
 
 // hostPort splits the address in the environment variable name.
