@@ -350,6 +350,21 @@ func TestFlinkRunTimeShortageIsReported(t *testing.T) {
 	assert.Contains(t, st.stdout, "not-enough-resources", "status shows the shortage\n%s", st)
 }
 
+// TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication: TaskManagers that cannot start (their
+// JVM refuses an option) are not replaced past taskexecutor.max-failures; the AM then stops the
+// JobManager, which would wait for them, and the application FAILS with the limit's diagnostics.
+func TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication(t *testing.T) {
+	e2eEnv(t)
+	job := flinkJob(t, "flink-tm-fail", 1, 1, []string{"gpu", "1"}, "")
+	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "taskexecutor.env.JAVA_TOOL_OPTIONS=-XX:+yarn-am-no-such-option")
+	require.NotEqual(t, 0, r.code, "the application fails:\n%s", r)
+	id := submittedID(r.stdout)
+	d := status(t, id)
+	assert.Equal(t, "FAILED", d.Report.FinalStatus)
+	assert.Contains(t, d.Report.Diagnostics, "more than taskexecutor.max-failures = 0 allows", containerLogs(id))
+	assert.Contains(t, d.Report.Diagnostics, "was stopped", "the AM stopped the JobManager")
+}
+
 // shortageEvent is the part of a not-enough-resources event these tests read.
 type shortageEvent struct {
 	Type     string `json:"type"`

@@ -265,6 +265,8 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
 			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
 		amc.Driver.Env = append(amc.Driver.Env, flinkEnv...)
+		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
+		amc.Driver.EndOnFailureLimit = job.Flink != nil
 	}
 	m, err := New(amc)
 	if err != nil {
