@@ -351,12 +351,12 @@ func TestFlinkRunTimeShortageIsReported(t *testing.T) {
 }
 
 // TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication: TaskManagers that cannot start (their
-// JVM refuses an option) are not replaced past taskexecutor.max-failures; the AM then stops the
+// JVM cannot load a -javaagent; the mini cluster's JDK_JAVA_OPTIONS ignore unknown -XX options) are not replaced past taskexecutor.max-failures; the AM then stops the
 // JobManager, which would wait for them, and the application FAILS with the limit's diagnostics.
 func TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication(t *testing.T) {
 	e2eEnv(t)
 	job := flinkJob(t, "flink-tm-fail", 1, 1, []string{"gpu", "1"}, "")
-	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "taskexecutor.env.JAVA_TOOL_OPTIONS=-XX:+yarn-am-no-such-option")
+	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "taskexecutor.env.JAVA_TOOL_OPTIONS=-javaagent:/yarn-am-no-such-agent.jar")
 	require.NotEqual(t, 0, r.code, "the application fails:\n%s", r)
 	id := submittedID(r.stdout)
 	d := status(t, id)
