@@ -125,11 +125,14 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 // without it the driver decides (docs/flink.md#scaling-failures-logs).
 func TestDriverEndedAtTheFailureLimit(t *testing.T) {
 	for _, end := range []bool{true, false} {
-		d := &DriverConfig{Command: "trap 'exit 0' TERM; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: end}
+		ready := filepath.Join(t.TempDir(), "ready")
+		d := &DriverConfig{Command: "trap 'exit 0' TERM; touch " + ready + "; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: end}
 		a := &AM{cfg: Config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
 		ctx, cancel := context.WithCancel(context.Background())
 		done, err := a.startDriver(ctx)
 		require.NoError(t, err)
+		// The driver's trap is set once it has written ready: a SIGTERM before would end it with 143.
+		require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 20*time.Second, 10*time.Millisecond)
 		a.endDriverOnLimit()
 		assert.False(t, a.driverEnded, "no limit yet: the driver runs on")
 		a.mu.Lock()
