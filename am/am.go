@@ -163,6 +163,8 @@ type AM struct {
 	responseID  int32
 	limitHit    bool
 	driverExit  *int
+	driverPID   int  // the driver's process (group), once started
+	driverEnded bool // stopped by the AM at the failure limit (DriverConfig.EndOnFailureLimit)
 	stopping    bool
 
 	maxCap       contract.Capability // the register response's maximum_capability

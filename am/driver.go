@@ -30,6 +30,11 @@ type DriverConfig struct {
 	Tokens *yarnrpc.Credentials
 	Stdout io.Writer
 	Stderr io.Writer
+	// EndOnFailureLimit: when the failure limit is reached, the AM stops the driver (SIGTERM to its
+	// process group) and the application fails with the limit's diagnostics, whatever the driver's
+	// exit code. A Flink JobManager is such a driver: it would wait for TaskManagers that are no
+	// longer replaced (docs/flink.md#scaling-failures-logs).
+	EndOnFailureLimit bool
 
 	// tail keeps the last lines of the driver's stderr for the diagnostics (driverOutcome).
 	tail *stderrtail.Tail
@@ -92,6 +97,9 @@ func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
 		return nil, fmt.Errorf("driver %q could not be started: %w", d.Command, err)
 	}
 	a.log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": d.Command}).Info("am: driver started")
+	a.mu.Lock()
+	a.driverPID = cmd.Process.Pid
+	a.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -137,6 +145,9 @@ func (a *AM) driverOutcome() *Outcome {
 		return nil
 	}
 	code := *a.driverExit
+	if a.driverEnded {
+		return &Outcome{Status: contract.Failed, Diagnostics: a.diagnostics + fmt.Sprintf("; the driver %q was stopped (it exited with code %d)", a.cfg.Driver.Command, code)}
+	}
 	if code == 0 {
 		return &Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0"}
 	}
@@ -150,4 +161,18 @@ func (a *AM) driverOutcome() *Outcome {
 		diag += "; " + a.diagnostics
 	}
 	return &Outcome{Status: contract.Failed, Diagnostics: diag}
+}
+
+// endDriverOnLimit stops a driver with EndOnFailureLimit once the failure limit is reached; its exit
+// then ends the application (driverOutcome).
+func (a *AM) endDriverOnLimit() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := a.cfg.Driver
+	if d == nil || !d.EndOnFailureLimit || !a.limitHit || a.driverEnded || a.driverExit != nil || a.driverPID <= 0 {
+		return
+	}
+	a.driverEnded = true
+	a.log.WithField("pid", a.driverPID).Warn("am: failure limit reached: stopping the driver")
+	_ = syscall.Kill(-a.driverPID, syscall.SIGTERM)
 }

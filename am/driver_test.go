@@ -119,3 +119,43 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 	assert.NotContains(t, string(env), amFile, "the AM's token file is named nowhere in the driver's environment")
 	assert.NotContains(t, string(env), "the-authority-key")
 }
+
+// A driver with EndOnFailureLimit (a Flink JobManager) is stopped when the failure limit is reached,
+// and the application fails with the limit's diagnostics even though the driver exits 0 on SIGTERM;
+// without it the driver decides (docs/flink.md#scaling-failures-logs).
+func TestDriverEndedAtTheFailureLimit(t *testing.T) {
+	for _, end := range []bool{true, false} {
+		ready := filepath.Join(t.TempDir(), "ready")
+		d := &DriverConfig{Command: "trap 'exit 0' TERM; touch " + ready + "; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: end}
+		a := &AM{cfg: Config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+		ctx, cancel := context.WithCancel(context.Background())
+		done, err := a.startDriver(ctx)
+		require.NoError(t, err)
+		// The driver's trap is set once it has written ready: a SIGTERM before would end it with 143.
+		require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 20*time.Second, 10*time.Millisecond)
+		a.endDriverOnLimit()
+		assert.False(t, a.driverEnded, "no limit yet: the driver runs on")
+		a.mu.Lock()
+		a.limitHit, a.diagnostics = true, "3 TaskExecutors failed, more than taskexecutor.max-failures = 2 allows"
+		a.mu.Unlock()
+		a.endDriverOnLimit()
+		if !end {
+			assert.False(t, a.driverEnded, "an ordinary driver decides itself")
+			assert.Nil(t, a.driverOutcome(), "still running")
+			cancel()
+			<-done
+			continue
+		}
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the driver was not stopped within 20 s")
+		}
+		out := a.driverOutcome()
+		require.NotNil(t, out)
+		assert.Equal(t, contract.Failed, out.Status, "failed although the driver exited 0")
+		assert.Contains(t, out.Diagnostics, "more than taskexecutor.max-failures = 2 allows")
+		assert.Contains(t, out.Diagnostics, "was stopped (it exited with code 0)")
+		cancel()
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -200,7 +201,10 @@ func TestFlinkFailingJobFailsWithFlinksRootCause(t *testing.T) {
 }
 
 // TestFlinkReactiveScaleTwoToThree: with reactive mode, yarn-am scale 2 -> 3 adds a TaskManager and
-// the stream job's parallelism follows.
+// the stream job's parallelism follows. The same job shows that submit -D reaches Flink (2 slots per
+// TaskManager from -D over the file's 1, seen in Flink's /taskmanagers and in the parallelism) and
+// that a lost TaskManager is replaced: its JVM is killed, the AM starts another container within
+// taskexecutor.max-failures (also from -D), and the job runs again on three TaskManagers.
 func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 	e2eEnv(t)
 	job := flinkJob(t, "flink-reactive", 2, 1, []string{"stream"}, `"scheduler-mode" = "reactive"
@@ -209,7 +213,7 @@ func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 "restart-strategy.fixed-delay.attempts" = 100
 "restart-strategy.fixed-delay.delay" = "1 s"`)
 	start := time.Now()
-	id := submitDetached(t, job)
+	id := submitDetached(t, job, "-D", "taskmanager.numberOfTaskSlots=2", "-Dtaskexecutor.max-failures=2")
 	atParallelism := func(p string) int {
 		n := 0
 		for _, l := range tmLines(id, flinkParallism) {
@@ -219,23 +223,181 @@ func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, id, 5*time.Minute, "the job RUNNING at parallelism 2", func(d statusDoc) bool {
-		return atParallelism("2") >= 2 || isEnded(d.Report.State)
+	waitFor(t, id, 5*time.Minute, "the job RUNNING at parallelism 4 (2 TaskManagers × 2 slots)", func(d statusDoc) bool {
+		return atParallelism("4") >= 4 || isEnded(d.Report.State)
 	})
-	require.GreaterOrEqual(t, atParallelism("2"), 2, containerLogs(id))
-	t.Logf("measured: submit -> job running at parallelism 2: %s (load %s); RSS: %s", time.Since(start).Round(time.Second), loadAvgE2E(), rssOfApp(id))
+	require.GreaterOrEqual(t, atParallelism("4"), 4, containerLogs(id))
+	rest := &flink.REST{URL: flinkUI(t, id)}
+	tms, err := rest.TaskManagers(context.Background())
+	require.NoError(t, err, "the Flink UI status shows answers")
+	require.Len(t, tms, 2)
+	for _, tm := range tms {
+		assert.Equal(t, 2, tm.Slots, "-D taskmanager.numberOfTaskSlots=2 wins over [flink.config] (docs/flink.md#configuration)")
+	}
+	t.Logf("measured: submit -> job running at parallelism 4: %s (load %s); RSS: %s", time.Since(start).Round(time.Second), loadAvgE2E(), rssOfApp(id))
 	t0 := time.Now()
 	r := yarnAM(t, time.Minute, "scale", id, "3")
 	require.Equal(t, 0, r.code, "scale:\n%s", r)
-	waitFor(t, id, 4*time.Minute, "the job rescaled to 3", func(d statusDoc) bool {
-		return atParallelism("3") >= 3 || isEnded(d.Report.State)
+	waitFor(t, id, 4*time.Minute, "the job rescaled to 6", func(d statusDoc) bool {
+		return atParallelism("6") >= 6 || isEnded(d.Report.State)
 	})
-	require.GreaterOrEqual(t, atParallelism("3"), 3, containerLogs(id))
-	jobs, err := (&flink.REST{URL: flinkUI(t, id)}).Jobs(context.Background())
-	require.NoError(t, err, "the Flink UI status shows answers")
+	require.GreaterOrEqual(t, atParallelism("6"), 6, containerLogs(id))
+	jobs, err := rest.Jobs(context.Background())
+	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	assert.Equal(t, "RUNNING", jobs[0].State, "the job runs on after the rescale")
-	t.Logf("measured: yarn-am scale 3 -> the job running at parallelism 3: %s (load %s)", time.Since(t0).Round(time.Second), loadAvgE2E())
+	t.Logf("measured: yarn-am scale 3 -> the job running at parallelism 6: %s (load %s)", time.Since(t0).Round(time.Second), loadAvgE2E())
+
+	// A lost TaskManager: SIGKILL one TaskManager's JVM.
+	before := status(t, id)
+	running := map[string]bool{}
+	for _, c := range before.AM.Containers {
+		if c.State == "RUNNING" {
+			running[c.ID] = true
+		}
+	}
+	require.Len(t, running, 3, "three TaskManagers run")
+	var victim string
+	for c := range running {
+		victim = c
+		break
+	}
+	pid := taskManagerPID(victim)
+	require.NotZero(t, pid, "the TaskManager JVM of %s is found by its working directory", victim)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	t1 := time.Now()
+	var replacement string
+	waitFor(t, id, 4*time.Minute, "a replacement TaskManager running the job at parallelism 6", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			return true
+		}
+		for _, c := range d.AM.Containers {
+			if c.State == "RUNNING" && !running[c.ID] {
+				replacement = c.ID
+			}
+		}
+		if replacement == "" {
+			return false
+		}
+		for _, l := range tmLines(id, flinkParallism) {
+			if l[3] == replacement && l[2] == "6" {
+				return true
+			}
+		}
+		return false
+	})
+	require.NotEmpty(t, replacement, "the AM replaced the lost container\n%s", containerLogs(id))
+	d := status(t, id)
+	assert.Equal(t, "RUNNING", d.Report.State)
+	assert.Equal(t, 1, d.AM.Counts.Failed, "the killed TaskManager counts as one failure, within max-failures")
+	require.Eventually(t, func() bool {
+		jobs, err := rest.Jobs(context.Background())
+		tms, terr := rest.TaskManagers(context.Background())
+		return err == nil && terr == nil && len(jobs) == 1 && jobs[0].State == "RUNNING" && len(tms) == 3
+	}, 2*time.Minute, time.Second, "Flink's REST API: the job RUNNING on three TaskManagers again")
+	t.Logf("measured: TaskManager SIGKILL -> replacement running the job at parallelism 6: %s (load %s)", time.Since(t1).Round(time.Second), loadAvgE2E())
+}
+
+// taskManagerPID finds the TaskManager JVM of a container among this machine's processes (the mini
+// cluster's containers run here) by its working directory; 0 when there is none.
+func taskManagerPID(container string) int {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		if err != nil || filepath.Base(cwd) != container {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if strings.Contains(string(cmd), "TaskManagerRunner") {
+			pid, _ := strconv.Atoi(filepath.Base(p))
+			return pid
+		}
+	}
+	return 0
+}
+
+// TestFlinkRunTimeShortageIsReported: three TaskManagers × 4 GPUs on two nodes of 4 GPUs pass check
+// (each fits a node) but only two can run; while the JobManager waits for the third's slot, the AM
+// reports not-enough-resources with its evidence, and status shows it.
+func TestFlinkRunTimeShortageIsReported(t *testing.T) {
+	e2eEnv(t)
+	job := flinkJob(t, "flink-shortage", 3, 4, []string{"gpu", "3"}, "")
+	r := yarnAM(t, time.Minute, "check", job)
+	require.Equal(t, 0, r.code, "each TaskManager fits a node: check passes\n%s", r)
+	id := submitDetached(t, job, "-D", "policy.pending-timeout=5s")
+	var ev *shortageEvent
+	waitFor(t, id, 4*time.Minute, "a not-enough-resources event", func(d statusDoc) bool {
+		ev = notEnoughResources(t, id)
+		return ev != nil || isEnded(d.Report.State)
+	})
+	require.NotNil(t, ev, "status: %+v\n%s", status(t, id).Report, containerLogs(id))
+	require.NotNil(t, ev.Evidence, "the event carries its evidence: %+v", ev)
+	assert.Equal(t, 1, ev.Evidence.Pending, "one TaskManager cannot be placed")
+	assert.EqualValues(t, 4, ev.Evidence.Asked["yarn.io/gpu"])
+	assert.EqualValues(t, 8, ev.Evidence.ClusterTotal["yarn.io/gpu"])
+	// Meanwhile Flink waits for the third slot: the job has not ended, two TaskManagers registered.
+	rest := &flink.REST{URL: flinkUI(t, id)}
+	require.Eventually(t, func() bool {
+		tms, err := rest.TaskManagers(context.Background())
+		return err == nil && len(tms) == 2
+	}, 3*time.Minute, time.Second, "two TaskManagers registered")
+	jobs, err := rest.Jobs(context.Background())
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	assert.NotContains(t, []string{"FINISHED", "FAILED", "CANCELED"}, jobs[0].State, "the JobManager waits for slots")
+	st := yarnAM(t, time.Minute, "status", id)
+	require.Equal(t, 0, st.code, st.String())
+	assert.Contains(t, st.stdout, "not-enough-resources", "status shows the shortage\n%s", st)
+}
+
+// TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication: TaskManagers that cannot start (their
+// JVM cannot load a -javaagent; the mini cluster's JDK_JAVA_OPTIONS ignore unknown -XX options) are not replaced past taskexecutor.max-failures; the AM then stops the
+// JobManager, which would wait for them, and the application FAILS with the limit's diagnostics.
+func TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication(t *testing.T) {
+	e2eEnv(t)
+	job := flinkJob(t, "flink-tm-fail", 1, 1, []string{"gpu", "1"}, "")
+	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "taskexecutor.env.JAVA_TOOL_OPTIONS=-javaagent:/yarn-am-no-such-agent.jar")
+	require.NotEqual(t, 0, r.code, "the application fails:\n%s", r)
+	id := submittedID(r.stdout)
+	d := status(t, id)
+	assert.Equal(t, "FAILED", d.Report.FinalStatus)
+	assert.Contains(t, d.Report.Diagnostics, "more than taskexecutor.max-failures = 0 allows", containerLogs(id))
+	assert.Contains(t, d.Report.Diagnostics, "was stopped", "the AM stopped the JobManager")
+}
+
+// shortageEvent is the part of a not-enough-resources event these tests read.
+type shortageEvent struct {
+	Type     string `json:"type"`
+	Message  string `json:"message"`
+	Evidence *struct {
+		Pending      int              `json:"pending"`
+		Asked        map[string]int64 `json:"asked"`
+		ClusterTotal map[string]int64 `json:"clusterTotal"`
+	} `json:"evidence"`
+}
+
+// notEnoughResources returns the application's latest not-enough-resources event from status
+// --json, or nil.
+func notEnoughResources(t *testing.T, id string) *shortageEvent {
+	t.Helper()
+	r := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.code, "status:\n%s", r)
+	var d struct {
+		AM *struct {
+			Events []shortageEvent `json:"events"`
+		} `json:"am"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	if d.AM == nil {
+		return nil
+	}
+	var last *shortageEvent
+	for i := range d.AM.Events {
+		if d.AM.Events[i].Type == "not-enough-resources" {
+			last = &d.AM.Events[i]
+		}
+	}
+	return last
 }
 
 // TestFlinkSessionCluster: without flink.jar the JobManager is a session cluster that runs until

@@ -84,6 +84,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 		if o := a.policyOutcome(); o != nil {
 			out = o
 		}
+		a.endDriverOnLimit()
 		if o := a.driverOutcome(); o != nil {
 			out = o
 		}

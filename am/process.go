@@ -218,6 +218,14 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		env[contract.EnvFlinkJobManager] = rpc
 		flinkEnv = []string{contract.EnvFlinkJobManager + "=" + rpc, contract.EnvFlinkREST + "=" + rest}
 		flinkUI = "http://" + rest + "/"
+		if len(job.Flink.Defines) > 0 {
+			defs, err := contract.EncodeFlinkDefines(job.Flink.Defines)
+			if err != nil {
+				return 1, err
+			}
+			env[contract.EnvFlinkDefines] = defs
+			flinkEnv = append(flinkEnv, contract.EnvFlinkDefines+"="+defs)
+		}
 	}
 	te := taskExecutorLaunch{
 		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: flinkAlias, Defines: a.Defines,
@@ -267,6 +275,8 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
 			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
 		amc.Driver.Env = append(amc.Driver.Env, flinkEnv...)
+		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
+		amc.Driver.EndOnFailureLimit = job.Flink != nil
 	}
 	m, err := New(amc)
 	if err != nil {

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -267,4 +270,55 @@ func TestNodeViewNotListedWithoutDevices(t *testing.T) {
 	assert.Empty(t, m.nodesWant, "the status read wants no node listing")
 	assert.Equal(t, 0, nodes.count())
 	assert.Empty(t, m.Status().Nodes)
+}
+
+// A Flink job's page links the JobManager's web UI in its header; other jobs' pages have no such
+// link, and a flinkUI that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui). The
+// page runs in headless Chromium (testdata/ui/install-chromium.sh; make test installs it).
+func TestUIPageLinksTheFlinkUI(t *testing.T) {
+	chromium := ""
+	for _, b := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(b); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
+		}
+		t.Skip("chromium is not installed: run testdata/ui/install-chromium.sh")
+	}
+	link := regexp.MustCompile(`<a id="flink-ui"[^>]*>`)
+	for _, tc := range []struct{ flinkUI, want string }{
+		{"http://127.0.0.2:40321/", `href="http://127.0.0.2:40321/"`},
+		{"", "hidden"},
+		{"javascript:alert(1)", "hidden"},
+	} {
+		st := contract.Status{App: "application_1_0001", State: contract.StateRunning, FlinkUI: tc.flinkUI}
+		mux := http.NewServeMux()
+		mux.Handle("GET /", UIHandler())
+		mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(st)
+		})
+		mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("[]")) })
+		srv := httptest.NewServer(mux)
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
+			"--virtual-time-budget=3000", "--dump-dom", srv.URL+"/").Output()
+		cancel()
+		srv.Close()
+		require.NoError(t, err)
+		dom := string(out)
+		require.Contains(t, dom, "application_1_0001", "the page rendered the status")
+		a := link.FindString(dom)
+		require.NotEmpty(t, a, "the header has the link element")
+		assert.Contains(t, a, tc.want, "flinkUI %q", tc.flinkUI)
+		if tc.want == "hidden" {
+			assert.NotContains(t, a, "href", "flinkUI %q", tc.flinkUI)
+		} else {
+			assert.NotContains(t, a, "hidden", "shown for a Flink job")
+		}
+	}
 }

@@ -106,6 +106,17 @@
     text(byId("failed"), c.failed);
     text(byId("profile"), cap(req.resources));
     text(byId("diagnostics"), s.diagnostics || "");
+    // A [flink] job: the JobManager's own web UI (docs/flink.md#the-web-ui); only an http(s) URL
+    // becomes a link.
+    var fl = byId("flink-ui");
+    if (/^https?:\/\/[^\s]+$/.test(s.flinkUI || "")) {
+      fl.href = s.flinkUI;
+      fl.title = "the Flink JobManager's web UI: " + s.flinkUI;
+      fl.hidden = false;
+    } else {
+      fl.removeAttribute("href");
+      fl.hidden = true;
+    }
   }
 
   function renderTable(s) {

@@ -31,7 +31,8 @@ Flags:
                       flink-conf key)
   -D key=value        set one key of the job file (taskexecutor.instances=4, taskexecutor.memory=2g)
                       or one external-resource key, as submit -D; repeatable; wins over the job file
-                      and --flink-conf (-Dkey=value works too); any other key is an error
+                      and --flink-conf (-Dkey=value works too); any other key is an error, except
+                      in a [flink] job, where it is a Flink key (or flink.config.KEY), as submit -D
   --queue Q           YARN queue, as submit --queue (default: the job's queue, else "default")
   --name N            application name, as submit --name (default: the job's name)
   --timeout D         give up after this long (default 2m; a duration with a unit: 30s, 2m)

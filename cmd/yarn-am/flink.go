@@ -62,12 +62,36 @@ func init() {
 }
 
 // flinkSetup is what both Flink processes read in their container: the staged job, the localised
-// home and the layered configuration (docs/flink.md#configuration).
+// home, the layered configuration (docs/flink.md#configuration) and the JobManager's RPC address.
 type flinkSetup struct {
-	job  *jobfile.Job
-	home *flink.Home
-	conf *flink.Config
-	dir  string // the container's working directory
+	job           *jobfile.Job
+	home          *flink.Home
+	conf          *flink.Config
+	dir           string // the container's working directory
+	host, rpcPort string // $YARN_AM_FLINK_JOBMANAGER
+	failf         func(format string, a ...any) int
+}
+
+// startFlink is the shared start of flink-jobmanager and flink-taskmanager: the command line (no
+// arguments), the setup, the JobManager's address. ok false: return code.
+func startFlink(name, usage string, args []string, stdout, stderr io.Writer) (s *flinkSetup, code int, ok bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if _, code, ok := parseCommand(fs, args, name, usage, 0, "", stdout, stderr); !ok {
+		return nil, code, false
+	}
+	failf := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "yarn-am "+name+": "+format+"\n", a...)
+		return 1
+	}
+	s, err := loadFlinkSetup()
+	if err == nil {
+		s.host, s.rpcPort, err = hostPort(contract.EnvFlinkJobManager)
+	}
+	if err != nil {
+		return nil, failf("%v", err), false
+	}
+	s.failf = failf
+	return s, 0, true
 }
 
 func loadFlinkSetup() (*flinkSetup, error) {
@@ -95,6 +119,14 @@ func loadFlinkSetup() (*flinkSetup, error) {
 		layer.Set(k, job.Flink.Config[k])
 	}
 	conf.Merge(layer)
+	// -D last, as flink run -D: the staged job.toml does not have them.
+	defines, err := contract.DecodeFlinkDefines(os.Getenv(contract.EnvFlinkDefines))
+	if err != nil {
+		return nil, err
+	}
+	if err := conf.ApplyDefines(defines); err != nil {
+		return nil, err
+	}
 	return &flinkSetup{job: job, home: home, conf: conf, dir: dir}, nil
 }
 
@@ -117,22 +149,11 @@ func firstLogDir() (string, error) {
 }
 
 func runFlinkJobManager(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("flink-jobmanager", flag.ContinueOnError)
-	if _, code, ok := parseCommand(fs, args, "flink-jobmanager", flinkJobManagerUsage, 0, "", stdout, stderr); !ok {
+	s, code, ok := startFlink("flink-jobmanager", flinkJobManagerUsage, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	failf := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: "+format+"\n", a...)
-		return 1
-	}
-	s, err := loadFlinkSetup()
-	if err != nil {
-		return failf("%v", err)
-	}
-	host, rpcPort, err := hostPort(contract.EnvFlinkJobManager)
-	if err != nil {
-		return failf("%v", err)
-	}
+	failf, host, rpcPort := s.failf, s.host, s.rpcPort
 	_, restPort, err := hostPort(contract.EnvFlinkREST)
 	if err != nil {
 		return failf("%v", err)
@@ -223,24 +244,13 @@ func runFlinkSession(ctx context.Context, p *flink.Process, out, errOut io.Write
 }
 
 func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("flink-taskmanager", flag.ContinueOnError)
-	if _, code, ok := parseCommand(fs, args, "flink-taskmanager", flinkTaskManagerUsage, 0, "", stdout, stderr); !ok {
+	s, code, ok := startFlink("flink-taskmanager", flinkTaskManagerUsage, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	failf := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "yarn-am flink-taskmanager: "+format+"\n", a...)
-		return 1
-	}
-	s, err := loadFlinkSetup()
-	if err != nil {
-		return failf("%v", err)
-	}
-	host, rpcPort, err := hostPort(contract.EnvFlinkJobManager)
-	if err != nil {
-		return failf("%v", err)
-	}
-	s.conf.Set(flink.KeyRPCAddress, host)
-	s.conf.Set("jobmanager.rpc.port", rpcPort)
+	failf := s.failf
+	s.conf.Set(flink.KeyRPCAddress, s.host)
+	s.conf.Set("jobmanager.rpc.port", s.rpcPort)
 	if nm := os.Getenv("NM_HOST"); nm != "" {
 		s.conf.Set("taskmanager.host", nm)
 	}
@@ -249,7 +259,8 @@ func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {
 	if s.job.Flink.Jar != "" {
 		spec.UserJars = []string{filepath.Join(s.dir, s.job.Flink.Jar)}
 	}
-	if spec, err = flink.InContainer(spec, s.dir, os.Getenv); err != nil {
+	spec, err := flink.InContainer(spec, s.dir, os.Getenv)
+	if err != nil {
 		return failf("%v", err)
 	}
 	p, err := flink.Prepare(context.Background(), flink.RoleTaskManager, spec)

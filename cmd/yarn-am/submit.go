@@ -45,7 +45,9 @@ Flags:
                          am.memory=1g, policy.pending-timeout=5m, ...) or one external-resource key;
                          repeatable, the last wins; wins over the job file and --flink-conf, loses to
                          --queue and --name; checked like the job file; passed on to the AM and every
-                         TaskExecutor's launcher (-Dkey=value works too)
+                         TaskExecutor's launcher (-Dkey=value works too). In a [flink] job, any other
+                         key (or flink.config.KEY) is a Flink key: it wins over [flink.config] and the
+                         home's conf/config.yaml, as flink run -D (taskmanager.numberOfTaskSlots=2)
   --detach               print the application id and return once it is submitted
   --kill-on-interrupt    Ctrl-C (SIGINT/SIGTERM) kills the application instead of only detaching
   --driver 'CMD'         driver mode: the AM runs CMD (a shell command) and the application's final

@@ -96,3 +96,40 @@ func TestAppSecretIsKeptForItsUserAlone(t *testing.T) {
 	_, _, err = LoadAppSecret("../../etc")
 	assert.Error(t, err, "only application ids name a directory")
 }
+
+// LoadJob (check and submit's pre-flight, before staging) refuses a [flink] job whose Flink memory
+// sizes cannot fit its containers, layering the home's conf/, the job file and -D
+// (docs/flink.md#the-memory-check).
+func TestLoadJobChecksFlinkMemory(t *testing.T) {
+	p := writeJob(t, `
+[flink]
+home = "flink"
+[flink.config]
+"taskmanager.memory.managed.size" = "64m"
+[taskexecutor]
+memory = 1024
+`)
+	home := filepath.Join(filepath.Dir(p), "flink")
+	for f, body := range map[string]string{"lib/flink-dist-1.20.5.jar": "", "plugins/.keep": "", "bin/bash-java-utils.jar": "",
+		"conf/config.yaml": "taskmanager:\n  memory:\n    process.size: 1728m\n    task.heap.size: 2g\n"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte(body), 0o644))
+	}
+	_, err := LoadJob(p, JobOptions{})
+	require.Error(t, err, "the home's 2g task heap does not fit a 1024 MiB TaskManager")
+	assert.Contains(t, err.Error(), "taskexecutor.memory = 1024: a [flink] job's TaskManager")
+	assert.Contains(t, err.Error(), `taskmanager.memory.task.heap.size = "2g"`)
+	assert.Contains(t, err.Error(), "taskmanager.memory.task.heap.size (now \"2g\") fits from")
+	assert.NotContains(t, err.Error(), "am.memory", "the JobManager fits")
+
+	lj, err := LoadJob(p, JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m"}})
+	require.NoError(t, err, "-D wins over the home's configuration")
+	assert.Equal(t, "128m", lj.Job.Flink.Config["taskmanager.memory.task.heap.size"])
+
+	_, err = LoadJob(p, JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "taskexecutor.memory=768", "am.memory=1024",
+		"jobmanager.memory.heap.size=1g"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "taskexecutor.memory = 768")
+	assert.Contains(t, err.Error(), "am.memory = 1024: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's 256 MiB, 768 MiB")
+	assert.Contains(t, err.Error(), `jobmanager.memory.heap.size = "1g"`)
+}

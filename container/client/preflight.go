@@ -79,6 +79,9 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	if job != nil && cfg != nil {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}
+	if job != nil && jerr == nil && job.Flink != nil {
+		jerr = flinkMemory(job)
+	}
 	if derr != nil || jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
 		return nil, errors.Join(append([]error{derr, jerr, rerr, perr}, flagErrs...)...)
 	}

@@ -97,6 +97,11 @@ const (
 	// EnvFlinkREST is the JobManager's REST address host:port, set by the AM in the driver's
 	// environment; status shows it as http://host:port/ (Status.FlinkUI).
 	EnvFlinkREST = "YARN_AM_FLINK_REST"
+	// EnvFlinkDefines is the job's -D Flink keys ("key=value" in order; EncodeFlinkDefines), set by
+	// the AM in the driver's and every TaskExecutor's environment: the staged job.toml lacks them, and
+	// they win over it and over the home's configuration, as flink run -D does
+	// (docs/flink.md#configuration).
+	EnvFlinkDefines = "YARN_AM_FLINK_DEFINES"
 	// EnvDeviceEnv set to DeviceEnvOff in a TaskExecutor's environment tells the launcher not to set
 	// the drivers' visibility variables (CUDA_VISIBLE_DEVICES, ...): a Flink TaskManager hands its
 	// operators physical GPU indexes (FLIP-108), which must stay valid inside the process

@@ -61,14 +61,45 @@ func DefineKeys() []string {
 // ApplyDefines sets the job keys among defines (-D key=value, in order: the last one wins) in the
 // decoded file, and returns the external-resource ones for resources.Load. A -D key that is neither is
 // an error naming it, with a did-you-mean.
+//
+// In a job with a [flink] table, -D also sets Flink's configuration (docs/flink.md#configuration):
+// flink.config.<key>=v, or a bare key that is not a job key (taskmanager.numberOfTaskSlots=2), is
+// put in [flink.config], replacing the file's, and kept in order for Job's Flink.Defines, which the
+// AM hands to the JobManager and the TaskManagers; the external-resource ones reach Flink too.
 func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err error) {
 	kinds := defineKinds()
 	var probs []string
+	flinkT, isFlink := f.doc["flink"].(map[string]any)
 	for _, d := range defines {
-		k, v, _ := strings.Cut(d, "=")
+		k, v, hasValue := strings.Cut(d, "=")
 		k = strings.TrimSpace(k)
 		if resources.IsResourceKey(k) {
 			resourceDefines = append(resourceDefines, d)
+			if isFlink {
+				f.flinkDefines = append(f.flinkDefines, k+"="+strings.TrimSpace(v))
+			}
+			continue
+		}
+		if fk, ok := flinkDefineKey(k, kinds, isFlink); ok {
+			switch {
+			case !isFlink:
+				probs = append(probs, sprintf("-D %s: the job has no [flink] table; flink.config.<key> sets a Flink key of a [flink] job (docs/flink.md#configuration)", bounded(k)))
+			case fk == "" || !hasValue:
+				probs = append(probs, sprintf("-D %s: want a Flink key and its value, e.g. -D taskmanager.numberOfTaskSlots=2 or -D flink.config.taskmanager.numberOfTaskSlots=2", bounded(d)))
+			default:
+				v = strings.TrimSpace(v)
+				cfg, ok := flinkT["config"].(map[string]any)
+				if !ok {
+					if _, set := flinkT["config"]; !set {
+						cfg = map[string]any{}
+						flinkT["config"] = cfg
+					}
+				}
+				if cfg != nil {
+					cfg[fk] = v // validated with the file's: a key yarn-am sets is refused there
+				}
+				f.flinkDefines = append(f.flinkDefines, fk+"="+v)
+			}
 			continue
 		}
 		kind, known := kinds[k]
@@ -92,6 +123,31 @@ func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err err
 		return nil, &JobError{Path: f.Path, Problems: probs}
 	}
 	return resourceDefines, nil
+}
+
+// flinkDefineKey reports whether -D key is a Flink key and returns it: flink.config.<key> in any job
+// (an error without [flink], reported by the caller), and in a [flink] job also a bare key that is not a
+// job key. A key under a job table (am., taskexecutor., policy., flink.) is never Flink's, so a typo
+// of a job key is still an error, not a Flink key.
+func flinkDefineKey(k string, kinds map[string]int, isFlink bool) (string, bool) {
+	if fk, ok := strings.CutPrefix(k, "flink.config."); ok {
+		return fk, true
+	}
+	if k == "flink.config" {
+		return "", true
+	}
+	if !isFlink || k == "" {
+		return "", false
+	}
+	if _, known := kinds[k]; known {
+		return "", false
+	}
+	for _, table := range []string{"am.", "taskexecutor.", "policy.", "flink."} {
+		if strings.HasPrefix(k, table) {
+			return "", false
+		}
+	}
+	return k, true
 }
 
 // set puts v at the dotted path segs of the document, making the tables on the way. A table the file

@@ -23,6 +23,8 @@ type File struct {
 
 	doc   map[string]any
 	lines map[string]int // tomlKeyLines: where each key is written, for messages
+	// flinkDefines are ApplyDefines' Flink keys, key=value in order (FlinkSpec.Defines).
+	flinkDefines []string
 }
 
 // Read reads and decodes the job file at path. A file that is not TOML is a *SyntaxError: nothing else

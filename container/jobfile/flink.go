@@ -30,6 +30,10 @@ type FlinkSpec struct {
 	// Config is the job file's Flink keys: [flink.config] and the top-level external-resource keys,
 	// as strings, layered over the home's configuration (docs/flink.md#configuration).
 	Config map[string]string
+	// Defines are the -D Flink keys (key=value, in order; already in Config): the layer over the
+	// job file's that the AM hands to the JobManager and the TaskManagers, whose staged job.toml
+	// lacks them (contract.EnvFlinkDefines, docs/flink.md#configuration).
+	Defines []string
 }
 
 // Names in a Flink job's containers.

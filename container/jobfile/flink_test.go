@@ -84,3 +84,65 @@ func TestFlinkTableProblems(t *testing.T) {
 		assert.Contains(t, err.Error(), tc.want, tc.body)
 	}
 }
+
+// -D sets Flink keys of a [flink] job over [flink.config] (docs/flink.md#configuration): bare or as
+// flink.config.<key>; job keys, their typos and keys yarn-am sets are not Flink's.
+func TestFlinkDefines(t *testing.T) {
+	p := writeJob(t, `
+"external-resources" = "gpu"
+"external-resource.gpu.amount" = 1
+[flink]
+home = "flink"
+[flink.config]
+"taskmanager.numberOfTaskSlots" = 1
+"parallelism.default" = 1
+`)
+	fakeFlinkHome(t, filepath.Dir(p))
+	f, err := Read(p)
+	require.NoError(t, err)
+	res, err := f.ApplyDefines([]string{"taskmanager.numberOfTaskSlots=2", "flink.config.parallelism.default = 4",
+		"taskexecutor.instances=3", "external-resource.gpu.amount=2", "state.backend.type=hashmap", "taskmanager.numberOfTaskSlots=3"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"external-resource.gpu.amount=2"}, res, "the launcher gets the resource keys")
+	j, err := f.Job()
+	require.NoError(t, err)
+	assert.Equal(t, 3, j.TaskExecutor.Instances, "a job key stays a job key")
+	assert.Equal(t, "3", j.Flink.Config["taskmanager.numberOfTaskSlots"], "the last -D wins over the file")
+	assert.Equal(t, "4", j.Flink.Config["parallelism.default"])
+	assert.Equal(t, "hashmap", j.Flink.Config["state.backend.type"])
+	assert.Equal(t, []string{"taskmanager.numberOfTaskSlots=2", "parallelism.default=4", "external-resource.gpu.amount=2",
+		"state.backend.type=hashmap", "taskmanager.numberOfTaskSlots=3"}, j.Flink.Defines, "in order, for the containers")
+	sj, err := f.StagedJob()
+	require.NoError(t, err)
+	assert.Equal(t, j.Flink.Defines, sj.Flink.Defines, "the AM reads them from its own -D")
+
+	for _, tc := range []struct{ define, want string }{
+		{"taskexecutor.instance=3", `-D taskexecutor.instance: not a job key`},
+		{"flink.jar=x.jar", `-D flink.jar: not a job key`},
+		{"rest.port=8081", `flink.config: "rest.port" is set by yarn-am`},
+		{"taskmanager.numberOfTaskSlots", `want a Flink key and its value`},
+		{"flink.config.=2", `want a Flink key and its value`},
+	} {
+		f, err := Read(p)
+		require.NoError(t, err)
+		_, err = f.ApplyDefines([]string{tc.define})
+		if err == nil {
+			_, err = f.Job()
+		}
+		require.Error(t, err, tc.define)
+		assert.Contains(t, err.Error(), tc.want, tc.define)
+	}
+
+	// Without [flink], a bare unknown key is an error as before, and flink.config.<key> says why.
+	plain := writeJob(t, "[taskexecutor]\ncommand = \"true\"\n")
+	for define, want := range map[string]string{
+		"taskmanager.numberOfTaskSlots=2":              "not a job key or an external-resource key",
+		"flink.config.taskmanager.numberOfTaskSlots=2": "the job has no [flink] table",
+	} {
+		f, err := Read(plain)
+		require.NoError(t, err)
+		_, err = f.ApplyDefines([]string{define})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), want)
+	}
+}

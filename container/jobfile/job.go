@@ -263,6 +263,7 @@ func (f *File) job(staged bool) (*Job, error) {
 	te.Files, te.Archives, te.Env, te.Visibility = r.localised(teT, "taskexecutor", dir, staged, add)
 	j.AM.Files, j.AM.Archives, j.AM.Env, j.AM.Visibility = r.localised(amT, "am", dir, staged, add)
 	if j.Flink = r.flink(doc, dir, staged, add); j.Flink != nil {
+		j.Flink.Defines = slices.Clone(f.flinkDefines)
 		j.flinkDefaults(amT, add)
 	}
 	if len(je.Problems) > 0 {
