@@ -196,23 +196,28 @@ func heartbeats(t *testing.T, c *fakecluster.Cluster, n int) {
 	require.Eventually(t, func() bool { return c.AllocateCount() >= from+n }, 10*time.Second, time.Millisecond)
 }
 
-// fail reports the first running container of the cluster's started ones as exited with code 3.
+// started waits until the cluster started n containers in all.
+func started(t *testing.T, c *fakecluster.Cluster, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return c.StartedCount() == n }, 10*time.Second, time.Millisecond, "%d started", n)
+}
+
+// fail reports a running member of round as exited with code 3 (once the launches of its round are
+// done).
 func fail(t *testing.T, m *AM, c *fakecluster.Cluster, round int) string {
 	t.Helper()
 	var victim string
-	for _, cs := range m.Status().Containers {
-		if cs.State == contract.Running {
-			m.mu.Lock()
-			tr := m.rec.get(cs.ID)
-			inRound := tr != nil && tr.Round == round
-			m.mu.Unlock()
-			if inRound {
-				victim = cs.ID
-				break
+	require.Eventually(t, func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, tr := range m.rec.seq {
+			if tr.Round == round && tr.Phase == contract.Running {
+				victim = tr.ID
+				return true
 			}
 		}
-	}
-	require.NotEmpty(t, victim, "a running member of round %d", round)
+		return false
+	}, 10*time.Second, time.Millisecond, "a running member of round %d", round)
 	cid, err := yarnrpc.ParseContainerID(victim)
 	require.NoError(t, err)
 	c.Mu.Lock()
@@ -254,6 +259,7 @@ func TestLoopElasticGangFormsGrowsAndShrinks(t *testing.T) {
 	require.Len(t, formed, 1)
 	assert.Equal(t, 2, formed[0].Count)
 	assert.Empty(t, gangEvents(m, contract.EventNotEnoughResources), "the round formed: nothing was given up")
+	started(t, c, 2)
 
 	// Capacity for a third appears: held, not started, and no restart before the interval.
 	c.Mu.Lock()
@@ -278,7 +284,7 @@ func TestLoopElasticGangFormsGrowsAndShrinks(t *testing.T) {
 	c.Mu.Unlock()
 	g = gangNow(t, m, "round 1 formed at 3", func(g contract.GangStatus) bool { return g.Formed })
 	assert.Equal(t, 3, g.Size)
-	assert.Equal(t, 5, c.StartedCount(), "2 in round 0, 3 in round 1")
+	started(t, c, 5) // 2 in round 0, 3 in round 1
 
 	// A rank fails: the 2 survivors are enough; the gang restarts at 2 at once.
 	fail(t, m, c, 1)
@@ -293,6 +299,7 @@ func TestLoopElasticGangFormsGrowsAndShrinks(t *testing.T) {
 	c.Mu.Unlock()
 	g = gangNow(t, m, "round 2 formed at 2 before any deadline", func(g contract.GangStatus) bool { return g.Formed })
 	assert.Equal(t, 2, g.Size)
+	started(t, c, 7)
 
 	// Another fails: 1 left is below the minimum; the gang waits for a full round.
 	fail(t, m, c, 2)
@@ -309,8 +316,8 @@ func TestLoopElasticGangFormsGrowsAndShrinks(t *testing.T) {
 	clock.Add(30 * time.Second)
 	gangNow(t, m, "round 3 given up", func(g contract.GangStatus) bool { return g.Round == 4 })
 	assert.Equal(t, 7, c.StartedCount(), "the one held of round 3 never started")
-	ner := gangEvents(m, contract.EventNotEnoughResources)
-	require.NotEmpty(t, ner)
+	require.Eventually(t, func() bool { return len(gangEvents(m, contract.EventNotEnoughResources)) > 0 }, 10*time.Second, time.Millisecond,
+		"the shortage is reported")
 	assert.Contains(t, fmt.Sprint(gangEvents(m, contract.EventGangRestarted)[3].Message), "(at least 2: taskexecutor.min-instances)")
 	assert.Equal(t, 2, m.Status().Counts.Failed)
 }
