@@ -146,3 +146,24 @@ func roundRanks(id string) map[int][]string {
 	}
 	return out
 }
+
+// TestGangElasticCheckNeedsItsMinimumOnly: the mini cluster's 8 GPUs can never hold a gang of 10
+// one-GPU TaskExecutors at once; check refuses it, but accepts it as an elastic gang of 2 to 10 and
+// refuses one of 9 to 10 naming min-instances.
+func TestGangElasticCheckNeedsItsMinimumOnly(t *testing.T) {
+	e2eEnv(t)
+	for min, want := range map[string]string{
+		"":                    "taskexecutor.gang = true with taskexecutor.instances = 10",
+		"min-instances = 9\n": "taskexecutor.gang = true with taskexecutor.min-instances = 9",
+		"min-instances = 2\n": "",
+	} {
+		job := writeJob(t, jobSpec{name: "elastic-check", instances: 10, gpus: 1, command: "./worker", teExtra: "gang = true\n" + min})
+		r := yarnAM(t, time.Minute, "check", job)
+		if want == "" {
+			assert.Equal(t, 0, r.code, "an elastic gang of 2 to 10 fits:\n%s", r)
+			continue
+		}
+		assert.Equal(t, 5, r.code, "exit 5: does not fit (docs/running.md#exit-codes)\n%s", r)
+		assert.Contains(t, r.stderr, want, r.String())
+	}
+}
