@@ -62,21 +62,8 @@ type roundChange struct {
 // elasticRestart says whether and how an elastic gang's current round restarts (why == "" if it need
 // not): ended is a member that ended other than by success, formed says members were started.
 func elasticRestart(spec Spec, obs Observed, ended *Container, formed bool, succeeded int) roundChange {
-	running, held, started := 0, 0, 0
-	for _, c := range obs.Containers {
-		if c.Round != obs.Round {
-			continue
-		}
-		switch c.Phase {
-		case contract.Held:
-			held++
-			continue
-		case contract.Completed, contract.Stopping:
-		default:
-			running++
-		}
-		started++
-	}
+	running, heldC, started := roundMembers(obs)
+	held := len(heldC)
 	lo := spec.minInstances()
 	switch n := min(running+held, spec.Instances); {
 	case ended != nil && n >= lo:
@@ -97,6 +84,21 @@ func elasticRestart(spec Spec, obs Observed, ended *Container, formed bool, succ
 	return roundChange{}
 }
 
+// elasticSurplus lists the held containers beside an elastic gang's round beyond instances (newest
+// first): after the requirement went down, a round at full size has nothing to grow with them.
+func elasticSurplus(spec Spec, obs Observed) []Container {
+	running, held, _ := roundMembers(obs)
+	if running == 0 {
+		return nil // not formed: the round starts with up to what it holds
+	}
+	n := running + len(held) - spec.Instances
+	var out []Container
+	for i := len(held) - 1; i >= 0 && len(out) < n; i-- {
+		out = append(out, held[i])
+	}
+	return out
+}
+
 // elasticForms says whether an elastic gang's unformed round starts with the held containers it has.
 func elasticForms(spec Spec, e ElasticObserved, held int) bool {
 	lo, expect := spec.minInstances(), e.Expect
@@ -107,15 +109,28 @@ func elasticForms(spec Spec, e ElasticObserved, held int) bool {
 	return held >= expect || e.Deadline && held >= lo
 }
 
-// roundStarted counts the current round's members that were started.
-func roundStarted(obs Observed) int {
-	n := 0
+// roundMembers counts the current round's running members and its started ones (running, stopping
+// or ended), and lists its held containers.
+func roundMembers(obs Observed) (running int, held []Container, started int) {
 	for _, c := range obs.Containers {
-		if c.Round == obs.Round && c.Phase != contract.Held {
-			n++
+		switch {
+		case c.Round != obs.Round:
+		case c.Phase == contract.Held:
+			held = append(held, c)
+		case c.Phase == contract.Completed || c.Phase == contract.Stopping:
+			started++
+		default:
+			running++
+			started++
 		}
 	}
-	return n
+	return running, held, started
+}
+
+// roundStarted counts the current round's members that were started.
+func roundStarted(obs Observed) int {
+	_, _, started := roundMembers(obs)
+	return started
 }
 
 // elasticObservedLocked is the ElasticObserved of the next Reconcile.

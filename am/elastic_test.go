@@ -23,6 +23,14 @@ func elasticSpec(n, lo int) Spec {
 	return s
 }
 
+func containerIDs(cs []Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
 func heldN(ids ...string) []Container {
 	var out []Container
 	for _, id := range ids {
@@ -84,6 +92,19 @@ func TestReconcileElasticGrowsOnlyWhenTheIntervalPassed(t *testing.T) {
 	assert.Equal(t, 3, p.RoundSize)
 	assert.ElementsMatch(t, []string{"c1", "c2"}, []string{p.Stop[0].ID, p.Stop[1].ID}, "only the running members stop")
 	assert.Contains(t, p.RoundReason, "1 more TaskExecutor(s) were allocated while the round ran with 2")
+
+	// The requirement went down to 3 with 2 running and 3 held: the gang grows to 3 carrying 3 held
+	// containers; with 4 held, the newest goes back.
+	crowd := append(append([]Container{}, running...), heldN("h1", "h2", "h3", "h4")...)
+	p = Reconcile(spec, Observed{NextAskID: 2, Containers: crowd, Elastic: ElasticObserved{GrowDue: true}})
+	require.True(t, p.NewRound)
+	assert.Equal(t, 3, p.RoundSize)
+	assert.Equal(t, []string{"c1", "c2", "h4"}, containerIDs(p.Stop))
+	// Down to 2 while 2 run: nothing to grow with; the held ones go back at once, no restart.
+	p = Reconcile(elasticSpec(2, 1), Observed{NextAskID: 2, Containers: crowd[:4]})
+	assert.False(t, p.NewRound)
+	assert.Equal(t, []string{"h2", "h1"}, containerIDs(p.Stop))
+	assert.Contains(t, p.RoundReason, "the requirement went down to 2")
 
 	// Interval passed but nothing held: no restart.
 	p = Reconcile(spec, Observed{Asks: asks, NextAskID: 2, Containers: running, Elastic: ElasticObserved{GrowDue: true}})

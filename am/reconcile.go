@@ -184,7 +184,9 @@ type Plan struct {
 	StartHeld bool
 	// NewRound (gang mode): a member of the current round ended other than by success; Stop lists
 	// the round's other active members, and the next round asks for the whole gang again.
-	NewRound    bool
+	NewRound bool
+	// RoundReason: why the round restarts, or why the held containers in Stop go back (an elastic
+	// gang whose requirement went down below what it runs and holds).
 	RoundReason string
 	// RoundSize and RoundChange (an elastic gang's NewRound, elastic.go): the size the next round
 	// forms at as soon as it holds that many, and "grow" or "shrink" ("" for a restart at full size).
@@ -266,12 +268,21 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	if spec.Gang && !stop && elastic {
 		if r := elasticRestart(spec, obs, roundEnded, formed, succeeded); r.why != "" {
 			p.NewRound, p.RoundReason, p.RoundSize, p.RoundChange = true, r.why, r.size, r.change
+			carry := spec.Instances // held containers carry over, up to a whole gang; the rest go back
 			for _, c := range obs.Containers {
-				if c.Round == obs.Round && c.Phase != contract.Completed && c.Phase != contract.Stopping && c.Phase != contract.Held {
-					p.Stop = append(p.Stop, c)
+				if c.Round != obs.Round || c.Phase == contract.Completed || c.Phase == contract.Stopping {
+					continue
 				}
+				if c.Phase == contract.Held && carry > 0 {
+					carry--
+					continue
+				}
+				p.Stop = append(p.Stop, c)
 			}
 			target = 0
+		} else if surplus := elasticSurplus(spec, obs); len(surplus) > 0 {
+			p.Stop, p.RoundReason = surplus, fmt.Sprintf("the requirement went down to %d TaskExecutors", spec.Instances)
+			active -= len(surplus)
 		}
 	} else if spec.Gang && !stop {
 		if why := gangRestart(spec, roundEnded, formed, active, succeeded); why != "" {
