@@ -342,3 +342,30 @@ func TestLoopElasticGangFormsGrowsAndShrinks(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(gangEvents(m, contract.EventGangRestarted)[3].Message), "(at least 2: taskexecutor.min-instances)")
 	assert.Equal(t, 2, m.Status().Counts.Failed)
 }
+
+// TestReconcileGangHeldContainerThatEndsIsReplaced: the RM takes back a container held beside an
+// elastic gang's round (its allocation expired after yarn.resourcemanager.rm.container-allocation.
+// expiry-interval-ms, or its node was lost): no rank was lost, so the round runs on and the container
+// is asked for again; a rigid gang's unformed round likewise asks for it again instead of restarting.
+func TestReconcileGangHeldContainerThatEndsIsReplaced(t *testing.T) {
+	expired := Container{ID: "h1", Phase: contract.Completed, NeverStarted: true, Exit: Exit{Status: -100, Class: contract.ExitAborted}}
+	running := []Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Running}, expired}
+	p := Reconcile(elasticSpec(3, 2), Observed{Containers: running, NextAskID: 2, Elastic: ElasticObserved{GrowDue: true}})
+	assert.False(t, p.NewRound, "no member of the round ended")
+	assert.Equal(t, []AskUpdate{{ID: 2, Count: 1}}, p.Send, "the third is asked for again")
+
+	p = Reconcile(gangSpec(3), Observed{Containers: []Container{{ID: "c1", Phase: contract.Held}, expired}, NextAskID: 2})
+	assert.False(t, p.NewRound)
+	assert.Equal(t, []AskUpdate{{ID: 2, Count: 2}}, p.Send)
+}
+
+func TestRecordsMarkAHeldContainerThatEndedAsNeverStarted(t *testing.T) {
+	r := newRecords(10, time.Now)
+	held := r.accepted(gangAlloc("h1", 1), nil, 0, true)
+	ran := r.accepted(gangAlloc("c1", 1), nil, 0, false)
+	r.launched(ran)
+	r.completed(held, Exit{Status: -100, Class: contract.ExitAborted})
+	r.completed(ran, Exit{Status: -100, Class: contract.ExitAborted})
+	assert.True(t, held.NeverStarted)
+	assert.False(t, ran.NeverStarted)
+}

@@ -95,6 +95,9 @@ type Container struct {
 	Resources contract.Capability
 	Exit      Exit // when Completed
 	Round     int  // the gang round it belongs to (gang mode)
+	// NeverStarted: it ended while held (gang mode): the RM took it back (its allocation expired,
+	// it was preempted, its node was lost) before it was started, so no rank was lost with it.
+	NeverStarted bool
 }
 
 // Allocation is a container the RM allocated, not yet matched to an ask.
@@ -246,7 +249,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		case c.Exit.Class == contract.ExitSucceeded:
 			succeeded++
 			formed = true
-		case spec.Gang && c.Exit.Class != contract.ExitKilledByAM && roundEnded == nil:
+		case spec.Gang && c.Exit.Class != contract.ExitKilledByAM && !c.NeverStarted && roundEnded == nil:
 			roundEnded = &obs.Containers[i]
 		}
 	}
