@@ -33,3 +33,14 @@ func TestLoadJobElasticKeys(t *testing.T) {
 		assert.ErrorContains(t, err, want, body)
 	}
 }
+
+func TestDefinesSetTheElasticKeys(t *testing.T) {
+	f, err := Read(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\ninstances = 4\ngang = true\n"))
+	require.NoError(t, err)
+	_, err = f.ApplyDefines([]string{"taskexecutor.min-instances=2", "taskexecutor.elastic-interval=20s"})
+	require.NoError(t, err)
+	j, err := f.Job()
+	require.NoError(t, err)
+	assert.Equal(t, 2, j.TaskExecutor.MinInstances)
+	assert.Equal(t, 20*time.Second, j.TaskExecutor.ElasticInterval)
+}
