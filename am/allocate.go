@@ -44,7 +44,8 @@ func (a *AM) tickLocked(now time.Time) {
 // observedLocked is the Observed of the next Reconcile (after tickLocked).
 func (a *AM) observedLocked(now time.Time) Observed {
 	obs := Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
-		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.round}
+		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.round,
+		Elastic: a.elasticObservedLocked(now)}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -72,11 +73,12 @@ type planInputs struct {
 	instances      int
 	stopping, hold bool
 	round          int
+	elastic        ElasticObserved
 }
 
 func (a *AM) planInputsLocked(now time.Time) planInputs {
 	return planInputs{rec: a.rec.version, asks: a.asks.version, instances: a.instances, stopping: a.stoppingLocked(),
-		hold: a.holdingLocked(now), round: a.gang.round}
+		hold: a.holdingLocked(now), round: a.gang.round, elastic: a.elasticObservedLocked(now)}
 }
 
 // idleLocked says whether the next plan would change nothing (the inputs of the last plan that
@@ -176,7 +178,7 @@ func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
 		a.stopInBackground(stop)
 	}
 	if plan.NewRound {
-		a.newRoundLocked(now, plan.RoundReason)
+		a.newRoundLocked(now, plan.RoundReason, plan.RoundChange, plan.RoundSize)
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true

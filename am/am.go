@@ -103,6 +103,9 @@ type Config struct {
 	Attempt string
 	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
 	GangTimeout time.Duration
+	// ElasticInterval: how long an elastic gang's round runs before containers held beside it grow
+	// the gang (taskexecutor.elastic-interval; 0: DefaultElasticInterval; elastic.go).
+	ElasticInterval time.Duration
 	// Locality is taskexecutor.locality: LocalityAny ("" too) sends each ask as one "*" request;
 	// LocalitySpread as node-local requests over the hosts with room (locality.go; needs Cluster for
 	// the node reports, else the asks are plain). Any is the default: spreading was not faster in
@@ -250,6 +253,9 @@ func New(cfg Config) (*AM, error) {
 	case LocalitySpread, LocalityAny:
 	default:
 		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (one any-node request, the default) or %q (node-local requests over the hosts with room)", cfg.Locality, LocalityAny, LocalitySpread)
+	}
+	if cfg.ElasticInterval <= 0 {
+		cfg.ElasticInterval = DefaultElasticInterval
 	}
 	if cfg.GangTimeout <= 0 {
 		cfg.GangTimeout = DefaultGangTimeout

@@ -33,6 +33,7 @@ func (a *AM) Status() contract.Status {
 		s.Diagnostics = a.policyOut.Diagnostics
 	}
 	s.Now, s.Started = a.cfg.Now(), a.started
+	s.Gang = a.gangStatusLocked()
 	s.Nodes, s.NodesAt = a.nodes.nodes, a.nodes.at
 	s.Asks, s.Counts.Requested = a.asks.Status()
 	a.rec.compact()

@@ -39,6 +39,9 @@
 //   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
 //     the later is stopped, with a gpu-shared event.
 //   - gang.go: gang mode (taskexecutor.gang): held allocations, rounds, ranks and the rendezvous.
+//   - elastic.go: elastic gangs (taskexecutor.min-instances): rounds of fewer members, forming at the
+//     minimum by the deadline, growing after taskexecutor.elastic-interval, shrinking when a rank is
+//     lost.
 //   - liveness.go: the launchers' liveness messages (POST .../alive) and the check that declares a
 //     silent TaskExecutor on a NodeManager that does not answer for it lost (docs/running.md#liveness).
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept

@@ -218,10 +218,18 @@ func GangFormedEvent(round, n, nodes int, took time.Duration) contract.Event {
 		Message: fmt.Sprintf("gang round %d formed: %d TaskExecutors on %d node(s) allocated in %s; starting them all", round, n, nodes, took.Round(time.Millisecond))}
 }
 
-// GangRestartedEvent: the gang starts round round, because why.
-func GangRestartedEvent(round int, why string) contract.Event {
-	return contract.Event{Type: contract.EventGangRestarted, Severity: contract.SeverityWarning, Reason: why,
-		Message: fmt.Sprintf("gang restarts as round %d: %s", round, why)}
+// GangRestartedEvent: the gang starts round round of size members, because why; change is "grow" or
+// "shrink" when an elastic gang changes size (docs/running.md#elastic-gangs), "" otherwise.
+func GangRestartedEvent(round, size int, change, why string) contract.Event {
+	at := fmt.Sprintf("%d TaskExecutors", size)
+	switch change {
+	case "grow":
+		at = fmt.Sprintf("%d TaskExecutors (grows)", size)
+	case "shrink":
+		at = fmt.Sprintf("%d TaskExecutors (shrinks)", size)
+	}
+	return contract.Event{Type: contract.EventGangRestarted, Severity: contract.SeverityWarning, Reason: why, Count: size,
+		Message: fmt.Sprintf("gang restarts as round %d at %s: %s", round, at, why)}
 }
 
 // RendezvousEvent: every rank of round reported. Rank 0's address is not in it: events are public,

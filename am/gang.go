@@ -17,7 +17,8 @@ import (
 // Counted failures count against taskexecutor.max-failures as always; preemption and lost nodes do
 // not. A new declared requirement restarts the gang at the new size. The AM gives up a round that is
 // not complete by taskexecutor.gang-timeout: it releases what it holds so that other applications can
-// use it, reports not-enough-resources and waits or fails as the failure policy says.
+// use it, reports not-enough-resources and waits or fails as the failure policy says. An elastic
+// gang (taskexecutor.min-instances) runs rounds of fewer members (elastic.go).
 
 // gangRestart says why the current round must restart ("" if it need not): ended is a member that
 // ended other than by success; formed says members were started; a started round whose size no
@@ -39,6 +40,10 @@ type gangState struct {
 	holdUntil  time.Time // after a round timed out: no new asks before (the wait action)
 	formed     bool      // the round's members were started
 	ranked     bool      // the round's rendezvous is published
+	// size: the members the round started with (once formed), at formedAt; expect: the size an
+	// elastic gang's round forms at as soon as it holds that many (elastic.go).
+	size, expect int
+	formedAt     time.Time
 }
 
 // allocLatencyLocked is how long ask askID waited for an allocation (0 if unknown), and records it.
@@ -60,12 +65,15 @@ func (a *AM) startGangLocked() []*tracked {
 			out = append(out, t)
 		}
 	}
-	a.gang.formed = true
+	a.gang.formed, a.gang.size, a.gang.formedAt = true, len(out), a.cfg.Now()
 	nodes := map[string]bool{}
 	for _, t := range out {
 		nodes[t.Node] = true
 	}
 	ev := GangFormedEvent(a.gang.round, len(out), len(nodes), a.cfg.Now().Sub(a.gang.roundStart))
+	if spec := a.specLocked(); spec.elastic() {
+		ev.Message += fmt.Sprintf(" (an elastic gang of %d to %d: WORLD_SIZE %d)", spec.minInstances(), spec.Instances, len(out))
+	}
 	a.log.WithFields(logrus.Fields{"round": a.gang.round, "ranks": len(out)}).Info("am: " + ev.Message)
 	a.emit(ev)
 	a.assignRanksLocked()
@@ -80,14 +88,21 @@ func (a *AM) releaseHeldLocked(t *tracked, why string) {
 	a.emitAll(a.rec.releasedHeld(t, why))
 }
 
-// newRoundLocked starts the next round of the gang.
-func (a *AM) newRoundLocked(now time.Time, why string) {
+// newRoundLocked starts the next round of the gang, of size members (0: the declared instances);
+// change is an elastic gang's "grow" or "shrink" (elastic.go), whose held containers carry over.
+func (a *AM) newRoundLocked(now time.Time, why, change string, size int) {
+	if size <= 0 {
+		size = a.instances
+	}
 	a.gang.round++
-	a.gang.roundStart, a.gang.formed, a.gang.ranked = now, false, false
+	a.gang.roundStart, a.gang.formed, a.gang.ranked, a.gang.size, a.gang.expect = now, false, false, 0, size
 	if a.gang.holdUntil.After(now) {
 		a.gang.roundStart = a.gang.holdUntil
 	}
-	ev := GangRestartedEvent(a.gang.round, why)
+	if a.specLocked().elastic() {
+		a.carryHeldLocked(a.gang.round-1, a.gang.round)
+	}
+	ev := GangRestartedEvent(a.gang.round, size, change, why)
 	a.log.WithField("round", a.gang.round).Warn("am: " + ev.Message)
 	a.emit(ev)
 }
@@ -110,6 +125,14 @@ func (a *AM) checkGang(ctx context.Context) {
 	for _, t := range a.rec.seq {
 		if t.Phase == contract.Held && t.Round == a.gang.round {
 			held++
+		}
+	}
+	if lo := a.specLocked().minInstances(); lo < a.instances && held >= lo {
+		a.mu.Unlock()
+		return // an elastic gang's round forms with what it holds (elastic.go): the next plan starts it
+	}
+	for _, t := range a.rec.seq {
+		if t.Phase == contract.Held && t.Round == a.gang.round {
 			a.releaseHeldLocked(t, fmt.Sprintf("released: the gang was not complete within taskexecutor.gang-timeout = %s", a.cfg.GangTimeout))
 		}
 	}
@@ -118,8 +141,12 @@ func (a *AM) checkGang(ctx context.Context) {
 	retry := max(a.cfg.GangTimeout/4, 5*time.Second)
 	a.gang.holdUntil = now.Add(retry)
 	headroom := a.headroom
-	a.newRoundLocked(now, fmt.Sprintf("%d of %d TaskExecutors were allocated within taskexecutor.gang-timeout = %s; the %d held were released and the gang is asked for again in %s",
-		held, a.instances, a.cfg.GangTimeout, held, retry))
+	least := ""
+	if lo := a.specLocked().minInstances(); lo < a.instances {
+		least = fmt.Sprintf(" (at least %d: taskexecutor.min-instances)", lo)
+	}
+	a.newRoundLocked(now, fmt.Sprintf("%d of %d TaskExecutors%s were allocated within taskexecutor.gang-timeout = %s; the %d held were released and the gang is asked for again in %s",
+		held, a.instances, least, a.cfg.GangTimeout, held, retry), "", a.instances)
 	a.mu.Unlock()
 
 	nodes := a.runningNodes(ctx)
@@ -147,7 +174,10 @@ func (a *AM) assignRanksLocked() {
 		if t.Round != a.gang.round || t.Phase == contract.Completed && t.Exit.Class != contract.ExitSucceeded {
 			continue
 		}
-		if t.Phase == contract.Held || t.Phase == contract.Stopping {
+		if t.Phase == contract.Held {
+			continue // held beside an elastic gang's formed round: not one of its members (elastic.go)
+		}
+		if t.Phase == contract.Stopping {
 			return
 		}
 		if !t.reported {
@@ -203,7 +233,7 @@ func (a *AM) RendezvousOf(id string, full bool) (int, any) {
 				reported++
 			}
 		}
-		return http.StatusAccepted, map[string]string{"waiting": fmt.Sprintf("%d of %d ranks of round %d reported", reported, a.instances, a.gang.round)}
+		return http.StatusAccepted, map[string]string{"waiting": fmt.Sprintf("%d of %d ranks of round %d reported", reported, a.gang.size, a.gang.round)}
 	}
 	if !full {
 		return http.StatusOK, anonymousRank(t.rank)

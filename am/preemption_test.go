@@ -28,13 +28,6 @@ func runningAM(t *testing.T, m *AM, n int) {
 	require.Eventually(t, func() bool { return m.Status().Counts.Running == n }, 10*time.Second, time.Millisecond)
 }
 
-// heartbeats waits until the fake RM answered n more allocates.
-func heartbeats(t *testing.T, f *fakeCluster, n int) {
-	t.Helper()
-	from := f.AllocateCount()
-	require.Eventually(t, func() bool { return f.AllocateCount() >= from+n }, 10*time.Second, time.Millisecond)
-}
-
 func warnings(m *AM) map[string]contract.Event {
 	out := map[string]contract.Event{}
 	for _, e := range m.events.Latest(500) {

@@ -243,8 +243,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	amc := Config{
 		App: app,
 		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
-			Gang: job.TaskExecutor.Gang},
+			Gang: job.TaskExecutor.Gang, MinInstances: job.TaskExecutor.MinInstances},
 		GangTimeout:     job.TaskExecutor.GangTimeout,
+		ElasticInterval: job.TaskExecutor.ElasticInterval,
 		Locality:        job.TaskExecutor.Locality,
 		NodeLabel:       job.TaskExecutor.NodeLabel,
 		LivenessTimeout: job.TaskExecutor.LivenessTimeout,

@@ -60,6 +60,10 @@ type Spec struct {
 	// are held until the whole gang is allocated, and one that ends other than by success restarts
 	// the gang in a new round (gang.go).
 	Gang bool
+	// MinInstances (taskexecutor.min-instances): with Gang and 1 <= MinInstances < Instances, an
+	// elastic gang whose rounds run with MinInstances to Instances members (elastic.go); otherwise
+	// every round has Instances members.
+	MinInstances int
 }
 
 // Ask is one outstanding container request, keyed by its allocationRequestId.
@@ -91,6 +95,9 @@ type Container struct {
 	Resources contract.Capability
 	Exit      Exit // when Completed
 	Round     int  // the gang round it belongs to (gang mode)
+	// NeverStarted: it ended while held (gang mode): the RM took it back (its allocation expired,
+	// it was preempted, its node was lost) before it was started, so no rank was lost with it.
+	NeverStarted bool
 }
 
 // Allocation is a container the RM allocated, not yet matched to an ask.
@@ -124,6 +131,8 @@ type Observed struct {
 	// plain one, so what has to wait for room is asked for as with "any" (its own
 	// allocationRequestId: the scheduler keeps each id's locality apart).
 	SpreadRoom int
+	// Elastic is what time decides for an elastic gang (Spec.MinInstances, elastic.go).
+	Elastic ElasticObserved
 }
 
 // Forgotten summarises finished containers whose records the AM dropped: what Reconcile needs of
@@ -178,8 +187,15 @@ type Plan struct {
 	StartHeld bool
 	// NewRound (gang mode): a member of the current round ended other than by success; Stop lists
 	// the round's other active members, and the next round asks for the whole gang again.
-	NewRound    bool
+	NewRound bool
+	// RoundReason: why the round restarts, or why the held containers in Stop go back (an elastic
+	// gang whose requirement went down below what it runs and holds).
 	RoundReason string
+	// RoundSize and RoundChange (an elastic gang's NewRound, elastic.go): the size the next round
+	// forms at as soon as it holds that many, and "grow" or "shrink" ("" for a restart at full size).
+	// Its held containers are not in Stop: they carry over into the next round.
+	RoundSize   int
+	RoundChange string
 	Release     []Release   // give back to the RM
 	Stop        []Container // running TaskExecutors to stop: the requirement went down (newest first)
 	Send        []AskUpdate // ResourceRequests for the next allocate
@@ -233,7 +249,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		case c.Exit.Class == contract.ExitSucceeded:
 			succeeded++
 			formed = true
-		case spec.Gang && c.Exit.Class != contract.ExitKilledByAM && roundEnded == nil:
+		case spec.Gang && c.Exit.Class != contract.ExitKilledByAM && !c.NeverStarted && roundEnded == nil:
 			roundEnded = &obs.Containers[i]
 		}
 	}
@@ -248,7 +264,30 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	if stop {
 		target = 0
 	}
-	if spec.Gang && !stop {
+	elastic := spec.elastic()
+	if elastic && !stop && succeeded > 0 && spec.Mode != Service {
+		target = active - held // the round is finishing: ask for no more
+	}
+	if spec.Gang && !stop && elastic {
+		if r := elasticRestart(spec, obs, roundEnded, formed, succeeded); r.why != "" {
+			p.NewRound, p.RoundReason, p.RoundSize, p.RoundChange = true, r.why, r.size, r.change
+			carry := spec.Instances // held containers carry over, up to a whole gang; the rest go back
+			for _, c := range obs.Containers {
+				if c.Round != obs.Round || c.Phase == contract.Completed || c.Phase == contract.Stopping {
+					continue
+				}
+				if c.Phase == contract.Held && carry > 0 {
+					carry--
+					continue
+				}
+				p.Stop = append(p.Stop, c)
+			}
+			target = 0
+		} else if surplus := elasticSurplus(spec, obs); len(surplus) > 0 {
+			p.Stop, p.RoundReason = surplus, fmt.Sprintf("the requirement went down to %d TaskExecutors", spec.Instances)
+			active -= len(surplus)
+		}
+	} else if spec.Gang && !stop {
 		if why := gangRestart(spec, roundEnded, formed, active, succeeded); why != "" {
 			// Every other member of the round stops; the next round asks for the whole gang.
 			p.NewRound, p.RoundReason = true, why
@@ -318,8 +357,13 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	for _, a := range asks {
 		outstanding += a.Want
 	}
-	// A gang starts when all of it is allocated.
-	if spec.Gang && !p.NewRound && held+len(p.Hold) > 0 && outstanding == 0 && active == target {
+	// A gang starts when all of it is allocated; an elastic one when it holds its round's size, or
+	// at least its minimum by the round's deadline.
+	switch {
+	case !spec.Gang || p.NewRound || held+len(p.Hold) == 0:
+	case elastic:
+		p.StartHeld = !formed && elasticForms(spec, obs.Elastic, held+len(p.Hold))
+	case outstanding == 0 && active == target:
 		p.StartHeld = true
 	}
 	if need := target - active - outstanding; need > 0 && !obs.HoldNewAsks && !p.NewRound {
@@ -351,6 +395,8 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		p.Done = &Outcome{Status: contract.Failed, Diagnostics: failureDiagnostics(spec, p.Failures, obs.Forgotten)}
 	case spec.Mode == Batch && succeeded >= spec.Instances:
 		p.Done = &Outcome{Status: contract.Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
+	case spec.Mode == Batch && elastic && succeeded > 0 && succeeded == roundStarted(obs):
+		p.Done = &Outcome{Status: contract.Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors of the elastic gang's round %d exited with code 0", succeeded, obs.Round)}
 	}
 	return p
 }

@@ -133,6 +133,7 @@ func (r *records) stoppedBeforeStart(t *tracked) []contract.Event {
 // completed: the RM reports the container ended with exit. A container the AM was stopping ended
 // because the AM stopped it, whatever status the NodeManager reports.
 func (r *records) completed(t *tracked, exit Exit) []contract.Event {
+	t.NeverStarted = t.Phase == contract.Held
 	if t.Phase == contract.Launching {
 		r.inFlight-- // the launch worker will find it completed
 	}

@@ -143,8 +143,8 @@ func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 func (a *AM) checkPending(ctx context.Context) {
 	a.mu.Lock()
 	pending := a.asks.Pending()
-	if a.stopping || a.policyOut != nil {
-		pending = 0
+	if a.stopping || a.policyOut != nil || a.gang.formed && a.specLocked().elastic() {
+		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (elastic.go)
 	}
 	d := a.policy.ObservePending(a.cfg.Now(), pending, a.progressed)
 	a.progressed = false

@@ -15,6 +15,12 @@ import (
 // nodes' total capability, not what is free now: a gang it refuses can never run, whatever else the
 // cluster does.
 func GangCapacity(te, am contract.Capability, n int, nodes []NodeCapacity) (int, string) {
+	return gangCapacity(te, am, n, "instances", nodes)
+}
+
+// gangCapacity is GangCapacity for a gang whose smallest round is n, set by taskexecutor.<key>
+// ("instances", or "min-instances" for an elastic gang: docs/running.md#elastic-gangs).
+func gangCapacity(te, am contract.Capability, n int, key string, nodes []NodeCapacity) (int, string) {
 	per := make([]int, len(nodes))
 	total := 0
 	for i, nd := range nodes {
@@ -47,6 +53,6 @@ func GangCapacity(te, am contract.Capability, n int, nodes []NodeCapacity) (int,
 			types = append(types, fmt.Sprintf("%s=%d", t, te[t]))
 		}
 	}
-	return best, fmt.Sprintf("taskexecutor.gang = true with taskexecutor.instances = %d: the cluster can hold at most %d TaskExecutors of %s at once besides the ApplicationMaster (%s); the gang is %d short: lower instances or the per-TaskExecutor amounts, or turn gang off",
-		n, best, strings.Join(types, ", "), strings.Join(parts, "; "), n-best)
+	return best, fmt.Sprintf("taskexecutor.gang = true with taskexecutor.%s = %d: the cluster can hold at most %d TaskExecutors of %s at once besides the ApplicationMaster (%s); the gang is %d short: lower %s or the per-TaskExecutor amounts, or turn gang off",
+		key, n, best, strings.Join(types, ", "), strings.Join(parts, "; "), n-best, key)
 }

@@ -53,9 +53,11 @@ type Ask struct {
 	// ApplicationMaster is the AM's container; nil: not judged (at the AM's own registration, where it
 	// already runs).
 	ApplicationMaster contract.Capability
-	// Instances and Gang: a gang (taskexecutor.gang) must fit on the nodes all at once.
-	Instances int
-	Gang      bool
+	// Instances and Gang: a gang (taskexecutor.gang) must fit on the nodes all at once; an elastic
+	// one (1 <= MinInstances < Instances, taskexecutor.min-instances) its smallest round only.
+	Instances    int
+	Gang         bool
+	MinInstances int
 }
 
 // Preflight checks what a job asks against the cluster and returns every actionable problem at once
@@ -75,7 +77,11 @@ func Preflight(ask Ask, cluster ClusterInfo) error {
 			probs = append(probs, "ApplicationMaster (am.memory, am.vcores): "+p)
 		}
 		if ask.Gang && len(cluster.Nodes) > 0 {
-			if _, why := GangCapacity(ask.TaskExecutor, ask.ApplicationMaster, ask.Instances, cluster.Nodes); why != "" {
+			n, key := ask.Instances, "instances"
+			if ask.MinInstances >= 1 && ask.MinInstances < n {
+				n, key = ask.MinInstances, "min-instances"
+			}
+			if _, why := gangCapacity(ask.TaskExecutor, ask.ApplicationMaster, n, key, cluster.Nodes); why != "" {
 				probs = append(probs, why)
 			}
 		}

@@ -275,6 +275,7 @@ func preflightProblems(lj *LoadedJob, facts *ClusterFacts, noNodes bool) []strin
 		ApplicationMaster: contract.Capability{"memory-mb": lj.Job.AM.MemoryMB, "vcores": int64(lj.Job.AM.VCores)},
 		Instances:         lj.Job.TaskExecutor.Instances,
 		Gang:              lj.Job.TaskExecutor.Gang,
+		MinInstances:      lj.Job.TaskExecutor.MinInstances,
 	}
 	if err := resources.Preflight(ask, facts.Info); err != nil {
 		var pe *resources.PreflightError

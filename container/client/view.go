@@ -184,6 +184,9 @@ func PrintAMStatus(w io.Writer, st *contract.Status) {
 	} else if len(st.ExcludedNodes) > 0 { // an AM of an earlier release: no reasons
 		fmt.Fprintf(w, "Excluded:     %s (after repeated failures)\n", Sanitize(strings.Join(st.ExcludedNodes, ", ")))
 	}
+	if st.Gang != nil {
+		fmt.Fprintf(w, "Gang:         %s\n", gangLine(*st.Gang))
+	}
 	defer printEvents(w, st.Events)
 	if len(st.Containers) == 0 {
 		return
@@ -200,6 +203,24 @@ func PrintAMStatus(w io.Writer, st *contract.Status) {
 			Cell(InfosText(ct.Infos)), exit, Cell(firstLineOf(ct.Diagnostics)))
 	}
 	_ = tw.Flush()
+}
+
+// gangLine says where a gang's current round stands (docs/running.md#elastic-gangs): its size once it
+// formed, what it holds, and an elastic gang's bounds.
+func gangLine(g contract.GangStatus) string {
+	var b strings.Builder
+	if g.Formed {
+		fmt.Fprintf(&b, "round %d running with %d TaskExecutors (WORLD_SIZE %d)", g.Round, g.Size, g.Size)
+	} else {
+		fmt.Fprintf(&b, "round %d forming", g.Round)
+	}
+	if g.MinInstances < g.MaxInstances {
+		fmt.Fprintf(&b, "; elastic: %d to %d", g.MinInstances, g.MaxInstances)
+	}
+	if g.Held > 0 {
+		fmt.Fprintf(&b, "; %d held", g.Held)
+	}
+	return b.String()
 }
 
 // statusEvents is how many of the AM's latest events status prints.

@@ -50,6 +50,8 @@ type Status struct {
 	Exclusions []NodeExclusion `json:"exclusions,omitempty"`
 	// Events are the latest events (at most StatusEvents), oldest first.
 	Events []Event `json:"events,omitempty"`
+	// Gang is the current gang round (taskexecutor.gang; absent for other applications).
+	Gang *GangStatus `json:"gang,omitempty"`
 	// SecureAPI is the AM's HTTPS API, https://host:port/api/v1/: the only place that accepts the
 	// application secret (writes, reports, tokens). Its certificate is issued by the application's
 	// authority (TLSCACertAlias).
@@ -87,6 +89,21 @@ type NodeStatus struct {
 
 // StatusEvents is how many of the latest events GET /api/v1/status includes.
 const StatusEvents = 20
+
+// GangStatus is a gang's current round (docs/running.md#elastic-gangs).
+type GangStatus struct {
+	Round  int  `json:"round"`  // from 0
+	Formed bool `json:"formed"` // its members were started
+	// Size is how many members the round started with (its WORLD_SIZE; 0 until it formed).
+	Size int `json:"size"`
+	// Held counts the containers allocated and kept unstarted: the round's members until it forms,
+	// then (an elastic gang) the ones the gang grows with after taskexecutor.elastic-interval.
+	Held int `json:"held"`
+	// MinInstances and MaxInstances bound a round's size (taskexecutor.min-instances and instances;
+	// equal for a rigid gang).
+	MinInstances int `json:"minInstances"`
+	MaxInstances int `json:"maxInstances"`
+}
 
 // Requirement is the declared TaskExecutor requirement.
 type Requirement struct {

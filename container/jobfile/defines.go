@@ -32,7 +32,7 @@ func defineKinds() map[string]int {
 			case "env": // <table>.env.<NAME>: ApplyDefines
 			case "files", "archives":
 				k[table+"."+key] = kindList
-			case "command", "locality", "gang-timeout", "visibility":
+			case "command", "locality", "gang-timeout", "elastic-interval", "visibility":
 				k[table+"."+key] = kindString
 			default:
 				k[table+"."+key] = kindValue

@@ -77,6 +77,11 @@ type TaskExecutorSpec struct {
 	// GangTimeout (taskexecutor.gang-timeout) gives back what it holds.
 	Gang        bool
 	GangTimeout time.Duration
+	// MinInstances (taskexecutor.min-instances, 1..Instances, default Instances): the smallest round
+	// an elastic gang runs; ElasticInterval (taskexecutor.elastic-interval): how long a round runs
+	// before extra allocations grow it (docs/running.md#elastic-gangs).
+	MinInstances    int
+	ElasticInterval time.Duration
 	// Locality (taskexecutor.locality): "any" (the default) asks for any node, "spread" node-locally
 	// over the hosts with room (am.LocalityAny, am.LocalitySpread).
 	Locality string
@@ -108,7 +113,7 @@ const (
 var (
 	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources", "flink"}
 	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "locality", "node-label", "liveness-timeout", "preemption-signal"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal"}
 	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], [flink], and the external-resource keys"
 )
 
@@ -246,6 +251,7 @@ func (f *File) job(staged bool) (*Job, error) {
 			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", g)
 		}
 	}
+	r.elastic(teT, te)
 	te.LivenessTimeout = r.livenessTimeout(teT)
 	te.PreemptionSignal = r.preemptionSignal(teT)
 	te.Locality = DefaultLocality
