@@ -129,20 +129,29 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		return 1, err
 	}
 	announceTokenDeadline(log, creds)
+	// With a shipped keytab the AM logs in and gets fresh tokens before it touches HDFS: a later
+	// attempt may start after the submit's tokens expired (a restart past their max lifetime, or the
+	// RM late with a renewal), and it must still reach its staging directory
+	// (docs/running.md#kept-taskexecutors-find-the-new-attempt).
+	refresher, err := tokenRefresherFromEnv(ctx, conf, creds, log) // nil without a shipped keytab
+	if err != nil {
+		return 1, err
+	}
 	var staging StagingStore
 	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
-		if staging, err = openStagingFor(ctx, uri, user, conf, creds); err != nil {
+		stagingCreds := creds
+		if refresher != nil {
+			stagingCreds = refresher.credentials()
+		}
+		if staging, err = openStagingFor(ctx, uri, user, conf, stagingCreds); err != nil {
 			return 1, err
 		}
 		defer staging.Close()
 	} else {
 		log.Warn("yarn-am am: " + contract.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
 	}
-	refresher, err := tokenRefresherFromEnv(ctx, conf, creds, staging, log) // nil without a shipped keytab
-	if err != nil {
-		return 1, err
-	}
 	if refresher != nil {
+		refresher.useStaging(staging)
 		go refresher.Run(ctx)
 	}
 	var manifest []contract.LocalResource

@@ -53,7 +53,7 @@ type TokenRefresher struct {
 // tokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
 // ./yarn-am.keytab); it returns nil, nil without one. creds are the AM's credentials; staging, when
 // it is a *TokenStaging, is kept on the current HDFS token.
-func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, staging StagingStore, log logrus.FieldLogger) (*TokenRefresher, error) {
+func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, log logrus.FieldLogger) (*TokenRefresher, error) {
 	principal := os.Getenv(contract.EnvPrincipal)
 	if principal == "" {
 		return nil, nil
@@ -70,15 +70,28 @@ func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 		return nil, err
 	}
 	r := &TokenRefresher{conf: conf, login: login, renewer: renewer, log: log, now: time.Now, renewAt: map[string]time.Time{}}
-	if ts, ok := staging.(*TokenStaging); ok {
-		r.staging = ts
-	}
 	r.creds = taskExecutorCredentials(creds)
 	if err := r.replace(ctx); err != nil {
 		return nil, err
 	}
 	log.WithField("principal", login.Principal()).Info("am: logged in from the shipped keytab; delegation tokens will be renewed and replaced before their maximum lifetime")
 	return r, nil
+}
+
+// credentials are the tokens the refresher holds now: after tokenRefresherFromEnv, fresh ones got
+// with the keytab.
+func (r *TokenRefresher) credentials() *yarnrpc.Credentials {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.creds
+}
+
+// useStaging makes later replacements re-authenticate the staging directory's NameNode connection
+// with the new HDFS token. Call it before Run.
+func (r *TokenRefresher) useStaging(staging StagingStore) {
+	if ts, ok := staging.(*TokenStaging); ok {
+		r.staging = ts
+	}
 }
 
 // replace gets new delegation tokens for the RM and every NameNode the credentials name, renews
