@@ -103,3 +103,38 @@ func TestFollowPrintsTheAMsEventStream(t *testing.T) {
 	out2.mu.Unlock()
 	f2.stop()
 }
+
+// The AM emits finished after the RM took the final status, so the RM can report the end before the
+// stream brought the event; drain waits for it (the quickstart's submit once ended without its
+// finished line), and returns at once when it came.
+func TestFollowDrainsTheFinishedEventAfterTheEnd(t *testing.T) {
+	log := am.NewEventLog(100)
+	log.Add(am.RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	var b bytes.Buffer
+	out := &lockedWriter{w: &b}
+	f := &eventFollower{out: out}
+	f.start(context.Background(), srv.URL+"/")
+	require.Eventually(t, f.streaming, 5*time.Second, 10*time.Millisecond)
+	// The RM says FINISHED now; the AM's event comes a moment later.
+	added := make(chan struct{})
+	go func() {
+		time.Sleep(200 * time.Millisecond) // the AM emitting after its unregister: the race under test
+		log.Add(am.FinishedEvent(am.Outcome{Status: contract.Succeeded, Diagnostics: "all 1 TaskExecutors exited with code 0"}))
+		close(added)
+	}()
+	f.drain(time.Minute)
+	<-added
+	f.stop()
+	assert.Contains(t, b.String(), "finished: application finished: SUCCEEDED: all 1 TaskExecutors exited with code 0")
+
+	// With the event already shown, a second drain does not wait.
+	start := time.Now()
+	f2 := &eventFollower{out: &lockedWriter{w: &bytes.Buffer{}}}
+	f2.drain(time.Minute)
+	assert.Less(t, time.Since(start), 5*time.Second, "no stream: no wait")
+}

@@ -144,6 +144,9 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 				}
 			}
 			if IsTerminal(r.GetYarnApplicationState()) {
+				// The AM emits its finished event after the RM took the final status, so the RM can
+				// report the end first: let the stream bring that event (or end) before it is stopped.
+				events.drain(finishedGrace)
 				events.stop() // every event printed before the outcome
 				return FollowResult{Report: r, shown: &events.shown}
 			}
@@ -172,14 +175,15 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // runs. Until the first event arrives (or if the AM has no stream), Follow prints container lines
 // from polling the status instead.
 type eventFollower struct {
-	out    io.Writer
-	app    string
-	base   string
-	cancel context.CancelFunc
-	done   chan struct{}
-	mu     sync.Mutex
-	got    bool
-	shown  shownText
+	out      io.Writer
+	app      string
+	base     string
+	cancel   context.CancelFunc
+	done     chan struct{}
+	finished chan struct{} // closed when the stream brought the finished event
+	mu       sync.Mutex
+	got      bool
+	shown    shownText
 }
 
 func (f *eventFollower) streaming() bool {
@@ -201,7 +205,8 @@ func (f *eventFollower) start(ctx context.Context, base string) {
 	}
 	c.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil}}
 	sctx, cancel := context.WithCancel(ctx)
-	f.cancel, f.done = cancel, make(chan struct{})
+	f.cancel, f.done, f.finished = cancel, make(chan struct{}), make(chan struct{})
+	finished := f.finished
 	go func() {
 		defer close(f.done)
 		s := c.Events(sctx, 0)
@@ -216,11 +221,37 @@ func (f *eventFollower) start(ctx context.Context, base string) {
 			f.got = true
 			f.mu.Unlock()
 			f.shown.printEvent(f.out, e.Time.Local().Format("15:04:05"), e)
+			if e.Type == contract.EventFinished {
+				select {
+				case <-finished:
+				default:
+					close(finished)
+				}
+			}
 			if e.Type == contract.EventCompleted && e.Container != "" && workerFailed(e.ExitClass) {
 				fmt.Fprintf(f.out, "%s     its logs: yarn-am logs %s --container %s\n", e.Time.Local().Format("15:04:05"), f.app, e.Container)
 			}
 		}
 	}()
+}
+
+// finishedGrace bounds how long Follow waits, once the RM reports the end, for the AM's finished
+// event on a stream that is still open.
+const finishedGrace = 5 * time.Second
+
+// drain waits until the stream printed the AM's finished event or ended, at most grace; no wait
+// without a stream that delivered anything (an AM that never served one has no event to bring).
+func (f *eventFollower) drain(grace time.Duration) {
+	if f.cancel == nil || !f.streaming() {
+		return
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-f.finished:
+	case <-f.done:
+	case <-t.C:
+	}
 }
 
 // stop ends the stream and waits for its printer.
