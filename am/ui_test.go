@@ -272,46 +272,55 @@ func TestNodeViewNotListedWithoutDevices(t *testing.T) {
 	assert.Empty(t, m.Status().Nodes)
 }
 
-// A Flink job's page links the JobManager's web UI in its header; other jobs' pages have no such
-// link, and a flinkUI that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui). The
-// page runs in headless Chromium (testdata/ui/install-chromium.sh; make test installs it).
-func TestUIPageLinksTheFlinkUI(t *testing.T) {
-	chromium := ""
+// uiChromium is the headless Chromium the page tests run in (testdata/ui/install-chromium.sh; make
+// test installs it): missing, the test fails under CI and is skipped elsewhere.
+func uiChromium(t *testing.T) string {
+	t.Helper()
 	for _, b := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(b); err == nil {
-			chromium = p
-			break
+			return p
 		}
 	}
-	if chromium == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
-		}
-		t.Skip("chromium is not installed: run testdata/ui/install-chromium.sh")
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
 	}
+	t.Skip("chromium is not installed: run testdata/ui/install-chromium.sh")
+	return ""
+}
+
+// renderedPage is the page's DOM after its script drew st, as headless Chromium dumps it.
+func renderedPage(t *testing.T, chromium string, st contract.Status) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("GET /", UIHandler())
+	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("[]")) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
+		"--virtual-time-budget=3000", "--dump-dom", srv.URL+"/").Output()
+	require.NoError(t, err)
+	dom := string(out)
+	require.Contains(t, dom, st.App, "the page rendered the status")
+	return dom
+}
+
+// A Flink job's page links the JobManager's web UI in its header; other jobs' pages have no such
+// link, and a flinkUI that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui).
+func TestUIPageLinksTheFlinkUI(t *testing.T) {
+	chromium := uiChromium(t)
 	link := regexp.MustCompile(`<a id="flink-ui"[^>]*>`)
 	for _, tc := range []struct{ flinkUI, want string }{
 		{"http://127.0.0.2:40321/", `href="http://127.0.0.2:40321/"`},
 		{"", "hidden"},
 		{"javascript:alert(1)", "hidden"},
 	} {
-		st := contract.Status{App: "application_1_0001", State: contract.StateRunning, FlinkUI: tc.flinkUI}
-		mux := http.NewServeMux()
-		mux.Handle("GET /", UIHandler())
-		mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(st)
-		})
-		mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("[]")) })
-		srv := httptest.NewServer(mux)
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
-			"--virtual-time-budget=3000", "--dump-dom", srv.URL+"/").Output()
-		cancel()
-		srv.Close()
-		require.NoError(t, err)
-		dom := string(out)
-		require.Contains(t, dom, "application_1_0001", "the page rendered the status")
+		dom := renderedPage(t, chromium, contract.Status{App: "application_1_0001", State: contract.StateRunning, FlinkUI: tc.flinkUI})
 		a := link.FindString(dom)
 		require.NotEmpty(t, a, "the header has the link element")
 		assert.Contains(t, a, tc.want, "flinkUI %q", tc.flinkUI)
@@ -321,4 +330,26 @@ func TestUIPageLinksTheFlinkUI(t *testing.T) {
 			assert.NotContains(t, a, "hidden", "shown for a Flink job")
 		}
 	}
+}
+
+// An elastic gang's round and bounds show in a summary card (hidden without gang mode), and a
+// container the RM warned it will preempt shows when the AM expects the kill.
+func TestUIPageShowsTheGangAndPreemptionWarnings(t *testing.T) {
+	chromium := uiChromium(t)
+	deadline := time.Date(2026, 11, 24, 6, 50, 15, 0, time.UTC)
+	st := contract.Status{App: "application_1_0002", State: contract.StateRunning,
+		Gang: &contract.GangStatus{Round: 2, Formed: true, Size: 2, Held: 1, MinInstances: 2, MaxInstances: 3},
+		Containers: []contract.ContainerStatus{
+			{ID: "container_1_0002_01_000002", Node: "n1:1", State: contract.Running, PreemptionDeadline: deadline},
+			{ID: "container_1_0002_01_000003", Node: "n2:1", State: contract.Running},
+		}}
+	dom := renderedPage(t, chromium, st)
+	assert.Regexp(t, `<div class="card wide" id="gang-card">`, dom, "the gang card is shown")
+	assert.Contains(t, dom, "round 2: running at 2 (elastic 2–3, 1 held to grow)")
+	assert.Regexp(t, `<td class="cstate preempting">RUNNING · preempted by 2026-11-24 06:50:15 UTC</td>`, dom)
+	assert.Equal(t, 1, strings.Count(dom, "preempted by"), "only the warned container")
+
+	st.Gang, st.Containers = nil, nil
+	st.App = "application_1_0003"
+	assert.Regexp(t, `<div class="card wide" id="gang-card" hidden="">`, renderedPage(t, chromium, st), "no gang card without gang mode")
 }

@@ -106,6 +106,17 @@
     text(byId("failed"), c.failed);
     text(byId("profile"), cap(req.resources));
     text(byId("diagnostics"), s.diagnostics || "");
+    // Gang mode (docs/running.md#gang-mode-distributed-training): the round, its size (WORLD_SIZE)
+    // and, for an elastic gang, the bounds and the containers held to grow with.
+    var g = s.gang;
+    byId("gang-card").hidden = !g;
+    if (g) {
+      var gs = "round " + g.round + ": " + (g.formed ? "running at " + g.size : "forming, " + g.held + " held");
+      if (g.minInstances !== g.maxInstances) {
+        gs += " (elastic " + g.minInstances + "–" + g.maxInstances + (g.formed && g.held ? ", " + g.held + " held to grow" : "") + ")";
+      }
+      text(byId("gang"), gs);
+    }
     // A [flink] job: the JobManager's own web UI (docs/flink.md#the-web-ui); only an http(s) URL
     // becomes a link.
     var fl = byId("flink-ui");
@@ -132,7 +143,9 @@
       cell(tr, infoMain(infos.gpu), "gpu");
       cell(tr, Object.keys(infos).filter(function (k) { return k !== "gpu"; }).sort()
         .map(function (k) { return k + ": " + infoMain(infos[k]); }).join("; "), "devices");
-      cell(tr, ct.state, "cstate");
+      // A preemption warning (docs/running.md#preemption): when the AM expects the kill.
+      var sc = cell(tr, ct.state + (ct.preemptionDeadline ? " · preempted by " + clock(ct.preemptionDeadline) : ""), "cstate");
+      if (ct.preemptionDeadline) sc.className += " preempting";
       var exit = "";
       if (ct.exitStatus !== undefined && ct.exitStatus !== null) exit = ct.exitStatus + " " + (ct.exitClass || "");
       if (ct.stderrTail) {
