@@ -63,6 +63,10 @@ var flinkKeysSetByYarnAM = map[string]string{
 	"rest.port":              "a free port the AM picks",
 	"execution.shutdown-on-application-finish": "false, so the AM can read the job's outcome",
 	"taskmanager.host":                         "the TaskManager's host",
+	// The process sizes are the containers' (docs/flink.md#memory): a value here would be replaced
+	// without a word, so it is refused with the key to set instead.
+	"taskmanager.memory.process.size": "[taskexecutor] memory, the TaskManager's container; set that instead",
+	"jobmanager.memory.process.size":  "[am] memory less the AM's share; set am.memory instead",
 }
 
 // flink reads the [flink] table; nil when the job has none. staged: the job as read in a container.

@@ -72,6 +72,7 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\nmain-class = \"A\"\n", "need flink.jar"},
 		{"[flink]\nhome = \"flink\"\nhomme = 1\n", `unknown key "flink.homme" (did you mean "flink.home"?)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"jobmanager.rpc.address\" = \"x\"\n", `"jobmanager.rpc.address" is set by yarn-am`},
+		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.memory.process.size\" = \"4g\"\n", `"taskmanager.memory.process.size" is set by yarn-am ([taskexecutor] memory, the TaskManager's container; set that instead)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"a\" = [1]\n", "flink.config.a = [1]: want a string, number or boolean"},
 		{"[flink]\nhome = \"flink\"\n[taskexecutor]\ncommand = \"./w\"\n", "remove command"},
 		{"[flink]\nhome = \"flink\"\n[am]\nmemory = 512\n", "am.memory = 512: a [flink] job's AM runs the JobManager too"},
