@@ -34,7 +34,9 @@ func (a *AM) checkSharedGPUsLocked(t *tracked) bool {
 		return false
 	}
 	for _, o := range a.rec.seq {
-		if o == t || o.Node != t.Node || (o.Phase != contract.Running && o.Phase != contract.Launching) {
+		// A container whose worker exited has released (or is releasing) its GPUs, though YARN has
+		// not yet reported its end: a new container of the node may hold them now.
+		if o == t || o.Node != t.Node || o.workerExited || (o.Phase != contract.Running && o.Phase != contract.Launching) {
 			continue
 		}
 		theirs := reportedUUIDs(o)

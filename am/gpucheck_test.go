@@ -100,3 +100,28 @@ func TestReportsOnlyForLiveContainers(t *testing.T) {
 	assert.Equal(t, http.StatusConflict, post(t, h, "/api/v1/containers/h1/report", "Bearer "+testSecret, `{}`).Code)
 	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, `{}`).Code)
 }
+
+// A container whose launcher reported its worker's exit has released its GPUs, though YARN has not
+// reported its end yet: a new container of the node that claims one of them is no sharer. Before the
+// exit report, workers that end at once (make bench's `true`) had the AM stop their successors.
+func TestSharedGPUIgnoresAContainerWhoseWorkerExited(t *testing.T) {
+	m := apiAM(t)
+	h := m.Handler(testSecret)
+	add := func(id string) *tracked {
+		c := &tracked{Container: Container{ID: id, Node: "n1:1", Phase: contract.Running, Resources: te}}
+		m.rec.byID[id] = c
+		m.rec.seq = append(m.rec.seq, c)
+		return c
+	}
+	add("c7")
+	c8 := add("c8")
+	report := func(id, body string) int {
+		return post(t, h, "/api/v1/containers/"+id+"/report", "Bearer "+testSecret, body).Code
+	}
+	require.Equal(t, http.StatusNoContent, report("c7", gpuReport("GPU-dddd")))
+	require.Equal(t, http.StatusNoContent, report("c7", `{"exited":true,"exitCode":0}`))
+	require.Equal(t, http.StatusNoContent, report("c8", gpuReport("GPU-dddd")))
+	assert.Empty(t, eventsOfType(m, contract.EventGPUShared))
+	assert.Equal(t, contract.Running, c8.Phase, "the successor keeps its GPU")
+	assert.Equal(t, contract.Running, m.rec.byID["c7"].Phase, "the ended worker's container waits for YARN's report")
+}

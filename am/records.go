@@ -159,9 +159,13 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 
 // reported: the container's launcher reported its resource infos or why discovery failed.
 func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.Event {
-	if rep.WorkerStderr != "" {
-		// The worker's exit (launcher stderrtail.go): kept for its completion, which follows.
-		t.stderrTail = rep.WorkerStderr
+	if rep.Exited || rep.WorkerStderr != "" {
+		// The worker's exit (launcher stderrtail.go): its devices are no longer held (the launcher
+		// releases them next), and its stderr tail is kept for its completion, which follows.
+		t.workerExited = true
+		if rep.WorkerStderr != "" {
+			t.stderrTail = rep.WorkerStderr
+		}
 		return nil
 	}
 	if rep.Failure != "" {
@@ -329,6 +333,8 @@ type tracked struct {
 	// of the worker's stderr, if its launcher reported them after it exited non-zero.
 	reportFailure string
 	stderrTail    string
+	// workerExited: the launcher reported the worker's exit; YARN's report of the end follows.
+	workerExited bool
 	// discoveryEvent: a discovery-failed event was emitted for it (from the report or its exit).
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.

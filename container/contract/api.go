@@ -194,9 +194,12 @@ type ContainerReport struct {
 	// Port is a port that was free on the container's node (gang mode): rank 0's becomes the
 	// rendezvous' MasterPort.
 	Port int `json:"port,omitempty"`
-	// WorkerStderr is the last lines of the worker's own stderr (not the launcher's log lines),
-	// sent in a second report when the worker exited non-zero (docs/design.md#roles). A report that
-	// carries it carries nothing else; ExitCode is the worker's exit code then.
+	// Exited: the worker exited, with ExitCode; sent once, before the launcher releases the
+	// container's device claims, so the AM stops counting the devices as held before another
+	// container of the node can claim them (the gpu-shared check, docs/running.md#events). A report
+	// that carries it carries nothing else but WorkerStderr: the last lines of the worker's own stderr
+	// (not the launcher's log lines) when it exited non-zero (docs/design.md#roles).
+	Exited       bool   `json:"exited,omitempty"`
 	WorkerStderr string `json:"workerStderr,omitempty"`
 	ExitCode     int    `json:"exitCode,omitempty"`
 }

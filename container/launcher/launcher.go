@@ -33,14 +33,16 @@ type Report struct {
 	Failure        string
 	// Port is a port that was free on this node (gang mode): the master port if this is rank 0.
 	Port int
-	// WorkerStderr is the last lines of the worker's own stderr and ExitCode its exit code, in the
-	// report sent after a worker exited non-zero (stderrtail.go); such a report carries nothing else.
+	// Exited marks the report sent when the worker exited (stderrtail.go), before the device claims
+	// are released: ExitCode is its exit code, WorkerStderr the last lines of the worker's own stderr
+	// when it was non-zero; such a report carries nothing else.
+	Exited       bool
 	WorkerStderr string
 	ExitCode     int
 }
 
 // Reporter sends the launcher's report to the AM. It is called once after discovery (successful or
-// not) and before the worker starts, and once more when the worker exited non-zero (WorkerStderr). A report error is logged and does not stop the worker: the
+// not) and before the worker starts, and once more when the worker exited (Exited). A report error is logged and does not stop the worker: the
 // worker's devices are known locally, and the AM also learns about a failed container from YARN.
 type Reporter interface {
 	Report(ctx context.Context, r Report) error

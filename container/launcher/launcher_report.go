@@ -93,7 +93,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 		return errors.New("report: no container id (CONTAINER_ID is unset), so the AM cannot tell whose report it is")
 	}
 	rep := contract.ContainerReport{Infos: r.Infos, FailedResource: r.FailedResource, Failure: r.Failure, Port: r.Port}
-	if r.WorkerStderr != "" {
+	if r.Exited {
 		rep = workerExitReport(r)
 	}
 	body, err := json.Marshal(rep)

@@ -127,7 +127,9 @@ func TestLaunchRunsWorkerWithInfos(t *testing.T) {
 	f := newLaunchFixture(t)
 	code := f.l.Run(context.Background(), []string{"sh", "-c", workerScript})
 	assert.Equal(t, 7, code, f.stderr.String())
-	assert.Equal(t, []string{"discover gpu", "discover fpga", "report (worker started: no)", "release fpga", "release gpu"}, f.events)
+	// The worker's exit is reported before the claims are released: the AM must not take the GPUs for
+	// held once another container of the node can claim them (am/gpucheck.go).
+	assert.Equal(t, []string{"discover gpu", "discover fpga", "report (worker started: no)", "report (worker started: yes)", "release fpga", "release gpu"}, f.events)
 
 	infoFile := filepath.Join(f.dir, "external-resources.json")
 	out := f.stdout.String()
@@ -137,8 +139,9 @@ func TestLaunchRunsWorkerWithInfos(t *testing.T) {
 	assert.Equal(t, map[string][]resources.Info{
 		"gpu": {{"index": "2"}, {"index": "3"}}, "fpga": {{"index": "acl0"}}, "disk": {},
 	}, got)
-	require.Len(t, f.reporter.reports, 1)
+	require.Len(t, f.reporter.reports, 2)
 	assert.Equal(t, Report{ContainerID: "container_1_0001_01_000002", Infos: got, InfoFile: infoFile}, f.reporter.reports[0])
+	assert.Equal(t, Report{ContainerID: "container_1_0001_01_000002", Exited: true, ExitCode: 7}, f.reporter.reports[1], "a silent worker's exit: no stderr lines")
 }
 
 func TestLaunchKeepsUserVisibilityVariable(t *testing.T) {

@@ -33,24 +33,27 @@ func teeWorkerStderr(dst io.Writer) (io.Writer, *stderrtail.Tail) {
 	return io.MultiWriter(dst, t), t
 }
 
-// reportWorkerExit tells the AM the worker's last stderr lines when it exited non-zero; a report that
-// fails is logged (the AM still has YARN's diagnostics).
+// reportWorkerExit tells the AM the worker exited, with its last stderr lines when it exited
+// non-zero. The launcher's device claims are released after it (launcher.go's deferred ReleaseAll):
+// the AM must know the worker is gone before a new container of the node can claim its GPUs, or it
+// would take the two for live holders of one GPU. A report that fails is logged (the AM still learns
+// the end from YARN, and has YARN's diagnostics).
 func reportWorkerExit(ctx context.Context, reporter Reporter, containerID string, code int, tail *stderrtail.Tail, log logrus.FieldLogger) {
-	if code == 0 || tail == nil || containerID == "" {
+	if containerID == "" {
 		return
 	}
-	lines := tail.Lines()
-	if lines == "" {
-		return
+	rep := Report{ContainerID: containerID, Exited: true, ExitCode: code}
+	if code != 0 && tail != nil {
+		rep.WorkerStderr = tail.Lines()
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workerExitReportTimeout)
 	defer cancel()
-	if err := reporter.Report(rctx, Report{ContainerID: containerID, WorkerStderr: lines, ExitCode: code}); err != nil {
-		log.WithError(err).Warn("yarn-am launch: reporting the worker's stderr tail to the AM failed; the container's stderr has it")
+	if err := reporter.Report(rctx, rep); err != nil {
+		log.WithError(err).Warn("yarn-am launch: reporting the worker's exit to the AM failed; the container's stderr has its last lines")
 	}
 }
 
 // workerExitReport is the report body of a worker's exit.
 func workerExitReport(r Report) contract.ContainerReport {
-	return contract.ContainerReport{WorkerStderr: r.WorkerStderr, ExitCode: r.ExitCode}
+	return contract.ContainerReport{Exited: true, WorkerStderr: r.WorkerStderr, ExitCode: r.ExitCode}
 }

@@ -66,11 +66,15 @@ func TestWorkerStderrTailIsBounded(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[len(lines)-1], "line 499 "), lines[len(lines)-1])
 }
 
-func TestWorkerThatSucceedsOrIsSilentSendsNoSecondReport(t *testing.T) {
+// A worker that succeeds or exits silently still has its exit reported (the AM's gpu-shared check
+// needs it), without stderr lines: those of a successful worker are no error of it.
+func TestWorkerThatSucceedsOrIsSilentReportsItsExitWithoutStderr(t *testing.T) {
 	f := newLaunchFixture(t)
 	require.Equal(t, 0, f.l.Run(context.Background(), []string{"sh", "-c", "echo fine >&2"}))
 	require.Equal(t, 4, f.l.Run(context.Background(), []string{"sh", "-c", "exit 4"}))
-	assert.Len(t, f.reporter.reports, 2, "one infos report per run, no stderr report")
+	require.Len(t, f.reporter.reports, 4, "an infos report and an exit report per run")
+	assert.Equal(t, Report{ContainerID: f.l.ContainerID, Exited: true, ExitCode: 0}, f.reporter.reports[1])
+	assert.Equal(t, Report{ContainerID: f.l.ContainerID, Exited: true, ExitCode: 4}, f.reporter.reports[3])
 }
 
 // TestWorkerChildHoldingStderrDoesNotHangTheLauncher: a background process the worker leaves holding
