@@ -199,18 +199,22 @@ func benchmark(cfg config) error {
 		}
 		runs += n
 	}
+	var flinkErr error
 	if cfg.mode != modeDShell {
-		t, err := flinkBench(cfg, &cfg.flink)
-		if err != nil {
-			return err
+		var t string
+		if t, flinkErr = flinkBench(cfg, &cfg.flink); flinkErr == nil {
+			table.WriteString(t)
+			files = append(files, "CSV:   "+filepath.Join(cfg.out, "flink.csv")+" (the Flink row)")
+			runs += 2 * cfg.flink.pairs
 		}
-		table.WriteString(t)
-		files = append(files, "CSV:   "+filepath.Join(cfg.out, "flink.csv")+" (the Flink row)")
-		runs += 2 * cfg.flink.pairs
 	}
+	// A failed Flink row still leaves the DistributedShell rows' tables printed and written.
 	fmt.Print(table.String())
 	if err := os.WriteFile(filepath.Join(cfg.out, "summary.md"), []byte(table.String()), 0o644); err != nil {
 		return err
+	}
+	if flinkErr != nil {
+		return fmt.Errorf("the Flink row: %w", flinkErr)
 	}
 	fmt.Println()
 	for _, f := range files {
