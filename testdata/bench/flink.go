@@ -10,7 +10,8 @@
 //     /jobs/overview, polled every 100 ms, shows the job; the observed time when that read fails.
 //   - all subtasks RUNNING: the latest RUNNING timestamp of the job's subtasks
 //     (/jobs/<id>/vertices/<v>/subtasktimes), read once /jobs/overview shows every subtask running or
-//     finished.
+//     finished; when the job ended between two polls, the JobManager's log line of the last subtask
+//     that switched to RUNNING.
 //   - AM / TaskManagers started: the NodeManagers' log line "transitioned from SCHEDULED to RUNNING" of the
 //     AM container, and of the last of the N TaskManager containers.
 //   - FINISHED: the ResourceManager's finishedTime of the application.
@@ -462,7 +463,44 @@ func measureFlink(cfg config, fc *flinkConfig, tool string, pair int) (flinkRun,
 		r.TMsStarted = last.Sub(submit).Seconds()
 	}
 	r.GPULns = gpuLines(r.App)
+	if r.AllRunning < 0 {
+		// The job ran and ended between two polls (or the JobManager went before the answer): its log
+		// has the same transitions, on the same clock.
+		if t, ok := jmLogAllRunning(r.App); ok {
+			r.AllRunning, r.AllRunningExact = t.Sub(submit).Seconds(), true
+		}
+	}
 	return r, nil
+}
+
+// jmLogAllRunning returns the time of the last "switched from INITIALIZING to RUNNING" line in the
+// JobManager's log in the application's AM container (both tools write jobmanager.log there).
+func jmLogAllRunning(app string) (time.Time, bool) {
+	var last time.Time
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		logs, _ := filepath.Glob(filepath.Join(d, app, "container_*_000001", "jobmanager.log"))
+		for _, l := range logs {
+			f, err := os.Open(l)
+			if err != nil {
+				continue
+			}
+			sc := bufio.NewScanner(f)
+			sc.Buffer(make([]byte, 1<<20), 4<<20)
+			for sc.Scan() {
+				line := sc.Text()
+				if !strings.Contains(line, "switched from INITIALIZING to RUNNING") {
+					continue
+				}
+				if m := logTimeRE.FindStringSubmatch(line); m != nil {
+					if t, err := time.ParseInLocation("2006-01-02 15:04:05,000", m[1], time.Local); err == nil && t.After(last) {
+						last = t
+					}
+				}
+			}
+			f.Close()
+		}
+	}
+	return last, !last.IsZero()
 }
 
 // gpuLines counts the test job's YARN_AM_FLINK_GPU lines in the application's container stdout files
@@ -820,7 +858,7 @@ func flinkReport(fc *flinkConfig, runs []flinkRun) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "%d of %d RUNNING times are the JobManager's own timestamps, the others the poll that saw them (100 ms).\n", exact, seen)
+	fmt.Fprintf(&b, "%d of %d RUNNING times are the JobManager's own (REST timestamps or its log), the others the poll that saw them (100 ms).\n", exact, seen)
 	if failed > 0 {
 		fmt.Fprintf(&b, "%d run(s) did not succeed or did not print one GPU line per subtask; see flink.csv (unsuccessful runs are left out of the medians).\n", failed)
 	}
