@@ -350,7 +350,7 @@ func flinkBench(cfg config, fc *flinkConfig) (string, error) {
 				r.ManagerRSS, r.JMRSS, r.ContainerRSS, r.GPULns, r.Load1)
 		}
 	}
-	if err := writeFlinkCSV(cfg, fc, runs); err != nil {
+	if err := writeFlinkCSV(cfg, runs); err != nil {
 		return "", err
 	}
 	return flinkReport(fc, runs), nil
@@ -780,7 +780,7 @@ func flinkMed(runs []flinkRun, tool string, field func(flinkRun) float64) float6
 	return median(v)
 }
 
-func writeFlinkCSV(cfg config, fc *flinkConfig, runs []flinkRun) error {
+func writeFlinkCSV(cfg config, runs []flinkRun) error {
 	f, err := os.Create(filepath.Join(cfg.out, "flink.csv"))
 	if err != nil {
 		return err
