@@ -10,7 +10,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 MINICLUSTER_DIR := .minicluster
 
-.PHONY: all build vet unit integration test prefetch test-deps demo protos minicluster-up minicluster-down clean readme-commands bench
+.PHONY: all build vet unit integration test prefetch test-deps demo protos minicluster-up minicluster-down clean readme-commands bench bench-flink
 
 all: build
 
@@ -102,10 +102,18 @@ demo: build
 
 # yarn-am against Hadoop's DistributedShell on the mini cluster (started once, stopped after; a cluster
 # that already runs is used and left running): A B A B runs of 8, 16 and 32 containers with and without a
-# GPU each; prints the table of medians and ratios and the paths of testdata/bench/out/results.csv and
-# chart.png (testdata/bench/README.md). BENCH_ARGS passes flags, e.g. BENCH_ARGS='-pairs 5'.
-bench:
-	GO=$(GO) MINICLUSTER_DIR=$(MINICLUSTER_DIR) testdata/bench/run.sh $(BENCH_ARGS)
+# GPU each; then the Flink row: yarn-am's [flink] mode against Flink's own yarn-application mode, 4
+# TaskManagers x 1 GPU. Prints the tables of medians and ratios and the paths of
+# testdata/bench/out/results.csv, flink.csv and chart.png (testdata/bench/README.md). BENCH picks the
+# rows: all (default), dshell, or flink (the Flink row alone; also `make bench-flink`). BENCH_ARGS
+# passes flags, e.g. BENCH_ARGS='-pairs 5'.
+BENCH ?= all
+bench: build $(if $(filter dshell,$(BENCH)),,flink-dist flink-job)
+	GO=$(GO) MINICLUSTER_DIR=$(MINICLUSTER_DIR) testdata/bench/run.sh -mode $(BENCH) \
+	  -flink-home $(FLINK_HOME_CACHE) -flink-job $(FLINK_JOB_JAR) $(BENCH_ARGS)
+
+bench-flink:
+	$(MAKE) bench BENCH=flink
 
 # Regenerates yarnrpc/hadooppb/*.pb.go; installs protoc (Maven Central) and protoc-gen-go into bin/tools.
 protos:

@@ -55,7 +55,16 @@ type config struct {
 	runTimeout                                                                             time.Duration
 	compareAny                                                                             bool
 	busy                                                                                   []int // sizes of the half-busy scenario (no GPU)
+	mode                                                                                   string
+	flink                                                                                  flinkConfig
 }
+
+// The -mode values: which rows run.
+const (
+	modeAll    = "all"    // the DistributedShell rows, then the Flink row
+	modeDShell = "dshell" // yarn-am against DistributedShell only
+	modeFlink  = "flink"  // the Flink row only
+)
 
 // run is one measured application.
 type run struct {
@@ -93,6 +102,13 @@ func main() {
 	flag.BoolVar(&cfg.compareAny, "compare-any", true, "also run yarn-am with taskexecutor.locality = \"any\" (plain any-node asks) in every pair")
 	flag.StringVar(&busy, "busy", "32", "sizes of the half-busy scenario (another DistributedShell application holds half the cluster), comma-separated; \"\" for none")
 	flag.DurationVar(&cfg.runTimeout, "run-timeout", 3*time.Minute, "give up on one application after this long (it is killed)")
+	flag.StringVar(&cfg.mode, "mode", modeAll, "rows to run: all (DistributedShell rows, then the Flink row), dshell or flink")
+	flag.StringVar(&cfg.flink.home, "flink-home", defaultFlinkHome(), "Flink home of make flink-dist (lib/, plugins/, conf/)")
+	flag.StringVar(&cfg.flink.jar, "flink-job", "bin/flink-job/yarn-am-flink-job.jar", "the test job's jar (make flink-job)")
+	flag.IntVar(&cfg.flink.pairs, "flink-pairs", 3, "yarn-am/Flink pairs of the Flink row (at least 1)")
+	flag.IntVar(&cfg.flink.warmup, "flink-warmup", 1, "unrecorded yarn-am/Flink pairs first (the first localises the distribution on the nodes)")
+	flag.IntVar(&cfg.flink.tm, "flink-taskmanagers", 4, "TaskManagers (1 slot, 1 GPU each) and the job's parallelism")
+	flag.DurationVar(&cfg.flink.timeout, "flink-timeout", 5*time.Minute, "give up on one Flink-row application after this long (it is killed)")
 	flag.Parse()
 	if err := setup(&cfg, sizes, gpus, busy); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -134,6 +150,15 @@ func setup(cfg *config, sizes, gpus, busy string) error {
 	if cfg.pairs < 1 {
 		return fmt.Errorf("-pairs=%d: want at least 1", cfg.pairs)
 	}
+	switch cfg.mode {
+	case modeAll, modeDShell, modeFlink:
+	default:
+		return fmt.Errorf("-mode=%q: want all, dshell or flink", cfg.mode[:min(len(cfg.mode), 40)])
+	}
+	if cfg.flink.pairs < 1 || cfg.flink.warmup < 0 || cfg.flink.tm < 1 || cfg.flink.tm > 8 {
+		return fmt.Errorf("-flink-pairs=%d, -flink-warmup=%d, -flink-taskmanagers=%d: want at least 1 pair, 0 or more warm-ups and 1 to 8 TaskManagers (the mini cluster has 8 GPUs)",
+			cfg.flink.pairs, cfg.flink.warmup, cfg.flink.tm)
+	}
 	env := map[string]*string{"YARN_AM_RM_WEB": &cfg.rmWeb, "YARN_AM_DSHELL_JAR": &cfg.dshellJar,
 		"YARN_AM_HADOOP_JAVA": &cfg.hadoopJava, "HADOOP_CONF_DIR": &cfg.confDir}
 	for k, p := range env {
@@ -142,7 +167,7 @@ func setup(cfg *config, sizes, gpus, busy string) error {
 		}
 	}
 	cfg.clusterLog = filepath.Join(filepath.Dir(cfg.confDir), "logs", "minicluster.log")
-	for _, p := range []*string{&cfg.yarnAM, &cfg.nvidiaSMI, &cfg.out} {
+	for _, p := range []*string{&cfg.yarnAM, &cfg.nvidiaSMI, &cfg.out, &cfg.flink.home, &cfg.flink.jar} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err
@@ -158,6 +183,51 @@ func setup(cfg *config, sizes, gpus, busy string) error {
 }
 
 func benchmark(cfg config) error {
+	start := time.Now()
+	var table strings.Builder
+	var files []string
+	runs := 0
+	if cfg.mode != modeFlink {
+		t, png, n, err := dshellBench(cfg)
+		if err != nil {
+			return err
+		}
+		table.WriteString(t)
+		files = append(files, "CSV:   "+filepath.Join(cfg.out, "results.csv"))
+		if png != "" {
+			files = append(files, "Chart: "+png)
+		}
+		runs += n
+	}
+	var flinkErr error
+	if cfg.mode != modeDShell {
+		var t string
+		if t, flinkErr = flinkBench(cfg, &cfg.flink); flinkErr == nil {
+			table.WriteString(t)
+			files = append(files, "CSV:   "+filepath.Join(cfg.out, "flink.csv")+" (the Flink row)")
+			runs += 2 * cfg.flink.pairs
+		}
+	}
+	// A failed Flink row still leaves the DistributedShell rows' tables printed and written.
+	fmt.Print(table.String())
+	if err := os.WriteFile(filepath.Join(cfg.out, "summary.md"), []byte(table.String()), 0o644); err != nil {
+		return err
+	}
+	if flinkErr != nil {
+		return fmt.Errorf("the Flink row: %w", flinkErr)
+	}
+	fmt.Println()
+	for _, f := range files {
+		fmt.Println(f)
+	}
+	fmt.Printf("Table: %s\n", filepath.Join(cfg.out, "summary.md"))
+	fmt.Printf("Took %s for %d recorded runs.\n", time.Since(start).Round(time.Second), runs)
+	return nil
+}
+
+// dshellBench runs yarn-am against DistributedShell and returns the tables, the chart's path ("" when
+// not drawn) and the number of recorded runs; it writes results.csv.
+func dshellBench(cfg config) (string, string, int, error) {
 	hb := heartbeatMS(cfg.confDir)
 	var runs []run
 	start := time.Now()
@@ -167,7 +237,7 @@ func benchmark(cfg config) error {
 		for _, tool := range tools {
 			r, err := measure(cfg, tool, cfg.sizes[0], false, false, -p)
 			if err != nil {
-				return err
+				return "", "", 0, err
 			}
 			fmt.Printf("[warm-up %5.0fs] %-7s N=%-2d: %s %s, all started %.2fs (not recorded)\n", time.Since(start).Seconds(), tool, r.N, r.App, r.Final, r.AllStarted)
 		}
@@ -178,7 +248,7 @@ func benchmark(cfg config) error {
 				for _, tool := range tools {
 					r, err := measure(cfg, tool, n, gpu, false, p)
 					if err != nil {
-						return err
+						return "", "", 0, err
 					}
 					runs = append(runs, r)
 					printRun(len(runs), total, start, r)
@@ -189,7 +259,7 @@ func benchmark(cfg config) error {
 	if len(cfg.busy) > 0 {
 		stop, err := holdHalf(cfg)
 		if err != nil {
-			return err
+			return "", "", 0, err
 		}
 		for _, n := range cfg.busy {
 			for p := 1; p <= cfg.pairs; p++ {
@@ -197,7 +267,7 @@ func benchmark(cfg config) error {
 					r, err := measure(cfg, tool, n, false, true, p)
 					if err != nil {
 						stop()
-						return err
+						return "", "", 0, err
 					}
 					runs = append(runs, r)
 					printRun(len(runs), total, start, r)
@@ -207,24 +277,13 @@ func benchmark(cfg config) error {
 		stop()
 	}
 	if err := writeCSV(filepath.Join(cfg.out, "results.csv"), runs); err != nil {
-		return err
-	}
-	table := report(cfg, runs, hb)
-	fmt.Print(table)
-	if err := os.WriteFile(filepath.Join(cfg.out, "summary.md"), []byte(table), 0o644); err != nil {
-		return err
+		return "", "", 0, err
 	}
 	png, err := chart(cfg, runs)
 	if err != nil {
 		fmt.Println("chart: not drawn:", err)
 	}
-	fmt.Printf("\nCSV:   %s\n", filepath.Join(cfg.out, "results.csv"))
-	fmt.Printf("Table: %s\n", filepath.Join(cfg.out, "summary.md"))
-	if png != "" {
-		fmt.Printf("Chart: %s\n", png)
-	}
-	fmt.Printf("Took %s for %d runs.\n", time.Since(start).Round(time.Second), len(runs))
-	return nil
+	return report(cfg, runs, hb), png, len(runs), nil
 }
 
 func printRun(i, total int, start time.Time, r run) {

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# `make bench`: yarn-am against Hadoop's DistributedShell on the mini cluster (testdata/bench/README.md).
+# `make bench`: yarn-am against Hadoop's DistributedShell, and yarn-am's [flink] mode against Flink's own
+# YARN application mode, on the mini cluster (testdata/bench/README.md).
 #
-#   testdata/bench/run.sh [flags of testdata/bench/main.go...]   e.g. -pairs 5 -sizes 8,32 -gpu no
+#   testdata/bench/run.sh [flags of testdata/bench/main.go...]   e.g. -pairs 5 -sizes 8,32 -gpu no, -mode flink
 #
 # Builds yarn-am and the benchmark driver, installs gnuplot (Debian: gnuplot-nox) if it is missing,
 # starts the mini cluster in $MINICLUSTER_DIR (default .minicluster) once, runs the benchmark and stops
 # the cluster again - unless it was already running before, in which case it is left running (it is
-# someone else's). Output: testdata/bench/out/ (results.csv, summary.md, chart.png, logs/).
+# someone else's). Output: testdata/bench/out/ (results.csv, flink.csv, summary.md, chart.png, logs/).
 # Exit: that of the benchmark driver (0 all runs measured, 1 a run could not be measured, 2 bad flags).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
