@@ -219,7 +219,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 			used[f.Alias] = f.Source
 			var r contract.LocalResource
 			if f.IsRemote() {
-				r, err = remoteResource(fsys, f.Source, f.Alias, group.typ)
+				r, err = remoteResource(fsys, base, f.Source, f.Alias, group.typ)
 				r.Visibility = visibility(group.vis)
 				if err == nil && r.Visibility == contract.VisibilityPublic {
 					err = checkPublic(fsys, f.Source)
@@ -344,10 +344,17 @@ func statResource(fsys FileSystem, base, remote, alias, typ string) (contract.Lo
 }
 
 // remoteResource describes a file that is already on HDFS, with its real size and modification time.
-func remoteResource(fsys FileSystem, uri, alias, typ string) (contract.LocalResource, error) {
+// A URI without a NameNode (hdfs:///path, as Hadoop's shell takes it) is qualified with base
+// (fs.defaultFS): the NodeManager refuses one without a host ("Incomplete HDFS URI").
+func remoteResource(fsys FileSystem, base, uri, alias, typ string) (contract.LocalResource, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Path == "" {
 		return contract.LocalResource{}, fmt.Errorf("%q is not a URI like hdfs://namenode:8020/path", uri)
+	}
+	if u.Host == "" {
+		if b, berr := url.Parse(base); berr == nil && b.Scheme == u.Scheme {
+			uri = base + u.Path
+		}
 	}
 	fi, err := fsys.Stat(u.Path)
 	if err != nil {

@@ -267,3 +267,19 @@ func TestStageFlinkConfAndHDFSSiteAndRemove(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 	require.NoError(t, RemoveStaging(f.fs, "alice", "application_1700000000000_0007"), "removing twice is fine")
 }
+
+// hdfs:///path (no NameNode, as Hadoop's shell takes it, and as docs/flink.md writes [flink]
+// provided) is qualified with fs.defaultFS: the NodeManager refuses a URI without a host ("Incomplete
+// HDFS URI, no host"), which failed a [flink] job's localisation.
+func TestStageQualifiesRemoteURIsWithoutANameNode(t *testing.T) {
+	f := newStageFixture(t, "[taskexecutor]\ncommand = \"./w\"\nfiles = [\"hdfs:///shared/model.bin#model\"]\narchives = [\"hdfs:///flink/flink.tar#flink\"]\n")
+	require.NoError(t, os.MkdirAll(f.fs.p("/shared"), 0o755))
+	require.NoError(t, os.MkdirAll(f.fs.p("/flink"), 0o755))
+	require.NoError(t, os.WriteFile(f.fs.p("/shared/model.bin"), []byte("0123456789"), 0o644))
+	require.NoError(t, os.WriteFile(f.fs.p("/flink/flink.tar"), []byte("tar"), 0o644))
+	st, err := Stage(context.Background(), f.fs, f.request(nil))
+	require.NoError(t, err)
+	m := byAlias(st.Manifest)
+	assert.Equal(t, "hdfs://nn.example:8020/shared/model.bin", m["model"].URL)
+	assert.Equal(t, "hdfs://nn.example:8020/flink/flink.tar", m["flink"].URL)
+}
