@@ -173,10 +173,11 @@ func setupFlink(cfg config, fc *flinkConfig) error {
 }
 
 // hadoopConfForFlink writes the Hadoop configuration directory the Flink processes read and returns
-// the Hadoop classpath with it in place of the cluster's. The mini cluster's hdfs-site.xml holds the
-// NameNode's whole configuration, YARN keys included, as they were before the ResourceManager started
-// (yarn.resourcemanager.address 0.0.0.0:8032, no yarn.io/gpu resource type); Flink loads hdfs-site.xml
-// after yarn-site.xml, so those would win. Here hdfs-site.xml is the complete yarn-site.xml.
+// the Hadoop classpath with it in place of the cluster's. A mini cluster started before the harness
+// left YARN's keys out of hdfs-site.xml (ConfigWriter.writeAllBut) has them there as they were before
+// the ResourceManager started (yarn.resourcemanager.address 0.0.0.0:8032, no yarn.io/gpu resource
+// type); Flink loads hdfs-site.xml after yarn-site.xml, so those would win. Here hdfs-site.xml is the
+// complete yarn-site.xml, whichever cluster runs.
 func hadoopConfForFlink(clusterConf, dst string) ([]string, error) {
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		return nil, err

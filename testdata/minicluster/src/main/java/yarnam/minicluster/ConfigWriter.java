@@ -24,8 +24,21 @@ final class ConfigWriter {
 
   /** Writes every key of {@code conf} (defaults included) to {@code dir/name}. */
   static void writeAll(Configuration conf, File dir, String name) throws IOException {
+    writeAllBut(conf, dir, name, null);
+  }
+
+  /**
+   * Writes every property of {@code conf} but those whose name starts with {@code skipPrefix} (null:
+   * none). hdfs-site.xml leaves out "yarn.": the HDFS configuration carries YARN's defaults from
+   * before the RM started (yarn.resourcemanager.address 0.0.0.0:8032), and a client that reads
+   * hdfs-site.xml after yarn-site.xml (Flink's YARN client does) would take those.
+   */
+  static void writeAllBut(Configuration conf, File dir, String name, String skipPrefix) throws IOException {
     Map<String, String> props = new TreeMap<>();
     for (Map.Entry<String, String> e : conf) {
+      if (skipPrefix != null && e.getKey().startsWith(skipPrefix)) {
+        continue;
+      }
       String v = conf.get(e.getKey());
       if (v != null) {
         props.put(e.getKey(), v);

@@ -519,7 +519,7 @@ public final class Main {
     rt.put(YarnConfiguration.RESOURCE_TYPES + "." + FPGA + ".maximum-allocation",
         String.valueOf(opts.nmFpgas));
     ConfigWriter.write(rt, dir, "resource-types.xml");
-    ConfigWriter.writeAll(dfsConf, dir, "hdfs-site.xml");
+    ConfigWriter.writeAllBut(dfsConf, dir, "hdfs-site.xml", "yarn.");
     ConfigWriter.writeAll(yarnConf, dir, "yarn-site.xml");
     // core-site.xml last: its presence with fs.defaultFS means the set is complete.
     ConfigWriter.writeAll(yarnConf, dir, "core-site.xml");
