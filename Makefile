@@ -46,7 +46,7 @@ unit: $(GOTESTSUM)
 
 # Unit + integration tests against the running mini cluster (make minicluster-up first). The
 # integration build tag adds the tests that need the cluster; without a cluster they fail, never skip.
-integration: build $(GOTESTSUM) test-deps torch-env flink-dist flink-job
+integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
@@ -61,23 +61,23 @@ integration: build $(GOTESTSUM) test-deps torch-env flink-dist flink-job
 # testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
 # (test-docker, in docker/docker.mk).
 #
-# On a fresh machine the two big downloads of the integration run (torch, about 3 GB, and Flink, about
-# 230 MB: prefetch) go on in the background while the secure, fault and label suites run, which need
-# neither; the integration and preemption runs wait for them. Their output is printed when they are done
-# (bin/prefetch.log); a failed download fails make test.
+# On a fresh machine the big downloads of the integration run (torch, about 3 GB, JAX, about 140 MB,
+# and Flink, about 230 MB: prefetch) go on in the background while the secure, fault and label suites
+# run, which need none of them; the integration and preemption runs wait for them. Their output is
+# printed when they are done (bin/prefetch.log); a failed download fails make test.
 test: build vet $(GOTESTSUM)
 	@mkdir -p bin; rm -f bin/prefetch.rc; \
 	( $(MAKE) --no-print-directory prefetch >bin/prefetch.log 2>&1; echo $$? >bin/prefetch.rc ) & pre=$$!; \
-	echo "=== prefetch: torch and Flink downloading in the background (bin/prefetch.log)"; \
+	echo "=== prefetch: torch, JAX and Flink downloading in the background (bin/prefetch.log)"; \
 	rc=0; $(MAKE) test-secure || rc=1; $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; \
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch failed (bin/prefetch.log)"; rc=1; fi; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
 	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
 
-# The downloads the integration run needs besides Maven's (make test starts them early): the torch
-# environment and the Flink distribution, each a no-op when its cache is complete.
-prefetch: torch-env flink-dist
+# The downloads the integration run needs besides Maven's (make test starts them early): the torch and
+# JAX environments and the Flink distribution, each a no-op when its cache is complete.
+prefetch: torch-env jax-env flink-dist
 
 # The demo on a fresh clone: builds yarn-am and the example worker (static, for the containers), starts
 # the mini cluster, submits testdata/jobs/gpu-demo.toml attached (2 TaskExecutors x 2 GPUs, coordination
@@ -123,6 +123,7 @@ include testdata/minicluster/minicluster.mk
 include docker/docker.mk
 include testdata/flink/flink.mk
 include testdata/torch/torch.mk
+include testdata/jax/jax.mk
 
 clean:
 	rm -rf bin
