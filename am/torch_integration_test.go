@@ -10,15 +10,12 @@ package am_test
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,19 +24,8 @@ import (
 // torchPython returns the python of the torch environment, as `make integration` passes it.
 func torchPython(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("YARN_AM_TORCH_PYTHON")
-	if py == "" {
-		t.Fatal("YARN_AM_TORCH_PYTHON is not set: run 'make torch-env' and set it to the environment's bin/python (make integration does both)")
-	}
-	if !filepath.IsAbs(py) {
-		t.Fatalf("YARN_AM_TORCH_PYTHON=%.200q: want an absolute path (the containers run in their own working directories)", py)
-	}
-	cmd := exec.Command(py, "-c", "import torch, torch.distributed as d; print(torch.__version__, d.is_gloo_available())")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "YARN_AM_TORCH_PYTHON=%s cannot import torch (make torch-env):\n%.2000s", py, stderr.String())
-	f := strings.Fields(string(out))
+	py, out := venvPython(t, "YARN_AM_TORCH_PYTHON", "torch-env", "import torch, torch.distributed as d; print(torch.__version__, d.is_gloo_available())")
+	f := strings.Fields(out)
 	require.Len(t, f, 2, "torch's version and gloo: %.200q", out)
 	require.Equal(t, "True", f[1], "torch %s has the gloo backend", f[0])
 	t.Logf("torch %s", f[0])
@@ -50,37 +36,7 @@ func torchPython(t *testing.T) string {
 // ddp.py and the fake nvidia-smi shipped beside it.
 func torchJob(t *testing.T, name string, instances, gpus int, memory, command string) string {
 	t.Helper()
-	script, err := filepath.Abs("../testdata/torch/ddp.py")
-	require.NoError(t, err)
-	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
-	require.NoError(t, err)
-	body := fmt.Sprintf(`name = %q
-max-attempts = 1
-"external-resources" = "gpu"
-"external-resource.gpu.amount" = %d
-"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir %s"
-
-[am]
-memory = 256
-
-[taskexecutor]
-instances = %d
-gang = true
-gang-timeout = "3m"
-max-failures = 0
-memory = %q
-command = %q
-files = [%q, %q]
-
-[taskexecutor.env]
-PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
-FAKE_GPU_COUNT = "4"
-OMP_NUM_THREADS = "1"
-`, name, gpus, coordinationDir(), instances, memory, command, script, smi)
-	p := filepath.Join(t.TempDir(), name+".toml")
-	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
-	return p
+	return gangScriptJob(t, name, "../testdata/torch/ddp.py", instances, gpus, memory, command)
 }
 
 var ddpLine = regexp.MustCompile(`^ddp: rank=(\d+) world=(\d+) local_rank=(\d+) cuda_visible_devices=(\S*) container_gpus=(\S*) allreduce=(-?\d+) want=(\d+) params_equal=(\w+) stepped=(\w+) maxrss_mib=(\d+) ok=(\w+)$`)
@@ -98,51 +54,20 @@ type ddpRank struct {
 func ddpRanks(t *testing.T, id string) []ddpRank {
 	t.Helper()
 	var out []ddpRank
-	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
-		files, _ := filepath.Glob(filepath.Join(d, id, "*", "stdout"))
-		for _, f := range files {
-			data, err := os.ReadFile(f)
-			require.NoError(t, err)
-			for _, l := range strings.Split(string(data), "\n") {
-				m := ddpLine.FindStringSubmatch(strings.TrimSpace(l))
-				if m == nil {
-					continue
-				}
-				out = append(out, ddpRank{node: d, container: filepath.Base(filepath.Dir(f)), rank: m[1], world: m[2],
-					localRank: m[3], visible: m[4], containerGPUs: m[5], allreduce: m[6], want: m[7], equal: m[8],
-					stepped: m[9], rssMiB: m[10], ok: m[11]})
-			}
-		}
+	for _, l := range scriptLines(t, id, ddpLine) {
+		m := l.m
+		out = append(out, ddpRank{node: l.node, container: l.container, rank: m[1], world: m[2],
+			localRank: m[3], visible: m[4], containerGPUs: m[5], allreduce: m[6], want: m[7], equal: m[8],
+			stepped: m[9], rssMiB: m[10], ok: m[11]})
 	}
 	return out
-}
-
-// containerLogs returns the stdout and stderr of the application's containers, for a failure message.
-func containerLogs(id string) string {
-	var b strings.Builder
-	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
-		files, _ := filepath.Glob(filepath.Join(d, id, "*", "std*"))
-		for _, f := range files {
-			data, _ := os.ReadFile(f)
-			if len(data) > 4000 {
-				data = data[len(data)-4000:]
-			}
-			fmt.Fprintf(&b, "--- %s\n%s\n", f, data)
-		}
-	}
-	return b.String()
 }
 
 // runTorchJob submits the job, waits for its end and returns its ddp lines; it fails unless the
 // application SUCCEEDED.
 func runTorchJob(t *testing.T, job string) []ddpRank {
 	t.Helper()
-	start := time.Now()
-	id := submitDetached(t, job)
-	d := waitFor(t, id, 6*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
-	t.Logf("%s: submit to %s in %s", id, d.Report.FinalStatus, time.Since(start).Round(100*time.Millisecond))
-	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, containerLogs(id))
-	ranks := ddpRanks(t, id)
+	ranks := ddpRanks(t, runGangJob(t, job))
 	for _, r := range ranks {
 		t.Logf("rank %s in %s: CUDA_VISIBLE_DEVICES=%s of %s, max RSS %s MiB", r.rank, r.container, r.visible, r.containerGPUs, r.rssMiB)
 	}
