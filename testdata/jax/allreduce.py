@@ -28,8 +28,8 @@ rank = int(os.environ["RANK"])
 world = int(os.environ["WORLD_SIZE"])
 coordinator = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
 
-# Cross-process collectives on CPU need an implementation: gloo (the default since jax 0.5, named here
-# so that an older pin behaves the same; testdata/jax/jax.mk says which release is pinned).
+# Cross-process collectives on CPU need an implementation: gloo, the default of the pinned jax 0.10.2
+# (testdata/jax/jax.mk), named here so that a release with another default behaves the same.
 jax.config.update("jax_cpu_collectives_implementation", "gloo")
 jax.distributed.initialize(coordinator_address=coordinator, num_processes=world, process_id=rank,
                            initialization_timeout=120)
