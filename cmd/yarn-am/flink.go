@@ -185,6 +185,7 @@ func runFlinkJobManager(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf("%v", err)
 	}
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: JVM memory flags %s\n", p.MemoryFrom)
 	outF, err := os.Create(filepath.Join(logDir, "jobmanager.out"))
 	if err != nil {
 		return failf("%v", err)
@@ -267,6 +268,7 @@ func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf("the TaskManager does not start: %v", err)
 	}
+	fmt.Fprintf(stdout, "yarn-am flink-taskmanager: JVM memory flags %s\n", p.MemoryFrom)
 	java, err := exec.LookPath(p.Argv[0])
 	if err != nil {
 		return failf("%v", err)

@@ -99,6 +99,9 @@ type Process struct {
 	ConfDir string   // the conf directory the process reads (Dir/conf-<role>)
 	LogFile string
 	Conf    *Config // the configuration written to ConfDir
+	// MemoryFrom says where Prepare took the memory flags from: computed in Go, or BashJavaUtils and
+	// why (docs/flink.md#memory).
+	MemoryFrom string
 }
 
 // CommandLine is the process as one bash command line: the environment assignments, then the
@@ -124,8 +127,8 @@ type ResourceParams struct {
 }
 
 // Prepare builds the process for role: the configuration (Configure), its conf directory with
-// config.yaml and log4j.properties, the GPU discovery scripts, the memory flags from Flink's
-// BashJavaUtils (run with java, ~1.5 s), and the command line (Build).
+// config.yaml and log4j.properties, the GPU discovery scripts, the memory flags (ComputeResourceParams,
+// or Flink's BashJavaUtils for a configuration it does not cover), and the command line (Build).
 func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
 	conf, scripts, err := Configure(role, s)
 	if err != nil {
@@ -149,11 +152,23 @@ func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
 			return nil, err
 		}
 	}
-	params, err := RunBashJavaUtils(ctx, s.java(), s.Home, confDir, role)
+	// The flags and sizes Flink's calculator would print, computed here (ComputeResourceParams); a
+	// configuration it does not cover goes to BashJavaUtils itself, a JVM of ~1.5 s
+	// (docs/flink.md#memory).
+	from := "computed by yarn-am from Flink 1.20's memory model"
+	params, why := ComputeResourceParams(conf, role)
+	if why != nil {
+		from = "from Flink's BashJavaUtils (" + why.Error() + ")"
+		if params, err = RunBashJavaUtils(ctx, s.java(), s.Home, confDir, role); err != nil {
+			return nil, err
+		}
+	}
+	p, err := Build(role, s, conf, confDir, params)
 	if err != nil {
 		return nil, err
 	}
-	return Build(role, s, conf, confDir, params)
+	p.MemoryFrom = from
+	return p, nil
 }
 
 // WriteConfDir writes the process's conf directory: config.yaml from conf, and the home's

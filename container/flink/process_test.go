@@ -43,10 +43,30 @@ func TestConfigureFeedsTheGPUDriverYarnAMsIndexes(t *testing.T) {
 	if len(scripts) != 1 || scripts[path] == "" {
 		t.Fatalf("scripts %v: want one, for gpu only (fpga has no Flink driver)", scripts)
 	}
-	// Prepare writes and runs the script before Flink's memory calculator (here a java that fails).
+	// Prepare writes and runs the script before Flink's memory calculator (here a java that fails; two
+	// external resources with an amount are left to it).
 	if _, err := Prepare(context.Background(), RoleTaskManager, Spec{Home: h, Conf: gpuConf("2"), Dir: dir, Java: "/bin/false",
 		GPUs: map[string][]string{"gpu": {"3", "1"}}}); err == nil || !strings.Contains(err.Error(), "BashJavaUtils") {
 		t.Fatalf("Prepare with a java that fails: %v", err)
+	}
+	// That configuration has two external resources with an amount, which BashJavaUtils computes; with
+	// one, the memory flags are computed here and no java runs (docs/flink.md#memory).
+	oneGPU := gpuConf("2")
+	oneGPU.Delete("external-resource.fpga.amount")
+	p, err := Prepare(context.Background(), RoleTaskManager, Spec{Home: h, Conf: oneGPU, Dir: dir, Java: "/bin/false",
+		MemoryMiB: 1024, GPUs: map[string][]string{"gpu": {"3", "1"}}})
+	if err != nil {
+		t.Fatalf("Prepare with computed memory flags: %v", err)
+	}
+	line := strings.Join(p.Argv, " ")
+	for _, want := range []string{"/bin/false -Xmx161061270 -Xms161061270 -XX:MaxDirectMemorySize=201326592 -XX:MaxMetaspaceSize=268435456 ",
+		` -D external-resource.gpu.amount=2 -D external-resources="gpu" -D taskmanager.cpu.cores=1.0 `} {
+		if !strings.Contains(line, want) {
+			t.Errorf("command line %q lacks %q", line, want)
+		}
+	}
+	if !strings.HasPrefix(p.MemoryFrom, "computed by yarn-am") {
+		t.Errorf("MemoryFrom %q", p.MemoryFrom)
 	}
 	if err := checkDiscoveryScript(context.Background(), path, DiscoveryScript("gpu", []string{"9"})); err == nil ||
 		!strings.Contains(err.Error(), `printed "3,1", want "9"`) {
