@@ -17,6 +17,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/internal/freeport"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -376,16 +377,6 @@ func ClusterAuth(creds *yarnrpc.Credentials, user string) yarnrpc.Auth {
 	return yarnrpc.SimpleAuth(user)
 }
 
-// freePorts returns n distinct free TCP ports on host: each is listened on, then all are closed.
-func freePorts(host string, n int) ([]int, error) {
-	var out []int
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return nil, err
-		}
-		defer ln.Close()
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
-}
+// freePorts returns n distinct free TCP ports on host for servers another process binds (the Flink
+// JobManager's), below the ephemeral range (internal/freeport says why).
+func freePorts(host string, n int) ([]int, error) { return freeport.Pick(host, n) }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/freeport"
 )
 
 // A gang's rendezvous (taskexecutor.gang): the launcher reports a port that is free on its node, waits
@@ -101,12 +101,13 @@ func (h *HTTPReporter) getRendezvous(ctx context.Context, client *http.Client, u
 // this container becomes rank 0). Like torchrun's own choice, it can be taken by someone else before
 // the worker binds it; the window is the rendezvous.
 func FreePort(host string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	// Below the ephemeral range: an outgoing connection on the node cannot take it before the
+	// framework binds it (internal/freeport).
+	ports, err := freeport.Pick(host, 1)
 	if err != nil {
-		return 0, fmt.Errorf("finding a free port on %s: %w", host, err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
 // RendezvousEnv is the worker's environment for its rank: yarn-am's names and the ones PyTorch's
