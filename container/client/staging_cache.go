@@ -93,17 +93,64 @@ func stageCached(fsys FileSystem, user, local string) (remote string, size int64
 		_ = fsys.RemoveAll(tmp)
 		return "", 0, false, fmt.Errorf("%s changed while it was staged (%d bytes hashed, %d copied)", local, size, n)
 	}
-	// A concurrent submit may have finished the same entry meanwhile: keep the one that is there, so
-	// its modification time stays what other launch contexts already name.
-	if fi, err := fsys.Stat(remote); err == nil && fi.Size() == size {
-		_ = fsys.RemoveAll(tmp)
-		return remote, size, true, nil
-	}
-	if err := fsys.Rename(tmp, remote); err != nil {
-		_ = fsys.RemoveAll(tmp)
+	remote, reused, err = placeCacheEntry(fsys, tmp, remote, size, time.Now, time.Sleep)
+	if err != nil {
 		return "", 0, false, err
 	}
-	return remote, size, false, nil
+	return remote, size, reused, nil
+}
+
+// claimWait bounds how long a submit waits for another one that holds an entry's claim; a claim
+// older than claimStale is a submit that died holding it.
+const (
+	claimWait  = 60 * time.Second
+	claimStale = 2 * time.Minute
+)
+
+// placeCacheEntry puts the complete temporary copy tmp in place as remote, unless a concurrent submit
+// of the same content does so first, and reports whether that other entry is used. colinmarc/hdfs's
+// rename replaces an existing target, and a replaced entry has a new modification time, which fails
+// the localisation of the application that named the first one ("changed on src filesystem"; two
+// submits at once did). So the rename happens only under a claim, a file the NameNode creates for one
+// submit alone (create fails on an existing file); a submit that finds it claimed waits for the entry.
+// If the claim is never released, the submit uses its own copy under its temporary name: complete,
+// and never renamed or rewritten.
+func placeCacheEntry(fsys FileSystem, tmp, remote string, size int64, now func() time.Time, sleep func(time.Duration)) (string, bool, error) {
+	ready := func() bool {
+		fi, err := fsys.Stat(remote)
+		return err == nil && fi.Mode().IsRegular() && fi.Size() == size
+	}
+	claim := remote + ".claim"
+	for try := 0; try < 2; try++ {
+		if w, err := fsys.Create(claim, 0o600); err == nil {
+			_ = w.Close()
+			defer func() { _ = fsys.RemoveAll(claim) }()
+			if ready() { // finished by another submit before this one claimed it
+				_ = fsys.RemoveAll(tmp)
+				return remote, true, nil
+			}
+			if err := fsys.Rename(tmp, remote); err != nil {
+				_ = fsys.RemoveAll(tmp)
+				return "", false, err
+			}
+			return remote, false, nil
+		}
+		for deadline := now().Add(claimWait); now().Before(deadline); sleep(200 * time.Millisecond) {
+			if ready() {
+				_ = fsys.RemoveAll(tmp)
+				return remote, true, nil
+			}
+			fi, err := fsys.Stat(claim)
+			if err != nil {
+				break // released without an entry (that submit failed): claim it again
+			}
+			if now().Sub(fi.ModTime()) > claimStale {
+				_ = fsys.RemoveAll(claim)
+				break
+			}
+		}
+	}
+	return tmp, false, nil
 }
 
 // touchCacheEntry records a use of an entry as its directory's modification time (creating and

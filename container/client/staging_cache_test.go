@@ -184,3 +184,75 @@ func TestSweepCacheWithoutACacheIsQuiet(t *testing.T) {
 	assert.Empty(t, removed)
 	assert.Empty(t, out.String())
 }
+
+// Two submits of the same content at once: the entry is renamed into place once, under the claim, and
+// never replaced; a submit that finds the claim taken waits for the entry and uses it. (colinmarc/hdfs's
+// rename replaces its target, and a replaced entry's new modification time failed the localisation of
+// the application that had named the first one: "changed on src filesystem".)
+func TestCacheEntryIsPlacedOnceUnderTheClaim(t *testing.T) {
+	fsys := localFS{root: t.TempDir()}
+	dir := "/user/alice/.yarn-am/cache/k-755"
+	require.NoError(t, fsys.MkdirAll(dir, 0o700))
+	remote, claim := dir+"/worker", dir+"/worker.claim"
+	put := func(name, body string) {
+		w, err := fsys.Create(name, 0o600)
+		require.NoError(t, err)
+		_, _ = w.Write([]byte(body))
+		require.NoError(t, w.Close())
+	}
+	clock := time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)
+	now := func() time.Time { return clock }
+
+	// Another submit holds the claim and puts its entry in place while this one waits.
+	put(dir+"/.tmp-a", "12345")
+	put(claim, "")
+	require.NoError(t, os.Chtimes(fsys.p(claim), clock, clock))
+	waits := 0
+	got, reused, err := placeCacheEntry(fsys, dir+"/.tmp-a", remote, 5, now, func(time.Duration) {
+		waits++
+		if waits == 3 {
+			put(remote, "12345") // the other submit's rename
+			require.NoError(t, fsys.RemoveAll(claim))
+		}
+	})
+	require.NoError(t, err)
+	assert.Equal(t, remote, got)
+	assert.True(t, reused, "the other submit's entry is used")
+	_, err = fsys.Stat(dir + "/.tmp-a")
+	assert.True(t, os.IsNotExist(err), "this submit's copy is removed")
+	before, err := fsys.Stat(remote)
+	require.NoError(t, err)
+
+	// A later submit with a free claim finds the entry and does not replace it.
+	put(dir+"/.tmp-b", "12345")
+	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-b", remote, 5, now, func(time.Duration) { t.Fatal("no wait with a free claim") })
+	require.NoError(t, err)
+	assert.Equal(t, remote, got)
+	assert.True(t, reused)
+	after, err := fsys.Stat(remote)
+	require.NoError(t, err)
+	assert.Equal(t, before.ModTime(), after.ModTime(), "the entry is never rewritten")
+	_, err = fsys.Stat(claim)
+	assert.True(t, os.IsNotExist(err), "the claim is released")
+
+	// A claim left by a submit that died (older than claimStale) is taken over.
+	other := dir + "/model"
+	put(other+".claim", "")
+	old := clock.Add(-claimStale - time.Second)
+	require.NoError(t, os.Chtimes(fsys.p(other+".claim"), old, old))
+	put(dir+"/.tmp-c", "abc")
+	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-c", other, 3, now, func(time.Duration) {})
+	require.NoError(t, err)
+	assert.Equal(t, other, got)
+	assert.False(t, reused, "this submit's copy became the entry")
+
+	// A fresh claim that is never released: after claimWait the submit uses its own complete copy.
+	third := dir + "/data"
+	put(third+".claim", "")
+	require.NoError(t, os.Chtimes(fsys.p(third+".claim"), clock, clock))
+	put(dir+"/.tmp-d", "xy")
+	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-d", third, 2, func() time.Time { return clock }, func(d time.Duration) { clock = clock.Add(d) })
+	require.NoError(t, err)
+	assert.Equal(t, dir+"/.tmp-d", got, "its own copy, under its temporary name")
+	assert.False(t, reused)
+}
