@@ -371,41 +371,13 @@ func measureFlink(cfg config, fc *flinkConfig, tool string, pair int) (flinkRun,
 		cmd = flinkCommand(cfg, fc, name)
 	}
 	logOffset := fileSize(cfg.clusterLog)
-	logf, err := os.Create(filepath.Join(cfg.out, "logs", name+".log"))
+	cl, err := startClient(cmd, filepath.Join(cfg.out, "logs", name+".log"), tool, fc.timeout)
 	if err != nil {
 		return r, err
 	}
-	defer logf.Close()
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	appCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		sent := false
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if m := appRE.FindString(sc.Text()); m != "" && !sent {
-				appCh <- m
-				sent = true
-			}
-		}
-		io.Copy(io.Discard, pr)
-	}()
-	submit := time.Now()
-	if err := cmd.Start(); err != nil {
-		return r, fmt.Errorf("%s: %w", tool, err)
-	}
-	clientDone := make(chan error, 1)
-	go func() { clientDone <- cmd.Wait(); pw.Close() }()
-	select {
-	case r.App = <-appCh:
-	case err := <-clientDone:
-		return r, fmt.Errorf("%s exited (%v) before naming its application; see %s", tool, err, logf.Name())
-	case <-time.After(fc.timeout):
-		cmd.Process.Kill()
-		return r, fmt.Errorf("%s named no application within %s; see %s", tool, fc.timeout, logf.Name())
-	}
+	defer cl.log.Close()
+	r.App = cl.app
+	submit, clientDone := cl.submit, cl.done
 
 	ctx, cancel := context.WithTimeout(context.Background(), fc.timeout)
 	defer cancel()

@@ -406,41 +406,13 @@ func measure(cfg config, tool string, n int, gpu, busy bool, pair int) (run, err
 			"-jar", cfg.dshellJar, "-appname", "bench-"+name, "-shell_command", "true", "-num_containers", strconv.Itoa(n),
 			"-master_memory", "256", "-master_vcores", "1", "-container_resources", res)
 	}
-	logf, err := os.Create(filepath.Join(cfg.out, "logs", name+".log"))
+	cl, err := startClient(cmd, filepath.Join(cfg.out, "logs", name+".log"), tool, cfg.runTimeout)
 	if err != nil {
 		return r, err
 	}
-	defer logf.Close()
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	appCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		sent := false
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if m := appRE.FindString(sc.Text()); m != "" && !sent {
-				appCh <- m
-				sent = true
-			}
-		}
-		io.Copy(io.Discard, pr)
-	}()
-	submit := time.Now()
-	if err := cmd.Start(); err != nil {
-		return r, fmt.Errorf("%s: %w", tool, err)
-	}
-	clientDone := make(chan error, 1)
-	go func() { clientDone <- cmd.Wait(); pw.Close() }()
-	select {
-	case r.App = <-appCh:
-	case err := <-clientDone:
-		return r, fmt.Errorf("%s exited (%w) before naming its application; see %s", tool, err, logf.Name())
-	case <-time.After(cfg.runTimeout):
-		cmd.Process.Kill()
-		return r, fmt.Errorf("%s named no application within %s; see %s", tool, cfg.runTimeout, logf.Name())
-	}
+	defer cl.log.Close()
+	r.App = cl.app
+	submit, clientDone := cl.submit, cl.done
 
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.runTimeout)
 	defer cancel()
@@ -1001,4 +973,55 @@ func chart(cfg config, runs []run) (string, error) {
 		return "", fmt.Errorf("gnuplot %s: %w: %s", script, err, out)
 	}
 	return png, nil
+}
+
+// submitter is a submitting client started by startClient.
+type submitter struct {
+	app    string       // the application it named
+	submit time.Time    // when it was started
+	done   <-chan error // its exit
+	log    *os.File     // its output; the caller closes it
+}
+
+// startClient starts cmd (a tool's submitting client) with its output copied into the file logPath and
+// waits until it names its application, exits, or timeout passes.
+func startClient(cmd *exec.Cmd, logPath, tool string, timeout time.Duration) (*submitter, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	appCh := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sent := false
+		for sc.Scan() {
+			fmt.Fprintln(logf, sc.Text())
+			if m := appRE.FindString(sc.Text()); m != "" && !sent {
+				appCh <- m
+				sent = true
+			}
+		}
+		io.Copy(io.Discard, pr)
+	}()
+	submit := time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); pw.Close() }()
+	select {
+	case app := <-appCh:
+		return &submitter{app: app, submit: submit, done: done, log: logf}, nil
+	case err := <-done:
+		logf.Close()
+		return nil, fmt.Errorf("%s exited (%w) before naming its application; see %s", tool, err, logf.Name())
+	case <-time.After(timeout):
+		cmd.Process.Kill()
+		logf.Close()
+		return nil, fmt.Errorf("%s named no application within %s; see %s", tool, timeout, logf.Name())
+	}
 }
