@@ -40,16 +40,7 @@ func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
 	require.NoError(t, err)
 	for _, tc := range memoryBoundaryCases {
 		for _, size := range tc.sizes {
-			name := fmt.Sprintf("%s %v %dm", tc.role, tc.conf, size)
-			c := memConf(tc.conf...)
-			key := KeyTMProcessSize
-			if tc.role != RoleTaskManager {
-				key = KeyJMProcessSize
-			}
-			c.Set(key, fmt.Sprintf("%dm", size))
-			dir := filepath.Join(t.TempDir(), "conf")
-			require.NoError(t, c.WriteConfDir(dir))
-			_, flinkErr := RunBashJavaUtils(context.Background(), java, env.home, dir, tc.role)
+			name, c, _, flinkErr := bashJavaUtilsAt(t, java, env.home, tc, size)
 			ours := CheckMemory(c, tc.role, size)
 			assert.Equal(t, flinkErr == nil, ours == nil, "%s: Flink says %v, CheckMemory says %v", name, flinkErr, ours)
 		}
@@ -84,16 +75,7 @@ func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
 	compared := 0
 	for _, tc := range cases {
 		for _, size := range tc.sizes {
-			name := fmt.Sprintf("%s %v %dm", tc.role, tc.conf, size)
-			c := memConf(tc.conf...)
-			key := KeyTMProcessSize
-			if tc.role != RoleTaskManager {
-				key = KeyJMProcessSize
-			}
-			c.Set(key, fmt.Sprintf("%dm", size))
-			dir := filepath.Join(t.TempDir(), "conf")
-			require.NoError(t, c.WriteConfDir(dir))
-			flinks, flinkErr := RunBashJavaUtils(context.Background(), java, env.home, dir, tc.role)
+			name, c, flinks, flinkErr := bashJavaUtilsAt(t, java, env.home, tc, size)
 			ours, err := ComputeResourceParams(c, tc.role)
 			if flinkErr != nil {
 				assert.Error(t, err, "%s: Flink refuses it (%v)", name, flinkErr)
@@ -120,4 +102,21 @@ func propMap(t *testing.T, kvs []string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// bashJavaUtilsAt is tc's configuration with its role's process size set to size, and what Flink's
+// own calculator (BashJavaUtils, run on it written to a conf directory) makes of it.
+func bashJavaUtilsAt(t *testing.T, java string, home *Home, tc memoryCase, size int64) (string, *Config, ResourceParams, error) {
+	t.Helper()
+	name := fmt.Sprintf("%s %v %dm", tc.role, tc.conf, size)
+	c := memConf(tc.conf...)
+	key := KeyTMProcessSize
+	if tc.role != RoleTaskManager {
+		key = KeyJMProcessSize
+	}
+	c.Set(key, fmt.Sprintf("%dm", size))
+	dir := filepath.Join(t.TempDir(), "conf")
+	require.NoError(t, c.WriteConfDir(dir))
+	flinks, err := RunBashJavaUtils(context.Background(), java, home, dir, tc.role)
+	return name, c, flinks, err
 }
