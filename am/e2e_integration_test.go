@@ -54,6 +54,8 @@ type jobSpec struct {
 	maxAttempts int    // 0: 1
 	memory      string // taskexecutor.memory; "": 256
 	teExtra     string // more [taskexecutor] lines
+	ship        string // the file shipped beside the fake nvidia-smi; "": the test worker
+	envExtra    string // more [taskexecutor.env] lines
 }
 
 // writeJob writes a job file to a temp dir: the worker and the fake nvidia-smi are shipped, the fake is
@@ -61,6 +63,10 @@ type jobSpec struct {
 func writeJob(t *testing.T, s jobSpec) string {
 	t.Helper()
 	smi := itest.FakeSMI()
+	ship := s.ship
+	if ship == "" {
+		ship = worker(t)
+	}
 	body := fmt.Sprintf(`name = %q
 max-attempts = %d
 "external-resources" = "gpu"
@@ -82,7 +88,8 @@ files = [%q, %q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, s.name, max(s.maxAttempts, 1), s.gpus, coordinationDir(), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures, worker(t), smi, s.teExtra)
+%s`, s.name, max(s.maxAttempts, 1), s.gpus, coordinationDir(), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures,
+		ship, smi, s.teExtra, s.envExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p

@@ -27,35 +27,8 @@ func gangScriptJob(t *testing.T, name, script string, instances, gpus int, memor
 	t.Helper()
 	script, err := filepath.Abs(script)
 	require.NoError(t, err)
-	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
-	require.NoError(t, err)
-	body := fmt.Sprintf(`name = %q
-max-attempts = 1
-"external-resources" = "gpu"
-"external-resource.gpu.amount" = %d
-"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir %s"
-
-[am]
-memory = 256
-
-[taskexecutor]
-instances = %d
-gang = true
-gang-timeout = "3m"
-max-failures = 0
-memory = %q
-command = %q
-files = [%q, %q]
-
-[taskexecutor.env]
-PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
-FAKE_GPU_COUNT = "4"
-OMP_NUM_THREADS = "1"
-`, name, gpus, coordinationDir(), instances, memory, command, script, smi)
-	p := filepath.Join(t.TempDir(), name+".toml")
-	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
-	return p
+	return writeJob(t, jobSpec{name: name, instances: instances, gpus: gpus, command: command, memory: memory, ship: script,
+		teExtra: "gang = true\ngang-timeout = \"3m\"", envExtra: "OMP_NUM_THREADS = \"1\"\n"})
 }
 
 // scriptLine is one line of a container's stdout that matched a script's pattern, with the container
