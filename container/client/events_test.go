@@ -57,15 +57,7 @@ func TestStatusShowsStoppingContainers(t *testing.T) {
 func TestFollowPrintsTheAMsEventStream(t *testing.T) {
 	log := am.NewEventLog(100)
 	log.Add(am.RequestedEvent(2, contract.Capability{"yarn.io/gpu": 1}))
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-
-	var b bytes.Buffer
-	out := &lockedWriter{w: &b}
-	f := &eventFollower{out: out}
-	f.start(context.Background(), srv.URL+"/")
+	f, out, b := followEvents(t, log)
 	log.Add(am.AllocationRejectedEvent("external-resource.gpu.amount", 5, 4, "yarn.io/gpu", ""))
 	require.Eventually(t, func() bool {
 		out.mu.Lock()
@@ -110,15 +102,7 @@ func TestFollowPrintsTheAMsEventStream(t *testing.T) {
 func TestFollowDrainsTheFinishedEventAfterTheEnd(t *testing.T) {
 	log := am.NewEventLog(100)
 	log.Add(am.RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-
-	var b bytes.Buffer
-	out := &lockedWriter{w: &b}
-	f := &eventFollower{out: out}
-	f.start(context.Background(), srv.URL+"/")
+	f, _, b := followEvents(t, log)
 	require.Eventually(t, f.streaming, 5*time.Second, 10*time.Millisecond)
 	// The RM says FINISHED now; the AM's event comes a moment later.
 	added := make(chan struct{})
@@ -137,4 +121,19 @@ func TestFollowDrainsTheFinishedEventAfterTheEnd(t *testing.T) {
 	f2 := &eventFollower{out: &lockedWriter{w: &bytes.Buffer{}}}
 	f2.drain(time.Minute)
 	assert.Less(t, time.Since(start), 5*time.Second, "no stream: no wait")
+}
+
+// followEvents starts an event follower on an AM's event stream served from log; what it prints goes
+// to b (read under out's lock).
+func followEvents(t *testing.T, log *am.EventLog) (*eventFollower, *lockedWriter, *bytes.Buffer) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	b := &bytes.Buffer{}
+	out := &lockedWriter{w: b}
+	f := &eventFollower{out: out}
+	f.start(context.Background(), srv.URL+"/")
+	return f, out, b
 }
