@@ -8,7 +8,6 @@ package am_test
 
 import (
 	"context"
-	"encoding/json"
 	"html"
 	"io"
 	"net/http"
@@ -323,21 +322,7 @@ func TestWebUIDrawsWhatTheAMCannotKnowExactly(t *testing.T) {
 		},
 		Asks: []contract.AskStatus{{ID: 3, Pending: 1, Since: at(50)}},
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /", am.UIHandler())
-	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
-	})
-	mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("[]")) })
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--virtual-time-budget=3000", "--dump-dom", srv.URL+"/").Output()
-	require.NoError(t, err)
-	dom := string(out)
+	dom := am.RenderedUIPage(t, chromium, st)
 	assert.NotContains(t, dom, "page error")
 
 	type cellKey struct{ node, gpu, container, state string }

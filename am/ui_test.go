@@ -310,6 +310,12 @@ func renderedPage(t *testing.T, chromium string, st contract.Status) string {
 	return dom
 }
 
+// RenderedUIPage is renderedPage for the integration tests of package am_test (a name of this test
+// file, in no build of the AM).
+func RenderedUIPage(t *testing.T, chromium string, st contract.Status) string {
+	return renderedPage(t, chromium, st)
+}
+
 // A Flink job's page links the JobManager's web UI in its header; other jobs' pages have no such
 // link, and a flinkUI that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui).
 func TestUIPageLinksTheFlinkUI(t *testing.T) {
