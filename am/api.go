@@ -86,7 +86,7 @@ func (a *AM) Report(id string, r contract.ContainerReport) error {
 		return fmt.Errorf("%w: %s is %s", errReportNotRunning, id, t.Phase)
 	}
 	a.emitAll(a.rec.reported(t, r))
-	if r.Exited || r.WorkerStderr != "" {
+	if r.WorkerExit() {
 		return nil // the worker's exit (diagnostics.go): no infos, nothing to check or assign
 	}
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})

@@ -159,7 +159,7 @@ func (r *records) completed(t *tracked, exit Exit) []contract.Event {
 
 // reported: the container's launcher reported its resource infos or why discovery failed.
 func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.Event {
-	if rep.Exited || rep.WorkerStderr != "" {
+	if rep.WorkerExit() {
 		// The worker's exit (launcher stderrtail.go): its devices are no longer held (the launcher
 		// releases them next), and its stderr tail is kept for its completion, which follows.
 		t.workerExited = true

@@ -204,6 +204,10 @@ type ContainerReport struct {
 	ExitCode     int    `json:"exitCode,omitempty"`
 }
 
+// WorkerExit says r is the report of the worker's exit (a launcher before Exited sent WorkerStderr
+// alone, after a non-zero exit).
+func (r ContainerReport) WorkerExit() bool { return r.Exited || r.WorkerStderr != "" }
+
 // RequirementsUpdate is the body of PUT /api/v1/requirements: the new number of TaskExecutors of the
 // job's profile. Scaling down cancels pending asks first, then stops the newest TaskExecutors.
 type RequirementsUpdate struct {
