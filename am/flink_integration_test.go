@@ -116,7 +116,9 @@ func flinkUI(t *testing.T, id string) string {
 }
 
 var (
-	flinkGPULine   = regexp.MustCompile(`YARN_AM_FLINK_GPU subtask=(\d+) container=(\S+) indexes=(\S*)`)
+	flinkGPULine = regexp.MustCompile(`YARN_AM_FLINK_GPU subtask=(\d+) container=(\S+) indexes=(\S*)`)
+	// A TaskManager on the JobManager's host starts its JVM after the JobManager (wait-for-jobmanager).
+	flinkWaitLine  = regexp.MustCompile(`yarn-am flink-taskmanager: started after the JobManager at (\S+) .*: waited ([0-9.]+) s, (.*)`)
 	flinkParallism = regexp.MustCompile(`YARN_AM_FLINK_PARALLELISM subtask=(\d+) parallelism=(\d+) container=(\S+)`)
 )
 
@@ -185,6 +187,17 @@ func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 		seen[key] = l[2]
 	}
 	assert.Len(t, seen, 3, "one subtask in each TaskManager, each on its own GPU: %v", seen)
+	// The mini cluster's NodeManagers share the AM's host: every TaskManager's JVM started once the
+	// JobManager's job had left INITIALIZING.
+	waits := tmLines(id, flinkWaitLine)
+	require.Len(t, waits, 3, "each TaskManager waited for the JobManager on its host:\n%s", containerLogs(id))
+	var waited []string
+	for _, w := range waits {
+		assert.Equal(t, ui, w[1]+"/", "the TaskManager polled the JobManager status shows")
+		assert.Regexp(t, `^job [0-9a-f]{32} is (CREATED|RUNNING|FINISHED)$`, w[3])
+		waited = append(waited, w[2]+" s")
+	}
+	t.Logf("measured: the TaskManagers waited %s for the JobManager", strings.Join(waited, ", "))
 }
 
 // TestFlinkFailingJobFailsWithFlinksRootCause: the application FAILS with Flink's root cause.
@@ -430,6 +443,9 @@ func TestFlinkSessionCluster(t *testing.T) {
 	jobs, err := (&flink.REST{URL: ui}).Jobs(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, jobs, "a session cluster runs no program of its own")
+	waits := tmLines(id, flinkWaitLine)
+	require.Len(t, waits, 1, "the TaskManager waited for the session JobManager on its host:\n%s", containerLogs(id))
+	assert.Equal(t, "its REST API answers", waits[0][3])
 	assert.Equal(t, "RUNNING", status(t, id).Report.State, "it runs until killed")
 }
 

@@ -225,7 +225,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 			return 1, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
 		}
 		rpc, rest := net.JoinHostPort(host, strconv.Itoa(ports[0])), net.JoinHostPort(host, strconv.Itoa(ports[1]))
-		env[contract.EnvFlinkJobManager] = rpc
+		env[contract.EnvFlinkJobManager], env[contract.EnvFlinkREST] = rpc, rest
 		flinkEnv = []string{contract.EnvFlinkJobManager + "=" + rpc, contract.EnvFlinkREST + "=" + rest}
 		flinkUI = "http://" + rest + "/"
 		if len(job.Flink.Defines) > 0 {

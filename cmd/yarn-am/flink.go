@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -42,8 +43,11 @@ Runs a [flink] job's TaskManager as the worker of 'yarn-am launch' in a TaskExec
 AM sets it as the TaskExecutors' command). It reads the GPU indexes the launcher assigned
 ($YARN_AM_EXTERNAL_RESOURCES_FILE), points Flink's GPU driver at them, sets the process size to the
 container's memory ([taskexecutor] memory) and the JobManager's address to $YARN_AM_FLINK_JOBMANAGER,
-and replaces itself with the TaskManager's JVM (same process). A TaskManager whose assigned GPUs do
-not match external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.log in the
+and replaces itself with the TaskManager's JVM (same process). On the JobManager's host (by default;
+[flink] wait-for-jobmanager) the JVM starts once the JobManager has started (its job is past
+INITIALIZING, or for a session cluster its REST API at $YARN_AM_FLINK_REST answers), at most 60 s
+later; stdout says how long it waited. A TaskManager whose assigned GPUs do not match
+external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.log in the
 container's log directory; the job's prints are in the container's stdout.`
 
 func init() {
@@ -244,6 +248,65 @@ func runFlinkSession(ctx context.Context, p *flink.Process, out, errOut io.Write
 	return 0
 }
 
+// jobManagerStartBound is how long a TaskManager waits for the JobManager to start before its JVM
+// starts anyway.
+const jobManagerStartBound = 60 * time.Second
+
+// waitForJobManager holds the TaskManager's JVM until the JobManager has started when [flink]
+// wait-for-jobmanager says so for this host (docs/flink.md#taskmanagers-on-the-jobmanagers-host):
+// by default when the JobManager runs on this host, whose CPUs the JVMs' starts would share. After
+// bound it gives up and the TaskManager starts (it retries its registration as always). It says
+// on stdout what it did.
+func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout io.Writer) {
+	say := func(format string, a ...any) { fmt.Fprintf(stdout, "yarn-am flink-taskmanager: "+format+"\n", a...) }
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	switch mode := s.job.Flink.WaitForJobManager; {
+	case mode == jobfile.FlinkWaitNever:
+		return
+	case mode != jobfile.FlinkWaitAlways && !sameHost(ctx, s.host, tmHost):
+		return
+	}
+	_, restPort, err := hostPort(contract.EnvFlinkREST)
+	if err != nil {
+		say("starting without waiting for the JobManager: %v", err)
+		return
+	}
+	rest := &flink.REST{URL: "http://" + net.JoinHostPort(s.host, restPort), HTTP: &http.Client{Timeout: 2 * time.Second}}
+	start := time.Now()
+	saw, err := rest.WaitStarted(ctx, 200*time.Millisecond, s.job.Flink.Jar != "")
+	if err != nil {
+		say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), rest.URL, err)
+		return
+	}
+	say("started after the JobManager at %s (wait-for-jobmanager = %s, TaskManager on %s): waited %.1f s, %s",
+		rest.URL, s.job.Flink.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
+}
+
+// sameHost reports whether two host names are one host: the same name, or names with an address in
+// common.
+func sameHost(ctx context.Context, a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	as, err1 := net.DefaultResolver.LookupHost(ctx, a)
+	bs, err2 := net.DefaultResolver.LookupHost(ctx, b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	for _, x := range as {
+		if slices.Contains(bs, x) {
+			return true
+		}
+	}
+	return false
+}
+
 func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {
 	s, code, ok := startFlink("flink-taskmanager", flinkTaskManagerUsage, args, stdout, stderr)
 	if !ok {
@@ -256,6 +319,7 @@ func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {
 		s.conf.Set("taskmanager.host", nm)
 	}
 	s.conf.Set("taskmanager.bind-host", "0.0.0.0")
+	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
 	spec := flink.Spec{Home: s.home, Conf: s.conf, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
 	if s.job.Flink.Jar != "" {
 		spec.UserJars = []string{filepath.Join(s.dir, s.job.Flink.Jar)}

@@ -94,8 +94,10 @@ const (
 	// every TaskExecutor's environment: the AM picks the port on its own host before it starts the
 	// driver, so the TaskManagers need nothing from the driver (docs/flink.md#the-jobmanager-as-the-driver).
 	EnvFlinkJobManager = "YARN_AM_FLINK_JOBMANAGER"
-	// EnvFlinkREST is the JobManager's REST address host:port, set by the AM in the driver's
-	// environment; status shows it as http://host:port/ (Status.FlinkUI).
+	// EnvFlinkREST is the JobManager's REST address host:port, set by the AM in the driver's and
+	// every TaskExecutor's environment; status shows it as http://host:port/ (Status.FlinkUI), and a
+	// TaskManager polls it before its JVM starts when it waits for the JobManager
+	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
 	EnvFlinkREST = "YARN_AM_FLINK_REST"
 	// EnvFlinkDefines is the job's -D Flink keys ("key=value" in order; EncodeFlinkDefines), set by
 	// the AM in the driver's and every TaskExecutor's environment: the staged job.toml lacks them, and

@@ -221,3 +221,38 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 		}
 	}
 }
+
+// WaitStarted polls the JobManager every poll until it has started: its REST API answers and, for
+// an application cluster, its job is past INITIALIZING (the JobMaster runs: CREATED, RUNNING or
+// later). It returns what it saw last, for the log; the error is ctx's, with the last answer or
+// failure. A colocated TaskManager waits for it before its JVM starts
+// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
+func (c *REST) WaitStarted(ctx context.Context, poll time.Duration, application bool) (string, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	last := "no answer yet"
+	for {
+		jobs, err := c.Jobs(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil { // not the wait's own end cutting a request short
+				last = err.Error()
+			}
+		case !application:
+			return "its REST API answers", nil
+		default:
+			last = "its REST API answers, no job yet"
+			for _, j := range jobs {
+				if j.State != "INITIALIZING" {
+					return fmt.Sprintf("job %s is %s", j.ID, j.State), nil
+				}
+				last = fmt.Sprintf("job %s is INITIALIZING", j.ID)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("the JobManager has not started (%s): %w", last, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The shape of Flink 1.20's /jobs/<id>/exceptions for a job whose task threw with restarts off (as
@@ -64,5 +66,43 @@ func TestInnermostCause(t *testing.T) {
 	}
 	if got := InnermostCause("a.B: only\n\tat x"); got != "a.B: only" {
 		t.Errorf("%q", got)
+	}
+}
+
+// A colocated TaskManager's wait: an application cluster has started once its job is past
+// INITIALIZING, a session cluster once its REST API answers; a JobManager that never gets there
+// ends the wait with ctx, naming what was seen last.
+func TestRESTWaitStarted(t *testing.T) {
+	var polls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n := polls.Add(1); {
+		case n > 100:
+			w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"INITIALIZING"}]}`))
+		case n <= 2:
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+		case n <= 4:
+			w.Write([]byte(`{"jobs":[]}`))
+		case n <= 6:
+			w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"INITIALIZING"}]}`))
+		default:
+			w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"CREATED"}]}`))
+		}
+	}))
+	defer srv.Close()
+	c := &REST{URL: srv.URL}
+	ctx := context.Background()
+	saw, err := c.WaitStarted(ctx, time.Millisecond, true)
+	if err != nil || saw != "job j1 is CREATED" || polls.Load() != 7 {
+		t.Fatalf("application: %q, %v after %d polls", saw, err, polls.Load())
+	}
+	polls.Store(2)
+	if saw, err := c.WaitStarted(ctx, time.Millisecond, false); err != nil || saw != "its REST API answers" || polls.Load() != 3 {
+		t.Fatalf("session: %q, %v after %d polls", saw, err, polls.Load())
+	}
+	polls.Store(100) // from here on the job stays INITIALIZING
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.WaitStarted(short, time.Millisecond, true); err == nil || !strings.Contains(err.Error(), "job j1 is INITIALIZING") {
+		t.Fatalf("a JobManager stuck in INITIALIZING: %v", err)
 	}
 }

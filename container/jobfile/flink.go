@@ -34,7 +34,21 @@ type FlinkSpec struct {
 	// job file's that the AM hands to the JobManager and the TaskManagers, whose staged job.toml
 	// lacks them (contract.EnvFlinkDefines, docs/flink.md#configuration).
 	Defines []string
+	// WaitForJobManager is which TaskManagers start their JVM only once the JobManager has started
+	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host): FlinkWaitSameHost (the default),
+	// FlinkWaitAlways or FlinkWaitNever.
+	WaitForJobManager string
 }
+
+// The values of [flink] wait-for-jobmanager.
+const (
+	FlinkWaitSameHost = "same-host" // the TaskManagers on the JobManager's host: they share its CPUs
+	FlinkWaitAlways   = "always"
+	FlinkWaitNever    = "never"
+)
+
+// FlinkWaitValues are the valid values of [flink] wait-for-jobmanager, the default first.
+var FlinkWaitValues = []string{FlinkWaitSameHost, FlinkWaitAlways, FlinkWaitNever}
 
 // Names in a Flink job's containers.
 const (
@@ -53,7 +67,7 @@ const (
 	FlinkMinAMMemoryMB = 768 + FlinkAMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "config"}
+var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "config"}
 
 // flinkKeysSetByYarnAM are the Flink keys yarn-am sets itself (docs/flink.md#addresses).
 var flinkKeysSetByYarnAM = map[string]string{
@@ -90,6 +104,13 @@ func (r reader) flink(doc map[string]any, dir string, staged bool, add func(stri
 	f.Jar, _ = r.str(t, "jar", "flink.jar")
 	f.MainClass, _ = r.str(t, "main-class", "flink.main-class")
 	f.Args = r.strings(t, "args", "flink.args")
+	f.WaitForJobManager = FlinkWaitSameHost
+	if v, set := r.str(t, "wait-for-jobmanager", "flink.wait-for-jobmanager"); set {
+		if !slices.Contains(FlinkWaitValues, v) {
+			add("flink.wait-for-jobmanager = %q: want one of %s (which TaskManagers start their JVM only once the JobManager has started)", bounded(v), strings.Join(FlinkWaitValues, ", "))
+		}
+		f.WaitForJobManager = v
+	}
 	switch {
 	case f.Home != "" && f.Provided != "":
 		add("flink.home = %q and flink.provided = %q: give one: home (a Flink distribution on this machine, shipped by submit) or provided (an hdfs:// archive of one)", bounded(f.Home), bounded(f.Provided))

@@ -53,6 +53,7 @@ memory = 1024
 	assert.Equal(t, FlinkTaskManagerCommand, j.TaskExecutor.Command, "the TaskExecutors are TaskManagers")
 	assert.Equal(t, contract.DeviceEnvOff, j.TaskExecutor.Env[contract.EnvDeviceEnv], "the launcher leaves CUDA_VISIBLE_DEVICES alone")
 	assert.Equal(t, int64(FlinkMinAMMemoryMB), j.AM.MemoryMB, "the AM holds the JobManager")
+	assert.Equal(t, FlinkWaitSameHost, j.Flink.WaitForJobManager, "the default")
 
 	// In the container, the jar is the localised file of the same name.
 	f, err := Read(p)
@@ -70,6 +71,8 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"nohome\"\n", "lib is missing"},
 		{"[flink]\nhome = \"flink\"\njar = \"missing.jar\"\n", "not a readable file"},
 		{"[flink]\nhome = \"flink\"\nmain-class = \"A\"\n", "need flink.jar"},
+		{"[flink]\nhome = \"flink\"\nwait-for-jobmanager = \"yes\"\n", `flink.wait-for-jobmanager = "yes": want one of same-host, always, never`},
+		{"[flink]\nhome = \"flink\"\nwait-for-jobmanager = true\n", `flink.wait-for-jobmanager = true: want a string`},
 		{"[flink]\nhome = \"flink\"\nhomme = 1\n", `unknown key "flink.homme" (did you mean "flink.home"?)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"jobmanager.rpc.address\" = \"x\"\n", `"jobmanager.rpc.address" is set by yarn-am`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.memory.process.size\" = \"4g\"\n", `"taskmanager.memory.process.size" is set by yarn-am ([taskexecutor] memory, the TaskManager's container; set that instead)`},

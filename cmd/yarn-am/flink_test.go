@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+)
+
+// A TaskManager's JVM waits for the JobManager as [flink] wait-for-jobmanager says
+// (docs/flink.md#taskmanagers-on-the-jobmanagers-host): with the default only on the JobManager's
+// host, and never longer than the bound.
+func TestWaitForJobManager(t *testing.T) {
+	var polls, started atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		polls.Add(1)
+		if started.Load() == 0 {
+			w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"INITIALIZING"}]}`))
+			return
+		}
+		w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"RUNNING"}]}`))
+	}))
+	defer srv.Close()
+	jmHost, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	t.Setenv(contract.EnvFlinkREST, net.JoinHostPort(jmHost, port))
+	setup := func(mode string) *flinkSetup {
+		return &flinkSetup{job: &jobfile.Job{Flink: &jobfile.FlinkSpec{Jar: "job.jar", WaitForJobManager: mode}}, host: jmHost}
+	}
+	for _, tc := range []struct {
+		name, mode, tmHost string
+		waits              bool
+	}{
+		{"default, the JobManager's host", jobfile.FlinkWaitSameHost, jmHost, true},
+		{"default, another host", jobfile.FlinkWaitSameHost, "node-b.invalid", false},
+		{"always, another host", jobfile.FlinkWaitAlways, "node-b.invalid", true},
+		{"never, the JobManager's host", jobfile.FlinkWaitNever, jmHost, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			polls.Store(0)
+			started.Store(0)
+			done := make(chan struct{})
+			defer close(done)
+			go func() { // the JobManager starts its job after a few polls
+				for polls.Load() < 3 {
+					select {
+					case <-done:
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+				started.Store(1)
+			}()
+			var out strings.Builder
+			waitForJobManager(setup(tc.mode), tc.tmHost, time.Minute, &out)
+			if !tc.waits {
+				assert.Zero(t, polls.Load(), "no poll")
+				assert.Empty(t, out.String())
+				return
+			}
+			assert.GreaterOrEqual(t, polls.Load(), int32(4), "it waited for the job to leave INITIALIZING")
+			assert.Contains(t, out.String(), "yarn-am flink-taskmanager: started after the JobManager at "+srv.URL)
+			assert.Contains(t, out.String(), "job j1 is RUNNING")
+		})
+	}
+
+	// A JobManager that never starts its job holds the TaskManager only up to the bound.
+	polls.Store(0)
+	started.Store(0)
+	var out strings.Builder
+	begin := time.Now()
+	waitForJobManager(setup(jobfile.FlinkWaitSameHost), jmHost, 300*time.Millisecond, &out)
+	assert.Less(t, time.Since(begin), 10*time.Second)
+	assert.Contains(t, out.String(), "without the JobManager at "+srv.URL)
+	assert.Contains(t, out.String(), "job j1 is INITIALIZING")
+}
+
+func TestSameHost(t *testing.T) {
+	ctx := context.Background()
+	assert.True(t, sameHost(ctx, "node-a", "NODE-A"))
+	assert.True(t, sameHost(ctx, "localhost", "127.0.0.1"), "an address in common")
+	assert.False(t, sameHost(ctx, "127.0.0.1", "127.0.0.2"))
+	assert.False(t, sameHost(ctx, "", ""))
+	assert.False(t, sameHost(ctx, "node-a.invalid", "node-b.invalid"))
+}
