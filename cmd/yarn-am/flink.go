@@ -283,8 +283,9 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 		rest.URL, s.job.Flink.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
 }
 
-// sameHost reports whether two host names are one host: the same name, or names with an address in
-// common.
+// sameHost reports whether two host names are one host: the same name, names with an address in
+// common, or names that are both loopback addresses (NodeManagers of one machine on 127.0.0.2 and
+// 127.0.0.3, as in the mini cluster: a loopback address is always this machine).
 func sameHost(ctx context.Context, a, b string) bool {
 	if a == "" || b == "" {
 		return false
@@ -304,7 +305,16 @@ func sameHost(ctx context.Context, a, b string) bool {
 			return true
 		}
 	}
-	return false
+	return allLoopback(as) && allLoopback(bs)
+}
+
+func allLoopback(addrs []string) bool {
+	for _, a := range addrs {
+		if ip := net.ParseIP(a); ip == nil || !ip.IsLoopback() {
+			return false
+		}
+	}
+	return len(addrs) > 0
 }
 
 func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {

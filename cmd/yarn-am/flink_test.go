@@ -87,7 +87,8 @@ func TestSameHost(t *testing.T) {
 	ctx := context.Background()
 	assert.True(t, sameHost(ctx, "node-a", "NODE-A"))
 	assert.True(t, sameHost(ctx, "localhost", "127.0.0.1"), "an address in common")
-	assert.False(t, sameHost(ctx, "127.0.0.1", "127.0.0.2"))
+	assert.True(t, sameHost(ctx, "127.0.0.2", "127.0.0.3"), "loopback addresses are this machine")
+	assert.False(t, sameHost(ctx, "127.0.0.1", "192.0.2.1"))
 	assert.False(t, sameHost(ctx, "", ""))
 	assert.False(t, sameHost(ctx, "node-a.invalid", "node-b.invalid"))
 }
