@@ -131,6 +131,10 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err := conf.ApplyDefines(defines); err != nil {
 		return nil, err
 	}
+	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
+	if err := flink.CheckPlainREST(conf); err != nil {
+		return nil, err
+	}
 	return &flinkSetup{job: job, home: home, conf: conf, dir: dir}, nil
 }
 

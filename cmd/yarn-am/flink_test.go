@@ -5,12 +5,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
@@ -91,4 +94,28 @@ func TestSameHost(t *testing.T) {
 	assert.False(t, sameHost(ctx, "127.0.0.1", "192.0.2.1"))
 	assert.False(t, sameHost(ctx, "", ""))
 	assert.False(t, sameHost(ctx, "node-a.invalid", "node-b.invalid"))
+}
+
+// A provided home's conf/ is first read in the container: TLS on the REST API fails the JobManager
+// and every TaskManager there, with the key, instead of an AM waiting for an outcome it cannot read.
+func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
+	dir := t.TempDir()
+	for f, body := range map[string]string{
+		"job.toml":                        "[flink]\nprovided = \"hdfs://nn:8020/flink.tar\"\njar = \"job.jar\"\n",
+		"flink/lib/flink-dist-1.20.5.jar": "",
+		"flink/bin/bash-java-utils.jar":   "",
+		"flink/plugins/.keep":             "",
+		"flink/conf/config.yaml":          "security:\n  ssl:\n    rest:\n      enabled: true\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644))
+	}
+	t.Chdir(dir)
+	_, err := loadFlinkSetup()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am reads the JobManager's REST API over plain HTTP`)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink/conf/config.yaml"), []byte("security.ssl.rest.enabled: false\n"), 0o644))
+	_, err = loadFlinkSetup()
+	require.NoError(t, err)
 }

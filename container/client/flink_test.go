@@ -132,4 +132,9 @@ memory = 1024
 	assert.Contains(t, err.Error(), "taskexecutor.memory = 768")
 	assert.Contains(t, err.Error(), "am.memory = 1024: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's 256 MiB, 768 MiB")
 	assert.Contains(t, err.Error(), `jobmanager.memory.heap.size = "1g"`)
+
+	// TLS on the REST API would leave the AM waiting for an outcome it cannot read.
+	_, err = LoadJob(p, JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "security.ssl.rest.enabled=true"}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am reads the JobManager's REST API over plain HTTP`)
 }

@@ -14,7 +14,8 @@ import (
 // each TaskManager's process size is [taskexecutor] memory and the JobManager's [am] memory less the
 // AM's share; Flink's configuration is layered as the containers will (the home's conf/, when the
 // home is on this machine, then the job file's Flink keys with -D), and each role must fit as Flink's
-// own calculator would size it.
+// own calculator would size it. It also refuses TLS on the JobManager's REST API, which the AM and
+// the TaskManagers read over plain HTTP (flink.CheckPlainREST).
 func flinkMemory(job *jobfile.Job) error {
 	conf := flink.NewConfig()
 	if job.Flink.Home != "" {
@@ -29,7 +30,7 @@ func flinkMemory(job *jobfile.Job) error {
 	for _, k := range slices.Sorted(maps.Keys(job.Flink.Config)) {
 		conf.Set(k, job.Flink.Config[k])
 	}
-	var errs []error
+	errs := []error{flink.CheckPlainREST(conf)}
 	tm := job.TaskExecutor.MemoryMB
 	if err := flink.CheckMemory(conf, flink.RoleTaskManager, tm); err != nil {
 		errs = append(errs, fmt.Errorf("taskexecutor.memory = %d: a [flink] job's TaskManager has the container's memory as its process size (taskmanager.memory.process.size): %w", tm, err))

@@ -256,3 +256,17 @@ func (c *REST) WaitStarted(ctx context.Context, poll time.Duration, application 
 		}
 	}
 }
+
+// KeyRESTSSL is Flink's switch for TLS on the REST endpoint.
+const KeyRESTSSL = "security.ssl.rest.enabled"
+
+// CheckPlainREST refuses a configuration whose JobManager serves its REST API over TLS: yarn-am reads
+// that API over plain HTTP, for the job's outcome (RunApplication) and a TaskManager's wait, and
+// would otherwise wait for an answer that never comes (docs/flink.md#the-rest-api).
+func CheckPlainREST(c *Config) error {
+	v, ok := c.Get(KeyRESTSSL)
+	if ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+		return fmt.Errorf("%s = %s: yarn-am reads the JobManager's REST API over plain HTTP (the job's outcome, the TaskManagers' start), so TLS on it is not supported; set it to false (Flink's internal TLS, security.ssl.internal.*, is left to Flink)", KeyRESTSSL, shown(v))
+	}
+	return nil
+}
