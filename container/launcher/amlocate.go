@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"sync"
@@ -317,4 +319,20 @@ func LocatorFromEnv(firstURL string, log logrus.FieldLogger) (*AMLocator, error)
 	l := &AMLocator{Lookup: lookup, TLS: cfg, Log: log}
 	l.SetHost(u.Host)
 	return l, nil
+}
+
+// Send is every launcher request to the AM: it sends req with the application secret as a bearer
+// token and reads at most limit bytes of the answer. A request that gets no HTTP answer is told to
+// Failed, and moved says whether the AM has a new address to retry at once; an answer is told to
+// Reached. resp's body is closed.
+func (l *AMLocator) Send(client *http.Client, req *http.Request, secret string, limit int64) (resp *http.Response, body []byte, moved bool, err error) {
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err = client.Do(req)
+	if err != nil {
+		return nil, nil, l.Failed(req.Context(), err), err
+	}
+	defer resp.Body.Close()
+	l.Reached()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, limit))
+	return resp, body, false, err
 }

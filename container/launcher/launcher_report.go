@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -141,15 +140,10 @@ func (h *HTTPReporter) post(ctx context.Context, client *http.Client, url string
 		return false, fmt.Errorf("report: %q is not a valid URL (%s): %w", url, contract.EnvReportURL, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+h.Secret)
-	resp, err := client.Do(req)
-	if err != nil {
-		h.Locator.Failed(ctx, err)
+	resp, msg, _, err := h.Locator.Send(client, req, h.Secret, 4096)
+	if resp == nil {
 		return true, err
 	}
-	defer resp.Body.Close()
-	h.Locator.Reached()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	switch {
 	case resp.StatusCode/100 == 2:
 		return false, nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -110,20 +109,16 @@ func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("%s=%q: %w", contract.EnvTokensURL, url, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+r.Secret)
-	resp, err := hc.Do(req)
-	if err != nil {
-		if r.Locator.Failed(ctx, err) {
-			return r.Once(ctx) // the AM moved: ask the new attempt now
-		}
+	resp, data, moved, err := r.Locator.Send(hc, req, r.Secret, 16<<20)
+	if moved {
+		return r.Once(ctx) // the AM moved: ask the new attempt now
+	}
+	if resp == nil {
 		return false, err
 	}
-	defer resp.Body.Close()
-	r.Locator.Reached()
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
 		return false, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -64,17 +63,13 @@ func (h *HTTPReporter) Alive(ctx context.Context, containerID string) error {
 	if err != nil {
 		return fmt.Errorf("alive: %q is not a valid URL (%s): %w", url, contract.EnvReportURL, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+h.Secret)
-	resp, err := h.Client.Do(req)
-	if err != nil {
-		if h.Locator.Failed(ctx, err) {
-			return h.Alive(ctx, containerID) // the AM moved: say it to the new attempt now
-		}
+	resp, msg, moved, err := h.Locator.Send(h.Client, req, h.Secret, 4096)
+	if moved {
+		return h.Alive(ctx, containerID) // the AM moved: say it to the new attempt now
+	}
+	if resp == nil {
 		return err
 	}
-	defer resp.Body.Close()
-	h.Locator.Reached()
-	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("the AM answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -280,15 +279,10 @@ func (h *HTTPReporter) WaitNotice(ctx context.Context, containerID string, wait 
 	if err != nil {
 		return nil, fmt.Errorf("notices: %q is not a valid URL (%s): %w", u, contract.EnvReportURL, err)
 	}
-	req.Header.Set("Authorization", "Bearer "+h.Secret)
-	resp, err := client.Do(req)
-	if err != nil {
-		h.Locator.Failed(ctx, err)
+	resp, body, _, err := h.Locator.Send(&client, req, h.Secret, 64<<10)
+	if resp == nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	h.Locator.Reached()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch resp.StatusCode {
 	case http.StatusOK:
 		var n contract.PreemptionNotice

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -70,15 +69,10 @@ func (h *HTTPReporter) getRendezvous(ctx context.Context, client *http.Client, u
 	if err != nil {
 		return nil, true, err
 	}
-	req.Header.Set("Authorization", "Bearer "+h.Secret)
-	resp, err := client.Do(req)
-	if err != nil {
-		h.Locator.Failed(ctx, err)
+	resp, body, _, err := h.Locator.Send(client, req, h.Secret, 64<<10)
+	if resp == nil {
 		return nil, false, err
 	}
-	defer resp.Body.Close()
-	h.Locator.Reached()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	switch resp.StatusCode {
 	case http.StatusOK:
 		var r contract.Rendezvous
