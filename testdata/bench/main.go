@@ -307,48 +307,19 @@ func (cfg config) tools() []string {
 // 2 GB, 2 vcores and 1 GPU: 8 of 16 GB, 8 of 16 vcores, 4 of 8 GPUs, plus its AM) until stop kills it,
 // and waits until all its containers run.
 func holdHalf(cfg config) (stop func(), err error) {
-	logf, err := os.Create(filepath.Join(cfg.out, "logs", "holder.log"))
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(cfg.hadoopJava, "org.apache.hadoop.yarn.applications.distributedshell.Client",
 		"-jar", cfg.dshellJar, "-appname", "bench-holder", "-shell_command", "sleep 3600", "-num_containers", "4",
 		"-master_memory", "256", "-master_vcores", "1", "-container_resources", "memory-mb=2048,vcores=2,yarn.io/gpu=1", "-timeout", "3600000")
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	appCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sent := false
-		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if m := appRE.FindString(sc.Text()); m != "" && !sent {
-				appCh <- m
-				sent = true
-			}
-		}
-		io.Copy(io.Discard, pr)
-	}()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("the half-busy holder: %w", err)
+	s, err := startClient(cmd, filepath.Join(cfg.out, "logs", "holder.log"), "the half-busy holder", cfg.runTimeout)
+	if err != nil {
+		return nil, err
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); pw.Close(); logf.Close(); close(done) }()
-	app := ""
+	app := s.app
 	stop = func() {
-		if app != "" {
-			exec.Command(cfg.yarnAM, "kill", app).Run()
-		}
+		exec.Command(cfg.yarnAM, "kill", app).Run()
 		cmd.Process.Kill()
-		<-done
-	}
-	select {
-	case app = <-appCh:
-	case <-done:
-		return nil, fmt.Errorf("the half-busy holder exited before naming its application; see %s", logf.Name())
-	case <-time.After(cfg.runTimeout):
-		stop()
-		return nil, fmt.Errorf("the half-busy holder named no application within %s", cfg.runTimeout)
+		<-s.done
+		s.log.Close()
 	}
 	deadline := time.Now().Add(cfg.runTimeout)
 	for {
