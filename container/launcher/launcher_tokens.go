@@ -132,16 +132,16 @@ func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
 	if old, err := os.ReadFile(r.Path); err == nil && bytes.Equal(old, data) {
 		return false, nil
 	}
-	return true, writeAtomically(r.Path, data)
-}
-
-// writeAtomically replaces path with data: a temporary file in the same directory, synced, then
-// renamed over path, keeping path's permission bits (0600 when it does not exist).
-func writeAtomically(path string, data []byte) error {
-	mode := os.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
+	mode := os.FileMode(0o600) // keep the token file's permission bits when it exists
+	if fi, err := os.Stat(r.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
+	return true, writeAtomically(r.Path, data, mode)
+}
+
+// writeAtomically replaces path with data of permission bits mode: a temporary file in the same
+// directory, synced, then renamed over path.
+func writeAtomically(path string, data []byte, mode os.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err

@@ -238,23 +238,7 @@ func WritePreemptionFile(dir string, n *contract.PreemptionNotice) (string, erro
 		return "", err
 	}
 	path := preemptionFile(dir)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+contract.PreemptionFileName+".*")
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename: nothing left to remove
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	return path, os.Rename(tmp.Name(), path)
+	return path, writeAtomically(path, append(data, '\n'), 0o600)
 }
 
 // WaitNotice is one long poll of GET <BaseURL><id>/notices: the notice (200), nil (204: the wait
