@@ -220,7 +220,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	var flinkEnv []string
 	flinkUI := ""
 	if job.Flink != nil {
-		ports, err := freePorts(host, 2)
+		ports, err := freeport.Pick(host, 2) // below the ephemeral range: internal/freeport says why
 		if err != nil {
 			return 1, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
 		}
@@ -376,7 +376,3 @@ func ClusterAuth(creds *yarnrpc.Credentials, user string) yarnrpc.Auth {
 	}
 	return yarnrpc.SimpleAuth(user)
 }
-
-// freePorts returns n distinct free TCP ports on host for servers another process binds (the Flink
-// JobManager's), below the ephemeral range (internal/freeport says why).
-func freePorts(host string, n int) ([]int, error) { return freeport.Pick(host, n) }
