@@ -75,7 +75,7 @@ func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, cre
 		return nil, err
 	}
 	svc := yarnrpc.TokenService(ctx, addr)
-	tok, ok := hdfsToken(creds, svc)
+	tok, ok := creds.TokenFor(yarnrpc.HDFSDelegationTokenKind, svc)
 	if !ok {
 		return nil, fmt.Errorf("the AM's credentials have no %s for the NameNode %s (service %s); 'yarn-am submit' gets one on a Kerberized cluster", yarnrpc.HDFSDelegationTokenKind, addr, svc)
 	}
@@ -89,19 +89,6 @@ func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, cre
 		return nil, fmt.Errorf("staging directory %s: %w", uri, err)
 	}
 	return s, nil
-}
-
-func hdfsToken(creds *yarnrpc.Credentials, service string) (yarnrpc.Token, bool) {
-	if creds == nil {
-		return yarnrpc.Token{}, false
-	}
-	for _, a := range creds.Aliases() {
-		t := creds.Tokens[a]
-		if t.Kind == yarnrpc.HDFSDelegationTokenKind && t.Service == service {
-			return t, true
-		}
-	}
-	return yarnrpc.Token{}, false
 }
 
 // Resource returns the local resource of a staged file under alias, with HDFS's size and time.

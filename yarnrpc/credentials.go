@@ -38,6 +38,20 @@ func (c *Credentials) TokenOfKind(kind string) (Token, bool) {
 	return Token{}, false
 }
 
+// TokenFor returns the first token (by alias) of the given kind for service (the server's ip:port,
+// e.g. TokenService of a NameNode). Nil credentials have none.
+func (c *Credentials) TokenFor(kind, service string) (Token, bool) {
+	if c == nil {
+		return Token{}, false
+	}
+	for _, a := range c.Aliases() {
+		if t := c.Tokens[a]; t.Kind == kind && t.Service == service {
+			return t, true
+		}
+	}
+	return Token{}, false
+}
+
 // The token storage format: "HDTS", a version byte, then the body. Version 0 is Hadoop's Writable
 // layout (what Hadoop 3 writes); version 1 is a varint-delimited CredentialsProto.
 const (

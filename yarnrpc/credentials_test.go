@@ -120,3 +120,20 @@ func FuzzParseCredentials(f *testing.F) {
 		}
 	})
 }
+
+func TestTokenFor(t *testing.T) {
+	c := NewCredentials()
+	c.Tokens["b"] = Token{Kind: HDFSDelegationTokenKind, Service: "10.0.0.1:8020", Identifier: []byte("b")}
+	c.Tokens["a"] = Token{Kind: HDFSDelegationTokenKind, Service: "10.0.0.2:8020", Identifier: []byte("a")}
+	c.Tokens["c"] = Token{Kind: RMDelegationTokenKind, Service: "10.0.0.1:8020"}
+	if tok, ok := c.TokenFor(HDFSDelegationTokenKind, "10.0.0.1:8020"); !ok || string(tok.Identifier) != "b" {
+		t.Fatalf("got %+v, %v", tok, ok)
+	}
+	if _, ok := c.TokenFor(HDFSDelegationTokenKind, "10.0.0.3:8020"); ok {
+		t.Fatal("a token for another service")
+	}
+	var none *Credentials
+	if _, ok := none.TokenFor(HDFSDelegationTokenKind, "10.0.0.1:8020"); ok {
+		t.Fatal("nil credentials")
+	}
+}

@@ -251,12 +251,8 @@ func StagingLookup(stagingURI, protection, tokenFile string) (AMLookup, error) {
 			if err != nil {
 				return contract.APIAddress{}, err
 			}
-			svc := yarnrpc.TokenService(ctx, addr)
-			for _, a := range creds.Aliases() {
-				if t := creds.Tokens[a]; t.Kind == yarnrpc.HDFSDelegationTokenKind && t.Service == svc {
-					auth = yarnrpc.TokenAuth(t, containerUser())
-					break
-				}
+			if t, ok := creds.TokenFor(yarnrpc.HDFSDelegationTokenKind, yarnrpc.TokenService(ctx, addr)); ok {
+				auth = yarnrpc.TokenAuth(t, containerUser())
 			}
 		}
 		nn, err := yarnrpc.NewNameNodeClient(conf, addr, auth, yarnrpc.FailFast(func(string) {}))
