@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	stdlog "log"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -224,17 +226,20 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		if err != nil {
 			return 1, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
 		}
-		rpc, rest := net.JoinHostPort(host, strconv.Itoa(ports[0])), net.JoinHostPort(host, strconv.Itoa(ports[1]))
-		env[contract.EnvFlinkJobManager], env[contract.EnvFlinkREST] = rpc, rest
-		flinkEnv = []string{contract.EnvFlinkJobManager + "=" + rpc, contract.EnvFlinkREST + "=" + rest}
+		rest := net.JoinHostPort(host, strconv.Itoa(ports[1]))
 		flinkUI = "http://" + rest + "/"
+		// The driver and every TaskExecutor get the same three.
+		flink := map[string]string{contract.EnvFlinkJobManager: net.JoinHostPort(host, strconv.Itoa(ports[0])), contract.EnvFlinkREST: rest}
 		if len(job.Flink.Defines) > 0 {
 			defs, err := contract.EncodeFlinkDefines(job.Flink.Defines)
 			if err != nil {
 				return 1, err
 			}
-			env[contract.EnvFlinkDefines] = defs
-			flinkEnv = append(flinkEnv, contract.EnvFlinkDefines+"="+defs)
+			flink[contract.EnvFlinkDefines] = defs
+		}
+		for _, k := range slices.Sorted(maps.Keys(flink)) {
+			env[k] = flink[k]
+			flinkEnv = append(flinkEnv, k+"="+flink[k])
 		}
 	}
 	te := taskExecutorLaunch{
