@@ -81,7 +81,7 @@ func shortTokenLifetime(t *testing.T) (*yarnrpc.Config, time.Duration) {
 // the first attempt's refreshed tokens, the AM is SIGKILLed; YARN keeps the TaskExecutors for attempt
 // 2. Their launchers find attempt 2 through the staging directory and refresh their token files from
 // it; past the first attempt's tokens' max lifetime the kept container's token file still holds an
-// HDFS token the NameNode accepts, and the job succeeds three token lifetimes after it began, with
+// HDFS token the NameNode accepts, and the job succeeds four token lifetimes after it began, with
 // each worker run once.
 func TestKeptTaskExecutorsRefreshTokensAfterAMRestart(t *testing.T) {
 	t.Parallel() // beside TestLongJobOutlivesTokens: both mostly wait out token lifetimes
@@ -99,7 +99,7 @@ max-attempts = 2
 memory = 256
 [taskexecutor]
 instances = 2
-command = "./worker --sleep ` + (3 * life).String() + `"
+command = "./worker --sleep ` + (4 * life).String() + `"
 memory = 256
 files = ["` + secureRun.wkr + `", "` + smi + `"]
 [taskexecutor.env]
@@ -134,8 +134,10 @@ YARN_AM_TOKENS_REFRESH = "2s"
 	secureRun.mu.Unlock()
 
 	// The first refresh: the first attempt replaced its tokens (at 3/4 of their max lifetime) and both
-	// launchers wrote them over their token files. (A launcher's first poll already rewrites the file
-	// the NodeManager wrote, with the same tokens: that one does not count.)
+	// launchers wrote them over their token files. A launcher's first poll rewrites the file the
+	// NodeManager wrote when its bytes differ from the AM's answer, which counts as one of the two;
+	// when they are equal the second is the AM's second replacement, about 1.5 lifetimes in. The
+	// worker runs four lifetimes, so either way the job runs on two lifetimes past the kill.
 	before := map[string]int{}
 	require.Eventually(t, func() bool {
 		logs := keptStderr(t, app)
