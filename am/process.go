@@ -279,14 +279,16 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	if n := int(cidp.GetAppAttemptId().GetAttemptId()); n < maxAttempts {
+	attemptsLeft := int(cidp.GetAppAttemptId().GetAttemptId()) < maxAttempts
+	if attemptsLeft {
 		amc.KeepStagingOnKill = true
-		log.WithFields(logrus.Fields{"attempt": n, "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
+		log.WithFields(logrus.Fields{"attempt": cidp.GetAppAttemptId().GetAttemptId(), "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
 	}
 	if refresher != nil {
 		amc.LaunchTokens = refresher.LaunchTokens
 	}
 	addTokenDeadlineEvent(&amc, creds)
+	addRestartLimitEvent(&amc, conf, creds, attemptsLeft, log)
 	if a.Driver != "" {
 		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
 			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token

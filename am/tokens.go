@@ -194,3 +194,53 @@ func addTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
 	}
 	cfg.Events.Add(tokenDeadlineEvent(d))
 }
+
+// ProxyUserPrivilegesKey is the ResourceManager's setting that lets it get new HDFS delegation
+// tokens for an application's user when the ones submit gave it reach their maximum lifetime.
+const ProxyUserPrivilegesKey = "yarn.resourcemanager.proxy-user-privileges.enabled"
+
+// restartLimit is when a new AM attempt may no longer start (docs/security.md#am-restarts-past-the-maximum-lifetime):
+// the NodeManagers localise every attempt's AM container with the HDFS delegation tokens submit got,
+// which a shipped keytab does not replace (only the RM holds them). ok is false when that does not
+// apply: no keytab (the job itself ends then; announceTokenDeadline says so), no attempt left, no
+// HDFS token, or the site files say the RM gets new tokens itself (ProxyUserPrivilegesKey).
+func restartLimit(conf *yarnrpc.Config, creds *yarnrpc.Credentials, attemptsLeft bool) (tokenDeadline, bool) {
+	var d tokenDeadline
+	if !attemptsLeft || os.Getenv(contract.EnvPrincipal) == "" || creds == nil {
+		return d, false
+	}
+	if on, err := conf.GetBool(ProxyUserPrivilegesKey, false); err == nil && on {
+		return d, false
+	}
+	for _, a := range creds.Aliases() {
+		t := creds.Tokens[a]
+		if t.Kind != yarnrpc.HDFSDelegationTokenKind {
+			continue
+		}
+		if _, mx, ok := yarnrpc.DelegationTokenDates(t); ok && (d.At.IsZero() || mx.Before(d.At)) {
+			d = tokenDeadline{Kind: t.Kind, Service: t.Service, At: mx}
+		}
+	}
+	return d, !d.At.IsZero()
+}
+
+// RestartMessage says until when a keytab job's AM can be restarted on any node.
+func (d tokenDeadline) RestartMessage() string {
+	return fmt.Sprintf("the %s (%s) YARN starts new AM attempts with expires at %s (max lifetime; the keytab renews the job's own tokens, not this one): an AM restart after it can fail to localise its files (\"token has expired\") unless the ResourceManager has %s",
+		tokenKindName(d.Kind), d.Service, d.At.UTC().Format(time.RFC3339), ProxyUserPrivilegesKey)
+}
+
+// addRestartLimitEvent logs restartLimit's message and puts it into cfg's event log (severity info:
+// nothing has failed), creating the log if cfg has none.
+func addRestartLimitEvent(cfg *Config, conf *yarnrpc.Config, creds *yarnrpc.Credentials, attemptsLeft bool, log logrus.FieldLogger) {
+	d, ok := restartLimit(conf, creds, attemptsLeft)
+	if !ok {
+		return
+	}
+	msg := d.RestartMessage()
+	log.WithFields(logrus.Fields{"kind": d.Kind, "service": d.Service, "expires": d.At.UTC().Format(time.RFC3339)}).Info("am: " + msg)
+	if cfg.Events == nil {
+		cfg.Events = NewEventLog(DefaultEventCapacity)
+	}
+	cfg.Events.Add(contract.Event{Type: EventTokenDeadline, Severity: contract.SeverityInfo, Message: msg, Reason: "am-restart"})
+}

@@ -135,3 +135,53 @@ func TestAddTokenDeadlineEvent(t *testing.T) {
 	addTokenDeadlineEvent(&cfg2, c)
 	assert.Nil(t, cfg2.Events)
 }
+
+// A keytab job with attempts left is told until when YARN can restart its AM on any node: the max
+// lifetime of submit's HDFS token, which the keytab does not replace. Nothing without a keytab (the
+// death notice covers it), without attempts left, or when the RM gets new tokens itself.
+func TestRestartLimit(t *testing.T) {
+	now := time.Now().Truncate(time.Millisecond)
+	c := yarnrpc.NewCredentials()
+	c.Tokens["rm"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-rm-123456"), Kind: yarnrpc.RMDelegationTokenKind, Service: "10.0.0.7:8032"}
+	c.Tokens["nn1"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(3*time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
+	c.Tokens["nn2"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(2*time.Hour)), Password: []byte("pw-nn-654321"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.6:8020"}
+	conf := yarnrpc.NewConfig(nil)
+	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
+
+	log, hook := test.NewNullLogger()
+	var cfg Config
+	addRestartLimitEvent(&cfg, conf, c, true, log)
+	require.NotNil(t, cfg.Events)
+	evs := cfg.Events.Latest(10)
+	require.Len(t, evs, 1)
+	assert.Equal(t, EventTokenDeadline, evs[0].Type)
+	assert.Equal(t, contract.SeverityInfo, evs[0].Severity)
+	assert.Equal(t, "am-restart", evs[0].Reason)
+	assert.Equal(t, "the HDFS delegation token (10.0.0.6:8020) YARN starts new AM attempts with expires at "+now.Add(2*time.Hour).UTC().Format(time.RFC3339)+
+		` (max lifetime; the keytab renews the job's own tokens, not this one): an AM restart after it can fail to localise its files ("token has expired") unless the ResourceManager has yarn.resourcemanager.proxy-user-privileges.enabled`, evs[0].Message)
+	require.Len(t, hook.Entries, 1)
+	line, _ := hook.LastEntry().String()
+	assert.NotContains(t, line, "pw-")
+
+	for name, tc := range map[string]struct {
+		principal    string
+		attemptsLeft bool
+		proxy        string
+	}{
+		"no keytab":                   {"", true, ""},
+		"the last attempt":            {"alice@EXAMPLE.COM", false, ""},
+		"the RM gets tokens itself":   {"alice@EXAMPLE.COM", true, "true"},
+		"the RM's setting is unclear": {"alice@EXAMPLE.COM", true, "maybe"},
+	} {
+		t.Setenv(contract.EnvPrincipal, tc.principal)
+		conf := yarnrpc.NewConfig(nil)
+		if tc.proxy != "" {
+			conf.Set(ProxyUserPrivilegesKey, tc.proxy)
+		}
+		_, ok := restartLimit(conf, c, tc.attemptsLeft)
+		assert.Equal(t, name == "the RM's setting is unclear", ok, name)
+	}
+	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
+	_, ok := restartLimit(conf, yarnrpc.NewCredentials(), true)
+	assert.False(t, ok, "no HDFS token")
+}
