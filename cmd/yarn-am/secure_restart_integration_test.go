@@ -77,12 +77,12 @@ func shortTokenLifetime(t *testing.T) (*yarnrpc.Config, time.Duration) {
 
 // TestKeptTaskExecutorsRefreshTokensAfterAMRestart (docs/running.md#kept-taskexecutors-find-the-new-attempt):
 // a keytab job on the Kerberized cluster with short token lifetimes (make test-secure starts it with
-// TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60 for this test and TestLongJobOutlivesTokens). Once its two TaskExecutors got
-// the first attempt's refreshed tokens, the AM is SIGKILLed; YARN keeps the TaskExecutors for attempt
-// 2. Their launchers find attempt 2 through the staging directory and refresh their token files from
-// it; past the first attempt's tokens' max lifetime the kept container's token file still holds an
-// HDFS token the NameNode accepts, and the job succeeds four token lifetimes after it began, with
-// each worker run once.
+// TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60 for this test and TestLongJobOutlivesTokens). Once its
+// two TaskExecutors hold the first attempt's own tokens, the AM is SIGKILLed; YARN keeps the
+// TaskExecutors for attempt 2. Their launchers find attempt 2 through the staging directory and
+// refresh their token files from it; past the max lifetime of every token the first attempt issued,
+// the kept container's token file still holds an HDFS token the NameNode accepts, and the job
+// succeeds three token lifetimes after it began, with each worker run once.
 func TestKeptTaskExecutorsRefreshTokensAfterAMRestart(t *testing.T) {
 	t.Parallel() // beside TestLongJobOutlivesTokens: both mostly wait out token lifetimes
 	secureEnv(t)
@@ -99,7 +99,7 @@ max-attempts = 2
 memory = 256
 [taskexecutor]
 instances = 2
-command = "./worker --sleep ` + (4 * life).String() + `"
+command = "./worker --sleep ` + (3 * life).String() + `"
 memory = 256
 files = ["` + secureRun.wkr + `", "` + smi + `"]
 [taskexecutor.env]
@@ -116,6 +116,7 @@ YARN_AM_TOKENS_REFRESH = "2s"
 	cmd := exec.CommandContext(ctx, secureRun.bin, "submit", jf, "--principal", p, "--keytab", kt)
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	started := time.Now() // submit gets its tokens after this
 	require.NoError(t, cmd.Start())
 	ended := make(chan error, 1)
 	go func() { ended <- cmd.Wait() }()
@@ -133,33 +134,49 @@ YARN_AM_TOKENS_REFRESH = "2s"
 	secureRun.apps = append(secureRun.apps, app)
 	secureRun.mu.Unlock()
 
-	// The first refresh: the first attempt replaced its tokens (at 3/4 of their max lifetime) and both
-	// launchers wrote them over their token files. A launcher's first poll rewrites the file the
-	// NodeManager wrote when its bytes differ from the AM's answer, which counts as one of the two;
-	// when they are equal the second is the AM's second replacement, about 1.5 lifetimes in. The
-	// worker runs four lifetimes, so either way the job runs on two lifetimes past the kill.
-	before := map[string]int{}
+	// The AM is killed once both TaskExecutors' workers run and their token files hold the first
+	// attempt's own tokens: an HDFS delegation token other than the one submit got, which the
+	// NodeManager gave the AM container. That is at once when the AM put its fresh tokens into their
+	// launch context, or at their launcher's first poll. It must happen well before submit's tokens reach their maximum
+	// lifetime: the NodeManager localises attempt 2's AM container with them, and past it YARN
+	// cannot start another attempt on a node that has not localised its files (docs/security.md#am-restarts-past-the-maximum-lifetime).
+	var submitHDFS []byte
 	require.Eventually(t, func() bool {
+		if submitHDFS == nil {
+			submitHDFS = hdfsTokenID(t, tokenFiles(app, "container_*_01_000001"))
+		}
+		files := tokenFiles(app, "container_*_01_00000[2-9]")
+		if submitHDFS == nil || len(files) != 2 {
+			return false
+		}
 		logs := keptStderr(t, app)
+		for _, l := range logs {
+			if !strings.Contains(l, "yarn-am launch: worker started") {
+				return false
+			}
+		}
 		if len(logs) != 2 {
 			return false
 		}
-		for c, l := range logs {
-			if before[c] = len(refreshedRE.FindAllStringIndex(l, -1)); before[c] < 2 {
+		for _, f := range files {
+			if id := hdfsTokenID(t, []string{f}); id == nil || bytes.Equal(id, submitHDFS) {
 				return false
 			}
 		}
 		return true
-	}, 2*life+time.Minute, time.Second, "both TaskExecutors refreshed their token file from attempt 1:\n%s", out.String())
-
+	}, life*3/4-time.Since(started), 200*time.Millisecond, "within 3/4 of the submit tokens' maximum lifetime, both TaskExecutors' token files hold the first attempt's own tokens:\n%s", out.String())
+	before := map[string]int{}
+	for c, l := range keptStderr(t, app) {
+		before[c] = len(refreshedRE.FindAllStringIndex(l, -1))
+	}
 	pid := amProcess(app)
 	require.NotZero(t, pid, "the AM process of %s", app)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	killed := time.Now()
-	t.Logf("attempt 1's AM (pid %d) SIGKILLed after the first refresh; refreshes so far: %v", pid, before)
+	t.Logf("attempt 1's AM (pid %d) SIGKILLed %s after submit, its TaskExecutors holding its own tokens; refreshes so far: %v", pid, killed.Sub(started).Round(100*time.Millisecond), before)
 
 	// Both kept launchers find attempt 2 and refresh their token files from it.
-	require.Eventually(t, func() bool {
+	if !assert.Eventually(t, func() bool {
 		for _, l := range keptStderr(t, app) {
 			i := strings.Index(l, "the AM moved")
 			if i < 0 || !refreshedRE.MatchString(l[i:]) {
@@ -167,19 +184,21 @@ YARN_AM_TOKENS_REFRESH = "2s"
 			}
 		}
 		return true
-	}, 2*time.Minute, time.Second, "the kept TaskExecutors follow attempt 2 and refresh their tokens from it")
+	}, 2*time.Minute, time.Second, "the kept TaskExecutors follow attempt 2 and refresh their tokens from it") {
+		for c, l := range keptStderr(t, app) {
+			t.Logf("%s stderr, the last lines:\n%s", c, lastLines(l, 40))
+		}
+		t.Logf("the AMs' logs, the last lines:\n%s", lastLines(readAll(t, app, "am.stderr"), 60))
+		t.FailNow()
+	}
 	t.Logf("both kept launchers refreshed from attempt 2 %s after the kill", time.Since(killed).Round(time.Second))
 
 	// Past the max lifetime of every token attempt 1 issued, a kept container's token file holds an
 	// HDFS token the NameNode accepts.
 	time.Sleep(time.Until(killed.Add(life + 5*time.Second))) // waiting out a token lifetime is the point here
-	var tokenFiles []string
-	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOCAL_DIRS"), ",") {
-		f, _ := filepath.Glob(filepath.Join(d, "usercache", "*", "appcache", app, "container_*_01_00000[2-9]", "container_tokens"))
-		tokenFiles = append(tokenFiles, f...)
-	}
-	require.Len(t, tokenFiles, 2, "the kept TaskExecutors' token files")
-	for _, f := range tokenFiles {
+	kept := tokenFiles(app, "container_*_01_00000[2-9]")
+	require.Len(t, kept, 2, "the kept TaskExecutors' token files")
+	for _, f := range kept {
 		creds, err := yarnrpc.ReadCredentialsFile(f)
 		require.NoError(t, err)
 		tok, ok := creds.TokenOfKind(yarnrpc.HDFSDelegationTokenKind)
@@ -207,7 +226,37 @@ YARN_AM_TOKENS_REFRESH = "2s"
 	assert.Len(t, regexp.MustCompile(`(?m)^worker: gpu indexes`).FindAllString(readAll(t, app, "stdout"), -1), 2, "each worker ran once: the kept TaskExecutors were never replaced")
 	amLog := readAll(t, app, "am.stderr")
 	assert.Contains(t, amLog, "API address written to the staging directory")
+	assert.Equal(t, 1, strings.Count(amLog, "YARN starts new AM attempts with expires at"), "attempt 1, which had an attempt left, said until when YARN can restart it; attempt 2 did not:\n%s", amLog)
 	for c, l := range keptStderr(t, app) {
 		assert.Greater(t, len(refreshedRE.FindAllStringIndex(l, -1)), before[c]+1, "%s refreshed its tokens more than once after the restart", c)
 	}
+}
+
+// tokenFiles lists the token files (container_tokens) of the application's containers that match
+// the glob container.
+func tokenFiles(app, container string) []string {
+	var files []string
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOCAL_DIRS"), ",") {
+		f, _ := filepath.Glob(filepath.Join(d, "usercache", "*", "appcache", app, container, "container_tokens"))
+		files = append(files, f...)
+	}
+	return files
+}
+
+// hdfsTokenID is the identifier of the HDFS delegation token in the one token file of files, nil
+// when there is not exactly one file or it holds no such token (yet: a file being written).
+func hdfsTokenID(t *testing.T, files []string) []byte {
+	t.Helper()
+	if len(files) != 1 {
+		return nil
+	}
+	creds, err := yarnrpc.ReadCredentialsFile(files[0])
+	if err != nil {
+		return nil
+	}
+	tok, ok := creds.TokenOfKind(yarnrpc.HDFSDelegationTokenKind)
+	if !ok {
+		return nil
+	}
+	return tok.Identifier
 }
