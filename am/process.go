@@ -279,10 +279,11 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	attemptsLeft := int(cidp.GetAppAttemptId().GetAttemptId()) < maxAttempts
+	n := int(cidp.GetAppAttemptId().GetAttemptId())
+	attemptsLeft := n < maxAttempts
 	if attemptsLeft {
 		amc.KeepStagingOnKill = true
-		log.WithFields(logrus.Fields{"attempt": cidp.GetAppAttemptId().GetAttemptId(), "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
+		log.WithFields(logrus.Fields{"attempt": n, "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
 	}
 	if refresher != nil {
 		amc.LaunchTokens = refresher.LaunchTokens

@@ -125,16 +125,17 @@ type tokenDeadline struct {
 	At      time.Time
 }
 
-// earliestTokenDeadline returns the earliest maximum date of the delegation tokens in creds (the
-// AM-RM token, which YARN rolls itself, is not one); ok is false when there are none.
-func earliestTokenDeadline(creds *yarnrpc.Credentials) (tokenDeadline, bool) {
+// earliestTokenDeadline returns the earliest maximum date of the delegation tokens in creds of the
+// given kind, or of any kind when kind is "" (the AM-RM token, which YARN rolls itself, is not one);
+// ok is false when there are none.
+func earliestTokenDeadline(creds *yarnrpc.Credentials, kind string) (tokenDeadline, bool) {
 	var d tokenDeadline
 	if creds == nil {
 		return d, false
 	}
 	for _, a := range creds.Aliases() {
 		t := creds.Tokens[a]
-		if t.Kind == yarnrpc.AMRMTokenKind {
+		if t.Kind == yarnrpc.AMRMTokenKind || (kind != "" && t.Kind != kind) {
 			continue
 		}
 		if _, mx, ok := yarnrpc.DelegationTokenDates(t); ok && (d.At.IsZero() || mx.Before(d.At)) {
@@ -164,7 +165,7 @@ func (d tokenDeadline) DeathMessage() string {
 // announceTokenDeadline logs, at start, when the job will die of its tokens' maximum lifetime
 // (nothing when creds hold no delegation tokens), and returns the message ("" if none).
 func announceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) string {
-	d, ok := earliestTokenDeadline(creds)
+	d, ok := earliestTokenDeadline(creds, "")
 	if !ok || os.Getenv(contract.EnvPrincipal) != "" { // with a keytab the tokens are replaced in time
 		return ""
 	}
@@ -185,14 +186,19 @@ func tokenDeadlineEvent(d tokenDeadline) contract.Event {
 // the log if cfg has none, so that submit, status and the driver see it too. Nothing happens with a
 // shipped keytab or without delegation tokens.
 func addTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
-	d, ok := earliestTokenDeadline(creds)
+	d, ok := earliestTokenDeadline(creds, "")
 	if !ok || os.Getenv(contract.EnvPrincipal) != "" {
 		return
 	}
+	addStartEvent(cfg, tokenDeadlineEvent(d))
+}
+
+// addStartEvent puts ev into cfg's event log before New runs, creating the log if cfg has none.
+func addStartEvent(cfg *Config, ev contract.Event) {
 	if cfg.Events == nil {
 		cfg.Events = NewEventLog(DefaultEventCapacity)
 	}
-	cfg.Events.Add(tokenDeadlineEvent(d))
+	cfg.Events.Add(ev)
 }
 
 // ProxyUserPrivilegesKey is the ResourceManager's setting that lets it get new HDFS delegation
@@ -205,23 +211,13 @@ const ProxyUserPrivilegesKey = "yarn.resourcemanager.proxy-user-privileges.enabl
 // apply: no keytab (the job itself ends then; announceTokenDeadline says so), no attempt left, no
 // HDFS token, or the site files say the RM gets new tokens itself (ProxyUserPrivilegesKey).
 func restartLimit(conf *yarnrpc.Config, creds *yarnrpc.Credentials, attemptsLeft bool) (tokenDeadline, bool) {
-	var d tokenDeadline
-	if !attemptsLeft || os.Getenv(contract.EnvPrincipal) == "" || creds == nil {
-		return d, false
+	if !attemptsLeft || os.Getenv(contract.EnvPrincipal) == "" {
+		return tokenDeadline{}, false
 	}
 	if on, err := conf.GetBool(ProxyUserPrivilegesKey, false); err == nil && on {
-		return d, false
+		return tokenDeadline{}, false
 	}
-	for _, a := range creds.Aliases() {
-		t := creds.Tokens[a]
-		if t.Kind != yarnrpc.HDFSDelegationTokenKind {
-			continue
-		}
-		if _, mx, ok := yarnrpc.DelegationTokenDates(t); ok && (d.At.IsZero() || mx.Before(d.At)) {
-			d = tokenDeadline{Kind: t.Kind, Service: t.Service, At: mx}
-		}
-	}
-	return d, !d.At.IsZero()
+	return earliestTokenDeadline(creds, yarnrpc.HDFSDelegationTokenKind)
 }
 
 // RestartMessage says until when a keytab job's AM can be restarted on any node.
@@ -239,8 +235,5 @@ func addRestartLimitEvent(cfg *Config, conf *yarnrpc.Config, creds *yarnrpc.Cred
 	}
 	msg := d.RestartMessage()
 	log.WithFields(logrus.Fields{"kind": d.Kind, "service": d.Service, "expires": d.At.UTC().Format(time.RFC3339)}).Info("am: " + msg)
-	if cfg.Events == nil {
-		cfg.Events = NewEventLog(DefaultEventCapacity)
-	}
-	cfg.Events.Add(contract.Event{Type: EventTokenDeadline, Severity: contract.SeverityInfo, Message: msg, Reason: "am-restart"})
+	addStartEvent(cfg, contract.Event{Type: EventTokenDeadline, Severity: contract.SeverityInfo, Message: msg, Reason: "am-restart"})
 }

@@ -46,7 +46,7 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 
 	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 	assert.Empty(t, announceTokenDeadline(log, c))
-	_, ok := earliestTokenDeadline(yarnrpc.NewCredentials())
+	_, ok := earliestTokenDeadline(yarnrpc.NewCredentials(), "")
 	assert.False(t, ok)
 }
 

@@ -137,29 +137,27 @@ YARN_AM_TOKENS_REFRESH = "2s"
 	// The AM is killed once both TaskExecutors' workers run and their token files hold the first
 	// attempt's own tokens: an HDFS delegation token other than the one submit got, which the
 	// NodeManager gave the AM container. That is at once when the AM put its fresh tokens into their
-	// launch context, or at their launcher's first poll. It must happen well before submit's tokens reach their maximum
-	// lifetime: the NodeManager localises attempt 2's AM container with them, and past it YARN
-	// cannot start another attempt on a node that has not localised its files (docs/security.md#am-restarts-past-the-maximum-lifetime).
+	// launch context, or at their launcher's first poll. It must happen well before submit's tokens
+	// reach their maximum lifetime: the NodeManager localises attempt 2's AM container with them,
+	// and past it YARN cannot start another attempt on a node that has not localised its files
+	// (docs/security.md#am-restarts-past-the-maximum-lifetime).
 	var submitHDFS []byte
 	require.Eventually(t, func() bool {
-		if submitHDFS == nil {
-			submitHDFS = hdfsTokenID(t, tokenFiles(app, "container_*_01_000001"))
+		if am := tokenFiles(app, "container_*_01_000001"); submitHDFS == nil && len(am) == 1 {
+			submitHDFS = hdfsTokenID(am[0])
 		}
 		files := tokenFiles(app, "container_*_01_00000[2-9]")
-		if submitHDFS == nil || len(files) != 2 {
+		logs := keptStderr(t, app)
+		if submitHDFS == nil || len(files) != 2 || len(logs) != 2 {
 			return false
 		}
-		logs := keptStderr(t, app)
 		for _, l := range logs {
 			if !strings.Contains(l, "yarn-am launch: worker started") {
 				return false
 			}
 		}
-		if len(logs) != 2 {
-			return false
-		}
 		for _, f := range files {
-			if id := hdfsTokenID(t, []string{f}); id == nil || bytes.Equal(id, submitHDFS) {
+			if id := hdfsTokenID(f); id == nil || bytes.Equal(id, submitHDFS) {
 				return false
 			}
 		}
@@ -243,14 +241,10 @@ func tokenFiles(app, container string) []string {
 	return files
 }
 
-// hdfsTokenID is the identifier of the HDFS delegation token in the one token file of files, nil
-// when there is not exactly one file or it holds no such token (yet: a file being written).
-func hdfsTokenID(t *testing.T, files []string) []byte {
-	t.Helper()
-	if len(files) != 1 {
-		return nil
-	}
-	creds, err := yarnrpc.ReadCredentialsFile(files[0])
+// hdfsTokenID is the identifier of the HDFS delegation token in the token file f, nil when it holds
+// no such token (yet: a file being written).
+func hdfsTokenID(f string) []byte {
+	creds, err := yarnrpc.ReadCredentialsFile(f)
 	if err != nil {
 		return nil
 	}
