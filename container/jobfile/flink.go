@@ -187,21 +187,6 @@ func flinkValue(v any) (string, bool) {
 	return "", false
 }
 
-func absAgainst(dir, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(dir, p)
-}
-
-// bounded cuts a value shown in a message to its first 200 bytes.
-func bounded(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
-}
-
 // flinkDefaults sizes a Flink job's AM and marks its TaskExecutors' environment: the AM's memory
 // holds the JobManager (FlinkMinAMMemoryMB at least, the default), and the launcher leaves the GPU
 // visibility variables unset (contract.EnvDeviceEnv).

@@ -1,6 +1,7 @@
 package jobfile
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -164,4 +165,19 @@ func scanValue(s string, depth int) (string, int) {
 		}
 	}
 	return "", depth
+}
+
+func absAgainst(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// bounded cuts a value shown in a message to its first 200 bytes.
+func bounded(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
 }
