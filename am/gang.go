@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
 
 // Gang mode (taskexecutor.gang): distributed training needs all its ranks at once. Reconcile holds
@@ -207,7 +208,7 @@ func (a *AM) assignRanksLocked() {
 
 // hostOf is the host of a node address host:port.
 func hostOf(node string) string {
-	return contract.NodeHost(node)
+	return hadoop.NodeHost(node)
 }
 
 // RendezvousOf answers GET /api/v1/containers/<id>/rendezvous: 200 and the container's rendezvous

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -276,7 +277,7 @@ func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
 	}
 	excluded := map[string]bool{}
 	for _, n := range a.policy.Excluded() {
-		excluded[contract.NodeHost(n)] = true
+		excluded[hadoop.NodeHost(n)] = true
 	}
 	a.mu.Unlock()
 

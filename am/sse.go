@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
 
 // This file serves the event log as Server-Sent Events on GET /api/v1/events. SSE is a few lines of
@@ -99,7 +100,7 @@ func (l *streamLimiter) Open() int {
 }
 
 func clientAddr(r *http.Request) string {
-	return contract.NodeHost(r.RemoteAddr)
+	return hadoop.NodeHost(r.RemoteAddr)
 }
 
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);

@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -108,7 +109,7 @@ func blacklistNames(nodes []string) []string {
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		names := []string{n}
-		if h := contract.NodeHost(n); h != n {
+		if h := hadoop.NodeHost(n); h != n {
 			names = append(names, h)
 		}
 		for _, x := range names {

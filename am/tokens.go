@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -41,7 +42,7 @@ func openStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config,
 			return nil, err
 		}
 		// The AM's state lives in an extended attribute of the directory (durable.go).
-		addr, err := yarnrpc.NameNodeAddr(uri)
+		addr, err := hadoop.NameNodeAddr(uri)
 		if err != nil {
 			_ = s.Close()
 			return nil, err
@@ -70,7 +71,7 @@ func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, cre
 	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", contract.EnvStagingDir, uri)
 	}
-	addr, err := yarnrpc.NameNodeAddr(uri)
+	addr, err := hadoop.NameNodeAddr(uri)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -34,7 +34,7 @@ type ApplicationClient struct {
 // CurrentUser returns the user Hadoop calls are made as without Kerberos: HADOOP_USER_NAME if set, else
 // the OS user.
 func CurrentUser() string {
-	if u := os.Getenv(contract.EnvHadoopUser); u != "" {
+	if u := os.Getenv(hadoop.EnvUserName); u != "" {
 		return u
 	}
 	if u, err := user.Current(); err == nil {

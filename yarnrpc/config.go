@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
 
 // Config is a Hadoop configuration: the properties of core-site.xml, hdfs-site.xml and yarn-site.xml
@@ -27,7 +27,7 @@ type Config struct {
 
 // Configuration files read by LoadConfig, later files overriding earlier ones (as Hadoop's
 // Configuration loads core-site before yarn-site).
-var configFiles = contract.HadoopConfigFiles()
+var configFiles = hadoop.ConfigFiles()
 
 // Defaults from Hadoop's core-default.xml and yarn-default.xml that yarn-am reads.
 var configDefaults = map[string]string{
@@ -60,7 +60,7 @@ func NewConfig(props map[string]string) *Config {
 
 // ConfigDirFromEnv returns HADOOP_CONF_DIR, else YARN_CONF_DIR, else "".
 func ConfigDirFromEnv() string {
-	for _, k := range []string{contract.EnvHadoopConf, "YARN_CONF_DIR"} {
+	for _, k := range []string{hadoop.EnvConfDir, "YARN_CONF_DIR"} {
 		if d := os.Getenv(k); d != "" {
 			return d
 		}
@@ -72,7 +72,7 @@ func ConfigDirFromEnv() string {
 // files HADOOP_CONF_DIR lacks. With neither set it returns the defaults and an error saying so.
 func LoadConfigFromEnv() (*Config, error) {
 	var dirs []string
-	for _, k := range []string{contract.EnvHadoopConf, "YARN_CONF_DIR"} {
+	for _, k := range []string{hadoop.EnvConfDir, "YARN_CONF_DIR"} {
 		if d := os.Getenv(k); d != "" {
 			dirs = append(dirs, d)
 		}

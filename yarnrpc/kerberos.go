@@ -20,8 +20,8 @@ import (
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
 
-	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
 
 // Kerberos login for SASL GSSAPI: a gokrb5 client logged in from a ticket cache (after kinit) or a
@@ -88,7 +88,7 @@ func (c *Config) KerberosAuth(login *Kerberos, protocol string) (Auth, error) {
 // (Java's getCanonicalHostName: the reverse lookup of its address, so 127.0.0.1 is usually
 // "localhost"), lower-cased; the host itself when lookups fail.
 func canonicalHost(ctx context.Context, addr string) string {
-	host := contract.NodeHost(addr)
+	host := hadoop.NodeHost(addr)
 	ip := host
 	if net.ParseIP(host) == nil {
 		ips, err := net.DefaultResolver.LookupHost(ctx, host)
@@ -143,7 +143,7 @@ func globMatch(pattern, s string) bool {
 // host (lower-cased; a host:port has its port dropped), as Hadoop's SecurityUtil does with the
 // canonical name of the server's address.
 func ResolvePrincipal(principal, host string) string {
-	host = strings.ToLower(contract.NodeHost(host))
+	host = strings.ToLower(hadoop.NodeHost(host))
 	name, realm, _ := strings.Cut(principal, "@")
 	parts := strings.Split(name, "/")
 	if len(parts) == 2 && parts[1] == "_HOST" {

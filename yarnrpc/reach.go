@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
 
 // What a client command (a person waiting) needs from a dead or wrong server: a clear error within
@@ -116,7 +116,7 @@ func (f ServerFailure) what() string {
 	case failRefused:
 		return "connection refused (nothing listens there)"
 	case failUnknownHost:
-		h := contract.NodeHost(f.Addr)
+		h := hadoop.NodeHost(f.Addr)
 		var de *net.DNSError
 		if errors.As(f.Err, &de) && !de.IsNotFound {
 			return fmt.Sprintf("cannot resolve host %q (%s)", h, de.Err)

@@ -5,7 +5,7 @@ import (
 	"os"
 	"regexp"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -30,12 +30,12 @@ func CheckUserName(u string) error {
 // CheckHadoopUserName checks HADOOP_USER_NAME, which CurrentUser takes when it is set, before a command
 // connects anywhere; the error names the variable and a bounded prefix of its value.
 func CheckHadoopUserName() error {
-	u, set := os.LookupEnv(contract.EnvHadoopUser)
+	u, set := os.LookupEnv(hadoop.EnvUserName)
 	if !set || u == "" {
 		return nil
 	}
 	if err := CheckUserName(u); err != nil {
-		return fmt.Errorf("%s=%s is %w", contract.EnvHadoopUser, resources.Quote(u), err)
+		return fmt.Errorf("%s=%s is %w", hadoop.EnvUserName, resources.Quote(u), err)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -201,7 +202,7 @@ YARN_AM_TOKENS_REFRESH = "2s"
 		require.NoError(t, err)
 		tok, ok := creds.TokenOfKind(yarnrpc.HDFSDelegationTokenKind)
 		require.True(t, ok, "%s has an HDFS delegation token", f)
-		addr, err := yarnrpc.NameNodeAddr(os.Getenv("YARN_AM_HDFS"))
+		addr, err := hadoop.NameNodeAddr(os.Getenv("YARN_AM_HDFS"))
 		require.NoError(t, err, "YARN_AM_HDFS from the cluster's env")
 		nn, err := yarnrpc.NewNameNodeClient(conf, addr, yarnrpc.TokenAuth(tok, yarnrpc.CurrentUser()), yarnrpc.FailFast(func(string) {}))
 		require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/container/launchctx"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -98,9 +99,9 @@ func AMEnvironment(o AMOptions) map[string]string {
 			lvl = v
 		}
 	}
-	env[contract.EnvHadoopConf] = "$PWD" // the launch script expands it: the site files are localised there
+	env[hadoop.EnvConfDir] = "$PWD" // the launch script expands it: the site files are localised there
 	env[contract.EnvStagingDir] = o.Staged.DirURI
-	env[contract.EnvHadoopUser] = o.User
+	env[hadoop.EnvUserName] = o.User
 	env[contract.EnvLogLevel] = lvl
 	if o.Principal != "" {
 		env[contract.EnvPrincipal] = o.Principal

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -42,7 +43,7 @@ func DelegationTokens(ctx context.Context, req TokenRequest) (*yarnrpc.Credentia
 		return nil, err
 	}
 	for _, u := range uris {
-		addr, err := yarnrpc.NameNodeAddr(u)
+		addr, err := hadoop.NameNodeAddr(u)
 		if err != nil {
 			return nil, fmt.Errorf("delegation tokens: %w", err)
 		}

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -38,7 +38,7 @@ type Session struct {
 // value.
 func LoadConfig() (*yarnrpc.Config, error) {
 	dir := yarnrpc.ConfigDirFromEnv()
-	for _, v := range []string{contract.EnvHadoopConf, "YARN_CONF_DIR"} {
+	for _, v := range []string{hadoop.EnvConfDir, "YARN_CONF_DIR"} {
 		d := os.Getenv(v)
 		if d == "" {
 			continue
@@ -57,8 +57,8 @@ func LoadConfig() (*yarnrpc.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(dir, contract.YARNSiteFile)); err != nil {
-		v := contract.EnvHadoopConf
+	if _, err := os.Stat(filepath.Join(dir, hadoop.YARNSiteFile)); err != nil {
+		v := hadoop.EnvConfDir
 		if os.Getenv(v) == "" {
 			v = "YARN_CONF_DIR"
 		}

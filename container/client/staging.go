@@ -14,6 +14,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -22,7 +23,7 @@ import (
 var stagedSiteFiles = []struct {
 	name     string
 	required bool
-}{{contract.CoreSiteFile, true}, {contract.YARNSiteFile, true}, {contract.HDFSSiteFile, false}}
+}{{hadoop.CoreSiteFile, true}, {hadoop.YARNSiteFile, true}, {hadoop.HDFSSiteFile, false}}
 
 // FileSystem is the part of HDFS staging needs. HDFS (colinmarc/hdfs) implements it in hdfs.go; tests
 // use a directory on the local disk.

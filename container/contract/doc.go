@@ -12,11 +12,13 @@
 //     exit classes the AM reports.
 //   - command.go: how a command line is quoted for YARN's launch script, and the TaskExecutor's
 //     command line (`yarn-am launch ... -- /bin/bash -c <command>`).
-//   - node.go: the host of a node address (NodeHost), IPv6 included.
 //   - preemption.go: preemption warnings: the notices endpoint the launcher long-polls, the notice
 //     document, the file and signal the worker gets, the ResourceManager's wait key.
 //   - api.go, events.go: the documents of the AM's HTTP API (status, counts, containers, requirements,
 //     events, the launcher's report) and the resource infos workers read.
+//
+// Hadoop's own names (HADOOP_CONF_DIR, the site files, the host of a node address) are not here but
+// in internal/hadoop, below the wire client (docs/design.md#floors).
 //
 // The package imports only the standard library, so a Go driver that talks to the AM links net/http
 // and this package, not the AM. docs/design.md#contracts describes the contract in words.

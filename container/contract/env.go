@@ -22,11 +22,10 @@ const (
 	DefaultLogLevel = "info"
 	// EnvPrincipal names the principal of the keytab staged for the AM (StagedKeytab), if any.
 	EnvPrincipal = "YARN_AM_PRINCIPAL"
-	// EnvHadoopConf and EnvHadoopUser are Hadoop's own: the AM finds its site files in its working
-	// directory and acts as the submitting user.
-	EnvHadoopConf = "HADOOP_CONF_DIR"
-	EnvHadoopUser = "HADOOP_USER_NAME"
 )
+
+// The client also sets Hadoop's own HADOOP_CONF_DIR and HADOOP_USER_NAME for the AM; they are
+// Hadoop's names, not yarn-am's, so package internal/hadoop holds them, below the wire client.
 
 // Environment of the TaskExecutor containers (set by the AM, read by the launcher).
 const (

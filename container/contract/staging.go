@@ -20,19 +20,6 @@ const (
 	StagedKeytab = "yarn-am.keytab"
 )
 
-// Hadoop's configuration files: read from HADOOP_CONF_DIR (EnvHadoopConf) by every process, staged
-// under the same names into the AM's working directory (core-site.xml and yarn-site.xml are required:
-// they say where the RM and HDFS are).
-const (
-	CoreSiteFile = "core-site.xml"
-	HDFSSiteFile = "hdfs-site.xml"
-	YARNSiteFile = "yarn-site.xml"
-)
-
-// HadoopConfigFiles lists them in the order Hadoop's Configuration loads them, later files overriding
-// earlier ones.
-func HadoopConfigFiles() []string { return []string{CoreSiteFile, HDFSSiteFile, YARNSiteFile} }
-
 // Local resource types and visibilities as written in the manifest.
 const (
 	TypeFile              = "FILE"

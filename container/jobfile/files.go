@@ -13,6 +13,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -54,9 +55,9 @@ var reservedAliases = map[string]string{
 	contract.StagedManifest:                 "the staged list of local resources",
 	contract.StagedKeytab:                   "the staged keytab",
 	contract.InfoFileName:                   "the file the launcher writes the resource infos to",
-	contract.CoreSiteFile:                   "the staged Hadoop configuration",
-	contract.YARNSiteFile:                   "the staged Hadoop configuration",
-	contract.HDFSSiteFile:                   "the staged Hadoop configuration",
+	hadoop.CoreSiteFile:                     "the staged Hadoop configuration",
+	hadoop.YARNSiteFile:                     "the staged Hadoop configuration",
+	hadoop.HDFSSiteFile:                     "the staged Hadoop configuration",
 	"launch_container.sh":                   "YARN's container launch script",
 	"container_tokens":                      "YARN's file of the container's tokens",
 	"default_container_executor.sh":         "YARN's container executor script",

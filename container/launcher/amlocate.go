@@ -19,6 +19,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/amtls"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -232,7 +233,7 @@ func StagingLookup(stagingURI, protection, tokenFile string) (AMLookup, error) {
 	if err != nil || u.Scheme != "hdfs" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%.200q: want the staging directory as hdfs://host:port/path", contract.EnvStagingDir, stagingURI)
 	}
-	addr, err := yarnrpc.NameNodeAddr(stagingURI)
+	addr, err := hadoop.NameNodeAddr(stagingURI)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", contract.EnvStagingDir, err)
 	}
@@ -271,7 +272,7 @@ func StagingLookup(stagingURI, protection, tokenFile string) (AMLookup, error) {
 // containerUser is the user HDFS knows the container's application by: HADOOP_USER_NAME if the job
 // set it, else USER (YARN sets it to the application's user), else the OS user.
 func containerUser() string {
-	if u := os.Getenv(contract.EnvHadoopUser); u != "" {
+	if u := os.Getenv(hadoop.EnvUserName); u != "" {
 		return u
 	}
 	if u := os.Getenv("USER"); u != "" {

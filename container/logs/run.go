@@ -12,6 +12,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -350,7 +351,7 @@ func (l *live) containers(ctx context.Context, report *hadooppb.ApplicationRepor
 }
 
 func hostOf(node string) string {
-	return contract.NodeHost(node)
+	return hadoop.NodeHost(node)
 }
 
 type fileKey struct{ container, file string }
