@@ -18,8 +18,9 @@
 //     count as failures.
 //   - policy.go: the failure policy, pure and clock-free: failure rate over a sliding window, restart
 //     backoff, per-node exclusion, the pending timeout behind not-enough-resources events, and its
-//     snapshot/restore for a later attempt. policyflags.go: its AM flags (container/jobfile reads
-//     the job file's [policy] table into them).
+//     snapshot/restore for a later attempt. Its configuration, PolicyConfig, is the job's
+//     jobfile.Policy: container/jobfile defines the keys once and reads both the [policy] table and
+//     the AM's flags of the same names.
 //   - preflight.go: CheckAsk, the registration's check that the ask can ever be satisfied: the one
 //     pre-flight of resources.Preflight, worded as the client's.
 //

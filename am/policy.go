@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 )
 
 // This file is the failure policy: pure bookkeeping over time that the loop feeds with what happened
@@ -22,70 +23,56 @@ import (
 //   - not enough resources: asks pending with no allocation for PendingTimeout → report, repeated at
 //     a doubling interval while it lasts; the action is to wait or to fail the application.
 
-// Pending-timeout actions.
+// Pending-timeout actions (the values of policy.on-pending-timeout).
 const (
-	PendingWait = "wait"
-	PendingFail = "fail"
+	PendingWait = jobfile.PendingWait
+	PendingFail = jobfile.PendingFail
 )
 
-// Defaults of PolicyConfig (documented in `yarn-am help am` and the README).
-const (
-	DefaultMaxFailureRate       = 10
-	DefaultFailureWindow        = 5 * time.Minute
-	DefaultRestartBackoff       = time.Second
-	DefaultRestartBackoffMax    = time.Minute
-	DefaultNodeMaxFailures      = 3
-	DefaultNodeExclusionTimeout = 10 * time.Minute
-	DefaultPendingTimeout       = time.Minute
-	DefaultPendingReportMax     = 10 * time.Minute
-)
+// DefaultPendingReportMax caps the doubling interval of not-enough-resources reports.
+const DefaultPendingReportMax = 10 * time.Minute
 
-// PolicyConfig holds the failure policy's limits. Zero values take the defaults; a negative
-// MaxFailureRate or NodeMaxFailures disables that rule.
-type PolicyConfig struct {
-	MaxFailureRate       int           // counted failures allowed within FailureWindow (--max-failure-rate)
-	FailureWindow        time.Duration // sliding window of the failure rate and node exclusion (--failure-window)
-	RestartBackoff       time.Duration // first delay before replacing a failed TaskExecutor (--restart-backoff)
-	RestartBackoffMax    time.Duration // cap of the doubling delay (--restart-backoff-max)
-	NodeMaxFailures      int           // counted failures on one node within FailureWindow that exclude it (--node-max-failures)
-	NodeExclusionTimeout time.Duration // how long a node stays excluded (--node-exclusion-timeout)
-	PendingTimeout       time.Duration // asks pending without an allocation this long → not-enough-resources (--pending-timeout)
-	OnPendingTimeout     string        // PendingWait or PendingFail (--on-pending-timeout)
-}
+// PolicyConfig is the failure policy's limits as the AM runs them: the job's jobfile.Policy (the
+// [policy] table and the AM's flags, read and checked there, once), converted with PolicyConfig(p).
+// Zero values take jobfile.DefaultPolicy's; a negative MaxFailureRate or NodeMaxFailures disables
+// that rule.
+type PolicyConfig jobfile.Policy
 
 // WithDefaults returns c with zero fields set to their defaults.
 func (c PolicyConfig) WithDefaults() PolicyConfig {
+	def := jobfile.DefaultPolicy()
 	if c.MaxFailureRate == 0 {
-		c.MaxFailureRate = DefaultMaxFailureRate
+		c.MaxFailureRate = def.MaxFailureRate
 	}
 	if c.FailureWindow <= 0 {
-		c.FailureWindow = DefaultFailureWindow
+		c.FailureWindow = def.FailureWindow
 	}
 	if c.RestartBackoff <= 0 {
-		c.RestartBackoff = DefaultRestartBackoff
+		c.RestartBackoff = def.RestartBackoff
 	}
 	if c.RestartBackoffMax <= 0 {
-		c.RestartBackoffMax = DefaultRestartBackoffMax
+		c.RestartBackoffMax = def.RestartBackoffMax
 	}
 	if c.RestartBackoffMax < c.RestartBackoff {
 		c.RestartBackoffMax = c.RestartBackoff
 	}
 	if c.NodeMaxFailures == 0 {
-		c.NodeMaxFailures = DefaultNodeMaxFailures
+		c.NodeMaxFailures = def.NodeMaxFailures
 	}
 	if c.NodeExclusionTimeout <= 0 {
-		c.NodeExclusionTimeout = DefaultNodeExclusionTimeout
+		c.NodeExclusionTimeout = def.NodeExclusionTimeout
 	}
 	if c.PendingTimeout <= 0 {
-		c.PendingTimeout = DefaultPendingTimeout
+		c.PendingTimeout = def.PendingTimeout
 	}
 	if c.OnPendingTimeout == "" {
-		c.OnPendingTimeout = PendingWait
+		c.OnPendingTimeout = def.OnPendingTimeout
 	}
 	return c
 }
 
-// Validate names the first invalid setting by its flag.
+// Validate names the first invalid setting by its flag. yarn-am am has checked the policy already
+// (jobfile.File.Policy, jobfile.PolicyFlags.Apply); this guards New's other Go callers.
 func (c PolicyConfig) Validate() error {
 	if c.OnPendingTimeout != "" && c.OnPendingTimeout != PendingWait && c.OnPendingTimeout != PendingFail {
 		return fmt.Errorf("--on-pending-timeout=%q: valid values are %q and %q", c.OnPendingTimeout, PendingWait, PendingFail)

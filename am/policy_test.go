@@ -6,7 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -97,11 +99,7 @@ func TestPolicyPendingTimeoutReportsWithBackoffAndClears(t *testing.T) {
 
 func TestPolicyConfigDefaultsAndValidation(t *testing.T) {
 	c := PolicyConfig{}.WithDefaults()
-	assert.Equal(t, DefaultMaxFailureRate, c.MaxFailureRate)
-	assert.Equal(t, DefaultFailureWindow, c.FailureWindow)
-	assert.Equal(t, DefaultNodeMaxFailures, c.NodeMaxFailures)
-	assert.Equal(t, DefaultNodeExclusionTimeout, c.NodeExclusionTimeout)
-	assert.Equal(t, DefaultPendingTimeout, c.PendingTimeout)
+	assert.Equal(t, PolicyConfig(jobfile.DefaultPolicy()), c, "the defaults are the job file's")
 	assert.Equal(t, PendingWait, c.OnPendingTimeout)
 	assert.NoError(t, c.Validate())
 	err := PolicyConfig{OnPendingTimeout: "panic"}.Validate()

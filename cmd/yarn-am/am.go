@@ -55,7 +55,7 @@ Flags:
 
 Failure policy (the same names are keys of the job file's [policy] table, which gives the defaults; flags
 win):
-` + am.PolicyFlagsUsage + `
+` + jobfile.PolicyFlagsUsage() + `
 
 Environment (set by YARN and 'yarn-am submit'): CONTAINER_ID, NM_HOST, HADOOP_TOKEN_FILE_LOCATION
 (AM-RM token and the application secret 'yarn-am.secret'), HADOOP_CONF_DIR, HADOOP_USER_NAME,
@@ -93,7 +93,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		fast, slow                 time.Duration
 		workers, history           int
 		maxStreams, streamsPerIP   int
-		policy                     = am.PolicyConfig{}.WithDefaults()
+		policyFlags                jobfile.PolicyFlags
 	)
 	fs.StringVar(&jobFile, "job", "", "")
 	fs.Func("flink-conf", "", pathFlag(&flinkConf))
@@ -106,7 +106,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&history, "finished-history", am.DefaultFinishedHistory, "")
 	fs.IntVar(&maxStreams, "max-event-streams", am.DefaultMaxEventStreams, "")
 	fs.IntVar(&streamsPerIP, "max-event-streams-per-client", am.DefaultMaxEventStreamsPerClient, "")
-	policy.RegisterFlags(fs)
+	policyFlags.Register(fs)
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, strings.TrimSpace(amUsage))
@@ -138,11 +138,12 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am am: --launch-workers=%d: must be from 1 to %d (the default is %d)\n", workers, maxLaunchWorkers, am.DefaultLaunchWorkers)
 		return 2
 	}
-	if err := checkPolicyFlags(policy); err != nil {
+	// A bad policy flag is bad usage (2), checked before the job file: Apply checks only the flags.
+	if err := policyFlags.Apply(new(jobfile.Policy)); err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return 2
 	}
-	// The job file is read once, here: its [policy] table gives the defaults (flags on the command
+	// The job file is read once, here: its [policy] table gives the policy (flags on the command
 	// line win), and RunProcess reads the rest of it.
 	job, err := jobfile.Read(jobFile)
 	if err != nil {
@@ -160,28 +161,11 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return contract.ExitInvalidInput
 	}
-	pargs, err := job.PolicyArgs()
+	policy, err := job.Policy()
+	if err == nil {
+		err = policyFlags.Apply(&policy)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
-		return contract.ExitInvalidInput
-	}
-	if len(pargs) > 0 {
-		fromJob := am.PolicyConfig{}.WithDefaults()
-		pfs := flag.NewFlagSet("policy", flag.ContinueOnError)
-		pfs.SetOutput(io.Discard)
-		fromJob.RegisterFlags(pfs)
-		if err := pfs.Parse(pargs); err != nil {
-			fmt.Fprintf(stderr, "yarn-am am: [policy] of %s: %v\n", jobFile, flagError(pfs, err))
-			return contract.ExitInvalidInput
-		}
-		fs.Visit(func(f *flag.Flag) {
-			if pfs.Lookup(f.Name) != nil {
-				_ = pfs.Set(f.Name, f.Value.String())
-			}
-		})
-		policy = fromJob
-	}
-	if err := policy.Validate(); err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return contract.ExitInvalidInput
 	}
@@ -190,7 +174,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	code, err := am.RunProcess(ctx, am.ProcessOptions{Job: job, FlinkConf: flinkConf, Defines: defines, Service: service,
-		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: policy,
+		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: am.PolicyConfig(policy),
 		MaxEventStreams: maxStreams, MaxEventStreamsPerClient: streamsPerIP})
 	if err != nil {
 		logrus.WithError(err).Error("yarn-am am: failed")
@@ -219,26 +203,3 @@ func logPeakRSS() {
 
 // maxLaunchWorkers bounds --launch-workers: each worker holds a connection to a NodeManager.
 const maxLaunchWorkers = 1024
-
-// checkPolicyFlags checks the failure-policy flags as jobfile.PolicyArgs checks the [policy] keys of the
-// same names: counts from -1 (off) to 1000000, durations positive (docs/job-file.md#the-policy-table).
-func checkPolicyFlags(p am.PolicyConfig) error {
-	for _, c := range []struct {
-		flag string
-		v    int
-	}{{"--max-failure-rate", p.MaxFailureRate}, {"--node-max-failures", p.NodeMaxFailures}} {
-		if c.v < -1 || c.v > 1000000 {
-			return fmt.Errorf("%s=%d: want an integer from -1 (off) to 1000000", c.flag, c.v)
-		}
-	}
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--failure-window", p.FailureWindow}, {"--restart-backoff", p.RestartBackoff}, {"--restart-backoff-max", p.RestartBackoffMax},
-		{"--node-exclusion-timeout", p.NodeExclusionTimeout}, {"--pending-timeout", p.PendingTimeout}} {
-		if d.v <= 0 {
-			return fmt.Errorf("%s=%s: want a positive duration like 30s or 5m", d.flag, d.v)
-		}
-	}
-	return p.Validate()
-}

@@ -373,7 +373,7 @@ func badInputs() []badInput {
 		{name: "am --pending-timeout 0s", args: []string{"am", "--job", "$D/job.toml", "--pending-timeout", "0s"},
 			code: 2, want: []string{"--pending-timeout=0s", "positive duration"}},
 		{name: "am --pending-timeout negative", args: []string{"am", "--job", "$D/job.toml", "--pending-timeout=-1m"},
-			code: 2, want: []string{"--pending-timeout=-1m0s", "positive duration"}},
+			code: 2, want: []string{"--pending-timeout=-1m:", "positive duration"}},
 		{name: "files: hdfs port out of range", args: []string{"check", "$D/job.toml"}, job: job(`files = ["hdfs://nn:99999/w.bin"]` + "\n"),
 			code: 3, want: []string{"taskexecutor.files", "hdfs://nn:99999/w.bin", `"99999"`, "1-65535"}},
 		{name: "hdfs-namenodes port out of range", args: []string{"check", "$D/job.toml"}, job: `hdfs-namenodes = ["hdfs://nn:99999"]` + "\n" + okJob,

@@ -75,7 +75,7 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: resDefines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
-	_, perr := f.PolicyArgs()
+	_, perr := f.Policy()
 	if job != nil && cfg != nil {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}

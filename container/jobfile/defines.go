@@ -39,10 +39,10 @@ func defineKinds() map[string]int {
 			}
 		}
 	}
-	for _, p := range PolicyKeys {
-		k["policy."+p] = kindValue
-		if p != "max-failure-rate" && p != "node-max-failures" {
-			k["policy."+p] = kindString
+	for _, p := range policyFields { // durations and the action as written, counts as TOML values
+		k["policy."+p.key] = kindString
+		if p.kind == policyCount {
+			k["policy."+p.key] = kindValue
 		}
 	}
 	return k

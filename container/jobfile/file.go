@@ -13,7 +13,7 @@ import (
 )
 
 // File is a job file read and decoded once. Three readers share the decoded document, each reading its
-// part: Job (or StagedJob) the job-file schema, PolicyArgs the [policy] table, and ResourceKeys the
+// part: Job (or StagedJob) the job-file schema, Policy the [policy] table, and ResourceKeys the
 // external-resource keys, which resources.Load merges with a flink-conf.yaml and -D
 // (docs/job-file.md#external-resources).
 type File struct {

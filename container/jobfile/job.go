@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // Job is a parsed and validated job file (job.toml). The external-resource keys of the same file are
 // handed to the resources package (File.ResourceKeys) and the [policy] table to the AM
-// (File.PolicyArgs); Job only checks that they are the only keys it does not know itself.
+// (File.Policy); Job only checks that they are the only keys it does not know itself.
 type Job struct {
 	// Path is the absolute path of the job file; relative file paths in it are resolved against its
 	// directory.
@@ -129,7 +129,7 @@ func (f *File) job(staged bool) (*Job, error) {
 
 	for _, k := range slices.Sorted(maps.Keys(doc)) {
 		if slices.Contains(topKeys, k) || strings.HasPrefix(k, "external-resource") {
-			continue // external-resource keys: ResourceKeys; [policy]: PolicyArgs
+			continue // external-resource keys: ResourceKeys; [policy]: Policy
 		}
 		hint := didYouMean(k, topKeys)
 		if want, near := resources.NearResourceKey(k); near {
@@ -187,7 +187,7 @@ func (f *File) job(staged bool) (*Job, error) {
 	}
 	j.HDFSNamenodes = r.strings(doc, "hdfs-namenodes", "hdfs-namenodes")
 	for _, nn := range j.HDFSNamenodes {
-		if _, err := hadoop.NameNodeAddr(nn); err != nil {
+		if _, err := yarnrpc.NameNodeAddr(nn); err != nil {
 			add("hdfs-namenodes: %v", err)
 		}
 	}
@@ -381,8 +381,8 @@ const (
 
 // reservedAMEnv are the variables yarn-am sets in the AM container besides the YARN_AM_ ones.
 var reservedAMEnv = map[string]string{
-	hadoop.EnvConfDir:  "yarn-am points it at the Hadoop configuration staged with the AM",
-	hadoop.EnvUserName: "yarn-am sets it to the submitting user",
+	contract.EnvHadoopConf: "yarn-am points it at the Hadoop configuration staged with the AM",
+	contract.EnvHadoopUser: "yarn-am sets it to the submitting user",
 }
 
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to s, or "".

@@ -145,7 +145,7 @@ func TestParseMemoryMB(t *testing.T) {
 func TestLoadJobLeavesPolicyToTheAM(t *testing.T) {
 	p := writeJob(t, "[taskexecutor]\ncommand = \"x\"\n[policy]\npending-timeout = \"30s\"\n")
 	_, err := LoadJob(p)
-	require.NoError(t, err, "the [policy] table is read by PolicyArgs, not rejected as unknown")
+	require.NoError(t, err, "the [policy] table is read by Policy, not rejected as unknown")
 }
 
 func TestLoadJobFlinkConfIsResolvedAgainstTheJobFile(t *testing.T) {

@@ -18,7 +18,7 @@ const flinkConfKey = "flink-conf"
 // (resources.Sources.Job): external-resources, external-resource.* and the draft
 // external-resource.list, flattened to dotted keys — a table, a dotted key and a quoted key give the
 // same key, and the same key written twice is a problem naming both lines — and the flink-conf the job
-// names. Every other key belongs to the job-file schema (Job) or the [policy] table (PolicyArgs).
+// names. Every other key belongs to the job-file schema (Job) or the [policy] table (Policy).
 func (f *File) ResourceKeys() *resources.JobKeys {
 	jk := &resources.JobKeys{Path: f.Path, Values: map[string]resources.Value{}}
 	at := map[string]int{}
