@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/resources"
-	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // Job is a parsed and validated job file (job.toml). The external-resource keys of the same file are
@@ -187,7 +187,7 @@ func (f *File) job(staged bool) (*Job, error) {
 	}
 	j.HDFSNamenodes = r.strings(doc, "hdfs-namenodes", "hdfs-namenodes")
 	for _, nn := range j.HDFSNamenodes {
-		if _, err := yarnrpc.NameNodeAddr(nn); err != nil {
+		if _, err := hadoop.NameNodeAddr(nn); err != nil {
 			add("hdfs-namenodes: %v", err)
 		}
 	}
@@ -381,8 +381,8 @@ const (
 
 // reservedAMEnv are the variables yarn-am sets in the AM container besides the YARN_AM_ ones.
 var reservedAMEnv = map[string]string{
-	contract.EnvHadoopConf: "yarn-am points it at the Hadoop configuration staged with the AM",
-	contract.EnvHadoopUser: "yarn-am sets it to the submitting user",
+	hadoop.EnvConfDir:  "yarn-am points it at the Hadoop configuration staged with the AM",
+	hadoop.EnvUserName: "yarn-am sets it to the submitting user",
 }
 
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to s, or "".
