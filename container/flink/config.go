@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/internal/flinkconf"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // Config is a flattened Flink configuration: dotted keys (jobmanager.rpc.address) to their values as
@@ -71,16 +74,18 @@ func (c *Config) Merge(layer *Config) {
 	}
 }
 
-// Limits on what is read: a Flink configuration is a few KiB; these bound a wrong file.
 const (
+	// maxConfigBytes bounds the other files this package reads whole (the launcher's info file,
+	// ReadAssigned); a Flink configuration is bounded by flinkconf.MaxBytes.
 	maxConfigBytes = 4 << 20
-	maxValueShown  = 60
+	// maxValueShown bounds a value echoed in an error message.
+	maxValueShown = 60
 )
 
 // shown is a bounded prefix of a value for error messages.
 func shown(v string) string {
 	if len(v) > maxValueShown {
-		return strconv.Quote(v[:maxValueShown]) + "..."
+		return strconv.Quote(text.Cut(v, maxValueShown)) + "..."
 	}
 	return strconv.Quote(v)
 }
@@ -101,8 +106,8 @@ func (c *Config) ApplyDefines(defines []string) error {
 // Config file names in a Flink conf directory. Flink 1.19+ reads config.yaml (standard YAML); the
 // legacy flink-conf.yaml ("key: value" lines) is read when there is no config.yaml.
 const (
-	ConfigFile       = "config.yaml"
-	LegacyConfigFile = "flink-conf.yaml"
+	ConfigFile       = flinkconf.YAMLName
+	LegacyConfigFile = flinkconf.LegacyName
 )
 
 // LoadConfDir reads the configuration of a Flink conf directory as Flink would: config.yaml, else
@@ -110,24 +115,15 @@ const (
 func LoadConfDir(dir string) (*Config, string, error) {
 	for _, name := range []string{ConfigFile, LegacyConfigFile} {
 		path := filepath.Join(dir, name)
-		f, err := os.Open(path)
-		if errors.Is(err, os.ErrNotExist) {
+		// Lstat, not Stat: a dangling link is a broken conf/, not a missing file.
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
+		entries, err := flinkconf.ReadFile(path)
 		if err != nil {
 			return nil, "", fmt.Errorf("flink: %w", err)
 		}
-		var c *Config
-		if name == ConfigFile {
-			c, err = ParseYAML(f, path)
-		} else {
-			c, err = ParseLegacy(f, path)
-		}
-		f.Close()
-		if err != nil {
-			return nil, "", err
-		}
-		return c, path, nil
+		return fromEntries(entries), path, nil
 	}
 	return nil, "", fmt.Errorf("flink: %s has neither %s nor %s: %w", dir, ConfigFile, LegacyConfigFile, os.ErrNotExist)
 }
@@ -154,390 +150,42 @@ func DefaultConfig(distJar string) (*Config, error) {
 	return nil, fmt.Errorf("flink: %s carries no %s", distJar, ConfigFile)
 }
 
-func readBounded(r io.Reader, name string) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("flink: reading %s: %w", name, err)
-	}
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("flink: %s is larger than %d bytes", name, maxConfigBytes)
-	}
-	return data, nil
-}
-
-// ParseLegacy reads a legacy flink-conf.yaml: one "key: value" a line, everything after '#' a comment,
-// the value taken as written (Flink's legacy reader does not unquote). Unlike Flink, which logs and
-// skips a line it cannot split, a line without ": " is an error naming the line.
+// ParseLegacy reads a legacy flink-conf.yaml line by line as Flink does (internal/flinkconf, the reader
+// every Flink configuration goes through): "key: value" lines, '#' comments; a line it cannot read or
+// a key set twice is an error naming the file and line. name names r in errors.
 func ParseLegacy(r io.Reader, name string) (*Config, error) {
-	data, err := readBounded(r, name)
-	if err != nil {
-		return nil, err
-	}
-	c := NewConfig()
-	for i, line := range strings.Split(string(data), "\n") {
-		line, _, _ = strings.Cut(line, "#")
-		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
-		}
-		k, v, ok := strings.Cut(line, ": ")
-		if !ok {
-			if strings.HasSuffix(line, ":") {
-				k, v, ok = strings.TrimSuffix(line, ":"), "", true
-			}
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("flink: %s line %d: %s is not \"key: value\"", name, i+1, shown(line))
-		}
-		c.Set(k, v)
-	}
-	return c, nil
+	return parseWith(r, name, flinkconf.ParseLegacy)
 }
 
-// yamlLine is one meaningful line of a config.yaml: its indentation and its text without comment.
-type yamlLine struct {
-	n      int
-	indent int
-	text   string
-}
-
-// ParseYAML reads a Flink config.yaml: the block-style YAML Flink writes and documents, nested
-// mappings flattened to dotted keys as Flink flattens them, block and flow sequences of scalars
-// turned into Flink's list form "a;b", scalars plain, 'single' or "double" quoted. What Flink's YAML
-// parser would accept but this one does not (anchors, aliases, tags, multi-line scalars, flow
-// mappings, sequences of mappings) is an error naming the line, never read wrongly.
+// ParseYAML reads a Flink config.yaml as Flink 1.19+ does (internal/flinkconf): standard YAML, nested
+// mappings flattened to dotted keys, lists of scalars in Flink's list form "a;b", anchors, aliases and
+// merge keys followed as Flink's YAML reader follows them, within bounds. What cannot be read so is an
+// error naming the file and line, never a wrong value.
 func ParseYAML(r io.Reader, name string) (*Config, error) {
-	data, err := readBounded(r, name)
+	return parseWith(r, name, flinkconf.ParseYAML)
+}
+
+func parseWith(r io.Reader, name string, parse func(string, []byte) ([]flinkconf.Entry, error)) (*Config, error) {
+	data, err := io.ReadAll(io.LimitReader(r, flinkconf.MaxBytes+1))
 	if err != nil {
-		return nil, err
-	}
-	var lines []yamlLine
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	sc.Buffer(make([]byte, 64*1024), maxConfigBytes)
-	for n := 1; sc.Scan(); n++ {
-		raw := sc.Text()
-		if strings.HasPrefix(raw, "---") || strings.HasPrefix(raw, "%") {
-			if strings.TrimSpace(stripComment(raw)) == "---" {
-				continue
-			}
-			return nil, fmt.Errorf("flink: %s line %d: directives and multiple documents are not supported", name, n)
-		}
-		text := strings.TrimRight(stripComment(raw), " \t\r")
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
-		trimmed := strings.TrimLeft(text, " ")
-		if strings.HasPrefix(trimmed, "\t") {
-			return nil, fmt.Errorf("flink: %s line %d: tabs are not valid YAML indentation", name, n)
-		}
-		lines = append(lines, yamlLine{n: n, indent: len(text) - len(trimmed), text: trimmed})
-	}
-	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("flink: reading %s: %w", name, err)
 	}
-	p := &yamlParser{name: name, lines: lines, out: NewConfig()}
-	if err := p.mapping(0, ""); err != nil {
-		return nil, err
+	if len(data) > flinkconf.MaxBytes {
+		return nil, fmt.Errorf("flink: %s is larger than %d bytes, the most yarn-am reads of a Flink configuration", name, flinkconf.MaxBytes)
 	}
-	if p.i < len(p.lines) {
-		l := p.lines[p.i]
-		return nil, fmt.Errorf("flink: %s line %d: unexpected indentation", name, l.n)
-	}
-	return p.out, nil
-}
-
-// stripComment removes a '#' comment that starts the line or follows whitespace, outside quotes.
-func stripComment(s string) string {
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case quote != 0:
-			if ch == quote {
-				if quote == '\'' && i+1 < len(s) && s[i+1] == '\'' {
-					i++
-				} else {
-					quote = 0
-				}
-			} else if ch == '\\' && quote == '"' {
-				i++
-			}
-		case ch == '\'' || ch == '"':
-			if i == 0 || s[i-1] == ' ' || s[i-1] == ':' || s[i-1] == '[' || s[i-1] == ',' || s[i-1] == '-' {
-				quote = ch
-			}
-		case ch == '#' && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t'):
-			return s[:i]
-		}
-	}
-	return s
-}
-
-type yamlParser struct {
-	name  string
-	lines []yamlLine
-	i     int
-	out   *Config
-}
-
-func (p *yamlParser) errf(l yamlLine, format string, args ...any) error {
-	return fmt.Errorf("flink: %s line %d: %s", p.name, l.n, fmt.Sprintf(format, args...))
-}
-
-// mapping reads the block mapping whose keys are indented exactly indent, under prefix.
-func (p *yamlParser) mapping(indent int, prefix string) error {
-	for p.i < len(p.lines) {
-		l := p.lines[p.i]
-		if l.indent < indent {
-			return nil
-		}
-		if l.indent > indent {
-			return p.errf(l, "unexpected indentation")
-		}
-		if strings.HasPrefix(l.text, "- ") || l.text == "-" {
-			return p.errf(l, "a sequence where a key was expected")
-		}
-		key, rest, err := p.splitKey(l)
-		if err != nil {
-			return err
-		}
-		full := key
-		if prefix != "" {
-			full = prefix + "." + key
-		}
-		p.i++
-		if rest != "" {
-			v, err := p.scalarOrFlow(l, rest)
-			if err != nil {
-				return err
-			}
-			p.out.Set(full, v)
-			continue
-		}
-		// "key:" with nothing after it: a nested mapping, a block sequence, or an empty value.
-		if p.i < len(p.lines) {
-			next := p.lines[p.i]
-			isSeq := strings.HasPrefix(next.text, "- ") || next.text == "-"
-			switch {
-			case isSeq && next.indent >= indent:
-				v, err := p.sequence(next.indent)
-				if err != nil {
-					return err
-				}
-				p.out.Set(full, v)
-				continue
-			case next.indent > indent:
-				if err := p.mapping(next.indent, full); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		p.out.Set(full, "")
-	}
-	return nil
-}
-
-// sequence reads a block sequence of scalars at indent, in Flink's list form.
-func (p *yamlParser) sequence(indent int) (string, error) {
-	var items []string
-	for p.i < len(p.lines) {
-		l := p.lines[p.i]
-		if l.indent != indent || !(strings.HasPrefix(l.text, "- ") || l.text == "-") {
-			if l.indent > indent {
-				return "", p.errf(l, "sequences of mappings or nested sequences are not supported")
-			}
-			break
-		}
-		item := strings.TrimSpace(strings.TrimPrefix(l.text, "-"))
-		if _, _, err := p.splitKeyQuiet(item); err == nil && !isQuoted(item) {
-			return "", p.errf(l, "sequences of mappings are not supported")
-		}
-		v, err := p.scalar(l, item)
-		if err != nil {
-			return "", err
-		}
-		items = append(items, v)
-		p.i++
-	}
-	return joinList(p, items)
-}
-
-func joinList(p *yamlParser, items []string) (string, error) {
-	for _, it := range items {
-		if strings.Contains(it, ";") {
-			return "", fmt.Errorf("flink: %s: list item %s contains ';', Flink's list separator", p.name, shown(it))
-		}
-	}
-	return strings.Join(items, ";"), nil
-}
-
-func isQuoted(s string) bool { return strings.HasPrefix(s, "'") || strings.HasPrefix(s, "\"") }
-
-// splitKey splits "key: rest" (or "key:"), the key plain or quoted.
-func (p *yamlParser) splitKey(l yamlLine) (string, string, error) {
-	k, rest, err := p.splitKeyQuiet(l.text)
+	entries, err := parse(name, data)
 	if err != nil {
-		return "", "", p.errf(l, "%v", err)
+		return nil, fmt.Errorf("flink: %w", err)
 	}
-	return k, rest, nil
+	return fromEntries(entries), nil
 }
 
-func (p *yamlParser) splitKeyQuiet(text string) (string, string, error) {
-	if isQuoted(text) {
-		end := closingQuote(text)
-		if end < 0 {
-			return "", "", fmt.Errorf("unterminated quoted key")
-		}
-		after := text[end+1:]
-		if !strings.HasPrefix(after, ":") {
-			return "", "", fmt.Errorf("%s is not \"key: value\"", shown(text))
-		}
-		key, err := unquote(text[:end+1])
-		if err != nil {
-			return "", "", err
-		}
-		return key, strings.TrimSpace(after[1:]), nil
+func fromEntries(entries []flinkconf.Entry) *Config {
+	c := NewConfig()
+	for _, e := range entries {
+		c.Set(e.Key, e.Value)
 	}
-	idx := strings.Index(text, ": ")
-	if idx < 0 {
-		if !strings.HasSuffix(text, ":") {
-			return "", "", fmt.Errorf("%s is not \"key: value\"", shown(text))
-		}
-		idx = len(text) - 1
-	}
-	key := strings.TrimSpace(text[:idx])
-	if key == "" || strings.ContainsAny(key[:1], "&*!|>{[?") {
-		return "", "", fmt.Errorf("key %s: anchors, aliases, tags and complex keys are not supported", shown(key))
-	}
-	return key, strings.TrimSpace(text[idx+1:]), nil
-}
-
-// closingQuote returns the index of the quote that closes s's opening quote, or -1.
-func closingQuote(s string) int {
-	q := s[0]
-	for i := 1; i < len(s); i++ {
-		switch {
-		case q == '"' && s[i] == '\\':
-			i++
-		case s[i] == q:
-			if q == '\'' && i+1 < len(s) && s[i+1] == '\'' {
-				i++
-				continue
-			}
-			return i
-		}
-	}
-	return -1
-}
-
-// scalarOrFlow reads a value after "key: ": a flow sequence of scalars or a scalar.
-func (p *yamlParser) scalarOrFlow(l yamlLine, v string) (string, error) {
-	if strings.HasPrefix(v, "[") {
-		if !strings.HasSuffix(v, "]") {
-			return "", p.errf(l, "multi-line flow sequences are not supported")
-		}
-		inner := strings.TrimSpace(v[1 : len(v)-1])
-		if inner == "" {
-			return "", nil
-		}
-		var items []string
-		for _, part := range splitFlow(inner) {
-			s, err := p.scalar(l, strings.TrimSpace(part))
-			if err != nil {
-				return "", err
-			}
-			items = append(items, s)
-		}
-		return joinList(p, items)
-	}
-	return p.scalar(l, v)
-}
-
-// splitFlow splits a flow sequence's inside at commas outside quotes.
-func splitFlow(s string) []string {
-	var parts []string
-	start := 0
-	var quote byte
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case quote != 0:
-			if ch == '\\' && quote == '"' {
-				i++
-			} else if ch == quote {
-				quote = 0
-			}
-		case ch == '\'' || ch == '"':
-			quote = ch
-		case ch == ',':
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(parts, s[start:])
-}
-
-// scalar reads one scalar: quoted, or plain (as written; null and ~ are empty).
-func (p *yamlParser) scalar(l yamlLine, v string) (string, error) {
-	if v == "" {
-		return "", nil
-	}
-	switch v[0] {
-	case '&', '*', '!':
-		return "", p.errf(l, "anchors, aliases and tags are not supported: %s", shown(v))
-	case '|', '>':
-		return "", p.errf(l, "multi-line scalars are not supported: %s", shown(v))
-	case '{':
-		return "", p.errf(l, "flow mappings are not supported; write Flink's map form k1:v1,k2:v2 as a quoted string: %s", shown(v))
-	case '[':
-		return "", p.errf(l, "nested sequences are not supported: %s", shown(v))
-	case '\'', '"':
-		end := closingQuote(v)
-		if end != len(v)-1 {
-			return "", p.errf(l, "text after the closing quote or no closing quote: %s", shown(v))
-		}
-		s, err := unquote(v)
-		if err != nil {
-			return "", p.errf(l, "%v", err)
-		}
-		return s, nil
-	}
-	if v == "~" || v == "null" || v == "Null" || v == "NULL" {
-		return "", nil
-	}
-	return v, nil
-}
-
-// unquote undoes YAML's single quotes (” is ') or double quotes (the common escapes).
-func unquote(s string) (string, error) {
-	if s[0] == '\'' {
-		return strings.ReplaceAll(s[1:len(s)-1], "''", "'"), nil
-	}
-	var b strings.Builder
-	in := s[1 : len(s)-1]
-	for i := 0; i < len(in); i++ {
-		if in[i] != '\\' {
-			b.WriteByte(in[i])
-			continue
-		}
-		i++
-		if i >= len(in) {
-			return "", fmt.Errorf("a trailing backslash in %s", shown(s))
-		}
-		switch in[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case '\\', '"', '/':
-			b.WriteByte(in[i])
-		default:
-			return "", fmt.Errorf("escape \\%c in %s is not supported", in[i], shown(s))
-		}
-	}
-	return b.String(), nil
+	return c
 }
 
 // WriteYAML writes c as a config.yaml Flink reads back to the same keys and values: one flat

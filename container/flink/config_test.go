@@ -50,7 +50,6 @@ external-resources:
   - gpu
   - fpga
 pipeline.jars: [file:///a.jar, "file:///b.jar"]
----
 `)
 	wantKeys(t, c, map[string]string{
 		"env.java.opts.all":             "--add-opens=java.base/java.lang=ALL-UNNAMED   --add-opens=java.base/java.util=ALL-UNNAMED",
@@ -70,18 +69,27 @@ pipeline.jars: [file:///a.jar, "file:///b.jar"]
 	}
 }
 
+// TestParseYAMLAsFlinkReadsIt: what Flink's YAML reader takes is read as it reads it; anchors,
+// aliases, block scalars and flow mappings were refused by the hand-written parser this package had,
+// and are read now as Flink reads them (internal/flinkconf).
+func TestParseYAMLAsFlinkReadsIt(t *testing.T) {
+	c := mustYAML(t, "base: &b 1g\ntaskmanager.memory.process.size: *b\nm: {k1: v1, k2: v2}\nlog: |\n  text\nopts: &o\n  x: 1\nmore:\n  <<: *o\n  y: 2\n")
+	wantKeys(t, c, map[string]string{"base": "1g", "taskmanager.memory.process.size": "1g", "m.k1": "v1", "m.k2": "v2",
+		"log": "text\n", "opts.x": "1", "more.y": "2", "more.x": "1"})
+}
+
 func TestParseYAMLRefusesWhatItCannotRead(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
-		{"a: &x 1\n", "line 1: anchors, aliases and tags"},
-		{"a: *x\n", "anchors, aliases and tags"},
-		{"a: |\n  text\n", "multi-line scalars"},
-		{"a: {b: c}\n", "flow mappings"},
-		{"a:\n  - b: c\n", "sequences of mappings"},
-		{"a: 1\n    b: 2\n", "line 2: unexpected indentation"},
-		{"just text\n", "line 1: \"just text\" is not \"key: value\""},
-		{"a: 'open\n", "no closing quote"},
-		{"a:\n\tb: 1\n", "tabs"},
+		{"a: *x\n", "config.yaml:1: the alias *x names no anchor"},
+		{"a:\n  - b: c\n", "config.yaml:2: key \"a\": a list item is itself a list or a mapping"},
+		{"a: 1\n    b: 2\n", "config.yaml:2: mapping values are not allowed"},
+		{"just text\n", "config.yaml:1: the document is not a mapping"},
+		{"a: 'open\n", "config.yaml:2: found unexpected end of stream"},
+		{"a:\n\tb: 1\n", "config.yaml:2: the line is indented with a tab"},
 		{"a: [x;y]\n", "contains ';'"},
+		{"a: 1\n---\n", "a second YAML document"},
+		{"a: 1\nb: 2\na: 3\n", "a is set twice in config.yaml: line 1 (\"1\") and line 3 (\"3\")"},
+		{"a: !java.lang.Runtime x\n", "config.yaml:1: key \"a\": the tag !java.lang.Runtime is not standard YAML"},
 	} {
 		_, err := ParseYAML(strings.NewReader(tc.text), "config.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -91,14 +99,18 @@ func TestParseYAMLRefusesWhatItCannotRead(t *testing.T) {
 }
 
 func TestParseLegacy(t *testing.T) {
-	c, err := ParseLegacy(strings.NewReader("# legacy\njobmanager.rpc.address: jm.example # trailing\n\nenv.java.opts.all: -Da=b -Dc=d\nempty:\n"), "flink-conf.yaml")
+	// The legacy reader is the one resources.Load uses too: a value's one pair of quotes is removed,
+	// and "key:" with no value, once read as "", is refused as Flink would skip it.
+	c, err := ParseLegacy(strings.NewReader("# legacy\njobmanager.rpc.address: jm.example # trailing\n\nenv.java.opts.all: \"-Da=b -Dc=d\"\nnested: a: b\n"), "flink-conf.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantKeys(t, c, map[string]string{"jobmanager.rpc.address": "jm.example", "env.java.opts.all": "-Da=b -Dc=d", "empty": ""})
-	_, err = ParseLegacy(strings.NewReader("a: 1\nb=2\n"), "flink-conf.yaml")
-	if err == nil || !strings.Contains(err.Error(), `flink-conf.yaml line 2: "b=2" is not "key: value"`) {
-		t.Errorf("error %v", err)
+	wantKeys(t, c, map[string]string{"jobmanager.rpc.address": "jm.example", "env.java.opts.all": "-Da=b -Dc=d", "nested": "a: b"})
+	_, err = ParseLegacy(strings.NewReader("a: 1\nb=2\nempty:\n"), "flink-conf.yaml")
+	for _, want := range []string{`flink-conf.yaml:2: "b=2" is not a key: value line`, `flink-conf.yaml:3: "empty:" has no value`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want one containing %s", err, want)
+		}
 	}
 }
 

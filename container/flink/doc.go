@@ -13,6 +13,7 @@
 //     yarn-am assigned instead of a discovery of its own;
 //   - rest.go: the JobManager's REST API.
 //
-// It imports the standard library and container/contract only, so the AM, the launcher and the
-// client can all use it.
+// It imports the standard library, container/contract and internal/flinkconf (the one reader of Flink's
+// configuration files, shared with resources) only, so the AM, the launcher and the client can all use
+// it.
 package flink
