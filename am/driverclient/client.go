@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,19 +110,25 @@ func (c *Client) url(path string) string {
 }
 
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	_, err := c.doRaw(ctx, method, path, body, out)
+	return err
+}
+
+// doRaw is do that also returns the answer as the AM sent it.
+func (c *Client) doRaw(ctx context.Context, method, path string, body, out any) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.CallTimeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		rd = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.url(path), rd)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -131,35 +138,37 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		// The secret goes over HTTPS only (docs/design.md#security); the AM's plain port refuses
 		// writes anyway, but by then the secret would have crossed the wire in the clear.
 		if err := amtls.RequireHTTPS(c.base.String(), contract.EnvAPI); err != nil {
-			return err
+			return nil, err
 		}
 		if !c.pinned {
-			return ErrNotPinned
+			return nil, ErrNotPinned
 		}
 		req.Header.Set("Authorization", "Bearer "+c.secret)
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if resp.StatusCode/100 != 2 {
-		return apiError(method, req.URL.String(), resp.StatusCode, data)
+		return nil, apiError(method, req.URL.String(), resp, data)
 	}
 	if out == nil || len(data) == 0 {
-		return nil
+		return data, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s %s: the answer is not the expected JSON: %w", method, req.URL, err)
+		return nil, fmt.Errorf("%s %s: the answer is not the expected JSON: %w", method, req.URL, err)
 	}
-	return nil
+	return data, nil
 }
 
-func apiError(method, u string, code int, data []byte) *APIError {
+// apiError is the AM's "error" field, else its body, else the reason phrase (a proxy or another
+// server in the AM's place may answer with no body).
+func apiError(method, u string, resp *http.Response, data []byte) *APIError {
 	var e struct {
 		Error string `json:"error"`
 	}
@@ -167,7 +176,10 @@ func apiError(method, u string, code int, data []byte) *APIError {
 	if json.Unmarshal(data, &e) == nil && e.Error != "" {
 		msg = e.Error
 	}
-	return &APIError{Method: method, URL: u, StatusCode: code, Message: msg}
+	if msg == "" {
+		msg = strings.TrimSpace(strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)))
+	}
+	return &APIError{Method: method, URL: u, StatusCode: resp.StatusCode, Message: msg}
 }
 
 // Status returns the application's status (state, requirement, counts, containers).
@@ -175,6 +187,17 @@ func (c *Client) Status(ctx context.Context) (contract.Status, error) {
 	var s contract.Status
 	err := c.do(ctx, http.MethodGet, "status", nil, &s)
 	return s, err
+}
+
+// StatusDocument is Status with the document as the AM sent it, for printing it unchanged (yarn-am
+// status --json keeps the fields this client does not know).
+func (c *Client) StatusDocument(ctx context.Context) (contract.Status, json.RawMessage, error) {
+	var s contract.Status
+	raw, err := c.doRaw(ctx, http.MethodGet, "status", nil, &s)
+	if err != nil {
+		return contract.Status{}, nil, err
+	}
+	return s, raw, nil
 }
 
 // Containers returns the TaskExecutor containers with their resource infos (GPU indexes).

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/amtls/amtlstest"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
@@ -126,7 +127,7 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 		if first { // send two events, then drop the connection
 			w.Header().Set("Content-Type", "text/event-stream")
 			for _, e := range log.Since(0, 2) {
-				require.NoError(t, am.WriteSSE(w, e))
+				require.NoError(t, web.WriteSSE(w, e))
 			}
 			w.(http.Flusher).Flush()
 			hj, _, _ := w.(http.Hijacker).Hijack()
@@ -238,4 +239,31 @@ func TestClientSendsTheSecretOnlyToThePinnedAM(t *testing.T) {
 	assert.Empty(t, f.auths, "no server saw the Authorization header")
 
 	require.Error(t, c.Trust([]byte("not pem")))
+}
+
+// TestStatusDocumentKeepsWhatTheAMSent: yarn-am status --json prints the AM's document as sent,
+// fields this client does not know included; an error answer without a body names its reason phrase.
+func TestStatusDocumentKeepsWhatTheAMSent(t *testing.T) {
+	fail := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if fail {
+			w.WriteHeader(http.StatusTeapot)
+			return
+		}
+		_, _ = io.WriteString(w, `{"app":"application_1_0001","state":"RUNNING","later":{"x":1}}`)
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL+"/", "")
+	require.NoError(t, err)
+	st, raw, err := c.StatusDocument(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, "application_1_0001", st.App)
+	assert.JSONEq(t, `{"app":"application_1_0001","state":"RUNNING","later":{"x":1}}`, string(raw))
+
+	fail = true
+	_, _, err = c.StatusDocument(context.Background())
+	var ae *APIError
+	require.ErrorAs(t, err, &ae)
+	assert.Equal(t, http.StatusTeapot, ae.StatusCode)
+	assert.Contains(t, err.Error(), "I'm a teapot")
 }

@@ -71,7 +71,7 @@ func (s *Stream) connect() error {
 	if resp.StatusCode != http.StatusOK {
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
-		return apiError(http.MethodGet, req.URL.String(), resp.StatusCode, data)
+		return apiError(http.MethodGet, req.URL.String(), resp, data)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

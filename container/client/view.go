@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/driverclient"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -101,29 +102,19 @@ func AMURL(r *hadooppb.ApplicationReportProto) string {
 // amHTTP talks to AMs directly: they listen on cluster-internal addresses, so no proxy.
 var amHTTP = &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 3 * time.Second}
 
-// FetchAMStatus reads the AM's /api/v1/status at base (the AM's URL), decoded and raw.
+// FetchAMStatus reads the AM's /api/v1/status at base (the AM's URL), decoded and as sent, through
+// driverclient, the one client of the AM's API.
 func FetchAMStatus(ctx context.Context, base string) (*contract.Status, json.RawMessage, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"api/v1/status", nil)
+	c, err := driverclient.New(base+"api/v1/", "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("the AM's URL %s: not an http:// or https:// URL", shorten(base, 120))
+	}
+	c.HTTP, c.CallTimeout = amHTTP, amHTTP.Timeout
+	st, raw, err := c.StatusDocument(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := amHTTP.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, nil, fmt.Errorf("GET %sapi/v1/status: %s", base, shorten(resp.Status, 120))
-	}
-	var st contract.Status
-	if err := json.Unmarshal(body, &st); err != nil {
-		return nil, nil, fmt.Errorf("GET %sapi/v1/status: not the AM's status document: %w", base, err)
-	}
-	return &st, body, nil
+	return &st, raw, nil
 }
 
 // PrintReport prints the RM's view of an application.
