@@ -3,10 +3,10 @@ package am
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
@@ -211,33 +211,24 @@ func hostOf(node string) string {
 	return hadoop.NodeHost(node)
 }
 
-// RendezvousOf answers GET /api/v1/containers/<id>/rendezvous: 200 and the container's rendezvous
-// (with rank 0's address and port only when full: the reader sent the secret over HTTPS,
-// visibility.go), 202 while ranks are missing, 410 when the container is not part of the current
-// round, 404 when it is not a TaskExecutor of this application, 409 when the application does not run
-// a gang.
-func (a *AM) RendezvousOf(id string, full bool) (int, any) {
+// Rendezvous is what the AM knows of container id's rendezvous (web.State; package web answers GET
+// /api/v1/containers/<id>/rendezvous from it and hides rank 0's address from anonymous readers).
+func (a *AM) Rendezvous(id string) web.Rendezvous {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)
-	switch {
-	case !a.cfg.Spec.Gang:
-		return http.StatusConflict, map[string]string{"error": "this application is not a gang (taskexecutor.gang = false)"}
-	case t == nil:
-		return http.StatusNotFound, map[string]string{"error": "container " + id + " is not a TaskExecutor of this application"}
-	case t.Round != a.gang.round || t.Phase == contract.Stopping || t.Phase == contract.Completed:
-		return http.StatusGone, map[string]string{"error": fmt.Sprintf("container %s is not part of the current gang round %d (the gang restarted)", id, a.gang.round)}
-	case t.rank == nil:
-		reported := 0
+	g := web.Rendezvous{Gang: a.cfg.Spec.Gang, Member: t != nil, Round: a.gang.round, Size: a.gang.size}
+	if !g.Gang || t == nil {
+		return g
+	}
+	g.Current = t.Round == a.gang.round && t.Phase != contract.Stopping && t.Phase != contract.Completed
+	g.Rank = t.rank
+	if g.Current && t.rank == nil {
 		for _, m := range a.rec.seq {
 			if m.Round == a.gang.round && m.reported && m.Phase != contract.Completed {
-				reported++
+				g.Reported++
 			}
 		}
-		return http.StatusAccepted, map[string]string{"waiting": fmt.Sprintf("%d of %d ranks of round %d reported", reported, a.gang.size, a.gang.round)}
 	}
-	if !full {
-		return http.StatusOK, anonymousRank(t.rank)
-	}
-	return http.StatusOK, t.rank
+	return g
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -63,22 +62,6 @@ func (a *AM) Alive(id string) bool {
 	}
 	t.heardAt = a.cfg.Now()
 	return true
-}
-
-// handleAlive serves POST /api/v1/containers/{id}/alive (the launcher's liveness message; no body is
-// read). needsSecret is the API's guard of the endpoints that take the application secret.
-func (a *AM) handleAlive(mux *http.ServeMux, needsSecret func(http.ResponseWriter, *http.Request) bool) {
-	mux.HandleFunc("POST /api/v1/containers/{id}"+contract.AlivePath, func(w http.ResponseWriter, r *http.Request) {
-		if !needsSecret(w, r) {
-			return
-		}
-		id := r.PathValue("id")
-		if !a.Alive(id) {
-			writeError(w, http.StatusNotFound, fmt.Sprintf("container %.200s is not one of this application's TaskExecutors", id))
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	})
 }
 
 // livenessProbe is one silent TaskExecutor to ask its NodeManager about.

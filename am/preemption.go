@@ -2,7 +2,6 @@ package am
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
@@ -119,46 +118,4 @@ func (a *AM) Notice(id string) (*contract.PreemptionNotice, <-chan struct{}, boo
 		return nil, nil, false
 	}
 	return t.notice, a.noticed, true
-}
-
-// handleNotices serves GET /api/v1/containers/{id}/notices, the launcher's long poll
-// (contract.NoticesPath): 200 and the notice as soon as the container is warned, 204 when the wait
-// ends first. The wait is bounded (contract.MaxNoticeWait) and ends with the request.
-func (a *AM) handleNotices(mux *http.ServeMux, needsSecret func(http.ResponseWriter, *http.Request) bool) {
-	mux.HandleFunc("GET /api/v1/containers/{id}"+contract.NoticesPath, func(w http.ResponseWriter, r *http.Request) {
-		if !needsSecret(w, r) {
-			return
-		}
-		wait := contract.MaxNoticeWait
-		if s := r.URL.Query().Get(contract.NoticeWaitParam); s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("%s = %.40q: want a Go duration from 0s to %s, e.g. 30s", contract.NoticeWaitParam, s, contract.MaxNoticeWait))
-				return
-			}
-			wait = min(d, contract.MaxNoticeWait)
-		}
-		id := r.PathValue("id")
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		for {
-			n, changed, ok := a.Notice(id)
-			switch {
-			case !ok:
-				writeError(w, http.StatusNotFound, fmt.Sprintf("container %.200s is not one of this application's TaskExecutors", id))
-				return
-			case n != nil:
-				writeJSON(w, http.StatusOK, n)
-				return
-			}
-			select {
-			case <-changed:
-			case <-timer.C:
-				w.WriteHeader(http.StatusNoContent)
-				return
-			case <-r.Context().Done():
-				return
-			}
-		}
-	})
 }
