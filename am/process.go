@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	stdlog "log"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,9 +14,10 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
-	"github.com/yarn-am/yarn-am/internal/freeport"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -37,7 +35,7 @@ type ProcessOptions struct {
 	FinishedHistory int
 	Policy          PolicyConfig
 	// MaxEventStreams and MaxEventStreamsPerClient bound concurrent event streams (0 = the defaults,
-	// DefaultMaxEventStreams and DefaultMaxEventStreamsPerClient).
+	// web.DefaultMaxEventStreams and web.DefaultMaxEventStreamsPerClient).
 	MaxEventStreams, MaxEventStreamsPerClient int
 }
 
@@ -185,10 +183,6 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	}
 	caFile, _ := filepath.Abs(contract.CACertFile)
 
-	flinkAlias := ""
-	if a.FlinkConf != "" {
-		flinkAlias = a.FlinkConf
-	}
 	var stagedFiles stagedFiles
 	if staging != nil {
 		stagedFiles = staging
@@ -203,7 +197,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		}
 	}
 	if refresher != nil {
-		env[contract.EnvTokensURL] = strings.TrimSuffix(secureBase, "/") + TokensPath
+		env[contract.EnvTokensURL] = strings.TrimSuffix(secureBase, "/") + web.TokensPath
 	}
 	// Where a kept TaskExecutor finds a later attempt (apiaddr.go).
 	if uri := os.Getenv(contract.EnvStagingDir); uri != "" && staging != nil {
@@ -217,33 +211,21 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		env[contract.EnvGang] = "1"
 	}
 	env[contract.EnvPreemptionSignal] = job.TaskExecutor.PreemptionSignal // the launcher's (docs/running.md#preemption)
-	// A Flink job: the AM picks the JobManager's ports on its host before the driver starts, so every
-	// TaskManager's address is known up front (docs/flink.md#the-jobmanager-as-the-driver).
-	var flinkEnv []string
-	flinkUI := ""
-	if job.Flink != nil {
-		ports, err := freeport.Pick(host, 2) // below the ephemeral range: internal/freeport says why
-		if err != nil {
-			return 1, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
-		}
-		rest := net.JoinHostPort(host, strconv.Itoa(ports[1]))
-		flinkUI = "http://" + rest + "/"
-		// The driver and every TaskExecutor get the same three.
-		flink := map[string]string{contract.EnvFlinkJobManager: net.JoinHostPort(host, strconv.Itoa(ports[0])), contract.EnvFlinkREST: rest}
-		if len(job.Flink.Defines) > 0 {
-			defs, err := contract.EncodeFlinkDefines(job.Flink.Defines)
-			if err != nil {
-				return 1, err
-			}
-			flink[contract.EnvFlinkDefines] = defs
-		}
-		for _, k := range slices.Sorted(maps.Keys(flink)) {
-			env[k] = flink[k]
-			flinkEnv = append(flinkEnv, k+"="+flink[k])
-		}
+	// The job's framework (docs/design.md#adding-a-framework): what it adds to the driver's and the
+	// TaskExecutors' environment and to the status, before either starts.
+	fw := framework.Of(job)
+	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId())})
+	if err != nil {
+		return 1, err
+	}
+	if fw.Name() != "" {
+		env[contract.EnvFramework] = fw.Name()
+	}
+	for _, k := range slices.Sorted(maps.Keys(fwAM.WorkerEnv)) {
+		env[k] = fwAM.WorkerEnv[k]
 	}
 	te := taskExecutorLaunch{
-		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: flinkAlias, Defines: a.Defines,
+		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: a.FlinkConf, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
 	}
 	clc, err := te.LaunchContext()
@@ -293,16 +275,20 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if a.Driver != "" {
 		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
 			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
-		amc.Driver.Env = append(amc.Driver.Env, flinkEnv...)
-		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
-		amc.Driver.EndOnFailureLimit = job.Flink != nil
+		for _, k := range slices.Sorted(maps.Keys(fwAM.DriverEnv)) {
+			amc.Driver.Env = append(amc.Driver.Env, k+"="+fwAM.DriverEnv[k])
+		}
+		amc.Driver.EndOnFailureLimit = fwAM.EndDriverOnFailureLimit
 	}
 	m, err := New(amc)
 	if err != nil {
 		return 1, err
 	}
-	api := APIOptions{Secret: secret, SecureAPI: secureBase + "api/v1/", Tokens: refresher, FlinkUI: flinkUI}
-	srv := m.serveAPI(api, apiLimits{MaxStreams: a.MaxEventStreams, MaxStreamsPerClient: a.MaxEventStreamsPerClient}, amTLS.Config, ln, tln)
+	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links}
+	if refresher != nil { // a nil *TokenRefresher in the interface would not read as "no tokens"
+		api.Tokens = refresher
+	}
+	srv := web.Serve(m.Web(), api, web.Limits{MaxStreams: a.MaxEventStreams, MaxStreamsPerClient: a.MaxEventStreamsPerClient}, amTLS.Config, ln, tln)
 	defer func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -321,20 +307,6 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		return 1, err
 	}
 	return 0, nil
-}
-
-// newHTTPServer bounds what one connection may hold (docs/design.md#faults): headers must arrive
-// within 10 s and fit in 64 KiB, an idle keep-alive connection is closed after 60 s. There is no
-// server-wide read or write timeout, which would cut event streams; the write endpoints bound their
-// body's read (bodyReadTimeout), streams each write (sseWriteTimeout).
-func newHTTPServer(h http.Handler) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          stdlog.New(io.Discard, "", 0), // TLS handshake noise from scanners; nothing to act on
-	}
 }
 
 func modeName(a ProcessOptions) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -224,37 +225,6 @@ func TestNodeRefresherListsWhenWanted(t *testing.T) {
 	assert.Equal(t, 1, nodes.count())
 }
 
-// The page runs under a Content-Security-Policy without 'unsafe-inline': no inline script, event
-// handler or style attribute in the HTML, and the script neither parses HTML nor writes styles.
-func TestUIPageNeedsNoInlineScriptOrStyle(t *testing.T) {
-	srv := httptest.NewServer(UIHandler())
-	defer srv.Close()
-	get := func(path string) string {
-		resp, err := srv.Client().Get(srv.URL + path)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		require.Equal(t, 200, resp.StatusCode, path)
-		return string(b)
-	}
-	page := get("/")
-	assert.NotRegexp(t, regexp.MustCompile(`(?i)\sstyle\s*=`), page, "no style attribute")
-	assert.NotRegexp(t, regexp.MustCompile(`(?i)\son[a-z]+\s*=`), page, "no inline event handler")
-	assert.NotRegexp(t, regexp.MustCompile(`(?i)<style`), page, "no inline style element")
-	assert.NotContains(t, page, "javascript:")
-	for _, m := range regexp.MustCompile(`(?is)<script([^>]*)>(.*?)</script>`).FindAllStringSubmatch(page, -1) {
-		assert.Contains(t, m[1], `src="ui/`, "every script is a file of the page")
-		assert.Empty(t, strings.TrimSpace(m[2]), "no inline script")
-	}
-	for _, id := range []string{`id="gpumap"`, `id="timeline"`} {
-		assert.Contains(t, page, id)
-	}
-	js := get("/ui/app.js")
-	for _, bad := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(", ".style", `"style"`, "cssText"} {
-		assert.NotContains(t, js, bad, "app.js must not use %s", bad)
-	}
-}
-
 // A job that asks for no device has no map: the AM never lists the nodes for it.
 func TestNodeViewNotListedWithoutDevices(t *testing.T) {
 	f := newFakeCluster(t)
@@ -292,7 +262,7 @@ func uiChromium(t *testing.T) string {
 func renderedPage(t *testing.T, chromium string, st contract.Status) string {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("GET /", UIHandler())
+	mux.Handle("GET /", web.UIHandler())
 	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
@@ -316,25 +286,30 @@ func RenderedUIPage(t *testing.T, chromium string, st contract.Status) string {
 	return renderedPage(t, chromium, st)
 }
 
-// A Flink job's page links the JobManager's web UI in its header; other jobs' pages have no such
-// link, and a flinkUI that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui).
-func TestUIPageLinksTheFlinkUI(t *testing.T) {
+// A framework's pages (a Flink job's web UI) are linked in the header; other jobs' pages have no
+// such link, and a link that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui).
+func TestUIPageLinksTheFrameworkPages(t *testing.T) {
 	chromium := uiChromium(t)
-	link := regexp.MustCompile(`<a id="flink-ui"[^>]*>`)
-	for _, tc := range []struct{ flinkUI, want string }{
+	link := regexp.MustCompile(`<a [^>]*class="framework-link"[^>]*>[^<]*</a>`)
+	for _, tc := range []struct {
+		url  string
+		want string // "" = no link
+	}{
 		{"http://127.0.0.2:40321/", `href="http://127.0.0.2:40321/"`},
-		{"", "hidden"},
-		{"javascript:alert(1)", "hidden"},
+		{"", ""},
+		{"javascript:alert(1)", ""},
 	} {
-		dom := renderedPage(t, chromium, contract.Status{App: "application_1_0001", State: contract.StateRunning, FlinkUI: tc.flinkUI})
-		a := link.FindString(dom)
-		require.NotEmpty(t, a, "the header has the link element")
-		assert.Contains(t, a, tc.want, "flinkUI %q", tc.flinkUI)
-		if tc.want == "hidden" {
-			assert.NotContains(t, a, "href", "flinkUI %q", tc.flinkUI)
-		} else {
-			assert.NotContains(t, a, "hidden", "shown for a Flink job")
+		st := contract.Status{App: "application_1_0001", State: contract.StateRunning}
+		if tc.url != "" {
+			st.Links = []contract.Link{{Name: "Flink UI", URL: tc.url, Note: "the JobManager's web UI and REST API"}}
 		}
+		a := link.FindString(renderedPage(t, chromium, st))
+		if tc.want == "" {
+			assert.Empty(t, a, "link %q", tc.url)
+			continue
+		}
+		assert.Contains(t, a, tc.want)
+		assert.Contains(t, a, "· Flink UI</a>")
 	}
 }
 
