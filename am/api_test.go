@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -167,7 +168,7 @@ func do(h http.Handler, method, url, auth, body string) *httptest.ResponseRecord
 // HTTPS address; its reads work.
 func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
 	m := apiAM(t)
-	plain := m.API(APIOptions{Secret: testSecret, SecureAPI: "https://h:2/api/v1/", Tokens: &TokenRefresher{hdts: []byte("x")}})
+	plain := web.Handler(m.Web(), web.Options{Secret: testSecret, SecureAPI: "https://h:2/api/v1/", Tokens: &TokenRefresher{hdts: []byte("x")}})
 	for _, c := range []struct{ method, path, body, want string }{
 		{http.MethodPost, "/api/v1/containers/c1/report", `{"infos":{"gpu":[{"index":"2"}]}}`, "https://h:2/api/v1/containers/c1/report"},
 		{http.MethodPut, "/api/v1/requirements", `{"instances": 1}`, "https://h:2/api/v1/requirements"},
@@ -192,7 +193,7 @@ func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
 // Every response, page or JSON, error or not, carries the browser safety headers.
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	m := apiAM(t)
-	for _, h := range []http.Handler{m.API(APIOptions{Secret: testSecret, Secure: true}), m.API(APIOptions{Secret: testSecret})} {
+	for _, h := range []http.Handler{web.Handler(m.Web(), web.Options{Secret: testSecret, Secure: true}), web.Handler(m.Web(), web.Options{Secret: testSecret})} {
 		for _, c := range []struct{ method, path string }{
 			{http.MethodGet, "/"}, {http.MethodGet, "/api/v1/status"}, {http.MethodGet, "/api/v1/events?format=json"},
 			{http.MethodGet, "/metrics"}, {http.MethodPut, "/api/v1/requirements"}, {http.MethodGet, "/nope"},
@@ -238,10 +239,10 @@ func TestReportCarryingTheSecretIsRedacted(t *testing.T) {
 	l.SetLevel(logrus.DebugLevel)
 	m.log = l
 	tokens := []byte("HDTS-token-bytes-" + testSecret[:8])
-	h := m.API(APIOptions{Secret: testSecret, Secure: true, Tokens: &TokenRefresher{hdts: tokens}})
+	h := web.Handler(m.Web(), web.Options{Secret: testSecret, Secure: true, Tokens: &TokenRefresher{hdts: tokens}})
 	rep := `{"failedResource":"gpu","failure":"discovery script: YARN_AM_SECRET=` + testSecret + ` exit 1","infos":{"gpu":[{"index":"` + testSecret + `"}]}}`
 	require.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, rep).Code)
-	require.Equal(t, http.StatusOK, do(h, http.MethodGet, TokensPath, "Bearer "+testSecret, "").Code)
+	require.Equal(t, http.StatusOK, do(h, http.MethodGet, web.TokensPath, "Bearer "+testSecret, "").Code)
 	require.Equal(t, http.StatusOK, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret, `{"instances": 3}`).Code)
 	require.Equal(t, http.StatusUnauthorized, do(h, http.MethodPut, "/api/v1/requirements", "Bearer "+testSecret+"x", `{"instances": 3}`).Code)
 

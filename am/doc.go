@@ -81,20 +81,18 @@
 //     /api/v1/tokens.
 //   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
 //   - tls.go: the AM's HTTPS certificate from the application's authority.
-//   - connlimit.go: the two HTTP servers (serveAPI) and the bound on their connections, in total and
-//     per client address, both ports together.
 //
 // What users and drivers see:
 //
-//   - api.go: the HTTP API (status, containers, requirements, the launcher's report) on one mux with
-//     the event stream, the status page and /metrics.
+//   - api.go: the AM's side of its HTTP API, which package web (am/web) serves: *AM implements
+//     web.State (Status, Report, Requirement, Unknown, WantNodes here; Alive, Notice, Rendezvous,
+//     SetRequirements beside their state) and Web hands web the state, the events and /metrics.
 //   - events.go: typed events with user-facing messages; EventLog, a bounded ring with increasing ids
 //     whose subscriptions never block the loop (a reader that falls behind gets a "gap" event).
-//   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array.
-//   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).
-//   - metrics.go: Prometheus collectors on a registry of the AM's own.
-//   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
-//     browser from GET /api/v1/status.
+//   - metrics.go: Prometheus collectors on a registry of the AM's own (served by web at /metrics).
+//
+// The HTTP side (routes, auth, what anonymous readers see, the event stream, the status page, the
+// servers and their connection bounds) is package web, which knows nothing of am.
 //
 // # Locking
 //
@@ -116,7 +114,12 @@
 // Goroutines: Run's (the loop: reconcile, heartbeat, checks, saving the state), the launch workers
 // (launch.go, Config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
 // background (launch.go, stopInBackground), the driver's watcher (driver.go) and the HTTP handlers
-// (api.go, sse.go). All of them meet only under mu or through the channels and the EventLog.
+// (package web, through web.State). All of them meet only under mu or through the channels and the
+// EventLog.
+//
+// Lock orders, the only two: AM.mu → EventLog.mu (events are emitted under mu) and
+// reportCounter.mu → AM.mu (web's report counter asks Unknown while it holds its own mutex). No
+// other lock is taken with mu held.
 //
 // # Seams
 //

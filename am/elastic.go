@@ -138,27 +138,22 @@ func (a *AM) elasticObservedLocked(now time.Time) ElasticObserved {
 	if !a.specLocked().elastic() {
 		return ElasticObserved{}
 	}
-	return a.gang.Elastic(now, a.cfg.ElasticInterval, a.cfg.GangTimeout)
-}
-
-// Elastic is what time decides for an elastic gang's current round: the size it forms at, whether
-// its gang-timeout deadline passed unformed, whether it has run for interval since it formed.
-func (g *gangState) Elastic(now time.Time, interval, timeout time.Duration) ElasticObserved {
+	g := &a.gang
 	e := ElasticObserved{Expect: g.expect}
 	if g.formed {
-		e.GrowDue = now.Sub(g.formedAt) >= interval
+		e.GrowDue = now.Sub(g.formedAt) >= a.cfg.ElasticInterval
 	} else if !g.roundStart.IsZero() {
-		e.Deadline = !now.Before(g.roundStart) && now.Sub(g.roundStart) >= timeout
+		e.Deadline = !now.Before(g.roundStart) && now.Sub(g.roundStart) >= a.cfg.GangTimeout
 	}
 	return e
 }
 
-// Carry moves the containers held beside the previous round into the current one (after NewRound:
-// an elastic gang keeps them, they are what it grows with).
-func (g *gangState) Carry(seq []*tracked) {
-	for _, t := range seq {
-		if t.Phase == contract.Held && t.Round == g.round-1 {
-			t.Round = g.round
+// carryHeldLocked moves the containers held beside the ending round into the next one (an elastic
+// gang keeps them: they are what it grows with).
+func (a *AM) carryHeldLocked(from, to int) {
+	for _, t := range a.rec.seq {
+		if t.Phase == contract.Held && t.Round == from {
+			t.Round = to
 		}
 	}
 }
@@ -168,16 +163,15 @@ func (a *AM) gangStatusLocked() *contract.GangStatus {
 	if !a.cfg.Spec.Gang {
 		return nil
 	}
-	return a.gang.Status(a.specLocked(), a.rec.seq)
-}
-
-// Status is the status document's gang section for spec: the round, its size once formed, the
-// bounds of an elastic gang's size and the containers held among seq.
-func (g *gangState) Status(spec Spec, seq []*tracked) *contract.GangStatus {
-	s := &contract.GangStatus{Round: g.round, Formed: g.formed, MinInstances: spec.minInstances(), MaxInstances: spec.Instances}
-	if g.formed {
-		s.Size = g.size
+	spec := a.specLocked()
+	s := &contract.GangStatus{Round: a.gang.round, Formed: a.gang.formed, MinInstances: spec.minInstances(), MaxInstances: spec.Instances}
+	if a.gang.formed {
+		s.Size = a.gang.size
 	}
-	s.Held = len(g.Held(seq))
+	for _, t := range a.rec.seq {
+		if t.Phase == contract.Held && t.Round == a.gang.round {
+			s.Held++
+		}
+	}
 	return s
 }

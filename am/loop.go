@@ -59,7 +59,9 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 	}
 	a.setState(contract.StateRunning)
 	a.mu.Lock()
-	a.gang.Begin(a.cfg.Now())
+	if a.gang.roundStart.IsZero() {
+		a.gang.roundStart = a.cfg.Now()
+	}
 	a.mu.Unlock()
 	var driverDone <-chan struct{}
 	if a.cfg.Driver != nil {

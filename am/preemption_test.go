@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -196,7 +197,7 @@ func TestPreemptionNoticesEndpointRefusesWhatItMust(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 	code, _ = poll(t, srv.URL, "container_1_0001_01_000002", "soon")
 	assert.Equal(t, http.StatusBadRequest, code)
-	plain := httptest.NewServer(m.API(APIOptions{Secret: "s3cret"}))
+	plain := httptest.NewServer(web.Handler(m.Web(), web.Options{Secret: "s3cret"}))
 	defer plain.Close()
 	code, _ = poll(t, plain.URL, "container_1_0001_01_000002", "1s")
 	assert.Equal(t, http.StatusForbidden, code, "never over the plain listener")

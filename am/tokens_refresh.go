@@ -1,10 +1,8 @@
 package am
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"sort"
 	"sync"
@@ -26,13 +24,6 @@ import (
 //     ones fetch them from GET /api/v1/tokens (the application secret as bearer, HDTS bytes back) and
 //     the launcher writes them over its HADOOP_TOKEN_FILE_LOCATION atomically (write + rename).
 //   - The AM's own HDFS connection (staging) switches to the new HDFS token.
-
-// Environment the AM gives TaskExecutors when it refreshes tokens.
-const (
-
-	// TokensPath is the endpoint's path.
-	TokensPath = "/api/v1/tokens"
-)
 
 // tokenRefresher renews and replaces the application's delegation tokens.
 type TokenRefresher struct {
@@ -276,12 +267,4 @@ func (r *TokenRefresher) LaunchTokens() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.hdts
-}
-
-// serve writes the current TaskExecutor credentials: GET /api/v1/tokens on the HTTPS listener, to
-// callers that presented the application secret (AM.API). The answer is never logged.
-func (r *TokenRefresher) serve(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = bytes.NewReader(r.LaunchTokens()).WriteTo(w)
 }

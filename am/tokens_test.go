@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -55,8 +56,8 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 func TestTokenEndpoint(t *testing.T) {
 	m := apiAM(t)
 	r := &TokenRefresher{hdts: []byte("HDTS\x00creds")}
-	secure := m.API(APIOptions{Secret: "s3cret", Secure: true, Tokens: r})
-	plain := m.API(APIOptions{Secret: "s3cret", SecureAPI: "https://h:2/api/v1/", Tokens: r})
+	secure := web.Handler(m.Web(), web.Options{Secret: "s3cret", Secure: true, Tokens: r})
+	plain := web.Handler(m.Web(), web.Options{Secret: "s3cret", SecureAPI: "https://h:2/api/v1/", Tokens: r})
 	do := func(h http.Handler, method, path, auth string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, path, nil)
 		if auth != "" {
@@ -66,23 +67,23 @@ func TestTokenEndpoint(t *testing.T) {
 		h.ServeHTTP(w, req)
 		return w
 	}
-	w := do(secure, http.MethodGet, TokensPath, "Bearer s3cret")
+	w := do(secure, http.MethodGet, web.TokensPath, "Bearer s3cret")
 	assert.Equal(t, http.StatusOK, w.Code)
 	assert.True(t, bytes.Equal([]byte("HDTS\x00creds"), w.Body.Bytes()))
 	assert.Equal(t, "no-store", w.Header().Get("Cache-Control"))
-	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "Bearer nope").Code)
-	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "").Code)
-	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "s3cret").Code, "the bare secret is not the Bearer form")
-	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, TokensPath, "bearer s3cret").Code)
-	assert.Equal(t, http.StatusMethodNotAllowed, do(secure, http.MethodPost, TokensPath, "Bearer s3cret").Code)
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, web.TokensPath, "Bearer nope").Code)
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, web.TokensPath, "").Code)
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, web.TokensPath, "s3cret").Code, "the bare secret is not the Bearer form")
+	assert.Equal(t, http.StatusUnauthorized, do(secure, http.MethodGet, web.TokensPath, "bearer s3cret").Code)
+	assert.Equal(t, http.StatusMethodNotAllowed, do(secure, http.MethodPost, web.TokensPath, "Bearer s3cret").Code)
 
-	w = do(plain, http.MethodGet, TokensPath, "Bearer s3cret")
+	w = do(plain, http.MethodGet, web.TokensPath, "Bearer s3cret")
 	assert.Equal(t, http.StatusForbidden, w.Code, "never over plain HTTP, even with the secret")
 	assert.Contains(t, w.Body.String(), "https://h:2/api/v1/tokens")
 	assert.NotContains(t, w.Body.String(), "creds")
 
-	noRefresh := m.API(APIOptions{Secret: "s3cret", Secure: true})
-	assert.Equal(t, http.StatusNotFound, do(noRefresh, http.MethodGet, TokensPath, "Bearer s3cret").Code, "no refresher: no tokens")
+	noRefresh := web.Handler(m.Web(), web.Options{Secret: "s3cret", Secure: true})
+	assert.Equal(t, http.StatusNotFound, do(noRefresh, http.MethodGet, web.TokensPath, "Bearer s3cret").Code, "no refresher: no tokens")
 }
 
 // The refresher renews each token at its own renewal time and replaces them all once the earliest

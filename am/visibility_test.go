@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -26,8 +27,8 @@ func TestAnonymousReadersSeeNoRankZeroAddressNorTheCluster(t *testing.T) {
 		{Node: "n1:1", Capability: contract.Capability{"yarn.io/gpu": 8}},
 		{Node: "n9:1", Capability: contract.Capability{"yarn.io/gpu": 8}}, // no container of this application
 	}
-	plain := m.API(APIOptions{Secret: testSecret})
-	secure := m.API(APIOptions{Secret: testSecret, Secure: true})
+	plain := web.Handler(m.Web(), web.Options{Secret: testSecret})
+	secure := web.Handler(m.Web(), web.Options{Secret: testSecret, Secure: true})
 
 	rendezvous := func(h http.Handler, auth string) contract.Rendezvous {
 		rec := do(h, http.MethodGet, "/api/v1/containers/c1/rendezvous", auth, "")

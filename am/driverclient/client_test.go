@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/amtls/amtlstest"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
@@ -126,7 +127,7 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 		if first { // send two events, then drop the connection
 			w.Header().Set("Content-Type", "text/event-stream")
 			for _, e := range log.Since(0, 2) {
-				require.NoError(t, am.WriteSSE(w, e))
+				require.NoError(t, web.WriteSSE(w, e))
 			}
 			w.(http.Flusher).Flush()
 			hj, _, _ := w.(http.Hijacker).Hijack()

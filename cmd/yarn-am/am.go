@@ -16,6 +16,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
@@ -104,8 +105,8 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&slow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
 	fs.IntVar(&workers, "launch-workers", am.DefaultLaunchWorkers, "")
 	fs.IntVar(&history, "finished-history", am.DefaultFinishedHistory, "")
-	fs.IntVar(&maxStreams, "max-event-streams", am.DefaultMaxEventStreams, "")
-	fs.IntVar(&streamsPerIP, "max-event-streams-per-client", am.DefaultMaxEventStreamsPerClient, "")
+	fs.IntVar(&maxStreams, "max-event-streams", web.DefaultMaxEventStreams, "")
+	fs.IntVar(&streamsPerIP, "max-event-streams-per-client", web.DefaultMaxEventStreamsPerClient, "")
 	policyFlags.Register(fs)
 	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
@@ -129,7 +130,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		return 2
 	case maxStreams < 1 || streamsPerIP < 1 || streamsPerIP > maxStreams:
 		fmt.Fprintf(stderr, "yarn-am am: --max-event-streams=%d --max-event-streams-per-client=%d: both must be at least 1, the per-client one at most the total (defaults %d and %d)\n",
-			maxStreams, streamsPerIP, am.DefaultMaxEventStreams, am.DefaultMaxEventStreamsPerClient)
+			maxStreams, streamsPerIP, web.DefaultMaxEventStreams, web.DefaultMaxEventStreamsPerClient)
 		return 2
 	case service && driver != "":
 		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")

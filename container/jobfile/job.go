@@ -10,7 +10,6 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
-	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -39,9 +38,9 @@ type Job struct {
 	HDFSNamenodes []string
 
 	AM AMSpec
-	// Framework is the job's framework table ([flink]) as its framework read it; nil when the job
-	// has none (docs/design.md#adding-a-framework).
-	Framework    *FrameworkPart
+	// Flink is the [flink] table: a Flink cluster on yarn-am (docs/flink.md#the-flink-table); nil
+	// when the job has none.
+	Flink        *FlinkSpec
 	TaskExecutor TaskExecutorSpec
 }
 
@@ -112,9 +111,10 @@ const (
 
 // Keys of the job-file schema, for the unknown-key message and its did-you-mean.
 var (
-	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
-	amKeys  = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal"}
+	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources", "flink"}
+	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
+	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal"}
+	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], [flink], and the external-resource keys"
 )
 
 // Job validates the job-file schema; every problem is reported at once in a *JobError.
@@ -127,24 +127,15 @@ func (f *File) job(staged bool) (*Job, error) {
 	add := func(format string, args ...any) { je.Problems = append(je.Problems, sprintf(format, args...)) }
 	r := reader{add: add}
 
-	frameworks := frameworkNames()
-	var tablesGiven []string
 	for _, k := range slices.Sorted(maps.Keys(doc)) {
-		if slices.Contains(frameworks, k) {
-			tablesGiven = append(tablesGiven, "["+k+"]")
-			continue // the framework's own: readFramework
-		}
 		if slices.Contains(topKeys, k) || strings.HasPrefix(k, "external-resource") {
 			continue // external-resource keys: ResourceKeys; [policy]: Policy
 		}
-		hint := didYouMean(k, append(slices.Clone(topKeys), frameworks...))
+		hint := didYouMean(k, topKeys)
 		if want, near := resources.NearResourceKey(k); near {
 			hint = ` (did you mean "` + want + `"?)`
 		}
-		add("unknown key %q%s; %s", k, hint, validTopKeys())
-	}
-	if len(tablesGiven) > 1 {
-		add("%s: a job runs one framework; keep one of these tables", strings.Join(tablesGiven, " and "))
+		add("unknown key %q%s; %s", k, hint, validTop)
 	}
 	amT := r.table(doc, "am", "am")
 	teT := r.table(doc, "taskexecutor", "taskexecutor")
@@ -222,19 +213,18 @@ func (f *File) job(staged bool) (*Job, error) {
 	cmd, isString := r.str(teT, "command", "taskexecutor.command")
 	te.Command = strings.TrimSpace(cmd)
 	_, present := teT["command"]
-	fw, hasFramework := frameworkIn(doc)
-	ownCommand := hasFramework && fw.Command != ""
+	_, isFlink := doc["flink"]
 	switch {
-	case ownCommand && present:
-		add("taskexecutor.command = %q: a [%s] job's TaskExecutors are %s (yarn-am runs them); remove command", bounded(cmd), fw.Name, fw.Workers)
-	case ownCommand:
-		te.Command = fw.Command
+	case isFlink && present:
+		add("taskexecutor.command = %q: a [flink] job's TaskExecutors are Flink TaskManagers (yarn-am runs them); remove command", bounded(cmd))
+	case isFlink:
+		te.Command = FlinkTaskManagerCommand
 	case !present:
 		add("taskexecutor.command is missing: give the command each TaskExecutor runs, e.g. command = \"./worker\"")
 	case isString && te.Command == "":
 		add("taskexecutor.command = %q: give the command each TaskExecutor runs, e.g. command = \"./worker\"", cmd)
 	case strings.ContainsRune(cmd, 0):
-		add("taskexecutor.command = %s contains a NUL byte, which no command line can hold; remove it", text.Quote(cmd))
+		add("taskexecutor.command = %s contains a NUL byte, which no command line can hold; remove it", resources.Quote(cmd))
 	}
 	te.MemoryMB = r.memory(teT, "memory", "taskexecutor.memory", DefaultTaskExecutorMemory)
 	te.VCores = DefaultTaskExecutorVCores
@@ -278,7 +268,10 @@ func (f *File) job(staged bool) (*Job, error) {
 	dir := filepath.Dir(abs)
 	te.Files, te.Archives, te.Env, te.Visibility = r.localised(teT, "taskexecutor", dir, staged, add)
 	j.AM.Files, j.AM.Archives, j.AM.Env, j.AM.Visibility = r.localised(amT, "am", dir, staged, add)
-	r.readFramework(doc, amT, j, dir, staged, f.frameworkDefines)
+	if j.Flink = r.flink(doc, dir, staged, add); j.Flink != nil {
+		j.Flink.Defines = slices.Clone(f.flinkDefines)
+		j.flinkDefaults(amT, add)
+	}
 	if len(je.Problems) > 0 {
 		return nil, je
 	}
@@ -349,7 +342,7 @@ func (r reader) localised(t map[string]any, table, dir string, staged bool, add 
 			continue
 		}
 		if strings.ContainsRune(v, 0) {
-			add("%s.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", table, k, text.Quote(v))
+			add("%s.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", table, k, resources.Quote(v))
 			continue
 		}
 		if k == contract.EnvLogLevel {
@@ -393,4 +386,4 @@ var reservedAMEnv = map[string]string{
 }
 
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to s, or "".
-func didYouMean(s string, candidates []string) string { return text.DidYouMean(s, candidates) }
+func didYouMean(s string, candidates []string) string { return resources.DidYouMean(s, candidates) }

@@ -4,8 +4,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // tomlKeyLines finds the line of every key in a TOML document (the TOML library does not expose
@@ -176,10 +174,10 @@ func absAgainst(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// bounded cuts a value shown in a message to its first 200 bytes, at a character boundary.
+// bounded cuts a value shown in a message to its first 200 bytes.
 func bounded(s string) string {
 	if len(s) > 200 {
-		return text.Cut(s, 200) + "..."
+		return s[:200] + "..."
 	}
 	return s
 }

@@ -1,4 +1,4 @@
-package flink
+package client
 
 import (
 	"archive/tar"
@@ -12,23 +12,22 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 )
 
-// stage adds what a [flink] job's containers need to the job's AM and TaskExecutor files: the
-// Flink home as the archive HomeAlias (packed once per content by HomeArchive, then
+// ShipFlink adds what a [flink] job's containers need to the job's AM and TaskExecutor files: the
+// Flink home as the archive jobfile.FlinkHomeAlias (packed once per content by FlinkHomeArchive, then
 // staged through the per-user cache like any archive, docs/job-file.md#visibility-and-the-cache; or
 // flink.provided, localised from HDFS as it is) and the job's jar under its base name. Progress goes
 // to out. A job without [flink] is left as it is.
-func stage(job *jobfile.Job, out io.Writer) error {
-	f := specOf(job)
+func ShipFlink(job *jobfile.Job, out io.Writer) error {
+	f := job.Flink
 	if f == nil {
 		return nil
 	}
 	for _, fs := range [][]jobfile.FileSpec{job.AM.Files, job.AM.Archives, job.TaskExecutor.Files, job.TaskExecutor.Archives} {
 		for _, s := range fs {
-			if s.Alias == HomeAlias || (f.Jar != "" && s.Alias == filepath.Base(f.Jar)) {
+			if s.Alias == jobfile.FlinkHomeAlias || (f.Jar != "" && s.Alias == filepath.Base(f.Jar)) {
 				return fmt.Errorf("[flink]: the alias %q of %s is taken by the Flink home or the job's jar in a [flink] job; rename it", s.Alias, s.Source)
 			}
 		}
@@ -36,11 +35,11 @@ func stage(job *jobfile.Job, out io.Writer) error {
 	home := f.Provided
 	if home == "" {
 		var err error
-		if home, err = HomeArchive(f.Home, flinkArchiveCache(), out); err != nil {
+		if home, err = FlinkHomeArchive(f.Home, flinkArchiveCache(), out); err != nil {
 			return err
 		}
 	}
-	spec := jobfile.FileSpec{Source: home, Alias: HomeAlias}
+	spec := jobfile.FileSpec{Source: home, Alias: jobfile.FlinkHomeAlias}
 	job.AM.Archives = append(job.AM.Archives, spec)
 	job.TaskExecutor.Archives = append(job.TaskExecutor.Archives, spec)
 	if f.Jar != "" {
@@ -61,19 +60,19 @@ func flinkArchiveCache() string {
 	if err != nil {
 		d = os.TempDir()
 	}
-	return filepath.Join(d, contract.ApplicationTag, "flink-archives")
+	return filepath.Join(d, userDirName, "flink-archives")
 }
 
 // flinkHomeParts are what a Flink process needs of a home (docs/flink.md#the-flink-distribution);
 // Flink's scripts, examples and opt/ stay behind.
 var flinkHomeParts = []string{"lib", "plugins", "conf", filepath.Join("bin", "bash-java-utils.jar")}
 
-// HomeArchive packs the Flink home into an uncompressed tar (its jars are compressed already)
+// FlinkHomeArchive packs the Flink home into an uncompressed tar (its jars are compressed already)
 // in cacheDir and returns its path. The archive is named by the SHA-256 of the home's listing (each
 // file's path, size, modification time and mode) and written with fixed owners, so the same home
 // gives the same bytes: a later submit reuses the file here, and the staging cache, keyed by content,
 // uploads it once.
-func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
+func FlinkHomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 	type entry struct {
 		rel string
 		fi  fs.FileInfo

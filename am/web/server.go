@@ -1,20 +1,24 @@
-package am
+package web
 
 import (
 	"context"
 	"crypto/tls"
+	"io"
+	stdlog "log"
 	"net"
 	"net/http"
 	"sync"
+	"time"
 )
 
-// This file bounds the connections the AM's two HTTP listeners hold (docs/security.md#flood-bounds):
-// whoever can reach the AM's ports can open connections, and net/http keeps each one (a goroutine
-// and its buffers, ~30-40 KiB) until it closes or IdleTimeout passes; without a bound, 1,500 idle
-// keep-alive connections from one address were all held. connLimiter counts the accepted connections
-// of both listeners together, in total and per remote address, and closes one beyond either bound at
-// once, before a byte of it is read (no TLS handshake, no HTTP): the client sees the connection
-// closed and may retry. Connections that end release their slot.
+// This file is the AM's two HTTP servers and the bound on the connections they hold
+// (docs/security.md#flood-bounds): whoever can reach the AM's ports can open connections, and
+// net/http keeps each one (a goroutine and its buffers, ~30-40 KiB) until it closes or IdleTimeout
+// passes; without a bound, 1,500 idle keep-alive connections from one address were all held.
+// connLimiter counts the accepted connections of both listeners together, in total and per remote
+// address, and closes one beyond either bound at once, before a byte of it is read (no TLS
+// handshake, no HTTP): the client sees the connection closed and may retry. Connections that end
+// release their slot.
 
 // Connection bounds, both listeners together.
 const (
@@ -126,37 +130,37 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// apiLimits are the flood bounds of serveAPI; zero fields take the defaults.
-type apiLimits struct {
+// Limits are the flood bounds of Serve; zero fields take the defaults.
+type Limits struct {
 	MaxConns, MaxConnsPerClient     int
 	MaxStreams, MaxStreamsPerClient int
 }
 
-// apiServer is the AM's two HTTP servers, serving.
-type apiServer struct {
+// Server is the AM's two HTTP servers, serving.
+type Server struct {
 	plain, secure *http.Server
 	conns         *connLimiter
 	streams       *streamLimiter
 }
 
-// serveAPI serves the AM's API on ln (plain, the tracking URL) and tln (HTTPS with tlsConf), with
-// one connection bound and one event-stream bound shared by both (docs/security.md#flood-bounds);
+// Serve serves b's API on ln (plain, the tracking URL) and tln (HTTPS with tlsConf), with one
+// connection bound and one event-stream bound shared by both (docs/security.md#flood-bounds);
 // o.Secure and o.Streams are set here.
-func (a *AM) serveAPI(o APIOptions, lim apiLimits, tlsConf *tls.Config, ln, tln net.Listener) *apiServer {
+func Serve(b Backend, o Options, lim Limits, tlsConf *tls.Config, ln, tln net.Listener) *Server {
 	def := func(v, d int) int {
 		if v == 0 {
 			return d
 		}
 		return v
 	}
-	s := &apiServer{
+	s := &Server{
 		conns:   newConnLimiter(def(lim.MaxConns, DefaultMaxConns), def(lim.MaxConnsPerClient, DefaultMaxConnsPerClient)),
 		streams: newStreamLimiter(def(lim.MaxStreams, DefaultMaxEventStreams), def(lim.MaxStreamsPerClient, DefaultMaxEventStreamsPerClient)),
 	}
 	o.Streams, o.Secure = s.streams, false
-	s.plain = newHTTPServer(a.API(o))
+	s.plain = newHTTPServer(Handler(b, o))
 	o.Secure = true
-	s.secure = newHTTPServer(a.API(o))
+	s.secure = newHTTPServer(Handler(b, o))
 	s.secure.TLSConfig = tlsConf
 	go func() { _ = s.plain.Serve(s.conns.listener(ln)) }()
 	go func() { _ = s.secure.ServeTLS(s.conns.listener(tln), "", "") }()
@@ -164,7 +168,21 @@ func (a *AM) serveAPI(o APIOptions, lim apiLimits, tlsConf *tls.Config, ln, tln 
 }
 
 // Shutdown stops both servers.
-func (s *apiServer) Shutdown(ctx context.Context) {
+func (s *Server) Shutdown(ctx context.Context) {
 	_ = s.plain.Shutdown(ctx)
 	_ = s.secure.Shutdown(ctx)
+}
+
+// newHTTPServer bounds what one connection may hold (docs/design.md#faults): headers must arrive
+// within 10 s and fit in 64 KiB, an idle keep-alive connection is closed after 60 s. There is no
+// server-wide read or write timeout, which would cut event streams; the write endpoints bound their
+// body's read (bodyReadTimeout), streams each write (sseWriteTimeout).
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          stdlog.New(io.Discard, "", 0), // TLS handshake noise from scanners; nothing to act on
+	}
 }

@@ -1,4 +1,4 @@
-package am
+package web
 
 import (
 	"context"
@@ -105,13 +105,13 @@ func clientAddr(r *http.Request) string {
 
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);
 // heartbeat <= 0 uses defaultSSEHeartbeat.
-func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
+func EventsHandler(l EventLog, heartbeat time.Duration) http.HandlerFunc {
 	return limitedEventsHandler(l, heartbeat, nil)
 }
 
 // limitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
 // (nil: no bound); JSON answers are not streams and are not counted.
-func limitedEventsHandler(l *EventLog, heartbeat time.Duration, lim *streamLimiter) http.HandlerFunc {
+func limitedEventsHandler(l EventLog, heartbeat time.Duration, lim *streamLimiter) http.HandlerFunc {
 	if heartbeat <= 0 {
 		heartbeat = defaultSSEHeartbeat
 	}

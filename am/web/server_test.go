@@ -1,4 +1,4 @@
-package am
+package web
 
 import (
 	"bufio"
@@ -16,28 +16,31 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am/driverclient"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/container/amtls"
 )
 
-// servedAPI starts serveAPI on loopback listeners (127.0.0.1) with lim and returns it with its plain
+const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// servedAPI starts Serve on loopback listeners (127.0.0.1) with lim and returns it with its plain
 // and HTTPS addresses and a client trusting the HTTPS certificate.
-func servedAPI(t *testing.T, m *AM, lim apiLimits) (*apiServer, string, string, *tls.Config) {
+func servedAPI(t *testing.T, b Backend, lim Limits) (*Server, string, string, *tls.Config) {
 	t.Helper()
-	amTLS, err := TLSFromCredentials(yarnrpc.NewCredentials(), "127.0.0.1", "application_1_0001", quietLog)
+	caCert, caKey, err := amtls.NewAuthority("application_1_0001")
+	require.NoError(t, err)
+	cert, err := amtls.ServerCertificate(caCert, caKey, "127.0.0.1")
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	tln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := m.serveAPI(APIOptions{Secret: testSecret}, lim, amTLS.Config, ln, tln)
+	s := Serve(b, Options{Secret: testSecret}, lim, amtls.ServerConfig(cert), ln, tln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		s.Shutdown(ctx)
 	})
 	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(amTLS.CACert))
+	require.True(t, pool.AppendCertsFromPEM(caCert))
 	return s, ln.Addr().String(), tln.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
 }
 
@@ -72,7 +75,7 @@ func served(c net.Conn) bool {
 // connection is closed at once, and a closed one frees its slot (docs/security.md#flood-bounds).
 // Without the bound every idle keep-alive connection was held (1,500 from one address).
 func TestConnectionsAreBoundedPerAddressAndInTotal(t *testing.T) {
-	s, plain, secure, _ := servedAPI(t, apiAM(t), apiLimits{MaxConns: 5, MaxConnsPerClient: 3})
+	s, plain, secure, _ := servedAPI(t, fakeBackend(newFakeEvents()), Limits{MaxConns: 5, MaxConnsPerClient: 3})
 	var first []net.Conn
 	for i := 0; i < 3; i++ {
 		c := dialFrom(t, "127.0.0.1", plain)
@@ -96,7 +99,7 @@ func TestConnectionsAreBoundedPerAddressAndInTotal(t *testing.T) {
 // The event-stream bound is one for both ports: streams on the plain port and on HTTPS count together
 // (docs/security.md#flood-bounds).
 func TestEventStreamBoundIsSharedByBothPorts(t *testing.T) {
-	_, plain, secure, tlsConf := servedAPI(t, apiAM(t), apiLimits{MaxStreams: 2, MaxStreamsPerClient: 10})
+	_, plain, secure, tlsConf := servedAPI(t, fakeBackend(newFakeEvents()), Limits{MaxStreams: 2, MaxStreamsPerClient: 10})
 	open := func(c *http.Client, url string) *http.Response {
 		ctx, cancel := context.WithCancel(context.Background())
 		t.Cleanup(cancel)
@@ -120,7 +123,7 @@ func TestEventStreamBoundIsSharedByBothPorts(t *testing.T) {
 // the mux's own 404 and 405 included; what net/http answers before any handler runs (431 for headers
 // over 64 KiB) is fixed plain text (docs/security.md#the-ams-https-api).
 func TestSecurityHeadersOnRealServers(t *testing.T) {
-	_, plain, secure, tlsConf := servedAPI(t, apiAM(t), apiLimits{})
+	_, plain, secure, tlsConf := servedAPI(t, fakeBackend(newFakeEvents()), Limits{})
 	httpsClient := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConf}}
 	for _, base := range []string{"http://" + plain, "https://" + secure} {
 		for _, c := range []struct {
@@ -154,7 +157,7 @@ func TestSSEStreamEndsAtItsLifetimeAndResumes(t *testing.T) {
 	old := sseLifetime
 	sseLifetime = 300 * time.Millisecond
 	defer func() { sseLifetime = old }()
-	l := NewEventLog(1000)
+	l := newFakeEvents()
 	lim := newStreamLimiter(10, 10)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -188,7 +191,7 @@ func TestSSEStreamEndsAtItsLifetimeAndResumes(t *testing.T) {
 	const n = 40
 	go func() {
 		for i := 1; i <= n; i++ {
-			l.Add(RequestedEvent(i, contract.Capability{"yarn.io/gpu": 1}))
+			l.Add(requested(i))
 			time.Sleep(25 * time.Millisecond) // spread the events over several lifetimes of the stream
 		}
 	}()

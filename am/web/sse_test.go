@@ -1,4 +1,4 @@
-package am
+package web
 
 import (
 	"bufio"
@@ -48,9 +48,9 @@ func readFrame(t *testing.T, r *bufio.Reader) sseFrame {
 }
 
 func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
-	l := NewEventLog(100)
-	l.Add(RequestedEvent(2, contract.Capability{"yarn.io/gpu": 1}))
-	l.Add(AllocatedEvent("c1", "n1", contract.Capability{"yarn.io/gpu": 1}, 0))
+	l := newFakeEvents()
+	l.Add(requested(2))
+	l.Add(contract.Event{Type: contract.EventAllocated, Container: "c1", Node: "n1"})
 	srv := httptest.NewServer(EventsHandler(l, 50*time.Millisecond))
 	defer srv.Close()
 
@@ -77,7 +77,7 @@ func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 	// frame that is not a comment.)
 	f = readFrame(t, r)
 	assert.Equal(t, "heartbeat", f.comment, "an idle stream gets comment lines")
-	l.Add(LaunchedEvent("c1", "n1"))
+	l.Add(contract.Event{Type: contract.EventLaunched, Container: "c1", Node: "n1"})
 	f = readFrame(t, r)
 	for f.comment == "heartbeat" && f.id == "" {
 		f = readFrame(t, r)
@@ -96,9 +96,9 @@ func TestSSEStreamsResumesAndHeartbeats(t *testing.T) {
 }
 
 func TestEventsJSONAndBadResume(t *testing.T) {
-	l := NewEventLog(100)
+	l := newFakeEvents()
 	for i := 0; i < 10; i++ {
-		l.Add(RequestedEvent(i+1, nil))
+		l.Add(requested(i + 1))
 	}
 	h := EventsHandler(l, time.Second)
 	rec := httptest.NewRecorder()
@@ -123,8 +123,8 @@ func TestEventsJSONAndBadResume(t *testing.T) {
 // Event streams are capped per client address and in total; beyond, 503 with Retry-After and a
 // message naming the flag; a closed stream frees its slot. JSON polls are not streams and pass.
 func TestSSEStreamsAreBounded(t *testing.T) {
-	l := NewEventLog(100)
-	l.Add(RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
+	l := newFakeEvents()
+	l.Add(requested(1))
 	lim := newStreamLimiter(3, 2)
 	srv := httptest.NewServer(limitedEventsHandler(l, time.Second, lim))
 	defer srv.Close()
@@ -187,9 +187,9 @@ func TestSSEUnreadStreamIsClosedByTheWriteDeadline(t *testing.T) {
 	old := sseWriteTimeout
 	sseWriteTimeout = 300 * time.Millisecond
 	defer func() { sseWriteTimeout = old }()
-	l := NewEventLog(20000)
+	l := newFakeEvents()
 	for i := 0; i < 20000; i++ { // several MB of events: more than the sockets' buffers hold
-		l.Add(RequestedEvent(i, contract.Capability{"yarn.io/gpu": 1, "memory-mb": 4096}))
+		l.Add(requested(i))
 	}
 	lim := newStreamLimiter(10, 10)
 	srv := httptest.NewServer(limitedEventsHandler(l, time.Hour, lim))
@@ -203,4 +203,12 @@ func TestSSEUnreadStreamIsClosedByTheWriteDeadline(t *testing.T) {
 	require.Eventually(t, func() bool { return lim.Open() == 1 }, 5*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return lim.Open() == 0 }, 20*time.Second, 50*time.Millisecond,
 		"the stream ends within seconds of its reader stalling")
+}
+
+func ids(evs []contract.Event) []uint64 {
+	var out []uint64
+	for _, e := range evs {
+		out = append(out, e.ID)
+	}
+	return out
 }

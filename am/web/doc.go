@@ -1,0 +1,29 @@
+// Package web is the ApplicationMaster's HTTP side (docs/running.md#http-api): the API's routes and
+// their auth (the application secret, on HTTPS only), what anonymous readers see, the launchers'
+// endpoints, the event stream as Server-Sent Events, the embedded status page, and the two servers
+// with the bound on their connections and streams.
+//
+// # Seams
+//
+// It knows nothing of package am, which imports it: it reads and changes the AM only through State
+// (implemented by *am.AM, whose methods take the AM's mutex themselves and return copies), follows
+// the events through EventLog and Subscription, serves the tokens through Tokens and /metrics through
+// an http.Handler; Backend carries the three. A handler never holds a lock of its own across a State
+// call but reportCounter's, which gives the lock order reportCounter.mu → AM.mu (am/doc.go).
+//
+// # Files
+//
+//   - state.go: State, EventLog, Subscription, Tokens, Backend, Rendezvous and Report's errors.
+//   - api.go: Options, Handler (one listener's mux: status, containers, requirements, events,
+//     metrics, the page), the secret check, the security headers, bounded bodies, the report
+//     counter, the redaction of the secret from reports.
+//   - launcher.go: the launchers' endpoints: report, alive, notices (the preemption long poll),
+//     rendezvous, tokens.
+//   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array, and the bound on
+//     streams.
+//   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).
+//   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
+//     browser from GET /api/v1/status.
+//   - server.go: Serve, the two HTTP servers (plain and HTTPS), and the bound on their connections,
+//     in total and per client address, both ports together.
+package web
