@@ -44,7 +44,7 @@ func (a *AM) tickLocked(now time.Time) {
 // observedLocked is the Observed of the next Reconcile (after tickLocked).
 func (a *AM) observedLocked(now time.Time) Observed {
 	obs := Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
-		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.round,
+		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.Round(),
 		Elastic: a.elasticObservedLocked(now)}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
@@ -60,7 +60,7 @@ func (a *AM) observedLocked(now time.Time) Observed {
 func (a *AM) stoppingLocked() bool { return a.stopping || a.driverExit != nil || a.policyOut != nil }
 
 func (a *AM) holdingLocked(now time.Time) bool {
-	return now.Before(a.holdUntil) || now.Before(a.gang.holdUntil)
+	return now.Before(a.holdUntil) || a.gang.Holding(now)
 }
 
 // planInputs identifies Reconcile's input when no allocation is new: the versions of the records and
@@ -78,7 +78,7 @@ type planInputs struct {
 
 func (a *AM) planInputsLocked(now time.Time) planInputs {
 	return planInputs{rec: a.rec.version, asks: a.asks.version, instances: a.instances, stopping: a.stoppingLocked(),
-		hold: a.holdingLocked(now), round: a.gang.round, elastic: a.elasticObservedLocked(now)}
+		hold: a.holdingLocked(now), round: a.gang.Round(), elastic: a.elasticObservedLocked(now)}
 }
 
 // idleLocked says whether the next plan would change nothing (the inputs of the last plan that
@@ -137,9 +137,9 @@ func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
 		delete(a.allocProtos, r.ID)
 	}
 	for _, l := range plan.Hold {
-		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, true)
+		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.Round(), true)
 		delete(a.allocProtos, l.ID)
-		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.round}).Info("am: container allocated and held until the gang is complete")
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.Round()}).Info("am: container allocated and held until the gang is complete")
 		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 	}
@@ -147,7 +147,7 @@ func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
 		launches = append(launches, a.startGangLocked()...)
 	}
 	for _, l := range plan.Launch {
-		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.round, false)
+		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.Round(), false)
 		t.requestedAt, _ = a.asks.SentAt(l.AskID)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")

@@ -176,8 +176,6 @@ type AM struct {
 	progressed   bool      // an allocation arrived since the last pending check
 	policyOut    *Outcome  // the failure policy ends the application
 	holdUntil    time.Time // restart backoff: no new asks before
-	// nodesRetry: the node reports of a locality plan failed; asks are plain until then.
-	nodesRetry time.Time
 	// gang is the state of gang mode (gang.go).
 	gang gangState
 	// adopted: the first registration took over what an earlier attempt left (durable.go).
@@ -190,7 +188,7 @@ type AM struct {
 	// idle: the inputs of the last plan that changed nothing, nil after one that changed something
 	// (allocate.go, planInputs).
 	idle *planInputs
-	// nodes: the node listing of the status document (nodes.go).
+	// nodes: the node listings of the status document and of locality spreading (nodes.go).
 	nodes nodeView
 	live  livenessState // the launchers' liveness (liveness.go)
 	// noticed is closed, and replaced, when containers are warned of their preemption: the

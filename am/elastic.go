@@ -138,22 +138,27 @@ func (a *AM) elasticObservedLocked(now time.Time) ElasticObserved {
 	if !a.specLocked().elastic() {
 		return ElasticObserved{}
 	}
-	g := &a.gang
+	return a.gang.Elastic(now, a.cfg.ElasticInterval, a.cfg.GangTimeout)
+}
+
+// Elastic is what time decides for an elastic gang's current round: the size it forms at, whether
+// its gang-timeout deadline passed unformed, whether it has run for interval since it formed.
+func (g *gangState) Elastic(now time.Time, interval, timeout time.Duration) ElasticObserved {
 	e := ElasticObserved{Expect: g.expect}
 	if g.formed {
-		e.GrowDue = now.Sub(g.formedAt) >= a.cfg.ElasticInterval
+		e.GrowDue = now.Sub(g.formedAt) >= interval
 	} else if !g.roundStart.IsZero() {
-		e.Deadline = !now.Before(g.roundStart) && now.Sub(g.roundStart) >= a.cfg.GangTimeout
+		e.Deadline = !now.Before(g.roundStart) && now.Sub(g.roundStart) >= timeout
 	}
 	return e
 }
 
-// carryHeldLocked moves the containers held beside the ending round into the next one (an elastic
-// gang keeps them: they are what it grows with).
-func (a *AM) carryHeldLocked(from, to int) {
-	for _, t := range a.rec.seq {
-		if t.Phase == contract.Held && t.Round == from {
-			t.Round = to
+// Carry moves the containers held beside the previous round into the current one (after NewRound:
+// an elastic gang keeps them, they are what it grows with).
+func (g *gangState) Carry(seq []*tracked) {
+	for _, t := range seq {
+		if t.Phase == contract.Held && t.Round == g.round-1 {
+			t.Round = g.round
 		}
 	}
 }
@@ -163,15 +168,16 @@ func (a *AM) gangStatusLocked() *contract.GangStatus {
 	if !a.cfg.Spec.Gang {
 		return nil
 	}
-	spec := a.specLocked()
-	s := &contract.GangStatus{Round: a.gang.round, Formed: a.gang.formed, MinInstances: spec.minInstances(), MaxInstances: spec.Instances}
-	if a.gang.formed {
-		s.Size = a.gang.size
+	return a.gang.Status(a.specLocked(), a.rec.seq)
+}
+
+// Status is the status document's gang section for spec: the round, its size once formed, the
+// bounds of an elastic gang's size and the containers held among seq.
+func (g *gangState) Status(spec Spec, seq []*tracked) *contract.GangStatus {
+	s := &contract.GangStatus{Round: g.round, Formed: g.formed, MinInstances: spec.minInstances(), MaxInstances: spec.Instances}
+	if g.formed {
+		s.Size = g.size
 	}
-	for _, t := range a.rec.seq {
-		if t.Phase == contract.Held && t.Round == a.gang.round {
-			s.Held++
-		}
-	}
+	s.Held = len(g.Held(seq))
 	return s
 }

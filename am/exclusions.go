@@ -52,7 +52,7 @@ func (l *exclusionList) Drain(add, remove []string) {
 // the policy's reason, whose timeout outlasts the loss).
 func (a *AM) exclusionsLocked() ([]string, []contract.NodeExclusion) {
 	why := map[string]string{}
-	for n := range a.live.lostNodes {
+	for n := range a.live.LostNodes() {
 		why[n] = contract.ExclusionLost
 	}
 	for _, n := range a.policy.Excluded() {

@@ -3,7 +3,6 @@ package am
 import (
 	"context"
 	"sort"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -260,7 +259,7 @@ func (a *AM) spreadRoom(ctx context.Context) int {
 // failure the RM is not asked again for a minute).
 func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
 	a.mu.Lock()
-	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || a.cfg.Now().Before(a.nodesRetry) {
+	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || !a.nodes.SpreadDue(a.cfg.Now()) {
 		a.mu.Unlock()
 		return nil
 	}
@@ -284,7 +283,7 @@ func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
 	nodes, err := a.listNodes(ctx)
 	if err != nil {
 		a.mu.Lock()
-		a.nodesRetry = a.cfg.Now().Add(time.Minute)
+		a.nodes.SpreadFailed(a.cfg.Now())
 		a.mu.Unlock()
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
 		return nil

@@ -59,9 +59,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 	}
 	a.setState(contract.StateRunning)
 	a.mu.Lock()
-	if a.gang.roundStart.IsZero() {
-		a.gang.roundStart = a.cfg.Now()
-	}
+	a.gang.Begin(a.cfg.Now())
 	a.mu.Unlock()
 	var driverDone <-chan struct{}
 	if a.cfg.Driver != nil {

@@ -19,13 +19,51 @@ import (
 // nodesRefresh is the shortest time between two node listings for the status document.
 const nodesRefresh = 10 * time.Second
 
-// nodeView is the latest node listing; the AM's mutex guards it.
+// nodeView is the AM's memory of the RM's node listings: the latest listing for the status document
+// (nodes, at), when one was last tried and the last error logged, and when locality spreading may
+// ask again after a failed listing (locality.go). Its verbs are the only writers: Due, Listed and
+// Failed for the status document's listing, SpreadDue and SpreadFailed for locality's. The AM's
+// mutex guards it (doc.go).
 type nodeView struct {
 	nodes   []contract.NodeStatus // replaced, never changed in place: Status hands it out
 	at      time.Time             // of the listing (zero: none yet)
 	tried   time.Time             // of the last attempt, successful or not
 	lastErr string                // logged once per distinct error
+	// spreadRetry: the node reports of a locality plan failed; asks are plain until then.
+	spreadRetry time.Time
 }
+
+// Due says whether the status document's listing is due at now (the last try is nodesRefresh old,
+// or there was none) and, if so, books the try.
+func (v *nodeView) Due(now time.Time) bool {
+	due := v.tried.IsZero() || now.Sub(v.tried) >= nodesRefresh
+	if due {
+		v.tried = now
+	}
+	return due
+}
+
+// Listed books a listing made at now.
+func (v *nodeView) Listed(nodes []contract.NodeStatus, now time.Time) {
+	v.lastErr = ""
+	v.nodes, v.at = nodes, now
+}
+
+// Failed books a failed listing; it says whether err is new (logged once per distinct error).
+func (v *nodeView) Failed(err error) bool {
+	msg := err.Error()
+	if msg == v.lastErr {
+		return false
+	}
+	v.lastErr = msg
+	return true
+}
+
+// SpreadDue says whether locality spreading may ask for node reports at now.
+func (v *nodeView) SpreadDue(now time.Time) bool { return !now.Before(v.spreadRetry) }
+
+// SpreadFailed: locality's node reports failed at now; asks go out plain for a minute.
+func (v *nodeView) SpreadFailed(now time.Time) { v.spreadRetry = now.Add(time.Minute) }
 
 // wantNodes notes that the status document is being read: the node refresher lists the nodes if the
 // last listing is older than nodesRefresh.
@@ -58,31 +96,26 @@ func (a *AM) nodeRefresher(ctx context.Context) {
 // whether it listed them.
 func (a *AM) refreshIfDue(ctx context.Context) bool {
 	a.mu.Lock()
-	due := a.nodes.tried.IsZero() || a.cfg.Now().Sub(a.nodes.tried) >= nodesRefresh
-	if due {
-		a.nodes.tried = a.cfg.Now()
-	}
+	due := a.nodes.Due(a.cfg.Now())
 	a.mu.Unlock()
-	if due {
-		a.refreshNodes(ctx)
+	if !due {
+		return false
 	}
-	return due
-}
-
-func (a *AM) refreshNodes(ctx context.Context) {
 	reports, err := a.listNodes(ctx)
+	var nodes []contract.NodeStatus
+	if err == nil {
+		nodes = nodeStatuses(a.cfg.Spec.Capability, reports) // pure: outside the lock
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil {
-		if msg := err.Error(); msg != a.nodes.lastErr {
-			a.nodes.lastErr = msg
+		if a.nodes.Failed(err) {
 			a.log.WithError(err).Warn("am: could not list the cluster's nodes for the status page's GPU map; it shows only the GPUs the containers hold")
 		}
-		return
+		return true
 	}
-	a.nodes.lastErr = ""
-	a.nodes.nodes = nodeStatuses(a.cfg.Spec.Capability, reports)
-	a.nodes.at = a.cfg.Now()
+	a.nodes.Listed(nodes, a.cfg.Now())
+	return true
 }
 
 // deviceTypes are the types asked for besides memory and vcores (yarn.io/gpu, ...): the ones the

@@ -17,7 +17,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
-	"github.com/yarn-am/yarn-am/internal/freeport"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -183,10 +183,6 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	}
 	caFile, _ := filepath.Abs(contract.CACertFile)
 
-	flinkAlias := ""
-	if a.FlinkConf != "" {
-		flinkAlias = a.FlinkConf
-	}
 	var stagedFiles stagedFiles
 	if staging != nil {
 		stagedFiles = staging
@@ -215,33 +211,21 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		env[contract.EnvGang] = "1"
 	}
 	env[contract.EnvPreemptionSignal] = job.TaskExecutor.PreemptionSignal // the launcher's (docs/running.md#preemption)
-	// A Flink job: the AM picks the JobManager's ports on its host before the driver starts, so every
-	// TaskManager's address is known up front (docs/flink.md#the-jobmanager-as-the-driver).
-	var flinkEnv []string
-	flinkUI := ""
-	if job.Flink != nil {
-		ports, err := freeport.Pick(host, 2) // below the ephemeral range: internal/freeport says why
-		if err != nil {
-			return 1, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
-		}
-		rest := net.JoinHostPort(host, strconv.Itoa(ports[1]))
-		flinkUI = "http://" + rest + "/"
-		// The driver and every TaskExecutor get the same three.
-		flink := map[string]string{contract.EnvFlinkJobManager: net.JoinHostPort(host, strconv.Itoa(ports[0])), contract.EnvFlinkREST: rest}
-		if len(job.Flink.Defines) > 0 {
-			defs, err := contract.EncodeFlinkDefines(job.Flink.Defines)
-			if err != nil {
-				return 1, err
-			}
-			flink[contract.EnvFlinkDefines] = defs
-		}
-		for _, k := range slices.Sorted(maps.Keys(flink)) {
-			env[k] = flink[k]
-			flinkEnv = append(flinkEnv, k+"="+flink[k])
-		}
+	// The job's framework (docs/design.md#adding-a-framework): what it adds to the driver's and the
+	// TaskExecutors' environment and to the status, before either starts.
+	fw := framework.Of(job)
+	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId())})
+	if err != nil {
+		return 1, err
+	}
+	if fw.Name() != "" {
+		env[contract.EnvFramework] = fw.Name()
+	}
+	for _, k := range slices.Sorted(maps.Keys(fwAM.WorkerEnv)) {
+		env[k] = fwAM.WorkerEnv[k]
 	}
 	te := taskExecutorLaunch{
-		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: flinkAlias, Defines: a.Defines,
+		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: a.FlinkConf, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
 	}
 	clc, err := te.LaunchContext()
@@ -291,15 +275,16 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if a.Driver != "" {
 		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
 			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
-		amc.Driver.Env = append(amc.Driver.Env, flinkEnv...)
-		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
-		amc.Driver.EndOnFailureLimit = job.Flink != nil
+		for _, k := range slices.Sorted(maps.Keys(fwAM.DriverEnv)) {
+			amc.Driver.Env = append(amc.Driver.Env, k+"="+fwAM.DriverEnv[k])
+		}
+		amc.Driver.EndOnFailureLimit = fwAM.EndDriverOnFailureLimit
 	}
 	m, err := New(amc)
 	if err != nil {
 		return 1, err
 	}
-	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", FlinkUI: flinkUI}
+	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links}
 	if refresher != nil { // a nil *TokenRefresher in the interface would not read as "no tokens"
 		api.Tokens = refresher
 	}

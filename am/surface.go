@@ -144,7 +144,7 @@ func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 func (a *AM) checkPending(ctx context.Context) {
 	a.mu.Lock()
 	pending := a.asks.Pending()
-	if a.stopping || a.policyOut != nil || a.gang.formed && a.specLocked().elastic() {
+	if a.stopping || a.policyOut != nil || a.gang.Formed() && a.specLocked().elastic() {
 		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (elastic.go)
 	}
 	d := a.policy.ObservePending(a.cfg.Now(), pending, a.progressed)

@@ -286,25 +286,30 @@ func RenderedUIPage(t *testing.T, chromium string, st contract.Status) string {
 	return renderedPage(t, chromium, st)
 }
 
-// A Flink job's page links the JobManager's web UI in its header; other jobs' pages have no such
-// link, and a flinkUI that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui).
-func TestUIPageLinksTheFlinkUI(t *testing.T) {
+// A framework's pages (a Flink job's web UI) are linked in the header; other jobs' pages have no
+// such link, and a link that is not an http(s) URL never becomes one (docs/flink.md#the-web-ui).
+func TestUIPageLinksTheFrameworkPages(t *testing.T) {
 	chromium := uiChromium(t)
-	link := regexp.MustCompile(`<a id="flink-ui"[^>]*>`)
-	for _, tc := range []struct{ flinkUI, want string }{
+	link := regexp.MustCompile(`<a [^>]*class="framework-link"[^>]*>[^<]*</a>`)
+	for _, tc := range []struct {
+		url  string
+		want string // "" = no link
+	}{
 		{"http://127.0.0.2:40321/", `href="http://127.0.0.2:40321/"`},
-		{"", "hidden"},
-		{"javascript:alert(1)", "hidden"},
+		{"", ""},
+		{"javascript:alert(1)", ""},
 	} {
-		dom := renderedPage(t, chromium, contract.Status{App: "application_1_0001", State: contract.StateRunning, FlinkUI: tc.flinkUI})
-		a := link.FindString(dom)
-		require.NotEmpty(t, a, "the header has the link element")
-		assert.Contains(t, a, tc.want, "flinkUI %q", tc.flinkUI)
-		if tc.want == "hidden" {
-			assert.NotContains(t, a, "href", "flinkUI %q", tc.flinkUI)
-		} else {
-			assert.NotContains(t, a, "hidden", "shown for a Flink job")
+		st := contract.Status{App: "application_1_0001", State: contract.StateRunning}
+		if tc.url != "" {
+			st.Links = []contract.Link{{Name: "Flink UI", URL: tc.url, Note: "the JobManager's web UI and REST API"}}
 		}
+		a := link.FindString(renderedPage(t, chromium, st))
+		if tc.want == "" {
+			assert.Empty(t, a, "link %q", tc.url)
+			continue
+		}
+		assert.Contains(t, a, tc.want)
+		assert.Contains(t, a, "· Flink UI</a>")
 	}
 }
 

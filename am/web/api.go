@@ -39,8 +39,9 @@ type Options struct {
 	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
 	// default bounds, for this handler alone.
 	Streams *streamLimiter
-	// FlinkUI is a Flink job's JobManager web UI, shown in the status (contract.Status.FlinkUI).
-	FlinkUI string
+	// Links are the job's framework's pages (a Flink job's web UI), shown in the status
+	// (contract.Status.Links; framework.AM.Links).
+	Links []contract.Link
 }
 
 // api is one listener's handlers.
@@ -99,7 +100,7 @@ func (h *api) status(w http.ResponseWriter, r *http.Request) {
 	h.b.State.WantNodes() // the web UI's GPU map; only while someone reads
 	s := h.b.State.Status()
 	s.SecureAPI = h.o.SecureAPI
-	s.FlinkUI = h.o.FlinkUI
+	s.Links = h.o.Links
 	if !h.full(r) {
 		s = anonymousStatus(s) // visibility.go
 	}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -110,15 +110,16 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "submit", err, contract.ExitInvalidInput)
 	}
 	lj.PrintWarnings(stderr, "yarn-am submit")
-	if lj.Job.Flink != nil {
-		// The JobManager is the driver (docs/flink.md#the-jobmanager-as-the-driver).
+	fw := framework.Of(lj.Job)
+	if driver, why := fw.Driver(lj.Job); driver != "" {
+		// The framework's driver (a Flink JobManager, docs/flink.md#the-jobmanager-as-the-driver).
 		if sf.driver != "" || sf.service {
-			return usageError(stderr, "submit", errors.New("--driver and --service do not go with a [flink] job: its JobManager is the driver, and a session cluster (no flink.jar) runs until killed"))
+			return usageError(stderr, "submit", fmt.Errorf("--driver and --service do not go with a [%s] job: %s", fw.Name(), why))
 		}
-		sf.driver = jobfile.FlinkJobManagerCommand
-		if err := client.ShipFlink(lj.Job, stdout); err != nil {
-			return fail(stderr, "submit", err, contract.ExitInvalidInput)
-		}
+		sf.driver = driver
+	}
+	if err := fw.Stage(lj.Job, stdout); err != nil {
+		return fail(stderr, "submit", err, contract.ExitInvalidInput)
 	}
 
 	// One signal handler for the whole run: Ctrl-C during submission cancels it (and removes the

@@ -13,6 +13,8 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -79,8 +81,8 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	if job != nil && cfg != nil {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}
-	if job != nil && jerr == nil && job.Flink != nil {
-		jerr = flinkMemory(job)
+	if job != nil && jerr == nil {
+		jerr = framework.Of(job).Check(job) // the framework's own pre-flight (a Flink job's memory)
 	}
 	if derr != nil || jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
 		return nil, errors.Join(append([]error{derr, jerr, rerr, perr}, flagErrs...)...)
@@ -263,10 +265,10 @@ func preflightProblems(lj *LoadedJob, facts *ClusterFacts, noNodes bool) []strin
 	switch {
 	case !facts.QueueKnown:
 		probs = append(probs, fmt.Sprintf("queue = %s: the ResourceManager has no such queue%s; set queue in the job file (or --queue) to one of the cluster's leaf queues%s",
-			resources.Quote(facts.Queue), queueSuggestion(facts.Queue, facts.LeafQueues), leafList(facts.LeafQueues, "e.g. default")))
+			text.Quote(facts.Queue), queueSuggestion(facts.Queue, facts.LeafQueues), leafList(facts.LeafQueues, "e.g. default")))
 	case facts.QueueParent:
 		probs = append(probs, fmt.Sprintf("queue = %s is a parent queue: YARN accepts applications only in leaf queues (it would refuse this one after the job was staged); set queue in the job file (or --queue) to a leaf queue%s",
-			resources.Quote(facts.Queue), leafList(facts.LeafQueues, "")))
+			text.Quote(facts.Queue), leafList(facts.LeafQueues, "")))
 	}
 	ask := resources.Ask{
 		TaskExecutor: contract.Capability{"memory-mb": lj.Job.TaskExecutor.MemoryMB, "vcores": int64(lj.Job.TaskExecutor.VCores)}.
@@ -296,7 +298,7 @@ func queueSuggestion(q string, leaves []string) string {
 			cands = append(cands, l[i+1:])
 		}
 	}
-	return resources.DidYouMean(q, cands)
+	return text.DidYouMean(q, cands)
 }
 
 // maxListedQueues bounds the leaf queues a message lists.

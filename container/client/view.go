@@ -156,8 +156,12 @@ func CountsLine(c contract.Counts) string {
 func PrintAMStatus(w io.Writer, st *contract.Status) {
 	fmt.Fprintf(w, "AM state:     %s\n", Sanitize(string(st.State)))
 	fmt.Fprintf(w, "Containers:   %s\n", CountsLine(st.Counts))
-	if st.FlinkUI != "" {
-		fmt.Fprintf(w, "Flink UI:     %s (the JobManager's web UI and REST API)\n", Sanitize(st.FlinkUI))
+	for _, l := range st.Links {
+		line := fmt.Sprintf("%-13s %s", Sanitize(l.Name)+":", Sanitize(l.URL))
+		if l.Note != "" {
+			line += " (" + Sanitize(l.Note) + ")"
+		}
+		fmt.Fprintln(w, line)
 	}
 	if st.Diagnostics != "" {
 		fmt.Fprintf(w, "AM says:      %s\n", Sanitize(st.Diagnostics))

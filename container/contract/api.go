@@ -56,9 +56,8 @@ type Status struct {
 	// application secret (writes, reports, tokens). Its certificate is issued by the application's
 	// authority (TLSCACertAlias).
 	SecureAPI string `json:"secureAPI,omitempty"`
-	// FlinkUI is a Flink job's JobManager web UI and REST API, http://host:port/ (absent for other
-	// jobs; docs/flink.md#the-jobmanager-as-the-driver).
-	FlinkUI string `json:"flinkUI,omitempty"`
+	// Links are the job's framework's pages (a Flink job's web UI): status and the web page show them.
+	Links []Link `json:"links,omitempty"`
 	// Now is the AM's clock when the document was made and Started when the AM attempt started: the
 	// web UI's timeline measures from them, not from the browser's clock.
 	Now     time.Time `json:"now,omitzero"`
@@ -282,3 +281,10 @@ const (
 	// when the RM reports the node RUNNING or its NodeManager answers again.
 	ExclusionLost = "lost-taskexecutor"
 )
+
+// Link is a page of a job's framework that status, the API and the web page show (framework.AM.Links).
+type Link struct {
+	Name string `json:"name"`           // what it is, shown before the URL ("Flink UI")
+	URL  string `json:"url"`            // http(s)://...
+	Note string `json:"note,omitempty"` // shown after the URL
+}

@@ -87,22 +87,12 @@ const EnvCACert = "YARN_AM_CA_CERT"
 // CACertFile is the name of that file in the AM container's working directory.
 const CACertFile = "yarn-am-ca.pem"
 
-// A Flink job ([flink] in the job file, docs/flink.md#integration-design).
+// What a framework's TaskExecutors share (framework.AM.WorkerEnv carries a framework's own names).
 const (
-	// EnvFlinkJobManager is the JobManager's RPC address host:port, set by the AM in the driver's and
-	// every TaskExecutor's environment: the AM picks the port on its own host before it starts the
-	// driver, so the TaskManagers need nothing from the driver (docs/flink.md#the-jobmanager-as-the-driver).
-	EnvFlinkJobManager = "YARN_AM_FLINK_JOBMANAGER"
-	// EnvFlinkREST is the JobManager's REST address host:port, set by the AM in the driver's and
-	// every TaskExecutor's environment; status shows it as http://host:port/ (Status.FlinkUI), and a
-	// TaskManager polls it before its JVM starts when it waits for the JobManager
-	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
-	EnvFlinkREST = "YARN_AM_FLINK_REST"
-	// EnvFlinkDefines is the job's -D Flink keys ("key=value" in order; EncodeFlinkDefines), set by
-	// the AM in the driver's and every TaskExecutor's environment: the staged job.toml lacks them, and
-	// they win over it and over the home's configuration, as flink run -D does
-	// (docs/flink.md#configuration).
-	EnvFlinkDefines = "YARN_AM_FLINK_DEFINES"
+	// EnvFramework is the job's framework (framework.Framework's Name: "flink", "gang"), set by the
+	// AM in every TaskExecutor's environment of a job that has one; the launcher runs the framework's
+	// PrepareWorker before the worker starts (docs/design.md#adding-a-framework).
+	EnvFramework = "YARN_AM_FRAMEWORK"
 	// EnvDeviceEnv set to DeviceEnvOff in a TaskExecutor's environment tells the launcher not to set
 	// the drivers' visibility variables (CUDA_VISIBLE_DEVICES, ...): a Flink TaskManager hands its
 	// operators physical GPU indexes (FLIP-108), which must stay valid inside the process

@@ -1,11 +1,13 @@
 package jobfile
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -62,43 +64,46 @@ func DefineKeys() []string {
 // decoded file, and returns the external-resource ones for resources.Load. A -D key that is neither is
 // an error naming it, with a did-you-mean.
 //
-// In a job with a [flink] table, -D also sets Flink's configuration (docs/flink.md#configuration):
-// flink.config.<key>=v, or a bare key that is not a job key (taskmanager.numberOfTaskSlots=2), is
-// put in [flink.config], replacing the file's, and kept in order for Job's Flink.Defines, which the
-// AM hands to the JobManager and the TaskManagers; the external-resource ones reach Flink too.
+// In a job with a framework table that takes -D keys (TableInfo.DefinesTo: [flink] → [flink.config],
+// docs/flink.md#configuration), <name>.<DefinesTo>.<key>=v, or a bare key that is not a job key
+// (taskmanager.numberOfTaskSlots=2), is put in that sub-table, replacing the file's, and kept in order
+// for Job's Framework.Defines, which the AM hands to the framework's processes; the external-resource
+// ones reach the framework too.
 func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err error) {
 	kinds := defineKinds()
 	var probs []string
-	flinkT, isFlink := f.doc["flink"].(map[string]any)
+	fw, hasFramework := frameworkIn(f.doc)
+	takes := hasFramework && fw.DefinesTo != ""
+	fwT, _ := f.doc[fw.Name].(map[string]any)
 	for _, d := range defines {
 		k, v, hasValue := strings.Cut(d, "=")
 		k = strings.TrimSpace(k)
 		if resources.IsResourceKey(k) {
 			resourceDefines = append(resourceDefines, d)
-			if isFlink {
-				f.flinkDefines = append(f.flinkDefines, k+"="+strings.TrimSpace(v))
+			if takes {
+				f.frameworkDefines = append(f.frameworkDefines, k+"="+strings.TrimSpace(v))
 			}
 			continue
 		}
-		if fk, ok := flinkDefineKey(k, kinds, isFlink); ok {
+		if info, fk, ok := frameworkDefineKey(k, kinds, fw, takes); ok {
 			switch {
-			case !isFlink:
-				probs = append(probs, sprintf("-D %s: the job has no [flink] table; flink.config.<key> sets a Flink key of a [flink] job (docs/flink.md#configuration)", bounded(k)))
+			case !takes || info.Name != fw.Name:
+				probs = append(probs, sprintf("-D %s: the job has no [%s] table; %s.%s.<key> sets a %s of a [%s] job (%s)", bounded(k), info.Name, info.Name, info.DefinesTo, info.KeyNoun, info.Name, info.DefinesDoc))
 			case fk == "" || !hasValue:
-				probs = append(probs, sprintf("-D %s: want a Flink key and its value, e.g. -D taskmanager.numberOfTaskSlots=2 or -D flink.config.taskmanager.numberOfTaskSlots=2", bounded(d)))
+				probs = append(probs, sprintf("-D %s: want a %s and its value, e.g. -D %s or -D %s.%s.%s", bounded(d), fw.KeyNoun, fw.DefineExample, fw.Name, fw.DefinesTo, fw.DefineExample))
 			default:
 				v = strings.TrimSpace(v)
-				cfg, ok := flinkT["config"].(map[string]any)
+				cfg, ok := fwT[fw.DefinesTo].(map[string]any)
 				if !ok {
-					if _, set := flinkT["config"]; !set {
+					if _, set := fwT[fw.DefinesTo]; !set && fwT != nil {
 						cfg = map[string]any{}
-						flinkT["config"] = cfg
+						fwT[fw.DefinesTo] = cfg
 					}
 				}
 				if cfg != nil {
-					cfg[fk] = v // validated with the file's: a key yarn-am sets is refused there
+					cfg[fk] = v // validated with the file's: a key the framework sets itself is refused there
 				}
-				f.flinkDefines = append(f.flinkDefines, fk+"="+v)
+				f.frameworkDefines = append(f.frameworkDefines, fk+"="+v)
 			}
 			continue
 		}
@@ -109,7 +114,7 @@ func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err err
 			}
 		}
 		if !known {
-			hint := resources.DidYouMean(k, DefineKeys())
+			hint := text.DidYouMean(k, DefineKeys())
 			if want, near := resources.NearResourceKey(k); near {
 				hint = ` (did you mean "` + want + `"?)`
 			}
@@ -125,29 +130,38 @@ func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err err
 	return resourceDefines, nil
 }
 
-// flinkDefineKey reports whether -D key is a Flink key and returns it: flink.config.<key> in any job
-// (an error without [flink], reported by the caller), and in a [flink] job also a bare key that is not a
-// job key. A key under a job table (am., taskexecutor., policy., flink.) is never Flink's, so a typo
-// of a job key is still an error, not a Flink key.
-func flinkDefineKey(k string, kinds map[string]int, isFlink bool) (string, bool) {
-	if fk, ok := strings.CutPrefix(k, "flink.config."); ok {
-		return fk, true
-	}
-	if k == "flink.config" {
-		return "", true
-	}
-	if !isFlink || k == "" {
-		return "", false
-	}
-	if _, known := kinds[k]; known {
-		return "", false
-	}
-	for _, table := range []string{"am.", "taskexecutor.", "policy.", "flink."} {
-		if strings.HasPrefix(k, table) {
-			return "", false
+// frameworkDefineKey reports whether -D key is a framework's key and returns the framework and the
+// key: <name>.<DefinesTo>.<key> of any registered framework (an error in a job without that table,
+// reported by the caller), and in a job whose framework takes -D keys also a bare key that is not a job
+// key. A key under a job table (am., taskexecutor., policy., <name>.) is never the framework's, so a
+// typo of a job key is still an error, not a framework key.
+func frameworkDefineKey(k string, kinds map[string]int, fw TableInfo, takes bool) (TableInfo, string, bool) {
+	ts := registeredTables()
+	for _, name := range slices.Sorted(maps.Keys(ts)) {
+		info := ts[name]
+		if info.DefinesTo == "" {
+			continue
+		}
+		sub := info.Name + "." + info.DefinesTo
+		if fk, ok := strings.CutPrefix(k, sub+"."); ok {
+			return info, fk, true
+		}
+		if k == sub {
+			return info, "", true
 		}
 	}
-	return k, true
+	if !takes || k == "" {
+		return TableInfo{}, "", false
+	}
+	if _, known := kinds[k]; known {
+		return TableInfo{}, "", false
+	}
+	for _, table := range []string{"am.", "taskexecutor.", "policy.", fw.Name + "."} {
+		if strings.HasPrefix(k, table) {
+			return TableInfo{}, "", false
+		}
+	}
+	return fw, k, true
 }
 
 // set puts v at the dotted path segs of the document, making the tables on the way. A table the file

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // This file holds the environment variables a job may not set in [taskexecutor.env].
@@ -46,5 +46,5 @@ func CheckLogLevel(v string) error {
 	if slices.Contains(LogLevels, strings.ToLower(v)) {
 		return nil
 	}
-	return fmt.Errorf("%s = %s is not a log level; use one of %s", contract.EnvLogLevel, resources.Quote(v), strings.Join(LogLevels, ", "))
+	return fmt.Errorf("%s = %s is not a log level; use one of %s", contract.EnvLogLevel, text.Quote(v), strings.Join(LogLevels, ", "))
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // JobError lists every problem found in a job file, so the user fixes them in one pass.
@@ -42,11 +42,11 @@ func (e *SyntaxError) Error() string {
 }
 
 // sprintf and errorf format a message about the job file with every value bounded
-// (resources.BoundArgs): a 1 MiB value gives a short message.
+// (text.BoundArgs): a 1 MiB value gives a short message.
 func sprintf(format string, args ...any) string {
-	return fmt.Sprintf(format, resources.BoundArgs(args)...)
+	return fmt.Sprintf(format, text.BoundArgs(args)...)
 }
 
 func errorf(format string, args ...any) error {
-	return fmt.Errorf(format, resources.BoundArgs(args)...)
+	return fmt.Errorf(format, text.BoundArgs(args)...)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -23,8 +24,9 @@ type File struct {
 
 	doc   map[string]any
 	lines map[string]int // tomlKeyLines: where each key is written, for messages
-	// flinkDefines are ApplyDefines' Flink keys, key=value in order (FlinkSpec.Defines).
-	flinkDefines []string
+	// frameworkDefines are ApplyDefines' keys of the job's framework, key=value in order
+	// (FrameworkPart.Defines).
+	frameworkDefines []string
 }
 
 // Read reads and decodes the job file at path. A file that is not TOML is a *SyntaxError: nothing else
@@ -34,7 +36,7 @@ func Read(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job file %s: %w", path, err)
 	}
-	data, err := resources.ReadFile("job file", path, "a job.toml", resources.MaxJobFileBytes)
+	data, err := boundedread.ReadFile("job file", path, "a job.toml", resources.MaxJobFileBytes)
 	var pe *fs.PathError
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

@@ -14,7 +14,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // openForRead opens a local file the job lists, to learn that staging can read it (a variable for
@@ -27,7 +27,7 @@ func checkPort(p string) error {
 		return nil
 	}
 	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("port %s is not a TCP port (1-65535)", resources.Quote(p))
+		return fmt.Errorf("port %s is not a TCP port (1-65535)", text.Quote(p))
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 			fs.Alias = path.Base(strings.TrimSuffix(fs.Source, "/"))
 		}
 		if strings.ContainsFunc(fs.Alias, unicode.IsControl) {
-			add("%s: alias %s contains a control character (a newline, a tab, a NUL byte); give a plain file name with '#name'", key, resources.Quote(fs.Alias))
+			add("%s: alias %s contains a control character (a newline, a tab, a NUL byte); give a plain file name with '#name'", key, text.Quote(fs.Alias))
 			continue
 		}
 		if strings.Contains(fs.Alias, "/") || fs.Alias == "." || fs.Alias == ".." {

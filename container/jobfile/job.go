@@ -10,6 +10,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -38,9 +39,9 @@ type Job struct {
 	HDFSNamenodes []string
 
 	AM AMSpec
-	// Flink is the [flink] table: a Flink cluster on yarn-am (docs/flink.md#the-flink-table); nil
-	// when the job has none.
-	Flink        *FlinkSpec
+	// Framework is the job's framework table ([flink]) as its framework read it; nil when the job
+	// has none (docs/design.md#adding-a-framework).
+	Framework    *FrameworkPart
 	TaskExecutor TaskExecutorSpec
 }
 
@@ -111,10 +112,9 @@ const (
 
 // Keys of the job-file schema, for the unknown-key message and its did-you-mean.
 var (
-	topKeys  = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources", "flink"}
-	amKeys   = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys   = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal"}
-	validTop = "valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], [flink], and the external-resource keys"
+	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
+	amKeys  = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
+	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal"}
 )
 
 // Job validates the job-file schema; every problem is reported at once in a *JobError.
@@ -127,15 +127,24 @@ func (f *File) job(staged bool) (*Job, error) {
 	add := func(format string, args ...any) { je.Problems = append(je.Problems, sprintf(format, args...)) }
 	r := reader{add: add}
 
+	frameworks := frameworkNames()
+	var tablesGiven []string
 	for _, k := range slices.Sorted(maps.Keys(doc)) {
+		if slices.Contains(frameworks, k) {
+			tablesGiven = append(tablesGiven, "["+k+"]")
+			continue // the framework's own: readFramework
+		}
 		if slices.Contains(topKeys, k) || strings.HasPrefix(k, "external-resource") {
 			continue // external-resource keys: ResourceKeys; [policy]: Policy
 		}
-		hint := didYouMean(k, topKeys)
+		hint := didYouMean(k, append(slices.Clone(topKeys), frameworks...))
 		if want, near := resources.NearResourceKey(k); near {
 			hint = ` (did you mean "` + want + `"?)`
 		}
-		add("unknown key %q%s; %s", k, hint, validTop)
+		add("unknown key %q%s; %s", k, hint, validTopKeys())
+	}
+	if len(tablesGiven) > 1 {
+		add("%s: a job runs one framework; keep one of these tables", strings.Join(tablesGiven, " and "))
 	}
 	amT := r.table(doc, "am", "am")
 	teT := r.table(doc, "taskexecutor", "taskexecutor")
@@ -213,18 +222,19 @@ func (f *File) job(staged bool) (*Job, error) {
 	cmd, isString := r.str(teT, "command", "taskexecutor.command")
 	te.Command = strings.TrimSpace(cmd)
 	_, present := teT["command"]
-	_, isFlink := doc["flink"]
+	fw, hasFramework := frameworkIn(doc)
+	ownCommand := hasFramework && fw.Command != ""
 	switch {
-	case isFlink && present:
-		add("taskexecutor.command = %q: a [flink] job's TaskExecutors are Flink TaskManagers (yarn-am runs them); remove command", bounded(cmd))
-	case isFlink:
-		te.Command = FlinkTaskManagerCommand
+	case ownCommand && present:
+		add("taskexecutor.command = %q: a [%s] job's TaskExecutors are %s (yarn-am runs them); remove command", bounded(cmd), fw.Name, fw.Workers)
+	case ownCommand:
+		te.Command = fw.Command
 	case !present:
 		add("taskexecutor.command is missing: give the command each TaskExecutor runs, e.g. command = \"./worker\"")
 	case isString && te.Command == "":
 		add("taskexecutor.command = %q: give the command each TaskExecutor runs, e.g. command = \"./worker\"", cmd)
 	case strings.ContainsRune(cmd, 0):
-		add("taskexecutor.command = %s contains a NUL byte, which no command line can hold; remove it", resources.Quote(cmd))
+		add("taskexecutor.command = %s contains a NUL byte, which no command line can hold; remove it", text.Quote(cmd))
 	}
 	te.MemoryMB = r.memory(teT, "memory", "taskexecutor.memory", DefaultTaskExecutorMemory)
 	te.VCores = DefaultTaskExecutorVCores
@@ -268,10 +278,7 @@ func (f *File) job(staged bool) (*Job, error) {
 	dir := filepath.Dir(abs)
 	te.Files, te.Archives, te.Env, te.Visibility = r.localised(teT, "taskexecutor", dir, staged, add)
 	j.AM.Files, j.AM.Archives, j.AM.Env, j.AM.Visibility = r.localised(amT, "am", dir, staged, add)
-	if j.Flink = r.flink(doc, dir, staged, add); j.Flink != nil {
-		j.Flink.Defines = slices.Clone(f.flinkDefines)
-		j.flinkDefaults(amT, add)
-	}
+	r.readFramework(doc, amT, j, dir, staged, f.frameworkDefines)
 	if len(je.Problems) > 0 {
 		return nil, je
 	}
@@ -342,7 +349,7 @@ func (r reader) localised(t map[string]any, table, dir string, staged bool, add 
 			continue
 		}
 		if strings.ContainsRune(v, 0) {
-			add("%s.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", table, k, resources.Quote(v))
+			add("%s.env.%s = %s contains a NUL byte, which no environment value can hold; remove it", table, k, text.Quote(v))
 			continue
 		}
 		if k == contract.EnvLogLevel {
@@ -386,4 +393,4 @@ var reservedAMEnv = map[string]string{
 }
 
 // didYouMean returns ` (did you mean "x"?)` for the candidate closest to s, or "".
-func didYouMean(s string, candidates []string) string { return resources.DidYouMean(s, candidates) }
+func didYouMean(s string, candidates []string) string { return text.DidYouMean(s, candidates) }

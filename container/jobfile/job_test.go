@@ -101,7 +101,7 @@ files = ["missing.bin", "worker", "other/worker"]
 	require.ErrorAs(t, err, &je)
 	dir := filepath.Dir(p)
 	assert.ElementsMatch(t, []string{
-		`unknown key "prioroty" (did you mean "priority"?); valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], [flink], and the external-resource keys`,
+		`unknown key "prioroty" (did you mean "priority"?); valid top-level keys are name, queue, tags, priority, max-attempts, keep-containers, flink-conf, hdfs-namenodes, [am], [taskexecutor], [policy], and the external-resource keys`,
 		`name = "bad name!": use 1-128 letters, digits, '.', '_' or '-'`,
 		`am.memory: "lots" is not a memory size: write a number of MiB or a number with a unit k, m, g or t (examples: 512, 512m, 2g)`,
 		`am.vcores = 0: want an integer from 1 to 1024`,

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // tomlKeyLines finds the line of every key in a TOML document (the TOML library does not expose
@@ -174,10 +176,10 @@ func absAgainst(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// bounded cuts a value shown in a message to its first 200 bytes.
+// bounded cuts a value shown in a message to its first 200 bytes, at a character boundary.
 func bounded(s string) string {
 	if len(s) > 200 {
-		return s[:200] + "..."
+		return text.Cut(s, 200) + "..."
 	}
 	return s
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // reader reads typed values from the decoded TOML, reporting a value of the wrong type with its key,
@@ -128,7 +128,7 @@ func (r reader) memory(m map[string]any, k, full string, def int64) int64 {
 func show(v any) string {
 	switch t := v.(type) {
 	case string:
-		return resources.Quote(t)
+		return text.Quote(t)
 	case int64:
 		return strconv.FormatInt(t, 10)
 	case float64:

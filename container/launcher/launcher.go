@@ -19,6 +19,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/stderrtail"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -174,6 +175,9 @@ type Launcher struct {
 	Gang       bool
 	Host       string
 	Rendezvous Rendezvouser
+	// Framework is the job's framework ($YARN_AM_FRAMEWORK): its PrepareWorker runs before the
+	// worker starts (a gang's rendezvous); nil = none.
+	Framework framework.Framework
 	// Preemption, when set, watches for the container's preemption notice while the worker runs
 	// (preemption.go); the worker's environment names the notice file.
 	Preemption *Preemption
@@ -299,12 +303,12 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 		}
 		log.WithError(rerr).Warn("yarn-am launch: reporting the resource infos to the AM failed; starting the worker anyway")
 	}
-	if l.Gang {
-		genv, code := l.waitForRank(ctx, containerID, dir, sigs, stderr, log)
+	if l.Framework != nil {
+		fenv, code := l.prepareWorker(ctx, containerID, dir, sigs, stderr, log)
 		if code >= 0 {
 			return code
 		}
-		env = append(env, genv...)
+		env = append(env, fenv...)
 	}
 	var started func(pid int) (stop func())
 	if l.Preemption != nil && containerID != "" {
@@ -501,13 +505,10 @@ func exitCode(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-// waitForRank waits at the gang's barrier until the AM publishes this container's rank; it returns the
-// worker's rank environment, or an exit code (>= 0) when the worker must not start.
-func (l *Launcher) waitForRank(ctx context.Context, containerID, dir string, sigs chan os.Signal, stderr io.Writer, log logrus.FieldLogger) ([]string, int) {
-	if l.Rendezvous == nil {
-		fmt.Fprintln(stderr, "yarn-am launch: a rank of a gang needs the AM's address ("+contract.EnvReportURL+")")
-		return nil, contract.LauncherConfigError
-	}
+// prepareWorker runs the job's framework's PrepareWorker (a gang's rendezvous: the rank's environment)
+// before the worker starts, stopping it when a signal arrives; it returns what the framework adds to
+// the worker's environment, or an exit code (>= 0) when the worker must not start.
+func (l *Launcher) prepareWorker(ctx context.Context, containerID, dir string, sigs chan os.Signal, stderr io.Writer, log logrus.FieldLogger) ([]string, int) {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	got := make(chan os.Signal, 1)
@@ -519,8 +520,13 @@ func (l *Launcher) waitForRank(ctx context.Context, containerID, dir string, sig
 		case <-rctx.Done():
 		}
 	}()
-	log.Info("yarn-am launch: waiting for the other ranks of the gang")
-	r, err := l.Rendezvous.Rendezvous(rctx, containerID)
+	w := framework.Worker{ContainerID: containerID, Dir: dir, Log: log}
+	if l.Rendezvous != nil {
+		w.Rendezvous = func(ctx context.Context) (*contract.Rendezvous, error) {
+			return l.Rendezvous.Rendezvous(ctx, containerID)
+		}
+	}
+	env, err := l.Framework.PrepareWorker(rctx, w)
 	cancel()
 	if s := pending(got); s != nil {
 		fmt.Fprintf(stderr, "yarn-am launch: received %v while waiting for the gang; not starting the worker\n", s)
@@ -528,19 +534,15 @@ func (l *Launcher) waitForRank(ctx context.Context, containerID, dir string, sig
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
-		if errors.Is(err, ErrGangRestarted) {
+		switch {
+		case errors.Is(err, framework.ErrRestarted):
 			return nil, 128 + int(syscall.SIGTERM)
+		case w.Rendezvous == nil && l.Gang:
+			return nil, contract.LauncherConfigError
 		}
 		return nil, contract.LauncherWorkerStartFailed
 	}
-	file, err := writeRendezvousFile(dir, r)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am launch: cannot write the rendezvous file: %v\n", err)
-		return nil, contract.LauncherWorkerStartFailed
-	}
-	log.WithFields(logrus.Fields{"round": r.Round, "rank": r.Rank, "world_size": r.WorldSize, "local_rank": r.LocalRank,
-		"master": fmt.Sprintf("%s:%d", r.MasterAddr, r.MasterPort)}).Info("yarn-am launch: rank assigned")
-	return RendezvousEnv(r, file), -1
+	return env, -1
 }
 
 // workerEnvGet returns the value of k in env (KEY=VALUE entries), the last one winning, or "".

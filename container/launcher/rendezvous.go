@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/internal/freeport"
 )
 
@@ -26,7 +24,7 @@ type Rendezvouser interface {
 }
 
 // ErrGangRestarted: the gang restarted before this rank's worker started; the AM stops the container.
-var ErrGangRestarted = errors.New("the gang restarted before this rank started")
+var ErrGangRestarted = framework.ErrRestarted
 
 // rendezvousPoll is how often the launcher asks the AM whether the round is complete.
 const rendezvousPoll = 300 * time.Millisecond
@@ -102,33 +100,4 @@ func FreePort(host string) (int, error) {
 		return 0, err
 	}
 	return ports[0], nil
-}
-
-// RendezvousEnv is the worker's environment for its rank: yarn-am's names and the ones PyTorch's
-// distributed launch reads.
-func RendezvousEnv(r *contract.Rendezvous, file string) []string {
-	it := strconv.Itoa
-	return []string{
-		contract.EnvRank + "=" + it(r.Rank), "RANK=" + it(r.Rank),
-		contract.EnvWorldSize + "=" + it(r.WorldSize), "WORLD_SIZE=" + it(r.WorldSize),
-		contract.EnvLocalRank + "=" + it(r.LocalRank), "LOCAL_RANK=" + it(r.LocalRank),
-		"LOCAL_WORLD_SIZE=" + it(r.LocalWorldSize),
-		contract.EnvRound + "=" + it(r.Round),
-		contract.EnvMasterAddr + "=" + r.MasterAddr, "MASTER_ADDR=" + r.MasterAddr,
-		contract.EnvMasterPort + "=" + it(r.MasterPort), "MASTER_PORT=" + it(r.MasterPort),
-		contract.EnvRendezvousFile + "=" + file,
-	}
-}
-
-// writeRendezvousFile writes the rendezvous as JSON into dir and returns its absolute path.
-func writeRendezvousFile(dir string, r *contract.Rendezvous) (string, error) {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return "", err
-	}
-	p, err := filepath.Abs(filepath.Join(dir, contract.RendezvousFileName))
-	if err != nil {
-		return "", err
-	}
-	return p, os.WriteFile(p, append(data, '\n'), 0o644)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -74,6 +75,14 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 	}
 	if r, ok := reporter.(Rendezvouser); ok {
 		l.Rendezvous = r
+	}
+	if name := os.Getenv(contract.EnvFramework); name != "" {
+		fw, err := framework.Lookup(name)
+		if err != nil {
+			fmt.Fprintf(stderr, "yarn-am launch: %s=%s: %v\n", contract.EnvFramework, name, err)
+			return contract.LauncherConfigError
+		}
+		l.Framework = fw
 	}
 	if n, ok := reporter.(Noticer); ok && l.InContainer {
 		l.Preemption = PreemptionFromEnv(n, logrus.StandardLogger())

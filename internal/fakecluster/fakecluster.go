@@ -105,6 +105,10 @@ type Cluster struct {
 	Allocated    int
 	Released     []string
 	Started      []string // container ids started on the NM, in order
+	// Contexts are their launch contexts, in the same order.
+	Contexts []*hadooppb.ContainerLaunchContextProto
+	// RegisterReq is the AM's last registration over RPC (its host, ports and tracking URL).
+	RegisterReq  *hadooppb.RegisterApplicationMasterRequestProto
 	StartedN     int
 	Running      map[string]int32
 	Age          map[string]int // allocates seen by each running container
@@ -139,6 +143,9 @@ func New(tb testing.TB) *Cluster {
 		if err := r.Decode(&req); err != nil {
 			return nil, err
 		}
+		c.Mu.Lock()
+		c.RegisterReq = &req
+		c.Mu.Unlock()
 		return c.register()
 	})
 	rm.Handle(yarnrpc.ApplicationMasterProtocol, "allocate", func(_ context.Context, r *rpctest.Request) (proto.Message, error) {
@@ -382,6 +389,7 @@ func (c *Cluster) start(reqs []*hadooppb.StartContainerRequestProto) (*hadooppb.
 		}
 		if !c.Lean {
 			c.Started = append(c.Started, id)
+			c.Contexts = append(c.Contexts, s.GetContainerLaunchContext())
 		}
 		c.StartedN++
 		resp.SucceededRequests = append(resp.SucceededRequests, cid)

@@ -117,17 +117,21 @@
       }
       text(byId("gang"), gs);
     }
-    // A [flink] job: the JobManager's own web UI (docs/flink.md#the-web-ui); only an http(s) URL
-    // becomes a link.
-    var fl = byId("flink-ui");
-    if (/^https?:\/\/[^\s]+$/.test(s.flinkUI || "")) {
-      fl.href = s.flinkUI;
-      fl.title = "the Flink JobManager's web UI: " + s.flinkUI;
-      fl.hidden = false;
-    } else {
-      fl.removeAttribute("href");
-      fl.hidden = true;
-    }
+    // The framework's pages (a Flink job's web UI, docs/flink.md#the-web-ui); only an http(s) URL
+    // becomes a link, and a link's text is set as text, never as markup.
+    var links = byId("links");
+    clear(links);
+    (s.links || []).forEach(function (l) {
+      if (!/^https?:\/\/[^\s]+$/.test(l.url || "")) return;
+      var a = document.createElement("a");
+      a.href = l.url;
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      a.className = "framework-link";
+      a.title = (l.note ? l.note + ": " : "") + l.url;
+      text(a, " · " + (l.name || l.url));
+      links.appendChild(a);
+    });
   }
 
   function renderTable(s) {

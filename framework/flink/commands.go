@@ -1,9 +1,8 @@
-package main
+package flink
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -19,8 +18,9 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/flink"
+	dist "github.com/yarn-am/yarn-am/container/flink"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/framework"
 )
 
 const flinkJobManagerUsage = `Usage: yarn-am flink-jobmanager
@@ -50,46 +50,38 @@ later; stdout says how long it waited. A TaskManager whose assigned GPUs do not 
 external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.log in the
 container's log directory; the job's prints are in the container's stdout.`
 
-func init() {
-	register(&command{
-		name:    "flink-jobmanager",
-		summary: "run a [flink] job's JobManager (the AM's driver; inside the AM container)",
-		usage:   flinkJobManagerUsage,
-		run:     runFlinkJobManager,
-	})
-	register(&command{
-		name:    "flink-taskmanager",
-		summary: "run a [flink] job's TaskManager (inside a TaskExecutor container)",
-		usage:   flinkTaskManagerUsage,
-		run:     runFlinkTaskManager,
-	})
+// commands are the processes of a Flink job (Framework.Commands).
+func commands() []framework.Command {
+	return []framework.Command{
+		{Name: "flink-jobmanager", Summary: "run a [flink] job's JobManager (the AM's driver; inside the AM container)",
+			Usage: flinkJobManagerUsage, Run: runFlinkJobManager},
+		{Name: "flink-taskmanager", Summary: "run a [flink] job's TaskManager (inside a TaskExecutor container)",
+			Usage: flinkTaskManagerUsage, Run: runFlinkTaskManager},
+	}
 }
 
 // flinkSetup is what both Flink processes read in their container: the staged job, the localised
 // home, the layered configuration (docs/flink.md#configuration) and the JobManager's RPC address.
 type flinkSetup struct {
 	job           *jobfile.Job
-	home          *flink.Home
-	conf          *flink.Config
+	spec          *Spec // the job's [flink] table
+	home          *dist.Home
+	conf          *dist.Config
 	dir           string // the container's working directory
 	host, rpcPort string // $YARN_AM_FLINK_JOBMANAGER
 	failf         func(format string, a ...any) int
 }
 
-// startFlink is the shared start of flink-jobmanager and flink-taskmanager: the command line (no
-// arguments), the setup, the JobManager's address. ok false: return code.
-func startFlink(name, usage string, args []string, stdout, stderr io.Writer) (s *flinkSetup, code int, ok bool) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	if _, code, ok := parseCommand(fs, args, name, usage, 0, "", stdout, stderr); !ok {
-		return nil, code, false
-	}
+// startFlink is the shared start of flink-jobmanager and flink-taskmanager: the setup, the
+// JobManager's address. ok false: return code.
+func startFlink(name string, stderr io.Writer) (s *flinkSetup, code int, ok bool) {
 	failf := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "yarn-am "+name+": "+format+"\n", a...)
 		return 1
 	}
 	s, err := loadFlinkSetup()
 	if err == nil {
-		s.host, s.rpcPort, err = hostPort(contract.EnvFlinkJobManager)
+		s.host, s.rpcPort, err = hostPort(EnvJobManager)
 	}
 	if err != nil {
 		return nil, failf("%v", err), false
@@ -103,14 +95,15 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if job.Flink == nil {
+	spec := specOf(job)
+	if spec == nil {
 		return nil, fmt.Errorf("%s has no [flink] table", contract.StagedJob)
 	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return nil, err
 	}
-	home, err := flink.OpenHome(filepath.Join(dir, jobfile.FlinkHomeAlias))
+	home, err := dist.OpenHome(filepath.Join(dir, HomeAlias))
 	if err != nil {
 		return nil, fmt.Errorf("the localised Flink home: %w", err)
 	}
@@ -118,13 +111,13 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	layer := flink.NewConfig()
-	for _, k := range slices.Sorted(maps.Keys(job.Flink.Config)) {
-		layer.Set(k, job.Flink.Config[k])
+	layer := dist.NewConfig()
+	for _, k := range slices.Sorted(maps.Keys(spec.Config)) {
+		layer.Set(k, spec.Config[k])
 	}
 	conf.Merge(layer)
 	// -D last, as flink run -D: the staged job.toml does not have them.
-	defines, err := contract.DecodeFlinkDefines(os.Getenv(contract.EnvFlinkDefines))
+	defines, err := DecodeDefines(os.Getenv(EnvDefines))
 	if err != nil {
 		return nil, err
 	}
@@ -132,10 +125,10 @@ func loadFlinkSetup() (*flinkSetup, error) {
 		return nil, err
 	}
 	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
-	if err := flink.CheckPlainREST(conf); err != nil {
+	if err := dist.CheckPlainREST(conf); err != nil {
 		return nil, err
 	}
-	return &flinkSetup{job: job, home: home, conf: conf, dir: dir}, nil
+	return &flinkSetup{job: job, spec: spec, home: home, conf: conf, dir: dir}, nil
 }
 
 // hostPort splits the address in the environment variable name.
@@ -156,13 +149,13 @@ func firstLogDir() (string, error) {
 	return d, nil
 }
 
-func runFlinkJobManager(args []string, stdout, stderr io.Writer) int {
-	s, code, ok := startFlink("flink-jobmanager", flinkJobManagerUsage, args, stdout, stderr)
+func runFlinkJobManager(stdout, stderr io.Writer) int {
+	s, code, ok := startFlink("flink-jobmanager", stderr)
 	if !ok {
 		return code
 	}
 	failf, host, rpcPort := s.failf, s.host, s.rpcPort
-	_, restPort, err := hostPort(contract.EnvFlinkREST)
+	_, restPort, err := hostPort(EnvREST)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -173,23 +166,23 @@ func runFlinkJobManager(args []string, stdout, stderr io.Writer) int {
 	// One address literal on both sides (docs/flink.md#addresses); bind all interfaces so that
 	// TaskManagers on other nodes reach it.
 	for k, v := range map[string]string{
-		flink.KeyRPCAddress: host, "jobmanager.rpc.port": rpcPort, "jobmanager.bind-host": "0.0.0.0",
+		dist.KeyRPCAddress: host, "jobmanager.rpc.port": rpcPort, "jobmanager.bind-host": "0.0.0.0",
 		"rest.address": host, "rest.port": restPort, "rest.bind-address": "0.0.0.0",
-		flink.KeyShutdownOnFinish: "false",
+		dist.KeyShutdownOnFinish: "false",
 	} {
 		s.conf.Set(k, v)
 	}
-	f := s.job.Flink
-	role := flink.RoleSession
-	spec := flink.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir,
-		MemoryMiB: int(s.job.AM.MemoryMB - jobfile.FlinkAMShareMB)}
+	f := s.spec
+	role := dist.RoleSession
+	spec := dist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir,
+		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB)}
 	if f.Jar != "" {
-		role = flink.RoleApplication
+		role = dist.RoleApplication
 		spec.UserJars, spec.MainClass, spec.Args = []string{filepath.Join(s.dir, f.Jar)}, f.MainClass, f.Args
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	p, err := flink.Prepare(ctx, role, spec)
+	p, err := dist.Prepare(ctx, role, spec)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -206,10 +199,10 @@ func runFlinkJobManager(args []string, stdout, stderr io.Writer) int {
 	defer errF.Close()
 	restURL := "http://" + net.JoinHostPort(host, restPort)
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting; web UI and REST API at %s/\n", role, restURL)
-	if role == flink.RoleSession {
+	if role == dist.RoleSession {
 		return runFlinkSession(ctx, p, outF, errF, stderr)
 	}
-	out, err := flink.RunApplication(ctx, p, &flink.REST{URL: restURL}, time.Second, 15*time.Second, outF, errF)
+	out, err := dist.RunApplication(ctx, p, &dist.REST{URL: restURL}, time.Second, 15*time.Second, outF, errF)
 	if err != nil {
 		return failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
 	}
@@ -226,7 +219,7 @@ func runFlinkJobManager(args []string, stdout, stderr io.Writer) int {
 
 // runFlinkSession runs a session JobManager until it ends or the driver is stopped (the application
 // is killed), then stops it as RunApplication does.
-func runFlinkSession(ctx context.Context, p *flink.Process, out, errOut io.Writer, stderr io.Writer) int {
+func runFlinkSession(ctx context.Context, p *dist.Process, out, errOut io.Writer, stderr io.Writer) int {
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Env = append(os.Environ(), p.Env...)
 	cmd.Stdout, cmd.Stderr = out, errOut
@@ -265,26 +258,26 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 	say := func(format string, a ...any) { fmt.Fprintf(stdout, "yarn-am flink-taskmanager: "+format+"\n", a...) }
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
-	switch mode := s.job.Flink.WaitForJobManager; {
-	case mode == jobfile.FlinkWaitNever:
+	switch mode := s.spec.WaitForJobManager; {
+	case mode == WaitNever:
 		return
-	case mode != jobfile.FlinkWaitAlways && !sameHost(ctx, s.host, tmHost):
+	case mode != WaitAlways && !sameHost(ctx, s.host, tmHost):
 		return
 	}
-	_, restPort, err := hostPort(contract.EnvFlinkREST)
+	_, restPort, err := hostPort(EnvREST)
 	if err != nil {
 		say("starting without waiting for the JobManager: %v", err)
 		return
 	}
-	rest := &flink.REST{URL: "http://" + net.JoinHostPort(s.host, restPort), HTTP: &http.Client{Timeout: 2 * time.Second}}
+	rest := &dist.REST{URL: "http://" + net.JoinHostPort(s.host, restPort), HTTP: &http.Client{Timeout: 2 * time.Second}}
 	start := time.Now()
-	saw, err := rest.WaitStarted(ctx, 200*time.Millisecond, s.job.Flink.Jar != "")
+	saw, err := rest.WaitStarted(ctx, 200*time.Millisecond, s.spec.Jar != "")
 	if err != nil {
 		say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), rest.URL, err)
 		return
 	}
 	say("started after the JobManager at %s (wait-for-jobmanager = %s, TaskManager on %s): waited %.1f s, %s",
-		rest.URL, s.job.Flink.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
+		rest.URL, s.spec.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
 }
 
 // sameHost reports whether two host names are one host: the same name, names with an address in
@@ -321,28 +314,28 @@ func allLoopback(addrs []string) bool {
 	return len(addrs) > 0
 }
 
-func runFlinkTaskManager(args []string, stdout, stderr io.Writer) int {
-	s, code, ok := startFlink("flink-taskmanager", flinkTaskManagerUsage, args, stdout, stderr)
+func runFlinkTaskManager(stdout, stderr io.Writer) int {
+	s, code, ok := startFlink("flink-taskmanager", stderr)
 	if !ok {
 		return code
 	}
 	failf := s.failf
-	s.conf.Set(flink.KeyRPCAddress, s.host)
+	s.conf.Set(dist.KeyRPCAddress, s.host)
 	s.conf.Set("jobmanager.rpc.port", s.rpcPort)
 	if nm := os.Getenv("NM_HOST"); nm != "" {
 		s.conf.Set("taskmanager.host", nm)
 	}
 	s.conf.Set("taskmanager.bind-host", "0.0.0.0")
 	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
-	spec := flink.Spec{Home: s.home, Conf: s.conf, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
-	if s.job.Flink.Jar != "" {
-		spec.UserJars = []string{filepath.Join(s.dir, s.job.Flink.Jar)}
+	spec := dist.Spec{Home: s.home, Conf: s.conf, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
+	if s.spec.Jar != "" {
+		spec.UserJars = []string{filepath.Join(s.dir, s.spec.Jar)}
 	}
-	spec, err := flink.InContainer(spec, s.dir, os.Getenv)
+	spec, err := dist.InContainer(spec, s.dir, os.Getenv)
 	if err != nil {
 		return failf("%v", err)
 	}
-	p, err := flink.Prepare(context.Background(), flink.RoleTaskManager, spec)
+	p, err := dist.Prepare(context.Background(), dist.RoleTaskManager, spec)
 	if err != nil {
 		return failf("the TaskManager does not start: %v", err)
 	}

@@ -1,4 +1,4 @@
-package client
+package flink
 
 import (
 	"archive/tar"
@@ -12,10 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 )
 
-func TestFlinkHomeArchiveIsPackedOncePerContent(t *testing.T) {
+func TestHomeArchiveIsPackedOncePerContent(t *testing.T) {
 	home := t.TempDir()
 	for p, body := range map[string]string{
 		"lib/flink-dist-1.20.5.jar": "dist", "plugins/external-resource-gpu/gpu.jar": "gpu",
@@ -26,7 +27,7 @@ func TestFlinkHomeArchiveIsPackedOncePerContent(t *testing.T) {
 	}
 	cache := t.TempDir()
 	var out bytes.Buffer
-	a, err := FlinkHomeArchive(home, cache, &out)
+	a, err := HomeArchive(home, cache, &out)
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "packing the Flink home")
 	f, err := os.Open(a)
@@ -49,52 +50,32 @@ func TestFlinkHomeArchiveIsPackedOncePerContent(t *testing.T) {
 		"what a Flink process needs; Flink's scripts and examples stay behind")
 
 	out.Reset()
-	b, err := FlinkHomeArchive(home, cache, &out)
+	b, err := HomeArchive(home, cache, &out)
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "the same home: the same archive")
 	assert.Empty(t, out.String(), "not packed again")
 
 	require.NoError(t, os.WriteFile(filepath.Join(home, "lib", "extra.jar"), []byte("more"), 0o644))
-	c, err := FlinkHomeArchive(home, cache, &out)
+	c, err := HomeArchive(home, cache, &out)
 	require.NoError(t, err)
 	assert.NotEqual(t, a, c, "another content: another archive")
 }
 
-func TestShipFlinkAddsTheHomeAndTheJar(t *testing.T) {
-	job := &jobfile.Job{Flink: &jobfile.FlinkSpec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar"}}
-	require.NoError(t, ShipFlink(job, io.Discard))
-	home := jobfile.FileSpec{Source: "hdfs:///flink/flink.tar", Alias: jobfile.FlinkHomeAlias}
+func TestStageAddsTheHomeAndTheJar(t *testing.T) {
+	job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar"}}}
+	require.NoError(t, stage(job, io.Discard))
+	home := jobfile.FileSpec{Source: "hdfs:///flink/flink.tar", Alias: HomeAlias}
 	jar := jobfile.FileSpec{Source: "/w/job.jar", Alias: "job.jar"}
 	assert.Equal(t, []jobfile.FileSpec{home}, job.AM.Archives)
 	assert.Equal(t, []jobfile.FileSpec{home}, job.TaskExecutor.Archives)
 	assert.Equal(t, []jobfile.FileSpec{jar}, job.AM.Files)
 	assert.Equal(t, []jobfile.FileSpec{jar}, job.TaskExecutor.Files)
 
-	taken := &jobfile.Job{Flink: &jobfile.FlinkSpec{Provided: "hdfs:///f.tar"}}
+	taken := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///f.tar"}}}
 	taken.TaskExecutor.Archives = []jobfile.FileSpec{{Source: "/x/env.tgz", Alias: "flink"}}
-	err := ShipFlink(taken, io.Discard)
+	err := stage(taken, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `the alias "flink" of /x/env.tgz is taken`)
-}
-
-func TestAppSecretIsKeptForItsUserAlone(t *testing.T) {
-	t.Setenv("YARN_AM_CONFIG_DIR", t.TempDir())
-	const app = "application_1700000000000_0042"
-	_, _, err := LoadAppSecret(app)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "only the user who submitted it")
-	require.NoError(t, SaveAppSecret(app, "s3cret", []byte("PEM")))
-	s, ca, err := LoadAppSecret(app)
-	require.NoError(t, err)
-	assert.Equal(t, "s3cret", s)
-	assert.Equal(t, []byte("PEM"), ca)
-	dir, err := AppSecretsDir()
-	require.NoError(t, err)
-	st, err := os.Stat(filepath.Join(dir, app, "secret"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-	_, _, err = LoadAppSecret("../../etc")
-	assert.Error(t, err, "only application ids name a directory")
 }
 
 // LoadJob (check and submit's pre-flight, before staging) refuses a [flink] job whose Flink memory
@@ -115,18 +96,18 @@ memory = 1024
 		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(f)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(home, f), []byte(body), 0o644))
 	}
-	_, err := LoadJob(p, JobOptions{})
+	_, err := client.LoadJob(p, client.JobOptions{})
 	require.Error(t, err, "the home's 2g task heap does not fit a 1024 MiB TaskManager")
 	assert.Contains(t, err.Error(), "taskexecutor.memory = 1024: a [flink] job's TaskManager")
 	assert.Contains(t, err.Error(), `taskmanager.memory.task.heap.size = "2g"`)
 	assert.Contains(t, err.Error(), "taskmanager.memory.task.heap.size (now \"2g\") fits from")
 	assert.NotContains(t, err.Error(), "am.memory", "the JobManager fits")
 
-	lj, err := LoadJob(p, JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m"}})
+	lj, err := client.LoadJob(p, client.JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m"}})
 	require.NoError(t, err, "-D wins over the home's configuration")
-	assert.Equal(t, "128m", lj.Job.Flink.Config["taskmanager.memory.task.heap.size"])
+	assert.Equal(t, "128m", specOf(lj.Job).Config["taskmanager.memory.task.heap.size"])
 
-	_, err = LoadJob(p, JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "taskexecutor.memory=768", "am.memory=1024",
+	_, err = client.LoadJob(p, client.JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "taskexecutor.memory=768", "am.memory=1024",
 		"jobmanager.memory.heap.size=1g"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "taskexecutor.memory = 768")
@@ -134,7 +115,7 @@ memory = 1024
 	assert.Contains(t, err.Error(), `jobmanager.memory.heap.size = "1g"`)
 
 	// TLS on the REST API would leave the AM waiting for an outcome it cannot read.
-	_, err = LoadJob(p, JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "security.ssl.rest.enabled=true"}})
+	_, err = client.LoadJob(p, client.JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "security.ssl.rest.enabled=true"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am reads the JobManager's REST API over plain HTTP`)
 }

@@ -1,4 +1,4 @@
-package jobfile
+package flink
 
 import (
 	"errors"
@@ -10,7 +10,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
 )
+
+// writeJob writes a job file (and an executable ./worker beside it) into a new directory.
+func writeJob(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "worker"), []byte("#!/bin/sh\n"), 0o755))
+	p := filepath.Join(dir, "job.toml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	return p
+}
 
 // fakeFlinkHome makes the parts of a Flink home the job file checks for.
 func fakeFlinkHome(t *testing.T, dir string) {
@@ -41,26 +52,26 @@ memory = 1024
 `)
 	dir := filepath.Dir(p)
 	fakeFlinkHome(t, dir)
-	j, err := LoadJob(p)
+	j, err := jobfile.LoadJob(p)
 	require.NoError(t, err)
-	require.NotNil(t, j.Flink)
-	assert.Equal(t, filepath.Join(dir, "flink"), j.Flink.Home)
-	assert.Equal(t, filepath.Join(dir, "job.jar"), j.Flink.Jar)
-	assert.Equal(t, "com.example.Job", j.Flink.MainClass)
-	assert.Equal(t, []string{"--n", "3"}, j.Flink.Args)
+	require.NotNil(t, specOf(j))
+	assert.Equal(t, filepath.Join(dir, "flink"), specOf(j).Home)
+	assert.Equal(t, filepath.Join(dir, "job.jar"), specOf(j).Jar)
+	assert.Equal(t, "com.example.Job", specOf(j).MainClass)
+	assert.Equal(t, []string{"--n", "3"}, specOf(j).Args)
 	assert.Equal(t, map[string]string{"taskmanager.numberOfTaskSlots": "2", "scheduler-mode": "reactive", "pipeline.object-reuse": "true",
-		"external-resources": "gpu", "external-resource.gpu.amount": "1"}, j.Flink.Config)
-	assert.Equal(t, FlinkTaskManagerCommand, j.TaskExecutor.Command, "the TaskExecutors are TaskManagers")
+		"external-resources": "gpu", "external-resource.gpu.amount": "1"}, specOf(j).Config)
+	assert.Equal(t, TaskManagerCommand, j.TaskExecutor.Command, "the TaskExecutors are TaskManagers")
 	assert.Equal(t, contract.DeviceEnvOff, j.TaskExecutor.Env[contract.EnvDeviceEnv], "the launcher leaves CUDA_VISIBLE_DEVICES alone")
-	assert.Equal(t, int64(FlinkMinAMMemoryMB), j.AM.MemoryMB, "the AM holds the JobManager")
-	assert.Equal(t, FlinkWaitSameHost, j.Flink.WaitForJobManager, "the default")
+	assert.Equal(t, int64(MinAMMemoryMB), j.AM.MemoryMB, "the AM holds the JobManager")
+	assert.Equal(t, WaitSameHost, specOf(j).WaitForJobManager, "the default")
 
 	// In the container, the jar is the localised file of the same name.
-	f, err := Read(p)
+	f, err := jobfile.Read(p)
 	require.NoError(t, err)
 	sj, err := f.StagedJob()
 	require.NoError(t, err)
-	assert.Equal(t, "job.jar", sj.Flink.Jar)
+	assert.Equal(t, "job.jar", specOf(sj).Jar)
 }
 
 func TestFlinkTableProblems(t *testing.T) {
@@ -82,8 +93,8 @@ func TestFlinkTableProblems(t *testing.T) {
 	} {
 		p := writeJob(t, tc.body)
 		fakeFlinkHome(t, filepath.Dir(p))
-		_, err := LoadJob(p)
-		var je *JobError
+		_, err := jobfile.LoadJob(p)
+		var je *jobfile.JobError
 		require.True(t, errors.As(err, &je), "%q: %v", tc.body, err)
 		assert.Contains(t, err.Error(), tc.want, tc.body)
 	}
@@ -102,7 +113,7 @@ home = "flink"
 "parallelism.default" = 1
 `)
 	fakeFlinkHome(t, filepath.Dir(p))
-	f, err := Read(p)
+	f, err := jobfile.Read(p)
 	require.NoError(t, err)
 	res, err := f.ApplyDefines([]string{"taskmanager.numberOfTaskSlots=2", "flink.config.parallelism.default = 4",
 		"taskexecutor.instances=3", "external-resource.gpu.amount=2", "state.backend.type=hashmap", "taskmanager.numberOfTaskSlots=3"})
@@ -111,14 +122,14 @@ home = "flink"
 	j, err := f.Job()
 	require.NoError(t, err)
 	assert.Equal(t, 3, j.TaskExecutor.Instances, "a job key stays a job key")
-	assert.Equal(t, "3", j.Flink.Config["taskmanager.numberOfTaskSlots"], "the last -D wins over the file")
-	assert.Equal(t, "4", j.Flink.Config["parallelism.default"])
-	assert.Equal(t, "hashmap", j.Flink.Config["state.backend.type"])
+	assert.Equal(t, "3", specOf(j).Config["taskmanager.numberOfTaskSlots"], "the last -D wins over the file")
+	assert.Equal(t, "4", specOf(j).Config["parallelism.default"])
+	assert.Equal(t, "hashmap", specOf(j).Config["state.backend.type"])
 	assert.Equal(t, []string{"taskmanager.numberOfTaskSlots=2", "parallelism.default=4", "external-resource.gpu.amount=2",
-		"state.backend.type=hashmap", "taskmanager.numberOfTaskSlots=3"}, j.Flink.Defines, "in order, for the containers")
+		"state.backend.type=hashmap", "taskmanager.numberOfTaskSlots=3"}, specOf(j).Defines, "in order, for the containers")
 	sj, err := f.StagedJob()
 	require.NoError(t, err)
-	assert.Equal(t, j.Flink.Defines, sj.Flink.Defines, "the AM reads them from its own -D")
+	assert.Equal(t, specOf(j).Defines, specOf(sj).Defines, "the AM reads them from its own -D")
 
 	for _, tc := range []struct{ define, want string }{
 		{"taskexecutor.instance=3", `-D taskexecutor.instance: not a job key`},
@@ -127,7 +138,7 @@ home = "flink"
 		{"taskmanager.numberOfTaskSlots", `want a Flink key and its value`},
 		{"flink.config.=2", `want a Flink key and its value`},
 	} {
-		f, err := Read(p)
+		f, err := jobfile.Read(p)
 		require.NoError(t, err)
 		_, err = f.ApplyDefines([]string{tc.define})
 		if err == nil {
@@ -143,7 +154,7 @@ home = "flink"
 		"taskmanager.numberOfTaskSlots=2":              "not a job key or an external-resource key",
 		"flink.config.taskmanager.numberOfTaskSlots=2": "the job has no [flink] table",
 	} {
-		f, err := Read(plain)
+		f, err := jobfile.Read(plain)
 		require.NoError(t, err)
 		_, err = f.ApplyDefines([]string{define})
 		require.Error(t, err)

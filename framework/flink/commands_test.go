@@ -1,4 +1,4 @@
-package main
+package flink
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 )
 
@@ -34,18 +33,19 @@ func TestWaitForJobManager(t *testing.T) {
 	}))
 	defer srv.Close()
 	jmHost, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
-	t.Setenv(contract.EnvFlinkREST, net.JoinHostPort(jmHost, port))
+	t.Setenv(EnvREST, net.JoinHostPort(jmHost, port))
 	setup := func(mode string) *flinkSetup {
-		return &flinkSetup{job: &jobfile.Job{Flink: &jobfile.FlinkSpec{Jar: "job.jar", WaitForJobManager: mode}}, host: jmHost}
+		spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
+		return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
 	}
 	for _, tc := range []struct {
 		name, mode, tmHost string
 		waits              bool
 	}{
-		{"default, the JobManager's host", jobfile.FlinkWaitSameHost, jmHost, true},
-		{"default, another host", jobfile.FlinkWaitSameHost, "node-b.invalid", false},
-		{"always, another host", jobfile.FlinkWaitAlways, "node-b.invalid", true},
-		{"never, the JobManager's host", jobfile.FlinkWaitNever, jmHost, false},
+		{"default, the JobManager's host", WaitSameHost, jmHost, true},
+		{"default, another host", WaitSameHost, "node-b.invalid", false},
+		{"always, another host", WaitAlways, "node-b.invalid", true},
+		{"never, the JobManager's host", WaitNever, jmHost, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			polls.Store(0)
@@ -80,7 +80,7 @@ func TestWaitForJobManager(t *testing.T) {
 	started.Store(0)
 	var out strings.Builder
 	begin := time.Now()
-	waitForJobManager(setup(jobfile.FlinkWaitSameHost), jmHost, 300*time.Millisecond, &out)
+	waitForJobManager(setup(WaitSameHost), jmHost, 300*time.Millisecond, &out)
 	assert.Less(t, time.Since(begin), 10*time.Second)
 	assert.Contains(t, out.String(), "without the JobManager at "+srv.URL)
 	assert.Contains(t, out.String(), "job j1 is INITIALIZING")

@@ -1,4 +1,4 @@
-package client
+package flink
 
 import (
 	"archive/tar"
@@ -12,22 +12,23 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 )
 
-// ShipFlink adds what a [flink] job's containers need to the job's AM and TaskExecutor files: the
-// Flink home as the archive jobfile.FlinkHomeAlias (packed once per content by FlinkHomeArchive, then
+// stage adds what a [flink] job's containers need to the job's AM and TaskExecutor files: the
+// Flink home as the archive HomeAlias (packed once per content by HomeArchive, then
 // staged through the per-user cache like any archive, docs/job-file.md#visibility-and-the-cache; or
 // flink.provided, localised from HDFS as it is) and the job's jar under its base name. Progress goes
 // to out. A job without [flink] is left as it is.
-func ShipFlink(job *jobfile.Job, out io.Writer) error {
-	f := job.Flink
+func stage(job *jobfile.Job, out io.Writer) error {
+	f := specOf(job)
 	if f == nil {
 		return nil
 	}
 	for _, fs := range [][]jobfile.FileSpec{job.AM.Files, job.AM.Archives, job.TaskExecutor.Files, job.TaskExecutor.Archives} {
 		for _, s := range fs {
-			if s.Alias == jobfile.FlinkHomeAlias || (f.Jar != "" && s.Alias == filepath.Base(f.Jar)) {
+			if s.Alias == HomeAlias || (f.Jar != "" && s.Alias == filepath.Base(f.Jar)) {
 				return fmt.Errorf("[flink]: the alias %q of %s is taken by the Flink home or the job's jar in a [flink] job; rename it", s.Alias, s.Source)
 			}
 		}
@@ -35,11 +36,11 @@ func ShipFlink(job *jobfile.Job, out io.Writer) error {
 	home := f.Provided
 	if home == "" {
 		var err error
-		if home, err = FlinkHomeArchive(f.Home, flinkArchiveCache(), out); err != nil {
+		if home, err = HomeArchive(f.Home, flinkArchiveCache(), out); err != nil {
 			return err
 		}
 	}
-	spec := jobfile.FileSpec{Source: home, Alias: jobfile.FlinkHomeAlias}
+	spec := jobfile.FileSpec{Source: home, Alias: HomeAlias}
 	job.AM.Archives = append(job.AM.Archives, spec)
 	job.TaskExecutor.Archives = append(job.TaskExecutor.Archives, spec)
 	if f.Jar != "" {
@@ -60,19 +61,19 @@ func flinkArchiveCache() string {
 	if err != nil {
 		d = os.TempDir()
 	}
-	return filepath.Join(d, userDirName, "flink-archives")
+	return filepath.Join(d, contract.ApplicationTag, "flink-archives")
 }
 
 // flinkHomeParts are what a Flink process needs of a home (docs/flink.md#the-flink-distribution);
 // Flink's scripts, examples and opt/ stay behind.
 var flinkHomeParts = []string{"lib", "plugins", "conf", filepath.Join("bin", "bash-java-utils.jar")}
 
-// FlinkHomeArchive packs the Flink home into an uncompressed tar (its jars are compressed already)
+// HomeArchive packs the Flink home into an uncompressed tar (its jars are compressed already)
 // in cacheDir and returns its path. The archive is named by the SHA-256 of the home's listing (each
 // file's path, size, modification time and mode) and written with fixed owners, so the same home
 // gives the same bytes: a later submit reuses the file here, and the staging cache, keyed by content,
 // uploads it once.
-func FlinkHomeArchive(home, cacheDir string, out io.Writer) (string, error) {
+func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 	type entry struct {
 		rel string
 		fi  fs.FileInfo

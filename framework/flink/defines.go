@@ -1,0 +1,67 @@
+package flink
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+)
+
+// The environment the AM gives a Flink job's driver (the JobManager) and TaskExecutors (the
+// TaskManagers): framework.AM's DriverEnv and WorkerEnv (docs/flink.md#integration-design).
+const (
+	// EnvJobManager is the JobManager's RPC address host:port, set by the AM in the driver's and
+	// every TaskExecutor's environment: the AM picks the port on its own host before it starts the
+	// driver, so the TaskManagers need nothing from the driver (docs/flink.md#the-jobmanager-as-the-driver).
+	EnvJobManager = "YARN_AM_FLINK_JOBMANAGER"
+	// EnvREST is the JobManager's REST address host:port, set by the AM in the driver's and
+	// every TaskExecutor's environment; status shows it as http://host:port/ (its link "Flink UI"), and a
+	// TaskManager polls it before its JVM starts when it waits for the JobManager
+	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
+	EnvREST = "YARN_AM_FLINK_REST"
+	// EnvDefines is the job's -D Flink keys ("key=value" in order; EncodeDefines), set by
+	// the AM in the driver's and every TaskExecutor's environment: the staged job.toml lacks them, and
+	// they win over it and over the home's configuration, as flink run -D does
+	// (docs/flink.md#configuration).
+	EnvDefines = "YARN_AM_FLINK_DEFINES"
+)
+
+// MaxDefines bounds EnvDefines' value (the -D Flink keys of a job: a few KiB at most).
+const MaxDefines = 1 << 20
+
+// EncodeDefines renders -D Flink keys for EnvDefines: a JSON array of "key=value" in
+// unpadded URL-safe base64, so that no quote or shell character of a value meets YARN's launch
+// script, which drops the quotes of a plain JSON value (docs/flink.md#configuration).
+func EncodeDefines(defines []string) (string, error) {
+	b, err := json.Marshal(defines)
+	if err != nil {
+		return "", err
+	}
+	s := base64.RawURLEncoding.EncodeToString(b)
+	if len(s) > MaxDefines {
+		return "", fmt.Errorf("the -D Flink keys take %d bytes encoded; at most %d", len(s), MaxDefines)
+	}
+	return s, nil
+}
+
+// DecodeDefines reads EnvDefines' value ("" = none).
+func DecodeDefines(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if len(v) > MaxDefines {
+		return nil, fmt.Errorf("%s is %d bytes; at most %d", EnvDefines, len(v), MaxDefines)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(v)
+	var defines []string
+	if err == nil {
+		err = json.Unmarshal(b, &defines)
+	}
+	if err != nil {
+		shown := v
+		if len(shown) > 200 {
+			shown = shown[:200] + "..."
+		}
+		return nil, fmt.Errorf("%s=%q: want the -D Flink keys as the AM encodes them (EncodeDefines): %w", EnvDefines, shown, err)
+	}
+	return defines, nil
+}

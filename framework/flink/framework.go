@@ -1,0 +1,86 @@
+package flink
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/internal/freeport"
+)
+
+// Name is the framework's name and its job-file table's.
+const Name = "flink"
+
+// Flink runs a [flink] job: its JobManager as the AM's driver, its TaskExecutors as TaskManagers
+// (docs/flink.md#integration-design).
+type Flink struct{ framework.Base }
+
+func init() { framework.Register(Flink{}) }
+
+// Name is "flink".
+func (Flink) Name() string { return Name }
+
+// Table is the [flink] table; -D keys that are not job keys are Flink's (docs/flink.md#configuration).
+func (Flink) Table() jobfile.TableInfo {
+	return jobfile.TableInfo{Reader: tableReader{}, DefinesTo: "config", KeyNoun: "Flink key",
+		DefineExample: "taskmanager.numberOfTaskSlots=2", DefinesDoc: "docs/flink.md#configuration",
+		Command: TaskManagerCommand, Workers: "Flink TaskManagers"}
+}
+
+// Check is the memory check of each role (docs/flink.md#the-memory-check).
+func (Flink) Check(j *jobfile.Job) error {
+	if specOf(j) == nil {
+		return nil
+	}
+	return checkMemory(j)
+}
+
+// Stage ships the Flink home and the job's jar (docs/flink.md#the-flink-distribution).
+func (Flink) Stage(j *jobfile.Job, out io.Writer) error {
+	if specOf(j) == nil {
+		return nil
+	}
+	return stage(j, out)
+}
+
+// Driver is the JobManager (docs/flink.md#the-jobmanager-as-the-driver).
+func (Flink) Driver(*jobfile.Job) (string, string) {
+	return JobManagerCommand, "its JobManager is the driver, and a session cluster (no flink.jar) runs until killed"
+}
+
+// StartAM picks the JobManager's ports on the AM's host before the driver starts, so every
+// TaskManager's address is known up front (docs/flink.md#the-jobmanager-as-the-driver); the driver
+// and every TaskExecutor get the same addresses and the -D Flink keys.
+func (Flink) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
+	spec := specOf(j)
+	if spec == nil {
+		return nil, fmt.Errorf("the job has no [%s] table", Name)
+	}
+	ports, err := freeport.Pick(s.Host, 2) // below the ephemeral range: internal/freeport says why
+	if err != nil {
+		return nil, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
+	}
+	rest := net.JoinHostPort(s.Host, strconv.Itoa(ports[1]))
+	env := map[string]string{EnvJobManager: net.JoinHostPort(s.Host, strconv.Itoa(ports[0])), EnvREST: rest}
+	if len(spec.Defines) > 0 {
+		defs, err := EncodeDefines(spec.Defines)
+		if err != nil {
+			return nil, err
+		}
+		env[EnvDefines] = defs
+	}
+	return &framework.AM{
+		DriverEnv: env, WorkerEnv: env,
+		Links: []contract.Link{{Name: "Flink UI", URL: "http://" + rest + "/", Note: "the JobManager's web UI and REST API"}},
+		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
+		EndDriverOnFailureLimit: true,
+	}, nil
+}
+
+// Commands are flink-jobmanager and flink-taskmanager.
+func (Flink) Commands() []framework.Command { return commands() }

@@ -1,0 +1,203 @@
+package flink
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+)
+
+// This file reads the [flink] table: a Flink application or session cluster whose JobManager is the
+// AM's driver and whose TaskExecutors are Flink TaskManagers (docs/flink.md#the-flink-table).
+
+// Spec is the [flink] table, as the job carries it (jobfile.FrameworkPart.Spec).
+type Spec struct {
+	// Home is the Flink distribution on the client (made absolute): staged by submit as the archive
+	// HomeAlias. "" when Provided names it.
+	Home string
+	// Provided is an hdfs:// URI of an archive (.tar, .tar.gz, .tgz, .zip) that holds a Flink home,
+	// localised as it is, never uploaded.
+	Provided string
+	// Jar is the job's jar: a local path (made absolute) as read on the client, its base name as read
+	// in a container (StagedJob), where it is localised under that name. "" = a session cluster.
+	Jar       string
+	MainClass string
+	Args      []string
+	// Config is the job file's Flink keys: [flink.config] and the top-level external-resource keys,
+	// as strings, layered over the home's configuration (docs/flink.md#configuration).
+	Config map[string]string
+	// Defines are the -D Flink keys (key=value, in order; already in Config): the layer over the
+	// job file's that the AM hands to the JobManager and the TaskManagers, whose staged job.toml
+	// lacks them (contract.EnvFlinkDefines, docs/flink.md#configuration).
+	Defines []string
+	// WaitForJobManager is which TaskManagers start their JVM only once the JobManager has started
+	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host): WaitSameHost (the default),
+	// WaitAlways or WaitNever.
+	WaitForJobManager string
+}
+
+// The values of [flink] wait-for-jobmanager.
+const (
+	WaitSameHost = "same-host" // the TaskManagers on the JobManager's host: they share its CPUs
+	WaitAlways   = "always"
+	WaitNever    = "never"
+)
+
+// WaitValues are the valid values of [flink] wait-for-jobmanager, the default first.
+var WaitValues = []string{WaitSameHost, WaitAlways, WaitNever}
+
+// Names in a Flink job's containers.
+const (
+	// HomeAlias is the directory the Flink home is localised as, in the AM's and every
+	// TaskExecutor's working directory.
+	HomeAlias = "flink"
+	// TaskManagerCommand is every TaskExecutor's command in a Flink job.
+	TaskManagerCommand = "./" + contract.StagedBinary + " flink-taskmanager"
+	// JobManagerCommand is the AM's driver in a Flink job.
+	JobManagerCommand = "./" + contract.StagedBinary + " flink-jobmanager"
+	// AMShareMB is what the AM keeps of [am] memory for itself; the JobManager's process size
+	// is the rest.
+	AMShareMB = 256
+	// MinAMMemoryMB is the smallest [am] memory of a Flink job: a 768 MiB JobManager
+	// (docs/flink.md#memory) and the AM's share.
+	MinAMMemoryMB = 768 + AMShareMB
+)
+
+var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "config"}
+
+// flinkKeysSetByYarnAM are the Flink keys yarn-am sets itself (docs/flink.md#addresses).
+var flinkKeysSetByYarnAM = map[string]string{
+	"jobmanager.rpc.address": "the AM's host",
+	"jobmanager.rpc.port":    "a free port the AM picks",
+	"rest.address":           "the AM's host",
+	"rest.port":              "a free port the AM picks",
+	"execution.shutdown-on-application-finish": "false, so the AM can read the job's outcome",
+	"taskmanager.host":                         "the TaskManager's host",
+	// The process sizes are the containers' (docs/flink.md#memory): a value here would be replaced
+	// without a word, so it is refused with the key to set instead.
+	"taskmanager.memory.process.size": "[taskexecutor] memory, the TaskManager's container; set that instead",
+	"jobmanager.memory.process.size":  "[am] memory less the AM's share; set am.memory instead",
+}
+
+// specOf is a job's [flink] table as ReadTable read it, with the -D Flink keys; nil when the job is not
+// a Flink job.
+func specOf(j *jobfile.Job) *Spec {
+	if j == nil || j.Framework == nil {
+		return nil
+	}
+	s, ok := j.Framework.Spec.(*Spec)
+	if !ok {
+		return nil
+	}
+	s.Defines = j.Framework.Defines
+	return s
+}
+
+// tableReader reads the [flink] table (jobfile.TableReader).
+type tableReader struct{}
+
+// ReadTable reads the [flink] table into a *Spec and sizes the job for it: the AM's memory holds the
+// JobManager (MinAMMemoryMB at least, the default), and the launcher leaves the GPU visibility
+// variables unset (contract.EnvDeviceEnv): Flink's GPU driver hands the indexes to the operators.
+func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
+	t.OnlyKeys(flinkKeys)
+	f := &Spec{Config: map[string]string{}}
+	f.Home, _ = t.String("home")
+	f.Provided, _ = t.String("provided")
+	f.Jar, _ = t.String("jar")
+	f.MainClass, _ = t.String("main-class")
+	f.Args = t.Strings("args")
+	f.WaitForJobManager = WaitSameHost
+	if v, set := t.String("wait-for-jobmanager"); set {
+		if !slices.Contains(WaitValues, v) {
+			t.Problem("flink.wait-for-jobmanager = %q: want one of %s (which TaskManagers start their JVM only once the JobManager has started)", bounded(v), strings.Join(WaitValues, ", "))
+		}
+		f.WaitForJobManager = v
+	}
+	switch {
+	case f.Home != "" && f.Provided != "":
+		t.Problem("flink.home = %q and flink.provided = %q: give one: home (a Flink distribution on this machine, shipped by submit) or provided (an hdfs:// archive of one)", bounded(f.Home), bounded(f.Provided))
+	case f.Home == "" && f.Provided == "":
+		t.Problem("[flink] needs home (a Flink distribution on this machine: lib/, plugins/, conf/, bin/bash-java-utils.jar) or provided (an hdfs:// archive of one)")
+	case f.Provided != "":
+		if !strings.HasPrefix(f.Provided, "hdfs://") || !jobfile.HasArchiveSuffix(f.Provided) || strings.HasSuffix(f.Provided, ".jar") {
+			t.Problem("flink.provided = %q: want the hdfs:// URI of an archive of a Flink home (%s), e.g. \"hdfs:///flink/flink-1.20.5.tar\"", bounded(f.Provided), strings.Join(jobfile.ArchiveSuffixes()[:4], ", "))
+		}
+	case !t.Staged():
+		f.Home = jobfile.AbsAgainst(t.Dir(), f.Home)
+		for _, need := range []string{"lib", "plugins", filepath.Join("bin", "bash-java-utils.jar")} {
+			if _, err := os.Stat(filepath.Join(f.Home, need)); err != nil {
+				t.Problem("flink.home = %q: %s is missing; a Flink home has lib/ (flink-dist), plugins/ and bin/bash-java-utils.jar (make flink-dist installs one)", bounded(f.Home), need)
+				break
+			}
+		}
+	}
+	if t.Has("main-class") && f.MainClass == "" {
+		t.Problem("flink.main-class = \"\": give the job's main class, or leave main-class out when the jar's manifest names it")
+	}
+	if f.Jar == "" {
+		if t.Has("jar") {
+			t.Problem("flink.jar = \"\": give the job's jar, or leave jar out for a session cluster")
+		}
+		if f.MainClass != "" || len(f.Args) > 0 {
+			t.Problem("flink.main-class and flink.args need flink.jar (a session cluster runs no program of its own)")
+		}
+	} else if t.Staged() {
+		f.Jar = filepath.Base(f.Jar)
+	} else {
+		f.Jar = jobfile.AbsAgainst(t.Dir(), f.Jar)
+		if fi, err := os.Stat(f.Jar); err != nil || !fi.Mode().IsRegular() {
+			t.Problem("flink.jar = %q: not a readable file on this machine", bounded(f.Jar))
+		} else if jobfile.ReservedAlias(filepath.Base(f.Jar)) != "" || filepath.Base(f.Jar) == HomeAlias {
+			t.Problem("flink.jar = %q: its name is taken in the containers; rename the jar", bounded(f.Jar))
+		}
+	}
+	cfg := t.Sub("config")
+	for _, k := range slices.Sorted(maps.Keys(cfg)) {
+		v, ok := flinkValue(cfg[k])
+		if !ok {
+			t.Problem("flink.config.%s = %s: want a string, number or boolean (Flink reads every value as text), not %s", k, jobfile.Show(cfg[k]), jobfile.TypeName(cfg[k]))
+			continue
+		}
+		if why, taken := flinkKeysSetByYarnAM[k]; taken {
+			t.Problem("flink.config: %q is set by yarn-am (%s); remove it", k, why)
+			continue
+		}
+		f.Config[k] = v
+	}
+	for k, v := range t.TopLevel("external-resource") {
+		if s, ok := flinkValue(v); ok {
+			f.Config[k] = s // malformed ones are ResourceKeys' to report
+		}
+	}
+	if !t.AMMemorySet() {
+		j.AM.MemoryMB = MinAMMemoryMB
+	} else if j.AM.MemoryMB < MinAMMemoryMB {
+		t.Problem("am.memory = %d: a [flink] job's AM runs the JobManager too; give at least %d MiB (%d for the AM, the rest is the JobManager's process size)", j.AM.MemoryMB, MinAMMemoryMB, AMShareMB)
+	}
+	j.TaskExecutor.Env[contract.EnvDeviceEnv] = contract.DeviceEnvOff
+	return f
+}
+
+// bounded cuts a value shown in a message as the job file does.
+func bounded(s string) string { return jobfile.Bounded(s) }
+
+// flinkValue renders a TOML scalar as the text Flink reads.
+func flinkValue(v any) (string, bool) {
+	switch t := v.(type) {
+	case string:
+		return t, true
+	case int64:
+		return strconv.FormatInt(t, 10), true
+	case float64:
+		return strconv.FormatFloat(t, 'g', -1, 64), true
+	case bool:
+		return strconv.FormatBool(t), true
+	}
+	return "", false
+}

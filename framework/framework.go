@@ -1,0 +1,200 @@
+// Package framework is the seam between yarn-am and the workload frameworks it runs (Flink's
+// TaskManagers and JobManager, the training gang's ranks): one interface a framework implements and
+// a registry like the external-resource drivers' (resources.RegisterDriver). The AM, the client, the
+// job file and the command line call through it and never name a framework; a framework is one
+// package that registers itself (framework/builtin imports the ones compiled into yarn-am).
+//
+// What a framework decides, in the order of a job's life (docs/design.md#adding-a-framework):
+//
+//   - the job file: its own table ([flink]) read in the job file's pass, with line-numbered problems,
+//     the -D keys it takes, the TaskExecutors' command when it runs its own workers (Table);
+//   - the client's pre-flight and staging, before anything is submitted (Check, Stage), and the
+//     driver the AM runs in its container (Driver);
+//   - the AM: the environment of its driver and TaskExecutors, the links status and the web page
+//     show, whether the driver ends at the failure limit, and what it does on a scale, a preemption
+//     warning or a later AM attempt (StartAM and the AM value it returns);
+//   - the containers: the commands its processes run (Commands) and what a TaskExecutor's launcher
+//     does before the worker starts (PrepareWorker);
+//   - the outcome: a framework with a driver reports it through the driver's exit code and the last
+//     lines of its stderr (docs/running.md#driver-mode), as every driver does.
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/container/jobfile"
+)
+
+// Framework is a workload framework. Embed Base for the hooks a framework does not need.
+type Framework interface {
+	// Name is the framework's name: its job-file table's, if it has one, and the value of
+	// contract.EnvFramework in its TaskExecutors.
+	Name() string
+	// Table is its job-file table ([flink]); a zero TableInfo (no Reader) = none: the framework is
+	// selected by Selects alone.
+	Table() jobfile.TableInfo
+	// Selects reports whether a job that has no framework table runs on this framework (the training
+	// gang: taskexecutor.gang). A job with a framework's table runs on that framework.
+	Selects(j *jobfile.Job) bool
+
+	// Check is the framework's pre-flight of a job beyond the job file, before anything is staged.
+	Check(j *jobfile.Job) error
+	// Stage adds what the framework's containers need to the job's AM and TaskExecutor files
+	// (progress to out).
+	Stage(j *jobfile.Job, out io.Writer) error
+	// Driver is the AM's driver in the job ("" = none, the job's own --driver or none) and, when it
+	// has one, why a user's --driver or --service does not go with it.
+	Driver(j *jobfile.Job) (command, why string)
+
+	// StartAM runs in the AM before its driver and its TaskExecutors start.
+	StartAM(ctx context.Context, j *jobfile.Job, s AMStart) (*AM, error)
+
+	// Commands are the subcommands of the yarn-am binary the framework's processes run.
+	Commands() []Command
+	// PrepareWorker runs in a TaskExecutor's launcher after discovery, before the worker starts,
+	// and returns what it adds to the worker's environment (KEY=VALUE).
+	PrepareWorker(ctx context.Context, w Worker) ([]string, error)
+}
+
+// AMStart is what the AM knows when it starts a job's framework.
+type AMStart struct {
+	Host    string // the AM's host, as its TaskExecutors reach it
+	Attempt int    // the AM's attempt, 1 for the first
+}
+
+// AM is what a framework adds to the AM of one job.
+type AM struct {
+	// DriverEnv and WorkerEnv are added to the driver's and every TaskExecutor's environment.
+	DriverEnv, WorkerEnv map[string]string
+	// Links are shown by status, the API and the web page (contract.Status.Links).
+	Links []contract.Link
+	// EndDriverOnFailureLimit: the AM stops the driver when the TaskExecutors' failure limit is
+	// reached, instead of waiting for it (a driver that would wait for workers that are no longer
+	// replaced).
+	EndDriverOnFailureLimit bool
+	// OnScale, when set, is asked before the AM changes the declared number of TaskExecutors (PUT
+	// requirements, yarn-am scale); an error refuses the change with its text.
+	OnScale func(ctx context.Context, from, to int) error
+	// OnPreemption, when set, is told of the ResourceManager's preemption warnings (the containers
+	// named), besides the launchers' own notices.
+	OnPreemption func(ctx context.Context, containers []string)
+}
+
+// Command is a subcommand of the yarn-am binary that a framework's process runs (flink-jobmanager).
+// The command line takes no arguments; cmd/yarn-am parses it and prints Usage for --help.
+type Command struct {
+	Name, Summary, Usage string
+	Run                  func(stdout, stderr io.Writer) int
+}
+
+// Worker is a TaskExecutor as its launcher sees it before the worker starts.
+type Worker struct {
+	ContainerID string
+	Dir         string // the container's working directory
+	// Rendezvous waits for the container's place in its gang (nil outside a gang).
+	Rendezvous func(ctx context.Context) (*contract.Rendezvous, error)
+	Log        logrus.FieldLogger
+}
+
+// ErrRestarted: the worker must not start because its round restarted before it did (the gang's);
+// the launcher ends as if stopped.
+var ErrRestarted = errors.New("the gang restarted before this rank started")
+
+// Base implements every hook as "nothing to add"; a framework embeds it and overrides what it needs.
+type Base struct{}
+
+func (Base) Table() jobfile.TableInfo                  { return jobfile.TableInfo{} }
+func (Base) Selects(*jobfile.Job) bool                 { return false }
+func (Base) Check(*jobfile.Job) error                  { return nil }
+func (Base) Stage(*jobfile.Job, io.Writer) error       { return nil }
+func (Base) Driver(*jobfile.Job) (command, why string) { return "", "" }
+func (Base) StartAM(context.Context, *jobfile.Job, AMStart) (*AM, error) {
+	return &AM{}, nil
+}
+func (Base) Commands() []Command                                     { return nil }
+func (Base) PrepareWorker(context.Context, Worker) ([]string, error) { return nil, nil }
+
+// none is the framework of a job that names none: a plain worker command.
+type none struct{ Base }
+
+func (none) Name() string { return "" }
+
+var (
+	mu         sync.RWMutex
+	frameworks = map[string]Framework{}
+)
+
+// Register makes a framework available by its name, and its table to the job file. A framework
+// package calls it from init; registering a name twice replaces the first.
+func Register(f Framework) {
+	mu.Lock()
+	frameworks[f.Name()] = f
+	mu.Unlock()
+	if t := f.Table(); t.Reader != nil {
+		t.Name = f.Name()
+		jobfile.RegisterTable(t)
+	}
+}
+
+// Lookup returns the registered framework of that name; "" is the plain job's (always there).
+func Lookup(name string) (Framework, error) {
+	if name == "" {
+		return none{}, nil
+	}
+	mu.RLock()
+	defer mu.RUnlock()
+	if f, ok := frameworks[name]; ok {
+		return f, nil
+	}
+	return nil, fmt.Errorf("no framework %q in this yarn-am (it has %v)", name, names())
+}
+
+// Of returns the framework a job runs on: its table's, else the first registered framework (by name)
+// that Selects it, else the plain job's.
+func Of(j *jobfile.Job) Framework {
+	if j != nil && j.Framework != nil {
+		if f, err := Lookup(j.Framework.Name); err == nil {
+			return f
+		}
+	}
+	mu.RLock()
+	defer mu.RUnlock()
+	for _, n := range names() {
+		if j != nil && frameworks[n].Selects(j) {
+			return frameworks[n]
+		}
+	}
+	return none{}
+}
+
+// Commands returns the commands of every registered framework, by name.
+func Commands() []Command {
+	mu.RLock()
+	defer mu.RUnlock()
+	var out []Command
+	for _, n := range names() {
+		out = append(out, frameworks[n].Commands()...)
+	}
+	slices.SortFunc(out, func(a, b Command) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// names lists the registered frameworks (mu held).
+func names() []string { return slices.Sorted(maps.Keys(frameworks)) }
