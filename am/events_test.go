@@ -70,15 +70,24 @@ func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
 	assert.Len(t, evs, 101)
 	assert.Equal(t, uint64(1000), evs[len(evs)-1].ID)
 
-	// Waits for the next one.
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		l.Add(FinishedEvent(Outcome{Status: contract.Succeeded, Diagnostics: "ok"}))
-	}()
-	evs, err = sub.Next(ctx, 0)
-	require.NoError(t, err)
-	require.Len(t, evs, 1)
-	assert.Equal(t, contract.EventFinished, evs[0].Type)
+	// Waits for the next one: Next cannot return before the Add, whether it is already waiting or
+	// not (the order is the channel's, not a sleep's).
+	type next struct {
+		evs []contract.Event
+		err error
+	}
+	got := make(chan next, 1)
+	go func() { evs, err := sub.Next(ctx, 0); got <- next{evs, err} }()
+	select {
+	case n := <-got:
+		t.Fatalf("Next returned before any new event: %v %v", n.evs, n.err)
+	default:
+	}
+	l.Add(FinishedEvent(Outcome{Status: contract.Succeeded, Diagnostics: "ok"}))
+	n := <-got
+	require.NoError(t, n.err)
+	require.Len(t, n.evs, 1)
+	assert.Equal(t, contract.EventFinished, n.evs[0].Type)
 
 	short, c2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer c2()

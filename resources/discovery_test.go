@@ -3,9 +3,11 @@ package resources
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,9 +75,18 @@ func TestExecDriverTimeout(t *testing.T) {
 }
 
 func TestRunDiscoveryCancelled(t *testing.T) {
-	p := script(t, `sleep 30`)
+	// The program says it runs through a named pipe; the cancel comes then, not after a guess.
+	ready := filepath.Join(t.TempDir(), "ready")
+	require.NoError(t, syscall.Mkfifo(ready, 0o600))
+	p := script(t, `echo up > '`+ready+`'; sleep 30`)
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	go func() {
+		if r, err := os.Open(ready); err == nil { // blocks until the program opens it to write
+			_, _ = io.ReadAll(r)
+			r.Close()
+		}
+		cancel()
+	}()
 	_, err := RunDiscovery(ctx, p, 1, "", time.Minute)
 	var de *DiscoveryError
 	require.ErrorAs(t, err, &de)

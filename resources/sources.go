@@ -1,17 +1,12 @@
 package resources
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
+	"github.com/yarn-am/yarn-am/internal/flinkconf"
 )
 
 // Sources names where the external-resource configuration comes from. Precedence, lowest first:
@@ -154,299 +149,46 @@ func overrideSuggestion(k string) string {
 
 // --- flink-conf.yaml / config.yaml ---
 
-type yamlEntry struct {
-	key  string
-	val  string
-	line int
-}
-
 // FlinkYAMLName is the file name Flink 1.19+ reads as standard (nested) YAML; any other flink-conf is
-// read line by line as "key: value", as Flink reads flink-conf.yaml (GlobalConfiguration).
-const FlinkYAMLName = "config.yaml"
+// read line by line as "key: value", as Flink reads flink-conf.yaml (internal/flinkconf).
+const FlinkYAMLName = flinkconf.YAMLName
 
-var yamlLineRe = regexp.MustCompile(`^line (\d+): (.*)$`)
-
+// readFlinkConf reads the external-resource keys of a Flink configuration through the one reader every
+// Flink configuration goes through (internal/flinkconf), so a file this accepts is what the Flink
+// processes are started with. Its problems (a line it cannot read, a key set twice) become Problems; the
+// keys of a legacy file that could be read are still checked, so every problem is reported at once.
 func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
-	data, err := ReadFile("flink-conf file", path, "a flink-conf.yaml or config.yaml", MaxFlinkConfBytes)
-	if err != nil {
-		return nil, nil, []Problem{readProblem("flink-conf file", path, err)}
-	}
-	// A UTF-8 byte order mark (an editor's) is not part of the first key; Flink's reader skips it too.
-	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	var entries []yamlEntry
+	entries, err := flinkconf.ReadFile(path)
 	var probs []Problem
-	if filepath.Base(path) == FlinkYAMLName {
-		var yerr error
-		entries, yerr = yamlEntries(data)
-		if yerr != nil {
-			origin, msg := path, strings.TrimPrefix(yerr.Error(), "yaml: ")
-			if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
-				origin, msg = path+":"+m[1], yamlWords(data, m[1], m[2])
-			}
-			return nil, nil, []Problem{{Key: "flink-conf file", Value: path, Origin: origin,
-				Message: fmt.Sprintf("%s: %s; a %s is read as YAML, as Flink 1.19+ reads it", origin, msg, FlinkYAMLName)}}
+	for _, e := range flinkconf.Problems(err) {
+		var le *flinkconf.LineError
+		var de *flinkconf.DuplicateError
+		switch {
+		case errors.As(e, &de):
+			probs = append(probs, Duplicate(de.Key, path, de.Line1, de.Line2, de.Value1, de.Value2))
+		case errors.As(e, &le) && le.Line > 0:
+			probs = append(probs, Problem{Key: "flink-conf file", Value: le.Text, Origin: fmt.Sprintf("%s:%d", path, le.Line), Message: le.Error()})
+		case errors.As(e, &le):
+			probs = append(probs, Problem{Key: "flink-conf file", Value: path, Origin: path, Message: le.Error()})
+		default:
+			probs = append(probs, readProblem("flink-conf file", path, e))
 		}
-	} else {
-		entries, probs = legacyEntries(path, data)
 	}
 	kv := map[string]Value{}
-	lines := map[string]yamlEntry{}
 	for _, e := range entries {
-		if !IsResourceKey(e.key) {
+		if !IsResourceKey(e.Key) {
 			// Flink's keys are Flink's business, but a near miss of ours would drop a resource
 			// without a word; refused like the same typo in -D (docs/job-file.md#external-resources).
-			if want, near := NearResourceKey(e.key); near {
-				probs = append(probs, Problem{Key: e.key, Value: e.val, Origin: fmt.Sprintf("%s:%d", path, e.line),
+			if want, near := NearResourceKey(e.Key); near {
+				probs = append(probs, Problem{Key: e.Key, Value: e.Value, Origin: fmt.Sprintf("%s:%d", path, e.Line),
 					Message: fmt.Sprintf("%s:%d: %s is not an external-resource key (did you mean %q?); fix the spelling, or the resource is not configured",
-						BoundArgs([]any{path, e.line, e.key, want})...)})
+						BoundArgs([]any{path, e.Line, e.Key, want})...)})
 			}
 			continue
 		}
-		if prev, dup := lines[e.key]; dup {
-			probs = append(probs, Duplicate(e.key, path, prev.line, e.line, prev.val, e.val))
-			continue
-		}
-		lines[e.key] = e
-		kv[e.key] = Value{V: e.val, Origin: fmt.Sprintf("%s:%d", path, e.line)}
+		kv[e.Key] = Value{V: e.Value, Origin: fmt.Sprintf("%s:%d", path, e.Line)}
 	}
 	return kv, nil, probs
-}
-
-// yamlEntries flattens a YAML document into dotted keys: the flat style ("external-resource.gpu.amount:
-// 2") and the nested style of Flink 1.19+ config.yaml ("external-resource: {gpu: {amount: 2}}") give
-// the same key. Lists become ';'-joined values (Flink's list separator), so "external-resources: [gpu,
-// fpga]" works. A second document is an error: Flink reads one.
-func yamlEntries(data []byte) ([]yamlEntry, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	var second yaml.Node
-	if err := dec.Decode(&second); err == nil {
-		line := second.Line
-		if len(second.Content) > 0 {
-			line = second.Content[0].Line
-		}
-		return nil, fmt.Errorf("line %d: a second YAML document (after '---'); Flink reads only the first: merge them into one", line)
-	} else if !errors.Is(err, io.EOF) {
-		return nil, err
-	}
-	if len(doc.Content) == 0 {
-		return nil, nil
-	}
-	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return nil, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: the document is not a mapping of keys to values (key: value)", root.Line)
-	}
-	var out []yamlEntry
-	var limit error
-	open := map[*yaml.Node]bool{} // mappings being walked: an alias back to one of them is a cycle
-	var walk func(prefix string, n *yaml.Node, depth int)
-	var mergeInto func(prefix string, n *yaml.Node, depth, start int, merges []*yaml.Node)
-	walk = func(prefix string, n *yaml.Node, depth int) {
-		open[n] = true
-		defer delete(open, n)
-		start := len(out)
-		var merges []*yaml.Node // the values of merge keys (<<: *base), applied after the explicit keys
-		for i := 0; i+1 < len(n.Content) && limit == nil; i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Tag == "!!merge" {
-				merges = append(merges, v)
-				continue
-			}
-			key := k.Value
-			if prefix != "" {
-				key = prefix + "." + key
-			}
-			if v.Kind == yaml.AliasNode && v.Alias != nil {
-				v = v.Alias
-			}
-			if len(out) >= maxYAMLEntries || len(key) > maxYAMLKeyLen {
-				limit = &yamlLimitError{fmt.Sprintf("line %d: flattening aliases gives more than %d keys or a key longer than %d bytes (aliases repeated inside aliases?)",
-					k.Line, maxYAMLEntries, maxYAMLKeyLen)}
-				return
-			}
-			switch v.Kind {
-			case yaml.MappingNode:
-				if open[v] {
-					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is an alias of a mapping that contains it (an alias cycle)", k.Line, bounded(key))}
-					return
-				}
-				if depth >= maxYAMLDepth {
-					limit = &yamlLimitError{fmt.Sprintf("line %d: key %q is nested more than %d levels deep", k.Line, bounded(key), maxYAMLDepth)}
-					return
-				}
-				walk(key, v, depth+1)
-			case yaml.SequenceNode:
-				var items []string
-				for _, it := range v.Content {
-					if it.Kind == yaml.AliasNode && it.Alias != nil {
-						it = it.Alias
-					}
-					if it.Kind != yaml.ScalarNode {
-						// Flink's list is flat: [gpu, [fpga]] would silently lose fpga.
-						limit = fmt.Errorf("line %d: key %q: a list item is itself a list or a mapping; give a flat list of values, e.g. [gpu, fpga]", it.Line, bounded(key))
-						return
-					}
-					items = append(items, it.Value)
-				}
-				out = append(out, yamlEntry{key, strings.Join(items, ";"), k.Line})
-			default:
-				val := v.Value
-				if v.Tag == "!!null" {
-					val = ""
-				}
-				out = append(out, yamlEntry{key, val, k.Line})
-			}
-		}
-		if len(merges) > 0 && limit == nil {
-			mergeInto(prefix, n, depth, start, merges)
-		}
-	}
-	// mergeInto applies YAML merge keys as Flink's YAML reader does: the merged mapping's keys, unless
-	// the mapping sets them itself or an earlier merged mapping did (TestLoadYAMLMergeKey).
-	mergeInto = func(prefix string, n *yaml.Node, depth, start int, merges []*yaml.Node) {
-		have := map[string]bool{}
-		for _, e := range out[start:] {
-			have[e.key] = true
-		}
-		for _, m := range merges {
-			if m.Kind == yaml.AliasNode && m.Alias != nil {
-				m = m.Alias
-			}
-			targets := []*yaml.Node{m}
-			if m.Kind == yaml.SequenceNode {
-				targets = m.Content
-			}
-			for _, t := range targets {
-				if t.Kind == yaml.AliasNode && t.Alias != nil {
-					t = t.Alias
-				}
-				switch {
-				case t.Kind != yaml.MappingNode:
-					limit = fmt.Errorf("line %d: the merge key << takes a mapping (<<: *base) or a list of them", t.Line)
-				case open[t]:
-					limit = &yamlLimitError{fmt.Sprintf("line %d: a merge key merges a mapping that contains it (an alias cycle)", t.Line)}
-				case depth >= maxYAMLDepth:
-					limit = &yamlLimitError{fmt.Sprintf("line %d: merge keys nested more than %d levels deep", t.Line, maxYAMLDepth)}
-				}
-				if limit != nil {
-					return
-				}
-				saved := out
-				out = nil
-				walk(prefix, t, depth+1)
-				got := out
-				out = saved
-				if limit != nil {
-					return
-				}
-				for _, e := range got {
-					if !have[e.key] {
-						have[e.key] = true
-						out = append(out, e)
-					}
-				}
-				if len(out) >= maxYAMLEntries {
-					limit = &yamlLimitError{fmt.Sprintf("line %d: flattening merge keys gives more than %d keys (merges repeated inside merges?)", t.Line, maxYAMLEntries)}
-					return
-				}
-			}
-		}
-	}
-	walk("", root, 0)
-	if limit != nil {
-		return nil, limit
-	}
-	return out, nil
-}
-
-// Bounds of flattening a YAML document (TestLoadYAMLAliasCycleAndBomb): aliases may point back to
-// a mapping that contains them (which would recurse forever) or repeat each other (which grows
-// exponentially); no real flink-conf.yaml comes near these.
-const (
-	maxYAMLDepth   = 32
-	maxYAMLEntries = 10000
-	maxYAMLKeyLen  = 1024
-)
-
-// yamlLimitError is valid YAML that cannot be flattened within those bounds.
-type yamlLimitError struct{ msg string }
-
-func (e *yamlLimitError) Error() string { return e.msg }
-
-// legacyEntries reads a flink-conf.yaml as Flink does (GlobalConfiguration): per line, '#' starts a
-// comment, the rest is trimmed and split at the first ": " into a key and a value, both non-empty. Flink
-// skips other lines with a log warning; here they are errors naming the file and line, because a
-// skipped line is a setting the user asked for and would not get. One pair of matching quotes around a
-// value is removed (YAML habit; Flink would keep them and fail on the value).
-func legacyEntries(path string, data []byte) ([]yamlEntry, []Problem) {
-	var out []yamlEntry
-	var probs []Problem
-	bad := func(line int, text, why string) {
-		probs = append(probs, Problem{Key: "flink-conf file", Value: text, Origin: fmt.Sprintf("%s:%d", path, line),
-			Message: fmt.Sprintf("%s:%d: %q %s; Flink reads a flink-conf.yaml line by line as \"key: value\" (nested YAML only from a file named %s)", BoundArgs([]any{path, line, text, why, FlinkYAMLName})...)})
-	}
-	for line, text := range strings.Split(string(data), "\n") {
-		line++
-		conf, _, _ := strings.Cut(text, "#")
-		conf = strings.TrimSpace(conf)
-		if conf == "" || conf == "---" && line == 1 {
-			continue
-		}
-		if conf == "---" || conf == "..." {
-			bad(line, conf, "starts a second YAML document, which Flink does not read")
-			continue
-		}
-		k, v, ok := strings.Cut(conf, ": ")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		switch {
-		case !ok && strings.HasSuffix(conf, ":"):
-			bad(line, conf, "has no value")
-		case !ok && strings.Contains(conf, ":"):
-			bad(line, conf, "is not a key: value line (no space after ':'?)")
-		case !ok:
-			bad(line, conf, "is not a key: value line")
-		case k == "":
-			bad(line, conf, "has no key")
-		case v == "":
-			bad(line, conf, "has no value")
-		default:
-			if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-				v = v[1 : len(v)-1]
-			}
-			out = append(out, yamlEntry{k, v, line})
-		}
-	}
-	return out, probs
-}
-
-// yamlWords puts the YAML parser's message about line (1-based, as text) in our words where it has
-// words of its own only: a tab in the indentation is "found character that cannot start any token".
-func yamlWords(data []byte, line, msg string) string {
-	n, err := strconv.Atoi(line)
-	if err != nil || !strings.Contains(msg, "cannot start any token") {
-		return msg
-	}
-	lines := strings.Split(string(data), "\n")
-	if n < 1 || n > len(lines) {
-		return msg
-	}
-	text := lines[n-1]
-	if indent := text[:len(text)-len(strings.TrimLeft(text, " \t"))]; strings.Contains(indent, "\t") {
-		return "the line is indented with a tab; YAML indents with spaces only: replace the tab by spaces"
-	}
-	if strings.Contains(strings.TrimSpace(text), "\t") {
-		return "the line has a tab where YAML expects a value; use spaces"
-	}
-	return msg
 }
 
 // NearResourceKey reports whether key is a near miss of an external-resource key: its first dotted part

@@ -56,6 +56,8 @@ func TestClientReconnectsWithBackoff(t *testing.T) {
 	require.NoError(t, srv.Close())
 	restarted := make(chan *rpctest.Server, 1)
 	go func() {
+		// An outage that lasts is what is under test (the client must back off and try again, up
+		// to MaxAttempts = 100, far more than 150 ms needs); no signal stands in for it.
 		time.Sleep(150 * time.Millisecond)
 		s2, err := rpctest.NewServer(rpctest.Options{Addr: addr})
 		if err != nil {

@@ -49,6 +49,9 @@ func TestNoWorkerProcessSurvivesItsContainer(t *testing.T) {
 		// container's group, then SIGKILL after yarn.nodemanager.sleep-delay-before-sigkill.ms.
 		{"the NodeManager's TERM then KILL", func(pgid int) {
 			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			// Time passing is what is under test, not an order standing in for a signal: the
+			// NodeManager's own delay (sleep-delay-before-sigkill.ms, 250 by default) between its
+			// TERM and its KILL, within which the launcher must act.
 			time.Sleep(250 * time.Millisecond)
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		}},

@@ -104,15 +104,21 @@ func TestFollowDrainsTheFinishedEventAfterTheEnd(t *testing.T) {
 	log.Add(am.RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
 	f, _, b := followEvents(t, log)
 	require.Eventually(t, f.streaming, 5*time.Second, 10*time.Millisecond)
-	// The RM says FINISHED now; the AM's event comes a moment later.
-	added := make(chan struct{})
-	go func() {
-		time.Sleep(200 * time.Millisecond) // the AM emitting after its unregister: the race under test
-		log.Add(am.FinishedEvent(am.Outcome{Status: contract.Succeeded, Diagnostics: "all 1 TaskExecutors exited with code 0"}))
-		close(added)
-	}()
-	f.drain(time.Minute)
-	<-added
+	// The RM says FINISHED now (drain starts); the AM's event comes later, after the check that drain
+	// is still waiting: the order is the channels', not a sleep's.
+	drained := make(chan struct{})
+	go func() { f.drain(time.Minute); close(drained) }()
+	select {
+	case <-drained:
+		t.Fatal("drain returned before the finished event came")
+	default:
+	}
+	log.Add(am.FinishedEvent(am.Outcome{Status: contract.Succeeded, Diagnostics: "all 1 TaskExecutors exited with code 0"}))
+	select {
+	case <-drained:
+	case <-time.After(30 * time.Second):
+		t.Fatal("drain did not return when the finished event came")
+	}
 	f.stop()
 	assert.Contains(t, b.String(), "finished: application finished: SUCCEEDED: all 1 TaskExecutors exited with code 0")
 

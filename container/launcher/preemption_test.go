@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,15 +44,24 @@ func (g *gatedNoticer) WaitNotice(ctx context.Context, _ string, wait time.Durat
 	}
 }
 
-// openWhenStarted opens the gate once the worker created marker (it runs and its handler is set).
-func (g *gatedNoticer) openWhenStarted(marker string) {
-	for i := 0; i < 400; i++ {
-		if _, err := os.Stat(marker); err == nil {
-			close(g.gate)
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
+// readyFIFO gives the worker $READY, a named pipe: the worker writes to it once its handler is set,
+// and openWhenReady, reading it, learns so without polling.
+func readyFIFO(t *testing.T, f *launchFixture) string {
+	t.Helper()
+	p := filepath.Join(f.dir, "ready")
+	require.NoError(t, syscall.Mkfifo(p, 0o600))
+	f.l.Env = append(f.l.Env, "READY="+p)
+	return p
+}
+
+// openWhenReady opens the gate once the worker wrote to fifo (it runs and its handler is set): the
+// open blocks until the worker opens the pipe to write.
+func (g *gatedNoticer) openWhenReady(fifo string) {
+	if r, err := os.Open(fifo); err == nil {
+		_, _ = io.ReadAll(r)
+		r.Close()
 	}
+	close(g.gate)
 }
 
 // pinnedReporter is the launcher's reporter for an AM at url serving with authority ca, the secret
@@ -79,8 +89,8 @@ func TestPreemptionNoticeReachesTheWorker(t *testing.T) {
 	f.l.Preemption = &Preemption{Noticer: g, Signal: syscall.SIGUSR1, Wait: 50 * time.Millisecond, Retry: 10 * time.Millisecond}
 	// The worker says it is ready, then waits for SIGUSR1; its handler copies the notice file and
 	// exits 0. Without the signal it would run until the test's deadline (exit 3).
-	script := `trap 'cat "$YARN_AM_PREEMPTION_FILE"; exit 0' USR1; touch "$MARKER"; for i in $(seq 1 300); do sleep 0.05; done; exit 3`
-	go g.openWhenStarted(f.marker)
+	script := `trap 'cat "$YARN_AM_PREEMPTION_FILE"; exit 0' USR1; echo up > "$READY"; for i in $(seq 1 300); do sleep 0.05; done; exit 3`
+	go g.openWhenReady(readyFIFO(t, f))
 	code := f.l.Run(context.Background(), []string{"bash", "-c", script})
 	require.Equal(t, 0, code, "the worker got the signal: %s", f.stderr.String())
 	var got contract.PreemptionNotice
@@ -178,9 +188,9 @@ func TestPreemptionSignalSparesTheShellAndReachesTheCatchingChild(t *testing.T) 
 	g := &gatedNoticer{gate: make(chan struct{}), notice: &contract.PreemptionNotice{Container: f.l.ContainerID, Deadline: time.Now().Add(time.Minute)}}
 	f.l.Preemption = &Preemption{Noticer: g, Signal: syscall.SIGUSR1, Wait: 50 * time.Millisecond, Retry: 10 * time.Millisecond}
 	child := filepath.Join(f.dir, "child.sh")
-	require.NoError(t, os.WriteFile(child, []byte(`trap 'echo child-warned; exit 0' USR1; touch "$MARKER"; for i in $(seq 1 300); do sleep 0.05; done; exit 3`), 0o644))
+	require.NoError(t, os.WriteFile(child, []byte(`trap 'echo child-warned; exit 0' USR1; echo up > "$READY"; for i in $(seq 1 300); do sleep 0.05; done; exit 3`), 0o644))
 	script := `bash ` + child + `; code=$?; echo "shell: child exited $code"; exit $code`
-	go g.openWhenStarted(f.marker)
+	go g.openWhenReady(readyFIFO(t, f))
 	code := f.l.Run(context.Background(), []string{"sh", "-c", script})
 	assert.Equal(t, 0, code, "the shell survived and passed on its child's exit: %s", f.stderr.String())
 	assert.Equal(t, "child-warned\nshell: child exited 0\n", f.stdout.String())
