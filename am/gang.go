@@ -34,7 +34,14 @@ func gangRestart(spec Spec, ended *Container, formed bool, active, succeeded int
 	return ""
 }
 
-// gangState is the AM's side of gang mode.
+// gangState is the AM's side of gang mode: the current round, when it began to be asked for,
+// whether it formed and published its rendezvous, and the wait after a round that timed out.
+// Reconcile decides (Plan.Hold, Plan.StartHeld, Plan.NewRound); these verbs book what it decided and
+// return the events to emit: Begin (the first round), Form (its held members start), NewRound,
+// TimedOut and Wait (a round not complete by the gang timeout), Rank (the rendezvous), and for an
+// elastic gang Elastic, Carry and Status (elastic.go). They are the only writers of its fields and
+// of the round's marks on the records (tracked.rank; tracked.Round of carried containers). The AM's
+// mutex guards it (doc.go).
 type gangState struct {
 	round      int       // the current round, from 0
 	roundStart time.Time // when the round began to be asked for (its deadline counts from here)
@@ -45,6 +52,116 @@ type gangState struct {
 	// elastic gang's round forms at as soon as it holds that many (elastic.go).
 	size, expect int
 	formedAt     time.Time
+}
+
+// Round is the current round, from 0.
+func (g *gangState) Round() int { return g.round }
+
+// Formed says the current round's members were started.
+func (g *gangState) Formed() bool { return g.formed }
+
+// Begin: the first round begins to be asked for (at the first registration; a re-registration
+// keeps the round's start).
+func (g *gangState) Begin(now time.Time) {
+	if g.roundStart.IsZero() {
+		g.roundStart = now
+	}
+}
+
+// Holding says that a round timed out and the AM waits before it asks again (Wait).
+func (g *gangState) Holding(now time.Time) bool { return now.Before(g.holdUntil) }
+
+// Held lists the current round's held containers among seq, in the order they were accepted.
+func (g *gangState) Held(seq []*tracked) []*tracked {
+	var out []*tracked
+	for _, t := range seq {
+		if t.Phase == contract.Held && t.Round == g.round {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Form: the gang is complete and started are the round's members (their held containers were
+// started). It returns the GangFormed event, which says an elastic gang's size.
+func (g *gangState) Form(started []*tracked, spec Spec, now time.Time) contract.Event {
+	g.formed, g.size, g.formedAt = true, len(started), now
+	nodes := map[string]bool{}
+	for _, t := range started {
+		nodes[t.Node] = true
+	}
+	ev := GangFormedEvent(g.round, len(started), len(nodes), now.Sub(g.roundStart))
+	if spec.elastic() {
+		ev.Message += fmt.Sprintf(" (an elastic gang of %d to %d: WORLD_SIZE %d)", spec.minInstances(), spec.Instances, len(started))
+	}
+	return ev
+}
+
+// NewRound starts the next round, forming at size members, asked for from now (or from the end of
+// the wait after a round that timed out). change is an elastic gang's "grow" or "shrink"
+// (elastic.go). It returns the GangRestarted event.
+func (g *gangState) NewRound(now time.Time, size int, why, change string) contract.Event {
+	g.round++
+	g.roundStart, g.formed, g.ranked, g.size, g.expect = now, false, false, 0, size
+	if g.holdUntil.After(now) {
+		g.roundStart = g.holdUntil
+	}
+	return GangRestartedEvent(g.round, size, change, why)
+}
+
+// TimedOut says the current round is not formed and began to be asked for at least timeout ago.
+func (g *gangState) TimedOut(now time.Time, timeout time.Duration) bool {
+	return !g.formed && !now.Before(g.roundStart) && now.Sub(g.roundStart) >= timeout
+}
+
+// Wait: the round timed out and gave back what it held; the AM asks for no new containers for the
+// returned retry (a quarter of the timeout, at least 5 s), and the next round begins after it.
+func (g *gangState) Wait(now time.Time, timeout time.Duration) (retry time.Duration) {
+	retry = max(timeout/4, 5*time.Second)
+	g.holdUntil = now.Add(retry)
+	return retry
+}
+
+// Rank publishes the rendezvous of the current round once it formed and every member among seq
+// reported: ranks in the order the AM accepted the containers, local ranks per node in rank order,
+// and rank 0's node and reported port as the master address (host:port in master). ok is false
+// while there is nothing (more) to publish.
+func (g *gangState) Rank(seq []*tracked) (ev contract.Event, master string, ok bool) {
+	if !g.formed || g.ranked {
+		return contract.Event{}, "", false
+	}
+	var members []*tracked
+	for _, t := range seq {
+		if t.Round != g.round || t.Phase == contract.Completed && t.Exit.Class != contract.ExitSucceeded {
+			continue
+		}
+		if t.Phase == contract.Held {
+			continue // held beside an elastic gang's formed round: not one of its members (elastic.go)
+		}
+		if t.Phase == contract.Stopping {
+			return contract.Event{}, "", false
+		}
+		if !t.reported {
+			return contract.Event{}, "", false // a rank is missing
+		}
+		members = append(members, t)
+	}
+	if len(members) == 0 {
+		return contract.Event{}, "", false
+	}
+	perNode := map[string]int{}
+	for _, t := range members {
+		perNode[t.Node]++
+	}
+	host, port := hostOf(members[0].Node), members[0].port
+	local := map[string]int{}
+	for i, t := range members {
+		t.rank = &contract.Rendezvous{Round: g.round, Rank: i, WorldSize: len(members), LocalRank: local[t.Node],
+			LocalWorldSize: perNode[t.Node], Node: t.Node, MasterAddr: host, MasterPort: port}
+		local[t.Node]++
+	}
+	g.ranked = true
+	return RendezvousEvent(g.round, len(members)), fmt.Sprintf("%s:%d", host, port), true
 }
 
 // allocLatencyLocked is how long ask askID waited for an allocation (0 if unknown), and records it.
@@ -59,23 +176,12 @@ func (a *AM) allocLatencyLocked(askID int64, now time.Time) time.Duration {
 
 // startGangLocked launches every held member of the current round: the gang is complete.
 func (a *AM) startGangLocked() []*tracked {
-	var out []*tracked
-	for _, t := range a.rec.seq {
-		if t.Phase == contract.Held && t.Round == a.gang.round {
-			a.rec.startHeld(t)
-			out = append(out, t)
-		}
-	}
-	a.gang.formed, a.gang.size, a.gang.formedAt = true, len(out), a.cfg.Now()
-	nodes := map[string]bool{}
+	out := a.gang.Held(a.rec.seq)
 	for _, t := range out {
-		nodes[t.Node] = true
+		a.rec.startHeld(t)
 	}
-	ev := GangFormedEvent(a.gang.round, len(out), len(nodes), a.cfg.Now().Sub(a.gang.roundStart))
-	if spec := a.specLocked(); spec.elastic() {
-		ev.Message += fmt.Sprintf(" (an elastic gang of %d to %d: WORLD_SIZE %d)", spec.minInstances(), spec.Instances, len(out))
-	}
-	a.log.WithFields(logrus.Fields{"round": a.gang.round, "ranks": len(out)}).Info("am: " + ev.Message)
+	ev := a.gang.Form(out, a.specLocked(), a.cfg.Now())
+	a.log.WithFields(logrus.Fields{"round": a.gang.Round(), "ranks": len(out)}).Info("am: " + ev.Message)
 	a.emit(ev)
 	a.assignRanksLocked()
 	return out
@@ -95,16 +201,11 @@ func (a *AM) newRoundLocked(now time.Time, why, change string, size int) {
 	if size <= 0 {
 		size = a.instances
 	}
-	a.gang.round++
-	a.gang.roundStart, a.gang.formed, a.gang.ranked, a.gang.size, a.gang.expect = now, false, false, 0, size
-	if a.gang.holdUntil.After(now) {
-		a.gang.roundStart = a.gang.holdUntil
-	}
+	ev := a.gang.NewRound(now, size, why, change)
 	if a.specLocked().elastic() {
-		a.carryHeldLocked(a.gang.round-1, a.gang.round)
+		a.gang.Carry(a.rec.seq)
 	}
-	ev := GangRestartedEvent(a.gang.round, size, change, why)
-	a.log.WithField("round", a.gang.round).Warn("am: " + ev.Message)
+	a.log.WithField("round", a.gang.Round()).Warn("am: " + ev.Message)
 	a.emit(ev)
 }
 
@@ -118,29 +219,22 @@ func (a *AM) checkGang(ctx context.Context) {
 	}
 	now := a.cfg.Now()
 	a.mu.Lock()
-	if a.gang.formed || a.stopping || a.policyOut != nil || now.Before(a.gang.roundStart) || now.Sub(a.gang.roundStart) < a.cfg.GangTimeout {
+	if a.stopping || a.policyOut != nil || !a.gang.TimedOut(now, a.cfg.GangTimeout) {
 		a.mu.Unlock()
 		return
 	}
-	held := 0
-	for _, t := range a.rec.seq {
-		if t.Phase == contract.Held && t.Round == a.gang.round {
-			held++
-		}
-	}
+	heldC := a.gang.Held(a.rec.seq)
+	held := len(heldC)
 	if lo := a.specLocked().minInstances(); lo < a.instances && held >= lo {
 		a.mu.Unlock()
 		return // an elastic gang's round forms with what it holds (elastic.go): the next plan starts it
 	}
-	for _, t := range a.rec.seq {
-		if t.Phase == contract.Held && t.Round == a.gang.round {
-			a.releaseHeldLocked(t, fmt.Sprintf("released: the gang was not complete within taskexecutor.gang-timeout = %s", a.cfg.GangTimeout))
-		}
+	for _, t := range heldC {
+		a.releaseHeldLocked(t, fmt.Sprintf("released: the gang was not complete within taskexecutor.gang-timeout = %s", a.cfg.GangTimeout))
 	}
 	a.asks.CancelAll() // the next round asks again
 	missing := a.instances - held
-	retry := max(a.cfg.GangTimeout/4, 5*time.Second)
-	a.gang.holdUntil = now.Add(retry)
+	retry := a.gang.Wait(now, a.cfg.GangTimeout)
 	headroom := a.headroom
 	least := ""
 	if lo := a.specLocked().minInstances(); lo < a.instances {
@@ -164,46 +258,15 @@ func (a *AM) checkGang(ctx context.Context) {
 }
 
 // assignRanksLocked publishes the rendezvous of the current round once it formed and every member
-// reported: ranks in the order the AM accepted the containers, local ranks per node in rank order,
-// and rank 0's node and reported port as the master address.
+// reported (gangState.Rank).
 func (a *AM) assignRanksLocked() {
-	if !a.cfg.Spec.Gang || !a.gang.formed || a.gang.ranked {
+	if !a.cfg.Spec.Gang {
 		return
 	}
-	var members []*tracked
-	for _, t := range a.rec.seq {
-		if t.Round != a.gang.round || t.Phase == contract.Completed && t.Exit.Class != contract.ExitSucceeded {
-			continue
-		}
-		if t.Phase == contract.Held {
-			continue // held beside an elastic gang's formed round: not one of its members (elastic.go)
-		}
-		if t.Phase == contract.Stopping {
-			return
-		}
-		if !t.reported {
-			return // a rank is missing
-		}
-		members = append(members, t)
+	if ev, master, ok := a.gang.Rank(a.rec.seq); ok {
+		a.log.WithFields(logrus.Fields{"round": a.gang.Round(), "master": master}).Info("am: " + ev.Message)
+		a.emit(ev)
 	}
-	if len(members) == 0 {
-		return
-	}
-	perNode := map[string]int{}
-	for _, t := range members {
-		perNode[t.Node]++
-	}
-	master, port := hostOf(members[0].Node), members[0].port
-	local := map[string]int{}
-	for i, t := range members {
-		t.rank = &contract.Rendezvous{Round: a.gang.round, Rank: i, WorldSize: len(members), LocalRank: local[t.Node],
-			LocalWorldSize: perNode[t.Node], Node: t.Node, MasterAddr: master, MasterPort: port}
-		local[t.Node]++
-	}
-	a.gang.ranked = true
-	ev := RendezvousEvent(a.gang.round, len(members))
-	a.log.WithFields(logrus.Fields{"round": a.gang.round, "master": fmt.Sprintf("%s:%d", master, port)}).Info("am: " + ev.Message)
-	a.emit(ev)
 }
 
 // hostOf is the host of a node address host:port.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"strings"
 	"time"
 
@@ -27,7 +29,12 @@ import (
 // within it is taken as down.
 const livenessProbeTimeout = 10 * time.Second
 
-// livenessState is the liveness check's memory; AM.mu guards it.
+// livenessState is the liveness check's memory: when it last scanned, when its clocks (re)started,
+// and the nodes excluded for a lost TaskExecutor with the probes of their NodeManagers. Its verbs are
+// the only writers of its fields and of the records' liveness marks (tracked.heardAt, vouchedAt,
+// probing): Heard (a launcher's message), Due (a scan is due), Silent (the TaskExecutors to probe),
+// Probed (a probe's verdict), Lost (a node excluded for a loss), LostNodesDue and NodeProbeDone (the
+// probes of those nodes), NodeBack (one answers again). The AM's mutex guards it (doc.go).
 type livenessState struct {
 	// scanned is when the last scan ran; resumed is when the check (re)started counting: a loop that
 	// could not run for a while (an RM failover, a stalled process) restarts every clock, so that its
@@ -42,6 +49,114 @@ type livenessState struct {
 	probingNode map[string]bool
 	nodeProbed  map[string]time.Time
 }
+
+// Heard: t's launcher said it is alive.
+func (l *livenessState) Heard(t *tracked, now time.Time) { t.heardAt = now }
+
+// Due says whether a scan is due at now and, if so, books it: one every tenth of the timeout, so
+// that a loss is seen within 1.1 timeouts and a heartbeat of a large application does not pay a pass
+// over every container (BenchmarkAMHeartbeat). The first scan, and the first after a pause of more
+// than half the timeout, restart every clock.
+func (l *livenessState) Due(now time.Time, timeout time.Duration) bool {
+	if l.scanned.IsZero() || now.Sub(l.scanned) > timeout/2 {
+		l.resumed = now // the first scan, or the loop paused: every clock starts now
+	}
+	if now.Sub(l.scanned) < timeout/10 {
+		return false
+	}
+	l.scanned = now
+	return true
+}
+
+// Silent lists the running TaskExecutors among seq that nothing vouched for in timeout — not their
+// launcher, not their NodeManager, not their launch, and neither since (the attempt's start) nor the
+// check's own clock started that long ago — and marks them probing (one probe at a time each).
+func (l *livenessState) Silent(seq []*tracked, now, since time.Time, timeout time.Duration) []livenessProbe {
+	var probes []livenessProbe
+	for _, t := range seq {
+		if t.Phase != contract.Running || t.probing || t.cid == nil {
+			continue
+		}
+		last := latest(t.heardAt, t.vouchedAt, t.launchedAt, since, l.resumed)
+		if now.Sub(last) < timeout {
+			continue
+		}
+		t.probing = true
+		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.cid, heardAt: t.heardAt, silent: now.Sub(last)})
+	}
+	return probes
+}
+
+// LostNodesDue lists the nodes excluded for a loss whose NodeManager is due to be asked again (not
+// being asked, and last asked a timeout ago), with the container to ask about, and marks them
+// being asked (NodeProbeDone ends that).
+func (l *livenessState) LostNodesDue(now time.Time, timeout time.Duration) map[string]*hadooppb.ContainerIdProto {
+	var nodes map[string]*hadooppb.ContainerIdProto
+	for n, cid := range l.lostNodes {
+		if !l.probingNode[n] && now.Sub(l.nodeProbed[n]) >= timeout {
+			if nodes == nil {
+				nodes = map[string]*hadooppb.ContainerIdProto{}
+			}
+			nodes[n] = cid
+			l.probingNode[n], l.nodeProbed[n] = true, now
+		}
+	}
+	return nodes
+}
+
+// probeOutcome is what a probe's verdict means for its TaskExecutor.
+type probeOutcome int
+
+const (
+	probeMoot    probeOutcome = iota // it ended meanwhile, or its launcher spoke: nothing to do
+	probeVouched                     // its NodeManager runs it, or could not decide: asked again a timeout later
+	probeLost                        // declare it lost (the AM's lostLocked)
+)
+
+// Probed books the verdict of p's probe (its NodeManager's answer) at now.
+func (l *livenessState) Probed(p livenessProbe, verdict nmVerdict, now time.Time) probeOutcome {
+	t := p.t
+	t.probing = false
+	if t.Phase != contract.Running || !t.heardAt.Equal(p.heardAt) {
+		return probeMoot
+	}
+	if verdict != nmDown && verdict != nmForgot {
+		t.vouchedAt = now
+		return probeVouched
+	}
+	return probeLost
+}
+
+// Lost books that a TaskExecutor with container cid on node was lost at now. It says whether node
+// is newly excluded for a loss (the AM queues its blacklist addition); a node already excluded keeps
+// the first lost container to probe its NodeManager with.
+func (l *livenessState) Lost(node string, cid *hadooppb.ContainerIdProto, now time.Time) bool {
+	if l.lostNodes == nil {
+		l.lostNodes, l.probingNode, l.nodeProbed = map[string]*hadooppb.ContainerIdProto{}, map[string]bool{}, map[string]time.Time{}
+	}
+	if _, ok := l.lostNodes[node]; ok {
+		return false
+	}
+	l.lostNodes[node], l.nodeProbed[node] = cid, now
+	return true
+}
+
+// NodeProbeDone: the probe of a lost node's NodeManager returned.
+func (l *livenessState) NodeProbeDone(node string) { delete(l.probingNode, node) }
+
+// NodeBack forgets node's loss (the RM reports it RUNNING, or its NodeManager answers again); false
+// if it was not excluded for one.
+func (l *livenessState) NodeBack(node string) bool {
+	if _, ok := l.lostNodes[node]; !ok {
+		return false
+	}
+	delete(l.lostNodes, node)
+	delete(l.nodeProbed, node)
+	return true
+}
+
+// LostNodes are the nodes excluded for a lost TaskExecutor, in no order.
+func (l *livenessState) LostNodes() iter.Seq[string] { return maps.Keys(l.lostNodes) }
 
 // livenessTimeout is Config.LivenessTimeout with its default; negative disables the check.
 func (a *AM) livenessTimeout() time.Duration {
@@ -60,7 +175,7 @@ func (a *AM) Alive(id string) bool {
 	if t == nil {
 		return false
 	}
-	t.heardAt = a.cfg.Now()
+	a.live.Heard(t, a.cfg.Now())
 	return true
 }
 
@@ -80,40 +195,14 @@ func (a *AM) checkLiveness(ctx context.Context) {
 	if timeout < 0 {
 		return
 	}
-	var probes []livenessProbe
-	var nodes map[string]*hadooppb.ContainerIdProto
 	a.mu.Lock()
 	now := a.cfg.Now()
-	if a.live.scanned.IsZero() || now.Sub(a.live.scanned) > timeout/2 {
-		a.live.resumed = now // the first scan, or the loop paused: every clock starts now
-	}
-	// A scan every tenth of the timeout: a loss is seen within 1.1 timeouts, and a heartbeat of a
-	// large application does not pay a pass over every container (BenchmarkAMHeartbeat).
-	if now.Sub(a.live.scanned) < timeout/10 {
+	if !a.live.Due(now, timeout) {
 		a.mu.Unlock()
 		return
 	}
-	a.live.scanned = now
-	for _, t := range a.rec.seq {
-		if t.Phase != contract.Running || t.probing || t.cid == nil {
-			continue
-		}
-		last := latest(t.heardAt, t.vouchedAt, t.launchedAt, a.started, a.live.resumed)
-		if now.Sub(last) < timeout {
-			continue
-		}
-		t.probing = true
-		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.cid, heardAt: t.heardAt, silent: now.Sub(last)})
-	}
-	for n, cid := range a.live.lostNodes {
-		if !a.live.probingNode[n] && now.Sub(a.live.nodeProbed[n]) >= timeout {
-			if nodes == nil {
-				nodes = map[string]*hadooppb.ContainerIdProto{}
-			}
-			nodes[n] = cid
-			a.live.probingNode[n], a.live.nodeProbed[n] = true, now
-		}
-	}
+	probes := a.live.Silent(a.rec.seq, now, a.started, timeout)
+	nodes := a.live.LostNodesDue(now, timeout)
 	a.mu.Unlock()
 	for _, p := range probes {
 		a.background.Add(1)
@@ -194,18 +283,13 @@ func (a *AM) probe(ctx context.Context, p livenessProbe) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := p.t
-	t.probing = false
-	log := a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "silent": p.silent.Round(time.Second).String()})
-	if t.Phase != contract.Running || !t.heardAt.Equal(p.heardAt) {
-		return // it ended meanwhile, or its launcher spoke
+	switch a.live.Probed(p, verdict, a.cfg.Now()) {
+	case probeVouched:
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "silent": p.silent.Round(time.Second).String()}).
+			Info("am: TaskExecutor's launcher is silent, but not lost: " + evidence)
+	case probeLost:
+		a.lostLocked(t, p.silent, evidence)
 	}
-	if verdict != nmDown && verdict != nmForgot {
-		// Not lost: ask again a timeout later.
-		t.vouchedAt = a.cfg.Now()
-		log.Info("am: TaskExecutor's launcher is silent, but not lost: " + evidence)
-		return
-	}
-	a.lostLocked(t, p.silent, evidence)
 }
 
 // lostLocked declares t lost: its container is released, its node excluded until the RM reports it
@@ -216,11 +300,7 @@ func (a *AM) lostLocked(t *tracked, silent time.Duration, evidence string) {
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Warn("am: TaskExecutor " + why + "; releasing it and asking for a replacement (not counted as a failure)")
 	if t.cid != nil {
 		a.release[t.ID] = t.cid
-		if a.live.lostNodes == nil {
-			a.live.lostNodes, a.live.probingNode, a.live.nodeProbed = map[string]*hadooppb.ContainerIdProto{}, map[string]bool{}, map[string]time.Time{}
-		}
-		if _, ok := a.live.lostNodes[t.Node]; !ok {
-			a.live.lostNodes[t.Node], a.live.nodeProbed[t.Node] = t.cid, a.cfg.Now()
+		if a.live.Lost(t.Node, t.cid, a.cfg.Now()) {
 			a.excl.Exclude(t.Node)
 		}
 	}
@@ -236,7 +316,7 @@ func (a *AM) probeLostNode(ctx context.Context, node string, cid *hadooppb.Conta
 	verdict, _ := a.askNM(ctx, node, cid)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	delete(a.live.probingNode, node)
+	a.live.NodeProbeDone(node)
 	if verdict != nmDown && ctx.Err() == nil {
 		a.nodeBackLocked(node, "its NodeManager answers again")
 	}
@@ -245,11 +325,9 @@ func (a *AM) probeLostNode(ctx context.Context, node string, cid *hadooppb.Conta
 // nodeBackLocked lifts the exclusion of a node excluded for a loss (the RM reports it RUNNING, or
 // its NodeManager answers again).
 func (a *AM) nodeBackLocked(node, why string) {
-	if _, ok := a.live.lostNodes[node]; !ok {
+	if !a.live.NodeBack(node) {
 		return
 	}
-	delete(a.live.lostNodes, node)
-	delete(a.live.nodeProbed, node)
 	if _, ok := a.policy.excluded[node]; ok {
 		return // the failure policy excluded it too; its own timeout lifts it
 	}

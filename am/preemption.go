@@ -84,7 +84,7 @@ func (a *AM) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 	}
 	var round *int
 	if a.cfg.Spec.Gang {
-		r := a.gang.round
+		r := a.gang.Round()
 		round = &r
 		for _, t := range a.rec.seq {
 			if t.Round == r && warnable(t) && !slices.Contains(warn, t) {
