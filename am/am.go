@@ -74,6 +74,12 @@ type Config struct {
 	LaunchTokens func() []byte
 	Priority     int32 // of the asks; 0 means 1
 	Driver       *DriverConfig
+	// OnScale, when set, is asked before the declared number of TaskExecutors changes (PUT
+	// requirements); an error refuses the change with its text. OnPreemption, when set, is told of
+	// the containers the ResourceManager warned of (each once). Both come from the job's framework
+	// (framework.AM, docs/design.md#adding-a-framework) and are called without mu.
+	OnScale      func(ctx context.Context, from, to int) error
+	OnPreemption func(ctx context.Context, containers []string)
 	RM           RM
 	NM           NM
 	Staging      Cleaner // nil: nothing to delete

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/flink"
 )
 
@@ -104,15 +105,18 @@ func flinkUI(t *testing.T, id string) string {
 	r := yarnAM(t, time.Minute, "status", id, "--json")
 	require.Equal(t, 0, r.code, "status:\n%s", r)
 	var d struct {
-		AM *struct {
-			FlinkUI string `json:"flinkUI"`
-		} `json:"am"`
+		AM *contract.Status `json:"am"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
 	if d.AM == nil {
 		return ""
 	}
-	return d.AM.FlinkUI
+	for _, l := range d.AM.Links {
+		if l.Name == "Flink UI" {
+			return l.URL
+		}
+	}
+	return ""
 }
 
 var (

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/driverclient"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/framework"
@@ -29,7 +30,11 @@ import (
 // table with one key, a driver that writes what the framework gave it and waits to be released, and
 // TaskExecutors that run the framework's own command with its own environment. Registering it is all
 // it takes for the job file, the AM and the status to know it: no other package names it.
-type probe struct{ framework.Base }
+type probe struct {
+	framework.Base
+	scaled    chan [2]int   // OnScale's calls
+	preempted chan []string // OnPreemption's calls
+}
 
 type probeSpec struct{ Greeting string }
 
@@ -55,12 +60,20 @@ func (probe) Driver(*jobfile.Job) (string, string) {
 	return `printf '%s' "$PROBE_GREETING" > greeting.txt; while [ ! -e release ]; do sleep 0.05; done`, "the probe's driver is its own"
 }
 
-func (probe) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
+func (p probe) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
 	spec := j.Framework.Spec.(*probeSpec)
 	return &framework.AM{
 		DriverEnv: map[string]string{"PROBE_GREETING": spec.Greeting + " from attempt " + fmt.Sprint(s.Attempt)},
 		WorkerEnv: map[string]string{"PROBE_ROLE": "worker"},
 		Links:     []contract.Link{{Name: "Probe UI", URL: "http://" + s.Host + ":1/probe/", Note: "the probe's own page"}},
+		OnScale: func(_ context.Context, from, to int) error {
+			p.scaled <- [2]int{from, to}
+			if to > 3 {
+				return fmt.Errorf("probe: at most 3 workers, not %d", to)
+			}
+			return nil
+		},
+		OnPreemption: func(_ context.Context, ids []string) { p.preempted <- ids },
 	}, nil
 }
 
@@ -69,7 +82,8 @@ func (probe) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*f
 // with the framework's environment, its TaskExecutors get its command and environment, the status
 // shows its link, and the driver's exit ends the application.
 func TestTestOnlyFrameworkRunsThroughTheAM(t *testing.T) {
-	framework.Register(probe{})
+	p := probe{scaled: make(chan [2]int, 4), preempted: make(chan []string, 4)}
+	framework.Register(p)
 	c := fakecluster.New(t)
 	c.Mu.Lock()
 	c.KeepRunning = true
@@ -158,6 +172,32 @@ instances = 2
 	require.NoError(t, json.Unmarshal(body, &st), string(body))
 	require.Len(t, st.Links, 1)
 	assert.Equal(t, contract.Link{Name: "Probe UI", URL: "http://127.0.0.1:1/probe/", Note: "the probe's own page"}, st.Links[0])
+
+	// A scale goes through the framework first: refused with its words, or done after it agreed.
+	dc, err := driverclient.New(st.SecureAPI, "probe-secret")
+	require.NoError(t, err)
+	ca, err := os.ReadFile(filepath.Join(dir, contract.CACertFile))
+	require.NoError(t, err)
+	require.NoError(t, dc.Trust(ca))
+	_, err = dc.SetRequirements(ctx, 5)
+	require.ErrorContains(t, err, "probe: at most 3 workers, not 5")
+	assert.Equal(t, [2]int{2, 5}, <-p.scaled)
+	req, err := dc.SetRequirements(ctx, 3)
+	require.NoError(t, err)
+	assert.Equal(t, 3, req.Instances)
+	assert.Equal(t, [2]int{2, 3}, <-p.scaled)
+
+	// A preemption warning reaches the framework with the containers named.
+	c.Mu.Lock()
+	victim := c.Started[0]
+	c.Preempt = []string{victim}
+	c.Mu.Unlock()
+	select {
+	case ids := <-p.preempted:
+		assert.Equal(t, []string{victim}, ids)
+	case <-ctx.Done():
+		t.Fatal("the framework was not told of the preemption warning")
+	}
 
 	// The driver's exit ends the application with its outcome.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), nil, 0o644))

@@ -1,6 +1,7 @@
 package am
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -106,6 +107,15 @@ func (a *AM) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 	// Wake every long poll; each finds its own notice (or goes back to waiting).
 	close(a.noticed)
 	a.noticed = make(chan struct{})
+	if hook := a.cfg.OnPreemption; hook != nil {
+		ids := make([]string, len(warn))
+		for i, t := range warn {
+			ids[i] = t.ID
+		}
+		// The framework's own response (a checkpoint, say) may call out: never under mu, never in
+		// the loop's way.
+		go hook(context.Background(), ids)
+	}
 }
 
 // Notice returns container id's preemption notice (nil when it is not warned), the channel that is

@@ -252,6 +252,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
 		Policy: a.Policy, Keys: keys, Cluster: cluster, ExternalResources: external,
 	}
+	amc.OnScale, amc.OnPreemption = fwAM.OnScale, fwAM.OnPreemption
 	if staging != nil {
 		amc.Staging = staging
 		amc.State = staging

@@ -182,6 +182,19 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 	if err := (contract.RequirementsUpdate{Instances: &instances}).Validate(); err != nil {
 		return contract.Requirement{}, err
 	}
+	if hook := a.cfg.OnScale; hook != nil {
+		a.mu.Lock()
+		from := a.instances
+		a.mu.Unlock()
+		if from != instances {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			err := hook(ctx, from, instances) // the framework's say, without mu (it may call out)
+			cancel()
+			if err != nil {
+				return contract.Requirement{}, err
+			}
+		}
+	}
 	a.mu.Lock()
 	if a.stopping || a.policyOut != nil {
 		a.mu.Unlock()

@@ -21,7 +21,7 @@
 //     processes' VmRSS in one sample.
 //
 // The JobManager's REST address: Flink registers it with the ResourceManager as the tracking URL, so
-// it is polled through the RM's web proxy (/proxy/<app>/); yarn-am's is `flinkUI` in
+// it is polled through the RM's web proxy (/proxy/<app>/); yarn-am's is the "Flink UI" link in
 // `yarn-am status --json`.
 package main
 
@@ -41,8 +41,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/flink"
+	yflink "github.com/yarn-am/yarn-am/framework/flink"
 )
 
 const (
@@ -144,7 +144,7 @@ func setupFlink(cfg config, fc *flinkConfig) error {
 	fc.clientCP = h.Classpath(nil) + ":" + strings.Join(appCP, ":")
 	fc.containerCP = strings.Join(appCP, ",")
 
-	tar, err := client.FlinkHomeArchive(fc.home, flinkArchiveCache(), io.Discard)
+	tar, err := yflink.HomeArchive(fc.home, flinkArchiveCache(), io.Discard)
 	if err != nil {
 		return err
 	}
@@ -517,13 +517,18 @@ func restBase(ctx context.Context, cfg config, app, tool string) string {
 	}
 	var st struct {
 		AM struct {
-			FlinkUI string `json:"flinkUI"`
+			Links []struct{ Name, URL string } `json:"links"`
 		} `json:"am"`
 	}
-	if json.Unmarshal(out, &st) != nil || st.AM.FlinkUI == "" {
+	if json.Unmarshal(out, &st) != nil {
 		return ""
 	}
-	return strings.TrimSuffix(st.AM.FlinkUI, "/") + "/"
+	for _, l := range st.AM.Links {
+		if l.Name == "Flink UI" && l.URL != "" {
+			return strings.TrimSuffix(l.URL, "/") + "/"
+		}
+	}
+	return ""
 }
 
 // getJSON reads a small JSON document; an HTML page (the RM's proxy before the AM registered) fails.
