@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,234 +14,52 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// schedRM is an in-process RM and NM (the RM and NM interfaces) with a little scheduler: nodes with a
-// GPU capacity each, the application's blacklist honoured, containers that run until stopped or until
-// exitOn says they end.
-type schedRM struct {
-	mu        sync.Mutex
-	nodes     []*hadooppb.NodeIdProto
-	gpus      map[string]int64 // free GPUs per node
-	maximum   contract.Capability
-	reject    error
-	blacklist map[string]bool
-	blSent    [][2][]string // additions, removals per allocate
-	table     map[int64]int32
-	capa      map[int64]*hadooppb.ResourceProto
-	next      int64
-	where     map[string]string // container → node
-	size      map[string]int64
-	running   map[string]bool
-	done      []*hadooppb.ContainerStatusProto
-	stopped   []string
-	exitOn    func(node string) (int32, bool) // a started container ends at once with this status
-	finishReq *hadooppb.FinishApplicationMasterRequestProto
-	appID     *hadooppb.ApplicationIdProto
-	updated   []*hadooppb.NodeReportProto // sent with the next allocate response
-	refuse    int                         // the NM refuses the first refuse starts
-	allocates int                         // allocate calls answered
-	askedAt   []int                       // the allocate calls (1-based) that asked for containers
+// The surface tests run the AM's loop in process against internal/fakecluster's node model
+// (GPUNodes): nodes with GPUs, the blacklist honoured, node reports for the evidence.
+
+// surfaceCluster is a cluster of nodes with gpus GPUs each, whose stopped containers complete with
+// -105 as a NodeManager's do.
+func surfaceCluster(nodes int, gpus int64) *fakecluster.Cluster {
+	c := fakecluster.InProcess()
+	c.GPUNodes(nodes, gpus)
+	c.StopCompletes = true
+	return c
 }
 
-func newSchedRM(nodes int, gpusPerNode int64) *schedRM {
-	s := &schedRM{gpus: map[string]int64{}, blacklist: map[string]bool{}, table: map[int64]int32{}, capa: map[int64]*hadooppb.ResourceProto{},
-		next: 2, where: map[string]string{}, size: map[string]int64{}, running: map[string]bool{},
-		appID: &hadooppb.ApplicationIdProto{ClusterTimestamp: proto.Int64(1), Id: proto.Int32(1)}}
-	for i := 0; i < nodes; i++ {
-		n := &hadooppb.NodeIdProto{Host: proto.String(fmt.Sprintf("10.0.0.%d", i+1)), Port: proto.Int32(4000)}
-		s.nodes = append(s.nodes, n)
-		s.gpus[yarnrpc.NodeAddress(n)] = gpusPerNode
-	}
-	return s
-}
-
-func (s *schedRM) Register(context.Context, *hadooppb.RegisterApplicationMasterRequestProto) (*hadooppb.RegisterApplicationMasterResponseProto, error) {
-	r := &hadooppb.RegisterApplicationMasterResponseProto{Queue: proto.String("default")}
-	if s.maximum != nil {
-		r.MaximumCapability = ResourceProto(s.maximum)
-	}
-	return r, nil
-}
-
-func (s *schedRM) SetToken(yarnrpc.Token) error { return nil }
-
-func (s *schedRM) Finish(_ context.Context, req *hadooppb.FinishApplicationMasterRequestProto) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.finishReq = req
-	return true, nil
-}
-
-func (s *schedRM) Allocate(_ context.Context, req *hadooppb.AllocateRequestProto) (*hadooppb.AllocateResponseProto, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.reject != nil && len(req.GetAsk()) > 0 {
-		return nil, s.reject
-	}
-	if bl := req.GetBlacklistRequest(); bl != nil {
-		s.blSent = append(s.blSent, [2][]string{bl.GetBlacklistAdditions(), bl.GetBlacklistRemovals()})
-		for _, n := range bl.GetBlacklistAdditions() {
-			s.blacklist[n] = true
-		}
-		for _, n := range bl.GetBlacklistRemovals() {
-			delete(s.blacklist, n)
-		}
-	}
-	s.allocates++
-	for _, a := range req.GetAsk() {
-		if a.GetNumContainers() > 0 {
-			s.askedAt = append(s.askedAt, s.allocates)
-		}
-		s.table[a.GetAllocationRequestId()] = a.GetNumContainers()
-		s.capa[a.GetAllocationRequestId()] = a.GetCapability()
-	}
-	for _, id := range req.GetRelease() {
-		s.free(yarnrpc.FormatContainerID(id))
-	}
-	resp := &hadooppb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1), NumClusterNodes: proto.Int32(int32(len(s.nodes)))}
-	for askID, n := range s.table {
-		c := contract.Capability(yarnrpc.ResourceAmounts(s.capa[askID]))
-		for ; n > 0; n-- {
-			var node *hadooppb.NodeIdProto
-			for _, nd := range s.nodes {
-				addr := yarnrpc.NodeAddress(nd)
-				if !s.blacklist[addr] && !s.blacklist[nd.GetHost()] && s.gpus[addr] >= c["yarn.io/gpu"] {
-					node = nd
-					break
-				}
-			}
-			if node == nil {
-				break
-			}
-			addr := yarnrpc.NodeAddress(node)
-			s.gpus[addr] -= c["yarn.io/gpu"]
-			cid := &hadooppb.ContainerIdProto{AppId: s.appID, AppAttemptId: &hadooppb.ApplicationAttemptIdProto{ApplicationId: s.appID, AttemptId: proto.Int32(1)}, Id: proto.Int64(s.next)}
-			s.next++
-			id := yarnrpc.FormatContainerID(cid)
-			s.where[id], s.size[id] = addr, c["yarn.io/gpu"]
-			resp.AllocatedContainers = append(resp.AllocatedContainers, &hadooppb.ContainerProto{Id: cid, NodeId: node, Resource: s.capa[askID], AllocationRequestId: proto.Int64(askID)})
-		}
-		s.table[askID] = n
-	}
-	free := int64(0)
-	for _, g := range s.gpus {
-		free += g
-	}
-	resp.Limit = ResourceProto(contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": free})
-	resp.CompletedContainerStatuses, s.done = s.done, nil
-	resp.UpdatedNodes, s.updated = s.updated, nil
-	return resp, nil
-}
-
-func (s *schedRM) free(id string) {
-	if node, ok := s.where[id]; ok {
-		s.gpus[node] += s.size[id]
-		delete(s.where, id)
-	}
-}
-
-func (s *schedRM) complete(id string, code int32) {
-	cid, _ := yarnrpc.ParseContainerID(id)
-	s.free(id)
-	delete(s.running, id)
-	s.done = append(s.done, &hadooppb.ContainerStatusProto{ContainerId: cid, State: hadooppb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(code),
-		Diagnostics: proto.String(fmt.Sprintf("exit %d", code))})
-}
-
-// GetClusterNodes makes schedRM a ClusterNodes too.
-func (s *schedRM) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto) ([]*hadooppb.NodeReportProto, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*hadooppb.NodeReportProto
-	for _, n := range s.nodes {
-		addr := yarnrpc.NodeAddress(n)
-		out = append(out, &hadooppb.NodeReportProto{NodeId: n, NodeState: hadooppb.NodeStateProto_NS_RUNNING.Enum(),
-			Capability: ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}),
-			Used:       ResourceProto(contract.Capability{"memory-mb": 0, "vcores": 0, "yarn.io/gpu": 4 - s.gpus[addr]})})
-	}
-	return out, nil
-}
-
-// schedNM is the NM side of schedRM.
-type schedNM struct{ s *schedRM }
-
-func (n schedNM) SetToken(string, yarnrpc.Token) error { return nil }
-
-func (n schedNM) StartContainers(_ context.Context, node string, reqs ...*hadooppb.StartContainerRequestProto) (*hadooppb.StartContainersResponseProto, error) {
-	n.s.mu.Lock()
-	defer n.s.mu.Unlock()
-	if n.s.refuse > 0 {
-		n.s.refuse--
-		return nil, fmt.Errorf("startContainers: %w", &yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.YarnException", Message: "localization failed: no space left"})
-	}
-	return &hadooppb.StartContainersResponseProto{}, nil
-}
-
-func (n schedNM) StopContainers(_ context.Context, node string, ids ...*hadooppb.ContainerIdProto) (*hadooppb.StopContainersResponseProto, error) {
-	n.s.mu.Lock()
-	defer n.s.mu.Unlock()
-	for _, id := range ids {
-		s := yarnrpc.FormatContainerID(id)
-		n.s.stopped = append(n.s.stopped, s)
-		n.s.complete(s, -105)
-	}
-	return &hadooppb.StopContainersResponseProto{SucceededRequests: ids}, nil
-}
-
-// startedHook: containers are "started" by the loop's launch; schedRM learns of them through the
-// launched events and ends those exitOn picks.
-func (s *schedRM) watch(ctx context.Context, l *EventLog) {
-	sub := l.Subscribe(0)
-	go func() {
-		defer sub.Close()
-		for {
-			evs, err := sub.Next(ctx, 0)
-			if err != nil {
-				return
-			}
-			for _, e := range evs {
-				if e.Type != contract.EventLaunched {
-					continue
-				}
-				s.mu.Lock()
-				s.running[e.Container] = true
-				if s.exitOn != nil {
-					if code, ok := s.exitOn(e.Node); ok {
-						s.complete(e.Container, code)
-					}
-				}
-				s.mu.Unlock()
-			}
-		}
-	}()
-}
-
-func newSurfaceAM(t *testing.T, s *schedRM, spec Spec, pol PolicyConfig) (*AM, context.Context, context.CancelFunc) {
+func newSurfaceAM(t *testing.T, c *fakecluster.Cluster, spec Spec, pol PolicyConfig) (*AM, context.Context, context.CancelFunc) {
 	t.Helper()
 	m, err := New(Config{App: "application_1_0001", Spec: spec, Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
 		HeartbeatFast: 5 * time.Millisecond, HeartbeatSlow: 10 * time.Millisecond, LaunchWorkers: 2,
-		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: s, NM: schedNM{s}, Log: quietLog,
-		Policy: pol, Keys: ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}, Cluster: s})
+		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog,
+		Policy: pol, Keys: ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}, Cluster: c})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
-	s.watch(ctx, m.Events())
 	return m, ctx, cancel
 }
 
+// waitEvent returns the first event of l that f accepts, waiting up to d for it on a subscription
+// (no polling: the log wakes it).
 func waitEvent(t *testing.T, l *EventLog, d time.Duration, f func(contract.Event) bool) contract.Event {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		for _, e := range l.Since(0, 0) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	sub := l.Subscribe(0)
+	defer sub.Close()
+	for {
+		evs, err := sub.Next(ctx, 0)
+		if err != nil {
+			break
+		}
+		for _, e := range evs {
 			if f(e) {
 				return e
 			}
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	var b strings.Builder
 	for _, e := range l.Since(0, 0) {
@@ -257,7 +74,8 @@ func is(ty contract.EventType) func(contract.Event) bool {
 }
 
 func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
-	s := newSchedRM(2, 4)
+	s := surfaceCluster(2, 4)
+	s.ExitOn = func(string) (int32, bool) { return 0, false } // they run until stopped
 	spec := Spec{Instances: 3, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
 	m, ctx, cancel := newSurfaceAM(t, s, spec, PolicyConfig{PendingTimeout: 50 * time.Millisecond})
 	done := make(chan Outcome)
@@ -303,15 +121,15 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	assert.Equal(t, newest, stopped.Container, "the newest stops")
 	// The allocate that reported the stop was answered; a replacement would be asked for in one of
 	// the next two (the loop reconciles on the news at once). Wait for three.
-	s.mu.Lock()
-	at := s.allocates
-	s.mu.Unlock()
-	require.Eventually(t, func() bool { s.mu.Lock(); defer s.mu.Unlock(); return s.allocates >= at+3 }, 5*time.Second, time.Millisecond)
-	s.mu.Lock()
-	for _, n := range s.askedAt {
-		assert.LessOrEqual(t, n, at, "no container is asked for after the stop")
+	s.Mu.Lock()
+	at, asked := s.Allocates, len(s.AskLog)
+	s.Mu.Unlock()
+	require.Eventually(t, func() bool { return s.AllocateCount() >= at+3 }, 5*time.Second, time.Millisecond)
+	s.Mu.Lock()
+	for _, a := range s.AskLog[asked:] {
+		assert.Zero(t, a.GetNumContainers(), "no container is asked for after the stop")
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	c := m.Status().Counts
 	assert.Equal(t, 1, c.Running)
 	assert.Equal(t, 0, c.Failed)
@@ -323,8 +141,8 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 }
 
 func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
-	s := newSchedRM(2, 4)
-	s.exitOn = func(node string) (int32, bool) {
+	s := surfaceCluster(2, 4)
+	s.ExitOn = func(node string) (int32, bool) {
 		if node == "10.0.0.1:4000" {
 			return 3, true
 		}
@@ -337,10 +155,10 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
 	ex := waitEvent(t, m.Events(), time.Second, is(contract.EventNodeExcluded))
 	assert.Equal(t, "10.0.0.1:4000", ex.Node)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	require.NotEmpty(t, s.blSent)
-	assert.Equal(t, []string{"10.0.0.1:4000", "10.0.0.1"}, s.blSent[0][0], "blacklisted as host:port and host")
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	require.NotEmpty(t, s.Blacklists)
+	assert.Equal(t, []string{"10.0.0.1:4000", "10.0.0.1"}, s.Blacklists[0].Add, "blacklisted as host:port and host")
 	assert.Equal(t, []string{"10.0.0.1:4000"}, m.Status().ExcludedNodes)
 	assert.Equal(t, []contract.NodeExclusion{{Node: "10.0.0.1:4000", Reason: contract.ExclusionFailures}}, m.Status().Exclusions)
 	for _, e := range m.Events().Since(ex.ID, 0) {
@@ -353,8 +171,8 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 }
 
 func TestSurfaceEveryNodeExcludedFailsTheApplication(t *testing.T) {
-	s := newSchedRM(2, 4)
-	s.exitOn = func(string) (int32, bool) { return 1, true }
+	s := surfaceCluster(2, 4)
+	s.ExitOn = func(string) (int32, bool) { return 1, true }
 	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Batch}
 	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{NodeMaxFailures: 1, RestartBackoff: time.Millisecond})
 	out, err := m.Run(ctx)
@@ -365,8 +183,8 @@ func TestSurfaceEveryNodeExcludedFailsTheApplication(t *testing.T) {
 }
 
 func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
-	s := newSchedRM(1, 8)
-	s.exitOn = func(string) (int32, bool) { return 1, true }
+	s := surfaceCluster(1, 8)
+	s.ExitOn = func(string) (int32, bool) { return 1, true }
 	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Service}
 	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{MaxFailureRate: 3, NodeMaxFailures: -1, RestartBackoff: time.Millisecond})
 	out, err := m.Run(ctx)
@@ -374,7 +192,7 @@ func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "4 TaskExecutor failures within 5m0s, more than --max-failure-rate = 3 allows")
 
-	s = newSchedRM(1, 2)
+	s = surfaceCluster(1, 2)
 	spec = Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
 	m, ctx, _ = newSurfaceAM(t, s, spec, PolicyConfig{PendingTimeout: 30 * time.Millisecond, OnPendingTimeout: PendingFail})
 	out, err = m.Run(ctx)
@@ -385,8 +203,8 @@ func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
 }
 
 func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
-	s := newSchedRM(2, 4)
-	s.maximum = contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4}
+	s := surfaceCluster(2, 4)
+	s.Maximum = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
 	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 5}, MaxFailures: 1}
 	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{})
 	out, err := m.Run(ctx)
@@ -395,14 +213,14 @@ func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	assert.Contains(t, out.Diagnostics, "external-resource.gpu.amount = 5, but the cluster allows at most 4 yarn.io/gpu")
 	ev := waitEvent(t, m.Events(), time.Second, is(contract.EventAllocationRejected))
 	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
-	s.mu.Lock()
-	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_FAILED, s.finishReq.GetFinalApplicationStatus())
-	s.mu.Unlock()
+	s.Mu.Lock()
+	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_FAILED, s.FinishReq.GetFinalApplicationStatus())
+	s.Mu.Unlock()
 
 	// Without a maximum at registration, the RM's refusal of the ask ends it the same way.
-	s = newSchedRM(2, 4)
-	s.reject = fmt.Errorf("allocate: %w", &yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException",
-		Message: "Invalid resource request! Requested resource type=[yarn.io/gpu], Requested resource=<memory:256, vCores:1, yarn.io/gpu: 5>, maximum allowed allocation=<memory:8192, vCores:8, yarn.io/gpu: 4>"})
+	s = surfaceCluster(2, 4)
+	s.RejectAsks = true
+	s.RejectMessage = "Invalid resource request! Requested resource type=[yarn.io/gpu], Requested resource=<memory:256, vCores:1, yarn.io/gpu: 5>, maximum allowed allocation=<memory:8192, vCores:8, yarn.io/gpu: 4>"
 	m, ctx, _ = newSurfaceAM(t, s, spec, PolicyConfig{})
 	out, err = m.Run(ctx)
 	require.NoError(t, err, "the loop turns the refusal into the outcome")
@@ -411,10 +229,10 @@ func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 }
 
 func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
-	s := newSchedRM(2, 4)
-	s.refuse = 1
+	s := surfaceCluster(2, 4)
+	s.RefuseStarts = 1
 	preempted := false
-	s.exitOn = func(node string) (int32, bool) {
+	s.ExitOn = func(node string) (int32, bool) {
 		if !preempted {
 			preempted = true
 			return -102, true
@@ -427,14 +245,14 @@ func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
 	go func() { _, _ = m.Run(ctx); close(done) }()
 
 	lf := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventLaunchFailed))
-	assert.Contains(t, lf.Message, "localization failed: no space left")
+	assert.Contains(t, lf.Message, "was refused (test)")
 	pe := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventPreempted))
 	assert.Contains(t, pe.Message, "not counted as a failure")
 	waitEvent(t, m.Events(), 5*time.Second, func(e contract.Event) bool { return e.Type == contract.EventLaunched && e.ID > pe.ID })
 
-	s.mu.Lock()
-	s.updated = []*hadooppb.NodeReportProto{{NodeId: s.nodes[1], NodeState: hadooppb.NodeStateProto_NS_LOST.Enum(), HealthReport: proto.String("no heartbeat for 600s")}}
-	s.mu.Unlock()
+	s.Mu.Lock()
+	s.UpdatedNodes = []*hadooppb.NodeReportProto{{NodeId: s.Nodes[1], NodeState: hadooppb.NodeStateProto_NS_LOST.Enum(), HealthReport: proto.String("no heartbeat for 600s")}}
+	s.Mu.Unlock()
 	lost := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventNodeUnhealthy))
 	assert.Equal(t, "10.0.0.2:4000", lost.Node)
 	assert.Contains(t, lost.Message, "node 10.0.0.2:4000 is LOST: no heartbeat for 600s")

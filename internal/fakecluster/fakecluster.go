@@ -10,7 +10,8 @@
 // Knobs (the exported fields above Mu's state) shape the cluster; set them before the AM starts, or
 // later with Mu held. It is a test double, not a scheduler: it grants what is asked by the "*"
 // request's count, as fast as PerAllocate and MaxAllocations let it, and completes a started
-// container after RunHeartbeats more allocates with the exit status ExitCode says.
+// container after RunHeartbeats more allocates with the exit status ExitCode says. GPUNodes adds a
+// small node model (nodes.go: GPU capacity, the blacklist, node reports) for the AM's scenario tests.
 package fakecluster
 
 import (
@@ -80,7 +81,17 @@ type Cluster struct {
 	Lean bool
 	// TokenSize pads each container token's identifier to this many bytes (a real one is ~1 KB).
 	TokenSize int
-	Previous  []*hadooppb.ContainerProto // the first registration hands these over as a previous attempt's (running)
+	// ExitOn, when set, decides a started container's end by its node (GPUNodes' addresses): its exit
+	// status, or false to keep it running until it is stopped or released. It replaces ExitCode.
+	ExitOn func(node string) (int32, bool)
+	// StopCompletes: stopContainers completes the containers with -105 (killed by the AM) at the next
+	// allocate, as a NodeManager does.
+	StopCompletes bool
+	// RejectMessage is the message of RejectAsks' exception (the RM names the maximum allocation).
+	RejectMessage string
+	// UpdatedNodes are node reports the next allocate response carries, then forgets.
+	UpdatedNodes []*hadooppb.NodeReportProto
+	Previous     []*hadooppb.ContainerProto // the first registration hands these over as a previous attempt's (running)
 
 	// The client port's knobs and what it saw.
 	Reports     []*hadooppb.ApplicationReportProto // getApplicationReport answers these in turn; the last one repeats
@@ -116,8 +127,15 @@ type Cluster struct {
 	AskLog       []*hadooppb.ResourceRequestProto
 	NMTokenSent  bool
 	Stopped      []string
+	Blacklists   []BlacklistChange // the blacklist changes of every allocate request, in order
 	allAllocated []*hadooppb.ContainerProto
-	nextNode     int
+	// The node model (nodes.go), nil without GPUNodes.
+	nodeGPUs  int64
+	freeGPUs  map[string]int64  // node → free GPUs
+	held      map[string]int64  // container → its GPUs
+	where     map[string]string // container → node
+	blacklist map[string]bool
+	nextNode  int
 }
 
 // New returns a cluster with its scheduler port and NodeManager served over Hadoop RPC; both stop
@@ -251,9 +269,13 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 		return c.LastResp, nil // a repeated heartbeat (its response was lost): the RM answers it again
 	}
 	if c.RejectAsks && len(req.GetAsk()) > 0 {
-		return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException",
-			Message: "Invalid resource request, requested resource type=[yarn.io/gpu] < 0 or greater than maximum allowed allocation."}
+		msg := "Invalid resource request, requested resource type=[yarn.io/gpu] < 0 or greater than maximum allowed allocation."
+		if c.RejectMessage != "" {
+			msg = c.RejectMessage
+		}
+		return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException", Message: msg}
 	}
+	c.applyBlacklist(req)
 	if req.GetResponseId() != c.LastRespID {
 		c.RespIDErrors = append(c.RespIDErrors, fmt.Sprintf("allocate %d: response_id %d, want %d", c.Allocates, req.GetResponseId(), c.LastRespID))
 	}
@@ -269,8 +291,9 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 		c.Table[a.GetAllocationRequestId()] = a.GetNumContainers()
 		c.Capability[a.GetAllocationRequestId()] = a.GetCapability()
 	}
-	if !c.Lean {
-		for _, id := range req.GetRelease() {
+	for _, id := range req.GetRelease() {
+		c.freed(yarnrpc.FormatContainerID(id))
+		if !c.Lean {
 			c.Released = append(c.Released, yarnrpc.FormatContainerID(id))
 		}
 	}
@@ -278,7 +301,11 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 	for askID, n := range c.Table {
 		for ; n > 0 && (c.MaxAllocations == 0 || c.Allocated < c.MaxAllocations) && (c.PerAllocate == 0 || budget > 0); n-- {
 			budget--
-			resp.AllocatedContainers = append(resp.AllocatedContainers, c.newContainer(askID))
+			ctr := c.newContainer(askID)
+			if ctr == nil {
+				break // no node has room (GPUNodes): the ask waits
+			}
+			resp.AllocatedContainers = append(resp.AllocatedContainers, ctr)
 		}
 		c.Table[askID] = n
 		if n == 0 && c.Lean { // nothing per ask is kept once it is served
@@ -310,11 +337,13 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 				Diagnostics: proto.String(fmt.Sprintf("Exception from container-launch. Exit code: %d", code))})
 			delete(c.Running, id)
 			delete(c.Age, id)
+			c.freed(id)
 		}
 	}
 	resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, c.Complete...)
 	c.Complete = nil
 	resp.Preempt = c.preemption()
+	c.decorate(resp)
 	c.LastResp = resp
 	return resp, nil
 }
@@ -338,21 +367,21 @@ func (c *Cluster) preemption() *hadooppb.PreemptionMessageProto {
 }
 
 // newContainer allocates one container for ask askID: its token's identifier names it (the NM learns
-// which container to start from its token).
+// which container to start from its token). nil: no node has room for it (GPUNodes).
 func (c *Cluster) newContainer(askID int64) *hadooppb.ContainerProto {
 	res := c.Capability[askID]
 	if c.Allocated < c.MisfitFirst {
 		res = proto.Clone(res).(*hadooppb.ResourceProto)
 		res.ResourceValueMap = nil // no GPUs: must be released
 	}
+	node := c.place(res)
+	if node == nil {
+		return nil
+	}
 	cid := &hadooppb.ContainerIdProto{AppId: c.App, AppAttemptId: c.Att, Id: proto.Int64(c.NextCID)}
 	c.NextCID++
 	c.Allocated++
-	node := c.Node
-	if len(c.Nodes) > 0 {
-		node = c.Nodes[c.nextNode%len(c.Nodes)]
-		c.nextNode++
-	}
+	c.placed(yarnrpc.FormatContainerID(cid), node, res)
 	ident := []byte(yarnrpc.FormatContainerID(cid))
 	if len(ident) < c.TokenSize {
 		ident = append(ident, make([]byte, c.TokenSize-len(ident))...)
@@ -384,7 +413,12 @@ func (c *Cluster) start(reqs []*hadooppb.StartContainerRequestProto) (*hadooppb.
 					Message: proto.String("Container " + id + " was refused (test)")}})
 			continue
 		}
-		if !c.KeepRunning {
+		switch {
+		case c.ExitOn != nil:
+			if code, ends := c.exitOnNode(id); ends {
+				c.Running[id] = code
+			}
+		case !c.KeepRunning:
 			c.Running[id] = c.ExitCode(c.StartedN)
 		}
 		if !c.Lean {
@@ -400,10 +434,11 @@ func (c *Cluster) start(reqs []*hadooppb.StartContainerRequestProto) (*hadooppb.
 func (c *Cluster) stop(ids []*hadooppb.ContainerIdProto) *hadooppb.StopContainersResponseProto {
 	c.Mu.Lock()
 	defer c.Mu.Unlock()
-	if !c.Lean {
-		for _, id := range ids {
+	for _, id := range ids {
+		if !c.Lean {
 			c.Stopped = append(c.Stopped, yarnrpc.FormatContainerID(id))
 		}
+		c.stoppedByAM(id)
 	}
 	return &hadooppb.StopContainersResponseProto{SucceededRequests: ids}
 }
@@ -435,7 +470,8 @@ func (s SchedulerClient) Register(context.Context, *hadooppb.RegisterApplication
 
 // Allocate is allocate.
 func (s SchedulerClient) Allocate(_ context.Context, req *hadooppb.AllocateRequestProto) (*hadooppb.AllocateResponseProto, error) {
-	return s.c.allocate(req)
+	resp, err := s.c.allocate(req)
+	return resp, remote(err)
 }
 
 // Finish is finishApplicationMaster.
