@@ -39,12 +39,19 @@
 //     (Observed.Forgotten), so a long-running service does not grow without limit.
 //   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
 //     the later is stopped, with a gpu-shared event.
-//   - gang.go: gang mode (taskexecutor.gang): held allocations, rounds, ranks and the rendezvous.
+//   - gang.go: gang mode (taskexecutor.gang): gangState, the round, its start, its forming and
+//     rendezvous and the wait after a timeout (Begin, Held, Form, NewRound, TimedOut, Wait, Rank;
+//     it alone writes a member's rank); the AM starts held members, releases a timed-out round
+//     (checkGang) and emits what the verbs return.
 //   - elastic.go: elastic gangs (taskexecutor.min-instances): rounds of fewer members, forming at the
 //     minimum by the deadline, growing after taskexecutor.elastic-interval, shrinking when a rank is
-//     lost.
-//   - liveness.go: the launchers' liveness messages (POST .../alive) and the check that declares a
-//     silent TaskExecutor on a NodeManager that does not answer for it lost (docs/running.md#liveness).
+//     lost; gangState's elastic verbs (Elastic: what time decides; Carry: held containers into the
+//     next round) and Status, the status document's gang section.
+//   - liveness.go: livenessState, the liveness check's memory (Heard: a launcher's message; Due,
+//     Silent: the TaskExecutors to probe; Probed: a verdict; Lost, LostNodesDue, NodeProbeDone,
+//     NodeBack: nodes excluded for a loss; it alone writes a record's liveness marks), and the AM's
+//     side: the probes of the NodeManagers outside the lock, and declaring a silent TaskExecutor on
+//     a NodeManager that does not answer for it lost (docs/running.md#liveness).
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
 //     from an earlier attempt (publishAPIAddress).
 //   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
@@ -64,8 +71,10 @@
 //   - launch.go: the bounded pool of NodeManager launches and the stops.
 //   - locality.go: taskexecutor.locality = "spread": node rooms, the node-local requests, and the
 //     node listing they need.
-//   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and the status document's
-//     node capacities (listed only while the status is read, at most every nodesRefresh).
+//   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and nodeView, the memory
+//     of its answers: the status document's node capacities (listed only while the status is read,
+//     at most every nodesRefresh: Due, Listed, Failed) and when locality may ask again after a
+//     failure (SpreadDue, SpreadFailed).
 //   - surface.go: the loop's side of failures: events from what the loop sees, policy decisions turned
 //     into exclusions and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
@@ -98,7 +107,8 @@
 //
 // One mutex, AM.mu, guards the AM's mutable state: every field declared below it in the AM struct,
 // which includes records, the ask table, the exclusion list, the failure policy's memory, the gang's
-// state and the node view. The rule:
+// state, the liveness check's memory and the node view. Those state types lock nothing themselves:
+// their verbs are bookkeeping that the AM calls with mu held. The rule:
 //
 //   - A method whose name ends in Locked runs with mu held and never takes it; every other method
 //     takes it itself, in scoped blocks or with a deferred unlock, and never releases a lock it did

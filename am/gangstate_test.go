@@ -1,0 +1,127 @@
+package am
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/contract"
+)
+
+// member is a tracked container of a gang round, for the gangState tests.
+func member(id, node string, round int, phase contract.Phase) *tracked {
+	return &tracked{Container: Container{ID: id, Node: node, Round: round, Phase: phase}}
+}
+
+// TestGangStateFormsWithItsHeldMembers: Held lists the round's held containers only, Form books the
+// round's size and its start (the event says how long it took and on how many nodes), and an
+// elastic gang's event names its bounds.
+func TestGangStateFormsWithItsHeldMembers(t *testing.T) {
+	var g gangState
+	g.Begin(t0)
+	g.Begin(t0.Add(time.Hour)) // a re-registration keeps the round's start
+	seq := []*tracked{member("c1", "n1:1", 0, contract.Held), member("c2", "n2:1", 0, contract.Held),
+		member("c3", "n1:1", 0, contract.Running), member("old", "n1:1", -1, contract.Held)}
+	held := g.Held(seq)
+	require.Len(t, held, 2)
+	assert.Equal(t, []string{"c1", "c2"}, []string{held[0].ID, held[1].ID})
+
+	ev := g.Form(held, gangSpec(2), t0.Add(time.Minute))
+	assert.Equal(t, contract.EventGangFormed, ev.Type)
+	assert.Equal(t, 2, ev.Count)
+	assert.NotContains(t, ev.Message, "elastic")
+	assert.True(t, g.Formed())
+	assert.Equal(t, &contract.GangStatus{Round: 0, Formed: true, Size: 2, Held: 2, MinInstances: 2, MaxInstances: 2}, g.Status(gangSpec(2), seq))
+
+	elastic := gangSpec(4)
+	elastic.MinInstances = 2
+	var e gangState
+	assert.Contains(t, e.Form(held, elastic, t0).Message, "an elastic gang of 2 to 4: WORLD_SIZE 2")
+}
+
+// TestGangStateNewRoundAfterATimeout: a timed-out round waits a quarter of the timeout (at least
+// 5 s) before the next round is asked for; the next round starts unformed at the size named, its
+// deadline counting from the end of the wait.
+func TestGangStateNewRoundAfterATimeout(t *testing.T) {
+	for _, tc := range []struct {
+		timeout, retry time.Duration
+	}{
+		{timeout: 4 * time.Minute, retry: time.Minute},
+		{timeout: 8 * time.Second, retry: 5 * time.Second},
+	} {
+		var g gangState
+		g.Begin(t0)
+		assert.False(t, g.TimedOut(t0.Add(tc.timeout-time.Millisecond), tc.timeout))
+		now := t0.Add(tc.timeout)
+		require.True(t, g.TimedOut(now, tc.timeout))
+		assert.Equal(t, tc.retry, g.Wait(now, tc.timeout))
+		assert.True(t, g.Holding(now))
+		assert.False(t, g.Holding(now.Add(tc.retry)))
+
+		ev := g.NewRound(now, 3, "timed out", "")
+		assert.Equal(t, contract.EventGangRestarted, ev.Type)
+		assert.Equal(t, 1, g.Round())
+		assert.False(t, g.Formed())
+		assert.False(t, g.TimedOut(now.Add(tc.timeout), tc.timeout), "the deadline counts from the end of the wait")
+		assert.True(t, g.TimedOut(now.Add(tc.retry+tc.timeout), tc.timeout))
+		assert.Equal(t, ElasticObserved{Expect: 3}, g.Elastic(now, time.Minute, tc.timeout))
+	}
+}
+
+// TestGangStateCarriesHeldContainersIntoTheNextRound: after NewRound, Carry moves the containers
+// held beside the previous round (not its running members) into the new one.
+func TestGangStateCarriesHeldContainersIntoTheNextRound(t *testing.T) {
+	var g gangState
+	seq := []*tracked{member("c1", "n1:1", 0, contract.Running), member("c2", "n1:1", 0, contract.Held)}
+	g.NewRound(t0, 2, "grow", "grow")
+	g.Carry(seq)
+	assert.Equal(t, 0, seq[0].Round)
+	assert.Equal(t, 1, seq[1].Round)
+}
+
+// TestGangStateElasticObserved: an unformed round's deadline passes at the timeout; a formed
+// round's growth is due once it ran for the interval.
+func TestGangStateElasticObserved(t *testing.T) {
+	var g gangState
+	assert.Equal(t, ElasticObserved{}, g.Elastic(t0, time.Minute, time.Minute), "no round asked for yet")
+	g.Begin(t0)
+	assert.Equal(t, ElasticObserved{Deadline: true}, g.Elastic(t0.Add(time.Minute), time.Minute, time.Minute))
+	g.Form(nil, gangSpec(2), t0.Add(time.Minute))
+	assert.Equal(t, ElasticObserved{}, g.Elastic(t0.Add(time.Minute+59*time.Second), time.Minute, time.Minute))
+	assert.Equal(t, ElasticObserved{GrowDue: true}, g.Elastic(t0.Add(2*time.Minute), time.Minute, time.Minute))
+}
+
+// TestGangStateRanksOnceEveryMemberReported: no rendezvous before the round formed, while a member
+// has not reported or is stopping; then ranks in acceptance order with local ranks per node, rank
+// 0's host and port as the master, once.
+func TestGangStateRanksOnceEveryMemberReported(t *testing.T) {
+	seq := []*tracked{member("c1", "n1:1", 0, contract.Running), member("c2", "n2:1", 0, contract.Running),
+		member("c3", "n1:1", 0, contract.Running), member("spare", "n3:1", 0, contract.Held)}
+	seq[0].port = 29500
+	var g gangState
+	_, _, ok := g.Rank(seq)
+	assert.False(t, ok, "not formed")
+	g.Form(seq[:3], gangSpec(3), t0)
+	seq[0].reported, seq[1].reported = true, true
+	_, _, ok = g.Rank(seq)
+	assert.False(t, ok, "c3 has not reported")
+
+	seq[2].reported = true
+	ev, master, ok := g.Rank(seq)
+	require.True(t, ok)
+	assert.Equal(t, contract.EventRendezvous, ev.Type)
+	assert.Equal(t, "n1:29500", master)
+	assert.Equal(t, contract.Rendezvous{Rank: 2, WorldSize: 3, LocalRank: 1, LocalWorldSize: 2, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}, *seq[2].rank)
+	assert.Equal(t, 0, seq[1].rank.LocalRank)
+	assert.Nil(t, seq[3].rank, "a held container is no member")
+	_, _, ok = g.Rank(seq)
+	assert.False(t, ok, "published once a round")
+
+	var h gangState
+	h.Form(seq[:3], gangSpec(3), t0)
+	seq[1].Phase = contract.Stopping
+	_, _, ok = h.Rank(seq)
+	assert.False(t, ok, "a member is stopping")
+}
