@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // The diagnostics of a container's end, said once (docs/running.md#the-workers-own-error).
@@ -42,13 +43,13 @@ func cutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	head := s[:n]
+	head := text.Cut(s, n)
 	if i := strings.LastIndexByte(head, '\n'); i > n/2 {
 		head = head[:i]
 	} else if i := strings.LastIndexAny(head, " \t"); i > n/2 {
 		head = head[:i]
 	} else {
-		head = strings.ToValidUTF8(head, "") // a rune cut at n goes whole
+		head = strings.ToValidUTF8(head, "") // what YARN's diagnostics carry is text: no stray bytes
 	}
 	return strings.TrimRight(head, " \t\n") + " …"
 }

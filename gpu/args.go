@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -101,7 +102,7 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			if !strings.HasPrefix(a, "-") {
 				return fail("unexpected argument %q: yarn-am passes the amount itself; the built-in script takes only flags", a)
 			}
-			return fail("unknown flag %q%s", name, resources.DidYouMean(name, []string{FlagCoordinationMode, FlagCoordination, FlagNoCoordination, FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout}))
+			return fail("unknown flag %q%s", name, text.DidYouMean(name, []string{FlagCoordinationMode, FlagCoordination, FlagNoCoordination, FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout}))
 		}
 		switch name {
 		case FlagCoordinationDir, FlagCoordinationFile:

@@ -3,6 +3,8 @@ package resources
 import (
 	"fmt"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // Resource is one validated external resource of a TaskExecutor.
@@ -135,13 +137,13 @@ func (c *Config) Drivers() (map[string]Driver, error) {
 		f, ok := LookupDriver(r.Driver)
 		if !ok {
 			probs = append(probs, Problem{Key: keyDriver(r.Name), Value: r.Driver,
-				Message: fmt.Sprintf("%s = %q: unknown driver; registered drivers: %s", BoundArgs([]any{keyDriver(r.Name), r.Driver, registeredDriversText()})...)})
+				Message: fmt.Sprintf("%s = %q: unknown driver; registered drivers: %s", text.BoundArgs([]any{keyDriver(r.Name), r.Driver, registeredDriversText()})...)})
 			continue
 		}
 		d, err := f(r.Name, copyParams(r.Params))
 		if err != nil {
 			probs = append(probs, Problem{Key: keyDriver(r.Name), Value: r.Driver,
-				Message: fmt.Sprintf("external-resource.%s: driver %q rejected its parameters: %v", BoundArgs([]any{r.Name, r.Driver, err})...)})
+				Message: fmt.Sprintf("external-resource.%s: driver %q rejected its parameters: %v", text.BoundArgs([]any{r.Name, r.Driver, err})...)})
 			continue
 		}
 		out[r.Name] = d

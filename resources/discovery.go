@@ -17,6 +17,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // DefaultDiscoveryTimeout bounds a discovery program when no timeout is configured.
@@ -432,11 +434,7 @@ func QuoteOutput(s string) string {
 	if len(clean) <= maxQuoted {
 		return strconv.Quote(clean)
 	}
-	cut := maxQuoted
-	for cut > 0 && !utf8.RuneStart(clean[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(clean[:cut]), len(s))
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(text.Cut(clean, maxQuoted)), len(s))
 }
 
 // stripControl removes control characters (and invalid UTF-8) from s; keepNewlines keeps \n and \t.

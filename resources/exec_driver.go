@@ -3,11 +3,13 @@ package resources
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // ExecDriverName is the name the exec driver is registered under.
@@ -58,14 +60,14 @@ func newExecDriver(resource string, params map[string]string) (Driver, error) {
 			d.Timeout = t
 		default:
 			probs = append(probs, fmt.Sprintf("%s%s = %q: unknown parameter of the exec driver%s; valid: path, args, timeout",
-				prefix, k, v, didYouMean(k, []string{ExecParamPath, ExecParamArgs, ExecParamTimeout})))
+				prefix, k, v, text.DidYouMean(k, []string{ExecParamPath, ExecParamArgs, ExecParamTimeout})))
 		}
 	}
 	if d.Path == "" {
 		probs = append(probs, fmt.Sprintf("%spath is not set: the exec driver needs the program to run, e.g. %spath = /opt/fpga/bin/list-fpgas", prefix, prefix))
 	}
 	if len(probs) > 0 {
-		sortStrings(probs)
+		sort.Strings(probs)
 		return nil, fmt.Errorf("%s", strings.Join(probs, "; "))
 	}
 	return d, nil

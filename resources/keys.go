@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // Configuration keys (Flink's final spelling) and their parts.
@@ -45,7 +47,7 @@ func describe(key string, v Value) string {
 	if v.Key != "" {
 		key = v.Key
 	}
-	s := fmt.Sprintf("%s = %s", BoundArgs([]any{key})[0], Quote(v.V))
+	s := fmt.Sprintf("%s = %s", text.BoundArgs([]any{key})[0], text.Quote(v.V))
 	if v.Origin != "" {
 		s += " (" + v.Origin + ")"
 	}
@@ -61,11 +63,11 @@ func shownKey(key string, v Value) string {
 
 func problem(key string, v Value, format string, args ...any) Problem {
 	return Problem{Key: shownKey(key, v), Value: v.V, Origin: v.Origin,
-		Message: describe(key, v) + ": " + fmt.Sprintf(format, BoundArgs(args)...)}
+		Message: describe(key, v) + ": " + fmt.Sprintf(format, text.BoundArgs(args)...)}
 }
 
 func missing(key string, format string, args ...any) Problem {
-	return Problem{Key: key, Message: key + " is not set: " + fmt.Sprintf(format, BoundArgs(args)...)}
+	return Problem{Key: key, Message: key + " is not set: " + fmt.Sprintf(format, text.BoundArgs(args)...)}
 }
 
 // normalize files draft spellings under the final keys (remembering the key as written) and reports
@@ -162,7 +164,7 @@ func validate(kv map[string]Value) (*Config, []Warning, []Problem) {
 			}
 			perRes[name][sub] = v
 		case strings.HasPrefix(k, "external-resource"):
-			probs = append(probs, problem(k, v, "not a key yarn-am knows%s", didYouMean(k, guessKeys(k))))
+			probs = append(probs, problem(k, v, "not a key yarn-am knows%s", text.DidYouMean(k, guessKeys(k))))
 		}
 	}
 
@@ -283,7 +285,7 @@ func validateResource(n string, keys map[string]Value) (Resource, []Warning, []P
 					cands = append(cands, SubParam+sub[dot+1:])
 				}
 			}
-			hint := didYouMean(sub, cands)
+			hint := text.DidYouMean(sub, cands)
 			if hint != "" {
 				hint = strings.Replace(hint, `"`, `"`+KeyPrefix+n+".", 1)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/internal/flinkconf"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // Sources names where the external-resource configuration comes from. Precedence, lowest first:
@@ -110,7 +111,7 @@ func readProblem(kind, path string, err error) Problem {
 // Duplicate is the problem of a key set twice in one file, naming both lines in file order.
 func Duplicate(key, file string, line1, line2 int, v1, v2 string) Problem {
 	return Problem{Key: key, Value: v2, Origin: fmt.Sprintf("%s:%d", file, line2),
-		Message: fmt.Sprintf("%s is set twice in %s: line %d (%q) and line %d (%q); keep one", BoundArgs([]any{key, file, line1, v1, line2, v2})...)}
+		Message: fmt.Sprintf("%s is set twice in %s: line %d (%q) and line %d (%q); keep one", text.BoundArgs([]any{key, file, line1, v1, line2, v2})...)}
 }
 
 // --- -D flags ---
@@ -124,12 +125,12 @@ func readOverrides(flags []string) (map[string]Value, []Problem) {
 		if !IsResourceKey(k) {
 			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
 				Message: fmt.Sprintf("-D %s: not an external-resource key%s; -D sets only %s and %s<name>.* keys (docs/job-file.md)",
-					BoundArgs([]any{k, overrideSuggestion(k), KeyResources, KeyPrefix})...)})
+					text.BoundArgs([]any{k, overrideSuggestion(k), KeyResources, KeyPrefix})...)})
 			continue
 		}
 		if !ok {
 			probs = append(probs, Problem{Key: k, Value: f, Origin: "-D",
-				Message: fmt.Sprintf("-D %q: not key=value; write -D %s=<value>", BoundArgs([]any{f, k})...)})
+				Message: fmt.Sprintf("-D %q: not key=value; write -D %s=<value>", text.BoundArgs([]any{f, k})...)})
 			continue
 		}
 		kv[k] = Value{V: strings.TrimSpace(v), Origin: "-D"}
@@ -144,7 +145,7 @@ func overrideSuggestion(k string) string {
 	if _, rest, ok := strings.Cut(k, "."); ok {
 		cands = append(cands, KeyPrefix+rest)
 	}
-	return didYouMean(k, cands)
+	return text.DidYouMean(k, cands)
 }
 
 // --- flink-conf.yaml / config.yaml ---
@@ -182,7 +183,7 @@ func readFlinkConf(path string) (map[string]Value, []Warning, []Problem) {
 			if want, near := NearResourceKey(e.Key); near {
 				probs = append(probs, Problem{Key: e.Key, Value: e.Value, Origin: fmt.Sprintf("%s:%d", path, e.Line),
 					Message: fmt.Sprintf("%s:%d: %s is not an external-resource key (did you mean %q?); fix the spelling, or the resource is not configured",
-						BoundArgs([]any{path, e.Line, e.Key, want})...)})
+						text.BoundArgs([]any{path, e.Line, e.Key, want})...)})
 			}
 			continue
 		}
@@ -203,7 +204,7 @@ func NearResourceKey(key string) (want string, near bool) {
 	}
 	best, bestD := "", 3
 	for _, good := range []string{KeyResources, strings.TrimSuffix(KeyPrefix, ".")} {
-		if d := editDistance(strings.ToLower(first), good); d < bestD {
+		if d := text.EditDistance(strings.ToLower(first), good); d < bestD {
 			best, bestD = good, d
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // NodeCapacity is the total capability of one NodeManager.
@@ -134,7 +135,7 @@ func fit(req contract.Capability, what string, amountKeys map[string]string, clu
 			}
 			probs = append(probs, fmt.Sprintf("the ResourceManager does not know the resource type %s%s%s; it knows %s. "+
 				"Add %s to yarn.resource-types in resource-types.xml (and give the NodeManagers an amount: yarn.nodemanager.resource-type.%s in node-resources.xml), "+
-				"or name a type the cluster has in the config key", BoundArgs([]any{t, where, typeSuggestion(t, externalTypes), knows, t, t})...))
+				"or name a type the cluster has in the config key", text.BoundArgs([]any{t, where, typeSuggestion(t, externalTypes), knows, t, t})...))
 		}
 		external = knownExternal
 	}
@@ -249,7 +250,7 @@ func typeSuggestion(t string, known []string) string {
 	}
 	// Types differ by little (yarn.io/fpga is not a typo of yarn.io/gpu): one edit, or case only.
 	for _, k := range known {
-		if editDistance(strings.ToLower(t), strings.ToLower(k)) <= 1 {
+		if text.EditDistance(strings.ToLower(t), strings.ToLower(k)) <= 1 {
 			return ` (did you mean "` + k + `"?)`
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"regexp"
 
 	"github.com/yarn-am/yarn-am/internal/hadoop"
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // userNameRe is what a user name may be: the portable characters of POSIX user names (letters, digits,
@@ -35,7 +35,7 @@ func CheckHadoopUserName() error {
 		return nil
 	}
 	if err := CheckUserName(u); err != nil {
-		return fmt.Errorf("%s=%s is %w", hadoop.EnvUserName, resources.Quote(u), err)
+		return fmt.Errorf("%s=%s is %w", hadoop.EnvUserName, text.Quote(u), err)
 	}
 	return nil
 }

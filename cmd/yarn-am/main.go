@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // command is one subcommand of yarn-am.
@@ -64,7 +64,7 @@ func suggestCommand(name string) string {
 	for n := range commands {
 		names = append(names, n)
 	}
-	return resources.DidYouMean(name, names)
+	return text.DidYouMean(name, names)
 }
 
 func printOverview(w io.Writer) {

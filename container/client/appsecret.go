@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/resources"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -66,14 +66,14 @@ func LoadAppSecret(app string) (secret string, caCert []byte, err error) {
 		return "", nil, err
 	}
 	dir := filepath.Join(base, app)
-	s, err := resources.ReadFile("application secret", filepath.Join(dir, "secret"), "the secret submit kept", 4096)
+	s, err := boundedread.ReadFile("application secret", filepath.Join(dir, "secret"), "the secret submit kept", 4096)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, fmt.Errorf("no secret of %s in %s: only the user who submitted it, on the machine it was submitted from, can change it", app, dir)
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	ca, err := resources.ReadFile("application TLS authority", filepath.Join(dir, "ca.pem"), "the certificate submit kept", 64<<10)
+	ca, err := boundedread.ReadFile("application TLS authority", filepath.Join(dir, "ca.pem"), "the certificate submit kept", 64<<10)
 	if err != nil {
 		return "", nil, err
 	}

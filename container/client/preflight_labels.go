@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -55,7 +56,7 @@ func checkNodeLabels(ctx context.Context, rm LabelRM, job *jobfile.Job, queue st
 		case len(names) == 0:
 			probs = append(probs, fmt.Sprintf("%s = %q: the cluster has no node labels (yarn.node-labels.enabled is off, or no label was added with `yarn rmadmin -addToClusterNodeLabels`); remove the key to run in the default partition", key, l))
 		case !slices.Contains(names, l):
-			probs = append(probs, fmt.Sprintf("%s = %q: the cluster has no such node label%s; its labels are %s", key, l, resources.DidYouMean(l, names), strings.Join(names, ", ")))
+			probs = append(probs, fmt.Sprintf("%s = %q: the cluster has no such node label%s; its labels are %s", key, l, text.DidYouMean(l, names), strings.Join(names, ", ")))
 		case queueAnswered && !slices.Contains(accessible, "*") && !slices.Contains(accessible, l):
 			can := "none"
 			if len(accessible) > 0 {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/internal/flinkconf"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // Config is a flattened Flink configuration: dotted keys (jobmanager.rpc.address) to their values as
@@ -84,7 +85,7 @@ const (
 // shown is a bounded prefix of a value for error messages.
 func shown(v string) string {
 	if len(v) > maxValueShown {
-		return strconv.Quote(v[:maxValueShown]) + "..."
+		return strconv.Quote(text.Cut(v, maxValueShown)) + "..."
 	}
 	return strconv.Quote(v)
 }

@@ -1,4 +1,4 @@
-package resources
+package text
 
 import (
 	"fmt"
@@ -11,6 +11,22 @@ import (
 // Flink configuration gives a one-line error, not a 1 MiB one (TestQuoteIsBounded).
 const MaxQuotedValue = 100
 
+// Cut returns the longest prefix of s of at most n bytes that does not split a character: a value
+// cut for a message stays valid UTF-8 (TestCutKeepsCharactersWhole). Callers add their own mark
+// ("...", "... (N bytes)") when len(s) > n.
+func Cut(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // Quote quotes a value the user gave (job file, -D, Flink configuration, environment, flag) for a
 // message: Go-quoted, so control characters and NUL bytes show as escapes, and cut to its first
 // MaxQuotedValue bytes at a character boundary, with the full length said.
@@ -18,11 +34,7 @@ func Quote(s string) string {
 	if len(s) <= MaxQuotedValue {
 		return strconv.Quote(s)
 	}
-	cut := MaxQuotedValue
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(Cut(s, MaxQuotedValue)), len(s))
 }
 
 // BoundArgs returns the arguments of a message with every long string (and every other value whose
@@ -66,9 +78,5 @@ func (b bounded) Format(f fmt.State, verb rune) {
 		io.WriteString(f, s)
 		return
 	}
-	cut := maxUnquoted
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	fmt.Fprintf(f, "%s... (%d bytes)", s[:cut], len(s))
+	fmt.Fprintf(f, "%s... (%d bytes)", Cut(s, maxUnquoted), len(s))
 }

@@ -1,4 +1,4 @@
-package resources
+package text
 
 import (
 	"fmt"
@@ -28,6 +28,27 @@ func TestBoundArgs(t *testing.T) {
 	for _, w := range []string{`"xxx`, "... (1048576 bytes)", "... (1048578 bytes)", " 5 short"} {
 		if !strings.Contains(got, w) {
 			t.Errorf("%.400s lacks %q", got, w)
+		}
+	}
+}
+
+func TestCutKeepsCharactersWhole(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"abcdef", 3, "abc"},
+		{"aé", 2, "a"}, // é is 2 bytes: not split
+		{"日本", 5, "日"}, // 3-byte characters
+		{"日本", 6, "日本"},
+		{"x", 0, ""},
+		{"x", -1, ""},
+	} {
+		if got := Cut(c.in, c.n); got != c.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }
