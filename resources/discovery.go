@@ -18,6 +18,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/yarn-am/yarn-am/internal/proc"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
 
@@ -199,7 +200,7 @@ func RunDiscoveryResult(ctx context.Context, path string, amount int, args strin
 		case <-done:
 			return
 		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = proc.KillGroup(pgid, syscall.SIGKILL)
 	}()
 	werr := cmd.Wait()
 	close(done)
@@ -207,7 +208,7 @@ func RunDiscoveryResult(ctx context.Context, path string, amount int, args strin
 	// Whatever the program left running in its group (a background child) is not part of discovery: end
 	// it. The group id cannot have been reused yet in practice: the kernel hands out pids in increasing
 	// order and the group's leader was reaped just now.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = proc.KillGroup(pgid, syscall.SIGKILL)
 	notes := finishReaders(ctx, []*pipeReader{out, errp})
 
 	derr := &DiscoveryError{Path: path, Args: argv, Amount: amount, Stderr: tail(stderr.String())}
@@ -317,10 +318,10 @@ func finishReaders(ctx context.Context, readers []*pipeReader) []string {
 		_ = syscall.Kill(h.pid, syscall.SIGKILL)
 		what := fmt.Sprintf("process %d", h.pid)
 		if h.sid > 0 && h.sid != mySID {
-			killSession(h.sid)
+			proc.KillSession(h.sid, syscall.SIGKILL)
 			what += fmt.Sprintf(" (session %d, killed with all of it)", h.sid)
 		} else if h.pgid > 0 && h.pgid != syscall.Getpgrp() {
-			_ = syscall.Kill(-h.pgid, syscall.SIGKILL)
+			_ = proc.KillGroup(h.pgid, syscall.SIGKILL)
 			what += fmt.Sprintf(" (process group %d, killed with all of it)", h.pgid)
 		}
 		notes = append(notes, fmt.Sprintf("the discovery program had exited, but %s still held its output; killed it: a discovery program must not leave children behind (docs/gpus.md#discovery-script-contract)", what))
@@ -338,30 +339,20 @@ func finishReaders(ctx context.Context, readers []*pipeReader) []string {
 type holder struct{ pid, pgid, sid int }
 
 // outputHolders lists the processes (other than this one) that have a descriptor open on one of the
-// pipes with the given inodes, from /proc/<pid>/fd (only processes this user may inspect are seen).
+// pipes with the given inodes (internal/proc; only processes this user may inspect are seen).
 func outputHolders(inos map[uint64]bool) []holder {
-	ents, err := os.ReadDir("/proc")
+	pids, err := proc.Pids()
 	if err != nil {
 		return nil
 	}
 	self := os.Getpid()
 	var hs []holder
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+	for _, pid := range pids {
+		if pid == self {
 			continue
 		}
-		fds, err := os.ReadDir("/proc/" + e.Name() + "/fd")
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			link, err := os.Readlink("/proc/" + e.Name() + "/fd/" + fd.Name())
-			if err != nil {
-				continue
-			}
-			var ino uint64
-			if _, err := fmt.Sscanf(link, "pipe:[%d]", &ino); err == nil && inos[ino] {
+		for _, ino := range proc.PipeInodes(pid) {
+			if inos[ino] {
 				pgid, sid := procGroupSession(pid)
 				hs = append(hs, holder{pid: pid, pgid: pgid, sid: sid})
 				break
@@ -371,37 +362,13 @@ func outputHolders(inos map[uint64]bool) []holder {
 	return hs
 }
 
-// procGroupSession reads fields 5 (process group) and 6 (session) of /proc/<pid>/stat.
+// procGroupSession is the process group and session of pid, or 0, 0 when it cannot be read.
 func procGroupSession(pid int) (pgid, sid int) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := proc.ReadStat(pid)
 	if err != nil {
 		return 0, 0
 	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 4 {
-		return 0, 0
-	}
-	pgid, _ = strconv.Atoi(f[2])
-	sid, _ = strconv.Atoi(f[3])
-	return pgid, sid
-}
-
-// killSession kills every process of session sid that this user may signal.
-func killSession(sid int) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if _, s := procGroupSession(pid); s == sid {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	return st.PGrp, st.Session
 }
 
 // CheckIDs returns "" when every id satisfies rule.Valid and none appears twice (compared in rule.Canon's

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/internal/proc"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -186,18 +186,13 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 
 // logPeakRSS logs the AM's peak resident set size (VmHWM), for sizing am.memory.
 func logPeakRSS() {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	v, ok, err := proc.StatusField(proc.Self, "VmHWM")
+	if err != nil || !ok {
 		return
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(v)
-			if len(f) >= 1 {
-				if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
-					logrus.Infof("am peak RSS: %.1f MiB", kb/1024)
-				}
-			}
+	if f := strings.Fields(v); len(f) >= 1 {
+		if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
+			logrus.Infof("am peak RSS: %.1f MiB", kb/1024)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/stderrtail"
 	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/internal/proc"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -454,45 +454,13 @@ func killGroupExceptSelf() {
 	keep := map[int]bool{self: true}
 	for p := os.Getppid(); p > 1 && !keep[p]; {
 		keep[p] = true
-		pp, err := parentOf(p)
+		st, err := proc.ReadStat(p)
 		if err != nil {
 			break
 		}
-		p = pp
+		p = st.PPid
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || keep[pid] {
-			continue
-		}
-		if g, err := syscall.Getpgid(pid); err == nil && g == pgid {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
-// parentOf reads a process's parent pid from /proc/<pid>/stat.
-func parentOf(pid int) (int, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name is in parentheses and may hold spaces: the fields after the last ')' are
-	// state, ppid, ...
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command field", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, fmt.Errorf("/proc/%d/stat: too short", pid)
-	}
-	return strconv.Atoi(f[1])
+	proc.KillGroupExcept(pgid, keep, syscall.SIGKILL)
 }
 
 func exitCode(ps *os.ProcessState) int {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/amtls"
 	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/internal/proc"
 )
 
 // Preemption warnings (docs/running.md#preemption): while the worker runs, the launcher long-polls
@@ -178,15 +179,10 @@ func (p *Preemption) deliver(n *contract.PreemptionNotice, dir string, pid int, 
 // catchers lists root and its descendants that catch sig (root first), from /proc.
 func catchers(root int, sig syscall.Signal) []int {
 	children := map[int][]int{}
-	if entries, err := os.ReadDir("/proc"); err == nil {
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if pp, err := parentOf(pid); err == nil {
-				children[pp] = append(children[pp], pid)
-			}
+	pids, _ := proc.Pids()
+	for _, pid := range pids {
+		if st, err := proc.ReadStat(pid); err == nil {
+			children[st.PPid] = append(children[st.PPid], pid)
 		}
 	}
 	var out []int
@@ -207,17 +203,12 @@ func catchers(root int, sig syscall.Signal) []int {
 
 // catches reads whether process pid has a handler for sig (the SigCgt mask of /proc/<pid>/status).
 func catches(pid int, sig syscall.Signal) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
+	v, ok, err := proc.StatusField(pid, "SigCgt")
+	if err != nil || !ok {
 		return false
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && mask&(1<<(uint(sig)-1)) != 0
-		}
-	}
-	return false
+	mask, err := strconv.ParseUint(v, 16, 64)
+	return err == nil && mask&(1<<(uint(sig)-1)) != 0
 }
 
 // unixName is a signal's name as taskexecutor.preemption-signal spells it.
