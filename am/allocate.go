@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -21,7 +22,7 @@ import (
 
 // reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
 // ask table, releases, and launches queued to the workers.
-func (a *AM) reconcile(ctx context.Context) Plan {
+func (a *AM) reconcile(ctx context.Context) decision.Plan {
 	plan, launches := a.applyPlan(a.spreadRoom(ctx))
 	// Queued outside the lock: the workers take the lock when a launch completes.
 	for _, t := range launches {
@@ -42,8 +43,8 @@ func (a *AM) tickLocked(now time.Time) {
 }
 
 // observedLocked is the Observed of the next Reconcile (after tickLocked).
-func (a *AM) observedLocked(now time.Time) Observed {
-	obs := Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
+func (a *AM) observedLocked(now time.Time) decision.Observed {
+	obs := decision.Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
 		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.Round(),
 		Elastic: a.elasticObservedLocked(now)}
 	if len(a.newAllocs) > 0 {
@@ -73,7 +74,7 @@ type planInputs struct {
 	instances      int
 	stopping, hold bool
 	round          int
-	elastic        ElasticObserved
+	elastic        decision.ElasticObserved
 }
 
 func (a *AM) planInputsLocked(now time.Time) planInputs {
@@ -88,14 +89,14 @@ func (a *AM) idleLocked(now time.Time) bool {
 }
 
 // changesNothing: performing p would change no state and queue nothing to send.
-func (p Plan) changesNothing(obs Observed) bool {
+func changesNothing(p decision.Plan, obs decision.Observed) bool {
 	return len(p.Launch)+len(p.Hold)+len(p.Release)+len(p.Stop)+len(p.Send) == 0 && !p.StartHeld && !p.NewRound &&
 		!p.LimitReached && p.Done == nil && p.NextAskID == obs.NextAskID && asksEqual(p.Asks, obs.Asks)
 }
 
 // specLocked is the desired state now: the job's Spec with the declared instance count (which
 // PUT /api/v1/requirements and an earlier attempt's state change; Config.Spec stays as configured).
-func (a *AM) specLocked() Spec {
+func (a *AM) specLocked() decision.Spec {
 	s := a.cfg.Spec
 	s.Instances = a.instances
 	return s
@@ -103,7 +104,7 @@ func (a *AM) specLocked() Spec {
 
 // applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
 // plan and the containers to launch (reconcile queues them once a.mu is released).
-func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
+func (a *AM) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var launches []*tracked
@@ -111,15 +112,15 @@ func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
 	a.tickLocked(now)
 	if a.idleLocked(now) {
 		a.updateMetricsLocked()
-		return Plan{Asks: a.asks.asks, NextAskID: a.asks.nextID}, nil
+		return decision.Plan{Asks: a.asks.asks, NextAskID: a.asks.nextID}, nil
 	}
 	in := a.planInputsLocked(now)
 	obs := a.observedLocked(now)
 	obs.SpreadRoom = spreadRoom
 	spec := a.specLocked()
-	plan := Reconcile(spec, obs)
+	plan := decision.Reconcile(spec, obs)
 	a.idle = nil
-	if len(obs.NewAllocations) == 0 && plan.changesNothing(obs) {
+	if len(obs.NewAllocations) == 0 && changesNothing(plan, obs) {
 		a.idle = &in
 	}
 	a.newAllocs = nil
@@ -182,7 +183,7 @@ func (a *AM) applyPlan(spreadRoom int) (Plan, []*tracked) {
 	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
-		a.diagnostics = failureDiagnostics(spec, plan.Failures, obs.Forgotten)
+		a.diagnostics = decision.FailureDiagnostics(spec, plan.Failures, obs.Forgotten)
 		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
 		a.emit(FailureLimitReachedEvent(a.diagnostics))
 	}
@@ -234,7 +235,7 @@ func (a *AM) heartbeat(ctx context.Context) error {
 
 // sentRequest is what an allocate request carried of the AM's bookkeeping, forgotten once it returned.
 type sentRequest struct {
-	asks            []AskUpdate
+	asks            []decision.AskUpdate
 	released        []string
 	blAdd, blRemove []string
 }
@@ -316,7 +317,7 @@ func (a *AM) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 			res = a.lastAllocated // shared, never changed: one map for every container of the same size
 		}
 		a.lastAllocated = res
-		a.newAllocs = append(a.newAllocs, Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(), Resources: res})
+		a.newAllocs = append(a.newAllocs, decision.Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(), Resources: res})
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
@@ -331,18 +332,18 @@ func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 		return // released by us, or already known to have ended
 	}
 	exit := st.GetExitStatus()
-	a.exitedLocked(t, a.rec.completed(t, Exit{Status: exit, Class: classify(exit), Diagnostics: st.GetDiagnostics()}))
+	a.exitedLocked(t, a.rec.completed(t, decision.Exit{Status: exit, Class: decision.Classify(exit), Diagnostics: st.GetDiagnostics()}))
 	class := t.Exit.Class
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
 	if class == contract.ExitSucceeded {
-		a.log.WithFields(f).Info("am: TaskExecutor " + describe(exit, class))
+		a.log.WithFields(f).Info("am: TaskExecutor " + decision.Describe(exit, class))
 	} else {
-		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + describe(exit, class))
+		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + decision.Describe(exit, class))
 	}
 }
 
 func (a *AM) progressLocked() float32 {
-	if a.instances == 0 || a.cfg.Spec.Mode == Service {
+	if a.instances == 0 || a.cfg.Spec.Mode == decision.Service {
 		return 0
 	}
 	return float32(min(a.rec.succeededN, a.instances)) / float32(a.instances)

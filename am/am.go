@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -53,10 +54,14 @@ const (
 	maxAllocateErrors = 5
 )
 
+// PolicyConfig is the failure policy's limits (decision.PolicyConfig) under the name the AM's
+// command converts the job's jobfile.Policy to.
+type PolicyConfig = decision.PolicyConfig
+
 // Config configures an AM.
 type Config struct {
 	App         string // application id, for logs and the API
-	Spec        Spec
+	Spec        decision.Spec
 	Host        string // registered host (NM_HOST)
 	RPCPort     int    // registered rpc_port (the HTTP port)
 	TrackingURL string
@@ -86,7 +91,7 @@ type Config struct {
 	Log          logrus.FieldLogger
 
 	// Policy is the failure policy (zero values: the defaults).
-	Policy PolicyConfig
+	Policy decision.PolicyConfig
 	// Events receives the AM's events (nil: a new log of DefaultEventCapacity).
 	Events *EventLog
 	// Metrics is updated by the loop (nil: new ones); served at /metrics.
@@ -165,8 +170,8 @@ type AM struct {
 	rec         records  // the TaskExecutor containers accepted (records.go)
 	asks        askTable // the outstanding asks and what is still to send of them (asks.go)
 	excl        exclusionList
-	policy      *Policy // the failure policy (its Config is immutable and read without the lock)
-	newAllocs   []Allocation
+	policy      *decision.Policy // the failure policy (its Config is immutable and read without the lock)
+	newAllocs   []decision.Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
 	release     map[string]*hadooppb.ContainerIdProto
 	responseID  int32
@@ -179,9 +184,9 @@ type AM struct {
 	maxCap       contract.Capability // the register response's maximum_capability
 	clusterNodes int                 // num_cluster_nodes of the last allocate response
 	headroom     *hadooppb.ResourceProto
-	progressed   bool      // an allocation arrived since the last pending check
-	policyOut    *Outcome  // the failure policy ends the application
-	holdUntil    time.Time // restart backoff: no new asks before
+	progressed   bool              // an allocation arrived since the last pending check
+	policyOut    *decision.Outcome // the failure policy ends the application
+	holdUntil    time.Time         // restart backoff: no new asks before
 	// gang is the state of gang mode (gang.go).
 	gang gangState
 	// adopted: the first registration took over what an earlier attempt left (durable.go).
@@ -236,8 +241,8 @@ func New(cfg Config) (*AM, error) {
 	if cfg.Log == nil {
 		cfg.Log = logrus.StandardLogger()
 	}
-	if cfg.Driver != nil && cfg.Spec.Mode != Driver {
-		cfg.Spec.Mode = Driver
+	if cfg.Driver != nil && cfg.Spec.Mode != decision.Driver {
+		cfg.Spec.Mode = decision.Driver
 	}
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
@@ -268,7 +273,7 @@ func New(cfg Config) (*AM, error) {
 	return &AM{
 		events:      cfg.Events,
 		metrics:     cfg.Metrics,
-		policy:      NewPolicy(cfg.Policy),
+		policy:      decision.NewPolicy(cfg.Policy),
 		cfg:         cfg,
 		instances:   cfg.Spec.Instances,
 		asks:        newAskTable(),

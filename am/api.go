@@ -7,6 +7,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
@@ -131,6 +132,13 @@ func (a *AM) Handler(secret string) http.Handler {
 func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
 	return web.EventsHandler(eventSource{l}, heartbeat)
 }
+
+// Exit and Outcome are the decision's types under the names the AM's clients use beside its events
+// (container/client's and driverclient's tests build events from them).
+type (
+	Exit    = decision.Exit
+	Outcome = decision.Outcome
+)
 
 // eventSource is an EventLog as web.EventLog: the same log, its subscriptions as web.Subscription.
 type eventSource struct{ *EventLog }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
@@ -25,13 +26,13 @@ type nopNM struct{ NM }
 
 func apiAM(t *testing.T) *AM {
 	t.Helper()
-	m, err := New(Config{App: "application_1_0001", Spec: Spec{Instances: 2, Capability: te, MaxFailures: 3},
+	m, err := New(Config{App: "application_1_0001", Spec: decision.Spec{Instances: 2, Capability: te, MaxFailures: 3},
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
-	m.asks.asks = []Ask{{ID: 1, Want: 1, AtRM: 1}}
-	c1 := &tracked{Container: Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
-	c2 := &tracked{Container: Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
-		Exit: Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}
+	m.asks.asks = []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}
+	c1 := &tracked{Container: decision.Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
+	c2 := &tracked{Container: decision.Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
+		Exit: decision.Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}
 	m.rec.byID["c1"], m.rec.byID["c2"] = c1, c2
 	m.rec.seq = []*tracked{c1, c2}
 	m.rec.finish(c2)

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -14,7 +15,7 @@ import (
 // MarkSent (an allocate that carried the requests returned), ResendAll (a new registration forgot
 // them), CancelAll (a gang round gave up). The AM's mutex guards it (doc.go).
 type askTable struct {
-	asks []Ask
+	asks []decision.Ask
 	// send: ask id → the absolute number of containers to send for it with the next allocate (0
 	// cancels it at the RM).
 	send map[int64]int
@@ -34,7 +35,7 @@ func newAskTable() askTable {
 // returns a TaskExecutorsRequested event for each ask that wants more containers than before.
 // Asks that left the table (their send times too) are forgotten at the next Apply, so that the
 // plan's allocations can still look up when their ask was sent (SentAt).
-func (t *askTable) Apply(p Plan, now time.Time, c contract.Capability) []contract.Event {
+func (t *askTable) Apply(p decision.Plan, now time.Time, c contract.Capability) []contract.Event {
 	for id := range t.sentAt {
 		if !t.has(id) {
 			delete(t.sentAt, id)
@@ -61,17 +62,17 @@ func (t *askTable) Apply(p Plan, now time.Time, c contract.Capability) []contrac
 }
 
 // ToSend is the ResourceRequests for the next allocate, by ask id.
-func (t *askTable) ToSend() []AskUpdate {
-	out := make([]AskUpdate, 0, len(t.send))
+func (t *askTable) ToSend() []decision.AskUpdate {
+	out := make([]decision.AskUpdate, 0, len(t.send))
 	for id, n := range t.send {
-		out = append(out, AskUpdate{ID: id, Count: n})
+		out = append(out, decision.AskUpdate{ID: id, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
 // MarkSent: an allocate that carried sent returned; what was not changed since needs no sending.
-func (t *askTable) MarkSent(sent []AskUpdate) {
+func (t *askTable) MarkSent(sent []decision.AskUpdate) {
 	for _, s := range sent {
 		if n, ok := t.send[s.ID]; ok && n == s.Count {
 			delete(t.send, s.ID)
@@ -182,7 +183,7 @@ func (t *askTable) has(id int64) bool {
 	return false
 }
 
-func asksEqual(a, b []Ask) bool {
+func asksEqual(a, b []decision.Ask) bool {
 	if len(a) != len(b) {
 		return false
 	}

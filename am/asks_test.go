@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -15,21 +16,21 @@ import (
 // time stays.
 func TestAskTableApplyRecordsWhatToSendAndWhen(t *testing.T) {
 	tb := newAskTable()
-	evs := tb.Apply(Plan{Send: []AskUpdate{{ID: 1, Count: 3}}, Asks: []Ask{{ID: 1, Want: 3, AtRM: 3}}, NextAskID: 2}, t0, te)
+	evs := tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 3}}, Asks: []decision.Ask{{ID: 1, Want: 3, AtRM: 3}}, NextAskID: 2}, t0, te)
 	require.Len(t, evs, 1)
 	assert.Equal(t, contract.EventRequested, evs[0].Type)
-	assert.Equal(t, []AskUpdate{{ID: 1, Count: 3}}, tb.ToSend())
+	assert.Equal(t, []decision.AskUpdate{{ID: 1, Count: 3}}, tb.ToSend())
 	assert.Equal(t, 3, tb.Pending())
 	assert.Equal(t, int64(2), tb.nextID)
 
-	evs = tb.Apply(Plan{Send: []AskUpdate{{ID: 1, Count: 5}}, Asks: []Ask{{ID: 1, Want: 5, AtRM: 5}}, NextAskID: 2}, t0.Add(time.Minute), te)
+	evs = tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 5}}, Asks: []decision.Ask{{ID: 1, Want: 5, AtRM: 5}}, NextAskID: 2}, t0.Add(time.Minute), te)
 	require.Len(t, evs, 1)
 	assert.Contains(t, evs[0].Message, "requested 2 ")
 	at, ok := tb.SentAt(1)
 	assert.True(t, ok)
 	assert.Equal(t, t0, at, "the first send time stays")
 
-	evs = tb.Apply(Plan{Send: []AskUpdate{{ID: 1, Count: 1}}, Asks: []Ask{{ID: 1, Want: 1, AtRM: 1}}, NextAskID: 2}, t0, te)
+	evs = tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 1}}, Asks: []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}, NextAskID: 2}, t0, te)
 	assert.Empty(t, evs, "an ask that shrinks requests nothing")
 }
 
@@ -37,11 +38,11 @@ func TestAskTableApplyRecordsWhatToSendAndWhen(t *testing.T) {
 // the update changed while the call was out.
 func TestAskTableMarkSentKeepsWhatChangedMeanwhile(t *testing.T) {
 	tb := newAskTable()
-	tb.Apply(Plan{Send: []AskUpdate{{ID: 1, Count: 3}, {ID: 2, Count: 1}}, Asks: []Ask{{ID: 1, Want: 3, AtRM: 3}, {ID: 2, Want: 1, AtRM: 1}}, NextAskID: 3}, t0, te)
+	tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 3}, {ID: 2, Count: 1}}, Asks: []decision.Ask{{ID: 1, Want: 3, AtRM: 3}, {ID: 2, Want: 1, AtRM: 1}}, NextAskID: 3}, t0, te)
 	sent := tb.ToSend()
-	tb.Apply(Plan{Send: []AskUpdate{{ID: 2, Count: 0}}, Asks: []Ask{{ID: 1, Want: 3, AtRM: 3}, {ID: 2, Want: 0, AtRM: 0}}, NextAskID: 3}, t0, te)
+	tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 2, Count: 0}}, Asks: []decision.Ask{{ID: 1, Want: 3, AtRM: 3}, {ID: 2, Want: 0, AtRM: 0}}, NextAskID: 3}, t0, te)
 	tb.MarkSent(sent)
-	assert.Equal(t, []AskUpdate{{ID: 2, Count: 0}}, tb.ToSend(), "ask 2 changed after the request was built")
+	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 0}}, tb.ToSend(), "ask 2 changed after the request was built")
 	assert.True(t, tb.Busy())
 	tb.MarkSent(tb.ToSend())
 	assert.Empty(t, tb.ToSend())
@@ -51,11 +52,11 @@ func TestAskTableMarkSentKeepsWhatChangedMeanwhile(t *testing.T) {
 // the next Apply (not before: the plan's allocations still look it up).
 func TestAskTableForgetsSendTimesOfAsksThatLeft(t *testing.T) {
 	tb := newAskTable()
-	tb.Apply(Plan{Send: []AskUpdate{{ID: 1, Count: 1}}, Asks: []Ask{{ID: 1, Want: 1, AtRM: 1}}, NextAskID: 2}, t0, te)
-	tb.Apply(Plan{Asks: nil, NextAskID: 2}, t0, te)
+	tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 1}}, Asks: []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}, NextAskID: 2}, t0, te)
+	tb.Apply(decision.Plan{Asks: nil, NextAskID: 2}, t0, te)
 	_, ok := tb.SentAt(1)
 	assert.True(t, ok, "still there for this plan's allocations")
-	tb.Apply(Plan{NextAskID: 2}, t0, te)
+	tb.Apply(decision.Plan{NextAskID: 2}, t0, te)
 	_, ok = tb.SentAt(1)
 	assert.False(t, ok)
 }
@@ -64,10 +65,10 @@ func TestAskTableForgetsSendTimesOfAsksThatLeft(t *testing.T) {
 // for what it wants; a new registration makes Reconcile send all (nothing is at the RM).
 func TestAskTableResendAllAndRegistered(t *testing.T) {
 	tb := newAskTable()
-	tb.Apply(Plan{Asks: []Ask{{ID: 1, Want: 2, AtRM: 1}, {ID: 2, Want: 0, AtRM: 3}}, NextAskID: 3}, t0, te)
+	tb.Apply(decision.Plan{Asks: []decision.Ask{{ID: 1, Want: 2, AtRM: 1}, {ID: 2, Want: 0, AtRM: 3}}, NextAskID: 3}, t0, te)
 	v := tb.version
 	tb.ResendAll()
-	assert.Equal(t, []AskUpdate{{ID: 1, Count: 2}}, tb.ToSend())
+	assert.Equal(t, []decision.AskUpdate{{ID: 1, Count: 2}}, tb.ToSend())
 	assert.Equal(t, 2, tb.asks[0].AtRM)
 	assert.NotEqual(t, v, tb.version, "Reconcile's input changed")
 	tb.Registered()
@@ -79,12 +80,12 @@ func TestAskTableResendAllAndRegistered(t *testing.T) {
 // TestAskTableCancelAll: every ask is withdrawn and each withdrawal is sent.
 func TestAskTableCancelAll(t *testing.T) {
 	tb := newAskTable()
-	tb.Apply(Plan{Asks: []Ask{{ID: 1, Want: 2, AtRM: 2}, {ID: 2, Want: 1, AtRM: 1, Spread: true}}, NextAskID: 3}, t0, te)
+	tb.Apply(decision.Plan{Asks: []decision.Ask{{ID: 1, Want: 2, AtRM: 2}, {ID: 2, Want: 1, AtRM: 1, Spread: true}}, NextAskID: 3}, t0, te)
 	assert.True(t, tb.Spread(2))
 	assert.False(t, tb.Spread(1))
 	tb.CancelAll()
 	assert.Zero(t, tb.Pending())
-	assert.Equal(t, []AskUpdate{{ID: 1, Count: 0}, {ID: 2, Count: 0}}, tb.ToSend())
+	assert.Equal(t, []decision.AskUpdate{{ID: 1, Count: 0}, {ID: 2, Count: 0}}, tb.ToSend())
 	assert.False(t, tb.SendingSpread(), "a cancellation is not a spread request")
 	asks, requested := tb.Status()
 	assert.Empty(t, asks)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -78,7 +79,7 @@ func startScaleRun(tb testing.TB, n int) *scaleRun {
 	}
 	tb.Cleanup(func() { client.Close() })
 	m, err := New(Config{App: yarnrpc.FormatApplicationID(c.App), Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
-		Spec:          Spec{Instances: n, Mode: Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
+		Spec:          decision.Spec{Instances: n, Mode: decision.Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Nanosecond,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: client, NM: c.InProcessNM(), Log: log})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -23,7 +24,7 @@ func TestCompletionWithStderrTailIsInEventStatusAndDiagnostics(t *testing.T) {
 	m.mu.Lock()
 	c1 := m.rec.get("c1")
 	assert.NotEmpty(t, c1.infos, "the worker's stderr report keeps the infos reported before")
-	m.exitedLocked(c1, m.rec.completed(c1, Exit{Status: 3, Class: classify(3), Diagnostics: yarnBoilerplate}))
+	m.exitedLocked(c1, m.rec.completed(c1, decision.Exit{Status: 3, Class: decision.Classify(3), Diagnostics: yarnBoilerplate}))
 	m.mu.Unlock()
 
 	ev := waitEvent(t, m.Events(), time.Second, func(e contract.Event) bool { return e.Type == contract.EventCompleted && e.Container == "c1" })
@@ -39,7 +40,7 @@ func TestCompletionWithStderrTailIsInEventStatusAndDiagnostics(t *testing.T) {
 	assert.Equal(t, "Traceback:\noops", cs.StderrTail)
 	assert.Equal(t, "its stderr ends with:\nTraceback:\noops", cs.Diagnostics)
 
-	d := failureDiagnostics(Spec{MaxFailures: 1}, []Container{m.rec.get("c2").Container, c1.Container}, Forgotten{})
+	d := decision.FailureDiagnostics(decision.Spec{MaxFailures: 1}, []decision.Container{m.rec.get("c2").Container, c1.Container}, decision.Forgotten{})
 	assert.Equal(t, 1, strings.Count(d, "oops"), d)
 	assert.NotContains(t, d, "Last 4096 bytes")
 	assert.Contains(t, d, "\n- c1 on n1:1 exited with code 3: its stderr ends with:\nTraceback:\noops")
@@ -47,13 +48,13 @@ func TestCompletionWithStderrTailIsInEventStatusAndDiagnostics(t *testing.T) {
 }
 
 func TestCutTextAtALineOrWord(t *testing.T) {
-	assert.Equal(t, "short", cutText("short", 10))
-	assert.Equal(t, "one two three …", cutText("one two three fourteen", 18))
-	assert.Equal(t, "first line …", cutText("first line\nsecond line", 16))
+	assert.Equal(t, "short", decision.CutText("short", 10))
+	assert.Equal(t, "one two three …", decision.CutText("one two three fourteen", 18))
+	assert.Equal(t, "first line …", decision.CutText("first line\nsecond line", 16))
 	long := strings.Repeat("é", 20) // one word longer than the bound: cut inside it, but not inside a rune
-	got := cutText(long, 9)
+	got := decision.CutText(long, 9)
 	assert.Equal(t, "éééé …", got)
-	d := containerFailureLine(Container{ID: "c", Node: "n", Exit: Exit{Status: 1, Class: contract.ExitFailed, Diagnostics: strings.Repeat("word ", 300)}})
+	d := decision.ContainerFailureLine(decision.Container{ID: "c", Node: "n", Exit: decision.Exit{Status: 1, Class: contract.ExitFailed, Diagnostics: strings.Repeat("word ", 300)}})
 	assert.True(t, strings.HasSuffix(d, "word …"), d)
 }
 
@@ -66,7 +67,7 @@ func TestDiscoveryFailureIsWordedOnceAndExcludesTheNode(t *testing.T) {
 		`{"failedResource":"gpu","failure":`+quote(failure)+`}`).Code)
 	m.mu.Lock()
 	c1 := m.rec.get("c1")
-	m.exitedLocked(c1, m.rec.completed(c1, Exit{Status: 90, Class: classify(90), Diagnostics: yarnBoilerplate}))
+	m.exitedLocked(c1, m.rec.completed(c1, decision.Exit{Status: 90, Class: decision.Classify(90), Diagnostics: yarnBoilerplate}))
 	add, _ := m.excl.Next()
 	m.mu.Unlock()
 

@@ -8,19 +8,13 @@
 // One concept each; every non-test file of the package is listed here (TestDocNamesEveryFile), doc.go
 // itself being this overview and the locking rule.
 //
-// The decision, pure and unit-tested without I/O:
+// The decision, pure and unit-tested without I/O, is package decision (am/decision), which imports
+// nothing of am: Reconcile (desired state, Spec, and observed state, Observed, to a Plan of actions:
+// asks, launches, releases, the outcome), the exit classes (Classify, Describe), ScaleDown, the
+// elastic gang's and the gang's restart rules, a failed container's diagnostics line, and the
+// failure policy (Policy, PolicyConfig: rate, backoff, node exclusion, the pending timeout). The AM
+// holds one Policy under mu like its other state types. Beside the decision, in am:
 //
-//   - reconcile.go: Reconcile, a pure function from desired state (Spec) and observed state (asks,
-//     containers, new allocations) to actions (asks to send, allocations to launch or release, the
-//     outcome). Matching by allocationRequestId, checking every resource type (Fits), the failure
-//     limit and batch/service/driver completion live here.
-//   - classify.go: container exit statuses → classes (docs/design.md#wire-facts) and whether they
-//     count as failures.
-//   - policy.go: the failure policy, pure and clock-free: failure rate over a sliding window, restart
-//     backoff, per-node exclusion, the pending timeout behind not-enough-resources events, and its
-//     snapshot/restore for a later attempt. Its configuration, PolicyConfig, is the job's
-//     jobfile.Policy: container/jobfile defines the keys once and reads both the [policy] table and
-//     the AM's flags of the same names.
 //   - preflight.go: CheckAsk, the registration's check that the ask can ever be satisfied: the one
 //     pre-flight of resources.Preflight, worded as the client's.
 //
@@ -78,7 +72,7 @@
 //   - surface.go: the loop's side of failures: events from what the loop sees, policy decisions turned
 //     into exclusions and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
-//     rejected request. requirements.go: PUT requirements' body and ScaleDown (newest first).
+//     rejected request.
 //   - diagnostics.go: a container's end said once: the worker's stderr tail its launcher reported, the
 //     launcher's discovery failure, text cut at a word, a node that lacks the job's devices excluded.
 //   - driver.go: driver mode (a user program in the AM container decides the final status).

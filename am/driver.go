@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/stderrtail"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -138,7 +139,7 @@ func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
 }
 
 // driverOutcome is the application's outcome once the driver has exited (nil before).
-func (a *AM) driverOutcome() *Outcome {
+func (a *AM) driverOutcome() *decision.Outcome {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.driverExit == nil {
@@ -146,10 +147,10 @@ func (a *AM) driverOutcome() *Outcome {
 	}
 	code := *a.driverExit
 	if a.driverEnded {
-		return &Outcome{Status: contract.Failed, Diagnostics: a.diagnostics + fmt.Sprintf("; the driver %q was stopped (it exited with code %d)", a.cfg.Driver.Command, code)}
+		return &decision.Outcome{Status: contract.Failed, Diagnostics: a.diagnostics + fmt.Sprintf("; the driver %q was stopped (it exited with code %d)", a.cfg.Driver.Command, code)}
 	}
 	if code == 0 {
-		return &Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0"}
+		return &decision.Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0"}
 	}
 	diag := fmt.Sprintf("the driver %q exited with code %d", a.cfg.Driver.Command, code)
 	if t := a.cfg.Driver.tail; t != nil {
@@ -160,7 +161,7 @@ func (a *AM) driverOutcome() *Outcome {
 	if a.limitHit {
 		diag += "; " + a.diagnostics
 	}
-	return &Outcome{Status: contract.Failed, Diagnostics: diag}
+	return &decision.Outcome{Status: contract.Failed, Diagnostics: diag}
 }
 
 // endDriverOnLimit stops a driver with EndOnFailureLimit once the failure limit is reached; its exit

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -41,13 +42,13 @@ type State struct {
 	Attempt   string `json:"attempt"`   // the attempt that saved it
 	Instances int    `json:"instances"` // the declared requirement (PUT /api/v1/requirements)
 	// Finished containers: every one the earlier attempts saw end, by outcome.
-	Completed   int              `json:"completed"`
-	Succeeded   int              `json:"succeeded"`
-	Failed      int              `json:"failed"`
-	FailedExits map[int32]int    `json:"failedExits,omitempty"`
-	Policy      PolicyState      `json:"policy"`
-	Infos       map[string]Info  `json:"infos,omitempty"` // running container id → its resource infos
-	Events      []contract.Event `json:"events,omitempty"`
+	Completed   int                  `json:"completed"`
+	Succeeded   int                  `json:"succeeded"`
+	Failed      int                  `json:"failed"`
+	FailedExits map[int32]int        `json:"failedExits,omitempty"`
+	Policy      decision.PolicyState `json:"policy"`
+	Infos       map[string]Info      `json:"infos,omitempty"` // running container id → its resource infos
+	Events      []contract.Event     `json:"events,omitempty"`
 }
 
 // Info is the resource infos of one container, as its launcher reported them.

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -60,15 +61,15 @@ func TestStateIsBoundedAndKeepsTheNewestEvents(t *testing.T) {
 
 func TestPolicyMemorySurvivesARestart(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	p := NewPolicy(PolicyConfig{NodeMaxFailures: 2, NodeExclusionTimeout: time.Hour})
+	p := decision.NewPolicy(decision.PolicyConfig{NodeMaxFailures: 2, NodeExclusionTimeout: time.Hour})
 	p.RecordExit(now, "n1:1", contract.ExitFailed)
 	d := p.RecordExit(now.Add(time.Second), "n1:1", contract.ExitFailed)
 	require.Equal(t, "n1:1", d.ExcludeNode)
 	data, err := json.Marshal(p.Snapshot())
 	require.NoError(t, err)
-	var snap PolicyState
+	var snap decision.PolicyState
 	require.NoError(t, json.Unmarshal(data, &snap))
-	q := NewPolicy(PolicyConfig{NodeMaxFailures: 2, NodeExclusionTimeout: time.Hour})
+	q := decision.NewPolicy(decision.PolicyConfig{NodeMaxFailures: 2, NodeExclusionTimeout: time.Hour})
 	q.Restore(snap)
 	assert.Equal(t, []string{"n1:1"}, q.Excluded())
 	assert.True(t, p.RestartAt(now.Add(2*time.Second)).Equal(q.RestartAt(now.Add(2*time.Second))), "the restart backoff carries over")
@@ -123,7 +124,7 @@ func TestLoopSavesItsState(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	m.cfg.KeepStagingOnKill = true
 	spec := m.cfg.Spec
-	spec.Mode = Service
+	spec.Mode = decision.Service
 	m.cfg.Spec = spec
 	done := make(chan struct{})
 	go func() { _, _ = m.Run(ctx); close(done) }()

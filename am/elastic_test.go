@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -17,13 +18,13 @@ import (
 )
 
 // elasticSpec is a gang of n that may run with as few as lo (taskexecutor.min-instances).
-func elasticSpec(n, lo int) Spec {
+func elasticSpec(n, lo int) decision.Spec {
 	s := gangSpec(n)
 	s.MinInstances = lo
 	return s
 }
 
-func containerIDs(cs []Container) []string {
+func containerIDs(cs []decision.Container) []string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, c.ID)
@@ -31,62 +32,62 @@ func containerIDs(cs []Container) []string {
 	return out
 }
 
-func heldN(ids ...string) []Container {
-	var out []Container
+func heldN(ids ...string) []decision.Container {
+	var out []decision.Container
 	for _, id := range ids {
-		out = append(out, Container{ID: id, Phase: contract.Held})
+		out = append(out, decision.Container{ID: id, Phase: contract.Held})
 	}
 	return out
 }
 
 func TestReconcileElasticFormsAtTheMinimumByTheDeadline(t *testing.T) {
 	spec := elasticSpec(3, 2)
-	p := Reconcile(spec, Observed{NextAskID: 1})
-	require.Equal(t, []AskUpdate{{ID: 1, Count: 3}}, p.Send, "the first round asks for all instances")
+	p := decision.Reconcile(spec, decision.Observed{NextAskID: 1})
+	require.Equal(t, []decision.AskUpdate{{ID: 1, Count: 3}}, p.Send, "the first round asks for all instances")
 
 	// Two of three held before the deadline: they wait, as a rigid gang's would.
-	p = Reconcile(spec, Observed{Asks: p.Asks, NextAskID: p.NextAskID, NewAllocations: []Allocation{gangAlloc("c1", 1), gangAlloc("c2", 1)}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, NextAskID: p.NextAskID, NewAllocations: []decision.Allocation{gangAlloc("c1", 1), gangAlloc("c2", 1)}})
 	assert.Len(t, p.Hold, 2)
 	assert.False(t, p.StartHeld, "before the deadline the round waits for all 3")
 	asks := p.Asks
 
 	// At the deadline two are enough; the third is still asked for.
-	p = Reconcile(spec, Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1", "c2"), Elastic: ElasticObserved{Deadline: true}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1", "c2"), Elastic: decision.ElasticObserved{Deadline: true}})
 	assert.True(t, p.StartHeld, "the round forms with the 2 it holds (>= min-instances)")
 	assert.Empty(t, p.Send, "the ask for the third stays out")
 	require.Len(t, p.Asks, 1)
 	assert.Equal(t, 1, p.Asks[0].Want)
 
 	// One held of a minimum of two is not enough, deadline or not (checkGang releases it).
-	p = Reconcile(spec, Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1"), Elastic: ElasticObserved{Deadline: true}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1"), Elastic: decision.ElasticObserved{Deadline: true}})
 	assert.False(t, p.StartHeld, "never below the minimum")
 
 	// A round expecting 2 (after a shrink) forms as soon as it holds 2, before any deadline.
-	p = Reconcile(spec, Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1", "c2"), Elastic: ElasticObserved{Expect: 2}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1", "c2"), Elastic: decision.ElasticObserved{Expect: 2}})
 	assert.True(t, p.StartHeld)
 
 	// A rigid gang (min-instances = instances) ignores the deadline: checkGang gives the round up.
-	p = Reconcile(elasticSpec(3, 3), Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1", "c2"), Elastic: ElasticObserved{Deadline: true}})
+	p = decision.Reconcile(elasticSpec(3, 3), decision.Observed{Asks: asks, NextAskID: p.NextAskID, Containers: heldN("c1", "c2"), Elastic: decision.ElasticObserved{Deadline: true}})
 	assert.False(t, p.StartHeld)
 }
 
 func TestReconcileElasticGrowsOnlyWhenTheIntervalPassed(t *testing.T) {
 	spec := elasticSpec(3, 2)
-	running := []Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Running}}
-	asks := []Ask{{ID: 1, Want: 1, AtRM: 1}}
+	running := []decision.Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Running}}
+	asks := []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}
 
 	// The third arrives while the round of 2 runs: held beside it, not started into it.
-	p := Reconcile(spec, Observed{Asks: asks, NextAskID: 2, Containers: running, NewAllocations: []Allocation{gangAlloc("c3", 1)}})
+	p := decision.Reconcile(spec, decision.Observed{Asks: asks, NextAskID: 2, Containers: running, NewAllocations: []decision.Allocation{gangAlloc("c3", 1)}})
 	assert.Len(t, p.Hold, 1)
 	assert.False(t, p.StartHeld, "a formed round never takes a member mid-way")
 	assert.False(t, p.NewRound, "before taskexecutor.elastic-interval the extra is held")
-	withExtra := append(append([]Container{}, running...), Container{ID: "c3", Phase: contract.Held})
-	p = Reconcile(spec, Observed{Asks: p.Asks, NextAskID: 2, Containers: withExtra})
+	withExtra := append(append([]decision.Container{}, running...), decision.Container{ID: "c3", Phase: contract.Held})
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, NextAskID: 2, Containers: withExtra})
 	assert.False(t, p.NewRound)
 	assert.Empty(t, p.Stop)
 
 	// The interval passed: the gang restarts at 3; the running members stop, the held one carries over.
-	p = Reconcile(spec, Observed{Asks: p.Asks, NextAskID: 2, Containers: withExtra, Elastic: ElasticObserved{GrowDue: true}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, NextAskID: 2, Containers: withExtra, Elastic: decision.ElasticObserved{GrowDue: true}})
 	require.True(t, p.NewRound)
 	assert.Equal(t, "grow", p.RoundChange)
 	assert.Equal(t, 3, p.RoundSize)
@@ -95,41 +96,41 @@ func TestReconcileElasticGrowsOnlyWhenTheIntervalPassed(t *testing.T) {
 
 	// The requirement went down to 3 with 2 running and 3 held: the gang grows to 3 carrying 3 held
 	// containers; with 4 held, the newest goes back.
-	crowd := append(append([]Container{}, running...), heldN("h1", "h2", "h3", "h4")...)
-	p = Reconcile(spec, Observed{NextAskID: 2, Containers: crowd, Elastic: ElasticObserved{GrowDue: true}})
+	crowd := append(append([]decision.Container{}, running...), heldN("h1", "h2", "h3", "h4")...)
+	p = decision.Reconcile(spec, decision.Observed{NextAskID: 2, Containers: crowd, Elastic: decision.ElasticObserved{GrowDue: true}})
 	require.True(t, p.NewRound)
 	assert.Equal(t, 3, p.RoundSize)
 	assert.Equal(t, []string{"c1", "c2", "h4"}, containerIDs(p.Stop))
 	// Down to 2 while 2 run: nothing to grow with; the held ones go back at once, no restart.
-	p = Reconcile(elasticSpec(2, 1), Observed{NextAskID: 2, Containers: crowd[:4]})
+	p = decision.Reconcile(elasticSpec(2, 1), decision.Observed{NextAskID: 2, Containers: crowd[:4]})
 	assert.False(t, p.NewRound)
 	assert.Equal(t, []string{"h2", "h1"}, containerIDs(p.Stop))
 	assert.Contains(t, p.RoundReason, "the requirement went down to 2")
 
 	// Interval passed but nothing held: no restart.
-	p = Reconcile(spec, Observed{Asks: asks, NextAskID: 2, Containers: running, Elastic: ElasticObserved{GrowDue: true}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: asks, NextAskID: 2, Containers: running, Elastic: decision.ElasticObserved{GrowDue: true}})
 	assert.False(t, p.NewRound)
 
 	// The next round (carried c3, expecting 3) asks for the other 2 and forms when it holds 3.
-	next := []Container{{ID: "c1", Phase: contract.Stopping}, {ID: "c2", Phase: contract.Stopping}, {ID: "c3", Phase: contract.Held, Round: 1}}
-	p = Reconcile(spec, Observed{NextAskID: 2, Containers: next, Round: 1, Elastic: ElasticObserved{Expect: 3}})
-	assert.Equal(t, []AskUpdate{{ID: 2, Count: 2}}, p.Send)
-	p = Reconcile(spec, Observed{Asks: p.Asks, NextAskID: p.NextAskID, Containers: next, Round: 1, Elastic: ElasticObserved{Expect: 3},
-		NewAllocations: []Allocation{gangAlloc("c4", 2)}})
+	next := []decision.Container{{ID: "c1", Phase: contract.Stopping}, {ID: "c2", Phase: contract.Stopping}, {ID: "c3", Phase: contract.Held, Round: 1}}
+	p = decision.Reconcile(spec, decision.Observed{NextAskID: 2, Containers: next, Round: 1, Elastic: decision.ElasticObserved{Expect: 3}})
+	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 2}}, p.Send)
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, NextAskID: p.NextAskID, Containers: next, Round: 1, Elastic: decision.ElasticObserved{Expect: 3},
+		NewAllocations: []decision.Allocation{gangAlloc("c4", 2)}})
 	assert.False(t, p.StartHeld, "2 of the 3 expected")
-	p = Reconcile(spec, Observed{Asks: p.Asks, NextAskID: p.NextAskID, Containers: append(next, Container{ID: "c4", Phase: contract.Held, Round: 1}), Round: 1,
-		Elastic: ElasticObserved{Expect: 3}, NewAllocations: []Allocation{gangAlloc("c5", 2)}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, NextAskID: p.NextAskID, Containers: append(next, decision.Container{ID: "c4", Phase: contract.Held, Round: 1}), Round: 1,
+		Elastic: decision.ElasticObserved{Expect: 3}, NewAllocations: []decision.Allocation{gangAlloc("c5", 2)}})
 	assert.True(t, p.StartHeld)
 }
 
 func TestReconcileElasticShrinksWhenARankIsLostAndNeverBelowTheMinimum(t *testing.T) {
 	spec := elasticSpec(3, 2)
-	round := []Container{
+	round := []decision.Container{
 		{ID: "c1", Phase: contract.Running},
-		{ID: "c2", Phase: contract.Completed, Exit: Exit{Status: -102, Class: contract.ExitPreempted}},
+		{ID: "c2", Phase: contract.Completed, Exit: decision.Exit{Status: -102, Class: contract.ExitPreempted}},
 		{ID: "c3", Phase: contract.Running},
 	}
-	p := Reconcile(spec, Observed{Containers: round, NextAskID: 2})
+	p := decision.Reconcile(spec, decision.Observed{Containers: round, NextAskID: 2})
 	require.True(t, p.NewRound)
 	assert.Equal(t, "shrink", p.RoundChange)
 	assert.Equal(t, 2, p.RoundSize, "the 2 survivors are enough: no wait for a replacement")
@@ -138,16 +139,16 @@ func TestReconcileElasticShrinksWhenARankIsLostAndNeverBelowTheMinimum(t *testin
 	assert.Zero(t, p.FailureCount, "preemption does not count")
 
 	// The shrunk round asks for all 3 again (to grow later) and forms as soon as it holds 2.
-	next := append(append([]Container{}, round...), Container{ID: "c4", Phase: contract.Held, Round: 1})
-	p = Reconcile(spec, Observed{Containers: next, NextAskID: 2, Round: 1, Elastic: ElasticObserved{Expect: 2}})
-	assert.Equal(t, []AskUpdate{{ID: 2, Count: 2}}, p.Send)
-	p = Reconcile(spec, Observed{Asks: p.Asks, Containers: next, NextAskID: p.NextAskID, Round: 1, Elastic: ElasticObserved{Expect: 2},
-		NewAllocations: []Allocation{gangAlloc("c5", 2)}})
+	next := append(append([]decision.Container{}, round...), decision.Container{ID: "c4", Phase: contract.Held, Round: 1})
+	p = decision.Reconcile(spec, decision.Observed{Containers: next, NextAskID: 2, Round: 1, Elastic: decision.ElasticObserved{Expect: 2}})
+	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 2}}, p.Send)
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, Containers: next, NextAskID: p.NextAskID, Round: 1, Elastic: decision.ElasticObserved{Expect: 2},
+		NewAllocations: []decision.Allocation{gangAlloc("c5", 2)}})
 	assert.True(t, p.StartHeld)
 
 	// A round of 2 loses one: 1 is below the minimum, the gang waits for a full round.
-	small := []Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Completed, Exit: Exit{Status: 3, Class: contract.ExitFailed}}}
-	p = Reconcile(spec, Observed{Containers: small, NextAskID: 2})
+	small := []decision.Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Completed, Exit: decision.Exit{Status: 3, Class: contract.ExitFailed}}}
+	p = decision.Reconcile(spec, decision.Observed{Containers: small, NextAskID: 2})
 	require.True(t, p.NewRound)
 	assert.Empty(t, p.RoundChange)
 	assert.Equal(t, 3, p.RoundSize)
@@ -157,17 +158,17 @@ func TestReconcileElasticShrinksWhenARankIsLostAndNeverBelowTheMinimum(t *testin
 
 func TestReconcileElasticBatchSucceedsWithItsRound(t *testing.T) {
 	spec := elasticSpec(3, 2)
-	spec.Mode = Batch
-	ok := Exit{Class: contract.ExitSucceeded}
+	spec.Mode = decision.Batch
+	ok := decision.Exit{Class: contract.ExitSucceeded}
 	// One of a round of 2 exited 0: nothing more is asked for, the other still runs.
-	half := []Container{{ID: "a", Phase: contract.Completed, Exit: ok}, {ID: "b", Phase: contract.Running}}
-	p := Reconcile(spec, Observed{Asks: []Ask{{ID: 1, Want: 1, AtRM: 1}}, Containers: half, NextAskID: 2})
+	half := []decision.Container{{ID: "a", Phase: contract.Completed, Exit: ok}, {ID: "b", Phase: contract.Running}}
+	p := decision.Reconcile(spec, decision.Observed{Asks: []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}, Containers: half, NextAskID: 2})
 	assert.Nil(t, p.Done)
-	assert.Equal(t, []AskUpdate{{ID: 1, Count: 0}}, p.Send, "the finishing round cancels the ask for more")
+	assert.Equal(t, []decision.AskUpdate{{ID: 1, Count: 0}}, p.Send, "the finishing round cancels the ask for more")
 	assert.False(t, p.NewRound)
 
-	done := []Container{{ID: "a", Phase: contract.Completed, Exit: ok}, {ID: "b", Phase: contract.Completed, Exit: ok}}
-	p = Reconcile(spec, Observed{Containers: done, NextAskID: 2})
+	done := []decision.Container{{ID: "a", Phase: contract.Completed, Exit: ok}, {ID: "b", Phase: contract.Completed, Exit: ok}}
+	p = decision.Reconcile(spec, decision.Observed{Containers: done, NextAskID: 2})
 	require.NotNil(t, p.Done)
 	assert.Equal(t, contract.Succeeded, p.Done.Status)
 	assert.Contains(t, p.Done.Diagnostics, "all 2 TaskExecutors of the elastic gang's round 0")
@@ -348,15 +349,15 @@ func TestLoopElasticGangFormsGrowsAndShrinks(t *testing.T) {
 // expiry-interval-ms, or its node was lost): no rank was lost, so the round runs on and the container
 // is asked for again; a rigid gang's unformed round likewise asks for it again instead of restarting.
 func TestReconcileGangHeldContainerThatEndsIsReplaced(t *testing.T) {
-	expired := Container{ID: "h1", Phase: contract.Completed, NeverStarted: true, Exit: Exit{Status: -100, Class: contract.ExitAborted}}
-	running := []Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Running}, expired}
-	p := Reconcile(elasticSpec(3, 2), Observed{Containers: running, NextAskID: 2, Elastic: ElasticObserved{GrowDue: true}})
+	expired := decision.Container{ID: "h1", Phase: contract.Completed, NeverStarted: true, Exit: decision.Exit{Status: -100, Class: contract.ExitAborted}}
+	running := []decision.Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Running}, expired}
+	p := decision.Reconcile(elasticSpec(3, 2), decision.Observed{Containers: running, NextAskID: 2, Elastic: decision.ElasticObserved{GrowDue: true}})
 	assert.False(t, p.NewRound, "no member of the round ended")
-	assert.Equal(t, []AskUpdate{{ID: 2, Count: 1}}, p.Send, "the third is asked for again")
+	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 1}}, p.Send, "the third is asked for again")
 
-	p = Reconcile(gangSpec(3), Observed{Containers: []Container{{ID: "c1", Phase: contract.Held}, expired}, NextAskID: 2})
+	p = decision.Reconcile(gangSpec(3), decision.Observed{Containers: []decision.Container{{ID: "c1", Phase: contract.Held}, expired}, NextAskID: 2})
 	assert.False(t, p.NewRound)
-	assert.Equal(t, []AskUpdate{{ID: 2, Count: 2}}, p.Send)
+	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 2}}, p.Send)
 }
 
 func TestRecordsMarkAHeldContainerThatEndedAsNeverStarted(t *testing.T) {
@@ -364,8 +365,8 @@ func TestRecordsMarkAHeldContainerThatEndedAsNeverStarted(t *testing.T) {
 	held := r.accepted(gangAlloc("h1", 1), nil, 0, true)
 	ran := r.accepted(gangAlloc("c1", 1), nil, 0, false)
 	r.launched(ran)
-	r.completed(held, Exit{Status: -100, Class: contract.ExitAborted})
-	r.completed(ran, Exit{Status: -100, Class: contract.ExitAborted})
+	r.completed(held, decision.Exit{Status: -100, Class: contract.ExitAborted})
+	r.completed(ran, decision.Exit{Status: -100, Class: contract.ExitAborted})
 	assert.True(t, held.NeverStarted)
 	assert.False(t, ran.NeverStarted)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -73,10 +74,10 @@ func infoSummary(infos []resources.Info) string {
 }
 
 // CompletedEvent: a TaskExecutor ended; the severity and message follow its exit class.
-func CompletedEvent(id, node string, e Exit) contract.Event {
+func CompletedEvent(id, node string, e decision.Exit) contract.Event {
 	st := e.Status
 	ev := contract.Event{Type: contract.EventCompleted, Severity: contract.SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
-		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, describe(e.Status, e.Class)),
+		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, decision.Describe(e.Status, e.Class)),
 		StderrTail: e.StderrTail}
 	if e.Class.Counts() {
 		ev.Severity = contract.SeverityError
@@ -120,7 +121,7 @@ func NotEnoughResourcesEvent(ev contract.Evidence, action string) contract.Event
 	if len(ev.Headroom) > 0 {
 		fmt.Fprintf(&b, "; scheduler headroom for this application %s", ev.Headroom)
 	}
-	if action == PendingFail {
+	if action == decision.PendingFail {
 		b.WriteString("; failing the application (--on-pending-timeout=fail)")
 	} else {
 		b.WriteString("; still waiting (lower the requirement with PUT /api/v1/requirements, or free capacity)")
@@ -191,7 +192,7 @@ func RequirementChangedEvent(old, now int, by string) contract.Event {
 }
 
 // FinishedEvent: the application's final status.
-func FinishedEvent(out Outcome) contract.Event {
+func FinishedEvent(out decision.Outcome) contract.Event {
 	sev := contract.SeverityInfo
 	if out.Status != contract.Succeeded {
 		sev = contract.SeverityError

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -83,7 +84,7 @@ func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
 		t.Fatalf("Next returned before any new event: %v %v", n.evs, n.err)
 	default:
 	}
-	l.Add(FinishedEvent(Outcome{Status: contract.Succeeded, Diagnostics: "ok"}))
+	l.Add(FinishedEvent(decision.Outcome{Status: contract.Succeeded, Diagnostics: "ok"}))
 	n := <-got
 	require.NoError(t, n.err)
 	require.Len(t, n.evs, 1)
@@ -131,18 +132,18 @@ func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
 
 	e = NotEnoughResourcesEvent(contract.Evidence{Asked: contract.Capability{"yarn.io/gpu": 4, "memory-mb": 512}, Pending: 1, PendingFor: "5s", Nodes: 2,
 		ClusterTotal: contract.Capability{"yarn.io/gpu": 8}, ClusterFree: contract.Capability{"yarn.io/gpu": 0},
-		LargestNode: "127.0.0.1:1234", LargestCap: contract.Capability{"yarn.io/gpu": 4}, LargestFree: contract.Capability{"yarn.io/gpu": 0}}, PendingWait)
+		LargestNode: "127.0.0.1:1234", LargestCap: contract.Capability{"yarn.io/gpu": 4}, LargestFree: contract.Capability{"yarn.io/gpu": 0}}, decision.PendingWait)
 	assert.Contains(t, e.Message, "1 TaskExecutor container(s) of memory-mb=512 yarn.io/gpu=4 still pending after 5s")
 	assert.Contains(t, e.Message, "total yarn.io/gpu=8, free yarn.io/gpu=0")
 	assert.Contains(t, e.Message, "largest node 127.0.0.1:1234")
 	assert.Contains(t, e.Message, "still waiting")
-	assert.Contains(t, NotEnoughResourcesEvent(contract.Evidence{}, PendingFail).Message, "failing the application")
+	assert.Contains(t, NotEnoughResourcesEvent(contract.Evidence{}, decision.PendingFail).Message, "failing the application")
 
-	e = CompletedEvent("c1", "n1", Exit{Status: 137, Class: classify(137)})
+	e = CompletedEvent("c1", "n1", decision.Exit{Status: 137, Class: decision.Classify(137)})
 	assert.Equal(t, contract.SeverityError, e.Severity)
 	assert.Contains(t, e.Message, "killed by signal 9")
 	assert.Equal(t, contract.ExitFailed, e.ExitClass)
-	e = CompletedEvent("c1", "n1", Exit{Status: -102, Class: classify(-102)})
+	e = CompletedEvent("c1", "n1", decision.Exit{Status: -102, Class: decision.Classify(-102)})
 	assert.Equal(t, contract.SeverityWarning, e.Severity)
 	assert.NotContains(t, e.Message, "counts as a failure")
 

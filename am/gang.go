@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
@@ -20,19 +21,6 @@ import (
 // not complete by taskexecutor.gang-timeout: it releases what it holds so that other applications can
 // use it, reports not-enough-resources and waits or fails as the failure policy says. An elastic
 // gang (taskexecutor.min-instances) runs rounds of fewer members (elastic.go).
-
-// gangRestart says why the current round must restart ("" if it need not): ended is a member that
-// ended other than by success; formed says members were started; a started round whose size no
-// longer matches the declared requirement restarts at the new size.
-func gangRestart(spec Spec, ended *Container, formed bool, active, succeeded int) string {
-	if ended != nil {
-		return fmt.Sprintf("%s on %s %s", ended.ID, ended.Node, describe(ended.Exit.Status, ended.Exit.Class))
-	}
-	if formed && active+succeeded != spec.Instances && !(spec.Mode != Service && active == 0) {
-		return fmt.Sprintf("the requirement changed to %d TaskExecutors", spec.Instances)
-	}
-	return ""
-}
 
 // gangState is the AM's side of gang mode: the current round, when it began to be asked for,
 // whether it formed and published its rendezvous, and the wait after a round that timed out.
@@ -84,15 +72,15 @@ func (g *gangState) Held(seq []*tracked) []*tracked {
 
 // Form: the gang is complete and started are the round's members (their held containers were
 // started). It returns the GangFormed event, which says an elastic gang's size.
-func (g *gangState) Form(started []*tracked, spec Spec, now time.Time) contract.Event {
+func (g *gangState) Form(started []*tracked, spec decision.Spec, now time.Time) contract.Event {
 	g.formed, g.size, g.formedAt = true, len(started), now
 	nodes := map[string]bool{}
 	for _, t := range started {
 		nodes[t.Node] = true
 	}
 	ev := GangFormedEvent(g.round, len(started), len(nodes), now.Sub(g.roundStart))
-	if spec.elastic() {
-		ev.Message += fmt.Sprintf(" (an elastic gang of %d to %d: WORLD_SIZE %d)", spec.minInstances(), spec.Instances, len(started))
+	if spec.Elastic() {
+		ev.Message += fmt.Sprintf(" (an elastic gang of %d to %d: WORLD_SIZE %d)", spec.MinRound(), spec.Instances, len(started))
 	}
 	return ev
 }
@@ -202,7 +190,7 @@ func (a *AM) newRoundLocked(now time.Time, why, change string, size int) {
 		size = a.instances
 	}
 	ev := a.gang.NewRound(now, size, why, change)
-	if a.specLocked().elastic() {
+	if a.specLocked().Elastic() {
 		a.gang.Carry(a.rec.seq)
 	}
 	a.log.WithField("round", a.gang.Round()).Warn("am: " + ev.Message)
@@ -225,7 +213,7 @@ func (a *AM) checkGang(ctx context.Context) {
 	}
 	heldC := a.gang.Held(a.rec.seq)
 	held := len(heldC)
-	if lo := a.specLocked().minInstances(); lo < a.instances && held >= lo {
+	if lo := a.specLocked().MinRound(); lo < a.instances && held >= lo {
 		a.mu.Unlock()
 		return // an elastic gang's round forms with what it holds (elastic.go): the next plan starts it
 	}
@@ -237,7 +225,7 @@ func (a *AM) checkGang(ctx context.Context) {
 	retry := a.gang.Wait(now, a.cfg.GangTimeout)
 	headroom := a.headroom
 	least := ""
-	if lo := a.specLocked().minInstances(); lo < a.instances {
+	if lo := a.specLocked().MinRound(); lo < a.instances {
 		least = fmt.Sprintf(" (at least %d: taskexecutor.min-instances)", lo)
 	}
 	a.newRoundLocked(now, fmt.Sprintf("%d of %d TaskExecutors%s were allocated within taskexecutor.gang-timeout = %s; the %d held were released and the gang is asked for again in %s",
@@ -250,7 +238,7 @@ func (a *AM) checkGang(ctx context.Context) {
 	action := a.policy.Config().OnPendingTimeout
 	e := a.emit(NotEnoughResourcesEvent(ev, action))
 	a.log.WithFields(logrus.Fields{"held": held, "missing": missing}).Warn("am: " + e.Message)
-	if action == PendingFail {
+	if action == decision.PendingFail {
 		a.mu.Lock()
 		a.failLocked("the gang of " + fmt.Sprint(a.instances) + " TaskExecutors could not be allocated within taskexecutor.gang-timeout: " + e.Message)
 		a.mu.Unlock()

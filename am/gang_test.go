@@ -9,33 +9,34 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
-func gangSpec(n int) Spec {
+func gangSpec(n int) decision.Spec {
 	s := gpuSpec(n, 3)
 	s.Gang = true
 	return s
 }
 
-func gangAlloc(id string, ask int64) Allocation {
-	return Allocation{ID: id, Node: "n1:1", AskID: ask, Resources: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}}
+func gangAlloc(id string, ask int64) decision.Allocation {
+	return decision.Allocation{ID: id, Node: "n1:1", AskID: ask, Resources: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}}
 }
 
 func TestReconcileGangHoldsUntilComplete(t *testing.T) {
 	spec := gangSpec(3)
-	p := Reconcile(spec, Observed{NextAskID: 1})
-	require.Equal(t, []AskUpdate{{ID: 1, Count: 3}}, p.Send)
+	p := decision.Reconcile(spec, decision.Observed{NextAskID: 1})
+	require.Equal(t, []decision.AskUpdate{{ID: 1, Count: 3}}, p.Send)
 
 	// Two of three arrive: held, nothing started.
-	p = Reconcile(spec, Observed{Asks: p.Asks, NextAskID: p.NextAskID, NewAllocations: []Allocation{gangAlloc("c1", 1), gangAlloc("c2", 1)}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, NextAskID: p.NextAskID, NewAllocations: []decision.Allocation{gangAlloc("c1", 1), gangAlloc("c2", 1)}})
 	assert.Empty(t, p.Launch)
 	assert.Len(t, p.Hold, 2)
 	assert.False(t, p.StartHeld)
-	held := []Container{{ID: "c1", Phase: contract.Held}, {ID: "c2", Phase: contract.Held}}
+	held := []decision.Container{{ID: "c1", Phase: contract.Held}, {ID: "c2", Phase: contract.Held}}
 
 	// The third: the gang is complete, all start.
-	p = Reconcile(spec, Observed{Asks: p.Asks, NextAskID: p.NextAskID, Containers: held, NewAllocations: []Allocation{gangAlloc("c3", 1)}})
+	p = decision.Reconcile(spec, decision.Observed{Asks: p.Asks, NextAskID: p.NextAskID, Containers: held, NewAllocations: []decision.Allocation{gangAlloc("c3", 1)}})
 	assert.Empty(t, p.Launch)
 	assert.Len(t, p.Hold, 1)
 	assert.True(t, p.StartHeld)
@@ -44,12 +45,12 @@ func TestReconcileGangHoldsUntilComplete(t *testing.T) {
 
 func TestReconcileGangRestartsWhenARankFails(t *testing.T) {
 	spec := gangSpec(3)
-	running := []Container{
+	running := []decision.Container{
 		{ID: "c1", Phase: contract.Running},
-		{ID: "c2", Phase: contract.Completed, Exit: Exit{Status: 3, Class: contract.ExitFailed}},
+		{ID: "c2", Phase: contract.Completed, Exit: decision.Exit{Status: 3, Class: contract.ExitFailed}},
 		{ID: "c3", Phase: contract.Running},
 	}
-	p := Reconcile(spec, Observed{Containers: running, NextAskID: 2})
+	p := decision.Reconcile(spec, decision.Observed{Containers: running, NextAskID: 2})
 	assert.True(t, p.NewRound)
 	assert.Contains(t, p.RoundReason, "c2")
 	assert.ElementsMatch(t, []string{"c1", "c3"}, []string{p.Stop[0].ID, p.Stop[1].ID}, "the other ranks stop")
@@ -62,31 +63,31 @@ func TestReconcileGangRestartsWhenARankFails(t *testing.T) {
 			running[i].Phase = contract.Stopping
 		}
 	}
-	p = Reconcile(spec, Observed{Containers: running, NextAskID: 2, Round: 1})
+	p = decision.Reconcile(spec, decision.Observed{Containers: running, NextAskID: 2, Round: 1})
 	assert.False(t, p.NewRound)
-	assert.Equal(t, []AskUpdate{{ID: 2, Count: 3}}, p.Send)
+	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 3}}, p.Send)
 
 	// Preemption restarts too, without counting.
-	pre := []Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Completed, Exit: Exit{Status: -102, Class: contract.ExitPreempted}}}
-	p = Reconcile(gangSpec(2), Observed{Containers: pre, NextAskID: 2})
+	pre := []decision.Container{{ID: "c1", Phase: contract.Running}, {ID: "c2", Phase: contract.Completed, Exit: decision.Exit{Status: -102, Class: contract.ExitPreempted}}}
+	p = decision.Reconcile(gangSpec(2), decision.Observed{Containers: pre, NextAskID: 2})
 	assert.True(t, p.NewRound)
 	assert.Equal(t, 0, p.FailureCount)
 }
 
 func TestReconcileGangSucceedsAsARoundAndRestartsOnANewSize(t *testing.T) {
-	done := []Container{{ID: "a", Phase: contract.Completed, Exit: Exit{Class: contract.ExitSucceeded}}, {ID: "b", Phase: contract.Completed, Exit: Exit{Class: contract.ExitSucceeded}}}
-	p := Reconcile(gangSpec(2), Observed{Containers: done, NextAskID: 2})
+	done := []decision.Container{{ID: "a", Phase: contract.Completed, Exit: decision.Exit{Class: contract.ExitSucceeded}}, {ID: "b", Phase: contract.Completed, Exit: decision.Exit{Class: contract.ExitSucceeded}}}
+	p := decision.Reconcile(gangSpec(2), decision.Observed{Containers: done, NextAskID: 2})
 	require.NotNil(t, p.Done)
 	assert.Equal(t, contract.Succeeded, p.Done.Status)
 
 	// Successes of an earlier round do not count towards the current one.
-	p = Reconcile(gangSpec(2), Observed{Containers: done, NextAskID: 2, Round: 1})
+	p = decision.Reconcile(gangSpec(2), decision.Observed{Containers: done, NextAskID: 2, Round: 1})
 	assert.Nil(t, p.Done)
-	assert.Equal(t, []AskUpdate{{ID: 2, Count: 2}}, p.Send)
+	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 2}}, p.Send)
 
 	// The driver declares 3 while a round of 2 runs: a new round of 3.
-	running := []Container{{ID: "a", Phase: contract.Running}, {ID: "b", Phase: contract.Running}}
-	p = Reconcile(gangSpec(3), Observed{Containers: running, NextAskID: 2})
+	running := []decision.Container{{ID: "a", Phase: contract.Running}, {ID: "b", Phase: contract.Running}}
+	p = decision.Reconcile(gangSpec(3), decision.Observed{Containers: running, NextAskID: 2})
 	assert.True(t, p.NewRound)
 	assert.Contains(t, p.RoundReason, "requirement changed to 3")
 }
@@ -119,7 +120,7 @@ func TestLoopGangTimeoutReleasesWhatItHolds(t *testing.T) {
 	f.MaxAllocations = 2
 	m, _ = f.newAM(t, gangSpec(3))
 	m.cfg.GangTimeout = 300 * time.Millisecond
-	m.policy = NewPolicy(PolicyConfig{OnPendingTimeout: PendingFail})
+	m.policy = decision.NewPolicy(decision.PolicyConfig{OnPendingTimeout: decision.PendingFail})
 	out := run(t, m)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "taskexecutor.gang-timeout")

@@ -7,12 +7,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // member is a tracked container of a gang round, for the gangState tests.
 func member(id, node string, round int, phase contract.Phase) *tracked {
-	return &tracked{Container: Container{ID: id, Node: node, Round: round, Phase: phase}}
+	return &tracked{Container: decision.Container{ID: id, Node: node, Round: round, Phase: phase}}
 }
 
 // TestGangStateFormsWithItsHeldMembers: Held lists the round's held containers only, Form books the
@@ -66,7 +67,7 @@ func TestGangStateNewRoundAfterATimeout(t *testing.T) {
 		assert.False(t, g.Formed())
 		assert.False(t, g.TimedOut(now.Add(tc.timeout), tc.timeout), "the deadline counts from the end of the wait")
 		assert.True(t, g.TimedOut(now.Add(tc.retry+tc.timeout), tc.timeout))
-		assert.Equal(t, ElasticObserved{Expect: 3}, g.Elastic(now, time.Minute, tc.timeout))
+		assert.Equal(t, decision.ElasticObserved{Expect: 3}, g.Elastic(now, time.Minute, tc.timeout))
 	}
 }
 
@@ -85,12 +86,12 @@ func TestGangStateCarriesHeldContainersIntoTheNextRound(t *testing.T) {
 // round's growth is due once it ran for the interval.
 func TestGangStateElasticObserved(t *testing.T) {
 	var g gangState
-	assert.Equal(t, ElasticObserved{}, g.Elastic(t0, time.Minute, time.Minute), "no round asked for yet")
+	assert.Equal(t, decision.ElasticObserved{}, g.Elastic(t0, time.Minute, time.Minute), "no round asked for yet")
 	g.Begin(t0)
-	assert.Equal(t, ElasticObserved{Deadline: true}, g.Elastic(t0.Add(time.Minute), time.Minute, time.Minute))
+	assert.Equal(t, decision.ElasticObserved{Deadline: true}, g.Elastic(t0.Add(time.Minute), time.Minute, time.Minute))
 	g.Form(nil, gangSpec(2), t0.Add(time.Minute))
-	assert.Equal(t, ElasticObserved{}, g.Elastic(t0.Add(time.Minute+59*time.Second), time.Minute, time.Minute))
-	assert.Equal(t, ElasticObserved{GrowDue: true}, g.Elastic(t0.Add(2*time.Minute), time.Minute, time.Minute))
+	assert.Equal(t, decision.ElasticObserved{}, g.Elastic(t0.Add(time.Minute+59*time.Second), time.Minute, time.Minute))
+	assert.Equal(t, decision.ElasticObserved{GrowDue: true}, g.Elastic(t0.Add(2*time.Minute), time.Minute, time.Minute))
 }
 
 // TestGangStateRanksOnceEveryMemberReported: no rendezvous before the round formed, while a member

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -38,7 +39,7 @@ func TestSharedGPUStopsTheLaterContainer(t *testing.T) {
 	m := apiAM(t)
 	h := m.Handler(testSecret)
 	add := func(id, node string) *tracked {
-		c := &tracked{Container: Container{ID: id, Node: node, Phase: contract.Running, Resources: te}}
+		c := &tracked{Container: decision.Container{ID: id, Node: node, Phase: contract.Running, Resources: te}}
 		m.rec.byID[id] = c
 		m.rec.seq = append(m.rec.seq, c)
 		return c
@@ -67,7 +68,7 @@ func TestSharedGPUStopsTheLaterContainer(t *testing.T) {
 	assert.Contains(t, e.Message, "not counted")
 	assert.Equal(t, contract.Stopping, c3.Phase, "the later container is stopped")
 	assert.Equal(t, contract.Running, m.rec.byID["c1"].Phase, "the holder keeps running")
-	m.rec.completed(c3, Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
+	m.rec.completed(c3, decision.Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
 	assert.False(t, c3.Exit.Class.Counts(), "the first stops on a node are not the worker's failure")
 	assert.Equal(t, http.StatusConflict, report("c3", gpuReport("GPU-cccc")), "a stopped container reports no more")
 
@@ -80,7 +81,7 @@ func TestSharedGPUStopsTheLaterContainer(t *testing.T) {
 	evs = eventsOfType(m, contract.EventGPUShared)
 	require.Len(t, evs, 3)
 	assert.Contains(t, evs[2].Message, "counts as a failure")
-	m.rec.completed(last, Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
+	m.rec.completed(last, decision.Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
 	assert.True(t, last.Exit.Class.Counts(), "the third stop on one node counts: %+v", last.Exit)
 }
 
@@ -95,7 +96,7 @@ func TestReportsOnlyForLiveContainers(t *testing.T) {
 	assert.Contains(t, rec.Body.String(), "COMPLETED")
 	assert.Nil(t, m.rec.byID["c2"].infos)
 	assert.Equal(t, before, m.events.LastID(), "no event")
-	held := &tracked{Container: Container{ID: "h1", Node: "n1:1", Phase: contract.Held, Resources: te}}
+	held := &tracked{Container: decision.Container{ID: "h1", Node: "n1:1", Phase: contract.Held, Resources: te}}
 	m.rec.byID["h1"] = held
 	assert.Equal(t, http.StatusConflict, post(t, h, "/api/v1/containers/h1/report", "Bearer "+testSecret, `{}`).Code)
 	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, `{}`).Code)
@@ -108,7 +109,7 @@ func TestSharedGPUIgnoresAContainerWhoseWorkerExited(t *testing.T) {
 	m := apiAM(t)
 	h := m.Handler(testSecret)
 	add := func(id string) *tracked {
-		c := &tracked{Container: Container{ID: id, Node: "n1:1", Phase: contract.Running, Resources: te}}
+		c := &tracked{Container: decision.Container{ID: id, Node: "n1:1", Phase: contract.Running, Resources: te}}
 		m.rec.byID[id] = c
 		m.rec.seq = append(m.rec.seq, c)
 		return c

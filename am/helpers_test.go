@@ -2,7 +2,9 @@ package am
 
 import (
 	"os/exec"
+	"time"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -21,3 +23,13 @@ func credsWithAMRM() *yarnrpc.Credentials {
 }
 
 func execBash(script string) *exec.Cmd { return exec.Command("/bin/bash", "-c", script) }
+
+// te is a TaskExecutor's capability with one GPU, as the decision's tests ask for it.
+var te = contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}
+
+// t0 is the tests' start of time.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func alloc(id string, ask int64, c contract.Capability) decision.Allocation {
+	return decision.Allocation{ID: id, Node: "n1:1", AskID: ask, Resources: c}
+}

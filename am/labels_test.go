@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -14,7 +15,7 @@ import (
 // TestResourceRequestCarriesTheNodeLabel: taskexecutor.node-label is the "*" request's
 // node_label_expression; without it the field is not sent (the queue's default partition).
 func TestResourceRequestCarriesTheNodeLabel(t *testing.T) {
-	a := &AM{cfg: Config{NodeLabel: "gpu", Spec: Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
+	a := &AM{cfg: Config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
 	rr := a.resourceRequest(7, 3)
 	require.NotNil(t, rr.NodeLabelExpression)
 	assert.Equal(t, "gpu", rr.GetNodeLabelExpression())
@@ -27,7 +28,7 @@ func TestResourceRequestCarriesTheNodeLabel(t *testing.T) {
 // TestLocalityRequestsCarryTheLabelOnStarOnly: the RM refuses a label expression on a host or rack
 // request, so spreading keeps it on the "*" request only.
 func TestLocalityRequestsCarryTheLabelOnStarOnly(t *testing.T) {
-	a := &AM{cfg: Config{NodeLabel: "gpu", Spec: Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
+	a := &AM{cfg: Config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
 	reqs := localityRequests(a.resourceRequest(1, 2), []hostShare{{Host: "h1", Rack: "/r1", Count: 2}}, nil)
 	require.Len(t, reqs, 3)
 	for _, r := range reqs {
@@ -58,7 +59,7 @@ func TestEvidenceCountsOnlyThePartition(t *testing.T) {
 	assert.Equal(t, 1, ev.Nodes)
 	assert.Equal(t, int64(2), ev.ClusterTotal["yarn.io/gpu"])
 	assert.Equal(t, "g:1", ev.LargestNode)
-	msg := NotEnoughResourcesEvent(ev, PendingWait).Message
+	msg := NotEnoughResourcesEvent(ev, decision.PendingWait).Message
 	assert.Contains(t, msg, `node-label partition "gpu" (1 nodes) total`)
 	assert.NotContains(t, msg, "cluster (")
 	assert.Empty(t, InPartition(nodes, "tpu"))

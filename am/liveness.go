@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -305,7 +306,7 @@ func (a *AM) lostLocked(t *tracked, silent time.Duration, evidence string) {
 		}
 	}
 	a.emit(LostEvent(t.ID, t.Node, why))
-	a.exitedLocked(t, a.rec.completed(t, Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why}))
+	a.exitedLocked(t, a.rec.completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why}))
 	a.news = true
 	a.poke()
 }
@@ -328,7 +329,7 @@ func (a *AM) nodeBackLocked(node, why string) {
 	if !a.live.NodeBack(node) {
 		return
 	}
-	if _, ok := a.policy.excluded[node]; ok {
+	if a.policy.IsExcluded(node) {
 		return // the failure policy excluded it too; its own timeout lifts it
 	}
 	a.excl.Lift(node)

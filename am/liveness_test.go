@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -86,7 +87,7 @@ func running(t *testing.T, m *AM, c *fakecluster.Cluster, n int64, node string) 
 	c.Mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tr := m.rec.accepted(Allocation{ID: id, Node: node, AskID: 1, Resources: gpuSpec(1, 0).Capability}, &hadooppb.ContainerProto{Id: cid}, 0, false)
+	tr := m.rec.accepted(decision.Allocation{ID: id, Node: node, AskID: 1, Resources: gpuSpec(1, 0).Capability}, &hadooppb.ContainerProto{Id: cid}, 0, false)
 	m.rec.launched(tr)
 	return tr
 }
@@ -300,7 +301,7 @@ func TestLivenessLostRankRestartsTheGangRound(t *testing.T) {
 	require.Equal(t, contract.Completed, phase(m, a))
 	require.Equal(t, contract.Running, phase(m, b))
 	m.mu.Lock()
-	plan := Reconcile(m.specLocked(), m.observedLocked(clock.Now()))
+	plan := decision.Reconcile(m.specLocked(), m.observedLocked(clock.Now()))
 	m.mu.Unlock()
 	assert.True(t, plan.NewRound, "the lost rank ends the round")
 	require.Len(t, plan.Stop, 1)

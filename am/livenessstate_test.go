@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 func runningTE(id string, launched time.Time) *tracked {
-	return &tracked{Container: Container{ID: id, Node: "n1:1", Phase: contract.Running}, launchedAt: launched,
+	return &tracked{Container: decision.Container{ID: id, Node: "n1:1", Phase: contract.Running}, launchedAt: launched,
 		cid: &hadooppb.ContainerIdProto{Id: proto.Int64(1)}}
 }
 

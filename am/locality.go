@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -242,7 +243,7 @@ func (a *AM) spreadRoom(ctx context.Context) int {
 		return 0 // the last plan added no ask, and nothing it depends on changed since
 	}
 	obs := a.observedLocked(now)
-	dry := Reconcile(a.specLocked(), obs)
+	dry := decision.Reconcile(a.specLocked(), obs)
 	a.mu.Unlock()
 	if dry.NextAskID == max(obs.NextAskID, 1) {
 		return 0

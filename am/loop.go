@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -28,7 +29,7 @@ func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 // outcome, then deletes the staging directory. When ctx ends (SIGTERM from the NodeManager: the
 // application is being killed) it deletes the staging directory at once and returns an outcome with
 // status KILLED and ctx's error.
-func (a *AM) Run(ctx context.Context) (Outcome, error) {
+func (a *AM) Run(ctx context.Context) (decision.Outcome, error) {
 	var wg sync.WaitGroup
 	wctx, stopWorkers := context.WithCancel(ctx)
 	for i := 0; i < a.cfg.LaunchWorkers; i++ {
@@ -51,11 +52,11 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 				ev = AllocationRejectedEvent("", 0, -1, "", u.why) // the client's pre-flight wording (CheckAsk)
 			}
 			ev = a.emit(ev)
-			out := Outcome{Status: contract.Failed, Diagnostics: ev.Message}
+			out := decision.Outcome{Status: contract.Failed, Diagnostics: ev.Message}
 			a.log.WithField("key", ev.Key).Error("am: " + out.Diagnostics)
 			return out, a.finish(ctx, out)
 		}
-		return Outcome{}, err
+		return decision.Outcome{}, err
 	}
 	a.setState(contract.StateRunning)
 	a.mu.Lock()
@@ -65,7 +66,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 	if a.cfg.Driver != nil {
 		d, err := a.startDriver(ctx)
 		if err != nil {
-			out := Outcome{Status: contract.Failed, Diagnostics: err.Error()}
+			out := decision.Outcome{Status: contract.Failed, Diagnostics: err.Error()}
 			return out, a.finish(ctx, out)
 		}
 		driverDone = d
@@ -75,7 +76,7 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 	actOnly := false // reconcile on the last heartbeat's news without another allocate
 	for {
 		plan := a.reconcile(ctx)
-		var out *Outcome
+		var out *decision.Outcome
 		if plan.Done != nil {
 			out = plan.Done
 		}
@@ -102,16 +103,16 @@ func (a *AM) Run(ctx context.Context) (Outcome, error) {
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):
-				out := Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
+				out := decision.Outcome{Status: contract.Failed, Diagnostics: rej.ev.Message}
 				return out, a.finish(ctx, out)
 			case errors.Is(err, errShutdown):
 				a.setState(contract.StateShutdown)
-				return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
+				return decision.Outcome{Status: contract.Failed, Diagnostics: err.Error()}, err
 			default:
 				errs++
 				a.log.WithError(err).WithField("consecutive", errs).Warn("am: allocate failed")
 				if errs >= maxAllocateErrors {
-					return Outcome{Status: contract.Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
+					return decision.Outcome{Status: contract.Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
 				}
 			}
 			if err == nil && a.takeNews() {

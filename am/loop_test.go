@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -43,7 +44,7 @@ type fakeStaging struct{ deleted int }
 
 func (s *fakeStaging) Delete(context.Context) error { s.deleted++; return nil }
 
-func (f *fakeCluster) newAM(t *testing.T, spec Spec) (*AM, *fakeStaging) {
+func (f *fakeCluster) newAM(t *testing.T, spec decision.Spec) (*AM, *fakeStaging) {
 	t.Helper()
 	co := yarnrpc.ConnOptions{Logger: quietLog}
 	rm, err := yarnrpc.NewAMClientAt([]string{f.Scheduler.Addr()}, co, yarnrpc.Token{Identifier: amrmID, Password: amrmPW, Kind: yarnrpc.AMRMTokenKind}, "alice")
@@ -58,11 +59,11 @@ func (f *fakeCluster) newAM(t *testing.T, spec Spec) (*AM, *fakeStaging) {
 	return m, st
 }
 
-var gpuSpec = func(n, maxFail int) Spec {
-	return Spec{Instances: n, MaxFailures: maxFail, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}}
+var gpuSpec = func(n, maxFail int) decision.Spec {
+	return decision.Spec{Instances: n, MaxFailures: maxFail, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}}
 }
 
-func run(t *testing.T, m *AM) Outcome {
+func run(t *testing.T, m *AM) decision.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -207,10 +208,10 @@ func TestLoopAMRMTokenRollover(t *testing.T) {
 func TestLoopServiceReplacesExitedAndKillDeletesStaging(t *testing.T) {
 	f := newFakeCluster(t)
 	spec := gpuSpec(1, 3)
-	spec.Mode = Service
+	spec.Mode = decision.Service
 	m, st := f.newAM(t, spec)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Outcome, 1)
+	done := make(chan decision.Outcome, 1)
 	go func() { out, _ := m.Run(ctx); done <- out }()
 	require.Eventually(t, func() bool { f.Mu.Lock(); defer f.Mu.Unlock(); return len(f.Started) >= 3 }, 10*time.Second, 5*time.Millisecond,
 		"a service replaces TaskExecutors that exit 0")

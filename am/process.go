@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/jobfile"
@@ -33,7 +34,7 @@ type ProcessOptions struct {
 	HeartbeatSlow   time.Duration
 	LaunchWorkers   int
 	FinishedHistory int
-	Policy          PolicyConfig
+	Policy          decision.PolicyConfig
 	// MaxEventStreams and MaxEventStreamsPerClient bound concurrent event streams (0 = the defaults,
 	// web.DefaultMaxEventStreams and web.DefaultMaxEventStreamsPerClient).
 	MaxEventStreams, MaxEventStreamsPerClient int
@@ -233,13 +234,13 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		return 1, err
 	}
 
-	mode := Batch
+	mode := decision.Batch
 	if a.Service {
-		mode = Service
+		mode = decision.Service
 	}
 	amc := Config{
 		App: app,
-		Spec: Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
+		Spec: decision.Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
 			Gang: job.TaskExecutor.Gang, MinInstances: job.TaskExecutor.MinInstances},
 		GangTimeout:     job.TaskExecutor.GangTimeout,
 		ElasticInterval: job.TaskExecutor.ElasticInterval,

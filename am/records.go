@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -30,12 +31,12 @@ type records struct {
 	// containers the copy was 4.5 MB of garbage and 4 ms of CPU per heartbeat).
 	seq      []*tracked
 	seqDirty bool // seq holds forgotten containers (compact)
-	obsBuf   []Container
+	obsBuf   []decision.Container
 	// finished holds the finished containers still recorded, oldest first (at most history);
 	// forgotten counts those dropped; completedN, succeededN and failedN count every finished
 	// container, dropped or not.
 	finished                        []*tracked
-	forgotten                       Forgotten
+	forgotten                       decision.Forgotten
 	completedN, succeededN, failedN int
 	history                         int
 	// inFlight counts accepted containers whose startContainers has not returned yet.
@@ -65,8 +66,8 @@ func (r *records) get(id string) *tracked { return r.byID[id] }
 
 // accepted records an allocation the AM keeps: it is launching from now on, or held until its gang
 // is complete (held).
-func (r *records) accepted(l Allocation, p *hadooppb.ContainerProto, round int, held bool) *tracked {
-	t := &tracked{Container: Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Resources: l.Resources, Round: round}, allocatedAt: r.now()}
+func (r *records) accepted(l decision.Allocation, p *hadooppb.ContainerProto, round int, held bool) *tracked {
+	t := &tracked{Container: decision.Container{ID: l.ID, Node: l.Node, AskID: l.AskID, Resources: l.Resources, Round: round}, allocatedAt: r.now()}
 	if p != nil {
 		t.cid, t.token = p.GetId(), p.GetContainerToken() // not the rest of the allocation
 	}
@@ -90,7 +91,7 @@ func (r *records) startHeld(t *tracked) {
 // releasedHeld: a held container goes back to the RM without having started.
 func (r *records) releasedHeld(t *tracked, why string) []contract.Event {
 	r.setPhase(t, contract.Completed)
-	t.Exit = Exit{Status: contract.ExitStatusAborted, Class: contract.ExitKilledByAM, Diagnostics: why}
+	t.Exit = decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitKilledByAM, Diagnostics: why}
 	return r.finish(t)
 }
 
@@ -106,7 +107,7 @@ func (r *records) launched(t *tracked) []contract.Event {
 func (r *records) launchFailed(t *tracked, reason string) []contract.Event {
 	r.inFlight--
 	r.setPhase(t, contract.Completed)
-	t.Exit = Exit{Status: contract.ExitStatusInvalid, Class: contract.ExitLaunchFailed, Diagnostics: reason}
+	t.Exit = decision.Exit{Status: contract.ExitStatusInvalid, Class: contract.ExitLaunchFailed, Diagnostics: reason}
 	return append([]contract.Event{LaunchFailedEvent(t.ID, t.Node, reason)}, r.finish(t)...)
 }
 
@@ -126,13 +127,13 @@ func (r *records) stopping(t *tracked) (stopNow bool) {
 // stoppedBeforeStart: a container stopped while its launch was in flight never started.
 func (r *records) stoppedBeforeStart(t *tracked) []contract.Event {
 	r.setPhase(t, contract.Completed)
-	t.Exit = Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
+	t.Exit = decision.Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM, Diagnostics: "stopped before it started (the requirement went down)"}
 	return r.finish(t)
 }
 
 // completed: the RM reports the container ended with exit. A container the AM was stopping ended
 // because the AM stopped it, whatever status the NodeManager reports.
-func (r *records) completed(t *tracked, exit Exit) []contract.Event {
+func (r *records) completed(t *tracked, exit decision.Exit) []contract.Event {
 	t.NeverStarted = t.Phase == contract.Held
 	if t.Phase == contract.Launching {
 		r.inFlight-- // the launch worker will find it completed
@@ -212,7 +213,7 @@ func (r *records) finish(t *tracked) []contract.Event {
 		old := r.finished[0]
 		r.finished[0] = nil // the backing array must not keep it alive
 		r.finished = r.finished[1:]
-		r.forgotten.add(old.Exit)
+		r.forgotten.Add(old.Exit)
 		delete(r.byID, old.ID)
 		old.forgotten = true
 		r.seqDirty = true
@@ -248,7 +249,7 @@ func (r *records) compact() {
 
 // observed is the containers as Reconcile sees them, in the order they were accepted. The slice is
 // reused by the next call: Reconcile keeps copies only (Plan.Failures, Plan.Stop).
-func (r *records) observed() []Container {
+func (r *records) observed() []decision.Container {
 	r.compact()
 	r.obsBuf = r.obsBuf[:0]
 	for _, t := range r.seq {
@@ -297,7 +298,7 @@ func (r *records) count(p contract.Phase, d int) {
 // adopted records a container an earlier attempt of the AM started and YARN handed over to this one:
 // it is running.
 func (r *records) adopted(id, node string, res contract.Capability, cid *hadooppb.ContainerIdProto) *tracked {
-	t := &tracked{Container: Container{ID: id, Node: node, AskID: -1, Resources: res}, cid: cid}
+	t := &tracked{Container: decision.Container{ID: id, Node: node, AskID: -1, Resources: res}, cid: cid}
 	r.byID[id] = t
 	r.seq = append(r.seq, t)
 	r.setPhase(t, contract.Running)
@@ -323,7 +324,7 @@ func (r *records) restoreCounts(s *State) {
 
 // tracked is a container the AM accepted, with what it needs to launch and stop it.
 type tracked struct {
-	Container
+	decision.Container
 	cid *hadooppb.ContainerIdProto // to stop and release it (nil when the RM's allocation was not kept)
 	// token is the container token for startContainers; dropped once the start returned (it is most
 	// of a container's allocation).

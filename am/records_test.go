@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -18,7 +19,7 @@ import (
 
 // noFailurePolicy turns off the failure policy's rate limit, node exclusion and restart backoff, so
 // that only taskexecutor.max-failures (Reconcile) judges failures.
-var noFailurePolicy = PolicyConfig{MaxFailureRate: -1, NodeMaxFailures: -1, FailureWindow: time.Nanosecond,
+var noFailurePolicy = decision.PolicyConfig{MaxFailureRate: -1, NodeMaxFailures: -1, FailureWindow: time.Nanosecond,
 	RestartBackoff: time.Nanosecond, RestartBackoffMax: time.Nanosecond}
 
 // finishedListed counts the finished containers a status lists.
@@ -44,12 +45,12 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 		return 0
 	}
 	spec := gpuSpec(50, total) // max-failures above what can fail: the service runs on
-	spec.Mode = Service
+	spec.Mode = decision.Service
 	m, _ := f.newAM(t, spec)
 	m.cfg.FinishedHistory, m.rec.history = history, history
-	m.policy = NewPolicy(noFailurePolicy)
+	m.policy = decision.NewPolicy(noFailurePolicy)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Outcome, 1)
+	done := make(chan decision.Outcome, 1)
 	go func() { out, _ := m.Run(ctx); done <- out }()
 
 	maxListed, maxRecords := 0, 0
@@ -106,10 +107,10 @@ func TestLoopFailureLimitCountsForgottenFailures(t *testing.T) {
 	f := newFakeCluster(t)
 	f.ExitCode = func(int) int32 { return 3 }
 	spec := gpuSpec(2, 20)
-	spec.Mode = Service
+	spec.Mode = decision.Service
 	m, _ := f.newAM(t, spec)
 	m.cfg.FinishedHistory, m.rec.history = 2, 2
-	m.policy = NewPolicy(noFailurePolicy)
+	m.policy = decision.NewPolicy(noFailurePolicy)
 	out := run(t, m)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Regexp(t, `^2[12] TaskExecutors failed, more than taskexecutor.max-failures = 20 allows \(exit code 3 ×2[12]\)`, out.Diagnostics,
@@ -121,11 +122,11 @@ func TestLoopFailureLimitCountsForgottenFailures(t *testing.T) {
 }
 
 func TestReconcileCountsForgottenContainers(t *testing.T) {
-	failed := Container{ID: "c9", Node: "n1:1", Phase: contract.Completed, Exit: Exit{Status: 3, Class: contract.ExitFailed}}
-	spec := Spec{Instances: 1, Capability: te, MaxFailures: 3, Mode: Service}
-	obs := Observed{Containers: []Container{failed}, NextAskID: 1,
-		Forgotten: Forgotten{Succeeded: 40, Failed: 3, FailedExits: map[int32]int{3: 2, 1: 1}}}
-	p := Reconcile(spec, obs)
+	failed := decision.Container{ID: "c9", Node: "n1:1", Phase: contract.Completed, Exit: decision.Exit{Status: 3, Class: contract.ExitFailed}}
+	spec := decision.Spec{Instances: 1, Capability: te, MaxFailures: 3, Mode: decision.Service}
+	obs := decision.Observed{Containers: []decision.Container{failed}, NextAskID: 1,
+		Forgotten: decision.Forgotten{Succeeded: 40, Failed: 3, FailedExits: map[int32]int{3: 2, 1: 1}}}
+	p := decision.Reconcile(spec, obs)
 	assert.True(t, p.LimitReached)
 	assert.Equal(t, 4, p.FailureCount)
 	require.NotNil(t, p.Done)
@@ -133,15 +134,15 @@ func TestReconcileCountsForgottenContainers(t *testing.T) {
 	assert.Empty(t, p.Send, "nothing more is asked for")
 
 	obs.Forgotten.Failed, obs.Forgotten.FailedExits = 2, map[int32]int{3: 2}
-	p = Reconcile(spec, obs)
+	p = decision.Reconcile(spec, obs)
 	assert.False(t, p.LimitReached, "3 failures, 3 allowed")
-	assert.Equal(t, []AskUpdate{{ID: 1, Count: 1}}, p.Send, "a service replaces its TaskExecutor whatever succeeded before")
+	assert.Equal(t, []decision.AskUpdate{{ID: 1, Count: 1}}, p.Send, "a service replaces its TaskExecutor whatever succeeded before")
 
-	batch := Spec{Instances: 5, Capability: te, MaxFailures: 3}
-	p = Reconcile(batch, Observed{NextAskID: 1, Forgotten: Forgotten{Succeeded: 3}})
-	assert.Equal(t, []AskUpdate{{ID: 1, Count: 2}}, p.Send, "batch: the forgotten successes are done")
-	p = Reconcile(batch, Observed{NextAskID: 1, Containers: []Container{{ID: "c1", Phase: contract.Completed, Exit: Exit{Class: contract.ExitSucceeded}}},
-		Forgotten: Forgotten{Succeeded: 4}})
+	batch := decision.Spec{Instances: 5, Capability: te, MaxFailures: 3}
+	p = decision.Reconcile(batch, decision.Observed{NextAskID: 1, Forgotten: decision.Forgotten{Succeeded: 3}})
+	assert.Equal(t, []decision.AskUpdate{{ID: 1, Count: 2}}, p.Send, "batch: the forgotten successes are done")
+	p = decision.Reconcile(batch, decision.Observed{NextAskID: 1, Containers: []decision.Container{{ID: "c1", Phase: contract.Completed, Exit: decision.Exit{Class: contract.ExitSucceeded}}},
+		Forgotten: decision.Forgotten{Succeeded: 4}})
 	require.NotNil(t, p.Done)
 	assert.Equal(t, contract.Succeeded, p.Done.Status)
 }
@@ -198,7 +199,7 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	c := newChurnCluster()
 	c.setLimit(warm)
 	m, err := New(Config{App: "application_1700000000000_0009", Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
-		Spec:          Spec{Instances: 500, Mode: Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
+		Spec:          decision.Spec{Instances: 500, Mode: decision.Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Millisecond, Policy: noFailurePolicy,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog})
 	require.NoError(t, err)
@@ -254,7 +255,7 @@ func TestRecordsPhaseCountersMatchTheRecords(t *testing.T) {
 		assert.Equal(t, []int{l, run, s}, []int{gl, grun, gs}, what)
 	}
 	alloc := func(id string, held bool) *tracked {
-		return r.accepted(Allocation{ID: id, Node: "n:1", AskID: 1, Resources: te}, nil, 0, held)
+		return r.accepted(decision.Allocation{ID: id, Node: "n:1", AskID: 1, Resources: te}, nil, 0, held)
 	}
 	step := func(what string, f func()) {
 		t.Helper()
@@ -271,11 +272,11 @@ func TestRecordsPhaseCountersMatchTheRecords(t *testing.T) {
 	step("stopping while launching", func() { r.stopping(d) })
 	step("stopped before start", func() { r.stoppedBeforeStart(d) })
 	step("stopping while running", func() { r.stopping(b) })
-	step("completed while stopping", func() { r.completed(b, Exit{Status: 143, Class: contract.ExitKilledByAM}) })
+	step("completed while stopping", func() { r.completed(b, decision.Exit{Status: 143, Class: contract.ExitKilledByAM}) })
 	step("start held", func() { r.startHeld(h) })
-	step("completed while launching", func() { r.completed(h, Exit{Status: 1, Class: contract.ExitFailed}) })
+	step("completed while launching", func() { r.completed(h, decision.Exit{Status: 1, Class: contract.ExitFailed}) })
 	step("adopted", func() { r.adopted("e", "n:1", te, nil) })
-	step("completed", func() { r.completed(a, Exit{Status: 0, Class: contract.ExitSucceeded}) })
+	step("completed", func() { r.completed(a, decision.Exit{Status: 0, Class: contract.ExitSucceeded}) })
 	_, _, _, completed := r.phases()
 	assert.Equal(t, 5, completed) // c, d, b, h, a
 	assert.Zero(t, r.inFlight)

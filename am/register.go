@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -18,9 +19,9 @@ import (
 // AM_RESYNC or ApplicationMasterNotRegistered), finish (unregister with the outcome), a kill, and the
 // staging directory's deletion.
 
-func (a *AM) killed() Outcome {
+func (a *AM) killed() decision.Outcome {
 	a.setState(contract.AMState(contract.Killed))
-	out := Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
+	out := decision.Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
 	if a.cfg.KeepStagingOnKill {
 		// The NodeManager stops an AM container the same way for a kill, preemption, memory or a node
 		// going away; only in the first case is this the end. With attempts left, the staging
@@ -108,7 +109,7 @@ func (a *AM) resync(ctx context.Context) error {
 }
 
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.
-func (a *AM) finish(ctx context.Context, out Outcome) error {
+func (a *AM) finish(ctx context.Context, out decision.Outcome) error {
 	a.mu.Lock()
 	a.stopping = true
 	a.state = contract.StateFinishing

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -38,7 +39,7 @@ func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 	a.emitAll(evs)
 	a.metrics.ObserveExit(t.Exit.Class)
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
-	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && a.policy.excludeUnfit(a.cfg.Now(), t.Node) {
+	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {
 		// The node lacks what the job needs: exclude it now (docs/running.md#the-workers-own-error).
 		a.excl.Exclude(t.Node)
 		a.log.WithFields(logrus.Fields{"node": t.Node, "reason": t.Exit.Diagnostics}).Warn("am: excluding a node that cannot run the job's workers")
@@ -76,13 +77,13 @@ func (a *AM) failLocked(reason string) {
 	if a.policyOut != nil {
 		return
 	}
-	a.policyOut = &Outcome{Status: contract.Failed, Diagnostics: reason}
+	a.policyOut = &decision.Outcome{Status: contract.Failed, Diagnostics: reason}
 	a.log.Error("am: " + reason)
 	a.emit(FailureLimitReachedEvent(reason))
 }
 
 // policyOutcome is the application's end decided by the failure policy (nil while none).
-func (a *AM) policyOutcome() *Outcome {
+func (a *AM) policyOutcome() *decision.Outcome {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.policyOut == nil {
@@ -144,7 +145,7 @@ func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 func (a *AM) checkPending(ctx context.Context) {
 	a.mu.Lock()
 	pending := a.asks.Pending()
-	if a.stopping || a.policyOut != nil || a.gang.Formed() && a.specLocked().elastic() {
+	if a.stopping || a.policyOut != nil || a.gang.Formed() && a.specLocked().Elastic() {
 		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (elastic.go)
 	}
 	d := a.policy.ObservePending(a.cfg.Now(), pending, a.progressed)
@@ -213,7 +214,7 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 }
 
 func (a *AM) requirementLocked() contract.Requirement {
-	mode := map[Mode]string{Batch: "batch", Service: "service", Driver: "driver"}[a.cfg.Spec.Mode]
+	mode := map[decision.Mode]string{decision.Batch: "batch", decision.Service: "service", decision.Driver: "driver"}[a.cfg.Spec.Mode]
 	return contract.Requirement{Instances: a.instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
 		ExternalResources: a.cfg.ExternalResources}
 }

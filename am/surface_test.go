@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -30,7 +31,7 @@ func surfaceCluster(nodes int, gpus int64) *fakecluster.Cluster {
 	return c
 }
 
-func newSurfaceAM(t *testing.T, c *fakecluster.Cluster, spec Spec, pol PolicyConfig) (*AM, context.Context, context.CancelFunc) {
+func newSurfaceAM(t *testing.T, c *fakecluster.Cluster, spec decision.Spec, pol decision.PolicyConfig) (*AM, context.Context, context.CancelFunc) {
 	t.Helper()
 	m, err := New(Config{App: "application_1_0001", Spec: spec, Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
 		HeartbeatFast: 5 * time.Millisecond, HeartbeatSlow: 10 * time.Millisecond, LaunchWorkers: 2,
@@ -76,9 +77,9 @@ func is(ty contract.EventType) func(contract.Event) bool {
 func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	s := surfaceCluster(2, 4)
 	s.ExitOn = func(string) (int32, bool) { return 0, false } // they run until stopped
-	spec := Spec{Instances: 3, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
-	m, ctx, cancel := newSurfaceAM(t, s, spec, PolicyConfig{PendingTimeout: 50 * time.Millisecond})
-	done := make(chan Outcome)
+	spec := decision.Spec{Instances: 3, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: decision.Service}
+	m, ctx, cancel := newSurfaceAM(t, s, spec, decision.PolicyConfig{PendingTimeout: 50 * time.Millisecond})
+	done := make(chan decision.Outcome)
 	go func() { out, _ := m.Run(ctx); done <- out }()
 
 	ev := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventNotEnoughResources))
@@ -148,8 +149,8 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 		}
 		return 0, true
 	}
-	spec := Spec{Instances: 3, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 10, Mode: Batch}
-	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{NodeMaxFailures: 2, RestartBackoff: time.Millisecond, RestartBackoffMax: 5 * time.Millisecond})
+	spec := decision.Spec{Instances: 3, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 10, Mode: decision.Batch}
+	m, ctx, _ := newSurfaceAM(t, s, spec, decision.PolicyConfig{NodeMaxFailures: 2, RestartBackoff: time.Millisecond, RestartBackoffMax: 5 * time.Millisecond})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
@@ -173,8 +174,8 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 func TestSurfaceEveryNodeExcludedFailsTheApplication(t *testing.T) {
 	s := surfaceCluster(2, 4)
 	s.ExitOn = func(string) (int32, bool) { return 1, true }
-	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Batch}
-	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{NodeMaxFailures: 1, RestartBackoff: time.Millisecond})
+	spec := decision.Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: decision.Batch}
+	m, ctx, _ := newSurfaceAM(t, s, spec, decision.PolicyConfig{NodeMaxFailures: 1, RestartBackoff: time.Millisecond})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, contract.Failed, out.Status)
@@ -185,16 +186,16 @@ func TestSurfaceEveryNodeExcludedFailsTheApplication(t *testing.T) {
 func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
 	s := surfaceCluster(1, 8)
 	s.ExitOn = func(string) (int32, bool) { return 1, true }
-	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: Service}
-	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{MaxFailureRate: 3, NodeMaxFailures: -1, RestartBackoff: time.Millisecond})
+	spec := decision.Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 100, Mode: decision.Service}
+	m, ctx, _ := newSurfaceAM(t, s, spec, decision.PolicyConfig{MaxFailureRate: 3, NodeMaxFailures: -1, RestartBackoff: time.Millisecond})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "4 TaskExecutor failures within 5m0s, more than --max-failure-rate = 3 allows")
 
 	s = surfaceCluster(1, 2)
-	spec = Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
-	m, ctx, _ = newSurfaceAM(t, s, spec, PolicyConfig{PendingTimeout: 30 * time.Millisecond, OnPendingTimeout: PendingFail})
+	spec = decision.Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: decision.Service}
+	m, ctx, _ = newSurfaceAM(t, s, spec, decision.PolicyConfig{PendingTimeout: 30 * time.Millisecond, OnPendingTimeout: decision.PendingFail})
 	out, err = m.Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, contract.Failed, out.Status)
@@ -205,8 +206,8 @@ func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
 func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	s := surfaceCluster(2, 4)
 	s.Maximum = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
-	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 5}, MaxFailures: 1}
-	m, ctx, _ := newSurfaceAM(t, s, spec, PolicyConfig{})
+	spec := decision.Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 5}, MaxFailures: 1}
+	m, ctx, _ := newSurfaceAM(t, s, spec, decision.PolicyConfig{})
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, contract.Failed, out.Status)
@@ -221,7 +222,7 @@ func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	s = surfaceCluster(2, 4)
 	s.RejectAsks = true
 	s.RejectMessage = "Invalid resource request! Requested resource type=[yarn.io/gpu], Requested resource=<memory:256, vCores:1, yarn.io/gpu: 5>, maximum allowed allocation=<memory:8192, vCores:8, yarn.io/gpu: 4>"
-	m, ctx, _ = newSurfaceAM(t, s, spec, PolicyConfig{})
+	m, ctx, _ = newSurfaceAM(t, s, spec, decision.PolicyConfig{})
 	out, err = m.Run(ctx)
 	require.NoError(t, err, "the loop turns the refusal into the outcome")
 	assert.Equal(t, contract.Failed, out.Status)
@@ -239,8 +240,8 @@ func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
 		}
 		return 0, false
 	}
-	spec := Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 5, Mode: Service}
-	m, ctx, cancel := newSurfaceAM(t, s, spec, PolicyConfig{RestartBackoff: time.Millisecond})
+	spec := decision.Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 1}, MaxFailures: 5, Mode: decision.Service}
+	m, ctx, cancel := newSurfaceAM(t, s, spec, decision.PolicyConfig{RestartBackoff: time.Millisecond})
 	done := make(chan struct{})
 	go func() { _, _ = m.Run(ctx); close(done) }()
 

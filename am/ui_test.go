@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -73,7 +74,7 @@ func TestStatusListsPendingAsks(t *testing.T) {
 	f := newFakeCluster(t)
 	f.MaxAllocations = 1
 	f.ExitCode = func(int) int32 { return 0 }
-	m, _ := f.newAM(t, Spec{Instances: 3, MaxFailures: 3, Mode: Service, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}})
+	m, _ := f.newAM(t, decision.Spec{Instances: 3, MaxFailures: 3, Mode: decision.Service, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _, _ = m.Run(ctx) }()
@@ -228,7 +229,7 @@ func TestNodeRefresherListsWhenWanted(t *testing.T) {
 // A job that asks for no device has no map: the AM never lists the nodes for it.
 func TestNodeViewNotListedWithoutDevices(t *testing.T) {
 	f := newFakeCluster(t)
-	m, _ := f.newAM(t, Spec{Instances: 1, MaxFailures: 1, Capability: contract.Capability{"memory-mb": 512, "vcores": 1}})
+	m, _ := f.newAM(t, decision.Spec{Instances: 1, MaxFailures: 1, Capability: contract.Capability{"memory-mb": 512, "vcores": 1}})
 	nodes := &fakeNodes{gpus: 4}
 	m.cfg.Cluster = nodes
 	srv := httptest.NewServer(m.Handler("s3cret"))

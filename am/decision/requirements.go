@@ -1,4 +1,4 @@
-package am
+package decision
 
 import (
 	"github.com/yarn-am/yarn-am/container/contract"

@@ -1,4 +1,4 @@
-package am
+package decision
 
 import (
 	"fmt"
@@ -146,7 +146,7 @@ type Forgotten struct {
 }
 
 // add counts one more dropped finished container.
-func (f *Forgotten) add(e Exit) {
+func (f *Forgotten) Add(e Exit) {
 	switch {
 	case e.Class == contract.ExitSucceeded:
 		f.Succeeded++
@@ -264,7 +264,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	if stop {
 		target = 0
 	}
-	elastic := spec.elastic()
+	elastic := spec.Elastic()
 	if elastic && !stop && succeeded > 0 && spec.Mode != Service {
 		target = active - held // the round is finishing: ask for no more
 	}
@@ -392,7 +392,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	switch {
 	case spec.Mode == Driver:
 	case p.LimitReached:
-		p.Done = &Outcome{Status: contract.Failed, Diagnostics: failureDiagnostics(spec, p.Failures, obs.Forgotten)}
+		p.Done = &Outcome{Status: contract.Failed, Diagnostics: FailureDiagnostics(spec, p.Failures, obs.Forgotten)}
 	case spec.Mode == Batch && succeeded >= spec.Instances:
 		p.Done = &Outcome{Status: contract.Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors exited with code 0", spec.Instances)}
 	case spec.Mode == Batch && elastic && succeeded > 0 && succeeded == roundStarted(obs):
@@ -403,7 +403,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 
 // failureDiagnostics names the exit codes of the failed TaskExecutors, the forgotten ones too (the
 // last few in full).
-func failureDiagnostics(spec Spec, failures []Container, forgotten Forgotten) string {
+func FailureDiagnostics(spec Spec, failures []Container, forgotten Forgotten) string {
 	codes := map[int32]int{}
 	for status, n := range forgotten.FailedExits {
 		codes[status] += n
@@ -426,7 +426,7 @@ func failureDiagnostics(spec Spec, failures []Container, forgotten Forgotten) st
 	from := max(0, len(failures)-3)
 	for _, c := range failures[from:] {
 		b.WriteString("\n- ")
-		b.WriteString(containerFailureLine(c))
+		b.WriteString(ContainerFailureLine(c))
 	}
 	return b.String()
 }

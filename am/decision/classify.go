@@ -1,4 +1,4 @@
-package am
+package decision
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 )
 
 // classify maps a container exit status (ContainerStatusProto.exit_status) to its class.
-func classify(exit int32) contract.ExitClass {
+func Classify(exit int32) contract.ExitClass {
 	switch exit {
 	case contract.ExitStatusSuccess:
 		return contract.ExitSucceeded
@@ -42,7 +42,7 @@ func classify(exit int32) contract.ExitClass {
 }
 
 // describe says in words a user can act on how a container ended.
-func describe(exit int32, class contract.ExitClass) string {
+func Describe(exit int32, class contract.ExitClass) string {
 	switch class {
 	case contract.ExitSucceeded:
 		return "exited with code 0"

@@ -1,4 +1,4 @@
-package am
+package decision
 
 import (
 	"testing"
@@ -39,7 +39,9 @@ func TestRequirementsUpdateValidate(t *testing.T) {
 
 func TestReconcileScaleDownCancelsPendingFirstThenStopsNewest(t *testing.T) {
 	spec := Spec{Instances: 2, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 4}, MaxFailures: 1, Mode: Service}
-	run := func(id string) Container { return Container{ID: id, Node: "n", AskID: 1, Phase: contract.Running} }
+	run := func(id string) Container {
+		return Container{ID: id, Node: "n", AskID: 1, Phase: contract.Running}
+	}
 
 	// 2 running + 1 pending, requirement 3 → 2: the pending ask is cancelled, nothing stops.
 	p := Reconcile(spec, Observed{Asks: []Ask{{ID: 2, Want: 1, AtRM: 1}}, Containers: []Container{run("c1"), run("c2")}, NextAskID: 3})
@@ -61,7 +63,7 @@ func TestReconcileScaleDownCancelsPendingFirstThenStopsNewest(t *testing.T) {
 
 	// Stopped by the AM (-105): not a failure, not replaced.
 	stopped := run("c3")
-	stopped.Phase, stopped.Exit = contract.Completed, Exit{Status: -105, Class: classify(-105)}
+	stopped.Phase, stopped.Exit = contract.Completed, Exit{Status: -105, Class: Classify(-105)}
 	p = Reconcile(spec, Observed{Containers: []Container{run("c1"), run("c2"), stopped}, NextAskID: 3})
 	assert.Empty(t, p.Send)
 	assert.Empty(t, p.Failures)

@@ -1,4 +1,4 @@
-package am
+package decision
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ func alloc(id string, ask int64, c contract.Capability) Allocation {
 }
 
 func done(id string, exit int32) Container {
-	return Container{ID: id, Phase: contract.Completed, Exit: Exit{Status: exit, Class: classify(exit)}}
+	return Container{ID: id, Phase: contract.Completed, Exit: Exit{Status: exit, Class: Classify(exit)}}
 }
 
 func TestReconcileFirstAsk(t *testing.T) {
@@ -181,10 +181,10 @@ func TestClassify(t *testing.T) {
 		{-1000, contract.ExitInvalid, true, "did not report"},
 	}
 	for _, c := range cases {
-		got := classify(c.exit)
+		got := Classify(c.exit)
 		assert.Equal(t, c.class, got, "exit %d", c.exit)
 		assert.Equal(t, c.counts, got.Counts(), "exit %d counts", c.exit)
-		assert.Contains(t, describe(c.exit, got), c.says, "exit %d", c.exit)
+		assert.Contains(t, Describe(c.exit, got), c.says, "exit %d", c.exit)
 	}
 	assert.True(t, contract.ExitLaunchFailed.Counts())
 }

@@ -1,4 +1,4 @@
-package am
+package decision
 
 import (
 	"fmt"
@@ -210,6 +210,12 @@ func (p *Policy) Excluded() []string {
 	return out
 }
 
+// IsExcluded says whether the policy excludes node now (its own timeout lifts it).
+func (p *Policy) IsExcluded(node string) bool {
+	_, ok := p.excluded[node]
+	return ok
+}
+
 // AllExcluded says whether every one of the cluster's nodes is excluded (clusterNodes from the
 // allocate response's num_cluster_nodes; 0 = unknown, never all).
 func (p *Policy) AllExcluded(clusterNodes int) (bool, string) {
@@ -302,4 +308,19 @@ func (p *Policy) Restore(s PolicyState) {
 	if s.LastFail.After(p.lastFail) {
 		p.lastFail = s.LastFail
 	}
+}
+
+// excludeUnfit excludes node at once for --node-exclusion-timeout (a discovery failure there: the node
+// lacks what the job needs); false if node exclusion is off (--node-max-failures 0) or the node is
+// excluded already. The failure itself still counts once toward taskexecutor.max-failures
+// (contract.ExitClass.Counts): a job whose every node lacks the device fails rather than waits.
+func (p *Policy) ExcludeUnfit(now time.Time, node string) bool {
+	if node == "" || p.cfg.NodeMaxFailures <= 0 {
+		return false
+	}
+	if _, already := p.excluded[node]; already {
+		return false
+	}
+	p.excluded[node] = now.Add(p.cfg.NodeExclusionTimeout)
+	return true
 }
