@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -141,7 +142,7 @@ func (a *AM) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.Round(), true)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.Round()}).Info("am: container allocated and held until the gang is complete")
-		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.emit(events.Allocated(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 	}
 	if plan.StartHeld {
@@ -152,7 +153,7 @@ func (a *AM) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		t.requestedAt, _ = a.asks.SentAt(l.AskID)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
-		a.emit(AllocatedEvent(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.emit(events.Allocated(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
 	}
@@ -185,7 +186,7 @@ func (a *AM) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		a.limitHit = true
 		a.diagnostics = decision.FailureDiagnostics(spec, plan.Failures, obs.Forgotten)
 		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
-		a.emit(FailureLimitReachedEvent(a.diagnostics))
+		a.emit(events.FailureLimitReached(a.diagnostics))
 	}
 	a.updateMetricsLocked()
 	return plan, launches

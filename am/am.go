@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -93,7 +94,7 @@ type Config struct {
 	// Policy is the failure policy (zero values: the defaults).
 	Policy decision.PolicyConfig
 	// Events receives the AM's events (nil: a new log of DefaultEventCapacity).
-	Events *EventLog
+	Events *events.Log
 	// Metrics is updated by the loop (nil: new ones); served at /metrics.
 	Metrics *Metrics
 	// Keys names the configuration key of each YARN resource type, for messages
@@ -145,9 +146,9 @@ type AM struct {
 	// Set by New, never changed afterwards: read without the lock.
 	cfg     Config
 	log     logrus.FieldLogger
-	events  *EventLog // safe for concurrent use
-	metrics *Metrics  // safe for concurrent use
-	started time.Time // when this attempt's AM was made
+	events  *events.Log // safe for concurrent use
+	metrics *Metrics    // safe for concurrent use
+	started time.Time   // when this attempt's AM was made
 	wake    chan struct{}
 	launchQ chan *tracked
 	// nodesWant: the status was read; the node refresher lists the nodes if due (nodes.go).
@@ -248,7 +249,7 @@ func New(cfg Config) (*AM, error) {
 		return nil, err
 	}
 	if cfg.Events == nil {
-		cfg.Events = NewEventLog(DefaultEventCapacity)
+		cfg.Events = events.NewLog(events.DefaultCapacity)
 	}
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()

@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
@@ -129,18 +130,32 @@ func (a *AM) Handler(secret string) http.Handler {
 
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);
 // heartbeat <= 0 uses the default.
-func EventsHandler(l *EventLog, heartbeat time.Duration) http.HandlerFunc {
+func EventsHandler(l *events.Log, heartbeat time.Duration) http.HandlerFunc {
 	return web.EventsHandler(eventSource{l}, heartbeat)
 }
 
-// Exit and Outcome are the decision's types under the names the AM's clients use beside its events
-// (container/client's and driverclient's tests build events from them).
+// The names the AM's clients use for its events and what they carry (container/client's and
+// driverclient's tests serve a log of them through EventsHandler): package events defines them.
 type (
-	Exit    = decision.Exit
-	Outcome = decision.Outcome
+	EventLog = events.Log
+	Exit     = decision.Exit
+	Outcome  = decision.Outcome
 )
 
-// eventSource is an EventLog as web.EventLog: the same log, its subscriptions as web.Subscription.
-type eventSource struct{ *EventLog }
+// NewEventLog is events.NewLog: a log that keeps the latest capacity events.
+func NewEventLog(capacity int) *EventLog { return events.NewLog(capacity) }
 
-func (s eventSource) Subscribe(after uint64) web.Subscription { return s.EventLog.Subscribe(after) }
+// RequestedEvent, LaunchedEvent, CompletedEvent, AllocationRejectedEvent and FinishedEvent are the
+// events package's Requested, Launched, Completed, AllocationRejected and Finished.
+var (
+	RequestedEvent          = events.Requested
+	LaunchedEvent           = events.Launched
+	CompletedEvent          = events.Completed
+	AllocationRejectedEvent = events.AllocationRejected
+	FinishedEvent           = events.Finished
+)
+
+// eventSource is an events.Log as web.EventLog: the same log, its subscriptions as web.Subscription.
+type eventSource struct{ *events.Log }
+
+func (s eventSource) Subscribe(after uint64) web.Subscription { return s.Log.Subscribe(after) }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -48,7 +49,7 @@ func (t *askTable) Apply(p decision.Plan, now time.Time, c contract.Capability) 
 			continue
 		}
 		if old := t.want(s.ID); s.Count > old {
-			evs = append(evs, RequestedEvent(s.Count-old, c))
+			evs = append(evs, events.Requested(s.Count-old, c))
 		}
 		if _, ok := t.sentAt[s.ID]; !ok {
 			t.sentAt[s.ID] = now

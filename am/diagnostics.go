@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -37,7 +38,7 @@ func discoveryFailureText(resource, failure string) string {
 // excluded at once, whatever --node-max-failures says, since every container there would fail the
 // same way.
 func nodeLacksEvent(node, why string) contract.Event {
-	ev := NodeExcludedEvent(node, 1, 0, 0)
+	ev := events.NodeExcluded(node, 1, 0, 0)
 	ev.Reason = why
 	ev.Message = fmt.Sprintf("node %s excluded: it cannot run this job's workers: %s", node, lacksText(why))
 	return ev

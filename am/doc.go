@@ -89,10 +89,13 @@
 //
 //   - api.go: the AM's side of its HTTP API, which package web (am/web) serves: *AM implements
 //     web.State (Status, Report, Requirement, Unknown, WantNodes here; Alive, Notice, Rendezvous,
-//     SetRequirements beside their state) and Web hands web the state, the events and /metrics.
-//   - events.go: typed events with user-facing messages; EventLog, a bounded ring with increasing ids
-//     whose subscriptions never block the loop (a reader that falls behind gets a "gap" event).
+//     SetRequirements beside their state) and Web hands web the state, the events and /metrics; the
+//     names the AM's clients use for its events (EventLog, NewEventLog, RequestedEvent, ...).
 //   - metrics.go: Prometheus collectors on a registry of the AM's own (served by web at /metrics).
+//
+// The events are package events (am/events), which imports nothing of am but the decision's types:
+// typed events with user-facing messages, and events.Log, a bounded ring with increasing ids whose
+// subscriptions never block the loop (a reader that falls behind gets a "gap" event).
 //
 // The HTTP side (routes, auth, what anonymous readers see, the event stream, the status page, the
 // servers and their connection bounds) is package web, which knows nothing of am.
@@ -112,16 +115,16 @@
 //     needs both (heartbeat, register, finish, checkPending, checkGang, nodeRooms) copies what it needs
 //     under mu, calls without it, and takes mu again to book the answer.
 //   - Fields above mu in the struct are set by New and only read afterwards, or are safe for
-//     concurrent use themselves (the EventLog, Metrics, channels, the WaitGroup); savedTime belongs to
+//     concurrent use themselves (the events.Log, Metrics, channels, the WaitGroup); savedTime belongs to
 //     Run's goroutine.
 //
 // Goroutines: Run's (the loop: reconcile, heartbeat, checks, saving the state), the launch workers
 // (launch.go, Config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
 // background (launch.go, stopInBackground), the driver's watcher (driver.go) and the HTTP handlers
 // (package web, through web.State). All of them meet only under mu or through the channels and the
-// EventLog.
+// event log.
 //
-// Lock orders, the only two: AM.mu → EventLog.mu (events are emitted under mu) and
+// Lock orders, the only two: AM.mu → events.Log's mu (events are emitted under mu) and
 // reportCounter.mu → AM.mu (web's report counter asks Unknown while it holds its own mutex). No
 // other lock is taken with mu held.
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -157,7 +158,7 @@ func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 			a.excl.Exclude(n)
 		}
 	}
-	ev := amRestartedEvent(a.cfg.Attempt, adopted, st != nil)
+	ev := events.AMRestarted(a.cfg.Attempt, adopted, st != nil)
 	a.log.WithFields(logrus.Fields{"adopted": len(adopted), "state": st != nil}).Info("am: " + ev.Message)
 	a.emit(ev)
 }

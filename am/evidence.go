@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -140,9 +141,9 @@ func Rejection(c contract.Capability, maximum contract.Capability, keys ConfigKe
 			max, known := maximum[t]
 			switch {
 			case !known && c[t] > 0 && t != "memory-mb" && t != "vcores":
-				return AllocationRejectedEvent(keys.Key(t), c[t], -1, t, msg), true
+				return events.AllocationRejected(keys.Key(t), c[t], -1, t, msg), true
 			case known && c[t] > max:
-				return AllocationRejectedEvent(keys.Key(t), c[t], max, t, msg), true
+				return events.AllocationRejected(keys.Key(t), c[t], max, t, msg), true
 			}
 		}
 	}
@@ -154,20 +155,20 @@ func Rejection(c contract.Capability, maximum contract.Capability, keys ConfigKe
 		// The maximum in the RM's message is the scheduler's at the time of the refusal (it may be
 		// below the registration's, which did not explain the refusal or we would not be here).
 		if v, ok := rr.MaximumOfType(); ok {
-			return AllocationRejectedEvent(keys.Key(t), c[t], v, t, msg), true
+			return events.AllocationRejected(keys.Key(t), c[t], v, t, msg), true
 		}
 		if v, ok := maximum[t]; ok {
-			return AllocationRejectedEvent(keys.Key(t), c[t], v, t, msg), true
+			return events.AllocationRejected(keys.Key(t), c[t], v, t, msg), true
 		}
 		if errors.Is(rmErr, yarnrpc.ErrResourceNotFound) {
-			return AllocationRejectedEvent(keys.Key(t), c[t], -1, t, msg), true
+			return events.AllocationRejected(keys.Key(t), c[t], -1, t, msg), true
 		}
-		ev := AllocationRejectedEvent(keys.Key(t), c[t], -1, t, msg)
+		ev := events.AllocationRejected(keys.Key(t), c[t], -1, t, msg)
 		ev.Message = fmt.Sprintf("the ResourceManager rejected the TaskExecutor request (%s): %s = %d is more than the cluster allows for %s: %s", c, keys.Key(t), c[t], t, msg)
 		return ev, true
 	}
 	if errors.Is(rmErr, yarnrpc.ErrInvalidResourceRequest) || errors.Is(rmErr, yarnrpc.ErrResourceNotFound) {
-		ev := AllocationRejectedEvent("", 0, -1, "", msg)
+		ev := events.AllocationRejected("", 0, -1, "", msg)
 		ev.Message = fmt.Sprintf("the ResourceManager rejected the TaskExecutor request (%s): %s", c, msg)
 		return ev, true
 	}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -40,7 +41,7 @@ func TestBuildEvidence(t *testing.T) {
 	assert.Equal(t, "30s", ev.PendingFor)
 	assert.Equal(t, int64(0), ev.Headroom["yarn.io/gpu"])
 	assert.Equal(t, "node reports", ev.Source)
-	msg := NotEnoughResourcesEvent(ev, decision.PendingWait).Message
+	msg := events.NotEnoughResources(ev, decision.PendingWait).Message
 	assert.Contains(t, msg, "cluster (2 nodes) total memory-mb=8192 vcores=16 yarn.io/gpu=8, free memory-mb=0 vcores=0 yarn.io/gpu=0")
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
@@ -78,7 +79,7 @@ func (g *gangState) Form(started []*tracked, spec decision.Spec, now time.Time) 
 	for _, t := range started {
 		nodes[t.Node] = true
 	}
-	ev := GangFormedEvent(g.round, len(started), len(nodes), now.Sub(g.roundStart))
+	ev := events.GangFormed(g.round, len(started), len(nodes), now.Sub(g.roundStart))
 	if spec.Elastic() {
 		ev.Message += fmt.Sprintf(" (an elastic gang of %d to %d: WORLD_SIZE %d)", spec.MinRound(), spec.Instances, len(started))
 	}
@@ -94,7 +95,7 @@ func (g *gangState) NewRound(now time.Time, size int, why, change string) contra
 	if g.holdUntil.After(now) {
 		g.roundStart = g.holdUntil
 	}
-	return GangRestartedEvent(g.round, size, change, why)
+	return events.GangRestarted(g.round, size, change, why)
 }
 
 // TimedOut says the current round is not formed and began to be asked for at least timeout ago.
@@ -149,7 +150,7 @@ func (g *gangState) Rank(seq []*tracked) (ev contract.Event, master string, ok b
 		local[t.Node]++
 	}
 	g.ranked = true
-	return RendezvousEvent(g.round, len(members)), fmt.Sprintf("%s:%d", host, port), true
+	return events.Rendezvous(g.round, len(members)), fmt.Sprintf("%s:%d", host, port), true
 }
 
 // allocLatencyLocked is how long ask askID waited for an allocation (0 if unknown), and records it.
@@ -236,7 +237,7 @@ func (a *AM) checkGang(ctx context.Context) {
 	ev := BuildEvidence(a.cfg.Spec.Capability, missing, a.cfg.GangTimeout, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
 	action := a.policy.Config().OnPendingTimeout
-	e := a.emit(NotEnoughResourcesEvent(ev, action))
+	e := a.emit(events.NotEnoughResources(ev, action))
 	a.log.WithFields(logrus.Fields{"held": held, "missing": missing}).Warn("am: " + e.Message)
 	if action == decision.PendingFail {
 		a.mu.Lock()

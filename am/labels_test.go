@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -59,7 +60,7 @@ func TestEvidenceCountsOnlyThePartition(t *testing.T) {
 	assert.Equal(t, 1, ev.Nodes)
 	assert.Equal(t, int64(2), ev.ClusterTotal["yarn.io/gpu"])
 	assert.Equal(t, "g:1", ev.LargestNode)
-	msg := NotEnoughResourcesEvent(ev, decision.PendingWait).Message
+	msg := events.NotEnoughResources(ev, decision.PendingWait).Message
 	assert.Contains(t, msg, `node-label partition "gpu" (1 nodes) total`)
 	assert.NotContains(t, msg, "cluster (")
 	assert.Empty(t, InPartition(nodes, "tpu"))

@@ -12,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -334,7 +335,7 @@ func (a *AM) nodeBackLocked(node, why string) {
 	}
 	a.excl.Lift(node)
 	a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: " + why)
-	a.emit(NodeExclusionLiftedEvent(node))
+	a.emit(events.NodeExclusionLifted(node))
 }
 
 // LostEvent: a TaskExecutor was declared lost by the AM's liveness check.

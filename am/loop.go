@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -49,7 +50,7 @@ func (a *AM) Run(ctx context.Context) (decision.Outcome, error) {
 			a.setState(contract.StateRunning)
 			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
 			if !ok {
-				ev = AllocationRejectedEvent("", 0, -1, "", u.why) // the client's pre-flight wording (CheckAsk)
+				ev = events.AllocationRejected("", 0, -1, "", u.why) // the client's pre-flight wording (CheckAsk)
 			}
 			ev = a.emit(ev)
 			out := decision.Outcome{Status: contract.Failed, Diagnostics: ev.Message}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
 
@@ -18,7 +19,7 @@ func TestMetricsExposition(t *testing.T) {
 	m.ObserveAllocation(1500 * time.Millisecond)
 	m.ObserveExit(contract.ExitFailed)
 	m.ObserveExit(contract.ExitPreempted)
-	m.ObserveEvent(LaunchedEvent("c", "n"))
+	m.ObserveEvent(events.Launched("c", "n"))
 	m.ObserveRPC("allocate", time.Now().Add(-10*time.Millisecond), nil)
 	m.ObserveRPC("startContainers", time.Now(), errors.New("refused"))
 

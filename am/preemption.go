@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -101,7 +102,7 @@ func (a *AM) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 		if !slices.Contains(named, t.ID) {
 			why = fmt.Sprintf("a rank of its gang round %d was named", *round)
 		}
-		ev := a.emit(PreemptionWarningEvent(t.ID, t.Node, deadline, a.preemptionWait(), why))
+		ev := a.emit(events.PreemptionWarning(t.ID, t.Node, deadline, a.preemptionWait(), why))
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
 	}
 	// Wake every long poll; each finds its own notice (or goes back to waiting).

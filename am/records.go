@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -100,7 +101,7 @@ func (r *records) launched(t *tracked) []contract.Event {
 	r.inFlight--
 	r.setPhase(t, contract.Running)
 	t.launchedAt = r.now()
-	return []contract.Event{LaunchedEvent(t.ID, t.Node)}
+	return []contract.Event{events.Launched(t.ID, t.Node)}
 }
 
 // launchFailed: the NodeManager refused to start it.
@@ -108,7 +109,7 @@ func (r *records) launchFailed(t *tracked, reason string) []contract.Event {
 	r.inFlight--
 	r.setPhase(t, contract.Completed)
 	t.Exit = decision.Exit{Status: contract.ExitStatusInvalid, Class: contract.ExitLaunchFailed, Diagnostics: reason}
-	return append([]contract.Event{LaunchFailedEvent(t.ID, t.Node, reason)}, r.finish(t)...)
+	return append([]contract.Event{events.LaunchFailed(t.ID, t.Node, reason)}, r.finish(t)...)
 }
 
 // stopping: the requirement went down and t is to stop. A container whose launch is in flight is
@@ -177,13 +178,13 @@ func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.
 		t.discoveryEvent = true
 		// The event's own words name the resource: the launcher's prefix would say it twice.
 		reason := strings.TrimPrefix(rep.Failure, fmt.Sprintf("discovery failed for resource %q: ", rep.FailedResource))
-		return []contract.Event{DiscoveryFailedEvent(t.ID, t.Node, rep.FailedResource, reason)}
+		return []contract.Event{events.DiscoveryFailed(t.ID, t.Node, rep.FailedResource, reason)}
 	}
 	t.infos, t.port, t.reported = rep.Infos, rep.Port, true
 	if len(rep.Infos) == 0 {
 		return nil
 	}
-	return []contract.Event{ResourceInfoEvent(t.ID, t.Node, rep.Infos)}
+	return []contract.Event{events.ResourceInfo(t.ID, t.Node, rep.Infos)}
 }
 
 // sharedGPU: a container of node is stopped for a GPU another live container holds; it returns how
@@ -218,14 +219,14 @@ func (r *records) finish(t *tracked) []contract.Event {
 		old.forgotten = true
 		r.seqDirty = true
 	}
-	evs := []contract.Event{CompletedEvent(t.ID, t.Node, t.Exit)}
+	evs := []contract.Event{events.Completed(t.ID, t.Node, t.Exit)}
 	switch t.Exit.Class {
 	case contract.ExitPreempted:
-		evs = append(evs, PreemptedEvent(t.ID, t.Node))
+		evs = append(evs, events.Preempted(t.ID, t.Node))
 	case contract.ExitDiscoveryFailed:
 		if !t.discoveryEvent {
 			t.discoveryEvent = true
-			evs = append(evs, DiscoveryFailedEvent(t.ID, t.Node, "", firstNonEmpty(t.reportFailure, t.Exit.Diagnostics)))
+			evs = append(evs, events.DiscoveryFailed(t.ID, t.Node, "", firstNonEmpty(t.reportFailure, t.Exit.Diagnostics)))
 		}
 	}
 	return evs

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -157,7 +158,7 @@ func (a *AM) finish(ctx context.Context, out decision.Outcome) error {
 	a.mu.Lock()
 	a.diagnostics = out.Diagnostics
 	a.mu.Unlock()
-	a.emit(FinishedEvent(out))
+	a.emit(events.Finished(out))
 	a.deleteStaging()
 	if err != nil {
 		return fmt.Errorf("am: unregistering with final status %s: %w", out.Status, err)

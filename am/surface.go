@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -24,7 +25,7 @@ import (
 func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
 
 // Events is the AM's event log.
-func (a *AM) Events() *EventLog { return a.events }
+func (a *AM) Events() *events.Log { return a.events }
 
 // emitAll adds events to the event log in order.
 func (a *AM) emitAll(evs []contract.Event) {
@@ -53,7 +54,7 @@ func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 		cfg := a.policy.Config()
 		a.excl.Exclude(d.ExcludeNode)
 		a.log.WithFields(logrus.Fields{"node": d.ExcludeNode, "failures": d.NodeFailures}).Warn("am: excluding node after repeated TaskExecutor failures")
-		a.emit(NodeExcludedEvent(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
+		a.emit(events.NodeExcluded(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
 		if all, why := a.policy.AllExcluded(a.clusterNodes); all {
 			a.failLocked(why)
 		}
@@ -79,7 +80,7 @@ func (a *AM) failLocked(reason string) {
 	}
 	a.policyOut = &decision.Outcome{Status: contract.Failed, Diagnostics: reason}
 	a.log.Error("am: " + reason)
-	a.emit(FailureLimitReachedEvent(reason))
+	a.emit(events.FailureLimitReached(reason))
 }
 
 // policyOutcome is the application's end decided by the failure policy (nil while none).
@@ -98,7 +99,7 @@ func (a *AM) liftExclusionsLocked(now time.Time) {
 	for _, n := range a.policy.Lift(now) {
 		a.excl.Lift(n)
 		a.log.WithField("node", n).Info("am: node exclusion lifted")
-		a.emit(NodeExclusionLiftedEvent(n))
+		a.emit(events.NodeExclusionLifted(n))
 	}
 }
 
@@ -136,7 +137,7 @@ func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 	}
 	state := strings.TrimPrefix(st.String(), "NS_")
 	a.log.WithFields(logrus.Fields{"node": node, "state": state}).Warn("am: node " + state)
-	a.emit(NodeUnhealthyEvent(node, state, strings.TrimSpace(n.GetHealthReport())))
+	a.emit(events.NodeUnhealthy(node, state, strings.TrimSpace(n.GetHealthReport())))
 }
 
 // checkPending runs the not-enough-resources rule after each heartbeat: asks pending with no
@@ -153,7 +154,7 @@ func (a *AM) checkPending(ctx context.Context) {
 	headroom := a.headroom
 	a.mu.Unlock()
 	if d.Cleared {
-		a.emit(ResourcesAvailableEvent("the pending containers were allocated or are no longer wanted"))
+		a.emit(events.ResourcesAvailable("the pending containers were allocated or are no longer wanted"))
 	}
 	if !d.Report {
 		return
@@ -161,7 +162,7 @@ func (a *AM) checkPending(ctx context.Context) {
 	nodes := a.runningNodes(ctx)
 	ev := BuildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
-	e := a.emit(NotEnoughResourcesEvent(ev, a.policy.Config().OnPendingTimeout))
+	e := a.emit(events.NotEnoughResources(ev, a.policy.Config().OnPendingTimeout))
 	a.log.WithFields(logrus.Fields{"pending": pending, "pending_for": ev.PendingFor}).Warn("am: " + e.Message)
 	if d.Fail {
 		a.mu.Lock()
@@ -207,7 +208,7 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 	a.mu.Unlock()
 	if old != instances {
 		a.log.WithFields(logrus.Fields{"from": old, "to": instances}).Info("am: TaskExecutor requirement changed")
-		a.emit(RequirementChangedEvent(old, instances, by))
+		a.emit(events.RequirementChanged(old, instances, by))
 	}
 	a.poke()
 	return r, nil

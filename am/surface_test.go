@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -45,7 +46,7 @@ func newSurfaceAM(t *testing.T, c *fakecluster.Cluster, spec decision.Spec, pol 
 
 // waitEvent returns the first event of l that f accepts, waiting up to d for it on a subscription
 // (no polling: the log wakes it).
-func waitEvent(t *testing.T, l *EventLog, d time.Duration, f func(contract.Event) bool) contract.Event {
+func waitEvent(t *testing.T, l *events.Log, d time.Duration, f func(contract.Event) bool) contract.Event {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -197,7 +198,7 @@ func addTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
 // addStartEvent puts ev into cfg's event log before New runs, creating the log if cfg has none.
 func addStartEvent(cfg *Config, ev contract.Event) {
 	if cfg.Events == nil {
-		cfg.Events = NewEventLog(DefaultEventCapacity)
+		cfg.Events = events.NewLog(events.DefaultCapacity)
 	}
 	cfg.Events.Add(ev)
 }

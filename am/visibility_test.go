@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/container/contract"
 )
@@ -22,7 +23,7 @@ func TestAnonymousReadersSeeNoRankZeroAddressNorTheCluster(t *testing.T) {
 	m.cfg.Spec.Gang = true
 	c1 := m.rec.byID["c1"]
 	c1.rank = &contract.Rendezvous{Round: 0, Rank: 0, WorldSize: 1, LocalWorldSize: 1, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}
-	m.emit(RendezvousEvent(0, 1))
+	m.emit(events.Rendezvous(0, 1))
 	m.nodes.nodes = []contract.NodeStatus{
 		{Node: "n1:1", Capability: contract.Capability{"yarn.io/gpu": 8}},
 		{Node: "n9:1", Capability: contract.Capability{"yarn.io/gpu": 8}}, // no container of this application

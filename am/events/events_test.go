@@ -1,4 +1,4 @@
-package am
+package events
 
 import (
 	"context"
@@ -17,9 +17,9 @@ import (
 )
 
 func TestEventLogIDsIncreaseAndRingDropsOldest(t *testing.T) {
-	l := NewEventLog(3)
+	l := NewLog(3)
 	for i := 0; i < 5; i++ {
-		l.Add(RequestedEvent(i+1, contract.Capability{"yarn.io/gpu": 1}))
+		l.Add(Requested(i+1, contract.Capability{"yarn.io/gpu": 1}))
 	}
 	assert.Equal(t, uint64(5), l.LastID())
 
@@ -46,14 +46,14 @@ func ids(evs []contract.Event) []uint64 {
 }
 
 func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
-	l := NewEventLog(100)
+	l := NewLog(100)
 	sub := l.Subscribe(0)
 	defer sub.Close()
-	// Nobody reads: Add must still return at once, however many events.
+	// Nobody reads: Add must still return at once, however many
 	done := make(chan struct{})
 	go func() {
 		for i := 0; i < 1000; i++ {
-			l.Add(LaunchedEvent("c", "n"))
+			l.Add(Launched("c", "n"))
 		}
 		close(done)
 	}()
@@ -84,7 +84,7 @@ func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
 		t.Fatalf("Next returned before any new event: %v %v", n.evs, n.err)
 	default:
 	}
-	l.Add(FinishedEvent(decision.Outcome{Status: contract.Succeeded, Diagnostics: "ok"}))
+	l.Add(Finished(decision.Outcome{Status: contract.Succeeded, Diagnostics: "ok"}))
 	n := <-got
 	require.NoError(t, n.err)
 	require.Len(t, n.evs, 1)
@@ -95,11 +95,11 @@ func TestSubscriptionNeverBlocksAddAndResumes(t *testing.T) {
 	_, err = sub.Next(short, 0)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	sub.Close()
-	assert.Equal(t, 0, l.subscribers())
+	assert.Equal(t, 0, l.Subscribers())
 }
 
 func TestEventLogConcurrentAddIsRaceFree(t *testing.T) {
-	l := NewEventLog(50)
+	l := NewLog(50)
 	var seen []contract.EventType
 	var mu sync.Mutex
 	l.OnAdd(func(e contract.Event) { mu.Lock(); seen = append(seen, e.Type); mu.Unlock() })
@@ -109,7 +109,7 @@ func TestEventLogConcurrentAddIsRaceFree(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < 100; i++ {
-				l.Add(LaunchedEvent("c", "n"))
+				l.Add(Launched("c", "n"))
 				_ = l.Latest(5)
 			}
 		}()
@@ -120,37 +120,37 @@ func TestEventLogConcurrentAddIsRaceFree(t *testing.T) {
 }
 
 func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
-	e := AllocationRejectedEvent("external-resource.gpu.amount", 5, 4, "yarn.io/gpu", "InvalidResourceRequestException: ...")
+	e := AllocationRejected("external-resource.gpu.amount", 5, 4, "yarn.io/gpu", "InvalidResourceRequestException: ...")
 	assert.Contains(t, e.Message, "external-resource.gpu.amount = 5")
 	assert.Contains(t, e.Message, "at most 4 yarn.io/gpu")
 	require.NotNil(t, e.Maximum)
 	assert.Equal(t, int64(4), *e.Maximum)
 
-	e = AllocationRejectedEvent("external-resource.fpga.amount", 1, -1, "example.com/fpga", "ResourceNotFoundException")
+	e = AllocationRejected("external-resource.fpga.amount", 1, -1, "example.com/fpga", "ResourceNotFoundException")
 	assert.Contains(t, e.Message, "does not know")
 	assert.Nil(t, e.Maximum)
 
-	e = NotEnoughResourcesEvent(contract.Evidence{Asked: contract.Capability{"yarn.io/gpu": 4, "memory-mb": 512}, Pending: 1, PendingFor: "5s", Nodes: 2,
+	e = NotEnoughResources(contract.Evidence{Asked: contract.Capability{"yarn.io/gpu": 4, "memory-mb": 512}, Pending: 1, PendingFor: "5s", Nodes: 2,
 		ClusterTotal: contract.Capability{"yarn.io/gpu": 8}, ClusterFree: contract.Capability{"yarn.io/gpu": 0},
 		LargestNode: "127.0.0.1:1234", LargestCap: contract.Capability{"yarn.io/gpu": 4}, LargestFree: contract.Capability{"yarn.io/gpu": 0}}, decision.PendingWait)
 	assert.Contains(t, e.Message, "1 TaskExecutor container(s) of memory-mb=512 yarn.io/gpu=4 still pending after 5s")
 	assert.Contains(t, e.Message, "total yarn.io/gpu=8, free yarn.io/gpu=0")
 	assert.Contains(t, e.Message, "largest node 127.0.0.1:1234")
 	assert.Contains(t, e.Message, "still waiting")
-	assert.Contains(t, NotEnoughResourcesEvent(contract.Evidence{}, decision.PendingFail).Message, "failing the application")
+	assert.Contains(t, NotEnoughResources(contract.Evidence{}, decision.PendingFail).Message, "failing the application")
 
-	e = CompletedEvent("c1", "n1", decision.Exit{Status: 137, Class: decision.Classify(137)})
+	e = Completed("c1", "n1", decision.Exit{Status: 137, Class: decision.Classify(137)})
 	assert.Equal(t, contract.SeverityError, e.Severity)
 	assert.Contains(t, e.Message, "killed by signal 9")
 	assert.Equal(t, contract.ExitFailed, e.ExitClass)
-	e = CompletedEvent("c1", "n1", decision.Exit{Status: -102, Class: decision.Classify(-102)})
+	e = Completed("c1", "n1", decision.Exit{Status: -102, Class: decision.Classify(-102)})
 	assert.Equal(t, contract.SeverityWarning, e.Severity)
 	assert.NotContains(t, e.Message, "counts as a failure")
 
-	e = ResourceInfoEvent("c1", "n1", map[string][]resources.Info{"gpu": {{"index": "0"}, {"index": "3"}}})
+	e = ResourceInfo("c1", "n1", map[string][]resources.Info{"gpu": {{"index": "0"}, {"index": "3"}}})
 	assert.Contains(t, e.Message, "gpu 0,3")
 
-	e = DiscoveryFailedEvent("c1", "n1", "gpu", "found 1 GPU, 2 required")
+	e = DiscoveryFailed("c1", "n1", "gpu", "found 1 GPU, 2 required")
 	assert.Contains(t, e.Message, "discovery of resource gpu failed")
 	assert.Contains(t, e.Message, "found 1 GPU, 2 required")
 }
@@ -159,13 +159,13 @@ func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
 // 10,000 of them must not hold a GiB (docs/security.md#flood-bounds). The default log keeps at most
 // DefaultEventBytes of JSON, the newest first, and tells a reader what it lost with a gap event.
 func TestEventLogIsBoundedInBytes(t *testing.T) {
-	l := NewEventLog(DefaultEventCapacity)
+	l := NewLog(DefaultCapacity)
 	big := strings.Repeat("x", 60<<10)
 	const n = 1000 // ~60 MiB offered
 	for i := 0; i < n; i++ {
-		l.Add(DiscoveryFailedEvent("container_1", "node:1", "yarn.io/gpu", big))
+		l.Add(DiscoveryFailed("container_1", "node:1", "yarn.io/gpu", big))
 	}
-	assert.LessOrEqual(t, l.Bytes(), DefaultEventBytes)
+	assert.LessOrEqual(t, l.Bytes(), DefaultBytes)
 	evs := l.Since(0, 0)
 	require.NotEmpty(t, evs)
 	assert.Equal(t, contract.EventGap, evs[0].Type, "the dropped events are announced")
@@ -175,14 +175,14 @@ func TestEventLogIsBoundedInBytes(t *testing.T) {
 		require.NoError(t, err)
 		total += len(data)
 	}
-	assert.LessOrEqual(t, total, DefaultEventBytes, "what a reader gets is what the log holds")
+	assert.LessOrEqual(t, total, DefaultBytes, "what a reader gets is what the log holds")
 	assert.Greater(t, len(evs)-1, 100, "the bound keeps more than a hundred of the largest events")
 	assert.Equal(t, uint64(n), evs[len(evs)-1].ID, "the newest is kept")
 	assert.Equal(t, uint64(n), evs[0].ID+uint64(len(evs)-1), "no hole between the gap and the kept events")
 
 	// A single event larger than the bound is still kept (the newest always is) and evicts the rest.
-	small := NewEventLogBytes(100, 1<<10)
-	small.Add(RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
-	small.Add(DiscoveryFailedEvent("c", "n:1", "gpu", strings.Repeat("y", 4<<10)))
+	small := NewLogBytes(100, 1<<10)
+	small.Add(Requested(1, contract.Capability{"yarn.io/gpu": 1}))
+	small.Add(DiscoveryFailed("c", "n:1", "gpu", strings.Repeat("y", 4<<10)))
 	assert.Equal(t, []uint64{2}, ids(small.Latest(10)))
 }

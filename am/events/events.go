@@ -1,4 +1,4 @@
-package am
+package events
 
 import (
 	"context"
@@ -21,13 +21,13 @@ import (
 // Event constructors: one per type, so every message reads the same wherever it is emitted.
 
 // RequestedEvent: n more containers of size c were asked for.
-func RequestedEvent(n int, c contract.Capability) contract.Event {
+func Requested(n int, c contract.Capability) contract.Event {
 	return contract.Event{Type: contract.EventRequested, Severity: contract.SeverityInfo, Count: n, Resources: c,
 		Message: fmt.Sprintf("requested %d TaskExecutor container(s) of %s", n, c)}
 }
 
 // AllocatedEvent: the RM allocated container id on node and the AM accepted it.
-func AllocatedEvent(id, node string, c contract.Capability, latency time.Duration) contract.Event {
+func Allocated(id, node string, c contract.Capability, latency time.Duration) contract.Event {
 	msg := fmt.Sprintf("%s allocated on %s (%s)", id, node, c)
 	if latency > 0 {
 		msg += fmt.Sprintf(" after %s", latency.Round(time.Millisecond))
@@ -36,13 +36,13 @@ func AllocatedEvent(id, node string, c contract.Capability, latency time.Duratio
 }
 
 // LaunchedEvent: the NM started the TaskExecutor.
-func LaunchedEvent(id, node string) contract.Event {
+func Launched(id, node string) contract.Event {
 	return contract.Event{Type: contract.EventLaunched, Severity: contract.SeverityInfo, Container: id, Node: node,
 		Message: fmt.Sprintf("TaskExecutor %s started on %s", id, node)}
 }
 
 // ResourceInfoEvent: the launcher reported the devices it found ("gpu: 0,1").
-func ResourceInfoEvent(id, node string, infos map[string][]resources.Info) contract.Event {
+func ResourceInfo(id, node string, infos map[string][]resources.Info) contract.Event {
 	names := make([]string, 0, len(infos))
 	for n := range infos {
 		names = append(names, n)
@@ -74,7 +74,7 @@ func infoSummary(infos []resources.Info) string {
 }
 
 // CompletedEvent: a TaskExecutor ended; the severity and message follow its exit class.
-func CompletedEvent(id, node string, e decision.Exit) contract.Event {
+func Completed(id, node string, e decision.Exit) contract.Event {
 	st := e.Status
 	ev := contract.Event{Type: contract.EventCompleted, Severity: contract.SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
 		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s %s", id, node, decision.Describe(e.Status, e.Class)),
@@ -90,7 +90,7 @@ func CompletedEvent(id, node string, e decision.Exit) contract.Event {
 
 // AllocationRejectedEvent: the RM refused the request for key (e.g. external-resource.gpu.amount)
 // because requested is more than the cluster allows (maximum < 0: the type is unknown to the cluster).
-func AllocationRejectedEvent(key string, requested, maximum int64, yarnType, rmMessage string) contract.Event {
+func AllocationRejected(key string, requested, maximum int64, yarnType, rmMessage string) contract.Event {
 	ev := contract.Event{Type: contract.EventAllocationRejected, Severity: contract.SeverityError, Key: key, Requested: requested, Reason: rmMessage}
 	switch {
 	case key == "":
@@ -106,7 +106,7 @@ func AllocationRejectedEvent(key string, requested, maximum int64, yarnType, rmM
 }
 
 // NotEnoughResourcesEvent: asks have been pending past the timeout; ev carries the evidence.
-func NotEnoughResourcesEvent(ev contract.Evidence, action string) contract.Event {
+func NotEnoughResources(ev contract.Evidence, action string) contract.Event {
 	var b strings.Builder
 	fmt.Fprintf(&b, "not enough resources: %d TaskExecutor container(s) of %s still pending after %s", ev.Pending, ev.Asked, ev.PendingFor)
 	switch {
@@ -131,19 +131,19 @@ func NotEnoughResourcesEvent(ev contract.Evidence, action string) contract.Event
 }
 
 // ResourcesAvailableEvent: nothing is pending any more after a not-enough-resources event.
-func ResourcesAvailableEvent(why string) contract.Event {
+func ResourcesAvailable(why string) contract.Event {
 	return contract.Event{Type: contract.EventResourcesAvailable, Severity: contract.SeverityInfo, Reason: why,
 		Message: "no TaskExecutor container is pending any more (" + why + "); the not-enough-resources condition is cleared"}
 }
 
 // LaunchFailedEvent: the NM refused to start the container.
-func LaunchFailedEvent(id, node, reason string) contract.Event {
+func LaunchFailed(id, node, reason string) contract.Event {
 	return contract.Event{Type: contract.EventLaunchFailed, Severity: contract.SeverityError, Container: id, Node: node, Reason: reason,
 		Message: fmt.Sprintf("the NodeManager %s could not start TaskExecutor %s: %s", node, id, reason)}
 }
 
 // DiscoveryFailedEvent: the launcher's resource discovery failed (exit 90); reason is the script's.
-func DiscoveryFailedEvent(id, node, resource, reason string) contract.Event {
+func DiscoveryFailed(id, node, resource, reason string) contract.Event {
 	what := "resource discovery"
 	if resource != "" {
 		what = "discovery of resource " + resource
@@ -153,19 +153,19 @@ func DiscoveryFailedEvent(id, node, resource, reason string) contract.Event {
 }
 
 // NodeExcludedEvent: node is excluded (blacklisted) for this application until `until`.
-func NodeExcludedEvent(node string, failures int, window, timeout time.Duration) contract.Event {
+func NodeExcluded(node string, failures int, window, timeout time.Duration) contract.Event {
 	return contract.Event{Type: contract.EventNodeExcluded, Severity: contract.SeverityWarning, Node: node, Count: failures,
 		Message: fmt.Sprintf("node %s excluded for %s: %d TaskExecutor failures on it within %s (--node-max-failures, --node-exclusion-timeout)", node, timeout, failures, window)}
 }
 
 // NodeExclusionLiftedEvent: the exclusion of node timed out.
-func NodeExclusionLiftedEvent(node string) contract.Event {
+func NodeExclusionLifted(node string) contract.Event {
 	return contract.Event{Type: contract.EventNodeExclusionLifted, Severity: contract.SeverityInfo, Node: node,
 		Message: fmt.Sprintf("node %s is no longer excluded (--node-exclusion-timeout passed)", node)}
 }
 
 // NodeUnhealthyEvent: the RM reported node in state (LOST, UNHEALTHY, DECOMMISSIONED, ...).
-func NodeUnhealthyEvent(node, state, report string) contract.Event {
+func NodeUnhealthy(node, state, report string) contract.Event {
 	msg := fmt.Sprintf("node %s is %s", node, state)
 	if report != "" {
 		msg += ": " + report
@@ -175,24 +175,24 @@ func NodeUnhealthyEvent(node, state, report string) contract.Event {
 }
 
 // PreemptedEvent: the scheduler preempted container id (it is replaced; not counted).
-func PreemptedEvent(id, node string) contract.Event {
+func Preempted(id, node string) contract.Event {
 	return contract.Event{Type: contract.EventPreempted, Severity: contract.SeverityWarning, Container: id, Node: node,
 		Message: fmt.Sprintf("TaskExecutor %s on %s was preempted by the scheduler; it is replaced and not counted as a failure", id, node)}
 }
 
 // FailureLimitReachedEvent: the application fails for reason.
-func FailureLimitReachedEvent(reason string) contract.Event {
+func FailureLimitReached(reason string) contract.Event {
 	return contract.Event{Type: contract.EventFailureLimitReached, Severity: contract.SeverityError, Reason: reason, Message: "the application fails: " + reason}
 }
 
 // RequirementChangedEvent: the declared TaskExecutor count changed from old to now.
-func RequirementChangedEvent(old, now int, by string) contract.Event {
+func RequirementChanged(old, now int, by string) contract.Event {
 	return contract.Event{Type: contract.EventRequirementChanged, Severity: contract.SeverityInfo, Count: now,
 		Message: fmt.Sprintf("TaskExecutor requirement changed from %d to %d (%s)", old, now, by)}
 }
 
 // FinishedEvent: the application's final status.
-func FinishedEvent(out decision.Outcome) contract.Event {
+func Finished(out decision.Outcome) contract.Event {
 	sev := contract.SeverityInfo
 	if out.Status != contract.Succeeded {
 		sev = contract.SeverityError
@@ -203,7 +203,7 @@ func FinishedEvent(out decision.Outcome) contract.Event {
 
 // amRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
 // says whether the earlier attempt's saved state was found.
-func amRestartedEvent(attempt string, adopted []string, state bool) contract.Event {
+func AMRestarted(attempt string, adopted []string, state bool) contract.Event {
 	msg := fmt.Sprintf("ApplicationMaster %s took over %d running TaskExecutor(s) from the previous attempt", attempt, len(adopted))
 	if state {
 		msg += " with its saved state (counts, failure policy, resource infos, events)"
@@ -214,14 +214,14 @@ func amRestartedEvent(attempt string, adopted []string, state bool) contract.Eve
 }
 
 // GangFormedEvent: the gang of round's n members is allocated (on nodes nodes, after took) and starts.
-func GangFormedEvent(round, n, nodes int, took time.Duration) contract.Event {
+func GangFormed(round, n, nodes int, took time.Duration) contract.Event {
 	return contract.Event{Type: contract.EventGangFormed, Severity: contract.SeverityInfo, Count: n,
 		Message: fmt.Sprintf("gang round %d formed: %d TaskExecutors on %d node(s) allocated in %s; starting them all", round, n, nodes, took.Round(time.Millisecond))}
 }
 
 // GangRestartedEvent: the gang starts round round of size members, because why; change is "grow" or
 // "shrink" when an elastic gang changes size (docs/running.md#elastic-gangs), "" otherwise.
-func GangRestartedEvent(round, size int, change, why string) contract.Event {
+func GangRestarted(round, size int, change, why string) contract.Event {
 	at := fmt.Sprintf("%d TaskExecutors", size)
 	switch change {
 	case "grow":
@@ -235,32 +235,32 @@ func GangRestartedEvent(round, size int, change, why string) contract.Event {
 
 // RendezvousEvent: every rank of round reported. Rank 0's address is not in it: events are public,
 // and the address is published before rank 0 binds its port (visibility.go).
-func RendezvousEvent(round, ranks int) contract.Event {
+func Rendezvous(round, ranks int) contract.Event {
 	return contract.Event{Type: contract.EventRendezvous, Severity: contract.SeverityInfo, Count: ranks,
 		Message: fmt.Sprintf("gang round %d: all %d ranks reported; their launchers read rank 0's address over HTTPS", round, ranks)}
 }
 
 // PreemptionWarningEvent: the ResourceManager will take container id back, by deadline as the AM
 // knows it (wait after the warning); why says whether it named the container or a rank of its gang.
-func PreemptionWarningEvent(id, node string, deadline time.Time, wait time.Duration, why string) contract.Event {
+func PreemptionWarning(id, node string, deadline time.Time, wait time.Duration, why string) contract.Event {
 	return contract.Event{Type: contract.EventPreemptionWarning, Severity: contract.SeverityWarning, Container: id, Node: node, Deadline: deadline, Reason: why,
 		Message: fmt.Sprintf("TaskExecutor %s on %s will be preempted (%s): expected by %s, %s from now; its worker is told to checkpoint", id, node, why, deadline.UTC().Format(time.RFC3339), wait)}
 }
 
 // DefaultEventCapacity is how many events the log keeps.
-const DefaultEventCapacity = 10000
+const DefaultCapacity = 10000
 
 // DefaultEventBytes bounds the memory of the kept events (their JSON size), whatever their count:
 // one launcher report may carry up to contract.MaxReportBytes of infos, so 10,000 events of reports
 // could hold a GiB; 16 MiB keeps thousands of ordinary events (a few hundred bytes each) and at
 // least 120 of the largest (docs/security.md#flood-bounds, TestEventLogIsBoundedInBytes).
-const DefaultEventBytes = 16 << 20
+const DefaultBytes = 16 << 20
 
 // EventLog is a bounded, in-memory log of events with increasing ids (1, 2, ...), bounded in count
 // and in bytes. Add never blocks: subscribers are woken through a one-slot channel and read from the
 // ring themselves, so a slow reader only ever loses events that fell out of the ring, and learns so
 // through a gap event.
-type EventLog struct {
+type Log struct {
 	mu       sync.Mutex
 	ring     []contract.Event // ring[(id-1) % cap]
 	sizes    []int            // sizes[(id-1) % cap]: the JSON size of the event kept there
@@ -275,26 +275,26 @@ type EventLog struct {
 
 // NewEventLog returns a log keeping the last capacity events (DefaultEventCapacity if <= 0), at most
 // DefaultEventBytes of them.
-func NewEventLog(capacity int) *EventLog {
-	return NewEventLogBytes(capacity, DefaultEventBytes)
+func NewLog(capacity int) *Log {
+	return NewLogBytes(capacity, DefaultBytes)
 }
 
 // NewEventLogBytes returns a log keeping the last capacity events (DefaultEventCapacity if <= 0) and
 // of them only as many of the newest as fit in maxBytes of JSON (DefaultEventBytes if <= 0); the
 // newest event is always kept.
-func NewEventLogBytes(capacity, maxBytes int) *EventLog {
+func NewLogBytes(capacity, maxBytes int) *Log {
 	if capacity <= 0 {
-		capacity = DefaultEventCapacity
+		capacity = DefaultCapacity
 	}
 	if maxBytes <= 0 {
-		maxBytes = DefaultEventBytes
+		maxBytes = DefaultBytes
 	}
-	return &EventLog{ring: make([]contract.Event, capacity), sizes: make([]int, capacity), first: 1, maxBytes: maxBytes,
+	return &Log{ring: make([]contract.Event, capacity), sizes: make([]int, capacity), first: 1, maxBytes: maxBytes,
 		subs: map[*subscription]struct{}{}, now: time.Now}
 }
 
 // OnAdd sets a function called with every event after it is added (it must not block).
-func (l *EventLog) OnAdd(f func(contract.Event)) {
+func (l *Log) OnAdd(f func(contract.Event)) {
 	l.mu.Lock()
 	l.hook = f
 	l.mu.Unlock()
@@ -312,7 +312,7 @@ func eventSize(e contract.Event) int {
 
 // Add stamps e with the next id and the time (unless set) and wakes the subscribers; the oldest
 // events go when the count or the bytes would exceed the bounds.
-func (l *EventLog) Add(e contract.Event) contract.Event {
+func (l *Log) Add(e contract.Event) contract.Event {
 	l.mu.Lock()
 	l.last++
 	e.ID = l.last
@@ -345,28 +345,28 @@ func (l *EventLog) Add(e contract.Event) contract.Event {
 }
 
 // LastID is the id of the newest event (0 if none).
-func (l *EventLog) LastID() uint64 {
+func (l *Log) LastID() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.last
 }
 
 // Bytes is the JSON size of the events kept.
-func (l *EventLog) Bytes() int {
+func (l *Log) Bytes() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.bytes
 }
 
 // oldestLocked is the id of the oldest event still kept.
-func (l *EventLog) oldestLocked() uint64 {
+func (l *Log) oldestLocked() uint64 {
 	return l.first
 }
 
 // Since returns the events with ids greater than after, at most limit of them (all if limit <= 0),
 // oldest first. If some of them have already fallen out of the ring, the first element is a gap
 // event whose ID is the last lost id (resuming after it continues without loss).
-func (l *EventLog) Since(after uint64, limit int) []contract.Event {
+func (l *Log) Since(after uint64, limit int) []contract.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if after >= l.last {
@@ -390,7 +390,7 @@ func (l *EventLog) Since(after uint64, limit int) []contract.Event {
 }
 
 // Latest returns the newest n events, oldest first.
-func (l *EventLog) Latest(n int) []contract.Event {
+func (l *Log) Latest(n int) []contract.Event {
 	l.mu.Lock()
 	last, oldest := l.last, l.oldestLocked()
 	l.mu.Unlock()
@@ -409,14 +409,14 @@ func (l *EventLog) Latest(n int) []contract.Event {
 
 // subscription follows the log from a position; see EventLog.Subscribe.
 type subscription struct {
-	log    *EventLog
+	log    *Log
 	wake   chan struct{}
 	cursor uint64
 }
 
 // Subscribe starts following the log after event id `after` (0: from the oldest kept event). Close
 // the subscription when done.
-func (l *EventLog) Subscribe(after uint64) *subscription {
+func (l *Log) Subscribe(after uint64) *subscription {
 	s := &subscription{log: l, wake: make(chan struct{}, 1), cursor: after}
 	l.mu.Lock()
 	l.subs[s] = struct{}{}
@@ -448,7 +448,7 @@ func (s *subscription) Close() {
 }
 
 // subscribers is the number of open subscriptions (for tests and metrics).
-func (l *EventLog) subscribers() int {
+func (l *Log) Subscribers() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.subs)
