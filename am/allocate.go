@@ -95,14 +95,6 @@ func changesNothing(p decision.Plan, obs decision.Observed) bool {
 		!p.LimitReached && p.Done == nil && p.NextAskID == obs.NextAskID && asksEqual(p.Asks, obs.Asks)
 }
 
-// specLocked is the desired state now: the job's Spec with the declared instance count (which
-// PUT /api/v1/requirements and an earlier attempt's state change; Config.Spec stays as configured).
-func (a *AM) specLocked() decision.Spec {
-	s := a.cfg.Spec
-	s.Instances = a.instances
-	return s
-}
-
 // applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
 // plan and the containers to launch (reconcile queues them once a.mu is released).
 func (a *AM) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {

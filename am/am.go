@@ -291,3 +291,48 @@ func New(cfg Config) (*AM, error) {
 		noticed:     make(chan struct{}),
 	}, nil
 }
+
+// poke wakes Run for a heartbeat now (a send that would block is dropped: one is pending).
+func (a *AM) poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// callCtx bounds one RM or NM call by callTimeout.
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, callTimeout)
+}
+
+// setState sets the AM's state as the status document shows it; it takes mu.
+func (a *AM) setState(s contract.AMState) {
+	a.mu.Lock()
+	a.state = s
+	a.mu.Unlock()
+}
+
+// emit adds e to the event log and returns it with its id.
+func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
+
+// Events is the AM's event log.
+func (a *AM) Events() *events.Log { return a.events }
+
+// emitAll adds events to the event log in order.
+func (a *AM) emitAll(evs []contract.Event) {
+	for _, e := range evs {
+		a.emit(e)
+	}
+}
+
+// specLocked is the desired state now: the job's Spec with the declared instance count (which
+// PUT /api/v1/requirements and an earlier attempt's state change; Config.Spec stays as configured).
+func (a *AM) specLocked() decision.Spec {
+	s := a.cfg.Spec
+	s.Instances = a.instances
+	return s
+}
+
+// DefaultElasticInterval is taskexecutor.elastic-interval's default: how long a round runs before
+// containers held beside it grow the gang.
+const DefaultElasticInterval = 60 * time.Second

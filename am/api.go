@@ -2,7 +2,9 @@ package am
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -159,3 +161,25 @@ var (
 type eventSource struct{ *events.Log }
 
 func (s eventSource) Subscribe(after uint64) web.Subscription { return s.Log.Subscribe(after) }
+
+// exclusionsLocked lists the excluded nodes for the status, sorted, with why: the failure policy's and
+// those the liveness check excluded for a lost TaskExecutor (liveness.go; a node both excluded shows
+// the policy's reason, whose timeout outlasts the loss).
+func (a *AM) exclusionsLocked() ([]string, []contract.NodeExclusion) {
+	why := map[string]string{}
+	for n := range a.live.LostNodes() {
+		why[n] = contract.ExclusionLost
+	}
+	for _, n := range a.policy.Excluded() {
+		why[n] = contract.ExclusionFailures
+	}
+	if len(why) == 0 {
+		return nil, nil
+	}
+	nodes := slices.Sorted(maps.Keys(why))
+	out := make([]contract.NodeExclusion, len(nodes))
+	for i, n := range nodes {
+		out[i] = contract.NodeExclusion{Node: n, Reason: why[n]}
+	}
+	return nodes, out
+}

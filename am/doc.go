@@ -20,7 +20,9 @@
 //
 // The AM's state and its bookkeeping, each a type with verbs:
 //
-//   - am.go: the AM struct (which fields mu guards), Config, its seams (RM, NM, Cleaner) and New.
+//   - am.go: the AM struct (which fields mu guards), Config, its seams (RM, NM, Cleaner) and New,
+//     and the helpers the other files use, kept here so that they reach down to it: emit, poke,
+//     callCtx, setState, specLocked.
 //   - asks.go: askTable, the outstanding asks, what is still to send of them, when each was first
 //     sent and the next allocationRequestId (Apply a plan, MarkSent, Registered, ResendAll,
 //     CancelAll).

@@ -24,10 +24,6 @@ import (
 // Reconcile decides (elasticRestart, elasticForms); the AM feeds it what time decides
 // (ElasticObserved) and remembers each round's expected size.
 
-// DefaultElasticInterval is taskexecutor.elastic-interval's default: how long a round runs before
-// containers held beside it grow the gang.
-const DefaultElasticInterval = 60 * time.Second
-
 // elasticObservedLocked is the ElasticObserved of the next Reconcile.
 func (a *AM) elasticObservedLocked(now time.Time) decision.ElasticObserved {
 	if !a.specLocked().Elastic() {

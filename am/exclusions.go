@@ -3,8 +3,6 @@ package am
 import (
 	"maps"
 	"slices"
-
-	"github.com/yarn-am/yarn-am/container/contract"
 )
 
 // exclusionList is the blacklist changes the AM still has to send to the ResourceManager: nodes the
@@ -45,26 +43,4 @@ func (l *exclusionList) Drain(add, remove []string) {
 	for _, n := range remove {
 		delete(l.remove, n)
 	}
-}
-
-// exclusionsLocked lists the excluded nodes for the status, sorted, with why: the failure policy's and
-// those the liveness check excluded for a lost TaskExecutor (liveness.go; a node both excluded shows
-// the policy's reason, whose timeout outlasts the loss).
-func (a *AM) exclusionsLocked() ([]string, []contract.NodeExclusion) {
-	why := map[string]string{}
-	for n := range a.live.LostNodes() {
-		why[n] = contract.ExclusionLost
-	}
-	for _, n := range a.policy.Excluded() {
-		why[n] = contract.ExclusionFailures
-	}
-	if len(why) == 0 {
-		return nil, nil
-	}
-	nodes := slices.Sorted(maps.Keys(why))
-	out := make([]contract.NodeExclusion, len(nodes))
-	for i, n := range nodes {
-		out[i] = contract.NodeExclusion{Node: n, Reason: why[n]}
-	}
-	return nodes, out
 }

@@ -21,10 +21,6 @@ import (
 // stopped container's end counts as a failure, so the failure policy (rate, exclusion of the node)
 // takes over instead of replacing containers on a node that keeps doubling up GPUs without end.
 
-// sharedGPUFreeStops is how many containers per node the AM stops for a shared GPU without counting
-// them as failures.
-const sharedGPUFreeStops = 2
-
 // checkSharedGPUsLocked compares the GPU UUIDs t just reported with those of the node's other live
 // containers; on a match it emits a gpu-shared event naming both containers and the GPU, and stops t.
 // It reports whether t was stopped.

@@ -15,17 +15,6 @@ import (
 // This file is the AM's loop: Run and its timing (the heartbeat interval, acting on an allocate's news
 // at once), and the AM's state as the status document shows it.
 
-func (a *AM) poke() {
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
-func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, callTimeout)
-}
-
 // Run registers, runs the allocation loop until the application is done and unregisters with the
 // outcome, then deletes the staging directory. When ctx ends (SIGTERM from the NodeManager: the
 // application is being killed) it deletes the staging directory at once and returns an outcome with
@@ -163,10 +152,4 @@ func (a *AM) interval() time.Duration {
 		d = wait + time.Millisecond // wake when the restart backoff ends
 	}
 	return d
-}
-
-func (a *AM) setState(s contract.AMState) {
-	a.mu.Lock()
-	a.state = s
-	a.mu.Unlock()
 }

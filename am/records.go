@@ -361,3 +361,17 @@ type tracked struct {
 	// notice: the ResourceManager warned that it takes the container back (preemption.go).
 	notice *contract.PreemptionNotice
 }
+
+// firstNonEmpty is the first of s that is not blank, trimmed.
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// sharedGPUFreeStops is how many containers per node the AM stops for a shared GPU without counting
+// them as failures.
+const sharedGPUFreeStops = 2

@@ -21,19 +21,6 @@ import (
 // checks for asks pending too long, and keeps the metrics' gauges current. Methods ending in Locked
 // run with a.mu held.
 
-// emit adds e to the event log and returns it with its id.
-func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
-
-// Events is the AM's event log.
-func (a *AM) Events() *events.Log { return a.events }
-
-// emitAll adds events to the event log in order.
-func (a *AM) emitAll(evs []contract.Event) {
-	for _, e := range evs {
-		a.emit(e)
-	}
-}
-
 // exitedLocked acts on a TaskExecutor's end, which records already booked (evs are the events it
 // returned): events, metrics and the failure policy.
 func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
@@ -62,15 +49,6 @@ func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 	if d.RateExceeded {
 		a.failLocked(d.Reason)
 	}
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
 }
 
 // failLocked makes the failure policy end the application (the first reason wins).
