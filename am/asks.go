@@ -6,7 +6,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // askTable is the AM's side of the ResourceManager's request table: the outstanding asks (keyed by

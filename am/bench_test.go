@@ -1,7 +1,7 @@
 package am
 
 // Scale simulation (docs/performance.md): the AM's real allocation loop (New + Run) against the tests'
-// fake cluster (internal/fakecluster: its RM scheduler port over rpctest, TOKEN auth, real Hadoop RPC
+// fake cluster (testkit/fakecluster: its RM scheduler port over rpctest, TOKEN auth, real Hadoop RPC
 // framing) with 1,000 nodes, and its NodeManagers in process. Run:
 //
 //	go test -run '^$' -bench 'AMHeartbeat|AMRampUp' -benchtime 200x ./am/
@@ -32,8 +32,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/decision"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/internal/fakecluster"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -48,7 +48,7 @@ const (
 	scalePerBeat = 200
 )
 
-// newScaleCluster is the tests' fake cluster (internal/fakecluster) as a large one: it grants asks
+// newScaleCluster is the tests' fake cluster (testkit/fakecluster) as a large one: it grants asks
 // round-robin over scaleNodes nodes, at most scalePerBeat containers per allocate; its containers
 // never end, and it keeps nothing per container (the memory measured is the AM's).
 func newScaleCluster(tb testing.TB) *fakecluster.Cluster {

@@ -30,11 +30,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
-	"github.com/yarn-am/yarn-am/internal/itest"
+	"github.com/yarn-am/yarn-am/testkit/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-// e2eEnv checks the environment and returns the yarn-am binary (internal/itest).
+// e2eEnv checks the environment and returns the yarn-am binary (testkit/itest).
 func e2eEnv(t *testing.T) string {
 	t.Helper()
 	itest.RequireEnv(t, "HADOOP_CONF_DIR", "YARN_AM_NM_LOG_DIRS")

@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Elastic gangs (taskexecutor.min-instances below taskexecutor.instances;

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // An elastic gang on the mini cluster (docs/running.md#elastic-gangs): it forms at its minimum while

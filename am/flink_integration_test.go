@@ -24,8 +24,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/flink"
+	"github.com/yarn-am/yarn-am/contract"
+	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
 )
 
 // flinkInputs returns the Flink home and the test job's jar: $YARN_AM_FLINK_HOME and

@@ -9,7 +9,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // This file is the AM's loop: Run and its timing (the heartbeat interval, acting on an allocate's news

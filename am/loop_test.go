@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am/decision"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/internal/fakecluster"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// fakeCluster is the tests' fake cluster (internal/fakecluster): a fake RM scheduler port and one
+// fakeCluster is the tests' fake cluster (testkit/fakecluster): a fake RM scheduler port and one
 // fake NM, both rpctest servers with TOKEN auth, sharing the state of the containers the "cluster" runs.
 type fakeCluster struct {
 	*fakecluster.Cluster

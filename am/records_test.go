@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am/decision"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/internal/fakecluster"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -157,7 +157,7 @@ func TestNewRejectsANegativeFinishedHistory(t *testing.T) {
 	assert.Equal(t, DefaultFinishedHistory, m.cfg.FinishedHistory)
 }
 
-// churnCluster is the tests' fake cluster (internal/fakecluster), in process, for a service whose
+// churnCluster is the tests' fake cluster (testkit/fakecluster), in process, for a service whose
 // TaskExecutors end as soon as they start: every allocate grants what is asked (up to a limit of
 // containers in all) and completes every container started since the previous one. It keeps nothing
 // per container (Lean), so the heap it adds does not grow with the containers it ran; its container

@@ -12,7 +12,7 @@ import (
 
 	"github.com/colinmarc/hdfs/v2"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

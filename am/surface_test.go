@@ -15,12 +15,12 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/internal/fakecluster"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// The surface tests run the AM's loop in process against internal/fakecluster's node model
+// The surface tests run the AM's loop in process against testkit/fakecluster's node model
 // (GPUNodes): nodes with GPUs, the blacklist honoured, node reports for the evidence.
 
 // surfaceCluster is a cluster of nodes with gpus GPUs each, whose stopped containers complete with

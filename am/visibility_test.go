@@ -10,7 +10,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Rank 0's address and port are served only over HTTPS with the secret: anyone on rank 0's node who

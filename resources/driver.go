@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Info is what a worker learns about one device of an external resource: a map of properties with

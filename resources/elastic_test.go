@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // TestPreflightElasticGangNeedsItsMinimumOnly: 8 GPUs hold 8 one-GPU TaskExecutors; a rigid gang of

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 
 	_ "github.com/yarn-am/yarn-am/gpu" // registers "gpu" and Flink's GPUDriverFactory alias
 	"github.com/yarn-am/yarn-am/resources"

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // GangCapacity is how many containers of size te the cluster's nodes can hold at once, node by node

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // MainProperty is the property whose values the per-resource environment variable lists.

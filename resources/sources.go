@@ -14,7 +14,7 @@ import (
 // FlinkConf < Job < Overrides (a later -D wins over an earlier one).
 type Sources struct {
 	// Job are the external-resource keys of a job.toml (optional), read from it by the job-file reader
-	// (container/jobfile, File.ResourceKeys), which decodes the file once for all its readers.
+	// (jobfile, File.ResourceKeys), which decodes the file once for all its readers.
 	Job *JobKeys
 	// FlinkConf is a flink-conf.yaml (flat "key: value") or a Flink 1.19+ config.yaml (nested YAML),
 	// optional. A job file may name one too (JobKeys.FlinkConf); this field wins over that.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
 

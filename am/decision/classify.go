@@ -3,7 +3,7 @@ package decision
 import (
 	"fmt"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // classify maps a container exit status (ContainerStatusProto.exit_status) to its class.

@@ -3,7 +3,7 @@ package decision
 import (
 	"fmt"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // ElasticObserved is what time decides for an elastic gang's current round.

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // This file is the failure policy: pure bookkeeping over time that the loop feeds with what happened

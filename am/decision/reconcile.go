@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Mode says when the application is done.

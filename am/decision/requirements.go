@@ -1,7 +1,7 @@
 package decision
 
 import (
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // This file is the declared requirement as the driver API changes it (PUT /api/v1/requirements): the

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/amtls"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/contract/amtls"
 )
 
 // Client talks to one ApplicationMaster's driver API.

@@ -19,8 +19,8 @@ import (
 
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/am/web"
-	"github.com/yarn-am/yarn-am/container/amtls/amtlstest"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
 )
 
 // fakeAM serves the driver API from an event log and a requirement, like the AM.

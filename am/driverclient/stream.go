@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Stream follows the AM's event stream. It reconnects after a dropped connection with Last-Event-ID

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 

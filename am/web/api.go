@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // This file is the AM's HTTP API (docs/running.md#http-api). The AM has two listeners: the plain

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // fakeState is a State of two TaskExecutors, c1 running and c2 completed, for the tests of what is

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // This file holds the endpoints the TaskExecutors' launchers call, each over HTTPS with the secret

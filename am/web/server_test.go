@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am/driverclient"
-	"github.com/yarn-am/yarn-am/container/amtls"
+	"github.com/yarn-am/yarn-am/contract/amtls"
 )
 
 const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
 

@@ -1,6 +1,6 @@
 package web
 
-import "github.com/yarn-am/yarn-am/container/contract"
+import "github.com/yarn-am/yarn-am/contract"
 
 // This file decides what an anonymous reader sees (docs/security.md#what-anonymous-readers-see). The
 // plain port and the HTTPS port without the secret are open to anyone who can reach the AM's node, so

@@ -16,9 +16,9 @@ import (
 
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/am/web"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/proc"
+	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 )
 

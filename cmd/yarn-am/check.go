@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/client"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 const checkUsage = `Usage: yarn-am check job.toml [--flink-conf FILE] [-D key=value]... [--queue Q] [--name N]

@@ -18,13 +18,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/container/client"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/internal/fakecluster"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 	"github.com/yarn-am/yarn-am/yarnrpc/rpctest"
 )
 
-// fakeRM is the RM's client port of the tests' fake cluster (internal/fakecluster) with 2 nodes of
+// fakeRM is the RM's client port of the tests' fake cluster (testkit/fakecluster) with 2 nodes of
 // 8 GiB, 8 vcores, 4 GPUs.
 type fakeRM struct {
 	*fakecluster.Cluster

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yarn-am/yarn-am/internal/itest"
+	"github.com/yarn-am/yarn-am/testkit/itest"
 )
 
 // TestDefineJobKeyReachesTheAM: -D taskexecutor.instances=2 on a job file of one instance runs two

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/launcher"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 const discoverUsage = `Usage: yarn-am discover [-f job.toml] [--flink-conf FILE] [-D key=value]... [--json] [-v]

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/client"
-	"github.com/yarn-am/yarn-am/container/contract"
 	"github.com/yarn-am/yarn-am/container/logs"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
 

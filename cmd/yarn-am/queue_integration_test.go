@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/internal/itest"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/itest"
 )
 
 // TestQueuePreflightAgainstTheMiniCluster: check and submit refuse a parent queue before anything is

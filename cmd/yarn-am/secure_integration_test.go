@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/internal/itest"
+	"github.com/yarn-am/yarn-am/testkit/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

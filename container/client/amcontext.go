@@ -9,11 +9,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/yarn-am/yarn-am/container/amtls"
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
-	"github.com/yarn-am/yarn-am/container/launchctx"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/contract/launchctx"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
+	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )

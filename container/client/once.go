@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Each diagnostic once (docs/running.md#the-workers-own-error). The AM says a failed container's end

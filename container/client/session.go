@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/yarn-am/yarn-am/container/jobfile"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
+	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

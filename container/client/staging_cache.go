@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // The per-user cache of staged files and archives (docs/job-file.md#visibility-and-the-cache): a

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // The per-user cache and the visibility of staged files (docs/job-file.md#visibility-and-the-cache).

@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Shipping the user's keytab to the AM (submit --principal/--keytab), so that a job can outlive its

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/driverclient"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )

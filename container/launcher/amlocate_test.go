@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/amtls"
-	"github.com/yarn-am/yarn-am/container/amtls/amtlstest"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
 )
 
 // fakeAM records what a fake attempt of the AM was asked, and serves tokens.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container/amtls"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/contract/amtls"
 )
 
 // Heartbeater says the launcher is alive to the AM (docs/running.md#liveness). *HTTPReporter is one.

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/amtls/amtlstest"
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 

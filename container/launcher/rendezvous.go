@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/internal/freeport"
 )

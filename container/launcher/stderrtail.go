@@ -7,8 +7,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/stderrtail"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/stderrtail"
 )
 
 // The worker's own stderr, apart from the launcher's log lines (docs/running.md#the-workers-own-error).

@@ -6,8 +6,8 @@ import (
 	"maps"
 	"slices"
 
-	dist "github.com/yarn-am/yarn-am/container/flink"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // checkMemory checks a [flink] job's memory before anything is staged (docs/flink.md#the-memory-check):

@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	dist "github.com/yarn-am/yarn-am/container/flink"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
+	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 const flinkJobManagerUsage = `Usage: yarn-am flink-jobmanager

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // A TaskManager's JVM waits for the JobManager as [flink] wait-for-jobmanager says

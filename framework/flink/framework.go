@@ -7,10 +7,10 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/internal/freeport"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // Name is the framework's name and its job-file table's.

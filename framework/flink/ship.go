@@ -12,8 +12,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // stage adds what a [flink] job's containers need to the job's AM and TaskExecutor files: the

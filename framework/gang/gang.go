@@ -18,9 +18,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/container/contract"
-	"github.com/yarn-am/yarn-am/container/jobfile"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // Name is the framework's name, the value of contract.EnvFramework in a gang's TaskExecutors.

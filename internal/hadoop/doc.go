@@ -4,7 +4,7 @@
 // a NameNode named by an hdfs:// URI (NameNodeAddr).
 //
 // They are Hadoop's contract, not yarn-am's, so they live below both the wire client (yarnrpc) and
-// yarn-am's own contract (container/contract): the wire imports this leaf instead of climbing up to the
+// yarn-am's own contract (contract): the wire imports this leaf instead of climbing up to the
 // packages built on it (docs/design.md#floors). The package imports only the standard library.
 //
 // Files: names.go (environment and site files), node.go (NodeHost), namenode.go (NameNodeAddr).

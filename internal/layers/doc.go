@@ -4,7 +4,7 @@
 // The ground floor is the standard-library leaves under internal/ (Hadoop's names, message text, /proc,
 // bounded reads), then the wire (yarnrpc), the contracts the processes share, the external-resource
 // framework, the job file, the framework seam and its implementations, the three roles (client,
-// launcher, AM) and last the binary. Test support (internal/fakecluster, internal/itest) is a floor of
+// launcher, AM) and last the binary. Test support (testkit/fakecluster, testkit/itest) is a floor of
 // its own above them all, which only tests may import.
 //
 // TestFloors runs `go list` over the module and fails on an import that goes sideways or up, so the rule

@@ -26,21 +26,20 @@ var floors = []struct {
 	// 1: the wire: the Hadoop RPC client, its protocol buffers and its fake server.
 	{"yarnrpc/...", 1},
 	// 2: the contracts the processes share, and the clients that need only them.
-	{"container/contract", 2},
-	{"container/amtls/...", 2},
-	{"container/stderrtail", 2},
-	{"container/launchctx", 2},
+	{"contract", 2},
+	{"contract/amtls/...", 2},
+	{"contract/launchctx", 2},
 	{"am/driverclient", 2},
 	// 3: the external-resource framework.
 	{"resources", 3},
 	// 4: the GPU driver.
 	{"gpu/...", 4},
 	// 5: the job file.
-	{"container/jobfile", 5},
+	{"jobfile", 5},
 	// 6: the framework seam.
 	{"framework", 6},
 	// 7: the frameworks behind the seam.
-	{"container/flink", 7},
+	{"framework/flink/dist", 7},
 	{"framework/...", 7},
 	// 8: the three roles: the client (and logs, a client command), the launcher, the AM.
 	{"container", 8}, // the folder's doc
@@ -52,8 +51,8 @@ var floors = []struct {
 	{"cmd/...", 9},
 	{"testdata/...", 9},
 	// 10: test support: a fake cluster and the integration tests' helpers; only tests import it.
-	{"internal/fakecluster", testkit},
-	{"internal/itest", testkit},
+	{"testkit/fakecluster", testkit},
+	{"testkit/itest", testkit},
 }
 
 // testkit is the floor of test support, above everything, so no non-test import may reach it.
@@ -61,18 +60,18 @@ const testkit = 10
 
 // sameFloor lists the imports allowed between two packages of one floor, importer → imported.
 var sameFloor = map[string][]string{
-	"internal/flinkconf":        {"internal/boundedread"},
-	"yarnrpc":                   {"yarnrpc/hadooppb"},
-	"yarnrpc/rpctest":           {"yarnrpc", "yarnrpc/hadooppb"},
-	"container/amtls/amtlstest": {"container/amtls"},
-	"container/launchctx":       {"container/contract"},
-	"am/driverclient":           {"container/contract", "container/amtls"},
-	"framework/builtin":         {"framework/flink", "framework/gang"},
-	"framework/flink":           {"container/flink"},
-	"container/logs":            {"container/client"},
-	"am":                        {"am/decision", "am/events", "am/web"},
-	"am/events":                 {"am/decision"},
-	"internal/fakecluster":      {"internal/itest"},
+	"internal/flinkconf":       {"internal/boundedread"},
+	"yarnrpc":                  {"yarnrpc/hadooppb"},
+	"yarnrpc/rpctest":          {"yarnrpc", "yarnrpc/hadooppb"},
+	"contract/amtls/amtlstest": {"contract/amtls"},
+	"contract/launchctx":       {"contract"},
+	"am/driverclient":          {"contract", "contract/amtls"},
+	"framework/builtin":        {"framework/flink", "framework/gang"},
+	"framework/flink":          {"framework/flink/dist"},
+	"container/logs":           {"container/client"},
+	"am":                       {"am/decision", "am/events", "am/web"},
+	"am/events":                {"am/decision"},
+	"testkit/fakecluster":      {"testkit/itest"},
 }
 
 // knownExceptions are imports the floors forbid that the code still has, importer → imported, each
@@ -141,6 +140,42 @@ func TestFloors(t *testing.T) {
 	for k, why := range knownExceptions {
 		if !used[k] {
 			t.Errorf("knownExceptions lists %s → %s (%s), which no package imports any more: remove it", k[0], k[1], why)
+		}
+	}
+}
+
+// registryImporters may import a framework's package (framework/<name>), besides the framework's own
+// packages: the registry, and the benchmark, which packs a Flink home exactly as submit does to compare
+// like with like (testdata/bench/README.md).
+var registryImporters = map[string]string{
+	"framework/builtin": "the registry: importing it registers every framework compiled in",
+	"testdata/bench":    "the benchmark packs the Flink home with the framework's own HomeArchive",
+}
+
+// TestOnlyTheRegistryImportsAFramework: a framework is reached through the seam (package framework)
+// and nothing else (docs/design.md#adding-a-framework): no package but the registry imports
+// framework/<name>; tests may, to test it.
+func TestOnlyTheRegistryImportsAFramework(t *testing.T) {
+	mod, pkgs := listModule(t)
+	for _, p := range pkgs {
+		if p.Module == nil || p.Module.Path != mod {
+			continue
+		}
+		from := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, mod), "/")
+		for _, imp := range p.Imports {
+			to := strings.TrimPrefix(imp, mod+"/")
+			rest, ok := strings.CutPrefix(to, "framework/")
+			if !ok || to == imp || rest == "builtin" {
+				continue
+			}
+			name, _, _ := strings.Cut(rest, "/")
+			if from == "framework/"+name || strings.HasPrefix(from, "framework/"+name+"/") {
+				continue // the framework's own packages
+			}
+			if _, ok := registryImporters[from]; ok {
+				continue
+			}
+			t.Errorf("%s imports %s: only framework/builtin imports a framework's package; call it through package framework (docs/design.md#adding-a-framework)", from, to)
 		}
 	}
 }

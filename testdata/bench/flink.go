@@ -41,8 +41,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/flink"
 	yflink "github.com/yarn-am/yarn-am/framework/flink"
+	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
 )
 
 const (

@@ -1,7 +1,7 @@
 # Flink on yarn-am (docs/flink.md): a real Flink distribution and yarn-am's Flink test job, both outside git.
 #   make flink-dist        Flink FLINK_VERSION's home in $(FLINK_HOME_CACHE), from PyPI's apache-flink-libraries
 #   make flink-job         testdata/flink/job built with Maven into bin/flink-job/yarn-am-flink-job.jar
-#   make test-flink-local  container/flink's tests against that Flink, on this machine, without YARN
+#   make test-flink-local  framework/flink/dist's tests against that Flink, on this machine, without YARN
 # 1.20 is Flink's long-term-support line and its sdist is the smaller download (232 MB; 2.x is a 329 MB wheel);
 # it reads both conf/config.yaml and the legacy flink-conf.yaml (docs/flink.md#the-flink-distribution).
 FLINK_VERSION ?= 1.20.5
@@ -22,4 +22,4 @@ flink-job: $(FLINK_JOB_JAR)
 
 test-flink-local: flink-dist flink-job
 	YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK_JOB=$(CURDIR)/$(FLINK_JOB_JAR) \
-	  $(GO) test -race -tags flink -count=1 -timeout 10m -v ./container/flink/
+	  $(GO) test -race -tags flink -count=1 -timeout 10m -v ./framework/flink/dist/

@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/resources"
 )
 

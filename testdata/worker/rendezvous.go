@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/contract"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // rendezvous is the worker's --rendezvous mode, a small TCP store like the one torch.distributed

@@ -1,0 +1,122 @@
+//go:build flink
+
+package dist
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// memoryBoundaryCases are configurations and, per configuration, process sizes (MiB) at the edges
+// of what Flink's calculator accepts.
+type memoryCase struct {
+	role  Role
+	conf  []string
+	sizes []int64
+}
+
+var memoryBoundaryCases = []memoryCase{
+	{RoleTaskManager, nil, []int64{512, 981, 982, 4096}},
+	{RoleTaskManager, []string{KeyTMTaskHeap, "25m"}, []int64{1023, 1024}},
+	{RoleTaskManager, []string{KeyTMTaskHeap, "26m"}, []int64{1024, 1025}},
+	{RoleTaskManager, []string{KeyTMFlinkSize, "1g"}, []int64{1471, 1472, 2304, 2305}},
+	{RoleTaskManager, []string{KeyTMTaskHeap, "100m", KeyTMManaged, "100m"}, []int64{700, 900, 1500}},
+	{RoleApplication, nil, []int64{576, 577, 768}},
+	{RoleApplication, []string{KeyJMHeap, "192m"}, []int64{767, 768, 1600, 1601}},
+}
+
+// CheckMemory agrees with Flink's own calculator (BashJavaUtils) on which process sizes fit, at the
+// boundaries of each configuration (docs/flink.md#the-memory-check).
+func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
+	env := needFlink(t)
+	java, err := exec.LookPath("java")
+	require.NoError(t, err)
+	for _, tc := range memoryBoundaryCases {
+		for _, size := range tc.sizes {
+			name, c, _, flinkErr := bashJavaUtilsAt(t, java, env.home, tc, size)
+			ours := CheckMemory(c, tc.role, size)
+			assert.Equal(t, flinkErr == nil, ours == nil, "%s: Flink says %v, CheckMemory says %v", name, flinkErr, ours)
+		}
+	}
+}
+
+// ComputeResourceParams prints what BashJavaUtils prints: the same JVM flags, byte for byte, and the
+// same dynamic properties, for every size of the boundary matrix Flink accepts and for explicit
+// sizes, slots, CPU cores, a GPU and the JobManager's direct-memory limit (docs/flink.md#memory).
+func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
+	env := needFlink(t)
+	java, err := exec.LookPath("java")
+	require.NoError(t, err)
+	cases := append([]memoryCase{}, memoryBoundaryCases...)
+	cases = append(cases, []memoryCase{
+		{RoleTaskManager, []string{"taskmanager.numberOfTaskSlots", "2"}, []int64{1024, 16384}},
+		{RoleTaskManager, []string{"taskmanager.cpu.cores", "1.5", KeyExternalRes, "gpu", "external-resource.gpu.amount", "2",
+			"external-resource.gpu.driver-factory.class", GPUDriverFactory}, []int64{2048}},
+		{RoleTaskManager, []string{KeyExternalRes, "gpu;fpga", "external-resource.gpu.amount", "1", "external-resource.fpga.amount", "0"}, []int64{2048}},
+		{RoleTaskManager, []string{KeyTMFrameworkHeap, "64m", KeyTMFrameworkOffHeap, "96m", KeyTMTaskOffHeap, "32m",
+			KeyTMManagedFraction, "0.25", KeyTMNetworkFraction, "0.15", KeyTMNetworkMax, "300m",
+			"taskmanager.memory.jvm-metaspace.size", "128m", "taskmanager.memory.jvm-overhead.min", "100m",
+			"taskmanager.memory.jvm-overhead.max", "300m"}, []int64{1000, 3333, 8192}},
+		{RoleTaskManager, []string{KeyTMTaskHeap, "300m", KeyTMManaged, "200m", KeyTMNetworkMin, "10m"}, []int64{1200}},
+		{RoleTaskManager, []string{KeyTMFlinkSize, "1500m", KeyTMTaskHeap, "400m"}, []int64{2000}},
+		{RoleApplication, []string{KeyJMDirectMemoryLimit, "true"}, []int64{768, 4096}},
+		{RoleApplication, []string{KeyJMFlinkSize, "1g", KeyJMOffHeap, "200m"}, []int64{1500}},
+		{RoleApplication, []string{KeyJMHeap, "500m", KeyJMFlinkSize, "700m", "jobmanager.memory.jvm-metaspace.size", "100m",
+			KeyJMDirectMemoryLimit, "true"}, []int64{1000}},
+		{RoleSession, []string{"jobmanager.memory.jvm-overhead.min", "64m", "jobmanager.memory.jvm-overhead.max", "2g"}, []int64{600, 30000}},
+	}...)
+	compared := 0
+	for _, tc := range cases {
+		for _, size := range tc.sizes {
+			name, c, flinks, flinkErr := bashJavaUtilsAt(t, java, env.home, tc, size)
+			ours, err := ComputeResourceParams(c, tc.role)
+			if flinkErr != nil {
+				assert.Error(t, err, "%s: Flink refuses it (%v)", name, flinkErr)
+				continue
+			}
+			if !assert.NoError(t, err, name) {
+				continue
+			}
+			compared++
+			assert.Equal(t, strings.Join(flinks.JVM, " "), strings.Join(ours.JVM, " "), "%s: the JVM flags", name)
+			assert.Equal(t, propMap(t, flinks.Dynamic), propMap(t, ours.Dynamic), "%s: the dynamic properties", name)
+		}
+	}
+	assert.Equal(t, 25, compared, "sizes Flink accepts, compared (the others are refused by both)")
+}
+
+func propMap(t *testing.T, kvs []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		require.True(t, ok, kv)
+		_, dup := m[k]
+		require.False(t, dup, "%s twice", k)
+		m[k] = v
+	}
+	return m
+}
+
+// bashJavaUtilsAt is tc's configuration with its role's process size set to size, and what Flink's
+// own calculator (BashJavaUtils, run on it written to a conf directory) makes of it.
+func bashJavaUtilsAt(t *testing.T, java string, home *Home, tc memoryCase, size int64) (string, *Config, ResourceParams, error) {
+	t.Helper()
+	name := fmt.Sprintf("%s %v %dm", tc.role, tc.conf, size)
+	c := memConf(tc.conf...)
+	key := KeyTMProcessSize
+	if tc.role != RoleTaskManager {
+		key = KeyJMProcessSize
+	}
+	c.Set(key, fmt.Sprintf("%dm", size))
+	dir := filepath.Join(t.TempDir(), "conf")
+	require.NoError(t, c.WriteConfDir(dir))
+	flinks, err := RunBashJavaUtils(context.Background(), java, home, dir, tc.role)
+	return name, c, flinks, err
+}

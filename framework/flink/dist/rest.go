@@ -1,0 +1,272 @@
+package dist
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// REST reads a JobManager's REST API (docs/flink.md#the-rest-api), for the AM's status and
+// diagnostics. The zero HTTP uses a client with a 10 s timeout.
+type REST struct {
+	URL  string // http://host:port
+	HTTP *http.Client
+}
+
+const maxRESTBody = 8 << 20
+
+// Job is one entry of /jobs/overview.
+type Job struct {
+	ID    string `json:"jid"`
+	Name  string `json:"name"`
+	State string `json:"state"` // CREATED, RUNNING, FINISHED, FAILED, CANCELED, ...
+	Start int64  `json:"start-time"`
+	End   int64  `json:"end-time"`
+}
+
+// TaskManager is one entry of /taskmanagers.
+type TaskManager struct {
+	ID        string `json:"id"`
+	Path      string `json:"path"`
+	Slots     int    `json:"slotsNumber"`
+	FreeSlots int    `json:"freeSlots"`
+}
+
+// RootCause is why a job failed, from /jobs/<id>/exceptions: the newest entry of the exception
+// history, else the (deprecated) root-exception.
+type RootCause struct {
+	Exception   string // the exception's class, e.g. java.lang.IllegalStateException
+	Message     string // its message (first line)
+	Cause       string // the innermost "Caused by:" line of the stack trace, or the first line
+	Stacktrace  string
+	TaskName    string // the failing task, when a task failed
+	TaskManager string // its TaskManager's id, when known
+	Time        time.Time
+}
+
+// String is the root cause in one line: the innermost cause, and where.
+func (r *RootCause) String() string {
+	s := r.Cause
+	if r.TaskName != "" {
+		s += " (in " + r.TaskName
+		if r.TaskManager != "" {
+			s += " on TaskManager " + r.TaskManager
+		}
+		s += ")"
+	}
+	return s
+}
+
+func (c *REST) get(ctx context.Context, path string, v any) error {
+	hc := c.HTTP
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	u := strings.TrimRight(c.URL, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("flink rest: %w", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("flink rest: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRESTBody+1))
+	if err != nil {
+		return fmt.Errorf("flink rest: GET %s: %w", u, err)
+	}
+	if len(body) > maxRESTBody {
+		return fmt.Errorf("flink rest: GET %s: the answer is larger than %d bytes", u, maxRESTBody)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("flink rest: GET %s: %s: %s", u, resp.Status, tail(string(body), 500))
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("flink rest: GET %s: %w", u, err)
+	}
+	return nil
+}
+
+// Jobs lists the cluster's jobs (/jobs/overview).
+func (c *REST) Jobs(ctx context.Context) ([]Job, error) {
+	var doc struct {
+		Jobs []Job `json:"jobs"`
+	}
+	if err := c.get(ctx, "/jobs/overview", &doc); err != nil {
+		return nil, err
+	}
+	return doc.Jobs, nil
+}
+
+// TaskManagers lists the registered TaskManagers (/taskmanagers).
+func (c *REST) TaskManagers(ctx context.Context) ([]TaskManager, error) {
+	var doc struct {
+		TaskManagers []TaskManager `json:"taskmanagers"`
+	}
+	if err := c.get(ctx, "/taskmanagers", &doc); err != nil {
+		return nil, err
+	}
+	return doc.TaskManagers, nil
+}
+
+// jobIDPattern is Flink's JobID in hex (32 characters).
+var jobIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// RootCause returns why job failed (/jobs/<id>/exceptions); nil when the job has no exception.
+func (c *REST) RootCause(ctx context.Context, jobID string) (*RootCause, error) {
+	if !jobIDPattern.MatchString(jobID) {
+		return nil, fmt.Errorf("flink rest: job id %s: want 32 hex digits", shown(jobID))
+	}
+	var doc struct {
+		RootException string `json:"root-exception"`
+		Timestamp     int64  `json:"timestamp"`
+		History       struct {
+			Entries []struct {
+				Name        string `json:"exceptionName"`
+				Stacktrace  string `json:"stacktrace"`
+				Timestamp   int64  `json:"timestamp"`
+				TaskName    string `json:"taskName"`
+				TaskManager string `json:"taskManagerId"`
+			} `json:"entries"`
+		} `json:"exceptionHistory"`
+	}
+	if err := c.get(ctx, "/jobs/"+url.PathEscape(jobID)+"/exceptions", &doc); err != nil {
+		return nil, err
+	}
+	var r RootCause
+	if es := doc.History.Entries; len(es) > 0 {
+		e := es[0] // the newest first
+		r = RootCause{Exception: e.Name, Stacktrace: e.Stacktrace, TaskName: e.TaskName, TaskManager: e.TaskManager,
+			Time: time.UnixMilli(e.Timestamp)}
+	} else if doc.RootException != "" {
+		r = RootCause{Stacktrace: doc.RootException, Time: time.UnixMilli(doc.Timestamp)}
+	} else {
+		return nil, nil
+	}
+	first, _, _ := strings.Cut(r.Stacktrace, "\n")
+	first = strings.TrimSpace(first)
+	cls, msg, _ := strings.Cut(first, ": ")
+	if r.Exception == "" {
+		r.Exception = cls
+	}
+	r.Message = strings.TrimSpace(msg)
+	r.Cause = InnermostCause(r.Stacktrace)
+	return &r, nil
+}
+
+// InnermostCause returns the last "Caused by: " line of a Java stack trace without the prefix, or
+// its first line when it has none.
+func InnermostCause(stacktrace string) string {
+	cause := ""
+	for i, line := range strings.Split(stacktrace, "\n") {
+		line = strings.TrimSpace(line)
+		if i == 0 {
+			cause = line
+		}
+		if rest, ok := strings.CutPrefix(line, "Caused by: "); ok {
+			cause = rest
+		}
+	}
+	return cause
+}
+
+// Terminal reports whether a job state is globally terminal (the job will not run again).
+func Terminal(state string) bool {
+	return state == "FINISHED" || state == "FAILED" || state == "CANCELED"
+}
+
+// Outcome is how an application cluster's job ended.
+type Outcome struct {
+	Job       Job
+	RootCause *RootCause // FAILED only; nil when the JobManager recorded no exception
+}
+
+// WaitJob polls the cluster's jobs every poll until one reaches a terminal state and returns it with,
+// for a FAILED job, its root cause: what the AM reports as the application's outcome and diagnostics
+// (docs/flink.md#the-rest-api). An application cluster must run with
+// execution.shutdown-on-application-finish false for the answer to stay readable. It gives up when
+// ctx ends or exited (the JobManager process's end) is closed first.
+func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan struct{}) (*Outcome, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	var last error
+	for {
+		jobs, err := c.Jobs(ctx)
+		last = err
+		for _, j := range jobs {
+			if !Terminal(j.State) {
+				continue
+			}
+			o := &Outcome{Job: j}
+			if j.State == "FAILED" {
+				if o.RootCause, err = c.RootCause(ctx, j.ID); err != nil {
+					return o, err
+				}
+			}
+			return o, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("flink rest: no job ended (last error: %v): %w", last, ctx.Err())
+		case <-exited:
+			return nil, fmt.Errorf("flink rest: the JobManager exited before its job ended (last error: %v)", last)
+		case <-t.C:
+		}
+	}
+}
+
+// WaitStarted polls the JobManager every poll until it has started: its REST API answers and, for
+// an application cluster, its job is past INITIALIZING (the JobMaster runs: CREATED, RUNNING or
+// later). It returns what it saw last, for the log; the error is ctx's, with the last answer or
+// failure. A colocated TaskManager waits for it before its JVM starts
+// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
+func (c *REST) WaitStarted(ctx context.Context, poll time.Duration, application bool) (string, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	last := "no answer yet"
+	for {
+		jobs, err := c.Jobs(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil { // not the wait's own end cutting a request short
+				last = err.Error()
+			}
+		case !application:
+			return "its REST API answers", nil
+		default:
+			last = "its REST API answers, no job yet"
+			for _, j := range jobs {
+				if j.State != "INITIALIZING" {
+					return fmt.Sprintf("job %s is %s", j.ID, j.State), nil
+				}
+				last = fmt.Sprintf("job %s is INITIALIZING", j.ID)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("the JobManager has not started (%s): %w", last, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// KeyRESTSSL is Flink's switch for TLS on the REST endpoint.
+const KeyRESTSSL = "security.ssl.rest.enabled"
+
+// CheckPlainREST refuses a configuration whose JobManager serves its REST API over TLS: yarn-am reads
+// that API over plain HTTP, for the job's outcome (RunApplication) and a TaskManager's wait, and
+// would otherwise wait for an answer that never comes (docs/flink.md#the-rest-api).
+func CheckPlainREST(c *Config) error {
+	v, ok := c.Get(KeyRESTSSL)
+	if ok && strings.EqualFold(strings.TrimSpace(v), "true") {
+		return fmt.Errorf("%s = %s: yarn-am reads the JobManager's REST API over plain HTTP (the job's outcome, the TaskManagers' start), so TLS on it is not supported; set it to false (Flink's internal TLS, security.ssl.internal.*, is left to Flink)", KeyRESTSSL, shown(v))
+	}
+	return nil
+}
