@@ -16,15 +16,15 @@ type stagedFiles interface {
 
 // taskExecutorLaunch is what the launch context of every TaskExecutor is built from.
 type taskExecutorLaunch struct {
-	Manifest  []contract.LocalResource // the staged manifest.json
-	Staged    stagedFiles              // yarn-am, job.toml and flink-conf.yaml are looked up here
-	JobFile   string                   // alias of the job file, "job.toml"
-	FlinkConf string                   // alias of the flink-conf.yaml, "" if none
-	Defines   []string                 // -D key=value passed on to the launcher
-	Command   string                   // taskexecutor.command
-	Env       map[string]string
-	ReportURL string               // https://NM_HOST:PORT/api/v1/containers/ (the HTTPS listener)
-	Creds     *yarnrpc.Credentials // the AM's credentials; the AM-RM token is left out
+	Manifest     []contract.LocalResource // the staged manifest.json
+	Staged       stagedFiles              // yarn-am, job.toml and flink-conf.yaml are looked up here
+	JobFile      string                   // alias of the job file, "job.toml"
+	ResourceConf string                   // alias of the flink-conf.yaml, "" if none
+	Defines      []string                 // -D key=value passed on to the launcher
+	Command      string                   // taskexecutor.command
+	Env          map[string]string
+	ReportURL    string               // https://NM_HOST:PORT/api/v1/containers/ (the HTTPS listener)
+	Creds        *yarnrpc.Credentials // the AM's credentials; the AM-RM token is left out
 }
 
 // LaunchContext builds the TaskExecutors' ContainerLaunchContext.
@@ -36,8 +36,8 @@ func (l taskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 		seen[e.Alias] = true
 	}
 	own := []string{contract.StagedBinary, l.JobFile}
-	if l.FlinkConf != "" {
-		own = append(own, l.FlinkConf)
+	if l.ResourceConf != "" {
+		own = append(own, l.ResourceConf)
 	}
 	for _, name := range own {
 		if seen[name] {
@@ -65,7 +65,7 @@ func (l taskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 	env[contract.EnvReportURL] = l.ReportURL
 	clc.Environment = launchctx.Environment(env)
 
-	clc.Command = []string{contract.LauncherCommand(l.JobFile, l.FlinkConf, l.Defines, l.Command)}
+	clc.Command = []string{contract.LauncherCommand(l.JobFile, l.ResourceConf, l.Defines, l.Command)}
 
 	if l.Creds != nil {
 		clc.Tokens = taskExecutorCredentials(l.Creds).Marshal()

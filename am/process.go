@@ -26,7 +26,7 @@ import (
 // ProcessOptions are the flags of `yarn-am am`.
 type ProcessOptions struct {
 	Job             *jobfile.File // the staged job.toml, read once by the caller
-	FlinkConf       string        // the staged flink-conf.yaml ("" = none)
+	ResourceConf    string        // the staged flink-conf.yaml ("" = none)
 	Defines         []string
 	Service         bool
 	Driver          string // the driver command (driver mode), "" = none
@@ -50,7 +50,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	cfg, warnings, err := resources.Load(resources.Sources{Job: a.Job.ResourceKeys(), FlinkConf: a.FlinkConf, Overrides: a.Defines})
+	cfg, warnings, err := resources.Load(resources.Sources{Job: a.Job.ResourceKeys(), ResourceConf: a.ResourceConf, Overrides: a.Defines})
 	for _, w := range warnings {
 		logrus.WithField("key", w.Key).Warn(w.Message)
 	}
@@ -226,7 +226,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		env[k] = fwAM.WorkerEnv[k]
 	}
 	te := taskExecutorLaunch{
-		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, FlinkConf: a.FlinkConf, Defines: a.Defines,
+		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, ResourceConf: a.ResourceConf, Defines: a.Defines,
 		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
 	}
 	clc, err := te.LaunchContext()

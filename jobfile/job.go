@@ -21,9 +21,9 @@ type Job struct {
 	// Path is the absolute path of the job file; relative file paths in it are resolved against its
 	// directory.
 	Path string
-	// FlinkConf is the flink-conf.yaml the job names (flink-conf = "..."), made absolute against the
+	// ResourceConf is the flink-conf.yaml the job names (flink-conf = "..."), made absolute against the
 	// job file's directory; "" if none. Its external-resource keys are read by resources.Load.
-	FlinkConf string
+	ResourceConf string
 
 	Name        string
 	Queue       string
@@ -171,9 +171,9 @@ func (f *File) job(staged bool) (*Job, error) {
 	// A flink-conf that is not a string is reported by ResourceKeys, for resources.Load, which reads
 	// the file it names.
 	if fc, ok := doc["flink-conf"].(string); ok {
-		j.FlinkConf = fc
-		if !filepath.IsAbs(j.FlinkConf) {
-			j.FlinkConf = filepath.Join(filepath.Dir(abs), j.FlinkConf)
+		j.ResourceConf = fc
+		if !filepath.IsAbs(j.ResourceConf) {
+			j.ResourceConf = filepath.Join(filepath.Dir(abs), j.ResourceConf)
 		}
 	}
 	if j.Name == "" {

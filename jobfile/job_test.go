@@ -152,16 +152,16 @@ func TestLoadJobFlinkConfIsResolvedAgainstTheJobFile(t *testing.T) {
 	p := writeJob(t, "flink-conf = \"conf/flink-conf.yaml\"\n[taskexecutor]\ncommand = \"x\"\n")
 	j, err := LoadJob(p)
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(filepath.Dir(p), "conf", "flink-conf.yaml"), j.FlinkConf)
+	assert.Equal(t, filepath.Join(filepath.Dir(p), "conf", "flink-conf.yaml"), j.ResourceConf)
 
 	p = writeJob(t, "flink-conf = \"/etc/flink/flink-conf.yaml\"\n[taskexecutor]\ncommand = \"x\"\n")
 	j, err = LoadJob(p)
 	require.NoError(t, err)
-	assert.Equal(t, "/etc/flink/flink-conf.yaml", j.FlinkConf)
+	assert.Equal(t, "/etc/flink/flink-conf.yaml", j.ResourceConf)
 
 	j, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"x\"\n"))
 	require.NoError(t, err)
-	assert.Empty(t, j.FlinkConf)
+	assert.Empty(t, j.ResourceConf)
 }
 
 func TestLoadJobGangKeys(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"github.com/yarn-am/yarn-am/resources"
 )
 
-// flinkConfKey is the job-file key that names a flink-conf.yaml, relative to the job file.
-const flinkConfKey = "flink-conf"
+// resourceConfKey is the job-file key that names a flink-conf.yaml, relative to the job file.
+const resourceConfKey = "flink-conf"
 
 // ResourceKeys picks the external-resource keys out of the job file for resources.Load
 // (resources.Sources.Job): external-resources, external-resource.* and the draft
@@ -52,16 +52,16 @@ func (f *File) ResourceKeys() *resources.JobKeys {
 	for _, k := range slices.Sorted(maps.Keys(f.doc)) {
 		v := f.doc[k]
 		switch {
-		case k == flinkConfKey:
+		case k == resourceConfKey:
 			s, ok := v.(string)
 			if !ok || strings.TrimSpace(s) == "" {
 				jk.Problems = append(jk.Problems, resources.Problem{Key: k, Value: tomlString(v), Origin: f.Path,
 					Message: sprintf("%s = %s (%s): must be the path of a flink-conf.yaml, relative to the job file", k, tomlString(v), f.Path)})
 				continue
 			}
-			jk.FlinkConf = s
+			jk.ResourceConf = s
 			if !filepath.IsAbs(s) {
-				jk.FlinkConf = filepath.Join(filepath.Dir(f.Abs), s)
+				jk.ResourceConf = filepath.Join(filepath.Dir(f.Abs), s)
 			}
 		case k == resources.KeyResources && !isStringOrStrings(v):
 			jk.Problems = append(jk.Problems, resources.Problem{Key: k, Value: tomlString(v), Origin: f.Path,

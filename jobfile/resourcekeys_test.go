@@ -68,16 +68,16 @@ name = "train"
 memory = "4g"
 `)
 
-	cfg, _, err := load(Sources{FlinkConf: yamlPath})
+	cfg, _, err := load(Sources{ResourceConf: yamlPath})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), cfg.Resources[0].Amount)
 
-	cfg, _, err = load(Sources{FlinkConf: yamlPath, Job: ReadResourceKeys(job)})
+	cfg, _, err = load(Sources{ResourceConf: yamlPath, Job: ReadResourceKeys(job)})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), cfg.Resources[0].Amount, "toml wins over yaml")
 	assert.Equal(t, map[string]string{"path": "/opt/fpga/list", "args": "--from-toml"}, cfg.Resources[0].Params)
 
-	cfg, _, err = load(Sources{FlinkConf: yamlPath, Job: ReadResourceKeys(job), Overrides: []string{
+	cfg, _, err = load(Sources{ResourceConf: yamlPath, Job: ReadResourceKeys(job), Overrides: []string{
 		"external-resource.fpga.amount=3", "external-resource.fpga.amount=4"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4), cfg.Resources[0].Amount, "-D wins over toml, the last -D wins")

@@ -180,7 +180,7 @@ func TestLoadRefusesHostileFlinkConfs(t *testing.T) {
 		{"a byte order mark, read as YAML", bomYAML, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, _, err := Load(Sources{FlinkConf: c.path})
+			cfg, _, err := Load(Sources{ResourceConf: c.path})
 			if c.want == "" {
 				require.NoError(t, err)
 				assert.Equal(t, contract.Capability{"yarn.io/fpga": 1}, cfg.YarnResources(), "the first key is read")

@@ -51,7 +51,7 @@ func problems(t *testing.T, err error) []string {
 
 func TestExampleBlock1AsGiven(t *testing.T) {
 	// The whole file verbatim: block 2 is commented out, so this is block 1.
-	_, _, err := resources.Load(resources.Sources{FlinkConf: "testdata/flink-external-resources.yaml"})
+	_, _, err := resources.Load(resources.Sources{ResourceConf: "testdata/flink-external-resources.yaml"})
 	assert.Equal(t, []string{
 		`external-resource.gpu.yarn.config-key is not set: without it YARN is never asked for "gpu"; set the YARN resource type, e.g. external-resource.gpu.yarn.config-key: yarn.io/gpu`,
 		`external-resource.fpga.driver-factory.class = "org.apache.flink.externalresource.fpga.FPGADriverFactory" (testdata/flink-external-resources.yaml:11): unknown driver; registered drivers: exec, gpu, org.apache.flink.externalresource.gpu.GPUDriverFactory, test-strict. For a device without a built-in driver use the exec driver: external-resource.fpga.driver-factory.class: exec and external-resource.fpga.param.path: <your discovery program>`,
@@ -74,7 +74,7 @@ func TestExampleBlock1Fixed(t *testing.T) {
 					y += k + ": " + v + "\n"
 				}
 			}
-			cfg, warns, err := resources.Load(resources.Sources{FlinkConf: writeFile(t, "flink-conf.yaml", y)})
+			cfg, warns, err := resources.Load(resources.Sources{ResourceConf: writeFile(t, "flink-conf.yaml", y)})
 			require.NoError(t, err)
 			assert.Equal(t, contract.Capability{"yarn.io/gpu": 2, "yarn.io/fpga": 1}, cfg.YarnResources())
 			gpu, ok := cfg.Resource("gpu")
@@ -96,7 +96,7 @@ func TestExampleBlock1Fixed(t *testing.T) {
 }
 
 func TestExampleBlock2(t *testing.T) {
-	_, warns, err := resources.Load(resources.Sources{FlinkConf: writeFile(t, "flink-conf.yaml", block(t, "2"))})
+	_, warns, err := resources.Load(resources.Sources{ResourceConf: writeFile(t, "flink-conf.yaml", block(t, "2"))})
 	msgs := problems(t, err)
 	require.Len(t, msgs, 1)
 	assert.Contains(t, msgs[0], `external-resource.gpu.param.discovery-script.path = "plugins/external-resource-gpu/nvidia-gpu-discovery.sh"`)

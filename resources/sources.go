@@ -11,14 +11,14 @@ import (
 )
 
 // Sources names where the external-resource configuration comes from. Precedence, lowest first:
-// FlinkConf < Job < Overrides (a later -D wins over an earlier one).
+// ResourceConf (the flink-conf file) < Job < Overrides (a later -D wins over an earlier one).
 type Sources struct {
 	// Job are the external-resource keys of a job.toml (optional), read from it by the job-file reader
 	// (jobfile, File.ResourceKeys), which decodes the file once for all its readers.
 	Job *JobKeys
-	// FlinkConf is a flink-conf.yaml (flat "key: value") or a Flink 1.19+ config.yaml (nested YAML),
-	// optional. A job file may name one too (JobKeys.FlinkConf); this field wins over that.
-	FlinkConf string
+	// ResourceConf is a flink-conf.yaml (flat "key: value") or a Flink 1.19+ config.yaml (nested YAML),
+	// optional. A job file may name one too (JobKeys.ResourceConf); this field wins over that.
+	ResourceConf string
 	// Overrides are -D key=value flags, in the order given. A key that is not an external-resource key
 	// is an error (with a did-you-mean): -D sets nothing else, and dropping it would lose what the user
 	// asked for.
@@ -31,9 +31,9 @@ type Sources struct {
 type JobKeys struct {
 	Path   string // the job file, for messages
 	Values map[string]Value
-	// FlinkConf is the flink-conf.yaml the job names (flink-conf = "..."), made absolute against the
+	// ResourceConf is the flink-conf.yaml the job names (flink-conf = "..."), made absolute against the
 	// job file's directory; "" = none.
-	FlinkConf string
+	ResourceConf string
 	// Problems are what could not be read: the file itself, a key set twice, a value of the wrong
 	// type. Load reports them with the rest.
 	Problems []Problem
@@ -51,13 +51,13 @@ func Load(src Sources) (*Config, []Warning, error) {
 		warns  []Warning
 		probs  []Problem
 	)
-	flinkConf := src.FlinkConf
+	flinkConf := src.ResourceConf
 	var jobKV map[string]Value
 	if src.Job != nil {
 		probs = append(probs, src.Job.Problems...)
 		jobKV = src.Job.Values
 		if flinkConf == "" {
-			flinkConf = src.Job.FlinkConf
+			flinkConf = src.Job.ResourceConf
 		}
 	}
 	if flinkConf != "" {

@@ -59,7 +59,7 @@ external-resource:
     amount: 1
     yarn.config-key: yarn.io/fpga
 `)
-	cfg, warns, err := Load(Sources{FlinkConf: p})
+	cfg, warns, err := Load(Sources{ResourceConf: p})
 	require.NoError(t, err)
 	require.Len(t, cfg.Resources, 2)
 	assert.Equal(t, Resource{Name: "gpu", Amount: 2, YarnKey: "yarn.io/gpu", Driver: "test-strict",
@@ -77,7 +77,7 @@ external-resource:
   fpga:
     amount: 2
 `)
-	_, _, err := Load(Sources{FlinkConf: y})
+	_, _, err := Load(Sources{ResourceConf: y})
 	assert.Equal(t, []string{
 		`external-resource.fpga.amount is set twice in ` + y + `: line 2 ("1") and line 6 ("2"); keep one`,
 	}, messages(t, err))
@@ -88,9 +88,9 @@ func TestLoadSourceErrors(t *testing.T) {
 	dir := t.TempDir()
 	job := &JobKeys{Path: "job.toml", Problems: []Problem{{Key: "job file", Message: "job file job.toml is not valid TOML: line 1: x"}}}
 	_, _, err := Load(Sources{
-		Job:       job,
-		FlinkConf: filepath.Join(dir, "missing.yaml"),
-		Overrides: []string{"external-resource.gpu.amount", "unrelated"},
+		Job:          job,
+		ResourceConf: filepath.Join(dir, "missing.yaml"),
+		Overrides:    []string{"external-resource.gpu.amount", "unrelated"},
 	})
 	msgs := messages(t, err)
 	require.Len(t, msgs, 4)
@@ -108,7 +108,7 @@ external-resource.fpga.amount: 1   # one per TaskExecutor
 external-resource.fpga.yarn.config-key: yarn.io/fpga
   bad: indentation: here
 `)
-	cfg, _, err := Load(Sources{FlinkConf: p})
+	cfg, _, err := Load(Sources{ResourceConf: p})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), cfg.Resources[0].Amount)
 }
@@ -116,7 +116,7 @@ external-resource.fpga.yarn.config-key: yarn.io/fpga
 func TestLoadLegacyFlinkConfRejectsWhatFlinkWouldSkip(t *testing.T) {
 	// Flink skips these lines with a log warning; the user would lose the setting without noticing.
 	p := write(t, t.TempDir(), "flink-conf.yaml", "external-resources:gpu\nexternal-resource.gpu.amount: 2\nexternal-resource.gpu.yarn.config-key:\njust words\n")
-	_, _, err := Load(Sources{FlinkConf: p})
+	_, _, err := Load(Sources{ResourceConf: p})
 	msgs := messages(t, err)
 	require.Len(t, msgs, 4) // and the amount without external-resources
 	assert.Contains(t, msgs[0], p+`:1: "external-resources:gpu" is not a key: value line (no space after ':'?)`)
@@ -126,7 +126,7 @@ func TestLoadLegacyFlinkConfRejectsWhatFlinkWouldSkip(t *testing.T) {
 
 func TestLoadConfigYAMLWithTwoDocuments(t *testing.T) {
 	p := write(t, t.TempDir(), "config.yaml", "external-resources: gpu\n---\nexternal-resource:\n  gpu:\n    amount: 2\n")
-	_, _, err := Load(Sources{FlinkConf: p})
+	_, _, err := Load(Sources{ResourceConf: p})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), p+":3: a second YAML document")
 }
@@ -221,7 +221,7 @@ func TestLoadYAMLAliasCycleAndBomb(t *testing.T) {
 		{bombPath, "more than 50 aliases of mappings or lists"}, // Flink's own bound (internal/flinkconf)
 	} {
 		start := time.Now()
-		_, _, err := Load(Sources{FlinkConf: tc.path})
+		_, _, err := Load(Sources{ResourceConf: tc.path})
 		msgs := messages(t, err)
 		require.Len(t, msgs, 1)
 		assert.Contains(t, msgs[0], tc.path)

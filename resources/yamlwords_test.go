@@ -29,7 +29,7 @@ external-resource:
     <<: [*other, *base]
     yarn.config-key: yarn.io/fpga
 `)
-	cfg, _, err := Load(Sources{FlinkConf: p})
+	cfg, _, err := Load(Sources{ResourceConf: p})
 	require.NoError(t, err)
 	assert.Equal(t, contract.Capability{"yarn.io/gpu": 1, "yarn.io/fpga": 7}, cfg.YarnResources())
 	assert.Equal(t, map[string]string{"level": "3"}, cfg.Resources[1].Params)
@@ -48,7 +48,7 @@ func TestYAMLParserTextInOurWords(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := write(t, t.TempDir(), "config.yaml", c.yaml)
-			_, _, err := Load(Sources{FlinkConf: p})
+			_, _, err := Load(Sources{ResourceConf: p})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 			assert.NotContains(t, err.Error(), "cannot start any token")

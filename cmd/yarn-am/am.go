@@ -88,16 +88,16 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("am", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
-		jobFile, flinkConf, driver string
-		defines                    defineFlags
-		service                    bool
-		fast, slow                 time.Duration
-		workers, history           int
-		maxStreams, streamsPerIP   int
-		policyFlags                jobfile.PolicyFlags
+		jobFile, resourceConf, driver string
+		defines                       defineFlags
+		service                       bool
+		fast, slow                    time.Duration
+		workers, history              int
+		maxStreams, streamsPerIP      int
+		policyFlags                   jobfile.PolicyFlags
 	)
 	fs.StringVar(&jobFile, "job", "", "")
-	fs.Func("flink-conf", "", pathFlag(&flinkConf))
+	fs.Func("flink-conf", "", pathFlag(&resourceConf))
 	fs.Var(&defines, "D", "")
 	fs.BoolVar(&service, "service", false, "")
 	fs.StringVar(&driver, "driver", "", "")
@@ -157,7 +157,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	// (docs/job-file.md#-d-overrides); the launchers get the external-resource ones.
 	defines, derr := job.ApplyDefines(defines)
 	_, jerr := job.StagedJob()
-	_, _, rerr := resources.Load(resources.Sources{Job: job.ResourceKeys(), FlinkConf: flinkConf, Overrides: defines})
+	_, _, rerr := resources.Load(resources.Sources{Job: job.ResourceKeys(), ResourceConf: resourceConf, Overrides: defines})
 	if err := errors.Join(derr, jerr, rerr); err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return contract.ExitInvalidInput
@@ -174,7 +174,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	defer logPeakRSS()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	code, err := am.RunProcess(ctx, am.ProcessOptions{Job: job, FlinkConf: flinkConf, Defines: defines, Service: service,
+	code, err := am.RunProcess(ctx, am.ProcessOptions{Job: job, ResourceConf: resourceConf, Defines: defines, Service: service,
 		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: am.PolicyConfig(policy),
 		MaxEventStreams: maxStreams, MaxEventStreamsPerClient: streamsPerIP})
 	if err != nil {

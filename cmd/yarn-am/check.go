@@ -51,14 +51,14 @@ func init() {
 
 // jobFlags are the flags shared by check and submit that select the job and its configuration.
 type jobFlags struct {
-	flinkConf         string
+	resourceConf      string
 	defines           defineFlags
 	queue, name       string
 	queueSet, nameSet bool // given on the command line, even as ""
 }
 
 func (f *jobFlags) register(fs *flag.FlagSet) {
-	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.flinkConf))
+	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.resourceConf))
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
 	fs.Func("queue", "YARN queue", func(v string) error { f.queue = v; f.queueSet = true; return nil })
 	fs.Func("name", "application name", func(v string) error { f.name = v; f.nameSet = true; return nil })
@@ -119,7 +119,7 @@ func parseCommand(fs *flag.FlagSet, args []string, name, usage string, want int,
 
 // jobOptions are the job flags as the client package takes them.
 func (f *jobFlags) jobOptions() client.JobOptions {
-	o := client.JobOptions{FlinkConf: f.flinkConf, Defines: f.defines}
+	o := client.JobOptions{ResourceConf: f.resourceConf, Defines: f.defines}
 	if f.queueSet {
 		o.Queue = &f.queue
 	}

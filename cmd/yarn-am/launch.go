@@ -62,14 +62,14 @@ func init() {
 
 // extResFlags are the flags that select the external-resource configuration (launch, discover).
 type extResFlags struct {
-	jobFile   string
-	flinkConf string
-	defines   defineFlags
+	jobFile      string
+	resourceConf string
+	defines      defineFlags
 }
 
 func (f *extResFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.jobFile, "f", "", "job file (job.toml)")
-	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.flinkConf))
+	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.resourceConf))
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
 }
 
@@ -92,7 +92,7 @@ func nonEmptyFlag(p *string, want string) func(string) error {
 // sources reads the job file's external-resource keys (a job file that cannot be read is a problem
 // LoadResources reports with the rest).
 func (f *extResFlags) sources() resources.Sources {
-	src := resources.Sources{FlinkConf: f.flinkConf, Overrides: f.defines}
+	src := resources.Sources{ResourceConf: f.resourceConf, Overrides: f.defines}
 	if f.jobFile != "" {
 		src.Job = jobfile.ReadResourceKeys(f.jobFile)
 	}

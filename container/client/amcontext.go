@@ -53,8 +53,8 @@ type AMOptions struct {
 	Principal string
 }
 
-// hasFlinkConf reports whether flink-conf.yaml was staged.
-func (o AMOptions) hasFlinkConf() bool {
+// hasResourceConf reports whether flink-conf.yaml was staged.
+func (o AMOptions) hasResourceConf() bool {
 	for _, r := range o.Staged.AM {
 		if r.Alias == contract.StagedFlinkConf {
 			return true
@@ -67,7 +67,7 @@ func (o AMOptions) hasFlinkConf() bool {
 // it as `exec /bin/bash -c "<command>"`).
 func AMCommand(o AMOptions) string {
 	args := []string{"./" + contract.StagedBinary, "am", "--job", contract.StagedJob}
-	if o.hasFlinkConf() {
+	if o.hasResourceConf() {
 		args = append(args, "--flink-conf", contract.StagedFlinkConf)
 	}
 	for _, d := range append(append([]string{}, o.Defines...), o.Staged.Defines...) {

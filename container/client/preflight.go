@@ -23,8 +23,8 @@ import (
 // JobOptions select a job's external-resource configuration besides the job file: --flink-conf and
 // the -D overrides.
 type JobOptions struct {
-	FlinkConf string
-	Defines   []string
+	ResourceConf string
+	Defines      []string
 	// Queue and Name, when not nil, are --queue and --name: they replace the job's and are validated
 	// like them.
 	Queue, Name *string
@@ -32,11 +32,11 @@ type JobOptions struct {
 
 // LoadedJob is a job file with its validated external-resource configuration.
 type LoadedJob struct {
-	Job       *jobfile.Job
-	Resources *resources.Config
-	FlinkConf string // the flink-conf.yaml in effect (option, else the job's flink-conf key), "" = none
-	Defines   []string
-	Warnings  []resources.Warning
+	Job          *jobfile.Job
+	Resources    *resources.Config
+	ResourceConf string // the flink-conf.yaml in effect (option, else the job's flink-conf key), "" = none
+	Defines      []string
+	Warnings     []resources.Warning
 }
 
 // LoadJob reads and validates the job and its external-resource keys; every problem is in the error.
@@ -74,7 +74,7 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 			flagErrs = append(flagErrs, fmt.Errorf("environment: %w", err))
 		}
 	}
-	src := resources.Sources{Job: f.ResourceKeys(), FlinkConf: opts.FlinkConf, Overrides: resDefines}
+	src := resources.Sources{Job: f.ResourceKeys(), ResourceConf: opts.ResourceConf, Overrides: resDefines}
 	cfg, warns, rerr := resources.Load(src)
 	// The [policy] table is applied by the AM; check it here so a typo fails before anything is staged.
 	_, perr := f.Policy()
@@ -90,9 +90,9 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 	if _, err := cfg.Drivers(); err != nil {
 		return nil, err
 	}
-	lj := &LoadedJob{Job: job, Resources: cfg, Warnings: warns, FlinkConf: opts.FlinkConf, Defines: opts.Defines}
-	if lj.FlinkConf == "" {
-		lj.FlinkConf = job.FlinkConf
+	lj := &LoadedJob{Job: job, Resources: cfg, Warnings: warns, ResourceConf: opts.ResourceConf, Defines: opts.Defines}
+	if lj.ResourceConf == "" {
+		lj.ResourceConf = job.ResourceConf
 	}
 	return lj, nil
 }

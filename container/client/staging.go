@@ -45,13 +45,13 @@ func StagingDir(user, appID string) string {
 
 // StageRequest says what to stage for one application.
 type StageRequest struct {
-	AppID     string
-	User      string
-	DefaultFS string // fs.defaultFS, e.g. hdfs://127.0.0.1:9000; staged URLs start with it
-	Binary    string // the yarn-am binary to ship (os.Executable() of the client)
-	Job       *jobfile.Job
-	FlinkConf string // local flink-conf.yaml to ship as flink-conf.yaml; "" = none
-	ConfDir   string // HADOOP_CONF_DIR: core-site.xml, yarn-site.xml (+ hdfs-site.xml)
+	AppID        string
+	User         string
+	DefaultFS    string // fs.defaultFS, e.g. hdfs://127.0.0.1:9000; staged URLs start with it
+	Binary       string // the yarn-am binary to ship (os.Executable() of the client)
+	Job          *jobfile.Job
+	ResourceConf string // local flink-conf.yaml to ship as flink-conf.yaml; "" = none
+	ConfDir      string // HADOOP_CONF_DIR: core-site.xml, yarn-site.xml (+ hdfs-site.xml)
 	// Resources is the job's external-resource configuration; custom discovery programs named in it are
 	// shipped and replaced by their localised copy through Staged.Defines.
 	Resources *resources.Config
@@ -158,8 +158,8 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 	}
 	st.AM = append(st.AM, bin, job)
 	st.Manifest = append(st.Manifest, bin, job)
-	if req.FlinkConf != "" {
-		fc, err := upload(req.FlinkConf, contract.StagedFlinkConf, contract.StagedFlinkConf, contract.TypeFile)
+	if req.ResourceConf != "" {
+		fc, err := upload(req.ResourceConf, contract.StagedFlinkConf, contract.StagedFlinkConf, contract.TypeFile)
 		if err != nil {
 			return nil, err
 		}

@@ -255,7 +255,7 @@ func TestStageFlinkConfAndHDFSSiteAndRemove(t *testing.T) {
 	fc := filepath.Join(f.dir, "my-flink.yaml")
 	require.NoError(t, os.WriteFile(fc, []byte("external-resources: none\n"), 0o644))
 	req := f.request(nil)
-	req.FlinkConf = fc
+	req.ResourceConf = fc
 	st, err := Stage(context.Background(), f.fs, req)
 	require.NoError(t, err)
 	assert.Contains(t, byAlias(st.AM), "flink-conf.yaml")

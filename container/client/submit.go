@@ -65,7 +65,7 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	start := time.Now()
 	st, err := Stage(ctx, fsys, StageRequest{
 		AppID: id, User: user, DefaultFS: fsys.DefaultFS, Binary: bin, Job: lj.Job,
-		FlinkConf: lj.FlinkConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.Resources,
+		ResourceConf: lj.ResourceConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.Resources,
 		Progress: func(u Upload) {
 			switch {
 			case u.Reused:
