@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // The environment the AM gives a Flink job's driver (the JobManager) and TaskExecutors (the
@@ -57,11 +59,7 @@ func DecodeDefines(v string) ([]string, error) {
 		err = json.Unmarshal(b, &defines)
 	}
 	if err != nil {
-		shown := v
-		if len(shown) > 200 {
-			shown = shown[:200] + "..."
-		}
-		return nil, fmt.Errorf("%s=%q: want the -D Flink keys as the AM encodes them (EncodeDefines): %w", EnvDefines, shown, err)
+		return nil, fmt.Errorf("%s=%s: want the -D Flink keys as the AM encodes them (EncodeDefines): %w", EnvDefines, text.Quote(v), err)
 	}
 	return defines, nil
 }

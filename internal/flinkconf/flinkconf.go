@@ -18,8 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
-	"unicode/utf8"
+
+	"github.com/yarn-am/yarn-am/internal/text"
 
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
@@ -134,29 +134,13 @@ func Problems(err error) []error {
 	return []error{err}
 }
 
-// maxShown bounds a user's text echoed in a message, so that a 1 MiB line gives a one-line error.
-const maxShown = 100
-
-// quote Go-quotes s, cut to its first maxShown bytes at a character boundary.
-func quote(s string) string {
-	if len(s) <= maxShown {
-		return strconv.Quote(s)
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut(s)]), len(s))
-}
+// quote Go-quotes a user's text for a message, bounded (internal/text).
+func quote(s string) string { return text.Quote(s) }
 
 // bounded is s unquoted, cut as quote cuts it.
 func bounded(s string) string {
-	if len(s) <= maxShown {
+	if len(s) <= text.MaxQuotedValue {
 		return s
 	}
-	return fmt.Sprintf("%s... (%d bytes)", s[:cut(s)], len(s))
-}
-
-func cut(s string) int {
-	n := maxShown
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
+	return fmt.Sprintf("%s... (%d bytes)", text.Cut(s, text.MaxQuotedValue), len(s))
 }
