@@ -55,10 +55,6 @@ const (
 	maxAllocateErrors = 5
 )
 
-// PolicyConfig is the failure policy's limits (decision.PolicyConfig) under the name the AM's
-// command converts the job's jobfile.Policy to.
-type PolicyConfig = decision.PolicyConfig
-
 // Config configures an AM.
 type Config struct {
 	App         string // application id, for logs and the API

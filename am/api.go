@@ -9,7 +9,6 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
@@ -135,27 +134,6 @@ func (a *AM) Handler(secret string) http.Handler {
 func EventsHandler(l *events.Log, heartbeat time.Duration) http.HandlerFunc {
 	return web.EventsHandler(eventSource{l}, heartbeat)
 }
-
-// The names the AM's clients use for its events and what they carry (container/client's and
-// driverclient's tests serve a log of them through EventsHandler): package events defines them.
-type (
-	EventLog = events.Log
-	Exit     = decision.Exit
-	Outcome  = decision.Outcome
-)
-
-// NewEventLog is events.NewLog: a log that keeps the latest capacity events.
-func NewEventLog(capacity int) *EventLog { return events.NewLog(capacity) }
-
-// RequestedEvent, LaunchedEvent, CompletedEvent, AllocationRejectedEvent and FinishedEvent are the
-// events package's Requested, Launched, Completed, AllocationRejected and Finished.
-var (
-	RequestedEvent          = events.Requested
-	LaunchedEvent           = events.Launched
-	CompletedEvent          = events.Completed
-	AllocationRejectedEvent = events.AllocationRejected
-	FinishedEvent           = events.Finished
-)
 
 // eventSource is an events.Log as web.EventLog: the same log, its subscriptions as web.Subscription.
 type eventSource struct{ *events.Log }

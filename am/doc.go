@@ -91,8 +91,8 @@
 //
 //   - api.go: the AM's side of its HTTP API, which package web (am/web) serves: *AM implements
 //     web.State (Status, Report, Requirement, Unknown, WantNodes here; Alive, Notice, Rendezvous,
-//     SetRequirements beside their state) and Web hands web the state, the events and /metrics; the
-//     names the AM's clients use for its events (EventLog, NewEventLog, RequestedEvent, ...).
+//     SetRequirements beside their state) and Web hands web the state, the events and /metrics;
+//     EventsHandler serves an events.Log on its own (the clients' tests).
 //   - metrics.go: Prometheus collectors on a registry of the AM's own (served by web at /metrics).
 //
 // The events are package events (am/events), which imports nothing of am but the decision's types:

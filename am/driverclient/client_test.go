@@ -18,6 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
@@ -27,7 +29,7 @@ import (
 type fakeAM struct {
 	mu        sync.Mutex
 	instances int
-	log       *am.EventLog
+	log       *events.Log
 	auths     []string
 }
 
@@ -60,7 +62,7 @@ func (f *fakeAM) handler() http.Handler {
 }
 
 func TestClientStatusContainersRequirements(t *testing.T) {
-	f := &fakeAM{instances: 3, log: am.NewEventLog(10)}
+	f := &fakeAM{instances: 3, log: events.NewLog(10)}
 	srv, ca := amtlstest.Server(t, f.handler())
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
 	require.NoError(t, os.WriteFile(caFile, ca, 0o644))
@@ -93,8 +95,8 @@ func TestClientStatusContainersRequirements(t *testing.T) {
 	assert.Equal(t, 401, apiErr.StatusCode)
 	assert.Contains(t, apiErr.Message, "Authorization: Bearer")
 
-	f.log.Add(am.RequestedEvent(1, nil))
-	f.log.Add(am.LaunchedEvent("c1", "n1"))
+	f.log.Add(events.Requested(1, nil))
+	f.log.Add(events.Launched("c1", "n1"))
 	evs, err := c.RecentEvents(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, evs, 1)
@@ -112,13 +114,13 @@ func TestClientStatusContainersRequirements(t *testing.T) {
 
 // A stream whose connection drops resumes after the last event it returned: nothing lost, nothing twice.
 func TestStreamResumesAfterDroppedConnection(t *testing.T) {
-	log := am.NewEventLog(100)
+	log := events.NewLog(100)
 	for i := 1; i <= 3; i++ {
-		log.Add(am.RequestedEvent(i, nil))
+		log.Add(events.Requested(i, nil))
 	}
 	var mu sync.Mutex
 	var resumedFrom []string
-	events := am.EventsHandler(log, time.Second)
+	serveEvents := am.EventsHandler(log, time.Second)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		resumedFrom = append(resumedFrom, r.Header.Get("Last-Event-ID"))
@@ -134,7 +136,7 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 			hj.Close()
 			return
 		}
-		events(w, r)
+		serveEvents(w, r)
 	}))
 	defer srv.Close()
 	c, err := New(srv.URL+"/api/v1", "")
@@ -146,7 +148,7 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 	var got []uint64
 	for len(got) < 4 {
 		if len(got) == 3 {
-			log.Add(am.LaunchedEvent("c1", "n1"))
+			log.Add(events.Launched("c1", "n1"))
 		}
 		e, err := s.Next()
 		require.NoError(t, err)
@@ -157,8 +159,8 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 	assert.Equal(t, []string{"0", "2"}, resumedFrom)
 	mu.Unlock()
 
-	log.Add(am.LaunchedEvent("c2", "n1"))
-	log.Add(am.FinishedEvent(am.Outcome{Status: contract.Succeeded, Diagnostics: "done"}))
+	log.Add(events.Launched("c2", "n1"))
+	log.Add(events.Finished(decision.Outcome{Status: contract.Succeeded, Diagnostics: "done"}))
 	e, err := s.Until(func(e contract.Event) bool { return e.Type == contract.EventFinished })
 	require.NoError(t, err)
 	assert.Equal(t, uint64(6), e.ID)
@@ -166,7 +168,7 @@ func TestStreamResumesAfterDroppedConnection(t *testing.T) {
 }
 
 func TestStreamEndsWithContextAndGivesUp(t *testing.T) {
-	log := am.NewEventLog(10)
+	log := events.NewLog(10)
 	srv := httptest.NewServer(am.EventsHandler(log, 20*time.Millisecond))
 	c, err := New(srv.URL, "")
 	require.NoError(t, err)
@@ -205,7 +207,7 @@ func TestStreamRefusesAnOversizedEvent(t *testing.T) {
 // The driver client sends the secret only over HTTPS to the AM whose certificate the application's
 // authority issued: not over http://, not to an impostor presenting another self-signed certificate.
 func TestClientSendsTheSecretOnlyToThePinnedAM(t *testing.T) {
-	f := &fakeAM{instances: 3, log: am.NewEventLog(10)}
+	f := &fakeAM{instances: 3, log: events.NewLog(10)}
 	_, appCA := amtlstest.Server(t, f.handler())
 	impostor, _ := amtlstest.Server(t, f.handler())
 	plain := httptest.NewServer(f.handler())

@@ -15,6 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/proc"
@@ -175,7 +176,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	code, err := am.RunProcess(ctx, am.ProcessOptions{Job: job, ResourceConf: resourceConf, Defines: defines, Service: service,
-		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: am.PolicyConfig(policy),
+		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: decision.PolicyConfig(policy),
 		MaxEventStreams: maxStreams, MaxEventStreamsPerClient: streamsPerIP})
 	if err != nil {
 		logrus.WithError(err).Error("yarn-am am: failed")

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
 )
 
@@ -55,10 +57,10 @@ func TestStatusShowsStoppingContainers(t *testing.T) {
 }
 
 func TestFollowPrintsTheAMsEventStream(t *testing.T) {
-	log := am.NewEventLog(100)
-	log.Add(am.RequestedEvent(2, contract.Capability{"yarn.io/gpu": 1}))
+	log := events.NewLog(100)
+	log.Add(events.Requested(2, contract.Capability{"yarn.io/gpu": 1}))
 	f, out, b := followEvents(t, log)
-	log.Add(am.AllocationRejectedEvent("external-resource.gpu.amount", 5, 4, "yarn.io/gpu", ""))
+	log.Add(events.AllocationRejected("external-resource.gpu.amount", 5, 4, "yarn.io/gpu", ""))
 	require.Eventually(t, func() bool {
 		out.mu.Lock()
 		defer out.mu.Unlock()
@@ -100,8 +102,8 @@ func TestFollowPrintsTheAMsEventStream(t *testing.T) {
 // stream brought the event; drain waits for it (the quickstart's submit once ended without its
 // finished line), and returns at once when it came.
 func TestFollowDrainsTheFinishedEventAfterTheEnd(t *testing.T) {
-	log := am.NewEventLog(100)
-	log.Add(am.RequestedEvent(1, contract.Capability{"yarn.io/gpu": 1}))
+	log := events.NewLog(100)
+	log.Add(events.Requested(1, contract.Capability{"yarn.io/gpu": 1}))
 	f, _, b := followEvents(t, log)
 	require.Eventually(t, f.streaming, 5*time.Second, 10*time.Millisecond)
 	// The RM says FINISHED now (drain starts); the AM's event comes later, after the check that drain
@@ -113,7 +115,7 @@ func TestFollowDrainsTheFinishedEventAfterTheEnd(t *testing.T) {
 		t.Fatal("drain returned before the finished event came")
 	default:
 	}
-	log.Add(am.FinishedEvent(am.Outcome{Status: contract.Succeeded, Diagnostics: "all 1 TaskExecutors exited with code 0"}))
+	log.Add(events.Finished(decision.Outcome{Status: contract.Succeeded, Diagnostics: "all 1 TaskExecutors exited with code 0"}))
 	select {
 	case <-drained:
 	case <-time.After(30 * time.Second):
@@ -131,7 +133,7 @@ func TestFollowDrainsTheFinishedEventAfterTheEnd(t *testing.T) {
 
 // followEvents starts an event follower on an AM's event stream served from log; what it prints goes
 // to b (read under out's lock).
-func followEvents(t *testing.T, log *am.EventLog) (*eventFollower, *lockedWriter, *bytes.Buffer) {
+func followEvents(t *testing.T, log *events.Log) (*eventFollower, *lockedWriter, *bytes.Buffer) {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))

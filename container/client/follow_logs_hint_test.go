@@ -14,6 +14,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am"
+	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -21,11 +23,11 @@ import (
 // A TaskExecutor that failed gets the command that prints its logs under its event; one that
 // succeeded, or that YARN took away (preempted), does not.
 func TestFollowNamesTheLogsCommandOfAFailedTaskExecutor(t *testing.T) {
-	log := am.NewEventLog(100)
-	log.Add(am.CompletedEvent("container_1_0007_01_000002", "n1:1", am.Exit{Status: 3, Class: contract.ExitFailed}))
-	log.Add(am.CompletedEvent("container_1_0007_01_000003", "n1:1", am.Exit{Status: 0, Class: contract.ExitSucceeded}))
-	log.Add(am.CompletedEvent("container_1_0007_01_000004", "n2:1", am.Exit{Status: -102, Class: contract.ExitPreempted}))
-	log.Add(am.CompletedEvent("container_1_0007_01_000005", "n2:1", am.Exit{Status: 90, Class: contract.ExitDiscoveryFailed}))
+	log := events.NewLog(100)
+	log.Add(events.Completed("container_1_0007_01_000002", "n1:1", decision.Exit{Status: 3, Class: contract.ExitFailed}))
+	log.Add(events.Completed("container_1_0007_01_000003", "n1:1", decision.Exit{Status: 0, Class: contract.ExitSucceeded}))
+	log.Add(events.Completed("container_1_0007_01_000004", "n2:1", decision.Exit{Status: -102, Class: contract.ExitPreempted}))
+	log.Add(events.Completed("container_1_0007_01_000005", "n2:1", decision.Exit{Status: 90, Class: contract.ExitDiscoveryFailed}))
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/events", am.EventsHandler(log, time.Second))
 	srv := httptest.NewServer(mux)
