@@ -7,6 +7,11 @@
 // take it, and the server fails with "address already in use" (a Flink JobManager did in make bench,
 // while its TaskManagers connected out). So the ports are picked below that range, where the kernel
 // never hands out a port by itself; each is checked free by listening on it.
+//
+// The check listens on the wildcard address, not on the node's own: the JobManager and rank 0's
+// framework bind the wildcard, which fails while ANY local address holds the port (another user's
+// server on 127.0.0.1 or on a second interface), and a check on one address would not see those
+// (TestPickSkipsAPortHeldOnAnyLocalAddress).
 package freeport
 
 import (
@@ -49,8 +54,17 @@ func ephemeralLow() int {
 	return low
 }
 
-// Pick returns n distinct TCP ports free on host, below the ephemeral range when it leaves room. The
-// ports are listened on together, then all released, so they are distinct and were free a moment ago.
+// wildcard is the address the checks listen on: every local address at once (Go listens dual-stack
+// on "" where the node has IPv6).
+const wildcard = ""
+
+// startAt picks where the scan below the ephemeral range starts (a variable for tests).
+var startAt = rand.IntN
+
+// Pick returns n distinct TCP ports free on every local address of the node whose name is host (host
+// only names the node in errors: the ports are checked on the wildcard address, which the servers
+// bind), below the ephemeral range when it leaves room. The ports are listened on together, then all
+// released, so they are distinct and were free a moment ago.
 func Pick(host string, n int) ([]int, error) {
 	low := ephemeralLow()
 	var held []net.Listener
@@ -62,10 +76,10 @@ func Pick(host string, n int) ([]int, error) {
 	var out []int
 	if low-Floor >= minSpan {
 		span := low - Floor
-		start := rand.IntN(span)
+		start := startAt(span)
 		for i := 0; i < span && len(out) < n; i++ {
 			p := Floor + (start+i)%span
-			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+			l, err := net.Listen("tcp", net.JoinHostPort(wildcard, strconv.Itoa(p)))
 			if err != nil {
 				continue // in use, or not ours to bind
 			}
@@ -74,7 +88,7 @@ func Pick(host string, n int) ([]int, error) {
 		}
 	}
 	for len(out) < n { // no room below the ephemeral range (or all of it taken): the kernel's pick
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		l, err := net.Listen("tcp", net.JoinHostPort(wildcard, "0"))
 		if err != nil {
 			return nil, fmt.Errorf("finding a free port on %s: %w", host, err)
 		}

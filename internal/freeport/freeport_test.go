@@ -54,3 +54,47 @@ func TestPickWithoutRoomBelowTheEphemeralRange(t *testing.T) {
 	rangeFile = filepath.Join(dir, "missing")
 	assert.Equal(t, 32768, ephemeralLow())
 }
+
+// A port another process holds on any local address, the wildcard included, is not handed out: the
+// servers bind the wildcard, which such a port makes fail, whatever address Pick was named.
+func TestPickSkipsAPortHeldOnAnyLocalAddress(t *testing.T) {
+	low := ephemeralLow()
+	if low-Floor < minSpan {
+		t.Skipf("the ephemeral range starts at %d: no room below it on this machine", low)
+	}
+	old := startAt
+	t.Cleanup(func() { startAt = old })
+	for _, addr := range []string{"0.0.0.0", "127.0.0.2", "127.0.0.1"} {
+		t.Run(addr, func(t *testing.T) {
+			held := holdPortBelow(t, addr, low)
+			startAt = func(int) int { return held - Floor } // the scan starts at the held port
+			ports, err := Pick("127.0.0.1", 1)
+			require.NoError(t, err)
+			assert.NotEqual(t, held, ports[0], "port %d is held on %s", held, addr)
+			l, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(ports[0])))
+			require.NoError(t, err, "the wildcard can bind port %d", ports[0])
+			_ = l.Close()
+		})
+	}
+}
+
+// holdPortBelow listens on addr at the first port from Floor up that is free on every address, and
+// keeps it until the test ends.
+func holdPortBelow(t *testing.T, addr string, low int) int {
+	t.Helper()
+	for p := Floor; p < low; p++ {
+		probe, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(p)))
+		if err != nil {
+			continue
+		}
+		_ = probe.Close()
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(p)))
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { _ = l.Close() })
+		return p
+	}
+	t.Fatalf("no port below %d to hold on %s", low, addr)
+	return 0
+}
