@@ -33,8 +33,10 @@ type FileSystem interface {
 	Create(name string, perm os.FileMode) (io.WriteCloser, error)
 	Stat(name string) (os.FileInfo, error)
 	RemoveAll(name string) error
-	// Rename moves a file; the cache writes an entry under a temporary name first.
+	// Rename moves a file, replacing newpath; the cache writes an entry under a temporary name first.
 	Rename(oldpath, newpath string) error
+	// Open opens a file for reading; the cache reads an entry back before reusing it (entryHolds).
+	Open(name string) (io.ReadCloser, error)
 	ReadDir(dir string) ([]os.FileInfo, error)
 }
 
@@ -66,6 +68,9 @@ type Upload struct {
 	Size   int64
 	// Reused: the file was already in the cache and nothing was copied.
 	Reused bool
+	// Replaced: the cache held an entry of this name and size whose content did not hash to its name
+	// (rewritten by someone with the user's HDFS token, or damaged); this copy replaced it.
+	Replaced bool
 }
 
 // Staged is the result of staging: where things went and the local resources of the AM and of the
@@ -186,11 +191,11 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		if err := ctx.Err(); err != nil {
 			return contract.LocalResource{}, err
 		}
-		remote, size, reused, err := stageCached(fsys, req.User, local)
+		u, err := stageCached(fsys, req.User, local)
 		if err != nil {
 			return contract.LocalResource{}, fmt.Errorf("staging %s to the cache %s: %w", local, CacheDir(req.User), err)
 		}
-		u := Upload{Local: local, Remote: remote, Size: size, Reused: reused}
+		remote := u.Remote
 		st.Uploaded = append(st.Uploaded, u)
 		if req.Progress != nil {
 			req.Progress(u)

@@ -62,42 +62,71 @@ func cacheKey(local string) (key string, size int64, err error) {
 }
 
 // stageCached puts a local file into the cache unless an entry with the same content is there, and
-// reports whether it was reused. The file is written under a temporary name and renamed, so a reader
+// says whether it was reused. The file is written under a temporary name and renamed, so a reader
 // never sees a half-written entry; an entry is never rewritten (its modification time is part of the
-// NodeManagers' cache key and of the launch contexts of running applications).
-func stageCached(fsys FileSystem, user, local string) (remote string, size int64, reused bool, err error) {
+// NodeManagers' cache key and of the launch contexts of running applications) unless its content is
+// not what its name says: whoever holds the user's HDFS token (any container of the user) can rewrite
+// an entry, keeping its size, and have its bytes run by every later submit, so an entry is reused only
+// after its content was read back and hashed (entryHolds); one that does not match is replaced
+// (Upload.Replaced; TestTamperedCacheEntryIsReplaced).
+func stageCached(fsys FileSystem, user, local string) (Upload, error) {
 	key, size, err := cacheKey(local)
 	if err != nil {
-		return "", 0, false, err
+		return Upload{}, err
 	}
+	sum := key[:sha256.Size*2]
 	dir := path.Join(CacheDir(user), key)
-	remote = path.Join(dir, filepath.Base(local))
+	remote := path.Join(dir, filepath.Base(local))
+	u := Upload{Local: local, Remote: remote, Size: size}
 	if fi, err := fsys.Stat(remote); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
-		touchCacheEntry(fsys, dir)
-		return remote, size, true, nil
+		if entryHolds(fsys, remote, sum, size) {
+			touchCacheEntry(fsys, dir)
+			u.Reused = true
+			return u, nil
+		}
+		u.Replaced = true
 	}
 	if err := fsys.MkdirAll(dir, 0o700); err != nil {
-		return "", 0, false, err
+		return Upload{}, err
 	}
 	suffix := make([]byte, 8)
 	if _, err := rand.Read(suffix); err != nil {
-		return "", 0, false, err
+		return Upload{}, err
 	}
 	tmp := path.Join(dir, ".tmp-"+hex.EncodeToString(suffix))
 	n, err := copyToFS(fsys, local, tmp)
 	if err != nil {
 		_ = fsys.RemoveAll(tmp)
-		return "", 0, false, err
+		return Upload{}, err
 	}
 	if n != size {
 		_ = fsys.RemoveAll(tmp)
-		return "", 0, false, fmt.Errorf("%s changed while it was staged (%d bytes hashed, %d copied)", local, size, n)
+		return Upload{}, fmt.Errorf("%s changed while it was staged (%d bytes hashed, %d copied)", local, size, n)
 	}
-	remote, reused, err = placeCacheEntry(fsys, tmp, remote, size, time.Now, time.Sleep)
+	u.Remote, u.Reused, err = placeCacheEntry(fsys, tmp, remote, sum, size, time.Now, time.Sleep)
 	if err != nil {
-		return "", 0, false, err
+		return Upload{}, err
 	}
-	return remote, size, reused, nil
+	return u, nil
+}
+
+// entryHolds reports whether the cache entry at remote holds exactly size bytes whose SHA-256 is sum
+// (hex), by reading it back. HDFS's own file checksum (MD5 of the blocks' MD5s of CRC32C per 512
+// bytes) would cost one call per block instead of the bytes, but CRC32C is linear: whoever rewrites an
+// entry can fix four bytes of every 512 so that each chunk keeps its CRC, and with it the file
+// checksum. Reading back costs the entry's size from the DataNodes at each submit that reuses it
+// (no writes, no replication), which is what makes the name's hash mean something. An entry that
+// cannot be read does not hold it.
+func entryHolds(fsys FileSystem, remote, sum string, size int64) bool {
+	r, err := fsys.Open(remote)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	h := sha256.New()
+	// One byte past the size: a file that grew after its Stat does not hold it either.
+	n, err := io.Copy(h, io.LimitReader(r, size+1))
+	return err == nil && n == size && hex.EncodeToString(h.Sum(nil)) == sum
 }
 
 // claimWait bounds how long a submit waits for another one that holds an entry's claim; a claim
@@ -114,11 +143,20 @@ const (
 // submits at once did). So the rename happens only under a claim, a file the NameNode creates for one
 // submit alone (create fails on an existing file); a submit that finds it claimed waits for the entry.
 // If the claim is never released, the submit uses its own copy under its temporary name: complete,
-// and never renamed or rewritten.
-func placeCacheEntry(fsys FileSystem, tmp, remote string, size int64, now func() time.Time, sleep func(time.Duration)) (string, bool, error) {
+// and never renamed or rewritten. An entry in place counts only if its content hashes to sum
+// (entryHolds), read once per modification time while waiting; one that does not is replaced.
+func placeCacheEntry(fsys FileSystem, tmp, remote, sum string, size int64, now func() time.Time, sleep func(time.Duration)) (string, bool, error) {
+	var checked time.Time
+	held := false
 	ready := func() bool {
 		fi, err := fsys.Stat(remote)
-		return err == nil && fi.Mode().IsRegular() && fi.Size() == size
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
+			return false
+		}
+		if !fi.ModTime().Equal(checked) {
+			checked, held = fi.ModTime(), entryHolds(fsys, remote, sum, size)
+		}
+		return held
 	}
 	claim := remote + ".claim"
 	for try := 0; try < 2; try++ {

@@ -3,6 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path"
 	"path/filepath"
@@ -208,7 +210,7 @@ func TestCacheEntryIsPlacedOnceUnderTheClaim(t *testing.T) {
 	put(claim, "")
 	require.NoError(t, os.Chtimes(fsys.p(claim), clock, clock))
 	waits := 0
-	got, reused, err := placeCacheEntry(fsys, dir+"/.tmp-a", remote, 5, now, func(time.Duration) {
+	got, reused, err := placeCacheEntry(fsys, dir+"/.tmp-a", remote, sumOf("12345"), 5, now, func(time.Duration) {
 		waits++
 		if waits == 3 {
 			put(remote, "12345") // the other submit's rename
@@ -225,7 +227,7 @@ func TestCacheEntryIsPlacedOnceUnderTheClaim(t *testing.T) {
 
 	// A later submit with a free claim finds the entry and does not replace it.
 	put(dir+"/.tmp-b", "12345")
-	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-b", remote, 5, now, func(time.Duration) { t.Fatal("no wait with a free claim") })
+	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-b", remote, sumOf("12345"), 5, now, func(time.Duration) { t.Fatal("no wait with a free claim") })
 	require.NoError(t, err)
 	assert.Equal(t, remote, got)
 	assert.True(t, reused)
@@ -241,7 +243,7 @@ func TestCacheEntryIsPlacedOnceUnderTheClaim(t *testing.T) {
 	old := clock.Add(-claimStale - time.Second)
 	require.NoError(t, os.Chtimes(fsys.p(other+".claim"), old, old))
 	put(dir+"/.tmp-c", "abc")
-	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-c", other, 3, now, func(time.Duration) {})
+	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-c", other, sumOf("abc"), 3, now, func(time.Duration) {})
 	require.NoError(t, err)
 	assert.Equal(t, other, got)
 	assert.False(t, reused, "this submit's copy became the entry")
@@ -251,8 +253,65 @@ func TestCacheEntryIsPlacedOnceUnderTheClaim(t *testing.T) {
 	put(third+".claim", "")
 	require.NoError(t, os.Chtimes(fsys.p(third+".claim"), clock, clock))
 	put(dir+"/.tmp-d", "xy")
-	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-d", third, 2, func() time.Time { return clock }, func(d time.Duration) { clock = clock.Add(d) })
+	got, reused, err = placeCacheEntry(fsys, dir+"/.tmp-d", third, sumOf("xy"), 2, func() time.Time { return clock }, func(d time.Duration) { clock = clock.Add(d) })
 	require.NoError(t, err)
 	assert.Equal(t, dir+"/.tmp-d", got, "its own copy, under its temporary name")
 	assert.False(t, reused)
+}
+
+func sumOf(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// Whoever holds the user's HDFS token can rewrite a cache entry, keeping its size (and its
+// modification time): the next submit reads it back, finds that it does not hash to its name, says so
+// and replaces it, and the application runs the user's bytes, not the planted ones.
+func TestTamperedCacheEntryIsReplaced(t *testing.T) {
+	f := newCacheFixture(t, cacheJob)
+	st1, err := Stage(context.Background(), f.fs, f.request(nil))
+	require.NoError(t, err)
+	entry := strings.TrimPrefix(byAlias(st1.Manifest)["worker"].URL, "hdfs://nn.example:8020")
+	want, err := os.ReadFile(filepath.Join(f.dir, "worker"))
+	require.NoError(t, err)
+	fi, err := os.Stat(f.fs.p(entry))
+	require.NoError(t, err)
+	planted := bytes.Repeat([]byte("X"), len(want))
+	require.NoError(t, os.WriteFile(f.fs.p(entry), planted, 0o755))
+	require.NoError(t, os.Chtimes(f.fs.p(entry), fi.ModTime(), fi.ModTime()))
+
+	req := f.request(nil)
+	req.AppID = "application_1700000000000_0011"
+	var replaced, reused []string
+	req.Progress = func(u Upload) {
+		if u.Replaced {
+			replaced = append(replaced, path.Base(u.Remote))
+		}
+		if u.Reused {
+			reused = append(reused, path.Base(u.Remote))
+		}
+	}
+	st2, err := Stage(context.Background(), f.fs, req)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"worker"}, replaced)
+	assert.ElementsMatch(t, []string{"data.tgz", "driver.sh"}, reused, "untouched entries are still reused")
+	got, err := os.ReadFile(f.fs.p(entry))
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the entry holds the user's bytes again")
+	assert.Equal(t, byAlias(st1.Manifest)["worker"].URL, byAlias(st2.Manifest)["worker"].URL, "at the same name")
+
+	// A submit that waits for another's claim does not take a planted entry for the finished one.
+	require.NoError(t, os.WriteFile(f.fs.p(entry), planted, 0o755))
+	tmp := path.Dir(entry) + "/.tmp-z"
+	w, err := f.fs.Create(tmp, 0o755)
+	require.NoError(t, err)
+	_, _ = w.Write(want)
+	require.NoError(t, w.Close())
+	got2, reusedOther, err := placeCacheEntry(f.fs, tmp, entry, sumOf(string(want)), int64(len(want)), time.Now, func(time.Duration) {})
+	require.NoError(t, err)
+	assert.Equal(t, entry, got2)
+	assert.False(t, reusedOther, "this submit's copy replaced the planted entry")
+	got, err = os.ReadFile(f.fs.p(entry))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }

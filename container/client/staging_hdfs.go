@@ -92,6 +92,19 @@ func (h *HDFS) Create(name string, perm os.FileMode) (io.WriteCloser, error) {
 // Stat returns the file's size, permissions and modification time.
 func (h *HDFS) Stat(name string) (os.FileInfo, error) { return h.Client.Stat(name) }
 
+// Open opens a file for reading, bounded like an upload: a stuck DataNode must not hang submit.
+func (h *HDFS) Open(name string) (io.ReadCloser, error) {
+	r, err := h.Client.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.SetDeadline(time.Now().Add(uploadDeadline)); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
 // Rename moves a file. colinmarc/hdfs replaces an existing target; the cache checks first
 // (stageCached).
 func (h *HDFS) Rename(oldpath, newpath string) error { return h.Client.Rename(oldpath, newpath) }

@@ -38,6 +38,8 @@ func (l localFS) RemoveAll(name string) error { return os.RemoveAll(l.p(name)) }
 
 func (l localFS) Rename(oldpath, newpath string) error { return os.Rename(l.p(oldpath), l.p(newpath)) }
 
+func (l localFS) Open(name string) (io.ReadCloser, error) { return os.Open(l.p(name)) }
+
 func (l localFS) ReadDir(dir string) ([]os.FileInfo, error) {
 	es, err := os.ReadDir(l.p(dir))
 	if err != nil {

@@ -67,6 +67,9 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 		AppID: id, User: user, DefaultFS: fsys.DefaultFS, Binary: bin, Job: lj.Job,
 		ResourceConf: lj.ResourceConf, ConfDir: yarnrpc.ConfigDirFromEnv(), Resources: lj.Resources,
 		Progress: func(u Upload) {
+			if u.Replaced {
+				fmt.Fprintf(out, "  cache entry cache/%s did not match its content; replaced\n", shortName(user, u.Remote))
+			}
 			switch {
 			case u.Reused:
 				fmt.Fprintf(out, "  reused %s from the cache (%s)\n", path.Base(u.Remote), humanBytes(u.Size))
