@@ -1,11 +1,14 @@
 package client
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
@@ -35,6 +38,10 @@ func AppSecretsDir() (string, error) {
 }
 
 // SaveAppSecret keeps app's secret and CA certificate in AppSecretsDir()/<app>/ (mode 0700/0600).
+// The directories must be the user's own and writable by no one else (privateDir), and the files are
+// created afresh under a random name without following links, then renamed into place: a link planted
+// at a file's name by anyone who could write there is replaced, never written through
+// (TestAppSecretRefusesPlantedLinksAndSharedDirectories).
 func SaveAppSecret(app, secret string, caCert []byte) error {
 	if _, err := yarnrpc.ParseApplicationID(app); err != nil {
 		return err
@@ -43,17 +50,81 @@ func SaveAppSecret(app, secret string, caCert []byte) error {
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return fmt.Errorf("keeping the secret of %s: %w", app, err)
+	}
+	if _, err := privateDir(base); err != nil {
+		return fmt.Errorf("keeping the secret of %s: %w", app, err)
+	}
 	dir := filepath.Join(base, app)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("keeping the secret of %s: %w", app, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "secret"), []byte(secret), 0o600); err != nil {
+	fi, err := privateDir(dir)
+	if err != nil {
 		return fmt.Errorf("keeping the secret of %s: %w", app, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), caCert, 0o600); err != nil {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("keeping the secret of %s: %w", app, err)
+	}
+	defer root.Close()
+	// The directory opened is the one checked, not one swapped in after the check.
+	if opened, err := root.Stat("."); err != nil || !os.SameFile(fi, opened) {
+		return fmt.Errorf("keeping the secret of %s: %s changed while it was checked", app, dir)
+	}
+	if err := writeNew(root, "secret", []byte(secret)); err != nil {
+		return fmt.Errorf("keeping the secret of %s: %w", app, err)
+	}
+	if err := writeNew(root, "ca.pem", caCert); err != nil {
 		return fmt.Errorf("keeping the TLS authority of %s: %w", app, err)
 	}
 	return nil
+}
+
+// privateDir checks that dir is a directory (not a link to one) owned by the effective user and
+// neither group- nor world-writable: in a directory someone else can write, they could plant or
+// replace the files.
+func privateDir(dir string) (os.FileInfo, error) {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory (%s); remove it, and yarn-am makes its own", dir, fi.Mode().Type())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return nil, fmt.Errorf("%s is owned by uid %d, not by you (uid %d); remove it, or set YARN_AM_CONFIG_DIR to a directory of your own", dir, st.Uid, os.Geteuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return nil, fmt.Errorf("%s is %s, writable by others; make it yours alone (chmod 700 %s)", dir, fi.Mode().Perm(), dir)
+	}
+	return fi, nil
+}
+
+// writeNew writes data to name in root with mode 0600 through a file it creates exclusively
+// (O_EXCL|O_NOFOLLOW: no existing file or link is opened), then renames it over name.
+func writeNew(root *os.Root, name string, data []byte) error {
+	suffix := make([]byte, 8)
+	if _, err := rand.Read(suffix); err != nil {
+		return err
+	}
+	tmp := "." + name + "-" + hex.EncodeToString(suffix)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+	}
+	return err
 }
 
 // LoadAppSecret reads what SaveAppSecret kept for app.
