@@ -10,7 +10,8 @@
 // the built-in scripts' flags, CheckBuiltinScriptArgs), discover (discover.go: the built-in scripts
 // written out and run, output checked, Env), coordinate (scripts/: the coordination between co-located
 // workers lives in the scripts, so a custom script can take part in the same protocol), release
-// (release.go).
+// (release.go), report (sample.go: sampling the utilisation, memory and power of the GPUs a container
+// was given with one nvidia-smi or rocm-smi call, ToolSampler; the launcher runs it, docs/running.md#gpu-utilisation).
 //
 // Seams: the driver never executes a script itself; it goes through the ScriptRunner interface. The
 // real runner is resources.RunDiscoveryResult with IndexRule (shared with the exec driver); unit tests use

@@ -1,0 +1,149 @@
+package contract
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// GPU utilisation samples (docs/running.md#gpu-utilisation): the launcher samples its own container's
+// GPUs every taskexecutor.gpu-sample-interval and sends what it took since its last liveness message
+// in that message's body (AliveReport); the AM keeps a bounded series per container.
+
+// EnvGPUSampleInterval is taskexecutor.gpu-sample-interval, set by the AM in every TaskExecutor's
+// environment: a Go duration, or GPUSampleOff. Unset: DefaultGPUSampleInterval.
+const EnvGPUSampleInterval = "YARN_AM_GPU_SAMPLE_INTERVAL"
+
+// Defaults and bounds of GPU sampling.
+const (
+	// GPUSampleOff disables sampling (taskexecutor.gpu-sample-interval) or the idle warning
+	// (taskexecutor.idle-gpu-warning).
+	GPUSampleOff = "off"
+	// DefaultGPUSampleInterval: one vendor-tool call every 10 s costs about 30 ms of a CPU.
+	DefaultGPUSampleInterval = 10 * time.Second
+	// MinGPUSampleInterval is the shortest interval a job may ask for.
+	MinGPUSampleInterval = time.Second
+	// DefaultIdleGPUWarning is taskexecutor.idle-gpu-warning's default.
+	DefaultIdleGPUWarning = 10 * time.Minute
+	// IdleGPUPercent: a GPU under this utilisation is idle (the idle-gpu event, the idle share).
+	IdleGPUPercent = 5.0
+	// MaxAliveSamples is how many samples one liveness message carries at most: the launcher keeps no
+	// more between two messages (the oldest go first), the AM refuses more.
+	MaxAliveSamples = 32
+	// MaxSampleGPUs bounds the readings of one sample (the AM also refuses GPUs the container's
+	// launcher did not report).
+	MaxSampleGPUs = 64
+	// MaxAliveBytes is the largest liveness body the AM reads.
+	MaxAliveBytes = 64 << 10
+	// MaxGPUMemoryMiB and MaxGPUPowerW bound a reading's values (1 PiB, 100 kW): anything above is
+	// not a GPU.
+	MaxGPUMemoryMiB = 1 << 30
+	MaxGPUPowerW    = 100000
+)
+
+// AliveReport is the body of POST <EnvReportURL><CONTAINER_ID>/alive: empty (a launcher that does not
+// sample) or this document.
+type AliveReport struct {
+	// GPUSamples are the samples taken since the last message that reached the AM, oldest first.
+	GPUSamples []GPUSample `json:"gpuSamples,omitempty"`
+	// GPUSampleError is set once, when sampling failed (the launcher keeps trying quietly).
+	GPUSampleError string `json:"gpuSampleError,omitempty"`
+}
+
+// GPUSample is one sampling of a container's GPUs.
+type GPUSample struct {
+	// AgoMs is how long before the message the sample was taken, in milliseconds: the AM dates it by
+	// its own clock, so a node's clock skew does not move it.
+	AgoMs int64        `json:"agoMs"`
+	GPUs  []GPUReading `json:"gpus"`
+}
+
+// GPUReading is one GPU's state in a sample.
+type GPUReading struct {
+	UUID  string `json:"uuid"`
+	Index int    `json:"index"`
+	// Util is the share of the last sample period a kernel ran, in percent (nvidia-smi's
+	// utilization.gpu, rocm-smi's GPU use); nil where the tool reports none (a MIG instance).
+	Util        *float64 `json:"util,omitempty"`
+	MemUsedMiB  int64    `json:"memUsedMiB"`
+	MemTotalMiB int64    `json:"memTotalMiB"`
+	// PowerW is the board's power draw; nil where the tool reports none ("[N/A]").
+	PowerW *float64 `json:"powerW,omitempty"`
+}
+
+// Check says what is wrong with r (nil when nothing): the AM refuses a message with a reading out of
+// range rather than keep a series a chart cannot draw.
+func (r GPUReading) Check() error {
+	bad := func(v float64, lo, hi float64) bool { return math.IsNaN(v) || v < lo || v > hi }
+	switch {
+	case r.UUID == "" || len(r.UUID) > 128:
+		return fmt.Errorf("uuid %.40q: want the GPU's UUID (1 to 128 bytes)", r.UUID)
+	case r.Index < 0 || r.Index > 4096:
+		return fmt.Errorf("gpu %s: index %d: want 0..4096", r.UUID, r.Index)
+	case r.Util != nil && bad(*r.Util, 0, 100):
+		return fmt.Errorf("gpu %s: util %v: want 0..100 (percent)", r.UUID, *r.Util)
+	case r.MemUsedMiB < 0 || r.MemUsedMiB > MaxGPUMemoryMiB || r.MemTotalMiB < 0 || r.MemTotalMiB > MaxGPUMemoryMiB:
+		return fmt.Errorf("gpu %s: memory %d of %d MiB: want 0..%d", r.UUID, r.MemUsedMiB, r.MemTotalMiB, MaxGPUMemoryMiB)
+	case r.PowerW != nil && bad(*r.PowerW, 0, MaxGPUPowerW):
+		return fmt.Errorf("gpu %s: power %v W: want 0..%d", r.UUID, *r.PowerW, MaxGPUPowerW)
+	}
+	return nil
+}
+
+// GPUStatus is one GPU of a container in the status document: its latest reading and its mean
+// utilisation over the container's life.
+type GPUStatus struct {
+	UUID        string   `json:"uuid"`
+	Index       int      `json:"index"`
+	Util        *float64 `json:"util,omitempty"` // latest
+	MemUsedMiB  int64    `json:"memUsedMiB"`
+	MemTotalMiB int64    `json:"memTotalMiB"`
+	PowerW      *float64 `json:"powerW,omitempty"`
+	// MeanUtil is the mean of every utilisation sample (not only the kept series); IdleShare the share
+	// of them under IdleGPUPercent; Samples how many there were.
+	MeanUtil  float64   `json:"meanUtil"`
+	IdleShare float64   `json:"idleShare"`
+	Samples   int       `json:"samples"`
+	At        time.Time `json:"at"` // when the latest sample was taken (the AM's clock)
+}
+
+// GPUUsage is the job's GPU time (Status.GPUUsage, the finished event): what its containers
+// reserved, and what the samples say of it.
+type GPUUsage struct {
+	// ReservedGPUHours: every TaskExecutor's GPUs (its yarn.io/gpu) times how long it ran.
+	ReservedGPUHours float64 `json:"reservedGPUHours"`
+	// UsedShare is the mean utilisation of every GPU sample, 0..1; IdleShare the share of samples
+	// under IdleGPUPercent; Samples how many there were (0: nothing sampled, the shares say nothing).
+	UsedShare float64 `json:"usedShare"`
+	IdleShare float64 `json:"idleShare"`
+	Samples   int     `json:"samples"`
+}
+
+// String is the sentence of the finished event and the final diagnostics.
+func (u GPUUsage) String() string {
+	if u.Samples == 0 {
+		return fmt.Sprintf("GPU time: %.3f GPU-hours reserved, not sampled", u.ReservedGPUHours)
+	}
+	return fmt.Sprintf("GPU time: %.3f GPU-hours reserved, %.0f%% used (mean utilisation of %d samples), %.0f%% idle", u.ReservedGPUHours, 100*u.UsedShare, u.Samples, 100*u.IdleShare)
+}
+
+// GPUSeries is the body of GET /api/v1/containers/<id>/gpus: the kept samples of one container.
+type GPUSeries struct {
+	Container string `json:"container"`
+	// Interval is taskexecutor.gpu-sample-interval ("off" when the job does not sample).
+	Interval string `json:"interval"`
+	// GPUs are the container's GPUs, each with its points, oldest first.
+	GPUs []GPUPoints `json:"gpus"`
+}
+
+// GPUPoints is one GPU's kept samples: Times (the AM's clock, Unix milliseconds) and the values at
+// each; Util is -1 where the tool reported none, PowerW -1 where none.
+type GPUPoints struct {
+	UUID        string    `json:"uuid"`
+	Index       int       `json:"index"`
+	MemTotalMiB int64     `json:"memTotalMiB"`
+	Times       []int64   `json:"times"`
+	Util        []float64 `json:"util"`
+	MemUsedMiB  []int64   `json:"memUsedMiB"`
+	PowerW      []float64 `json:"powerW"`
+}
