@@ -202,7 +202,10 @@ type statusDoc struct {
 		Diagnostics string `json:"diagnostics"`
 	} `json:"report"`
 	AM *struct {
-		State  string `json:"state"`
+		State       string `json:"state"`
+		Requirement struct {
+			Instances int `json:"instances"`
+		} `json:"requirement"`
 		Counts struct {
 			Requested, Allocated, Running, Completed, Failed int
 		} `json:"counts"`

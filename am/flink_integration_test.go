@@ -163,10 +163,18 @@ func containerGPUs(d statusDoc, nodes map[string]string) map[string]string {
 
 // TestFlinkTaskManagersSeeTheirOwnGPUs: a Flink application with 3 TaskManagers × 1 GPU on the two
 // nodes (so two of them share a node) succeeds, and each TaskManager's operators saw exactly the GPU
-// index status shows for its container; no two TaskManagers on one node saw the same GPU.
+// index status shows for its container; no two TaskManagers on one node saw the same GPU. The job
+// file has the README's keys and names no GPU driver for Flink: yarn-am gives Flink's GPU driver the
+// GPUs it assigned all the same (docs/flink.md#gpus), so no operator sees fewer GPUs than its
+// container holds.
 func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 	e2eEnv(t)
 	job := flinkJob(t, "flink-gpu", 3, 1, []string{"gpu", "3"}, "")
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	noDriver := regexp.MustCompile(`(?m)^"external-resource\.gpu\.driver-factory\.class" = .*\n`)
+	require.Regexp(t, noDriver, string(body))
+	require.NoError(t, os.WriteFile(job, noDriver.ReplaceAll(body, nil), 0o644))
 	start := time.Now()
 	id := submitDetached(t, job)
 	nodes := map[string]string{}
@@ -450,7 +458,48 @@ func TestFlinkSessionCluster(t *testing.T) {
 	waits := tmLines(id, flinkWaitLine)
 	require.Len(t, waits, 1, "the TaskManager waited for the session JobManager on its host:\n%s", containerLogs(id))
 	assert.Equal(t, "its REST API answers", waits[0][3])
+	// Fewer TaskManagers would stop its jobs' tasks: scale refuses, saying what would work.
+	r := yarnAM(t, time.Minute, "scale", id, "0")
+	assert.Equal(t, 1, r.code, "scale 1 -> 0 of a session cluster:\n%s", r)
+	assert.Contains(t, r.stderr, "a session cluster's TaskManagers run the tasks of its jobs")
+	assert.Equal(t, 1, status(t, id).AM.Requirement.Instances, "the requirement did not change")
 	assert.Equal(t, "RUNNING", status(t, id).Report.State, "it runs until killed")
+}
+
+// TestFlinkScaleOfAFixedJobIsRefused: a streaming job whose parallelism is fixed (not reactive) would
+// fail if yarn-am scale took a TaskManager away; the scale is refused with what would work, and the
+// job runs on unharmed.
+func TestFlinkScaleOfAFixedJobIsRefused(t *testing.T) {
+	e2eEnv(t)
+	job := flinkJob(t, "flink-fixed", 1, 1, []string{"stream"}, "")
+	id := submitDetached(t, job)
+	t.Cleanup(func() { yarnAM(t, time.Minute, "kill", id) })
+	var rest *flink.REST
+	waitFor(t, id, 4*time.Minute, "the stream job RUNNING", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			return true
+		}
+		if rest == nil {
+			if ui := flinkUI(t, id); ui != "" {
+				rest = &flink.REST{URL: ui}
+			}
+			return false
+		}
+		jobs, err := rest.Jobs(context.Background())
+		return err == nil && len(jobs) == 1 && jobs[0].State == "RUNNING"
+	})
+	require.NotNil(t, rest, containerLogs(id))
+	r := yarnAM(t, time.Minute, "scale", id, "0")
+	assert.Equal(t, 1, r.code, "scale 1 -> 0 of a fixed job:\n%s", r)
+	assert.Contains(t, r.stderr, "TaskManagers would fail the job")
+	assert.Contains(t, r.stderr, `"scheduler-mode" = "reactive"`)
+	d := status(t, id)
+	assert.Equal(t, 1, d.AM.Requirement.Instances, "the requirement did not change")
+	assert.Equal(t, "RUNNING", d.Report.State)
+	jobs, err := rest.Jobs(context.Background())
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	assert.Equal(t, "RUNNING", jobs[0].State, "the job runs on")
 }
 
 // TestFlinkGPUShortageIsRefusedByCheck: a [flink] job asking more GPUs per TaskManager than any node

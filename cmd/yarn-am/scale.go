@@ -18,8 +18,10 @@ const scaleUsage = `Usage: yarn-am scale APP_ID N [--timeout D]
 
 Sets the number of TaskExecutors a running application wants to N (0 to 100000), as the driver API's
 PUT /api/v1/requirements does: the AM asks YARN for more, or cancels pending asks and then stops the
-newest TaskExecutors. For a [flink] job each TaskExecutor is a Flink TaskManager: with
-scheduler-mode: reactive the job's parallelism follows (docs/flink.md#reactive-scaling).
+newest TaskExecutors. A job's framework may refuse a change it cannot follow, saying what would
+work: for a [flink] job each TaskExecutor is a Flink TaskManager; with scheduler-mode: reactive the
+job's parallelism follows both ways, a session cluster takes more TaskManagers but not fewer, and a
+job whose parallelism is fixed refuses both (docs/flink.md#reactive-scaling).
 
 The AM takes the change only over its HTTPS API with the application's secret. submit keeps the
 secret and the TLS authority's certificate of each application it submits in

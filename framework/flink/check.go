@@ -19,6 +19,7 @@ import (
 func checkMemory(job *jobfile.Job) error {
 	f := specOf(job)
 	conf := dist.NewConfig()
+	var home *dist.Home
 	if f.Home != "" {
 		h, err := dist.OpenHome(f.Home)
 		if err != nil {
@@ -27,11 +28,16 @@ func checkMemory(job *jobfile.Job) error {
 		if conf, _, err = h.Config(); err != nil {
 			return fmt.Errorf("flink.home: %w", err)
 		}
+		home = h
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.Config)) {
 		conf.Set(k, f.Config[k])
 	}
 	errs := []error{dist.CheckPlainREST(conf)}
+	// A provided home is on HDFS: its plugins are checked in the containers (loadFlinkSetup).
+	if _, err := dist.DefaultGPUDriver(conf, home); err != nil {
+		errs = append(errs, err)
+	}
 	tm := job.TaskExecutor.MemoryMB
 	if err := dist.CheckMemory(conf, dist.RoleTaskManager, tm); err != nil {
 		errs = append(errs, fmt.Errorf("taskexecutor.memory = %d: a [flink] job's TaskManager has the container's memory as its process size (taskmanager.memory.process.size): %w", tm, err))

@@ -128,6 +128,10 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err := dist.CheckPlainREST(conf); err != nil {
 		return nil, err
 	}
+	// The GPUs a TaskManager's container holds reach its operators (docs/flink.md#gpus).
+	if _, err := dist.DefaultGPUDriver(conf, home); err != nil {
+		return nil, err
+	}
 	return &flinkSetup{job: job, spec: spec, home: home, conf: conf, dir: dir}, nil
 }
 

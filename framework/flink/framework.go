@@ -79,6 +79,7 @@ func (Flink) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*f
 		Links: []contract.Link{{Name: "Flink UI", URL: "http://" + rest + "/", Note: "the JobManager's web UI and REST API"}},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
+		OnScale:                 scalePolicy(isReactive(spec), spec.Jar == ""),
 	}, nil
 }
 

@@ -127,6 +127,9 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	case f.Provided != "":
 		if !strings.HasPrefix(f.Provided, "hdfs://") || !jobfile.HasArchiveSuffix(f.Provided) || strings.HasSuffix(f.Provided, ".jar") {
 			t.Problem("flink.provided = %q: want the hdfs:// URI of an archive of a Flink home (%s), e.g. \"hdfs:///flink/flink-1.20.5.tar\"", bounded(f.Provided), strings.Join(jobfile.ArchiveSuffixes()[:4], ", "))
+		} else if err := jobfile.CheckRemoteURI(f.Provided); err != nil {
+			// The checks files and archives get: a bad port or an empty path fails only at localisation.
+			t.Problem("flink.provided: %v", err)
 		}
 	case !t.Staged():
 		f.Home = jobfile.AbsAgainst(t.Dir(), f.Home)
