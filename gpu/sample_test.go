@@ -19,11 +19,11 @@ const (
 
 func TestParseNVIDIASample(t *testing.T) {
 	for _, c := range []struct {
-		name, out      string
-		util, power    float64 // -1: nil
-		used, total    int64
-		n              int
-		wantErr        string
+		name, out   string
+		util, power float64 // -1: nil
+		used, total int64
+		n           int
+		wantErr     string
 	}{
 		{name: "idle", out: h200Idle, util: 0, used: 0, total: 143771, power: 111.43, n: 1},
 		{name: "busy", out: h200Busy, util: 100, used: 1011, total: 143771, power: 690.74, n: 1},

@@ -96,6 +96,11 @@ type TaskExecutorSpec struct {
 	// when the ResourceManager warns of its preemption, a name of contract.PreemptionSignals or
 	// contract.PreemptionSignalNone (docs/running.md#preemption).
 	PreemptionSignal string
+	// GPUSampleInterval (taskexecutor.gpu-sample-interval; 0 = "off"): how often each launcher samples
+	// its container's GPUs; IdleGPUWarning (taskexecutor.idle-gpu-warning; 0 = "off"): how long a GPU
+	// may stay idle before the AM warns (docs/running.md#gpu-utilisation).
+	GPUSampleInterval time.Duration
+	IdleGPUWarning    time.Duration
 }
 
 // Defaults used when the job file leaves a value out.
@@ -114,7 +119,7 @@ const (
 var (
 	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
 	amKeys  = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal"}
+	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning"}
 )
 
 // Job validates the job-file schema; every problem is reported at once in a *JobError.
@@ -264,6 +269,7 @@ func (f *File) job(staged bool) (*Job, error) {
 	r.elastic(teT, te)
 	te.LivenessTimeout = r.livenessTimeout(teT)
 	te.PreemptionSignal = r.preemptionSignal(teT)
+	te.GPUSampleInterval, te.IdleGPUWarning = r.gpuSampleInterval(teT), r.idleGPUWarning(teT)
 	te.Locality = DefaultLocality
 	if l, ok := r.str(teT, "locality", "taskexecutor.locality"); ok {
 		switch l {
@@ -354,6 +360,12 @@ func (r reader) localised(t map[string]any, table, dir string, staged bool, add 
 		}
 		if k == contract.EnvLogLevel {
 			if err := CheckLogLevel(v); err != nil {
+				add("%s.env: %v", table, err)
+				continue
+			}
+		}
+		if k == contract.EnvTokensRefresh {
+			if err := CheckTokensRefresh(v); err != nil {
 				add("%s.env: %v", table, err)
 				continue
 			}
