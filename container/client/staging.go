@@ -87,9 +87,22 @@ type Staged struct {
 	Uploaded []Upload
 }
 
-// UploadedBytes is what staging copied; the files found in the cache are not counted.
+// UploadedBytes is what staging copied and what it found in the cache, each remote file counted once:
+// a file the AM and the TaskExecutors share (a Flink home) is staged for both, and the second finds
+// the first's copy, which is not a second file reused.
 func (s *Staged) UploadedBytes() (copied, reused int64) {
+	uploaded := map[string]bool{}
 	for _, u := range s.Uploaded {
+		if !u.Reused {
+			uploaded[u.Remote] = true
+		}
+	}
+	counted := map[string]bool{}
+	for _, u := range s.Uploaded {
+		if counted[u.Remote] || u.Reused && uploaded[u.Remote] {
+			continue
+		}
+		counted[u.Remote] = true
 		if u.Reused {
 			reused += u.Size
 		} else {

@@ -285,3 +285,18 @@ func TestStageQualifiesRemoteURIsWithoutANameNode(t *testing.T) {
 	assert.Equal(t, "hdfs://nn.example:8020/shared/model.bin", m["model"].URL)
 	assert.Equal(t, "hdfs://nn.example:8020/flink/flink.tar", m["flink"].URL)
 }
+
+// A file staged for the AM and for the TaskExecutors (a Flink home) is one upload, not an upload and
+// a reuse: the summary counts each remote file once.
+func TestUploadedBytesCountsEachFileOnce(t *testing.T) {
+	st := &Staged{Uploaded: []Upload{
+		{Remote: "/c/home.tar", Size: 200, Reused: false},
+		{Remote: "/c/home.tar", Size: 200, Reused: true},
+		{Remote: "/c/jar", Size: 10, Reused: true},
+		{Remote: "/c/jar", Size: 10, Reused: true},
+		{Remote: "/s/job.toml", Size: 1},
+	}}
+	copied, reused := st.UploadedBytes()
+	assert.Equal(t, int64(201), copied)
+	assert.Equal(t, int64(10), reused)
+}

@@ -16,7 +16,8 @@ flink-dist:
 	bash testdata/flink/install-flink.sh $(FLINK_VERSION) $(FLINK_SDIST_SHA256) $(FLINK_HOME_CACHE)
 
 $(FLINK_JOB_JAR): testdata/flink/job/pom.xml $(shell find testdata/flink/job/src -name '*.java')
-	mvn -q -B -f testdata/flink/job/pom.xml package -Dflink.version=$(FLINK_VERSION) -Dyarnam.out=$(CURDIR)/bin/flink-job
+	@# Maven 3.8's console prints ANSI resets even in batch mode (-Dstyle.color=never is 3.9's): strip them.
+	mvn -q -B -Dstyle.color=never -f testdata/flink/job/pom.xml package -Dflink.version=$(FLINK_VERSION) -Dyarnam.out=$(CURDIR)/bin/flink-job 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
 
 flink-job: $(FLINK_JOB_JAR)
 
