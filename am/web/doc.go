@@ -24,6 +24,8 @@
 //   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).
 //   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
 //     browser from GET /api/v1/status.
-//   - server.go: Serve, the two HTTP servers (plain and HTTPS), and the bound on their connections,
-//     in total and per client address, both ports together.
+//   - server.go: Serve and the two HTTP servers (plain and HTTPS).
+//   - conns.go: the bound on their connections, both ports together: anonymous ones in total and
+//     per client address, where beyond a bound the oldest idle connection is closed to make room
+//     rather than the new one refused, and those that showed the secret in a budget of their own.
 package web

@@ -5,10 +5,14 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/am/driverclient"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls"
 )
 
@@ -71,29 +76,161 @@ func served(c net.Conn) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// Connections are bounded per client address and in total, both ports together: beyond the bounds a
-// connection is closed at once, and a closed one frees its slot (docs/security.md#flood-bounds).
-// Without the bound every idle keep-alive connection was held (1,500 from one address).
+// Connections are bounded per client address and in total, both ports together, without letting
+// idle connections lock anyone out (docs/security.md#flood-bounds): beyond a bound the oldest
+// connection no handler serves is closed to make room, the address's own when the address is at its
+// bound, the busiest address's when the total is; only when every connection in the way is served is
+// the new one closed at accept, and a closed one frees its slot. Without the bound every idle
+// keep-alive connection was held (1,500 from one address); with a bound that refused instead of
+// making room, idle connections locked their address out.
 func TestConnectionsAreBoundedPerAddressAndInTotal(t *testing.T) {
-	s, plain, secure, _ := servedAPI(t, fakeBackend(newFakeEvents()), Limits{MaxConns: 5, MaxConnsPerClient: 3})
-	var first []net.Conn
+	s, plain, secure, tlsConf := servedAPI(t, fakeBackend(newFakeEvents()), Limits{MaxConns: 5, MaxConnsPerClient: 3})
+	var idle []net.Conn
 	for i := 0; i < 3; i++ {
 		c := dialFrom(t, "127.0.0.1", plain)
 		require.True(t, served(c), "connection %d of 127.0.0.1", i+1)
-		first = append(first, c)
+		idle = append(idle, c)
 	}
-	assert.False(t, served(dialFrom(t, "127.0.0.1", plain)), "a 4th connection from one address is closed")
-	assert.False(t, served(dialFrom(t, "127.0.0.1", secure)), "the bound counts both ports")
-	for i := 0; i < 2; i++ {
-		require.True(t, served(dialFrom(t, "127.0.0.2", plain)), "connection %d of 127.0.0.2", i+1)
-	}
-	assert.False(t, served(dialFrom(t, "127.0.0.3", plain)), "a 6th connection in all is closed, whatever its address")
-	assert.Equal(t, 5, s.conns.Open())
-	assert.GreaterOrEqual(t, s.conns.Refused(), uint64(3))
+	require.True(t, served(dialFrom(t, "127.0.0.1", plain)), "a 4th connection from one address is served")
+	assert.True(t, closedByAM(idle[0]), "the address's oldest idle connection made room")
+	assert.Equal(t, 3, s.conns.Open())
 
-	first[0].Close()
+	// Served connections (event streams) are never closed for room: an address whose every
+	// connection is served gets no more, and neither does anyone once the total is all served.
+	var streams []net.Conn
+	for i := 0; i < 3; i++ {
+		streams = append(streams, openStream(t, "127.0.0.2", plain, nil))
+	}
+	assert.False(t, served(dialFrom(t, "127.0.0.2", plain)), "a 4th connection from an address with 3 streams is closed")
+	require.True(t, served(dialFrom(t, "127.0.0.3", plain)), "the total makes room by closing 127.0.0.1's oldest idle connection")
+	assert.Equal(t, 5, s.conns.Open())
+	streams = append(streams, openStream(t, "127.0.0.4", plain, nil), openStream(t, "127.0.0.4", secure, tlsConf))
+	assert.False(t, served(dialFrom(t, "127.0.0.5", plain)), "a 6th connection in all is closed when all 5 are served, on both ports")
+	assert.GreaterOrEqual(t, s.conns.Refused(), uint64(2))
+	assert.GreaterOrEqual(t, s.conns.Evicted(), uint64(3))
+
+	streams[0].Close()
 	require.Eventually(t, func() bool { return s.conns.Open() == 4 }, 5*time.Second, 10*time.Millisecond, "a closed connection frees its slot")
-	assert.True(t, served(dialFrom(t, "127.0.0.3", plain)))
+	assert.True(t, served(dialFrom(t, "127.0.0.5", plain)))
+}
+
+// openStream opens an event stream on a connection from the loopback address from (over TLS with
+// tlsConf) and reads its response header: the connection is then served until it closes.
+func openStream(t *testing.T, from, addr string, tlsConf *tls.Config) net.Conn {
+	t.Helper()
+	c := dialFrom(t, from, addr)
+	if tlsConf != nil {
+		c = tls.Client(c, tlsConf)
+	}
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	_, err := io.WriteString(c, "GET /api/v1/events HTTP/1.1\r\nHost: am\r\nAccept: text/event-stream\r\n\r\n")
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "a stream from %s", from)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_ = c.SetDeadline(time.Time{})
+	return c
+}
+
+// closedByAM says the AM closed c: a read ends without data within 5 s.
+func closedByAM(c net.Conn) bool {
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.Read(make([]byte, 1))
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// A neighbour on a node flooding the AM with idle connections locks no one out, not even on its own
+// address, which it shares with the node's launchers: after 3,000 connections from one address (some
+// that never send a byte, some idle after a request, on both ports), a launcher's liveness POST over
+// HTTPS with the secret and a fresh status GET from that address are both answered at once. Before,
+// the first 64 were held and everything after them refused until they timed out.
+func TestIdleFloodLocksNoOneOut(t *testing.T) {
+	s, plain, secure, tlsConf := servedAPI(t, fakeBackend(newFakeEvents()), Limits{})
+	const node = "127.0.0.7"
+	for i := 0; i < 100; i++ { // idle after a request
+		_ = served(dialFrom(t, node, plain))
+	}
+	for i := 0; i < 2900; i++ { // silent
+		addr := plain
+		if i%2 == 1 {
+			addr = secure
+		}
+		dialFrom(t, node, addr)
+	}
+	assert.LessOrEqual(t, s.conns.Open(), DefaultMaxConns, "the flood is bounded")
+
+	launcher := clientFrom(node, tlsConf)
+	start := time.Now()
+	req, err := http.NewRequest(http.MethodPost, "https://"+secure+"/api/v1/containers/c1"+contract.AlivePath, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+testSecret)
+	resp, err := launcher.Do(req)
+	require.NoError(t, err, "the launcher's liveness from the flooding address")
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
+
+	resp, err = clientFrom(node, nil).Get("http://" + plain + "/api/v1/status")
+	require.NoError(t, err, "a fresh status from the flooding address")
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Less(t, time.Since(start), 5*time.Second, "answered within seconds")
+	assert.Equal(t, 1, s.conns.Authenticated(), "the launcher's connection showed the secret")
+}
+
+// A node's launchers share its address: 200 of them connecting at once over HTTPS with the secret are
+// all served, whatever the per-address bound, and their keep-alive connections, in a budget of their
+// own, survive a flood of anonymous connections from the same address. Before, the 65th was closed
+// at accept.
+func TestManyLaunchersOnOneAddressAreServed(t *testing.T) {
+	s, plain, secure, tlsConf := servedAPI(t, fakeBackend(newFakeEvents()), Limits{})
+	const node, n = "127.0.0.8", 200
+	clients := make([]*http.Client, n)
+	alive := func(c *http.Client) error {
+		req, err := http.NewRequest(http.MethodPost, "https://"+secure+"/api/v1/containers/c1"+contract.AlivePath, nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Authorization", "Bearer "+testSecret)
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}
+	errs := make(chan error, n)
+	var ready sync.WaitGroup
+	ready.Add(1)
+	for i := range clients {
+		clients[i] = clientFrom(node, tlsConf)
+		go func(c *http.Client) {
+			ready.Wait()
+			errs <- alive(c)
+		}(clients[i])
+	}
+	ready.Done()
+	for i := 0; i < n; i++ {
+		require.NoError(t, <-errs, "launcher's liveness")
+	}
+	assert.Equal(t, n, s.conns.Authenticated())
+
+	for i := 0; i < 2*DefaultMaxConns; i++ {
+		_ = dialFrom(t, node, plain)
+	}
+	assert.Equal(t, n, s.conns.Authenticated(), "no launcher's connection was closed for the flood")
+	for _, c := range clients {
+		require.NoError(t, alive(c), "a launcher after the flood")
+	}
+}
+
+// clientFrom is an HTTP client dialing from the loopback address from, trusting tlsConf's roots
+// (nil: plain HTTP only), with connections of its own.
+func clientFrom(from string, tlsConf *tls.Config) *http.Client {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 5 * time.Second}
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext, TLSClientConfig: tlsConf}}
 }
 
 // The event-stream bound is one for both ports: streams on the plain port and on HTTPS count together
