@@ -78,6 +78,11 @@ func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err err
 	for _, d := range defines {
 		k, v, hasValue := strings.Cut(d, "=")
 		k = strings.TrimSpace(k)
+		if strings.ContainsAny(d, "\n\r") {
+			// A value read as TOML would keep its first line and drop the rest without a word.
+			probs = append(probs, sprintf("-D %s: the value %s has a line break (a newline or carriage return); a -D value is one line (docs/job-file.md#-d-overrides)", k, text.Quote(v)))
+			continue
+		}
 		if resources.IsResourceKey(k) {
 			resourceDefines = append(resourceDefines, d)
 			if takes {
@@ -118,8 +123,12 @@ func (f *File) ApplyDefines(defines []string) (resourceDefines []string, err err
 			if want, near := resources.NearResourceKey(k); near {
 				hint = ` (did you mean "` + want + `"?)`
 			}
-			probs = append(probs, sprintf("-D %s: not a job key or an external-resource key%s; -D sets the keys of the job file (name, queue, am.memory, taskexecutor.instances, ...) and %s and %s<name>.* (docs/job-file.md#-d-overrides)",
-				k, hint, resources.KeyResources, resources.KeyPrefix))
+			force := ""
+			if takes {
+				force = sprintf("; to give it to %s as a %s anyway, write -D %s.%s.%s", fw.Name, fw.KeyNoun, fw.Name, fw.DefinesTo, k)
+			}
+			probs = append(probs, sprintf("-D %s: not a job key or an external-resource key%s; -D sets the keys of the job file (name, queue, am.memory, taskexecutor.instances, ...) and %s and %s<name>.* (docs/job-file.md#-d-overrides)%s",
+				k, hint, resources.KeyResources, resources.KeyPrefix, force))
 			continue
 		}
 		f.set(strings.Split(k, "."), defineValue(kind, v))
@@ -160,6 +169,12 @@ func frameworkDefineKey(k string, kinds map[string]int, fw TableInfo, takes bool
 		if strings.HasPrefix(k, table) {
 			return TableInfo{}, "", false
 		}
+	}
+	// A near miss of a job key (taskexecuter.instances, queu) is a typo, not a framework key: passed on,
+	// it would leave the job's value as it was without a word. The explicit <name>.<DefinesTo>.<key>
+	// form above gives it to the framework anyway (TestApplyDefinesRefusesANearMissOfAJobKey).
+	if text.DidYouMean(k, slices.Collect(maps.Keys(kinds))) != "" {
+		return TableInfo{}, "", false
 	}
 	return fw, k, true
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/text"
@@ -47,4 +48,19 @@ func CheckLogLevel(v string) error {
 		return nil
 	}
 	return fmt.Errorf("%s = %s is not a log level; use one of %s", contract.EnvLogLevel, text.Quote(v), strings.Join(LogLevels, ", "))
+}
+
+// MinTokensRefresh is the shortest YARN_AM_TOKENS_REFRESH a job may set: each poll is a request to the
+// AM, and tokens live for hours.
+const MinTokensRefresh = time.Second
+
+// CheckTokensRefresh refuses a YARN_AM_TOKENS_REFRESH that is not a Go duration of at least
+// MinTokensRefresh: the launcher, given one, cannot start its token refresher, and the worker runs on
+// without renewed tokens until they expire (TestJobEnvValidatesYarnAMVariables).
+func CheckTokensRefresh(v string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < MinTokensRefresh {
+		return fmt.Errorf("%s = %s is not a duration of at least 1s; write a number with a unit, e.g. 30s or 5m (the default is 30s)", contract.EnvTokensRefresh, text.Quote(v))
+	}
+	return nil
 }

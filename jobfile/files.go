@@ -32,6 +32,26 @@ func checkPort(p string) error {
 	return nil
 }
 
+// CheckRemoteURI checks a Hadoop filesystem URI a job lists (files, archives, [flink] provided): an
+// hdfs:// or viewfs:// URI that parses, with a TCP port if any, naming a path. The error starts with
+// the URI, quoted and bounded, for the caller to prefix with its key.
+func CheckRemoteURI(src string) error {
+	if !strings.HasPrefix(src, "hdfs://") && !strings.HasPrefix(src, "viewfs://") {
+		return errorf("%q: only local paths and hdfs:// (or viewfs://) URIs are supported", src)
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return errorf("%q is not a URI: %v", src, errors.Unwrap(err))
+	}
+	if err := checkPort(u.Port()); err != nil {
+		return errorf("%q: %v", src, err)
+	}
+	if strings.Trim(u.Path, "/") == "" {
+		return errorf("%q has no path: name a file, e.g. hdfs://namenode:8020/user/alice/model.bin", src)
+	}
+	return nil
+}
+
 // This file reads taskexecutor.files and taskexecutor.archives: what is localised into each
 // TaskExecutor's working directory, under which name.
 
@@ -86,21 +106,8 @@ func parseFileSpecs(key string, in []string, dir string, aliases map[string]stri
 		}
 		fs := FileSpec{Source: src, Alias: alias}
 		if fs.IsRemote() {
-			if !strings.HasPrefix(src, "hdfs://") && !strings.HasPrefix(src, "viewfs://") {
-				add("%s: %q: only local paths and hdfs:// (or viewfs://) URIs are supported", key, src)
-				continue
-			}
-			u, err := url.Parse(src)
-			if err != nil {
-				add("%s: %q is not a URI: %v", key, src, err)
-				continue
-			}
-			if err := checkPort(u.Port()); err != nil {
-				add("%s: %q: %v", key, src, err)
-				continue
-			}
-			if strings.Trim(u.Path, "/") == "" {
-				add("%s: %q has no path: name a file, e.g. hdfs://namenode:8020/user/alice/model.bin", key, src)
+			if err := CheckRemoteURI(src); err != nil {
+				add("%s: %v", key, err)
 				continue
 			}
 		} else {

@@ -364,6 +364,12 @@ func (r reader) localised(t map[string]any, table, dir string, staged bool, add 
 				continue
 			}
 		}
+		if k == contract.EnvTokensRefresh {
+			if err := CheckTokensRefresh(v); err != nil {
+				add("%s.env: %v", table, err)
+				continue
+			}
+		}
 		env[k] = v
 	}
 	vis = VisibilityPrivate

@@ -17,7 +17,19 @@ const MaxMemoryMB = 1 << 30
 // to MaxMemoryMB.
 func ParseMemoryMB(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
-	t = strings.TrimSuffix(strings.TrimSuffix(t, "ib"), "b")
+	// "b" and "ib" belong to a unit ("2gb", "2gib"); alone ("512b", "2ib") they are not MiB but bytes
+	// or a typo, and reading them as MiB would change the value without a word.
+	if u, ok := strings.CutSuffix(t, "ib"); ok {
+		t = u
+		if !strings.HasSuffix(t, "k") && !strings.HasSuffix(t, "m") && !strings.HasSuffix(t, "g") && !strings.HasSuffix(t, "t") {
+			return 0, errorf("%q has no unit before \"ib\": write a number of MiB or a number with a unit k, m, g or t, optionally followed by b or ib (examples: 512, 512m, 2g, 2gib)", s)
+		}
+	} else if u, ok := strings.CutSuffix(t, "b"); ok {
+		t = u
+		if !strings.HasSuffix(t, "k") && !strings.HasSuffix(t, "m") && !strings.HasSuffix(t, "g") && !strings.HasSuffix(t, "t") {
+			return 0, errorf("%q is not a memory size: yarn-am does not read bytes; write a number of MiB or a number with a unit k, m, g or t, optionally followed by b or ib (examples: 512, 512m, 2g, 2gb)", s)
+		}
+	}
 	mult := float64(1)
 	switch {
 	case strings.HasSuffix(t, "k"):

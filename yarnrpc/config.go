@@ -4,8 +4,10 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // Config is a Hadoop configuration: the properties of core-site.xml, hdfs-site.xml and yarn-site.xml
@@ -112,28 +115,156 @@ func LoadConfig(dirs ...string) (*Config, error) {
 	return c, nil
 }
 
-type xmlConfiguration struct {
-	Properties []struct {
-		Name  string `xml:"name"`
-		Value string `xml:"value"`
-		Final string `xml:"final"`
-	} `xml:"property"`
+// xmlProperty is one <property> of a Hadoop configuration file.
+type xmlProperty struct {
+	Name  string `xml:"name"`
+	Value string `xml:"value"`
+	Final string `xml:"final"`
 }
 
+// Bounds on xi:include, which Hadoop's Configuration follows (a site file that includes another is
+// common where a cluster's addresses live in one shared file): how deep includes nest, and how many
+// files one site file may pull in, so that a file including itself twice per level cannot make 2^N
+// reads (TestConfigFollowsXInclude).
+const (
+	maxIncludeDepth = 8
+	maxIncludeFiles = 32
+)
+
+// parseXML reads one site file's properties: the <property> children of its root element, and those
+// of the files it includes with <xi:include href="..."/> (relative to the including file, as Hadoop
+// resolves them), or, when an included file does not exist, of the include's <xi:fallback>. A missing
+// include without a fallback is an error, as in Hadoop; so is an include of a URL that is not a file.
 func (c *Config) parseXML(path string, data []byte) error {
-	var x xmlConfiguration
-	if err := xml.Unmarshal(data, &x); err != nil {
-		return fmt.Errorf("yarnrpc: %s is not a Hadoop configuration file: %w", path, err)
+	n := 0
+	return c.parseXMLFile(path, data, []string{path}, &n)
+}
+
+func (c *Config) parseXMLFile(path string, data []byte, chain []string, files *int) error {
+	d := xml.NewDecoder(strings.NewReader(string(data)))
+	// includes is the state of each open xi:include: whether its file was missing (then its fallback,
+	// if any, is read) and whether a fallback was seen.
+	type include struct {
+		href              string
+		missing, fellBack bool
 	}
-	for _, p := range x.Properties {
-		name := strings.TrimSpace(p.Name)
-		if name == "" {
-			continue
+	var includes []include
+	var parents []string // local names of the open elements
+	sawRoot := false
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
 		}
-		c.props[name] = strings.TrimSpace(p.Value)
-		c.sources[name] = path
+		if err != nil {
+			return fmt.Errorf("yarnrpc: %s is not a Hadoop configuration file: %w", path, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			parent := ""
+			if len(parents) > 0 {
+				parent = parents[len(parents)-1]
+			}
+			sawRoot = true
+			switch {
+			case t.Name.Local == "property" && (len(parents) == 1 || parent == "fallback"):
+				var p xmlProperty
+				if err := d.DecodeElement(&p, &t); err != nil {
+					return fmt.Errorf("yarnrpc: %s is not a Hadoop configuration file: %w", path, err)
+				}
+				if name := strings.TrimSpace(p.Name); name != "" {
+					c.props[name] = strings.TrimSpace(p.Value)
+					c.sources[name] = path
+				}
+				continue
+			case t.Name.Local == "include" && len(parents) > 0:
+				inc := include{href: attr(t, "href")}
+				missing, err := c.include(path, inc.href, chain, files)
+				if err != nil {
+					return err
+				}
+				inc.missing = missing
+				includes = append(includes, inc)
+			case t.Name.Local == "fallback" && parent == "include" && len(includes) > 0:
+				inc := &includes[len(includes)-1]
+				if !inc.missing {
+					if err := d.Skip(); err != nil { // the included file was read: its fallback is not
+						return fmt.Errorf("yarnrpc: %s is not a Hadoop configuration file: %w", path, err)
+					}
+					continue
+				}
+				inc.fellBack = true
+			}
+			parents = append(parents, t.Name.Local)
+		case xml.EndElement:
+			if len(parents) == 0 {
+				continue
+			}
+			parents = parents[:len(parents)-1]
+			if t.Name.Local == "include" && len(includes) > 0 {
+				inc := includes[len(includes)-1]
+				includes = includes[:len(includes)-1]
+				if inc.missing && !inc.fellBack {
+					return fmt.Errorf("yarnrpc: %s includes %s (xi:include), which does not exist, and gives no xi:fallback; Hadoop refuses this file too: fix the href or add <xi:fallback/>",
+						path, text.Quote(inc.href))
+				}
+			}
+		}
+	}
+	if !sawRoot {
+		return fmt.Errorf("yarnrpc: %s is not a Hadoop configuration file: it has no <configuration> element", path)
 	}
 	return nil
+}
+
+// include reads the file an xi:include in path names, into c. It reports missing when the file does not
+// exist (the include's fallback applies then).
+func (c *Config) include(path, href string, chain []string, files *int) (missing bool, err error) {
+	if strings.TrimSpace(href) == "" {
+		return false, fmt.Errorf("yarnrpc: %s has an xi:include without href; give the file to include", path)
+	}
+	target := href
+	if u, err := url.Parse(href); err == nil && u.Scheme != "" {
+		if u.Scheme != "file" {
+			return false, fmt.Errorf("yarnrpc: %s includes %s (xi:include): yarn-am follows includes of files only, not of %s URLs; copy the file next to %s and include it by name",
+				path, text.Quote(href), text.Quote(u.Scheme), filepath.Base(path))
+		}
+		target = u.Path
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(filepath.Dir(path), target) // relative to the including file, as Hadoop
+	}
+	if len(chain) > maxIncludeDepth {
+		return false, fmt.Errorf("yarnrpc: %s: xi:include nested more than %d deep (%s); yarn-am follows at most %d levels",
+			path, maxIncludeDepth, strings.Join(chain, " → "), maxIncludeDepth)
+	}
+	for _, p := range chain {
+		if p == target {
+			return false, fmt.Errorf("yarnrpc: %s includes %s, which includes it again (%s); remove the loop",
+				path, target, strings.Join(append(chain, target), " → "))
+		}
+	}
+	if *files++; *files > maxIncludeFiles {
+		return false, fmt.Errorf("yarnrpc: %s: more than %d files pulled in by xi:include; yarn-am reads at most %d per site file", chain[0], maxIncludeFiles, maxIncludeFiles)
+	}
+	data, err := boundedread.ReadFile("Hadoop configuration file", target, "a Hadoop configuration file to include", MaxSiteFileBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("yarnrpc: %s includes %s: %w", path, target, err)
+	}
+	return false, c.parseXMLFile(target, data, append(chain[:len(chain):len(chain)], target), files)
+}
+
+// attr returns the value of the attribute named local (any namespace) of e.
+func attr(e xml.StartElement, local string) string {
+	for _, a := range e.Attr {
+		if a.Name.Local == local {
+			return a.Value
+		}
+	}
+	return ""
 }
 
 // Set sets key to value (like -D on Hadoop's command line).

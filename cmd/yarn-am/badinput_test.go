@@ -41,6 +41,24 @@ external-resource.gpu.yarn.config-key = "yarn.io/gpu"
 command = "./worker"
 `
 
+// flinkJob is a [flink] job whose Flink comes from HDFS, so check needs no Flink home.
+const flinkJob = `name = "f"
+[flink]
+provided = "hdfs:///flink/flink-1.20.5.tar"
+jar = "hdfs:///jobs/wordcount.jar"
+[taskexecutor]
+instances = 1
+`
+
+// manyUnknownKeys is n unknown top-level keys, for the start of a job file.
+func manyUnknownKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "k%d = 1\n", i)
+	}
+	return b.String()
+}
+
 // goInternals are fragments of Go's own error texts that mean nothing to a user.
 var goInternals = []string{"[]any", "[]interface", "destination has type", "map[string]", ": toml: ", "yaml: unmarshal", "strconv.", "time: invalid duration", "flag provided but not defined"}
 
@@ -426,6 +444,46 @@ func badInputs() []badInput {
 			code: 3, want: []string{"neither HADOOP_CONF_DIR nor YARN_CONF_DIR is set"}},
 		{name: "malformed yarn-site.xml", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/bad"},
 			files: map[string]string{"bad/yarn-site.xml": "<configuration><property>"}, code: 3, want: []string{"yarn-site.xml"}},
+
+		// --- issue 33 §2: values that changed without a word, and messages that said too little or too much ---
+		{name: "memory 512b", args: []string{"check", "$D/job.toml"}, job: job(`memory = "512b"` + "\n"),
+			code: 3, want: []string{"taskexecutor.memory", `"512b"`, "bytes", "k, m, g or t"}},
+		{name: "memory 2ib", args: []string{"check", "$D/job.toml"}, job: job(`memory = "2ib"` + "\n"),
+			code: 3, want: []string{"taskexecutor.memory", `"2ib"`, "no unit"}},
+		{name: "am memory 512b by -D", args: []string{"check", "$D/job.toml", "-D", "am.memory=512b"},
+			code: 3, want: []string{"am.memory", `"512b"`, "not a memory size"}},
+		{name: "-D value with a newline", args: []string{"check", "$D/job.toml", "-D", "taskexecutor.instances=3\n40"},
+			code: 2, want: []string{"-D", `"taskexecutor.instances"`, "line break", `"3\n40"`}},
+		{name: "-D value with a carriage return", args: []string{"submit", "$D/job.toml", "-Dqueue=a\rb"},
+			code: 2, want: []string{"-D", `"queue"`, "line break", `"a\rb"`}},
+		{name: "flink job: -D near miss of a job key", args: []string{"check", "$D/job.toml", "-D", "taskexecuter.instances=3"}, job: flinkJob,
+			code: 3, want: []string{"-D taskexecuter.instances", `did you mean "taskexecutor.instances"`, "-D flink.config.taskexecuter.instances"}},
+		{name: "flink job: -D queu", args: []string{"check", "$D/job.toml", "-D", "queu=etl"}, job: flinkJob,
+			code: 3, want: []string{"-D queu", `did you mean "queue"`, "flink.config.queu"}},
+		{name: "YARN_AM_TOKENS_REFRESH banana in taskexecutor.env", args: []string{"check", "$D/job.toml"}, job: job(`env = {YARN_AM_TOKENS_REFRESH = "banana"}` + "\n"),
+			code: 3, want: []string{"taskexecutor.env", "YARN_AM_TOKENS_REFRESH", `"banana"`, "30s"}},
+		{name: "YARN_AM_TOKENS_REFRESH 1ms in am.env", args: []string{"check", "$D/job.toml"}, job: okJob + "[am.env]\nYARN_AM_TOKENS_REFRESH = \"1ms\"\n",
+			code: 3, want: []string{"am.env", "YARN_AM_TOKENS_REFRESH", `"1ms"`, "at least 1s"}},
+		{name: "flink provided with a bad port", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "hdfs:///flink/flink-1.20.5.tar", "hdfs://nn:99999/flink/flink-1.20.5.tar", 1),
+			code: 3, want: []string{"flink.provided", "hdfs://nn:99999/flink/flink-1.20.5.tar", `"99999"`, "1-65535"}},
+		{name: "flink provided with no path", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "hdfs:///flink/flink-1.20.5.tar", "hdfs://flink.tar", 1),
+			code: 3, want: []string{"flink.provided", "hdfs://flink.tar", "no path"}},
+		{name: "yarn-site.xml includes a missing file", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/conf"},
+			files: map[string]string{"conf/yarn-site.xml": `<configuration xmlns:xi="http://www.w3.org/2001/XInclude"><xi:include href="rm.xml"/></configuration>`},
+			code: 3, want: []string{"$D/conf/yarn-site.xml", `"rm.xml"`, "does not exist", "xi:fallback"}},
+		{name: "yarn-site.xml includes a named pipe", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/conf"},
+			files: map[string]string{"conf/yarn-site.xml": `<configuration xmlns:xi="http://www.w3.org/2001/XInclude"><xi:include href="rm.xml"/></configuration>`, "conf/rm.xml|": ""},
+			code: 3, want: []string{"$D/conf/rm.xml", "named pipe", "not a regular file"}},
+		{name: "flag typo with a did-you-mean", args: []string{"check", "$D/job.toml", "--queu", "etl"},
+			code: 2, want: []string{"unknown flag --queu", `did you mean "--queue"`}},
+		{name: "flag with an escape sequence", args: []string{"check", "$D/job.toml", "--\x1b[2Jx"},
+			code: 2, want: []string{"unknown flag", `"\x1b[2Jx"`}, not: []string{"\x1b"}},
+		{name: "flag of 100 KB", args: []string{"check", "$D/job.toml", "--" + strings.Repeat("q", 100<<10)},
+			code: 2, want: []string{"unknown flag", "(102400 bytes)"}, not: []string{strings.Repeat("q", 200)}},
+		{name: "5,000 unknown keys", args: []string{"check", "$D/job.toml"}, job: manyUnknownKeys(5000) + okJob,
+			code: 3, want: []string{"5000 problems", "and 4980 more"}, not: []string{"k4999"}},
+		{name: "a 100 KB queue with a space", args: []string{"check", "$D/job.toml", "-D", "queue=a " + strings.Repeat("q", 100<<10)},
+			code: 3, want: []string{"queue", "(102402 bytes)"}, not: []string{strings.Repeat("q", 200)}},
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -54,8 +55,8 @@ func registerTimeout(fs *flag.FlagSet) *timeoutFlag {
 }
 
 var (
-	reUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
-	reInvalid   = regexp.MustCompile(`^invalid (boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
+	reUndefined = regexp.MustCompile(`(?s)^flag provided but not defined: -+(.*)$`)
+	reInvalid   = regexp.MustCompile(`(?s)^invalid (boolean )?value (".*") for (?:flag )?-+([^:]+): (.*)$`)
 	reNeedsArg  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 )
 
@@ -67,6 +68,15 @@ func flagName(n string) string {
 	return "--" + n
 }
 
+// shownFlag renders a flag name the user typed: as flagName, or quoted and cut (text.Quote) when it
+// is long or holds a control character, so that an escape sequence never reaches the terminal raw.
+func shownFlag(n string) string {
+	if len(n) > text.MaxQuotedValue || strconv.Quote(n) != `"`+n+`"` {
+		return text.Quote(n)
+	}
+	return flagName(n)
+}
+
 // flagError rewrites the flag package's errors in the words of the usage texts. A value of the wrong
 // form says what the flag takes, from the flag's type in fs: "not true or false" for a boolean flag
 // only, "not a whole number" for --tail abc, "needs a unit" for --heartbeat-fast 5
@@ -74,10 +84,18 @@ func flagName(n string) string {
 func flagError(fs *flag.FlagSet, err error) error {
 	s := err.Error()
 	if m := reUndefined.FindStringSubmatch(s); m != nil {
-		return fmt.Errorf("unknown flag %s", flagName(m[1]))
+		// The command's own flags, for a did-you-mean (--queu: did you mean "--queue"?).
+		var known []string
+		if fs != nil {
+			fs.VisitAll(func(f *flag.Flag) { known = append(known, flagName(f.Name)) })
+		}
+		return fmt.Errorf("unknown flag %s%s", shownFlag(m[1]), text.DidYouMean(flagName(m[1]), known))
 	}
 	if m := reInvalid.FindStringSubmatch(s); m != nil {
 		boolean, value, name, msg := m[1] != "", m[2], m[3], m[4]
+		if raw, err := strconv.Unquote(value); err == nil {
+			value = text.Quote(raw) // bounded: a 1 MiB value gives a one-line message
+		}
 		if msg == "parse error" || msg == "value out of range" {
 			msg = wantOf(fs, name, boolean, value, msg == "value out of range")
 		}

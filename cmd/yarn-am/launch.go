@@ -14,6 +14,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/launcher"
 	"github.com/yarn-am/yarn-am/contract"
 	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -105,8 +106,13 @@ type defineFlags []string
 func (d *defineFlags) String() string { return strings.Join(*d, " ") }
 
 func (d *defineFlags) Set(v string) error {
-	if k, _, ok := strings.Cut(v, "="); !ok || strings.TrimSpace(k) == "" {
-		return fmt.Errorf("%q is not key=value", v)
+	k, val, ok := strings.Cut(v, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("%s is not key=value", text.Quote(v))
+	}
+	if strings.ContainsAny(v, "\n\r") {
+		// Read as TOML, the value would keep its first line and drop the rest without a word.
+		return fmt.Errorf("the value of %s has a line break (a newline or carriage return): %s; a -D value is one line", text.Quote(strings.TrimSpace(k)), text.Quote(val))
 	}
 	*d = append(*d, v)
 	return nil

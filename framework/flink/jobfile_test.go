@@ -161,3 +161,33 @@ home = "flink"
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// TestApplyDefinesRefusesANearMissOfAJobKey: in a [flink] job a misspelt job key given with -D
+// (taskexecuter.instances, queu) is refused with a did-you-mean and the explicit form that gives it to
+// Flink anyway, instead of becoming a Flink key while the job's value stays as it was.
+func TestApplyDefinesRefusesANearMissOfAJobKey(t *testing.T) {
+	p := writeJob(t, "[flink]\nhome = \"flink\"\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	for define, want := range map[string]string{
+		"taskexecuter.instances=3": `did you mean "taskexecutor.instances"`,
+		"queu=etl":                 `did you mean "queue"`,
+		"prioriti=3":               `did you mean "priority"`,
+	} {
+		f, err := jobfile.Read(p)
+		require.NoError(t, err)
+		_, err = f.ApplyDefines([]string{define})
+		require.Error(t, err, define)
+		assert.Contains(t, err.Error(), want, define)
+		assert.Contains(t, err.Error(), "-D flink.config.", define)
+	}
+	// The explicit form is the way to force it; a real Flink key still goes to Flink.
+	for _, define := range []string{"flink.config.queu=etl", "taskmanager.numberOfTaskSlots=2"} {
+		f, err := jobfile.Read(p)
+		require.NoError(t, err)
+		_, err = f.ApplyDefines([]string{define})
+		require.NoError(t, err, define)
+		j, err := f.Job()
+		require.NoError(t, err, define)
+		assert.Len(t, specOf(j).Defines, 1, define)
+	}
+}

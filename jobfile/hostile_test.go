@@ -1,0 +1,73 @@
+package jobfile
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestParseMemoryMBRefusesABareByteUnit: "b" and "ib" are read only after a unit ("2gb", "2gib");
+// "512b" and "2ib" are refused, not read as MiB.
+func TestParseMemoryMBRefusesABareByteUnit(t *testing.T) {
+	for in, want := range map[string]int64{"2gb": 2048, "2gib": 2048, "512mb": 512, "512MiB": 512, "1tb": 1 << 20, "2048kib": 2} {
+		got, err := ParseMemoryMB(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"512b", "2ib", "512B", "1 b", "ib", "b", "2bib", "5xb"} {
+		_, err := ParseMemoryMB(in)
+		assert.Error(t, err, in)
+	}
+}
+
+// TestJobErrorListIsBounded: thousands of problems give a message of MaxProblemsListed lines and
+// "and K more", not megabytes.
+func TestJobErrorListIsBounded(t *testing.T) {
+	var b strings.Builder
+	for i := range 3000 {
+		fmt.Fprintf(&b, "unknown%d = 1\n", i)
+	}
+	_, err := LoadJob(writeJob(t, b.String()+"[taskexecutor]\ncommand = \"x\"\n"))
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Contains(t, msg, "3000 problems")
+	assert.Contains(t, msg, fmt.Sprintf("and %d more", 3000-MaxProblemsListed))
+	assert.Equal(t, MaxProblemsListed+2, strings.Count(msg, "\n")+1, "a head line, %d problems and the tail", MaxProblemsListed)
+	assert.Less(t, len(msg), 8<<10)
+}
+
+// TestJobEnvValidatesYarnAMVariables: the YARN_AM_* variables a job may set are checked at job-file
+// time: a YARN_AM_TOKENS_REFRESH the launcher cannot read would turn token refresh off in the container.
+func TestJobEnvValidatesYarnAMVariables(t *testing.T) {
+	for _, table := range []string{"taskexecutor", "am"} {
+		for v, ok := range map[string]bool{"30s": true, "5m": true, "1s": true, "banana": false, "": false, "0s": false, "-5s": false, "1ms": false, "30": false} {
+			body := "[taskexecutor]\ncommand = \"x\"\n"
+			body += fmt.Sprintf("[%s.env]\nYARN_AM_TOKENS_REFRESH = %q\n", table, v)
+			_, err := LoadJob(writeJob(t, body))
+			if ok {
+				assert.NoError(t, err, "%s %q", table, v)
+				continue
+			}
+			if assert.Error(t, err, "%s %q", table, v) {
+				assert.Contains(t, err.Error(), table+".env: YARN_AM_TOKENS_REFRESH")
+			}
+		}
+	}
+}
+
+// TestDefineWithALineBreakIsRefused: a -D value with a newline or carriage return is refused naming the
+// key; read as TOML it kept its first line and dropped the rest.
+func TestDefineWithALineBreakIsRefused(t *testing.T) {
+	for _, d := range []string{"taskexecutor.instances=3\n40", "queue=a\rb", "taskexecutor.env.A=x\ny"} {
+		f, err := Read(writeJob(t, "[taskexecutor]\ncommand = \"x\"\n"))
+		require.NoError(t, err)
+		_, err = f.ApplyDefines([]string{d})
+		require.Error(t, err, d)
+		k, _, _ := strings.Cut(d, "=")
+		assert.Contains(t, err.Error(), "-D "+k, d)
+		assert.Contains(t, err.Error(), "line break", d)
+	}
+}
