@@ -181,6 +181,8 @@ type Launcher struct {
 	// Preemption, when set, watches for the container's preemption notice while the worker runs
 	// (preemption.go); the worker's environment names the notice file.
 	Preemption *Preemption
+	// GPUSampling, when set, samples the container's GPUs while the worker runs (gpusample.go).
+	GPUSampling *GPUSampling
 }
 
 // Run discovers the devices, writes the info file, reports, runs argv as the worker and returns the
@@ -315,7 +317,9 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 		env = append(env, contract.EnvPreemptionFile+"="+preemptionFile(dir))
 		started = func(pid int) func() { return l.Preemption.start(ctx, containerID, dir, pid, log) }
 	}
+	stopSampling := l.startGPUSampling(ctx, infos, log)
 	code, tail := l.runWorker(argv, env, sigs, l.InContainer, started, stderr, log)
+	stopSampling()
 	reportWorkerExit(ctx, reporter, containerID, code, tail, log)
 	return code
 }

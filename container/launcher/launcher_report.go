@@ -38,6 +38,8 @@ type HTTPReporter struct {
 	Backoff  time.Duration
 	// Locator moves BaseURL's host:port to a restarted AM's (amlocate.go); nil keeps BaseURL.
 	Locator *AMLocator
+	// Samples are the GPU samples the liveness messages carry (gpusample.go); nil: empty messages.
+	Samples *SampleQueue
 }
 
 // ReporterFromEnv returns the HTTP reporter configured by the container's environment

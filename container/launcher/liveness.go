@@ -1,9 +1,12 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -46,8 +49,9 @@ func Heartbeat(ctx context.Context, h Heartbeater, containerID string, interval 
 	}
 }
 
-// Alive posts one liveness message (an empty body) to <BaseURL><container id>/alive, once: the next
-// one comes an interval later anyway.
+// Alive posts one liveness message to <BaseURL><container id>/alive, once: the next one comes an
+// interval later anyway. Its body is empty, or the GPU samples taken since the last message that
+// reached the AM (contract.AliveReport; gpusample.go), which a failed message keeps for the next.
 func (h *HTTPReporter) Alive(ctx context.Context, containerID string) error {
 	if containerID == "" {
 		return errors.New("alive: no container id (CONTAINER_ID is unset)")
@@ -59,9 +63,21 @@ func (h *HTTPReporter) Alive(ctx context.Context, containerID string) error {
 	if h.Client == nil {
 		return errors.New("alive: no HTTP client pinned to the AM's TLS authority; refusing to send the application secret")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, http.NoBody)
+	pending, mark := h.Samples.Pending(time.Now())
+	var body io.Reader = http.NoBody
+	if pending != nil {
+		b, err := json.Marshal(pending)
+		if err != nil {
+			return fmt.Errorf("alive: encoding the GPU samples: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, body)
 	if err != nil {
 		return fmt.Errorf("alive: %q is not a valid URL (%s): %w", url, contract.EnvReportURL, err)
+	}
+	if pending != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, msg, moved, err := h.Locator.Send(h.Client, req, h.Secret, 4096)
 	if moved {
@@ -73,5 +89,6 @@ func (h *HTTPReporter) Alive(ctx context.Context, containerID string) error {
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("the AM answered %s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	}
+	h.Samples.Sent(mark)
 	return nil
 }

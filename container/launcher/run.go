@@ -52,6 +52,7 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 			logrus.WithError(err).Warn("yarn-am launch: this launcher will not find the AM again if it restarts")
 		}
 		hr.Locator = loc
+		hr.Samples = &SampleQueue{}
 	}
 	if tr, err := TokenFileRefresherFromEnv(logrus.StandardLogger()); err != nil {
 		logrus.WithError(err).Warn("yarn-am launch: the token file will not be refreshed")
@@ -83,6 +84,9 @@ func RunInContainer(ctx context.Context, cfg *resources.Config, drivers map[stri
 			return contract.LauncherConfigError
 		}
 		l.Framework = fw
+	}
+	if hr, ok := reporter.(*HTTPReporter); ok && l.InContainer {
+		l.GPUSampling = &GPUSampling{Interval: GPUSampleIntervalFromEnv(logrus.StandardLogger()), Queue: hr.Samples}
 	}
 	if n, ok := reporter.(Noticer); ok && l.InContainer {
 		l.Preemption = PreemptionFromEnv(n, logrus.StandardLogger())
