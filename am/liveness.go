@@ -28,8 +28,17 @@ import (
 // keeps it too (a launcher of an older release, or one that cannot reach this attempt's API).
 
 // livenessProbeTimeout bounds one getContainerStatuses of a probe: a NodeManager that does not answer
-// within it is taken as down.
-const livenessProbeTimeout = 10 * time.Second
+// within it is taken as down. Short, since it adds to the time a lost worker waits for its
+// replacement when its node is gone without refusing connections (docs/running.md#liveness); a
+// NodeManager that runs answers in milliseconds.
+const livenessProbeTimeout = 5 * time.Second
+
+// keptLivenessGrace is how long after this attempt's start a TaskExecutor kept from an earlier
+// attempt may stay silent before it is probed, whatever the timeout: its launcher finds the new
+// attempt only at its next look-up of the AM's address, which backs off up to 15 s (with a quarter of
+// jitter) and takes up to 10 s (docs/running.md#kept-taskexecutors-find-the-new-attempt). Without it
+// a short timeout would probe every kept TaskExecutor after each AM restart.
+const keptLivenessGrace = 30 * time.Second
 
 // livenessState is the liveness check's memory: when it last scanned, when its clocks (re)started,
 // and the nodes excluded for a lost TaskExecutor with the probes of their NodeManagers. Its verbs are
@@ -72,11 +81,15 @@ func (l *livenessState) Due(now time.Time, timeout time.Duration) bool {
 
 // Silent lists the running TaskExecutors among seq that nothing vouched for in timeout — not their
 // launcher, not their NodeManager, not their launch, and neither since (the attempt's start) nor the
-// check's own clock started that long ago — and marks them probing (one probe at a time each).
+// check's own clock started that long ago — and marks them probing (one probe at a time each). One
+// kept from an earlier attempt and not heard yet waits keptLivenessGrace after since at least.
 func (l *livenessState) Silent(seq []*tracked, now, since time.Time, timeout time.Duration) []livenessProbe {
 	var probes []livenessProbe
 	for _, t := range seq {
 		if t.Phase != contract.Running || t.probing || t.cid == nil {
+			continue
+		}
+		if t.heardAt.IsZero() && t.launchedAt.Before(since) && now.Sub(since) < keptLivenessGrace {
 			continue
 		}
 		last := latest(t.heardAt, t.vouchedAt, t.launchedAt, since, l.resumed)

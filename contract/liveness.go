@@ -9,11 +9,17 @@ import "time"
 // not answer or no longer knows the container.
 const (
 	AlivePath = "/alive"
-	// LivenessInterval is how often a launcher says it is alive.
-	LivenessInterval = 5 * time.Second
-	// DefaultLivenessTimeout is taskexecutor.liveness-timeout's default: six missed messages.
-	DefaultLivenessTimeout = 30 * time.Second
-	// MinLivenessTimeout is the shortest taskexecutor.liveness-timeout: two intervals, so that one
-	// late message is never a loss.
-	MinLivenessTimeout = 2 * LivenessInterval
+	// LivenessInterval is how often a launcher says it is alive, on average: each wait is drawn within
+	// LivenessJitter of it. Short, so that a lost worker is replaced within 15 s (issue 34); 1,000
+	// launchers at this interval cost the AM little (docs/performance.md#liveness-messages).
+	LivenessInterval = 2 * time.Second
+	// LivenessJitter is the largest share of LivenessInterval by which one wait is drawn shorter or
+	// longer: launchers that start or find a new attempt together do not post in step.
+	LivenessJitter = 0.2
+	// DefaultLivenessTimeout is taskexecutor.liveness-timeout's default: four jittered intervals
+	// (about five messages) missed.
+	DefaultLivenessTimeout = 10 * time.Second
+	// MinLivenessTimeout is the shortest taskexecutor.liveness-timeout: three intervals, so that a
+	// failed message and a late one are never a loss.
+	MinLivenessTimeout = 3 * LivenessInterval
 )

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -22,15 +23,21 @@ type Heartbeater interface {
 	Alive(ctx context.Context, containerID string) error
 }
 
-// Heartbeat calls h.Alive every interval until ctx ends. A message that fails is logged (once per
-// run of failures) and otherwise ignored: the AM declares a TaskExecutor lost only when its
-// NodeManager does not answer for it either, so a launcher that cannot reach the AM loses nothing.
+// Heartbeat calls h.Alive every interval (each wait drawn within contract.LivenessJitter of it,
+// counted from the previous message's start) until ctx ends. A message that fails is logged (once per
+// run of failures) and retried at the next wait, which is all a retry needs: the AM waits
+// taskexecutor.liveness-timeout, at least three intervals, before it asks the NodeManager; and it
+// declares a TaskExecutor lost only when its NodeManager does not answer for it either, so a
+// launcher that cannot reach the AM loses nothing.
 func Heartbeat(ctx context.Context, h Heartbeater, containerID string, interval time.Duration, log logrus.FieldLogger) {
 	failing := false
-	t := time.NewTicker(interval)
+	t := time.NewTimer(interval) // reset after each message
 	defer t.Stop()
 	for {
-		c, cancel := context.WithTimeout(ctx, interval)
+		sent := time.Now()
+		// Two intervals: a slow answer is still a message the AM heard, and a look-up of a moved AM
+		// (amlocate.go) runs within it; the next message then goes at once.
+		c, cancel := context.WithTimeout(ctx, 2*interval)
 		err := h.Alive(c, containerID)
 		cancel()
 		switch {
@@ -41,12 +48,21 @@ func Heartbeat(ctx context.Context, h Heartbeater, containerID string, interval 
 			failing = false
 			log.Info("yarn-am launch: the liveness messages reach the AM again")
 		}
+		t.Reset(aliveWait(interval, time.Since(sent), rand.Float64()))
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// aliveWait is how long to wait before the next liveness message, elapsed after the last one
+// began: interval shifted by up to contract.LivenessJitter of it either way (r in [0, 1) picks
+// where), so launchers started together drift apart instead of posting in step.
+func aliveWait(interval, elapsed time.Duration, r float64) time.Duration {
+	jittered := time.Duration(float64(interval) * (1 + contract.LivenessJitter*(2*r-1)))
+	return max(jittered-elapsed, 0)
 }
 
 // Alive posts one liveness message to <BaseURL><container id>/alive, once: the next one comes an
