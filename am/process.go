@@ -206,6 +206,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		if p, err := conf.Protection(); err == nil {
 			env[contract.EnvRPCProtection] = p
 		}
+		if secure, err := conf.SecurityEnabled(); err == nil { // the launcher refuses SIMPLE fallbacks by it
+			env[contract.EnvHadoopAuthentication] = map[bool]string{true: "kerberos", false: "simple"}[secure]
+		}
 		publishAPIAddress(ctx, staging, secureBase, attempt, log)
 	}
 	if job.TaskExecutor.Gang {

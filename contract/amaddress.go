@@ -13,6 +13,11 @@ const (
 	// environment: the launcher has no Hadoop site files, and its NameNode connection (with the HDFS
 	// delegation token of its token file, or SIMPLE) must speak it.
 	EnvRPCProtection = "YARN_AM_RPC_PROTECTION"
+	// EnvHadoopAuthentication is the cluster's hadoop.security.authentication ("kerberos" or
+	// "simple"), set by the AM beside EnvRPCProtection: on a Kerberized cluster the launcher's
+	// NameNode connection refuses a server that asks it to fall back to SIMPLE, as every other
+	// client of yarn-am does (docs/security.md#no-fallback-to-simple).
+	EnvHadoopAuthentication = "YARN_AM_HADOOP_AUTHENTICATION"
 )
 
 // APIAddress is the JSON value of APIAddressXAttr.

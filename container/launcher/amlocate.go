@@ -227,8 +227,12 @@ func ParseAPIAddress(data []byte) (contract.APIAddress, error) {
 // StagingLookup reads the current attempt's address from the staging directory's extended attribute
 // through the NameNode: with the HDFS delegation token for that NameNode from the token file (read
 // again each time: the launcher keeps it fresh), or SIMPLE as the container's user on a cluster
-// without Kerberos.
-func StagingLookup(stagingURI, protection, tokenFile string) (AMLookup, error) {
+// without Kerberos. authentication is the cluster's hadoop.security.authentication
+// (contract.EnvHadoopAuthentication): on a Kerberized cluster a NameNode that asks the token
+// connection to fall back to SIMPLE is refused (TestStagingLookupRefusesASimpleFallback), and so is a
+// look-up without a token. "" (an AM of an older release) counts as Kerberized when the token file
+// holds an HDFS token: submit gets those only from a Kerberized cluster.
+func StagingLookup(stagingURI, protection, authentication, tokenFile string) (AMLookup, error) {
 	u, err := url.Parse(stagingURI)
 	if err != nil || u.Scheme != "hdfs" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%.200q: want the staging directory as hdfs://host:port/path", contract.EnvStagingDir, stagingURI)
@@ -237,12 +241,15 @@ func StagingLookup(stagingURI, protection, tokenFile string) (AMLookup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", contract.EnvStagingDir, err)
 	}
-	conf := yarnrpc.NewConfig(nil)
-	if protection != "" {
-		conf.Set("hadoop.rpc.protection", protection)
-		if _, err := conf.Protection(); err != nil {
-			return nil, fmt.Errorf("%s: %w", contract.EnvRPCProtection, err)
-		}
+	conf, err := lookupConf(protection, authentication)
+	if err != nil {
+		return nil, err
+	}
+	secure, _ := conf.SecurityEnabled()
+	// With the mode unknown, a token connection is held to Kerberos' rule (no fallback) all the same.
+	tokenConf := conf
+	if authentication == "" {
+		tokenConf, _ = lookupConf(protection, "kerberos")
 	}
 	dir := u.Path
 	return func(ctx context.Context) (contract.APIAddress, error) {
@@ -256,7 +263,14 @@ func StagingLookup(stagingURI, protection, tokenFile string) (AMLookup, error) {
 				auth = yarnrpc.TokenAuth(t, containerUser())
 			}
 		}
-		nn, err := yarnrpc.NewNameNodeClient(conf, addr, auth, yarnrpc.FailFast(func(string) {}))
+		c := conf
+		switch {
+		case auth.Method == yarnrpc.AuthToken:
+			c = tokenConf
+		case secure:
+			return contract.APIAddress{}, fmt.Errorf("the token file %s holds no HDFS delegation token for %s, and the cluster uses Kerberos (%s=kerberos): the staging directory cannot be read", tokenFile, addr, contract.EnvHadoopAuthentication)
+		}
+		nn, err := yarnrpc.NewNameNodeClient(c, addr, auth, yarnrpc.FailFast(func(string) {}))
 		if err != nil {
 			return contract.APIAddress{}, err
 		}
@@ -267,6 +281,29 @@ func StagingLookup(stagingURI, protection, tokenFile string) (AMLookup, error) {
 		}
 		return ParseAPIAddress(data)
 	}, nil
+}
+
+// keyAuthentication is Hadoop's key for the cluster's authentication mode.
+const keyAuthentication = "hadoop.security.authentication"
+
+// lookupConf is the NameNode client's configuration: the launcher has no Hadoop site files, so the
+// AM passes on what the connection must follow (contract.EnvRPCProtection,
+// contract.EnvHadoopAuthentication); a bad value is an error naming the variable.
+func lookupConf(protection, authentication string) (*yarnrpc.Config, error) {
+	conf := yarnrpc.NewConfig(nil)
+	if protection != "" {
+		conf.Set("hadoop.rpc.protection", protection)
+		if _, err := conf.Protection(); err != nil {
+			return nil, fmt.Errorf("%s: %w", contract.EnvRPCProtection, err)
+		}
+	}
+	if authentication != "" {
+		conf.Set(keyAuthentication, authentication)
+		if _, err := conf.SecurityEnabled(); err != nil {
+			return nil, fmt.Errorf("%s: %w", contract.EnvHadoopAuthentication, err)
+		}
+	}
+	return conf, nil
 }
 
 // containerUser is the user HDFS knows the container's application by: HADOOP_USER_NAME if the job
@@ -305,7 +342,7 @@ func LocatorFromEnv(firstURL string, log logrus.FieldLogger) (*AMLocator, error)
 	if err != nil {
 		return nil, err
 	}
-	lookup, err := StagingLookup(staging, os.Getenv(contract.EnvRPCProtection), tokenFile)
+	lookup, err := StagingLookup(staging, os.Getenv(contract.EnvRPCProtection), os.Getenv(contract.EnvHadoopAuthentication), tokenFile)
 	if err != nil {
 		return nil, err
 	}

@@ -196,9 +196,9 @@ func TestParseAPIAddress(t *testing.T) {
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "user."+contract.APIAddressXAttr, bad)
 	}
-	_, err = StagingLookup("/tmp/x", "", "")
+	_, err = StagingLookup("/tmp/x", "", "", "")
 	require.ErrorContains(t, err, contract.EnvStagingDir)
-	_, err = StagingLookup("hdfs://nn:8020/user/a/.yarn-am/application_1_0001", "secret-sauce", "")
+	_, err = StagingLookup("hdfs://nn:8020/user/a/.yarn-am/application_1_0001", "secret-sauce", "", "")
 	require.ErrorContains(t, err, contract.EnvRPCProtection)
 }
 
