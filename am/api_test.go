@@ -134,7 +134,8 @@ func TestLaunchContext(t *testing.T) {
 	for _, e := range clc.GetEnvironment() {
 		env[e.GetKey()] = e.GetValue()
 	}
-	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", contract.EnvReportURL: "http://h:1/api/v1/containers/"}, env)
+	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", contract.EnvReportURL: "http://h:1/api/v1/containers/",
+		contract.EnvDefines: contract.EncodeDefines(l.Defines)}, env, "the -D values travel in the environment")
 	require.Len(t, clc.GetCommand(), 1)
 	assert.Equal(t, `./yarn-am launch -f job.toml -D 'external-resource.gpu.param.discovery-script.path=my script.sh' -- /bin/bash -c 'echo \"\$CUDA_VISIBLE_DEVICES\" it'\\''s' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`, clc.GetCommand()[0])
 	assert.NotContains(t, string(clc.GetTokens()), "amrm-id", "TaskExecutors never get the AM-RM token")
@@ -144,7 +145,7 @@ func TestLaunchContext(t *testing.T) {
 func TestLauncherCommandThroughBash(t *testing.T) {
 	// What YARN's launch script does with the command: exec /bin/bash -c "<command>". Check that the
 	// user's command arrives at the inner bash unchanged.
-	cmd := contract.LauncherCommand("job.toml", "", nil, `printf '%s|' "$HOME" a\ b "it's" $((1+1))`)
+	cmd := contract.LauncherCommand("job.toml", "", `printf '%s|' "$HOME" a\ b "it's" $((1+1))`)
 	inner := strings.TrimPrefix(cmd, "./yarn-am launch -f job.toml -- /bin/bash -c ")
 	inner = strings.TrimSuffix(inner, " 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr")
 	var out bytes.Buffer

@@ -20,7 +20,7 @@ type taskExecutorLaunch struct {
 	Staged       stagedFiles              // yarn-am, job.toml and flink-conf.yaml are looked up here
 	JobFile      string                   // alias of the job file, "job.toml"
 	ResourceConf string                   // alias of the flink-conf.yaml, "" if none
-	Defines      []string                 // -D key=value passed on to the launcher
+	Defines      []string                 // -D key=value passed on to the launcher, in contract.EnvDefines
 	Command      string                   // taskexecutor.command
 	Env          map[string]string
 	ReportURL    string               // https://NM_HOST:PORT/api/v1/containers/ (the HTTPS listener)
@@ -63,9 +63,13 @@ func (l taskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 		env[k] = v
 	}
 	env[contract.EnvReportURL] = l.ReportURL
+	// Not on the command line, which every user of the node can read (contract.EnvDefines).
+	if d := contract.EncodeDefines(l.Defines); d != "" {
+		env[contract.EnvDefines] = d
+	}
 	clc.Environment = launchctx.Environment(env)
 
-	clc.Command = []string{contract.LauncherCommand(l.JobFile, l.ResourceConf, l.Defines, l.Command)}
+	clc.Command = []string{contract.LauncherCommand(l.JobFile, l.ResourceConf, l.Command)}
 
 	if l.Creds != nil {
 		clc.Tokens = taskExecutorCredentials(l.Creds).Marshal()

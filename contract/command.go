@@ -46,14 +46,12 @@ func EscapeForLaunchScript(cmd string) string {
 
 // LauncherCommand is the TaskExecutor's command line: the user's command run by bash inside
 // `yarn-am launch`, with its output in the container's log directory, escaped for YARN's launch
-// script, so the user's $VARS are expanded by the worker's bash after the launcher has set them.
-func LauncherCommand(jobFile, flinkConf string, defines []string, command string) string {
+// script, so the user's $VARS are expanded by the worker's bash after the launcher has set them. The
+// -D overrides travel in EnvDefines, not here: a command line is readable by every user of the node.
+func LauncherCommand(jobFile, flinkConf, command string) string {
 	parts := []string{"./" + StagedBinary, "launch", "-f", QuoteForLaunch(jobFile)}
 	if flinkConf != "" {
 		parts = append(parts, "--flink-conf", QuoteForLaunch(flinkConf))
-	}
-	for _, d := range defines {
-		parts = append(parts, "-D", QuoteForLaunch(d))
 	}
 	parts = append(parts, "--", "/bin/bash", "-c", QuoteForLaunch(command), "1>"+LogDirVar+"/stdout", "2>"+LogDirVar+"/stderr")
 	return EscapeForLaunchScript(strings.Join(parts, " "))

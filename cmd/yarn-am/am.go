@@ -61,7 +61,9 @@ win):
 
 Environment (set by YARN and 'yarn-am submit'): CONTAINER_ID, NM_HOST, HADOOP_TOKEN_FILE_LOCATION
 (AM-RM token and the application secret 'yarn-am.secret'), HADOOP_CONF_DIR, HADOOP_USER_NAME,
-YARN_AM_STAGING_DIR (hdfs:// URI of the staging directory), YARN_AM_LOG_LEVEL.
+YARN_AM_STAGING_DIR (hdfs:// URI of the staging directory), YARN_AM_LOG_LEVEL, YARN_AM_DEFINES (submit's
+-D overrides, base64 of a JSON list, applied before this command line's -D: never on a command line,
+which every user of the node can read; passed on to the launchers the same way).
 
 HTTP API, on NM_HOST, two free ports: the tracking URL (plain HTTP, also through the RM's proxy) serves
 the reads and answers 403 to everything that takes the secret; the HTTPS port (its address is
@@ -145,6 +147,13 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return 2
 	}
+	// submit passes the -D overrides in the environment, not on this command line (contract.EnvDefines).
+	envDefines, err := definesFromEnv(defines)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
+		return contract.ExitInvalidInput
+	}
+	defines = envDefines
 	// The job file is read once, here: its [policy] table gives the policy (flags on the command
 	// line win), and RunProcess reads the rest of it.
 	job, err := jobfile.Read(jobFile)

@@ -171,6 +171,13 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 		return contract.LauncherConfigError
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
+	// The AM passes the -D overrides in the environment, not on this command line (contract.EnvDefines).
+	defines, err := definesFromEnv(f.defines)
+	if err != nil {
+		fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
+		return contract.LauncherConfigError
+	}
+	f.defines = defines
 	cfg, drivers, ok := launcher.LoadResources(f.sources(), "yarn-am launch", stderr)
 	if !ok {
 		return contract.LauncherConfigError

@@ -38,7 +38,9 @@ type AMOptions struct {
 	// issues its HTTPS certificate; empty: the AM makes its own, and only its TaskExecutors and
 	// driver can reach its HTTPS API.
 	TLSCACert, TLSCAKey []byte
-	// Defines are the user's -D flags; Staged.Defines are added after them.
+	// Defines are the user's -D flags; Staged.Defines are added after them. They reach the AM in its
+	// environment (contract.EnvDefines), never on its command line, which every user of the node can
+	// read.
 	Defines  []string
 	Service  bool
 	Driver   string // shell command run by the AM (driver mode); "" = none
@@ -69,9 +71,6 @@ func AMCommand(o AMOptions) string {
 	args := []string{"./" + contract.StagedBinary, "am", "--job", contract.StagedJob}
 	if o.hasResourceConf() {
 		args = append(args, "--flink-conf", contract.StagedFlinkConf)
-	}
-	for _, d := range append(append([]string{}, o.Defines...), o.Staged.Defines...) {
-		args = append(args, "-D", contract.QuoteForLaunch(d))
 	}
 	if o.Service {
 		args = append(args, "--service")
@@ -105,6 +104,9 @@ func AMEnvironment(o AMOptions) map[string]string {
 	env[contract.EnvLogLevel] = lvl
 	if o.Principal != "" {
 		env[contract.EnvPrincipal] = o.Principal
+	}
+	if d := contract.EncodeDefines(append(append([]string{}, o.Defines...), o.Staged.Defines...)); d != "" {
+		env[contract.EnvDefines] = d
 	}
 	return env
 }

@@ -72,6 +72,7 @@ func TestSubmissionContextFollowsTheContract(t *testing.T) {
 		"YARN_AM_STAGING_DIR": "hdfs://nn:8020/user/alice/.yarn-am/application_1700000000000_0003",
 		"HADOOP_USER_NAME":    "alice",
 		"YARN_AM_LOG_LEVEL":   "info",
+		contract.EnvDefines:   contract.EncodeDefines([]string{"external-resource.gpu.param.discovery-script.path=./d.sh"}),
 	}, env)
 
 	require.Len(t, clc.GetLocalResources(), 2)
@@ -84,8 +85,8 @@ func TestSubmissionContextFollowsTheContract(t *testing.T) {
 	assert.Empty(t, creds.Tokens)
 
 	require.Len(t, clc.GetCommand(), 1)
-	assert.Equal(t, "./yarn-am am --job job.toml -D external-resource.gpu.param.discovery-script.path=./d.sh "+
-		"1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr", clc.GetCommand()[0])
+	assert.Equal(t, "./yarn-am am --job job.toml 1><LOG_DIR>/am.stdout 2><LOG_DIR>/am.stderr", clc.GetCommand()[0],
+		"no -D value on the command line (contract.EnvDefines)")
 
 	assert.NotContains(t, creds.Secrets, contract.TLSCACertAlias, "no authority given: none in the credentials (the AM makes one)")
 
@@ -115,7 +116,28 @@ func TestAMCommandFlags(t *testing.T) {
 	o.Service = true
 	o.Driver = `python3 drive.py --name "it's" $HOME`
 	cmd := AMCommand(o)
-	assert.True(t, strings.HasPrefix(cmd, "./yarn-am am --job job.toml --flink-conf flink-conf.yaml -D external-resource.gpu.amount=2 -D external-resource.gpu.param.discovery-script.path=./d.sh --service --driver "), cmd)
+	assert.True(t, strings.HasPrefix(cmd, "./yarn-am am --job job.toml --flink-conf flink-conf.yaml --service --driver "), cmd)
+}
+
+// The -D values (am.env, taskexecutor.env, Flink keys such as s3.secret-key) are not on the AM's
+// command line, which every user of its node can read (ps); they travel in its environment, in
+// order, the user's before staging's, unchanged by the launch script's double quotes.
+func TestDefinesTravelInTheEnvironment(t *testing.T) {
+	o := testAMOptions(t)
+	o.Defines = []string{"s3.secret-key=hunter2-$HOME-`id`-\"q\"", "am.env.TOKEN=abc\ndef"}
+	cmd := AMCommand(o)
+	for _, d := range append(append([]string{}, o.Defines...), o.Staged.Defines...) {
+		_, v, _ := strings.Cut(d, "=")
+		assert.NotContains(t, cmd, v)
+	}
+	assert.NotContains(t, cmd, "-D")
+	env := AMEnvironment(o)
+	got, err := contract.DecodeDefines(env[contract.EnvDefines])
+	require.NoError(t, err)
+	assert.Equal(t, append(append([]string{}, o.Defines...), o.Staged.Defines...), got)
+	assert.Regexp(t, `^[A-Za-z0-9+/=]+$`, env[contract.EnvDefines], "nothing the launch script's double quotes would expand")
+	o.Defines, o.Staged.Defines = nil, nil
+	assert.NotContains(t, AMEnvironment(o), contract.EnvDefines)
 }
 
 // TestAMCommandSurvivesTheLaunchScript runs the command through the same two shell layers as YARN's
@@ -142,7 +164,7 @@ func TestAMCommandSurvivesTheLaunchScript(t *testing.T) {
 	require.NoError(t, err, string(out))
 	got, err := os.ReadFile(filepath.Join(dir, "am.stdout"))
 	require.NoError(t, err)
-	assert.Equal(t, []string{"am", "--job", "job.toml", "-D", o.Defines[0], "--driver", driver},
+	assert.Equal(t, []string{"am", "--job", "job.toml", "--driver", driver},
 		strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"))
 }
 
@@ -154,7 +176,7 @@ func nmExpand(cmd, logDir string) string {
 }
 
 // TestLaunchCommandsSurviveTheNodeManagersExpansion: the AM's and a TaskExecutor's command lines,
-// after the NodeManager's expansion and its launch script, hand the driver, the -D values and the
+// after the NodeManager's expansion and its launch script, hand the driver and the
 // worker's command to the program unchanged, and nothing in them runs in the launch script.
 func TestLaunchCommandsSurviveTheNodeManagersExpansion(t *testing.T) {
 	dir := t.TempDir()
@@ -182,13 +204,13 @@ func TestLaunchCommandsSurviveTheNodeManagersExpansion(t *testing.T) {
 		run(AMCommand(o))
 		got, err := os.ReadFile(filepath.Join(dir, "am.stdout"))
 		require.NoError(t, err)
-		assert.Equal(t, []string{"am", "--job", "job.toml", "-D", "k=" + h, "--driver", h},
+		assert.Equal(t, []string{"am", "--job", "job.toml", "--driver", h},
 			strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"), "the AM's command for %q", h)
 
-		run(contract.LauncherCommand("job.toml", "flink-conf.yaml", []string{"k=" + h}, h))
+		run(contract.LauncherCommand("job.toml", "flink-conf.yaml", h))
 		got, err = os.ReadFile(filepath.Join(dir, "stdout"))
 		require.NoError(t, err)
-		assert.Equal(t, []string{"launch", "-f", "job.toml", "--flink-conf", "flink-conf.yaml", "-D", "k=" + h, "--", "/bin/bash", "-c", h},
+		assert.Equal(t, []string{"launch", "-f", "job.toml", "--flink-conf", "flink-conf.yaml", "--", "/bin/bash", "-c", h},
 			strings.Split(strings.TrimSuffix(string(got), "\n"), "\n"), "a TaskExecutor's command for %q", h)
 	}
 	_, err := os.Stat(marker)
