@@ -20,6 +20,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/internal/stderrtail"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -224,9 +225,10 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 // runFlinkSession runs a session JobManager until it ends or the driver is stopped (the application
 // is killed), then stops it as RunApplication does.
 func runFlinkSession(ctx context.Context, p *dist.Process, out, errOut io.Writer, stderr io.Writer) int {
+	errTail := &stderrtail.Tail{}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Env = append(os.Environ(), p.Env...)
-	cmd.Stdout, cmd.Stderr = out, errOut
+	cmd.Stdout, cmd.Stderr = out, io.MultiWriter(errOut, errTail)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: starting the JobManager: %v\n", err)
 		return 1
@@ -235,7 +237,8 @@ func runFlinkSession(ctx context.Context, p *dist.Process, out, errOut io.Writer
 	go func() { exited <- cmd.Wait() }()
 	select {
 	case err := <-exited:
-		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: the session JobManager ended: %v\n", err)
+		// Why it ended is in its own output (docs/flink.md#when-the-jobmanager-fails-to-start).
+		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: the session JobManager ended: %v%s\n", err, p.Failure(dist.StderrLines(errTail)))
 		return 1
 	case <-ctx.Done():
 	}

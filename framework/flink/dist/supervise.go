@@ -7,8 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/yarn-am/yarn-am/internal/stderrtail"
 )
 
 // RunApplication runs an application cluster's JobManager to its job's end, as the driver in the
@@ -18,6 +21,11 @@ import (
 // Flink's root cause. p's configuration must have execution.shutdown-on-application-finish false,
 // else the JobManager exits before its answer can be read; RunApplication refuses it otherwise.
 // When ctx ends first (the AM is stopped), the JobManager is stopped the same way.
+//
+// A JobManager that ends before its job does, or a job that FAILED with no root cause the REST API
+// can give (one that failed while its JobMaster started), is explained by the JobManager's own
+// output: the last exception of its log and its JVM's stderr (Process.Failure,
+// docs/flink.md#when-the-jobmanager-fails-to-start).
 func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace time.Duration, stdout, stderr io.Writer) (*Outcome, error) {
 	if p.Role != RoleApplication {
 		return nil, fmt.Errorf("flink: RunApplication needs a %s process, not %s", RoleApplication, p.Role)
@@ -25,9 +33,10 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 	if v, _ := p.Conf.Get(KeyShutdownOnFinish); v != "false" {
 		return nil, fmt.Errorf("flink: %s must be false for the job's outcome to be read from the JobManager (it is %s)", KeyShutdownOnFinish, shown(v))
 	}
+	errTail := &stderrtail.Tail{}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Env = append(os.Environ(), p.Env...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdout, cmd.Stderr = stdout, io.MultiWriter(stderr, errTail)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("flink: starting the JobManager: %w", err)
 	}
@@ -38,9 +47,9 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 	select {
 	case <-exited:
 		if err != nil {
-			return nil, fmt.Errorf("%w; the JobManager ended: %v", err, waitErr)
+			return nil, fmt.Errorf("flink: the JobManager ended (%v) before its job did%s; %w", waitErr, p.Failure(StderrLines(errTail)), err)
 		}
-		return outcome, nil
+		return explainFailed(outcome, nil, p, errTail), nil
 	default:
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -53,5 +62,25 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 	if err != nil && errors.Is(err, context.Canceled) {
 		return nil, fmt.Errorf("flink: stopped before the job ended: %w", err)
 	}
-	return outcome, err
+	if outcome != nil {
+		return explainFailed(outcome, err, p, errTail), nil
+	}
+	return nil, err
+}
+
+// explainFailed gives a FAILED job whose root cause the REST API did not give (restErr, or none
+// recorded: a job that failed while its JobMaster started has no exception history) the last
+// exception of the JobManager's log instead. Without one either, the REST API's error is the cause.
+func explainFailed(o *Outcome, restErr error, p *Process, errTail *stderrtail.Tail) *Outcome {
+	if o == nil || o.Job.State != "FAILED" || o.RootCause != nil {
+		return o
+	}
+	if e := LastException(p.LogFile); e != nil {
+		o.RootCause = &RootCause{Exception: e.Head, Cause: e.String() + " (from " + filepath.Base(p.LogFile) + ")"}
+		return o
+	}
+	if restErr != nil {
+		o.RootCause = &RootCause{Cause: "no root cause from the REST API (" + clean(restErr.Error(), maxExceptionShown) + ")" + p.Failure(StderrLines(errTail))}
+	}
+	return o
 }
