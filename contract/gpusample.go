@@ -41,6 +41,15 @@ const (
 	MaxGPUPowerW    = 100000
 )
 
+// Events of GPU sampling (docs/running.md#events).
+const (
+	// EventIdleGPU: a running container's GPU stayed under IdleGPUPercent for
+	// taskexecutor.idle-gpu-warning (once per idle spell; Reason holds the GPU's UUID).
+	EventIdleGPU EventType = "idle-gpu"
+	// EventGPUSamplingFailed: a launcher cannot sample its GPUs (once per container).
+	EventGPUSamplingFailed EventType = "gpu-sampling-failed"
+)
+
 // AliveReport is the body of POST <EnvReportURL><CONTAINER_ID>/alive: empty (a launcher that does not
 // sample) or this document.
 type AliveReport struct {

@@ -69,7 +69,7 @@ var sameFloor = map[string][]string{
 	"framework/builtin":        {"framework/flink", "framework/gang"},
 	"framework/flink":          {"framework/flink/dist"},
 	"container/logs":           {"container/client"},
-	"am":                       {"am/decision", "am/events", "am/web"},
+	"am":                       {"am/decision", "am/events", "am/gpuuse", "am/web"},
 	"am/events":                {"am/decision"},
 	"testkit/fakecluster":      {"testkit/itest"},
 }

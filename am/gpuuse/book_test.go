@@ -1,0 +1,177 @@
+package gpuuse
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+)
+
+func util(v float64) *float64 { return &v }
+
+func one(uuid string, u float64) contract.AliveReport {
+	return contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: uuid, Util: util(u), MemUsedMiB: 10, MemTotalMiB: 143771, PowerW: util(111.43)}}}}}
+}
+
+// The idle detector with a fake clock: one event per idle spell, after the warning time, re-armed
+// when the GPU is busy again; a busy GPU never warns.
+func TestIdleGPUWarnsOncePerSpell(t *testing.T) {
+	b := &Book{IdleWarning: 3 * time.Second}
+	now := time.Unix(1000, 0)
+	var got []string
+	step := func(uuid string, u float64) {
+		evs, err := b.Add("c1", "n1", []string{"GPU-a", "GPU-b"}, one(uuid, u), now)
+		require.NoError(t, err)
+		for _, e := range evs {
+			got = append(got, fmt.Sprintf("%s %s at %ds", e.Type, e.Reason, now.Unix()-1000))
+		}
+	}
+	for range 6 { // idle 0..5 s: warned at 3 s only
+		step("GPU-a", 1)
+		step("GPU-b", 90)
+		now = now.Add(time.Second)
+	}
+	step("GPU-a", 50) // busy: re-armed
+	now = now.Add(time.Second)
+	for range 4 {
+		step("GPU-a", 0)
+		now = now.Add(time.Second)
+	}
+	assert.Equal(t, []string{"idle-gpu GPU-a at 3s", "idle-gpu GPU-a at 10s"}, got)
+	st := b.Status("c1")
+	require.Len(t, st, 2)
+	assert.Equal(t, "GPU-a", st[0].UUID)
+	assert.InDelta(t, (6*1+50)/11.0, st[0].MeanUtil, 1e-9)
+	assert.InDelta(t, 10/11.0, st[0].IdleShare, 1e-9)
+	assert.Equal(t, 90.0, st[1].MeanUtil)
+	u := b.Usage(2)
+	assert.Equal(t, 17, u.Samples)
+	assert.InDelta(t, (6*1+50+6*90)/17.0/100, u.UsedShare, 1e-9)
+	assert.Contains(t, u.String(), "GPU time: 2.000 GPU-hours reserved, 35% used (mean utilisation of 17 samples), 59% idle")
+}
+
+func TestIdleWarningOff(t *testing.T) {
+	b := &Book{}
+	now := time.Unix(1000, 0)
+	for range 100 {
+		evs, err := b.Add("c1", "n1", []string{"GPU-a"}, one("GPU-a", 0), now)
+		require.NoError(t, err)
+		require.Empty(t, evs)
+		now = now.Add(time.Minute)
+	}
+}
+
+// The ring keeps the last SeriesLen samples, oldest first, with the AM's times.
+func TestSeriesIsABoundedRing(t *testing.T) {
+	b := &Book{}
+	now := time.Unix(1000, 0)
+	for i := range SeriesLen + 5 {
+		r := one("GPU-a", float64(i%101))
+		r.GPUSamples[0].GPUs[0].PowerW = nil
+		_, err := b.Add("c1", "n1", []string{"GPU-a"}, r, now.Add(time.Duration(i)*time.Second))
+		require.NoError(t, err)
+	}
+	s, ok := b.Series("c1")
+	require.True(t, ok)
+	require.Len(t, s.GPUs, 1)
+	p := s.GPUs[0]
+	require.Len(t, p.Times, SeriesLen)
+	assert.Equal(t, now.Add(5*time.Second).UnixMilli(), p.Times[0])
+	assert.Equal(t, now.Add(time.Duration(SeriesLen+4)*time.Second).UnixMilli(), p.Times[SeriesLen-1])
+	assert.Equal(t, 5.0, p.Util[0])
+	assert.Equal(t, -1.0, p.PowerW[0], "power [N/A]")
+	assert.Equal(t, int64(143771), p.MemTotalMiB)
+	b.Forget("c1")
+	_, ok = b.Series("c1")
+	assert.False(t, ok)
+	assert.Equal(t, SeriesLen+5, b.Usage(0).Samples, "the job keeps a forgotten container's samples")
+}
+
+// A message's samples are dated by the AM's clock (now - agoMs), oldest first whatever their order.
+func TestSamplesAreDatedByTheAMsClock(t *testing.T) {
+	b := &Book{}
+	now := time.Unix(1000, 0)
+	r := contract.AliveReport{GPUSamples: []contract.GPUSample{
+		{AgoMs: 0, GPUs: []contract.GPUReading{{UUID: "GPU-a", Util: util(2)}}},
+		{AgoMs: 2000, GPUs: []contract.GPUReading{{UUID: "GPU-a", Util: util(1)}}},
+	}}
+	_, err := b.Add("c1", "n1", []string{"GPU-a"}, r, now)
+	require.NoError(t, err)
+	s, _ := b.Series("c1")
+	assert.Equal(t, []int64{now.Add(-2 * time.Second).UnixMilli(), now.UnixMilli()}, s.GPUs[0].Times)
+	assert.Equal(t, []float64{1, 2}, s.GPUs[0].Util)
+}
+
+func TestAddRefusesWhatTheContainerDoesNotHold(t *testing.T) {
+	b := &Book{}
+	now := time.Unix(1000, 0)
+	for name, c := range map[string]struct {
+		r    contract.AliveReport
+		want string
+	}{
+		"another GPU":   {one("GPU-z", 1), `GPU "GPU-z" is not one the container's launcher reported`},
+		"util over 100": {one("GPU-a", 250), "util 250: want 0..100"},
+		"too many":      {contract.AliveReport{GPUSamples: make([]contract.GPUSample, contract.MaxAliveSamples+1)}, "at most 32 per message"},
+		"old":           {contract.AliveReport{GPUSamples: []contract.GPUSample{{AgoMs: 2 * time.Hour.Milliseconds()}}}, "agoMs 7200000"},
+		"twice": {contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-a"}, {UUID: "GPU-a"}}}}},
+			"has 2 GPUs; the container's launcher reported 1"},
+	} {
+		_, err := b.Add("c1", "n1", []string{"GPU-a"}, c.r, now)
+		assert.ErrorContains(t, err, c.want, name)
+	}
+	_, ok := b.Series("c1")
+	assert.False(t, ok, "nothing of a refused message is kept")
+	evs, err := b.Add("c1", "n1", []string{"GPU-a"}, contract.AliveReport{GPUSampleError: "nvidia-smi: gone"}, now)
+	require.NoError(t, err)
+	require.Len(t, evs, 1)
+	assert.Equal(t, contract.EventGPUSamplingFailed, evs[0].Type)
+	evs, _ = b.Add("c1", "n1", []string{"GPU-a"}, contract.AliveReport{GPUSampleError: "nvidia-smi: gone"}, now)
+	assert.Empty(t, evs, "once per container")
+}
+
+// TestGPUBookMemoryAt10000Containers measures the book of 10,000 containers with full series (one GPU
+// each, and eight each): what SeriesLen's comment says.
+func TestGPUBookMemoryAt10000Containers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates a few hundred MB")
+	}
+	for _, gpus := range []int{1, 8} {
+		uuids := make([]string, gpus)
+		for i := range uuids {
+			uuids[i] = fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", i)
+		}
+		r := contract.AliveReport{GPUSamples: make([]contract.GPUSample, contract.MaxAliveSamples)}
+		for i := range r.GPUSamples {
+			for _, u := range uuids {
+				r.GPUSamples[i].GPUs = append(r.GPUSamples[i].GPUs, contract.GPUReading{UUID: u, Util: util(50), MemUsedMiB: 1011, MemTotalMiB: 143771, PowerW: util(690.74)})
+			}
+		}
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b := &Book{}
+		const containers = 1000 // times ten below: 10,000 take 20 s
+		now := time.Unix(1000, 0)
+		for c := range containers {
+			id := fmt.Sprintf("container_1_0001_01_%06d", c)
+			for k := 0; k < SeriesLen; k += contract.MaxAliveSamples {
+				if _, err := b.Add(id, "n1", uuids, r, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		per := float64(after.HeapAlloc-before.HeapAlloc) / containers
+		t.Logf("GPU book, %d GPU(s) per container: %.0f bytes per container, %.0f MB at 10,000 containers", gpus, per, per*10000/1e6)
+		runtime.KeepAlive(b)
+		if limit := float64(8+9*gpus)*SeriesLen*1.1 + 1500; per > limit {
+			t.Errorf("%.0f bytes per container of %d GPUs; want at most %.0f", per, gpus, limit)
+		}
+	}
+}
