@@ -6,8 +6,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yarn-am/yarn-am/internal/classfile"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
+)
+
+// Constant-pool tags (JVMS §4.4) and opcodes (JVMS §6.5) the tests write; internal/classfile reads
+// them.
+const (
+	tagUtf8   = 1
+	tagLong   = 5
+	tagString = 8
+
+	opLdc          = 0x12
+	opLdcW         = 0x13
+	opIinc         = 0x84
+	opTableswitch  = 0xaa
+	opInvokestatic = 0xb8
+	opWide         = 0xc4
 )
 
 // classBuilder writes just enough of a JVM class file for the parser: a constant pool, no fields, and
@@ -153,7 +169,7 @@ func TestClassRejectsGarbage(t *testing.T) {
 	cb := newClassBuilder()
 	full := cb.build([]byte{0xb1})
 	_, err = Class(full[:len(full)-9])
-	require.ErrorIs(t, err, errTruncated)
+	require.ErrorIs(t, err, classfile.ErrTruncated)
 }
 
 func TestClassReportsUnknownOpcode(t *testing.T) {

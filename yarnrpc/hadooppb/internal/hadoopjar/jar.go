@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/yarn-am/yarn-am/internal/classfile"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
@@ -14,14 +15,14 @@ import (
 // Class returns the file descriptor that a protoc-generated outer class carries, or nil (and no
 // error) when the class carries none.
 func Class(b []byte) (*descriptorpb.FileDescriptorProto, error) {
-	cf, err := parseClass(b)
+	cf, err := classfile.Parse(b)
 	if err != nil {
 		return nil, err
 	}
-	if cf.clinit == nil {
+	if cf.Clinit == nil {
 		return nil, nil
 	}
-	runs, err := cf.ldcRuns()
+	runs, err := cf.LdcRuns()
 	if err != nil {
 		return nil, err
 	}

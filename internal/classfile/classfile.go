@@ -1,10 +1,17 @@
-package hadoopjar
+// Package classfile reads the parts of a Java class file (JVMS §4) that yarn-am looks into without a
+// JVM: the constant pool's strings and the bytecode of the static initializer. Hadoop's protobuf
+// descriptors (yarnrpc/hadooppb/internal/hadoopjar: string literals of a static initializer) and Flink's
+// configuration keys (framework/flink/dist: string constants of its *Options classes) are read with it.
+//
+// The caller bounds the bytes it hands in; a class file's own counts are 16-bit, so nothing here
+// grows past a small multiple of its input.
+package classfile
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
+	"sort"
 )
 
 // Constant-pool tags of the JVM class file format (JVMS §4.4).
@@ -28,8 +35,8 @@ const (
 	tagPackage            = 20
 )
 
-// errTruncated reports a class file that ends before its structure does.
-var errTruncated = errors.New("class file truncated")
+// ErrTruncated reports a class file that ends before its structure does.
+var ErrTruncated = errors.New("class file truncated")
 
 type reader struct {
 	b   []byte
@@ -38,7 +45,7 @@ type reader struct {
 
 func (r *reader) u1() (uint8, error) {
 	if r.off+1 > len(r.b) {
-		return 0, errTruncated
+		return 0, ErrTruncated
 	}
 	v := r.b[r.off]
 	r.off++
@@ -47,7 +54,7 @@ func (r *reader) u1() (uint8, error) {
 
 func (r *reader) u2() (uint16, error) {
 	if r.off+2 > len(r.b) {
-		return 0, errTruncated
+		return 0, ErrTruncated
 	}
 	v := binary.BigEndian.Uint16(r.b[r.off:])
 	r.off += 2
@@ -56,7 +63,7 @@ func (r *reader) u2() (uint16, error) {
 
 func (r *reader) u4() (uint32, error) {
 	if r.off+4 > len(r.b) {
-		return 0, errTruncated
+		return 0, ErrTruncated
 	}
 	v := binary.BigEndian.Uint32(r.b[r.off:])
 	r.off += 4
@@ -65,25 +72,26 @@ func (r *reader) u4() (uint32, error) {
 
 func (r *reader) bytes(n int) ([]byte, error) {
 	if n < 0 || r.off+n > len(r.b) {
-		return nil, errTruncated
+		return nil, ErrTruncated
 	}
 	v := r.b[r.off : r.off+n]
 	r.off += n
 	return v, nil
 }
 
-// classFile is the part of a class file this package needs: the constant pool and the bytecode of the
-// static initializer.
-type classFile struct {
+// File is the part of a class file yarn-am needs: the constant pool's strings and the bytecode of
+// the static initializer.
+type File struct {
 	// utf8 holds the raw (modified UTF-8) bytes of each CONSTANT_Utf8 entry by pool index.
 	utf8 map[uint16][]byte
 	// strings maps the pool index of each CONSTANT_String to the index of its Utf8 entry.
 	strings map[uint16]uint16
-	// clinit is the Code of <clinit>, nil when the class has no static initializer.
-	clinit []byte
+	// Clinit is the Code of <clinit>, nil when the class has no static initializer.
+	Clinit []byte
 }
 
-func parseClass(b []byte) (*classFile, error) {
+// Parse reads a class file's constant pool and static initializer.
+func Parse(b []byte) (*File, error) {
 	r := &reader{b: b}
 	magic, err := r.u4()
 	if err != nil {
@@ -99,7 +107,7 @@ func parseClass(b []byte) (*classFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	cf := &classFile{utf8: map[uint16][]byte{}, strings: map[uint16]uint16{}}
+	cf := &File{utf8: map[uint16][]byte{}, strings: map[uint16]uint16{}}
 	for i := uint16(1); i < count; i++ {
 		tag, err := r.u1()
 		if err != nil {
@@ -183,13 +191,13 @@ func parseClass(b []byte) (*classFile, error) {
 				if pass == 1 && string(cf.utf8[nameIdx]) == "<clinit>" && string(cf.utf8[attrName]) == "Code" {
 					// max_stack u2, max_locals u2, code_length u4, code.
 					if len(body) < 8 {
-						return nil, errTruncated
+						return nil, ErrTruncated
 					}
 					codeLen := int(binary.BigEndian.Uint32(body[4:8]))
 					if 8+codeLen > len(body) {
-						return nil, errTruncated
+						return nil, ErrTruncated
 					}
-					cf.clinit = body[8 : 8+codeLen]
+					cf.Clinit = body[8 : 8+codeLen]
 				}
 			}
 		}
@@ -249,11 +257,29 @@ var opLen = func() [256]int {
 	return t
 }()
 
-// ldcRuns returns the string constants that code loads with ldc/ldc_w, grouped into runs: a run ends
+// StringConstants returns the raw (modified UTF-8) bytes of every CONSTANT_String of the pool, in
+// pool order: the string literals the class's code loads (a Java constant expression, such as a
+// ConfigOption's key, is one of them).
+func (cf *File) StringConstants() [][]byte {
+	idx := make([]int, 0, len(cf.strings))
+	for i := range cf.strings {
+		idx = append(idx, int(i))
+	}
+	sort.Ints(idx)
+	out := make([][]byte, 0, len(idx))
+	for _, i := range idx {
+		if u, ok := cf.utf8[cf.strings[uint16(i)]]; ok {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// LdcRuns returns the string constants that code loads with ldc/ldc_w, grouped into runs: a run ends
 // at the next method invocation. protoc's Java output builds the descriptor as a String[] of literals
 // and passes it straight to a call, so the descriptor is exactly one run.
-func (cf *classFile) ldcRuns() ([][][]byte, error) {
-	code := cf.clinit
+func (cf *File) LdcRuns() ([][][]byte, error) {
+	code := cf.Clinit
 	var runs [][][]byte
 	var cur [][]byte
 	for pc := 0; pc < len(code); {
@@ -262,7 +288,7 @@ func (cf *classFile) ldcRuns() ([][][]byte, error) {
 		switch op {
 		case opLdc, opLdcW:
 			if pc+n > len(code) {
-				return nil, errTruncated
+				return nil, ErrTruncated
 			}
 			idx := uint16(code[pc+1])
 			if op == opLdcW {
@@ -280,7 +306,7 @@ func (cf *classFile) ldcRuns() ([][][]byte, error) {
 			p := pc + 1 + (3-pc%4+4)%4 // operands are 4-byte aligned from the method start
 			if op == opTableswitch {
 				if p+12 > len(code) {
-					return nil, errTruncated
+					return nil, ErrTruncated
 				}
 				lo := int32(binary.BigEndian.Uint32(code[p+4:]))
 				hi := int32(binary.BigEndian.Uint32(code[p+8:]))
@@ -290,14 +316,14 @@ func (cf *classFile) ldcRuns() ([][][]byte, error) {
 				n = p + 12 + 4*int(hi-lo+1) - pc
 			} else {
 				if p+8 > len(code) {
-					return nil, errTruncated
+					return nil, ErrTruncated
 				}
 				pairs := int(binary.BigEndian.Uint32(code[p+4:]))
 				n = p + 8 + 8*pairs - pc
 			}
 		case opWide:
 			if pc+1 >= len(code) {
-				return nil, errTruncated
+				return nil, ErrTruncated
 			}
 			n = 4
 			if code[pc+1] == opIinc {
@@ -313,42 +339,4 @@ func (cf *classFile) ldcRuns() ([][][]byte, error) {
 		runs = append(runs, cur)
 	}
 	return runs, nil
-}
-
-// decodeModifiedUTF8 turns a constant-pool string back into the bytes it was written from. protoc
-// emits the descriptor as a Java string whose chars are the bytes (ISO-8859-1), so every char must be
-// below 256; the class file stores them in the JVM's modified UTF-8 (NUL as 0xC0 0x80).
-func decodeModifiedUTF8(b []byte) ([]byte, error) {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c < 0x80:
-			out = append(out, c)
-			i++
-		case c&0xE0 == 0xC0 && i+1 < len(b) && b[i+1]&0xC0 == 0x80:
-			r := rune(c&0x1F)<<6 | rune(b[i+1]&0x3F)
-			if r > 0xFF {
-				return nil, fmt.Errorf("char U+%04X at byte %d is not a descriptor byte (want < U+0100)", r, i)
-			}
-			out = append(out, byte(r))
-			i += 2
-		default:
-			return nil, fmt.Errorf("byte %#x at %d is not a descriptor byte in modified UTF-8", c, i)
-		}
-	}
-	return out, nil
-}
-
-// looksLikeDescriptorStart reports whether s can begin a serialized FileDescriptorProto: field 1
-// (name, length-delimited) holding a name that ends in ".proto".
-func looksLikeDescriptorStart(s []byte) bool {
-	if len(s) < 2 || s[0] != 0x0A {
-		return false
-	}
-	n, w := binary.Uvarint(s[1:])
-	if w <= 0 || n == 0 || n > 1024 || 1+w+int(n) > len(s) {
-		return false
-	}
-	return strings.HasSuffix(string(s[1+w:1+w+int(n)]), ".proto")
 }
