@@ -208,6 +208,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		if err != nil {
 			return contract.LocalResource{}, fmt.Errorf("staging %s to the cache %s: %w", local, CacheDir(req.User), err)
 		}
+		markCacheEntryUsed(fsys, path.Dir(u.Remote), req.AppID)
 		remote := u.Remote
 		st.Uploaded = append(st.Uploaded, u)
 		if req.Progress != nil {

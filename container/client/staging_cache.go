@@ -27,7 +27,8 @@ import (
 // the size and modification time.
 
 // CacheMaxAge is how long an entry of the cache is kept after the last submit that used it; older
-// entries are removed by the next submit (SweepCache).
+// entries are removed by the next submit (SweepCache), unless an application that used them still
+// has its staging directory.
 const CacheMaxAge = 30 * 24 * time.Hour
 
 // cacheSweepMax bounds the entries one sweep looks at.
@@ -80,7 +81,6 @@ func stageCached(fsys FileSystem, user, local string) (Upload, error) {
 	u := Upload{Local: local, Remote: remote, Size: size}
 	if fi, err := fsys.Stat(remote); err == nil && fi.Mode().IsRegular() && fi.Size() == size {
 		if entryHolds(fsys, remote, sum, size) {
-			touchCacheEntry(fsys, dir)
 			u.Reused = true
 			return u, nil
 		}
@@ -191,19 +191,57 @@ func placeCacheEntry(fsys FileSystem, tmp, remote, sum string, size int64, now f
 	return tmp, false, nil
 }
 
-// touchCacheEntry records a use of an entry as its directory's modification time (creating and
-// removing a file in it sets that), which SweepCache reads; the file's own time stays as it is. A
-// failure only makes the entry look older.
-func touchCacheEntry(fsys FileSystem, dir string) {
-	p := path.Join(dir, ".used")
+// appMarkerPrefix starts the name of the file, in an entry's directory, that records an application
+// using the entry (markCacheEntryUsed).
+const appMarkerPrefix = ".app."
+
+// cacheMarkersMax bounds the markers SweepCache looks at in one entry.
+const cacheMarkersMax = 1024
+
+// markCacheEntryUsed records a use of the entry in dir by app: a file .app.<app id> in it, which also
+// sets the directory's modification time, SweepCache's measure of the last use; the entry's file
+// keeps its own time. An application can run, and localise the entry again for a new container or
+// AM attempt, long after its submit: SweepCache keeps an entry while an application that marked it
+// still has its staging directory (it is removed when the application ends). A failure only makes
+// the entry look older.
+func markCacheEntryUsed(fsys FileSystem, dir, app string) {
+	p := path.Join(dir, appMarkerPrefix+app)
 	if w, err := fsys.Create(p, 0o600); err == nil {
 		_ = w.Close()
+		return
 	}
-	_ = fsys.RemoveAll(p)
+	// Marked already (the same file in two tables): touch the directory still.
+	t := path.Join(dir, ".used")
+	if w, err := fsys.Create(t, 0o600); err == nil {
+		_ = w.Close()
+	}
+	_ = fsys.RemoveAll(t)
 }
 
-// SweepCache removes the entries of a user's cache that no submit has used for CacheMaxAge, and says
-// so on out. It looks at most at cacheSweepMax entries and leaves anything whose name is not an
+// entryInUse returns an application that marked the entry in dir and whose staging directory is still
+// there (it has not ended, or its leftovers were not removed yet), or "".
+func entryInUse(fsys FileSystem, user, dir string) string {
+	files, err := fsys.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for i, f := range files {
+		if i >= cacheMarkersMax {
+			break
+		}
+		app, ok := strings.CutPrefix(f.Name(), appMarkerPrefix)
+		if !ok || !strings.HasPrefix(app, "application_") || strings.Contains(app, "/") {
+			continue
+		}
+		if _, err := fsys.Stat(StagingDir(user, app)); err == nil {
+			return app
+		}
+	}
+	return ""
+}
+
+// SweepCache removes the entries of a user's cache that no submit has used for CacheMaxAge and no
+// application that is still there uses (entryInUse), and says so on out. It looks at most at cacheSweepMax entries and leaves anything whose name is not an
 // entry's alone.
 func SweepCache(ctx context.Context, fsys FileSystem, user string, now time.Time, out io.Writer) (removed []string, err error) {
 	dir := CacheDir(user)
@@ -222,6 +260,11 @@ func SweepCache(ctx context.Context, fsys FileSystem, user string, now time.Time
 			continue
 		}
 		p := path.Join(dir, e.Name())
+		// A long-running application still names it; removing it would fail its next localisation
+		// (TestSweepCacheKeepsEntriesOfRunningApplications).
+		if app := entryInUse(fsys, user, p); app != "" {
+			continue
+		}
 		if err := fsys.RemoveAll(p); err != nil {
 			return removed, fmt.Errorf("removing the cache entry %s: %w", p, err)
 		}

@@ -148,6 +148,7 @@ func TestSweepCacheRemovesOnlyLongUnusedEntries(t *testing.T) {
 	f := newCacheFixture(t, cacheJob)
 	_, err := Stage(context.Background(), f.fs, f.request(nil))
 	require.NoError(t, err)
+	require.NoError(t, RemoveStaging(f.fs, "alice", f.request(nil).AppID), "the application ended")
 	cache := CacheDir("alice")
 	entries, err := f.fs.ReadDir(cache)
 	require.NoError(t, err)
@@ -174,6 +175,7 @@ func TestSweepCacheRemovesOnlyLongUnusedEntries(t *testing.T) {
 	req.AppID = "application_1700000000000_0010"
 	_, err = Stage(context.Background(), f.fs, req)
 	require.NoError(t, err)
+	require.NoError(t, RemoveStaging(f.fs, "alice", req.AppID))
 	removed, err = SweepCache(context.Background(), f.fs, "alice", time.Now(), &out)
 	require.NoError(t, err)
 	assert.Empty(t, removed, "every entry was used by the last staging")
@@ -314,4 +316,32 @@ func TestTamperedCacheEntryIsReplaced(t *testing.T) {
 	got, err = os.ReadFile(f.fs.p(entry))
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
+}
+
+// An entry no submit has used for 30 days is kept while an application that used it still has its
+// staging directory: a long-running application localises it again for every new container and AM
+// attempt. Once that application's directory is gone, the entry goes.
+func TestSweepCacheKeepsEntriesOfRunningApplications(t *testing.T) {
+	f := newCacheFixture(t, cacheJob)
+	app := f.request(nil).AppID
+	_, err := Stage(context.Background(), f.fs, f.request(nil))
+	require.NoError(t, err)
+	cache := CacheDir("alice")
+	entries, err := f.fs.ReadDir(cache)
+	require.NoError(t, err)
+	require.Len(t, entries, 3)
+	past := time.Now().Add(-40 * 24 * time.Hour)
+	for _, e := range entries {
+		require.NoError(t, os.Chtimes(f.fs.p(path.Join(cache, e.Name())), past, past))
+	}
+	var out bytes.Buffer
+	removed, err := SweepCache(context.Background(), f.fs, "alice", time.Now(), &out)
+	require.NoError(t, err)
+	assert.Empty(t, removed, "%s still runs and names every entry", app)
+	assert.Empty(t, out.String())
+
+	require.NoError(t, RemoveStaging(f.fs, "alice", app))
+	removed, err = SweepCache(context.Background(), f.fs, "alice", time.Now(), &out)
+	require.NoError(t, err)
+	assert.Len(t, removed, 3, "its staging directory is gone: it ended")
 }
