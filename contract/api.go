@@ -43,6 +43,9 @@ type Status struct {
 	// latest --finished-history).
 	FinishedNotListed int    `json:"finishedNotListed,omitempty"`
 	Diagnostics       string `json:"diagnostics"`
+	// DriverStderrTail is the last lines of the driver's stderr when it exited non-zero, secrets
+	// redacted; served only to readers with the secret over HTTPS (docs/running.md#the-workers-own-error).
+	DriverStderrTail string `json:"driverStderrTail,omitempty"`
 	// ExcludedNodes are the nodes excluded for this application, sorted: after repeated failures,
 	// and those that lost a TaskExecutor (docs/running.md#liveness) until they are healthy again.
 	ExcludedNodes []string `json:"excludedNodes,omitempty"`
@@ -70,6 +73,8 @@ type Status struct {
 	// every 10 s; absent when the AM cannot list the nodes or the job asks for no device).
 	Nodes   []NodeStatus `json:"nodes,omitempty"`
 	NodesAt time.Time    `json:"nodesAt,omitzero"`
+	// GPUUsage is the job's GPU time so far (absent for a job that holds no GPU).
+	GPUUsage *GPUUsage `json:"gpuUsage,omitempty"`
 }
 
 // AskStatus is one pending container request (an allocationRequestId).
@@ -155,7 +160,8 @@ type ContainerStatus struct {
 	ExitClass   ExitClass         `json:"exitClass,omitempty"`
 	Diagnostics string            `json:"diagnostics,omitempty"`
 	// StderrTail is the last lines of the worker's own stderr when it exited non-zero (its launcher
-	// reported them; docs/running.md#the-workers-own-error).
+	// reported them, secrets redacted; docs/running.md#the-workers-own-error). Served only to
+	// readers with the secret over HTTPS; Diagnostics points to it without quoting it.
 	StderrTail string `json:"stderrTail,omitempty"`
 	// Rank is the container's place in its gang round (gang mode, once the round formed).
 	Rank *Rendezvous `json:"rank,omitempty"`
@@ -169,6 +175,9 @@ type ContainerStatus struct {
 	AllocatedAt time.Time `json:"allocatedAt,omitzero"`
 	LaunchedAt  time.Time `json:"launchedAt,omitzero"`
 	FinishedAt  time.Time `json:"finishedAt,omitzero"`
+	// GPUs are its GPUs' latest samples and means (docs/running.md#gpu-utilisation; absent when none
+	// was sampled); GET /api/v1/containers/<id>/gpus serves the kept series.
+	GPUs []GPUStatus `json:"gpus,omitempty"`
 }
 
 // Bounds of the AM's HTTP API (docs/design.md#faults).

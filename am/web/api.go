@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/stderrtail"
 )
 
 // This file is the AM's HTTP API (docs/running.md#http-api). The AM has two listeners: the plain
@@ -39,6 +40,9 @@ type Options struct {
 	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
 	// default bounds, for this handler alone.
 	Streams *streamLimiter
+	// Redact replaces, besides the secret, what else a report must not carry (delegation token
+	// passwords); nil: the secret only.
+	Redact *stderrtail.Redactor
 	// Links are the job's framework's pages (a Flink job's web UI), shown in the status
 	// (contract.Status.Links; framework.AM.Links).
 	Links []contract.Link
@@ -65,7 +69,7 @@ func Handler(b Backend, o Options) http.Handler {
 	})
 	mux.HandleFunc("PUT /api/v1/requirements", h.setRequirements)
 	h.launcherRoutes(mux) // launcher.go
-	mux.Handle("GET /api/v1/events", limitedEventsHandler(b.Events, 0, o.Streams))
+	mux.Handle("GET /api/v1/events", limitedEventsHandler(b.Events, 0, o.Streams, h.full))
 	mux.Handle("GET /metrics", b.Metrics)
 	ui := UIHandler()
 	mux.Handle("GET /{$}", ui)
@@ -171,14 +175,17 @@ func bodyErrorCode(err error) int {
 	return http.StatusBadRequest
 }
 
-// redactReport replaces the application secret wherever a report carries it (a failure message
-// quoting a worker's environment, say): reports become events and log lines, which are public
-// (TestReportCarryingTheSecretIsRedacted).
-func redactReport(r contract.ContainerReport, secret string) contract.ContainerReport {
-	if secret == "" {
-		return r
+// redactReport replaces the application secret, and what more, wherever a report carries it (a
+// failure message or the worker's stderr tail quoting its environment, say) before the AM stores it:
+// reports become events, the status and log lines (TestReportCarryingTheSecretIsRedacted,
+// TestWorkerStderrIsRedactedBeforeItIsStored).
+func redactReport(r contract.ContainerReport, secret string, more *stderrtail.Redactor) contract.ContainerReport {
+	red := func(s string) string {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "[application secret]")
+		}
+		return more.Redact(s)
 	}
-	red := func(s string) string { return strings.ReplaceAll(s, secret, "[application secret]") }
 	r.Failure, r.FailedResource, r.WorkerStderr = red(r.Failure), red(r.FailedResource), red(r.WorkerStderr)
 	if r.Infos != nil {
 		infos := make(map[string][]contract.Info, len(r.Infos))

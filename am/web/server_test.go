@@ -298,7 +298,7 @@ func TestSSEStreamEndsAtItsLifetimeAndResumes(t *testing.T) {
 	lim := newStreamLimiter(10, 10)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	srv := &http.Server{Handler: limitedEventsHandler(l, 50*time.Millisecond, lim)}
+	srv := &http.Server{Handler: limitedEventsHandler(l, 50*time.Millisecond, lim, nil)}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 

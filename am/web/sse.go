@@ -106,16 +106,21 @@ func clientAddr(r *http.Request) string {
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);
 // heartbeat <= 0 uses defaultSSEHeartbeat.
 func EventsHandler(l EventLog, heartbeat time.Duration) http.HandlerFunc {
-	return limitedEventsHandler(l, heartbeat, nil)
+	return limitedEventsHandler(l, heartbeat, nil, nil)
 }
 
 // limitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
-// (nil: no bound); JSON answers are not streams and are not counted.
-func limitedEventsHandler(l EventLog, heartbeat time.Duration, lim *streamLimiter) http.HandlerFunc {
+// (nil: no bound); JSON answers are not streams and are not counted. A reader for whom full says
+// false gets the events as anonymous readers see them (visibility.go); full nil: everything.
+func limitedEventsHandler(l EventLog, heartbeat time.Duration, lim *streamLimiter, full func(*http.Request) bool) http.HandlerFunc {
 	if heartbeat <= 0 {
 		heartbeat = defaultSSEHeartbeat
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
+		view := func(e contract.Event) contract.Event { return e }
+		if full != nil && !full(r) {
+			view = anonymousEvent
+		}
 		after, err := resumeFrom(r)
 		if err != nil {
 			writeError(w, http.StatusBadRequest, err.Error())
@@ -135,10 +140,11 @@ func limitedEventsHandler(l EventLog, heartbeat time.Duration, lim *streamLimite
 			} else {
 				evs = l.Since(after, limit)
 			}
-			if evs == nil {
-				evs = []contract.Event{}
+			out := make([]contract.Event, len(evs))
+			for i, e := range evs {
+				out[i] = view(e)
 			}
-			writeJSON(w, http.StatusOK, evs)
+			writeJSON(w, http.StatusOK, out)
 			return
 		}
 		release, err := lim.acquire(clientAddr(r))
@@ -198,7 +204,7 @@ func limitedEventsHandler(l EventLog, heartbeat time.Duration, lim *streamLimite
 				}
 			} else {
 				for _, e := range evs {
-					if err := WriteSSE(w, e); err != nil {
+					if err := WriteSSE(w, view(e)); err != nil {
 						return
 					}
 				}

@@ -126,7 +126,7 @@ func TestSSEStreamsAreBounded(t *testing.T) {
 	l := newFakeEvents()
 	l.Add(requested(1))
 	lim := newStreamLimiter(3, 2)
-	srv := httptest.NewServer(limitedEventsHandler(l, time.Second, lim))
+	srv := httptest.NewServer(limitedEventsHandler(l, time.Second, lim, nil))
 	defer srv.Close()
 	open := func() (*http.Response, context.CancelFunc) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -192,7 +192,7 @@ func TestSSEUnreadStreamIsClosedByTheWriteDeadline(t *testing.T) {
 		l.Add(requested(i))
 	}
 	lim := newStreamLimiter(10, 10)
-	srv := httptest.NewServer(limitedEventsHandler(l, time.Hour, lim))
+	srv := httptest.NewServer(limitedEventsHandler(l, time.Hour, lim, nil))
 	defer srv.Close()
 	cn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	require.NoError(t, err)

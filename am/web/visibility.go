@@ -13,14 +13,22 @@ import "github.com/yarn-am/yarn-am/contract"
 //   - the node inventory (every node's capacity and use) is the whole cluster's, not the
 //     application's: anonymous readers get only the nodes this application's containers run on,
 //     enough for the web UI's device map of its own containers.
+//   - the stderr tails of failed workers and of the driver: a program's last lines can quote its
+//     environment, its input or a password it was given; they are redacted of the secrets the AM
+//     knows (the application secret, delegation token passwords), but not of the program's own.
+//     Anonymous readers get the exit (status, class, and a diagnostics line that points to
+//     `yarn-am status` with the secret and to `yarn-am logs`), not the text
+//     (TestAnonymousReadersGetNoStderrTail).
 
 // anonymousStatus is s as an anonymous reader sees it: ranks without rank 0's address, nodes only
-// where this application's live containers run.
+// where this application's live containers run, no stderr tail.
 func anonymousStatus(s contract.Status) contract.Status {
 	ours := map[string]bool{}
 	cs := make([]contract.ContainerStatus, len(s.Containers))
+	s.DriverStderrTail = ""
 	for i, c := range s.Containers {
 		c.Rank = anonymousRank(c.Rank)
+		c.StderrTail = ""
 		cs[i] = c
 		if c.State != contract.Completed {
 			ours[c.Node] = true
@@ -45,4 +53,10 @@ func anonymousRank(r *contract.Rendezvous) *contract.Rendezvous {
 	c := *r
 	c.MasterAddr, c.MasterPort = "", 0
 	return &c
+}
+
+// anonymousEvent is e as an anonymous reader sees it: without a worker's stderr tail.
+func anonymousEvent(e contract.Event) contract.Event {
+	e.StderrTail = ""
+	return e
 }

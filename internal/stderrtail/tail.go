@@ -1,7 +1,8 @@
 // Package stderrtail keeps the last lines of a process's stderr for diagnostics: the AM keeps its
 // driver's (am/driver.go), the launcher its worker's (container/launcher/stderrtail.go). Both end up in
 // text that terminals print (YARN's diagnostics, the AM's events), so the kept text is bounded and
-// stripped of control characters (docs/running.md#the-workers-own-error).
+// stripped of control characters (docs/running.md#the-workers-own-error), and the secrets the process
+// could quote are redacted (Redactor).
 package stderrtail
 
 import (
@@ -20,6 +21,8 @@ const (
 type Tail struct {
 	// MaxLines and MaxBytes bound what is kept; 0 = DefaultLines, DefaultBytes.
 	MaxLines, MaxBytes int
+	// Redact, when set, replaces the secrets the process could quote before Lines returns them.
+	Redact *Redactor
 
 	mu  sync.Mutex
 	buf []byte
@@ -71,6 +74,7 @@ func (t *Tail) Lines() string {
 		}
 	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = t.Redact.Redact(s)
 	s = strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' || (r >= 0x20 && r != 0x7f && (r < 0x80 || r > 0x9f)) {
 			return r
