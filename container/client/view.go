@@ -182,20 +182,32 @@ func PrintAMStatus(w io.Writer, st *contract.Status) {
 	if st.Gang != nil {
 		fmt.Fprintf(w, "Gang:         %s\n", gangLine(*st.Gang))
 	}
+	if st.GPUUsage != nil {
+		fmt.Fprintf(w, "GPU time:     %s\n", GPUUsageLine(*st.GPUUsage))
+	}
 	defer printEvents(w, st.Events)
 	if len(st.Containers) == 0 {
 		return
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CONTAINER\tNODE\tSTATE\tRESOURCES\tINFOS\tEXIT\tDIAGNOSTICS")
+	gpus := anyGPUs(st) // the GPU UTIL column (gpuview.go), only where something was sampled
+	if gpus {
+		fmt.Fprintln(tw, "CONTAINER\tNODE\tSTATE\tRESOURCES\tINFOS\tGPU UTIL\tEXIT\tDIAGNOSTICS")
+	} else {
+		fmt.Fprintln(tw, "CONTAINER\tNODE\tSTATE\tRESOURCES\tINFOS\tEXIT\tDIAGNOSTICS")
+	}
 	for _, ct := range st.Containers {
 		exit := ""
 		if ct.ExitStatus != nil {
 			exit = fmt.Sprint(*ct.ExitStatus)
 		}
+		infos := Cell(InfosText(ct.Infos))
+		if gpus {
+			infos += "\t" + Cell(GPUText(ct.GPUs))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", Cell(ct.ID), Cell(ct.Node), Cell(string(ct.State)), Cell(resourcesText(ct.Resources)),
-			Cell(InfosText(ct.Infos)), exit, Cell(firstLineOf(ct.Diagnostics)))
+			infos, exit, Cell(firstLineOf(ct.Diagnostics)))
 	}
 	_ = tw.Flush()
 }
