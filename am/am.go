@@ -11,6 +11,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
+	"github.com/yarn-am/yarn-am/am/gpuuse"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -134,6 +135,9 @@ type Config struct {
 	// the AM expects the kill: the RM's contract.PreemptionWaitKey as far as the AM can know it
 	// (process.go reads its site files). 0: contract.DefaultPreemptionWait (preemption.go).
 	PreemptionWait time.Duration
+	// GPUSampleInterval is taskexecutor.gpu-sample-interval (0: off; the launchers sample, the AM
+	// names it in the series); IdleGPUWarning is taskexecutor.idle-gpu-warning (0: off; gpuusage.go).
+	GPUSampleInterval, IdleGPUWarning time.Duration
 }
 
 // AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
@@ -202,6 +206,8 @@ type AM struct {
 	// noticed is closed, and replaced, when containers are warned of their preemption: the
 	// launchers' long polls wait on it (preemption.go).
 	noticed chan struct{}
+	// gpus: the TaskExecutors' GPU samples (gpuusage.go).
+	gpus gpuuse.Book
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;

@@ -58,8 +58,10 @@ func (a *AM) Status() contract.Status {
 		if t.notice != nil {
 			cs.PreemptionDeadline = t.notice.Deadline
 		}
+		cs.GPUs = a.gpus.Status(t.ID) // gpuusage.go
 		s.Containers = append(s.Containers, cs)
 	}
+	s.GPUUsage = a.gpuUsageLocked(s.Now)
 	return s
 }
 

@@ -35,6 +35,8 @@
 //     (Observed.Forgotten), so a long-running service does not grow without limit.
 //   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
 //     the later is stopped, with a gpu-shared event.
+//   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
+//     GET /api/v1/containers/<id>/gpus, the per-GPU gauges and the final diagnostics' GPU time.
 //   - gang.go: gang mode (taskexecutor.gang): gangState, the round, its start, its forming and
 //     rendezvous and the wait after a timeout (Begin, Held, Form, NewRound, TimedOut, Wait, Rank;
 //     it alone writes a member's rank); the AM starts held members, releases a timed-out round

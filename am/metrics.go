@@ -27,6 +27,7 @@ type Metrics struct {
 	events       *prometheus.CounterVec
 	rpcLatency   *prometheus.HistogramVec
 	rpcErrors    *prometheus.CounterVec
+	gpu          gpuGauges // per container and GPU, from the first sample on (gpuusage.go)
 }
 
 // NewMetrics registers the AM's collectors on a registry of their own.

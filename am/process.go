@@ -215,6 +215,10 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		env[contract.EnvGang] = "1"
 	}
 	env[contract.EnvPreemptionSignal] = job.TaskExecutor.PreemptionSignal // the launcher's (docs/running.md#preemption)
+	env[contract.EnvGPUSampleInterval] = contract.GPUSampleOff            // the launcher's (docs/running.md#gpu-utilisation)
+	if d := job.TaskExecutor.GPUSampleInterval; d > 0 {
+		env[contract.EnvGPUSampleInterval] = d.String()
+	}
 	// The job's framework (docs/design.md#adding-a-framework): what it adds to the driver's and the
 	// TaskExecutors' environment and to the status, before either starts.
 	fw := framework.Of(job)
@@ -245,13 +249,14 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		App: app,
 		Spec: decision.Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
 			Gang: job.TaskExecutor.Gang, MinInstances: job.TaskExecutor.MinInstances},
-		GangTimeout:     job.TaskExecutor.GangTimeout,
-		ElasticInterval: job.TaskExecutor.ElasticInterval,
-		Locality:        job.TaskExecutor.Locality,
-		NodeLabel:       job.TaskExecutor.NodeLabel,
-		LivenessTimeout: job.TaskExecutor.LivenessTimeout,
-		PreemptionWait:  preemptionWait(conf, log),
-		Host:            host, RPCPort: port, TrackingURL: base,
+		GangTimeout:       job.TaskExecutor.GangTimeout,
+		ElasticInterval:   job.TaskExecutor.ElasticInterval,
+		Locality:          job.TaskExecutor.Locality,
+		NodeLabel:         job.TaskExecutor.NodeLabel,
+		LivenessTimeout:   job.TaskExecutor.LivenessTimeout,
+		GPUSampleInterval: job.TaskExecutor.GPUSampleInterval, IdleGPUWarning: job.TaskExecutor.IdleGPUWarning,
+		PreemptionWait: preemptionWait(conf, log),
+		Host:           host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
 		LaunchContext: clc, RM: rm, NM: nm, Log: log,
 		Policy: a.Policy, Keys: keys, Cluster: cluster, ExternalResources: external,

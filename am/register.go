@@ -117,6 +117,7 @@ func (a *AM) finish(ctx context.Context, out decision.Outcome) error {
 	running := a.rec.active()
 	a.mu.Unlock()
 	a.stopAll(ctx, running)
+	out.Diagnostics = a.gpuDiagnostics(out.Diagnostics) // GPU-hours reserved and the share used (gpuusage.go)
 
 	status := map[contract.FinalStatus]hadooppb.FinalApplicationStatusProto{
 		contract.Succeeded: hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED,

@@ -25,6 +25,7 @@ import (
 // returned): events, metrics and the failure policy.
 func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 	a.emitAll(evs)
+	a.gpuEndedLocked(t)
 	a.metrics.ObserveExit(t.Exit.Class)
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
 	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {

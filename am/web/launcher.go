@@ -24,6 +24,7 @@ func (h *api) launcherRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/v1/containers/{id}"+contract.AlivePath, h.alive)
 	mux.HandleFunc("GET /api/v1/containers/{id}"+contract.NoticesPath, h.notices)
 	mux.HandleFunc("GET /api/v1/containers/{id}/rendezvous", h.rendezvous)
+	mux.HandleFunc("GET /api/v1/containers/{id}/gpus", h.gpus) // gpus.go
 	mux.HandleFunc(TokensPath, h.tokens)
 }
 
@@ -55,8 +56,9 @@ func (h *api) report(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// alive serves POST /api/v1/containers/{id}/alive, the launcher's liveness message (no body is read;
-// docs/running.md#liveness).
+// alive serves POST /api/v1/containers/{id}/alive, the launcher's liveness message
+// (docs/running.md#liveness). Its body, when any, carries GPU samples (gpus.go); the message counts
+// as alive whatever the body says.
 func (h *api) alive(w http.ResponseWriter, r *http.Request) {
 	if !h.needsSecret(w, r) {
 		return
@@ -64,6 +66,9 @@ func (h *api) alive(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if !h.b.State.Alive(id) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("container %.200s is not one of this application's TaskExecutors", id))
+		return
+	}
+	if !h.gpuSamples(w, r, id) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -1,0 +1,179 @@
+package am
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yarn-am/yarn-am/am/web"
+	"github.com/yarn-am/yarn-am/contract"
+)
+
+// This file is the AM's side of GPU utilisation (docs/running.md#gpu-utilisation): the samples that
+// come with the launchers' liveness messages go into the book (am/gpuuse, under mu), out to the status,
+// GET /api/v1/containers/<id>/gpus, the Prometheus gauges, and the final diagnostics.
+
+// GPUSamples books the GPU samples of container id's liveness message (web.GPUSampleBook); the
+// message was already booked as alive. A container that is no longer launching or running has its
+// samples dropped; an error refuses the message's samples (400).
+func (a *AM) GPUSamples(id string, r contract.AliveReport) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	t := a.rec.get(id)
+	if t == nil {
+		return web.ErrUnknownContainer
+	}
+	if t.Phase != contract.Running && t.Phase != contract.Launching {
+		return nil // its gauges are gone (gpuEndedLocked); a late message adds nothing
+	}
+	a.gpus.IdleWarning = a.cfg.IdleGPUWarning
+	evs, err := a.gpus.Add(id, t.Node, gpuUUIDs(t), r, a.cfg.Now())
+	if err != nil {
+		return err
+	}
+	a.emitAll(evs)
+	a.metrics.SetGPUs(id, a.gpus.Status(id))
+	return nil
+}
+
+// GPUSeries is container id's kept samples (GET /api/v1/containers/<id>/gpus); ok false when the
+// container is not one of the AM's.
+func (a *AM) GPUSeries(id string) (contract.GPUSeries, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.rec.get(id) == nil {
+		return contract.GPUSeries{}, false
+	}
+	s, ok := a.gpus.Series(id)
+	if !ok {
+		s = contract.GPUSeries{Container: id, GPUs: []contract.GPUPoints{}}
+	}
+	s.Interval = contract.GPUSampleOff
+	if a.cfg.GPUSampleInterval > 0 {
+		s.Interval = a.cfg.GPUSampleInterval.String()
+	}
+	return s, true
+}
+
+// gpuUUIDs are the UUIDs of the GPUs t's launcher reported.
+func gpuUUIDs(t *tracked) []string {
+	var out []string
+	for _, infos := range t.infos {
+		for _, in := range infos {
+			if u := in[contract.InfoUUID]; u != "" {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// gpuCount is how many GPUs t holds: those its launcher reported with a UUID, else what YARN gave it.
+func gpuCount(t *tracked) int64 {
+	if n := len(gpuUUIDs(t)); n > 0 {
+		return int64(n)
+	}
+	var n int64
+	for k, v := range t.Resources {
+		if strings.HasSuffix(k, "/gpu") {
+			n += v
+		}
+	}
+	return n
+}
+
+// gpuUsageLocked is the job's GPU time: every kept container's GPUs times how long it ran (to now
+// while it runs), with the shares of the samples; nil for a job that holds no GPU.
+func (a *AM) gpuUsageLocked(now time.Time) *contract.GPUUsage {
+	var seconds float64
+	for _, t := range a.rec.seq {
+		n := gpuCount(t)
+		if n == 0 || t.launchedAt.IsZero() {
+			continue
+		}
+		end := t.finishedAt
+		if end.IsZero() {
+			end = now
+		}
+		if d := end.Sub(t.launchedAt); d > 0 {
+			seconds += float64(n) * d.Seconds()
+		}
+	}
+	u := a.gpus.Usage(seconds / 3600)
+	if u.Samples == 0 && seconds == 0 {
+		return nil
+	}
+	return &u
+}
+
+// gpuDiagnosticsLocked is diagnostics with the job's GPU time after it (the final diagnostics and the
+// finished event), unchanged for a job that holds no GPU.
+func (a *AM) gpuDiagnostics(diagnostics string) string {
+	a.mu.Lock()
+	u := a.gpuUsageLocked(a.cfg.Now())
+	a.mu.Unlock()
+	if u == nil {
+		return diagnostics
+	}
+	if diagnostics == "" {
+		return u.String()
+	}
+	return diagnostics + "; " + u.String()
+}
+
+// gpuEndedLocked removes t's gauges once it is no longer running (its series stays for the status
+// until its record is forgotten).
+func (a *AM) gpuEndedLocked(t *tracked) { a.metrics.DropGPUs(t.ID) }
+
+// gpuGauges are the per-container, per-GPU gauges, registered on the AM's registry at the first sample.
+type gpuGauges struct {
+	once                sync.Once
+	util, memory, power *prometheus.GaugeVec
+}
+
+func (m *Metrics) gpuGauges() *gpuGauges {
+	g := &m.gpu
+	g.once.Do(func() {
+		labels := []string{"container", "gpu"}
+		g.util = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_utilization_ratio",
+			Help: "A TaskExecutor's GPU's utilisation in its latest sample, 0 to 1 (docs/running.md#gpu-utilisation)."}, labels)
+		g.memory = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_memory_used_bytes",
+			Help: "A TaskExecutor's GPU's memory in use in its latest sample."}, labels)
+		g.power = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_power_watts",
+			Help: "A TaskExecutor's GPU's power draw in its latest sample (absent where the GPU reports none)."}, labels)
+		m.reg.MustRegister(g.util, g.memory, g.power)
+	})
+	return g
+}
+
+// SetGPUs sets container id's gauges from its latest readings.
+func (m *Metrics) SetGPUs(id string, gpus []contract.GPUStatus) {
+	if m == nil || len(gpus) == 0 {
+		return
+	}
+	g := m.gpuGauges()
+	for _, s := range gpus {
+		if s.Util != nil {
+			g.util.WithLabelValues(id, s.UUID).Set(*s.Util / 100)
+		}
+		g.memory.WithLabelValues(id, s.UUID).Set(float64(s.MemUsedMiB) * (1 << 20))
+		if s.PowerW != nil {
+			g.power.WithLabelValues(id, s.UUID).Set(*s.PowerW)
+		} else {
+			g.power.DeleteLabelValues(id, s.UUID)
+		}
+	}
+}
+
+// DropGPUs removes container id's gauges (it ended).
+func (m *Metrics) DropGPUs(id string) {
+	if m == nil {
+		return
+	}
+	g := m.gpuGauges()
+	for _, v := range []*prometheus.GaugeVec{g.util, g.memory, g.power} {
+		v.DeletePartialMatch(prometheus.Labels{"container": id})
+	}
+}
