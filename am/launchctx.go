@@ -78,8 +78,9 @@ func (l taskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 }
 
 // taskExecutorCredentials are what TaskExecutors get of the AM's credentials: everything but the
-// AM-RM token (theirs to misuse, not to have) and the TLS authority's key (TaskExecutors trust the
-// AM's authority; they must not be able to act as it). Launch contexts and refreshed tokens are both
+// AM-RM token (theirs to misuse, not to have), the TLS authority's key (TaskExecutors trust the
+// AM's authority; they must not be able to act as it) and the key of the sealed keytab
+// (contract.KeytabKeyAlias; tokenRefresherFromEnv takes it out first, this is the second line). Launch contexts and refreshed tokens are both
 // built from it.
 func taskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
 	c := yarnrpc.NewCredentials()
@@ -89,7 +90,7 @@ func taskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
 		}
 	}
 	for alias, s := range am.Secrets {
-		if alias != contract.TLSCAKeyAlias {
+		if alias != contract.TLSCAKeyAlias && alias != contract.KeytabKeyAlias {
 			c.Secrets[alias] = s
 		}
 	}

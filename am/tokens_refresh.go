@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -46,13 +48,18 @@ type TokenRefresher struct {
 // it is a *TokenStaging, is kept on the current HDFS token.
 func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, log logrus.FieldLogger) (*TokenRefresher, error) {
 	principal := os.Getenv(contract.EnvPrincipal)
+	// The key of the sealed keytab is the AM's alone: out of creds before anything copies them.
+	key := creds.Secrets[contract.KeytabKeyAlias]
+	delete(creds.Secrets, contract.KeytabKeyAlias)
 	if principal == "" {
 		return nil, nil
 	}
-	if _, err := os.Stat(contract.StagedKeytab); err != nil {
-		return nil, fmt.Errorf("%s=%s but the keytab %s is missing: %w", contract.EnvPrincipal, principal, contract.StagedKeytab, err)
+	keytab, err := openStagedKeytab(contract.StagedKeytab, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s=%s: %w", contract.EnvPrincipal, principal, err)
 	}
-	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: contract.StagedKeytab})
+	login, err := yarnrpc.LoginKerberos(yarnrpc.KerberosOptions{Principal: principal, Keytab: keytab})
+	_ = os.Remove(keytab) // the login holds the keys; the opened keytab stays on disk no longer
 	if err != nil {
 		return nil, err
 	}
@@ -267,4 +274,31 @@ func (r *TokenRefresher) LaunchTokens() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.hdts
+}
+
+// openStagedKeytab opens the keytab submit sealed (contract.SealKeytab) and staged at staged, with the
+// key from the AM's credentials, into a new 0600 file in the container's working directory, and
+// returns that file's path for the login, which removes it.
+func openStagedKeytab(staged string, key []byte) (string, error) {
+	sealed, err := boundedread.ReadFile("the staged keytab", staged, "the keytab submit staged", contract.MaxKeytab+1024)
+	if err != nil {
+		return "", fmt.Errorf("the keytab %s: %w", staged, err)
+	}
+	kt, err := contract.OpenKeytab(key, sealed)
+	if err != nil {
+		return "", fmt.Errorf("the keytab %s: %w", staged, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(staged), ".yarn-am-keytab-*") // 0600
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(kt)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }

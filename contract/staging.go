@@ -15,8 +15,8 @@ const (
 	// StagedManifest lists the TaskExecutors' local resources (a JSON list of LocalResource).
 	StagedManifest = "manifest.json"
 	// StagedKeytab is the keytab's name in the staging directory and in the AM container. It is an
-	// APPLICATION local resource of the AM only (never of TaskExecutors), 0600 in HDFS, and goes with
-	// the staging directory.
+	// APPLICATION local resource of the AM only (never of TaskExecutors), 0600 in HDFS, sealed under
+	// the key in KeytabKeyAlias (SealKeytab), and goes with the staging directory.
 	StagedKeytab = "yarn-am.keytab"
 )
 

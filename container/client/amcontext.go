@@ -53,6 +53,9 @@ type AMOptions struct {
 	// Principal is the principal of the keytab staged with StageKeytab ("" = none shipped): the AM
 	// logs in from it to replace tokens before their maximum lifetime.
 	Principal string
+	// KeytabKey is the key StageKeytab sealed the keytab with; it goes into the AM's credentials
+	// (contract.KeytabKeyAlias) and nowhere else.
+	KeytabKey []byte
 }
 
 // hasResourceConf reports whether flink-conf.yaml was staged.
@@ -124,6 +127,9 @@ func AMCredentials(o AMOptions) *yarnrpc.Credentials {
 		}
 	}
 	c.Secrets[contract.SecretAlias] = []byte(o.Secret)
+	if len(o.KeytabKey) > 0 {
+		c.Secrets[contract.KeytabKeyAlias] = o.KeytabKey
+	}
 	if len(o.TLSCACert) > 0 && len(o.TLSCAKey) > 0 {
 		c.Secrets[contract.TLSCACertAlias] = o.TLSCACert
 		c.Secrets[contract.TLSCAKeyAlias] = o.TLSCAKey

@@ -168,12 +168,13 @@ func (s *Session) DelegationTokens(ctx context.Context, rm *yarnrpc.ApplicationC
 
 // stageKeytab ships the session's keytab to the AM when it logged in with one on a Kerberized cluster,
 // and returns the principal the AM logs in as ("" when nothing was shipped).
-func (s *Session) stageKeytab(fsys *HDFS, st *Staged) (string, error) {
+func (s *Session) stageKeytab(fsys *HDFS, st *Staged) (principal string, key []byte, err error) {
 	if s.Kerberos == nil || s.keytab == "" {
-		return "", nil
+		return "", nil, nil
 	}
-	if err := StageKeytab(fsys, st, fsys.DefaultFS, s.keytab); err != nil {
-		return "", err
+	key, err = StageKeytab(fsys, st, fsys.DefaultFS, s.keytab)
+	if err != nil {
+		return "", nil, err
 	}
-	return s.Kerberos.Principal(), nil
+	return s.Kerberos.Principal(), key, nil
 }

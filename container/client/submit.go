@@ -85,7 +85,7 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	}
 	copied, reused := st.UploadedBytes()
 	fmt.Fprintf(out, "staged in %.1f s: %s uploaded, %s reused from the cache\n", time.Since(start).Seconds(), humanBytes(copied), humanBytes(reused))
-	principal, err := s.stageKeytab(fsys, st)
+	principal, keytabKey, err := s.stageKeytab(fsys, st)
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	sc, err := SubmissionContext(AMOptions{
 		AppID: appID, Job: lj.Job, Staged: st, User: user, Secret: secret, TLSCACert: caCert, TLSCAKey: caKey, Defines: lj.Defines,
 		Service: opts.Service, Driver: opts.Driver, Queue: opts.Queue, Name: opts.Name, Tokens: opts.Tokens,
-		Principal: principal,
+		Principal: principal, KeytabKey: keytabKey,
 	})
 	if err != nil {
 		return err
