@@ -23,7 +23,7 @@ import (
 
 // reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
 // ask table, releases, and launches queued to the workers.
-func (a *AM) reconcile(ctx context.Context) decision.Plan {
+func (a *am) reconcile(ctx context.Context) decision.Plan {
 	plan, launches := a.applyPlan(a.spreadRoom(ctx))
 	// Queued outside the lock: the workers take the lock when a launch completes.
 	for _, t := range launches {
@@ -38,13 +38,13 @@ func (a *AM) reconcile(ctx context.Context) decision.Plan {
 
 // tickLocked does what time alone changes before a plan: exclusions that timed out are lifted and
 // the restart backoff is read.
-func (a *AM) tickLocked(now time.Time) {
+func (a *am) tickLocked(now time.Time) {
 	a.liftExclusionsLocked(now)
 	a.holdUntil = a.policy.RestartAt(now)
 }
 
 // observedLocked is the Observed of the next Reconcile (after tickLocked).
-func (a *AM) observedLocked(now time.Time) decision.Observed {
+func (a *am) observedLocked(now time.Time) decision.Observed {
 	obs := decision.Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
 		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.Round(),
 		Elastic: a.elasticObservedLocked(now)}
@@ -59,9 +59,9 @@ func (a *AM) observedLocked(now time.Time) decision.Observed {
 	return obs
 }
 
-func (a *AM) stoppingLocked() bool { return a.stopping || a.driverExit != nil || a.policyOut != nil }
+func (a *am) stoppingLocked() bool { return a.stopping || a.driverExit != nil || a.policyOut != nil }
 
-func (a *AM) holdingLocked(now time.Time) bool {
+func (a *am) holdingLocked(now time.Time) bool {
 	return now.Before(a.holdUntil) || a.gang.Holding(now)
 }
 
@@ -78,14 +78,14 @@ type planInputs struct {
 	elastic        decision.ElasticObserved
 }
 
-func (a *AM) planInputsLocked(now time.Time) planInputs {
+func (a *am) planInputsLocked(now time.Time) planInputs {
 	return planInputs{rec: a.rec.version, asks: a.asks.version, instances: a.instances, stopping: a.stoppingLocked(),
 		hold: a.holdingLocked(now), round: a.gang.Round(), elastic: a.elasticObservedLocked(now)}
 }
 
 // idleLocked says whether the next plan would change nothing (the inputs of the last plan that
 // changed nothing are unchanged and no allocation is new).
-func (a *AM) idleLocked(now time.Time) bool {
+func (a *am) idleLocked(now time.Time) bool {
 	return len(a.newAllocs) == 0 && a.idle != nil && *a.idle == a.planInputsLocked(now)
 }
 
@@ -97,7 +97,7 @@ func changesNothing(p decision.Plan, obs decision.Observed) bool {
 
 // applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
 // plan and the containers to launch (reconcile queues them once a.mu is released).
-func (a *AM) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
+func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var launches []*tracked
@@ -188,7 +188,7 @@ var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster
 
 // heartbeat sends one allocate and applies the response. a.mu is held while the request is built
 // and while the response is applied, never during the call or a re-registration (doc.go).
-func (a *AM) heartbeat(ctx context.Context) error {
+func (a *am) heartbeat(ctx context.Context) error {
 	rooms := a.localityRooms(ctx)
 	req, sent := a.allocateRequest(rooms)
 
@@ -197,11 +197,11 @@ func (a *AM) heartbeat(ctx context.Context) error {
 	start := time.Now()
 	resp, err := a.cfg.RM.Allocate(c, req)
 	a.metrics.ObserveRPC("allocate", start, err)
-	if err != nil && IsRejection(err) {
+	if err != nil && isRejection(err) {
 		a.mu.Lock()
 		maxCap := a.maxCap
 		a.mu.Unlock()
-		ev, _ := Rejection(a.cfg.Spec.Capability, maxCap, a.cfg.Keys, err)
+		ev, _ := rejection(a.cfg.Spec.Capability, maxCap, a.cfg.Keys, err)
 		ev = a.emit(ev)
 		a.log.WithError(err).WithField("key", ev.Key).Error("am: " + ev.Message)
 		return &rejectedError{ev: ev}
@@ -235,7 +235,7 @@ type sentRequest struct {
 
 // allocateRequest builds the next allocate request from the ask table, the releases and the
 // exclusion list.
-func (a *AM) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
+func (a *am) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
@@ -263,7 +263,7 @@ func (a *AM) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, 
 
 // applyResponse books an allocate's response: what the request carried is at the RM now; new
 // allocations wait for the next Reconcile, completions end their containers; tokens are taken.
-func (a *AM) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentRequest) {
+func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentRequest) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.responseID = resp.GetResponseId()
@@ -318,7 +318,7 @@ func (a *AM) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 	a.preemptionLocked(resp.GetPreempt())
 }
 
-func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
+func (a *am) completedLocked(st *hadooppb.ContainerStatusProto) {
 	id := yarnrpc.FormatContainerID(st.GetContainerId())
 	t := a.rec.get(id)
 	if t == nil || t.Phase == contract.Completed {
@@ -335,7 +335,7 @@ func (a *AM) completedLocked(st *hadooppb.ContainerStatusProto) {
 	}
 }
 
-func (a *AM) progressLocked() float32 {
+func (a *am) progressLocked() float32 {
 	if a.instances == 0 || a.cfg.Spec.Mode == decision.Service {
 		return 0
 	}
@@ -344,7 +344,7 @@ func (a *AM) progressLocked() float32 {
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id, in the
 // partition of taskexecutor.node-label when one is set.
-func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
+func (a *am) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 	var label *string
 	if a.cfg.NodeLabel != "" {
 		label = proto.String(a.cfg.NodeLabel)
@@ -353,16 +353,16 @@ func (a *AM) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 		NodeLabelExpression: label,
 		Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(a.cfg.Priority)},
 		ResourceName:        proto.String("*"),
-		Capability:          ResourceProto(a.cfg.Spec.Capability),
+		Capability:          resourceProto(a.cfg.Spec.Capability),
 		NumContainers:       proto.Int32(int32(n)),
 		RelaxLocality:       proto.Bool(true),
 		AllocationRequestId: proto.Int64(id),
 	}
 }
 
-// ResourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
+// resourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
 // every other type in resource_value_map.
-func ResourceProto(c contract.Capability) *hadooppb.ResourceProto {
+func resourceProto(c contract.Capability) *hadooppb.ResourceProto {
 	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
 	keys := make([]string, 0, len(c))
 	for k := range c {

@@ -17,27 +17,27 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// RM is what the AM needs of the ResourceManager's scheduler port (yarnrpc.AMClient).
-type RM interface {
+// rm is what the AM needs of the ResourceManager's scheduler port (yarnrpc.AMClient).
+type rm interface {
 	Register(ctx context.Context, req *hadooppb.RegisterApplicationMasterRequestProto) (*hadooppb.RegisterApplicationMasterResponseProto, error)
 	Allocate(ctx context.Context, req *hadooppb.AllocateRequestProto) (*hadooppb.AllocateResponseProto, error)
 	Finish(ctx context.Context, req *hadooppb.FinishApplicationMasterRequestProto) (bool, error)
 	SetToken(tok yarnrpc.Token) error
 }
 
-// NM is what the AM needs of the NodeManagers (yarnrpc.NMClient).
-type NM interface {
+// nm is what the AM needs of the NodeManagers (yarnrpc.NMClient).
+type nm interface {
 	SetToken(node string, tok yarnrpc.Token) error
 	StartContainers(ctx context.Context, node string, reqs ...*hadooppb.StartContainerRequestProto) (*hadooppb.StartContainersResponseProto, error)
 	StopContainers(ctx context.Context, node string, ids ...*hadooppb.ContainerIdProto) (*hadooppb.StopContainersResponseProto, error)
 }
 
-// Cleaner deletes the staging directory when the application ends (*Staging).
-type Cleaner interface {
+// cleaner deletes the staging directory when the application ends (*staging).
+type cleaner interface {
 	Delete(ctx context.Context) error
 }
 
-// Defaults of Config.
+// Defaults of config.
 const (
 	DefaultHeartbeatFast = 200 * time.Millisecond
 	DefaultHeartbeatSlow = time.Second
@@ -46,9 +46,9 @@ const (
 	// them); older ones are dropped, their counts kept (a long-running service otherwise grows
 	// without limit, ~1.8 KB per container ever started).
 	DefaultFinishedHistory = 1000
-	// DefaultGangTimeout is taskexecutor.gang-timeout's default: how long a gang round may take to be
+	// defaultGangTimeout is taskexecutor.gang-timeout's default: how long a gang round may take to be
 	// allocated before the AM gives back what it holds.
-	DefaultGangTimeout = 5 * time.Minute
+	defaultGangTimeout = 5 * time.Minute
 	// callTimeout bounds every RM and NM call.
 	callTimeout = 60 * time.Second
 	// maxAllocateErrors: consecutive failed heartbeats (each already retried by yarnrpc) before the
@@ -56,8 +56,8 @@ const (
 	maxAllocateErrors = 5
 )
 
-// Config configures an AM.
-type Config struct {
+// config configures an AM.
+type config struct {
 	App         string // application id, for logs and the API
 	Spec        decision.Spec
 	Host        string // registered host (NM_HOST)
@@ -73,19 +73,19 @@ type Config struct {
 	// LaunchContext is the launch context of every TaskExecutor (local resources, env, command, tokens).
 	LaunchContext *hadooppb.ContainerLaunchContextProto
 	// LaunchTokens, when set, returns the current credentials (HDTS) of new TaskExecutors, replacing
-	// LaunchContext's (tokens refreshed by a keytab login: TokenRefresher.LaunchTokens).
+	// LaunchContext's (tokens refreshed by a keytab login: tokenRefresher.LaunchTokens).
 	LaunchTokens func() []byte
 	Priority     int32 // of the asks; 0 means 1
-	Driver       *DriverConfig
+	Driver       *driverConfig
 	// OnScale, when set, is asked before the declared number of TaskExecutors changes (PUT
 	// requirements); an error refuses the change with its text. OnPreemption, when set, is told of
 	// the containers the ResourceManager warned of (each once). Both come from the job's framework
 	// (framework.AM, docs/design.md#adding-a-framework) and are called without mu.
 	OnScale      func(ctx context.Context, from, to int) error
 	OnPreemption func(ctx context.Context, containers []string)
-	RM           RM
-	NM           NM
-	Staging      Cleaner // nil: nothing to delete
+	RM           rm
+	NM           nm
+	Staging      cleaner // nil: nothing to delete
 	Log          logrus.FieldLogger
 
 	// Policy is the failure policy (zero values: the defaults).
@@ -93,13 +93,13 @@ type Config struct {
 	// Events receives the AM's events (nil: a new log of DefaultEventCapacity).
 	Events *events.Log
 	// Metrics is updated by the loop (nil: new ones); served at /metrics.
-	Metrics *Metrics
+	Metrics *metrics
 	// Keys names the configuration key of each YARN resource type, for messages
 	// (yarn.io/gpu → external-resource.gpu.amount).
-	Keys ConfigKeys
+	Keys configKeys
 	// Cluster lists the cluster's nodes for the evidence of not-enough-resources events and the
 	// status document's nodes (nil: the allocate response's headroom only, no nodes).
-	Cluster ClusterNodes
+	Cluster clusterNodes
 	// ExternalResources maps each external resource's name to its YARN type (gpu → yarn.io/gpu), for
 	// the status document (the web UI matches a container's infos to the nodes' capacity with it).
 	ExternalResources map[string]string
@@ -107,16 +107,16 @@ type Config struct {
 	Now func() time.Time
 	// State keeps the AM's durable state between attempts (durable.go; nil: nothing is kept, and a
 	// later attempt starts from the running containers YARN hands it only).
-	State StateStore
+	State stateStore
 	// Attempt names this attempt (appattempt_..._000002) in the saved state and the events.
 	Attempt string
-	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: DefaultGangTimeout).
+	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: defaultGangTimeout).
 	GangTimeout time.Duration
 	// ElasticInterval: how long an elastic gang's round runs before containers held beside it grow
-	// the gang (taskexecutor.elastic-interval; 0: DefaultElasticInterval; elastic.go).
+	// the gang (taskexecutor.elastic-interval; 0: defaultElasticInterval; elastic.go).
 	ElasticInterval time.Duration
-	// Locality is taskexecutor.locality: LocalityAny ("" too) sends each ask as one "*" request;
-	// LocalitySpread as node-local requests over the hosts with room (locality.go; needs Cluster for
+	// Locality is taskexecutor.locality: localityAny ("" too) sends each ask as one "*" request;
+	// localitySpread as node-local requests over the hosts with room (locality.go; needs Cluster for
 	// the node reports, else the asks are plain). Any is the default: spreading was not faster in
 	// every row of the benchmark (docs/performance.md, "Node-local spreading").
 	Locality string
@@ -140,14 +140,14 @@ type Config struct {
 	GPUSampleInterval, IdleGPUWarning time.Duration
 }
 
-// AM is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
+// am is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
 // goroutine may touch which field is the locking rule in doc.go ("Locking").
-type AM struct {
-	// Set by New, never changed afterwards: read without the lock.
-	cfg     Config
+type am struct {
+	// Set by newAM, never changed afterwards: read without the lock.
+	cfg     config
 	log     logrus.FieldLogger
 	events  *events.Log // safe for concurrent use
-	metrics *Metrics    // safe for concurrent use
+	metrics *metrics    // safe for concurrent use
 	started time.Time   // when this attempt's AM was made
 	wake    chan struct{}
 	launchQ chan *tracked
@@ -161,9 +161,9 @@ type AM struct {
 	savedTime time.Time
 
 	// mu guards every field below. It is held for bookkeeping only, never across a call to the RM,
-	// an NM, HDFS or a StateStore.
+	// an NM, HDFS or a stateStore.
 	mu sync.Mutex
-	// instances is the declared number of TaskExecutors: Config.Spec.Instances at first, then what
+	// instances is the declared number of TaskExecutors: config.Spec.Instances at first, then what
 	// PUT /api/v1/requirements or an earlier attempt's state declares (specLocked).
 	instances   int
 	state       contract.AMState
@@ -179,7 +179,7 @@ type AM struct {
 	limitHit    bool
 	driverExit  *int
 	driverPID   int  // the driver's process (group), once started
-	driverEnded bool // stopped by the AM at the failure limit (DriverConfig.EndOnFailureLimit)
+	driverEnded bool // stopped by the AM at the failure limit (driverConfig.EndOnFailureLimit)
 	stopping    bool
 
 	maxCap       contract.Capability // the register response's maximum_capability
@@ -215,8 +215,8 @@ type AM struct {
 	news bool
 }
 
-// New returns an AM; Run starts it.
-func New(cfg Config) (*AM, error) {
+// newAM returns an AM; Run starts it.
+func newAM(cfg config) (*am, error) {
 	if cfg.RM == nil || cfg.NM == nil {
 		return nil, errors.New("am: Config.RM and Config.NM are required")
 	}
@@ -254,26 +254,26 @@ func New(cfg Config) (*AM, error) {
 		cfg.Events = events.NewLog(events.DefaultCapacity)
 	}
 	if cfg.Metrics == nil {
-		cfg.Metrics = NewMetrics()
+		cfg.Metrics = newMetrics()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	switch cfg.Locality {
 	case "":
-		cfg.Locality = LocalityAny
-	case LocalitySpread, LocalityAny:
+		cfg.Locality = localityAny
+	case localitySpread, localityAny:
 	default:
-		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (one any-node request, the default) or %q (node-local requests over the hosts with room)", cfg.Locality, LocalityAny, LocalitySpread)
+		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (one any-node request, the default) or %q (node-local requests over the hosts with room)", cfg.Locality, localityAny, localitySpread)
 	}
 	if cfg.ElasticInterval <= 0 {
-		cfg.ElasticInterval = DefaultElasticInterval
+		cfg.ElasticInterval = defaultElasticInterval
 	}
 	if cfg.GangTimeout <= 0 {
-		cfg.GangTimeout = DefaultGangTimeout
+		cfg.GangTimeout = defaultGangTimeout
 	}
 	cfg.Events.OnAdd(cfg.Metrics.ObserveEvent)
-	return &AM{
+	return &am{
 		events:      cfg.Events,
 		metrics:     cfg.Metrics,
 		policy:      decision.NewPolicy(cfg.Policy),
@@ -295,7 +295,7 @@ func New(cfg Config) (*AM, error) {
 }
 
 // poke wakes Run for a heartbeat now (a send that would block is dropped: one is pending).
-func (a *AM) poke() {
+func (a *am) poke() {
 	select {
 	case a.wake <- struct{}{}:
 	default:
@@ -308,33 +308,33 @@ func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // setState sets the AM's state as the status document shows it; it takes mu.
-func (a *AM) setState(s contract.AMState) {
+func (a *am) setState(s contract.AMState) {
 	a.mu.Lock()
 	a.state = s
 	a.mu.Unlock()
 }
 
 // emit adds e to the event log and returns it with its id.
-func (a *AM) emit(e contract.Event) contract.Event { return a.events.Add(e) }
+func (a *am) emit(e contract.Event) contract.Event { return a.events.Add(e) }
 
 // Events is the AM's event log.
-func (a *AM) Events() *events.Log { return a.events }
+func (a *am) Events() *events.Log { return a.events }
 
 // emitAll adds events to the event log in order.
-func (a *AM) emitAll(evs []contract.Event) {
+func (a *am) emitAll(evs []contract.Event) {
 	for _, e := range evs {
 		a.emit(e)
 	}
 }
 
 // specLocked is the desired state now: the job's Spec with the declared instance count (which
-// PUT /api/v1/requirements and an earlier attempt's state change; Config.Spec stays as configured).
-func (a *AM) specLocked() decision.Spec {
+// PUT /api/v1/requirements and an earlier attempt's state change; config.Spec stays as configured).
+func (a *am) specLocked() decision.Spec {
 	s := a.cfg.Spec
 	s.Instances = a.instances
 	return s
 }
 
-// DefaultElasticInterval is taskexecutor.elastic-interval's default: how long a round runs before
+// defaultElasticInterval is taskexecutor.elastic-interval's default: how long a round runs before
 // containers held beside it grow the gang.
-const DefaultElasticInterval = 60 * time.Second
+const defaultElasticInterval = 60 * time.Second

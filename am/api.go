@@ -16,11 +16,11 @@ import (
 
 // This file is the AM's side of its HTTP API (docs/running.md#http-api): package web serves the
 // routes, auth, event stream, status page and connection bounds, and reads and changes the AM only
-// through web.State, which *AM implements here (and in liveness.go, preemption.go, gang.go and
+// through web.State, which *am implements here (and in liveness.go, preemption.go, gang.go and
 // surface.go: Alive, Notice, Rendezvous, SetRequirements), every method taking mu itself.
 
 // Status returns a snapshot of the AM's state.
-func (a *AM) Status() contract.Status {
+func (a *am) Status() contract.Status {
 	evs := a.events.Latest(contract.StatusEvents)
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -69,7 +69,7 @@ func (a *AM) Status() contract.Status {
 // AM's, web.ErrNotRunning if it is not launching or running (a finished, stopping or held container's
 // launcher has nothing to report, and accepting its reports would let a holder of the secret grow the
 // AM's memory through containers that are gone; docs/security.md#flood-bounds).
-func (a *AM) Report(id string, r contract.ContainerReport) error {
+func (a *am) Report(id string, r contract.ContainerReport) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)
@@ -97,7 +97,7 @@ func (a *AM) Report(id string, r contract.ContainerReport) error {
 }
 
 // Requirement is the declared requirement (GET /api/v1/requirements).
-func (a *AM) Requirement() contract.Requirement {
+func (a *am) Requirement() contract.Requirement {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.requirementLocked()
@@ -105,7 +105,7 @@ func (a *AM) Requirement() contract.Requirement {
 
 // Unknown returns those of ids that are not (or no longer) containers the AM keeps: the report
 // counter forgets them (web.State).
-func (a *AM) Unknown(ids []string) []string {
+func (a *am) Unknown(ids []string) []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var out []string
@@ -118,16 +118,16 @@ func (a *AM) Unknown(ids []string) []string {
 }
 
 // WantNodes notes that the status is being read for the page's device map (nodes.go, wantNodes).
-func (a *AM) WantNodes() { a.wantNodes() }
+func (a *am) WantNodes() { a.wantNodes() }
 
 // Web is what package web serves of this AM: its state, events and metrics.
-func (a *AM) Web() web.Backend {
+func (a *am) Web() web.Backend {
 	return web.Backend{State: a, Events: eventSource{a.events}, Metrics: a.metrics.Handler()}
 }
 
 // Handler returns the whole API as served on HTTPS, with secret authorising writes (tests and
 // in-process use).
-func (a *AM) Handler(secret string) http.Handler {
+func (a *am) Handler(secret string) http.Handler {
 	return web.Handler(a.Web(), web.Options{Secret: secret, Secure: true})
 }
 
@@ -145,7 +145,7 @@ func (s eventSource) Subscribe(after uint64) web.Subscription { return s.Log.Sub
 // exclusionsLocked lists the excluded nodes for the status, sorted, with why: the failure policy's and
 // those the liveness check excluded for a lost TaskExecutor (liveness.go; a node both excluded shows
 // the policy's reason, whose timeout outlasts the loss).
-func (a *AM) exclusionsLocked() ([]string, []contract.NodeExclusion) {
+func (a *am) exclusionsLocked() ([]string, []contract.NodeExclusion) {
 	why := map[string]string{}
 	for n := range a.live.LostNodes() {
 		why[n] = contract.ExclusionLost

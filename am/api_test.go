@@ -21,12 +21,12 @@ import (
 
 const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-type nopRM struct{ RM }
-type nopNM struct{ NM }
+type nopRM struct{ rm }
+type nopNM struct{ nm }
 
-func apiAM(t *testing.T) *AM {
+func apiAM(t *testing.T) *am {
 	t.Helper()
-	m, err := New(Config{App: "application_1_0001", Spec: decision.Spec{Instances: 2, Capability: te, MaxFailures: 3},
+	m, err := newAM(config{App: "application_1_0001", Spec: decision.Spec{Instances: 2, Capability: te, MaxFailures: 3},
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
 	m.asks.asks = []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}
@@ -170,7 +170,7 @@ func do(h http.Handler, method, url, auth, body string) *httptest.ResponseRecord
 // HTTPS address; its reads work.
 func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
 	m := apiAM(t)
-	plain := web.Handler(m.Web(), web.Options{Secret: testSecret, SecureAPI: "https://h:2/api/v1/", Tokens: &TokenRefresher{hdts: []byte("x")}})
+	plain := web.Handler(m.Web(), web.Options{Secret: testSecret, SecureAPI: "https://h:2/api/v1/", Tokens: &tokenRefresher{hdts: []byte("x")}})
 	for _, c := range []struct{ method, path, body, want string }{
 		{http.MethodPost, "/api/v1/containers/c1/report", `{"infos":{"gpu":[{"index":"2"}]}}`, "https://h:2/api/v1/containers/c1/report"},
 		{http.MethodPut, "/api/v1/requirements", `{"instances": 1}`, "https://h:2/api/v1/requirements"},
@@ -241,7 +241,7 @@ func TestReportCarryingTheSecretIsRedacted(t *testing.T) {
 	l.SetLevel(logrus.DebugLevel)
 	m.log = l
 	tokens := []byte("HDTS-token-bytes-" + testSecret[:8])
-	h := web.Handler(m.Web(), web.Options{Secret: testSecret, Secure: true, Tokens: &TokenRefresher{hdts: tokens}})
+	h := web.Handler(m.Web(), web.Options{Secret: testSecret, Secure: true, Tokens: &tokenRefresher{hdts: tokens}})
 	rep := `{"failedResource":"gpu","failure":"discovery script: YARN_AM_SECRET=` + testSecret + ` exit 1","infos":{"gpu":[{"index":"` + testSecret + `"}]}}`
 	require.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, rep).Code)
 	require.Equal(t, http.StatusOK, do(h, http.MethodGet, web.TokensPath, "Bearer "+testSecret, "").Code)

@@ -16,18 +16,18 @@ import (
 // stop getting through, and move to this attempt, still trusting only the application's TLS authority
 // (docs/running.md#kept-taskexecutors-find-the-new-attempt). The value is an address, no secret.
 
-// apiPublisher is a staging directory that can hold the address (*Staging, *TokenStaging).
+// apiPublisher is a staging directory that can hold the address (*staging, *tokenStaging).
 type apiPublisher interface {
 	PublishAPI(ctx context.Context, data []byte) error
 }
 
 // PublishAPI writes the attempt's address document.
-func (s *TokenStaging) PublishAPI(ctx context.Context, data []byte) error {
+func (s *tokenStaging) PublishAPI(ctx context.Context, data []byte) error {
 	return s.nn.SetXAttr(ctx, s.dir.Path, contract.APIAddressXAttr, data)
 }
 
 // PublishAPI writes the attempt's address document.
-func (s *Staging) PublishAPI(ctx context.Context, data []byte) error {
+func (s *staging) PublishAPI(ctx context.Context, data []byte) error {
 	if s.nn == nil {
 		return errors.New("the staging directory was opened without a NameNode connection")
 	}

@@ -1,6 +1,6 @@
 package am
 
-// Scale simulation (docs/performance.md): the AM's real allocation loop (New + Run) against the tests'
+// Scale simulation (docs/performance.md): the AM's real allocation loop (newAM + Run) against the tests'
 // fake cluster (testkit/fakecluster: its RM scheduler port over rpctest, TOKEN auth, real Hadoop RPC
 // framing) with 1,000 nodes, and its NodeManagers in process. Run:
 //
@@ -62,7 +62,7 @@ func newScaleCluster(tb testing.TB) *fakecluster.Cluster {
 // its loop with back-to-back heartbeats against a scaleRM.
 type scaleRun struct {
 	c      *fakecluster.Cluster
-	am     *AM
+	am     *am
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -78,7 +78,7 @@ func startScaleRun(tb testing.TB, n int) *scaleRun {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { client.Close() })
-	m, err := New(Config{App: yarnrpc.FormatApplicationID(c.App), Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
+	m, err := newAM(config{App: yarnrpc.FormatApplicationID(c.App), Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
 		Spec:          decision.Spec{Instances: n, Mode: decision.Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Nanosecond,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: client, NM: c.InProcessNM(), Log: log})

@@ -15,12 +15,12 @@
 // failure policy (Policy, PolicyConfig: rate, backoff, node exclusion, the pending timeout). The AM
 // holds one Policy under mu like its other state types. Beside the decision, in am:
 //
-//   - preflight.go: CheckAsk, the registration's check that the ask can ever be satisfied: the one
+//   - preflight.go: checkAsk, the registration's check that the ask can ever be satisfied: the one
 //     pre-flight of resources.Preflight, worded as the client's.
 //
 // The AM's state and its bookkeeping, each a type with verbs:
 //
-//   - am.go: the AM struct (which fields mu guards), Config, its seams (RM, NM, Cleaner) and New,
+//   - am.go: the am struct (which fields mu guards), config, its seams (rm, nm, cleaner) and newAM,
 //     and the helpers the other files use, kept here so that they reach down to it: emit, poke,
 //     callCtx, setState, specLocked.
 //   - asks.go: askTable, the outstanding asks, what is still to send of them, when each was first
@@ -31,7 +31,7 @@
 //   - records.go: tracked, a container the AM accepted, and records, their bookkeeping with a
 //     vocabulary (accepted, launched, launchFailed, stopping, completed, reported) whose transitions
 //     return the events to emit; bounded: every active container and the latest
-//     Config.FinishedHistory finished ones are kept, older ones dropped with their counts kept
+//     config.FinishedHistory finished ones are kept, older ones dropped with their counts kept
 //     (Observed.Forgotten), so a long-running service does not grow without limit.
 //   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
 //     the later is stopped, with a gpu-shared event.
@@ -52,7 +52,7 @@
 //     a NodeManager that does not answer for it lost (docs/running.md#liveness).
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
 //     from an earlier attempt (publishAPIAddress).
-//   - durable.go: the durable state a later attempt of the AM takes over (State, StateStore, adopt).
+//   - durable.go: the durable state a later attempt of the AM takes over (state, stateStore, adopt).
 //   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's
 //     whole round) warned once, with an event, its deadline in the status, and the launchers' long
 //     poll for the notice (docs/running.md#preemption).
@@ -82,16 +82,16 @@
 //   - driver.go: driver mode (a user program in the AM container decides the final status).
 //   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
 //   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
-//   - tokens.go, tokens_refresh.go: Kerberized clusters. StagingStore is the staging seam (*Staging
-//     with SIMPLE, *TokenStaging with the HDFS delegation token); TokenRefresher (with a shipped
-//     keytab) renews and replaces delegation tokens and feeds Config.LaunchTokens and GET
+//   - tokens.go, tokens_refresh.go: Kerberized clusters. stagingStore is the staging seam (*staging
+//     with SIMPLE, *tokenStaging with the HDFS delegation token); tokenRefresher (with a shipped
+//     keytab) renews and replaces delegation tokens and feeds config.LaunchTokens and GET
 //     /api/v1/tokens.
 //   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
 //   - tls.go: the AM's HTTPS certificate from the application's authority.
 //
 // What users and drivers see:
 //
-//   - api.go: the AM's side of its HTTP API, which package web (am/web) serves: *AM implements
+//   - api.go: the AM's side of its HTTP API, which package web (am/web) serves: *am implements
 //     web.State (Status, Report, Requirement, Unknown, WantNodes here; Alive, Notice, Rendezvous,
 //     SetRequirements beside their state) and Web hands web the state, the events and /metrics;
 //     EventsHandler serves an events.Log on its own (the clients' tests).
@@ -106,7 +106,7 @@
 //
 // # Locking
 //
-// One mutex, AM.mu, guards the AM's mutable state: every field declared below it in the AM struct,
+// One mutex, am.mu, guards the AM's mutable state: every field declared below it in the am struct,
 // which includes records, the ask table, the exclusion list, the failure policy's memory, the gang's
 // state, the liveness check's memory and the node view. Those state types lock nothing themselves:
 // their verbs are bookkeeping that the AM calls with mu held. The rule:
@@ -114,30 +114,38 @@
 //   - A method whose name ends in Locked runs with mu held and never takes it; every other method
 //     takes it itself, in scoped blocks or with a deferred unlock, and never releases a lock it did
 //     not take.
-//   - mu is never held across a call that can block: an RM, NM, HDFS, StateStore or node-listing call,
+//   - mu is never held across a call that can block: an RM, NM, HDFS, stateStore or node-listing call,
 //     a channel send (the launch queue is fed after mu is released), or Run's wait. A function that
 //     needs both (heartbeat, register, finish, checkPending, checkGang, nodeRooms) copies what it needs
 //     under mu, calls without it, and takes mu again to book the answer.
-//   - Fields above mu in the struct are set by New and only read afterwards, or are safe for
-//     concurrent use themselves (the events.Log, Metrics, channels, the WaitGroup); savedTime belongs to
-//     Run's goroutine.
+//   - Fields above mu in the struct are set by newAM and only read afterwards, or are safe for
+//     concurrent use themselves (the events.Log, the metrics, channels, the WaitGroup); savedTime
+//     belongs to Run's goroutine.
 //
 // Goroutines: Run's (the loop: reconcile, heartbeat, checks, saving the state), the launch workers
-// (launch.go, Config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
+// (launch.go, config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
 // background (launch.go, stopInBackground), the driver's watcher (driver.go) and the HTTP handlers
 // (package web, through web.State). All of them meet only under mu or through the channels and the
 // event log.
 //
-// Lock orders, the only two: AM.mu → events.Log's mu (events are emitted under mu) and
-// reportCounter.mu → AM.mu (web's report counter asks Unknown while it holds its own mutex). No
+// Lock orders, the only two: am.mu → events.Log's mu (events are emitted under mu) and
+// reportCounter.mu → am.mu (web's report counter asks Unknown while it holds its own mutex). No
 // other lock is taken with mu held.
 //
 // # Seams
 //
-// The RM, NM, Cleaner and ClusterNodes interfaces (yarnrpc.AMClient, yarnrpc.NMClient, *Staging and
-// yarnrpc.ApplicationClient in production, fakes or rpctest servers in tests); Config.Now for the
-// clock; Config.Events and Config.Metrics to share or inspect them. Config.Spec.Instances is the
-// job's requirement at the start; the declared count that PUT /api/v1/requirements and an earlier
-// attempt's state change is the AM's state (AM.instances), not configuration. Drivers written in Go
+// The rm, nm, cleaner and clusterNodes interfaces (yarnrpc.AMClient, yarnrpc.NMClient, *staging and
+// yarnrpc.ApplicationClient in production, fakes or rpctest servers in tests); config.Now for the
+// clock; config.Events and config.Metrics to share or inspect them. The job's requirement at the
+// start is config.Spec.Instances; the declared count that PUT /api/v1/requirements and an earlier
+// attempt's state change is the AM's state (am.instances), not configuration. Drivers written in Go
 // use the am/driverclient package.
+//
+// # Exported
+//
+// Only what is used outside the package: RunProcess and ProcessOptions with the defaults of its
+// flags (DefaultHeartbeatFast, DefaultHeartbeatSlow, DefaultLaunchWorkers, DefaultFinishedHistory)
+// for cmd/yarn-am, and EventsHandler, which the clients' tests (container/client, am/driverclient)
+// serve an events.Log through. Everything else, the am struct and newAM included, is the package's
+// own; the events and the decision's types are packages events and decision.
 package am

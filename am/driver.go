@@ -19,12 +19,12 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-// DriverConfig is driver mode: a user program run in the AM container whose exit code decides the
+// driverConfig is driver mode: a user program run in the AM container whose exit code decides the
 // application's final status.
-type DriverConfig struct {
+type driverConfig struct {
 	Command string   // run with bash -c
 	Env     []string // added to the AM's environment (EnvAPI, EnvSecret)
-	// Tokens are the driver's credentials, written to DriverTokensFile (0600) and named by the
+	// Tokens are the driver's credentials, written to driverTokensFile (0600) and named by the
 	// driver's HADOOP_TOKEN_FILE_LOCATION: what a TaskExecutor gets (taskExecutorCredentials: the
 	// delegation tokens, the application secret, the authority's certificate), never the AM-RM token
 	// nor the authority's key. nil: the driver gets no token file.
@@ -44,14 +44,14 @@ type DriverConfig struct {
 // envTokenFile is Hadoop's variable naming a process's token file.
 const envTokenFile = "HADOOP_TOKEN_FILE_LOCATION"
 
-// DriverTokensFile is the driver's token file in the AM's working directory.
-const DriverTokensFile = "yarn-am-driver-tokens"
+// driverTokensFile is the driver's token file in the AM's working directory.
+const driverTokensFile = "yarn-am-driver-tokens"
 
 // driverEnv is the driver's environment: the AM's, without its HADOOP_TOKEN_FILE_LOCATION (the AM's
 // token file holds the AM-RM token, with which the driver could act as the AM towards the RM), plus
 // d.Env and, with d.Tokens, HADOOP_TOKEN_FILE_LOCATION naming the driver's own token file
 // (docs/security.md#the-ams-https-api, TestDriverGetsNoAMRMTokenNorTheAuthoritysKey).
-func driverEnv(d *DriverConfig) ([]string, error) {
+func driverEnv(d *driverConfig) ([]string, error) {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, envTokenFile+"=") {
@@ -60,7 +60,7 @@ func driverEnv(d *DriverConfig) ([]string, error) {
 		env = append(env, kv)
 	}
 	if d.Tokens != nil {
-		path, err := filepath.Abs(DriverTokensFile)
+		path, err := filepath.Abs(driverTokensFile)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func driverEnv(d *DriverConfig) ([]string, error) {
 }
 
 // startDriver starts the driver; the returned channel closes when it has exited.
-func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
+func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	d := a.cfg.Driver
 	cmd := exec.Command("/bin/bash", "-c", d.Command)
 	env, err := driverEnv(d)
@@ -139,7 +139,7 @@ func (a *AM) startDriver(ctx context.Context) (<-chan struct{}, error) {
 }
 
 // driverOutcome is the application's outcome once the driver has exited (nil before).
-func (a *AM) driverOutcome() *decision.Outcome {
+func (a *am) driverOutcome() *decision.Outcome {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.driverExit == nil {
@@ -166,7 +166,7 @@ func (a *AM) driverOutcome() *decision.Outcome {
 
 // endDriverOnLimit stops a driver with EndOnFailureLimit once the failure limit is reached; its exit
 // then ends the application (driverOutcome).
-func (a *AM) endDriverOnLimit() {
+func (a *am) endDriverOnLimit() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	d := a.cfg.Driver

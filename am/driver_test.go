@@ -21,9 +21,9 @@ import (
 )
 
 func TestDriverOutcomeCarriesTheDriversLastStderrLines(t *testing.T) {
-	d := &DriverConfig{Command: "./driver.sh", tail: &stderrtail.Tail{}}
+	d := &driverConfig{Command: "./driver.sh", tail: &stderrtail.Tail{}}
 	_, _ = d.tail.Write([]byte("bash: line 1: ./driver.sh: No such file or directory\n"))
-	a := &AM{cfg: Config{Driver: d}}
+	a := &am{cfg: config{Driver: d}}
 	code := 127
 	a.driverExit = &code
 	out := a.driverOutcome()
@@ -40,8 +40,8 @@ func TestDriverOutcomeCarriesTheDriversLastStderrLines(t *testing.T) {
 // when the child ends), with its code and its stderr.
 func TestDriverExitSeenWhileAChildHoldsStderr(t *testing.T) {
 	var stderr strings.Builder
-	d := &DriverConfig{Command: "sleep 30 & echo 'driver-marker failed' >&2; exit 4", Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}}
-	a := &AM{cfg: Config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+	d := &driverConfig{Command: "sleep 30 & echo 'driver-marker failed' >&2; exit 4", Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}}
+	a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // ends the background sleep's process group
 	done, err := a.startDriver(ctx)
@@ -84,7 +84,7 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", amFile)
 
 	m := apiAM(t)
-	m.cfg.Driver = &DriverConfig{
+	m.cfg.Driver = &driverConfig{
 		Command: `echo "$HADOOP_TOKEN_FILE_LOCATION" > seen-path; cp "$HADOOP_TOKEN_FILE_LOCATION" seen-tokens; env > seen-env`,
 		Tokens:  amCreds,
 	}
@@ -102,8 +102,8 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 
 	path, err := os.ReadFile(filepath.Join(dir, "seen-path"))
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, DriverTokensFile), strings.TrimSpace(string(path)), "the driver's own token file, not the AM's")
-	fi, err := os.Stat(filepath.Join(dir, DriverTokensFile))
+	assert.Equal(t, filepath.Join(dir, driverTokensFile), strings.TrimSpace(string(path)), "the driver's own token file, not the AM's")
+	fi, err := os.Stat(filepath.Join(dir, driverTokensFile))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
 
@@ -126,8 +126,8 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 func TestDriverEndedAtTheFailureLimit(t *testing.T) {
 	for _, end := range []bool{true, false} {
 		ready := filepath.Join(t.TempDir(), "ready")
-		d := &DriverConfig{Command: "trap 'exit 0' TERM; touch " + ready + "; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: end}
-		a := &AM{cfg: Config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+		d := &driverConfig{Command: "trap 'exit 0' TERM; touch " + ready + "; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: end}
+		a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
 		ctx, cancel := context.WithCancel(context.Background())
 		done, err := a.startDriver(ctx)
 		require.NoError(t, err)

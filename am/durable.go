@@ -20,25 +20,25 @@ import (
 // NodeManager tokens (the register response); the rest — the requirement as the driver last set it,
 // the counts of finished containers, the failure policy's memory (counted failures, excluded nodes),
 // the resource infos the launchers reported and the tail of the event history — the AM keeps in a
-// StateStore (an extended attribute of the staging directory: one atomic NameNode call, which works
-// with a delegation token too). It is small by construction: MaxStateBytes bounds it, dropping old
+// stateStore (an extended attribute of the staging directory: one atomic NameNode call, which works
+// with a delegation token too). It is small by construction: maxStateBytes bounds it, dropping old
 // events first and resource infos next.
 
-// MaxStateBytes bounds the encoded state, below HDFS's default limit on an extended attribute's size
+// maxStateBytes bounds the encoded state, below HDFS's default limit on an extended attribute's size
 // (dfs.namenode.fs-limits.max-xattr-size, 16 KiB).
-const MaxStateBytes = 12 << 10
+const maxStateBytes = 12 << 10
 
-// ErrNoState is returned by a StateStore that holds no state yet (a first attempt).
-var ErrNoState = errors.New("no saved AM state")
+// errNoState is returned by a stateStore that holds no state yet (a first attempt).
+var errNoState = errors.New("no saved AM state")
 
-// StateStore keeps the AM's durable state between attempts.
-type StateStore interface {
-	LoadState(ctx context.Context) ([]byte, error) // ErrNoState when there is none
+// stateStore keeps the AM's durable state between attempts.
+type stateStore interface {
+	LoadState(ctx context.Context) ([]byte, error) // errNoState when there is none
 	SaveState(ctx context.Context, data []byte) error
 }
 
-// State is the AM's durable state.
-type State struct {
+// state is the AM's durable state.
+type state struct {
 	Version   int    `json:"v"`
 	Attempt   string `json:"attempt"`   // the attempt that saved it
 	Instances int    `json:"instances"` // the declared requirement (PUT /api/v1/requirements)
@@ -48,24 +48,24 @@ type State struct {
 	Failed      int                  `json:"failed"`
 	FailedExits map[int32]int        `json:"failedExits,omitempty"`
 	Policy      decision.PolicyState `json:"policy"`
-	Infos       map[string]Info      `json:"infos,omitempty"` // running container id → its resource infos
+	Infos       map[string]info      `json:"infos,omitempty"` // running container id → its resource infos
 	Events      []contract.Event     `json:"events,omitempty"`
 }
 
-// Info is the resource infos of one container, as its launcher reported them.
-type Info = map[string][]contract.Info
+// info is the resource infos of one container, as its launcher reported them.
+type info = map[string][]contract.Info
 
-// stateVersion is the layout of State; a later attempt ignores a state of another version.
+// stateVersion is the layout of state; a later attempt ignores a state of another version.
 const stateVersion = 1
 
-// encodeState marshals s within MaxStateBytes, dropping the oldest events, then resource infos.
-func encodeState(s State) ([]byte, error) {
+// encodeState marshals s within maxStateBytes, dropping the oldest events, then resource infos.
+func encodeState(s state) ([]byte, error) {
 	for {
 		data, err := json.Marshal(s)
 		if err != nil {
 			return nil, err
 		}
-		if len(data) <= MaxStateBytes {
+		if len(data) <= maxStateBytes {
 			return data, nil
 		}
 		switch {
@@ -74,14 +74,14 @@ func encodeState(s State) ([]byte, error) {
 		case len(s.Infos) > 0:
 			s.Infos = nil
 		default:
-			return nil, fmt.Errorf("the AM's state is %d bytes even without events and infos (at most %d)", len(data), MaxStateBytes)
+			return nil, fmt.Errorf("the AM's state is %d bytes even without events and infos (at most %d)", len(data), maxStateBytes)
 		}
 	}
 }
 
 // decodeState reads a state; one of another version is ignored (nil, nil).
-func decodeState(data []byte) (*State, error) {
-	var s State
+func decodeState(data []byte) (*state, error) {
+	var s state
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("the saved AM state is not readable: %w", err)
 	}
@@ -96,7 +96,7 @@ func decodeState(data []byte) (*State, error) {
 // keep_containers_across_application_attempts) become TaskExecutors of this attempt, and the saved
 // state restores the requirement, the counts, the failure policy's memory, the containers' resource
 // infos and the event history. Reconcile then asks only for what is missing.
-func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMasterResponseProto) {
+func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMasterResponseProto) {
 	a.mu.Lock()
 	first := !a.adopted
 	a.adopted = true
@@ -104,13 +104,13 @@ func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 	if !first {
 		return // a re-registration (RM restart or failover): nothing is handed over again
 	}
-	var st *State
+	var st *state
 	if a.cfg.State != nil {
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)
 		data, err := a.cfg.State.LoadState(c)
 		cancel()
 		switch {
-		case errors.Is(err, ErrNoState):
+		case errors.Is(err, errNoState):
 		case err != nil:
 			a.log.WithError(err).Warn("am: the previous attempt's state could not be read; starting from the running containers only")
 		default:
@@ -164,10 +164,10 @@ func (a *AM) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 }
 
 // stateLocked is the durable state now.
-func (a *AM) stateLocked() State {
-	s := State{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.instances,
+func (a *am) stateLocked() state {
+	s := state{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.instances,
 		Completed: a.rec.completedN, Succeeded: a.rec.succeededN, Failed: a.rec.failedN,
-		Policy: a.policy.Snapshot(), Infos: map[string]Info{}}
+		Policy: a.policy.Snapshot(), Infos: map[string]info{}}
 	if len(a.rec.forgotten.FailedExits) > 0 || len(a.rec.finished) > 0 {
 		s.FailedExits = map[int32]int{}
 		for k, v := range a.rec.forgotten.FailedExits {
@@ -192,7 +192,7 @@ func (a *AM) stateLocked() State {
 const stateEvents = 50
 
 // saveState writes the durable state if it changed since the last save.
-func (a *AM) saveState(ctx context.Context) {
+func (a *am) saveState(ctx context.Context) {
 	if a.cfg.State == nil {
 		return
 	}
@@ -223,7 +223,7 @@ func (a *AM) saveState(ctx context.Context) {
 // (user.yarn-am.state).
 const stateXAttr = "yarn-am.state"
 
-// xattrState is a StateStore in an extended attribute of the staging directory.
+// xattrState is a stateStore in an extended attribute of the staging directory.
 type xattrState struct {
 	nn  *yarnrpc.NameNodeClient
 	dir string
@@ -232,7 +232,7 @@ type xattrState struct {
 func (x xattrState) LoadState(ctx context.Context) ([]byte, error) {
 	data, err := x.nn.GetXAttr(ctx, x.dir, stateXAttr)
 	if errors.Is(err, yarnrpc.ErrNoXAttr) {
-		return nil, ErrNoState
+		return nil, errNoState
 	}
 	return data, err
 }
@@ -241,19 +241,19 @@ func (x xattrState) SaveState(ctx context.Context, data []byte) error {
 	return x.nn.SetXAttr(ctx, x.dir, stateXAttr, data)
 }
 
-// LoadState and SaveState make the staging directory the AM's StateStore.
-func (s *TokenStaging) LoadState(ctx context.Context) ([]byte, error) {
+// LoadState and SaveState make the staging directory the AM's stateStore.
+func (s *tokenStaging) LoadState(ctx context.Context) ([]byte, error) {
 	return xattrState{s.nn, s.dir.Path}.LoadState(ctx)
 }
 
 // SaveState: see LoadState.
-func (s *TokenStaging) SaveState(ctx context.Context, data []byte) error {
+func (s *tokenStaging) SaveState(ctx context.Context, data []byte) error {
 	return xattrState{s.nn, s.dir.Path}.SaveState(ctx, data)
 }
 
-// LoadState and SaveState make the staging directory the AM's StateStore (through a NameNode
+// LoadState and SaveState make the staging directory the AM's stateStore (through a NameNode
 // connection of our own: colinmarc/hdfs has no extended attributes).
-func (s *Staging) LoadState(ctx context.Context) ([]byte, error) {
+func (s *staging) LoadState(ctx context.Context) ([]byte, error) {
 	if s.nn == nil {
 		return nil, errors.New("the staging directory was opened without a NameNode connection for the AM's state")
 	}
@@ -261,7 +261,7 @@ func (s *Staging) LoadState(ctx context.Context) ([]byte, error) {
 }
 
 // SaveState: see LoadState.
-func (s *Staging) SaveState(ctx context.Context, data []byte) error {
+func (s *staging) SaveState(ctx context.Context, data []byte) error {
 	if s.nn == nil {
 		return errors.New("the staging directory was opened without a NameNode connection for the AM's state")
 	}

@@ -27,7 +27,7 @@ func (m *memState) LoadState(context.Context) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.data == nil {
-		return nil, ErrNoState
+		return nil, errNoState
 	}
 	return append([]byte{}, m.data...), nil
 }
@@ -40,20 +40,20 @@ func (m *memState) SaveState(_ context.Context, data []byte) error {
 }
 
 func TestStateIsBoundedAndKeepsTheNewestEvents(t *testing.T) {
-	s := State{Version: stateVersion, Instances: 4, Infos: map[string]Info{}}
+	s := state{Version: stateVersion, Instances: 4, Infos: map[string]info{}}
 	for i := 0; i < 2000; i++ {
 		s.Events = append(s.Events, contract.Event{ID: uint64(i + 1), Type: contract.EventLaunched, Message: fmt.Sprintf("container %d launched on a node with a long name", i)})
 	}
 	data, err := encodeState(s)
 	require.NoError(t, err)
-	assert.LessOrEqual(t, len(data), MaxStateBytes)
+	assert.LessOrEqual(t, len(data), maxStateBytes)
 	back, err := decodeState(data)
 	require.NoError(t, err)
 	require.NotEmpty(t, back.Events)
 	assert.EqualValues(t, 2000, back.Events[len(back.Events)-1].ID, "the newest events are kept")
 	assert.Equal(t, 4, back.Instances)
 
-	other, _ := json.Marshal(State{Version: stateVersion + 1})
+	other, _ := json.Marshal(state{Version: stateVersion + 1})
 	st, err := decodeState(other)
 	require.NoError(t, err)
 	assert.Nil(t, st, "a state of another layout is ignored")
@@ -88,8 +88,8 @@ func TestLoopAdoptsThePreviousAttempt(t *testing.T) {
 	}
 	f.NextCID = 10
 	store := &memState{}
-	prev := State{Version: stateVersion, Attempt: "appattempt_1700000000000_0007_000001", Instances: 3, Completed: 1, Succeeded: 1,
-		Infos:  map[string]Info{"container_1700000000000_0007_01_000002": {"gpu": {{"index": "1"}}}},
+	prev := state{Version: stateVersion, Attempt: "appattempt_1700000000000_0007_000001", Instances: 3, Completed: 1, Succeeded: 1,
+		Infos:  map[string]info{"container_1700000000000_0007_01_000002": {"gpu": {{"index": "1"}}}},
 		Events: []contract.Event{{Type: contract.EventLaunched, Message: "container_1700000000000_0007_01_000002 launched"}}}
 	store.data, _ = encodeState(prev)
 

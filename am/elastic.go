@@ -25,7 +25,7 @@ import (
 // (ElasticObserved) and remembers each round's expected size.
 
 // elasticObservedLocked is the ElasticObserved of the next Reconcile.
-func (a *AM) elasticObservedLocked(now time.Time) decision.ElasticObserved {
+func (a *am) elasticObservedLocked(now time.Time) decision.ElasticObserved {
 	if !a.specLocked().Elastic() {
 		return decision.ElasticObserved{}
 	}
@@ -55,7 +55,7 @@ func (g *gangState) Carry(seq []*tracked) {
 }
 
 // gangStatusLocked is the status document's gang section (nil when the application is no gang).
-func (a *AM) gangStatusLocked() *contract.GangStatus {
+func (a *am) gangStatusLocked() *contract.GangStatus {
 	if !a.cfg.Spec.Gang {
 		return nil
 	}

@@ -177,7 +177,7 @@ func TestReconcileElasticBatchSucceedsWithItsRound(t *testing.T) {
 // elasticAM is an elastic gang of 3 (min 2) on the in-process fake cluster, its loop running, with the
 // AM's clock under the test's control: the cluster grants what MaxAllocations lets it and containers
 // run until the test completes them.
-func elasticAM(t *testing.T) (*AM, *testClock, *fakecluster.Cluster) {
+func elasticAM(t *testing.T) (*am, *testClock, *fakecluster.Cluster) {
 	t.Helper()
 	c := fakecluster.InProcess()
 	c.KeepRunning = true
@@ -185,7 +185,7 @@ func elasticAM(t *testing.T) (*AM, *testClock, *fakecluster.Cluster) {
 	clock := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	spec := elasticSpec(3, 2)
 	spec.MaxFailures = 5
-	m, err := New(Config{App: "application_1700000000000_0007", Spec: spec, Now: clock.Now, Policy: noFailurePolicy,
+	m, err := newAM(config{App: "application_1700000000000_0007", Spec: spec, Now: clock.Now, Policy: noFailurePolicy,
 		GangTimeout: 30 * time.Second, ElasticInterval: 30 * time.Second, HeartbeatFast: time.Millisecond, HeartbeatSlow: 2 * time.Millisecond,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog})
 	require.NoError(t, err)
@@ -197,7 +197,7 @@ func elasticAM(t *testing.T) (*AM, *testClock, *fakecluster.Cluster) {
 }
 
 // gangNow is the AM's gang section once cond holds for it.
-func gangNow(t *testing.T, m *AM, what string, cond func(g contract.GangStatus) bool) contract.GangStatus {
+func gangNow(t *testing.T, m *am, what string, cond func(g contract.GangStatus) bool) contract.GangStatus {
 	t.Helper()
 	var g contract.GangStatus
 	require.Eventually(t, func() bool {
@@ -226,7 +226,7 @@ func started(t *testing.T, c *fakecluster.Cluster, n int) {
 
 // fail reports a running member of round as exited with code 3 (once the launches of its round are
 // done).
-func fail(t *testing.T, m *AM, c *fakecluster.Cluster, round int) string {
+func fail(t *testing.T, m *am, c *fakecluster.Cluster, round int) string {
 	t.Helper()
 	var victim string
 	require.Eventually(t, func() bool {
@@ -250,7 +250,7 @@ func fail(t *testing.T, m *AM, c *fakecluster.Cluster, round int) string {
 	return victim
 }
 
-func gangEvents(m *AM, typ contract.EventType) []contract.Event {
+func gangEvents(m *am, typ contract.EventType) []contract.Event {
 	var out []contract.Event
 	for _, e := range m.events.Latest(200) {
 		if e.Type == typ {

@@ -18,16 +18,16 @@ import (
 // of a not-enough-resources event (cluster totals, free amounts, the largest node), and the
 // configuration key behind a request the RM rejected.
 
-// ClusterNodes lists the cluster's nodes (yarnrpc.ApplicationClient on the RM's client port). The
+// clusterNodes lists the cluster's nodes (yarnrpc.ApplicationClient on the RM's client port). The
 // AM uses it only for evidence; when it is nil or fails, the allocate response's headroom is used.
-type ClusterNodes interface {
+type clusterNodes interface {
 	GetClusterNodes(ctx context.Context, states ...hadooppb.NodeStateProto) ([]*hadooppb.NodeReportProto, error)
 }
 
-// InPartition keeps the nodes of partition label (a node report's node_labels); label "" keeps every
+// inPartition keeps the nodes of partition label (a node report's node_labels); label "" keeps every
 // node. The evidence of a job with taskexecutor.node-label counts only the nodes its requests can be
 // placed on (TestEvidenceCountsOnlyThePartition; docs/job-file.md#node-labels).
-func InPartition(nodes []*hadooppb.NodeReportProto, label string) []*hadooppb.NodeReportProto {
+func inPartition(nodes []*hadooppb.NodeReportProto, label string) []*hadooppb.NodeReportProto {
 	if label == "" {
 		return nodes
 	}
@@ -40,10 +40,10 @@ func InPartition(nodes []*hadooppb.NodeReportProto, label string) []*hadooppb.No
 	return out
 }
 
-// BuildEvidence sums the RUNNING nodes' capability and use, and picks the largest node by the
+// buildEvidence sums the RUNNING nodes' capability and use, and picks the largest node by the
 // scarcest type asked for (the first non-memory, non-vcores type, e.g. yarn.io/gpu; else memory).
 // headroom is the allocate response's available_resources (may be nil).
-func BuildEvidence(asked contract.Capability, pending int, pendingFor time.Duration, nodes []*hadooppb.NodeReportProto, headroom *hadooppb.ResourceProto) contract.Evidence {
+func buildEvidence(asked contract.Capability, pending int, pendingFor time.Duration, nodes []*hadooppb.NodeReportProto, headroom *hadooppb.ResourceProto) contract.Evidence {
 	ev := contract.Evidence{Asked: asked, Pending: pending, PendingFor: pendingFor.Round(time.Second).String()}
 	if headroom != nil {
 		ev.Headroom = contract.Capability(yarnrpc.ResourceAmounts(headroom))
@@ -102,13 +102,13 @@ func scarceType(asked contract.Capability) string {
 	return "memory-mb"
 }
 
-// ConfigKeys maps YARN resource types to the job's configuration keys that set them, for messages:
+// configKeys maps YARN resource types to the job's configuration keys that set them, for messages:
 // memory-mb → taskexecutor.memory, vcores → taskexecutor.vcores, yarn.io/gpu →
 // external-resource.gpu.amount (filled in from the external-resource configuration).
-type ConfigKeys map[string]string
+type configKeys map[string]string
 
 // Key returns the configuration key for a YARN type (the type itself if unknown).
-func (k ConfigKeys) Key(yarnType string) string {
+func (k configKeys) Key(yarnType string) string {
 	if v, ok := k[yarnType]; ok {
 		return v
 	}
@@ -121,12 +121,12 @@ func (k ConfigKeys) Key(yarnType string) string {
 	return yarnType
 }
 
-// Rejection explains why the RM would or did refuse asks of capability c: the first type (sorted)
+// rejection explains why the RM would or did refuse asks of capability c: the first type (sorted)
 // that the cluster does not know or whose amount is over maximum (the register response's
 // maximum_capability; nil or empty = unknown), as an allocation-rejected event. rmErr is the
 // RM's refusal if there was one (its message goes into the event's reason, and its class decides
 // when the maximum does not say). ok is false when nothing can be blamed.
-func Rejection(c contract.Capability, maximum contract.Capability, keys ConfigKeys, rmErr error) (contract.Event, bool) {
+func rejection(c contract.Capability, maximum contract.Capability, keys configKeys, rmErr error) (contract.Event, bool) {
 	msg := ""
 	if rmErr != nil {
 		msg = rmErr.Error()
@@ -175,8 +175,8 @@ func Rejection(c contract.Capability, maximum contract.Capability, keys ConfigKe
 	return contract.Event{}, false
 }
 
-// IsRejection says whether an allocate error is the RM refusing the request itself (as opposed to
+// isRejection says whether an allocate error is the RM refusing the request itself (as opposed to
 // a transport or server problem worth retrying).
-func IsRejection(err error) bool {
+func isRejection(err error) bool {
 	return errors.Is(err, yarnrpc.ErrInvalidResourceRequest) || errors.Is(err, yarnrpc.ErrResourceNotFound)
 }

@@ -154,7 +154,7 @@ func (g *gangState) Rank(seq []*tracked) (ev contract.Event, master string, ok b
 }
 
 // allocLatencyLocked is how long ask askID waited for an allocation (0 if unknown), and records it.
-func (a *AM) allocLatencyLocked(askID int64, now time.Time) time.Duration {
+func (a *am) allocLatencyLocked(askID int64, now time.Time) time.Duration {
 	at, ok := a.asks.SentAt(askID)
 	if !ok {
 		return 0
@@ -164,7 +164,7 @@ func (a *AM) allocLatencyLocked(askID int64, now time.Time) time.Duration {
 }
 
 // startGangLocked launches every held member of the current round: the gang is complete.
-func (a *AM) startGangLocked() []*tracked {
+func (a *am) startGangLocked() []*tracked {
 	out := a.gang.Held(a.rec.seq)
 	for _, t := range out {
 		a.rec.startHeld(t)
@@ -177,7 +177,7 @@ func (a *AM) startGangLocked() []*tracked {
 }
 
 // releaseHeldLocked gives a held container back to the RM.
-func (a *AM) releaseHeldLocked(t *tracked, why string) {
+func (a *am) releaseHeldLocked(t *tracked, why string) {
 	if t.cid != nil {
 		a.release[t.ID] = t.cid
 	}
@@ -186,7 +186,7 @@ func (a *AM) releaseHeldLocked(t *tracked, why string) {
 
 // newRoundLocked starts the next round of the gang, of size members (0: the declared instances);
 // change is an elastic gang's "grow" or "shrink" (elastic.go), whose held containers carry over.
-func (a *AM) newRoundLocked(now time.Time, why, change string, size int) {
+func (a *am) newRoundLocked(now time.Time, why, change string, size int) {
 	if size <= 0 {
 		size = a.instances
 	}
@@ -202,7 +202,7 @@ func (a *AM) newRoundLocked(now time.Time, why, change string, size int) {
 // the RM (other applications may need it to complete their own gangs: holding part of a gang while
 // waiting for the rest is how busy clusters deadlock), the evidence of the shortage is reported,
 // and the AM waits before it asks again — or fails, as the failure policy's pending action says.
-func (a *AM) checkGang(ctx context.Context) {
+func (a *am) checkGang(ctx context.Context) {
 	if !a.cfg.Spec.Gang {
 		return
 	}
@@ -234,7 +234,7 @@ func (a *AM) checkGang(ctx context.Context) {
 	a.mu.Unlock()
 
 	nodes := a.runningNodes(ctx)
-	ev := BuildEvidence(a.cfg.Spec.Capability, missing, a.cfg.GangTimeout, nodes, headroom)
+	ev := buildEvidence(a.cfg.Spec.Capability, missing, a.cfg.GangTimeout, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
 	action := a.policy.Config().OnPendingTimeout
 	e := a.emit(events.NotEnoughResources(ev, action))
@@ -248,7 +248,7 @@ func (a *AM) checkGang(ctx context.Context) {
 
 // assignRanksLocked publishes the rendezvous of the current round once it formed and every member
 // reported (gangState.Rank).
-func (a *AM) assignRanksLocked() {
+func (a *am) assignRanksLocked() {
 	if !a.cfg.Spec.Gang {
 		return
 	}
@@ -265,7 +265,7 @@ func hostOf(node string) string {
 
 // Rendezvous is what the AM knows of container id's rendezvous (web.State; package web answers GET
 // /api/v1/containers/<id>/rendezvous from it and hides rank 0's address from anonymous readers).
-func (a *AM) Rendezvous(id string) web.Rendezvous {
+func (a *am) Rendezvous(id string) web.Rendezvous {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)

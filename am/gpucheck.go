@@ -24,7 +24,7 @@ import (
 // checkSharedGPUsLocked compares the GPU UUIDs t just reported with those of the node's other live
 // containers; on a match it emits a gpu-shared event naming both containers and the GPU, and stops t.
 // It reports whether t was stopped.
-func (a *AM) checkSharedGPUsLocked(t *tracked) bool {
+func (a *am) checkSharedGPUsLocked(t *tracked) bool {
 	mine := reportedUUIDs(t)
 	if len(mine) == 0 {
 		return false
@@ -44,7 +44,7 @@ func (a *AM) checkSharedGPUsLocked(t *tracked) bool {
 			counts := n > sharedGPUFreeStops
 			a.log.WithFields(logrus.Fields{"container": t.ID, "holder": o.ID, "node": t.Node, "gpu": u, "counts": counts}).
 				Error("am: two live TaskExecutors hold one GPU; stopping the later")
-			a.emit(GPUSharedEvent(t.ID, o.ID, t.Node, mine[u], u, counts))
+			a.emit(gpuSharedEvent(t.ID, o.ID, t.Node, mine[u], u, counts))
 			t.sharedGPUCounts = counts
 			if a.rec.stopping(t) {
 				a.stopInBackground([]*tracked{t})
@@ -81,9 +81,9 @@ func sortedUUIDs(m map[string]string) []string {
 	return out
 }
 
-// GPUSharedEvent: container later reported the device uuid of resource on node, which the live
+// gpuSharedEvent: container later reported the device uuid of resource on node, which the live
 // container holder had reported before; later is stopped, its end counted as a failure when counts.
-func GPUSharedEvent(later, holder, node, resource, uuid string, counts bool) contract.Event {
+func gpuSharedEvent(later, holder, node, resource, uuid string, counts bool) contract.Event {
 	msg := fmt.Sprintf("TaskExecutors %s and %s on %s both hold GPU %s; stopping %s (the later one) and asking for a replacement", holder, later, node, uuid, later)
 	if counts {
 		msg += fmt.Sprintf("; this happened more than %d times on %s, so its end counts as a failure", sharedGPUFreeStops, node)

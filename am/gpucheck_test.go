@@ -22,7 +22,7 @@ func gpuReport(uuids ...string) string {
 	return body + `]}}`
 }
 
-func eventsOfType(m *AM, typ contract.EventType) []contract.Event {
+func eventsOfType(m *am, typ contract.EventType) []contract.Event {
 	var out []contract.Event
 	for _, e := range m.events.Since(0, 0) {
 		if e.Type == typ {

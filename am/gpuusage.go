@@ -18,7 +18,7 @@ import (
 // GPUSamples books the GPU samples of container id's liveness message (web.GPUSampleBook); the
 // message was already booked as alive. A container that is no longer launching or running has its
 // samples dropped; an error refuses the message's samples (400).
-func (a *AM) GPUSamples(id string, r contract.AliveReport) error {
+func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)
@@ -40,7 +40,7 @@ func (a *AM) GPUSamples(id string, r contract.AliveReport) error {
 
 // GPUSeries is container id's kept samples (GET /api/v1/containers/<id>/gpus); ok false when the
 // container is not one of the AM's.
-func (a *AM) GPUSeries(id string) (contract.GPUSeries, bool) {
+func (a *am) GPUSeries(id string) (contract.GPUSeries, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.rec.get(id) == nil {
@@ -86,7 +86,7 @@ func gpuCount(t *tracked) int64 {
 
 // gpuUsageLocked is the job's GPU time: every kept container's GPUs times how long it ran (to now
 // while it runs), with the shares of the samples; nil for a job that holds no GPU.
-func (a *AM) gpuUsageLocked(now time.Time) *contract.GPUUsage {
+func (a *am) gpuUsageLocked(now time.Time) *contract.GPUUsage {
 	var seconds float64
 	for _, t := range a.rec.seq {
 		n := gpuCount(t)
@@ -110,7 +110,7 @@ func (a *AM) gpuUsageLocked(now time.Time) *contract.GPUUsage {
 
 // gpuDiagnosticsLocked is diagnostics with the job's GPU time after it (the final diagnostics and the
 // finished event), unchanged for a job that holds no GPU.
-func (a *AM) gpuDiagnostics(diagnostics string) string {
+func (a *am) gpuDiagnostics(diagnostics string) string {
 	a.mu.Lock()
 	u := a.gpuUsageLocked(a.cfg.Now())
 	a.mu.Unlock()
@@ -125,7 +125,7 @@ func (a *AM) gpuDiagnostics(diagnostics string) string {
 
 // gpuEndedLocked removes t's gauges once it is no longer running (its series stays for the status
 // until its record is forgotten).
-func (a *AM) gpuEndedLocked(t *tracked) { a.metrics.DropGPUs(t.ID) }
+func (a *am) gpuEndedLocked(t *tracked) { a.metrics.DropGPUs(t.ID) }
 
 // gpuGauges are the per-container, per-GPU gauges, registered on the AM's registry at the first sample.
 type gpuGauges struct {
@@ -133,7 +133,7 @@ type gpuGauges struct {
 	util, memory, power *prometheus.GaugeVec
 }
 
-func (m *Metrics) gpuGauges() *gpuGauges {
+func (m *metrics) gpuGauges() *gpuGauges {
 	g := &m.gpu
 	g.once.Do(func() {
 		labels := []string{"container", "gpu"}
@@ -149,7 +149,7 @@ func (m *Metrics) gpuGauges() *gpuGauges {
 }
 
 // SetGPUs sets container id's gauges from its latest readings.
-func (m *Metrics) SetGPUs(id string, gpus []contract.GPUStatus) {
+func (m *metrics) SetGPUs(id string, gpus []contract.GPUStatus) {
 	if m == nil || len(gpus) == 0 {
 		return
 	}
@@ -168,7 +168,7 @@ func (m *Metrics) SetGPUs(id string, gpus []contract.GPUStatus) {
 }
 
 // DropGPUs removes container id's gauges (it ended).
-func (m *Metrics) DropGPUs(id string) {
+func (m *metrics) DropGPUs(id string) {
 	if m == nil {
 		return
 	}

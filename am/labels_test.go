@@ -16,7 +16,7 @@ import (
 // TestResourceRequestCarriesTheNodeLabel: taskexecutor.node-label is the "*" request's
 // node_label_expression; without it the field is not sent (the queue's default partition).
 func TestResourceRequestCarriesTheNodeLabel(t *testing.T) {
-	a := &AM{cfg: Config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
+	a := &am{cfg: config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
 	rr := a.resourceRequest(7, 3)
 	require.NotNil(t, rr.NodeLabelExpression)
 	assert.Equal(t, "gpu", rr.GetNodeLabelExpression())
@@ -29,7 +29,7 @@ func TestResourceRequestCarriesTheNodeLabel(t *testing.T) {
 // TestLocalityRequestsCarryTheLabelOnStarOnly: the RM refuses a label expression on a host or rack
 // request, so spreading keeps it on the "*" request only.
 func TestLocalityRequestsCarryTheLabelOnStarOnly(t *testing.T) {
-	a := &AM{cfg: Config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
+	a := &am{cfg: config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
 	reqs := localityRequests(a.resourceRequest(1, 2), []hostShare{{Host: "h1", Rack: "/r1", Count: 2}}, nil)
 	require.Len(t, reqs, 3)
 	for _, r := range reqs {
@@ -51,11 +51,11 @@ func labelledNode(host string, gpus int64, labels ...string) *hadooppb.NodeRepor
 // only, and its message names the partition.
 func TestEvidenceCountsOnlyThePartition(t *testing.T) {
 	nodes := []*hadooppb.NodeReportProto{labelledNode("a", 8), labelledNode("g", 2, "gpu"), labelledNode("f", 4, "fpga")}
-	assert.Len(t, InPartition(nodes, ""), 3, "no label: every node")
-	in := InPartition(nodes, "gpu")
+	assert.Len(t, inPartition(nodes, ""), 3, "no label: every node")
+	in := inPartition(nodes, "gpu")
 	require.Len(t, in, 1)
 	asked := contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 4}
-	ev := BuildEvidence(asked, 1, time.Minute, in, nil)
+	ev := buildEvidence(asked, 1, time.Minute, in, nil)
 	ev.Partition = "gpu"
 	assert.Equal(t, 1, ev.Nodes)
 	assert.Equal(t, int64(2), ev.ClusterTotal["yarn.io/gpu"])
@@ -63,5 +63,5 @@ func TestEvidenceCountsOnlyThePartition(t *testing.T) {
 	msg := events.NotEnoughResources(ev, decision.PendingWait).Message
 	assert.Contains(t, msg, `node-label partition "gpu" (1 nodes) total`)
 	assert.NotContains(t, msg, "cluster (")
-	assert.Empty(t, InPartition(nodes, "tpu"))
+	assert.Empty(t, inPartition(nodes, "tpu"))
 }

@@ -17,7 +17,7 @@ import (
 // (startContainers) and the stops (stopContainers), none of which holds the AM's mutex during the call.
 
 // launchWorker starts queued containers on their NodeManagers; several workers run at once.
-func (a *AM) launchWorker(ctx context.Context) {
+func (a *am) launchWorker(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -28,7 +28,7 @@ func (a *AM) launchWorker(ctx context.Context) {
 	}
 }
 
-func (a *AM) launch(ctx context.Context, t *tracked) {
+func (a *am) launch(ctx context.Context, t *tracked) {
 	log := a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node})
 	start := time.Now()
 	c, cancel := callCtx(ctx)
@@ -89,7 +89,7 @@ func (a *AM) launch(ctx context.Context, t *tracked) {
 
 // stopInBackground stops containers without holding up the caller (which may hold a.mu); Run waits
 // for it before it returns.
-func (a *AM) stopInBackground(ts []*tracked) {
+func (a *am) stopInBackground(ts []*tracked) {
 	a.background.Add(1)
 	go func() {
 		defer a.background.Done()
@@ -98,7 +98,7 @@ func (a *AM) stopInBackground(ts []*tracked) {
 }
 
 // stopAll stops containers on their NMs, every node at once.
-func (a *AM) stopAll(ctx context.Context, ts []*tracked) {
+func (a *am) stopAll(ctx context.Context, ts []*tracked) {
 	byNode := map[string][]*hadooppb.ContainerIdProto{}
 	for _, t := range ts {
 		byNode[t.Node] = append(byNode[t.Node], t.cid)

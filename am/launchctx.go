@@ -9,7 +9,7 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// stagedFiles looks up staged files by name (*Staging).
+// stagedFiles looks up staged files by name (*staging).
 type stagedFiles interface {
 	Resource(name, alias string) (contract.LocalResource, error)
 }

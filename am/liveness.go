@@ -22,7 +22,7 @@ import (
 // whose NodeManager died is declared LOST by the RM only after yarn.nm.liveness-monitor.expiry-interval-ms
 // (10 minutes by default), during which a gang of GPUs would sit idle. Every launcher says it is
 // alive every contract.LivenessInterval; a running TaskExecutor whose launcher has been silent for
-// Config.LivenessTimeout is probed at its NodeManager (getContainerStatuses), and declared lost only
+// config.LivenessTimeout is probed at its NodeManager (getContainerStatuses), and declared lost only
 // when the NodeManager does not answer or no longer knows the container. A launcher that is alive
 // keeps its container whatever its NodeManager does; a NodeManager that says the container runs
 // keeps it too (a launcher of an older release, or one that cannot reach this attempt's API).
@@ -173,8 +173,8 @@ func (l *livenessState) NodeBack(node string) bool {
 // LostNodes are the nodes excluded for a lost TaskExecutor, in no order.
 func (l *livenessState) LostNodes() iter.Seq[string] { return maps.Keys(l.lostNodes) }
 
-// livenessTimeout is Config.LivenessTimeout with its default; negative disables the check.
-func (a *AM) livenessTimeout() time.Duration {
+// livenessTimeout is config.LivenessTimeout with its default; negative disables the check.
+func (a *am) livenessTimeout() time.Duration {
 	if a.cfg.LivenessTimeout == 0 {
 		return contract.DefaultLivenessTimeout
 	}
@@ -183,7 +183,7 @@ func (a *AM) livenessTimeout() time.Duration {
 
 // Alive records that the launcher of container id is alive; false if the container is not one of
 // this AM's.
-func (a *AM) Alive(id string) bool {
+func (a *am) Alive(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)
@@ -205,7 +205,7 @@ type livenessProbe struct {
 
 // checkLiveness runs after each heartbeat: it starts a probe (in the background, never under mu) for
 // every running TaskExecutor silent for the timeout, and for every node excluded for a loss.
-func (a *AM) checkLiveness(ctx context.Context) {
+func (a *am) checkLiveness(ctx context.Context) {
 	timeout := a.livenessTimeout()
 	if timeout < 0 {
 		return
@@ -255,7 +255,7 @@ type containerStatuser interface {
 }
 
 // askNM asks node's NodeManager for container cid; the string is the evidence, in words.
-func (a *AM) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) (nmVerdict, string) {
+func (a *am) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) (nmVerdict, string) {
 	s, ok := a.cfg.NM.(containerStatuser)
 	if !ok {
 		return nmUnsure, "the NodeManager client cannot ask for container statuses"
@@ -292,7 +292,7 @@ func (a *AM) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdPr
 }
 
 // probe asks a silent TaskExecutor's NodeManager and books the verdict.
-func (a *AM) probe(ctx context.Context, p livenessProbe) {
+func (a *am) probe(ctx context.Context, p livenessProbe) {
 	defer a.background.Done()
 	verdict, evidence := a.askNM(ctx, p.node, p.cid)
 	a.mu.Lock()
@@ -310,7 +310,7 @@ func (a *AM) probe(ctx context.Context, p livenessProbe) {
 // lostLocked declares t lost: its container is released, its node excluded until the RM reports it
 // RUNNING or its NodeManager answers again, and its end (exit status -100, not counted as a failure)
 // makes Reconcile ask for a replacement at once (and a gang start its next round).
-func (a *AM) lostLocked(t *tracked, silent time.Duration, evidence string) {
+func (a *am) lostLocked(t *tracked, silent time.Duration, evidence string) {
 	why := fmt.Sprintf("lost: its launcher has been silent for %s (taskexecutor.liveness-timeout = %s) and %s", silent.Round(time.Second), a.livenessTimeout(), evidence)
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Warn("am: TaskExecutor " + why + "; releasing it and asking for a replacement (not counted as a failure)")
 	if t.cid != nil {
@@ -319,14 +319,14 @@ func (a *AM) lostLocked(t *tracked, silent time.Duration, evidence string) {
 			a.excl.Exclude(t.Node)
 		}
 	}
-	a.emit(LostEvent(t.ID, t.Node, why))
+	a.emit(lostEvent(t.ID, t.Node, why))
 	a.exitedLocked(t, a.rec.completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why}))
 	a.news = true
 	a.poke()
 }
 
 // probeLostNode asks a node excluded for a loss whether its NodeManager answers again.
-func (a *AM) probeLostNode(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) {
+func (a *am) probeLostNode(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) {
 	defer a.background.Done()
 	verdict, _ := a.askNM(ctx, node, cid)
 	a.mu.Lock()
@@ -339,7 +339,7 @@ func (a *AM) probeLostNode(ctx context.Context, node string, cid *hadooppb.Conta
 
 // nodeBackLocked lifts the exclusion of a node excluded for a loss (the RM reports it RUNNING, or
 // its NodeManager answers again).
-func (a *AM) nodeBackLocked(node, why string) {
+func (a *am) nodeBackLocked(node, why string) {
 	if !a.live.NodeBack(node) {
 		return
 	}
@@ -351,8 +351,8 @@ func (a *AM) nodeBackLocked(node, why string) {
 	a.emit(events.NodeExclusionLifted(node))
 }
 
-// LostEvent: a TaskExecutor was declared lost by the AM's liveness check.
-func LostEvent(id, node, why string) contract.Event {
+// lostEvent: a TaskExecutor was declared lost by the AM's liveness check.
+func lostEvent(id, node, why string) contract.Event {
 	return contract.Event{Type: contract.EventLost, Severity: contract.SeverityWarning, Container: id, Node: node, Reason: "liveness-timeout",
 		Message: fmt.Sprintf("TaskExecutor %s on %s %s; released, its node excluded until it is healthy again, a replacement asked for (not counted as a failure)", id, node, why)}
 }

@@ -65,20 +65,20 @@ func (n *probedNM) GetContainerStatuses(_ context.Context, node string, ids ...*
 
 // livenessAM is an AM on the in-process fake cluster with its clock and NM under the test's control,
 // not running its loop: the test drives checkLiveness.
-func livenessAM(t *testing.T) (*AM, *testClock, *probedNM, *fakecluster.Cluster) {
+func livenessAM(t *testing.T) (*am, *testClock, *probedNM, *fakecluster.Cluster) {
 	t.Helper()
 	c := fakecluster.InProcess()
 	c.KeepRunning = true
 	clock := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	nm := &probedNM{NMClient: c.InProcessNM(), c: c}
-	m, err := New(Config{App: "application_1700000000000_0007", Spec: gpuSpec(2, 0), Now: clock.Now, Policy: noFailurePolicy,
+	m, err := newAM(config{App: "application_1700000000000_0007", Spec: gpuSpec(2, 0), Now: clock.Now, Policy: noFailurePolicy,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: nm, Log: quietLog})
 	require.NoError(t, err)
 	return m, clock, nm, c
 }
 
 // running books a running container as if it was allocated and launched (its NM started it).
-func running(t *testing.T, m *AM, c *fakecluster.Cluster, n int64, node string) *tracked {
+func running(t *testing.T, m *am, c *fakecluster.Cluster, n int64, node string) *tracked {
 	t.Helper()
 	cid := &hadooppb.ContainerIdProto{AppId: c.App, AppAttemptId: c.Att, Id: proto.Int64(n)}
 	id := yarnrpc.FormatContainerID(cid)
@@ -94,7 +94,7 @@ func running(t *testing.T, m *AM, c *fakecluster.Cluster, n int64, node string) 
 
 // pass moves the clock by d in steps of a second, checking at each as the loop does after every
 // heartbeat (a jump of more than half the timeout is a pause of the AM's: every clock restarts).
-func pass(m *AM, clock *testClock, d time.Duration) {
+func pass(m *am, clock *testClock, d time.Duration) {
 	for ; d > 0; d -= time.Second {
 		clock.Add(min(d, time.Second))
 		check(m)
@@ -102,12 +102,12 @@ func pass(m *AM, clock *testClock, d time.Duration) {
 }
 
 // check runs one liveness check and waits for its probes.
-func check(m *AM) {
+func check(m *am) {
 	m.checkLiveness(context.Background())
 	m.background.Wait()
 }
 
-func phase(m *AM, tr *tracked) contract.Phase {
+func phase(m *am, tr *tracked) contract.Phase {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return tr.Phase
@@ -234,7 +234,7 @@ func TestLivenessLostTaskExecutorIsReplacedByTheLoop(t *testing.T) {
 	c.KeepRunning = true
 	clock := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	nm := &probedNM{NMClient: c.InProcessNM(), c: c}
-	m, err := New(Config{App: "application_1700000000000_0007", Spec: gpuSpec(2, 0), Now: clock.Now, Policy: noFailurePolicy,
+	m, err := newAM(config{App: "application_1700000000000_0007", Spec: gpuSpec(2, 0), Now: clock.Now, Policy: noFailurePolicy,
 		HeartbeatFast: time.Millisecond, HeartbeatSlow: 2 * time.Millisecond,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: nm, Log: quietLog})
 	require.NoError(t, err)

@@ -26,8 +26,8 @@ import (
 
 // Locality values of taskexecutor.locality.
 const (
-	LocalitySpread = "spread" // node-local requests over the hosts with room
-	LocalityAny    = "any"    // one "*" request per ask (the default)
+	localitySpread = "spread" // node-local requests over the hosts with room
+	localityAny    = "any"    // one "*" request per ask (the default)
 )
 
 // nodeRoom is how many containers of the asked capability one NodeManager can take.
@@ -219,7 +219,7 @@ func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hado
 }
 
 // localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
-func (a *AM) localityRooms(ctx context.Context) []nodeRoom {
+func (a *am) localityRooms(ctx context.Context) []nodeRoom {
 	a.mu.Lock()
 	asking := a.asks.SendingSpread()
 	a.mu.Unlock()
@@ -231,8 +231,8 @@ func (a *AM) localityRooms(ctx context.Context) []nodeRoom {
 
 // spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
 // adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
-func (a *AM) spreadRoom(ctx context.Context) int {
-	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil {
+func (a *am) spreadRoom(ctx context.Context) int {
+	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil {
 		return 0
 	}
 	a.mu.Lock()
@@ -258,9 +258,9 @@ func (a *AM) spreadRoom(ctx context.Context) int {
 // nodeRooms asks the RM for the RUNNING nodes and returns their room for a container of the spec
 // (nil when the call fails: asks go out plain, as with taskexecutor.locality = "any"; after a
 // failure the RM is not asked again for a minute).
-func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
+func (a *am) nodeRooms(ctx context.Context) []nodeRoom {
 	a.mu.Lock()
-	if a.cfg.Locality != LocalitySpread || a.cfg.Cluster == nil || !a.nodes.SpreadDue(a.cfg.Now()) {
+	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil || !a.nodes.SpreadDue(a.cfg.Now()) {
 		a.mu.Unlock()
 		return nil
 	}
@@ -289,5 +289,5 @@ func (a *AM) nodeRooms(ctx context.Context) []nodeRoom {
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
 		return nil
 	}
-	return roomsOf(InPartition(nodes, a.cfg.NodeLabel), a.cfg.Spec.Capability, ours, excluded)
+	return roomsOf(inPartition(nodes, a.cfg.NodeLabel), a.cfg.Spec.Capability, ours, excluded)
 }

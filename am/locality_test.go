@@ -133,7 +133,7 @@ func TestLoopSpreadsAsksAsNodeLocalRequests(t *testing.T) {
 		nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0)),
 		nodeReport("n2", 42, "/default-rack", res(8192, 8, 4), res(4096, 4, 2)),
 	}}
-	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
+	m.cfg.Cluster, m.cfg.Locality = nodes, localitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
@@ -151,15 +151,15 @@ func TestLoopSpreadsAsksAsNodeLocalRequests(t *testing.T) {
 }
 
 func TestLoopAsksForAnyNodeWithoutNodeReportsOrWhenTurnedOff(t *testing.T) {
-	for name, setup := range map[string]func(m *AM, nodes *spreadNodes){
-		"reports fail": func(m *AM, nodes *spreadNodes) { nodes.err = errors.New("SIMPLE authentication is not enabled") },
-		"locality any": func(m *AM, nodes *spreadNodes) { m.cfg.Locality = LocalityAny },
+	for name, setup := range map[string]func(m *am, nodes *spreadNodes){
+		"reports fail": func(m *am, nodes *spreadNodes) { nodes.err = errors.New("SIMPLE authentication is not enabled") },
+		"locality any": func(m *am, nodes *spreadNodes) { m.cfg.Locality = localityAny },
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := newFakeCluster(t)
 			m, _ := f.newAM(t, gpuSpec(4, 3))
 			nodes := &spreadNodes{nodes: []*hadooppb.NodeReportProto{nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0))}}
-			m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
+			m.cfg.Cluster, m.cfg.Locality = nodes, localitySpread
 			setup(m, nodes)
 			assert.Equal(t, contract.Succeeded, run(t, m).Status)
 			f.Mu.Lock()
@@ -176,14 +176,14 @@ func TestLoopAsksForAnyNodeWithoutNodeReportsOrWhenTurnedOff(t *testing.T) {
 }
 
 func TestNewRejectsAnUnknownLocality(t *testing.T) {
-	_, err := New(Config{RM: nopRM{}, NM: nopNM{}, LaunchContext: &hadooppb.ContainerLaunchContextProto{}, Locality: "near"})
+	_, err := newAM(config{RM: nopRM{}, NM: nopNM{}, LaunchContext: &hadooppb.ContainerLaunchContextProto{}, Locality: "near"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `taskexecutor.locality = "near"`)
 	assert.Contains(t, err.Error(), `"spread"`)
 	assert.Contains(t, err.Error(), `"any"`)
-	m, err := New(Config{RM: nopRM{}, NM: nopNM{}, LaunchContext: &hadooppb.ContainerLaunchContextProto{}})
+	m, err := newAM(config{RM: nopRM{}, NM: nopNM{}, LaunchContext: &hadooppb.ContainerLaunchContextProto{}})
 	require.NoError(t, err)
-	assert.Equal(t, LocalityAny, m.cfg.Locality, "plain asks unless the job asks for spreading")
+	assert.Equal(t, localityAny, m.cfg.Locality, "plain asks unless the job asks for spreading")
 }
 
 func TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly(t *testing.T) {
@@ -194,7 +194,7 @@ func TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly(t *testing.T) {
 		nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0)),
 		nodeReport("n2", 42, "/default-rack", res(8192, 8, 4), res(8192, 8, 4)),
 	}}
-	m.cfg.Cluster, m.cfg.Locality = nodes, LocalitySpread
+	m.cfg.Cluster, m.cfg.Locality = nodes, localitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
@@ -216,9 +216,9 @@ func TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly(t *testing.T) {
 
 func TestClusterAuthUsesTheRMDelegationToken(t *testing.T) {
 	creds := yarnrpc.NewCredentials()
-	assert.Equal(t, yarnrpc.AuthSimple, ClusterAuth(creds, "alice").Method, "no token: SIMPLE as the user")
+	assert.Equal(t, yarnrpc.AuthSimple, clusterAuth(creds, "alice").Method, "no token: SIMPLE as the user")
 	creds.Tokens["rm"] = yarnrpc.Token{Identifier: []byte("id"), Password: []byte("pw"), Kind: yarnrpc.RMDelegationTokenKind, Service: "127.0.0.1:8032"}
-	a := ClusterAuth(creds, "alice")
+	a := clusterAuth(creds, "alice")
 	require.Equal(t, yarnrpc.AuthToken, a.Method)
 	assert.Equal(t, yarnrpc.RMDelegationTokenKind, a.Token.Kind)
 	assert.Equal(t, "alice", a.User)

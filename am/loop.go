@@ -19,7 +19,7 @@ import (
 // outcome, then deletes the staging directory. When ctx ends (SIGTERM from the NodeManager: the
 // application is being killed) it deletes the staging directory at once and returns an outcome with
 // status KILLED and ctx's error.
-func (a *AM) Run(ctx context.Context) (decision.Outcome, error) {
+func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 	var wg sync.WaitGroup
 	wctx, stopWorkers := context.WithCancel(ctx)
 	for i := 0; i < a.cfg.LaunchWorkers; i++ {
@@ -37,9 +37,9 @@ func (a *AM) Run(ctx context.Context) (decision.Outcome, error) {
 			return a.killed(), ctx.Err()
 		case errors.As(err, &u):
 			a.setState(contract.StateRunning)
-			ev, ok := Rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
+			ev, ok := rejection(a.cfg.Spec.Capability, u.maximum, a.cfg.Keys, nil)
 			if !ok {
-				ev = events.AllocationRejected("", 0, -1, "", u.why) // the client's pre-flight wording (CheckAsk)
+				ev = events.AllocationRejected("", 0, -1, "", u.why) // the client's pre-flight wording (checkAsk)
 			}
 			ev = a.emit(ev)
 			out := decision.Outcome{Status: contract.Failed, Diagnostics: ev.Message}
@@ -131,7 +131,7 @@ func (a *AM) Run(ctx context.Context) (decision.Outcome, error) {
 }
 
 // takeNews reports and clears whether the last allocate brought allocations or completions.
-func (a *AM) takeNews() bool {
+func (a *am) takeNews() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := a.news
@@ -140,7 +140,7 @@ func (a *AM) takeNews() bool {
 }
 
 // interval: fast while something is pending, slow when idle.
-func (a *AM) interval() time.Duration {
+func (a *am) interval() time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	pending := a.rec.inFlight > 0 || a.asks.Busy() || len(a.release) > 0

@@ -44,7 +44,7 @@ type fakeStaging struct{ deleted int }
 
 func (s *fakeStaging) Delete(context.Context) error { s.deleted++; return nil }
 
-func (f *fakeCluster) newAM(t *testing.T, spec decision.Spec) (*AM, *fakeStaging) {
+func (f *fakeCluster) newAM(t *testing.T, spec decision.Spec) (*am, *fakeStaging) {
 	t.Helper()
 	co := yarnrpc.ConnOptions{Logger: quietLog}
 	rm, err := yarnrpc.NewAMClientAt([]string{f.Scheduler.Addr()}, co, yarnrpc.Token{Identifier: amrmID, Password: amrmPW, Kind: yarnrpc.AMRMTokenKind}, "alice")
@@ -52,7 +52,7 @@ func (f *fakeCluster) newAM(t *testing.T, spec decision.Spec) (*AM, *fakeStaging
 	nm := yarnrpc.NewNMClient(co, yarnrpc.FormatAttemptID(f.Att))
 	t.Cleanup(func() { rm.Close(); nm.Close() })
 	st := &fakeStaging{}
-	m, err := New(Config{App: yarnrpc.FormatApplicationID(f.App), Spec: spec, Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
+	m, err := newAM(config{App: yarnrpc.FormatApplicationID(f.App), Spec: spec, Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
 		HeartbeatFast: 5 * time.Millisecond, HeartbeatSlow: 20 * time.Millisecond, LaunchWorkers: 3,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: rm, NM: nm, Staging: st, Log: quietLog})
 	require.NoError(t, err)
@@ -63,7 +63,7 @@ var gpuSpec = func(n, maxFail int) decision.Spec {
 	return decision.Spec{Instances: n, MaxFailures: maxFail, Capability: contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}}
 }
 
-func run(t *testing.T, m *AM) decision.Outcome {
+func run(t *testing.T, m *am) decision.Outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -280,7 +280,7 @@ func TestLoopLogsNoSecrets(t *testing.T) {
 
 func TestLoopFailsAtOnceWhenTheAskExceedsTheMaximum(t *testing.T) {
 	f := newFakeCluster(t)
-	f.Maximum = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
+	f.Maximum = resourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
 	spec := gpuSpec(1, 1)
 	spec.Capability["yarn.io/gpu"] = 5
 	m, st := f.newAM(t, spec)

@@ -14,8 +14,8 @@ import (
 // (text and OpenMetrics by content negotiation), histograms and the Go runtime collectors without us
 // re-implementing any of it. Each AM has its own registry (no global state, tests can run several).
 
-// Metrics holds the AM's Prometheus collectors.
-type Metrics struct {
+// metrics holds the AM's Prometheus collectors.
+type metrics struct {
 	reg          *prometheus.Registry
 	containers   *prometheus.GaugeVec
 	asksPending  prometheus.Gauge
@@ -30,9 +30,9 @@ type Metrics struct {
 	gpu          gpuGauges // per container and GPU, from the first sample on (gpuusage.go)
 }
 
-// NewMetrics registers the AM's collectors on a registry of their own.
-func NewMetrics() *Metrics {
-	m := &Metrics{
+// newMetrics registers the AM's collectors on a registry of their own.
+func newMetrics() *metrics {
+	m := &metrics{
 		reg: prometheus.NewRegistry(),
 		containers: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_containers",
 			Help: "TaskExecutor containers by state (launching, running, stopping, completed)."}, []string{"state"}),
@@ -80,12 +80,12 @@ func stateLabel(p contract.Phase) string {
 }
 
 // Handler serves the registry in Prometheus exposition format.
-func (m *Metrics) Handler() http.Handler {
+func (m *metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
 // SetContainers sets the container gauges from a count per phase.
-func (m *Metrics) SetContainers(byPhase map[contract.Phase]int, asksPending, required, excluded int) {
+func (m *metrics) SetContainers(byPhase map[contract.Phase]int, asksPending, required, excluded int) {
 	if m == nil {
 		return
 	}
@@ -98,7 +98,7 @@ func (m *Metrics) SetContainers(byPhase map[contract.Phase]int, asksPending, req
 }
 
 // ObserveAllocation records the time from ask to allocation.
-func (m *Metrics) ObserveAllocation(d time.Duration) {
+func (m *metrics) ObserveAllocation(d time.Duration) {
 	if m == nil {
 		return
 	}
@@ -106,7 +106,7 @@ func (m *Metrics) ObserveAllocation(d time.Duration) {
 }
 
 // ObserveExit counts a container's end by class (and as a failure if the class counts).
-func (m *Metrics) ObserveExit(c contract.ExitClass) {
+func (m *metrics) ObserveExit(c contract.ExitClass) {
 	if m == nil {
 		return
 	}
@@ -117,7 +117,7 @@ func (m *Metrics) ObserveExit(c contract.ExitClass) {
 }
 
 // ObserveEvent counts an event by type (EventLog.OnAdd hook).
-func (m *Metrics) ObserveEvent(e contract.Event) {
+func (m *metrics) ObserveEvent(e contract.Event) {
 	if m == nil {
 		return
 	}
@@ -126,7 +126,7 @@ func (m *Metrics) ObserveEvent(e contract.Event) {
 
 // ObserveRPC is the hook the loop calls around each RM or NM call: method is the protocol method
 // ("allocate", "startContainers", ...), start when the call began, err its result.
-func (m *Metrics) ObserveRPC(method string, start time.Time, err error) {
+func (m *metrics) ObserveRPC(method string, start time.Time, err error) {
 	if m == nil {
 		return
 	}

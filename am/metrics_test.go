@@ -14,7 +14,7 @@ import (
 )
 
 func TestMetricsExposition(t *testing.T) {
-	m := NewMetrics()
+	m := newMetrics()
 	m.SetContainers(map[contract.Phase]int{contract.Running: 2, contract.Completed: 1}, 1, 3, 0)
 	m.ObserveAllocation(1500 * time.Millisecond)
 	m.ObserveExit(contract.ExitFailed)
@@ -48,6 +48,6 @@ func TestMetricsExposition(t *testing.T) {
 	}
 	assert.NotContains(t, text, `yarn_am_container_failures_total{class="preempted"}`, "preemption is not a failure")
 
-	var nilM *Metrics
+	var nilM *metrics
 	assert.NotPanics(t, func() { nilM.ObserveRPC("x", time.Now(), nil); nilM.ObserveExit(contract.ExitFailed) }, "a nil *Metrics is a no-op")
 }

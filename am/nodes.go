@@ -67,7 +67,7 @@ func (v *nodeView) SpreadFailed(now time.Time) { v.spreadRetry = now.Add(time.Mi
 
 // wantNodes notes that the status document is being read: the node refresher lists the nodes if the
 // last listing is older than nodesRefresh.
-func (a *AM) wantNodes() {
+func (a *am) wantNodes() {
 	if a.cfg.Cluster == nil || len(deviceTypes(a.cfg.Spec.Capability)) == 0 {
 		return // no map to draw
 	}
@@ -78,7 +78,7 @@ func (a *AM) wantNodes() {
 }
 
 // nodeRefresher lists the nodes when wanted and due, until ctx ends. Run starts it.
-func (a *AM) nodeRefresher(ctx context.Context) {
+func (a *am) nodeRefresher(ctx context.Context) {
 	if a.cfg.Cluster == nil {
 		return
 	}
@@ -94,7 +94,7 @@ func (a *AM) nodeRefresher(ctx context.Context) {
 
 // refreshIfDue lists the nodes if the last try is nodesRefresh old (or there was none); it says
 // whether it listed them.
-func (a *AM) refreshIfDue(ctx context.Context) bool {
+func (a *am) refreshIfDue(ctx context.Context) bool {
 	a.mu.Lock()
 	due := a.nodes.Due(a.cfg.Now())
 	a.mu.Unlock()
@@ -157,9 +157,9 @@ func nodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto
 	return out
 }
 
-// listNodes asks the RM for its running nodes' reports (Config.Cluster, which must be set), bounded
+// listNodes asks the RM for its running nodes' reports (config.Cluster, which must be set), bounded
 // and measured: the evidence of a shortage, the web UI's GPU map and locality spreading all use it.
-func (a *AM) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
+func (a *am) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	start := time.Now()
@@ -170,7 +170,7 @@ func (a *AM) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error)
 
 // runningNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
 // no client connection or the call fails: the evidence then carries the scheduler's headroom).
-func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
+func (a *am) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
 	if a.cfg.Cluster == nil {
 		return nil
 	}
@@ -179,5 +179,5 @@ func (a *AM) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
 		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
 		return nil
 	}
-	return InPartition(nodes, a.cfg.NodeLabel)
+	return inPartition(nodes, a.cfg.NodeLabel)
 }

@@ -21,7 +21,7 @@ import (
 // preemption-warning event with the deadline as the AM knows it, the deadline in the container's
 // status, and a notice its launcher is waiting for (GET /api/v1/containers/{id}/notices, a long
 // poll, so that the worker learns within a round trip, not at its next liveness message). The AM
-// cannot read the RM's own setting: Config.PreemptionWait is the value of the key in the site files
+// cannot read the RM's own setting: config.PreemptionWait is the value of the key in the site files
 // the AM was given (process.go), else the scheduler's default; the deadline is an estimate.
 //
 // Both of the message's contracts are read: the strict one (these containers will go) and the
@@ -32,8 +32,8 @@ import (
 // (preempted): it is replaced without counting as a failure (TestLoopPreemptionIsNotCounted), and a
 // gang restarts as a new round (TestPreemptionOfAGangRankRestartsTheRound).
 
-// preemptionWait is Config.PreemptionWait with its default.
-func (a *AM) preemptionWait() time.Duration {
+// preemptionWait is config.PreemptionWait with its default.
+func (a *am) preemptionWait() time.Duration {
 	if a.cfg.PreemptionWait <= 0 {
 		return contract.DefaultPreemptionWait
 	}
@@ -65,7 +65,7 @@ func warnable(t *tracked) bool {
 
 // preemptionLocked applies an allocate response's preemption message: every container it names that
 // is not warned yet, and in gang mode every rank of the round of such a container, is warned now.
-func (a *AM) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
+func (a *am) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 	if msg == nil {
 		return
 	}
@@ -121,7 +121,7 @@ func (a *AM) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 
 // Notice returns container id's preemption notice (nil when it is not warned), the channel that is
 // closed at the next warning, and whether the container is one of this AM's.
-func (a *AM) Notice(id string) (*contract.PreemptionNotice, <-chan struct{}, bool) {
+func (a *am) Notice(id string) (*contract.PreemptionNotice, <-chan struct{}, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := a.rec.get(id)

@@ -20,7 +20,7 @@ import (
 )
 
 // runningAM starts m's loop on f until the test ends and waits for n running TaskExecutors.
-func runningAM(t *testing.T, m *AM, n int) {
+func runningAM(t *testing.T, m *am, n int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -29,7 +29,7 @@ func runningAM(t *testing.T, m *AM, n int) {
 	require.Eventually(t, func() bool { return m.Status().Counts.Running == n }, 10*time.Second, time.Millisecond)
 }
 
-func warnings(m *AM) map[string]contract.Event {
+func warnings(m *am) map[string]contract.Event {
 	out := map[string]contract.Event{}
 	for _, e := range m.events.Latest(500) {
 		if e.Type == contract.EventPreemptionWarning {

@@ -61,7 +61,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	for k, v := range cfg.YarnResources() {
 		capability[k] = v
 	}
-	keys := ConfigKeys{}
+	keys := configKeys{}
 	external := map[string]string{}
 	for _, r := range cfg.Resources {
 		keys[r.YarnKey] = "external-resource." + r.Name + ".amount"
@@ -114,10 +114,10 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	nm := yarnrpc.NewNMClient(co, attempt)
 	defer nm.Close()
 	// The RM's client port, for the node reports behind not-enough-resources events and
-	// taskexecutor.locality = "spread" (ClusterAuth). When the calls fail, the events carry the
+	// taskexecutor.locality = "spread" (clusterAuth). When the calls fail, the events carry the
 	// scheduler's headroom instead and the asks go to any node.
-	var cluster ClusterNodes
-	if ac, err := yarnrpc.NewApplicationClient(conf, ClusterAuth(creds, user)); err != nil {
+	var cluster clusterNodes
+	if ac, err := yarnrpc.NewApplicationClient(conf, clusterAuth(creds, user)); err != nil {
 		log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only and asks go to any node")
 	} else {
 		defer ac.Close()
@@ -126,7 +126,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 
 	// First of all, before anything copies creds (the token refresher, the TaskExecutors' launch
 	// context): take the TLS authority's key out of them.
-	amTLS, err := TLSFromCredentials(creds, host, app, log)
+	amTLS, err := tlsFromCredentials(creds, host, app, log)
 	if err != nil {
 		return 1, err
 	}
@@ -139,7 +139,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	var staging StagingStore
+	var staging stagingStore
 	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
 		stagingCreds := creds
 		if refresher != nil {
@@ -245,7 +245,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if a.Service {
 		mode = decision.Service
 	}
-	amc := Config{
+	amc := config{
 		App: app,
 		Spec: decision.Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
 			Gang: job.TaskExecutor.Gang, MinInstances: job.TaskExecutor.MinInstances},
@@ -283,19 +283,19 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	addTokenDeadlineEvent(&amc, creds)
 	addRestartLimitEvent(&amc, conf, creds, attemptsLeft, log)
 	if a.Driver != "" {
-		amc.Driver = &DriverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
+		amc.Driver = &driverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
 			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
 		for _, k := range slices.Sorted(maps.Keys(fwAM.DriverEnv)) {
 			amc.Driver.Env = append(amc.Driver.Env, k+"="+fwAM.DriverEnv[k])
 		}
 		amc.Driver.EndOnFailureLimit = fwAM.EndDriverOnFailureLimit
 	}
-	m, err := New(amc)
+	m, err := newAM(amc)
 	if err != nil {
 		return 1, err
 	}
 	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links}
-	if refresher != nil { // a nil *TokenRefresher in the interface would not read as "no tokens"
+	if refresher != nil { // a nil *tokenRefresher in the interface would not read as "no tokens"
 		api.Tokens = refresher
 	}
 	srv := web.Serve(m.Web(), api, web.Limits{MaxStreams: a.MaxEventStreams, MaxStreamsPerClient: a.MaxEventStreamsPerClient}, amTLS.Config, ln, tln)
@@ -356,11 +356,11 @@ func preemptionWait(conf *yarnrpc.Config, log logrus.FieldLogger) time.Duration 
 	return time.Duration(ms) * time.Millisecond
 }
 
-// ClusterAuth is how the AM authenticates to the RM's client port: with the RM delegation token
+// clusterAuth is how the AM authenticates to the RM's client port: with the RM delegation token
 // submit puts into the AM's credentials on Kerberized clusters (the AM has no Kerberos login), else
 // SIMPLE as the user (clusters without Kerberos). A server that needs neither switches the token
 // connection to SIMPLE.
-func ClusterAuth(creds *yarnrpc.Credentials, user string) yarnrpc.Auth {
+func clusterAuth(creds *yarnrpc.Credentials, user string) yarnrpc.Auth {
 	if tok, ok := creds.TokenOfKind(yarnrpc.RMDelegationTokenKind); ok {
 		return yarnrpc.TokenAuth(tok, user)
 	}

@@ -308,7 +308,7 @@ func (r *records) adopted(id, node string, res contract.Capability, cid *hadoopp
 
 // restoreCounts adds the finished containers of earlier attempts, which this attempt has no records
 // of: to Reconcile they are forgotten ones.
-func (r *records) restoreCounts(s *State) {
+func (r *records) restoreCounts(s *state) {
 	r.version++
 	r.completedN += s.Completed
 	r.succeededN += s.Succeeded
@@ -349,7 +349,7 @@ type tracked struct {
 	reported bool
 	port     int
 	rank     *contract.Rendezvous
-	// forgotten: dropped from the records (Config.FinishedHistory); records.compact removes it.
+	// forgotten: dropped from the records (config.FinishedHistory); records.compact removes it.
 	forgotten bool
 	// requestedAt (its ask first sent), allocatedAt, launchedAt, finishedAt: the web UI's timeline
 	// (zero: not known, e.g. adopted from an earlier attempt).

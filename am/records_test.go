@@ -4,7 +4,7 @@ import (
 	"context"
 	"math"
 	"runtime"
-	"runtime/metrics"
+	rtmetrics "runtime/metrics"
 	"testing"
 	"time"
 
@@ -148,11 +148,11 @@ func TestReconcileCountsForgottenContainers(t *testing.T) {
 }
 
 func TestNewRejectsANegativeFinishedHistory(t *testing.T) {
-	_, err := New(Config{FinishedHistory: -1, LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
+	_, err := newAM(config{FinishedHistory: -1, LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--finished-history")
 	assert.Contains(t, err.Error(), "-1")
-	m, err := New(Config{LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
+	m, err := newAM(config{LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
 	assert.Equal(t, DefaultFinishedHistory, m.cfg.FinishedHistory)
 }
@@ -180,8 +180,8 @@ func liveHeap() uint64 {
 	least := uint64(math.MaxUint64)
 	for range 5 {
 		runtime.GC()
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		metrics.Read(s)
+		s := []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		rtmetrics.Read(s)
 		least = min(least, s[0].Value.Uint64())
 	}
 	return least
@@ -198,7 +198,7 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	const warm, more = 5_000, 20_000
 	c := newChurnCluster()
 	c.setLimit(warm)
-	m, err := New(Config{App: "application_1700000000000_0009", Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
+	m, err := newAM(config{App: "application_1700000000000_0009", Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
 		Spec:          decision.Spec{Instances: 500, Mode: decision.Service, Capability: contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 1}},
 		HeartbeatFast: time.Nanosecond, HeartbeatSlow: time.Millisecond, Policy: noFailurePolicy,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog})

@@ -20,7 +20,7 @@ import (
 // AM_RESYNC or ApplicationMasterNotRegistered), finish (unregister with the outcome), a kill, and the
 // staging directory's deletion.
 
-func (a *AM) killed() decision.Outcome {
+func (a *am) killed() decision.Outcome {
 	a.setState(contract.AMState(contract.Killed))
 	out := decision.Outcome{Status: contract.Killed, Diagnostics: "the ApplicationMaster was stopped (SIGTERM: the application was killed)"}
 	if a.cfg.KeepStagingOnKill {
@@ -35,7 +35,7 @@ func (a *AM) killed() decision.Outcome {
 	return out
 }
 
-func (a *AM) deleteStaging() {
+func (a *am) deleteStaging() {
 	if a.cfg.Staging == nil {
 		return
 	}
@@ -48,7 +48,7 @@ func (a *AM) deleteStaging() {
 	a.log.Info("am: staging directory deleted")
 }
 
-func (a *AM) register(ctx context.Context) error {
+func (a *am) register(ctx context.Context) error {
 	req := &hadooppb.RegisterApplicationMasterRequestProto{
 		Host:        proto.String(a.cfg.Host),
 		RpcPort:     proto.Int32(int32(a.cfg.RPCPort)),
@@ -72,7 +72,7 @@ func (a *AM) register(ctx context.Context) error {
 	for _, ti := range resp.GetResourceTypes() {
 		types = append(types, ti.GetName())
 	}
-	if err := CheckAsk(a.cfg.Spec.Capability, a.cfg.Keys, types, maximum); err != nil {
+	if err := checkAsk(a.cfg.Spec.Capability, a.cfg.Keys, types, maximum); err != nil {
 		return &unsatisfiable{why: err.Error(), maximum: maximum}
 	}
 	a.adopt(ctx, resp)
@@ -99,7 +99,7 @@ func (u *unsatisfiable) Error() string { return u.why }
 
 // resync registers again (the RM restarted, failed over or asked for it with AM_RESYNC) and marks
 // every outstanding ask for sending: the new registration starts with an empty request table.
-func (a *AM) resync(ctx context.Context) error {
+func (a *am) resync(ctx context.Context) error {
 	if err := a.register(ctx); err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (a *AM) resync(ctx context.Context) error {
 }
 
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.
-func (a *AM) finish(ctx context.Context, out decision.Outcome) error {
+func (a *am) finish(ctx context.Context, out decision.Outcome) error {
 	a.mu.Lock()
 	a.stopping = true
 	a.state = contract.StateFinishing

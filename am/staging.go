@@ -16,9 +16,9 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-// Staging is the application's staging directory on HDFS: the AM reads the size and time of the
+// staging is the application's staging directory on HDFS: the AM reads the size and time of the
 // staged files the TaskExecutors need and deletes the directory when the application ends.
-type Staging struct {
+type staging struct {
 	URI    string // the full hdfs:// URI of the directory
 	dir    *url.URL
 	client *hdfs.Client
@@ -27,7 +27,7 @@ type Staging struct {
 
 // openStaging connects to the NameNode of uri (hdfs://host:port/path) as user. The connection is made
 // at once so that deleting the directory on SIGTERM is a single call (YARN sends SIGKILL 250 ms later).
-func openStaging(ctx context.Context, uri, user string) (*Staging, error) {
+func openStaging(ctx context.Context, uri, user string) (*staging, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", contract.EnvStagingDir, uri)
@@ -41,7 +41,7 @@ func openStaging(ctx context.Context, uri, user string) (*Staging, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the NameNode %s of %s=%s: %w", host, contract.EnvStagingDir, uri, err)
 	}
-	s := &Staging{URI: uri, dir: u, client: c}
+	s := &staging{URI: uri, dir: u, client: c}
 	if _, err := s.client.Stat(u.Path); err != nil {
 		_ = c.Close()
 		return nil, fmt.Errorf("staging directory %s: %w", uri, err)
@@ -51,7 +51,7 @@ func openStaging(ctx context.Context, uri, user string) (*Staging, error) {
 
 // Resource returns the local resource of a staged file (by its name in the staging directory) under
 // alias, with the size and modification time HDFS reports (the NodeManager checks both).
-func (s *Staging) Resource(name, alias string) (contract.LocalResource, error) {
+func (s *staging) Resource(name, alias string) (contract.LocalResource, error) {
 	p := path.Join(s.dir.Path, name)
 	fi, err := s.client.Stat(p)
 	if err != nil {
@@ -64,13 +64,13 @@ func (s *Staging) Resource(name, alias string) (contract.LocalResource, error) {
 }
 
 // Exists reports whether a staged file exists.
-func (s *Staging) Exists(name string) bool {
+func (s *staging) Exists(name string) bool {
 	_, err := s.client.Stat(path.Join(s.dir.Path, name))
 	return err == nil
 }
 
 // Delete removes the staging directory; a directory already gone is not an error.
-func (s *Staging) Delete(ctx context.Context) error {
+func (s *staging) Delete(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() { done <- s.client.RemoveAll(s.dir.Path) }()
 	select {
@@ -85,7 +85,7 @@ func (s *Staging) Delete(ctx context.Context) error {
 }
 
 // Close closes the NameNode connections.
-func (s *Staging) Close() error {
+func (s *staging) Close() error {
 	if s.nn != nil {
 		_ = s.nn.Close()
 	}

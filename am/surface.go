@@ -23,7 +23,7 @@ import (
 
 // exitedLocked acts on a TaskExecutor's end, which records already booked (evs are the events it
 // returned): events, metrics and the failure policy.
-func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
+func (a *am) exitedLocked(t *tracked, evs []contract.Event) {
 	a.emitAll(evs)
 	a.gpuEndedLocked(t)
 	a.metrics.ObserveExit(t.Exit.Class)
@@ -53,7 +53,7 @@ func (a *AM) exitedLocked(t *tracked, evs []contract.Event) {
 }
 
 // failLocked makes the failure policy end the application (the first reason wins).
-func (a *AM) failLocked(reason string) {
+func (a *am) failLocked(reason string) {
 	if a.policyOut != nil {
 		return
 	}
@@ -63,7 +63,7 @@ func (a *AM) failLocked(reason string) {
 }
 
 // policyOutcome is the application's end decided by the failure policy (nil while none).
-func (a *AM) policyOutcome() *decision.Outcome {
+func (a *am) policyOutcome() *decision.Outcome {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.policyOut == nil {
@@ -74,7 +74,7 @@ func (a *AM) policyOutcome() *decision.Outcome {
 }
 
 // liftExclusionsLocked removes timed-out exclusions (sent as blacklist removals).
-func (a *AM) liftExclusionsLocked(now time.Time) {
+func (a *am) liftExclusionsLocked(now time.Time) {
 	for _, n := range a.policy.Lift(now) {
 		a.excl.Lift(n)
 		a.log.WithField("node", n).Info("am: node exclusion lifted")
@@ -104,7 +104,7 @@ func blacklistNames(nodes []string) []string {
 }
 
 // nodeUpdateLocked reports nodes the RM says are no longer usable.
-func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
+func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 	st := n.GetNodeState()
 	node := yarnrpc.NodeAddress(n.GetNodeId())
 	switch st {
@@ -121,8 +121,8 @@ func (a *AM) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 
 // checkPending runs the not-enough-resources rule after each heartbeat: asks pending with no
 // allocation for the timeout → an event with the cluster's capacity as evidence (node reports when
-// Config.Cluster is set, else the scheduler's headroom), and the configured action.
-func (a *AM) checkPending(ctx context.Context) {
+// config.Cluster is set, else the scheduler's headroom), and the configured action.
+func (a *am) checkPending(ctx context.Context) {
 	a.mu.Lock()
 	pending := a.asks.Pending()
 	if a.stopping || a.policyOut != nil || a.gang.Formed() && a.specLocked().Elastic() {
@@ -139,7 +139,7 @@ func (a *AM) checkPending(ctx context.Context) {
 		return
 	}
 	nodes := a.runningNodes(ctx)
-	ev := BuildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
+	ev := buildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
 	e := a.emit(events.NotEnoughResources(ev, a.policy.Config().OnPendingTimeout))
 	a.log.WithFields(logrus.Fields{"pending": pending, "pending_for": ev.PendingFor}).Warn("am: " + e.Message)
@@ -151,7 +151,7 @@ func (a *AM) checkPending(ctx context.Context) {
 }
 
 // updateMetricsLocked sets the gauges from the current state.
-func (a *AM) updateMetricsLocked() {
+func (a *am) updateMetricsLocked() {
 	launching, running, stopping, completed := a.rec.phases()
 	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
 	a.metrics.SetContainers(byPhase, a.asks.Pending(), a.instances, len(a.policy.Excluded()))
@@ -159,7 +159,7 @@ func (a *AM) updateMetricsLocked() {
 
 // SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says
 // who asked, for the event.
-func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, error) {
+func (a *am) SetRequirements(instances int, by string) (contract.Requirement, error) {
 	if err := (contract.RequirementsUpdate{Instances: &instances}).Validate(); err != nil {
 		return contract.Requirement{}, err
 	}
@@ -193,7 +193,7 @@ func (a *AM) SetRequirements(instances int, by string) (contract.Requirement, er
 	return r, nil
 }
 
-func (a *AM) requirementLocked() contract.Requirement {
+func (a *am) requirementLocked() contract.Requirement {
 	mode := map[decision.Mode]string{decision.Batch: "batch", decision.Service: "service", decision.Driver: "driver"}[a.cfg.Spec.Mode]
 	return contract.Requirement{Instances: a.instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
 		ExternalResources: a.cfg.ExternalResources}

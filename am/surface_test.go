@@ -32,12 +32,12 @@ func surfaceCluster(nodes int, gpus int64) *fakecluster.Cluster {
 	return c
 }
 
-func newSurfaceAM(t *testing.T, c *fakecluster.Cluster, spec decision.Spec, pol decision.PolicyConfig) (*AM, context.Context, context.CancelFunc) {
+func newSurfaceAM(t *testing.T, c *fakecluster.Cluster, spec decision.Spec, pol decision.PolicyConfig) (*am, context.Context, context.CancelFunc) {
 	t.Helper()
-	m, err := New(Config{App: "application_1_0001", Spec: spec, Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
+	m, err := newAM(config{App: "application_1_0001", Spec: spec, Host: "127.0.0.1", RPCPort: 1, TrackingURL: "http://127.0.0.1:1/",
 		HeartbeatFast: 5 * time.Millisecond, HeartbeatSlow: 10 * time.Millisecond, LaunchWorkers: 2,
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog,
-		Policy: pol, Keys: ConfigKeys{"yarn.io/gpu": "external-resource.gpu.amount"}, Cluster: c})
+		Policy: pol, Keys: configKeys{"yarn.io/gpu": "external-resource.gpu.amount"}, Cluster: c})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
@@ -206,7 +206,7 @@ func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
 
 func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	s := surfaceCluster(2, 4)
-	s.Maximum = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
+	s.Maximum = resourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": 4})
 	spec := decision.Spec{Instances: 1, Capability: contract.Capability{"memory-mb": 256, "vcores": 1, "yarn.io/gpu": 5}, MaxFailures: 1}
 	m, ctx, _ := newSurfaceAM(t, s, spec, decision.PolicyConfig{})
 	out, err := m.Run(ctx)

@@ -11,19 +11,19 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-// AMTLS is the AM's server TLS and the authority's certificate its clients trust.
-type AMTLS struct {
+// amTLS is the AM's server TLS and the authority's certificate its clients trust.
+type amTLS struct {
 	Config *tls.Config
 	CACert []byte // PEM
 }
 
-// TLSFromCredentials issues the AM's HTTPS certificate for host from the application's authority in
+// tlsFromCredentials issues the AM's HTTPS certificate for host from the application's authority in
 // creds (the client put it there at submit) and takes the authority's key out of creds, so nothing
 // built from them afterwards — TaskExecutor launch contexts, refreshed tokens — carries it; the
 // certificate stays, for TaskExecutors to trust. Without an authority in creds (a submitter that does
 // not make one) the AM makes its own: TaskExecutors and the driver still get its certificate from the
 // AM, only the submitter cannot reach the HTTPS API (docs/design.md#security).
-func TLSFromCredentials(creds *yarnrpc.Credentials, host, app string, log logrus.FieldLogger) (*AMTLS, error) {
+func tlsFromCredentials(creds *yarnrpc.Credentials, host, app string, log logrus.FieldLogger) (*amTLS, error) {
 	caCert, caKey := creds.Secrets[contract.TLSCACertAlias], creds.Secrets[contract.TLSCAKeyAlias]
 	delete(creds.Secrets, contract.TLSCAKeyAlias)
 	switch {
@@ -41,5 +41,5 @@ func TLSFromCredentials(creds *yarnrpc.Credentials, host, app string, log logrus
 		return nil, err
 	}
 	creds.Secrets[contract.TLSCACertAlias] = caCert
-	return &AMTLS{Config: amtls.ServerConfig(cert), CACert: caCert}, nil
+	return &amTLS{Config: amtls.ServerConfig(cert), CACert: caCert}, nil
 }

@@ -24,7 +24,7 @@ func TestTLSFromCredentialsKeepsTheKeyInTheAM(t *testing.T) {
 	require.NoError(t, err)
 	creds := credsWithAMRM()
 	creds.Secrets[contract.TLSCACertAlias], creds.Secrets[contract.TLSCAKeyAlias] = caCert, caKey
-	at, err := TLSFromCredentials(creds, "127.0.0.1", "application_1_0001", quietLog)
+	at, err := tlsFromCredentials(creds, "127.0.0.1", "application_1_0001", quietLog)
 	require.NoError(t, err)
 	assert.NotContains(t, creds.Secrets, contract.TLSCAKeyAlias)
 	assert.Equal(t, caCert, creds.Secrets[contract.TLSCACertAlias])
@@ -74,7 +74,7 @@ func TestTLSFromCredentialsKeepsTheKeyInTheAM(t *testing.T) {
 // Without an authority in its credentials the AM makes one; with half of one it refuses to start.
 func TestTLSFromCredentialsWithoutAnAuthority(t *testing.T) {
 	creds := credsWithAMRM()
-	at, err := TLSFromCredentials(creds, "127.0.0.1", "application_1_0001", quietLog)
+	at, err := tlsFromCredentials(creds, "127.0.0.1", "application_1_0001", quietLog)
 	require.NoError(t, err)
 	assert.Equal(t, at.CACert, creds.Secrets[contract.TLSCACertAlias])
 	assert.NotContains(t, creds.Secrets, contract.TLSCAKeyAlias)
@@ -83,7 +83,7 @@ func TestTLSFromCredentialsWithoutAnAuthority(t *testing.T) {
 	require.NoError(t, err)
 	half := credsWithAMRM()
 	half.Secrets[contract.TLSCACertAlias] = caCert
-	_, err = TLSFromCredentials(half, "127.0.0.1", "application_1_0001", quietLog)
+	_, err = tlsFromCredentials(half, "127.0.0.1", "application_1_0001", quietLog)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), contract.TLSCAKeyAlias)
 }

@@ -21,18 +21,18 @@ import (
 // a keytab was shipped), so it reaches HDFS with the HDFS delegation token submit put into its
 // credentials, and it says when the job will die because its tokens reach their maximum lifetime.
 
-// StagingStore is the staging directory as the AM uses it: staged files for launch contexts, deletion
-// at the end. *Staging (SIMPLE, colinmarc/hdfs) and *TokenStaging (delegation token) are two.
-type StagingStore interface {
+// stagingStore is the staging directory as the AM uses it: staged files for launch contexts, deletion
+// at the end. *staging (SIMPLE, colinmarc/hdfs) and *tokenStaging (delegation token) are two.
+type stagingStore interface {
 	stagedFiles
-	Cleaner
-	StateStore
+	cleaner
+	stateStore
 	Close() error
 }
 
 // openStagingFor opens the staging directory uri as the cluster requires: with the HDFS delegation
 // token of its NameNode from creds on a Kerberized cluster, else as user (SIMPLE).
-func openStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (StagingStore, error) {
+func openStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (stagingStore, error) {
 	secure, err := conf.SecurityEnabled()
 	if err != nil {
 		return nil, err
@@ -57,9 +57,9 @@ func openStagingFor(ctx context.Context, uri, user string, conf *yarnrpc.Config,
 	return openTokenStaging(ctx, uri, conf, creds)
 }
 
-// TokenStaging is the staging directory reached with an HDFS delegation token (TOKEN/DIGEST-MD5 at the
+// tokenStaging is the staging directory reached with an HDFS delegation token (TOKEN/DIGEST-MD5 at the
 // cluster's hadoop.rpc.protection).
-type TokenStaging struct {
+type tokenStaging struct {
 	URI string
 	dir *url.URL
 	nn  *yarnrpc.NameNodeClient
@@ -67,7 +67,7 @@ type TokenStaging struct {
 
 // openTokenStaging connects to the NameNode of uri with the HDFS delegation token whose service is
 // that NameNode's ip:port, and checks that the directory exists.
-func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (*TokenStaging, error) {
+func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, creds *yarnrpc.Credentials) (*tokenStaging, error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", contract.EnvStagingDir, uri)
@@ -85,7 +85,7 @@ func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, cre
 	if err != nil {
 		return nil, err
 	}
-	s := &TokenStaging{URI: uri, dir: u, nn: nn}
+	s := &tokenStaging{URI: uri, dir: u, nn: nn}
 	if _, err := nn.GetFileInfo(ctx, u.Path); err != nil {
 		_ = nn.Close()
 		return nil, fmt.Errorf("staging directory %s: %w", uri, err)
@@ -94,7 +94,7 @@ func openTokenStaging(ctx context.Context, uri string, conf *yarnrpc.Config, cre
 }
 
 // Resource returns the local resource of a staged file under alias, with HDFS's size and time.
-func (s *TokenStaging) Resource(name, alias string) (contract.LocalResource, error) {
+func (s *tokenStaging) Resource(name, alias string) (contract.LocalResource, error) {
 	p := path.Join(s.dir.Path, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -109,7 +109,7 @@ func (s *TokenStaging) Resource(name, alias string) (contract.LocalResource, err
 }
 
 // Delete removes the staging directory; a directory already gone is not an error.
-func (s *TokenStaging) Delete(ctx context.Context) error {
+func (s *tokenStaging) Delete(ctx context.Context) error {
 	if _, err := s.nn.Delete(ctx, s.dir.Path, true); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("deleting the staging directory %s: %w", s.URI, err)
 	}
@@ -117,7 +117,7 @@ func (s *TokenStaging) Delete(ctx context.Context) error {
 }
 
 // Close closes the NameNode connection.
-func (s *TokenStaging) Close() error { return s.nn.Close() }
+func (s *tokenStaging) Close() error { return s.nn.Close() }
 
 // tokenDeadline is when the first of the application's delegation tokens reaches its maximum
 // lifetime, and which.
@@ -176,18 +176,18 @@ func announceTokenDeadline(log logrus.FieldLogger, creds *yarnrpc.Credentials) s
 	return msg
 }
 
-// EventTokenDeadline announces when the job will die of its delegation tokens' maximum lifetime.
-const EventTokenDeadline contract.EventType = "token-deadline"
+// eventTokenDeadline announces when the job will die of its delegation tokens' maximum lifetime.
+const eventTokenDeadline contract.EventType = "token-deadline"
 
 // tokenDeadlineEvent is the warning event of d.
 func tokenDeadlineEvent(d tokenDeadline) contract.Event {
-	return contract.Event{Type: EventTokenDeadline, Severity: contract.SeverityWarning, Message: d.DeathMessage(), Reason: d.Kind}
+	return contract.Event{Type: eventTokenDeadline, Severity: contract.SeverityWarning, Message: d.DeathMessage(), Reason: d.Kind}
 }
 
 // addTokenDeadlineEvent puts the death notice (announceTokenDeadline's) into cfg's event log, creating
 // the log if cfg has none, so that submit, status and the driver see it too. Nothing happens with a
 // shipped keytab or without delegation tokens.
-func addTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
+func addTokenDeadlineEvent(cfg *config, creds *yarnrpc.Credentials) {
 	d, ok := earliestTokenDeadline(creds, "")
 	if !ok || os.Getenv(contract.EnvPrincipal) != "" {
 		return
@@ -195,28 +195,28 @@ func addTokenDeadlineEvent(cfg *Config, creds *yarnrpc.Credentials) {
 	addStartEvent(cfg, tokenDeadlineEvent(d))
 }
 
-// addStartEvent puts ev into cfg's event log before New runs, creating the log if cfg has none.
-func addStartEvent(cfg *Config, ev contract.Event) {
+// addStartEvent puts ev into cfg's event log before newAM runs, creating the log if cfg has none.
+func addStartEvent(cfg *config, ev contract.Event) {
 	if cfg.Events == nil {
 		cfg.Events = events.NewLog(events.DefaultCapacity)
 	}
 	cfg.Events.Add(ev)
 }
 
-// ProxyUserPrivilegesKey is the ResourceManager's setting that lets it get new HDFS delegation
+// proxyUserPrivilegesKey is the ResourceManager's setting that lets it get new HDFS delegation
 // tokens for an application's user when the ones submit gave it reach their maximum lifetime.
-const ProxyUserPrivilegesKey = "yarn.resourcemanager.proxy-user-privileges.enabled"
+const proxyUserPrivilegesKey = "yarn.resourcemanager.proxy-user-privileges.enabled"
 
 // restartLimit is when a new AM attempt may no longer start (docs/security.md#am-restarts-past-the-maximum-lifetime):
 // the NodeManagers localise every attempt's AM container with the HDFS delegation tokens submit got,
 // which a shipped keytab does not replace (only the RM holds them). ok is false when that does not
 // apply: no keytab (the job itself ends then; announceTokenDeadline says so), no attempt left, no
-// HDFS token, or the site files say the RM gets new tokens itself (ProxyUserPrivilegesKey).
+// HDFS token, or the site files say the RM gets new tokens itself (proxyUserPrivilegesKey).
 func restartLimit(conf *yarnrpc.Config, creds *yarnrpc.Credentials, attemptsLeft bool) (tokenDeadline, bool) {
 	if !attemptsLeft || os.Getenv(contract.EnvPrincipal) == "" {
 		return tokenDeadline{}, false
 	}
-	if on, err := conf.GetBool(ProxyUserPrivilegesKey, false); err == nil && on {
+	if on, err := conf.GetBool(proxyUserPrivilegesKey, false); err == nil && on {
 		return tokenDeadline{}, false
 	}
 	return earliestTokenDeadline(creds, yarnrpc.HDFSDelegationTokenKind)
@@ -225,17 +225,17 @@ func restartLimit(conf *yarnrpc.Config, creds *yarnrpc.Credentials, attemptsLeft
 // RestartMessage says until when a keytab job's AM can be restarted on any node.
 func (d tokenDeadline) RestartMessage() string {
 	return fmt.Sprintf("the %s (%s) YARN starts new AM attempts with expires at %s (max lifetime; the keytab renews the job's own tokens, not this one): an AM restart after it can fail to localise its files (\"token has expired\") unless the ResourceManager has %s",
-		tokenKindName(d.Kind), d.Service, d.At.UTC().Format(time.RFC3339), ProxyUserPrivilegesKey)
+		tokenKindName(d.Kind), d.Service, d.At.UTC().Format(time.RFC3339), proxyUserPrivilegesKey)
 }
 
 // addRestartLimitEvent logs restartLimit's message and puts it into cfg's event log (severity info:
 // nothing has failed), creating the log if cfg has none.
-func addRestartLimitEvent(cfg *Config, conf *yarnrpc.Config, creds *yarnrpc.Credentials, attemptsLeft bool, log logrus.FieldLogger) {
+func addRestartLimitEvent(cfg *config, conf *yarnrpc.Config, creds *yarnrpc.Credentials, attemptsLeft bool, log logrus.FieldLogger) {
 	d, ok := restartLimit(conf, creds, attemptsLeft)
 	if !ok {
 		return
 	}
 	msg := d.RestartMessage()
 	log.WithFields(logrus.Fields{"kind": d.Kind, "service": d.Service, "expires": d.At.UTC().Format(time.RFC3339)}).Info("am: " + msg)
-	addStartEvent(cfg, contract.Event{Type: EventTokenDeadline, Severity: contract.SeverityInfo, Message: msg, Reason: "am-restart"})
+	addStartEvent(cfg, contract.Event{Type: eventTokenDeadline, Severity: contract.SeverityInfo, Message: msg, Reason: "am-restart"})
 }

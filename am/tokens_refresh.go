@@ -22,18 +22,18 @@ import (
 //     with itself as renewer (the tokens submit got name the RM as renewer; only the renewer may renew).
 //   - It renews each token at 3/4 of the time to its current expiry (RenewDelegationToken at the RM or
 //     NameNode), and gets new ones at 3/4 of their maximum lifetime (or when a renewal fails).
-//   - New TaskExecutors get the current tokens in their launch context (Config.LaunchTokens); running
+//   - New TaskExecutors get the current tokens in their launch context (config.LaunchTokens); running
 //     ones fetch them from GET /api/v1/tokens (the application secret as bearer, HDTS bytes back) and
 //     the launcher writes them over its HADOOP_TOKEN_FILE_LOCATION atomically (write + rename).
 //   - The AM's own HDFS connection (staging) switches to the new HDFS token.
 
 // tokenRefresher renews and replaces the application's delegation tokens.
-type TokenRefresher struct {
+type tokenRefresher struct {
 	conf    *yarnrpc.Config
 	login   *yarnrpc.Kerberos
 	renewer string
 	log     logrus.FieldLogger
-	staging *TokenStaging // may be nil
+	staging *tokenStaging // may be nil
 	now     func() time.Time
 
 	mu        sync.Mutex
@@ -45,8 +45,8 @@ type TokenRefresher struct {
 
 // tokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
 // ./yarn-am.keytab); it returns nil, nil without one. creds are the AM's credentials; staging, when
-// it is a *TokenStaging, is kept on the current HDFS token.
-func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, log logrus.FieldLogger) (*TokenRefresher, error) {
+// it is a *tokenStaging, is kept on the current HDFS token.
+func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yarnrpc.Credentials, log logrus.FieldLogger) (*tokenRefresher, error) {
 	principal := os.Getenv(contract.EnvPrincipal)
 	// The key of the sealed keytab is the AM's alone: out of creds before anything copies them.
 	key := creds.Secrets[contract.KeytabKeyAlias]
@@ -67,7 +67,7 @@ func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 	if err != nil {
 		return nil, err
 	}
-	r := &TokenRefresher{conf: conf, login: login, renewer: renewer, log: log, now: time.Now, renewAt: map[string]time.Time{}}
+	r := &tokenRefresher{conf: conf, login: login, renewer: renewer, log: log, now: time.Now, renewAt: map[string]time.Time{}}
 	r.creds = taskExecutorCredentials(creds)
 	if err := r.replace(ctx); err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func tokenRefresherFromEnv(ctx context.Context, conf *yarnrpc.Config, creds *yar
 
 // credentials are the tokens the refresher holds now: after tokenRefresherFromEnv, fresh ones got
 // with the keytab.
-func (r *TokenRefresher) credentials() *yarnrpc.Credentials {
+func (r *tokenRefresher) credentials() *yarnrpc.Credentials {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.creds
@@ -86,15 +86,15 @@ func (r *TokenRefresher) credentials() *yarnrpc.Credentials {
 
 // useStaging makes later replacements re-authenticate the staging directory's NameNode connection
 // with the new HDFS token. Call it before Run.
-func (r *TokenRefresher) useStaging(staging StagingStore) {
-	if ts, ok := staging.(*TokenStaging); ok {
+func (r *tokenRefresher) useStaging(staging stagingStore) {
+	if ts, ok := staging.(*tokenStaging); ok {
 		r.staging = ts
 	}
 }
 
 // replace gets new delegation tokens for the RM and every NameNode the credentials name, renews
 // each once to learn its expiry, and publishes them.
-func (r *TokenRefresher) replace(ctx context.Context) error {
+func (r *tokenRefresher) replace(ctx context.Context) error {
 	r.mu.Lock()
 	old := r.creds
 	r.mu.Unlock()
@@ -181,7 +181,7 @@ func (r *TokenRefresher) replace(ctx context.Context) error {
 }
 
 // renew renews the tokens due; a failure leads to replacing them all.
-func (r *TokenRefresher) renew(ctx context.Context) error {
+func (r *tokenRefresher) renew(ctx context.Context) error {
 	r.mu.Lock()
 	creds := r.creds
 	r.mu.Unlock()
@@ -227,7 +227,7 @@ func (r *TokenRefresher) renew(ctx context.Context) error {
 
 // due says, at r.now(), whether the tokens must be replaced (3/4 of the earliest maximum lifetime has
 // passed) and otherwise which aliases are due for renewal (3/4 of the time to their expiry), sorted.
-func (r *TokenRefresher) due() (replace bool, renew []string) {
+func (r *tokenRefresher) due() (replace bool, renew []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
@@ -244,7 +244,7 @@ func (r *TokenRefresher) due() (replace bool, renew []string) {
 }
 
 // Run renews and replaces tokens until ctx ends; failures are logged and retried.
-func (r *TokenRefresher) Run(ctx context.Context) {
+func (r *tokenRefresher) Run(ctx context.Context) {
 	defer r.login.Destroy()
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
@@ -270,7 +270,7 @@ func (r *TokenRefresher) Run(ctx context.Context) {
 }
 
 // LaunchTokens returns the current credentials of TaskExecutors (HDTS), for new launch contexts.
-func (r *TokenRefresher) LaunchTokens() []byte {
+func (r *tokenRefresher) LaunchTokens() []byte {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.hdts

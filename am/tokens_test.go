@@ -55,7 +55,7 @@ func TestAnnounceTokenDeadline(t *testing.T) {
 // exactly the form "Authorization: Bearer <secret>", and only on the HTTPS listener.
 func TestTokenEndpoint(t *testing.T) {
 	m := apiAM(t)
-	r := &TokenRefresher{hdts: []byte("HDTS\x00creds")}
+	r := &tokenRefresher{hdts: []byte("HDTS\x00creds")}
 	secure := web.Handler(m.Web(), web.Options{Secret: "s3cret", Secure: true, Tokens: r})
 	plain := web.Handler(m.Web(), web.Options{Secret: "s3cret", SecureAPI: "https://h:2/api/v1/", Tokens: r})
 	do := func(h http.Handler, method, path, auth string) *httptest.ResponseRecorder {
@@ -91,7 +91,7 @@ func TestTokenEndpoint(t *testing.T) {
 func TestTokenRefresherDueOnAFakeClock(t *testing.T) {
 	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
-	r := &TokenRefresher{now: func() time.Time { return now },
+	r := &tokenRefresher{now: func() time.Time { return now },
 		renewAt:   map[string]time.Time{"rm": t0.Add(18 * time.Hour), "nn": t0.Add(12 * time.Hour)},
 		replaceAt: t0.Add(5 * 24 * time.Hour)}
 	replace, renew := r.due()
@@ -122,17 +122,17 @@ func TestAddTokenDeadlineEvent(t *testing.T) {
 	c := yarnrpc.NewCredentials()
 	c.Tokens["nn"] = yarnrpc.Token{Identifier: rmTokenID(now, now.Add(time.Hour)), Password: []byte("pw-nn-123456"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: "10.0.0.5:8020"}
 	t.Setenv(contract.EnvPrincipal, "")
-	var cfg Config
+	var cfg config
 	addTokenDeadlineEvent(&cfg, c)
 	require.NotNil(t, cfg.Events)
 	evs := cfg.Events.Latest(10)
 	require.Len(t, evs, 1)
-	assert.Equal(t, EventTokenDeadline, evs[0].Type)
+	assert.Equal(t, eventTokenDeadline, evs[0].Type)
 	assert.Equal(t, contract.SeverityWarning, evs[0].Severity)
 	assert.Contains(t, evs[0].Message, "pass --principal/--keytab to submit")
 
 	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
-	var cfg2 Config
+	var cfg2 config
 	addTokenDeadlineEvent(&cfg2, c)
 	assert.Nil(t, cfg2.Events)
 }
@@ -150,12 +150,12 @@ func TestRestartLimit(t *testing.T) {
 	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 
 	log, hook := test.NewNullLogger()
-	var cfg Config
+	var cfg config
 	addRestartLimitEvent(&cfg, conf, c, true, log)
 	require.NotNil(t, cfg.Events)
 	evs := cfg.Events.Latest(10)
 	require.Len(t, evs, 1)
-	assert.Equal(t, EventTokenDeadline, evs[0].Type)
+	assert.Equal(t, eventTokenDeadline, evs[0].Type)
 	assert.Equal(t, contract.SeverityInfo, evs[0].Severity)
 	assert.Equal(t, "am-restart", evs[0].Reason)
 	assert.Equal(t, "the HDFS delegation token (10.0.0.6:8020) YARN starts new AM attempts with expires at "+now.Add(2*time.Hour).UTC().Format(time.RFC3339)+
@@ -177,7 +177,7 @@ func TestRestartLimit(t *testing.T) {
 		t.Setenv(contract.EnvPrincipal, tc.principal)
 		conf := yarnrpc.NewConfig(nil)
 		if tc.proxy != "" {
-			conf.Set(ProxyUserPrivilegesKey, tc.proxy)
+			conf.Set(proxyUserPrivilegesKey, tc.proxy)
 		}
 		_, ok := restartLimit(conf, c, tc.attemptsLeft)
 		assert.Equal(t, name == "the RM's setting is unclear", ok, name)

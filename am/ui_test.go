@@ -95,7 +95,7 @@ func TestStatusListsPendingAsks(t *testing.T) {
 	assert.Positive(t, pending)
 }
 
-// fakeNodes is a ClusterNodes that counts its calls.
+// fakeNodes is a clusterNodes that counts its calls.
 type fakeNodes struct {
 	mu    sync.Mutex
 	calls int
@@ -112,11 +112,11 @@ func (f *fakeNodes) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto)
 	}
 	node := func(host string, state hadooppb.NodeStateProto, used int64) *hadooppb.NodeReportProto {
 		return &hadooppb.NodeReportProto{NodeId: &hadooppb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(8041)}, NodeState: state.Enum(),
-			Capability: ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": f.gpus, "yarn.io/fpga": 2}),
-			Used:       ResourceProto(contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": used})}
+			Capability: resourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/gpu": f.gpus, "yarn.io/fpga": 2}),
+			Used:       resourceProto(contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": used})}
 	}
 	cpuOnly := node("nm-d", hadooppb.NodeStateProto_NS_RUNNING, 0)
-	cpuOnly.Capability = ResourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/fpga": 2})
+	cpuOnly.Capability = resourceProto(contract.Capability{"memory-mb": 8192, "vcores": 8, "yarn.io/fpga": 2})
 	return []*hadooppb.NodeReportProto{node("nm-b", hadooppb.NodeStateProto_NS_RUNNING, 1), node("nm-a", hadooppb.NodeStateProto_NS_RUNNING, 0),
 		node("nm-c", hadooppb.NodeStateProto_NS_UNHEALTHY, 0), cpuOnly}, nil
 }
