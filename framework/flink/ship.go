@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/jobfile"
@@ -52,16 +54,79 @@ func stage(job *jobfile.Job, out io.Writer) error {
 }
 
 // flinkArchiveCache is where packed Flink homes are kept on the client: $YARN_AM_CACHE, else the
-// user's cache directory, under yarn-am/flink-archives.
+// user's cache directory, under yarn-am/flink-archives; without either (no $HOME), a directory of
+// the effective user's own under the temporary directory. HomeArchive reuses an archive there only
+// if the directory is private (privateArchiveDir).
 func flinkArchiveCache() string {
 	if d := os.Getenv("YARN_AM_CACHE"); d != "" {
 		return filepath.Join(d, "flink-archives")
 	}
 	d, err := os.UserCacheDir()
 	if err != nil {
-		d = os.TempDir()
+		return filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d", contract.ApplicationTag, os.Geteuid()), "flink-archives")
 	}
 	return filepath.Join(d, contract.ApplicationTag, "flink-archives")
+}
+
+// flinkArchivesKept is how many packed homes the archive cache keeps, the most recently used: a
+// home is some hundred MB, and each Flink upgrade or changed conf/ packs a new one
+// (TestFlinkArchiveCacheIsPrivateAndBounded).
+const flinkArchivesKept = 3
+
+// privateArchiveDir creates dir (0700) if needed and reports why it is not private: a directory that
+// is not the effective user's own, or that anyone else may write, or a symbolic link; one of the
+// user's own that others may only read or list is made 0700. An archive found by name in such a directory may have been put there by another
+// user, and whoever submits it runs its code.
+func privateArchiveDir(dir string) (reason string) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err.Error()
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err.Error()
+	}
+	if !fi.IsDir() {
+		return "it is not a directory (" + fi.Mode().Type().String() + ")"
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Sprintf("it is owned by uid %d, not by you (uid %d)", st.Uid, os.Geteuid())
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Sprintf("it is %s, writable by others (chmod 700 %s)", fi.Mode().Perm(), dir)
+	}
+	// Yours and writable by you alone: nothing in it was planted. Its archives can hold conf/ files
+	// with credentials, so others may not list it either.
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// pruneArchives removes all but the flinkArchivesKept most recently used archives of dir (a reused
+// archive's modification time is set when it is reused), keeping keep.
+func pruneArchives(dir, keep string) {
+	names, err := filepath.Glob(filepath.Join(dir, "flink-home-*.tar"))
+	if err != nil {
+		return
+	}
+	type archive struct {
+		name string
+		mod  int64
+	}
+	var as []archive
+	for _, n := range names {
+		if fi, err := os.Lstat(n); err == nil && fi.Mode().IsRegular() && n != keep {
+			as = append(as, archive{n, fi.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(as, func(i, j int) bool { return as[i].mod > as[j].mod })
+	for i, a := range as {
+		if i >= flinkArchivesKept-1 {
+			_ = os.Remove(a.name)
+		}
+	}
 }
 
 // flinkHomeParts are what a Flink process needs of a home (docs/flink.md#the-flink-distribution);
@@ -72,7 +137,9 @@ var flinkHomeParts = []string{"lib", "plugins", "conf", filepath.Join("bin", "ba
 // in cacheDir and returns its path. The archive is named by the SHA-256 of the home's listing (each
 // file's path, size, modification time and mode) and written with fixed owners, so the same home
 // gives the same bytes: a later submit reuses the file here, and the staging cache, keyed by content,
-// uploads it once.
+// uploads it once. An archive is reused by name only in a private cacheDir (privateArchiveDir); in
+// any other, the home is packed afresh into a new private temporary directory, and said so. The
+// cache keeps the flinkArchivesKept most recently used archives.
 func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 	type entry struct {
 		rel string
@@ -107,12 +174,21 @@ func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 	for _, e := range entries {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%o\n", e.rel, e.fi.Size(), e.fi.ModTime().Unix(), e.fi.Mode())
 	}
-	name := filepath.Join(cacheDir, "flink-home-"+hex.EncodeToString(h.Sum(nil))[:32]+".tar")
-	if _, err := os.Stat(name); err == nil {
-		return name, nil
+	base := "flink-home-" + hex.EncodeToString(h.Sum(nil))[:32] + ".tar"
+	shared := privateArchiveDir(cacheDir)
+	if shared != "" {
+		d, err := os.MkdirTemp("", "yarn-am-flink-home-*") // 0700, a new name
+		if err != nil {
+			return "", fmt.Errorf("the Flink archive cache %s is not private (%s), and no temporary directory: %w", cacheDir, shared, err)
+		}
+		fmt.Fprintf(out, "not reusing Flink archives in %s: %s; packing into %s instead (remove it after the submit)\n", cacheDir, shared, d)
+		cacheDir = d
 	}
-	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
-		return "", fmt.Errorf("the Flink archive cache %s: %w", cacheDir, err)
+	name := filepath.Join(cacheDir, base)
+	if fi, err := os.Lstat(name); err == nil && fi.Mode().IsRegular() && shared == "" {
+		now := time.Now()
+		_ = os.Chtimes(name, now, now) // most recently used: pruneArchives keeps it
+		return name, nil
 	}
 	tmp, err := os.CreateTemp(cacheDir, ".flink-home-*.tar")
 	if err != nil {
@@ -149,6 +225,9 @@ func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 	}
 	if err := os.Rename(tmp.Name(), name); err != nil {
 		return "", err
+	}
+	if shared == "" {
+		pruneArchives(cacheDir, name)
 	}
 	return name, nil
 }

@@ -3,11 +3,13 @@ package flink
 import (
 	"archive/tar"
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,4 +120,69 @@ memory = 1024
 	_, err = client.LoadJob(p, client.JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "security.ssl.rest.enabled=true"}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am reads the JobManager's REST API over plain HTTP`)
+}
+
+// An archive is reused by name only in a directory the user alone owns and can write: in a shared one
+// (YARN_AM_CACHE pointing there, or a name another user created first) a planted archive of the
+// expected name is never used, the home is packed afresh into a new private directory, and submit
+// says so. The private cache keeps the flinkArchivesKept most recently used archives.
+func TestFlinkArchiveCacheIsPrivateAndBounded(t *testing.T) {
+	home := t.TempDir()
+	for p, body := range map[string]string{"lib/flink-dist.jar": "dist", "conf/config.yaml": "a: b\n", "plugins/p/p.jar": "p", "bin/bash-java-utils.jar": "bju"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, p), []byte(body), 0o644))
+	}
+	private := filepath.Join(t.TempDir(), "flink-archives")
+	var out bytes.Buffer
+	real, err := HomeArchive(home, private, &out)
+	require.NoError(t, err)
+	fi, err := os.Stat(private)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	want, err := os.ReadFile(real)
+	require.NoError(t, err)
+
+	shared := t.TempDir()
+	require.NoError(t, os.Chmod(shared, 0o777))
+	planted := filepath.Join(shared, filepath.Base(real))
+	require.NoError(t, os.WriteFile(planted, []byte("planted archive"), 0o644))
+	out.Reset()
+	got, err := HomeArchive(home, shared, &out)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(got)) })
+	assert.NotEqual(t, planted, got, "the planted archive is not used")
+	b, err := os.ReadFile(got)
+	require.NoError(t, err)
+	assert.Equal(t, want, b, "packed afresh from the home")
+	assert.Contains(t, out.String(), "not reusing Flink archives in "+shared+": it is -rwxrwxrwx, writable by others")
+	di, err := os.Stat(filepath.Dir(got))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), di.Mode().Perm(), "into a private directory")
+
+	// A link in place of the cache directory is not private either.
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(shared, link))
+	out.Reset()
+	got, err = HomeArchive(home, link, &out)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(got)) })
+	assert.NotEqual(t, filepath.Join(link, filepath.Base(real)), got)
+	assert.Contains(t, out.String(), "not a directory")
+
+	// Five older archives: after packing a new one, it and the two most recently used stay.
+	old := time.Now().Add(-time.Hour)
+	for i := 0; i < 5; i++ {
+		n := filepath.Join(private, fmt.Sprintf("flink-home-old%d.tar", i))
+		require.NoError(t, os.WriteFile(n, []byte("x"), 0o600))
+		at := old.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, os.Chtimes(n, at, at))
+	}
+	require.NoError(t, os.Chtimes(real, old.Add(-time.Hour), old.Add(-time.Hour)))
+	require.NoError(t, os.WriteFile(filepath.Join(home, "lib", "extra.jar"), []byte("more"), 0o644))
+	newer, err := HomeArchive(home, private, &out)
+	require.NoError(t, err)
+	left, err := filepath.Glob(filepath.Join(private, "flink-home-*.tar"))
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []string{newer, filepath.Join(private, "flink-home-old3.tar"), filepath.Join(private, "flink-home-old4.tar")},
+		left, "the newest three")
 }
