@@ -65,6 +65,13 @@ type Framework interface {
 	PrepareWorker(ctx context.Context, w Worker) ([]string, error)
 }
 
+// Warner is a framework whose pre-flight also finds what works but is likely a mistake (a Flink key
+// that is a near miss of one the version knows): the client prints each warning and goes on. It is
+// asked only of a job that passed Check.
+type Warner interface {
+	CheckWarnings(j *jobfile.Job) []string
+}
+
 // AMStart is what the AM knows when it starts a job's framework.
 type AMStart struct {
 	Host    string // the AM's host, as its TaskExecutors reach it

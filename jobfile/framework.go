@@ -91,6 +91,19 @@ type Table struct {
 	amT    map[string]any
 	dir    string
 	staged bool
+	// defines are the -D keys given to the framework (FrameworkPart.Defines), already in the table.
+	defines []string
+}
+
+// Defined returns the value the last -D gave a key of the table's DefinesTo sub-table, and whether
+// one did: a message about that key then names -D, not the job file.
+func (t *Table) Defined(key string) (string, bool) {
+	for i := len(t.defines) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(t.defines[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // Name is the table's name.
@@ -152,7 +165,7 @@ func (r reader) readFramework(doc, amT map[string]any, j *Job, dir string, stage
 	if !ok {
 		return
 	}
-	t := &Table{r: r, name: info.Name, m: r.table(doc, info.Name, info.Name), doc: doc, amT: amT, dir: dir, staged: staged}
+	t := &Table{r: r, name: info.Name, m: r.table(doc, info.Name, info.Name), doc: doc, amT: amT, dir: dir, staged: staged, defines: defines}
 	j.Framework = &FrameworkPart{Name: info.Name, Spec: info.Reader.ReadTable(t, j), Defines: slices.Clone(defines)}
 }
 

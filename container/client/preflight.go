@@ -82,7 +82,13 @@ func LoadJob(path string, opts JobOptions) (*LoadedJob, error) {
 		jerr = errors.Join(jerr, gpuEnv(job, cfg))
 	}
 	if job != nil && jerr == nil {
-		jerr = framework.Of(job).Check(job) // the framework's own pre-flight (a Flink job's memory)
+		fw := framework.Of(job)
+		jerr = fw.Check(job) // the framework's own pre-flight (a Flink job's memory)
+		if w, ok := fw.(framework.Warner); ok && jerr == nil {
+			for _, m := range w.CheckWarnings(job) {
+				warns = append(warns, resources.Warning{Level: resources.LevelWarning, Message: m})
+			}
+		}
 	}
 	if derr != nil || jerr != nil || rerr != nil || perr != nil || len(flagErrs) > 0 {
 		return nil, errors.Join(append([]error{derr, jerr, rerr, perr}, flagErrs...)...)

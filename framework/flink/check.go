@@ -5,50 +5,201 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
-// checkMemory checks a [flink] job's memory before anything is staged (docs/flink.md#the-memory-check):
-// each TaskManager's process size is [taskexecutor] memory and the JobManager's [am] memory less the
-// AM's share; Flink's configuration is layered as the containers will (the home's conf/, when the
-// home is on this machine, then the job file's Flink keys with -D), and each role must fit as Flink's
-// own calculator would size it. It also refuses TLS on the JobManager's REST API, which the AM and
-// the TaskManagers read over plain HTTP (dist.CheckPlainREST).
-func checkMemory(job *jobfile.Job) error {
-	f := specOf(job)
-	conf := dist.NewConfig()
-	var home *dist.Home
+// layered is a [flink] job's Flink configuration as the client can see it before anything is
+// staged: the home's conf/ (when the home is on this machine), then the job file's Flink keys with
+// -D over them, as the containers will layer it (docs/flink.md#configuration); and where each key
+// came from, so that a message about a key blames the right place.
+type layered struct {
+	spec    *Spec
+	conf    *dist.Config
+	home    *dist.Home        // nil with flink.provided
+	homeSrc string            // where the home's configuration was read
+	homeCfg *dist.Config      // the home's layer alone
+	defines map[string]string // the -D Flink keys, the last of each
+}
+
+func layer(f *Spec) (*layered, error) {
+	l := &layered{spec: f, conf: dist.NewConfig(), homeCfg: dist.NewConfig(), defines: map[string]string{}}
 	if f.Home != "" {
 		h, err := dist.OpenHome(f.Home)
 		if err != nil {
-			return fmt.Errorf("flink.home: %w", err)
+			return nil, fmt.Errorf("flink.home: %w", err)
 		}
-		if conf, _, err = h.Config(); err != nil {
-			return fmt.Errorf("flink.home: %w", err)
+		c, src, err := h.Config()
+		if err != nil {
+			return nil, fmt.Errorf("flink.home: %w", err)
 		}
-		home = h
+		l.home, l.homeSrc, l.homeCfg, l.conf = h, src, c.Clone(), c
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.Config)) {
-		conf.Set(k, f.Config[k])
+		l.conf.Set(k, f.Config[k])
 	}
-	errs := []error{dist.CheckPlainREST(conf)}
+	for _, d := range f.Defines {
+		if k, v, ok := strings.Cut(d, "="); ok {
+			l.defines[strings.TrimSpace(k)] = v
+		}
+	}
+	return l, nil
+}
+
+// origin says where a Flink key's value comes from: "-D key=value", "the job file's [flink.config]",
+// the home's configuration file, or "" for Flink's default.
+func (l *layered) origin(key string) string {
+	if v, ok := l.defines[key]; ok {
+		return "-D " + key + "=" + bounded(v)
+	}
+	if _, ok := l.spec.Config[key]; ok {
+		if strings.HasPrefix(key, "external-resource") {
+			return "the job file"
+		}
+		return "the job file's [flink.config]"
+	}
+	if _, ok := l.homeCfg.Get(key); ok {
+		return l.homeSrc
+	}
+	return ""
+}
+
+// from is origin as a message's parenthesis: " (from -D ...)", "" for a default.
+func (l *layered) from(key string) string {
+	if o := l.origin(key); o != "" {
+		return " (from " + o + ")"
+	}
+	return ""
+}
+
+// check is a [flink] job's pre-flight before anything is staged (docs/flink.md#what-check-refuses):
+// each role's memory as Flink's own calculator would size it (docs/flink.md#the-memory-check), plain
+// HTTP on the JobManager's REST API (dist.CheckPlainREST), the job's parallelism against the slots
+// it will have, and the job's jar against its main class. A message about a Flink key says where the
+// key was set.
+func check(job *jobfile.Job) error {
+	f := specOf(job)
+	l, err := layer(f)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	if err := dist.CheckPlainREST(l.conf); err != nil {
+		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
+	}
 	// A provided home is on HDFS: its plugins are checked in the containers (loadFlinkSetup).
-	if _, err := dist.DefaultGPUDriver(conf, home); err != nil {
+	if _, err := dist.DefaultGPUDriver(l.conf, l.home); err != nil {
 		errs = append(errs, err)
 	}
 	tm := job.TaskExecutor.MemoryMB
-	if err := dist.CheckMemory(conf, dist.RoleTaskManager, tm); err != nil {
-		errs = append(errs, fmt.Errorf("taskexecutor.memory = %d: a [flink] job's TaskManager has the container's memory as its process size (taskmanager.memory.process.size): %w", tm, err))
+	if err := dist.CheckMemory(l.conf, dist.RoleTaskManager, tm); err != nil {
+		errs = append(errs, fmt.Errorf("taskexecutor.memory = %d: a [flink] job's TaskManager has the container's memory as its process size (taskmanager.memory.process.size): %w%s", tm, err, l.memoryFrom(err)))
 	}
 	jm := job.AM.MemoryMB - AMShareMB
 	role := dist.RoleSession
 	if f.Jar != "" {
 		role = dist.RoleApplication
 	}
-	if err := dist.CheckMemory(conf, role, jm); err != nil {
-		errs = append(errs, fmt.Errorf("am.memory = %d: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's %d MiB, %d MiB: %w", job.AM.MemoryMB, AMShareMB, jm, err))
+	if err := dist.CheckMemory(l.conf, role, jm); err != nil {
+		errs = append(errs, fmt.Errorf("am.memory = %d: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's %d MiB, %d MiB: %w%s", job.AM.MemoryMB, AMShareMB, jm, err, l.memoryFrom(err)))
+	}
+	if f.Jar != "" {
+		errs = append(errs, l.checkParallelism(job.TaskExecutor.Instances), checkJar(f))
 	}
 	return errors.Join(errs...)
+}
+
+// memoryFrom is where the configured size a memory error names was set.
+func (l *layered) memoryFrom(err error) string {
+	var me *dist.MemoryError
+	if errors.As(err, &me) && me.Key != "" {
+		return l.from(me.Key)
+	}
+	return ""
+}
+
+// Keys the parallelism check reads.
+const (
+	keyParallelism = "parallelism.default"
+	keySlots       = "taskmanager.numberOfTaskSlots"
+	keySchedMode   = "scheduler-mode"
+	keyScheduler   = "jobmanager.scheduler"
+)
+
+// adapts reports whether the job's scheduler runs at the parallelism the slots allow: the adaptive
+// scheduler, which reactive mode uses.
+func adapts(c *dist.Config) bool {
+	mode, _ := c.Get(keySchedMode)
+	sched, _ := c.Get(keyScheduler)
+	return strings.EqualFold(strings.TrimSpace(mode), "reactive") || strings.EqualFold(strings.TrimSpace(sched), "adaptive")
+}
+
+// checkParallelism refuses an application whose default parallelism needs more slots than its
+// TaskManagers will have: Flink's default scheduler would wait for the missing slots
+// (slot.request.timeout) and then fail the job with NoResourceAvailableException. The adaptive
+// scheduler (reactive mode) runs at what the slots allow. A value Flink cannot read is Flink's to
+// report.
+func (l *layered) checkParallelism(instances int) error {
+	if adapts(l.conf) || instances <= 0 {
+		return nil
+	}
+	p, ok := l.intKey(keyParallelism)
+	if !ok {
+		return nil
+	}
+	slots, ok := l.intKey(keySlots)
+	if !ok || p <= instances*slots {
+		return nil
+	}
+	slotsFrom := l.from(keySlots)
+	if slotsFrom == "" {
+		slotsFrom = " (Flink's default)"
+	}
+	return fmt.Errorf("%s = %d%s: more than the %d slots the job will have (taskexecutor.instances = %d × %s = %d%s); Flink would wait for the missing slots (slot.request.timeout) and then fail the job with NoResourceAvailableException. Lower %s to %d, raise taskexecutor.instances to %d or %s to %d, or set %q = \"reactive\" in [flink.config] to run at the parallelism the slots allow (docs/flink.md#what-check-refuses)",
+		keyParallelism, p, l.from(keyParallelism), instances*slots, instances, keySlots, slots, slotsFrom,
+		keyParallelism, instances*slots, ceilDiv(p, slots), keySlots, ceilDiv(p, instances), keySchedMode)
+}
+
+// intKey reads a positive integer key, 1 when unset (the default of both keys checkParallelism
+// reads); ok false when the value is not one.
+func (l *layered) intKey(key string) (int, bool) {
+	v, set := l.conf.Get(key)
+	if !set {
+		return 1, true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	return n, err == nil && n > 0
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// checkWarnings are what the pre-flight finds that works but is likely a mistake: a Flink key of
+// the job file or -D that the home's Flink version does not declare and that is a near miss of one it
+// does (taskmanager.numberOfTaskSlot), which Flink would ignore without a word. The known keys are
+// read from the home's jars (dist.Home.KnownKeys) and kept beside the packed homes; with
+// flink.provided, or a home whose jars cannot be read, there are none to compare with.
+func checkWarnings(job *jobfile.Job) []string {
+	f := specOf(job)
+	if f == nil || f.Home == "" {
+		return nil
+	}
+	l, err := layer(f)
+	if err != nil {
+		return nil // check reports it
+	}
+	known, err := l.home.KnownKeys(flinkArchiveCache())
+	if err != nil || len(known) == 0 {
+		return nil
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(f.Config)) {
+		if near := dist.NearMiss(k, known); near != "" {
+			out = append(out, fmt.Sprintf("Flink key %q%s is not a key of Flink %s (did you mean %q?); Flink ignores a key it does not know (docs/flink.md#what-check-refuses)",
+				bounded(k), l.from(k), l.home.Version, near))
+		}
+	}
+	return out
 }

@@ -32,13 +32,18 @@ func (Flink) Table() jobfile.TableInfo {
 		Command: TaskManagerCommand, Workers: "Flink TaskManagers"}
 }
 
-// Check is the memory check of each role (docs/flink.md#the-memory-check).
+// Check is the pre-flight of a [flink] job: each role's memory, the parallelism against the slots,
+// the jar against its main class (docs/flink.md#what-check-refuses).
 func (Flink) Check(j *jobfile.Job) error {
 	if specOf(j) == nil {
 		return nil
 	}
-	return checkMemory(j)
+	return check(j)
 }
+
+// CheckWarnings are the Flink keys that are near misses of the version's own
+// (docs/flink.md#what-check-refuses).
+func (Flink) CheckWarnings(j *jobfile.Job) []string { return checkWarnings(j) }
 
 // Stage ships the Flink home and the job's jar (docs/flink.md#the-flink-distribution).
 func (Flink) Stage(j *jobfile.Job, out io.Writer) error {

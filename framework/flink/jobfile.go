@@ -132,10 +132,14 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 			t.Problem("flink.provided: %v", err)
 		}
 	case !t.Staged():
-		f.Home = jobfile.AbsAgainst(t.Dir(), f.Home)
+		f.Home = jobfile.AbsAgainst(t.Dir(), expandTilde(f.Home))
+		if st, err := os.Stat(f.Home); err != nil || !st.IsDir() {
+			t.Problem("flink.home = %q: no such directory; %s", bounded(f.Home), installHint)
+			break
+		}
 		for _, need := range []string{"lib", "plugins", filepath.Join("bin", "bash-java-utils.jar")} {
 			if _, err := os.Stat(filepath.Join(f.Home, need)); err != nil {
-				t.Problem("flink.home = %q: %s is missing; a Flink home has lib/ (flink-dist), plugins/ and bin/bash-java-utils.jar (make flink-dist installs one)", bounded(f.Home), need)
+				t.Problem("flink.home = %q: %s is missing; a Flink home has lib/ (flink-dist), plugins/ and bin/bash-java-utils.jar (%s)", bounded(f.Home), need, installHint)
 				break
 			}
 		}
@@ -168,7 +172,11 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 			continue
 		}
 		if why, taken := flinkKeysSetByYarnAM[k]; taken {
-			t.Problem("flink.config: %q is set by yarn-am (%s); remove it", k, why)
+			if v, byD := t.Defined(k); byD {
+				t.Problem("-D %s=%s: %q is set by yarn-am (%s); leave it out", k, bounded(v), k, why)
+			} else {
+				t.Problem("flink.config: %q is set by yarn-am (%s); remove it", k, why)
+			}
 			continue
 		}
 		f.Config[k] = v
@@ -185,6 +193,22 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	}
 	j.TaskExecutor.Env[contract.EnvDeviceEnv] = contract.DeviceEnvOff
 	return f
+}
+
+// installHint says where make flink-dist puts a Flink home (testdata/flink/flink.mk).
+const installHint = "make flink-dist installs Flink 1.20.5 in ~/.cache/yarn-am/flink-1.20.5"
+
+// expandTilde expands a leading ~/ (or a lone ~) against the user's home directory, as a shell would:
+// home = "~/flink" in a job file means the user's, not a directory named ~ beside the job file.
+func expandTilde(p string) string {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p
+	}
+	h, err := os.UserHomeDir()
+	if err != nil || h == "" {
+		return p
+	}
+	return filepath.Join(h, p[1:])
 }
 
 // bounded cuts a value shown in a message as the job file does.

@@ -79,7 +79,8 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\njar = \"job.jar\"\n", "[flink] needs home"},
 		{"[flink]\nhome = \"flink\"\nprovided = \"hdfs:///f.tar\"\n", "give one"},
 		{"[flink]\nprovided = \"/opt/flink\"\n", `flink.provided = "/opt/flink": want the hdfs:// URI of an archive`},
-		{"[flink]\nhome = \"nohome\"\n", "lib is missing"},
+		{"[flink]\nhome = \"nohome\"\n", "nohome\": no such directory; make flink-dist installs Flink 1.20.5 in ~/.cache/yarn-am/flink-1.20.5"},
+		{"[flink]\nhome = \".\"\n", "lib is missing"},
 		{"[flink]\nhome = \"flink\"\njar = \"missing.jar\"\n", "not a readable file"},
 		{"[flink]\nhome = \"flink\"\nmain-class = \"A\"\n", "need flink.jar"},
 		{"[flink]\nhome = \"flink\"\nwait-for-jobmanager = \"yes\"\n", `flink.wait-for-jobmanager = "yes": want one of same-host, always, never`},
@@ -134,7 +135,7 @@ home = "flink"
 	for _, tc := range []struct{ define, want string }{
 		{"taskexecutor.instance=3", `-D taskexecutor.instance: not a job key`},
 		{"flink.jar=x.jar", `-D flink.jar: not a job key`},
-		{"rest.port=8081", `flink.config: "rest.port" is set by yarn-am`},
+		{"rest.port=8081", `-D rest.port=8081: "rest.port" is set by yarn-am`},
 		{"taskmanager.numberOfTaskSlots", `want a Flink key and its value`},
 		{"flink.config.=2", `want a Flink key and its value`},
 	} {
