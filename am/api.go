@@ -30,6 +30,9 @@ func (a *am) Status() contract.Status {
 	if s.Diagnostics == "" && a.policyOut != nil {
 		s.Diagnostics = a.policyOut.Diagnostics
 	}
+	if d := a.cfg.Driver; d != nil { // web serves it only with the secret (visibility.go)
+		s.DriverStderrTail = driverTail(d.tail, a.driverExit)
+	}
 	s.Now, s.Started = a.cfg.Now(), a.started
 	s.Gang = a.gangStatusLocked()
 	s.Nodes, s.NodesAt = a.nodes.nodes, a.nodes.at

@@ -88,7 +88,7 @@ func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
-	d.tail = &stderrtail.Tail{}
+	d.tail = &stderrtail.Tail{Redact: driverRedactor(d.Env, d.Tokens)}
 	cmd.Stderr = io.MultiWriter(cmd.Stderr, d.tail)
 	// Stderr is now a pipe that Wait drains: a background process the driver leaves holding it must not
 	// keep Wait from returning once the driver has exited.
@@ -153,10 +153,8 @@ func (a *am) driverOutcome() *decision.Outcome {
 		return &decision.Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0"}
 	}
 	diag := fmt.Sprintf("the driver %q exited with code %d", a.cfg.Driver.Command, code)
-	if t := a.cfg.Driver.tail; t != nil {
-		if l := t.Lines(); l != "" {
-			diag += "; its last stderr lines (all in am.stderr):\n" + l
-		}
+	if driverTail(a.cfg.Driver.tail, a.driverExit) != "" {
+		diag += "; " + driverStderrPointer
 	}
 	if a.limitHit {
 		diag += "; " + a.diagnostics

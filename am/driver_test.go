@@ -30,17 +30,21 @@ func TestDriverOutcomeCarriesTheDriversLastStderrLines(t *testing.T) {
 	require.NotNil(t, out)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, `the driver "./driver.sh" exited with code 127`)
-	assert.Contains(t, out.Diagnostics, "./driver.sh: No such file or directory")
+	assert.NotContains(t, out.Diagnostics, "No such file", "the application's diagnostics (the RM's) point to the tail")
+	assert.Contains(t, out.Diagnostics, "`yarn-am status`")
+	assert.Equal(t, "bash: line 1: ./driver.sh: No such file or directory", driverTail(d.tail, a.driverExit), "the status's driverStderrTail")
 
 	code = 0
 	assert.Equal(t, "the driver exited with code 0", a.driverOutcome().Diagnostics, "a driver that succeeded adds nothing")
+	assert.Empty(t, driverTail(d.tail, a.driverExit))
 }
 
 // A driver that exits while a background child still holds its stderr: the exit is seen at once (not
-// when the child ends), with its code and its stderr.
+// when the child ends), with its code and its stderr, whose tail quotes the application secret of the
+// driver's environment only as [application secret] (docs/security.md#the-ams-https-api).
 func TestDriverExitSeenWhileAChildHoldsStderr(t *testing.T) {
 	var stderr strings.Builder
-	d := &driverConfig{Command: "sleep 30 & echo 'driver-marker failed' >&2; exit 4", Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}}
+	d := &driverConfig{Command: "sleep 30 & echo \"driver-$((40+2)) failed $YARN_AM_SECRET\" >&2; exit 4", Env: []string{contract.EnvSecret + "=" + testSecret}, Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}}
 	a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // ends the background sleep's process group
@@ -54,7 +58,9 @@ func TestDriverExitSeenWhileAChildHoldsStderr(t *testing.T) {
 	out := a.driverOutcome()
 	require.NotNil(t, out)
 	assert.Contains(t, out.Diagnostics, "exited with code 4")
-	assert.Contains(t, out.Diagnostics, "driver-marker failed")
+	assert.NotContains(t, out.Diagnostics, "driver-42 failed", "the tail is not in the RM's diagnostics")
+	assert.Equal(t, "driver-42 failed [application secret]", driverTail(d.tail, a.driverExit))
+	assert.Contains(t, stderr.String(), testSecret, "am.stderr itself is the driver's own, as written")
 }
 
 type lockedWriter struct {

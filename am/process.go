@@ -294,7 +294,8 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links}
+	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links,
+		Redact: secretsRedactor(creds, "")} // the workers' stderr tails (diagnostics.go)
 	if refresher != nil { // a nil *tokenRefresher in the interface would not read as "no tokens"
 		api.Tokens = refresher
 	}

@@ -152,7 +152,7 @@ func (r *records) completed(t *tracked, exit decision.Exit) []contract.Event {
 		// The launcher's message says it; YARN's diagnostics would repeat it amid boilerplate.
 		exit.Diagnostics = t.reportFailure
 	case t.stderrTail != "" && exit.Class != contract.ExitSucceeded && exit.Class != contract.ExitKilledByAM && !t.sharedGPUCounts:
-		exit.Diagnostics, exit.StderrTail = workerStderrDiagnostics(t.stderrTail), t.stderrTail
+		exit.Diagnostics, exit.StderrTail = workerStderrDiagnostics, t.stderrTail
 	}
 	r.setPhase(t, contract.Completed)
 	t.Exit = exit
