@@ -137,7 +137,8 @@ func TestLaunchContext(t *testing.T) {
 	assert.Equal(t, map[string]string{"PATH": "$PWD:/usr/bin", contract.EnvReportURL: "http://h:1/api/v1/containers/",
 		contract.EnvDefines: contract.EncodeDefines(l.Defines)}, env, "the -D values travel in the environment")
 	require.Len(t, clc.GetCommand(), 1)
-	assert.Equal(t, `./yarn-am launch -f job.toml -D 'external-resource.gpu.param.discovery-script.path=my script.sh' -- /bin/bash -c 'echo \"\$CUDA_VISIBLE_DEVICES\" it'\\''s' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`, clc.GetCommand()[0])
+	assert.Equal(t, `./yarn-am launch -f job.toml -- /bin/bash -c 'echo \"\$CUDA_VISIBLE_DEVICES\" it'\\''s' 1><LOG_DIR>/stdout 2><LOG_DIR>/stderr`, clc.GetCommand()[0],
+		"no -D value on the command line, which every user of the node can read")
 	assert.NotContains(t, string(clc.GetTokens()), "amrm-id", "TaskExecutors never get the AM-RM token")
 	assert.Contains(t, string(clc.GetTokens()), "yarn-am.secret")
 }

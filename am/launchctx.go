@@ -80,8 +80,8 @@ func (l taskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 // taskExecutorCredentials are what TaskExecutors get of the AM's credentials: everything but the
 // AM-RM token (theirs to misuse, not to have), the TLS authority's key (TaskExecutors trust the
 // AM's authority; they must not be able to act as it) and the key of the sealed keytab
-// (contract.KeytabKeyAlias; tokenRefresherFromEnv takes it out first, this is the second line). Launch contexts and refreshed tokens are both
-// built from it.
+// (contract.KeytabKeyAlias; tokenRefresherFromEnv takes it out first, this is the second line).
+// Launch contexts and refreshed tokens are both built from it.
 func taskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
 	c := yarnrpc.NewCredentials()
 	for alias, t := range am.Tokens {
