@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protodelim"
 
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -65,9 +66,14 @@ const (
 // ErrBadTokenFile is returned (wrapped) for a token storage file that cannot be parsed.
 var ErrBadTokenFile = errors.New("not a valid Hadoop token storage file")
 
-// ReadCredentialsFile reads a token storage file (HDTS version 0 or 1).
+// MaxTokenFileBytes bounds a token storage file (HADOOP_TOKEN_FILE_LOCATION, a container's tokens):
+// a real one holds a few tokens of a few hundred bytes each (docs/running.md#limits-on-input-files).
+const MaxTokenFileBytes = 16 << 20
+
+// ReadCredentialsFile reads a token storage file (HDTS version 0 or 1) through the bounded reader: a
+// named pipe or a device in its place is refused, not read forever.
 func ReadCredentialsFile(path string) (*Credentials, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile("token file", path, "a Hadoop token storage file", MaxTokenFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading token file: %w", err)
 	}

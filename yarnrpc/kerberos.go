@@ -16,7 +16,6 @@ import (
 	"github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/credentials"
-	"github.com/jcmturner/gokrb5/v8/keytab"
 	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/types"
 
@@ -202,7 +201,7 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 	if confPath == "" {
 		confPath = "/etc/krb5.conf"
 	}
-	cfg, err := config.Load(confPath)
+	cfg, err := readKrb5Config(confPath)
 	if err != nil {
 		var perr config.UnsupportedDirective
 		if !errors.As(err, &perr) { // gokrb5 returns a usable config alongside unsupported directives
@@ -214,7 +213,7 @@ func LoginKerberos(o KerberosOptions) (*Kerberos, error) {
 			return nil, errors.New("yarnrpc: --keytab needs --principal (the principal whose keys the keytab holds, e.g. alice@EXAMPLE.COM)")
 		}
 		user, realm := splitPrincipal(o.Principal, cfg.LibDefaults.DefaultRealm)
-		kt, err := keytab.Load(o.Keytab)
+		kt, err := readKeytab(o.Keytab)
 		if err != nil {
 			return nil, fmt.Errorf("yarnrpc: keytab %s: %w; %s", o.Keytab, oneLine(err), kinitAdvice(o.Principal))
 		}
@@ -383,9 +382,5 @@ func loadOwnCCache(path string) (*credentials.CCache, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc := new(credentials.CCache)
-	if err := cc.Unmarshal(b); err != nil {
-		return nil, err
-	}
-	return cc, nil
+	return parseCCache(b)
 }
