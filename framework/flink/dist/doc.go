@@ -11,9 +11,12 @@
 //   - process.go: the JobManager and TaskManager command lines: memory flags from Flink's
 //     BashJavaUtils, JVM options from env.java.opts.*, log4j, and the GPU plugin fed by the indexes
 //     yarn-am assigned instead of a discovery of its own;
-//   - rest.go: the JobManager's REST API.
+//   - rest.go: the JobManager's REST API;
+//   - failure.go: why a process ended before its job did, from the last exception of its log and its
+//     JVM's stderr;
+//   - keys.go: the configuration keys a Flink version declares, read from its *Options classes.
 //
-// It imports the standard library, contract and internal/flinkconf (the one reader of Flink's
-// configuration files, shared with resources) only, so the AM, the launcher and the client can all use
-// it.
+// It imports the standard library, contract, internal/flinkconf (the one reader of Flink's
+// configuration files, shared with resources) and the leaves internal/text, boundedread, stderrtail
+// and classfile only, so the AM, the launcher and the client can all use it.
 package dist
