@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // MainProperty is the property whose values the per-resource environment variable lists.
@@ -99,9 +100,14 @@ func ReadInfos() (map[string][]Info, error) {
 	return ReadInfoFile(path)
 }
 
-// ReadInfoFile reads one info file written by WriteInfoFile.
+// MaxInfoFileBytes bounds an info file: it lives in a container's working directory, where the worker
+// can put anything in its place (a named pipe, a link to /dev/zero); a real one is a few hundred bytes
+// per device (docs/running.md#limits-on-input-files).
+const MaxInfoFileBytes = 1 << 20
+
+// ReadInfoFile reads one info file written by WriteInfoFile, through the bounded reader.
 func ReadInfoFile(path string) (map[string][]Info, error) {
-	data, err := os.ReadFile(path)
+	data, err := boundedread.ReadFile("external-resource info file", path, "the file yarn-am launch writes", MaxInfoFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("resources: reading external-resource infos: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -234,7 +235,9 @@ func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 
 // copyFileInto copies exactly size bytes of path (its size when listed) into w.
 func copyFileInto(w io.Writer, path string, size int64) error {
-	f, err := os.Open(path)
+	// Regular files only, checked on what was opened: a named pipe put in a listed file's place
+	// would block the open (docs/running.md#limits-on-input-files).
+	f, err := boundedread.OpenRegular(path)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,10 @@ package dist
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // ReadAssigned reads the info file `yarn-am launch` writes in a TaskExecutor container
@@ -15,17 +14,11 @@ import (
 // properties in order: the Spec.GPUs of the TaskManager that runs as that container's worker
 // (docs/flink.md#gpus). An info without an index is an error: Flink's GPU driver knows only indexes.
 func ReadAssigned(path string) (map[string][]string, error) {
-	f, err := os.Open(path)
+	// Bounded: the file lives in the container's working directory, where the worker can put a named
+	// pipe or a device in its place.
+	data, err := boundedread.ReadFile("the launcher's info file", path, "the file yarn-am launch writes", maxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("flink: the launcher's info file: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("flink: reading %s: %w", path, err)
-	}
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("flink: %s is larger than %d bytes", path, maxConfigBytes)
+		return nil, fmt.Errorf("flink: %w", err)
 	}
 	var doc map[string][]map[string]string
 	if err := json.Unmarshal(data, &doc); err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // Home is a Flink distribution as yarn-am needs it (docs/flink.md#the-flink-distribution): lib/ with
@@ -64,6 +66,17 @@ func OpenHome(dir string) (*Home, error) {
 	if _, err := os.Stat(h.BashJavaUtils); err != nil {
 		return nil, fmt.Errorf("flink: home %s: bin/bash-java-utils.jar (Flink's memory calculator): %w", shown(abs), err)
 	}
+	// The jars are opened (flink-dist's default configuration, packing, hashing): a named pipe in their
+	// place would block the open, a device would never end (docs/running.md#limits-on-input-files).
+	for _, jar := range append([]string{h.BashJavaUtils}, h.LibJars...) {
+		st, err := os.Stat(jar)
+		if err != nil {
+			return nil, fmt.Errorf("flink: home %s: %w", shown(abs), err)
+		}
+		if kind := boundedread.NotRegular(st.Mode()); kind != "" {
+			return nil, fmt.Errorf("flink: home %s: %s is %s, not a regular file; a Flink home holds jar files", shown(abs), jar, kind)
+		}
+	}
 	if st, err := os.Stat(h.PluginsDir); err != nil || !st.IsDir() {
 		return nil, fmt.Errorf("flink: home %s has no plugins/ directory (the GPU driver loads only as a plugin)", shown(abs))
 	}
@@ -85,6 +98,23 @@ func (h *Home) Config() (*Config, string, error) {
 		return nil, "", err
 	}
 	return c, h.DistJar + "!/" + ConfigFile, nil
+}
+
+// MaxLog4jBytes bounds the home's conf/log4j.properties (Flink's own is 3 KiB).
+const MaxLog4jBytes = 1 << 20
+
+// ReadLog4jConfig returns the content of the home's conf/log4j.properties, read through the bounded
+// reader (a named pipe or a device there is refused naming the file); ok is false when it has none.
+func (h *Home) ReadLog4jConfig() (content string, ok bool, err error) {
+	p := h.Log4jConfig()
+	if p == "" {
+		return "", false, nil
+	}
+	data, err := boundedread.ReadFile("log4j configuration", p, "a log4j.properties", MaxLog4jBytes)
+	if err != nil {
+		return "", false, err
+	}
+	return string(data), true, nil
 }
 
 // Log4jConfig returns the home's conf/log4j.properties, or "" when it has none.

@@ -178,12 +178,10 @@ func WriteConfDir(dir string, conf *Config, h *Home) error {
 		return err
 	}
 	l4j := defaultLog4j
-	if src := h.Log4jConfig(); src != "" {
-		data, err := os.ReadFile(src)
-		if err != nil {
-			return fmt.Errorf("flink: %w", err)
-		}
-		l4j = string(data)
+	if data, ok, err := h.ReadLog4jConfig(); err != nil {
+		return fmt.Errorf("flink: %w", err)
+	} else if ok {
+		l4j = data
 	}
 	if err := os.WriteFile(filepath.Join(dir, "log4j.properties"), []byte(l4j), 0o644); err != nil {
 		return fmt.Errorf("flink: %w", err)
