@@ -556,3 +556,96 @@ func loadAvgE2E() string {
 	}
 	return strings.Join(strings.Fields(string(data))[:3], " ")
 }
+
+// TestFlinkStartupFailureReachesTheDiagnostics: a job whose JobMaster cannot start (a checkpoint
+// directory of a scheme Flink cannot load, which check cannot see) FAILS, and Flink's own exception,
+// read from jobmanager.log, is the application's diagnostics and submit's output
+// (docs/flink.md#when-the-jobmanager-fails-to-start).
+func TestFlinkStartupFailureReachesTheDiagnostics(t *testing.T) {
+	e2eEnv(t)
+	job := flinkJob(t, "flink-bad-scheme", 1, 1, []string{"gpu", "1"}, "")
+	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "state.checkpoints.dir=foo://x/checkpoints", "-D", "execution.checkpointing.interval=1s")
+	require.NotEqual(t, 0, r.code, "the job cannot start:\n%s", r)
+	id := submittedID(r.stdout)
+	d := status(t, id)
+	assert.Equal(t, "FAILED", d.Report.FinalStatus)
+	assert.Contains(t, d.Report.Diagnostics, "UnsupportedFileSystemSchemeException",
+		"the JobManager's exception is the application's diagnostics\n%s", containerLogs(id))
+	assert.Contains(t, r.String(), "UnsupportedFileSystemSchemeException", "submit's output says why")
+}
+
+// TestFlinkCheckRefusesParallelismAndWarnsOfATypo: check refuses a parallelism above the slots the
+// TaskManagers will have, naming -D as where it was set, and warns of a Flink key that is a near miss
+// of one Flink 1.20.5 declares (docs/flink.md#what-check-refuses).
+func TestFlinkCheckRefusesParallelismAndWarnsOfATypo(t *testing.T) {
+	e2eEnv(t)
+	job := flinkJob(t, "flink-check", 2, 1, []string{"gpu", "2"}, "")
+	r := yarnAM(t, time.Minute, "check", job, "-D", "parallelism.default=4")
+	assert.NotEqual(t, 0, r.code, "4 subtasks on 2 slots:\n%s", r)
+	assert.Contains(t, r.stderr, "parallelism.default = 4 (from -D parallelism.default=4): more than the 2 slots the job will have", r.String())
+	r = yarnAM(t, time.Minute, "check", job, "-D", "taskmanager.numberOfTaskSlot=2")
+	assert.Equal(t, 0, r.code, "a typo is a warning, not a refusal:\n%s", r)
+	assert.Contains(t, r.stderr, `warning: Flink key "taskmanager.numberOfTaskSlot" (from -D taskmanager.numberOfTaskSlot=2) is not a key of Flink 1.20.5 (did you mean "taskmanager.numberOfTaskSlots"?)`, r.String())
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "\njar = ", "\nmain-class = \"yarnam.flinkjob.Jbo\"\njar = ", 1)), 0o644))
+	r = yarnAM(t, time.Minute, "check", job)
+	assert.NotEqual(t, 0, r.code, "a main class the jar lacks:\n%s", r)
+	assert.Contains(t, r.stderr, `has no yarnam/flinkjob/Jbo.class (did you mean "yarnam.flinkjob.Job"?)`, r.String())
+}
+
+// TestFlinkQuickStartAsWritten runs docs/flink.md's quick start as the page writes it: the job file
+// it shows is testdata/jobs/flink-gpu.toml byte for byte, and its bin/yarn-am commands run from the
+// repository root in order: check says OK, submit ends SUCCEEDED, and logs shows each of the two
+// TaskManagers' operators the GPU index status showed for its container.
+func TestFlinkQuickStartAsWritten(t *testing.T) {
+	e2eEnv(t)
+	page := qsReadPage(t, "docs/flink.md")
+	section := page[strings.Index(page, "## Quick start"):]
+	section = section[:strings.Index(section[3:], "\n## ")+3]
+	const rel = "testdata/jobs/flink-gpu.toml"
+	shown := false
+	for _, b := range qsBlocks(t, section) {
+		if b.caption == "[`"+rel+"`](../"+rel+"):" {
+			assert.Equal(t, qsReadPage(t, rel), b.body, "the page's job file is %s", rel)
+			shown = true
+		}
+	}
+	require.True(t, shown, "the quick start shows %s", rel)
+	require.Equal(t, []string{"check " + rel, "submit " + rel, "logs APP --file stdout"}, qsPageCommands(t, section))
+
+	r := qsRun(t, 2*time.Minute, []string{"check", rel})
+	require.Equal(t, 0, r.code, "check:\n%s", r)
+	assert.Contains(t, r.stdout, "OK")
+	r = qsRun(t, 6*time.Minute, []string{"submit", rel})
+	id := submittedID(r.stdout)
+	require.NotEmpty(t, id, "submit printed no application id:\n%s", r)
+	t.Cleanup(func() { killQuietly(id) })
+	require.Equal(t, 0, r.code, "submit:\n%s\n%s", r, containerLogs(id))
+	assert.Contains(t, r.stdout, "final status SUCCEEDED")
+	d := status(t, id)
+	gpus := containerGPUs(d, nil)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r = qsRun(t, time.Minute, []string{"logs", id, "--file", "stdout"})
+		var seen []string
+		for _, s := range qsLogSections(r.stdout) {
+			for _, l := range s.lines {
+				if m := flinkGPULine.FindStringSubmatch(l); m != nil {
+					seen = append(seen, m[2]+"="+m[3])
+					if want, ok := gpus[m[2]]; ok {
+						assert.Equal(t, want, m[3], "the operator in %s saw the GPU status shows", m[2])
+					}
+				}
+			}
+		}
+		if r.code == 0 && len(seen) == 2 {
+			t.Logf("the operators saw: %v", seen)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("logs did not show two operators' GPU lines (saw %v):\n%s", seen, r)
+		}
+		time.Sleep(2 * time.Second) // the NodeManagers may still be uploading the logs (the page says so for logs)
+	}
+}
