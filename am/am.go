@@ -90,7 +90,7 @@ type config struct {
 
 	// Policy is the failure policy (zero values: the defaults).
 	Policy decision.PolicyConfig
-	// Events receives the AM's events (nil: a new log of DefaultEventCapacity).
+	// Events receives the AM's events (nil: a new log of events.DefaultCapacity).
 	Events *events.Log
 	// Metrics is updated by the loop (nil: new ones); served at /metrics.
 	Metrics *metrics

@@ -10,8 +10,8 @@
 //
 // The decision, pure and unit-tested without I/O, is package decision (am/decision), which imports
 // nothing of am: Reconcile (desired state, Spec, and observed state, Observed, to a Plan of actions:
-// asks, launches, releases, the outcome), the exit classes (Classify, Describe), ScaleDown, the
-// elastic gang's and the gang's restart rules, a failed container's diagnostics line, and the
+// asks, launches, releases, the outcome), the exit classes (Classify, Describe), which TaskExecutors
+// a scale-down stops, the elastic gang's and the gang's restart rules, a failed container's diagnostics line, and the
 // failure policy (Policy, PolicyConfig: rate, backoff, node exclusion, the pending timeout). The AM
 // holds one Policy under mu like its other state types. Beside the decision, in am:
 //

@@ -15,6 +15,10 @@ import (
 // come with the launchers' liveness messages go into the book (am/gpuuse, under mu), out to the status,
 // GET /api/v1/containers/<id>/gpus, the Prometheus gauges, and the final diagnostics.
 
+// web finds the GPU sample book by a type assertion on its State; this makes a drift of these
+// methods' signatures a compile error instead of a GPU endpoint that silently answers 404.
+var _ web.GPUSampleBook = (*am)(nil)
+
 // GPUSamples books the GPU samples of container id's liveness message (web.GPUSampleBook); the
 // message was already booked as alive. A container that is no longer launching or running has its
 // samples dropped; an error refuses the message's samples (400).

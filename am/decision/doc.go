@@ -8,8 +8,8 @@
 // state under AM.mu and books the plan it returns. Nothing here locks; a Policy belongs to one AM and
 // is guarded by that AM's mutex (am/doc.go, Locking).
 //
-// Files: reconcile.go (Reconcile and its inputs and outputs, Fits), classify.go (container exit
-// statuses to classes, docs/design.md#wire-facts), requirements.go (ScaleDown, newest first),
+// Files: reconcile.go (Reconcile and its inputs and outputs, fits), classify.go (container exit
+// statuses to classes, docs/design.md#wire-facts), requirements.go (scaleDown, newest first),
 // elastic.go and gang.go (when a gang's round forms, grows, shrinks or restarts), diagnostics.go (a
 // failed container's line in the application's diagnostics, cut at a word), policy.go (the failure
 // policy and its snapshot for a later attempt).

@@ -29,8 +29,8 @@ const (
 	PendingFail = jobfile.PendingFail
 )
 
-// DefaultPendingReportMax caps the doubling interval of not-enough-resources reports.
-const DefaultPendingReportMax = 10 * time.Minute
+// defaultPendingReportMax caps the doubling interval of not-enough-resources reports.
+const defaultPendingReportMax = 10 * time.Minute
 
 // PolicyConfig is the failure policy's limits as the AM runs them: the job's jobfile.Policy (the
 // [policy] table and the AM's flags, read and checked there, once), converted with PolicyConfig(p).
@@ -256,7 +256,7 @@ func (p *Policy) ObservePending(now time.Time, pending int, progressed bool) pen
 	if p.reportEvery == 0 {
 		p.reportEvery = p.cfg.PendingTimeout
 	} else {
-		p.reportEvery = min(2*p.reportEvery, max(DefaultPendingReportMax, p.cfg.PendingTimeout))
+		p.reportEvery = min(2*p.reportEvery, max(defaultPendingReportMax, p.cfg.PendingTimeout))
 	}
 	p.nextReport = now.Add(p.reportEvery)
 	p.reported = true

@@ -24,11 +24,11 @@ const (
 	Driver
 )
 
-// Fits says why got cannot serve an ask for want ("" if it can): memory and vcores may be larger than
+// fits says why got cannot serve an ask for want ("" if it can): memory and vcores may be larger than
 // asked (the scheduler rounds them up), every other resource type must be exactly what was asked (a
 // container with more GPUs than asked hides them from other applications; the launcher would only use
 // the configured amount). Too little is got.Fits(want); too much, want.Fits(got) of the other types.
-func Fits(got, want contract.Capability) string {
+func fits(got, want contract.Capability) string {
 	var bad []string
 	for _, k := range got.Fits(want) {
 		if k == "memory-mb" || k == "vcores" {
@@ -317,7 +317,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	// whole application is stopping, finishing stops everything instead. (A gang changes size by a
 	// new round.)
 	if !stop && !spec.Gang {
-		p.Stop = ScaleDown(obs.Containers, target)
+		p.Stop = scaleDown(obs.Containers, target)
 		active -= len(p.Stop)
 	}
 
@@ -339,7 +339,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 			p.Release = append(p.Release, Release{al, "excess: more containers allocated than requested"})
 			continue
 		}
-		if why := Fits(al.Resources, spec.Capability); why != "" {
+		if why := fits(al.Resources, spec.Capability); why != "" {
 			p.Release = append(p.Release, Release{al, "does not fit the request: " + why})
 			continue
 		}

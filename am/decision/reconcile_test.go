@@ -190,10 +190,10 @@ func TestClassify(t *testing.T) {
 }
 
 func TestFits(t *testing.T) {
-	assert.Empty(t, Fits(te, te))
-	assert.Empty(t, Fits(contract.Capability{"memory-mb": 1024, "vcores": 4, "yarn.io/gpu": 1, "yarn.io/fpga": 0}, te))
-	assert.Equal(t, "yarn.io/fpga 1, none asked", Fits(contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1, "yarn.io/fpga": 1}, te))
-	assert.Equal(t, "memory-mb 256 < 512 asked, vcores 0 < 1 asked, yarn.io/gpu 0 != 1 asked", Fits(contract.Capability{"memory-mb": 256}, te))
+	assert.Empty(t, fits(te, te))
+	assert.Empty(t, fits(contract.Capability{"memory-mb": 1024, "vcores": 4, "yarn.io/gpu": 1, "yarn.io/fpga": 0}, te))
+	assert.Equal(t, "yarn.io/fpga 1, none asked", fits(contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1, "yarn.io/fpga": 1}, te))
+	assert.Equal(t, "memory-mb 256 < 512 asked, vcores 0 < 1 asked, yarn.io/gpu 0 != 1 asked", fits(contract.Capability{"memory-mb": 256}, te))
 }
 
 func TestReconcileReleasesAllocationsOnExcludedNodes(t *testing.T) {

@@ -7,11 +7,11 @@ import (
 // This file is the declared requirement as the driver API changes it (PUT /api/v1/requirements): the
 // body, its validation, and the phase of TaskExecutors being stopped by a scale-down.
 
-// ScaleDown picks the TaskExecutors to stop so that at most target stay active (launching or
+// scaleDown picks the TaskExecutors to stop so that at most target stay active (launching or
 // running): the newest first (containers are in the order the AM accepted them), since the oldest
 // have done the most work and hold warm state. Containers already stopping or completed are not
 // active. It returns nil when nothing has to stop.
-func ScaleDown(containers []Container, target int) []Container {
+func scaleDown(containers []Container, target int) []Container {
 	active := 0
 	for _, c := range containers {
 		if c.Phase == contract.Launching || c.Phase == contract.Running {

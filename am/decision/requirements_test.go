@@ -23,11 +23,11 @@ func TestScaleDownStopsTheNewestActive(t *testing.T) {
 		}
 		return out
 	}
-	assert.Nil(t, ScaleDown(cs, 3))
-	assert.Equal(t, []string{"c5"}, names(ScaleDown(cs, 2)))
-	assert.Equal(t, []string{"c5", "c3"}, names(ScaleDown(cs, 1)))
-	assert.Equal(t, []string{"c5", "c3", "c1"}, names(ScaleDown(cs, 0)))
-	assert.Equal(t, []string{"c5", "c3", "c1"}, names(ScaleDown(cs, -1)))
+	assert.Nil(t, scaleDown(cs, 3))
+	assert.Equal(t, []string{"c5"}, names(scaleDown(cs, 2)))
+	assert.Equal(t, []string{"c5", "c3"}, names(scaleDown(cs, 1)))
+	assert.Equal(t, []string{"c5", "c3", "c1"}, names(scaleDown(cs, 0)))
+	assert.Equal(t, []string{"c5", "c3", "c1"}, names(scaleDown(cs, -1)))
 }
 
 func TestRequirementsUpdateValidate(t *testing.T) {

@@ -20,13 +20,13 @@ import (
 
 // Event constructors: one per type, so every message reads the same wherever it is emitted.
 
-// RequestedEvent: n more containers of size c were asked for.
+// Requested: n more containers of size c were asked for.
 func Requested(n int, c contract.Capability) contract.Event {
 	return contract.Event{Type: contract.EventRequested, Severity: contract.SeverityInfo, Count: n, Resources: c,
 		Message: fmt.Sprintf("requested %d TaskExecutor container(s) of %s", n, c)}
 }
 
-// AllocatedEvent: the RM allocated container id on node and the AM accepted it.
+// Allocated: the RM allocated container id on node and the AM accepted it.
 func Allocated(id, node string, c contract.Capability, latency time.Duration) contract.Event {
 	msg := fmt.Sprintf("%s allocated on %s (%s)", id, node, c)
 	if latency > 0 {
@@ -35,13 +35,13 @@ func Allocated(id, node string, c contract.Capability, latency time.Duration) co
 	return contract.Event{Type: contract.EventAllocated, Severity: contract.SeverityInfo, Container: id, Node: node, Resources: c, Message: msg}
 }
 
-// LaunchedEvent: the NM started the TaskExecutor.
+// Launched: the NM started the TaskExecutor.
 func Launched(id, node string) contract.Event {
 	return contract.Event{Type: contract.EventLaunched, Severity: contract.SeverityInfo, Container: id, Node: node,
 		Message: fmt.Sprintf("TaskExecutor %s started on %s", id, node)}
 }
 
-// ResourceInfoEvent: the launcher reported the devices it found ("gpu: 0,1").
+// ResourceInfo: the launcher reported the devices it found ("gpu: 0,1").
 func ResourceInfo(id, node string, infos map[string][]resources.Info) contract.Event {
 	names := make([]string, 0, len(infos))
 	for n := range infos {
@@ -73,7 +73,7 @@ func infoSummary(infos []resources.Info) string {
 	return strings.Join(vals, ",")
 }
 
-// CompletedEvent: a TaskExecutor ended; the severity and message follow its exit class.
+// Completed: a TaskExecutor ended; the severity and message follow its exit class.
 func Completed(id, node string, e decision.Exit) contract.Event {
 	st := e.Status
 	ev := contract.Event{Type: contract.EventCompleted, Severity: contract.SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
@@ -88,7 +88,7 @@ func Completed(id, node string, e decision.Exit) contract.Event {
 	return ev
 }
 
-// AllocationRejectedEvent: the RM refused the request for key (e.g. external-resource.gpu.amount)
+// AllocationRejected: the RM refused the request for key (e.g. external-resource.gpu.amount)
 // because requested is more than the cluster allows (maximum < 0: the type is unknown to the cluster).
 func AllocationRejected(key string, requested, maximum int64, yarnType, rmMessage string) contract.Event {
 	ev := contract.Event{Type: contract.EventAllocationRejected, Severity: contract.SeverityError, Key: key, Requested: requested, Reason: rmMessage}
@@ -105,7 +105,7 @@ func AllocationRejected(key string, requested, maximum int64, yarnType, rmMessag
 	return ev
 }
 
-// NotEnoughResourcesEvent: asks have been pending past the timeout; ev carries the evidence.
+// NotEnoughResources: asks have been pending past the timeout; ev carries the evidence.
 func NotEnoughResources(ev contract.Evidence, action string) contract.Event {
 	var b strings.Builder
 	fmt.Fprintf(&b, "not enough resources: %d TaskExecutor container(s) of %s still pending after %s", ev.Pending, ev.Asked, ev.PendingFor)
@@ -130,19 +130,19 @@ func NotEnoughResources(ev contract.Evidence, action string) contract.Event {
 	return contract.Event{Type: contract.EventNotEnoughResources, Severity: contract.SeverityWarning, Count: ev.Pending, Resources: ev.Asked, Evidence: &e, Message: b.String()}
 }
 
-// ResourcesAvailableEvent: nothing is pending any more after a not-enough-resources event.
+// ResourcesAvailable: nothing is pending any more after a not-enough-resources event.
 func ResourcesAvailable(why string) contract.Event {
 	return contract.Event{Type: contract.EventResourcesAvailable, Severity: contract.SeverityInfo, Reason: why,
 		Message: "no TaskExecutor container is pending any more (" + why + "); the not-enough-resources condition is cleared"}
 }
 
-// LaunchFailedEvent: the NM refused to start the container.
+// LaunchFailed: the NM refused to start the container.
 func LaunchFailed(id, node, reason string) contract.Event {
 	return contract.Event{Type: contract.EventLaunchFailed, Severity: contract.SeverityError, Container: id, Node: node, Reason: reason,
 		Message: fmt.Sprintf("the NodeManager %s could not start TaskExecutor %s: %s", node, id, reason)}
 }
 
-// DiscoveryFailedEvent: the launcher's resource discovery failed (exit 90); reason is the script's.
+// DiscoveryFailed: the launcher's resource discovery failed (exit 90); reason is the script's.
 func DiscoveryFailed(id, node, resource, reason string) contract.Event {
 	what := "resource discovery"
 	if resource != "" {
@@ -152,19 +152,19 @@ func DiscoveryFailed(id, node, resource, reason string) contract.Event {
 		Message: fmt.Sprintf("%s failed in TaskExecutor %s on %s, the worker was not started: %s", what, id, node, reason)}
 }
 
-// NodeExcludedEvent: node is excluded (blacklisted) for this application until `until`.
+// NodeExcluded: node is excluded (blacklisted) for this application until `until`.
 func NodeExcluded(node string, failures int, window, timeout time.Duration) contract.Event {
 	return contract.Event{Type: contract.EventNodeExcluded, Severity: contract.SeverityWarning, Node: node, Count: failures,
 		Message: fmt.Sprintf("node %s excluded for %s: %d TaskExecutor failures on it within %s (--node-max-failures, --node-exclusion-timeout)", node, timeout, failures, window)}
 }
 
-// NodeExclusionLiftedEvent: the exclusion of node timed out.
+// NodeExclusionLifted: the exclusion of node timed out.
 func NodeExclusionLifted(node string) contract.Event {
 	return contract.Event{Type: contract.EventNodeExclusionLifted, Severity: contract.SeverityInfo, Node: node,
 		Message: fmt.Sprintf("node %s is no longer excluded (--node-exclusion-timeout passed)", node)}
 }
 
-// NodeUnhealthyEvent: the RM reported node in state (LOST, UNHEALTHY, DECOMMISSIONED, ...).
+// NodeUnhealthy: the RM reported node in state (LOST, UNHEALTHY, DECOMMISSIONED, ...).
 func NodeUnhealthy(node, state, report string) contract.Event {
 	msg := fmt.Sprintf("node %s is %s", node, state)
 	if report != "" {
@@ -174,24 +174,24 @@ func NodeUnhealthy(node, state, report string) contract.Event {
 	return contract.Event{Type: contract.EventNodeUnhealthy, Severity: contract.SeverityWarning, Node: node, Reason: state, Message: msg}
 }
 
-// PreemptedEvent: the scheduler preempted container id (it is replaced; not counted).
+// Preempted: the scheduler preempted container id (it is replaced; not counted).
 func Preempted(id, node string) contract.Event {
 	return contract.Event{Type: contract.EventPreempted, Severity: contract.SeverityWarning, Container: id, Node: node,
 		Message: fmt.Sprintf("TaskExecutor %s on %s was preempted by the scheduler; it is replaced and not counted as a failure", id, node)}
 }
 
-// FailureLimitReachedEvent: the application fails for reason.
+// FailureLimitReached: the application fails for reason.
 func FailureLimitReached(reason string) contract.Event {
 	return contract.Event{Type: contract.EventFailureLimitReached, Severity: contract.SeverityError, Reason: reason, Message: "the application fails: " + reason}
 }
 
-// RequirementChangedEvent: the declared TaskExecutor count changed from old to now.
+// RequirementChanged: the declared TaskExecutor count changed from old to now.
 func RequirementChanged(old, now int, by string) contract.Event {
 	return contract.Event{Type: contract.EventRequirementChanged, Severity: contract.SeverityInfo, Count: now,
 		Message: fmt.Sprintf("TaskExecutor requirement changed from %d to %d (%s)", old, now, by)}
 }
 
-// FinishedEvent: the application's final status.
+// Finished: the application's final status.
 func Finished(out decision.Outcome) contract.Event {
 	sev := contract.SeverityInfo
 	if out.Status != contract.Succeeded {
@@ -201,7 +201,7 @@ func Finished(out decision.Outcome) contract.Event {
 		Message: fmt.Sprintf("application finished: %s: %s", out.Status, out.Diagnostics)}
 }
 
-// amRestartedEvent: attempt took over the running TaskExecutors adopted from an earlier attempt; state
+// AMRestarted: attempt took over the running TaskExecutors adopted from an earlier attempt; state
 // says whether the earlier attempt's saved state was found.
 func AMRestarted(attempt string, adopted []string, state bool) contract.Event {
 	msg := fmt.Sprintf("ApplicationMaster %s took over %d running TaskExecutor(s) from the previous attempt", attempt, len(adopted))
@@ -213,13 +213,13 @@ func AMRestarted(attempt string, adopted []string, state bool) contract.Event {
 	return contract.Event{Type: contract.EventAMRestarted, Severity: contract.SeverityWarning, Count: len(adopted), Message: msg}
 }
 
-// GangFormedEvent: the gang of round's n members is allocated (on nodes nodes, after took) and starts.
+// GangFormed: the gang of round's n members is allocated (on nodes nodes, after took) and starts.
 func GangFormed(round, n, nodes int, took time.Duration) contract.Event {
 	return contract.Event{Type: contract.EventGangFormed, Severity: contract.SeverityInfo, Count: n,
 		Message: fmt.Sprintf("gang round %d formed: %d TaskExecutors on %d node(s) allocated in %s; starting them all", round, n, nodes, took.Round(time.Millisecond))}
 }
 
-// GangRestartedEvent: the gang starts round round of size members, because why; change is "grow" or
+// GangRestarted: the gang starts round round of size members, because why; change is "grow" or
 // "shrink" when an elastic gang changes size (docs/running.md#elastic-gangs), "" otherwise.
 func GangRestarted(round, size int, change, why string) contract.Event {
 	at := fmt.Sprintf("%d TaskExecutors", size)
@@ -233,30 +233,30 @@ func GangRestarted(round, size int, change, why string) contract.Event {
 		Message: fmt.Sprintf("gang restarts as round %d at %s: %s", round, at, why)}
 }
 
-// RendezvousEvent: every rank of round reported. Rank 0's address is not in it: events are public,
+// Rendezvous: every rank of round reported. Rank 0's address is not in it: events are public,
 // and the address is published before rank 0 binds its port (visibility.go).
 func Rendezvous(round, ranks int) contract.Event {
 	return contract.Event{Type: contract.EventRendezvous, Severity: contract.SeverityInfo, Count: ranks,
 		Message: fmt.Sprintf("gang round %d: all %d ranks reported; their launchers read rank 0's address over HTTPS", round, ranks)}
 }
 
-// PreemptionWarningEvent: the ResourceManager will take container id back, by deadline as the AM
+// PreemptionWarning: the ResourceManager will take container id back, by deadline as the AM
 // knows it (wait after the warning); why says whether it named the container or a rank of its gang.
 func PreemptionWarning(id, node string, deadline time.Time, wait time.Duration, why string) contract.Event {
 	return contract.Event{Type: contract.EventPreemptionWarning, Severity: contract.SeverityWarning, Container: id, Node: node, Deadline: deadline, Reason: why,
 		Message: fmt.Sprintf("TaskExecutor %s on %s will be preempted (%s): expected by %s, %s from now; its worker is told to checkpoint", id, node, why, deadline.UTC().Format(time.RFC3339), wait)}
 }
 
-// DefaultEventCapacity is how many events the log keeps.
+// DefaultCapacity is how many events the log keeps.
 const DefaultCapacity = 10000
 
-// DefaultEventBytes bounds the memory of the kept events (their JSON size), whatever their count:
+// defaultBytes bounds the memory of the kept events (their JSON size), whatever their count:
 // one launcher report may carry up to contract.MaxReportBytes of infos, so 10,000 events of reports
 // could hold a GiB; 16 MiB keeps thousands of ordinary events (a few hundred bytes each) and at
 // least 120 of the largest (docs/security.md#flood-bounds, TestEventLogIsBoundedInBytes).
-const DefaultBytes = 16 << 20
+const defaultBytes = 16 << 20
 
-// EventLog is a bounded, in-memory log of events with increasing ids (1, 2, ...), bounded in count
+// Log is a bounded, in-memory log of events with increasing ids (1, 2, ...), bounded in count
 // and in bytes. Add never blocks: subscribers are woken through a one-slot channel and read from the
 // ring themselves, so a slow reader only ever loses events that fell out of the ring, and learns so
 // through a gap event.
@@ -273,21 +273,21 @@ type Log struct {
 	hook     func(contract.Event) // called after each Add, outside the lock (metrics, logs)
 }
 
-// NewEventLog returns a log keeping the last capacity events (DefaultEventCapacity if <= 0), at most
-// DefaultEventBytes of them.
+// NewLog returns a log keeping the last capacity events (DefaultCapacity if <= 0), at most
+// defaultBytes of them.
 func NewLog(capacity int) *Log {
-	return NewLogBytes(capacity, DefaultBytes)
+	return newLogBytes(capacity, defaultBytes)
 }
 
-// NewEventLogBytes returns a log keeping the last capacity events (DefaultEventCapacity if <= 0) and
-// of them only as many of the newest as fit in maxBytes of JSON (DefaultEventBytes if <= 0); the
+// newLogBytes returns a log keeping the last capacity events (DefaultCapacity if <= 0) and
+// of them only as many of the newest as fit in maxBytes of JSON (defaultBytes if <= 0); the
 // newest event is always kept.
-func NewLogBytes(capacity, maxBytes int) *Log {
+func newLogBytes(capacity, maxBytes int) *Log {
 	if capacity <= 0 {
 		capacity = DefaultCapacity
 	}
 	if maxBytes <= 0 {
-		maxBytes = DefaultBytes
+		maxBytes = defaultBytes
 	}
 	return &Log{ring: make([]contract.Event, capacity), sizes: make([]int, capacity), first: 1, maxBytes: maxBytes,
 		subs: map[*subscription]struct{}{}, now: time.Now}

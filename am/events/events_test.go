@@ -157,7 +157,7 @@ func TestEventMessagesNameWhatAUserActsOn(t *testing.T) {
 
 // TestEventLogIsBoundedInBytes: launcher reports of up to contract.MaxReportBytes each become events;
 // 10,000 of them must not hold a GiB (docs/security.md#flood-bounds). The default log keeps at most
-// DefaultEventBytes of JSON, the newest first, and tells a reader what it lost with a gap event.
+// defaultBytes of JSON, the newest first, and tells a reader what it lost with a gap event.
 func TestEventLogIsBoundedInBytes(t *testing.T) {
 	l := NewLog(DefaultCapacity)
 	big := strings.Repeat("x", 60<<10)
@@ -165,7 +165,7 @@ func TestEventLogIsBoundedInBytes(t *testing.T) {
 	for i := 0; i < n; i++ {
 		l.Add(DiscoveryFailed("container_1", "node:1", "yarn.io/gpu", big))
 	}
-	assert.LessOrEqual(t, l.Bytes(), DefaultBytes)
+	assert.LessOrEqual(t, l.Bytes(), defaultBytes)
 	evs := l.Since(0, 0)
 	require.NotEmpty(t, evs)
 	assert.Equal(t, contract.EventGap, evs[0].Type, "the dropped events are announced")
@@ -175,13 +175,13 @@ func TestEventLogIsBoundedInBytes(t *testing.T) {
 		require.NoError(t, err)
 		total += len(data)
 	}
-	assert.LessOrEqual(t, total, DefaultBytes, "what a reader gets is what the log holds")
+	assert.LessOrEqual(t, total, defaultBytes, "what a reader gets is what the log holds")
 	assert.Greater(t, len(evs)-1, 100, "the bound keeps more than a hundred of the largest events")
 	assert.Equal(t, uint64(n), evs[len(evs)-1].ID, "the newest is kept")
 	assert.Equal(t, uint64(n), evs[0].ID+uint64(len(evs)-1), "no hole between the gap and the kept events")
 
 	// A single event larger than the bound is still kept (the newest always is) and evicts the rest.
-	small := NewLogBytes(100, 1<<10)
+	small := newLogBytes(100, 1<<10)
 	small.Add(Requested(1, contract.Capability{"yarn.io/gpu": 1}))
 	small.Add(DiscoveryFailed("c", "n:1", "gpu", strings.Repeat("y", 4<<10)))
 	assert.Equal(t, []uint64{2}, ids(small.Latest(10)))

@@ -34,16 +34,16 @@ import (
 
 // Connection bounds, both listeners together.
 const (
-	// DefaultMaxConns bounds anonymous connections: 1,024 connections of ~40 KiB each are ~40 MiB,
+	// defaultMaxConns bounds anonymous connections: 1,024 connections of ~40 KiB each are ~40 MiB,
 	// and leave room for the 256 event streams and the web UI.
-	DefaultMaxConns = 1024
+	defaultMaxConns = 1024
 	// DefaultMaxConnsPerClient: 16 event streams and the keep-alive connections of a browser or
 	// two; the RM's web proxy, through which every browser on the tracking URL comes, counts as one
 	// address. Beyond it the address's own oldest unserved connection is closed.
-	DefaultMaxConnsPerClient = 64
-	// DefaultMaxAuthenticatedConns bounds connections that showed the secret: every TaskExecutor's
+	defaultMaxConnsPerClient = 64
+	// defaultMaxAuthenticatedConns bounds connections that showed the secret: every TaskExecutor's
 	// reporter, liveness, token refresher and notice poll, and drivers.
-	DefaultMaxAuthenticatedConns = 1024
+	defaultMaxAuthenticatedConns = 1024
 )
 
 // newConnGrace is how long a fresh connection (TLS handshake, first request's headers) is spared

@@ -6,10 +6,10 @@
 // # Seams
 //
 // It knows nothing of package am, which imports it: it reads and changes the AM only through State
-// (implemented by *am.AM, whose methods take the AM's mutex themselves and return copies), follows
-// the events through EventLog and Subscription, serves the tokens through Tokens and /metrics through
-// an http.Handler; Backend carries the three. A handler never holds a lock of its own across a State
-// call but reportCounter's, which gives the lock order reportCounter.mu → AM.mu (am/doc.go).
+// (implemented by package am's *am, whose methods take the AM's mutex themselves and return
+// copies), follows the events through EventLog and Subscription, serves the tokens through Tokens
+// and /metrics through an http.Handler; Backend carries the three. A handler never holds a lock of its own across a State
+// call but reportCounter's, which gives the lock order reportCounter.mu → the AM's mu (am/doc.go).
 //
 // # Files
 //

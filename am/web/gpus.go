@@ -14,8 +14,8 @@ import (
 // carries, and GET /api/v1/containers/{id}/gpus, the kept series, which anyone who may read the
 // containers may read (utilisation is not secret; visibility.go hides nothing of it).
 
-// GPUSampleBook is what a State that keeps GPU samples adds (*am.AM does); without it the bodies are
-// ignored and the series endpoint answers 404.
+// GPUSampleBook is what a State that keeps GPU samples adds (the AM does: am/gpuusage.go); without
+// it the bodies are ignored and the series endpoint answers 404.
 type GPUSampleBook interface {
 	// GPUSamples books the samples of container id's liveness message; an error refuses them.
 	GPUSamples(id string, r contract.AliveReport) error

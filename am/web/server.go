@@ -37,8 +37,8 @@ func Serve(b Backend, o Options, lim Limits, tlsConf *tls.Config, ln, tln net.Li
 		return v
 	}
 	s := &Server{
-		conns: newConnLimiter(def(lim.MaxConns, DefaultMaxConns), def(lim.MaxConnsPerClient, DefaultMaxConnsPerClient),
-			def(lim.MaxAuthenticatedConns, DefaultMaxAuthenticatedConns)),
+		conns: newConnLimiter(def(lim.MaxConns, defaultMaxConns), def(lim.MaxConnsPerClient, defaultMaxConnsPerClient),
+			def(lim.MaxAuthenticatedConns, defaultMaxAuthenticatedConns)),
 		streams: newStreamLimiter(def(lim.MaxStreams, DefaultMaxEventStreams), def(lim.MaxStreamsPerClient, DefaultMaxEventStreamsPerClient)),
 	}
 	o.Streams, o.Secure = s.streams, false

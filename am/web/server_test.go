@@ -157,7 +157,7 @@ func TestIdleFloodLocksNoOneOut(t *testing.T) {
 		}
 		dialFrom(t, node, addr)
 	}
-	assert.LessOrEqual(t, s.conns.Open(), DefaultMaxConns, "the flood is bounded")
+	assert.LessOrEqual(t, s.conns.Open(), defaultMaxConns, "the flood is bounded")
 
 	launcher := clientFrom(node, tlsConf)
 	start := time.Now()
@@ -217,7 +217,7 @@ func TestManyLaunchersOnOneAddressAreServed(t *testing.T) {
 	}
 	assert.Equal(t, n, s.conns.Authenticated())
 
-	for i := 0; i < 2*DefaultMaxConns; i++ {
+	for i := 0; i < 2*defaultMaxConns; i++ {
 		_ = dialFrom(t, node, plain)
 	}
 	assert.Equal(t, n, s.conns.Authenticated(), "no launcher's connection was closed for the flood")

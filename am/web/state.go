@@ -8,8 +8,9 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// State is what the HTTP side reads and changes of the AM. *am.AM implements it; every method takes
-// the AM's lock itself and returns copies, so no handler touches the AM's fields or its mutex.
+// State is what the HTTP side reads and changes of the AM. Package am's *am implements it; every
+// method takes the AM's lock itself and returns copies, so no handler touches the AM's fields or its
+// mutex.
 type State interface {
 	// Status is the status document as the secret's holder sees it; the handlers hide from anonymous
 	// readers what visibility.go says.
