@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/yarn-am/yarn-am/internal/boundedread"
@@ -146,12 +147,16 @@ func scanLinesCut(data []byte, atEOF bool) (int, []byte, error) {
 	return 0, nil, nil
 }
 
-// StderrLines is what a JVM's stderr says, for a failure: its last lines without the JDK's
-// "WARNING:" notices (every Flink JVM prints some about its security manager), "" when none is left.
+// jvmNotices start the lines every JVM prints to stderr whatever happens: the JDK's warnings (Flink's
+// security manager gets some) and the options it picked up from the environment.
+var jvmNotices = []string{"WARNING: ", "NOTE: Picked up ", "Picked up "}
+
+// StderrLines is what a JVM's stderr says, for a failure: its last lines without the JVM's notices
+// (jvmNotices), "" when none is left.
 func StderrLines(t *stderrtail.Tail) string {
 	var keep []string
 	for _, l := range strings.Split(t.Lines(), "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "WARNING: ") {
+		if l = strings.TrimSpace(l); l != "" && !slices.ContainsFunc(jvmNotices, func(p string) bool { return strings.HasPrefix(l, p) }) {
 			keep = append(keep, l)
 		}
 	}
