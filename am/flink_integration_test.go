@@ -557,21 +557,49 @@ func loadAvgE2E() string {
 	return strings.Join(strings.Fields(string(data))[:3], " ")
 }
 
-// TestFlinkStartupFailureReachesTheDiagnostics: a job whose JobMaster cannot start (a checkpoint
-// directory of a scheme Flink cannot load, which check cannot see) FAILS, and Flink's own exception,
-// read from jobmanager.log, is the application's diagnostics and submit's output
-// (docs/flink.md#when-the-jobmanager-fails-to-start).
+// TestFlinkStartupFailureReachesTheDiagnostics: a JobManager that fails before its job runs, in ways
+// check cannot see, FAILS the application with Flink's own exception as the driver's last error, read
+// from jobmanager.log (docs/flink.md#when-the-jobmanager-fails-to-start): the test job's main throws
+// before it submits a job (an unknown mode), so the JobManager exits with no job on its REST API; and a
+// checkpoint directory of a scheme Flink cannot load fails the job as its JobMaster starts. The RM's
+// diagnostics point the owner to the driver's stderr (docs/running.md#driver-mode), am.stderr.
 func TestFlinkStartupFailureReachesTheDiagnostics(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-bad-scheme", 1, 1, []string{"gpu", "1"}, "")
-	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "state.checkpoints.dir=foo://x/checkpoints", "-D", "execution.checkpointing.interval=1s")
-	require.NotEqual(t, 0, r.code, "the job cannot start:\n%s", r)
-	id := submittedID(r.stdout)
-	d := status(t, id)
-	assert.Equal(t, "FAILED", d.Report.FinalStatus)
-	assert.Contains(t, d.Report.Diagnostics, "UnsupportedFileSystemSchemeException",
-		"the JobManager's exception is the application's diagnostics\n%s", containerLogs(id))
-	assert.Contains(t, r.String(), "UnsupportedFileSystemSchemeException", "submit's output says why")
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		defines []string
+		want    string
+	}{
+		{"flink-bad-main", []string{"no-such-mode"}, nil, "java.lang.IllegalArgumentException: unknown mode no-such-mode"},
+		{"flink-bad-scheme", []string{"gpu", "1"}, []string{"-D", "state.checkpoints.dir=foo://x/checkpoints", "-D", "execution.checkpointing.interval=1s"},
+			"UnsupportedFileSystemSchemeException"},
+	} {
+		job := flinkJob(t, tc.name, 1, 1, tc.args, "")
+		r := yarnAM(t, 6*time.Minute, append([]string{"submit", job}, tc.defines...)...)
+		require.NotEqual(t, 0, r.code, "the job cannot start:\n%s", r)
+		id := submittedID(r.stdout)
+		d := status(t, id)
+		assert.Equal(t, "FAILED", d.Report.FinalStatus, tc.name)
+		assert.Contains(t, d.Report.Diagnostics, `the driver "./yarn-am flink-jobmanager" exited with code 1`, tc.name)
+		stderr := flinkDriverStderr(id)
+		assert.Regexp(t, `(?m)^yarn-am flink-jobmanager: .*`+regexp.QuoteMeta(tc.want), stderr,
+			"%s: the driver's last error is the JobManager's exception\n%s", tc.name, stderr)
+		assert.NotContains(t, stderr, "Picked up JDK_JAVA_OPTIONS", "%s: the JVM's notices are not the failure", tc.name)
+	}
+}
+
+// flinkDriverStderr is the AM container's am.stderr, where the driver's stderr goes.
+func flinkDriverStderr(id string) string {
+	var b strings.Builder
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		files, _ := filepath.Glob(filepath.Join(d, id, "container_*_000001", "am.stderr"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			b.Write(data)
+		}
+	}
+	return b.String()
 }
 
 // TestFlinkCheckRefusesParallelismAndWarnsOfATypo: check refuses a parallelism above the slots the
