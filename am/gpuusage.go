@@ -38,7 +38,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 		return err
 	}
 	a.emitAll(evs)
-	a.metrics.SetGPUs(id, a.gpus.Status(id))
+	a.metrics.SetGPUs(id, a.gpus.Latest(id)) // not Status: no history walk per message
 	return nil
 }
 

@@ -114,6 +114,22 @@ type GPUStatus struct {
 	IdleShare float64   `json:"idleShare"`
 	Samples   int       `json:"samples"`
 	At        time.Time `json:"at"` // when the latest sample was taken (the AM's clock)
+	// History is the kept series' utilisation, coarsened for the web UI's chart (absent when no
+	// sample had a utilisation); GET /api/v1/containers/<id>/gpus serves every point.
+	History *GPUHistory `json:"history,omitempty"`
+}
+
+// MaxHistoryPoints bounds GPUHistory.Util: the status document carries every kept container's
+// history on each poll of the web UI, so each GPU's costs at most this many small numbers.
+const MaxHistoryPoints = 60
+
+// GPUHistory is one GPU's utilisation over time in steps of StepMs from From (Unix milliseconds,
+// the AM's clock, as Status.Now): Util[i] is the mean of the samples taken in
+// [From+i*StepMs, From+(i+1)*StepMs), rounded, or -1 where none was taken (or none had a utilisation).
+type GPUHistory struct {
+	From   int64 `json:"from"`
+	StepMs int64 `json:"stepMs"`
+	Util   []int `json:"util"`
 }
 
 // GPUUsage is the job's GPU time (Status.GPUUsage, the finished event): what its containers

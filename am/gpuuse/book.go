@@ -205,9 +205,20 @@ func (g *gpuTrack) put(pos int, r *contract.GPUReading) {
 	g.util[pos], g.mem[pos], g.power[pos] = u, m, p
 }
 
-// Status is container id's GPUs for the status document, in the order the launcher sampled them (nil
-// when none was sampled).
+// Status is container id's GPUs for the status document, in the order the launcher sampled them, each
+// with its utilisation history for the web UI's chart (nil when none was sampled).
 func (b *Book) Status(id string) []contract.GPUStatus {
+	out := b.Latest(id)
+	t := b.by[id]
+	for i, g := range t.gpusOrNil() {
+		out[i].History = t.history(g)
+	}
+	return out
+}
+
+// Latest is Status without the histories: what the gauges need on every liveness message, where a
+// walk over the kept series would cost SeriesLen steps per GPU.
+func (b *Book) Latest(id string) []contract.GPUStatus {
 	t := b.by[id]
 	if t == nil {
 		return nil
@@ -222,6 +233,60 @@ func (b *Book) Status(id string) []contract.GPUStatus {
 		out = append(out, s)
 	}
 	return out
+}
+
+func (t *track) gpusOrNil() []*gpuTrack {
+	if t == nil {
+		return nil
+	}
+	return t.gpus
+}
+
+// history is g's kept utilisation coarsened to at most contract.MaxHistoryPoints steps (nil when no
+// kept sample has one). A step spans at least one and a half sampling intervals (the mean spacing of
+// the kept samples), so the launchers' jitter leaves no empty step in a steady series and an empty
+// step means a gap in the sampling.
+func (t *track) history(g *gpuTrack) *contract.GPUHistory {
+	var first, last int64
+	k := 0
+	for j, at := range t.times {
+		if g.util[j] == noUtil {
+			continue
+		}
+		if k == 0 || at < first {
+			first = at
+		}
+		if k == 0 || at > last {
+			last = at
+		}
+		k++
+	}
+	if k == 0 {
+		return nil
+	}
+	span := last - first
+	step := max((span+contract.MaxHistoryPoints)/contract.MaxHistoryPoints, 1) // ceil((span+1)/points)
+	if k > 1 {
+		step = max(step, (3*span+2*int64(k-1)-1)/(2*int64(k-1))) // 1.5 × the mean spacing, rounded up
+	}
+	nb := int(span/step) + 1
+	sum, cnt := make([]int, nb), make([]int, nb)
+	for j, at := range t.times {
+		if g.util[j] == noUtil {
+			continue
+		}
+		i := int((at - first) / step)
+		sum[i] += int(g.util[j])
+		cnt[i]++
+	}
+	h := &contract.GPUHistory{From: first, StepMs: step, Util: make([]int, nb)}
+	for i := range nb {
+		h.Util[i] = -1
+		if cnt[i] > 0 {
+			h.Util[i] = (2*sum[i] + cnt[i]) / (2 * cnt[i]) // rounded half up
+		}
+	}
+	return h
 }
 
 // Series is container id's kept samples, oldest first (ok false when it has none).

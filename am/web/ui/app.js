@@ -10,6 +10,8 @@
   var maxEvents = 50;
   var pollMs = 2000;
   var maxBars = 300;
+  var maxGPURows = 64; // GPU utilisation rows drawn under the timeline's bars: the newest containers' GPUs
+  var idlePercent = 5; // a GPU under this is idle (docs/running.md#gpu-utilisation: the idle share, idle-gpu)
   var maxDiag = 160; // characters of a container's exit diagnostics shown in the table // timeline rows drawn: the newest containers
   // The SVG namespace, taken from the page's own <svg> (which the HTML parser puts in it).
   var SVG = document.getElementById("timeline").namespaceURI;
@@ -322,11 +324,12 @@
 
     var wrap = byId("timeline-wrap");
     var width = Math.max(600, (wrap.clientWidth || 1200) - 2);
-    var labelW = 230, rightW = 130, top = 22, rowH = 18, gap = 4;
+    var labelW = 230, rightW = 130, top = 22, rowH = 18, gap = 4, gpuH = 26;
     var plotW = width - labelW - rightW;
     function x(t) { return labelW + Math.max(0, Math.min(1, (t - t0) / span)) * plotW; }
     var rows = cts.length + (s.asks || []).length;
-    var height = top + Math.max(rows, 1) * (rowH + gap) + 4;
+    var gpuRows = gpuRowCounts(cts);
+    var height = top + Math.max(rows, 1) * (rowH + gap) + gpuRows.drawn * (gpuH + gap) + 4;
     root.setAttribute("width", width);
     root.setAttribute("height", height);
     root.setAttribute("viewBox", "0 0 " + width + " " + height);
@@ -371,6 +374,10 @@
       text(svg("text", { x: width - rightW + 6, y: y + rowH - 5, "class": "rowend end-text-" + (ct.state === "COMPLETED" ? endOf(ct) : "active") }, g),
         outcome + " · " + dur(total));
       y += rowH + gap;
+      (gpuRows.by[ct.id] || []).forEach(function (gs) {
+        drawGPURow(root, ct, gs, { y: y, h: gpuH, x: x, labelW: labelW, plotW: plotW, rightX: width - rightW + 6, t0: t0, now: now });
+        y += gpuH + gap;
+      });
     });
     (s.asks || []).forEach(function (a) {
       var g = svg("g", { "class": "bar ask", "data-ask": a.id }, root);
@@ -386,7 +393,76 @@
     if (!rows) text(svg("text", { x: labelW, y: top + rowH - 5, "class": "rowlabel" }, root), "no container asked for yet");
     var older = (s.containers || []).length - cts.length + (s.finishedNotListed || 0);
     text(byId("tl-note"), "since " + clock(new Date(t0).toISOString()) + " · containers spent " + dur(pending) + " waiting for YARN, " +
-      dur(launching) + " starting, " + dur(running) + " running" + (older > 0 ? " · " + older + " older containers not drawn" : ""));
+      dur(launching) + " starting, " + dur(running) + " running" + (older > 0 ? " · " + older + " older containers not drawn" : "") +
+      (gpuRows.left > 0 ? " · utilisation of " + gpuRows.left + " older GPUs not drawn (api/v1/containers/<id>/gpus has it)" : ""));
+  }
+
+  // ---- GPU utilisation under the timeline (docs/running.md#gpu-utilisation) ----
+
+  // gpuRowCounts picks the GPUs whose utilisation rows are drawn: those of the newest containers
+  // first, at most maxGPURows; by maps a container id to its GPUs drawn.
+  function gpuRowCounts(cts) {
+    var by = {}, drawn = 0, left = 0;
+    for (var i = cts.length - 1; i >= 0; i--) {
+      var gs = cts[i].gpus || [];
+      if (!gs.length) continue;
+      if (drawn + gs.length > maxGPURows) { left += gs.length; continue; }
+      by[cts[i].id] = gs;
+      drawn += gs.length;
+    }
+    return { by: by, drawn: drawn, left: left };
+  }
+
+  // drawGPURow draws one GPU's utilisation (0–100 %) on the timeline's time axis: its history's steps
+  // as a line over a filled area, the idle spells (steps under idlePercent) shaded, a step without a
+  // sample left blank. A GPU without a history (no utilisation reported) gets its label only.
+  function drawGPURow(root, ct, gs, o) {
+    var g = svg("g", { "class": "gpu-util", "data-container": ct.id, "data-gpu": gs.index, "data-uuid": gs.uuid }, root);
+    var top = o.y + 2, bottom = o.y + o.h - 2;
+    function r1(v) { return Math.round(v * 10) / 10; } // a tenth of a pixel: shorter paths, same picture
+    function vy(v) { return r1(bottom - Math.max(0, Math.min(100, v)) / 100 * (bottom - top)); }
+    text(svg("text", { x: 20, y: o.y + o.h / 2 + 4, "class": "rowlabel gpu-label" }, g), "GPU " + gs.index + (gs.samples ? " · mean " + Math.round(gs.meanUtil) + "%" : ""));
+    var frame = svg("rect", { x: o.labelW, y: top, width: o.plotW, height: bottom - top, "class": "util-frame" }, g);
+    text(svg("title", {}, frame), "GPU " + gs.index + " (" + gs.uuid + ") of " + ct.id + ": utilisation 0–100 %");
+    var h = gs.history;
+    var steps = h && h.util ? h.util : [];
+    var line = "", area = "", open = false, idleFrom = null, idleN = 0;
+    function spell(endIdx) {
+      if (idleFrom == null) return;
+      var a = h.from + idleFrom * h.stepMs, b = h.from + endIdx * h.stepMs;
+      var r = svg("rect", { x: o.x(a), y: top, width: Math.max(1, o.x(b) - o.x(a)), height: bottom - top, "class": "idle-spell" }, g);
+      text(svg("title", {}, r), "GPU " + gs.index + " idle (under " + idlePercent + " %) for about " + dur(b - a));
+      idleFrom = null;
+      idleN++;
+    }
+    var areaStart = 0;
+    steps.forEach(function (v, i) {
+      var a = r1(o.x(h.from + i * h.stepMs)), b = r1(o.x(h.from + (i + 1) * h.stepMs));
+      if (v < 0) {
+        if (open) { area += " V" + bottom + " H" + areaStart + " Z"; open = false; }
+        spell(i);
+        return;
+      }
+      if (v < idlePercent) { if (idleFrom == null) idleFrom = i; } else spell(i);
+      if (!open) {
+        line += " M" + a + " " + vy(v) + " H" + b;
+        area += " M" + a + " " + bottom + " V" + vy(v) + " H" + b;
+        areaStart = a;
+        open = true;
+      } else {
+        line += " V" + vy(v) + " H" + b;
+        area += " V" + vy(v) + " H" + b;
+      }
+    });
+    if (open) area += " V" + bottom + " H" + areaStart + " Z";
+    spell(steps.length);
+    if (line) {
+      svg("path", { d: area.trim(), "class": "util-area" }, g);
+      text(svg("title", {}, svg("path", { d: line.trim(), "class": "util-line" }, g)),
+        "GPU " + gs.index + " of " + ct.id + ": mean " + Math.round(gs.meanUtil) + " % over " + gs.samples + " samples, idle " + Math.round(100 * gs.idleShare) + " % of them");
+    }
+    var right = !gs.samples ? "no utilisation" : (gs.util != null ? Math.round(gs.util) + "% now" : "–") + " · idle " + Math.round(100 * gs.idleShare) + "%";
+    text(svg("text", { x: o.rightX, y: o.y + o.h / 2 + 4, "class": "rowend" + (idleN ? " gpu-idle-text" : "") }, g), right);
   }
 
   // ---- the events ----
