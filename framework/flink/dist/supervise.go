@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -36,7 +37,11 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 	errTail := &stderrtail.Tail{}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Env = append(os.Environ(), p.Env...)
-	cmd.Stdout, cmd.Stderr = stdout, io.MultiWriter(stderr, errTail)
+	// The stderr tail makes the two writers differ, so exec copies each in a goroutine of its own: one
+	// lock keeps a caller's single writer for both (a test's buffer) written by one at a time.
+	var mu sync.Mutex
+	cmd.Stdout = &lockedWriter{mu: &mu, w: stdout}
+	cmd.Stderr = io.MultiWriter(&lockedWriter{mu: &mu, w: stderr}, errTail)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("flink: starting the JobManager: %w", err)
 	}
@@ -66,6 +71,18 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 		return explainFailed(outcome, err, p, errTail), nil
 	}
 	return nil, err
+}
+
+// lockedWriter writes to w under mu.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }
 
 // explainFailed gives a FAILED job whose root cause the REST API did not give (restErr, or none
