@@ -39,14 +39,43 @@ const MaxProblemsListed = 20
 type SyntaxError struct {
 	Path string
 	Line int
-	Msg  string
+	// Key is the key written on Line, dotted ("taskexecutor.instances"), when one is: the TOML
+	// library's message names only the value.
+	Key string
+	Msg string
 }
 
 func (e *SyntaxError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("job file %s is not valid TOML: line %d: %s", e.Path, e.Line, e.Msg)
+	// The library's message may quote a piece of the file: each long word of it is cut (the words
+	// around it say what is wrong), and nothing in it reaches the terminal as a control byte
+	// (TestSyntaxErrorIsBoundedAndInert).
+	words := strings.Split(text.Sanitize(e.Msg), " ")
+	for i, w := range words {
+		if len(w) > text.MaxQuotedValue {
+			words[i] = fmt.Sprintf("%s... (%d bytes)", text.Cut(w, text.MaxQuotedValue), len(w))
+		}
 	}
-	return fmt.Sprintf("job file %s is not valid TOML: %s", e.Path, e.Msg)
+	msg := strings.Join(words, " ")
+	switch {
+	case e.Line > 0 && e.Key != "":
+		return fmt.Sprintf("job file %s is not valid TOML: line %d: %s: %s%s", e.Path, e.Line, e.Key, msg, rangeHint(e.Msg))
+	case e.Line > 0:
+		return fmt.Sprintf("job file %s is not valid TOML: line %d: %s", e.Path, e.Line, msg)
+	}
+	return fmt.Sprintf("job file %s is not valid TOML: %s", e.Path, msg)
+}
+
+// rangeHint says what the TOML library would have accepted for a number it found out of range.
+func rangeHint(msg string) string {
+	switch {
+	case strings.HasSuffix(msg, "out of range for int64"):
+		return " (a whole number is from -9223372036854775808 to 9223372036854775807)"
+	case strings.HasSuffix(msg, "out of range for float64"):
+		return " (a number is at most about 1.8e308)"
+	case strings.HasPrefix(msg, "invalid datetime"):
+		return " (a date is YYYY-MM-DD, a time HH:MM:SS, both RFC 3339)"
+	}
+	return ""
 }
 
 // sprintf and errorf format a message about the job file with every value bounded

@@ -55,7 +55,10 @@ func Read(path string) (*File, error) {
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
-			return nil, &SyntaxError{Path: path, Line: pe.Position.Line, Msg: pe.Message}
+			// The library's range errors ("... is out of range for int64", "invalid datetime") name
+			// the value, not the key it was given for; the key is found on the error's line
+			// (TestReadNamesTheKeyOfAValueOutOfRange).
+			return nil, &SyntaxError{Path: path, Line: pe.Position.Line, Key: keyOnLine(data, pe.Position.Line), Msg: pe.Message}
 		}
 		return nil, &SyntaxError{Path: path, Msg: err.Error()}
 	}

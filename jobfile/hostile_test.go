@@ -71,3 +71,59 @@ func TestDefineWithALineBreakIsRefused(t *testing.T) {
 		assert.Contains(t, err.Error(), "line break", d)
 	}
 }
+
+// TestReadNamesTheKeyOfAValueOutOfRange: the TOML library refuses a number out of range or a date that
+// is no date with a message that names only the value; Read names the key written on that line, in a
+// table, in a multi-line array and with a dotted key, and says what is valid (issue 33 §2).
+func TestReadNamesTheKeyOfAValueOutOfRange(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"integer", "name = \"x\"\n[taskexecutor]\ncommand = \"x\"\ninstances = 99999999999999999999\n",
+			[]string{"line 4", "taskexecutor.instances: 99999999999999999999 is out of range", "9223372036854775807"}},
+		{"hex integer at the top", "priority = 0x1ffffffffffffffff\n[taskexecutor]\ncommand = \"x\"\n",
+			[]string{"line 1", "priority: 0x1ffffffffffffffff is out of range"}},
+		{"float", "[taskexecutor]\ncommand = \"x\"\nmemory = 1e999\n",
+			[]string{"line 3", "taskexecutor.memory: 1e999 is out of range for float64", "1.8e308"}},
+		{"date", "[am]\nstarted = 1979-13-27\n",
+			[]string{"line 2", "am.started: invalid datetime", "YYYY-MM-DD"}},
+		{"dotted key", "external-resource.gpu.amount = 99999999999999999999\n",
+			[]string{"line 1", "external-resource.gpu.amount: 99999999999999999999"}},
+		{"quoted segment", "[taskexecutor.env]\n\"A B\" = 99999999999999999999\n",
+			[]string{"line 2", `taskexecutor.env."A B": 99999999999999999999`}},
+		{"multi-line array", "[taskexecutor]\ncommand = \"x\"\ntags = [\n  1,\n  99999999999999999999,\n]\n",
+			[]string{"line 5", "taskexecutor.tags: 99999999999999999999"}},
+	} {
+		_, err := Read(writeJob(t, c.body))
+		require.Error(t, err, c.name)
+		var se *SyntaxError
+		require.ErrorAs(t, err, &se, c.name)
+		for _, w := range c.want {
+			assert.Contains(t, err.Error(), w, c.name)
+		}
+	}
+}
+
+// TestSyntaxErrorIsBoundedAndInert: the library's message quotes part of the file; a 100 KB key or an
+// escape sequence in it reaches the terminal bounded and inert.
+func TestSyntaxErrorIsBoundedAndInert(t *testing.T) {
+	long := strings.Repeat("k", 100<<10)
+	for name, body := range map[string]string{
+		"100 KB key out of range": long + " = 99999999999999999999\n",
+		"100 KB integer":          "a = " + strings.Repeat("9", 100<<10) + "\n",
+		"100 KB datetime":         "a = 1979-05-27T" + strings.Repeat("9", 100<<10) + "\n",
+		"escape in a bad key":     "a\x1b[2J\x07 = 1\n",
+		"escape in a bad value":   "a = \x1b[2J\x07\n",
+	} {
+		_, err := Read(writeJob(t, body))
+		require.Error(t, err, name)
+		msg := err.Error()
+		assert.Less(t, len(msg), 2<<10, name)
+		assert.NotContains(t, msg, strings.Repeat("k", 300), name)
+		assert.NotContains(t, msg, strings.Repeat("9", 300), name)
+		for _, c := range msg {
+			assert.False(t, c < 0x20 && c != '\n' && c != '\t' || c == 0x7f, "%s: control byte %q in %q", name, c, msg)
+		}
+	}
+}

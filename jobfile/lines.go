@@ -1,6 +1,7 @@
 package jobfile
 
 import (
+	"bytes"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -68,6 +69,43 @@ func tomlKeyLines(data []byte) map[string]int {
 		}
 	}
 	return lines
+}
+
+// keyOnLine names the key whose value is on line of a document the TOML library refused (a value out
+// of range, a date that is no date): the last key written on or before that line, which is the key of
+// a value spanning lines too. tomlKeyLines reads what comes before the bad line as far as it can. The
+// dotted name is cut to a bounded length; "" when no key precedes the line.
+func keyOnLine(data []byte, line int) string {
+	if line <= 0 {
+		return ""
+	}
+	// Only the lines up to the bad one: what follows does not name its key.
+	end := 0
+	for n := 1; n <= line && end <= len(data); n++ {
+		i := bytes.IndexByte(data[end:], '\n')
+		if i < 0 {
+			end = len(data)
+			break
+		}
+		end += i + 1
+	}
+	best, bestLine := "", 0
+	for k, l := range tomlKeyLines(data[:end]) {
+		// On one line, the longer path is the key inside the table header's path.
+		if l <= line && (l > bestLine || l == bestLine && len(k) > len(best)) {
+			best, bestLine = k, l
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	segs := strings.Split(best, "\x00")
+	for i, s := range segs {
+		if s == "" || strings.IndexFunc(s, func(r rune) bool { return r > 0x7f || !isBare(byte(r)) }) >= 0 {
+			segs[i] = strconv.Quote(s)
+		}
+	}
+	return bounded(strings.Join(segs, "."))
 }
 
 // parseKeyPath reads a dotted key (bare, "basic" or 'literal' segments) and returns the segments and

@@ -482,6 +482,12 @@ func badInputs() []badInput {
 			code: 2, want: []string{"unknown flag", "(102400 bytes)"}, not: []string{strings.Repeat("q", 200)}},
 		{name: "5,000 unknown keys", args: []string{"check", "$D/job.toml"}, job: manyUnknownKeys(5000) + okJob,
 			code: 3, want: []string{"5000 problems", "and 4980 more"}, not: []string{"k4999"}},
+		{name: "instances out of range for the TOML library", args: []string{"check", "$D/job.toml"}, job: job("instances = 99999999999999999999\n"),
+			code: 3, want: []string{"job.toml", "line 4", "taskexecutor.instances", "out of range", "9223372036854775807"}},
+		{name: "a date that is no date", args: []string{"check", "$D/job.toml"}, job: "started = 1979-13-27\n" + okJob,
+			code: 3, want: []string{"line 1", "started", "invalid datetime", "YYYY-MM-DD"}},
+		{name: "a 100 KB integer", args: []string{"check", "$D/job.toml"}, job: job("instances = " + strings.Repeat("9", 100<<10) + "\n"),
+			code: 3, want: []string{"taskexecutor.instances", "is out of range for int64", "(102400 bytes)"}, not: []string{strings.Repeat("9", 300)}},
 		{name: "a 100 KB queue with a space", args: []string{"check", "$D/job.toml", "-D", "queue=a " + strings.Repeat("q", 100<<10)},
 			code: 3, want: []string{"queue", "(102402 bytes)"}, not: []string{strings.Repeat("q", 200)}},
 	}
