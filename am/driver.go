@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/am/decision"
@@ -37,8 +38,10 @@ type driverConfig struct {
 	// longer replaced (docs/flink.md#scaling-failures-logs).
 	EndOnFailureLimit bool
 
-	// tail keeps the last lines of the driver's stderr for the diagnostics (driverOutcome).
+	// tail keeps the last lines of the driver's stderr for the status's owner view (driverOutcome).
 	tail *stderrtail.Tail
+	// outcomeFile is where the driver may write its outcome for the diagnostics (contract.EnvOutcomeFile).
+	outcomeFile string
 }
 
 // envTokenFile is Hadoop's variable naming a process's token file.
@@ -88,6 +91,13 @@ func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
+	outcome, err := filepath.Abs(contract.OutcomeFileName)
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(outcome) // an earlier attempt's
+	d.outcomeFile = outcome
+	cmd.Env = append(cmd.Env, contract.EnvOutcomeFile+"="+outcome)
 	d.tail = &stderrtail.Tail{Redact: driverRedactor(d.Env, d.Tokens)}
 	cmd.Stderr = io.MultiWriter(cmd.Stderr, d.tail)
 	// Stderr is now a pipe that Wait drains: a background process the driver leaves holding it must not
@@ -149,10 +159,11 @@ func (a *am) driverOutcome() *decision.Outcome {
 	if a.driverEnded {
 		return &decision.Outcome{Status: contract.Failed, Diagnostics: a.diagnostics + fmt.Sprintf("; the driver %q was stopped (it exited with code %d)", a.cfg.Driver.Command, code)}
 	}
+	said := driverSaid(a.cfg.Driver)
 	if code == 0 {
-		return &decision.Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0"}
+		return &decision.Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0" + said}
 	}
-	diag := fmt.Sprintf("the driver %q exited with code %d", a.cfg.Driver.Command, code)
+	diag := fmt.Sprintf("the driver %q exited with code %d", a.cfg.Driver.Command, code) + said
 	if driverTail(a.cfg.Driver.tail, a.driverExit) != "" {
 		diag += "; " + driverStderrPointer
 	}
@@ -174,4 +185,35 @@ func (a *am) endDriverOnLimit() {
 	a.driverEnded = true
 	a.log.WithField("pid", a.driverPID).Warn("am: failure limit reached: stopping the driver")
 	_ = syscall.Kill(-a.driverPID, syscall.SIGTERM)
+}
+
+// driverSaid is the outcome the driver wrote for the diagnostics (contract.EnvOutcomeFile) as ": text",
+// or "": read bounded, redacted of the application's secrets, made printable and one line.
+func driverSaid(d *driverConfig) string {
+	if d == nil || d.outcomeFile == "" {
+		return ""
+	}
+	f, err := os.Open(d.outcomeFile)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	b, err := io.ReadAll(io.LimitReader(f, contract.MaxOutcomeBytes))
+	if err != nil {
+		return ""
+	}
+	text := driverRedactor(d.Env, d.Tokens).Redact(string(b))
+	text = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, text)), " ")
+	if text == "" {
+		return ""
+	}
+	return ": " + text
 }

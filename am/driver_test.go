@@ -2,6 +2,7 @@ package am
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -164,4 +166,41 @@ func TestDriverEndedAtTheFailureLimit(t *testing.T) {
 		assert.Contains(t, out.Diagnostics, "was stopped (it exited with code 0)")
 		cancel()
 	}
+}
+
+// A driver may publish its outcome in its own words for the diagnostics ($YARN_AM_OUTCOME_FILE, as
+// flink-jobmanager does with the Flink job's root cause): the AM reads at most MaxOutcomeBytes of it,
+// redacts the application secret, folds it onto one printable line and appends it to the outcome,
+// on failure and on success; its stderr stays out of the diagnostics.
+func TestDriverPublishesItsOutcome(t *testing.T) {
+	t.Chdir(t.TempDir())
+	run := func(script string) *decision.Outcome {
+		d := &driverConfig{Command: script, Env: []string{contract.EnvSecret + "=" + testSecret}, Stdout: io.Discard, Stderr: io.Discard}
+		a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+		done, err := a.startDriver(context.Background())
+		require.NoError(t, err)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the driver did not end")
+		}
+		out := a.driverOutcome()
+		require.NotNil(t, out)
+		return out
+	}
+	out := run(`printf 'Flink job j (abc) FAILED:\n\tjava.lang.IllegalStateException: boom \033[2J %s' "$YARN_AM_SECRET" > "$YARN_AM_OUTCOME_FILE"; echo "stderr-$((6*7))" >&2; exit 1`)
+	assert.Equal(t, contract.Failed, out.Status)
+	assert.Contains(t, out.Diagnostics, `exited with code 1: Flink job j (abc) FAILED: java.lang.IllegalStateException: boom [2J [application secret]`)
+	assert.NotContains(t, out.Diagnostics, testSecret)
+	assert.NotContains(t, out.Diagnostics, "\033")
+	assert.NotContains(t, out.Diagnostics, "stderr-42", "the driver's stderr is not published")
+
+	out = run(`echo "Flink job j (abc) FINISHED" > "$YARN_AM_OUTCOME_FILE"`)
+	assert.Equal(t, "the driver exited with code 0: Flink job j (abc) FINISHED", out.Diagnostics)
+
+	out = run(`head -c 100000 /dev/zero | tr '\0' x > "$YARN_AM_OUTCOME_FILE"; exit 2`)
+	assert.LessOrEqual(t, len(out.Diagnostics), contract.MaxOutcomeBytes+200, "bounded")
+
+	out = run(`exit 3`)
+	assert.Equal(t, fmt.Sprintf("the driver %q exited with code 3", "exit 3"), out.Diagnostics, "nothing written, nothing added")
 }

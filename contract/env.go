@@ -100,3 +100,15 @@ const (
 	EnvDeviceEnv = "YARN_AM_DEVICE_ENV"
 	DeviceEnvOff = "off"
 )
+
+// A driver's outcome in its own words (docs/running.md#modes-batch-service-driver): the AM names a file
+// in the driver's environment; a driver may write one short text there (the first MaxOutcomeBytes are
+// read), which the AM puts, redacted of the application's secrets, into the application's diagnostics
+// and so the ResourceManager's. The driver's stderr never goes there (it is shown to the application's
+// owner only); what a driver writes here it publishes. yarn-am's own drivers write it (a Flink job's
+// state and root cause); a user's --driver may.
+const (
+	EnvOutcomeFile  = "YARN_AM_OUTCOME_FILE"
+	OutcomeFileName = "yarn-am-driver-outcome.txt"
+	MaxOutcomeBytes = 4096
+)

@@ -73,11 +73,21 @@ type flinkSetup struct {
 	failf         func(format string, a ...any) int
 }
 
+// publishOutcome writes the JobManager's outcome where the AM reads it for the application's
+// diagnostics (contract.EnvOutcomeFile; the AM gives it only to its driver, so a TaskManager writes
+// nothing): the Flink job's state and root cause, or why the JobManager could not run it.
+func publishOutcome(format string, a ...any) {
+	if p := os.Getenv(contract.EnvOutcomeFile); p != "" {
+		_ = os.WriteFile(p, []byte(fmt.Sprintf(format, a...)), 0o600)
+	}
+}
+
 // startFlink is the shared start of flink-jobmanager and flink-taskmanager: the setup, the
 // JobManager's address. ok false: return code.
 func startFlink(name string, stderr io.Writer) (s *flinkSetup, code int, ok bool) {
 	failf := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "yarn-am "+name+": "+format+"\n", a...)
+		publishOutcome(format, a...)
 		return 1
 	}
 	s, err := loadFlinkSetup()
@@ -214,6 +224,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: Flink job %s (%s) %s\n", out.Job.Name, out.Job.ID, out.Job.State)
 	switch {
 	case out.Job.State == "FINISHED":
+		publishOutcome("Flink job %s (%s) %s", out.Job.Name, out.Job.ID, out.Job.State)
 		return 0
 	case out.RootCause != nil:
 		return failf("Flink job %s (%s) %s: %s", out.Job.Name, out.Job.ID, out.Job.State, out.RootCause.String())
