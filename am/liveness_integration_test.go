@@ -18,7 +18,7 @@ import (
 // TestLivenessNodeManagerStopOnTheDefaultCluster: on a mini cluster with YARN's default NodeManager
 // expiry (10 minutes), 2 TaskExecutors run and the NodeManager of one (not the AM's) is stopped. The
 // AM's own liveness check (docs/running.md#liveness) declares its TaskExecutor lost: exactly one
-// replacement (one per TaskExecutor the node ran) runs within 15 s of the stop (issue 34; the NodeManager
+// replacement (one per TaskExecutor the node ran) runs within 15 s of the stop (docs/running.md#liveness; the NodeManager
 // started it, by the AM's launchedAt; the wait gives up after 60 s), nothing counts as a failure, and when the RM finally
 // declares the node LOST (10 minutes later) no second replacement comes. The workers then end and the
 // job succeeds. It owns its cluster (nm-stop changes it): make test-faults starts one for it and runs

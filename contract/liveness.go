@@ -10,7 +10,7 @@ import "time"
 const (
 	AlivePath = "/alive"
 	// LivenessInterval is how often a launcher says it is alive, on average: each wait is drawn within
-	// LivenessJitter of it. Short, so that a lost worker is replaced within 15 s (issue 34); 1,000
+	// LivenessJitter of it. Short, so that a lost worker is replaced within 15 s (docs/running.md#liveness); 1,000
 	// launchers at this interval cost the AM little (docs/performance.md#liveness-messages).
 	LivenessInterval = 2 * time.Second
 	// LivenessJitter is the largest share of LivenessInterval by which one wait is drawn shorter or

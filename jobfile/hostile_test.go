@@ -74,7 +74,7 @@ func TestDefineWithALineBreakIsRefused(t *testing.T) {
 
 // TestReadNamesTheKeyOfAValueOutOfRange: the TOML library refuses a number out of range or a date that
 // is no date with a message that names only the value; Read names the key written on that line, in a
-// table, in a multi-line array and with a dotted key, and says what is valid (issue 33 §2).
+// table, in a multi-line array and with a dotted key, and says what is valid.
 func TestReadNamesTheKeyOfAValueOutOfRange(t *testing.T) {
 	for _, c := range []struct {
 		name, body string
