@@ -84,7 +84,7 @@ type TaskExecutorSpec struct {
 	MinInstances    int
 	ElasticInterval time.Duration
 	// Locality (taskexecutor.locality): "any" (the default) asks for any node, "spread" node-locally
-	// over the hosts with room (am.LocalityAny, am.LocalitySpread).
+	// over the hosts with room (package am's localityAny, localitySpread).
 	Locality string
 	// NodeLabel is the node-label expression of the TaskExecutor requests (taskexecutor.node-label;
 	// "" = the queue's default partition; docs/job-file.md#node-labels).

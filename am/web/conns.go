@@ -37,7 +37,7 @@ const (
 	// defaultMaxConns bounds anonymous connections: 1,024 connections of ~40 KiB each are ~40 MiB,
 	// and leave room for the 256 event streams and the web UI.
 	defaultMaxConns = 1024
-	// DefaultMaxConnsPerClient: 16 event streams and the keep-alive connections of a browser or
+	// defaultMaxConnsPerClient: 16 event streams and the keep-alive connections of a browser or
 	// two; the RM's web proxy, through which every browser on the tracking URL comes, counts as one
 	// address. Beyond it the address's own oldest unserved connection is closed.
 	defaultMaxConnsPerClient = 64

@@ -73,7 +73,7 @@ type Subscription interface {
 	Close()
 }
 
-// Tokens are the TaskExecutors' current delegation tokens (*am.TokenRefresher), served on
+// Tokens are the TaskExecutors' current delegation tokens (package am's *tokenRefresher), served on
 // GET /api/v1/tokens.
 type Tokens interface {
 	LaunchTokens() []byte // HDTS bytes
