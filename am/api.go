@@ -64,6 +64,7 @@ func (a *am) Status() contract.Status {
 		cs.GPUs = a.gpus.Status(t.ID) // gpuusage.go
 		s.Containers = append(s.Containers, cs)
 	}
+	a.gpuHistoriesLocked(s.Containers) // gpuusage.go: the web UI's utilisation chart
 	s.GPUUsage = a.gpuUsageLocked(s.Now)
 	return s
 }

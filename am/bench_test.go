@@ -32,6 +32,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/gpuuse"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/testkit/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -191,6 +192,71 @@ func BenchmarkAMRampUp(b *testing.B) {
 			b.ReportMetric(float64(beats)/float64(b.N), "heartbeats/op")
 			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(beats), "cpu-ms/heartbeat")
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(n), "cpu-ns/container")
+		})
+	}
+}
+
+// BenchmarkAMGPUBook measures the GPU book (am/gpuuse, docs/running.md#gpu-utilisation) of 10,000
+// containers whose rings are full (gpuuse.SeriesLen samples each), with 1 and 8 GPUs per container:
+// book-MB is the Go heap it holds, bytes/container the same per container; one op (status-ms) is
+// the GPU part of one read of the status: every container's GPUs, and the histories of the newest
+// contract.MaxHistoryGPUs GPUs (gpuHistoriesLocked).
+// Reported, not asserted (docs/performance.md#the-gpu-book):
+//
+//	go test -run '^$' -bench AMGPUBook -benchtime 3x ./am/
+func BenchmarkAMGPUBook(b *testing.B) {
+	const containers = 10_000
+	for _, gpus := range []int{1, 8} {
+		b.Run(fmt.Sprintf("gpus=%d", gpus), func(b *testing.B) {
+			uuids := make([]string, gpus)
+			for i := range uuids {
+				uuids[i] = fmt.Sprintf("GPU-%08d-0000-0000-0000-000000000000", i)
+			}
+			r := contract.AliveReport{GPUSamples: make([]contract.GPUSample, contract.MaxAliveSamples)}
+			for i := range r.GPUSamples {
+				r.GPUSamples[i].AgoMs = int64(contract.MaxAliveSamples-i) * 1000
+				for k, u := range uuids {
+					v, p := float64((i*7+k*13)%100), 690.74
+					r.GPUSamples[i].GPUs = append(r.GPUSamples[i].GPUs, contract.GPUReading{UUID: u, Util: &v, MemUsedMiB: 1011, MemTotalMiB: 143771, PowerW: &p})
+				}
+			}
+			ids := make([]string, containers)
+			for c := range ids {
+				ids[c] = fmt.Sprintf("container_1_0001_01_%06d", c)
+			}
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			m := &am{}
+			book := &m.gpus
+			now := time.Unix(1_000_000, 0)
+			for k := 0; k < gpuuse.SeriesLen; k += contract.MaxAliveSamples {
+				now = now.Add(contract.MaxAliveSamples * time.Second)
+				for _, id := range ids {
+					if _, err := book.Add(id, "n1", uuids, r, now); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held := float64(after.HeapAlloc) - float64(before.HeapAlloc)
+			cs := make([]contract.ContainerStatus, containers)
+			b.ResetTimer()
+			for range b.N {
+				for i, id := range ids {
+					cs[i] = contract.ContainerStatus{ID: id, GPUs: m.gpus.Status(id)}
+				}
+				m.gpuHistoriesLocked(cs)
+			}
+			b.StopTimer()
+			if cs[containers-1].GPUs[0].History == nil || cs[0].GPUs[0].History != nil {
+				b.Fatal("histories for the newest containers' GPUs only")
+			}
+			b.ReportMetric(held/1e6, "book-MB")
+			b.ReportMetric(held/containers, "bytes/container")
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "status-ms")
+			runtime.KeepAlive(book)
 		})
 	}
 }

@@ -38,7 +38,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 		return err
 	}
 	a.emitAll(evs)
-	a.metrics.SetGPUs(id, a.gpus.Latest(id)) // not Status: no history walk per message
+	a.metrics.SetGPUs(id, a.gpus.Status(id))
 	return nil
 }
 
@@ -59,6 +59,21 @@ func (a *am) GPUSeries(id string) (contract.GPUSeries, bool) {
 		s.Interval = a.cfg.GPUSampleInterval.String()
 	}
 	return s, true
+}
+
+// gpuHistoriesLocked gives the newest containers' GPUs, at most contract.MaxHistoryGPUs of them, their
+// utilisation history (the web UI's chart draws the same GPUs): a history costs a walk of the GPU's
+// kept series, too much for every GPU of a large job on every read of the status (BenchmarkAMGPUBook).
+func (a *am) gpuHistoriesLocked(cs []contract.ContainerStatus) {
+	n := 0
+	for i := len(cs) - 1; i >= 0; i-- {
+		k := len(cs[i].GPUs)
+		if k == 0 || n+k > contract.MaxHistoryGPUs {
+			continue
+		}
+		a.gpus.Histories(cs[i].ID, cs[i].GPUs)
+		n += k
+	}
 }
 
 // gpuUUIDs are the UUIDs of the GPUs t's launcher reported.

@@ -114,14 +114,18 @@ type GPUStatus struct {
 	IdleShare float64   `json:"idleShare"`
 	Samples   int       `json:"samples"`
 	At        time.Time `json:"at"` // when the latest sample was taken (the AM's clock)
-	// History is the kept series' utilisation, coarsened for the web UI's chart (absent when no
-	// sample had a utilisation); GET /api/v1/containers/<id>/gpus serves every point.
+	// History is the kept series' utilisation, coarsened for the web UI's chart: only for the newest
+	// containers' GPUs, MaxHistoryGPUs in all, and absent when no sample had a utilisation; GET
+	// /api/v1/containers/<id>/gpus serves every point of any container.
 	History *GPUHistory `json:"history,omitempty"`
 }
 
-// MaxHistoryPoints bounds GPUHistory.Util: the status document carries every kept container's
-// history on each poll of the web UI, so each GPU's costs at most this many small numbers.
-const MaxHistoryPoints = 60
+// MaxHistoryPoints bounds GPUHistory.Util and MaxHistoryGPUs how many GPUs have one in a status
+// document: the web UI polls the status every 2 s and draws these rows (am/web/ui/app.js maxGPURows).
+const (
+	MaxHistoryPoints = 60
+	MaxHistoryGPUs   = 64
+)
 
 // GPUHistory is one GPU's utilisation over time in steps of StepMs from From (Unix milliseconds,
 // the AM's clock, as Status.Now): Util[i] is the mean of the samples taken in

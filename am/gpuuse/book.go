@@ -205,20 +205,9 @@ func (g *gpuTrack) put(pos int, r *contract.GPUReading) {
 	g.util[pos], g.mem[pos], g.power[pos] = u, m, p
 }
 
-// Status is container id's GPUs for the status document, in the order the launcher sampled them, each
-// with its utilisation history for the web UI's chart (nil when none was sampled).
+// Status is container id's GPUs for the status document, in the order the launcher sampled them (nil
+// when none was sampled); Histories adds their utilisation over time.
 func (b *Book) Status(id string) []contract.GPUStatus {
-	out := b.Latest(id)
-	t := b.by[id]
-	for i, g := range t.gpusOrNil() {
-		out[i].History = t.history(g)
-	}
-	return out
-}
-
-// Latest is Status without the histories: what the gauges need on every liveness message, where a
-// walk over the kept series would cost SeriesLen steps per GPU.
-func (b *Book) Latest(id string) []contract.GPUStatus {
 	t := b.by[id]
 	if t == nil {
 		return nil
@@ -235,11 +224,18 @@ func (b *Book) Latest(id string) []contract.GPUStatus {
 	return out
 }
 
-func (t *track) gpusOrNil() []*gpuTrack {
+// Histories sets the History of gpus (Status(id), in its order): a walk of the kept series, SeriesLen
+// steps per GPU, so the AM asks it only for the GPUs the web UI draws (contract.MaxHistoryGPUs).
+func (b *Book) Histories(id string, gpus []contract.GPUStatus) {
+	t := b.by[id]
 	if t == nil {
-		return nil
+		return
 	}
-	return t.gpus
+	for i, g := range t.gpus {
+		if i < len(gpus) && strings.EqualFold(gpus[i].UUID, g.uuid) {
+			gpus[i].History = t.history(g)
+		}
+	}
 }
 
 // history is g's kept utilisation coarsened to at most contract.MaxHistoryPoints steps (nil when no

@@ -178,8 +178,8 @@ func TestGPUBookMemoryAt10000Containers(t *testing.T) {
 
 // The status' history (the web UI's chart): a short steady series keeps a point per step of 1.5
 // sampling intervals with none empty; a gap in the sampling shows as -1; a full ring of an hour is
-// coarsened to at most contract.MaxHistoryPoints; a GPU without a utilisation has none; Latest (the
-// gauges' view) carries none.
+// coarsened to at most contract.MaxHistoryPoints; a GPU without a utilisation has none; Status alone
+// (the gauges' view) carries none.
 func TestStatusHistory(t *testing.T) {
 	b := &Book{}
 	now := time.Unix(1000, 0)
@@ -192,18 +192,24 @@ func TestStatusHistory(t *testing.T) {
 		now = now.Add(time.Second + time.Duration(i%3-1)*100*time.Millisecond)
 		add("c1", map[bool]float64{true: 90, false: 0}[i < 10])
 	}
-	h := b.Status("c1")[0].History
+	hist := func(id string) *contract.GPUHistory {
+		st := b.Status(id)
+		require.Len(t, st, 1)
+		b.Histories(id, st)
+		return st[0].History
+	}
+	assert.Nil(t, b.Status("c1")[0].History, "Status alone (the gauges' view) walks no series")
+	h := hist("c1")
 	require.NotNil(t, h)
 	assert.Equal(t, time.Unix(1000, 0).Add(900*time.Millisecond).UnixMilli(), h.From)
 	assert.InDelta(t, 1500, h.StepMs, 10)
 	assert.NotContains(t, h.Util, -1, "a steady series has no empty step: %v", h.Util)
 	assert.Equal(t, 90, h.Util[0])
 	assert.Equal(t, 0, h.Util[len(h.Util)-1])
-	assert.Nil(t, b.Latest("c1")[0].History)
 
 	now = now.Add(10 * time.Second) // a gap of 10 intervals
 	add("c1", 50)
-	h = b.Status("c1")[0].History
+	h = hist("c1")
 	assert.Contains(t, h.Util, -1, "the gap: %v", h.Util)
 	assert.Equal(t, 50, h.Util[len(h.Util)-1])
 
@@ -211,15 +217,13 @@ func TestStatusHistory(t *testing.T) {
 		now = now.Add(10 * time.Second)
 		add("c2", 40)
 	}
-	h = b.Status("c2")[0].History
+	h = hist("c2")
 	assert.LessOrEqual(t, len(h.Util), contract.MaxHistoryPoints)
 	assert.GreaterOrEqual(t, len(h.Util), contract.MaxHistoryPoints-1)
 	assert.NotContains(t, h.Util, -1)
 
 	_, err := b.Add("c3", "n1", []string{"GPU-m"}, contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-m", MemTotalMiB: 10}}}}}, now)
 	require.NoError(t, err)
-	st := b.Status("c3")
-	require.Len(t, st, 1)
-	assert.Nil(t, st[0].History, "a MIG instance reports no utilisation: no history")
+	assert.Nil(t, hist("c3"), "a MIG instance reports no utilisation: no history")
 	assert.Nil(t, b.Status("c4"))
 }

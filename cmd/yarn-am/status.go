@@ -18,7 +18,10 @@ Shows an application from the ResourceManager's report (state, final status, que
 diagnostics) and, while its ApplicationMaster runs, the AM's own view from its /api/v1/status: the
 container counts (requested, allocated, running, completed, failed) and every container with its
 node, state, resources and resource infos (the GPU indexes its launcher reported); for a [flink] job
-also the JobManager's web UI (Flink UI).
+also the JobManager's web UI (Flink UI). Where the launchers sample GPUs
+(taskexecutor.gpu-sample-interval), a "GPU time:" line gives the job's GPU-hours reserved, the mean
+utilisation of every sample and the share idle (under 5 %), and a GPU UTIL column each container's
+mean utilisation per GPU, e.g. 93% or 93%,0%.
 
 Flags:
   --json        print one JSON document {"report": {...}, "am": {...}} instead of text

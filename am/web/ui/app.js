@@ -10,7 +10,7 @@
   var maxEvents = 50;
   var pollMs = 2000;
   var maxBars = 300;
-  var maxGPURows = 64; // GPU utilisation rows drawn under the timeline's bars: the newest containers' GPUs
+  var maxGPURows = 64; // GPU utilisation rows under the timeline's bars: the newest containers' GPUs, as many as carry a history (contract.MaxHistoryGPUs)
   var idlePercent = 5; // a GPU under this is idle (docs/running.md#gpu-utilisation: the idle share, idle-gpu)
   var maxDiag = 160; // characters of a container's exit diagnostics shown in the table // timeline rows drawn: the newest containers
   // The SVG namespace, taken from the page's own <svg> (which the HTML parser puts in it).
