@@ -3,12 +3,15 @@ package gpu
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/yarn-am/yarn-am/internal/startfail"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -80,8 +83,13 @@ func (ExecRunner) Release(ctx context.Context, path string, args []string, timeo
 	if ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("release %s: no answer within %s", path, timeout)
 	}
+	if se := (*startfail.Error)(nil); err != nil && errors.As(startfail.Explain(cmd.Path, err), &se) {
+		// The script is there but its interpreter is not, or it has no #! line (TestReleaseStartFailureSaysWhy).
+		return fmt.Errorf("release: cannot start %s", se)
+	}
 	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
+		// The script's stderr goes to a terminal: no escape sequence of it does.
+		msg := text.Sanitize(strings.TrimSpace(stderr.String()))
 		if msg == "" {
 			msg = "no output on stderr"
 		}

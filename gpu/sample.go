@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/text"
+	"github.com/yarn-am/yarn-am/resources"
 )
 
 // This file is the report phase: sampling the utilisation, memory and power of the GPUs a container
@@ -53,43 +55,16 @@ func notAvailable(s string) bool {
 // "index, uuid, util, mem used, mem total, power" (power "[N/A]" where the board reports none).
 func ParseNVIDIASample(out []byte) ([]contract.GPUReading, error) {
 	var rs []contract.GPUReading
-	for n, line := range strings.Split(string(out), "\n") {
-		line = strings.TrimRight(line, "\r")
+	for n, raw := range strings.Split(string(out), "\n") {
+		line := strings.TrimRight(raw, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		if strings.Contains(line, "is not a valid field to query") {
-			return nil, fmt.Errorf("nvidia-smi does not know a sample field: %s", clip(line))
-		}
-		f := strings.Split(line, ",")
-		if len(f) != 6 {
-			return nil, fmt.Errorf("nvidia-smi line %d: %s: want 6 fields (%s)", n+1, clip(line), NVIDIASampleQuery)
-		}
-		for i := range f {
-			f[i] = strings.TrimSpace(f[i])
-		}
-		r := contract.GPUReading{UUID: f[1]}
-		var err error
-		if r.Index, err = strconv.Atoi(f[0]); err != nil || r.Index < 0 {
-			return nil, fmt.Errorf("nvidia-smi line %d: index %s: want a non-negative integer", n+1, clip(f[0]))
-		}
-		if notAvailable(r.UUID) || r.UUID == "" {
-			return nil, fmt.Errorf("nvidia-smi line %d: GPU %d has no UUID (%s)", n+1, r.Index, clip(f[1]))
-		}
-		if r.Util, err = optNumber(f[2]); err != nil {
-			return nil, fmt.Errorf("nvidia-smi line %d: utilization.gpu: %w", n+1, err)
-		}
-		if r.MemUsedMiB, err = mib(f[3]); err != nil {
-			return nil, fmt.Errorf("nvidia-smi line %d: memory.used: %w", n+1, err)
-		}
-		if r.MemTotalMiB, err = mib(f[4]); err != nil {
-			return nil, fmt.Errorf("nvidia-smi line %d: memory.total: %w", n+1, err)
-		}
-		if r.PowerW, err = optNumber(f[5]); err != nil {
-			return nil, fmt.Errorf("nvidia-smi line %d: power.draw: %w", n+1, err)
-		}
-		if err := r.Check(); err != nil {
-			return nil, fmt.Errorf("nvidia-smi line %d: %w", n+1, err)
+		r, err := parseNVIDIALine(n, line)
+		if err != nil {
+			// A carriage return is invisible in a terminal and quoted as \r: say it in words
+			// (TestParseNVIDIASampleSaysCarriageReturn).
+			return nil, fmt.Errorf("%w%s", err, resources.CRNote(raw))
 		}
 		rs = append(rs, r)
 	}
@@ -97,6 +72,45 @@ func ParseNVIDIASample(out []byte) ([]contract.GPUReading, error) {
 		return nil, errors.New("nvidia-smi listed no GPU")
 	}
 	return rs, nil
+}
+
+// parseNVIDIALine reads line n (from 0) of ParseNVIDIASample's output.
+func parseNVIDIALine(n int, line string) (contract.GPUReading, error) {
+	var none contract.GPUReading
+	if strings.Contains(line, "is not a valid field to query") {
+		return none, fmt.Errorf("nvidia-smi does not know a sample field: %s", clip(line))
+	}
+	f := strings.Split(line, ",")
+	if len(f) != 6 {
+		return none, fmt.Errorf("nvidia-smi line %d: %s: want 6 fields (%s)", n+1, clip(line), NVIDIASampleQuery)
+	}
+	for i := range f {
+		f[i] = strings.TrimSpace(f[i])
+	}
+	r := contract.GPUReading{UUID: f[1]}
+	var err error
+	if r.Index, err = strconv.Atoi(f[0]); err != nil || r.Index < 0 {
+		return none, fmt.Errorf("nvidia-smi line %d: index %s: want a non-negative integer", n+1, clip(f[0]))
+	}
+	if notAvailable(r.UUID) || r.UUID == "" {
+		return none, fmt.Errorf("nvidia-smi line %d: GPU %d has no UUID (%s)", n+1, r.Index, clip(f[1]))
+	}
+	if r.Util, err = optNumber(f[2]); err != nil {
+		return none, fmt.Errorf("nvidia-smi line %d: utilization.gpu: %w", n+1, err)
+	}
+	if r.MemUsedMiB, err = mib(f[3]); err != nil {
+		return none, fmt.Errorf("nvidia-smi line %d: memory.used: %w", n+1, err)
+	}
+	if r.MemTotalMiB, err = mib(f[4]); err != nil {
+		return none, fmt.Errorf("nvidia-smi line %d: memory.total: %w", n+1, err)
+	}
+	if r.PowerW, err = optNumber(f[5]); err != nil {
+		return none, fmt.Errorf("nvidia-smi line %d: power.draw: %w", n+1, err)
+	}
+	if err := r.Check(); err != nil {
+		return none, fmt.Errorf("nvidia-smi line %d: %w", n+1, err)
+	}
+	return r, nil
 }
 
 // ParseROCmSample reads the JSON of `rocm-smi` with ROCmSampleArgs: {"card0": {"GPU use (%)": "12",
@@ -195,7 +209,7 @@ func mib(s string) (int64, error) {
 func clip(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) > 120 {
-		s = s[:120] + "..."
+		return strconv.Quote(text.Cut(s, 120)) + "..."
 	}
 	return strconv.Quote(s)
 }

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yarn-am/yarn-am/internal/proc"
+	"github.com/yarn-am/yarn-am/internal/startfail"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
 
@@ -186,7 +187,12 @@ func RunDiscoveryResult(ctx context.Context, path string, amount int, args strin
 	out.w.Close()
 	errp.w.Close()
 	if err != nil {
-		return nil, fmt.Errorf("resources: starting discovery program %q: %w", path, err)
+		// A script whose interpreter is missing fails with "no such file or directory" although the
+		// script is there: say which part is missing (TestDiscoveryStartFailureSaysWhy).
+		if se := (*startfail.Error)(nil); errors.As(startfail.Explain(cmd.Path, err), &se) {
+			return nil, fmt.Errorf("resources: cannot start discovery program %s", se)
+		}
+		return nil, fmt.Errorf("resources: starting discovery program %s: %s", text.Quote(path), text.Sanitize(text.Cut(err.Error(), 1024)))
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan struct{})
@@ -235,11 +241,11 @@ func RunDiscoveryResult(ctx context.Context, path string, amount int, args strin
 	line := strings.TrimRight(lines[0], "\r")
 	ids := ParseDiscoveryOutput(line)
 	if msg := CheckIDs(ids, rule); msg != "" {
-		derr.Reason = fmt.Sprintf("printed %s: %s; valid output: %s", QuoteOutput(line), msg, rule.Describe)
+		derr.Reason = fmt.Sprintf("printed %s: %s; valid output: %s%s", QuoteOutput(line), msg, rule.Describe, CRNote(lines[0]))
 		return nil, derr
 	}
 	if len(ids) < amount {
-		derr.Reason = fmt.Sprintf("printed %d id(s) (%s) but %d are needed", len(ids), QuoteOutput(line), amount)
+		derr.Reason = fmt.Sprintf("printed %d id(s) (%s) but %d are needed%s", len(ids), QuoteOutput(line), amount, CRNote(lines[0]))
 		return nil, derr
 	}
 	if rule.Canon != nil {
@@ -394,10 +400,27 @@ func CheckIDs(ids []string, rule IDRule) string {
 	return ""
 }
 
-// QuoteOutput quotes a program's output for an error message: control characters removed, at most 200
-// bytes (cut at a character boundary, with the full length said).
+// CRNote says in words that a program's output s holds a carriage return, for the end of a message
+// about it: "" when it holds none. A \r is invisible on a terminal, and an id or a line that looks
+// right but is refused is, more often than not, a script written on Windows or a tool run through
+// one (TestDiscoveryOutputSaysCarriageReturn).
+func CRNote(s string) string {
+	if !strings.Contains(s, "\r") {
+		return ""
+	}
+	return "; the output holds a carriage return (\\r): print lines that end in \\n alone, not Windows line ends (\\r\\n) or a lone \\r"
+}
+
+// QuoteOutput quotes a program's output for an error message: control characters removed but for a
+// carriage return inside it, which stays as \r (CRNote says it in words), at most 200 bytes (cut at a
+// character boundary, with the full length said).
 func QuoteOutput(s string) string {
-	clean := stripControl(s, false)
+	clean := strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || (unicode.IsControl(r) && r != '\r') {
+			return -1
+		}
+		return r
+	}, strings.TrimRight(s, "\r\n"))
 	if len(clean) <= maxQuoted {
 		return strconv.Quote(clean)
 	}

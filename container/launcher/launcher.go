@@ -19,7 +19,9 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/internal/proc"
+	"github.com/yarn-am/yarn-am/internal/startfail"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -396,7 +398,13 @@ func (l *Launcher) runWorker(argv, env []string, sigs chan os.Signal, inContaine
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(stderr, "yarn-am launch: cannot start the worker %q: %v\n", argv[0], err)
+		// A script whose interpreter is missing starts with "no such file or directory" although
+		// the script is there: say which part is missing (TestWorkerStartFailureSaysWhy).
+		if se := (*startfail.Error)(nil); errors.As(startfail.Explain(cmd.Path, err), &se) {
+			fmt.Fprintf(stderr, "yarn-am launch: cannot start the worker %s\n", se)
+		} else {
+			fmt.Fprintf(stderr, "yarn-am launch: cannot start the worker %s: %s\n", text.Quote(argv[0]), text.Sanitize(text.Cut(err.Error(), 1024)))
+		}
 		return contract.LauncherWorkerStartFailed, nil
 	}
 	log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": argv[0]}).Info("yarn-am launch: worker started")
