@@ -12,6 +12,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/gpu"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -52,7 +54,7 @@ func DiscoverHere(ctx context.Context, cfg *resources.Config, drivers map[string
 		return err
 	}
 	if asJSON {
-		data, err := os.ReadFile(path)
+		data, err := boundedread.ReadFile("external-resource info file", path, "the file yarn-am discover writes", resources.MaxInfoFileBytes)
 		if err != nil {
 			return err
 		}
@@ -77,7 +79,7 @@ func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resou
 		for i, in := range infos[r.Name] {
 			var props []string
 			for _, k := range in.Keys() {
-				props = append(props, k+"="+in[k])
+				props = append(props, shownValue(k)+"="+shownValue(in[k]))
 			}
 			fmt.Fprintf(w, "  [%d] %s\n", i, strings.Join(props, " "))
 		}
@@ -88,13 +90,23 @@ func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resou
 	env := WorkerEnv(nil, placeholder, infos, drivers)
 	sort.Strings(env)
 	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
+		k, v, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(k, "YARN_AM_") {
 			if cur := os.Getenv(k); cur != "" {
-				fmt.Fprintf(w, "  %s=%s (already set here: the worker keeps it; yarn-am would set %s)\n", k, cur, kv[len(k)+1:])
+				fmt.Fprintf(w, "  %s=%s (already set here: the worker keeps it; yarn-am would set %s)\n", k, shownValue(cur), shownValue(v))
 				continue
 			}
 		}
-		fmt.Fprintf(w, "  %s\n", kv)
+		fmt.Fprintf(w, "  %s=%s\n", k, shownValue(v))
 	}
+}
+
+// shownValue is a value printed by discover: a discovery script's output or this environment's, so
+// quoted (text.Quote: bounded, control characters escaped) unless it is short and holds no control
+// character (TestDiscoverPrintsHostileValuesInert).
+func shownValue(s string) string {
+	if len(s) <= text.MaxQuotedValue && text.Sanitize(s) == s && !strings.ContainsAny(s, "\t\n") {
+		return s
+	}
+	return text.Quote(s)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -47,6 +48,16 @@ func TokenFileRefresherFromEnv(log logrus.FieldLogger) (*TokenFileRefresher, err
 	if url == "" {
 		return nil, nil
 	}
+	// Checked first, before any file is read: the value is the job's (taskexecutor.env), echoed
+	// bounded and with its control characters escaped (TestTokensRefreshValueIsEchoedBounded).
+	every := DefaultTokenRefresh
+	if v := os.Getenv(contract.EnvTokensRefresh); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%s=%s: want a positive duration such as 30s", contract.EnvTokensRefresh, text.Quote(v))
+		}
+		every = d
+	}
 	path := os.Getenv("HADOOP_TOKEN_FILE_LOCATION")
 	if path == "" {
 		return nil, fmt.Errorf("%s is set but HADOOP_TOKEN_FILE_LOCATION is not: there is no token file to refresh", contract.EnvTokensURL)
@@ -58,14 +69,6 @@ func TokenFileRefresherFromEnv(log logrus.FieldLogger) (*TokenFileRefresher, err
 	secret := creds.Secrets[contract.SecretAlias]
 	if len(secret) == 0 {
 		return nil, fmt.Errorf("the token file %s has no secret %q; the AM puts it into every TaskExecutor's credentials", path, contract.SecretAlias)
-	}
-	every := DefaultTokenRefresh
-	if v := os.Getenv(contract.EnvTokensRefresh); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return nil, fmt.Errorf("%s=%q: want a positive duration such as 30s", contract.EnvTokensRefresh, v)
-		}
-		every = d
 	}
 	client, err := pinnedClient(creds, path, url, contract.EnvTokensURL, 10*time.Second)
 	if err != nil {
