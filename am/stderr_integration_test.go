@@ -3,7 +3,10 @@
 package am_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,10 +18,11 @@ import (
 
 // The worker's own error, once (docs/running.md#the-workers-own-error), on the mini cluster.
 
-// TestE2EWorkerStderrShownOncePerContainer: a worker that writes to stderr and exits 3 fails with
-// diagnostics that point to its own lines, once per failed container, without quoting them (the RM
-// shows them to anyone who can list applications), and none of YARN's "Last 4096 bytes of stderr"
-// (which ends in the launcher's log lines).
+// TestE2EWorkerStderrShownOncePerContainer: a worker that writes to stderr and exits 3 fails; the
+// attached submit, which holds the application's secret, reads the AM's HTTPS API and prints the
+// worker's own lines once per failed container, while the diagnostics (the RM shows them to anyone who
+// can list applications) only point to them, and none of YARN's "Last 4096 bytes of stderr" (which
+// ends in the launcher's log lines) is shown.
 func TestE2EWorkerStderrShownOncePerContainer(t *testing.T) {
 	e2eEnv(t)
 	// The line the worker writes is not in its command, which submit may print.
@@ -28,9 +32,10 @@ func TestE2EWorkerStderrShownOncePerContainer(t *testing.T) {
 	all := r.stdout + r.stderr
 	failed := regexp.MustCompile(`completed: TaskExecutor (container_\S+) on \S+ exited with code 3`).FindAllStringSubmatch(all, -1)
 	require.GreaterOrEqual(t, len(failed), 2, "max-failures 1: two failures end the job:\n%s", r)
-	// submit follows the tracking URL without the secret: it gets the exit, not the worker's lines
-	// (docs/security.md#what-anonymous-readers-see).
-	assert.NotContains(t, all, "worker-err42 bad input", "stderr tails only over HTTPS with the secret:\n%s", r)
+	// submit holds the secret: it follows the AM's HTTPS API and gets the worker's lines, once per
+	// failed container (docs/running.md#the-workers-own-error).
+	assert.Equal(t, len(failed), strings.Count(all, "worker-err42 bad input"), "the worker's line, once per failed container:\n%s", r)
+	assert.NotContains(t, all, "need the application's secret", r.String())
 	assert.NotContains(t, all, "Last 4096 bytes", r.String())
 	assert.Contains(t, r.stderr, "exit code 3", "the outcome line keeps the headline:\n%s", r)
 
@@ -42,6 +47,45 @@ func TestE2EWorkerStderrShownOncePerContainer(t *testing.T) {
 	require.NotEmpty(t, listed, d.Report.Diagnostics)
 	assert.NotContains(t, d.Report.Diagnostics, "worker-err42 bad input", "the RM's diagnostics, which anyone who can list applications reads, hold no tail")
 	assert.NotContains(t, d.Report.Diagnostics, "Last 4096 bytes")
+}
+
+// TestE2EOwnersStatusShowsWorkerStderr: `yarn-am status` of a running application whose first worker
+// failed shows the worker's stderr line to the user who submitted it (the secret submit kept on this
+// machine), not to a user without it, who is told why; the RM's diagnostics never quote it
+// (docs/security.md#what-anonymous-readers-see).
+func TestE2EOwnersStatusShowsWorkerStderr(t *testing.T) {
+	e2eEnv(t)
+	// The first worker to run fails; its replacement finds the mark and runs until the test kills it.
+	mark := filepath.Join(t.TempDir(), "failed")
+	job := writeJob(t, jobSpec{name: "e2e-stderr-status", instances: 1, gpus: 1, maxFailures: 3,
+		command: fmt.Sprintf(`if mkdir %q 2>/dev/null; then echo "worker-err$((40+2)) bad input" >&2; exit 3; fi; sleep 600`, mark)})
+	id := submitDetached(t, job)
+
+	var out string
+	deadline := time.Now().Add(3 * time.Minute) // gives up within 3 min
+	for {
+		r := yarnAM(t, time.Minute, "status", id)
+		require.Equal(t, 0, r.code, r.String())
+		out = r.stdout
+		if strings.Contains(out, "worker-err42 bad input") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	require.Regexp(t, `Last stderr lines of container_\S+ \(exit 3\):\n  worker-err42 bad input\n`, out, "the owner's status shows the worker's line")
+	assert.NotContains(t, out, "need the application's secret", out)
+
+	// Another user's view: no secret of the application in its configuration directory.
+	cmd := exec.Command(e2eEnv(t), "status", id)
+	cmd.Env = append(os.Environ(), "YARN_AM_CONFIG_DIR="+t.TempDir())
+	anon, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(anon))
+	assert.NotContains(t, string(anon), "worker-err42 bad input")
+	assert.Contains(t, string(anon), "the failed workers' last stderr lines need the application's secret: this machine keeps no secret of "+id, string(anon))
+
+	d := status(t, id)
+	assert.Equal(t, "RUNNING", d.Report.State)
+	assert.NotContains(t, d.Report.Diagnostics, "worker-err42 bad input", "the RM's diagnostics hold no tail")
 }
 
 // TestE2ENodeWithoutNvidiaSmiIsExcluded: GPU discovery fails on a node without nvidia-smi (here: not

@@ -35,7 +35,8 @@ type Client struct {
 // New returns a client for the API at api (https://host:port/api/v1/, as in YARN_AM_API; the plain
 // tracking URL http://host:port/api/v1/ serves reads only). secret is the application secret
 // (YARN_AM_SECRET); reads work without it, writes need it, an https:// api and Trust with the
-// application's TLS authority (ErrNotPinned otherwise). Call Trust before talking to an https:// api.
+// application's TLS authority (ErrNotPinned otherwise). Reads carry it only there too, and then see
+// what the AM shows its owner alone (authorize). Call Trust before talking to an https:// api.
 func New(api, secret string) (*Client, error) {
 	u, err := url.Parse(api)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -83,6 +84,16 @@ func (c *Client) Trust(caPEM []byte) error {
 	c.HTTP = hc
 	c.pinned = true
 	return nil
+}
+
+// authorize sends the secret with req only where it is safe: over HTTPS to the AM whose certificate
+// the application's authority issued (Trust). A read elsewhere goes without it and gets what anonymous
+// readers see; with it the AM shows its owner the failed workers' and the driver's stderr tails
+// (docs/security.md#what-anonymous-readers-see; TestReadsCarryTheSecretOnlyToThePinnedAM).
+func (c *Client) authorize(req *http.Request) {
+	if c.secret != "" && c.pinned && c.base.Scheme == "https" && req.URL.Scheme == "https" {
+		req.Header.Set("Authorization", "Bearer "+c.secret)
+	}
 }
 
 // ErrNotPinned: a write (which carries the secret) on a client that Trust did not pin to the
@@ -143,8 +154,8 @@ func (c *Client) doRaw(ctx context.Context, method, path string, body, out any) 
 		if !c.pinned {
 			return nil, ErrNotPinned
 		}
-		req.Header.Set("Authorization", "Bearer "+c.secret)
 	}
+	c.authorize(req)
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		return nil, err

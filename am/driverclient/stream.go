@@ -64,6 +64,7 @@ func (s *Stream) connect() error {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Last-Event-ID", strconv.FormatUint(s.LastID(), 10))
+	s.c.authorize(req) // the owner's stream carries the workers' stderr tails
 	resp, err := s.c.HTTP.Do(req)
 	if err != nil {
 		return err

@@ -236,7 +236,7 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 	require.NoError(t, err)
 	defer rm.Close()
 	var out bytes.Buffer
-	res := client.Follow(context.Background(), rm, f.Reports[0].GetApplicationId(), &out)
+	res := client.Follow(context.Background(), rm, f.Reports[0].GetApplicationId(), nil, &out)
 	require.NoError(t, res.Err)
 	assert.True(t, res.Succeeded())
 	assert.Equal(t, "application_1700000000000_0001: final status SUCCEEDED", res.Outcome())
@@ -251,7 +251,7 @@ func TestFollowPrintsOnlyChangesAndExitsByFinalStatus(t *testing.T) {
 	f.Reports = []*hadooppb.ApplicationReportProto{report(hadooppb.YarnApplicationStateProto_FINISHED, hadooppb.FinalApplicationStatusProto_APP_FAILED, "", "TaskExecutor failure limit reached: exit code 3")}
 	f.Mu.Unlock()
 	out.Reset()
-	res = client.Follow(context.Background(), rm, f.Reports[0].GetApplicationId(), &out)
+	res = client.Follow(context.Background(), rm, f.Reports[0].GetApplicationId(), nil, &out)
 	require.NoError(t, res.Err)
 	assert.False(t, res.Succeeded())
 	assert.Contains(t, res.Outcome(), "ended FINISHED with final status FAILED: TaskExecutor failure limit reached: exit code 3")

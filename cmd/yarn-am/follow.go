@@ -82,7 +82,8 @@ func runFollow(args []string, stdout, stderr io.Writer) int {
 func followToEnd(name string, sess *client.Session, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto,
 	followCtx context.Context, interrupted <-chan struct{}, killOnInterrupt bool, stdout, stderr io.Writer) int {
 	id := yarnrpc.FormatApplicationID(appID)
-	res := client.Follow(followCtx, rm, appID, stdout)
+	// As the owner where this machine holds the application's secret: the failed workers' stderr tails.
+	res := client.Follow(followCtx, rm, appID, sess.OwnerReader(id), stdout)
 	select {
 	case <-interrupted:
 		if killOnInterrupt {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/client"
-	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -67,18 +66,19 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	v := client.ViewReport(r)
-	var am *contract.Status
-	var raw json.RawMessage
+	// With the secret submit kept on this machine, the AM's view is its owner's: the failed workers'
+	// and the driver's stderr tails (docs/security.md#what-anonymous-readers-see).
+	var am client.AMView
 	var amErr error
 	if v.AMURL != "" {
-		am, raw, amErr = client.FetchAMStatus(ctx, v.AMURL)
+		am, amErr = client.OwnerReader(v.ID).Status(ctx, v.AMURL)
 	}
 	if *asJSON {
 		doc := struct {
 			Report  client.ReportView `json:"report"`
 			AM      json.RawMessage   `json:"am,omitempty"`
 			AMError string            `json:"amError,omitempty"`
-		}{Report: v, AM: raw}
+		}{Report: v, AM: am.Raw}
 		if amErr != nil {
 			doc.AMError = amErr.Error()
 		}
@@ -91,8 +91,8 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case amErr != nil:
 		client.PrintAMUnreachable(stdout, v.AMURL, amErr)
-	case am != nil:
-		client.PrintAMStatus(stdout, am)
+	case am.Status != nil:
+		client.PrintAMView(stdout, am)
 	}
 	return 0
 }

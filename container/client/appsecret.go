@@ -139,7 +139,7 @@ func LoadAppSecret(app string) (secret string, caCert []byte, err error) {
 	dir := filepath.Join(base, app)
 	s, err := boundedread.ReadFile("application secret", filepath.Join(dir, "secret"), "the secret submit kept", 4096)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, fmt.Errorf("no secret of %s in %s: only the user who submitted it, on the machine it was submitted from, can change it", app, dir)
+		return "", nil, &NoAppSecretError{App: app, Dir: dir}
 	}
 	if err != nil {
 		return "", nil, err
@@ -150,3 +150,13 @@ func LoadAppSecret(app string) (secret string, caCert []byte, err error) {
 	}
 	return string(s), ca, nil
 }
+
+// NoAppSecretError: this machine keeps no secret of App (another user's application, or one submitted
+// from another machine). It is an fs.ErrNotExist.
+type NoAppSecretError struct{ App, Dir string }
+
+func (e *NoAppSecretError) Error() string {
+	return fmt.Sprintf("no secret of %s in %s: only the user who submitted it, on the machine it was submitted from, can change it", e.App, e.Dir)
+}
+
+func (e *NoAppSecretError) Unwrap() error { return fs.ErrNotExist }

@@ -84,7 +84,7 @@ func TestFollowPrintsTheAMsEventStream(t *testing.T) {
 	var b2 bytes.Buffer
 	out2 := &lockedWriter{w: &b2}
 	f2 := &eventFollower{out: out2}
-	f2.start(context.Background(), old.URL+"/")
+	f2.start(context.Background(), old.URL+"/", nil)
 	select {
 	case <-f2.done:
 	case <-time.After(10 * time.Second):
@@ -142,6 +142,6 @@ func followEvents(t *testing.T, log *events.Log) (*eventFollower, *lockedWriter,
 	b := &bytes.Buffer{}
 	out := &lockedWriter{w: b}
 	f := &eventFollower{out: out}
-	f.start(context.Background(), srv.URL+"/")
+	f.start(context.Background(), srv.URL+"/", nil)
 	return f, out, b
 }

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/driverclient"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -48,8 +47,10 @@ func (f FollowResult) Outcome() string {
 }
 
 // Follow polls the RM (and the AM while it runs) about once a second and prints what changed, and
-// the AM's events as they happen, until the application reaches a terminal state or ctx ends.
-func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto, w io.Writer) FollowResult {
+// the AM's events as they happen, until the application reaches a terminal state or ctx ends. The AM
+// is read through reader: with the owner's key the failed workers' stderr tails are shown (amread.go);
+// a nil reader reads anonymously.
+func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.ApplicationIdProto, reader *AMReader, w io.Writer) FollowResult {
 	id := yarnrpc.FormatApplicationID(appID)
 	out := &lockedWriter{w: w}
 	events := &eventFollower{out: out, app: id}
@@ -101,11 +102,12 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 				lastURL = u
 			}
 			if base := AMURL(r); base != "" {
-				events.start(ctx, base)
 				actx, acancel := context.WithTimeout(ctx, 3*time.Second)
-				am, _, aerr := FetchAMStatus(actx, base)
+				view, aerr := reader.Status(actx, base)
 				acancel()
+				events.start(ctx, base, reader) // after the status: it says where the owner's stream is
 				if aerr == nil {
+					am := view.Status
 					if !seenCount || am.Counts != lastCount {
 						fmt.Fprintf(out, "%s   containers: %s\n", Stamp(), CountsLine(am.Counts))
 						lastCount, seenCount = am.Counts, true
@@ -133,12 +135,16 @@ func Follow(ctx context.Context, rm *yarnrpc.ApplicationClient, appID *hadooppb.
 						if ct.StderrTail != "" { // the worker's last line says most (once.go)
 							d = lastLineOf(ct.StderrTail)
 						}
-						if d != "" && ct.ExitStatus != nil && *ct.ExitStatus != 0 {
+						failed := ct.ExitStatus != nil && *ct.ExitStatus != 0
+						if d != "" && failed {
 							line += ": " + d
 						}
 						if lastCt[ct.ID] != line {
 							fmt.Fprintf(out, "%s   container %s\n", Stamp(), Sanitize(line))
 							lastCt[ct.ID] = line
+							if failed && ct.StderrTail == "" && !view.Owner && workerFailed(ct.ExitClass) {
+								events.withheld.say(out, Stamp(), view.Withheld)
+							}
 						}
 					}
 				}
@@ -184,6 +190,10 @@ type eventFollower struct {
 	mu       sync.Mutex
 	got      bool
 	shown    shownText
+	// withheld says once why a failed worker's stderr tail is missing (amread.go); why is the reason
+	// for the stream that runs, nil for the owner's.
+	withheld withheldOnce
+	why      error
 }
 
 func (f *eventFollower) streaming() bool {
@@ -192,18 +202,23 @@ func (f *eventFollower) streaming() bool {
 	return f.got
 }
 
-// start connects to the AM at base (once per AM address; a new attempt's AM gets a new stream).
-func (f *eventFollower) start(ctx context.Context, base string) {
+// plainStreamHTTP reads anonymous event streams: no proxy (the AM is on the cluster's network), no
+// overall timeout (a stream lasts).
+var plainStreamHTTP = &http.Client{Transport: &http.Transport{Proxy: nil}}
+
+// start connects to the AM at base (once per AM address; a new attempt's AM gets a new stream),
+// through r's client: the owner's over HTTPS with the key, else the plain tracking URL (nil r:
+// anonymously).
+func (f *eventFollower) start(ctx context.Context, base string, r *AMReader) {
 	if base == f.base {
 		return
 	}
-	f.stop()
-	f.base = base
-	c, err := driverclient.New(base+"api/v1/", "")
-	if err != nil {
-		return
+	c, why, _, ok := r.eventsClient(base)
+	if !ok {
+		return // the owner's reader has not found the HTTPS API yet: try again at the next poll
 	}
-	c.HTTP = &http.Client{Transport: &http.Transport{Proxy: nil}}
+	f.stop()
+	f.base, f.why = base, why
 	sctx, cancel := context.WithCancel(ctx)
 	f.cancel, f.done, f.finished = cancel, make(chan struct{}), make(chan struct{})
 	finished := f.finished
@@ -230,6 +245,9 @@ func (f *eventFollower) start(ctx context.Context, base string) {
 			}
 			if e.Type == contract.EventCompleted && e.Container != "" && workerFailed(e.ExitClass) {
 				fmt.Fprintf(f.out, "%s     its logs: yarn-am logs %s --container %s\n", e.Time.Local().Format("15:04:05"), f.app, e.Container)
+				if e.StderrTail == "" {
+					f.withheld.say(f.out, e.Time.Local().Format("15:04:05"), f.why)
+				}
 			}
 		}
 	}()

@@ -36,7 +36,7 @@ func TestFollowNamesTheLogsCommandOfAFailedTaskExecutor(t *testing.T) {
 	var b bytes.Buffer
 	out := &lockedWriter{w: &b}
 	f := &eventFollower{out: out, app: "application_1_0007"}
-	f.start(context.Background(), srv.URL+"/")
+	f.start(context.Background(), srv.URL+"/", nil)
 	require.Eventually(t, func() bool {
 		out.mu.Lock()
 		defer out.mu.Unlock()

@@ -30,6 +30,10 @@ type Session struct {
 	keytab   string // the keytab logged in from, shipped to the AM by Submit
 	// notes receives progress lines while a cluster call waits on a silent server.
 	notes io.Writer
+	// submittedApp and submittedKey: the application StageAndSubmit submitted and its key, for the
+	// follower that reads its AM as its owner (OwnerReader).
+	submittedApp string
+	submittedKey *AppKey
 }
 
 // LoadConfig loads the Hadoop configuration of HADOOP_CONF_DIR (or YARN_CONF_DIR) and insists on a

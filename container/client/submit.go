@@ -108,6 +108,7 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	if err := rm.SubmitApplication(ctx, sc); err != nil {
 		return fmt.Errorf("submitting %s: %w", id, err)
 	}
+	s.submittedApp, s.submittedKey = id, &AppKey{Secret: secret, CACert: caCert} // the follower reads as the owner
 	// For yarn-am scale (docs/commands.md#yarn-am-scale); without it only the driver can write.
 	if err := SaveAppSecret(id, secret, caCert); err != nil {
 		fmt.Fprintf(out, "warning: %v; yarn-am scale will not work for %s\n", err, id)

@@ -186,6 +186,7 @@ func PrintAMStatus(w io.Writer, st *contract.Status) {
 		fmt.Fprintf(w, "GPU time:     %s\n", GPUUsageLine(*st.GPUUsage))
 	}
 	defer printEvents(w, st.Events)
+	defer printStderrTails(w, st) // under the table, above the events
 	if len(st.Containers) == 0 {
 		return
 	}
