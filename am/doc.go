@@ -88,6 +88,9 @@
 //     /api/v1/tokens.
 //   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
 //   - tls.go: the AM's HTTPS certificate from the application's authority.
+//   - frameworkwatch.go: the job's framework's details (framework.AM.Details, a Flink job's state,
+//     parallelism and checkpoints), asked every contract.FrameworkDetailsInterval from a goroutine
+//     of its own outside mu and kept, bounded, for the status; the framework's events into the log.
 //
 // What users and drivers see:
 //
@@ -124,7 +127,8 @@
 //
 // Goroutines: Run's (the loop: reconcile, heartbeat, checks, saving the state), the launch workers
 // (launch.go, config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
-// background (launch.go, stopInBackground), the driver's watcher (driver.go) and the HTTP handlers
+// background (launch.go, stopInBackground), the driver's watcher (driver.go), the framework's details
+// (frameworkwatch.go, with a leaf mutex of its own) and the HTTP handlers
 // (package web, through web.State). All of them meet only under mu or through the channels and the
 // event log.
 //

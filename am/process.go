@@ -15,6 +15,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
@@ -222,7 +223,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	// The job's framework (docs/design.md#adding-a-framework): what it adds to the driver's and the
 	// TaskExecutors' environment and to the status, before either starts.
 	fw := framework.Of(job)
-	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId())})
+	evlog := events.NewLog(events.DefaultCapacity) // the framework's events go to the AM's log (frameworkwatch.go)
+	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId()),
+		Emit: frameworkEmitter(evlog)})
 	if err != nil {
 		return 1, err
 	}
@@ -262,6 +265,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		Policy: a.Policy, Keys: keys, Cluster: cluster, ExternalResources: external,
 	}
 	amc.OnScale, amc.OnPreemption = fwAM.OnScale, fwAM.OnPreemption
+	amc.Events = evlog
 	if staging != nil {
 		amc.Staging = staging
 		amc.State = staging
@@ -295,7 +299,14 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		return 1, err
 	}
 	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links,
-		Redact: secretsRedactor(creds, "")} // the workers' stderr tails (diagnostics.go)
+		Redact: secretsRedactor(creds, ""), // the workers' stderr tails (diagnostics.go)
+		Stop:   fwAM.OnStop}
+	if watch := newFrameworkWatch(fwAM.DetailsTitle, fwAM.Details, log); watch != nil {
+		api.Framework = watch.status
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go watch.run(watchCtx)
+	}
 	if refresher != nil { // a nil *tokenRefresher in the interface would not read as "no tokens"
 		api.Tokens = refresher
 	}

@@ -75,6 +75,9 @@ type Status struct {
 	NodesAt time.Time    `json:"nodesAt,omitzero"`
 	// GPUUsage is the job's GPU time so far (absent for a job that holds no GPU).
 	GPUUsage *GPUUsage `json:"gpuUsage,omitempty"`
+	// Framework is what the job's framework says of its own work (a Flink job's id, state,
+	// parallelism, last checkpoint); absent for a framework that says nothing (framework.AM.Details).
+	Framework *FrameworkStatus `json:"framework,omitempty"`
 }
 
 // AskStatus is one pending container request (an allocationRequestId).

@@ -23,6 +23,7 @@ var wordValues = map[string]string{
 	"EventRendezvous":      `"rendezvous" is also the example worker's flag name`,
 	"TypeFile":             `"FILE" is also the Kerberos ticket-cache type (KRB5CCNAME=FILE:...)`,
 	"Failed":               `"FAILED" is also a Flink job's state in its REST API (framework/flink/dist)`,
+	"Completed":            `"COMPLETED" is also the status of a Flink savepoint operation in its REST API (framework/flink/dist)`,
 	"PreemptionSignalNone": `"none" is also the reserved value of external-resources and a log codec's name (container/logs)`,
 	"StagedFlinkConf":      `"flink-conf.yaml" is also the legacy configuration file of a Flink home (framework/flink/dist)`,
 }

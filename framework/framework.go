@@ -76,6 +76,9 @@ type Warner interface {
 type AMStart struct {
 	Host    string // the AM's host, as its TaskExecutors reach it
 	Attempt int    // the AM's attempt, 1 for the first
+	// Emit adds an event to the AM's log (follow and submit print it); the AM sets its ID and time,
+	// and info severity when it has none. Never nil; safe from any goroutine.
+	Emit func(contract.Event)
 }
 
 // AM is what a framework adds to the AM of one job.
@@ -94,6 +97,19 @@ type AM struct {
 	// OnPreemption, when set, is told of the ResourceManager's preemption warnings (the containers
 	// named), besides the launchers' own notices.
 	OnPreemption func(ctx context.Context, containers []string)
+	// DetailsTitle and Details, when Details is set, are what the framework says of its own work (a
+	// Flink job's id, state, parallelism, last checkpoint): the AM calls Details from one goroutine
+	// of its own, outside its lock, every contract.FrameworkDetailsInterval while it runs, cuts the
+	// answer to contract.MaxDetails and serves the last one in the status (contract.Status.Framework),
+	// which status and the web page print. A framework may Emit events from it, about what changed
+	// since its last call.
+	DetailsTitle string
+	Details      func(ctx context.Context) ([]contract.Detail, error)
+	// OnStop, when set, stops the application gracefully (yarn-am stop, POST /api/v1/stop): the
+	// framework keeps its work's state in savepoint ("" = its configured place) and ends its driver
+	// with success, and returns what it did (a Flink job's savepoint path). Without it stop refuses
+	// and names yarn-am kill. ctx bounds it (the stop's --timeout).
+	OnStop func(ctx context.Context, savepoint string) (result string, err error)
 }
 
 // Command is a subcommand of the yarn-am binary that a framework's process runs (flink-jobmanager).

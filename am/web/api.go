@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -46,6 +47,12 @@ type Options struct {
 	// Links are the job's framework's pages (a Flink job's web UI), shown in the status
 	// (contract.Status.Links; framework.AM.Links).
 	Links []contract.Link
+	// Framework is what the job's framework says of its work, served in the status
+	// (contract.Status.Framework; framework.AM.Details); nil: nothing.
+	Framework func() *contract.FrameworkStatus
+	// Stop stops the application through its framework (POST /api/v1/stop, stop.go;
+	// framework.AM.OnStop); nil: the framework cannot, and the endpoint says to kill instead.
+	Stop func(ctx context.Context, savepoint string) (string, error)
 }
 
 // api is one listener's handlers.
@@ -68,6 +75,7 @@ func Handler(b Backend, o Options) http.Handler {
 		writeJSON(w, http.StatusOK, b.State.Requirement())
 	})
 	mux.HandleFunc("PUT /api/v1/requirements", h.setRequirements)
+	mux.HandleFunc("POST /api/v1/stop", h.stop)
 	h.launcherRoutes(mux) // launcher.go
 	mux.Handle("GET /api/v1/events", limitedEventsHandler(b.Events, 0, o.Streams, h.full))
 	mux.Handle("GET /metrics", b.Metrics)
@@ -105,6 +113,9 @@ func (h *api) status(w http.ResponseWriter, r *http.Request) {
 	s := h.b.State.Status()
 	s.SecureAPI = h.o.SecureAPI
 	s.Links = h.o.Links
+	if h.o.Framework != nil {
+		s.Framework = h.o.Framework()
+	}
 	if !h.full(r) {
 		s = anonymousStatus(s) // visibility.go
 	}

@@ -17,6 +17,8 @@
 //   - api.go: Options, Handler (one listener's mux: status, containers, requirements, events,
 //     metrics, the page), the secret check, the security headers, bounded bodies, the report
 //     counter, the redaction of the secret from reports.
+//   - stop.go: POST /api/v1/stop, the application stopped through its framework (yarn-am stop;
+//     Options.Stop), secret-only.
 //   - launcher.go: the launchers' endpoints: report, alive, notices (the preemption long poll),
 //     rendezvous, tokens.
 //   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array, and the bound on

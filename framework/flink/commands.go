@@ -223,6 +223,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: Flink job %s (%s) %s\n", out.Job.Name, out.Job.ID, out.Job.State)
 	switch {
+	case out.Job.State == "FINISHED" && out.Savepoint != "":
+		publishOutcome("Flink job %s (%s) %s: stopped with a savepoint at %s", out.Job.Name, out.Job.ID, out.Job.State, out.Savepoint)
+		return 0
 	case out.Job.State == "FINISHED":
 		publishOutcome("Flink job %s (%s) %s", out.Job.Name, out.Job.ID, out.Job.State)
 		return 0

@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
 	"github.com/yarn-am/yarn-am/internal/freeport"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
@@ -79,13 +83,28 @@ func (Flink) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*f
 		}
 		env[EnvDefines] = defs
 	}
-	return &framework.AM{
+	client := &dist.REST{URL: "http://" + rest, HTTP: &http.Client{Timeout: 5 * time.Second}}
+	emit := s.Emit
+	if emit == nil {
+		emit = func(contract.Event) {}
+	}
+	watch := &jobWatch{rest: client, emit: emit, now: time.Now}
+	fw := &framework.AM{
 		DriverEnv: env, WorkerEnv: env,
 		Links: []contract.Link{{Name: "Flink UI", URL: "http://" + rest + "/", Note: "the JobManager's web UI and REST API"}},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
 		OnScale:                 scalePolicy(isReactive(spec), spec.Jar == ""),
-	}, nil
+		DetailsTitle:            DetailsTitle,
+		Details:                 watch.details,
+	}
+	// A session cluster runs until killed, whatever its jobs do: stopping one of them would not end
+	// the application, so stop refuses it and names kill.
+	if spec.Jar != "" {
+		dir, _ := amConfig(spec).Get(KeySavepointsDir)
+		fw.OnStop = (&stopper{rest: client, emit: emit, configured: strings.TrimSpace(dir)}).stop
+	}
+	return fw, nil
 }
 
 // Commands are flink-jobmanager and flink-taskmanager.

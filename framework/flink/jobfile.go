@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -68,7 +69,11 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "config"}
+var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "config"}
+
+// KeyRestore is Flink's key of the savepoint or checkpoint a job starts from, which [flink] restore
+// sets (docs/flink.md#restoring-from-a-savepoint).
+const KeyRestore = "execution.savepoint.path"
 
 // flinkKeysSetByYarnAM are the Flink keys yarn-am sets itself (docs/flink.md#addresses).
 var flinkKeysSetByYarnAM = map[string]string{
@@ -181,6 +186,15 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 		f.Config[k] = v
 	}
+	if v, set := t.String("restore"); set {
+		if err := checkRestore(v); err != nil {
+			t.Problem("flink.restore = %q: %v", bounded(v), err)
+		} else if prev, twice := f.Config[KeyRestore]; twice {
+			t.Problem("flink.restore = %q and %s = %q: give one (restore sets that Flink key)", bounded(v), KeyRestore, bounded(prev))
+		} else {
+			f.Config[KeyRestore] = v
+		}
+	}
 	for k, v := range t.TopLevel("external-resource") {
 		if s, ok := flinkValue(v); ok {
 			f.Config[k] = s // malformed ones are ResourceKeys' to report
@@ -227,4 +241,31 @@ func flinkValue(v any) (string, bool) {
 		return strconv.FormatBool(t), true
 	}
 	return "", false
+}
+
+// checkRestore says what is wrong with a [flink] restore path: the savepoint (or retained
+// checkpoint) directory that yarn-am stop printed, as a URI (file:///tmp/sp/savepoint-...) or an
+// absolute path, on a file system the JobManager reads.
+func checkRestore(v string) error {
+	const want = "want the savepoint's path as yarn-am stop printed it, a URI like file:///tmp/savepoints/savepoint-0a1b2c-0123456789ab or an absolute path"
+	switch {
+	case strings.TrimSpace(v) != v || v == "":
+		return fmt.Errorf("%s, without spaces around it", want)
+	case strings.ContainsAny(v, "\n\r\x00"):
+		return fmt.Errorf("a line break or NUL in a path; %s", want)
+	case strings.HasPrefix(v, "/"):
+		return nil
+	}
+	scheme, rest, ok := strings.Cut(v, "://")
+	if !ok || scheme == "" || strings.ContainsAny(scheme, "/:") {
+		// file:/tmp/x is how Flink itself writes a local path: it is a URI too.
+		if s, r, ok := strings.Cut(v, ":/"); ok && s != "" && !strings.Contains(s, "/") && r != "" {
+			return nil
+		}
+		return fmt.Errorf("not a URI or an absolute path; %s", want)
+	}
+	if rest == "" || rest == "/" {
+		return fmt.Errorf("no path after %s://; %s", scheme, want)
+	}
+	return nil
 }

@@ -34,9 +34,15 @@ func scalePolicy(reactive, session bool) func(ctx context.Context, from, to int)
 	}
 }
 
-// isReactive reads scheduler-mode from the configuration the processes will have: the localised
-// home's (in the AM container's working directory), the job file's Flink keys, then -D.
+// isReactive reads scheduler-mode from the configuration the processes will have.
 func isReactive(spec *Spec) bool {
+	v, _ := amConfig(spec).Get("scheduler-mode")
+	return strings.EqualFold(strings.TrimSpace(v), "reactive")
+}
+
+// amConfig is the configuration the processes will have, as the AM reads it: the localised home's
+// (in the AM container's working directory), the job file's Flink keys, then -D.
+func amConfig(spec *Spec) *dist.Config {
 	conf := dist.NewConfig()
 	if dir, err := os.Getwd(); err == nil {
 		if h, err := dist.OpenHome(filepath.Join(dir, HomeAlias)); err == nil {
@@ -49,6 +55,5 @@ func isReactive(spec *Spec) bool {
 		conf.Set(k, spec.Config[k])
 	}
 	_ = conf.ApplyDefines(spec.Defines)
-	v, _ := conf.Get("scheduler-mode")
-	return strings.EqualFold(strings.TrimSpace(v), "reactive")
+	return conf
 }

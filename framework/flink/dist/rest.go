@@ -1,6 +1,7 @@
 package dist
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,32 +65,48 @@ func (r *RootCause) String() string {
 }
 
 func (c *REST) get(ctx context.Context, path string, v any) error {
+	return c.call(ctx, http.MethodGet, path, nil, v)
+}
+
+// call sends a request with body (JSON, nil = none) and decodes the answer into v.
+func (c *REST) call(ctx context.Context, method, path string, body, v any) error {
 	hc := c.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
 	u := strings.TrimRight(c.URL, "/") + path
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("flink rest: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return fmt.Errorf("flink rest: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("flink rest: %w", err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxRESTBody+1))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxRESTBody+1))
 	if err != nil {
-		return fmt.Errorf("flink rest: GET %s: %w", u, err)
+		return fmt.Errorf("flink rest: %s %s: %w", method, u, err)
 	}
-	if len(body) > maxRESTBody {
-		return fmt.Errorf("flink rest: GET %s: the answer is larger than %d bytes", u, maxRESTBody)
+	if len(answer) > maxRESTBody {
+		return fmt.Errorf("flink rest: %s %s: the answer is larger than %d bytes", method, u, maxRESTBody)
 	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("flink rest: GET %s: %s: %s", u, resp.Status, tail(string(body), 500))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("flink rest: %s %s: %s: %s", method, u, resp.Status, tail(restError(answer), 500))
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("flink rest: GET %s: %w", u, err)
+	if err := json.Unmarshal(answer, v); err != nil {
+		return fmt.Errorf("flink rest: %s %s: %w", method, u, err)
 	}
 	return nil
 }
@@ -186,6 +203,9 @@ func Terminal(state string) bool {
 type Outcome struct {
 	Job       Job
 	RootCause *RootCause // FAILED only; nil when the JobManager recorded no exception
+	// Savepoint is where a job that a stop with a savepoint ended (FINISHED, its latest savepoint a
+	// synchronous one) left its state; "" otherwise.
+	Savepoint string
 }
 
 // WaitJob polls the cluster's jobs every poll until one reaches a terminal state and returns it with,
@@ -205,6 +225,12 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 				continue
 			}
 			o := &Outcome{Job: j}
+			if j.State == "FINISHED" {
+				// Best effort: the job's outcome stands without it.
+				if cp, err := c.Checkpoints(ctx, j.ID); err == nil && cp.Latest.Savepoint != nil && cp.Latest.Savepoint.Type == SyncSavepoint {
+					o.Savepoint = cp.Latest.Savepoint.ExternalPath
+				}
+			}
 			if j.State == "FAILED" {
 				if o.RootCause, err = c.RootCause(ctx, j.ID); err != nil {
 					return o, err

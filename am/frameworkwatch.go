@@ -1,0 +1,115 @@
+package am
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/am/events"
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/text"
+)
+
+// frameworkWatch asks the job's framework what it says of its own work (framework.AM.Details: a
+// Flink job's id, state, parallelism, last checkpoint) every interval from one goroutine of its own,
+// outside am.mu, and keeps the last answer, cut to the contract's bounds, for the status document
+// (contract.Status.Framework). Its mutex is a leaf: nothing is called while it is held.
+type frameworkWatch struct {
+	title    string
+	details  func(ctx context.Context) ([]contract.Detail, error)
+	interval time.Duration
+	now      func() time.Time
+	log      logrus.FieldLogger
+
+	mu   sync.Mutex
+	last *contract.FrameworkStatus // nil until the first answer
+}
+
+// newFrameworkWatch returns nil for a framework that says nothing.
+func newFrameworkWatch(title string, details func(context.Context) ([]contract.Detail, error), log logrus.FieldLogger) *frameworkWatch {
+	if details == nil {
+		return nil
+	}
+	return &frameworkWatch{title: title, details: details, interval: contract.FrameworkDetailsInterval, now: time.Now, log: log}
+}
+
+// run asks every interval until ctx ends.
+func (w *frameworkWatch) run(ctx context.Context) {
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	failed := false
+	for {
+		err := w.poll(ctx)
+		if err != nil && !failed && ctx.Err() == nil { // once per run of failures: the JobManager may still be starting
+			w.log.WithError(err).Info("yarn-am am: the framework's details are not readable (yet)")
+		}
+		failed = err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// poll asks once, within the interval, and keeps the answer; a failure keeps the last details and
+// says why beside them.
+func (w *frameworkWatch) poll(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, max(w.interval, time.Second))
+	defer cancel()
+	d, err := w.details(ctx)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		if w.last == nil {
+			w.last = &contract.FrameworkStatus{Title: w.title}
+		}
+		w.last.Error = text.Cut(err.Error(), contract.MaxDetailBytes)
+		return err
+	}
+	w.last = &contract.FrameworkStatus{Title: w.title, Details: boundDetails(d), At: w.now().UTC()}
+	return nil
+}
+
+// status is a copy of the last answer (nil before the first, or for a nil watch).
+func (w *frameworkWatch) status() *contract.FrameworkStatus {
+	if w == nil {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil {
+		return nil
+	}
+	c := *w.last
+	c.Details = append([]contract.Detail(nil), w.last.Details...)
+	return &c
+}
+
+// boundDetails cuts a framework's details to contract.MaxDetails, each name and value to their
+// bounds: they are served to every reader of the status and drawn by the page.
+func boundDetails(d []contract.Detail) []contract.Detail {
+	if len(d) > contract.MaxDetails {
+		d = d[:contract.MaxDetails]
+	}
+	out := make([]contract.Detail, len(d))
+	for i, x := range d {
+		out[i] = contract.Detail{Name: text.Cut(x.Name, contract.MaxDetailNameBytes), Value: text.Cut(x.Value, contract.MaxDetailBytes)}
+	}
+	return out
+}
+
+// frameworkEmitter is framework.AMStart.Emit: a framework's event goes to the AM's log as it is,
+// info when it names no severity, its message cut to the bound of a detail's tenfold.
+func frameworkEmitter(log *events.Log) func(contract.Event) {
+	return func(e contract.Event) {
+		if e.Severity == "" {
+			e.Severity = contract.SeverityInfo
+		}
+		e.ID, e.Time = 0, time.Time{}
+		e.Message = text.Cut(e.Message, 10*contract.MaxDetailBytes)
+		log.Add(e)
+	}
+}

@@ -1,0 +1,59 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/yarn-am/yarn-am/contract"
+)
+
+// stop is POST /api/v1/stop (yarn-am stop): the application stops through its framework, which
+// keeps its work's state (a Flink job's savepoint) and ends its driver with success; the answer is
+// what the framework did. It takes the secret over HTTPS only, like every write: a stop ends the
+// application as a kill does (docs/security.md).
+func (h *api) stop(w http.ResponseWriter, r *http.Request) {
+	if !h.needsSecret(w, r) {
+		return
+	}
+	var req contract.StopRequest
+	if err := decodeBody(w, r, contract.MaxRequestBytes, &req); err != nil {
+		writeError(w, bodyErrorCode(err), `the body is not a stop ({"savepoint": "file:///tmp/savepoints", "timeout": "5m"}): `+err.Error())
+		return
+	}
+	timeout := contract.DefaultStopTimeout
+	if req.Timeout != "" {
+		d, err := time.ParseDuration(req.Timeout)
+		if err != nil || d <= 0 || d > contract.MaxStopTimeout {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf(`"timeout": %q: want a duration from 1s to %s, e.g. "5m"`, cut(req.Timeout), contract.MaxStopTimeout))
+			return
+		}
+		timeout = d
+	}
+	if len(req.Savepoint) > 4096 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"savepoint": %q...: longer than 4096 bytes`, cut(req.Savepoint)))
+		return
+	}
+	if h.o.Stop == nil {
+		writeError(w, http.StatusConflict, "this application's framework cannot stop it gracefully (no savepoint to keep): use yarn-am kill")
+		return
+	}
+	// The request's context ends when the client gives up; the timeout bounds the rest.
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	res, err := h.o.Stop(ctx, req.Savepoint)
+	if err != nil {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, contract.StopResult{Result: res})
+}
+
+// cut bounds a client's value quoted in an error.
+func cut(s string) string {
+	if len(s) > 80 {
+		return s[:80]
+	}
+	return s
+}

@@ -1,0 +1,56 @@
+package contract
+
+import "time"
+
+// Detail is one thing a job's framework says of its own work, as a name and a value (a Flink job's
+// "State" and "RUNNING"): status, follow and the web page print them as text.
+type Detail struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// FrameworkStatus is the job's framework's own view of its work in GET /api/v1/status (a Flink job's
+// id, state, parallelism and last checkpoint; docs/running.md#http-api): what the AM read last,
+// at most every FrameworkDetailsInterval.
+type FrameworkStatus struct {
+	// Title names what the details are of ("Flink job").
+	Title   string   `json:"title"`
+	Details []Detail `json:"details,omitempty"`
+	// At is when the framework answered last; Error why its last read failed (the details are then
+	// the last ones read, as of At).
+	At    time.Time `json:"at,omitzero"`
+	Error string    `json:"error,omitempty"`
+}
+
+// Bounds of a framework's details: the AM cuts what a framework hands it to them.
+const (
+	MaxDetails         = 16
+	MaxDetailNameBytes = 40
+	MaxDetailBytes     = 400
+	// FrameworkDetailsInterval is how often the AM asks the framework for its details (and so how
+	// soon a framework's events follow what they tell of).
+	FrameworkDetailsInterval = 3 * time.Second
+)
+
+// StopRequest is the body of POST /api/v1/stop, the secret-only HTTPS endpoint that stops the
+// application through its framework, answered with a StopResult (yarn-am stop,
+// docs/running.md#http-api).
+type StopRequest struct {
+	// Savepoint is where the framework writes the job's state before it stops ("" = the framework's
+	// configured place, if any).
+	Savepoint string `json:"savepoint,omitempty"`
+	// Timeout bounds the stop, as a Go duration ("5m"); "" = DefaultStopTimeout, at most MaxStopTimeout.
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// StopResult is the answer of POST /api/v1/stop: what the framework says it did (a Flink job's
+// savepoint path).
+type StopResult struct {
+	Result string `json:"result"`
+}
+
+// Bounds of a stop.
+const (
+	DefaultStopTimeout = 5 * time.Minute
+	MaxStopTimeout     = 30 * time.Minute
+)

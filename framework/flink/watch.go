@@ -1,0 +1,181 @@
+package flink
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
+)
+
+// This file is what the AM shows of a Flink job (docs/flink.md#status-and-events): the details
+// status and the web page print, read from the JobManager's REST API, and the flink-job events told
+// of what changed since the last read.
+
+// EventJob is the type of the events a Flink job's AM adds: the job's state changed, a checkpoint
+// completed (at most one event per checkpointEventEvery), it was rescaled, a savepoint was written,
+// it was restored, it was stopped (docs/running.md#events).
+const EventJob contract.EventType = "flink-job"
+
+// DetailsTitle heads the details in status and on the web page.
+const DetailsTitle = "Flink job"
+
+// checkpointEventEvery throttles the checkpoint events: a job checkpointing every second would
+// otherwise push every other event out of the AM's log.
+const checkpointEventEvery = time.Minute
+
+// jobWatch reads a Flink job's details and tells of their changes. Only the caller of details (the
+// AM's one details goroutine, framework.AM.Details) touches its fields but rest and emit.
+type jobWatch struct {
+	rest *dist.REST
+	emit func(contract.Event)
+	now  func() time.Time
+
+	jobID, state string
+	parallelism  int
+	checkpoint   int64     // the latest completed checkpoint's id
+	toldCkpt     int64     // the checkpoint the last checkpoint event told of
+	toldCkptAt   time.Time // when
+	savepoint    int64     // the latest savepoint's id
+	restored     bool      // the restore was told of
+}
+
+// details reads the JobManager's jobs, the newest job's state and parallelism and its checkpoints,
+// emits the events of what changed, and returns the details.
+func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
+	jobs, err := w.rest.Jobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(jobs) == 0 {
+		return []contract.Detail{{Name: "State", Value: "no job yet"}}, nil
+	}
+	job := current(jobs)
+	d := []contract.Detail{{Name: "Job", Value: job.Name + " (" + job.ID + ")"}, {Name: "State", Value: job.State}}
+	par := 0
+	if jd, err := w.rest.JobDetail(ctx, job.ID); err == nil {
+		par = jd.Parallelism()
+		d = append(d, contract.Detail{Name: "Parallelism", Value: fmt.Sprint(par)})
+	}
+	w.tellJob(job, par)
+	if cp, err := w.rest.Checkpoints(ctx, job.ID); err == nil {
+		d = append(d, w.tellCheckpoints(job, cp)...)
+	}
+	if len(jobs) > 1 {
+		running := 0
+		for _, j := range jobs {
+			if !dist.Terminal(j.State) {
+				running++
+			}
+		}
+		d = append(d, contract.Detail{Name: "Jobs", Value: fmt.Sprintf("%d (%d not ended); the newest shown", len(jobs), running)})
+	}
+	return d, nil
+}
+
+// current is the job to show: the newest that has not ended, else the newest.
+func current(jobs []dist.Job) dist.Job {
+	jobs = slices.Clone(jobs)
+	slices.SortStableFunc(jobs, func(a, b dist.Job) int {
+		if ta, tb := dist.Terminal(a.State), dist.Terminal(b.State); ta != tb {
+			if ta {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(b.Start, a.Start)
+	})
+	return jobs[0]
+}
+
+func jobName(j dist.Job) string { return "Flink job " + j.Name + " (" + j.ID + ")" }
+
+// tellJob emits the job's first sight, a change of its state and a change of its parallelism.
+func (w *jobWatch) tellJob(job dist.Job, par int) {
+	switch {
+	case job.ID != w.jobID:
+		msg := jobName(job) + " is " + job.State
+		if par > 0 {
+			msg += fmt.Sprintf(", parallelism %d", par)
+		}
+		w.emit(contract.Event{Type: EventJob, Severity: severity(job.State), Message: msg})
+		w.checkpoint, w.toldCkpt, w.toldCkptAt, w.savepoint, w.restored = 0, 0, time.Time{}, 0, false
+	case job.State != w.state:
+		w.emit(contract.Event{Type: EventJob, Severity: severity(job.State), Message: jobName(job) + ": " + w.state + " → " + job.State})
+	case par > 0 && w.parallelism > 0 && par != w.parallelism:
+		w.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s rescaled: parallelism %d → %d", jobName(job), w.parallelism, par)})
+	}
+	w.jobID, w.state = job.ID, job.State
+	if par > 0 {
+		w.parallelism = par
+	}
+}
+
+func severity(state string) string {
+	switch state {
+	case "FAILED":
+		return contract.SeverityError
+	case "CANCELED", "FAILING", "RESTARTING":
+		return contract.SeverityWarning
+	}
+	return contract.SeverityInfo
+}
+
+// tellCheckpoints emits a completed checkpoint (throttled), a new savepoint and the restore, and
+// returns their details.
+func (w *jobWatch) tellCheckpoints(job dist.Job, cp *dist.Checkpoints) []contract.Detail {
+	var d []contract.Detail
+	if cp.Counts.Completed+cp.Counts.Failed > 0 {
+		d = append(d, contract.Detail{Name: "Checkpoints", Value: fmt.Sprintf("%d completed, %d failed", cp.Counts.Completed, cp.Counts.Failed)})
+	}
+	if c := cp.Latest.Completed; c != nil {
+		d = append(d, contract.Detail{Name: "Last checkpoint", Value: pointLine(c)})
+		w.checkpoint = max(w.checkpoint, c.ID)
+		now := w.now()
+		if c.ID > w.toldCkpt && now.Sub(w.toldCkptAt) >= checkpointEventEvery {
+			msg := fmt.Sprintf("%s: checkpoint %d completed", jobName(job), c.ID)
+			if w.toldCkpt > 0 {
+				msg += fmt.Sprintf(" (%d since the last such event)", c.ID-w.toldCkpt)
+			}
+			w.emit(contract.Event{Type: EventJob, Message: msg})
+			w.toldCkpt, w.toldCkptAt = c.ID, now
+		}
+	}
+	if s := cp.Latest.Savepoint; s != nil {
+		d = append(d, contract.Detail{Name: "Last savepoint", Value: pointLine(s)})
+		if s.ID > w.savepoint {
+			w.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: savepoint %d written to %s", jobName(job), s.ID, s.ExternalPath)})
+			w.savepoint = s.ID
+		}
+	}
+	if r := cp.Latest.Restored; r != nil {
+		what := fmt.Sprintf("checkpoint %d", r.ID)
+		if r.IsSavepoint {
+			what = "savepoint"
+		}
+		if r.ExternalPath != "" {
+			what += " " + r.ExternalPath
+		}
+		d = append(d, contract.Detail{Name: "Restored from", Value: what})
+		if !w.restored {
+			w.emit(contract.Event{Type: EventJob, Message: jobName(job) + " restored from " + what})
+			w.restored = true
+		}
+	}
+	return d
+}
+
+// pointLine is a checkpoint or savepoint in one line: its id, when it completed, where it is.
+func pointLine(c *dist.Checkpoint) string {
+	s := fmt.Sprintf("#%d", c.ID)
+	if c.AckTimestamp > 0 {
+		s += " at " + c.Completed().UTC().Format(time.RFC3339)
+	}
+	if c.ExternalPath != "" && c.ExternalPath != "<checkpoint-not-externally-addressable>" {
+		s += ", " + c.ExternalPath
+	}
+	return s
+}
