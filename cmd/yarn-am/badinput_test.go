@@ -26,6 +26,9 @@ type badInput struct {
 	want  []string // in stderr (stdout when code is 0)
 	not   []string // must not be in stderr: Go internals
 	once  string   // must appear exactly once in stderr
+	// inert: the whole message holds no raw control byte (but newline and tab) and is at most 9 KiB,
+	// however long and hostile the value (issue 33 §2).
+	inert bool
 }
 
 const okJob = `name = "ok"
@@ -445,7 +448,7 @@ func badInputs() []badInput {
 		{name: "malformed yarn-site.xml", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/bad"},
 			files: map[string]string{"bad/yarn-site.xml": "<configuration><property>"}, code: 3, want: []string{"yarn-site.xml"}},
 
-		// --- issue 33 §2: values that changed without a word, and messages that said too little or too much ---
+		// --- values that changed without a word, and messages that said too little or too much ---
 		{name: "memory 512b", args: []string{"check", "$D/job.toml"}, job: job(`memory = "512b"` + "\n"),
 			code: 3, want: []string{"taskexecutor.memory", `"512b"`, "bytes", "k, m, g or t"}},
 		{name: "memory 2ib", args: []string{"check", "$D/job.toml"}, job: job(`memory = "2ib"` + "\n"),
@@ -488,6 +491,31 @@ func badInputs() []badInput {
 			code: 3, want: []string{"line 1", "started", "invalid datetime", "YYYY-MM-DD"}},
 		{name: "a 100 KB integer", args: []string{"check", "$D/job.toml"}, job: job("instances = " + strings.Repeat("9", 100<<10) + "\n"),
 			code: 3, want: []string{"taskexecutor.instances", "is out of range for int64", "(102400 bytes)"}, not: []string{strings.Repeat("9", 300)}},
+		// --- issue 33 §2: escape sequences and 100 KB values in each kind of place reach the terminal
+		// escaped and bounded (the whole message: inertAndBounded) ---
+		{name: "esc: job name", args: []string{"check", "$D/job.toml"}, job: "name = \"a\\u001b[2J\\u0007" + strings.Repeat("n", 100<<10) + "\"\n[taskexecutor]\ncommand = \"x\"\n",
+			code: 3, want: []string{"name", `\x1b[2J`}, inert: true},
+		{name: "esc: unknown key", args: []string{"check", "$D/job.toml"}, job: okJob + "\"k\\u001b[2J\\u0007" + strings.Repeat("k", 100<<10) + "\" = 1\n",
+			code: 3, want: []string{`\x1b[2J`}, inert: true},
+		{name: "esc: visibility", args: []string{"check", "$D/job.toml"}, job: job("visibility = \"\\u001b[2J\\u0007" + strings.Repeat("v", 100<<10) + "\"\n"),
+			code: 3, want: []string{"taskexecutor.visibility", `\x1b[2J`}, inert: true},
+		{name: "esc: files entry", args: []string{"check", "$D/job.toml"}, job: job("files = [\"\\u001b[2J\\u0007" + strings.Repeat("f", 100<<10) + "\"]\n"),
+			code: 3, want: []string{"taskexecutor.files", `\x1b[2J`}, inert: true},
+		{name: "esc: env name", args: []string{"check", "$D/job.toml"}, job: job("env = {\"A\\u001b[2J\\u0007" + strings.Repeat("e", 100<<10) + "\" = \"x\"}\n"),
+			code: 3, want: []string{"taskexecutor.env", `\x1b[2J`}, inert: true},
+		{name: "esc: hdfs-namenodes host", args: []string{"check", "$D/job.toml"}, job: "hdfs-namenodes = [\"hdfs://n\\u001b[2J\\u0007" + strings.Repeat("h", 100<<10) + ":99999\"]\n" + okJob,
+			code: 3, want: []string{"hdfs-namenodes", `\x1b[2J`}, inert: true},
+		{name: "esc: node label", args: []string{"check", "$D/job.toml"}, job: job("node-label = \"\\u001b[2J\\u0007" + strings.Repeat("l", 100<<10) + "\"\n"),
+			code: 3, want: []string{`\x1b[2J`}, inert: true},
+		{name: "esc: -D key", args: []string{"check", "$D/job.toml", "-D", "\x1b[2J\x07" + strings.Repeat("d", 100<<10) + "=1"},
+			code: 3, want: []string{"-D", `\x1b[2J`}, inert: true},
+		{name: "esc: flink-conf key", args: []string{"check", "$D/job.toml", "--flink-conf", "$D/flink-conf.yaml"},
+			files: map[string]string{"flink-conf.yaml": "external-resource.gpu.a\x1b[2J\x07" + strings.Repeat("y", 100<<10) + ": 2\n"},
+			code:  3, want: []string{"external-resource.gpu.a", `\x1b[2J`}, inert: true},
+		{name: "esc: status id", args: []string{"status", "application_\x1b[2J\x07" + strings.Repeat("1", 100<<10)},
+			code: 2, want: []string{`\x1b[2J`}, inert: true},
+		{name: "esc: logs --container", args: []string{"logs", "application_1_0001", "--container", "c\x1b[2J\x07" + strings.Repeat("c", 100<<10)},
+			code: 2, want: []string{`\x1b[2J`}, inert: true},
 		{name: "a 100 KB queue with a space", args: []string{"check", "$D/job.toml", "-D", "queue=a " + strings.Repeat("q", 100<<10)},
 			code: 3, want: []string{"queue", "(102402 bytes)"}, not: []string{strings.Repeat("q", 200)}},
 	}
@@ -617,6 +645,14 @@ func TestBadInputs(t *testing.T) {
 			}
 			if c.once != "" && strings.Count(msg, c.once) != 1 {
 				missing = append(missing, fmt.Sprintf("%q once (found %d times)", c.once, strings.Count(msg, c.once)))
+			}
+			if c.inert {
+				if len(msg) > 9<<10 {
+					missing = append(missing, fmt.Sprintf("at most 9 KiB (%d bytes)", len(msg)))
+				}
+				if i := strings.IndexFunc(msg, func(r rune) bool { return r < 0x20 && r != '\n' && r != '\t' || r == 0x7f }); i >= 0 {
+					missing = append(missing, fmt.Sprintf("no raw control byte (%q at %d)", msg[i], i))
+				}
 			}
 			if len(missing) == 0 {
 				clear++

@@ -151,14 +151,16 @@ func wantOf(fs *flag.FlagSet, name string, boolean bool, quoted string, outOfRan
 
 // usageError prints a usage problem and the way to the usage; it returns contract.ExitUsage.
 func usageError(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "yarn-am %s: %v\nRun 'yarn-am help %s' for usage.\n", name, err, name)
+	// text.Message: a value the producer echoed raw or whole still reaches the terminal inert and
+	// bounded (TestBadInputs' inert rows).
+	fmt.Fprintf(stderr, "yarn-am %s: %s\nRun 'yarn-am help %s' for usage.\n", name, text.Message(err.Error()), name)
 	return contract.ExitUsage
 }
 
 // fail prints err behind the command's name and returns its exit code: exitCode(err) unless code is
 // given (not 0).
 func fail(stderr io.Writer, name string, err error, code int) int {
-	fmt.Fprintf(stderr, "yarn-am %s: %v\n", name, err)
+	fmt.Fprintf(stderr, "yarn-am %s: %s\n", name, text.Message(err.Error()))
 	if code != 0 {
 		return code
 	}

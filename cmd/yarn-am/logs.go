@@ -15,6 +15,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/logs"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -75,8 +76,7 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	usage := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "yarn-am logs: "+format+"\nRun 'yarn-am help logs' for usage.\n", a...)
-		return 2
+		return usageError(stderr, "logs", fmt.Errorf(format, text.BoundArgs(a)...))
 	}
 	appID, err := yarnrpc.ParseApplicationID(pos[0])
 	if err != nil {

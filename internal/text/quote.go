@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -40,7 +41,7 @@ func Quote(s string) string {
 // BoundArgs returns the arguments of a message with every long string (and every other value whose
 // text is long) replaced by one that prints a bounded prefix: %q as Quote does (MaxQuotedValue bytes),
 // %s and %v the first maxUnquoted bytes followed by "... (N bytes)" (our own texts, lists of valid
-// keys, stay whole below that). Errors are kept: they bound their own values. The message builders of
+// keys, stay whole below that), with control characters as escapes. Errors are kept: they bound their own values. The message builders of
 // the job file and the Flink configuration pass their arguments through it, so no format string can
 // echo a 1 MiB value (TestBoundArgs).
 func BoundArgs(args []any) []any {
@@ -50,11 +51,11 @@ func BoundArgs(args []any) []any {
 		switch v := a.(type) {
 		case error, int, int32, int64, uint, uint32, uint64, float64, bool:
 		case string:
-			if len(v) > MaxQuotedValue {
+			if len(v) > MaxQuotedValue || hasControl(v) {
 				out[i] = bounded(v)
 			}
 		default:
-			if s := fmt.Sprint(v); len(s) > MaxQuotedValue {
+			if s := fmt.Sprint(v); len(s) > MaxQuotedValue || hasControl(s) {
 				out[i] = bounded(s)
 			}
 		}
@@ -75,8 +76,44 @@ func (b bounded) Format(f fmt.State, verb rune) {
 	}
 	s := string(b)
 	if len(s) <= maxUnquoted {
-		io.WriteString(f, s)
+		io.WriteString(f, escaped(s))
 		return
 	}
-	fmt.Fprintf(f, "%s... (%d bytes)", Cut(s, maxUnquoted), len(s))
+	fmt.Fprintf(f, "%s... (%d bytes)", escaped(Cut(s, maxUnquoted)), len(s))
+}
+
+// hasControl says whether s holds a byte a terminal would act on: a control character other than
+// newline and tab (an escape sequence starts with ESC), DEL, or a C1 control.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f {
+			return true
+		}
+	}
+	return false
+}
+
+// escaped is s with its control characters written as Go escapes (\x1b, \a), the rest as it is: a
+// value printed with %s keeps its look but cannot drive the terminal (TestBoundArgsEscapesControls).
+func escaped(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
+}
+
+// MaxMessage bounds a whole error message printed to a terminal: however many values a message
+// echoes, it stays a screenful (TestMessageIsInertAndBounded).
+const MaxMessage = 8 << 10
+
+// Message is the last guard before an error message reaches a terminal: control characters other
+// than newline and tab written as escapes (\x1b), and the whole cut to MaxMessage bytes with its
+// length said. The values in a message are bounded where they are put in (Quote, BoundArgs); this
+// catches what a producer missed (issue 33 §2).
+func Message(s string) string {
+	if len(s) > MaxMessage {
+		s = fmt.Sprintf("%s... (message of %d bytes cut)", Cut(s, MaxMessage), len(s))
+	}
+	return escaped(s)
 }
