@@ -163,6 +163,7 @@ func PrintAMStatus(w io.Writer, st *contract.Status) {
 		}
 		fmt.Fprintln(w, line)
 	}
+	printFramework(w, st.Framework) // frameworkview.go
 	if st.Diagnostics != "" {
 		fmt.Fprintf(w, "AM says:      %s\n", Sanitize(st.Diagnostics))
 	}

@@ -222,6 +222,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		return failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
 	}
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: Flink job %s (%s) %s\n", out.Job.Name, out.Job.ID, out.Job.State)
+	if out.Job.State == "FINISHED" && out.Savepoint == "" {
+		out.Savepoint = stoppedWith(s.dir) // the AM's yarn-am stop (stop.go)
+	}
 	switch {
 	case out.Job.State == "FINISHED" && out.Savepoint != "":
 		publishOutcome("Flink job %s (%s) %s: stopped with a savepoint at %s", out.Job.Name, out.Job.ID, out.Job.State, out.Savepoint)

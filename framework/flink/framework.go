@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +104,11 @@ func (Flink) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*f
 	// the application, so stop refuses it and names kill.
 	if spec.Jar != "" {
 		dir, _ := amConfig(spec).Get(KeySavepointsDir)
-		fw.OnStop = (&stopper{rest: client, emit: emit, configured: strings.TrimSpace(dir)}).stop
+		note := ""
+		if wd, err := os.Getwd(); err == nil {
+			note = filepath.Join(wd, stoppedNote)
+		}
+		fw.OnStop = (&stopper{rest: client, emit: emit, configured: strings.TrimSpace(dir), note: note}).stop
 	}
 	return fw, nil
 }

@@ -134,6 +134,26 @@
       text(a, " · " + (l.name || l.url));
       links.appendChild(a);
     });
+    // What the job's framework says of its work (a Flink job's state, parallelism, checkpoints;
+    // docs/flink.md#status-and-events): names and values are set as text, never as markup.
+    var fw = byId("framework");
+    clear(fw);
+    var f = s.framework;
+    if (f && ((f.details || []).length || f.error)) {
+      var head = document.createElement("strong");
+      text(head, (f.title || "framework") + ": ");
+      fw.appendChild(head);
+      (f.details || []).forEach(function (d, i) {
+        var span = document.createElement("span");
+        text(span, (i ? " · " : "") + d.name + " " + d.value);
+        fw.appendChild(span);
+      });
+      if (f.error) {
+        var err = document.createElement("span");
+        text(err, " (not readable: " + f.error + ")");
+        fw.appendChild(err);
+      }
+    }
   }
 
   function renderTable(s) {

@@ -1,0 +1,134 @@
+//go:build integration
+
+package am_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+)
+
+// flinkDetails is the AM's framework section of `yarn-am status --json` (nil before the first read).
+func flinkDetails(t *testing.T, id string) (report statusDoc, details map[string]string) {
+	t.Helper()
+	r := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.code, "status:\n%s", r)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &report))
+	var d struct {
+		AM *contract.Status `json:"am"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	if d.AM == nil || d.AM.Framework == nil {
+		return report, nil
+	}
+	details = map[string]string{"title": d.AM.Framework.Title}
+	for _, x := range d.AM.Framework.Details {
+		details[x.Name] = x.Value
+	}
+	return report, details
+}
+
+// waitFlinkRunning waits until the AM's status shows the Flink job RUNNING and returns its details.
+func waitFlinkRunning(t *testing.T, id string) map[string]string {
+	t.Helper()
+	var details map[string]string
+	waitFor(t, id, 4*time.Minute, "the Flink job RUNNING in the AM's status", func(statusDoc) bool {
+		var d statusDoc
+		d, details = flinkDetails(t, id)
+		// A completed checkpoint: every task runs (before, Flink refuses a savepoint for a moment).
+		return isEnded(d.Report.State) || details["State"] == "RUNNING" && details["Parallelism"] != "" && details["Last checkpoint"] != ""
+	})
+	require.Equal(t, "RUNNING", details["State"], "%v\n%s", details, containerLogs(id))
+	return details
+}
+
+var savepointLine = regexp.MustCompile(`(?m)^Savepoint: (\S+)$`)
+
+// TestFlinkStatusStopAndRestore: a stream job's id, state and parallelism are in yarn-am status (the
+// "Flink job" block) and the flink-job events; yarn-am stop --savepoint stops it with a savepoint
+// whose path it prints, the application SUCCEEDS with the savepoint in its diagnostics and the
+// directory exists; a second submit with [flink] restore of that path starts from it, as the AM's
+// status shows from the JobManager's checkpoint statistics (issue 35 §5, §6).
+func TestFlinkStatusStopAndRestore(t *testing.T) {
+	e2eEnv(t)
+	spDir := filepath.Join(os.TempDir(), fmt.Sprintf("yarn-am-savepoints-%d", time.Now().UnixNano()))
+	t.Cleanup(func() { os.RemoveAll(spDir) })
+	job := flinkJob(t, "flink-stop", 2, 1, []string{"stream"}, `"execution.checkpointing.interval" = "2s"`)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	id := submitDetached(t, job)
+
+	details := waitFlinkRunning(t, id)
+	assert.Equal(t, "Flink job", details["title"])
+	assert.Regexp(t, `\([0-9a-f]{32}\)$`, details["Job"])
+	assert.NotEmpty(t, details["Parallelism"])
+	r := yarnAM(t, time.Minute, "status", id)
+	require.Equal(t, 0, r.code, "status:\n%s", r)
+	assert.Contains(t, r.stdout, "Flink job:")
+	assert.Regexp(t, `(?m)^  State: +RUNNING$`, r.stdout)
+	assert.Regexp(t, `(?m)^  Parallelism: +\d+$`, r.stdout)
+	assert.Regexp(t, `flink-job: Flink job .* is RUNNING`, r.stdout, "the first sight of the job is an event")
+
+	start := time.Now()
+	r = yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", "file://"+spDir, "--timeout", "4m")
+	took := time.Since(start)
+	require.Equal(t, 0, r.code, "stop:\n%s\n%s", r, containerLogs(id))
+	m := savepointLine.FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
+	path := m[1]
+	t.Logf("stop took %s; savepoint %s", took.Round(100*time.Millisecond), path)
+	assert.Contains(t, path, spDir)
+	assert.Contains(t, r.stdout, "FINISHED, final status SUCCEEDED")
+	local := strings.TrimPrefix(strings.TrimPrefix(path, "file://"), "file:")
+	st, err := os.Stat(local)
+	require.NoError(t, err, "the savepoint directory exists")
+	assert.True(t, st.IsDir())
+	_, err = os.Stat(filepath.Join(local, "_metadata"))
+	assert.NoError(t, err, "the savepoint has its metadata")
+	d := status(t, id)
+	assert.Equal(t, "SUCCEEDED", d.Report.FinalStatus)
+	assert.Contains(t, d.Report.Diagnostics, "stopped with a savepoint at")
+
+	// The next submit starts from it.
+	again := strings.Replace(string(body), "[flink.config]", fmt.Sprintf("restore = %q\n\n[flink.config]", path), 1)
+	job2 := filepath.Join(t.TempDir(), "flink-restore.toml")
+	require.NoError(t, os.WriteFile(job2, []byte(again), 0o644))
+	id2 := submitDetached(t, job2)
+	var restored map[string]string
+	waitFor(t, id2, 4*time.Minute, "the restored job RUNNING with its restore in the status", func(statusDoc) bool {
+		var d statusDoc
+		d, restored = flinkDetails(t, id2)
+		return isEnded(d.Report.State) || restored["State"] == "RUNNING" && restored["Restored from"] != ""
+	})
+	require.Equal(t, "RUNNING", restored["State"], "%v\n%s", restored, containerLogs(id2))
+	assert.Contains(t, restored["Restored from"], "savepoint")
+	assert.Contains(t, restored["Restored from"], filepath.Base(local))
+	r = yarnAM(t, time.Minute, "status", id2)
+	assert.Regexp(t, `flink-job: Flink job .* restored from savepoint`, r.stdout)
+}
+
+// TestStopOfAJobWithoutAGracefulStopIsRefused: a plain job's framework has no graceful stop; stop
+// refuses it, names yarn-am kill, and the application runs on.
+func TestStopOfAJobWithoutAGracefulStopIsRefused(t *testing.T) {
+	e2eEnv(t)
+	job := filepath.Join(t.TempDir(), "sleep.toml")
+	require.NoError(t, os.WriteFile(job, []byte("name = \"stop-refused\"\n\n[taskexecutor]\ninstances = 1\nmemory = 256\ncommand = \"sleep 300\"\n"), 0o644))
+	id := submitDetached(t, job)
+	waitFor(t, id, 2*time.Minute, "running", func(d statusDoc) bool {
+		return isEnded(d.Report.State) || d.AM != nil && d.AM.Counts.Running == 1
+	})
+	r := yarnAM(t, time.Minute, "stop", id)
+	assert.Equal(t, 1, r.code, "stop of a plain job:\n%s", r)
+	assert.Contains(t, r.stderr, "use yarn-am kill")
+	assert.Equal(t, "RUNNING", status(t, id).Report.State)
+}

@@ -1,0 +1,64 @@
+package am
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/am/events"
+	"github.com/yarn-am/yarn-am/contract"
+)
+
+// TestFrameworkWatchBoundsAndKeepsTheDetails: the framework's details are cut to the contract's
+// bounds; a failed read keeps the last details and says why beside them; a framework that says
+// nothing has no section.
+func TestFrameworkWatchBoundsAndKeepsTheDetails(t *testing.T) {
+	if newFrameworkWatch("x", nil, logrus.New()) != nil || (*frameworkWatch)(nil).status() != nil {
+		t.Fatal("a framework without details has a watch")
+	}
+	var answer []contract.Detail
+	var fail error
+	w := newFrameworkWatch("Flink job", func(context.Context) ([]contract.Detail, error) { return answer, fail }, logrus.New())
+	if w.status() != nil {
+		t.Fatal("a status before the first read")
+	}
+	for i := 0; i < contract.MaxDetails+5; i++ {
+		answer = append(answer, contract.Detail{Name: strings.Repeat("n", 100), Value: strings.Repeat("v", 1000)})
+	}
+	if err := w.poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := w.status()
+	if s.Title != "Flink job" || len(s.Details) != contract.MaxDetails || len(s.Details[0].Name) != contract.MaxDetailNameBytes ||
+		len(s.Details[0].Value) != contract.MaxDetailBytes || s.At.IsZero() {
+		t.Fatalf("bounds: %d details, name %d, value %d bytes", len(s.Details), len(s.Details[0].Name), len(s.Details[0].Value))
+	}
+	s.Details[0].Value = "changed by a reader"
+	fail = errors.New("connection refused")
+	if err := w.poll(context.Background()); err == nil {
+		t.Fatal("the failure is not returned")
+	}
+	s = w.status()
+	if s.Error != "connection refused" || len(s.Details) != contract.MaxDetails || s.Details[0].Value == "changed by a reader" {
+		t.Errorf("after a failure: %+v", s)
+	}
+}
+
+// TestFrameworkEventsReachTheLog: a framework's event is stamped by the AM's log, info by default.
+func TestFrameworkEventsReachTheLog(t *testing.T) {
+	log := events.NewLog(10)
+	emit := frameworkEmitter(log)
+	emit(contract.Event{Type: "flink-job", Message: "Flink job x is RUNNING", ID: 99, Time: time.Unix(1, 0)})
+	emit(contract.Event{Type: "flink-job", Severity: contract.SeverityError, Message: strings.Repeat("m", 10000)})
+	evs := log.Latest(2)
+	if len(evs) != 2 || evs[0].ID != 1 || evs[0].Severity != contract.SeverityInfo || evs[0].Time.Year() < 2000 {
+		t.Fatalf("events: %+v", evs)
+	}
+	if evs[1].Severity != contract.SeverityError || len(evs[1].Message) != 10*contract.MaxDetailBytes {
+		t.Errorf("the second event: severity %s, %d bytes", evs[1].Severity, len(evs[1].Message))
+	}
+}
