@@ -135,7 +135,7 @@ func startAliveLaunchers(b *testing.B, url string, ca []byte, ids []string, inte
 }
 
 // BenchmarkAMAliveMessages: one op is a fixed window of 1,000 launchers saying they are alive every
-// 5 s (the interval before issue 34), every contract.LivenessInterval, and never (the floor).
+// 5 s (the interval before it became 2 s), every contract.LivenessInterval, and never (the floor).
 func BenchmarkAMAliveMessages(b *testing.B) {
 	window := 20 * time.Second
 	if w, err := time.ParseDuration(os.Getenv("YARN_AM_BENCH_ALIVE_WINDOW")); err == nil && w > 0 {

@@ -62,8 +62,8 @@ func (d *Driver) Discover(ctx context.Context, amount int) ([]resources.Info, er
 	indexes := found.Indexes
 	// Checked here too, whatever the runner: these strings become CUDA_VISIBLE_DEVICES.
 	if msg := resources.CheckIDs(indexes, IndexRule); msg != "" {
-		return nil, fmt.Errorf("gpu resource %q: discovery script %s printed %s: %s; valid output: %s",
-			d.cfg.Resource, path, resources.QuoteOutput(strings.Join(indexes, ",")), msg, IndexRule.Describe)
+		return nil, fmt.Errorf("gpu resource %q: discovery script %s printed %s: %s; valid output: %s%s",
+			d.cfg.Resource, path, resources.QuoteOutput(strings.Join(indexes, ",")), msg, IndexRule.Describe, resources.CRNote(strings.Join(indexes, ",")))
 	}
 	if len(indexes) < amount {
 		return nil, fmt.Errorf("discovery script %s found %d GPU(s) [%s], %d asked for", path, len(indexes), strings.Join(indexes, ","), amount)
@@ -81,8 +81,8 @@ func (d *Driver) Discover(ctx context.Context, amount int) ([]resources.Info, er
 			seen[u] = true
 		}
 		if bad {
-			return nil, fmt.Errorf("gpu resource %q: discovery script %s printed %s after the indexes %s: want one distinct UUID (letters, digits, _ . : -, at most 96) or nothing per index, comma-separated, e.g. %sGPU-3f5b2c1e-9a7d-4e0b-8c61-2d4f6a8b0c9e,",
-				d.cfg.Resource, path, resources.QuoteOutput(UUIDLinePrefix+found.UUIDLine), resources.QuoteOutput(strings.Join(indexes, ",")), UUIDLinePrefix)
+			return nil, fmt.Errorf("gpu resource %q: discovery script %s printed %s after the indexes %s: want one distinct UUID (letters, digits, _ . : -, at most 96) or nothing per index, comma-separated, e.g. %sGPU-3f5b2c1e-9a7d-4e0b-8c61-2d4f6a8b0c9e,%s",
+				d.cfg.Resource, path, resources.QuoteOutput(UUIDLinePrefix+found.UUIDLine), resources.QuoteOutput(strings.Join(indexes, ",")), UUIDLinePrefix, resources.CRNote(found.UUIDLine))
 		}
 	}
 	indexes = indexes[:amount]
