@@ -159,7 +159,13 @@ func (a *am) finish(ctx context.Context, out decision.Outcome) error {
 	a.mu.Lock()
 	a.diagnostics = out.Diagnostics
 	a.mu.Unlock()
-	a.emit(events.Finished(out))
+	ev := events.Finished(out)
+	if d := a.cfg.Driver; d != nil {
+		a.mu.Lock()
+		ev.StderrTail = driverTail(d.tail, a.driverExit) // served to the secret's holders only (am/web visibility)
+		a.mu.Unlock()
+	}
+	a.emit(ev)
 	a.deleteStaging()
 	if err != nil {
 		return fmt.Errorf("am: unregistering with final status %s: %w", out.Status, err)

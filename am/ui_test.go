@@ -335,3 +335,17 @@ func TestUIPageShowsTheGangAndPreemptionWarnings(t *testing.T) {
 	st.App = "application_1_0003"
 	assert.Regexp(t, `<div class="card wide" id="gang-card" hidden="">`, renderedPage(t, chromium, st), "no gang card without gang mode")
 }
+
+// A failed worker's own stderr lines, where the status carries them (the owner's view), show in its
+// exit cell as text: markup in them is never drawn (docs/running.md#the-workers-own-error).
+func TestUIPageShowsAWorkersStderrTailAsText(t *testing.T) {
+	chromium := uiChromium(t)
+	code := int32(3)
+	st := contract.Status{App: "application_1_0009", State: contract.StateRunning, Containers: []contract.ContainerStatus{
+		{ID: "container_1_0009_01_000002", Node: "n1:1", State: contract.Completed, ExitStatus: &code, ExitClass: contract.ExitFailed,
+			StderrTail: "ui-err-42 <b>bad</b>"},
+	}}
+	dom := renderedPage(t, chromium, st)
+	assert.Regexp(t, `<td class="exit"[^>]*>3 failed: ui-err-42 &lt;b&gt;bad&lt;/b&gt;</td>`, dom)
+	assert.NotContains(t, dom, "<b>bad</b>")
+}

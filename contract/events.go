@@ -81,7 +81,8 @@ type Event struct {
 	Evidence   *Evidence         `json:"evidence,omitempty"`
 	Reason     string            `json:"reason,omitempty"`
 	Status     FinalStatus       `json:"status,omitempty"` // finished
-	// StderrTail (completed): the last lines of the worker's own stderr, when it exited non-zero.
+	// StderrTail (completed): the last lines of the worker's own stderr, when it exited non-zero;
+	// (finished) the driver's, when it exited non-zero. Served to the secret's holders only.
 	StderrTail string `json:"stderrTail,omitempty"`
 	// Deadline (preemption-warning): when the AM expects the ResourceManager to kill the container
 	// (PreemptionNotice.Deadline).

@@ -112,6 +112,12 @@ func (s *shownText) printEvent(out io.Writer, stamp string, e contract.Event) {
 		}
 		s.container(e.Container)
 	}
+	if e.Type == contract.EventFinished && e.StderrTail != "" { // the driver's, for its owner
+		fmt.Fprintf(out, "%s     the driver's stderr ends with:\n", stamp)
+		for _, l := range strings.Split(Sanitize(e.StderrTail), "\n") {
+			fmt.Fprintf(out, "%s       %s\n", stamp, l)
+		}
+	}
 }
 
 // lastLineOf is the last non-empty line of s.
