@@ -49,3 +49,16 @@ func TestLastLineOfIsTheTailsLastLine(t *testing.T) {
 	assert.Equal(t, "ValueError: bad input", lastLineOf("Traceback (most recent call last):\n  x\nValueError: bad input\n"))
 	assert.Equal(t, "one", lastLineOf("one"))
 }
+
+// The finished event of a failed driver carries its stderr lines to the owner's follower (the AM
+// serves them to the secret's holders only), which prints them under the event, as text.
+func TestFinishedEventPrintsTheDriversStderrTail(t *testing.T) {
+	var out strings.Builder
+	s := &shownText{}
+	s.printEvent(&out, "t", contract.Event{Type: contract.EventFinished, Severity: contract.SeverityError, Status: contract.Failed,
+		Reason: "the driver exited with code 3", Message: "application finished: FAILED: the driver exited with code 3",
+		StderrTail: "driver-marker: the model path /nope does not exist\n\x1b[2J"})
+	assert.Contains(t, out.String(), "the driver's stderr ends with:")
+	assert.Contains(t, out.String(), "driver-marker: the model path /nope does not exist")
+	assert.NotContains(t, out.String(), "\x1b", "as text")
+}
