@@ -1,13 +1,9 @@
 package am
 
 import (
-	"context"
 	"encoding/json"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 )
 
@@ -153,19 +148,7 @@ func mustFloat(t *testing.T, s string) float64 {
 // uiScreenshot saves headless Chromium's screenshot of the page drawing st to path.
 func uiScreenshot(t *testing.T, chromium string, st contract.Status, path string) {
 	t.Helper()
-	mux := http.NewServeMux()
-	mux.Handle("GET /", web.UIHandler())
-	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(st)
-	})
-	mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("[]")) })
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--hide-scrollbars", "--window-size=1400,900", "--virtual-time-budget=3000", "--screenshot="+path, srv.URL+"/").CombinedOutput()
+	out, err := chromiumOnPage(t, chromium, st, "--hide-scrollbars", "--window-size=1400,900", "--screenshot="+path).CombinedOutput()
 	require.NoError(t, err, "chromium: %s", out)
 }
 

@@ -262,6 +262,17 @@ func uiChromium(t *testing.T) string {
 // renderedPage is the page's DOM after its script drew st, as headless Chromium dumps it.
 func renderedPage(t *testing.T, chromium string, st contract.Status) string {
 	t.Helper()
+	out, err := chromiumOnPage(t, chromium, st, "--dump-dom").Output()
+	require.NoError(t, err)
+	dom := string(out)
+	require.Contains(t, dom, st.App, "the page rendered the status")
+	return dom
+}
+
+// chromiumOnPage serves the page and st as the AM would (until the test ends) and returns headless
+// Chromium's command on it with flags, bounded by 90 s.
+func chromiumOnPage(t *testing.T, chromium string, st contract.Status, flags ...string) *exec.Cmd {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("GET /", web.UIHandler())
 	mux.HandleFunc("GET /api/v1/status", func(w http.ResponseWriter, r *http.Request) {
@@ -270,15 +281,12 @@ func renderedPage(t *testing.T, chromium string, st contract.Status) string {
 	})
 	mux.HandleFunc("GET /api/v1/events", func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("[]")) })
 	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir="+t.TempDir(),
-		"--virtual-time-budget=3000", "--dump-dom", srv.URL+"/").Output()
-	require.NoError(t, err)
-	dom := string(out)
-	require.Contains(t, dom, st.App, "the page rendered the status")
-	return dom
+	t.Cleanup(cancel)
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + t.TempDir(),
+		"--virtual-time-budget=3000"}, flags...)
+	return exec.CommandContext(ctx, chromium, append(args, srv.URL+"/")...)
 }
 
 // RenderedUIPage is renderedPage for the integration tests of package am_test (a name of this test
