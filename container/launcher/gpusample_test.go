@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
-	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 func TestSampleQueueKeepsTheNewestAndDropsWhatWasSent(t *testing.T) {
@@ -118,15 +116,7 @@ func TestAliveCarriesTheSamples(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	creds := yarnrpc.NewCredentials()
-	creds.Secrets[contract.SecretAlias] = []byte("abc123")
-	creds.Secrets[contract.TLSCACertAlias] = ca
-	tokenFile := filepath.Join(t.TempDir(), "container_tokens")
-	require.NoError(t, creds.WriteFile(tokenFile))
-	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", tokenFile)
-	rep, err := ReporterFromEnv(srv.URL + "/api/v1/containers")
-	require.NoError(t, err)
-	hr := rep.(*HTTPReporter)
+	hr := pinnedReporter(t, srv.URL+"/api/v1/containers", ca)
 	hr.Samples = &SampleQueue{}
 	u := 7.0
 	hr.Samples.Add(time.Now(), []contract.GPUReading{{UUID: "GPU-1", Util: &u, MemTotalMiB: 143771}})

@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
-	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // TestHeartbeatSaysAliveWithTheSecretOverThePinnedChannel: the launcher's liveness messages go to
@@ -32,14 +30,7 @@ func TestHeartbeatSaysAliveWithTheSecretOverThePinnedChannel(t *testing.T) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	creds := yarnrpc.NewCredentials()
-	creds.Secrets[contract.SecretAlias] = []byte("abc123")
-	creds.Secrets[contract.TLSCACertAlias] = ca
-	tokenFile := filepath.Join(t.TempDir(), "container_tokens")
-	require.NoError(t, creds.WriteFile(tokenFile))
-	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", tokenFile)
-	rep, err := ReporterFromEnv(srv.URL + "/api/v1/containers")
-	require.NoError(t, err)
+	var rep Reporter = pinnedReporter(t, srv.URL+"/api/v1/containers", ca)
 	h, ok := rep.(Heartbeater)
 	require.True(t, ok, "the HTTP reporter says the launcher is alive")
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
-	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // The AM serves rank 0's address only with the secret over HTTPS (docs/security.md#what-anonymous-readers-see),
@@ -36,24 +34,17 @@ func TestRendezvousSendsTheSecretOverHTTPSOnly(t *testing.T) {
 		}
 		_ = json.NewEncoder(w).Encode(rv)
 	}))
-	creds := yarnrpc.NewCredentials()
-	creds.Secrets[contract.SecretAlias] = []byte("abc123")
-	creds.Secrets[contract.TLSCACertAlias] = ca
-	tokenFile := filepath.Join(t.TempDir(), "container_tokens")
-	require.NoError(t, creds.WriteFile(tokenFile))
-	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", tokenFile)
-	rep, err := ReporterFromEnv(am.URL + "/api/v1/containers/")
-	require.NoError(t, err)
+	rep := pinnedReporter(t, am.URL+"/api/v1/containers/", ca)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	r, err := rep.(*HTTPReporter).Rendezvous(ctx, "c1")
+	r, err := rep.Rendezvous(ctx, "c1")
 	require.NoError(t, err)
 	assert.Equal(t, "n1", r.MasterAddr)
 	assert.Equal(t, 29500, r.MasterPort)
 	assert.Equal(t, int32(1), withSecret.Load(), "the launcher sent the secret")
 
 	full = false
-	_, err = rep.(*HTTPReporter).Rendezvous(ctx, "c1")
+	_, err = rep.Rendezvous(ctx, "c1")
 	assert.ErrorContains(t, err, "no rank 0 address")
 
 	var sawAuth atomic.Int32
