@@ -3,8 +3,13 @@ package yarnam.flinkjob;
 import org.apache.flink.api.common.externalresource.ExternalResourceInfo;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.functions.RichMapFunction;
+import org.apache.flink.api.common.state.ListState;
+import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.DiscardingSink;
 
@@ -25,6 +30,13 @@ import java.util.Set;
  *       (Restarts are off in the bounded modes; the stream mode uses the cluster's strategy.)
  *   <li>{@code stream}: unbounded, for reactive-mode rescaling; every subtask prints {@code
  *       YARN_AM_FLINK_PARALLELISM subtask=I parallelism=P container=C} when it opens.
+ *   <li>{@code counter}: unbounded and stateful, for checkpoints and restores; one subtask counts
+ *       the records it sees (about 100 a second) in operator state, prints {@code
+ *       YARN_AM_FLINK_COUNTER restored=N container=C} when it starts ({@code restored=none} without
+ *       a checkpoint to restore) and {@code YARN_AM_FLINK_COUNTER count=N container=C} every 20
+ *       records. The records a restore lost are the last count printed before the failure minus
+ *       the count restored. Checkpointing is the job configuration's ({@code
+ *       execution.checkpointing.interval}); it takes the cluster's restart strategy.
  * </ul>
  *
  * The container is the CONTAINER_ID environment variable (YARN sets it in every container), else
@@ -36,7 +48,7 @@ public final class Job {
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "gpu";
         Configuration conf = new Configuration();
-        if (!mode.equals("stream")) {
+        if (!mode.equals("stream") && !mode.equals("counter")) {
             // A bounded mode's failure must fail the job at once; the stream mode takes the cluster's
             // restart strategy, which reactive mode needs to survive a lost TaskManager.
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
@@ -65,9 +77,18 @@ public final class Job {
                         .addSink(new DiscardingSink<>());
                 env.execute("yarn-am-flink-test stream");
                 break;
+            case "counter":
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .setParallelism(1)
+                        .map(new Counter())
+                        .setParallelism(1)
+                        .addSink(new DiscardingSink<>())
+                        .setParallelism(1);
+                env.execute("yarn-am-flink-test counter");
+                break;
             default:
                 throw new IllegalArgumentException(
-                        "unknown mode " + mode + ": want gpu, fail or stream");
+                        "unknown mode " + mode + ": want gpu, fail, stream or counter");
         }
     }
 
@@ -130,6 +151,45 @@ public final class Job {
         @Override
         public Long map(Long value) throws InterruptedException {
             Thread.sleep(10);
+            return value;
+        }
+    }
+
+    /** Counts the records it sees in checkpointed operator state and prints the count. */
+    static final class Counter extends RichMapFunction<Long, Long> implements CheckpointedFunction {
+        private transient ListState<Long> state;
+        private long count;
+
+        @Override
+        public void initializeState(FunctionInitializationContext ctx) throws Exception {
+            state =
+                    ctx.getOperatorStateStore()
+                            .getListState(new ListStateDescriptor<>("count", Long.class));
+            String restored = "none";
+            if (ctx.isRestored()) {
+                for (Long c : state.get()) {
+                    count += c;
+                }
+                restored = Long.toString(count);
+            }
+            System.out.println(
+                    "YARN_AM_FLINK_COUNTER restored=" + restored + " container=" + container());
+            System.out.flush();
+        }
+
+        @Override
+        public void snapshotState(FunctionSnapshotContext ctx) throws Exception {
+            state.update(Collections.singletonList(count));
+        }
+
+        @Override
+        public Long map(Long value) throws InterruptedException {
+            Thread.sleep(10);
+            count++;
+            if (count % 20 == 0) {
+                System.out.println("YARN_AM_FLINK_COUNTER count=" + count + " container=" + container());
+                System.out.flush();
+            }
             return value;
         }
     }
