@@ -47,7 +47,7 @@ func (a *am) tickLocked(now time.Time) {
 func (a *am) observedLocked(now time.Time) decision.Observed {
 	obs := decision.Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
 		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.Round(),
-		Elastic: a.elasticObservedLocked(now)}
+		Elastic: a.elasticObservedLocked(now), StopFirst: a.stopFirst}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {

@@ -166,6 +166,9 @@ type am struct {
 	// instances is the declared number of TaskExecutors: config.Spec.Instances at first, then what
 	// PUT /api/v1/requirements or an earlier attempt's state declares (specLocked).
 	instances   int
+	// stopFirst names the containers a scale-down stops before the newest (AMStart.Scale's
+	// stopFirst: a framework's idle workers), set with instances.
+	stopFirst   map[string]bool
 	state       contract.AMState
 	diagnostics string
 	rec         records  // the TaskExecutor containers accepted (records.go)

@@ -34,6 +34,7 @@ type probe struct {
 	framework.Base
 	scaled    chan [2]int   // OnScale's calls
 	preempted chan []string // OnPreemption's calls
+	started   chan framework.AMStart
 }
 
 type probeSpec struct{ Greeting string }
@@ -62,6 +63,7 @@ func (probe) Driver(*jobfile.Job) (string, string) {
 
 func (p probe) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
 	spec := j.Framework.Spec.(*probeSpec)
+	p.started <- s
 	return &framework.AM{
 		DriverEnv: map[string]string{"PROBE_GREETING": spec.Greeting + " from attempt " + fmt.Sprint(s.Attempt)},
 		WorkerEnv: map[string]string{"PROBE_ROLE": "worker"},
@@ -70,6 +72,9 @@ func (p probe) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (
 			p.scaled <- [2]int{from, to}
 			if to > 3 {
 				return fmt.Errorf("probe: at most 3 workers, not %d", to)
+			}
+			if to < from {
+				return &framework.Deferred{Message: "probe: its idle workers go later"}
 			}
 			return nil
 		},
@@ -82,7 +87,7 @@ func (p probe) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (
 // with the framework's environment, its TaskExecutors get its command and environment, the status
 // shows its link, and the driver's exit ends the application.
 func TestTestOnlyFrameworkRunsThroughTheAM(t *testing.T) {
-	p := probe{scaled: make(chan [2]int, 4), preempted: make(chan []string, 4)}
+	p := probe{scaled: make(chan [2]int, 4), preempted: make(chan []string, 4), started: make(chan framework.AMStart, 1)}
 	framework.Register(p)
 	c := fakecluster.New(t)
 	c.Mu.Lock()
@@ -186,10 +191,31 @@ instances = 2
 	require.NoError(t, err)
 	assert.Equal(t, 3, req.Instances)
 	assert.Equal(t, [2]int{2, 3}, <-p.scaled)
+	require.Eventually(t, func() bool { c.Mu.Lock(); defer c.Mu.Unlock(); return len(c.Started) == 3 }, 30*time.Second, 20*time.Millisecond)
+
+	// A scale the framework defers keeps the count and answers with its note; the framework then
+	// scales itself (AMStart.Scale), naming the container to stop first: the oldest here, not the
+	// newest the AM would pick.
+	req, err = dc.SetRequirements(ctx, 2)
+	require.NoError(t, err)
+	assert.Equal(t, 3, req.Instances, "deferred: the count stays")
+	assert.Equal(t, "probe: its idle workers go later", req.Note)
+	assert.Equal(t, [2]int{3, 2}, <-p.scaled)
+	s := <-p.started
+	assert.Equal(t, 3, s.Instances())
+	c.Mu.Lock()
+	oldest := c.Started[0]
+	c.Mu.Unlock()
+	require.NoError(t, s.Scale(2, []string{oldest}, "probe demand"))
+	assert.Equal(t, 2, s.Instances())
+	require.Eventually(t, func() bool { c.Mu.Lock(); defer c.Mu.Unlock(); return len(c.Stopped) == 1 }, 30*time.Second, 20*time.Millisecond)
+	c.Mu.Lock()
+	assert.Equal(t, []string{oldest}, c.Stopped, "the container the framework named")
+	c.Mu.Unlock()
 
 	// A preemption warning reaches the framework with the containers named.
 	c.Mu.Lock()
-	victim := c.Started[0]
+	victim := c.Started[1] // [0] was stopped above
 	c.Preempt = []string{victim}
 	c.Mu.Unlock()
 	select {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -224,8 +225,20 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	// TaskExecutors' environment and to the status, before either starts.
 	fw := framework.Of(job)
 	evlog := events.NewLog(events.DefaultCapacity) // the framework's events go to the AM's log (frameworkwatch.go)
+	// The framework's Scale reaches the AM once it exists (newAM below).
+	var running atomic.Pointer[am]
 	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId()),
-		Emit: frameworkEmitter(evlog)})
+		Emit: frameworkEmitter(evlog), Scale: func(to int, stopFirst []string, why string) error {
+			if m := running.Load(); m != nil {
+				return m.Scale(to, stopFirst, why)
+			}
+			return errors.New("the ApplicationMaster does not run yet")
+		}, Instances: func() int {
+			if m := running.Load(); m != nil {
+				return m.Instances()
+			}
+			return 0
+		}})
 	if err != nil {
 		return 1, err
 	}
@@ -265,6 +278,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		Policy: a.Policy, Keys: keys, Cluster: cluster, ExternalResources: external,
 	}
 	amc.OnScale, amc.OnPreemption = fwAM.OnScale, fwAM.OnPreemption
+	if fwAM.Instances > 0 { // the framework sizes its workers from its demand: it starts low
+		amc.Spec.Instances = fwAM.Instances
+	}
 	amc.Events = evlog
 	if staging != nil {
 		amc.Staging = staging
@@ -298,6 +314,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	running.Store(m)
 	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links,
 		Redact: secretsRedactor(creds, ""), // the workers' stderr tails (diagnostics.go)
 		Stop:   fwAM.OnStop}

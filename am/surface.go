@@ -2,6 +2,7 @@ package am
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -158,7 +160,8 @@ func (a *am) updateMetricsLocked() {
 }
 
 // SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says
-// who asked, for the event.
+// who asked, for the event. The framework's OnScale is asked first: it may refuse, or defer the
+// change to its own later Scale (framework.Deferred: the count stays, the answer carries its note).
 func (a *am) SetRequirements(instances int, by string) (contract.Requirement, error) {
 	if err := (contract.RequirementsUpdate{Instances: &instances}).Validate(); err != nil {
 		return contract.Requirement{}, err
@@ -171,11 +174,43 @@ func (a *am) SetRequirements(instances int, by string) (contract.Requirement, er
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			err := hook(ctx, from, instances) // the framework's say, without mu (it may call out)
 			cancel()
+			var later *framework.Deferred
+			if errors.As(err, &later) {
+				a.emit(events.ScaleDeferred(from, instances, by, later.Message))
+				a.mu.Lock()
+				r := a.requirementLocked()
+				a.mu.Unlock()
+				r.Note = later.Message
+				return r, nil
+			}
 			if err != nil {
 				return contract.Requirement{}, err
 			}
 		}
 	}
+	return a.setInstances(instances, nil, by)
+}
+
+// Scale is framework.AMStart.Scale: the framework's own change of the count (its demand), not
+// asked of its OnScale; stopFirst names the containers a scale-down stops first.
+func (a *am) Scale(instances int, stopFirst []string, why string) error {
+	if err := (contract.RequirementsUpdate{Instances: &instances}).Validate(); err != nil {
+		return err
+	}
+	_, err := a.setInstances(instances, stopFirst, why)
+	return err
+}
+
+// Instances is framework.AMStart.Instances: the declared number of TaskExecutors.
+func (a *am) Instances() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.instances
+}
+
+// setInstances declares the count (and the containers a scale-down stops first), with an event when
+// it changed.
+func (a *am) setInstances(instances int, stopFirst []string, by string) (contract.Requirement, error) {
 	a.mu.Lock()
 	if a.stopping || a.policyOut != nil {
 		a.mu.Unlock()
@@ -183,6 +218,13 @@ func (a *am) SetRequirements(instances int, by string) (contract.Requirement, er
 	}
 	old := a.instances
 	a.instances = instances
+	a.stopFirst = nil
+	for _, id := range stopFirst {
+		if a.stopFirst == nil {
+			a.stopFirst = map[string]bool{}
+		}
+		a.stopFirst[id] = true
+	}
 	r := a.requirementLocked()
 	a.mu.Unlock()
 	if old != instances {

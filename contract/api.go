@@ -121,6 +121,9 @@ type Requirement struct {
 	// ExternalResources maps each external resource's name (the key of ContainerStatus.Infos, e.g.
 	// "gpu") to its YARN resource type ("yarn.io/gpu").
 	ExternalResources map[string]string `json:"externalResources,omitempty"`
+	// Note is what the job's framework said of a change it carries out itself, later (a Flink job
+	// that rescales before its TaskManagers go; docs/design.md#adding-a-framework); "" otherwise.
+	Note string `json:"note,omitempty"`
 }
 
 // Counts summarises the containers. Requested: asked for and not yet allocated. Allocated: accepted and

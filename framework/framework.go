@@ -79,7 +79,22 @@ type AMStart struct {
 	// Emit adds an event to the AM's log (follow and submit print it); the AM sets its ID and time,
 	// and info severity when it has none. Never nil; safe from any goroutine.
 	Emit func(contract.Event)
+	// Scale changes the number of TaskExecutors the AM declares, by the path yarn-am scale takes
+	// (its requirement-changed event says why), without asking AM.OnScale: a framework that sizes
+	// its workers from its own work's demand calls it. When the number goes down, the running
+	// containers named in stopFirst (idle workers) stop first, the others newest first. It fails
+	// before the AM runs and once it is finishing. Never nil; safe from any goroutine.
+	Scale func(to int, stopFirst []string, why string) error
+	// Instances is the number of TaskExecutors the AM declares now (0 before it runs). Never nil.
+	Instances func() int
 }
+
+// Deferred is what AM.OnScale returns when it accepts a change but carries it out itself, later,
+// through AMStart.Scale (a Flink job rescales first, its idle TaskManagers go after): the AM keeps
+// its count, adds an event with Message and answers the scale with it.
+type Deferred struct{ Message string }
+
+func (d *Deferred) Error() string { return d.Message }
 
 // AM is what a framework adds to the AM of one job.
 type AM struct {
@@ -92,8 +107,13 @@ type AM struct {
 	// replaced).
 	EndDriverOnFailureLimit bool
 	// OnScale, when set, is asked before the AM changes the declared number of TaskExecutors (PUT
-	// requirements, yarn-am scale); an error refuses the change with its text.
+	// requirements, yarn-am scale); an error refuses the change with its text, a *Deferred accepts
+	// it for the framework to carry out (AMStart.Scale).
 	OnScale func(ctx context.Context, from, to int) error
+	// Instances, when > 0, is the number of TaskExecutors the AM declares at its start instead of
+	// the job's taskexecutor.instances: a framework that sizes its workers from its work's demand
+	// starts low and calls AMStart.Scale.
+	Instances int
 	// OnPreemption, when set, is told of the ResourceManager's preemption warnings (the containers
 	// named), besides the launchers' own notices.
 	OnPreemption func(ctx context.Context, containers []string)

@@ -11,19 +11,24 @@ const DefaultElasticInterval = 60 * time.Second
 
 // elastic reads taskexecutor.min-instances and taskexecutor.elastic-interval
 // (docs/job-file.md#taskexecutor): the smallest gang round that may run (default: instances, a rigid
-// gang) and how long a round runs before extra allocations grow it. Both need gang = true.
-func (r reader) elastic(teT map[string]any, te *TaskExecutorSpec) {
+// gang) and how long a round runs before extra allocations grow it. Both need gang = true, but
+// min-instances also goes with a framework table that takes it (fwMin, TableInfo.MinInstances).
+func (r reader) elastic(teT map[string]any, te *TaskExecutorSpec, fwMin string) {
 	te.MinInstances = te.Instances
 	te.ElasticInterval = DefaultElasticInterval
 	if v, ok := teT["min-instances"]; ok {
 		n, isInt := v.(int64)
+		te.MinInstancesSet = true
 		switch {
-		case !te.Gang:
+		case !te.Gang && fwMin == "":
 			r.add("taskexecutor.min-instances = %s is set but taskexecutor.gang is not true: an elastic gang is a gang; set gang = true, or remove min-instances", show(v))
 		case !isInt || n < 1 || n > int64(te.Instances):
 			what := ""
 			if !isInt {
 				what = ", not " + typeName(v)
+			}
+			if !te.Gang {
+				what += " (" + fwMin + ")"
 			}
 			r.add("taskexecutor.min-instances = %s: want an integer from 1 to taskexecutor.instances = %d%s", show(v), te.Instances, what)
 		default:

@@ -38,6 +38,11 @@ type TableInfo struct {
 	// workers; taskexecutor.command is then refused); "" = the job gives it. Workers names them in
 	// that message ("Flink TaskManagers").
 	Command, Workers string
+	// MinInstances, when set, says what taskexecutor.min-instances means in a job with this table
+	// without a gang ("the fewest TaskManagers [flink] taskmanagers = \"demand\" keeps"): the
+	// framework reads it (TaskExecutorSpec.MinInstancesSet) and refuses it where it means nothing.
+	// "" = min-instances needs gang = true.
+	MinInstances string
 }
 
 var (

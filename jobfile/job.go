@@ -80,8 +80,11 @@ type TaskExecutorSpec struct {
 	GangTimeout time.Duration
 	// MinInstances (taskexecutor.min-instances, 1..Instances, default Instances): the smallest round
 	// an elastic gang runs; ElasticInterval (taskexecutor.elastic-interval): how long a round runs
-	// before extra allocations grow it (docs/running.md#elastic-gangs).
+	// before extra allocations grow it (docs/running.md#elastic-gangs). Without a gang, a framework
+	// that sizes its workers from its demand may take it as its lower bound (TableInfo.MinInstances);
+	// MinInstancesSet says the job file set it.
 	MinInstances    int
+	MinInstancesSet bool
 	ElasticInterval time.Duration
 	// Locality (taskexecutor.locality): "any" (the default) asks for any node, "spread" node-locally
 	// over the hosts with room (package am's localityAny, localitySpread).
@@ -266,7 +269,7 @@ func (f *File) job(staged bool) (*Job, error) {
 			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", g)
 		}
 	}
-	r.elastic(teT, te)
+	r.elastic(teT, te, fw.MinInstances)
 	te.LivenessTimeout = r.livenessTimeout(teT)
 	te.PreemptionSignal = r.preemptionSignal(teT)
 	te.GPUSampleInterval, te.IdleGPUWarning = r.gpuSampleInterval(teT), r.idleGPUWarning(teT)

@@ -133,6 +133,9 @@ type Observed struct {
 	SpreadRoom int
 	// Elastic is what time decides for an elastic gang (Spec.MinInstances, elastic.go).
 	Elastic ElasticObserved
+	// StopFirst names containers a scale-down stops before any other (a framework's idle workers,
+	// framework.AMStart.Scale); the rest stop newest first.
+	StopFirst map[string]bool
 }
 
 // Forgotten summarises finished containers whose records the AM dropped: what Reconcile needs of
@@ -317,7 +320,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 	// whole application is stopping, finishing stops everything instead. (A gang changes size by a
 	// new round.)
 	if !stop && !spec.Gang {
-		p.Stop = scaleDown(obs.Containers, target)
+		p.Stop = scaleDown(obs.Containers, target, obs.StopFirst)
 		active -= len(p.Stop)
 	}
 

@@ -8,22 +8,27 @@ import (
 // body, its validation, and the phase of TaskExecutors being stopped by a scale-down.
 
 // scaleDown picks the TaskExecutors to stop so that at most target stay active (launching or
-// running): the newest first (containers are in the order the AM accepted them), since the oldest
-// have done the most work and hold warm state. Containers already stopping or completed are not
-// active. It returns nil when nothing has to stop.
-func scaleDown(containers []Container, target int) []Container {
-	active := 0
+// running): those in first (a framework's idle workers, that run nothing), then the newest
+// (containers are in the order the AM accepted them), since the oldest have done the most work and
+// hold warm state. Containers already stopping or completed are not active. It returns nil when
+// nothing has to stop.
+func scaleDown(containers []Container, target int, first map[string]bool) []Container {
+	active := func(c Container) bool { return c.Phase == contract.Launching || c.Phase == contract.Running }
+	n := 0
 	for _, c := range containers {
-		if c.Phase == contract.Launching || c.Phase == contract.Running {
-			active++
+		if active(c) {
+			n++
 		}
 	}
-	excess := active - max(target, 0)
+	excess := n - max(target, 0)
 	var stop []Container
-	for i := len(containers) - 1; i >= 0 && excess > 0; i-- {
-		if c := containers[i]; c.Phase == contract.Launching || c.Phase == contract.Running {
-			stop = append(stop, c)
-			excess--
+	for pass := 0; pass < 2; pass++ {
+		for i := len(containers) - 1; i >= 0 && excess > 0; i-- {
+			c := containers[i]
+			if active(c) && first[c.ID] == (pass == 0) {
+				stop = append(stop, c)
+				excess--
+			}
 		}
 	}
 	return stop

@@ -23,11 +23,17 @@ func TestScaleDownStopsTheNewestActive(t *testing.T) {
 		}
 		return out
 	}
-	assert.Nil(t, scaleDown(cs, 3))
-	assert.Equal(t, []string{"c5"}, names(scaleDown(cs, 2)))
-	assert.Equal(t, []string{"c5", "c3"}, names(scaleDown(cs, 1)))
-	assert.Equal(t, []string{"c5", "c3", "c1"}, names(scaleDown(cs, 0)))
-	assert.Equal(t, []string{"c5", "c3", "c1"}, names(scaleDown(cs, -1)))
+	assert.Nil(t, scaleDown(cs, 3, nil))
+	assert.Equal(t, []string{"c5"}, names(scaleDown(cs, 2, nil)))
+	assert.Equal(t, []string{"c5", "c3"}, names(scaleDown(cs, 1, nil)))
+	assert.Equal(t, []string{"c5", "c3", "c1"}, names(scaleDown(cs, 0, nil)))
+	assert.Equal(t, []string{"c5", "c3", "c1"}, names(scaleDown(cs, -1, nil)))
+	// A framework's idle workers go first, then the newest; a named container that is not active
+	// (c4 stopping already) or not known (c9) changes nothing.
+	first := map[string]bool{"c1": true, "c4": true, "c9": true}
+	assert.Equal(t, []string{"c1"}, names(scaleDown(cs, 2, first)))
+	assert.Equal(t, []string{"c1", "c5"}, names(scaleDown(cs, 1, first)))
+	assert.Equal(t, []string{"c1", "c5", "c3"}, names(scaleDown(cs, 0, first)))
 }
 
 func TestRequirementsUpdateValidate(t *testing.T) {

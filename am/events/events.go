@@ -191,6 +191,13 @@ func RequirementChanged(old, now int, by string) contract.Event {
 		Message: fmt.Sprintf("TaskExecutor requirement changed from %d to %d (%s)", old, now, by)}
 }
 
+// ScaleDeferred: the job's framework accepted a change of the requirement that it carries out
+// itself, later (framework.Deferred); the count is still now.
+func ScaleDeferred(now, wanted int, by, note string) contract.Event {
+	return contract.Event{Type: contract.EventRequirementChanged, Severity: contract.SeverityInfo, Count: now,
+		Message: fmt.Sprintf("TaskExecutor requirement %d → %d accepted (%s); it stays %d for now: %s", now, wanted, by, now, note)}
+}
+
 // Finished: the application's final status.
 func Finished(out decision.Outcome) contract.Event {
 	sev := contract.SeverityInfo

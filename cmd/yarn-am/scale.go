@@ -102,6 +102,9 @@ func runScale(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "scale", err, 0)
 	}
 	fmt.Fprintf(stdout, "%s: %d TaskExecutor(s) wanted (was %d)\n", pos[0], req.Instances, st.Requirement.Instances)
+	if req.Note != "" {
+		fmt.Fprintf(stdout, "%s: %s\n", pos[0], req.Note)
+	}
 	return 0
 }
 

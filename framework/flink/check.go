@@ -90,6 +90,11 @@ func check(job *jobfile.Job) error {
 	if err := dist.CheckPlainREST(l.conf); err != nil {
 		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
 	}
+	if f.TaskManagers == TaskManagersDemand {
+		if err := checkDemand(l.conf); err != nil {
+			errs = append(errs, fmt.Errorf("%w%s", err, l.from(KeyTaskManagerTimeout)))
+		}
+	}
 	// A provided home is on HDFS: its plugins are checked in the containers (loadFlinkSetup).
 	if _, err := dist.DefaultGPUDriver(l.conf, l.home); err != nil {
 		errs = append(errs, err)

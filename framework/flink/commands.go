@@ -350,6 +350,11 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		s.conf.Set("taskmanager.host", nm)
 	}
 	s.conf.Set("taskmanager.bind-host", "0.0.0.0")
+	// The TaskManager's id in Flink is its container's, so the AM can tell from /taskmanagers which
+	// container is idle and release that one (docs/flink.md#taskmanagers-on-demand).
+	if id := os.Getenv("CONTAINER_ID"); id != "" {
+		s.conf.Set(KeyResourceID, id)
+	}
 	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
 	spec := dist.Spec{Home: s.home, Conf: s.conf, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
 	if s.spec.Jar != "" {

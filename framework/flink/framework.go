@@ -35,7 +35,8 @@ func (Flink) Name() string { return Name }
 func (Flink) Table() jobfile.TableInfo {
 	return jobfile.TableInfo{Reader: tableReader{}, DefinesTo: "config", KeyNoun: "Flink key",
 		DefineExample: "taskmanager.numberOfTaskSlots=2", DefinesDoc: "docs/flink.md#configuration",
-		Command: TaskManagerCommand, Workers: "Flink TaskManagers"}
+		Command: TaskManagerCommand, Workers: "Flink TaskManagers",
+		MinInstances: `the fewest TaskManagers [flink] taskmanagers = "demand" keeps`}
 }
 
 // Check is the pre-flight of a [flink] job: each role's memory, the parallelism against the slots,
@@ -67,7 +68,7 @@ func (Flink) Driver(*jobfile.Job) (string, string) {
 // StartAM picks the JobManager's ports on the AM's host before the driver starts, so every
 // TaskManager's address is known up front (docs/flink.md#the-jobmanager-as-the-driver); the driver
 // and every TaskExecutor get the same addresses and the -D Flink keys.
-func (Flink) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
+func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
 	spec := specOf(j)
 	if spec == nil {
 		return nil, fmt.Errorf("the job has no [%s] table", Name)
@@ -91,6 +92,7 @@ func (Flink) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*f
 		emit = func(contract.Event) {}
 	}
 	watch := &jobWatch{rest: client, emit: emit, now: time.Now}
+	conf := amConfig(spec)
 	fw := &framework.AM{
 		DriverEnv: env, WorkerEnv: env,
 		Links: []contract.Link{{Name: "Flink UI", URL: "http://" + rest + "/", Note: "the JobManager's web UI and REST API"}},
@@ -100,10 +102,20 @@ func (Flink) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (*f
 		DetailsTitle:            DetailsTitle,
 		Details:                 watch.details,
 	}
+	if spec.TaskManagers == TaskManagersDemand {
+		d, err := newDemand(j, conf, client, s)
+		if err != nil {
+			return nil, err
+		}
+		d.emit = emit
+		watch.demand = d
+		fw.OnScale, fw.Instances = d.onScale, d.lo
+		go d.run(ctx)
+	}
 	// A session cluster runs until killed, whatever its jobs do: stopping one of them would not end
 	// the application, so stop refuses it and names kill.
 	if spec.Jar != "" {
-		dir, _ := amConfig(spec).Get(KeySavepointsDir)
+		dir, _ := conf.Get(KeySavepointsDir)
 		note := ""
 		if wd, err := os.Getwd(); err == nil {
 			note = filepath.Join(wd, stoppedNote)

@@ -40,6 +40,9 @@ type Spec struct {
 	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host): WaitSameHost (the default),
 	// WaitAlways or WaitNever.
 	WaitForJobManager string
+	// TaskManagers is how many TaskManagers run (docs/flink.md#taskmanagers-on-demand):
+	// TaskManagersFixed (the default) or TaskManagersDemand.
+	TaskManagers string
 }
 
 // The values of [flink] wait-for-jobmanager.
@@ -69,7 +72,10 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "config"}
+var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "config"}
+
+// KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
+const KeyResourceID = "taskmanager.resource-id"
 
 // KeyRestore is Flink's key of the savepoint or checkpoint a job starts from, which [flink] restore
 // sets (docs/flink.md#restoring-from-a-savepoint).
@@ -83,6 +89,7 @@ var flinkKeysSetByYarnAM = map[string]string{
 	"rest.port":              "a free port the AM picks",
 	"execution.shutdown-on-application-finish": "false, so the AM can read the job's outcome",
 	"taskmanager.host":                         "the TaskManager's host",
+	KeyResourceID:                              "the TaskManager's YARN container id, so the AM knows which TaskManager is idle",
 	// The process sizes are the containers' (docs/flink.md#memory): a value here would be replaced
 	// without a word, so it is refused with the key to set instead.
 	"taskmanager.memory.process.size": "[taskexecutor] memory, the TaskManager's container; set that instead",
@@ -124,6 +131,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 		f.WaitForJobManager = v
 	}
+	f.TaskManagers = readTaskManagers(t, j)
 	switch {
 	case f.Home != "" && f.Provided != "":
 		t.Problem("flink.home = %q and flink.provided = %q: give one: home (a Flink distribution on this machine, shipped by submit) or provided (an hdfs:// archive of one)", bounded(f.Home), bounded(f.Provided))
@@ -185,6 +193,13 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 			continue
 		}
 		f.Config[k] = v
+	}
+	if f.TaskManagers == TaskManagersDemand {
+		if v, set := f.Config[KeyTaskManagerTimeout]; set {
+			if _, err := flinkDuration(v); err != nil {
+				t.Problem("%s = %q: %v; want a duration such as \"30 s\" (Flink's default) or \"5 s\": [flink] taskmanagers = \"demand\" releases TaskManagers idle this long", KeyTaskManagerTimeout, bounded(v), err)
+			}
+		}
 	}
 	if v, set := t.String("restore"); set {
 		if err := checkRestore(v); err != nil {

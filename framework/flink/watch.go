@@ -41,6 +41,8 @@ type jobWatch struct {
 	toldCkptAt   time.Time // when
 	savepoint    int64     // the latest savepoint's id
 	restored     bool      // the restore was told of
+
+	demand *demand // taskmanagers = "demand": its lines join the details (demand.go); nil otherwise
 }
 
 // details reads the JobManager's jobs, the newest job's state and parallelism and its checkpoints,
@@ -51,7 +53,7 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		return []contract.Detail{{Name: "State", Value: "no job yet"}}, nil
+		return append([]contract.Detail{{Name: "State", Value: "no job yet"}}, w.demandDetails()...), nil
 	}
 	job := current(jobs)
 	d := []contract.Detail{{Name: "Job", Value: job.Name + " (" + job.ID + ")"}, {Name: "State", Value: job.State}}
@@ -73,7 +75,14 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 		}
 		d = append(d, contract.Detail{Name: "Jobs", Value: fmt.Sprintf("%d (%d not ended); the newest shown", len(jobs), running)})
 	}
-	return d, nil
+	return append(d, w.demandDetails()...), nil
+}
+
+func (w *jobWatch) demandDetails() []contract.Detail {
+	if w.demand == nil {
+		return nil
+	}
+	return w.demand.details()
 }
 
 // current is the job to show: the newest that has not ended, else the newest.

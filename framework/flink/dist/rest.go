@@ -105,6 +105,9 @@ func (c *REST) call(ctx context.Context, method, path string, body, v any) error
 	if resp.StatusCode/100 != 2 {
 		return fmt.Errorf("flink rest: %s %s: %s: %s", method, u, resp.Status, tail(restError(answer), 500))
 	}
+	if v == nil { // an answer the caller does not read ({} for a PUT)
+		return nil
+	}
 	if err := json.Unmarshal(answer, v); err != nil {
 		return fmt.Errorf("flink rest: %s %s: %w", method, u, err)
 	}

@@ -14,13 +14,20 @@ import (
 
 // JobDetail is what /jobs/<id> says of a job: its state and the parallelism of its vertices.
 type JobDetail struct {
-	ID       string `json:"jid"`
-	Name     string `json:"name"`
-	State    string `json:"state"`
-	Vertices []struct {
-		Name        string `json:"name"`
-		Parallelism int    `json:"parallelism"`
-	} `json:"vertices"`
+	ID       string   `json:"jid"`
+	Name     string   `json:"name"`
+	State    string   `json:"state"`
+	Vertices []Vertex `json:"vertices"`
+}
+
+// Vertex is one vertex of /jobs/<id>: its parallelism and, where the JobManager says it, its slot
+// sharing group (the vertices of one group share a slot per subtask).
+type Vertex struct {
+	ID               string `json:"id"`
+	Name             string `json:"name"`
+	Parallelism      int    `json:"parallelism"`
+	MaxParallelism   int    `json:"maxParallelism"`
+	SlotSharingGroup string `json:"slotSharingGroupId,omitempty"`
 }
 
 // Parallelism is the job's: the largest of its vertices' (0 when it has none yet).

@@ -1,0 +1,236 @@
+package flink
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
+)
+
+func TestSlotsNeededAndTaskManagersWanted(t *testing.T) {
+	// One slot sharing group (Flink's default): the largest parallelism; several: the sum of each
+	// group's largest.
+	assert.Equal(t, 0, slotsNeeded(nil, nil))
+	assert.Equal(t, 4, slotsNeeded(map[string]int{"a": 2, "b": 4, "c": 1}, nil))
+	assert.Equal(t, 7, slotsNeeded(map[string]int{"a": 2, "b": 4, "c": 3}, map[string]string{"a": "g1", "b": "g1", "c": "g2"}))
+	for _, tc := range []struct{ slots, perTM, lo, hi, want int }{
+		{2, 1, 1, 3, 2},
+		{5, 2, 1, 10, 3}, // ceil(5/2)
+		{0, 1, 1, 3, 1},  // never under min-instances
+		{9, 1, 1, 3, 3},  // never over instances
+		{4, 0, 1, 9, 4},  // a slot count that is not one counts as 1
+		{0, 1, 2, 3, 2},
+	} {
+		assert.Equal(t, tc.want, wantedTaskManagers(tc.slots, tc.perTM, tc.lo, tc.hi), "%+v", tc)
+	}
+}
+
+func TestFlinkDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"30 s": 30 * time.Second, "5s": 5 * time.Second, "30000": 30 * time.Second,
+		"1 min": time.Minute, "2 h": 2 * time.Hour, "250 ms": 250 * time.Millisecond, " 10 SECONDS ": 10 * time.Second} {
+		d, err := flinkDuration(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, d, in)
+	}
+	for _, in := range []string{"", "soon", "-5 s", "5 fortnights", "1.5 s", "99999999999999999999 d"} {
+		_, err := flinkDuration(in)
+		assert.Error(t, err, in)
+	}
+}
+
+// demandJobManager serves the answers of a real Flink 1.20 JobManager (testdata/demand-*.json, read
+// from one running the test job's stream mode with the adaptive scheduler), changed per test.
+type demandJobManager struct {
+	mu           sync.Mutex
+	overview     string
+	job          string // /jobs/<id>, the same for every job
+	requirements string
+	taskManagers string
+	put          []map[string]dist.Bounds
+}
+
+func newDemandJobManager(t *testing.T) (*demandJobManager, *dist.REST) {
+	read := func(name string) string {
+		b, err := os.ReadFile("testdata/demand-" + name + ".json")
+		require.NoError(t, err)
+		return string(b)
+	}
+	f := &demandJobManager{overview: read("jobs-overview"), job: read("job"), requirements: read("resource-requirements"), taskManagers: read("taskmanagers")}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, &dist.REST{URL: srv.URL}
+}
+
+func (f *demandJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case r.URL.Path == "/jobs/overview":
+		io.WriteString(w, f.overview)
+	case r.URL.Path == "/taskmanagers":
+		io.WriteString(w, f.taskManagers)
+	case strings.HasSuffix(r.URL.Path, "/resource-requirements") && r.Method == http.MethodPut:
+		var body map[string]struct {
+			Parallelism dist.Bounds `json:"parallelism"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		b := map[string]dist.Bounds{}
+		for v, x := range body {
+			b[v] = x.Parallelism
+		}
+		f.put = append(f.put, b)
+		io.WriteString(w, "{}")
+	case strings.HasSuffix(r.URL.Path, "/resource-requirements"):
+		io.WriteString(w, f.requirements)
+	case strings.HasPrefix(r.URL.Path, "/jobs/"):
+		io.WriteString(w, f.job)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (f *demandJobManager) set(p *string, old, new string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	*p = strings.ReplaceAll(*p, old, new)
+}
+
+// scaler records what the demand asks of the AM (framework.AMStart.Scale) and keeps its count.
+type scaler struct {
+	mu     sync.Mutex
+	count  int
+	calls  []string
+	events []string
+}
+
+func (s *scaler) scale(to int, stopFirst []string, why string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.count = to
+	s.calls = append(s.calls, strings.Join(append([]string{why}, stopFirst...), " | "))
+	return nil
+}
+
+func (s *scaler) instances() int { s.mu.Lock(); defer s.mu.Unlock(); return s.count }
+
+func (s *scaler) emit(e contract.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, e.Message)
+}
+
+func testDemand(rest *dist.REST, s *scaler, now *time.Time) *demand {
+	return &demand{rest: rest, emit: s.emit, scale: s.scale, instances: s.instances, now: func() time.Time { return *now },
+		perTM: 1, lo: 1, hi: 3, adaptive: true, idleTimeout: 5 * time.Second}
+}
+
+// The adaptive scheduler's upper bound (3, after a rescale to 3) is the demand: two TaskManagers
+// declared become three, in one step, and the details say so.
+func TestDemandScalesUpToTheJobsUpperBound(t *testing.T) {
+	_, rest := newDemandJobManager(t)
+	s := &scaler{count: 2}
+	now := time.Unix(1000, 0)
+	d := testDemand(rest, s, &now)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Equal(t, []string{"Flink demand: 3 slots → 3 TaskManagers"}, s.calls)
+	assert.Equal(t, []contract.Detail{{Name: "Slots needed", Value: "3"}, {Name: "TaskManagers wanted", Value: "3 (1 slot(s) each, 1 to 3)"}}, d.details())
+	require.NoError(t, d.poll(context.Background()))
+	assert.Len(t, s.calls, 1, "met: nothing more")
+}
+
+// The default scheduler's demand is the vertices' parallelism (2 in the real answer); a session
+// cluster's is the sum over its jobs that have not ended.
+func TestDemandOfTheDefaultSchedulerAndASession(t *testing.T) {
+	f, rest := newDemandJobManager(t)
+	s := &scaler{count: 1}
+	now := time.Unix(1000, 0)
+	d := testDemand(rest, s, &now)
+	d.adaptive = false
+	require.NoError(t, d.poll(context.Background()))
+	assert.Equal(t, []string{"Flink demand: 2 slots → 2 TaskManagers"}, s.calls)
+
+	d.session, d.hi, s.count, s.calls = true, 9, 1, nil
+	f.set(&f.overview, `{"jobs":[`, `{"jobs":[{"jid":"00000000000000000000000000000001","name":"other","state":"RUNNING"},{"jid":"00000000000000000000000000000002","name":"old","state":"FINISHED"},`)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Equal(t, []string{"Flink demand: 4 slots → 4 TaskManagers"}, s.calls, "2 + 2 of the jobs not ended")
+}
+
+// Fewer slots needed: only TaskManagers whose slots have all been free for the timeout go, named
+// (their ids are their containers'), never one that runs a task, and never one named before.
+func TestDemandReleasesOnlyTaskManagersIdleForTheTimeout(t *testing.T) {
+	f, rest := newDemandJobManager(t)
+	f.set(&f.requirements, `"upperBound":3`, `"upperBound":1`)
+	// 000002 runs the job's task; 000003 is idle.
+	f.set(&f.taskManagers, `"id":"container_1795796623620_0001_01_000003","path":"pekko.tcp://flink@127.0.0.2:32811/user/rpc/taskmanager_0","dataPort":40921,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":0`,
+		`"id":"container_1795796623620_0001_01_000003","path":"pekko.tcp://flink@127.0.0.2:32811/user/rpc/taskmanager_0","dataPort":40921,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":1`)
+	s := &scaler{count: 3}
+	now := time.Unix(1000, 0)
+	d := testDemand(rest, s, &now)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Empty(t, s.calls, "idle since now: not yet")
+	require.Len(t, s.events, 1)
+	assert.Contains(t, s.events[0], "Flink demand: 1 slots → 1 TaskManagers; 2 fewer wait until TaskManagers are idle for 5s (resourcemanager.taskmanager-timeout)")
+	now = now.Add(4 * time.Second)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Empty(t, s.calls)
+	assert.Len(t, s.events, 1, "the wait is told once")
+	now = now.Add(time.Second)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Equal(t, []string{"Flink demand: 1 slots → 1 TaskManagers: container_1795796623620_0001_01_000003 idle for 5s (resourcemanager.taskmanager-timeout) released | container_1795796623620_0001_01_000003"}, s.calls)
+	assert.Equal(t, 2, s.count)
+	// The released one still listed (it has not deregistered yet) is not named again.
+	now = now.Add(time.Minute)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Len(t, s.calls, 1)
+	// A TaskManager whose id is not a container's cannot be picked: the count stays.
+	f.set(&f.taskManagers, "container_1795796623620_0001_01_000002", "tm-on-its-own")
+	f.set(&f.taskManagers, `"id":"tm-on-its-own","path":"pekko.tcp://flink@127.0.0.2:36013/user/rpc/taskmanager_0","dataPort":33299,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990052,"slotsNumber":1,"freeSlots":0`,
+		`"id":"tm-on-its-own","path":"pekko.tcp://flink@127.0.0.2:36013/user/rpc/taskmanager_0","dataPort":33299,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990052,"slotsNumber":1,"freeSlots":1`)
+	now = now.Add(time.Minute)
+	require.NoError(t, d.poll(context.Background()))
+	now = now.Add(time.Minute)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Len(t, s.calls, 1)
+	assert.Equal(t, 2, s.count)
+}
+
+// yarn-am scale of an adaptive job in demand mode sets the job's upper bound: up at once, down
+// deferred until the job has rescaled away from the TaskManagers; out of bounds or another
+// scheduler is refused with what works.
+func TestDemandOnScale(t *testing.T) {
+	f, rest := newDemandJobManager(t)
+	s := &scaler{count: 2}
+	now := time.Unix(1000, 0)
+	d := testDemand(rest, s, &now)
+	ctx := context.Background()
+	require.NoError(t, d.onScale(ctx, 2, 3))
+	err := d.onScale(ctx, 3, 1)
+	var later *framework.Deferred
+	require.True(t, errors.As(err, &later), "%v", err)
+	assert.Contains(t, later.Message, "rescales to at most 1 slots first")
+	assert.Equal(t, []map[string]dist.Bounds{{"cbc357ccb763df2852fee8c4fc7d55f2": {Lower: 1, Upper: 3}}, {"cbc357ccb763df2852fee8c4fc7d55f2": {Lower: 1, Upper: 1}}}, f.put)
+	assert.Len(t, s.events, 2)
+
+	assert.ErrorContains(t, d.onScale(ctx, 2, 4), "taskexecutor.instances = 3 is the most")
+	assert.ErrorContains(t, d.onScale(ctx, 2, 0), "keeps at least 1")
+	d.adaptive = false
+	assert.ErrorContains(t, d.onScale(ctx, 2, 3), `"jobmanager.scheduler" = "adaptive"`)
+	assert.Len(t, f.put, 2, "nothing set by a refusal")
+}
