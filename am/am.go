@@ -165,7 +165,7 @@ type am struct {
 	mu sync.Mutex
 	// instances is the declared number of TaskExecutors: config.Spec.Instances at first, then what
 	// PUT /api/v1/requirements or an earlier attempt's state declares (specLocked).
-	instances   int
+	instances int
 	// stopFirst names the containers a scale-down stops before the newest (AMStart.Scale's
 	// stopFirst: a framework's idle workers), set with instances.
 	stopFirst   map[string]bool
