@@ -21,7 +21,10 @@ PUT /api/v1/requirements does: the AM asks YARN for more, or cancels pending ask
 newest TaskExecutors. A job's framework may refuse a change it cannot follow, saying what would
 work: for a [flink] job each TaskExecutor is a Flink TaskManager; with scheduler-mode: reactive the
 job's parallelism follows both ways, a session cluster takes more TaskManagers but not fewer, and a
-job whose parallelism is fixed refuses both (docs/flink.md#reactive-scaling).
+job whose parallelism is fixed refuses both (docs/flink.md#reactive-scaling). A framework may also
+take a change and carry it out later: with [flink] taskmanagers = "demand" on the adaptive scheduler,
+N sets the job's parallelism, and fewer TaskManagers go once the job has rescaled away from them;
+scale then prints the count unchanged and the framework's note (docs/flink.md#taskmanagers-on-demand).
 
 The AM takes the change only over its HTTPS API with the application's secret. submit keeps the
 secret and the TLS authority's certificate of each application it submits in

@@ -85,6 +85,11 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\nmain-class = \"A\"\n", "need flink.jar"},
 		{"[flink]\nhome = \"flink\"\nwait-for-jobmanager = \"yes\"\n", `flink.wait-for-jobmanager = "yes": want one of same-host, always, never`},
 		{"[flink]\nhome = \"flink\"\nwait-for-jobmanager = true\n", `flink.wait-for-jobmanager = true: want a string`},
+		{"[flink]\nhome = \"flink\"\ntaskmanagers = \"auto\"\n", `flink.taskmanagers = "auto": want "fixed" (the default`},
+		{"[flink]\nhome = \"flink\"\n[taskexecutor]\ninstances = 3\nmin-instances = 2\n", `taskexecutor.min-instances = 2 is set but flink.taskmanagers is not "demand"`},
+		{"[flink]\nhome = \"flink\"\ntaskmanagers = \"demand\"\n[taskexecutor]\ninstances = 3\nmin-instances = 4\n", `taskexecutor.min-instances = 4: want an integer from 1 to taskexecutor.instances = 3 (the fewest TaskManagers`},
+		{"[flink]\nhome = \"flink\"\ntaskmanagers = \"demand\"\n[flink.config]\n\"resourcemanager.taskmanager-timeout\" = \"a while\"\n", `resourcemanager.taskmanager-timeout = "a while": not a number with a unit`},
+		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.resource-id\" = \"tm1\"\n", `"taskmanager.resource-id" is set by yarn-am (the TaskManager's YARN container id`},
 		{"[flink]\nhome = \"flink\"\nhomme = 1\n", `unknown key "flink.homme" (did you mean "flink.home"?)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"jobmanager.rpc.address\" = \"x\"\n", `"jobmanager.rpc.address" is set by yarn-am`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.memory.process.size\" = \"4g\"\n", `"taskmanager.memory.process.size" is set by yarn-am ([taskexecutor] memory, the TaskManager's container; set that instead)`},
@@ -191,4 +196,22 @@ func TestApplyDefinesRefusesANearMissOfAJobKey(t *testing.T) {
 		require.NoError(t, err, define)
 		assert.Len(t, specOf(j).Defines, 1, define)
 	}
+}
+
+// taskmanagers = "demand" takes taskexecutor.min-instances as its lower bound, without a gang.
+func TestFlinkDemandTable(t *testing.T) {
+	p := writeJob(t, "[flink]\nhome = \"flink\"\ntaskmanagers = \"demand\"\n[taskexecutor]\ninstances = 4\nmin-instances = 2\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	j, err := jobfile.LoadJob(p)
+	require.NoError(t, err)
+	assert.Equal(t, TaskManagersDemand, specOf(j).TaskManagers)
+	assert.True(t, j.TaskExecutor.MinInstancesSet)
+	assert.Equal(t, 2, j.TaskExecutor.MinInstances)
+	assert.False(t, j.TaskExecutor.Gang)
+
+	p = writeJob(t, "[flink]\nhome = \"flink\"\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	j, err = jobfile.LoadJob(p)
+	require.NoError(t, err)
+	assert.Equal(t, TaskManagersFixed, specOf(j).TaskManagers, "the default")
 }
