@@ -177,6 +177,9 @@ type demandView struct {
 // else 1, to instances), the slots per TaskManager and the scheduler from the configuration the
 // processes will have.
 func newDemand(j *jobfile.Job, conf *dist.Config, rest *dist.REST, s framework.AMStart) (*demand, error) {
+	if s.Scale == nil || s.Instances == nil {
+		return nil, fmt.Errorf("flink: taskmanagers = %q needs an AM that lets its framework scale (framework.AMStart.Scale)", TaskManagersDemand)
+	}
 	timeout, err := taskManagerTimeout(conf)
 	if err != nil {
 		return nil, err
