@@ -479,6 +479,8 @@ func badInputs() []badInput {
 			code: 3, want: []string{"resourcemanager.taskmanager-timeout", `"soon"`, `"30 s"`}},
 		{name: "flink provided with no path", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "hdfs:///flink/flink-1.20.5.tar", "hdfs://flink.tar", 1),
 			code: 3, want: []string{"flink.provided", "hdfs://flink.tar", "no path"}},
+		{name: "flink checkpoint-on-preemption not a value", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "checkpoint-on-preemption = \"sometimes\"\n[taskexecutor]", 1),
+			code: 3, want: []string{"flink.checkpoint-on-preemption", `"sometimes"`, "checkpoint, savepoint, off"}},
 		{name: "yarn-site.xml includes a missing file", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/conf"},
 			files: map[string]string{"conf/yarn-site.xml": `<configuration xmlns:xi="http://www.w3.org/2001/XInclude"><xi:include href="rm.xml"/></configuration>`},
 			code:  3, want: []string{"$D/conf/yarn-site.xml", `"rm.xml"`, "does not exist", "xi:fallback"}},

@@ -114,6 +114,7 @@ func check(job *jobfile.Job) error {
 	if f.Jar != "" {
 		errs = append(errs, l.checkParallelism(job.TaskExecutor.Instances), checkJar(f))
 	}
+	errs = append(errs, l.checkPreemptionSavepoint())
 	return errors.Join(errs...)
 }
 

@@ -93,6 +93,11 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	}
 	watch := &jobWatch{rest: client, emit: emit, now: time.Now}
 	conf := amConfig(spec)
+	dir, _ := conf.Get(KeySavepointsDir)
+	dir = strings.TrimSpace(dir)
+	if spec.OnPreemption != PreemptOff {
+		watch.preempt = newPreempter(client, emit, spec.OnPreemption, dir)
+	}
 	fw := &framework.AM{
 		DriverEnv: env, WorkerEnv: env,
 		Links: []contract.Link{{Name: "Flink UI", URL: "http://" + rest + "/", Note: "the JobManager's web UI and REST API"}},
@@ -112,15 +117,17 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		fw.OnScale, fw.Instances = d.onScale, d.lo
 		go d.run(ctx)
 	}
+	if watch.preempt != nil {
+		fw.OnPreemption = watch.preempt.onPreemption // docs/flink.md#preemption
+	}
 	// A session cluster runs until killed, whatever its jobs do: stopping one of them would not end
 	// the application, so stop refuses it and names kill.
 	if spec.Jar != "" {
-		dir, _ := conf.Get(KeySavepointsDir)
 		note := ""
 		if wd, err := os.Getwd(); err == nil {
 			note = filepath.Join(wd, stoppedNote)
 		}
-		fw.OnStop = (&stopper{rest: client, emit: emit, configured: strings.TrimSpace(dir), note: note}).stop
+		fw.OnStop = (&stopper{rest: client, emit: emit, configured: dir, note: note}).stop
 	}
 	return fw, nil
 }

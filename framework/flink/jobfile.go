@@ -43,7 +43,21 @@ type Spec struct {
 	// TaskManagers is how many TaskManagers run (docs/flink.md#taskmanagers-on-demand):
 	// TaskManagersFixed (the default) or TaskManagersDemand.
 	TaskManagers string
+	// OnPreemption is what the AM asks of the job when the ResourceManager warns that it will
+	// preempt one of its TaskManagers (docs/flink.md#preemption): PreemptCheckpoint (the default),
+	// PreemptSavepoint or PreemptOff.
+	OnPreemption string
 }
+
+// The values of [flink] checkpoint-on-preemption.
+const (
+	PreemptCheckpoint = "checkpoint" // a checkpoint, which Flink's restart restores
+	PreemptSavepoint  = "savepoint"  // a savepoint in state.savepoints.dir, the user's to restore
+	PreemptOff        = "off"
+)
+
+// PreemptValues are the valid values of [flink] checkpoint-on-preemption, the default first.
+var PreemptValues = []string{PreemptCheckpoint, PreemptSavepoint, PreemptOff}
 
 // The values of [flink] wait-for-jobmanager.
 const (
@@ -72,7 +86,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "config"}
+var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -132,6 +146,13 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		f.WaitForJobManager = v
 	}
 	f.TaskManagers = readTaskManagers(t, j)
+	f.OnPreemption = PreemptCheckpoint
+	if v, set := t.String("checkpoint-on-preemption"); set {
+		if !slices.Contains(PreemptValues, v) {
+			t.Problem("flink.checkpoint-on-preemption = %q: want one of %s (what the AM asks of the job when YARN warns that it will preempt a TaskManager)", bounded(v), strings.Join(PreemptValues, ", "))
+		}
+		f.OnPreemption = v
+	}
 	switch {
 	case f.Home != "" && f.Provided != "":
 		t.Problem("flink.home = %q and flink.provided = %q: give one: home (a Flink distribution on this machine, shipped by submit) or provided (an hdfs:// archive of one)", bounded(f.Home), bounded(f.Provided))

@@ -65,6 +65,7 @@ memory = 1024
 	assert.Equal(t, contract.DeviceEnvOff, j.TaskExecutor.Env[contract.EnvDeviceEnv], "the launcher leaves CUDA_VISIBLE_DEVICES alone")
 	assert.Equal(t, int64(MinAMMemoryMB), j.AM.MemoryMB, "the AM holds the JobManager")
 	assert.Equal(t, WaitSameHost, specOf(j).WaitForJobManager, "the default")
+	assert.Equal(t, PreemptCheckpoint, specOf(j).OnPreemption, "the default")
 
 	// In the container, the jar is the localised file of the same name.
 	f, err := jobfile.Read(p)
@@ -90,6 +91,7 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\ntaskmanagers = \"demand\"\n[taskexecutor]\ninstances = 3\nmin-instances = 4\n", `taskexecutor.min-instances = 4: want an integer from 1 to taskexecutor.instances = 3 (the fewest TaskManagers`},
 		{"[flink]\nhome = \"flink\"\ntaskmanagers = \"demand\"\n[flink.config]\n\"resourcemanager.taskmanager-timeout\" = \"a while\"\n", `resourcemanager.taskmanager-timeout = "a while": not a number with a unit`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.resource-id\" = \"tm1\"\n", `"taskmanager.resource-id" is set by yarn-am (the TaskManager's YARN container id`},
+		{"[flink]\nhome = \"flink\"\ncheckpoint-on-preemption = \"yes\"\n", `flink.checkpoint-on-preemption = "yes": want one of checkpoint, savepoint, off`},
 		{"[flink]\nhome = \"flink\"\nhomme = 1\n", `unknown key "flink.homme" (did you mean "flink.home"?)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"jobmanager.rpc.address\" = \"x\"\n", `"jobmanager.rpc.address" is set by yarn-am`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.memory.process.size\" = \"4g\"\n", `"taskmanager.memory.process.size" is set by yarn-am ([taskexecutor] memory, the TaskManager's container; set that instead)`},

@@ -43,6 +43,9 @@ type jobWatch struct {
 	restored     bool      // the restore was told of
 
 	demand *demand // taskmanagers = "demand": its lines join the details (demand.go); nil otherwise
+	// preempt is the job's response to preemption warnings (nil = checkpoint-on-preemption off),
+	// whose last outcome the details show; its own lock guards it.
+	preempt *preempter
 }
 
 // details reads the JobManager's jobs, the newest job's state and parallelism and its checkpoints,
@@ -66,6 +69,7 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 	if cp, err := w.rest.Checkpoints(ctx, job.ID); err == nil {
 		d = append(d, w.tellCheckpoints(job, cp)...)
 	}
+	d = append(d, w.preempt.details()...)
 	if len(jobs) > 1 {
 		running := 0
 		for _, j := range jobs {

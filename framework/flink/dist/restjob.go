@@ -142,10 +142,7 @@ func (c *REST) WaitSavepoint(ctx context.Context, jobID, trigger string, poll ti
 			} `json:"status"`
 			Operation struct {
 				Location     string `json:"location"`
-				FailureCause *struct {
-					Class      string `json:"class"`
-					StackTrace string `json:"stack-trace"`
-				} `json:"failure-cause"`
+				FailureCause *failureCause `json:"failure-cause"`
 			} `json:"operation"`
 		}
 		err := c.get(ctx, path, &doc)
@@ -155,14 +152,9 @@ func (c *REST) WaitSavepoint(ctx context.Context, jobID, trigger string, poll ti
 		case doc.Status.ID != "COMPLETED":
 			last = "the savepoint is " + doc.Status.ID
 		case doc.Operation.FailureCause != nil:
-			f := doc.Operation.FailureCause
-			cause := InnermostCause(f.StackTrace)
-			if cause == "" {
-				cause = f.Class
-			}
-			return "", fmt.Errorf("flink: the stop with a savepoint failed: %s", tail(cause, 2000))
+			return "", fmt.Errorf("flink: the savepoint failed: %s", doc.Operation.FailureCause)
 		case doc.Operation.Location == "":
-			return "", fmt.Errorf("flink: the stop with a savepoint completed without a location")
+			return "", fmt.Errorf("flink: the savepoint completed without a location")
 		default:
 			return doc.Operation.Location, nil
 		}
