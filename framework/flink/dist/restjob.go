@@ -141,7 +141,7 @@ func (c *REST) WaitSavepoint(ctx context.Context, jobID, trigger string, poll ti
 				ID string `json:"id"` // IN_PROGRESS, COMPLETED
 			} `json:"status"`
 			Operation struct {
-				Location     string `json:"location"`
+				Location     string        `json:"location"`
 				FailureCause *failureCause `json:"failure-cause"`
 			} `json:"operation"`
 		}
