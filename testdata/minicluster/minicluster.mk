@@ -198,11 +198,13 @@ test-labels: build $(GOTESTSUM)
 # The preemption suite, which make test runs too: a PREEMPTION=1 cluster in
 # $(PREEMPTION_MINICLUSTER_DIR) and the test of build tag `integration && preemption`
 # (am/preemption_integration_test.go: a PyTorch gang in batch warned, checkpointed and resumed after
-# a job in urgent took its GPUs), which fails without it or without the torch environment; the
-# cluster is brought down whatever happened.
+# a job in urgent took its GPUs; am/preemption_flink_integration_test.go: a Flink job checkpointed
+# on the warning and restored after a job in urgent took its TaskManager), which fails without it,
+# the torch environment, the Flink home or the test job; the cluster is brought down whatever
+# happened.
 PREEMPTION_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/preemption
 .PHONY: test-preemption
-test-preemption: build torch-env $(GOTESTSUM)
+test-preemption: build torch-env flink-dist flink-job $(GOTESTSUM)
 	@rc=0; start=$$(date +%s); echo "=== preemption: PREEMPTION=1 cluster"; \
 	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(PREEMPTION_MINICLUSTER_DIR) PREEMPTION=1 LABELS= HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
 	  ( . $(PREEMPTION_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) YARN_AM_TORCH_PYTHON=$(TORCH_PYTHON) \
