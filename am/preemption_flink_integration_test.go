@@ -118,11 +118,12 @@ type preemptedRun struct {
 	events    []contract.Event
 }
 
-// preemptCounter runs the counter job until it has counted, has an urgent job take its TaskManager,
-// and waits for the job to restore on the replacement TaskManager; it kills the job then.
-func preemptCounter(t *testing.T, name, onPreemption string) preemptedRun {
+// preemptCounter waits for the counter job id to count, has an urgent job take its TaskManager, and
+// waits for the job to restore on the replacement TaskManager; then it calls restored (nil = none)
+// and kills the job.
+func preemptCounter(t *testing.T, name, id string, restored func()) preemptedRun {
 	t.Helper()
-	id := submitDetached(t, counterJob(t, name, onPreemption, t.TempDir()))
+	start := time.Now()
 	var first string // the first TaskManager's container
 	require.Eventually(t, func() bool {
 		for _, m := range tmLines(id, counterCount) {
@@ -134,6 +135,7 @@ func preemptCounter(t *testing.T, name, onPreemption string) preemptedRun {
 		return false
 	}, 4*time.Minute, time.Second, "%s: the counter counted 300 records\n%s", name, containerLogs(id))
 
+	counting := time.Now()
 	uid := submitDetached(t, urgentJob(t, name+"-urgent"))
 	events := map[uint64]contract.Event{}
 	var run preemptedRun
@@ -156,7 +158,8 @@ func preemptCounter(t *testing.T, name, onPreemption string) preemptedRun {
 		if preempted != "" {
 			for _, m := range tmLines(id, counterRestored) {
 				if m[2] != preempted && m[2] != first {
-					run.restored, restoredIn = m[1], m[2]
+					run.restored, restoredIn = m[1], m[2] // its first start: a later restart would restore again
+					break
 				}
 			}
 		}
@@ -178,6 +181,11 @@ func preemptCounter(t *testing.T, name, onPreemption string) preemptedRun {
 		}
 	}
 	require.NotZero(t, run.lead, "%s: the AM warned of %s: %v", name, preempted, events)
+	t.Logf("%s: counting %s after its start (or the previous run's restore), restored on the replacement %s later",
+		name, counting.Sub(start).Round(time.Second), time.Since(counting).Round(time.Second))
+	if restored != nil {
+		restored()
+	}
 	run.lost = run.lastCount
 	if run.restored != "none" {
 		n, err := strconv.ParseInt(run.restored, 10, 64)
@@ -207,8 +215,14 @@ func TestPreemptionCheckpointsAFlinkJob(t *testing.T) {
 	require.Equal(t, "1", os.Getenv("YARN_AM_PREEMPTION"), "YARN_AM_PREEMPTION is not 1: start the cluster with make test-preemption (PREEMPTION=1)")
 	start := time.Now()
 
-	// The default: a checkpoint at the warning, which the restart restores.
-	on := preemptCounter(t, "flink-preempt-checkpoint", "")
+	// The default: a checkpoint at the warning, which the restart restores. The second run's job is
+	// submitted once the first restored: its AM and JobManager start meanwhile, and its TaskManager
+	// once the first job is killed.
+	onID := submitDetached(t, counterJob(t, "flink-preempt-checkpoint", "", t.TempDir()))
+	var offID string
+	on := preemptCounter(t, "flink-preempt-checkpoint", onID, func() {
+		offID = submitDetached(t, counterJob(t, "flink-preempt-off", `checkpoint-on-preemption = "off"`, t.TempDir()))
+	})
 	msgs := flinkEvents(on.events)
 	require.Contains(t, msgs, "asking for a checkpoint", "the AM asked for a checkpoint at the warning")
 	taken := ckptOnWarning.FindStringSubmatch(msgs)
@@ -224,7 +238,7 @@ func TestPreemptionCheckpointsAFlinkJob(t *testing.T) {
 	assert.LessOrEqual(t, on.lost, bound, "at most the lead time's records are lost")
 
 	// Off: no checkpoint asked; the 10-minute interval has taken none, so the job starts over.
-	off := preemptCounter(t, "flink-preempt-off", `checkpoint-on-preemption = "off"`)
+	off := preemptCounter(t, "flink-preempt-off", offID, nil)
 	assert.NotContains(t, flinkEvents(off.events), "asking for a", "nothing asked with the key off")
 	assert.Equal(t, "none", off.restored, "without a checkpoint the job restarts from scratch")
 	t.Logf("with checkpoint-on-preemption off: last count before the kill %d, restored %s, lost %d records (all of them)", off.lastCount, off.restored, off.lost)
