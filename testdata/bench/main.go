@@ -64,6 +64,9 @@ const (
 	modeAll    = "all"    // the DistributedShell rows, then the Flink row
 	modeDShell = "dshell" // yarn-am against DistributedShell only
 	modeFlink  = "flink"  // the Flink row only
+	// modeFlinkDemand: the TaskManager counts of [flink] taskmanagers = "demand" against Flink's own
+	// YARN mode, step by step (flinkdemand.go); not part of all.
+	modeFlinkDemand = "flink-demand"
 )
 
 // run is one measured application.
@@ -102,7 +105,7 @@ func main() {
 	flag.BoolVar(&cfg.compareAny, "compare-any", true, "also run yarn-am with taskexecutor.locality = \"any\" (plain any-node asks) in every pair")
 	flag.StringVar(&busy, "busy", "32", "sizes of the half-busy scenario (another DistributedShell application holds half the cluster), comma-separated; \"\" for none")
 	flag.DurationVar(&cfg.runTimeout, "run-timeout", 3*time.Minute, "give up on one application after this long (it is killed)")
-	flag.StringVar(&cfg.mode, "mode", modeAll, "rows to run: all (DistributedShell rows, then the Flink row), dshell or flink")
+	flag.StringVar(&cfg.mode, "mode", modeAll, "rows to run: all (DistributedShell rows, then the Flink row), dshell, flink, or flink-demand (TaskManagers on demand against Flink's YARN mode, alone)")
 	flag.StringVar(&cfg.flink.home, "flink-home", defaultFlinkHome(), "Flink home of make flink-dist (lib/, plugins/, conf/)")
 	flag.StringVar(&cfg.flink.jar, "flink-job", "bin/flink-job/yarn-am-flink-job.jar", "the test job's jar (make flink-job)")
 	flag.IntVar(&cfg.flink.pairs, "flink-pairs", 3, "yarn-am/Flink pairs of the Flink row (at least 1)")
@@ -151,9 +154,9 @@ func setup(cfg *config, sizes, gpus, busy string) error {
 		return fmt.Errorf("-pairs=%d: want at least 1", cfg.pairs)
 	}
 	switch cfg.mode {
-	case modeAll, modeDShell, modeFlink:
+	case modeAll, modeDShell, modeFlink, modeFlinkDemand:
 	default:
-		return fmt.Errorf("-mode=%q: want all, dshell or flink", cfg.mode[:min(len(cfg.mode), 40)])
+		return fmt.Errorf("-mode=%q: want all, dshell, flink or flink-demand", cfg.mode[:min(len(cfg.mode), 40)])
 	}
 	if cfg.flink.pairs < 1 || cfg.flink.warmup < 0 || cfg.flink.tm < 1 || cfg.flink.tm > 8 {
 		return fmt.Errorf("-flink-pairs=%d, -flink-warmup=%d, -flink-taskmanagers=%d: want at least 1 pair, 0 or more warm-ups and 1 to 8 TaskManagers (the mini cluster has 8 GPUs)",
@@ -187,6 +190,14 @@ func benchmark(cfg config) error {
 	var table strings.Builder
 	var files []string
 	runs := 0
+	if cfg.mode == modeFlinkDemand {
+		t, err := flinkDemandBench(cfg, &cfg.flink)
+		if err != nil {
+			return fmt.Errorf("the demand comparison: %w", err)
+		}
+		fmt.Print(t)
+		return os.WriteFile(filepath.Join(cfg.out, "flink-demand.md"), []byte(t), 0o644)
+	}
 	if cfg.mode != modeFlink {
 		t, png, n, err := dshellBench(cfg)
 		if err != nil {
