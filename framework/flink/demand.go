@@ -171,6 +171,7 @@ type demandView struct {
 	known         bool
 	slots, wanted int
 	waiting       string // why a lower demand is not carried out yet
+	failed        string // why the last read failed (the JobManager not up yet, ...)
 }
 
 // newDemand is the demand of a job in demand mode, as the AM starts it: its bounds (min-instances,
@@ -208,8 +209,14 @@ func (d *demand) run(ctx context.Context) {
 	defer t.Stop()
 	for {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		_ = d.poll(c)
+		err := d.poll(c)
 		cancel()
+		d.mu.Lock()
+		d.view.failed = "" // the details say why the demand is not read, never silently stale
+		if err != nil && ctx.Err() == nil {
+			d.view.failed = err.Error()
+		}
+		d.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return
@@ -368,12 +375,19 @@ func (d *demand) details() []contract.Detail {
 	v := d.view
 	d.mu.Unlock()
 	if !v.known {
-		return []contract.Detail{{Name: "Demand", Value: "not read yet"}}
+		out := []contract.Detail{{Name: "Demand", Value: "not read yet"}}
+		if v.failed != "" {
+			out[0].Value += ": " + v.failed
+		}
+		return out
 	}
 	out := []contract.Detail{{Name: "Slots needed", Value: strconv.Itoa(v.slots)},
 		{Name: "TaskManagers wanted", Value: fmt.Sprintf("%d (%d slot(s) each, %d to %d)", v.wanted, d.perTM, d.lo, d.hi)}}
 	if v.waiting != "" {
 		out = append(out, contract.Detail{Name: "Demand waits", Value: v.waiting})
+	}
+	if v.failed != "" {
+		out = append(out, contract.Detail{Name: "Demand not read", Value: v.failed})
 	}
 	return out
 }

@@ -234,3 +234,23 @@ func TestDemandOnScale(t *testing.T) {
 	assert.ErrorContains(t, d.onScale(ctx, 2, 3), `"jobmanager.scheduler" = "adaptive"`)
 	assert.Len(t, f.put, 2, "nothing set by a refusal")
 }
+
+// A JobManager that does not answer (not up yet): the details say why the demand is not read, and
+// the count is left alone.
+func TestDemandNotReadSaysWhy(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	srv.Close()
+	s := &scaler{count: 1}
+	now := time.Unix(1000, 0)
+	d := testDemand(&dist.REST{URL: srv.URL}, s, &now)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.run(ctx); close(done) }()
+	require.Eventually(t, func() bool {
+		got := d.details()
+		return len(got) == 1 && strings.HasPrefix(got[0].Value, "not read yet: flink rest:")
+	}, 10*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	assert.Empty(t, s.calls)
+}
