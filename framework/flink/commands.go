@@ -135,6 +135,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err := conf.ApplyDefines(defines); err != nil {
 		return nil, err
 	}
+	hadoopSecurityDefaults(conf)
 	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
 	if err := dist.CheckPlainREST(conf); err != nil {
 		return nil, err
@@ -194,9 +195,17 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	if f.Jar != "" {
 		role = dist.RoleApplication
 		spec.UserJars, spec.MainClass, spec.Args = []string{filepath.Join(s.dir, f.Jar)}, f.MainClass, f.Args
+		if spec.MainClass == "" {
+			if spec.MainClass, err = jarMainClass(spec.UserJars[0]); err != nil {
+				return failf("flink.jar: %v", err)
+			}
+		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if spec.HadoopClasspath, err = containerHadoopClasspath("flink-jobmanager", os.Getenv, stdout); err != nil {
+		return failf("%v", err)
+	}
 	p, err := dist.Prepare(ctx, role, spec)
 	if err != nil {
 		return failf("%v", err)
@@ -362,6 +371,9 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	}
 	spec, err := dist.InContainer(spec, s.dir, os.Getenv)
 	if err != nil {
+		return failf("%v", err)
+	}
+	if spec.HadoopClasspath, err = containerHadoopClasspath("flink-taskmanager", os.Getenv, stdout); err != nil {
 		return failf("%v", err)
 	}
 	p, err := dist.Prepare(context.Background(), dist.RoleTaskManager, spec)

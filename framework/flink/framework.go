@@ -86,6 +86,9 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		}
 		env[EnvDefines] = defs
 	}
+	if err := hadoopEnv(spec, env); err != nil {
+		return nil, err
+	}
 	client := &dist.REST{URL: "http://" + rest, HTTP: &http.Client{Timeout: 5 * time.Second}}
 	emit := s.Emit
 	if emit == nil {

@@ -118,3 +118,29 @@ func manifestMainClass(m *zip.File) (string, error) {
 	}
 	return "", nil
 }
+
+// jarMainClass is the Main-Class of the jar's manifest ("" when it names none). The JobManager
+// passes it to Flink as the job's class when flink.main-class is unset: without one, Flink looks for
+// a Main-Class in every jar of its classpath, and the Hadoop classpath holds jars with one of their
+// own (hadoop-mapreduce-client-jobclient), which Flink refuses as ambiguous.
+func jarMainClass(jar string) (string, error) {
+	file, err := boundedread.OpenRegular(jar)
+	if err != nil {
+		return "", err
+	}
+	defer file.Close()
+	st, err := file.Stat()
+	if err != nil {
+		return "", err
+	}
+	zr, err := zip.NewReader(file, st.Size())
+	if err != nil {
+		return "", fmt.Errorf("%s: not a jar: %v", jar, err)
+	}
+	for _, e := range zr.File {
+		if strings.EqualFold(e.Name, "META-INF/MANIFEST.MF") {
+			return manifestMainClass(e)
+		}
+	}
+	return "", nil
+}

@@ -47,6 +47,10 @@ type Spec struct {
 	// preempt one of its TaskManagers (docs/flink.md#preemption): PreemptCheckpoint (the default),
 	// PreemptSavepoint or PreemptOff.
 	OnPreemption string
+	// HadoopClasspath is [flink] hadoop-classpath, when HadoopClasspathSet: the Hadoop classpath's
+	// entries in place of yarn.application.classpath's; none turns it off (hadoopcp.go).
+	HadoopClasspath    []string
+	HadoopClasspathSet bool
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -86,7 +90,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", "config"}
+var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -153,6 +157,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 		f.OnPreemption = v
 	}
+	readHadoopClasspath(t, f)
 	switch {
 	case f.Home != "" && f.Provided != "":
 		t.Problem("flink.home = %q and flink.provided = %q: give one: home (a Flink distribution on this machine, shipped by submit) or provided (an hdfs:// archive of one)", bounded(f.Home), bounded(f.Provided))

@@ -79,6 +79,11 @@ type Spec struct {
 	// program arguments (application mode only).
 	MainClass string
 	Args      []string
+	// HadoopClasspath is the cluster's Hadoop classpath, expanded in the container
+	// (ExpandHadoopClasspath): it goes after Flink's own jars, as Flink's YARN mode puts
+	// yarn.application.classpath after them, so that Flink's Hadoop file system reaches hdfs://
+	// (docs/flink.md#hdfs-checkpoints-and-savepoints). Empty: no Hadoop on the classpath.
+	HadoopClasspath []string
 }
 
 func (s Spec) java() string {
@@ -447,7 +452,7 @@ func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParam
 	argv = append(argv, params.JVM...)
 	argv = append(argv, JavaOptions(conf, role)...)
 	argv = append(argv, "-Dlog.file="+logFile, "-Dlog4j.configuration=file:"+l4j, "-Dlog4j.configurationFile=file:"+l4j,
-		"-classpath", s.Home.Classpath(s.UserJars), entry, "--configDir", confDir)
+		"-classpath", classpath(s), entry, "--configDir", confDir)
 	for _, d := range params.Dynamic {
 		argv = append(argv, "-D", d)
 	}
@@ -468,6 +473,15 @@ func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParam
 	}
 	sort.Strings(env)
 	return &Process{Role: role, Argv: argv, Env: env, ConfDir: confDir, LogFile: logFile, Conf: conf}, nil
+}
+
+// classpath is the home's jars with the user's, then the Hadoop classpath.
+func classpath(s Spec) string {
+	cp := s.Home.Classpath(s.UserJars)
+	if len(s.HadoopClasspath) > 0 {
+		cp += string(os.PathListSeparator) + strings.Join(s.HadoopClasspath, string(os.PathListSeparator))
+	}
+	return cp
 }
 
 // limitedBuffer keeps the first max bytes written to it.

@@ -1,0 +1,129 @@
+//go:build integration
+
+package am_test
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// TestFlinkHDFSCheckpointsAndSavepoint: a [flink] job's JobManager and TaskManager reach HDFS
+// through the cluster's Hadoop classpath (yarn.application.classpath, which the mini cluster sets
+// to its own Hadoop jars): the counter job checkpoints every second into the -D
+// state.checkpoints.dir on HDFS, with its TaskManager writing the state files itself, and yarn-am
+// stop --savepoint hdfs://... lands a savepoint there (docs/flink.md#hdfs-checkpoints-and-savepoints).
+// TestFlinkHDFSKerberized runs the same on the Kerberized cluster (make test-secure-flink).
+func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
+	e2eEnv(t)
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	require.NoError(t, err)
+	user := os.Getenv("HADOOP_USER_NAME")
+	if user == "" {
+		user = os.Getenv("USER")
+	}
+	fsys, err := client.DialHDFS(conf, user)
+	require.NoError(t, err)
+	defer fsys.Close()
+	flinkHDFSCheckpointsAndSavepoint(t, fsys, nil)
+}
+
+// flinkHDFSCheckpointsAndSavepoint is the test of both clusters; fsys lists HDFS as the submitting
+// user, submitArgs are added to the submit (a keytab on the Kerberized cluster).
+func flinkHDFSCheckpointsAndSavepoint(t *testing.T, fsys *client.HDFS, submitArgs []string) {
+	base := fmt.Sprintf("/tmp/yarn-am-flink-hdfs-%d", time.Now().UnixNano())
+	require.NoError(t, fsys.MkdirAll(base, 0o755))
+	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
+	checkpoints, savepoints := fsys.DefaultFS+base+"/checkpoints", fsys.DefaultFS+base+"/savepoints"
+
+	// Threshold 0: the TaskManager writes its state to a file of its own instead of sending it to the
+	// JobManager inline, so both processes must reach HDFS.
+	job := flinkJob(t, "flink-hdfs", 1, 1, []string{"counter"},
+		`"execution.checkpointing.interval" = "1s"`+"\n"+`"state.storage.fs.memory-threshold" = "0"`)
+	start := time.Now()
+	id := submitDetached(t, append([]string{job, "-D", "state.checkpoints.dir=" + checkpoints}, submitArgs...)...)
+
+	// Checkpoints on HDFS: <dir>/<job id>/chk-N with the JobManager's _metadata and a TaskManager's
+	// state file (a subsumed one is deleted as the next completes: look until one is seen whole).
+	var seen string
+	waitFor(t, id, 4*time.Minute, "a completed checkpoint on HDFS", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			return true
+		}
+		seen = completedCheckpoint(fsys, base+"/checkpoints")
+		return seen != ""
+	})
+	require.NotEmpty(t, seen, "no checkpoint on HDFS; the application: %+v\n%s", status(t, id).Report, containerLogs(id))
+	t.Logf("submit to a checkpoint on HDFS (%s) in %s", seen, time.Since(start).Round(100*time.Millisecond))
+
+	r := yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", savepoints, "--timeout", "4m")
+	require.Equal(t, 0, r.code, "stop:\n%s\n%s", r, containerLogs(id))
+	m := savepointLine.FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
+	assert.Contains(t, m[1], base+"/savepoints/savepoint-")
+	assert.Contains(t, r.stdout, "FINISHED, final status SUCCEEDED")
+	sp := strings.TrimPrefix(m[1], fsys.DefaultFS)
+	_, err := fsys.Stat(path.Join(sp, "_metadata"))
+	assert.NoError(t, err, "the savepoint's _metadata is on HDFS")
+
+	// Each process says where its Hadoop classpath came from, in its container's stdout.
+	var lines []string
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		files, _ := filepath.Glob(filepath.Join(d, id, "*", "*stdout*"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			lines = append(lines, hadoopCPLine.FindAllString(string(data), -1)...)
+		}
+	}
+	t.Logf("%s", strings.Join(lines, "\n"))
+	assert.Len(t, lines, 2, "one line from the JobManager, one from the TaskManager")
+	for _, l := range lines {
+		assert.Contains(t, l, "from yarn.application.classpath:")
+	}
+}
+
+var hadoopCPLine = regexp.MustCompile(`yarn-am flink-(job|task)manager: Hadoop classpath from .*`)
+
+// completedCheckpoint returns a chk-N directory under dir that holds _metadata and at least one
+// state file, or "".
+func completedCheckpoint(fsys *client.HDFS, dir string) string {
+	jobs, err := fsys.Client.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, j := range jobs {
+		chks, err := fsys.Client.ReadDir(path.Join(dir, j.Name()))
+		if err != nil {
+			continue
+		}
+		for _, c := range chks {
+			if !strings.HasPrefix(c.Name(), "chk-") {
+				continue
+			}
+			p := path.Join(dir, j.Name(), c.Name())
+			files, err := fsys.Client.ReadDir(p)
+			if err != nil {
+				continue
+			}
+			meta := false
+			for _, f := range files {
+				meta = meta || f.Name() == "_metadata"
+			}
+			if meta && len(files) >= 2 {
+				return p
+			}
+		}
+	}
+	return ""
+}
