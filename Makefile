@@ -55,7 +55,9 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # (test-secure), the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
 # expiry: test-faults) and the node-label suite (test-labels); then the mini cluster is started, all
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
-# stopped again whatever the result; then the preemption suite (test-preemption), the chaos soak
+# stopped again whatever the result; then the Kerberized Flink test (test-secure-flink: a [flink]
+# job's checkpoints and savepoint on HDFS with its containers' delegation tokens; it needs Flink, so
+# it cannot run with the secure suite before the prefetch is done); then the preemption suite (test-preemption), the chaos soak
 # (3 minutes), the compatibility suite against
 # the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0 (test-compat; all in
 # testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
@@ -73,6 +75,7 @@ test: build vet $(GOTESTSUM)
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch failed (bin/prefetch.log)"; rc=1; fi; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
+	$(MAKE) test-secure-flink || rc=1; \
 	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
 
 # The downloads the integration run needs besides Maven's (make test starts them early): the torch and

@@ -31,8 +31,7 @@ which submit keeps in $YARN_AM_CONFIG_DIR/apps/<APP_ID>/ as for scale; elsewhere
 Flags:
   --savepoint DIR   where the savepoint goes: a directory the JobManager can write, as a URI or an
                     absolute path (file:///tmp/savepoints; default: the job's state.savepoints.dir,
-                    else stop refuses naming this flag). On the mini cluster use a local path:
-                    HDFS from Flink's processes is not wired yet
+                    else stop refuses naming this flag); hdfs://NN/savepoints on HDFS
   --timeout D       give up after this long, the savepoint and the application's end together
                     (default 5m, at most 30m; a duration with a unit: 30s, 5m)
 ` + loginUsage + `

@@ -98,6 +98,10 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"a\" = [1]\n", "flink.config.a = [1]: want a string, number or boolean"},
 		{"[flink]\nhome = \"flink\"\n[taskexecutor]\ncommand = \"./w\"\n", "remove command"},
 		{"[flink]\nhome = \"flink\"\n[am]\nmemory = 512\n", "am.memory = 512: a [flink] job's AM runs the JobManager too"},
+		{"[flink]\nhome = \"flink\"\nhadoop-classpath = 5\n", `flink.hadoop-classpath = 5: want a list of absolute paths, globs or $VAR/... entries`},
+		{"[flink]\nhome = \"flink\"\nhadoop-classpath = [\"lib/*\"]\n", `flink.hadoop-classpath: entry "lib/*" is relative: the containers' working directories differ`},
+		{"[flink]\nhome = \"flink\"\nhadoop-classpath = [\"/a:/b\"]\n", `flink.hadoop-classpath: entry "/a:/b" holds ":", the classpath separator`},
+		{"[flink]\nhome = \"flink\"\nhadoop-classpath = [\"/a\", 1]\n", `flink.hadoop-classpath: 1 is an integer; want a list of strings`},
 	} {
 		p := writeJob(t, tc.body)
 		fakeFlinkHome(t, filepath.Dir(p))
