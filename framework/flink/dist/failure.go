@@ -148,8 +148,10 @@ func scanLinesCut(data []byte, atEOF bool) (int, []byte, error) {
 }
 
 // jvmNotices start the lines every JVM prints to stderr whatever happens: the JDK's warnings (Flink's
-// security manager gets some) and the options it picked up from the environment.
-var jvmNotices = []string{"WARNING: ", "NOTE: Picked up ", "Picked up "}
+// security manager gets some), the options it picked up from the environment, and SLF4J's notice of
+// several bindings (the Hadoop classpath's slf4j-reload4j beside Flink's log4j-slf4j-impl,
+// docs/flink.md#hdfs-checkpoints-and-savepoints).
+var jvmNotices = []string{"WARNING: ", "NOTE: Picked up ", "Picked up ", "SLF4J: "}
 
 // StderrLines is what a JVM's stderr says, for a failure: its last lines without the JVM's notices
 // (jvmNotices), "" when none is left.

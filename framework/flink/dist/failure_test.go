@@ -108,7 +108,7 @@ func TestRunApplicationSaysWhyTheJobManagerEnded(t *testing.T) {
 	conf := NewConfig()
 	conf.Set(KeyShutdownOnFinish, "false")
 	p := &Process{Role: RoleApplication, Conf: conf, LogFile: logFile,
-		Argv: []string{"sh", "-c", "echo 'NOTE: Picked up JDK_JAVA_OPTIONS: -Dx' >&2; echo 'WARNING: System::setSecurityManager' >&2; echo 'Error: the JVM said so' >&2; exit 1"}}
+		Argv: []string{"sh", "-c", "echo 'NOTE: Picked up JDK_JAVA_OPTIONS: -Dx' >&2; echo 'WARNING: System::setSecurityManager' >&2; echo 'SLF4J: Class path contains multiple SLF4J bindings.' >&2; echo 'Error: the JVM said so' >&2; exit 1"}}
 	none := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(`{"jobs":[]}`))
 	}))
@@ -126,7 +126,7 @@ func TestRunApplicationSaysWhyTheJobManagerEnded(t *testing.T) {
 			t.Errorf("%v\nlacks %q", err, want)
 		}
 	}
-	if strings.Contains(err.Error(), "setSecurityManager") || strings.Contains(err.Error(), "Picked up") {
+	if strings.Contains(err.Error(), "setSecurityManager") || strings.Contains(err.Error(), "Picked up") || strings.Contains(err.Error(), "SLF4J") {
 		t.Errorf("%v: the JVM's notices are not the failure", err)
 	}
 
