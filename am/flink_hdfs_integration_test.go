@@ -4,6 +4,7 @@ package am_test
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -24,7 +25,9 @@ import (
 // to its own Hadoop jars): the counter job checkpoints every second into the -D
 // state.checkpoints.dir on HDFS, with its TaskManager writing the state files itself, and yarn-am
 // stop --savepoint hdfs://... lands a savepoint there (docs/flink.md#hdfs-checkpoints-and-savepoints).
-// TestFlinkHDFSKerberized runs the same on the Kerberized cluster (make test-secure-flink).
+// Then the test job's fs mode writes and reads HDFS from user code: the program's main in the
+// JobManager and an operator in a TaskManager, through Flink's FileSystem. TestFlinkHDFSKerberized
+// runs the first part on the Kerberized cluster (make test-secure-flink).
 func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
 	e2eEnv(t)
 	conf, err := yarnrpc.LoadConfigFromEnv()
@@ -37,6 +40,29 @@ func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
 	require.NoError(t, err)
 	defer fsys.Close()
 	flinkHDFSCheckpointsAndSavepoint(t, fsys, nil)
+
+	dir := fmt.Sprintf("/tmp/yarn-am-flink-fs-%d", time.Now().UnixNano())
+	require.NoError(t, fsys.MkdirAll(dir, 0o755))
+	t.Cleanup(func() { _ = fsys.RemoveAll(dir) })
+	start := time.Now()
+	id := submitDetached(t, flinkJob(t, "flink-fs", 1, 1, []string{"fs", fsys.DefaultFS + dir}, ""))
+	d := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, containerLogs(id))
+	t.Logf("fs job: submit to SUCCEEDED in %s", time.Since(start).Round(100*time.Millisecond))
+	containers := map[string]string{}
+	for _, name := range []string{"main", "operator"} {
+		f, err := fsys.Open(path.Join(dir, name))
+		require.NoError(t, err, "%s/%s on HDFS", dir, name)
+		b := make([]byte, 4096)
+		n, _ := io.ReadFull(f, b)
+		f.Close()
+		m := regexp.MustCompile(`^YARN_AM_FLINK_FS wrote=(\S+) container=(container_\S+)$`).FindStringSubmatch(string(b[:n]))
+		require.NotNil(t, m, "%s holds %q", name, b[:n])
+		assert.Equal(t, fsys.DefaultFS+dir+"/"+name, m[1])
+		containers[name] = m[2]
+	}
+	assert.True(t, strings.HasSuffix(containers["main"], "_000001"), "main ran in the AM's container: %v", containers)
+	assert.NotEqual(t, containers["main"], containers["operator"], "the operator ran in a TaskManager's container")
 }
 
 // flinkHDFSCheckpointsAndSavepoint is the test of both clusters; fsys lists HDFS as the submitting

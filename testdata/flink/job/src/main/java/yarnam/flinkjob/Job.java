@@ -7,12 +7,18 @@ import org.apache.flink.api.common.state.ListState;
 import org.apache.flink.api.common.state.ListStateDescriptor;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.RestartStrategyOptions;
+import org.apache.flink.core.fs.FSDataInputStream;
+import org.apache.flink.core.fs.FSDataOutputStream;
+import org.apache.flink.core.fs.FileSystem;
+import org.apache.flink.core.fs.Path;
 import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.sink.DiscardingSink;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -37,6 +43,10 @@ import java.util.Set;
  *       records. The records a restore lost are the last count printed before the failure minus
  *       the count restored. Checkpointing is the job configuration's ({@code
  *       execution.checkpointing.interval}); it takes the cluster's restart strategy.
+ *   <li>{@code fs DIR}: bounded; user code writes a file through Flink's {@code FileSystem} into
+ *       DIR (any scheme Flink reaches, e.g. hdfs://) and reads it back, twice: the program's main
+ *       (in the JobManager) writes {@code DIR/main} and the one subtask (in a TaskManager) {@code
+ *       DIR/operator}, each holding and printing {@code YARN_AM_FLINK_FS wrote=URI container=C}.
  * </ul>
  *
  * The container is the CONTAINER_ID environment variable (YARN sets it in every container), else
@@ -86,15 +96,75 @@ public final class Job {
                         .setParallelism(1);
                 env.execute("yarn-am-flink-test counter");
                 break;
+            case "fs": {
+                if (args.length < 2) {
+                    throw new IllegalArgumentException("mode fs needs a directory: fs DIR");
+                }
+                String dir = args[1];
+                writeAndRead(new Path(dir, "main"));
+                env.fromSequence(0, 0)
+                        .setParallelism(1)
+                        .map(new FsWriter(dir))
+                        .setParallelism(1)
+                        .addSink(new DiscardingSink<>())
+                        .setParallelism(1);
+                env.execute("yarn-am-flink-test fs");
+                break;
+            }
             default:
                 throw new IllegalArgumentException(
-                        "unknown mode " + mode + ": want gpu, fail, stream or counter");
+                        "unknown mode " + mode + ": want gpu, fail, stream, counter or fs");
         }
     }
 
     static String container() {
         String id = System.getenv("CONTAINER_ID");
         return id != null && !id.isEmpty() ? id : "pid-" + ProcessHandle.current().pid();
+    }
+
+    /**
+     * Writes a line naming the file and this container to path through Flink's FileSystem, reads it
+     * back, and prints it; a file that does not read back as written is an IOException.
+     */
+    static void writeAndRead(Path path) throws IOException {
+        String line = "YARN_AM_FLINK_FS wrote=" + path + " container=" + container();
+        byte[] want = line.getBytes(StandardCharsets.UTF_8);
+        FileSystem fs = path.getFileSystem();
+        try (FSDataOutputStream out = fs.create(path, FileSystem.WriteMode.OVERWRITE)) {
+            out.write(want);
+        }
+        byte[] got = new byte[want.length + 1];
+        int n = 0;
+        try (FSDataInputStream in = fs.open(path)) {
+            for (int r; n < got.length && (r = in.read(got, n, got.length - n)) > 0; ) {
+                n += r;
+            }
+        }
+        String read = new String(got, 0, n, StandardCharsets.UTF_8);
+        if (!read.equals(line)) {
+            throw new IOException(path + " reads back " + read + ", not " + line);
+        }
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    /** Writes DIR/operator through Flink's FileSystem from a TaskManager (writeAndRead). */
+    static final class FsWriter extends RichMapFunction<Long, Long> {
+        private final String dir;
+
+        FsWriter(String dir) {
+            this.dir = dir;
+        }
+
+        @Override
+        public void open(OpenContext ctx) throws IOException {
+            writeAndRead(new Path(dir, "operator"));
+        }
+
+        @Override
+        public Long map(Long value) {
+            return value;
+        }
     }
 
     /** Prints the GPU indexes its TaskManager got through the RuntimeContext. */
