@@ -25,6 +25,10 @@ var wordValues = map[string]string{
 	"Failed":               `"FAILED" is also a Flink job's state in its REST API (framework/flink/dist)`,
 	"Completed":            `"COMPLETED" is also the status of a Flink savepoint operation in its REST API (framework/flink/dist)`,
 	"PreemptionSignalNone": `"none" is also the reserved value of external-resources and a log codec's name (container/logs)`,
+	"StateRunning":         `"RUNNING" is also a Flink job's state in its REST API (framework/flink)`,
+	"Running":              `"RUNNING" is also a Flink job's state in its REST API (framework/flink)`,
+	"DeviceEnvOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
+	"GPUSampleOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
 	"StagedFlinkConf":      `"flink-conf.yaml" is also the legacy configuration file of a Flink home (framework/flink/dist)`,
 }
 
