@@ -182,7 +182,8 @@ func (l *layered) intKey(key string) (int, bool) {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// checkWarnings are what the pre-flight finds that works but is likely a mistake: a Flink key of
+// checkWarnings are what the pre-flight finds that works but is likely a mistake: a [flink] java-home
+// older than the home's Flink version needs (javaHomeWarning), a Flink key of
 // the job file or -D that the home's Flink version does not declare and that is a near miss of one it
 // does (taskmanager.numberOfTaskSlot), which Flink would ignore without a word. The known keys are
 // read from the home's jars (dist.Home.KnownKeys) and kept beside the packed homes; with
@@ -196,11 +197,14 @@ func checkWarnings(job *jobfile.Job) []string {
 	if err != nil {
 		return nil // check reports it
 	}
+	var out []string
+	if w := javaHomeWarning(f, l.home); w != "" {
+		out = append(out, w)
+	}
 	known, err := l.home.KnownKeys(flinkArchiveCache())
 	if err != nil || len(known) == 0 {
-		return nil
+		return out
 	}
-	var out []string
 	for _, k := range slices.Sorted(maps.Keys(f.Config)) {
 		if near := dist.NearMiss(k, known); near != "" {
 			out = append(out, fmt.Sprintf("Flink key %q%s is not a key of Flink %s (did you mean %q?); Flink ignores a key it does not know (docs/flink.md#what-check-refuses)",

@@ -70,6 +70,7 @@ type flinkSetup struct {
 	conf          *dist.Config
 	dir           string // the container's working directory
 	host, rpcPort string // $YARN_AM_FLINK_JOBMANAGER
+	javaHome      string // the localised JDK of [flink] java-home; "" for the container's own java
 	failf         func(format string, a ...any) int
 }
 
@@ -83,8 +84,9 @@ func publishOutcome(format string, a ...any) {
 }
 
 // startFlink is the shared start of flink-jobmanager and flink-taskmanager: the setup, the
-// JobManager's address. ok false: return code.
-func startFlink(name string, stderr io.Writer) (s *flinkSetup, code int, ok bool) {
+// JobManager's address, and the java to run, checked against the Flink version's need (checkJava).
+// ok false: return code.
+func startFlink(name string, stdout, stderr io.Writer) (s *flinkSetup, code int, ok bool) {
 	failf := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "yarn-am "+name+": "+format+"\n", a...)
 		publishOutcome(format, a...)
@@ -93,6 +95,15 @@ func startFlink(name string, stderr io.Writer) (s *flinkSetup, code int, ok bool
 	s, err := loadFlinkSetup()
 	if err == nil {
 		s.host, s.rpcPort, err = hostPort(EnvJobManager)
+	}
+	if err == nil {
+		s.javaHome, err = localJavaHome(s.dir, s.spec)
+	}
+	if err == nil {
+		var note string
+		if note, err = checkJava(context.Background(), s.spec, s.home.Version, dist.Spec{JavaHome: s.javaHome}); note != "" {
+			fmt.Fprintf(stdout, "yarn-am %s: %s\n", name, note)
+		}
 	}
 	if err != nil {
 		return nil, failf("%v", err), false
@@ -166,7 +177,7 @@ func firstLogDir() (string, error) {
 }
 
 func runFlinkJobManager(stdout, stderr io.Writer) int {
-	s, code, ok := startFlink("flink-jobmanager", stderr)
+	s, code, ok := startFlink("flink-jobmanager", stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -190,7 +201,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	}
 	f := s.spec
 	role := dist.RoleSession
-	spec := dist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir,
+	spec := dist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
 		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB)}
 	if f.Jar != "" {
 		role = dist.RoleApplication
@@ -348,7 +359,7 @@ func allLoopback(addrs []string) bool {
 }
 
 func runFlinkTaskManager(stdout, stderr io.Writer) int {
-	s, code, ok := startFlink("flink-taskmanager", stderr)
+	s, code, ok := startFlink("flink-taskmanager", stdout, stderr)
 	if !ok {
 		return code
 	}
@@ -365,7 +376,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		s.conf.Set(KeyResourceID, id)
 	}
 	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
-	spec := dist.Spec{Home: s.home, Conf: s.conf, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
+	spec := dist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
 	if s.spec.Jar != "" {
 		spec.UserJars = []string{filepath.Join(s.dir, s.spec.Jar)}
 	}

@@ -24,6 +24,11 @@ type Spec struct {
 	// Provided is an hdfs:// URI of an archive (.tar, .tar.gz, .tgz, .zip) that holds a Flink home,
 	// localised as it is, never uploaded.
 	Provided string
+	// JavaHome is [flink] java-home as a JDK directory on the client (made absolute), staged as the
+	// archive JavaHomeAlias; JavaProvided is it as an hdfs:// archive of one, localised as it is. Both
+	// "": the containers' own java (docs/flink.md#a-jdk-for-the-containers).
+	JavaHome     string
+	JavaProvided string
 	// Jar is the job's jar: a local path (made absolute) as read on the client, its base name as read
 	// in a container (StagedJob), where it is localised under that name. "" = a session cluster.
 	Jar       string
@@ -90,7 +95,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -183,6 +188,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 			}
 		}
 	}
+	readJavaHome(t, f)
 	if t.Has("main-class") && f.MainClass == "" {
 		t.Problem("flink.main-class = \"\": give the job's main class, or leave main-class out when the jar's manifest names it")
 	}

@@ -22,7 +22,8 @@ import (
 // stage adds what a [flink] job's containers need to the job's AM and TaskExecutor files: the
 // Flink home as the archive HomeAlias (packed once per content by HomeArchive, then
 // staged through the per-user cache like any archive, docs/job-file.md#visibility-and-the-cache; or
-// flink.provided, localised from HDFS as it is) and the job's jar under its base name. Progress goes
+// flink.provided, localised from HDFS as it is), java-home's JDK the same way (stageJavaHome) and
+// the job's jar under its base name. Progress goes
 // to out. A job without [flink] is left as it is.
 func stage(job *jobfile.Job, out io.Writer) error {
 	f := specOf(job)
@@ -31,8 +32,9 @@ func stage(job *jobfile.Job, out io.Writer) error {
 	}
 	for _, fs := range [][]jobfile.FileSpec{job.AM.Files, job.AM.Archives, job.TaskExecutor.Files, job.TaskExecutor.Archives} {
 		for _, s := range fs {
-			if s.Alias == HomeAlias || (f.Jar != "" && s.Alias == filepath.Base(f.Jar)) {
-				return fmt.Errorf("[flink]: the alias %q of %s is taken by the Flink home or the job's jar in a [flink] job; rename it", s.Alias, s.Source)
+			if s.Alias == HomeAlias || (f.Jar != "" && s.Alias == filepath.Base(f.Jar)) ||
+				((f.JavaHome != "" || f.JavaProvided != "") && s.Alias == JavaHomeAlias) {
+				return fmt.Errorf("[flink]: the alias %q of %s is taken by the Flink home, the JDK of java-home or the job's jar in a [flink] job; rename it", s.Alias, s.Source)
 			}
 		}
 	}
@@ -46,6 +48,9 @@ func stage(job *jobfile.Job, out io.Writer) error {
 	spec := jobfile.FileSpec{Source: home, Alias: HomeAlias}
 	job.AM.Archives = append(job.AM.Archives, spec)
 	job.TaskExecutor.Archives = append(job.TaskExecutor.Archives, spec)
+	if err := stageJavaHome(job, f, out); err != nil {
+		return err
+	}
 	if f.Jar != "" {
 		jar := jobfile.FileSpec{Source: f.Jar, Alias: filepath.Base(f.Jar)}
 		job.AM.Files = append(job.AM.Files, jar)
@@ -105,10 +110,10 @@ func privateArchiveDir(dir string) (reason string) {
 	return ""
 }
 
-// pruneArchives removes all but the flinkArchivesKept most recently used archives of dir (a reused
-// archive's modification time is set when it is reused), keeping keep.
-func pruneArchives(dir, keep string) {
-	names, err := filepath.Glob(filepath.Join(dir, "flink-home-*.tar"))
+// pruneArchives removes all but the flinkArchivesKept most recently used archives of dir whose names
+// start with prefix (a reused archive's modification time is set when it is reused), keeping keep.
+func pruneArchives(dir, prefix, keep string) {
+	names, err := filepath.Glob(filepath.Join(dir, prefix+"*.tar"))
 	if err != nil {
 		return
 	}
@@ -142,32 +147,60 @@ var flinkHomeParts = []string{"lib", "plugins", "conf", filepath.Join("bin", "ba
 // any other, the home is packed afresh into a new private temporary directory, and said so. The
 // cache keeps the flinkArchivesKept most recently used archives.
 func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
+	return packDir(flinkHomePacking, home, cacheDir, out)
+}
+
+// packing is what packDir packs of a directory and how it names it: a Flink home (HomeArchive) or a
+// JDK (JavaHomeArchive).
+type packing struct {
+	key    string   // the job-file key that names the directory, for messages
+	noun   string   // "the Flink home"
+	prefix string   // of the archives' names in the cache, which pruneArchives keeps apart
+	parts  []string // what of the directory to pack; nil: all of it
+	// follow packs a symbolic link as what it points to and leaves out one that points nowhere: a
+	// distribution's JDK links files into /etc and docs into /usr/share.
+	follow bool
+}
+
+var flinkHomePacking = packing{key: "flink.home", noun: "the Flink home", prefix: "flink-home-", parts: flinkHomeParts}
+
+// packDir packs what p names of dir into an archive in cacheDir, once per content (HomeArchive).
+func packDir(p packing, home, cacheDir string, out io.Writer) (string, error) {
 	type entry struct {
 		rel string
 		fi  fs.FileInfo
 	}
 	var entries []entry
-	for _, part := range flinkHomeParts {
+	parts, walk := p.parts, filepath.Walk
+	if parts == nil {
+		parts = []string{"."}
+	}
+	if p.follow {
+		walk = walkFollowing
+	}
+	for _, part := range parts {
 		root := filepath.Join(home, part)
 		if _, err := os.Lstat(root); err != nil {
 			if os.IsNotExist(err) && part == "conf" {
 				continue // flink-dist's defaults apply (docs/flink.md#configuration)
 			}
-			return "", fmt.Errorf("flink.home %s: %w", home, err)
+			return "", fmt.Errorf("%s %s: %w", p.key, home, err)
 		}
-		err := filepath.Walk(root, func(p string, fi fs.FileInfo, err error) error {
+		err := walk(root, func(path string, fi fs.FileInfo, err error) error {
 			if err != nil {
 				return err
 			}
 			if !fi.Mode().IsRegular() && !fi.IsDir() {
-				return fmt.Errorf("%s is neither a file nor a directory; a Flink home to ship holds only those", p)
+				return fmt.Errorf("%s is neither a file nor a directory; %s to ship holds only those", path, p.noun)
 			}
-			rel, _ := filepath.Rel(home, p)
-			entries = append(entries, entry{filepath.ToSlash(rel), fi})
+			rel, _ := filepath.Rel(home, path)
+			if rel != "." {
+				entries = append(entries, entry{filepath.ToSlash(rel), fi})
+			}
 			return nil
 		})
 		if err != nil {
-			return "", fmt.Errorf("flink.home %s: %w", home, err)
+			return "", fmt.Errorf("%s %s: %w", p.key, home, err)
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
@@ -175,7 +208,7 @@ func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 	for _, e := range entries {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%o\n", e.rel, e.fi.Size(), e.fi.ModTime().Unix(), e.fi.Mode())
 	}
-	base := "flink-home-" + hex.EncodeToString(h.Sum(nil))[:32] + ".tar"
+	base := p.prefix + hex.EncodeToString(h.Sum(nil))[:32] + ".tar"
 	shared := privateArchiveDir(cacheDir)
 	if shared != "" {
 		d, err := os.MkdirTemp("", "yarn-am-flink-home-*") // 0700, a new name
@@ -191,12 +224,12 @@ func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 		_ = os.Chtimes(name, now, now) // most recently used: pruneArchives keeps it
 		return name, nil
 	}
-	tmp, err := os.CreateTemp(cacheDir, ".flink-home-*.tar")
+	tmp, err := os.CreateTemp(cacheDir, "."+p.prefix+"*.tar")
 	if err != nil {
 		return "", fmt.Errorf("the Flink archive cache %s: %w", cacheDir, err)
 	}
 	defer os.Remove(tmp.Name())
-	fmt.Fprintf(out, "packing the Flink home %s into %s (once per content)\n", home, name)
+	fmt.Fprintf(out, "packing %s %s into %s (once per content)\n", p.noun, home, name)
 	tw := tar.NewWriter(tmp)
 	for _, e := range entries {
 		hdr := &tar.Header{Name: e.rel, Mode: int64(e.fi.Mode().Perm()), ModTime: e.fi.ModTime().Truncate(1e9), Format: tar.FormatPAX}
@@ -228,7 +261,7 @@ func HomeArchive(home, cacheDir string, out io.Writer) (string, error) {
 		return "", err
 	}
 	if shared == "" {
-		pruneArchives(cacheDir, name)
+		pruneArchives(cacheDir, p.prefix, name)
 	}
 	return name, nil
 }

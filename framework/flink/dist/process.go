@@ -59,8 +59,12 @@ const (
 // Spec is what a Flink process is built from.
 type Spec struct {
 	Home *Home
-	// Java is the java binary; empty means $JAVA_HOME/bin/java, else java on the PATH.
+	// Java is the java binary; empty means JavaHome's bin/java, else $JAVA_HOME/bin/java, else java
+	// on the PATH.
 	Java string
+	// JavaHome is the JDK the process runs on when [flink] java-home ships one
+	// (docs/flink.md#a-jdk-for-the-containers): its bin/java, and JAVA_HOME points there.
+	JavaHome string
 	// Conf is the merged configuration (the home's, then the job file's Flink keys, then -D).
 	Conf *Config
 	// Dir is the process's own directory (the container's working directory): its conf/ and the GPU
@@ -86,9 +90,16 @@ type Spec struct {
 	HadoopClasspath []string
 }
 
+// JavaBinary is the java the process runs: Java, else JavaHome's bin/java, else $JAVA_HOME/bin/java,
+// else java on the PATH.
+func (s Spec) JavaBinary() string { return s.java() }
+
 func (s Spec) java() string {
 	if s.Java != "" {
 		return s.Java
+	}
+	if s.JavaHome != "" {
+		return filepath.Join(s.JavaHome, "bin", "java")
 	}
 	if jh := os.Getenv("JAVA_HOME"); jh != "" {
 		return filepath.Join(jh, "bin", "java")
@@ -470,6 +481,10 @@ func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParam
 		// The GPU driver is loaded only as a plugin, from here; on the classpath it yields no GPUs.
 		"FLINK_PLUGINS_DIR=" + s.Home.PluginsDir,
 		"FLINK_LOG_DIR=" + s.LogDir,
+	}
+	if s.JavaHome != "" {
+		// What the JVM's own children (and Flink's scripts, should a job run one) take for the JDK.
+		env = append(env, "JAVA_HOME="+s.JavaHome)
 	}
 	sort.Strings(env)
 	return &Process{Role: role, Argv: argv, Env: env, ConfDir: confDir, LogFile: logFile, Conf: conf}, nil

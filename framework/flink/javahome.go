@@ -1,0 +1,243 @@
+package flink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/jobfile"
+)
+
+// This file is [flink] java-home: a JDK shipped with the job for NodeManagers whose Java is older
+// than the Flink version needs (docs/flink.md#a-jdk-for-the-containers). A JDK directory on the
+// client is packed and staged as the Flink home is (packDir, the per-user staging cache); an hdfs://
+// archive is localised as it is, as flink.provided is. The containers run its bin/java with
+// JAVA_HOME there. Without java-home, a container whose java is too old for the Flink version stops
+// at once and says so (checkJava).
+
+// JavaHomeAlias is the directory a [flink] java-home JDK is localised as, in the AM's and every
+// TaskExecutor's working directory.
+const JavaHomeAlias = "jdk"
+
+// javaHomeWant is what [flink] java-home takes, for messages.
+const javaHomeWant = "want a JDK directory on this machine (with bin/java and a release file naming JAVA_VERSION, as JDKs since 9 and most 8s have) or the hdfs:// URI of an archive of one (.tar, .tar.gz, .tgz, .zip)"
+
+// javaHomePacking packs a whole JDK, links followed: a distribution's JDK links its cacerts and
+// configuration into /etc, and its docs and src.zip to files that may not be installed.
+var javaHomePacking = packing{key: "flink.java-home", noun: "the JDK", prefix: "java-home-", follow: true}
+
+// JavaHomeArchive packs the JDK dir into an uncompressed tar in cacheDir, once per content, as
+// HomeArchive packs a Flink home, and returns its path.
+func JavaHomeArchive(dir, cacheDir string, out io.Writer) (string, error) {
+	return packDir(javaHomePacking, dir, cacheDir, out)
+}
+
+// readJavaHome reads [flink] java-home into f: a local JDK (made absolute, checked: InspectJDK) or
+// an hdfs:// archive of one (checked as flink.provided is).
+func readJavaHome(t *jobfile.Table, f *Spec) {
+	v, set := t.String("java-home")
+	if !set {
+		return
+	}
+	switch {
+	case strings.TrimSpace(v) == "":
+		t.Problem("flink.java-home = %q: %s; or leave java-home out to run the containers' own java", bounded(v), javaHomeWant)
+	case strings.Contains(v, "://"):
+		if !strings.HasPrefix(v, "hdfs://") || !jobfile.HasArchiveSuffix(v) || strings.HasSuffix(v, ".jar") {
+			t.Problem("flink.java-home = %q: %s, e.g. \"hdfs:///jdk/jdk-17.tar.gz\"", bounded(v), javaHomeWant)
+		} else if err := jobfile.CheckRemoteURI(v); err != nil {
+			t.Problem("flink.java-home: %v", err)
+		} else {
+			f.JavaProvided = v
+		}
+	case t.Staged():
+		f.JavaHome = v // localised as JavaHomeAlias
+	default:
+		dir := jobfile.AbsAgainst(t.Dir(), expandTilde(v))
+		if _, err := InspectJDK(dir); err != nil {
+			t.Problem("flink.java-home = %q: %v; %s", bounded(v), err, javaHomeWant)
+		}
+		f.JavaHome = dir
+	}
+}
+
+// InspectJDK checks that dir is a JDK a container can run: a directory with an executable
+// bin/java and a release file naming JAVA_VERSION (read bounded), and returns that version.
+func InspectJDK(dir string) (dist.JavaVersion, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return dist.JavaVersion{}, errors.New("no such directory")
+	}
+	if !st.IsDir() {
+		return dist.JavaVersion{}, errors.New("not a directory")
+	}
+	java := filepath.Join(dir, "bin", "java")
+	st, err = os.Stat(java)
+	switch {
+	case err != nil:
+		return dist.JavaVersion{}, errors.New("it has no bin/java")
+	case !st.Mode().IsRegular():
+		return dist.JavaVersion{}, errors.New("its bin/java is not a regular file")
+	case st.Mode().Perm()&0o111 == 0:
+		return dist.JavaVersion{}, fmt.Errorf("its bin/java is not executable (%s)", st.Mode().Perm())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "release")); err != nil {
+		return dist.JavaVersion{}, errors.New("it has no release file (a JDK's names its JAVA_VERSION)")
+	}
+	return dist.ReadRelease(dir)
+}
+
+// javaHomeWarning is the client's warning when java-home's JDK is older than the Flink home's
+// version needs; "" when it is not, or either version is unknown. The containers refuse it
+// (checkJava); the check only warns, as a version read from a release file may be wrong.
+func javaHomeWarning(f *Spec, home *dist.Home) string {
+	if f.JavaHome == "" || home == nil {
+		return ""
+	}
+	need, ok := dist.MinJava(home.Version)
+	if !ok {
+		return ""
+	}
+	v, err := InspectJDK(f.JavaHome)
+	if err != nil || v.Major >= need {
+		return ""
+	}
+	return fmt.Sprintf("flink.java-home = %q is %s; Flink %s needs Java %d or later: its JobManager and TaskManagers will refuse to start (docs/flink.md#a-jdk-for-the-containers)",
+		bounded(f.JavaHome), v, home.Version, need)
+}
+
+// stageJavaHome adds java-home's JDK to the AM's and the TaskExecutors' archives as JavaHomeAlias:
+// packed once per content and staged through the per-user cache, or the hdfs:// archive as it is.
+func stageJavaHome(job *jobfile.Job, f *Spec, out io.Writer) error {
+	src := f.JavaProvided
+	if src == "" {
+		if f.JavaHome == "" {
+			return nil
+		}
+		var err error
+		if src, err = JavaHomeArchive(f.JavaHome, flinkArchiveCache(), out); err != nil {
+			return err
+		}
+	}
+	spec := jobfile.FileSpec{Source: src, Alias: JavaHomeAlias}
+	job.AM.Archives = append(job.AM.Archives, spec)
+	job.TaskExecutor.Archives = append(job.TaskExecutor.Archives, spec)
+	return nil
+}
+
+// localJavaHome is the localised JDK of java-home in the container's directory dir: ./jdk when
+// bin/java is at the archive's top, else the one directory in it that has bin/java (a JDK's tarball
+// holds jdk-17.0.15+6/). "" when java-home is not set.
+func localJavaHome(dir string, f *Spec) (string, error) {
+	if f.JavaHome == "" && f.JavaProvided == "" {
+		return "", nil
+	}
+	root := filepath.Join(dir, JavaHomeAlias)
+	if _, err := os.Stat(filepath.Join(root, "bin", "java")); err == nil {
+		return root, nil
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return "", fmt.Errorf("flink.java-home: the localised JDK %s: %w", root, err)
+	}
+	var found []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(root, e.Name(), "bin", "java")); err == nil {
+			found = append(found, filepath.Join(root, e.Name()))
+		}
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("flink.java-home: the localised JDK %s has no bin/java at its top nor in exactly one directory (found %d); an archive of a JDK holds bin/java at its top or under one directory", root, len(found))
+	}
+	return found[0], nil
+}
+
+// checkJava is what a Flink process checks before its JVM starts: that the java it will run is
+// at least the Java the Flink version needs (dist.MinJava), so an old NodeManager's Java fails at
+// once with the versions and the key to set rather than a Java stack trace
+// (TestFlinkJavaHomeTooOldFailsAtOnce). A version that cannot be read is let through (the JVM
+// then speaks for itself); a java that is not there is refused.
+func checkJava(ctx context.Context, spec *Spec, flinkVersion string, s dist.Spec) (note string, err error) {
+	java := s.JavaBinary()
+	v, path, derr := dist.DetectJava(ctx, java)
+	if derr != nil {
+		var ee *exec.Error
+		if errors.As(derr, &ee) || errors.Is(derr, fs.ErrNotExist) || errors.Is(derr, fs.ErrPermission) {
+			if s.JavaHome != "" {
+				return "", fmt.Errorf("flink.java-home: the JDK's java %s does not run: %v", java, derr)
+			}
+			return "", fmt.Errorf("no java to run Flink %s: %v; set [flink] java-home to a JDK (docs/flink.md#a-jdk-for-the-containers)", flinkVersion, derr)
+		}
+		return fmt.Sprintf("the version of %s is unknown (%v); starting it anyway", java, derr), nil
+	}
+	need, ok := dist.MinJava(flinkVersion)
+	if !ok || v.Major >= need {
+		return fmt.Sprintf("java %s is %s", path, v), nil
+	}
+	if s.JavaHome != "" {
+		return "", fmt.Errorf("the JDK of [flink] java-home (%q) is %s, but Flink %s needs Java %d or later: set [flink] java-home to a JDK %d or later (docs/flink.md#a-jdk-for-the-containers)",
+			shownPath(spec), v, flinkVersion, need, need)
+	}
+	return "", fmt.Errorf("this container's java %s is %s, but Flink %s needs Java %d or later: set [flink] java-home to a JDK %d or later, a directory on the client (shipped with the job) or the hdfs:// URI of an archive of one (docs/flink.md#a-jdk-for-the-containers)",
+		path, v, flinkVersion, need, need)
+}
+
+// shownPath is java-home as the job file gave it.
+func shownPath(f *Spec) string {
+	if f.JavaProvided != "" {
+		return bounded(f.JavaProvided)
+	}
+	return bounded(f.JavaHome)
+}
+
+// walkFollowing is filepath.Walk following symbolic links: a link is visited as what it points to,
+// one that points nowhere is left out, and a directory reached again below itself is refused (a
+// link loop).
+func walkFollowing(root string, fn filepath.WalkFunc) error {
+	return walkFollow(root, fn, map[string]bool{})
+}
+
+func walkFollow(path string, fn filepath.WalkFunc, open map[string]bool) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if lfi, lerr := os.Lstat(path); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 && errors.Is(err, fs.ErrNotExist) {
+			return nil // a link to what is not installed (a JDK's src.zip)
+		}
+		return fn(path, nil, err)
+	}
+	if err := fn(path, fi, nil); err != nil || !fi.IsDir() {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fn(path, fi, err)
+	}
+	if open[real] {
+		return fmt.Errorf("%s leads back to %s: a loop of symbolic links", path, real)
+	}
+	open[real] = true
+	defer delete(open, real)
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return fn(path, fi, err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := walkFollow(filepath.Join(path, n), fn, open); err != nil {
+			return err
+		}
+	}
+	return nil
+}
