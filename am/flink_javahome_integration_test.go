@@ -1,0 +1,140 @@
+//go:build integration
+
+package am_test
+
+// [flink] java-home on the mini cluster (docs/flink.md#a-jdk-for-the-containers): the JobManager and
+// the TaskManagers run the JDK the job ships, and a JDK too old for the Flink version fails the
+// application at once with the versions and the key in its diagnostics.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// flinkJLinkModules are the modules of the trimmed runtime Flink 1.20.5's JobManager and
+// TaskManager run on (found by running them: TestFlinkJavaHomeRunsTheShippedJDK).
+var flinkJLinkModules = []string{
+	"java.base", "java.compiler", "java.desktop", "java.instrument", "java.logging", "java.management",
+	"java.management.rmi", "java.naming", "java.net.http", "java.rmi", "java.scripting", "java.security.jgss", "java.security.sasl",
+	"java.sql", "java.xml", "jdk.crypto.ec", "jdk.management", "jdk.unsupported", "jdk.zipfs",
+}
+
+// trimmedJDK is a runtime of this machine's JDK with flinkJLinkModules only (jlink), so the JDK a
+// test ships is tens of MB rather than hundreds. It is built once per JDK and module list, beside
+// make flink-dist's Flink home.
+func trimmedJDK(t *testing.T) string {
+	t.Helper()
+	jlink, err := exec.LookPath("jlink")
+	require.NoError(t, err, "jlink (a JDK's) builds the trimmed runtime these tests ship")
+	real, err := filepath.EvalSymlinks(jlink)
+	require.NoError(t, err)
+	home, _ := flinkInputs(t)
+	h := sha256.Sum256([]byte(real + "\x00" + strings.Join(flinkJLinkModules, ",")))
+	dir := filepath.Join(filepath.Dir(home), "jdk-flink-"+hex.EncodeToString(h[:])[:12])
+	if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+		return dir
+	}
+	tmp := dir + ".tmp"
+	require.NoError(t, os.RemoveAll(tmp))
+	out, err := exec.Command(jlink, "--add-modules", strings.Join(flinkJLinkModules, ","), "--strip-debug",
+		"--no-man-pages", "--no-header-files", "--compress=2", "--output", tmp).CombinedOutput()
+	require.NoError(t, err, "jlink: %s", out)
+	require.NoError(t, os.Rename(tmp, dir))
+	return dir
+}
+
+// javaHomeLine is what -XshowSettings:properties prints of the running JVM's java.home.
+var javaHomeLine = regexp.MustCompile(`(?m)^\s*java\.home = (\S+)\s*$`)
+
+// appFiles returns, per container of the application, the concatenation of its log files named by
+// glob (e.g. "*.err", "stderr").
+func appFiles(id string, globs ...string) map[string]string {
+	out := map[string]string{}
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		for _, g := range globs {
+			files, _ := filepath.Glob(filepath.Join(d, id, "*", g))
+			for _, f := range files {
+				data, _ := os.ReadFile(f)
+				out[filepath.Base(filepath.Dir(f))] += string(data)
+			}
+		}
+	}
+	return out
+}
+
+// TestFlinkJavaHomeRunsTheShippedJDK: a job with java-home = a trimmed JDK runs the gpu test job to
+// FINISHED, and the JobManager's and the TaskManager's JVMs report as their java.home the JDK
+// localised from the job's archive (java-home-<sha>.tar), not the node's.
+func TestFlinkJavaHomeRunsTheShippedJDK(t *testing.T) {
+	e2eEnv(t)
+	jdk := trimmedJDK(t)
+	job := flinkJob(t, "flink-java-home", 1, 1, []string{"gpu", "1"}, `"env.java.opts.all" = "-XshowSettings:properties"`)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\njava-home = \""+jdk+"\"\n", 1)), 0o644))
+	start := time.Now()
+	r := yarnAM(t, 6*time.Minute, "submit", job)
+	id := submittedID(r.stdout)
+	require.Equal(t, 0, r.code, "the job runs on the shipped JDK:\n%s\n%s", r, containerLogs(id))
+	t.Logf("measured: submit with java-home -> SUCCEEDED %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
+	lines := tmLines(id, flinkGPULine)
+	assert.Len(t, lines, 1, "the gpu job's subtask ran:\n%s", containerLogs(id))
+
+	homes := map[string]string{}
+	for c, text := range appFiles(id, "jobmanager.err", "stderr") {
+		if m := javaHomeLine.FindStringSubmatch(text); m != nil {
+			homes[c] = m[1]
+		}
+	}
+	require.Len(t, homes, 2, "the JobManager's JVM (jobmanager.err of the AM container) and the TaskManager's (its stderr) printed their java.home:\n%s", containerLogs(id))
+	for c, h := range homes {
+		assert.Regexp(t, `/java-home-[0-9a-f]{32}\.tar$`, h, "%s ran the JDK localised from the job's archive", c)
+	}
+	r = yarnAM(t, 6*time.Minute, "check", job)
+	assert.NotContains(t, r.stderr, "java-home", "a JDK 17 is new enough for Flink 1.20.5: no warning\n%s", r)
+}
+
+// TestFlinkJavaHomeTooOldFailsAtOnce: with java-home = a JDK whose release file says Java 7 (below
+// Flink 1.20's Java 8), check warns, and the application FAILS without starting a JVM, its
+// diagnostics naming the version found, where it was read, the version needed and the key.
+func TestFlinkJavaHomeTooOldFailsAtOnce(t *testing.T) {
+	e2eEnv(t)
+	jdk := filepath.Join(t.TempDir(), "jdk1.7.0_80")
+	require.NoError(t, os.MkdirAll(filepath.Join(jdk, "bin"), 0o755))
+	// A JVM that ran would leave this file: none may run.
+	ran := filepath.Join(t.TempDir(), "java-ran")
+	require.NoError(t, os.WriteFile(filepath.Join(jdk, "bin", "java"),
+		[]byte("#!/bin/sh\ntouch "+ran+"\necho 'java version \"1.7.0_80\"' >&2\nexit 1\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(jdk, "release"), []byte("JAVA_VERSION=\"1.7.0\"\nOS_NAME=\"Linux\"\n"), 0o644))
+	job := flinkJob(t, "flink-old-java", 1, 1, []string{"gpu", "1"}, "")
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\njava-home = \""+jdk+"\"\n", 1)), 0o644))
+
+	r := yarnAM(t, time.Minute, "check", job)
+	assert.Equal(t, 0, r.code, "an old java-home is a warning at check time:\n%s", r)
+	assert.Contains(t, r.stderr, `is Java 7 ("1.7.0", from `+filepath.Join(jdk, "release")+`); Flink 1.20.5 needs Java 8 or later`, r.String())
+
+	start := time.Now()
+	r = yarnAM(t, 6*time.Minute, "submit", job)
+	require.NotEqual(t, 0, r.code, "the JobManager refuses the old JDK:\n%s", r)
+	id := submittedID(r.stdout)
+	d := status(t, id)
+	t.Logf("measured: submit with a Java 7 java-home -> FAILED %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
+	assert.Equal(t, "FAILED", d.Report.FinalStatus)
+	assert.Regexp(t, regexp.QuoteMeta(`the JDK of [flink] java-home ("`+jdk+`") is Java 7 ("1.7.0", from `)+
+		`\S*/java-home-[0-9a-f]{32}\.tar/release\), but Flink 1\.20\.5 needs Java 8 or later: set \[flink\] java-home to a JDK 8 or later`,
+		d.Report.Diagnostics, "the release file of the JDK localised from the job's archive\n%s", containerLogs(id))
+	assert.NotContains(t, d.Report.Diagnostics, "Exception", "no Java stack trace")
+	assert.NoFileExists(t, ran, "no JVM was started")
+}
