@@ -53,6 +53,11 @@ jar = "hdfs:///jobs/wordcount.jar"
 instances = 1
 `
 
+// withJavaHome is flinkJob with [flink] java-home = v.
+func withJavaHome(v string) string {
+	return strings.Replace(flinkJob, "jar = ", fmt.Sprintf("java-home = %q\njar = ", v), 1)
+}
+
 // manyUnknownKeys is n unknown top-level keys, for the start of a job file.
 func manyUnknownKeys(n int) string {
 	var b strings.Builder
@@ -485,6 +490,21 @@ func badInputs() []badInput {
 			code: 3, want: []string{"flink.provided", "hdfs://flink.tar", "no path"}},
 		{name: "flink checkpoint-on-preemption not a value", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "checkpoint-on-preemption = \"sometimes\"\n[taskexecutor]", 1),
 			code: 3, want: []string{"flink.checkpoint-on-preemption", `"sometimes"`, "checkpoint, savepoint, off"}},
+		{name: "flink java-home missing", args: []string{"check", "$D/job.toml"}, job: withJavaHome("nojdk"),
+			code: 3, want: []string{"flink.java-home", `"nojdk"`, "no such directory", "bin/java", "JAVA_VERSION", "hdfs://"}},
+		{name: "flink java-home without bin/java", args: []string{"check", "$D/job.toml"}, job: withJavaHome("jdk"), files: map[string]string{"jdk/release": "JAVA_VERSION=\"17\"\n"},
+			code: 3, want: []string{"flink.java-home", `"jdk"`, "no bin/java", "a JDK directory"}},
+		{name: "flink java-home without JAVA_VERSION", args: []string{"check", "$D/job.toml"}, job: withJavaHome("jdk"),
+			files: map[string]string{"jdk/bin/java": "#!/bin/sh\n", "jdk/release": "OS_NAME=\"Linux\"\n"},
+			code:  3, want: []string{"flink.java-home", `"jdk"`, "no JAVA_VERSION line", "a JDK directory"}},
+		{name: "flink java-home release a named pipe", args: []string{"check", "$D/job.toml"}, job: withJavaHome("jdk"),
+			files: map[string]string{"jdk/bin/java": "#!/bin/sh\n", "jdk/release|": ""},
+			code:  3, want: []string{"flink.java-home", "jdk/release", "named pipe"}},
+		{name: "flink java-home bin/java not executable", args: []string{"check", "$D/job.toml"}, job: withJavaHome("jdk"),
+			files: map[string]string{"jdk/bin/java": "#!/bin/sh\n", "jdk/release": "JAVA_VERSION=\"17.0.15\"\n"},
+			code:  3, want: []string{"flink.java-home", `"jdk"`, "bin/java is not executable", "a JDK directory"}},
+		{name: "flink java-home not hdfs", args: []string{"check", "$D/job.toml"}, job: withJavaHome("s3://b/jdk-17.tar.gz"),
+			code: 3, want: []string{"flink.java-home", `"s3://b/jdk-17.tar.gz"`, "hdfs://", ".tar.gz"}},
 		{name: "yarn-site.xml includes a missing file", args: []string{"check", "$D/job.toml"}, env: map[string]string{"HADOOP_CONF_DIR": "$D/conf"},
 			files: map[string]string{"conf/yarn-site.xml": `<configuration xmlns:xi="http://www.w3.org/2001/XInclude"><xi:include href="rm.xml"/></configuration>`},
 			code:  3, want: []string{"$D/conf/yarn-site.xml", `"rm.xml"`, "does not exist", "xi:fallback"}},

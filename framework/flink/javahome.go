@@ -86,13 +86,18 @@ func InspectJDK(dir string) (dist.JavaVersion, error) {
 		return dist.JavaVersion{}, errors.New("it has no bin/java")
 	case !st.Mode().IsRegular():
 		return dist.JavaVersion{}, errors.New("its bin/java is not a regular file")
-	case st.Mode().Perm()&0o111 == 0:
-		return dist.JavaVersion{}, fmt.Errorf("its bin/java is not executable (%s)", st.Mode().Perm())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "release")); err != nil {
 		return dist.JavaVersion{}, errors.New("it has no release file (a JDK's names its JAVA_VERSION)")
 	}
-	return dist.ReadRelease(dir)
+	v, err := dist.ReadRelease(dir)
+	if err != nil {
+		return v, err
+	}
+	if st.Mode().Perm()&0o111 == 0 {
+		return dist.JavaVersion{}, fmt.Errorf("its bin/java is not executable (%s)", st.Mode().Perm())
+	}
+	return v, nil
 }
 
 // javaHomeWarning is the client's warning when java-home's JDK is older than the Flink home's
