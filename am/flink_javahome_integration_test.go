@@ -106,7 +106,8 @@ func TestFlinkJavaHomeRunsTheShippedJDK(t *testing.T) {
 
 // TestFlinkJavaHomeTooOldFailsAtOnce: with java-home = a JDK whose release file says Java 7 (below
 // Flink 1.20's Java 8), check warns, and the application FAILS without starting a JVM, its
-// diagnostics naming the version found, where it was read, the version needed and the key.
+// diagnostics naming the version found, where it was read, the version needed and the key. The same
+// JDK as the container's own java (JAVA_HOME, no java-home) fails the same way.
 func TestFlinkJavaHomeTooOldFailsAtOnce(t *testing.T) {
 	e2eEnv(t)
 	jdk := filepath.Join(t.TempDir(), "jdk1.7.0_80")
@@ -136,5 +137,17 @@ func TestFlinkJavaHomeTooOldFailsAtOnce(t *testing.T) {
 		`\S*/java-home-[0-9a-f]{32}\.tar/release\), but Flink 1\.20\.5 needs Java 8 or later: set \[flink\] java-home to a JDK 8 or later`,
 		d.Report.Diagnostics, "the release file of the JDK localised from the job's archive\n%s", containerLogs(id))
 	assert.NotContains(t, d.Report.Diagnostics, "Exception", "no Java stack trace")
+	assert.NoFileExists(t, ran, "no JVM was started")
+
+	// Without java-home, the container's own java: here the same Java 7 as the AM container's
+	// JAVA_HOME, as an old NodeManager's would be.
+	require.NoError(t, os.WriteFile(job, append(body, []byte("\n[am.env]\nJAVA_HOME = \""+jdk+"\"\n")...), 0o644))
+	r = yarnAM(t, 6*time.Minute, "submit", job)
+	require.NotEqual(t, 0, r.code, "the JobManager refuses the node's old java:\n%s", r)
+	id = submittedID(r.stdout)
+	d = status(t, id)
+	assert.Equal(t, "FAILED", d.Report.FinalStatus)
+	assert.Contains(t, d.Report.Diagnostics, `this container's java `+filepath.Join(jdk, "bin", "java")+` is Java 7 ("1.7.0", from `+filepath.Join(jdk, "release")+
+		`), but Flink 1.20.5 needs Java 8 or later: set [flink] java-home to a JDK 8 or later`, "%s", containerLogs(id))
 	assert.NoFileExists(t, ran, "no JVM was started")
 }
