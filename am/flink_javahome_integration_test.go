@@ -26,7 +26,7 @@ import (
 var flinkJLinkModules = []string{
 	"java.base", "java.compiler", "java.desktop", "java.instrument", "java.logging", "java.management",
 	"java.management.rmi", "java.naming", "java.net.http", "java.rmi", "java.scripting", "java.security.jgss", "java.security.sasl",
-	"java.sql", "java.xml", "jdk.crypto.ec", "jdk.management", "jdk.unsupported", "jdk.zipfs",
+	"java.sql", "java.xml", "jdk.crypto.ec", "jdk.management", "jdk.security.auth", "jdk.security.jgss", "jdk.unsupported", "jdk.zipfs",
 }
 
 // trimmedJDK is a runtime of this machine's JDK with flinkJLinkModules only (jlink), so the JDK a
