@@ -82,6 +82,22 @@ func ParseCertificate(certPEM []byte) (*x509.Certificate, error) {
 // ServerCertificate issues the AM's server certificate for host (an IP address or a DNS name,
 // NM_HOST) from the authority.
 func ServerCertificate(caCertPEM, caKeyPEM []byte, host string) (tls.Certificate, error) {
+	return Issue(caCertPEM, caKeyPEM, x509.ExtKeyUsageServerAuth, host)
+}
+
+// ClientCertificate issues a client certificate named name from the authority: what a server of the
+// application that asks for one (a Flink JobManager's REST API, docs/flink.md#who-can-reach-the-jobmanager)
+// accepts, and nobody outside the AM holds.
+func ClientCertificate(caCertPEM, caKeyPEM []byte, name string) (tls.Certificate, error) {
+	return Issue(caCertPEM, caKeyPEM, x509.ExtKeyUsageClientAuth, name)
+}
+
+// Issue issues a certificate from the authority for usage (server or client authentication); names
+// are its subject alternative names (IP addresses or DNS names), the first also its common name.
+func Issue(caCertPEM, caKeyPEM []byte, usage x509.ExtKeyUsage, names ...string) (tls.Certificate, error) {
+	if len(names) == 0 {
+		return tls.Certificate{}, errors.New("a certificate needs a name")
+	}
 	ca, err := ParseCertificate(caCertPEM)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("the application's TLS authority: %w", err)
@@ -104,20 +120,22 @@ func ServerCertificate(caCertPEM, caKeyPEM []byte, host string) (tls.Certificate
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: sn,
-		Subject:      pkix.Name{CommonName: host},
+		Subject:      pkix.Name{CommonName: names[0]},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     ca.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
 	}
-	if ip := net.ParseIP(host); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	} else {
-		tmpl.DNSNames = []string{host}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("issuing the AM's certificate for %s: %w", host, err)
+		return tls.Certificate{}, fmt.Errorf("issuing a certificate for %s: %w", names[0], err)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
