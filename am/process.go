@@ -238,7 +238,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 				return m.Instances()
 			}
 			return 0
-		}})
+		}, TLS: amAuthority{amTLS}})
 	if err != nil {
 		return 1, err
 	}
@@ -317,7 +317,11 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	running.Store(m)
 	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links,
 		Redact: secretsRedactor(creds, ""), // the workers' stderr tails (diagnostics.go)
-		Stop:   fwAM.OnStop}
+		Stop:   fwAM.OnStop, Proxy: fwAM.Proxy}
+	if p := fwAM.Proxy; p != nil {
+		// The framework's UI as users reach it: through the AM (web/proxy.go), never its own address.
+		api.Links = append(slices.Clone(api.Links), contract.Link{Name: p.Name, URL: base + strings.TrimPrefix(web.ProxyPrefix(p), "/"), Note: p.Note})
+	}
 	if watch := newFrameworkWatch(fwAM.DetailsTitle, fwAM.Details, log); watch != nil {
 		api.Framework = watch.status
 		watchCtx, stopWatch := context.WithCancel(ctx)

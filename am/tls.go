@@ -2,6 +2,7 @@ package am
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 
 	"github.com/sirupsen/logrus"
@@ -15,6 +16,20 @@ import (
 type amTLS struct {
 	Config *tls.Config
 	CACert []byte // PEM
+	caKey  []byte // PEM; only in the AM's memory, for the certificates a framework asks for
+}
+
+// amAuthority is the application's authority as a framework sees it (framework.Authority).
+type amAuthority struct{ t *amTLS }
+
+func (a amAuthority) CACert() []byte { return a.t.CACert }
+
+func (a amAuthority) ServerCertificate(hosts ...string) (tls.Certificate, error) {
+	return amtls.Issue(a.t.CACert, a.t.caKey, x509.ExtKeyUsageServerAuth, hosts...)
+}
+
+func (a amAuthority) ClientCertificate(name string) (tls.Certificate, error) {
+	return amtls.ClientCertificate(a.t.CACert, a.t.caKey, name)
 }
 
 // tlsFromCredentials issues the AM's HTTPS certificate for host from the application's authority in
@@ -41,5 +56,5 @@ func tlsFromCredentials(creds *yarnrpc.Credentials, host, app string, log logrus
 		return nil, err
 	}
 	creds.Secrets[contract.TLSCACertAlias] = caCert
-	return &amTLS{Config: amtls.ServerConfig(cert), CACert: caCert}, nil
+	return &amTLS{Config: amtls.ServerConfig(cert), CACert: caCert, caKey: caKey}, nil
 }

@@ -87,6 +87,8 @@ type AMStart struct {
 	Scale func(to int, stopFirst []string, why string) error
 	// Instances is the number of TaskExecutors the AM declares now (0 before it runs). Never nil.
 	Instances func() int
+	// TLS issues certificates from the application's authority (nil in tests that need none).
+	TLS Authority
 }
 
 // Deferred is what AM.OnScale returns when it accepts a change but carries it out itself, later,
@@ -130,6 +132,9 @@ type AM struct {
 	// with success, and returns what it did (a Flink job's savepoint path). Without it stop refuses
 	// and names yarn-am kill. ctx bounds it (the stop's --timeout).
 	OnStop func(ctx context.Context, savepoint string) (result string, err error)
+	// Proxy, when set, is the framework's web UI and API, which the AM serves under its own tracking
+	// URL with its own rules (Proxy) and shows as a link; nil: none.
+	Proxy *Proxy
 }
 
 // Command is a subcommand of the yarn-am binary that a framework's process runs (flink-jobmanager).

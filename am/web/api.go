@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
 )
 
@@ -53,6 +54,9 @@ type Options struct {
 	// Stop stops the application through its framework (POST /api/v1/stop, stop.go;
 	// framework.AM.OnStop); nil: the framework cannot, and the endpoint says to kill instead.
 	Stop func(ctx context.Context, savepoint string) (string, error)
+	// Proxy is the job's framework's web UI and API, served under ProxyPrefix (proxy.go;
+	// framework.AM.Proxy); nil: none.
+	Proxy *framework.Proxy
 }
 
 // api is one listener's handlers.
@@ -79,6 +83,9 @@ func Handler(b Backend, o Options) http.Handler {
 	h.launcherRoutes(mux) // launcher.go
 	mux.Handle("GET /api/v1/events", limitedEventsHandler(b.Events, 0, o.Streams, h.full))
 	mux.Handle("GET /metrics", b.Metrics)
+	if o.Proxy != nil && o.Proxy.Target != nil {
+		mux.Handle(ProxyPrefix(o.Proxy), h.proxyHandler(o.Proxy))
+	}
 	ui := UIHandler()
 	mux.Handle("GET /{$}", ui)
 	mux.Handle("GET /ui/", ui)

@@ -1,0 +1,39 @@
+package framework
+
+import (
+	"crypto/tls"
+	"net/http"
+	"net/url"
+)
+
+// Authority issues certificates from the application's own TLS authority (contract/amtls), for a
+// framework whose process serves an API that must answer the AM alone (a Flink JobManager's REST API,
+// with mutual TLS): the AM holds the authority's key, the framework gets certificates.
+type Authority interface {
+	// CACert is the authority's certificate (PEM), what a server or client of the application trusts.
+	CACert() []byte
+	// ServerCertificate is a server certificate for hosts (IP addresses or DNS names).
+	ServerCertificate(hosts ...string) (tls.Certificate, error)
+	// ClientCertificate is a client certificate named name.
+	ClientCertificate(name string) (tls.Certificate, error)
+}
+
+// Proxy is a framework's own web UI and API that the AM serves to users under its tracking URL
+// (docs/security.md#framework-uis-through-the-am): requests to <tracking URL>/<Path>/... go to Target
+// through Transport. Reads (GET, HEAD) are open to whoever may read the AM's page; any other method
+// changes the work, and the AM forwards it only over HTTPS with the application secret, as every write
+// to the AM. The AM never forwards the secret itself, nor a request to any other host.
+type Proxy struct {
+	// Path is the first path segment it is served under ("flink": /flink/).
+	Path string
+	// Name and Note are its link in status, the API and the page (contract.Link).
+	Name, Note string
+	// Target is the framework's server, scheme://host:port; the request's path below Path is
+	// appended to it.
+	Target *url.URL
+	// Transport reaches Target (the client certificate of a server that asks for one); nil: http's
+	// default.
+	Transport http.RoundTripper
+	// MaxBody bounds a forwarded request's body (a jar upload); 0: the AM's default.
+	MaxBody int64
+}
