@@ -13,6 +13,8 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
+require software.sslmate.com/src/go-pkcs12 v0.7.4 // indirect
+
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

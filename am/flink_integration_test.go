@@ -8,6 +8,7 @@ package am_test
 // (testdata/flink/job). The fake nvidia-smi gives each node GPUs 0-3.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -184,7 +185,7 @@ func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 	gpus := containerGPUs(d, nodes)
 	require.Len(t, gpus, 3, "status: %+v\n%s", d.Report, containerLogs(id))
 	ui := flinkUI(t, id)
-	assert.Regexp(t, `^http://[^/]+:\d+/$`, ui, "status shows the JobManager's web UI")
+	assert.Regexp(t, `^http://[^/]+:\d+/flink/$`, ui, "status shows the JobManager's web UI through the AM")
 	end := waitFor(t, id, 5*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
 	t.Logf("measured: submit -> application ended %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
 	require.Equal(t, "SUCCEEDED", end.Report.FinalStatus, "diagnostics: %s\n%s", end.Report.Diagnostics, containerLogs(id))
@@ -200,13 +201,13 @@ func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 	}
 	assert.Len(t, seen, 3, "one subtask in each TaskManager, each on its own GPU: %v", seen)
 	// The mini cluster's NodeManagers share the AM's host: every TaskManager's JVM started once the
-	// JobManager's job had left INITIALIZING.
+	// JobManager's REST port accepted connections (its API answers the AM's client certificate only).
 	waits := tmLines(id, flinkWaitLine)
 	require.Len(t, waits, 3, "each TaskManager waited for the JobManager on its host:\n%s", containerLogs(id))
 	var waited []string
 	for _, w := range waits {
-		assert.Equal(t, ui, w[1]+"/", "the TaskManager polled the JobManager status shows")
-		assert.Regexp(t, `^job [0-9a-f]{32} is (CREATED|RUNNING|FINISHED)$`, w[3])
+		assert.Regexp(t, `^[^/]+:\d+$`, w[1], "the TaskManager waited for the JobManager's REST port")
+		assert.Equal(t, "its REST port accepts connections", w[3])
 		waited = append(waited, w[2]+" s")
 	}
 	t.Logf("measured: the TaskManagers waited %s for the JobManager", strings.Join(waited, ", "))
@@ -426,10 +427,15 @@ func notEnoughResources(t *testing.T, id string) *shortageEvent {
 }
 
 // TestFlinkSessionCluster: without flink.jar the JobManager is a session cluster that runs until
-// killed; status shows its web UI, where the TaskManager has registered.
+// killed; status shows its web UI, through the AM, where the TaskManager has registered. With
+// [flink] web-submit = true its owner uploads and runs a jar through the AM, and nobody else reaches
+// it (jobManagerClosedToStrangers).
 func TestFlinkSessionCluster(t *testing.T) {
 	e2eEnv(t)
 	job := flinkJob(t, "flink-session", 1, 1, nil, "")
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, bytes.Replace(body, []byte("[flink]\n"), []byte("[flink]\nweb-submit = true\n"), 1), 0o644))
 	id := submitDetached(t, job)
 	var ui string
 	waitFor(t, id, 4*time.Minute, "the session's TaskManager registered", func(d statusDoc) bool {
@@ -457,13 +463,14 @@ func TestFlinkSessionCluster(t *testing.T) {
 	assert.Empty(t, jobs, "a session cluster runs no program of its own")
 	waits := tmLines(id, flinkWaitLine)
 	require.Len(t, waits, 1, "the TaskManager waited for the session JobManager on its host:\n%s", containerLogs(id))
-	assert.Equal(t, "its REST API answers", waits[0][3])
+	assert.Equal(t, "its REST port accepts connections", waits[0][3])
 	// Fewer TaskManagers would stop its jobs' tasks: scale refuses, saying what would work.
 	r := yarnAM(t, time.Minute, "scale", id, "0")
 	assert.Equal(t, 1, r.code, "scale 1 -> 0 of a session cluster:\n%s", r)
 	assert.Contains(t, r.stderr, "a session cluster's TaskManagers run the tasks of its jobs")
 	assert.Equal(t, 1, status(t, id).AM.Requirement.Instances, "the requirement did not change")
 	assert.Equal(t, "RUNNING", status(t, id).Report.State, "it runs until killed")
+	jobManagerClosedToStrangers(t, id, ui)
 }
 
 // TestFlinkScaleOfAFixedJobIsRefused: a streaming job whose parallelism is fixed (not reactive) would

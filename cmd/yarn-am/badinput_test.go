@@ -486,6 +486,8 @@ func badInputs() []badInput {
 			code: 3, want: []string{"flink.hadoop-classpath = 5", "a list of absolute paths", "'hadoop classpath'", "[] for none"}},
 		{name: "flink hadoop-classpath a relative entry", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "hadoop-classpath = [\"$HADOOP_CONF_DIR\", \"share/hadoop/*\"]\n[taskexecutor]", 1),
 			code: 3, want: []string{"flink.hadoop-classpath", `"share/hadoop/*"`, "is relative"}},
+		{name: "flink web-submit on an application cluster", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[flink]\n", "[flink]\nweb-submit = true\n", 1),
+			code: 3, want: []string{"flink.web-submit = true", "application cluster", "drop jar for a session cluster"}},
 		{name: "flink provided with no path", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "hdfs:///flink/flink-1.20.5.tar", "hdfs://flink.tar", 1),
 			code: 3, want: []string{"flink.provided", "hdfs://flink.tar", "no path"}},
 		{name: "flink checkpoint-on-preemption not a value", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "checkpoint-on-preemption = \"sometimes\"\n[taskexecutor]", 1),

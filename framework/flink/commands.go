@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -45,9 +44,8 @@ AM sets it as the TaskExecutors' command). It reads the GPU indexes the launcher
 ($YARN_AM_EXTERNAL_RESOURCES_FILE), points Flink's GPU driver at them, sets the process size to the
 container's memory ([taskexecutor] memory) and the JobManager's address to $YARN_AM_FLINK_JOBMANAGER,
 and replaces itself with the TaskManager's JVM (same process). On the JobManager's host (by default;
-[flink] wait-for-jobmanager) the JVM starts once the JobManager has started (its job is past
-INITIALIZING, or for a session cluster its REST API at $YARN_AM_FLINK_REST answers), at most 60 s
-later; stdout says how long it waited. A TaskManager whose assigned GPUs do not match
+[flink] wait-for-jobmanager) the JVM starts once the JobManager has started (its REST port at
+$YARN_AM_FLINK_REST accepts connections), at most 60 s later; stdout says how long it waited. A TaskManager whose assigned GPUs do not match
 external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.log in the
 container's log directory; the job's prints are in the container's stdout.`
 
@@ -200,6 +198,16 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		s.conf.Set(k, v)
 	}
 	f := s.spec
+	// Its REST API answers the AM's client certificate only (docs/flink.md#who-can-reach-the-jobmanager).
+	tlsDir := os.Getenv(EnvRESTTLS)
+	if tlsDir == "" {
+		return failf("%s is not set: the AM sets it for a [flink] job's driver", EnvRESTTLS)
+	}
+	restKeys, restTLSClient, err := readRESTTLS(tlsDir)
+	if err != nil {
+		return failf("%v", err)
+	}
+	closeREST(s.conf, restKeys, f.WebSubmit && f.Jar == "")
 	role := dist.RoleSession
 	spec := dist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
 		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB)}
@@ -232,12 +240,12 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		return failf("%v", err)
 	}
 	defer errF.Close()
-	restURL := "http://" + net.JoinHostPort(host, restPort)
-	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting; web UI and REST API at %s/\n", role, restURL)
+	restURL := "https://" + net.JoinHostPort(host, restPort)
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting; REST API at %s/ (mutual TLS; users reach it through the AM's tracking URL, flink/)\n", role, restURL)
 	if role == dist.RoleSession {
 		return runFlinkSession(ctx, p, outF, errF, stderr)
 	}
-	out, err := dist.RunApplication(ctx, p, &dist.REST{URL: restURL}, time.Second, 15*time.Second, outF, errF)
+	out, err := dist.RunApplication(ctx, p, &dist.REST{URL: restURL, HTTP: restClient(restTLSClient, 10*time.Second)}, time.Second, 15*time.Second, outF, errF)
 	if err != nil {
 		return failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
 	}
@@ -313,15 +321,42 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 		say("starting without waiting for the JobManager: %v", err)
 		return
 	}
-	rest := &dist.REST{URL: "http://" + net.JoinHostPort(s.host, restPort), HTTP: &http.Client{Timeout: 2 * time.Second}}
+	// The REST API answers the AM's client certificate only (resttls.go), which a TaskManager does
+	// not hold: it waits for the port to accept connections, which the JobManager opens once its
+	// configuration is read and its REST endpoint starts.
+	addr := net.JoinHostPort(s.host, restPort)
 	start := time.Now()
-	saw, err := rest.WaitStarted(ctx, 200*time.Millisecond, s.spec.Jar != "")
-	if err != nil {
-		say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), rest.URL, err)
+	if err := waitListening(ctx, addr, 200*time.Millisecond); err != nil {
+		say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), addr, err)
 		return
 	}
-	say("started after the JobManager at %s (wait-for-jobmanager = %s, TaskManager on %s): waited %.1f s, %s",
-		rest.URL, s.spec.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
+	say("started after the JobManager at %s (wait-for-jobmanager = %s, TaskManager on %s): waited %.1f s, its REST port accepts connections",
+		addr, s.spec.WaitForJobManager, tmHost, time.Since(start).Seconds())
+}
+
+// dialREST connects to the JobManager's REST port (a seam for the tests).
+var dialREST = (&net.Dialer{Timeout: 2 * time.Second}).DialContext
+
+// waitListening dials addr every poll until it accepts a connection or ctx ends.
+func waitListening(ctx context.Context, addr string, poll time.Duration) error {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	last := "no answer yet"
+	for {
+		c, err := dialREST(ctx, "tcp", addr)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if ctx.Err() == nil {
+			last = err.Error()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("its REST port does not accept connections (%s): %w", last, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // sameHost reports whether two host names are one host: the same name, names with an address in

@@ -2,9 +2,8 @@ package flink
 
 import (
 	"context"
+	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,20 +19,32 @@ import (
 
 // A TaskManager's JVM waits for the JobManager as [flink] wait-for-jobmanager says
 // (docs/flink.md#taskmanagers-on-the-jobmanagers-host): with the default only on the JobManager's
-// host, and never longer than the bound.
+// host, until its REST port accepts connections, and never longer than the bound.
 func TestWaitForJobManager(t *testing.T) {
-	var polls, started atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		polls.Add(1)
-		if started.Load() == 0 {
-			w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"INITIALIZING"}]}`))
-			return
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
 		}
-		w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"RUNNING"}]}`))
-	}))
-	defer srv.Close()
-	jmHost, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
-	t.Setenv(EnvREST, net.JoinHostPort(jmHost, port))
+	}()
+	jmHost, port, _ := net.SplitHostPort(ln.Addr().String())
+	t.Setenv(EnvREST, ln.Addr().String())
+	// The port opens at the third dial: the two before it are refused, as before the JobManager binds.
+	var dials, opensAt atomic.Int32
+	real := dialREST
+	dialREST = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if n := dials.Add(1); opensAt.Load() == 0 || n < opensAt.Load() {
+			return nil, errors.New("connection refused")
+		}
+		return real(ctx, network, addr)
+	}
+	defer func() { dialREST = real }()
 	setup := func(mode string) *flinkSetup {
 		spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
 		return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
@@ -48,42 +59,30 @@ func TestWaitForJobManager(t *testing.T) {
 		{"never, the JobManager's host", WaitNever, jmHost, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			polls.Store(0)
-			started.Store(0)
-			done := make(chan struct{})
-			defer close(done)
-			go func() { // the JobManager starts its job after a few polls
-				for polls.Load() < 3 {
-					select {
-					case <-done:
-						return
-					case <-time.After(10 * time.Millisecond):
-					}
-				}
-				started.Store(1)
-			}()
+			dials.Store(0)
+			opensAt.Store(3)
 			var out strings.Builder
 			waitForJobManager(setup(tc.mode), tc.tmHost, time.Minute, &out)
 			if !tc.waits {
-				assert.Zero(t, polls.Load(), "no poll")
+				assert.Zero(t, dials.Load(), "no dial")
 				assert.Empty(t, out.String())
 				return
 			}
-			assert.GreaterOrEqual(t, polls.Load(), int32(4), "it waited for the job to leave INITIALIZING")
-			assert.Contains(t, out.String(), "yarn-am flink-taskmanager: started after the JobManager at "+srv.URL)
-			assert.Contains(t, out.String(), "job j1 is RUNNING")
+			assert.EqualValues(t, 3, dials.Load(), "it waited for the port to open")
+			assert.Contains(t, out.String(), "yarn-am flink-taskmanager: started after the JobManager at "+net.JoinHostPort(jmHost, port))
+			assert.Contains(t, out.String(), "its REST port accepts connections")
 		})
 	}
 
-	// A JobManager that never starts its job holds the TaskManager only up to the bound.
-	polls.Store(0)
-	started.Store(0)
+	// A JobManager that never opens its port holds the TaskManager only up to the bound.
+	dials.Store(0)
+	opensAt.Store(0)
 	var out strings.Builder
 	begin := time.Now()
 	waitForJobManager(setup(WaitSameHost), jmHost, 300*time.Millisecond, &out)
 	assert.Less(t, time.Since(begin), 10*time.Second)
-	assert.Contains(t, out.String(), "without the JobManager at "+srv.URL)
-	assert.Contains(t, out.String(), "job j1 is INITIALIZING")
+	assert.Contains(t, out.String(), "without the JobManager at "+net.JoinHostPort(jmHost, port))
+	assert.Contains(t, out.String(), "connection refused")
 }
 
 func TestSameHost(t *testing.T) {
@@ -113,7 +112,7 @@ func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
 	t.Chdir(dir)
 	_, err := loadFlinkSetup()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am reads the JobManager's REST API over plain HTTP`)
+	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am sets the JobManager's REST TLS itself`)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink/conf/config.yaml"), []byte("security.ssl.rest.enabled: false\n"), 0o644))
 	_, err = loadFlinkSetup()

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
-	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -89,7 +90,18 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if err := hadoopEnv(spec, env); err != nil {
 		return nil, err
 	}
-	client := &dist.REST{URL: "http://" + rest, HTTP: &http.Client{Timeout: 5 * time.Second}}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	// The REST API answers the AM's client certificate only (resttls.go); users go through the AM.
+	closed, err := writeRESTTLS(filepath.Join(wd, restTLSDir), s.Host, s.TLS)
+	if err != nil {
+		return nil, err
+	}
+	driverEnv := maps.Clone(env)
+	driverEnv[EnvRESTTLS] = closed.dir
+	client := &dist.REST{URL: "https://" + rest, HTTP: restClient(closed.client, 5*time.Second)}
 	emit := s.Emit
 	if emit == nil {
 		emit = func(contract.Event) {}
@@ -102,8 +114,9 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		watch.preempt = newPreempter(client, emit, spec.OnPreemption, dir)
 	}
 	fw := &framework.AM{
-		DriverEnv: env, WorkerEnv: env,
-		Links: []contract.Link{{Name: "Flink UI", URL: "http://" + rest + "/", Note: "the JobManager's web UI and REST API"}},
+		DriverEnv: driverEnv, WorkerEnv: env,
+		Proxy: &framework.Proxy{Path: "flink", Name: "Flink UI", Note: "the JobManager's web UI and REST API, through the AM",
+			Target: &url.URL{Scheme: "https", Host: rest}, Transport: restTransport(closed.client)},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
 		OnScale:                 scalePolicy(isReactive(spec), spec.Jar == ""),
@@ -126,10 +139,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	// A session cluster runs until killed, whatever its jobs do: stopping one of them would not end
 	// the application, so stop refuses it and names kill.
 	if spec.Jar != "" {
-		note := ""
-		if wd, err := os.Getwd(); err == nil {
-			note = filepath.Join(wd, stoppedNote)
-		}
+		note := filepath.Join(wd, stoppedNote)
 		fw.OnStop = (&stopper{rest: client, emit: emit, configured: dir, note: note}).stop
 	}
 	return fw, nil

@@ -56,6 +56,10 @@ type Spec struct {
 	// entries in place of yarn.application.classpath's; none turns it off (hadoopcp.go).
 	HadoopClasspath    []string
 	HadoopClasspathSet bool
+	// WebSubmit turns on the JobManager's jar upload and run (Flink's web.submit.enable) for a session
+	// cluster; off, the default, and refused for an application cluster
+	// (docs/flink.md#who-can-reach-the-jobmanager).
+	WebSubmit bool
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -95,7 +99,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -117,6 +121,9 @@ var flinkKeysSetByYarnAM = map[string]string{
 	// without a word, so it is refused with the key to set instead.
 	"taskmanager.memory.process.size": "[taskexecutor] memory, the TaskManager's container; set that instead",
 	"jobmanager.memory.process.size":  "[am] memory less the AM's share; set am.memory instead",
+	// The REST API is closed to all but the AM (docs/flink.md#who-can-reach-the-jobmanager).
+	KeyWebSubmit:        "from [flink] web-submit, off unless a session cluster turns it on; set that instead",
+	"rest.bind-address": "0.0.0.0, with mutual TLS: only the AM's client certificate is answered",
 }
 
 // specOf is a job's [flink] table as ReadTable read it, with the -D Flink keys; nil when the job is not
@@ -163,6 +170,12 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		f.OnPreemption = v
 	}
 	readHadoopClasspath(t, f)
+	if v, set := t.Bool("web-submit"); set {
+		f.WebSubmit = v
+		if f.Jar != "" {
+			t.Problem("flink.web-submit = %v: an application cluster (flink.jar) runs its own job and takes no other; leave web-submit out, or drop jar for a session cluster", v)
+		}
+	}
 	switch {
 	case f.Home != "" && f.Provided != "":
 		t.Problem("flink.home = %q and flink.provided = %q: give one: home (a Flink distribution on this machine, shipped by submit) or provided (an hdfs:// archive of one)", bounded(f.Home), bounded(f.Provided))

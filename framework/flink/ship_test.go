@@ -119,7 +119,7 @@ memory = 1024
 	// TLS on the REST API would leave the AM waiting for an outcome it cannot read.
 	_, err = client.LoadJob(p, client.JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "security.ssl.rest.enabled=true"}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am reads the JobManager's REST API over plain HTTP`)
+	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am sets the JobManager's REST TLS itself`)
 }
 
 // An archive is reused by name only in a directory the user alone owns and can write: in a shared one

@@ -289,13 +289,14 @@ func (c *REST) WaitStarted(ctx context.Context, poll time.Duration, application 
 // KeyRESTSSL is Flink's switch for TLS on the REST endpoint.
 const KeyRESTSSL = "security.ssl.rest.enabled"
 
-// CheckPlainREST refuses a configuration whose JobManager serves its REST API over TLS: yarn-am reads
-// that API over plain HTTP, for the job's outcome (RunApplication) and a TaskManager's wait, and
-// would otherwise wait for an answer that never comes (docs/flink.md#the-rest-api).
+// CheckPlainREST refuses a configuration that turns on TLS on the JobManager's REST API itself:
+// yarn-am sets that TLS (mutual, with certificates of the application's own authority, so that the
+// AM alone reaches the API) and would replace the configuration's key and trust stores, which the AM
+// could not read to trust them (docs/flink.md#who-can-reach-the-jobmanager).
 func CheckPlainREST(c *Config) error {
 	v, ok := c.Get(KeyRESTSSL)
 	if ok && strings.EqualFold(strings.TrimSpace(v), "true") {
-		return fmt.Errorf("%s = %s: yarn-am reads the JobManager's REST API over plain HTTP (the job's outcome, the TaskManagers' start), so TLS on it is not supported; set it to false (Flink's internal TLS, security.ssl.internal.*, is left to Flink)", KeyRESTSSL, shown(v))
+		return fmt.Errorf("%s = %s: yarn-am sets the JobManager's REST TLS itself (mutual TLS with the application's own certificates; users reach the API through the AM), so your own key and trust stores are not supported; leave %s out (Flink's internal TLS, security.ssl.internal.*, is left to Flink)", KeyRESTSSL, shown(v), KeyRESTSSL)
 	}
 	return nil
 }

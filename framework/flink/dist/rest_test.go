@@ -118,7 +118,7 @@ func TestCheckPlainREST(t *testing.T) {
 	}
 	c.Set(KeyRESTSSL, " TRUE")
 	err := CheckPlainREST(c)
-	if err == nil || !strings.Contains(err.Error(), `security.ssl.rest.enabled = " TRUE": yarn-am reads the JobManager's REST API over plain HTTP`) {
+	if err == nil || !strings.Contains(err.Error(), `security.ssl.rest.enabled = " TRUE": yarn-am sets the JobManager's REST TLS itself`) {
 		t.Fatalf("true: %v", err)
 	}
 }

@@ -1,0 +1,196 @@
+//go:build integration
+
+package am_test
+
+import (
+	"bytes"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/contract/amtls"
+)
+
+// The JobManager's own REST address, from the driver's start line in the AM container's stdout
+// (am.stdout).
+var flinkRESTLine = regexp.MustCompile(`yarn-am flink-jobmanager: \S+ JobManager starting; REST API at https://(\S+)/ `)
+
+// jobManagerClosedToStrangers checks a running session cluster with [flink] web-submit = true
+// (docs/flink.md#who-can-reach-the-jobmanager, docs/security.md#framework-uis-through-the-am):
+//
+//   - the JobManager's REST port answers nobody directly: HTTPS without a client certificate, with
+//     one of another authority, and plain HTTP get no answer;
+//   - through the AM (status's "Flink UI" link, the plain tracking port; the RM's web proxy) reads
+//     work and every write is refused: a jar upload 403 on the plain port and 401 over HTTPS
+//     without the secret;
+//   - with the application's secret over HTTPS, as yarn-am sends it, the jar is uploaded and run;
+//     a stranger's cancel (PATCH) and savepoint (POST) of that job are refused, the owner's cancel
+//     ends it.
+func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
+	t.Helper()
+	var jm string
+	require.Eventually(t, func() bool {
+		for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+			files, _ := filepath.Glob(filepath.Join(d, id, "*", "am.stdout"))
+			for _, f := range files {
+				data, _ := os.ReadFile(f)
+				if m := flinkRESTLine.FindSubmatch(data); m != nil {
+					jm = string(m[1])
+				}
+			}
+		}
+		return jm != ""
+	}, time.Minute, time.Second, "the JobManager's start line in the AM's stdout:\n%s", containerLogs(id))
+
+	// Directly: no answer to anyone but the AM's client certificate.
+	direct := func(cfg *tls.Config, scheme string) error {
+		c := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+		resp, err := c.Get(scheme + "://" + jm + "/jobs/overview")
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode == http.StatusOK && strings.Contains(string(body), `"jobs"`) {
+			return nil
+		}
+		return errAnswer
+	}
+	assert.Error(t, direct(&tls.Config{InsecureSkipVerify: true}, "https"), "HTTPS without a client certificate is answered") // #nosec: the test is the stranger
+	otherCA, otherKey, err := amtls.NewAuthority("stranger")
+	require.NoError(t, err)
+	stranger, err := amtls.ClientCertificate(otherCA, otherKey, "stranger")
+	require.NoError(t, err)
+	assert.Error(t, direct(&tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{stranger}}, "https"), "a client certificate of another authority is answered")
+	assert.Error(t, direct(nil, "http"), "plain HTTP is answered")
+
+	// Through the AM.
+	secret, caCert, err := client.LoadAppSecret(id)
+	require.NoError(t, err, "the secret submit kept")
+	pinned, err := amtls.HTTPClient(caCert, time.Minute)
+	require.NoError(t, err)
+	var st struct {
+		AM struct {
+			SecureAPI string `json:"secureAPI"`
+		} `json:"am"`
+	}
+	r := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.code, r.String())
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	require.True(t, strings.HasPrefix(st.AM.SecureAPI, "https://"), st.AM.SecureAPI)
+	secureUI := strings.TrimSuffix(st.AM.SecureAPI, "api/v1/") + "flink/"
+	plain := &http.Client{Timeout: time.Minute}
+	call := func(hc *http.Client, method, url, auth, contentType string, body []byte) (int, string) {
+		req, err := http.NewRequest(method, url, bytes.NewReader(body))
+		require.NoError(t, err)
+		if auth != "" {
+			req.Header.Set("Authorization", "Bearer "+auth)
+		}
+		if contentType != "" {
+			req.Header.Set("Content-Type", contentType)
+		}
+		resp, err := hc.Do(req)
+		require.NoError(t, err, "%s %s", method, url)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return resp.StatusCode, string(b)
+	}
+	code, body := call(plain, http.MethodGet, ui+"jobs/overview", "", "", nil)
+	require.Equal(t, http.StatusOK, code, "a read through the AM: %s", body)
+	assert.Contains(t, body, `"jobs"`)
+	rmWeb := os.Getenv("YARN_AM_RM_WEB")
+	require.NotEmpty(t, rmWeb, "YARN_AM_RM_WEB (from .minicluster/env)")
+	code, body = call(plain, http.MethodGet, strings.TrimRight(rmWeb, "/")+"/proxy/"+id+"/flink/jobs/overview", "", "", nil)
+	require.Equal(t, http.StatusOK, code, "a read through the RM's web proxy: %s", body)
+	assert.Contains(t, body, `"jobs"`)
+
+	_, jar := flinkInputs(t)
+	upload, contentType := multipartJar(t, jar)
+	code, body = call(plain, http.MethodPost, ui+"jars/upload", "", contentType, upload)
+	assert.Equal(t, http.StatusForbidden, code, "a stranger's upload on the tracking port: %s", body)
+	code, body = call(plain, http.MethodPost, ui+"jars/upload", secret, contentType, upload)
+	assert.Equal(t, http.StatusForbidden, code, "the secret over plain HTTP: %s", body)
+	code, body = call(pinned, http.MethodPost, secureUI+"jars/upload", "", contentType, upload)
+	assert.Equal(t, http.StatusUnauthorized, code, "a stranger's upload over HTTPS: %s", body)
+	code, body = call(pinned, http.MethodPost, secureUI+"jars/upload", "wrong", contentType, upload)
+	assert.Equal(t, http.StatusUnauthorized, code, "a wrong secret: %s", body)
+
+	// The owner: upload, run.
+	code, body = call(pinned, http.MethodPost, secureUI+"jars/upload", secret, contentType, upload)
+	require.Equal(t, http.StatusOK, code, "the owner's upload: %s", body)
+	var up struct {
+		Filename string `json:"filename"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &up), body)
+	jarID := filepath.Base(up.Filename)
+	require.NotEmpty(t, jarID, body)
+	code, body = call(pinned, http.MethodPost, secureUI+"jars/"+jarID+"/run", secret, "application/json",
+		[]byte(`{"programArgsList": ["stream"], "parallelism": 1}`))
+	require.Equal(t, http.StatusOK, code, "the owner's run: %s\n%s", body, containerLogs(id))
+	var run struct {
+		JobID string `json:"jobid"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &run), body)
+	require.Regexp(t, `^[0-9a-f]{32}$`, run.JobID, body)
+	jobState := func() string {
+		code, body := call(plain, http.MethodGet, ui+"jobs/"+run.JobID, "", "", nil)
+		var j struct {
+			State string `json:"state"`
+		}
+		if code != http.StatusOK || json.Unmarshal([]byte(body), &j) != nil {
+			return ""
+		}
+		return j.State
+	}
+	require.Eventually(t, func() bool { return jobState() == "RUNNING" }, 3*time.Minute, time.Second,
+		"the uploaded job runs: %s\n%s", jobState(), containerLogs(id))
+
+	// A stranger cannot cancel it or take a savepoint of it; the owner cancels it.
+	for _, w := range []struct{ method, path, body string }{
+		{http.MethodPatch, "jobs/" + run.JobID + "?mode=cancel", ""},
+		{http.MethodPost, "jobs/" + run.JobID + "/savepoints", `{"target-directory": "file:///tmp/yarn-am-stranger", "cancel-job": true}`},
+		{http.MethodPost, "jobs/" + run.JobID + "/stop", `{"targetDirectory": "file:///tmp/yarn-am-stranger"}`},
+	} {
+		code, body := call(plain, w.method, ui+w.path, "", "application/json", []byte(w.body))
+		assert.Equal(t, http.StatusForbidden, code, "%s %s on the tracking port: %s", w.method, w.path, body)
+		code, body = call(pinned, w.method, secureUI+w.path, "", "application/json", []byte(w.body))
+		assert.Equal(t, http.StatusUnauthorized, code, "%s %s over HTTPS without the secret: %s", w.method, w.path, body)
+	}
+	assert.Equal(t, "RUNNING", jobState(), "the strangers' writes did nothing")
+	code, body = call(pinned, http.MethodPatch, secureUI+"jobs/"+run.JobID+"?mode=cancel", secret, "", nil)
+	require.Equal(t, http.StatusAccepted, code, "the owner's cancel: %s", body)
+	require.Eventually(t, func() bool { return jobState() == "CANCELED" }, 2*time.Minute, time.Second, "the owner's cancel ends the job")
+}
+
+var errAnswer = &answerError{}
+
+type answerError struct{}
+
+func (*answerError) Error() string { return "the JobManager answered" }
+
+// multipartJar is jar as Flink's /jars/upload takes it (the field "jarfile").
+func multipartJar(t *testing.T, jar string) ([]byte, string) {
+	t.Helper()
+	data, err := os.ReadFile(jar)
+	require.NoError(t, err)
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	fw, err := mw.CreateFormFile("jarfile", filepath.Base(jar))
+	require.NoError(t, err)
+	_, err = fw.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, mw.Close())
+	return b.Bytes(), mw.FormDataContentType()
+}

@@ -1,0 +1,128 @@
+package flink
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	pkcs12 "software.sslmate.com/src/go-pkcs12"
+
+	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
+)
+
+// testAuthority is the application's authority as the AM hands it to a framework.
+type testAuthority struct{ cert, key []byte }
+
+func newTestAuthority(t *testing.T) testAuthority {
+	cert, key, err := amtls.NewAuthority("application_1_0001")
+	require.NoError(t, err)
+	return testAuthority{cert, key}
+}
+
+func (a testAuthority) CACert() []byte { return a.cert }
+func (a testAuthority) ServerCertificate(hosts ...string) (tls.Certificate, error) {
+	return amtls.Issue(a.cert, a.key, x509.ExtKeyUsageServerAuth, hosts...)
+}
+func (a testAuthority) ClientCertificate(name string) (tls.Certificate, error) {
+	return amtls.ClientCertificate(a.cert, a.key, name)
+}
+
+// The AM writes the JobManager's REST TLS for its driver readable by the application's user alone:
+// PKCS12 stores (Java 17's default type) that hold the server's key and chain for the AM's host and
+// loopback, and the authority alone as the trust; the driver reads them back as the Flink keys of
+// mutual TLS, the password only in the keys, and a client configuration that presents the client
+// certificate and trusts the authority alone.
+func TestRESTTLSStoresAndKeys(t *testing.T) {
+	a := newTestAuthority(t)
+	dir := filepath.Join(t.TempDir(), restTLSDir)
+	rt, err := writeRESTTLS(dir, "nm1.example.com", a)
+	require.NoError(t, err)
+	st, err := os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "the directory")
+	for _, f := range []string{restKeyStore, restTrustStore, restPassword, restClientPEM, restCAPEM} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), f)
+	}
+	pw, err := os.ReadFile(filepath.Join(dir, restPassword))
+	require.NoError(t, err)
+	require.Len(t, string(pw), 48, "a random password of 24 bytes")
+
+	ks, err := os.ReadFile(filepath.Join(dir, restKeyStore))
+	require.NoError(t, err)
+	_, leaf, chain, err := pkcs12.DecodeChain(ks, string(pw))
+	require.NoError(t, err, "the key store opens with the password")
+	assert.ElementsMatch(t, []string{"nm1.example.com", "localhost"}, leaf.DNSNames)
+	require.Len(t, leaf.IPAddresses, 1)
+	assert.Equal(t, "127.0.0.1", leaf.IPAddresses[0].String())
+	assert.Equal(t, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, leaf.ExtKeyUsage)
+	require.Len(t, chain, 1)
+	ca, err := amtls.ParseCertificate(a.cert)
+	require.NoError(t, err)
+	assert.True(t, chain[0].Equal(ca), "the chain ends at the application's authority")
+	_, _, _, err = pkcs12.DecodeChain(ks, "wrong")
+	assert.Error(t, err, "the key store opens without its password")
+	ts, err := os.ReadFile(filepath.Join(dir, restTrustStore))
+	require.NoError(t, err)
+	trusted, err := pkcs12.DecodeTrustStore(ts, string(pw))
+	require.NoError(t, err)
+	require.Len(t, trusted, 1)
+	assert.True(t, trusted[0].Equal(ca), "the trust store holds the authority alone")
+
+	keys, client, err := readRESTTLS(dir)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"security.ssl.rest.enabled": "true", "security.ssl.rest.authentication-enabled": "true",
+		"security.ssl.rest.keystore": filepath.Join(dir, restKeyStore), "security.ssl.rest.truststore": filepath.Join(dir, restTrustStore),
+		"security.ssl.rest.keystore-password": string(pw), "security.ssl.rest.key-password": string(pw),
+		"security.ssl.rest.truststore-password": string(pw),
+		"security.ssl.rest.keystore-type":       "PKCS12", "security.ssl.rest.truststore-type": "PKCS12",
+	}, keys)
+	for _, c := range []*tls.Config{client, rt.client} {
+		require.Len(t, c.Certificates, 1)
+		assert.Equal(t, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, c.Certificates[0].Leaf.ExtKeyUsage)
+		assert.True(t, c.RootCAs.Equal(rt.client.RootCAs))
+	}
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: client.RootCAs, DNSName: "nm1.example.com"})
+	assert.NoError(t, err, "the driver's client trusts the JobManager's certificate")
+
+	// A later attempt writes afresh over the same directory, a neighbour's loosened mode included.
+	require.NoError(t, os.Chmod(dir, 0o755))
+	_, err = writeRESTTLS(dir, "nm1.example.com", a)
+	require.NoError(t, err)
+	st, err = os.Stat(dir)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+
+	_, err = writeRESTTLS(dir, "h", nil)
+	assert.ErrorContains(t, err, "no TLS authority")
+	_, _, err = readRESTTLS(t.TempDir())
+	assert.ErrorContains(t, err, EnvRESTTLS)
+}
+
+// closeREST sets the keys and web.submit.enable, and keeps a configured cipher list while adding the
+// suites of the AM's ECDSA certificates.
+func TestCloseRESTSetsFlinkKeys(t *testing.T) {
+	keys := map[string]string{dist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true"}
+	c := dist.NewConfig()
+	closeREST(c, keys, false)
+	for k, want := range map[string]string{dist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true", KeyWebSubmit: "false",
+		KeySSLAlgorithms: strings.Join(restCipherSuites, ",")} {
+		v, _ := c.Get(k)
+		assert.Equal(t, want, v, k)
+	}
+	c = dist.NewConfig()
+	c.Set(KeySSLAlgorithms, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls_ecdhe_ecdsa_with_aes_128_gcm_sha256")
+	closeREST(c, keys, true)
+	v, _ := c.Get(KeySSLAlgorithms)
+	assert.Equal(t, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,tls_ecdhe_ecdsa_with_aes_128_gcm_sha256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", v)
+	v, _ = c.Get(KeyWebSubmit)
+	assert.Equal(t, "true", v)
+}
