@@ -16,8 +16,9 @@ const (
 	// driver, so the TaskManagers need nothing from the driver (docs/flink.md#the-jobmanager-as-the-driver).
 	EnvJobManager = "YARN_AM_FLINK_JOBMANAGER"
 	// EnvREST is the JobManager's REST address host:port, set by the AM in the driver's and
-	// every TaskExecutor's environment; status shows it as http://host:port/ (its link "Flink UI"), and a
-	// TaskManager polls it before its JVM starts when it waits for the JobManager
+	// every TaskExecutor's environment; it answers the AM's client certificate only (status shows the
+	// UI through the AM, docs/flink.md#who-can-reach-the-jobmanager), and a TaskManager waits for the
+	// port to accept connections before its JVM starts when it waits for the JobManager
 	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
 	EnvREST = "YARN_AM_FLINK_REST"
 	// EnvDefines is the job's -D Flink keys ("key=value" in order; EncodeDefines), set by
