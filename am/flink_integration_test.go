@@ -201,13 +201,14 @@ func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 	}
 	assert.Len(t, seen, 3, "one subtask in each TaskManager, each on its own GPU: %v", seen)
 	// The mini cluster's NodeManagers share the AM's host: every TaskManager's JVM started once the
-	// JobManager's REST port accepted connections (its API answers the AM's client certificate only).
+	// JobManager's job had left INITIALIZING, as read through the AM (the JobManager answers the AM
+	// alone).
 	waits := tmLines(id, flinkWaitLine)
 	require.Len(t, waits, 3, "each TaskManager waited for the JobManager on its host:\n%s", containerLogs(id))
 	var waited []string
 	for _, w := range waits {
-		assert.Regexp(t, `^[^/]+:\d+$`, w[1], "the TaskManager waited for the JobManager's REST port")
-		assert.Equal(t, "its REST port accepts connections", w[3])
+		assert.Equal(t, ui, w[1]+"/", "the TaskManager polled the JobManager's UI status shows, through the AM")
+		assert.Regexp(t, `^job [0-9a-f]{32} is (CREATED|RUNNING|FINISHED)$`, w[3])
 		waited = append(waited, w[2]+" s")
 	}
 	t.Logf("measured: the TaskManagers waited %s for the JobManager", strings.Join(waited, ", "))
@@ -463,7 +464,7 @@ func TestFlinkSessionCluster(t *testing.T) {
 	assert.Empty(t, jobs, "a session cluster runs no program of its own")
 	waits := tmLines(id, flinkWaitLine)
 	require.Len(t, waits, 1, "the TaskManager waited for the session JobManager on its host:\n%s", containerLogs(id))
-	assert.Equal(t, "its REST port accepts connections", waits[0][3])
+	assert.Equal(t, "its REST API answers", waits[0][3])
 	// Fewer TaskManagers would stop its jobs' tasks: scale refuses, saying what would work.
 	r := yarnAM(t, time.Minute, "scale", id, "0")
 	assert.Equal(t, 1, r.code, "scale 1 -> 0 of a session cluster:\n%s", r)

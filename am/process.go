@@ -238,7 +238,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 				return m.Instances()
 			}
 			return 0
-		}, TLS: amAuthority{amTLS}})
+		}, TLS: amAuthority{amTLS}, TrackingURL: base})
 	if err != nil {
 		return 1, err
 	}

@@ -89,6 +89,9 @@ type AMStart struct {
 	Instances func() int
 	// TLS issues certificates from the application's authority (nil in tests that need none).
 	TLS Authority
+	// TrackingURL is the AM's plain tracking URL, http://host:port/, under which the AM serves the
+	// framework's Proxy; its reads need no secret, so a TaskExecutor may poll them.
+	TrackingURL string
 }
 
 // Deferred is what AM.OnScale returns when it accepts a change but carries it out itself, later,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -44,8 +45,9 @@ AM sets it as the TaskExecutors' command). It reads the GPU indexes the launcher
 ($YARN_AM_EXTERNAL_RESOURCES_FILE), points Flink's GPU driver at them, sets the process size to the
 container's memory ([taskexecutor] memory) and the JobManager's address to $YARN_AM_FLINK_JOBMANAGER,
 and replaces itself with the TaskManager's JVM (same process). On the JobManager's host (by default;
-[flink] wait-for-jobmanager) the JVM starts once the JobManager has started (its REST port at
-$YARN_AM_FLINK_REST accepts connections), at most 60 s later; stdout says how long it waited. A TaskManager whose assigned GPUs do not match
+[flink] wait-for-jobmanager) the JVM starts once the JobManager has started (its job is past
+INITIALIZING, or for a session cluster its REST API answers, read through the AM at
+$YARN_AM_FLINK_UI), at most 60 s later; stdout says how long it waited. A TaskManager whose assigned GPUs do not match
 external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.log in the
 container's log directory; the job's prints are in the container's stdout.`
 
@@ -316,16 +318,29 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 	case mode != WaitAlways && !sameHost(ctx, s.host, tmHost):
 		return
 	}
+	start := time.Now()
+	// The REST API answers the AM's client certificate only (resttls.go), which a TaskManager does
+	// not hold: it reads the job's state through the AM, whose reads need none, as before from the
+	// JobManager itself.
+	if ui := os.Getenv(EnvUI); ui != "" {
+		rest := &dist.REST{URL: strings.TrimSuffix(ui, "/"), HTTP: &http.Client{Timeout: 2 * time.Second}}
+		saw, err := rest.WaitStarted(ctx, 200*time.Millisecond, s.spec.Jar != "")
+		if err != nil {
+			say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), rest.URL, err)
+			return
+		}
+		say("started after the JobManager at %s (wait-for-jobmanager = %s, TaskManager on %s): waited %.1f s, %s",
+			rest.URL, s.spec.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
+		return
+	}
+	// Without the AM's address (an AM before EnvUI), the port that opens once the JobManager's REST
+	// endpoint has started.
 	_, restPort, err := hostPort(EnvREST)
 	if err != nil {
 		say("starting without waiting for the JobManager: %v", err)
 		return
 	}
-	// The REST API answers the AM's client certificate only (resttls.go), which a TaskManager does
-	// not hold: it waits for the port to accept connections, which the JobManager opens once its
-	// configuration is read and its REST endpoint starts.
 	addr := net.JoinHostPort(s.host, restPort)
-	start := time.Now()
 	if err := waitListening(ctx, addr, 200*time.Millisecond); err != nil {
 		say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), addr, err)
 		return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +21,83 @@ import (
 
 // A TaskManager's JVM waits for the JobManager as [flink] wait-for-jobmanager says
 // (docs/flink.md#taskmanagers-on-the-jobmanagers-host): with the default only on the JobManager's
-// host, until its REST port accepts connections, and never longer than the bound.
+// host, until its job is past INITIALIZING as read through the AM ($YARN_AM_FLINK_UI: the JobManager
+// answers the AM alone), and never longer than the bound.
 func TestWaitForJobManager(t *testing.T) {
+	var polls, started atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/flink/jobs/overview" {
+			http.NotFound(w, r)
+			return
+		}
+		polls.Add(1)
+		if started.Load() == 0 {
+			w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"INITIALIZING"}]}`))
+			return
+		}
+		w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"RUNNING"}]}`))
+	}))
+	defer srv.Close()
+	jmHost, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	t.Setenv(EnvREST, net.JoinHostPort(jmHost, port))
+	t.Setenv(EnvUI, srv.URL+"/flink/")
+	setup := func(mode string) *flinkSetup {
+		spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
+		return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
+	}
+	for _, tc := range []struct {
+		name, mode, tmHost string
+		waits              bool
+	}{
+		{"default, the JobManager's host", WaitSameHost, jmHost, true},
+		{"default, another host", WaitSameHost, "node-b.invalid", false},
+		{"always, another host", WaitAlways, "node-b.invalid", true},
+		{"never, the JobManager's host", WaitNever, jmHost, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			polls.Store(0)
+			started.Store(0)
+			done := make(chan struct{})
+			defer close(done)
+			go func() { // the JobManager starts its job after a few polls
+				for polls.Load() < 3 {
+					select {
+					case <-done:
+						return
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
+				started.Store(1)
+			}()
+			var out strings.Builder
+			waitForJobManager(setup(tc.mode), tc.tmHost, time.Minute, &out)
+			if !tc.waits {
+				assert.Zero(t, polls.Load(), "no poll")
+				assert.Empty(t, out.String())
+				return
+			}
+			assert.GreaterOrEqual(t, polls.Load(), int32(4), "it waited for the job to leave INITIALIZING")
+			assert.Contains(t, out.String(), "yarn-am flink-taskmanager: started after the JobManager at "+srv.URL+"/flink")
+			assert.Contains(t, out.String(), "job j1 is RUNNING")
+		})
+	}
+
+	// A JobManager that never starts its job holds the TaskManager only up to the bound.
+	polls.Store(0)
+	started.Store(0)
+	var out strings.Builder
+	begin := time.Now()
+	waitForJobManager(setup(WaitSameHost), jmHost, 300*time.Millisecond, &out)
+	assert.Less(t, time.Since(begin), 10*time.Second)
+	assert.Contains(t, out.String(), "without the JobManager at "+srv.URL+"/flink")
+	assert.Contains(t, out.String(), "job j1 is INITIALIZING")
+}
+
+// Without the AM's address ($YARN_AM_FLINK_UI, an AM before it), a TaskManager waits as [flink]
+// wait-for-jobmanager says until the JobManager's REST port accepts connections, never longer than
+// the bound.
+func TestWaitForJobManagerPort(t *testing.T) {
+	t.Setenv(EnvUI, "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()

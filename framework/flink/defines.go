@@ -17,10 +17,13 @@ const (
 	EnvJobManager = "YARN_AM_FLINK_JOBMANAGER"
 	// EnvREST is the JobManager's REST address host:port, set by the AM in the driver's and
 	// every TaskExecutor's environment; it answers the AM's client certificate only (status shows the
-	// UI through the AM, docs/flink.md#who-can-reach-the-jobmanager), and a TaskManager waits for the
-	// port to accept connections before its JVM starts when it waits for the JobManager
-	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
+	// UI through the AM, EnvUI; docs/flink.md#who-can-reach-the-jobmanager).
 	EnvREST = "YARN_AM_FLINK_REST"
+	// EnvUI is the JobManager's web UI and REST API through the AM, http://amhost:port/flink/, set by
+	// the AM in the driver's and every TaskExecutor's environment: its reads need no credential, and
+	// a TaskManager polls it before its JVM starts when it waits for the JobManager
+	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host).
+	EnvUI = "YARN_AM_FLINK_UI"
 	// EnvDefines is the job's -D Flink keys ("key=value" in order; EncodeDefines), set by
 	// the AM in the driver's and every TaskExecutor's environment: the staged job.toml lacks them, and
 	// they win over it and over the home's configuration, as flink run -D does

@@ -99,6 +99,9 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if err != nil {
 		return nil, err
 	}
+	if s.TrackingURL != "" {
+		env[EnvUI] = strings.TrimSuffix(s.TrackingURL, "/") + "/" + proxyPath + "/"
+	}
 	driverEnv := maps.Clone(env)
 	driverEnv[EnvRESTTLS] = closed.dir
 	client := &dist.REST{URL: "https://" + rest, HTTP: restClient(closed.client, 5*time.Second)}
@@ -115,7 +118,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	}
 	fw := &framework.AM{
 		DriverEnv: driverEnv, WorkerEnv: env,
-		Proxy: &framework.Proxy{Path: "flink", Name: "Flink UI", Note: "the JobManager's web UI and REST API, through the AM",
+		Proxy: &framework.Proxy{Path: proxyPath, Name: "Flink UI", Note: "the JobManager's web UI and REST API, through the AM",
 			Target: &url.URL{Scheme: "https", Host: rest}, Transport: restTransport(closed.client)},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
@@ -144,6 +147,9 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	}
 	return fw, nil
 }
+
+// proxyPath is where the AM serves the JobManager's UI: <tracking URL>/flink/.
+const proxyPath = "flink"
 
 // Commands are flink-jobmanager and flink-taskmanager.
 func (Flink) Commands() []framework.Command { return commands() }
