@@ -4,12 +4,14 @@ package am_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/json"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -116,6 +118,8 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
 	require.Equal(t, http.StatusOK, code, "a read through the RM's web proxy: %s", body)
 	assert.Contains(t, body, `"jobs"`)
 
+	flinkUIInChromium(t, strings.TrimRight(rmWeb, "/")+"/proxy/"+id+"/flink/")
+
 	_, jar := flinkInputs(t)
 	upload, contentType := multipartJar(t, jar)
 	code, body = call(plain, http.MethodPost, ui+"jars/upload", "", contentType, upload)
@@ -193,4 +197,35 @@ func multipartJar(t *testing.T, jar string) ([]byte, string) {
 	require.NoError(t, err)
 	require.NoError(t, mw.Close())
 	return b.Bytes(), mw.FormDataContentType()
+}
+
+// flinkUIInChromium loads Flink's own web UI at url (through the RM's web proxy and the AM) in headless
+// Chromium: the dashboard draws its overview from the REST API it reads through the same path, under
+// the AM's Content-Security-Policy. UPDATE_UI_SCREENSHOT=1 also writes docs/img/flink-ui.png.
+func flinkUIInChromium(t *testing.T, url string) {
+	t.Helper()
+	chromium := chromiumPath(t)
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+		"--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir(), "--virtual-time-budget=15000", "--window-size=1280,800",
+		"--hide-scrollbars"}
+	open := func(extra ...string) []byte {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, chromium, append(append(append([]string{}, args...), extra...), url+"#/overview")...).Output()
+		require.NoError(t, err, "chromium %v", extra)
+		return out
+	}
+	dom := string(open("--dump-dom"))
+	assert.Contains(t, dom, "Available Task Slots", "Flink's dashboard drew its overview through the RM's proxy and the AM")
+	shot := filepath.Join(t.TempDir(), "flink-ui.png")
+	open("--screenshot=" + shot)
+	fi, err := os.Stat(shot)
+	require.NoError(t, err)
+	t.Logf("Flink web UI screenshot (through %s): %s (%d KB)", url, shot, fi.Size()/1024)
+	if os.Getenv(updateShotEnv) == "1" {
+		require.Less(t, fi.Size(), int64(200_000), "docs/img/flink-ui.png stays under 200 KB")
+		data, err := os.ReadFile(shot)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join("..", "docs", "img", "flink-ui.png"), data, 0o644))
+	}
 }
