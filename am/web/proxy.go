@@ -35,8 +35,11 @@ const DefaultProxyMaxBody = 100 << 20
 const proxyTimeout = 5 * time.Minute
 
 // proxyCSP replaces the AM page's policy for the framework's pages: their scripts and styles come from
-// the same origin, and a single-page UI (Flink's) sets inline styles.
-const proxyCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
+// the same origin, and a single-page UI (Flink's) sets inline styles. The one inline script allowed,
+// by its hash, is the handler Angular's critical-CSS inlining writes on the stylesheet's link
+// (onload="this.media='all'"): without it the page stays unstyled (seen in Chromium on Flink 1.20's
+// dashboard, TestFlinkSessionCluster's screenshot).
+const proxyCSP = "default-src 'self'; script-src 'self' 'unsafe-hashes' 'sha256-MhtPZXr7+LpJUY5qtMutB+qWfQtMaPccfe7QXtCcEYc='; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
 
 // ProxyPrefix is where a framework's proxy is served: /<Path>/.
 func ProxyPrefix(p *framework.Proxy) string { return "/" + strings.Trim(p.Path, "/") + "/" }
