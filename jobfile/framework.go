@@ -132,6 +132,7 @@ func (t *Table) String(key string) (v string, set bool) { return t.r.str(t.m, ke
 
 // Value returns a key's value as the TOML decoder gave it, for a key that takes more than one type.
 func (t *Table) Value(key string) (any, bool) { v, ok := t.m[key]; return v, ok }
+
 // Bool reads a boolean key; set false when the key is absent (a value of another type is a problem).
 func (t *Table) Bool(key string) (v bool, set bool) { return t.r.boolean(t.m, key, t.name+"."+key) }
 
