@@ -97,11 +97,14 @@ func writeRESTTLS(dir, host string, a framework.Authority) (*restTLS, error) {
 		return nil, err
 	}
 	password := hex.EncodeToString(pw)
-	keyStore, err := pkcs12.Modern.Encode(server.PrivateKey, server.Leaf, []*x509.Certificate{ca}, password)
+	// LegacyDES (3DES, a SHA-1 MAC) because every JVM a Flink 1.20 runs on reads it, a Java 8 before
+	// 8u301 included ([flink] java-home), and the password beside the stores (same owner, same mode)
+	// leaves a stronger cipher nothing more to protect.
+	keyStore, err := pkcs12.LegacyDES.Encode(server.PrivateKey, server.Leaf, []*x509.Certificate{ca}, password)
 	if err != nil {
 		return nil, fmt.Errorf("the JobManager's key store: %w", err)
 	}
-	trustStore, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca}, password)
+	trustStore, err := pkcs12.LegacyDES.EncodeTrustStore([]*x509.Certificate{ca}, password)
 	if err != nil {
 		return nil, fmt.Errorf("the JobManager's trust store: %w", err)
 	}
