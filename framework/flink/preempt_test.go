@@ -183,7 +183,8 @@ func TestPreemptionIsWiredUnlessOff(t *testing.T) {
 		fakeFlinkHome(t, filepath.Dir(p))
 		j, err := jobfile.LoadJob(p)
 		require.NoError(t, err)
-		fw, err := Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1"})
+		t.Chdir(t.TempDir()) // StartAM writes the REST API's TLS into the AM's working directory
+		fw, err := Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
 		require.NoError(t, err)
 		assert.Equal(t, tc.wired, fw.OnPreemption != nil, tc.line)
 	}

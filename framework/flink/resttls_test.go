@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"os"
@@ -13,7 +14,9 @@ import (
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // testAuthority is the application's authority as the AM hands it to a framework.
@@ -125,4 +128,30 @@ func TestCloseRESTSetsFlinkKeys(t *testing.T) {
 	assert.Equal(t, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,tls_ecdhe_ecdsa_with_aes_128_gcm_sha256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", v)
 	v, _ = c.Get(KeyWebSubmit)
 	assert.Equal(t, "true", v)
+}
+
+// StartAM gives the driver alone the directory of the REST API's TLS, every process the AM's
+// address of the UI, and serves the UI through the AM (Proxy) at the JobManager's REST address over
+// https, never as a link to the JobManager itself.
+func TestStartAMClosesTheJobManager(t *testing.T) {
+	p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	j, err := jobfile.LoadJob(p)
+	require.NoError(t, err)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	fw, err := Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), TrackingURL: "http://am:8088/"})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(wd, restTLSDir), fw.DriverEnv[EnvRESTTLS])
+	assert.NotContains(t, fw.WorkerEnv, EnvRESTTLS, "TaskManagers get no key")
+	assert.Equal(t, "http://am:8088/flink/", fw.WorkerEnv[EnvUI])
+	require.NotNil(t, fw.Proxy)
+	assert.Equal(t, "flink", fw.Proxy.Path)
+	assert.Equal(t, "https://"+fw.DriverEnv[EnvREST], fw.Proxy.Target.String())
+	assert.Empty(t, fw.Links, "no link to the JobManager's own address")
+	_, err = os.Stat(filepath.Join(wd, restTLSDir, restKeyStore))
+	assert.NoError(t, err)
+
+	_, err = Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1"})
+	assert.ErrorContains(t, err, "no TLS authority", "a JobManager is never left open")
 }
