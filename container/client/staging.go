@@ -165,8 +165,11 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 		return statResource(fsys, base, remote, alias, typ)
 	}
 
-	// The AM's own files.
-	bin, err := upload(req.Binary, contract.StagedBinary, contract.StagedBinary, contract.TypeFile)
+	// The AM's own files. The binary (14-21 MiB) goes through the per-user cache like the user's
+	// files: the same binary is uploaded once and every later submit finds it there (read back and
+	// hashed, stageCached), and with private visibility a NodeManager localises it once for all of the
+	// user's applications (TestStageReusesTheBinaryFromTheCache).
+	bin, err := cachedBinary(ctx, fsys, req, st, base)
 	if err != nil {
 		return nil, err
 	}
@@ -385,4 +388,23 @@ func remoteResource(fsys FileSystem, base, uri, alias, typ string) (contract.Loc
 	}
 	return contract.LocalResource{Alias: alias, URL: uri, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
 		Type: typ, Visibility: contract.VisibilityApplication}, nil
+}
+
+// cachedBinary stages the yarn-am binary through the per-user cache and returns its local resource.
+func cachedBinary(ctx context.Context, fsys FileSystem, req StageRequest, st *Staged, base string) (contract.LocalResource, error) {
+	if err := ctx.Err(); err != nil {
+		return contract.LocalResource{}, err
+	}
+	u, err := stageCached(fsys, req.User, req.Binary)
+	if err != nil {
+		return contract.LocalResource{}, fmt.Errorf("staging the yarn-am binary %s to the cache %s: %w", req.Binary, CacheDir(req.User), err)
+	}
+	markCacheEntryUsed(fsys, path.Dir(u.Remote), req.AppID)
+	st.Uploaded = append(st.Uploaded, u)
+	if req.Progress != nil {
+		req.Progress(u)
+	}
+	r, err := statResource(fsys, base, u.Remote, contract.StagedBinary, contract.TypeFile)
+	r.Visibility = contract.VisibilityPrivate
+	return r, err
 }

@@ -81,7 +81,7 @@ func TestStageUploadsOnceThenReusesTheCache(t *testing.T) {
 	}
 	st2, err := Stage(context.Background(), f.fs, req)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"worker", "data.tgz", "driver.sh"}, lines)
+	assert.ElementsMatch(t, []string{"yarn-am-binary", "worker", "data.tgz", "driver.sh"}, lines)
 	m2, am2 := byAlias(st2.Manifest), byAlias(st2.AM)
 	assert.Equal(t, m1["worker"], m2["worker"])
 	assert.Equal(t, m1["data"], m2["data"])
@@ -152,7 +152,7 @@ func TestSweepCacheRemovesOnlyLongUnusedEntries(t *testing.T) {
 	cache := CacheDir("alice")
 	entries, err := f.fs.ReadDir(cache)
 	require.NoError(t, err)
-	require.Len(t, entries, 3)
+	require.Len(t, entries, 4, "the binary and the job's three files")
 	// One entry last used 31 days ago; a stray directory of another name as old.
 	old := entries[0].Name()
 	past := time.Now().Add(-31 * 24 * time.Hour)
@@ -167,7 +167,7 @@ func TestSweepCacheRemovesOnlyLongUnusedEntries(t *testing.T) {
 	assert.Contains(t, out.String(), "removed the cache entry "+path.Join(cache, old)+" (unused for 31 days)")
 	left, err := f.fs.ReadDir(cache)
 	require.NoError(t, err)
-	assert.Len(t, left, 3, "two used entries and the stray directory stay")
+	assert.Len(t, left, 4, "three used entries and the stray directory stay")
 
 	// A reuse marks the entry used again: restaging after the clock was set back keeps it.
 	require.NoError(t, os.Chtimes(f.fs.p(path.Join(cache, left[0].Name())), past, past))
@@ -296,7 +296,7 @@ func TestTamperedCacheEntryIsReplaced(t *testing.T) {
 	st2, err := Stage(context.Background(), f.fs, req)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"worker"}, replaced)
-	assert.ElementsMatch(t, []string{"data.tgz", "driver.sh"}, reused, "untouched entries are still reused")
+	assert.ElementsMatch(t, []string{"yarn-am-binary", "data.tgz", "driver.sh"}, reused, "untouched entries are still reused")
 	got, err := os.ReadFile(f.fs.p(entry))
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the entry holds the user's bytes again")
@@ -329,7 +329,7 @@ func TestSweepCacheKeepsEntriesOfRunningApplications(t *testing.T) {
 	cache := CacheDir("alice")
 	entries, err := f.fs.ReadDir(cache)
 	require.NoError(t, err)
-	require.Len(t, entries, 3)
+	require.Len(t, entries, 4, "the binary and the job's three files")
 	past := time.Now().Add(-40 * 24 * time.Hour)
 	for _, e := range entries {
 		require.NoError(t, os.Chtimes(f.fs.p(path.Join(cache, e.Name())), past, past))
@@ -343,5 +343,5 @@ func TestSweepCacheKeepsEntriesOfRunningApplications(t *testing.T) {
 	require.NoError(t, RemoveStaging(f.fs, "alice", app))
 	removed, err = SweepCache(context.Background(), f.fs, "alice", time.Now(), &out)
 	require.NoError(t, err)
-	assert.Len(t, removed, 3, "its staging directory is gone: it ended")
+	assert.Len(t, removed, 4, "its staging directory is gone: it ended")
 }

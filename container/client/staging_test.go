@@ -123,7 +123,7 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	assert.Equal(t, "hdfs://nn.example:8020"+dir, st.DirURI)
 
 	am := byAlias(st.AM)
-	for _, a := range []string{"yarn-am", "job.toml", "core-site.xml", "yarn-site.xml", "manifest.json"} {
+	for _, a := range []string{"job.toml", "core-site.xml", "yarn-site.xml", "manifest.json"} {
 		require.Contains(t, am, a)
 		assert.True(t, strings.HasPrefix(am[a].URL, "hdfs://nn.example:8020"+dir+"/"), am[a].URL)
 		assert.Equal(t, "FILE", am[a].Type)
@@ -132,8 +132,12 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	assert.NotContains(t, am, "hdfs-site.xml", "hdfs-site.xml is optional and absent here")
 	assert.NotContains(t, am, "flink-conf.yaml")
 
+	// The binary goes through the per-user cache (TestStageReusesTheBinaryFromTheCache), PRIVATE.
+	assert.Regexp(t, `^hdfs://nn.example:8020/user/alice/.yarn-am/cache/[0-9a-f]{64}-755/yarn-am-binary$`, am["yarn-am"].URL)
+	assert.Equal(t, "FILE", am["yarn-am"].Type)
+	assert.Equal(t, "PRIVATE", am["yarn-am"].Visibility)
 	// Sizes and timestamps are what the filesystem reports for the staged copy.
-	fi, err := f.fs.Stat(dir + "/yarn-am")
+	fi, err := f.fs.Stat(strings.TrimPrefix(am["yarn-am"].URL, "hdfs://nn.example:8020"))
 	require.NoError(t, err)
 	assert.Equal(t, fi.Size(), am["yarn-am"].Size)
 	assert.Equal(t, fi.ModTime().UnixMilli(), am["yarn-am"].Timestamp)
@@ -299,4 +303,38 @@ func TestUploadedBytesCountsEachFileOnce(t *testing.T) {
 	copied, reused := st.UploadedBytes()
 	assert.Equal(t, int64(201), copied)
 	assert.Equal(t, int64(10), reused)
+}
+
+// The yarn-am binary is staged through the per-user cache: a second submit of the same binary copies
+// nothing for it, and both applications name the same entry (the NodeManagers localise it once).
+func TestStageReusesTheBinaryFromTheCache(t *testing.T) {
+	f := newStageFixture(t, "name = \"bin\"\n[taskexecutor]\ncommand = \"true\"\n")
+	req := f.request(nil)
+	st1, err := Stage(context.Background(), f.fs, req)
+	require.NoError(t, err)
+	req.AppID = "application_1700000000000_0008"
+	var shown []Upload
+	req.Progress = func(u Upload) { shown = append(shown, u) }
+	st2, err := Stage(context.Background(), f.fs, req)
+	require.NoError(t, err)
+
+	bin := byAlias(st1.AM)["yarn-am"]
+	assert.Equal(t, bin, byAlias(st2.AM)["yarn-am"], "the second application names the first one's entry")
+	assert.Equal(t, bin, byAlias(st2.Manifest)["yarn-am"], "the TaskExecutors get the same entry")
+	var binUploads []Upload
+	for _, u := range shown {
+		if u.Local == f.binary {
+			binUploads = append(binUploads, u)
+		}
+	}
+	require.Len(t, binUploads, 1)
+	assert.True(t, binUploads[0].Reused, "the second submit copies nothing for the binary")
+	size := int64(len("\x7fELF fake binary"))
+	copied1, reused1 := st1.UploadedBytes()
+	copied2, reused2 := st2.UploadedBytes()
+	assert.Zero(t, reused1)
+	assert.Equal(t, size, reused2, "the binary's bytes are reused")
+	assert.Equal(t, copied1-size, copied2, "the second submit copies only the job file, the site files and the manifest")
+	_, err = f.fs.Stat(st2.Dir + "/yarn-am")
+	assert.ErrorIs(t, err, os.ErrNotExist, "no copy in the staging directory")
 }
