@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -60,6 +61,12 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 			}
 		}
 	}()
+	// What earlier applications left for this one in the user's cache (framework.RemoteStager).
+	if rs, ok := framework.Of(lj.Job).(framework.RemoteStager); ok {
+		if err := rs.StageRemote(lj.Job, fsys, user, fsys.DefaultFS, out); err != nil {
+			return err
+		}
+	}
 	staged = true
 	fmt.Fprintf(out, "staging to %s%s/\n", fsys.DefaultFS, StagingDir(user, id))
 	start := time.Now()

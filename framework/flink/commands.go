@@ -222,6 +222,12 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	// docs/flink.md#class-data-sharing
+	cds := planCDS(f, s.dir, s.home, spec.JavaBinary())
+	for _, line := range cds.say {
+		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s\n", line)
+	}
+	spec.CDS = cds.cds
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if spec.HadoopClasspath, err = containerHadoopClasspath("flink-jobmanager", os.Getenv, stdout); err != nil {
@@ -232,6 +238,10 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		return failf("%v", err)
 	}
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: JVM memory flags %s\n", p.MemoryFrom)
+	if role == dist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
+		// After the JobManager has ended, whatever its outcome: the job never waits for it.
+		defer makeArchive(ctx, s, cds.identity, stdout)
+	}
 	outF, err := os.Create(filepath.Join(logDir, "jobmanager.out"))
 	if err != nil {
 		return failf("%v", err)
@@ -437,6 +447,12 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	if spec.HadoopClasspath, err = containerHadoopClasspath("flink-taskmanager", os.Getenv, stdout); err != nil {
 		return failf("%v", err)
 	}
+	// The JobManager's archive: the classes both load at their start (docs/flink.md#class-data-sharing).
+	cds := planCDS(s.spec, s.dir, s.home, spec.JavaBinary())
+	for _, line := range cds.say {
+		fmt.Fprintf(stdout, "yarn-am flink-taskmanager: %s\n", line)
+	}
+	spec.CDS = cds.cds
 	p, err := dist.Prepare(context.Background(), dist.RoleTaskManager, spec)
 	if err != nil {
 		return failf("the TaskManager does not start: %v", err)

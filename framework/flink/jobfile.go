@@ -60,6 +60,9 @@ type Spec struct {
 	// cluster; off, the default, and refused for an application cluster
 	// (docs/flink.md#who-can-reach-the-jobmanager).
 	WebSubmit bool
+	// ClassDataSharing is [flink] class-data-sharing (default true): the JVMs map a class-data-sharing
+	// archive of the home's classes, made by the first run (docs/flink.md#class-data-sharing).
+	ClassDataSharing bool
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -99,7 +102,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -175,6 +178,10 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		if f.Jar != "" {
 			t.Problem("flink.web-submit = %v: an application cluster (flink.jar) runs its own job and takes no other; leave web-submit out, or drop jar for a session cluster", v)
 		}
+	}
+	f.ClassDataSharing = true
+	if v, set := t.Bool("class-data-sharing"); set {
+		f.ClassDataSharing = v
 	}
 	switch {
 	case f.Home != "" && f.Provided != "":

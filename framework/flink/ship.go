@@ -45,6 +45,7 @@ func stage(job *jobfile.Job, out io.Writer) error {
 			return err
 		}
 	}
+	stageCDS(job, f, home)
 	spec := jobfile.FileSpec{Source: home, Alias: HomeAlias}
 	job.AM.Archives = append(job.AM.Archives, spec)
 	job.TaskExecutor.Archives = append(job.TaskExecutor.Archives, spec)

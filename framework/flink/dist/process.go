@@ -88,6 +88,9 @@ type Spec struct {
 	// yarn.application.classpath after them, so that Flink's Hadoop file system reaches hdfs://
 	// (docs/flink.md#hdfs-checkpoints-and-savepoints). Empty: no Hadoop on the classpath.
 	HadoopClasspath []string
+	// CDS is the class-data sharing archive the JVM maps or writes (cds.go); with one, the Flink
+	// home's jars are named relative to Dir, the process's working directory (Home.SharedClasspath).
+	CDS CDS
 }
 
 // JavaBinary is the java the process runs: Java, else JavaHome's bin/java, else $JAVA_HOME/bin/java,
@@ -459,11 +462,16 @@ func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParam
 	}
 	logFile := filepath.Join(s.LogDir, logName)
 	l4j := filepath.Join(confDir, "log4j.properties")
+	cp, err := classpath(s)
+	if err != nil {
+		return nil, err
+	}
 	argv := []string{s.java()}
 	argv = append(argv, params.JVM...)
+	argv = append(argv, s.CDS.Flags()...)
 	argv = append(argv, JavaOptions(conf, role)...)
 	argv = append(argv, "-Dlog.file="+logFile, "-Dlog4j.configuration=file:"+l4j, "-Dlog4j.configurationFile=file:"+l4j,
-		"-classpath", classpath(s), entry, "--configDir", confDir)
+		"-classpath", cp, entry, "--configDir", confDir)
 	for _, d := range params.Dynamic {
 		argv = append(argv, "-D", d)
 	}
@@ -491,12 +499,22 @@ func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParam
 }
 
 // classpath is the home's jars with the user's, then the Hadoop classpath.
-func classpath(s Spec) string {
+func classpath(s Spec) (string, error) {
 	cp := s.Home.Classpath(s.UserJars)
+	if s.CDS.On() {
+		// The home's jars relative to the working directory, then the user's (cds.go).
+		base, err := filepath.Abs(s.Dir)
+		if err == nil {
+			cp, err = s.Home.SharedClasspath(base, s.UserJars)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
 	if len(s.HadoopClasspath) > 0 {
 		cp += string(os.PathListSeparator) + strings.Join(s.HadoopClasspath, string(os.PathListSeparator))
 	}
-	return cp
+	return cp, nil
 }
 
 // limitedBuffer keeps the first max bytes written to it.

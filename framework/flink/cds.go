@@ -1,0 +1,429 @@
+package flink
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/colinmarc/hdfs/v2"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
+	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
+	"github.com/yarn-am/yarn-am/jobfile"
+)
+
+// Class-data sharing (docs/flink.md#class-data-sharing). The first run of a Flink home (on a JDK)
+// has no archive: when its JobManager has ended, the driver starts a session JobManager of the same
+// home on free ports, stops it once its REST endpoint listens, and the JVM writes the classes it
+// loaded into an archive as it exits (dist.CDS.Create). The driver checks that the JVM maps it, and
+// puts it into the user's cache on HDFS, named by the JVM identity (dist.ArchiveName) and its
+// SHA-256, never rewritten: cds/<home key>/<identity>.<sha256>.jsa. A later submit of the same home
+// finds the newest archive there (StageRemote) and has it localised into the AM's and the
+// TaskExecutors' containers (private: once per node); the JobManager and the TaskManagers map it
+// only if it is for their JVM and home and its content hashes to the SHA-256 in its name (a changed
+// archive is code the JVM runs, unchecked: dist.VerifyArchive), otherwise they start without it and
+// say why.
+//
+// The archive is made after the job, not during it: the run's job never waits for it, and the
+// second JVM does not share the AM container's memory with the JobManager. What it costs is the
+// first run's end: a JobManager's start and the archive's dump (TestFlinkClassDataSharing measures).
+
+// EnvCDSHome carries the home's key (cdsHomeKey) to the JobManager's driver: the directory of the
+// user's cache its archive goes to. Unset: class-data-sharing = false.
+const EnvCDSHome = "YARN_AM_FLINK_CDS_HOME"
+
+// cdsAliasPrefix starts the name an archive is localised under, in the AM's and every TaskExecutor's
+// working directory: the prefix and the archive's name in the cache.
+const cdsAliasPrefix = "yarn-am-cds-"
+
+// cdsListMax bounds the entries StageRemote reads of a home's archive directory.
+const cdsListMax = 256
+
+// cdsArchiveFile is an archive's name in the cache: its identity (dist.ArchiveName without .jsa) and
+// its SHA-256.
+var cdsArchiveFile = regexp.MustCompile(`^(flink-[A-Za-z0-9._-]{1,80}-jobmanager-[0-9a-f]{16})\.([0-9a-f]{64})\.jsa$`)
+
+// cdsDir is the directory of a home's archives in a user's cache (docs/job-file.md#visibility-and-the-cache).
+func cdsDir(user, homeKey string) string {
+	return path.Join("/user", user, ".yarn-am", "cache", "cds", homeKey)
+}
+
+// cdsHomeKey names a Flink home for its archives: the packed home's name (it holds a hash of every
+// file's name, size and time, HomeArchive) or flink.provided's URI. An archive found under another
+// home's key is not used anyway: its identity names the jars the JVM checks.
+func cdsHomeKey(source string) string {
+	sum := sha256.Sum256([]byte(filepath.Base(source) + "\x00" + source))
+	if !strings.Contains(source, "://") {
+		sum = sha256.Sum256([]byte(filepath.Base(source)))
+	}
+	return hex.EncodeToString(sum[:])[:32]
+}
+
+// stageCDS records the home's key for the driver (EnvCDSHome); StageRemote adds the archive.
+func stageCDS(job *jobfile.Job, f *Spec, homeSource string) {
+	if !f.ClassDataSharing {
+		return
+	}
+	if job.AM.Env == nil {
+		job.AM.Env = map[string]string{}
+	}
+	job.AM.Env[EnvCDSHome] = cdsHomeKey(homeSource)
+}
+
+var _ framework.RemoteStager = Flink{}
+
+// StageRemote adds the newest archive of the job's Flink home from the user's cache to the AM's and
+// the TaskExecutors' files (framework.RemoteStager), and says which, or that there is none yet.
+func (Flink) StageRemote(j *jobfile.Job, fsys framework.RemoteFS, user, defaultFS string, out io.Writer) error {
+	f := specOf(j)
+	key := j.AM.Env[EnvCDSHome]
+	if f == nil || !f.ClassDataSharing || key == "" {
+		return nil
+	}
+	dir := cdsDir(user, key)
+	newest, size, err := newestArchive(fsys, dir)
+	if err != nil {
+		fmt.Fprintf(out, "class-data sharing: not reading %s: %v; the JVMs start without an archive\n", dir, err)
+		return nil
+	}
+	if newest == "" {
+		fmt.Fprintf(out, "class-data sharing: no archive of this Flink home yet; the JobManager's driver makes one after the job\n")
+		return nil
+	}
+	spec := jobfile.FileSpec{Source: strings.TrimSuffix(defaultFS, "/") + path.Join(dir, newest), Alias: cdsAliasPrefix + newest}
+	j.AM.Files = append(j.AM.Files, spec)
+	j.TaskExecutor.Files = append(j.TaskExecutor.Files, spec)
+	fmt.Fprintf(out, "class-data sharing: archive %s (%.1f MiB) from the cache\n", newest, float64(size)/(1<<20))
+	return nil
+}
+
+// newestArchive returns the newest well-named archive in dir ("" when there is none or no dir).
+func newestArchive(fsys framework.RemoteFS, dir string) (string, int64, error) {
+	entries, err := fsys.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	var found []os.FileInfo
+	for i, e := range entries {
+		if i >= cdsListMax {
+			break
+		}
+		if e.Mode().IsRegular() && cdsArchiveFile.MatchString(e.Name()) {
+			found = append(found, e)
+		}
+	}
+	if len(found) == 0 {
+		return "", 0, nil
+	}
+	sort.Slice(found, func(a, b int) bool { return found[a].ModTime().After(found[b].ModTime()) })
+	return found[0].Name(), found[0].Size(), nil
+}
+
+// cdsPlan is what a process does about class-data sharing, and what it says about it.
+type cdsPlan struct {
+	cds      dist.CDS
+	identity string // dist.ArchiveName without .jsa: the archive this JVM and home could map
+	say      []string
+}
+
+// planCDS finds, in the working directory dir, the archive StageRemote had localised, and uses it if
+// it is for this JVM and home (identity) and holds what its name's SHA-256 says.
+func planCDS(f *Spec, dir string, home *dist.Home, java string) cdsPlan {
+	var p cdsPlan
+	if !f.ClassDataSharing {
+		return p
+	}
+	name, err := dist.ArchiveName(home, java, dist.RoleApplication)
+	if err != nil {
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: %v", err))
+		return p
+	}
+	p.identity = strings.TrimSuffix(name, ".jsa")
+	found, _ := filepath.Glob(filepath.Join(dir, cdsAliasPrefix+"*.jsa"))
+	if len(found) == 0 {
+		p.say = append(p.say, "class-data sharing: no archive yet for "+p.identity)
+		return p
+	}
+	local := found[0]
+	m := cdsArchiveFile.FindStringSubmatch(strings.TrimPrefix(filepath.Base(local), cdsAliasPrefix))
+	switch {
+	case m == nil:
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: %s is not an archive's name; not used", filepath.Base(local)))
+	case m[1] != p.identity:
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: the archive %s was made for another JVM or home than this one (%s); not used", m[1], p.identity))
+	default:
+		start := time.Now()
+		if err := dist.VerifyArchive(local, m[2]); err != nil {
+			p.say = append(p.say, err.Error())
+			return p
+		}
+		p.cds.Use = local
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: using the archive %s (SHA-256 verified in %.2f s)", filepath.Base(local), time.Since(start).Seconds()))
+	}
+	return p
+}
+
+// cdsTrainTimeout bounds the session JobManager that makes an archive: its start and its dump.
+const cdsTrainTimeout = 3 * time.Minute
+
+// makeArchive runs, after the job, a session JobManager of the same home and flags whose JVM writes
+// the archive as it exits, checks that a JVM maps it, and puts it into the user's cache. It says
+// what it did on out; a failure costs only the next run's speed.
+func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Writer) {
+	say := func(format string, a ...any) {
+		fmt.Fprintf(out, "yarn-am flink-jobmanager: class-data sharing: "+format+"\n", a...)
+	}
+	key := os.Getenv(EnvCDSHome)
+	if key == "" || identity == "" || ctx.Err() != nil {
+		return // class-data-sharing = false, or the driver is being stopped
+	}
+	if os.Getenv("HADOOP_TOKEN_FILE_LOCATION") != "" {
+		say("not making an archive: writing it to the cache with delegation tokens (a Kerberized cluster) is not supported yet")
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, cdsTrainTimeout)
+	defer cancel()
+	start := time.Now()
+	archive, err := trainArchive(ctx, s)
+	if err != nil {
+		say("no archive made: %v", err)
+		return
+	}
+	defer os.Remove(archive)
+	made := time.Since(start)
+	sum, err := dist.ArchiveSum(archive)
+	if err != nil {
+		say("no archive made: %v", err)
+		return
+	}
+	fi, err := os.Stat(archive)
+	if err != nil {
+		say("no archive made: %v", err)
+		return
+	}
+	remote := path.Join(cdsDir(os.Getenv(hadoop.EnvUserName), key), identity+"."+sum+".jsa")
+	upStart := time.Now()
+	if err := uploadArchive(archive, remote); err != nil {
+		say("archive made in %.1f s but not put into the cache: %v", made.Seconds(), err)
+		return
+	}
+	say("archive %s (%.1f MiB) made in %.1f s, put into the cache in %.1f s: the next run's JVMs map it",
+		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), time.Since(upStart).Seconds())
+}
+
+// trainArchive starts a session JobManager with the home's configuration on free ports, with
+// -XX:ArchiveClassesAtExit, stops it once its REST endpoint listens (its log says so), waits for its
+// exit (the dump), and checks that a JVM with the same class path maps the archive: a JVM killed
+// while it wrote leaves a file that crashes the next one.
+func trainArchive(ctx context.Context, s *flinkSetup) (string, error) {
+	dir, err := os.MkdirTemp(s.dir, "yarn-am-cds-train-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dir)
+	archive := filepath.Join(s.dir, ".yarn-am-cds-new.jsa")
+	_ = os.Remove(archive)
+	conf := s.conf.Clone()
+	for k, v := range map[string]string{
+		dist.KeyRPCAddress: "127.0.0.1", "jobmanager.rpc.port": "0", "jobmanager.bind-host": "127.0.0.1",
+		"rest.address": "127.0.0.1", "rest.port": "0", "rest.bind-address": "127.0.0.1",
+	} {
+		conf.Set(k, v)
+	}
+	spec := dist.Spec{Home: s.home, JavaHome: s.javaHome, Conf: conf, Dir: s.dir, LogDir: dir, MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB),
+		CDS: dist.CDS{Create: archive}}
+	p, err := dist.Prepare(ctx, dist.RoleSession, spec)
+	if err != nil {
+		return "", err
+	}
+	// Prepare wrote the conf directory under s.dir; this JVM's is its own.
+	defer os.RemoveAll(p.ConfDir)
+	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
+	cmd.Dir = s.dir
+	cmd.Env = append(os.Environ(), p.Env...)
+	var outBuf tailBuffer
+	cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	if err := waitLogLine(ctx, p.LogFile, "Rest endpoint listening at", exited); err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+		return "", fmt.Errorf("the session JobManager that makes the archive: %v; its output ends: %s", err, outBuf.String())
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		_ = cmd.Process.Kill()
+		<-exited
+		return "", fmt.Errorf("the session JobManager did not exit (and write the archive) within %s", cdsTrainTimeout)
+	}
+	// The JVM that maps it: the same java and class path, -Xshare:on fails when it cannot.
+	check := exec.CommandContext(ctx, p.Argv[0], "-XX:SharedArchiveFile="+archive, "-Xshare:on", "-classpath", classpathOf(p.Argv), "-version")
+	check.Dir = s.dir
+	if b, err := check.CombinedOutput(); err != nil {
+		_ = os.Remove(archive)
+		return "", fmt.Errorf("the archive written does not map (%v): %s", err, tailOf(string(b), 600))
+	}
+	return archive, nil
+}
+
+// classpathOf returns the -classpath argument of argv.
+func classpathOf(argv []string) string {
+	for i, a := range argv {
+		if a == "-classpath" && i+1 < len(argv) {
+			return argv[i+1]
+		}
+	}
+	return ""
+}
+
+// waitLogLine waits until the file at logPath holds line, the process exits, or ctx ends.
+func waitLogLine(ctx context.Context, logPath, line string, exited <-chan error) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if b, err := readHead(logPath, 4<<20); err == nil && strings.Contains(string(b), line) {
+			return nil
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("it ended before its log said %q: %v", line, err)
+		case <-ctx.Done():
+			return fmt.Errorf("its log did not say %q within %s", line, cdsTrainTimeout)
+		case <-tick.C:
+		}
+	}
+}
+
+// readHead reads at most max bytes of the file at p.
+func readHead(p string, max int64) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
+}
+
+// uploadArchive writes the local archive to remote on HDFS under a temporary name and renames it: a
+// reader never sees half an archive, and an existing archive is never rewritten (its size and time
+// are in the launch contexts of the applications that use it).
+func uploadArchive(local, remote string) error {
+	stagingURI := os.Getenv(contract.EnvStagingDir)
+	u, err := url.Parse(stagingURI)
+	if err != nil || u.Scheme != "hdfs" || u.Host == "" {
+		return fmt.Errorf("%s=%q: want hdfs://host:port/...", contract.EnvStagingDir, stagingURI)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "8020")
+	}
+	dial := (&net.Dialer{Timeout: 10 * time.Second}).DialContext
+	c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{host}, User: os.Getenv(hadoop.EnvUserName), NamenodeDialFunc: dial, DatanodeDialFunc: dial})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if fi, err := c.Stat(remote); err == nil {
+		// The same identity and content, made by another run; unless what is there is not what its
+		// name says (then it is replaced: every run refuses it anyway).
+		if holds(c, remote, path.Base(remote), fi.Size()) {
+			return nil
+		}
+		if err := c.Remove(remote); err != nil {
+			return err
+		}
+	}
+	if err := c.MkdirAll(path.Dir(remote), 0o700); err != nil {
+		return err
+	}
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix)
+	tmp := path.Join(path.Dir(remote), ".tmp-"+hex.EncodeToString(suffix))
+	w, err := c.Create(tmp)
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(local)
+	if err != nil {
+		_ = w.Close()
+		_ = c.Remove(tmp)
+		return err
+	}
+	defer f.Close()
+	if _, err := io.Copy(w, f); err != nil {
+		_ = w.Close()
+		_ = c.Remove(tmp)
+		return err
+	}
+	if err := w.Close(); err != nil {
+		_ = c.Remove(tmp)
+		return err
+	}
+	if err := c.Rename(tmp, remote); err != nil {
+		_ = c.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// tailBuffer keeps the last 4 KiB written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 4096 {
+		t.b = t.b[len(t.b)-4096:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return strings.TrimSpace(string(t.b)) }
+
+func tailOf(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// holds reports whether the archive at remote hashes to the SHA-256 in its name.
+func holds(c *hdfs.Client, remote, name string, size int64) bool {
+	m := cdsArchiveFile.FindStringSubmatch(name)
+	if m == nil || size > dist.MaxArchiveBytes {
+		return false
+	}
+	r, err := c.Open(remote)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(r, size+1))
+	return err == nil && n == size && hex.EncodeToString(h.Sum(nil)) == m[2]
+}
