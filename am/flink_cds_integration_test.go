@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/colinmarc/hdfs/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -102,7 +103,15 @@ func TestFlinkClassDataSharing(t *testing.T) {
 	require.NoError(t, err)
 	_, err = w.Write(data)
 	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	for deadline := time.Now().Add(time.Minute); ; {
+		// The NameNode completes the file once its block is replicated.
+		err = w.Close()
+		if !hdfs.IsErrReplicating(err) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, err)
 	require.Equal(t, fi.Size(), int64(len(data)))
 	id, _ = run("tampered archive")
 	driver = amContainerFile(id, "am.stdout")

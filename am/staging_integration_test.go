@@ -149,6 +149,13 @@ archives = ["pyenv.tar.gz#pyenv"]
 	assert.Contains(t, out, "reused pyenv.tar.gz from the cache (")
 	assert.NotRegexp(t, uploadedArchive, out, "nothing is uploaded to the cache the second time")
 	assert.NotContains(t, out, "uploaded cache/")
+	// The yarn-am binary goes through the cache too: the second submit uploads only the job file,
+	// the site files and the manifest (docs/job-file.md#visibility-and-the-cache).
+	assert.Contains(t, out, "reused yarn-am from the cache (")
+	summary := regexp.MustCompile(`staged in [0-9.]+ s: ([0-9.]+) (B|KiB|MiB) uploaded, ([0-9.]+) (KiB|MiB) reused from the cache`).FindStringSubmatch(out)
+	require.NotNil(t, summary, out)
+	assert.NotEqual(t, "MiB", summary[2], "less than a MiB uploaded the second time: %s", summary[0])
+	t.Logf("measured: second submit: %s", summary[0])
 	id := submittedID(out)
 	require.NotEmpty(t, id, second.String())
 	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)

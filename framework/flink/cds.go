@@ -27,6 +27,7 @@ import (
 	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/jobfile"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // Class-data sharing (docs/flink.md#class-data-sharing). The first run of a Flink home (on a JDK)
@@ -197,7 +198,11 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 	if key == "" || identity == "" || ctx.Err() != nil {
 		return // class-data-sharing = false, or the driver is being stopped
 	}
-	if os.Getenv("HADOOP_TOKEN_FILE_LOCATION") != "" {
+	// The AM container's site files ($HADOOP_CONF_DIR) say whether the cluster uses Kerberos.
+	if conf, err := yarnrpc.LoadConfigFromEnv(); err != nil {
+		say("not making an archive: %v", err)
+		return
+	} else if secure, err := conf.SecurityEnabled(); err != nil || secure {
 		say("not making an archive: writing it to the cache with delegation tokens (a Kerberized cluster) is not supported yet")
 		return
 	}
@@ -380,7 +385,7 @@ func uploadArchive(local, remote string) error {
 		_ = c.Remove(tmp)
 		return err
 	}
-	if err := w.Close(); err != nil {
+	if err := closeReplicated(w); err != nil {
 		_ = c.Remove(tmp)
 		return err
 	}
@@ -426,4 +431,20 @@ func holds(c *hdfs.Client, remote, name string, size int64) bool {
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(r, size+1))
 	return err == nil && n == size && hex.EncodeToString(h.Sum(nil)) == m[2]
+}
+
+// closeReplicated closes w, retrying while the NameNode waits for the last block's replicas (it
+// completes a file only then; Hadoop's client retries with backoff too).
+func closeReplicated(w *hdfs.FileWriter) error {
+	delay := 50 * time.Millisecond
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		err := w.Close()
+		if err == nil || !hdfs.IsErrReplicating(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(delay)
+		if delay < time.Second {
+			delay *= 2
+		}
+	}
 }

@@ -32,7 +32,10 @@ the configuration (the home's, then the job file's Flink keys), sets the JobMana
 the ports the AM picked ($YARN_AM_FLINK_JOBMANAGER, $YARN_AM_FLINK_REST) and its process size to
 [am] memory minus the AM's 256 MiB, and starts it: an application cluster with [flink] jar, a session
 cluster without. The JobManager's log is jobmanager.log in the container's log directory, its
-stdout and stderr jobmanager.out and jobmanager.err.
+stdout and stderr jobmanager.out and jobmanager.err. With [flink] class-data-sharing (the default)
+its JVM maps the home's class-data-sharing archive that submit found in the cache, once its SHA-256
+is checked; after an application run without one, the driver makes one for the next run
+(docs/flink.md#class-data-sharing).
 
 Exit codes: 0 the Flink job FINISHED (the application SUCCEEDS); 1 it FAILED or was CANCELED (stderr
 ends with Flink's root cause, which becomes the application's diagnostics) or the JobManager could
