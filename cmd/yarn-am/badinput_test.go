@@ -472,6 +472,8 @@ func badInputs() []badInput {
 			code: 3, want: []string{"taskexecutor.env", "YARN_AM_TOKENS_REFRESH", `"banana"`, "30s"}},
 		{name: "YARN_AM_TOKENS_REFRESH 1ms in am.env", args: []string{"check", "$D/job.toml"}, job: okJob + "[am.env]\nYARN_AM_TOKENS_REFRESH = \"1ms\"\n",
 			code: 3, want: []string{"am.env", "YARN_AM_TOKENS_REFRESH", `"1ms"`, "at least 1s"}},
+		{name: "flink class-data-sharing a string", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "class-data-sharing = \"no\"\n[taskexecutor]", 1),
+			code: 3, want: []string{`flink.class-data-sharing = "no"`, "want true or false"}},
 		{name: "flink provided with a bad port", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "hdfs:///flink/flink-1.20.5.tar", "hdfs://nn:99999/flink/flink-1.20.5.tar", 1),
 			code: 3, want: []string{"flink.provided", "hdfs://nn:99999/flink/flink-1.20.5.tar", `"99999"`, "1-65535"}},
 		{name: "flink taskmanagers neither fixed nor demand", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[flink]\n", "[flink]\ntaskmanagers = \"elastic\"\n", 1),

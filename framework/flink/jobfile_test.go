@@ -66,6 +66,7 @@ memory = 1024
 	assert.Equal(t, int64(MinAMMemoryMB), j.AM.MemoryMB, "the AM holds the JobManager")
 	assert.Equal(t, WaitSameHost, specOf(j).WaitForJobManager, "the default")
 	assert.Equal(t, PreemptCheckpoint, specOf(j).OnPreemption, "the default")
+	assert.True(t, specOf(j).ClassDataSharing, "class-data sharing is on by default")
 
 	// In the container, the jar is the localised file of the same name.
 	f, err := jobfile.Read(p)
@@ -73,6 +74,12 @@ memory = 1024
 	sj, err := f.StagedJob()
 	require.NoError(t, err)
 	assert.Equal(t, "job.jar", specOf(sj).Jar)
+	assert.True(t, specOf(sj).ClassDataSharing, "the containers read the same default")
+
+	off := writeJob(t, "[flink]\nprovided = \"hdfs:///f.tar\"\nclass-data-sharing = false\n[taskexecutor]\ninstances = 1\n")
+	j, err = jobfile.LoadJob(off)
+	require.NoError(t, err)
+	assert.False(t, specOf(j).ClassDataSharing)
 }
 
 func TestFlinkTableProblems(t *testing.T) {
@@ -95,6 +102,7 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\njar = \"job.jar\"\nweb-submit = true\n", "flink.web-submit = true: an application cluster (flink.jar) runs its own job and takes no other"},
 		{"[flink]\nhome = \"flink\"\nweb-submit = \"yes\"\n", `flink.web-submit = "yes": want true or false`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"web.submit.enable\" = true\n", `"web.submit.enable" is set by yarn-am (from [flink] web-submit`},
+		{"[flink]\nhome = \"flink\"\nclass-data-sharing = \"off\"\n", `flink.class-data-sharing = "off": want true or false`},
 		{"[flink]\nhome = \"flink\"\nhomme = 1\n", `unknown key "flink.homme" (did you mean "flink.home"?)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"jobmanager.rpc.address\" = \"x\"\n", `"jobmanager.rpc.address" is set by yarn-am`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.memory.process.size\" = \"4g\"\n", `"taskmanager.memory.process.size" is set by yarn-am ([taskexecutor] memory, the TaskManager's container; set that instead)`},
