@@ -154,6 +154,10 @@ func planCDS(f *Spec, dir string, home *dist.Home, java string) cdsPlan {
 	if !f.ClassDataSharing {
 		return p
 	}
+	if _, version, err := dist.JDKIdentity(java); err == nil && !dist.DynamicArchives(version) {
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: JDK %s writes no dynamic archives (JDK 13 or later does)", version))
+		return p
+	}
 	name, err := dist.ArchiveName(home, java, dist.RoleApplication)
 	if err != nil {
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: %v", err))

@@ -91,6 +91,15 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	assert.Contains(t, strings.Join(p.say, "\n"), "made for another JVM or home")
 	require.NoError(t, os.Remove(other))
 
+	// A JDK 11 writes no dynamic archives: nothing used, nothing made.
+	release := filepath.Join(filepath.Dir(filepath.Dir(f.java)), "release")
+	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"11.0.22\"\n"), 0o644))
+	p = planCDS(on, f.dir, f.home, f.java)
+	assert.Equal(t, dist.CDS{}, p.cds)
+	assert.Empty(t, p.identity, "no archive to make")
+	assert.Contains(t, strings.Join(p.say, "\n"), "JDK 11.0.22 writes no dynamic archives")
+	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"17.0.15\"\n"), 0o644))
+
 	// class-data-sharing = false: nothing, said nothing.
 	f.localise(t, f.identity, "archived classes")
 	p = planCDS(&Spec{}, f.dir, f.home, f.java)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/yarn-am/yarn-am/internal/boundedread"
@@ -133,6 +134,15 @@ func JDKIdentity(java string) (id, version string, err error) {
 	sum := sha256.New()
 	fmt.Fprintf(sum, "%s\n%s\nmodules %d %d\n", bin, release, modules.Size(), modules.ModTime().UnixNano())
 	return hex.EncodeToString(sum.Sum(nil)), version, nil
+}
+
+// DynamicArchives reports whether a JDK of version (its release file's JAVA_VERSION: "17.0.15",
+// "11.0.2", "1.8.0_402") writes dynamic archives: JDK 13 and later (JEP 350); JDK 8 and 11, which
+// Flink 1.20 still runs on, do not know -XX:ArchiveClassesAtExit and would not start with it.
+func DynamicArchives(version string) bool {
+	major, _, _ := strings.Cut(version, ".")
+	n, err := strconv.Atoi(major)
+	return err == nil && n >= 13
 }
 
 // safeName keeps letters, digits, '.' and '_' of s (a version in a file name).

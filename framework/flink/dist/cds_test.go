@@ -167,3 +167,11 @@ func TestBuildPassesTheArchiveFlags(t *testing.T) {
 		t.Errorf("a home outside the working directory: %v", err)
 	}
 }
+
+func TestDynamicArchivesNeedJDK13(t *testing.T) {
+	for v, want := range map[string]bool{"17.0.15": true, "13": true, "21.0.2": true, "25.0.3": true, "11.0.22": false, "1.8.0_402": false, "": false, "x": false} {
+		if got := DynamicArchives(v); got != want {
+			t.Errorf("DynamicArchives(%q) = %v, want %v", v, got, want)
+		}
+	}
+}
