@@ -150,7 +150,6 @@ type Conn struct {
 
 	mu       sync.Mutex
 	calls    map[int32]chan callResult
-	nextID   int32
 	closeErr error // non-nil once closed
 
 	lastRead  atomic.Int64 // unix nanos of the last frame from the server
@@ -387,13 +386,22 @@ func (c *Conn) register() (int32, chan callResult, error) {
 		// Nothing was sent on a closed connection: safe to retry elsewhere.
 		return 0, nil, &ConnError{Addr: c.addr, Op: "call", Err: c.closeErr, notSent: true}
 	}
-	id := c.nextID
-	c.nextID = (c.nextID + 1) & 0x7fffffff
+	id := nextCallID()
 	ch := make(chan callResult, 1)
 	c.calls[id] = ch
 	c.lastUsed.Store(time.Now().UnixNano())
 	return id, ch, nil
 }
+
+// callIDs numbers the calls of every connection of this process, as Hadoop's Client does with one
+// counter for all its connections: the NameNode's retry cache keys an at-most-once call (setXAttr,
+// delete) by client id and call id, and a Client gives all its connections one client id, so a
+// connection that started again at call 0 after the server closed an idle one was answered from the
+// cache, "done", without doing it (TestCallIDsGoOnAcrossConnections).
+var callIDs atomic.Int32
+
+// nextCallID is the next call id, from 0 to 2^31-1 and round again.
+func nextCallID() int32 { return (callIDs.Add(1) - 1) & 0x7fffffff }
 
 func (c *Conn) forget(id int32) {
 	c.mu.Lock()

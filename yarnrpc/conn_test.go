@@ -235,3 +235,36 @@ func TestDialErrors(t *testing.T) {
 	_, err = Dial(ctx(t), addr, ConnOptions{Protocol: testProtocol, Auth: Auth{Method: AuthToken}})
 	assert.ErrorContains(t, err, "needs a token")
 }
+
+// TestCallIDsGoOnAcrossConnections: a second connection of a client (after the server closed an idle
+// one) does not number its calls from 0 again: the NameNode's retry cache, keyed by client id and call
+// id, would answer an at-most-once call (setXAttr) from the first connection's "done" without doing it.
+func TestCallIDsGoOnAcrossConnections(t *testing.T) {
+	srv := newServer(t, rpctest.Options{})
+	echo(srv)
+	var mu sync.Mutex
+	var ids []int32
+	srv.SetFaults(func(r *rpctest.Request) rpctest.Fault {
+		mu.Lock()
+		ids = append(ids, r.CallID)
+		mu.Unlock()
+		return rpctest.Fault{}
+	})
+	o := simpleOpts()
+	o.ClientID = []byte("0123456789abcdef")
+	for range 2 {
+		conn, err := Dial(ctx(t), srv.Addr(), o)
+		require.NoError(t, err)
+		callEcho(t, conn, "a")
+		callEcho(t, conn, "b")
+		conn.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, ids, 4)
+	seen := map[int32]bool{}
+	for _, id := range ids {
+		assert.False(t, seen[id], "call id %d used twice by one client id: %v", id, ids)
+		seen[id] = true
+	}
+}
