@@ -238,7 +238,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 				return m.Instances()
 			}
 			return 0
-		}, TLS: amAuthority{amTLS}, TrackingURL: base})
+		}, TLS: amAuthority{amTLS}, TrackingURL: base, State: frameworkStateOf(staging)})
 	if err != nil {
 		return 1, err
 	}

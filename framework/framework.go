@@ -92,7 +92,23 @@ type AMStart struct {
 	// TrackingURL is the AM's plain tracking URL, http://host:port/, under which the AM serves the
 	// framework's Proxy; its reads need no secret, so a TaskExecutor may poll them.
 	TrackingURL string
+	// State keeps the framework's own small state across the AM's attempts (a Flink job's latest
+	// completed checkpoint, docs/flink.md#when-the-applicationmaster-is-lost); nil when the AM has
+	// no staging directory to keep it in.
+	State StateStore
 }
+
+// StateStore keeps a framework's state across the AM's attempts, in the application's staging
+// directory. Save replaces the whole state in one step (no reader sees half of it); Load returns
+// nil, nil when no attempt saved any, and refuses more than MaxState bytes.
+type StateStore interface {
+	Load(ctx context.Context) ([]byte, error)
+	Save(ctx context.Context, data []byte) error
+}
+
+// MaxState bounds a framework's saved state: a few paths and ids, well below HDFS's limit on an
+// extended attribute (dfs.namenode.fs-limits.max-xattr-size, 16 KiB by default).
+const MaxState = 8 << 10
 
 // Deferred is what AM.OnScale returns when it accepts a change but carries it out itself, later,
 // through AMStart.Scale (a Flink job rescales first, its idle TaskManagers go after): the AM keeps

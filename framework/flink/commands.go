@@ -224,6 +224,10 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 				return failf("flink.jar: %v", err)
 			}
 		}
+		// What a later AM attempt needs to restore the job, and the checkpoint it restores
+		// (docs/flink.md#when-the-applicationmaster-is-lost).
+		checkpointDefaults(s.conf, stdout)
+		applyRecovery(s.conf, os.Getenv(EnvRecover), stdout)
 	}
 	// docs/flink.md#class-data-sharing
 	cds := planCDS(f, s.dir, s.home, spec.JavaBinary())
@@ -231,6 +235,10 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s\n", line)
 	}
 	spec.CDS = cds.cds
+	// The JobManager ends with its AM: the AM's SIGKILL reaches no process of its driver (a process
+	// group of its own), and a JobManager left behind would keep its job, its ports and its memory.
+	// SIGTERM stops it as a kill does (the job SUSPENDED, its checkpoints kept).
+	endWithParent()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if spec.HadoopClasspath, err = containerHadoopClasspath("flink-jobmanager", os.Getenv, stdout); err != nil {

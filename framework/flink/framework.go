@@ -109,8 +109,18 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if emit == nil {
 		emit = func(contract.Event) {}
 	}
-	watch := &jobWatch{rest: client, emit: emit, now: time.Now}
+	// A later AM attempt starts the job from the latest checkpoint an earlier one kept (recover.go).
 	conf := amConfig(spec)
+	from, kept := recoverAtStart(ctx, spec, conf, s, emit)
+	if from != "" {
+		driverEnv[EnvRecover] = from
+	}
+	var rec *recorder
+	if s.State != nil && spec.Jar != "" {
+		rec = newRecorder(s.State, emit, s.Attempt, kept)
+		go rec.run(ctx)
+	}
+	watch := &jobWatch{rest: client, emit: emit, now: time.Now, recorder: rec}
 	dir, _ := conf.Get(KeySavepointsDir)
 	dir = strings.TrimSpace(dir)
 	if spec.OnPreemption != PreemptOff {

@@ -273,6 +273,13 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		t.Problem("am.memory = %d: a [flink] job's AM runs the JobManager too; give at least %d MiB (%d for the AM, the rest is the JobManager's process size)", j.AM.MemoryMB, MinAMMemoryMB, AMShareMB)
 	}
 	j.TaskExecutor.Env[contract.EnvDeviceEnv] = contract.DeviceEnvOff
+	// A later AM attempt runs a new JobManager at new addresses: the earlier attempt's TaskManagers
+	// could not follow it, so YARN stops them with it and the new attempt starts its own
+	// (docs/flink.md#when-the-applicationmaster-is-lost).
+	if v, set := t.TopLevel("keep-containers")["keep-containers"]; set && v == true {
+		t.Problem("keep-containers = true: a [flink] job's TaskManagers cannot follow a later AM attempt's JobManager (it has new addresses); leave keep-containers out or set it to false: YARN stops them with the AM and the new attempt starts new ones")
+	}
+	j.KeepContainers = false
 	return f
 }
 

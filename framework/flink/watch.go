@@ -33,6 +33,8 @@ type jobWatch struct {
 	rest *dist.REST
 	emit func(contract.Event)
 	now  func() time.Time
+	// recorder keeps the latest completed checkpoint for a later AM attempt (recover.go); nil: none.
+	recorder *recorder
 
 	jobID, state string
 	parallelism  int
@@ -56,7 +58,7 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 		return nil, err
 	}
 	if len(jobs) == 0 {
-		return append([]contract.Detail{{Name: "State", Value: "no job yet"}}, w.demandDetails()...), nil
+		return append([]contract.Detail{{Name: "State", Value: "no job yet"}}, append(w.demandDetails(), w.recorder.details()...)...), nil
 	}
 	job := current(jobs)
 	d := []contract.Detail{{Name: "Job", Value: job.Name + " (" + job.ID + ")"}, {Name: "State", Value: job.State}}
@@ -70,6 +72,7 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 		d = append(d, w.tellCheckpoints(job, cp)...)
 	}
 	d = append(d, w.preempt.details()...)
+	d = append(d, w.recorder.details()...)
 	if len(jobs) > 1 {
 		running := 0
 		for _, j := range jobs {
@@ -147,6 +150,7 @@ func (w *jobWatch) tellCheckpoints(job dist.Job, cp *dist.Checkpoints) []contrac
 	if c := cp.Latest.Completed; c != nil {
 		d = append(d, contract.Detail{Name: "Last checkpoint", Value: pointLine(c)})
 		w.checkpoint = max(w.checkpoint, c.ID)
+		w.recorder.saw(job.ID, c)
 		now := w.now()
 		if c.ID > w.toldCkpt && now.Sub(w.toldCkptAt) >= checkpointEventEvery {
 			msg := fmt.Sprintf("%s: checkpoint %d completed", jobName(job), c.ID)

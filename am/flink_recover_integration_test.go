@@ -1,0 +1,162 @@
+//go:build integration
+
+package am_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+var (
+	counterLine  = regexp.MustCompile(`YARN_AM_FLINK_COUNTER count=(\d+) container=(\S+)`)
+	restoredLine = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) container=(\S+)`)
+	checkpointID = regexp.MustCompile(`^#(\d+)`)
+)
+
+// lastCount is the highest count a container of the application printed, with its container.
+func lastCount(id string) (int, string) {
+	best, in := -1, ""
+	for _, m := range tmLines(id, counterLine) {
+		if n, _ := strconv.Atoi(m[1]); n > best {
+			best, in = n, m[2]
+		}
+	}
+	return best, in
+}
+
+// TestFlinkJobSurvivesTheLossOfItsAM: the counter job checkpoints every second to a local directory
+// with max-attempts = 2; once the AM has seen a few completed checkpoints its process is SIGKILLed.
+// Attempt 2's JobManager starts the job from the latest checkpoint attempt 1 kept in the staging
+// directory: its new TaskManager prints restored=N with 0 < N <= the last count before the kill, the
+// count goes on from there, the status names the checkpoint attempt 2 restored, and no process of
+// attempt 1's JobManager is left (docs/flink.md#when-the-applicationmaster-is-lost).
+func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
+	e2eEnv(t)
+	ckDir := filepath.Join(os.TempDir(), fmt.Sprintf("yarn-am-checkpoints-%d", time.Now().UnixNano()))
+	t.Cleanup(func() { os.RemoveAll(ckDir) })
+	job := flinkJob(t, "flink-recover", 1, 1, []string{"counter"},
+		fmt.Sprintf("\"execution.checkpointing.interval\" = \"1s\"\n\"execution.checkpointing.dir\" = %q", "file://"+ckDir))
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "max-attempts = 1", "max-attempts = 2", 1)), 0o644))
+	id := submitDetached(t, job)
+
+	// A few completed checkpoints, the first of them kept in the staging directory (its event).
+	var seen int
+	waitFor(t, id, 4*time.Minute, "completed checkpoints kept for a later attempt", func(statusDoc) bool {
+		d, details := flinkDetails(t, id)
+		if isEnded(d.Report.State) {
+			return true
+		}
+		m := checkpointID.FindStringSubmatch(details["Last checkpoint"])
+		if m == nil {
+			return false
+		}
+		seen, _ = strconv.Atoi(m[1])
+		return seen >= 3 && strings.Contains(yarnAM(t, time.Minute, "status", id).stdout, "is kept in the staging directory for a later AM attempt")
+	})
+	require.GreaterOrEqual(t, seen, 3, "%s", containerLogs(id))
+
+	amCID := strings.Replace(id, "application_", "container_", 1) + "_01_000001"
+	pids := procsOfContainer(amCID, "yarn-am", "am")
+	require.Len(t, pids, 1, "the AM process of %s", amCID)
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
+	kill := time.Now()
+	before, oldTM := lastCount(id)
+	require.Greater(t, before, 0, "the counter printed before the kill")
+
+	// Attempt 2 runs the job again, restored.
+	var details map[string]string
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		var d statusDoc
+		d, details = flinkDetails(t, id)
+		if isEnded(d.Report.State) || details["AM attempt 2"] != "" && details["State"] == "RUNNING" && details["Restored from"] != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("attempt 2 RUNNING the restored job not reached within 4m: %v\n%s", details, yarnAM(t, time.Minute, "status", id))
+		}
+		time.Sleep(time.Second)
+	}
+	running := time.Since(kill)
+	require.Contains(t, details["AM attempt 2"], "restored checkpoint", "%v\n%s\n%s", details, yarnAM(t, time.Minute, "status", id), containerLogs(id))
+	assert.Contains(t, details["AM attempt 2"], ckDir)
+	assert.Contains(t, details["Restored from"], ckDir)
+
+	// The new TaskManager restored a count close to the last before the kill, and counts on.
+	var restored int
+	var newTM string
+	require.Eventually(t, func() bool {
+		for _, m := range tmLines(id, restoredLine) {
+			if m[2] != oldTM && m[1] != "none" {
+				restored, _ = strconv.Atoi(m[1])
+				newTM = m[2]
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, time.Second, "a TaskManager of attempt 2 prints what it restored\n%s", containerLogs(id))
+	assert.Contains(t, newTM, "_02_", "the TaskManager is attempt 2's")
+	assert.Greater(t, restored, 0, "the state was restored")
+	assert.LessOrEqual(t, restored, before, "no more than was counted before the kill")
+	require.Eventually(t, func() bool {
+		for _, m := range tmLines(id, counterLine) {
+			if n, _ := strconv.Atoi(m[1]); m[2] == newTM && n > restored {
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, time.Second, "attempt 2's TaskManager counts on from %d", restored)
+
+	r := yarnAM(t, time.Minute, "status", id)
+	require.Equal(t, 0, r.code, "status:\n%s", r)
+	assert.Regexp(t, `(?m)^  AM attempt 2: +restored checkpoint \d+, \S+$`, r.stdout)
+	j := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.code, "status:\n%s", j)
+	var doc struct {
+		AM *contract.Status `json:"am"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NotNil(t, doc.AM)
+	var told string
+	for _, e := range doc.AM.Events {
+		if e.Type == "flink-job" && strings.HasPrefix(e.Message, "AM attempt 2: the Flink job starts from checkpoint ") {
+			told = e.Message
+		}
+	}
+	assert.Contains(t, told, ckDir, "attempt 2's event names the checkpoint: %+v", doc.AM.Events)
+
+	// Attempt 1's JobManager ended with its AM (it is in a process group of its own).
+	assert.Eventually(t, func() bool { return len(procsOfContainer(amCID, "java", "")) == 0 }, time.Minute, time.Second,
+		"attempt 1's JobManager JVM is gone")
+
+	// Still attempt 2: its JobManager's restore did not fail it.
+	rm, err := rmClient()
+	require.NoError(t, err)
+	defer rm.Close()
+	appID, err := yarnrpc.ParseApplicationID(id)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rep, err := rm.GetApplicationReport(ctx, appID)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, rep.GetCurrentApplicationAttemptId().GetAttemptId())
+	t.Logf("AM SIGKILLed after checkpoint %d; last count before the kill %d (%s); attempt 2 restored %d (%d records not restored) from %s; job RUNNING again in the AM's status %s after the kill (load %s)",
+		seen, before, oldTM, restored, before-restored, details["AM attempt 2"], running.Round(100*time.Millisecond), loadAvgE2E())
+}

@@ -1,0 +1,334 @@
+package flink
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/internal/text"
+)
+
+// This file lets a Flink job survive the loss of its ApplicationMaster without ZooKeeper
+// (docs/flink.md#when-the-applicationmaster-is-lost): the AM keeps the job's latest completed
+// checkpoint, as its REST API reports it, in the application's staging directory
+// (framework.AMStart.State), and a later attempt's JobManager starts the job from it through Flink's
+// own restore key. The JobManager keeps its checkpoints when it is stopped (checkpointDefaults), so
+// the kept path is still there.
+
+// EnvRecover is the checkpoint a later AM attempt's JobManager starts its job from, set by the AM in
+// the driver's environment only (flink-jobmanager sets Flink's restore key to it).
+const EnvRecover = "YARN_AM_FLINK_RECOVER"
+
+// Flink 1.20's checkpointing keys yarn-am reads or gives a default (CheckpointingOptions,
+// StateRecoveryOptions); each deprecated key beside its current one.
+const (
+	KeyCheckpointInterval  = "execution.checkpointing.interval"
+	KeyCheckpointRetention = "execution.checkpointing.externalized-checkpoint-retention"
+	KeyCheckpointsRetained = "execution.checkpointing.num-retained"
+	keyCheckpointsRetained = "state.checkpoints.num-retained"
+	KeyCheckpointDir       = "execution.checkpointing.dir"
+	keyCheckpointDir       = "state.checkpoints.dir"
+	// keyStateRecoveryPath is the current name of KeyRestore (1.20): when both are set Flink reads
+	// this one, so a recovery sets it too when the configuration has it.
+	keyStateRecoveryPath = "execution.state-recovery.path"
+	// RetainOnCancellation keeps a job's checkpoints when it is cancelled or its JobManager stops
+	// (the job SUSPENDED): Flink's default, NO_EXTERNALIZED_CHECKPOINTS, deletes them then.
+	RetainOnCancellation = "RETAIN_ON_CANCELLATION"
+)
+
+// notAddressable is the external path Flink reports for a checkpoint kept in the JobManager's memory
+// (no checkpoint directory): nothing a later JobManager could start from.
+const notAddressable = "<checkpoint-not-externally-addressable>"
+
+// recoveryVersion is the layout of recovery; a state of another layout is not used.
+const recoveryVersion = 1
+
+// maxRestores is how many attempts' starts the state remembers (status shows them).
+const maxRestores = 5
+
+// recovery is what the AM keeps of a Flink job across its attempts.
+type recovery struct {
+	Version int `json:"v"`
+	// The latest completed checkpoint an attempt saw: its job, id and path (Flink's external_path).
+	JobID      string `json:"job,omitempty"`
+	Checkpoint int64  `json:"checkpoint,omitempty"`
+	Path       string `json:"path,omitempty"`
+	Attempt    int    `json:"attempt,omitempty"` // the attempt that saw it
+	// Restores are the later attempts' starts, oldest first, at most maxRestores.
+	Restores []restore `json:"restores,omitempty"`
+}
+
+// restore is how one attempt started the job: from Checkpoint at Path, or from nothing (Path "").
+type restore struct {
+	Attempt    int    `json:"attempt"`
+	Checkpoint int64  `json:"checkpoint,omitempty"`
+	Path       string `json:"path,omitempty"`
+}
+
+// loadRecovery reads the kept state; nil, nil when there is none (or of another layout).
+func loadRecovery(ctx context.Context, store framework.StateStore) (*recovery, error) {
+	data, err := store.Load(ctx)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	if len(data) > framework.MaxState {
+		return nil, fmt.Errorf("the kept Flink state is %d bytes; at most %d are read", len(data), framework.MaxState)
+	}
+	var r recovery
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("the kept Flink state is not readable: %w", err)
+	}
+	if r.Version != recoveryVersion {
+		return nil, nil
+	}
+	return &r, nil
+}
+
+// encode marshals r within framework.MaxState (a path of Flink's is far shorter; a longer one is
+// not kept).
+func (r recovery) encode() ([]byte, error) {
+	r.Version = recoveryVersion
+	data, err := json.Marshal(r)
+	if err == nil && len(data) > framework.MaxState {
+		err = fmt.Errorf("the Flink state to keep is %d bytes (checkpoint path %s); at most %d", len(data), text.Quote(r.Path), framework.MaxState)
+	}
+	return data, err
+}
+
+// recoverAtStart is what a later attempt (s.Attempt > 1) does before its JobManager starts: it reads
+// what the earlier attempts kept and returns the checkpoint to start from ("" = none) and the state
+// the recorder goes on from; it emits the event that says which, and keeps this attempt's start.
+func recoverAtStart(ctx context.Context, spec *Spec, conf *dist.Config, s framework.AMStart, emit func(contract.Event)) (string, recovery) {
+	rec := recovery{}
+	if s.Attempt <= 1 || s.State == nil {
+		return "", rec
+	}
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	kept, err := loadRecovery(c, s.State)
+	cancel()
+	if kept != nil {
+		rec = *kept
+	}
+	from := ""
+	switch {
+	case spec.Jar == "":
+		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+			"AM attempt %d: a new session cluster starts; the jobs submitted to the earlier attempt's are not restored (a session cluster's jobs are not kept across AM attempts)", s.Attempt)})
+		return "", rec
+	case err != nil:
+		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+			"AM attempt %d: the Flink job's state was not kept: the earlier attempt's record could not be read (%v); the job starts %s", s.Attempt, err, startsFrom(spec))})
+	case rec.Path == "":
+		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+			"AM attempt %d: the Flink job's state was not kept: %s; the job starts %s", s.Attempt, whyNothingKept(conf), startsFrom(spec))})
+	default:
+		from = rec.Path
+		emit(contract.Event{Type: EventJob, Message: fmt.Sprintf(
+			"AM attempt %d: the Flink job starts from checkpoint %d at %s, the latest completed one attempt %d saw of job %s",
+			s.Attempt, rec.Checkpoint, rec.Path, rec.Attempt, rec.JobID)})
+	}
+	if err == nil {
+		rec.Restores = append(rec.Restores, restore{Attempt: s.Attempt, Checkpoint: rec.Checkpoint, Path: from})
+		if len(rec.Restores) > maxRestores {
+			rec.Restores = rec.Restores[len(rec.Restores)-maxRestores:]
+		}
+		if data, err := rec.encode(); err == nil {
+			c, cancel := context.WithTimeout(ctx, 30*time.Second)
+			_ = s.State.Save(c, data) // only the status's history of restores would miss it
+			cancel()
+		}
+	}
+	return from, rec
+}
+
+// startsFrom says where a job starts without a kept checkpoint.
+func startsFrom(spec *Spec) string {
+	if p := spec.Config[KeyRestore]; p != "" {
+		return "again from the savepoint it was submitted with (" + p + ")"
+	}
+	return "from nothing"
+}
+
+// whyNothingKept says why an earlier attempt kept no checkpoint.
+func whyNothingKept(conf *dist.Config) string {
+	iv, _ := conf.Get(KeyCheckpointInterval)
+	_, dir := firstOf(conf, KeyCheckpointDir, keyCheckpointDir)
+	switch {
+	case strings.TrimSpace(iv) == "":
+		return "the earlier attempt saw no completed checkpoint (" + KeyCheckpointInterval + " is not set: checkpointing is off, unless the job turns it on itself)"
+	case !dir:
+		return "the earlier attempt saw no checkpoint written to a directory (" + KeyCheckpointDir + " is not set: checkpoints are kept in the JobManager's memory)"
+	}
+	return "the earlier attempt saw no completed checkpoint yet"
+}
+
+// firstOf is the value of the first key set.
+func firstOf(conf *dist.Config, keys ...string) (string, bool) {
+	for _, k := range keys {
+		if v, ok := conf.Get(k); ok && strings.TrimSpace(v) != "" {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// recorder keeps the latest completed checkpoint the AM sees in the staging directory: the details
+// goroutine tells it (saw), its own goroutine saves (run), so a slow NameNode never holds the
+// details. mu guards rec and the flags.
+type recorder struct {
+	store  framework.StateStore
+	emit   func(contract.Event)
+	notify chan struct{}
+
+	mu        sync.Mutex
+	rec       recovery
+	attempt   int
+	dirty     bool
+	failing   bool // a failed save was told; the next success is told too
+	savedOnce bool // the first save was told
+}
+
+func newRecorder(store framework.StateStore, emit func(contract.Event), attempt int, rec recovery) *recorder {
+	return &recorder{store: store, emit: emit, notify: make(chan struct{}, 1), rec: rec, attempt: attempt}
+}
+
+// saw is told of a job's latest completed checkpoint; a newer one than kept is saved.
+func (r *recorder) saw(jobID string, c *dist.Checkpoint) {
+	if r == nil || c == nil || c.ExternalPath == "" || c.ExternalPath == notAddressable {
+		return
+	}
+	r.mu.Lock()
+	if jobID == r.rec.JobID && c.ID <= r.rec.Checkpoint {
+		r.mu.Unlock()
+		return
+	}
+	r.rec.JobID, r.rec.Checkpoint, r.rec.Path, r.rec.Attempt = jobID, c.ID, c.ExternalPath, r.attempt
+	r.dirty = true
+	r.mu.Unlock()
+	select {
+	case r.notify <- struct{}{}:
+	default:
+	}
+}
+
+// run saves what saw kept until ctx ends.
+func (r *recorder) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.notify:
+		}
+		r.saveOnce(ctx)
+	}
+}
+
+// saveOnce saves the latest state if it is newer than the last saved.
+func (r *recorder) saveOnce(ctx context.Context) {
+	r.mu.Lock()
+	rec, dirty := r.rec, r.dirty
+	r.rec.Restores = append([]restore(nil), r.rec.Restores...)
+	r.dirty = false
+	r.mu.Unlock()
+	if !dirty {
+		return
+	}
+	data, err := rec.encode()
+	if err == nil {
+		c, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = r.store.Save(c, data)
+		cancel()
+	}
+	r.mu.Lock()
+	told, first := r.failing, !r.savedOnce && err == nil
+	r.failing = err != nil
+	r.savedOnce = r.savedOnce || err == nil
+	r.mu.Unlock()
+	switch {
+	case first:
+		r.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf(
+			"checkpoint %d (%s) is kept in the staging directory for a later AM attempt; so is each newer one", rec.Checkpoint, rec.Path)})
+	case err != nil && !told && ctx.Err() == nil:
+		r.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+			"checkpoint %d could not be kept for a later AM attempt (%v): a new attempt would start the job from an older checkpoint; retried at the next checkpoint", rec.Checkpoint, err)})
+	case err == nil && told:
+		r.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("checkpoint %d is kept for a later AM attempt again", rec.Checkpoint)})
+	}
+}
+
+// details are the attempts' starts, newest last.
+func (r *recorder) details() []contract.Detail {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var d []contract.Detail
+	for _, x := range r.rec.Restores {
+		v := "started from nothing (no checkpoint kept)"
+		if x.Path != "" {
+			v = fmt.Sprintf("restored checkpoint %d, %s", x.Checkpoint, x.Path)
+		}
+		d = append(d, contract.Detail{Name: fmt.Sprintf("AM attempt %d", x.Attempt), Value: v})
+	}
+	return d
+}
+
+// The retention yarn-am gives a checkpointing job (checkpointDefaults): the AM reads the latest
+// completed checkpoint every contract.FrameworkDetailsInterval, so the one it kept may be that many
+// checkpoints behind Flink's latest when the AM is lost; Flink keeps the newest num-retained and
+// deletes older ones. Retaining what completes in two of the AM's reads, plus one, keeps the kept
+// one on disk.
+const (
+	minRetained = 2
+	maxRetained = 10
+)
+
+// checkpointDefaults gives a checkpointing application cluster (execution.checkpointing.interval set)
+// the settings a restore after an AM loss needs, where the configuration has none of its own:
+// RETAIN_ON_CANCELLATION, since a JobManager stopped with its AM ends the job SUSPENDED, which deletes
+// the checkpoints by Flink's default; and num-retained (retained), so the checkpoint the AM last
+// saw is not deleted yet. It writes what it set to out.
+func checkpointDefaults(conf *dist.Config, out io.Writer) {
+	iv, _ := conf.Get(KeyCheckpointInterval)
+	interval, err := flinkDuration(iv)
+	if err != nil || interval <= 0 {
+		return
+	}
+	if _, set := conf.Get(KeyCheckpointRetention); !set {
+		conf.Set(KeyCheckpointRetention, RetainOnCancellation)
+		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %s (default of yarn-am: a later AM attempt restores the job from its checkpoints)\n", KeyCheckpointRetention, RetainOnCancellation)
+	}
+	if _, set := firstOf(conf, KeyCheckpointsRetained, keyCheckpointsRetained); !set {
+		n := retained(interval)
+		conf.Set(KeyCheckpointsRetained, strconv.Itoa(n))
+		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %d (default of yarn-am for a checkpoint every %s: the AM reads the latest every %s)\n", KeyCheckpointsRetained, n, interval, contract.FrameworkDetailsInterval)
+	}
+}
+
+// retained is num-retained for a checkpoint every interval.
+func retained(interval time.Duration) int {
+	window := 2 * contract.FrameworkDetailsInterval
+	n := int((window+interval-1)/interval) + 1
+	return min(max(n, minRetained), maxRetained)
+}
+
+// applyRecovery points the job at the checkpoint a later AM attempt starts it from.
+func applyRecovery(conf *dist.Config, path string, out io.Writer) {
+	if path == "" {
+		return
+	}
+	conf.Set(KeyRestore, path)
+	if _, set := conf.Get(keyStateRecoveryPath); set {
+		conf.Set(keyStateRecoveryPath, path)
+	}
+	fmt.Fprintf(out, "yarn-am flink-jobmanager: the job starts from the checkpoint the earlier AM attempt kept: %s\n", path)
+}
