@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -40,17 +41,28 @@ func lastCount(id string) (int, string) {
 }
 
 // TestFlinkJobSurvivesTheLossOfItsAM: the counter job checkpoints every second to a local directory
-// with max-attempts = 2; once the AM has seen a few completed checkpoints its process is SIGKILLed.
+// to HDFS with max-attempts = 2; once the AM has seen a few completed checkpoints its process is SIGKILLed.
 // Attempt 2's JobManager starts the job from the latest checkpoint attempt 1 kept in the staging
 // directory: its new TaskManager prints restored=N with 0 < N <= the last count before the kill, the
 // count goes on from there, the status names the checkpoint attempt 2 restored, and no process of
 // attempt 1's JobManager is left (docs/flink.md#when-the-applicationmaster-is-lost).
 func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
 	e2eEnv(t)
-	ckDir := filepath.Join(os.TempDir(), fmt.Sprintf("yarn-am-checkpoints-%d", time.Now().UnixNano()))
-	t.Cleanup(func() { os.RemoveAll(ckDir) })
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	require.NoError(t, err)
+	user := os.Getenv("HADOOP_USER_NAME")
+	if user == "" {
+		user = os.Getenv("USER")
+	}
+	fsys, err := client.DialHDFS(conf, user)
+	require.NoError(t, err)
+	defer fsys.Close()
+	base := fmt.Sprintf("/tmp/yarn-am-flink-recover-%d", time.Now().UnixNano())
+	require.NoError(t, fsys.MkdirAll(base, 0o755))
+	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
+	ckDir := fsys.DefaultFS + base
 	job := flinkJob(t, "flink-recover", 1, 1, []string{"counter"},
-		fmt.Sprintf("\"execution.checkpointing.interval\" = \"1s\"\n\"execution.checkpointing.dir\" = %q", "file://"+ckDir))
+		fmt.Sprintf("\"execution.checkpointing.interval\" = \"1s\"\n\"execution.checkpointing.dir\" = %q", ckDir))
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "max-attempts = 1", "max-attempts = 2", 1)), 0o644))
@@ -96,8 +108,12 @@ func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
 	}
 	running := time.Since(kill)
 	require.Contains(t, details["AM attempt 2"], "restored checkpoint", "%v\n%s\n%s", details, yarnAM(t, time.Minute, "status", id), containerLogs(id))
-	assert.Contains(t, details["AM attempt 2"], ckDir)
-	assert.Contains(t, details["Restored from"], ckDir)
+	assert.Contains(t, details["AM attempt 2"], base)
+	assert.Contains(t, details["Restored from"], base)
+	// The restored checkpoint is still on HDFS (retained when attempt 1's JobManager stopped).
+	restoredPath := details["AM attempt 2"][strings.LastIndex(details["AM attempt 2"], " ")+1:]
+	_, err = fsys.Stat(path.Join(strings.TrimPrefix(restoredPath, fsys.DefaultFS), "_metadata"))
+	assert.NoError(t, err, "%s/_metadata on HDFS", restoredPath)
 
 	// The new TaskManager restored a count close to the last before the kill, and counts on.
 	var restored int
@@ -140,7 +156,7 @@ func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
 			told = e.Message
 		}
 	}
-	assert.Contains(t, told, ckDir, "attempt 2's event names the checkpoint: %+v", doc.AM.Events)
+	assert.Contains(t, told, base, "attempt 2's event names the checkpoint: %+v", doc.AM.Events)
 
 	// Attempt 1's JobManager ended with its AM (it is in a process group of its own).
 	assert.Eventually(t, func() bool { return len(procsOfContainer(amCID, "java", "")) == 0 }, time.Minute, time.Second,
