@@ -53,6 +53,8 @@
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
 //     from an earlier attempt (publishAPIAddress).
 //   - durable.go: the durable state a later attempt of the AM takes over (state, stateStore, adopt).
+//   - frameworkstate.go: the framework's own state across attempts (framework.AMStart.State), an
+//     extended attribute of the staging directory beside the AM's.
 //   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's
 //     whole round) warned once, with an event, its deadline in the status, and the launchers' long
 //     poll for the notice (docs/running.md#preemption).
