@@ -105,65 +105,25 @@ func (c *REST) Checkpoints(ctx context.Context, jobID string) (*Checkpoints, err
 // state.savepoints.dir), as flink stop does: POST /jobs/<id>/stop without draining, so the job
 // ends FINISHED and can resume from the savepoint. It returns the operation's trigger id.
 func (c *REST) StopWithSavepoint(ctx context.Context, jobID, dir string) (string, error) {
-	if err := checkJobID(jobID); err != nil {
-		return "", err
-	}
 	body := struct {
 		Target string `json:"targetDirectory,omitempty"`
 		Drain  bool   `json:"drain"`
 	}{Target: dir}
-	var out struct {
-		RequestID string `json:"request-id"`
-	}
-	if err := c.call(ctx, "POST", "/jobs/"+url.PathEscape(jobID)+"/stop", body, &out); err != nil {
-		return "", err
-	}
-	if out.RequestID == "" {
-		return "", fmt.Errorf("flink rest: POST /jobs/%s/stop: the answer names no request-id", jobID)
-	}
-	return out.RequestID, nil
+	return c.trigger(ctx, jobID, "/stop", body)
 }
 
 // WaitSavepoint polls the savepoint operation trigger of job every poll
 // (GET /jobs/<id>/savepoints/<trigger>) until it completes, and returns the savepoint's location;
 // a failed operation is an error with its innermost cause. It gives up when ctx ends.
 func (c *REST) WaitSavepoint(ctx context.Context, jobID, trigger string, poll time.Duration) (string, error) {
-	if err := checkJobID(jobID); err != nil {
+	op, err := c.waitOperation(ctx, jobID, "savepoint", trigger, poll)
+	if err != nil {
 		return "", err
 	}
-	path := "/jobs/" + url.PathEscape(jobID) + "/savepoints/" + url.PathEscape(trigger)
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	last := "no answer yet"
-	for {
-		var doc struct {
-			Status struct {
-				ID string `json:"id"` // IN_PROGRESS, COMPLETED
-			} `json:"status"`
-			Operation struct {
-				Location     string        `json:"location"`
-				FailureCause *failureCause `json:"failure-cause"`
-			} `json:"operation"`
-		}
-		err := c.get(ctx, path, &doc)
-		switch {
-		case err != nil:
-			last = err.Error()
-		case doc.Status.ID != "COMPLETED":
-			last = "the savepoint is " + doc.Status.ID
-		case doc.Operation.FailureCause != nil:
-			return "", fmt.Errorf("flink: the savepoint failed: %s", doc.Operation.FailureCause)
-		case doc.Operation.Location == "":
-			return "", fmt.Errorf("flink: the savepoint completed without a location")
-		default:
-			return doc.Operation.Location, nil
-		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("flink: the savepoint did not complete (%s): %w", last, ctx.Err())
-		case <-t.C:
-		}
+	if op.Location == "" {
+		return "", fmt.Errorf("flink: the savepoint completed without a location")
 	}
+	return op.Location, nil
 }
 
 func checkJobID(jobID string) error {

@@ -51,39 +51,57 @@ func (c *REST) trigger(ctx context.Context, jobID, what string, body any) (strin
 // (GET /jobs/<id>/checkpoints/<trigger>) until it completes, and returns the checkpoint's id; a
 // failed checkpoint is an error with Flink's innermost cause. It gives up when ctx ends.
 func (c *REST) WaitCheckpoint(ctx context.Context, jobID, trigger string, poll time.Duration) (int64, error) {
-	if err := checkJobID(jobID); err != nil {
+	op, err := c.waitOperation(ctx, jobID, "checkpoint", trigger, poll)
+	if err != nil {
 		return 0, err
 	}
-	path := "/jobs/" + url.PathEscape(jobID) + "/checkpoints/" + url.PathEscape(trigger)
+	if op.CheckpointID == nil {
+		return 0, fmt.Errorf("flink: the checkpoint completed without an id")
+	}
+	return *op.CheckpointID, nil
+}
+
+// operation is what a completed checkpoint or savepoint operation answers.
+type operation struct {
+	Location     string        `json:"location"`      // a savepoint's
+	CheckpointID *int64        `json:"checkpointId"`  // a checkpoint's
+	FailureCause *failureCause `json:"failureCause"`  // a checkpoint's name for it
+	FailCause    *failureCause `json:"failure-cause"` // a savepoint's
+}
+
+// waitOperation polls GET /jobs/<id>/<kind>s/<trigger> every poll until the operation completes:
+// its answer, or an error with Flink's innermost cause when it failed. It gives up when ctx ends.
+func (c *REST) waitOperation(ctx context.Context, jobID, kind, trigger string, poll time.Duration) (*operation, error) {
+	if err := checkJobID(jobID); err != nil {
+		return nil, err
+	}
+	path := "/jobs/" + url.PathEscape(jobID) + "/" + kind + "s/" + url.PathEscape(trigger)
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	last := "no answer yet"
 	for {
 		var doc struct {
 			Status struct {
-				ID string `json:"id"`
+				ID string `json:"id"` // IN_PROGRESS, COMPLETED
 			} `json:"status"`
-			Operation struct {
-				CheckpointID *int64        `json:"checkpointId"`
-				FailureCause *failureCause `json:"failureCause"` // the checkpoint's field name; a savepoint's is failure-cause
-			} `json:"operation"`
+			Operation operation `json:"operation"`
 		}
 		err := c.get(ctx, path, &doc)
 		switch {
 		case err != nil:
 			last = err.Error()
 		case doc.Status.ID != "COMPLETED":
-			last = "the checkpoint is " + doc.Status.ID
+			last = "the " + kind + " is " + doc.Status.ID
 		case doc.Operation.FailureCause != nil:
-			return 0, fmt.Errorf("flink: the checkpoint failed: %s", doc.Operation.FailureCause)
-		case doc.Operation.CheckpointID == nil:
-			return 0, fmt.Errorf("flink: the checkpoint completed without an id")
+			return nil, fmt.Errorf("flink: the %s failed: %s", kind, doc.Operation.FailureCause)
+		case doc.Operation.FailCause != nil:
+			return nil, fmt.Errorf("flink: the %s failed: %s", kind, doc.Operation.FailCause)
 		default:
-			return *doc.Operation.CheckpointID, nil
+			return &doc.Operation, nil
 		}
 		select {
 		case <-ctx.Done():
-			return 0, fmt.Errorf("flink: the checkpoint did not complete (%s): %w", last, ctx.Err())
+			return nil, fmt.Errorf("flink: the %s did not complete (%s): %w", kind, last, ctx.Err())
 		case <-t.C:
 		}
 	}
