@@ -30,15 +30,7 @@ import (
 // runs the first part on the Kerberized cluster (make test-secure-flink).
 func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
 	e2eEnv(t)
-	conf, err := yarnrpc.LoadConfigFromEnv()
-	require.NoError(t, err)
-	user := os.Getenv("HADOOP_USER_NAME")
-	if user == "" {
-		user = os.Getenv("USER")
-	}
-	fsys, err := client.DialHDFS(conf, user)
-	require.NoError(t, err)
-	defer fsys.Close()
+	fsys := testUserHDFS(t)
 	flinkHDFSCheckpointsAndSavepoint(t, fsys, nil)
 
 	dir := fmt.Sprintf("/tmp/yarn-am-flink-fs-%d", time.Now().UnixNano())
@@ -152,4 +144,20 @@ func completedCheckpoint(fsys *client.HDFS, dir string) string {
 		}
 	}
 	return ""
+}
+
+// testUserHDFS dials the mini cluster's HDFS as the user the tests submit as (HADOOP_USER_NAME, else
+// USER); the client is closed when the test ends.
+func testUserHDFS(t *testing.T) *client.HDFS {
+	t.Helper()
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	require.NoError(t, err)
+	user := os.Getenv("HADOOP_USER_NAME")
+	if user == "" {
+		user = os.Getenv("USER")
+	}
+	fsys, err := client.DialHDFS(conf, user)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fsys.Close() })
+	return fsys
 }

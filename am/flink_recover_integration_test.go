@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -48,15 +47,7 @@ func lastCount(id string) (int, string) {
 // attempt 1's JobManager is left (docs/flink.md#when-the-applicationmaster-is-lost).
 func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
 	e2eEnv(t)
-	conf, err := yarnrpc.LoadConfigFromEnv()
-	require.NoError(t, err)
-	user := os.Getenv("HADOOP_USER_NAME")
-	if user == "" {
-		user = os.Getenv("USER")
-	}
-	fsys, err := client.DialHDFS(conf, user)
-	require.NoError(t, err)
-	defer fsys.Close()
+	fsys := testUserHDFS(t)
 	base := fmt.Sprintf("/tmp/yarn-am-flink-recover-%d", time.Now().UnixNano())
 	require.NoError(t, fsys.MkdirAll(base, 0o755))
 	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
