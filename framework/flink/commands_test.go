@@ -41,10 +41,7 @@ func TestWaitForJobManager(t *testing.T) {
 	jmHost, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	t.Setenv(EnvREST, net.JoinHostPort(jmHost, port))
 	t.Setenv(EnvUI, srv.URL+"/flink/")
-	setup := func(mode string) *flinkSetup {
-		spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
-		return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
-	}
+	setup := func(mode string) *flinkSetup { return waitSetup(jmHost, mode) }
 	for _, tc := range []struct {
 		name, mode, tmHost string
 		waits              bool
@@ -122,10 +119,7 @@ func TestWaitForJobManagerPort(t *testing.T) {
 		return real(ctx, network, addr)
 	}
 	defer func() { dialREST = real }()
-	setup := func(mode string) *flinkSetup {
-		spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
-		return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
-	}
+	setup := func(mode string) *flinkSetup { return waitSetup(jmHost, mode) }
 	for _, tc := range []struct {
 		name, mode, tmHost string
 		waits              bool
@@ -194,4 +188,11 @@ func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink/conf/config.yaml"), []byte("security.ssl.rest.enabled: false\n"), 0o644))
 	_, err = loadFlinkSetup()
 	require.NoError(t, err)
+}
+
+// waitSetup is a TaskManager's setup of an application job whose JobManager runs on jmHost, waiting
+// as mode says.
+func waitSetup(jmHost, mode string) *flinkSetup {
+	spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
+	return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
 }
