@@ -60,6 +60,25 @@ func dialFrom(t *testing.T, from, addr string) net.Conn {
 	return c
 }
 
+// waitIdle waits until the AM counts n idle connections (a request finished, none being served)
+// from host.
+func waitIdle(t *testing.T, s *Server, host string, n int) {
+	t.Helper()
+	idle := func() int {
+		s.conns.mu.Lock()
+		defer s.conns.mu.Unlock()
+		k := 0
+		for c := range s.conns.anon[host] {
+			if !c.fresh && c.serving == 0 && !c.hijacked {
+				k++
+			}
+		}
+		return k
+	}
+	require.Eventually(t, func() bool { return idle() == n }, 10*time.Second, 5*time.Millisecond,
+		"the AM never saw %d idle connections from %s (it sees %d)", n, host, idle())
+}
+
 // served says whether a request on c gets an answer: a connection beyond the bounds is closed by the
 // AM without one.
 func served(c net.Conn) bool {
@@ -91,6 +110,9 @@ func TestConnectionsAreBoundedPerAddressAndInTotal(t *testing.T) {
 		require.True(t, served(c), "connection %d of 127.0.0.1", i+1)
 		idle = append(idle, c)
 	}
+	// net/http marks a connection idle only after its answer is on the wire, so the client can read
+	// the answer first: wait for the AM to see all three idle, which is what this case is about.
+	waitIdle(t, s, "127.0.0.1", 3)
 	require.True(t, served(dialFrom(t, "127.0.0.1", plain)), "a 4th connection from one address is served")
 	assert.True(t, closedByAM(idle[0]), "the address's oldest idle connection made room")
 	assert.Equal(t, 3, s.conns.Open())
@@ -102,6 +124,7 @@ func TestConnectionsAreBoundedPerAddressAndInTotal(t *testing.T) {
 		streams = append(streams, openStream(t, "127.0.0.2", plain, nil))
 	}
 	assert.False(t, served(dialFrom(t, "127.0.0.2", plain)), "a 4th connection from an address with 3 streams is closed")
+	waitIdle(t, s, "127.0.0.1", 2) // the third stream's room was one of them
 	require.True(t, served(dialFrom(t, "127.0.0.3", plain)), "the total makes room by closing 127.0.0.1's oldest idle connection")
 	assert.Equal(t, 5, s.conns.Open())
 	streams = append(streams, openStream(t, "127.0.0.4", plain, nil), openStream(t, "127.0.0.4", secure, tlsConf))
