@@ -161,11 +161,15 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
 	require.Eventually(t, func() bool { return jobState() == "RUNNING" }, 3*time.Minute, time.Second,
 		"the uploaded job runs: %s\n%s", jobState(), containerLogs(id))
 
-	// A stranger cannot cancel it or take a savepoint of it; the owner cancels it.
+	// A stranger cannot cancel it or take a savepoint of it, not even with Flink's acting GETs; the
+	// owner cancels it.
 	for _, w := range []struct{ method, path, body string }{
 		{http.MethodPatch, "jobs/" + run.JobID + "?mode=cancel", ""},
 		{http.MethodPost, "jobs/" + run.JobID + "/savepoints", `{"target-directory": "file:///tmp/yarn-am-stranger", "cancel-job": true}`},
 		{http.MethodPost, "jobs/" + run.JobID + "/stop", `{"targetDirectory": "file:///tmp/yarn-am-stranger"}`},
+		// Flink 1.x cancels on these GETs (kept for proxies that forward GETs only).
+		{http.MethodGet, "jobs/" + run.JobID + "/yarn-cancel", ""},
+		{http.MethodGet, "jobs/" + run.JobID + "/yarn-stop", ""},
 	} {
 		code, body := call(plain, w.method, ui+w.path, "", "application/json", []byte(w.body))
 		assert.Equal(t, http.StatusForbidden, code, "%s %s on the tracking port: %s", w.method, w.path, body)

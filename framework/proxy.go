@@ -36,4 +36,8 @@ type Proxy struct {
 	Transport http.RoundTripper
 	// MaxBody bounds a forwarded request's body (a jar upload); 0: the AM's default.
 	MaxBody int64
+	// Changes, when set, says that a read (GET or HEAD) changes the work all the same, so the AM
+	// treats it as a write: a framework's API that acts on a GET (Flink's yarn-cancel and yarn-stop,
+	// kept for proxies that forward GETs only). r's path is the part below Path, decoded.
+	Changes func(r *http.Request) bool
 }

@@ -19,7 +19,8 @@ import (
 //
 //   - GET and HEAD are reads, open to whoever may read the AM's page (the plain listener, the RM's
 //     proxy, HTTPS without the secret): the framework's UI loads through the RM's web proxy;
-//   - every other method changes the work (a jar upload or run, a cancel, a savepoint, a rescale) and
+//   - every other method changes the work, and so does a read the framework says acts
+//     (framework.Proxy.Changes: Flink's GET /jobs/<id>/yarn-cancel) (a jar upload or run, a cancel, a savepoint, a rescale) and
 //     is forwarded only over HTTPS with the application secret, as every write to the AM: 403 on the
 //     plain listener, 401 without the secret (as needsSecret);
 //   - the secret and the reader's cookies are never forwarded, the request goes to the framework's
@@ -84,7 +85,7 @@ func (h *api) proxyHandler(p *framework.Proxy) http.Handler {
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead || p.Changes != nil && p.Changes(below(r, prefix)) {
 			if !h.o.Secure {
 				msg := fmt.Sprintf("%s: a %s changes the work and takes the application secret, over HTTPS only", p.Name, r.Method)
 				if h.o.SecureAPI != "" {
@@ -105,4 +106,13 @@ func (h *api) proxyHandler(p *framework.Proxy) http.Handler {
 		w.Header().Set("Content-Security-Policy", proxyCSP)
 		rp.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// below is r as the framework sees it: its path below prefix (for framework.Proxy.Changes).
+func below(r *http.Request, prefix string) *http.Request {
+	u := *r.URL
+	u.Path, u.RawPath = strings.TrimPrefix(u.Path, prefix), ""
+	r2 := *r
+	r2.URL = &u
+	return &r2
 }

@@ -108,6 +108,26 @@ func TestProxyReadsForAllWritesForTheOwner(t *testing.T) {
 	assert.Equal(t, tu.Host, g[0].host)
 	assert.Equal(t, "/x", g[0].path)
 
+	// A read the framework says acts (framework.Proxy.Changes: Flink's GET .../yarn-cancel) is a
+	// write: the owner's only, and the rule sees the path below the prefix.
+	var asked []string
+	proxy.Changes = func(r *http.Request) bool {
+		asked = append(asked, r.URL.Path)
+		return strings.HasSuffix(r.URL.Path, "/yarn-cancel")
+	}
+	for _, secure := range []bool{false, true} {
+		rec := do(secure, http.MethodGet, "/flink/jobs/j1/yarn-cancel", "", "")
+		assert.Contains(t, []int{http.StatusForbidden, http.StatusUnauthorized}, rec.Code, "secure=%v: %s", secure, rec.Body)
+	}
+	require.Empty(t, reset(), "a reader's acting GET reached the framework")
+	assert.Equal(t, "/jobs/j1/yarn-cancel", asked[0])
+	rec = do(true, http.MethodGet, "/flink/jobs/j1/yarn-cancel", "Bearer s3cret", "")
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = do(false, http.MethodGet, "/flink/jobs/j1", "", "")
+	assert.Equal(t, http.StatusOK, rec.Code, "other reads stay open: %s", rec.Body)
+	require.Len(t, reset(), 2)
+	proxy.Changes = nil
+
 	// A framework that does not answer is a 502 naming it.
 	target.Close()
 	rec = do(false, http.MethodGet, "/flink/", "", "")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,6 +149,8 @@ func TestStartAMClosesTheJobManager(t *testing.T) {
 	require.NotNil(t, fw.Proxy)
 	assert.Equal(t, "flink", fw.Proxy.Path)
 	assert.Equal(t, "https://"+fw.DriverEnv[EnvREST], fw.Proxy.Target.String())
+	require.NotNil(t, fw.Proxy.Changes, "Flink's acting GETs are the owner's only")
+	assert.True(t, fw.Proxy.Changes(httptest.NewRequest("GET", "http://am/jobs/a1b2/yarn-cancel", nil)))
 	assert.Empty(t, fw.Links, "no link to the JobManager's own address")
 	_, err = os.Stat(filepath.Join(wd, restTLSDir, restKeyStore))
 	assert.NoError(t, err)
