@@ -158,6 +158,13 @@ func planCDS(f *Spec, dir string, home *dist.Home, java string) cdsPlan {
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: JDK %s writes no dynamic archives (JDK 13 or later does)", version))
 		return p
 	}
+	if base, ok := baseArchive(java); !ok {
+		// A dynamic archive sits on the JDK's own base archive: without it the dumping JVM does not
+		// start ("DynamicDumpSharedSpaces is unsupported when base CDS archive is not loaded"), as
+		// with a jlink runtime made without --generate-cds-archive.
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: the JDK has no base archive (%s), which a dynamic archive needs", base))
+		return p
+	}
 	name, err := dist.ArchiveName(home, java, dist.RoleApplication)
 	if err != nil {
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: %v", err))
@@ -188,8 +195,11 @@ func planCDS(f *Spec, dir string, home *dist.Home, java string) cdsPlan {
 	return p
 }
 
-// cdsTrainTimeout bounds the session JobManager that makes an archive: its start and its dump.
-const cdsTrainTimeout = 3 * time.Minute
+// cdsTrainTimeout bounds the session JobManager that makes an archive: its start and its dump (7-47 s
+// measured on a loaded 2-core machine). The application ends only after it, with its TaskManagers
+// still held, and a TaskManager whose JobManager is gone gives up after Flink's registration timeout
+// (5 minutes) with a failure: so well below that.
+const cdsTrainTimeout = 90 * time.Second
 
 // makeArchive runs, after the job, a session JobManager of the same home and flags whose JVM writes
 // the archive as it exits, checks that a JVM maps it, and puts it into the user's cache. It says
@@ -275,9 +285,14 @@ func trainArchive(ctx context.Context, s *flinkSetup) (string, error) {
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	if err := waitLogLine(ctx, p.LogFile, "Rest endpoint listening at", exited); err != nil {
+	// exited is closed when the JVM has ended (waitErr says how), so that every wait below sees it,
+	// however many there are: a JVM that ends at once (a JDK that cannot dump) left the second
+	// wait hanging for ever when one receive took the only value.
+	var waitErr error
+	exited := make(chan struct{})
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	ended := func() error { <-exited; return waitErr }
+	if err := waitLogLine(ctx, p.LogFile, "Rest endpoint listening at", exited, ended); err != nil {
 		_ = cmd.Process.Kill()
 		<-exited
 		return "", fmt.Errorf("the session JobManager that makes the archive: %v; its output ends: %s", err, outBuf.String())
@@ -310,8 +325,9 @@ func classpathOf(argv []string) string {
 	return ""
 }
 
-// waitLogLine waits until the file at logPath holds line, the process exits, or ctx ends.
-func waitLogLine(ctx context.Context, logPath, line string, exited <-chan error) error {
+// waitLogLine waits until the file at logPath holds line, the process exits (exited is closed;
+// ended says how), or ctx ends.
+func waitLogLine(ctx context.Context, logPath, line string, exited <-chan struct{}, ended func() error) error {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -319,8 +335,8 @@ func waitLogLine(ctx context.Context, logPath, line string, exited <-chan error)
 			return nil
 		}
 		select {
-		case err := <-exited:
-			return fmt.Errorf("it ended before its log said %q: %v", line, err)
+		case <-exited:
+			return fmt.Errorf("it ended before its log said %q: %v", line, ended())
 		case <-ctx.Done():
 			return fmt.Errorf("its log did not say %q within %s", line, cdsTrainTimeout)
 		case <-tick.C:
@@ -451,4 +467,24 @@ func closeReplicated(w *hdfs.FileWriter) error {
 			delay *= 2
 		}
 	}
+}
+
+// baseArchive is where the JDK of java keeps its default CDS archive (<java home>/lib/server/
+// classes.jsa, or classes_nocoops.jsa), and whether it is there. java is a path or a name on PATH.
+func baseArchive(java string) (string, bool) {
+	if !strings.Contains(java, "/") {
+		if found, err := exec.LookPath(java); err == nil {
+			java = found
+		}
+	}
+	if real, err := filepath.EvalSymlinks(java); err == nil {
+		java = real
+	}
+	dir := filepath.Join(filepath.Dir(filepath.Dir(java)), "lib", "server")
+	for _, name := range []string{"classes.jsa", "classes_nocoops.jsa"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() {
+			return filepath.Join(dir, name), true
+		}
+	}
+	return filepath.Join(dir, "classes.jsa"), false
 }

@@ -2,6 +2,7 @@ package flink
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
@@ -37,6 +38,7 @@ func newCDSFixture(t *testing.T) *cdsFixture {
 		filepath.Join(jdk, "bin/java"):                          "#!/bin/sh\n",
 		filepath.Join(jdk, "release"):                           "JAVA_VERSION=\"17.0.15\"\n",
 		filepath.Join(jdk, "lib/modules"):                       "modules",
+		filepath.Join(jdk, "lib/server/classes.jsa"):            "base archive",
 	} {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(body), 0o755))
@@ -99,6 +101,17 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	assert.Empty(t, p.identity, "no archive to make")
 	assert.Contains(t, strings.Join(p.say, "\n"), "JDK 11.0.22 writes no dynamic archives")
 	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"17.0.15\"\n"), 0o644))
+
+	// A JDK without its base archive (a jlink runtime made without --generate-cds-archive) cannot
+	// dump a dynamic one, nor map one: nothing used, nothing made.
+	base := filepath.Join(filepath.Dir(filepath.Dir(f.java)), "lib/server/classes.jsa")
+	require.NoError(t, os.Rename(base, base+".gone"))
+	f.localise(t, f.identity, "archived classes")
+	p = planCDS(on, f.dir, f.home, f.java)
+	assert.Equal(t, dist.CDS{}, p.cds)
+	assert.Empty(t, p.identity, "no archive to make")
+	assert.Contains(t, strings.Join(p.say, "\n"), "the JDK has no base archive ("+base+")")
+	require.NoError(t, os.Rename(base+".gone", base))
 
 	// class-data-sharing = false: nothing, said nothing.
 	f.localise(t, f.identity, "archived classes")
@@ -174,4 +187,28 @@ func TestStageRemoteAddsTheNewestArchiveOfTheHome(t *testing.T) {
 	assert.NotContains(t, off.AM.Env, EnvCDSHome)
 	require.NoError(t, Flink{}.StageRemote(off, fsys, "alice", "hdfs://nn:8020", &out))
 	assert.Len(t, off.AM.Files, 1, "class-data-sharing = false: no archive")
+}
+
+// A JVM that ends at once while the archive is being made (a JDK that cannot dump) ends the making
+// with its reason: the wait for its exit is not taken twice, which left the driver, and with it the
+// application, hanging after a finished job.
+func TestTrainArchiveEndsWhenTheJVMEndsAtOnce(t *testing.T) {
+	f := newCDSFixture(t)
+	jdk := filepath.Dir(filepath.Dir(f.java))
+	require.NoError(t, os.WriteFile(f.java, []byte("#!/bin/sh\necho 'DynamicDumpSharedSpaces is unsupported' >&2\nexit 1\n"), 0o755))
+	s := &flinkSetup{job: &jobfile.Job{AM: jobfile.AMSpec{MemoryMB: 2048}}, spec: &Spec{ClassDataSharing: true},
+		home: f.home, conf: dist.NewConfig(), dir: f.dir, javaHome: jdk}
+	done := make(chan error, 1)
+	go func() {
+		_, err := trainArchive(context.Background(), s)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "it ended before its log said")
+		assert.Contains(t, err.Error(), "DynamicDumpSharedSpaces is unsupported")
+	case <-time.After(time.Minute): // generous: the JVM here is a shell script that exits at once
+		t.Fatal("trainArchive did not return after its JVM ended")
+	}
 }
