@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,8 +43,37 @@ func (f FollowResult) Outcome() string {
 		d = firstLineOf(d) + " (in full above)"
 	} else {
 		d = f.shown.unseen(d)
+		d += logsCommands(id, d)
 	}
 	return fmt.Sprintf("%s ended %s with final status %s: %s", id, StateName(r.GetYarnApplicationState()), FinalName(r.GetFinalApplicationStatus()), d)
+}
+
+// maxLogsCommands bounds the logs commands an outcome names (the diagnostics list each failure).
+const maxLogsCommands = 8
+
+// logsCommands names the logs command of each failed container the diagnostics d list ("- <container>
+// on ..." lines) and the event stream did not show: an application that ended before its follower
+// read a single event (a worker that fails at once) still says where its logs are.
+func logsCommands(app, d string) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, l := range strings.Split(d, "\n") {
+		rest, ok := strings.CutPrefix(l, "- ")
+		if !ok {
+			continue
+		}
+		c, _, _ := strings.Cut(rest, " ")
+		if !strings.HasPrefix(c, "container_") || seen[c] {
+			continue
+		}
+		if len(seen) == maxLogsCommands {
+			b.WriteString("\n  (the logs of the other containers: yarn-am logs " + app + ")")
+			break
+		}
+		seen[c] = true
+		fmt.Fprintf(&b, "\n  its logs: yarn-am logs %s --container %s", app, c)
+	}
+	return b.String()
 }
 
 // Follow polls the RM (and the AM while it runs) about once a second and prints what changed, and
