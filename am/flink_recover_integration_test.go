@@ -3,7 +3,6 @@
 package am_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -19,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 var (
@@ -154,15 +152,7 @@ func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
 		"attempt 1's JobManager JVM is gone")
 
 	// Still attempt 2: its JobManager's restore did not fail it.
-	rm, err := rmClient()
-	require.NoError(t, err)
-	defer rm.Close()
-	appID, err := yarnrpc.ParseApplicationID(id)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rep, err := rm.GetApplicationReport(ctx, appID)
-	require.NoError(t, err)
+	rep := rmReport(t, id, 10*time.Second)
 	assert.EqualValues(t, 2, rep.GetCurrentApplicationAttemptId().GetAttemptId())
 	t.Logf("AM SIGKILLed after checkpoint %d; last count before the kill %d (%s); attempt 2 restored %d (%d records not restored) from %s; job RUNNING again in the AM's status %s after the kill (load %s)",
 		seen, before, oldTM, restored, before-restored, details["AM attempt 2"], running.Round(100*time.Millisecond), loadAvgE2E())

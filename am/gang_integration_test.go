@@ -18,10 +18,26 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // Gang mode on the mini cluster: all ranks at once, a rendezvous for every rank, and a round that
 // restarts when a rank dies.
+
+// rmReport is the ResourceManager's report of application id, asked within d.
+func rmReport(t *testing.T, id string, d time.Duration) *hadooppb.ApplicationReportProto {
+	t.Helper()
+	rm, err := rmClient()
+	require.NoError(t, err)
+	defer rm.Close()
+	appID, err := yarnrpc.ParseApplicationID(id)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	rep, err := rm.GetApplicationReport(ctx, appID)
+	require.NoError(t, err)
+	return rep
+}
 
 // liveAMStatus reads the running AM's own status document.
 func liveAMStatus(t *testing.T, id string) *contract.Status {

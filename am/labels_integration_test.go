@@ -82,15 +82,7 @@ func TestLabelsTaskExecutorsRunInThePartition(t *testing.T) {
 	}
 	assert.Equal(t, 3, running)
 
-	rm, err := rmClient()
-	require.NoError(t, err)
-	defer rm.Close()
-	appID, err := yarnrpc.ParseApplicationID(id)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rep, err := rm.GetApplicationReport(ctx, appID)
-	require.NoError(t, err)
+	rep := rmReport(t, id, 30*time.Second)
 	assert.Equal(t, host, rep.GetHost(), "the AM runs in the gpu partition (am.node-label)")
 }
 
