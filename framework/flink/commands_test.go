@@ -42,15 +42,7 @@ func TestWaitForJobManager(t *testing.T) {
 	t.Setenv(EnvREST, net.JoinHostPort(jmHost, port))
 	t.Setenv(EnvUI, srv.URL+"/flink/")
 	setup := func(mode string) *flinkSetup { return waitSetup(jmHost, mode) }
-	for _, tc := range []struct {
-		name, mode, tmHost string
-		waits              bool
-	}{
-		{"default, the JobManager's host", WaitSameHost, jmHost, true},
-		{"default, another host", WaitSameHost, "node-b.invalid", false},
-		{"always, another host", WaitAlways, "node-b.invalid", true},
-		{"never, the JobManager's host", WaitNever, jmHost, false},
-	} {
+	for _, tc := range waitCases(jmHost) {
 		t.Run(tc.name, func(t *testing.T) {
 			polls.Store(0)
 			started.Store(0)
@@ -120,15 +112,7 @@ func TestWaitForJobManagerPort(t *testing.T) {
 	}
 	defer func() { dialREST = real }()
 	setup := func(mode string) *flinkSetup { return waitSetup(jmHost, mode) }
-	for _, tc := range []struct {
-		name, mode, tmHost string
-		waits              bool
-	}{
-		{"default, the JobManager's host", WaitSameHost, jmHost, true},
-		{"default, another host", WaitSameHost, "node-b.invalid", false},
-		{"always, another host", WaitAlways, "node-b.invalid", true},
-		{"never, the JobManager's host", WaitNever, jmHost, false},
-	} {
+	for _, tc := range waitCases(jmHost) {
 		t.Run(tc.name, func(t *testing.T) {
 			dials.Store(0)
 			opensAt.Store(3)
@@ -195,4 +179,20 @@ func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
 func waitSetup(jmHost, mode string) *flinkSetup {
 	spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
 	return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
+}
+
+// waitCase is a TaskManager on tmHost with [flink] wait-for-jobmanager = mode, and whether it waits.
+type waitCase struct {
+	name, mode, tmHost string
+	waits              bool
+}
+
+// waitCases are the wait-for-jobmanager modes on the JobManager's host (jmHost) and another one.
+func waitCases(jmHost string) []waitCase {
+	return []waitCase{
+		{"default, the JobManager's host", WaitSameHost, jmHost, true},
+		{"default, another host", WaitSameHost, "node-b.invalid", false},
+		{"always, another host", WaitAlways, "node-b.invalid", true},
+		{"never, the JobManager's host", WaitNever, jmHost, false},
+	}
 }
