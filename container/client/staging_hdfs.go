@@ -12,6 +12,7 @@ import (
 	hdfs "github.com/colinmarc/hdfs/v2"
 	"github.com/colinmarc/hdfs/v2/hadoopconf"
 
+	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -123,21 +124,8 @@ type chmodOnClose struct {
 func (c *chmodOnClose) Write(p []byte) (int, error) { return c.w.Write(p) }
 
 func (c *chmodOnClose) Close() error {
-	// The NameNode completes a file only once its last block has enough replicas; until then Close
-	// reports ErrReplicating and may be retried (Hadoop's client retries with backoff, too).
-	delay := 50 * time.Millisecond
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		err := c.w.Close()
-		if err == nil {
-			break
-		}
-		if !hdfs.IsErrReplicating(err) || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(delay)
-		if delay < time.Second {
-			delay *= 2
-		}
+	if err := hdfsfile.Close(c.w); err != nil {
+		return err
 	}
 	if c.perm != 0o644 {
 		return c.c.Chmod(c.name, c.perm)

@@ -26,6 +26,7 @@ import (
 	"github.com/yarn-am/yarn-am/framework"
 	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
+	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -405,7 +406,7 @@ func uploadArchive(local, remote string) error {
 		_ = c.Remove(tmp)
 		return err
 	}
-	if err := closeReplicated(w); err != nil {
+	if err := hdfsfile.Close(w); err != nil {
 		_ = c.Remove(tmp)
 		return err
 	}
@@ -451,22 +452,6 @@ func holds(c *hdfs.Client, remote, name string, size int64) bool {
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(r, size+1))
 	return err == nil && n == size && hex.EncodeToString(h.Sum(nil)) == m[2]
-}
-
-// closeReplicated closes w, retrying while the NameNode waits for the last block's replicas (it
-// completes a file only then; Hadoop's client retries with backoff too).
-func closeReplicated(w *hdfs.FileWriter) error {
-	delay := 50 * time.Millisecond
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		err := w.Close()
-		if err == nil || !hdfs.IsErrReplicating(err) || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(delay)
-		if delay < time.Second {
-			delay *= 2
-		}
-	}
 }
 
 // baseArchive is where the JDK of java keeps its default CDS archive (<java home>/lib/server/
