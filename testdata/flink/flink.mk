@@ -1,25 +1,39 @@
 # Flink on yarn-am (docs/flink.md): a real Flink distribution and yarn-am's Flink test job, both outside git.
-#   make flink-dist        Flink FLINK_VERSION's home in $(FLINK_HOME_CACHE), from PyPI's apache-flink-libraries
-#   make flink-job         testdata/flink/job built with Maven into bin/flink-job/yarn-am-flink-job.jar
+#   make flink-dist        Flink FLINK_VERSION's home in $(FLINK_HOME_CACHE) and FLINK2_VERSION's in
+#                          $(FLINK2_HOME_CACHE), each from PyPI's apache-flink-libraries sdist
+#   make flink-job         testdata/flink/job built with Maven against each: bin/flink-job/yarn-am-flink-job.jar
+#                          (1.20) and bin/flink-job/yarn-am-flink-job-2.jar (2.x)
 #   make test-flink-local  framework/flink/dist's tests against that Flink, on this machine, without YARN
-# 1.20 is Flink's long-term-support line and its sdist is the smaller download (232 MB; 2.x is a 329 MB wheel);
-# it reads both conf/config.yaml and the legacy flink-conf.yaml (docs/flink.md#the-flink-distribution).
+# 1.20 is Flink's long-term-support line (232 MB); it reads both conf/config.yaml and the legacy flink-conf.yaml.
+# 2.3 (329 MB) is the newest line, with its application layer (docs/flink.md#the-flink-distribution). The tests
+# run both; a version's sdist checksum is pinned beside it.
 FLINK_VERSION ?= 1.20.5
 FLINK_SDIST_SHA256 ?= e6aee62ea1a1fe7b32e28894ad079f3f1a50a372a4caac3df52405267f4228c8
 YARN_AM_CACHE ?= $(HOME)/.cache/yarn-am
 FLINK_HOME_CACHE ?= $(YARN_AM_CACHE)/flink-$(FLINK_VERSION)
+FLINK2_VERSION ?= 2.3.0
+FLINK2_SDIST_SHA256 ?= 570bf8831d3c1336311e924e97119e52d8842e5485a4a7709ff9a92db709b006
+FLINK2_HOME_CACHE ?= $(YARN_AM_CACHE)/flink-$(FLINK2_VERSION)
 FLINK_JOB_JAR := bin/flink-job/yarn-am-flink-job.jar
+FLINK2_JOB_JAR := bin/flink-job/yarn-am-flink-job-2.jar
+FLINK_JOB_SRC := testdata/flink/job/pom.xml $(shell find testdata/flink/job/src -name '*.java')
+# Maven 3.8's console prints ANSI resets even in batch mode (-Dstyle.color=never is 3.9's): strip them.
+FLINK_MVN = mvn -q -B -Dstyle.color=never -f testdata/flink/job/pom.xml package -Dyarnam.out=$(CURDIR)/bin/flink-job
 
 .PHONY: flink-dist flink-job test-flink-local
 
 flink-dist:
 	bash testdata/flink/install-flink.sh $(FLINK_VERSION) $(FLINK_SDIST_SHA256) $(FLINK_HOME_CACHE)
+	bash testdata/flink/install-flink.sh $(FLINK2_VERSION) $(FLINK2_SDIST_SHA256) $(FLINK2_HOME_CACHE)
 
-$(FLINK_JOB_JAR): testdata/flink/job/pom.xml $(shell find testdata/flink/job/src -name '*.java')
-	@# Maven 3.8's console prints ANSI resets even in batch mode (-Dstyle.color=never is 3.9's): strip them.
-	mvn -q -B -Dstyle.color=never -f testdata/flink/job/pom.xml package -Dflink.version=$(FLINK_VERSION) -Dyarnam.out=$(CURDIR)/bin/flink-job 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
+# pipefail: a failed compile fails make, not only sed.
+$(FLINK_JOB_JAR): $(FLINK_JOB_SRC)
+	set -o pipefail; $(FLINK_MVN) -Dflink.version=$(FLINK_VERSION) -Dyarnam.jar=yarn-am-flink-job 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
 
-flink-job: $(FLINK_JOB_JAR)
+$(FLINK2_JOB_JAR): $(FLINK_JOB_SRC)
+	set -o pipefail; $(FLINK_MVN) -Dflink.version=$(FLINK2_VERSION) -Dyarnam.jar=yarn-am-flink-job-2 2>&1 | sed 's/\x1b\[[0-9;]*m//g'
+
+flink-job: $(FLINK_JOB_JAR) $(FLINK2_JOB_JAR)
 
 test-flink-local: flink-dist flink-job
 	YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK_JOB=$(CURDIR)/$(FLINK_JOB_JAR) \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lays out a Flink home for yarn-am's tests from PyPI's apache-flink-libraries (docs/flink.md#the-flink-distribution):
-# flink-dist is not on Maven Central, and this sdist carries lib/ (flink-dist, log4j), bin/bash-java-utils.jar and
+# flink-dist is not on Maven Central, and this sdist (1.x and 2.x alike) carries lib/ (flink-dist, log4j), bin/bash-java-utils.jar and
 # plugins/external-resource-gpu/. Usage: install-flink.sh VERSION SHA256 DEST.
 # Idempotent: DEST/.yarn-am-flink-dist records the sdist's checksum; a home whose marker matches is reused. The home
 # is built next to DEST and moved into place, so an interrupted run never leaves a half home that looks complete.
@@ -16,7 +16,7 @@ parent=$(dirname "$dest")
 mkdir -p "$parent"
 work=$(mktemp -d "$parent/.flink-install.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-echo "flink-dist: downloading apache-flink-libraries==$version (sdist, ~232 MB) into $work"
+echo "flink-dist: downloading apache-flink-libraries==$version (sdist, 232 MB for 1.20, 329 MB for 2.3) into $work"
 pip=(${PIP:-python3 -m pip})
 # pip prepares the sdist's metadata (it runs its setup.py in an isolated build environment); nothing is
 # installed.

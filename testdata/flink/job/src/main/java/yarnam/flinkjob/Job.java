@@ -15,7 +15,7 @@ import org.apache.flink.runtime.state.FunctionInitializationContext;
 import org.apache.flink.runtime.state.FunctionSnapshotContext;
 import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
-import org.apache.flink.streaming.api.functions.sink.DiscardingSink;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -72,19 +72,19 @@ public final class Job {
                         .rebalance()
                         .map(new GpuProbe())
                         .setParallelism(parallelism)
-                        .addSink(new DiscardingSink<>())
+                        .sinkTo(new DiscardingSink<>())
                         .setParallelism(parallelism);
                 env.execute("yarn-am-flink-test gpu");
                 break;
             }
             case "fail":
-                env.fromSequence(0, 9).map(new Fail()).addSink(new DiscardingSink<>());
+                env.fromSequence(0, 9).map(new Fail()).sinkTo(new DiscardingSink<>());
                 env.execute("yarn-am-flink-test fail");
                 break;
             case "stream":
                 env.fromSequence(0, Long.MAX_VALUE)
                         .map(new Slow())
-                        .addSink(new DiscardingSink<>());
+                        .sinkTo(new DiscardingSink<>());
                 env.execute("yarn-am-flink-test stream");
                 break;
             case "counter":
@@ -92,7 +92,7 @@ public final class Job {
                         .setParallelism(1)
                         .map(new Counter())
                         .setParallelism(1)
-                        .addSink(new DiscardingSink<>())
+                        .sinkTo(new DiscardingSink<>())
                         .setParallelism(1);
                 env.execute("yarn-am-flink-test counter");
                 break;
@@ -106,7 +106,7 @@ public final class Job {
                         .setParallelism(1)
                         .map(new FsWriter(dir))
                         .setParallelism(1)
-                        .addSink(new DiscardingSink<>())
+                        .sinkTo(new DiscardingSink<>())
                         .setParallelism(1);
                 env.execute("yarn-am-flink-test fs");
                 break;
