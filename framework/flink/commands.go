@@ -272,21 +272,21 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
 	}
-	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: Flink job %s (%s) %s\n", out.Job.Name, out.Job.ID, out.Job.State)
-	if out.Job.State == "FINISHED" && out.Savepoint == "" {
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s\n", out)
+	if out.State() == "FINISHED" && out.Savepoint == "" {
 		out.Savepoint = stoppedWith(s.dir) // the AM's yarn-am stop (stop.go)
 	}
 	switch {
-	case out.Job.State == "FINISHED" && out.Savepoint != "":
-		publishOutcome("Flink job %s (%s) %s: stopped with a savepoint at %s", out.Job.Name, out.Job.ID, out.Job.State, out.Savepoint)
+	case out.State() == "FINISHED" && out.Savepoint != "":
+		publishOutcome("%s: stopped with a savepoint at %s", out, out.Savepoint)
 		return 0
-	case out.Job.State == "FINISHED":
-		publishOutcome("Flink job %s (%s) %s", out.Job.Name, out.Job.ID, out.Job.State)
+	case out.State() == "FINISHED":
+		publishOutcome("%s", out)
 		return 0
 	case out.RootCause != nil:
-		return failf("Flink job %s (%s) %s: %s", out.Job.Name, out.Job.ID, out.Job.State, out.RootCause.String())
+		return failf("%s: %s", out, out.RootCause.String())
 	default:
-		return failf("Flink job %s (%s) %s", out.Job.Name, out.Job.ID, out.Job.State)
+		return failf("%s", out)
 	}
 }
 

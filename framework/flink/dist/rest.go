@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -103,7 +104,7 @@ func (c *REST) call(ctx context.Context, method, path string, body, v any) error
 		return fmt.Errorf("flink rest: %s %s: the answer is larger than %d bytes", method, u, maxRESTBody)
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("flink rest: %s %s: %s: %s", method, u, resp.Status, tail(restError(answer), 500))
+		return &StatusError{Code: resp.StatusCode, msg: fmt.Sprintf("flink rest: %s %s: %s: %s", method, u, resp.Status, tail(restError(answer), 500))}
 	}
 	if v == nil { // an answer the caller does not read ({} for a PUT)
 		return nil
@@ -113,6 +114,15 @@ func (c *REST) call(ctx context.Context, method, path string, body, v any) error
 	}
 	return nil
 }
+
+// StatusError is a JobManager's answer other than 2xx: its HTTP status code and, in the text, the
+// first of Flink's errors (an endpoint the version lacks is a 404: Applications).
+type StatusError struct {
+	Code int
+	msg  string
+}
+
+func (e *StatusError) Error() string { return e.msg }
 
 // Jobs lists the cluster's jobs (/jobs/overview).
 func (c *REST) Jobs(ctx context.Context) ([]Job, error) {
@@ -202,27 +212,53 @@ func Terminal(state string) bool {
 	return state == "FINISHED" || state == "FAILED" || state == "CANCELED"
 }
 
-// Outcome is how an application cluster's job ended.
+// Outcome is how an application cluster's job ended, or, on Flink 2.3 and later, its application
+// when that ended with no job ended (a main() that threw before it submitted one).
 type Outcome struct {
-	Job       Job
-	RootCause *RootCause // FAILED only; nil when the JobManager recorded no exception
+	Job Job
+	// Application is the application that ended without a job that ended (Job is then zero).
+	Application *Application
+	RootCause   *RootCause // FAILED only; nil when the JobManager recorded no exception
 	// Savepoint is where a job that a stop with a savepoint ended (FINISHED, its latest savepoint a
 	// synchronous one) left its state; "" otherwise.
 	Savepoint string
 }
 
+// State is the terminal state of the job, else of the application (FINISHED, FAILED, CANCELED).
+func (o *Outcome) State() string {
+	if o.Job.ID == "" && o.Application != nil {
+		return o.Application.Status
+	}
+	return o.Job.State
+}
+
+// String names what ended and how: "Flink job NAME (ID) STATE", or "Flink application NAME (ID)
+// STATE" for an application that ended with no job ended.
+func (o *Outcome) String() string {
+	if o.Job.ID == "" && o.Application != nil {
+		return fmt.Sprintf("Flink application %s (%s) %s", o.Application.Name, o.Application.ID, o.Application.Status)
+	}
+	return fmt.Sprintf("Flink job %s (%s) %s", o.Job.Name, o.Job.ID, o.Job.State)
+}
+
 // WaitJob polls the cluster's jobs every poll until one reaches a terminal state and returns it with,
 // for a FAILED job, its root cause: what the AM reports as the application's outcome and diagnostics
-// (docs/flink.md#the-rest-api). An application cluster must run with
+// (docs/flink.md#the-rest-api). Where the JobManager serves Flink 2.3's applications, an application
+// that ended while none of its jobs did (a main() that threw) is the outcome, with the application's
+// root cause (restapplication.go). An application cluster must run with
 // execution.shutdown-on-application-finish false for the answer to stay readable. It gives up when
 // ctx ends or exited (the JobManager process's end) is closed first.
 func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan struct{}) (*Outcome, error) {
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	var last error
+	var apps applicationWatch
 	for {
+		// The applications first: an application ends after its jobs, so a job that ended is in the
+		// job list read next and is the outcome, with its own root cause.
+		app, appErr := apps.ended(ctx, c)
 		jobs, err := c.Jobs(ctx)
-		last = err
+		last = errors.Join(err, appErr)
 		for _, j := range jobs {
 			if !Terminal(j.State) {
 				continue
@@ -236,6 +272,15 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 			}
 			if j.State == "FAILED" {
 				if o.RootCause, err = c.RootCause(ctx, j.ID); err != nil {
+					return o, err
+				}
+			}
+			return o, nil
+		}
+		if app != nil && err == nil {
+			o := &Outcome{Application: app}
+			if app.Status == "FAILED" {
+				if o.RootCause, err = c.ApplicationRootCause(ctx, app.ID); err != nil {
 					return o, err
 				}
 			}

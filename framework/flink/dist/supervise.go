@@ -89,7 +89,7 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 // recorded: a job that failed while its JobMaster started has no exception history) the last
 // exception of the JobManager's log instead. Without one either, the REST API's error is the cause.
 func explainFailed(o *Outcome, restErr error, p *Process, errTail *stderrtail.Tail) *Outcome {
-	if o == nil || o.Job.State != "FAILED" || o.RootCause != nil {
+	if o == nil || o.State() != "FAILED" || o.RootCause != nil {
 		return o
 	}
 	if e := LastException(p.LogFile); e != nil {
