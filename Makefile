@@ -49,6 +49,7 @@ unit: $(GOTESTSUM)
 integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	  YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK2_HOME=$(FLINK2_HOME_CACHE) \
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
 
 # Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
@@ -64,7 +65,7 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # (test-docker, in docker/docker.mk).
 #
 # On a fresh machine the big downloads of the integration run (torch, about 3 GB, JAX, about 140 MB,
-# and Flink, about 230 MB: prefetch) go on in the background while the secure, fault and label suites
+# and Flink 1.20 and 2.3, about 230 and 330 MB: prefetch) go on in the background while the secure, fault and label suites
 # run, which need none of them; the integration and preemption runs wait for them. Their output is
 # printed when they are done (bin/prefetch.log); a failed download fails make test.
 test: build vet $(GOTESTSUM)

@@ -29,11 +29,30 @@ import (
 	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
 )
 
-// flinkInputs returns the Flink home and the test job's jar: $YARN_AM_FLINK_HOME and
-// $YARN_AM_FLINK_JOB, else where make flink-dist and make flink-job put them.
-func flinkInputs(t *testing.T) (home, jar string) {
+// flinkVersion is one Flink line the tests run (docs/flink.md#tested-versions): where its home and the
+// test job built against it come from.
+type flinkVersion struct {
+	homeEnv, jobEnv string // the environment variables that name them (make integration sets the homes)
+	cacheDir, jar   string // else make flink-dist's home in yarn-am's cache, make flink-job's jar
+	// reactive is what a reactive job adds to its [flink.config] on this line for a prompt rescale
+	// (docs/flink.md#reactive-scaling).
+	reactive string
+}
+
+var (
+	flink1 = flinkVersion{homeEnv: "YARN_AM_FLINK_HOME", jobEnv: "YARN_AM_FLINK_JOB", cacheDir: "flink-1.20.5", jar: "yarn-am-flink-job.jar"}
+	flink2 = flinkVersion{homeEnv: "YARN_AM_FLINK2_HOME", jobEnv: "YARN_AM_FLINK2_JOB", cacheDir: "flink-2.3.0", jar: "yarn-am-flink-job-2.jar",
+		reactive: `"jobmanager.adaptive-scheduler.executing.resource-stabilization-timeout" = "0 s"`}
+)
+
+// flinkInputs returns Flink 1.20's home and its test job's jar (flinkInputsOf).
+func flinkInputs(t *testing.T) (home, jar string) { return flinkInputsOf(t, flink1) }
+
+// flinkInputsOf returns v's Flink home and test job's jar: $<homeEnv> and $<jobEnv>, else where make
+// flink-dist and make flink-job put them. A missing one fails the test.
+func flinkInputsOf(t *testing.T, v flinkVersion) (home, jar string) {
 	t.Helper()
-	home = os.Getenv("YARN_AM_FLINK_HOME")
+	home = os.Getenv(v.homeEnv)
 	if home == "" {
 		cache := os.Getenv("YARN_AM_CACHE")
 		if cache == "" {
@@ -41,11 +60,11 @@ func flinkInputs(t *testing.T) (home, jar string) {
 			require.NoError(t, err)
 			cache = filepath.Join(h, ".cache", "yarn-am")
 		}
-		home = filepath.Join(cache, "flink-1.20.5")
+		home = filepath.Join(cache, v.cacheDir)
 	}
-	jar = os.Getenv("YARN_AM_FLINK_JOB")
+	jar = os.Getenv(v.jobEnv)
 	if jar == "" {
-		jar, _ = filepath.Abs("../bin/flink-job/yarn-am-flink-job.jar")
+		jar, _ = filepath.Abs(filepath.Join("../bin/flink-job", v.jar))
 	}
 	for _, p := range []string{filepath.Join(home, "lib"), jar} {
 		_, err := os.Stat(p)
@@ -54,11 +73,29 @@ func flinkInputs(t *testing.T) (home, jar string) {
 	return home, jar
 }
 
+// eachFlink runs test once per tested Flink line, as a subtest named by the home's version (1.20.5,
+// 2.3.0): both homes must be there, or the test fails.
+func eachFlink(t *testing.T, test func(t *testing.T, v flinkVersion)) {
+	t.Helper()
+	for _, v := range []flinkVersion{flink1, flink2} {
+		home, _ := flinkInputsOf(t, v)
+		h, err := flink.OpenHome(home)
+		require.NoError(t, err)
+		t.Run(h.Version, func(t *testing.T) { test(t, v) })
+	}
+}
+
 // flinkJob writes a [flink] job: instances TaskManagers of 1024 MiB with gpus fake GPUs and one slot
-// each, the test job run with args, extra lines in [flink.config].
+// each, Flink 1.20's test job run with args, extra lines in [flink.config].
 func flinkJob(t *testing.T, name string, instances, gpus int, args []string, config string) string {
 	t.Helper()
-	home, jar := flinkInputs(t)
+	return flinkJobOf(t, flink1, name, instances, gpus, args, config)
+}
+
+// flinkJobOf is flinkJob on Flink line v.
+func flinkJobOf(t *testing.T, v flinkVersion, name string, instances, gpus int, args []string, config string) string {
+	t.Helper()
+	home, jar := flinkInputsOf(t, v)
 	program := fmt.Sprintf("jar = %q\nargs = [%s]", jar, "%s")
 	if args == nil {
 		program = "" // a session cluster
@@ -170,7 +207,11 @@ func containerGPUs(d statusDoc, nodes map[string]string) map[string]string {
 // container holds.
 func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-gpu", 3, 1, []string{"gpu", "3"}, "")
+	eachFlink(t, testFlinkTaskManagersSeeTheirOwnGPUs)
+}
+
+func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-gpu", 3, 1, []string{"gpu", "3"}, "")
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	noDriver := regexp.MustCompile(`(?m)^"external-resource\.gpu\.driver-factory\.class" = .*\n`)
@@ -217,7 +258,11 @@ func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 // TestFlinkFailingJobFailsWithFlinksRootCause: the application FAILS with Flink's root cause.
 func TestFlinkFailingJobFailsWithFlinksRootCause(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-fail", 1, 1, []string{"fail"}, "")
+	eachFlink(t, testFlinkFailingJobFailsWithFlinksRootCause)
+}
+
+func testFlinkFailingJobFailsWithFlinksRootCause(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-fail", 1, 1, []string{"fail"}, "")
 	r := yarnAM(t, 6*time.Minute, "submit", job)
 	require.NotEqual(t, 0, r.code, "a failing Flink job fails the submit:\n%s", r)
 	id := submittedID(r.stdout)
@@ -234,11 +279,16 @@ func TestFlinkFailingJobFailsWithFlinksRootCause(t *testing.T) {
 // taskexecutor.max-failures (also from -D), and the job runs again on three TaskManagers.
 func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-reactive", 2, 1, []string{"stream"}, `"scheduler-mode" = "reactive"
+	eachFlink(t, testFlinkReactiveScaleTwoToThree)
+}
+
+func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-reactive", 2, 1, []string{"stream"}, `"scheduler-mode" = "reactive"
 "jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
 "restart-strategy.type" = "fixed-delay"
 "restart-strategy.fixed-delay.attempts" = 100
-"restart-strategy.fixed-delay.delay" = "1 s"`)
+"restart-strategy.fixed-delay.delay" = "1 s"
+`+v.reactive)
 	start := time.Now()
 	id := submitDetached(t, job, "-D", "taskmanager.numberOfTaskSlots=2", "-Dtaskexecutor.max-failures=2")
 	atParallelism := func(p string) int {
@@ -433,7 +483,11 @@ func notEnoughResources(t *testing.T, id string) *shortageEvent {
 // it (jobManagerClosedToStrangers).
 func TestFlinkSessionCluster(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-session", 1, 1, nil, "")
+	eachFlink(t, testFlinkSessionCluster)
+}
+
+func testFlinkSessionCluster(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-session", 1, 1, nil, "")
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, bytes.Replace(body, []byte("[flink]\n"), []byte("[flink]\nweb-submit = true\n"), 1), 0o644))
