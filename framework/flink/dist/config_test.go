@@ -160,14 +160,20 @@ func TestLoadConfDirPrefersConfigYAML(t *testing.T) {
 	}
 }
 
-// fakeHome is a Flink home's layout with a flink-dist jar that carries only a config.yaml.
+// fakeHome is a Flink 1.20.5 home's layout with a flink-dist jar that carries only a config.yaml.
 func fakeHome(t *testing.T, distConfig string) *Home {
+	t.Helper()
+	return fakeHomeAt(t, "1.20.5", distConfig)
+}
+
+// fakeHomeAt is fakeHome of another Flink version.
+func fakeHomeAt(t *testing.T, version, distConfig string) *Home {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{"lib", "bin", "plugins/external-resource-gpu"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
-	f, err := os.Create(filepath.Join(dir, "lib", "flink-dist-1.20.5.jar"))
+	f, err := os.Create(filepath.Join(dir, "lib", "flink-dist-"+version+".jar"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +182,7 @@ func fakeHome(t *testing.T, distConfig string) *Home {
 	w.Write([]byte(distConfig))
 	z.Close()
 	f.Close()
-	for _, n := range []string{"lib/log4j-core-2.24.3.jar", "lib/flink-cep-1.20.5.jar", "bin/bash-java-utils.jar"} {
+	for _, n := range []string{"lib/log4j-core-2.24.3.jar", "lib/flink-cep-" + version + ".jar", "bin/bash-java-utils.jar"} {
 		os.WriteFile(filepath.Join(dir, n), nil, 0o644)
 	}
 	h, err := OpenHome(dir)

@@ -83,10 +83,15 @@ func OpenHome(dir string) (*Home, error) {
 	return h, nil
 }
 
-// Config reads the home's configuration as Flink would: conf/config.yaml, else conf/flink-conf.yaml,
+// Config reads the home's configuration as Flink would: conf/config.yaml, else conf/flink-conf.yaml
+// (Flink 1.x; a Flink 2 home with only that file is a *LegacyConfigError, docs/flink.md#flink-2),
 // else the default config.yaml inside flink-dist. It returns where it was read from.
 func (h *Home) Config() (*Config, string, error) {
-	c, src, err := LoadConfDir(h.ConfDir)
+	load := LoadConfDir
+	if IsFlink2(h.Version) {
+		load = func(dir string) (*Config, string, error) { return loadConfDirFlink2(dir, h.Version) }
+	}
+	c, src, err := load(h.ConfDir)
 	if err == nil {
 		return c, src, nil
 	}
