@@ -53,6 +53,25 @@ jar = "hdfs:///jobs/wordcount.jar"
 instances = 1
 `
 
+// flink2Job is a [flink] job on a Flink 2.3.0 home of the test's directory (flink2Home), with
+// [flink.config] extra.
+func flink2Job(extra string) string {
+	return "name = \"f\"\n[taskexecutor]\ninstances = 1\nmemory = 2048\n[flink]\nhome = \"flink\"\n[flink.config]\n" + extra
+}
+
+// flink2Home is the files of a Flink 2.3.0 home's layout (the jars empty: check reads no class) with
+// conf files; nil is a conf/config.yaml of one plain key.
+func flink2Home(conf map[string]string) map[string]string {
+	files := map[string]string{"flink/lib/flink-dist-2.3.0.jar": "", "flink/bin/bash-java-utils.jar": "", "flink/plugins/": ""}
+	if conf == nil {
+		conf = map[string]string{"config.yaml": "parallelism.default: 1\n"}
+	}
+	for name, content := range conf {
+		files["flink/conf/"+name] = content
+	}
+	return files
+}
+
 // withJavaHome is flinkJob with [flink] java-home = v.
 func withJavaHome(v string) string {
 	return strings.Replace(flinkJob, "jar = ", fmt.Sprintf("java-home = %q\njar = ", v), 1)
@@ -496,6 +515,19 @@ func badInputs() []badInput {
 			code: 3, want: []string{"flink.provided", "hdfs://flink.tar", "no path"}},
 		{name: "flink checkpoint-on-preemption not a value", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "checkpoint-on-preemption = \"sometimes\"\n[taskexecutor]", 1),
 			code: 3, want: []string{"flink.checkpoint-on-preemption", `"sometimes"`, "checkpoint, savepoint, off"}},
+		// --- Flink 2's own rules (docs/flink.md#flink-2) ---
+		{name: "flink 2 home with only flink-conf.yaml", args: []string{"check", "$D/job.toml"}, job: flink2Job(""),
+			files: flink2Home(map[string]string{"flink-conf.yaml": "taskmanager.numberOfTaskSlots: 2\n"}),
+			code:  3, want: []string{"flink.home", "conf/flink-conf.yaml", "Flink 2.3.0 no longer reads", "only conf/config.yaml", "bin/migrate-config-file.sh"}},
+		{name: "flink 2 removed key in the job file", args: []string{"check", "$D/job.toml"}, job: flink2Job(`"taskmanager.heap.size" = "2g"` + "\n"),
+			files: flink2Home(nil),
+			code:  3, want: []string{`"taskmanager.heap.size" = "2g"`, "the job file's [flink.config]", "Flink 2.3.0 does not read it", "taskexecutor.memory"}},
+		{name: "flink 2 removed key in -D", args: []string{"check", "$D/job.toml", "-D", "cluster.evenly-spread-out-slots=true"}, job: flink2Job(""),
+			files: flink2Home(nil),
+			code:  3, want: []string{`"cluster.evenly-spread-out-slots" = "true"`, "-D cluster.evenly-spread-out-slots=true", `use "taskmanager.load-balance.mode" instead`}},
+		{name: "flink 2 removed key in the home's config.yaml", args: []string{"check", "$D/job.toml"}, job: flink2Job(""),
+			files: flink2Home(map[string]string{"config.yaml": "state:\n  backend:\n    async: " + strings.Repeat("x", 5000) + "\n"}),
+			code:  3, want: []string{`"state.backend.async"`, "conf/config.yaml", "nothing replaces it"}, not: []string{strings.Repeat("x", 100)}, inert: true},
 		{name: "flink java-home missing", args: []string{"check", "$D/job.toml"}, job: withJavaHome("nojdk"),
 			code: 3, want: []string{"flink.java-home", `"nojdk"`, "no such directory", "bin/java", "JAVA_VERSION", "hdfs://"}},
 		{name: "flink java-home without bin/java", args: []string{"check", "$D/job.toml"}, job: withJavaHome("jdk"), files: map[string]string{"jdk/release": "JAVA_VERSION=\"17\"\n"},

@@ -87,6 +87,7 @@ func check(job *jobfile.Job) error {
 		return err
 	}
 	var errs []error
+	errs = append(errs, l.checkRemovedKeys()...)
 	if err := dist.CheckPlainREST(l.conf); err != nil {
 		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
 	}
@@ -201,6 +202,7 @@ func checkWarnings(job *jobfile.Job) []string {
 	if w := javaHomeWarning(f, l.home); w != "" {
 		out = append(out, w)
 	}
+	out = append(out, l.flink2Warnings()...)
 	known, err := l.home.KnownKeys(flinkArchiveCache())
 	if err != nil || len(known) == 0 {
 		return out

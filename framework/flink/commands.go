@@ -154,6 +154,9 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err := dist.CheckPlainREST(conf); err != nil {
 		return nil, err
 	}
+	if err := dist.CheckRemovedKeys(conf, home.Version); err != nil {
+		return nil, err
+	}
 	// The GPUs a TaskManager's container holds reach its operators (docs/flink.md#gpus).
 	if _, err := dist.DefaultGPUDriver(conf, home); err != nil {
 		return nil, err

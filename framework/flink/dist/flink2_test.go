@@ -160,6 +160,6 @@ func TestCheckRemovedKeys(t *testing.T) {
 	assert.NotContains(t, msg, `"state.backend" =`, "Flink 2.3 reads state.backend as state.backend.type's deprecated name")
 	assert.NotContains(t, msg, strings.Repeat("x", 100), "the value is bounded")
 	assert.Equal(t, []string{"cluster.evenly-spread-out-slots", "state.backend.async", "taskmanager.heap.size"}, RemovedKeys(c))
-	w := RemovedKeyWarning("taskmanager.heap.size", "2g", "1.20.5")
+	w := RemovedKeyWarning("taskmanager.heap.size", "2g", "", "1.20.5")
 	assert.Contains(t, w, "works with Flink 1.20.5 but Flink 2.0 removed it")
 }

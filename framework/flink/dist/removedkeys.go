@@ -181,17 +181,18 @@ func replacement(key string) string {
 	}
 }
 
-// RemovedKeyError is the refusal of a key Flink 2 no longer reads, set for a Flink 2 home.
-func RemovedKeyError(key, value, flinkVersion string) error {
-	return fmt.Errorf("flink: key %q = %s: Flink %s does not read it (Flink 2.0 removed it; Flink would ignore it without a word): %s (docs/flink.md#flink-2)",
-		key, shown(value), flinkVersion, replacement(key))
+// RemovedKeyError is the refusal of a key Flink 2 no longer reads, set for a Flink 2 home; from is
+// where it was set, as " (from ...)", or "".
+func RemovedKeyError(key, value, from, flinkVersion string) error {
+	return fmt.Errorf("flink: key %q = %s%s: Flink %s does not read it (Flink 2.0 removed it; Flink would ignore it without a word): %s (docs/flink.md#flink-2)",
+		key, shown(value), from, flinkVersion, replacement(key))
 }
 
 // RemovedKeyWarning is the warning for a key Flink 2 no longer reads, set for a Flink 1.x home, which
-// still reads it.
-func RemovedKeyWarning(key, value, flinkVersion string) string {
-	return fmt.Sprintf("flink: key %q = %s works with Flink %s but Flink 2.0 removed it (Flink 2 would ignore it): %s (docs/flink.md#flink-2)",
-		key, shown(value), flinkVersion, strings.Replace(replacement(key), "leave it out", "drop it", 1))
+// still reads it; from as RemovedKeyError's.
+func RemovedKeyWarning(key, value, from, flinkVersion string) string {
+	return fmt.Sprintf("flink: key %q = %s%s works with Flink %s but Flink 2.0 removed it (Flink 2 would ignore it): %s (docs/flink.md#flink-2)",
+		key, shown(value), from, flinkVersion, strings.Replace(replacement(key), "leave it out", "drop it", 1))
 }
 
 // CheckRemovedKeys refuses the keys of c that Flink 2 no longer reads when flinkVersion is Flink 2 or
@@ -204,7 +205,7 @@ func CheckRemovedKeys(c *Config, flinkVersion string) error {
 	var errs []error
 	for _, k := range RemovedKeys(c) {
 		v, _ := c.Get(k)
-		errs = append(errs, RemovedKeyError(k, v, flinkVersion))
+		errs = append(errs, RemovedKeyError(k, v, "", flinkVersion))
 	}
 	return errors.Join(errs...)
 }
