@@ -47,6 +47,22 @@ func needFlink(t *testing.T) flinkEnv {
 	return flinkEnv{home: h, jar: jar}
 }
 
+// needFlinkHome is the Flink home of $YARN_AM_FLINK_HOME, for the tests that run only Flink's tools
+// (BashJavaUtils, the key scan), not a job: make test-flink-memory runs them against each Flink
+// version the tests install.
+func needFlinkHome(t *testing.T) *Home {
+	t.Helper()
+	dir := os.Getenv("YARN_AM_FLINK_HOME")
+	if dir == "" {
+		t.Fatal("YARN_AM_FLINK_HOME must be set: run make test-flink-local or make test-flink-memory")
+	}
+	h, err := OpenHome(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 // workDir is the test's directory: a temporary one, or one under $YARN_AM_FLINK_KEEP when set (the
 // processes' logs and stdout are kept there for a look afterwards).
 func workDir(t *testing.T) string {

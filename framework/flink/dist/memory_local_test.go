@@ -35,12 +35,12 @@ var memoryBoundaryCases = []memoryCase{
 // CheckMemory agrees with Flink's own calculator (BashJavaUtils) on which process sizes fit, at the
 // boundaries of each configuration (docs/flink.md#the-memory-check).
 func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
-	env := needFlink(t)
+	home := needFlinkHome(t)
 	java, err := exec.LookPath("java")
 	require.NoError(t, err)
 	for _, tc := range memoryBoundaryCases {
 		for _, size := range tc.sizes {
-			name, c, _, flinkErr := bashJavaUtilsAt(t, java, env.home, tc, size)
+			name, c, _, flinkErr := bashJavaUtilsAt(t, java, home, tc, size)
 			ours := CheckMemory(c, tc.role, size)
 			assert.Equal(t, flinkErr == nil, ours == nil, "%s: Flink says %v, CheckMemory says %v", name, flinkErr, ours)
 		}
@@ -51,7 +51,7 @@ func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
 // same dynamic properties, for every size of the boundary matrix Flink accepts and for explicit
 // sizes, slots, CPU cores, a GPU and the JobManager's direct-memory limit (docs/flink.md#memory).
 func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
-	env := needFlink(t)
+	home := needFlinkHome(t)
 	java, err := exec.LookPath("java")
 	require.NoError(t, err)
 	cases := append([]memoryCase{}, memoryBoundaryCases...)
@@ -75,7 +75,7 @@ func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
 	compared := 0
 	for _, tc := range cases {
 		for _, size := range tc.sizes {
-			name, c, flinks, flinkErr := bashJavaUtilsAt(t, java, env.home, tc, size)
+			name, c, flinks, flinkErr := bashJavaUtilsAt(t, java, home, tc, size)
 			ours, err := ComputeResourceParams(c, tc.role)
 			if flinkErr != nil {
 				assert.Error(t, err, "%s: Flink refuses it (%v)", name, flinkErr)
