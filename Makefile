@@ -54,7 +54,9 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 
 # Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
 # (test-secure), the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
-# expiry: test-faults) and the node-label suite (test-labels); then the mini cluster is started, all
+# expiry: test-faults) and the node-label suite (test-labels); then, the prefetch done, the memory check
+# and the JVM flags against Flink 1.20's and 2.x's own calculators and the key fixtures against their
+# jars (test-flink-memory, in testdata/flink/flink.mk; no cluster); then the mini cluster is started, all
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
 # stopped again whatever the result; then the Kerberized Flink test (test-secure-flink: a [flink]
 # job's checkpoints and savepoint on HDFS with its containers' delegation tokens; it needs Flink, so
@@ -75,6 +77,7 @@ test: build vet $(GOTESTSUM)
 	rc=0; $(MAKE) test-secure || rc=1; $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; \
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch failed (bin/prefetch.log)"; rc=1; fi; \
+	$(MAKE) test-flink-memory || rc=1; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
 	$(MAKE) test-secure-flink || rc=1; \
 	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc

@@ -4,6 +4,7 @@
 #   make flink-job         testdata/flink/job built with Maven against each: bin/flink-job/yarn-am-flink-job.jar
 #                          (1.20) and bin/flink-job/yarn-am-flink-job-2.jar (2.x)
 #   make test-flink-local  framework/flink/dist's tests against that Flink, on this machine, without YARN
+#   make test-flink-memory the memory check, JVM flags and key fixtures against every Flink home (1.20 and 2.x)
 # 1.20 is Flink's long-term-support line (232 MB); it reads both conf/config.yaml and the legacy flink-conf.yaml.
 # 2.3 (329 MB) is the newest line, with its application layer (docs/flink.md#the-flink-distribution). The tests
 # run both; a version's sdist checksum is pinned beside it.
@@ -20,7 +21,7 @@ FLINK_JOB_SRC := testdata/flink/job/pom.xml $(shell find testdata/flink/job/src 
 # Maven 3.8's console prints ANSI resets even in batch mode (-Dstyle.color=never is 3.9's): strip them.
 FLINK_MVN = mvn -q -B -Dstyle.color=never -f testdata/flink/job/pom.xml package -Dyarnam.out=$(CURDIR)/bin/flink-job
 
-.PHONY: flink-dist flink-job test-flink-local
+.PHONY: flink-dist flink-job test-flink-local test-flink-memory
 
 flink-dist:
 	bash testdata/flink/install-flink.sh $(FLINK_VERSION) $(FLINK_SDIST_SHA256) $(FLINK_HOME_CACHE)
@@ -38,3 +39,16 @@ flink-job: $(FLINK_JOB_JAR) $(FLINK2_JOB_JAR)
 test-flink-local: flink-dist flink-job
 	YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK_JOB=$(CURDIR)/$(FLINK_JOB_JAR) \
 	  $(GO) test -race -tags flink -count=1 -timeout 10m -v ./framework/flink/dist/
+	$(MAKE) --no-print-directory test-flink-memory FLINK_MEMORY_HOMES=$(FLINK2_HOME_CACHE)
+
+# The tests that run only a Flink home's tools, no job (docs/flink.md#tests): the memory check and the
+# JVM flags against each version's BashJavaUtils, and the key fixtures of removedkeys.go against each
+# version's jars; make test runs them on both homes (about a minute each on the shared machine).
+FLINK_MEMORY_HOMES ?= $(FLINK_HOME_CACHE) $(FLINK2_HOME_CACHE)
+FLINK_HOME_TESTS := ^(TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys)$$
+
+test-flink-memory: flink-dist
+	@rc=0; for h in $(FLINK_MEMORY_HOMES); do \
+	  echo "=== test-flink-memory: $$h"; \
+	  YARN_AM_FLINK_HOME=$$h $(GO) test -tags flink -count=1 -timeout 10m -v -run '$(FLINK_HOME_TESTS)' ./framework/flink/dist/ || rc=1; \
+	done; exit $$rc

@@ -31,6 +31,17 @@ const (
 	KeyJMOffHeap          = "jobmanager.memory.off-heap.size"
 )
 
+// memoryDeprecatedKeys are the deprecated names that Flink 1.20 and 2.x still read for a memory key
+// when the key itself is not set (their TaskManagerOptions declare them; Flink 2.0's release notes
+// list the network ones as removed, yet 2.3 reads them): TestCheckMemoryAgreesWithBashJavaUtils runs
+// them against both versions' calculators.
+var memoryDeprecatedKeys = map[string][]string{
+	KeyTMManaged:         {"taskmanager.memory.size"},
+	KeyTMNetworkMin:      {"taskmanager.network.memory.min"},
+	KeyTMNetworkMax:      {"taskmanager.network.memory.max"},
+	KeyTMNetworkFraction: {"taskmanager.network.memory.fraction"},
+}
+
 const mib = int64(1) << 20
 
 // memParam is one size of the memory model: its key, value in bytes, whether it is configured, and
@@ -53,9 +64,17 @@ type memParams struct {
 
 func readMemParams(c *Config, role Role) (*memParams, error) {
 	var errs []string
+	// A size is read from its key, else from the deprecated names Flink still reads for it (in both
+	// 1.20 and 2.x: memoryDeprecatedKeys), the message then naming the one set.
 	size := func(key string, def int64) memParam {
 		p := memParam{key: key, val: def}
 		v, ok := c.Get(key)
+		for _, old := range memoryDeprecatedKeys[key] {
+			if !ok {
+				key = old
+				v, ok = c.Get(old)
+			}
+		}
 		if !ok {
 			return p
 		}
@@ -69,6 +88,12 @@ func readMemParams(c *Config, role Role) (*memParams, error) {
 	// Flink's fractions are Java floats: 0.4 is 0.4000000059604645, which shows in the derived bytes.
 	frac := func(key string, def float32) float64 {
 		v, ok := c.Get(key)
+		for _, old := range memoryDeprecatedKeys[key] {
+			if !ok {
+				key = old
+				v, ok = c.Get(old)
+			}
+		}
 		if !ok {
 			return float64(def)
 		}
@@ -148,6 +173,12 @@ type memorySizes struct {
 // derive sizes a process of process bytes as Flink would, or says why Flink would refuse it.
 func (p *memParams) derive(process int64) (memorySizes, error) {
 	s := memorySizes{Metaspace: p.meta.val}
+	// Flink refuses a range whose minimum is above its maximum whatever the sizes (its RangeFraction).
+	for _, r := range [][2]memParam{{p.ovMin, p.ovMax}, {p.netMin, p.netMax}} {
+		if r[0].key != "" && r[0].val > r[1].val {
+			return s, fmt.Errorf("%s is above %s; Flink wants the minimum at most the maximum", r[0].named("the minimum"), r[1].named("the maximum"))
+		}
+	}
 	checkOverhead := func() error {
 		s.Overhead = process - s.Flink - s.Metaspace
 		if s.Overhead < 0 {

@@ -32,13 +32,25 @@ var memoryBoundaryCases = []memoryCase{
 	{RoleApplication, []string{KeyJMHeap, "192m"}, []int64{767, 768, 1600, 1601}},
 }
 
+// deprecatedMemoryCases set memory sizes by the deprecated names Flink 1.20 and 2.x still read
+// (memoryDeprecatedKeys), alone and beside the key that wins over them. ComputeResourceParams leaves
+// them to BashJavaUtils; CheckMemory must size them as Flink does.
+var deprecatedMemoryCases = []memoryCase{
+	{RoleTaskManager, []string{"taskmanager.network.memory.min", "200m"}, []int64{1300, 1400, 1500}},
+	{RoleTaskManager, []string{"taskmanager.network.memory.max", "32m"}, []int64{1024, 4096}},
+	{RoleTaskManager, []string{"taskmanager.network.memory.fraction", "0.5", KeyTMManagedFraction, "0.45"}, []int64{2048, 4096}},
+	{RoleTaskManager, []string{"taskmanager.memory.size", "600m"}, []int64{1300, 1400, 1500}},
+	{RoleTaskManager, []string{"taskmanager.memory.size", "2g", KeyTMManaged, "100m"}, []int64{1024}},
+}
+
 // CheckMemory agrees with Flink's own calculator (BashJavaUtils) on which process sizes fit, at the
-// boundaries of each configuration (docs/flink.md#the-memory-check).
+// boundaries of each configuration (docs/flink.md#the-memory-check), with Flink 1.20's and 2.x's
+// calculators alike (make test-flink-memory runs it on both homes).
 func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
 	home := needFlinkHome(t)
 	java, err := exec.LookPath("java")
 	require.NoError(t, err)
-	for _, tc := range memoryBoundaryCases {
+	for _, tc := range append(append([]memoryCase{}, memoryBoundaryCases...), deprecatedMemoryCases...) {
 		for _, size := range tc.sizes {
 			name, c, _, flinkErr := bashJavaUtilsAt(t, java, home, tc, size)
 			ours := CheckMemory(c, tc.role, size)

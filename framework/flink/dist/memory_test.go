@@ -2,6 +2,7 @@ package dist
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,3 +96,28 @@ func TestCheckMemoryJobManager(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// The deprecated memory names Flink 1.20 and 2.x still read size what they name when the key itself
+// is unset, and a minimum above its maximum is refused as Flink refuses it, naming the key set
+// (TestCheckMemoryAgreesWithBashJavaUtils compares both with Flink's calculators).
+func TestCheckMemoryReadsTheDeprecatedNamesFlinkReads(t *testing.T) {
+	p, err := readMemParams(memConf("taskmanager.memory.size", "600m", "taskmanager.network.memory.min", "100m"), RoleTaskManager)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.derive(2048 * mib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Managed != 600*mib || s.Network < 100*mib {
+		t.Errorf("managed %s, network %s: want 600 MiB and at least 100 MiB", mb(s.Managed), mb(s.Network))
+	}
+	p, _ = readMemParams(memConf("taskmanager.memory.size", "600m", KeyTMManaged, "100m"), RoleTaskManager)
+	if s, _ := p.derive(2048 * mib); s.Managed != 100*mib {
+		t.Errorf("managed %s: the key wins over its deprecated name", mb(s.Managed))
+	}
+	err = CheckMemory(memConf("taskmanager.network.memory.max", "32m"), RoleTaskManager, 4096)
+	if err == nil || !strings.Contains(err.Error(), `the maximum (taskmanager.network.memory.max = "32m")`) {
+		t.Errorf("network max below its min: %v", err)
+	}
+}
