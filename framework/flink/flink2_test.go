@@ -1,8 +1,12 @@
 package flink
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
 )
 
 // toFlink2 makes checkHome's home in dir/flink a Flink 2.3.0 home (flink-dist's name gives the
@@ -111,4 +116,40 @@ func TestCheckWarnsOfJava8ForFlink2(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, warnings(lj), `is Java 8 ("1.8.0_402", from `)
 	assert.Contains(t, warnings(lj), "Flink 2.3.0 needs Java 11 or later")
+}
+
+// No key that yarn-am sets or reads for the JobManager and the TaskManagers is one Flink 2 no longer
+// reads: every string constant of this package's and dist's code is checked against the table
+// (dist.RemovedInFlink2). resources.go names the legacy memory keys only to leave a configuration
+// that sets them to Flink's own calculator; removedkeys.go is the table.
+func TestYarnAMSetsNoKeyFlink2Removed(t *testing.T) {
+	allowed := map[string]bool{"removedkeys.go": true, "resources.go": true}
+	checked := 0
+	for _, dir := range []string{".", "dist"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") || allowed[filepath.Base(file)] {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+			require.NoError(t, err)
+			ast.Inspect(f, func(n ast.Node) bool {
+				lit, ok := n.(*ast.BasicLit)
+				if !ok || lit.Kind != token.STRING {
+					return true
+				}
+				s, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					return true
+				}
+				checked++
+				if _, removed := dist.RemovedInFlink2(s); removed {
+					t.Errorf("%s: %q is a key Flink 2 no longer reads", file, s)
+				}
+				return true
+			})
+		}
+	}
+	assert.Greater(t, checked, 500, "string constants checked")
 }
