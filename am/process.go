@@ -227,6 +227,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	evlog := events.NewLog(events.DefaultCapacity) // the framework's events go to the AM's log (frameworkwatch.go)
 	// The framework's Scale reaches the AM once it exists (newAM below).
 	var running atomic.Pointer[am]
+	published := &publishedValues{} // frameworkpublished.go
 	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId()),
 		Emit: frameworkEmitter(evlog), Scale: func(to int, stopFirst []string, why string) error {
 			if m := running.Load(); m != nil {
@@ -238,7 +239,8 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 				return m.Instances()
 			}
 			return 0
-		}, TLS: amAuthority{amTLS}, TrackingURL: base, State: frameworkStateOf(staging)})
+		}, TLS: amAuthority{amTLS}, TrackingURL: base, State: frameworkStateOf(staging),
+		Publish: published.set})
 	if err != nil {
 		return 1, err
 	}
@@ -317,7 +319,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	running.Store(m)
 	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links,
 		Redact: secretsRedactor(creds, ""), // the workers' stderr tails (diagnostics.go)
-		Stop:   fwAM.OnStop, Proxy: fwAM.Proxy}
+		Stop:   fwAM.OnStop, Proxy: fwAM.Proxy, Published: published.get}
 	if p := fwAM.Proxy; p != nil {
 		// The framework's UI as users reach it: through the AM (web/proxy.go), never its own address.
 		api.Links = append(slices.Clone(api.Links), contract.Link{Name: p.Name, URL: base + strings.TrimPrefix(web.ProxyPrefix(p), "/"), Note: p.Note})

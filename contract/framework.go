@@ -54,3 +54,12 @@ const (
 	DefaultStopTimeout = 5 * time.Minute
 	MaxStopTimeout     = 30 * time.Minute
 )
+
+// FrameworkPublishedPath is where the AM serves what the job's framework published for its
+// TaskExecutors (framework.AMStart.Publish): GET with "Authorization: Bearer <secret>" over HTTPS
+// answers 200 and a JSON object of names to values (those published so far, maybe none), at most
+// MaxPublishedBytes.
+const FrameworkPublishedPath = "/api/v1/framework/published"
+
+// MaxPublishedBytes bounds the published values' JSON: a few addresses.
+const MaxPublishedBytes = 16 << 10

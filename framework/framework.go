@@ -96,6 +96,12 @@ type AMStart struct {
 	// completed checkpoint, docs/flink.md#when-the-applicationmaster-is-lost); nil when the AM has
 	// no staging directory to keep it in.
 	State StateStore
+	// Publish makes name = value known to the TaskExecutors' launchers (Worker.Published): the AM
+	// serves what was published only over HTTPS with the application secret
+	// (contract.FrameworkPublishedPath), since it names what the framework's processes bound (a Flink
+	// JobManager's RPC address, known only once its JVM has bound it). Never nil; safe from any
+	// goroutine; a later value replaces an earlier one.
+	Publish func(name, value string)
 }
 
 // StateStore keeps a framework's state across the AM's attempts, in the application's staging
@@ -156,6 +162,12 @@ type AM struct {
 	Proxy *Proxy
 }
 
+// NotStartedError is what a Proxy's Transport returns while the framework's server has not started
+// (a Flink JobManager whose ports are not bound yet): the AM answers 503 with its text instead of 502.
+type NotStartedError struct{ What string }
+
+func (e *NotStartedError) Error() string { return e.What }
+
 // Command is a subcommand of the yarn-am binary that a framework's process runs (flink-jobmanager).
 // The command line takes no arguments; cmd/yarn-am parses it and prints Usage for --help.
 type Command struct {
@@ -169,7 +181,10 @@ type Worker struct {
 	Dir         string // the container's working directory
 	// Rendezvous waits for the container's place in its gang (nil outside a gang).
 	Rendezvous func(ctx context.Context) (*contract.Rendezvous, error)
-	Log        logrus.FieldLogger
+	// Published asks the AM once for what the framework published so far (AMStart.Publish); nil
+	// when the launcher has no HTTPS client of the AM's.
+	Published func(ctx context.Context) (map[string]string, error)
+	Log       logrus.FieldLogger
 }
 
 // ErrRestarted: the worker must not start because its round restarted before it did (the gang's);

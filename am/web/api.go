@@ -57,6 +57,9 @@ type Options struct {
 	// Proxy is the job's framework's web UI and API, served under ProxyPrefix (proxy.go;
 	// framework.AM.Proxy); nil: none.
 	Proxy *framework.Proxy
+	// Published is what the job's framework published for its TaskExecutors so far
+	// (framework.AMStart.Publish), served with the secret over HTTPS only (published.go); nil: none.
+	Published func() map[string]string
 }
 
 // api is one listener's handlers.
@@ -81,6 +84,7 @@ func Handler(b Backend, o Options) http.Handler {
 	mux.HandleFunc("PUT /api/v1/requirements", h.setRequirements)
 	mux.HandleFunc("POST /api/v1/stop", h.stop)
 	h.launcherRoutes(mux) // launcher.go
+	mux.HandleFunc("GET "+contract.FrameworkPublishedPath, h.published)
 	mux.Handle("GET /api/v1/events", limitedEventsHandler(b.Events, 0, o.Streams, h.full))
 	mux.Handle("GET /metrics", b.Metrics)
 	if o.Proxy != nil && o.Proxy.Target != nil {

@@ -81,6 +81,13 @@ func (h *api) proxyHandler(p *framework.Proxy) http.Handler {
 				writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("%s: the body is larger than %d bytes, the most the AM forwards", p.Name, tooBig.Limit))
 				return
 			}
+			var starting *framework.NotStartedError
+			if errors.As(err, &starting) {
+				// Not a failure of the server: it is not there yet, and a retry later finds it.
+				w.Header().Set("Retry-After", "2")
+				writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("%s: %s", p.Name, starting.What))
+				return
+			}
 			writeError(w, http.StatusBadGateway, fmt.Sprintf("%s: %s did not answer: %v", p.Name, r.Method, err))
 		},
 	}

@@ -506,6 +506,9 @@ func (l *Launcher) prepareWorker(ctx context.Context, containerID, dir string, s
 			return l.Rendezvous.Rendezvous(ctx, containerID)
 		}
 	}
+	if p, ok := l.Reporter.(Publisheder); ok {
+		w.Published = p.Published
+	}
 	env, err := l.Framework.PrepareWorker(rctx, w)
 	cancel()
 	if s := pending(got); s != nil {

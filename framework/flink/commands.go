@@ -71,9 +71,10 @@ type flinkSetup struct {
 	spec          *Spec // the job's [flink] table
 	home          *dist.Home
 	conf          *dist.Config
-	dir           string // the container's working directory
-	host, rpcPort string // $YARN_AM_FLINK_JOBMANAGER
-	javaHome      string // the localised JDK of [flink] java-home; "" for the container's own java
+	jobKeys       *dist.Config // the job's own Flink keys: [flink.config], then -D
+	dir           string       // the container's working directory
+	host, rpcPort string       // $YARN_AM_FLINK_JOBMANAGER (a TaskManager), $YARN_AM_FLINK_HOST and no port (the JobManager)
+	javaHome      string       // the localised JDK of [flink] java-home; "" for the container's own java
 	failf         func(format string, a ...any) int
 }
 
@@ -96,7 +97,13 @@ func startFlink(name string, stdout, stderr io.Writer) (s *flinkSetup, code int,
 		return 1
 	}
 	s, err := loadFlinkSetup()
-	if err == nil {
+	if err == nil && name == "flink-jobmanager" {
+		// Its JVM binds the ports itself (bound.go): the driver knows only the host.
+		if s.host = os.Getenv(EnvHost); s.host == "" {
+			err = fmt.Errorf("%s is not set: the AM sets it for a [flink] job's driver", EnvHost)
+		}
+	} else if err == nil {
+		// The launcher asked the AM for it before this process started (taskmanager.go).
 		s.host, s.rpcPort, err = hostPort(EnvJobManager)
 	}
 	if err == nil {
@@ -140,15 +147,15 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	for _, k := range slices.Sorted(maps.Keys(spec.Config)) {
 		layer.Set(k, spec.Config[k])
 	}
-	conf.Merge(layer)
 	// -D last, as flink run -D: the staged job.toml does not have them.
 	defines, err := DecodeDefines(os.Getenv(EnvDefines))
 	if err != nil {
 		return nil, err
 	}
-	if err := conf.ApplyDefines(defines); err != nil {
+	if err := layer.ApplyDefines(defines); err != nil {
 		return nil, err
 	}
+	conf.Merge(layer)
 	hadoopSecurityDefaults(conf)
 	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
 	if err := dist.CheckPlainREST(conf); err != nil {
@@ -161,7 +168,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if _, err := dist.DefaultGPUDriver(conf, home); err != nil {
 		return nil, err
 	}
-	return &flinkSetup{job: job, spec: spec, home: home, conf: conf, dir: dir}, nil
+	return &flinkSetup{job: job, spec: spec, home: home, conf: conf, jobKeys: layer, dir: dir}, nil
 }
 
 // hostPort splits the address in the environment variable name.
@@ -187,20 +194,22 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	failf, host, rpcPort := s.failf, s.host, s.rpcPort
-	_, restPort, err := hostPort(EnvREST)
-	if err != nil {
-		return failf("%v", err)
+	failf, host := s.failf, s.host
+	boundPath := os.Getenv(EnvBoundFile)
+	if boundPath == "" {
+		return failf("%s is not set: the AM sets it for a [flink] job's driver", EnvBoundFile)
 	}
 	logDir, err := firstLogDir()
 	if err != nil {
 		return failf("%v", err)
 	}
 	// One address literal on both sides (docs/flink.md#addresses); bind all interfaces so that
-	// TaskManagers on other nodes reach it.
+	// TaskManagers on other nodes reach it. The ports are the job's own, else any free one its JVM
+	// binds (0): the driver learns them from the JVM before the AM publishes them (bound.go).
+	rpcPort, restPort := jobPorts(s.jobKeys)
 	for k, v := range map[string]string{
 		dist.KeyRPCAddress: host, "jobmanager.rpc.port": rpcPort, "jobmanager.bind-host": "0.0.0.0",
-		"rest.address": host, "rest.port": restPort, "rest.bind-address": "0.0.0.0",
+		"rest.address": host, "rest.bind-port": restPort, "rest.bind-address": "0.0.0.0",
 		dist.KeyShutdownOnFinish: "false",
 	} {
 		s.conf.Set(k, v)
@@ -266,12 +275,17 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		return failf("%v", err)
 	}
 	defer errF.Close()
-	restURL := "https://" + net.JoinHostPort(host, restPort)
-	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting; REST API at %s/ (mutual TLS; users reach it through the AM's tracking URL, flink/)\n", role, restURL)
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting on %s; its JVM binds RPC port %s and REST port %s (0: any free one) (mutual TLS; users reach it through the AM's tracking URL, flink/)\n", role, host, rpcPort, restPort)
+	jm := newJobManager(host)
+	p.Started = func(pid int, exited <-chan struct{}) {
+		publishBound(ctx, jm, pid, restTLSClient, exited, boundPath, stdout)
+	}
 	if role == dist.RoleSession {
 		return runFlinkSession(ctx, p, outF, errF, stderr)
 	}
-	out, err := dist.RunApplication(ctx, p, &dist.REST{URL: restURL, HTTP: restClient(restTLSClient, 10*time.Second)}, time.Second, 15*time.Second, outF, errF)
+	// The REST URL names the host alone, for the certificate's check; the port is the one bound.
+	rest := &dist.REST{URL: "https://" + host, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: jm.transport(restTLSClient, false)}}
+	out, err := dist.RunApplication(ctx, p, rest, time.Second, 15*time.Second, outF, errF)
 	if err != nil {
 		return failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
 	}
@@ -305,7 +319,11 @@ func runFlinkSession(ctx context.Context, p *dist.Process, out, errOut io.Writer
 		return 1
 	}
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	ended := make(chan struct{})
+	go func() { err := cmd.Wait(); close(ended); exited <- err }()
+	if p.Started != nil {
+		go p.Started(cmd.Process.Pid, ended)
+	}
 	select {
 	case err := <-exited:
 		// Why it ended is in its own output (docs/flink.md#when-the-jobmanager-fails-to-start).
@@ -357,45 +375,7 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 			rest.URL, s.spec.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
 		return
 	}
-	// Without the AM's address (an AM before EnvUI), the port that opens once the JobManager's REST
-	// endpoint has started.
-	_, restPort, err := hostPort(EnvREST)
-	if err != nil {
-		say("starting without waiting for the JobManager: %v", err)
-		return
-	}
-	addr := net.JoinHostPort(s.host, restPort)
-	if err := waitListening(ctx, addr, 200*time.Millisecond); err != nil {
-		say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), addr, err)
-		return
-	}
-	say("started after the JobManager at %s (wait-for-jobmanager = %s, TaskManager on %s): waited %.1f s, its REST port accepts connections",
-		addr, s.spec.WaitForJobManager, tmHost, time.Since(start).Seconds())
-}
-
-// dialREST connects to the JobManager's REST port (a seam for the tests).
-var dialREST = (&net.Dialer{Timeout: 2 * time.Second}).DialContext
-
-// waitListening dials addr every poll until it accepts a connection or ctx ends.
-func waitListening(ctx context.Context, addr string, poll time.Duration) error {
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	last := "no answer yet"
-	for {
-		c, err := dialREST(ctx, "tcp", addr)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if ctx.Err() == nil {
-			last = err.Error()
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("its REST port does not accept connections (%s): %w", last, ctx.Err())
-		case <-t.C:
-		}
-	}
+	say("starting without waiting for the JobManager: %s is not set (the AM sets it for a [flink] job)", EnvUI)
 }
 
 // sameHost reports whether two host names are one host: the same name, names with an address in

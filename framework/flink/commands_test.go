@@ -2,7 +2,6 @@ package flink
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -38,8 +37,7 @@ func TestWaitForJobManager(t *testing.T) {
 		w.Write([]byte(`{"jobs":[{"jid":"j1","name":"j","state":"RUNNING"}]}`))
 	}))
 	defer srv.Close()
-	jmHost, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
-	t.Setenv(EnvREST, net.JoinHostPort(jmHost, port))
+	jmHost, _, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	t.Setenv(EnvUI, srv.URL+"/flink/")
 	setup := func(mode string) *flinkSetup { return waitSetup(jmHost, mode) }
 	for _, tc := range waitCases(jmHost) {
@@ -80,64 +78,6 @@ func TestWaitForJobManager(t *testing.T) {
 	assert.Less(t, time.Since(begin), 10*time.Second)
 	assert.Contains(t, out.String(), "without the JobManager at "+srv.URL+"/flink")
 	assert.Contains(t, out.String(), "job j1 is INITIALIZING")
-}
-
-// Without the AM's address ($YARN_AM_FLINK_UI, an AM before it), a TaskManager waits as [flink]
-// wait-for-jobmanager says until the JobManager's REST port accepts connections, never longer than
-// the bound.
-func TestWaitForJobManagerPort(t *testing.T) {
-	t.Setenv(EnvUI, "")
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	jmHost, port, _ := net.SplitHostPort(ln.Addr().String())
-	t.Setenv(EnvREST, ln.Addr().String())
-	// The port opens at the third dial: the two before it are refused, as before the JobManager binds.
-	var dials, opensAt atomic.Int32
-	real := dialREST
-	dialREST = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if n := dials.Add(1); opensAt.Load() == 0 || n < opensAt.Load() {
-			return nil, errors.New("connection refused")
-		}
-		return real(ctx, network, addr)
-	}
-	defer func() { dialREST = real }()
-	setup := func(mode string) *flinkSetup { return waitSetup(jmHost, mode) }
-	for _, tc := range waitCases(jmHost) {
-		t.Run(tc.name, func(t *testing.T) {
-			dials.Store(0)
-			opensAt.Store(3)
-			var out strings.Builder
-			waitForJobManager(setup(tc.mode), tc.tmHost, time.Minute, &out)
-			if !tc.waits {
-				assert.Zero(t, dials.Load(), "no dial")
-				assert.Empty(t, out.String())
-				return
-			}
-			assert.EqualValues(t, 3, dials.Load(), "it waited for the port to open")
-			assert.Contains(t, out.String(), "yarn-am flink-taskmanager: started after the JobManager at "+net.JoinHostPort(jmHost, port))
-			assert.Contains(t, out.String(), "its REST port accepts connections")
-		})
-	}
-
-	// A JobManager that never opens its port holds the TaskManager only up to the bound.
-	dials.Store(0)
-	opensAt.Store(0)
-	var out strings.Builder
-	begin := time.Now()
-	waitForJobManager(setup(WaitSameHost), jmHost, 300*time.Millisecond, &out)
-	assert.Less(t, time.Since(begin), 10*time.Second)
-	assert.Contains(t, out.String(), "without the JobManager at "+net.JoinHostPort(jmHost, port))
-	assert.Contains(t, out.String(), "connection refused")
 }
 
 func TestSameHost(t *testing.T) {

@@ -11,14 +11,16 @@ import (
 // The environment the AM gives a Flink job's driver (the JobManager) and TaskExecutors (the
 // TaskManagers): framework.AM's DriverEnv and WorkerEnv (docs/flink.md#integration-design).
 const (
-	// EnvJobManager is the JobManager's RPC address host:port, set by the AM in the driver's and
-	// every TaskExecutor's environment: the AM picks the port on its own host before it starts the
-	// driver, so the TaskManagers need nothing from the driver (docs/flink.md#the-jobmanager-as-the-driver).
+	// EnvJobManager is the JobManager's RPC address host:port in a TaskManager's environment. The
+	// launcher sets it before the worker starts, from what the AM publishes once the JobManager's
+	// JVM has bound its port (PublishedJobManager; docs/flink.md#the-jobmanager-as-the-driver).
 	EnvJobManager = "YARN_AM_FLINK_JOBMANAGER"
-	// EnvREST is the JobManager's REST address host:port, set by the AM in the driver's and
-	// every TaskExecutor's environment; it answers the AM's client certificate only (status shows the
-	// UI through the AM, EnvUI; docs/flink.md#who-can-reach-the-jobmanager).
-	EnvREST = "YARN_AM_FLINK_REST"
+	// EnvHost is the AM's host, set by the AM in the driver's environment: the JobManager's address
+	// (its JVM binds the ports itself, bound.go).
+	EnvHost = "YARN_AM_FLINK_HOST"
+	// EnvBoundFile is the file in the AM container where the driver writes the ports the
+	// JobManager's JVM bound, for the AM (bound.go), set in the driver's environment.
+	EnvBoundFile = "YARN_AM_FLINK_BOUND_FILE"
 	// EnvUI is the JobManager's web UI and REST API through the AM, http://amhost:port/flink/, set by
 	// the AM in the driver's and every TaskExecutor's environment: its reads need no credential, and
 	// a TaskManager polls it before its JVM starts when it waits for the JobManager

@@ -2,21 +2,20 @@ package flink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/dist"
-	"github.com/yarn-am/yarn-am/internal/freeport"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -66,20 +65,16 @@ func (Flink) Driver(*jobfile.Job) (string, string) {
 	return JobManagerCommand, "its JobManager is the driver, and a session cluster (no flink.jar) runs until killed"
 }
 
-// StartAM picks the JobManager's ports on the AM's host before the driver starts, so every
-// TaskManager's address is known up front (docs/flink.md#the-jobmanager-as-the-driver); the driver
-// and every TaskExecutor get the same addresses and the -D Flink keys.
+// StartAM readies the JobManager's start on the AM's host: its JVM binds its own ports, which the AM
+// learns from the driver and only then publishes to its REST clients, its proxy and the
+// TaskManagers (bound.go, docs/flink.md#the-jobmanager-as-the-driver); the driver and every
+// TaskExecutor get the -D Flink keys.
 func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
 	spec := specOf(j)
 	if spec == nil {
 		return nil, fmt.Errorf("the job has no [%s] table", Name)
 	}
-	ports, err := freeport.Pick(s.Host, 2) // below the ephemeral range: internal/freeport says why
-	if err != nil {
-		return nil, fmt.Errorf("picking the Flink JobManager's ports: %w", err)
-	}
-	rest := net.JoinHostPort(s.Host, strconv.Itoa(ports[1]))
-	env := map[string]string{EnvJobManager: net.JoinHostPort(s.Host, strconv.Itoa(ports[0])), EnvREST: rest}
+	env := map[string]string{}
 	if len(spec.Defines) > 0 {
 		defs, err := EncodeDefines(spec.Defines)
 		if err != nil {
@@ -104,11 +99,26 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	}
 	driverEnv := maps.Clone(env)
 	driverEnv[EnvRESTTLS] = closed.dir
-	client := &dist.REST{URL: "https://" + rest, HTTP: restClient(closed.client, 5*time.Second)}
+	driverEnv[EnvHost] = s.Host
 	emit := s.Emit
 	if emit == nil {
 		emit = func(contract.Event) {}
 	}
+	publish := s.Publish
+	if publish == nil {
+		publish = func(string, string) {}
+	}
+	// Nothing reaches the JobManager before the driver says where its JVM bound (bound.go): the
+	// watch, demand and stop wait for it, the proxy answers 503.
+	jm := newJobManager(s.Host)
+	boundPath := filepath.Join(wd, boundFile)
+	if err := os.Remove(boundPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	driverEnv[EnvBoundFile] = boundPath
+	go jm.await(ctx, boundPath, publish, emit)
+	// The URL names the host alone, which the server's certificate names; the port is the bound one.
+	client := &dist.REST{URL: "https://" + s.Host, HTTP: &http.Client{Timeout: 5 * time.Second, Transport: jm.transport(closed.client, true)}}
 	// A later AM attempt starts the job from the latest checkpoint an earlier one kept (recover.go).
 	conf := amConfig(spec)
 	from, kept := recoverAtStart(ctx, spec, conf, s, emit)
@@ -120,7 +130,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		rec = newRecorder(s.State, emit, s.Attempt, kept)
 		go rec.run(ctx)
 	}
-	watch := &jobWatch{rest: client, emit: emit, now: time.Now, recorder: rec}
+	watch := &jobWatch{rest: client, emit: emit, now: time.Now, recorder: rec, jm: jm}
 	dir, _ := conf.Get(KeySavepointsDir)
 	dir = strings.TrimSpace(dir)
 	if spec.OnPreemption != PreemptOff {
@@ -129,7 +139,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	fw := &framework.AM{
 		DriverEnv: driverEnv, WorkerEnv: env,
 		Proxy: &framework.Proxy{Path: proxyPath, Name: "Flink UI", Note: "the JobManager's web UI and REST API, through the AM",
-			Target: &url.URL{Scheme: "https", Host: rest}, Transport: restTransport(closed.client), Changes: actsOnGET},
+			Target: &url.URL{Scheme: "https", Host: s.Host}, Transport: jm.transport(closed.client, false), Changes: actsOnGET},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
 		OnScale:                 scalePolicy(isReactive(spec), spec.Jar == ""),

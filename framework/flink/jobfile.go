@@ -113,10 +113,8 @@ const KeyRestore = "execution.savepoint.path"
 
 // flinkKeysSetByYarnAM are the Flink keys yarn-am sets itself (docs/flink.md#addresses).
 var flinkKeysSetByYarnAM = map[string]string{
-	"jobmanager.rpc.address": "the AM's host",
-	"jobmanager.rpc.port":    "a free port the AM picks",
-	"rest.address":           "the AM's host",
-	"rest.port":              "a free port the AM picks",
+	"jobmanager.rpc.address":                   "the AM's host",
+	"rest.address":                             "the AM's host",
 	"execution.shutdown-on-application-finish": "false, so the AM can read the job's outcome",
 	"taskmanager.host":                         "the TaskManager's host",
 	KeyResourceID:                              "the TaskManager's YARN container id, so the AM knows which TaskManager is idle",

@@ -157,7 +157,7 @@ home = "flink"
 	for _, tc := range []struct{ define, want string }{
 		{"taskexecutor.instance=3", `-D taskexecutor.instance: not a job key`},
 		{"flink.jar=x.jar", `-D flink.jar: not a job key`},
-		{"rest.port=8081", `-D rest.port=8081: "rest.port" is set by yarn-am`},
+		{"rest.address=h", `-D rest.address=h: "rest.address" is set by yarn-am`},
 		{"taskmanager.numberOfTaskSlots", `want a Flink key and its value`},
 		{"flink.config.=2", `want a Flink key and its value`},
 	} {

@@ -35,6 +35,8 @@ type jobWatch struct {
 	now  func() time.Time
 	// recorder keeps the latest completed checkpoint for a later AM attempt (recover.go); nil: none.
 	recorder *recorder
+	// jm is where the JobManager bound its ports; nil (tests): known.
+	jm *jobManager
 
 	jobID, state string
 	parallelism  int
@@ -53,6 +55,11 @@ type jobWatch struct {
 // details reads the JobManager's jobs, the newest job's state and parallelism and its checkpoints,
 // emits the events of what changed, and returns the details.
 func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
+	if w.jm != nil {
+		if _, ok := w.jm.known(); !ok {
+			return []contract.Detail{{Name: "State", Value: "JobManager starting (its ports are not bound yet)"}}, nil
+		}
+	}
 	jobs, err := w.rest.Jobs(ctx)
 	if err != nil {
 		return nil, err

@@ -121,6 +121,9 @@ type Process struct {
 	// MemoryFrom says where Prepare took the memory flags from: computed in Go, or BashJavaUtils and
 	// why (docs/flink.md#memory).
 	MemoryFrom string
+	// Started, when set, is called in a goroutine of its own once the JVM runs (RunApplication),
+	// with its pid and a channel closed when it has ended: the driver learns the ports it bound.
+	Started func(pid int, exited <-chan struct{})
 }
 
 // CommandLine is the process as one bash command line: the environment assignments, then the

@@ -48,6 +48,9 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 	exited := make(chan struct{})
 	var waitErr error
 	go func() { waitErr = cmd.Wait(); close(exited) }()
+	if p.Started != nil {
+		go p.Started(cmd.Process.Pid, exited)
+	}
 	outcome, err := rest.WaitJob(ctx, poll, exited)
 	select {
 	case <-exited:

@@ -1,0 +1,311 @@
+package flink
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/internal/text"
+)
+
+// This file is how the JobManager's ports become known (docs/flink.md#addresses): its JVM binds them
+// itself (port 0, any free one, unless the job names its own), so no one on the AM's host can take
+// them between a choice and the bind. The driver learns them from its JVM (boundPorts), writes them
+// to a file in the AM container (boundFile) and only then does the AM publish them: to the REST
+// client of its watch, demand, stop and proxy (jobManager) and to the TaskManagers' launchers
+// (PublishedJobManager, taskmanager.go).
+
+// boundFile is the file in the AM container's working directory where the driver writes the
+// JobManager's bound ports (EnvBoundFile names its absolute path in the driver's environment).
+const boundFile = ".yarn-am-flink-jobmanager-bound.json"
+
+// maxBoundFile bounds the file's read: two addresses.
+const maxBoundFile = 4 << 10
+
+// PublishedJobManager is the name under which the AM publishes the JobManager's RPC address
+// host:port for the TaskManagers (framework.AMStart.Publish).
+const PublishedJobManager = "flink.jobmanager.rpc"
+
+// bound is the file's content: the JobManager's RPC and REST addresses as its JVM bound them.
+type bound struct {
+	RPC  string `json:"rpc"`
+	REST string `json:"rest"`
+}
+
+func (b bound) check() error {
+	for _, a := range []struct{ name, v string }{{"rpc", b.RPC}, {"rest", b.REST}} {
+		h, p, err := net.SplitHostPort(a.v)
+		n, perr := strconv.Atoi(p)
+		if err != nil || h == "" || perr != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("the JobManager's %s address %s is not host:port with a port in 1-65535", a.name, text.Quote(a.v))
+		}
+	}
+	return nil
+}
+
+// writeBound writes b to path in one step (a temporary file renamed), readable by the application's
+// user alone: the AM never reads half of it.
+func writeBound(path string, b bound) error {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is there
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// readBound reads the file the driver wrote; os.ErrNotExist while it has not.
+func readBound(path string) (bound, error) {
+	data, err := boundedread.ReadFile("the JobManager's bound ports", path, "the file the driver writes", maxBoundFile)
+	if err != nil {
+		return bound{}, err
+	}
+	var b bound
+	if err := json.Unmarshal(data, &b); err != nil {
+		return bound{}, fmt.Errorf("%s: not the driver's JSON: %w", path, err)
+	}
+	if err := b.check(); err != nil {
+		return bound{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// boundPoll is how often the driver looks at its JVM's sockets and the AM at the driver's file.
+const boundPoll = 250 * time.Millisecond
+
+// learnBound waits until the JobManager's JVM (pid) listens on its REST port and its RPC port, and
+// returns them as host:port (host: the address both advertise). The REST port is the one of the
+// JVM's own listening sockets (listeningPorts) that answers GET /config over client, which trusts
+// the application's authority alone and presents the AM's client certificate: only the JobManager
+// holds that server certificate. The RPC port is what the JobManager says it bound
+// (/jobmanager/config, jobmanager.rpc.port, which Flink sets back to the bound port), checked to be
+// one of the JVM's own listening sockets. It gives up when ctx ends or exited is closed.
+func learnBound(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}) (bound, error) {
+	hc := restClient(client, 3*time.Second)
+	defer hc.CloseIdleConnections()
+	last := errors.New("the JVM listens on no port yet")
+	rest := 0
+	t := time.NewTicker(boundPoll)
+	defer t.Stop()
+	for {
+		ports, err := listeningPorts(pid)
+		switch {
+		case err != nil:
+			last = err
+		case rest == 0:
+			for _, p := range ports {
+				if isREST(ctx, hc, host, p) {
+					rest = p
+					break
+				}
+			}
+			if rest == 0 && len(ports) > 0 {
+				last = fmt.Errorf("none of the JVM's listening ports %v answers as the JobManager's REST API yet", ports)
+			}
+		}
+		if rest != 0 && err == nil {
+			rpc, rerr := rpcPort(ctx, hc, host, rest)
+			switch {
+			case rerr != nil:
+				last = rerr
+			case !slices.Contains(ports, rpc):
+				last = fmt.Errorf("the JobManager says jobmanager.rpc.port = %d, on which its JVM does not listen (it listens on %v)", rpc, ports)
+			default:
+				return bound{RPC: net.JoinHostPort(host, strconv.Itoa(rpc)), REST: net.JoinHostPort(host, strconv.Itoa(rest))}, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return bound{}, fmt.Errorf("the JobManager's ports: %w (last: %v)", ctx.Err(), last)
+		case <-exited:
+			return bound{}, fmt.Errorf("the JobManager ended before its ports were known (last: %v)", last)
+		case <-t.C:
+		}
+	}
+}
+
+// isREST says whether host:port answers GET /config as a JobManager's REST API, over mutual TLS.
+func isREST(ctx context.Context, hc *http.Client, host string, port int) bool {
+	rest := &dist.REST{URL: "https://" + net.JoinHostPort(host, strconv.Itoa(port)), HTTP: hc}
+	_, err := rest.Version(ctx)
+	return err == nil
+}
+
+// rpcPort reads jobmanager.rpc.port from the JobManager's /jobmanager/config.
+func rpcPort(ctx context.Context, hc *http.Client, host string, restPort int) (int, error) {
+	rest := &dist.REST{URL: "https://" + net.JoinHostPort(host, strconv.Itoa(restPort)), HTTP: hc}
+	conf, err := rest.JobManagerConfig(ctx)
+	if err != nil {
+		return 0, err
+	}
+	v, ok := conf["jobmanager.rpc.port"]
+	if !ok {
+		return 0, errors.New("the JobManager's /jobmanager/config has no jobmanager.rpc.port")
+	}
+	p, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || p < 1 || p > 65535 {
+		return 0, fmt.Errorf("the JobManager's /jobmanager/config says jobmanager.rpc.port = %s, not a bound port", text.Quote(v))
+	}
+	return p, nil
+}
+
+// jobManager is the JobManager as the AM reaches it: unknown until the driver's file says where its
+// JVM bound its ports.
+type jobManager struct {
+	host  string // the AM's host, which the REST API's certificate names
+	ready chan struct{}
+	once  sync.Once
+	b     bound // set before ready is closed
+}
+
+func newJobManager(host string) *jobManager {
+	return &jobManager{host: host, ready: make(chan struct{})}
+}
+
+// known returns the addresses once the driver wrote them.
+func (j *jobManager) known() (bound, bool) {
+	select {
+	case <-j.ready:
+		return j.b, true
+	default:
+		return bound{}, false
+	}
+}
+
+func (j *jobManager) set(b bound) {
+	j.once.Do(func() { j.b = b; close(j.ready) })
+}
+
+// errNotStarted is what every reader of the REST API gets before the ports are known.
+var errNotStarted = &framework.NotStartedError{What: "the JobManager has not started: its ports are not bound yet"}
+
+// dial connects to the JobManager's REST port whatever address the request named (the URL names
+// the host alone, which the server certificate is checked against). wait: wait for the port until
+// ctx ends (the watch, demand and stop); else fail at once with errNotStarted (the proxy: 503).
+func (j *jobManager) dial(wait bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	return func(ctx context.Context, network, _ string) (net.Conn, error) {
+		b, ok := j.known()
+		if !ok && !wait {
+			return nil, errNotStarted
+		}
+		if !ok {
+			select {
+			case <-j.ready:
+				b = j.b
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%s: %w", errNotStarted.What, ctx.Err())
+			}
+		}
+		return d.DialContext(ctx, network, b.REST)
+	}
+}
+
+// transport is restTransport reaching the JobManager's bound REST port (dial).
+func (j *jobManager) transport(cfg *tls.Config, wait bool) *http.Transport {
+	t := restTransport(cfg)
+	t.DialContext = j.dial(wait)
+	return t
+}
+
+// await reads the driver's file at path until it is there, then publishes the addresses: to the
+// REST clients (set), to the TaskManagers (publish) and in the AM's events. A file that is there but
+// wrong is an error in the AM's log and events, and the JobManager stays unknown.
+func (j *jobManager) await(ctx context.Context, path string, publish func(name, value string), emit func(contract.Event)) {
+	t := time.NewTicker(boundPoll)
+	defer t.Stop()
+	for {
+		b, err := readBound(path)
+		if err == nil {
+			if h, _, _ := net.SplitHostPort(b.REST); h != j.host {
+				err = fmt.Errorf("%s: the JobManager's REST address %s is not on the AM's host %s", path, b.REST, j.host)
+			}
+		}
+		switch {
+		case err == nil:
+			j.set(b)
+			publish(PublishedJobManager, b.RPC)
+			emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("the JobManager bound its ports: RPC %s, REST %s", b.RPC, b.REST)})
+			return
+		case !errors.Is(err, os.ErrNotExist):
+			emit(contract.Event{Type: EventJob, Severity: contract.SeverityError, Message: err.Error()})
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// jobPorts are the JobManager's RPC and REST ports to bind: the job's own (jobmanager.rpc.port;
+// rest.bind-port, else rest.port; a port or a range, as Flink takes them), else 0, any free one.
+// The home's configuration does not count: its ports (Flink's defaults, 6123 and 8081) are what
+// anyone on the host would squat.
+func jobPorts(job *dist.Config) (rpc, rest string) {
+	rpc, rest = "0", "0"
+	if v, ok := job.Get("jobmanager.rpc.port"); ok && strings.TrimSpace(v) != "" {
+		rpc = strings.TrimSpace(v)
+	}
+	for _, k := range []string{"rest.port", "rest.bind-port"} { // the latter wins, as in Flink
+		if v, ok := job.Get(k); ok && strings.TrimSpace(v) != "" {
+			rest = strings.TrimSpace(v)
+		}
+	}
+	return rpc, rest
+}
+
+// learnBoundBound is how long the driver looks for its JVM's ports: a JobManager whose REST API does
+// not answer by then is stuck (the JVM's own end ends the wait first).
+const learnBoundBound = 10 * time.Minute
+
+// publishBound learns the ports the JobManager's JVM (pid) bound, hands them to the driver's own
+// REST client (jm) and writes them to path for the AM (jobManager.await). It says on stdout what it
+// learnt, or why it could not.
+func publishBound(ctx context.Context, jm *jobManager, pid int, client *tls.Config, exited <-chan struct{}, path string, stdout io.Writer) {
+	ctx, cancel := context.WithTimeout(ctx, learnBoundBound)
+	defer cancel()
+	start := time.Now()
+	b, err := learnBound(ctx, pid, jm.host, client, exited)
+	if err == nil {
+		err = writeBound(path, b)
+	}
+	if err != nil {
+		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: the JobManager's ports are not published: %v\n", err)
+		return
+	}
+	jm.set(b)
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: the JobManager's JVM bound RPC %s and REST %s (learnt in %.1f s); published to the AM\n", b.RPC, b.REST, time.Since(start).Seconds())
+}

@@ -1,0 +1,72 @@
+package flink
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/yarn-am/yarn-am/framework"
+)
+
+// A TaskManager learns the JobManager's RPC address from the AM, which publishes it once the
+// JobManager's JVM has bound its port (bound.go): the launcher asks before the worker starts, with
+// the application secret over HTTPS, and sets EnvJobManager in the worker's environment
+// (docs/flink.md#the-jobmanager-as-the-driver).
+
+// jobManagerAddressBound is how long a TaskManager's launcher waits for the JobManager's address: a
+// JobManager that has not bound its ports by then is not starting (its start on a busy node takes
+// tens of seconds).
+const jobManagerAddressBound = 5 * time.Minute
+
+// jobManagerAddressPoll is how often the launcher asks the AM.
+const jobManagerAddressPoll = 500 * time.Millisecond
+
+// PrepareWorker waits until the AM has published the JobManager's RPC address and gives it to the
+// TaskManager (EnvJobManager).
+func (Flink) PrepareWorker(ctx context.Context, w framework.Worker) ([]string, error) {
+	addr, err := awaitJobManager(ctx, w, jobManagerAddressBound, jobManagerAddressPoll)
+	if err != nil {
+		return nil, err
+	}
+	return []string{EnvJobManager + "=" + addr}, nil
+}
+
+// awaitJobManager asks w.Published every poll until it names the JobManager, at most bound; errors
+// (an AM restarting) are retried until then.
+func awaitJobManager(ctx context.Context, w framework.Worker, bound, poll time.Duration) (string, error) {
+	if w.Published == nil {
+		return "", errors.New("flink-taskmanager: the launcher cannot ask the AM for the JobManager's address (no HTTPS client of the AM's: $YARN_AM_REPORT_URL and the container's token file)")
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	start := time.Now()
+	last := "the AM has not published it yet: the JobManager has not bound its ports"
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		values, err := w.Published(ctx)
+		switch {
+		case err != nil:
+			if ctx.Err() == nil {
+				last = err.Error()
+			}
+		case values[PublishedJobManager] != "":
+			addr := values[PublishedJobManager]
+			if h, p, err := net.SplitHostPort(addr); err != nil || h == "" || p == "" {
+				return "", fmt.Errorf("flink-taskmanager: the AM published %q as the JobManager's address, not host:port", addr)
+			}
+			if w.Log != nil {
+				w.Log.WithField("jobmanager", addr).Infof("yarn-am launch: the JobManager's RPC address from the AM after %.1f s", time.Since(start).Seconds())
+			}
+			return addr, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("flink-taskmanager: no JobManager address from the AM after %.0f s (%s): the JobManager has not started; its log is jobmanager.log in the AM container (%w)",
+				time.Since(start).Seconds(), last, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
