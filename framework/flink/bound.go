@@ -124,12 +124,7 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 		case err != nil:
 			last = err
 		case rest == 0:
-			for _, p := range ports {
-				if isREST(ctx, hc, host, p) {
-					rest = p
-					break
-				}
-			}
+			rest = findREST(ctx, hc, host, ports)
 			if rest == 0 && len(ports) > 0 {
 				last = fmt.Errorf("none of the JVM's listening ports %v answers as the JobManager's REST API yet", ports)
 			}
@@ -138,7 +133,9 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 			rpc, rerr := rpcPort(ctx, hc, host, rest)
 			switch {
 			case rerr != nil:
-				last = rerr
+				if ctx.Err() == nil { // not the wait's own end cutting the request short
+					last = rerr
+				}
 			case !slices.Contains(ports, rpc):
 				last = fmt.Errorf("the JobManager says jobmanager.rpc.port = %d, on which its JVM does not listen (it listens on %v)", rpc, ports)
 			default:
@@ -153,6 +150,28 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 		case <-t.C:
 		}
 	}
+}
+
+// findREST asks every port at once (a port that is not HTTP, such as the RPC port, may hold the
+// TLS handshake until the client's timeout) and returns the lowest that answers as the JobManager's
+// REST API, 0 if none does.
+func findREST(ctx context.Context, hc *http.Client, host string, ports []int) int {
+	answers := make([]bool, len(ports))
+	var wg sync.WaitGroup
+	for i, p := range ports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = isREST(ctx, hc, host, p)
+		}()
+	}
+	wg.Wait()
+	for i, ok := range answers {
+		if ok {
+			return ports[i]
+		}
+	}
+	return 0
 }
 
 // isREST says whether host:port answers GET /config as a JobManager's REST API, over mutual TLS.

@@ -418,6 +418,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		return code
 	}
 	failf := s.failf
+	fmt.Fprintf(stdout, "yarn-am flink-taskmanager: the JobManager's RPC address %s (published by the AM once its JVM bound it)\n", net.JoinHostPort(s.host, s.rpcPort))
 	s.conf.Set(dist.KeyRPCAddress, s.host)
 	s.conf.Set("jobmanager.rpc.port", s.rpcPort)
 	if nm := os.Getenv("NM_HOST"); nm != "" {

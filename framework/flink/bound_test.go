@@ -1,0 +1,251 @@
+package flink
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/jobfile"
+)
+
+// tlsJobManager is a REST API as the JobManager's: mutual TLS with the application's certificates,
+// /config and /jobmanager/config naming rpcPort.
+func tlsJobManager(t *testing.T, a testAuthority, rpcPort func() int) *httptest.Server {
+	cert, err := a.ServerCertificate("127.0.0.1")
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(a.CACert()))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/config":
+			fmt.Fprint(w, `{"flink-version":"1.20.5"}`)
+		case "/jobmanager/config":
+			fmt.Fprintf(w, `[{"key":"jobmanager.rpc.address","value":"127.0.0.1"},{"key":"jobmanager.rpc.port","value":"%d"}]`, rpcPort())
+		case "/jobs/overview":
+			fmt.Fprint(w, `{"jobs":[]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// squatter answers anything as a finished Flink job, as a user who bound a port first would.
+func squatter(t *testing.T, useTLS bool) *httptest.Server {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"flink-version":"1.20.5","jobs":[{"id":"00000000000000000000000000000000","jid":"00000000000000000000000000000000","status":"FINISHED","state":"FINISHED"}]}`)
+	})
+	var srv *httptest.Server
+	if useTLS {
+		srv = httptest.NewTLSServer(h) // its own certificate, not the application's
+	} else {
+		srv = httptest.NewServer(h)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func portOf(t *testing.T, addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	n, err := strconv.Atoi(p)
+	require.NoError(t, err)
+	return n
+}
+
+// The driver finds the JobManager's REST port among its JVM's own listening sockets as the one that
+// answers with the application's server certificate, never a squatter's port that answers as Flink
+// (plain HTTP or TLS with another certificate), and takes the RPC port the JobManager names only if
+// its JVM listens on it. This test process stands in for the JVM.
+func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the JVM's sockets are read from Linux's /proc")
+	}
+	a := newTestAuthority(t)
+	dir := filepath.Join(t.TempDir(), restTLSDir)
+	closed, err := writeRESTTLS(dir, "127.0.0.1", a)
+	require.NoError(t, err)
+	squatter(t, false)
+	squatter(t, true)
+	rpc, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer rpc.Close()
+	var mu sync.Mutex
+	said := 1 // a port this process does not listen on, at first
+	jmREST := tlsJobManager(t, a, func() int { mu.Lock(); defer mu.Unlock(); return said })
+
+	ports, err := listeningPorts(os.Getpid())
+	require.NoError(t, err)
+	assert.Contains(t, ports, portOf(t, rpc.Addr().String()))
+	assert.Contains(t, ports, portOf(t, jmREST.Listener.Addr().String()))
+	conn, err := net.Dial("tcp", rpc.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	again, err := listeningPorts(os.Getpid())
+	require.NoError(t, err)
+	assert.Equal(t, ports, again, "a connected socket is not a listening one")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = learnBound(ctx, os.Getpid(), "127.0.0.1", closed.client, nil)
+	require.Error(t, err, "an RPC port the JVM does not listen on is not taken")
+	assert.Contains(t, err.Error(), "jobmanager.rpc.port = 1, on which its JVM does not listen")
+
+	mu.Lock()
+	said = portOf(t, rpc.Addr().String())
+	mu.Unlock()
+	b, err := learnBound(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil)
+	require.NoError(t, err)
+	assert.Equal(t, bound{RPC: rpc.Addr().String(), REST: jmREST.Listener.Addr().String()}, b)
+
+	exited := make(chan struct{})
+	close(exited)
+	_, err = learnBound(context.Background(), 1<<22+1, "127.0.0.1", closed.client, exited)
+	assert.ErrorContains(t, err, "the JobManager ended before its ports were known")
+}
+
+// Until the driver says where the JobManager's JVM bound, the AM publishes nothing: its proxy answers
+// 503 (framework.NotStartedError), the details say it is starting, the TaskManagers get no address;
+// once the driver wrote the file, the AM publishes the RPC address and reaches the REST port it names.
+func TestStartAMPublishesNothingBeforeTheJobManagerBound(t *testing.T) {
+	p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	j, err := jobfile.LoadJob(p)
+	require.NoError(t, err)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	a := newTestAuthority(t)
+	var mu sync.Mutex
+	published := map[string]string{}
+	var events []contract.Event
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fw, err := Flink{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: a, TrackingURL: "http://am:8088/",
+		Publish: func(k, v string) { mu.Lock(); published[k] = v; mu.Unlock() },
+		Emit:    func(e contract.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
+	require.NoError(t, err)
+	path := fw.DriverEnv[EnvBoundFile]
+	assert.Equal(t, filepath.Join(wd, boundFile), path)
+	assert.Equal(t, "127.0.0.1", fw.DriverEnv[EnvHost])
+	assert.NotContains(t, fw.WorkerEnv, EnvJobManager, "no address at the TaskManagers' launch")
+	assert.NotContains(t, fw.DriverEnv, EnvJobManager)
+
+	req := httptest.NewRequest("GET", "https://127.0.0.1/config", nil)
+	_, err = fw.Proxy.Transport.RoundTrip(req)
+	var starting *framework.NotStartedError
+	require.ErrorAs(t, err, &starting)
+	assert.Contains(t, starting.What, "the JobManager has not started")
+	d, err := fw.Details(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []contract.Detail{{Name: "State", Value: "JobManager starting (its ports are not bound yet)"}}, d)
+	mu.Lock()
+	assert.Empty(t, published)
+	mu.Unlock()
+
+	jmREST := tlsJobManager(t, a, func() int { return 4242 })
+	require.NoError(t, writeBound(path, bound{RPC: "127.0.0.1:4242", REST: jmREST.Listener.Addr().String()}))
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return published[PublishedJobManager] == "127.0.0.1:4242"
+	}, 10*time.Second, 20*time.Millisecond)
+	resp, err := fw.Proxy.Transport.RoundTrip(httptest.NewRequest("GET", "https://127.0.0.1/config", nil))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the proxy reaches the bound REST port, with the AM's client certificate")
+	mu.Lock()
+	require.NotEmpty(t, events)
+	assert.Contains(t, events[len(events)-1].Message, "the JobManager bound its ports: RPC 127.0.0.1:4242, REST "+jmREST.Listener.Addr().String())
+	mu.Unlock()
+}
+
+// A file that names another host than the AM's is not taken: the AM tells of it and publishes nothing.
+func TestAwaitRefusesAnotherHost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), boundFile)
+	require.NoError(t, writeBound(path, bound{RPC: "10.0.0.9:6123", REST: "10.0.0.9:8081"}))
+	jm := newJobManager("127.0.0.1")
+	var got []contract.Event
+	published := false
+	jm.await(context.Background(), path, func(string, string) { published = true }, func(e contract.Event) { got = append(got, e) })
+	assert.False(t, published)
+	_, ok := jm.known()
+	assert.False(t, ok)
+	require.Len(t, got, 1)
+	assert.Equal(t, contract.SeverityError, got[0].Severity)
+	assert.Contains(t, got[0].Message, "is not on the AM's host 127.0.0.1")
+
+	require.NoError(t, os.WriteFile(path, []byte(`{"rpc":"127.0.0.1:0","rest":"127.0.0.1:8081"}`), 0o600))
+	_, err := readBound(path)
+	assert.ErrorContains(t, err, `the JobManager's rpc address "127.0.0.1:0" is not host:port with a port in 1-65535`)
+}
+
+// The job's own ports win ([flink.config] or -D; rest.bind-port over rest.port); the home's
+// (Flink's defaults, which anyone could squat) do not count: else 0, any free port.
+func TestJobPorts(t *testing.T) {
+	c := dist.NewConfig()
+	rpc, rest := jobPorts(c)
+	assert.Equal(t, [2]string{"0", "0"}, [2]string{rpc, rest})
+	c.Set("rest.port", "50100-50200")
+	c.Set("jobmanager.rpc.port", "50300")
+	rpc, rest = jobPorts(c)
+	assert.Equal(t, [2]string{"50300", "50100-50200"}, [2]string{rpc, rest})
+	c.Set("rest.bind-port", "50400")
+	_, rest = jobPorts(c)
+	assert.Equal(t, "50400", rest)
+}
+
+// A TaskManager's launcher waits for the AM to publish the JobManager's address, retrying the AM's
+// errors, and gives up after the bound with a clear error.
+func TestAwaitJobManager(t *testing.T) {
+	calls := 0
+	w := framework.Worker{Published: func(context.Context) (map[string]string, error) {
+		calls++
+		switch {
+		case calls == 1:
+			return nil, errors.New("503 the AM is restarting")
+		case calls < 4:
+			return map[string]string{}, nil
+		}
+		return map[string]string{PublishedJobManager: "127.0.0.1:40000"}, nil
+	}}
+	addr, err := awaitJobManager(context.Background(), w, time.Minute, time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1:40000", addr)
+	assert.Equal(t, 4, calls)
+
+	env, err := Flink{}.PrepareWorker(context.Background(), w)
+	require.NoError(t, err)
+	assert.Equal(t, []string{EnvJobManager + "=127.0.0.1:40000"}, env)
+
+	never := framework.Worker{Published: func(context.Context) (map[string]string, error) { return map[string]string{}, nil }}
+	_, err = awaitJobManager(context.Background(), never, 50*time.Millisecond, time.Millisecond)
+	assert.ErrorContains(t, err, "no JobManager address from the AM after")
+	assert.ErrorContains(t, err, "the JobManager has not started")
+
+	_, err = awaitJobManager(context.Background(), framework.Worker{}, time.Second, time.Millisecond)
+	assert.ErrorContains(t, err, "cannot ask the AM for the JobManager's address")
+}
