@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// No port of the JobManager is published before its JVM bound it (docs/security.md#no-port-published-before-it-is-bound):
+// No port of the JobManager is published before its JVM bound it (docs/flink.md#who-can-reach-the-jobmanager):
 // with Flink's default ports (6123, 8081) and ports of the range the AM used to pick from
 // (internal/freeport's, above 10000) held by a server that answers anything as a FINISHED Flink job,
 // a failing job still FAILS with Flink's root cause and a GPU job SUCCEEDS having run its

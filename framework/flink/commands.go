@@ -28,10 +28,12 @@ const flinkJobManagerUsage = `Usage: yarn-am flink-jobmanager
 
 Runs a [flink] job's JobManager; the ApplicationMaster runs it as its driver (submit sets it), in the
 AM container, where the Flink home is localised as ./flink and the job file as ./job.toml. It layers
-the configuration (the home's, then the job file's Flink keys), sets the JobManager's addresses to
-the ports the AM picked ($YARN_AM_FLINK_JOBMANAGER, $YARN_AM_FLINK_REST) and its process size to
-[am] memory minus the AM's 256 MiB, and starts it: an application cluster with [flink] jar, a session
-cluster without. The JobManager's log is jobmanager.log in the container's log directory, its
+the configuration (the home's, then the job file's Flink keys), sets the JobManager's address to
+the AM's host ($YARN_AM_FLINK_HOST), its RPC and REST ports to the job's own or 0 (its JVM binds any
+free one), and its process size to [am] memory minus the AM's 256 MiB, and starts it: an application
+cluster with [flink] jar, a session cluster without. Once the JVM listens, it learns the ports the
+JVM bound and writes them where the AM reads them ($YARN_AM_FLINK_BOUND_FILE); the AM publishes
+nothing of the JobManager before (docs/flink.md#the-jobmanager-as-the-driver). The JobManager's log is jobmanager.log in the container's log directory, its
 stdout and stderr jobmanager.out and jobmanager.err. With [flink] class-data-sharing (the default)
 its JVM maps the home's class-data-sharing archive that submit found in the cache, once its SHA-256
 is checked; after an application run without one, the driver makes one for the next run
@@ -46,8 +48,9 @@ const flinkTaskManagerUsage = `Usage: yarn-am flink-taskmanager
 Runs a [flink] job's TaskManager as the worker of 'yarn-am launch' in a TaskExecutor container (the
 AM sets it as the TaskExecutors' command). It reads the GPU indexes the launcher assigned
 ($YARN_AM_EXTERNAL_RESOURCES_FILE), points Flink's GPU driver at them, sets the process size to the
-container's memory ([taskexecutor] memory) and the JobManager's address to $YARN_AM_FLINK_JOBMANAGER,
-and replaces itself with the TaskManager's JVM (same process). On the JobManager's host (by default;
+container's memory ([taskexecutor] memory) and the JobManager's address to $YARN_AM_FLINK_JOBMANAGER
+(which the launcher asked the AM for before this command started: the AM publishes it once the
+JobManager's JVM has bound its port), and replaces itself with the TaskManager's JVM (same process). On the JobManager's host (by default;
 [flink] wait-for-jobmanager) the JVM starts once the JobManager has started (its job is past
 INITIALIZING, or for a session cluster its REST API answers, read through the AM at
 $YARN_AM_FLINK_UI), at most 60 s later; stdout says how long it waited. A TaskManager whose assigned GPUs do not match
