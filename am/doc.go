@@ -55,6 +55,8 @@
 //   - durable.go: the durable state a later attempt of the AM takes over (state, stateStore, adopt).
 //   - frameworkstate.go: the framework's own state across attempts (framework.AMStart.State), an
 //     extended attribute of the staging directory beside the AM's.
+//   - frameworkpublished.go: what the framework published for its TaskExecutors
+//     (framework.AMStart.Publish: a Flink JobManager's RPC address once bound), served by the API.
 //   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's
 //     whole round) warned once, with an event, its deadline in the status, and the launchers' long
 //     poll for the notice (docs/running.md#preemption).

@@ -21,6 +21,8 @@
 //     Options.Stop), secret-only.
 //   - launcher.go: the launchers' endpoints: report, alive, notices (the preemption long poll),
 //     rendezvous, tokens.
+//   - published.go: GET /api/v1/framework/published, what the framework published for its
+//     TaskExecutors (Options.Published), secret-only.
 //   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array, and the bound on
 //     streams.
 //   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).

@@ -72,6 +72,9 @@ func flink2Home(conf map[string]string) map[string]string {
 	return files
 }
 
+// localJarFlinkJob is flinkJob with its jar beside the job file, so check goes on to Flink's keys.
+var localJarFlinkJob = strings.Replace(flinkJob, "hdfs:///jobs/wordcount.jar", "job.jar", 1)
+
 // withJavaHome is flinkJob with [flink] java-home = v.
 func withJavaHome(v string) string {
 	return strings.Replace(flinkJob, "jar = ", fmt.Sprintf("java-home = %q\njar = ", v), 1)
@@ -503,6 +506,10 @@ func badInputs() []badInput {
 			code: 3, want: []string{"taskexecutor.min-instances = 1", `flink.taskmanagers is not "demand"`}},
 		{name: "flink demand min-instances above instances", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1) + "min-instances = 2\n",
 			code: 3, want: []string{"taskexecutor.min-instances = 2", "from 1 to taskexecutor.instances = 1", `taskmanagers = "demand"`}},
+		{name: "flink own REST TLS without a trust store", args: []string{"check", "$D/job.toml", "-D", "security.ssl.rest.enabled=true"}, job: localJarFlinkJob, files: map[string]string{"job.jar": ""},
+			code: 3, want: []string{"security.ssl.rest.enabled = true needs security.ssl.rest.truststore", "PKCS12"}},
+		{name: "flink own REST trust store of type JKS", args: []string{"check", "$D/job.toml", "-D", "security.ssl.rest.enabled=true", "-D", "security.ssl.rest.truststore=t.jks", "-D", "security.ssl.rest.truststore-type=JKS"}, job: localJarFlinkJob, files: map[string]string{"job.jar": ""},
+			code: 3, want: []string{`security.ssl.rest.truststore-type = "JKS"`, "PKCS12 stores only", "keytool"}},
 		{name: "flink demand with a bad taskmanager-timeout", args: []string{"check", "$D/job.toml", "-D", "resourcemanager.taskmanager-timeout=soon"}, job: strings.Replace(flinkJob, "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1),
 			code: 3, want: []string{"resourcemanager.taskmanager-timeout", `"soon"`, `"30 s"`}},
 		{name: "flink hadoop-classpath a number", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "hadoop-classpath = 5\n[taskexecutor]", 1),

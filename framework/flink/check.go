@@ -77,7 +77,7 @@ func (l *layered) from(key string) string {
 
 // check is a [flink] job's pre-flight before anything is staged (docs/flink.md#what-check-refuses):
 // each role's memory as Flink's own calculator would size it (docs/flink.md#the-memory-check), plain
-// HTTP on the JobManager's REST API (dist.CheckPlainREST), the job's parallelism against the slots
+// the job's own REST TLS (checkUserRESTTLS), the job's parallelism against the slots
 // it will have, and the job's jar against its main class. A message about a Flink key says where the
 // key was set.
 func check(job *jobfile.Job) error {
@@ -88,7 +88,7 @@ func check(job *jobfile.Job) error {
 	}
 	var errs []error
 	errs = append(errs, l.checkRemovedKeys()...)
-	if err := dist.CheckPlainREST(l.conf); err != nil {
+	if err := checkUserRESTTLS(l.conf); err != nil {
 		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
 	}
 	if f.TaskManagers == TaskManagersDemand {

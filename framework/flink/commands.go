@@ -2,6 +2,7 @@ package flink
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -161,7 +162,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	conf.Merge(layer)
 	hadoopSecurityDefaults(conf)
 	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
-	if err := dist.CheckPlainREST(conf); err != nil {
+	if err := checkUserRESTTLS(conf); err != nil {
 		return nil, err
 	}
 	if err := dist.CheckRemovedKeys(conf, home.Version); err != nil {
@@ -218,16 +219,28 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		s.conf.Set(k, v)
 	}
 	f := s.spec
-	// Its REST API answers the AM's client certificate only (docs/flink.md#who-can-reach-the-jobmanager).
-	tlsDir := os.Getenv(EnvRESTTLS)
-	if tlsDir == "" {
-		return failf("%s is not set: the AM sets it for a [flink] job's driver", EnvRESTTLS)
+	// Its REST API answers the AM's client certificate only (docs/flink.md#who-can-reach-the-jobmanager),
+	// unless the job has its own REST TLS (docs/flink.md#your-own-rest-tls).
+	var restTLSClient *tls.Config
+	if userRESTTLS(s.conf) {
+		if restTLSClient, err = userRESTClient(s.conf, s.dir); err != nil {
+			return failf("%v", err)
+		}
+		s.conf.Set(KeyWebSubmit, fmt.Sprint(f.WebSubmit && f.Jar == ""))
+		if !restAuth(s.conf) {
+			fmt.Fprintf(stdout, "yarn-am flink-jobmanager: your own REST TLS without %s: the JobManager's REST API answers anyone who reaches its port\n", KeyRESTSSLAuth)
+		}
+	} else {
+		tlsDir := os.Getenv(EnvRESTTLS)
+		if tlsDir == "" {
+			return failf("%s is not set: the AM sets it for a [flink] job's driver", EnvRESTTLS)
+		}
+		var restKeys map[string]string
+		if restKeys, restTLSClient, err = readRESTTLS(tlsDir); err != nil {
+			return failf("%v", err)
+		}
+		closeREST(s.conf, restKeys, f.WebSubmit && f.Jar == "")
 	}
-	restKeys, restTLSClient, err := readRESTTLS(tlsDir)
-	if err != nil {
-		return failf("%v", err)
-	}
-	closeREST(s.conf, restKeys, f.WebSubmit && f.Jar == "")
 	role := dist.RoleSession
 	spec := dist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
 		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB)}

@@ -90,8 +90,9 @@ func TestSameHost(t *testing.T) {
 	assert.False(t, sameHost(ctx, "node-a.invalid", "node-b.invalid"))
 }
 
-// A provided home's conf/ is first read in the container: TLS on the REST API fails the JobManager
-// and every TaskManager there, with the key, instead of an AM waiting for an outcome it cannot read.
+// A provided home's conf/ is first read in the container: its own REST TLS that the AM could not use
+// (no trust store) fails the JobManager and every TaskManager there, with the key, instead of an AM
+// waiting for an outcome it cannot read.
 func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
 	dir := t.TempDir()
 	for f, body := range map[string]string{
@@ -107,7 +108,7 @@ func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
 	t.Chdir(dir)
 	_, err := loadFlinkSetup()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am sets the JobManager's REST TLS itself`)
+	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = true needs security.ssl.rest.truststore`)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink/conf/config.yaml"), []byte("security.ssl.rest.enabled: false\n"), 0o644))
 	_, err = loadFlinkSetup()

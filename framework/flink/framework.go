@@ -2,6 +2,7 @@ package flink
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -90,15 +91,28 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		return nil, err
 	}
 	// The REST API answers the AM's client certificate only (resttls.go); users go through the AM.
-	closed, err := writeRESTTLS(filepath.Join(wd, restTLSDir), s.Host, s.TLS)
-	if err != nil {
-		return nil, err
+	// A job with its own REST TLS keeps it, and the AM uses its stores (userresttls.go).
+	conf := amConfig(spec)
+	var restTLSClient *tls.Config
+	closedDir := ""
+	if userRESTTLS(conf) {
+		if restTLSClient, err = userRESTClient(conf, wd); err != nil {
+			return nil, err
+		}
+	} else {
+		closed, err := writeRESTTLS(filepath.Join(wd, restTLSDir), s.Host, s.TLS)
+		if err != nil {
+			return nil, err
+		}
+		restTLSClient, closedDir = closed.client, closed.dir
 	}
 	if s.TrackingURL != "" {
 		env[EnvUI] = strings.TrimSuffix(s.TrackingURL, "/") + "/" + proxyPath + "/"
 	}
 	driverEnv := maps.Clone(env)
-	driverEnv[EnvRESTTLS] = closed.dir
+	if closedDir != "" {
+		driverEnv[EnvRESTTLS] = closedDir
+	}
 	driverEnv[EnvHost] = s.Host
 	emit := s.Emit
 	if emit == nil {
@@ -118,9 +132,8 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	driverEnv[EnvBoundFile] = boundPath
 	go jm.await(ctx, boundPath, publish, emit)
 	// The URL names the host alone, which the server's certificate names; the port is the bound one.
-	client := &dist.REST{URL: "https://" + s.Host, HTTP: &http.Client{Timeout: 5 * time.Second, Transport: jm.transport(closed.client, true)}}
+	client := &dist.REST{URL: "https://" + s.Host, HTTP: &http.Client{Timeout: 5 * time.Second, Transport: jm.transport(restTLSClient, true)}}
 	// A later AM attempt starts the job from the latest checkpoint an earlier one kept (recover.go).
-	conf := amConfig(spec)
 	from, kept := recoverAtStart(ctx, spec, conf, s, emit)
 	if from != "" {
 		driverEnv[EnvRecover] = from
@@ -139,7 +152,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	fw := &framework.AM{
 		DriverEnv: driverEnv, WorkerEnv: env,
 		Proxy: &framework.Proxy{Path: proxyPath, Name: "Flink UI", Note: "the JobManager's web UI and REST API, through the AM",
-			Target: &url.URL{Scheme: "https", Host: s.Host}, Transport: jm.transport(closed.client, false), Changes: actsOnGET},
+			Target: &url.URL{Scheme: "https", Host: s.Host}, Transport: jm.transport(restTLSClient, false), Changes: actsOnGET},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
 		OnScale:                 scalePolicy(isReactive(spec), spec.Jar == ""),

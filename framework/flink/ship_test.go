@@ -116,10 +116,11 @@ memory = 1024
 	assert.Contains(t, err.Error(), "am.memory = 1024: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's 256 MiB, 768 MiB")
 	assert.Contains(t, err.Error(), `jobmanager.memory.heap.size = "1g"`)
 
-	// TLS on the REST API would leave the AM waiting for an outcome it cannot read.
+	// The job's own TLS on the REST API without a trust store would leave the AM unable to read the
+	// outcome.
 	_, err = client.LoadJob(p, client.JobOptions{Defines: []string{"taskmanager.memory.task.heap.size=128m", "security.ssl.rest.enabled=true"}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = "true": yarn-am sets the JobManager's REST TLS itself`)
+	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = true needs security.ssl.rest.truststore: the AM's REST client reads it (PKCS12) to reach the JobManager (docs/flink.md#your-own-rest-tls) (from -D security.ssl.rest.enabled=true)`)
 }
 
 // An archive is reused by name only in a directory the user alone owns and can write: in a shared one

@@ -333,15 +333,3 @@ func (c *REST) WaitStarted(ctx context.Context, poll time.Duration, application 
 
 // KeyRESTSSL is Flink's switch for TLS on the REST endpoint.
 const KeyRESTSSL = "security.ssl.rest.enabled"
-
-// CheckPlainREST refuses a configuration that turns on TLS on the JobManager's REST API itself:
-// yarn-am sets that TLS (mutual, with certificates of the application's own authority, so that the
-// AM alone reaches the API) and would replace the configuration's key and trust stores, which the AM
-// could not read to trust them (docs/flink.md#who-can-reach-the-jobmanager).
-func CheckPlainREST(c *Config) error {
-	v, ok := c.Get(KeyRESTSSL)
-	if ok && strings.EqualFold(strings.TrimSpace(v), "true") {
-		return fmt.Errorf("%s = %s: yarn-am sets the JobManager's REST TLS itself (mutual TLS with the application's own certificates; users reach the API through the AM), so your own key and trust stores are not supported; leave %s out (Flink's internal TLS, security.ssl.internal.*, is left to Flink)", KeyRESTSSL, shown(v), KeyRESTSSL)
-	}
-	return nil
-}

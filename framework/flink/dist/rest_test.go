@@ -106,19 +106,3 @@ func TestRESTWaitStarted(t *testing.T) {
 		t.Fatalf("a JobManager stuck in INITIALIZING: %v", err)
 	}
 }
-
-func TestCheckPlainREST(t *testing.T) {
-	c := NewConfig()
-	if err := CheckPlainREST(c); err != nil {
-		t.Fatalf("unset: %v", err)
-	}
-	c.Set(KeyRESTSSL, "false")
-	if err := CheckPlainREST(c); err != nil {
-		t.Fatalf("false: %v", err)
-	}
-	c.Set(KeyRESTSSL, " TRUE")
-	err := CheckPlainREST(c)
-	if err == nil || !strings.Contains(err.Error(), `security.ssl.rest.enabled = " TRUE": yarn-am sets the JobManager's REST TLS itself`) {
-		t.Fatalf("true: %v", err)
-	}
-}

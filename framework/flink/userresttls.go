@@ -1,0 +1,173 @@
+package flink
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	pkcs12 "software.sslmate.com/src/go-pkcs12"
+
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
+	"github.com/yarn-am/yarn-am/internal/text"
+)
+
+// This file is the job's own REST TLS (docs/flink.md#your-own-rest-tls): with security.ssl.rest.enabled
+// in the home's configuration or the job's keys, yarn-am leaves Flink's REST TLS as configured
+// (its own stores, its own client authentication) instead of closing the API with the application's
+// certificates (resttls.go), and the AM's and the driver's REST client use the configured stores:
+// the trust store to check the JobManager's certificate, the key store as the client's certificate
+// when security.ssl.rest.authentication-enabled is on. The stores are paths the containers read
+// (in the localised home, ./flink/..., or a shipped file), PKCS12 only.
+
+// Flink's keys of the REST endpoint's own TLS that yarn-am reads.
+const (
+	keyRESTKeyPassword2 = "security.ssl.rest.key-password"
+	keySSLProtocol      = "security.ssl.protocol"
+)
+
+// maxStore bounds a key or trust store's read: a few certificates.
+const maxStore = 1 << 20
+
+// jksMagic starts a Java KeyStore (JKS) file.
+var jksMagic = []byte{0xFE, 0xED, 0xFE, 0xED}
+
+// userRESTTLS says whether the configuration turns on the REST API's TLS itself.
+func userRESTTLS(conf *dist.Config) bool {
+	v, _ := conf.Get(dist.KeyRESTSSL)
+	return strings.EqualFold(strings.TrimSpace(v), "true")
+}
+
+func restAuth(conf *dist.Config) bool {
+	v, _ := conf.Get(KeyRESTSSLAuth)
+	return strings.EqualFold(strings.TrimSpace(v), "true")
+}
+
+// checkUserRESTTLS is the pre-flight of the job's own REST TLS, from the configuration alone (the
+// stores are read where the containers see them, userRESTClient): a trust store, a key store when
+// clients authenticate, PKCS12 types. nil when the TLS is not the job's own.
+func checkUserRESTTLS(conf *dist.Config) error {
+	if !userRESTTLS(conf) {
+		return nil
+	}
+	var errs []error
+	need := []string{KeyRESTTrustStore}
+	if restAuth(conf) {
+		need = append(need, KeyRESTKeyStore)
+	}
+	for _, k := range need {
+		if v, _ := conf.Get(k); strings.TrimSpace(v) == "" {
+			errs = append(errs, fmt.Errorf("%s = true needs %s: the AM's REST client reads it (PKCS12) to reach the JobManager (docs/flink.md#your-own-rest-tls)", dist.KeyRESTSSL, k))
+		}
+	}
+	for _, k := range []string{keyRESTKeyStoreType, keyRESTTrustType} {
+		if v, ok := conf.Get(k); ok && !strings.EqualFold(strings.TrimSpace(v), "pkcs12") {
+			errs = append(errs, fmt.Errorf("%s = %s: yarn-am reads PKCS12 stores only (Java 9's default type); convert a JKS store with keytool -importkeystore -deststoretype PKCS12 and set %s = PKCS12 or leave it out", k, text.Quote(v), k))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// userRESTClient is the REST client's TLS of the job's own REST TLS: the configured trust store as
+// its roots and, with client authentication, the configured key store's key and chain. Relative
+// paths are from dir, the container's working directory (as the JobManager's JVM resolves them).
+func userRESTClient(conf *dist.Config, dir string) (*tls.Config, error) {
+	if err := checkUserRESTTLS(conf); err != nil {
+		return nil, err
+	}
+	path := func(k string) string {
+		v, _ := conf.Get(k)
+		v = strings.TrimSpace(v)
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(dir, v)
+		}
+		return v
+	}
+	read := func(k string) ([]byte, error) {
+		data, err := boundedread.ReadFile(k, path(k), "a PKCS12 store", maxStore)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.HasPrefix(data, jksMagic) {
+			return nil, fmt.Errorf("%s = %s is a JKS store: yarn-am reads PKCS12 stores only; convert it with keytool -importkeystore -srcstoretype JKS -deststoretype PKCS12", k, text.Quote(path(k)))
+		}
+		return data, nil
+	}
+	password := func(k string) string { v, _ := conf.Get(k); return v }
+	trustData, err := read(KeyRESTTrustStore)
+	if err != nil {
+		return nil, err
+	}
+	roots, err := pkcs12.DecodeTrustStore(trustData, password(keyRESTTrustPassword))
+	if err != nil {
+		// A store of a key and its chain serves as a trust store too (Flink's docs use one file for both).
+		_, leaf, chain, err2 := pkcs12.DecodeChain(trustData, password(keyRESTTrustPassword))
+		if err2 != nil {
+			return nil, fmt.Errorf("%s = %s: not a PKCS12 trust store that %s opens: %v", KeyRESTTrustStore, text.Quote(path(KeyRESTTrustStore)), keyRESTTrustPassword, err)
+		}
+		roots = append([]*x509.Certificate{leaf}, chain...)
+	}
+	if len(roots) == 0 {
+		return nil, fmt.Errorf("%s = %s holds no certificate to trust", KeyRESTTrustStore, text.Quote(path(KeyRESTTrustStore)))
+	}
+	pool := x509.NewCertPool()
+	for _, c := range roots {
+		pool.AddCert(c)
+	}
+	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	suites, err := cipherSuites(conf)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CipherSuites = suites
+	if restAuth(conf) {
+		keyData, err := read(KeyRESTKeyStore)
+		if err != nil {
+			return nil, err
+		}
+		pw := password(keyRESTStorePassword)
+		if kp := password(keyRESTKeyPassword2); kp != "" && kp != pw {
+			return nil, fmt.Errorf("%s differs from %s: yarn-am reads a PKCS12 key store with one password; give the key the store's password", keyRESTKeyPassword2, keyRESTStorePassword)
+		}
+		key, leaf, chain, err := pkcs12.DecodeChain(keyData, pw)
+		if err != nil {
+			return nil, fmt.Errorf("%s = %s: not a PKCS12 key store that %s opens: %v", KeyRESTKeyStore, text.Quote(path(KeyRESTKeyStore)), keyRESTStorePassword, err)
+		}
+		cert := tls.Certificate{PrivateKey: key, Leaf: leaf, Certificate: [][]byte{leaf.Raw}}
+		for _, c := range chain {
+			cert.Certificate = append(cert.Certificate, c.Raw)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// flinkDefaultAlgorithms is security.ssl.algorithms' default in Flink.
+const flinkDefaultAlgorithms = "TLS_RSA_WITH_AES_128_CBC_SHA256"
+
+// cipherSuites are the TLS 1.2 suites of security.ssl.algorithms (Flink's default when unset) that
+// Go implements: the JobManager offers those alone, and Go's defaults leave out RSA key exchange.
+func cipherSuites(conf *dist.Config) ([]uint16, error) {
+	v, ok := conf.Get(KeySSLAlgorithms)
+	if !ok || strings.TrimSpace(v) == "" {
+		v = flinkDefaultAlgorithms
+	}
+	byName := map[string]uint16{}
+	for _, s := range append(tls.CipherSuites(), tls.InsecureCipherSuites()...) {
+		byName[s.Name] = s.ID
+	}
+	var ids []uint16
+	for _, name := range strings.Split(v, ",") {
+		if id, ok := byName[strings.ToUpper(strings.TrimSpace(name))]; ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%s = %s: none of these cipher suites is one the AM's TLS implements; add one such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", KeySSLAlgorithms, text.Quote(v))
+	}
+	return ids, nil
+}
