@@ -25,9 +25,9 @@ import (
 	"github.com/yarn-am/yarn-am/contract/amtls"
 )
 
-// The JobManager's own REST address, from the driver's start line in the AM container's stdout
-// (am.stdout).
-var flinkRESTLine = regexp.MustCompile(`yarn-am flink-jobmanager: \S+ JobManager starting; REST API at https://(\S+)/ `)
+// The JobManager's own REST address, from the driver's line of the ports its JVM bound in the AM
+// container's stdout (am.stdout).
+var flinkRESTLine = regexp.MustCompile(`yarn-am flink-jobmanager: the JobManager's JVM bound RPC \S+ and REST (\S+) \(learnt`)
 
 // jobManagerClosedToStrangers checks a running session cluster with [flink] web-submit = true
 // (docs/flink.md#who-can-reach-the-jobmanager, docs/security.md#framework-uis-through-the-am):
@@ -54,7 +54,7 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
 			}
 		}
 		return jm != ""
-	}, time.Minute, time.Second, "the JobManager's start line in the AM's stdout:\n%s", containerLogs(id))
+	}, time.Minute, time.Second, "the JobManager's bound ports in the AM's stdout:\n%s", containerLogs(id))
 
 	// Directly: no answer to anyone but the AM's client certificate.
 	direct := func(cfg *tls.Config, scheme string) error {

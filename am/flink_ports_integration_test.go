@@ -22,30 +22,31 @@ import (
 // with Flink's default ports (6123, 8081) and ports of the range the AM used to pick from
 // (internal/freeport's, above 10000) held by a server that answers anything as a FINISHED Flink job,
 // a failing job still FAILS with Flink's root cause and a GPU job SUCCEEDS having run its
-// TaskManager; the addresses the driver published (and the TaskManager was given) are the ones the
+// TaskManager, on Flink 1.20.5 and 2.3.0 (both bind port 0 and say what they bound); the addresses the driver published (and the TaskManager was given) are the ones the
 // JobManager's own log says it bound.
 func TestFlinkPortsSquattedBeforeSubmit(t *testing.T) {
 	e2eEnv(t)
 	squatted := squatFlinkPorts(t)
 	t.Logf("squatted ports: %v", squatted)
+	eachFlink(t, func(t *testing.T, v flinkVersion) {
+		fail := flinkJobOf(t, v, "flink-ports-fail", 1, 1, []string{"fail"}, "")
+		r := yarnAM(t, 6*time.Minute, "submit", fail)
+		require.NotEqual(t, 0, r.code, "a failing Flink job fails the submit:\n%s", r)
+		id := submittedID(r.stdout)
+		d := status(t, id)
+		assert.Equal(t, "FAILED", d.Report.FinalStatus)
+		assert.Contains(t, d.Report.Diagnostics, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0",
+			"Flink's root cause is the application's diagnostics\n%s", containerLogs(id))
+		checkBoundPorts(t, id, squatted, 1)
 
-	fail := flinkJob(t, "flink-ports-fail", 1, 1, []string{"fail"}, "")
-	r := yarnAM(t, 6*time.Minute, "submit", fail)
-	require.NotEqual(t, 0, r.code, "a failing Flink job fails the submit:\n%s", r)
-	id := submittedID(r.stdout)
-	d := status(t, id)
-	assert.Equal(t, "FAILED", d.Report.FinalStatus)
-	assert.Contains(t, d.Report.Diagnostics, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0",
-		"Flink's root cause is the application's diagnostics\n%s", containerLogs(id))
-	checkBoundPorts(t, id, squatted, 1)
-
-	gpu := flinkJob(t, "flink-ports-gpu", 1, 1, []string{"gpu", "1"}, "")
-	r = yarnAM(t, 6*time.Minute, "submit", gpu)
-	id = submittedID(r.stdout)
-	require.Equal(t, 0, r.code, "the GPU job succeeds:\n%s\n%s", r, containerLogs(id))
-	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
-	require.Len(t, tmLines(id, flinkGPULine), 1, "its TaskManager ran the job:\n%s", containerLogs(id))
-	checkBoundPorts(t, id, squatted, 1)
+		gpu := flinkJobOf(t, v, "flink-ports-gpu", 1, 1, []string{"gpu", "1"}, "")
+		r = yarnAM(t, 6*time.Minute, "submit", gpu)
+		id = submittedID(r.stdout)
+		require.Equal(t, 0, r.code, "the GPU job succeeds:\n%s\n%s", r, containerLogs(id))
+		assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
+		require.Len(t, tmLines(id, flinkGPULine), 1, "its TaskManager ran the job:\n%s", containerLogs(id))
+		checkBoundPorts(t, id, squatted, 1)
+	})
 }
 
 // squatFlinkPorts binds Flink's default JobManager ports and a handful of the range internal/freeport
