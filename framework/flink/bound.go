@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,17 +107,23 @@ func readBound(path string) (bound, error) {
 const boundPoll = 250 * time.Millisecond
 
 // learnBound waits until the JobManager's JVM (pid) listens on its REST port and its RPC port, and
-// returns them as host:port (host: the address both advertise). The REST port is the one of the
-// JVM's own listening sockets (listeningPorts) that answers GET /config over client, which trusts
-// the application's authority alone and presents the AM's client certificate: only the JobManager
-// holds that server certificate. The RPC port is what the JobManager says it bound
-// (/jobmanager/config, jobmanager.rpc.port, which Flink sets back to the bound port), checked to be
-// one of the JVM's own listening sockets. It gives up when ctx ends or exited is closed.
-func learnBound(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}) (bound, error) {
+// returns them as host:port (host: the address both advertise). The REST port is one of the JVM's
+// own listening sockets (listeningPorts) that answers GET /config over client, which trusts the
+// application's authority alone and presents the AM's client certificate: only the JobManager holds
+// that server certificate. Which socket to ask is what the JobManager's log (logFile) says its REST
+// endpoint listens at (restCandidate): a TLS handshake sent to its other ports is an error in its
+// log (the blob server's "Unknown operation 22"), so they are asked only when the log has not named
+// the port after logFallback (a log configuration without Flink's INFO lines). The RPC port is what
+// the JobManager says it bound (/jobmanager/config, jobmanager.rpc.port, which Flink sets back to the
+// bound port), checked to be one of the JVM's own listening sockets. It gives up when ctx ends or
+// exited is closed.
+func learnBound(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string) (bound, error) {
 	hc := restClient(client, 3*time.Second)
 	defer hc.CloseIdleConnections()
 	last := errors.New("the JVM listens on no port yet")
 	rest := 0
+	log := &logTail{path: logFile}
+	start := time.Now()
 	t := time.NewTicker(boundPoll)
 	defer t.Stop()
 	for {
@@ -124,10 +132,18 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 		case err != nil:
 			last = err
 		case rest == 0:
-			rest = findREST(ctx, hc, host, ports)
-			if rest == 0 && len(ports) > 0 {
-				last = fmt.Errorf("none of the JVM's listening ports %v answers as the JobManager's REST API yet", ports)
+			candidates := ports
+			if c := log.restPort(); c != 0 {
+				candidates = nil
+				if slices.Contains(ports, c) {
+					candidates = []int{c}
+				}
+				last = fmt.Errorf("the JobManager's log names REST port %d, which is not one its JVM listens on (%v) or does not answer as the JobManager", c, ports)
+			} else if time.Since(start) < logFallback {
+				candidates = nil
+				last = fmt.Errorf("the JobManager's log does not name its REST port yet (its JVM listens on %v)", ports)
 			}
+			rest = findREST(ctx, hc, host, candidates)
 		}
 		if rest != 0 && err == nil {
 			rpc, rerr := rpcPort(ctx, hc, host, rest)
@@ -150,6 +166,56 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 		case <-t.C:
 		}
 	}
+}
+
+// logFallback is how long the driver waits for the JobManager's log to name its REST port before it
+// asks each of the JVM's listening sockets instead (a variable for the tests).
+var logFallback = 2 * time.Minute
+
+// maxLogScan bounds how much of the JobManager's log the driver reads for its REST port: the line
+// comes within its first seconds, a few hundred KiB in.
+const maxLogScan = 16 << 20
+
+// restLogLine is Flink's RestServerEndpoint's INFO line once it has bound its port (1.x and 2.x).
+var restLogLine = regexp.MustCompile(`Rest endpoint listening at \S+?:(\d+)\b`)
+
+// logTail reads a growing log from where it stopped, line by line, at most maxLogScan bytes.
+type logTail struct {
+	path    string
+	off     int64
+	partial []byte
+	port    int
+}
+
+// restPort returns the port of the last restLogLine read so far, 0 if none.
+func (l *logTail) restPort() int {
+	if l.port != 0 || l.path == "" || l.off >= maxLogScan {
+		return l.port
+	}
+	f, err := os.Open(l.path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	for l.off < maxLogScan {
+		n, err := f.ReadAt(buf, l.off)
+		l.off += int64(n)
+		data := append(l.partial, buf[:n]...)
+		cut := bytes.LastIndexByte(data, '\n')
+		if cut >= 0 {
+			if m := restLogLine.FindSubmatch(data[:cut]); m != nil {
+				l.port, _ = strconv.Atoi(string(m[1]))
+				return l.port
+			}
+			data = data[cut+1:]
+		}
+		l.partial = append([]byte(nil), data[:min(len(data), 64<<10)]...)
+		if err != nil || n == 0 {
+			return 0
+		}
+	}
+	return 0
 }
 
 // findREST asks every port at once (a port that is not HTTP, such as the RPC port, may hold the
@@ -310,14 +376,14 @@ func jobPorts(job *dist.Config) (rpc, rest string) {
 // not answer by then is stuck (the JVM's own end ends the wait first).
 const learnBoundBound = 10 * time.Minute
 
-// publishBound learns the ports the JobManager's JVM (pid) bound, hands them to the driver's own
+// publishBound learns the ports the JobManager's JVM (pid, logging to logFile) bound, hands them to the driver's own
 // REST client (jm) and writes them to path for the AM (jobManager.await). It says on stdout what it
 // learnt, or why it could not.
-func publishBound(ctx context.Context, jm *jobManager, pid int, client *tls.Config, exited <-chan struct{}, path string, stdout io.Writer) {
+func publishBound(ctx context.Context, jm *jobManager, pid int, client *tls.Config, exited <-chan struct{}, logFile, path string, stdout io.Writer) {
 	ctx, cancel := context.WithTimeout(ctx, learnBoundBound)
 	defer cancel()
 	start := time.Now()
-	b, err := learnBound(ctx, pid, jm.host, client, exited)
+	b, err := learnBound(ctx, pid, jm.host, client, exited, logFile)
 	if err == nil {
 		err = writeBound(path, b)
 	}

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -51,16 +52,22 @@ func tlsJobManager(t *testing.T, a testAuthority, rpcPort func() int) *httptest.
 	return srv
 }
 
-// squatter answers anything as a finished Flink job, as a user who bound a port first would.
-func squatter(t *testing.T, useTLS bool) *httptest.Server {
+// squatter answers anything as a finished Flink job, as a user who bound a port first would; conns
+// counts the connections it accepted.
+func squatter(t *testing.T, useTLS bool, conns *atomic.Int32) *httptest.Server {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"flink-version":"1.20.5","jobs":[{"id":"00000000000000000000000000000000","jid":"00000000000000000000000000000000","status":"FINISHED","state":"FINISHED"}]}`)
 	})
-	var srv *httptest.Server
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
 	if useTLS {
-		srv = httptest.NewTLSServer(h) // its own certificate, not the application's
+		srv.StartTLS() // its own certificate, not the application's
 	} else {
-		srv = httptest.NewServer(h)
+		srv.Start()
 	}
 	t.Cleanup(srv.Close)
 	return srv
@@ -74,10 +81,12 @@ func portOf(t *testing.T, addr string) int {
 	return n
 }
 
-// The driver finds the JobManager's REST port among its JVM's own listening sockets as the one that
-// answers with the application's server certificate, never a squatter's port that answers as Flink
-// (plain HTTP or TLS with another certificate), and takes the RPC port the JobManager names only if
-// its JVM listens on it. This test process stands in for the JVM.
+// The driver takes the JobManager's REST port from the JVM's own listening sockets, the one its log
+// names (restLogLine) and that answers with the application's server certificate; it sends nothing to
+// the JVM's other ports (a TLS handshake is an error in the blob server's log) nor to a squatter's
+// that answers as Flink. It takes the RPC port the JobManager names only if its JVM listens on it.
+// Without the log line, after logFallback, it asks every listening socket, and only the JobManager's
+// answers. This test process stands in for the JVM.
 func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the JVM's sockets are read from Linux's /proc")
@@ -86,19 +95,21 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), restTLSDir)
 	closed, err := writeRESTTLS(dir, "127.0.0.1", a)
 	require.NoError(t, err)
-	squatter(t, false)
-	squatter(t, true)
+	var squatted atomic.Int32
+	squatter(t, false, &squatted)
+	squatter(t, true, &squatted)
 	rpc, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer rpc.Close()
 	var mu sync.Mutex
 	said := 1 // a port this process does not listen on, at first
 	jmREST := tlsJobManager(t, a, func() int { mu.Lock(); defer mu.Unlock(); return said })
+	restPort := portOf(t, jmREST.Listener.Addr().String())
 
 	ports, err := listeningPorts(os.Getpid())
 	require.NoError(t, err)
 	assert.Contains(t, ports, portOf(t, rpc.Addr().String()))
-	assert.Contains(t, ports, portOf(t, jmREST.Listener.Addr().String()))
+	assert.Contains(t, ports, restPort)
 	conn, err := net.Dial("tcp", rpc.Addr().String())
 	require.NoError(t, err)
 	defer conn.Close()
@@ -106,23 +117,46 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ports, again, "a connected socket is not a listening one")
 
+	logFile := filepath.Join(t.TempDir(), "jobmanager.log")
+	require.NoError(t, os.WriteFile(logFile, fmt.Appendf(nil, "INFO  starting\n2026-11-27 20:05:28,123 INFO  org.apache.flink.runtime.rest.RestServerEndpoint [] - Rest endpoint listening at 127.0.0.1:%d\n", restPort), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, err = learnBound(ctx, os.Getpid(), "127.0.0.1", closed.client, nil)
+	_, err = learnBound(ctx, os.Getpid(), "127.0.0.1", closed.client, nil, logFile)
 	require.Error(t, err, "an RPC port the JVM does not listen on is not taken")
 	assert.Contains(t, err.Error(), "jobmanager.rpc.port = 1, on which its JVM does not listen")
 
 	mu.Lock()
 	said = portOf(t, rpc.Addr().String())
 	mu.Unlock()
-	b, err := learnBound(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil)
+	b, err := learnBound(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil, logFile)
 	require.NoError(t, err)
 	assert.Equal(t, bound{RPC: rpc.Addr().String(), REST: jmREST.Listener.Addr().String()}, b)
+	assert.Zero(t, squatted.Load(), "no other port is sent anything")
+
+	defer func(d time.Duration) { logFallback = d }(logFallback)
+	logFallback = 0
+	b, err = learnBound(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil, "")
+	require.NoError(t, err)
+	assert.Equal(t, jmREST.Listener.Addr().String(), b.REST, "without the log, the port that answers as the JobManager, not a squatter's")
 
 	exited := make(chan struct{})
 	close(exited)
-	_, err = learnBound(context.Background(), 1<<22+1, "127.0.0.1", closed.client, exited)
+	_, err = learnBound(context.Background(), 1<<22+1, "127.0.0.1", closed.client, exited, "")
 	assert.ErrorContains(t, err, "the JobManager ended before its ports were known")
+}
+
+// The log is read from where it stopped, a line cut by a read included, up to its bound.
+func TestLogTailFindsTheRESTLine(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "jobmanager.log")
+	l := &logTail{path: p}
+	assert.Zero(t, l.restPort(), "no log yet")
+	require.NoError(t, os.WriteFile(p, []byte("INFO a\nINFO Rest endpoint listen"), 0o644))
+	assert.Zero(t, l.restPort())
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	fmt.Fprint(f, "ing at nm1.example.com:40123\nINFO later\n")
+	f.Close()
+	assert.Equal(t, 40123, l.restPort())
 }
 
 // Until the driver says where the JobManager's JVM bound, the AM publishes nothing: its proxy answers

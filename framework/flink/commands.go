@@ -294,7 +294,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting on %s; its JVM binds RPC port %s and REST port %s (0: any free one) (mutual TLS; users reach it through the AM's tracking URL, flink/)\n", role, host, rpcPort, restPort)
 	jm := newJobManager(host)
 	p.Started = func(pid int, exited <-chan struct{}) {
-		publishBound(ctx, jm, pid, restTLSClient, exited, boundPath, stdout)
+		publishBound(ctx, jm, pid, restTLSClient, exited, p.LogFile, boundPath, stdout)
 	}
 	if role == dist.RoleSession {
 		return runFlinkSession(ctx, p, outF, errF, stderr)
