@@ -86,7 +86,8 @@ var (
 )
 
 // checkBoundPorts: the driver published the ports the JobManager's log says it bound, none of them
-// squatted, and each of the application's tms TaskManagers was given that RPC address.
+// squatted, without touching the JobManager's other ports, and each of the application's tms
+// TaskManagers was given that RPC address.
 func checkBoundPorts(t *testing.T, id string, squatted map[int]bool, tms int) {
 	t.Helper()
 	logs := appLogText(id)
@@ -109,6 +110,9 @@ func checkBoundPorts(t *testing.T, id string, squatted map[int]bool, tms int) {
 		}
 		assert.Contains(t, ports, rpc, "the published RPC port is one the JobManager's actor system bound")
 	}
+	// The driver asked the REST port alone: a TLS handshake to the blob server is this error in the
+	// JobManager's log.
+	assert.NotContains(t, logs, "Unknown operation", "the driver sent nothing to the JobManager's other ports")
 	given := tmRPCLine.FindAllStringSubmatch(logs, -1)
 	require.Len(t, given, tms, "each TaskManager was given the JobManager's address")
 	for _, g := range given {
