@@ -27,7 +27,6 @@ import (
 // Flink's keys of the REST endpoint's own TLS that yarn-am reads.
 const (
 	keyRESTKeyPassword2 = "security.ssl.rest.key-password"
-	keySSLProtocol      = "security.ssl.protocol"
 )
 
 // maxStore bounds a key or trust store's read: a few certificates.
