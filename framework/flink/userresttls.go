@@ -24,11 +24,6 @@ import (
 // when security.ssl.rest.authentication-enabled is on. The stores are paths the containers read
 // (in the localised home, ./flink/..., or a shipped file), PKCS12 only.
 
-// Flink's keys of the REST endpoint's own TLS that yarn-am reads.
-const (
-	keyRESTKeyPassword2 = "security.ssl.rest.key-password"
-)
-
 // maxStore bounds a key or trust store's read: a few certificates.
 const maxStore = 1 << 20
 
@@ -129,8 +124,8 @@ func userRESTClient(conf *dist.Config, dir string) (*tls.Config, error) {
 			return nil, err
 		}
 		pw := password(keyRESTStorePassword)
-		if kp := password(keyRESTKeyPassword2); kp != "" && kp != pw {
-			return nil, fmt.Errorf("%s differs from %s: yarn-am reads a PKCS12 key store with one password; give the key the store's password", keyRESTKeyPassword2, keyRESTStorePassword)
+		if kp := password(keyRESTKeyPassword); kp != "" && kp != pw {
+			return nil, fmt.Errorf("%s differs from %s: yarn-am reads a PKCS12 key store with one password; give the key the store's password", keyRESTKeyPassword, keyRESTStorePassword)
 		}
 		key, leaf, chain, err := pkcs12.DecodeChain(keyData, pw)
 		if err != nil {

@@ -108,7 +108,7 @@ func TestUserRESTClientRefusals(t *testing.T) {
 		{"no trust store", nil, KeyRESTTrustStore, "security.ssl.rest.enabled = true needs security.ssl.rest.truststore"},
 		{"no key store with authentication", nil, KeyRESTKeyStore, "needs security.ssl.rest.keystore"},
 		{"wrong password", map[string]string{keyRESTStorePassword: "nope"}, "", `security.ssl.rest.keystore = "` + filepath.Join(dir, "flink/conf/rest.p12") + `": not a PKCS12 key store that security.ssl.rest.keystore-password opens`},
-		{"key password of its own", map[string]string{keyRESTKeyPassword2: "other"}, "", "security.ssl.rest.key-password differs from security.ssl.rest.keystore-password"},
+		{"key password of its own", map[string]string{keyRESTKeyPassword: "other"}, "", "security.ssl.rest.key-password differs from security.ssl.rest.keystore-password"},
 		{"no cipher suite Go has", map[string]string{KeySSLAlgorithms: "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"}, "", `security.ssl.algorithms = "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256": none of these cipher suites`},
 		{"missing file", map[string]string{KeyRESTTrustStore: "flink/conf/gone.p12"}, "", "gone.p12"},
 	}
