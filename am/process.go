@@ -244,6 +244,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	if err := addWorkerSecrets(creds, refresher, fwAM.WorkerSecrets); err != nil {
+		return 1, err
+	}
 	if fw.Name() != "" {
 		env[contract.EnvFramework] = fw.Name()
 	}

@@ -32,6 +32,10 @@ func (a amAuthority) ClientCertificate(name string) (tls.Certificate, error) {
 	return amtls.ClientCertificate(a.t.CACert, a.t.caKey, name)
 }
 
+func (a amAuthority) PeerCertificate(name string) (tls.Certificate, error) {
+	return amtls.PeerCertificate(a.t.CACert, a.t.caKey, name)
+}
+
 // tlsFromCredentials issues the AM's HTTPS certificate for host from the application's authority in
 // creds (the client put it there at submit) and takes the authority's key out of creds, so nothing
 // built from them afterwards — TaskExecutor launch contexts, refreshed tokens — carries it; the

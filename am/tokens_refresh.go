@@ -3,6 +3,7 @@ package am
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,6 +42,7 @@ type tokenRefresher struct {
 	renewAt   map[string]time.Time // by alias
 	replaceAt time.Time
 	hdts      []byte
+	extra     map[string][]byte // the framework's worker secrets (addSecrets), kept in every replacement
 }
 
 // tokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
@@ -168,8 +170,9 @@ func (r *tokenRefresher) replace(ctx context.Context) error {
 			}
 		}
 	}
-	hdts := fresh.Marshal()
 	r.mu.Lock()
+	maps.Copy(fresh.Secrets, r.extra) // added while these tokens were got
+	hdts := fresh.Marshal()
 	r.creds, r.renewAt, r.replaceAt, r.hdts = fresh, renewAt, earliestMax, hdts
 	r.mu.Unlock()
 	fields := logrus.Fields{"tokens": len(fresh.Tokens)}

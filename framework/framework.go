@@ -127,6 +127,12 @@ func (d *Deferred) Error() string { return d.Message }
 type AM struct {
 	// DriverEnv and WorkerEnv are added to the driver's and every TaskExecutor's environment.
 	DriverEnv, WorkerEnv map[string]string
+	// WorkerSecrets are added, by alias, to the credentials of the driver and of every TaskExecutor
+	// (the token file HADOOP_TOKEN_FILE_LOCATION names, which only the application's user reads),
+	// beside the application secret: key material the framework's processes need and that must
+	// never be in an environment or a localised file (Flink's internal TLS key). An alias the
+	// credentials already hold is refused.
+	WorkerSecrets map[string][]byte
 	// Links are shown by status, the API and the web page (contract.Status.Links).
 	Links []contract.Link
 	// EndDriverOnFailureLimit: the AM stops the driver when the TaskExecutors' failure limit is

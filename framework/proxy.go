@@ -16,6 +16,9 @@ type Authority interface {
 	ServerCertificate(hosts ...string) (tls.Certificate, error)
 	// ClientCertificate is a client certificate named name.
 	ClientCertificate(name string) (tls.Certificate, error)
+	// PeerCertificate is a certificate named name for both server and client authentication, which
+	// the framework's processes present to each other under mutual TLS (Flink's internal TLS).
+	PeerCertificate(name string) (tls.Certificate, error)
 }
 
 // Proxy is a framework's own web UI and API that the AM serves to users under its tracking URL

@@ -95,6 +95,17 @@ func ClientCertificate(caCertPEM, caKeyPEM []byte, name string) (tls.Certificate
 // Issue issues a certificate from the authority for usage (server or client authentication); names
 // are its subject alternative names (IP addresses or DNS names), the first also its common name.
 func Issue(caCertPEM, caKeyPEM []byte, usage x509.ExtKeyUsage, names ...string) (tls.Certificate, error) {
+	return issue(caCertPEM, caKeyPEM, []x509.ExtKeyUsage{usage}, names)
+}
+
+// PeerCertificate issues a certificate named name for both server and client authentication: one
+// that processes of the application present to each other under mutual TLS, each side both a
+// server and a client (a Flink job's internal connections).
+func PeerCertificate(caCertPEM, caKeyPEM []byte, name string) (tls.Certificate, error) {
+	return issue(caCertPEM, caKeyPEM, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, []string{name})
+}
+
+func issue(caCertPEM, caKeyPEM []byte, usages []x509.ExtKeyUsage, names []string) (tls.Certificate, error) {
 	if len(names) == 0 {
 		return tls.Certificate{}, errors.New("a certificate needs a name")
 	}
@@ -124,7 +135,7 @@ func Issue(caCertPEM, caKeyPEM []byte, usage x509.ExtKeyUsage, names ...string) 
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     ca.NotAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
+		ExtKeyUsage:  usages,
 	}
 	for _, n := range names {
 		if ip := net.ParseIP(n); ip != nil {

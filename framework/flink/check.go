@@ -91,6 +91,9 @@ func check(job *jobfile.Job) error {
 	if err := checkUserRESTTLS(l.conf); err != nil {
 		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
 	}
+	if err := checkInternalTLSKeys(l.conf, f.InternalTLS); err != nil {
+		errs = append(errs, err)
+	}
 	if f.TaskManagers == TaskManagersDemand {
 		if err := checkDemand(l.conf); err != nil {
 			errs = append(errs, fmt.Errorf("%w%s", err, l.from(KeyTaskManagerTimeout)))

@@ -123,6 +123,9 @@ func startFlink(name string, stdout, stderr io.Writer) (s *flinkSetup, code int,
 		return nil, failf("%v", err), false
 	}
 	s.failf = failf
+	if err := internalTLS(s, os.Getenv("HADOOP_TOKEN_FILE_LOCATION")); err != nil { // internaltls.go
+		return nil, failf("%v", err), false
+	}
 	return s, 0, true
 }
 
@@ -163,6 +166,9 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	hadoopSecurityDefaults(conf)
 	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
 	if err := checkUserRESTTLS(conf); err != nil {
+		return nil, err
+	}
+	if err := checkInternalTLSKeys(conf, spec.InternalTLS); err != nil {
 		return nil, err
 	}
 	if err := dist.CheckRemovedKeys(conf, home.Version); err != nil {

@@ -106,6 +106,15 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		}
 		restTLSClient, closedDir = closed.client, closed.dir
 	}
+	// Its internal connections answer this application's certificate only (internaltls.go).
+	var secrets map[string][]byte
+	if spec.InternalTLS {
+		secret, err := internalSecret(s.TLS)
+		if err != nil {
+			return nil, err
+		}
+		secrets = map[string][]byte{SecretInternalTLS: secret}
+	}
 	if s.TrackingURL != "" {
 		env[EnvUI] = strings.TrimSuffix(s.TrackingURL, "/") + "/" + proxyPath + "/"
 	}
@@ -150,7 +159,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		watch.preempt = newPreempter(client, emit, spec.OnPreemption, dir)
 	}
 	fw := &framework.AM{
-		DriverEnv: driverEnv, WorkerEnv: env,
+		DriverEnv: driverEnv, WorkerEnv: env, WorkerSecrets: secrets,
 		Proxy: &framework.Proxy{Path: proxyPath, Name: "Flink UI", Note: "the JobManager's web UI and REST API, through the AM",
 			Target: &url.URL{Scheme: "https", Host: s.Host}, Transport: jm.transport(restTLSClient, false), Changes: actsOnGET},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.

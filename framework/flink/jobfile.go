@@ -63,6 +63,10 @@ type Spec struct {
 	// ClassDataSharing is [flink] class-data-sharing (default true): the JVMs map a class-data-sharing
 	// archive of the home's classes, made by the first run (docs/flink.md#class-data-sharing).
 	ClassDataSharing bool
+	// InternalTLS is [flink] internal-tls (default true): the job's internal connections (RPC, blob
+	// server, data exchange) under mutual TLS with certificates of the application's authority
+	// (internaltls.go, docs/flink.md#who-can-reach-the-jobmanager).
+	InternalTLS bool
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -102,7 +106,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -176,6 +180,10 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		if f.Jar != "" {
 			t.Problem("flink.web-submit = %v: an application cluster (flink.jar) runs its own job and takes no other; leave web-submit out, or drop jar for a session cluster", v)
 		}
+	}
+	f.InternalTLS = true
+	if v, set := t.Bool("internal-tls"); set {
+		f.InternalTLS = v
 	}
 	f.ClassDataSharing = true
 	if v, set := t.Bool("class-data-sharing"); set {

@@ -201,6 +201,13 @@ func closeREST(conf *dist.Config, keys map[string]string, webSubmit bool) {
 	for k, v := range keys {
 		conf.Set(k, v)
 	}
+	addCipherSuites(conf)
+	conf.Set(KeyWebSubmit, fmt.Sprint(webSubmit))
+}
+
+// addCipherSuites adds the suites of the AM's certificates to the configured ones
+// (security.ssl.algorithms, of both Flink's REST and internal TLS).
+func addCipherSuites(conf *dist.Config) {
 	if v, ok := conf.Get(KeySSLAlgorithms); ok && strings.TrimSpace(v) != "" {
 		have := strings.Split(v, ",")
 		for i := range have {
@@ -215,7 +222,6 @@ func closeREST(conf *dist.Config, keys map[string]string, webSubmit bool) {
 	} else {
 		conf.Set(KeySSLAlgorithms, strings.Join(restCipherSuites, ","))
 	}
-	conf.Set(KeyWebSubmit, fmt.Sprint(webSubmit))
 }
 
 func containsFold(list []string, s string) bool {

@@ -36,6 +36,9 @@ func (a testAuthority) ServerCertificate(hosts ...string) (tls.Certificate, erro
 func (a testAuthority) ClientCertificate(name string) (tls.Certificate, error) {
 	return amtls.ClientCertificate(a.cert, a.key, name)
 }
+func (a testAuthority) PeerCertificate(name string) (tls.Certificate, error) {
+	return amtls.PeerCertificate(a.cert, a.key, name)
+}
 
 // The AM writes the JobManager's REST TLS for its driver readable by the application's user alone:
 // PKCS12 stores (Java 17's default type) that hold the server's key and chain for the AM's host and
