@@ -103,6 +103,7 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\nweb-submit = \"yes\"\n", `flink.web-submit = "yes": want true or false`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"web.submit.enable\" = true\n", `"web.submit.enable" is set by yarn-am (from [flink] web-submit`},
 		{"[flink]\nhome = \"flink\"\nclass-data-sharing = \"off\"\n", `flink.class-data-sharing = "off": want true or false`},
+		{"[flink]\nhome = \"flink\"\ninternal-tls = \"no\"\n", `flink.internal-tls = "no": want true or false`},
 		{"[flink]\nhome = \"flink\"\nhomme = 1\n", `unknown key "flink.homme" (did you mean "flink.home"?)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"jobmanager.rpc.address\" = \"x\"\n", `"jobmanager.rpc.address" is set by yarn-am`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.memory.process.size\" = \"4g\"\n", `"taskmanager.memory.process.size" is set by yarn-am ([taskexecutor] memory, the TaskManager's container; set that instead)`},

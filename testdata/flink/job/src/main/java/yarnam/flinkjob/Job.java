@@ -43,6 +43,11 @@ import java.util.Set;
  *       records. The records a restore lost are the last count printed before the failure minus
  *       the count restored. Checkpointing is the job configuration's ({@code
  *       execution.checkpointing.interval}); it takes the cluster's restart strategy.
+ *   <li>{@code relay}: unbounded and as fast as it goes; the source's records are rebalanced to
+ *       the map's subtasks, so with a parallelism of 2 on two TaskManagers half of them cross from
+ *       one to the other through Flink's data exchange. Every map subtask prints {@code
+ *       YARN_AM_FLINK_RELAY subtask=I records=N seconds=S container=C} about every 2 seconds: the
+ *       records it received since it opened and the seconds since its first one.
  *   <li>{@code fs DIR}: bounded; user code writes a file through Flink's {@code FileSystem} into
  *       DIR (any scheme Flink reaches, e.g. hdfs://) and reads it back, twice: the program's main
  *       (in the JobManager) writes {@code DIR/main} and the one subtask (in a TaskManager) {@code
@@ -58,7 +63,7 @@ public final class Job {
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "gpu";
         Configuration conf = new Configuration();
-        if (!mode.equals("stream") && !mode.equals("counter")) {
+        if (!mode.equals("stream") && !mode.equals("counter") && !mode.equals("relay")) {
             // A bounded mode's failure must fail the job at once; the stream mode takes the cluster's
             // restart strategy, which reactive mode needs to survive a lost TaskManager.
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
@@ -96,6 +101,13 @@ public final class Job {
                         .setParallelism(1);
                 env.execute("yarn-am-flink-test counter");
                 break;
+            case "relay":
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .rebalance()
+                        .map(new Relay())
+                        .sinkTo(new DiscardingSink<>());
+                env.execute("yarn-am-flink-test relay");
+                break;
             case "fs": {
                 if (args.length < 2) {
                     throw new IllegalArgumentException("mode fs needs a directory: fs DIR");
@@ -113,7 +125,7 @@ public final class Job {
             }
             default:
                 throw new IllegalArgumentException(
-                        "unknown mode " + mode + ": want gpu, fail, stream, counter or fs");
+                        "unknown mode " + mode + ": want gpu, fail, stream, counter, relay or fs");
         }
     }
 
@@ -221,6 +233,36 @@ public final class Job {
         @Override
         public Long map(Long value) throws InterruptedException {
             Thread.sleep(10);
+            return value;
+        }
+    }
+
+    /** Counts the records it receives and prints the count about every 2 seconds. */
+    static final class Relay extends RichMapFunction<Long, Long> {
+        private long records;
+        private long first;
+        private long printed;
+
+        @Override
+        public Long map(Long value) {
+            long now = System.nanoTime();
+            if (records++ == 0) {
+                first = now;
+                printed = now;
+            }
+            if (now - printed >= 2_000_000_000L) {
+                printed = now;
+                System.out.println(
+                        "YARN_AM_FLINK_RELAY subtask="
+                                + getRuntimeContext().getTaskInfo().getIndexOfThisSubtask()
+                                + " records="
+                                + records
+                                + " seconds="
+                                + String.format("%.3f", (now - first) / 1e9)
+                                + " container="
+                                + container());
+                System.out.flush();
+            }
             return value;
         }
     }

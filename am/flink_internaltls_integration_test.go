@@ -1,0 +1,218 @@
+//go:build integration
+
+package am_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract/amtls"
+	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
+)
+
+// flinkRelayLine is the test job's relay mode's line (docs/flink.md#the-test-job).
+var flinkRelayLine = regexp.MustCompile(`YARN_AM_FLINK_RELAY subtask=(\d+) records=(\d+) seconds=([0-9.]+) container=(\S+)`)
+
+// relayJob is the relay job at parallelism 2 on two TaskManagers of one slot, with [flink]
+// internal-tls set to internalTLS.
+func relayJob(t *testing.T, internalTLS bool) string {
+	t.Helper()
+	p := flinkJob(t, fmt.Sprintf("flink-internal-tls-%v", internalTLS), 2, 1, []string{"relay"}, `"parallelism.default" = 2`)
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	data = []byte(strings.Replace(string(data), "[flink]\n", fmt.Sprintf("[flink]\ninternal-tls = %v\n", internalTLS), 1))
+	require.NoError(t, os.WriteFile(p, data, 0o644))
+	return p
+}
+
+// getJSON reads a JSON answer of the JobManager's REST API through the AM's proxy (ui).
+func getJSON(ctx context.Context, ui, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(ui, "/")+"/"+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s: %.200s", path, resp.Status, body)
+	}
+	return json.Unmarshal(body, v)
+}
+
+// jobManagerConfig is the running JobManager's effective configuration (/jobmanager/config).
+func jobManagerConfig(t *testing.T, ui string) map[string]string {
+	t.Helper()
+	var kv []struct{ Key, Value string }
+	require.NoError(t, getJSON(context.Background(), ui, "jobmanager/config", &kv))
+	out := map[string]string{}
+	for _, e := range kv {
+		out[e.Key] = e.Value
+	}
+	return out
+}
+
+// waitRelayRunning waits until the job is RUNNING (through the AM's proxy) and returns the proxy's
+// URL and how long after start that was seen.
+func waitRelayRunning(t *testing.T, id string, start time.Time) (string, time.Duration) {
+	t.Helper()
+	var ui string
+	var running time.Duration
+	waitFor(t, id, 4*time.Minute, "the relay job RUNNING", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			t.Fatalf("the application ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+		}
+		if ui == "" {
+			ui = flinkUI(t, id)
+		}
+		if ui == "" {
+			return false
+		}
+		rest := &flink.REST{URL: ui, HTTP: &http.Client{Timeout: 10 * time.Second}}
+		for {
+			jobs, err := rest.Jobs(context.Background())
+			if err == nil && len(jobs) == 1 && jobs[0].State == "RUNNING" {
+				running = time.Since(start)
+				return true
+			}
+			if err != nil || time.Since(start) > 4*time.Minute || (len(jobs) == 1 && jobs[0].State != "CREATED" && jobs[0].State != "INITIALIZING") {
+				return false
+			}
+			time.Sleep(200 * time.Millisecond) // polling the job's state at a finer grain than status
+		}
+	})
+	return ui, running
+}
+
+// relayRate waits until both map subtasks, in two different containers, have received records for
+// at least window seconds after a warm-up of warm seconds, and returns the records per second both
+// received together over their last window.
+func relayRate(t *testing.T, id string, warm, window float64) float64 {
+	t.Helper()
+	type point struct{ records, seconds float64 }
+	var rate float64
+	require.Eventually(t, func() bool {
+		first, last, containers := map[string]point{}, map[string]point{}, map[string]string{}
+		for _, m := range tmLines(id, flinkRelayLine) {
+			r, _ := strconv.ParseFloat(m[2], 64)
+			s, _ := strconv.ParseFloat(m[3], 64)
+			containers[m[1]] = m[4]
+			if s >= warm {
+				if _, ok := first[m[1]]; !ok {
+					first[m[1]] = point{r, s}
+				}
+				last[m[1]] = point{r, s}
+			}
+		}
+		if len(containers) != 2 || containers["0"] == containers["1"] || len(last) != 2 {
+			return false
+		}
+		rate = 0
+		for sub, l := range last {
+			f := first[sub]
+			if l.seconds-f.seconds < window {
+				return false
+			}
+			rate += (l.records - f.records) / (l.seconds - f.seconds)
+		}
+		return true
+	}, 4*time.Minute, time.Second, "both relay subtasks in two TaskManagers receiving records:\n%s", containerLogs(id))
+	return rate
+}
+
+// refused checks that addr does not take a stranger's connection: a TLS handshake without a client
+// certificate, and one with a certificate of another authority, fail for want of this application's
+// certificate (the alert names the certificate: the port speaks TLS and asks for one); a plain TCP
+// client's bytes get nothing but, at most, a TLS alert.
+func refused(t *testing.T, what, addr string) {
+	t.Helper()
+	otherCA, otherKey, err := amtls.NewAuthority("stranger")
+	require.NoError(t, err)
+	stranger, err := amtls.PeerCertificate(otherCA, otherKey, "stranger")
+	require.NoError(t, err)
+	for name, certs := range map[string][]tls.Certificate{"no certificate": nil, "another authority's certificate": {stranger}} {
+		d := &net.Dialer{Timeout: 20 * time.Second}
+		// TLS 1.2, Flink's security.ssl.protocol: the server checks the client's certificate within
+		// the handshake, so the refusal is the handshake's.
+		c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{InsecureSkipVerify: true, Certificates: certs, // #nosec: the test is the stranger
+			MaxVersion: tls.VersionTLS12})
+		if err == nil {
+			c.Close()
+		}
+		if assert.Error(t, err, "%s %s: a TLS client with %s completed the handshake", what, addr, name) {
+			assert.Contains(t, err.Error(), "certificate", "%s %s: a TLS client with %s was refused for another reason than its certificate", what, addr, name)
+		}
+	}
+	c, err := net.DialTimeout("tcp", addr, 20*time.Second)
+	require.NoError(t, err, "%s %s: the port is not listening (the test would prove nothing)", what, addr)
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	_, _ = c.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+	buf := make([]byte, 64)
+	n, err := io.ReadAtLeast(c, buf, 1)
+	// Nothing (a close, a reset, or silence until the deadline) or a TLS alert record.
+	if n > 0 {
+		assert.Equal(t, byte(0x15), buf[0], "%s %s: a plain client got %q (%v), not a TLS alert", what, addr, buf[:n], err)
+	}
+}
+
+// TestFlinkInternalTLS (docs/flink.md#who-can-reach-the-jobmanager, docs/security.md): with
+// [flink] internal-tls on (the default), a job whose records cross between two TaskManagers runs
+// (they registered with the JobManager and exchange data under mutual TLS: Flink calls the
+// addresses pekko.ssl.tcp), and a stranger gets no connection to the JobManager's RPC port nor to a
+// TaskManager's RPC and data ports, with no certificate or one of another authority.
+func TestFlinkInternalTLS(t *testing.T) {
+	e2eEnv(t)
+	id := submitDetached(t, relayJob(t, true))
+	ui, _ := waitRelayRunning(t, id, time.Now())
+	rate := relayRate(t, id, 2, 4)
+	t.Logf("relay: %.0f records/s over both subtasks", rate)
+	assert.Greater(t, rate, 0.0)
+
+	conf := jobManagerConfig(t, ui)
+	assert.Equal(t, "true", conf["security.ssl.internal.enabled"], "the JobManager's configuration")
+	assert.Equal(t, "PKCS12", conf["security.ssl.internal.keystore-type"])
+	host, port := conf["jobmanager.rpc.address"], conf["jobmanager.rpc.port"]
+	require.NotEmpty(t, host, "jobmanager.rpc.address in %v", conf)
+	require.NotEmpty(t, port, "jobmanager.rpc.port")
+	refused(t, "the JobManager's RPC port", net.JoinHostPort(host, port))
+	if p := conf["blob.server.port"]; p != "" && p != "0" {
+		refused(t, "the JobManager's blob server", net.JoinHostPort(host, p))
+	}
+
+	var tms struct {
+		TaskManagers []struct {
+			Path     string `json:"path"`
+			DataPort int    `json:"dataPort"`
+		} `json:"taskmanagers"`
+	}
+	require.NoError(t, getJSON(context.Background(), ui, "taskmanagers", &tms))
+	require.Len(t, tms.TaskManagers, 2)
+	tm := tms.TaskManagers[0]
+	u, err := url.Parse(tm.Path)
+	require.NoError(t, err, "a TaskManager's path %q", tm.Path)
+	assert.Equal(t, "pekko.ssl.tcp", u.Scheme, "the TaskManager's RPC address")
+	refused(t, "a TaskManager's RPC port", u.Host)
+	refused(t, "a TaskManager's data port", net.JoinHostPort(u.Hostname(), strconv.Itoa(tm.DataPort)))
+}
