@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ import (
 
 // flinkRelayLine is the test job's relay mode's line (docs/flink.md#the-test-job).
 var flinkRelayLine = regexp.MustCompile(`YARN_AM_FLINK_RELAY subtask=(\d+) records=(\d+) seconds=([0-9.]+) container=(\S+)`)
+
+// flinkBlobLine is the JobManager's log line of its blob server's port.
+var flinkBlobLine = regexp.MustCompile(`Started BLOB server at \S+:(\d+) `)
 
 // relayJob is the relay job at parallelism 2 on two TaskManagers of one slot, with [flink]
 // internal-tls set to internalTLS.
@@ -197,9 +201,19 @@ func TestFlinkInternalTLS(t *testing.T) {
 	require.NotEmpty(t, host, "jobmanager.rpc.address in %v", conf)
 	require.NotEmpty(t, port, "jobmanager.rpc.port")
 	refused(t, "the JobManager's RPC port", net.JoinHostPort(host, port))
-	if p := conf["blob.server.port"]; p != "" && p != "0" {
-		refused(t, "the JobManager's blob server", net.JoinHostPort(host, p))
+	// The blob server binds a free port (blob.server.port 0) and names it in the JobManager's log.
+	var blob string
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		files, _ := filepath.Glob(filepath.Join(d, id, "*", "jobmanager.log"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			if m := flinkBlobLine.FindSubmatch(data); m != nil {
+				blob = string(m[1])
+			}
+		}
 	}
+	require.NotEmpty(t, blob, "the blob server's port in jobmanager.log:\n%s", containerLogs(id))
+	refused(t, "the JobManager's blob server", net.JoinHostPort(host, blob))
 
 	var tms struct {
 		TaskManagers []struct {
@@ -216,3 +230,4 @@ func TestFlinkInternalTLS(t *testing.T) {
 	refused(t, "a TaskManager's RPC port", u.Host)
 	refused(t, "a TaskManager's data port", net.JoinHostPort(u.Hostname(), strconv.Itoa(tm.DataPort)))
 }
+

@@ -110,7 +110,7 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 	pw := keys[keyInternalStorePassword]
 	require.Len(t, pw, 48, "a random password of 24 bytes")
 	assert.Equal(t, map[string]string{
-		"security.ssl.internal.enabled": "true",
+		"security.ssl.internal.enabled":  "true",
 		"security.ssl.internal.keystore": filepath.Join(dir, "keystore.p12"), "security.ssl.internal.truststore": filepath.Join(dir, "truststore.p12"),
 		"security.ssl.internal.keystore-password": pw, "security.ssl.internal.key-password": pw, "security.ssl.internal.truststore-password": pw,
 		"security.ssl.internal.keystore-type": "PKCS12", "security.ssl.internal.truststore-type": "PKCS12",
