@@ -92,6 +92,9 @@
 //     /api/v1/tokens.
 //   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
 //   - tls.go: the AM's HTTPS certificate from the application's authority.
+//   - workersecrets.go: a framework's secrets for its processes (framework.AM.WorkerSecrets, a Flink
+//     job's internal TLS certificate) into the driver's and the TaskExecutors' credentials and the
+//     token refresher's.
 //   - frameworkwatch.go: the job's framework's details (framework.AM.Details, a Flink job's state,
 //     parallelism and checkpoints), asked every contract.FrameworkDetailsInterval from a goroutine
 //     of its own outside mu and kept, bounded, for the status; the framework's events into the log.

@@ -230,4 +230,3 @@ func TestFlinkInternalTLS(t *testing.T) {
 	refused(t, "a TaskManager's RPC port", u.Host)
 	refused(t, "a TaskManager's data port", net.JoinHostPort(u.Hostname(), strconv.Itoa(tm.DataPort)))
 }
-
