@@ -32,11 +32,11 @@ var flinkRelayLine = regexp.MustCompile(`YARN_AM_FLINK_RELAY subtask=(\d+) recor
 // flinkBlobLine is the JobManager's log line of its blob server's port.
 var flinkBlobLine = regexp.MustCompile(`Started BLOB server at \S+:(\d+) `)
 
-// relayJob is the relay job at parallelism 2 on two TaskManagers of one slot, with [flink]
+// relayJob is Flink line v's relay job at parallelism 2 on two TaskManagers of one slot, with [flink]
 // internal-tls set to internalTLS.
-func relayJob(t *testing.T, internalTLS bool) string {
+func relayJob(t *testing.T, v flinkVersion, internalTLS bool) string {
 	t.Helper()
-	p := flinkJob(t, fmt.Sprintf("flink-internal-tls-%v", internalTLS), 2, 1, []string{"relay"}, `"parallelism.default" = 2`)
+	p := flinkJobOf(t, v, fmt.Sprintf("flink-internal-tls-%v", internalTLS), 2, 1, []string{"relay"}, `"parallelism.default" = 2`)
 	data, err := os.ReadFile(p)
 	require.NoError(t, err)
 	data = []byte(strings.Replace(string(data), "[flink]\n", fmt.Sprintf("[flink]\ninternal-tls = %v\n", internalTLS), 1))
@@ -181,14 +181,19 @@ func refused(t *testing.T, what, addr string) {
 	}
 }
 
-// TestFlinkInternalTLS (docs/flink.md#who-can-reach-the-jobmanager, docs/security.md): with
+// TestFlinkInternalTLS (docs/flink.md#who-can-reach-the-jobmanager, docs/security.md), on Flink 1.20.5
+// and 2.3.0 (whose Netty would check a host name in the certificate, which names none): with
 // [flink] internal-tls on (the default), a job whose records cross between two TaskManagers runs
 // (they registered with the JobManager and exchange data under mutual TLS: Flink calls the
 // addresses pekko.ssl.tcp), and a stranger gets no connection to the JobManager's RPC port nor to a
 // TaskManager's RPC and data ports, with no certificate or one of another authority.
 func TestFlinkInternalTLS(t *testing.T) {
 	e2eEnv(t)
-	id := submitDetached(t, relayJob(t, true))
+	eachFlink(t, testFlinkInternalTLS)
+}
+
+func testFlinkInternalTLS(t *testing.T, v flinkVersion) {
+	id := submitDetached(t, relayJob(t, v, true))
 	ui, _ := waitRelayRunning(t, id, time.Now())
 	rate := relayRate(t, id, 2, 4)
 	t.Logf("relay: %.0f records/s over both subtasks", rate)

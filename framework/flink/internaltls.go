@@ -196,5 +196,17 @@ func internalTLS(s *flinkSetup, tokenFile string) error {
 		s.conf.Set(k, keys[k])
 	}
 	addCipherSuites(s.conf)
+	// Flink 2's Netty (4.2) checks, by default, that a server's certificate names the host its client
+	// dialled, and Flink sets that check only for REST; a TaskManager's data client would then refuse
+	// the other TaskManagers' certificate, which names no host (every process has the same one, and
+	// where TaskManagers run is not known when the AM issues it). The trust store admits this
+	// application's authority alone, so the host adds nothing: the JVMs turn Netty's default off
+	// (Flink 1.x's Netty 4.1 has no such default and ignores the property).
+	opts, _ := s.conf.Get(dist.KeyJavaDefaultOpts)
+	s.conf.Set(dist.KeyJavaDefaultOpts, strings.TrimSpace(opts+" -D"+nettyEndpointVerification+"=NONE"))
 	return nil
 }
+
+// nettyEndpointVerification is the system property of Flink's shaded Netty whose NONE turns off the
+// host name check its clients make by default (Netty 4.2, in Flink 2).
+const nettyEndpointVerification = "org.apache.flink.shaded.netty4.io.netty.handler.ssl.defaultEndpointVerificationAlgorithm"

@@ -117,6 +117,9 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 	}, keys, "no fingerprint: the trust store holds the application's authority alone")
 	algs, _ := s.conf.Get(KeySSLAlgorithms)
 	assert.Equal(t, strings.Join(restCipherSuites, ","), algs, "the suites of the authority's ECDSA certificates")
+	opts, _ := s.conf.Get(dist.KeyJavaDefaultOpts)
+	assert.Equal(t, "-Dorg.apache.flink.shaded.netty4.io.netty.handler.ssl.defaultEndpointVerificationAlgorithm=NONE", opts,
+		"Flink 2's Netty checks no host name in the one certificate")
 	for _, f := range []string{"keystore.p12", "truststore.p12"} {
 		st, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err)
