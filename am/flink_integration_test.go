@@ -477,6 +477,28 @@ func notEnoughResources(t *testing.T, id string) *shortageEvent {
 	return last
 }
 
+// waitSessionTaskManager waits until a session cluster's one TaskManager has registered, read through
+// the AM's proxy, or the application ended, and returns the Flink UI's URL through the AM ("" when
+// the application ended before it had one).
+func waitSessionTaskManager(t *testing.T, id string) string {
+	t.Helper()
+	var ui string
+	waitFor(t, id, 4*time.Minute, "the session's TaskManager registered, read through the AM", func(d statusDoc) bool {
+		if isEnded(d.Report.State) {
+			return true
+		}
+		if ui == "" {
+			ui = flinkUI(t, id)
+		}
+		if ui == "" {
+			return false
+		}
+		tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
+		return err == nil && len(tms) == 1
+	})
+	return ui
+}
+
 // TestFlinkSessionCluster: without flink.jar the JobManager is a session cluster that runs until
 // killed; status shows its web UI, through the AM, where the TaskManager has registered. With
 // [flink] web-submit = true its owner uploads and runs a jar through the AM, and nobody else reaches
@@ -492,20 +514,7 @@ func testFlinkSessionCluster(t *testing.T, v flinkVersion) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, bytes.Replace(body, []byte("[flink]\n"), []byte("[flink]\nweb-submit = true\n"), 1), 0o644))
 	id := submitDetached(t, job)
-	var ui string
-	waitFor(t, id, 4*time.Minute, "the session's TaskManager registered", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
-			return true
-		}
-		if ui == "" {
-			ui = flinkUI(t, id)
-		}
-		if ui == "" {
-			return false
-		}
-		tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
-		return err == nil && len(tms) == 1
-	})
+	ui := waitSessionTaskManager(t, id)
 	if d := status(t, id); isEnded(d.Report.State) {
 		t.Fatalf("the session cluster ended (%s, %s) instead of running until killed: %s\n%s", d.Report.State, d.Report.FinalStatus, d.Report.Diagnostics, containerLogs(id))
 	}

@@ -3,7 +3,6 @@
 package am_test
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -22,8 +21,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
-
-	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
 )
 
 // TestFlinkUsersOwnRESTTLS: a session cluster whose job file turns on Flink's REST TLS with its own
@@ -54,20 +51,7 @@ func TestFlinkUsersOwnRESTTLS(t *testing.T) {
 	job := flinkJob(t, "flink-own-rest-tls", 1, 1, nil, config)
 	id := submitDetached(t, job)
 	defer yarnAM(t, time.Minute, "kill", id)
-	var ui string
-	waitFor(t, id, 4*time.Minute, "the session's TaskManager registered, read through the AM", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
-			return true
-		}
-		if ui == "" {
-			ui = flinkUI(t, id)
-		}
-		if ui == "" {
-			return false
-		}
-		tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
-		return err == nil && len(tms) == 1
-	})
+	waitSessionTaskManager(t, id)
 	d := status(t, id)
 	require.False(t, isEnded(d.Report.State), "the session cluster ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
 	logs := appLogText(id)
