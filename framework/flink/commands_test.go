@@ -94,18 +94,7 @@ func TestSameHost(t *testing.T) {
 // (no trust store) fails the JobManager and every TaskManager there, with the key, instead of an AM
 // waiting for an outcome it cannot read.
 func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
-	dir := t.TempDir()
-	for f, body := range map[string]string{
-		"job.toml":                        "[flink]\nprovided = \"hdfs://nn:8020/flink.tar\"\njar = \"job.jar\"\n",
-		"flink/lib/flink-dist-1.20.5.jar": "",
-		"flink/bin/bash-java-utils.jar":   "",
-		"flink/plugins/.keep":             "",
-		"flink/conf/config.yaml":          "security:\n  ssl:\n    rest:\n      enabled: true\n",
-	} {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644))
-	}
-	t.Chdir(dir)
+	dir := inProvidedHome(t, "1.20.5", "security:\n  ssl:\n    rest:\n      enabled: true\n")
 	_, err := loadFlinkSetup()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `security.ssl.rest.enabled = true needs security.ssl.rest.truststore`)
@@ -136,4 +125,24 @@ func waitCases(jmHost string) []waitCase {
 		{"always, another host", WaitAlways, "node-b.invalid", true},
 		{"never, the JobManager's host", WaitNever, jmHost, false},
 	}
+}
+
+// inProvidedHome makes the working directory a TaskExecutor's with a provided Flink home of version
+// whose conf/config.yaml is config (the job file names it by its HDFS path, as a container sees it
+// after localisation), for loadFlinkSetup; it returns that directory.
+func inProvidedHome(t *testing.T, version, config string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for f, body := range map[string]string{
+		"job.toml": "[flink]\nprovided = \"hdfs://nn:8020/flink.tar\"\njar = \"job.jar\"\n",
+		"flink/lib/flink-dist-" + version + ".jar": "",
+		"flink/bin/bash-java-utils.jar":            "",
+		"flink/plugins/.keep":                      "",
+		"flink/conf/config.yaml":                   config,
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644))
+	}
+	t.Chdir(dir)
+	return dir
 }

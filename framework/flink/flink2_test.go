@@ -78,18 +78,7 @@ func TestCheckAppliesFlink2Rules(t *testing.T) {
 // A provided home is first read in the container: a Flink 2 home's removed key fails the JobManager
 // and every TaskManager there, naming the key, rather than running without it.
 func TestFlinkSetupRefusesRemovedKeysOfAFlink2Home(t *testing.T) {
-	dir := t.TempDir()
-	for f, body := range map[string]string{
-		"job.toml":                       "[flink]\nprovided = \"hdfs://nn:8020/flink.tar\"\njar = \"job.jar\"\n",
-		"flink/lib/flink-dist-2.3.0.jar": "",
-		"flink/bin/bash-java-utils.jar":  "",
-		"flink/plugins/.keep":            "",
-		"flink/conf/config.yaml":         "taskmanager:\n  network:\n    numberOfBuffers: 2048\n",
-	} {
-		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644))
-	}
-	t.Chdir(dir)
+	dir := inProvidedHome(t, "2.3.0", "taskmanager:\n  network:\n    numberOfBuffers: 2048\n")
 	_, err := loadFlinkSetup()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"taskmanager.network.numberOfBuffers" = "2048": Flink 2.3.0 does not read it`)
