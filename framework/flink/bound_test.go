@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -84,9 +85,11 @@ func portOf(t *testing.T, addr string) int {
 // The driver takes the JobManager's REST port from the JVM's own listening sockets, the one its log
 // names (restLogLine) and that answers with the application's server certificate; it sends nothing to
 // the JVM's other ports (a TLS handshake is an error in the blob server's log) nor to a squatter's
-// that answers as Flink. It takes the RPC port the JobManager names only if its JVM listens on it.
-// Without the log line, after logFallback, it asks every listening socket, and only the JobManager's
-// answers. This test process stands in for the JVM.
+// that answers as Flink. It takes the RPC port the JobManager names only if its JVM listens on it:
+// not a port another process of the host listens on (heldElsewhere), which the own-socket filter of
+// listeningIn leaves out; without that filter this test fails. Without the log line, after
+// logFallback, it asks every listening socket, and only the JobManager's answers. This test process
+// stands in for the JVM.
 func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the JVM's sockets are read from Linux's /proc")
@@ -102,7 +105,8 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	require.NoError(t, err)
 	defer rpc.Close()
 	var mu sync.Mutex
-	said := 1 // a port this process does not listen on, at first
+	elsewhere := heldElsewhere(t)
+	said := elsewhere // a port another process listens on, not this one, at first
 	jmREST := tlsJobManager(t, a, func() int { mu.Lock(); defer mu.Unlock(); return said })
 	restPort := portOf(t, jmREST.Listener.Addr().String())
 
@@ -116,14 +120,15 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	again, err := listeningPorts(os.Getpid())
 	require.NoError(t, err)
 	assert.Equal(t, ports, again, "a connected socket is not a listening one")
+	assert.NotContains(t, ports, elsewhere, "another process's listening socket is not this one's")
 
 	logFile := filepath.Join(t.TempDir(), "jobmanager.log")
 	require.NoError(t, os.WriteFile(logFile, fmt.Appendf(nil, "INFO  starting\n2026-11-27 20:05:28,123 INFO  org.apache.flink.runtime.rest.RestServerEndpoint [] - Rest endpoint listening at 127.0.0.1:%d\n", restPort), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = learnBound(ctx, os.Getpid(), "127.0.0.1", closed.client, nil, logFile)
-	require.Error(t, err, "an RPC port the JVM does not listen on is not taken")
-	assert.Contains(t, err.Error(), "jobmanager.rpc.port = 1, on which its JVM does not listen")
+	require.Error(t, err, "an RPC port another process listens on, not the JVM, is not taken")
+	assert.Contains(t, err.Error(), fmt.Sprintf("jobmanager.rpc.port = %d, on which its JVM does not listen", elsewhere))
 
 	mu.Lock()
 	said = portOf(t, rpc.Addr().String())
@@ -143,6 +148,28 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	close(exited)
 	_, err = learnBound(context.Background(), 1<<22+1, "127.0.0.1", closed.client, exited, "")
 	assert.ErrorContains(t, err, "the JobManager ended before its ports were known")
+}
+
+// heldElsewhere returns a port on which another process alone listens: a socket this test binds and
+// hands to a child (sleep) before it closes its own descriptors, as a squatter's or another JVM's
+// port on the AM's host. The child ends with the test.
+func heldElsewhere(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := portOf(t, l.Addr().String())
+	f, err := l.(*net.TCPListener).File()
+	require.NoError(t, err)
+	cmd := exec.Command("sleep", "600")
+	cmd.ExtraFiles = []*os.File{f}
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.NoError(t, f.Close())
+	require.NoError(t, l.Close())
+	c, err := net.DialTimeout("tcp", l.Addr().String(), 5*time.Second)
+	require.NoError(t, err, "the child listens on the port")
+	c.Close()
+	return port
 }
 
 // The log is read from where it stopped, a line cut by a read included, up to its bound.
