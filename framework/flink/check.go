@@ -49,6 +49,18 @@ func layer(f *Spec) (*layered, error) {
 	return l, nil
 }
 
+// jobKeys are the job's own Flink keys: the job file's, then -D, without the home's configuration.
+func (l *layered) jobKeys() *dist.Config {
+	c := dist.NewConfig()
+	for _, k := range slices.Sorted(maps.Keys(l.spec.Config)) {
+		c.Set(k, l.spec.Config[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(l.defines)) {
+		c.Set(k, l.defines[k])
+	}
+	return c
+}
+
 // origin says where a Flink key's value comes from: "-D key=value", "the job file's [flink.config]",
 // the home's configuration file, or "" for Flink's default.
 func (l *layered) origin(key string) string {
@@ -77,7 +89,7 @@ func (l *layered) from(key string) string {
 
 // check is a [flink] job's pre-flight before anything is staged (docs/flink.md#what-check-refuses):
 // each role's memory as Flink's own calculator would size it (docs/flink.md#the-memory-check), plain
-// the job's own REST TLS (checkUserRESTTLS), the job's parallelism against the slots
+// the job's own REST TLS (checkUserRESTTLS), the JobManager's ports (checkPorts), the job's parallelism against the slots
 // it will have, and the job's jar against its main class. A message about a Flink key says where the
 // key was set.
 func check(job *jobfile.Job) error {
@@ -92,6 +104,9 @@ func check(job *jobfile.Job) error {
 		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
 	}
 	if err := checkInternalTLSKeys(l.conf, f.InternalTLS); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkPorts(l.jobKeys(), l.from); err != nil {
 		errs = append(errs, err)
 	}
 	if f.TaskManagers == TaskManagersDemand {

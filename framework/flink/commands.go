@@ -171,6 +171,9 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err := checkInternalTLSKeys(conf, spec.InternalTLS); err != nil {
 		return nil, err
 	}
+	if err := checkPorts(layer, nil); err != nil { // the job's own: the JobManager binds those (jobPorts)
+		return nil, err
+	}
 	if err := dist.CheckRemovedKeys(conf, home.Version); err != nil {
 		return nil, err
 	}
