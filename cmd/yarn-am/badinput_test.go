@@ -508,6 +508,10 @@ func badInputs() []badInput {
 			code: 3, want: []string{"taskexecutor.min-instances = 2", "from 1 to taskexecutor.instances = 1", `taskmanagers = "demand"`}},
 		{name: "flink own REST TLS without a trust store", args: []string{"check", "$D/job.toml", "-D", "security.ssl.rest.enabled=true"}, job: localJarFlinkJob, files: map[string]string{"job.jar": ""},
 			code: 3, want: []string{"security.ssl.rest.enabled = true needs security.ssl.rest.truststore", "PKCS12"}},
+		{name: "flink own REST TLS without client authentication", args: []string{"check", "$D/job.toml", "-D", "security.ssl.rest.enabled=true", "-D", "security.ssl.rest.truststore=t.p12"}, job: localJarFlinkJob, files: map[string]string{"job.jar": ""},
+			code: 3, want: []string{"security.ssl.rest.enabled = true without security.ssl.rest.authentication-enabled = true", "answer anyone", "[flink] rest-tls-without-client-auth = true"}},
+		{name: "flink rest-tls-without-client-auth not a boolean", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[flink]\n", "[flink]\nrest-tls-without-client-auth = \"yes\"\n", 1),
+			code: 3, want: []string{"flink.rest-tls-without-client-auth", `"yes"`, "want true or false"}},
 		{name: "flink own REST trust store of type JKS", args: []string{"check", "$D/job.toml", "-D", "security.ssl.rest.enabled=true", "-D", "security.ssl.rest.truststore=t.jks", "-D", "security.ssl.rest.truststore-type=JKS"}, job: localJarFlinkJob, files: map[string]string{"job.jar": ""},
 			code: 3, want: []string{`security.ssl.rest.truststore-type = "JKS"`, "PKCS12 stores only", "keytool"}},
 		// --- the JobManager's ports (docs/flink.md#what-check-refuses) ---

@@ -100,7 +100,7 @@ func check(job *jobfile.Job) error {
 	}
 	var errs []error
 	errs = append(errs, l.checkRemovedKeys()...)
-	if err := checkUserRESTTLS(l.conf); err != nil {
+	if err := checkUserRESTTLS(l.conf, f.RESTWithoutClientAuth); err != nil {
 		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
 	}
 	if err := checkInternalTLSKeys(l.conf, f.InternalTLS); err != nil {

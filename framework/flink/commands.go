@@ -165,7 +165,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	conf.Merge(layer)
 	hadoopSecurityDefaults(conf)
 	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
-	if err := checkUserRESTTLS(conf); err != nil {
+	if err := checkUserRESTTLS(conf, spec.RESTWithoutClientAuth); err != nil {
 		return nil, err
 	}
 	if err := checkInternalTLSKeys(conf, spec.InternalTLS); err != nil {
@@ -237,7 +237,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		}
 		s.conf.Set(KeyWebSubmit, fmt.Sprint(f.WebSubmit && f.Jar == ""))
 		if !restAuth(s.conf) {
-			fmt.Fprintf(stdout, "yarn-am flink-jobmanager: your own REST TLS without %s: the JobManager's REST API answers anyone who reaches its port\n", KeyRESTSSLAuth)
+			fmt.Fprintf(stdout, "yarn-am flink-jobmanager: your own REST TLS without %s ([flink] %s = true): the JobManager's REST API answers anyone who reaches its port\n", KeyRESTSSLAuth, KeyRESTWithoutClientAuth)
 		}
 	} else {
 		tlsDir := os.Getenv(EnvRESTTLS)

@@ -67,6 +67,11 @@ type Spec struct {
 	// server, data exchange) under mutual TLS with certificates of the application's authority
 	// (internaltls.go, docs/flink.md#who-can-reach-the-jobmanager).
 	InternalTLS bool
+	// RESTWithoutClientAuth is [flink] rest-tls-without-client-auth (default false): the job accepts
+	// its own REST TLS (security.ssl.rest.enabled) without client authentication, which leaves the
+	// JobManager's REST API open to anyone who reaches its port (docs/flink.md#your-own-rest-tls);
+	// without it check refuses that.
+	RESTWithoutClientAuth bool
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -106,7 +111,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -184,6 +189,9 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	f.InternalTLS = true
 	if v, set := t.Bool("internal-tls"); set {
 		f.InternalTLS = v
+	}
+	if v, set := t.Bool(KeyRESTWithoutClientAuth); set {
+		f.RESTWithoutClientAuth = v
 	}
 	f.ClassDataSharing = true
 	if v, set := t.Bool("class-data-sharing"); set {

@@ -41,14 +41,25 @@ func restAuth(conf *dist.Config) bool {
 	return strings.EqualFold(strings.TrimSpace(v), "true")
 }
 
+// KeyRESTWithoutClientAuth is the [flink] key with which a job accepts its own REST TLS without
+// client authentication (docs/flink.md#your-own-rest-tls).
+const KeyRESTWithoutClientAuth = "rest-tls-without-client-auth"
+
 // checkUserRESTTLS is the pre-flight of the job's own REST TLS, from the configuration alone (the
 // stores are read where the containers see them, userRESTClient): a trust store, a key store when
-// clients authenticate, PKCS12 types. nil when the TLS is not the job's own.
-func checkUserRESTTLS(conf *dist.Config) error {
+// clients authenticate, PKCS12 types. Without client authentication the JobManager's REST API
+// answers anyone who reaches its port, past the AM's proxy and its rules: refused unless the job
+// says it accepts that (openOK, [flink] rest-tls-without-client-auth = true). nil when the TLS is not
+// the job's own.
+func checkUserRESTTLS(conf *dist.Config, openOK bool) error {
 	if !userRESTTLS(conf) {
 		return nil
 	}
 	var errs []error
+	if !restAuth(conf) && !openOK {
+		errs = append(errs, fmt.Errorf("%s = true without %s = true: the JobManager's REST API would answer anyone who reaches its port, past the AM's proxy and its rules (a stranger could cancel the job, or run code in the JobManager); turn client authentication on (%s = true and %s), or accept an open REST API with [flink] %s = true (docs/flink.md#your-own-rest-tls)",
+			dist.KeyRESTSSL, KeyRESTSSLAuth, KeyRESTSSLAuth, KeyRESTKeyStore, KeyRESTWithoutClientAuth))
+	}
 	need := []string{KeyRESTTrustStore}
 	if restAuth(conf) {
 		need = append(need, KeyRESTKeyStore)
@@ -69,8 +80,9 @@ func checkUserRESTTLS(conf *dist.Config) error {
 // userRESTClient is the REST client's TLS of the job's own REST TLS: the configured trust store as
 // its roots and, with client authentication, the configured key store's key and chain. Relative
 // paths are from dir, the container's working directory (as the JobManager's JVM resolves them).
+// Whether the job may run it without client authentication is checkUserRESTTLS's, before.
 func userRESTClient(conf *dist.Config, dir string) (*tls.Config, error) {
-	if err := checkUserRESTTLS(conf); err != nil {
+	if err := checkUserRESTTLS(conf, true); err != nil {
 		return nil, err
 	}
 	path := func(k string) string {
@@ -88,6 +100,10 @@ func userRESTClient(conf *dist.Config, dir string) (*tls.Config, error) {
 		}
 		if bytes.HasPrefix(data, jksMagic) {
 			return nil, fmt.Errorf("%s = %s is a JKS store: yarn-am reads PKCS12 stores only; convert it with keytool -importkeystore -srcstoretype JKS -deststoretype PKCS12", k, text.Quote(path(k)))
+		}
+		// Before any decoding: the decoder does every round the store asks for (pkcs12bound.go).
+		if _, err := checkPKCS12Rounds(data); err != nil {
+			return nil, fmt.Errorf("%s = %s: %v; re-create the store with at most %d rounds (keytool writes 10000, OpenSSL 2048)", k, text.Quote(path(k)), err, maxPKCS12Iterations)
 		}
 		return data, nil
 	}

@@ -1,13 +1,16 @@
 package flink
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/asn1"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,8 +130,18 @@ func TestUserRESTClientRefusals(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+	// Without client authentication the REST API is open: refused unless the job accepts it.
+	open := conf.Clone()
+	open.Set(KeyRESTSSLAuth, "false")
+	err := checkUserRESTTLS(open, false)
+	if assert.Error(t, err, "own REST TLS without client authentication") {
+		assert.Contains(t, err.Error(), "security.ssl.rest.enabled = true without security.ssl.rest.authentication-enabled = true")
+		assert.Contains(t, err.Error(), "[flink] rest-tls-without-client-auth = true")
+	}
+	assert.NoError(t, checkUserRESTTLS(open, true), "accepted with [flink] rest-tls-without-client-auth = true")
+	assert.NoError(t, checkUserRESTTLS(conf, false), "with client authentication nothing to accept")
 	plain := dist.NewConfig()
-	assert.NoError(t, checkUserRESTTLS(plain), "no TLS of the job's own: nothing to check")
+	assert.NoError(t, checkUserRESTTLS(plain, false), "no TLS of the job's own: nothing to check")
 }
 
 // A job with its own REST TLS keeps it: the AM writes no stores of its own, the driver gets no
@@ -164,4 +177,87 @@ jar = "job.jar"
 	require.NoError(t, os.Remove(filepath.Join(wd, "flink/conf/trust.p12")))
 	_, err = Flink{}.StartAM(t.Context(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
 	assert.ErrorContains(t, err, "trust.p12", "a store the AM cannot read fails its start, naming it")
+}
+
+// withMACRounds re-encodes the PKCS12 store data with its MAC asking for n rounds of key derivation
+// (the MAC itself left as it was: a reader does the rounds before it can tell).
+func withMACRounds(t *testing.T, data []byte, n int) []byte {
+	t.Helper()
+	var pfx struct {
+		Version  int
+		AuthSafe asn1.RawValue
+		MacData  struct {
+			Mac        asn1.RawValue
+			MacSalt    []byte
+			Iterations int `asn1:"optional,default:1"`
+		} `asn1:"optional"`
+	}
+	rest, err := asn1.Unmarshal(data, &pfx)
+	require.NoError(t, err)
+	require.Empty(t, rest)
+	pfx.MacData.Iterations = n
+	out, err := asn1.Marshal(pfx)
+	require.NoError(t, err)
+	return out
+}
+
+// A store of the job's own REST TLS that asks for more rounds of key derivation than Java reads
+// (5,000,000) is refused before it is decoded, naming the key, the store and the count, at once: the
+// decoder would do every round first (2³¹−1 kept flink-jobmanager busy for hours, issue 40). The
+// count is found in the MAC and inside the bags (a key's encryption); a store of ordinary counts
+// reads as before.
+func TestUserRESTClientRefusesAStoreOfTooManyRounds(t *testing.T) {
+	dir := t.TempDir()
+	conf := userStores(t, dir, newTestAuthority(t))
+	trust := filepath.Join(dir, "flink/conf/trust.p12")
+	keys := filepath.Join(dir, "flink/conf/rest.p12")
+	good, err := os.ReadFile(trust)
+	require.NoError(t, err)
+	most, err := checkPKCS12Rounds(good)
+	require.NoError(t, err)
+	assert.Positive(t, most, "the walk finds the store's counts")
+
+	try := func(t *testing.T) error {
+		t.Helper()
+		done := make(chan error, 1)
+		go func() { _, err := userRESTClient(conf, dir); done <- err }()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(20 * time.Second):
+			t.Fatal("userRESTClient still decoding the store after 20 s: it does the rounds the store asks for")
+			return nil
+		}
+	}
+	require.NoError(t, os.WriteFile(trust, withMACRounds(t, good, 1<<31-1), 0o600))
+	err = try(t)
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), `security.ssl.rest.truststore = "`+trust+`"`)
+		assert.Contains(t, err.Error(), "2147483647 rounds of key derivation, more than the 5000000 Java reads")
+	}
+	require.NoError(t, os.WriteFile(trust, withMACRounds(t, good, 5_000_000), 0o600))
+	most, err = checkPKCS12Rounds(withMACRounds(t, good, 5_000_000))
+	assert.NoError(t, err, "Java's own limit is allowed")
+	assert.EqualValues(t, 5_000_000, most)
+	require.NoError(t, os.WriteFile(trust, good, 0o600))
+
+	// The key store's key is encrypted under its own count (PBKDF2's), inside the authenticated safe:
+	// an encoder's count of 32768 (02 03 00 80 00) in its first place, the key's, made 8388607.
+	cert, err := newTestAuthority(t).ClientCertificate("c")
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	require.NoError(t, err)
+	ks, err := pkcs12.Modern.WithIterations(32768).Encode(cert.PrivateKey, leaf, nil, "kspw")
+	require.NoError(t, err)
+	count := []byte{2, 3, 0, 0x80, 0}
+	require.GreaterOrEqual(t, bytes.Count(ks, count), 2, "the key's count and the MAC's")
+	at := bytes.Index(ks, count)
+	require.Less(t, at, bytes.LastIndex(ks, count), "the key's count comes before the MAC's")
+	copy(ks[at:], []byte{2, 3, 0x7f, 0xff, 0xff})
+	require.NoError(t, os.WriteFile(keys, ks, 0o600))
+	err = try(t)
+	if assert.Error(t, err) {
+		assert.Contains(t, err.Error(), `security.ssl.rest.keystore = "`+keys+`"`)
+		assert.Contains(t, err.Error(), "8388607 rounds")
+	}
 }
