@@ -101,7 +101,14 @@ func check(job *jobfile.Job) error {
 	var errs []error
 	errs = append(errs, l.checkRemovedKeys()...)
 	if err := checkUserRESTTLS(l.conf, f.RESTWithoutClientAuth); err != nil {
-		errs = append(errs, fmt.Errorf("%w%s", err, l.from(dist.KeyRESTSSL)))
+		// Each of its problems says where the TLS was turned on.
+		each := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			each = j.Unwrap()
+		}
+		for _, e := range each {
+			errs = append(errs, fmt.Errorf("%w%s", e, l.from(dist.KeyRESTSSL)))
+		}
 	}
 	if err := checkInternalTLSKeys(l.conf, f.InternalTLS); err != nil {
 		errs = append(errs, err)
@@ -221,7 +228,12 @@ func checkWarnings(job *jobfile.Job) []string {
 		out = append(out, w)
 	}
 	out = append(out, l.flink2Warnings()...)
-	known, err := l.home.KnownKeys(flinkArchiveCache())
+	// The key list kept beside the archives is read and written only where they would be reused.
+	cache := flinkArchiveCache()
+	if privateArchiveDir(cache) != "" {
+		cache = ""
+	}
+	known, err := l.home.KnownKeys(cache)
 	if err != nil || len(known) == 0 {
 		return out
 	}

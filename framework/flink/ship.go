@@ -83,10 +83,17 @@ const flinkArchivesKept = 3
 // privateArchiveDir creates dir (0700) if needed and reports why it is not private: a directory that
 // is not the effective user's own, or that anyone else may write, or a symbolic link; one of the
 // user's own that others may only read or list is made 0700. An archive found by name in such a directory may have been put there by another
-// user, and whoever submits it runs its code.
+// user, and whoever submits it runs its code. Every directory above it counts too (privatePath):
+// whoever may rename an entry of a parent can swap the whole cache for one of their own between the
+// check and the use (the no-$HOME fallback under /tmp was won in 137 tries, issue 40).
 func privateArchiveDir(dir string) (reason string) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err.Error()
+	}
+	if abs, err := filepath.Abs(dir); err != nil {
+		return err.Error()
+	} else if why := privatePath(abs); why != "" {
+		return why
 	}
 	fi, err := os.Lstat(dir)
 	if err != nil {
@@ -109,6 +116,63 @@ func privateArchiveDir(dir string) (reason string) {
 		}
 	}
 	return ""
+}
+
+// maxPathLinks bounds the symbolic links privatePath follows (as the kernel's 40).
+const maxPathLinks = 40
+
+// privatePath reports why a directory above abs (an absolute path) lets someone other than the
+// effective user and root change what abs names: a directory owned by another user, one that others
+// may write without the sticky bit (with it, as /tmp, they cannot rename or remove the entries of
+// others, and the entry below is checked to be the user's or root's), or a symbolic link owned by
+// another user; a link of the user's or root's is followed and its target checked the same way.
+// "" when none does.
+func privatePath(abs string) string {
+	return privatePathN(abs, 0)
+}
+
+func privatePathN(abs string, links int) string {
+	euid := os.Geteuid()
+	trusted := func(fi os.FileInfo) (int, bool) {
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return -1, true // no owners on this system
+		}
+		return int(st.Uid), int(st.Uid) == euid || st.Uid == 0
+	}
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err.Error()
+		}
+		uid, ok := trusted(fi)
+		switch {
+		case fi.Mode()&os.ModeSymlink != 0:
+			if !ok {
+				return fmt.Sprintf("the link %s above it is owned by uid %d, not by you (uid %d) or root", p, uid, euid)
+			}
+			if links++; links > maxPathLinks {
+				return fmt.Sprintf("more than %d symbolic links above it", maxPathLinks)
+			}
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				return err.Error()
+			}
+			// The target's own directories, then the target itself as a directory above abs.
+			if why := privatePathN(filepath.Join(target, "x"), links); why != "" {
+				return why
+			}
+		case !fi.IsDir():
+			return fmt.Sprintf("%s above it is not a directory (%s)", p, fi.Mode().Type())
+		case !ok:
+			return fmt.Sprintf("the directory %s above it is owned by uid %d, not by you (uid %d) or root", p, uid, euid)
+		case fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0:
+			return fmt.Sprintf("the directory %s above it is %s, writable by others (who can replace what is below it)", p, fi.Mode().Perm())
+		}
+		if p == filepath.Dir(p) {
+			return ""
+		}
+	}
 }
 
 // pruneArchives removes all but the flinkArchivesKept most recently used archives of dir whose names

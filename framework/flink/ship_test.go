@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,4 +187,81 @@ func TestFlinkArchiveCacheIsPrivateAndBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{newer, filepath.Join(private, "flink-home-old3.tar"), filepath.Join(private, "flink-home-old4.tar")},
 		left, "the newest three")
+}
+
+// The archive cache counts as private only if every directory above it is too (privatePath): owned
+// by the user or root, and writable by nobody else unless sticky (as /tmp); a link above it owned by
+// the user or root is followed and its target checked the same way. A planted parent (writable by
+// others, another user's, or a link to such a directory) makes HomeArchive pack afresh into a new
+// private directory, as the no-$HOME fallback under a shared TMPDIR does.
+func TestArchiveCacheChecksEveryDirectoryAbove(t *testing.T) {
+	home := t.TempDir()
+	for p, body := range map[string]string{"lib/flink-dist.jar": "dist", "plugins/p/p.jar": "p", "bin/bash-java-utils.jar": "bju"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(home, filepath.Dir(p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(home, p), []byte(body), 0o644))
+	}
+	reused := func(t *testing.T, cache string) (bool, string) {
+		t.Helper()
+		var out bytes.Buffer
+		first, err := HomeArchive(home, cache, &out)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(first)) })
+		second, err := HomeArchive(home, cache, &out)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(second)) })
+		return first == second && filepath.Dir(first) == cache, out.String()
+	}
+
+	parent := t.TempDir()
+	require.NoError(t, os.Chmod(parent, 0o777))
+	ok, out := reused(t, filepath.Join(parent, "mine", "flink-archives"))
+	assert.False(t, ok, "below a parent anyone may write")
+	assert.Contains(t, out, "the directory "+parent+" above it is -rwxrwxrwx, writable by others")
+
+	require.NoError(t, os.Chmod(parent, 0o777|os.ModeSticky))
+	ok, out = reused(t, filepath.Join(parent, "mine", "flink-archives"))
+	assert.True(t, ok, "below a sticky parent (as /tmp) the user's own directory is private: %s", out)
+
+	// A link above the cache, the user's own, pointing into a directory others may write.
+	open := t.TempDir()
+	require.NoError(t, os.Chmod(open, 0o777))
+	require.NoError(t, os.MkdirAll(filepath.Join(open, "target"), 0o700))
+	link := filepath.Join(t.TempDir(), "link")
+	require.NoError(t, os.Symlink(filepath.Join(open, "target"), link))
+	ok, out = reused(t, filepath.Join(link, "flink-archives"))
+	assert.False(t, ok, "a link into a directory others may write")
+	assert.Contains(t, out, "the directory "+open+" above it is -rwxrwxrwx, writable by others")
+	require.NoError(t, os.Chmod(open, 0o755))
+	ok, out = reused(t, filepath.Join(link, "flink-archives"))
+	assert.True(t, ok, "a link of the user's to a private directory is followed: %s", out)
+
+	// The no-$HOME fallback under a shared temporary directory.
+	tmp := t.TempDir()
+	require.NoError(t, os.Chmod(tmp, 0o777))
+	t.Setenv("YARN_AM_CACHE", "")
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("TMPDIR", tmp)
+	cache := flinkArchiveCache()
+	require.True(t, strings.HasPrefix(cache, tmp+"/"), "the fallback is under TMPDIR: %s", cache)
+	assert.Contains(t, privateArchiveDir(cache), "the directory "+tmp+" above it is -rwxrwxrwx, writable by others")
+
+	// A parent another user owns (who could rename the cache away and plant their own): only root
+	// can make one here.
+	if os.Geteuid() != 0 {
+		t.Log("not root: the case of a parent owned by another user needs chown")
+		return
+	}
+	theirs := filepath.Join(t.TempDir(), "theirs")
+	require.NoError(t, os.MkdirAll(theirs, 0o755))
+	require.NoError(t, os.Chown(theirs, 4242, 4242))
+	ok, out = reused(t, filepath.Join(theirs, "flink-archives"))
+	assert.False(t, ok)
+	assert.Contains(t, out, "the directory "+theirs+" above it is owned by uid 4242, not by you (uid 0) or root")
+	theirLink := filepath.Join(t.TempDir(), "their-link")
+	require.NoError(t, os.Symlink(t.TempDir(), theirLink))
+	require.NoError(t, os.Lchown(theirLink, 4242, 4242))
+	ok, out = reused(t, filepath.Join(theirLink, "flink-archives"))
+	assert.False(t, ok)
+	assert.Contains(t, out, "the link "+theirLink+" above it is owned by uid 4242")
 }
