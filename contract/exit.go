@@ -86,7 +86,8 @@ const (
 	// wrong form, flags that exclude each other). Nothing was read or sent.
 	ExitUsage = 2
 	// ExitInvalidInput: the input is wrong (job file, external-resource keys, flink-conf, -D, --name,
-	// --queue, the environment such as HADOOP_CONF_DIR). Found before any network use.
+	// --queue, the environment such as HADOOP_CONF_DIR, a local file such as --keytab or KRB5_CONFIG
+	// that is missing or unreadable). Found before any network use.
 	ExitInvalidInput = 3
 	// ExitUnreachable: the cluster could not be asked: connection refused, name not resolved, timed
 	// out (--timeout), a login the cluster refused.

@@ -20,7 +20,7 @@ type badInput struct {
 	name  string
 	args  []string          // "$D" is the test's directory
 	job   string            // content of $D/job.toml; "" = okJob
-	files map[string]string // more files under $D; a name ending in "/" is a directory, in "|" a named pipe
+	files map[string]string // more files under $D; a name ending in "/" is a directory, in "|" a named pipe, in "@" a symbolic link to the content
 	env   map[string]string // overrides of the environment ("" unsets)
 	code  int
 	want  []string // in stderr (stdout when code is 0)
@@ -87,6 +87,21 @@ func manyUnknownKeys(n int) string {
 		fmt.Fprintf(&b, "k%d = 1\n", i)
 	}
 	return b.String()
+}
+
+// kerberized is the files of a Kerberized cluster's configuration in $D/conf (its RM on a port nothing
+// listens on: the login fails first) and a krb5.conf in $D, with more files.
+func kerberized(more map[string]string) map[string]string {
+	site := `<configuration>
+<property><name>hadoop.security.authentication</name><value>kerberos</value></property>
+<property><name>yarn.resourcemanager.address</name><value>127.0.0.1:1</value></property>
+</configuration>`
+	files := map[string]string{"conf/core-site.xml": site, "conf/yarn-site.xml": site,
+		"krb5.conf": "[libdefaults]\n default_realm = EXAMPLE.COM\n"}
+	for name, content := range more {
+		files[name] = content
+	}
+	return files
 }
 
 // goInternals are fragments of Go's own error texts that mean nothing to a user.
@@ -376,6 +391,30 @@ func badInputs() []badInput {
 			code: 2, want: []string{"--json", `"maybe"`, "true or false"}},
 		{name: "--keytab without --principal", args: []string{"list", "--keytab", "$D/k"},
 			code: 2, want: []string{"--keytab", "--principal"}},
+
+		// --- local Kerberos files on a Kerberized cluster: bad input (3), not an unreachable cluster
+		// (4); the file's path is named (issue 40 §7) ---
+		{name: "KRB5_CONFIG a missing file", args: []string{"list"}, files: kerberized(nil),
+			env:  map[string]string{"HADOOP_CONF_DIR": "$D/conf", "KRB5_CONFIG": "$D/no-krb5.conf"},
+			code: 3, want: []string{"KRB5_CONFIG", "$D/no-krb5.conf", "no such file"}},
+		{name: "KRB5_CONFIG a loop of links", args: []string{"check", "$D/job.toml"}, files: kerberized(map[string]string{"a@": "b", "b@": "a"}),
+			env:  map[string]string{"HADOOP_CONF_DIR": "$D/conf", "KRB5_CONFIG": "$D/a"},
+			code: 3, want: []string{"KRB5_CONFIG", "$D/a", "symbolic links"}},
+		{name: "--keytab a missing file", args: []string{"list", "--principal", "alice@EXAMPLE.COM", "--keytab", "$D/no.keytab"}, files: kerberized(nil),
+			env:  map[string]string{"HADOOP_CONF_DIR": "$D/conf", "KRB5_CONFIG": "$D/krb5.conf"},
+			code: 3, want: []string{"--keytab", "$D/no.keytab", "no such file"}},
+		{name: "--keytab a loop of links", args: []string{"submit", "$D/job.toml", "--principal", "alice@EXAMPLE.COM", "--keytab", "$D/k"},
+			files: kerberized(map[string]string{"k@": "k"}), env: map[string]string{"HADOOP_CONF_DIR": "$D/conf", "KRB5_CONFIG": "$D/krb5.conf"},
+			code: 3, want: []string{"--keytab", "$D/k", "symbolic links"}},
+		{name: "--keytab a dangling link", args: []string{"cluster", "--principal", "alice@EXAMPLE.COM", "--keytab", "$D/k"},
+			files: kerberized(map[string]string{"k@": "gone"}), env: map[string]string{"HADOOP_CONF_DIR": "$D/conf", "KRB5_CONFIG": "$D/krb5.conf"},
+			code: 3, want: []string{"--keytab", "$D/k", "no such file"}},
+		{name: "--keytab in a path through a file", args: []string{"list", "--principal", "alice@EXAMPLE.COM", "--keytab", "$D/krb5.conf/k"},
+			files: kerberized(nil), env: map[string]string{"HADOOP_CONF_DIR": "$D/conf", "KRB5_CONFIG": "$D/krb5.conf"},
+			code: 3, want: []string{"--keytab", "$D/krb5.conf/k", "not a directory"}},
+		{name: "KRB5CCNAME a missing ticket cache", args: []string{"status", "application_1_0001"}, files: kerberized(nil),
+			env:  map[string]string{"HADOOP_CONF_DIR": "$D/conf", "KRB5_CONFIG": "$D/krb5.conf", "KRB5CCNAME": "$D/no-cache"},
+			code: 3, want: []string{"$D/no-cache", "does not exist", "kinit"}},
 
 		// --- the environment ---
 		{name: "-D a job value the file would refuse", args: []string{"check", "$D/job.toml", "-D", "taskexecutor.memory=lots"},
@@ -695,6 +734,15 @@ func TestBadInputs(t *testing.T) {
 			}
 			for name, content := range c.files {
 				p := filepath.Join(dir, name)
+				if link, ok := strings.CutSuffix(p, "@"); ok {
+					if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Symlink(content, link); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
 				if pipe, ok := strings.CutSuffix(p, "|"); ok {
 					if err := os.MkdirAll(filepath.Dir(pipe), 0o755); err != nil {
 						t.Fatal(err)

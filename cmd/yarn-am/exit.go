@@ -6,7 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"time"
@@ -21,8 +23,8 @@ import (
 // exitCodesUsage is the exit-code line every client command's usage ends with (the full table is in
 // docs/running.md; the codes are contract.Exit*).
 const exitCodesUsage = `Exit codes: 0 ok; 1 the application failed or was killed; 2 usage (flags, arguments); 3 invalid
-input (job file, keys, flink-conf, environment); 4 cluster unreachable or timed out; 5 does not fit or
-rejected by the cluster; 130 interrupted.`
+input (job file, keys, flink-conf, environment, a local file such as --keytab); 4 cluster unreachable or
+timed out; 5 does not fit or rejected by the cluster; 130 interrupted.`
 
 // defaultTimeout is the --timeout of every client command: long enough for submit to stage the binary
 // and the job's files, short enough that a dead cluster is reported within minutes.
@@ -168,8 +170,10 @@ func fail(stderr io.Writer, name string, err error, code int) int {
 }
 
 // exitCode classifies an error of a command that talked to the cluster: unreachable (4), the cluster
-// said no (5), anything else 1. The classification uses yarnrpc's typed errors where they exist, else
-// the standard library's network and deadline errors (TestExitCodeOfClusterErrors).
+// said no (5), a local file that could not be read (3: a missing --keytab or KRB5_CONFIG, a symbolic
+// link loop, no permission), anything else 1. The classification uses yarnrpc's typed errors where
+// they exist, else the standard library's network, deadline and file errors
+// (TestExitCodeOfClusterErrors, TestBadInputs' Kerberos file rows).
 func exitCode(err error) int {
 	var pe *resources.PreflightError
 	var re *yarnrpc.RemoteError
@@ -182,12 +186,26 @@ func exitCode(err error) int {
 	case errors.As(err, &pe):
 		return contract.ExitRejected
 	case errors.Is(err, yarnrpc.ErrConnection), errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &oe), errors.As(err, &de), errors.As(err, &ne):
+		errors.As(err, &oe), errors.As(err, &de):
+		return contract.ExitUnreachable
+	case localFileError(err):
+		// Before the net.Error case below: a file error's syscall.Errno (ENOENT, ELOOP) has the
+		// Timeout and Temporary methods, so it passes for a net.Error.
+		return contract.ExitInvalidInput
+	case errors.As(err, &ne):
 		return contract.ExitUnreachable
 	case errors.As(err, &re):
 		return contract.ExitRejected
 	}
 	return contract.ExitAppFailed
+}
+
+// localFileError reports whether err is the os package's error about a file of this machine (the
+// path is in its text): the user named a file that is missing, unreadable or a loop of links.
+func localFileError(err error) bool {
+	var pe *fs.PathError
+	var le *os.LinkError
+	return errors.As(err, &pe) || errors.As(err, &le)
 }
 
 // connect loads the Hadoop configuration, logs in and connects to the ResourceManager; on failure it

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,6 +35,12 @@ func TestExitCodeOfClusterErrors(t *testing.T) {
 		"does not fit":         {fmt.Errorf("x: %w", &resources.PreflightError{Problems: []string{"p"}}), contract.ExitRejected},
 		"remote exception":     {&yarnrpc.RemoteError{Class: "org.apache.hadoop.yarn.exceptions.YarnException", Message: "no"}, contract.ExitRejected},
 		"anything else":        {errors.New("the application failed"), contract.ExitAppFailed},
+		// A local file is bad input, not an unreachable cluster, whatever its errno (issue 40 §7).
+		"missing local file": {fmt.Errorf("--keytab k: %w", &fs.PathError{Op: "stat", Path: "k", Err: syscall.ENOENT}), contract.ExitInvalidInput},
+		"link loop":          {fmt.Errorf("x: %w", &fs.PathError{Op: "open", Path: "k", Err: syscall.ELOOP}), contract.ExitInvalidInput},
+		"no permission":      {fmt.Errorf("x: %w", &fs.PathError{Op: "open", Path: "k", Err: syscall.EACCES}), contract.ExitInvalidInput},
+		"not a directory":    {fmt.Errorf("x: %w", &fs.PathError{Op: "open", Path: "k/x", Err: syscall.ENOTDIR}), contract.ExitInvalidInput},
+		"refused dial errno": {fmt.Errorf("x: %w", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}), contract.ExitUnreachable},
 	} {
 		assert.Equal(t, c.want, exitCode(c.err), name)
 	}
