@@ -1,20 +1,30 @@
 package text
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // DidYouMean returns ` (did you mean "x"?)` for the candidate closest to s (case ignored), or "" when
-// none is close: within a third of s's length, and at least 2 edits.
+// none is close: within a third of s's length, and at least 2 edits. A candidate whose length alone
+// puts it out of reach is not compared: a 100 KiB key costs no more than a short one
+// (TestDidYouMeanComparesNoCandidateOutOfReach).
 func DidYouMean(s string, candidates []string) string {
+	limit := utf8.RuneCountInString(s) / 3
+	if limit < 2 {
+		limit = 2
+	}
+	ls, n := strings.ToLower(s), utf8.RuneCountInString(s)
 	best, bestD := "", -1
 	for _, c := range candidates {
-		d := EditDistance(strings.ToLower(s), strings.ToLower(c))
+		// The distance is at least the difference of the lengths (in characters).
+		if gap := n - utf8.RuneCountInString(c); gap > limit || -gap > limit {
+			continue
+		}
+		d := EditDistance(ls, strings.ToLower(c))
 		if bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
-	}
-	limit := len(s) / 3
-	if limit < 2 {
-		limit = 2
 	}
 	if bestD < 0 || bestD > limit {
 		return ""
