@@ -6,14 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -123,10 +121,6 @@ type DiscoveryResult struct {
 // maxMoreLines bounds DiscoveryResult.More.
 const maxMoreLines = 16
 
-// outputGrace is how long the runner waits, once the program has exited and its process group is
-// killed, for its output pipes to close before it looks for other holders (TestRunDiscoveryKeepsOutputOfSetsidChild).
-const outputGrace = 300 * time.Millisecond
-
 // RunDiscoveryResult runs `path amount args...` per the discovery contract (## Contracts in
 // docs/design.md). args is split as a shell would (SplitArgs); empty args add no argument. The first
 // line of stdout holds comma-separated ids, blanks ignored; every id must satisfy rule (CheckIDs).
@@ -168,24 +162,9 @@ func RunDiscoveryResult(ctx context.Context, path string, amount int, args strin
 	overflow := make(chan string, 2)
 	stdout := &capBuffer{max: MaxDiscoveryOutput, name: "stdout", overflow: overflow}
 	stderr := &capBuffer{max: MaxDiscoveryOutput, name: "stderr", overflow: overflow}
-	// Our own pipes (not exec's copying goroutines): Wait then returns when the program exits, whoever
-	// else holds the write ends, and the pipes' inode tells us who does (outputHolders).
-	out, err := startReader(stdout)
-	if err != nil {
-		return nil, fmt.Errorf("resources: discovery program %q: %w", path, err)
-	}
-	defer out.r.Close()
-	errp, err := startReader(stderr)
-	if err != nil {
-		out.w.Close()
-		return nil, fmt.Errorf("resources: discovery program %q: %w", path, err)
-	}
-	defer errp.r.Close()
-	cmd.Stdout, cmd.Stderr = out.w, errp.w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	out.w.Close()
-	errp.w.Close()
+	// internal/proc's group runner: Wait returns when the program exits, whoever else holds its
+	// output, and whatever it left running is killed.
+	run, err := proc.RunGroup(ctx, cmd, stdout, stderr, overflow)
 	if err != nil {
 		// A script whose interpreter is missing fails with "no such file or directory" although the
 		// script is there: say which part is missing (TestDiscoveryStartFailureSaysWhy).
@@ -194,28 +173,14 @@ func RunDiscoveryResult(ctx context.Context, path string, amount int, args strin
 		}
 		return nil, fmt.Errorf("resources: starting discovery program %s: %s", text.Quote(path), text.Sanitize(text.Cut(err.Error(), 1024)))
 	}
-	pgid := cmd.Process.Pid
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	var overflowed string
-	go func() {
-		defer close(stopped)
-		select {
-		case <-ctx.Done():
-		case overflowed = <-overflow:
-		case <-done:
-			return
-		}
-		_ = proc.KillGroup(pgid, syscall.SIGKILL)
-	}()
-	werr := cmd.Wait()
-	close(done)
-	<-stopped
-	// Whatever the program left running in its group (a background child) is not part of discovery: end
-	// it. The group id cannot have been reused yet in practice: the kernel hands out pids in increasing
-	// order and the group's leader was reaped just now.
-	_ = proc.KillGroup(pgid, syscall.SIGKILL)
-	notes := finishReaders(ctx, []*pipeReader{out, errp})
+	werr, overflowed := run.Err, run.Stopped
+	var notes []string
+	for _, h := range run.Holders {
+		notes = append(notes, fmt.Sprintf("the discovery program had exited, but %s still held its output; killed it: a discovery program must not leave children behind (docs/gpus.md#discovery-script-contract)", h))
+	}
+	if run.Held {
+		notes = append(notes, "the discovery program's output was still held open by a process that could not be killed; what it printed before that is used")
+	}
 
 	derr := &DiscoveryError{Path: path, Args: argv, Amount: amount, Stderr: tail(stderr.String())}
 	switch {
@@ -266,115 +231,6 @@ func RunDiscoveryResult(ctx context.Context, path string, amount int, args strin
 	}
 	res.Notes = append(res.Notes, notes...)
 	return res, nil
-}
-
-// pipeReader copies one output pipe of a discovery program into a capBuffer.
-type pipeReader struct {
-	r, w *os.File
-	ino  uint64
-	done chan struct{}
-}
-
-func startReader(dst io.Writer) (*pipeReader, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(r.Fd()), &st); err != nil {
-		r.Close()
-		w.Close()
-		return nil, err
-	}
-	p := &pipeReader{r: r, w: w, ino: st.Ino, done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		_, _ = io.Copy(dst, r)
-	}()
-	return p, nil
-}
-
-// finishReaders waits until the readers have seen the end of their pipes. A pipe still open
-// outputGrace after the program's group was killed is held by a process outside the group (a child
-// that called setsid): every such holder is killed with its group and session, and a note says so. If
-// the pipes are still open after that (a holder we may not signal), they are closed on our side.
-func finishReaders(ctx context.Context, readers []*pipeReader) []string {
-	allDone := func(d time.Duration) bool {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		for _, p := range readers {
-			select {
-			case <-p.done:
-			case <-t.C:
-				return false
-			}
-		}
-		return true
-	}
-	if allDone(outputGrace) {
-		return nil
-	}
-	inos := map[uint64]bool{}
-	for _, p := range readers {
-		inos[p.ino] = true
-	}
-	var notes []string
-	_, mySID := procGroupSession(os.Getpid())
-	for _, h := range outputHolders(inos) {
-		_ = syscall.Kill(h.pid, syscall.SIGKILL)
-		what := fmt.Sprintf("process %d", h.pid)
-		if h.sid > 0 && h.sid != mySID {
-			proc.KillSession(h.sid, syscall.SIGKILL)
-			what += fmt.Sprintf(" (session %d, killed with all of it)", h.sid)
-		} else if h.pgid > 0 && h.pgid != syscall.Getpgrp() {
-			_ = proc.KillGroup(h.pgid, syscall.SIGKILL)
-			what += fmt.Sprintf(" (process group %d, killed with all of it)", h.pgid)
-		}
-		notes = append(notes, fmt.Sprintf("the discovery program had exited, but %s still held its output; killed it: a discovery program must not leave children behind (docs/gpus.md#discovery-script-contract)", what))
-	}
-	if !allDone(2 * time.Second) {
-		for _, p := range readers {
-			p.r.Close()
-			<-p.done
-		}
-		notes = append(notes, "the discovery program's output was still held open by a process that could not be killed; what it printed before that is used")
-	}
-	return notes
-}
-
-type holder struct{ pid, pgid, sid int }
-
-// outputHolders lists the processes (other than this one) that have a descriptor open on one of the
-// pipes with the given inodes (internal/proc; only processes this user may inspect are seen).
-func outputHolders(inos map[uint64]bool) []holder {
-	pids, err := proc.Pids()
-	if err != nil {
-		return nil
-	}
-	self := os.Getpid()
-	var hs []holder
-	for _, pid := range pids {
-		if pid == self {
-			continue
-		}
-		for _, ino := range proc.PipeInodes(pid) {
-			if inos[ino] {
-				pgid, sid := procGroupSession(pid)
-				hs = append(hs, holder{pid: pid, pgid: pgid, sid: sid})
-				break
-			}
-		}
-	}
-	return hs
-}
-
-// procGroupSession is the process group and session of pid, or 0, 0 when it cannot be read.
-func procGroupSession(pid int) (pgid, sid int) {
-	st, err := proc.ReadStat(pid)
-	if err != nil {
-		return 0, 0
-	}
-	return st.PGrp, st.Session
 }
 
 // CheckIDs returns "" when every id satisfies rule.Valid and none appears twice (compared in rule.Canon's
