@@ -176,8 +176,14 @@ func (m *metrics) SetGPUs(id string, gpus []contract.GPUStatus) {
 	for _, s := range gpus {
 		if s.Util != nil {
 			g.util.WithLabelValues(id, s.UUID).Set(*s.Util / 100)
+		} else if s.Problem != "" {
+			g.util.DeleteLabelValues(id, s.UUID) // a sick GPU's values are unknown, not the last ones
 		}
-		g.memory.WithLabelValues(id, s.UUID).Set(float64(s.MemUsedMiB) * (1 << 20))
+		if s.Problem != "" {
+			g.memory.DeleteLabelValues(id, s.UUID)
+		} else {
+			g.memory.WithLabelValues(id, s.UUID).Set(float64(s.MemUsedMiB) * (1 << 20))
+		}
 		if s.PowerW != nil {
 			g.power.WithLabelValues(id, s.UUID).Set(*s.PowerW)
 		} else {

@@ -51,3 +51,22 @@ func TestMetricsExposition(t *testing.T) {
 	var nilM *metrics
 	assert.NotPanics(t, func() { nilM.ObserveRPC("x", time.Now(), nil); nilM.ObserveExit(contract.ExitFailed) }, "a nil *Metrics is a no-op")
 }
+
+// A GPU whose latest reading could not be read (its Problem) has no utilisation, memory or power
+// gauge: its values are unknown, not the last ones, nor zero.
+func TestMetricsDropASickGPUsGauges(t *testing.T) {
+	m := newMetrics()
+	u, w := 60.0, 111.43
+	m.SetGPUs("c1", []contract.GPUStatus{{UUID: "GPU-a", Util: &u, MemUsedMiB: 10, PowerW: &w}, {UUID: "GPU-b", Util: &u, MemUsedMiB: 10, PowerW: &w}})
+	m.SetGPUs("c1", []contract.GPUStatus{{UUID: "GPU-a", Util: &u, MemUsedMiB: 10, PowerW: &w}, {UUID: "GPU-b", Problem: "lost"}})
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, g := range []string{"yarn_am_gpu_utilization_ratio", "yarn_am_gpu_memory_used_bytes", "yarn_am_gpu_power_watts"} {
+		assert.Contains(t, string(body), g+`{container="c1",gpu="GPU-a"}`)
+		assert.NotContains(t, string(body), g+`{container="c1",gpu="GPU-b"}`)
+	}
+}

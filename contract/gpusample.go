@@ -3,6 +3,7 @@ package contract
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -78,7 +79,15 @@ type GPUReading struct {
 	MemTotalMiB int64    `json:"memTotalMiB"`
 	// PowerW is the board's power draw; nil where the tool reports none ("[N/A]").
 	PowerW *float64 `json:"powerW,omitempty"`
+	// Problem is set when the tool listed the GPU but its values could not be read ("[GPU is lost]",
+	// "ERR!"): they are all unknown in this reading, and Problem says why (at most MaxGPUProblem
+	// bytes, one line; docs/running.md#gpu-utilisation).
+	Problem string `json:"problem,omitempty"`
 }
+
+// MaxGPUProblem bounds GPUReading.Problem: every sample of a sick GPU carries it, and a liveness
+// message of MaxAliveSamples samples stays within MaxAliveBytes.
+const MaxGPUProblem = 96
 
 // Check says what is wrong with r (nil when nothing): the AM refuses a message with a reading out of
 // range rather than keep a series a chart cannot draw.
@@ -95,6 +104,10 @@ func (r GPUReading) Check() error {
 		return fmt.Errorf("gpu %s: memory %d of %d MiB: want 0..%d", r.UUID, r.MemUsedMiB, r.MemTotalMiB, MaxGPUMemoryMiB)
 	case r.PowerW != nil && bad(*r.PowerW, 0, MaxGPUPowerW):
 		return fmt.Errorf("gpu %s: power %v W: want 0..%d", r.UUID, *r.PowerW, MaxGPUPowerW)
+	case len(r.Problem) > MaxGPUProblem || strings.ContainsFunc(r.Problem, func(c rune) bool { return c < ' ' || c == 0x7f }):
+		return fmt.Errorf("gpu %s: problem %.40q: want one line of at most %d bytes", r.UUID, r.Problem, MaxGPUProblem)
+	case r.Problem != "" && (r.Util != nil || r.PowerW != nil || r.MemUsedMiB != 0 || r.MemTotalMiB != 0):
+		return fmt.Errorf("gpu %s: values beside a problem: a sick GPU's values are unknown", r.UUID)
 	}
 	return nil
 }
@@ -108,6 +121,9 @@ type GPUStatus struct {
 	MemUsedMiB  int64    `json:"memUsedMiB"`
 	MemTotalMiB int64    `json:"memTotalMiB"`
 	PowerW      *float64 `json:"powerW,omitempty"`
+	// Problem is the latest reading's (GPUReading.Problem): the GPU was listed but its values could not
+	// be read, so the latest ones are unknown.
+	Problem string `json:"problem,omitempty"`
 	// MeanUtil is the mean of every utilisation sample (not only the kept series); IdleShare the share
 	// of them under IdleGPUPercent; Samples how many there were.
 	MeanUtil  float64   `json:"meanUtil"`

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/yarn-am/yarn-am/internal/proc"
 	"github.com/yarn-am/yarn-am/internal/startfail"
 	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
@@ -71,17 +71,16 @@ func (ExecRunner) Release(ctx context.Context, path string, args []string, timeo
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	argv := append(append([]string{"0"}, args...), "--release")
-	cmd := exec.CommandContext(ctx, path, argv...)
+	cmd := exec.Command(path, argv...)
 	var stderr bytes.Buffer
 	// Bounded like discovery output (resources.MaxDiscoveryOutput); the script's own group is killed on
-	// timeout, not just the script.
-	cmd.Stderr = &limitWriter{w: &stderr, n: resources.MaxDiscoveryOutput}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
+	// timeout and once it exited, so a child it left behind does not outlive the release.
+	run, err := proc.RunGroup(ctx, cmd, nil, &limitWriter{w: &stderr, n: resources.MaxDiscoveryOutput}, nil)
+	if run.Cancelled && ctx.Err() == context.DeadlineExceeded {
 		return fmt.Errorf("release %s: no answer within %s", path, timeout)
+	}
+	if err == nil {
+		err = run.Err
 	}
 	if se := (*startfail.Error)(nil); err != nil && errors.As(startfail.Explain(cmd.Path, err), &se) {
 		// The script is there but its interpreter is not, or it has no #! line (TestReleaseStartFailureSaysWhy).

@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/proc"
 	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -42,44 +42,125 @@ const SampleTimeout = 5 * time.Second
 // maxSampleOutput bounds what a tool may print for one sample.
 const maxSampleOutput = 256 << 10
 
-// notAvailable is how nvidia-smi (and rocm-smi, without the brackets) says a field has no value.
+// notAvailable is how nvidia-smi (and rocm-smi, without the brackets) says a field has no value: the
+// GPU has none to give (a MIG instance's utilisation, a board without a power sensor), which is no
+// problem. A value it could not read is a sickMarker.
 func notAvailable(s string) bool {
 	switch s {
-	case "[N/A]", "N/A", "[Not Supported]", "[Unknown Error]":
+	case "[N/A]", "N/A", "[Not Supported]":
 		return true
 	}
 	return false
 }
 
+// ToolSample is what one call of a vendor tool said: a reading per GPU it listed, a sick GPU's with
+// its values unknown and Problem saying why, and why the lines that named no GPU could not be read.
+type ToolSample struct {
+	GPUs []contract.GPUReading
+	// Unread says why lines that named no GPU were left out (the first maxUnread of them).
+	Unread []string
+}
+
+// maxUnread bounds ToolSample.Unread.
+const maxUnread = 4
+
+func (s *ToolSample) unread(err error) {
+	if len(s.Unread) < maxUnread {
+		s.Unread = append(s.Unread, err.Error())
+	}
+}
+
 // ParseNVIDIASample reads the output of `nvidia-smi` with NVIDIASampleArgs: one line per GPU,
-// "index, uuid, util, mem used, mem total, power" (power "[N/A]" where the board reports none).
-func ParseNVIDIASample(out []byte) ([]contract.GPUReading, error) {
-	var rs []contract.GPUReading
+// "index, uuid, util, mem used, mem total, power" (power "[N/A]" where the board reports none). Each
+// GPU's line is read on its own: a line whose values cannot be read (a GPU nvidia-smi reports as
+// "[GPU is lost]", "ERR!", "[Unknown Error]", or any value out of its range) but whose index and UUID
+// can is that GPU's reading with every value unknown and Problem saying why, so one sick GPU never
+// costs the others their sample (TestOneSickGPUKeepsTheOthersSample). A line that names no GPU is
+// left out (Unread; Mine says it when a container's GPU is missing). Output without any GPU line, or
+// a field the tool does not know, fails the whole sample.
+func ParseNVIDIASample(out []byte) (ToolSample, error) {
+	var ts ToolSample
 	for n, raw := range strings.Split(string(out), "\n") {
 		line := strings.TrimRight(raw, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		if strings.Contains(line, "is not a valid field to query") {
+			return ToolSample{}, fmt.Errorf("nvidia-smi does not know a sample field: %s", clip(line))
+		}
 		r, err := parseNVIDIALine(n, line)
 		if err != nil {
 			// A carriage return is invisible in a terminal and quoted as \r: say it in words
 			// (TestParseNVIDIASampleSaysCarriageReturn).
-			return nil, fmt.Errorf("%w%s", err, resources.CRNote(raw))
+			err = fmt.Errorf("%w%s", err, resources.CRNote(raw))
+			var ok bool
+			if r, ok = sickNVIDIALine(raw, err); !ok {
+				ts.unread(err)
+				continue
+			}
 		}
-		rs = append(rs, r)
+		ts.GPUs = append(ts.GPUs, r)
 	}
-	if len(rs) == 0 {
-		return nil, errors.New("nvidia-smi listed no GPU")
+	if len(ts.GPUs) == 0 {
+		if len(ts.Unread) > 0 {
+			return ToolSample{}, errors.New(ts.Unread[0])
+		}
+		return ToolSample{}, errors.New("nvidia-smi listed no GPU")
 	}
-	return rs, nil
+	return ts, nil
+}
+
+// sickNVIDIALine is the reading of a GPU whose line names it (index and UUID) but whose values could
+// not be read (err, of raw, the line as printed): every value unknown, Problem the reason in short.
+// ok is false when the line names no GPU.
+func sickNVIDIALine(raw string, err error) (contract.GPUReading, bool) {
+	f := strings.Split(strings.TrimRight(raw, "\r"), ",")
+	if len(f) < 2 {
+		return contract.GPUReading{}, false
+	}
+	index, ierr := strconv.Atoi(strings.TrimSpace(f[0]))
+	uuid := strings.TrimSpace(f[1])
+	// The short reason: the line's number and quoted text are the full error's (the launcher's log
+	// and event name the GPU already); a reading carries at most contract.MaxGPUProblem bytes of it.
+	why := err.Error()
+	switch {
+	case strings.Contains(raw, "\r"):
+		why = `a carriage return (\r) in its line: nvidia-smi's lines end in \n alone`
+	case len(f) != 6:
+		why = fmt.Sprintf("%d fields on its line, want 6 (%s)", len(f), NVIDIASampleQuery)
+	default:
+		if _, rest, ok := strings.Cut(why, ": "); ok && strings.HasPrefix(why, "nvidia-smi line ") {
+			why = rest
+		}
+	}
+	r := contract.GPUReading{Index: index, UUID: uuid, Problem: problemText(why)}
+	if ierr != nil || !plausibleUUID(uuid) || r.Check() != nil {
+		return contract.GPUReading{}, false
+	}
+	return r, true
+}
+
+// plausibleUUID says whether s can be a GPU's UUID as a vendor tool prints it: no marker ("[N/A]",
+// "ERR!"), no space or control character.
+func plausibleUUID(s string) bool {
+	return s != "" && !notAvailable(s) && !sickMarker(s) && len(s) <= 128 &&
+		strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) < 0
+}
+
+// sickMarker says whether a field is how nvidia-smi marks a value it could not read: a bracketed
+// text such as "[GPU is lost]" or "[Unknown Error]", or "ERR!".
+func sickMarker(s string) bool {
+	return s == "ERR!" || strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]")
+}
+
+// problemText is why as a reading's Problem: one line, at most contract.MaxGPUProblem bytes.
+func problemText(why string) string {
+	return text.Cut(text.Sanitize(why), contract.MaxGPUProblem)
 }
 
 // parseNVIDIALine reads line n (from 0) of ParseNVIDIASample's output.
 func parseNVIDIALine(n int, line string) (contract.GPUReading, error) {
 	var none contract.GPUReading
-	if strings.Contains(line, "is not a valid field to query") {
-		return none, fmt.Errorf("nvidia-smi does not know a sample field: %s", clip(line))
-	}
 	f := strings.Split(line, ",")
 	if len(f) != 6 {
 		return none, fmt.Errorf("nvidia-smi line %d: %s: want 6 fields (%s)", n+1, clip(line), NVIDIASampleQuery)
@@ -92,7 +173,7 @@ func parseNVIDIALine(n int, line string) (contract.GPUReading, error) {
 	if r.Index, err = strconv.Atoi(f[0]); err != nil || r.Index < 0 {
 		return none, fmt.Errorf("nvidia-smi line %d: index %s: want a non-negative integer", n+1, clip(f[0]))
 	}
-	if notAvailable(r.UUID) || r.UUID == "" {
+	if !plausibleUUID(r.UUID) {
 		return none, fmt.Errorf("nvidia-smi line %d: GPU %d has no UUID (%s)", n+1, r.Index, clip(f[1]))
 	}
 	if r.Util, err = optNumber(f[2]); err != nil {
@@ -116,11 +197,13 @@ func parseNVIDIALine(n int, line string) (contract.GPUReading, error) {
 // ParseROCmSample reads the JSON of `rocm-smi` with ROCmSampleArgs: {"card0": {"GPU use (%)": "12",
 // "VRAM Total Memory (B)": "...", "VRAM Total Used Memory (B)": "...", "... Package Power (W)": "35.0",
 // "Unique ID": "0x..."}, ...}. The power key differs between releases (Average ... / Current Socket
-// ...), so any "... Power (W)" key is taken.
-func ParseROCmSample(out []byte) ([]contract.GPUReading, error) {
+// ...), so any "... Power (W)" key is taken. Each card is read on its own, as ParseNVIDIASample reads
+// each line: a card with a unique id whose values cannot be read is its reading with every value
+// unknown and Problem saying why.
+func ParseROCmSample(out []byte) (ToolSample, error) {
 	var doc map[string]map[string]any
 	if err := json.Unmarshal(bytes.TrimSpace(out), &doc); err != nil {
-		return nil, fmt.Errorf("rocm-smi --json: %s: %v", clip(string(out)), err)
+		return ToolSample{}, fmt.Errorf("rocm-smi --json: %s: %v", clip(string(out)), err)
 	}
 	cards := make([]string, 0, len(doc))
 	for k := range doc {
@@ -129,49 +212,66 @@ func ParseROCmSample(out []byte) ([]contract.GPUReading, error) {
 		}
 	}
 	sort.Slice(cards, func(i, j int) bool { return cardIndex(cards[i]) < cardIndex(cards[j]) })
-	var rs []contract.GPUReading
+	var ts ToolSample
 	for _, c := range cards {
-		fields := doc[c]
-		str := func(k string) string { s, _ := fields[k].(string); return strings.TrimSpace(s) }
-		r := contract.GPUReading{Index: cardIndex(c), UUID: str("Unique ID")}
-		if r.Index < 0 {
-			return nil, fmt.Errorf("rocm-smi: %s: not a card name", clip(c))
-		}
-		if r.UUID == "" || notAvailable(r.UUID) {
-			return nil, fmt.Errorf("rocm-smi: %s has no unique id", c)
-		}
-		var err error
-		if r.Util, err = optNumber(str("GPU use (%)")); err != nil {
-			return nil, fmt.Errorf("rocm-smi: %s: GPU use (%%): %w", c, err)
-		}
-		used, err1 := optNumber(str("VRAM Total Used Memory (B)"))
-		total, err2 := optNumber(str("VRAM Total Memory (B)"))
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("rocm-smi: %s: VRAM: %w", c, err)
-		}
-		if used != nil {
-			r.MemUsedMiB = int64(*used) >> 20
-		}
-		if total != nil {
-			r.MemTotalMiB = int64(*total) >> 20
-		}
-		for k := range fields {
-			if strings.HasSuffix(k, "Power (W)") {
-				if r.PowerW, err = optNumber(str(k)); err != nil {
-					return nil, fmt.Errorf("rocm-smi: %s: %s: %w", c, k, err)
-				}
-				break
+		str := func(k string) string { s, _ := doc[c][k].(string); return strings.TrimSpace(s) }
+		r, err := parseROCmCard(c, doc[c], str)
+		if err != nil {
+			sick := contract.GPUReading{Index: cardIndex(c), UUID: str("Unique ID"), Problem: problemText(strings.TrimPrefix(err.Error(), "rocm-smi: "))}
+			if !plausibleUUID(sick.UUID) || sick.Check() != nil {
+				ts.unread(err)
+				continue
 			}
+			r = sick
 		}
-		if err := r.Check(); err != nil {
-			return nil, fmt.Errorf("rocm-smi: %s: %w", c, err)
+		ts.GPUs = append(ts.GPUs, r)
+	}
+	if len(ts.GPUs) == 0 {
+		if len(ts.Unread) > 0 {
+			return ToolSample{}, errors.New(ts.Unread[0])
 		}
-		rs = append(rs, r)
+		return ToolSample{}, fmt.Errorf("rocm-smi listed no card: %s", clip(string(out)))
 	}
-	if len(rs) == 0 {
-		return nil, fmt.Errorf("rocm-smi listed no card: %s", clip(string(out)))
+	return ts, nil
+}
+
+// parseROCmCard reads card c's fields (str: one field, trimmed).
+func parseROCmCard(c string, fields map[string]any, str func(string) string) (contract.GPUReading, error) {
+	var none contract.GPUReading
+	r := contract.GPUReading{Index: cardIndex(c), UUID: str("Unique ID")}
+	if r.Index < 0 {
+		return none, fmt.Errorf("rocm-smi: %s: not a card name", clip(c))
 	}
-	return rs, nil
+	if !plausibleUUID(r.UUID) {
+		return none, fmt.Errorf("rocm-smi: %s has no unique id (%s)", clip(c), clip(r.UUID))
+	}
+	var err error
+	if r.Util, err = optNumber(str("GPU use (%)")); err != nil {
+		return none, fmt.Errorf("rocm-smi: %s: GPU use (%%): %w", c, err)
+	}
+	used, err1 := optNumber(str("VRAM Total Used Memory (B)"))
+	total, err2 := optNumber(str("VRAM Total Memory (B)"))
+	if err := errors.Join(err1, err2); err != nil {
+		return none, fmt.Errorf("rocm-smi: %s: VRAM: %w", c, err)
+	}
+	if used != nil {
+		r.MemUsedMiB = int64(*used) >> 20
+	}
+	if total != nil {
+		r.MemTotalMiB = int64(*total) >> 20
+	}
+	for k := range fields {
+		if strings.HasSuffix(k, "Power (W)") {
+			if r.PowerW, err = optNumber(str(k)); err != nil {
+				return none, fmt.Errorf("rocm-smi: %s: %s: %w", c, k, err)
+			}
+			break
+		}
+	}
+	if err := r.Check(); err != nil {
+		return none, fmt.Errorf("rocm-smi: %s: %w", c, err)
+	}
+	return r, nil
 }
 
 func cardIndex(name string) int {
@@ -187,6 +287,9 @@ func optNumber(s string) (*float64, error) {
 	if s == "" || notAvailable(s) {
 		return nil, nil
 	}
+	if sickMarker(s) {
+		return nil, fmt.Errorf("the tool reports %s", clip(s))
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a number", clip(s))
@@ -198,6 +301,9 @@ func optNumber(s string) (*float64, error) {
 func mib(s string) (int64, error) {
 	if notAvailable(s) {
 		return 0, nil
+	}
+	if sickMarker(s) {
+		return 0, fmt.Errorf("the tool reports %s", clip(s))
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
@@ -229,7 +335,9 @@ type ToolSampler struct {
 	Tool string
 }
 
-// Sample implements Sampler. The tool's own process group is killed when it outlives Timeout.
+// Sample implements Sampler. The tool runs in a process group of its own, killed once the tool has
+// exited or when it outlives Timeout; a process it started outside that group (setsid) that still
+// holds its output is killed too (internal/proc.RunGroup).
 func (s *ToolSampler) Sample(ctx context.Context) ([]contract.GPUReading, error) {
 	tool, args, parse := "nvidia-smi", NVIDIASampleArgs(), ParseNVIDIASample
 	if s.Vendor == VendorAMD {
@@ -244,40 +352,46 @@ func (s *ToolSampler) Sample(ctx context.Context) ([]contract.GPUReading, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, tool, args...)
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &limitWriter{w: &stdout, n: maxSampleOutput}
-	cmd.Stderr = &limitWriter{w: &stderr, n: 4096}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	err := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
+	// The tool runs in a process group of its own, killed after every call (and on timeout): a child it
+	// leaves holding its output would otherwise outlive the sample, one per sample
+	// (TestToolSamplerLeavesNoProcessBehind).
+	run, err := proc.RunGroup(ctx, exec.Command(tool, args...),
+		&limitWriter{w: &stdout, n: maxSampleOutput}, &limitWriter{w: &stderr, n: 4096}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tool, err)
+	}
+	if run.Cancelled && ctx.Err() == context.DeadlineExceeded {
 		return nil, fmt.Errorf("%s gave no sample within %s", tool, timeout)
 	}
-	if err != nil {
+	if run.Err != nil {
 		msg := strings.TrimSpace(stderr.String() + " " + stdout.String())
-		return nil, fmt.Errorf("%s %s: %w: %s", tool, strings.Join(args, " "), err, clip(msg))
+		return nil, fmt.Errorf("%s %s: %w: %s", tool, strings.Join(args, " "), run.Err, clip(msg))
 	}
-	all, err := parse(stdout.Bytes())
+	ts, err := parse(stdout.Bytes())
 	if err != nil {
 		return nil, err
 	}
-	return Mine(all, s.UUIDs)
+	return Mine(ts, s.UUIDs)
 }
 
-// Mine keeps the readings of uuids, in their order; a GPU of uuids the tool did not list is an error
-// (the container's GPU is gone, or the tool sees another set).
-func Mine(all []contract.GPUReading, uuids []string) ([]contract.GPUReading, error) {
-	by := make(map[string]contract.GPUReading, len(all))
-	for _, r := range all {
+// Mine keeps the readings of uuids, in their order (a sick GPU's too, with its Problem); a GPU of
+// uuids the tool did not list is an error (the container's GPU is gone, or the tool sees another set),
+// which says why the lines that named no GPU could not be read.
+func Mine(ts ToolSample, uuids []string) ([]contract.GPUReading, error) {
+	by := make(map[string]contract.GPUReading, len(ts.GPUs))
+	for _, r := range ts.GPUs {
 		by[strings.ToLower(r.UUID)] = r
 	}
 	out := make([]contract.GPUReading, 0, len(uuids))
 	for _, u := range uuids {
 		r, ok := by[strings.ToLower(u)]
 		if !ok {
-			return nil, fmt.Errorf("the GPU %s this container was given is not in the sample (the tool lists %d GPUs)", clip(u), len(all))
+			why := ""
+			if len(ts.Unread) > 0 {
+				why = fmt.Sprintf("; of its lines that named no GPU: %s", strings.Join(ts.Unread, "; "))
+			}
+			return nil, fmt.Errorf("the GPU %s this container was given is not in the sample (the tool lists %d GPUs%s)", clip(u), len(ts.GPUs), why)
 		}
 		out = append(out, r)
 	}

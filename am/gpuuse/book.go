@@ -143,8 +143,12 @@ func (b *Book) add(t *track, id, node string, at time.Time, readings []contract.
 	}
 	for _, r := range readings {
 		g := t.gpu(r, pos)
+		g.last, g.lastAt = r, at
+		if r.Problem != "" {
+			continue // listed, but nothing of it could be read: unknown at pos, as put it above
+		}
 		g.put(pos, &r)
-		g.last, g.lastAt, g.memTotal = r, at, r.MemTotalMiB
+		g.memTotal = r.MemTotalMiB
 		if r.Util == nil {
 			continue
 		}
@@ -215,7 +219,7 @@ func (b *Book) Status(id string) []contract.GPUStatus {
 	out := make([]contract.GPUStatus, 0, len(t.gpus))
 	for _, g := range t.gpus {
 		s := contract.GPUStatus{UUID: g.uuid, Index: g.index, Util: g.last.Util, MemUsedMiB: g.last.MemUsedMiB, MemTotalMiB: g.memTotal,
-			PowerW: g.last.PowerW, Samples: g.n, At: g.lastAt}
+			PowerW: g.last.PowerW, Problem: g.last.Problem, Samples: g.n, At: g.lastAt}
 		if g.n > 0 {
 			s.MeanUtil, s.IdleShare = g.sum/float64(g.n), float64(g.idle)/float64(g.n)
 		}

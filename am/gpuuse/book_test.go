@@ -3,6 +3,7 @@ package gpuuse
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -226,4 +227,36 @@ func TestStatusHistory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, hist("c3"), "a MIG instance reports no utilisation: no history")
 	assert.Nil(t, b.Status("c4"))
+}
+
+// A reading of a GPU the tool listed but could not read (its Problem): the AM takes it, its point in
+// the series is unknown, the GPU's memory total and mean are those of its readable samples, and the
+// status says the problem until a readable sample comes (issue 40 §7).
+func TestASickReadingIsUnknownNotZero(t *testing.T) {
+	b := &Book{}
+	now := time.Unix(1000, 0)
+	_, err := b.Add("c1", "n1", []string{"GPU-a"}, one("GPU-a", 60), now)
+	require.NoError(t, err)
+	sick := contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-a", Problem: `utilization.gpu: the tool reports "[GPU is lost]"`}}}}}
+	_, err = b.Add("c1", "n1", []string{"GPU-a"}, sick, now.Add(time.Second))
+	require.NoError(t, err)
+	st := b.Status("c1")
+	require.Len(t, st, 1)
+	assert.Equal(t, `utilization.gpu: the tool reports "[GPU is lost]"`, st[0].Problem)
+	assert.Nil(t, st[0].Util)
+	assert.Equal(t, 60.0, st[0].MeanUtil, "the sick sample is not a 0 % one")
+	assert.Equal(t, 1, st[0].Samples)
+	s, _ := b.Series("c1")
+	assert.Equal(t, []float64{60, -1}, s.GPUs[0].Util)
+	assert.Equal(t, []float64{111.43, -1}, s.GPUs[0].PowerW)
+	assert.Equal(t, int64(143771), s.GPUs[0].MemTotalMiB, "the total of the last readable sample")
+	_, err = b.Add("c1", "n1", []string{"GPU-a"}, one("GPU-a", 70), now.Add(2*time.Second))
+	require.NoError(t, err)
+	assert.Empty(t, b.Status("c1")[0].Problem, "readable again")
+	bad := contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-a", Util: util(5), Problem: "lost"}}}}}
+	_, err = b.Add("c1", "n1", []string{"GPU-a"}, bad, now)
+	assert.ErrorContains(t, err, "values beside a problem")
+	long := contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-a", Problem: strings.Repeat("x", contract.MaxGPUProblem+1)}}}}}
+	_, err = b.Add("c1", "n1", []string{"GPU-a"}, long, now)
+	assert.ErrorContains(t, err, "want one line of at most 96 bytes")
 }

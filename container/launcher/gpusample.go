@@ -104,13 +104,18 @@ func (q *SampleQueue) Sent(mark SentMark) {
 
 // SampleGPUs calls s every interval until ctx ends, queueing each sample. The first error is logged
 // and queued (the AM turns it into a gpu-sampling-failed event); later ones are not, and sampling goes
-// on in case the tool recovers. The first sample is taken at once.
+// on in case the tool recovers. A sample in which one of the container's GPUs could not be read (its
+// reading's Problem) is queued as it is, and the first such problem is reported as an error is. The
+// first sample is taken at once.
 func SampleGPUs(ctx context.Context, s gpu.Sampler, interval time.Duration, q *SampleQueue, log logrus.FieldLogger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failed := false
 	for {
 		got, err := s.Sample(ctx)
+		if err == nil && !failed {
+			err = sickGPU(got)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return
@@ -118,7 +123,8 @@ func SampleGPUs(ctx context.Context, s gpu.Sampler, interval time.Duration, q *S
 			failed = true
 			log.WithError(err).Warn("yarn-am launch: sampling the container's GPUs failed; the worker goes on, and sampling is retried every " + interval.String() + " without further messages")
 			q.Fail(err.Error())
-		case err == nil:
+		}
+		if err == nil || got != nil {
 			q.Add(time.Now(), got)
 		}
 		select {
@@ -127,6 +133,17 @@ func SampleGPUs(ctx context.Context, s gpu.Sampler, interval time.Duration, q *S
 		case <-t.C:
 		}
 	}
+}
+
+// sickGPU is the first problem of gpus (a GPU the tool listed but whose values it could not give), nil
+// when none has one.
+func sickGPU(gpus []contract.GPUReading) error {
+	for _, g := range gpus {
+		if g.Problem != "" {
+			return fmt.Errorf("GPU %s (index %d): %s; its values are unknown in the samples until it can be read again", g.UUID, g.Index, g.Problem)
+		}
+	}
+	return nil
 }
 
 // GPUSamplerFor is the sampler of the GPUs the infos name: those of every GPU-driver resource that

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls/amtlstest"
+	"github.com/yarn-am/yarn-am/gpu"
 )
 
 func TestSampleQueueKeepsTheNewestAndDropsWhatWasSent(t *testing.T) {
@@ -139,4 +142,49 @@ func TestGPUSampleIntervalFromEnv(t *testing.T) {
 		t.Setenv(contract.EnvGPUSampleInterval, v)
 		assert.Equal(t, want, GPUSampleIntervalFromEnv(log), v)
 	}
+}
+
+// The fake nvidia-smi reports one of the container's two GPUs as lost: every sample keeps the healthy
+// GPU's values, gives the lost one its problem and no values, and the problem is logged and queued
+// once, as a sampling failure is (issue 40 §7: one GPU's bad line used to fail the whole sample).
+func TestASickGPUCostsOnlyItsOwnValues(t *testing.T) {
+	t.Setenv("FAKE_GPU_NODE", "sick-node")
+	t.Setenv("FAKE_GPU_COUNT", "3")
+	t.Setenv("FAKE_GPU_UTIL", "0=77")
+	tool, err := filepath.Abs("../../testdata/fake-nvidia-smi/nvidia-smi")
+	require.NoError(t, err)
+	out, err := exec.Command(tool, gpu.NVIDIASampleArgs()...).Output()
+	require.NoError(t, err)
+	healthy, err := gpu.ParseNVIDIASample(out)
+	require.NoError(t, err)
+	require.Len(t, healthy.GPUs, 3)
+	mine := []string{healthy.GPUs[0].UUID, healthy.GPUs[1].UUID}
+
+	t.Setenv("FAKE_GPU_SICK", "1=[GPU is lost]")
+	log, hook := test.NewNullLogger()
+	var q SampleQueue
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		SampleGPUs(ctx, &gpu.ToolSampler{Tool: tool, UUIDs: mine}, 10*time.Millisecond, &q, log)
+	}()
+	require.Eventually(t, func() bool { r, _ := q.Pending(time.Now()); return r != nil && len(r.GPUSamples) >= 3 }, 20*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+	r, _ := q.Pending(time.Now())
+	for i, s := range r.GPUSamples {
+		require.Len(t, s.GPUs, 2, "sample %d", i)
+		ok, sick := s.GPUs[0], s.GPUs[1]
+		assert.Equal(t, 77.0, *ok.Util, "sample %d: the healthy GPU's values", i)
+		assert.Equal(t, int64(143771), ok.MemTotalMiB)
+		assert.Empty(t, ok.Problem)
+		assert.Equal(t, mine[1], sick.UUID)
+		assert.Nil(t, sick.Util, "sample %d: the lost GPU's values are unknown", i)
+		assert.Zero(t, sick.MemTotalMiB)
+		assert.Equal(t, `utilization.gpu: the tool reports "[GPU is lost]"`, sick.Problem)
+		assert.NoError(t, sick.Check(), "the AM takes the reading")
+	}
+	assert.Len(t, hook.AllEntries(), 1, "logged once")
+	assert.Contains(t, r.GPUSampleError, "GPU "+mine[1]+" (index 1): utilization.gpu: the tool reports \"[GPU is lost]\"; its values are unknown")
 }
