@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -188,32 +191,35 @@ func (a *am) endDriverOnLimit() {
 }
 
 // driverSaid is the outcome the driver wrote for the diagnostics (contract.EnvOutcomeFile) as ": text",
-// or "": read bounded, redacted of the application's secrets, made printable and one line.
+// or "": read bounded, redacted of the application's secrets, made printable and one line. Only a
+// regular file is read, and its open never blocks nor follows a link (boundedread.OpenOwnRegular): the
+// driver may have put a named pipe there, and the AM holds its lock here
+// (TestDriverOutcomeFileIsReadOnlyAsARegularFile). What is there instead is named, not read.
 func driverSaid(d *driverConfig) string {
 	if d == nil || d.outcomeFile == "" {
 		return ""
 	}
-	f, err := os.Open(d.outcomeFile)
-	if err != nil {
+	f, err := boundedread.OpenOwnRegular(d.outcomeFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return ""
+	}
+	if err != nil {
+		return "; its outcome file was not read: " + text.Sanitize(text.Cut(err.Error(), 512))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return ""
-	}
 	b, err := io.ReadAll(io.LimitReader(f, contract.MaxOutcomeBytes))
 	if err != nil {
-		return ""
+		return "; its outcome file was not read: " + text.Sanitize(text.Cut(err.Error(), 512))
 	}
-	text := driverRedactor(d.Env, d.Tokens).Redact(string(b))
-	text = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
+	said := driverRedactor(d.Env, d.Tokens).Redact(string(b))
+	said = strings.Join(strings.Fields(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
 			return ' '
 		}
 		return r
-	}, text)), " ")
-	if text == "" {
+	}, said)), " ")
+	if said == "" {
 		return ""
 	}
-	return ": " + text
+	return ": " + said
 }

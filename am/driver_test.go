@@ -204,3 +204,40 @@ func TestDriverPublishesItsOutcome(t *testing.T) {
 	out = run(`exit 3`)
 	assert.Equal(t, fmt.Sprintf("the driver %q exited with code 3", "exit 3"), out.Diagnostics, "nothing written, nothing added")
 }
+
+// The outcome file is read only when it is a regular file, and its open neither blocks nor follows a
+// link: a driver that leaves a named pipe there (which used to block the AM, under its lock, when it
+// read the outcome), a link to another file, or a directory gets the diagnostics naming what is there,
+// and nothing of a linked file is read (issue 40 §7).
+func TestDriverOutcomeFileIsReadOnlyAsARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "private"), []byte("private-words"), 0o600))
+	for script, want := range map[string]string{
+		`mkfifo "$YARN_AM_OUTCOME_FILE"; exit 1`:               "is a named pipe, not a regular file",
+		`ln -s "$PWD/private" "$YARN_AM_OUTCOME_FILE"; exit 1`: "is a symbolic link, not a regular file",
+		`mkdir "$YARN_AM_OUTCOME_FILE"; exit 1`:                "is a directory, not a regular file",
+	} {
+		d := &driverConfig{Command: script, Stdout: io.Discard, Stderr: io.Discard}
+		a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+		done, err := a.startDriver(context.Background())
+		require.NoError(t, err)
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: the driver did not end", script)
+		}
+		got := make(chan *decision.Outcome, 1)
+		go func() { got <- a.driverOutcome() }()
+		select {
+		case out := <-got:
+			require.NotNil(t, out, script)
+			assert.Equal(t, contract.Failed, out.Status, script)
+			assert.Contains(t, out.Diagnostics, "exited with code 1; its outcome file was not read: "+filepath.Join(dir, contract.OutcomeFileName)+" "+want, script)
+			assert.NotContains(t, out.Diagnostics, "private-words", script)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: reading the outcome blocked the AM", script)
+		}
+		_ = os.RemoveAll(filepath.Join(dir, contract.OutcomeFileName))
+	}
+}

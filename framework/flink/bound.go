@@ -61,13 +61,20 @@ func (b bound) check() error {
 	return nil
 }
 
-// writeBound writes b to path in one step (a temporary file renamed), readable by the application's
-// user alone: the AM never reads half of it.
+// writeBound writes b to path in one step (replaceFile): the AM never reads half of it.
 func writeBound(path string, b bound) error {
 	data, err := json.Marshal(b)
 	if err != nil {
 		return err
 	}
+	return replaceFile(path, data)
+}
+
+// replaceFile writes data to path in one step, readable by the application's user alone: a
+// temporary file beside it, renamed over it. The rename replaces whatever is at path without opening
+// it, so a named pipe there cannot block the writer nor a link there send the data elsewhere
+// (TestPublishOutcomeReplacesWhatIsInItsPlace).
+func replaceFile(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return err

@@ -84,10 +84,14 @@ type flinkSetup struct {
 
 // publishOutcome writes the JobManager's outcome where the AM reads it for the application's
 // diagnostics (contract.EnvOutcomeFile; the AM gives it only to its driver, so a TaskManager writes
-// nothing): the Flink job's state and root cause, or why the JobManager could not run it.
+// nothing): the Flink job's state and root cause, or why the JobManager could not run it. The file is
+// replaced, never opened (replaceFile): a named pipe or a link in its place neither blocks the driver
+// nor takes the text elsewhere. A write that fails is said on stderr.
 func publishOutcome(format string, a ...any) {
 	if p := os.Getenv(contract.EnvOutcomeFile); p != "" {
-		_ = os.WriteFile(p, []byte(fmt.Sprintf(format, a...)), 0o600)
+		if err := replaceFile(p, []byte(fmt.Sprintf(format, a...))); err != nil {
+			fmt.Fprintf(os.Stderr, "yarn-am flink-jobmanager: the outcome for the application's diagnostics could not be written: %v\n", err)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@
 package boundedread
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -60,14 +61,16 @@ func regular(what, path, want string, st fs.FileInfo) error {
 	}
 }
 
-// NotRegular says what a file of mode m is when it is not a regular file ("a directory", "a named
-// pipe", "a device", "a socket", "not a file"), or "" when it is one.
+// NotRegular says what a file of mode m is when it is not a regular file ("a directory", "a symbolic
+// link" (an Lstat's), "a named pipe", "a device", "a socket", "not a file"), or "" when it is one.
 func NotRegular(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
 		return ""
 	case m.IsDir():
 		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeDevice != 0 || m&fs.ModeCharDevice != 0:
@@ -81,7 +84,30 @@ func NotRegular(m fs.FileMode) string {
 // OpenRegular opens path for reading only if it is a regular file. The open does not block on a named
 // pipe put in its place (O_NONBLOCK), and what was opened is checked again.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return openRegular(path, 0)
+}
+
+// OpenOwnRegular is OpenRegular for a file another process writes for this one to read (a driver's
+// outcome for the AM): a symbolic link in its place is refused too, never followed (Lstat, then
+// O_NOFOLLOW against one put there after it), so what is opened is the file named, never a pipe,
+// device or other file a link points to.
+func OpenOwnRegular(path string) (*os.File, error) {
+	st, err := os.Lstat(path)
+	if err != nil {
+		return nil, err
+	}
+	if kind := NotRegular(st.Mode()); kind != "" {
+		return nil, fmt.Errorf("%s is %s, not a regular file", path, kind)
+	}
+	f, err := openRegular(path, syscall.O_NOFOLLOW)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link, not a regular file", path)
+	}
+	return f, err
+}
+
+func openRegular(path string, flags int) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|flags, 0)
 	if err != nil {
 		return nil, err
 	}
