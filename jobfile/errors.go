@@ -17,22 +17,11 @@ func (e *JobError) Error() string {
 	if len(e.Problems) == 1 {
 		return fmt.Sprintf("job file %s: %s", e.Path, e.Problems[0])
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "job file %s has %d problems:", e.Path, len(e.Problems))
-	for i, p := range e.Problems {
-		if i == MaxProblemsListed {
-			fmt.Fprintf(&b, "\n  - and %d more (fix these and run check again)", len(e.Problems)-i)
-			break
-		}
-		b.WriteString("\n  - ")
-		b.WriteString(p)
-	}
-	return b.String()
+	// At most text.MaxListed of them: a file of thousands of unknown keys gives a message of a screen,
+	// ending "and K more", not of megabytes (TestJobErrorListIsBounded).
+	return fmt.Sprintf("job file %s has %d problems:", e.Path, len(e.Problems)) +
+		text.Bullets(e.Problems, " (fix these and run check again)")
 }
-
-// MaxProblemsListed bounds the problems one message lists: a file of thousands of unknown keys gives a
-// message of a screen, ending "and K more", not of megabytes (TestJobErrorListIsBounded).
-const MaxProblemsListed = 20
 
 // SyntaxError is a job file that is not TOML at all. It is reported alone: nothing else in the file
 // can be judged.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // TestParseMemoryMBRefusesABareByteUnit: "b" and "ib" are read only after a unit ("2gb", "2gib");
@@ -23,7 +25,7 @@ func TestParseMemoryMBRefusesABareByteUnit(t *testing.T) {
 	}
 }
 
-// TestJobErrorListIsBounded: thousands of problems give a message of MaxProblemsListed lines and
+// TestJobErrorListIsBounded: thousands of problems give a message of text.MaxListed lines and
 // "and K more", not megabytes.
 func TestJobErrorListIsBounded(t *testing.T) {
 	var b strings.Builder
@@ -34,8 +36,8 @@ func TestJobErrorListIsBounded(t *testing.T) {
 	require.Error(t, err)
 	msg := err.Error()
 	assert.Contains(t, msg, "3000 problems")
-	assert.Contains(t, msg, fmt.Sprintf("and %d more", 3000-MaxProblemsListed))
-	assert.Equal(t, MaxProblemsListed+2, strings.Count(msg, "\n")+1, "a head line, %d problems and the tail", MaxProblemsListed)
+	assert.Contains(t, msg, fmt.Sprintf("and %d more", 3000-text.MaxListed))
+	assert.Equal(t, text.MaxListed+2, strings.Count(msg, "\n")+1, "a head line, %d problems and the tail", text.MaxListed)
 	assert.Less(t, len(msg), 8<<10)
 }
 

@@ -2,7 +2,6 @@ package resources
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/yarn-am/yarn-am/internal/text"
 )
@@ -93,13 +92,10 @@ func (e *ConfigError) Error() string {
 	if len(e.Problems) == 1 {
 		return "invalid external-resource configuration: " + e.Problems[0].Message
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "invalid external-resource configuration (%d problems):", len(e.Problems))
-	for _, p := range e.Problems {
-		b.WriteString("\n  - ")
-		b.WriteString(p.Message)
-	}
-	return b.String()
+	// At most text.MaxListed, as check lists a job file's: 20,001 bad -D overrides of a launcher
+	// (YARN_AM_DEFINES) gave megabytes (TestBadInputs' "20,001" rows).
+	return fmt.Sprintf("invalid external-resource configuration (%d problems):", len(e.Problems)) +
+		text.Bullets(e.Messages(), "")
 }
 
 // Messages returns the message of every problem, in order.

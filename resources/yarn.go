@@ -229,11 +229,7 @@ func (e *PreflightError) Error() string {
 	if len(e.Problems) == 1 {
 		return "the cluster cannot run this job: " + e.Problems[0]
 	}
-	s := fmt.Sprintf("the cluster cannot run this job (%d problems):", len(e.Problems))
-	for _, p := range e.Problems {
-		s += "\n  - " + p
-	}
-	return s
+	return fmt.Sprintf("the cluster cannot run this job (%d problems):", len(e.Problems)) + text.Bullets(e.Problems, "")
 }
 
 // typeSuggestion is the did-you-mean for a resource type the cluster does not know: a Kubernetes

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // badInput is one wrong input a new user could give. The command must fail with code, before any
@@ -87,6 +89,24 @@ func manyUnknownKeys(n int) string {
 		fmt.Fprintf(&b, "k%d = 1\n", i)
 	}
 	return b.String()
+}
+
+// manyDefines is YARN_AM_DEFINES of n overrides made from format and their index.
+func manyDefines(n int, format string) string {
+	d := make([]string, n)
+	for i := range d {
+		d[i] = fmt.Sprintf(format, i)
+	}
+	return contract.EncodeDefines(d)
+}
+
+// manyFlags is n -D flags made from format and their index.
+func manyFlags(n int, format string) []string {
+	var args []string
+	for i := range n {
+		args = append(args, "-D", fmt.Sprintf(format, i))
+	}
+	return args
 }
 
 // kerberized is the files of a Kerberized cluster's configuration in $D/conf (its RM on a port nothing
@@ -369,6 +389,12 @@ func badInputs() []badInput {
 			code: 91, want: []string{"launch", "unknown flag --bogus"}},
 		{name: "launch without a command", args: []string{"launch", "-D", "external-resources=none"},
 			code: 91, want: []string{"launch", "no worker command", "-- CMD"}},
+		// Every problem list is capped as check's is (text.MaxListed), whichever command prints it: 20,001
+		// bad overrides used to print 2.5 MB (issue 40 §7).
+		{name: "launch 20,001 bad YARN_AM_DEFINES", args: []string{"launch", "--", "true"}, env: map[string]string{"YARN_AM_DEFINES": manyDefines(20001, "e%d=1")},
+			code: 91, want: []string{"20001 problems", "-D e0: not an external-resource key", "-D e19:", "and 19981 more"}, not: []string{"-D e20:"}, inert: true},
+		{name: "discover 20,001 bad -D", args: append([]string{"discover"}, manyFlags(20001, "e%d=1")...),
+			code: 3, want: []string{"yarn-am discover", "20001 problems", "-D e19:", "and 19981 more"}, not: []string{"-D e20:"}, inert: true},
 		{name: "launch -D typo", args: []string{"launch", "-D", "extrenal-resources=none", "--", "true"},
 			code: 91, want: []string{"extrenal-resources", "did you mean"}},
 		{name: "--timeout without a unit", args: []string{"check", "$D/job.toml", "--timeout", "5"},

@@ -22,9 +22,9 @@ maximum allocation (getNewApplication, asked only when the rest passed; it reser
 id, which is harmless) and the capacity of every running NodeManager. Both the TaskExecutor (memory,
 vcores, external resources) and the ApplicationMaster (am.memory, am.vcores) must fit.
 
-Prints "OK: ..." with the YARN resource of one TaskExecutor, or every problem found, each naming the
-key, the value and what the cluster allows. Everything that can be checked without the cluster is
-checked before the first call to it (what submit would refuse, too).
+Prints "OK: ..." with the YARN resource of one TaskExecutor, or the problems found (the first 20, then
+how many more), each naming the key, the value and what the cluster allows. Everything that can be
+checked without the cluster is checked before the first call to it (what submit would refuse, too).
 
 Flags:
   --flink-conf FILE   flink-conf.yaml / config.yaml with external-resource keys (wins over the job's

@@ -30,7 +30,7 @@ Flags:
   -v                  log what the drivers do (to stderr)
 
 Exit codes: 0 discovery succeeded; 1 discovery failed (the reason is printed); 2 usage (flags,
-arguments); 3 invalid configuration (every problem is printed).`
+arguments); 3 invalid configuration (the problems are printed: the first 20, then how many more).`
 
 func init() {
 	register(&command{

@@ -9,6 +9,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/resources"
 )
 
@@ -16,12 +17,23 @@ import (
 // printed to stderr with prefix; ok is false if the configuration is unusable.
 func LoadResources(src resources.Sources, prefix string, stderr io.Writer) (*resources.Config, map[string]resources.Driver, bool) {
 	cfg, warnings, err := resources.Load(src)
+	// As many of each as a list of problems shows (text.MaxListed), then their count: 20,001
+	// overrides give a screen, not megabytes.
+	warned, noted := 0, 0
 	for _, w := range warnings {
 		if w.Level == resources.LevelWarning {
-			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, w.Message)
-		} else {
+			if warned++; warned <= text.MaxListed {
+				fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, w.Message)
+			}
+		} else if noted++; noted <= text.MaxListed {
 			logrus.WithField("key", w.Key).Info(w.Message)
 		}
+	}
+	if warned > text.MaxListed {
+		fmt.Fprintf(stderr, "%s: warning: and %d more warnings\n", prefix, warned-text.MaxListed)
+	}
+	if noted > text.MaxListed {
+		logrus.Infof("and %d more notes on the configuration", noted-text.MaxListed)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
