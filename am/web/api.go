@@ -74,6 +74,9 @@ func Handler(b Backend, o Options) http.Handler {
 	if o.Streams == nil {
 		o.Streams = newStreamLimiter(DefaultMaxEventStreams, DefaultMaxEventStreamsPerClient)
 	}
+	// The secret in every encoding a report could quote it in, beside o.Redact's tokens
+	// (TestReportsAreRedactedInsideLongerEncodings).
+	o.Redact = o.Redact.With("application secret", []byte(o.Secret))
 	h := &api{b: b, o: o, reports: newReportCounter(b.State)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/status", h.status)

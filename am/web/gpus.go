@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/stderrtail"
+	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // This file serves GPU utilisation (docs/running.md#gpu-utilisation): the samples a liveness message
@@ -41,7 +43,14 @@ func (h *api) gpuSamples(w http.ResponseWriter, r *http.Request, id string) bool
 	if !ok || (len(rep.GPUSamples) == 0 && rep.GPUSampleError == "") {
 		return true
 	}
-	rep.GPUSampleError = redactSecret(rep.GPUSampleError, h.o.Secret)
+	rep.GPUSampleError = redactSecret(rep.GPUSampleError, h.o.Secret, h.o.Redact)
+	for i := range rep.GPUSamples {
+		for j, g := range rep.GPUSamples[i].GPUs {
+			if g.Problem != "" { // the vendor tool's words, shown to the status' readers
+				rep.GPUSamples[i].GPUs[j].Problem = text.Cut(redactSecret(g.Problem, h.o.Secret, h.o.Redact), contract.MaxGPUProblem)
+			}
+		}
+	}
 	if err := book.GPUSamples(id, rep); err != nil {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("container %.200s: the GPU samples were refused (the liveness message counts): %v", id, err))
 		return false
@@ -65,10 +74,11 @@ func (h *api) gpus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s)
 }
 
-// redactSecret replaces the application secret in s (an error message is public once it is an event).
-func redactSecret(s, secret string) string {
-	if secret == "" {
-		return s
+// redactSecret replaces the application secret in s, and what more redacts (an error message is
+// public once it is an event).
+func redactSecret(s, secret string, more *stderrtail.Redactor) string {
+	if secret != "" {
+		s = strings.ReplaceAll(s, secret, "[application secret]")
 	}
-	return strings.ReplaceAll(s, secret, "[application secret]")
+	return more.Redact(s)
 }
