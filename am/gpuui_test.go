@@ -145,11 +145,14 @@ func mustFloat(t *testing.T, s string) float64 {
 	return f
 }
 
-// uiScreenshot saves headless Chromium's screenshot of the page drawing st to path.
+// uiScreenshot saves headless Chromium's screenshot of the page drawing st to path, taken once the
+// page drew it (pageInChromium).
 func uiScreenshot(t *testing.T, chromium string, st contract.Status, path string) {
 	t.Helper()
-	out, err := chromiumOnPage(t, chromium, st, "--hide-scrollbars", "--window-size=1400,900", "--screenshot="+path).CombinedOutput()
-	require.NoError(t, err, "chromium: %s", out)
+	b, ctx := pageInChromium(t, chromium, st, 1400, 900)
+	png, err := b.Screenshot(ctx)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, png, 0o644))
 }
 
 // Only the newest containers' GPUs, contract.MaxHistoryGPUs in all, carry a history in the status:

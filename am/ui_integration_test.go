@@ -15,7 +15,6 @@ import (
 	"net/http/httputil"
 	neturl "net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/contract"
+	browser "github.com/yarn-am/yarn-am/testkit/chromium"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -133,19 +133,11 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	require.NoError(t, err)
 
 	url := strings.TrimRight(rmWeb, "/") + "/proxy/" + yarnrpc.FormatApplicationID(a.id) + "/"
-	profile := t.TempDir()
-	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-		"--disable-sync", "--no-first-run", "--user-data-dir=" + profile, "--virtual-time-budget=8000", "--window-size=1280,1000",
-		"--hide-scrollbars"}
-	open := func(url string, extra ...string) []byte {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, chromium, append(append(append([]string{}, base...), extra...), url)...).Output()
-		require.NoError(t, err, "chromium %v", extra)
-		return out
-	}
-	run := func(extra ...string) []byte { return open(url, extra...) }
-	dom := string(run("--dump-dom"))
+	// The page through the RM's proxy, read once it drew (its own mark, am.PageDrawn): no virtual
+	// time, whose clock a request left waiting stops (testkit/chromium).
+	b, ctx := chromiumAt(t, chromium, url, 1280, 1000)
+	dom, err := b.DOM(ctx)
+	require.NoError(t, err)
 	assert.Contains(t, dom, yarnrpc.FormatApplicationID(a.id))
 	assert.NotContains(t, dom, a.secret, "the page never shows the secret")
 	assert.NotContains(t, dom, "page error", "every drawing rendered")
@@ -234,16 +226,13 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	}
 	front := httptest.NewServer(rp)
 	defer front.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	var stdout, stderr strings.Builder
-	cmd := exec.CommandContext(ctx, chromium, append(append([]string{}, base...), "--enable-logging=stderr", "--v=0", "--dump-dom", front.URL+"/")...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	require.NoError(t, cmd.Run(), "chromium: %s", stderr.String())
-	cspDOM := stdout.String()
+	cb, cctx := chromiumAt(t, chromium, front.URL+"/", 1280, 1000, "--enable-logging=stderr", "--v=0")
+	cspDOM, err := cb.DOM(cctx)
+	require.NoError(t, err)
+	cb.Close() // its log is complete once it ended
 	// Chromium logs what it refused (also what the parser met before the page's script could listen).
 	var refused []string
-	for _, line := range strings.Split(stderr.String(), "\n") {
+	for _, line := range strings.Split(cb.Stderr(), "\n") {
 		if strings.Contains(line, "Content Security Policy") {
 			refused = append(refused, line)
 		}
@@ -264,7 +253,9 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	shotDir := filepath.Join(os.TempDir(), "yarn-am-ui")
 	require.NoError(t, os.MkdirAll(shotDir, 0o755))
 	shot := filepath.Join(shotDir, yarnrpc.FormatApplicationID(a.id)+".png")
-	run("--screenshot=" + shot)
+	png, err := b.Screenshot(ctx)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(shot, png, 0o644))
 	fi, err := os.Stat(shot)
 	require.NoError(t, err)
 	assert.Greater(t, fi.Size(), int64(10_000), "a screenshot with something drawn")
@@ -282,13 +273,26 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 
 // chromiumPath finds Debian's chromium (testdata/ui/install-chromium.sh installs it).
 func chromiumPath(t *testing.T) string {
-	for _, b := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(b); err == nil {
-			return p
-		}
+	p := browser.Path()
+	if p == "" {
+		require.FailNow(t, "chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
 	}
-	require.FailNow(t, "chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
-	return ""
+	return p
+}
+
+// chromiumAt loads the AM's page at url in headless Chromium of a width×height window with the extra
+// flags and returns once the page drew a status (am.PageDrawn), with a context that bounds what the
+// test does with the browser (2 minutes, a guard against a hang, never the signal).
+func chromiumAt(t *testing.T, chromium, url string, width, height int, extra ...string) (*browser.Browser, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	b, err := browser.Start(ctx, chromium, t.TempDir(), width, height, extra...)
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	require.NoError(t, b.Navigate(ctx, url))
+	require.NoError(t, b.WaitFor(ctx, am.PageDrawn), "the page at %s drew a status", url)
+	return b, ctx
 }
 
 // The drawings' harder cases, from a status document served next to the page (Chromium only, no

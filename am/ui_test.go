@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
+	browser "github.com/yarn-am/yarn-am/testkit/chromium"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -247,10 +247,8 @@ func TestNodeViewNotListedWithoutDevices(t *testing.T) {
 // test installs it): missing, the test fails under CI and is skipped elsewhere.
 func uiChromium(t *testing.T) string {
 	t.Helper()
-	for _, b := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(b); err == nil {
-			return p
-		}
+	if p := browser.Path(); p != "" {
+		return p
 	}
 	if os.Getenv("CI") == "true" {
 		t.Fatal("chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
@@ -259,19 +257,24 @@ func uiChromium(t *testing.T) string {
 	return ""
 }
 
-// renderedPage is the page's DOM after its script drew st, as headless Chromium dumps it.
+// renderedPage is the page's DOM once its script drew st, as headless Chromium has it.
 func renderedPage(t *testing.T, chromium string, st contract.Status) string {
 	t.Helper()
-	out, err := chromiumOnPage(t, chromium, st, "--dump-dom").Output()
+	b, ctx := pageInChromium(t, chromium, st, 1280, 800)
+	dom, err := b.DOM(ctx)
 	require.NoError(t, err)
-	dom := string(out)
 	require.Contains(t, dom, st.App, "the page rendered the status")
 	return dom
 }
 
-// chromiumOnPage serves the page and st as the AM would (until the test ends) and returns headless
-// Chromium's command on it with flags, bounded by 90 s.
-func chromiumOnPage(t *testing.T, chromium string, st contract.Status, flags ...string) *exec.Cmd {
+// PageDrawn is the web UI's own mark that it drew a status: the time of its last good poll in
+// #updated (app.js poll), "never" or "failed: ..." before. The UI tests wait on it, not on time.
+const PageDrawn = `/^\d{4}-\d\d-\d\d \d/.test(document.getElementById("updated").textContent)`
+
+// pageInChromium serves the page and st as the AM would (until the test ends), loads it in headless
+// Chromium of a width×height window and returns once the page drew st (PageDrawn), with a context
+// that bounds what the test does with the browser (90 s, a guard against a hang).
+func pageInChromium(t *testing.T, chromium string, st contract.Status, width, height int) (*browser.Browser, context.Context) {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("GET /", web.UIHandler())
@@ -284,9 +287,12 @@ func chromiumOnPage(t *testing.T, chromium string, st contract.Status, flags ...
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	t.Cleanup(cancel)
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + t.TempDir(),
-		"--virtual-time-budget=3000"}, flags...)
-	return exec.CommandContext(ctx, chromium, append(args, srv.URL+"/")...)
+	b, err := browser.Start(ctx, chromium, t.TempDir(), width, height)
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	require.NoError(t, b.Navigate(ctx, srv.URL+"/"))
+	require.NoError(t, b.WaitFor(ctx, PageDrawn), "the page drew the status")
+	return b, ctx
 }
 
 // RenderedUIPage is renderedPage for the integration tests of package am_test (a name of this test

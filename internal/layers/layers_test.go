@@ -50,7 +50,9 @@ var floors = []struct {
 	// 9: the binary and the harnesses that drive it.
 	{"cmd/...", 9},
 	{"testdata/...", 9},
-	// 10: test support: a fake cluster and the integration tests' helpers; only tests import it.
+	// 10: test support: a fake cluster, the integration tests' helpers and headless Chromium driven
+	// over the DevTools protocol; only tests import it.
+	{"testkit/chromium", testkit},
 	{"testkit/fakecluster", testkit},
 	{"testkit/itest", testkit},
 }
