@@ -177,7 +177,7 @@ func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
 	// The flags and sizes Flink's calculator would print, computed here (ComputeResourceParams); a
 	// configuration it does not cover goes to BashJavaUtils itself, a JVM of ~1.5 s
 	// (docs/flink.md#memory).
-	from := "computed by yarn-am from Flink 1.20's memory model"
+	from := memoryModelFrom(s.Home)
 	params, why := ComputeResourceParams(conf, role)
 	if why != nil {
 		from = "from Flink's BashJavaUtils (" + why.Error() + ")"
@@ -191,6 +191,16 @@ func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
 	}
 	p.MemoryFrom = from
 	return p, nil
+}
+
+// memoryModelFrom says, on the process's stdout, that its memory flags were computed by yarn-am, naming
+// the home's Flink version: 1.20's memory model is also 2.3's, and TestComputedResourceParamsEqualBashJavaUtils
+// holds it to both versions' calculators (docs/flink.md#memory), so a Flink 2 home is not told of 1.20.
+func memoryModelFrom(h *Home) string {
+	if h == nil || h.Version == "" {
+		return "computed by yarn-am from Flink's memory model"
+	}
+	return "computed by yarn-am from Flink " + h.Version + "'s memory model"
 }
 
 // WriteConfDir writes the process's conf directory: config.yaml from conf, and the home's

@@ -65,8 +65,8 @@ func TestConfigureFeedsTheGPUDriverYarnAMsIndexes(t *testing.T) {
 			t.Errorf("command line %q lacks %q", line, want)
 		}
 	}
-	if !strings.HasPrefix(p.MemoryFrom, "computed by yarn-am") {
-		t.Errorf("MemoryFrom %q", p.MemoryFrom)
+	if want := "computed by yarn-am from Flink " + h.Version + "'s memory model"; p.MemoryFrom != want {
+		t.Errorf("MemoryFrom %q, want %q", p.MemoryFrom, want)
 	}
 	if err := checkDiscoveryScript(context.Background(), path, DiscoveryScript("gpu", []string{"9"})); err == nil ||
 		!strings.Contains(err.Error(), `printed "3,1", want "9"`) {
@@ -212,5 +212,26 @@ func TestBuildCommandLines(t *testing.T) {
 	sess, _ := Build(RoleSession, s, conf, "/w/conf", ResourceParams{JVM: []string{"-Xmx1"}})
 	if !strings.HasSuffix(strings.Join(sess.Argv, " "), SessionEntryPoint+" --configDir /w/conf") {
 		t.Errorf("session argv %v", sess.Argv)
+	}
+}
+
+// The line each process prints of where its memory flags came from names the home's Flink version:
+// a Flink 2 home is not told its flags come from Flink 1.20's model (issue 41).
+func TestMemoryFromNamesTheHomesVersion(t *testing.T) {
+	for _, version := range []string{"1.20.5", "2.3.0"} {
+		h := fakeHomeAt(t, version, "a: b\n")
+		conf := gpuConf("1")
+		conf.Delete("external-resource.fpga.amount")
+		p, err := Prepare(context.Background(), RoleTaskManager, Spec{Home: h, Conf: conf, Dir: t.TempDir(), Java: "/bin/false",
+			MemoryMiB: 1024, GPUs: map[string][]string{"gpu": {"0"}}})
+		if err != nil {
+			t.Fatalf("%s: %v", version, err)
+		}
+		if want := "computed by yarn-am from Flink " + version + "'s memory model"; p.MemoryFrom != want {
+			t.Errorf("%s: MemoryFrom %q, want %q", version, p.MemoryFrom, want)
+		}
+	}
+	if got := memoryModelFrom(nil); strings.Contains(got, "1.20") {
+		t.Errorf("without a home: %q", got)
 	}
 }
