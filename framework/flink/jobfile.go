@@ -298,7 +298,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 }
 
 // installHint says where make flink-dist puts a Flink home (testdata/flink/flink.mk).
-const installHint = "make flink-dist installs Flink 1.20.5 in ~/.cache/yarn-am/flink-1.20.5"
+const installHint = "make flink-dist installs Flink 2.3.0 in ~/.cache/yarn-am/flink-2.3.0 and 1.20.5 in ~/.cache/yarn-am/flink-1.20.5"
 
 // expandTilde expands a leading ~/ (or a lone ~) against the user's home directory, as a shell would:
 // home = "~/flink" in a job file means the user's, not a directory named ~ beside the job file.

@@ -87,7 +87,7 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\njar = \"job.jar\"\n", "[flink] needs home"},
 		{"[flink]\nhome = \"flink\"\nprovided = \"hdfs:///f.tar\"\n", "give one"},
 		{"[flink]\nprovided = \"/opt/flink\"\n", `flink.provided = "/opt/flink": want the hdfs:// URI of an archive`},
-		{"[flink]\nhome = \"nohome\"\n", "nohome\": no such directory; make flink-dist installs Flink 1.20.5 in ~/.cache/yarn-am/flink-1.20.5"},
+		{"[flink]\nhome = \"nohome\"\n", "nohome\": no such directory; make flink-dist installs Flink 2.3.0 in ~/.cache/yarn-am/flink-2.3.0 and 1.20.5 in ~/.cache/yarn-am/flink-1.20.5"},
 		{"[flink]\nhome = \".\"\n", "lib is missing"},
 		{"[flink]\nhome = \"flink\"\njar = \"missing.jar\"\n", "not a readable file"},
 		{"[flink]\nhome = \"flink\"\nmain-class = \"A\"\n", "need flink.jar"},
