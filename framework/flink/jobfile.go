@@ -272,6 +272,11 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 			t.Problem("flink.restore = %q: %v", bounded(v), err)
 		} else if prev, twice := f.Config[KeyRestore]; twice {
 			t.Problem("flink.restore = %q and %s = %q: give one (restore sets that Flink key)", bounded(v), KeyRestore, bounded(prev))
+		} else if prev, over := f.Config[keyStateRecoveryPath]; over {
+			// Flink 1.20 and 2.x read the current name before the deprecated one restore sets: the
+			// restore would be ignored without a word.
+			t.Problem("flink.restore = %q and %s = %q: give one (Flink reads %s before %s, which restore sets, so the restore would be ignored)",
+				bounded(v), keyStateRecoveryPath, bounded(prev), keyStateRecoveryPath, KeyRestore)
 		} else {
 			f.Config[KeyRestore] = v
 		}

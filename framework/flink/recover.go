@@ -36,7 +36,7 @@ const (
 	keyCheckpointsRetained = "state.checkpoints.num-retained"
 	KeyCheckpointDir       = "execution.checkpointing.dir"
 	keyCheckpointDir       = "state.checkpoints.dir"
-	// keyStateRecoveryPath is the current name of KeyRestore (1.20): when both are set Flink reads
+	// keyStateRecoveryPath is the current name of KeyRestore (1.20 and 2.x): when both are set Flink reads
 	// this one, so a recovery sets it too when the configuration has it.
 	keyStateRecoveryPath = "execution.state-recovery.path"
 	// RetainOnCancellation keeps a job's checkpoints when it is cancelled or its JobManager stops

@@ -13,7 +13,7 @@ import (
 
 // TestFlinkRestore: [flink] restore is the savepoint the job starts from, handed to the JobManager
 // as Flink's execution.savepoint.path; a value that is no URI or absolute path, or restore beside
-// that key, is refused naming the key.
+// that key or its current name execution.state-recovery.path, is refused naming the key.
 func TestFlinkRestore(t *testing.T) {
 	load := func(restore, config string) (*jobfile.Job, error) {
 		p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n"+restore+"\n[flink.config]\n"+config+"\n[taskexecutor]\ninstances = 1\nmemory = 1024\n")
@@ -39,4 +39,9 @@ func TestFlinkRestore(t *testing.T) {
 	_, err := load(`restore = "/tmp/a"`, `"execution.savepoint.path" = "/tmp/b"`)
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "give one"), err.Error())
+	// The key's current name (Flink 1.20 and 2.x), which Flink reads first: restore would be ignored.
+	_, err = load(`restore = "/tmp/a"`, `"execution.state-recovery.path" = "/tmp/b"`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `flink.restore = "/tmp/a" and execution.state-recovery.path = "/tmp/b": give one`)
+	assert.Contains(t, err.Error(), "the restore would be ignored")
 }
