@@ -186,13 +186,16 @@ func refused(t *testing.T, what, addr string) {
 // [flink] internal-tls on (the default), a job whose records cross between two TaskManagers runs
 // (they registered with the JobManager and exchange data under mutual TLS: Flink calls the
 // addresses pekko.ssl.tcp), and a stranger gets no connection to the JobManager's RPC port nor to a
-// TaskManager's RPC and data ports, with no certificate or one of another authority.
+// TaskManager's RPC and data ports, with no certificate or one of another authority; the REST port
+// refuses the certificate a TaskExecutor holds (restRefusesTaskExecutorsCertificate); and once the
+// application is killed nothing of it is left in the node's /tmp (nothingOfTheJobInTmp).
 func TestFlinkInternalTLS(t *testing.T) {
 	e2eEnv(t)
 	eachFlink(t, testFlinkInternalTLS)
 }
 
 func testFlinkInternalTLS(t *testing.T, v flinkVersion) {
+	tmpBefore := tmpNames(t)
 	id := submitDetached(t, relayJob(t, v, true))
 	ui, _ := waitRelayRunning(t, id, time.Now())
 	rate := relayRate(t, id, 2, 4)
@@ -234,4 +237,7 @@ func testFlinkInternalTLS(t *testing.T, v flinkVersion) {
 	assert.Equal(t, "pekko.ssl.tcp", u.Scheme, "the TaskManager's RPC address")
 	refused(t, "a TaskManager's RPC port", u.Host)
 	refused(t, "a TaskManager's data port", net.JoinHostPort(u.Hostname(), strconv.Itoa(tm.DataPort)))
+
+	restRefusesTaskExecutorsCertificate(t, id)
+	nothingOfTheJobInTmp(t, id, tmpBefore)
 }

@@ -2,7 +2,6 @@ package am
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 
 	"github.com/sirupsen/logrus"
@@ -23,14 +22,6 @@ type amTLS struct {
 type amAuthority struct{ t *amTLS }
 
 func (a amAuthority) CACert() []byte { return a.t.CACert }
-
-func (a amAuthority) ServerCertificate(hosts ...string) (tls.Certificate, error) {
-	return amtls.Issue(a.t.CACert, a.t.caKey, x509.ExtKeyUsageServerAuth, hosts...)
-}
-
-func (a amAuthority) ClientCertificate(name string) (tls.Certificate, error) {
-	return amtls.ClientCertificate(a.t.CACert, a.t.caKey, name)
-}
 
 func (a amAuthority) PeerCertificate(name string) (tls.Certificate, error) {
 	return amtls.PeerCertificate(a.t.CACert, a.t.caKey, name)

@@ -6,16 +6,15 @@ import (
 	"net/url"
 )
 
-// Authority issues certificates from the application's own TLS authority (contract/amtls), for a
-// framework whose process serves an API that must answer the AM alone (a Flink JobManager's REST API,
-// with mutual TLS): the AM holds the authority's key, the framework gets certificates.
+// Authority issues certificates from the application's own TLS authority (contract/amtls) for a
+// framework's processes to present to each other: the AM holds the authority's key, the framework
+// gets certificates. It issues no server or client certificate for an API that must answer the AM
+// alone: every TaskExecutor may hold a peer certificate of this authority (a client's too), so such
+// an API trusts an authority of its own (a Flink JobManager's REST API, framework/flink/resttls.go;
+// TestRESTRefusesTheTaskExecutorsPeerCertificate).
 type Authority interface {
 	// CACert is the authority's certificate (PEM), what a server or client of the application trusts.
 	CACert() []byte
-	// ServerCertificate is a server certificate for hosts (IP addresses or DNS names).
-	ServerCertificate(hosts ...string) (tls.Certificate, error)
-	// ClientCertificate is a client certificate named name.
-	ClientCertificate(name string) (tls.Certificate, error)
 	// PeerCertificate is a certificate named name for both server and client authentication, which
 	// the framework's processes present to each other under mutual TLS (Flink's internal TLS).
 	PeerCertificate(name string) (tls.Certificate, error)

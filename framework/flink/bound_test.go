@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
@@ -28,13 +29,31 @@ import (
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
-// tlsJobManager is a REST API as the JobManager's: mutual TLS with the application's certificates,
-// /config and /jobmanager/config naming rpcPort.
-func tlsJobManager(t *testing.T, a testAuthority, rpcPort func() int) *httptest.Server {
-	cert, err := a.ServerCertificate("127.0.0.1")
+// restServer reads back the JobManager's server certificate and the REST API's own authority from
+// the directory the AM wrote (writeRESTTLS).
+func restServer(t *testing.T, dir string) (tls.Certificate, *x509.CertPool) {
+	t.Helper()
+	pw, err := os.ReadFile(filepath.Join(dir, restPassword))
+	require.NoError(t, err)
+	ks, err := os.ReadFile(filepath.Join(dir, restKeyStore))
+	require.NoError(t, err)
+	key, leaf, chain, err := pkcs12.DecodeChain(ks, string(pw))
+	require.NoError(t, err)
+	cert := tls.Certificate{PrivateKey: key, Leaf: leaf, Certificate: [][]byte{leaf.Raw}}
+	for _, c := range chain {
+		cert.Certificate = append(cert.Certificate, c.Raw)
+	}
+	ca, err := os.ReadFile(filepath.Join(dir, restCAPEM))
 	require.NoError(t, err)
 	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(a.CACert()))
+	require.True(t, pool.AppendCertsFromPEM(ca))
+	return cert, pool
+}
+
+// tlsJobManager is a REST API as the JobManager's: mutual TLS with the certificates the AM wrote into
+// dir (the REST API's own authority), /config and /jobmanager/config naming rpcPort.
+func tlsJobManager(t *testing.T, dir string, rpcPort func() int) *httptest.Server {
+	cert, pool := restServer(t, dir)
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/config":
@@ -94,9 +113,8 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the JVM's sockets are read from Linux's /proc")
 	}
-	a := newTestAuthority(t)
 	dir := filepath.Join(t.TempDir(), restTLSDir)
-	closed, err := writeRESTTLS(dir, "127.0.0.1", a)
+	closed, err := writeRESTTLS(dir, "127.0.0.1")
 	require.NoError(t, err)
 	var squatted atomic.Int32
 	squatter(t, false, &squatted)
@@ -107,7 +125,7 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	var mu sync.Mutex
 	elsewhere := heldElsewhere(t)
 	said := elsewhere // a port another process listens on, not this one, at first
-	jmREST := tlsJobManager(t, a, func() int { mu.Lock(); defer mu.Unlock(); return said })
+	jmREST := tlsJobManager(t, dir, func() int { mu.Lock(); defer mu.Unlock(); return said })
 	restPort := portOf(t, jmREST.Listener.Addr().String())
 
 	ports, err := listeningPorts(os.Getpid())
@@ -224,7 +242,7 @@ func TestStartAMPublishesNothingBeforeTheJobManagerBound(t *testing.T) {
 	assert.Empty(t, published)
 	mu.Unlock()
 
-	jmREST := tlsJobManager(t, a, func() int { return 4242 })
+	jmREST := tlsJobManager(t, filepath.Join(wd, restTLSDir), func() int { return 4242 })
 	require.NoError(t, writeBound(path, bound{RPC: "127.0.0.1:4242", REST: jmREST.Listener.Addr().String()}))
 	st, err := os.Stat(path)
 	require.NoError(t, err)

@@ -130,6 +130,17 @@ func startFlink(name string, stdout, stderr io.Writer) (s *flinkSetup, code int,
 	if err := internalTLS(s, os.Getenv("HADOOP_TOKEN_FILE_LOCATION")); err != nil { // internaltls.go
 		return nil, failf("%v", err), false
 	}
+	// Its files in the container's own directories, not the node's /tmp (privatedirs.go); the
+	// JobManager's role is application or session alike here.
+	role := dist.RoleTaskManager
+	if name == "flink-jobmanager" {
+		role = dist.RoleSession
+	}
+	said, err := privateDirs(s.conf, role, s.dir, os.Getenv)
+	if err != nil {
+		return nil, failf("%v", err), false
+	}
+	fmt.Fprintf(stdout, "yarn-am %s: %s\n", name, said)
 	return s, 0, true
 }
 

@@ -100,7 +100,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 			return nil, err
 		}
 	} else {
-		closed, err := writeRESTTLS(filepath.Join(wd, restTLSDir), s.Host, s.TLS)
+		closed, err := writeRESTTLS(filepath.Join(wd, restTLSDir), s.Host)
 		if err != nil {
 			return nil, err
 		}

@@ -8,7 +8,7 @@ import (
 // A PKCS12 store names, in its own bytes, how many rounds of key derivation its MAC and each
 // encrypted bag take (PKCS #12's MacData and PBE parameters, PBKDF2's iteration count), and the
 // reader does them all before it can say whether the password was right: a store of the job's own
-// REST TLS asking for 2³¹−1 rounds kept flink-jobmanager busy for hours (issue 40). Java refuses
+// REST TLS asking for 2³¹−1 rounds kept flink-jobmanager busy for hours. Java refuses
 // more than 5,000,000 (its PKCS12 key store's limit), so a store above that is one the JobManager's
 // JVM would refuse anyway; yarn-am refuses it before decoding, naming the key and the count
 // (TestUserRESTClientRefusesAStoreOfTooManyRounds).

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,17 +17,20 @@ import (
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
-	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/dist"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
 // This file closes the JobManager's REST API to everyone but the AM and its driver
 // (docs/flink.md#who-can-reach-the-jobmanager): Flink's REST TLS with mutual authentication, the
-// server's certificate and the only client certificate issued by the AM from the application's own
-// authority. The AM writes the stores in its container's working directory, readable by the
-// application's user alone; the driver sets Flink's keys to them. Users reach the UI and the API
-// through the AM (framework.AM.Proxy), which forwards a write only with the application secret.
+// server's certificate and the only client certificate issued by an authority of the REST API's own,
+// which the AM makes for each JobManager and forgets once it issued both. Not the application's
+// authority: every TaskExecutor holds a certificate of that one for the job's internal TLS
+// (internaltls.go), with client authentication among its uses, and a REST server that trusted the
+// application's authority took it as the AM's (TestRESTRefusesTheTaskExecutorsPeerCertificate). The AM writes the stores in its
+// container's working directory, readable by the application's user alone; the driver sets Flink's
+// keys to them. Users reach the UI and the API through the AM (framework.AM.Proxy), which forwards a
+// write only with the application secret.
 
 // EnvRESTTLS is the directory in the AM container where the AM wrote the JobManager's REST TLS
 // (restTLSDir), set in the driver's environment only.
@@ -70,25 +72,30 @@ var restCipherSuites = []string{"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_
 // restTLS is the REST TLS of one job's JobManager, as the AM made it.
 type restTLS struct {
 	dir    string
-	client *tls.Config // the AM's client: trusts the authority only, presents the client certificate
+	client *tls.Config // the AM's client: trusts the REST authority only, presents the client certificate
+	// caPEM is the REST API's own authority (the trust store's one certificate), server the
+	// JobManager's certificate it issued.
+	caPEM  []byte
+	server tls.Certificate
 }
 
-// writeRESTTLS issues the JobManager's server certificate (for host and loopback) and a client
-// certificate from the application's authority and writes them into dir (0700; files 0600) with a
-// random password.
-func writeRESTTLS(dir, host string, a framework.Authority) (*restTLS, error) {
-	if a == nil {
-		return nil, errors.New("the AM has no TLS authority to close the JobManager's REST API with")
+// writeRESTTLS makes the REST API's own authority, issues the JobManager's server certificate (for
+// host and loopback) and the one client certificate from it, and writes them into dir (0700; files
+// 0600) with a random password. The authority's key is not kept: nothing else is ever issued.
+func writeRESTTLS(dir, host string) (*restTLS, error) {
+	caPEM, caKey, err := amtls.NewAuthority("yarn-am flink REST " + host)
+	if err != nil {
+		return nil, fmt.Errorf("the JobManager's REST authority: %w", err)
 	}
-	server, err := a.ServerCertificate(host, "127.0.0.1", "localhost")
+	server, err := amtls.Issue(caPEM, caKey, x509.ExtKeyUsageServerAuth, host, "127.0.0.1", "localhost")
 	if err != nil {
 		return nil, fmt.Errorf("the JobManager's REST certificate: %w", err)
 	}
-	client, err := a.ClientCertificate("yarn-am flink client")
+	client, err := amtls.ClientCertificate(caPEM, caKey, "yarn-am flink client")
 	if err != nil {
 		return nil, fmt.Errorf("the JobManager's REST client certificate: %w", err)
 	}
-	ca, err := amtls.ParseCertificate(a.CACert())
+	ca, err := amtls.ParseCertificate(caPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -119,17 +126,17 @@ func writeRESTTLS(dir, host string, a framework.Authority) (*restTLS, error) {
 		return nil, err
 	}
 	for name, b := range map[string][]byte{restKeyStore: keyStore, restTrustStore: trustStore,
-		restPassword: []byte(password), restClientPEM: clientPEM, restCAPEM: a.CACert()} {
+		restPassword: []byte(password), restClientPEM: clientPEM, restCAPEM: caPEM} {
 		if err := writePrivate(filepath.Join(dir, name), b); err != nil {
 			return nil, err
 		}
 	}
-	cfg, err := amtls.ClientConfig(a.CACert())
+	cfg, err := amtls.ClientConfig(caPEM)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Certificates = []tls.Certificate{client}
-	return &restTLS{dir: dir, client: cfg}, nil
+	return &restTLS{dir: dir, client: cfg, caPEM: caPEM, server: server}, nil
 }
 
 // writePrivate writes b to path readable by its owner alone, replacing what is there.

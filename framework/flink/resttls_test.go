@@ -4,11 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,13 +44,12 @@ func (a testAuthority) PeerCertificate(name string) (tls.Certificate, error) {
 
 // The AM writes the JobManager's REST TLS for its driver readable by the application's user alone:
 // PKCS12 stores (Java 17's default type) that hold the server's key and chain for the AM's host and
-// loopback, and the authority alone as the trust; the driver reads them back as the Flink keys of
-// mutual TLS, the password only in the keys, and a client configuration that presents the client
-// certificate and trusts the authority alone.
+// loopback, and the REST API's own authority alone as the trust, not the application's; the driver
+// reads them back as the Flink keys of mutual TLS, the password only in the keys, and a client
+// configuration that presents the client certificate and trusts that authority alone.
 func TestRESTTLSStoresAndKeys(t *testing.T) {
-	a := newTestAuthority(t)
 	dir := filepath.Join(t.TempDir(), restTLSDir)
-	rt, err := writeRESTTLS(dir, "nm1.example.com", a)
+	rt, err := writeRESTTLS(dir, "nm1.example.com")
 	require.NoError(t, err)
 	st, err := os.Stat(dir)
 	require.NoError(t, err)
@@ -71,9 +72,9 @@ func TestRESTTLSStoresAndKeys(t *testing.T) {
 	assert.Equal(t, "127.0.0.1", leaf.IPAddresses[0].String())
 	assert.Equal(t, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, leaf.ExtKeyUsage)
 	require.Len(t, chain, 1)
-	ca, err := amtls.ParseCertificate(a.cert)
+	ca, err := amtls.ParseCertificate(rt.caPEM)
 	require.NoError(t, err)
-	assert.True(t, chain[0].Equal(ca), "the chain ends at the application's authority")
+	assert.True(t, chain[0].Equal(ca), "the chain ends at the REST API's own authority")
 	_, _, _, err = pkcs12.DecodeChain(ks, "wrong")
 	assert.Error(t, err, "the key store opens without its password")
 	ts, err := os.ReadFile(filepath.Join(dir, restTrustStore))
@@ -102,14 +103,13 @@ func TestRESTTLSStoresAndKeys(t *testing.T) {
 
 	// A later attempt writes afresh over the same directory, a neighbour's loosened mode included.
 	require.NoError(t, os.Chmod(dir, 0o755))
-	_, err = writeRESTTLS(dir, "nm1.example.com", a)
+	again, err := writeRESTTLS(dir, "nm1.example.com")
 	require.NoError(t, err)
 	st, err = os.Stat(dir)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+	assert.NotEqual(t, rt.caPEM, again.caPEM, "each JobManager's REST API has an authority of its own")
 
-	_, err = writeRESTTLS(dir, "h", nil)
-	assert.ErrorContains(t, err, "no TLS authority")
 	_, _, err = readRESTTLS(t.TempDir())
 	assert.ErrorContains(t, err, EnvRESTTLS)
 }
@@ -160,4 +160,68 @@ func TestStartAMClosesTheJobManager(t *testing.T) {
 
 	_, err = Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1"})
 	assert.ErrorContains(t, err, "no TLS authority", "a JobManager is never left open")
+}
+
+// The REST API answers the AM's client certificate and no certificate of the application's authority:
+// the peer certificate every TaskExecutor holds for the job's internal TLS (StartAM's WorkerSecrets:
+// server and client authentication, from that authority) is refused by a server that trusts what the
+// REST trust store StartAM wrote holds, as the JobManager's REST endpoint does (before, it trusted
+// the application's authority, and took a TaskExecutor's certificate for the AM's).
+// TestFlinkInternalTLS shows the same of the real JVMs.
+func TestRESTRefusesTheTaskExecutorsPeerCertificate(t *testing.T) {
+	p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	j, err := jobfile.LoadJob(p)
+	require.NoError(t, err)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fw, err := Flink{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
+	require.NoError(t, err)
+	dir := fw.DriverEnv[EnvRESTTLS]
+	require.Equal(t, filepath.Join(wd, restTLSDir), dir)
+	pw, err := os.ReadFile(filepath.Join(dir, restPassword))
+	require.NoError(t, err)
+	ts, err := os.ReadFile(filepath.Join(dir, restTrustStore))
+	require.NoError(t, err)
+	trusted, err := pkcs12.DecodeTrustStore(ts, string(pw))
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	for _, c := range trusted {
+		pool.AddCert(c)
+	}
+	server, _ := restServer(t, dir)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("{}")) }))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{server}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.StartTLS()
+	defer srv.Close()
+	get := func(cfg *tls.Config) error {
+		resp, err := (&http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}).Get(srv.URL + "/config")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	_, client, err := readRESTTLS(dir)
+	require.NoError(t, err)
+	require.NoError(t, get(client), "the AM's (and the driver's) client certificate is answered")
+
+	// What a TaskExecutor holds: the application's peer certificate, with its chain, from its token file.
+	secret := fw.WorkerSecrets[SecretInternalTLS]
+	require.NotEmpty(t, secret)
+	peer, err := tls.X509KeyPair(secret, secret)
+	require.NoError(t, err)
+	leaf, err := x509.ParseCertificate(peer.Certificate[0])
+	require.NoError(t, err)
+	assert.Contains(t, leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth, "the peer certificate is a client's too")
+	cfg := client.Clone()
+	// Sent whatever authorities the server names, as a TaskExecutor's job code would.
+	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &peer, nil }
+	err = get(cfg)
+	if assert.Error(t, err, "a TaskExecutor's peer certificate is refused") {
+		assert.Contains(t, err.Error(), "certificate")
+	}
+	_, err = leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	assert.Error(t, err, "the REST trust store does not vouch for the application's authority")
 }

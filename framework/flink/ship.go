@@ -85,7 +85,7 @@ const flinkArchivesKept = 3
 // user's own that others may only read or list is made 0700. An archive found by name in such a directory may have been put there by another
 // user, and whoever submits it runs its code. Every directory above it counts too (privatePath):
 // whoever may rename an entry of a parent can swap the whole cache for one of their own between the
-// check and the use (the no-$HOME fallback under /tmp was won in 137 tries, issue 40).
+// check and the use (the no-$HOME fallback under /tmp was won in 137 tries; TestArchiveCacheChecksEveryDirectoryAbove).
 func privateArchiveDir(dir string) (reason string) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err.Error()

@@ -203,7 +203,7 @@ func withMACRounds(t *testing.T, data []byte, n int) []byte {
 
 // A store of the job's own REST TLS that asks for more rounds of key derivation than Java reads
 // (5,000,000) is refused before it is decoded, naming the key, the store and the count, at once: the
-// decoder would do every round first (2³¹−1 kept flink-jobmanager busy for hours, issue 40). The
+// decoder would do every round first (2³¹−1 kept flink-jobmanager busy for hours). The
 // count is found in the MAC and inside the bags (a key's encryption); a store of ordinary counts
 // reads as before.
 func TestUserRESTClientRefusesAStoreOfTooManyRounds(t *testing.T) {
