@@ -30,8 +30,9 @@ type driverConfig struct {
 	Env     []string // added to the AM's environment (EnvAPI, EnvSecret)
 	// Tokens are the driver's credentials, written to driverTokensFile (0600) and named by the
 	// driver's HADOOP_TOKEN_FILE_LOCATION: what a TaskExecutor gets (taskExecutorCredentials: the
-	// delegation tokens, the application secret, the authority's certificate), never the AM-RM token
-	// nor the authority's key. nil: the driver gets no token file.
+	// delegation tokens, the application secret, the authority's certificate) and the driver's own
+	// secrets (driverCredentials), never the AM-RM token nor the authority's key. nil: the driver
+	// gets no token file.
 	Tokens *yarnrpc.Credentials
 	Stdout io.Writer
 	Stderr io.Writer
@@ -70,7 +71,7 @@ func driverEnv(d *driverConfig) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := taskExecutorCredentials(d.Tokens).WriteFile(path); err != nil {
+		if err := driverCredentials(d.Tokens).WriteFile(path); err != nil {
 			return nil, fmt.Errorf("writing the driver's token file: %w", err)
 		}
 		env = append(env, envTokenFile+"="+path)

@@ -87,6 +87,7 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 	amCreds.Tokens["hdfs"] = yarnrpc.Token{Identifier: []byte("hdfs-id"), Password: []byte("hdfs-pw"), Kind: "HDFS_DELEGATION_TOKEN", Service: "10.0.0.5:8020"}
 	amCreds.Secrets[contract.TLSCAKeyAlias] = []byte("the-authority-key")
 	amCreds.Secrets[contract.TLSCACertAlias] = []byte("the-authority-cert")
+	amCreds.Secrets[contract.DriverSecretPrefix+"signing-key"] = []byte("the-drivers-key")
 	amFile := filepath.Join(dir, "container_tokens")
 	require.NoError(t, amCreds.WriteFile(amFile))
 	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", amFile)
@@ -122,6 +123,7 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 	_, hasHDFS := got.TokenOfKind("HDFS_DELEGATION_TOKEN")
 	assert.True(t, hasHDFS, "the delegation tokens a driver needs")
 	assert.NotContains(t, got.Secrets, contract.TLSCAKeyAlias, "never the authority's key")
+	assert.Equal(t, []byte("the-drivers-key"), got.Secrets[contract.DriverSecretPrefix+"signing-key"], "the driver's own secret")
 	env, err := os.ReadFile(filepath.Join(dir, "seen-env"))
 	require.NoError(t, err)
 	assert.NotContains(t, string(env), amFile, "the AM's token file is named nowhere in the driver's environment")

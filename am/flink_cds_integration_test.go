@@ -43,8 +43,10 @@ var (
 // TestFlinkClassDataSharing (docs/flink.md#class-data-sharing): the first run of a Flink home has no
 // archive, and its driver makes one after the job and puts it into the user's cache; the second run's
 // JobManager and TaskManager map it (the JVM options in jobmanager.log name it, the JVM did not refuse
-// it) after checking its SHA-256; an archive rewritten on HDFS is refused, said so, and the job still
-// SUCCEEDS without it, after which a good archive replaces it.
+// it) after checking its SHA-256, and not two archives planted beside it with consistent names and
+// newer times, which submit refuses for want of a record the user's key made, and the AM's event
+// says so in status (runWithPlantedArchives); an archive rewritten on HDFS is refused, said so, and
+// the job still SUCCEEDS without it, after which a good archive replaces it.
 func TestFlinkClassDataSharing(t *testing.T) {
 	e2eEnv(t)
 	c := miniCluster(t)
@@ -79,8 +81,9 @@ func TestFlinkClassDataSharing(t *testing.T) {
 	fi, err := c.fs.Stat(archive)
 	require.NoError(t, err, "the archive is in the cache")
 
-	// 2: submit finds it; the JobManager and the TaskManager verify and map it.
-	id, out = run("second run")
+	// 2: submit finds it, and not the two archives planted beside it with consistent names and newer
+	// times; the JobManager and the TaskManager verify and map it.
+	id, out = runWithPlantedArchives(t, c, job, archive)
 	assert.Contains(t, out, "class-data sharing: archive "+made[1])
 	var roles []string
 	for _, m := range append(cdsUsed.FindAllStringSubmatch(amContainerFile(id, "am.stdout"), -1), tmLines(id, cdsUsed)...) {

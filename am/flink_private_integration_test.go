@@ -3,16 +3,20 @@
 package am_test
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/colinmarc/hdfs/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -106,36 +110,161 @@ func tmpNames(t *testing.T) map[string]bool {
 	return out
 }
 
-// nothingOfTheJobInTmp (docs/flink.md#private-directories) kills the application, waits until no
-// process of it is left on the node (their command lines name its log directories), and checks that
-// /tmp holds nothing new of Flink's nor naming the application: its JVMs kept their files in the
-// containers' own directories, which YARN removes with the application. before is /tmp's names
-// before the submit. The count of new entries is logged: other programs of the machine may add
-// some, and `make test` runs the tests one after the other.
-func nothingOfTheJobInTmp(t *testing.T, id string, before map[string]bool) {
-	t.Helper()
-	r := yarnAM(t, 3*time.Minute, "kill", id)
-	require.Equal(t, 0, r.code, "kill:\n%s", r)
-	num := strings.TrimPrefix(id, "application_")
-	require.Eventually(t, func() bool {
-		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		for _, p := range procs {
-			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), num) {
-				return false
+// appPIDs are the processes whose command line names the application's number (its containers' log
+// and working directories are in every JVM's and launcher's).
+func appPIDs(num string) []string {
+	var pids []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), num) {
+			pids = append(pids, filepath.Base(filepath.Dir(p)))
+		}
+	}
+	return pids
+}
+
+// openInTmp returns the files and working directories the application's processes hold under
+// /tmp, but for the mini cluster's own directories (which a checkout under /tmp puts there) and the
+// JDK's performance data (/tmp/hsperfdata_<user>).
+func openInTmp(num string) []string {
+	var ours []string
+	for _, env := range []string{"YARN_AM_NM_LOCAL_DIRS", "YARN_AM_NM_LOG_DIRS"} {
+		for _, d := range strings.Split(os.Getenv(env), ",") {
+			if d != "" {
+				ours = append(ours, d+"/")
 			}
 		}
-		return true
-	}, 2*time.Minute, 500*time.Millisecond, "the application's processes ended")
-	var added, job []string
+	}
+	var found []string
+	for _, pid := range appPIDs(num) {
+		links, _ := filepath.Glob(filepath.Join("/proc", pid, "fd", "*"))
+		links = append(links, filepath.Join("/proc", pid, "cwd"))
+		for _, l := range links {
+			target, err := os.Readlink(l)
+			if err != nil || !strings.HasPrefix(target, "/tmp/") || strings.HasPrefix(target, "/tmp/hsperfdata_") {
+				continue
+			}
+			mine := false
+			for _, o := range ours {
+				mine = mine || strings.HasPrefix(target, o)
+			}
+			if !mine {
+				found = append(found, pid+": "+target)
+			}
+		}
+	}
+	return found
+}
+
+// nothingOfTheJobInTmp (docs/flink.md#private-directories): while the application runs, none of its
+// processes holds a file or a working directory in the node's /tmp (the RPC system's jar a JVM keeps
+// open, its working directory, its blob store's files); then it kills the application, waits until
+// none of its processes is left, and finds no new entry of /tmp that names the application
+// (tm_<container id>, what Flink left there before). before is /tmp's names before the submit. The
+// count of new entries, and any that look like Flink's, are logged: other programs of a shared
+// machine add some, which nothing ties to this application (make test runs the Flink tests one
+// after the other).
+func nothingOfTheJobInTmp(t *testing.T, id string, before map[string]bool) {
+	t.Helper()
+	num := strings.TrimPrefix(id, "application_")
+	require.NotEmpty(t, appPIDs(num), "the application's processes are running")
+	assert.Empty(t, openInTmp(num), "the application's processes hold files in the node's /tmp")
+	r := yarnAM(t, 3*time.Minute, "kill", id)
+	require.Equal(t, 0, r.code, "kill:\n%s", r)
+	require.Eventually(t, func() bool { return len(appPIDs(num)) == 0 }, 2*time.Minute, 500*time.Millisecond,
+		"the application's processes ended")
+	var added, flinkLike, job []string
 	for n := range tmpNames(t) {
 		if before[n] {
 			continue
 		}
 		added = append(added, n)
-		if flinkTmpName.MatchString(n) || strings.Contains(n, num) {
+		if strings.Contains(n, num) {
 			job = append(job, n)
+		} else if flinkTmpName.MatchString(n) {
+			flinkLike = append(flinkLike, n)
 		}
 	}
-	t.Logf("/tmp: %d entries before, %d new after the application (%v)", len(before), len(added), added)
-	assert.Empty(t, job, "Flink's files of the job left in the node's /tmp")
+	t.Logf("/tmp: %d entries before, %d new after the application; Flink-like ones naming no application: %v", len(before), len(added), flinkLike)
+	assert.Empty(t, job, "the application's files left in the node's /tmp")
+}
+
+// plantArchives writes, beside the archive a run made (archive, in the user's cache on HDFS), two
+// archives as job code holding the user's HDFS token could: the made archive with one byte changed,
+// named consistently (its identity and its own SHA-256) in the old unsigned form and in the signed
+// form with a record of its own making, each with a newer time than the made one. It returns their
+// names.
+func plantArchives(t *testing.T, c *cluster, archive string) []string {
+	t.Helper()
+	data := readHDFS(t, c, archive)
+	data[len(data)/3] ^= 0xff
+	sum := sha256.Sum256(data)
+	m := cdsArchiveName.FindStringSubmatch(path.Base(archive))
+	require.NotNil(t, m, "the made archive's name %s", path.Base(archive))
+	names := []string{
+		m[1] + "." + hex.EncodeToString(sum[:]) + ".jsa",
+		m[1] + "." + hex.EncodeToString(sum[:]) + "." + m[3] + "." + strings.Repeat("0", 32) + ".jsa",
+	}
+	later := time.Now().Add(time.Hour)
+	for _, n := range names {
+		p := path.Join(path.Dir(archive), n)
+		w, err := c.fs.Create(p)
+		require.NoError(t, err)
+		_, err = w.Write(data)
+		require.NoError(t, err)
+		for deadline := time.Now().Add(time.Minute); ; {
+			// The NameNode completes the file once its block is replicated.
+			err = w.Close()
+			if !hdfs.IsErrReplicating(err) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		require.NoError(t, err)
+		require.NoError(t, c.fs.Chtimes(p, later, later), "newer than the made archive")
+	}
+	return names
+}
+
+// cdsArchiveName is an archive's name in the cache: identity, SHA-256, application, record.
+var cdsArchiveName = regexp.MustCompile(`^(flink-\S+-jobmanager-[0-9a-f]{16})\.([0-9a-f]{64})\.(application_\d+_\d+)\.([0-9a-f]{32})\.jsa$`)
+
+// runWithPlantedArchives (docs/flink.md#class-data-sharing) plants two archives beside the one an
+// earlier run made (plantArchives), submits job detached, and checks that submit takes the made
+// archive and says it refused the planted two, that the AM's event says so in yarn-am status while
+// the application runs, and that the application SUCCEEDS. It returns the application and submit's
+// output.
+func runWithPlantedArchives(t *testing.T, c *cluster, job, archive string) (string, string) {
+	t.Helper()
+	planted := plantArchives(t, c, archive)
+	start := time.Now()
+	r := yarnAM(t, 2*time.Minute, "submit", "--detach", job)
+	require.Equal(t, 0, r.code, "submit --detach:\n%s", r)
+	fields := strings.Fields(strings.TrimSpace(r.stdout))
+	id := fields[len(fields)-1]
+	require.Regexp(t, `^application_\d+_\d+$`, id, r.String())
+	t.Cleanup(func() { killQuietly(id) })
+	assert.Contains(t, r.stdout, "class-data sharing: archive "+path.Base(archive)+" ", "submit takes the made archive, not a newer planted one")
+	assert.Contains(t, r.stdout, "class-data sharing: refused 2 archive(s) of the cache that hold no record your key made")
+	for _, n := range planted {
+		assert.NotContains(t, r.stdout, "class-data sharing: archive "+n, "a planted archive taken")
+	}
+	var said bool
+	var text string
+	d := waitFor(t, id, 6*time.Minute, "the application's end", func(d statusDoc) bool {
+		if !said && !isEnded(d.Report.State) {
+			s := yarnAM(t, time.Minute, "status", id)
+			text = s.stdout
+			said = strings.Contains(s.stdout, "class-data sharing: submit refused 2 archive(s)")
+		}
+		return isEnded(d.Report.State)
+	})
+	assert.True(t, said, "yarn-am status names the refused archives while the application runs:\n%s", text)
+	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, containerLogs(id))
+	t.Logf("measured: run with planted archives: submit -> end %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
+	all := appLogText(id)
+	for _, n := range planted {
+		assert.NotContains(t, all, n, "a planted archive reached a container")
+	}
+	return id, r.stdout
 }

@@ -79,9 +79,10 @@ func (l taskExecutorLaunch) LaunchContext() (*hadooppb.ContainerLaunchContextPro
 
 // taskExecutorCredentials are what TaskExecutors get of the AM's credentials: everything but the
 // AM-RM token (theirs to misuse, not to have), the TLS authority's key (TaskExecutors trust the
-// AM's authority; they must not be able to act as it) and the key of the sealed keytab
-// (contract.KeytabKeyAlias; tokenRefresherFromEnv takes it out first, this is the second line).
-// Launch contexts and refreshed tokens are both built from it.
+// AM's authority; they must not be able to act as it), the key of the sealed keytab
+// (contract.KeytabKeyAlias; tokenRefresherFromEnv takes it out first, this is the second line) and
+// the driver's secrets (contract.DriverSecretPrefix: what job code in a TaskExecutor must not hold,
+// TestTaskExecutorsGetNoDriverSecret). Launch contexts and refreshed tokens are both built from it.
 func taskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
 	c := yarnrpc.NewCredentials()
 	for alias, t := range am.Tokens {
@@ -90,7 +91,19 @@ func taskExecutorCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
 		}
 	}
 	for alias, s := range am.Secrets {
-		if alias != contract.TLSCAKeyAlias && alias != contract.KeytabKeyAlias {
+		if alias != contract.TLSCAKeyAlias && alias != contract.KeytabKeyAlias && !contract.IsDriverSecret(alias) {
+			c.Secrets[alias] = s
+		}
+	}
+	return c
+}
+
+// driverCredentials are what the AM's driver gets: a TaskExecutor's, and the driver's secrets
+// (contract.DriverSecretPrefix), which it alone of the application's processes needs.
+func driverCredentials(am *yarnrpc.Credentials) *yarnrpc.Credentials {
+	c := taskExecutorCredentials(am)
+	for alias, s := range am.Secrets {
+		if contract.IsDriverSecret(alias) {
 			c.Secrets[alias] = s
 		}
 	}

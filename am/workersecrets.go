@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -15,6 +16,9 @@ import (
 // secret, the authority's certificate) is refused: a framework must not replace them.
 func addWorkerSecrets(creds *yarnrpc.Credentials, refresher *tokenRefresher, secrets map[string][]byte) error {
 	for _, alias := range slices.Sorted(maps.Keys(secrets)) {
+		if contract.IsDriverSecret(alias) {
+			return fmt.Errorf("the framework's worker secret %q: an alias starting with %q is the driver's alone, never a TaskExecutor's", alias, contract.DriverSecretPrefix)
+		}
 		if _, taken := creds.Secrets[alias]; taken {
 			return fmt.Errorf("the framework's worker secret %q: the application's credentials already hold that alias", alias)
 		}

@@ -33,3 +33,22 @@ func TestWorkerSecretsReachEveryTokenFile(t *testing.T) {
 	assert.Equal(t, []byte("app-secret"), creds.Secrets[contract.SecretAlias], "not replaced")
 	assert.NoError(t, addWorkerSecrets(creds, nil, nil))
 }
+
+// A driver's secret (contract.DriverSecretPrefix) is in the AM's credentials and the driver's, never
+// a TaskExecutor's, whether at launch or in refreshed tokens; a framework cannot hand one to the
+// TaskExecutors as a worker secret (docs/flink.md#class-data-sharing).
+func TestTaskExecutorsGetNoDriverSecret(t *testing.T) {
+	am := yarnrpc.NewCredentials()
+	am.Secrets[contract.SecretAlias] = []byte("s")
+	am.Secrets[contract.DriverSecretPrefix+"flink-cds-key"] = []byte("k")
+	te := taskExecutorCredentials(am)
+	assert.Contains(t, te.Secrets, contract.SecretAlias)
+	assert.NotContains(t, te.Secrets, contract.DriverSecretPrefix+"flink-cds-key")
+	d := driverCredentials(am)
+	assert.Equal(t, []byte("k"), d.Secrets[contract.DriverSecretPrefix+"flink-cds-key"])
+	assert.Contains(t, d.Secrets, contract.SecretAlias)
+	err := addWorkerSecrets(yarnrpc.NewCredentials(), nil, map[string][]byte{contract.DriverSecretPrefix + "x": []byte("v")})
+	assert.ErrorContains(t, err, "the driver's alone")
+	assert.False(t, contract.IsDriverSecret(contract.DriverSecretPrefix), "the prefix alone is no alias")
+	assert.False(t, contract.IsDriverSecret("yarn-am.secret"))
+}

@@ -80,6 +80,18 @@ const (
 	TLSCAKeyAlias  = "yarn-am.tls.ca-key"  // PEM EC private key; the AM's credentials only
 )
 
+// DriverSecretPrefix starts the alias of a secret that the AM's credentials and its driver's token
+// file hold, and no TaskExecutor's: key material a framework's driver needs and job code in the
+// TaskExecutors must not have (the key with which a Flink JobManager's driver signs the
+// class-data-sharing archive it made, docs/flink.md#class-data-sharing). The client adds such
+// secrets at submit (framework.RemoteStaged.DriverSecrets).
+const DriverSecretPrefix = "yarn-am.driver."
+
+// IsDriverSecret reports whether alias is a driver's secret (DriverSecretPrefix).
+func IsDriverSecret(alias string) bool {
+	return len(alias) > len(DriverSecretPrefix) && alias[:len(DriverSecretPrefix)] == DriverSecretPrefix
+}
+
 // EnvCACert is the path of the authority's PEM certificate in the driver's environment (driver mode),
 // for TLS clients of EnvAPI (curl --cacert "$YARN_AM_CA_CERT").
 const EnvCACert = "YARN_AM_CA_CERT"

@@ -56,6 +56,9 @@ type AMOptions struct {
 	// KeytabKey is the key StageKeytab sealed the keytab with; it goes into the AM's credentials
 	// (contract.KeytabKeyAlias) and nowhere else.
 	KeytabKey []byte
+	// DriverSecrets go into the AM's credentials by alias (contract.DriverSecretPrefix), from which
+	// the AM gives them to its driver and to no TaskExecutor.
+	DriverSecrets map[string][]byte
 }
 
 // hasResourceConf reports whether flink-conf.yaml was staged.
@@ -114,8 +117,8 @@ func AMEnvironment(o AMOptions) map[string]string {
 	return env
 }
 
-// AMCredentials are the AM's credentials: the application secret, the TLS authority and the
-// delegation tokens.
+// AMCredentials are the AM's credentials: the application secret, the TLS authority, the delegation
+// tokens and the driver's secrets.
 func AMCredentials(o AMOptions) *yarnrpc.Credentials {
 	c := yarnrpc.NewCredentials()
 	if o.Tokens != nil {
@@ -125,6 +128,9 @@ func AMCredentials(o AMOptions) *yarnrpc.Credentials {
 		for a, s := range o.Tokens.Secrets {
 			c.Secrets[a] = s
 		}
+	}
+	for a, s := range o.DriverSecrets {
+		c.Secrets[a] = s
 	}
 	c.Secrets[contract.SecretAlias] = []byte(o.Secret)
 	if len(o.KeytabKey) > 0 {

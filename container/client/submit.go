@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -62,9 +63,17 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 		}
 	}()
 	// What earlier applications left for this one in the user's cache (framework.RemoteStager).
+	var remote framework.RemoteStaged
 	if rs, ok := framework.Of(lj.Job).(framework.RemoteStager); ok {
-		if err := rs.StageRemote(lj.Job, fsys, user, fsys.DefaultFS, out); err != nil {
+		remote, err = rs.StageRemote(lj.Job, framework.RemoteStage{FS: fsys, User: user, DefaultFS: fsys.DefaultFS,
+			AppID: id, UserKey: UserKey, Out: out})
+		if err != nil {
 			return err
+		}
+		for alias := range remote.DriverSecrets {
+			if !contract.IsDriverSecret(alias) {
+				return fmt.Errorf("the framework's driver secret %q does not start with %q", alias, contract.DriverSecretPrefix)
+			}
 		}
 	}
 	staged = true
@@ -107,7 +116,7 @@ func (s *Session) StageAndSubmit(ctx context.Context, rm *yarnrpc.ApplicationCli
 	sc, err := SubmissionContext(AMOptions{
 		AppID: appID, Job: lj.Job, Staged: st, User: user, Secret: secret, TLSCACert: caCert, TLSCAKey: caKey, Defines: lj.Defines,
 		Service: opts.Service, Driver: opts.Driver, Queue: opts.Queue, Name: opts.Name, Tokens: opts.Tokens,
-		Principal: principal, KeytabKey: keytabKey,
+		Principal: principal, KeytabKey: keytabKey, DriverSecrets: remote.DriverSecrets,
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package flink
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,7 +16,6 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -35,13 +35,26 @@ import (
 // has no archive: when its JobManager has ended, the driver starts a session JobManager of the same
 // home on free ports, stops it once its REST endpoint listens, and the JVM writes the classes it
 // loaded into an archive as it exits (dist.CDS.Create). The driver checks that the JVM maps it, and
-// puts it into the user's cache on HDFS, named by the JVM identity (dist.ArchiveName) and its
-// SHA-256, never rewritten: cds/<home key>/<identity>.<sha256>.jsa. A later submit of the same home
-// finds the newest archive there (StageRemote) and has it localised into the AM's and the
-// TaskExecutors' containers (private: once per node); the JobManager and the TaskManagers map it
-// only if it is for their JVM and home and its content hashes to the SHA-256 in its name (a changed
-// archive is code the JVM runs, unchecked: dist.VerifyArchive), otherwise they start without it and
-// say why.
+// puts it into the user's cache on HDFS, never rewritten, named by the JVM identity
+// (dist.ArchiveName), its SHA-256, the application that made it and that application's record of
+// both: cds/<home key>/<identity>.<sha256>.<application>.<record>.jsa.
+//
+// The record is what makes an archive trusted, not its name: anything in the user's containers
+// (job code included) holds the user's HDFS token and can write a file of any name there, so an
+// archive is used only if its record is an HMAC that only the user's own applications' drivers can
+// make. The key is the user's, kept on the submitting machine (client.UserKey, "flink-cds"); each
+// submit gives its application's driver a key of its own derived from it (cdsAppKey: HMAC of the
+// application's id), in the AM's credentials as a driver's secret (SecretCDSKey), which no
+// TaskExecutor's credentials hold; the record is an HMAC under that key of the identity and the
+// SHA-256 (cdsRecord). A later submit of the same home lists the archives there (StageRemote),
+// checks each record with the user's key and the application named, and takes the newest that
+// holds; one that does not (planted, made from another machine, or by an older yarn-am) is refused,
+// said on submit's output and in an event of the AM. The archive taken is named in the AM's launch
+// context (EnvCDSArchive), which the AM passes to its TaskExecutors', and localised into the AM's and
+// the TaskExecutors' containers (private: once per node); the JobManager and the TaskManagers map it
+// only if it is that archive, for their JVM and home, and its content hashes to the SHA-256 in its
+// name (a changed archive is code the JVM runs, unchecked: dist.VerifyArchive), otherwise they start
+// without it and say why.
 //
 // The archive is made after the job, not during it: the run's job never waits for it, and the
 // second JVM does not share the AM container's memory with the JobManager. What it costs is the
@@ -51,6 +64,21 @@ import (
 // user's cache its archive goes to. Unset: class-data-sharing = false.
 const EnvCDSHome = "YARN_AM_FLINK_CDS_HOME"
 
+// EnvCDSArchive is the archive submit took (its name in the cache), in the AM's environment and, from
+// the AM, in every TaskExecutor's: the one archive a JobManager or TaskManager may map.
+const EnvCDSArchive = "YARN_AM_FLINK_CDS_ARCHIVE"
+
+// EnvCDSRefused says what submit refused in the cache (its count and the newest's name), in the AM's
+// environment for its event.
+const EnvCDSRefused = "YARN_AM_FLINK_CDS_REFUSED"
+
+// SecretCDSKey is the alias, in the AM's credentials and its driver's token file, of the key with
+// which the driver makes an archive's record (cdsAppKey).
+const SecretCDSKey = contract.DriverSecretPrefix + "flink-cds-key"
+
+// cdsUserKey names the user's key (framework.RemoteStage.UserKey) the records come from.
+const cdsUserKey = "flink-cds"
+
 // cdsAliasPrefix starts the name an archive is localised under, in the AM's and every TaskExecutor's
 // working directory: the prefix and the archive's name in the cache.
 const cdsAliasPrefix = "yarn-am-cds-"
@@ -58,9 +86,43 @@ const cdsAliasPrefix = "yarn-am-cds-"
 // cdsListMax bounds the entries StageRemote reads of a home's archive directory.
 const cdsListMax = 256
 
-// cdsArchiveFile is an archive's name in the cache: its identity (dist.ArchiveName without .jsa) and
-// its SHA-256.
-var cdsArchiveFile = regexp.MustCompile(`^(flink-[A-Za-z0-9._-]{1,80}-jobmanager-[0-9a-f]{16})\.([0-9a-f]{64})\.jsa$`)
+// cdsArchiveFile is an archive's name in the cache: its identity (dist.ArchiveName without .jsa), its
+// SHA-256, the application that made it and its record (cdsRecord). At most 237 bytes, below HDFS's
+// 255 a name (TestCDSRecords).
+var cdsArchiveFile = regexp.MustCompile(`^(flink-[A-Za-z0-9._-]{1,64}-jobmanager-[0-9a-f]{16})\.([0-9a-f]{64})\.(application_[0-9]{1,13}_[0-9]{1,10})\.([0-9a-f]{32})\.jsa$`)
+
+// cdsAppKey is the key the user's key gives application app's driver: an HMAC of the application's
+// id, so that the user's key never leaves the submitting machine and a key that did leave signs for
+// its own application alone.
+func cdsAppKey(userKey []byte, app string) []byte {
+	m := hmac.New(sha256.New, userKey)
+	m.Write([]byte("yarn-am flink class-data sharing application\x00" + app))
+	return m.Sum(nil)
+}
+
+// cdsRecord is an archive's record: an HMAC, under its application's key, of its identity and
+// SHA-256 (128 bits, hex).
+func cdsRecord(appKey []byte, identity, sum string) string {
+	m := hmac.New(sha256.New, appKey)
+	m.Write([]byte("yarn-am flink class-data sharing archive\x00" + identity + "\x00" + sum))
+	return hex.EncodeToString(m.Sum(nil))[:32]
+}
+
+// cdsArchiveName is the name in the cache of the archive of identity with SHA-256 sum, made by app
+// holding appKey.
+func cdsArchiveName(identity, sum, app string, appKey []byte) string {
+	return identity + "." + sum + "." + app + "." + cdsRecord(appKey, identity, sum) + ".jsa"
+}
+
+// cdsSigned reports whether name is an archive's name whose record the user's key made.
+func cdsSigned(name string, userKey []byte) bool {
+	m := cdsArchiveFile.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	want := cdsRecord(cdsAppKey(userKey, m[3]), m[1], m[2])
+	return hmac.Equal([]byte(want), []byte(m[4]))
+}
 
 // cdsDir is the directory of a home's archives in a user's cache (docs/job-file.md#visibility-and-the-cache).
 func cdsDir(user, homeKey string) string {
@@ -91,54 +153,105 @@ func stageCDS(job *jobfile.Job, f *Spec, homeSource string) {
 
 var _ framework.RemoteStager = Flink{}
 
-// StageRemote adds the newest archive of the job's Flink home from the user's cache to the AM's and
-// the TaskExecutors' files (framework.RemoteStager), and says which, or that there is none yet.
-func (Flink) StageRemote(j *jobfile.Job, fsys framework.RemoteFS, user, defaultFS string, out io.Writer) error {
+// StageRemote adds the newest archive of the job's Flink home whose record the user's key made from
+// the user's cache to the AM's and the TaskExecutors' files, names it in the AM's environment
+// (EnvCDSArchive), and gives the driver the application's key to sign the archive it makes
+// (framework.RemoteStager); it says which archive, or that there is none yet, and what it refused.
+func (Flink) StageRemote(j *jobfile.Job, s framework.RemoteStage) (framework.RemoteStaged, error) {
 	f := specOf(j)
-	key := j.AM.Env[EnvCDSHome]
-	if f == nil || !f.ClassDataSharing || key == "" {
-		return nil
+	home := j.AM.Env[EnvCDSHome]
+	if f == nil || !f.ClassDataSharing || home == "" {
+		return framework.RemoteStaged{}, nil
 	}
-	dir := cdsDir(user, key)
-	newest, size, err := newestArchive(fsys, dir)
+	out := s.Out
+	if out == nil {
+		out = io.Discard
+	}
+	userKey, err := s.UserKey(cdsUserKey)
+	if err != nil {
+		// The driver makes no archive without EnvCDSHome, the JVMs map none without EnvCDSArchive.
+		delete(j.AM.Env, EnvCDSHome)
+		fmt.Fprintf(out, "class-data sharing: off for this run: %v\n", err)
+		return framework.RemoteStaged{}, nil
+	}
+	staged := framework.RemoteStaged{DriverSecrets: map[string][]byte{SecretCDSKey: cdsAppKey(userKey, s.AppID)}}
+	dir := cdsDir(s.User, home)
+	found, err := signedArchives(s.FS, dir, userKey)
 	if err != nil {
 		fmt.Fprintf(out, "class-data sharing: not reading %s: %v; the JVMs start without an archive\n", dir, err)
-		return nil
+		return staged, nil
 	}
-	if newest == "" {
+	if found.refused > 0 {
+		note := found.refusedNote()
+		fmt.Fprintf(out, "class-data sharing: %s\n", note)
+		j.AM.Env[EnvCDSRefused] = note
+	}
+	if found.newest == nil {
 		fmt.Fprintf(out, "class-data sharing: no archive of this Flink home yet; the JobManager's driver makes one after the job\n")
-		return nil
+		return staged, nil
 	}
-	spec := jobfile.FileSpec{Source: strings.TrimSuffix(defaultFS, "/") + path.Join(dir, newest), Alias: cdsAliasPrefix + newest}
+	name := found.newest.Name()
+	spec := jobfile.FileSpec{Source: strings.TrimSuffix(s.DefaultFS, "/") + path.Join(dir, name), Alias: cdsAliasPrefix + name}
 	j.AM.Files = append(j.AM.Files, spec)
 	j.TaskExecutor.Files = append(j.TaskExecutor.Files, spec)
-	fmt.Fprintf(out, "class-data sharing: archive %s (%.1f MiB) from the cache\n", newest, float64(size)/(1<<20))
-	return nil
+	j.AM.Env[EnvCDSArchive] = name
+	fmt.Fprintf(out, "class-data sharing: archive %s (%.1f MiB) from the cache\n", name, float64(found.newest.Size())/(1<<20))
+	return staged, nil
 }
 
-// newestArchive returns the newest well-named archive in dir ("" when there is none or no dir).
-func newestArchive(fsys framework.RemoteFS, dir string) (string, int64, error) {
+// cdsListing is what signedArchives found in a home's archive directory.
+type cdsListing struct {
+	newest        os.FileInfo // the newest archive whose record holds; nil: none
+	refused       int         // archives whose record does not (or that have none)
+	newestRefused os.FileInfo
+}
+
+// refusedNote says what was refused, in safe characters: it goes into the AM's environment (the
+// launch script) and an event, and a planted name may hold anything.
+func (l cdsListing) refusedNote() string {
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '?'
+	}, l.newestRefused.Name())
+	if len(name) > 120 {
+		name = name[:120] + "..."
+	}
+	return fmt.Sprintf("refused %d archive(s) of the cache that hold no record your key made (planted by code with your HDFS token, made from another machine or by an older yarn-am), the newest %s; the JVMs never map one (docs/flink.md#class-data-sharing)", l.refused, name)
+}
+
+// signedArchives lists dir (at most cdsListMax entries) for the newest archive whose record the
+// user's key made (cdsSigned), and counts the archives refused; temporary files are passed over.
+func signedArchives(fsys framework.RemoteFS, dir string, userKey []byte) (cdsListing, error) {
+	var l cdsListing
 	entries, err := fsys.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
-		return "", 0, nil
+		return l, nil
 	}
 	if err != nil {
-		return "", 0, err
+		return l, err
 	}
-	var found []os.FileInfo
+	newer := func(a, b os.FileInfo) bool { return b == nil || a.ModTime().After(b.ModTime()) }
 	for i, e := range entries {
 		if i >= cdsListMax {
 			break
 		}
-		if e.Mode().IsRegular() && cdsArchiveFile.MatchString(e.Name()) {
-			found = append(found, e)
+		if strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".jsa") {
+			continue
+		}
+		if e.Mode().IsRegular() && cdsSigned(e.Name(), userKey) {
+			if newer(e, l.newest) {
+				l.newest = e
+			}
+			continue
+		}
+		l.refused++
+		if newer(e, l.newestRefused) {
+			l.newestRefused = e
 		}
 	}
-	if len(found) == 0 {
-		return "", 0, nil
-	}
-	sort.Slice(found, func(a, b int) bool { return found[a].ModTime().After(found[b].ModTime()) })
-	return found[0].Name(), found[0].Size(), nil
+	return l, nil
 }
 
 // cdsPlan is what a process does about class-data sharing, and what it says about it.
@@ -149,8 +262,9 @@ type cdsPlan struct {
 }
 
 // planCDS finds, in the working directory dir, the archive StageRemote had localised, and uses it if
-// it is for this JVM and home (identity) and holds what its name's SHA-256 says.
-func planCDS(f *Spec, dir string, home *dist.Home, java string) cdsPlan {
+// it is the one submit took (approved: EnvCDSArchive, from the launch context), for this JVM and home
+// (identity), and holds what its name's SHA-256 says.
+func planCDS(f *Spec, dir string, home *dist.Home, java, approved string) cdsPlan {
 	var p cdsPlan
 	if !f.ClassDataSharing {
 		return p
@@ -180,6 +294,9 @@ func planCDS(f *Spec, dir string, home *dist.Home, java string) cdsPlan {
 	local := found[0]
 	m := cdsArchiveFile.FindStringSubmatch(strings.TrimPrefix(filepath.Base(local), cdsAliasPrefix))
 	switch {
+	case approved == "" || filepath.Base(local) != cdsAliasPrefix+approved:
+		// Only the archive whose record submit checked; any other came by another way.
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: %s is not the archive submit took (%s=%s); not used", bounded(filepath.Base(local)), EnvCDSArchive, bounded(approved)))
 	case m == nil:
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: %s is not an archive's name; not used", filepath.Base(local)))
 	case m[1] != p.identity:
@@ -213,6 +330,11 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 	if key == "" || identity == "" || ctx.Err() != nil {
 		return // class-data-sharing = false, or the driver is being stopped
 	}
+	app, appKey, err := cdsSigningKey(os.Getenv("HADOOP_TOKEN_FILE_LOCATION"), os.Getenv("CONTAINER_ID"))
+	if err != nil {
+		say("not making an archive: %v", err)
+		return
+	}
 	// The AM container's site files ($HADOOP_CONF_DIR) say whether the cluster uses Kerberos.
 	if conf, err := yarnrpc.LoadConfigFromEnv(); err != nil {
 		say("not making an archive: %v", err)
@@ -241,7 +363,12 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 		say("no archive made: %v", err)
 		return
 	}
-	remote := path.Join(cdsDir(os.Getenv(hadoop.EnvUserName), key), identity+"."+sum+".jsa")
+	name := cdsArchiveName(identity, sum, app, appKey)
+	if !cdsArchiveFile.MatchString(name) {
+		say("archive made in %.1f s but not put into the cache: its name %s is not one a later submit would take (a version string too long?)", made.Seconds(), bounded(name))
+		return
+	}
+	remote := path.Join(cdsDir(os.Getenv(hadoop.EnvUserName), key), name)
 	upStart := time.Now()
 	if err := uploadArchive(archive, remote); err != nil {
 		say("archive made in %.1f s but not put into the cache: %v", made.Seconds(), err)
@@ -249,6 +376,27 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 	}
 	say("archive %s (%.1f MiB) made in %.1f s, put into the cache in %.1f s: the next run's JVMs map it",
 		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), time.Since(upStart).Seconds())
+}
+
+// cdsSigningKey reads the application's key (SecretCDSKey) from the driver's token file and the
+// application's id from its container's id.
+func cdsSigningKey(tokenFile, containerID string) (app string, key []byte, err error) {
+	if tokenFile == "" {
+		return "", nil, errors.New("HADOOP_TOKEN_FILE_LOCATION is not set: the key that signs an archive comes in the driver's token file")
+	}
+	creds, err := yarnrpc.ReadCredentialsFile(tokenFile)
+	if err != nil {
+		return "", nil, err
+	}
+	key = creds.Secrets[SecretCDSKey]
+	if len(key) != sha256.Size {
+		return "", nil, fmt.Errorf("the token file %s has no key %q to sign the archive with (submit puts one there)", tokenFile, SecretCDSKey)
+	}
+	c, err := yarnrpc.ParseContainerID(containerID)
+	if err != nil {
+		return "", nil, fmt.Errorf("CONTAINER_ID: %w", err)
+	}
+	return yarnrpc.FormatApplicationID(c.GetAppId()), key, nil
 }
 
 // trainArchive starts a session JobManager with the home's configuration on free ports, with

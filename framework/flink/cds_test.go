@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
 	"github.com/yarn-am/yarn-am/jobfile"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // cdsFixture is a container's working directory with a Flink home (./flink) and a JDK whose identity
@@ -53,42 +57,55 @@ func newCDSFixture(t *testing.T) *cdsFixture {
 	return f
 }
 
-// localise puts an archive with content into the working directory as StageRemote's alias names it.
-func (f *cdsFixture) localise(t *testing.T, identity, content string) string {
+// testAppKey is an application's key of a user's key (cdsAppKey) in these tests.
+var testAppKey = cdsAppKey(bytes.Repeat([]byte{7}, 32), "application_1_0001")
+
+// localise puts an archive with content into the working directory as StageRemote's alias names it,
+// and returns its path and its name in the cache (what submit puts into EnvCDSArchive).
+func (f *cdsFixture) localise(t *testing.T, identity, content string) (string, string) {
 	t.Helper()
 	sum := sha256.Sum256([]byte(content))
-	p := filepath.Join(f.dir, cdsAliasPrefix+identity+"."+hex.EncodeToString(sum[:])+".jsa")
+	name := cdsArchiveName(identity, hex.EncodeToString(sum[:]), "application_1_0001", testAppKey)
+	p := filepath.Join(f.dir, cdsAliasPrefix+name)
 	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-	return p
+	return p, name
 }
 
-// A process maps the localised archive only when it is for its JVM and home and its content hashes
-// to the SHA-256 in its name; otherwise it starts without one and says why.
+// A process maps the localised archive only when it is the one submit took (EnvCDSArchive), for its
+// JVM and home, and its content hashes to the SHA-256 in its name; otherwise it starts without one
+// and says why.
 func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	on := &Spec{ClassDataSharing: true}
 
 	f := newCDSFixture(t)
-	p := planCDS(on, f.dir, f.home, f.java)
+	p := planCDS(on, f.dir, f.home, f.java, "")
 	assert.Equal(t, dist.CDS{}, p.cds)
 	assert.Equal(t, f.identity, p.identity, "the driver makes an archive of this identity after the job")
 	assert.Contains(t, strings.Join(p.say, "\n"), "no archive yet for "+f.identity)
 
-	good := f.localise(t, f.identity, "archived classes")
-	p = planCDS(on, f.dir, f.home, f.java)
+	good, name := f.localise(t, f.identity, "archived classes")
+	p = planCDS(on, f.dir, f.home, f.java, name)
 	assert.Equal(t, dist.CDS{Use: good}, p.cds)
 	assert.Contains(t, strings.Join(p.say, "\n"), "using the archive "+filepath.Base(good)+" (SHA-256 verified")
 
+	// Not the archive submit took (none, or another): not used, whatever its name says.
+	for _, approved := range []string{"", "flink-1.20.5-jdk17.0.15-jobmanager-0123456789abcdef." + strings.Repeat("0", 64) + ".application_1_0002." + strings.Repeat("0", 32) + ".jsa"} {
+		p = planCDS(on, f.dir, f.home, f.java, approved)
+		assert.Equal(t, dist.CDS{}, p.cds, "approved %q", approved)
+		assert.Contains(t, strings.Join(p.say, "\n"), "is not the archive submit took")
+	}
+
 	// The same name, other bytes: refused, not used.
 	require.NoError(t, os.WriteFile(good, []byte("archived classeZ"), 0o644))
-	p = planCDS(on, f.dir, f.home, f.java)
+	p = planCDS(on, f.dir, f.home, f.java, name)
 	assert.Equal(t, dist.CDS{}, p.cds)
 	assert.Contains(t, strings.Join(p.say, "\n"), "is not the one recorded when it was made")
 	assert.Contains(t, strings.Join(p.say, "\n"), "refused, the process starts without it")
 	require.NoError(t, os.Remove(good))
 
 	// Another JDK's or home's archive: not used (the JVM would refuse it too).
-	other := f.localise(t, "flink-1.20.5-jdk21.0.2-jobmanager-0123456789abcdef", "other classes")
-	p = planCDS(on, f.dir, f.home, f.java)
+	other, otherName := f.localise(t, "flink-1.20.5-jdk21.0.2-jobmanager-0123456789abcdef", "other classes")
+	p = planCDS(on, f.dir, f.home, f.java, otherName)
 	assert.Equal(t, dist.CDS{}, p.cds)
 	assert.Contains(t, strings.Join(p.say, "\n"), "made for another JVM or home")
 	require.NoError(t, os.Remove(other))
@@ -96,7 +113,7 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	// A JDK 11 writes no dynamic archives: nothing used, nothing made.
 	release := filepath.Join(filepath.Dir(filepath.Dir(f.java)), "release")
 	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"11.0.22\"\n"), 0o644))
-	p = planCDS(on, f.dir, f.home, f.java)
+	p = planCDS(on, f.dir, f.home, f.java, "")
 	assert.Equal(t, dist.CDS{}, p.cds)
 	assert.Empty(t, p.identity, "no archive to make")
 	assert.Contains(t, strings.Join(p.say, "\n"), "JDK 11.0.22 writes no dynamic archives")
@@ -106,16 +123,16 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	// dump a dynamic one, nor map one: nothing used, nothing made.
 	base := filepath.Join(filepath.Dir(filepath.Dir(f.java)), "lib/server/classes.jsa")
 	require.NoError(t, os.Rename(base, base+".gone"))
-	f.localise(t, f.identity, "archived classes")
-	p = planCDS(on, f.dir, f.home, f.java)
+	_, name = f.localise(t, f.identity, "archived classes")
+	p = planCDS(on, f.dir, f.home, f.java, name)
 	assert.Equal(t, dist.CDS{}, p.cds)
 	assert.Empty(t, p.identity, "no archive to make")
 	assert.Contains(t, strings.Join(p.say, "\n"), "the JDK has no base archive ("+base+")")
 	require.NoError(t, os.Rename(base+".gone", base))
 
 	// class-data-sharing = false: nothing, said nothing.
-	f.localise(t, f.identity, "archived classes")
-	p = planCDS(&Spec{}, f.dir, f.home, f.java)
+	_, name = f.localise(t, f.identity, "archived classes")
+	p = planCDS(&Spec{}, f.dir, f.home, f.java, name)
 	assert.Equal(t, cdsPlan{}, p)
 }
 
@@ -142,13 +159,22 @@ func (f fileInfo) ModTime() time.Time { return f.mod }
 func (f fileInfo) IsDir() bool        { return f.mode.IsDir() }
 func (f fileInfo) Sys() any           { return nil }
 
-// Stage records the home's key for the driver; StageRemote adds the home's newest well-named archive
-// to the AM's and the TaskExecutors' files, or says there is none yet.
-func TestStageRemoteAddsTheNewestArchiveOfTheHome(t *testing.T) {
+// Stage records the home's key for the driver; StageRemote adds the home's newest archive whose
+// record the user's key made to the AM's and the TaskExecutors' files and names it in the AM's
+// environment, gives the driver the application's key, and refuses the others, saying so on its
+// output and in the AM's environment (for the AM's event): a planted archive with a consistent name
+// and a newer time, one of the old unsigned form, one another key signed (another machine) and one
+// renamed to another application. Without a key of the user's, class-data sharing is off for the run.
+func TestStageRemoteTakesOnlyAnArchiveYourKeySigned(t *testing.T) {
 	newJob := func(cds bool) *jobfile.Job {
 		job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar", ClassDataSharing: cds}}}
 		require.NoError(t, stage(job, &bytes.Buffer{}))
 		return job
+	}
+	userKey := bytes.Repeat([]byte{7}, 32)
+	keys := func(name string) ([]byte, error) {
+		assert.Equal(t, cdsUserKey, name)
+		return userKey, nil
 	}
 	job := newJob(true)
 	key := job.AM.Env[EnvCDSHome]
@@ -161,32 +187,122 @@ func TestStageRemoteAddsTheNewestArchiveOfTheHome(t *testing.T) {
 	dir := cdsDir("alice", key)
 	assert.Equal(t, "/user/alice/.yarn-am/cache/cds/"+key, dir)
 	var out bytes.Buffer
-	require.NoError(t, Flink{}.StageRemote(job, dirFS{}, "alice", "hdfs://nn:8020", &out))
+	remote := func(fsys framework.RemoteFS) framework.RemoteStage {
+		return framework.RemoteStage{FS: fsys, User: "alice", DefaultFS: "hdfs://nn:8020", AppID: "application_5_0009", UserKey: keys, Out: &out}
+	}
+	staged, err := Flink{}.StageRemote(job, remote(dirFS{}))
+	require.NoError(t, err)
 	assert.Contains(t, out.String(), "no archive of this Flink home yet")
 	assert.Len(t, job.AM.Files, 1, "the jar only")
+	assert.Equal(t, map[string][]byte{SecretCDSKey: cdsAppKey(userKey, "application_5_0009")}, staged.DriverSecrets,
+		"the driver signs with its application's key, never the user's")
+	assert.NotEqual(t, userKey, staged.DriverSecrets[SecretCDSKey])
 
 	now := time.Now()
+	identity := "flink-1.20.5-jdk17.0.15-jobmanager-0123456789abcdef"
 	sum := strings.Repeat("ab", 32)
-	old := "flink-1.20.5-jdk17.0.15-jobmanager-0123456789abcdef." + sum + ".jsa"
-	newest := "flink-1.20.5-jdk17.0.15-jobmanager-fedcba9876543210." + sum + ".jsa"
+	good := cdsArchiveName(identity, sum, "application_5_0001", cdsAppKey(userKey, "application_5_0001"))
+	older := cdsArchiveName(identity, strings.Repeat("cd", 32), "application_5_0000", cdsAppKey(userKey, "application_5_0000"))
+	planted := identity + "." + sum + ".application_5_0002." + strings.Repeat("0", 32) + ".jsa"
+	anotherKey := cdsArchiveName(identity, sum, "application_5_0003", cdsAppKey(bytes.Repeat([]byte{8}, 32), "application_5_0003"))
+	renamed := strings.Replace(good, "application_5_0001", "application_5_0004", 1)
 	fsys := dirFS{dir: {
-		fileInfo{old, now.Add(-time.Hour), 0o600},
-		fileInfo{newest, now, 0o600},
-		fileInfo{".tmp-0011", now.Add(time.Minute), 0o600},                        // an upload under way
-		fileInfo{"flink-x-jobmanager-zz.jsa", now.Add(time.Minute), 0o600},        // not an archive's name
-		fileInfo{"sub." + sum + ".jsa", now.Add(time.Minute), os.ModeDir | 0o700}, // not a file
+		fileInfo{older, now.Add(-2 * time.Hour), 0o600},
+		fileInfo{good, now.Add(-time.Hour), 0o600},
+		fileInfo{planted, now, 0o600},
+		fileInfo{identity + "." + sum + ".jsa", now.Add(time.Minute), 0o600}, // the old form: no record
+		fileInfo{anotherKey, now, 0o600},
+		fileInfo{renamed, now, 0o600},
+		fileInfo{".tmp-0011", now.Add(time.Minute), 0o600}, // an upload under way
+		fileInfo{"notes.txt", now.Add(time.Minute), 0o600},
+		fileInfo{"x$(touch owned).jsa", now.Add(2 * time.Minute), 0o600},
 	}}
 	out.Reset()
-	require.NoError(t, Flink{}.StageRemote(job, fsys, "alice", "hdfs://nn:8020", &out))
-	want := jobfile.FileSpec{Source: "hdfs://nn:8020" + dir + "/" + newest, Alias: cdsAliasPrefix + newest}
+	_, err = Flink{}.StageRemote(job, remote(fsys))
+	require.NoError(t, err)
+	want := jobfile.FileSpec{Source: "hdfs://nn:8020" + dir + "/" + good, Alias: cdsAliasPrefix + good}
 	assert.Equal(t, want, job.AM.Files[1])
 	assert.Equal(t, want, job.TaskExecutor.Files[1])
-	assert.Contains(t, out.String(), "class-data sharing: archive "+newest+" (45.0 MiB) from the cache")
+	assert.Equal(t, good, job.AM.Env[EnvCDSArchive])
+	assert.Contains(t, out.String(), "class-data sharing: archive "+good+" (45.0 MiB) from the cache")
+	note := job.AM.Env[EnvCDSRefused]
+	assert.Contains(t, note, "refused 5 archive(s) of the cache that hold no record your key made")
+	assert.Contains(t, note, "the newest x??touch?owned?.jsa", "a planted name reaches the launch script in safe characters only")
+	assert.Contains(t, out.String(), note)
+
+	// No key of the user's (one readable by others, say): off for this run, said why.
+	job = newJob(true)
+	out.Reset()
+	staged, err = Flink{}.StageRemote(job, framework.RemoteStage{FS: fsys, User: "alice", DefaultFS: "hdfs://nn:8020", AppID: "application_5_0009",
+		UserKey: func(string) ([]byte, error) { return nil, errors.New("your key k is -rw-r--r--, readable by others") }, Out: &out})
+	require.NoError(t, err)
+	assert.Empty(t, staged.DriverSecrets)
+	assert.NotContains(t, job.AM.Env, EnvCDSHome, "the driver makes no archive")
+	assert.NotContains(t, job.AM.Env, EnvCDSArchive)
+	assert.Len(t, job.AM.Files, 1)
+	assert.Contains(t, out.String(), "class-data sharing: off for this run: your key k is -rw-r--r--, readable by others")
 
 	off := newJob(false)
 	assert.NotContains(t, off.AM.Env, EnvCDSHome)
-	require.NoError(t, Flink{}.StageRemote(off, fsys, "alice", "hdfs://nn:8020", &out))
+	staged, err = Flink{}.StageRemote(off, remote(fsys))
+	require.NoError(t, err)
 	assert.Len(t, off.AM.Files, 1, "class-data-sharing = false: no archive")
+	assert.Empty(t, staged.DriverSecrets)
+}
+
+// A record holds only for the identity, SHA-256 and application it was made for, under the key of
+// that application that the user's key gives; the longest identity's name fits HDFS's 255 bytes; the
+// driver reads its application's key from its token file and its application from its container.
+func TestCDSRecords(t *testing.T) {
+	user := bytes.Repeat([]byte{1}, 32)
+	app := "application_1700000000000_0042"
+	identity := "flink-" + strings.Repeat("v", 64) + "-jobmanager-0123456789abcdef"
+	sum := strings.Repeat("e", 64)
+	name := cdsArchiveName(identity, sum, app, cdsAppKey(user, app))
+	assert.True(t, cdsSigned(name, user))
+	longest := "application_9999999999999_9999999999"
+	assert.True(t, cdsSigned(cdsArchiveName(identity, sum, longest, cdsAppKey(user, longest)), user))
+	assert.LessOrEqual(t, len(cdsArchiveName(identity, sum, longest, cdsAppKey(user, longest))), 255, "HDFS's limit on a name")
+	assert.False(t, cdsSigned(name, bytes.Repeat([]byte{2}, 32)), "another user's key")
+	assert.False(t, cdsSigned(strings.Replace(name, sum, strings.Repeat("f", 64), 1), user), "another content")
+	assert.False(t, cdsSigned(strings.Replace(name, "_0042", "_0043", 1), user), "another application")
+	assert.False(t, cdsSigned(identity+"."+sum+".jsa", user), "no record")
+
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	creds := yarnrpc.NewCredentials()
+	creds.Secrets[SecretCDSKey] = cdsAppKey(user, app)
+	require.NoError(t, creds.WriteFile(tokens))
+	gotApp, gotKey, err := cdsSigningKey(tokens, "container_1700000000000_0042_01_000001")
+	require.NoError(t, err)
+	assert.Equal(t, app, gotApp)
+	assert.Equal(t, name, cdsArchiveName(identity, sum, gotApp, gotKey), "the driver's record is the one submit checks")
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, yarnrpc.NewCredentials().WriteFile(empty))
+	_, _, err = cdsSigningKey(empty, "container_1700000000000_0042_01_000001")
+	assert.ErrorContains(t, err, "no key \"yarn-am.driver.flink-cds-key\" to sign the archive with")
+	_, _, err = cdsSigningKey("", "c")
+	assert.ErrorContains(t, err, "HADOOP_TOKEN_FILE_LOCATION is not set")
+}
+
+// The AM passes the archive submit took to its TaskExecutors and says in an event what submit
+// refused (docs/flink.md#class-data-sharing).
+func TestStartAMPassesTheArchiveAndSaysWhatWasRefused(t *testing.T) {
+	p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	j, err := jobfile.LoadJob(p)
+	require.NoError(t, err)
+	t.Chdir(t.TempDir())
+	t.Setenv(EnvCDSArchive, "flink-a.jsa")
+	t.Setenv(EnvCDSRefused, "refused 1 archive(s) of the cache that hold no record your key made")
+	var events []contract.Event
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fw, err := Flink{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), Emit: func(e contract.Event) { events = append(events, e) }})
+	require.NoError(t, err)
+	assert.Equal(t, "flink-a.jsa", fw.WorkerEnv[EnvCDSArchive])
+	require.NotEmpty(t, events)
+	assert.Equal(t, contract.SeverityWarning, events[0].Severity)
+	assert.Equal(t, "class-data sharing: submit refused 1 archive(s) of the cache that hold no record your key made", events[0].Message)
 }
 
 // A JVM that ends at once while the archive is being made (a JDK that cannot dump) ends the making

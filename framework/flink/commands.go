@@ -282,7 +282,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		applyRecovery(s.conf, os.Getenv(EnvRecover), stdout)
 	}
 	// docs/flink.md#class-data-sharing
-	cds := planCDS(f, s.dir, s.home, spec.JavaBinary())
+	cds := planCDS(f, s.dir, s.home, spec.JavaBinary(), os.Getenv(EnvCDSArchive))
 	for _, line := range cds.say {
 		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s\n", line)
 	}
@@ -483,7 +483,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		return failf("%v", err)
 	}
 	// The JobManager's archive: the classes both load at their start (docs/flink.md#class-data-sharing).
-	cds := planCDS(s.spec, s.dir, s.home, spec.JavaBinary())
+	cds := planCDS(s.spec, s.dir, s.home, spec.JavaBinary(), os.Getenv(EnvCDSArchive))
 	for _, line := range cds.say {
 		fmt.Fprintf(stdout, "yarn-am flink-taskmanager: %s\n", line)
 	}

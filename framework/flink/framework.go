@@ -86,6 +86,11 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if err := hadoopEnv(spec, env); err != nil {
 		return nil, err
 	}
+	// The one class-data-sharing archive the TaskManagers may map: the one submit took, named in the
+	// AM's launch context (cds.go).
+	if a := os.Getenv(EnvCDSArchive); a != "" {
+		env[EnvCDSArchive] = a
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, err
@@ -130,6 +135,9 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	publish := s.Publish
 	if publish == nil {
 		publish = func(string, string) {}
+	}
+	if note := os.Getenv(EnvCDSRefused); note != "" {
+		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: "class-data sharing: submit " + note})
 	}
 	// Nothing reaches the JobManager before the driver says where its JVM bound (bound.go): the
 	// watch, demand and stop wait for it, the proxy answers 503.
