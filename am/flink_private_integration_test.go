@@ -74,13 +74,18 @@ func restRefusesTaskExecutorsCertificate(t *testing.T, id string) {
 	require.NoError(t, err)
 	require.NoError(t, get(amCert), "the REST port answers the AM's client certificate (the port is the REST API's)")
 
+	// The NodeManager writes a container's token file (HADOOP_TOKEN_FILE_LOCATION) beside its launch
+	// script, <local dir>/nmPrivate/<app>/<container>/<container>.tokens.
 	var tokens []string
-	for _, d := range appContainerDirs(id, "") {
-		if !strings.HasSuffix(d, "_000001") {
-			tokens = append(tokens, filepath.Join(d, "container_tokens"))
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOCAL_DIRS"), ",") {
+		files, _ := filepath.Glob(filepath.Join(d, "nmPrivate", id, "container_*", "container_*.tokens"))
+		for _, f := range files {
+			if !strings.HasSuffix(f, "_000001.tokens") {
+				tokens = append(tokens, f)
+			}
 		}
 	}
-	require.NotEmpty(t, tokens, "a TaskExecutor's container")
+	require.NotEmpty(t, tokens, "a TaskExecutor's token file")
 	creds, err := yarnrpc.ReadCredentialsFile(tokens[0])
 	require.NoError(t, err)
 	secret := creds.Secrets["yarn-am.flink-internal-tls"] // framework/flink's SecretInternalTLS
