@@ -36,9 +36,12 @@ cluster with [flink] jar, a session cluster without. Once the JVM listens, it le
 JVM bound and writes them where the AM reads them ($YARN_AM_FLINK_BOUND_FILE); the AM publishes
 nothing of the JobManager before (docs/flink.md#the-jobmanager-as-the-driver). The JobManager's log is jobmanager.log in the container's log directory, its
 stdout and stderr jobmanager.out and jobmanager.err. With [flink] class-data-sharing (the default)
-its JVM maps the home's class-data-sharing archive that submit found in the cache, once its SHA-256
-is checked; after an application run without one, the driver makes one for the next run
-(docs/flink.md#class-data-sharing).
+its JVM maps the home's class-data-sharing archive that submit took from the cache (the newest whose
+record your key made; $YARN_AM_FLINK_CDS_ARCHIVE), once its SHA-256 is checked; after an
+application run without one, the driver makes one for the next run and signs it with the
+application's key from its token file (docs/flink.md#class-data-sharing). Its temporary and working
+directories are in the container's own (LOCAL_DIRS), not the node's /tmp
+(docs/flink.md#private-directories).
 
 Exit codes: 0 the Flink job FINISHED (the application SUCCEEDS); 1 it FAILED or was CANCELED (stderr
 ends with Flink's root cause, which becomes the application's diagnostics) or the JobManager could
@@ -56,7 +59,10 @@ JobManager's JVM has bound its port), and replaces itself with the TaskManager's
 INITIALIZING, or for a session cluster its REST API answers, read through the AM at
 $YARN_AM_FLINK_UI), at most 60 s later; stdout says how long it waited. A TaskManager whose assigned GPUs do not match
 external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.log in the
-container's log directory; the job's prints are in the container's stdout.`
+container's log directory; the job's prints are in the container's stdout. Its temporary and working
+directories are in the container's own (LOCAL_DIRS), not the node's /tmp
+(docs/flink.md#private-directories); it maps only the class-data-sharing archive the AM names
+($YARN_AM_FLINK_CDS_ARCHIVE), once its SHA-256 is checked.`
 
 // commands are the processes of a Flink job (Framework.Commands).
 func commands() []framework.Command {
