@@ -54,6 +54,8 @@ func TestWaitJob(t *testing.T) {
 		case "/jobs/overview":
 			w.Write([]byte(`{"jobs":[{"jid":"` + id + `","name":"j","state":"` + state + `"}]}`))
 			state = "FAILED" // the next poll sees the end
+		case "/jobs/" + id:
+			w.Write([]byte(failedDetail(id)))
 		case "/jobs/" + id + "/exceptions":
 			w.Write([]byte(exceptionsDoc))
 		}

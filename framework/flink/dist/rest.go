@@ -19,7 +19,14 @@ import (
 type REST struct {
 	URL  string // http://host:port
 	HTTP *http.Client
+	// Settle bounds WaitJob's wait, for a job /jobs/overview shows FAILED, until the job's own answers
+	// show it too (settledRootCause); 0 is DefaultSettle.
+	Settle time.Duration
 }
+
+// DefaultSettle is REST.Settle's default: ten times Flink's default web.refresh-interval (3 s), the
+// life of the JobManager's cached view of a job.
+const DefaultSettle = 30 * time.Second
 
 const maxRESTBody = 8 << 20
 
@@ -271,7 +278,7 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 				}
 			}
 			if j.State == "FAILED" {
-				if o.RootCause, err = c.RootCause(ctx, j.ID); err != nil {
+				if o.RootCause, err = c.settledRootCause(ctx, j.ID, poll); err != nil {
 					return o, err
 				}
 			}
@@ -294,6 +301,41 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 		case <-t.C:
 		}
 	}
+}
+
+// settledRootCause is RootCause of a job /jobs/overview showed FAILED, read once /jobs/<id> shows it
+// ended too. Flink answers /jobs/overview from the job's live state but /jobs/<id> and
+// /jobs/<id>/exceptions from one cache of its execution graph, kept web.refresh-interval (3 s by
+// default) after anyone's read of either: a graph cached while the job still ran (the AM's status
+// reads /jobs/<id> every 3 s) has no exception, and the driver would fall back on the JobManager's log,
+// whose last exception on Flink 2.3 is not the job's (docs/flink.md#the-rest-api). Past Settle, or
+// when /jobs/<id> keeps failing, it reads the exceptions all the same.
+func (c *REST) settledRootCause(ctx context.Context, jobID string, poll time.Duration) (*RootCause, error) {
+	settle := c.Settle
+	if settle <= 0 {
+		settle = DefaultSettle
+	}
+	deadline := time.Now().Add(settle)
+	for {
+		d, err := c.JobDetail(ctx, jobID)
+		if err == nil && Terminal(d.State) || !time.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("flink rest: job %s FAILED, and its own answer still says %s: %w", jobID, jobState(d, err), ctx.Err())
+		case <-time.After(poll):
+		}
+	}
+	return c.RootCause(ctx, jobID)
+}
+
+// jobState is what a read of /jobs/<id> said, for an error.
+func jobState(d *JobDetail, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return d.State
 }
 
 // WaitStarted polls the JobManager every poll until it has started: its REST API answers and, for

@@ -16,6 +16,11 @@ const exceptionsDoc = `{"root-exception":"org.apache.flink.runtime.JobException:
 "timestamp":1700000000000,"all-exceptions":[],"truncated":false,
 "exceptionHistory":{"entries":[{"exceptionName":"org.apache.flink.runtime.JobException","stacktrace":"org.apache.flink.runtime.JobException: Recovery is suppressed by NoRestartBackoffTimeStrategy\n\tat x\nCaused by: java.lang.IllegalStateException: boom in subtask 0\n\tat y\n","timestamp":1700000000000,"taskName":"Map (1/1)","taskManagerId":"tm-1","failureLabels":{},"concurrentExceptions":[]}],"truncated":false}}`
 
+// failedDetail is /jobs/<id> of a job that has FAILED, as far as WaitJob reads it.
+func failedDetail(id string) string {
+	return `{"jid":"` + id + `","name":"j","state":"FAILED","vertices":[]}`
+}
+
 func TestRESTRootCause(t *testing.T) {
 	const id = "0123456789abcdef0123456789abcdef"
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -104,5 +109,95 @@ func TestRESTWaitStarted(t *testing.T) {
 	defer cancel()
 	if _, err := c.WaitStarted(short, time.Millisecond, true); err == nil || !strings.Contains(err.Error(), "job j1 is INITIALIZING") {
 		t.Fatalf("a JobManager stuck in INITIALIZING: %v", err)
+	}
+}
+
+// staleJobManager serves a real JobManager's answers around a failing job's end (testdata/flink-V-*:
+// Flink 1.20.5's and 2.3.0's, the test job's fail mode, read while another client read /jobs/<id>
+// every second as the AM's status does): /jobs/overview says FAILED at once, while /jobs/<id> and
+// /jobs/<id>/exceptions, which Flink answers from its cached execution graph, give the graph cached
+// before the failure (no exception) for their first stale reads together, then the settled ones.
+// reads counts the per-job reads.
+func staleJobManager(t *testing.T, version, job string, stale int32) (*REST, *atomic.Int32) {
+	t.Helper()
+	f := func(name string) []byte { return fixture(t, "flink-"+version+"-"+name+".json") }
+	overview, apps := f("stale-jobs-overview"), []byte(nil)
+	if version != "1.20.5" {
+		apps = f("stale-applications-overview")
+	}
+	var reads atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		state := "settled"
+		switch r.URL.Path {
+		case "/jobs/overview":
+			w.Write(overview)
+			return
+		case "/applications/overview":
+			if apps == nil {
+				http.Error(w, string(fixture(t, "flink-1.20.5-applications-overview-404.json")), http.StatusNotFound)
+				return
+			}
+			w.Write(apps)
+			return
+		case "/jobs/" + job, "/jobs/" + job + "/exceptions":
+			if reads.Add(1) <= stale {
+				state = "stale"
+			}
+		default:
+			http.Error(w, `{"errors":["Not found: `+r.URL.Path+`"]}`, http.StatusNotFound)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/exceptions") {
+			w.Write(f(state + "-job-exceptions"))
+		} else {
+			w.Write(f(state + "-job-detail"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return &REST{URL: srv.URL}, &reads
+}
+
+// A job /jobs/overview shows FAILED while its own answers are still the cached ones of its run (the
+// AM's status read /jobs/<id> within the last web.refresh-interval): WaitJob waits until /jobs/<id>
+// shows the end, then reads the exceptions, and the root cause is the job's own exception, on both
+// lines. Reading the exceptions at once gave none, and the driver fell back on the JobManager's log
+// (issue 41).
+func TestWaitJobReadsTheRootCauseOnceTheJobsOwnAnswerShowsItsEnd(t *testing.T) {
+	for version, job := range map[string]string{"1.20.5": "248815a1d624bae4129b90638244aed6", "2.3.0": "d2b7203309075fe10f6f1d8c2f27bba1"} {
+		t.Run(version, func(t *testing.T) {
+			c, reads := staleJobManager(t, version, job, 3)
+			o := waitJob(t, c)
+			if o.Job.ID != job || o.State() != "FAILED" {
+				t.Fatalf("outcome %+v: want job %s FAILED", o, job)
+			}
+			if o.RootCause == nil || o.RootCause.Cause != "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0" {
+				t.Fatalf("root cause %+v: want the job's IllegalStateException (per-job reads: %d)", o.RootCause, reads.Load())
+			}
+			if o.RootCause.Exception != "org.apache.flink.runtime.JobException" {
+				t.Errorf("exception %q", o.RootCause.Exception)
+			}
+			if n := reads.Load(); n != 5 {
+				t.Errorf("%d per-job reads, want 5: /jobs/<id> until it shows FAILED (3 stale, 1 settled), then the exceptions", n)
+			}
+		})
+	}
+}
+
+// A job whose own answer never shows its end (a JobManager cached for longer than Settle) is read
+// all the same once Settle has passed: what the exceptions say then, here none.
+func TestWaitJobReadsTheExceptionsAfterSettle(t *testing.T) {
+	const job = "d2b7203309075fe10f6f1d8c2f27bba1"
+	c, reads := staleJobManager(t, "2.3.0", job, 1<<30)
+	c.Settle = 50 * time.Millisecond
+	start := time.Now()
+	o := waitJob(t, c)
+	if o.Job.ID != job || o.State() != "FAILED" || o.RootCause != nil {
+		t.Fatalf("outcome %+v, root cause %+v: want job %s FAILED with none", o, o.RootCause, job)
+	}
+	if d := time.Since(start); d < c.Settle {
+		t.Errorf("returned after %v, before Settle (%v)", d, c.Settle)
+	}
+	if reads.Load() < 2 {
+		t.Errorf("%d per-job reads: want /jobs/<id> polled, then the exceptions", reads.Load())
 	}
 }

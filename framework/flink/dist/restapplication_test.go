@@ -108,6 +108,7 @@ func TestWaitJobAJobThatEndedComesFirst(t *testing.T) {
 			c, asked := fakeJobManager(t, map[string][]byte{
 				"/applications/overview":       apps,
 				"/jobs/overview":               fixture(t, "flink-2.3.0-jobs-overview-job-failed.json"),
+				"/jobs/" + job:                 []byte(failedDetail(job)),
 				"/jobs/" + job + "/exceptions": []byte(exceptionsDoc),
 			})
 			o := waitJob(t, c)

@@ -18,6 +18,8 @@ func TestRunApplicationStopsTheJobManagerAtTheJobsEnd(t *testing.T) {
 		switch r.URL.Path {
 		case "/jobs/overview":
 			w.Write([]byte(`{"jobs":[{"jid":"` + id + `","state":"FAILED"}]}`))
+		case "/jobs/" + id:
+			w.Write([]byte(failedDetail(id)))
 		case "/jobs/" + id + "/exceptions":
 			w.Write([]byte(exceptionsDoc))
 		}
