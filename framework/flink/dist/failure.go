@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -68,7 +69,11 @@ func (e *Exception) String() string {
 // LastException returns the last exception logged in the log file at path, read from its last
 // MaxLogTail bytes (regular files only): the last one logged at ERROR, else the last one of any level;
 // nil when there is none or the file cannot be read.
-func LastException(path string) *Exception {
+func LastException(path string) *Exception { return lastExceptionBefore(path, -1) }
+
+// lastExceptionBefore is LastException of the log's first end bytes (end < 0: all of it): what the
+// process had logged by then, without what it logged later.
+func lastExceptionBefore(path string, end int64) *Exception {
 	f, err := boundedread.OpenRegular(path)
 	if err != nil {
 		return nil
@@ -78,13 +83,26 @@ func LastException(path string) *Exception {
 	if err != nil {
 		return nil
 	}
-	cut := st.Size() > MaxLogTail
+	if end < 0 || end > st.Size() {
+		end = st.Size()
+	}
+	cut := end > MaxLogTail
 	if cut {
-		if _, err := f.Seek(st.Size()-MaxLogTail, io.SeekStart); err != nil {
+		if _, err := f.Seek(end-MaxLogTail, io.SeekStart); err != nil {
 			return nil
 		}
 	}
-	return lastException(io.LimitReader(f, MaxLogTail), cut)
+	return lastException(io.LimitReader(f, min(end, MaxLogTail)), cut)
+}
+
+// logSize is the size of the log at path now (-1 when it cannot be read): where a later
+// lastExceptionBefore stops.
+func logSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return st.Size()
 }
 
 // lastException parses a log's text; cut: r starts inside a line, which is skipped.

@@ -95,6 +95,14 @@ func TestLastExceptionReadsABoundedTail(t *testing.T) {
 	if LastException(filepath.Dir(path)) != nil || LastException(path+".missing") != nil {
 		t.Error("a directory or a missing file gave an exception")
 	}
+	// Up to an end: the bounded tail is the one before it, and what follows does not count.
+	early := int64(strings.Index(b.String(), "INFO  x - huge"))
+	if e := lastExceptionBefore(path, early); e != nil {
+		t.Errorf("%+v: the early exception is more than MaxLogTail before the end, and the late one after it", e)
+	}
+	if e := lastExceptionBefore(path, MaxLogTail/2); e == nil || e.Head != "java.lang.IllegalStateException: too early to be read" {
+		t.Errorf("%+v: want the early exception, the last one before the end", e)
+	}
 }
 
 // A JobManager that exits before its job ends is explained by its log and its stderr; a job that
@@ -143,11 +151,69 @@ func TestRunApplicationSaysWhyTheJobManagerEnded(t *testing.T) {
 	}))
 	defer failed.Close()
 	p.Argv = []string{"sleep", "600"}
-	o, err := RunApplication(ctx, p, &REST{URL: failed.URL}, 10*time.Millisecond, 5*time.Second, &out, &out)
+	o, err := RunApplication(ctx, p, &REST{URL: failed.URL, Settle: 100 * time.Millisecond}, 10*time.Millisecond, 5*time.Second, &out, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.Job.State != "FAILED" || o.RootCause == nil || !strings.Contains(o.RootCause.String(), "UnsupportedFileSystemSchemeException") {
 		t.Errorf("%+v %+v: want the log's exception as the root cause", o.Job, o.RootCause)
+	}
+}
+
+// A Flink 2.3 job that FAILED while the REST API gave no root cause: the driver stops the JobManager,
+// whose dispatcher then cancels the application still running and logs that cancellation after the
+// job's failure (testdata/flink-2.3.0-jobmanager-*.log: a real JobManager's log on the mini cluster,
+// cut at its SIGTERM). The root cause is the last exception logged before the stop, the job's, not
+// the stop's CompletionException: CancellationException.
+func TestRunApplicationExplainsAFailureByTheLogBeforeItsStop(t *testing.T) {
+	const id = "252bb9f4eabd0a29267dd81cfa62015d"
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "jobmanager.log")
+	failed, stopped := filepath.Join("testdata", "flink-2.3.0-jobmanager-job-failed.log"), filepath.Join("testdata", "flink-2.3.0-jobmanager-stopped.log")
+	before, err := os.Stat(failed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := NewConfig()
+	conf.Set(KeyShutdownOnFinish, "false")
+	// The JobManager logs the job's failure, then, on SIGTERM, its stop.
+	p := &Process{Role: RoleApplication, Conf: conf, LogFile: logFile, Argv: []string{"sh", "-c",
+		`trap 'cat "$2" >>"$3"; exit 143' TERM; cat "$1" >>"$3"; while :; do sleep 0.1; done`, "jm", failed, stopped, logFile}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		state := "RUNNING"
+		if st, err := os.Stat(logFile); err == nil && st.Size() >= before.Size() {
+			state = "FAILED" // once the failure is logged
+		}
+		switch r.URL.Path {
+		case "/jobs/overview":
+			w.Write([]byte(`{"jobs":[{"jid":"` + id + `","name":"yarn-am-flink-test fail","state":"` + state + `"}]}`))
+		case "/jobs/" + id:
+			w.Write([]byte(failedDetail(id)))
+		case "/jobs/" + id + "/exceptions":
+			w.Write(fixture(t, "flink-2.3.0-stale-job-exceptions.json")) // none recorded, as far as it says
+		default:
+			http.Error(w, `{"errors":["Not found: `+r.URL.Path+`"]}`, http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	o, err := RunApplication(ctx, p, &REST{URL: srv.URL}, 10*time.Millisecond, 5*time.Second, &out, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(logFile); err != nil || after.Size() <= before.Size() {
+		t.Fatalf("the JobManager logged nothing on its stop (%v): the test proves nothing", err)
+	}
+	if e := LastException(logFile); e == nil || !strings.Contains(e.String(), "CancellationException") {
+		t.Fatalf("the whole log's last exception is %v: want the stop's cancellation", e)
+	}
+	rc := o.RootCause
+	if o.State() != "FAILED" || rc == nil {
+		t.Fatalf("outcome %+v, root cause %+v: want FAILED with one", o, rc)
+	}
+	if !strings.Contains(rc.Cause, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0") || strings.Contains(rc.Cause, "CancellationException") {
+		t.Errorf("root cause %q: want the job's IllegalStateException, from the log before the stop", rc.Cause)
 	}
 }

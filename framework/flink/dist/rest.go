@@ -278,7 +278,7 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 				}
 			}
 			if j.State == "FAILED" {
-				if o.RootCause, err = c.settledRootCause(ctx, j.ID, poll); err != nil {
+				if o.RootCause, err = c.settledRootCause(ctx, j.ID, poll, exited); err != nil {
 					return o, err
 				}
 			}
@@ -308,9 +308,10 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 // /jobs/<id>/exceptions from one cache of its execution graph, kept web.refresh-interval (3 s by
 // default) after anyone's read of either: a graph cached while the job still ran (the AM's status
 // reads /jobs/<id> every 3 s) has no exception, and the driver would fall back on the JobManager's log,
-// whose last exception on Flink 2.3 is not the job's (docs/flink.md#the-rest-api). Past Settle, or
-// when /jobs/<id> keeps failing, it reads the exceptions all the same.
-func (c *REST) settledRootCause(ctx context.Context, jobID string, poll time.Duration) (*RootCause, error) {
+// whose last trace on Flink 2.3 is its stop's cancellation (docs/flink.md#the-rest-api). Past Settle, or
+// when /jobs/<id> keeps failing, or once exited (the JobManager's end) is closed, it reads the
+// exceptions all the same.
+func (c *REST) settledRootCause(ctx context.Context, jobID string, poll time.Duration, exited <-chan struct{}) (*RootCause, error) {
 	settle := c.Settle
 	if settle <= 0 {
 		settle = DefaultSettle
@@ -324,6 +325,8 @@ func (c *REST) settledRootCause(ctx context.Context, jobID string, poll time.Dur
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("flink rest: job %s FAILED, and its own answer still says %s: %w", jobID, jobState(d, err), ctx.Err())
+		case <-exited:
+			return c.RootCause(ctx, jobID)
 		case <-time.After(poll):
 		}
 	}

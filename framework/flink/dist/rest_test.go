@@ -161,7 +161,7 @@ func staleJobManager(t *testing.T, version, job string, stale int32) (*REST, *at
 // AM's status read /jobs/<id> within the last web.refresh-interval): WaitJob waits until /jobs/<id>
 // shows the end, then reads the exceptions, and the root cause is the job's own exception, on both
 // lines. Reading the exceptions at once gave none, and the driver fell back on the JobManager's log
-// (issue 41).
+// (docs/flink.md#the-rest-api).
 func TestWaitJobReadsTheRootCauseOnceTheJobsOwnAnswerShowsItsEnd(t *testing.T) {
 	for version, job := range map[string]string{"1.20.5": "248815a1d624bae4129b90638244aed6", "2.3.0": "d2b7203309075fe10f6f1d8c2f27bba1"} {
 		t.Run(version, func(t *testing.T) {

@@ -57,9 +57,13 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 		if err != nil {
 			return nil, fmt.Errorf("flink: the JobManager ended (%v) before its job did%s; %w", waitErr, p.Failure(StderrLines(errTail)), err)
 		}
-		return explainFailed(outcome, nil, p, errTail), nil
+		return explainFailed(outcome, nil, p, errTail, -1), nil
 	default:
 	}
+	// What the JobManager logs from here on is the stop's: on Flink 2.3 the dispatcher cancels the
+	// application still running, and logs that cancellation, the log's last trace, after the job's
+	// failure (docs/flink.md#when-the-jobmanager-fails-to-start).
+	logEnd := logSize(p.LogFile)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-exited:
@@ -71,7 +75,7 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 		return nil, fmt.Errorf("flink: stopped before the job ended: %w", err)
 	}
 	if outcome != nil {
-		return explainFailed(outcome, err, p, errTail), nil
+		return explainFailed(outcome, err, p, errTail, logEnd), nil
 	}
 	return nil, err
 }
@@ -90,12 +94,13 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 
 // explainFailed gives a FAILED job whose root cause the REST API did not give (restErr, or none
 // recorded: a job that failed while its JobMaster started has no exception history) the last
-// exception of the JobManager's log instead. Without one either, the REST API's error is the cause.
-func explainFailed(o *Outcome, restErr error, p *Process, errTail *stderrtail.Tail) *Outcome {
+// exception of the JobManager's log instead, of its first logEnd bytes (< 0: all): what it logged
+// before the driver stopped it. Without one either, the REST API's error is the cause.
+func explainFailed(o *Outcome, restErr error, p *Process, errTail *stderrtail.Tail, logEnd int64) *Outcome {
 	if o == nil || o.State() != "FAILED" || o.RootCause != nil {
 		return o
 	}
-	if e := LastException(p.LogFile); e != nil {
+	if e := lastExceptionBefore(p.LogFile, logEnd); e != nil {
 		o.RootCause = &RootCause{Exception: e.Head, Cause: e.String() + " (from " + filepath.Base(p.LogFile) + ")"}
 		return o
 	}
