@@ -41,7 +41,7 @@ type Options struct {
 	Tokens Tokens
 	// Streams bounds concurrent event streams; share one between listeners. nil: a limiter with the
 	// default bounds, for this handler alone.
-	Streams *streamLimiter
+	Streams *slotLimiter
 	// Redact replaces, besides the secret, what else a report must not carry (delegation token
 	// passwords); nil: the secret only.
 	Redact *stderrtail.Redactor
@@ -57,6 +57,9 @@ type Options struct {
 	// Proxy is the job's framework's web UI and API, served under ProxyPrefix (proxy.go;
 	// framework.AM.Proxy); nil: none.
 	Proxy *framework.Proxy
+	// Proxied bounds concurrent anonymous proxied exchanges; share one between listeners. nil: a
+	// limiter with the default bounds, for this handler alone.
+	Proxied *slotLimiter
 	// Published is what the job's framework published for its TaskExecutors so far
 	// (framework.AMStart.Publish), served with the secret over HTTPS only (published.go); nil: none.
 	Published func() map[string]string
@@ -77,6 +80,9 @@ func Handler(b Backend, o Options) http.Handler {
 	// The secret in every encoding a report could quote it in, beside o.Redact's tokens
 	// (TestReportsAreRedactedInsideLongerEncodings).
 	o.Redact = o.Redact.With("application secret", []byte(o.Secret))
+	if o.Proxied == nil {
+		o.Proxied = newProxyLimiter(DefaultMaxProxied, DefaultMaxProxiedPerClient)
+	}
 	h := &api{b: b, o: o, reports: newReportCounter(b.State)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/status", h.status)
@@ -181,9 +187,9 @@ func securityHeaders(next http.Handler) http.Handler {
 // contentSecurityPolicy is the policy securityHeaders sends.
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
 
-// bodyReadTimeout bounds the read of a write's body: a client trickling it does not hold a
-// connection open for long.
-const bodyReadTimeout = 30 * time.Second
+// bodyReadTimeout bounds the read of a request's body (every one, conns.go's serving): a client trickling it
+// does not hold a connection open for long (a variable for tests).
+var bodyReadTimeout = 30 * time.Second
 
 // decodeBody reads at most limit bytes of JSON into v within bodyReadTimeout; a longer body is an
 // error that bodyErrorCode maps to 413.
@@ -205,12 +211,7 @@ func bodyErrorCode(err error) int {
 // reports become events, the status and log lines (TestReportCarryingTheSecretIsRedacted,
 // TestWorkerStderrIsRedactedBeforeItIsStored).
 func redactReport(r contract.ContainerReport, secret string, more *stderrtail.Redactor) contract.ContainerReport {
-	red := func(s string) string {
-		if secret != "" {
-			s = strings.ReplaceAll(s, secret, "[application secret]")
-		}
-		return more.Redact(s)
-	}
+	red := redactor(secret, more)
 	r.Failure, r.FailedResource, r.WorkerStderr = red(r.Failure), red(r.FailedResource), red(r.WorkerStderr)
 	if r.Infos != nil {
 		infos := make(map[string][]contract.Info, len(r.Infos))
@@ -228,6 +229,17 @@ func redactReport(r contract.ContainerReport, secret string, more *stderrtail.Re
 		r.Infos = infos
 	}
 	return r
+}
+
+// redactor replaces the application secret, and what more replaces, in a text (a report, a
+// framework's log, proxy.go).
+func redactor(secret string, more *stderrtail.Redactor) func(string) string {
+	return func(s string) string {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "[application secret]")
+		}
+		return more.Redact(s)
+	}
 }
 
 // reportCounter caps the reports per container (contract.MaxReportsPerContainer): one secret is

@@ -25,11 +25,15 @@
 //     TaskExecutors (Options.Published), secret-only.
 //   - sse.go: GET /api/v1/events as Server-Sent Events (resumable) or a JSON array, and the bound on
 //     streams.
+//   - proxy.go: a framework's UI and API under its prefix (Options.Proxy): who reaches which path
+//     (framework.Proxy.Access), the bound on anonymous exchanges, the redaction of logs.
+//   - slots.go: the bound on long exchanges (streams, proxied ones) in total and per address.
 //   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).
 //   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
 //     browser from GET /api/v1/status.
 //   - server.go: Serve and the two HTTP servers (plain and HTTPS).
 //   - conns.go: the bound on their connections, both ports together: anonymous ones in total and
 //     per client address, where beyond a bound the oldest idle connection is closed to make room
-//     rather than the new one refused, and those that showed the secret in a budget of their own.
+//     rather than the new one refused, and those that showed the secret in a budget of their own;
+//     every exchange's write and body deadlines.
 package web

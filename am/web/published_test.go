@@ -59,7 +59,7 @@ func (notStarted) RoundTrip(*http.Request) (*http.Response, error) {
 func TestProxyAnswers503BeforeTheServerStarted(t *testing.T) {
 	tu, err := url.Parse("https://127.0.0.1")
 	require.NoError(t, err)
-	o := Options{Secret: "s3cret", Proxy: &framework.Proxy{Path: "flink", Name: "Flink UI", Target: tu, Transport: notStarted{}}}
+	o := Options{Secret: "s3cret", Proxy: &framework.Proxy{Path: "flink", Name: "Flink UI", Target: tu, Transport: notStarted{}, Access: testAccess}}
 	rec := httptest.NewRecorder()
 	Handler(fakeBackend(newFakeEvents()), o).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/flink/jobs/overview", nil))
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)

@@ -17,18 +17,21 @@ type Limits struct {
 	MaxConns, MaxConnsPerClient     int
 	MaxAuthenticatedConns           int
 	MaxStreams, MaxStreamsPerClient int
+	// MaxProxied, MaxProxiedPerClient bound anonymous exchanges with the framework's pages (proxy.go).
+	MaxProxied, MaxProxiedPerClient int
 }
 
 // Server is the AM's two HTTP servers, serving.
 type Server struct {
 	plain, secure *http.Server
 	conns         *connLimiter
-	streams       *streamLimiter
+	streams       *slotLimiter
+	proxied       *slotLimiter
 }
 
 // Serve serves b's API on ln (plain, the tracking URL) and tln (HTTPS with tlsConf), with one
-// connection bound and one event-stream bound shared by both (docs/security.md#flood-bounds);
-// o.Secure and o.Streams are set here.
+// connection bound, one event-stream bound and one proxied-exchange bound shared by both
+// (docs/security.md#flood-bounds); o.Secure, o.Streams and o.Proxied are set here.
 func Serve(b Backend, o Options, lim Limits, tlsConf *tls.Config, ln, tln net.Listener) *Server {
 	def := func(v, d int) int {
 		if v == 0 {
@@ -40,8 +43,9 @@ func Serve(b Backend, o Options, lim Limits, tlsConf *tls.Config, ln, tln net.Li
 		conns: newConnLimiter(def(lim.MaxConns, defaultMaxConns), def(lim.MaxConnsPerClient, defaultMaxConnsPerClient),
 			def(lim.MaxAuthenticatedConns, defaultMaxAuthenticatedConns)),
 		streams: newStreamLimiter(def(lim.MaxStreams, DefaultMaxEventStreams), def(lim.MaxStreamsPerClient, DefaultMaxEventStreamsPerClient)),
+		proxied: newProxyLimiter(def(lim.MaxProxied, DefaultMaxProxied), def(lim.MaxProxiedPerClient, DefaultMaxProxiedPerClient)),
 	}
-	o.Streams, o.Secure = s.streams, false
+	o.Streams, o.Proxied, o.Secure = s.streams, s.proxied, false
 	s.plain = s.conns.server(Handler(b, o), "")
 	o.Secure = true
 	s.secure = s.conns.server(Handler(b, o), o.Secret)
@@ -67,8 +71,9 @@ func (s *Server) Shutdown(ctx context.Context) {
 
 // newHTTPServer bounds what one connection may hold (docs/design.md#faults): headers must arrive
 // within 10 s and fit in 64 KiB, an idle keep-alive connection is closed after 60 s. There is no
-// server-wide read or write timeout, which would cut event streams; the write endpoints bound their
-// body's read (bodyReadTimeout), streams each write (sseWriteTimeout).
+// server-wide read or write timeout, which would cut event streams; every exchange's body is read
+// within bodyReadTimeout and each write taken within exchangeWriteTimeout (conns.go's serving),
+// streams' writes within sseWriteTimeout.
 func newHTTPServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

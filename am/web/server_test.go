@@ -30,6 +30,12 @@ const testSecret = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789ab
 // and HTTPS addresses and a client trusting the HTTPS certificate.
 func servedAPI(t *testing.T, b Backend, lim Limits) (*Server, string, string, *tls.Config) {
 	t.Helper()
+	return servedAPIWith(t, b, Options{Secret: testSecret}, lim)
+}
+
+// servedAPIWith is servedAPI with the options o.
+func servedAPIWith(t *testing.T, b Backend, o Options, lim Limits) (*Server, string, string, *tls.Config) {
+	t.Helper()
 	caCert, caKey, err := amtls.NewAuthority("application_1_0001")
 	require.NoError(t, err)
 	cert, err := amtls.ServerCertificate(caCert, caKey, "127.0.0.1")
@@ -38,7 +44,7 @@ func servedAPI(t *testing.T, b Backend, lim Limits) (*Server, string, string, *t
 	require.NoError(t, err)
 	tln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := Serve(b, Options{Secret: testSecret}, lim, amtls.ServerConfig(cert), ln, tln)
+	s := Serve(b, o, lim, amtls.ServerConfig(cert), ln, tln)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
@@ -50,53 +49,15 @@ var sseWriteTimeout = 10 * time.Second
 // (TestSSEStreamEndsAtItsLifetimeAndResumes).
 var sseLifetime = 10 * time.Minute
 
-// streamLimiter counts open event streams, in total and per client address.
-type streamLimiter struct {
-	max, perClient int
-	mu             sync.Mutex
-	open           int
-	by             map[string]int
-}
-
-// newStreamLimiter allows max streams at once, perClient of them from one address; <= 0 means no
-// bound.
-func newStreamLimiter(max, perClient int) *streamLimiter {
-	return &streamLimiter{max: max, perClient: perClient, by: map[string]int{}}
-}
-
-// acquire takes a slot for a stream from client; the error says which bound is reached.
-func (l *streamLimiter) acquire(client string) (release func(), err error) {
-	if l == nil {
-		return func() {}, nil
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.max > 0 && l.open >= l.max:
-		return nil, fmt.Errorf("the AM serves at most %d event streams at once (yarn-am am --max-event-streams); retry later or poll with ?format=json", l.max)
-	case l.perClient > 0 && l.by[client] >= l.perClient:
-		return nil, fmt.Errorf("the AM serves at most %d event streams at once to one address, %s (yarn-am am --max-event-streams-per-client); retry later or poll with ?format=json", l.perClient, client)
-	}
-	l.open++
-	l.by[client]++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			l.open--
-			if l.by[client]--; l.by[client] <= 0 {
-				delete(l.by, client)
-			}
-		})
-	}, nil
-}
-
-// Open is how many streams are open.
-func (l *streamLimiter) Open() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.open
+// newStreamLimiter allows max event streams at once, perClient of them from one address; <= 0 means
+// no bound.
+func newStreamLimiter(max, perClient int) *slotLimiter {
+	return newSlotLimiter(max, perClient, func(total bool, max int, client string) string {
+		if total {
+			return fmt.Sprintf("the AM serves at most %d event streams at once (yarn-am am --max-event-streams); retry later or poll with ?format=json", max)
+		}
+		return fmt.Sprintf("the AM serves at most %d event streams at once to one address, %s (yarn-am am --max-event-streams-per-client); retry later or poll with ?format=json", max, client)
+	})
 }
 
 func clientAddr(r *http.Request) string {
@@ -112,7 +73,7 @@ func EventsHandler(l EventLog, heartbeat time.Duration) http.HandlerFunc {
 // limitedEventsHandler serves l on GET /api/v1/events with at most what lim allows streaming at once
 // (nil: no bound); JSON answers are not streams and are not counted. A reader for whom full says
 // false gets the events as anonymous readers see them (visibility.go); full nil: everything.
-func limitedEventsHandler(l EventLog, heartbeat time.Duration, lim *streamLimiter, full func(*http.Request) bool) http.HandlerFunc {
+func limitedEventsHandler(l EventLog, heartbeat time.Duration, lim *slotLimiter, full func(*http.Request) bool) http.HandlerFunc {
 	if heartbeat <= 0 {
 		heartbeat = defaultSSEHeartbeat
 	}

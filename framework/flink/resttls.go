@@ -256,17 +256,3 @@ func restTransport(cfg *tls.Config) *http.Transport {
 		IdleConnTimeout:       time.Minute,
 	}
 }
-
-// actsOnGET says a read through the AM's proxy changes the job all the same: Flink 1.x still answers
-// GET /jobs/<id>/yarn-cancel and /jobs/<id>/yarn-stop (handlers kept for YARN proxies that forwarded
-// GETs only) by cancelling or stopping the job, so the AM lets only the owner send them
-// (docs/flink.md#who-can-reach-the-jobmanager). Any path segment counts, in any case, so that a
-// trailing slash or a doubled one changes nothing.
-func actsOnGET(r *http.Request) bool {
-	for _, seg := range strings.Split(r.URL.Path, "/") {
-		if strings.EqualFold(seg, "yarn-cancel") || strings.EqualFold(seg, "yarn-stop") {
-			return true
-		}
-	}
-	return false
-}
