@@ -84,6 +84,10 @@ type Event struct {
 	// StderrTail (completed): the last lines of the worker's own stderr, when it exited non-zero;
 	// (finished) the driver's, when it exited non-zero. Served to the secret's holders only.
 	StderrTail string `json:"stderrTail,omitempty"`
+	// Detail is what more of the event only the secret's holders read: the addresses a framework's
+	// process bound (a Flink JobManager's ports), which Message leaves out
+	// (docs/security.md#what-anonymous-readers-see); the CLI prints it after the message.
+	Detail string `json:"detail,omitempty"`
 	// Deadline (preemption-warning): when the AM expects the ResourceManager to kill the container
 	// (PreemptionNotice.Deadline).
 	Deadline time.Time `json:"deadline,omitzero"`

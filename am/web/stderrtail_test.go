@@ -28,6 +28,8 @@ const workerTail = "Traceback:\nValueError: bad row 17"
 func (*tailState) Status() contract.Status {
 	st := int32(3)
 	return contract.Status{App: "application_1_0001", State: "RUNNING", Diagnostics: "the driver exited with code 1",
+		Events: []contract.Event{{ID: 1, Type: contract.EventCompleted, Container: "c2", StderrTail: workerTail, Message: "TaskExecutor c2 exited with code 3"},
+			{ID: 2, Type: "flink-job", Message: "the JobManager bound its ports", Detail: "RPC 10.9.8.7:46123, REST 10.9.8.7:46124"}},
 		DriverStderrTail: "driver: no such table", Containers: []contract.ContainerStatus{
 			{ID: "c1", Node: "n1:1", State: contract.Running},
 			{ID: "c2", Node: "n2:1", State: contract.Completed, ExitStatus: &st, ExitClass: contract.ExitFailed,
@@ -42,13 +44,16 @@ func (s *tailState) Report(id string, r contract.ContainerReport) error {
 }
 
 // Anonymous readers (the plain port, HTTPS without the secret) get a failed worker's and the
-// driver's exit but not their stderr tails, in the status, the containers and the events (JSON and
-// stream); with the secret over HTTPS they get them (docs/security.md#what-anonymous-readers-see).
-// Before, every tail was served in clear on the tracking port.
+// driver's exit but not their stderr tails, in the status (its events included), the containers and
+// the events (JSON and stream); with the secret over HTTPS they get them
+// (docs/security.md#what-anonymous-readers-see). Before, every tail was served in clear on the
+// tracking port, and then still in the status's latest events. Likewise an event's Detail (a
+// JobManager's bound ports): the owner's, not the page's readers'.
 func TestAnonymousReadersGetNoStderrTail(t *testing.T) {
 	events := newFakeEvents()
 	events.Add(contract.Event{Type: contract.EventCompleted, Container: "c2", Node: "n2:1", StderrTail: workerTail,
 		Message: "TaskExecutor c2 on n2:1 exited with code 3"})
+	events.Add(contract.Event{Type: "flink-job", Message: "the JobManager bound its ports", Detail: "RPC 10.9.8.7:46123, REST 10.9.8.7:46124"})
 	b := Backend{State: &tailState{}, Events: events, Metrics: http.NotFoundHandler()}
 	plain := Handler(b, Options{Secret: testSecret})
 	secure := Handler(b, Options{Secret: testSecret, Secure: true})
@@ -72,8 +77,12 @@ func TestAnonymousReadersGetNoStderrTail(t *testing.T) {
 			body := get(anon.h, path, anon.auth)
 			assert.NotContains(t, body, "bad row 17", "%s %s", anon.name, path)
 			assert.NotContains(t, body, "no such table", "%s %s", anon.name, path)
+			assert.NotContains(t, body, "10.9.8.7:4612", "%s %s: a bound port", anon.name, path)
 		}
 		assert.Contains(t, get(secure, path, testSecret), "bad row 17", "with the secret over HTTPS: %s", path)
+		if path != "/api/v1/containers" {
+			assert.Contains(t, get(secure, path, testSecret), "REST 10.9.8.7:46124", "with the secret over HTTPS: %s", path)
+		}
 	}
 	var st contract.Status
 	require.NoError(t, json.Unmarshal([]byte(get(plain, "/api/v1/status", "")), &st))
@@ -93,7 +102,13 @@ func TestAnonymousReadersGetNoStderrTail(t *testing.T) {
 		require.NoError(t, err)
 		n += m
 	}
+	for !strings.Contains(string(buf[:n]), "bound its ports") {
+		m, err := resp.Body.Read(buf[n:])
+		require.NoError(t, err)
+		n += m
+	}
 	assert.NotContains(t, string(buf[:n]), "bad row 17", "the stream")
+	assert.NotContains(t, string(buf[:n]), "10.9.8.7:4612", "the stream")
 }
 
 // A worker's stderr tail (and a failure message) quoting the application secret or a delegation

@@ -17,12 +17,22 @@ import "github.com/yarn-am/yarn-am/contract"
 //     environment, its input or a password it was given; they are redacted of the secrets the AM
 //     knows (the application secret, delegation token passwords), but not of the program's own.
 //     Anonymous readers get the exit (status, class, and a diagnostics line that points to
-//     `yarn-am status` with the secret and to `yarn-am logs`), not the text
-//     (TestAnonymousReadersGetNoStderrTail).
+//     `yarn-am status` with the secret and to `yarn-am logs`), not the text, in the events of the
+//     status too (TestAnonymousReadersGetNoStderrTail).
+//   - an event's Detail: the addresses a framework's process bound (a Flink JobManager's RPC and
+//     REST ports), which only the framework's own clients need; anonymous readers get the event's
+//     message, which leaves them out (TestAnonymousReadersGetNoStderrTail).
 
 // anonymousStatus is s as an anonymous reader sees it: ranks without rank 0's address, nodes only
-// where this application's live containers run, no stderr tail.
+// where this application's live containers run, no stderr tail, its events as anonymousEvent.
 func anonymousStatus(s contract.Status) contract.Status {
+	evs := make([]contract.Event, len(s.Events))
+	for i, e := range s.Events {
+		evs[i] = anonymousEvent(e)
+	}
+	if s.Events != nil {
+		s.Events = evs
+	}
 	ours := map[string]bool{}
 	cs := make([]contract.ContainerStatus, len(s.Containers))
 	s.DriverStderrTail = ""
@@ -55,8 +65,8 @@ func anonymousRank(r *contract.Rendezvous) *contract.Rendezvous {
 	return &c
 }
 
-// anonymousEvent is e as an anonymous reader sees it: without a worker's stderr tail.
+// anonymousEvent is e as an anonymous reader sees it: without a worker's stderr tail or its detail.
 func anonymousEvent(e contract.Event) contract.Event {
-	e.StderrTail = ""
+	e.StderrTail, e.Detail = "", ""
 	return e
 }

@@ -62,3 +62,13 @@ func TestFinishedEventPrintsTheDriversStderrTail(t *testing.T) {
 	assert.Contains(t, out.String(), "driver-marker: the model path /nope does not exist")
 	assert.NotContains(t, out.String(), "\x1b", "as text")
 }
+
+// TestEventLinePrintsTheOwnersDetail: an event's Detail (a JobManager's bound ports), which the AM
+// serves to the secret's holders only, follows its message on the owner's terminal; an anonymous
+// reader's event has none, and its line is the message alone.
+func TestEventLinePrintsTheOwnersDetail(t *testing.T) {
+	e := contract.Event{Type: "flink-job", Message: "the JobManager bound its ports", Detail: "RPC 10.0.0.1:41234, REST 10.0.0.1:41235"}
+	assert.Equal(t, "flink-job: the JobManager bound its ports: RPC 10.0.0.1:41234, REST 10.0.0.1:41235", EventLine(e))
+	e.Detail = ""
+	assert.Equal(t, "flink-job: the JobManager bound its ports", EventLine(e))
+}

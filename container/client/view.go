@@ -256,7 +256,11 @@ func EventLine(e contract.Event) string {
 	if e.Severity == contract.SeverityWarning || e.Severity == contract.SeverityError {
 		sev = strings.ToUpper(e.Severity) + " "
 	}
-	return Sanitize(sev + string(e.Type) + ": " + e.Message)
+	line := sev + string(e.Type) + ": " + e.Message
+	if e.Detail != "" { // the owner's: what anonymous readers do not get (docs/security.md#what-anonymous-readers-see)
+		line += ": " + e.Detail
+	}
+	return Sanitize(line)
 }
 
 // Cell is a sanitized table cell: on one line, without tabs (they would shift the columns).

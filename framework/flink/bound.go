@@ -348,7 +348,9 @@ func (j *jobManager) await(ctx context.Context, path string, publish func(name, 
 		case err == nil:
 			j.set(b)
 			publish(PublishedJobManager, b.RPC)
-			emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("the JobManager bound its ports: RPC %s, REST %s", b.RPC, b.REST)})
+			// The addresses go to the secret's holders only (Detail): a reader of the page reaches
+			// the JobManager through the AM, and needs no port of it.
+			emit(contract.Event{Type: EventJob, Message: "the JobManager bound its ports", Detail: fmt.Sprintf("RPC %s, REST %s", b.RPC, b.REST)})
 			return
 		case !errors.Is(err, os.ErrNotExist):
 			emit(contract.Event{Type: EventJob, Severity: contract.SeverityError, Message: err.Error()})
