@@ -20,8 +20,8 @@ import (
 
 // PublicPaths are the JobManager's paths anonymous readers of the AM's page may GET and HEAD: the
 // dashboard's own files, the cluster's and TaskManagers' overviews and metrics, and each job's
-// overview, plan, vertices, metrics, checkpoints and exceptions (Flink 2's applications and
-// rescales too). Not among them: logs and stdout, jars (their list, plan and run), the
+// overview, plan, vertices, metrics, checkpoints, exceptions and parallelism bounds (Flink 2's
+// applications and rescales too). Not among them: logs and stdout, jars (their list, plan and run), the
 // configuration (/jobmanager/config, a job's /config and /jobmanager/config), the environment,
 // thread dumps, the profiler, flame graphs, accumulators, execution results, anything that acts.
 var PublicPaths = framework.Paths{
@@ -33,6 +33,7 @@ var PublicPaths = framework.Paths{
 	// Jobs.
 	"/jobs", "/jobs/overview", "/jobs/metrics",
 	"/jobs/{jobid:hex32}", "/jobs/{jobid:hex32}/status", "/jobs/{jobid:hex32}/plan", "/jobs/{jobid:hex32}/exceptions", "/jobs/{jobid:hex32}/metrics",
+	"/jobs/{jobid:hex32}/resource-requirements",
 	"/jobs/{jobid:hex32}/checkpoints", "/jobs/{jobid:hex32}/checkpoints/config",
 	"/jobs/{jobid:hex32}/checkpoints/details/{checkpointid:int}", "/jobs/{jobid:hex32}/checkpoints/details/{checkpointid:int}/subtasks/{vertexid:hex32}",
 	"/jobs/{jobid:hex32}/vertices/{vertexid:hex32}", "/jobs/{jobid:hex32}/vertices/{vertexid:hex32}/backpressure",
