@@ -38,8 +38,8 @@ var flinkRESTLine = regexp.MustCompile(`yarn-am flink-jobmanager: the JobManager
 //     work and every write is refused: a jar upload 403 on the plain port and 401 over HTTPS
 //     without the secret;
 //   - with the application's secret over HTTPS, as yarn-am sends it, the jar is uploaded and run;
-//     a stranger's cancel (PATCH) and savepoint (POST) of that job are refused, the owner's cancel
-//     ends it.
+//     a stranger's cancel (PATCH) and savepoint (POST) of that job are refused, and so are a
+//     stranger's GET of the jar's plan and of the JobManager's log files; the owner's cancel ends it.
 func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
 	t.Helper()
 	var jm string
@@ -175,6 +175,14 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
 		assert.Equal(t, http.StatusForbidden, code, "%s %s on the tracking port: %s", w.method, w.path, body)
 		code, body = call(pinned, w.method, secureUI+w.path, "", "application/json", []byte(w.body))
 		assert.Equal(t, http.StatusUnauthorized, code, "%s %s over HTTPS without the secret: %s", w.method, w.path, body)
+	}
+	// Nor read what is not the dashboard's: the jar's plan (Flink runs its main() for it), the
+	// JobManager's log and the files beside it.
+	for _, p := range []string{"jars/" + jarID + "/plan?programArg=stream", "jobmanager/logs/jobmanager.log", "jobmanager/logs/launch_container.sh"} {
+		code, body := call(plain, http.MethodGet, ui+p, "", "", nil)
+		assert.Equal(t, http.StatusForbidden, code, "GET %s on the tracking port: %s", p, body)
+		code, body = call(pinned, http.MethodGet, secureUI+p, "", "", nil)
+		assert.Contains(t, []int{http.StatusUnauthorized, http.StatusForbidden}, code, "GET %s over HTTPS without the secret: %s", p, body)
 	}
 	assert.Equal(t, "RUNNING", jobState(), "the strangers' writes did nothing")
 	code, body = call(pinned, http.MethodPatch, secureUI+"jobs/"+run.JobID+"?mode=cancel", secret, "", nil)

@@ -502,7 +502,9 @@ func waitSessionTaskManager(t *testing.T, id string) string {
 // TestFlinkSessionCluster: without flink.jar the JobManager is a session cluster that runs until
 // killed; status shows its web UI, through the AM, where the TaskManager has registered. With
 // [flink] web-submit = true its owner uploads and runs a jar through the AM, and nobody else reaches
-// it (jobManagerClosedToStrangers).
+// it (jobManagerClosedToStrangers); a stranger's crawl of everything the AM answers anonymously finds
+// no secret, -D value, stderr line, launch script or bound port, and every acting or file-serving
+// path refuses (strangerCrawl).
 func TestFlinkSessionCluster(t *testing.T) {
 	e2eEnv(t)
 	eachFlink(t, testFlinkSessionCluster)
@@ -512,8 +514,9 @@ func testFlinkSessionCluster(t *testing.T, v flinkVersion) {
 	job := flinkJobOf(t, v, "flink-session", 1, 1, nil, "")
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(job, bytes.Replace(body, []byte("[flink]\n"), []byte("[flink]\nweb-submit = true\n"), 1), 0o644))
-	id := submitDetached(t, job)
+	cs := newCrawlSession(t) // what the stranger's crawl looks for (flink_crawl_integration_test.go)
+	require.NoError(t, os.WriteFile(job, cs.jobText(bytes.Replace(body, []byte("[flink]\n"), []byte("[flink]\nweb-submit = true\n"), 1)), 0o644))
+	id := submitDetached(t, append([]string{job}, cs.defines()...)...)
 	ui := waitSessionTaskManager(t, id)
 	if d := status(t, id); isEnded(d.Report.State) {
 		t.Fatalf("the session cluster ended (%s, %s) instead of running until killed: %s\n%s", d.Report.State, d.Report.FinalStatus, d.Report.Diagnostics, containerLogs(id))
@@ -535,6 +538,7 @@ func testFlinkSessionCluster(t *testing.T, v flinkVersion) {
 	assert.Equal(t, 1, status(t, id).AM.Requirement.Instances, "the requirement did not change")
 	assert.Equal(t, "RUNNING", status(t, id).Report.State, "it runs until killed")
 	jobManagerClosedToStrangers(t, id, ui)
+	strangerCrawl(t, id, ui, cs)
 }
 
 // TestFlinkScaleOfAFixedJobIsRefused: a streaming job whose parallelism is fixed (not reactive) would

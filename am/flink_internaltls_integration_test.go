@@ -65,11 +65,14 @@ func getJSON(ctx context.Context, ui, path string, v any) error {
 	return json.Unmarshal(body, v)
 }
 
-// jobManagerConfig is the running JobManager's effective configuration (/jobmanager/config).
-func jobManagerConfig(t *testing.T, ui string) map[string]string {
+// jobManagerConfig is the running JobManager's effective configuration (/jobmanager/config), which
+// the AM's proxy serves its owner alone (with the secret over HTTPS).
+func jobManagerConfig(t *testing.T, id string) map[string]string {
 	t.Helper()
 	var kv []struct{ Key, Value string }
-	require.NoError(t, getJSON(context.Background(), ui, "jobmanager/config", &kv))
+	code, body := ownerOf(t, id).get(t, "flink/jobmanager/config")
+	require.Equal(t, http.StatusOK, code, body)
+	require.NoError(t, json.Unmarshal([]byte(body), &kv))
 	out := map[string]string{}
 	for _, e := range kv {
 		out[e.Key] = e.Value
@@ -202,7 +205,7 @@ func testFlinkInternalTLS(t *testing.T, v flinkVersion) {
 	t.Logf("relay: %.0f records/s over both subtasks", rate)
 	assert.Greater(t, rate, 0.0)
 
-	conf := jobManagerConfig(t, ui)
+	conf := jobManagerConfig(t, id)
 	assert.Equal(t, "true", conf["security.ssl.internal.enabled"], "the JobManager's configuration")
 	assert.Equal(t, "PKCS12", conf["security.ssl.internal.keystore-type"])
 	host, port := conf["jobmanager.rpc.address"], conf["jobmanager.rpc.port"]
