@@ -202,10 +202,15 @@ func NearResourceKey(key string) (want string, near bool) {
 			return "", false
 		}
 	}
-	best, bestD := "", 3
-	for _, good := range []string{KeyResources, strings.TrimSuffix(KeyPrefix, ".")} {
-		if d := text.EditDistance(strings.ToLower(first), good); d < bestD {
-			best, bestD = good, d
+	// The nearest within two edits, the first on a tie. text.Within, not EditDistance: first is the
+	// user's and may be a megabyte long, which EditDistance would pay for in full (TestMessagesAreBounded).
+	best, lower := "", strings.ToLower(first)
+	for d := 0; d <= 2 && best == ""; d++ {
+		for _, good := range []string{KeyResources, strings.TrimSuffix(KeyPrefix, ".")} {
+			if text.Within(lower, good, d) {
+				best = good
+				break
+			}
 		}
 	}
 	if best == "" {

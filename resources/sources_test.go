@@ -230,3 +230,25 @@ func TestLoadYAMLAliasCycleAndBomb(t *testing.T) {
 	}
 	assert.Equal(t, int64(flinkconf.MaxBytes), int64(MaxFlinkConfBytes), "the documented limit is the reader's")
 }
+
+// NearResourceKey answers for a user's 1 MiB key by its length, not by a 1 MiB x 18 edit table (which
+// made each huge -D key of TestMessagesAreBounded cost seconds under -race); near misses keep their
+// nearest spelling, the first on a tie.
+func TestNearResourceKeyOfAHugeKeyIsCheap(t *testing.T) {
+	huge := strings.Repeat("9", 1<<20) + ".x"
+	if allocs := testing.AllocsPerRun(3, func() { _, _ = NearResourceKey(huge) }); allocs != 0 {
+		t.Errorf("%.0f allocations for a key out of reach by its length", allocs)
+	}
+	for key, want := range map[string]string{
+		"extrenal-resource.gpu.amount": "external-resource.gpu.amount",
+		"External-Resourcs":            "external-resources",
+		"externl-resource":             "external-resource",
+	} {
+		if got, near := NearResourceKey(key); !near || got != want {
+			t.Errorf("NearResourceKey(%q) = %q, %v; want %q", key, got, near, want)
+		}
+	}
+	if _, near := NearResourceKey("xternl-resurce"); near {
+		t.Error("three edits away is not a near miss")
+	}
+}

@@ -246,7 +246,7 @@ func typeSuggestion(t string, known []string) string {
 	}
 	// Types differ by little (yarn.io/fpga is not a typo of yarn.io/gpu): one edit, or case only.
 	for _, k := range known {
-		if text.EditDistance(strings.ToLower(t), strings.ToLower(k)) <= 1 {
+		if text.Within(strings.ToLower(t), strings.ToLower(k), 1) { // t is the user's: any length
 			return ` (did you mean "` + k + `"?)`
 		}
 	}

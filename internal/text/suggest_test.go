@@ -50,3 +50,34 @@ func TestDidYouMeanComparesNoCandidateOutOfReach(t *testing.T) {
 		t.Errorf("a near candidate: %q", got)
 	}
 }
+
+// Within agrees with EditDistance on every pair and limit of a small alphabet's short strings, band
+// edges and early exits included.
+func TestWithinAgreesWithEditDistance(t *testing.T) {
+	words := []string{"", "a", "b", "ab", "ba", "aab", "abb", "bab", "abab", "baba", "aabb", "bbaa", "abcab", "cabba", "é", "éa", "aé"}
+	for _, a := range words {
+		for _, b := range words {
+			d := EditDistance(a, b)
+			for limit := -1; limit <= 6; limit++ {
+				if got, want := Within(a, b, limit), d <= limit; got != want {
+					t.Errorf("Within(%q, %q, %d) = %v, want %v (distance %d)", a, b, limit, got, want, d)
+				}
+			}
+		}
+	}
+}
+
+// A 1 MiB key asked whether it is within 2 edits of a short one is refused by its length, before any
+// copy or table (counted in allocations: EditDistance's four, one of them 4 MiB, made each of
+// TestMessagesAreBounded's huge -D keys cost seconds under -race); two long strings a few edits apart
+// cost a band, not a square.
+func TestWithinOfAHugeKeyAllocatesNothing(t *testing.T) {
+	huge := strings.Repeat("9", 1<<20)
+	if allocs := testing.AllocsPerRun(3, func() { _ = Within(huge, "external-resources", 2) }); allocs != 0 {
+		t.Errorf("%.0f allocations for a key out of reach by its length", allocs)
+	}
+	long := huge[:64<<10]
+	if !Within(long, long[:len(long)-2]+"xy", 2) || Within(long, "x"+long[:len(long)-3]+"yz", 2) {
+		t.Error("two 64 KiB strings: 2 edits apart must be within 2, 3 apart must not")
+	}
+}
