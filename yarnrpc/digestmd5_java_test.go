@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,14 +26,10 @@ type jdkDigest struct {
 
 var jdkToken = Token{Identifier: []byte("\x00\x01appattempt_1700000000000_0001_000001\x7f"), Password: []byte("s3cr3t\x00\xff")}
 
-func runJDKDigest(t *testing.T, serverPassword []byte, serverQOP string, want []string, ciphers []string) *jdkDigest {
+func runJDKDigest(t *testing.T, classpath string, serverPassword []byte, serverQOP string, want []string, ciphers []string) *jdkDigest {
 	t.Helper()
-	java := "java"
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		java = filepath.Join(h, "bin", "java")
-	}
 	b64 := base64.StdEncoding.EncodeToString
-	cmd := exec.Command(java, "testdata/digestmd5/DigestServer.java", b64(jdkToken.Identifier), b64(serverPassword), serverQOP)
+	cmd := exec.Command(jdkTool("java"), "-cp", classpath, "DigestServer", b64(jdkToken.Identifier), b64(serverPassword), serverQOP)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -65,8 +60,9 @@ func runJDKDigest(t *testing.T, serverPassword []byte, serverQOP string, want []
 // TestDigestMD5AgainstJDKServer runs the client against the JDK's DIGEST-MD5 server; a wrong
 // password must be refused by the JDK and a forged rspauth by us.
 func TestDigestMD5AgainstJDKServer(t *testing.T) {
+	classpath := compileJDKServer(t, "testdata/digestmd5/DigestServer.java", nil)
 	t.Run("accepted", func(t *testing.T) {
-		j := runJDKDigest(t, jdkToken.Password, "auth", []string{qopAuth}, nil)
+		j := runJDKDigest(t, classpath, jdkToken.Password, "auth", []string{qopAuth}, nil)
 		require.False(t, strings.HasPrefix(j.final, "ERR"), "JDK refused our response: %s", j.final)
 		fields := strings.Fields(j.final)
 		require.Len(t, fields, 2)
@@ -78,7 +74,7 @@ func TestDigestMD5AgainstJDKServer(t *testing.T) {
 		assert.True(t, j.client.complete())
 	})
 	t.Run("wrong password", func(t *testing.T) {
-		j := runJDKDigest(t, []byte("other"), "auth", []string{qopAuth}, nil)
+		j := runJDKDigest(t, classpath, []byte("other"), "auth", []string{qopAuth}, nil)
 		assert.True(t, strings.HasPrefix(j.final, "ERR"), "JDK accepted a wrong password: %s", j.final)
 	})
 }
@@ -87,6 +83,7 @@ func TestDigestMD5AgainstJDKServer(t *testing.T) {
 // JDK offers, and exchanges wrapped messages both ways: the JDK must unwrap what we wrap (so it
 // checks our MACs, sequence numbers and encryption) and we must unwrap its answers.
 func TestDigestMD5SecurityLayerAgainstJDKServer(t *testing.T) {
+	classpath := compileJDKServer(t, "testdata/digestmd5/DigestServer.java", nil)
 	cases := []struct {
 		serverQOP, want, cipher string
 	}{
@@ -104,7 +101,7 @@ func TestDigestMD5SecurityLayerAgainstJDKServer(t *testing.T) {
 			if tc.cipher != "" {
 				ciphers = []string{tc.cipher}
 			}
-			j := runJDKDigest(t, jdkToken.Password, tc.serverQOP, []string{tc.want}, ciphers)
+			j := runJDKDigest(t, classpath, jdkToken.Password, tc.serverQOP, []string{tc.want}, ciphers)
 			require.False(t, strings.HasPrefix(j.final, "ERR"), "JDK refused our response: %s", j.final)
 			fields := strings.Fields(j.final)
 			require.Len(t, fields, 2)

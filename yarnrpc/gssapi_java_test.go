@@ -38,12 +38,9 @@ type jdkGSS struct {
 	out                             *bufio.Scanner
 }
 
-func startJDKGSS(t *testing.T, qop string, jvmArgs ...string) *jdkGSS {
+// gssClasspath is GssServer compiled, with MiniKdc's jars.
+func gssClasspath(t *testing.T) string {
 	t.Helper()
-	java := "java"
-	if h := os.Getenv("JAVA_HOME"); h != "" {
-		java = filepath.Join(h, "bin", "java")
-	}
 	home, err := os.UserHomeDir()
 	require.NoError(t, err)
 	var cp []string
@@ -53,9 +50,14 @@ func startJDKGSS(t *testing.T, qop string, jvmArgs ...string) *jdkGSS {
 		require.NoError(t, err, "MiniKdc's jars come with the mini cluster's Maven build (make minicluster-build)")
 		cp = append(cp, p)
 	}
+	return compileJDKServer(t, "testdata/gssapi/GssServer.java", cp)
+}
+
+func startJDKGSS(t *testing.T, classpath, qop string, jvmArgs ...string) *jdkGSS {
+	t.Helper()
 	dir := t.TempDir()
-	args := append(append([]string{}, jvmArgs...), "-cp", strings.Join(cp, ":"), "testdata/gssapi/GssServer.java", dir, qop)
-	cmd := exec.Command(java, args...)
+	args := append(append([]string{}, jvmArgs...), "-cp", classpath, "GssServer", dir, qop)
+	cmd := exec.Command(jdkTool("java"), args...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -116,6 +118,7 @@ func (j *jdkGSS) handshake(t *testing.T, mech *gssapiClient) string {
 // ways: the JDK must unwrap what we wrap and we must unwrap what it wraps (sealed for auth-conf),
 // also when the JDK acceptor sends a subkey in its AP-REP.
 func TestGSSAPIAgainstJDKServer(t *testing.T) {
+	classpath := gssClasspath(t)
 	for _, tc := range []struct {
 		serverQOP, want, source string
 		subkey                  bool
@@ -136,7 +139,7 @@ func TestGSSAPIAgainstJDKServer(t *testing.T) {
 			if tc.subkey {
 				jvm = append(jvm, "-Dsun.security.krb5.acceptor.subkey=true")
 			}
-			j := startJDKGSS(t, tc.serverQOP, jvm...)
+			j := startJDKGSS(t, classpath, tc.serverQOP, jvm...)
 			o := KerberosOptions{Krb5Config: j.krb5conf}
 			if tc.source == "keytab" {
 				o.Principal, o.Keytab = "alice@"+j.realm, j.keytab

@@ -42,92 +42,96 @@ public class GssServer {
     conf.setProperty(MiniKdc.KDC_BIND_ADDRESS, "127.0.0.1");
     MiniKdc kdc = new MiniKdc(conf, dir);
     kdc.start();
-    String realm = kdc.getRealm();
-    File serviceKeytab = new File(dir, "rm.keytab");
-    File userKeytab = new File(dir, "alice.keytab");
-    File ccache = new File(dir, "krb5cc_alice");
-    kdc.createPrincipal(serviceKeytab, "rm/localhost");
-    kdc.createPrincipal(userKeytab, "alice");
-
-    KrbClient kinit = new KrbClient(kdc.getKrb5conf().getParentFile());
-    kinit.init();
-    TgtTicket tgt = kinit.requestTgt("alice@" + realm, userKeytab);
-    kinit.storeTicket(tgt, ccache);
-
-    Map<String, String> opts = new HashMap<>();
-    opts.put("useKeyTab", "true");
-    opts.put("keyTab", serviceKeytab.getAbsolutePath());
-    opts.put("principal", "rm/localhost@" + realm);
-    opts.put("storeKey", "true");
-    opts.put("doNotPrompt", "true");
-    opts.put("isInitiator", "false");
-    Configuration jaas = new Configuration() {
-      @Override
-      public AppConfigurationEntry[] getAppConfigurationEntry(String name) {
-        return new AppConfigurationEntry[] {new AppConfigurationEntry(
-            "com.sun.security.auth.module.Krb5LoginModule",
-            AppConfigurationEntry.LoginModuleControlFlag.REQUIRED, opts)};
-      }
-    };
-    LoginContext lc = new LoginContext("server", new Subject(), null, jaas);
-    lc.login();
-
-    Map<String, String> props = new HashMap<>();
-    props.put(Sasl.QOP, qop);
-    props.put(Sasl.SERVER_AUTH, "true");
-    SaslServer server = Subject.doAs(lc.getSubject(), (PrivilegedExceptionAction<SaslServer>) () ->
-        Sasl.createSaslServer("GSSAPI", "rm", "localhost", props, callbacks -> {
-          for (Callback cb : callbacks) {
-            if (cb instanceof AuthorizeCallback) {
-              AuthorizeCallback ac = (AuthorizeCallback) cb;
-              ac.setAuthorized(ac.getAuthenticationID().equals(ac.getAuthorizationID()));
-            }
-          }
-        }));
-
-    Base64.Encoder enc = Base64.getEncoder();
-    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-    System.out.println("READY " + kdc.getKrb5conf().getAbsolutePath() + " " + userKeytab.getAbsolutePath()
-        + " " + ccache.getAbsolutePath() + " " + realm);
-    System.out.flush();
+    // The KDC's threads keep the JVM alive: it is stopped on every way out (an early end of stdin, an
+    // ERR), or the test's cleanup would wait on this JVM until go test's timeout.
     try {
-      while (!server.isComplete()) {
-        String line = in.readLine();
-        if (line == null) {
-          return;
+      String realm = kdc.getRealm();
+      File serviceKeytab = new File(dir, "rm.keytab");
+      File userKeytab = new File(dir, "alice.keytab");
+      File ccache = new File(dir, "krb5cc_alice");
+      kdc.createPrincipal(serviceKeytab, "rm/localhost");
+      kdc.createPrincipal(userKeytab, "alice");
+
+      KrbClient kinit = new KrbClient(kdc.getKrb5conf().getParentFile());
+      kinit.init();
+      TgtTicket tgt = kinit.requestTgt("alice@" + realm, userKeytab);
+      kinit.storeTicket(tgt, ccache);
+
+      Map<String, String> opts = new HashMap<>();
+      opts.put("useKeyTab", "true");
+      opts.put("keyTab", serviceKeytab.getAbsolutePath());
+      opts.put("principal", "rm/localhost@" + realm);
+      opts.put("storeKey", "true");
+      opts.put("doNotPrompt", "true");
+      opts.put("isInitiator", "false");
+      Configuration jaas = new Configuration() {
+        @Override
+        public AppConfigurationEntry[] getAppConfigurationEntry(String name) {
+          return new AppConfigurationEntry[] {new AppConfigurationEntry(
+              "com.sun.security.auth.module.Krb5LoginModule",
+              AppConfigurationEntry.LoginModuleControlFlag.REQUIRED, opts)};
         }
-        byte[] tok = Base64.getDecoder().decode(line.trim());
-        byte[] out = Subject.doAs(lc.getSubject(), (PrivilegedExceptionAction<byte[]>) () -> server.evaluateResponse(tok));
-        if (server.isComplete()) {
-          System.out.println("DONE " + server.getNegotiatedProperty(Sasl.QOP) + " " + server.getAuthorizationID());
-        } else {
-          System.out.println("C " + enc.encodeToString(out == null ? new byte[0] : out));
-        }
-        System.out.flush();
-      }
-    } catch (Exception e) {
-      System.out.println("ERR " + e.getMessage().replace('\n', ' '));
+      };
+      LoginContext lc = new LoginContext("server", new Subject(), null, jaas);
+      lc.login();
+
+      Map<String, String> props = new HashMap<>();
+      props.put(Sasl.QOP, qop);
+      props.put(Sasl.SERVER_AUTH, "true");
+      SaslServer server = Subject.doAs(lc.getSubject(), (PrivilegedExceptionAction<SaslServer>) () ->
+          Sasl.createSaslServer("GSSAPI", "rm", "localhost", props, callbacks -> {
+            for (Callback cb : callbacks) {
+              if (cb instanceof AuthorizeCallback) {
+                AuthorizeCallback ac = (AuthorizeCallback) cb;
+                ac.setAuthorized(ac.getAuthenticationID().equals(ac.getAuthorizationID()));
+              }
+            }
+          }));
+
+      Base64.Encoder enc = Base64.getEncoder();
+      BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      System.out.println("READY " + kdc.getKrb5conf().getAbsolutePath() + " " + userKeytab.getAbsolutePath()
+          + " " + ccache.getAbsolutePath() + " " + realm);
       System.out.flush();
-      return;
-    }
-    if ("auth".equals(server.getNegotiatedProperty(Sasl.QOP))) {
-      in.readLine();
-      kdc.stop();
-      return;
-    }
-    for (String line = in.readLine(); line != null; line = in.readLine()) {
       try {
-        byte[] wrapped = Base64.getDecoder().decode(line.trim());
-        byte[] msg = server.unwrap(wrapped, 0, wrapped.length);
-        byte[] reply = ("echo:" + new String(msg, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
-        System.out.println(enc.encodeToString(server.wrap(reply, 0, reply.length)));
+        while (!server.isComplete()) {
+          String line = in.readLine();
+          if (line == null) {
+            return;
+          }
+          byte[] tok = Base64.getDecoder().decode(line.trim());
+          byte[] out = Subject.doAs(lc.getSubject(), (PrivilegedExceptionAction<byte[]>) () -> server.evaluateResponse(tok));
+          if (server.isComplete()) {
+            System.out.println("DONE " + server.getNegotiatedProperty(Sasl.QOP) + " " + server.getAuthorizationID());
+          } else {
+            System.out.println("C " + enc.encodeToString(out == null ? new byte[0] : out));
+          }
+          System.out.flush();
+        }
       } catch (Exception e) {
         System.out.println("ERR " + e.getMessage().replace('\n', ' '));
         System.out.flush();
         return;
       }
-      System.out.flush();
+      if ("auth".equals(server.getNegotiatedProperty(Sasl.QOP))) {
+        in.readLine();
+        return;
+      }
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        try {
+          byte[] wrapped = Base64.getDecoder().decode(line.trim());
+          byte[] msg = server.unwrap(wrapped, 0, wrapped.length);
+          byte[] reply = ("echo:" + new String(msg, StandardCharsets.UTF_8)).getBytes(StandardCharsets.UTF_8);
+          System.out.println(enc.encodeToString(server.wrap(reply, 0, reply.length)));
+        } catch (Exception e) {
+          System.out.println("ERR " + e.getMessage().replace('\n', ' '));
+          System.out.flush();
+          return;
+        }
+        System.out.flush();
+      }
+    } finally {
+      kdc.stop();
     }
-    kdc.stop();
   }
 }
