@@ -24,8 +24,8 @@ type REST struct {
 	Settle time.Duration
 }
 
-// DefaultSettle is REST.Settle's default: ten times Flink's default web.refresh-interval (3 s), the
-// life of the JobManager's cached view of a job.
+// DefaultSettle is REST.Settle's default: ten times the life of the JobManager's cached view of a job
+// on Flink's defaults (web.refresh-interval, 3 s).
 const DefaultSettle = 30 * time.Second
 
 const maxRESTBody = 8 << 20

@@ -201,3 +201,25 @@ func TestWaitJobReadsTheExceptionsAfterSettle(t *testing.T) {
 		t.Errorf("%d per-job reads: want /jobs/<id> polled, then the exceptions", reads.Load())
 	}
 }
+
+// Once the JobManager has exited, its cache will not settle: WaitJob reads the exceptions at once
+// rather than for Settle.
+func TestWaitJobStopsWaitingForTheJobsAnswerOnceTheJobManagerExited(t *testing.T) {
+	const job = "d2b7203309075fe10f6f1d8c2f27bba1"
+	c, _ := staleJobManager(t, "2.3.0", job, 1<<30)
+	exited := make(chan struct{})
+	close(exited)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	o, err := c.WaitJob(ctx, 10*time.Millisecond, exited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Job.ID != job || o.State() != "FAILED" {
+		t.Fatalf("outcome %+v: want job %s FAILED", o, job)
+	}
+	if d := time.Since(start); d >= DefaultSettle/2 {
+		t.Errorf("took %v: waited for the job's answer after the JobManager had exited", d)
+	}
+}
