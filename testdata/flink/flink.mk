@@ -43,9 +43,10 @@ test-flink-local: flink-dist flink-job
 
 # The tests that run only a Flink home's tools, no job (docs/flink.md#tests): the memory check and the
 # JVM flags against each version's BashJavaUtils, and the key fixtures of removedkeys.go against each
-# version's jars; make test runs them on both homes (about a minute each on the shared machine).
+# version's jars, with BashJavaUtils asked in one JVM per test (TestBashJavaUtilsLoopAnswersAsItsOwnJVM
+# holds it to a JVM per answer); make test runs them on both homes (about 40 s each on the shared machine).
 FLINK_MEMORY_HOMES ?= $(FLINK_HOME_CACHE) $(FLINK2_HOME_CACHE)
-FLINK_HOME_TESTS := ^(TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys)$$
+FLINK_HOME_TESTS := ^(TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys|TestBashJavaUtilsLoopAnswersAsItsOwnJVM)$$
 
 test-flink-memory: flink-dist
 	@rc=0; for h in $(FLINK_MEMORY_HOMES); do \

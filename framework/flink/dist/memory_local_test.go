@@ -3,8 +3,12 @@
 package dist
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -48,11 +52,10 @@ var deprecatedMemoryCases = []memoryCase{
 // calculators alike (make test-flink-memory runs it on both homes).
 func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
 	home := needFlinkHome(t)
-	java, err := exec.LookPath("java")
-	require.NoError(t, err)
+	flink := startBashJavaUtilsLoop(t, home)
 	for _, tc := range append(append([]memoryCase{}, memoryBoundaryCases...), deprecatedMemoryCases...) {
 		for _, size := range tc.sizes {
-			name, c, _, flinkErr := bashJavaUtilsAt(t, java, home, tc, size)
+			name, c, _, flinkErr := bashJavaUtilsAt(t, flink.run, tc, size)
 			ours := CheckMemory(c, tc.role, size)
 			assert.Equal(t, flinkErr == nil, ours == nil, "%s: Flink says %v, CheckMemory says %v", name, flinkErr, ours)
 		}
@@ -64,8 +67,7 @@ func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
 // sizes, slots, CPU cores, a GPU and the JobManager's direct-memory limit (docs/flink.md#memory).
 func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
 	home := needFlinkHome(t)
-	java, err := exec.LookPath("java")
-	require.NoError(t, err)
+	flink := startBashJavaUtilsLoop(t, home)
 	cases := append([]memoryCase{}, memoryBoundaryCases...)
 	cases = append(cases, []memoryCase{
 		{RoleTaskManager, []string{"taskmanager.numberOfTaskSlots", "2"}, []int64{1024, 16384}},
@@ -87,7 +89,7 @@ func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
 	compared := 0
 	for _, tc := range cases {
 		for _, size := range tc.sizes {
-			name, c, flinks, flinkErr := bashJavaUtilsAt(t, java, home, tc, size)
+			name, c, flinks, flinkErr := bashJavaUtilsAt(t, flink.run, tc, size)
 			ours, err := ComputeResourceParams(c, tc.role)
 			if flinkErr != nil {
 				assert.Error(t, err, "%s: Flink refuses it (%v)", name, flinkErr)
@@ -117,8 +119,8 @@ func propMap(t *testing.T, kvs []string) map[string]string {
 }
 
 // bashJavaUtilsAt is tc's configuration with its role's process size set to size, and what Flink's
-// own calculator (BashJavaUtils, run on it written to a conf directory) makes of it.
-func bashJavaUtilsAt(t *testing.T, java string, home *Home, tc memoryCase, size int64) (string, *Config, ResourceParams, error) {
+// own calculator (BashJavaUtils, asked by ask on it written to a conf directory) makes of it.
+func bashJavaUtilsAt(t *testing.T, ask askFlink, tc memoryCase, size int64) (string, *Config, ResourceParams, error) {
 	t.Helper()
 	name := fmt.Sprintf("%s %v %dm", tc.role, tc.conf, size)
 	c := memConf(tc.conf...)
@@ -129,6 +131,111 @@ func bashJavaUtilsAt(t *testing.T, java string, home *Home, tc memoryCase, size 
 	c.Set(key, fmt.Sprintf("%dm", size))
 	dir := filepath.Join(t.TempDir(), "conf")
 	require.NoError(t, c.WriteConfDir(dir))
-	flinks, err := RunBashJavaUtils(context.Background(), java, home, dir, tc.role)
+	flinks, err := ask(t, dir, tc.role)
 	return name, c, flinks, err
+}
+
+// askFlink is BashJavaUtils' answer for the configuration in confDir: RunBashJavaUtils (a JVM each,
+// as yarn-am asks it) or a bashJavaUtilsLoop's run.
+type askFlink func(t *testing.T, confDir string, role Role) (ResourceParams, error)
+
+// bashJavaUtilsLoop is one JVM of testdata/BashJavaUtilsLoop.java on a Flink home: BashJavaUtils' own
+// main asked once per configuration, where a JVM each cost about a second (70 per test per home);
+// TestBashJavaUtilsLoopAnswersAsItsOwnJVM holds it to RunBashJavaUtils' answers.
+type bashJavaUtilsLoop struct {
+	stdin io.Writer
+	out   *bufio.Scanner
+}
+
+func startBashJavaUtilsLoop(t *testing.T, home *Home) *bashJavaUtilsLoop {
+	t.Helper()
+	java, err := exec.LookPath("java")
+	require.NoError(t, err)
+	cmd := exec.Command(java, "-cp", home.BashJavaUtils+string(os.PathListSeparator)+home.DistJar, "testdata/BashJavaUtilsLoop.java")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = stdin.Close() // the loop ends at the end of its stdin
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("BashJavaUtilsLoop: %v; stderr: %s", err, stderr.String())
+		}
+	})
+	out := bufio.NewScanner(stdout)
+	out.Buffer(nil, 1<<20)
+	return &bashJavaUtilsLoop{stdin: stdin, out: out}
+}
+
+// run is RunBashJavaUtils' answer from the loop: the same output parsed by ParseResourceParams, or an
+// error where BashJavaUtils threw (its JVM would have exited non-zero).
+func (l *bashJavaUtilsLoop) run(t *testing.T, confDir string, role Role) (ResourceParams, error) {
+	t.Helper()
+	cmdName := "GET_TM_RESOURCE_PARAMS"
+	if role != RoleTaskManager {
+		cmdName = "GET_JM_RESOURCE_PARAMS"
+	}
+	require.NotContains(t, confDir, "\n")
+	_, err := fmt.Fprintf(l.stdin, "%s\t%s\n", cmdName, confDir)
+	require.NoError(t, err)
+	var out bytes.Buffer
+	for l.out.Scan() {
+		if result, ok := strings.CutPrefix(l.out.Text(), "YARNAM-LOOP-END "); ok {
+			if msg, failed := strings.CutPrefix(result, "error "); failed {
+				return ResourceParams{}, fmt.Errorf("BashJavaUtils %s on %s: %s; its output: %s", cmdName, confDir, msg, out.String())
+			}
+			return ParseResourceParams(out.Bytes(), role)
+		}
+		out.WriteString(l.out.Text() + "\n")
+	}
+	t.Fatalf("BashJavaUtilsLoop ended without an answer for %s (%v); its output: %s", confDir, l.out.Err(), out.String())
+	return ResourceParams{}, nil
+}
+
+// runOwnJVM is RunBashJavaUtils as yarn-am runs it: a JVM of its own.
+func runOwnJVM(java string, home *Home) askFlink {
+	return func(t *testing.T, confDir string, role Role) (ResourceParams, error) {
+		return RunBashJavaUtils(context.Background(), java, home, confDir, role)
+	}
+}
+
+// The loop answers what BashJavaUtils' own JVM answers (RunBashJavaUtils, as yarn-am runs it), for an
+// accepted and a refused size of each role and for a deprecated name, each asked after the loop has
+// answered the others: nothing a configuration leaves in the JVM changes the next answer. Four JVMs of
+// their own, against the 140 per home the memory tests would start.
+func TestBashJavaUtilsLoopAnswersAsItsOwnJVM(t *testing.T) {
+	home := needFlinkHome(t)
+	java, err := exec.LookPath("java")
+	require.NoError(t, err)
+	loop := startBashJavaUtilsLoop(t, home)
+	cases := []memoryCase{
+		{RoleTaskManager, []string{KeyTMTaskHeap, "100m", KeyTMManaged, "100m"}, []int64{700}},
+		{RoleTaskManager, nil, []int64{981}},
+		{RoleApplication, []string{KeyJMHeap, "192m"}, []int64{767, 768}},
+		{RoleTaskManager, []string{"taskmanager.memory.size", "600m"}, []int64{1500}},
+	}
+	for _, tc := range cases { // the loop answers each once before the comparison
+		for _, size := range tc.sizes {
+			bashJavaUtilsAt(t, loop.run, tc, size)
+		}
+	}
+	refused := 0
+	for _, tc := range cases[1:] {
+		for _, size := range tc.sizes {
+			name, _, own, ownErr := bashJavaUtilsAt(t, runOwnJVM(java, home), tc, size)
+			_, _, looped, loopErr := bashJavaUtilsAt(t, loop.run, tc, size)
+			if ownErr != nil {
+				refused++
+				assert.Error(t, loopErr, "%s: its own JVM refuses it (%v), the loop accepts it", name, ownErr)
+				continue
+			}
+			if assert.NoError(t, loopErr, "%s: its own JVM accepts it", name) {
+				assert.Equal(t, own, looped, name)
+			}
+		}
+	}
+	assert.Equal(t, 2, refused, "a TaskManager of 981m and a JobManager of 767m are refused")
 }
