@@ -90,7 +90,7 @@ type AMStart struct {
 	// TLS issues certificates from the application's authority (nil in tests that need none).
 	TLS Authority
 	// TrackingURL is the AM's plain tracking URL, http://host:port/, under which the AM serves the
-	// framework's Proxy; its reads need no secret, so a TaskExecutor may poll them.
+	// framework's Proxy; reads of its Public paths need no secret, so a TaskExecutor may poll them.
 	TrackingURL string
 	// State keeps the framework's own small state across the AM's attempts (a Flink job's latest
 	// completed checkpoint, docs/flink.md#when-the-applicationmaster-is-lost); nil when the AM has
@@ -164,7 +164,7 @@ type AM struct {
 	// and names yarn-am kill. ctx bounds it (the stop's --timeout).
 	OnStop func(ctx context.Context, savepoint string) (result string, err error)
 	// Proxy, when set, is the framework's web UI and API, which the AM serves under its own tracking
-	// URL with its own rules (Proxy) and shows as a link; nil: none.
+	// URL by the framework's Proxy.Access and shows as a link; nil: none.
 	Proxy *Proxy
 }
 

@@ -28,7 +28,8 @@
 //   - proxy.go: a framework's UI and API under its prefix (Options.Proxy): who reaches which path
 //     (framework.Proxy.Access), the bound on anonymous exchanges, the redaction of logs.
 //   - slots.go: the bound on long exchanges (streams, proxied ones) in total and per address.
-//   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes).
+//   - visibility.go: what anonymous readers see (no rank 0 address, only this application's nodes,
+//     no stderr tail, no event's detail).
 //   - ui.go + ui/: the status page (summary, device map, timeline, containers, events), drawn in the
 //     browser from GET /api/v1/status.
 //   - server.go: Serve and the two HTTP servers (plain and HTTPS).
