@@ -46,13 +46,34 @@ var (
 // it) after checking its SHA-256, and not two archives planted beside it with consistent names and
 // newer times, which submit refuses for want of a record the user's key made, and the AM's event
 // says so in status (runWithPlantedArchives); an archive rewritten on HDFS is refused, said so, and
-// the job still SUCCEEDS without it, after which a good archive replaces it.
+// the job still SUCCEEDS without it, after which a good archive replaces it. On each tested Flink line
+// (an archive is of one home: its identity begins with flink-<version>).
 func TestFlinkClassDataSharing(t *testing.T) {
 	e2eEnv(t)
 	c := miniCluster(t)
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkClassDataSharing(t, v, c) })
+}
+
+func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *cluster) {
 	root := path.Join("/user", yarnrpc.CurrentUser(), ".yarn-am", "cache", "cds")
-	require.NoError(t, c.fs.RemoveAll(root), "start without archives")
-	job := flinkJob(t, "flink-cds", 1, 1, []string{"gpu", "1"}, "")
+	// Start without archives of this version's home; the other version's stay for its tests.
+	ours := "flink-" + flinkHomeVersion(t, v) + "-"
+	homes, err := c.fs.ReadDir(root)
+	if err == nil {
+		for _, h := range homes {
+			files, err := c.fs.ReadDir(path.Join(root, h.Name()))
+			if err != nil {
+				continue // the other line's subtest, running beside this one, removed its own
+			}
+			for _, f := range files {
+				if strings.HasPrefix(f.Name(), ours) {
+					require.NoError(t, c.fs.RemoveAll(path.Join(root, h.Name())), "start without archives of this home")
+					break
+				}
+			}
+		}
+	}
+	job := flinkJobOf(t, v, "flink-cds", 1, 1, []string{"gpu", "1"}, "")
 
 	run := func(what string) (string, string) {
 		t.Helper()
@@ -73,13 +94,18 @@ func TestFlinkClassDataSharing(t *testing.T) {
 	require.NotNil(t, made, "the driver made an archive:\n%s", driver)
 	t.Logf("measured: archive %s of %s MiB made in %s s after the job, put into the cache in %s s", made[1], made[2], made[3], made[4])
 	assert.NotRegexp(t, cdsFlag, amContainerFile(id, "jobmanager.log"), "the first JobManager had no archive")
-	homes, err := c.fs.ReadDir(root)
+	require.True(t, strings.HasPrefix(made[1], ours), "the archive %s is of Flink %s's home", made[1], flinkHomeVersion(t, v))
+	var archive string
+	var fi os.FileInfo
+	homes, err = c.fs.ReadDir(root)
 	require.NoError(t, err)
-	require.Len(t, homes, 1)
-	dir := path.Join(root, homes[0].Name())
-	archive := path.Join(dir, made[1])
-	fi, err := c.fs.Stat(archive)
-	require.NoError(t, err, "the archive is in the cache")
+	for _, h := range homes {
+		if st, err := c.fs.Stat(path.Join(root, h.Name(), made[1])); err == nil {
+			require.Empty(t, archive, "one home directory holds the archive")
+			archive, fi = path.Join(root, h.Name(), made[1]), st
+		}
+	}
+	require.NotEmpty(t, archive, "the archive is in the cache")
 
 	// 2: submit finds it, and not the two archives planted beside it with consistent names and newer
 	// times; the JobManager and the TaskManager verify and map it.

@@ -37,10 +37,11 @@ var flinkRESTLine = regexp.MustCompile(`yarn-am flink-jobmanager: the JobManager
 //   - through the AM (status's "Flink UI" link, the plain tracking port; the RM's web proxy) reads
 //     work and every write is refused: a jar upload 403 on the plain port and 401 over HTTPS
 //     without the secret;
-//   - with the application's secret over HTTPS, as yarn-am sends it, the jar is uploaded and run;
-//     a stranger's cancel (PATCH) and savepoint (POST) of that job are refused, and so are a
-//     stranger's GET of the jar's plan and of the JobManager's log files; the owner's cancel ends it.
-func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
+//   - with the application's secret over HTTPS, as yarn-am sends it, the jar (the test job built for
+//     the session's Flink line) is uploaded and run; a stranger's cancel (PATCH) and savepoint (POST)
+//     of that job are refused, and so are a stranger's GET of the jar's plan and of the JobManager's
+//     log files; the owner's cancel ends it.
+func jobManagerClosedToStrangers(t *testing.T, id, ui, jar string) {
 	t.Helper()
 	var jm string
 	require.Eventually(t, func() bool {
@@ -120,7 +121,6 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui string) {
 
 	flinkUIInChromium(t, strings.TrimRight(rmWeb, "/")+"/proxy/"+id+"/flink/")
 
-	_, jar := flinkInputs(t)
 	upload, contentType := multipartJar(t, jar)
 	code, body = call(plain, http.MethodPost, ui+"jars/upload", "", contentType, upload)
 	assert.Equal(t, http.StatusForbidden, code, "a stranger's upload on the tracking port: %s", body)

@@ -20,16 +20,21 @@ import (
 // 2, one slot each: 2 of instances = 3); yarn-am scale 3 raises the job's upper bound and the count
 // together; yarn-am scale 1 rescales the job first, and the two TaskManagers it left idle are released
 // after resourcemanager.taskmanager-timeout (5 s here), never the one that runs the job's task
-// (docs/flink.md#taskmanagers-on-demand).
+// (docs/flink.md#taskmanagers-on-demand). On each tested Flink line.
 func TestFlinkTaskManagersFollowTheJobsDemand(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-demand", 3, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
+	eachFlinkAtOnce(t, testFlinkTaskManagersFollowTheJobsDemand)
+}
+
+func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-demand", 3, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
 "parallelism.default" = 2
 "jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
 "jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
 "restart-strategy.type" = "fixed-delay"
 "restart-strategy.fixed-delay.attempts" = 100
-"restart-strategy.fixed-delay.delay" = "1 s"`)
+"restart-strategy.fixed-delay.delay" = "1 s"
+`+v.reactive)
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1)), 0o644))

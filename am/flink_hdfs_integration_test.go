@@ -23,21 +23,26 @@ import (
 // TestFlinkHDFSCheckpointsAndSavepoint: a [flink] job's JobManager and TaskManager reach HDFS
 // through the cluster's Hadoop classpath (yarn.application.classpath, which the mini cluster sets
 // to its own Hadoop jars): the counter job checkpoints every second into the -D
-// state.checkpoints.dir on HDFS, with its TaskManager writing the state files itself, and yarn-am
+// execution.checkpointing.dir on HDFS, with its TaskManager writing the state files itself, and yarn-am
 // stop --savepoint hdfs://... lands a savepoint there (docs/flink.md#hdfs-checkpoints-and-savepoints).
 // Then the test job's fs mode writes and reads HDFS from user code: the program's main in the
 // JobManager and an operator in a TaskManager, through Flink's FileSystem. TestFlinkHDFSKerberized
-// runs the first part on the Kerberized cluster (make test-secure-flink).
+// runs the first part on the Kerberized cluster (make test-secure-flink). Both on each tested Flink
+// line.
 func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
 	e2eEnv(t)
 	fsys := testUserHDFS(t)
-	flinkHDFSCheckpointsAndSavepoint(t, fsys, nil)
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkHDFSCheckpointsAndSavepoint(t, v, fsys) })
+}
+
+func testFlinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *client.HDFS) {
+	flinkHDFSCheckpointsAndSavepoint(t, v, fsys, nil)
 
 	dir := fmt.Sprintf("/tmp/yarn-am-flink-fs-%d", time.Now().UnixNano())
 	require.NoError(t, fsys.MkdirAll(dir, 0o755))
 	t.Cleanup(func() { _ = fsys.RemoveAll(dir) })
 	start := time.Now()
-	id := submitDetached(t, flinkJob(t, "flink-fs", 1, 1, []string{"fs", fsys.DefaultFS + dir}, ""))
+	id := submitDetached(t, flinkJobOf(t, v, "flink-fs", 1, 1, []string{"fs", fsys.DefaultFS + dir}, ""))
 	d := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, containerLogs(id))
 	t.Logf("fs job: submit to SUCCEEDED in %s", time.Since(start).Round(100*time.Millisecond))
@@ -57,9 +62,9 @@ func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
 	assert.NotEqual(t, containers["main"], containers["operator"], "the operator ran in a TaskManager's container")
 }
 
-// flinkHDFSCheckpointsAndSavepoint is the test of both clusters; fsys lists HDFS as the submitting
-// user, submitArgs are added to the submit (a keytab on the Kerberized cluster).
-func flinkHDFSCheckpointsAndSavepoint(t *testing.T, fsys *client.HDFS, submitArgs []string) {
+// flinkHDFSCheckpointsAndSavepoint is the test of both clusters on Flink line v; fsys lists HDFS as
+// the submitting user, submitArgs are added to the submit (a keytab on the Kerberized cluster).
+func flinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *client.HDFS, submitArgs []string) {
 	base := fmt.Sprintf("/tmp/yarn-am-flink-hdfs-%d", time.Now().UnixNano())
 	require.NoError(t, fsys.MkdirAll(base, 0o755))
 	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
@@ -67,10 +72,10 @@ func flinkHDFSCheckpointsAndSavepoint(t *testing.T, fsys *client.HDFS, submitArg
 
 	// Threshold 0: the TaskManager writes its state to a file of its own instead of sending it to the
 	// JobManager inline, so both processes must reach HDFS.
-	job := flinkJob(t, "flink-hdfs", 1, 1, []string{"counter"},
+	job := flinkJobOf(t, v, "flink-hdfs", 1, 1, []string{"counter"},
 		`"execution.checkpointing.interval" = "1s"`+"\n"+`"state.storage.fs.memory-threshold" = "0"`)
 	start := time.Now()
-	id := submitDetached(t, append([]string{job, "-D", "state.checkpoints.dir=" + checkpoints}, submitArgs...)...)
+	id := submitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
 
 	// Checkpoints on HDFS: <dir>/<job id>/chk-N with the JobManager's _metadata and a TaskManager's
 	// state file (a subsumed one is deleted as the next completes: look until one is seen whole).

@@ -18,6 +18,7 @@ import (
 // the job is submitted with a keytab, and Flink's processes reach HDFS with nothing but their
 // containers' delegation tokens. make test-secure-flink runs it, after Flink is in place (the name
 // has no "Secure": make test-secure, which runs before Flink is downloaded, selects by that word).
+// On each tested Flink line, subtests 1.20.5 and 2.3.0.
 func TestFlinkHDFSKerberized(t *testing.T) {
 	e2eEnv(t)
 	require.Equal(t, "1", os.Getenv("YARN_AM_SECURE"), "the Kerberized mini cluster's env is needed (make test-secure-flink)")
@@ -41,5 +42,7 @@ func TestFlinkHDFSKerberized(t *testing.T) {
 	fsys, err := client.DialHDFSKerberos(conf, login)
 	require.NoError(t, err)
 	defer fsys.Close()
-	flinkHDFSCheckpointsAndSavepoint(t, fsys, []string{"--principal", principal, "--keytab", keytab})
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) {
+		flinkHDFSCheckpointsAndSavepoint(t, v, fsys, []string{"--principal", principal, "--keytab", keytab})
+	})
 }

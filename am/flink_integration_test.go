@@ -34,8 +34,8 @@ import (
 type flinkVersion struct {
 	homeEnv, jobEnv string // the environment variables that name them (make integration sets the homes)
 	cacheDir, jar   string // else make flink-dist's home in yarn-am's cache, make flink-job's jar
-	// reactive is what a reactive job adds to its [flink.config] on this line for a prompt rescale
-	// (docs/flink.md#reactive-scaling).
+	// reactive is what a job on the adaptive scheduler (reactive, or TaskManagers on demand) adds to
+	// its [flink.config] on this line for a prompt rescale (docs/flink.md#reactive-scaling).
 	reactive string
 }
 
@@ -85,14 +85,37 @@ func eachFlink(t *testing.T, test func(t *testing.T, v flinkVersion)) {
 	}
 }
 
-// flinkJob writes a [flink] job: instances TaskManagers of 1024 MiB with gpus fake GPUs and one slot
-// each, Flink 1.20's test job run with args, extra lines in [flink.config].
-func flinkJob(t *testing.T, name string, instances, gpus int, args []string, config string) string {
+// eachFlinkAtOnce is eachFlink with the two lines' subtests running at the same time (t.Parallel): for
+// a test whose applications share nothing but the cluster and fit on it side by side (at most 3
+// TaskManagers × 1 GPU and a JobManager each, of the mini cluster's 2 × 8 GiB and 2 × 4 GPUs), so the
+// second line adds what the machine has to spare rather than a whole second run to make test
+// (docs/flink.md#what-the-tests-cost). A test that counts the cluster's free resources (a shortage) or
+// its processes stays with eachFlink.
+func eachFlinkAtOnce(t *testing.T, test func(t *testing.T, v flinkVersion)) {
 	t.Helper()
-	return flinkJobOf(t, flink1, name, instances, gpus, args, config)
+	for _, v := range []flinkVersion{flink1, flink2} {
+		home, _ := flinkInputsOf(t, v)
+		h, err := flink.OpenHome(home)
+		require.NoError(t, err)
+		t.Run(h.Version, func(t *testing.T) {
+			t.Parallel()
+			test(t, v)
+		})
+	}
 }
 
-// flinkJobOf is flinkJob on Flink line v.
+// flinkHomeVersion is the Flink version of v's home (flink-dist's jar name), as the subtests are named.
+func flinkHomeVersion(t *testing.T, v flinkVersion) string {
+	t.Helper()
+	home, _ := flinkInputsOf(t, v)
+	h, err := flink.OpenHome(home)
+	require.NoError(t, err)
+	return h.Version
+}
+
+// flinkJobOf writes a [flink] job on Flink line v: instances TaskManagers of 1024 MiB with gpus fake
+// GPUs and one slot each, v's test job run with args (nil: a session cluster), extra lines in
+// [flink.config].
 func flinkJobOf(t *testing.T, v flinkVersion, name string, instances, gpus int, args []string, config string) string {
 	t.Helper()
 	home, jar := flinkInputsOf(t, v)
@@ -395,10 +418,14 @@ func taskManagerPID(container string) int {
 
 // TestFlinkRunTimeShortageIsReported: three TaskManagers × 4 GPUs on two nodes of 4 GPUs pass check
 // (each fits a node) but only two can run; while the JobManager waits for the third's slot, the AM
-// reports not-enough-resources with its evidence, and status shows it.
+// reports not-enough-resources with its evidence, and status shows it. On each tested Flink line.
 func TestFlinkRunTimeShortageIsReported(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-shortage", 3, 4, []string{"gpu", "3"}, "")
+	eachFlink(t, testFlinkRunTimeShortageIsReported)
+}
+
+func testFlinkRunTimeShortageIsReported(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-shortage", 3, 4, []string{"gpu", "3"}, "")
 	r := yarnAM(t, time.Minute, "check", job)
 	require.Equal(t, 0, r.code, "each TaskManager fits a node: check passes\n%s", r)
 	id := submitDetached(t, job, "-D", "policy.pending-timeout=5s")
@@ -429,10 +456,15 @@ func TestFlinkRunTimeShortageIsReported(t *testing.T) {
 
 // TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication: TaskManagers that cannot start (their
 // JVM cannot load a -javaagent; the mini cluster's JDK_JAVA_OPTIONS ignore unknown -XX options) are not replaced past taskexecutor.max-failures; the AM then stops the
-// JobManager, which would wait for them, and the application FAILS with the limit's diagnostics.
+// JobManager, which would wait for them, and the application FAILS with the limit's diagnostics. On
+// each tested Flink line.
 func TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-tm-fail", 1, 1, []string{"gpu", "1"}, "")
+	eachFlinkAtOnce(t, testFlinkTaskManagerFailuresPastTheLimitEndTheApplication)
+}
+
+func testFlinkTaskManagerFailuresPastTheLimitEndTheApplication(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-tm-fail", 1, 1, []string{"gpu", "1"}, "")
 	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "taskexecutor.env.JAVA_TOOL_OPTIONS=-javaagent:/yarn-am-no-such-agent.jar")
 	require.NotEqual(t, 0, r.code, "the application fails:\n%s", r)
 	id := submittedID(r.stdout)
@@ -537,16 +569,21 @@ func testFlinkSessionCluster(t *testing.T, v flinkVersion) {
 	assert.Contains(t, r.stderr, "a session cluster's TaskManagers run the tasks of its jobs")
 	assert.Equal(t, 1, status(t, id).AM.Requirement.Instances, "the requirement did not change")
 	assert.Equal(t, "RUNNING", status(t, id).Report.State, "it runs until killed")
-	jobManagerClosedToStrangers(t, id, ui)
+	_, jar := flinkInputsOf(t, v)
+	jobManagerClosedToStrangers(t, id, ui, jar)
 	strangerCrawl(t, id, ui, cs)
 }
 
 // TestFlinkScaleOfAFixedJobIsRefused: a streaming job whose parallelism is fixed (not reactive) would
 // fail if yarn-am scale took a TaskManager away; the scale is refused with what would work, and the
-// job runs on unharmed.
+// job runs on unharmed. On each tested Flink line.
 func TestFlinkScaleOfAFixedJobIsRefused(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-fixed", 1, 1, []string{"stream"}, "")
+	eachFlinkAtOnce(t, testFlinkScaleOfAFixedJobIsRefused)
+}
+
+func testFlinkScaleOfAFixedJobIsRefused(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-fixed", 1, 1, []string{"stream"}, "")
 	id := submitDetached(t, job)
 	t.Cleanup(func() { yarnAM(t, time.Minute, "kill", id) })
 	var rest *flink.REST
@@ -578,10 +615,14 @@ func TestFlinkScaleOfAFixedJobIsRefused(t *testing.T) {
 }
 
 // TestFlinkGPUShortageIsRefusedByCheck: a [flink] job asking more GPUs per TaskManager than any node
-// has is refused by check, naming the key.
+// has is refused by check, naming the key. On each tested Flink line.
 func TestFlinkGPUShortageIsRefusedByCheck(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-short", 1, 1, []string{"gpu", "1"}, "")
+	eachFlink(t, testFlinkGPUShortageIsRefusedByCheck)
+}
+
+func testFlinkGPUShortageIsRefusedByCheck(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-short", 1, 1, []string{"gpu", "1"}, "")
 	r := yarnAM(t, time.Minute, "check", job, "-D", "external-resource.gpu.amount=5")
 	assert.Equal(t, 5, r.code, "does not fit (docs/running.md#exit-codes)\n%s", r)
 	assert.Contains(t, r.stderr, "external-resource.gpu.amount", r.String())
@@ -637,9 +678,15 @@ func loadAvgE2E() string {
 // from jobmanager.log (docs/flink.md#when-the-jobmanager-fails-to-start): the test job's main throws
 // before it submits a job (an unknown mode), so the JobManager exits with no job on its REST API; and a
 // checkpoint directory of a scheme Flink cannot load fails the job as its JobMaster starts. The RM's
-// diagnostics point the owner to the driver's stderr (docs/running.md#driver-mode), am.stderr.
+// diagnostics point the owner to the driver's stderr (docs/running.md#driver-mode), am.stderr. On
+// each tested Flink line (on 2.3 the main that throws fails Flink's application, whose root cause the
+// driver reads from the REST API: TestFlink2ApplicationWhoseMainThrowsFails).
 func TestFlinkStartupFailureReachesTheDiagnostics(t *testing.T) {
 	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkStartupFailureReachesTheDiagnostics)
+}
+
+func testFlinkStartupFailureReachesTheDiagnostics(t *testing.T, v flinkVersion) {
 	for _, tc := range []struct {
 		name    string
 		args    []string
@@ -647,10 +694,13 @@ func TestFlinkStartupFailureReachesTheDiagnostics(t *testing.T) {
 		want    string
 	}{
 		{"flink-bad-main", []string{"no-such-mode"}, nil, "java.lang.IllegalArgumentException: unknown mode no-such-mode"},
+		// The innermost cause: the driver's line carries it whichever way the failure is read, from the
+		// job's exceptions once the job exists (its root cause) or from jobmanager.log before, whose head
+		// is Flink's UnsupportedFileSystemSchemeException (docs/flink.md#when-the-jobmanager-fails-to-start).
 		{"flink-bad-scheme", []string{"gpu", "1"}, []string{"-D", "state.checkpoints.dir=foo://x/checkpoints", "-D", "execution.checkpointing.interval=1s"},
-			"UnsupportedFileSystemSchemeException"},
+			`org.apache.hadoop.fs.UnsupportedFileSystemException: No FileSystem for scheme "foo"`},
 	} {
-		job := flinkJob(t, tc.name, 1, 1, tc.args, "")
+		job := flinkJobOf(t, v, tc.name, 1, 1, tc.args, "")
 		r := yarnAM(t, 6*time.Minute, append([]string{"submit", job}, tc.defines...)...)
 		require.NotEqual(t, 0, r.code, "the job cannot start:\n%s", r)
 		id := submittedID(r.stdout)
@@ -679,16 +729,20 @@ func flinkDriverStderr(id string) string {
 
 // TestFlinkCheckRefusesParallelismAndWarnsOfATypo: check refuses a parallelism above the slots the
 // TaskManagers will have, naming -D as where it was set, and warns of a Flink key that is a near miss
-// of one Flink 1.20.5 declares (docs/flink.md#what-check-refuses).
+// of one the home's Flink declares (docs/flink.md#what-check-refuses). On each tested Flink line.
 func TestFlinkCheckRefusesParallelismAndWarnsOfATypo(t *testing.T) {
 	e2eEnv(t)
-	job := flinkJob(t, "flink-check", 2, 1, []string{"gpu", "2"}, "")
+	eachFlink(t, testFlinkCheckRefusesParallelismAndWarnsOfATypo)
+}
+
+func testFlinkCheckRefusesParallelismAndWarnsOfATypo(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-check", 2, 1, []string{"gpu", "2"}, "")
 	r := yarnAM(t, time.Minute, "check", job, "-D", "parallelism.default=4")
 	assert.NotEqual(t, 0, r.code, "4 subtasks on 2 slots:\n%s", r)
 	assert.Contains(t, r.stderr, "parallelism.default = 4 (from -D parallelism.default=4): more than the 2 slots the job will have", r.String())
 	r = yarnAM(t, time.Minute, "check", job, "-D", "taskmanager.numberOfTaskSlot=2")
 	assert.Equal(t, 0, r.code, "a typo is a warning, not a refusal:\n%s", r)
-	assert.Contains(t, r.stderr, `warning: Flink key "taskmanager.numberOfTaskSlot" (from -D taskmanager.numberOfTaskSlot=2) is not a key of Flink 1.20.5 (did you mean "taskmanager.numberOfTaskSlots"?)`, r.String())
+	assert.Contains(t, r.stderr, `warning: Flink key "taskmanager.numberOfTaskSlot" (from -D taskmanager.numberOfTaskSlot=2) is not a key of Flink `+flinkHomeVersion(t, v)+` (did you mean "taskmanager.numberOfTaskSlots"?)`, r.String())
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "\njar = ", "\nmain-class = \"yarnam.flinkjob.Jbo\"\njar = ", 1)), 0o644))
@@ -697,26 +751,46 @@ func TestFlinkCheckRefusesParallelismAndWarnsOfATypo(t *testing.T) {
 	assert.Contains(t, r.stderr, `has no yarnam/flinkjob/Jbo.class (did you mean "yarnam.flinkjob.Job"?)`, r.String())
 }
 
-// TestFlinkQuickStartAsWritten runs docs/flink.md's quick start as the page writes it: the job file
-// it shows is testdata/jobs/flink-gpu.toml byte for byte, and its bin/yarn-am commands run from the
-// repository root in order: check says OK, submit ends SUCCEEDED, and logs shows each of the two
-// TaskManagers' operators the GPU index status showed for its container.
+// TestFlinkQuickStartAsWritten runs docs/flink.md's quick start as the page writes it, on each tested
+// Flink line: the job file it shows is testdata/jobs/flink2-gpu.toml (Flink 2.3.0) byte for byte, and
+// testdata/jobs/flink-gpu.toml (Flink 1.20.5) is that file with the [flink] table the page shows for
+// 1.20.5; the page's bin/yarn-am commands run from the repository root in order, with the line's file:
+// check says OK, submit ends SUCCEEDED, and logs shows each of the two TaskManagers' operators the GPU
+// index status showed for its container.
 func TestFlinkQuickStartAsWritten(t *testing.T) {
 	e2eEnv(t)
 	page := qsReadPage(t, "docs/flink.md")
 	section := page[strings.Index(page, "## Quick start"):]
 	section = section[:strings.Index(section[3:], "\n## ")+3]
-	const rel = "testdata/jobs/flink-gpu.toml"
-	shown := false
+	const rel2, rel1 = "testdata/jobs/flink2-gpu.toml", "testdata/jobs/flink-gpu.toml"
+	var shown, shown1 bool
 	for _, b := range qsBlocks(t, section) {
-		if b.caption == "[`"+rel+"`](../"+rel+"):" {
-			assert.Equal(t, qsReadPage(t, rel), b.body, "the page's job file is %s", rel)
+		if b.caption == "[`"+rel2+"`](../"+rel2+"):" {
+			assert.Equal(t, qsReadPage(t, rel2), b.body, "the page's job file is %s", rel2)
 			shown = true
 		}
+		if b.info == "toml" && strings.HasPrefix(b.body, "[flink]\n") && strings.Contains(b.body, "flink-1.20.5") {
+			// The 2.3.0 file with its [flink] table (up to the blank line) replaced by the page's.
+			f2 := qsReadPage(t, rel2)
+			from := strings.Index(f2, "[flink]\n")
+			to := from + strings.Index(f2[from:], "\n\n") + 1
+			assert.Equal(t, f2[:from]+b.body+f2[to:], qsReadPage(t, rel1), "%s is %s with the page's [flink] table for 1.20.5", rel1, rel2)
+			shown1 = true
+		}
 	}
-	require.True(t, shown, "the quick start shows %s", rel)
-	require.Equal(t, []string{"check " + rel, "submit " + rel, "logs APP --file stdout"}, qsPageCommands(t, section))
+	require.True(t, shown, "the quick start shows %s", rel2)
+	require.True(t, shown1, "the quick start shows the [flink] table of %s", rel1)
+	require.Equal(t, []string{"check " + rel2, "submit " + rel2, "logs APP --file stdout"}, qsPageCommands(t, section))
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) {
+		rel := rel2
+		if v == flink1 {
+			rel = rel1
+		}
+		testFlinkQuickStartAsWritten(t, rel)
+	})
+}
 
+func testFlinkQuickStartAsWritten(t *testing.T, rel string) {
 	r := qsRun(t, 2*time.Minute, []string{"check", rel})
 	require.Equal(t, 0, r.code, "check:\n%s", r)
 	assert.Contains(t, r.stdout, "OK")

@@ -9,6 +9,7 @@ package am_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
 )
 
 // flinkJLinkModules are the modules of the trimmed runtime Flink 1.20.5's JobManager and
@@ -74,11 +77,16 @@ func appFiles(id string, globs ...string) map[string]string {
 
 // TestFlinkJavaHomeRunsTheShippedJDK: a job with java-home = a trimmed JDK runs the gpu test job to
 // FINISHED, and the JobManager's and the TaskManager's JVMs report as their java.home the JDK
-// localised from the job's archive (java-home-<sha>.tar), not the node's.
+// localised from the job's archive (java-home-<sha>.tar), not the node's. On each tested Flink line,
+// with one trimmed JDK 17 for both.
 func TestFlinkJavaHomeRunsTheShippedJDK(t *testing.T) {
 	e2eEnv(t)
 	jdk := trimmedJDK(t)
-	job := flinkJob(t, "flink-java-home", 1, 1, []string{"gpu", "1"}, `"env.java.opts.all" = "-XshowSettings:properties"`)
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkJavaHomeRunsTheShippedJDK(t, v, jdk) })
+}
+
+func testFlinkJavaHomeRunsTheShippedJDK(t *testing.T, v flinkVersion, jdk string) {
+	job := flinkJobOf(t, v, "flink-java-home", 1, 1, []string{"gpu", "1"}, `"env.java.opts.all" = "-XshowSettings:properties"`)
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\njava-home = \""+jdk+"\"\n", 1)), 0o644))
@@ -101,45 +109,61 @@ func TestFlinkJavaHomeRunsTheShippedJDK(t *testing.T) {
 		assert.Regexp(t, `/java-home-[0-9a-f]{32}\.tar$`, h, "%s ran the JDK localised from the job's archive", c)
 	}
 	r = yarnAM(t, 6*time.Minute, "check", job)
-	assert.NotContains(t, r.stderr, "java-home", "a JDK 17 is new enough for Flink 1.20.5: no warning\n%s", r)
+	assert.NotContains(t, r.stderr, "java-home", "a JDK 17 is new enough for Flink %s: no warning\n%s", flinkHomeVersion(t, v), r)
 }
 
-// TestFlinkJavaHomeTooOldFailsAtOnce: with java-home = a JDK whose release file says Java 7 (below
-// Flink 1.20's Java 8), check warns, and the application FAILS without starting a JVM, its
-// diagnostics naming the version found, where it was read, the version needed and the key. The same
-// JDK as the container's own java (JAVA_HOME, no java-home) fails the same way.
+// TestFlinkJavaHomeTooOldFailsAtOnce: with java-home = a JDK whose release file says a Java one below
+// the Flink version's (Java 7 for Flink 1.20's Java 8; Java 8, which Flink 2.0 dropped, for Flink 2's
+// Java 11), check warns, and the application FAILS without starting a JVM, its diagnostics naming the
+// version found, where it was read, the version needed and the key. The same JDK as the container's
+// own java (JAVA_HOME, no java-home) fails the same way. On each tested Flink line.
 func TestFlinkJavaHomeTooOldFailsAtOnce(t *testing.T) {
 	e2eEnv(t)
-	jdk := filepath.Join(t.TempDir(), "jdk1.7.0_80")
+	eachFlinkAtOnce(t, testFlinkJavaHomeTooOldFailsAtOnce)
+}
+
+func testFlinkJavaHomeTooOldFailsAtOnce(t *testing.T, v flinkVersion) {
+	version := flinkHomeVersion(t, v)
+	need, ok := flink.MinJava(version)
+	require.True(t, ok, "the Java Flink %s needs", version)
+	// The newest Java too old for this Flink, as its release file and java -version write it.
+	old, oldFull, oldMajor := "1.7.0", "1.7.0_80", 7
+	if need > 8 {
+		old, oldFull, oldMajor = "1.8.0", "1.8.0_402", 8
+	}
+	jdk := filepath.Join(t.TempDir(), "jdk"+oldFull)
 	require.NoError(t, os.MkdirAll(filepath.Join(jdk, "bin"), 0o755))
 	// A JVM that ran would leave this file: none may run.
 	ran := filepath.Join(t.TempDir(), "java-ran")
 	require.NoError(t, os.WriteFile(filepath.Join(jdk, "bin", "java"),
-		[]byte("#!/bin/sh\ntouch "+ran+"\necho 'java version \"1.7.0_80\"' >&2\nexit 1\n"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(jdk, "release"), []byte("JAVA_VERSION=\"1.7.0\"\nOS_NAME=\"Linux\"\n"), 0o644))
-	job := flinkJob(t, "flink-old-java", 1, 1, []string{"gpu", "1"}, "")
+		[]byte("#!/bin/sh\ntouch "+ran+"\necho 'java version \""+oldFull+"\"' >&2\nexit 1\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(jdk, "release"), []byte("JAVA_VERSION=\""+old+"\"\nOS_NAME=\"Linux\"\n"), 0o644))
+	job := flinkJobOf(t, v, "flink-old-java", 1, 1, []string{"gpu", "1"}, "")
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\njava-home = \""+jdk+"\"\n", 1)), 0o644))
+	isOld := fmt.Sprintf(`is Java %d (%q, from `, oldMajor, old)
+	needs := fmt.Sprintf(`Flink %s needs Java %d or later`, version, need)
+	setIt := fmt.Sprintf(`set [flink] java-home to a JDK %d or later`, need)
 
 	r := yarnAM(t, time.Minute, "check", job)
 	assert.Equal(t, 0, r.code, "an old java-home is a warning at check time:\n%s", r)
-	assert.Contains(t, r.stderr, `is Java 7 ("1.7.0", from `+filepath.Join(jdk, "release")+`); Flink 1.20.5 needs Java 8 or later`, r.String())
+	assert.Contains(t, r.stderr, isOld+filepath.Join(jdk, "release")+`); `+needs, r.String())
 
 	start := time.Now()
 	r = yarnAM(t, 6*time.Minute, "submit", job)
 	require.NotEqual(t, 0, r.code, "the JobManager refuses the old JDK:\n%s", r)
 	id := submittedID(r.stdout)
 	d := status(t, id)
-	t.Logf("measured: submit with a Java 7 java-home -> FAILED %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
+	t.Logf("measured: submit with a Java %d java-home -> FAILED %s (load %s)", oldMajor, time.Since(start).Round(time.Second), loadAvgE2E())
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
-	assert.Regexp(t, regexp.QuoteMeta(`the JDK of [flink] java-home ("`+jdk+`") is Java 7 ("1.7.0", from `)+
-		`\S*/java-home-[0-9a-f]{32}\.tar/release\), but Flink 1\.20\.5 needs Java 8 or later: set \[flink\] java-home to a JDK 8 or later`,
+	assert.Regexp(t, regexp.QuoteMeta(`the JDK of [flink] java-home ("`+jdk+`") `+isOld)+
+		`\S*/java-home-[0-9a-f]{32}\.tar/release\), but `+regexp.QuoteMeta(needs+": "+setIt),
 		d.Report.Diagnostics, "the release file of the JDK localised from the job's archive\n%s", containerLogs(id))
 	assert.NotContains(t, d.Report.Diagnostics, "Exception", "no Java stack trace")
 	assert.NoFileExists(t, ran, "no JVM was started")
 
-	// Without java-home, the container's own java: here the same Java 7 as the AM container's
+	// Without java-home, the container's own java: here the same old Java as the AM container's
 	// JAVA_HOME, as an old NodeManager's would be.
 	require.NoError(t, os.WriteFile(job, append(body, []byte("\n[am.env]\nJAVA_HOME = \""+jdk+"\"\n")...), 0o644))
 	r = yarnAM(t, 6*time.Minute, "submit", job)
@@ -147,7 +171,7 @@ func TestFlinkJavaHomeTooOldFailsAtOnce(t *testing.T) {
 	id = submittedID(r.stdout)
 	d = status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
-	assert.Contains(t, d.Report.Diagnostics, `this container's java `+filepath.Join(jdk, "bin", "java")+` is Java 7 ("1.7.0", from `+filepath.Join(jdk, "release")+
-		`), but Flink 1.20.5 needs Java 8 or later: set [flink] java-home to a JDK 8 or later`, "%s", containerLogs(id))
+	assert.Contains(t, d.Report.Diagnostics, `this container's java `+filepath.Join(jdk, "bin", "java")+` `+isOld+filepath.Join(jdk, "release")+
+		`), but `+needs+`: `+setIt, "%s", containerLogs(id))
 	assert.NoFileExists(t, ran, "no JVM was started")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
 )
 
@@ -42,15 +43,20 @@ func lastCount(id string) (int, string) {
 // Attempt 2's JobManager starts the job from the latest checkpoint attempt 1 kept in the staging
 // directory: its new TaskManager prints restored=N with 0 < N <= the last count before the kill, the
 // count goes on from there, the status names the checkpoint attempt 2 restored, and no process of
-// attempt 1's JobManager is left (docs/flink.md#when-the-applicationmaster-is-lost).
+// attempt 1's JobManager is left (docs/flink.md#when-the-applicationmaster-is-lost). On each tested
+// Flink line.
 func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
 	e2eEnv(t)
 	fsys := testUserHDFS(t)
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkJobSurvivesTheLossOfItsAM(t, v, fsys) })
+}
+
+func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *client.HDFS) {
 	base := fmt.Sprintf("/tmp/yarn-am-flink-recover-%d", time.Now().UnixNano())
 	require.NoError(t, fsys.MkdirAll(base, 0o755))
 	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
 	ckDir := fsys.DefaultFS + base
-	job := flinkJob(t, "flink-recover", 1, 1, []string{"counter"},
+	job := flinkJobOf(t, v, "flink-recover", 1, 1, []string{"counter"},
 		fmt.Sprintf("\"execution.checkpointing.interval\" = \"1s\"\n\"execution.checkpointing.dir\" = %q", ckDir))
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)

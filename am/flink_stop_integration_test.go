@@ -58,12 +58,17 @@ var savepointLine = regexp.MustCompile(`(?m)^Savepoint: (\S+)$`)
 // "Flink job" block) and the flink-job events; yarn-am stop --savepoint stops it with a savepoint
 // whose path it prints, the application SUCCEEDS with the savepoint in its diagnostics and the
 // directory exists; a second submit with [flink] restore of that path starts from it, as the AM's
-// status shows from the JobManager's checkpoint statistics (issue 35 §5, §6).
+// status shows from the JobManager's checkpoint statistics (issue 35 §5, §6). On each tested Flink
+// line.
 func TestFlinkStatusStopAndRestore(t *testing.T) {
 	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkStatusStopAndRestore)
+}
+
+func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	spDir := filepath.Join(os.TempDir(), fmt.Sprintf("yarn-am-savepoints-%d", time.Now().UnixNano()))
 	t.Cleanup(func() { os.RemoveAll(spDir) })
-	job := flinkJob(t, "flink-stop", 2, 1, []string{"stream"}, `"execution.checkpointing.interval" = "2s"`)
+	job := flinkJobOf(t, v, "flink-stop", 2, 1, []string{"stream"}, `"execution.checkpointing.interval" = "2s"`)
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	id := submitDetached(t, job)

@@ -27,9 +27,13 @@ import (
 // PKCS12 stores and client authentication (docs/flink.md#your-own-rest-tls) runs: the driver learns
 // the bound REST port with the configured stores, the AM's watch and proxy reach the JobManager with
 // them (its TaskManager is read through the AM), and the JobManager answers the configured
-// certificate and nobody without it.
+// certificate and nobody without it. On each tested Flink line.
 func TestFlinkUsersOwnRESTTLS(t *testing.T) {
 	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkUsersOwnRESTTLS)
+}
+
+func testFlinkUsersOwnRESTTLS(t *testing.T, v flinkVersion) {
 	dir := t.TempDir()
 	ca, leaf := userRESTCerts(t)
 	ks, err := pkcs12.Modern.Encode(leaf.PrivateKey, leaf.Leaf, []*x509.Certificate{ca}, "kspass")
@@ -48,7 +52,7 @@ func TestFlinkUsersOwnRESTTLS(t *testing.T) {
 "security.ssl.rest.truststore" = %q
 "security.ssl.rest.truststore-password" = "tspass"
 "security.ssl.algorithms" = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"`, keyStore, trustStore)
-	job := flinkJob(t, "flink-own-rest-tls", 1, 1, nil, config)
+	job := flinkJobOf(t, v, "flink-own-rest-tls", 1, 1, nil, config)
 	id := submitDetached(t, job)
 	defer yarnAM(t, time.Minute, "kill", id)
 	waitSessionTaskManager(t, id)
