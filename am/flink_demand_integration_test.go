@@ -20,7 +20,9 @@ import (
 // 2, one slot each: 2 of instances = 3); yarn-am scale 3 raises the job's upper bound and the count
 // together; yarn-am scale 1 rescales the job first, and the two TaskManagers it left idle are released
 // after resourcemanager.taskmanager-timeout (5 s here), never the one that runs the job's task
-// (docs/flink.md#taskmanagers-on-demand). On each tested Flink line.
+// (docs/flink.md#taskmanagers-on-demand). Flink's JobMaster keeps a slot the rescale freed for
+// slot.idle.timeout (50 s by default) before the TaskManager reports it free; 5 s here too, so the
+// scale-down is not a minute of waiting. On each tested Flink line.
 func TestFlinkTaskManagersFollowTheJobsDemand(t *testing.T) {
 	e2eEnv(t)
 	eachFlinkAtOnce(t, testFlinkTaskManagersFollowTheJobsDemand)
@@ -31,6 +33,7 @@ func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
 "parallelism.default" = 2
 "jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
 "jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
+"slot.idle.timeout" = "5 s"
 "restart-strategy.type" = "fixed-delay"
 "restart-strategy.fixed-delay.attempts" = 100
 "restart-strategy.fixed-delay.delay" = "1 s"
