@@ -41,7 +41,8 @@ func TestFlinkHDFSKerberized(t *testing.T) {
 	require.NoError(t, err)
 	fsys, err := client.DialHDFSKerberos(conf, login)
 	require.NoError(t, err)
-	defer fsys.Close()
+	// Closed when the subtests, which run at once after this function returns, have ended.
+	t.Cleanup(func() { _ = fsys.Close() })
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) {
 		flinkHDFSCheckpointsAndSavepoint(t, v, fsys, []string{"--principal", principal, "--keytab", keytab})
 	})
