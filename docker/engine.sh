@@ -55,9 +55,7 @@ install_pkgs() {
   ((${#missing[@]})) || return 0
   need_root
   log "installing ${missing[*]} with apt-get"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  bash "$HERE/../testdata/apt-install.sh" "${missing[@]}"
 }
 
 # overlay2 when the kernel mounts an overlay on the state dir's file system (not inside a container

@@ -6,9 +6,5 @@ set -euo pipefail
 if command -v kinit >/dev/null 2>&1; then
   exit 0
 fi
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq >/dev/null
-$SUDO apt-get install -y -qq --no-install-recommends krb5-user >/dev/null
+bash "$(dirname "$0")/../apt-install.sh" krb5-user
 command -v kinit >/dev/null

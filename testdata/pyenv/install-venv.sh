@@ -36,11 +36,7 @@ fi
 
 if ! "$py" -c 'import venv, ensurepip' >/dev/null 2>&1; then
   echo "$name-env: $py has no venv/ensurepip module; installing Debian's python3-venv"
-  export DEBIAN_FRONTEND=noninteractive
-  sudo_=""
-  if [ "$(id -u)" != 0 ]; then sudo_="sudo"; fi
-  $sudo_ apt-get update -q >/dev/null
-  $sudo_ apt-get install -y -q --no-install-recommends python3-venv >/dev/null
+  bash "$(dirname "$0")/../apt-install.sh" python3-venv
 fi
 
 # Room for it: pip unpacks the wheels under TMPDIR and installs into DIR. Refuse early, naming both

@@ -8,9 +8,5 @@ for b in chromium chromium-browser; do
     exit 0
   fi
 done
-export DEBIAN_FRONTEND=noninteractive
-sudo_=""
-if [ "$(id -u)" != 0 ]; then sudo_="sudo"; fi
-$sudo_ apt-get update -q >/dev/null
-$sudo_ apt-get install -y -q --no-install-recommends chromium >/dev/null
+bash "$(dirname "$0")/../apt-install.sh" chromium
 echo "install-chromium: installed $(command -v chromium)"
