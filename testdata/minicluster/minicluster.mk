@@ -1,6 +1,10 @@
 # Mini YARN + HDFS cluster for integration tests and benchmarks (testdata/minicluster/README.md).
 # The work is done by testdata/minicluster/minicluster.sh; these targets only pass the state dir.
 MINICLUSTER_SH := testdata/minicluster/minicluster.sh
+# The packages holding the tests a suite picks by name (testdata/minicluster/test-packages.sh): the
+# suites run go test on those, not on ./... (41 test binaries linked per run), and fail on a listed
+# test that no package has.
+TEST_PACKAGES := testdata/minicluster/test-packages.sh
 # Kerberos mode: make minicluster-up SECURE=1 [RPC_PROTECTION=authentication|integrity|privacy].
 SECURE ?=
 RPC_PROTECTION ?=
@@ -68,7 +72,8 @@ minicluster-check-secure:
 	@bash $(MINICLUSTER_SH) check $(SECURE_MINICLUSTER_DIR)
 
 # The secure suite, which make test runs too: for each level of SECURE_LEVELS, bring the Kerberized
-# cluster up in $(SECURE_MINICLUSTER_DIR), run `go test -tags integration -run Secure ./...` with its
+# cluster up in $(SECURE_MINICLUSTER_DIR), run `go test -tags integration -run Secure` (on the packages
+# test-packages.sh finds) with its
 # env, and bring it down (whatever happened): the submit, kinit-advice and log-scan tests. kinit (Debian's krb5-user) is installed once by install-kinit.sh. The plain cluster runs
 # beside it (started here unless already up, and then stopped again): its RM address goes to the
 # tests as YARN_AM_PLAIN_RM_ADDRESS, the server TestSecureClientRefusesSimpleFallback must refuse.
@@ -86,11 +91,12 @@ test-secure: $(GOTESTSUM)
 	$(MAKE) --no-print-directory minicluster-up || rc=1; \
 	YARN_AM_PLAIN_RM_ADDRESS=$$( . $(MINICLUSTER_DIR)/env 2>/dev/null && echo "$$YARN_AM_RM_ADDRESS"); \
 	export YARN_AM_PLAIN_RM_ADDRESS; \
+	pkgs=$$(bash $(TEST_PACKAGES) Secure) || rc=1; \
 	for lvl in $(SECURE_LEVELS); do \
 	  start=$$(date +%s); echo "=== secure suite, hadoop.rpc.protection=$$lvl"; \
 	  if $(MAKE) --no-print-directory minicluster-up-secure RPC_PROTECTION=$$lvl; then \
 	    ( . $(SECURE_MINICLUSTER_DIR)/env && \
-	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run Secure ./... ) || rc=1; \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run Secure $$pkgs ) || rc=1; \
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
@@ -129,7 +135,7 @@ test-secure-flink: build $(GOTESTSUM) flink-dist flink-job
 
 # The compatibility suite, which make test runs after the others: for each of COMPAT_VERSIONS, bring
 # the plain cluster up with that Hadoop release in $(COMPAT_MINICLUSTER_DIR), run the Go integration
-# tests of COMPAT_RUN against it (selected by test name over ./..., not by package), and bring it down
+# tests of COMPAT_RUN against it (selected by test name, in the packages test-packages.sh finds), and bring it down
 # whatever happened; then for each of COMPAT_SECURE_VERSIONS the Kerberized cluster at privacy with the
 # tests of COMPAT_SECURE_RUN. A version the cluster or the Go side cannot serve fails the run.
 # COMPAT_RUN covers: the GPU demo job submitted end to end (attached submit, status), the pre-flight's
@@ -148,11 +154,12 @@ COMPAT_SECURE_RUN ?= TestSecureSubmitGPUJobWithKeytab
 COMPAT_SECURE_RUN_33 ?= TestSecureLogs
 .PHONY: test-compat
 test-compat: build $(GOTESTSUM)
-	@rc=0; total=$$(date +%s); for v in $(COMPAT_VERSIONS); do \
+	@rc=0; total=$$(date +%s); pkgs=$$(bash $(TEST_PACKAGES) '^($(COMPAT_RUN))$$') || rc=1; \
+	for v in $(COMPAT_VERSIONS); do \
 	  start=$$(date +%s); echo "=== compat $$v: plain cluster"; \
 	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) HADOOP_VERSION=$$v SECURE= RPC_PROTECTION=; then \
 	    ( . $(COMPAT_MINICLUSTER_DIR)/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && YARN_AM_BIN=$(CURDIR)/$(BIN) \
-	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -race -tags integration -count=1 -timeout 20m -run '^($(COMPAT_RUN))$$' ./... ) || rc=1; \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -race -tags integration -count=1 -timeout 20m -run '^($(COMPAT_RUN))$$' $$pkgs ) || rc=1; \
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR) || rc=1; \
 	  echo "=== compat $$v: $$(( $$(date +%s) - start )) s"; \
@@ -163,7 +170,8 @@ test-compat: build $(GOTESTSUM)
 	  run='$(COMPAT_SECURE_RUN)'; case $$v in 3.1.*|3.2.*) ;; *) run="$$run$(if $(COMPAT_SECURE_RUN_33),|$(COMPAT_SECURE_RUN_33))" ;; esac; \
 	  if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure HADOOP_VERSION=$$v SECURE=1 RPC_PROTECTION=privacy; then \
 	    ( . $(COMPAT_MINICLUSTER_DIR)/secure/env && test "$$YARN_AM_HADOOP_VERSION" = "$$v" && \
-	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run "^($$run)\$$" ./... ) || rc=1; \
+	      spkgs=$$(bash $(TEST_PACKAGES) "^($$run)\$$") && \
+	      $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run "^($$run)\$$" $$spkgs ) || rc=1; \
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(COMPAT_MINICLUSTER_DIR)/secure || rc=1; \
 	  echo "=== compat $$v secure/privacy: $$(( $$(date +%s) - start )) s"; \
