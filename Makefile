@@ -10,7 +10,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 MINICLUSTER_DIR := .minicluster
 
-.PHONY: all build vet unit integration test prefetch test-deps demo protos minicluster-up minicluster-down clean readme-commands bench bench-flink
+.PHONY: all build vet unit integration test test-lane prefetch prefetch-suites test-deps demo protos minicluster-up minicluster-down clean readme-commands bench bench-flink
 
 all: build
 
@@ -54,9 +54,9 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 
 # Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
 # (test-secure), the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
-# expiry: test-faults) and the node-label suite (test-labels); then, the prefetch done, the memory check
-# and the JVM flags against Flink 1.20's and 2.x's own calculators and the key fixtures against their
-# jars (test-flink-memory, in testdata/flink/flink.mk; no cluster); then the mini cluster is started, all
+# expiry: test-faults) and the node-label suite (test-labels), with the memory check, the JVM flags
+# against Flink 1.20's and 2.x's own calculators and the key fixtures against their jars
+# (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the background lane below; then the mini cluster is started, all
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
 # stopped again whatever the result; then the Kerberized Flink test (test-secure-flink: a [flink]
 # job's checkpoints and savepoint on HDFS with its containers' delegation tokens; it needs Flink, so
@@ -66,25 +66,50 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
 # (test-docker, in docker/docker.mk).
 #
-# On a fresh machine the big downloads of the integration run (torch, about 3 GB, JAX, about 140 MB,
-# and Flink 1.20 and 2.3, about 230 and 330 MB: prefetch) go on in the background while the secure, fault and label suites
-# run, which need none of them; the integration and preemption runs wait for them. Their output is
-# printed when they are done (bin/prefetch.log); a failed download fails make test.
+# Beside the secure, fault and label suites, which need none of it, a background lane (test-lane, at
+# CPU priority nice 10: it takes what the suites leave) fetches and builds what the later ones need:
+# the Flink homes first, then the torch and JAX environments (torch about 3 GB, JAX about 140 MB)
+# downloading while the memory tests run on the homes (test-flink-memory), then the Flink test job and
+# what the later suites download or build once (prefetch-suites: each compatibility release's jars,
+# chromium, the Docker images). Its output is printed when make test waits for it, before the
+# integration run (bin/prefetch.log); a failed download or memory test fails make test. On a machine
+# with warm caches and a built clone the lane has little to do but the memory tests.
 test: build vet $(GOTESTSUM)
 	@mkdir -p bin; rm -f bin/prefetch.rc; \
-	( $(MAKE) --no-print-directory prefetch >bin/prefetch.log 2>&1; echo $$? >bin/prefetch.rc ) & pre=$$!; \
-	echo "=== prefetch: torch, JAX and Flink downloading in the background (bin/prefetch.log)"; \
+	( nice -n 10 $(MAKE) --no-print-directory test-lane >bin/prefetch.log 2>&1; echo $$? >bin/prefetch.rc ) & pre=$$!; \
+	echo "=== prefetch: Flink, torch, JAX, the memory tests and the suites' downloads in the background (bin/prefetch.log)"; \
 	rc=0; $(MAKE) test-secure || rc=1; $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; \
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
-	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch failed (bin/prefetch.log)"; rc=1; fi; \
-	$(MAKE) test-flink-memory || rc=1; \
+	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch or test-flink-memory failed (bin/prefetch.log)"; rc=1; fi; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
 	$(MAKE) test-secure-flink || rc=1; \
 	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
 
-# The downloads the integration run needs besides Maven's (make test starts them early): the torch and
-# JAX environments and the Flink distribution, each a no-op when its cache is complete.
-prefetch: torch-env jax-env flink-dist
+# make test's background lane (above): flink-dist, then torch-env and jax-env beside test-flink-memory,
+# then flink-job and prefetch-suites. Exit status 1 when any of them failed.
+test-lane:
+	@$(MAKE) --no-print-directory flink-dist || exit 1; \
+	( $(MAKE) --no-print-directory torch-env jax-env >bin/prefetch-python.log 2>&1; echo $$? >bin/prefetch-python.rc ) & py=$$!; \
+	rc=0; $(MAKE) --no-print-directory test-flink-memory || rc=1; \
+	$(MAKE) --no-print-directory flink-job prefetch-suites || rc=1; \
+	wait $$py; cat bin/prefetch-python.log; [ "$$(cat bin/prefetch-python.rc 2>/dev/null)" = 0 ] || rc=1; exit $$rc
+
+# The downloads the integration run needs besides Maven's (make test starts them early): the Flink
+# distribution, the torch and JAX environments, each a no-op when its cache is complete.
+prefetch: flink-dist torch-env jax-env
+
+# What the later suites of make test download or build once (make test's background lane fetches them
+# ahead): each COMPAT_VERSIONS release's jars and harness classes (minicluster-build), Debian's chromium
+# for the web UI test (test-deps) and the Docker suite's images (docker/prefetch.sh, make
+# docker-prefetch without its build: bin/yarn-am is make test's, not rebuilt beside the running suites);
+# each a no-op when done.
+prefetch-suites:
+	@for v in $(COMPAT_VERSIONS); do $(MAKE) --no-print-directory minicluster-build HADOOP_VERSION=$$v || exit 1; done
+	@$(MAKE) --no-print-directory test-deps
+	@# docker build's own output (hundreds of lines) stays in bin/docker-prefetch.log unless it failed.
+	@HADOOP_VERSION=$(DOCKER_HADOOP_VERSION) bash docker/prefetch.sh >bin/docker-prefetch.log 2>&1 && \
+	  grep -E '^(engine|images): ' bin/docker-prefetch.log || \
+	  { tail -n 40 bin/docker-prefetch.log; echo "docker/prefetch.sh failed (bin/docker-prefetch.log)"; exit 1; }
 
 # The demo on a fresh clone: builds yarn-am and the example worker (static, for the containers), starts
 # the mini cluster, submits testdata/jobs/gpu-demo.toml attached (2 TaskExecutors x 2 GPUs, coordination

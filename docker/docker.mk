@@ -4,7 +4,7 @@
 # mini cluster's HADOOP_VERSION (testdata/minicluster/minicluster.mk), else 3.4.3.
 DOCKER_HADOOP_VERSION ?= $(or $(HADOOP_VERSION),3.4.3)
 
-.PHONY: docker-engine-up docker-engine-down docker-worker docker-images docker-demo test-docker
+.PHONY: docker-engine-up docker-engine-down docker-worker docker-images docker-prefetch docker-demo test-docker
 
 # Start a Docker engine when none answers (dockerd on docker/.engine/docker.sock, installing Debian's
 # docker.io when missing); stop only the one started so.
@@ -27,6 +27,10 @@ docker-images: build
 # testdata/jobs/gpu-demo.toml against the mini cluster container, submitted from the yarn-am image;
 # shows the events and the workers' GPU lines and stops the container (and an engine it started)
 # whatever happened. Exit status: that of the submit.
+# docker-images with the engine started and stopped again when none answers (make test's background lane).
+docker-prefetch: build
+	@HADOOP_VERSION=$(DOCKER_HADOOP_VERSION) bash docker/prefetch.sh
+
 docker-demo: build docker-worker
 	@HADOOP_VERSION=$(DOCKER_HADOOP_VERSION) bash docker/demo.sh
 

@@ -48,8 +48,8 @@ test-flink-local: flink-dist flink-job
 FLINK_MEMORY_HOMES ?= $(FLINK_HOME_CACHE) $(FLINK2_HOME_CACHE)
 FLINK_HOME_TESTS := ^(TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys|TestBashJavaUtilsLoopAnswersAsItsOwnJVM)$$
 
-test-flink-memory: flink-dist
+test-flink-memory: flink-dist $(GOTESTSUM)
 	@rc=0; for h in $(FLINK_MEMORY_HOMES); do \
 	  echo "=== test-flink-memory: $$h"; \
-	  YARN_AM_FLINK_HOME=$$h $(GO) test -tags flink -count=1 -timeout 10m -v -run '$(FLINK_HOME_TESTS)' ./framework/flink/dist/ || rc=1; \
+	  YARN_AM_FLINK_HOME=$$h $(or $(GOTESTSUM),$(GO) test -v) $(if $(GOTESTSUM),--format standard-verbose --) -tags flink -count=1 -timeout 10m -run '$(FLINK_HOME_TESTS)' ./framework/flink/dist/ || rc=1; \
 	done; exit $$rc
