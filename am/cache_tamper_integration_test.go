@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -51,7 +52,7 @@ files = ["token.txt"]
 	require.NoError(t, err)
 	_, err = w.Write([]byte(strings.Repeat("0", len(token))))
 	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	require.NoError(t, hdfsfile.Close(w), "HDFS completes the file once its block has its replicas")
 	require.NoError(t, c.fs.Chtimes(entry, fi.ModTime(), fi.ModTime()))
 
 	second := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"))

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colinmarc/hdfs/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -132,15 +132,7 @@ func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *cluster) {
 	require.NoError(t, err)
 	_, err = w.Write(data)
 	require.NoError(t, err)
-	for deadline := time.Now().Add(time.Minute); ; {
-		// The NameNode completes the file once its block is replicated.
-		err = w.Close()
-		if !hdfs.IsErrReplicating(err) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	require.NoError(t, err)
+	require.NoError(t, hdfsfile.Close(w))
 	require.Equal(t, fi.Size(), int64(len(data)))
 	id, _ = run("tampered archive")
 	driver = amContainerFile(id, "am.stdout")

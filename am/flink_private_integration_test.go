@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/colinmarc/hdfs/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -217,15 +217,7 @@ func plantArchives(t *testing.T, c *cluster, archive string) []string {
 		require.NoError(t, err)
 		_, err = w.Write(data)
 		require.NoError(t, err)
-		for deadline := time.Now().Add(time.Minute); ; {
-			// The NameNode completes the file once its block is replicated.
-			err = w.Close()
-			if !hdfs.IsErrReplicating(err) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		require.NoError(t, err)
+		require.NoError(t, hdfsfile.Close(w))
 		require.NoError(t, c.fs.Chtimes(p, later, later), "newer than the made archive")
 	}
 	return names

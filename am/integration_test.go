@@ -31,6 +31,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	"github.com/yarn-am/yarn-am/contract/launchctx"
+	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/testkit/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -86,10 +87,7 @@ func (c *cluster) put(t *testing.T, local, remote, alias string) contract.LocalR
 	require.NoError(t, err)
 	_, err = w.Write(data)
 	require.NoError(t, err)
-	for err = w.Close(); hdfs.IsErrReplicating(err); err = w.Close() {
-		time.Sleep(50 * time.Millisecond) // the last block is still being replicated
-	}
-	require.NoError(t, err)
+	require.NoError(t, hdfsfile.Close(w))
 	fi, err := c.fs.Stat(remote)
 	require.NoError(t, err)
 	return contract.LocalResource{Alias: alias, URL: c.fsURI + remote, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(), Type: "FILE", Visibility: "APPLICATION"}
