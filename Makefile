@@ -50,7 +50,7 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK2_HOME=$(FLINK2_HOME_CACHE) \
-	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 30m ./...
+	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m ./...
 
 # Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
 # (test-secure), the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default

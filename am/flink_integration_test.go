@@ -230,7 +230,7 @@ func containerGPUs(d statusDoc, nodes map[string]string) map[string]string {
 // container holds.
 func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
 	e2eEnv(t)
-	eachFlink(t, testFlinkTaskManagersSeeTheirOwnGPUs)
+	eachFlinkAtOnce(t, testFlinkTaskManagersSeeTheirOwnGPUs)
 }
 
 func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
@@ -281,7 +281,7 @@ func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
 // TestFlinkFailingJobFailsWithFlinksRootCause: the application FAILS with Flink's root cause.
 func TestFlinkFailingJobFailsWithFlinksRootCause(t *testing.T) {
 	e2eEnv(t)
-	eachFlink(t, testFlinkFailingJobFailsWithFlinksRootCause)
+	eachFlinkAtOnce(t, testFlinkFailingJobFailsWithFlinksRootCause)
 }
 
 func testFlinkFailingJobFailsWithFlinksRootCause(t *testing.T, v flinkVersion) {
@@ -302,7 +302,7 @@ func testFlinkFailingJobFailsWithFlinksRootCause(t *testing.T, v flinkVersion) {
 // taskexecutor.max-failures (also from -D), and the job runs again on three TaskManagers.
 func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
 	e2eEnv(t)
-	eachFlink(t, testFlinkReactiveScaleTwoToThree)
+	eachFlinkAtOnce(t, testFlinkReactiveScaleTwoToThree)
 }
 
 func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
@@ -539,7 +539,7 @@ func waitSessionTaskManager(t *testing.T, id string) string {
 // path refuses (strangerCrawl).
 func TestFlinkSessionCluster(t *testing.T) {
 	e2eEnv(t)
-	eachFlink(t, testFlinkSessionCluster)
+	eachFlinkAtOnce(t, testFlinkSessionCluster)
 }
 
 func testFlinkSessionCluster(t *testing.T, v flinkVersion) {

@@ -194,7 +194,7 @@ func refused(t *testing.T, what, addr string) {
 // application is killed nothing of it is left in the node's /tmp (nothingOfTheJobInTmp).
 func TestFlinkInternalTLS(t *testing.T) {
 	e2eEnv(t)
-	eachFlink(t, testFlinkInternalTLS)
+	eachFlinkAtOnce(t, testFlinkInternalTLS)
 }
 
 func testFlinkInternalTLS(t *testing.T, v flinkVersion) {
