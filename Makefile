@@ -10,7 +10,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 MINICLUSTER_DIR := .minicluster
 
-.PHONY: all build vet unit integration test test-lane prefetch prefetch-suites test-deps demo protos minicluster-up minicluster-down clean readme-commands bench bench-flink
+.PHONY: all build vet unit integration test test-lane test-late-lane prefetch prefetch-suites test-deps demo protos minicluster-up minicluster-down clean readme-commands bench bench-flink
 
 all: build
 
@@ -60,11 +60,12 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
 # stopped again whatever the result; then the Kerberized Flink test (test-secure-flink: a [flink]
 # job's checkpoints and savepoint on HDFS with its containers' delegation tokens; it needs Flink, so
-# it cannot run with the secure suite before the prefetch is done); then the preemption suite (test-preemption), the chaos soak
-# (3 minutes), the compatibility suite against
-# the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0 (test-compat; all in
-# testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo, plain and Kerberized
-# (test-docker, in docker/docker.mk).
+# it cannot run with the secure suite before the prefetch is done); then the preemption suite
+# (test-preemption) and the chaos soak (3 minutes), while a second background lane (test-late-lane,
+# nice 10) runs the compatibility suite against the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0
+# (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo,
+# plain and Kerberized (test-docker, in docker/docker.mk); its output is printed once it is done
+# (bin/late-lane.log).
 #
 # Beside the secure, fault and label suites, which need none of it, a background lane (test-lane, at
 # CPU priority nice 10: it takes what the suites leave) fetches and builds what the later ones need:
@@ -82,8 +83,23 @@ test: build vet $(GOTESTSUM)
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch or test-flink-memory failed (bin/prefetch.log)"; rc=1; fi; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
+	rm -f bin/late-lane.rc; \
+	( nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1; echo $$? >bin/late-lane.rc ) & late=$$!; \
+	echo "=== compat and docker suites in the background beside the secure Flink, preemption and soak suites (bin/late-lane.log)"; \
 	$(MAKE) test-secure-flink || rc=1; \
-	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; $(MAKE) test-compat || rc=1; $(MAKE) test-docker || rc=1; exit $$rc
+	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; \
+	wait $$late; echo "=== compat and docker: done"; cat bin/late-lane.log; \
+	if [ "$$(cat bin/late-lane.rc 2>/dev/null)" != 0 ]; then echo "test-compat or test-docker failed (bin/late-lane.log)"; rc=1; fi; \
+	exit $$rc
+
+# make test's second background lane (above), at nice 10 beside the secure Flink, preemption and soak
+# suites, which wait on Flink's checkpoints, YARN's preemption monitor and the soak's clock far more than
+# they compute: the compatibility suite, then the Docker suite. make test passes -o build: bin/yarn-am
+# is the one make test built, never relinked beside the suites that run it. Exit status 1 when either
+# failed.
+test-late-lane:
+	@rc=0; $(MAKE) --no-print-directory -o build test-compat || rc=1; \
+	$(MAKE) --no-print-directory -o build test-docker || rc=1; exit $$rc
 
 # make test's background lane (above): flink-dist, then torch-env and jax-env beside test-flink-memory,
 # then flink-job and prefetch-suites. Exit status 1 when any of them failed.
