@@ -19,8 +19,11 @@ tests="$(git ls-files -z '*_test.go' | xargs -0 grep -HoE '^func Test[A-Za-z0-9_
 if [[ "$pattern" =~ ^\^\((.*)\)\$$ ]]; then
   missing=()
   IFS='|' read -ra names <<<"${BASH_REMATCH[1]}"
+  # Every test's name, one a line, matched as a whole line. Not `cut | grep -q`: grep -q exits at its
+  # first match, cut may then die of SIGPIPE, and pipefail turned a found test into a missing one.
+  all=$'\n'"$(cut -f1 <<<"$tests")"$'\n'
   for n in "${names[@]}"; do
-    cut -f1 <<<"$tests" | grep -qxF "$n" || missing+=("$n")
+    [[ "$all" == *$'\n'"$n"$'\n'* ]] || missing+=("$n")
   done
   if ((${#missing[@]})); then
     echo "test-packages.sh: no test named ${missing[*]} in any package (the suite's list names it)" >&2
