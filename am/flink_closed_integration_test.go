@@ -20,7 +20,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	browser "github.com/yarn-am/yarn-am/testkit/chromium"
 )
@@ -80,20 +79,8 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui, jar string) {
 	assert.Error(t, direct(nil, "http"), "plain HTTP is answered")
 
 	// Through the AM.
-	secret, caCert, err := client.LoadAppSecret(id)
-	require.NoError(t, err, "the secret submit kept")
-	pinned, err := amtls.HTTPClient(caCert, time.Minute)
-	require.NoError(t, err)
-	var st struct {
-		AM struct {
-			SecureAPI string `json:"secureAPI"`
-		} `json:"am"`
-	}
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, r.String())
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
-	require.True(t, strings.HasPrefix(st.AM.SecureAPI, "https://"), st.AM.SecureAPI)
-	secureUI := strings.TrimSuffix(st.AM.SecureAPI, "api/v1/") + "flink/"
+	own := ownerOf(t, id) // flink_crawl_integration_test.go
+	secret, pinned, secureUI := own.secret, own.client, own.secureBase+"flink/"
 	plain := &http.Client{Timeout: time.Minute}
 	call := func(hc *http.Client, method, url, auth, contentType string, body []byte) (int, string) {
 		req, err := http.NewRequest(method, url, bytes.NewReader(body))
