@@ -205,8 +205,9 @@ func pruneArchives(dir, prefix, keep string) {
 var flinkHomeParts = []string{"lib", "plugins", "conf", filepath.Join("bin", "bash-java-utils.jar")}
 
 // HomeArchive packs the Flink home into an uncompressed tar (its jars are compressed already)
-// in cacheDir and returns its path. The archive is named by the SHA-256 of the home's listing (each
-// file's path, size, modification time and mode) and written with fixed owners, so the same home
+// in cacheDir and returns its path. The archive is named by the SHA-256 of the home's listing (the
+// home's absolute path, then each file's path, size, modification time to the nanosecond and mode)
+// and written with fixed owners, so the same home
 // gives the same bytes: a later submit reuses the file here, and the staging cache, keyed by content,
 // uploads it once. An archive is reused by name only in a private cacheDir (privateArchiveDir); in
 // any other, the home is packed afresh into a new private temporary directory, and said so. The
@@ -269,9 +270,18 @@ func packDir(p packing, home, cacheDir string, out io.Writer) (string, error) {
 		}
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].rel < entries[j].rel })
+	// The listing names the archive, so it must tell two contents apart without reading them: the
+	// directory's own path (two JDKs or homes of one layout, sizes and times are two archives) and
+	// each modification time to the nanosecond (a file rewritten with as many bytes within the same
+	// second is another content).
 	h := sha256.New()
+	if abs, err := filepath.Abs(home); err == nil {
+		fmt.Fprintf(h, "%s\x00\n", abs)
+	} else {
+		fmt.Fprintf(h, "%s\x00\n", home)
+	}
 	for _, e := range entries {
-		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%o\n", e.rel, e.fi.Size(), e.fi.ModTime().Unix(), e.fi.Mode())
+		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%o\n", e.rel, e.fi.Size(), e.fi.ModTime().UnixNano(), e.fi.Mode())
 	}
 	base := p.prefix + hex.EncodeToString(h.Sum(nil))[:32] + ".tar"
 	shared := privateArchiveDir(cacheDir)

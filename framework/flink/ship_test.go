@@ -265,3 +265,55 @@ func TestArchiveCacheChecksEveryDirectoryAbove(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, out, "the link "+theirLink+" above it is owned by uid 4242")
 }
+
+// Two directories of one layout, file sizes, modes and modification times (two fake JDKs written in
+// the same second, as two tests at once did), and one file rewritten with as many bytes within the
+// same second: each is its own archive, holding its own bytes. Named by seconds and relative paths
+// alone, the second JDK shipped the first one's release file.
+func TestArchivesOfOneListingAreTwoWhenTheirBytesDiffer(t *testing.T) {
+	when := time.Unix(1_800_000_000, 0)
+	jdk := func(version string) string {
+		dir := t.TempDir()
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "bin"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "java"), []byte("#!/bin/sh\nexit 1\n"), 0o755))
+		release := filepath.Join(dir, "release")
+		require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\""+version+"\"\n"), 0o644))
+		for _, p := range []string{release, filepath.Join(dir, "bin", "java"), filepath.Join(dir, "bin"), dir} {
+			require.NoError(t, os.Chtimes(p, when, when))
+		}
+		return dir
+	}
+	releaseIn := func(archive string) string {
+		f, err := os.Open(archive)
+		require.NoError(t, err)
+		defer f.Close()
+		tr := tar.NewReader(f)
+		for {
+			h, err := tr.Next()
+			require.NoError(t, err, "release in %s", archive)
+			if h.Name == "release" {
+				b, err := io.ReadAll(tr)
+				require.NoError(t, err)
+				return string(b)
+			}
+		}
+	}
+	cache := t.TempDir()
+	seven, eight := jdk("1.7.0"), jdk("1.8.0")
+	a, err := JavaHomeArchive(seven, cache, io.Discard)
+	require.NoError(t, err)
+	b, err := JavaHomeArchive(eight, cache, io.Discard)
+	require.NoError(t, err)
+	assert.NotEqual(t, a, b, "two JDKs of one listing but their directory")
+	assert.Equal(t, "JAVA_VERSION=\"1.7.0\"\n", releaseIn(a))
+	assert.Equal(t, "JAVA_VERSION=\"1.8.0\"\n", releaseIn(b), "the second JDK's own release file")
+
+	// The first JDK's release rewritten with as many bytes, its time set 1 ms later: same second.
+	release := filepath.Join(seven, "release")
+	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"1.9.0\"\n"), 0o644))
+	require.NoError(t, os.Chtimes(release, when.Add(time.Millisecond), when.Add(time.Millisecond)))
+	c, err := JavaHomeArchive(seven, cache, io.Discard)
+	require.NoError(t, err)
+	assert.NotEqual(t, a, c, "a file rewritten within the same second is another content")
+	assert.Equal(t, "JAVA_VERSION=\"1.9.0\"\n", releaseIn(c))
+}
