@@ -77,12 +77,7 @@ func flinkInputsOf(t *testing.T, v flinkVersion) (home, jar string) {
 // 2.3.0): both homes must be there, or the test fails.
 func eachFlink(t *testing.T, test func(t *testing.T, v flinkVersion)) {
 	t.Helper()
-	for _, v := range []flinkVersion{flink1, flink2} {
-		home, _ := flinkInputsOf(t, v)
-		h, err := flink.OpenHome(home)
-		require.NoError(t, err)
-		t.Run(h.Version, func(t *testing.T) { test(t, v) })
-	}
+	runEachFlink(t, false, test)
 }
 
 // eachFlinkAtOnce is eachFlink with the two lines' subtests running at the same time (t.Parallel): for
@@ -93,12 +88,17 @@ func eachFlink(t *testing.T, test func(t *testing.T, v flinkVersion)) {
 // its processes stays with eachFlink.
 func eachFlinkAtOnce(t *testing.T, test func(t *testing.T, v flinkVersion)) {
 	t.Helper()
+	runEachFlink(t, true, test)
+}
+
+// runEachFlink is eachFlink, its subtests parallel when atOnce.
+func runEachFlink(t *testing.T, atOnce bool, test func(t *testing.T, v flinkVersion)) {
+	t.Helper()
 	for _, v := range []flinkVersion{flink1, flink2} {
-		home, _ := flinkInputsOf(t, v)
-		h, err := flink.OpenHome(home)
-		require.NoError(t, err)
-		t.Run(h.Version, func(t *testing.T) {
-			t.Parallel()
+		t.Run(flinkHomeVersion(t, v), func(t *testing.T) {
+			if atOnce {
+				t.Parallel()
+			}
 			test(t, v)
 		})
 	}
