@@ -275,11 +275,11 @@ func packDir(p packing, home, cacheDir string, out io.Writer) (string, error) {
 	// each modification time to the nanosecond (a file rewritten with as many bytes within the same
 	// second is another content).
 	h := sha256.New()
-	if abs, err := filepath.Abs(home); err == nil {
-		fmt.Fprintf(h, "%s\x00\n", abs)
-	} else {
-		fmt.Fprintf(h, "%s\x00\n", home)
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		abs = home
 	}
+	fmt.Fprintf(h, "%s\x00\n", abs)
 	for _, e := range entries {
 		fmt.Fprintf(h, "%s\x00%d\x00%d\x00%o\n", e.rel, e.fi.Size(), e.fi.ModTime().UnixNano(), e.fi.Mode())
 	}

@@ -33,20 +33,9 @@ func TestHomeArchiveIsPackedOncePerContent(t *testing.T) {
 	a, err := HomeArchive(home, cache, &out)
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "packing the Flink home")
-	f, err := os.Open(a)
-	require.NoError(t, err)
-	defer f.Close()
 	var names []string
-	tr := tar.NewReader(f)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		require.NoError(t, err)
-		if h.Typeflag == tar.TypeReg {
-			names = append(names, h.Name)
-		}
+	for n := range tarFiles(t, a) {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	assert.Equal(t, []string{"bin/bash-java-utils.jar", "conf/config.yaml", "lib/flink-dist-1.20.5.jar", "plugins/external-resource-gpu/gpu.jar"}, names,
@@ -283,21 +272,6 @@ func TestArchivesOfOneListingAreTwoWhenTheirBytesDiffer(t *testing.T) {
 		}
 		return dir
 	}
-	releaseIn := func(archive string) string {
-		f, err := os.Open(archive)
-		require.NoError(t, err)
-		defer f.Close()
-		tr := tar.NewReader(f)
-		for {
-			h, err := tr.Next()
-			require.NoError(t, err, "release in %s", archive)
-			if h.Name == "release" {
-				b, err := io.ReadAll(tr)
-				require.NoError(t, err)
-				return string(b)
-			}
-		}
-	}
 	cache := t.TempDir()
 	seven, eight := jdk("1.7.0"), jdk("1.8.0")
 	a, err := JavaHomeArchive(seven, cache, io.Discard)
@@ -305,8 +279,8 @@ func TestArchivesOfOneListingAreTwoWhenTheirBytesDiffer(t *testing.T) {
 	b, err := JavaHomeArchive(eight, cache, io.Discard)
 	require.NoError(t, err)
 	assert.NotEqual(t, a, b, "two JDKs of one listing but their directory")
-	assert.Equal(t, "JAVA_VERSION=\"1.7.0\"\n", releaseIn(a))
-	assert.Equal(t, "JAVA_VERSION=\"1.8.0\"\n", releaseIn(b), "the second JDK's own release file")
+	assert.Equal(t, "JAVA_VERSION=\"1.7.0\"\n", tarFiles(t, a)["release"])
+	assert.Equal(t, "JAVA_VERSION=\"1.8.0\"\n", tarFiles(t, b)["release"], "the second JDK's own release file")
 
 	// The first JDK's release rewritten with as many bytes, its time set 1 ms later: same second.
 	release := filepath.Join(seven, "release")
@@ -315,5 +289,27 @@ func TestArchivesOfOneListingAreTwoWhenTheirBytesDiffer(t *testing.T) {
 	c, err := JavaHomeArchive(seven, cache, io.Discard)
 	require.NoError(t, err)
 	assert.NotEqual(t, a, c, "a file rewritten within the same second is another content")
-	assert.Equal(t, "JAVA_VERSION=\"1.9.0\"\n", releaseIn(c))
+	assert.Equal(t, "JAVA_VERSION=\"1.9.0\"\n", tarFiles(t, c)["release"])
+}
+
+// tarFiles is each regular file of the tar archive at path, by name, with its bytes.
+func tarFiles(t *testing.T, path string) map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	files := map[string]string{}
+	tr := tar.NewReader(f)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return files
+		}
+		require.NoError(t, err, path)
+		if h.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(tr)
+			require.NoError(t, err, path)
+			files[h.Name] = string(b)
+		}
+	}
 }
