@@ -60,8 +60,9 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
 # stopped again whatever the result; then the Kerberized Flink test (test-secure-flink: a [flink]
 # job's checkpoints and savepoint on HDFS with its containers' delegation tokens; it needs Flink, so
-# it cannot run with the secure suite before the prefetch is done); then the preemption suite
-# (test-preemption) and the chaos soak (3 minutes), while a second background lane (test-late-lane,
+# it cannot run with the secure suite before the prefetch is done) and the preemption suite
+# (test-preemption), while the chaos soak (3 minutes, test-soak: its own HA cluster, a clock more than
+# a load; output in bin/soak.log, printed once it is done) and a second background lane (test-late-lane,
 # nice 10) runs the compatibility suite against the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0
 # (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo,
 # plain and Kerberized (test-docker, in docker/docker.mk); its output is printed once it is done
@@ -86,8 +87,13 @@ test: build vet $(GOTESTSUM)
 	rm -f bin/late-lane.rc; \
 	( nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1; echo $$? >bin/late-lane.rc ) & late=$$!; \
 	echo "=== compat and docker suites in the background beside the secure Flink, preemption and soak suites (bin/late-lane.log)"; \
+	rm -f bin/soak.rc; \
+	( $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1; echo $$? >bin/soak.rc ) & soak=$$!; \
+	echo "=== chaos soak (3 minutes) beside the secure Flink and preemption suites (bin/soak.log)"; \
 	$(MAKE) test-secure-flink || rc=1; \
-	$(MAKE) test-preemption || rc=1; $(MAKE) test-soak SOAK_MINUTES=3 || rc=1; \
+	$(MAKE) test-preemption || rc=1; \
+	wait $$soak; echo "=== chaos soak: done"; cat bin/soak.log; \
+	if [ "$$(cat bin/soak.rc 2>/dev/null)" != 0 ]; then echo "test-soak failed (bin/soak.log)"; rc=1; fi; \
 	wait $$late; echo "=== compat and docker: done"; cat bin/late-lane.log; \
 	if [ "$$(cat bin/late-lane.rc 2>/dev/null)" != 0 ]; then echo "test-compat or test-docker failed (bin/late-lane.log)"; rc=1; fi; \
 	exit $$rc
