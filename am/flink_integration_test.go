@@ -678,7 +678,7 @@ func loadAvgE2E() string {
 // from jobmanager.log (docs/flink.md#when-the-jobmanager-fails-to-start): the test job's main throws
 // before it submits a job (an unknown mode), so the JobManager exits with no job on its REST API; and a
 // checkpoint directory of a scheme Flink cannot load fails the job as its JobMaster starts. The RM's
-// diagnostics point the owner to the driver's stderr (docs/running.md#driver-mode), am.stderr. On
+// diagnostics point the owner to the driver's stderr (docs/running.md#modes-batch-service-driver), am.stderr. On
 // each tested Flink line (on 2.3 the main that throws fails Flink's application, whose root cause the
 // driver reads from the REST API: TestFlink2ApplicationWhoseMainThrowsFails).
 func TestFlinkStartupFailureReachesTheDiagnostics(t *testing.T) {

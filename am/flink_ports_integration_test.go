@@ -50,7 +50,8 @@ func TestFlinkPortsSquattedBeforeSubmit(t *testing.T) {
 }
 
 // squatFlinkPorts binds Flink's default JobManager ports and a handful of the range internal/freeport
-// picks from, on every address, each answering any request as a finished Flink job; it returns the
+// picks from (the AM picked Flink's ports there before the JVMs bound port 0; now only a gang's rendezvous),
+// on every address, each answering any request as a finished Flink job; it returns the
 // ports it holds. A port some other process holds already is squatted all the same.
 func squatFlinkPorts(t *testing.T) map[int]bool {
 	t.Helper()

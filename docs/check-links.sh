@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the links of README.md and docs/*.md: every relative link resolves to a file in the repository,
 # every #anchor to a heading of its page (GitHub's anchor rules), every docs page is linked from the
-# README, and no page cites something outside the repository. Prints each problem; exits 1 if any.
+# README, every docs/PAGE.md#anchor named in the Go code resolves too, and no page cites something
+# outside the repository. Prints each problem; exits 1 if any.
 # Usage: docs/check-links.sh (from anywhere inside the repository).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
@@ -72,6 +73,19 @@ done
 for page in docs/*.md; do
   grep -q "](${page})" README.md || fail "README.md does not link $page"
 done
+
+# The Go code's pointers into the docs (comments, help texts, errors: "docs/flink.md#memory"): each
+# page exists and each anchor is a heading of it.
+while IFS=: read -r file n ref; do
+  page=${ref%%#*}
+  anchor=
+  [[ $ref == *#* ]] && anchor=${ref#*#}
+  if [[ ! -f $page ]]; then
+    fail "$file:$n: $ref: no such page"
+  elif [[ -n $anchor ]] && ! anchors "$page" | grep -qxF -- "$anchor"; then
+    fail "$file:$n: $ref: no heading with anchor #$anchor in $page"
+  fi
+done < <(git grep -noE 'docs/[A-Za-z0-9_-]+\.md(#[A-Za-z0-9_-]+)?' -- '*.go')
 
 # Nothing outside the repository is cited: no design brief, no issue numbers.
 if grep -nE 'DESIGN(\.md| §)|[Ii]ssue [0-9]+' "${pages[@]}"; then

@@ -16,7 +16,7 @@
 //   - the containers: the commands its processes run (Commands) and what a TaskExecutor's launcher
 //     does before the worker starts (PrepareWorker);
 //   - the outcome: a framework with a driver reports it through the driver's exit code and the last
-//     lines of its stderr (docs/running.md#driver-mode), as every driver does.
+//     lines of its stderr (docs/running.md#modes-batch-service-driver), as every driver does.
 package framework
 
 import (

@@ -10,7 +10,7 @@ import (
 const DefaultElasticInterval = 60 * time.Second
 
 // elastic reads taskexecutor.min-instances and taskexecutor.elastic-interval
-// (docs/job-file.md#taskexecutor): the smallest gang round that may run (default: instances, a rigid
+// (docs/job-file.md#the-job-file): the smallest gang round that may run (default: instances, a rigid
 // gang) and how long a round runs before extra allocations grow it. Both need gang = true, but
 // min-instances also goes with a framework table that takes it (fwMin, TableInfo.MinInstances).
 func (r reader) elastic(teT map[string]any, te *TaskExecutorSpec, fwMin string) {

@@ -7,7 +7,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// gpuSampleInterval reads taskexecutor.gpu-sample-interval (docs/job-file.md#taskexecutor): how often
+// gpuSampleInterval reads taskexecutor.gpu-sample-interval (docs/job-file.md#the-job-file): how often
 // each launcher samples its container's GPUs; "off" (0 here) samples nothing.
 func (r reader) gpuSampleInterval(teT map[string]any) time.Duration {
 	return r.offDuration(teT, "gpu-sample-interval", contract.DefaultGPUSampleInterval, contract.MinGPUSampleInterval, `"10s" (the default) or "1m"`)

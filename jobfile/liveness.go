@@ -7,7 +7,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// livenessTimeout reads taskexecutor.liveness-timeout (docs/job-file.md#taskexecutor): how long a
+// livenessTimeout reads taskexecutor.liveness-timeout (docs/job-file.md#the-job-file): how long a
 // running TaskExecutor's launcher may be silent before the AM asks its NodeManager whether it is
 // lost. At least contract.MinLivenessTimeout (three liveness intervals), so that a failed liveness
 // message and a late one are never a loss.

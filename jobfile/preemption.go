@@ -8,7 +8,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// preemptionSignal reads taskexecutor.preemption-signal (docs/job-file.md#taskexecutor): the signal
+// preemptionSignal reads taskexecutor.preemption-signal (docs/job-file.md#the-job-file): the signal
 // the launcher sends the worker when the ResourceManager warns that it takes the container back
 // (docs/running.md#preemption). Default contract.DefaultPreemptionSignal; "none" sends none (the
 // worker still gets the notice file).

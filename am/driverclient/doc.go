@@ -9,5 +9,6 @@
 // twice across a dropped connection.
 //
 // Seams: Client.HTTP is the *http.Client used (timeouts, transports); the wire types are those of
-// package am (am.Status, am.Event, ...), so a driver and the AM cannot disagree on them.
+// package contract (contract.Status, contract.Event, ...), which the AM serves, so a driver and the AM
+// cannot disagree on them.
 package driverclient

@@ -39,7 +39,7 @@ type Spec struct {
 	Config map[string]string
 	// Defines are the -D Flink keys (key=value, in order; already in Config): the layer over the
 	// job file's that the AM hands to the JobManager and the TaskManagers, whose staged job.toml
-	// lacks them (contract.EnvFlinkDefines, docs/flink.md#configuration).
+	// lacks them (contract.EnvDefines, docs/flink.md#configuration).
 	Defines []string
 	// WaitForJobManager is which TaskManagers start their JVM only once the JobManager has started
 	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host): WaitSameHost (the default),

@@ -1,4 +1,4 @@
-// Package gang is the training gang as a framework (docs/running.md#gangs): a job with
+// Package gang is the training gang as a framework (docs/running.md#gang-mode-distributed-training): a job with
 // taskexecutor.gang = true runs its TaskExecutors as the ranks of one round, and before each rank's
 // worker starts its launcher waits for the round's rendezvous and hands the worker its rank and rank
 // 0's address in the layout torchrun and JAX read (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,

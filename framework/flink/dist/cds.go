@@ -19,7 +19,7 @@ import (
 // -XX:ArchiveClassesAtExit to write one, -XX:SharedArchiveFile to use it) holds the classes a Flink
 // process loaded, already parsed and verified, so the next JVM maps them instead of reading them
 // from the jars: the JobManager's start measured 2.1 s instead of 3.8 s on this project's 2-core
-// machine (docs/performance.md#class-data-sharing).
+// machine (docs/performance.md#then-class-data-sharing).
 //
 // What the JVM checks and what it does not (measured with JDK 17.0.15 and 25.0.3):
 //   - It compares the archive's class path with its own, entry by entry: the names as given on the
