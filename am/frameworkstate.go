@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -60,4 +61,57 @@ func (x xattrFrameworkState) Save(ctx context.Context, data []byte) error {
 		return fmt.Errorf("the framework's state is %d bytes; at most %d", len(data), framework.MaxState)
 	}
 	return x.nn.SetXAttr(ctx, x.dir, frameworkStateXAttr, data)
+}
+
+// nameNodeFiles is framework.Files on the staging directory's NameNode, through the AM's own
+// connection to it (a delegation token on a Kerberized cluster: listing and stat are NameNode calls).
+type nameNodeFiles struct {
+	nn *yarnrpc.NameNodeClient
+	fs string // hdfs://host:port of the staging directory
+}
+
+// frameworkFilesOf is framework.Files on the staging directory's filesystem; nil without one (or
+// without its NameNode connection).
+func frameworkFilesOf(s stagingStore) framework.Files {
+	switch st := s.(type) {
+	case *staging:
+		if st != nil && st.nn != nil {
+			return nameNodeFiles{st.nn, "hdfs://" + st.dir.Host}
+		}
+	case *tokenStaging:
+		if st != nil {
+			return nameNodeFiles{st.nn, "hdfs://" + st.dir.Host}
+		}
+	}
+	return nil
+}
+
+func (p nameNodeFiles) FS() string { return p.fs }
+
+func (p nameNodeFiles) Stat(ctx context.Context, path string) (framework.FileInfo, error) {
+	st, err := p.nn.GetFileInfo(ctx, path)
+	if err != nil {
+		return framework.FileInfo{}, notExist(err)
+	}
+	return framework.FileInfo{IsDir: st.IsDir, Length: st.Length}, nil
+}
+
+func (p nameNodeFiles) List(ctx context.Context, dir string, max int) ([]framework.FileInfo, error) {
+	entries, err := p.nn.ListDir(ctx, dir, max)
+	if err != nil {
+		return nil, notExist(err)
+	}
+	out := make([]framework.FileInfo, len(entries))
+	for i, e := range entries {
+		out[i] = framework.FileInfo{Name: e.Name, IsDir: e.IsDir, Length: e.Length}
+	}
+	return out, nil
+}
+
+// notExist makes the NameNode's "no such file" fs.ErrNotExist too, as framework.Files says.
+func notExist(err error) error {
+	if errors.Is(err, yarnrpc.ErrFileNotFound) {
+		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
+	}
+	return err
 }

@@ -239,7 +239,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 				return m.Instances()
 			}
 			return 0
-		}, TLS: amAuthority{amTLS}, TrackingURL: base, State: frameworkStateOf(staging),
+		}, TLS: amAuthority{amTLS}, TrackingURL: base, State: frameworkStateOf(staging), Files: frameworkFilesOf(staging),
 		Publish: published.set})
 	if err != nil {
 		return 1, err

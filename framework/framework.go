@@ -96,6 +96,11 @@ type AMStart struct {
 	// completed checkpoint, docs/flink.md#when-the-applicationmaster-is-lost); nil when the AM has
 	// no staging directory to keep it in.
 	State StateStore
+	// Files reads names and sizes on the filesystem of the application's staging directory (its
+	// NameNode), with the AM's own credentials: a framework checks what is there before it relies on
+	// it (a Flink job's kept checkpoint, docs/flink.md#when-the-applicationmaster-is-lost). nil when
+	// the AM has no staging directory.
+	Files Files
 	// Publish makes name = value known to the TaskExecutors' launchers (Worker.Published): the AM
 	// serves what was published only over HTTPS with the application secret
 	// (contract.FrameworkPublishedPath), since it names what the framework's processes bound (a Flink
@@ -110,6 +115,25 @@ type AMStart struct {
 type StateStore interface {
 	Load(ctx context.Context) ([]byte, error)
 	Save(ctx context.Context, data []byte) error
+}
+
+// Files reads the metadata of one filesystem, never a file's contents. A path is absolute, of that
+// filesystem, without its scheme and authority; a missing one is an error wrapping fs.ErrNotExist.
+type Files interface {
+	// FS is the filesystem's scheme and authority (hdfs://127.0.0.1:8020): a path of another is not
+	// on it.
+	FS() string
+	// Stat is the status of p.
+	Stat(ctx context.Context, p string) (FileInfo, error)
+	// List is the entries of the directory dir, at most max of them (more is an error).
+	List(ctx context.Context, dir string, max int) ([]FileInfo, error)
+}
+
+// FileInfo is what Files tells of a file or directory.
+type FileInfo struct {
+	Name   string // its own name (in List; Stat's is empty)
+	IsDir  bool
+	Length int64 // a file's bytes
 }
 
 // MaxState bounds a framework's saved state: a few paths and ids, well below HDFS's limit on an

@@ -40,7 +40,7 @@ func NewNameNodeClient(conf *Config, addr string, auth Auth, opts ...ClientOptio
 	co.Protocol = NameNodeProtocol
 	co.Auth = auth
 	o := ClientOptions{Addresses: []string{addr}, ConnOptions: co, Role: "NameNode",
-		IdempotentMethods: []string{"getFileInfo", "getServerDefaults"}}
+		IdempotentMethods: []string{"getFileInfo", "getListing", "getServerDefaults"}}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -87,6 +87,8 @@ func (n *NameNodeClient) RenewDelegationToken(ctx context.Context, tok Token) (i
 
 // FileStatus is what yarn-am needs of a NameNode file status.
 type FileStatus struct {
+	// Name is the entry's own name in a directory listing (GetListing); empty from GetFileInfo.
+	Name    string
 	Length  int64
 	ModTime time.Time
 	IsDir   bool
@@ -114,33 +116,52 @@ func (n *NameNodeClient) GetFileInfo(ctx context.Context, path string) (FileStat
 	if !ok {
 		return FileStatus{}, fmt.Errorf("stat %s at %s: %w", path, n.addr, ErrFileNotFound)
 	}
+	st, err := parseFileStatus(fsBytes)
+	if err != nil {
+		return st, fmt.Errorf("stat %s: %w", path, err)
+	}
+	st.Name = ""
+	return st, nil
+}
+
+// parseFileStatus reads an HdfsFileStatusProto: fileType (1; IS_DIR = 1), path (2: the local name in
+// a listing), length (3), modification_time (7, ms); other fields are skipped.
+func parseFileStatus(b []byte) (FileStatus, error) {
 	var st FileStatus
-	b := fsBytes
 	for len(b) > 0 {
 		num, typ, l := protowire.ConsumeTag(b)
 		if l < 0 {
-			return st, fmt.Errorf("stat %s: malformed HdfsFileStatusProto", path)
+			return st, errors.New("malformed HdfsFileStatusProto")
 		}
 		b = b[l:]
-		if typ == protowire.VarintType {
+		switch {
+		case typ == protowire.VarintType:
 			v, l := protowire.ConsumeVarint(b)
 			if l < 0 {
-				return st, fmt.Errorf("stat %s: malformed HdfsFileStatusProto", path)
+				return st, errors.New("malformed HdfsFileStatusProto")
 			}
 			switch num {
-			case 1: // fileType: IS_DIR = 1
+			case 1:
 				st.IsDir = v == 1
-			case 3: // length
+			case 3:
 				st.Length = int64(v)
-			case 7: // modification_time, ms
+			case 7:
 				st.ModTime = time.UnixMilli(int64(v))
 			}
+			b = b[l:]
+			continue
+		case typ == protowire.BytesType && num == 2:
+			v, l := protowire.ConsumeBytes(b)
+			if l < 0 {
+				return st, errors.New("malformed HdfsFileStatusProto")
+			}
+			st.Name = string(v)
 			b = b[l:]
 			continue
 		}
 		l = protowire.ConsumeFieldValue(num, typ, b)
 		if l < 0 {
-			return st, fmt.Errorf("stat %s: malformed HdfsFileStatusProto", path)
+			return st, errors.New("malformed HdfsFileStatusProto")
 		}
 		b = b[l:]
 	}

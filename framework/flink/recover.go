@@ -117,7 +117,7 @@ func recoverAtStart(ctx context.Context, spec *Spec, conf *dist.Config, s framew
 	if kept != nil {
 		rec = *kept
 	}
-	from := ""
+	from, fromID := "", int64(0)
 	switch {
 	case spec.Jar == "":
 		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
@@ -130,13 +130,18 @@ func recoverAtStart(ctx context.Context, spec *Spec, conf *dist.Config, s framew
 		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"AM attempt %d: the Flink job's state was not kept: %s; the job starts %s", s.Attempt, whyNothingKept(conf), startsFrom(spec))})
 	default:
-		from = rec.Path
+		pick := pickRestore(ctx, rec, s.Files)
+		if pick.Path == "" {
+			emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+				"AM attempt %d: no kept checkpoint of the Flink job is left: %s; the job starts %s", s.Attempt, pick.Why, startsFrom(spec))})
+			break
+		}
+		from, fromID = pick.Path, pick.Checkpoint
 		emit(contract.Event{Type: EventJob, Message: fmt.Sprintf(
-			"AM attempt %d: the Flink job starts from checkpoint %d at %s, the latest completed one attempt %d saw of job %s",
-			s.Attempt, rec.Checkpoint, rec.Path, rec.Attempt, rec.JobID)})
+			"AM attempt %d: the Flink job starts from checkpoint %d at %s, %s", s.Attempt, pick.Checkpoint, pick.Path, pick.Why)})
 	}
 	if err == nil {
-		rec.Restores = append(rec.Restores, restore{Attempt: s.Attempt, Checkpoint: rec.Checkpoint, Path: from})
+		rec.Restores = append(rec.Restores, restore{Attempt: s.Attempt, Checkpoint: fromID, Path: from})
 		if len(rec.Restores) > maxRestores {
 			rec.Restores = rec.Restores[len(rec.Restores)-maxRestores:]
 		}
@@ -296,7 +301,8 @@ const (
 // the settings a restore after an AM loss needs, where the configuration has none of its own:
 // RETAIN_ON_CANCELLATION, since a JobManager stopped with its AM ends the job SUSPENDED, which deletes
 // the checkpoints by Flink's default; and num-retained (retained), so the checkpoint the AM last
-// saw is not deleted yet. It writes what it set to out.
+// saw is not deleted yet, raised to that when the configuration keeps fewer. It writes what it set
+// to out.
 func checkpointDefaults(conf *dist.Config, out io.Writer) {
 	iv, _ := conf.Get(KeyCheckpointInterval)
 	interval, err := flinkDuration(iv)
@@ -307,10 +313,23 @@ func checkpointDefaults(conf *dist.Config, out io.Writer) {
 		conf.Set(KeyCheckpointRetention, RetainOnCancellation)
 		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %s (default of yarn-am: a later AM attempt restores the job from its checkpoints)\n", KeyCheckpointRetention, RetainOnCancellation)
 	}
-	if _, set := firstOf(conf, KeyCheckpointsRetained, keyCheckpointsRetained); !set {
-		n := retained(interval)
+	n := retained(interval)
+	v, set := firstOf(conf, KeyCheckpointsRetained, keyCheckpointsRetained)
+	if !set {
 		conf.Set(KeyCheckpointsRetained, strconv.Itoa(n))
 		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %d (default of yarn-am for a checkpoint every %s: the AM reads the latest every %s)\n", KeyCheckpointsRetained, n, interval, contract.FrameworkDetailsInterval)
+		return
+	}
+	// Fewer retained than the AM's reads need: Flink would delete the checkpoint the AM kept before a
+	// later attempt could start from it. Raised, under whichever names the job set.
+	if have, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && have < n {
+		for _, k := range []string{KeyCheckpointsRetained, keyCheckpointsRetained} {
+			if _, ok := conf.Get(k); ok {
+				conf.Set(k, strconv.Itoa(n))
+			}
+		}
+		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %d raised to %d (for a checkpoint every %s, the AM reads the latest every %s: a later AM attempt restores the job from one of them)\n",
+			KeyCheckpointsRetained, have, n, interval, contract.FrameworkDetailsInterval)
 	}
 }
 

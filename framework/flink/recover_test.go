@@ -51,9 +51,11 @@ func (m *memStore) saved() int { m.mu.Lock(); defer m.mu.Unlock(); return m.save
 func TestRecoveryAcrossAttempts(t *testing.T) {
 	store := &memStore{}
 	spec := &Spec{Jar: "job.jar", Config: map[string]string{}}
+	ck := t.TempDir()
 	conf := dist.NewConfig()
 	conf.Set(KeyCheckpointInterval, "1s")
-	conf.Set(KeyCheckpointDir, "file:///tmp/ck")
+	conf.Set(KeyCheckpointDir, "file://"+ck)
+	writeCheckpoints(t, ck+"/"+testJobID, 5, 6)
 
 	// Attempt 1: no earlier state; the watch tells the recorder of each read.
 	var ev1 recorded
@@ -72,7 +74,7 @@ func TestRecoveryAcrossAttempts(t *testing.T) {
 	}
 	read()
 	assert.Zero(t, store.saved(), "a checkpoint in the JobManager's memory is nothing to restore from")
-	jm.checkpoints = `{"counts":{"completed":5},"latest":{"completed":{"id":5,"external_path":"file:/tmp/ck/` + testJobID + `/chk-5"}}}`
+	jm.checkpoints = `{"counts":{"completed":5},"latest":{"completed":{"id":5,"external_path":"file:` + ck + `/` + testJobID + `/chk-5"}}}`
 	read()
 	read() // the same checkpoint: not saved again
 	assert.Equal(t, 1, store.saved())
@@ -84,12 +86,12 @@ func TestRecoveryAcrossAttempts(t *testing.T) {
 	// Attempt 2 starts from checkpoint 6.
 	var ev2 recorded
 	from, kept = recoverAtStart(context.Background(), spec, conf, framework.AMStart{Attempt: 2, State: store}, ev2.emit)
-	assert.Equal(t, "file:/tmp/ck/"+testJobID+"/chk-6", from)
-	assert.Contains(t, ev2.messages(), "AM attempt 2: the Flink job starts from checkpoint 6 at file:/tmp/ck/"+testJobID+"/chk-6, the latest completed one attempt 1 saw")
+	assert.Equal(t, "file:"+ck+"/"+testJobID+"/chk-6", from)
+	assert.Contains(t, ev2.messages(), "AM attempt 2: the Flink job starts from checkpoint 6 at file:"+ck+"/"+testJobID+"/chk-6, the latest completed one attempt 1 saw")
 	assert.Equal(t, contract.SeverityInfo, severityOf(ev2.evs[0]))
 	d := newRecorder(store, ev2.emit, 2, kept).details()
 	require.Len(t, d, 1)
-	assert.Equal(t, contract.Detail{Name: "AM attempt 2", Value: "restored checkpoint 6, file:/tmp/ck/" + testJobID + "/chk-6"}, d[0])
+	assert.Equal(t, contract.Detail{Name: "AM attempt 2", Value: "restored checkpoint 6, file:" + ck + "/" + testJobID + "/chk-6"}, d[0])
 
 	// The restores are kept too: attempt 3 of a store with no checkpoint (a record that lost it)
 	// starts from nothing and shows both.
@@ -187,6 +189,25 @@ func TestCheckpointDefaults(t *testing.T) {
 	assert.Equal(t, "DELETE_ON_CANCELLATION", get(c, KeyCheckpointRetention))
 	_, set := c.Get(KeyCheckpointsRetained)
 	assert.False(t, set, "the deprecated key the user set stands")
+	assert.Equal(t, "3", get(c, keyCheckpointsRetained), "more than the AM needs (2 for a checkpoint a minute)")
+
+	// The job keeps one checkpoint (its own keys): raised to what the AM's reads need, under the
+	// names it set, and said.
+	out.Reset()
+	c = dist.NewConfig()
+	c.Set(KeyCheckpointInterval, "1s")
+	c.Set(KeyCheckpointRetention, RetainOnCancellation)
+	c.Set(KeyCheckpointsRetained, "1")
+	c.Set(keyCheckpointsRetained, "1")
+	checkpointDefaults(c, &out)
+	assert.Equal(t, "7", get(c, KeyCheckpointsRetained))
+	assert.Equal(t, "7", get(c, keyCheckpointsRetained))
+	assert.Contains(t, out.String(), "execution.checkpointing.num-retained: 1 raised to 7 (for a checkpoint every 1s")
+	c.Set(KeyCheckpointsRetained, "9")
+	out.Reset()
+	checkpointDefaults(c, &out)
+	assert.Equal(t, "9", get(c, KeyCheckpointsRetained), "more than yarn-am's default stands")
+	assert.Empty(t, out.String())
 
 	c = dist.NewConfig()
 	checkpointDefaults(c, &out)
