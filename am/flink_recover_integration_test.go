@@ -4,6 +4,7 @@ package am_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -22,9 +23,12 @@ import (
 )
 
 var (
-	counterLine  = regexp.MustCompile(`YARN_AM_FLINK_COUNTER count=(\d+) container=(\S+)`)
-	restoredLine = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) container=(\S+)`)
-	checkpointID = regexp.MustCompile(`^#(\d+)`)
+	// startsFromNewer is attempt 2's event when the checkpoint the AM kept is gone and it starts from
+	// the newest one left.
+	startsFromNewer = regexp.MustCompile(`^AM attempt 2: the Flink job starts from checkpoint (\d+) at (\S+), the newest completed one in "([^"]+)" \(attempt 1 last saw checkpoint (\d+);`)
+	counterLine     = regexp.MustCompile(`YARN_AM_FLINK_COUNTER count=(\d+) container=(\S+)`)
+	restoredLine    = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) container=(\S+)`)
+	checkpointID    = regexp.MustCompile(`^#(\d+)`)
 )
 
 // lastCount is the highest count a container of the application printed, with its container.
@@ -38,13 +42,18 @@ func lastCount(id string) (int, string) {
 	return best, in
 }
 
-// TestFlinkJobSurvivesTheLossOfItsAM: the counter job checkpoints every second to a local directory
-// to HDFS with max-attempts = 2; once the AM has seen a few completed checkpoints its process is SIGKILLed.
-// Attempt 2's JobManager starts the job from the latest checkpoint attempt 1 kept in the staging
-// directory: its new TaskManager prints restored=N with 0 < N <= the last count before the kill, the
-// count goes on from there, the status names the checkpoint attempt 2 restored, and no process of
-// attempt 1's JobManager is left (docs/flink.md#when-the-applicationmaster-is-lost). On each tested
-// Flink line.
+// TestFlinkJobSurvivesTheLossOfItsAM: the counter job checkpoints every second to HDFS with
+// max-attempts = 2, and its own keys retain its checkpoints on cancellation and keep one of them
+// (num-retained = 1, as a job that sets its own retention often does): yarn-am raises num-retained to
+// what its reads need, and the JobManager's line says so. Once the AM has seen a few completed
+// checkpoints it is stopped (SIGSTOP), so it records nothing more, while its JobManager checkpoints on
+// until Flink has deleted the checkpoint the AM kept (read from the staging directory's record); then
+// the AM is SIGKILLed. Attempt 2's JobManager starts the job from the newest completed checkpoint
+// left, newer than the kept one (its event says which and why), where Flink would have failed the
+// application on the kept path: its new TaskManager prints restored=N with 0 < N <= the last count
+// before the kill, the count goes on from there, the status names the checkpoint attempt 2 restored,
+// the application stays on attempt 2, and no process of attempt 1's JobManager is left
+// (docs/flink.md#when-the-applicationmaster-is-lost). On each tested Flink line.
 func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
 	e2eEnv(t)
 	fsys := testUserHDFS(t)
@@ -56,8 +65,10 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	require.NoError(t, fsys.MkdirAll(base, 0o755))
 	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
 	ckDir := fsys.DefaultFS + base
-	job := flinkJobOf(t, v, "flink-recover", 1, 1, []string{"counter"},
-		fmt.Sprintf("\"execution.checkpointing.interval\" = \"1s\"\n\"execution.checkpointing.dir\" = %q", ckDir))
+	job := flinkJobOf(t, v, "flink-recover", 1, 1, []string{"counter"}, fmt.Sprintf(
+		"\"execution.checkpointing.interval\" = \"1s\"\n\"execution.checkpointing.dir\" = %q\n"+
+			"\"execution.checkpointing.externalized-checkpoint-retention\" = \"RETAIN_ON_CANCELLATION\"\n"+
+			"\"execution.checkpointing.num-retained\" = \"1\"", ckDir))
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "max-attempts = 1", "max-attempts = 2", 1)), 0o644))
@@ -78,10 +89,35 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 		return seen >= 3 && strings.Contains(yarnAM(t, time.Minute, "status", id).stdout, "is kept in the staging directory for a later AM attempt")
 	})
 	require.GreaterOrEqual(t, seen, 3, "%s", containerLogs(id))
+	assert.Contains(t, amContainerFile(id, "am.stdout"), "yarn-am flink-jobmanager: execution.checkpointing.num-retained: 1 raised to 7 (for a checkpoint every 1s",
+		"the job's own num-retained is raised")
 
+	// The AM stops recording; its JobManager checkpoints on.
 	amCID := strings.Replace(id, "application_", "container_", 1) + "_01_000001"
 	pids := procsOfContainer(amCID, "yarn-am", "am")
 	require.Len(t, pids, 1, "the AM process of %s", amCID)
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGSTOP))
+	t.Cleanup(func() { _ = syscall.Kill(pids[0], syscall.SIGCONT) })
+
+	// The checkpoint the AM kept, from its record in the staging directory; Flink deletes it once
+	// num-retained newer ones completed.
+	d, _ := flinkDetails(t, id)
+	attrs, err := fsys.Client.GetXAttrs(client.StagingDir(d.Report.User, id), "user.yarn-am.framework-state")
+	require.NoError(t, err)
+	var kept struct {
+		Checkpoint int64  `json:"checkpoint"`
+		Path       string `json:"path"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(attrs["user.yarn-am.framework-state"]), &kept), "%q", attrs)
+	require.Contains(t, kept.Path, base, "the kept checkpoint %+v", kept)
+	keptMeta := path.Join(strings.TrimPrefix(kept.Path, fsys.DefaultFS), "_metadata")
+	stopped := time.Now()
+	require.Eventually(t, func() bool {
+		_, err := fsys.Stat(keptMeta)
+		return errors.Is(err, os.ErrNotExist)
+	}, 3*time.Minute, 500*time.Millisecond, "Flink deletes the kept checkpoint %s (subsumed) while the AM is stopped", kept.Path)
+	subsumed := time.Since(stopped)
+
 	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
 	kill := time.Now()
 	before, oldTM := lastCount(id)
@@ -152,6 +188,14 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 		}
 	}
 	assert.Contains(t, told, base, "attempt 2's event names the checkpoint: %+v", doc.AM.Events)
+	// The kept one is gone: the newest completed one left, newer than it, and the event says why.
+	m := startsFromNewer.FindStringSubmatch(told)
+	require.NotNil(t, m, "attempt 2 says it starts from a checkpoint newer than the kept one: %q", told)
+	from, _ := strconv.ParseInt(m[1], 10, 64)
+	assert.Greater(t, from, kept.Checkpoint, "a checkpoint newer than the kept one")
+	assert.Equal(t, strconv.FormatInt(kept.Checkpoint, 10), m[4])
+	assert.Equal(t, fmt.Sprintf("%s/chk-%d", m[3], from), m[2])
+	assert.Equal(t, fmt.Sprintf("restored checkpoint %d, %s", from, m[2]), details["AM attempt 2"])
 
 	// Attempt 1's JobManager ended with its AM (it is in a process group of its own).
 	assert.Eventually(t, func() bool { return len(procsOfContainer(amCID, "java", "")) == 0 }, time.Minute, time.Second,
@@ -160,6 +204,7 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	// Still attempt 2: its JobManager's restore did not fail it.
 	rep := rmReport(t, id, 10*time.Second)
 	assert.EqualValues(t, 2, rep.GetCurrentApplicationAttemptId().GetAttemptId())
+	t.Logf("kept checkpoint %d deleted by Flink %s after the AM stopped; attempt 2 started from checkpoint %d", kept.Checkpoint, subsumed.Round(100*time.Millisecond), from)
 	t.Logf("AM SIGKILLed after checkpoint %d; last count before the kill %d (%s); attempt 2 restored %d (%d records not restored) from %s; job RUNNING again in the AM's status %s after the kill (load %s)",
 		seen, before, oldTM, restored, before-restored, details["AM attempt 2"], running.Round(100*time.Millisecond), loadAvgE2E())
 }
