@@ -25,7 +25,7 @@ import (
 var (
 	// startsFromNewer is attempt 2's event when the checkpoint the AM kept is gone and it starts from
 	// the newest one left.
-	startsFromNewer = regexp.MustCompile(`^AM attempt 2: the Flink job starts from checkpoint (\d+) at (\S+), the newest completed one in "([^"]+)" \(attempt 1 last saw checkpoint (\d+);`)
+	startsFromNewer = regexp.MustCompile(`^AM attempt 2: the Flink job starts from checkpoint (\d+) at (\S+), the newest completed one in (\S+) \(attempt 1 last saw checkpoint (\d+);`)
 	counterLine     = regexp.MustCompile(`YARN_AM_FLINK_COUNTER count=(\d+) container=(\S+)`)
 	restoredLine    = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) container=(\S+)`)
 	checkpointID    = regexp.MustCompile(`^#(\d+)`)

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // Which checkpoint a later AM attempt's JobManager starts the job from
@@ -129,7 +128,7 @@ func pickRestore(ctx context.Context, rec recovery, staging framework.Files) res
 	}
 	entries, err := files.List(ctx, dir, maxCheckpointEntries)
 	if errors.Is(err, fs.ErrNotExist) {
-		return restorePoint{Why: fmt.Sprintf("%s, is gone with its directory %s", saw, text.Quote(dirURI))}
+		return restorePoint{Why: fmt.Sprintf("%s, is gone with its directory %s", saw, dirURI)}
 	}
 	if err != nil {
 		// Not listed: the kept one, if it is still there.
@@ -160,11 +159,11 @@ func pickRestore(ctx context.Context, rec recovery, staging framework.Files) res
 			return restorePoint{id, rec.Path, latest}
 		case id > rec.Checkpoint:
 			return restorePoint{id, sibling(name), fmt.Sprintf("the newest completed one in %s (attempt %d last saw checkpoint %d; Flink completed newer ones before the AM was lost)",
-				text.Quote(dirURI), rec.Attempt, rec.Checkpoint)}
+				dirURI, rec.Attempt, rec.Checkpoint)}
 		default:
 			return restorePoint{id, sibling(name), fmt.Sprintf("the newest completed one left in %s (checkpoint %d, the latest attempt %d saw, is gone)",
-				text.Quote(dirURI), rec.Checkpoint, rec.Attempt)}
+				dirURI, rec.Checkpoint, rec.Attempt)}
 		}
 	}
-	return restorePoint{Why: fmt.Sprintf("%s, is gone, and no completed checkpoint (a chk-N directory with its _metadata) is left in %s", saw, text.Quote(dirURI))}
+	return restorePoint{Why: fmt.Sprintf("%s, is gone, and no completed checkpoint (a chk-N directory with its _metadata) is left in %s", saw, dirURI)}
 }
