@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -28,17 +29,25 @@ type xattrFrameworkState struct {
 // frameworkStateOf is the framework's store in the staging directory; nil without one (or without
 // its NameNode connection).
 func frameworkStateOf(s stagingStore) framework.StateStore {
+	if nn, dir := stagingNameNode(s); nn != nil {
+		return xattrFrameworkState{nn, dir.Path}
+	}
+	return nil
+}
+
+// stagingNameNode is the staging directory's NameNode connection and URI; nil without one.
+func stagingNameNode(s stagingStore) (*yarnrpc.NameNodeClient, *url.URL) {
 	switch st := s.(type) {
 	case *staging:
 		if st != nil && st.nn != nil {
-			return xattrFrameworkState{st.nn, st.dir.Path}
+			return st.nn, st.dir
 		}
 	case *tokenStaging:
 		if st != nil {
-			return xattrFrameworkState{st.nn, st.dir.Path}
+			return st.nn, st.dir
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // Load reads the state back; nil, nil when none was saved.
@@ -73,15 +82,8 @@ type nameNodeFiles struct {
 // frameworkFilesOf is framework.Files on the staging directory's filesystem; nil without one (or
 // without its NameNode connection).
 func frameworkFilesOf(s stagingStore) framework.Files {
-	switch st := s.(type) {
-	case *staging:
-		if st != nil && st.nn != nil {
-			return nameNodeFiles{st.nn, "hdfs://" + st.dir.Host}
-		}
-	case *tokenStaging:
-		if st != nil {
-			return nameNodeFiles{st.nn, "hdfs://" + st.dir.Host}
-		}
+	if nn, dir := stagingNameNode(s); nn != nil {
+		return nameNodeFiles{nn, "hdfs://" + dir.Host}
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ func pickRestore(ctx context.Context, rec recovery, staging framework.Files) res
 	dir := path.Dir(p)
 	if _, ok := checkpointIDOf(path.Base(p)); !ok {
 		// Not a chk-N directory of Flink's layout: the kept path itself, if its metadata is there.
-		if fi, err := files.Stat(ctx, path.Join(p, "_metadata")); err == nil && !fi.IsDir && fi.Length > 0 {
+		if completed(ctx, files, p) {
 			return restorePoint{rec.Checkpoint, rec.Path, latest}
 		}
 		return restorePoint{Why: fmt.Sprintf("%s, at %s, has no _metadata any more", saw, rec.Path)}
@@ -132,7 +132,7 @@ func pickRestore(ctx context.Context, rec recovery, staging framework.Files) res
 	}
 	if err != nil {
 		// Not listed: the kept one, if it is still there.
-		if fi, serr := files.Stat(ctx, path.Join(p, "_metadata")); serr == nil && !fi.IsDir && fi.Length > 0 {
+		if completed(ctx, files, p) {
 			return restorePoint{rec.Checkpoint, rec.Path, fmt.Sprintf("%s (its directory could not be listed: %v)", latest, err)}
 		}
 		return restorePoint{Why: fmt.Sprintf("%s, is gone, and its directory could not be listed for another: %v", saw, err)}
@@ -150,8 +150,7 @@ func pickRestore(ctx context.Context, rec recovery, staging framework.Files) res
 			break
 		}
 		name := "chk-" + strconv.FormatInt(id, 10)
-		fi, err := files.Stat(ctx, path.Join(dir, name, "_metadata"))
-		if err != nil || fi.IsDir || fi.Length == 0 {
+		if !completed(ctx, files, path.Join(dir, name)) {
 			continue // in progress, being deleted, or unreadable: an older one
 		}
 		switch {
@@ -166,4 +165,11 @@ func pickRestore(ctx context.Context, rec recovery, staging framework.Files) res
 		}
 	}
 	return restorePoint{Why: fmt.Sprintf("%s, is gone, and no completed checkpoint (a chk-N directory with its _metadata) is left in %s", saw, dirURI)}
+}
+
+// completed says whether the checkpoint directory chk holds its metadata: Flink writes _metadata
+// last, so one without it (or with an empty one) is in progress, being deleted or unreadable.
+func completed(ctx context.Context, files framework.Files, chk string) bool {
+	fi, err := files.Stat(ctx, path.Join(chk, "_metadata"))
+	return err == nil && !fi.IsDir && fi.Length > 0
 }
