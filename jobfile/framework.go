@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 )
 
 // This file is the job file's side of the framework seam (docs/design.md#adding-a-framework): a
@@ -135,6 +136,40 @@ func (t *Table) Value(key string) (any, bool) { v, ok := t.m[key]; return v, ok 
 
 // Bool reads a boolean key; set false when the key is absent (a value of another type is a problem).
 func (t *Table) Bool(key string) (v bool, set bool) { return t.r.boolean(t.m, key, t.name+"."+key) }
+
+// Int reads an integer key within [lo, hi]; set false when the key is absent or wrong (a value of
+// another type or out of range is a problem naming the range and note).
+func (t *Table) Int(key string, lo, hi int64, note string) (v int64, set bool) {
+	return t.r.integer(t.m, key, t.name+"."+key, lo, hi, note)
+}
+
+// Duration reads a duration key written as Go writes one ("90s", "5m", "1h30m") of at least least;
+// set false when the key is absent or wrong (the problem names the key, the value and examples).
+func (t *Table) Duration(key string, least time.Duration, examples string) (v time.Duration, set bool) {
+	full := t.name + "." + key
+	s, ok := t.r.str(t.m, key, full)
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		t.Problem("%s = %q: not a duration; use a number with a unit, e.g. %s", full, cutValue(s), examples)
+	case d < least:
+		t.Problem("%s = %q: must be at least %s", full, cutValue(s), least)
+	default:
+		return d, true
+	}
+	return 0, false
+}
+
+// cutValue is a value's first 40 bytes for a problem's text.
+func cutValue(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
 
 // Strings reads a list of strings.
 func (t *Table) Strings(key string) []string { return t.r.strings(t.m, key, t.name+"."+key) }
