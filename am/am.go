@@ -92,6 +92,9 @@ type config struct {
 	Policy decision.PolicyConfig
 	// Events receives the AM's events (nil: a new log of events.DefaultCapacity).
 	Events *events.Log
+	// ReleaseEvents, when set, is called once the first registration has restored the previous
+	// attempt's events (adopt): the framework's events held until then follow them (frameworkEmitter).
+	ReleaseEvents func()
 	// Metrics is updated by the loop (nil: new ones); served at /metrics.
 	Metrics *metrics
 	// Keys names the configuration key of each YARN resource type, for messages

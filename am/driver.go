@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -41,6 +43,10 @@ type driverConfig struct {
 	// exit code. A Flink JobManager is such a driver: it would wait for TaskManagers that are no
 	// longer replaced (docs/flink.md#scaling-failures-logs).
 	EndOnFailureLimit bool
+	// Restart, when set, is asked when the driver exits with a code other than 0 while the AM runs
+	// and has not stopped it (framework.AM.RestartDriver): ok starts it again in place, in the same
+	// attempt, with env ("KEY=value") added to its environment; else its exit ends the application.
+	Restart func(ctx context.Context, code int) (env []string, ok bool)
 
 	// tail keeps the last lines of the driver's stderr for the status's owner view (driverOutcome).
 	tail *stderrtail.Tail
@@ -79,15 +85,42 @@ func driverEnv(d *driverConfig) ([]string, error) {
 	return append(env, d.Env...), nil
 }
 
-// startDriver starts the driver; the returned channel closes when it has exited.
+// startDriver starts the driver; the returned channel closes when it has exited for good: with
+// d.Restart, a driver that exits non-zero may be started again in place first (superviseDriver).
 func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
+	d := a.cfg.Driver
+	d.tail = &stderrtail.Tail{Redact: driverRedactor(d.Env, d.Tokens)}
+	cmd, err := a.spawnDriver(nil)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			a.signalDriver(syscall.SIGTERM)
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				a.signalDriver(syscall.SIGKILL)
+			}
+		case <-done:
+		}
+	}()
+	go a.superviseDriver(ctx, cmd, done)
+	return done, nil
+}
+
+// spawnDriver starts the driver's process, with extra ("KEY=value") added to its environment, in a
+// process group of its own.
+func (a *am) spawnDriver(extra []string) (*exec.Cmd, error) {
 	d := a.cfg.Driver
 	cmd := exec.Command("/bin/bash", "-c", d.Command)
 	env, err := driverEnv(d)
 	if err != nil {
 		return nil, err
 	}
-	cmd.Env = env
+	cmd.Env = append(env, extra...) // the last of a duplicate key wins (os/exec)
 	cmd.Stdout, cmd.Stderr = d.Stdout, d.Stderr
 	if cmd.Stdout == nil {
 		cmd.Stdout = os.Stdout
@@ -99,10 +132,9 @@ func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	_ = os.Remove(outcome) // an earlier attempt's
+	_ = os.Remove(outcome) // an earlier attempt's, or the driver's before its restart
 	d.outcomeFile = outcome
 	cmd.Env = append(cmd.Env, contract.EnvOutcomeFile+"="+outcome)
-	d.tail = &stderrtail.Tail{Redact: driverRedactor(d.Env, d.Tokens)}
 	cmd.Stderr = io.MultiWriter(cmd.Stderr, d.tail)
 	// Stderr is now a pipe that Wait drains: a background process the driver leaves holding it must not
 	// keep Wait from returning once the driver has exited.
@@ -115,41 +147,96 @@ func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	a.mu.Lock()
 	a.driverPID = cmd.Process.Pid
 	a.mu.Unlock()
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-			select {
-			case <-done:
-			case <-time.After(5 * time.Second):
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			}
-		case <-done:
-		}
-	}()
-	go func() {
-		err := cmd.Wait()
-		code := 0
-		var ee *exec.ExitError
-		switch {
-		case err == nil, errors.Is(err, exec.ErrWaitDelay): // exited 0; a leftover child held stderr
-		case errors.As(err, &ee):
-			code = ee.ExitCode()
-			if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
-				code = 128 + int(st.Signal())
-			}
-		default:
-			code = -1
-		}
-		a.mu.Lock()
-		a.driverExit = &code
-		a.mu.Unlock()
+	return cmd, nil
+}
+
+// signalDriver sends sig to the driver's process group, the one running now.
+func (a *am) signalDriver(sig syscall.Signal) {
+	a.mu.Lock()
+	pid := a.driverPID
+	a.mu.Unlock()
+	if pid > 0 {
+		_ = syscall.Kill(-pid, sig)
+	}
+}
+
+// superviseDriver waits for the driver; one that exits non-zero is started again in place when
+// mayRestart says so, else its exit code is the driver's outcome and done closes.
+func (a *am) superviseDriver(ctx context.Context, cmd *exec.Cmd, done chan<- struct{}) {
+	for {
+		code := exitCodeOf(cmd.Wait())
 		a.log.WithField("exit_code", code).Info("am: driver exited")
-		close(done)
-		a.poke()
-	}()
-	return done, nil
+		next := a.restartDriver(ctx, code)
+		if next == nil {
+			a.mu.Lock()
+			a.driverExit = &code
+			a.mu.Unlock()
+			close(done)
+			a.poke()
+			return
+		}
+		cmd = next
+		if ctx.Err() != nil { // the AM stopped while it started: it goes too
+			a.signalDriver(syscall.SIGTERM)
+		}
+	}
+}
+
+// exitCodeOf is the driver's exit code from Wait's error: 128+N for a signal N, -1 when unknown.
+func exitCodeOf(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil, errors.Is(err, exec.ErrWaitDelay): // exited 0; a leftover child held stderr
+		return 0
+	case errors.As(err, &ee):
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			return 128 + int(st.Signal())
+		}
+		return ee.ExitCode()
+	default:
+		return -1
+	}
+}
+
+// restartDriver starts the driver again in place when it exited non-zero while the AM runs, the AM
+// did not stop it, and its framework asks for the restart (driverConfig.Restart); nil: it stays
+// ended.
+func (a *am) restartDriver(ctx context.Context, code int) *exec.Cmd {
+	d := a.cfg.Driver
+	a.mu.Lock()
+	stopped := a.driverEnded
+	a.mu.Unlock()
+	if d.Restart == nil || code == 0 || stopped || ctx.Err() != nil {
+		return nil
+	}
+	env, ok := d.Restart(ctx, code)
+	if !ok || ctx.Err() != nil {
+		return nil
+	}
+	// What the driver left in its process group goes with it before it starts again.
+	a.signalDriver(syscall.SIGKILL)
+	cmd, err := a.spawnDriver(env)
+	if err != nil {
+		a.log.WithError(err).Error("am: the driver could not be started again")
+		return nil
+	}
+	a.log.WithFields(logrus.Fields{"exit_code": code, "pid": cmd.Process.Pid}).Warn("am: driver restarted in place")
+	return cmd
+}
+
+// restartWith is driverConfig.Restart asking a framework's RestartDriver; nil without one.
+func restartWith(r func(context.Context, int) (map[string]string, bool)) func(context.Context, int) ([]string, bool) {
+	if r == nil {
+		return nil
+	}
+	return func(ctx context.Context, code int) ([]string, bool) {
+		env, ok := r(ctx, code)
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(env)) {
+			kv = append(kv, k+"="+env[k])
+		}
+		return kv, ok
+	}
 }
 
 // driverOutcome is the application's outcome once the driver has exited (nil before).

@@ -243,3 +243,63 @@ func TestDriverOutcomeFileIsReadOnlyAsARegularFile(t *testing.T) {
 		_ = os.RemoveAll(filepath.Join(dir, contract.OutcomeFileName))
 	}
 }
+
+// A driver whose framework restarts it (framework.AM.RestartDriver) is started again in place when it
+// exits non-zero, with the framework's environment added: the restarted driver sees it, the AM's
+// outcome waits for the driver's end for good, and what the framework refuses ends the application
+// with that exit's code. A driver the AM stopped itself (the failure limit) is never restarted.
+func TestDriverRestartedInPlaceByItsFramework(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var codes []int
+	var mu sync.Mutex
+	// Each run counts itself in runs; the first two die as a lost JVM would (exit 93), the third exits 5
+	// and is not restarted: the framework allows two restarts.
+	d := &driverConfig{Command: `n=$(($(cat runs 2>/dev/null || echo 0)+1)); echo $n > runs; echo "$n ${RESTARTED_FROM:-none}" >> seen; [ $n -le 2 ] && exit 93; exit 5`,
+		Stdout: io.Discard, Stderr: io.Discard}
+	d.Restart = restartWith(func(_ context.Context, code int) (map[string]string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		codes = append(codes, code)
+		if len(codes) > 2 {
+			return nil, false
+		}
+		return map[string]string{"RESTARTED_FROM": fmt.Sprint("chk-", len(codes))}, true
+	})
+	a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+	done, err := a.startDriver(context.Background())
+	require.NoError(t, err)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the driver did not end for good")
+	}
+	seen, err := os.ReadFile("seen")
+	require.NoError(t, err)
+	assert.Equal(t, "1 none\n2 chk-1\n3 chk-2\n", string(seen), "each restart runs with the framework's environment")
+	mu.Lock()
+	assert.Equal(t, []int{93, 93, 5}, codes, "the framework is asked of every non-zero exit")
+	mu.Unlock()
+	out := a.driverOutcome()
+	require.NotNil(t, out)
+	assert.Contains(t, out.Diagnostics, "exited with code 5", "the last exit is the outcome")
+
+	// Stopped by the AM at the failure limit: its exit is final, the framework is not asked.
+	asked := false
+	ready := filepath.Join(t.TempDir(), "ready")
+	d = &driverConfig{Command: "trap 'exit 1' TERM; touch " + ready + "; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: true,
+		Restart: func(context.Context, int) ([]string, bool) { asked = true; return nil, true }}
+	a = &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+	done, err = a.startDriver(context.Background())
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 20*time.Second, 10*time.Millisecond)
+	a.mu.Lock()
+	a.limitHit = true
+	a.mu.Unlock()
+	a.endDriverOnLimit()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stopped driver did not end")
+	}
+	assert.False(t, asked, "a driver the AM stopped is not restarted")
+}

@@ -102,14 +102,42 @@ func boundDetails(d []contract.Detail) []contract.Detail {
 }
 
 // frameworkEmitter is framework.AMStart.Emit: a framework's event goes to the AM's log as it is,
-// info when it names no severity, its message cut to the bound of a detail's tenfold.
-func frameworkEmitter(log *events.Log) func(contract.Event) {
-	return func(e contract.Event) {
+// info when it names no severity, its message cut to the bound of a detail's tenfold. Until release
+// is called (config.ReleaseEvents: the first registration restored the previous attempt's events)
+// the events are held, at most maxHeldEvents, stamped with the time they were emitted: a later
+// attempt's framework speaks at its start (the checkpoint it restores), and its words belong after
+// the history the attempt restores, not before it, where the status's latest events would not show
+// them.
+func frameworkEmitter(log *events.Log) (emit func(contract.Event), release func()) {
+	var mu sync.Mutex
+	var held []contract.Event
+	open := false
+	emit = func(e contract.Event) {
 		if e.Severity == "" {
 			e.Severity = contract.SeverityInfo
 		}
-		e.ID, e.Time = 0, time.Time{}
+		e.ID, e.Time = 0, time.Now().UTC()
 		e.Message = text.Cut(e.Message, 10*contract.MaxDetailBytes)
+		mu.Lock()
+		defer mu.Unlock()
+		if !open {
+			if len(held) < maxHeldEvents {
+				held = append(held, e)
+			}
+			return
+		}
 		log.Add(e)
 	}
+	release = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range held {
+			log.Add(e)
+		}
+		held, open = nil, true
+	}
+	return emit, release
 }
+
+// maxHeldEvents bounds what a framework says before the AM registered.
+const maxHeldEvents = 100

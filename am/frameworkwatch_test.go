@@ -49,16 +49,29 @@ func TestFrameworkWatchBoundsAndKeepsTheDetails(t *testing.T) {
 }
 
 // TestFrameworkEventsReachTheLog: a framework's event is stamped by the AM's log, info by default.
+// What it says before the AM registered is held until then and follows the history a later attempt
+// restores (its start's checkpoint after the earlier attempt's events, where the status's latest
+// events show it), stamped with the time it was said.
 func TestFrameworkEventsReachTheLog(t *testing.T) {
 	log := events.NewLog(10)
-	emit := frameworkEmitter(log)
+	emit, release := frameworkEmitter(log)
 	emit(contract.Event{Type: "flink-job", Message: "Flink job x is RUNNING", ID: 99, Time: time.Unix(1, 0)})
 	emit(contract.Event{Type: "flink-job", Severity: contract.SeverityError, Message: strings.Repeat("m", 10000)})
-	evs := log.Latest(2)
-	if len(evs) != 2 || evs[0].ID != 1 || evs[0].Severity != contract.SeverityInfo || evs[0].Time.Year() < 2000 {
+	if n := len(log.Latest(10)); n != 0 {
+		t.Fatalf("%d events before the registration", n)
+	}
+	log.Add(contract.Event{Type: "am-restarted", Message: "the earlier attempt's history"})
+	release()
+	emit(contract.Event{Type: "flink-job", Message: "after"})
+	evs := log.Latest(10)
+	if len(evs) != 4 || evs[0].Type != "am-restarted" || evs[1].ID != 2 || evs[1].Severity != contract.SeverityInfo || evs[1].Time.Year() < 2000 || evs[3].Message != "after" {
 		t.Fatalf("events: %+v", evs)
 	}
-	if evs[1].Severity != contract.SeverityError || len(evs[1].Message) != 10*contract.MaxDetailBytes {
-		t.Errorf("the second event: severity %s, %d bytes", evs[1].Severity, len(evs[1].Message))
+	if evs[2].Severity != contract.SeverityError || len(evs[2].Message) != 10*contract.MaxDetailBytes {
+		t.Errorf("the second event: severity %s, %d bytes", evs[2].Severity, len(evs[2].Message))
+	}
+	release() // once more: nothing held, nothing added
+	if n := len(log.Latest(10)); n != 4 {
+		t.Errorf("%d events after a second release", n)
 	}
 }

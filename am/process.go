@@ -228,8 +228,9 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	// The framework's Scale reaches the AM once it exists (newAM below).
 	var running atomic.Pointer[am]
 	published := &publishedValues{} // frameworkpublished.go
+	emit, releaseEvents := frameworkEmitter(evlog)
 	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId()),
-		Emit: frameworkEmitter(evlog), Scale: func(to int, stopFirst []string, why string) error {
+		Emit: emit, Scale: func(to int, stopFirst []string, why string) error {
 			if m := running.Load(); m != nil {
 				return m.Scale(to, stopFirst, why)
 			}
@@ -286,7 +287,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if fwAM.Instances > 0 { // the framework sizes its workers from its demand: it starts low
 		amc.Spec.Instances = fwAM.Instances
 	}
-	amc.Events = evlog
+	amc.Events, amc.ReleaseEvents = evlog, releaseEvents
 	if staging != nil {
 		amc.Staging = staging
 		amc.State = staging
@@ -314,6 +315,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 			amc.Driver.Env = append(amc.Driver.Env, k+"="+fwAM.DriverEnv[k])
 		}
 		amc.Driver.EndOnFailureLimit = fwAM.EndDriverOnFailureLimit
+		amc.Driver.Restart = restartWith(fwAM.RestartDriver)
 	}
 	m, err := newAM(amc)
 	if err != nil {

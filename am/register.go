@@ -49,6 +49,9 @@ func (a *am) deleteStaging() {
 }
 
 func (a *am) register(ctx context.Context) error {
+	if r := a.cfg.ReleaseEvents; r != nil {
+		defer r() // after adopt restored the earlier attempt's events, or when the registration failed
+	}
 	req := &hadooppb.RegisterApplicationMasterRequestProto{
 		Host:        proto.String(a.cfg.Host),
 		RpcPort:     proto.Int32(int32(a.cfg.RPCPort)),

@@ -187,6 +187,13 @@ type AM struct {
 	// with success, and returns what it did (a Flink job's savepoint path). Without it stop refuses
 	// and names yarn-am kill. ctx bounds it (the stop's --timeout).
 	OnStop func(ctx context.Context, savepoint string) (result string, err error)
+	// RestartDriver, when set, is asked when the driver exits with a code other than 0 while the AM
+	// runs and did not stop it: ok starts the driver again in place, in the same attempt, with env
+	// added to its environment (a Flink JobManager whose JVM died, started again from its latest
+	// checkpoint on the ports its TaskManagers know). It decides alone how many restarts it allows
+	// and says what it does in its events; without it, or with ok false, the driver's exit ends the
+	// application as always.
+	RestartDriver func(ctx context.Context, code int) (env map[string]string, ok bool)
 	// Proxy, when set, is the framework's web UI and API, which the AM serves under its own tracking
 	// URL by the framework's Proxy.Access and shows as a link; nil: none.
 	Proxy *Proxy
