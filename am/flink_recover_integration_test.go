@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,18 +32,20 @@ var (
 	checkpointID    = regexp.MustCompile(`^#(\d+)`)
 )
 
-// lastCount is the highest count a container of the application printed, with its container.
+// lastCount is the last count the application's TaskManager printed (the job runs one), with its
+// container: after a restore the count goes on from the restored one, below the highest printed.
 func lastCount(id string) (int, string) {
-	best, in := -1, ""
-	for _, m := range tmLines(id, counterLine) {
-		if n, _ := strconv.Atoi(m[1]); n > best {
-			best, in = n, m[2]
-		}
+	last, in := -1, ""
+	if lines := tmLines(id, counterLine); len(lines) > 0 {
+		m := lines[len(lines)-1]
+		last, _ = strconv.Atoi(m[1])
+		in = m[2]
 	}
-	return best, in
+	return last, in
 }
 
-// TestFlinkJobSurvivesTheLossOfItsAM: the counter job checkpoints every second to HDFS with
+// TestFlinkJobSurvivesTheLossOfItsAM: first its JobManager's JVM is SIGKILLed and started again in
+// place (jobManagerRestartedInPlace). Then: the counter job checkpoints every second to HDFS with
 // max-attempts = 2, and its own keys retain its checkpoints on cancellation and keep one of them
 // (num-retained = 1, as a job that sets its own retention often does): yarn-am raises num-retained to
 // what its reads need, and the JobManager's line says so. Once the AM has seen a few completed
@@ -92,8 +95,10 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	assert.Contains(t, amContainerFile(id, "am.stdout"), "yarn-am flink-jobmanager: execution.checkpointing.num-retained: 1 raised to 7 (for a checkpoint every 1s",
 		"the job's own num-retained is raised")
 
-	// The AM stops recording; its JobManager checkpoints on.
 	amCID := strings.Replace(id, "application_", "container_", 1) + "_01_000001"
+	jobManagerRestartedInPlace(t, id, amCID, fsys)
+
+	// The AM stops recording; its JobManager checkpoints on.
 	pids := procsOfContainer(amCID, "yarn-am", "am")
 	require.Len(t, pids, 1, "the AM process of %s", amCID)
 	require.NoError(t, syscall.Kill(pids[0], syscall.SIGSTOP))
@@ -207,4 +212,117 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	t.Logf("kept checkpoint %d deleted by Flink %s after the AM stopped; attempt 2 started from checkpoint %d", kept.Checkpoint, subsumed.Round(100*time.Millisecond), from)
 	t.Logf("AM SIGKILLed after checkpoint %d; last count before the kill %d (%s); attempt 2 restored %d (%d records not restored) from %s; job RUNNING again in the AM's status %s after the kill (load %s)",
 		seen, before, oldTM, restored, before-restored, details["AM attempt 2"], running.Round(100*time.Millisecond), loadAvgE2E())
+}
+
+// jobManagerRestartedInPlace SIGKILLs the JobManager's JVM of application id (its AM container amCID)
+// while the AM lives: the AM starts it again in the same attempt from the latest completed checkpoint
+// on the same ports, its event and the status say so, the TaskManager it had registers with the new
+// one and restores a count of at most what it had counted, and counts on; the YARN attempt is still 1
+// (docs/flink.md#a-jobmanager-restarted-in-place).
+func jobManagerRestartedInPlace(t *testing.T, id, amCID string, fsys *client.HDFS) {
+	t.Helper()
+	jvms := procsOfContainer(amCID, "java", "")
+	require.Len(t, jvms, 1, "the JobManager's JVM in %s", amCID)
+	_, details := flinkDetails(t, id)
+	oldJob := details["Job"]
+	restoredBefore := len(tmLines(id, restoredLine))
+	require.NoError(t, syscall.Kill(jvms[0], syscall.SIGKILL))
+	kill := time.Now()
+	before, tm := lastCount(id)
+	require.Greater(t, before, 0, "the counter printed before the kill")
+
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		var d statusDoc
+		d, details = flinkDetails(t, id)
+		if isEnded(d.Report.State) || details["JobManager restarts"] != "" && details["State"] == "RUNNING" && details["Job"] != oldJob {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the restarted JobManager's job RUNNING not reached within 4m: %v\n%s\n%s", details, yarnAM(t, time.Minute, "status", id), containerLogs(id))
+		}
+		time.Sleep(time.Second)
+	}
+	running := time.Since(kill)
+	require.Regexp(t, `^1 \(last at \S+, from checkpoint \d+ at `, details["JobManager restarts"], "%v\n%s", details, containerLogs(id))
+	told := ""
+	for _, e := range statusEvents(t, id) {
+		if e.Type == "flink-job" && strings.HasPrefix(e.Message, "the JobManager was lost (") {
+			told = e.Message
+		}
+	}
+	assert.Regexp(t, `^the JobManager was lost \(its JVM ended before its job did\) while the AM runs: started again in place \(restart 1 of at most 3 within 1h0m0s\), from checkpoint \d+ at \S+`, told)
+	assert.Contains(t, amContainerFile(id, "am.stdout"), "yarn-am flink-jobmanager: started again in place after the JobManager was lost: its JVM binds the first one's ports")
+
+	// The TaskManager registered with the new JobManager, restored the checkpoint's count, counts on.
+	var restored int
+	require.Eventually(t, func() bool {
+		lines := tmLines(id, restoredLine)
+		for _, m := range lines[min(restoredBefore, len(lines)):] {
+			if m[1] != "none" {
+				restored, _ = strconv.Atoi(m[1])
+				return true
+			}
+		}
+		return false
+	}, 2*time.Minute, time.Second, "a TaskManager prints what the restarted job restored\n%s", containerLogs(id))
+	assert.Greater(t, restored, 0)
+	assert.LessOrEqual(t, restored, before, "no more than was counted before the kill")
+	var tmAfter string
+	require.Eventually(t, func() bool {
+		tmAfter = countsOnAfter(id, restoredBefore, restored)
+		return tmAfter != ""
+	}, 2*time.Minute, time.Second, "the count goes on from %d", restored)
+	assert.Equal(t, tm, tmAfter, "the same TaskManager container, registered with the new JobManager")
+	rep := rmReport(t, id, 10*time.Second)
+	assert.EqualValues(t, 1, rep.GetCurrentApplicationAttemptId().GetAttemptId(), "the YARN attempt is unchanged")
+	// The AM keeps the new job's checkpoints for a later attempt, as it kept the first job's.
+	d, _ := flinkDetails(t, id)
+	newJob := details["Job"][strings.LastIndex(details["Job"], "(")+1 : len(details["Job"])-1]
+	require.Eventually(t, func() bool {
+		attrs, err := fsys.Client.GetXAttrs(client.StagingDir(d.Report.User, id), "user.yarn-am.framework-state")
+		var kept struct {
+			Job string `json:"job"`
+		}
+		return err == nil && json.Unmarshal([]byte(attrs["user.yarn-am.framework-state"]), &kept) == nil && kept.Job == newJob
+	}, 2*time.Minute, time.Second, "the restarted job %s's checkpoints kept in the staging directory", newJob)
+	t.Logf("JobManager JVM SIGKILLed at count %d; restarted in place, its job RUNNING %s after the kill, restored %d (load %s)",
+		before, running.Round(100*time.Millisecond), restored, loadAvgE2E())
+}
+
+// statusEvents are the AM's events as status --json gives them.
+func statusEvents(t *testing.T, id string) []contract.Event {
+	t.Helper()
+	j := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.code, "status:\n%s", j)
+	var doc struct {
+		AM *contract.Status `json:"am"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NotNil(t, doc.AM)
+	return doc.AM.Events
+}
+
+// countsOnAfter returns the container whose stdout, after its first k restored lines and a restore
+// (k+1st), prints a count above from; "" when none does yet.
+func countsOnAfter(id string, k, from int) string {
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		files, _ := filepath.Glob(filepath.Join(d, id, "*", "stdout"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			seen := 0
+			for _, line := range strings.Split(string(data), "\n") {
+				if restoredLine.MatchString(line) {
+					seen++
+					continue
+				}
+				if m := counterLine.FindStringSubmatch(line); m != nil && seen > k {
+					if n, _ := strconv.Atoi(m[1]); n > from {
+						return m[2]
+					}
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -48,6 +48,9 @@ const PublishedJobManager = "flink.jobmanager.rpc"
 type bound struct {
 	RPC  string `json:"rpc"`
 	REST string `json:"rest"`
+	// PID is the JVM's process, which the AM ends when a stalled job is restarted (progress.go);
+	// 0: not known.
+	PID int `json:"pid,omitempty"`
 }
 
 func (b bound) check() error {
@@ -393,6 +396,7 @@ func publishBound(ctx context.Context, jm *jobManager, pid int, client *tls.Conf
 	defer cancel()
 	start := time.Now()
 	b, err := learnBound(ctx, pid, jm.host, client, exited, logFile)
+	b.PID = pid
 	if err == nil {
 		err = writeBound(path, b)
 	}

@@ -241,6 +241,13 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	// TaskManagers on other nodes reach it. The ports are the job's own, else any free one its JVM
 	// binds (0): the driver learns them from the JVM before the AM publishes them (bound.go).
 	rpcPort, restPort := jobPorts(s.jobKeys)
+	// Restarted in place (restart.go): the first JVM's ports, the ones the TaskManagers know.
+	if rpc, rest, pinned, err := pinnedPorts(os.Getenv(EnvJobManagerPorts)); err != nil {
+		return failf("%v", err)
+	} else if pinned {
+		rpcPort, restPort = rpc, rest
+		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: started again in place after the JobManager was lost: its JVM binds the first one's ports, RPC %s and REST %s\n", rpc, rest)
+	}
 	for k, v := range map[string]string{
 		dist.KeyRPCAddress: host, "jobmanager.rpc.port": rpcPort, "jobmanager.bind-host": "0.0.0.0",
 		"rest.address": host, "rest.bind-port": restPort, "rest.bind-address": "0.0.0.0",
@@ -332,6 +339,11 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	// The REST URL names the host alone, for the certificate's check; the port is the one bound.
 	rest := &dist.REST{URL: "https://" + host, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: jm.transport(restTLSClient, false)}}
 	out, err := dist.RunApplication(ctx, p, rest, time.Second, 15*time.Second, outF, errF)
+	if _, published := jm.known(); err != nil && published && errors.Is(err, dist.ErrEndedBeforeJob) && ctx.Err() == nil {
+		// Lost after it had started: the AM may start it again in place (restart.go).
+		failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
+		return exitJobManagerLost
+	}
 	if err != nil {
 		return failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
 	}

@@ -155,10 +155,14 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if from != "" {
 		driverEnv[EnvRecover] = from
 	}
+	// The recorder knows the latest completed checkpoint, for a JobManager restarted in place
+	// (restart.go) and, with a store, for a later AM attempt.
 	var rec *recorder
-	if s.State != nil && spec.Jar != "" {
+	if spec.Jar != "" {
 		rec = newRecorder(s.State, emit, s.Attempt, kept)
-		go rec.run(ctx)
+		if s.State != nil {
+			go rec.run(ctx)
+		}
 	}
 	watch := &jobWatch{rest: client, emit: emit, now: time.Now, recorder: rec, jm: jm}
 	dir, _ := conf.Get(KeySavepointsDir)
@@ -190,7 +194,23 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		fw.OnPreemption = watch.preempt.onPreemption // docs/flink.md#preemption
 	}
 	// A session cluster runs until killed, whatever its jobs do: stopping one of them would not end
-	// the application, so stop refuses it and names kill.
+	// the application, so stop refuses it and names kill; a lost session JobManager is not restarted
+	// either (its jobs are not kept).
+	if spec.Jar != "" && spec.JobManagerRestarts > 0 {
+		r := &restarter{max: spec.JobManagerRestarts, window: spec.JobManagerRestartWindow, jm: jm, rec: rec,
+			files: s.Files, spec: spec, emit: emit, now: time.Now}
+		watch.restarts = r
+		fw.RestartDriver = r.restart
+	}
+	iv, _ := conf.Get(KeyCheckpointInterval)
+	interval, err := flinkDuration(iv)
+	if err != nil {
+		interval = 0
+	}
+	watch.progress = &progress{timeout: progressTimeout(spec, interval), checkpointing: interval > 0, emit: emit}
+	if spec.ProgressRestart && fw.RestartDriver != nil {
+		watch.progress.restart = func() error { return endJobManager(boundPath) }
+	}
 	if spec.Jar != "" {
 		note := filepath.Join(wd, stoppedNote)
 		fw.OnStop = (&stopper{rest: client, emit: emit, configured: dir, note: note}).stop

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/jobfile"
@@ -72,6 +73,17 @@ type Spec struct {
 	// JobManager's REST API open to anyone who reaches its port (docs/flink.md#your-own-rest-tls);
 	// without it check refuses that.
 	RESTWithoutClientAuth bool
+	// JobManagerRestarts and JobManagerRestartWindow are [flink] jobmanager-restarts (default 3; 0:
+	// off) and jobmanager-restart-window (default 1h): how often a lost JobManager of an application
+	// cluster is started again in place (restart.go, docs/flink.md#a-jobmanager-restarted-in-place).
+	JobManagerRestarts      int
+	JobManagerRestartWindow time.Duration
+	// ProgressTimeout, ProgressOff and ProgressRestart are [flink] progress-timeout (0: the default,
+	// by the checkpoint interval; ProgressOff: "off") and progress-restart (progress.go,
+	// docs/flink.md#a-job-that-stops-making-progress).
+	ProgressTimeout time.Duration
+	ProgressOff     bool
+	ProgressRestart bool
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -111,7 +123,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -193,6 +205,8 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	if v, set := t.Bool(KeyRESTWithoutClientAuth); set {
 		f.RESTWithoutClientAuth = v
 	}
+	readRestartPolicy(t, f)
+	readProgress(t, f)
 	f.ClassDataSharing = true
 	if v, set := t.Bool("class-data-sharing"); set {
 		f.ClassDataSharing = v

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,6 +68,8 @@ memory = 1024
 	assert.Equal(t, WaitSameHost, specOf(j).WaitForJobManager, "the default")
 	assert.Equal(t, PreemptCheckpoint, specOf(j).OnPreemption, "the default")
 	assert.True(t, specOf(j).ClassDataSharing, "class-data sharing is on by default")
+	assert.Equal(t, DefaultJobManagerRestarts, specOf(j).JobManagerRestarts, "a lost JobManager is restarted by default")
+	assert.Equal(t, time.Hour, specOf(j).JobManagerRestartWindow)
 
 	// In the container, the jar is the localised file of the same name.
 	f, err := jobfile.Read(p)
@@ -80,6 +83,13 @@ memory = 1024
 	j, err = jobfile.LoadJob(off)
 	require.NoError(t, err)
 	assert.False(t, specOf(j).ClassDataSharing)
+
+	restarts := writeJob(t, "[flink]\nprovided = \"hdfs:///f.tar\"\njar = \"job.jar\"\njobmanager-restarts = 0\njobmanager-restart-window = \"30m\"\n[taskexecutor]\ninstances = 1\n")
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(restarts), "job.jar"), nil, 0o644))
+	j, err = jobfile.LoadJob(restarts)
+	require.NoError(t, err)
+	assert.Equal(t, 0, specOf(j).JobManagerRestarts)
+	assert.Equal(t, 30*time.Minute, specOf(j).JobManagerRestartWindow)
 }
 
 func TestFlinkTableProblems(t *testing.T) {
@@ -114,6 +124,11 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\nhadoop-classpath = [\"lib/*\"]\n", `flink.hadoop-classpath: entry "lib/*" is relative: the containers' working directories differ`},
 		{"[flink]\nhome = \"flink\"\nhadoop-classpath = [\"/a:/b\"]\n", `flink.hadoop-classpath: entry "/a:/b" holds ":", the classpath separator`},
 		{"[flink]\nhome = \"flink\"\nhadoop-classpath = [\"/a\", 1]\n", `flink.hadoop-classpath: 1 is an integer; want a list of strings`},
+		{"[flink]\nhome = \"flink\"\njar = \"job.jar\"\njobmanager-restarts = -1\n", `flink.jobmanager-restarts = -1: want an integer from 0 to 100 (restarts of a lost JobManager`},
+		{"[flink]\nhome = \"flink\"\njar = \"job.jar\"\njobmanager-restarts = \"3\"\n", `flink.jobmanager-restarts = "3": want an integer from 0 to 100, not a string`},
+		{"[flink]\nhome = \"flink\"\njobmanager-restarts = 2\n", `flink.jobmanager-restarts = 2: a session cluster (no flink.jar) keeps no job to restore`},
+		{"[flink]\nhome = \"flink\"\njar = \"job.jar\"\njobmanager-restart-window = \"an hour\"\n", `flink.jobmanager-restart-window = "an hour": not a duration; use a number with a unit, e.g. "1h" (the default) or "30m"`},
+		{"[flink]\nhome = \"flink\"\njar = \"job.jar\"\njobmanager-restart-window = \"5s\"\n", `flink.jobmanager-restart-window = "5s": must be at least 1m0s`},
 	} {
 		p := writeJob(t, tc.body)
 		fakeFlinkHome(t, filepath.Dir(p))

@@ -224,6 +224,18 @@ func (r *recorder) saw(jobID string, c *dist.Checkpoint) {
 	}
 }
 
+// snapshot is the latest completed checkpoint seen (and what earlier attempts kept); empty for nil.
+func (r *recorder) snapshot() recovery {
+	if r == nil {
+		return recovery{}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec := r.rec
+	rec.Restores = nil
+	return rec
+}
+
 // run saves what saw kept until ctx ends.
 func (r *recorder) run(ctx context.Context) {
 	for {

@@ -50,6 +50,10 @@ type jobWatch struct {
 	// preempt is the job's response to preemption warnings (nil = checkpoint-on-preemption off),
 	// whose last outcome the details show; its own lock guards it.
 	preempt *preempter
+	// restarts are the JobManager's restarts in place (restart.go); nil: off.
+	restarts *restarter
+	// progress notices a job that stops making progress (progress.go); nil: off.
+	progress *progress
 }
 
 // details reads the JobManager's jobs, the newest job's state and parallelism and its checkpoints,
@@ -78,8 +82,10 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 	if cp, err := w.rest.Checkpoints(ctx, job.ID); err == nil {
 		d = append(d, w.tellCheckpoints(job, cp)...)
 	}
+	d = append(d, w.progress.observe(w.now(), job, w.checkpoint)...)
 	d = append(d, w.preempt.details()...)
 	d = append(d, w.recorder.details()...)
+	d = append(d, w.restarts.details()...)
 	if len(jobs) > 1 {
 		running := 0
 		for _, j := range jobs {
