@@ -69,6 +69,8 @@ func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
 	require.Len(t, at("2"), 2, containerLogs(id))
 	assert.Equal(t, 2, d.AM.Requirement.Instances, "the demand, 2 slots, declared 2 TaskManagers of instances = 3")
 	assert.Len(t, running(d), 2)
+	assert.Regexp(t, `yarn-am am: starting"?[^\n]*\binstances=1\b`, amContainerFile(id, "am.stderr"),
+		"the AM's start says the count it declares first, min-instances, not instances = 3")
 	t.Logf("measured: submit -> the job at parallelism 2 on 2 TaskManagers: %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
 
 	rest := &flink.REST{URL: flinkUI(t, id)}

@@ -344,7 +344,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		defer cancel()
 		srv.Shutdown(c)
 	}()
-	log.WithFields(logrus.Fields{"tracking_url": base, "secure_api": secureBase, "instances": job.TaskExecutor.Instances, "resources": capability.String(),
+	log.WithFields(logrus.Fields{"tracking_url": base, "secure_api": secureBase, "instances": amc.Spec.Instances, "resources": capability.String(),
 		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.Policy)}).Info("yarn-am am: starting")
 
 	out, err := m.Run(ctx)
