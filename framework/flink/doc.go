@@ -1,0 +1,52 @@
+// Package flink runs Apache Flink on yarn-am (docs/flink.md#integration-design): a [flink] job's
+// JobManager is the AM's driver, its TaskExecutors are Flink TaskManagers. It registers itself with
+// the framework registry (framework.Register); no package but framework/builtin imports it. The
+// Flink process library it drives (configuration, memory, REST, the processes) is framework/flink/dist.
+//
+// # Files
+//
+// Every non-test file of the package is listed here (TestDocNamesEveryFile), doc.go itself being
+// this map.
+//
+// The seam and the job file:
+//
+//   - framework.go: Flink, the framework's hooks (Table, Check, Stage, Driver, StartAM, Commands)
+//     and StartAM's wiring of the AM-side parts below.
+//   - jobfile.go: the [flink] table (Spec, tableReader) and the Flink keys yarn-am sets itself.
+//   - defines.go: the environment the AM gives the driver and the TaskManagers, the -D keys encoded.
+//   - check.go: the pre-flight of a [flink] job (memory, slots, keys), as the client sees it.
+//   - flink2.go: Flink 2's own rules in the pre-flight (keys it no longer reads).
+//   - jar.go: the job jar's main class, read from the jar before anything is staged.
+//   - ship.go: what submit stages: the Flink home's archive, the jar, a JDK.
+//   - javahome.go: [flink] java-home, a JDK shipped with the job, and the java version check.
+//   - cds.go: class-data sharing: the archive the first run makes, who may make one, who maps it.
+//
+// The processes in the containers (the commands):
+//
+//   - commands.go: flink-jobmanager and flink-taskmanager, their shared start and the JobManager's
+//     supervision.
+//   - taskmanager.go: how a TaskManager learns the JobManager's address from the AM.
+//   - bound.go: how the JobManager's bound ports become known, to the driver and then the AM.
+//   - ports.go: the JobManager's ports a job may name.
+//   - listening_linux.go, listening_other.go: the JVM's listening sockets, read from /proc.
+//   - parentdeath_linux.go, parentdeath_other.go: the JobManager ends with its AM.
+//   - privatedirs.go: the processes' files under the container's own directories, never /tmp.
+//   - hadoopcp.go: the cluster's Hadoop on the processes' classpath, and their Kerberos settings.
+//   - resttls.go: the JobManager's REST API closed to all but the AM (mutual TLS).
+//   - userresttls.go: a job's own REST TLS, and the AM's client of it.
+//   - internaltls.go: the job's internal connections under mutual TLS of the application's authority.
+//   - pkcs12bound.go: a PKCS12 store's key-derivation rounds bounded before it is read.
+//
+// The AM's side of a running job:
+//
+//   - watch.go: the details status and the page show, and the flink-job events of what changed.
+//   - proxyaccess.go: who may reach which path of the JobManager's UI and REST API through the AM.
+//   - scale.go: whether a change of the number of TaskManagers is safe for the job.
+//   - demand.go: TaskManagers sized from Flink's own slot demand (taskmanagers = "demand").
+//   - preempt.go: a checkpoint or savepoint when YARN warns of a preemption.
+//   - stop.go: yarn-am stop, a stop with a savepoint.
+//   - recover.go: the latest checkpoint kept across AM attempts, and the checkpointing defaults.
+//   - restorefrom.go: which checkpoint a new JobManager starts from: one that exists.
+//   - restart.go: a lost JobManager restarted in place.
+//   - progress.go: a job that stops making progress is noticed (and restarted, when asked).
+package flink
