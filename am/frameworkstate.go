@@ -95,7 +95,7 @@ func (p nameNodeFiles) Stat(ctx context.Context, path string) (framework.FileInf
 	if err != nil {
 		return framework.FileInfo{}, notExist(err)
 	}
-	return framework.FileInfo{IsDir: st.IsDir, Length: st.Length}, nil
+	return framework.FileInfo{IsDir: st.IsDir, Length: st.Length, ModTime: st.ModTime}, nil
 }
 
 func (p nameNodeFiles) List(ctx context.Context, dir string, max int) ([]framework.FileInfo, error) {
@@ -105,9 +105,21 @@ func (p nameNodeFiles) List(ctx context.Context, dir string, max int) ([]framewo
 	}
 	out := make([]framework.FileInfo, len(entries))
 	for i, e := range entries {
-		out[i] = framework.FileInfo{Name: e.Name, IsDir: e.IsDir, Length: e.Length}
+		out[i] = framework.FileInfo{Name: e.Name, IsDir: e.IsDir, Length: e.Length, ModTime: e.ModTime}
 	}
 	return out, nil
+}
+
+// Remove deletes path recursively (the NameNode's delete); one that is not there is fs.ErrNotExist.
+func (p nameNodeFiles) Remove(ctx context.Context, path string) error {
+	deleted, err := p.nn.Delete(ctx, path, true)
+	switch {
+	case err != nil:
+		return notExist(err)
+	case !deleted:
+		return fmt.Errorf("deleting %s at %s: %w", path, p.fs, fs.ErrNotExist)
+	}
+	return nil
 }
 
 // notExist makes the NameNode's "no such file" fs.ErrNotExist too, as framework.Files says.

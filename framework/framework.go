@@ -27,6 +27,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -117,8 +118,10 @@ type StateStore interface {
 	Save(ctx context.Context, data []byte) error
 }
 
-// Files reads the metadata of one filesystem, never a file's contents. A path is absolute, of that
-// filesystem, without its scheme and authority; a missing one is an error wrapping fs.ErrNotExist.
+// Files reads the metadata of one filesystem, never a file's contents, and removes what the framework
+// itself wrote there (a Flink job's savepoints beyond the count it keeps,
+// docs/flink.md#savepoints-on-a-schedule). A path is absolute, of that filesystem, without its scheme
+// and authority; a missing one is an error wrapping fs.ErrNotExist.
 type Files interface {
 	// FS is the filesystem's scheme and authority (hdfs://127.0.0.1:8020): a path of another is not
 	// on it.
@@ -127,6 +130,8 @@ type Files interface {
 	Stat(ctx context.Context, p string) (FileInfo, error)
 	// List is the entries of the directory dir, at most max of them (more is an error).
 	List(ctx context.Context, dir string, max int) ([]FileInfo, error)
+	// Remove deletes p, and everything under it when it is a directory.
+	Remove(ctx context.Context, p string) error
 }
 
 // FileInfo is what Files tells of a file or directory.
@@ -134,6 +139,8 @@ type FileInfo struct {
 	Name   string // its own name (in List; Stat's is empty)
 	IsDir  bool
 	Length int64 // a file's bytes
+	// ModTime is when it was last written (the NameNode's clock on HDFS); zero when not known.
+	ModTime time.Time
 }
 
 // MaxState bounds a framework's saved state: a few paths and ids, well below HDFS's limit on an
@@ -187,6 +194,11 @@ type AM struct {
 	// with success, and returns what it did (a Flink job's savepoint path). Without it stop refuses
 	// and names yarn-am kill. ctx bounds it (the stop's --timeout).
 	OnStop func(ctx context.Context, savepoint string) (result string, err error)
+	// OnSavepoint, when set, keeps its work's state without stopping it (yarn-am savepoint, POST
+	// /api/v1/savepoint): the framework writes it under dir ("" = its configured place) and returns
+	// where (a Flink job's savepoint path). Without it savepoint refuses and says the framework has
+	// none. ctx bounds it (the command's --timeout).
+	OnSavepoint func(ctx context.Context, dir string) (path string, err error)
 	// RestartDriver, when set, is asked when the driver exits with a code other than 0 while the AM
 	// runs and did not stop it: ok starts the driver again in place, in the same attempt, with env
 	// added to its environment (a Flink JobManager whose JVM died, started again from its latest

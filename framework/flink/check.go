@@ -140,7 +140,7 @@ func check(job *jobfile.Job) error {
 	if f.Jar != "" {
 		errs = append(errs, l.checkParallelism(job.TaskExecutor.Instances), checkJar(f))
 	}
-	errs = append(errs, l.checkPreemptionSavepoint())
+	errs = append(errs, l.checkPreemptionSavepoint(), l.checkSavepointSchedule())
 	return errors.Join(errs...)
 }
 

@@ -214,6 +214,8 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if spec.Jar != "" {
 		note := filepath.Join(wd, stoppedNote)
 		fw.OnStop = (&stopper{rest: client, emit: emit, configured: dir, note: note}).stop
+		startSavepoints(ctx, fw, &savepoints{rest: client, emit: emit, rec: rec, files: s.Files, jm: jm, dir: dir,
+			interval: spec.SavepointInterval, kept: spec.SavepointsKept, now: time.Now})
 	}
 	return fw, nil
 }

@@ -84,6 +84,11 @@ type Spec struct {
 	ProgressTimeout time.Duration
 	ProgressOff     bool
 	ProgressRestart bool
+	// SavepointInterval and SavepointsKept are [flink] savepoint-interval (0: off, the default) and
+	// savepoints-kept (default 3): a savepoint of the running job every interval, the oldest beyond
+	// the count deleted (savepoints.go, docs/flink.md#savepoints-on-a-schedule).
+	SavepointInterval time.Duration
+	SavepointsKept    int
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -123,7 +128,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, KeySavepointInterval, KeySavepointsKept, "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -207,6 +212,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	}
 	readRestartPolicy(t, f)
 	readProgress(t, f)
+	readSavepointSchedule(t, f)
 	f.ClassDataSharing = true
 	if v, set := t.Bool("class-data-sharing"); set {
 		f.ClassDataSharing = v

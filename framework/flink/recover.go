@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,15 +63,31 @@ type recovery struct {
 	Checkpoint int64  `json:"checkpoint,omitempty"`
 	Path       string `json:"path,omitempty"`
 	Attempt    int    `json:"attempt,omitempty"` // the attempt that saw it
+	// CheckpointAt is when it completed (Flink's latest ack, Unix ms); 0: not recorded.
+	CheckpointAt int64 `json:"checkpoint_at,omitempty"`
+	// Savepoints are those the AM took (savepoints.go): on its schedule, which deletes the oldest
+	// beyond flink.savepoints-kept, and on demand; oldest first.
+	Savepoints []keptSavepoint `json:"savepoints,omitempty"`
 	// Restores are the later attempts' starts, oldest first, at most maxRestores.
 	Restores []restore `json:"restores,omitempty"`
 }
 
-// restore is how one attempt started the job: from Checkpoint at Path, or from nothing (Path "").
+// restore is how one attempt started the job: from Checkpoint (or a savepoint) at Path, or from
+// nothing (Path "").
 type restore struct {
 	Attempt    int    `json:"attempt"`
 	Checkpoint int64  `json:"checkpoint,omitempty"`
 	Path       string `json:"path,omitempty"`
+	Savepoint  bool   `json:"savepoint,omitempty"`
+}
+
+// keptSavepoint is a savepoint the AM took: where, of which job, when it completed (Unix ms, the
+// AM's clock), and whether the schedule took it (only those are ever deleted).
+type keptSavepoint struct {
+	Path      string `json:"path"`
+	JobID     string `json:"job,omitempty"`
+	At        int64  `json:"at"`
+	Scheduled bool   `json:"scheduled,omitempty"`
 }
 
 // loadRecovery reads the kept state; nil, nil when there is none (or of another layout).
@@ -117,7 +134,7 @@ func recoverAtStart(ctx context.Context, spec *Spec, conf *dist.Config, s framew
 	if kept != nil {
 		rec = *kept
 	}
-	from, fromID := "", int64(0)
+	from, fromID, fromSavepoint := "", int64(0), false
 	switch {
 	case spec.Jar == "":
 		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
@@ -126,7 +143,7 @@ func recoverAtStart(ctx context.Context, spec *Spec, conf *dist.Config, s framew
 	case err != nil:
 		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"AM attempt %d: the Flink job's state was not kept: the earlier attempt's record could not be read (%v); the job starts %s", s.Attempt, err, startsFrom(spec))})
-	case rec.Path == "":
+	case rec.Path == "" && len(rec.Savepoints) == 0:
 		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"AM attempt %d: the Flink job's state was not kept: %s; the job starts %s", s.Attempt, whyNothingKept(conf), startsFrom(spec))})
 	default:
@@ -136,12 +153,12 @@ func recoverAtStart(ctx context.Context, spec *Spec, conf *dist.Config, s framew
 				"AM attempt %d: no kept checkpoint of the Flink job is left: %s; the job starts %s", s.Attempt, pick.Why, startsFrom(spec))})
 			break
 		}
-		from, fromID = pick.Path, pick.Checkpoint
+		from, fromID, fromSavepoint = pick.Path, pick.Checkpoint, pick.Savepoint
 		emit(contract.Event{Type: EventJob, Message: fmt.Sprintf(
-			"AM attempt %d: the Flink job starts from checkpoint %d at %s, %s", s.Attempt, pick.Checkpoint, pick.Path, pick.Why)})
+			"AM attempt %d: the Flink job starts from %s at %s, %s", s.Attempt, pick.name(), pick.Path, pick.Why)})
 	}
 	if err == nil {
-		rec.Restores = append(rec.Restores, restore{Attempt: s.Attempt, Checkpoint: fromID, Path: from})
+		rec.Restores = append(rec.Restores, restore{Attempt: s.Attempt, Checkpoint: fromID, Path: from, Savepoint: fromSavepoint})
 		if len(rec.Restores) > maxRestores {
 			rec.Restores = rec.Restores[len(rec.Restores)-maxRestores:]
 		}
@@ -216,12 +233,78 @@ func (r *recorder) saw(jobID string, c *dist.Checkpoint) {
 		return
 	}
 	r.rec.JobID, r.rec.Checkpoint, r.rec.Path, r.rec.Attempt = jobID, c.ID, c.ExternalPath, r.attempt
-	r.dirty = true
+	r.rec.CheckpointAt = c.AckTimestamp
+	r.changedLocked()
 	r.mu.Unlock()
+}
+
+// changedLocked marks the state to save and wakes run (mu held).
+func (r *recorder) changedLocked() {
+	r.dirty = true
 	select {
 	case r.notify <- struct{}{}:
 	default:
 	}
+}
+
+// maxOnDemand is how many savepoints taken on demand the state remembers (the newest): only the
+// newest is ever restored, and they are never deleted.
+const maxOnDemand = 3
+
+// tookSavepoint keeps a savepoint the AM took, for a later start to restore and the schedule to
+// delete. It returns those it no longer keeps: the on-demand ones past maxOnDemand, and the oldest
+// when the state would outgrow framework.MaxState (the caller says so: the schedule will not delete
+// those).
+func (r *recorder) tookSavepoint(sp keptSavepoint) (dropped []keptSavepoint) {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := append(slices.Clone(r.rec.Savepoints), sp)
+	demand := 0
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].Scheduled {
+			continue
+		}
+		if demand++; demand > maxOnDemand {
+			dropped = append(dropped, all[i])
+			all = slices.Delete(all, i, i+1)
+		}
+	}
+	for len(all) > 1 {
+		trial := r.rec
+		trial.Savepoints = all
+		if _, err := trial.encode(); err == nil {
+			break
+		}
+		dropped = append(dropped, all[0])
+		all = all[1:]
+	}
+	r.rec.Savepoints = all
+	r.changedLocked()
+	return dropped
+}
+
+// forgetSavepoints drops the savepoints at paths (deleted) from the state.
+func (r *recorder) forgetSavepoints(paths ...string) {
+	if r == nil || len(paths) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rec.Savepoints = slices.DeleteFunc(slices.Clone(r.rec.Savepoints), func(sp keptSavepoint) bool { return slices.Contains(paths, sp.Path) })
+	r.changedLocked()
+}
+
+// savepoints are the savepoints kept, oldest first.
+func (r *recorder) savepoints() []keptSavepoint {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.rec.Savepoints)
 }
 
 // snapshot is the latest completed checkpoint seen (and what earlier attempts kept); empty for nil.
@@ -265,19 +348,25 @@ func (r *recorder) saveOnce(ctx context.Context) {
 		cancel()
 	}
 	r.mu.Lock()
-	told, first := r.failing, !r.savedOnce && err == nil
+	// The events tell of checkpoints; a state of savepoints alone (none completed yet) is saved
+	// without a word, and a failure to save it is the savepoint's caller's warning too.
+	told, first := r.failing, !r.savedOnce && err == nil && rec.Path != ""
 	r.failing = err != nil
-	r.savedOnce = r.savedOnce || err == nil
+	r.savedOnce = r.savedOnce || (err == nil && rec.Path != "")
 	r.mu.Unlock()
+	what := fmt.Sprintf("checkpoint %d", rec.Checkpoint)
+	if rec.Path == "" {
+		what = fmt.Sprintf("the record of %d savepoints", len(rec.Savepoints))
+	}
 	switch {
 	case first:
 		r.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf(
 			"checkpoint %d (%s) is kept in the staging directory for a later AM attempt; so is each newer one", rec.Checkpoint, rec.Path)})
 	case err != nil && !told && ctx.Err() == nil:
 		r.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
-			"checkpoint %d could not be kept for a later AM attempt (%v): a new attempt would start the job from an older checkpoint; retried at the next checkpoint", rec.Checkpoint, err)})
+			"%s could not be kept for a later AM attempt (%v): a new attempt would start the job from an older checkpoint or savepoint; retried at the next checkpoint or savepoint", what, err)})
 	case err == nil && told:
-		r.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("checkpoint %d is kept for a later AM attempt again", rec.Checkpoint)})
+		r.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s is kept for a later AM attempt again", what)})
 	}
 }
 
@@ -291,7 +380,9 @@ func (r *recorder) details() []contract.Detail {
 	var d []contract.Detail
 	for _, x := range r.rec.Restores {
 		v := "started from nothing (no checkpoint kept)"
-		if x.Path != "" {
+		if x.Savepoint {
+			v = "restored savepoint " + x.Path
+		} else if x.Path != "" {
 			v = fmt.Sprintf("restored checkpoint %d, %s", x.Checkpoint, x.Path)
 		}
 		d = append(d, contract.Detail{Name: fmt.Sprintf("AM attempt %d", x.Attempt), Value: v})

@@ -123,10 +123,10 @@ func (r *restarter) restart(ctx context.Context, code int) (map[string]string, b
 	}
 	env := map[string]string{EnvJobManagerPorts: rpcPort + "," + restPort, EnvRecover: ""}
 	from := "with no checkpoint to start from: it starts " + startsFrom(r.spec)
-	if rec := r.rec.snapshot(); rec.Path != "" {
+	if rec := r.rec.snapshot(); rec.Path != "" || len(rec.Savepoints) > 0 {
 		if pick := pickRestore(ctx, rec, r.files); pick.Path != "" {
 			env[EnvRecover] = pick.Path
-			from = fmt.Sprintf("from checkpoint %d at %s, %s", pick.Checkpoint, pick.Path, pick.Why)
+			from = fmt.Sprintf("from %s at %s, %s", pick.name(), pick.Path, pick.Why)
 		} else {
 			from = "with no kept checkpoint left (" + pick.Why + "): it starts " + startsFrom(r.spec)
 		}

@@ -32,11 +32,19 @@ func writeCheckpoints(t *testing.T, dir string, ids ...int) {
 }
 
 // fakeFiles is framework.Files of a NameNode: hdfs://nn:8020, its paths in a local directory, and
-// a listing that fails when listErr is set. It counts the stats.
+// a listing that fails when listErr is set, a delete when removeErr is. It counts the stats.
 type fakeFiles struct {
-	root    string
-	listErr error
-	stats   int
+	root      string
+	listErr   error
+	removeErr error
+	stats     int
+}
+
+func (f *fakeFiles) Remove(ctx context.Context, p string) error {
+	if f.removeErr != nil {
+		return f.removeErr
+	}
+	return localFiles{}.Remove(ctx, filepath.Join(f.root, p))
 }
 
 func (f *fakeFiles) FS() string { return "hdfs://nn:8020" }
@@ -133,7 +141,7 @@ func TestPickRestoreReadsOnlyWhatItCan(t *testing.T) {
 	files := &fakeFiles{root: t.TempDir()}
 	for _, p := range []string{"hdfs://other:8020/ck/j1/chk-8", "s3://bucket/ck/j1/chk-8"} {
 		got := pickRestore(context.Background(), recovery{JobID: "j1", Checkpoint: 8, Path: p, Attempt: 1}, files)
-		assert.Equal(t, restorePoint{8, p, "the latest completed one attempt 1 saw of job j1 (on a filesystem the AM does not read: not checked)"}, got)
+		assert.Equal(t, restorePoint{Checkpoint: 8, Path: p, Why: "the latest completed one attempt 1 saw of job j1 (on a filesystem the AM does not read: not checked)"}, got)
 	}
 	assert.Zero(t, files.stats)
 

@@ -112,6 +112,17 @@ func (c *REST) StopWithSavepoint(ctx context.Context, jobID, dir string) (string
 	return c.trigger(ctx, jobID, "/stop", body)
 }
 
+// Savepoint takes a savepoint of job in dir ("" = its state.savepoints.dir) without stopping it, as
+// flink savepoint does (TriggerSavepoint, then WaitSavepoint polling every poll), and returns its
+// location. It gives up when ctx ends.
+func (c *REST) Savepoint(ctx context.Context, jobID, dir string, poll time.Duration) (string, error) {
+	trigger, err := c.TriggerSavepoint(ctx, jobID, dir)
+	if err != nil {
+		return "", err
+	}
+	return c.WaitSavepoint(ctx, jobID, trigger, poll)
+}
+
 // WaitSavepoint polls the savepoint operation trigger of job every poll
 // (GET /jobs/<id>/savepoints/<trigger>) until it completes, and returns the savepoint's location;
 // a failed operation is an error with its innermost cause. It gives up when ctx ends.
