@@ -176,6 +176,7 @@ func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
 		{http.MethodPost, "/api/v1/containers/c1/report", `{"infos":{"gpu":[{"index":"2"}]}}`, "https://h:2/api/v1/containers/c1/report"},
 		{http.MethodPut, "/api/v1/requirements", `{"instances": 1}`, "https://h:2/api/v1/requirements"},
 		{http.MethodGet, "/api/v1/tokens", "", "https://h:2/api/v1/tokens"},
+		{http.MethodPost, "/api/v1/savepoint", `{"dir": "file:///tmp/sp"}`, "https://h:2/api/v1/savepoint"},
 	} {
 		rec := do(plain, c.method, c.path, "Bearer "+testSecret, c.body)
 		assert.Equal(t, http.StatusForbidden, rec.Code, "%s %s", c.method, c.path)

@@ -366,7 +366,7 @@ func (s stranger) crawl(t *testing.T, leaks []leak, jarID string) crawlCount {
 		{http.MethodPost, "flink/jars/" + jarID + "/run"}, {http.MethodPost, "flink/jars/upload"}, {http.MethodDelete, "flink/jars/" + jarID},
 		{http.MethodPatch, "flink/jobs/" + job + "?mode=cancel"}, {http.MethodPost, "flink/jobs/" + job + "/stop"},
 		{http.MethodPost, "flink/jobs/" + job + "/savepoints"}, {http.MethodDelete, "flink/cluster"},
-		{http.MethodPost, "api/v1/stop"}, {http.MethodPut, "api/v1/requirements"},
+		{http.MethodPost, "api/v1/stop"}, {http.MethodPost, "api/v1/savepoint"}, {http.MethodPut, "api/v1/requirements"},
 	} {
 		s.refuses(t, w.method, w.path, leaks)
 		n.refused++

@@ -49,6 +49,23 @@ type StopResult struct {
 	Result string `json:"result"`
 }
 
+// SavepointRequest is the body of POST /api/v1/savepoint, the secret-only HTTPS endpoint that keeps
+// the work's state without stopping it, answered with a SavepointResult (yarn-am savepoint,
+// docs/running.md#http-api). Its bounds are a stop's.
+type SavepointRequest struct {
+	// Dir is where the framework writes the state ("" = the framework's configured place, if any).
+	Dir string `json:"dir,omitempty"`
+	// Timeout bounds the savepoint, as a Go duration ("5m"); "" = DefaultStopTimeout, at most
+	// MaxStopTimeout.
+	Timeout string `json:"timeout,omitempty"`
+}
+
+// SavepointResult is the answer of POST /api/v1/savepoint: where the framework wrote the state (a
+// Flink job's savepoint path).
+type SavepointResult struct {
+	Path string `json:"path"`
+}
+
 // Bounds of a stop.
 const (
 	DefaultStopTimeout = 5 * time.Minute

@@ -69,53 +69,21 @@ func runStop(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, name, err)
 	}
-	if err := checkSavepointFlag(*savepoint); err != nil {
+	if err := checkDirFlag("--savepoint", *savepoint); err != nil {
 		return usageError(stderr, name, err)
 	}
 	if d := time.Duration(timeout); d > contract.MaxStopTimeout {
 		return usageError(stderr, name, fmt.Errorf("--timeout %s: at most %s (a savepoint that takes longer is better taken by Flink's own flink stop)", d, contract.MaxStopTimeout))
 	}
-	secret, ca, err := client.LoadAppSecret(pos[0])
-	if err != nil {
-		return fail(stderr, name, err, contract.ExitInvalidInput)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout))
 	defer cancel()
-	_, rm, code := connect(lf, name, stderr)
-	if code != 0 {
+	c, rm, code := frameworkClient(ctx, lf, name, pos[0], appID, stderr)
+	if c == nil {
 		return code
 	}
 	defer rm.Close()
-	r, code, ok := appReport(ctx, rm, appID, name, pos[0], stderr)
-	if !ok {
-		return code
-	}
-	v := client.ViewReport(r)
-	if v.AMURL == "" {
-		fmt.Fprintf(stderr, "yarn-am stop: %s is %s: its ApplicationMaster does not run\n", pos[0], v.State)
-		return 1
-	}
-	st, _, err := client.FetchAMStatus(ctx, v.AMURL)
-	if err != nil {
-		return fail(stderr, name, err, 0)
-	}
-	if st.SecureAPI == "" {
-		fmt.Fprintf(stderr, "yarn-am stop: the AM of %s names no HTTPS API\n", pos[0])
-		return 1
-	}
-	c, err := driverclient.New(st.SecureAPI, secret)
-	if err != nil {
-		return fail(stderr, name, err, 0)
-	}
-	if err := c.Trust(ca); err != nil {
-		return fail(stderr, name, err, 0)
-	}
 	// The AM's bound is a little shorter than ours, so that its answer (why it failed) comes first.
-	amBound := time.Duration(timeout) - 5*time.Second
-	if amBound < time.Second {
-		amBound = time.Second
-	}
-	res, err := c.Stop(ctx, *savepoint, amBound)
+	res, err := c.Stop(ctx, *savepoint, amBound(time.Duration(timeout)))
 	if err != nil {
 		return fail(stderr, name, err, 0)
 	}
@@ -123,25 +91,80 @@ func runStop(args []string, stdout, stderr io.Writer) int {
 	return waitEnded(ctx, rm, appID, pos[0], stdout, stderr)
 }
 
-// checkSavepointFlag refuses a --savepoint that no framework can write to: it is a directory as a URI
-// (file:///tmp/savepoints, hdfs:///savepoints) or an absolute path.
-func checkSavepointFlag(v string) error {
+// amBound is the AM's bound of a call the client waits timeout for: a little shorter, so that its
+// answer (why it failed) comes first.
+func amBound(timeout time.Duration) time.Duration {
+	return max(timeout-5*time.Second, time.Second)
+}
+
+// frameworkClient is the HTTPS client of a running application's AM, with the application's
+// secret, and the ResourceManager's client (the caller closes it): what stop and savepoint ask
+// the application's framework through. nil and the exit code when there is none.
+func frameworkClient(ctx context.Context, lf loginFlags, name, id string, appID *hadooppb.ApplicationIdProto, stderr io.Writer) (*driverclient.Client, *yarnrpc.ApplicationClient, int) {
+	secret, ca, err := client.LoadAppSecret(id)
+	if err != nil {
+		return nil, nil, fail(stderr, name, err, contract.ExitInvalidInput)
+	}
+	_, rm, code := connect(lf, name, stderr)
+	if code != 0 {
+		return nil, nil, code
+	}
+	c, code := amClientOf(ctx, rm, name, id, appID, secret, ca, stderr)
+	if c == nil {
+		rm.Close()
+		return nil, nil, code
+	}
+	return c, rm, 0
+}
+
+func amClientOf(ctx context.Context, rm *yarnrpc.ApplicationClient, name, id string, appID *hadooppb.ApplicationIdProto, secret string, ca []byte, stderr io.Writer) (*driverclient.Client, int) {
+	r, code, ok := appReport(ctx, rm, appID, name, id, stderr)
+	if !ok {
+		return nil, code
+	}
+	v := client.ViewReport(r)
+	if v.AMURL == "" {
+		fmt.Fprintf(stderr, "yarn-am %s: %s is %s: its ApplicationMaster does not run\n", name, id, v.State)
+		return nil, 1
+	}
+	st, _, err := client.FetchAMStatus(ctx, v.AMURL)
+	if err != nil {
+		return nil, fail(stderr, name, err, 0)
+	}
+	if st.SecureAPI == "" {
+		fmt.Fprintf(stderr, "yarn-am %s: the AM of %s names no HTTPS API\n", name, id)
+		return nil, 1
+	}
+	c, err := driverclient.New(st.SecureAPI, secret)
+	if err != nil {
+		return nil, fail(stderr, name, err, 0)
+	}
+	if err := c.Trust(ca); err != nil {
+		return nil, fail(stderr, name, err, 0)
+	}
+	return c, 0
+}
+
+// checkDirFlag refuses a directory flag (stop's --savepoint, savepoint's --dir) that no framework
+// can write to: it is a directory as a URI (file:///tmp/savepoints, hdfs:///savepoints) or an
+// absolute path.
+func checkDirFlag(flag, v string) error {
 	if v == "" {
 		return nil
 	}
 	shown := shortArg(v)
 	switch {
 	case len(v) > 4096:
-		return fmt.Errorf("--savepoint %q: longer than 4096 bytes", shown)
+		return fmt.Errorf("%s %q: longer than 4096 bytes", flag, shown)
 	case strings.TrimSpace(v) != v || strings.ContainsAny(v, "\n\r\x00"):
-		return fmt.Errorf("--savepoint %q: a space at an end, a line break or NUL; want a directory as a URI (file:///tmp/savepoints) or an absolute path", shown)
+		return fmt.Errorf("%s %q: a space at an end, a line break or NUL; want a directory as a URI (file:///tmp/savepoints) or an absolute path", flag, shown)
 	case strings.HasPrefix(v, "/"):
 		return nil
 	}
 	if scheme, rest, ok := strings.Cut(v, "://"); ok && scheme != "" && !strings.ContainsAny(scheme, "/:") && strings.Trim(rest, "/") != "" {
 		return nil
 	}
-	return fmt.Errorf("--savepoint %q: not a URI or an absolute path; want a directory the JobManager can write, e.g. file:///tmp/savepoints", shown)
+	return fmt.Errorf("%s %q: not a URI or an absolute path; want a directory the JobManager can write, e.g. file:///tmp/savepoints", flag, shown)
 }
 
 // waitEnded waits for the application's end after a stop and prints its final status: exit 0 when

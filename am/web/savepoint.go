@@ -1,0 +1,49 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/yarn-am/yarn-am/contract"
+)
+
+// savepoint is POST /api/v1/savepoint (yarn-am savepoint): the framework keeps its work's state (a
+// Flink job's savepoint) without stopping it, and the answer is where. It takes the secret over
+// HTTPS only, like a stop: the state it writes is the application's (docs/security.md).
+func (h *api) savepoint(w http.ResponseWriter, r *http.Request) {
+	if !h.needsSecret(w, r) {
+		return
+	}
+	var req contract.SavepointRequest
+	if err := decodeBody(w, r, contract.MaxRequestBytes, &req); err != nil {
+		writeError(w, bodyErrorCode(err), `the body is not a savepoint ({"dir": "file:///tmp/savepoints", "timeout": "5m"}): `+err.Error())
+		return
+	}
+	timeout := contract.DefaultStopTimeout
+	if req.Timeout != "" {
+		d, err := time.ParseDuration(req.Timeout)
+		if err != nil || d <= 0 || d > contract.MaxStopTimeout {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf(`"timeout": %q: want a duration from 1s to %s, e.g. "5m"`, cut(req.Timeout), contract.MaxStopTimeout))
+			return
+		}
+		timeout = d
+	}
+	if len(req.Dir) > 4096 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"dir": %q...: longer than 4096 bytes`, cut(req.Dir)))
+		return
+	}
+	if h.o.Savepoint == nil {
+		writeError(w, http.StatusConflict, "this application's framework keeps no state of its work on demand (a plain job, a training gang, a Flink session cluster): there is nothing to save")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	path, err := h.o.Savepoint(ctx, req.Dir)
+	if err != nil {
+		writeError(w, http.StatusConflict, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, contract.SavepointResult{Path: path})
+}
