@@ -45,8 +45,11 @@
 //   - demand.go: TaskManagers sized from Flink's own slot demand (taskmanagers = "demand").
 //   - preempt.go: a checkpoint or savepoint when YARN warns of a preemption.
 //   - stop.go: yarn-am stop, a stop with a savepoint.
+//   - savepoints.go: savepoints on a schedule (the oldest beyond the count deleted) and yarn-am
+//     savepoint's, each kept for a later start.
 //   - recover.go: the latest checkpoint kept across AM attempts, and the checkpointing defaults.
-//   - restorefrom.go: which checkpoint a new JobManager starts from: one that exists.
+//   - restorefrom.go: which checkpoint or savepoint a new JobManager starts from: the newest that
+//     exists.
 //   - restart.go: a lost JobManager restarted in place.
 //   - progress.go: a job that stops making progress is noticed (and restarted, when asked).
 package flink
