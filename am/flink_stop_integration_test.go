@@ -54,12 +54,52 @@ func waitFlinkRunning(t *testing.T, id string) map[string]string {
 
 var savepointLine = regexp.MustCompile(`(?m)^Savepoint: (\S+)$`)
 
+// The events of the savepoint schedule (framework/flink/savepoints.go).
+var (
+	scheduledRe = regexp.MustCompile(`scheduled savepoint written to (\S+) in `)
+	deletedRe   = regexp.MustCompile(`scheduled savepoint (\S+) deleted `)
+)
+
+// amEvents are the latest events in the AM's status.
+func amEvents(t *testing.T, id string) []contract.Event {
+	t.Helper()
+	r := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.code, "status:\n%s", r)
+	var d struct {
+		AM *contract.Status `json:"am"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	if d.AM == nil {
+		return nil
+	}
+	return d.AM.Events
+}
+
+// savepointsIn are the names of the savepoint directories in dir (none when it does not exist yet).
+func savepointsIn(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "savepoint-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
 // TestFlinkStatusStopAndRestore: a stream job's id, state and parallelism are in yarn-am status (the
-// "Flink job" block) and the flink-job events; yarn-am stop --savepoint stops it with a savepoint
-// whose path it prints, the application SUCCEEDS with the savepoint in its diagnostics and the
-// directory exists; a second submit with [flink] restore of that path starts from it, as the AM's
-// status shows from the JobManager's checkpoint statistics (issue 35 §5, §6). On each tested Flink
-// line.
+// "Flink job" block) and the flink-job events; its savepoints on a schedule (every 3 s, 2 kept) are
+// events, and once 3 were taken exactly 2 are left in the directory; yarn-am savepoint --dir takes
+// one without stopping the job and prints its path; yarn-am stop --savepoint stops it with a
+// savepoint whose path it prints, the application SUCCEEDS with the savepoint in its diagnostics and
+// the directory exists; a second submit with [flink] restore of that path starts from it, as the
+// AM's status shows from the JobManager's checkpoint statistics (issue 35 §5, §6; issue 45 §3). On
+// each tested Flink line.
 func TestFlinkStatusStopAndRestore(t *testing.T) {
 	e2eEnv(t)
 	eachFlinkAtOnce(t, testFlinkStatusStopAndRestore)
@@ -68,9 +108,13 @@ func TestFlinkStatusStopAndRestore(t *testing.T) {
 func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	spDir := filepath.Join(os.TempDir(), fmt.Sprintf("yarn-am-savepoints-%d", time.Now().UnixNano()))
 	t.Cleanup(func() { os.RemoveAll(spDir) })
-	job := flinkJobOf(t, v, "flink-stop", 2, 1, []string{"stream"}, `"execution.checkpointing.interval" = "2s"`)
+	scheduled := filepath.Join(spDir, "scheduled")
+	job := flinkJobOf(t, v, "flink-stop", 2, 1, []string{"stream"}, fmt.Sprintf("\"execution.checkpointing.interval\" = \"2s\"\n\"state.savepoints.dir\" = %q", "file://"+scheduled))
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
+	// Savepoints on a schedule (docs/flink.md#savepoints-on-a-schedule); the restored job below has none.
+	withSchedule := strings.Replace(string(body), "[flink.config]", "savepoint-interval = \"3s\"\nsavepoints-kept = 2\n\n[flink.config]", 1)
+	require.NoError(t, os.WriteFile(job, []byte(withSchedule), 0o644))
 	id := submitDetached(t, job)
 
 	details := waitFlinkRunning(t, id)
@@ -85,11 +129,49 @@ func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	// A slower JobManager (Flink 2.3 here) is first seen INITIALIZING, then an event tells its RUNNING.
 	assert.Regexp(t, `flink-job: Flink job .* is (INITIALIZING|CREATED|RUNNING)`, r.stdout, "the first sight of the job is an event")
 
+	// At least 3 scheduled savepoints, each an event, and then exactly the newest 2 in the directory.
 	start := time.Now()
+	written, deleted := map[string]bool{}, map[string]bool{}
+	var left []string
+	waitFor(t, id, 3*time.Minute, "3 scheduled savepoints taken and 2 left", func(d statusDoc) bool {
+		for _, e := range amEvents(t, id) {
+			if m := scheduledRe.FindStringSubmatch(e.Message); m != nil {
+				written[m[1]] = true
+			}
+			if m := deletedRe.FindStringSubmatch(e.Message); m != nil {
+				deleted[m[1]] = true
+			}
+			assert.NotContains(t, e.Message, "could not be deleted")
+		}
+		left = savepointsIn(t, scheduled)
+		return isEnded(d.Report.State) || len(written) >= 3 && len(deleted) >= 1 && len(left) == 2
+	})
+	t.Logf("3 scheduled savepoints and a deletion took %s: written %d, deleted %d, left %v", time.Since(start).Round(100*time.Millisecond), len(written), len(deleted), left)
+	require.GreaterOrEqual(t, len(written), 3, "%s", containerLogs(id))
+	require.Len(t, left, 2)
+	for _, name := range left {
+		assert.False(t, deleted["file:"+filepath.Join(scheduled, name)], "%s was told deleted", name)
+	}
+
+	// One on demand: the job runs on.
+	demandDir := filepath.Join(spDir, "demand")
+	start = time.Now()
+	r = yarnAM(t, 3*time.Minute, "savepoint", id, "--dir", "file://"+demandDir, "--timeout", "2m")
+	require.Equal(t, 0, r.code, "savepoint:\n%s\n%s", r, containerLogs(id))
+	m := savepointLine.FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, "savepoint prints the savepoint:\n%s", r)
+	t.Logf("yarn-am savepoint took %s: %s", time.Since(start).Round(100*time.Millisecond), m[1])
+	demand := strings.TrimPrefix(strings.TrimPrefix(m[1], "file://"), "file:")
+	assert.True(t, strings.HasPrefix(demand, demandDir+"/savepoint-"), demand)
+	assert.FileExists(t, filepath.Join(demand, "_metadata"))
+	_, details = flinkDetails(t, id)
+	assert.Equal(t, "RUNNING", details["State"], "the job runs on after its savepoint")
+
+	start = time.Now()
 	r = yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", "file://"+spDir, "--timeout", "4m")
 	took := time.Since(start)
 	require.Equal(t, 0, r.code, "stop:\n%s\n%s", r, containerLogs(id))
-	m := savepointLine.FindStringSubmatch(r.stdout)
+	m = savepointLine.FindStringSubmatch(r.stdout)
 	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
 	path := m[1]
 	t.Logf("stop took %s; savepoint %s", took.Round(100*time.Millisecond), path)
