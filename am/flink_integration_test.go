@@ -187,11 +187,16 @@ var (
 	flinkParallism = regexp.MustCompile(`YARN_AM_FLINK_PARALLELISM subtask=(\d+) parallelism=(\d+) container=(\S+)`)
 )
 
-// tmLines returns every match of re in the application's container stdout files.
+// tmLines returns every match of re in the application's container stdout files and the
+// TaskManagers' taskmanager.out (the job's prints, docs/flink.md#logs-that-roll), parts first.
 func tmLines(id string, re *regexp.Regexp) [][]string {
 	var out [][]string
 	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
 		files, _ := filepath.Glob(filepath.Join(d, id, "*", "stdout"))
+		for _, c := range []string{"taskmanager.out.*", "taskmanager.out"} {
+			more, _ := filepath.Glob(filepath.Join(d, id, "*", c))
+			files = append(files, more...)
+		}
 		for _, f := range files {
 			data, _ := os.ReadFile(f)
 			out = append(out, re.FindAllStringSubmatch(string(data), -1)...)
@@ -780,7 +785,7 @@ func TestFlinkQuickStartAsWritten(t *testing.T) {
 	}
 	require.True(t, shown, "the quick start shows %s", rel2)
 	require.True(t, shown1, "the quick start shows the [flink] table of %s", rel1)
-	require.Equal(t, []string{"check " + rel2, "submit " + rel2, "logs APP --file stdout"}, qsPageCommands(t, section))
+	require.Equal(t, []string{"check " + rel2, "submit " + rel2, "logs APP --file taskmanager.out"}, qsPageCommands(t, section))
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) {
 		rel := rel2
 		if v == flink1 {
@@ -804,7 +809,7 @@ func testFlinkQuickStartAsWritten(t *testing.T, rel string) {
 	gpus := containerGPUs(d, nil)
 	deadline := time.Now().Add(time.Minute)
 	for {
-		r = qsRun(t, time.Minute, []string{"logs", id, "--file", "stdout"})
+		r = qsRun(t, time.Minute, []string{"logs", id, "--file", "taskmanager.out"})
 		var seen []string
 		for _, s := range qsLogSections(r.stdout) {
 			for _, l := range s.lines {

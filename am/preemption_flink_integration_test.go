@@ -106,11 +106,13 @@ vcores = 7
 	return p
 }
 
-// containerStdout is one container's stdout of application id ("" while it has none).
+// containerStdout is one TaskManager container's stdout and taskmanager.out (the job's prints,
+// docs/flink.md#logs-that-roll) of application id ("" while it has none).
 func containerStdout(id, container string) string {
 	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
 		if data, err := os.ReadFile(filepath.Join(d, id, container, "stdout")); err == nil {
-			return string(data)
+			tm, _ := os.ReadFile(filepath.Join(d, id, container, "taskmanager.out"))
+			return string(data) + string(tm)
 		}
 	}
 	return ""

@@ -280,7 +280,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	}
 	role := dist.RoleSession
 	spec := dist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
-		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB)}
+		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB), Logs: f.Logs}
 	if f.Jar != "" {
 		role = dist.RoleApplication
 		spec.UserJars, spec.MainClass, spec.Args = []string{filepath.Join(s.dir, f.Jar)}, f.MainClass, f.Args
@@ -318,15 +318,12 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		// After the JobManager has ended, whatever its outcome: the job never waits for it.
 		defer makeArchive(ctx, s, cds.identity, stdout)
 	}
-	outF, err := os.Create(filepath.Join(logDir, "jobmanager.out"))
+	// The JVM's stdout and stderr roll as its log does (logroll.go).
+	outF, errF, err := openOutputs(logDir, "jobmanager", f.Logs)
 	if err != nil {
 		return failf("%v", err)
 	}
 	defer outF.Close()
-	errF, err := os.Create(filepath.Join(logDir, "jobmanager.err"))
-	if err != nil {
-		return failf("%v", err)
-	}
 	defer errF.Close()
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s JobManager starting on %s; its JVM binds RPC port %s and REST port %s (0: any free one) (mutual TLS; users reach it through the AM's tracking URL, flink/)\n", role, host, rpcPort, restPort)
 	jm := newJobManager(host)
@@ -489,7 +486,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		s.conf.Set(KeyResourceID, id)
 	}
 	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
-	spec := dist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB)}
+	spec := dist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB), Logs: s.spec.Logs}
 	if s.spec.Jar != "" {
 		spec.UserJars = []string{filepath.Join(s.dir, s.spec.Jar)}
 	}
@@ -515,7 +512,14 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf("%v", err)
 	}
-	// Exec: the launcher's signals and process group reach the JVM itself.
-	err = syscall.Exec(java, p.Argv, append(os.Environ(), p.Env...))
-	return failf("exec %s: %v", java, err)
+	// The JVM's stdout (the job's prints) and stderr go to taskmanager.out and taskmanager.err, rolled
+	// as its log is (logroll.go), as Flink's own YARN mode names them; its web UI's Stdout tab reads
+	// taskmanager.out.
+	outF, errF, err := openOutputs(spec.LogDir, "taskmanager", s.spec.Logs)
+	if err != nil {
+		return failf("%v", err)
+	}
+	defer outF.Close()
+	defer errF.Close()
+	return superviseTaskManager(java, p, outF, errF, stderr)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework/flink/dist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -89,6 +90,9 @@ type Spec struct {
 	// the count deleted (savepoints.go, docs/flink.md#savepoints-on-a-schedule).
 	SavepointInterval time.Duration
 	SavepointsKept    int
+	// Logs is [flink] log-max-size and log-max-files: how the JobManager's and TaskManagers' log,
+	// stdout and stderr files roll (logroll.go, docs/flink.md#logs-that-roll).
+	Logs dist.LogRoll
 }
 
 // The values of [flink] checkpoint-on-preemption.
@@ -128,7 +132,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, KeySavepointInterval, KeySavepointsKept, "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, KeySavepointInterval, KeySavepointsKept, KeyLogMaxSize, KeyLogMaxFiles, "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -243,6 +247,8 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 	}
 	readJavaHome(t, f)
+	readLogRoll(t, f)
+	checkHomeLog4j(t, f)
 	if t.Has("main-class") && f.MainClass == "" {
 		t.Problem("flink.main-class = \"\": give the job's main class, or leave main-class out when the jar's manifest names it")
 	}

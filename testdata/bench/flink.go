@@ -126,7 +126,7 @@ func setupFlink(cfg config, fc *flinkConfig) error {
 	fc.javaOpts = flink.JavaOptions(conf, flink.RoleApplication)
 	// log4j.properties is shipped to the JobManager and TaskManagers (INFO into jobmanager.log and
 	// taskmanager.log); the client logs to its stdout, where the application's id is read.
-	if err := flink.WriteConfDir(fc.confDir, conf, h); err != nil {
+	if err := flink.WriteConfDir(fc.confDir, conf, h, nil); err != nil {
 		return err
 	}
 	cli := "rootLogger.level = INFO\nrootLogger.appenderRef.console.ref = Console\nappender.console.name = Console\n" +

@@ -46,7 +46,7 @@ test-flink-local: flink-dist flink-job
 # version's jars, with BashJavaUtils asked in one JVM per test (TestBashJavaUtilsLoopAnswersAsItsOwnJVM
 # holds it to a JVM per answer); make test runs them on both homes (about 40 s each on the shared machine).
 FLINK_MEMORY_HOMES ?= $(FLINK_HOME_CACHE) $(FLINK2_HOME_CACHE)
-FLINK_HOME_TESTS := ^(TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys|TestBashJavaUtilsLoopAnswersAsItsOwnJVM)$$
+FLINK_HOME_TESTS := ^(TestLog4jRollsWithTheHomesLog4j|TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys|TestBashJavaUtilsLoopAnswersAsItsOwnJVM)$$
 
 test-flink-memory: flink-dist $(GOTESTSUM)
 	@rc=0; for h in $(FLINK_MEMORY_HOMES); do \

@@ -71,7 +71,7 @@ func TestFlinkHomeFilesAreBounded(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantErr(t, within(t, func() error { return WriteConfDir(t.TempDir(), c, h) }), p)
+			wantErr(t, within(t, func() error { return WriteConfDir(t.TempDir(), c, h, nil) }), p)
 		})
 	}
 	t.Run("the info file a named pipe", func(t *testing.T) {

@@ -91,6 +91,16 @@ type Spec struct {
 	// CDS is the class-data sharing archive the JVM maps or writes (cds.go); with one, the Flink
 	// home's jars are named relative to Dir, the process's working directory (Home.SharedClasspath).
 	CDS CDS
+	// Logs is how the log file rolls (its File is set by Prepare from LogDir and the role).
+	Logs LogRoll
+}
+
+// logFileName is the role's log file in LogDir, the name Flink's own scripts give it.
+func logFileName(role Role) string {
+	if role == RoleTaskManager {
+		return "taskmanager.log"
+	}
+	return "jobmanager.log"
 }
 
 // JavaBinary is the java the process runs: Java, else JavaHome's bin/java, else $JAVA_HOME/bin/java,
@@ -157,7 +167,14 @@ func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
 		return nil, err
 	}
 	confDir := filepath.Join(s.Dir, "conf-"+string(role))
-	if err := WriteConfDir(confDir, conf, s.Home); err != nil {
+	// A process without a log directory (a unit test's) logs into one file, not rolled.
+	var logs *LogRoll
+	if s.LogDir != "" {
+		l := s.Logs
+		l.File = filepath.Join(s.LogDir, logFileName(role))
+		logs = &l
+	}
+	if err := WriteConfDir(confDir, conf, s.Home, logs); err != nil {
 		return nil, err
 	}
 	for path, body := range scripts {
@@ -203,15 +220,26 @@ func memoryModelFrom(h *Home) string {
 	return "computed by yarn-am from Flink " + h.Version + "'s memory model"
 }
 
-// WriteConfDir writes the process's conf directory: config.yaml from conf, and the home's
-// log4j.properties or, when it has none, yarn-am's (everything at INFO into -Dlog.file).
-func WriteConfDir(dir string, conf *Config, h *Home) error {
+// WriteConfDir writes the process's conf directory: config.yaml from conf, and log4j.properties:
+// yarn-am's rolling configuration for logs (LogRoll.Log4jProperties), or the home's own
+// conf/log4j.properties when it has one and the job set neither log-max-size nor log-max-files
+// (docs/flink.md#logs-that-roll). logs nil: one file, not rolled (plainLog4j), for a caller that
+// does not know the log directory.
+func WriteConfDir(dir string, conf *Config, h *Home, logs *LogRoll) error {
 	if err := conf.WriteConfDir(dir); err != nil {
 		return err
 	}
-	l4j := defaultLog4j
+	l4j := plainLog4j
+	if logs != nil {
+		var err error
+		if l4j, err = logs.Log4jProperties(); err != nil {
+			return err
+		}
+	}
 	if data, ok, err := h.ReadLog4jConfig(); err != nil {
 		return fmt.Errorf("flink: %w", err)
+	} else if ok && logs != nil && logs.Set {
+		return fmt.Errorf("flink: [flink] log-max-size and log-max-files set how yarn-am's log4j configuration rolls, but the Flink home has its own %s, which would be used instead: remove the keys, or remove that file from the home", h.Log4jConfig())
 	} else if ok {
 		l4j = data
 	}
@@ -220,18 +248,6 @@ func WriteConfDir(dir string, conf *Config, h *Home) error {
 	}
 	return nil
 }
-
-// defaultLog4j is yarn-am's log4j2 configuration for a home without conf/log4j.properties.
-const defaultLog4j = `# Written by yarn-am (docs/flink.md#logs): everything at INFO into the file -Dlog.file names.
-rootLogger.level = INFO
-rootLogger.appenderRef.main.ref = MainAppender
-appender.main.name = MainAppender
-appender.main.type = File
-appender.main.fileName = ${sys:log.file}
-appender.main.append = true
-appender.main.layout.type = PatternLayout
-appender.main.layout.pattern = %d{yyyy-MM-dd HH:mm:ss,SSS} %-5p %c - %m%n
-`
 
 // indexPattern is what a GPU index may be: it is written into a shell script.
 var indexPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
@@ -463,12 +479,12 @@ func JavaOptions(c *Config, role Role) []string {
 // was written to and BashJavaUtils' parameters. It reads nothing from disk.
 func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParams) (*Process, error) {
 	entry := TaskManagerEntryPoint
-	logName := "taskmanager.log"
+	logName := logFileName(role)
 	switch role {
 	case RoleApplication:
-		entry, logName = ApplicationEntryPoint, "jobmanager.log"
+		entry = ApplicationEntryPoint
 	case RoleSession:
-		entry, logName = SessionEntryPoint, "jobmanager.log"
+		entry = SessionEntryPoint
 	case RoleTaskManager:
 	default:
 		return nil, fmt.Errorf("flink: role %s: valid roles are %s, %s and %s", shown(string(role)), RoleApplication, RoleSession, RoleTaskManager)
