@@ -44,6 +44,10 @@ type TableInfo struct {
 	// framework reads it (TaskExecutorSpec.MinInstancesSet) and refuses it where it means nothing.
 	// "" = min-instances needs gang = true.
 	MinInstances string
+	// RolledLogs is the rolled-logs include pattern of a job with this table when its
+	// [log-aggregation] gives none: the framework's rolled log files, which YARN's rolling log
+	// aggregation uploads while the job runs (docs/job-file.md#log-aggregation); "" = none.
+	RolledLogs string
 }
 
 var (

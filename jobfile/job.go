@@ -39,6 +39,9 @@ type Job struct {
 	HDFSNamenodes []string
 
 	AM AMSpec
+	// LogAggregation is the [log-aggregation] table, with the framework's rolled-logs pattern as
+	// its default (docs/job-file.md#log-aggregation).
+	LogAggregation LogAggregation
 	// Framework is the job's framework table ([flink]) as its framework read it; nil when the job
 	// has none (docs/design.md#adding-a-framework).
 	Framework    *FrameworkPart
@@ -120,7 +123,7 @@ const (
 
 // Keys of the job-file schema, for the unknown-key message and its did-you-mean.
 var (
-	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "external-resources"}
+	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "log-aggregation", "external-resources"}
 	amKeys  = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
 	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning"}
 )
@@ -269,6 +272,7 @@ func (f *File) job(staged bool) (*Job, error) {
 			add("taskexecutor.gang-timeout = %q is set but taskexecutor.gang is not true: set gang = true, or remove gang-timeout", g)
 		}
 	}
+	j.LogAggregation = r.readLogAggregation(doc, fw.RolledLogs, add)
 	r.elastic(teT, te, fw.MinInstances)
 	te.LivenessTimeout = r.livenessTimeout(teT)
 	te.PreemptionSignal = r.preemptionSignal(teT)

@@ -25,6 +25,8 @@ vcores, external resources) and the ApplicationMaster (am.memory, am.vcores) mus
 Prints "OK: ..." with the YARN resource of one TaskExecutor, or the problems found (the first 20, then
 how many more), each naming the key, the value and what the cluster allows. Everything that can be
 checked without the cluster is checked before the first call to it (what submit would refuse, too).
+A job whose rolled logs would not reach HDFS while it runs (log aggregation or rolling log
+aggregation off in $HADOOP_CONF_DIR's yarn-site.xml) gets one note on stderr naming the key.
 
 Flags:
   --flink-conf FILE   flink-conf.yaml / config.yaml with external-resource keys (wins over the job's
@@ -147,11 +149,15 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	lj.PrintWarnings(stderr, "yarn-am check")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(*timeout))
 	defer cancel()
-	_, rm, code := connect(lf, "check", stderr)
+	sess, rm, code := connect(lf, "check", stderr)
 	if code != 0 {
 		return code
 	}
 	defer rm.Close()
+	// docs/job-file.md#log-aggregation: whether the job's rolled logs reach HDFS while it runs.
+	if note := client.RollingAggregationNote(sess.Conf, lj.Job.LogAggregation); note != "" {
+		fmt.Fprintf(stderr, "yarn-am check: note: %s\n", note)
+	}
 	facts, err := client.CheckAgainstCluster(ctx, rm, lj, lj.Job.Queue)
 	if err != nil {
 		return fail(stderr, "check", err, 0)

@@ -27,8 +27,10 @@ Once the application has ended: the aggregated logs the NodeManagers wrote to HD
 (yarn.log-aggregation-enable=true; yarn.nodemanager.remote-app-log-dir, default /tmp/logs), in the
 TFile or indexed (IFile) format and the directory layout of Hadoop 3.1 to 3.4; with aggregation
 off, what the NodeManagers still keep (yarn.nodemanager.log.retain-seconds, default 3 hours). While
-it runs: the current logs from the NodeManagers' web services. When there are no logs to print it
-says why (aggregation off and the logs gone, not aggregated yet, no permission) and what to do.
+it runs: the parts its NodeManagers uploaded so far by rolling log aggregation (headers marked
+"rolled, aggregated"; [log-aggregation] rolled-include, on by default for a [flink] job), then the
+current logs from the NodeManagers' web services. When there are no logs to print it says why
+(aggregation off and the logs gone, not aggregated yet, no permission) and what to do.
 
 Flags:
   --container ID         only this container (container_..._<attempt>_<number> of this application)

@@ -225,8 +225,29 @@ func SubmissionContext(o AMOptions) (*hadooppb.ApplicationSubmissionContextProto
 	if o.Job.MaxAttempts > 0 {
 		sc.MaxAppAttempts = proto.Int32(o.Job.MaxAttempts)
 	}
+	sc.LogAggregationContext = logAggregationContext(o.Job.LogAggregation)
 	if o.Job.KeepContainers {
 		sc.KeepContainersAcrossApplicationAttempts = proto.Bool(true)
 	}
 	return sc, nil
+}
+
+// logAggregationContext is the job's [log-aggregation] table as YARN's LogAggregationContext (nil
+// when the job gives none): the patterns it sets, the others absent, which the NodeManager reads as
+// no filter (docs/job-file.md#log-aggregation). A rolled-logs include pattern turns on the
+// NodeManagers' rolling aggregation for the application, where they run it at all.
+func logAggregationContext(la jobfile.LogAggregation) *hadooppb.LogAggregationContextProto {
+	if !la.Set {
+		return nil
+	}
+	c := &hadooppb.LogAggregationContextProto{}
+	for _, f := range []struct {
+		v   string
+		dst **string
+	}{{la.Include, &c.IncludePattern}, {la.Exclude, &c.ExcludePattern}, {la.RolledInclude, &c.RolledLogsIncludePattern}, {la.RolledExclude, &c.RolledLogsExcludePattern}} {
+		if f.v != "" {
+			*f.dst = proto.String(f.v)
+		}
+	}
+	return c
 }

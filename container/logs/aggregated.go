@@ -64,7 +64,13 @@ func IsAMContainer(id string) bool {
 type Printer struct {
 	W    io.Writer
 	Tail int
-	n    int
+	// Mark, when set, is added to each header's parenthesis ("rolled, aggregated": a part the
+	// NodeManagers uploaded while the application runs).
+	Mark string
+	// printed holds container/file of every header written, so that a file printed from one source
+	// is not printed again from another (Printed).
+	printed map[string]bool
+	n       int
 	// Reused from file to file: a node file may hold many small log files
 	// (TestManySmallBlocksAreCheap).
 	buf   []byte
@@ -79,8 +85,19 @@ func (p *Printer) Header(container, node, file string, size int64) {
 		fmt.Fprintln(p.W)
 	}
 	p.n++
-	fmt.Fprintf(p.W, "==> %s on %s: %s (%d bytes) <==\n", client.Sanitize(container), client.Sanitize(node), client.Sanitize(file), size)
+	if p.printed == nil {
+		p.printed = map[string]bool{}
+	}
+	p.printed[container+"/"+file] = true
+	mark := ""
+	if p.Mark != "" {
+		mark = ", " + p.Mark
+	}
+	fmt.Fprintf(p.W, "==> %s on %s: %s (%d bytes%s) <==\n", client.Sanitize(container), client.Sanitize(node), client.Sanitize(file), size, mark)
 }
+
+// Has reports whether the file of that container was printed already.
+func (p *Printer) Has(container, file string) bool { return p.printed[container+"/"+file] }
 
 // Content copies a log file's content (its last p.Tail lines if set), ending it with a newline.
 func (p *Printer) Content(r io.Reader) error {

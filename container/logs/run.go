@@ -68,6 +68,7 @@ func Run(ctx context.Context, sess *client.Session, rm *yarnrpc.ApplicationClien
 		return aggregated(ctx, sess, rm, report, o)
 	}
 	lv := &live{rm: rm, nm: NewNM(), o: o, app: yarnrpc.FormatApplicationID(o.App), p: &Printer{W: o.Out, Tail: o.Filter.Tail}}
+	rolledSoFar(ctx, sess, report, o, lv.p)
 	return lv.run(ctx, report)
 }
 
@@ -448,6 +449,11 @@ func (l *live) container(ctx context.Context, c liveContainer, cursors map[fileK
 		}
 		k := fileKey{c.ID, f.Name}
 		cur, seen := cursors[k]
+		if !seen && l.p.Has(c.ID, f.Name) {
+			// A rolled part printed from HDFS already (rolledSoFar): a part's name is never reused.
+			cursors[k] = &Cursor{Off: f.Size}
+			continue
+		}
 		if !seen {
 			// The whole file, streamed: a big log is never held in memory (the per-request
 			// timeout does not apply; ctx bounds it).

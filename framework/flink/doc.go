@@ -36,6 +36,9 @@
 //   - userresttls.go: a job's own REST TLS, and the AM's client of it.
 //   - internaltls.go: the job's internal connections under mutual TLS of the application's authority.
 //   - pkcs12bound.go: a PKCS12 store's key-derivation rounds bounded before it is read.
+//   - logroll.go: [flink] log-max-size and log-max-files, the rolling stdout and stderr files, and
+//     the rolled-logs pattern of the job's log aggregation.
+//   - tmprocess.go: the TaskManager's JVM run as flink-taskmanager's child, its output bounded.
 //
 // The AM's side of a running job:
 //

@@ -37,7 +37,7 @@ func (Flink) Table() jobfile.TableInfo {
 	return jobfile.TableInfo{Reader: tableReader{}, DefinesTo: "config", KeyNoun: "Flink key",
 		DefineExample: "taskmanager.numberOfTaskSlots=2", DefinesDoc: "docs/flink.md#configuration",
 		Command: TaskManagerCommand, Workers: "Flink TaskManagers",
-		MinInstances: `the fewest TaskManagers [flink] taskmanagers = "demand" keeps`}
+		MinInstances: `the fewest TaskManagers [flink] taskmanagers = "demand" keeps`, RolledLogs: RolledLogsPattern}
 }
 
 // Check is the pre-flight of a [flink] job: each role's memory, the parallelism against the slots,

@@ -53,6 +53,13 @@ func TestFlinkLogRollKeys(t *testing.T) {
 	j, err := load(t, "")
 	require.NoError(t, err)
 	assert.Equal(t, dist.LogRoll{MaxSize: 64 << 20, MaxFiles: 5}, specOf(j).Logs)
+	assert.Equal(t, jobfile.LogAggregation{RolledInclude: RolledLogsPattern, Set: true}, j.LogAggregation,
+		"a [flink] job's rolled parts are aggregated while it runs")
+	p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n[log-aggregation]\nrolled-include = \"\"\nexclude = \"gc\"\n")
+	fakeFlinkHome(t, filepath.Dir(p))
+	j, err = jobfile.LoadJob(p)
+	require.NoError(t, err)
+	assert.Equal(t, jobfile.LogAggregation{Exclude: "gc", Set: true}, j.LogAggregation, "rolled-include = \"\" turns the default off")
 	j, err = load(t, "log-max-size = \"256 KiB\"\nlog-max-files = 3\n")
 	require.NoError(t, err)
 	assert.Equal(t, dist.LogRoll{MaxSize: 256 << 10, MaxFiles: 3, Set: true}, specOf(j).Logs)

@@ -15,6 +15,7 @@ HADOOP_VERSION ?= 3.4.3
 # failover (minicluster.sh failover DIR); RECOVERY=1 one restartable RM (minicluster.sh rm-restart DIR);
 # NM_EXPIRY_MS the NM liveness expiry for minicluster.sh nm-stop DIR N (default 10000 with HA or
 # RECOVERY, else Hadoop's). LOG_FORMAT: aggregated log file format, TFile (default) or IFile.
+# LOG_ROLL_SEC=N: rolling log aggregation every N seconds (default off, YARN's -1).
 HA ?=
 RECOVERY ?=
 # LABELS=1: node labels gpu and fpga, NodeManager 1 in the exclusive gpu partition (README.md, "Node labels").
@@ -24,8 +25,9 @@ LABELS ?=
 PREEMPTION ?=
 NM_EXPIRY_MS ?=
 LOG_FORMAT ?=
+LOG_ROLL_SEC ?=
 MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) MINICLUSTER_LABELS=$(LABELS) MINICLUSTER_PREEMPTION=$(PREEMPTION) \
-  MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT)
+  MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT) MINICLUSTER_LOG_ROLL_SEC=$(LOG_ROLL_SEC)
 # Delegation token lifetimes of the Kerberized cluster in seconds (README.md, "Token lifetimes"): the
 # RM's and the NameNode's renew interval and max lifetime, e.g. TOKEN_RENEW_SEC=30
 # TOKEN_MAX_LIFETIME_SEC=60 (default 60 and 180). They need SECURE=1 (or minicluster-up-secure).
@@ -122,7 +124,7 @@ test-secure: $(GOTESTSUM)
 # not the suite's 3, which a slow start under load could outlast.
 SECURE_FLINK_RUN ?= TestFlinkHDFSKerberized
 SECURE_FLINK_TOKENS ?= TOKEN_RENEW_SEC=300 TOKEN_MAX_LIFETIME_SEC=900
-.PHONY: test-secure-flink
+.PHONY: test-secure-flink test-rolling-logs
 test-secure-flink: build $(GOTESTSUM) flink-dist flink-job
 	@bash testdata/minicluster/install-kinit.sh
 	@rc=0; start=$$(date +%s); echo "=== secure Flink: $(SECURE_FLINK_RUN)"; \
@@ -240,6 +242,19 @@ test-preemption: build torch-env flink-dist flink-job $(GOTESTSUM)
 	else rc=1; fi; \
 	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(PREEMPTION_MINICLUSTER_DIR) || rc=1; \
 	echo "=== preemption: $$(( $$(date +%s) - start )) s"; exit $$rc
+
+# The rolling-logs suite (docs/flink.md#logs-that-roll): the plain cluster with rolling log
+# aggregation every 5 s (LOG_ROLL_SEC=5) in $(ROLLING_MINICLUSTER_DIR), and the test that needs it
+# (build tag rolling); the cluster is brought down whatever happened.
+ROLLING_MINICLUSTER_DIR ?= .minicluster-rolling
+test-rolling-logs: build flink-dist flink-job $(GOTESTSUM)
+	@rc=0; start=$$(date +%s); echo "=== rolling logs: LOG_ROLL_SEC=5 cluster"; \
+	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(ROLLING_MINICLUSTER_DIR) LOG_ROLL_SEC=5 PREEMPTION= LABELS= HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
+	  ( . $(ROLLING_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
+	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration rolling' -count=1 -timeout 15m -v -run '^TestFlinkLogsRollAndAreAggregatedWhileTheJobRuns$$' ./am/ ) || rc=1; \
+	else rc=1; fi; \
+	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(ROLLING_MINICLUSTER_DIR) || rc=1; \
+	echo "=== rolling logs: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # The chaos soak (docs/development.md#chaos-soak): the HA cluster (recovery on, am.max-attempts
 # raised) in $(SOAK_MINICLUSTER_DIR), a service job and gang jobs under random faults for

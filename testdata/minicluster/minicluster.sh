@@ -41,6 +41,7 @@
 #   MINICLUSTER_NM_EXPIRY_MS  NM liveness expiry in ms (make ... NM_EXPIRY_MS=5000; default 10000
 #                          with HA/RECOVERY, else Hadoop's 600000, 20000 when Kerberized)
 #   MINICLUSTER_LOG_FORMAT log aggregation file format: TFile (default) or IFile (make ... LOG_FORMAT=IFile)
+#   MINICLUSTER_LOG_ROLL_SEC  rolling log aggregation every N seconds (make ... LOG_ROLL_SEC=5; default off)
 #   MINICLUSTER_CONTROL_TIMEOUT  seconds a control command may take (default 180)
 #   MINICLUSTER_HADOOP_VERSION  Hadoop release of the cluster: 3.1.x to 3.5.x (default
 #                          3.4.3; make minicluster-up HADOOP_VERSION=3.1.4). Each version has its own
@@ -308,6 +309,11 @@ cmd_up() {
     [[ "$MINICLUSTER_NM_EXPIRY_MS" =~ ^[1-9][0-9]*$ ]] ||
       die "NM_EXPIRY_MS=$MINICLUSTER_NM_EXPIRY_MS: want a number of milliseconds, e.g. 5000"
     fault_args+=(--nm-expiry-ms "$MINICLUSTER_NM_EXPIRY_MS")
+  fi
+  if [[ -n "${MINICLUSTER_LOG_ROLL_SEC:-}" ]]; then
+    [[ "$MINICLUSTER_LOG_ROLL_SEC" =~ ^[1-9][0-9]*$ ]] ||
+      die "LOG_ROLL_SEC=$MINICLUSTER_LOG_ROLL_SEC: want a number of seconds, e.g. 5"
+    fault_args+=(--log-roll-sec "$MINICLUSTER_LOG_ROLL_SEC")
   fi
   case "${MINICLUSTER_LOG_FORMAT:-TFile}" in
     TFile | IFile) fault_args+=(--log-aggregation-format "${MINICLUSTER_LOG_FORMAT:-TFile}") ;;

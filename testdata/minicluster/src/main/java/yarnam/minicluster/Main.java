@@ -382,6 +382,12 @@ public final class Main {
         "org.apache.hadoop.yarn.logaggregation.filecontroller.ifile.LogAggregationIndexedFileController");
     c.setLong("yarn.log-aggregation.retain-seconds", 86400);
     c.setLong("yarn.log-aggregation.retain-check-interval-seconds", 3600);
+    if (opts.logRollSec > 0) {
+      // Rolling log aggregation for one cluster (LOG_ROLL_SEC=N; README.md, "Log aggregation"):
+      // below the NodeManager's 3600 s minimum only with debug-enabled.
+      c.setLong("yarn.nodemanager.log-aggregation.roll-monitoring-interval-seconds", opts.logRollSec);
+      c.setBoolean("yarn.nodemanager.log-aggregation.debug-enabled", true);
+    }
     faultKeys(c, ports);
     // Java launched in containers (DistributedShell's AM, its workers) gets the Java 17 options
     // without any client flag; JDK_JAVA_OPTIONS is read by the `java` launcher only.

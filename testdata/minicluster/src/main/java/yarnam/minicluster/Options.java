@@ -40,6 +40,8 @@ final class Options {
   // Log aggregation to HDFS (TFile or IFile).
   String logAggregationFormat = "TFile";
   String remoteLogDir = "/tmp/logs";
+  // Rolling log aggregation every logRollSec seconds (0: off, YARN's default -1).
+  int logRollSec;
   // Kerberos mode (MiniKdc, see SecureMode); the other secure flags need --secure.
   boolean secure;
   String rpcProtection;
@@ -98,6 +100,8 @@ final class Options {
       "Log aggregation (always on, to HDFS):",
       "  --log-aggregation-format F  TFile (default) or IFile",
       "  --remote-log-dir PATH   yarn.nodemanager.remote-app-log-dir on HDFS (default /tmp/logs)",
+      "  --log-roll-sec N        rolling log aggregation every N s (roll-monitoring-interval-seconds,",
+      "                          with debug-enabled to allow less than 3600); default off",
       "",
       "Kerberos mode (every flag below but --secure needs --secure):",
       "  --secure                MiniKdc in this JVM, hadoop.security.authentication=kerberos",
@@ -170,6 +174,7 @@ final class Options {
         case "--control-dir": o.controlDir = new File(v).getAbsoluteFile(); break;
         case "--log-aggregation-format": o.logAggregationFormat = logFormat(a, v); break;
         case "--remote-log-dir": o.remoteLogDir = absolutePath(a, v); break;
+        case "--log-roll-sec": o.logRollSec = positive(a, v); break;
         case "--rpc-protection": o.rpcProtection = qop(a, v); o.secureFlagSeen = true; break;
         case "--kerberos-dir": o.kerberosDir = new File(v).getAbsoluteFile(); o.secureFlagSeen = true; break;
         case "--realm": o.realm = realm(a, v); o.secureFlagSeen = true; break;
