@@ -336,8 +336,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	// The REST URL names the host alone, for the certificate's check; the port is the one bound.
 	rest := &dist.REST{URL: "https://" + host, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: jm.transport(restTLSClient, false)}}
 	out, err := dist.RunApplication(ctx, p, rest, time.Second, 15*time.Second, outF, errF)
-	if _, published := jm.known(); err != nil && published && errors.Is(err, dist.ErrEndedBeforeJob) && ctx.Err() == nil {
-		// Lost after it had started: the AM may start it again in place (restart.go).
+	if _, published := jm.known(); err != nil && published && errors.Is(err, dist.ErrLostWhileRunning) && ctx.Err() == nil {
+		// Lost while its job ran: the AM may start it again in place (restart.go). A JobManager
+		// whose job never ran (its main threw, its JobMaster could not start) would fail again.
 		failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
 		return exitJobManagerLost
 	}

@@ -23,8 +23,9 @@ import (
 // fail. At most jobmanager-restarts restarts within jobmanager-restart-window; the next loss ends the
 // attempt as before.
 
-// exitJobManagerLost is flink-jobmanager's exit code when the JobManager's JVM ended while its job had
-// not, after its ports were bound and published: what the AM restarts in place. Above the codes
+// exitJobManagerLost is flink-jobmanager's exit code when the JobManager's JVM ended while its job ran
+// (seen RUNNING, not ended: dist.ErrLostWhileRunning), after its ports were published: what the AM
+// restarts in place. A JobManager whose job never ran exits 1: it would fail the same way again. Above the codes
 // workers commonly use, beside the launcher's own (contract.LauncherDiscoveryFailed and after).
 const exitJobManagerLost = 93
 
@@ -87,8 +88,8 @@ type restarter struct {
 	last  string // the last restart, for the details
 }
 
-// restart is framework.AM.RestartDriver: a JobManager lost after its ports were published is started
-// again from its latest completed checkpoint on those ports, while the policy allows.
+// restart is framework.AM.RestartDriver: a JobManager lost while its job ran is started
+// again from its latest completed checkpoint on the ports it had bound, while the policy allows.
 func (r *restarter) restart(ctx context.Context, code int) (map[string]string, bool) {
 	b, bound := r.jm.known()
 	// A driver killed by a signal took its JVM with it (it ends with its parent): lost as well.

@@ -2,6 +2,7 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -71,15 +72,23 @@ func TestWaitJob(t *testing.T) {
 	if o.Job.State != "FAILED" || o.RootCause == nil || !strings.Contains(o.RootCause.Cause, "boom in subtask 0") {
 		t.Errorf("%+v %+v", o.Job, o.RootCause)
 	}
-	running := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"jobs":[{"jid":"` + id + `","state":"RUNNING"}]}`))
-	}))
-	defer running.Close()
-	c = &REST{URL: running.URL}
-	exited := make(chan struct{})
-	close(exited)
-	if _, err := c.WaitJob(ctx, 10*time.Millisecond, exited); err == nil || !strings.Contains(err.Error(), "exited before its job ended") {
-		t.Errorf("JobManager gone: %v", err)
+	// The JobManager gone: lost while its job ran (a restart in place resumes it), or before its
+	// job ever ran (a start that failed, which would fail again).
+	for _, tc := range []struct {
+		state, want string
+		lost        bool
+	}{{"RUNNING", "exited while its job " + id + " ran", true}, {"INITIALIZING", "exited before its job ended", false}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write([]byte(`{"jobs":[{"jid":"` + id + `","state":"` + tc.state + `"}]}`))
+		}))
+		c = &REST{URL: srv.URL}
+		exited := make(chan struct{})
+		close(exited)
+		_, err := c.WaitJob(ctx, 10*time.Millisecond, exited)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || errors.Is(err, ErrLostWhileRunning) != tc.lost {
+			t.Errorf("JobManager gone, its job %s: %v", tc.state, err)
+		}
+		srv.Close()
 	}
 }
 

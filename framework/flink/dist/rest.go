@@ -260,6 +260,7 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 	defer t.Stop()
 	var last error
 	var apps applicationWatch
+	ran := "" // a job seen RUNNING
 	for {
 		// The applications first: an application ends after its jobs, so a job that ended is in the
 		// job list read next and is the outcome, with its own root cause.
@@ -267,6 +268,9 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 		jobs, err := c.Jobs(ctx)
 		last = errors.Join(err, appErr)
 		for _, j := range jobs {
+			if j.State == "RUNNING" {
+				ran = j.ID
+			}
 			if !Terminal(j.State) {
 				continue
 			}
@@ -297,11 +301,19 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 		case <-ctx.Done():
 			return nil, fmt.Errorf("flink rest: no job ended (last error: %v): %w", last, ctx.Err())
 		case <-exited:
+			if ran != "" {
+				return nil, fmt.Errorf("flink rest: the JobManager exited while its job %s ran (last error: %v): %w", ran, last, ErrLostWhileRunning)
+			}
 			return nil, fmt.Errorf("flink rest: the JobManager exited before its job ended (last error: %v)", last)
 		case <-t.C:
 		}
 	}
 }
+
+// ErrLostWhileRunning is WaitJob's error when the JobManager exited after its job had been seen
+// RUNNING and before the job ended: the JobManager was lost (killed, crashed), not a start that
+// failed, which would fail the same way again.
+var ErrLostWhileRunning = errors.New("the JobManager was lost while its job ran")
 
 // settledRootCause is RootCause of a job /jobs/overview showed FAILED, read once /jobs/<id> shows it
 // ended too. Flink answers /jobs/overview from the job's live state but /jobs/<id> and
