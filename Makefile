@@ -87,13 +87,16 @@ test: build vet $(GOTESTSUM)
 	rm -f bin/late-lane.rc; \
 	( nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1; echo $$? >bin/late-lane.rc ) & late=$$!; \
 	echo "=== compat and docker suites in the background beside the secure Flink, preemption and soak suites (bin/late-lane.log)"; \
-	rm -f bin/soak.rc; \
-	( $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1; echo $$? >bin/soak.rc ) & soak=$$!; \
-	echo "=== chaos soak (3 minutes) beside the secure Flink and preemption suites (bin/soak.log)"; \
+	rm -f bin/soak.rc bin/rolling.rc; \
+	( $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1; echo $$? >bin/soak.rc; \
+	  $(MAKE) --no-print-directory -o build test-rolling-logs >bin/rolling.log 2>&1; echo $$? >bin/rolling.rc ) & soak=$$!; \
+	echo "=== chaos soak (3 minutes), then the rolling-logs suite, beside the secure Flink and preemption suites (bin/soak.log, bin/rolling.log)"; \
 	$(MAKE) test-secure-flink || rc=1; \
 	$(MAKE) test-preemption || rc=1; \
 	wait $$soak; echo "=== chaos soak: done"; cat bin/soak.log; \
 	if [ "$$(cat bin/soak.rc 2>/dev/null)" != 0 ]; then echo "test-soak failed (bin/soak.log)"; rc=1; fi; \
+	cat bin/rolling.log; \
+	if [ "$$(cat bin/rolling.rc 2>/dev/null)" != 0 ]; then echo "test-rolling-logs failed (bin/rolling.log)"; rc=1; fi; \
 	wait $$late; echo "=== compat and docker: done"; cat bin/late-lane.log; \
 	if [ "$$(cat bin/late-lane.rc 2>/dev/null)" != 0 ]; then echo "test-compat or test-docker failed (bin/late-lane.log)"; rc=1; fi; \
 	exit $$rc
