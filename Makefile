@@ -62,7 +62,8 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # job's checkpoints and savepoint on HDFS with its containers' delegation tokens; it needs Flink, so
 # it cannot run with the secure suite before the prefetch is done) and the preemption suite
 # (test-preemption), while the chaos soak (3 minutes, test-soak: its own HA cluster, a clock more than
-# a load; output in bin/soak.log, printed once it is done) and a second background lane (test-late-lane,
+# a load; output in bin/soak.log, printed once it is done) then the rolling-logs suite (test-rolling-logs:
+# its own cluster with rolling log aggregation; bin/rolling.log) and a second background lane (test-late-lane,
 # nice 10) runs the compatibility suite against the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0
 # (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo,
 # plain and Kerberized (test-docker, in docker/docker.mk); its output is printed once it is done
