@@ -99,12 +99,12 @@ func testFlinkJavaHomeRunsTheShippedJDK(t *testing.T, v flinkVersion, jdk string
 	assert.Len(t, lines, 1, "the gpu job's subtask ran:\n%s", containerLogs(id))
 
 	homes := map[string]string{}
-	for c, text := range appFiles(id, "jobmanager.err", "stderr") {
+	for c, text := range appFiles(id, "jobmanager.err", "taskmanager.err") {
 		if m := javaHomeLine.FindStringSubmatch(text); m != nil {
 			homes[c] = m[1]
 		}
 	}
-	require.Len(t, homes, 2, "the JobManager's JVM (jobmanager.err of the AM container) and the TaskManager's (its stderr) printed their java.home:\n%s", containerLogs(id))
+	require.Len(t, homes, 2, "the JobManager's JVM (jobmanager.err of the AM container) and the TaskManager's (taskmanager.err) printed their java.home:\n%s", containerLogs(id))
 	for c, h := range homes {
 		assert.Regexp(t, `/java-home-[0-9a-f]{32}\.tar$`, h, "%s ran the JDK localised from the job's archive", c)
 	}

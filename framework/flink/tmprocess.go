@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/yarn-am/yarn-am/framework/flink/dist"
@@ -69,11 +70,24 @@ func superviseTaskManager(java string, p *dist.Process, out, errOut io.Writer, s
 		return 1
 	}
 	if code != 0 {
-		if lines := dist.StderrLines(tail); lines != "" {
+		// Its last lines as the JVM wrote them, its own notices too (JAVA_TOOL_OPTIONS): the owner's
+		// status shows the container's stderr tail, and a killed JVM's last words are there.
+		if lines := rawLines(tail); lines != "" {
 			fmt.Fprintf(stderr, "yarn-am flink-taskmanager: the TaskManager's JVM exited with code %d; its stderr (taskmanager.err) ends: %s\n", code, lines)
 		} else {
 			fmt.Fprintf(stderr, "yarn-am flink-taskmanager: the TaskManager's JVM exited with code %d (its log: taskmanager.log)\n", code)
 		}
 	}
 	return code
+}
+
+// rawLines are the tail's non-empty lines joined by " | ".
+func rawLines(t *stderrtail.Tail) string {
+	var keep []string
+	for _, l := range strings.Split(t.Lines(), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, " | ")
 }
