@@ -60,21 +60,6 @@ var (
 	deletedRe   = regexp.MustCompile(`scheduled savepoint (\S+) deleted `)
 )
 
-// amEvents are the latest events in the AM's status.
-func amEvents(t *testing.T, id string) []contract.Event {
-	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
-	var d struct {
-		AM *contract.Status `json:"am"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
-	if d.AM == nil {
-		return nil
-	}
-	return d.AM.Events
-}
-
 // savepointsIn are the names of the savepoint directories in dir (none when it does not exist yet).
 func savepointsIn(t *testing.T, dir string) []string {
 	t.Helper()
@@ -134,7 +119,7 @@ func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	written, deleted := map[string]bool{}, map[string]bool{}
 	var left []string
 	waitFor(t, id, 3*time.Minute, "3 scheduled savepoints taken and 2 left", func(d statusDoc) bool {
-		for _, e := range amEvents(t, id) {
+		for _, e := range statusEvents(t, id) {
 			if m := scheduledRe.FindStringSubmatch(e.Message); m != nil {
 				written[m[1]] = true
 			}
