@@ -2,9 +2,7 @@ package web
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
 )
@@ -21,17 +19,8 @@ func (h *api) savepoint(w http.ResponseWriter, r *http.Request) {
 		writeError(w, bodyErrorCode(err), `the body is not a savepoint ({"dir": "file:///tmp/savepoints", "timeout": "5m"}): `+err.Error())
 		return
 	}
-	timeout := contract.DefaultStopTimeout
-	if req.Timeout != "" {
-		d, err := time.ParseDuration(req.Timeout)
-		if err != nil || d <= 0 || d > contract.MaxStopTimeout {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf(`"timeout": %q: want a duration from 1s to %s, e.g. "5m"`, cut(req.Timeout), contract.MaxStopTimeout))
-			return
-		}
-		timeout = d
-	}
-	if len(req.Dir) > 4096 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"dir": %q...: longer than 4096 bytes`, cut(req.Dir)))
+	timeout, ok := stateRequest(w, req.Timeout, "dir", req.Dir)
+	if !ok {
 		return
 	}
 	if h.o.Savepoint == nil {

@@ -22,17 +22,8 @@ func (h *api) stop(w http.ResponseWriter, r *http.Request) {
 		writeError(w, bodyErrorCode(err), `the body is not a stop ({"savepoint": "file:///tmp/savepoints", "timeout": "5m"}): `+err.Error())
 		return
 	}
-	timeout := contract.DefaultStopTimeout
-	if req.Timeout != "" {
-		d, err := time.ParseDuration(req.Timeout)
-		if err != nil || d <= 0 || d > contract.MaxStopTimeout {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf(`"timeout": %q: want a duration from 1s to %s, e.g. "5m"`, cut(req.Timeout), contract.MaxStopTimeout))
-			return
-		}
-		timeout = d
-	}
-	if len(req.Savepoint) > 4096 {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf(`"savepoint": %q...: longer than 4096 bytes`, cut(req.Savepoint)))
+	timeout, ok := stateRequest(w, req.Timeout, "savepoint", req.Savepoint)
+	if !ok {
 		return
 	}
 	if h.o.Stop == nil {
@@ -48,6 +39,26 @@ func (h *api) stop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, contract.StopResult{Result: res})
+}
+
+// stateRequest checks what a stop and a savepoint (savepoint.go) both carry: the request's timeout
+// (default contract.DefaultStopTimeout, at most contract.MaxStopTimeout) and the directory under
+// key, at most 4096 bytes. ok false: the answer is written.
+func stateRequest(w http.ResponseWriter, rawTimeout, key, dir string) (time.Duration, bool) {
+	timeout := contract.DefaultStopTimeout
+	if rawTimeout != "" {
+		d, err := time.ParseDuration(rawTimeout)
+		if err != nil || d <= 0 || d > contract.MaxStopTimeout {
+			writeError(w, http.StatusBadRequest, fmt.Sprintf(`"timeout": %q: want a duration from 1s to %s, e.g. "5m"`, cut(rawTimeout), contract.MaxStopTimeout))
+			return 0, false
+		}
+		timeout = d
+	}
+	if len(dir) > 4096 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf(`%q: %q...: longer than 4096 bytes`, key, cut(dir)))
+		return 0, false
+	}
+	return timeout, true
 }
 
 // cut bounds a client's value quoted in an error.
