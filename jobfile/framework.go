@@ -158,21 +158,13 @@ func (t *Table) Duration(key string, least time.Duration, examples string) (v ti
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	switch {
 	case err != nil:
-		t.Problem("%s = %q: not a duration; use a number with a unit, e.g. %s", full, cutValue(s), examples)
+		t.Problem("%s = %q: not a duration; use a number with a unit, e.g. %s", full, bounded(s), examples)
 	case d < least:
-		t.Problem("%s = %q: must be at least %s", full, cutValue(s), least)
+		t.Problem("%s = %q: must be at least %s", full, bounded(s), least)
 	default:
 		return d, true
 	}
 	return 0, false
-}
-
-// cutValue is a value's first 40 bytes for a problem's text.
-func cutValue(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }
 
 // Strings reads a list of strings.

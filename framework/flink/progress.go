@@ -45,7 +45,7 @@ func readProgress(t *jobfile.Table, f *Spec) {
 		if strings.EqualFold(strings.TrimSpace(v), progressOff) {
 			f.ProgressOff = true
 		} else if d, err := time.ParseDuration(strings.TrimSpace(v)); err != nil || d < minProgressTimeout {
-			t.Problem("flink.%s = %q: want a Go duration of at least %s (\"30m\") or %q; unset, %d checkpoint intervals and at least %s", KeyProgressTimeout, cutShown(v), minProgressTimeout, progressOff, progressIntervals, defaultProgressTimeout)
+			t.Problem("flink.%s = %q: want a Go duration of at least %s (\"30m\") or %q; unset, %d checkpoint intervals and at least %s", KeyProgressTimeout, bounded(v), minProgressTimeout, progressOff, progressIntervals, defaultProgressTimeout)
 		} else {
 			f.ProgressTimeout = d
 		}
@@ -62,13 +62,6 @@ func readProgress(t *jobfile.Table, f *Spec) {
 			t.Problem("flink.%s = true with flink.%s = %q: nothing would be noticed to restart; give a timeout", KeyProgressRestart, KeyProgressTimeout, progressOff)
 		}
 	}
-}
-
-func cutShown(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }
 
 // progressTimeout is the watch's timeout for a job checkpointing every interval (0: not
@@ -178,7 +171,7 @@ func endJobManager(boundPath string) error {
 		return fmt.Errorf("the JobManager's JVM %d: %w", b.PID, err)
 	}
 	if argv0, _, _ := strings.Cut(string(cmd), "\x00"); !strings.HasSuffix(argv0, "java") {
-		return fmt.Errorf("process %d is not the JobManager's JVM (it runs %s)", b.PID, cutShown(argv0))
+		return fmt.Errorf("process %d is not the JobManager's JVM (it runs %s)", b.PID, bounded(argv0))
 	}
 	return syscall.Kill(b.PID, syscall.SIGKILL)
 }
