@@ -146,7 +146,7 @@ func (s *savepoints) take(ctx context.Context) {
 			return
 		}
 	}
-	job, err := liveJob(ctx, s.rest)
+	job, err := liveJob(ctx, s.rest, "to take a savepoint of", "")
 	if err != nil || job.State != "RUNNING" {
 		return
 	}
@@ -270,33 +270,29 @@ func (s *savepoints) onDemand(ctx context.Context, dir string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("no savepoint directory: give one with yarn-am savepoint --dir DIR (a directory the JobManager can write, e.g. hdfs:///flink/savepoints), or set %s in [flink.config]", KeySavepointsDir)
 	}
-	job, err := liveJob(ctx, s.rest)
+	job, err := liveJob(ctx, s.rest, "to take a savepoint of", "")
 	if err != nil {
 		return "", err
 	}
 	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: taking a savepoint in %s (yarn-am savepoint); the job runs on", jobName(job), dir)})
 	start := s.now()
-	for {
-		loc, err := s.rest.Savepoint(ctx, job.ID, dir, savepointPoll)
-		if err == nil {
-			s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: savepoint written to %s in %s (yarn-am savepoint)", jobName(job), loc, s.now().Sub(start).Round(time.Millisecond))})
-			s.keep(keptSavepoint{Path: loc, JobID: job.ID, At: s.now().UnixMilli()})
-			return loc, nil
-		}
-		if !strings.Contains(err.Error(), notAllRunning) {
-			s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the savepoint in %s failed: %v", jobName(job), dir, err)})
-			return "", err
-		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("%w (the job's tasks are not all running yet; try again in a moment)", err)
-		case <-time.After(time.Second):
-		}
+	loc, err := untilAllRunning(ctx, func() (string, error) { return s.rest.Savepoint(ctx, job.ID, dir, savepointPoll) })
+	var starting *stillStarting
+	switch {
+	case errors.As(err, &starting):
+		return "", err
+	case err != nil:
+		s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the savepoint in %s failed: %v", jobName(job), dir, err)})
+		return "", err
 	}
+	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: savepoint written to %s in %s (yarn-am savepoint)", jobName(job), loc, s.now().Sub(start).Round(time.Millisecond))})
+	s.keep(keptSavepoint{Path: loc, JobID: job.ID, At: s.now().UnixMilli()})
+	return loc, nil
 }
 
-// liveJob is the JobManager's one job that has not ended.
-func liveJob(ctx context.Context, rest *dist.REST) (dist.Job, error) {
+// liveJob is the JobManager's one job that has not ended; without one, the error says it has no
+// running job what (to stop), then hint.
+func liveJob(ctx context.Context, rest *dist.REST, what, hint string) (dist.Job, error) {
 	jobs, err := rest.Jobs(ctx)
 	if err != nil {
 		return dist.Job{}, fmt.Errorf("asking the JobManager for its job: %w", err)
@@ -310,7 +306,7 @@ func liveJob(ctx context.Context, rest *dist.REST) (dist.Job, error) {
 		}
 	}
 	if len(live) != 1 {
-		return dist.Job{}, fmt.Errorf("the JobManager has no running job to take a savepoint of (its jobs: %s)", orNone(states))
+		return dist.Job{}, fmt.Errorf("the JobManager has no running job %s (its jobs: %s)%s", what, orNone(states), hint)
 	}
 	return live[0], nil
 }

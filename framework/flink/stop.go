@@ -2,6 +2,7 @@ package flink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,49 +60,59 @@ func (s *stopper) stop(ctx context.Context, dir string) (string, error) {
 	if dir == "" {
 		return "", fmt.Errorf("no savepoint directory: give one with yarn-am stop --savepoint DIR (a directory the JobManager can write, e.g. file:///tmp/savepoints), or set %s in [flink.config]", KeySavepointsDir)
 	}
-	jobs, err := s.rest.Jobs(ctx)
+	job, err := liveJob(ctx, s.rest, "to stop", "; the application ends on its own, or use yarn-am kill")
 	if err != nil {
-		return "", fmt.Errorf("asking the JobManager for its job: %w", err)
+		return "", err
 	}
-	var live []dist.Job
-	var states []string
-	for _, j := range jobs {
-		states = append(states, j.ID+" "+j.State)
-		if !dist.Terminal(j.State) {
-			live = append(live, j)
-		}
-	}
-	if len(live) != 1 {
-		return "", fmt.Errorf("the JobManager has no running job to stop (its jobs: %s); the application ends on its own, or use yarn-am kill", orNone(states))
-	}
-	job := live[0]
 	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: stopping with a savepoint in %s (yarn-am stop)", jobName(job), dir)})
-	for {
-		var path string
+	path, err := untilAllRunning(ctx, func() (string, error) {
 		trigger, err := s.rest.StopWithSavepoint(ctx, job.ID, dir)
-		if err == nil {
-			path, err = s.rest.WaitSavepoint(ctx, job.ID, trigger, savepointPoll)
-		}
-		if err == nil {
-			s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s stopped with a savepoint at %s; it ends FINISHED", jobName(job), path)})
-			if s.note != "" {
-				_ = os.WriteFile(s.note, []byte(path), 0o600)
-			}
-			return path, nil
-		}
-		// A job that has just started (or restarted) is RUNNING before all its tasks are: Flink
-		// refuses the savepoint then, and a moment later takes it.
-		if !strings.Contains(err.Error(), notAllRunning) {
-			s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the stop with a savepoint in %s failed: %v", jobName(job), dir, err)})
+		if err != nil {
 			return "", err
+		}
+		return s.rest.WaitSavepoint(ctx, job.ID, trigger, savepointPoll)
+	})
+	var starting *stillStarting
+	switch {
+	case errors.As(err, &starting):
+		return "", err
+	case err != nil:
+		s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the stop with a savepoint in %s failed: %v", jobName(job), dir, err)})
+		return "", err
+	}
+	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s stopped with a savepoint at %s; it ends FINISHED", jobName(job), path)})
+	if s.note != "" {
+		_ = os.WriteFile(s.note, []byte(path), 0o600)
+	}
+	return path, nil
+}
+
+// untilAllRunning calls try (a savepoint, with a stop or without) until it succeeds or fails for
+// another reason than Flink's refusal while some of the job's tasks are not running yet: a job that
+// has just started (or restarted) is RUNNING before all its tasks are, and a moment later Flink takes
+// the savepoint. It asks again every second; when ctx ends first, the error is a *stillStarting.
+func untilAllRunning(ctx context.Context, try func() (string, error)) (string, error) {
+	for {
+		res, err := try()
+		if err == nil || !strings.Contains(err.Error(), notAllRunning) {
+			return res, err
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("%w (the job's tasks are not all running yet; try again in a moment)", err)
+			return "", &stillStarting{err}
 		case <-time.After(time.Second):
 		}
 	}
 }
+
+// stillStarting is untilAllRunning's error when its time ran out while Flink still refused.
+type stillStarting struct{ err error }
+
+func (e *stillStarting) Error() string {
+	return e.err.Error() + " (the job's tasks are not all running yet; try again in a moment)"
+}
+
+func (e *stillStarting) Unwrap() error { return e.err }
 
 // notAllRunning is Flink's reason for refusing a savepoint while some of the job's tasks are not
 // running yet (CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING).
