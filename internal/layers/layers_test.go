@@ -50,9 +50,10 @@ var floors = []struct {
 	// 9: the binary and the harnesses that drive it.
 	{"cmd/...", 9},
 	{"testdata/...", 9},
-	// 10: test support: a fake cluster, the integration tests' helpers and headless Chromium driven
-	// over the DevTools protocol; only tests import it.
+	// 10: test support: a fake cluster, the integration tests' helpers, the doc.go file-map check and
+	// headless Chromium driven over the DevTools protocol; only tests import it.
 	{"testkit/chromium", testkit},
+	{"testkit/docmap", testkit},
 	{"testkit/fakecluster", testkit},
 	{"testkit/itest", testkit},
 }
