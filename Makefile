@@ -53,8 +53,11 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m ./...
 
 # Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
-# (test-secure), the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
-# expiry: test-faults) and the node-label suite (test-labels), with the memory check, the JVM flags
+# (test-secure-levels) then the node-label suite (test-labels), while the secure suite's AM restart
+# with short-lived tokens (test-secure-restart: about 4 minutes, mostly waiting on token lifetimes)
+# runs beside them on a Kerberized cluster of its own (bin/secure-restart.log, printed once it is
+# done), then the fault suite alone (an RM failover, a lost NodeManager, an RM restart, YARN's default
+# expiry: test-faults; its liveness test asserts a replacement within 15 s), with the memory check, the JVM flags
 # against Flink 1.20's and 2.x's own calculators and the key fixtures against their jars
 # (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the background lane below; then the mini cluster is started, all
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
@@ -81,7 +84,15 @@ test: build vet $(GOTESTSUM)
 	@mkdir -p bin; rm -f bin/prefetch.rc; \
 	( nice -n 10 $(MAKE) --no-print-directory test-lane >bin/prefetch.log 2>&1; echo $$? >bin/prefetch.rc ) & pre=$$!; \
 	echo "=== prefetch: Flink, torch, JAX, the memory tests and the suites' downloads in the background (bin/prefetch.log)"; \
-	rc=0; $(MAKE) test-secure || rc=1; $(MAKE) test-faults || rc=1; $(MAKE) test-labels || rc=1; \
+	rc=0; $(MAKE) --no-print-directory minicluster-build || rc=1; bash testdata/minicluster/install-kinit.sh || rc=1; \
+	rm -f bin/secure-restart.rc; \
+	( $(MAKE) --no-print-directory test-secure-restart SECURE_MINICLUSTER_DIR=$(MINICLUSTER_DIR)/secure-restart >bin/secure-restart.log 2>&1; \
+	  echo $$? >bin/secure-restart.rc ) & restart=$$!; \
+	echo "=== the secure suite's AM restart with short-lived tokens beside its protection levels and the label suite (bin/secure-restart.log)"; \
+	$(MAKE) test-secure-levels || rc=1; $(MAKE) -o build test-labels || rc=1; \
+	wait $$restart; echo "=== secure suite, AM restart: done"; cat bin/secure-restart.log; \
+	if [ "$$(cat bin/secure-restart.rc 2>/dev/null)" != 0 ]; then echo "test-secure-restart failed (bin/secure-restart.log)"; rc=1; fi; \
+	$(MAKE) -o build test-faults || rc=1; \
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch or test-flink-memory failed (bin/prefetch.log)"; rc=1; fi; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \

@@ -86,8 +86,13 @@ SECURE_LEVELS ?= authentication integrity privacy
 # (docs/running.md#kept-taskexecutors-find-the-new-attempt; about 4 minutes with the cluster's start).
 SECURE_RESTART_TOKENS ?= TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60
 SECURE_RESTART_RUN ?= TestKeptTaskExecutorsRefreshTokensAfterAMRestart|TestLongJobOutlivesTokens
-.PHONY: test-secure
+.PHONY: test-secure test-secure-levels test-secure-restart
 test-secure: $(GOTESTSUM)
+	@rc=0; $(MAKE) --no-print-directory test-secure-levels || rc=1; \
+	$(MAKE) --no-print-directory test-secure-restart || rc=1; exit $$rc
+
+# The first half of test-secure: SECURE_LEVELS, with the plain cluster beside them.
+test-secure-levels: $(GOTESTSUM)
 	@bash testdata/minicluster/install-kinit.sh
 	@rc=0; plain_was_up=0; [ -f $(MINICLUSTER_DIR)/env ] && plain_was_up=1; \
 	$(MAKE) --no-print-directory minicluster-up || rc=1; \
@@ -103,7 +108,16 @@ test-secure: $(GOTESTSUM)
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== $$lvl: $$(( $$(date +%s) - start )) s"; \
 	done; \
-	if [ -n "$(strip $(SECURE_RESTART_RUN))" ]; then \
+	[ $$plain_was_up = 1 ] || $(MAKE) --no-print-directory minicluster-down || rc=1; \
+	exit $$rc
+
+# The second half of test-secure: SECURE_RESTART_RUN on a Kerberized cluster with
+# SECURE_RESTART_TOKENS. make test runs it in a lane of its own beside test-secure-levels and
+# test-labels (its tests mostly wait on token lifetimes), with SECURE_MINICLUSTER_DIR set to
+# $(MINICLUSTER_DIR)/secure-restart so the two Kerberized clusters have a directory each.
+test-secure-restart: $(GOTESTSUM)
+	@bash testdata/minicluster/install-kinit.sh
+	@rc=0; if [ -n "$(strip $(SECURE_RESTART_RUN))" ]; then \
 	  start=$$(date +%s); echo "=== secure suite, AM restart with $(SECURE_RESTART_TOKENS)"; \
 	  if $(MAKE) --no-print-directory minicluster-up-secure $(SECURE_RESTART_TOKENS); then \
 	    ( . $(SECURE_MINICLUSTER_DIR)/env && \
@@ -111,9 +125,7 @@ test-secure: $(GOTESTSUM)
 	  else rc=1; fi; \
 	  $(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	  echo "=== AM restart: $$(( $$(date +%s) - start )) s"; \
-	fi; \
-	[ $$plain_was_up = 1 ] || $(MAKE) --no-print-directory minicluster-down || rc=1; \
-	exit $$rc
+	fi; exit $$rc
 
 # The Kerberized Flink test, which make test runs after the integration run: the secure suite runs
 # before the background prefetch has Flink in place, so this one has a target of its own. A
