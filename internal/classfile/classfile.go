@@ -3,6 +3,11 @@
 // descriptors (yarnrpc/hadooppb/internal/hadoopjar: string literals of a static initializer) and Flink's
 // configuration keys (framework/flink/dist: string constants of its *Options classes) are read with it.
 //
+// It also writes small class files (write.go: NewClass, a ClassBuilder and its methods' Code), for the
+// classes yarn-am hands a JVM where no Java compiler may be installed: framework/flink/dist's
+// delegation-token jar (TokenJar). The writer writes version 49 (Java 5) straight-line code, which the
+// JVM verifies by type inference without a StackMapTable; every limit of the format is an error.
+//
 // The caller bounds the bytes it hands in; a class file's own counts are 16-bit, so nothing here
 // grows past a small multiple of its input.
 package classfile
