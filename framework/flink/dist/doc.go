@@ -14,7 +14,10 @@
 //   - rest.go: the JobManager's REST API;
 //   - failure.go: why a process ended before its job did, from the last exception of its log and its
 //     JVM's stderr;
-//   - keys.go: the configuration keys a Flink version declares, read from its *Options classes.
+//   - keys.go: the configuration keys a Flink version declares, read from its *Options classes;
+//   - tokenjar.go: the delegation-token jar yarn-am puts on a Flink JVM's classpath: a provider for
+//     Flink's token framework that reads the token file the AM keeps current, and a receiver that hands
+//     the tokens to the JVM's Hadoop user; its classes written by internal/classfile, not compiled.
 //
 // It imports the standard library, contract, internal/flinkconf (the one reader of Flink's
 // configuration files, shared with resources) and the leaves internal/text, boundedread, stderrtail
