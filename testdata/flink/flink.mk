@@ -44,9 +44,11 @@ test-flink-local: flink-dist flink-job
 # The tests that run only a Flink home's tools, no job (docs/flink.md#tests): the memory check and the
 # JVM flags against each version's BashJavaUtils, and the key fixtures of removedkeys.go against each
 # version's jars, with BashJavaUtils asked in one JVM per test (TestBashJavaUtilsLoopAnswersAsItsOwnJVM
-# holds it to a JVM per answer); make test runs them on both homes (about 40 s each on the shared machine).
+# holds it to a JVM per answer), and the delegation-token jar in a JVM against each version's interfaces
+# and the mini cluster's Hadoop jars (TestTokenJarServesFlinksTokenFramework: make minicluster-build first;
+# about 10-20 s); make test runs them on both homes (about 40 s each on the shared machine).
 FLINK_MEMORY_HOMES ?= $(FLINK_HOME_CACHE) $(FLINK2_HOME_CACHE)
-FLINK_HOME_TESTS := ^(TestLog4jRollsWithTheHomesLog4j|TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys|TestBashJavaUtilsLoopAnswersAsItsOwnJVM)$$
+FLINK_HOME_TESTS := ^(TestLog4jRollsWithTheHomesLog4j|TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys|TestBashJavaUtilsLoopAnswersAsItsOwnJVM|TestTokenJarServesFlinksTokenFramework)$$
 
 test-flink-memory: flink-dist $(GOTESTSUM)
 	@rc=0; for h in $(FLINK_MEMORY_HOMES); do \
