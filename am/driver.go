@@ -60,6 +60,10 @@ const envTokenFile = "HADOOP_TOKEN_FILE_LOCATION"
 // driverTokensFile is the driver's token file in the AM's working directory.
 const driverTokensFile = "yarn-am-driver-tokens"
 
+// driverDelegationTokensFile is the file of contract.EnvDelegationTokens in the AM's working
+// directory: the delegation tokens alone, rewritten after every refresh (tokens_refresh.go).
+const driverDelegationTokensFile = "yarn-am-delegation-tokens"
+
 // driverEnv is the driver's environment: the AM's, without its HADOOP_TOKEN_FILE_LOCATION (the AM's
 // token file holds the AM-RM token, with which the driver could act as the AM towards the RM), plus
 // d.Env and, with d.Tokens, HADOOP_TOKEN_FILE_LOCATION naming the driver's own token file

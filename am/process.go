@@ -314,6 +314,18 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		for _, k := range slices.Sorted(maps.Keys(fwAM.DriverEnv)) {
 			amc.Driver.Env = append(amc.Driver.Env, k+"="+fwAM.DriverEnv[k])
 		}
+		if refresher != nil {
+			// The driver's token file is written once; this one follows the refreshes
+			// (contract.EnvDelegationTokens).
+			path, err := filepath.Abs(driverDelegationTokensFile)
+			if err == nil {
+				err = refresher.keepTokenFile(path)
+			}
+			if err != nil {
+				return 1, fmt.Errorf("writing the driver's delegation token file: %w", err)
+			}
+			amc.Driver.Env = append(amc.Driver.Env, contract.EnvDelegationTokens+"="+path)
+		}
 		amc.Driver.EndOnFailureLimit = fwAM.EndDriverOnFailureLimit
 		amc.Driver.Restart = restartWith(fwAM.RestartDriver)
 	}

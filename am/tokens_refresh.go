@@ -43,6 +43,9 @@ type tokenRefresher struct {
 	replaceAt time.Time
 	hdts      []byte
 	extra     map[string][]byte // the framework's worker secrets (addSecrets), kept in every replacement
+	// tokenFile, when set (keepTokenFile), is rewritten with the delegation tokens alone after
+	// every replacement: the driver's contract.EnvDelegationTokens.
+	tokenFile string
 }
 
 // tokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
@@ -174,7 +177,13 @@ func (r *tokenRefresher) replace(ctx context.Context) error {
 	maps.Copy(fresh.Secrets, r.extra) // added while these tokens were got
 	hdts := fresh.Marshal()
 	r.creds, r.renewAt, r.replaceAt, r.hdts = fresh, renewAt, earliestMax, hdts
+	tokenFile := r.tokenFile
 	r.mu.Unlock()
+	if tokenFile != "" {
+		if err := writeDelegationTokens(tokenFile, fresh); err != nil {
+			r.log.WithError(err).Warn("am: the driver's copy of the new delegation tokens could not be written; its processes keep the old ones")
+		}
+	}
 	fields := logrus.Fields{"tokens": len(fresh.Tokens)}
 	if !earliestMax.IsZero() {
 		fields["next_replacement"] = earliestMax.UTC().Format(time.RFC3339)
@@ -270,6 +279,43 @@ func (r *tokenRefresher) Run(ctx context.Context) {
 			r.log.WithError(err).Warn("am: refreshing delegation tokens failed; retrying")
 		}
 	}
+}
+
+// keepTokenFile writes the current delegation tokens to path now, and again after every replacement
+// (contract.EnvDelegationTokens).
+func (r *tokenRefresher) keepTokenFile(path string) error {
+	r.mu.Lock()
+	r.tokenFile = path
+	creds := r.creds
+	r.mu.Unlock()
+	return writeDelegationTokens(path, creds)
+}
+
+// writeDelegationTokens writes the delegation tokens of creds, without their secrets, to path
+// (0600): a new file in path's directory renamed over it, so a reader sees the old file or the new
+// one, never half of one.
+func writeDelegationTokens(path string, creds *yarnrpc.Credentials) error {
+	only := yarnrpc.NewCredentials()
+	for alias, t := range creds.Tokens {
+		if t.Kind != yarnrpc.AMRMTokenKind {
+			only.Tokens[alias] = t
+		}
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".yarn-am-delegation-tokens-*") // 0600
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(only.Marshal())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+	}
+	return err
 }
 
 // LaunchTokens returns the current credentials of TaskExecutors (HDTS), for new launch contexts.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -185,4 +187,41 @@ func TestRestartLimit(t *testing.T) {
 	t.Setenv(contract.EnvPrincipal, "alice@EXAMPLE.COM")
 	_, ok := restartLimit(conf, yarnrpc.NewCredentials(), true)
 	assert.False(t, ok, "no HDFS token")
+}
+
+// The driver's delegation token file (contract.EnvDelegationTokens) holds the delegation tokens and
+// nothing else, 0600, and a rewrite replaces the file whole (a new inode renamed over it), so a
+// process reading it sees the old tokens or the new ones.
+func TestDriverDelegationTokenFile(t *testing.T) {
+	creds := yarnrpc.NewCredentials()
+	creds.Tokens["amrm"] = yarnrpc.Token{Kind: yarnrpc.AMRMTokenKind, Identifier: []byte("a"), Password: []byte("amrm-password")}
+	creds.Tokens["nn"] = yarnrpc.Token{Kind: yarnrpc.HDFSDelegationTokenKind, Service: "127.0.0.1:8020", Identifier: []byte("old"), Password: []byte("p1")}
+	creds.Secrets[contract.SecretAlias] = []byte("the-application-secret")
+	r := &tokenRefresher{creds: creds}
+	path := filepath.Join(t.TempDir(), driverDelegationTokensFile)
+	require.NoError(t, r.keepTokenFile(path))
+
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	got, err := yarnrpc.ReadCredentialsFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"nn"}, got.Aliases(), "the delegation tokens alone: no AM-RM token")
+	assert.Empty(t, got.Secrets, "no secret")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "the-application-secret")
+
+	fresh := yarnrpc.NewCredentials()
+	fresh.Tokens["nn"] = yarnrpc.Token{Kind: yarnrpc.HDFSDelegationTokenKind, Service: "127.0.0.1:8020", Identifier: []byte("new"), Password: []byte("p2")}
+	require.NoError(t, writeDelegationTokens(path, fresh))
+	st2, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.False(t, os.SameFile(st, st2), "a new file renamed over the old one, not the old one written in place")
+	got, err = yarnrpc.ReadCredentialsFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "new", string(got.Tokens["nn"].Identifier))
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(path), ".yarn-am-delegation-tokens-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no temporary file left behind")
 }

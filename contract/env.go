@@ -44,6 +44,13 @@ const (
 const (
 	EnvAPI    = "YARN_AM_API"    // https://host:port/api/v1/ (trust EnvCACert)
 	EnvSecret = "YARN_AM_SECRET" // the application's secret, for writes to the API
+	// EnvDelegationTokens names a token file (Hadoop's HDTS format, 0600, in the AM's working
+	// directory) holding the AM's current delegation tokens and nothing else: no secret, no AM-RM
+	// token. The AM writes a new file and renames it over this one whenever it obtains new tokens.
+	// Set only when the AM refreshes delegation tokens (it was given a keytab): a driver whose own
+	// processes, or whose workers' processes, keep their tokens in memory reads it again and hands
+	// the new tokens on (Flink's JobManager does, docs/flink.md#tokens-past-their-lifetime).
+	EnvDelegationTokens = "YARN_AM_DELEGATION_TOKENS"
 )
 
 // What the worker gets (set by the launcher, read by the worker through package resources).
