@@ -61,12 +61,13 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # against Flink 1.20's and 2.x's own calculators and the key fixtures against their jars
 # (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the background lane below; then the mini cluster is started, all
 # tests (unit and integration, with -race) run against it in one go test run, and the cluster is
-# stopped again whatever the result; then the Kerberized Flink test (test-secure-flink: a [flink]
-# job's checkpoints and savepoint on HDFS with its containers' delegation tokens; it needs Flink, so
-# it cannot run with the secure suite before the prefetch is done) and the preemption suite
-# (test-preemption), while the chaos soak (3 minutes, test-soak: its own HA cluster, a clock more than
-# a load; output in bin/soak.log, printed once it is done) then the rolling-logs suite (test-rolling-logs:
-# its own cluster with rolling log aggregation; bin/rolling.log) and a second background lane (test-late-lane,
+# stopped again whatever the result; then the Kerberized Flink tests (test-secure-flink: a [flink]
+# keytab job's checkpoints and savepoint on HDFS, and a job checkpointing past five token lifetimes;
+# they need Flink, so they cannot run with the secure suite before the prefetch is done) then the
+# rolling-logs suite (test-rolling-logs: its own cluster with rolling log aggregation), while the
+# chaos soak (3 minutes, test-soak: its own HA cluster, a clock more than a load; output in
+# bin/soak.log, printed once it is done) then the preemption suite (test-preemption; bin/preemption.log)
+# run beside them, and a second background lane (test-late-lane,
 # nice 10) runs the compatibility suite against the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0
 # (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo,
 # plain and Kerberized (test-docker, in docker/docker.mk); its output is printed once it is done
@@ -99,16 +100,16 @@ test: build vet $(GOTESTSUM)
 	rm -f bin/late-lane.rc; \
 	( nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1; echo $$? >bin/late-lane.rc ) & late=$$!; \
 	echo "=== compat and docker suites in the background beside the secure Flink, preemption and soak suites (bin/late-lane.log)"; \
-	rm -f bin/soak.rc bin/rolling.rc; \
+	rm -f bin/soak.rc bin/preemption.rc; \
 	( $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1; echo $$? >bin/soak.rc; \
-	  $(MAKE) --no-print-directory -o build test-rolling-logs >bin/rolling.log 2>&1; echo $$? >bin/rolling.rc ) & soak=$$!; \
-	echo "=== chaos soak (3 minutes), then the rolling-logs suite, beside the secure Flink and preemption suites (bin/soak.log, bin/rolling.log)"; \
-	$(MAKE) test-secure-flink || rc=1; \
-	$(MAKE) test-preemption || rc=1; \
+	  $(MAKE) --no-print-directory -o build test-preemption >bin/preemption.log 2>&1; echo $$? >bin/preemption.rc ) & soak=$$!; \
+	echo "=== chaos soak (3 minutes), then the preemption suite, beside the secure Flink and rolling-logs suites (bin/soak.log, bin/preemption.log)"; \
+	$(MAKE) -o build test-secure-flink || rc=1; \
+	$(MAKE) -o build test-rolling-logs || rc=1; \
 	wait $$soak; echo "=== chaos soak: done"; cat bin/soak.log; \
 	if [ "$$(cat bin/soak.rc 2>/dev/null)" != 0 ]; then echo "test-soak failed (bin/soak.log)"; rc=1; fi; \
-	cat bin/rolling.log; \
-	if [ "$$(cat bin/rolling.rc 2>/dev/null)" != 0 ]; then echo "test-rolling-logs failed (bin/rolling.log)"; rc=1; fi; \
+	cat bin/preemption.log; \
+	if [ "$$(cat bin/preemption.rc 2>/dev/null)" != 0 ]; then echo "test-preemption failed (bin/preemption.log)"; rc=1; fi; \
 	wait $$late; echo "=== compat and docker: done"; cat bin/late-lane.log; \
 	if [ "$$(cat bin/late-lane.rc 2>/dev/null)" != 0 ]; then echo "test-compat or test-docker failed (bin/late-lane.log)"; rc=1; fi; \
 	exit $$rc

@@ -184,6 +184,9 @@ func loadFlinkSetup() (*flinkSetup, error) {
 		return nil, err
 	}
 	conf.Merge(layer)
+	if tokensRefreshed(os.Getenv) {
+		refreshedTokenDefaults(conf) // before hadoopSecurityDefaults, which would turn the framework off (tokens.go)
+	}
 	hadoopSecurityDefaults(conf)
 	// With provided, the home's conf/ is first read here: the pre-flight could not check it.
 	if err := checkUserRESTTLS(conf, spec.RESTWithoutClientAuth); err != nil {
@@ -309,10 +312,16 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	if spec.HadoopClasspath, err = containerHadoopClasspath("flink-jobmanager", os.Getenv, stdout); err != nil {
 		return failf("%v", err)
 	}
+	tokenJars, tokenEnv, err := tokensOnClasspath(s, true, os.Getenv, stdout, "flink-jobmanager")
+	if err != nil {
+		return failf("%v", err)
+	}
+	spec.ExtraClasspath = tokenJars
 	p, err := dist.Prepare(ctx, role, spec)
 	if err != nil {
 		return failf("%v", err)
 	}
+	p.Env = append(p.Env, tokenEnv...)
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: JVM memory flags %s\n", p.MemoryFrom)
 	if role == dist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
 		// After the JobManager has ended, whatever its outcome: the job never waits for it.
@@ -496,6 +505,9 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		return failf("%v", err)
 	}
 	if spec.HadoopClasspath, err = containerHadoopClasspath("flink-taskmanager", os.Getenv, stdout); err != nil {
+		return failf("%v", err)
+	}
+	if spec.ExtraClasspath, _, err = tokensOnClasspath(s, false, os.Getenv, stdout, "flink-taskmanager"); err != nil {
 		return failf("%v", err)
 	}
 	// The JobManager's archive: the classes both load at their start (docs/flink.md#class-data-sharing).

@@ -55,4 +55,6 @@
 //     exists.
 //   - restart.go: a lost JobManager restarted in place.
 //   - progress.go: a job that stops making progress is noticed (and restarted, when asked).
+//   - tokens.go: a keytab job's new delegation tokens carried to the JobManager's and TaskManagers'
+//     JVMs by Flink's own token framework (token-refresh, the token jar on their classpath).
 package flink

@@ -90,6 +90,10 @@ type Spec struct {
 	// the count deleted (savepoints.go, docs/flink.md#savepoints-on-a-schedule).
 	SavepointInterval time.Duration
 	SavepointsKept    int
+	// TokenRefresh is [flink] token-refresh (default 30s): with a keytab, how often the JobManager
+	// reads the AM's new delegation tokens again and hands them to its TaskManagers (tokens.go,
+	// docs/flink.md#tokens-past-their-lifetime).
+	TokenRefresh time.Duration
 	// Logs is [flink] log-max-size and log-max-files: how the JobManager's and TaskManagers' log,
 	// stdout and stderr files roll (logroll.go, docs/flink.md#logs-that-roll).
 	Logs dist.LogRoll
@@ -132,7 +136,7 @@ const (
 	MinAMMemoryMB = 768 + AMShareMB
 )
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, KeySavepointInterval, KeySavepointsKept, KeyLogMaxSize, KeyLogMaxFiles, "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, KeySavepointInterval, KeySavepointsKept, KeyLogMaxSize, KeyLogMaxFiles, KeyTokenRefresh, "config"}
 
 // KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const KeyResourceID = "taskmanager.resource-id"
@@ -217,6 +221,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	readRestartPolicy(t, f)
 	readProgress(t, f)
 	readSavepointSchedule(t, f)
+	readTokenRefresh(t, f)
 	f.ClassDataSharing = true
 	if v, set := t.Bool("class-data-sharing"); set {
 		f.ClassDataSharing = v

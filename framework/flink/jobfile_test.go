@@ -90,6 +90,12 @@ memory = 1024
 	require.NoError(t, err)
 	assert.Equal(t, 0, specOf(j).JobManagerRestarts)
 	assert.Equal(t, 30*time.Minute, specOf(j).JobManagerRestartWindow)
+	assert.Equal(t, DefaultTokenRefresh, specOf(j).TokenRefresh)
+
+	tokens := writeJob(t, "[flink]\nprovided = \"hdfs:///f.tar\"\ntoken-refresh = \"5s\"\n[taskexecutor]\ninstances = 1\n")
+	j, err = jobfile.LoadJob(tokens)
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, specOf(j).TokenRefresh)
 }
 
 func TestFlinkTableProblems(t *testing.T) {
@@ -129,6 +135,9 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\njobmanager-restarts = 2\n", `flink.jobmanager-restarts = 2: a session cluster (no flink.jar) keeps no job to restore`},
 		{"[flink]\nhome = \"flink\"\njar = \"job.jar\"\njobmanager-restart-window = \"an hour\"\n", `flink.jobmanager-restart-window = "an hour": not a duration; use a number with a unit, e.g. "1h" (the default) or "30m"`},
 		{"[flink]\nhome = \"flink\"\njar = \"job.jar\"\njobmanager-restart-window = \"5s\"\n", `flink.jobmanager-restart-window = "5s": must be at least 1m0s`},
+		{"[flink]\nhome = \"flink\"\ntoken-refresh = \"0.5s\"\n", `flink.token-refresh = "0.5s": must be at least 1s`},
+		{"[flink]\nhome = \"flink\"\ntoken-refresh = \"2h\"\n", `flink.token-refresh = "2h0m0s": at most 1h0m0s (the AM replaces tokens at 3/4 of their maximum lifetime`},
+		{"[flink]\nhome = \"flink\"\ntoken-refresh = \"often\"\n", `flink.token-refresh = "often": not a duration; use a number with a unit, e.g. "30s" (the default) or "10s"`},
 	} {
 		p := writeJob(t, tc.body)
 		fakeFlinkHome(t, filepath.Dir(p))

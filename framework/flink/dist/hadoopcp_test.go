@@ -59,16 +59,17 @@ func TestSplitYARNClasspath(t *testing.T) {
 }
 
 // The Hadoop classpath comes after the home's jars, the job's jar and flink-dist: Flink's own
-// classes win over those of the cluster's Hadoop, as in Flink's YARN mode.
+// classes win over those of the cluster's Hadoop, as in Flink's YARN mode. yarn-am's own jars (the
+// token jar) come last of all, where a class-data sharing archive made without them still serves.
 func TestBuildPutsTheHadoopClasspathLast(t *testing.T) {
 	h := fakeHome(t, "a: b\n")
 	s := Spec{Home: h, Java: "/jdk/bin/java", Dir: "/w", LogDir: "/logs", UserJars: []string{"/w/job.jar"},
-		HadoopClasspath: []string{"/etc/hadoop", "/opt/hadoop/share/hadoop/common/*"}}
+		HadoopClasspath: []string{"/etc/hadoop", "/opt/hadoop/share/hadoop/common/*"}, ExtraClasspath: []string{"/w/" + TokenJarName}}
 	p, err := Build(RoleTaskManager, s, NewConfig(), "/w/conf", ResourceParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := h.Classpath(s.UserJars) + ":/etc/hadoop:/opt/hadoop/share/hadoop/common/*"
+	want := h.Classpath(s.UserJars) + ":/etc/hadoop:/opt/hadoop/share/hadoop/common/*:/w/yarn-am-flink-tokens.jar"
 	for i, a := range p.Argv {
 		if a == "-classpath" {
 			if p.Argv[i+1] != want {

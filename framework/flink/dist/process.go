@@ -88,6 +88,9 @@ type Spec struct {
 	// yarn.application.classpath after them, so that Flink's Hadoop file system reaches hdfs://
 	// (docs/flink.md#hdfs-checkpoints-and-savepoints). Empty: no Hadoop on the classpath.
 	HadoopClasspath []string
+	// ExtraClasspath goes last, after the Hadoop classpath: yarn-am's own jars (the token jar,
+	// WriteTokenJar), which a class-data sharing archive made without them still serves.
+	ExtraClasspath []string
 	// CDS is the class-data sharing archive the JVM maps or writes (cds.go); with one, the Flink
 	// home's jars are named relative to Dir, the process's working directory (Home.SharedClasspath).
 	CDS CDS
@@ -527,7 +530,7 @@ func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParam
 	return &Process{Role: role, Argv: argv, Env: env, ConfDir: confDir, LogFile: logFile, Conf: conf}, nil
 }
 
-// classpath is the home's jars with the user's, then the Hadoop classpath.
+// classpath is the home's jars with the user's, then the Hadoop classpath, then ExtraClasspath.
 func classpath(s Spec) (string, error) {
 	cp := s.Home.Classpath(s.UserJars)
 	if s.CDS.On() {
@@ -542,6 +545,9 @@ func classpath(s Spec) (string, error) {
 	}
 	if len(s.HadoopClasspath) > 0 {
 		cp += string(os.PathListSeparator) + strings.Join(s.HadoopClasspath, string(os.PathListSeparator))
+	}
+	if len(s.ExtraClasspath) > 0 {
+		cp += string(os.PathListSeparator) + strings.Join(s.ExtraClasspath, string(os.PathListSeparator))
 	}
 	return cp, nil
 }

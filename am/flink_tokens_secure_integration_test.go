@@ -1,0 +1,118 @@
+//go:build integration && secure
+
+package am_test
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+)
+
+// TestFlinkTokensOutliveTheirLifetime (docs/flink.md#tokens-past-their-lifetime): a keytab job's
+// Flink JVMs keep reaching HDFS past the maximum lifetime of the tokens they started with. On the
+// Kerberized cluster with short token lifetimes (make test-secure-flink starts it with
+// SECURE_FLINK_TOKENS: renewed every 30 s, dead after 60 s), a counter job checkpoints to HDFS every
+// 5 s, the TaskManager writing its own state file each time, for five maximum lifetimes; Hadoop's
+// connections close after 1 s idle (the job's flink.hadoop.ipc.client.connection.maxidletime), so each
+// checkpoint authenticates to the NameNode again with the tokens the JVM holds then. Every checkpoint
+// completes, the TaskManager received new tokens from the JobManager after each of the AM's
+// replacements, and a stop with a savepoint succeeds at the end. On each tested Flink line, at once.
+func TestFlinkTokensOutliveTheirLifetime(t *testing.T) {
+	t.Parallel() // beside TestFlinkHDFSKerberized, in make test-secure-flink
+	fsys, submitArgs := kerberizedFlink(t)
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	require.NoError(t, err)
+	life, err := conf.GetDuration("dfs.namenode.delegation.token.max-lifetime", time.Millisecond, 0)
+	require.NoError(t, err)
+	require.True(t, life > 0 && life <= 90*time.Second, "dfs.namenode.delegation.token.max-lifetime = %s: this test wants the cluster started with short token lifetimes (make test-secure-flink starts it with %s)", life, "TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60")
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) {
+		flinkTokensOutliveTheirLifetime(t, v, fsys, submitArgs, life)
+	})
+}
+
+var (
+	checkpointCounts = regexp.MustCompile(`^(\d+) completed, (\d+) failed`)
+	tokensReceived   = regexp.MustCompile(`Receive update delegation tokens from resource manager`)
+	tokensReplaced   = regexp.MustCompile(`am: new delegation tokens obtained`)
+)
+
+func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.HDFS, submitArgs []string, life time.Duration) {
+	base := fmt.Sprintf("/tmp/yarn-am-flink-tokens-%d", time.Now().UnixNano())
+	require.NoError(t, fsys.MkdirAll(base, 0o755))
+	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
+	checkpoints, savepoints := fsys.DefaultFS+base+"/checkpoints", fsys.DefaultFS+base+"/savepoints"
+
+	job := flinkJobOf(t, v, "flink-tokens", 1, 1, []string{"counter"},
+		`"execution.checkpointing.interval" = "5s"`+"\n"+
+			`"state.storage.fs.memory-threshold" = "0"`+"\n"+
+			`"flink.hadoop.ipc.client.connection.maxidletime" = "1000"`)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	// The JobManager hands the AM's tokens on every 5 s or sooner: the AM replaces them at 3/4 of
+	// the 60 s lifetime, 15 s before the old ones end.
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\ntoken-refresh = \"5s\"\n", 1)), 0o644))
+	id := submitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
+	waitFlinkRunning(t, id)
+	start := time.Now()
+	runFor := 5 * life
+	t.Logf("the job RUNNING; checkpoints every 5 s for %s (5 x the tokens' maximum lifetime)", runFor)
+
+	var completed, failed int
+	for time.Since(start) < runFor {
+		time.Sleep(10 * time.Second) // a poll of the AM's status, not a stand-in for a signal
+		d, details := flinkDetails(t, id)
+		require.False(t, isEnded(d.Report.State), "the application ended: %+v\n%s", d.Report, containerLogs(id))
+		m := checkpointCounts.FindStringSubmatch(details["Checkpoints"])
+		if m == nil {
+			continue
+		}
+		completed, _ = strconv.Atoi(m[1])
+		failed, _ = strconv.Atoi(m[2])
+		require.Zero(t, failed, "a checkpoint failed %s after the job ran (%d completed); the AM's status: %v\n%s", time.Since(start).Round(time.Second), completed, details, containerLogs(id))
+	}
+	// A checkpoint every 5 s; some slack for a slow one under load.
+	assert.GreaterOrEqual(t, completed, int(runFor/(10*time.Second)), "checkpoints completed in %s", runFor)
+	replaced := len(tokensReplaced.FindAllString(amContainerFile(id, "am.stderr"), -1))
+	received := len(tokensReceived.FindAllString(taskManagerLogs(id), -1))
+	t.Logf("%d checkpoints completed, %d failed in %s; the AM replaced its tokens %d times, the TaskManager received tokens %d times", completed, failed, runFor, replaced, received)
+	assert.GreaterOrEqual(t, replaced, 4, "the AM replaced its tokens past their lifetime, again and again")
+	assert.Greater(t, received, replaced, "the TaskManager got the JobManager's tokens after each replacement")
+	assert.Contains(t, amContainerFile(id, "am.stdout"), "the JobManager reads the AM's delegation tokens at least every 5s")
+
+	r := yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", savepoints, "--timeout", "4m")
+	require.Equal(t, 0, r.code, "stop:\n%s\n%s", r, containerLogs(id))
+	m := savepointLine.FindStringSubmatch(r.stdout)
+	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
+	assert.Contains(t, r.stdout, "FINISHED, final status SUCCEEDED")
+	_, err = fsys.Stat(path.Join(strings.TrimPrefix(m[1], fsys.DefaultFS), "_metadata"))
+	assert.NoError(t, err, "the savepoint's _metadata is on HDFS, written %s after the job's tokens' first end", time.Since(start.Add(life)).Round(time.Second))
+}
+
+// taskManagerLogs returns the Flink logs (taskmanager.log and its rolled parts) of the application's
+// TaskManager containers.
+func taskManagerLogs(id string) string {
+	var b strings.Builder
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		files, _ := filepath.Glob(filepath.Join(d, id, "container_*", "taskmanager.log*"))
+		for _, f := range files {
+			if strings.Contains(f, "_000001"+string(filepath.Separator)) {
+				continue
+			}
+			data, _ := os.ReadFile(f)
+			b.Write(data)
+		}
+	}
+	return b.String()
+}
