@@ -45,12 +45,12 @@ test-flink-local: flink-dist flink-job
 # JVM flags against each version's BashJavaUtils, and the key fixtures of removedkeys.go against each
 # version's jars, with BashJavaUtils asked in one JVM per test (TestBashJavaUtilsLoopAnswersAsItsOwnJVM
 # holds it to a JVM per answer), and the delegation-token jar in a JVM against each version's interfaces
-# and the mini cluster's Hadoop jars (TestTokenJarServesFlinksTokenFramework: make minicluster-build first;
+# and the mini cluster's Hadoop jars (TestTokenJarServesFlinksTokenFramework: the target runs minicluster-build;
 # about 10-20 s); make test runs them on both homes (about 40 s each on the shared machine).
 FLINK_MEMORY_HOMES ?= $(FLINK_HOME_CACHE) $(FLINK2_HOME_CACHE)
 FLINK_HOME_TESTS := ^(TestLog4jRollsWithTheHomesLog4j|TestCheckMemoryAgreesWithBashJavaUtils|TestComputedResourceParamsEqualBashJavaUtils|TestKeyFixturesAreTheHomesKeys|TestBashJavaUtilsLoopAnswersAsItsOwnJVM|TestTokenJarServesFlinksTokenFramework)$$
 
-test-flink-memory: flink-dist $(GOTESTSUM)
+test-flink-memory: flink-dist minicluster-build $(GOTESTSUM)
 	@rc=0; for h in $(FLINK_MEMORY_HOMES); do \
 	  echo "=== test-flink-memory: $$h"; \
 	  YARN_AM_FLINK_HOME=$$h $(or $(GOTESTSUM),$(GO) test -v) $(if $(GOTESTSUM),--format standard-verbose --) -tags flink -count=1 -timeout 10m -run '$(FLINK_HOME_TESTS)' ./framework/flink/dist/ || rc=1; \

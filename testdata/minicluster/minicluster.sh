@@ -122,9 +122,16 @@ run_with_progress() {
   wait "$pid"
 }
 
+# One build of a release at a time: make test's lanes may ask for the same one at once (the memory
+# tests read its classpath while the secure suite starts its cluster). The lock is held by a
+# subshell, never by the cluster that `up` starts after the build.
 cmd_build() {
   command -v javac >/dev/null || die "no javac on PATH: install a JDK 17 (apt-get install openjdk-17-jdk-headless)"
   mkdir -p "$VTARGET"
+  ( flock 9 && build_locked ) 9>"$VTARGET/.build.lock" || exit $?
+}
+
+build_locked() {
   local sum
   sum="$(sha256sum "$HERE/pom.xml" | cut -d' ' -f1) $HADOOP_VERSION"
   local need_mvn=0
