@@ -36,8 +36,12 @@ type driverConfig struct {
 	// secrets (driverCredentials), never the AM-RM token nor the authority's key. nil: the driver
 	// gets no token file.
 	Tokens *yarnrpc.Credentials
-	Stdout io.Writer
-	Stderr io.Writer
+	// FreshTokens, when set (the AM refreshes its tokens: a keytab), returns the current delegation
+	// tokens, which replace those of Tokens in the token file of a driver started again in place: its
+	// first one's may have ended by then.
+	FreshTokens func() map[string]yarnrpc.Token
+	Stdout      io.Writer
+	Stderr      io.Writer
 	// EndOnFailureLimit: when the failure limit is reached, the AM stops the driver (SIGTERM to its
 	// process group) and the application fails with the limit's diagnostics, whatever the driver's
 	// exit code. A Flink JobManager is such a driver: it would wait for TaskManagers that are no
@@ -81,7 +85,11 @@ func driverEnv(d *driverConfig) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := driverCredentials(d.Tokens).WriteFile(path); err != nil {
+		creds := driverCredentials(d.Tokens)
+		if d.FreshTokens != nil {
+			maps.Copy(creds.Tokens, d.FreshTokens())
+		}
+		if err := creds.WriteFile(path); err != nil {
 			return nil, fmt.Errorf("writing the driver's token file: %w", err)
 		}
 		env = append(env, envTokenFile+"="+path)

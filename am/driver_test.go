@@ -303,3 +303,31 @@ func TestDriverRestartedInPlaceByItsFramework(t *testing.T) {
 	}
 	assert.False(t, asked, "a driver the AM stopped is not restarted")
 }
+
+// A driver started (again) with FreshTokens set gets the AM's current delegation tokens in its
+// token file, in place of those of the AM's start, and keeps its own secrets: a JobManager restarted
+// in place after its first tokens ended reads HDFS with the new ones.
+func TestDriverTokenFileTakesTheFreshTokens(t *testing.T) {
+	t.Chdir(t.TempDir())
+	amCreds := credsWithAMRM()
+	amCreds.Tokens["hdfs"] = yarnrpc.Token{Identifier: []byte("old-id"), Password: []byte("old-pw"), Kind: "HDFS_DELEGATION_TOKEN", Service: "10.0.0.5:8020"}
+	amCreds.Secrets[contract.DriverSecretPrefix+"signing-key"] = []byte("the-drivers-key")
+	d := &driverConfig{Tokens: amCreds, FreshTokens: func() map[string]yarnrpc.Token {
+		return map[string]yarnrpc.Token{"hdfs": {Identifier: []byte("new-id"), Password: []byte("new-pw"), Kind: "HDFS_DELEGATION_TOKEN", Service: "10.0.0.5:8020"}}
+	}}
+	env, err := driverEnv(d)
+	require.NoError(t, err)
+	var file string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, envTokenFile+"="); ok {
+			file = v
+		}
+	}
+	require.NotEmpty(t, file)
+	got, err := yarnrpc.ReadCredentialsFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "new-id", string(got.Tokens["hdfs"].Identifier))
+	assert.Equal(t, "the-drivers-key", string(got.Secrets[contract.DriverSecretPrefix+"signing-key"]))
+	_, hasAMRM := got.TokenOfKind(yarnrpc.AMRMTokenKind)
+	assert.False(t, hasAMRM)
+}

@@ -325,6 +325,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 				return 1, fmt.Errorf("writing the driver's delegation token file: %w", err)
 			}
 			amc.Driver.Env = append(amc.Driver.Env, contract.EnvDelegationTokens+"="+path)
+			amc.Driver.FreshTokens = refresher.delegationTokens
 		}
 		amc.Driver.EndOnFailureLimit = fwAM.EndDriverOnFailureLimit
 		amc.Driver.Restart = restartWith(fwAM.RestartDriver)

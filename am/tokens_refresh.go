@@ -291,6 +291,19 @@ func (r *tokenRefresher) keepTokenFile(path string) error {
 	return writeDelegationTokens(path, creds)
 }
 
+// delegationTokens returns the current delegation tokens by alias (driverConfig.FreshTokens).
+func (r *tokenRefresher) delegationTokens() map[string]yarnrpc.Token {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]yarnrpc.Token, len(r.creds.Tokens))
+	for alias, t := range r.creds.Tokens {
+		if t.Kind != yarnrpc.AMRMTokenKind {
+			out[alias] = t
+		}
+	}
+	return out
+}
+
 // writeDelegationTokens writes the delegation tokens of creds, without their secrets, to path
 // (0600): a new file in path's directory renamed over it, so a reader sees the old file or the new
 // one, never half of one.
