@@ -3,6 +3,7 @@
 package am_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -126,4 +128,49 @@ func taskManagerLogs(id string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestFlinkWithoutAKeytabIsToldWhenItsTokensEnd (docs/flink.md#tokens-past-their-lifetime): a Flink
+// job submitted from a ticket cache, without a keytab, has nothing to refresh its tokens. The AM
+// says so at its start, well before the first token ends: a warning event with the date, naming
+// --principal/--keytab; and the JobManager runs without the token jar. Beside the two tests above.
+func TestFlinkWithoutAKeytabIsToldWhenItsTokensEnd(t *testing.T) {
+	t.Parallel() // beside TestFlinkHDFSKerberized and TestFlinkTokensOutliveTheirLifetime
+	kerberizedFlink(t)
+	job := flinkJobOf(t, flink2, "flink-no-keytab", 1, 1, []string{"counter"}, "")
+	id := submitDetached(t, job) // the ticket cache kerberizedFlink made
+	var told *contract.Event
+	waitFor(t, id, 3*time.Minute, "the AM's token-deadline event", func(d statusDoc) bool {
+		r := yarnAM(t, time.Minute, "status", id, "--json")
+		var doc struct {
+			AM *contract.Status `json:"am"`
+		}
+		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &doc) == nil && doc.AM != nil {
+			for _, e := range doc.AM.Events {
+				if e.Type == "token-deadline" {
+					told = &e
+					return true
+				}
+			}
+		}
+		return isEnded(d.Report.State)
+	})
+	require.NotNil(t, told, "no token-deadline event:\n%s", containerLogs(id))
+	assert.Equal(t, contract.SeverityWarning, told.Severity)
+	assert.Contains(t, told.Message, "pass --principal/--keytab to submit to keep the job alive past it")
+	m := regexp.MustCompile(`expires at (\S+) \(max lifetime\)`).FindStringSubmatch(told.Message)
+	require.NotNil(t, m, told.Message)
+	ends, err := time.Parse(time.RFC3339, m[1])
+	require.NoError(t, err)
+	assert.True(t, told.Time.Before(ends), "told at %s, before the token ends at %s", told.Time, ends)
+	t.Logf("told %s before the first token ends: %s", ends.Sub(told.Time).Round(time.Second), told.Message)
+
+	// Its JobManager's start, whatever comes of the job once its tokens have ended.
+	var out string
+	waitFor(t, id, 3*time.Minute, "the JobManager's JVM started", func(d statusDoc) bool {
+		out = amContainerFile(id, "am.stdout")
+		return strings.Contains(out, "yarn-am flink-jobmanager: JVM memory flags") || isEnded(d.Report.State)
+	})
+	require.Contains(t, out, "yarn-am flink-jobmanager: JVM memory flags", "%s", containerLogs(id))
+	assert.NotContains(t, out, "delegation tokens at least every", "no token jar without a keytab")
 }

@@ -132,10 +132,11 @@ test-secure-restart: $(GOTESTSUM)
 # Kerberized cluster in $(SECURE_MINICLUSTER_DIR) at the default protection with short token
 # lifetimes (SECURE_FLINK_TOKENS: renewed every 30 s, dead after 60 s), only SECURE_FLINK_RUN, at
 # once: a [flink] keytab job's checkpoints and savepoint on HDFS, and a counter job checkpointing
-# every 5 s for five token lifetimes while the JobManager hands the AM's new tokens to its JVMs
-# (docs/flink.md#tokens-past-their-lifetime); the cluster down whatever happened. About 7 minutes
+# every 5 s for five token lifetimes while the JobManager hands the AM's new tokens to its JVMs, and a
+# job without a keytab told when its tokens end (docs/flink.md#tokens-past-their-lifetime); the
+# cluster down whatever happened. About 7 minutes
 # with the cluster's start.
-SECURE_FLINK_RUN ?= TestFlinkHDFSKerberized|TestFlinkTokensOutliveTheirLifetime
+SECURE_FLINK_RUN ?= TestFlinkHDFSKerberized|TestFlinkTokensOutliveTheirLifetime|TestFlinkWithoutAKeytabIsToldWhenItsTokensEnd
 SECURE_FLINK_TOKENS ?= TOKEN_RENEW_SEC=30 TOKEN_MAX_LIFETIME_SEC=60
 .PHONY: test-secure-flink test-rolling-logs
 test-secure-flink: build $(GOTESTSUM) flink-dist flink-job
