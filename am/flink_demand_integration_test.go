@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // TestFlinkTaskManagersFollowTheJobsDemand: with [flink] taskmanagers = "demand" and the adaptive

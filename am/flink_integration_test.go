@@ -26,7 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
-	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // flinkVersion is one Flink line the tests run (docs/flink.md#tested-versions): where its home and the

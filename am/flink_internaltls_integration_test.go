@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
-	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // flinkRelayLine is the test job's relay mode's line (docs/flink.md#the-test-job).

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // flinkJLinkModules are the modules of the trimmed runtime Flink 1.20.5's JobManager and

@@ -22,14 +22,14 @@ var wordValues = map[string]string{
 	"EventCompleted":       `"completed" is also the metric label of the COMPLETED phase (am/metrics.go)`,
 	"EventRendezvous":      `"rendezvous" is also the example worker's flag name`,
 	"TypeFile":             `"FILE" is also the Kerberos ticket-cache type (KRB5CCNAME=FILE:...)`,
-	"Failed":               `"FAILED" is also a Flink job's state in its REST API (framework/flink/dist)`,
-	"Completed":            `"COMPLETED" is also the status of a Flink savepoint operation in its REST API (framework/flink/dist)`,
+	"Failed":               `"FAILED" is also a Flink job's state in its REST API (framework/flink/flinkdist)`,
+	"Completed":            `"COMPLETED" is also the status of a Flink savepoint operation in its REST API (framework/flink/flinkdist)`,
 	"PreemptionSignalNone": `"none" is also the reserved value of external-resources and a log codec's name (container/logs)`,
 	"StateRunning":         `"RUNNING" is also a Flink job's state in its REST API (framework/flink)`,
 	"Running":              `"RUNNING" is also a Flink job's state in its REST API (framework/flink)`,
 	"DeviceEnvOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
 	"GPUSampleOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
-	"StagedFlinkConf":      `"flink-conf.yaml" is also the legacy configuration file of a Flink home (framework/flink/dist)`,
+	"StagedFlinkConf":      `"flink-conf.yaml" is also the legacy configuration file of a Flink home (framework/flink/flinkdist)`,
 }
 
 // skippedDirs are left out of the scan, each with its reason.

@@ -21,7 +21,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
@@ -252,14 +252,14 @@ func findREST(ctx context.Context, hc *http.Client, host string, ports []int) in
 
 // isREST says whether host:port answers GET /config as a JobManager's REST API, over mutual TLS.
 func isREST(ctx context.Context, hc *http.Client, host string, port int) bool {
-	rest := &dist.REST{URL: "https://" + net.JoinHostPort(host, strconv.Itoa(port)), HTTP: hc}
+	rest := &flinkdist.REST{URL: "https://" + net.JoinHostPort(host, strconv.Itoa(port)), HTTP: hc}
 	_, err := rest.Version(ctx)
 	return err == nil
 }
 
 // rpcPort reads jobmanager.rpc.port from the JobManager's /jobmanager/config.
 func rpcPort(ctx context.Context, hc *http.Client, host string, restPort int) (int, error) {
-	rest := &dist.REST{URL: "https://" + net.JoinHostPort(host, strconv.Itoa(restPort)), HTTP: hc}
+	rest := &flinkdist.REST{URL: "https://" + net.JoinHostPort(host, strconv.Itoa(restPort)), HTTP: hc}
 	conf, err := rest.JobManagerConfig(ctx)
 	if err != nil {
 		return 0, err
@@ -371,7 +371,7 @@ func (j *jobManager) await(ctx context.Context, path string, publish func(name, 
 // rest.bind-port, else rest.port; a port or a range, as Flink takes them), else 0, any free one.
 // The home's configuration does not count: its ports (Flink's defaults, 6123 and 8081) are what
 // anyone on the host would squat.
-func jobPorts(job *dist.Config) (rpc, rest string) {
+func jobPorts(job *flinkdist.Config) (rpc, rest string) {
 	rpc, rest = "0", "0"
 	if v, ok := job.Get("jobmanager.rpc.port"); ok && strings.TrimSpace(v) != "" {
 		rpc = strings.TrimSpace(v)

@@ -25,7 +25,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -286,7 +286,7 @@ func TestAwaitRefusesAnotherHost(t *testing.T) {
 // The job's own ports win ([flink.config] or -D; rest.bind-port over rest.port); the home's
 // (Flink's defaults, which anyone could squat) do not count: else 0, any free port.
 func TestJobPorts(t *testing.T) {
-	c := dist.NewConfig()
+	c := flinkdist.NewConfig()
 	rpc, rest := jobPorts(c)
 	assert.Equal(t, [2]string{"0", "0"}, [2]string{rpc, rest})
 	c.Set("rest.port", "50100-50200")

@@ -24,7 +24,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/jobfile"
@@ -34,9 +34,9 @@ import (
 // Class-data sharing (docs/flink.md#class-data-sharing). The first run of a Flink home (on a JDK)
 // has no archive: when its JobManager has ended, the driver starts a session JobManager of the same
 // home on free ports, stops it once its REST endpoint listens, and the JVM writes the classes it
-// loaded into an archive as it exits (dist.CDS.Create). The driver checks that the JVM maps it, and
+// loaded into an archive as it exits (flinkdist.CDS.Create). The driver checks that the JVM maps it, and
 // puts it into the user's cache on HDFS, never rewritten, named by the JVM identity
-// (dist.ArchiveName), its SHA-256, the application that made it and that application's record of
+// (flinkdist.ArchiveName), its SHA-256, the application that made it and that application's record of
 // both: cds/<home key>/<identity>.<sha256>.<application>.<record>.jsa.
 //
 // The record is what makes an archive trusted, not its name: anything in the user's containers
@@ -53,7 +53,7 @@ import (
 // context (EnvCDSArchive), which the AM passes to its TaskExecutors', and localised into the AM's and
 // the TaskExecutors' containers (private: once per node); the JobManager and the TaskManagers map it
 // only if it is that archive, for their JVM and home, and its content hashes to the SHA-256 in its
-// name (a changed archive is code the JVM runs, unchecked: dist.VerifyArchive), otherwise they start
+// name (a changed archive is code the JVM runs, unchecked: flinkdist.VerifyArchive), otherwise they start
 // without it and say why.
 //
 // The archive is made after the job, not during it: the run's job never waits for it, and the
@@ -86,7 +86,7 @@ const cdsAliasPrefix = "yarn-am-cds-"
 // cdsListMax bounds the entries StageRemote reads of a home's archive directory.
 const cdsListMax = 256
 
-// cdsArchiveFile is an archive's name in the cache: its identity (dist.ArchiveName without .jsa), its
+// cdsArchiveFile is an archive's name in the cache: its identity (flinkdist.ArchiveName without .jsa), its
 // SHA-256, the application that made it and its record (cdsRecord). At most 237 bytes, below HDFS's
 // 255 a name (TestCDSRecords).
 var cdsArchiveFile = regexp.MustCompile(`^(flink-[A-Za-z0-9._-]{1,64}-jobmanager-[0-9a-f]{16})\.([0-9a-f]{64})\.(application_[0-9]{1,13}_[0-9]{1,10})\.([0-9a-f]{32})\.jsa$`)
@@ -256,20 +256,20 @@ func signedArchives(fsys framework.RemoteFS, dir string, userKey []byte) (cdsLis
 
 // cdsPlan is what a process does about class-data sharing, and what it says about it.
 type cdsPlan struct {
-	cds      dist.CDS
-	identity string // dist.ArchiveName without .jsa: the archive this JVM and home could map
+	cds      flinkdist.CDS
+	identity string // flinkdist.ArchiveName without .jsa: the archive this JVM and home could map
 	say      []string
 }
 
 // planCDS finds, in the working directory dir, the archive StageRemote had localised, and uses it if
 // it is the one submit took (approved: EnvCDSArchive, from the launch context), for this JVM and home
 // (identity), and holds what its name's SHA-256 says.
-func planCDS(f *Spec, dir string, home *dist.Home, java, approved string) cdsPlan {
+func planCDS(f *Spec, dir string, home *flinkdist.Home, java, approved string) cdsPlan {
 	var p cdsPlan
 	if !f.ClassDataSharing {
 		return p
 	}
-	if _, version, err := dist.JDKIdentity(java); err == nil && !dist.DynamicArchives(version) {
+	if _, version, err := flinkdist.JDKIdentity(java); err == nil && !flinkdist.DynamicArchives(version) {
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: JDK %s writes no dynamic archives (JDK 13 or later does)", version))
 		return p
 	}
@@ -280,7 +280,7 @@ func planCDS(f *Spec, dir string, home *dist.Home, java, approved string) cdsPla
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: the JDK has no base archive (%s), which a dynamic archive needs", base))
 		return p
 	}
-	name, err := dist.ArchiveName(home, java, dist.RoleApplication)
+	name, err := flinkdist.ArchiveName(home, java, flinkdist.RoleApplication)
 	if err != nil {
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: %v", err))
 		return p
@@ -303,7 +303,7 @@ func planCDS(f *Spec, dir string, home *dist.Home, java, approved string) cdsPla
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: the archive %s was made for another JVM or home than this one (%s); not used", m[1], p.identity))
 	default:
 		start := time.Now()
-		if err := dist.VerifyArchive(local, m[2]); err != nil {
+		if err := flinkdist.VerifyArchive(local, m[2]); err != nil {
 			p.say = append(p.say, err.Error())
 			return p
 		}
@@ -353,7 +353,7 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 	}
 	defer os.Remove(archive)
 	made := time.Since(start)
-	sum, err := dist.ArchiveSum(archive)
+	sum, err := flinkdist.ArchiveSum(archive)
 	if err != nil {
 		say("no archive made: %v", err)
 		return
@@ -413,14 +413,14 @@ func trainArchive(ctx context.Context, s *flinkSetup) (string, error) {
 	_ = os.Remove(archive)
 	conf := s.conf.Clone()
 	for k, v := range map[string]string{
-		dist.KeyRPCAddress: "127.0.0.1", "jobmanager.rpc.port": "0", "jobmanager.bind-host": "127.0.0.1",
+		flinkdist.KeyRPCAddress: "127.0.0.1", "jobmanager.rpc.port": "0", "jobmanager.bind-host": "127.0.0.1",
 		"rest.address": "127.0.0.1", "rest.port": "0", "rest.bind-address": "127.0.0.1",
 	} {
 		conf.Set(k, v)
 	}
-	spec := dist.Spec{Home: s.home, JavaHome: s.javaHome, Conf: conf, Dir: s.dir, LogDir: dir, MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB),
-		CDS: dist.CDS{Create: archive}}
-	p, err := dist.Prepare(ctx, dist.RoleSession, spec)
+	spec := flinkdist.Spec{Home: s.home, JavaHome: s.javaHome, Conf: conf, Dir: s.dir, LogDir: dir, MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB),
+		CDS: flinkdist.CDS{Create: archive}}
+	p, err := flinkdist.Prepare(ctx, flinkdist.RoleSession, spec)
 	if err != nil {
 		return "", err
 	}
@@ -589,7 +589,7 @@ func tailOf(s string, n int) string {
 // holds reports whether the archive at remote hashes to the SHA-256 in its name.
 func holds(c *hdfs.Client, remote, name string, size int64) bool {
 	m := cdsArchiveFile.FindStringSubmatch(name)
-	if m == nil || size > dist.MaxArchiveBytes {
+	if m == nil || size > flinkdist.MaxArchiveBytes {
 		return false
 	}
 	r, err := c.Open(remote)

@@ -17,16 +17,16 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // cdsFixture is a container's working directory with a Flink home (./flink) and a JDK whose identity
-// dist.ArchiveName reads.
+// flinkdist.ArchiveName reads.
 type cdsFixture struct {
 	dir, java string
-	home      *dist.Home
+	home      *flinkdist.Home
 	identity  string
 }
 
@@ -49,9 +49,9 @@ func newCDSFixture(t *testing.T) *cdsFixture {
 	}
 	f.java = filepath.Join(jdk, "bin/java")
 	var err error
-	f.home, err = dist.OpenHome(filepath.Join(f.dir, "flink"))
+	f.home, err = flinkdist.OpenHome(filepath.Join(f.dir, "flink"))
 	require.NoError(t, err)
-	name, err := dist.ArchiveName(f.home, f.java, dist.RoleApplication)
+	name, err := flinkdist.ArchiveName(f.home, f.java, flinkdist.RoleApplication)
 	require.NoError(t, err)
 	f.identity = strings.TrimSuffix(name, ".jsa")
 	return f
@@ -79,26 +79,26 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 
 	f := newCDSFixture(t)
 	p := planCDS(on, f.dir, f.home, f.java, "")
-	assert.Equal(t, dist.CDS{}, p.cds)
+	assert.Equal(t, flinkdist.CDS{}, p.cds)
 	assert.Equal(t, f.identity, p.identity, "the driver makes an archive of this identity after the job")
 	assert.Contains(t, strings.Join(p.say, "\n"), "no archive yet for "+f.identity)
 
 	good, name := f.localise(t, f.identity, "archived classes")
 	p = planCDS(on, f.dir, f.home, f.java, name)
-	assert.Equal(t, dist.CDS{Use: good}, p.cds)
+	assert.Equal(t, flinkdist.CDS{Use: good}, p.cds)
 	assert.Contains(t, strings.Join(p.say, "\n"), "using the archive "+filepath.Base(good)+" (SHA-256 verified")
 
 	// Not the archive submit took (none, or another): not used, whatever its name says.
 	for _, approved := range []string{"", "flink-1.20.5-jdk17.0.15-jobmanager-0123456789abcdef." + strings.Repeat("0", 64) + ".application_1_0002." + strings.Repeat("0", 32) + ".jsa"} {
 		p = planCDS(on, f.dir, f.home, f.java, approved)
-		assert.Equal(t, dist.CDS{}, p.cds, "approved %q", approved)
+		assert.Equal(t, flinkdist.CDS{}, p.cds, "approved %q", approved)
 		assert.Contains(t, strings.Join(p.say, "\n"), "is not the archive submit took")
 	}
 
 	// The same name, other bytes: refused, not used.
 	require.NoError(t, os.WriteFile(good, []byte("archived classeZ"), 0o644))
 	p = planCDS(on, f.dir, f.home, f.java, name)
-	assert.Equal(t, dist.CDS{}, p.cds)
+	assert.Equal(t, flinkdist.CDS{}, p.cds)
 	assert.Contains(t, strings.Join(p.say, "\n"), "is not the one recorded when it was made")
 	assert.Contains(t, strings.Join(p.say, "\n"), "refused, the process starts without it")
 	require.NoError(t, os.Remove(good))
@@ -106,7 +106,7 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	// Another JDK's or home's archive: not used (the JVM would refuse it too).
 	other, otherName := f.localise(t, "flink-1.20.5-jdk21.0.2-jobmanager-0123456789abcdef", "other classes")
 	p = planCDS(on, f.dir, f.home, f.java, otherName)
-	assert.Equal(t, dist.CDS{}, p.cds)
+	assert.Equal(t, flinkdist.CDS{}, p.cds)
 	assert.Contains(t, strings.Join(p.say, "\n"), "made for another JVM or home")
 	require.NoError(t, os.Remove(other))
 
@@ -114,7 +114,7 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	release := filepath.Join(filepath.Dir(filepath.Dir(f.java)), "release")
 	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"11.0.22\"\n"), 0o644))
 	p = planCDS(on, f.dir, f.home, f.java, "")
-	assert.Equal(t, dist.CDS{}, p.cds)
+	assert.Equal(t, flinkdist.CDS{}, p.cds)
 	assert.Empty(t, p.identity, "no archive to make")
 	assert.Contains(t, strings.Join(p.say, "\n"), "JDK 11.0.22 writes no dynamic archives")
 	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"17.0.15\"\n"), 0o644))
@@ -125,7 +125,7 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	require.NoError(t, os.Rename(base, base+".gone"))
 	_, name = f.localise(t, f.identity, "archived classes")
 	p = planCDS(on, f.dir, f.home, f.java, name)
-	assert.Equal(t, dist.CDS{}, p.cds)
+	assert.Equal(t, flinkdist.CDS{}, p.cds)
 	assert.Empty(t, p.identity, "no archive to make")
 	assert.Contains(t, strings.Join(p.say, "\n"), "the JDK has no base archive ("+base+")")
 	require.NoError(t, os.Rename(base+".gone", base))
@@ -313,7 +313,7 @@ func TestTrainArchiveEndsWhenTheJVMEndsAtOnce(t *testing.T) {
 	jdk := filepath.Dir(filepath.Dir(f.java))
 	require.NoError(t, os.WriteFile(f.java, []byte("#!/bin/sh\necho 'DynamicDumpSharedSpaces is unsupported' >&2\nexit 1\n"), 0o755))
 	s := &flinkSetup{job: &jobfile.Job{AM: jobfile.AMSpec{MemoryMB: 2048}}, spec: &Spec{ClassDataSharing: true},
-		home: f.home, conf: dist.NewConfig(), dir: f.dir, javaHome: jdk}
+		home: f.home, conf: flinkdist.NewConfig(), dir: f.dir, javaHome: jdk}
 	done := make(chan error, 1)
 	go func() {
 		_, err := trainArchive(context.Background(), s)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -18,17 +18,17 @@ import (
 // came from, so that a message about a key blames the right place.
 type layered struct {
 	spec    *Spec
-	conf    *dist.Config
-	home    *dist.Home        // nil with flink.provided
+	conf    *flinkdist.Config
+	home    *flinkdist.Home   // nil with flink.provided
 	homeSrc string            // where the home's configuration was read
-	homeCfg *dist.Config      // the home's layer alone
+	homeCfg *flinkdist.Config // the home's layer alone
 	defines map[string]string // the -D Flink keys, the last of each
 }
 
 func layer(f *Spec) (*layered, error) {
-	l := &layered{spec: f, conf: dist.NewConfig(), homeCfg: dist.NewConfig(), defines: map[string]string{}}
+	l := &layered{spec: f, conf: flinkdist.NewConfig(), homeCfg: flinkdist.NewConfig(), defines: map[string]string{}}
 	if f.Home != "" {
-		h, err := dist.OpenHome(f.Home)
+		h, err := flinkdist.OpenHome(f.Home)
 		if err != nil {
 			return nil, fmt.Errorf("flink.home: %w", err)
 		}
@@ -50,8 +50,8 @@ func layer(f *Spec) (*layered, error) {
 }
 
 // jobKeys are the job's own Flink keys: the job file's, then -D, without the home's configuration.
-func (l *layered) jobKeys() *dist.Config {
-	c := dist.NewConfig()
+func (l *layered) jobKeys() *flinkdist.Config {
+	c := flinkdist.NewConfig()
 	for _, k := range slices.Sorted(maps.Keys(l.spec.Config)) {
 		c.Set(k, l.spec.Config[k])
 	}
@@ -107,7 +107,7 @@ func check(job *jobfile.Job) error {
 			each = j.Unwrap()
 		}
 		for _, e := range each {
-			errs = append(errs, fmt.Errorf("%w%s", e, l.from(dist.KeyRESTSSL)))
+			errs = append(errs, fmt.Errorf("%w%s", e, l.from(flinkdist.KeyRESTSSL)))
 		}
 	}
 	if err := checkInternalTLSKeys(l.conf, f.InternalTLS); err != nil {
@@ -122,19 +122,19 @@ func check(job *jobfile.Job) error {
 		}
 	}
 	// A provided home is on HDFS: its plugins are checked in the containers (loadFlinkSetup).
-	if _, err := dist.DefaultGPUDriver(l.conf, l.home); err != nil {
+	if _, err := flinkdist.DefaultGPUDriver(l.conf, l.home); err != nil {
 		errs = append(errs, err)
 	}
 	tm := job.TaskExecutor.MemoryMB
-	if err := dist.CheckMemory(l.conf, dist.RoleTaskManager, tm); err != nil {
+	if err := flinkdist.CheckMemory(l.conf, flinkdist.RoleTaskManager, tm); err != nil {
 		errs = append(errs, fmt.Errorf("taskexecutor.memory = %d: a [flink] job's TaskManager has the container's memory as its process size (taskmanager.memory.process.size): %w%s", tm, err, l.memoryFrom(err)))
 	}
 	jm := job.AM.MemoryMB - AMShareMB
-	role := dist.RoleSession
+	role := flinkdist.RoleSession
 	if f.Jar != "" {
-		role = dist.RoleApplication
+		role = flinkdist.RoleApplication
 	}
-	if err := dist.CheckMemory(l.conf, role, jm); err != nil {
+	if err := flinkdist.CheckMemory(l.conf, role, jm); err != nil {
 		errs = append(errs, fmt.Errorf("am.memory = %d: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's %d MiB, %d MiB: %w%s", job.AM.MemoryMB, AMShareMB, jm, err, l.memoryFrom(err)))
 	}
 	if f.Jar != "" {
@@ -146,7 +146,7 @@ func check(job *jobfile.Job) error {
 
 // memoryFrom is where the configured size a memory error names was set.
 func (l *layered) memoryFrom(err error) string {
-	var me *dist.MemoryError
+	var me *flinkdist.MemoryError
 	if errors.As(err, &me) && me.Key != "" {
 		return l.from(me.Key)
 	}
@@ -163,7 +163,7 @@ const (
 
 // adapts reports whether the job's scheduler runs at the parallelism the slots allow: the adaptive
 // scheduler, which reactive mode uses.
-func adapts(c *dist.Config) bool {
+func adapts(c *flinkdist.Config) bool {
 	mode, _ := c.Get(keySchedMode)
 	sched, _ := c.Get(keyScheduler)
 	return strings.EqualFold(strings.TrimSpace(mode), "reactive") || strings.EqualFold(strings.TrimSpace(sched), "adaptive")
@@ -212,7 +212,7 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // older than the home's Flink version needs (javaHomeWarning), a Flink key of
 // the job file or -D that the home's Flink version does not declare and that is a near miss of one it
 // does (taskmanager.numberOfTaskSlot), which Flink would ignore without a word. The known keys are
-// read from the home's jars (dist.Home.KnownKeys) and kept beside the packed homes; with
+// read from the home's jars (flinkdist.Home.KnownKeys) and kept beside the packed homes; with
 // flink.provided, or a home whose jars cannot be read, there are none to compare with.
 func checkWarnings(job *jobfile.Job) []string {
 	f := specOf(job)
@@ -238,7 +238,7 @@ func checkWarnings(job *jobfile.Job) []string {
 		return out
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.Config)) {
-		if near := dist.NearMiss(k, known); near != "" {
+		if near := flinkdist.NearMiss(k, known); near != "" {
 			out = append(out, fmt.Sprintf("Flink key %q%s is not a key of Flink %s (did you mean %q?); Flink ignores a key it does not know (docs/flink.md#what-check-refuses)",
 				bounded(k), l.from(k), l.home.Version, near))
 		}

@@ -15,7 +15,7 @@ import (
 )
 
 // classWithStrings is a class file whose constant pool holds strs as string constants: what a
-// *Options class is to the key scan (dist.Home.KnownKeys).
+// *Options class is to the key scan (flinkdist.Home.KnownKeys).
 func classWithStrings(strs ...string) []byte {
 	var pool []byte
 	count := uint16(1)

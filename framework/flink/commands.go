@@ -20,7 +20,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
@@ -79,12 +79,12 @@ func commands() []framework.Command {
 type flinkSetup struct {
 	job           *jobfile.Job
 	spec          *Spec // the job's [flink] table
-	home          *dist.Home
-	conf          *dist.Config
-	jobKeys       *dist.Config // the job's own Flink keys: [flink.config], then -D
-	dir           string       // the container's working directory
-	host, rpcPort string       // $YARN_AM_FLINK_JOBMANAGER (a TaskManager), $YARN_AM_FLINK_HOST and no port (the JobManager)
-	javaHome      string       // the localised JDK of [flink] java-home; "" for the container's own java
+	home          *flinkdist.Home
+	conf          *flinkdist.Config
+	jobKeys       *flinkdist.Config // the job's own Flink keys: [flink.config], then -D
+	dir           string            // the container's working directory
+	host, rpcPort string            // $YARN_AM_FLINK_JOBMANAGER (a TaskManager), $YARN_AM_FLINK_HOST and no port (the JobManager)
+	javaHome      string            // the localised JDK of [flink] java-home; "" for the container's own java
 	failf         func(format string, a ...any) int
 }
 
@@ -125,7 +125,7 @@ func startFlink(name string, stdout, stderr io.Writer) (s *flinkSetup, code int,
 	}
 	if err == nil {
 		var note string
-		if note, err = checkJava(context.Background(), s.spec, s.home.Version, dist.Spec{JavaHome: s.javaHome}); note != "" {
+		if note, err = checkJava(context.Background(), s.spec, s.home.Version, flinkdist.Spec{JavaHome: s.javaHome}); note != "" {
 			fmt.Fprintf(stdout, "yarn-am %s: %s\n", name, note)
 		}
 	}
@@ -138,9 +138,9 @@ func startFlink(name string, stdout, stderr io.Writer) (s *flinkSetup, code int,
 	}
 	// Its files in the container's own directories, not the node's /tmp (privatedirs.go); the
 	// JobManager's role is application or session alike here.
-	role := dist.RoleTaskManager
+	role := flinkdist.RoleTaskManager
 	if name == "flink-jobmanager" {
-		role = dist.RoleSession
+		role = flinkdist.RoleSession
 	}
 	said, err := privateDirs(s.conf, role, s.dir, os.Getenv)
 	if err != nil {
@@ -163,7 +163,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	home, err := dist.OpenHome(filepath.Join(dir, HomeAlias))
+	home, err := flinkdist.OpenHome(filepath.Join(dir, HomeAlias))
 	if err != nil {
 		return nil, fmt.Errorf("the localised Flink home: %w", err)
 	}
@@ -171,7 +171,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	layer := dist.NewConfig()
+	layer := flinkdist.NewConfig()
 	for _, k := range slices.Sorted(maps.Keys(spec.Config)) {
 		layer.Set(k, spec.Config[k])
 	}
@@ -198,11 +198,11 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err := checkPorts(layer, nil); err != nil { // the job's own: the JobManager binds those (jobPorts)
 		return nil, err
 	}
-	if err := dist.CheckRemovedKeys(conf, home.Version); err != nil {
+	if err := flinkdist.CheckRemovedKeys(conf, home.Version); err != nil {
 		return nil, err
 	}
 	// The GPUs a TaskManager's container holds reach its operators (docs/flink.md#gpus).
-	if _, err := dist.DefaultGPUDriver(conf, home); err != nil {
+	if _, err := flinkdist.DefaultGPUDriver(conf, home); err != nil {
 		return nil, err
 	}
 	return &flinkSetup{job: job, spec: spec, home: home, conf: conf, jobKeys: layer, dir: dir}, nil
@@ -252,9 +252,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: started again in place after the JobManager was lost: its JVM binds the first one's ports, RPC %s and REST %s\n", rpc, rest)
 	}
 	for k, v := range map[string]string{
-		dist.KeyRPCAddress: host, "jobmanager.rpc.port": rpcPort, "jobmanager.bind-host": "0.0.0.0",
+		flinkdist.KeyRPCAddress: host, "jobmanager.rpc.port": rpcPort, "jobmanager.bind-host": "0.0.0.0",
 		"rest.address": host, "rest.bind-port": restPort, "rest.bind-address": "0.0.0.0",
-		dist.KeyShutdownOnFinish: "false",
+		flinkdist.KeyShutdownOnFinish: "false",
 	} {
 		s.conf.Set(k, v)
 	}
@@ -281,11 +281,11 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		}
 		closeREST(s.conf, restKeys, f.WebSubmit && f.Jar == "")
 	}
-	role := dist.RoleSession
-	spec := dist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
+	role := flinkdist.RoleSession
+	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
 		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB), Logs: f.Logs}
 	if f.Jar != "" {
-		role = dist.RoleApplication
+		role = flinkdist.RoleApplication
 		spec.UserJars, spec.MainClass, spec.Args = []string{filepath.Join(s.dir, f.Jar)}, f.MainClass, f.Args
 		if spec.MainClass == "" {
 			if spec.MainClass, err = jarMainClass(spec.UserJars[0]); err != nil {
@@ -317,13 +317,13 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		return failf("%v", err)
 	}
 	spec.ExtraClasspath = tokenJars
-	p, err := dist.Prepare(ctx, role, spec)
+	p, err := flinkdist.Prepare(ctx, role, spec)
 	if err != nil {
 		return failf("%v", err)
 	}
 	p.Env = append(p.Env, tokenEnv...)
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: JVM memory flags %s\n", p.MemoryFrom)
-	if role == dist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
+	if role == flinkdist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
 		// After the JobManager has ended, whatever its outcome: the job never waits for it.
 		defer makeArchive(ctx, s, cds.identity, stdout)
 	}
@@ -339,13 +339,13 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	p.Started = func(pid int, exited <-chan struct{}) {
 		publishBound(ctx, jm, pid, restTLSClient, exited, p.LogFile, boundPath, stdout)
 	}
-	if role == dist.RoleSession {
+	if role == flinkdist.RoleSession {
 		return runFlinkSession(ctx, p, outF, errF, stderr)
 	}
 	// The REST URL names the host alone, for the certificate's check; the port is the one bound.
-	rest := &dist.REST{URL: "https://" + host, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: jm.transport(restTLSClient, false)}}
-	out, err := dist.RunApplication(ctx, p, rest, time.Second, 15*time.Second, outF, errF)
-	if _, published := jm.known(); err != nil && published && errors.Is(err, dist.ErrLostWhileRunning) && ctx.Err() == nil {
+	rest := &flinkdist.REST{URL: "https://" + host, HTTP: &http.Client{Timeout: 10 * time.Second, Transport: jm.transport(restTLSClient, false)}}
+	out, err := flinkdist.RunApplication(ctx, p, rest, time.Second, 15*time.Second, outF, errF)
+	if _, published := jm.known(); err != nil && published && errors.Is(err, flinkdist.ErrLostWhileRunning) && ctx.Err() == nil {
 		// Lost while its job ran: the AM may start it again in place (restart.go). A JobManager
 		// whose job never ran (its main threw, its JobMaster could not start) would fail again.
 		failf("%v (the JobManager's log: jobmanager.log, jobmanager.err)", err)
@@ -374,7 +374,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 
 // runFlinkSession runs a session JobManager until it ends or the driver is stopped (the application
 // is killed), then stops it as RunApplication does.
-func runFlinkSession(ctx context.Context, p *dist.Process, out, errOut io.Writer, stderr io.Writer) int {
+func runFlinkSession(ctx context.Context, p *flinkdist.Process, out, errOut io.Writer, stderr io.Writer) int {
 	errTail := &stderrtail.Tail{}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
 	cmd.Env = append(os.Environ(), p.Env...)
@@ -392,7 +392,7 @@ func runFlinkSession(ctx context.Context, p *dist.Process, out, errOut io.Writer
 	select {
 	case err := <-exited:
 		// Why it ended is in its own output (docs/flink.md#when-the-jobmanager-fails-to-start).
-		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: the session JobManager ended: %v%s\n", err, p.Failure(dist.StderrLines(errTail)))
+		fmt.Fprintf(stderr, "yarn-am flink-jobmanager: the session JobManager ended: %v%s\n", err, p.Failure(flinkdist.StderrLines(errTail)))
 		return 1
 	case <-ctx.Done():
 	}
@@ -430,7 +430,7 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 	// not hold: it reads the job's state through the AM, whose reads need none, as before from the
 	// JobManager itself.
 	if ui := os.Getenv(EnvUI); ui != "" {
-		rest := &dist.REST{URL: strings.TrimSuffix(ui, "/"), HTTP: &http.Client{Timeout: 2 * time.Second}}
+		rest := &flinkdist.REST{URL: strings.TrimSuffix(ui, "/"), HTTP: &http.Client{Timeout: 2 * time.Second}}
 		saw, err := rest.WaitStarted(ctx, 200*time.Millisecond, s.spec.Jar != "")
 		if err != nil {
 			say("starting after %.1f s without the JobManager at %s: %v", time.Since(start).Seconds(), rest.URL, err)
@@ -484,7 +484,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	}
 	failf := s.failf
 	fmt.Fprintf(stdout, "yarn-am flink-taskmanager: the JobManager's RPC address %s (published by the AM once its JVM bound it)\n", net.JoinHostPort(s.host, s.rpcPort))
-	s.conf.Set(dist.KeyRPCAddress, s.host)
+	s.conf.Set(flinkdist.KeyRPCAddress, s.host)
 	s.conf.Set("jobmanager.rpc.port", s.rpcPort)
 	if nm := os.Getenv("NM_HOST"); nm != "" {
 		s.conf.Set("taskmanager.host", nm)
@@ -496,11 +496,11 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		s.conf.Set(KeyResourceID, id)
 	}
 	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
-	spec := dist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB), Logs: s.spec.Logs}
+	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB), Logs: s.spec.Logs}
 	if s.spec.Jar != "" {
 		spec.UserJars = []string{filepath.Join(s.dir, s.spec.Jar)}
 	}
-	spec, err := dist.InContainer(spec, s.dir, os.Getenv)
+	spec, err := flinkdist.InContainer(spec, s.dir, os.Getenv)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -516,7 +516,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "yarn-am flink-taskmanager: %s\n", line)
 	}
 	spec.CDS = cds.cds
-	p, err := dist.Prepare(context.Background(), dist.RoleTaskManager, spec)
+	p, err := flinkdist.Prepare(context.Background(), flinkdist.RoleTaskManager, spec)
 	if err != nil {
 		return failf("the TaskManager does not start: %v", err)
 	}

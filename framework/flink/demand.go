@@ -13,7 +13,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -63,14 +63,14 @@ func readTaskManagers(t *jobfile.Table, j *jobfile.Job) string {
 }
 
 // checkDemand refuses what demand mode cannot read: a taskmanager-timeout that is not a duration.
-func checkDemand(c *dist.Config) error {
+func checkDemand(c *flinkdist.Config) error {
 	_, err := taskManagerTimeout(c)
 	return err
 }
 
 // taskManagerTimeout reads KeyTaskManagerTimeout as Flink does (a number with a unit, or
 // milliseconds), DefaultTaskManagerTimeout when unset.
-func taskManagerTimeout(c *dist.Config) (time.Duration, error) {
+func taskManagerTimeout(c *flinkdist.Config) (time.Duration, error) {
 	v, set := c.Get(KeyTaskManagerTimeout)
 	if !set {
 		return DefaultTaskManagerTimeout, nil
@@ -147,7 +147,7 @@ func wantedTaskManagers(slots, perTM, lo, hi int) int {
 // demand is the AM's side of demand mode. Only its poller (run) touches its fields below mu but
 // through onScale's reads of the immutable ones; view is read by details.
 type demand struct {
-	rest      *dist.REST
+	rest      *flinkdist.REST
 	emit      func(contract.Event)
 	scale     func(to int, stopFirst []string, why string) error
 	instances func() int
@@ -177,7 +177,7 @@ type demandView struct {
 // newDemand is the demand of a job in demand mode, as the AM starts it: its bounds (min-instances,
 // else 1, to instances), the slots per TaskManager and the scheduler from the configuration the
 // processes will have.
-func newDemand(j *jobfile.Job, conf *dist.Config, rest *dist.REST, s framework.AMStart) (*demand, error) {
+func newDemand(j *jobfile.Job, conf *flinkdist.Config, rest *flinkdist.REST, s framework.AMStart) (*demand, error) {
 	if s.Scale == nil || s.Instances == nil {
 		return nil, fmt.Errorf("flink: taskmanagers = %q needs an AM that lets its framework scale (framework.AMStart.Scale)", TaskManagersDemand)
 	}
@@ -258,27 +258,27 @@ func (d *demand) poll(ctx context.Context) error {
 
 // liveJobs are the jobs whose slots count: a session cluster's every job that has not ended, an
 // application's newest one; nil (no error) when there is none yet.
-func (d *demand) liveJobs(ctx context.Context) ([]dist.Job, error) {
+func (d *demand) liveJobs(ctx context.Context) ([]flinkdist.Job, error) {
 	all, err := d.rest.Jobs(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var live []dist.Job
+	var live []flinkdist.Job
 	for _, j := range all {
-		if !dist.Terminal(j.State) && j.State != "INITIALIZING" {
+		if !flinkdist.Terminal(j.State) && j.State != "INITIALIZING" {
 			live = append(live, j)
 		}
 	}
 	if d.session {
 		if live == nil {
-			live = []dist.Job{}
+			live = []flinkdist.Job{}
 		}
 		return live, nil
 	}
 	if len(live) == 0 {
 		return nil, nil
 	}
-	return []dist.Job{current(live)}, nil
+	return []flinkdist.Job{current(live)}, nil
 }
 
 // jobSlots reads one job's slot demand: the adaptive scheduler's upper bounds, else the parallelism
@@ -436,13 +436,13 @@ func (d *demand) setUpper(ctx context.Context, jobID string, upper int) error {
 			maxPar[v.ID] = v.MaxParallelism
 		}
 	}
-	out := make(map[string]dist.Bounds, len(bounds))
+	out := make(map[string]flinkdist.Bounds, len(bounds))
 	for _, v := range slices.Sorted(maps.Keys(bounds)) {
 		u := upper
 		if m := maxPar[v]; m > 0 {
 			u = min(u, m)
 		}
-		out[v] = dist.Bounds{Lower: max(min(bounds[v].Lower, u), 1), Upper: max(u, 1)}
+		out[v] = flinkdist.Bounds{Lower: max(min(bounds[v].Lower, u), 1), Upper: max(u, 1)}
 	}
 	return d.rest.SetResourceRequirements(ctx, jobID, out)
 }

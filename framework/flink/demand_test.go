@@ -18,7 +18,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 func TestSlotsNeededAndTaskManagersWanted(t *testing.T) {
@@ -60,10 +60,10 @@ type demandJobManager struct {
 	job          string // /jobs/<id>, the same for every job
 	requirements string
 	taskManagers string
-	put          []map[string]dist.Bounds
+	put          []map[string]flinkdist.Bounds
 }
 
-func newDemandJobManager(t *testing.T) (*demandJobManager, *dist.REST) {
+func newDemandJobManager(t *testing.T) (*demandJobManager, *flinkdist.REST) {
 	read := func(name string) string {
 		b, err := os.ReadFile("testdata/demand-" + name + ".json")
 		require.NoError(t, err)
@@ -72,7 +72,7 @@ func newDemandJobManager(t *testing.T) (*demandJobManager, *dist.REST) {
 	f := &demandJobManager{overview: read("jobs-overview"), job: read("job"), requirements: read("resource-requirements"), taskManagers: read("taskmanagers")}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return f, &dist.REST{URL: srv.URL}
+	return f, &flinkdist.REST{URL: srv.URL}
 }
 
 func (f *demandJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -85,13 +85,13 @@ func (f *demandJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, f.taskManagers)
 	case strings.HasSuffix(r.URL.Path, "/resource-requirements") && r.Method == http.MethodPut:
 		var body map[string]struct {
-			Parallelism dist.Bounds `json:"parallelism"`
+			Parallelism flinkdist.Bounds `json:"parallelism"`
 		}
 		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		b := map[string]dist.Bounds{}
+		b := map[string]flinkdist.Bounds{}
 		for v, x := range body {
 			b[v] = x.Parallelism
 		}
@@ -136,7 +136,7 @@ func (s *scaler) emit(e contract.Event) {
 	s.events = append(s.events, e.Message)
 }
 
-func testDemand(rest *dist.REST, s *scaler, now *time.Time) *demand {
+func testDemand(rest *flinkdist.REST, s *scaler, now *time.Time) *demand {
 	return &demand{rest: rest, emit: s.emit, scale: s.scale, instances: s.instances, now: func() time.Time { return *now },
 		perTM: 1, lo: 1, hi: 3, adaptive: true, idleTimeout: 5 * time.Second}
 }
@@ -225,7 +225,7 @@ func TestDemandOnScale(t *testing.T) {
 	var later *framework.Deferred
 	require.True(t, errors.As(err, &later), "%v", err)
 	assert.Contains(t, later.Message, "rescales to at most 1 slots first")
-	assert.Equal(t, []map[string]dist.Bounds{{"cbc357ccb763df2852fee8c4fc7d55f2": {Lower: 1, Upper: 3}}, {"cbc357ccb763df2852fee8c4fc7d55f2": {Lower: 1, Upper: 1}}}, f.put)
+	assert.Equal(t, []map[string]flinkdist.Bounds{{"cbc357ccb763df2852fee8c4fc7d55f2": {Lower: 1, Upper: 3}}, {"cbc357ccb763df2852fee8c4fc7d55f2": {Lower: 1, Upper: 1}}}, f.put)
 	assert.Len(t, s.events, 2)
 
 	assert.ErrorContains(t, d.onScale(ctx, 2, 4), "taskexecutor.instances = 3 is the most")
@@ -242,7 +242,7 @@ func TestDemandNotReadSaysWhy(t *testing.T) {
 	srv.Close()
 	s := &scaler{count: 1}
 	now := time.Unix(1000, 0)
-	d := testDemand(&dist.REST{URL: srv.URL}, s, &now)
+	d := testDemand(&flinkdist.REST{URL: srv.URL}, s, &now)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { d.run(ctx); close(done) }()

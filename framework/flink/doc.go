@@ -1,7 +1,7 @@
 // Package flink runs Apache Flink on yarn-am (docs/flink.md#integration-design): a [flink] job's
 // JobManager is the AM's driver, its TaskExecutors are Flink TaskManagers. It registers itself with
 // the framework registry (framework.Register); no package but framework/builtin imports it. The
-// Flink process library it drives (configuration, memory, REST, the processes) is framework/flink/dist.
+// Flink process library it drives (configuration, memory, REST, the processes) is framework/flink/flinkdist.
 //
 // # Files
 //

@@ -3,25 +3,25 @@ package flink
 import (
 	"fmt"
 
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // This file is the pre-flight's part of Flink 2's own rules (docs/flink.md#flink-2): a key Flink 2 no
 // longer reads is refused for a Flink 2 home, where Flink would ignore it without a word, and only
 // warned about for a Flink 1.x home, which still reads it; a Flink 2 home's legacy flink-conf.yaml
 // beside its config.yaml is ignored by Flink, and said so. (A Flink 2 home with only the legacy file
-// is refused where its configuration is read: dist.Home.Config.)
+// is refused where its configuration is read: flinkdist.Home.Config.)
 
 // checkRemovedKeys refuses the keys of the layered configuration (the home's, the job file's, -D)
 // that the home's Flink 2 no longer reads, each saying where it was set.
 func (l *layered) checkRemovedKeys() []error {
-	if l.home == nil || !dist.IsFlink2(l.home.Version) {
+	if l.home == nil || !flinkdist.IsFlink2(l.home.Version) {
 		return nil
 	}
 	var errs []error
-	for _, k := range dist.RemovedKeys(l.conf) {
+	for _, k := range flinkdist.RemovedKeys(l.conf) {
 		v, _ := l.conf.Get(k)
-		errs = append(errs, dist.RemovedKeyError(k, v, l.from(k), l.home.Version))
+		errs = append(errs, flinkdist.RemovedKeyError(k, v, l.from(k), l.home.Version))
 	}
 	return errs
 }
@@ -32,11 +32,11 @@ func (l *layered) flink2Warnings() []string {
 	if l.home == nil {
 		return nil
 	}
-	if !dist.IsFlink2(l.home.Version) {
+	if !flinkdist.IsFlink2(l.home.Version) {
 		var out []string
-		for _, k := range dist.RemovedKeys(l.conf) {
+		for _, k := range flinkdist.RemovedKeys(l.conf) {
 			v, _ := l.conf.Get(k)
-			out = append(out, dist.RemovedKeyWarning(k, v, l.from(k), l.home.Version))
+			out = append(out, flinkdist.RemovedKeyWarning(k, v, l.from(k), l.home.Version))
 		}
 		return out
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // toFlink2 makes checkHome's home in dir/flink a Flink 2.3.0 home (flink-dist's name gives the
@@ -108,13 +108,13 @@ func TestCheckWarnsOfJava8ForFlink2(t *testing.T) {
 }
 
 // No key that yarn-am sets or reads for the JobManager and the TaskManagers is one Flink 2 no longer
-// reads: every string constant of this package's and dist's code is checked against the table
-// (dist.RemovedInFlink2). resources.go names the legacy memory keys only to leave a configuration
+// reads: every string constant of this package's and flinkdist's code is checked against the table
+// (flinkdist.RemovedInFlink2). resources.go names the legacy memory keys only to leave a configuration
 // that sets them to Flink's own calculator; removedkeys.go is the table.
 func TestYarnAMSetsNoKeyFlink2Removed(t *testing.T) {
 	allowed := map[string]bool{"removedkeys.go": true, "resources.go": true}
 	checked := 0
-	for _, dir := range []string{".", "dist"} {
+	for _, dir := range []string{".", "flinkdist"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		require.NoError(t, err)
 		for _, file := range files {
@@ -133,7 +133,7 @@ func TestYarnAMSetsNoKeyFlink2Removed(t *testing.T) {
 					return true
 				}
 				checked++
-				if _, removed := dist.RemovedInFlink2(s); removed {
+				if _, removed := flinkdist.RemovedInFlink2(s); removed {
 					t.Errorf("%s: %q is a key Flink 2 no longer reads", file, s)
 				}
 				return true

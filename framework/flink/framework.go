@@ -16,7 +16,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -149,7 +149,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	driverEnv[EnvBoundFile] = boundPath
 	go jm.await(ctx, boundPath, publish, emit)
 	// The URL names the host alone, which the server's certificate names; the port is the bound one.
-	client := &dist.REST{URL: "https://" + s.Host, HTTP: &http.Client{Timeout: 5 * time.Second, Transport: jm.transport(restTLSClient, true)}}
+	client := &flinkdist.REST{URL: "https://" + s.Host, HTTP: &http.Client{Timeout: 5 * time.Second, Transport: jm.transport(restTLSClient, true)}}
 	// A later AM attempt starts the job from the latest checkpoint an earlier one kept (recover.go).
 	from, kept := recoverAtStart(ctx, spec, conf, s, emit)
 	if from != "" {

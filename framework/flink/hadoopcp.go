@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/jobfile"
@@ -88,9 +88,9 @@ func hadoopClasspathOf(spec *Spec, lookup func(key string) (string, bool, error)
 			why = err.Error()
 		}
 		return HadoopClasspath{From: "YARN's default " + KeyYARNApplicationClasspath + " (" + why + ")",
-			Entries: dist.DefaultYARNApplicationClasspath}
+			Entries: flinkdist.DefaultYARNApplicationClasspath}
 	}
-	return HadoopClasspath{From: KeyYARNApplicationClasspath, Entries: dist.SplitYARNClasspath(v)}
+	return HadoopClasspath{From: KeyYARNApplicationClasspath, Entries: flinkdist.SplitYARNClasspath(v)}
 }
 
 // siteLookup reads a key of the AM's site files (HADOOP_CONF_DIR is the AM's working directory, where
@@ -126,7 +126,7 @@ func containerHadoopClasspath(name string, getenv func(string) string, out io.Wr
 	if err != nil {
 		return nil, err
 	}
-	cp, dropped := dist.ExpandHadoopClasspath(h.Entries, getenv)
+	cp, dropped := flinkdist.ExpandHadoopClasspath(h.Entries, getenv)
 	line := fmt.Sprintf("yarn-am %s: Hadoop classpath from %s: %d entries", name, h.From, len(cp))
 	if len(dropped) > 0 {
 		line += "; dropped, not on this node: " + text.Cut(strings.Join(dropped, ", "), 2000)
@@ -194,7 +194,7 @@ const (
 // instead of logging in, as Flink's YARN mode does without a shipped keytab: no ticket cache of
 // the node, and no delegation token manager, which would try to obtain tokens it has no login for.
 // A job that configures a keytab, or sets either key, keeps its own settings.
-func hadoopSecurityDefaults(conf *dist.Config) {
+func hadoopSecurityDefaults(conf *flinkdist.Config) {
 	if v, ok := conf.Get(keyKeytab); ok && strings.TrimSpace(v) != "" {
 		return
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -55,10 +55,10 @@ func TestHadoopClasspathFromTheSiteFiles(t *testing.T) {
 	})
 	assert.Equal(t, HadoopClasspath{From: KeyYARNApplicationClasspath, Entries: []string{"/mini/conf", "/mini/jars/a.jar", "/mini/jars/b.jar"}}, h)
 	h = hadoopClasspathOf(s, func(string) (string, bool, error) { return "", false, nil })
-	assert.Equal(t, dist.DefaultYARNApplicationClasspath, h.Entries)
+	assert.Equal(t, flinkdist.DefaultYARNApplicationClasspath, h.Entries)
 	assert.Contains(t, h.From, "YARN's default yarn.application.classpath (unset in the site files)")
 	h = hadoopClasspathOf(s, func(string) (string, bool, error) { return "", false, errors.New("no HADOOP_CONF_DIR") })
-	assert.Equal(t, dist.DefaultYARNApplicationClasspath, h.Entries)
+	assert.Equal(t, flinkdist.DefaultYARNApplicationClasspath, h.Entries)
 	assert.Contains(t, h.From, "no HADOOP_CONF_DIR")
 }
 
@@ -91,18 +91,18 @@ func TestHadoopClasspathReachesTheContainer(t *testing.T) {
 // Flink's processes use the container's delegation tokens, not a login, unless the job configures
 // a keytab or the keys itself.
 func TestHadoopSecurityDefaults(t *testing.T) {
-	c := dist.NewConfig()
+	c := flinkdist.NewConfig()
 	hadoopSecurityDefaults(c)
 	for _, k := range []string{keyUseTicketCache, keyDelegationToken} {
 		v, _ := c.Get(k)
 		assert.Equal(t, "false", v, k)
 	}
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	c.Set(keyDelegationToken, "true")
 	hadoopSecurityDefaults(c)
 	v, _ := c.Get(keyDelegationToken)
 	assert.Equal(t, "true", v)
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	c.Set(keyKeytab, "/k/user.keytab")
 	hadoopSecurityDefaults(c)
 	_, set := c.Get(keyUseTicketCache)

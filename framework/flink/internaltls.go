@@ -16,7 +16,7 @@ import (
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -77,7 +77,7 @@ func internalSecret(a framework.Authority) ([]byte, error) {
 // checkInternalTLSKeys refuses the user's own keys of the internal TLS while yarn-am sets them: a
 // store or a password of theirs would be replaced without a word, and internal TLS turned off
 // would leave the job's ports open with [flink] internal-tls on.
-func checkInternalTLSKeys(c *dist.Config, on bool) error {
+func checkInternalTLSKeys(c *flinkdist.Config, on bool) error {
 	if !on {
 		return nil
 	}
@@ -202,8 +202,8 @@ func internalTLS(s *flinkSetup, tokenFile string) error {
 	// where TaskManagers run is not known when the AM issues it). The trust store admits this
 	// application's authority alone, so the host adds nothing: the JVMs turn Netty's default off
 	// (Flink 1.x's Netty 4.1 has no such default and ignores the property).
-	opts, _ := s.conf.Get(dist.KeyJavaDefaultOpts)
-	s.conf.Set(dist.KeyJavaDefaultOpts, strings.TrimSpace(opts+" -D"+nettyEndpointVerification+"=NONE"))
+	opts, _ := s.conf.Get(flinkdist.KeyJavaDefaultOpts)
+	s.conf.Set(flinkdist.KeyJavaDefaultOpts, strings.TrimSpace(opts+" -D"+nettyEndpointVerification+"=NONE"))
 	return nil
 }
 

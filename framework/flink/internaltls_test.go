@@ -16,7 +16,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -93,7 +93,7 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 	tokens := tokenFileWith(t, map[string][]byte{SecretInternalTLS: secret, "yarn-am.secret": []byte("s")})
 
 	setup := func() *flinkSetup {
-		return &flinkSetup{spec: &Spec{InternalTLS: true}, conf: dist.NewConfig(), dir: t.TempDir()}
+		return &flinkSetup{spec: &Spec{InternalTLS: true}, conf: flinkdist.NewConfig(), dir: t.TempDir()}
 	}
 	s := setup()
 	require.NoError(t, internalTLS(s, tokens))
@@ -117,7 +117,7 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 	}, keys, "no fingerprint: the trust store holds the application's authority alone")
 	algs, _ := s.conf.Get(KeySSLAlgorithms)
 	assert.Equal(t, strings.Join(restCipherSuites, ","), algs, "the suites of the authority's ECDSA certificates")
-	opts, _ := s.conf.Get(dist.KeyJavaDefaultOpts)
+	opts, _ := s.conf.Get(flinkdist.KeyJavaDefaultOpts)
 	assert.Equal(t, "-Dorg.apache.flink.shaded.netty4.io.netty.handler.ssl.defaultEndpointVerificationAlgorithm=NONE", opts,
 		"Flink 2's Netty checks no host name in the one certificate")
 	for _, f := range []string{"keystore.p12", "truststore.p12"} {
@@ -179,7 +179,7 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 // With [flink] internal-tls = false a process writes and sets nothing; with it on, a token file
 // without the certificate is an error that names the secret and the key that turns it off.
 func TestInternalTLSOffAndMissing(t *testing.T) {
-	s := &flinkSetup{spec: &Spec{InternalTLS: false}, conf: dist.NewConfig(), dir: t.TempDir()}
+	s := &flinkSetup{spec: &Spec{InternalTLS: false}, conf: flinkdist.NewConfig(), dir: t.TempDir()}
 	require.NoError(t, internalTLS(s, ""))
 	_, set := s.conf.Get(KeyInternalSSL)
 	assert.False(t, set)
@@ -198,7 +198,7 @@ func TestInternalTLSOffAndMissing(t *testing.T) {
 // its value (a password masked) and [flink] internal-tls = false; the tuning keys stay the user's,
 // and with internal-tls off every key is theirs.
 func TestCheckInternalTLSKeys(t *testing.T) {
-	c := dist.NewConfig()
+	c := flinkdist.NewConfig()
 	c.Set("security.ssl.internal.handshake-timeout", "20000")
 	assert.NoError(t, checkInternalTLSKeys(c, true))
 	c.Set("security.ssl.internal.keystore-password", "hunter2")
@@ -208,7 +208,7 @@ func TestCheckInternalTLSKeys(t *testing.T) {
 	assert.NotContains(t, err.Error(), "hunter2")
 	assert.Contains(t, err.Error(), "[flink] internal-tls = false")
 	assert.NoError(t, checkInternalTLSKeys(c, false))
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	c.Set("security.ssl.internal.enabled", "false")
 	assert.ErrorContains(t, checkInternalTLSKeys(c, true), "security.ssl.internal.enabled = false: yarn-am puts")
 }

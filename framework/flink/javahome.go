@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -71,31 +71,31 @@ func readJavaHome(t *jobfile.Table, f *Spec) {
 
 // InspectJDK checks that dir is a JDK a container can run: a directory with an executable
 // bin/java and a release file naming JAVA_VERSION (read bounded), and returns that version.
-func InspectJDK(dir string) (dist.JavaVersion, error) {
+func InspectJDK(dir string) (flinkdist.JavaVersion, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return dist.JavaVersion{}, errors.New("no such directory")
+		return flinkdist.JavaVersion{}, errors.New("no such directory")
 	}
 	if !st.IsDir() {
-		return dist.JavaVersion{}, errors.New("not a directory")
+		return flinkdist.JavaVersion{}, errors.New("not a directory")
 	}
 	java := filepath.Join(dir, "bin", "java")
 	st, err = os.Stat(java)
 	switch {
 	case err != nil:
-		return dist.JavaVersion{}, errors.New("it has no bin/java")
+		return flinkdist.JavaVersion{}, errors.New("it has no bin/java")
 	case !st.Mode().IsRegular():
-		return dist.JavaVersion{}, errors.New("its bin/java is not a regular file")
+		return flinkdist.JavaVersion{}, errors.New("its bin/java is not a regular file")
 	}
 	if _, err := os.Stat(filepath.Join(dir, "release")); err != nil {
-		return dist.JavaVersion{}, errors.New("it has no release file (a JDK's names its JAVA_VERSION)")
+		return flinkdist.JavaVersion{}, errors.New("it has no release file (a JDK's names its JAVA_VERSION)")
 	}
-	v, err := dist.ReadRelease(dir)
+	v, err := flinkdist.ReadRelease(dir)
 	if err != nil {
 		return v, err
 	}
 	if st.Mode().Perm()&0o111 == 0 {
-		return dist.JavaVersion{}, fmt.Errorf("its bin/java is not executable (%s)", st.Mode().Perm())
+		return flinkdist.JavaVersion{}, fmt.Errorf("its bin/java is not executable (%s)", st.Mode().Perm())
 	}
 	return v, nil
 }
@@ -103,11 +103,11 @@ func InspectJDK(dir string) (dist.JavaVersion, error) {
 // javaHomeWarning is the client's warning when java-home's JDK is older than the Flink home's
 // version needs; "" when it is not, or either version is unknown. The containers refuse it
 // (checkJava); the check only warns, as a version read from a release file may be wrong.
-func javaHomeWarning(f *Spec, home *dist.Home) string {
+func javaHomeWarning(f *Spec, home *flinkdist.Home) string {
 	if f.JavaHome == "" || home == nil {
 		return ""
 	}
-	need, ok := dist.MinJava(home.Version)
+	need, ok := flinkdist.MinJava(home.Version)
 	if !ok {
 		return ""
 	}
@@ -166,13 +166,13 @@ func localJavaHome(dir string, f *Spec) (string, error) {
 }
 
 // checkJava is what a Flink process checks before its JVM starts: that the java it will run is
-// at least the Java the Flink version needs (dist.MinJava), so an old NodeManager's Java fails at
+// at least the Java the Flink version needs (flinkdist.MinJava), so an old NodeManager's Java fails at
 // once with the versions and the key to set rather than a Java stack trace
 // (TestFlinkJavaHomeTooOldFailsAtOnce). A version that cannot be read is let through (the JVM
 // then speaks for itself); a java that is not there is refused.
-func checkJava(ctx context.Context, spec *Spec, flinkVersion string, s dist.Spec) (note string, err error) {
+func checkJava(ctx context.Context, spec *Spec, flinkVersion string, s flinkdist.Spec) (note string, err error) {
 	java := s.JavaBinary()
-	v, path, derr := dist.DetectJava(ctx, java)
+	v, path, derr := flinkdist.DetectJava(ctx, java)
 	if derr != nil {
 		var ee *exec.Error
 		if errors.As(derr, &ee) || errors.Is(derr, fs.ErrNotExist) || errors.Is(derr, fs.ErrPermission) {
@@ -183,7 +183,7 @@ func checkJava(ctx context.Context, spec *Spec, flinkVersion string, s dist.Spec
 		}
 		return fmt.Sprintf("the version of %s is unknown (%v); starting it anyway", java, derr), nil
 	}
-	need, ok := dist.MinJava(flinkVersion)
+	need, ok := flinkdist.MinJava(flinkVersion)
 	if !ok || v.Major >= need {
 		return fmt.Sprintf("java %s is %s", path, v), nil
 	}

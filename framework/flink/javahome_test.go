@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
-	dist "github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -190,7 +190,7 @@ func TestLocalJavaHome(t *testing.T) {
 // where it was read, the version needed and the key to set.
 func TestCheckJava(t *testing.T) {
 	old := fakeJDK(t, t.TempDir(), "1.7.0_80", "JAVA_VERSION=\"1.7.0\"\n")
-	_, err := checkJava(context.Background(), &Spec{JavaHome: "/client/old-jdk"}, "1.20.5", dist.Spec{JavaHome: old})
+	_, err := checkJava(context.Background(), &Spec{JavaHome: "/client/old-jdk"}, "1.20.5", flinkdist.Spec{JavaHome: old})
 	require.Error(t, err)
 	for _, want := range []string{`[flink] java-home ("/client/old-jdk")`, `Java 7 ("1.7.0", from ` + filepath.Join(old, "release"), "Flink 1.20.5 needs Java 8 or later"} {
 		assert.Contains(t, err.Error(), want)
@@ -200,21 +200,21 @@ func TestCheckJava(t *testing.T) {
 	j11 := fakeJDK(t, t.TempDir(), "11.0.22", "")
 	t.Setenv("JAVA_HOME", "")
 	t.Setenv("PATH", filepath.Join(j11, "bin"))
-	_, err = checkJava(context.Background(), &Spec{}, "2.0.0", dist.Spec{})
+	_, err = checkJava(context.Background(), &Spec{}, "2.0.0", flinkdist.Spec{})
 	require.NoError(t, err, "Flink 2 runs on 11")
-	note, err := checkJava(context.Background(), &Spec{}, "1.20.5", dist.Spec{})
+	note, err := checkJava(context.Background(), &Spec{}, "1.20.5", flinkdist.Spec{})
 	require.NoError(t, err)
 	assert.Contains(t, note, "Java 11")
 	j8 := fakeJDK(t, t.TempDir(), "1.8.0_402", "")
 	t.Setenv("PATH", filepath.Join(j8, "bin"))
-	_, err = checkJava(context.Background(), &Spec{}, "2.0.0", dist.Spec{})
+	_, err = checkJava(context.Background(), &Spec{}, "2.0.0", flinkdist.Spec{})
 	require.Error(t, err)
 	for _, want := range []string{filepath.Join(j8, "bin", "java"), `Java 8 ("1.8.0_402"`, "Flink 2.0.0 needs Java 11 or later", "set [flink] java-home to a JDK 11 or later"} {
 		assert.Contains(t, err.Error(), want)
 	}
 
 	t.Setenv("PATH", t.TempDir())
-	_, err = checkJava(context.Background(), &Spec{}, "1.20.5", dist.Spec{})
+	_, err = checkJava(context.Background(), &Spec{}, "1.20.5", flinkdist.Spec{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no java to run Flink 1.20.5")
 	assert.Contains(t, err.Error(), "[flink] java-home")

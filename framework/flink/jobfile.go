@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -96,7 +96,7 @@ type Spec struct {
 	TokenRefresh time.Duration
 	// Logs is [flink] log-max-size and log-max-files: how the JobManager's and TaskManagers' log,
 	// stdout and stderr files roll (logroll.go, docs/flink.md#logs-that-roll).
-	Logs dist.LogRoll
+	Logs flinkdist.LogRoll
 }
 
 // The values of [flink] checkpoint-on-preemption.

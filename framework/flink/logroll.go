@@ -8,14 +8,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/rollingfile"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // A long-running job's logs stay within a bound on the NodeManagers' disks
 // (docs/flink.md#logs-that-roll): the JobManager's and TaskManagers' log4j files roll by size with a
-// count kept (dist.LogRoll), and so do the JVMs' stdout and stderr, which flink-jobmanager and
+// count kept (flinkdist.LogRoll), and so do the JVMs' stdout and stderr, which flink-jobmanager and
 // flink-taskmanager copy into <role>.out and <role>.err (internal/rollingfile). The rolled parts,
 // <file>.<n>, are what YARN's rolling log aggregation uploads while the job runs (RolledLogsPattern).
 
@@ -38,7 +38,7 @@ const RolledLogsPattern = `^(jobmanager|taskmanager)\.(log|out|err)\.[0-9]+$`
 
 // readLogRoll reads log-max-size and log-max-files into f.Logs.
 func readLogRoll(t *jobfile.Table, f *Spec) {
-	f.Logs = dist.LogRoll{MaxSize: dist.DefaultLogMaxSize, MaxFiles: dist.DefaultLogMaxFiles}
+	f.Logs = flinkdist.LogRoll{MaxSize: flinkdist.DefaultLogMaxSize, MaxFiles: flinkdist.DefaultLogMaxFiles}
 	if v, set := t.Value(KeyLogMaxSize); set {
 		f.Logs.Set = true
 		s, ok := v.(string)
@@ -91,9 +91,9 @@ func parseLogSize(s string) (int64, error) {
 
 // openOutputs opens the rolling <name>.out and <name>.err in logDir, the JVM's stdout and stderr,
 // each rolled and counted as the log4j file is.
-func openOutputs(logDir, name string, roll dist.LogRoll) (out, errOut *rollingfile.File, err error) {
+func openOutputs(logDir, name string, roll flinkdist.LogRoll) (out, errOut *rollingfile.File, err error) {
 	if roll.MaxSize == 0 {
-		roll.MaxSize, roll.MaxFiles = dist.DefaultLogMaxSize, dist.DefaultLogMaxFiles
+		roll.MaxSize, roll.MaxFiles = flinkdist.DefaultLogMaxSize, flinkdist.DefaultLogMaxFiles
 	}
 	if out, err = rollingfile.Open(filepath.Join(logDir, name+".out"), roll.MaxSize, roll.MaxFiles); err != nil {
 		return nil, nil, err
@@ -106,7 +106,7 @@ func openOutputs(logDir, name string, roll dist.LogRoll) (out, errOut *rollingfi
 }
 
 // checkHomeLog4j refuses the roll keys with a home on this machine whose own conf/log4j.properties
-// would be used instead of yarn-am's rolling configuration (dist.WriteConfDir refuses it in the
+// would be used instead of yarn-am's rolling configuration (flinkdist.WriteConfDir refuses it in the
 // container, for a provided home).
 func checkHomeLog4j(t *jobfile.Table, f *Spec) {
 	if !f.Logs.Set || f.Home == "" || t.Staged() {

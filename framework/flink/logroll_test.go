@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/rollingfile"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
@@ -52,7 +52,7 @@ func TestFlinkLogRollKeys(t *testing.T) {
 	}
 	j, err := load(t, "")
 	require.NoError(t, err)
-	assert.Equal(t, dist.LogRoll{MaxSize: 64 << 20, MaxFiles: 5}, specOf(j).Logs)
+	assert.Equal(t, flinkdist.LogRoll{MaxSize: 64 << 20, MaxFiles: 5}, specOf(j).Logs)
 	assert.Equal(t, jobfile.LogAggregation{RolledInclude: RolledLogsPattern, Set: true}, j.LogAggregation,
 		"a [flink] job's rolled parts are aggregated while it runs")
 	p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n[log-aggregation]\nrolled-include = \"\"\nexclude = \"gc\"\n")
@@ -62,7 +62,7 @@ func TestFlinkLogRollKeys(t *testing.T) {
 	assert.Equal(t, jobfile.LogAggregation{Exclude: "gc", Set: true}, j.LogAggregation, "rolled-include = \"\" turns the default off")
 	j, err = load(t, "log-max-size = \"256 KiB\"\nlog-max-files = 3\n")
 	require.NoError(t, err)
-	assert.Equal(t, dist.LogRoll{MaxSize: 256 << 10, MaxFiles: 3, Set: true}, specOf(j).Logs)
+	assert.Equal(t, flinkdist.LogRoll{MaxSize: 256 << 10, MaxFiles: 3, Set: true}, specOf(j).Logs)
 	for keys, msg := range map[string]string{
 		"log-max-size = 1024\n":       `flink.log-max-size = 1024: want a size with a unit, such as "64 MiB" or "512 KiB", not an integer`,
 		"log-max-size = \"1 KiB\"\n":  `flink.log-max-size = "1 KiB": below the smallest size, 64 KiB`,
@@ -123,10 +123,10 @@ func TestSuperviseTaskManagerBoundsItsOutput(t *testing.T) {
 echo "Exception in thread main: no slots" >&2
 exit 3
 `)
-	out, errOut, err := openOutputs(dir, "taskmanager", dist.LogRoll{MaxSize: rollingfile.MinSize, MaxFiles: 3})
+	out, errOut, err := openOutputs(dir, "taskmanager", flinkdist.LogRoll{MaxSize: rollingfile.MinSize, MaxFiles: 3})
 	require.NoError(t, err)
 	var stderr bytes.Buffer
-	code := superviseTaskManager(java, &dist.Process{Argv: []string{java}}, out, errOut, &stderr)
+	code := superviseTaskManager(java, &flinkdist.Process{Argv: []string{java}}, out, errOut, &stderr)
 	require.NoError(t, out.Close())
 	require.NoError(t, errOut.Close())
 	assert.Equal(t, 3, code)
@@ -163,14 +163,14 @@ func TestSuperviseTaskManagerPassesSignalsOn(t *testing.T) {
 touch `+ready+`
 while true; do sleep 0.05; done
 `)
-	out, errOut, err := openOutputs(dir, "taskmanager", dist.LogRoll{})
+	out, errOut, err := openOutputs(dir, "taskmanager", flinkdist.LogRoll{})
 	require.NoError(t, err)
 	defer out.Close()
 	defer errOut.Close()
 	got := make(chan int, 1)
 	go func() {
 		var stderr bytes.Buffer
-		got <- superviseTaskManager(java, &dist.Process{Argv: []string{java}}, out, errOut, &stderr)
+		got <- superviseTaskManager(java, &flinkdist.Process{Argv: []string{java}}, out, errOut, &stderr)
 	}()
 	require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 20*time.Second, 20*time.Millisecond, "the JVM started")
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
 
@@ -31,7 +31,7 @@ const bindPortValid = "a port from 0 (any free port) to 65535, a range such as 5
 // one port for jobmanager.rpc.port and rest.port (Flink reads them as integers), a port, a range or
 // a list of them for rest.bind-port. from says where a key was set (layered.from); nil: nowhere to
 // say.
-func checkPorts(conf *dist.Config, from func(string) string) error {
+func checkPorts(conf *flinkdist.Config, from func(string) string) error {
 	if from == nil {
 		from = func(string) string { return "" }
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // The JobManager's port keys take what Flink binds: one port from 0 to 65535 (jobmanager.rpc.port,
@@ -20,7 +20,7 @@ func TestCheckPortsRefusesWhatFlinkCannotBind(t *testing.T) {
 	}
 	for k, vs := range ok {
 		for _, v := range vs {
-			c := dist.NewConfig()
+			c := flinkdist.NewConfig()
 			c.Set(k, v)
 			assert.NoError(t, checkPorts(c, nil), "%s = %q", k, v)
 		}
@@ -32,7 +32,7 @@ func TestCheckPortsRefusesWhatFlinkCannotBind(t *testing.T) {
 	}
 	for k, vs := range bad {
 		for _, v := range vs {
-			c := dist.NewConfig()
+			c := flinkdist.NewConfig()
 			c.Set(k, v)
 			err := checkPorts(c, func(k string) string { return " (from -D " + k + ")" })
 			if assert.Error(t, err, "%s = %q", k, v) {
@@ -43,7 +43,7 @@ func TestCheckPortsRefusesWhatFlinkCannotBind(t *testing.T) {
 			}
 		}
 	}
-	c := dist.NewConfig()
+	c := flinkdist.NewConfig()
 	c.Set(keyRPCPort, "abc")
 	c.Set(keyRESTBindPort, "70000")
 	err := checkPorts(c, nil)

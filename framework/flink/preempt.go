@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // This file is what a [flink] job does when the ResourceManager warns that it will preempt one of
@@ -35,7 +35,7 @@ const preemptPoll = 200 * time.Millisecond
 // the warnings of several containers, or the RM naming one again in later heartbeats, while one is in
 // flight are that one's. Its fields but mu's are read-only after StartAM.
 type preempter struct {
-	rest *dist.REST
+	rest *flinkdist.REST
 	emit func(contract.Event)
 	now  func() time.Time
 	mode string // PreemptCheckpoint or PreemptSavepoint
@@ -46,7 +46,7 @@ type preempter struct {
 	last     string          // the last outcome, for the details ("" = none yet)
 }
 
-func newPreempter(rest *dist.REST, emit func(contract.Event), mode, dir string) *preempter {
+func newPreempter(rest *flinkdist.REST, emit func(contract.Event), mode, dir string) *preempter {
 	return &preempter{rest: rest, emit: emit, now: time.Now, mode: mode, dir: dir, inFlight: map[string]bool{}}
 }
 
@@ -102,7 +102,7 @@ func (p *preempter) end(job string) {
 }
 
 // take asks for job's checkpoint (or savepoint), waits for it and tells of each step.
-func (p *preempter) take(ctx context.Context, job dist.Job, named string) {
+func (p *preempter) take(ctx context.Context, job flinkdist.Job, named string) {
 	start := p.now()
 	what := "a checkpoint"
 	if p.mode == PreemptSavepoint {

@@ -17,7 +17,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -99,7 +99,7 @@ func TestPreemptionAsksForOneCheckpointAtATime(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	var ev recorded
-	p := newPreempter(&dist.REST{URL: srv.URL}, ev.emit, PreemptCheckpoint, "")
+	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, PreemptCheckpoint, "")
 	ctx := context.Background()
 
 	first := make(chan struct{})
@@ -160,13 +160,13 @@ func TestPreemptionSavepoint(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	var ev recorded
-	p := newPreempter(&dist.REST{URL: srv.URL}, ev.emit, PreemptSavepoint, "file:///tmp/sp")
+	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, PreemptSavepoint, "file:///tmp/sp")
 	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"})
 	assert.Equal(t, map[string]any{"target-directory": "file:///tmp/sp", "cancel-job": false}, jm.lastBody())
 	assert.Contains(t, ev.messages(), "asking for a savepoint in file:///tmp/sp")
 	assert.Contains(t, ev.messages(), "savepoint file:/tmp/sp/savepoint-0123-abcd completed ")
 
-	p = newPreempter(&dist.REST{URL: srv.URL}, ev.emit, PreemptSavepoint, "")
+	p = newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, PreemptSavepoint, "")
 	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"})
 	_, s := jm.counts()
 	assert.Equal(t, 1, s, "no savepoint without a directory")

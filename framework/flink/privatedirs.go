@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // Where a Flink process keeps its files (docs/flink.md#private-directories). Left to Flink's
@@ -40,7 +40,7 @@ const containerTmp = "tmp"
 // web server's uploads, native libraries). A key the job or the home's configuration sets is kept:
 // its directories are the user's choice (docs/flink.md#private-directories). It returns what it set,
 // for the process's stdout.
-func privateDirs(conf *dist.Config, role dist.Role, dir string, getenv func(string) string) (string, error) {
+func privateDirs(conf *flinkdist.Config, role flinkdist.Role, dir string, getenv func(string) string) (string, error) {
 	var local []string
 	for _, d := range strings.Split(getenv("LOCAL_DIRS"), ",") {
 		if d = strings.TrimSpace(d); d != "" {
@@ -59,7 +59,7 @@ func privateDirs(conf *dist.Config, role dist.Role, dir string, getenv func(stri
 		set = append(set, KeyTmpDirs+"="+strings.Join(local, ","))
 	}
 	roleKey := keyJMWorkingDir
-	if role == dist.RoleTaskManager {
+	if role == flinkdist.RoleTaskManager {
 		roleKey = keyTMWorkingDir
 	}
 	_, general := conf.Get(keyWorkingDir)
@@ -75,9 +75,9 @@ func privateDirs(conf *dist.Config, role dist.Role, dir string, getenv func(stri
 		if err := os.Chmod(tmp, 0o700); err != nil {
 			return "", fmt.Errorf("flink: the JVM's temporary directory: %w", err)
 		}
-		opts, _ := conf.Get(dist.KeyJavaDefaultOpts)
+		opts, _ := conf.Get(flinkdist.KeyJavaDefaultOpts)
 		// First: a -Djava.io.tmpdir of the job's own, later on the command line, wins.
-		conf.Set(dist.KeyJavaDefaultOpts, strings.TrimSpace(javaTmpDirProperty+tmp+" "+opts))
+		conf.Set(flinkdist.KeyJavaDefaultOpts, strings.TrimSpace(javaTmpDirProperty+tmp+" "+opts))
 		set = append(set, "java.io.tmpdir="+tmp)
 	}
 	if len(set) == 0 {
@@ -87,8 +87,8 @@ func privateDirs(conf *dist.Config, role dist.Role, dir string, getenv func(stri
 }
 
 // hasJavaTmpDir reports whether the JVM options the configuration gives role set java.io.tmpdir.
-func hasJavaTmpDir(conf *dist.Config, role dist.Role) bool {
-	for _, o := range dist.JavaOptions(conf, role) {
+func hasJavaTmpDir(conf *flinkdist.Config, role flinkdist.Role) bool {
+	for _, o := range flinkdist.JavaOptions(conf, role) {
 		if strings.HasPrefix(o, javaTmpDirProperty) {
 			return true
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // A Flink process's temporary and working directories go into its container's own: io.tmp.dirs to
@@ -27,15 +27,15 @@ func TestPrivateDirsAreTheContainers(t *testing.T) {
 			return ""
 		}
 	}
-	for _, role := range []dist.Role{dist.RoleTaskManager, dist.RoleApplication, dist.RoleSession} {
-		conf := dist.NewConfig()
-		conf.Set(dist.KeyJavaDefaultOpts, "-XX:+UseG1GC")
+	for _, role := range []flinkdist.Role{flinkdist.RoleTaskManager, flinkdist.RoleApplication, flinkdist.RoleSession} {
+		conf := flinkdist.NewConfig()
+		conf.Set(flinkdist.KeyJavaDefaultOpts, "-XX:+UseG1GC")
 		said, err := privateDirs(conf, role, dir, env(local))
 		require.NoError(t, err, role)
 		v, _ := conf.Get(KeyTmpDirs)
 		assert.Equal(t, local, v, "%s: io.tmp.dirs is LOCAL_DIRS", role)
 		roleKey, other := keyJMWorkingDir, keyTMWorkingDir
-		if role == dist.RoleTaskManager {
+		if role == flinkdist.RoleTaskManager {
 			roleKey, other = keyTMWorkingDir, keyJMWorkingDir
 		}
 		wd, _ := conf.Get(roleKey)
@@ -43,7 +43,7 @@ func TestPrivateDirsAreTheContainers(t *testing.T) {
 		assert.Equal(t, firstDir, wd, "%s: the working directory is the first of LOCAL_DIRS", role)
 		_, set := conf.Get(other)
 		assert.False(t, set, "%s: the other role's key is left alone", role)
-		opts, _ := conf.Get(dist.KeyJavaDefaultOpts)
+		opts, _ := conf.Get(flinkdist.KeyJavaDefaultOpts)
 		assert.Equal(t, "-Djava.io.tmpdir="+filepath.Join(dir, "tmp")+" -XX:+UseG1GC", opts)
 		assert.Contains(t, said, "io.tmp.dirs="+local)
 		assert.Contains(t, said, "java.io.tmpdir="+filepath.Join(dir, "tmp"))
@@ -53,29 +53,29 @@ func TestPrivateDirsAreTheContainers(t *testing.T) {
 	}
 
 	// The job's own directories are kept.
-	conf := dist.NewConfig()
+	conf := flinkdist.NewConfig()
 	conf.Set(KeyTmpDirs, "/data/flink-tmp")
 	conf.Set(keyWorkingDir, "/data/flink-work")
-	conf.Set(dist.KeyJavaOptsAll, "-Djava.io.tmpdir=/data/jtmp")
-	said, err := privateDirs(conf, dist.RoleTaskManager, dir, env(local))
+	conf.Set(flinkdist.KeyJavaOptsAll, "-Djava.io.tmpdir=/data/jtmp")
+	said, err := privateDirs(conf, flinkdist.RoleTaskManager, dir, env(local))
 	require.NoError(t, err)
 	v, _ := conf.Get(KeyTmpDirs)
 	assert.Equal(t, "/data/flink-tmp", v)
 	_, set := conf.Get(keyTMWorkingDir)
 	assert.False(t, set, "process.working-dir of the job's own covers both roles")
-	_, set = conf.Get(dist.KeyJavaDefaultOpts)
+	_, set = conf.Get(flinkdist.KeyJavaDefaultOpts)
 	assert.False(t, set)
 	assert.Contains(t, said, "the job's own")
 	// A java.io.tmpdir for the TaskManagers alone leaves the JobManager's to yarn-am.
-	conf = dist.NewConfig()
-	conf.Set(dist.KeyJavaOptsTM, "-Djava.io.tmpdir=/data/jtmp")
-	_, err = privateDirs(conf, dist.RoleSession, dir, env(local))
+	conf = flinkdist.NewConfig()
+	conf.Set(flinkdist.KeyJavaOptsTM, "-Djava.io.tmpdir=/data/jtmp")
+	_, err = privateDirs(conf, flinkdist.RoleSession, dir, env(local))
 	require.NoError(t, err)
-	opts, _ := conf.Get(dist.KeyJavaDefaultOpts)
+	opts, _ := conf.Get(flinkdist.KeyJavaDefaultOpts)
 	assert.Equal(t, "-Djava.io.tmpdir="+filepath.Join(dir, "tmp"), opts)
 
-	_, err = privateDirs(dist.NewConfig(), dist.RoleTaskManager, dir, env(""))
+	_, err = privateDirs(flinkdist.NewConfig(), flinkdist.RoleTaskManager, dir, env(""))
 	assert.ErrorContains(t, err, "LOCAL_DIRS is not set")
-	_, err = privateDirs(dist.NewConfig(), dist.RoleTaskManager, dir, env("local/dir"))
+	_, err = privateDirs(flinkdist.NewConfig(), flinkdist.RoleTaskManager, dir, env("local/dir"))
 	assert.ErrorContains(t, err, `LOCAL_DIRS holds "local/dir", not an absolute path`)
 }

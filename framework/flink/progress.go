@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -96,7 +96,7 @@ type progress struct {
 
 // observe takes one read of the job (its latest completed checkpoint: completed, 0 = none) and
 // returns the status line.
-func (p *progress) observe(now time.Time, job dist.Job, completed int64) []contract.Detail {
+func (p *progress) observe(now time.Time, job flinkdist.Job, completed int64) []contract.Detail {
 	if p == nil || p.timeout <= 0 {
 		return nil
 	}
@@ -114,7 +114,7 @@ func (p *progress) observe(now time.Time, job dist.Job, completed int64) []contr
 		p.restarts++
 	}
 	p.state = job.State
-	if dist.Terminal(job.State) {
+	if flinkdist.Terminal(job.State) {
 		return nil
 	}
 	why := ""

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -27,7 +27,7 @@ func TestJobThatMakesNoProgressIsNoticed(t *testing.T) {
 	p := &progress{timeout: 10 * time.Minute, checkpointing: true, emit: func(e contract.Event) { events = append(events, e) },
 		restart: func() error { restarted++; return nil }}
 	t0 := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
-	job := dist.Job{ID: "j1", Name: "counter", State: "RUNNING"}
+	job := flinkdist.Job{ID: "j1", Name: "counter", State: "RUNNING"}
 
 	assert.Equal(t, []contract.Detail{{Name: "Progress", Value: "last checkpoint 0s ago (stalled after 10m0s)"}}, p.observe(t0, job, 0))
 	p.observe(t0.Add(time.Minute), job, 4)
@@ -51,7 +51,7 @@ func TestJobThatMakesNoProgressIsNoticed(t *testing.T) {
 	// A job restarting in a loop, checkpoints or not: the third entry into RESTARTING without a
 	// checkpoint completing.
 	loop := &progress{timeout: 10 * time.Minute, emit: func(e contract.Event) { events = append(events, e) }}
-	j2 := dist.Job{ID: "j2", Name: "fails", State: "RUNNING"}
+	j2 := flinkdist.Job{ID: "j2", Name: "fails", State: "RUNNING"}
 	now := t0
 	for i := 0; i < 3; i++ {
 		loop.observe(now, j2, 0)
@@ -66,8 +66,8 @@ func TestJobThatMakesNoProgressIsNoticed(t *testing.T) {
 	assert.Equal(t, "stalled: restarted 3 times within 2m30s without a checkpoint completing (none yet)", d[0].Value)
 
 	// A new job (the JobManager restarted) is watched afresh; an ended job is not stalled; off is off.
-	assert.Equal(t, "last checkpoint 0s ago (stalled after 10m0s)", p.observe(t0.Add(20*time.Minute), dist.Job{ID: "j3", Name: "counter", State: "RUNNING"}, 0)[0].Value)
-	assert.Nil(t, p.observe(t0.Add(40*time.Minute), dist.Job{ID: "j3", Name: "counter", State: "FINISHED"}, 0))
+	assert.Equal(t, "last checkpoint 0s ago (stalled after 10m0s)", p.observe(t0.Add(20*time.Minute), flinkdist.Job{ID: "j3", Name: "counter", State: "RUNNING"}, 0)[0].Value)
+	assert.Nil(t, p.observe(t0.Add(40*time.Minute), flinkdist.Job{ID: "j3", Name: "counter", State: "FINISHED"}, 0))
 	assert.Nil(t, (&progress{}).observe(t0, job, 0))
 	var nilP *progress
 	assert.Nil(t, nilP.observe(t0, job, 0))

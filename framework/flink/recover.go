@@ -13,7 +13,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
 
@@ -123,7 +123,7 @@ func (r recovery) encode() ([]byte, error) {
 // recoverAtStart is what a later attempt (s.Attempt > 1) does before its JobManager starts: it reads
 // what the earlier attempts kept and returns the checkpoint to start from ("" = none) and the state
 // the recorder goes on from; it emits the event that says which, and keeps this attempt's start.
-func recoverAtStart(ctx context.Context, spec *Spec, conf *dist.Config, s framework.AMStart, emit func(contract.Event)) (string, recovery) {
+func recoverAtStart(ctx context.Context, spec *Spec, conf *flinkdist.Config, s framework.AMStart, emit func(contract.Event)) (string, recovery) {
 	rec := recovery{}
 	if s.Attempt <= 1 || s.State == nil {
 		return "", rec
@@ -180,7 +180,7 @@ func startsFrom(spec *Spec) string {
 }
 
 // whyNothingKept says why an earlier attempt kept no checkpoint.
-func whyNothingKept(conf *dist.Config) string {
+func whyNothingKept(conf *flinkdist.Config) string {
 	iv, _ := conf.Get(KeyCheckpointInterval)
 	_, dir := firstOf(conf, KeyCheckpointDir, keyCheckpointDir)
 	switch {
@@ -193,7 +193,7 @@ func whyNothingKept(conf *dist.Config) string {
 }
 
 // firstOf is the value of the first key set.
-func firstOf(conf *dist.Config, keys ...string) (string, bool) {
+func firstOf(conf *flinkdist.Config, keys ...string) (string, bool) {
 	for _, k := range keys {
 		if v, ok := conf.Get(k); ok && strings.TrimSpace(v) != "" {
 			return v, true
@@ -223,7 +223,7 @@ func newRecorder(store framework.StateStore, emit func(contract.Event), attempt 
 }
 
 // saw is told of a job's latest completed checkpoint; a newer one than kept is saved.
-func (r *recorder) saw(jobID string, c *dist.Checkpoint) {
+func (r *recorder) saw(jobID string, c *flinkdist.Checkpoint) {
 	if r == nil || c == nil || c.ExternalPath == "" || c.ExternalPath == notAddressable {
 		return
 	}
@@ -406,7 +406,7 @@ const (
 // the checkpoints by Flink's default; and num-retained (retained), so the checkpoint the AM last
 // saw is not deleted yet, raised to that when the configuration keeps fewer. It writes what it set
 // to out.
-func checkpointDefaults(conf *dist.Config, out io.Writer) {
+func checkpointDefaults(conf *flinkdist.Config, out io.Writer) {
 	iv, _ := conf.Get(KeyCheckpointInterval)
 	interval, err := flinkDuration(iv)
 	if err != nil || interval <= 0 {
@@ -444,7 +444,7 @@ func retained(interval time.Duration) int {
 }
 
 // applyRecovery points the job at the checkpoint a later AM attempt starts it from.
-func applyRecovery(conf *dist.Config, path string, out io.Writer) {
+func applyRecovery(conf *flinkdist.Config, path string, out io.Writer) {
 	if path == "" {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // memStore is a framework.StateStore in memory; fail makes Save fail.
@@ -52,7 +52,7 @@ func TestRecoveryAcrossAttempts(t *testing.T) {
 	store := &memStore{}
 	spec := &Spec{Jar: "job.jar", Config: map[string]string{}}
 	ck := t.TempDir()
-	conf := dist.NewConfig()
+	conf := flinkdist.NewConfig()
 	conf.Set(KeyCheckpointInterval, "1s")
 	conf.Set(KeyCheckpointDir, "file://"+ck)
 	writeCheckpoints(t, ck+"/"+testJobID, 5, 6)
@@ -65,7 +65,7 @@ func TestRecoveryAcrossAttempts(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	rec := newRecorder(store, ev1.emit, 1, kept)
-	w := &jobWatch{rest: &dist.REST{URL: srv.URL}, emit: ev1.emit, now: time.Now, recorder: rec}
+	w := &jobWatch{rest: &flinkdist.REST{URL: srv.URL}, emit: ev1.emit, now: time.Now, recorder: rec}
 	read := func() {
 		t.Helper()
 		_, err := w.details(context.Background())
@@ -133,7 +133,7 @@ func TestRecoveryWithoutCheckpointing(t *testing.T) {
 		{"record too large", app, nil, &memStore{data: make([]byte, framework.MaxState+1)}, "at most 8192 are read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			conf := dist.NewConfig()
+			conf := flinkdist.NewConfig()
 			for k, v := range tc.conf {
 				conf.Set(k, v)
 			}
@@ -155,7 +155,7 @@ func TestRecorderSaveFailureIsToldOnce(t *testing.T) {
 	r := newRecorder(store, ev.emit, 1, recovery{})
 	r.savedOnce = true
 	for id := int64(1); id <= 3; id++ {
-		r.saw(testJobID, &dist.Checkpoint{ID: id, ExternalPath: "file:/ck/chk"})
+		r.saw(testJobID, &flinkdist.Checkpoint{ID: id, ExternalPath: "file:/ck/chk"})
 		r.saveOnce(context.Background())
 	}
 	require.Len(t, ev.evs, 1, ev.messages())
@@ -163,7 +163,7 @@ func TestRecorderSaveFailureIsToldOnce(t *testing.T) {
 	store.mu.Lock()
 	store.fail = nil
 	store.mu.Unlock()
-	r.saw(testJobID, &dist.Checkpoint{ID: 4, ExternalPath: "file:/ck/chk"})
+	r.saw(testJobID, &flinkdist.Checkpoint{ID: 4, ExternalPath: "file:/ck/chk"})
 	r.saveOnce(context.Background())
 	assert.Contains(t, ev.messages(), "checkpoint 4 is kept for a later AM attempt again")
 }
@@ -172,16 +172,16 @@ func TestRecorderSaveFailureIsToldOnce(t *testing.T) {
 // retains enough of them for the AM's lag; a key the configuration sets is left alone, and a job that
 // does not checkpoint gets neither.
 func TestCheckpointDefaults(t *testing.T) {
-	get := func(c *dist.Config, k string) string { v, _ := c.Get(k); return v }
+	get := func(c *flinkdist.Config, k string) string { v, _ := c.Get(k); return v }
 	var out strings.Builder
-	c := dist.NewConfig()
+	c := flinkdist.NewConfig()
 	c.Set(KeyCheckpointInterval, "1 s")
 	checkpointDefaults(c, &out)
 	assert.Equal(t, RetainOnCancellation, get(c, KeyCheckpointRetention))
 	assert.Equal(t, "7", get(c, KeyCheckpointsRetained))
 	assert.Contains(t, out.String(), "RETAIN_ON_CANCELLATION (default of yarn-am")
 
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	c.Set(KeyCheckpointInterval, "1min")
 	c.Set(KeyCheckpointRetention, "DELETE_ON_CANCELLATION")
 	c.Set(keyCheckpointsRetained, "3")
@@ -194,7 +194,7 @@ func TestCheckpointDefaults(t *testing.T) {
 	// The job keeps one checkpoint (its own keys): raised to what the AM's reads need, under the
 	// names it set, and said.
 	out.Reset()
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	c.Set(KeyCheckpointInterval, "1s")
 	c.Set(KeyCheckpointRetention, RetainOnCancellation)
 	c.Set(KeyCheckpointsRetained, "1")
@@ -209,14 +209,14 @@ func TestCheckpointDefaults(t *testing.T) {
 	assert.Equal(t, "9", get(c, KeyCheckpointsRetained), "more than yarn-am's default stands")
 	assert.Empty(t, out.String())
 
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	checkpointDefaults(c, &out)
 	assert.Empty(t, c.Keys())
 
 	assert.Equal(t, 2, retained(time.Minute))
 	assert.Equal(t, 10, retained(100*time.Millisecond))
 
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	c.Set(keyStateRecoveryPath, "file:/old")
 	applyRecovery(c, "file:/ck/chk-6", &out)
 	assert.Equal(t, "file:/ck/chk-6", get(c, KeyRestore))

@@ -24,7 +24,7 @@ import (
 // attempt as before.
 
 // exitJobManagerLost is flink-jobmanager's exit code when the JobManager's JVM ended while its job ran
-// (seen RUNNING, not ended: dist.ErrLostWhileRunning), after its ports were published: what the AM
+// (seen RUNNING, not ended: flinkdist.ErrLostWhileRunning), after its ports were published: what the AM
 // restarts in place. A JobManager whose job never ran exits 1: it would fail the same way again. Above the codes
 // workers commonly use, beside the launcher's own (contract.LauncherDiscoveryFailed and after).
 const exitJobManagerLost = 93

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // A lost JobManager is started again in place (docs/flink.md#a-jobmanager-restarted-in-place): from
@@ -47,7 +47,7 @@ func TestLostJobManagerRestartedInPlace(t *testing.T) {
 	assert.Equal(t, "the JobManager was lost (its JVM ended before its job did) while the AM runs: started again in place (restart 1 of at most 2 within 1h0m0s), with no checkpoint to start from: it starts from nothing; its TaskManagers register again at RPC 127.0.0.1:41001", events[0].Message)
 
 	// Checkpoint 4 seen: the next restart starts from it. A driver killed by a signal is lost too.
-	rec.saw("job1", &dist.Checkpoint{ID: 4, ExternalPath: "file:" + filepath.Join(ckpts, "chk-4")})
+	rec.saw("job1", &flinkdist.Checkpoint{ID: 4, ExternalPath: "file:" + filepath.Join(ckpts, "chk-4")})
 	now = now.Add(10 * time.Minute)
 	env, ok = r.restart(ctx, 128+9)
 	require.True(t, ok)

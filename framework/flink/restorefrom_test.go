@@ -14,7 +14,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // writeCheckpoints makes dir/chk-N/_metadata (a few bytes) for each id, and dir's shared and
@@ -178,7 +178,7 @@ func TestRecoveryStartsFromTheCheckpointLeft(t *testing.T) {
 	writeCheckpoints(t, ck+"/"+testJobID, 9, 10)
 	kept := `{"v":1,"job":"` + testJobID + `","checkpoint":8,"path":"file:` + ck + "/" + testJobID + `/chk-8","attempt":1}`
 	spec := &Spec{Jar: "job.jar", Config: map[string]string{}}
-	conf := dist.NewConfig()
+	conf := flinkdist.NewConfig()
 	conf.Set(KeyCheckpointInterval, "1s")
 
 	var ev recorded

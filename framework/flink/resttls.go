@@ -17,7 +17,7 @@ import (
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
@@ -193,7 +193,7 @@ func readRESTTLS(dir string) (keys map[string]string, client *tls.Config, err er
 	client.Certificates = []tls.Certificate{cert}
 	password := strings.TrimSpace(string(pw))
 	keys = map[string]string{
-		dist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true",
+		flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true",
 		KeyRESTKeyStore: filepath.Join(dir, restKeyStore), KeyRESTTrustStore: filepath.Join(dir, restTrustStore),
 		keyRESTStorePassword: password, keyRESTKeyPassword: password, keyRESTTrustPassword: password,
 		keyRESTKeyStoreType: "PKCS12", keyRESTTrustType: "PKCS12",
@@ -204,7 +204,7 @@ func readRESTTLS(dir string) (keys map[string]string, client *tls.Config, err er
 // closeREST sets the Flink keys that close the JobManager's REST API (readRESTTLS's) in conf, the
 // cipher suites of the AM's certificates among the configured ones, and web.submit.enable from
 // [flink] web-submit.
-func closeREST(conf *dist.Config, keys map[string]string, webSubmit bool) {
+func closeREST(conf *flinkdist.Config, keys map[string]string, webSubmit bool) {
 	for k, v := range keys {
 		conf.Set(k, v)
 	}
@@ -214,7 +214,7 @@ func closeREST(conf *dist.Config, keys map[string]string, webSubmit bool) {
 
 // addCipherSuites adds the suites of the AM's certificates to the configured ones
 // (security.ssl.algorithms, of both Flink's REST and internal TLS).
-func addCipherSuites(conf *dist.Config) {
+func addCipherSuites(conf *flinkdist.Config) {
 	if v, ok := conf.Get(KeySSLAlgorithms); ok && strings.TrimSpace(v) != "" {
 		have := strings.Split(v, ",")
 		for i := range have {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -117,15 +117,15 @@ func TestRESTTLSStoresAndKeys(t *testing.T) {
 // closeREST sets the keys and web.submit.enable, and keeps a configured cipher list while adding the
 // suites of the AM's ECDSA certificates.
 func TestCloseRESTSetsFlinkKeys(t *testing.T) {
-	keys := map[string]string{dist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true"}
-	c := dist.NewConfig()
+	keys := map[string]string{flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true"}
+	c := flinkdist.NewConfig()
 	closeREST(c, keys, false)
-	for k, want := range map[string]string{dist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true", KeyWebSubmit: "false",
+	for k, want := range map[string]string{flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true", KeyWebSubmit: "false",
 		KeySSLAlgorithms: strings.Join(restCipherSuites, ",")} {
 		v, _ := c.Get(k)
 		assert.Equal(t, want, v, k)
 	}
-	c = dist.NewConfig()
+	c = flinkdist.NewConfig()
 	c.Set(KeySSLAlgorithms, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls_ecdhe_ecdsa_with_aes_128_gcm_sha256")
 	closeREST(c, keys, true)
 	v, _ := c.Get(KeySSLAlgorithms)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -75,7 +75,7 @@ func (l *layered) checkSavepointSchedule() error {
 // savepoints takes an application cluster's savepoints. onDemand may run in any goroutine; the
 // fields below now are run's alone.
 type savepoints struct {
-	rest     *dist.REST
+	rest     *flinkdist.REST
 	emit     func(contract.Event)
 	rec      *recorder       // keeps them for a later start; nil: not kept
 	files    framework.Files // the staging directory's filesystem (deletes on HDFS); nil: none
@@ -292,21 +292,21 @@ func (s *savepoints) onDemand(ctx context.Context, dir string) (string, error) {
 
 // liveJob is the JobManager's one job that has not ended; without one, the error says it has no
 // running job what (to stop), then hint.
-func liveJob(ctx context.Context, rest *dist.REST, what, hint string) (dist.Job, error) {
+func liveJob(ctx context.Context, rest *flinkdist.REST, what, hint string) (flinkdist.Job, error) {
 	jobs, err := rest.Jobs(ctx)
 	if err != nil {
-		return dist.Job{}, fmt.Errorf("asking the JobManager for its job: %w", err)
+		return flinkdist.Job{}, fmt.Errorf("asking the JobManager for its job: %w", err)
 	}
-	var live []dist.Job
+	var live []flinkdist.Job
 	var states []string
 	for _, j := range jobs {
 		states = append(states, j.ID+" "+j.State)
-		if !dist.Terminal(j.State) {
+		if !flinkdist.Terminal(j.State) {
 			live = append(live, j)
 		}
 	}
 	if len(live) != 1 {
-		return dist.Job{}, fmt.Errorf("the JobManager has no running job %s (its jobs: %s)%s", what, orNone(states), hint)
+		return flinkdist.Job{}, fmt.Errorf("the JobManager has no running job %s (its jobs: %s)%s", what, orNone(states), hint)
 	}
 	return live[0], nil
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -139,7 +139,7 @@ func TestScheduledSavepointsKeepTheNewest(t *testing.T) {
 	store := &memStore{}
 	rec := newRecorder(store, ev.emit, 1, recovery{})
 	clock := time.UnixMilli(1_700_000_000_000)
-	s := &savepoints{rest: &dist.REST{URL: srv.URL}, emit: ev.emit, rec: rec, files: files, dir: "file://" + local,
+	s := &savepoints{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, rec: rec, files: files, dir: "file://" + local,
 		interval: time.Hour, kept: 2, now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 	ctx := context.Background()
 	tick := func() { s.take(ctx); s.prune(ctx) }
@@ -229,7 +229,7 @@ func TestSavepointScheduleRunsEveryInterval(t *testing.T) {
 			written <- e.Message
 		}
 	}
-	s := &savepoints{rest: &dist.REST{URL: srv.URL}, emit: emit, rec: newRecorder(nil, emit, 1, recovery{}), dir: "file://" + local,
+	s := &savepoints{rest: &flinkdist.REST{URL: srv.URL}, emit: emit, rec: newRecorder(nil, emit, 1, recovery{}), dir: "file://" + local,
 		interval: 20 * time.Millisecond, kept: 1, now: time.Now}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -264,7 +264,7 @@ func TestSavepointScheduleRunsEveryInterval(t *testing.T) {
 	assert.True(t, paused.stopping.Load())
 	assert.Equal(t, []string{"", "file:///sp"}, stops)
 	before := jm.triggers()
-	paused.rest = &dist.REST{URL: srv.URL}
+	paused.rest = &flinkdist.REST{URL: srv.URL}
 	paused.take(context.Background())
 	assert.Equal(t, before, jm.triggers(), "no savepoint once stopped")
 
@@ -284,7 +284,7 @@ func TestOnDemandSavepoint(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	var ev recorded
-	s := &savepoints{rest: &dist.REST{URL: srv.URL}, emit: ev.emit, rec: newRecorder(nil, ev.emit, 1, recovery{}), now: time.Now}
+	s := &savepoints{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, rec: newRecorder(nil, ev.emit, 1, recovery{}), now: time.Now}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := s.onDemand(ctx, "")
@@ -391,7 +391,7 @@ func TestPickRestoreChoosesTheNewerOfACheckpointAndASavepoint(t *testing.T) {
 	touch(ck+"/"+testJobID+"/chk-8", t0.Add(-2*time.Hour))
 	data, err := rec.encode()
 	require.NoError(t, err)
-	conf := dist.NewConfig()
+	conf := flinkdist.NewConfig()
 	conf.Set(KeyCheckpointInterval, "1s")
 	var ev recorded
 	from, kept := recoverAtStart(ctx, &Spec{Jar: "job.jar", Config: map[string]string{}}, conf, framework.AMStart{Attempt: 2, State: &memStore{data: data}}, ev.emit)

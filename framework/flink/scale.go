@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // scalePolicy says whether a change of the number of TaskManagers is safe for the job
@@ -42,10 +42,10 @@ func isReactive(spec *Spec) bool {
 
 // amConfig is the configuration the processes will have, as the AM reads it: the localised home's
 // (in the AM container's working directory), the job file's Flink keys, then -D.
-func amConfig(spec *Spec) *dist.Config {
-	conf := dist.NewConfig()
+func amConfig(spec *Spec) *flinkdist.Config {
+	conf := flinkdist.NewConfig()
 	if dir, err := os.Getwd(); err == nil {
-		if h, err := dist.OpenHome(filepath.Join(dir, HomeAlias)); err == nil {
+		if h, err := flinkdist.OpenHome(filepath.Join(dir, HomeAlias)); err == nil {
 			if c, _, err := h.Config(); err == nil {
 				conf = c
 			}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // KeySavepointsDir is Flink's default savepoint directory, which a stop without --savepoint uses.
@@ -24,7 +24,7 @@ const savepointPoll = 500 * time.Millisecond
 // (docs/flink.md#stopping-with-a-savepoint): the job ends FINISHED, its JobManager (the driver) exits
 // 0 and the application SUCCEEDS, with the savepoint in its diagnostics.
 type stopper struct {
-	rest *dist.REST
+	rest *flinkdist.REST
 	emit func(contract.Event)
 	// configured is state.savepoints.dir as the processes have it ("" = unset).
 	configured string

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 const testJobID = "0123456789abcdef0123456789abcdef"
@@ -89,7 +89,7 @@ func TestStopWithSavepoint(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	var ev recorded
-	s := &stopper{rest: &dist.REST{URL: srv.URL}, emit: ev.emit}
+	s := &stopper{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -136,7 +136,7 @@ func TestJobDetailsAndEvents(t *testing.T) {
 	defer srv.Close()
 	var ev recorded
 	now := time.Unix(1700000000, 0)
-	w := &jobWatch{rest: &dist.REST{URL: srv.URL}, emit: ev.emit, now: func() time.Time { return now }}
+	w := &jobWatch{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, now: func() time.Time { return now }}
 	ctx := context.Background()
 	details := func() map[string]string {
 		t.Helper()

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
 )
 
@@ -25,7 +25,7 @@ import (
 // passed on (SIGTERM, SIGINT, SIGHUP; a second SIGTERM to a JVM already stopping is harmless). A JVM
 // that fails leaves the last lines of its stderr on this process's stderr, which the launcher keeps
 // for the failure's diagnostics (docs/running.md#the-workers-own-error).
-func superviseTaskManager(java string, p *dist.Process, out, errOut io.Writer, stderr io.Writer) int {
+func superviseTaskManager(java string, p *flinkdist.Process, out, errOut io.Writer, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -16,7 +16,7 @@ import (
 // Flink's JVMs, and a job that outlived its HDFS token's maximum lifetime lost HDFS. Flink's own
 // delegation-token framework carries them now: the JobManager's token manager asks a provider for
 // tokens, hands them to the receiver of the same service in its own JVM, and pushes them to every
-// TaskManager's receiver over its RPC. yarn-am's provider (dist.TokenJar, service "yarn-am") reads the
+// TaskManager's receiver over its RPC. yarn-am's provider (flinkdist.TokenJar, service "yarn-am") reads the
 // token file the AM rewrites after every refresh (contract.EnvDelegationTokens: the delegation tokens
 // alone), and its receiver adds them to the JVM's Hadoop user. Flink's own Hadoop providers stay off:
 // they would log in with a keytab the JVMs do not have. The keytab stays in the AM.
@@ -63,7 +63,7 @@ func tokensRefreshed(getenv func(string) string) bool {
 // refreshedTokenDefaults turns on Flink's delegation-token framework for yarn-am's provider and
 // receiver, and turns off Flink's own Hadoop providers, unless the job configures a keytab of its own
 // (Flink then obtains its tokens itself) or sets the keys itself.
-func refreshedTokenDefaults(conf *dist.Config) {
+func refreshedTokenDefaults(conf *flinkdist.Config) {
 	if v, ok := conf.Get(keyKeytab); ok && v != "" {
 		return
 	}
@@ -85,21 +85,21 @@ func tokensOnClasspath(s *flinkSetup, jobManager bool, getenv func(string) strin
 		fmt.Fprintf(stdout, "yarn-am %s: %s = %q: the AM's refreshed delegation tokens do not reach this JVM (docs/flink.md#tokens-past-their-lifetime)\n", name, keyDelegationToken, on)
 		return nil, nil, nil
 	}
-	jar, err := dist.WriteTokenJar(s.dir)
+	jar, err := flinkdist.WriteTokenJar(s.dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("writing the token jar: %w", err)
 	}
 	if !jobManager {
-		fmt.Fprintf(stdout, "yarn-am %s: the JobManager hands this JVM the AM's refreshed delegation tokens (%s)\n", name, dist.TokenJarName)
+		fmt.Fprintf(stdout, "yarn-am %s: the JobManager hands this JVM the AM's refreshed delegation tokens (%s)\n", name, flinkdist.TokenJarName)
 		return []string{jar}, nil, nil
 	}
 	every := s.spec.TokenRefresh
 	if every <= 0 {
 		every = DefaultTokenRefresh
 	}
-	fmt.Fprintf(stdout, "yarn-am %s: the JobManager reads the AM's delegation tokens at least every %s and hands them to its TaskManagers (%s)\n", name, every, dist.TokenJarName)
+	fmt.Fprintf(stdout, "yarn-am %s: the JobManager reads the AM's delegation tokens at least every %s and hands them to its TaskManagers (%s)\n", name, every, flinkdist.TokenJarName)
 	return []string{jar}, []string{
-		dist.EnvTokens + "=" + getenv(contract.EnvDelegationTokens),
-		dist.EnvTokensEvery + "=" + strconv.FormatInt(every.Milliseconds(), 10),
+		flinkdist.EnvTokens + "=" + getenv(contract.EnvDelegationTokens),
+		flinkdist.EnvTokensEvery + "=" + strconv.FormatInt(every.Milliseconds(), 10),
 	}, nil
 }

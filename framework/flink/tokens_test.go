@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // With a keytab the AM's refreshed tokens reach Flink's JVMs (docs/flink.md#tokens-past-their-lifetime):
@@ -26,19 +26,19 @@ func TestTokensReachFlinksJVMs(t *testing.T) {
 	getenv := func(k string) string { return env[k] }
 	assert.False(t, tokensRefreshed(getenv), "no keytab: nothing is refreshed")
 
-	conf := dist.NewConfig()
+	conf := flinkdist.NewConfig()
 	refreshedTokenDefaults(conf)
 	hadoopSecurityDefaults(conf)
 	for k, want := range map[string]string{keyDelegationToken: "true", keyHadoopFSProvider: "false", keyHBaseProvider: "false", keyUseTicketCache: "false"} {
 		got, _ := conf.Get(k)
 		assert.Equal(t, want, got, k)
 	}
-	own := dist.NewConfig()
+	own := flinkdist.NewConfig()
 	own.Set(keyKeytab, "/home/alice/alice.keytab")
 	refreshedTokenDefaults(own)
 	_, set := own.Get(keyDelegationToken)
 	assert.False(t, set, "a job that logs Flink in itself keeps Flink's own providers")
-	off := dist.NewConfig()
+	off := flinkdist.NewConfig()
 	off.Set(keyDelegationToken, "false")
 	refreshedTokenDefaults(off)
 	v, _ := off.Get(keyDelegationToken)
@@ -56,8 +56,8 @@ func TestTokensReachFlinksJVMs(t *testing.T) {
 	require.True(t, tokensRefreshed(getenv))
 	jars, jvmEnv, err = tokensOnClasspath(s, true, getenv, &out, "flink-jobmanager")
 	require.NoError(t, err)
-	require.Equal(t, []string{filepath.Join(dir, dist.TokenJarName)}, jars)
-	assert.Equal(t, []string{dist.EnvTokens + "=" + env[contract.EnvDelegationTokens], dist.EnvTokensEvery + "=5000"}, jvmEnv)
+	require.Equal(t, []string{filepath.Join(dir, flinkdist.TokenJarName)}, jars)
+	assert.Equal(t, []string{flinkdist.EnvTokens + "=" + env[contract.EnvDelegationTokens], flinkdist.EnvTokensEvery + "=5000"}, jvmEnv)
 	assert.Contains(t, out.String(), "yarn-am flink-jobmanager: the JobManager reads the AM's delegation tokens at least every 5s and hands them to its TaskManagers (yarn-am-flink-tokens.jar)")
 	data, err := os.ReadFile(jars[0])
 	require.NoError(t, err)

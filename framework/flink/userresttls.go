@@ -11,7 +11,7 @@ import (
 
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
@@ -31,12 +31,12 @@ const maxStore = 1 << 20
 var jksMagic = []byte{0xFE, 0xED, 0xFE, 0xED}
 
 // userRESTTLS says whether the configuration turns on the REST API's TLS itself.
-func userRESTTLS(conf *dist.Config) bool {
-	v, _ := conf.Get(dist.KeyRESTSSL)
+func userRESTTLS(conf *flinkdist.Config) bool {
+	v, _ := conf.Get(flinkdist.KeyRESTSSL)
 	return strings.EqualFold(strings.TrimSpace(v), "true")
 }
 
-func restAuth(conf *dist.Config) bool {
+func restAuth(conf *flinkdist.Config) bool {
 	v, _ := conf.Get(KeyRESTSSLAuth)
 	return strings.EqualFold(strings.TrimSpace(v), "true")
 }
@@ -51,14 +51,14 @@ const KeyRESTWithoutClientAuth = "rest-tls-without-client-auth"
 // answers anyone who reaches its port, past the AM's proxy and its rules: refused unless the job
 // says it accepts that (openOK, [flink] rest-tls-without-client-auth = true). nil when the TLS is not
 // the job's own.
-func checkUserRESTTLS(conf *dist.Config, openOK bool) error {
+func checkUserRESTTLS(conf *flinkdist.Config, openOK bool) error {
 	if !userRESTTLS(conf) {
 		return nil
 	}
 	var errs []error
 	if !restAuth(conf) && !openOK {
 		errs = append(errs, fmt.Errorf("%s = true without %s = true: the JobManager's REST API would answer anyone who reaches its port, past the AM's proxy and its rules (a stranger could cancel the job, or run code in the JobManager); turn client authentication on (%s = true and %s), or accept an open REST API with [flink] %s = true (docs/flink.md#your-own-rest-tls)",
-			dist.KeyRESTSSL, KeyRESTSSLAuth, KeyRESTSSLAuth, KeyRESTKeyStore, KeyRESTWithoutClientAuth))
+			flinkdist.KeyRESTSSL, KeyRESTSSLAuth, KeyRESTSSLAuth, KeyRESTKeyStore, KeyRESTWithoutClientAuth))
 	}
 	need := []string{KeyRESTTrustStore}
 	if restAuth(conf) {
@@ -66,7 +66,7 @@ func checkUserRESTTLS(conf *dist.Config, openOK bool) error {
 	}
 	for _, k := range need {
 		if v, _ := conf.Get(k); strings.TrimSpace(v) == "" {
-			errs = append(errs, fmt.Errorf("%s = true needs %s: the AM's REST client reads it (PKCS12) to reach the JobManager (docs/flink.md#your-own-rest-tls)", dist.KeyRESTSSL, k))
+			errs = append(errs, fmt.Errorf("%s = true needs %s: the AM's REST client reads it (PKCS12) to reach the JobManager (docs/flink.md#your-own-rest-tls)", flinkdist.KeyRESTSSL, k))
 		}
 	}
 	for _, k := range []string{keyRESTKeyStoreType, keyRESTTrustType} {
@@ -81,7 +81,7 @@ func checkUserRESTTLS(conf *dist.Config, openOK bool) error {
 // its roots and, with client authentication, the configured key store's key and chain. Relative
 // paths are from dir, the container's working directory (as the JobManager's JVM resolves them).
 // Whether the job may run it without client authentication is checkUserRESTTLS's, before.
-func userRESTClient(conf *dist.Config, dir string) (*tls.Config, error) {
+func userRESTClient(conf *flinkdist.Config, dir string) (*tls.Config, error) {
 	if err := checkUserRESTTLS(conf, true); err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ const flinkDefaultAlgorithms = "TLS_RSA_WITH_AES_128_CBC_SHA256"
 
 // cipherSuites are the TLS 1.2 suites of security.ssl.algorithms (Flink's default when unset) that
 // Go implements: the JobManager offers those alone, and Go's defaults leave out RSA key exchange.
-func cipherSuites(conf *dist.Config) ([]uint16, error) {
+func cipherSuites(conf *flinkdist.Config) ([]uint16, error) {
 	v, ok := conf.Get(KeySSLAlgorithms)
 	if !ok || strings.TrimSpace(v) == "" {
 		v = flinkDefaultAlgorithms

@@ -18,14 +18,14 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // userStores writes a PKCS12 key store (a client certificate of a's) and
 // trust store (a's certificate) into dir/flink/conf, as a home would ship them, and returns the
 // job's REST TLS keys naming them relative to dir.
-func userStores(t *testing.T, dir string, a testAuthority) *dist.Config {
+func userStores(t *testing.T, dir string, a testAuthority) *flinkdist.Config {
 	t.Helper()
 	// The key store holds a client certificate: what the AM presents (the JobManager's own server
 	// certificate is the server's business, checked against the trust store).
@@ -42,9 +42,9 @@ func userStores(t *testing.T, dir string, a testAuthority) *dist.Config {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "flink", "conf"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink", "conf", "rest.p12"), ks, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink", "conf", "trust.p12"), ts, 0o600))
-	c := dist.NewConfig()
+	c := flinkdist.NewConfig()
 	for k, v := range map[string]string{
-		dist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true",
+		flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true",
 		KeyRESTKeyStore: "flink/conf/rest.p12", keyRESTStorePassword: "kspw",
 		KeyRESTTrustStore: "flink/conf/trust.p12", keyRESTTrustPassword: "tspw",
 		KeySSLAlgorithms: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
@@ -140,7 +140,7 @@ func TestUserRESTClientRefusals(t *testing.T) {
 	}
 	assert.NoError(t, checkUserRESTTLS(open, true), "accepted with [flink] rest-tls-without-client-auth = true")
 	assert.NoError(t, checkUserRESTTLS(conf, false), "with client authentication nothing to accept")
-	plain := dist.NewConfig()
+	plain := flinkdist.NewConfig()
 	assert.NoError(t, checkUserRESTTLS(plain, false), "no TLS of the job's own: nothing to check")
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/dist"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // This file is what the AM shows of a Flink job (docs/flink.md#status-and-events): the details
@@ -30,7 +30,7 @@ const checkpointEventEvery = time.Minute
 // jobWatch reads a Flink job's details and tells of their changes. Only the caller of details (the
 // AM's one details goroutine, framework.AM.Details) touches its fields but rest and emit.
 type jobWatch struct {
-	rest *dist.REST
+	rest *flinkdist.REST
 	emit func(contract.Event)
 	now  func() time.Time
 	// recorder keeps the latest completed checkpoint for a later AM attempt (recover.go); nil: none.
@@ -89,7 +89,7 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 	if len(jobs) > 1 {
 		running := 0
 		for _, j := range jobs {
-			if !dist.Terminal(j.State) {
+			if !flinkdist.Terminal(j.State) {
 				running++
 			}
 		}
@@ -106,10 +106,10 @@ func (w *jobWatch) demandDetails() []contract.Detail {
 }
 
 // current is the job to show: the newest that has not ended, else the newest.
-func current(jobs []dist.Job) dist.Job {
+func current(jobs []flinkdist.Job) flinkdist.Job {
 	jobs = slices.Clone(jobs)
-	slices.SortStableFunc(jobs, func(a, b dist.Job) int {
-		if ta, tb := dist.Terminal(a.State), dist.Terminal(b.State); ta != tb {
+	slices.SortStableFunc(jobs, func(a, b flinkdist.Job) int {
+		if ta, tb := flinkdist.Terminal(a.State), flinkdist.Terminal(b.State); ta != tb {
 			if ta {
 				return 1
 			}
@@ -120,10 +120,10 @@ func current(jobs []dist.Job) dist.Job {
 	return jobs[0]
 }
 
-func jobName(j dist.Job) string { return "Flink job " + j.Name + " (" + j.ID + ")" }
+func jobName(j flinkdist.Job) string { return "Flink job " + j.Name + " (" + j.ID + ")" }
 
 // tellJob emits the job's first sight, a change of its state and a change of its parallelism.
-func (w *jobWatch) tellJob(job dist.Job, par int) {
+func (w *jobWatch) tellJob(job flinkdist.Job, par int) {
 	switch {
 	case job.ID != w.jobID:
 		msg := jobName(job) + " is " + job.State
@@ -155,7 +155,7 @@ func severity(state string) string {
 
 // tellCheckpoints emits a completed checkpoint (throttled), a new savepoint and the restore, and
 // returns their details.
-func (w *jobWatch) tellCheckpoints(job dist.Job, cp *dist.Checkpoints) []contract.Detail {
+func (w *jobWatch) tellCheckpoints(job flinkdist.Job, cp *flinkdist.Checkpoints) []contract.Detail {
 	var d []contract.Detail
 	if cp.Counts.Completed+cp.Counts.Failed > 0 {
 		d = append(d, contract.Detail{Name: "Checkpoints", Value: fmt.Sprintf("%d completed, %d failed", cp.Counts.Completed, cp.Counts.Failed)})
@@ -199,7 +199,7 @@ func (w *jobWatch) tellCheckpoints(job dist.Job, cp *dist.Checkpoints) []contrac
 }
 
 // pointLine is a checkpoint or savepoint in one line: its id, when it completed, where it is.
-func pointLine(c *dist.Checkpoint) string {
+func pointLine(c *flinkdist.Checkpoint) string {
 	s := fmt.Sprintf("#%d", c.ID)
 	if c.AckTimestamp > 0 {
 		s += " at " + c.Completed().UTC().Format(time.RFC3339)

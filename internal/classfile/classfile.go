@@ -1,10 +1,10 @@
 // Package classfile reads the parts of a Java class file (JVMS §4) that yarn-am looks into without a
 // JVM: the constant pool's strings and the bytecode of the static initializer. Hadoop's protobuf
 // descriptors (yarnrpc/hadooppb/internal/hadoopjar: string literals of a static initializer) and Flink's
-// configuration keys (framework/flink/dist: string constants of its *Options classes) are read with it.
+// configuration keys (framework/flink/flinkdist: string constants of its *Options classes) are read with it.
 //
 // It also writes small class files (write.go: NewClass, a ClassBuilder and its methods' Code), for the
-// classes yarn-am hands a JVM where no Java compiler may be installed: framework/flink/dist's
+// classes yarn-am hands a JVM where no Java compiler may be installed: framework/flink/flinkdist's
 // delegation-token jar (TokenJar). The writer writes version 49 (Java 5) straight-line code, which the
 // JVM verifies by type inference without a StackMapTable; every limit of the format is an error.
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // The writer builds small class files for code yarn-am hands a JVM without a Java compiler on the
-// machine (framework/flink/dist's delegation-token jar). It writes version 49 (Java 5): the JVM
+// machine (framework/flink/flinkdist's delegation-token jar). It writes version 49 (Java 5): the JVM
 // checks such a class with the type-inference verifier (JVMS §4.10.2), so no StackMapTable is needed;
 // the code it writes is straight-line, without branches or exception handlers. Every limit of the
 // format is an error from Bytes, never a panic.

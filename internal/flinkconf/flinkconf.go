@@ -1,6 +1,6 @@
 // Package flinkconf reads Flink's configuration files as Flink reads them, for every part of yarn-am
 // that reads one: the external-resource keys (resources.Load), the Flink home's conf/ and the default
-// config.yaml inside flink-dist (framework/flink/dist), and through them the client's memory check. One
+// config.yaml inside flink-dist (framework/flink/flinkdist), and through them the client's memory check. One
 // reader, so that a file is accepted or refused the same way everywhere (docs/flink.md#configuration).
 //
 // Flink has two formats, chosen by the file's name:

@@ -39,7 +39,7 @@ var floors = []struct {
 	// 6: the framework seam.
 	{"framework", 6},
 	// 7: the frameworks behind the seam.
-	{"framework/flink/dist", 7},
+	{"framework/flink/flinkdist", 7},
 	{"framework/...", 7},
 	// 8: the three roles: the client (and logs, a client command), the launcher, the AM.
 	{"container", 8}, // the folder's doc
@@ -70,7 +70,7 @@ var sameFloor = map[string][]string{
 	"contract/launchctx":       {"contract"},
 	"am/driverclient":          {"contract", "contract/amtls"},
 	"framework/builtin":        {"framework/flink", "framework/gang"},
-	"framework/flink":          {"framework/flink/dist"},
+	"framework/flink":          {"framework/flink/flinkdist"},
 	"container/logs":           {"container/client"},
 	"am":                       {"am/decision", "am/events", "am/gpuuse", "am/web"},
 	"am/events":                {"am/decision"},

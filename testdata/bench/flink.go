@@ -42,7 +42,7 @@ import (
 	"time"
 
 	yflink "github.com/yarn-am/yarn-am/framework/flink"
-	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 const (

@@ -20,7 +20,7 @@ import (
 	"strings"
 	"time"
 
-	flink "github.com/yarn-am/yarn-am/framework/flink/dist"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // demandDefines are the Flink keys both sides run with.

@@ -3,7 +3,7 @@
 #                          $(FLINK2_HOME_CACHE), each from PyPI's apache-flink-libraries sdist
 #   make flink-job         testdata/flink/job built with Maven against each: bin/flink-job/yarn-am-flink-job.jar
 #                          (1.20) and bin/flink-job/yarn-am-flink-job-2.jar (2.x)
-#   make test-flink-local  framework/flink/dist's tests against that Flink, on this machine, without YARN
+#   make test-flink-local  framework/flink/flinkdist's tests against that Flink, on this machine, without YARN
 #   make test-flink-memory the memory check, JVM flags and key fixtures against every Flink home (1.20 and 2.x)
 # 1.20 is Flink's long-term-support line (232 MB); it reads both conf/config.yaml and the legacy flink-conf.yaml.
 # 2.3 (329 MB) is the newest line, with its application layer (docs/flink.md#the-flink-distribution). The tests
@@ -38,7 +38,7 @@ flink-job: $(FLINK_JOB_JAR) $(FLINK2_JOB_JAR)
 
 test-flink-local: flink-dist flink-job
 	YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK_JOB=$(CURDIR)/$(FLINK_JOB_JAR) \
-	  $(GO) test -race -tags flink -count=1 -timeout 10m -v ./framework/flink/dist/
+	  $(GO) test -race -tags flink -count=1 -timeout 10m -v ./framework/flink/flinkdist/
 	$(MAKE) --no-print-directory test-flink-memory FLINK_MEMORY_HOMES=$(FLINK2_HOME_CACHE)
 
 # The tests that run only a Flink home's tools, no job (docs/flink.md#tests): the memory check and the
@@ -53,5 +53,5 @@ FLINK_HOME_TESTS := ^(TestLog4jRollsWithTheHomesLog4j|TestCheckMemoryAgreesWithB
 test-flink-memory: flink-dist minicluster-build $(GOTESTSUM)
 	@rc=0; for h in $(FLINK_MEMORY_HOMES); do \
 	  echo "=== test-flink-memory: $$h"; \
-	  YARN_AM_FLINK_HOME=$$h $(or $(GOTESTSUM),$(GO) test -v) $(if $(GOTESTSUM),--format standard-verbose --) -tags flink -count=1 -timeout 10m -run '$(FLINK_HOME_TESTS)' ./framework/flink/dist/ || rc=1; \
+	  YARN_AM_FLINK_HOME=$$h $(or $(GOTESTSUM),$(GO) test -v) $(if $(GOTESTSUM),--format standard-verbose --) -tags flink -count=1 -timeout 10m -run '$(FLINK_HOME_TESTS)' ./framework/flink/flinkdist/ || rc=1; \
 	done; exit $$rc
