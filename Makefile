@@ -40,27 +40,32 @@ $(GOTESTSUM):
 test-deps:
 	@bash testdata/ui/install-chromium.sh
 
-# Unit and protocol tests only (no cluster needed).
+# Unit and protocol tests only (no cluster needed), of UNIT_PACKAGES (default every package).
+UNIT_PACKAGES ?= ./...
 unit: $(GOTESTSUM)
-	$(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -count=1 ./...
+	$(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -count=1 $(UNIT_PACKAGES)
 
-# Unit + integration tests against the running mini cluster (make minicluster-up first). The
+# Unit + integration tests against the running mini cluster (make minicluster-up first), of
+# INTEGRATION_PACKAGES (default every package; make test passes those with integration tests,
+# testdata/minicluster/split-packages.sh cluster, having run the others' unit tests before). The
 # integration build tag adds the tests that need the cluster; without a cluster they fail, never skip.
+INTEGRATION_PACKAGES ?= ./...
 integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK2_HOME=$(FLINK2_HOME_CACHE) \
-	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m ./...
+	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m $(INTEGRATION_PACKAGES)
 
 # Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
 # (test-secure-levels) then the node-label suite (test-labels), while the secure suite's AM restart
 # with short-lived tokens (test-secure-restart: about 4 minutes, mostly waiting on token lifetimes)
 # runs beside them on a Kerberized cluster of its own (bin/secure-restart.log, printed once it is
 # done), then the fault suite alone (an RM failover, a lost NodeManager, an RM restart, YARN's default
-# expiry: test-faults; its liveness test asserts a replacement within 15 s), with the memory check, the JVM flags
+# expiry: test-faults; its liveness test asserts a replacement within 15 s), beside the unit tests of
+# the packages without integration tests (make unit, nice 10; bin/unit.log), with the memory check, the JVM flags
 # against Flink 1.20's and 2.x's own calculators and the key fixtures against their jars
-# (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the background lane below; then the mini cluster is started, all
-# tests (unit and integration, with -race) run against it in one go test run, and the cluster is
+# (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the background lane below; then the mini cluster is started, the
+# packages with integration tests (split-packages.sh cluster) run all their tests (unit and integration, with -race) against it in one go test run, and the cluster is
 # stopped again whatever the result; then the Kerberized Flink tests (test-secure-flink: a [flink]
 # keytab job's checkpoints and savepoint on HDFS, and a job checkpointing past five token lifetimes;
 # they need Flink, so they cannot run with the secure suite before the prefetch is done) then the
@@ -86,7 +91,10 @@ test: build vet $(GOTESTSUM)
 	( nice -n 10 $(MAKE) --no-print-directory test-lane >bin/prefetch.log 2>&1; echo $$? >bin/prefetch.rc ) & pre=$$!; \
 	echo "=== prefetch: Flink, torch, JAX, the memory tests and the suites' downloads in the background (bin/prefetch.log)"; \
 	rc=0; $(MAKE) --no-print-directory minicluster-build || rc=1; bash testdata/minicluster/install-kinit.sh || rc=1; \
-	rm -f bin/secure-restart.rc; \
+	rm -f bin/secure-restart.rc bin/unit.rc; \
+	( nice -n 10 $(MAKE) --no-print-directory test-deps unit UNIT_PACKAGES="$$(bash testdata/minicluster/split-packages.sh rest)" >bin/unit.log 2>&1; \
+	  echo $$? >bin/unit.rc ) & unit=$$!; \
+	echo "=== the unit tests (-race) of the packages without integration tests, in the background beside the secure, label and fault suites (bin/unit.log)"; \
 	( $(MAKE) --no-print-directory test-secure-restart SECURE_MINICLUSTER_DIR=$(MINICLUSTER_DIR)/secure-restart >bin/secure-restart.log 2>&1; \
 	  echo $$? >bin/secure-restart.rc ) & restart=$$!; \
 	echo "=== the secure suite's AM restart with short-lived tokens beside its protection levels and the label suite (bin/secure-restart.log)"; \
@@ -96,7 +104,10 @@ test: build vet $(GOTESTSUM)
 	$(MAKE) -o build test-faults || rc=1; \
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch or test-flink-memory failed (bin/prefetch.log)"; rc=1; fi; \
-	if $(MAKE) minicluster-up; then $(MAKE) integration || rc=1; else rc=1; fi; $(MAKE) minicluster-down || rc=1; \
+	wait $$unit; echo "=== unit tests: done"; cat bin/unit.log; \
+	if [ "$$(cat bin/unit.rc 2>/dev/null)" != 0 ]; then echo "the unit tests failed (bin/unit.log)"; rc=1; fi; \
+	if $(MAKE) minicluster-up; then $(MAKE) integration INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)" || rc=1; else rc=1; fi; \
+	$(MAKE) minicluster-down || rc=1; \
 	rm -f bin/late-lane.rc; \
 	( nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1; echo $$? >bin/late-lane.rc ) & late=$$!; \
 	echo "=== compat and docker suites in the background beside the secure Flink, preemption and soak suites (bin/late-lane.log)"; \
