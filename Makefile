@@ -56,27 +56,28 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	  YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK2_HOME=$(FLINK2_HOME_CACHE) \
 	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m $(INTEGRATION_PACKAGES)
 
-# Everything: the secure suite against the Kerberized mini cluster at each hadoop.rpc.protection level
-# (test-secure-levels) then the node-label suite (test-labels), while the secure suite's AM restart
-# with short-lived tokens (test-secure-restart: about 4 minutes, mostly waiting on token lifetimes)
-# runs beside them on a Kerberized cluster of its own (bin/secure-restart.log, printed once it is
-# done), then the fault suite alone (an RM failover, a lost NodeManager, an RM restart, YARN's default
-# expiry: test-faults; its liveness test asserts a replacement within 15 s), beside the unit tests of
-# the packages without integration tests (make unit, nice 10; bin/unit.log), with the memory check, the JVM flags
-# against Flink 1.20's and 2.x's own calculators and the key fixtures against their jars
-# (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the background lane below; then the mini cluster is started, the
-# packages with integration tests (split-packages.sh cluster) run all their tests (unit and integration, with -race) against it in one go test run, and the cluster is
-# stopped again whatever the result; then the Kerberized Flink tests (test-secure-flink: a [flink]
-# keytab job's checkpoints and savepoint on HDFS, and a job checkpointing past five token lifetimes;
-# they need Flink, so they cannot run with the secure suite before the prefetch is done) then the
-# rolling-logs suite (test-rolling-logs: its own cluster with rolling log aggregation), while the
-# chaos soak (3 minutes, test-soak: its own HA cluster, a clock more than a load; output in
-# bin/soak.log, printed once it is done) then the preemption suite (test-preemption; bin/preemption.log)
-# run beside them, and a second background lane (test-late-lane,
+# Everything: the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
+# expiry: test-faults; its liveness test asserts a replacement within 15 s), then the secure suite
+# against the Kerberized mini cluster at each hadoop.rpc.protection level (test-secure-levels), then
+# the node-label suite (test-labels), while a side lane runs the secure suite's AM restart with
+# short-lived tokens (test-secure-restart: about 4 minutes, mostly waiting on token lifetimes, on a
+# Kerberized cluster of its own) then the chaos soak (3 minutes, test-soak: its own HA cluster, a
+# clock more than a load; bin/secure-restart.log and bin/soak.log, printed once they are done), and
+# the unit tests of the packages without integration tests run at nice 10 (make unit; bin/unit.log),
+# with the memory check, the JVM flags against Flink 1.20's and 2.x's own calculators and the key
+# fixtures against their jars (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the
+# background lane below; then the mini cluster is started, the packages with integration tests
+# (split-packages.sh cluster) run all their tests (unit and integration, with -race) against it in
+# one go test run, and the cluster is stopped again whatever the result; then the Kerberized Flink
+# tests (test-secure-flink: a [flink] keytab job's checkpoints and savepoint on HDFS, a job
+# checkpointing past five token lifetimes and one without a keytab told when its tokens end; they
+# need Flink, so they cannot run before the prefetch is done), while the preemption suite
+# (test-preemption) then the rolling-logs suite (test-rolling-logs: its own cluster with rolling log
+# aggregation; bin/preemption.log) run beside it, and a second background lane (test-late-lane,
 # nice 10) runs the compatibility suite against the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0
 # (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo,
 # plain and Kerberized (test-docker, in docker/docker.mk); its output is printed once it is done
-# (bin/late-lane.log).
+# (bin/late-lane.log). Each stage's lanes take about as long as each other (docs/development.md#ci).
 #
 # Beside the secure, fault and label suites, which need none of it, a background lane (test-lane, at
 # CPU priority nice 10: it takes what the suites leave) fetches and builds what the later ones need:
@@ -95,13 +96,17 @@ test: build vet $(GOTESTSUM)
 	( nice -n 10 $(MAKE) --no-print-directory test-deps unit UNIT_PACKAGES="$$(bash testdata/minicluster/split-packages.sh rest)" >bin/unit.log 2>&1; \
 	  echo $$? >bin/unit.rc ) & unit=$$!; \
 	echo "=== the unit tests (-race) of the packages without integration tests, in the background beside the secure, label and fault suites (bin/unit.log)"; \
-	( $(MAKE) --no-print-directory test-secure-restart SECURE_MINICLUSTER_DIR=$(MINICLUSTER_DIR)/secure-restart >bin/secure-restart.log 2>&1; \
-	  echo $$? >bin/secure-restart.rc ) & restart=$$!; \
-	echo "=== the secure suite's AM restart with short-lived tokens beside its protection levels and the label suite (bin/secure-restart.log)"; \
-	$(MAKE) test-secure-levels || rc=1; $(MAKE) -o build test-labels || rc=1; \
-	wait $$restart; echo "=== secure suite, AM restart: done"; cat bin/secure-restart.log; \
-	if [ "$$(cat bin/secure-restart.rc 2>/dev/null)" != 0 ]; then echo "test-secure-restart failed (bin/secure-restart.log)"; rc=1; fi; \
+	rm -f bin/soak.rc; \
+	( $(MAKE) --no-print-directory -o build test-secure-restart SECURE_MINICLUSTER_DIR=$(MINICLUSTER_DIR)/secure-restart >bin/secure-restart.log 2>&1; \
+	  echo $$? >bin/secure-restart.rc; \
+	  $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1; echo $$? >bin/soak.rc ) & restart=$$!; \
+	echo "=== the secure suite's AM restart with short-lived tokens, then the chaos soak (3 minutes), beside the fault, secure and label suites (bin/secure-restart.log, bin/soak.log)"; \
 	$(MAKE) -o build test-faults || rc=1; \
+	$(MAKE) test-secure-levels || rc=1; $(MAKE) -o build test-labels || rc=1; \
+	wait $$restart; echo "=== secure suite, AM restart, and the chaos soak: done"; cat bin/secure-restart.log; \
+	if [ "$$(cat bin/secure-restart.rc 2>/dev/null)" != 0 ]; then echo "test-secure-restart failed (bin/secure-restart.log)"; rc=1; fi; \
+	cat bin/soak.log; \
+	if [ "$$(cat bin/soak.rc 2>/dev/null)" != 0 ]; then echo "test-soak failed (bin/soak.log)"; rc=1; fi; \
 	wait $$pre; echo "=== prefetch: done"; cat bin/prefetch.log; \
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch or test-flink-memory failed (bin/prefetch.log)"; rc=1; fi; \
 	wait $$unit; echo "=== unit tests: done"; cat bin/unit.log; \
@@ -110,17 +115,14 @@ test: build vet $(GOTESTSUM)
 	$(MAKE) minicluster-down || rc=1; \
 	rm -f bin/late-lane.rc; \
 	( nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1; echo $$? >bin/late-lane.rc ) & late=$$!; \
-	echo "=== compat and docker suites in the background beside the secure Flink, preemption and soak suites (bin/late-lane.log)"; \
-	rm -f bin/soak.rc bin/preemption.rc; \
-	( $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1; echo $$? >bin/soak.rc; \
-	  $(MAKE) --no-print-directory -o build test-preemption >bin/preemption.log 2>&1; echo $$? >bin/preemption.rc ) & soak=$$!; \
-	echo "=== chaos soak (3 minutes), then the preemption suite, beside the secure Flink and rolling-logs suites (bin/soak.log, bin/preemption.log)"; \
+	echo "=== compat and docker suites in the background beside the secure Flink, preemption and rolling-logs suites (bin/late-lane.log)"; \
+	rm -f bin/preemption.rc; \
+	( $(MAKE) --no-print-directory -o build test-preemption >bin/preemption.log 2>&1; echo $$? >bin/preemption.rc; \
+	  $(MAKE) --no-print-directory -o build test-rolling-logs >>bin/preemption.log 2>&1 || echo 1 >bin/preemption.rc ) & preempt=$$!; \
+	echo "=== the preemption suite, then the rolling-logs suite, beside the secure Flink suite (bin/preemption.log)"; \
 	$(MAKE) -o build test-secure-flink || rc=1; \
-	$(MAKE) -o build test-rolling-logs || rc=1; \
-	wait $$soak; echo "=== chaos soak: done"; cat bin/soak.log; \
-	if [ "$$(cat bin/soak.rc 2>/dev/null)" != 0 ]; then echo "test-soak failed (bin/soak.log)"; rc=1; fi; \
-	cat bin/preemption.log; \
-	if [ "$$(cat bin/preemption.rc 2>/dev/null)" != 0 ]; then echo "test-preemption failed (bin/preemption.log)"; rc=1; fi; \
+	wait $$preempt; echo "=== preemption and rolling logs: done"; cat bin/preemption.log; \
+	if [ "$$(cat bin/preemption.rc 2>/dev/null)" != 0 ]; then echo "test-preemption or test-rolling-logs failed (bin/preemption.log)"; rc=1; fi; \
 	wait $$late; echo "=== compat and docker: done"; cat bin/late-lane.log; \
 	if [ "$$(cat bin/late-lane.rc 2>/dev/null)" != 0 ]; then echo "test-compat or test-docker failed (bin/late-lane.log)"; rc=1; fi; \
 	exit $$rc
