@@ -295,8 +295,13 @@ func (r *tokenRefresher) keepTokenFile(path string) error {
 func (r *tokenRefresher) delegationTokens() map[string]yarnrpc.Token {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]yarnrpc.Token, len(r.creds.Tokens))
-	for alias, t := range r.creds.Tokens {
+	return delegationOnly(r.creds)
+}
+
+// delegationOnly returns the tokens of creds but an AM-RM token, by alias: no secret.
+func delegationOnly(creds *yarnrpc.Credentials) map[string]yarnrpc.Token {
+	out := make(map[string]yarnrpc.Token, len(creds.Tokens))
+	for alias, t := range creds.Tokens {
 		if t.Kind != yarnrpc.AMRMTokenKind {
 			out[alias] = t
 		}
@@ -309,11 +314,7 @@ func (r *tokenRefresher) delegationTokens() map[string]yarnrpc.Token {
 // one, never half of one.
 func writeDelegationTokens(path string, creds *yarnrpc.Credentials) error {
 	only := yarnrpc.NewCredentials()
-	for alias, t := range creds.Tokens {
-		if t.Kind != yarnrpc.AMRMTokenKind {
-			only.Tokens[alias] = t
-		}
-	}
+	only.Tokens = delegationOnly(creds)
 	f, err := os.CreateTemp(filepath.Dir(path), ".yarn-am-delegation-tokens-*") // 0600
 	if err != nil {
 		return err
