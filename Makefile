@@ -89,17 +89,17 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # with warm caches and a built clone the lane has little to do but the memory tests.
 test: build vet $(GOTESTSUM)
 	@mkdir -p bin; rm -f bin/prefetch.rc; \
-	( nice -n 10 $(MAKE) --no-print-directory test-lane >bin/prefetch.log 2>&1; echo $$? >bin/prefetch.rc ) & pre=$$!; \
+	( r=0; nice -n 10 $(MAKE) --no-print-directory test-lane >bin/prefetch.log 2>&1 || r=$$?; echo $$r >bin/prefetch.rc ) & pre=$$!; \
 	echo "=== prefetch: Flink, torch, JAX, the memory tests and the suites' downloads in the background (bin/prefetch.log)"; \
 	rc=0; $(MAKE) --no-print-directory minicluster-build || rc=1; bash testdata/minicluster/install-kinit.sh || rc=1; \
 	rm -f bin/secure-restart.rc bin/unit.rc; \
-	( nice -n 10 $(MAKE) --no-print-directory test-deps unit UNIT_PACKAGES="$$(bash testdata/minicluster/split-packages.sh rest)" >bin/unit.log 2>&1; \
-	  echo $$? >bin/unit.rc ) & unit=$$!; \
+	( r=0; nice -n 10 $(MAKE) --no-print-directory test-deps unit UNIT_PACKAGES="$$(bash testdata/minicluster/split-packages.sh rest)" >bin/unit.log 2>&1 || r=$$?; \
+	  echo $$r >bin/unit.rc ) & unit=$$!; \
 	echo "=== the unit tests (-race) of the packages without integration tests, in the background beside the secure, label and fault suites (bin/unit.log)"; \
 	rm -f bin/soak.rc; \
-	( $(MAKE) --no-print-directory -o build test-secure-restart SECURE_MINICLUSTER_DIR=$(MINICLUSTER_DIR)/secure-restart >bin/secure-restart.log 2>&1; \
-	  echo $$? >bin/secure-restart.rc; \
-	  $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1; echo $$? >bin/soak.rc ) & restart=$$!; \
+	( r=0; $(MAKE) --no-print-directory -o build test-secure-restart SECURE_MINICLUSTER_DIR=$(MINICLUSTER_DIR)/secure-restart >bin/secure-restart.log 2>&1 || r=$$?; \
+	  echo $$r >bin/secure-restart.rc; r=0; \
+	  $(MAKE) --no-print-directory -o build test-soak SOAK_MINUTES=3 >bin/soak.log 2>&1 || r=$$?; echo $$r >bin/soak.rc ) & restart=$$!; \
 	echo "=== the secure suite's AM restart with short-lived tokens, then the chaos soak (3 minutes), beside the fault, secure and label suites (bin/secure-restart.log, bin/soak.log)"; \
 	$(MAKE) -o build test-faults || rc=1; \
 	$(MAKE) test-secure-levels || rc=1; $(MAKE) -o build test-labels || rc=1; \
@@ -114,10 +114,10 @@ test: build vet $(GOTESTSUM)
 	if $(MAKE) minicluster-up; then $(MAKE) integration INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)" || rc=1; else rc=1; fi; \
 	$(MAKE) minicluster-down || rc=1; \
 	rm -f bin/late-lane.rc; \
-	( nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1; echo $$? >bin/late-lane.rc ) & late=$$!; \
+	( r=0; nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1 || r=$$?; echo $$r >bin/late-lane.rc ) & late=$$!; \
 	echo "=== compat and docker suites in the background beside the secure Flink, preemption and rolling-logs suites (bin/late-lane.log)"; \
 	rm -f bin/preemption.rc; \
-	( $(MAKE) --no-print-directory -o build test-preemption >bin/preemption.log 2>&1; echo $$? >bin/preemption.rc; \
+	( r=0; $(MAKE) --no-print-directory -o build test-preemption >bin/preemption.log 2>&1 || r=$$?; echo $$r >bin/preemption.rc; \
 	  $(MAKE) --no-print-directory -o build test-rolling-logs >>bin/preemption.log 2>&1 || echo 1 >bin/preemption.rc ) & preempt=$$!; \
 	echo "=== the preemption suite, then the rolling-logs suite, beside the secure Flink suite (bin/preemption.log)"; \
 	$(MAKE) -o build test-secure-flink || rc=1; \
@@ -140,7 +140,7 @@ test-late-lane:
 # then flink-job and prefetch-suites. Exit status 1 when any of them failed.
 test-lane:
 	@$(MAKE) --no-print-directory flink-dist || exit 1; \
-	( $(MAKE) --no-print-directory torch-env jax-env >bin/prefetch-python.log 2>&1; echo $$? >bin/prefetch-python.rc ) & py=$$!; \
+	( r=0; $(MAKE) --no-print-directory torch-env jax-env >bin/prefetch-python.log 2>&1 || r=$$?; echo $$r >bin/prefetch-python.rc ) & py=$$!; \
 	rc=0; $(MAKE) --no-print-directory test-flink-memory || rc=1; \
 	$(MAKE) --no-print-directory flink-job prefetch-suites || rc=1; \
 	wait $$py; cat bin/prefetch-python.log; [ "$$(cat bin/prefetch-python.rc 2>/dev/null)" = 0 ] || rc=1; exit $$rc
