@@ -36,7 +36,7 @@ func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
 }
 
 func testFlinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *client.HDFS) {
-	flinkHDFSCheckpointsAndSavepoint(t, v, fsys, nil)
+	flinkHDFSCheckpointsAndSavepoint(t, v, fsys, nil, "")
 
 	dir := fmt.Sprintf("/tmp/yarn-am-flink-fs-%d", time.Now().UnixNano())
 	require.NoError(t, fsys.MkdirAll(dir, 0o755))
@@ -64,7 +64,7 @@ func testFlinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *cl
 
 // flinkHDFSCheckpointsAndSavepoint is the test of both clusters on Flink line v; fsys lists HDFS as
 // the submitting user, submitArgs are added to the submit (a keytab on the Kerberized cluster).
-func flinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *client.HDFS, submitArgs []string) {
+func flinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *client.HDFS, submitArgs []string, flinkKeys string) {
 	base := fmt.Sprintf("/tmp/yarn-am-flink-hdfs-%d", time.Now().UnixNano())
 	require.NoError(t, fsys.MkdirAll(base, 0o755))
 	t.Cleanup(func() { _ = fsys.RemoveAll(base) })
@@ -74,6 +74,7 @@ func flinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *client
 	// JobManager inline, so both processes must reach HDFS.
 	job := flinkJobOf(t, v, "flink-hdfs", 1, 1, []string{"counter"},
 		`"execution.checkpointing.interval" = "1s"`+"\n"+`"state.storage.fs.memory-threshold" = "0"`)
+	addFlinkKeys(t, job, flinkKeys)
 	start := time.Now()
 	id := submitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
 
@@ -165,4 +166,17 @@ func testUserHDFS(t *testing.T) *client.HDFS {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = fsys.Close() })
 	return fsys
+}
+
+// addFlinkKeys adds lines (yarn-am's own keys, e.g. token-refresh) to the [flink] table of the job
+// file at job; none leaves it as it is.
+func addFlinkKeys(t *testing.T, job, lines string) {
+	t.Helper()
+	if lines == "" {
+		return
+	}
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.Contains(t, string(body), "[flink]\n")
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\n"+lines+"\n", 1)), 0o644))
 }

@@ -25,9 +25,15 @@ func TestFlinkHDFSKerberized(t *testing.T) {
 	t.Parallel() // beside TestFlinkTokensOutliveTheirLifetime, in make test-secure-flink
 	fsys, submitArgs := kerberizedFlink(t)
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) {
-		flinkHDFSCheckpointsAndSavepoint(t, v, fsys, submitArgs)
+		flinkHDFSCheckpointsAndSavepoint(t, v, fsys, submitArgs, shortTokensRefresh)
 	})
 }
+
+// shortTokensRefresh is the token-refresh of the Kerberized Flink tests: the cluster's tokens live
+// 60 s, the AM replaces them at 45 s and renews the old ones to 60 s, so the JVMs must read the new
+// ones within 15 s; the default (30 s, read again at 3/4 of it) is for tokens of days
+// (docs/flink.md#tokens-past-their-lifetime).
+const shortTokensRefresh = `token-refresh = "5s"`
 
 // kerberizedFlink is what the Kerberized Flink tests share: the cluster's env, a ticket cache of
 // the test process's own (status and stop log in from it; one for the tests that run at once), an HDFS client logged in from the test keytab

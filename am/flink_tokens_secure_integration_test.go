@@ -48,6 +48,7 @@ var (
 	checkpointCounts = regexp.MustCompile(`^(\d+) completed, (\d+) failed`)
 	tokensReceived   = regexp.MustCompile(`Receive update delegation tokens from resource manager`)
 	tokensReplaced   = regexp.MustCompile(`am: new delegation tokens obtained`)
+	retiredRenewed   = regexp.MustCompile(`am: a replaced delegation token renewed`)
 )
 
 func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.HDFS, submitArgs []string, life time.Duration) {
@@ -60,11 +61,9 @@ func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.
 		`"execution.checkpointing.interval" = "5s"`+"\n"+
 			`"state.storage.fs.memory-threshold" = "0"`+"\n"+
 			`"flink.hadoop.ipc.client.connection.maxidletime" = "1000"`)
-	body, err := os.ReadFile(job)
-	require.NoError(t, err)
 	// The JobManager hands the AM's tokens on every 5 s or sooner: the AM replaces them at 3/4 of
 	// the 60 s lifetime, 15 s before the old ones end.
-	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\ntoken-refresh = \"5s\"\n", 1)), 0o644))
+	addFlinkKeys(t, job, shortTokensRefresh)
 	id := submitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
 	waitFlinkRunning(t, id)
 	// The clock starts at the first completed checkpoint: the job is RUNNING before its task is, and
@@ -97,11 +96,16 @@ func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.
 	completed -= first
 	// A checkpoint every 5 s; some slack for a slow one under load.
 	assert.GreaterOrEqual(t, completed, int(runFor/(10*time.Second)), "checkpoints completed in %s", runFor)
-	replaced := len(tokensReplaced.FindAllString(amContainerFile(id, "am.stderr"), -1))
+	amLog := amContainerFile(id, "am.stderr")
+	replaced := len(tokensReplaced.FindAllString(amLog, -1))
+	retired := len(retiredRenewed.FindAllString(amLog, -1))
 	received := len(tokensReceived.FindAllString(taskManagerLogs(id), -1))
-	t.Logf("%d checkpoints completed, %d failed in %s; the AM replaced its tokens %d times, the TaskManager received tokens %d times", completed, failed-before, runFor, replaced, received)
+	t.Logf("%d checkpoints completed, %d failed in %s; the AM replaced its tokens %d times and renewed replaced ones %d times, the TaskManager received tokens %d times", completed, failed-before, runFor, replaced, retired, received)
 	assert.GreaterOrEqual(t, replaced, 4, "the AM replaced its tokens past their lifetime, again and again")
 	assert.Greater(t, received, replaced, "the TaskManager got the JobManager's tokens after each replacement")
+	// The first replacement supersedes submit's tokens, which the RM renews; each later one the AM's
+	// own, which it renews until their maximum lifetime for the JVMs that have not read the new ones.
+	assert.GreaterOrEqual(t, retired, replaced-1, "the AM renewed the tokens it replaced until their maximum lifetime")
 	assert.Contains(t, amContainerFile(id, "am.stdout"), "the JobManager reads the AM's delegation tokens at least every 5s")
 
 	r := yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", savepoints, "--timeout", "4m")
@@ -109,7 +113,7 @@ func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.
 	m := savepointLine.FindStringSubmatch(r.stdout)
 	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
 	assert.Contains(t, r.stdout, "FINISHED, final status SUCCEEDED")
-	_, err = fsys.Stat(path.Join(strings.TrimPrefix(m[1], fsys.DefaultFS), "_metadata"))
+	_, err := fsys.Stat(path.Join(strings.TrimPrefix(m[1], fsys.DefaultFS), "_metadata"))
 	assert.NoError(t, err, "the savepoint's _metadata is on HDFS, written %s after the job's tokens' first end", time.Since(start.Add(life)).Round(time.Second))
 }
 

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -23,6 +24,10 @@ import (
 //     with itself as renewer (the tokens submit got name the RM as renewer; only the renewer may renew).
 //   - It renews each token at 3/4 of the time to its current expiry (RenewDelegationToken at the RM or
 //     NameNode), and gets new ones at 3/4 of their maximum lifetime (or when a renewal fails).
+//   - It goes on renewing the tokens a replacement superseded until their maximum lifetime: a process
+//     still holding them (a launcher between polls, a Flink JVM between reads of the token file) keeps
+//     working for that last quarter, not only until their last renewal's expiry (a quarter of the
+//     renewal interval, 7.5 s at 30 s).
 //   - New TaskExecutors get the current tokens in their launch context (config.LaunchTokens); running
 //     ones fetch them from GET /api/v1/tokens (the application secret as bearer, HDTS bytes back) and
 //     the launcher writes them over its HADOOP_TOKEN_FILE_LOCATION atomically (write + rename).
@@ -46,6 +51,19 @@ type tokenRefresher struct {
 	// tokenFile, when set (keepTokenFile), is rewritten with the delegation tokens alone after
 	// every replacement: the driver's contract.EnvDelegationTokens.
 	tokenFile string
+	// retired are the AM's own tokens that replacements superseded, renewed until their maximum
+	// lifetime (renewRetired).
+	retired []retiredToken
+	// renewToken renews one token at its issuer and returns its new expiry (Unix ms); nil is
+	// renewAtIssuer (a fake in unit tests).
+	renewToken func(ctx context.Context, t yarnrpc.Token) (int64, error)
+}
+
+// retiredToken is a superseded token of the AM's own, renewed at renewAt until max.
+type retiredToken struct {
+	token   yarnrpc.Token
+	renewAt time.Time
+	max     time.Time
 }
 
 // tokenRefresherFromEnv starts token refreshing when the AM has a keytab (YARN_AM_PRINCIPAL and
@@ -176,6 +194,7 @@ func (r *tokenRefresher) replace(ctx context.Context) error {
 	r.mu.Lock()
 	maps.Copy(fresh.Secrets, r.extra) // added while these tokens were got
 	hdts := fresh.Marshal()
+	r.retire(now)
 	r.creds, r.renewAt, r.replaceAt, r.hdts = fresh, renewAt, earliestMax, hdts
 	tokenFile := r.tokenFile
 	r.mu.Unlock()
@@ -200,30 +219,10 @@ func (r *tokenRefresher) renew(ctx context.Context) error {
 	_, due := r.due()
 	for _, a := range due {
 		t := creds.Tokens[a]
-		var exp int64
-		var err error
-		switch t.Kind {
-		case yarnrpc.RMDelegationTokenKind:
-			var auth yarnrpc.Auth
-			if auth, err = r.conf.KerberosAuth(r.login, yarnrpc.ApplicationClientProtocol); err == nil {
-				var rm *yarnrpc.ApplicationClient
-				if rm, err = yarnrpc.NewApplicationClient(r.conf, auth); err == nil {
-					exp, err = rm.RenewDelegationToken(ctx, t)
-					_ = rm.Close()
-				}
-			}
-		case yarnrpc.HDFSDelegationTokenKind:
-			var auth yarnrpc.Auth
-			if auth, err = r.conf.KerberosAuth(r.login, yarnrpc.NameNodeProtocol); err == nil {
-				var nn *yarnrpc.NameNodeClient
-				if nn, err = yarnrpc.NewNameNodeClient(r.conf, t.Service, auth); err == nil {
-					exp, err = nn.RenewDelegationToken(ctx, t)
-					_ = nn.Close()
-				}
-			}
-		default:
+		if t.Kind != yarnrpc.RMDelegationTokenKind && t.Kind != yarnrpc.HDFSDelegationTokenKind {
 			continue
 		}
+		exp, err := r.renewOne(ctx, t)
 		if err != nil {
 			r.log.WithError(err).WithField("kind", t.Kind).Warn("am: renewing a delegation token failed; getting new ones")
 			return r.replace(ctx)
@@ -235,6 +234,105 @@ func (r *tokenRefresher) renew(ctx context.Context) error {
 		r.log.WithFields(logrus.Fields{"kind": t.Kind, "service": t.Service, "expires": time.UnixMilli(exp).UTC().Format(time.RFC3339)}).Info("am: delegation token renewed")
 	}
 	return nil
+}
+
+// renewOne renews t at its issuer (r.renewToken when set).
+func (r *tokenRefresher) renewOne(ctx context.Context, t yarnrpc.Token) (int64, error) {
+	if r.renewToken != nil {
+		return r.renewToken(ctx, t)
+	}
+	return r.renewAtIssuer(ctx, t)
+}
+
+// renewAtIssuer renews an RM or HDFS delegation token at the RM or its NameNode, logged in from the
+// keytab, and returns its new expiry (Unix ms).
+func (r *tokenRefresher) renewAtIssuer(ctx context.Context, t yarnrpc.Token) (int64, error) {
+	switch t.Kind {
+	case yarnrpc.RMDelegationTokenKind:
+		auth, err := r.conf.KerberosAuth(r.login, yarnrpc.ApplicationClientProtocol)
+		if err != nil {
+			return 0, err
+		}
+		rm, err := yarnrpc.NewApplicationClient(r.conf, auth)
+		if err != nil {
+			return 0, err
+		}
+		defer rm.Close()
+		return rm.RenewDelegationToken(ctx, t)
+	case yarnrpc.HDFSDelegationTokenKind:
+		auth, err := r.conf.KerberosAuth(r.login, yarnrpc.NameNodeProtocol)
+		if err != nil {
+			return 0, err
+		}
+		nn, err := yarnrpc.NewNameNodeClient(r.conf, t.Service, auth)
+		if err != nil {
+			return 0, err
+		}
+		defer nn.Close()
+		return nn.RenewDelegationToken(ctx, t)
+	}
+	return 0, fmt.Errorf("a %s token is not renewed by the AM", t.Kind)
+}
+
+// retire keeps the current tokens the AM got itself (those with a renewal time) among the retired,
+// to be renewed until their maximum lifetime, and drops the retired whose lifetime is over. The
+// caller holds r.mu and is about to replace r.creds.
+func (r *tokenRefresher) retire(now time.Time) {
+	kept := r.retired[:0]
+	for _, rt := range r.retired {
+		if now.Before(rt.max) {
+			kept = append(kept, rt)
+		}
+	}
+	for _, a := range slices.Sorted(maps.Keys(r.renewAt)) {
+		t, ok := r.creds.Tokens[a]
+		if !ok {
+			continue
+		}
+		if _, mx, ok := yarnrpc.DelegationTokenDates(t); ok && now.Before(mx) {
+			kept = append(kept, retiredToken{token: t, renewAt: r.renewAt[a], max: mx})
+		}
+	}
+	r.retired = kept
+}
+
+// renewRetired renews the retired tokens due, each until its maximum lifetime; one whose renewal
+// fails or reaches that lifetime is renewed no more. It never leads to a replacement: the current
+// tokens are what processes should use.
+func (r *tokenRefresher) renewRetired(ctx context.Context) {
+	r.mu.Lock()
+	now := r.now()
+	var due []retiredToken
+	kept := r.retired[:0]
+	for _, rt := range r.retired {
+		switch {
+		case !now.Before(rt.max):
+		case !now.Before(rt.renewAt):
+			due = append(due, rt)
+		default:
+			kept = append(kept, rt)
+		}
+	}
+	r.retired = kept
+	r.mu.Unlock()
+	for _, rt := range due {
+		exp, err := r.renewOne(ctx, rt.token)
+		f := logrus.Fields{"kind": rt.token.Kind, "service": rt.token.Service, "max_lifetime": rt.max.UTC().Format(time.RFC3339)}
+		if err != nil {
+			r.log.WithError(err).WithFields(f).Info("am: a replaced delegation token could not be renewed; processes still holding it have until its expiry to read the new ones")
+			continue
+		}
+		end := time.UnixMilli(exp)
+		f["expires"] = end.UTC().Format(time.RFC3339)
+		r.log.WithFields(f).Info("am: a replaced delegation token renewed, for processes that still hold it")
+		if end.Before(rt.max) {
+			now := r.now()
+			rt.renewAt = now.Add(end.Sub(now) * 3 / 4)
+			r.mu.Lock()
+			r.retired = append(r.retired, rt)
+			r.mu.Unlock()
+		}
+	}
 }
 
 // due says, at r.now(), whether the tokens must be replaced (3/4 of the earliest maximum lifetime has
@@ -274,6 +372,7 @@ func (r *tokenRefresher) Run(ctx context.Context) {
 		} else {
 			err = r.renew(c)
 		}
+		r.renewRetired(c)
 		cancel()
 		if err != nil && ctx.Err() == nil {
 			r.log.WithError(err).Warn("am: refreshing delegation tokens failed; retrying")

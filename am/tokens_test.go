@@ -2,6 +2,8 @@ package am
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -117,6 +119,68 @@ func TestTokenRefresherDueOnAFakeClock(t *testing.T) {
 	r.replaceAt = time.Time{}
 	replace, _ = r.due()
 	assert.False(t, replace, "no maximum lifetime known: never replaced on time alone")
+}
+
+// A replacement keeps renewing the AM's superseded tokens until their maximum lifetime, on a fake
+// clock and a fake issuer: without it a process holding them would have only until their last
+// renewal's expiry (7.5 s of a 30 s renewal interval) to read the new ones.
+func TestTokenRefresherRenewsReplacedTokensUntilTheirMaximumLifetime(t *testing.T) {
+	t0 := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	interval := 30 * time.Second
+	var renewed []string
+	fail := false
+	r := &tokenRefresher{now: func() time.Time { return now }, log: logrus.New(), renewAt: map[string]time.Time{},
+		renewToken: func(_ context.Context, tok yarnrpc.Token) (int64, error) {
+			renewed = append(renewed, tok.Service)
+			if fail {
+				return 0, errors.New("token is expired")
+			}
+			_, mx, _ := yarnrpc.DelegationTokenDates(tok)
+			return min(now.Add(interval).UnixMilli(), mx.UnixMilli()), nil
+		}}
+	token := func(svc string, issue, max time.Time) yarnrpc.Token {
+		return yarnrpc.Token{Identifier: rmTokenID(issue, max), Password: []byte("pw"), Kind: yarnrpc.HDFSDelegationTokenKind, Service: svc}
+	}
+	r.creds = yarnrpc.NewCredentials()
+	r.creds.Tokens["submit"] = token("submit", t0, t0.Add(time.Minute))
+	r.mu.Lock()
+	r.retire(now)
+	r.mu.Unlock()
+	assert.Empty(t, r.retired, "submit's tokens (renewed by the RM, not the AM) are not the AM's to renew")
+
+	// The AM's own tokens, last renewed at 22.5 s (expiry 52.5 s), replaced at 45 s: renewed once
+	// more, to their maximum lifetime at 60 s, then no more.
+	r.creds.Tokens["short"] = token("short", t0, t0.Add(time.Minute))
+	r.creds.Tokens["long"] = token("long", t0, t0.Add(2*time.Minute))
+	r.renewAt = map[string]time.Time{"short": t0.Add(45 * time.Second), "long": t0.Add(50 * time.Second)}
+	now = t0.Add(45 * time.Second)
+	r.mu.Lock()
+	r.retire(now)
+	r.mu.Unlock()
+	require.Len(t, r.retired, 2)
+	r.renewRetired(context.Background())
+	assert.Equal(t, []string{"short"}, renewed, "the one due is renewed; the other is not due yet")
+	require.Len(t, r.retired, 1, "renewed to its maximum lifetime: renewed no more")
+	assert.Equal(t, "long", r.retired[0].token.Service)
+
+	now = t0.Add(50 * time.Second)
+	r.renewRetired(context.Background())
+	assert.Equal(t, []string{"short", "long"}, renewed)
+	require.Len(t, r.retired, 1, "renewed to 80 s, short of its maximum lifetime: renewed again later")
+	assert.Equal(t, now.Add(interval*3/4), r.retired[0].renewAt, "at 3/4 of the time to its new expiry")
+
+	now = r.retired[0].renewAt
+	fail = true
+	r.renewRetired(context.Background())
+	assert.Equal(t, []string{"short", "long", "long"}, renewed)
+	assert.Empty(t, r.retired, "a failed renewal of a replaced token is not retried")
+
+	r.retired = []retiredToken{{token: token("old", t0, t0.Add(time.Minute)), renewAt: t0, max: t0.Add(time.Minute)}}
+	now = t0.Add(time.Minute)
+	r.renewRetired(context.Background())
+	assert.Empty(t, r.retired, "past its maximum lifetime: dropped without a call")
+	assert.Len(t, renewed, 3)
 }
 
 func TestAddTokenDeadlineEvent(t *testing.T) {
