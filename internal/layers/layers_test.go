@@ -21,7 +21,8 @@ var floors = []struct {
 	floor   int
 }{
 	// 0: leaves under internal/ that need nothing of the module: Hadoop's own names, message text,
-	// /proc, bounded reads, free ports, the Flink configuration reader, the Java class-file reader.
+	// /proc, bounded reads, free ports, the Flink configuration reader, the Java class-file reader,
+	// replacing a file in one step.
 	{"internal/...", 0},
 	// 1: the wire: the Hadoop RPC client, its protocol buffers and its fake server.
 	{"yarnrpc/...", 1},
