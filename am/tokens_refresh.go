@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -409,26 +410,12 @@ func delegationOnly(creds *yarnrpc.Credentials) map[string]yarnrpc.Token {
 }
 
 // writeDelegationTokens writes the delegation tokens of creds, without their secrets, to path
-// (0600): a new file in path's directory renamed over it, so a reader sees the old file or the new
-// one, never half of one.
+// (0600): a new file in path's directory renamed over it (atomicfile), so a reader sees the old file
+// or the new one, never half of one.
 func writeDelegationTokens(path string, creds *yarnrpc.Credentials) error {
 	only := yarnrpc.NewCredentials()
 	only.Tokens = delegationOnly(creds)
-	f, err := os.CreateTemp(filepath.Dir(path), ".yarn-am-delegation-tokens-*") // 0600
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(only.Marshal())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-	}
-	return err
+	return atomicfile.Write(path, only.Marshal(), 0o600, atomicfile.TempPattern(".yarn-am-delegation-tokens-*"))
 }
 
 // LaunchTokens returns the current credentials of TaskExecutors (HDTS), for new launch contexts.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 )
 
 //go:embed scripts/*.sh
@@ -43,36 +45,20 @@ func WriteBuiltinScript(dir string, v Vendor) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("gpu: cannot create the script directory %s: %w", dir, err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, commonScript), common, 0o755); err != nil {
+	if err := writeScript(filepath.Join(dir, commonScript), common); err != nil {
 		return "", err
 	}
 	path := filepath.Join(dir, v.scriptName())
-	if err := writeFileAtomic(path, script, 0o755); err != nil {
+	if err := writeScript(path, script); err != nil {
 		return "", err
 	}
 	return path, nil
 }
 
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
+// writeScript replaces path with an executable script in one step (atomicfile).
+func writeScript(path string, data []byte) error {
+	if err := atomicfile.Write(path, data, 0o755); err != nil {
 		return fmt.Errorf("gpu: cannot write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Chmod(tmp, mode)
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("gpu: cannot write %s: %w", path, werr)
 	}
 	return nil
 }

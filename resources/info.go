@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
@@ -24,7 +25,7 @@ func EnvResourceVar(name string) string {
 }
 
 // WriteInfoFile writes infos to dir/external-resources.json atomically (a temporary file renamed into
-// place, so a reader never sees half a file), mode 0644, and returns the file's absolute path.
+// place, so a reader never sees half a file: atomicfile), mode 0644, and returns the file's absolute path.
 // A resource with no infos is written as an empty list.
 func WriteInfoFile(dir string, infos map[string][]Info) (string, error) {
 	abs, err := filepath.Abs(dir)
@@ -43,24 +44,8 @@ func WriteInfoFile(dir string, infos map[string][]Info) (string, error) {
 		return "", fmt.Errorf("resources: encoding %s: %w", contract.InfoFileName, err)
 	}
 	data = append(data, '\n')
-	tmp, err := os.CreateTemp(abs, "."+contract.InfoFileName+".*")
-	if err != nil {
-		return "", fmt.Errorf("resources: writing %s in %s: %w", contract.InfoFileName, abs, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("resources: writing %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return "", fmt.Errorf("resources: chmod %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("resources: writing %s: %w", tmp.Name(), err)
-	}
 	path := filepath.Join(abs, contract.InfoFileName)
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return "", fmt.Errorf("resources: writing %s: %w", path, err)
 	}
 	return path, nil

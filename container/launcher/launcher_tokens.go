@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/text"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -139,32 +139,6 @@ func (r *TokenFileRefresher) Once(ctx context.Context) (bool, error) {
 	if fi, err := os.Stat(r.Path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	return true, writeAtomically(r.Path, data, mode)
-}
-
-// writeAtomically replaces path with data of permission bits mode: a temporary file in the same
-// directory, synced, then renamed over path.
-func writeAtomically(path string, data []byte, mode os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	// A temporary file in the same directory, synced, then renamed over the token file.
+	return true, atomicfile.Write(r.Path, data, mode, atomicfile.Sync())
 }

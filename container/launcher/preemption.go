@@ -19,6 +19,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/proc"
 )
 
@@ -222,14 +223,15 @@ func unixName(s syscall.Signal) string {
 }
 
 // WritePreemptionFile writes n as JSON to contract.PreemptionFileName in dir: a temporary file in
-// the same directory, mode 0600, renamed into place. It returns the file's absolute path.
+// the same directory, mode 0600, synced, renamed into place (atomicfile). It returns the file's
+// absolute path.
 func WritePreemptionFile(dir string, n *contract.PreemptionNotice) (string, error) {
 	data, err := json.MarshalIndent(n, "", "  ")
 	if err != nil {
 		return "", err
 	}
 	path := preemptionFile(dir)
-	return path, writeAtomically(path, append(data, '\n'), 0o600)
+	return path, atomicfile.Write(path, append(data, '\n'), 0o600, atomicfile.Sync())
 }
 
 // WaitNotice is one long poll of GET <BaseURL><id>/notices: the notice (200), nil (204: the wait

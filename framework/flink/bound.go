@@ -22,6 +22,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
@@ -74,27 +75,11 @@ func writeBound(path string, b bound) error {
 }
 
 // replaceFile writes data to path in one step, readable by the application's user alone: a
-// temporary file beside it, renamed over it. The rename replaces whatever is at path without opening
-// it, so a named pipe there cannot block the writer nor a link there send the data elsewhere
-// (TestPublishOutcomeReplacesWhatIsInItsPlace).
+// temporary file beside it, renamed over it (atomicfile). The rename replaces whatever is at path
+// without opening it, so a named pipe there cannot block the writer nor a link there send the data
+// elsewhere (TestPublishOutcomeReplacesWhatIsInItsPlace).
 func replaceFile(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename, nothing is there
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, 0o600, atomicfile.TempPattern(filepath.Base(path)+".*"))
 }
 
 // readBound reads the file the driver wrote; os.ErrNotExist while it has not.

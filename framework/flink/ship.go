@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
@@ -299,40 +300,36 @@ func packDir(p packing, home, cacheDir string, out io.Writer) (string, error) {
 		_ = os.Chtimes(name, now, now) // most recently used: pruneArchives keeps it
 		return name, nil
 	}
-	tmp, err := os.CreateTemp(cacheDir, "."+p.prefix+"*.tar")
-	if err != nil {
+	// The archive is written beside its name and renamed over it (atomicfile): a submit running
+	// beside this one reuses a whole archive or packs its own, never half of one.
+	var packErr error // the packing's own error, returned as it is
+	err = atomicfile.WriteFunc(name, 0o600, func(w io.Writer) error {
+		fmt.Fprintf(out, "packing %s %s into %s (once per content)\n", p.noun, home, name)
+		tw := tar.NewWriter(w)
+		for _, e := range entries {
+			hdr := &tar.Header{Name: e.rel, Mode: int64(e.fi.Mode().Perm()), ModTime: e.fi.ModTime().Truncate(1e9), Format: tar.FormatPAX}
+			if e.fi.IsDir() {
+				hdr.Typeflag, hdr.Name = tar.TypeDir, e.rel+"/"
+			} else {
+				hdr.Typeflag, hdr.Size = tar.TypeReg, e.fi.Size()
+			}
+			if packErr = tw.WriteHeader(hdr); packErr != nil {
+				return packErr
+			}
+			if e.fi.IsDir() {
+				continue
+			}
+			if packErr = copyFileInto(tw, filepath.Join(home, filepath.FromSlash(e.rel)), e.fi.Size()); packErr != nil {
+				return packErr
+			}
+		}
+		packErr = tw.Close()
+		return packErr
+	}, atomicfile.TempPattern("."+p.prefix+"*.tar"))
+	if err != nil && err != packErr {
 		return "", fmt.Errorf("the Flink archive cache %s: %w", cacheDir, err)
 	}
-	defer os.Remove(tmp.Name())
-	fmt.Fprintf(out, "packing %s %s into %s (once per content)\n", p.noun, home, name)
-	tw := tar.NewWriter(tmp)
-	for _, e := range entries {
-		hdr := &tar.Header{Name: e.rel, Mode: int64(e.fi.Mode().Perm()), ModTime: e.fi.ModTime().Truncate(1e9), Format: tar.FormatPAX}
-		if e.fi.IsDir() {
-			hdr.Typeflag, hdr.Name = tar.TypeDir, e.rel+"/"
-		} else {
-			hdr.Typeflag, hdr.Size = tar.TypeReg, e.fi.Size()
-		}
-		if err := tw.WriteHeader(hdr); err != nil {
-			tmp.Close()
-			return "", err
-		}
-		if e.fi.IsDir() {
-			continue
-		}
-		if err := copyFileInto(tw, filepath.Join(home, filepath.FromSlash(e.rel)), e.fi.Size()); err != nil {
-			tmp.Close()
-			return "", err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
+	if err != nil {
 		return "", err
 	}
 	if shared == "" {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/flinkconf"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
@@ -208,25 +209,19 @@ func (c *Config) WriteYAML(w io.Writer) error {
 
 func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// WriteConfDir writes c as dir/config.yaml (creating dir), replacing the file atomically.
+// WriteConfDir writes c as dir/config.yaml (creating dir), readable by its owner only, replacing the
+// file atomically (atomicfile).
 func (c *Config) WriteConfDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("flink: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".config.yaml.*")
-	if err != nil {
+	var yamlErr error // WriteYAML's own error, returned as it is
+	err := atomicfile.WriteFunc(filepath.Join(dir, ConfigFile), 0o600, func(w io.Writer) error {
+		yamlErr = c.WriteYAML(w)
+		return yamlErr
+	})
+	if err != nil && err != yamlErr {
 		return fmt.Errorf("flink: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if err := c.WriteYAML(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("flink: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, ConfigFile)); err != nil {
-		return fmt.Errorf("flink: %w", err)
-	}
-	return nil
+	return err
 }

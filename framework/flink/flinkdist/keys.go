@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/classfile"
 	"github.com/yarn-am/yarn-am/internal/text"
@@ -83,13 +84,10 @@ func (h *Home) KnownKeys(cacheDir string) ([]string, error) {
 	}
 	slices.Sort(keys)
 	if cache != "" && len(keys) > 0 {
-		// Best effort: a cache that cannot be written only costs the next check the scan.
+		// Best effort: a cache that cannot be written only costs the next check the scan. Replaced in
+		// one step (atomicfile), so a check running beside this one reads all of the list or none.
 		if err := os.MkdirAll(cacheDir, 0o755); err == nil {
-			tmp := cache + ".tmp-" + fmt.Sprint(os.Getpid())
-			if os.WriteFile(tmp, []byte(strings.Join(keys, "\n")+"\n"), 0o644) == nil {
-				_ = os.Rename(tmp, cache)
-			}
-			_ = os.Remove(tmp)
+			_ = atomicfile.Write(cache, []byte(strings.Join(keys, "\n")+"\n"), 0o644)
 		}
 	}
 	return keys, nil

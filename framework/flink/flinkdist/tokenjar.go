@@ -4,12 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/atomicfile"
 	"github.com/yarn-am/yarn-am/internal/classfile"
 )
 
@@ -104,30 +104,14 @@ func TokenJar() ([]byte, error) {
 
 // WriteTokenJar writes the delegation-token jar as dir/TokenJarName, readable by its owner only, and
 // returns its path. A JVM that already opened an older copy keeps reading that one: the new jar is
-// written beside it and renamed over it.
-func WriteTokenJar(dir string) (path string, err error) {
+// written beside it and renamed over it (atomicfile).
+func WriteTokenJar(dir string) (string, error) {
 	jar, err := TokenJar()
 	if err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, "."+TokenJarName+"-*") // 0600
-	if err != nil {
-		return "", fmt.Errorf("flink: token jar: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(jar); err != nil {
-		return "", fmt.Errorf("flink: token jar: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return "", fmt.Errorf("flink: token jar: %w", err)
-	}
-	path = filepath.Join(dir, TokenJarName)
-	if err = os.Rename(f.Name(), path); err != nil {
+	path := filepath.Join(dir, TokenJarName)
+	if err := atomicfile.Write(path, jar, 0o600, atomicfile.TempPattern("."+TokenJarName+"-*")); err != nil {
 		return "", fmt.Errorf("flink: token jar: %w", err)
 	}
 	return path, nil
