@@ -68,12 +68,13 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # fixtures against their jars (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the
 # background lane below; then the mini cluster is started, the packages with integration tests
 # (split-packages.sh cluster) run all their tests (unit and integration, with -race) against it in
-# one go test run, and the cluster is stopped again whatever the result; then the Kerberized Flink
-# tests (test-secure-flink: a [flink] keytab job's checkpoints and savepoint on HDFS, a job
-# checkpointing past five token lifetimes and one without a keytab told when its tokens end; they
-# need Flink, so they cannot run before the prefetch is done), while the preemption suite
-# (test-preemption) then the rolling-logs suite (test-rolling-logs: its own cluster with rolling log
-# aggregation; bin/preemption.log) run beside it, and a second background lane (test-late-lane,
+# one go test run, and the cluster is stopped again whatever the result, while the rolling-logs suite
+# (test-rolling-logs: its own cluster with rolling log aggregation, one Flink job for 2 minutes;
+# bin/rolling.log) runs beside it; then the Kerberized Flink tests (test-secure-flink: a [flink]
+# keytab job's checkpoints and savepoint on HDFS, a job checkpointing past five token lifetimes and
+# one without a keytab told when its tokens end; they need Flink, so they cannot run before the
+# prefetch is done), while the preemption suite (test-preemption; bin/preemption.log) runs beside
+# it, and a second background lane (test-late-lane,
 # nice 10) runs the compatibility suite against the other Hadoop releases, 3.1.4, 3.2.4, 3.3.6 and 3.5.0
 # (test-compat; all in testdata/minicluster/minicluster.mk), and the dockerized mini cluster demo,
 # plain and Kerberized (test-docker, in docker/docker.mk); its output is printed once it is done
@@ -111,25 +112,29 @@ test: build vet $(GOTESTSUM)
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch or test-flink-memory failed (bin/prefetch.log)"; rc=1; fi; \
 	wait $$unit; echo "=== unit tests: done"; cat bin/unit.log; \
 	if [ "$$(cat bin/unit.rc 2>/dev/null)" != 0 ]; then echo "the unit tests failed (bin/unit.log)"; rc=1; fi; \
+	rm -f bin/rolling.rc; \
+	( r=0; $(MAKE) --no-print-directory -o build test-rolling-logs >bin/rolling.log 2>&1 || r=$$?; echo $$r >bin/rolling.rc ) & rolling=$$!; \
+	echo "=== the rolling-logs suite beside the integration run (bin/rolling.log)"; \
 	if $(MAKE) minicluster-up; then $(MAKE) integration INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)" || rc=1; else rc=1; fi; \
 	$(MAKE) minicluster-down || rc=1; \
+	wait $$rolling; echo "=== rolling logs: done"; cat bin/rolling.log; \
+	if [ "$$(cat bin/rolling.rc 2>/dev/null)" != 0 ]; then echo "test-rolling-logs failed (bin/rolling.log)"; rc=1; fi; \
 	rm -f bin/late-lane.rc; \
 	( r=0; nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1 || r=$$?; echo $$r >bin/late-lane.rc ) & late=$$!; \
-	echo "=== compat and docker suites in the background beside the secure Flink, preemption and rolling-logs suites (bin/late-lane.log)"; \
+	echo "=== compat and docker suites in the background beside the secure Flink and preemption suites (bin/late-lane.log)"; \
 	rm -f bin/preemption.rc; \
-	( r=0; $(MAKE) --no-print-directory -o build test-preemption >bin/preemption.log 2>&1 || r=$$?; echo $$r >bin/preemption.rc; \
-	  $(MAKE) --no-print-directory -o build test-rolling-logs >>bin/preemption.log 2>&1 || echo 1 >bin/preemption.rc ) & preempt=$$!; \
-	echo "=== the preemption suite, then the rolling-logs suite, beside the secure Flink suite (bin/preemption.log)"; \
+	( r=0; $(MAKE) --no-print-directory -o build test-preemption >bin/preemption.log 2>&1 || r=$$?; echo $$r >bin/preemption.rc ) & preempt=$$!; \
+	echo "=== the preemption suite beside the secure Flink suite (bin/preemption.log)"; \
 	$(MAKE) -o build test-secure-flink || rc=1; \
-	wait $$preempt; echo "=== preemption and rolling logs: done"; cat bin/preemption.log; \
-	if [ "$$(cat bin/preemption.rc 2>/dev/null)" != 0 ]; then echo "test-preemption or test-rolling-logs failed (bin/preemption.log)"; rc=1; fi; \
+	wait $$preempt; echo "=== preemption: done"; cat bin/preemption.log; \
+	if [ "$$(cat bin/preemption.rc 2>/dev/null)" != 0 ]; then echo "test-preemption failed (bin/preemption.log)"; rc=1; fi; \
 	wait $$late; echo "=== compat and docker: done"; cat bin/late-lane.log; \
 	if [ "$$(cat bin/late-lane.rc 2>/dev/null)" != 0 ]; then echo "test-compat or test-docker failed (bin/late-lane.log)"; rc=1; fi; \
 	exit $$rc
 
-# make test's second background lane (above), at nice 10 beside the secure Flink, preemption and soak
-# suites, which wait on Flink's checkpoints, YARN's preemption monitor and the soak's clock far more than
-# they compute: the compatibility suite, then the Docker suite. make test passes -o build: bin/yarn-am
+# make test's second background lane (above), at nice 10 beside the secure Flink and preemption
+# suites, which wait on Flink's checkpoints and YARN's preemption monitor far more than they
+# compute: the compatibility suite, then the Docker suite. make test passes -o build: bin/yarn-am
 # is the one make test built, never relinked beside the suites that run it. Exit status 1 when either
 # failed.
 test-late-lane:
