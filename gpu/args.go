@@ -20,6 +20,15 @@ const (
 	FlagCoordinationDir  = "--coordination-dir"
 	FlagCoordinationFile = "--coordination-file" // Flink's flag: see docs/gpus.md#flinks---coordination-file
 	FlagLockTimeout      = "--lock-timeout"
+	FlagTopology         = "--topology" // docs/gpus.md#topology-connected-sets
+)
+
+// Values of --topology: what the built-in NVIDIA script does for more than one GPU when no set connected
+// by NVLink is free (docs/gpus.md#topology-connected-sets).
+const (
+	TopologyConnected = "connected" // fail discovery
+	TopologyPrefer    = "prefer"    // the default: take the best set free and say so on stderr
+	TopologyAny       = "any"       // read no topology: the first free GPUs, as before topology was read
 )
 
 // DefaultCoordinationDir is the shared coordination directory an administrator creates on each node
@@ -34,7 +43,8 @@ const DefaultLockTimeout = 30 * time.Second
 const validFlagsText = FlagCoordinationMode + " (or " + FlagCoordination + "; coordination is on by default in YARN containers), " +
 	FlagNoCoordination + ", " + FlagCoordinationDir + " DIR (absolute; default " + DefaultCoordinationDir +
 	" when it exists, else a private directory of the user), " + FlagCoordinationFile + " FILE (absolute; Flink's), " +
-	FlagLockTimeout + " SECONDS (1-9999; default 30)"
+	FlagLockTimeout + " SECONDS (1-9999; default 30), " +
+	FlagTopology + " " + TopologyConnected + "|" + TopologyPrefer + "|" + TopologyAny + " (default " + TopologyPrefer + ")"
 
 // ScriptArgs is what the built-in scripts make of discovery-script.args.
 type ScriptArgs struct {
@@ -43,6 +53,7 @@ type ScriptArgs struct {
 	Dir          string
 	File         string        // Flink's --coordination-file
 	LockTimeout  time.Duration // 0 = DefaultLockTimeout
+	Topology     string        // --topology: TopologyConnected, TopologyPrefer or TopologyAny; "" = TopologyPrefer
 }
 
 // IndexRule is the id rule of the GPU driver: distinct non-negative integers (the indexes of
@@ -88,7 +99,7 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 				sa.Coordinate, enableFlag = true, name
 			}
 			continue
-		case FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout:
+		case FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout, FlagTopology:
 			if !hasValue {
 				if i+1 >= len(argv) || strings.HasPrefix(argv[i+1], "--") {
 					return fail("%s needs a value", name)
@@ -102,7 +113,7 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			if !strings.HasPrefix(a, "-") {
 				return fail("unexpected argument %q: yarn-am passes the amount itself; the built-in script takes only flags", a)
 			}
-			return fail("unknown flag %q%s", name, text.DidYouMean(name, []string{FlagCoordinationMode, FlagCoordination, FlagNoCoordination, FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout}))
+			return fail("unknown flag %q%s", name, text.DidYouMean(name, []string{FlagCoordinationMode, FlagCoordination, FlagNoCoordination, FlagCoordinationDir, FlagCoordinationFile, FlagLockTimeout, FlagTopology}))
 		}
 		switch name {
 		case FlagCoordinationDir, FlagCoordinationFile:
@@ -124,6 +135,17 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 				return fail("%s %q is not a whole number of seconds between 1 and 9999", name, value)
 			}
 			sa.LockTimeout, lockSet = time.Duration(n)*time.Second, name
+		case FlagTopology:
+			switch value {
+			case TopologyConnected, TopologyPrefer, TopologyAny:
+				if sa.Topology != "" && sa.Topology != value {
+					return fail("%s %s and %s %s contradict each other; give one", name, sa.Topology, name, value)
+				}
+				sa.Topology = value
+			default:
+				return fail("%s %s is not one of %s (fail when no NVLink-connected set is free), %s (the default: take the best set free), %s (read no topology)",
+					name, text.Quote(value), TopologyConnected, TopologyPrefer, TopologyAny)
+			}
 		}
 	}
 	if sa.NoCoordinate {

@@ -362,7 +362,7 @@ func TestCoordinationUnknownArgumentFails(t *testing.T) {
 	o := e.startOwner(0, "1", "--enable-cordination")
 	o.end()
 	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--release]`)
+	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|any] [--release]`)
 }
 
 // Claims are kept per NodeManager (NM_HOST): the mini cluster's NodeManagers share a machine but model

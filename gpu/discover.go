@@ -59,6 +59,17 @@ func (d *Driver) Discover(ctx context.Context, amount int) ([]resources.Info, er
 	for _, n := range found.Notes {
 		log.Warn("gpu: discovery script: " + n)
 	}
+	var topo *Topology
+	if builtin && found.TopologyLine != "" {
+		if t, err := ParseTopologyLine(found.TopologyLine); err != nil {
+			log.Warn("gpu: discovery script: " + err.Error())
+		} else {
+			topo = &t
+		}
+	}
+	d.mu.Lock()
+	d.topology = topo
+	d.mu.Unlock()
 	indexes := found.Indexes
 	// Checked here too, whatever the runner: these strings become CUDA_VISIBLE_DEVICES.
 	if msg := resources.CheckIDs(indexes, IndexRule); msg != "" {
@@ -97,8 +108,19 @@ func (d *Driver) Discover(ctx context.Context, amount int) ([]resources.Info, er
 	if len(uuids) > 0 {
 		fields["uuids"] = strings.Join(contract.UUIDs(infos), ",")
 	}
+	if topo != nil {
+		fields["link"] = topo.Link // the worst link between two of the GPUs (docs/gpus.md#topology-connected-sets)
+	}
 	log.WithFields(fields).Info("gpu: discovered")
 	return infos, nil
+}
+
+// Topology returns the GPU topology the built-in script read in the last discovery (nil when it read
+// none: one GPU, --topology any, a custom script, or a matrix it could not read).
+func (d *Driver) Topology() *Topology {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.topology
 }
 
 // Env returns the visibility variable of the vendor (CUDA_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES) set to

@@ -39,12 +39,16 @@
 //	--coordination-dir DIR       where the claims are kept (absolute)
 //	--coordination-file FILE     Flink's flag: FILE.d where FILE's directory is safe, else as if absent
 //	--lock-timeout SECONDS       how long to wait for the directory's lock (1-9999; default 30)
+//	--topology MODE              more than one GPU: prefer (default) the best connected set free, warning
+//	                             when it is worse than the node's best; connected: fail when no
+//	                             NVLink-connected set is free; any: read no topology
 //
 // They are checked when the configuration is validated (CheckBuiltinScriptArgs, called by the driver
 // factory, so `yarn-am check` reports them before anything is staged): an unknown or misspelled flag,
 // --release (the driver's own), a relative place, two places, --no-coordination with anything that asks
-// for coordination, a bad lock timeout, or a --lock-timeout not shorter than discovery-script.timeout
-// are errors naming the key, the value and the valid flags. A custom discovery-script.path's args are
+// for coordination, a bad lock timeout, a --lock-timeout not shorter than discovery-script.timeout, a
+// --topology other than connected, prefer or any, and --topology connected with vendor amd are errors
+// naming the key, the value and the valid flags. A custom discovery-script.path's args are
 // that script's business.
 //
 // # GPU coordination
@@ -84,6 +88,17 @@
 // --lock-timeout seconds and fail naming the holder's pid and user. Coordination is a protocol between
 // cooperating workers; it does not stop a process from using a GPU it did not claim. For that, use
 // YARN's isolation.
+//
+// # Topology
+//
+// For more than one GPU the NVIDIA script chooses the set by the matrix of `nvidia-smi topo -m`
+// (docs/gpus.md#topology-connected-sets): among the GPUs it may take, every pair linked by NVLink, else
+// the best worst-pair PCIe level (PIX, PXB, PHB, NODE, SYS), within one NUMA node before across, the
+// first such set in the listing's order; under the directory's lock like every claim. The read is
+// bounded (5 s, 64 KiB, 16 GPUs); a matrix it cannot read or parse is a warning and the choice made
+// without topology (the first free GPUs). It says what it read in a stdout line "topology=..."
+// (TopologyLinePrefix), which the driver parses (ParseTopologyLine) and keeps for yarn-am discover
+// (Driver.Topology).
 //
 // # YARN's own GPU isolation
 //

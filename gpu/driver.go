@@ -119,8 +119,12 @@ func ParseParams(resource string, params map[string]string) (Config, error) {
 		if _, err := resources.SplitArgs(cfg.ScriptArgs); err != nil {
 			probs = append(probs, fmt.Sprintf("%s = %q: %v", key(ParamScriptArgs), cfg.ScriptArgs, err))
 		}
-	} else if _, err := CheckBuiltinScriptArgs(resource, cfg.ScriptArgs, cfg.Timeout); err != nil {
+	} else if sa, err := CheckBuiltinScriptArgs(resource, cfg.ScriptArgs, cfg.Timeout); err != nil {
 		probs = append(probs, err.Error())
+	} else if sa.Topology == TopologyConnected && cfg.Vendor == VendorAMD {
+		// The AMD script reads no topology, so it could never keep the promise (docs/gpus.md#topology-connected-sets).
+		probs = append(probs, fmt.Sprintf("%s = %q: %s %s needs the GPU topology, which only the NVIDIA script reads (nvidia-smi topo -m); with %s = amd use %s %s or %s",
+			key(ParamScriptArgs), cfg.ScriptArgs, FlagTopology, TopologyConnected, key(ParamVendor), FlagTopology, TopologyPrefer, TopologyAny))
 	}
 
 	if p, ok := params[ParamScriptPath]; ok {
@@ -210,8 +214,9 @@ type Driver struct {
 	// directory, the container's working directory under YARN.
 	WorkDir string
 
-	mu      sync.Mutex
-	claimed []claim // coordinated discoveries not yet released
+	mu       sync.Mutex
+	claimed  []claim   // coordinated discoveries not yet released
+	topology *Topology // what the last discovery's built-in script read; nil when it read none
 }
 
 type claim struct {

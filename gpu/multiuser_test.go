@@ -364,7 +364,9 @@ func TestCoordinationMultiUser(t *testing.T) {
 	require.Equal(t, 0, b2.rc, b2.stderr)
 	assert.Equal(t, "0,1,2,3", b2.out)
 	assert.Equal(t, idA, statFile(t, fileA))
-	assert.Equal(t, "0,1,2,3\nuuids="+strings.Join([]string{uuids["0"], uuids["1"], uuids["2"], uuids["3"]}, ",")+"\n", b2.stdout)
+	// The fake's default topology (every pair PHB, NUMA node 0) follows the UUIDs (docs/gpus.md#topology-connected-sets).
+	assert.Equal(t, "0,1,2,3\nuuids="+strings.Join([]string{uuids["0"], uuids["1"], uuids["2"], uuids["3"]}, ",")+"\n"+
+		"topology=PHB;0:0:X,PHB,PHB,PHB;1:0:PHB,X,PHB,PHB;2:0:PHB,PHB,X,PHB;3:0:PHB,PHB,PHB,X\n", b2.stdout)
 	assert.Equal(t, strings.Join([]string{uuids["0"], uuids["1"], uuids["2"], uuids["3"]}, ",")+"\nrc=0\n", b2.release(t), "the released GPUs")
 	left, err := filepath.Glob(filepath.Join(e.coord, "claims."+strconv.Itoa(b.uid)+"*"))
 	require.NoError(t, err)

@@ -34,6 +34,9 @@ type Found struct {
 	// not): the UUIDs of Indexes, in order, comma-separated, empty where unknown.
 	UUIDLine string
 	HasUUIDs bool
+	// TopologyLine is the value of the "topology=" line, if the script printed one: the GPU topology it
+	// read and the link of the set it chose (TopologyLinePrefix).
+	TopologyLine string
 	// Notes are the script's warnings (its stderr) and the runner's (a child killed): the driver logs them.
 	Notes []string
 }
@@ -57,9 +60,10 @@ func (ExecRunner) Discover(ctx context.Context, path string, amount int, args st
 	}
 	f := Found{Indexes: res.Printed, Notes: res.Notes}
 	for _, l := range res.More {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), UUIDLinePrefix); ok {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), UUIDLinePrefix); ok && !f.HasUUIDs {
 			f.UUIDLine, f.HasUUIDs = v, true
-			break
+		} else if v, ok := strings.CutPrefix(strings.TrimSpace(l), TopologyLinePrefix); ok && f.TopologyLine == "" {
+			f.TopologyLine = v
 		}
 	}
 	return f, nil

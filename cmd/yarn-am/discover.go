@@ -18,9 +18,11 @@ const discoverUsage = `Usage: yarn-am discover [-f job.toml] [--flink-conf FILE]
 
 Validates the external-resource configuration, runs the configured drivers (GPU discovery scripts) on
 this machine and prints what a worker started by 'yarn-am launch' would get: the infos of every
-resource and the environment variables. Use it to debug a discovery script or a configuration before
-submitting. GPUs claimed in coordination mode are released again before it exits; the built-in
-discovery scripts are written to a temporary directory, not the current one.
+resource and the environment variables; for more than one GPU also the topology the built-in NVIDIA
+script read (nvidia-smi topo -m) and the worst link between the chosen GPUs. Use it to debug a
+discovery script or a configuration before submitting. GPUs claimed in coordination mode are
+released again before it exits; the built-in discovery scripts are written to a temporary directory,
+not the current one.
 
 Flags:
   -f FILE             job file (job.toml) with the external-resource keys

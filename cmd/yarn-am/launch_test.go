@@ -46,7 +46,7 @@ func (e *launchEnv) cmd(t *testing.T, gpus int, sub string, args ...string) (*ex
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case "PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "FAKE_GPU_COUNT", "YARN_AM_LOG_LEVEL":
+		case "PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "FAKE_GPU_COUNT", "FAKE_GPU_TOPO", "YARN_AM_LOG_LEVEL":
 		default:
 			c.Env = append(c.Env, kv)
 		}

@@ -83,6 +83,15 @@ func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resou
 			}
 			fmt.Fprintf(w, "  [%d] %s\n", i, strings.Join(props, " "))
 		}
+		if g, ok := drivers[r.Name].(*gpu.Driver); ok {
+			if t := g.Topology(); t != nil {
+				// Only where the script read one: a machine without topology prints what it always did.
+				fmt.Fprintf(w, "  topology (nvidia-smi topo -m): the GPUs above are linked by %s at worst\n", t.Link)
+				for _, l := range t.Lines() {
+					fmt.Fprintf(w, "    %s\n", l)
+				}
+			}
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "A worker started by 'yarn-am launch' in this environment would get:")

@@ -3,6 +3,7 @@
 #
 #   amd-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
 #                        [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
+#                        [--topology connected|prefer|any]
 #   amd-gpu-discovery.sh [<amount>] --release [same flags]
 #
 # Indexes come from `rocm-smi --showid`: every line that starts with GPU[<n>] names the GPU with index
@@ -11,6 +12,7 @@
 # GPU whose unique id is N/A, or a rocm-smi without that option, is claimed by its index. When
 # HIP_VISIBLE_DEVICES is set (non-empty) only the GPUs it lists are used, else ROCR_VISIBLE_DEVICES
 # (entries are indexes or unique ids).
+# No GPU topology is read (no TOPOLOGY_COMMAND): the first free GPUs are taken whatever --topology says.
 # Coordination and the output contract: see gpu-discovery-common.sh next to this file.
 
 VENDOR=AMD

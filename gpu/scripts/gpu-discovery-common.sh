@@ -6,10 +6,13 @@
 #   list_gpus              prints the machine's GPUs, one per line: "<index>" or "<index> <uuid>"
 #                          (exit != 0 on failure; a GPU without a usable UUID is claimed by its index)
 #   VISIBILITY_VARS        names of the variables that restrict the usable GPUs, first set one wins
+#   TOPOLOGY_COMMAND       optional: the command that prints the GPU topology matrix in the format of
+#                          `nvidia-smi topo -m` (see "Topology" below); without it no topology is read
 #
 # Contract (the calling convention of Flink's discovery scripts, see docs/gpus.md#discovery-script-contract):
 #   <script> <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
 #            [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
+#            [--topology connected|prefer|any]
 #   <script> [<amount>] --release [same flags]
 # The first line of stdout is the comma-separated list of indexes; a second line "uuids=U1,U2,..." gives
 # the UUID of each of them (empty where the vendor tool has none). Any failure exits non-zero with the
@@ -50,6 +53,16 @@
 # that pid AND that start time exists, is not a zombie, and belongs to the owner of the claim file. The
 # owner of a claim is the caller of the script ($PPID), the process that lives as long as the worker
 # (yarn-am launch).
+#
+# Topology (docs/gpus.md#topology-connected-sets): for an amount k > 1 the set is chosen from the GPU
+# topology matrix (TOPOLOGY_COMMAND, read before the lock, at most 64 KiB within 5 s): among the free
+# GPUs, the first set (in listing order) whose every pair is linked by NVLink (NV#), else by the best
+# PCIe level (PIX, then PXB, PHB, NODE, SYS), a set within one NUMA node (the matrix's NUMA Affinity
+# column) before one across nodes at each level. --topology prefer (the default) takes that set and
+# warns when it is worse than the node's best set of k; connected fails when no NVLink-connected set is
+# free; any reads no topology. k = 1, or a matrix that cannot be read or parsed (a warning), chooses as
+# without topology: the first k free GPUs. A line "topology=<link>;<gpu>:<numa>:<cells>;..." on stdout
+# after the UUIDs says what was read (yarn-am discover prints it).
 
 set -u
 
@@ -69,6 +82,10 @@ MAX_CLAIM_BYTES=16384
 MAX_CLAIM_LINES=64
 MAX_FILES_PER_UID=4
 MAX_SKIP_REPORTS=5
+# Bounds of the topology read (docs/gpus.md#topology-connected-sets).
+MAX_TOPO_BYTES=65536
+MAX_TOPO_GPUS=16
+TOPO_TIMEOUT=5
 
 # start_time PID: sets started to field 22 of /proc/PID/stat; fails if the process does not exist or is
 # a zombie. The command name (field 2) may contain spaces and parentheses, so fields are counted after
@@ -121,7 +138,8 @@ release=0
 coordination_dir=""
 coordination_file=""
 lock_timeout=30
-valid_args="<amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--release]"
+topology=prefer
+valid_args="<amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|any] [--release]"
 if [[ $# -gt 0 && $1 != --* ]]; then
 	amount=$1
 	shift
@@ -136,11 +154,12 @@ while [[ $# -gt 0 ]]; do
 		[[ $coordinate != 1 ]] || die "--no-coordination contradicts an --enable-coordination flag; valid: $valid_args"
 		coordinate=0
 		;;
-	--coordination-dir | --lock-timeout | --coordination-file)
+	--coordination-dir | --lock-timeout | --coordination-file | --topology)
 		[[ $# -ge 2 && -n $2 ]] || die "$1 needs a value; valid: $valid_args"
 		case $1 in
 		--coordination-dir) coordination_dir=$2 ;;
 		--coordination-file) coordination_file=$2 ;;
+		--topology) topology=$2 ;;
 		*) lock_timeout=$2 ;;
 		esac
 		shift
@@ -148,6 +167,7 @@ while [[ $# -gt 0 ]]; do
 	--coordination-dir=*) coordination_dir=${1#*=} ;;
 	--coordination-file=*) coordination_file=${1#*=} ;;
 	--lock-timeout=*) lock_timeout=${1#*=} ;;
+	--topology=*) topology=${1#*=} ;;
 	--release) release=1 ;;
 	*) die "unknown argument \"$1\"; valid: $valid_args" ;;
 	esac
@@ -172,6 +192,10 @@ while [[ $coordination_file == ?*/ ]]; do coordination_file=${coordination_file%
 [[ -z $coordination_dir || $coordination_dir == /* ]] || die "--coordination-dir \"$coordination_dir\" is not an absolute path (workers on one node must name the same directory)"
 [[ -z $coordination_file || $coordination_file == /* ]] || die "--coordination-file \"$coordination_file\" is not an absolute path (workers on one node must name the same file)"
 [[ $lock_timeout =~ ^[1-9][0-9]{0,3}$ ]] || die "--lock-timeout \"$lock_timeout\" is not a whole number of seconds between 1 and 9999"
+case $topology in
+connected | prefer | any) ;;
+*) die "--topology \"${topology:0:40}\" is not one of connected, prefer (the default), any" ;;
+esac
 
 # ---- coordination ---------------------------------------------------------------------------------------
 owner=$PPID
@@ -591,9 +615,262 @@ print_result() {
 	fi
 }
 
+# ---- topology ------------------------------------------------------------------------------------------
+# What read_topology fills: topo_gpus (the matrix's GPUs, in its order), topo_cell["i j"] (the link
+# from GPU i to GPU j as printed), topo_rank["i j"] (the pair's worse direction: 1 NV#, 2 PIX, 3 PXB,
+# 4 PHB, 5 NODE, 6 SYS), topo_numa[i] (its NUMA Affinity, "-" when not a node number).
+declare -p TOPOLOGY_COMMAND >/dev/null 2>&1 || TOPOLOGY_COMMAND=()
+topo_gpus=()
+declare -A topo_cell=() topo_rank=() topo_numa=()
+topo_problem=""
+
+# link_rank CELL: sets lrank to the rank of a matrix cell; fails for anything else.
+link_rank() {
+	case $1 in
+	NV[0-9] | NV[0-9][0-9] | NV[0-9][0-9][0-9]) lrank=1 ;;
+	PIX) lrank=2 ;;
+	PXB) lrank=3 ;;
+	PHB) lrank=4 ;;
+	NODE) lrank=5 ;;
+	SYS | SOC) lrank=6 ;; # SOC: older drivers' name of SYS
+	*) return 1 ;;
+	esac
+}
+
+# shown TEXT: a bounded, printable prefix of TEXT for a message.
+shown() {
+	local s=${1:0:80}
+	printf '"%s"%s' "${s//[[:cntrl:]]/?}" "$([[ ${#1} -le 80 ]] || printf '...')"
+}
+
+# parse_topology TEXT: fills the topo_* variables from the matrix in TEXT; fails with topo_problem set.
+# The header is the first line whose first word is GPU0 and whose second is not X (the real tool
+# underlines it with escape sequences, which are dropped: at most 8 a line, so the work stays linear);
+# a row is a line whose first word is GPU<n>; multi-word column names are joined first, so tabs and
+# runs of spaces both separate cells. NIC rows and columns, the CPU Affinity column and the legend are
+# not used.
+parse_topology() {
+	local line esc=$'\e' i j c name row n
+	local -a cols=() f=()
+	local -A have=()
+	while IFS= read -r line; do
+		n=0
+		while ((n++ < 8)) && [[ $line =~ $esc\[[0-9\;]*[A-Za-z] ]]; do line=${line/"${BASH_REMATCH[0]}"/}; done
+		if [[ ${#cols[@]} -eq 0 ]]; then
+			line=${line//CPU Affinity/CPU_Affinity}
+			line=${line//NUMA Affinity/NUMA_Affinity}
+			line=${line//GPU NUMA ID/GPU_NUMA_ID}
+			read -r -a f <<<"$line"
+			[[ ${f[0]:-} == GPU0 && ${f[1]:-} != X ]] || continue
+			cols=("${f[@]}")
+			for c in "${cols[@]}"; do
+				[[ $c =~ ^GPU([0-9]{1,3})$ ]] || continue
+				topo_gpus+=("$((10#${BASH_REMATCH[1]}))")
+			done
+			if ((${#topo_gpus[@]} > MAX_TOPO_GPUS)); then
+				topo_problem="lists ${#topo_gpus[@]} GPUs, more than $MAX_TOPO_GPUS (the most whose sets are weighed)"
+				return 1
+			fi
+			continue
+		fi
+		[[ $line != Legend:* ]] || break
+		read -r -a f <<<"$line"
+		[[ ${f[0]:-} =~ ^GPU([0-9]{1,3})$ ]] || continue
+		row=$((10#${BASH_REMATCH[1]}))
+		contains "$row" "${topo_gpus[@]}" || { topo_problem="has a row GPU$row but no such column"; return 1; }
+		[[ -z ${have[$row]:-} ]] || { topo_problem="has two rows GPU$row"; return 1; }
+		have[$row]=1
+		((${#f[@]} == ${#cols[@]} + 1)) || { topo_problem="has ${#f[@]} cells in the row of GPU$row, not $((${#cols[@]} + 1)) as its header says"; return 1; }
+		topo_numa[$row]=-
+		for i in "${!cols[@]}"; do
+			name=${cols[$i]} c=${f[$((i + 1))]}
+			if [[ $name =~ ^GPU([0-9]{1,3})$ ]]; then
+				j=$((10#${BASH_REMATCH[1]}))
+				if [[ $j == "$row" ]]; then
+					[[ $c == X ]] || { topo_problem="says $(shown "$c"), not X, for GPU$row with itself"; return 1; }
+				else
+					link_rank "$c" || { topo_problem="has the link $(shown "$c") between GPU$row and GPU$j, none of NV#, PIX, PXB, PHB, NODE, SYS"; return 1; }
+				fi
+				topo_cell[$row $j]=$c
+			elif [[ $name == NUMA_Affinity && $c =~ ^[0-9]{1,4}$ ]]; then
+				topo_numa[$row]=$((10#$c))
+			fi
+		done
+	done <<<"$1"
+	[[ ${#topo_gpus[@]} -gt 0 ]] || { topo_problem="printed no matrix (no header line with GPU0)"; return 1; }
+	for i in "${topo_gpus[@]}"; do
+		[[ -n ${have[$i]:-} ]] || { topo_problem="has no row for GPU$i"; return 1; }
+	done
+	local ri rj
+	for i in "${topo_gpus[@]}"; do
+		for j in "${topo_gpus[@]}"; do
+			[[ $i != "$j" ]] || continue
+			link_rank "${topo_cell[$i $j]}"
+			ri=$lrank
+			link_rank "${topo_cell[$j $i]}"
+			rj=$lrank
+			topo_rank[$i $j]=$((ri > rj ? ri : rj))
+		done
+	done
+	for i in "${all[@]}"; do
+		contains "$i" "${topo_gpus[@]}" || { topo_problem="has no GPU$i, which the ${VENDOR} GPU listing has"; return 1; }
+	done
+	return 0
+}
+
+# read_topology: runs TOPOLOGY_COMMAND (bounded: at most MAX_TOPO_BYTES, TOPO_TIMEOUT seconds, its
+# stderr read with its stdout) and parses what it printed; fails with topo_problem set.
+read_topology() {
+	local out rc
+	command -v timeout >/dev/null 2>&1 || { topo_problem="was not run: timeout(1) is not installed"; return 1; }
+	# (bash's own warning about NUL bytes in the output is not the caller's business)
+	{ out=$(
+		set -o pipefail
+		timeout -k 1 "$TOPO_TIMEOUT" "${TOPOLOGY_COMMAND[@]}" 2>&1 </dev/null | head -c $((MAX_TOPO_BYTES + 1))
+	); } 2>/dev/null
+	rc=$?
+	if (($(LC_ALL=C && printf '%s' "${#out}") > MAX_TOPO_BYTES)); then
+		topo_problem="printed more than $MAX_TOPO_BYTES bytes"
+		return 1
+	fi
+	if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+		topo_problem="gave no answer within $TOPO_TIMEOUT s"
+		return 1
+	fi
+	if [[ $rc -ne 0 ]]; then
+		local first
+		IFS= read -r first <<<"$out"
+		topo_problem="failed (exit status $rc): $(shown "$first")"
+		return 1
+	fi
+	parse_topology "$out"
+}
+
+# choose_set K GPU...: sets chosen to K of the GPUs (in their order) and chosen_rank to the rank of
+# their worst pair: the first set found at the best rank (NVLink first), within one NUMA node before
+# across nodes; each set grows from a seed GPU, taking every later GPU (in order) linked to all taken
+# ones at that rank or better. Fails when there are fewer than K GPUs. At the worst rank, across nodes,
+# the first seed takes the first K GPUs: with no topology to prefer a set, it is the choice made
+# without topology.
+choose_set() {
+	local k=$1 t pass seed h s ok
+	shift
+	local -a pool=("$@") set=()
+	chosen=() chosen_rank=0
+	((${#pool[@]} >= k)) || return 1
+	for t in 1 2 3 4 5 6; do
+		for pass in numa any; do
+			for seed in "${pool[@]}"; do
+				set=("$seed")
+				for h in "${pool[@]}"; do
+					((${#set[@]} < k)) || break
+					[[ $h != "$seed" ]] || continue
+					[[ $pass == any || ${topo_numa[$h]} == "${topo_numa[$seed]}" ]] || continue
+					ok=1
+					for s in "${set[@]}"; do
+						((${topo_rank[$s $h]} <= t)) || {
+							ok=0
+							break
+						}
+					done
+					((ok == 0)) || set+=("$h")
+				done
+				((${#set[@]} == k)) || continue
+				for h in "${pool[@]}"; do
+					contains "$h" "${set[@]}" && chosen+=("$h")
+				done
+				chosen_rank=$t
+				return 0
+			done
+		done
+	done
+	return 1
+}
+
+# link_of GPU...: sets link to the worst link among the pairs of the GPUs as the matrix prints it (of
+# NVLink pairs, the one with the fewest links).
+link_of() {
+	local a b worst=0 n best_n=999
+	link=""
+	for a in "$@"; do
+		for b in "$@"; do
+			[[ $a != "$b" ]] || continue
+			local c=${topo_cell[$a $b]} r=${topo_rank[$a $b]}
+			link_rank "$c"
+			((lrank == r)) || c=${topo_cell[$b $a]}
+			if ((r > worst)); then
+				worst=$r link=$c best_n=999
+			fi
+			if ((r == worst && r == 1)); then
+				n=$((10#${c#NV}))
+				((n >= best_n)) || { best_n=$n link=$c; }
+			fi
+		done
+	done
+}
+
+# print_topology: the stdout line that says what was read: the chosen set's link, then per GPU of the
+# matrix its index, NUMA node and row.
+print_topology() {
+	local i j row line="topology=$link"
+	for i in "${topo_gpus[@]}"; do
+		row=""
+		for j in "${topo_gpus[@]}"; do
+			row+="${row:+,}${topo_cell[$i $j]}"
+		done
+		line+=";$i:${topo_numa[$i]}:$row"
+	done
+	printf '%s\n' "$line"
+}
+
+use_topology=0
+if [[ $amount -gt 1 && $topology != any && ${#TOPOLOGY_COMMAND[@]} -gt 0 ]]; then
+	if read_topology; then
+		use_topology=1
+	else
+		unkept=""
+		[[ $topology != connected ]] || unkept=", so --topology connected cannot be kept"
+		warn "GPU topology not used: ${TOPOLOGY_COMMAND[*]} $topo_problem; the GPUs are chosen without it$unkept (--topology any skips the read; docs/gpus.md#topology-connected-sets)"
+	fi
+fi
+if [[ $topology == connected && $use_topology -eq 0 && $amount -gt 1 && ${#TOPOLOGY_COMMAND[@]} -eq 0 ]]; then
+	warn "--topology connected: the ${VENDOR} script reads no GPU topology; the GPUs are chosen without it"
+fi
+
+# pick K GPU...: sets mine to the K GPUs handed out: by topology when it was read, else the first K.
+# With --topology connected a set that is not NVLink-connected fails; with prefer, one worse than the
+# best set of K the node has (claims aside) is said on stderr.
+pick() {
+	local k=$1
+	shift
+	if [[ $use_topology -eq 0 ]]; then
+		mine=("${@:1:k}")
+		return 0
+	fi
+	choose_set "$k" "$@"
+	mine=("${chosen[@]}")
+	link_of "${mine[@]}"
+	local got=$link got_rank=$chosen_rank
+	if ((got_rank == 1)) || [[ $k -le 1 ]]; then
+		return 0
+	fi
+	choose_set "$k" "${all[@]}"
+	link_of "${chosen[@]}"
+	local best=$link best_rank=$chosen_rank
+	link=$got
+	if [[ $topology == connected ]]; then
+		die "no NVLink-connected set of $k GPUs is free (--topology connected): $found_text, free [$(join_by_comma "$@")]; the best free set [$(join_by_comma "${mine[@]}")] is linked by $got at worst, the node's best set of $k by $best; --topology prefer takes the best free set instead"
+	fi
+	if ((got_rank > best_rank)); then
+		warn "topology: GPUs [$(join_by_comma "${mine[@]}")] are linked by $got at worst (no set of $k linked by $best is free: free [$(join_by_comma "$@")]); --topology connected fails instead of taking them"
+	fi
+}
+
 if [[ $coordinate == 0 ]]; then
 	[[ ${#all[@]} -ge $amount ]] || die "not enough GPUs: $found_text, asked for $amount"
-	print_result "${all[@]:0:amount}"
+	pick "$amount" "${all[@]}"
+	print_result "${mine[@]}"
+	[[ $use_topology -eq 0 ]] || print_topology
 	exit 0
 fi
 
@@ -633,7 +910,7 @@ if [[ ${#free[@]} -lt $amount ]]; then
 	done
 	die "not enough GPUs: $found_text, asked for $amount, ${#free[@]} free; taken (coordination directory $coordination_dir): ${taken_text:-none}"
 fi
-mine=("${free[@]:0:amount}")
+pick "$amount" "${free[@]}"
 for g in "${mine[@]}"; do
 	mine_key+=("${key_of[$g]}")
 	mine_pid+=("$owner")
@@ -642,3 +919,4 @@ done
 write_own_claims
 exec {lock_fd}<&- # releases the lock: the claims are written
 print_result "${mine[@]}"
+[[ $use_topology -eq 0 ]] || print_topology

@@ -3,6 +3,7 @@
 #
 #   nvidia-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
 #                           [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
+#                           [--topology connected|prefer|any]
 #   nvidia-gpu-discovery.sh [<amount>] --release [same flags]
 #
 # GPUs come from `nvidia-smi --query-gpu=index,uuid --format=csv,noheader` (one "<index>, <uuid>" per
@@ -11,10 +12,13 @@
 # is deliberately not read: it tells the NVIDIA container runtime which GPUs to put into a container
 # (YARN's nvidia-docker-v2 plugin sets it to the host's indexes), and inside that container nvidia-smi
 # already lists only those GPUs, renumbered from 0; outside a container it restricts nothing.
+# For more than one GPU the set is chosen by the topology matrix of `nvidia-smi topo -m` (NVLink first;
+# see "Topology" in gpu-discovery-common.sh).
 # Coordination and the output contract: see gpu-discovery-common.sh next to this file.
 
 VENDOR=NVIDIA
 VISIBILITY_VARS=(CUDA_VISIBLE_DEVICES)
+TOPOLOGY_COMMAND=(nvidia-smi topo -m)
 
 list_gpus() {
 	command -v nvidia-smi >/dev/null 2>&1 || {
