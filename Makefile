@@ -49,12 +49,15 @@ unit: $(GOTESTSUM)
 # INTEGRATION_PACKAGES (default every package; make test passes those with integration tests,
 # testdata/minicluster/split-packages.sh cluster, having run the others' unit tests before). The
 # integration build tag adds the tests that need the cluster; without a cluster they fail, never skip.
+# INTEGRATION_SELECT is go test's -run or -skip of the run (default none: every test); make test splits
+# the run in two by it, each half on a cluster of its own.
 INTEGRATION_PACKAGES ?= ./...
+INTEGRATION_SELECT ?=
 integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK2_HOME=$(FLINK2_HOME_CACHE) \
-	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m $(INTEGRATION_PACKAGES)
+	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m $(INTEGRATION_SELECT) $(INTEGRATION_PACKAGES)
 
 # Everything: the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
 # expiry: test-faults; its liveness test asserts a replacement within 15 s), then the secure suite
@@ -66,11 +69,13 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # the unit tests of the packages without integration tests run at nice 10 (make unit; bin/unit.log),
 # with the memory check, the JVM flags against Flink 1.20's and 2.x's own calculators and the key
 # fixtures against their jars (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the
-# background lane below; then the mini cluster is started, the packages with integration tests
-# (split-packages.sh cluster) run all their tests (unit and integration, with -race) against it in
-# one go test run, and the cluster is stopped again whatever the result, while the rolling-logs suite
+# background lane below; then the packages with integration tests (split-packages.sh cluster) run all
+# their tests (unit and integration, with -race) in two go test runs at once, each against a mini
+# cluster of its own, stopped again whatever the result: am's Flink end-to-end tests (-run ^TestFlink,
+# about two thirds of the time) on the default cluster, and everything else (-skip ^TestFlink,
+# bin/integration-rest.log) on $(MINICLUSTER_DIR)/rest, followed in that lane by the rolling-logs suite
 # (test-rolling-logs: its own cluster with rolling log aggregation, one Flink job for 2 minutes;
-# bin/rolling.log) runs beside it; then the Kerberized Flink tests (test-secure-flink: a [flink]
+# bin/rolling.log); then the Kerberized Flink tests (test-secure-flink: a [flink]
 # keytab job's checkpoints and savepoint on HDFS, a job checkpointing past five token lifetimes and
 # one without a keytab told when its tokens end; they need Flink, so they cannot run before the
 # prefetch is done), while the preemption suite (test-preemption; bin/preemption.log) runs beside
@@ -112,12 +117,19 @@ test: build vet $(GOTESTSUM)
 	if [ "$$(cat bin/prefetch.rc 2>/dev/null)" != 0 ]; then echo "prefetch or test-flink-memory failed (bin/prefetch.log)"; rc=1; fi; \
 	wait $$unit; echo "=== unit tests: done"; cat bin/unit.log; \
 	if [ "$$(cat bin/unit.rc 2>/dev/null)" != 0 ]; then echo "the unit tests failed (bin/unit.log)"; rc=1; fi; \
-	rm -f bin/rolling.rc; \
-	( r=0; $(MAKE) --no-print-directory -o build test-rolling-logs >bin/rolling.log 2>&1 || r=$$?; echo $$r >bin/rolling.rc ) & rolling=$$!; \
-	echo "=== the rolling-logs suite beside the integration run (bin/rolling.log)"; \
-	if $(MAKE) minicluster-up; then $(MAKE) integration INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)" || rc=1; else rc=1; fi; \
+	rm -f bin/integration-rest.rc bin/rolling.rc; \
+	( r=0; { $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest && \
+	    $(MAKE) --no-print-directory -o build integration MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest INTEGRATION_SELECT="-skip ^TestFlink" \
+	      INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)"; } >bin/integration-rest.log 2>&1 || r=$$?; \
+	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest >>bin/integration-rest.log 2>&1 || r=1; \
+	  echo $$r >bin/integration-rest.rc; r=0; \
+	  $(MAKE) --no-print-directory -o build test-rolling-logs >bin/rolling.log 2>&1 || r=$$?; echo $$r >bin/rolling.rc ) & rest=$$!; \
+	echo "=== the integration run's tests but am's TestFlink*, on a cluster of their own (bin/integration-rest.log), then the rolling-logs suite (bin/rolling.log), beside am's TestFlink*"; \
+	if $(MAKE) minicluster-up; then $(MAKE) -o build integration INTEGRATION_PACKAGES=./am INTEGRATION_SELECT="-run ^TestFlink" || rc=1; else rc=1; fi; \
 	$(MAKE) minicluster-down || rc=1; \
-	wait $$rolling; echo "=== rolling logs: done"; cat bin/rolling.log; \
+	wait $$rest; echo "=== the rest of the integration run, then rolling logs: done"; cat bin/integration-rest.log; \
+	if [ "$$(cat bin/integration-rest.rc 2>/dev/null)" != 0 ]; then echo "the rest of the integration run failed (bin/integration-rest.log)"; rc=1; fi; \
+	cat bin/rolling.log; \
 	if [ "$$(cat bin/rolling.rc 2>/dev/null)" != 0 ]; then echo "test-rolling-logs failed (bin/rolling.log)"; rc=1; fi; \
 	rm -f bin/late-lane.rc; \
 	( r=0; nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1 || r=$$?; echo $$r >bin/late-lane.rc ) & late=$$!; \
