@@ -131,9 +131,9 @@ func (r *tokenRefresher) replace(ctx context.Context) error {
 	now := r.now()
 	note := func(alias string, t yarnrpc.Token, expiry int64) {
 		fresh.Tokens[alias] = t
-		renewAt[alias] = now.Add(time.UnixMilli(expiry).Sub(now) * 3 / 4)
+		renewAt[alias] = threeQuarters(now, time.UnixMilli(expiry))
 		if is, mx, ok := yarnrpc.DelegationTokenDates(t); ok {
-			at := is.Add(mx.Sub(is) * 3 / 4)
+			at := threeQuarters(is, mx)
 			if earliestMax.IsZero() || at.Before(earliestMax) {
 				earliestMax = at
 			}
@@ -230,7 +230,7 @@ func (r *tokenRefresher) renew(ctx context.Context) error {
 		}
 		now := r.now()
 		r.mu.Lock()
-		r.renewAt[a] = now.Add(time.UnixMilli(exp).Sub(now) * 3 / 4)
+		r.renewAt[a] = threeQuarters(now, time.UnixMilli(exp))
 		r.mu.Unlock()
 		r.log.WithFields(logrus.Fields{"kind": t.Kind, "service": t.Service, "expires": time.UnixMilli(exp).UTC().Format(time.RFC3339)}).Info("am: delegation token renewed")
 	}
@@ -275,26 +275,19 @@ func (r *tokenRefresher) renewAtIssuer(ctx context.Context, t yarnrpc.Token) (in
 	return 0, fmt.Errorf("a %s token is not renewed by the AM", t.Kind)
 }
 
-// retire keeps the current tokens the AM got itself (those with a renewal time) among the retired,
-// to be renewed until their maximum lifetime, and drops the retired whose lifetime is over. The
-// caller holds r.mu and is about to replace r.creds.
+// retire adds the current tokens the AM got itself (those with a renewal time) to the retired, to be
+// renewed until their maximum lifetime (renewRetired, which also drops those whose lifetime is over).
+// The caller holds r.mu and is about to replace r.creds.
 func (r *tokenRefresher) retire(now time.Time) {
-	kept := r.retired[:0]
-	for _, rt := range r.retired {
-		if now.Before(rt.max) {
-			kept = append(kept, rt)
-		}
-	}
 	for _, a := range slices.Sorted(maps.Keys(r.renewAt)) {
 		t, ok := r.creds.Tokens[a]
 		if !ok {
 			continue
 		}
 		if _, mx, ok := yarnrpc.DelegationTokenDates(t); ok && now.Before(mx) {
-			kept = append(kept, retiredToken{token: t, renewAt: r.renewAt[a], max: mx})
+			r.retired = append(r.retired, retiredToken{token: t, renewAt: r.renewAt[a], max: mx})
 		}
 	}
-	r.retired = kept
 }
 
 // renewRetired renews the retired tokens due, each until its maximum lifetime; one whose renewal
@@ -327,14 +320,17 @@ func (r *tokenRefresher) renewRetired(ctx context.Context) {
 		f["expires"] = end.UTC().Format(time.RFC3339)
 		r.log.WithFields(f).Info("am: a replaced delegation token renewed, for processes that still hold it")
 		if end.Before(rt.max) {
-			now := r.now()
-			rt.renewAt = now.Add(end.Sub(now) * 3 / 4)
+			rt.renewAt = threeQuarters(r.now(), end)
 			r.mu.Lock()
 			r.retired = append(r.retired, rt)
 			r.mu.Unlock()
 		}
 	}
 }
+
+// threeQuarters is the time 3/4 of the way from from to to: when a token is renewed (from now to its
+// expiry) and when tokens are replaced (from their issue to their maximum lifetime).
+func threeQuarters(from, to time.Time) time.Time { return from.Add(to.Sub(from) * 3 / 4) }
 
 // due says, at r.now(), whether the tokens must be replaced (3/4 of the earliest maximum lifetime has
 // passed) and otherwise which aliases are due for renewal (3/4 of the time to their expiry), sorted.
