@@ -28,6 +28,7 @@ const (
 const (
 	TopologyConnected = "connected" // fail discovery
 	TopologyPrefer    = "prefer"    // the default: take the best set free and say so on stderr
+	TopologyWait      = "wait"      // wait for a connected set, up to the lock timeout, without the lock
 	TopologyAny       = "any"       // read no topology: the first free GPUs, as before topology was read
 )
 
@@ -44,7 +45,7 @@ const validFlagsText = FlagCoordinationMode + " (or " + FlagCoordination + "; co
 	FlagNoCoordination + ", " + FlagCoordinationDir + " DIR (absolute; default " + DefaultCoordinationDir +
 	" when it exists, else a private directory of the user), " + FlagCoordinationFile + " FILE (absolute; Flink's), " +
 	FlagLockTimeout + " SECONDS (1-9999; default 30), " +
-	FlagTopology + " " + TopologyConnected + "|" + TopologyPrefer + "|" + TopologyAny + " (default " + TopologyPrefer + ")"
+	FlagTopology + " " + TopologyConnected + "|" + TopologyPrefer + "|" + TopologyWait + "|" + TopologyAny + " (default " + TopologyPrefer + ")"
 
 // ScriptArgs is what the built-in scripts make of discovery-script.args.
 type ScriptArgs struct {
@@ -53,7 +54,7 @@ type ScriptArgs struct {
 	Dir          string
 	File         string        // Flink's --coordination-file
 	LockTimeout  time.Duration // 0 = DefaultLockTimeout
-	Topology     string        // --topology: TopologyConnected, TopologyPrefer or TopologyAny; "" = TopologyPrefer
+	Topology     string        // --topology: TopologyConnected, TopologyPrefer, TopologyWait or TopologyAny; "" = TopologyPrefer
 }
 
 // IndexRule is the id rule of the GPU driver: distinct non-negative integers (the indexes of
@@ -137,14 +138,14 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			sa.LockTimeout, lockSet = time.Duration(n)*time.Second, name
 		case FlagTopology:
 			switch value {
-			case TopologyConnected, TopologyPrefer, TopologyAny:
+			case TopologyConnected, TopologyPrefer, TopologyWait, TopologyAny:
 				if sa.Topology != "" && sa.Topology != value {
 					return fail("%s %s and %s %s contradict each other; give one", name, sa.Topology, name, value)
 				}
 				sa.Topology = value
 			default:
-				return fail("%s %s is not one of %s (fail when no NVLink-connected set is free), %s (the default: take the best set free), %s (read no topology)",
-					name, text.Quote(value), TopologyConnected, TopologyPrefer, TopologyAny)
+				return fail("%s %s is not one of %s (fail when no NVLink-connected set is free), %s (the default: take the best set free), %s (wait for a connected set, up to %s), %s (read no topology)",
+					name, text.Quote(value), TopologyConnected, TopologyPrefer, TopologyWait, FlagLockTimeout, TopologyAny)
 			}
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/yarn-am/yarn-am/resources"
 )
 
-const validFlagsWant = "valid flags of the built-in discovery script: --enable-coordination-mode (or --enable-coordination; coordination is on by default in YARN containers), --no-coordination, --coordination-dir DIR (absolute; default /var/lib/yarn-am/gpu when it exists, else a private directory of the user), --coordination-file FILE (absolute; Flink's), --lock-timeout SECONDS (1-9999; default 30), --topology connected|prefer|any (default prefer)"
+const validFlagsWant = "valid flags of the built-in discovery script: --enable-coordination-mode (or --enable-coordination; coordination is on by default in YARN containers), --no-coordination, --coordination-dir DIR (absolute; default /var/lib/yarn-am/gpu when it exists, else a private directory of the user), --coordination-file FILE (absolute; Flink's), --lock-timeout SECONDS (1-9999; default 30), --topology connected|prefer|wait|any (default prefer)"
 
 func TestCheckBuiltinScriptArgsRejects(t *testing.T) {
 	for _, tc := range []struct{ args, why string }{
@@ -45,9 +45,9 @@ func TestCheckBuiltinScriptArgsRejects(t *testing.T) {
 		{"--enable-coordination --lock-timeout 10000", `--lock-timeout "10000" is not a whole number of seconds between 1 and 9999`},
 		{"--enable-coordination=yes", "--enable-coordination takes no value"},
 		{"--enable-coordination --lock-timeout 60", "--lock-timeout 60 is not shorter than external-resource.gpu.param.discovery-script.timeout (1m0s): the script would be killed before it can say who holds the lock"},
-		{"--topology nvlink", `--topology "nvlink" is not one of connected (fail when no NVLink-connected set is free), prefer (the default: take the best set free), any (read no topology)`},
-		{"--topology=Connected", `--topology "Connected" is not one of connected (fail when no NVLink-connected set is free), prefer (the default: take the best set free), any (read no topology)`},
-		{"--topology=", `--topology "" is not one of connected (fail when no NVLink-connected set is free), prefer (the default: take the best set free), any (read no topology)`},
+		{"--topology nvlink", `--topology "nvlink" is not one of connected (fail when no NVLink-connected set is free), prefer (the default: take the best set free), wait (wait for a connected set, up to --lock-timeout), any (read no topology)`},
+		{"--topology=Connected", `--topology "Connected" is not one of connected (fail when no NVLink-connected set is free), prefer (the default: take the best set free), wait (wait for a connected set, up to --lock-timeout), any (read no topology)`},
+		{"--topology=", `--topology "" is not one of connected (fail when no NVLink-connected set is free), prefer (the default: take the best set free), wait (wait for a connected set, up to --lock-timeout), any (read no topology)`},
 		{"--topology", "--topology needs a value"},
 		{"--topology --no-coordination", "--topology needs a value"},
 		{"--topology connected --topology any", "--topology connected and --topology any contradict each other; give one"},
@@ -75,6 +75,7 @@ func TestCheckBuiltinScriptArgsAccepts(t *testing.T) {
 		"--coordination-file /var/tmp/flink-gpu-coordination": {Coordinate: true, File: "/var/tmp/flink-gpu-coordination"},
 		"--enable-coordination --coordination-file=/var/tmp/flink-gpu-coordination": {Coordinate: true, File: "/var/tmp/flink-gpu-coordination"},
 		"--topology connected":                                  {Topology: TopologyConnected},
+		"--topology wait --lock-timeout 20":                     {Topology: TopologyWait, LockTimeout: 20 * time.Second},
 		"--topology=prefer --topology prefer":                   {Topology: TopologyPrefer},
 		"--no-coordination --topology any":                      {NoCoordinate: true, Topology: TopologyAny},
 		"--enable-coordination --topology=any --lock-timeout 5": {Coordinate: true, Topology: TopologyAny, LockTimeout: 5 * time.Second},
@@ -129,6 +130,16 @@ func TestMisspelledScriptFlagFailsConfigValidation(t *testing.T) {
 	))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `external-resource.gpu.param.discovery-script.args = "--topology connected": --topology connected needs the GPU topology, which only the NVIDIA script reads (nvidia-smi topo -m); with external-resource.gpu.param.vendor = amd use --topology prefer or any`)
+	_, _, err = resources.Parse(conf(
+		"external-resource.list", "gpu",
+		"external-resource.gpu.amount", "2",
+		"external-resource.gpu.yarn.config-key", "amd.com/gpu",
+		"external-resource.gpu.driver-factory.class", "gpu",
+		"external-resource.gpu.param.vendor", "amd",
+		"external-resource.gpu.param.discovery-script.args", "--topology wait",
+	))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `--topology wait needs the GPU topology, which only the NVIDIA script reads`)
 	_, _, err = resources.Parse(conf(
 		"external-resource.list", "gpu",
 		"external-resource.gpu.amount", "2",

@@ -70,6 +70,11 @@ type owner struct {
 const ownerProg = `"$@" 2>"$OWNER_STDERR"; echo "rc=$?"; read -r line
 if [[ $line == release ]]; then "$1" --release --coordination-dir "$OWNER_COORD" >"$OWNER_STDERR.release" 2>&1; echo "rc=$?" >>"$OWNER_STDERR.release"; fi`
 
+// errFile is where owner i started with args writes the script's stderr.
+func (e *coordEnv) errFile(i int, args []string) string {
+	return filepath.Join(e.dir, fmt.Sprintf("stderr-%d-%d", i, len(args)))
+}
+
 func (e *coordEnv) startOwner(i int, args ...string) *owner {
 	e.t.Helper()
 	return e.startOwnerAs(nil, i, args...)
@@ -79,7 +84,7 @@ func (e *coordEnv) startOwner(i int, args ...string) *owner {
 // process's user), through setpriv.
 func (e *coordEnv) startOwnerAs(u *osUser, i int, args ...string) *owner {
 	e.t.Helper()
-	errFile := filepath.Join(e.dir, fmt.Sprintf("stderr-%d-%d", i, len(args)))
+	errFile := e.errFile(i, args)
 	argv := append([]string{"bash", "-c", ownerProg, "owner", e.script}, args...)
 	if u != nil {
 		// The owner writes its stderr file as u: create it for u first (e.dir is root's).
@@ -362,7 +367,7 @@ func TestCoordinationUnknownArgumentFails(t *testing.T) {
 	o := e.startOwner(0, "1", "--enable-cordination")
 	o.end()
 	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|any] [--release]`)
+	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|wait|any] [--release]`)
 }
 
 // Claims are kept per NodeManager (NM_HOST): the mini cluster's NodeManagers share a machine but model

@@ -121,10 +121,10 @@ func ParseParams(resource string, params map[string]string) (Config, error) {
 		}
 	} else if sa, err := CheckBuiltinScriptArgs(resource, cfg.ScriptArgs, cfg.Timeout); err != nil {
 		probs = append(probs, err.Error())
-	} else if sa.Topology == TopologyConnected && cfg.Vendor == VendorAMD {
+	} else if (sa.Topology == TopologyConnected || sa.Topology == TopologyWait) && cfg.Vendor == VendorAMD {
 		// The AMD script reads no topology, so it could never keep the promise (docs/gpus.md#topology-connected-sets).
 		probs = append(probs, fmt.Sprintf("%s = %q: %s %s needs the GPU topology, which only the NVIDIA script reads (nvidia-smi topo -m); with %s = amd use %s %s or %s",
-			key(ParamScriptArgs), cfg.ScriptArgs, FlagTopology, TopologyConnected, key(ParamVendor), FlagTopology, TopologyPrefer, TopologyAny))
+			key(ParamScriptArgs), cfg.ScriptArgs, FlagTopology, sa.Topology, key(ParamVendor), FlagTopology, TopologyPrefer, TopologyAny))
 	}
 
 	if p, ok := params[ParamScriptPath]; ok {

@@ -5,16 +5,17 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // TopologyLinePrefix starts the stdout line in which the built-in NVIDIA script says what GPU topology it
 // read (`nvidia-smi topo -m`) when it chose a set of more than one GPU:
-// topology=<link>;<index>:<numa>:<cell>,<cell>,...;... (docs/gpus.md#topology-connected-sets).
+// topology=<link>[/<best>];<index>:<numa>:<cell>,<cell>,...;... (docs/gpus.md#topology-connected-sets).
 const TopologyLinePrefix = "topology="
 
-// maxTopologyGPUs bounds the GPUs of a topology line (the script weighs sets of at most 16).
-const maxTopologyGPUs = 64
+// maxTopologyGPUs bounds the GPUs of a topology line.
+const maxTopologyGPUs = contract.MaxTopologyGPUs
 
 var (
 	topoCellRe  = regexp.MustCompile(`^(X|NV[0-9]{1,3}|PIX|PXB|PHB|NODE|SYS|SOC)$`)
@@ -22,20 +23,12 @@ var (
 	topoNUMARe  = regexp.MustCompile(`^(-|[0-9]{1,4})$`)
 )
 
-// Topology is the GPU topology matrix a built-in script read, and the link of the set it chose.
-type Topology struct {
-	// Link is the worst link among the pairs of the chosen GPUs, as nvidia-smi names it (NV18, PIX, SYS).
-	Link string
-	// GPUs are the matrix's GPUs in its order.
-	GPUs []TopologyGPU
-}
+// Topology is the GPU topology matrix a built-in script read, the link of the set it chose and, when
+// that set is worse, the link of the node's best set: what the launcher reports to the AM.
+type Topology = contract.GPUTopology
 
 // TopologyGPU is one row of the matrix.
-type TopologyGPU struct {
-	Index string   // the GPU's index (nvidia-smi's GPU<n>)
-	NUMA  string   // its NUMA node ("NUMA Affinity"); "-" when the matrix gives none
-	Links []string // its link to each GPU of Topology.GPUs, in order; "X" to itself
-}
+type TopologyGPU = contract.GPUTopologyRow
 
 // ParseTopologyLine parses the value of a topology= line (without the prefix). Anything that is not a
 // square matrix of known link names is an error quoting a bounded prefix of the value.
@@ -44,9 +37,17 @@ func ParseTopologyLine(v string) (Topology, error) {
 		return Topology{}, fmt.Errorf("topology line %s: %s", text.Quote(v), fmt.Sprintf(why, a...))
 	}
 	parts := strings.Split(v, ";")
-	t := Topology{Link: parts[0]}
-	if !topoCellRe.MatchString(t.Link) || t.Link == "X" {
-		return bad("the link %s is none of NV#, PIX, PXB, PHB, NODE, SYS", text.Quote(t.Link))
+	var t Topology
+	var hasBest bool
+	t.Link, t.Best, hasBest = strings.Cut(parts[0], "/")
+	links := []string{t.Link}
+	if hasBest {
+		links = append(links, t.Best)
+	}
+	for _, l := range links {
+		if !topoCellRe.MatchString(l) || l == "X" {
+			return bad("the link %s is none of NV#, PIX, PXB, PHB, NODE, SYS", text.Quote(l))
+		}
 	}
 	rows := parts[1:]
 	if len(rows) < 2 || len(rows) > maxTopologyGPUs {
@@ -73,9 +74,9 @@ func ParseTopologyLine(v string) (Topology, error) {
 	return t, nil
 }
 
-// Lines is the matrix as yarn-am discover prints it: a header of GPU columns and the NUMA node, then
-// one row per GPU.
-func (t Topology) Lines() []string {
+// TopologyLines is the matrix as yarn-am discover prints it: a header of GPU columns and the NUMA node,
+// then one row per GPU.
+func TopologyLines(t Topology) []string {
 	cells := make([][]string, 0, len(t.GPUs)+1)
 	head := []string{""}
 	for _, g := range t.GPUs {

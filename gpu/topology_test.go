@@ -1,8 +1,10 @@
 package gpu
 
 import (
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,10 +87,107 @@ func TestTopologyNoConnectedSetFree(t *testing.T) {
 	p := e.take(3, "4", "--topology=prefer")
 	assert.Equal(t, "1,3,4,5", p.out)
 	assert.Contains(t, p.stderr, "warning: topology: GPUs [1,3,4,5] are linked by SYS at worst (no set of 4 linked by NV12 is free: free [1,3,4,5,6,7]); --topology connected fails instead of taking them")
-	assert.True(t, strings.HasPrefix(p.topologyLine(), "SYS;"), p.stdout)
+	assert.True(t, strings.HasPrefix(p.topologyLine(), "SYS/NV12;"), "the line says the node's best too: %s", p.stdout)
 	d := e.take(4, "2") // the default is prefer
 	assert.Equal(t, "6,7", d.out)
 	assert.Empty(t, d.stderr, "6 and 7 are an NVLink pair: nothing to say")
+}
+
+// waiter is a discovery started in the background; wait returns its owner once the script ended.
+type waiter struct {
+	done    chan *owner
+	errFile string
+}
+
+// startWaiting starts owner i's discovery of amount GPUs with --topology wait and the lock timeout
+// (seconds) and returns once the script said it waits (its stderr line), so the test goes on while it
+// waits.
+func (e *coordEnv) startWaiting(i int, amount, lockTimeout string) *waiter {
+	e.t.Helper()
+	args := []string{amount, "--enable-coordination", "--coordination-dir", e.coord, "--topology", "wait", "--lock-timeout", lockTimeout}
+	w := &waiter{done: make(chan *owner, 1), errFile: e.errFile(i, args)}
+	go func() { w.done <- e.startOwner(i, args...) }()
+	require.Eventually(e.t, func() bool {
+		data, _ := os.ReadFile(w.errFile)
+		return strings.Contains(string(data), "(--topology wait)")
+	}, 20*time.Second, 20*time.Millisecond, "the script says it waits")
+	return w
+}
+
+func (w *waiter) wait(t *testing.T) *owner {
+	t.Helper()
+	select {
+	case o := <-w.done:
+		t.Cleanup(o.end)
+		return o
+	case <-time.After(60 * time.Second):
+		require.FailNow(t, "the waiting discovery did not end")
+		return nil
+	}
+}
+
+// --topology wait: with one GPU taken in each island no NVLink-connected set of 4 is free, so the
+// script waits, without holding the coordination directory's lock (another worker claims a GPU
+// meanwhile, with a lock timeout of 1 s), and takes island A once its claimant is gone.
+func TestTopologyWaitTakesTheSetOnceFreed(t *testing.T) {
+	e := newTopoEnv(t, "islands-2x4", 8)
+	a := e.startOwner(0, "1", "--enable-coordination", "--coordination-dir", e.coord)
+	require.Equal(t, 0, a.rc, a.stderr)
+	assert.Equal(t, "0", a.out)
+	assert.Equal(t, "2", e.withEnv("CUDA_VISIBLE_DEVICES=2").take(1, "1").out)
+
+	w := e.startWaiting(2, "4", "30")
+	d := e.withEnv("CUDA_VISIBLE_DEVICES=3").take(3, "1", "--lock-timeout", "1")
+	assert.Equal(t, "3", d.out, "claimed while the waiter waits: the lock is free")
+	a.end() // island A's claimant is gone
+
+	c := w.wait(t)
+	require.Equal(t, 0, c.rc, c.stderr)
+	assert.Equal(t, "0,1,4,5", c.out)
+	assert.True(t, strings.HasPrefix(c.topologyLine(), "NV12;"), c.stdout)
+	assert.Equal(t, 1, strings.Count(c.stderr, "\n"), "one line: %q", c.stderr)
+	assert.Contains(t, c.stderr, "warning: topology: no NVLink-connected set of 4 GPUs is free (free [1,3,4,5,6,7]); waiting up to 30 s for one (--topology wait)")
+	assert.Len(t, e.claimRecords(), 6, "2, 3 and island A")
+}
+
+// Two workers wait for 4 GPUs each while each island has one GPU taken: once both claimants are gone
+// each waiter gets a whole island, never the same GPU.
+func TestTopologyWaitTwoWaitersGetOneIslandEach(t *testing.T) {
+	e := newTopoEnv(t, "islands-2x4", 8)
+	a := e.startOwner(0, "1", "--enable-coordination", "--coordination-dir", e.coord)
+	b := e.withEnv("CUDA_VISIBLE_DEVICES=2").startOwner(1, "1", "--enable-coordination", "--coordination-dir", e.coord)
+	require.Equal(t, 0, a.rc, a.stderr)
+	require.Equal(t, 0, b.rc, b.stderr)
+	w1 := e.startWaiting(2, "4", "30")
+	w2 := e.startWaiting(3, "4", "30")
+	a.end()
+	b.end()
+	c1, c2 := w1.wait(t), w2.wait(t)
+	require.Equal(t, 0, c1.rc, c1.stderr)
+	require.Equal(t, 0, c2.rc, c2.stderr)
+	assert.ElementsMatch(t, []string{"0,1,4,5", "2,3,6,7"}, []string{c1.out, c2.out})
+	assert.Len(t, e.claimRecords(), 8)
+}
+
+// --topology wait gives up after --lock-timeout seconds, claiming nothing, and says what was free; on
+// a node without any NVLink-connected set of k it fails at once, without waiting.
+func TestTopologyWaitGivesUp(t *testing.T) {
+	e := newTopoEnv(t, "islands-2x4", 8)
+	assert.Equal(t, "0", e.take(0, "1").out)
+	assert.Equal(t, "2", e.withEnv("CUDA_VISIBLE_DEVICES=2").take(1, "1").out)
+	c := e.startWaiting(2, "4", "2").wait(t)
+	assert.Equal(t, 1, c.rc)
+	assert.Empty(t, c.out)
+	assert.Contains(t, c.stderr, "no NVLink-connected set of 4 GPUs became free within 2 s (--topology wait): found 8 NVIDIA GPU(s) [0,1,2,3,4,5,6,7], free [1,3,4,5,6,7]; the best free set [1,3,4,5] is linked by SYS at worst; raise --lock-timeout (below discovery-script.timeout) to wait longer, or --topology prefer takes the best free set")
+	assert.Len(t, e.claimRecords(), 2, "the waiter claimed nothing")
+
+	p := newTopoEnv(t, "pcie-4", 4)
+	o := p.startOwner(0, "2", "--enable-coordination", "--coordination-dir", p.coord, "--topology", "wait", "--lock-timeout", "60")
+	o.end()
+	assert.Equal(t, 1, o.rc)
+	assert.Contains(t, o.stderr, "no set of 2 GPUs of this node is NVLink-connected (found 4 NVIDIA GPU(s) [0,1,2,3]; the best set of 2, [1,2], is linked by PIX at worst), so --topology wait would wait for nothing; --topology prefer takes the best free set")
+	assert.NotContains(t, o.stderr, "waiting up to", "it did not wait")
+	assert.Empty(t, p.claimRecords())
 }
 
 // On the NVSwitch node every set is NVLink-connected, so any amount works with --topology connected;
@@ -123,7 +222,7 @@ func TestTopologyPCIeOnly(t *testing.T) {
 	assert.Empty(t, a.stderr)
 	b := e.take(1, "2")
 	assert.Equal(t, "0,3", b.out)
-	assert.True(t, strings.HasPrefix(b.topologyLine(), "PXB;"), b.stdout)
+	assert.True(t, strings.HasPrefix(b.topologyLine(), "PXB/PIX;"), "worse than the node's best pair: %s", b.stdout)
 
 	c := newTopoEnv(t, "pcie-4", 4).startOwner(0, "2", "--no-coordination", "--topology", "connected")
 	c.end()
@@ -187,17 +286,25 @@ func TestTopologyBadFlagValue(t *testing.T) {
 	o := e.startOwner(0, "2", "--enable-coordination", "--coordination-dir", e.coord, "--topology", "nvlink")
 	o.end()
 	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, `--topology "nvlink" is not one of connected, prefer (the default), any`)
+	assert.Contains(t, o.stderr, `--topology "nvlink" is not one of connected, prefer (the default), wait, any`)
 	assert.Empty(t, e.claimRecords())
 }
 
 func TestParseTopologyLine(t *testing.T) {
 	top, err := ParseTopologyLine("PIX;0:0:X,SYS;1:-:SYS,X")
 	require.NoError(t, err)
-	assert.Equal(t, Topology{Link: "PIX", GPUs: []TopologyGPU{{"0", "0", []string{"X", "SYS"}}, {"1", "-", []string{"SYS", "X"}}}}, top)
-	assert.Equal(t, []string{"      GPU0  GPU1  NUMA", "GPU0  X     SYS   0", "GPU1  SYS   X     -"}, top.Lines())
+	assert.Equal(t, Topology{Link: "PIX", GPUs: []TopologyGPU{{Index: "0", NUMA: "0", Links: []string{"X", "SYS"}}, {Index: "1", NUMA: "-", Links: []string{"SYS", "X"}}}}, top)
+	assert.Equal(t, []string{"      GPU0  GPU1  NUMA", "GPU0  X     SYS   0", "GPU1  SYS   X     -"}, TopologyLines(top))
+
+	worse, err := ParseTopologyLine("SYS/NV12;0:0:X,SYS;1:-:SYS,X")
+	require.NoError(t, err)
+	assert.Equal(t, "SYS", worse.Link)
+	assert.Equal(t, "NV12", worse.Best, "prefer took a set worse than the node's best")
 
 	for line, why := range map[string]string{
+		"SYS/;0:0:X,SYS;1:0:SYS,X":    `the link "" is none of`,
+		"SYS/X;0:0:X,SYS;1:0:SYS,X":   `the link "X" is none of`,
+		"SYS/NVL;0:0:X,SYS;1:0:SYS,X": `the link "NVL" is none of`,
 		"":                            `the link "" is none of`,
 		"X;0:0:X,SYS;1:0:SYS,X":       `the link "X" is none of`,
 		"NV4;0:0:X":                   "1 GPUs; want 2 to 64",

@@ -87,7 +87,7 @@ func printDiscovery(w io.Writer, cfg *resources.Config, drivers map[string]resou
 			if t := g.Topology(); t != nil {
 				// Only where the script read one: a machine without topology prints what it always did.
 				fmt.Fprintf(w, "  topology (nvidia-smi topo -m): the GPUs above are linked by %s at worst\n", t.Link)
-				for _, l := range t.Lines() {
+				for _, l := range gpu.TopologyLines(*t) {
 					fmt.Fprintf(w, "    %s\n", l)
 				}
 			}

@@ -3,7 +3,7 @@
 #
 #   amd-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
 #                        [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
-#                        [--topology connected|prefer|any]
+#                        [--topology connected|prefer|wait|any]
 #   amd-gpu-discovery.sh [<amount>] --release [same flags]
 #
 # Indexes come from `rocm-smi --showid`: every line that starts with GPU[<n>] names the GPU with index

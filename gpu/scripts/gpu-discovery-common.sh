@@ -12,7 +12,7 @@
 # Contract (the calling convention of Flink's discovery scripts, see docs/gpus.md#discovery-script-contract):
 #   <script> <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
 #            [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
-#            [--topology connected|prefer|any]
+#            [--topology connected|prefer|wait|any]
 #   <script> [<amount>] --release [same flags]
 # The first line of stdout is the comma-separated list of indexes; a second line "uuids=U1,U2,..." gives
 # the UUID of each of them (empty where the vendor tool has none). Any failure exits non-zero with the
@@ -60,9 +60,12 @@
 # PCIe level (PIX, then PXB, PHB, NODE, SYS), a set within one NUMA node (the matrix's NUMA Affinity
 # column) before one across nodes at each level. --topology prefer (the default) takes that set and
 # warns when it is worse than the node's best set of k; connected fails when no NVLink-connected set is
-# free; any reads no topology. k = 1, or a matrix that cannot be read or parsed (a warning), chooses as
-# without topology: the first k free GPUs. A line "topology=<link>;<gpu>:<numa>:<cells>;..." on stdout
-# after the UUIDs says what was read (yarn-am discover prints it).
+# free; wait waits for one, up to --lock-timeout seconds in all, without holding the lock while it
+# sleeps (it fails at once on a node that has no NVLink-connected set of k); any reads no topology.
+# k = 1, or a matrix that cannot be read or parsed (a warning), chooses as without topology: the first
+# k free GPUs. A line "topology=<link>[/<best>];<gpu>:<numa>:<cells>;..." on stdout after the UUIDs
+# says what was read (yarn-am discover prints it); /<best>, the link of the node's best set of k, is
+# there when the set taken is worse.
 
 set -u
 
@@ -139,7 +142,7 @@ coordination_dir=""
 coordination_file=""
 lock_timeout=30
 topology=prefer
-valid_args="<amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|any] [--release]"
+valid_args="<amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|wait|any] [--release]"
 if [[ $# -gt 0 && $1 != --* ]]; then
 	amount=$1
 	shift
@@ -193,8 +196,8 @@ while [[ $coordination_file == ?*/ ]]; do coordination_file=${coordination_file%
 [[ -z $coordination_file || $coordination_file == /* ]] || die "--coordination-file \"$coordination_file\" is not an absolute path (workers on one node must name the same file)"
 [[ $lock_timeout =~ ^[1-9][0-9]{0,3}$ ]] || die "--lock-timeout \"$lock_timeout\" is not a whole number of seconds between 1 and 9999"
 case $topology in
-connected | prefer | any) ;;
-*) die "--topology \"${topology:0:40}\" is not one of connected, prefer (the default), any" ;;
+connected | prefer | wait | any) ;;
+*) die "--topology \"${topology:0:40}\" is not one of connected, prefer (the default), wait, any" ;;
 esac
 
 # ---- coordination ---------------------------------------------------------------------------------------
@@ -366,13 +369,15 @@ check_proc() {
 	return 1
 }
 
-# open_locked: opens the directory read-only and takes the exclusive lock, held until the script exits.
+# open_locked [SECONDS]: opens the directory read-only and takes the exclusive lock (waiting at most
+# SECONDS, default --lock-timeout), held until the script exits or closes lock_fd.
 open_locked() {
+	local wait_s=${1:-$lock_timeout}
 	{ exec {lock_fd}<"$coordination_dir"; } 2>/dev/null || die "cannot open coordination directory $coordination_dir as uid $me (groups: $(id -Gn 2>/dev/null)): the users running containers must be members of its group; $admin_hint"
 	[[ $(stat -L -c '%d:%i' "/dev/fd/$lock_fd") == "$(stat -c '%d:%i' -- "$coordination_dir")" ]] ||
 		die "coordination directory $coordination_dir changed while it was being opened; refusing it"
-	flock -x -w "$lock_timeout" "$lock_fd" ||
-		die "could not lock coordination directory $coordination_dir within $lock_timeout s: held by $(lock_holders); raise --lock-timeout or end the holder"
+	flock -x -w "$wait_s" "$lock_fd" ||
+		die "could not lock coordination directory $coordination_dir within $wait_s s: held by $(lock_holders); raise --lock-timeout or end the holder"
 }
 
 # skip FILE REASON: a claim file that is not valid is left alone and reported (a bounded number of times).
@@ -623,6 +628,7 @@ declare -p TOPOLOGY_COMMAND >/dev/null 2>&1 || TOPOLOGY_COMMAND=()
 topo_gpus=()
 declare -A topo_cell=() topo_rank=() topo_numa=()
 topo_problem=""
+topo_best="" # the link of the node's best set of k, when the set taken is worse (print_topology)
 
 # link_rank CELL: sets lrank to the rank of a matrix cell; fails for anything else.
 link_rank() {
@@ -809,10 +815,10 @@ link_of() {
 	done
 }
 
-# print_topology: the stdout line that says what was read: the chosen set's link, then per GPU of the
-# matrix its index, NUMA node and row.
+# print_topology: the stdout line that says what was read: the chosen set's link (and /<the node's best
+# set's link> when it is worse), then per GPU of the matrix its index, NUMA node and row.
 print_topology() {
-	local i j row line="topology=$link"
+	local i j row line="topology=$link${topo_best:+/$topo_best}"
 	for i in "${topo_gpus[@]}"; do
 		row=""
 		for j in "${topo_gpus[@]}"; do
@@ -829,17 +835,27 @@ if [[ $amount -gt 1 && $topology != any && ${#TOPOLOGY_COMMAND[@]} -gt 0 ]]; the
 		use_topology=1
 	else
 		unkept=""
-		[[ $topology != connected ]] || unkept=", so --topology connected cannot be kept"
+		[[ $topology != connected && $topology != wait ]] || unkept=", so --topology $topology cannot be kept"
 		warn "GPU topology not used: ${TOPOLOGY_COMMAND[*]} $topo_problem; the GPUs are chosen without it$unkept (--topology any skips the read; docs/gpus.md#topology-connected-sets)"
 	fi
 fi
-if [[ $topology == connected && $use_topology -eq 0 && $amount -gt 1 && ${#TOPOLOGY_COMMAND[@]} -eq 0 ]]; then
-	warn "--topology connected: the ${VENDOR} script reads no GPU topology; the GPUs are chosen without it"
+if [[ ($topology == connected || $topology == wait) && $use_topology -eq 0 && $amount -gt 1 && ${#TOPOLOGY_COMMAND[@]} -eq 0 ]]; then
+	warn "--topology $topology: the ${VENDOR} script reads no GPU topology; the GPUs are chosen without it"
+fi
+# --topology wait on a node without any NVLink-connected set of k: no release would ever make one free.
+if [[ $topology == wait && $use_topology -eq 1 ]] && ! { choose_set "$amount" "${all[@]}" && ((chosen_rank == 1)); }; then
+	best_text="fewer than $amount GPUs"
+	if ((${#chosen[@]} > 0)); then
+		link_of "${chosen[@]}"
+		best_text="the best set of $amount, [$(join_by_comma "${chosen[@]}")], is linked by $link at worst"
+	fi
+	die "no set of $amount GPUs of this node is NVLink-connected ($found_text; $best_text), so --topology wait would wait for nothing; --topology prefer takes the best free set"
 fi
 
 # pick K GPU...: sets mine to the K GPUs handed out: by topology when it was read, else the first K.
-# With --topology connected a set that is not NVLink-connected fails; with prefer, one worse than the
-# best set of K the node has (claims aside) is said on stderr.
+# With --topology connected (or wait, whose wait is over) a set that is not NVLink-connected fails; with
+# prefer, one worse than the best set of K the node has (claims aside) is said on stderr and in the
+# topology line (topo_best).
 pick() {
 	local k=$1
 	shift
@@ -858,10 +874,11 @@ pick() {
 	link_of "${chosen[@]}"
 	local best=$link best_rank=$chosen_rank
 	link=$got
-	if [[ $topology == connected ]]; then
-		die "no NVLink-connected set of $k GPUs is free (--topology connected): $found_text, free [$(join_by_comma "$@")]; the best free set [$(join_by_comma "${mine[@]}")] is linked by $got at worst, the node's best set of $k by $best; --topology prefer takes the best free set instead"
+	if [[ $topology == connected || $topology == wait ]]; then
+		die "no NVLink-connected set of $k GPUs is free (--topology $topology): $found_text, free [$(join_by_comma "$@")]; the best free set [$(join_by_comma "${mine[@]}")] is linked by $got at worst, the node's best set of $k by $best; --topology prefer takes the best free set instead"
 	fi
 	if ((got_rank > best_rank)); then
+		topo_best=$best
 		warn "topology: GPUs [$(join_by_comma "${mine[@]}")] are linked by $got at worst (no set of $k linked by $best is free: free [$(join_by_comma "$@")]); --topology connected fails instead of taking them"
 	fi
 }
@@ -884,24 +901,57 @@ for g in "${all[@]}"; do
 	fi
 done
 
-open_locked
-read_claims
-free=()
-taken=()
-for g in "${all[@]}"; do
-	owned_by=""
-	k=${key_of[$g]}
-	for i in "${!claim_key[@]}"; do
-		if [[ ${claim_key[$i]} == "$k" || ${claim_key[$i]} == "index:$g" ]]; then
-			owned_by="pid ${claim_pid[$i]}"
-			break
+# find_free: sets free to the GPUs no live claim holds and taken to "<gpu> by pid <pid>" for the others.
+find_free() {
+	local g k i owned_by
+	free=() taken=()
+	for g in "${all[@]}"; do
+		owned_by=""
+		k=${key_of[$g]}
+		for i in "${!claim_key[@]}"; do
+			if [[ ${claim_key[$i]} == "$k" || ${claim_key[$i]} == "index:$g" ]]; then
+				owned_by="pid ${claim_pid[$i]}"
+				break
+			fi
+		done
+		if [[ -n $owned_by ]]; then
+			taken+=("$g by $owned_by")
+		else
+			free+=("$g")
 		fi
 	done
-	if [[ -n $owned_by ]]; then
-		taken+=("$g by $owned_by")
-	else
-		free+=("$g")
+}
+
+# --topology wait: while no NVLink-connected set of amount is free, the lock is given up, the script
+# sleeps WAIT_POLL seconds and looks again, until --lock-timeout seconds have passed since the first
+# look (docs/gpus.md#topology-connected-sets); a release by another worker is then seen within WAIT_POLL.
+WAIT_POLL=0.5
+wait_until=$((SECONDS + lock_timeout))
+open_locked
+read_claims
+find_free
+while [[ $topology == wait && $use_topology -eq 1 ]] &&
+	! { ((${#free[@]} >= amount)) && choose_set "$amount" "${free[@]}" && ((chosen_rank == 1)); }; do
+	left=$((wait_until - SECONDS))
+	if ((left <= 0)); then
+		got_text="fewer than $amount are free"
+		if ((${#free[@]} >= amount)); then
+			choose_set "$amount" "${free[@]}"
+			link_of "${chosen[@]}"
+			got_text="the best free set [$(join_by_comma "${chosen[@]}")] is linked by $link at worst"
+		fi
+		die "no NVLink-connected set of $amount GPUs became free within $lock_timeout s (--topology wait): $found_text, free [$(join_by_comma "${free[@]}")]; $got_text; raise --lock-timeout (below discovery-script.timeout) to wait longer, or --topology prefer takes the best free set"
 	fi
+	if [[ -z ${wait_said:-} ]]; then
+		wait_said=1
+		warn "topology: no NVLink-connected set of $amount GPUs is free (free [$(join_by_comma "${free[@]}")]); waiting up to $lock_timeout s for one (--topology wait)"
+	fi
+	exec {lock_fd}<&- # not held while sleeping: the workers that release GPUs need it
+	sleep "$WAIT_POLL"
+	left=$((wait_until - SECONDS))
+	open_locked "$((left > 1 ? left : 1))"
+	read_claims
+	find_free
 done
 if [[ ${#free[@]} -lt $amount ]]; then
 	taken_text=""

@@ -3,7 +3,7 @@
 #
 #   nvidia-gpu-discovery.sh <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
 #                           [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
-#                           [--topology connected|prefer|any]
+#                           [--topology connected|prefer|wait|any]
 #   nvidia-gpu-discovery.sh [<amount>] --release [same flags]
 #
 # GPUs come from `nvidia-smi --query-gpu=index,uuid --format=csv,noheader` (one "<index>, <uuid>" per
