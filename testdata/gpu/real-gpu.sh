@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Proves yarn-am's GPU path on a real NVIDIA GPU, without YARN (docs/gpus.md#proven-on-a-real-gpu).
 # Needs: Linux, nvidia-smi, python3 with PyTorch (torch.cuda), and a yarn-am binary (YARN_AM_BIN, else
-# bin/yarn-am). Prints PASS/FAIL per check and exits non-zero if any failed. Not part of make test.
-# DEGRADED=1 runs the plumbing against testdata/fake-nvidia-smi (no torch.cuda checks), for machines
-# without a GPU.
+# bin/yarn-am). Prints PASS/FAIL per check, then what to record in docs/gpus.md (the GPUs, the
+# topology matrix, discover's set, the health fields), and exits non-zero if any check failed.
+# DEGRADED=1 runs the plumbing against testdata/fake-nvidia-smi (no torch.cuda checks; the topology
+# check on its 8-GPU fixture islands-2x4), for machines without a GPU: TestRealGPUScriptDegraded (gpu)
+# runs it so, with REAL_GPU_GO_TEST=0 (no nested go test of the sample parser).
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${YARN_AM_BIN:-$here/bin/yarn-am}
@@ -17,6 +19,8 @@ if [[ ${DEGRADED:-} == 1 ]]; then
 	echo "(degraded: the fake nvidia-smi, no torch.cuda checks)"
 fi
 [[ -x $bin ]] || { echo "FAIL setup: no yarn-am binary at $bin (go build -o bin/yarn-am ./cmd/yarn-am)"; exit 1; }
+bin=$(realpath "$bin")
+cd "$work" || exit 1 # launch writes the worker's files (.yarn-am/, external-resources.json) where it runs
 command -v nvidia-smi >/dev/null || { echo "FAIL setup: no nvidia-smi on PATH"; exit 1; }
 # Outside YARN coordination is off unless asked for: two launches of one node then share nothing only
 # with it (docs/gpus.md#coordination-co-located-workers-never-share-a-gpu).
@@ -30,6 +34,25 @@ if out=$("$bin" discover "${conf[@]}" 2>&1) && grep -q "$uuid" <<<"$out"; then
 	pass "discover names GPU $uuid"
 else
 	fail "discover" "$(head -c 400 <<<"$out")"
+fi
+
+# 1b. the topology: the matrix as nvidia-smi prints it (recorded below), and discover's choice of a set
+# of 2 GPUs from it (docs/gpus.md#topology-connected-sets). A host of one GPU has no set to weigh.
+topo_env=()
+[[ ${DEGRADED:-} != 1 ]] || topo_env=(FAKE_GPU_COUNT=8 FAKE_GPU_TOPO=islands-2x4)
+gpus=$(env "${topo_env[@]}" nvidia-smi --query-gpu=index --format=csv,noheader | grep -c '[0-9]')
+topo_raw=$(env "${topo_env[@]}" timeout -k 1 10 nvidia-smi topo -m 2>&1 | head -c 16384)
+topo_out="(one GPU: no set to choose)"
+if ((gpus >= 2)); then
+	conf2=(-D external-resources=gpu -D external-resource.gpu.amount=2 -D external-resource.gpu.driver-factory.class=gpu -D external-resource.gpu.yarn.config-key=yarn.io/gpu
+		-D "external-resource.gpu.param.discovery-script.args=--topology prefer")
+	if topo_out=$(env "${topo_env[@]}" "$bin" discover "${conf2[@]}" 2>&1) && grep -q "topology (nvidia-smi topo -m): the GPUs above are linked by" <<<"$topo_out"; then
+		pass "discover weighs the topology: $(grep -m1 'linked by' <<<"$topo_out" | sed 's/^ *//')"
+	else
+		fail "discover with topology" "$(head -c 600 <<<"$topo_out")"
+	fi
+else
+	echo "n/a  topology: $gpus GPU (a set of one reads no topology); the matrix is recorded below"
 fi
 
 # 2. a worker launched on one GPU: CUDA_VISIBLE_DEVICES, the info file's UUID, and torch.cuda.
@@ -103,6 +126,33 @@ if [[ $u_idle =~ ^[0-9]+$ && $u_busy =~ ^[0-9]+$ ]] && ((u_idle < 5 && u_busy > 
 else
 	fail "sampler fields" "idle \"$idle\", busy \"$busy\""
 fi
-(cd "$here" && go test -count=1 -run 'TestParseNVIDIASample' ./gpu/ >/dev/null 2>&1) && pass "parser" || fail "parser" "go test -run TestParseNVIDIASample ./gpu/"
+if [[ ${REAL_GPU_GO_TEST:-1} != 0 ]]; then
+	(cd "$here" && go test -count=1 -run 'TestParseNVIDIASample' ./gpu/ >/dev/null 2>&1) && pass "parser" || fail "parser" "go test -run TestParseNVIDIASample ./gpu/"
+fi
+
+# 6. the health fields, one nvidia-smi call each (health-read.sh): a healthy GPU reads healthy, or
+# "not supported" where the GPU or driver has no such field.
+health=$(bash "$here/testdata/gpu/health-read.sh")
+code=$?
+summary=$(tail -1 <<<"$health")
+if [[ $code == 0 ]]; then
+	pass "health fields read one by one: $summary"
+elif [[ $code == 2 && ${DEGRADED:-} == 1 ]]; then
+	pass "health read plumbing (the fake nvidia-smi answers no health field): $summary"
+else
+	fail "health fields" "exit $code: $(grep -E 'SICK|not understood|not read' <<<"$health" | head -5 | tr '\n' ';') $summary"
+fi
+
+# What to record in docs/gpus.md#proven-on-a-real-gpu.
+echo "=== to record in docs/gpus.md#proven-on-a-real-gpu ($(date -u +%F))"
+echo "--- nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader"
+nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | head -20
+echo "--- nvidia-smi topo -m"
+printf '%s\n' "$topo_raw"
+echo "--- yarn-am discover, 2 GPUs, --topology prefer"
+printf '%s\n' "$topo_out"
+echo "--- the health fields (testdata/gpu/health-read.sh)"
+printf '%s\n' "$health"
+echo "==="
 echo "$fails check(s) failed"
 exit $((fails > 0))
