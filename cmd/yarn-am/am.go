@@ -18,6 +18,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/cli"
 	"github.com/yarn-am/yarn-am/internal/proc"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
@@ -92,7 +93,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	var (
 		jobFile, resourceConf, driver string
-		defines                       defineFlags
+		defines                       cli.Defines
 		service                       bool
 		fast, slow                    time.Duration
 		workers, history              int
@@ -100,7 +101,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		policyFlags                   jobfile.PolicyFlags
 	)
 	fs.StringVar(&jobFile, "job", "", "")
-	fs.Func("flink-conf", "", pathFlag(&resourceConf))
+	fs.Func("flink-conf", "", cli.Path(&resourceConf))
 	fs.Var(&defines, "D", "")
 	fs.BoolVar(&service, "service", false, "")
 	fs.StringVar(&driver, "driver", "", "")
@@ -111,12 +112,12 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&maxStreams, "max-event-streams", web.DefaultMaxEventStreams, "")
 	fs.IntVar(&streamsPerIP, "max-event-streams-per-client", web.DefaultMaxEventStreamsPerClient, "")
 	policyFlags.Register(fs)
-	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
+	if err := fs.Parse(cli.SplitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, strings.TrimSpace(amUsage))
 			return 0
 		}
-		return usageError(stderr, "am", flagError(fs, err))
+		return usageError(stderr, "am", cli.FlagError(fs, err))
 	}
 	switch {
 	case jobFile == "":

@@ -5,11 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/cli"
 )
 
 const checkUsage = `Usage: yarn-am check job.toml [--flink-conf FILE] [-D key=value]... [--queue Q] [--name N]
@@ -54,69 +54,16 @@ func init() {
 // jobFlags are the flags shared by check and submit that select the job and its configuration.
 type jobFlags struct {
 	resourceConf      string
-	defines           defineFlags
+	defines           cli.Defines
 	queue, name       string
 	queueSet, nameSet bool // given on the command line, even as ""
 }
 
 func (f *jobFlags) register(fs *flag.FlagSet) {
-	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.resourceConf))
+	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", cli.Path(&f.resourceConf))
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
 	fs.Func("queue", "YARN queue", func(v string) error { f.queue = v; f.queueSet = true; return nil })
 	fs.Func("name", "application name", func(v string) error { f.name = v; f.nameSet = true; return nil })
-}
-
-// parseInterleaved parses flags that may come before and after positional arguments (`check job.toml
-// -D k=v`); "--" ends the flags.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	args = splitJoinedDefines(args)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// parseCommand parses a command's flags and positional arguments. With --help it prints usage and
-// returns exit code 0; on a bad flag, a wrong number of arguments (want of them; -1 = any) or
-// --keytab without --principal it prints the problem and the way to the usage and returns
-// contract.ExitUsage. ok is true when the command should go on.
-func parseCommand(fs *flag.FlagSet, args []string, name, usage string, want int, what string, stdout, stderr io.Writer) (pos []string, code int, ok bool) {
-	fs.SetOutput(io.Discard)
-	pos, err := parseInterleaved(fs, args)
-	if err == flag.ErrHelp {
-		fmt.Fprintln(stdout, strings.TrimSpace(usage))
-		return nil, 0, false
-	}
-	if err != nil {
-		err = flagError(fs, err)
-	} else if want >= 0 && len(pos) != want {
-		if want == 0 {
-			err = fmt.Errorf("unexpected argument %q; %s takes no arguments", pos[0], name)
-		} else {
-			err = fmt.Errorf("give exactly %s (got %d arguments)", what, len(pos))
-		}
-	}
-	if err == nil {
-		kt, pr := fs.Lookup("keytab"), fs.Lookup("principal")
-		if kt != nil && pr != nil && kt.Value.String() != "" && pr.Value.String() == "" {
-			err = fmt.Errorf("--keytab %s needs --principal (the principal whose keys the keytab holds, e.g. alice@EXAMPLE.COM)", kt.Value.String())
-		}
-	}
-	if err != nil {
-		return nil, usageError(stderr, name, err), false
-	}
-	return pos, 0, true
 }
 
 // jobOptions are the job flags as the client package takes them.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"io"
 	"time"
@@ -52,12 +51,6 @@ func runCluster(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "cluster", err, 0)
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(v)
-		return 0
-	}
-	client.PrintCluster(stdout, v)
+	client.PrintClusterView(stdout, v, *asJSON)
 	return 0
 }

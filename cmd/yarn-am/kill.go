@@ -34,7 +34,6 @@ func init() {
 
 func runKill(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kill", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	timeout := registerTimeout(fs)
 	var lf loginFlags
 	lf.register(fs)

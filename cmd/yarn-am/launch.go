@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,7 +13,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/launcher"
 	"github.com/yarn-am/yarn-am/contract"
 	_ "github.com/yarn-am/yarn-am/gpu" // registers the gpu driver (and Flink's GPUDriverFactory alias)
-	"github.com/yarn-am/yarn-am/internal/text"
+	"github.com/yarn-am/yarn-am/internal/cli"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 )
@@ -65,29 +64,13 @@ func init() {
 type extResFlags struct {
 	jobFile      string
 	resourceConf string
-	defines      defineFlags
+	defines      cli.Defines
 }
 
 func (f *extResFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.jobFile, "f", "", "job file (job.toml)")
-	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", pathFlag(&f.resourceConf))
+	fs.Func("flink-conf", "flink-conf.yaml / config.yaml", cli.Path(&f.resourceConf))
 	fs.Var(&f.defines, "D", "key=value (repeatable)")
-}
-
-// pathFlag sets *p to a flag's value, refusing an empty one: --flink-conf "" (an unset variable in a
-// script) would otherwise mean "no file" without a word.
-func pathFlag(p *string) func(string) error { return nonEmptyFlag(p, "the path of a file") }
-
-// nonEmptyFlag sets *p from a flag that may not be given empty: an empty value would silently mean
-// "none" or "all". want says what to give ("the path of a file").
-func nonEmptyFlag(p *string, want string) func(string) error {
-	return func(v string) error {
-		if strings.TrimSpace(v) == "" {
-			return errors.New("empty; give " + want + ", or leave the flag out")
-		}
-		*p = v
-		return nil
-	}
 }
 
 // sources reads the job file's external-resource keys (a job file that cannot be read is a problem
@@ -98,40 +81,6 @@ func (f *extResFlags) sources() resources.Sources {
 		src.Job = jobfile.ReadResourceKeys(f.jobFile)
 	}
 	return src
-}
-
-// defineFlags collects -D key=value.
-type defineFlags []string
-
-func (d *defineFlags) String() string { return strings.Join(*d, " ") }
-
-func (d *defineFlags) Set(v string) error {
-	k, val, ok := strings.Cut(v, "=")
-	if !ok || strings.TrimSpace(k) == "" {
-		return fmt.Errorf("%s is not key=value", text.Quote(v))
-	}
-	if strings.ContainsAny(v, "\n\r") {
-		// Read as TOML, the value would keep its first line and drop the rest without a word.
-		return fmt.Errorf("the value of %s has a line break (a newline or carriage return): %s; a -D value is one line", text.Quote(strings.TrimSpace(k)), text.Quote(val))
-	}
-	*d = append(*d, v)
-	return nil
-}
-
-// splitJoinedDefines turns Flink-style -Dkey=value into -D key=value (up to a "--"), so both forms work.
-func splitJoinedDefines(args []string) []string {
-	out := make([]string, 0, len(args))
-	for i, a := range args {
-		if a == "--" {
-			return append(out, args[i:]...)
-		}
-		if strings.HasPrefix(a, "-D") && len(a) > 2 && strings.Contains(a, "=") {
-			out = append(out, "-D", a[2:])
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
 }
 
 func setLogLevel(stderr io.Writer, def logrus.Level) {
@@ -157,12 +106,12 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	f.register(fs)
 	var reportURL string
 	fs.StringVar(&reportURL, "report-url", "", "")
-	if err := fs.Parse(splitJoinedDefines(args)); err != nil {
+	if err := fs.Parse(cli.SplitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, strings.TrimSpace(launchUsage))
 			return 0
 		}
-		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", flagError(fs, err))
+		fmt.Fprintf(stderr, "yarn-am launch: %v\nRun 'yarn-am help launch' for usage.\n", cli.FlagError(fs, err))
 		return contract.LauncherConfigError
 	}
 	argv := fs.Args()

@@ -2,20 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/container/logs"
-	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/internal/text"
+	"github.com/yarn-am/yarn-am/internal/cli"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -62,14 +57,12 @@ func init() {
 
 func runLogs(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("logs", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	container := new(string)
-	fs.Func("container", "one container", nonEmptyFlag(container, "a container id"))
-	am := fs.Bool("am", false, "the AM's container")
-	file := new(string)
-	fs.Func("file", "one log file", nonEmptyFlag(file, "a log file name, such as stdout"))
+	var filter logs.Filter
+	fs.Func("container", "one container", cli.NonEmpty(&filter.Container, "a container id"))
+	fs.BoolVar(&filter.AM, "am", false, "the AM's container")
+	fs.Func("file", "one log file", cli.NonEmpty(&filter.File, "a log file name, such as stdout"))
 	follow := fs.Bool("follow", false, "follow")
-	tail := fs.Int("tail", 0, "last N lines")
+	fs.IntVar(&filter.Tail, "tail", 0, "last N lines")
 	timeout := registerTimeout(fs)
 	var lf loginFlags
 	lf.register(fs)
@@ -77,30 +70,12 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	usage := func(format string, a ...any) int {
-		return usageError(stderr, "logs", fmt.Errorf(format, text.BoundArgs(a)...))
-	}
 	appID, err := yarnrpc.ParseApplicationID(pos[0])
+	if err == nil {
+		err = filter.Check(appID, pos[0])
+	}
 	if err != nil {
-		return usage("%v", err)
-	}
-	if *container != "" {
-		cid, err := yarnrpc.ParseContainerID(*container)
-		if err != nil {
-			return usage("--container %s: %v", *container, err)
-		}
-		if got := cid.GetAppAttemptId().GetApplicationId(); got.GetClusterTimestamp() != appID.GetClusterTimestamp() || got.GetId() != appID.GetId() {
-			return usage("--container %s belongs to %s, not to %s", *container, yarnrpc.FormatApplicationID(got), pos[0])
-		}
-		if *am && !logs.IsAMContainer(*container) {
-			return usage("--container %s with --am: that container is not the ApplicationMaster's (number 000001 of an attempt)", *container)
-		}
-	}
-	if *tail < 0 {
-		return usage("--tail %d: want a number of lines >= 1 (or 0 for all)", *tail)
-	}
-	if *file != "" && (*file == "." || *file == ".." || strings.ContainsRune(*file, '/')) {
-		return usage("--file %q: want a log file name such as stdout or stderr, without '/'", *file)
+		return usageError(stderr, "logs", err)
 	}
 	sess, rm, code := connect(lf, "logs", stderr)
 	if code != 0 {
@@ -109,37 +84,6 @@ func runLogs(args []string, stdout, stderr io.Writer) int {
 	defer rm.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = logs.Run(ctx, sess, rm, logs.Options{
-		App:     appID,
-		Filter:  logs.Filter{Container: *container, AM: *am, File: *file, Tail: *tail},
-		Follow:  *follow,
-		Out:     stdout,
-		Notes:   stderr,
-		Timeout: time.Duration(*timeout),
-	})
-	return logsExit(ctx, stderr, pos[0], err)
-}
-
-// logsExit prints the outcome of logs.Run and returns its code from the one table
-// (docs/running.md#exit-codes): no logs to print 1, an application the ResourceManager does not
-// know 5, a cluster that cannot be reached or did not answer within --timeout 4, interrupted 130.
-// The message quotes names from the files and the cluster: it is sanitized.
-func logsExit(ctx context.Context, stderr io.Writer, app string, err error) int {
-	var na *logs.NotAvailableError
-	switch {
-	case ctx.Err() != nil:
-		if err != nil {
-			fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
-		}
-		return contract.ExitInterrupted
-	case err == nil:
-		return contract.ExitOK
-	case errors.As(err, &na):
-		fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
-		return contract.ExitAppFailed
-	case errors.Is(err, yarnrpc.ErrApplicationNotFound):
-		return unknownApp(stderr, "logs", app)
-	}
-	fmt.Fprintf(stderr, "yarn-am logs: %s\n", client.Sanitize(err.Error()))
-	return exitCode(err)
+	err = logs.Run(ctx, sess, rm, logs.Options{App: appID, Filter: filter, Follow: *follow, Out: stdout, Notes: stderr, Timeout: time.Duration(*timeout)})
+	return logs.ExitCode(ctx, stderr, pos[0], err)
 }

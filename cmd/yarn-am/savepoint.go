@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -9,7 +8,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/internal/cli"
 )
 
 const savepointUsage = `Usage: yarn-am savepoint APP_ID [--dir URI] [--timeout D]
@@ -50,33 +49,14 @@ func init() {
 func runSavepoint(args []string, stdout, stderr io.Writer) int {
 	const name = "savepoint"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	timeout := timeoutFlag(contract.DefaultStopTimeout)
-	fs.Var(&timeout, "timeout", "overall timeout")
+	timeout := cli.RegisterTimeout(fs, contract.DefaultStopTimeout)
 	dir := fs.String("dir", "", "savepoint directory")
-	var lf loginFlags
-	lf.register(fs)
-	pos, code, ok := parseCommand(fs, args, name, savepointUsage, 1, "one application id", stdout, stderr)
-	if !ok {
+	fc, code := frameworkCommand(fs, args, name, savepointUsage, "--dir", dir, timeout, stdout, stderr)
+	if fc == nil {
 		return code
 	}
-	appID, err := yarnrpc.ParseApplicationID(pos[0])
-	if err != nil {
-		return usageError(stderr, name, err)
-	}
-	if err := checkDirFlag("--dir", *dir); err != nil {
-		return usageError(stderr, name, err)
-	}
-	if d := time.Duration(timeout); d > contract.MaxStopTimeout {
-		return usageError(stderr, name, fmt.Errorf("--timeout %s: at most %s (a savepoint that takes longer is better taken by Flink's own flink savepoint)", d, contract.MaxStopTimeout))
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout))
-	defer cancel()
-	c, rm, code := frameworkClient(ctx, lf, name, pos[0], appID, stderr)
-	if c == nil {
-		return code
-	}
-	defer rm.Close()
-	path, err := c.Savepoint(ctx, *dir, amBound(time.Duration(timeout)))
+	defer fc.close()
+	path, err := fc.c.Savepoint(fc.ctx, *dir, client.AMBound(time.Duration(*timeout)))
 	if err != nil {
 		return fail(stderr, name, err, 0)
 	}

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/driverclient"
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/cli"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -63,7 +63,7 @@ func runScale(args []string, stdout, stderr io.Writer) int {
 	}
 	n, err := strconv.Atoi(pos[1])
 	if err != nil || n < 0 || n > 100000 {
-		return usageError(stderr, "scale", fmt.Errorf("N = %q: want a number of TaskExecutors from 0 to 100000", shortArg(pos[1])))
+		return usageError(stderr, "scale", fmt.Errorf("N = %q: want a number of TaskExecutors from 0 to 100000", cli.Short(pos[1])))
 	}
 	secret, ca, err := client.LoadAppSecret(pos[0])
 	if err != nil {
@@ -76,28 +76,8 @@ func runScale(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer rm.Close()
-	r, code, ok := appReport(ctx, rm, appID, "scale", pos[0], stderr)
-	if !ok {
-		return code
-	}
-	v := client.ViewReport(r)
-	if v.AMURL == "" {
-		fmt.Fprintf(stderr, "yarn-am scale: %s is %s: its ApplicationMaster does not run\n", pos[0], v.State)
-		return 1
-	}
-	st, _, err := client.FetchAMStatus(ctx, v.AMURL)
+	c, st, err := client.AMClient(ctx, rm, appID, pos[0], secret, ca)
 	if err != nil {
-		return fail(stderr, "scale", err, 0)
-	}
-	if st.SecureAPI == "" {
-		fmt.Fprintf(stderr, "yarn-am scale: the AM of %s names no HTTPS API\n", pos[0])
-		return 1
-	}
-	c, err := driverclient.New(st.SecureAPI, secret)
-	if err != nil {
-		return fail(stderr, "scale", err, 0)
-	}
-	if err := c.Trust(ca); err != nil {
 		return fail(stderr, "scale", err, 0)
 	}
 	req, err := c.SetRequirements(ctx, n)
@@ -109,12 +89,4 @@ func runScale(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: %s\n", pos[0], req.Note)
 	}
 	return 0
-}
-
-// shortArg bounds an argument shown in a message.
-func shortArg(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }

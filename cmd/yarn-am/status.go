@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"io"
 	"time"
@@ -41,7 +40,6 @@ func init() {
 
 func runStatus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := registerTimeout(fs)
 	var lf loginFlags
@@ -61,38 +59,10 @@ func runStatus(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer rm.Close()
-	r, code, ok := appReport(ctx, rm, appID, "status", pos[0], stderr)
-	if !ok {
-		return code
+	r, err := client.Report(ctx, rm, appID, pos[0])
+	if err != nil {
+		return fail(stderr, "status", err, 0)
 	}
-	v := client.ViewReport(r)
-	// With the secret submit kept on this machine, the AM's view is its owner's: the failed workers'
-	// and the driver's stderr tails (docs/security.md#what-anonymous-readers-see).
-	var am client.AMView
-	var amErr error
-	if v.AMURL != "" {
-		am, amErr = client.OwnerReader(v.ID).Status(ctx, v.AMURL)
-	}
-	if *asJSON {
-		doc := struct {
-			Report  client.ReportView `json:"report"`
-			AM      json.RawMessage   `json:"am,omitempty"`
-			AMError string            `json:"amError,omitempty"`
-		}{Report: v, AM: am.Raw}
-		if amErr != nil {
-			doc.AMError = amErr.Error()
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(doc)
-		return 0
-	}
-	client.PrintReport(stdout, v)
-	switch {
-	case amErr != nil:
-		client.PrintAMUnreachable(stdout, v.AMURL, amErr)
-	case am.Status != nil:
-		client.PrintAMView(stdout, am)
-	}
+	client.PrintStatus(ctx, stdout, r, *asJSON)
 	return 0
 }

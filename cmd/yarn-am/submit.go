@@ -14,6 +14,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/internal/cli"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -129,7 +130,7 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	followCtx, stopFollow := context.WithCancel(context.Background())
 	defer stopFollow()
-	interrupted, stopWatch := onInterrupt(cancel, stopFollow)
+	interrupted, stopWatch := cli.OnInterrupt(cancel, stopFollow)
 	defer stopWatch()
 
 	sess, rm, code := connect(sf.loginFlags, "submit", stderr)
@@ -163,5 +164,5 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	return followToEnd("submit", sess, rm, appID, followCtx, interrupted, sf.killOnInterrupt, stdout, stderr)
+	return sess.FollowToEnd(followCtx, "submit", rm, appID, interrupted, sf.killOnInterrupt, stdout, stderr)
 }

@@ -112,24 +112,6 @@ func Login(conf *yarnrpc.Config, opts LoginOptions, notes io.Writer) (*Session, 
 	return &Session{Conf: conf, Auth: auth, Kerberos: krb, User: user, keytab: opts.Keytab, notes: notes}, nil
 }
 
-// Connect loads the configuration, logs in and connects to the ResourceManager: what every client
-// command that talks to the cluster starts with.
-func Connect(opts LoginOptions, notes io.Writer) (*Session, *yarnrpc.ApplicationClient, error) {
-	conf, err := LoadConfig()
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := Login(conf, opts, notes)
-	if err != nil {
-		return nil, nil, err
-	}
-	rm, err := s.ConnectRM()
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, rm, nil
-}
-
 // ConnectRM connects to the RM of the session's configuration as its login. A client command gives
 // up on a dead cluster in seconds, naming each RM's address, where it came from and what happened to
 // it; a silent RM gets one progress line on the session's notes and the caller's context bounds the

@@ -21,8 +21,8 @@ var floors = []struct {
 	floor   int
 }{
 	// 0: leaves under internal/ that need nothing of the module: Hadoop's own names, message text,
-	// /proc, bounded reads, free ports, the Flink configuration reader, the Java class-file reader,
-	// replacing a file in one step.
+	// the commands' flag types, /proc, bounded reads, free ports, the Flink configuration reader, the
+	// Java class-file reader, replacing a file in one step.
 	{"internal/...", 0},
 	// 1: the wire: the Hadoop RPC client, its protocol buffers and its fake server.
 	{"yarnrpc/...", 1},
@@ -64,6 +64,7 @@ const testkit = 10
 
 // sameFloor lists the imports allowed between two packages of one floor, importer → imported.
 var sameFloor = map[string][]string{
+	"internal/cli":             {"internal/text"},
 	"internal/flinkconf":       {"internal/boundedread", "internal/text"},
 	"yarnrpc":                  {"yarnrpc/hadooppb"},
 	"yarnrpc/rpctest":          {"yarnrpc", "yarnrpc/hadooppb"},

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"sync/atomic"
@@ -13,7 +13,7 @@ import (
 func TestOnInterruptRunsTheStopsOnce(t *testing.T) {
 	var a, b atomic.Int32
 	ran := make(chan struct{}) // closed by the second stop, which runs after the first
-	interrupted, stop := onInterrupt(func() { a.Add(1) }, func() {
+	interrupted, stop := OnInterrupt(func() { a.Add(1) }, func() {
 		if b.Add(1) == 1 {
 			close(ran)
 		}
