@@ -41,7 +41,7 @@ func (a *am) Status() contract.Status {
 	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
 	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
 	for _, t := range a.rec.seq {
-		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos, Rank: t.rank,
+		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos, Rank: t.rank, Topology: t.topology,
 			RequestedAt: t.requestedAt, AllocatedAt: t.allocatedAt, LaunchedAt: t.launchedAt, FinishedAt: t.finishedAt}
 		switch t.Phase {
 		case contract.Launching:
@@ -82,6 +82,11 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 	}
 	if t.Phase != contract.Running && t.Phase != contract.Launching {
 		return fmt.Errorf("%w: %s is %s", web.ErrNotRunning, id, t.Phase)
+	}
+	if err := checkTopologies(r.Topology, r.Infos); err != nil {
+		// The infos stand on their own; a topology that is not a matrix of GPUs is not drawn nor told.
+		a.log.WithFields(logrus.Fields{"container": id, "node": t.Node}).Warnf("am: the launcher's GPU topology is ignored: %v", err)
+		r.Topology = nil
 	}
 	a.emitAll(a.rec.reported(t, r))
 	if r.WorkerExit() {
@@ -166,4 +171,22 @@ func (a *am) exclusionsLocked() ([]string, []contract.NodeExclusion) {
 		out[i] = contract.NodeExclusion{Node: n, Reason: why[n]}
 	}
 	return nodes, out
+}
+
+// checkTopologies says what is wrong with a report's GPU topologies: more resources than
+// contract.MaxTopologyResources, one of a resource the report has no infos of, or one that is not a
+// matrix of GPUs (contract.GPUTopology.Check).
+func checkTopologies(tops map[string]contract.GPUTopology, infos map[string][]contract.Info) error {
+	if len(tops) > contract.MaxTopologyResources {
+		return fmt.Errorf("%d resources, at most %d", len(tops), contract.MaxTopologyResources)
+	}
+	for name, top := range tops {
+		if _, ok := infos[name]; !ok {
+			return fmt.Errorf("resource %.40q has no infos in the report", name)
+		}
+		if err := top.Check(); err != nil {
+			return fmt.Errorf("resource %.40q: %w", name, err)
+		}
+	}
+	return nil
 }

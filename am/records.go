@@ -2,6 +2,8 @@ package am
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -180,11 +182,17 @@ func (r *records) reported(t *tracked, rep contract.ContainerReport) []contract.
 		reason := strings.TrimPrefix(rep.Failure, fmt.Sprintf("discovery failed for resource %q: ", rep.FailedResource))
 		return []contract.Event{events.DiscoveryFailed(t.ID, t.Node, rep.FailedResource, reason)}
 	}
-	t.infos, t.port, t.reported = rep.Infos, rep.Port, true
+	t.infos, t.port, t.reported, t.topology = rep.Infos, rep.Port, true, rep.Topology
 	if len(rep.Infos) == 0 {
 		return nil
 	}
-	return []contract.Event{events.ResourceInfo(t.ID, t.Node, rep.Infos)}
+	evs := []contract.Event{events.ResourceInfo(t.ID, t.Node, rep.Infos)}
+	for _, name := range slices.Sorted(maps.Keys(rep.Topology)) {
+		if top := rep.Topology[name]; top.Best != "" {
+			evs = append(evs, events.GPUTopologyWorse(t.ID, t.Node, name, rep.Infos[name], top.Link, top.Best))
+		}
+	}
+	return evs
 }
 
 // sharedGPU: a container of node is stopped for a GPU another live container holds; it returns how
@@ -200,7 +208,7 @@ func (r *records) sharedGPU(node string) int {
 // finish counts a container that just ended and records it among the finished ones, dropping the
 // oldest record beyond history; it returns the events of its end.
 func (r *records) finish(t *tracked) []contract.Event {
-	t.token = nil
+	t.token, t.topology = nil, nil
 	t.finishedAt = r.now()
 	r.completedN++
 	switch {
@@ -331,6 +339,9 @@ type tracked struct {
 	// of a container's allocation).
 	token *hadooppb.TokenProto
 	infos map[string][]resources.Info
+	// topology: the GPU topology its launcher reported, per resource (checked: am.Report); dropped
+	// when it ends, as only live containers' GPUs are drawn on the GPU map.
+	topology map[string]contract.GPUTopology
 	// reportFailure is the launcher's discovery failure, if it reported one; stderrTail the last lines
 	// of the worker's stderr, if its launcher reported them after it exited non-zero.
 	reportFailure string

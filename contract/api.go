@@ -184,6 +184,9 @@ type ContainerStatus struct {
 	// GPUs are its GPUs' latest samples and means (docs/running.md#gpu-utilisation; absent when none
 	// was sampled); GET /api/v1/containers/<id>/gpus serves the kept series.
 	GPUs []GPUStatus `json:"gpus,omitempty"`
+	// Topology is its launcher's ContainerReport.Topology: per GPU resource, the matrix of the node's
+	// GPUs and the link of its set (the web UI's GPU map draws it; docs/running.md#web-ui).
+	Topology map[string]GPUTopology `json:"topology,omitempty"`
 }
 
 // Bounds of the AM's HTTP API (docs/design.md#faults).
@@ -208,6 +211,9 @@ type ContainerReport struct {
 	// Port is a port that was free on the container's node (gang mode): rank 0's becomes the
 	// rendezvous' MasterPort.
 	Port int `json:"port,omitempty"`
+	// Topology is, per GPU resource whose built-in script read one, the GPU topology it chose the set
+	// from (docs/gpus.md#topology-connected-sets); at most MaxTopologyResources.
+	Topology map[string]GPUTopology `json:"topology,omitempty"`
 	// Exited: the worker exited, with ExitCode; sent once, before the launcher releases the
 	// container's device claims, so the AM stops counting the devices as held before another
 	// container of the node can claim them (the gpu-shared check, docs/running.md#events). A report

@@ -31,6 +31,7 @@ const (
 	EventGangRestarted       EventType = "gang-restarted"        // a gang round ended early or timed out; the next round begins
 	EventRendezvous          EventType = "rendezvous"            // every rank of a gang round reported; ranks and rounds are published (rank 0's address only over HTTPS with the secret)
 	EventGPUShared           EventType = "gpu-shared"            // two live containers of one node reported the same GPU UUID; the later is stopped
+	EventGPUTopology         EventType = "gpu-topology"          // a container's GPUs are linked worse than the node's best set (--topology prefer took what was free)
 	EventPreemptionWarning   EventType = "preemption-warning"    // the RM will take the container back by Deadline; its worker is told (docs/running.md#preemption)
 )
 
@@ -91,4 +92,8 @@ type Event struct {
 	// Deadline (preemption-warning): when the AM expects the ResourceManager to kill the container
 	// (PreemptionNotice.Deadline).
 	Deadline time.Time `json:"deadline,omitzero"`
+	// Link and BestLink (gpu-topology): the worst link among the container's GPUs and that of the
+	// node's best set of as many, as nvidia-smi topo -m names them (SYS, NV12).
+	Link     string `json:"link,omitempty"`
+	BestLink string `json:"bestLink,omitempty"`
 }

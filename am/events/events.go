@@ -56,6 +56,16 @@ func ResourceInfo(id, node string, infos map[string][]resources.Info) contract.E
 		Message: fmt.Sprintf("TaskExecutor %s on %s has %s", id, node, strings.Join(parts, ", "))}
 }
 
+// GPUTopologyWorse: container id on node got the GPUs infos of resource, linked by link at worst,
+// while the node's best set of as many is linked by best: --topology prefer took the best free set
+// (docs/gpus.md#topology-connected-sets).
+func GPUTopologyWorse(id, node, resource string, infos []resources.Info, link, best string) contract.Event {
+	return contract.Event{Type: contract.EventGPUTopology, Severity: contract.SeverityWarning, Container: id, Node: node, Key: resource,
+		Infos: map[string][]resources.Info{resource: infos}, Link: link, BestLink: best,
+		Message: fmt.Sprintf("TaskExecutor %s on %s got %s %s linked by %s at worst; the node's best set of %d is linked by %s but was not free, so --topology prefer took the best free set (--topology wait waits for a connected set instead)",
+			id, node, resource, infoSummary(infos), link, len(infos), best)}
+}
+
 // infoSummary is the main property of each info ("index" for GPUs), comma-separated.
 func infoSummary(infos []resources.Info) string {
 	var vals []string

@@ -119,3 +119,28 @@ func shownValue(s string) string {
 	}
 	return text.Quote(s)
 }
+
+// topologyReader is a driver that read a GPU topology in its last discovery (gpu.Driver).
+type topologyReader interface {
+	Topology() *contract.GPUTopology
+}
+
+// topologies is the topology each driver read in its discovery, by resource name (nil when none read
+// one): the report carries it to the AM, which says when a set is worse than the node's best and
+// draws the links on the GPU map (docs/gpus.md#topology-connected-sets).
+func topologies(drivers map[string]resources.Driver) map[string]contract.GPUTopology {
+	var out map[string]contract.GPUTopology
+	for name, d := range drivers {
+		tr, ok := d.(topologyReader)
+		if !ok {
+			continue
+		}
+		if t := tr.Topology(); t != nil {
+			if out == nil {
+				out = map[string]contract.GPUTopology{}
+			}
+			out[name] = *t
+		}
+	}
+	return out
+}

@@ -36,6 +36,9 @@ type Report struct {
 	Failure        string
 	// Port is a port that was free on this node (gang mode): the master port if this is rank 0.
 	Port int
+	// Topology is, per GPU resource whose built-in script read one, the topology it chose from
+	// (docs/gpus.md#topology-connected-sets); nil when none did.
+	Topology map[string]contract.GPUTopology
 	// Exited marks the report sent when the worker exited (stderrtail.go), before the device claims
 	// are released: ExitCode is its exit code, WorkerStderr the last lines of the worker's own stderr
 	// when it was non-zero; such a report carries nothing else.
@@ -293,7 +296,7 @@ func (l *Launcher) Run(ctx context.Context, argv []string) int {
 	for name, list := range infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": list}).Info("yarn-am launch: resource infos")
 	}
-	rep := Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile}
+	rep := Report{ContainerID: containerID, Infos: infos, InfoFile: infoFile, Topology: topologies(l.Drivers)}
 	if l.Gang {
 		if rep.Port, err = FreePort(l.Host); err != nil {
 			fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)

@@ -93,7 +93,7 @@ func (h *HTTPReporter) Report(ctx context.Context, r Report) error {
 	if r.ContainerID == "" {
 		return errors.New("report: no container id (CONTAINER_ID is unset), so the AM cannot tell whose report it is")
 	}
-	rep := contract.ContainerReport{Infos: r.Infos, FailedResource: r.FailedResource, Failure: r.Failure, Port: r.Port}
+	rep := contract.ContainerReport{Infos: r.Infos, FailedResource: r.FailedResource, Failure: r.Failure, Port: r.Port, Topology: r.Topology}
 	if r.Exited {
 		rep = workerExitReport(r)
 	}

@@ -50,13 +50,16 @@ func TestHTTPReporterPostsWithSecretAndRetries(t *testing.T) {
 	require.NoError(t, err)
 	hr := rep.(*HTTPReporter)
 	hr.Backoff = time.Millisecond
+	topo := map[string]contract.GPUTopology{"gpu": {Link: "PXB", Best: "PIX", GPUs: []contract.GPUTopologyRow{
+		{Index: "0", NUMA: "0", Links: []string{"X", "PXB"}}, {Index: "3", NUMA: "-", Links: []string{"PXB", "X"}}}}}
 	err = rep.Report(context.Background(), Report{ContainerID: "container_1_0001_01_000002",
-		Infos: map[string][]resources.Info{"gpu": {{"index": "3"}}}})
+		Infos: map[string][]resources.Info{"gpu": {{"index": "3"}}}, Topology: topo})
 	require.NoError(t, err)
 	assert.EqualValues(t, 2, calls.Load(), "a 503 is retried")
 	assert.Equal(t, "Bearer abc123", auth)
 	assert.Equal(t, "/api/v1/containers/container_1_0001_01_000002/report", path)
 	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "3"}}}, got.Infos)
+	assert.Equal(t, topo, got.Topology, "the GPU topology reaches the AM")
 }
 
 func pinned(t *testing.T, ca []byte) *http.Client {

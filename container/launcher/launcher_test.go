@@ -215,3 +215,31 @@ func TestWorkerEnvMergesTwoGPUResources(t *testing.T) {
 		"YARN_AM_RESOURCE_GPU_A=0", "YARN_AM_RESOURCE_GPU_B=1,2",
 	}, env)
 }
+
+// topoDriver is a fakeDriver whose discovery read a GPU topology, as gpu.Driver's does for a set of
+// more than one GPU.
+type topoDriver struct {
+	*fakeDriver
+	topo *contract.GPUTopology
+}
+
+func (d topoDriver) Topology() *contract.GPUTopology { return d.topo }
+
+// The report before the worker starts carries the topology the GPU driver read, by resource: the AM's
+// gpu-topology event and GPU map come from it (docs/gpus.md#topology-connected-sets).
+func TestLaunchReportsTheGPUTopology(t *testing.T) {
+	f := newLaunchFixture(t)
+	topo := &contract.GPUTopology{Link: "SYS", Best: "NV12", GPUs: []contract.GPUTopologyRow{
+		{Index: "2", NUMA: "0", Links: []string{"X", "SYS"}}, {Index: "3", NUMA: "1", Links: []string{"SYS", "X"}}}}
+	f.l.Drivers["gpu"] = topoDriver{fakeDriver: f.gpu, topo: topo}
+	code := f.l.Run(context.Background(), []string{"sh", "-c", "exit 0"})
+	require.Equal(t, 0, code, f.stderr.String())
+	require.Len(t, f.reporter.reports, 2)
+	assert.Equal(t, map[string]contract.GPUTopology{"gpu": *topo}, f.reporter.reports[0].Topology)
+	assert.Nil(t, f.reporter.reports[1].Topology, "the exit report carries nothing else")
+
+	f = newLaunchFixture(t)
+	f.l.Drivers["gpu"] = topoDriver{fakeDriver: f.gpu} // no topology read (one GPU, --topology any)
+	require.Equal(t, 0, f.l.Run(context.Background(), []string{"sh", "-c", "exit 0"}))
+	assert.Nil(t, f.reporter.reports[0].Topology)
+}
