@@ -211,7 +211,7 @@
   function mapRows(s, name, type) {
     var rows = {};
     function row(node) {
-      if (!rows[node]) rows[node] = { node: node, total: null, used: null, held: {}, unreported: [] };
+      if (!rows[node]) rows[node] = { node: node, total: null, used: null, held: {}, unreported: [], topo: null };
       return rows[node];
     }
     (s.nodes || []).forEach(function (n) {
@@ -226,6 +226,10 @@
       var infos = (ct.infos || {})[name];
       if (infos && infos.length) {
         var r = row(ct.node);
+        // The node's GPU topology as the newest of its containers whose launcher read one reported it
+        // (docs/gpus.md#topology-connected-sets): the same matrix whoever read it.
+        var topo = (ct.topology || {})[name];
+        if (topo && topo.gpus && topo.gpus.length) r.topo = topo;
         infos.forEach(function (i, k) {
           var idx = i.index !== undefined ? String(i.index) : "#" + k;
           r.held[idx] = ct;
@@ -268,7 +272,49 @@
         if (!cells[j].ct && !cells[j].other) { cells[j].other = true; others--; }
       }
       var free = cells.filter(function (c) { return !c.ct && !c.other; }).length;
-      return { node: r.node, cells: cells, ours: ours, free: free, total: r.total };
+      return { node: r.node, cells: cells, ours: ours, free: free, total: r.total, topo: r.topo, held: r.held };
+    });
+  }
+
+  // linkClass: the kind of a link of nvidia-smi topo -m, for its colour: nv (NVLink, NVSwitch), pcie
+  // (PIX, PXB: PCIe switches), host (PHB, NODE: through a host bridge), sys (SYS: across NUMA nodes),
+  // self (X).
+  function linkClass(l) {
+    l = String(l || "");
+    if (/^NV\d+$/.test(l)) return "nv";
+    if (l === "PIX" || l === "PXB") return "pcie";
+    if (l === "PHB" || l === "NODE") return "host";
+    if (l === "X") return "self";
+    return "sys";
+  }
+
+  // drawLinks: the node's GPU topology as a matrix beside its cells: each pair's link, coloured by
+  // kind, and the pairs of one container's set marked (in-set), each GPU's row named by its holder.
+  function drawLinks(line, name, r) {
+    var gpus = r.topo.gpus.slice(0, 64);
+    var t = el("table", "gpu-links", line);
+    t.setAttribute("data-resource", name);
+    t.setAttribute("data-node", r.node);
+    text(el("caption", "", t), "links (nvidia-smi topo -m)");
+    var head = el("tr", "", t);
+    el("th", "", head);
+    gpus.forEach(function (g) { text(el("th", "", head), String(g.index)); });
+    text(el("th", "", head), "NUMA");
+    gpus.forEach(function (g, i) {
+      var tr = el("tr", "", t);
+      var holder = r.held[String(g.index)] || null;
+      var th = el("th", holder ? "held" : "", tr);
+      text(th, "GPU " + g.index);
+      th.setAttribute("data-container", holder ? holder.id : "");
+      th.title = holder ? "held by " + holder.id : "not held by this application";
+      (g.links || []).slice(0, gpus.length).forEach(function (l, j) {
+        var other = r.held[String(gpus[j].index)] || null;
+        var inSet = i !== j && holder && other === holder;
+        var td = cell(tr, l === "X" ? "·" : l, "link link-" + linkClass(l) + (inSet ? " in-set" : ""));
+        td.setAttribute("data-pair", g.index + "-" + gpus[j].index);
+        td.title = "GPU " + g.index + " ↔ GPU " + gpus[j].index + ": " + l + (inSet ? " (one set: " + holder.id + ")" : "");
+      });
+      cell(tr, g.numa, "numa");
     });
   }
 
@@ -304,7 +350,16 @@
           text(el("div", "gpu-owner", d), c.ct ? shortID(c.ct.id) : (c.other ? "other app" : "free"));
           d.title = c.ct ? c.ct.id + " (" + c.ct.state + (c.unknown ? ", index not reported yet" : "") + ")" :
             (c.other ? "held by another application (YARN does not say which index)" : "free");
+          var set = c.ct && !c.unknown ? ((c.ct.topology || {})[name] || null) : null;
+          if (set && set.link) {
+            // The set this GPU belongs to, and how its GPUs are linked (worse than the node's best: said).
+            d.setAttribute("data-set-link", set.link);
+            var st = el("div", "gpu-set link-" + linkClass(set.link), d);
+            text(st, "set " + set.link + (set.best ? " (best " + set.best + ")" : ""));
+            d.title += " · its set is linked by " + set.link + " at worst" + (set.best ? ", the node's best by " + set.best : "");
+          }
         });
+        if (r.topo) drawLinks(line, name, r);
         drawn++;
       });
     });
