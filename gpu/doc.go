@@ -96,9 +96,11 @@
 // the best worst-pair PCIe level (PIX, PXB, PHB, NODE, SYS), within one NUMA node before across, the
 // first such set in the listing's order; under the directory's lock like every claim. The read is
 // bounded (5 s, 64 KiB, 16 GPUs); a matrix it cannot read or parse is a warning and the choice made
-// without topology (the first free GPUs). It says what it read in a stdout line "topology=..."
-// (TopologyLinePrefix), which the driver parses (ParseTopologyLine) and keeps for yarn-am discover
-// (Driver.Topology).
+// without topology (the first free GPUs). With --topology wait it gives the lock up while no
+// NVLink-connected set is free and looks again every 0.5 s, up to --lock-timeout. It says what it read
+// in a stdout line "topology=..." (TopologyLinePrefix; with the node's best link when the set taken is
+// worse), which the driver parses (ParseTopologyLine) and keeps (Driver.Topology) for yarn-am discover
+// and the launcher's report to the AM (contract.GPUTopology: the gpu-topology event, the GPU map).
 //
 // # YARN's own GPU isolation
 //
