@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -39,6 +40,11 @@ const DefaultCoordinationDir = "/var/lib/yarn-am/gpu"
 
 // DefaultLockTimeout is how long the built-in scripts wait for the coordination directory's lock.
 const DefaultLockTimeout = 30 * time.Second
+
+// waitMargin is how much longer than --lock-timeout --topology wait may take: its last look at the
+// claims after the deadline (a sleep of 0.5 s, the lock taken for up to 1 s, the claims read, and
+// bash's whole-second clock).
+const waitMargin = 3 * time.Second
 
 // validFlagsText lists the flags for error messages.
 const validFlagsText = FlagCoordinationMode + " (or " + FlagCoordination + "; coordination is on by default in YARN containers), " +
@@ -165,6 +171,11 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 	if sa.LockTimeout > 0 && scriptTimeout > 0 && sa.LockTimeout >= scriptTimeout {
 		return fail("%s %d is not shorter than %s (%s): the script would be killed before it can say who holds the lock",
 			FlagLockTimeout, int(sa.LockTimeout/time.Second), "external-resource."+resource+".param."+ParamScriptTimeout, scriptTimeout)
+	}
+	if lock := cmp.Or(sa.LockTimeout, DefaultLockTimeout); sa.Topology == TopologyWait && scriptTimeout > 0 && lock+waitMargin > scriptTimeout {
+		// The wait's last look takes the lock once more after the deadline (gpu-discovery-common.sh).
+		return fail("%s %s waits up to %s %d s, which with its last look (%s) is not shorter than %s (%s): the script would be killed while it waits; give a %s at least %s shorter",
+			FlagTopology, TopologyWait, FlagLockTimeout, int(lock/time.Second), waitMargin, "external-resource."+resource+".param."+ParamScriptTimeout, scriptTimeout, FlagLockTimeout, waitMargin)
 	}
 	return sa, nil
 }

@@ -52,6 +52,7 @@ func TestCheckBuiltinScriptArgsRejects(t *testing.T) {
 		{"--topology --no-coordination", "--topology needs a value"},
 		{"--topology connected --topology any", "--topology connected and --topology any contradict each other; give one"},
 		{"--topolgy connected", `unknown flag "--topolgy" (did you mean "--topology"?)`},
+		{"--topology wait --lock-timeout 58", "--topology wait waits up to --lock-timeout 58 s, which with its last look (3s) is not shorter than external-resource.gpu.param.discovery-script.timeout (1m0s): the script would be killed while it waits; give a --lock-timeout at least 3s shorter"},
 	} {
 		_, err := CheckBuiltinScriptArgs("gpu", tc.args, time.Minute)
 		require.Error(t, err, tc.args)
@@ -231,4 +232,14 @@ func TestDiscoverChecksAnyRunnersIndexes(t *testing.T) {
 		assert.Contains(t, err.Error(), `gpu resource "gpu": discovery script /opt/x.sh printed "`+strings.Join(bad, ",")+`": `)
 		assert.Contains(t, err.Error(), "; valid output: distinct GPU indexes (non-negative integers), comma-separated on the first line, e.g. 0,1")
 	}
+}
+
+// --topology wait with the default lock timeout (30 s) needs a script timeout of at least 33 s.
+func TestTopologyWaitNeedsTheScriptTimeout(t *testing.T) {
+	_, err := CheckBuiltinScriptArgs("gpu", "--topology wait", 30*time.Second)
+	assert.ErrorContains(t, err, "--topology wait waits up to --lock-timeout 30 s, which with its last look (3s) is not shorter than external-resource.gpu.param.discovery-script.timeout (30s)")
+	_, err = CheckBuiltinScriptArgs("gpu", "--topology wait", 33*time.Second)
+	assert.NoError(t, err)
+	_, err = CheckBuiltinScriptArgs("gpu", "--topology prefer", 30*time.Second)
+	assert.NoError(t, err, "only wait waits")
 }
