@@ -15,14 +15,16 @@ import (
 // tests keep it working on machines without one: the whole script against the fake nvidia-smi
 // (DEGRADED=1), and its health read against a tool answering the real formats.
 
-// yarnAMBinary is $YARN_AM_BIN when set, else a yarn-am built for the test.
+// yarnAMBinary is $YARN_AM_BIN when set, else a yarn-am built for the test with make build's compile
+// flags (CGO_ENABLED=0, -trimpath), so that after make build only the link is new.
 func yarnAMBinary(t *testing.T) string {
 	t.Helper()
 	if b := os.Getenv("YARN_AM_BIN"); b != "" {
 		return b
 	}
 	bin := filepath.Join(t.TempDir(), "yarn-am")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/yarn-am")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/yarn-am")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Dir = ".."
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
