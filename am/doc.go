@@ -91,6 +91,8 @@
 //     keytab) renews and replaces delegation tokens and feeds config.LaunchTokens and GET
 //     /api/v1/tokens.
 //   - process.go: RunProcess, the `yarn-am am` process (flags, environment, connections, HTTP server).
+//   - processflags.go: ProcessFlags, the `yarn-am am` command line checked (bad usage) and turned into
+//     ProcessOptions with the staged job read once (invalid input), before RunProcess registers.
 //   - tls.go: the AM's HTTPS certificate from the application's authority.
 //   - workersecrets.go: a framework's secrets for its processes (framework.AM.WorkerSecrets, a Flink
 //     job's internal TLS certificate) into the driver's and the TaskExecutors' credentials and the

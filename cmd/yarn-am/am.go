@@ -2,26 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am"
-	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/cli"
-	"github.com/yarn-am/yarn-am/internal/proc"
 	"github.com/yarn-am/yarn-am/jobfile"
-	"github.com/yarn-am/yarn-am/resources"
 )
 
 var amUsage = `Usage: yarn-am am --job job.toml [--flink-conf FILE] [-D key=value]... [--service] [--driver CMD]
@@ -91,27 +85,20 @@ func init() {
 func runAM(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("am", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var (
-		jobFile, resourceConf, driver string
-		defines                       cli.Defines
-		service                       bool
-		fast, slow                    time.Duration
-		workers, history              int
-		maxStreams, streamsPerIP      int
-		policyFlags                   jobfile.PolicyFlags
-	)
-	fs.StringVar(&jobFile, "job", "", "")
-	fs.Func("flink-conf", "", cli.Path(&resourceConf))
+	var f am.ProcessFlags
+	var defines cli.Defines
+	fs.StringVar(&f.JobFile, "job", "", "")
+	fs.Func("flink-conf", "", cli.Path(&f.ResourceConf))
 	fs.Var(&defines, "D", "")
-	fs.BoolVar(&service, "service", false, "")
-	fs.StringVar(&driver, "driver", "", "")
-	fs.DurationVar(&fast, "heartbeat-fast", am.DefaultHeartbeatFast, "")
-	fs.DurationVar(&slow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
-	fs.IntVar(&workers, "launch-workers", am.DefaultLaunchWorkers, "")
-	fs.IntVar(&history, "finished-history", am.DefaultFinishedHistory, "")
-	fs.IntVar(&maxStreams, "max-event-streams", web.DefaultMaxEventStreams, "")
-	fs.IntVar(&streamsPerIP, "max-event-streams-per-client", web.DefaultMaxEventStreamsPerClient, "")
-	policyFlags.Register(fs)
+	fs.BoolVar(&f.Service, "service", false, "")
+	fs.StringVar(&f.Driver, "driver", "", "")
+	fs.DurationVar(&f.HeartbeatFast, "heartbeat-fast", am.DefaultHeartbeatFast, "")
+	fs.DurationVar(&f.HeartbeatSlow, "heartbeat-slow", am.DefaultHeartbeatSlow, "")
+	fs.IntVar(&f.LaunchWorkers, "launch-workers", am.DefaultLaunchWorkers, "")
+	fs.IntVar(&f.FinishedHistory, "finished-history", am.DefaultFinishedHistory, "")
+	fs.IntVar(&f.MaxEventStreams, "max-event-streams", web.DefaultMaxEventStreams, "")
+	fs.IntVar(&f.MaxEventStreamsPerClient, "max-event-streams-per-client", web.DefaultMaxEventStreamsPerClient, "")
+	f.Policy.Register(fs)
 	if err := fs.Parse(cli.SplitJoinedDefines(args)); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, strings.TrimSpace(amUsage))
@@ -119,94 +106,29 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 		}
 		return usageError(stderr, "am", cli.FlagError(fs, err))
 	}
-	switch {
-	case jobFile == "":
-		fmt.Fprintln(stderr, "yarn-am am: --job is required (the staged job.toml)")
-		return 2
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "yarn-am am: unexpected argument %q; am takes flags only\n", fs.Arg(0))
-		return 2
-	case fast <= 0 || slow <= 0:
-		fmt.Fprintf(stderr, "yarn-am am: --heartbeat-fast=%v --heartbeat-slow=%v: both must be positive durations like 200ms or 1s\n", fast, slow)
-		return 2
-	case history < 1:
-		fmt.Fprintf(stderr, "yarn-am am: --finished-history=%d: must be at least 1 (the default is %d)\n", history, am.DefaultFinishedHistory)
-		return 2
-	case maxStreams < 1 || streamsPerIP < 1 || streamsPerIP > maxStreams:
-		fmt.Fprintf(stderr, "yarn-am am: --max-event-streams=%d --max-event-streams-per-client=%d: both must be at least 1, the per-client one at most the total (defaults %d and %d)\n",
-			maxStreams, streamsPerIP, web.DefaultMaxEventStreams, web.DefaultMaxEventStreamsPerClient)
-		return 2
-	case service && driver != "":
-		fmt.Fprintln(stderr, "yarn-am am: --service and --driver exclude each other (the driver decides when the application ends)")
-		return 2
-	case workers < 1 || workers > maxLaunchWorkers:
-		fmt.Fprintf(stderr, "yarn-am am: --launch-workers=%d: must be from 1 to %d (the default is %d)\n", workers, maxLaunchWorkers, am.DefaultLaunchWorkers)
-		return 2
-	}
-	// A bad policy flag is bad usage (2), checked before the job file: Apply checks only the flags.
-	if err := policyFlags.Apply(new(jobfile.Policy)); err != nil {
+	if err := f.Check(fs.Args()); err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
-		return 2
+		return contract.ExitUsage
 	}
 	// submit passes the -D overrides in the environment, not on this command line (contract.EnvDefines).
-	envDefines, err := definesFromEnv(defines)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
-		return contract.ExitInvalidInput
-	}
-	defines = envDefines
-	// The job file is read once, here: its [policy] table gives the policy (flags on the command
-	// line win), and RunProcess reads the rest of it.
-	job, err := jobfile.Read(jobFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
-		return contract.ExitInvalidInput
-	}
-	// A job that does not validate is invalid input (3), not a failure of the AM (1): the same checks
-	// RunProcess makes, before it registers (TestBadInputs, "am a bad job").
-	// -D job keys replace the staged file's, as they replaced the file's at submit
-	// (docs/job-file.md#-d-overrides); the launchers get the external-resource ones.
-	defines, derr := job.ApplyDefines(defines)
-	_, jerr := job.StagedJob()
-	_, _, rerr := resources.Load(resources.Sources{Job: job.ResourceKeys(), ResourceConf: resourceConf, Overrides: defines})
-	if err := errors.Join(derr, jerr, rerr); err != nil {
-		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
-		return contract.ExitInvalidInput
-	}
-	policy, err := job.Policy()
+	var err error
+	f.Defines, err = definesFromEnv(defines)
+	var opts am.ProcessOptions
 	if err == nil {
-		err = policyFlags.Apply(&policy)
+		opts, err = f.Options()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 		return contract.ExitInvalidInput
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
-	defer logPeakRSS()
+	defer am.LogPeakRSS()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	code, err := am.RunProcess(ctx, am.ProcessOptions{Job: job, ResourceConf: resourceConf, Defines: defines, Service: service,
-		Driver: driver, HeartbeatFast: fast, HeartbeatSlow: slow, LaunchWorkers: workers, FinishedHistory: history, Policy: decision.PolicyConfig(policy),
-		MaxEventStreams: maxStreams, MaxEventStreamsPerClient: streamsPerIP})
+	code, err := am.RunProcess(ctx, opts)
 	if err != nil {
 		logrus.WithError(err).Error("yarn-am am: failed")
 		fmt.Fprintf(stderr, "yarn-am am: %v\n", err)
 	}
 	return code
 }
-
-// logPeakRSS logs the AM's peak resident set size (VmHWM), for sizing am.memory.
-func logPeakRSS() {
-	v, ok, err := proc.StatusField(proc.Self, "VmHWM")
-	if err != nil || !ok {
-		return
-	}
-	if f := strings.Fields(v); len(f) >= 1 {
-		if kb, err := strconv.ParseFloat(f[0], 64); err == nil {
-			logrus.Infof("am peak RSS: %.1f MiB", kb/1024)
-		}
-	}
-}
-
-// maxLaunchWorkers bounds --launch-workers: each worker holds a connection to a NodeManager.
-const maxLaunchWorkers = 1024

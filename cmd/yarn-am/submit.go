@@ -138,24 +138,13 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer rm.Close()
-	facts, err := client.CheckAgainstCluster(subCtx, rm, lj, lj.Job.Queue)
-	if err != nil {
-		return fail(stderr, "submit", err, 0)
-	}
-	appID := facts.NewApp.GetApplicationId()
+	appID, err := sess.Submit(subCtx, rm, lj, client.SubmitOptions{Service: sf.service, Driver: sf.driver}, stdout)
 	id := yarnrpc.FormatApplicationID(appID)
-	tokens, err := sess.DelegationTokens(subCtx, rm, lj.Job, stdout)
-	if err != nil {
-		return fail(stderr, "submit", err, 0)
-	}
-	fmt.Fprintf(stdout, "pre-flight OK: %d TaskExecutor(s) of %s\n", lj.Job.TaskExecutor.Instances, lj.DescribeTaskExecutor())
-
-	opts := client.SubmitOptions{Service: sf.service, Driver: sf.driver, Queue: lj.Job.Queue, Name: lj.Job.Name, Tokens: tokens}
-	if err := sess.StageAndSubmit(subCtx, rm, lj, opts, appID, stdout); err != nil {
-		if subCtx.Err() != nil && !errors.Is(err, context.DeadlineExceeded) {
-			fmt.Fprintf(stderr, "yarn-am submit: interrupted before %s was submitted: %v\n", id, err)
-			return contract.ExitInterrupted
-		}
+	switch {
+	case err != nil && appID != nil && subCtx.Err() != nil && !errors.Is(err, context.DeadlineExceeded):
+		fmt.Fprintf(stderr, "yarn-am submit: interrupted before %s was submitted: %v\n", id, err)
+		return contract.ExitInterrupted
+	case err != nil:
 		return fail(stderr, "submit", err, 0)
 	}
 	fmt.Fprintf(stdout, "submitted %s\n", id)

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
+
+	"github.com/yarn-am/yarn-am/internal/cli"
 )
 
 // version and revision are set at build time with -ldflags "-X main.version=... -X main.revision=..."
-// (the Makefile does); without them, revision falls back to the Go toolchain's VCS stamp.
+// (the Makefile does); without them, revision falls back to the Go toolchain's VCS stamp (cli.Revision).
 var (
 	version  = "dev"
 	revision = ""
@@ -29,36 +30,8 @@ func init() {
 			if _, code, ok := parseCommand(fs, args, "version", versionUsage, 0, "", stdout, stderr); !ok {
 				return code
 			}
-			fmt.Fprintf(stdout, "yarn-am %s (revision %s, %s %s/%s)\n", version, buildRevision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(stdout, "yarn-am %s (revision %s, %s %s/%s)\n", version, cli.Revision(revision), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return 0
 		},
 	})
-}
-
-// buildRevision is the commit yarn-am was built from: the -X stamp, else the toolchain's
-// vcs.revision (with "+dirty" when vcs.modified), else "unknown".
-func buildRevision() string {
-	if revision != "" {
-		return revision
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	rev, dirty := "", false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return "unknown"
-	}
-	if dirty {
-		rev += "+dirty"
-	}
-	return rev
 }

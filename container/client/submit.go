@@ -25,6 +25,25 @@ type SubmitOptions struct {
 	Tokens *yarnrpc.Credentials
 }
 
+// Submit is `yarn-am submit` against the cluster once the job is loaded: the pre-flight against the
+// cluster (CheckAgainstCluster, which reserves the application id), the delegation tokens, then
+// StageAndSubmit with the job's queue and name; progress goes to out. appID is nil when the error
+// came before the id was reserved; else it is the application's, also with an error of the staging
+// or the submission (whether it was submitted is for the caller to tell from ctx).
+func (s *Session) Submit(ctx context.Context, rm *yarnrpc.ApplicationClient, lj *LoadedJob, opts SubmitOptions, out io.Writer) (appID *hadooppb.ApplicationIdProto, err error) {
+	facts, err := CheckAgainstCluster(ctx, rm, lj, lj.Job.Queue)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Tokens, err = s.DelegationTokens(ctx, rm, lj.Job, out); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "pre-flight OK: %d TaskExecutor(s) of %s\n", lj.Job.TaskExecutor.Instances, lj.DescribeTaskExecutor())
+	opts.Queue, opts.Name = lj.Job.Queue, lj.Job.Name
+	appID = facts.NewApp.GetApplicationId()
+	return appID, s.StageAndSubmit(ctx, rm, lj, opts, appID, out)
+}
+
 // StageAndSubmit stages the job's files (this binary, the job, flink-conf.yaml, the site files,
 // scripts, user files and, on a Kerberized cluster logged in from a keytab, the keytab) and submits
 // the AM under appID. If anything fails after the staging directory exists, the directory is removed.
