@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks the links of README.md and docs/*.md: every relative link resolves to a file in the repository,
 # every #anchor to a heading of its page (GitHub's anchor rules), every docs page is linked from the
-# README, every docs/PAGE.md#anchor named in the Go code resolves too, and no page cites something
-# outside the repository. Prints each problem; exits 1 if any.
+# README, every docs/PAGE.md#anchor named in the Go code and the commands' usage texts resolves too,
+# and no page cites something outside the repository. Prints each problem; exits 1 if any.
 # Usage: docs/check-links.sh (from anywhere inside the repository).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
@@ -74,8 +74,8 @@ for page in docs/*.md; do
   grep -q "](${page})" README.md || fail "README.md does not link $page"
 done
 
-# The Go code's pointers into the docs (comments, help texts, errors: "docs/flink.md#memory"): each
-# page exists and each anchor is a heading of it.
+# The Go code's pointers into the docs (comments, errors: "docs/flink.md#memory") and the commands'
+# usage texts' (cmd/yarn-am/help/*.txt): each page exists and each anchor is a heading of it.
 while IFS=: read -r file n ref; do
   page=${ref%%#*}
   anchor=
@@ -85,7 +85,7 @@ while IFS=: read -r file n ref; do
   elif [[ -n $anchor ]] && ! anchors "$page" | grep -qxF -- "$anchor"; then
     fail "$file:$n: $ref: no heading with anchor #$anchor in $page"
   fi
-done < <(git grep -noE 'docs/[A-Za-z0-9_-]+\.md(#[A-Za-z0-9_-]+)?' -- '*.go')
+done < <(git grep -noE 'docs/[A-Za-z0-9_-]+\.md(#[A-Za-z0-9_-]+)?' -- '*.go' 'cmd/yarn-am/help/*.txt')
 
 # Nothing outside the repository is cited: no design brief, no issue numbers.
 if grep -nE 'DESIGN(\.md| §)|[Ii]ssue [0-9]+' "${pages[@]}"; then

@@ -12,35 +12,7 @@ import (
 	"github.com/yarn-am/yarn-am/internal/cli"
 )
 
-const checkUsage = `Usage: yarn-am check job.toml [--flink-conf FILE] [-D key=value]... [--queue Q] [--name N]
-                     [--timeout D]
-
-Validates a job file and its external-resource configuration, then checks it against the live cluster
-named by $HADOOP_CONF_DIR without submitting anything: the resource types the ResourceManager knows
-(getResourceTypeInfo), the running NodeManagers (getClusterNodes), the queue, then the cluster's
-maximum allocation (getNewApplication, asked only when the rest passed; it reserves an application
-id, which is harmless) and the capacity of every running NodeManager. Both the TaskExecutor (memory,
-vcores, external resources) and the ApplicationMaster (am.memory, am.vcores) must fit.
-
-Prints "OK: ..." with the YARN resource of one TaskExecutor, or the problems found (the first 20, then
-how many more), each naming the key, the value and what the cluster allows. Everything that can be
-checked without the cluster is checked before the first call to it (what submit would refuse, too).
-A job whose rolled logs would not reach HDFS while it runs (log aggregation or rolling log
-aggregation off in $HADOOP_CONF_DIR's yarn-site.xml) gets one note on stderr naming the key.
-
-Flags:
-  --flink-conf FILE   flink-conf.yaml / config.yaml with external-resource keys (wins over the job's
-                      flink-conf key)
-  -D key=value        set one key of the job file (taskexecutor.instances=4, taskexecutor.memory=2g)
-                      or one external-resource key, as submit -D; repeatable; wins over the job file
-                      and --flink-conf (-Dkey=value works too); any other key is an error, except
-                      in a [flink] job, where it is a Flink key (or flink.config.KEY), as submit -D
-  --queue Q           YARN queue, as submit --queue (default: the job's queue, else "default")
-  --name N            application name, as submit --name (default: the job's name)
-  --timeout D         give up after this long (default 2m; a duration with a unit: 30s, 2m)
-` + loginUsage + `
-
-` + exitCodesUsage
+var checkUsage = usage("check")
 
 func init() {
 	register(&command{

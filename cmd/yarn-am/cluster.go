@@ -9,18 +9,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 )
 
-const clusterUsage = `Usage: yarn-am cluster [--json] [--timeout D]
-
-Connects to the ResourceManager named by the Hadoop configuration in $HADOOP_CONF_DIR (core-site.xml,
-yarn-site.xml; HA RMs are tried in turn) and prints the NodeManager counts, the resource types the RM
-knows, and every NodeManager with its state, containers and used/total amount of each resource type.
-
-Flags:
-  --json        print one JSON document instead of the table
-  --timeout D   give up after this long (default 2m; a duration with a unit: 30s, 2m)
-` + loginUsage + `
-
-` + exitCodesUsage
+var clusterUsage = usage("cluster")
 
 func init() {
 	register(&command{

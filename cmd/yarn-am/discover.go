@@ -14,25 +14,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-const discoverUsage = `Usage: yarn-am discover [-f job.toml] [--flink-conf FILE] [-D key=value]... [--json] [-v]
-
-Validates the external-resource configuration, runs the configured drivers (GPU discovery scripts) on
-this machine and prints what a worker started by 'yarn-am launch' would get: the infos of every
-resource and the environment variables; for more than one GPU also the topology the built-in NVIDIA
-script read (nvidia-smi topo -m) and the worst link between the chosen GPUs. Use it to debug a
-discovery script or a configuration before submitting. GPUs claimed in coordination mode are
-released again before it exits; the built-in discovery scripts are written to a temporary directory,
-not the current one.
-
-Flags:
-  -f FILE             job file (job.toml) with the external-resource keys
-  --flink-conf FILE   flink-conf.yaml / config.yaml with the external-resource keys
-  -D key=value        set one configuration key; repeatable; wins over both files (-Dkey=value works too)
-  --json              print exactly the content of the external-resources.json a worker would get
-  -v                  log what the drivers do (to stderr)
-
-Exit codes: 0 discovery succeeded; 1 discovery failed (the reason is printed); 2 usage (flags,
-arguments); 3 invalid configuration (the problems are printed: the first 20, then how many more).`
+var discoverUsage = usage("discover")
 
 func init() {
 	register(&command{

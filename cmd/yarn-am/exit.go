@@ -14,12 +14,6 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-// exitCodesUsage is the exit-code line every client command's usage ends with (the full table is in
-// docs/running.md; the codes are contract.Exit*).
-const exitCodesUsage = `Exit codes: 0 ok; 1 the application failed or was killed; 2 usage (flags, arguments); 3 invalid
-input (job file, keys, flink-conf, environment, a local file such as --keytab); 4 cluster unreachable or
-timed out; 5 does not fit or rejected by the cluster; 130 interrupted.`
-
 // defaultTimeout is the --timeout of every client command: long enough for submit to stage the binary
 // and the job's files, short enough that a dead cluster is reported within minutes.
 const defaultTimeout = 2 * time.Minute

@@ -12,21 +12,7 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-const followUsage = `Usage: yarn-am follow APP_ID [--kill-on-interrupt]
-
-Re-attaches to an application, as an attached 'yarn-am submit' follows it: prints its state and
-diagnostics as they change, the AM's container counts and its events (from the AM's event history, so
-what happened while nobody followed is shown too), until the application ends. Use it after Ctrl-C
-or --detach. An application that has already ended prints its outcome at once.
-
-Flags:
-  --kill-on-interrupt   Ctrl-C (SIGINT/SIGTERM) kills the application instead of only detaching
-` + loginUsage + `
-
-Exit 0 means the application's final status is SUCCEEDED, 1 that it ended otherwise, 130 that
-following was interrupted (the application keeps running unless --kill-on-interrupt), and an
-application the ResourceManager does not know exits 5.
-` + exitCodesUsage
+var followUsage = usage("follow")
 
 func init() {
 	register(&command{

@@ -9,19 +9,7 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-const killUsage = `Usage: yarn-am kill APP_ID [--timeout D]
-
-Kills an application (forceKillApplication), waits until the ResourceManager reports it KILLED
-(printing its state as it changes, and every 5 s what it still waits for), then makes sure its staging directory
-/user/<user>/.yarn-am/<app id>/ is gone: the ApplicationMaster removes it when it is stopped; if the
-AM never ran (or did not manage to), kill removes it.
-
-Flags:
-  --timeout D   give up after this long (default 2m; a duration with a unit: 30s, 2m)
-` + loginUsage + `
-
-Exit 0 means the application is KILLED (or had already ended) and its staging directory is gone.
-` + exitCodesUsage
+var killUsage = usage("kill")
 
 func init() {
 	register(&command{

@@ -18,38 +18,7 @@ import (
 	"github.com/yarn-am/yarn-am/resources"
 )
 
-const launchUsage = `Usage: yarn-am launch [-f job.toml] [--flink-conf FILE] [-D key=value]... -- CMD [ARGS...]
-
-Runs inside every TaskExecutor container (the AM wraps the job's command in it; you can also run it by
-hand to try a worker). It runs the driver of every configured external resource (GPU discovery), writes
-external-resources.json in the working directory, starts CMD with these variables added:
-
-  YARN_AM_EXTERNAL_RESOURCES_FILE   absolute path of external-resources.json
-  YARN_AM_RESOURCE_<NAME>           per resource, the comma-separated indexes (gpu -> YARN_AM_RESOURCE_GPU)
-  CUDA_VISIBLE_DEVICES              the GPU indexes (vendor=amd: HIP_VISIBLE_DEVICES), unless already set
-
-and passes stdin, stdout and stderr through. In a YARN container the worker shares the container's
-process group, so YARN's SIGTERM/SIGKILL reach everything it starts; elsewhere SIGTERM, SIGINT and
-SIGHUP are forwarded to the worker.
-When the worker exits, the GPUs claimed in coordination mode are released and launch exits with the
-worker's exit code (128+N if it was killed by signal N).
-
-Flags:
-  -f FILE             job file (job.toml) with the external-resource keys
-  --flink-conf FILE   flink-conf.yaml / config.yaml with the external-resource keys
-  -D key=value        set one configuration key; repeatable; wins over both files (-Dkey=value works too)
-  --report-url URL    report the resource infos (or the discovery failure) to the AM: POST to
-                      URL<CONTAINER_ID>/report with the application secret from the container's token
-                      file (default: $YARN_AM_REPORT_URL, which the AM sets; unset = no report). A failed
-                      report is logged and never stops the worker.
-
-Exit codes of its own (the worker is not started, or did not start):
-  90  discovery failed: too few devices, the discovery script failed or timed out. stderr has a line
-      'yarn-am launch: discovery failed for resource "<name>": <reason>'
-  91  invalid configuration or command line
-  92  the worker could not be started (command not found, not executable, info file not writable)
-
-Log level: YARN_AM_LOG_LEVEL (debug, info, warn, error; default info), logs go to stderr.`
+var launchUsage = usage("launch")
 
 func init() {
 	register(&command{

@@ -9,18 +9,7 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 )
 
-const listUsage = `Usage: yarn-am list [--all] [--json] [--timeout D]
-
-Lists the applications of type YARN-AM that the ResourceManager knows: by default those not yet ended
-(NEW, NEW_SAVING, SUBMITTED, ACCEPTED, RUNNING), with --all also FINISHED, FAILED and KILLED ones.
-
-Flags:
-  --all         include ended applications
-  --json        print a JSON list instead of the table
-  --timeout D   give up after this long (default 2m; a duration with a unit: 30s, 2m)
-` + loginUsage + `
-
-` + exitCodesUsage
+var listUsage = usage("list")
 
 func init() {
 	register(&command{

@@ -6,12 +6,6 @@ import (
 	"github.com/yarn-am/yarn-am/container/client"
 )
 
-// loginUsage documents the login flags every client command shares; each command's usage includes it.
-const loginUsage = `  --principal P          Kerberos principal (alice@EXAMPLE.COM) to log in as on a Kerberized cluster
-                         (hadoop.security.authentication=kerberos); with --keytab
-  --keytab FILE          keytab holding the keys of --principal; without both, the ticket cache
-                         ($KRB5CCNAME, default /tmp/krb5cc_<uid>, after kinit) is used`
-
 // loginFlags are --principal and --keytab.
 type loginFlags struct {
 	principal, keytab string

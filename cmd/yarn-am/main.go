@@ -89,9 +89,7 @@ func printOverview(w io.Writer) {
 	fmt.Fprintln(w, "Run 'yarn-am help <command>' for the flags of one command.")
 }
 
-const helpUsage = `Usage: yarn-am help [command]
-
-Without an argument, lists the commands. With one, prints that command's usage and flags.`
+var helpUsage = usage("help")
 
 func init() {
 	register(&command{

@@ -14,30 +14,7 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-const scaleUsage = `Usage: yarn-am scale APP_ID N [--timeout D]
-
-Sets the number of TaskExecutors a running application wants to N (0 to 100000), as the driver API's
-PUT /api/v1/requirements does: the AM asks YARN for more, or cancels pending asks and then stops the
-newest TaskExecutors. A job's framework may refuse a change it cannot follow, saying what would
-work: for a [flink] job each TaskExecutor is a Flink TaskManager; with scheduler-mode: reactive the
-job's parallelism follows both ways, a session cluster takes more TaskManagers but not fewer, and a
-job whose parallelism is fixed refuses both (docs/flink.md#reactive-scaling). A framework may also
-take a change and carry it out later: with [flink] taskmanagers = "demand" on the adaptive scheduler,
-N sets the job's parallelism, and fewer TaskManagers go once the job has rescaled away from them;
-scale then prints the count unchanged and the framework's note (docs/flink.md#taskmanagers-on-demand).
-
-The AM takes the change only over its HTTPS API with the application's secret. submit keeps the
-secret and the TLS authority's certificate of each application it submits in
-$YARN_AM_CONFIG_DIR/apps/<APP_ID>/ (default: ~/.config/yarn-am/apps/<APP_ID>/, readable by the
-submitting user alone), so scale works for that user on that machine; elsewhere it exits 3.
-
-Flags:
-  --timeout D   give up after this long (default 2m; a duration with a unit: 30s, 2m)
-` + loginUsage + `
-
-Exit 0: the AM took the new number (printed). An application the ResourceManager does not know
-exits 5; one whose AM does not run or refuses the change exits 1.
-` + exitCodesUsage
+var scaleUsage = usage("scale")
 
 func init() {
 	register(&command{

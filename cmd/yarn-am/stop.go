@@ -16,31 +16,7 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-const stopUsage = `Usage: yarn-am stop APP_ID [--savepoint DIR] [--timeout D]
-
-Stops a running application gracefully through its framework, keeping its work's state: a [flink]
-job stops with a savepoint, as flink stop does (the JobManager's POST /jobs/<id>/stop without
-draining), ends FINISHED, and the application SUCCEEDS with the savepoint named in its
-diagnostics. stop prints the savepoint's path, then waits for the application's end and prints its
-final status. The next submit can start from the savepoint: [flink] restore = "<path>"
-(docs/flink.md#stopping-with-a-savepoint). A framework that cannot stop gracefully (a plain job, a
-training gang, a Flink session cluster) is refused: use yarn-am kill.
-
-The AM takes the stop only over its HTTPS API with the application's secret (POST /api/v1/stop),
-which submit keeps in $YARN_AM_CONFIG_DIR/apps/<APP_ID>/ as for scale; elsewhere stop exits 3.
-
-Flags:
-  --savepoint DIR   where the savepoint goes: a directory the JobManager can write, as a URI or an
-                    absolute path (file:///tmp/savepoints; default: the job's state.savepoints.dir,
-                    else stop refuses naming this flag); hdfs://NN/savepoints on HDFS
-  --timeout D       give up after this long, the savepoint and the application's end together
-                    (default 5m, at most 30m; a duration with a unit: 30s, 5m)
-` + loginUsage + `
-
-Exit 0: the savepoint was written (printed) and the application SUCCEEDED. An application the
-ResourceManager does not know exits 5; one whose AM does not run, whose framework refuses or fails
-the stop, or that ends otherwise exits 1; past --timeout 4.
-` + exitCodesUsage
+var stopUsage = usage("stop")
 
 // defaultStopTimeout is --timeout's default: a savepoint of a large state takes minutes.
 const defaultStopTimeout = 5 * time.Minute

@@ -18,56 +18,7 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
-const submitUsage = `Usage: yarn-am submit job.toml [--flink-conf FILE] [-D key=value]... [--detach]
-                      [--kill-on-interrupt] [--driver 'CMD'] [--service] [--queue Q] [--name N]
-
-Submits a job to the YARN cluster named by $HADOOP_CONF_DIR:
-
- 1. pre-flight, as 'yarn-am check' does: the job and its external-resource keys are validated and the
-    TaskExecutor and the ApplicationMaster are checked against the cluster's resource types, maximum
-    allocation and node capacities; any problem stops the submission within seconds, naming the key;
- 2. staging: this yarn-am binary, the job file, flink-conf.yaml (if any), core-site.xml, yarn-site.xml
-    (and hdfs-site.xml) from $HADOOP_CONF_DIR, custom discovery scripts and the job's local
-    taskexecutor.files/archives are copied to hdfs:///user/<user>/.yarn-am/<application id>/ and
-    listed (the directory is removed when the application ends, or here if submission fails);
- 3. the ApplicationMaster is submitted (application type YARN-AM, tags from the job plus yarn-am).
-
-Attached (the default), submit then follows the application: it prints state changes, the AM's
-container counts (requested, allocated, running, completed, failed) and each container's GPU indexes
-as they become known, until the application ends. It exits 0 only if the application's final status
-is SUCCEEDED; otherwise it prints the diagnostics and exits 1. Ctrl-C stops following (the
-application keeps running; 'yarn-am follow APP_ID' re-attaches) and prints the commands to follow or
-kill it; with --kill-on-interrupt, Ctrl-C kills the application instead.
-
-Flags:
-  --flink-conf FILE      flink-conf.yaml / config.yaml with external-resource keys; shipped as
-                         flink-conf.yaml (so is a flink-conf named in the job file)
-  -D key=value           set one key of the job file (taskexecutor.instances=4, taskexecutor.memory=2g,
-                         am.memory=1g, policy.pending-timeout=5m, ...) or one external-resource key;
-                         repeatable, the last wins; wins over the job file and --flink-conf, loses to
-                         --queue and --name; checked like the job file; passed on to the AM and every
-                         TaskExecutor's launcher (-Dkey=value works too). In a [flink] job, any other
-                         key (or flink.config.KEY) is a Flink key: it wins over [flink.config] and the
-                         home's conf/config.yaml, as flink run -D (taskmanager.numberOfTaskSlots=2)
-  --detach               print the application id and return once it is submitted
-  --kill-on-interrupt    Ctrl-C (SIGINT/SIGTERM) kills the application instead of only detaching
-  --driver 'CMD'         driver mode: the AM runs CMD (a shell command) and the application's final
-                         status follows its exit code
-  --service              TaskExecutors run until the application is killed (no batch completion);
-                         not with --driver (the driver decides when the application ends)
-  --queue Q              YARN queue (default: the job's queue, else "default")
-  --name N               application name (default: the job's name)
-  --timeout D            time allowed for pre-flight, staging and submission (default 2m; a duration
-                         with a unit: 30s, 5m)
-` + loginUsage + `
-
-Environment: HADOOP_CONF_DIR (required), HADOOP_USER_NAME (the user; default the OS user).
-
-Everything that can be checked without the cluster (flags, job file, keys, flink-conf, environment) is
-checked before the first call to it; getNewApplication, which reserves the application id, comes after
-the cluster checks that do not need it. Exit 0 means submitted (--detach) or SUCCEEDED; 130 means
-interrupted (the application keeps running unless --kill-on-interrupt).
-` + exitCodesUsage
+var submitUsage = usage("submit")
 
 func init() {
 	register(&command{

@@ -16,9 +16,7 @@ var (
 	revision = ""
 )
 
-const versionUsage = `Usage: yarn-am version
-
-Prints the yarn-am version, the VCS revision it was built from and the Go version.`
+var versionUsage = usage("version")
 
 func init() {
 	register(&command{
