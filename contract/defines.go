@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"os"
 )
 
 // EnvDefines carries the -D key=value overrides to the AM (set by the client) and to the launchers
@@ -45,4 +46,17 @@ func DecodeDefines(v string) ([]string, error) {
 		return nil, fmt.Errorf("%s is not a list of key=value (set by yarn-am submit and the AM): %w", EnvDefines, err)
 	}
 	return d, nil
+}
+
+// TakeDefines returns the -D overrides that submit (for the AM) or the AM (for a launcher) put in
+// EnvDefines, followed by flags, those of the command line, which win as a later -D does. It removes
+// the variable from this process's environment: the driver and the worker did not get the overrides
+// when they were on the command line, and do not now.
+func TakeDefines(flags []string) ([]string, error) {
+	env, err := DecodeDefines(os.Getenv(EnvDefines))
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Unsetenv(EnvDefines)
+	return append(env, flags...), nil
 }

@@ -53,7 +53,7 @@ func runAM(args []string, stdout, stderr io.Writer) int {
 	}
 	// submit passes the -D overrides in the environment, not on this command line (contract.EnvDefines).
 	var err error
-	f.Defines, err = definesFromEnv(defines)
+	f.Defines, err = contract.TakeDefines(defines)
 	var opts am.ProcessOptions
 	if err == nil {
 		opts, err = f.Options()

@@ -90,7 +90,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	}
 	setLogLevel(stderr, logrus.InfoLevel)
 	// The AM passes the -D overrides in the environment, not on this command line (contract.EnvDefines).
-	defines, err := definesFromEnv(f.defines)
+	defines, err := contract.TakeDefines(f.defines)
 	if err != nil {
 		fmt.Fprintf(stderr, "yarn-am launch: %v\n", err)
 		return contract.LauncherConfigError
