@@ -26,8 +26,8 @@ var helpParts = strings.NewReplacer(
 // usage is the usage text of a command, its shared pieces filled in.
 func usage(name string) string { return helpParts.Replace(helpText(name)) }
 
-// helpText is help/<name>.txt without its last line break. A missing file is a mistake of the build,
-// which TestREADMEDocumentsEveryCommand finds first.
+// helpText is help/<name>.txt without its last line break. A missing file is a mistake of the build:
+// the binary stops at its start, and so does every test of this package.
 func helpText(name string) string {
 	b, err := helpTexts.ReadFile("help/" + name + ".txt")
 	if err != nil {

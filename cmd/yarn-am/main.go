@@ -2,7 +2,9 @@
 // (submit, check, status, ...), the ApplicationMaster (am) and the in-container launcher (launch).
 //
 // Each subcommand lives in its own file and registers itself in commands via init; flags are parsed
-// inside the subcommand's own function.
+// inside the subcommand's own function, and its usage text is help/<name>.txt (help.go). What the
+// commands do is in the packages they wire: container/client, container/logs, container/launcher,
+// am and internal/cli (docs/design.md#floors).
 package main
 
 import (
