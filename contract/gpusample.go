@@ -49,6 +49,15 @@ const (
 	EventIdleGPU EventType = "idle-gpu"
 	// EventGPUSamplingFailed: a launcher cannot sample its GPUs (once per container).
 	EventGPUSamplingFailed EventType = "gpu-sampling-failed"
+	// Idle GPUs given back (taskexecutor.idle-gpu-release; docs/gpus.md#idle-gpus-given-back):
+	// EventIdleGPURelease: every GPU of a running container stayed idle for the key's duration; its
+	// worker (a gang's whole round) is warned as of a preemption, and the container is released by
+	// Deadline. EventIdleGPUReleased: it was released and the declared count went down by one, not
+	// replaced. EventIdleGPUKept: the job cannot give a container back (a fixed count, an elastic gang
+	// at its minimum); said once per idle spell, and the GPUs stay reserved.
+	EventIdleGPURelease  EventType = "idle-gpu-release"
+	EventIdleGPUReleased EventType = "idle-gpu-released"
+	EventIdleGPUKept     EventType = "idle-gpu-kept"
 )
 
 // AliveReport is the body of POST <EnvReportURL><CONTAINER_ID>/alive: empty (a launcher that does not
@@ -162,14 +171,22 @@ type GPUUsage struct {
 	UsedShare float64 `json:"usedShare"`
 	IdleShare float64 `json:"idleShare"`
 	Samples   int     `json:"samples"`
+	// GivenBackGPUHours: the GPUs of the containers the AM released for being idle
+	// (taskexecutor.idle-gpu-release) times how long since each release, to the end of the job (or
+	// until the declared count went back up); absent when none was released.
+	GivenBackGPUHours float64 `json:"givenBackGPUHours,omitempty"`
 }
 
 // String is the sentence of the finished event and the final diagnostics.
 func (u GPUUsage) String() string {
-	if u.Samples == 0 {
-		return fmt.Sprintf("GPU time: %.3f GPU-hours reserved, not sampled", u.ReservedGPUHours)
+	s := fmt.Sprintf("GPU time: %.3f GPU-hours reserved, not sampled", u.ReservedGPUHours)
+	if u.Samples > 0 {
+		s = fmt.Sprintf("GPU time: %.3f GPU-hours reserved, %.0f%% used (mean utilisation of %d samples), %.0f%% idle", u.ReservedGPUHours, 100*u.UsedShare, u.Samples, 100*u.IdleShare)
 	}
-	return fmt.Sprintf("GPU time: %.3f GPU-hours reserved, %.0f%% used (mean utilisation of %d samples), %.0f%% idle", u.ReservedGPUHours, 100*u.UsedShare, u.Samples, 100*u.IdleShare)
+	if u.GivenBackGPUHours > 0 {
+		s += fmt.Sprintf(", %.3f GPU-hours given back (taskexecutor.idle-gpu-release)", u.GivenBackGPUHours)
+	}
+	return s
 }
 
 // GPUSeries is the body of GET /api/v1/containers/<id>/gpus: the kept samples of one container.

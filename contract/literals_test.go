@@ -30,6 +30,8 @@ var wordValues = map[string]string{
 	"DeviceEnvOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
 	"GPUSampleOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
 	"StagedFlinkConf":      `"flink-conf.yaml" is also the legacy configuration file of a Flink home (framework/flink/flinkdist)`,
+	"EventIdleGPURelease":  `"idle-gpu-release" is also the job-file key taskexecutor.idle-gpu-release (jobfile), which the event is named after`,
+	"NoticeIdleGPURelease": `"idle-gpu-release" is also the job-file key taskexecutor.idle-gpu-release (jobfile), which the notice's reason is named after`,
 }
 
 // skippedDirs are left out of the scan, each with its reason.

@@ -47,7 +47,14 @@ type PreemptionNotice struct {
 	Deadline time.Time `json:"deadline"`
 	// Round is the gang round the warning ended (gang mode only).
 	Round *int `json:"round,omitempty"`
+	// Reason is NoticeIdleGPURelease when the AM itself gives the container back for its idle GPUs
+	// (taskexecutor.idle-gpu-release), absent for the ResourceManager's preemption.
+	Reason string `json:"reason,omitempty"`
 }
+
+// NoticeIdleGPURelease is PreemptionNotice.Reason when the AM releases a container whose GPUs stayed
+// idle (docs/gpus.md#idle-gpus-given-back): Deadline is when the AM releases it.
+const NoticeIdleGPURelease = "idle-gpu-release"
 
 // The worker's side of a notice.
 const (

@@ -1,6 +1,7 @@
 package jobfile
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -31,4 +32,33 @@ func TestLoadJobGPUSampling(t *testing.T) {
 	assert.ErrorContains(t, err, `taskexecutor.idle-gpu-warning = 10: want a string`)
 	_, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nidle-gpu-warnings = \"1m\"\n"))
 	assert.ErrorContains(t, err, "idle-gpu-warning")
+}
+
+func TestLoadJobIdleGPURelease(t *testing.T) {
+	te := "[taskexecutor]\ncommand = \"./worker\"\n"
+	j, err := LoadJob(writeJob(t, te))
+	require.NoError(t, err)
+	assert.Zero(t, j.TaskExecutor.IdleGPURelease, "off by default")
+	j, err = LoadJob(writeJob(t, te+"idle-gpu-release = \"30m\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Minute, j.TaskExecutor.IdleGPURelease)
+	j, err = LoadJob(writeJob(t, te+"gpu-sample-interval = \"1s\"\nidle-gpu-release = \"20s\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, 20*time.Second, j.TaskExecutor.IdleGPURelease)
+	j, err = LoadJob(writeJob(t, te+"idle-gpu-release = \"off\"\n"))
+	require.NoError(t, err)
+	assert.Zero(t, j.TaskExecutor.IdleGPURelease)
+
+	for body, want := range map[string]string{
+		"idle-gpu-release = \"20\"\n":                                `taskexecutor.idle-gpu-release = "20": not a duration; use a number with a unit, e.g. "30m" or "1h", or "off"`,
+		"idle-gpu-release = 20\n":                                    `taskexecutor.idle-gpu-release = 20: want a string`,
+		"idle-gpu-release = \"5s\"\n":                                `taskexecutor.idle-gpu-release = "5s": must be at least 10s, or "off"`,
+		"idle-gpu-release = \"" + strings.Repeat("9", 60) + "\"\n":   `taskexecutor.idle-gpu-release = "` + strings.Repeat("9", 40) + `...": not a duration`,
+		"idle-gpu-release = \"15s\"\n":                               `taskexecutor.idle-gpu-release = "15s": must be at least twice taskexecutor.gpu-sample-interval = "10s" (20s)`,
+		"gpu-sample-interval = \"off\"\nidle-gpu-release = \"1h\"\n": `taskexecutor.idle-gpu-release = "1h0m0s" needs GPU samples, but taskexecutor.gpu-sample-interval is "off"`,
+		"idle-gpu-releases = \"1h\"\n":                               `did you mean "taskexecutor.idle-gpu-release"`,
+	} {
+		_, err := LoadJob(writeJob(t, te+body))
+		assert.ErrorContains(t, err, want, body)
+	}
 }

@@ -107,6 +107,10 @@ type TaskExecutorSpec struct {
 	// may stay idle before the AM warns (docs/running.md#gpu-utilisation).
 	GPUSampleInterval time.Duration
 	IdleGPUWarning    time.Duration
+	// IdleGPURelease (taskexecutor.idle-gpu-release; 0 = "off", the default): how long every GPU of a
+	// running container may stay idle before the AM warns its worker and releases it, where the job
+	// can shrink (docs/gpus.md#idle-gpus-given-back).
+	IdleGPURelease time.Duration
 }
 
 // Defaults used when the job file leaves a value out.
@@ -125,7 +129,7 @@ const (
 var (
 	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "log-aggregation", "external-resources"}
 	amKeys  = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning"}
+	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning", "idle-gpu-release"}
 )
 
 // Job validates the job-file schema; every problem is reported at once in a *JobError.
@@ -277,6 +281,7 @@ func (f *File) job(staged bool) (*Job, error) {
 	te.LivenessTimeout = r.livenessTimeout(teT)
 	te.PreemptionSignal = r.preemptionSignal(teT)
 	te.GPUSampleInterval, te.IdleGPUWarning = r.gpuSampleInterval(teT), r.idleGPUWarning(teT)
+	te.IdleGPURelease = r.idleGPURelease(teT, te.GPUSampleInterval)
 	te.Locality = DefaultLocality
 	if l, ok := r.str(teT, "locality", "taskexecutor.locality"); ok {
 		switch l {
