@@ -3,6 +3,7 @@ package gpuuse
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,7 +28,10 @@ const noUtil = math.MaxUint8
 type Book struct {
 	// IdleWarning is taskexecutor.idle-gpu-warning (0: never warn).
 	IdleWarning time.Duration
-	by          map[string]*track
+	// IdleGap: two samples of a container further apart than this break its idle spell (IdleSpell),
+	// since what happened between them is unknown (0: no bound).
+	IdleGap time.Duration
+	by      map[string]*track
 	// Job totals over every sample ever booked (containers forgotten included).
 	n, idle int
 	sum     float64
@@ -39,6 +43,8 @@ type track struct {
 	next        int     // where the next sample goes once the ring is full
 	gpus        []*gpuTrack
 	errReported bool
+	// idleSince..idleLast: the container's current idle spell (IdleSpell), zero while not idle.
+	idleSince, idleLast time.Time
 }
 
 type gpuTrack struct {
@@ -84,8 +90,54 @@ func (b *Book) Add(id, node string, known []string, r contract.AliveReport, now 
 	for _, s := range samples {
 		at := now.Add(-time.Duration(s.AgoMs) * time.Millisecond)
 		evs = append(evs, b.add(t, id, node, at, s.GPUs)...)
+		t.spell(at, allIdle(known, s.GPUs), b.IdleGap)
 	}
 	return evs, nil
+}
+
+// allIdle says whether a sample read every GPU of known under contract.IdleGPUPercent. A GPU missing
+// from the sample, one that could not be read, or one whose tool gives no utilisation is not idle:
+// nothing says it is (docs/gpus.md#idle-gpus-given-back). A container with no known GPU never is.
+func allIdle(known []string, readings []contract.GPUReading) bool {
+	n := 0
+	for _, u := range known {
+		if u == "" {
+			continue
+		}
+		n++
+		i := slices.IndexFunc(readings, func(r contract.GPUReading) bool { return strings.EqualFold(r.UUID, u) })
+		if i < 0 {
+			return false
+		}
+		r := readings[i]
+		if r.Problem != "" || r.Util == nil || *r.Util >= contract.IdleGPUPercent {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// spell books a sample at at into the container's idle spell: a sample that is not all idle ends
+// it, and so does a gap of more than gap since the spell's last sample (the new one starts it again).
+func (t *track) spell(at time.Time, idle bool, gap time.Duration) {
+	switch {
+	case !idle:
+		t.idleSince, t.idleLast = time.Time{}, time.Time{}
+	case t.idleSince.IsZero() || gap > 0 && at.Sub(t.idleLast) > gap:
+		t.idleSince, t.idleLast = at, at
+	case at.After(t.idleLast):
+		t.idleLast = at
+	}
+}
+
+// IdleSpell is container id's current idle spell: since its first and at its latest sample, every
+// sample read every GPU of the container idle, with no gap of more than IdleGap. Both are zero when
+// the latest sample was not all idle or none was taken.
+func (b *Book) IdleSpell(id string) (since, last time.Time) {
+	if t := b.by[id]; t != nil {
+		return t.idleSince, t.idleLast
+	}
+	return time.Time{}, time.Time{}
 }
 
 // check refuses a message that is too long, or names a GPU the container does not hold, or carries a

@@ -260,3 +260,85 @@ func TestASickReadingIsUnknownNotZero(t *testing.T) {
 	_, err = b.Add("c1", "n1", []string{"GPU-a"}, long, now)
 	assert.ErrorContains(t, err, "want one line of at most 96 bytes")
 }
+
+// A container's idle spell (taskexecutor.idle-gpu-release, docs/gpus.md#idle-gpus-given-back), fed
+// samples on a fake clock: every GPU of the container idle in every sample; a busy blip on one GPU,
+// a GPU missing from a sample, a GPU that cannot be read or reports no utilisation, and a gap in the
+// sampling each end it; a container with no known GPU is never idle.
+func TestIdleSpellNeedsEveryGPUIdleInEverySample(t *testing.T) {
+	b := &Book{IdleGap: 3 * time.Second}
+	known := []string{"GPU-a", "GPU-b"}
+	start := time.Unix(1000, 0)
+	now := start
+	send := func(readings ...contract.GPUReading) {
+		t.Helper()
+		_, err := b.Add("c1", "n1", known, contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: readings}}}, now)
+		require.NoError(t, err)
+	}
+	r := func(uuid string, u float64) contract.GPUReading {
+		return contract.GPUReading{UUID: uuid, Util: util(u), MemTotalMiB: 80000}
+	}
+	spell := func() (time.Duration, time.Duration) {
+		since, last := b.IdleSpell("c1")
+		if since.IsZero() {
+			return -1, -1
+		}
+		return since.Sub(start), last.Sub(since)
+	}
+	assertSpell := func(from, length time.Duration, what string) {
+		t.Helper()
+		f, l := spell()
+		assert.Equal(t, [2]time.Duration{from, length}, [2]time.Duration{f, l}, what)
+	}
+	tick := func() { now = now.Add(time.Second) }
+
+	assertSpell(-1, -1, "nothing sampled: not idle")
+	for range 5 {
+		send(r("GPU-a", 0), r("GPU-b", 4.9))
+		tick()
+	}
+	assertSpell(0, 4*time.Second, "both GPUs under 5% for 4 s")
+	send(r("GPU-a", 0), r("GPU-b", 5)) // a busy blip of one GPU
+	assertSpell(-1, -1, "5% is not idle")
+	tick()
+	send(r("GPU-a", 0), r("GPU-b", 0))
+	tick()
+	send(r("GPU-a", 0), r("GPU-b", 0))
+	assertSpell(6*time.Second, time.Second, "a new spell after the blip")
+	tick()
+	send(r("GPU-a", 0)) // GPU-b missing from the sample
+	assertSpell(-1, -1, "a GPU missing from a sample is not idle")
+	tick()
+	send(r("GPU-a", 0), r("GPU-b", 0))
+	tick()
+	send(r("GPU-a", 0), contract.GPUReading{UUID: "GPU-b", Problem: "[GPU is lost]"})
+	assertSpell(-1, -1, "a GPU that cannot be read is not idle")
+	tick()
+	send(r("GPU-a", 0), contract.GPUReading{UUID: "GPU-b", MemTotalMiB: 80000})
+	assertSpell(-1, -1, "a GPU without a utilisation (MIG) is not idle")
+	tick()
+	send(r("GPU-a", 0), r("GPU-b", 0))
+	now = now.Add(3 * time.Second)
+	send(r("GPU-a", 0), r("GPU-b", 0))
+	assertSpell(12*time.Second, 3*time.Second, "a gap of IdleGap keeps the spell")
+	now = now.Add(3*time.Second + time.Millisecond)
+	send(r("GPU-a", 0), r("GPU-b", 0))
+	assertSpell(18*time.Second+time.Millisecond, 0, "a longer gap starts it again")
+
+	// Samples of one message, out of order, are booked oldest first.
+	_, err := b.Add("c2", "n1", []string{"GPU-c"}, contract.AliveReport{GPUSamples: []contract.GPUSample{
+		{AgoMs: 0, GPUs: []contract.GPUReading{r("GPU-c", 0)}},
+		{AgoMs: 2000, GPUs: []contract.GPUReading{r("GPU-c", 0)}},
+		{AgoMs: 1000, GPUs: []contract.GPUReading{r("GPU-c", 1)}},
+	}}, now)
+	require.NoError(t, err)
+	since, last := b.IdleSpell("c2")
+	assert.Equal(t, now.Add(-2*time.Second), since)
+	assert.Equal(t, now, last)
+
+	_, err = b.Add("c3", "n1", nil, contract.AliveReport{}, now)
+	require.NoError(t, err)
+	since, _ = b.IdleSpell("c3")
+	assert.True(t, since.IsZero(), "no GPU: never idle")
+	assert.False(t, allIdle(nil, []contract.GPUReading{r("GPU-x", 0)}))
+}
