@@ -141,6 +141,9 @@ type config struct {
 	// GPUSampleInterval is taskexecutor.gpu-sample-interval (0: off; the launchers sample, the AM
 	// names it in the series); IdleGPUWarning is taskexecutor.idle-gpu-warning (0: off; gpuusage.go).
 	GPUSampleInterval, IdleGPUWarning time.Duration
+	// IdleGPURelease is taskexecutor.idle-gpu-release (0: off): how long every GPU of a running
+	// container may stay idle before the AM warns and releases it (idlerelease.go).
+	IdleGPURelease time.Duration
 }
 
 // am is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
@@ -196,6 +199,8 @@ type am struct {
 	holdUntil    time.Time         // restart backoff: no new asks before
 	// gang is the state of gang mode (gang.go).
 	gang gangState
+	// idleGPUs: the release of containers whose GPUs stayed idle (idlerelease.go).
+	idleGPUs idleRelease
 	// adopted: the first registration took over what an earlier attempt left (durable.go).
 	adopted bool
 	// savedAt is the last event id when the durable state was saved.

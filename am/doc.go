@@ -60,6 +60,10 @@
 //   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's
 //     whole round) warned once, with an event, its deadline in the status, and the launchers' long
 //     poll for the notice (docs/running.md#preemption).
+//   - idlerelease.go: taskexecutor.idle-gpu-release: a container whose every GPU stayed idle is
+//     warned through the same notices and released by lowering the declared count (an elastic gang
+//     above its minimum), or kept with one event per idle spell; the GPU-hours given back
+//     (docs/gpus.md#idle-gpus-given-back).
 //
 // The I/O around them:
 //

@@ -33,12 +33,15 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 		return nil // its gauges are gone (gpuEndedLocked); a late message adds nothing
 	}
 	a.gpus.IdleWarning = a.cfg.IdleGPUWarning
-	evs, err := a.gpus.Add(id, t.Node, gpuUUIDs(t), r, a.cfg.Now())
+	a.gpus.IdleGap = idleGap(a.cfg.GPUSampleInterval)
+	now := a.cfg.Now()
+	evs, err := a.gpus.Add(id, t.Node, gpuUUIDs(t), r, now)
 	if err != nil {
 		return err
 	}
 	a.emitAll(evs)
 	a.metrics.SetGPUs(id, a.gpus.Status(id))
+	a.idleGPUsLocked(t, now)
 	return nil
 }
 
@@ -75,6 +78,11 @@ func (a *am) gpuHistoriesLocked(cs []contract.ContainerStatus) {
 		n += k
 	}
 }
+
+// idleGap is the longest gap between two samples of a container that keeps its idle spell: three
+// sampling intervals, so that a late sample (a slow tool, a loaded node) does not end it but a
+// launcher that stopped sampling does (docs/gpus.md#idle-gpus-given-back). 0: no bound (sampling off).
+func idleGap(interval time.Duration) time.Duration { return 3 * interval }
 
 // gpuUUIDs are the UUIDs of the GPUs t's launcher reported.
 func gpuUUIDs(t *tracked) []string {
@@ -121,7 +129,8 @@ func (a *am) gpuUsageLocked(now time.Time) *contract.GPUUsage {
 		}
 	}
 	u := a.gpus.Usage(seconds / 3600)
-	if u.Samples == 0 && seconds == 0 {
+	u.GivenBackGPUHours = a.idleGPUs.given.hours(now)
+	if u.Samples == 0 && seconds == 0 && u.GivenBackGPUHours == 0 {
 		return nil
 	}
 	return &u

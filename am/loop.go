@@ -90,6 +90,7 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 				a.checkPending(ctx)
 				a.checkGang(ctx)
 				a.checkLiveness(ctx)
+				a.checkIdleRelease()
 			case ctx.Err() != nil:
 				return a.killed(), ctx.Err()
 			case errors.As(err, &rej):

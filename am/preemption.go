@@ -105,12 +105,18 @@ func (a *am) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 		ev := a.emit(events.PreemptionWarning(t.ID, t.Node, deadline, a.preemptionWait(), why))
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
 	}
-	// Wake every long poll; each finds its own notice (or goes back to waiting).
+	a.noticesLocked(warn)
+}
+
+// noticesLocked hands out the notices just set on warned: it wakes every long poll (each finds its
+// own notice, or goes back to waiting) and tells the framework (OnPreemption). The ResourceManager's
+// warnings and the AM's own release of idle GPUs (idlerelease.go) both end here.
+func (a *am) noticesLocked(warned []*tracked) {
 	close(a.noticed)
 	a.noticed = make(chan struct{})
 	if hook := a.cfg.OnPreemption; hook != nil {
-		ids := make([]string, len(warn))
-		for i, t := range warn {
+		ids := make([]string, len(warned))
+		for i, t := range warned {
 			ids[i] = t.ID
 		}
 		// The framework's own response (a checkpoint, say) may call out: never under mu, never in

@@ -277,6 +277,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		NodeLabel:         job.TaskExecutor.NodeLabel,
 		LivenessTimeout:   job.TaskExecutor.LivenessTimeout,
 		GPUSampleInterval: job.TaskExecutor.GPUSampleInterval, IdleGPUWarning: job.TaskExecutor.IdleGPUWarning,
+		IdleGPURelease: job.TaskExecutor.IdleGPURelease,
 		PreemptionWait: preemptionWait(conf, log),
 		Host:           host, RPCPort: port, TrackingURL: base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,

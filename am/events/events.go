@@ -470,3 +470,40 @@ func (l *Log) Subscribers() int {
 	defer l.mu.Unlock()
 	return len(l.subs)
 }
+
+// IdleGPURelease: every GPU of container id stayed idle for idle (taskexecutor.idle-gpu-release =
+// after); its worker, with warned containers in all (a gang's round), is told as of a preemption,
+// and the AM releases it by deadline (wait from now), the declared count going from from to to
+// (docs/gpus.md#idle-gpus-given-back).
+func IdleGPURelease(id, node string, gpus int64, idle, after time.Duration, deadline time.Time, wait time.Duration, from, to, warned int) contract.Event {
+	who := "its worker is told"
+	if warned > 1 {
+		who = fmt.Sprintf("the %d ranks of its gang round are told", warned)
+	}
+	return contract.Event{Type: contract.EventIdleGPURelease, Severity: contract.SeverityWarning, Container: id, Node: node, Deadline: deadline,
+		Key: "taskexecutor.idle-gpu-release", Count: int(gpus),
+		Message: fmt.Sprintf("the %d GPU(s) of TaskExecutor %s on %s have been idle (every sample under %.0f%%) for %s (taskexecutor.idle-gpu-release = %s): %s to checkpoint, and the AM releases it by %s, %s from now (from %d TaskExecutors to %d)",
+			gpus, id, node, contract.IdleGPUPercent, idle.Round(time.Second), after, who, deadline.UTC().Format(time.RFC3339), wait, from, to)}
+}
+
+// IdleGPUReleased: the AM released container id for its idle GPUs; the declared count went from
+// from to to, and the container is not replaced.
+func IdleGPUReleased(id, node string, gpus int64, from, to int) contract.Event {
+	return contract.Event{Type: contract.EventIdleGPUReleased, Severity: contract.SeverityInfo, Container: id, Node: node,
+		Key: "taskexecutor.idle-gpu-release", Count: int(gpus),
+		Message: fmt.Sprintf("released TaskExecutor %s on %s and its %d idle GPU(s): the job runs with %d TaskExecutors instead of %d, and the container is not replaced",
+			id, node, gpus, to, from)}
+}
+
+// IdleGPUKept: container id's GPUs stayed idle for idle (taskexecutor.idle-gpu-release = after;
+// 0: at its release's deadline) but the job cannot give it back, for why; said once per idle spell.
+func IdleGPUKept(id, node string, gpus int64, idle, after time.Duration, why string) contract.Event {
+	spell := fmt.Sprintf("for %s", idle.Round(time.Second))
+	if idle <= 0 {
+		spell = "until its release was due"
+	}
+	return contract.Event{Type: contract.EventIdleGPUKept, Severity: contract.SeverityWarning, Container: id, Node: node,
+		Key: "taskexecutor.idle-gpu-release", Count: int(gpus), Reason: why,
+		Message: fmt.Sprintf("the %d GPU(s) of TaskExecutor %s on %s have been idle %s (taskexecutor.idle-gpu-release = %s), but it cannot be released: %s; it keeps its GPUs",
+			gpus, id, node, spell, after, why)}
+}

@@ -1,0 +1,184 @@
+package am
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/events"
+	"github.com/yarn-am/yarn-am/contract"
+)
+
+// Idle GPUs given back (taskexecutor.idle-gpu-release; docs/gpus.md#idle-gpus-given-back). A
+// running container is idle when every sample of every GPU it holds read under
+// contract.IdleGPUPercent, with no sample missing, for the key's duration (the book's IdleSpell).
+// Then, where the job can shrink, the AM warns its worker as the ResourceManager's preemption
+// warning does (the notice's long poll: preemption.json and taskexecutor.preemption-signal; in a gang
+// the whole round, which restarts; the framework's OnPreemption, a Flink checkpoint), and after the
+// same grace (preemptionWait) it releases the container itself: the declared count goes down by one
+// with the container stopped first, so it is not replaced and its end counts as no failure (the AM
+// stopped it). Only an elastic gang above taskexecutor.min-instances can shrink; any other job says
+// once per idle spell that it cannot, and keeps its GPUs. One release is in flight at a time: each
+// restarts a gang's round, and the next idle container is judged again in the new round.
+
+// idleRelease is the AM's memory of idle GPUs given back; mu guards it (doc.go).
+type idleRelease struct {
+	// pending: a container warned for its idle GPUs, released at deadline.
+	pending *pendingRelease
+	// kept: container → the idle spell (its start) its idle-gpu-kept event was said for.
+	kept  map[string]time.Time
+	given givenBack
+}
+
+type pendingRelease struct {
+	id       string
+	deadline time.Time
+}
+
+// givenBack counts the GPU time given back: gpus released and not declared again since, and the
+// GPU-seconds they were given back for up to at.
+type givenBack struct {
+	containers int
+	gpus       int64
+	seconds    float64
+	at         time.Time
+}
+
+// add books n GPUs (one container) given back at now.
+func (g *givenBack) add(n int64, now time.Time) {
+	g.settle(now)
+	g.containers++
+	g.gpus += n
+}
+
+// retake books k containers declared again at now (the requirement went up): their GPUs are no
+// longer given back from then on.
+func (g *givenBack) retake(k int, now time.Time) {
+	if g.containers == 0 || k <= 0 {
+		return
+	}
+	g.settle(now)
+	k = min(k, g.containers)
+	g.gpus -= g.gpus * int64(k) / int64(g.containers)
+	g.containers -= k
+}
+
+func (g *givenBack) settle(now time.Time) {
+	if d := now.Sub(g.at); g.gpus > 0 && d > 0 {
+		g.seconds += float64(g.gpus) * d.Seconds()
+	}
+	g.at = now
+}
+
+// hours is the GPU-hours given back up to now.
+func (g *givenBack) hours(now time.Time) float64 {
+	s := g.seconds
+	if d := now.Sub(g.at); g.gpus > 0 && d > 0 {
+		s += float64(g.gpus) * d.Seconds()
+	}
+	return s / 3600
+}
+
+// idleReleasable says whether a job of declared spec (its count now) can give a container back, and
+// why not: only an elastic gang (job's own spec) above its minimum shrinks.
+func idleReleasable(job, now decision.Spec) (bool, string) {
+	switch {
+	case !job.Gang:
+		return false, fmt.Sprintf("the job keeps a fixed number of TaskExecutors (%d): only an elastic gang (taskexecutor.gang with taskexecutor.min-instances below instances) gives one back", now.Instances)
+	case !job.Elastic():
+		return false, fmt.Sprintf("the gang has a fixed size of %d (taskexecutor.min-instances is not below instances)", now.Instances)
+	case now.Instances <= job.MinInstances:
+		return false, fmt.Sprintf("the elastic gang runs at its minimum, taskexecutor.min-instances = %d", job.MinInstances)
+	}
+	return true, ""
+}
+
+// idleGPUsLocked acts on container t's idle spell after its samples were booked at now: nothing
+// before taskexecutor.idle-gpu-release, then the warning of a release or, where the job cannot
+// shrink, one idle-gpu-kept event per spell.
+func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
+	d := a.cfg.IdleGPURelease
+	if d <= 0 || t.Phase != contract.Running || a.stopping || a.policyOut != nil {
+		return
+	}
+	since, last := a.gpus.IdleSpell(t.ID)
+	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.idleGPUs.pending != nil {
+		return
+	}
+	if a.cfg.Spec.Gang && (t.Round != a.gang.Round() || !a.gang.Formed()) {
+		return // held beside the round, or a round on its way out: not a member to release
+	}
+	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked()); !ok {
+		if a.idleGPUs.kept[t.ID].Equal(since) {
+			return
+		}
+		if a.idleGPUs.kept == nil {
+			a.idleGPUs.kept = map[string]time.Time{}
+		}
+		a.idleGPUs.kept[t.ID] = since
+		a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), last.Sub(since), d, why))
+		return
+	}
+	warn := []*tracked{t}
+	var round *int
+	if a.cfg.Spec.Gang {
+		r := a.gang.Round()
+		round = &r
+		for _, o := range a.rec.seq {
+			if o != t && o.Round == r && warnable(o) {
+				warn = append(warn, o)
+			}
+		}
+	}
+	deadline := now.Add(a.preemptionWait())
+	for _, w := range warn {
+		w.notice = &contract.PreemptionNotice{Container: w.ID, Containers: []string{t.ID}, WarnedAt: now, Deadline: deadline, Round: round,
+			Reason: contract.NoticeIdleGPURelease}
+	}
+	a.idleGPUs.pending = &pendingRelease{id: t.ID, deadline: deadline}
+	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, gpuCount(t), last.Sub(since), d, deadline, a.preemptionWait(), a.instances, a.instances-1, len(warn)))
+	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
+	a.noticesLocked(warn)
+}
+
+// checkIdleRelease releases the container warned for its idle GPUs once its deadline passed: the
+// declared count goes down by one and Reconcile stops that container first (a gang restarts its
+// round at the smaller size). A container that ended meanwhile, or a job that can no longer shrink
+// (the requirement changed), releases nothing.
+func (a *am) checkIdleRelease() {
+	a.mu.Lock()
+	now := a.cfg.Now()
+	for id := range a.idleGPUs.kept {
+		if t := a.rec.get(id); t == nil || t.Phase != contract.Running {
+			delete(a.idleGPUs.kept, id)
+		}
+	}
+	p := a.idleGPUs.pending
+	if p == nil || now.Before(p.deadline) {
+		a.mu.Unlock()
+		return
+	}
+	a.idleGPUs.pending = nil
+	t := a.rec.get(p.id)
+	if t == nil || t.Phase != contract.Running || a.stopping || a.policyOut != nil {
+		a.mu.Unlock()
+		return
+	}
+	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked()); !ok {
+		a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), 0, a.cfg.IdleGPURelease, why))
+		a.mu.Unlock()
+		return
+	}
+	from := a.instances
+	a.instances--
+	a.stopFirst = map[string]bool{t.ID: true}
+	n := gpuCount(t)
+	a.idleGPUs.given.add(n, now)
+	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, a.instances))
+	a.emit(events.RequirementChanged(from, a.instances, contract.NoticeIdleGPURelease))
+	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "from": from, "to": a.instances}).Info("am: released a TaskExecutor whose GPUs stayed idle")
+	a.mu.Unlock()
+	a.poke()
+}
