@@ -8,7 +8,8 @@
 // never started), --sleep D (wait D before exiting; SIGTERM/SIGINT/SIGHUP end the wait: the worker
 // prints which signal and exits 128+N), --exit N (exit code, default 0), --rendezvous (a rank of a
 // gang: rank 0 listens on MASTER_ADDR:MASTER_PORT and checks that every other rank connects exactly
-// once; rendezvous.go).
+// once; rendezvous.go), --notice (catch SIGUSR1, the preemption warning's signal, and print the
+// notice file $YARN_AM_PREEMPTION_FILE on one line: "worker: notice SIGUSR1 {...}"; the wait goes on).
 //
 // Build: go build -o worker ./testdata/worker
 package main
@@ -32,7 +33,11 @@ func main() {
 	sleep := flag.Duration("sleep", 0, "wait this long before exiting (a signal ends the wait)")
 	exit := flag.Int("exit", 0, "exit code")
 	rdv := flag.Bool("rendezvous", false, "meet the other ranks of the gang (rank 0 listens on MASTER_ADDR:MASTER_PORT)")
+	notice := flag.Bool("notice", false, "catch SIGUSR1 and print the preemption notice file")
 	flag.Parse()
+	if *notice {
+		printNotices()
+	}
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
@@ -72,4 +77,21 @@ func main() {
 		}
 	}
 	os.Exit(*exit)
+}
+
+// printNotices catches SIGUSR1 (docs/running.md#preemption: the launcher signals only a process that
+// catches it) and prints the notice file beside each signal, on one line.
+func printNotices() {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	go func() {
+		for range usr1 {
+			b, err := os.ReadFile(os.Getenv(contract.EnvPreemptionFile))
+			if err != nil {
+				fmt.Printf("worker: notice SIGUSR1 unreadable: %v\n", err)
+				continue
+			}
+			fmt.Printf("worker: notice SIGUSR1 %s\n", strings.Join(strings.Fields(string(b)), " "))
+		}
+	}()
 }
