@@ -144,6 +144,10 @@ type config struct {
 	// IdleGPURelease is taskexecutor.idle-gpu-release (0: off): how long every GPU of a running
 	// container may stay idle before the AM warns and releases it (idlerelease.go).
 	IdleGPURelease time.Duration
+	// DemandSized: the job's framework sizes its TaskExecutors from its work's demand
+	// (framework.AM.Instances; a [flink] job with taskmanagers = "demand"), so an idle release says
+	// that it cannot lower that count yet rather than call it fixed.
+	DemandSized bool
 }
 
 // am is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which

@@ -82,9 +82,12 @@ func (g *givenBack) hours(now time.Time) float64 {
 }
 
 // idleReleasable says whether a job of declared spec (its count now) can give a container back, and
-// why not: only an elastic gang (job's own spec) above its minimum shrinks.
-func idleReleasable(job, now decision.Spec) (bool, string) {
+// why not: only an elastic gang (job's own spec) above its minimum shrinks. demand: the framework
+// sizes the TaskExecutors from its work's demand (config.DemandSized).
+func idleReleasable(job, now decision.Spec, demand bool) (bool, string) {
 	switch {
+	case demand:
+		return false, fmt.Sprintf("the job's framework sizes its TaskExecutors from its work's demand (%d now), and an idle release does not lower that count yet: only an elastic gang (taskexecutor.gang with taskexecutor.min-instances below instances) gives one back", now.Instances)
 	case !job.Gang:
 		return false, fmt.Sprintf("the job keeps a fixed number of TaskExecutors (%d): only an elastic gang (taskexecutor.gang with taskexecutor.min-instances below instances) gives one back", now.Instances)
 	case !job.Elastic():
@@ -110,7 +113,7 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 	if a.cfg.Spec.Gang && (t.Round != a.gang.Round() || !a.gang.Formed()) {
 		return // held beside the round, or a round on its way out: not a member to release
 	}
-	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked()); !ok {
+	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized); !ok {
 		if a.idleGPUs.kept[t.ID].Equal(since) {
 			return
 		}
@@ -166,7 +169,7 @@ func (a *am) checkIdleRelease() {
 		a.mu.Unlock()
 		return
 	}
-	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked()); !ok {
+	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized); !ok {
 		a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), 0, a.cfg.IdleGPURelease, why))
 		a.mu.Unlock()
 		return

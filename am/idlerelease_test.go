@@ -17,17 +17,21 @@ import (
 
 // idleAM runs an AM of spec with taskexecutor.idle-gpu-release = 20s, samples every 5 s and a
 // preemption wait of 10 s, on the in-process cluster and a fake clock, until the test ends.
-func idleAM(t *testing.T, spec decision.Spec, maxAllocations int) (*am, *testClock, *fakecluster.Cluster) {
+func idleAM(t *testing.T, spec decision.Spec, maxAllocations int, opts ...func(*config)) (*am, *testClock, *fakecluster.Cluster) {
 	t.Helper()
 	c := fakecluster.InProcess()
 	c.KeepRunning = true
 	c.MaxAllocations = maxAllocations
 	clock := &testClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	spec.MaxFailures = 0
-	m, err := newAM(config{App: "application_1700000000000_0044", Spec: spec, Now: clock.Now, Policy: noFailurePolicy,
+	cfg := config{App: "application_1700000000000_0044", Spec: spec, Now: clock.Now, Policy: noFailurePolicy,
 		GangTimeout: time.Hour, ElasticInterval: time.Hour, HeartbeatFast: time.Millisecond, HeartbeatSlow: 2 * time.Millisecond,
 		GPUSampleInterval: 5 * time.Second, IdleGPURelease: 20 * time.Second, PreemptionWait: 10 * time.Second,
-		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog})
+		LaunchContext: &hadooppb.ContainerLaunchContextProto{Command: []string{"true"}}, RM: c.InProcessScheduler(), NM: c.InProcessNM(), Log: quietLog}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	m, err := newAM(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -188,18 +192,21 @@ func TestIdleGPUReleaseShrinksAnElasticGangToItsMinimum(t *testing.T) {
 	assert.InDelta(t, before, m.Status().GPUUsage.GivenBackGPUHours, 1e-9)
 }
 
-// TestIdleGPUKeptByAFixedJob: a job of a fixed count (no gang), and a rigid gang, cannot give an idle
-// container back: one idle-gpu-kept event per container and idle spell, no notice, the count stays.
+// TestIdleGPUKeptByAFixedJob: a job of a fixed count (no gang), a rigid gang, and a job whose
+// framework sizes it from its demand cannot give an idle container back: one idle-gpu-kept event per
+// container and idle spell, no notice, the count stays.
 func TestIdleGPUKeptByAFixedJob(t *testing.T) {
 	for name, tc := range map[string]struct {
-		spec decision.Spec
-		want string
+		spec   decision.Spec
+		demand bool
+		want   string
 	}{
-		"fixed count": {gpuSpec(2, 0), "the job keeps a fixed number of TaskExecutors (2): only an elastic gang"},
-		"rigid gang":  {gangSpec(2), "the gang has a fixed size of 2 (taskexecutor.min-instances is not below instances)"},
+		"fixed count":  {gpuSpec(2, 0), false, "the job keeps a fixed number of TaskExecutors (2): only an elastic gang"},
+		"rigid gang":   {gangSpec(2), false, "the gang has a fixed size of 2 (taskexecutor.min-instances is not below instances)"},
+		"demand-sized": {gpuSpec(2, 0), true, "the job's framework sizes its TaskExecutors from its work's demand (2 now), and an idle release does not lower that count yet"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m, clock, c := idleAM(t, tc.spec, 2)
+			m, clock, c := idleAM(t, tc.spec, 2, func(c *config) { c.DemandSized = tc.demand })
 			ids := runningIDs(t, m, 2)
 			for range 12 { // 55 s of 0 %
 				for _, id := range ids {

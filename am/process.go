@@ -287,6 +287,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	amc.OnScale, amc.OnPreemption = fwAM.OnScale, fwAM.OnPreemption
 	if fwAM.Instances > 0 { // the framework sizes its workers from its demand: it starts low
 		amc.Spec.Instances = fwAM.Instances
+		amc.DemandSized = true
 	}
 	amc.Events, amc.ReleaseEvents = evlog, releaseEvents
 	if staging != nil {
