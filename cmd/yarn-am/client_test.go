@@ -169,6 +169,17 @@ func TestSubmitPreflightFailsFastWithoutStaging(t *testing.T) {
 	assert.Zero(t, f.srv.Calls("submitApplication"))
 }
 
+// A bad taskexecutor.idle-gpu-release is refused by submit before any network use: the key, the
+// value and what is valid, exit 3, nothing staged or submitted (docs/gpus.md#idle-gpus-given-back).
+func TestSubmitRefusesABadIdleGPUReleaseBeforeStaging(t *testing.T) {
+	f := newFakeRM(t)
+	out, errs, code := runCmd("submit", writeTestJob(t, gpuJob+"idle-gpu-release = \"5 minutes\"\n"), "--detach")
+	assert.Equal(t, contract.ExitInvalidInput, code, errs)
+	assert.Contains(t, errs, `taskexecutor.idle-gpu-release = "5 minutes": not a duration; use a number with a unit, e.g. "30m" or "1h", or "off"`)
+	assert.NotContains(t, out, "staging")
+	assert.Zero(t, f.srv.Calls("submitApplication"))
+}
+
 // fakeAM serves /api/v1/status with the given document.
 func fakeAM(t *testing.T, doc *string, mu *sync.Mutex) *httptest.Server {
 	t.Helper()
