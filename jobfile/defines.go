@@ -32,6 +32,7 @@ func defineKinds() map[string]int {
 		for _, key := range keys {
 			switch key {
 			case "env": // <table>.env.<NAME>: ApplyDefines
+			case "placement": // a table: its keys below
 			case "files", "archives":
 				k[table+"."+key] = kindList
 			case "command", "locality", "gang-timeout", "elastic-interval", "visibility":
@@ -41,6 +42,8 @@ func defineKinds() map[string]int {
 			}
 		}
 	}
+	k["taskexecutor.placement.max-per-node"] = kindValue
+	k["taskexecutor.placement.node-attributes"] = kindList
 	for _, p := range policyFields { // durations and the action as written, counts as TOML values
 		k["policy."+p.key] = kindString
 		if p.kind == policyCount {

@@ -95,6 +95,9 @@ type TaskExecutorSpec struct {
 	// NodeLabel is the node-label expression of the TaskExecutor requests (taskexecutor.node-label;
 	// "" = the queue's default partition; docs/job-file.md#node-labels).
 	NodeLabel string
+	// Placement (taskexecutor.placement): at most so many TaskExecutors per node and the node
+	// attributes their nodes must have (docs/job-file.md#placement); the zero value places freely.
+	Placement Placement
 	// LivenessTimeout (taskexecutor.liveness-timeout): a running TaskExecutor whose launcher is
 	// silent this long is lost if its NodeManager does not answer for it (docs/running.md#liveness).
 	LivenessTimeout time.Duration
@@ -129,7 +132,7 @@ const (
 var (
 	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "log-aggregation", "external-resources"}
 	amKeys  = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning", "idle-gpu-release"}
+	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "placement", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning", "idle-gpu-release"}
 )
 
 // Job validates the job-file schema; every problem is reported at once in a *JobError.
@@ -292,6 +295,10 @@ func (f *File) job(staged bool) (*Job, error) {
 		}
 	}
 	te.NodeLabel = r.nodeLabel(teT, "taskexecutor.node-label", add)
+	te.Placement = r.placement(teT, add)
+	if te.Placement.Set() && te.Locality == "spread" {
+		add("taskexecutor.locality = \"spread\" with taskexecutor.placement: the placement decides where TaskExecutors go; remove locality (or the placement table)")
+	}
 	j.AM.NodeLabel = r.nodeLabel(amT, "am.node-label", add)
 	dir := filepath.Dir(abs)
 	te.Files, te.Archives, te.Env, te.Visibility = r.localised(teT, "taskexecutor", dir, staged, add)
