@@ -174,6 +174,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 	if plan.NewRound {
 		a.newRoundLocked(now, plan.RoundReason, plan.RoundChange, plan.RoundSize)
 	}
+	a.placementFullLocked()
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
 		a.diagnostics = decision.FailureDiagnostics(spec, plan.Failures, obs.Forgotten)
@@ -242,6 +243,14 @@ func (a *am) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, 
 	var sent sentRequest
 	sent.asks = a.asks.ToSend()
 	for _, s := range sent.asks {
+		if a.schedulingRequests {
+			// The RM keeps no table of SchedulingRequests to lower: an ask cut to 0 is not sent, and
+			// what it still allocates is released as excess (placement.go).
+			if s.Count > 0 {
+				req.SchedulingRequests = append(req.SchedulingRequests, a.schedulingRequest(s.ID, s.Count))
+			}
+			continue
+		}
 		rr := a.resourceRequest(s.ID, s.Count)
 		if shares := planLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.asks.Spread(s.ID) {
 			a.log.WithFields(logrus.Fields{"ask": s.ID, "containers": s.Count, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
@@ -316,6 +325,7 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		a.completedLocked(st)
 	}
 	a.preemptionLocked(resp.GetPreempt())
+	a.rejectedLocked(resp.GetRejectedSchedulingRequests())
 }
 
 func (a *am) completedLocked(st *hadooppb.ContainerStatusProto) {

@@ -13,6 +13,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/gpuuse"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -127,6 +128,12 @@ type config struct {
 	// ask, and the partition whose nodes the not-enough-resources evidence and spreading count (""
 	// = the queue's default partition, every node counted; docs/job-file.md#node-labels).
 	NodeLabel string
+	// Placement is taskexecutor.placement, PlacementHandler the ResourceManager's
+	// yarn.resourcemanager.placement-constraints.handler ("" = YARN's default, disabled): with a
+	// handler the asks go as SchedulingRequests with placement constraints, without one the AM keeps
+	// Placement.MaxPerNode itself (placement.go; docs/job-file.md#placement).
+	Placement        jobfile.Placement
+	PlacementHandler string
 	// KeepStagingOnKill: a SIGTERM does not delete the staging directory, because YARN will start
 	// another attempt that needs it (the process sets it when attempts are left).
 	KeepStagingOnKill bool
@@ -194,6 +201,14 @@ type am struct {
 	driverPID   int  // the driver's process (group), once started
 	driverEnded bool // stopped by the AM at the failure limit (driverConfig.EndOnFailureLimit)
 	stopping    bool
+
+	// schedulingRequests: the asks go as SchedulingRequests with constraint (placement.go; config,
+	// read-only after New). placementFull: the nodes the AM blacklisted because they run
+	// max-per-node TaskExecutors; placementRejected: the asks whose rejection was an event.
+	schedulingRequests bool
+	constraint         *hadooppb.PlacementConstraintProto
+	placementFull      map[string]bool
+	placementRejected  map[int64]bool
 
 	maxCap       contract.Capability // the register response's maximum_capability
 	clusterNodes int                 // num_cluster_nodes of the last allocate response
@@ -281,6 +296,15 @@ func newAM(cfg config) (*am, error) {
 	default:
 		return nil, fmt.Errorf("am: taskexecutor.locality = %q: use %q (one any-node request, the default) or %q (node-local requests over the hosts with room)", cfg.Locality, localityAny, localitySpread)
 	}
+	schedulingRequests, err := checkPlacement(cfg.Placement, cfg.PlacementHandler, cfg.NodeLabel)
+	if err != nil {
+		return nil, fmt.Errorf("am: %w", err)
+	}
+	var constraint *hadooppb.PlacementConstraintProto
+	if schedulingRequests {
+		constraint = placementConstraint(cfg.Placement)
+	}
+	cfg.Spec.MaxPerNode = cfg.Placement.MaxPerNode
 	if cfg.ElasticInterval <= 0 {
 		cfg.ElasticInterval = defaultElasticInterval
 	}
@@ -306,6 +330,9 @@ func newAM(cfg config) (*am, error) {
 		nodesWant:   make(chan struct{}, 1),
 		launchQ:     make(chan *tracked, 1024),
 		noticed:     make(chan struct{}),
+
+		schedulingRequests: schedulingRequests, constraint: constraint,
+		placementFull: map[string]bool{}, placementRejected: map[int64]bool{},
 	}, nil
 }
 

@@ -106,6 +106,14 @@ func (t *askTable) ResendAll() {
 	}
 }
 
+// Resend marks ask id for sending again with the next allocate, with what it still wants (the RM
+// rejected its SchedulingRequest: it holds nothing of it).
+func (t *askTable) Resend(id int64) {
+	if n := t.want(id); n > 0 {
+		t.send[id] = n
+	}
+}
+
 // CancelAll withdraws every ask: nothing more is wanted from them (sent as 0).
 func (t *askTable) CancelAll() {
 	for i := range t.asks {

@@ -77,6 +77,9 @@
 //   - launch.go: the bounded pool of NodeManager launches and the stops.
 //   - locality.go: taskexecutor.locality = "spread": node rooms, the node-local requests, and the
 //     node listing they need.
+//   - placement.go: taskexecutor.placement: the SchedulingRequests and their placement constraint
+//     where the RM has a placement handler, the rejected ones asked again, and the blacklist of full
+//     nodes where the AM keeps max-per-node itself.
 //   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and nodeView, the memory
 //     of its answers: the status document's node capacities (listed only while the status is read,
 //     at most every nodesRefresh: Due, Listed, Failed) and when locality may ask again after a

@@ -49,6 +49,10 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 		return decision.Outcome{}, err
 	}
 	a.setState(contract.StateRunning)
+	if ev, ok := a.placementEvent(); ok {
+		a.log.WithField("scheduling_requests", a.schedulingRequests).Info("am: " + ev.Message)
+		a.emit(ev)
+	}
 	a.mu.Lock()
 	a.gang.Begin(a.cfg.Now())
 	a.mu.Unlock()

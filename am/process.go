@@ -20,6 +20,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/resources"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -275,6 +276,8 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 		ElasticInterval:   job.TaskExecutor.ElasticInterval,
 		Locality:          job.TaskExecutor.Locality,
 		NodeLabel:         job.TaskExecutor.NodeLabel,
+		Placement:         job.TaskExecutor.Placement,
+		PlacementHandler:  conf.GetString(hadoop.KeyPlacementHandler, ""),
 		LivenessTimeout:   job.TaskExecutor.LivenessTimeout,
 		GPUSampleInterval: job.TaskExecutor.GPUSampleInterval, IdleGPUWarning: job.TaskExecutor.IdleGPUWarning,
 		IdleGPURelease: job.TaskExecutor.IdleGPURelease,

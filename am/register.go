@@ -87,6 +87,9 @@ func (a *am) register(ctx context.Context) error {
 	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
 		a.excl.Exclude(n)
 	}
+	for n := range a.placementFull {
+		a.excl.Exclude(n)
+	}
 	a.asks.Registered()
 	a.mu.Unlock()
 	return nil

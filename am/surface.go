@@ -78,7 +78,9 @@ func (a *am) policyOutcome() *decision.Outcome {
 // liftExclusionsLocked removes timed-out exclusions (sent as blacklist removals).
 func (a *am) liftExclusionsLocked(now time.Time) {
 	for _, n := range a.policy.Lift(now) {
-		a.excl.Lift(n)
+		if !a.placementFull[n] { // still full under taskexecutor.placement.max-per-node (placement.go)
+			a.excl.Lift(n)
+		}
 		a.log.WithField("node", n).Info("am: node exclusion lifted")
 		a.emit(events.NodeExclusionLifted(n))
 	}

@@ -33,6 +33,7 @@ const (
 	EventGPUShared           EventType = "gpu-shared"            // two live containers of one node reported the same GPU UUID; the later is stopped
 	EventGPUTopology         EventType = "gpu-topology"          // a container's GPUs are linked worse than the node's best set (--topology prefer took what was free)
 	EventPreemptionWarning   EventType = "preemption-warning"    // the RM will take the container back by Deadline; its worker is told (docs/running.md#preemption)
+	EventPlacement           EventType = "placement"             // how taskexecutor.placement is kept, a node it filled, a request the RM could not place (docs/job-file.md#placement)
 )
 
 // Severity of an event.

@@ -21,6 +21,7 @@ var wordValues = map[string]string{
 	"DefaultLogLevel":      `"info" is also an event severity and a configuration-warning level`,
 	"EventCompleted":       `"completed" is also the metric label of the COMPLETED phase (am/metrics.go)`,
 	"EventRendezvous":      `"rendezvous" is also the example worker's flag name`,
+	"EventPlacement":       `"placement" is also the key of the job file's [taskexecutor.placement] table (jobfile)`,
 	"TypeFile":             `"FILE" is also the Kerberos ticket-cache type (KRB5CCNAME=FILE:...)`,
 	"Failed":               `"FAILED" is also a Flink job's state in its REST API (framework/flink/flinkdist)`,
 	"Completed":            `"COMPLETED" is also the status of a Flink savepoint operation in its REST API (framework/flink/flinkdist)`,

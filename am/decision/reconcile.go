@@ -64,6 +64,10 @@ type Spec struct {
 	// elastic gang whose rounds run with MinInstances to Instances members (elastic.go); otherwise
 	// every round has Instances members.
 	MinInstances int
+	// MaxPerNode (taskexecutor.placement.max-per-node; 0: no limit): an allocation on a node that
+	// already has this many of the application's live TaskExecutors is released, and its ask keeps
+	// wanting the container (docs/job-file.md#placement).
+	MaxPerNode int
 }
 
 // Ask is one outstanding container request, keyed by its allocationRequestId.
@@ -324,6 +328,7 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		active -= len(p.Stop)
 	}
 
+	perNode := liveByNode(spec, obs.Containers)
 	for _, al := range obs.NewAllocations {
 		i, ok := byID[al.AskID]
 		if !ok {
@@ -345,6 +350,13 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		if why := fits(al.Resources, spec.Capability); why != "" {
 			p.Release = append(p.Release, Release{al, "does not fit the request: " + why})
 			continue
+		}
+		if spec.MaxPerNode > 0 && perNode[al.Node] >= spec.MaxPerNode {
+			p.Release = append(p.Release, Release{al, fmt.Sprintf("its node already runs %d TaskExecutors (taskexecutor.placement.max-per-node = %d)", perNode[al.Node], spec.MaxPerNode)})
+			continue
+		}
+		if perNode != nil {
+			perNode[al.Node]++
 		}
 		a.Want--
 		active++
@@ -402,6 +414,21 @@ func Reconcile(spec Spec, obs Observed) Plan {
 		p.Done = &Outcome{Status: contract.Succeeded, Diagnostics: fmt.Sprintf("all %d TaskExecutors of the elastic gang's round %d exited with code 0", succeeded, obs.Round)}
 	}
 	return p
+}
+
+// liveByNode counts the containers that occupy a node (every one not completed, of any round) by
+// node, when spec limits them (nil otherwise).
+func liveByNode(spec Spec, cs []Container) map[string]int {
+	if spec.MaxPerNode <= 0 {
+		return nil
+	}
+	n := map[string]int{}
+	for _, c := range cs {
+		if c.Phase != contract.Completed {
+			n[c.Node]++
+		}
+	}
+	return n
 }
 
 // failureDiagnostics names the exit codes of the failed TaskExecutors, the forgotten ones too (the

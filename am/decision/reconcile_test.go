@@ -222,3 +222,33 @@ func TestReconcileSpreadsWhatFitsInAnAskOfItsOwn(t *testing.T) {
 	p = Reconcile(spec, Observed{NextAskID: 1})
 	assert.Equal(t, []Ask{{ID: 1, Want: 10, AtRM: 10}}, p.Asks, "no room known: one plain ask")
 }
+
+// TestReconcileKeepsMaxPerNode: with taskexecutor.placement.max-per-node = 1, a second allocation
+// on a node that already runs one (a live container, or one launched in the same plan) is
+// released, its ask still wants the container and asks the RM for it again; a node whose container
+// completed takes one again.
+func TestReconcileKeepsMaxPerNode(t *testing.T) {
+	on := func(id, node string) Allocation { return Allocation{ID: id, Node: node, AskID: 1, Resources: te} }
+	spec := Spec{Instances: 4, Capability: te, MaxFailures: 3, MaxPerNode: 1}
+	obs := Observed{Asks: []Ask{{ID: 1, Want: 3, AtRM: 3}}, NextAskID: 2,
+		Containers: []Container{
+			{ID: "c0", Node: "n1:1", Phase: contract.Running},
+			{ID: "old", Node: "n3:1", Phase: contract.Completed, Exit: Exit{Class: contract.ExitKilledByAM}},
+		},
+		NewAllocations: []Allocation{on("c1", "n1:1"), on("c2", "n2:1"), on("c3", "n2:1"), on("c4", "n3:1")}}
+	p := Reconcile(spec, obs)
+	var launched []string
+	for _, l := range p.Launch {
+		launched = append(launched, l.ID)
+	}
+	assert.Equal(t, []string{"c2", "c4"}, launched)
+	require.Len(t, p.Release, 2)
+	assert.Equal(t, "c1", p.Release[0].ID)
+	assert.Equal(t, "its node already runs 1 TaskExecutors (taskexecutor.placement.max-per-node = 1)", p.Release[0].Reason)
+	assert.Equal(t, "c3", p.Release[1].ID)
+	assert.Equal(t, []AskUpdate{{ID: 1, Count: 1}}, p.Send, "the released containers' ask wants one more, sent again")
+
+	spec.MaxPerNode = 0
+	p = Reconcile(spec, obs)
+	assert.Len(t, p.Launch, 3, "no limit: the first three allocations run, the fourth is excess")
+}

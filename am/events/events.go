@@ -507,3 +507,32 @@ func IdleGPUKept(id, node string, gpus int64, idle, after time.Duration, why str
 		Message: fmt.Sprintf("the %d GPU(s) of TaskExecutor %s on %s have been idle %s (taskexecutor.idle-gpu-release = %s), but it cannot be released: %s; it keeps its GPUs",
 			gpus, id, node, spell, after, why)}
 }
+
+// PlacementMode says how taskexecutor.placement is kept: by the ResourceManager from
+// SchedulingRequests, or by the AM (handler disabled).
+func PlacementMode(schedulingRequests bool, handler string, maxPerNode int, attributes string) contract.Event {
+	what := fmt.Sprintf("max-per-node = %d", maxPerNode)
+	if maxPerNode == 0 {
+		what = "node-attributes = " + attributes
+	} else if attributes != "[]" {
+		what += ", node-attributes = " + attributes
+	}
+	msg := fmt.Sprintf("taskexecutor.placement (%s) is sent to the ResourceManager as SchedulingRequests with placement constraints (yarn.resourcemanager.placement-constraints.handler = %s)", what, handler)
+	if !schedulingRequests {
+		msg = fmt.Sprintf("taskexecutor.placement (%s) is kept by the ApplicationMaster: the ResourceManager's yarn.resourcemanager.placement-constraints.handler is %s, so allocations beyond it are released and full nodes blacklisted", what, handler)
+	}
+	return contract.Event{Type: contract.EventPlacement, Severity: contract.SeverityInfo, Message: msg}
+}
+
+// PlacementNodeFull: node runs max-per-node TaskExecutors (the AM keeps the limit); it is
+// blacklisted until one of them ends.
+func PlacementNodeFull(node string, running, maxPerNode int) contract.Event {
+	return contract.Event{Type: contract.EventPlacement, Severity: contract.SeverityInfo, Node: node, Count: running,
+		Message: fmt.Sprintf("node %s runs %d TaskExecutors, taskexecutor.placement.max-per-node = %d: blacklisted until one of them ends", node, running, maxPerNode)}
+}
+
+// PlacementRejected: the RM could not place n containers of a SchedulingRequest; the AM asks again.
+func PlacementRejected(n int32, reason string, maxPerNode int, attributes string) contract.Event {
+	return contract.Event{Type: contract.EventPlacement, Severity: contract.SeverityWarning, Count: int(n),
+		Message: fmt.Sprintf("the ResourceManager could not place %d TaskExecutors under taskexecutor.placement (max-per-node = %d, node-attributes = %s): %s; asking again (too few nodes qualify?)", n, maxPerNode, attributes, reason)}
+}

@@ -77,9 +77,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	if note := client.RollingAggregationNote(sess.Conf, lj.Job.LogAggregation); note != "" {
 		fmt.Fprintf(stderr, "yarn-am check: note: %s\n", note)
 	}
+	// docs/job-file.md#placement: SchedulingRequests or the AM's own spreading, by the RM's handler.
+	placement, err := client.PlacementPlan(sess.Conf, lj.Job)
+	if err != nil {
+		return fail(stderr, "check", err, contract.ExitInvalidInput)
+	}
 	facts, err := client.CheckAgainstCluster(ctx, rm, lj, lj.Job.Queue)
 	if err != nil {
 		return fail(stderr, "check", err, 0)
+	}
+	if placement != "" {
+		fmt.Fprintln(stdout, placement)
 	}
 	fmt.Fprintf(stdout, "OK: job %s fits the cluster: %d TaskExecutor(s) of %s; ApplicationMaster memory-mb=%d, vcores=%d; %d running NodeManagers\n",
 		lj.Job.Name, lj.Job.TaskExecutor.Instances, lj.DescribeTaskExecutor(), lj.Job.AM.MemoryMB, lj.Job.AM.VCores, len(facts.Info.Nodes))

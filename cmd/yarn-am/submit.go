@@ -89,6 +89,13 @@ func runSubmit(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer rm.Close()
+	placement, err := client.PlacementPlan(sess.Conf, lj.Job) // docs/job-file.md#placement
+	if err != nil {
+		return fail(stderr, "submit", err, contract.ExitInvalidInput)
+	}
+	if placement != "" {
+		fmt.Fprintln(stdout, placement)
+	}
 	appID, err := sess.Submit(subCtx, rm, lj, client.SubmitOptions{Service: sf.service, Driver: sf.driver}, stdout)
 	id := yarnrpc.FormatApplicationID(appID)
 	switch {

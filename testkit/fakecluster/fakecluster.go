@@ -119,16 +119,21 @@ type Cluster struct {
 	// Contexts are their launch contexts, in the same order.
 	Contexts []*hadooppb.ContainerLaunchContextProto
 	// RegisterReq is the AM's last registration over RPC (its host, ports and tracking URL).
-	RegisterReq  *hadooppb.RegisterApplicationMasterRequestProto
-	StartedN     int
-	Running      map[string]int32
-	Age          map[string]int // allocates seen by each running container
-	FinishReq    *hadooppb.FinishApplicationMasterRequestProto
-	AskLog       []*hadooppb.ResourceRequestProto
-	NMTokenSent  bool
-	Stopped      []string
-	Blacklists   []BlacklistChange // the blacklist changes of every allocate request, in order
-	allAllocated []*hadooppb.ContainerProto
+	RegisterReq *hadooppb.RegisterApplicationMasterRequestProto
+	StartedN    int
+	Running     map[string]int32
+	Age         map[string]int // allocates seen by each running container
+	FinishReq   *hadooppb.FinishApplicationMasterRequestProto
+	AskLog      []*hadooppb.ResourceRequestProto
+	// SchedLog is every SchedulingRequest the AM sent, in order. The fake takes one like a "*"
+	// ResourceRequest of its allocationRequestId (no constraint is evaluated), except the first
+	// RejectScheduling of them, which the next response hands back in rejected_scheduling_requests.
+	SchedLog         []*hadooppb.SchedulingRequestProto
+	RejectScheduling int
+	NMTokenSent      bool
+	Stopped          []string
+	Blacklists       []BlacklistChange // the blacklist changes of every allocate request, in order
+	allAllocated     []*hadooppb.ContainerProto
 	// The node model (nodes.go), nil without GPUNodes.
 	nodeGPUs  int64
 	freeGPUs  map[string]int64  // node → free GPUs
@@ -291,6 +296,18 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 		c.Table[a.GetAllocationRequestId()] = a.GetNumContainers()
 		c.Capability[a.GetAllocationRequestId()] = a.GetCapability()
 	}
+	var rejected []*hadooppb.RejectedSchedulingRequestProto
+	for _, s := range req.GetSchedulingRequests() {
+		c.SchedLog = append(c.SchedLog, s)
+		if c.RejectScheduling > 0 {
+			c.RejectScheduling--
+			rejected = append(rejected, &hadooppb.RejectedSchedulingRequestProto{Reason: hadooppb.RejectionReasonProto_RRP_COULD_NOT_PLACE_ON_NODE.Enum(), Request: s})
+			continue
+		}
+		c.Table[s.GetAllocationRequestId()] = s.GetResourceSizing().GetNumAllocations()
+		c.Capability[s.GetAllocationRequestId()] = s.GetResourceSizing().GetResources()
+	}
+	resp.RejectedSchedulingRequests = rejected
 	for _, id := range req.GetRelease() {
 		c.freed(yarnrpc.FormatContainerID(id))
 		if !c.Lean {

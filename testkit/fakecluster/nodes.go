@@ -161,3 +161,7 @@ func remote(err error) error {
 	}
 	return err
 }
+
+// NodeOf is the node (host:port) container id was placed on, while it holds its resources
+// (GPUNodes; "" otherwise). The caller holds Mu.
+func (c *Cluster) NodeOf(id string) string { return c.where[id] }
