@@ -23,10 +23,13 @@ LABELS ?=
 # PREEMPTION=1: queues batch and urgent (50% each) and the CapacityScheduler's preemption monitor,
 # max_wait_before_kill 10 s (README.md, "Preemption").
 PREEMPTION ?=
+# PLACEMENT=1 (or placement-processor, scheduler): the RM's yarn.resourcemanager.placement-constraints.handler
+# and three NodeManagers (README.md, "Placement constraints"); test-labels starts its cluster with it.
+PLACEMENT ?=
 NM_EXPIRY_MS ?=
 LOG_FORMAT ?=
 LOG_ROLL_SEC ?=
-MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) MINICLUSTER_LABELS=$(LABELS) MINICLUSTER_PREEMPTION=$(PREEMPTION) \
+MINICLUSTER_FAULT_ENV = MINICLUSTER_HA=$(HA) MINICLUSTER_RECOVERY=$(RECOVERY) MINICLUSTER_LABELS=$(LABELS) MINICLUSTER_PREEMPTION=$(PREEMPTION) MINICLUSTER_PLACEMENT=$(PLACEMENT) \
   MINICLUSTER_NM_EXPIRY_MS=$(NM_EXPIRY_MS) MINICLUSTER_LOG_FORMAT=$(LOG_FORMAT) MINICLUSTER_LOG_ROLL_SEC=$(LOG_ROLL_SEC)
 # Delegation token lifetimes of the Kerberized cluster in seconds (README.md, "Token lifetimes"): the
 # RM's and the NameNode's renew interval and max lifetime, e.g. TOKEN_RENEW_SEC=30
@@ -227,14 +230,16 @@ test-liveness-expiry: build $(GOTESTSUM)
 
 # The node-label suite, which make test runs too: a LABELS=1 cluster in $(LABELS_MINICLUSTER_DIR)
 # and the tests of build tag `integration && labels` (am/labels_integration_test.go), which fail
-# without it; the cluster is brought down whatever happened.
+# without it; the cluster is brought down whatever happened. The same cluster runs with PLACEMENT=1
+# (the placement-processor handler, a third NodeManager) for the SchedulingRequest test beside them
+# (TestPlacementSchedulingRequests*, am/placement_labels_integration_test.go): no cluster of its own.
 LABELS_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/labels
 .PHONY: test-labels
 test-labels: build $(GOTESTSUM)
 	@rc=0; start=$$(date +%s); echo "=== labels: LABELS=1 cluster"; \
-	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(LABELS_MINICLUSTER_DIR) LABELS=1 HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
+	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(LABELS_MINICLUSTER_DIR) LABELS=1 PLACEMENT=1 HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
 	  ( . $(LABELS_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
-	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration labels' -count=1 -timeout 20m -run '^TestLabels' ./am/ ) || rc=1; \
+	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration labels' -count=1 -timeout 20m -run '^(TestLabels|TestPlacementSchedulingRequests)' ./am/ ) || rc=1; \
 	else rc=1; fi; \
 	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(LABELS_MINICLUSTER_DIR) || rc=1; \
 	echo "=== labels: $$(( $$(date +%s) - start )) s"; exit $$rc

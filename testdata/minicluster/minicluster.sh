@@ -38,6 +38,10 @@
 #                          (make ... LABELS=1; README.md, "Node labels")
 #   MINICLUSTER_PREEMPTION 1: queues batch and urgent, the CapacityScheduler's preemption monitor
 #                          on (make ... PREEMPTION=1; README.md, "Preemption")
+#   MINICLUSTER_PLACEMENT  placement-processor (or 1) or scheduler: the RM's
+#                          yarn.resourcemanager.placement-constraints.handler, and three NodeManagers
+#                          instead of two, so that a LABELS=1 cluster still has two in the default
+#                          partition (make ... PLACEMENT=1; README.md, "Placement constraints")
 #   MINICLUSTER_NM_EXPIRY_MS  NM liveness expiry in ms (make ... NM_EXPIRY_MS=5000; default 10000
 #                          with HA/RECOVERY, else Hadoop's 600000, 20000 when Kerberized)
 #   MINICLUSTER_LOG_FORMAT log aggregation file format: TFile (default) or IFile (make ... LOG_FORMAT=IFile)
@@ -56,6 +60,7 @@ DEFAULT_HADOOP_VERSION=3.4.3
 # runs on 3.4 and 3.5 jars).
 DSHELL_JAR="$TARGET/dshell/hadoop-yarn-applications-distributedshell.jar"
 MAIN_CLASS=yarnam.minicluster.Main
+# NodeManagers of the cluster: write_env counts them from the READY line (PLACEMENT starts three).
 NM_COUNT=2
 
 log() { echo "minicluster: $*" >&2; }
@@ -244,8 +249,10 @@ write_env() {
     labels) fault=(YARN_AM_LABELS gpu) ;;
     preemption) fault=(YARN_AM_PREEMPTION 1) ;;
   esac
-  local user nm_logs="" nm_local="" i
+  local user nm_logs="" nm_local="" i nodes
   user="$(field user "$line")"
+  IFS=, read -ra nodes <<<"$(field nodes "$line")"
+  NM_COUNT=${#nodes[@]}
   for ((i = 0; i < NM_COUNT; i++)); do
     nm_logs+="${nm_logs:+,}$state/work/nm-$i/logs"
     nm_local+="${nm_local:+,}$state/work/nm-$i/local"
@@ -270,6 +277,7 @@ write_env() {
       YARN_AM_RM_WEBS "$(field webs "$line")" \
       YARN_AM_NM_EXPIRY_MS "$(field nmexpiryms "$line")" \
       YARN_AM_REMOTE_LOG_DIR "$(field remotelogdir "$line")" \
+      YARN_AM_PLACEMENT_HANDLER "$(field placement "$line")" \
       "${fault[@]}" \
       HADOOP_USER_NAME "$user" \
       JAVA_HOME "$java_home" \
@@ -312,6 +320,16 @@ cmd_up() {
     fault_args+=(--preemption)
     want_mode=preemption
   fi
+  local want_placement=disabled
+  case "${MINICLUSTER_PLACEMENT:-}" in
+    "" | 0 | false | no | disabled) ;;
+    1 | true | yes | placement-processor) want_placement=placement-processor ;;
+    scheduler) want_placement=scheduler ;;
+    *) die "PLACEMENT=$MINICLUSTER_PLACEMENT: want placement-processor (or 1), scheduler, or 0/empty (disabled, Hadoop's default)" ;;
+  esac
+  if [[ $want_placement != disabled ]]; then
+    fault_args+=(--placement-handler "$want_placement" --nm-hosts 127.0.0.2,127.0.0.3,127.0.0.4)
+  fi
   if [[ -n "${MINICLUSTER_NM_EXPIRY_MS:-}" ]]; then
     [[ "$MINICLUSTER_NM_EXPIRY_MS" =~ ^[1-9][0-9]*$ ]] ||
       die "NM_EXPIRY_MS=$MINICLUSTER_NM_EXPIRY_MS: want a number of milliseconds, e.g. 5000"
@@ -337,8 +355,10 @@ cmd_up() {
       line="$(ready_line "$state")"
       ((${#secure_args[@]})) && want="secure/${MINICLUSTER_RPC_PROTECTION:-authentication}"
       [[ -n "$(field realm "$line")" ]] && have="secure/$(field rpcprotection "$line")"
-      want+=" Hadoop $HADOOP_VERSION mode=$want_mode"
-      have+=" Hadoop $(field hadoop "$line") mode=$(field mode "$line")"
+      want+=" Hadoop $HADOOP_VERSION mode=$want_mode placement=$want_placement"
+      local have_placement
+      have_placement="$(field placement "$line")"
+      have+=" Hadoop $(field hadoop "$line") mode=$(field mode "$line") placement=${have_placement:-disabled}"
       if [[ "$want" != "$have" ]]; then
         log "a $have cluster already runs in $state (pid $pid), $want was asked for:"
         log "stop it first (make minicluster-down MINICLUSTER_DIR=$state) or use another MINICLUSTER_DIR"

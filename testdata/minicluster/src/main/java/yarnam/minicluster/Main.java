@@ -61,6 +61,8 @@ public final class Main {
   /** The HA pair's ids (rm1 alone without --ha), as yarn.resourcemanager.ha.rm-ids names them. */
   static final String[] RM_IDS = {"rm1", "rm2"};
   static final String NM_EXPIRY = "yarn.nm.liveness-monitor.expiry-interval-ms";
+  // Who takes SchedulingRequests with placement constraints (Hadoop 3.1+; default disabled).
+  static final String PLACEMENT_HANDLER = "yarn.resourcemanager.placement-constraints.handler";
 
   private final Options opts;
   private int[] rm2Ports;
@@ -233,6 +235,9 @@ public final class Main {
     if (opts.preemption) {
       Preemption.configure(yconf);
     }
+    if (opts.placementHandler != null) {
+      yconf.set(PLACEMENT_HANDLER, opts.placementHandler);
+    }
     if (opts.ha) {
       // A transition to active reloads the scheduler and node settings from the RM's configuration
       // provider, not from the Configuration it was started with; the default one reads the
@@ -294,6 +299,7 @@ public final class Main {
         + " control=" + opts.controlDir
         + " nmexpiryms=" + yarn.getConfig().getLong(NM_EXPIRY, 600000)
         + " remotelogdir=" + opts.remoteLogDir
+        + " placement=" + yarn.getConfig().get(PLACEMENT_HANDLER, "disabled")
         + (secure == null ? "" : " realm=" + opts.realm
             + " kdc=" + secure.kdcAddress()
             + " principal=" + secure.testPrincipal()

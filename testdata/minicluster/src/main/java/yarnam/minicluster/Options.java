@@ -34,6 +34,9 @@ final class Options {
   boolean labels;
   // Preemption (Preemption): queues batch and urgent, the CapacityScheduler's preemption monitor.
   boolean preemption;
+  // yarn.resourcemanager.placement-constraints.handler (--placement-handler; null: Hadoop's
+  // default, disabled): who takes SchedulingRequests with placement constraints.
+  String placementHandler;
   int nmExpiryMs;
   int amMaxAttempts;
   File controlDir;
@@ -96,6 +99,8 @@ final class Options {
       "                          partition, which queue default may use (not fpga)",
       "  --preemption            queues batch and urgent (50% each, maximum 100%) instead of default,",
       "                          the preemption monitor on, max_wait_before_kill 10 s",
+      "  --placement-handler H   yarn.resourcemanager.placement-constraints.handler: disabled (Hadoop's",
+      "                          default), placement-processor or scheduler",
       "",
       "Log aggregation (always on, to HDFS):",
       "  --log-aggregation-format F  TFile (default) or IFile",
@@ -154,6 +159,13 @@ final class Options {
       switch (a) {
         case "--conf-dir": o.confDir = new File(v).getAbsoluteFile(); break;
         case "--work-dir": o.workDir = new File(v).getAbsoluteFile(); break;
+        case "--placement-handler":
+          if (!v.equals("disabled") && !v.equals("placement-processor") && !v.equals("scheduler")) {
+            throw new UsageException("--placement-handler " + v
+                + ": want disabled, placement-processor or scheduler");
+          }
+          o.placementHandler = v;
+          break;
         case "--nm-hosts": o.nmHosts = new ArrayList<>(Arrays.asList(v.split(","))); break;
         case "--rm-port": o.rmPort = port(a, v); break;
         case "--scheduler-port": o.schedulerPort = port(a, v); break;
