@@ -32,21 +32,21 @@ import (
 // them between a choice and the bind. The driver learns them from its JVM (boundPorts), writes them
 // to a file in the AM container (boundFile) and only then does the AM publish them: to the REST
 // client of its watch, demand, stop and proxy (jobManager) and to the TaskManagers' launchers
-// (PublishedJobManager, taskmanager.go).
+// (publishedJobManager, taskmanager.go).
 
 // boundFile is the file in the AM container's working directory where the driver writes the
-// JobManager's bound ports (EnvBoundFile names its absolute path in the driver's environment).
+// JobManager's bound ports (envBoundFile names its absolute path in the driver's environment).
 const boundFile = ".yarn-am-flink-jobmanager-bound.json"
 
 // maxBoundFile bounds the file's read: two addresses.
 const maxBoundFile = 4 << 10
 
-// PublishedJobManager is the name under which the AM publishes the JobManager's RPC address
+// publishedJobManager is the name under which the AM publishes the JobManager's RPC address
 // host:port for the TaskManagers (framework.AMStart.Publish).
-const PublishedJobManager = "flink.jobmanager.rpc"
+const publishedJobManager = "flink.jobmanager.rpc"
 
-// bound is the file's content: the JobManager's RPC and REST addresses as its JVM bound them.
-type bound struct {
+// boundAddrs is the file's content: the JobManager's RPC and REST addresses as its JVM bound them.
+type boundAddrs struct {
 	RPC  string `json:"rpc"`
 	REST string `json:"rest"`
 	// PID is the JVM's process, which the AM ends when a stalled job is restarted (progress.go);
@@ -54,7 +54,7 @@ type bound struct {
 	PID int `json:"pid,omitempty"`
 }
 
-func (b bound) check() error {
+func (b boundAddrs) check() error {
 	for _, a := range []struct{ name, v string }{{"rpc", b.RPC}, {"rest", b.REST}} {
 		h, p, err := net.SplitHostPort(a.v)
 		n, perr := strconv.Atoi(p)
@@ -66,7 +66,7 @@ func (b bound) check() error {
 }
 
 // writeBound writes b to path in one step (replaceFile): the AM never reads half of it.
-func writeBound(path string, b bound) error {
+func writeBound(path string, b boundAddrs) error {
 	data, err := json.Marshal(b)
 	if err != nil {
 		return err
@@ -83,17 +83,17 @@ func replaceFile(path string, data []byte) error {
 }
 
 // readBound reads the file the driver wrote; os.ErrNotExist while it has not.
-func readBound(path string) (bound, error) {
+func readBound(path string) (boundAddrs, error) {
 	data, err := boundedread.ReadFile("the JobManager's bound ports", path, "the file the driver writes", maxBoundFile)
 	if err != nil {
-		return bound{}, err
+		return boundAddrs{}, err
 	}
-	var b bound
+	var b boundAddrs
 	if err := json.Unmarshal(data, &b); err != nil {
-		return bound{}, fmt.Errorf("%s: not the driver's JSON: %w", path, err)
+		return boundAddrs{}, fmt.Errorf("%s: not the driver's JSON: %w", path, err)
 	}
 	if err := b.check(); err != nil {
-		return bound{}, fmt.Errorf("%s: %w", path, err)
+		return boundAddrs{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return b, nil
 }
@@ -112,7 +112,7 @@ const boundPoll = 250 * time.Millisecond
 // the JobManager says it bound (/jobmanager/config, jobmanager.rpc.port, which Flink sets back to the
 // bound port), checked to be one of the JVM's own listening sockets. It gives up when ctx ends or
 // exited is closed.
-func learnBound(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string) (bound, error) {
+func learnBound(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string) (boundAddrs, error) {
 	hc := restClient(client, 3*time.Second)
 	defer hc.CloseIdleConnections()
 	last := errors.New("the JVM listens on no port yet")
@@ -141,7 +141,7 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 			rest = findREST(ctx, hc, host, candidates)
 		}
 		if rest != 0 && err == nil {
-			rpc, rerr := rpcPort(ctx, hc, host, rest)
+			rpc, rerr := rpcPortFromConfig(ctx, hc, host, rest)
 			switch {
 			case rerr != nil:
 				if ctx.Err() == nil { // not the wait's own end cutting the request short
@@ -150,14 +150,14 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 			case !slices.Contains(ports, rpc):
 				last = fmt.Errorf("the JobManager says jobmanager.rpc.port = %d, on which its JVM does not listen (it listens on %v)", rpc, ports)
 			default:
-				return bound{RPC: net.JoinHostPort(host, strconv.Itoa(rpc)), REST: net.JoinHostPort(host, strconv.Itoa(rest))}, nil
+				return boundAddrs{RPC: net.JoinHostPort(host, strconv.Itoa(rpc)), REST: net.JoinHostPort(host, strconv.Itoa(rest))}, nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return bound{}, fmt.Errorf("the JobManager's ports: %w (last: %v)", ctx.Err(), last)
+			return boundAddrs{}, fmt.Errorf("the JobManager's ports: %w (last: %v)", ctx.Err(), last)
 		case <-exited:
-			return bound{}, fmt.Errorf("the JobManager ended before its ports were known (last: %v)", last)
+			return boundAddrs{}, fmt.Errorf("the JobManager ended before its ports were known (last: %v)", last)
 		case <-t.C:
 		}
 	}
@@ -242,8 +242,8 @@ func isREST(ctx context.Context, hc *http.Client, host string, port int) bool {
 	return err == nil
 }
 
-// rpcPort reads jobmanager.rpc.port from the JobManager's /jobmanager/config.
-func rpcPort(ctx context.Context, hc *http.Client, host string, restPort int) (int, error) {
+// rpcPortFromConfig reads jobmanager.rpc.port from the JobManager's /jobmanager/config.
+func rpcPortFromConfig(ctx context.Context, hc *http.Client, host string, restPort int) (int, error) {
 	rest := &flinkdist.REST{URL: "https://" + net.JoinHostPort(host, strconv.Itoa(restPort)), HTTP: hc}
 	conf, err := rest.JobManagerConfig(ctx)
 	if err != nil {
@@ -266,7 +266,7 @@ type jobManager struct {
 	host  string // the AM's host, which the REST API's certificate names
 	ready chan struct{}
 	once  sync.Once
-	b     bound // set before ready is closed
+	b     boundAddrs // set before ready is closed
 }
 
 func newJobManager(host string) *jobManager {
@@ -274,16 +274,16 @@ func newJobManager(host string) *jobManager {
 }
 
 // known returns the addresses once the driver wrote them.
-func (j *jobManager) known() (bound, bool) {
+func (j *jobManager) known() (boundAddrs, bool) {
 	select {
 	case <-j.ready:
 		return j.b, true
 	default:
-		return bound{}, false
+		return boundAddrs{}, false
 	}
 }
 
-func (j *jobManager) set(b bound) {
+func (j *jobManager) set(b boundAddrs) {
 	j.once.Do(func() { j.b = b; close(j.ready) })
 }
 
@@ -335,13 +335,13 @@ func (j *jobManager) await(ctx context.Context, path string, publish func(name, 
 		switch {
 		case err == nil:
 			j.set(b)
-			publish(PublishedJobManager, b.RPC)
+			publish(publishedJobManager, b.RPC)
 			// The addresses go to the secret's holders only (Detail): a reader of the page reaches
 			// the JobManager through the AM, and needs no port of it.
-			emit(contract.Event{Type: EventJob, Message: "the JobManager bound its ports", Detail: fmt.Sprintf("RPC %s, REST %s", b.RPC, b.REST)})
+			emit(contract.Event{Type: eventJob, Message: "the JobManager bound its ports", Detail: fmt.Sprintf("RPC %s, REST %s", b.RPC, b.REST)})
 			return
 		case !errors.Is(err, os.ErrNotExist):
-			emit(contract.Event{Type: EventJob, Severity: contract.SeverityError, Message: err.Error()})
+			emit(contract.Event{Type: eventJob, Severity: contract.SeverityError, Message: err.Error()})
 			return
 		}
 		select {

@@ -153,7 +153,7 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	mu.Unlock()
 	b, err := learnBound(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil, logFile)
 	require.NoError(t, err)
-	assert.Equal(t, bound{RPC: rpc.Addr().String(), REST: jmREST.Listener.Addr().String()}, b)
+	assert.Equal(t, boundAddrs{RPC: rpc.Addr().String(), REST: jmREST.Listener.Addr().String()}, b)
 	assert.Zero(t, squatted.Load(), "no other port is sent anything")
 
 	defer func(d time.Duration) { logFallback = d }(logFallback)
@@ -220,15 +220,15 @@ func TestStartAMPublishesNothingBeforeTheJobManagerBound(t *testing.T) {
 	var events []contract.Event
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fw, err := Flink{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: a, TrackingURL: "http://am:8088/",
+	fw, err := flinkFramework{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: a, TrackingURL: "http://am:8088/",
 		Publish: func(k, v string) { mu.Lock(); published[k] = v; mu.Unlock() },
 		Emit:    func(e contract.Event) { mu.Lock(); events = append(events, e); mu.Unlock() }})
 	require.NoError(t, err)
-	path := fw.DriverEnv[EnvBoundFile]
+	path := fw.DriverEnv[envBoundFile]
 	assert.Equal(t, filepath.Join(wd, boundFile), path)
-	assert.Equal(t, "127.0.0.1", fw.DriverEnv[EnvHost])
-	assert.NotContains(t, fw.WorkerEnv, EnvJobManager, "no address at the TaskManagers' launch")
-	assert.NotContains(t, fw.DriverEnv, EnvJobManager)
+	assert.Equal(t, "127.0.0.1", fw.DriverEnv[envHost])
+	assert.NotContains(t, fw.WorkerEnv, envJobManager, "no address at the TaskManagers' launch")
+	assert.NotContains(t, fw.DriverEnv, envJobManager)
 
 	req := httptest.NewRequest("GET", "https://127.0.0.1/config", nil)
 	_, err = fw.Proxy.Transport.RoundTrip(req)
@@ -243,14 +243,14 @@ func TestStartAMPublishesNothingBeforeTheJobManagerBound(t *testing.T) {
 	mu.Unlock()
 
 	jmREST := tlsJobManager(t, filepath.Join(wd, restTLSDir), func() int { return 4242 })
-	require.NoError(t, writeBound(path, bound{RPC: "127.0.0.1:4242", REST: jmREST.Listener.Addr().String()}))
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "127.0.0.1:4242", REST: jmREST.Listener.Addr().String()}))
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return published[PublishedJobManager] == "127.0.0.1:4242"
+		return published[publishedJobManager] == "127.0.0.1:4242"
 	}, 10*time.Second, 20*time.Millisecond)
 	resp, err := fw.Proxy.Transport.RoundTrip(httptest.NewRequest("GET", "https://127.0.0.1/config", nil))
 	require.NoError(t, err)
@@ -266,7 +266,7 @@ func TestStartAMPublishesNothingBeforeTheJobManagerBound(t *testing.T) {
 // A file that names another host than the AM's is not taken: the AM tells of it and publishes nothing.
 func TestAwaitRefusesAnotherHost(t *testing.T) {
 	path := filepath.Join(t.TempDir(), boundFile)
-	require.NoError(t, writeBound(path, bound{RPC: "10.0.0.9:6123", REST: "10.0.0.9:8081"}))
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "10.0.0.9:6123", REST: "10.0.0.9:8081"}))
 	jm := newJobManager("127.0.0.1")
 	var got []contract.Event
 	published := false
@@ -310,16 +310,16 @@ func TestAwaitJobManager(t *testing.T) {
 		case calls < 4:
 			return map[string]string{}, nil
 		}
-		return map[string]string{PublishedJobManager: "127.0.0.1:40000"}, nil
+		return map[string]string{publishedJobManager: "127.0.0.1:40000"}, nil
 	}}
 	addr, err := awaitJobManager(context.Background(), w, time.Minute, time.Millisecond)
 	require.NoError(t, err)
 	assert.Equal(t, "127.0.0.1:40000", addr)
 	assert.Equal(t, 4, calls)
 
-	env, err := Flink{}.PrepareWorker(context.Background(), w)
+	env, err := flinkFramework{}.PrepareWorker(context.Background(), w)
 	require.NoError(t, err)
-	assert.Equal(t, []string{EnvJobManager + "=127.0.0.1:40000"}, env)
+	assert.Equal(t, []string{envJobManager + "=127.0.0.1:40000"}, env)
 
 	never := framework.Worker{Published: func(context.Context) (map[string]string, error) { return map[string]string{}, nil }}
 	_, err = awaitJobManager(context.Background(), never, 50*time.Millisecond, time.Millisecond)

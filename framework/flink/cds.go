@@ -44,13 +44,13 @@ import (
 // archive is used only if its record is an HMAC that only the user's own applications' drivers can
 // make. The key is the user's, kept on the submitting machine (client.UserKey, "flink-cds"); each
 // submit gives its application's driver a key of its own derived from it (cdsAppKey: HMAC of the
-// application's id), in the AM's credentials as a driver's secret (SecretCDSKey), which no
+// application's id), in the AM's credentials as a driver's secret (secretCDSKey), which no
 // TaskExecutor's credentials hold; the record is an HMAC under that key of the identity and the
 // SHA-256 (cdsRecord). A later submit of the same home lists the archives there (StageRemote),
 // checks each record with the user's key and the application named, and takes the newest that
 // holds; one that does not (planted, made from another machine, or by an older yarn-am) is refused,
 // said on submit's output and in an event of the AM. The archive taken is named in the AM's launch
-// context (EnvCDSArchive), which the AM passes to its TaskExecutors', and localised into the AM's and
+// context (envCDSArchive), which the AM passes to its TaskExecutors', and localised into the AM's and
 // the TaskExecutors' containers (private: once per node); the JobManager and the TaskManagers map it
 // only if it is that archive, for their JVM and home, and its content hashes to the SHA-256 in its
 // name (a changed archive is code the JVM runs, unchecked: flinkdist.VerifyArchive), otherwise they start
@@ -60,21 +60,21 @@ import (
 // second JVM does not share the AM container's memory with the JobManager. What it costs is the
 // first run's end: a JobManager's start and the archive's dump (TestFlinkClassDataSharing measures).
 
-// EnvCDSHome carries the home's key (cdsHomeKey) to the JobManager's driver: the directory of the
+// envCDSHome carries the home's key (cdsHomeKey) to the JobManager's driver: the directory of the
 // user's cache its archive goes to. Unset: class-data-sharing = false.
-const EnvCDSHome = "YARN_AM_FLINK_CDS_HOME"
+const envCDSHome = "YARN_AM_FLINK_CDS_HOME"
 
-// EnvCDSArchive is the archive submit took (its name in the cache), in the AM's environment and, from
+// envCDSArchive is the archive submit took (its name in the cache), in the AM's environment and, from
 // the AM, in every TaskExecutor's: the one archive a JobManager or TaskManager may map.
-const EnvCDSArchive = "YARN_AM_FLINK_CDS_ARCHIVE"
+const envCDSArchive = "YARN_AM_FLINK_CDS_ARCHIVE"
 
-// EnvCDSRefused says what submit refused in the cache (its count and the newest's name), in the AM's
+// envCDSRefused says what submit refused in the cache (its count and the newest's name), in the AM's
 // environment for its event.
-const EnvCDSRefused = "YARN_AM_FLINK_CDS_REFUSED"
+const envCDSRefused = "YARN_AM_FLINK_CDS_REFUSED"
 
-// SecretCDSKey is the alias, in the AM's credentials and its driver's token file, of the key with
+// secretCDSKey is the alias, in the AM's credentials and its driver's token file, of the key with
 // which the driver makes an archive's record (cdsAppKey).
-const SecretCDSKey = contract.DriverSecretPrefix + "flink-cds-key"
+const secretCDSKey = contract.DriverSecretPrefix + "flink-cds-key"
 
 // cdsUserKey names the user's key (framework.RemoteStage.UserKey) the records come from.
 const cdsUserKey = "flink-cds"
@@ -140,26 +140,26 @@ func cdsHomeKey(source string) string {
 	return hex.EncodeToString(sum[:])[:32]
 }
 
-// stageCDS records the home's key for the driver (EnvCDSHome); StageRemote adds the archive.
-func stageCDS(job *jobfile.Job, f *Spec, homeSource string) {
+// stageCDS records the home's key for the driver (envCDSHome); StageRemote adds the archive.
+func stageCDS(job *jobfile.Job, f *flinkSpec, homeSource string) {
 	if !f.ClassDataSharing {
 		return
 	}
 	if job.AM.Env == nil {
 		job.AM.Env = map[string]string{}
 	}
-	job.AM.Env[EnvCDSHome] = cdsHomeKey(homeSource)
+	job.AM.Env[envCDSHome] = cdsHomeKey(homeSource)
 }
 
-var _ framework.RemoteStager = Flink{}
+var _ framework.RemoteStager = flinkFramework{}
 
 // StageRemote adds the newest archive of the job's Flink home whose record the user's key made from
 // the user's cache to the AM's and the TaskExecutors' files, names it in the AM's environment
-// (EnvCDSArchive), and gives the driver the application's key to sign the archive it makes
+// (envCDSArchive), and gives the driver the application's key to sign the archive it makes
 // (framework.RemoteStager); it says which archive, or that there is none yet, and what it refused.
-func (Flink) StageRemote(j *jobfile.Job, s framework.RemoteStage) (framework.RemoteStaged, error) {
+func (flinkFramework) StageRemote(j *jobfile.Job, s framework.RemoteStage) (framework.RemoteStaged, error) {
 	f := specOf(j)
-	home := j.AM.Env[EnvCDSHome]
+	home := j.AM.Env[envCDSHome]
 	if f == nil || !f.ClassDataSharing || home == "" {
 		return framework.RemoteStaged{}, nil
 	}
@@ -169,12 +169,12 @@ func (Flink) StageRemote(j *jobfile.Job, s framework.RemoteStage) (framework.Rem
 	}
 	userKey, err := s.UserKey(cdsUserKey)
 	if err != nil {
-		// The driver makes no archive without EnvCDSHome, the JVMs map none without EnvCDSArchive.
-		delete(j.AM.Env, EnvCDSHome)
+		// The driver makes no archive without envCDSHome, the JVMs map none without envCDSArchive.
+		delete(j.AM.Env, envCDSHome)
 		fmt.Fprintf(out, "class-data sharing: off for this run: %v\n", err)
 		return framework.RemoteStaged{}, nil
 	}
-	staged := framework.RemoteStaged{DriverSecrets: map[string][]byte{SecretCDSKey: cdsAppKey(userKey, s.AppID)}}
+	staged := framework.RemoteStaged{DriverSecrets: map[string][]byte{secretCDSKey: cdsAppKey(userKey, s.AppID)}}
 	dir := cdsDir(s.User, home)
 	found, err := signedArchives(s.FS, dir, userKey)
 	if err != nil {
@@ -184,7 +184,7 @@ func (Flink) StageRemote(j *jobfile.Job, s framework.RemoteStage) (framework.Rem
 	if found.refused > 0 {
 		note := found.refusedNote()
 		fmt.Fprintf(out, "class-data sharing: %s\n", note)
-		j.AM.Env[EnvCDSRefused] = note
+		j.AM.Env[envCDSRefused] = note
 	}
 	if found.newest == nil {
 		fmt.Fprintf(out, "class-data sharing: no archive of this Flink home yet; the JobManager's driver makes one after the job\n")
@@ -194,7 +194,7 @@ func (Flink) StageRemote(j *jobfile.Job, s framework.RemoteStage) (framework.Rem
 	spec := jobfile.FileSpec{Source: strings.TrimSuffix(s.DefaultFS, "/") + path.Join(dir, name), Alias: cdsAliasPrefix + name}
 	j.AM.Files = append(j.AM.Files, spec)
 	j.TaskExecutor.Files = append(j.TaskExecutor.Files, spec)
-	j.AM.Env[EnvCDSArchive] = name
+	j.AM.Env[envCDSArchive] = name
 	fmt.Fprintf(out, "class-data sharing: archive %s (%.1f MiB) from the cache\n", name, float64(found.newest.Size())/(1<<20))
 	return staged, nil
 }
@@ -262,9 +262,9 @@ type cdsPlan struct {
 }
 
 // planCDS finds, in the working directory dir, the archive StageRemote had localised, and uses it if
-// it is the one submit took (approved: EnvCDSArchive, from the launch context), for this JVM and home
+// it is the one submit took (approved: envCDSArchive, from the launch context), for this JVM and home
 // (identity), and holds what its name's SHA-256 says.
-func planCDS(f *Spec, dir string, home *flinkdist.Home, java, approved string) cdsPlan {
+func planCDS(f *flinkSpec, dir string, home *flinkdist.Home, java, approved string) cdsPlan {
 	var p cdsPlan
 	if !f.ClassDataSharing {
 		return p
@@ -296,7 +296,7 @@ func planCDS(f *Spec, dir string, home *flinkdist.Home, java, approved string) c
 	switch {
 	case approved == "" || filepath.Base(local) != cdsAliasPrefix+approved:
 		// Only the archive whose record submit checked; any other came by another way.
-		p.say = append(p.say, fmt.Sprintf("class-data sharing: %s is not the archive submit took (%s=%s); not used", bounded(filepath.Base(local)), EnvCDSArchive, bounded(approved)))
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: %s is not the archive submit took (%s=%s); not used", bounded(filepath.Base(local)), envCDSArchive, bounded(approved)))
 	case m == nil:
 		p.say = append(p.say, fmt.Sprintf("class-data sharing: %s is not an archive's name; not used", filepath.Base(local)))
 	case m[1] != p.identity:
@@ -326,7 +326,7 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 	say := func(format string, a ...any) {
 		fmt.Fprintf(out, "yarn-am flink-jobmanager: class-data sharing: "+format+"\n", a...)
 	}
-	key := os.Getenv(EnvCDSHome)
+	key := os.Getenv(envCDSHome)
 	if key == "" || identity == "" || ctx.Err() != nil {
 		return // class-data-sharing = false, or the driver is being stopped
 	}
@@ -378,7 +378,7 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), time.Since(upStart).Seconds())
 }
 
-// cdsSigningKey reads the application's key (SecretCDSKey) from the driver's token file and the
+// cdsSigningKey reads the application's key (secretCDSKey) from the driver's token file and the
 // application's id from its container's id.
 func cdsSigningKey(tokenFile, containerID string) (app string, key []byte, err error) {
 	if tokenFile == "" {
@@ -388,9 +388,9 @@ func cdsSigningKey(tokenFile, containerID string) (app string, key []byte, err e
 	if err != nil {
 		return "", nil, err
 	}
-	key = creds.Secrets[SecretCDSKey]
+	key = creds.Secrets[secretCDSKey]
 	if len(key) != sha256.Size {
-		return "", nil, fmt.Errorf("the token file %s has no key %q to sign the archive with (submit puts one there)", tokenFile, SecretCDSKey)
+		return "", nil, fmt.Errorf("the token file %s has no key %q to sign the archive with (submit puts one there)", tokenFile, secretCDSKey)
 	}
 	c, err := yarnrpc.ParseContainerID(containerID)
 	if err != nil {
@@ -418,7 +418,7 @@ func trainArchive(ctx context.Context, s *flinkSetup) (string, error) {
 	} {
 		conf.Set(k, v)
 	}
-	spec := flinkdist.Spec{Home: s.home, JavaHome: s.javaHome, Conf: conf, Dir: s.dir, LogDir: dir, MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB),
+	spec := flinkdist.Spec{Home: s.home, JavaHome: s.javaHome, Conf: conf, Dir: s.dir, LogDir: dir, MemoryMiB: int(s.job.AM.MemoryMB - amShareMB),
 		CDS: flinkdist.CDS{Create: archive}}
 	p, err := flinkdist.Prepare(ctx, flinkdist.RoleSession, spec)
 	if err != nil {
@@ -525,7 +525,7 @@ func uploadArchive(local, remote string) error {
 	if fi, err := c.Stat(remote); err == nil {
 		// The same identity and content, made by another run; unless what is there is not what its
 		// name says (then it is replaced: every run refuses it anyway).
-		if holds(c, remote, path.Base(remote), fi.Size()) {
+		if archiveMatchesName(c, remote, path.Base(remote), fi.Size()) {
 			return nil
 		}
 		if err := c.Remove(remote); err != nil {
@@ -586,8 +586,8 @@ func tailOf(s string, n int) string {
 	return s
 }
 
-// holds reports whether the archive at remote hashes to the SHA-256 in its name.
-func holds(c *hdfs.Client, remote, name string, size int64) bool {
+// archiveMatchesName reports whether the archive at remote hashes to the SHA-256 in its name.
+func archiveMatchesName(c *hdfs.Client, remote, name string, size int64) bool {
 	m := cdsArchiveFile.FindStringSubmatch(name)
 	if m == nil || size > flinkdist.MaxArchiveBytes {
 		return false

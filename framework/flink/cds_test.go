@@ -61,7 +61,7 @@ func newCDSFixture(t *testing.T) *cdsFixture {
 var testAppKey = cdsAppKey(bytes.Repeat([]byte{7}, 32), "application_1_0001")
 
 // localise puts an archive with content into the working directory as StageRemote's alias names it,
-// and returns its path and its name in the cache (what submit puts into EnvCDSArchive).
+// and returns its path and its name in the cache (what submit puts into envCDSArchive).
 func (f *cdsFixture) localise(t *testing.T, identity, content string) (string, string) {
 	t.Helper()
 	sum := sha256.Sum256([]byte(content))
@@ -71,11 +71,11 @@ func (f *cdsFixture) localise(t *testing.T, identity, content string) (string, s
 	return p, name
 }
 
-// A process maps the localised archive only when it is the one submit took (EnvCDSArchive), for its
+// A process maps the localised archive only when it is the one submit took (envCDSArchive), for its
 // JVM and home, and its content hashes to the SHA-256 in its name; otherwise it starts without one
 // and says why.
 func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
-	on := &Spec{ClassDataSharing: true}
+	on := &flinkSpec{ClassDataSharing: true}
 
 	f := newCDSFixture(t)
 	p := planCDS(on, f.dir, f.home, f.java, "")
@@ -132,7 +132,7 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 
 	// class-data-sharing = false: nothing, said nothing.
 	_, name = f.localise(t, f.identity, "archived classes")
-	p = planCDS(&Spec{}, f.dir, f.home, f.java, name)
+	p = planCDS(&flinkSpec{}, f.dir, f.home, f.java, name)
 	assert.Equal(t, cdsPlan{}, p)
 }
 
@@ -167,7 +167,7 @@ func (f fileInfo) Sys() any           { return nil }
 // renamed to another application. Without a key of the user's, class-data sharing is off for the run.
 func TestStageRemoteTakesOnlyAnArchiveYourKeySigned(t *testing.T) {
 	newJob := func(cds bool) *jobfile.Job {
-		job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar", ClassDataSharing: cds}}}
+		job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: &flinkSpec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar", ClassDataSharing: cds}}}
 		require.NoError(t, stage(job, &bytes.Buffer{}))
 		return job
 	}
@@ -177,7 +177,7 @@ func TestStageRemoteTakesOnlyAnArchiveYourKeySigned(t *testing.T) {
 		return userKey, nil
 	}
 	job := newJob(true)
-	key := job.AM.Env[EnvCDSHome]
+	key := job.AM.Env[envCDSHome]
 	require.Len(t, key, 32)
 	assert.Equal(t, key, cdsHomeKey("hdfs:///flink/flink.tar"))
 	assert.NotEqual(t, key, cdsHomeKey("hdfs:///flink/other.tar"))
@@ -190,13 +190,13 @@ func TestStageRemoteTakesOnlyAnArchiveYourKeySigned(t *testing.T) {
 	remote := func(fsys framework.RemoteFS) framework.RemoteStage {
 		return framework.RemoteStage{FS: fsys, User: "alice", DefaultFS: "hdfs://nn:8020", AppID: "application_5_0009", UserKey: keys, Out: &out}
 	}
-	staged, err := Flink{}.StageRemote(job, remote(dirFS{}))
+	staged, err := flinkFramework{}.StageRemote(job, remote(dirFS{}))
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "no archive of this Flink home yet")
 	assert.Len(t, job.AM.Files, 1, "the jar only")
-	assert.Equal(t, map[string][]byte{SecretCDSKey: cdsAppKey(userKey, "application_5_0009")}, staged.DriverSecrets,
+	assert.Equal(t, map[string][]byte{secretCDSKey: cdsAppKey(userKey, "application_5_0009")}, staged.DriverSecrets,
 		"the driver signs with its application's key, never the user's")
-	assert.NotEqual(t, userKey, staged.DriverSecrets[SecretCDSKey])
+	assert.NotEqual(t, userKey, staged.DriverSecrets[secretCDSKey])
 
 	now := time.Now()
 	identity := "flink-1.20.5-jdk17.0.15-jobmanager-0123456789abcdef"
@@ -218,14 +218,14 @@ func TestStageRemoteTakesOnlyAnArchiveYourKeySigned(t *testing.T) {
 		fileInfo{"x$(touch owned).jsa", now.Add(2 * time.Minute), 0o600},
 	}}
 	out.Reset()
-	_, err = Flink{}.StageRemote(job, remote(fsys))
+	_, err = flinkFramework{}.StageRemote(job, remote(fsys))
 	require.NoError(t, err)
 	want := jobfile.FileSpec{Source: "hdfs://nn:8020" + dir + "/" + good, Alias: cdsAliasPrefix + good}
 	assert.Equal(t, want, job.AM.Files[1])
 	assert.Equal(t, want, job.TaskExecutor.Files[1])
-	assert.Equal(t, good, job.AM.Env[EnvCDSArchive])
+	assert.Equal(t, good, job.AM.Env[envCDSArchive])
 	assert.Contains(t, out.String(), "class-data sharing: archive "+good+" (45.0 MiB) from the cache")
-	note := job.AM.Env[EnvCDSRefused]
+	note := job.AM.Env[envCDSRefused]
 	assert.Contains(t, note, "refused 5 archive(s) of the cache that hold no record your key made")
 	assert.Contains(t, note, "the newest x??touch?owned?.jsa", "a planted name reaches the launch script in safe characters only")
 	assert.Contains(t, out.String(), note)
@@ -233,18 +233,18 @@ func TestStageRemoteTakesOnlyAnArchiveYourKeySigned(t *testing.T) {
 	// No key of the user's (one readable by others, say): off for this run, said why.
 	job = newJob(true)
 	out.Reset()
-	staged, err = Flink{}.StageRemote(job, framework.RemoteStage{FS: fsys, User: "alice", DefaultFS: "hdfs://nn:8020", AppID: "application_5_0009",
+	staged, err = flinkFramework{}.StageRemote(job, framework.RemoteStage{FS: fsys, User: "alice", DefaultFS: "hdfs://nn:8020", AppID: "application_5_0009",
 		UserKey: func(string) ([]byte, error) { return nil, errors.New("your key k is -rw-r--r--, readable by others") }, Out: &out})
 	require.NoError(t, err)
 	assert.Empty(t, staged.DriverSecrets)
-	assert.NotContains(t, job.AM.Env, EnvCDSHome, "the driver makes no archive")
-	assert.NotContains(t, job.AM.Env, EnvCDSArchive)
+	assert.NotContains(t, job.AM.Env, envCDSHome, "the driver makes no archive")
+	assert.NotContains(t, job.AM.Env, envCDSArchive)
 	assert.Len(t, job.AM.Files, 1)
 	assert.Contains(t, out.String(), "class-data sharing: off for this run: your key k is -rw-r--r--, readable by others")
 
 	off := newJob(false)
-	assert.NotContains(t, off.AM.Env, EnvCDSHome)
-	staged, err = Flink{}.StageRemote(off, remote(fsys))
+	assert.NotContains(t, off.AM.Env, envCDSHome)
+	staged, err = flinkFramework{}.StageRemote(off, remote(fsys))
 	require.NoError(t, err)
 	assert.Len(t, off.AM.Files, 1, "class-data-sharing = false: no archive")
 	assert.Empty(t, staged.DriverSecrets)
@@ -270,7 +270,7 @@ func TestCDSRecords(t *testing.T) {
 
 	tokens := filepath.Join(t.TempDir(), "tokens")
 	creds := yarnrpc.NewCredentials()
-	creds.Secrets[SecretCDSKey] = cdsAppKey(user, app)
+	creds.Secrets[secretCDSKey] = cdsAppKey(user, app)
 	require.NoError(t, creds.WriteFile(tokens))
 	gotApp, gotKey, err := cdsSigningKey(tokens, "container_1700000000000_0042_01_000001")
 	require.NoError(t, err)
@@ -292,14 +292,14 @@ func TestStartAMPassesTheArchiveAndSaysWhatWasRefused(t *testing.T) {
 	j, err := jobfile.LoadJob(p)
 	require.NoError(t, err)
 	t.Chdir(t.TempDir())
-	t.Setenv(EnvCDSArchive, "flink-a.jsa")
-	t.Setenv(EnvCDSRefused, "refused 1 archive(s) of the cache that hold no record your key made")
+	t.Setenv(envCDSArchive, "flink-a.jsa")
+	t.Setenv(envCDSRefused, "refused 1 archive(s) of the cache that hold no record your key made")
 	var events []contract.Event
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fw, err := Flink{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), Emit: func(e contract.Event) { events = append(events, e) }})
+	fw, err := flinkFramework{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), Emit: func(e contract.Event) { events = append(events, e) }})
 	require.NoError(t, err)
-	assert.Equal(t, "flink-a.jsa", fw.WorkerEnv[EnvCDSArchive])
+	assert.Equal(t, "flink-a.jsa", fw.WorkerEnv[envCDSArchive])
 	require.NotEmpty(t, events)
 	assert.Equal(t, contract.SeverityWarning, events[0].Severity)
 	assert.Equal(t, "class-data sharing: submit refused 1 archive(s) of the cache that hold no record your key made", events[0].Message)
@@ -312,7 +312,7 @@ func TestTrainArchiveEndsWhenTheJVMEndsAtOnce(t *testing.T) {
 	f := newCDSFixture(t)
 	jdk := filepath.Dir(filepath.Dir(f.java))
 	require.NoError(t, os.WriteFile(f.java, []byte("#!/bin/sh\necho 'DynamicDumpSharedSpaces is unsupported' >&2\nexit 1\n"), 0o755))
-	s := &flinkSetup{job: &jobfile.Job{AM: jobfile.AMSpec{MemoryMB: 2048}}, spec: &Spec{ClassDataSharing: true},
+	s := &flinkSetup{job: &jobfile.Job{AM: jobfile.AMSpec{MemoryMB: 2048}}, spec: &flinkSpec{ClassDataSharing: true},
 		home: f.home, conf: flinkdist.NewConfig(), dir: f.dir, javaHome: jdk}
 	done := make(chan error, 1)
 	go func() {

@@ -12,87 +12,12 @@ import (
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
-// layered is a [flink] job's Flink configuration as the client can see it before anything is
-// staged: the home's conf/ (when the home is on this machine), then the job file's Flink keys with
-// -D over them, as the containers will layer it (docs/flink.md#configuration); and where each key
-// came from, so that a message about a key blames the right place.
-type layered struct {
-	spec    *Spec
-	conf    *flinkdist.Config
-	home    *flinkdist.Home   // nil with flink.provided
-	homeSrc string            // where the home's configuration was read
-	homeCfg *flinkdist.Config // the home's layer alone
-	defines map[string]string // the -D Flink keys, the last of each
-}
-
-func layer(f *Spec) (*layered, error) {
-	l := &layered{spec: f, conf: flinkdist.NewConfig(), homeCfg: flinkdist.NewConfig(), defines: map[string]string{}}
-	if f.Home != "" {
-		h, err := flinkdist.OpenHome(f.Home)
-		if err != nil {
-			return nil, fmt.Errorf("flink.home: %w", err)
-		}
-		c, src, err := h.Config()
-		if err != nil {
-			return nil, fmt.Errorf("flink.home: %w", err)
-		}
-		l.home, l.homeSrc, l.homeCfg, l.conf = h, src, c.Clone(), c
-	}
-	for _, k := range slices.Sorted(maps.Keys(f.Config)) {
-		l.conf.Set(k, f.Config[k])
-	}
-	for _, d := range f.Defines {
-		if k, v, ok := strings.Cut(d, "="); ok {
-			l.defines[strings.TrimSpace(k)] = v
-		}
-	}
-	return l, nil
-}
-
-// jobKeys are the job's own Flink keys: the job file's, then -D, without the home's configuration.
-func (l *layered) jobKeys() *flinkdist.Config {
-	c := flinkdist.NewConfig()
-	for _, k := range slices.Sorted(maps.Keys(l.spec.Config)) {
-		c.Set(k, l.spec.Config[k])
-	}
-	for _, k := range slices.Sorted(maps.Keys(l.defines)) {
-		c.Set(k, l.defines[k])
-	}
-	return c
-}
-
-// origin says where a Flink key's value comes from: "-D key=value", "the job file's [flink.config]",
-// the home's configuration file, or "" for Flink's default.
-func (l *layered) origin(key string) string {
-	if v, ok := l.defines[key]; ok {
-		return "-D " + key + "=" + bounded(v)
-	}
-	if _, ok := l.spec.Config[key]; ok {
-		if strings.HasPrefix(key, "external-resource") {
-			return "the job file"
-		}
-		return "the job file's [flink.config]"
-	}
-	if _, ok := l.homeCfg.Get(key); ok {
-		return l.homeSrc
-	}
-	return ""
-}
-
-// from is origin as a message's parenthesis: " (from -D ...)", "" for a default.
-func (l *layered) from(key string) string {
-	if o := l.origin(key); o != "" {
-		return " (from " + o + ")"
-	}
-	return ""
-}
-
-// check is a [flink] job's pre-flight before anything is staged (docs/flink.md#what-check-refuses):
+// preflight is a [flink] job's pre-flight before anything is staged (docs/flink.md#what-check-refuses):
 // each role's memory as Flink's own calculator would size it (docs/flink.md#the-memory-check), plain
 // the job's own REST TLS (checkUserRESTTLS), the JobManager's ports (checkPorts), the job's parallelism against the slots
 // it will have, and the job's jar against its main class. A message about a Flink key says where the
 // key was set.
-func check(job *jobfile.Job) error {
+func preflight(job *jobfile.Job) error {
 	f := specOf(job)
 	l, err := layer(f)
 	if err != nil {
@@ -116,9 +41,9 @@ func check(job *jobfile.Job) error {
 	if err := checkPorts(l.jobKeys(), l.from); err != nil {
 		errs = append(errs, err)
 	}
-	if f.TaskManagers == TaskManagersDemand {
+	if f.TaskManagers == taskManagersDemand {
 		if err := checkDemand(l.conf); err != nil {
-			errs = append(errs, fmt.Errorf("%w%s", err, l.from(KeyTaskManagerTimeout)))
+			errs = append(errs, fmt.Errorf("%w%s", err, l.from(keyTaskManagerTimeout)))
 		}
 	}
 	// A provided home is on HDFS: its plugins are checked in the containers (loadFlinkSetup).
@@ -129,13 +54,13 @@ func check(job *jobfile.Job) error {
 	if err := flinkdist.CheckMemory(l.conf, flinkdist.RoleTaskManager, tm); err != nil {
 		errs = append(errs, fmt.Errorf("taskexecutor.memory = %d: a [flink] job's TaskManager has the container's memory as its process size (taskmanager.memory.process.size): %w%s", tm, err, l.memoryFrom(err)))
 	}
-	jm := job.AM.MemoryMB - AMShareMB
+	jm := job.AM.MemoryMB - amShareMB
 	role := flinkdist.RoleSession
 	if f.Jar != "" {
 		role = flinkdist.RoleApplication
 	}
 	if err := flinkdist.CheckMemory(l.conf, role, jm); err != nil {
-		errs = append(errs, fmt.Errorf("am.memory = %d: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's %d MiB, %d MiB: %w%s", job.AM.MemoryMB, AMShareMB, jm, err, l.memoryFrom(err)))
+		errs = append(errs, fmt.Errorf("am.memory = %d: the JobManager's process size (jobmanager.memory.process.size) is am.memory less the AM's %d MiB, %d MiB: %w%s", job.AM.MemoryMB, amShareMB, jm, err, l.memoryFrom(err)))
 	}
 	if f.Jar != "" {
 		errs = append(errs, l.checkParallelism(job.TaskExecutor.Instances), checkJar(f))
@@ -151,22 +76,6 @@ func (l *layered) memoryFrom(err error) string {
 		return l.from(me.Key)
 	}
 	return ""
-}
-
-// Keys the parallelism check reads.
-const (
-	keyParallelism = "parallelism.default"
-	keySlots       = "taskmanager.numberOfTaskSlots"
-	keySchedMode   = "scheduler-mode"
-	keyScheduler   = "jobmanager.scheduler"
-)
-
-// adapts reports whether the job's scheduler runs at the parallelism the slots allow: the adaptive
-// scheduler, which reactive mode uses.
-func adapts(c *flinkdist.Config) bool {
-	mode, _ := c.Get(keySchedMode)
-	sched, _ := c.Get(keyScheduler)
-	return strings.EqualFold(strings.TrimSpace(mode), "reactive") || strings.EqualFold(strings.TrimSpace(sched), "adaptive")
 }
 
 // checkParallelism refuses an application whose default parallelism needs more slots than its
@@ -221,7 +130,7 @@ func checkWarnings(job *jobfile.Job) []string {
 	}
 	l, err := layer(f)
 	if err != nil {
-		return nil // check reports it
+		return nil // preflight reports it
 	}
 	var out []string
 	if w := javaHomeWarning(f, l.home); w != "" {

@@ -74,20 +74,6 @@ func commands() []framework.Command {
 	}
 }
 
-// flinkSetup is what both Flink processes read in their container: the staged job, the localised
-// home, the layered configuration (docs/flink.md#configuration) and the JobManager's RPC address.
-type flinkSetup struct {
-	job           *jobfile.Job
-	spec          *Spec // the job's [flink] table
-	home          *flinkdist.Home
-	conf          *flinkdist.Config
-	jobKeys       *flinkdist.Config // the job's own Flink keys: [flink.config], then -D
-	dir           string            // the container's working directory
-	host, rpcPort string            // $YARN_AM_FLINK_JOBMANAGER (a TaskManager), $YARN_AM_FLINK_HOST and no port (the JobManager)
-	javaHome      string            // the localised JDK of [flink] java-home; "" for the container's own java
-	failf         func(format string, a ...any) int
-}
-
 // publishOutcome writes the JobManager's outcome where the AM reads it for the application's
 // diagnostics (contract.EnvOutcomeFile; the AM gives it only to its driver, so a TaskManager writes
 // nothing): the Flink job's state and root cause, or why the JobManager could not run it. The file is
@@ -113,12 +99,12 @@ func startFlink(name string, stdout, stderr io.Writer) (s *flinkSetup, code int,
 	s, err := loadFlinkSetup()
 	if err == nil && name == "flink-jobmanager" {
 		// Its JVM binds the ports itself (bound.go): the driver knows only the host.
-		if s.host = os.Getenv(EnvHost); s.host == "" {
-			err = fmt.Errorf("%s is not set: the AM sets it for a [flink] job's driver", EnvHost)
+		if s.host = os.Getenv(envHost); s.host == "" {
+			err = fmt.Errorf("%s is not set: the AM sets it for a [flink] job's driver", envHost)
 		}
 	} else if err == nil {
 		// The launcher asked the AM for it before this process started (taskmanager.go).
-		s.host, s.rpcPort, err = hostPort(EnvJobManager)
+		s.host, s.rpcPort, err = hostPort(envJobManager)
 	}
 	if err == nil {
 		s.javaHome, err = localJavaHome(s.dir, s.spec)
@@ -163,7 +149,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	home, err := flinkdist.OpenHome(filepath.Join(dir, HomeAlias))
+	home, err := flinkdist.OpenHome(filepath.Join(dir, homeAlias))
 	if err != nil {
 		return nil, fmt.Errorf("the localised Flink home: %w", err)
 	}
@@ -176,7 +162,7 @@ func loadFlinkSetup() (*flinkSetup, error) {
 		layer.Set(k, spec.Config[k])
 	}
 	// -D last, as flink run -D: the staged job.toml does not have them.
-	defines, err := DecodeDefines(os.Getenv(EnvDefines))
+	defines, err := decodeDefines(os.Getenv(envDefines))
 	if err != nil {
 		return nil, err
 	}
@@ -232,9 +218,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		return code
 	}
 	failf, host := s.failf, s.host
-	boundPath := os.Getenv(EnvBoundFile)
+	boundPath := os.Getenv(envBoundFile)
 	if boundPath == "" {
-		return failf("%s is not set: the AM sets it for a [flink] job's driver", EnvBoundFile)
+		return failf("%s is not set: the AM sets it for a [flink] job's driver", envBoundFile)
 	}
 	logDir, err := firstLogDir()
 	if err != nil {
@@ -245,7 +231,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	// binds (0): the driver learns them from the JVM before the AM publishes them (bound.go).
 	rpcPort, restPort := jobPorts(s.jobKeys)
 	// Restarted in place (restart.go): the first JVM's ports, the ones the TaskManagers know.
-	if rpc, rest, pinned, err := pinnedPorts(os.Getenv(EnvJobManagerPorts)); err != nil {
+	if rpc, rest, pinned, err := pinnedPorts(os.Getenv(envJobManagerPorts)); err != nil {
 		return failf("%v", err)
 	} else if pinned {
 		rpcPort, restPort = rpc, rest
@@ -266,14 +252,14 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		if restTLSClient, err = userRESTClient(s.conf, s.dir); err != nil {
 			return failf("%v", err)
 		}
-		s.conf.Set(KeyWebSubmit, fmt.Sprint(f.WebSubmit && f.Jar == ""))
+		s.conf.Set(keyWebSubmit, fmt.Sprint(f.WebSubmit && f.Jar == ""))
 		if !restAuth(s.conf) {
-			fmt.Fprintf(stdout, "yarn-am flink-jobmanager: your own REST TLS without %s ([flink] %s = true): the JobManager's REST API answers anyone who reaches its port\n", KeyRESTSSLAuth, KeyRESTWithoutClientAuth)
+			fmt.Fprintf(stdout, "yarn-am flink-jobmanager: your own REST TLS without %s ([flink] %s = true): the JobManager's REST API answers anyone who reaches its port\n", keyRESTSSLAuth, keyRESTWithoutClientAuth)
 		}
 	} else {
-		tlsDir := os.Getenv(EnvRESTTLS)
+		tlsDir := os.Getenv(envRESTTLS)
 		if tlsDir == "" {
-			return failf("%s is not set: the AM sets it for a [flink] job's driver", EnvRESTTLS)
+			return failf("%s is not set: the AM sets it for a [flink] job's driver", envRESTTLS)
 		}
 		var restKeys map[string]string
 		if restKeys, restTLSClient, err = readRESTTLS(tlsDir); err != nil {
@@ -283,7 +269,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	}
 	role := flinkdist.RoleSession
 	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
-		MemoryMiB: int(s.job.AM.MemoryMB - AMShareMB), Logs: f.Logs}
+		MemoryMiB: int(s.job.AM.MemoryMB - amShareMB), Logs: f.Logs}
 	if f.Jar != "" {
 		role = flinkdist.RoleApplication
 		spec.UserJars, spec.MainClass, spec.Args = []string{filepath.Join(s.dir, f.Jar)}, f.MainClass, f.Args
@@ -295,10 +281,10 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		// What a later AM attempt needs to restore the job, and the checkpoint it restores
 		// (docs/flink.md#when-the-applicationmaster-is-lost).
 		checkpointDefaults(s.conf, stdout)
-		applyRecovery(s.conf, os.Getenv(EnvRecover), stdout)
+		applyRecovery(s.conf, os.Getenv(envRecover), stdout)
 	}
 	// docs/flink.md#class-data-sharing
-	cds := planCDS(f, s.dir, s.home, spec.JavaBinary(), os.Getenv(EnvCDSArchive))
+	cds := planCDS(f, s.dir, s.home, spec.JavaBinary(), os.Getenv(envCDSArchive))
 	for _, line := range cds.say {
 		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s\n", line)
 	}
@@ -420,16 +406,16 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	switch mode := s.spec.WaitForJobManager; {
-	case mode == WaitNever:
+	case mode == waitNever:
 		return
-	case mode != WaitAlways && !sameHost(ctx, s.host, tmHost):
+	case mode != waitAlways && !sameHost(ctx, s.host, tmHost):
 		return
 	}
 	start := time.Now()
 	// The REST API answers the AM's client certificate only (resttls.go), which a TaskManager does
 	// not hold: it reads the job's state through the AM, whose reads need none, as before from the
 	// JobManager itself.
-	if ui := os.Getenv(EnvUI); ui != "" {
+	if ui := os.Getenv(envUI); ui != "" {
 		rest := &flinkdist.REST{URL: strings.TrimSuffix(ui, "/"), HTTP: &http.Client{Timeout: 2 * time.Second}}
 		saw, err := rest.WaitStarted(ctx, 200*time.Millisecond, s.spec.Jar != "")
 		if err != nil {
@@ -440,7 +426,7 @@ func waitForJobManager(s *flinkSetup, tmHost string, bound time.Duration, stdout
 			rest.URL, s.spec.WaitForJobManager, tmHost, time.Since(start).Seconds(), saw)
 		return
 	}
-	say("starting without waiting for the JobManager: %s is not set (the AM sets it for a [flink] job)", EnvUI)
+	say("starting without waiting for the JobManager: %s is not set (the AM sets it for a [flink] job)", envUI)
 }
 
 // sameHost reports whether two host names are one host: the same name, names with an address in
@@ -493,7 +479,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	// The TaskManager's id in Flink is its container's, so the AM can tell from /taskmanagers which
 	// container is idle and release that one (docs/flink.md#taskmanagers-on-demand).
 	if id := os.Getenv("CONTAINER_ID"); id != "" {
-		s.conf.Set(KeyResourceID, id)
+		s.conf.Set(keyResourceID, id)
 	}
 	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
 	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB), Logs: s.spec.Logs}
@@ -511,7 +497,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		return failf("%v", err)
 	}
 	// The JobManager's archive: the classes both load at their start (docs/flink.md#class-data-sharing).
-	cds := planCDS(s.spec, s.dir, s.home, spec.JavaBinary(), os.Getenv(EnvCDSArchive))
+	cds := planCDS(s.spec, s.dir, s.home, spec.JavaBinary(), os.Getenv(envCDSArchive))
 	for _, line := range cds.say {
 		fmt.Fprintf(stdout, "yarn-am flink-taskmanager: %s\n", line)
 	}

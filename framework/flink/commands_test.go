@@ -38,7 +38,7 @@ func TestWaitForJobManager(t *testing.T) {
 	}))
 	defer srv.Close()
 	jmHost, _, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
-	t.Setenv(EnvUI, srv.URL+"/flink/")
+	t.Setenv(envUI, srv.URL+"/flink/")
 	setup := func(mode string) *flinkSetup { return waitSetup(jmHost, mode) }
 	for _, tc := range waitCases(jmHost) {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +74,7 @@ func TestWaitForJobManager(t *testing.T) {
 	started.Store(0)
 	var out strings.Builder
 	begin := time.Now()
-	waitForJobManager(setup(WaitSameHost), jmHost, 300*time.Millisecond, &out)
+	waitForJobManager(setup(waitSameHost), jmHost, 300*time.Millisecond, &out)
 	assert.Less(t, time.Since(begin), 10*time.Second)
 	assert.Contains(t, out.String(), "without the JobManager at "+srv.URL+"/flink")
 	assert.Contains(t, out.String(), "job j1 is INITIALIZING")
@@ -107,8 +107,8 @@ func TestFlinkSetupRefusesRESTTLSFromTheHome(t *testing.T) {
 // waitSetup is a TaskManager's setup of an application job whose JobManager runs on jmHost, waiting
 // as mode says.
 func waitSetup(jmHost, mode string) *flinkSetup {
-	spec := &Spec{Jar: "job.jar", WaitForJobManager: mode}
-	return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: spec}}, spec: spec, host: jmHost}
+	spec := &flinkSpec{Jar: "job.jar", WaitForJobManager: mode}
+	return &flinkSetup{job: &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: spec}}, spec: spec, host: jmHost}
 }
 
 // waitCase is a TaskManager on tmHost with [flink] wait-for-jobmanager = mode, and whether it waits.
@@ -120,10 +120,10 @@ type waitCase struct {
 // waitCases are the wait-for-jobmanager modes on the JobManager's host (jmHost) and another one.
 func waitCases(jmHost string) []waitCase {
 	return []waitCase{
-		{"default, the JobManager's host", WaitSameHost, jmHost, true},
-		{"default, another host", WaitSameHost, "node-b.invalid", false},
-		{"always, another host", WaitAlways, "node-b.invalid", true},
-		{"never, the JobManager's host", WaitNever, jmHost, false},
+		{"default, the JobManager's host", waitSameHost, jmHost, true},
+		{"default, another host", waitSameHost, "node-b.invalid", false},
+		{"always, another host", waitAlways, "node-b.invalid", true},
+		{"never, the JobManager's host", waitNever, jmHost, false},
 	}
 }
 

@@ -11,15 +11,15 @@ import (
 // or shell character, and decodes to the same keys in the same order.
 func TestFlinkDefinesRoundTrip(t *testing.T) {
 	in := []string{"taskmanager.numberOfTaskSlots=2", `env.java.opts.all=-Dx="a b" $HOME 'q'`, "a=1", "a=2"}
-	v, err := EncodeDefines(in)
+	v, err := encodeDefines(in)
 	require.NoError(t, err)
 	assert.Regexp(t, `^[A-Za-z0-9_-]+$`, v)
-	out, err := DecodeDefines(v)
+	out, err := decodeDefines(v)
 	require.NoError(t, err)
 	assert.Equal(t, in, out)
-	none, err := DecodeDefines("")
+	none, err := decodeDefines("")
 	require.NoError(t, err)
 	assert.Empty(t, none)
-	_, err = DecodeDefines(`["a=1"]`)
+	_, err = decodeDefines(`["a=1"]`)
 	assert.ErrorContains(t, err, "YARN_AM_FLINK_DEFINES=")
 }

@@ -26,19 +26,19 @@ import (
 
 // The values of [flink] taskmanagers.
 const (
-	TaskManagersFixed  = "fixed"  // taskexecutor.instances, or what yarn-am scale sets
-	TaskManagersDemand = "demand" // what the job's slots need
+	taskManagersFixed  = "fixed"  // taskexecutor.instances, or what yarn-am scale sets
+	taskManagersDemand = "demand" // what the job's slots need
 )
 
-// TaskManagersValues are the valid values of [flink] taskmanagers, the default first.
-var TaskManagersValues = []string{TaskManagersFixed, TaskManagersDemand}
+// taskManagersValues are the valid values of [flink] taskmanagers, the default first.
+var taskManagersValues = []string{taskManagersFixed, taskManagersDemand}
 
-// KeyTaskManagerTimeout is Flink's key of how long a TaskManager stays idle before it is released
-// (its default: DefaultTaskManagerTimeout); in demand mode the AM releases by it.
-const KeyTaskManagerTimeout = "resourcemanager.taskmanager-timeout"
+// keyTaskManagerTimeout is Flink's key of how long a TaskManager stays idle before it is released
+// (its default: defaultTaskManagerTimeout); in demand mode the AM releases by it.
+const keyTaskManagerTimeout = "resourcemanager.taskmanager-timeout"
 
-// DefaultTaskManagerTimeout is Flink's default of KeyTaskManagerTimeout.
-const DefaultTaskManagerTimeout = 30 * time.Second
+// defaultTaskManagerTimeout is Flink's default of keyTaskManagerTimeout.
+const defaultTaskManagerTimeout = 30 * time.Second
 
 // demandEvery is how often the AM reads the demand: often enough that a rescale's TaskManagers are
 // asked for within seconds, rarely enough to cost the JobManager nothing.
@@ -49,15 +49,15 @@ const demandEvery = 2 * time.Second
 func readTaskManagers(t *jobfile.Table, j *jobfile.Job) string {
 	v, set := t.String("taskmanagers")
 	if !set {
-		v = TaskManagersFixed
-	} else if !slices.Contains(TaskManagersValues, v) {
+		v = taskManagersFixed
+	} else if !slices.Contains(taskManagersValues, v) {
 		t.Problem("flink.taskmanagers = %q: want %q (the default: taskexecutor.instances TaskManagers, or what yarn-am scale sets) or %q (as many as the job's slots need, up to taskexecutor.instances)",
-			bounded(v), TaskManagersFixed, TaskManagersDemand)
-		return TaskManagersFixed
+			bounded(v), taskManagersFixed, taskManagersDemand)
+		return taskManagersFixed
 	}
-	if te := j.TaskExecutor; v != TaskManagersDemand && te.MinInstancesSet && !te.Gang {
+	if te := j.TaskExecutor; v != taskManagersDemand && te.MinInstancesSet && !te.Gang {
 		t.Problem("taskexecutor.min-instances = %d is set but flink.taskmanagers is not %q: it is the fewest TaskManagers the demand keeps; set taskmanagers = %q, or remove min-instances",
-			te.MinInstances, TaskManagersDemand, TaskManagersDemand)
+			te.MinInstances, taskManagersDemand, taskManagersDemand)
 	}
 	return v
 }
@@ -68,58 +68,18 @@ func checkDemand(c *flinkdist.Config) error {
 	return err
 }
 
-// taskManagerTimeout reads KeyTaskManagerTimeout as Flink does (a number with a unit, or
-// milliseconds), DefaultTaskManagerTimeout when unset.
+// taskManagerTimeout reads keyTaskManagerTimeout as Flink does (a number with a unit, or
+// milliseconds), defaultTaskManagerTimeout when unset.
 func taskManagerTimeout(c *flinkdist.Config) (time.Duration, error) {
-	v, set := c.Get(KeyTaskManagerTimeout)
+	v, set := c.Get(keyTaskManagerTimeout)
 	if !set {
-		return DefaultTaskManagerTimeout, nil
+		return defaultTaskManagerTimeout, nil
 	}
 	d, err := flinkDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("%s = %q: %v; want a duration such as \"30 s\" (Flink's default), \"5 s\" or \"1 min\"", KeyTaskManagerTimeout, bounded(v), err)
+		return 0, fmt.Errorf("%s = %q: %v; want a duration such as \"30 s\" (Flink's default), \"5 s\" or \"1 min\"", keyTaskManagerTimeout, bounded(v), err)
 	}
 	return d, nil
-}
-
-// flinkUnits are the units of a Flink duration (TimeUtils), each with its names.
-var flinkUnits = []struct {
-	names []string
-	unit  time.Duration
-}{
-	{[]string{"d", "day", "days"}, 24 * time.Hour},
-	{[]string{"h", "hour", "hours"}, time.Hour},
-	{[]string{"min", "m", "minute", "minutes"}, time.Minute},
-	{[]string{"s", "sec", "secs", "second", "seconds"}, time.Second},
-	{[]string{"ms", "milli", "millis", "millisecond", "milliseconds"}, time.Millisecond},
-	{[]string{"us", "µs", "micro", "micros", "microsecond", "microseconds"}, time.Microsecond},
-	{[]string{"ns", "nano", "nanos", "nanosecond", "nanoseconds"}, time.Nanosecond},
-}
-
-// flinkDuration parses a Flink duration: a non-negative integer and a unit, milliseconds without one.
-func flinkDuration(s string) (time.Duration, error) {
-	s = strings.TrimSpace(s)
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if i == 0 || err != nil {
-		return 0, fmt.Errorf("not a number with a unit")
-	}
-	unit := strings.ToLower(strings.TrimSpace(s[i:]))
-	if unit == "" {
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	for _, u := range flinkUnits {
-		if slices.Contains(u.names, unit) {
-			if n > int64(1<<62)/int64(u.unit) {
-				return 0, fmt.Errorf("too large")
-			}
-			return time.Duration(n) * u.unit, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown unit %q", bounded(unit))
 }
 
 // slotsNeeded is what a job's vertices need of slots: the vertices of one slot sharing group share a
@@ -179,7 +139,7 @@ type demandView struct {
 // processes will have.
 func newDemand(j *jobfile.Job, conf *flinkdist.Config, rest *flinkdist.REST, s framework.AMStart) (*demand, error) {
 	if s.Scale == nil || s.Instances == nil {
-		return nil, fmt.Errorf("flink: taskmanagers = %q needs an AM that lets its framework scale (framework.AMStart.Scale)", TaskManagersDemand)
+		return nil, fmt.Errorf("flink: taskmanagers = %q needs an AM that lets its framework scale (framework.AMStart.Scale)", taskManagersDemand)
 	}
 	timeout, err := taskManagerTimeout(conf)
 	if err != nil {
@@ -346,14 +306,14 @@ func (d *demand) release(ctx context.Context, why string, fewer int) error {
 		}
 		d.told = ""
 		have := d.instances()
-		return d.scale(have-n, ready[:n], fmt.Sprintf("%s: %s idle for %s (%s) released", why, strings.Join(ready[:n], ", "), d.idleTimeout, KeyTaskManagerTimeout))
+		return d.scale(have-n, ready[:n], fmt.Sprintf("%s: %s idle for %s (%s) released", why, strings.Join(ready[:n], ", "), d.idleTimeout, keyTaskManagerTimeout))
 	}
-	wait := fmt.Sprintf("%s; %d fewer wait until TaskManagers are idle for %s (%s)", why, fewer, d.idleTimeout, KeyTaskManagerTimeout)
+	wait := fmt.Sprintf("%s; %d fewer wait until TaskManagers are idle for %s (%s)", why, fewer, d.idleTimeout, keyTaskManagerTimeout)
 	d.mu.Lock()
 	d.view.waiting = wait
 	d.mu.Unlock()
 	if wait != d.told {
-		d.emit(contract.Event{Type: EventJob, Message: wait})
+		d.emit(contract.Event{Type: eventJob, Message: wait})
 		d.told = wait
 	}
 	return nil
@@ -399,11 +359,11 @@ func (d *demand) details() []contract.Detail {
 func (d *demand) onScale(ctx context.Context, from, to int) error {
 	switch {
 	case d.session || !d.adaptive:
-		return fmt.Errorf("flink: taskmanagers = %q sizes the TaskManagers from the job's slot demand; yarn-am scale sets a job's parallelism only with the adaptive scheduler (\"jobmanager.scheduler\" = \"adaptive\" in [flink.config], an application job), else change the job's parallelism, or run with taskmanagers = %q (docs/flink.md#taskmanagers-on-demand)", TaskManagersDemand, TaskManagersFixed)
+		return fmt.Errorf("flink: taskmanagers = %q sizes the TaskManagers from the job's slot demand; yarn-am scale sets a job's parallelism only with the adaptive scheduler (\"jobmanager.scheduler\" = \"adaptive\" in [flink.config], an application job), else change the job's parallelism, or run with taskmanagers = %q (docs/flink.md#taskmanagers-on-demand)", taskManagersDemand, taskManagersFixed)
 	case to > d.hi:
-		return fmt.Errorf("flink: %d → %d TaskManagers: taskexecutor.instances = %d is the most that taskmanagers = %q runs; give at most %d, or raise instances (docs/flink.md#taskmanagers-on-demand)", from, to, d.hi, TaskManagersDemand, d.hi)
+		return fmt.Errorf("flink: %d → %d TaskManagers: taskexecutor.instances = %d is the most that taskmanagers = %q runs; give at most %d, or raise instances (docs/flink.md#taskmanagers-on-demand)", from, to, d.hi, taskManagersDemand, d.hi)
 	case to < max(d.lo, 1):
-		return fmt.Errorf("flink: %d → %d TaskManagers: taskmanagers = %q keeps at least %d (taskexecutor.min-instances, and one for the job); give at least %d (docs/flink.md#taskmanagers-on-demand)", from, to, TaskManagersDemand, max(d.lo, 1), max(d.lo, 1))
+		return fmt.Errorf("flink: %d → %d TaskManagers: taskmanagers = %q keeps at least %d (taskexecutor.min-instances, and one for the job); give at least %d (docs/flink.md#taskmanagers-on-demand)", from, to, taskManagersDemand, max(d.lo, 1), max(d.lo, 1))
 	}
 	jobs, err := d.liveJobs(ctx)
 	if err != nil {
@@ -416,11 +376,11 @@ func (d *demand) onScale(ctx context.Context, from, to int) error {
 	if err := d.setUpper(ctx, job.ID, to*d.perTM); err != nil {
 		return fmt.Errorf("flink: setting the job's parallelism to %d: %w", to*d.perTM, err)
 	}
-	d.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: parallelism upper bound set to %d (yarn-am scale to %d TaskManagers)", jobName(job), to*d.perTM, to)})
+	d.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: parallelism upper bound set to %d (yarn-am scale to %d TaskManagers)", jobName(job), to*d.perTM, to)})
 	if to > from {
 		return nil
 	}
-	return &framework.Deferred{Message: fmt.Sprintf("the Flink job rescales to at most %d slots first; TaskManagers idle for %s (%s) are released after, down to %d", to*d.perTM, d.idleTimeout, KeyTaskManagerTimeout, to)}
+	return &framework.Deferred{Message: fmt.Sprintf("the Flink job rescales to at most %d slots first; TaskManagers idle for %s (%s) are released after, down to %d", to*d.perTM, d.idleTimeout, keyTaskManagerTimeout, to)}
 }
 
 // setUpper sets every vertex's upper bound to upper (at most its max parallelism), its lower bound

@@ -6,15 +6,29 @@
 // # Files
 //
 // Every non-test file of the package is listed here (TestDocNamesEveryFile), doc.go itself being
-// this map.
+// this map. The files stand on floors, so a reader can start at the bottom: the ground holds the
+// package-wide names and what several features share, and names nothing of the files above it
+// (TestGroundNamesNothingAbove); each feature stands on it, and framework.go and commands.go, which
+// wire the features, stand at the top.
 //
-// The seam and the job file:
+// The ground, which every other file may name:
 //
-//   - framework.go: Flink, the framework's hooks (Table, Check, Stage, Driver, StartAM, Commands)
-//     and StartAM's wiring of the AM-side parts below.
-//   - jobfile.go: the [flink] table (Spec, tableReader) and the Flink keys yarn-am sets itself.
+//   - ground.go: the shared names: frameworkName, flinkFramework (the type the registry holds),
+//     eventJob and a job's name in a message, flinkSetup, flinkDuration, bounded, the savepoint keys.
+//   - spec.go: flinkSpec, the [flink] table as a job carries it, its values, the names in a Flink
+//     job's containers, and specOf.
+//   - layered.go: the job's Flink configuration as the client sees it, with where each key was set.
 //   - defines.go: the environment the AM gives the driver and the TaskManagers, the -D keys encoded.
-//   - check.go: the pre-flight of a [flink] job (memory, slots, keys), as the client sees it.
+//   - kept.go: the record the AM keeps of a job across its attempts (recovery), read and encoded.
+//   - livejob.go: the JobManager's one live job, and a savepoint asked again while tasks start.
+//   - pack.go: a directory packed once per content into the client's private, bounded archive cache.
+//
+// The client's side: the job file, the pre-flight and what submit stages:
+//
+//   - jobfile.go: tableReader, which reads the [flink] table with each feature's reader below, and
+//     the Flink keys yarn-am sets itself.
+//   - check.go: preflight, the pre-flight of a [flink] job (memory, slots, keys), as the client
+//     sees it, and its warnings.
 //   - flink2.go: Flink 2's own rules in the pre-flight (keys it no longer reads).
 //   - jar.go: the job jar's main class, read from the jar before anything is staged.
 //   - ship.go: what submit stages: the Flink home's archive, the jar, a JDK.
@@ -40,8 +54,10 @@
 //     the rolled-logs pattern of the job's log aggregation.
 //   - tmprocess.go: the TaskManager's JVM run as flink-taskmanager's child, its output bounded.
 //
-// The AM's side of a running job:
+// The AM's side of a running job, under framework.go, which wires it in StartAM:
 //
+//   - framework.go: flinkFramework's hooks (Table, Check, Stage, Driver, StartAM, Commands), the
+//     seam the registry calls, and StartAM's wiring of the AM-side parts below.
 //   - watch.go: the details status and the page show, and the flink-job events of what changed.
 //   - proxyaccess.go: who may reach which path of the JobManager's UI and REST API through the AM.
 //   - scale.go: whether a change of the number of TaskManagers is safe for the job.

@@ -20,41 +20,34 @@ import (
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
-// Name is the framework's name and its job-file table's.
-const Name = "flink"
+func init() { framework.Register(flinkFramework{}) }
 
-// Flink runs a [flink] job: its JobManager as the AM's driver, its TaskExecutors as TaskManagers
-// (docs/flink.md#integration-design).
-type Flink struct{ framework.Base }
-
-func init() { framework.Register(Flink{}) }
-
-// Name is "flink".
-func (Flink) Name() string { return Name }
+// Name is frameworkName, "flink".
+func (flinkFramework) Name() string { return frameworkName }
 
 // Table is the [flink] table; -D keys that are not job keys are Flink's (docs/flink.md#configuration).
-func (Flink) Table() jobfile.TableInfo {
+func (flinkFramework) Table() jobfile.TableInfo {
 	return jobfile.TableInfo{Reader: tableReader{}, DefinesTo: "config", KeyNoun: "Flink key",
 		DefineExample: "taskmanager.numberOfTaskSlots=2", DefinesDoc: "docs/flink.md#configuration",
-		Command: TaskManagerCommand, Workers: "Flink TaskManagers",
-		MinInstances: `the fewest TaskManagers [flink] taskmanagers = "demand" keeps`, RolledLogs: RolledLogsPattern}
+		Command: taskManagerCommand, Workers: "Flink TaskManagers",
+		MinInstances: `the fewest TaskManagers [flink] taskmanagers = "demand" keeps`, RolledLogs: rolledLogsPattern}
 }
 
 // Check is the pre-flight of a [flink] job: each role's memory, the parallelism against the slots,
 // the jar against its main class (docs/flink.md#what-check-refuses).
-func (Flink) Check(j *jobfile.Job) error {
+func (flinkFramework) Check(j *jobfile.Job) error {
 	if specOf(j) == nil {
 		return nil
 	}
-	return check(j)
+	return preflight(j)
 }
 
 // CheckWarnings are the Flink keys that are near misses of the version's own
 // (docs/flink.md#what-check-refuses).
-func (Flink) CheckWarnings(j *jobfile.Job) []string { return checkWarnings(j) }
+func (flinkFramework) CheckWarnings(j *jobfile.Job) []string { return checkWarnings(j) }
 
 // Stage ships the Flink home and the job's jar (docs/flink.md#the-flink-distribution).
-func (Flink) Stage(j *jobfile.Job, out io.Writer) error {
+func (flinkFramework) Stage(j *jobfile.Job, out io.Writer) error {
 	if specOf(j) == nil {
 		return nil
 	}
@@ -62,34 +55,34 @@ func (Flink) Stage(j *jobfile.Job, out io.Writer) error {
 }
 
 // Driver is the JobManager (docs/flink.md#the-jobmanager-as-the-driver).
-func (Flink) Driver(*jobfile.Job) (string, string) {
-	return JobManagerCommand, "its JobManager is the driver, and a session cluster (no flink.jar) runs until killed"
+func (flinkFramework) Driver(*jobfile.Job) (string, string) {
+	return jobManagerCommand, "its JobManager is the driver, and a session cluster (no flink.jar) runs until killed"
 }
 
 // StartAM readies the JobManager's start on the AM's host: its JVM binds its own ports, which the AM
 // learns from the driver and only then publishes to its REST clients, its proxy and the
 // TaskManagers (bound.go, docs/flink.md#the-jobmanager-as-the-driver); the driver and every
 // TaskExecutor get the -D Flink keys.
-func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
+func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (*framework.AM, error) {
 	spec := specOf(j)
 	if spec == nil {
-		return nil, fmt.Errorf("the job has no [%s] table", Name)
+		return nil, fmt.Errorf("the job has no [%s] table", frameworkName)
 	}
 	env := map[string]string{}
 	if len(spec.Defines) > 0 {
-		defs, err := EncodeDefines(spec.Defines)
+		defs, err := encodeDefines(spec.Defines)
 		if err != nil {
 			return nil, err
 		}
-		env[EnvDefines] = defs
+		env[envDefines] = defs
 	}
 	if err := hadoopEnv(spec, env); err != nil {
 		return nil, err
 	}
 	// The one class-data-sharing archive the TaskManagers may map: the one submit took, named in the
 	// AM's launch context (cds.go).
-	if a := os.Getenv(EnvCDSArchive); a != "" {
-		env[EnvCDSArchive] = a
+	if a := os.Getenv(envCDSArchive); a != "" {
+		env[envCDSArchive] = a
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -118,16 +111,16 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		if err != nil {
 			return nil, err
 		}
-		secrets = map[string][]byte{SecretInternalTLS: secret}
+		secrets = map[string][]byte{secretInternalTLS: secret}
 	}
 	if s.TrackingURL != "" {
-		env[EnvUI] = strings.TrimSuffix(s.TrackingURL, "/") + "/" + proxyPath + "/"
+		env[envUI] = strings.TrimSuffix(s.TrackingURL, "/") + "/" + proxyPath + "/"
 	}
 	driverEnv := maps.Clone(env)
 	if closedDir != "" {
-		driverEnv[EnvRESTTLS] = closedDir
+		driverEnv[envRESTTLS] = closedDir
 	}
-	driverEnv[EnvHost] = s.Host
+	driverEnv[envHost] = s.Host
 	emit := s.Emit
 	if emit == nil {
 		emit = func(contract.Event) {}
@@ -136,8 +129,8 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if publish == nil {
 		publish = func(string, string) {}
 	}
-	if note := os.Getenv(EnvCDSRefused); note != "" {
-		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: "class-data sharing: submit " + note})
+	if note := os.Getenv(envCDSRefused); note != "" {
+		emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: "class-data sharing: submit " + note})
 	}
 	// Nothing reaches the JobManager before the driver says where its JVM bound (bound.go): the
 	// watch, demand and stop wait for it, the proxy answers 503.
@@ -146,14 +139,14 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if err := os.Remove(boundPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	driverEnv[EnvBoundFile] = boundPath
+	driverEnv[envBoundFile] = boundPath
 	go jm.await(ctx, boundPath, publish, emit)
 	// The URL names the host alone, which the server's certificate names; the port is the bound one.
 	client := &flinkdist.REST{URL: "https://" + s.Host, HTTP: &http.Client{Timeout: 5 * time.Second, Transport: jm.transport(restTLSClient, true)}}
 	// A later AM attempt starts the job from the latest checkpoint an earlier one kept (recover.go).
 	from, kept := recoverAtStart(ctx, spec, conf, s, emit)
 	if from != "" {
-		driverEnv[EnvRecover] = from
+		driverEnv[envRecover] = from
 	}
 	// The recorder knows the latest completed checkpoint, for a JobManager restarted in place
 	// (restart.go) and, with a store, for a later AM attempt.
@@ -165,9 +158,9 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		}
 	}
 	watch := &jobWatch{rest: client, emit: emit, now: time.Now, recorder: rec, jm: jm}
-	dir, _ := conf.Get(KeySavepointsDir)
+	dir, _ := conf.Get(keySavepointsDir)
 	dir = strings.TrimSpace(dir)
-	if spec.OnPreemption != PreemptOff {
+	if spec.OnPreemption != preemptOff {
 		watch.preempt = newPreempter(client, emit, spec.OnPreemption, dir)
 	}
 	fw := &framework.AM{
@@ -177,10 +170,10 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
 		OnScale:                 scalePolicy(isReactive(spec), spec.Jar == ""),
-		DetailsTitle:            DetailsTitle,
+		DetailsTitle:            detailsTitle,
 		Details:                 watch.details,
 	}
-	if spec.TaskManagers == TaskManagersDemand {
+	if spec.TaskManagers == taskManagersDemand {
 		d, err := newDemand(j, conf, client, s)
 		if err != nil {
 			return nil, err
@@ -202,7 +195,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 		watch.restarts = r
 		fw.RestartDriver = r.restart
 	}
-	iv, _ := conf.Get(KeyCheckpointInterval)
+	iv, _ := conf.Get(keyCheckpointInterval)
 	interval, err := flinkDuration(iv)
 	if err != nil {
 		interval = 0
@@ -214,7 +207,7 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 	if spec.Jar != "" {
 		note := filepath.Join(wd, stoppedNote)
 		fw.OnStop = (&stopper{rest: client, emit: emit, configured: dir, note: note}).stop
-		startSavepoints(ctx, fw, &savepoints{rest: client, emit: emit, rec: rec, files: s.Files, jm: jm, dir: dir,
+		startSavepoints(ctx, fw, &savepointSchedule{rest: client, emit: emit, rec: rec, files: s.Files, jm: jm, dir: dir,
 			interval: spec.SavepointInterval, kept: spec.SavepointsKept, now: time.Now})
 	}
 	return fw, nil
@@ -224,4 +217,4 @@ func (Flink) StartAM(ctx context.Context, j *jobfile.Job, s framework.AMStart) (
 const proxyPath = "flink"
 
 // Commands are flink-jobmanager and flink-taskmanager.
-func (Flink) Commands() []framework.Command { return commands() }
+func (flinkFramework) Commands() []framework.Command { return commands() }

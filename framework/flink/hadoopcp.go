@@ -19,53 +19,53 @@ import (
 // own jars, as Flink's YARN mode does, so that Flink's Hadoop file system reaches hdfs:// with the
 // container's delegation tokens (docs/flink.md#hdfs-checkpoints-and-savepoints).
 
-// KeyHadoopClasspath is the [flink] key that replaces the classpath derived from
+// keyHadoopClasspath is the [flink] key that replaces the classpath derived from
 // yarn.application.classpath.
-const KeyHadoopClasspath = "hadoop-classpath"
+const keyHadoopClasspath = "hadoop-classpath"
 
-// KeyYARNApplicationClasspath is YARN's key of the classpath its nodes give Java containers.
-const KeyYARNApplicationClasspath = "yarn.application.classpath"
+// keyYARNApplicationClasspath is YARN's key of the classpath its nodes give Java containers.
+const keyYARNApplicationClasspath = "yarn.application.classpath"
 
-// EnvHadoopClasspath carries the Hadoop classpath's entries, not yet expanded, from the AM to the
-// JobManager and every TaskManager (EncodeHadoopClasspath): each container expands them against its
+// envHadoopClasspath carries the Hadoop classpath's entries, not yet expanded, from the AM to the
+// JobManager and every TaskManager (encodeHadoopClasspath): each container expands them against its
 // own environment, as the NodeManager's launch script would. Base64, so that YARN's launch script
 // leaves the $VAR and * of the entries alone.
-const EnvHadoopClasspath = "YARN_AM_FLINK_HADOOP_CLASSPATH"
+const envHadoopClasspath = "YARN_AM_FLINK_HADOOP_CLASSPATH"
 
-// HadoopClasspath is the Hadoop classpath of a job before expansion, and where it came from.
-type HadoopClasspath struct {
+// hadoopClasspath is the Hadoop classpath of a job before expansion, and where it came from.
+type hadoopClasspath struct {
 	From    string   `json:"from"`    // what the entries are, for the log line
 	Entries []string `json:"entries"` // none: no Hadoop on the classpath
 }
 
-// EncodeHadoopClasspath renders h for EnvHadoopClasspath.
-func EncodeHadoopClasspath(h HadoopClasspath) (string, error) {
+// encodeHadoopClasspath renders h for envHadoopClasspath.
+func encodeHadoopClasspath(h hadoopClasspath) (string, error) {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return "", err
 	}
 	s := base64.RawURLEncoding.EncodeToString(b)
-	if len(s) > MaxDefines {
-		return "", fmt.Errorf("the Hadoop classpath takes %d bytes encoded; at most %d", len(s), MaxDefines)
+	if len(s) > maxDefines {
+		return "", fmt.Errorf("the Hadoop classpath takes %d bytes encoded; at most %d", len(s), maxDefines)
 	}
 	return s, nil
 }
 
-// DecodeHadoopClasspath reads EnvHadoopClasspath's value; "" is no Hadoop classpath.
-func DecodeHadoopClasspath(v string) (HadoopClasspath, error) {
-	var h HadoopClasspath
+// decodeHadoopClasspath reads envHadoopClasspath's value; "" is no Hadoop classpath.
+func decodeHadoopClasspath(v string) (hadoopClasspath, error) {
+	var h hadoopClasspath
 	if v == "" {
-		return HadoopClasspath{From: EnvHadoopClasspath + " unset"}, nil
+		return hadoopClasspath{From: envHadoopClasspath + " unset"}, nil
 	}
-	if len(v) > MaxDefines {
-		return h, fmt.Errorf("%s is %d bytes; at most %d", EnvHadoopClasspath, len(v), MaxDefines)
+	if len(v) > maxDefines {
+		return h, fmt.Errorf("%s is %d bytes; at most %d", envHadoopClasspath, len(v), maxDefines)
 	}
 	b, err := base64.RawURLEncoding.DecodeString(v)
 	if err == nil {
 		err = json.Unmarshal(b, &h)
 	}
 	if err != nil {
-		return h, fmt.Errorf("%s=%s: want the Hadoop classpath as the AM encodes it (EncodeHadoopClasspath): %w", EnvHadoopClasspath, text.Quote(v), err)
+		return h, fmt.Errorf("%s=%s: want the Hadoop classpath as the AM encodes it (EncodeHadoopClasspath): %w", envHadoopClasspath, text.Quote(v), err)
 	}
 	return h, nil
 }
@@ -73,24 +73,24 @@ func DecodeHadoopClasspath(v string) (HadoopClasspath, error) {
 // hadoopClasspathOf is the job's Hadoop classpath, chosen in the AM: [flink] hadoop-classpath when
 // the job file sets it, else yarn.application.classpath of the AM's site files (the client's,
 // staged with the AM), else YARN's default. lookup reads the site files' key.
-func hadoopClasspathOf(spec *Spec, lookup func(key string) (string, bool, error)) HadoopClasspath {
+func hadoopClasspathOf(spec *flinkSpec, lookup func(key string) (string, bool, error)) hadoopClasspath {
 	if spec.HadoopClasspathSet {
-		from := "[flink] " + KeyHadoopClasspath
+		from := "[flink] " + keyHadoopClasspath
 		if len(spec.HadoopClasspath) == 0 {
 			from += " (off)"
 		}
-		return HadoopClasspath{From: from, Entries: spec.HadoopClasspath}
+		return hadoopClasspath{From: from, Entries: spec.HadoopClasspath}
 	}
-	v, ok, err := lookup(KeyYARNApplicationClasspath)
+	v, ok, err := lookup(keyYARNApplicationClasspath)
 	if err != nil || !ok || strings.TrimSpace(v) == "" {
 		why := "unset in the site files"
 		if err != nil {
 			why = err.Error()
 		}
-		return HadoopClasspath{From: "YARN's default " + KeyYARNApplicationClasspath + " (" + why + ")",
+		return hadoopClasspath{From: "YARN's default " + keyYARNApplicationClasspath + " (" + why + ")",
 			Entries: flinkdist.DefaultYARNApplicationClasspath}
 	}
-	return HadoopClasspath{From: KeyYARNApplicationClasspath, Entries: flinkdist.SplitYARNClasspath(v)}
+	return hadoopClasspath{From: keyYARNApplicationClasspath, Entries: flinkdist.SplitYARNClasspath(v)}
 }
 
 // siteLookup reads a key of the AM's site files (HADOOP_CONF_DIR is the AM's working directory, where
@@ -107,12 +107,12 @@ func siteLookup(key string) (string, bool, error) {
 // hadoopEnv is what StartAM adds to the driver's and the TaskExecutors' environment for Hadoop: the
 // classpath's entries and, as Flink's YARN mode does, HADOOP_USER_NAME, the user Hadoop acts as
 // without Kerberos.
-func hadoopEnv(spec *Spec, env map[string]string) error {
-	enc, err := EncodeHadoopClasspath(hadoopClasspathOf(spec, siteLookup))
+func hadoopEnv(spec *flinkSpec, env map[string]string) error {
+	enc, err := encodeHadoopClasspath(hadoopClasspathOf(spec, siteLookup))
 	if err != nil {
 		return err
 	}
-	env[EnvHadoopClasspath] = enc
+	env[envHadoopClasspath] = enc
 	if u := os.Getenv(hadoop.EnvUserName); u != "" {
 		env[hadoop.EnvUserName] = u
 	}
@@ -122,7 +122,7 @@ func hadoopEnv(spec *Spec, env map[string]string) error {
 // containerHadoopClasspath expands the job's Hadoop classpath in this container and says in one
 // line on out what it is and which entries were dropped (they do not exist on this node).
 func containerHadoopClasspath(name string, getenv func(string) string, out io.Writer) ([]string, error) {
-	h, err := DecodeHadoopClasspath(getenv(EnvHadoopClasspath))
+	h, err := decodeHadoopClasspath(getenv(envHadoopClasspath))
 	if err != nil {
 		return nil, err
 	}
@@ -137,8 +137,8 @@ func containerHadoopClasspath(name string, getenv func(string) string, out io.Wr
 
 // readHadoopClasspath reads [flink] hadoop-classpath: a list of paths and globs, or one classpath
 // string (":" separated, as `hadoop classpath` prints it). [] or "" turns the Hadoop classpath off.
-func readHadoopClasspath(t *jobfile.Table, f *Spec) {
-	v, set := t.Value(KeyHadoopClasspath)
+func readHadoopClasspath(t *jobfile.Table, f *flinkSpec) {
+	v, set := t.Value(keyHadoopClasspath)
 	if !set {
 		return
 	}
@@ -153,14 +153,14 @@ func readHadoopClasspath(t *jobfile.Table, f *Spec) {
 			}
 		}
 	case []any:
-		entries = t.Strings(KeyHadoopClasspath)
+		entries = t.Strings(keyHadoopClasspath)
 	default:
-		t.Problem("flink.%s = %s: %s", KeyHadoopClasspath, jobfile.Show(v), want)
+		t.Problem("flink.%s = %s: %s", keyHadoopClasspath, jobfile.Show(v), want)
 		return
 	}
 	for _, e := range entries {
 		if why := badClasspathEntry(e); why != "" {
-			t.Problem("flink.%s: entry %s %s; %s", KeyHadoopClasspath, text.Quote(e), why, want)
+			t.Problem("flink.%s: entry %s %s; %s", keyHadoopClasspath, text.Quote(e), why, want)
 			return
 		}
 	}

@@ -48,12 +48,12 @@ func TestHadoopClasspathKey(t *testing.T) {
 
 // Without the key: yarn.application.classpath of the site files, else YARN's default.
 func TestHadoopClasspathFromTheSiteFiles(t *testing.T) {
-	s := &Spec{}
+	s := &flinkSpec{}
 	h := hadoopClasspathOf(s, func(k string) (string, bool, error) {
-		require.Equal(t, KeyYARNApplicationClasspath, k)
+		require.Equal(t, keyYARNApplicationClasspath, k)
 		return "/mini/conf,\n /mini/jars/a.jar ,/mini/jars/b.jar", true, nil
 	})
-	assert.Equal(t, HadoopClasspath{From: KeyYARNApplicationClasspath, Entries: []string{"/mini/conf", "/mini/jars/a.jar", "/mini/jars/b.jar"}}, h)
+	assert.Equal(t, hadoopClasspath{From: keyYARNApplicationClasspath, Entries: []string{"/mini/conf", "/mini/jars/a.jar", "/mini/jars/b.jar"}}, h)
 	h = hadoopClasspathOf(s, func(string) (string, bool, error) { return "", false, nil })
 	assert.Equal(t, flinkdist.DefaultYARNApplicationClasspath, h.Entries)
 	assert.Contains(t, h.From, "YARN's default yarn.application.classpath (unset in the site files)")
@@ -67,11 +67,11 @@ func TestHadoopClasspathFromTheSiteFiles(t *testing.T) {
 func TestHadoopClasspathReachesTheContainer(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "common"), 0o755))
-	in := HadoopClasspath{From: KeyYARNApplicationClasspath, Entries: []string{"$H/common/*", "$NOPE/x", `/it's "quoted"`}}
-	enc, err := EncodeHadoopClasspath(in)
+	in := hadoopClasspath{From: keyYARNApplicationClasspath, Entries: []string{"$H/common/*", "$NOPE/x", `/it's "quoted"`}}
+	enc, err := encodeHadoopClasspath(in)
 	require.NoError(t, err)
 	assert.NotContains(t, enc, "$")
-	env := map[string]string{EnvHadoopClasspath: enc, "H": dir}
+	env := map[string]string{envHadoopClasspath: enc, "H": dir}
 	var out bytes.Buffer
 	cp, err := containerHadoopClasspath("flink-taskmanager", func(k string) string { return env[k] }, &out)
 	require.NoError(t, err)
@@ -79,10 +79,10 @@ func TestHadoopClasspathReachesTheContainer(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out.String(), "\n"), out.String())
 	assert.Contains(t, out.String(), "yarn-am flink-taskmanager: Hadoop classpath from yarn.application.classpath: 1 entries; dropped, not on this node: $NOPE/x ($NOPE not set), /it's \"quoted\" (no /it's \"quoted\")")
 
-	env[EnvHadoopClasspath] = "not base64!"
+	env[envHadoopClasspath] = "not base64!"
 	_, err = containerHadoopClasspath("flink-taskmanager", func(k string) string { return env[k] }, &out)
-	assert.ErrorContains(t, err, EnvHadoopClasspath+"=")
-	delete(env, EnvHadoopClasspath)
+	assert.ErrorContains(t, err, envHadoopClasspath+"=")
+	delete(env, envHadoopClasspath)
 	cp, err = containerHadoopClasspath("flink-taskmanager", func(k string) string { return env[k] }, &out)
 	require.NoError(t, err)
 	assert.Empty(t, cp)

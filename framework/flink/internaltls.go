@@ -32,9 +32,9 @@ import (
 // config.yaml (0600) holds. Flink's internal TLS is always mutual: a peer without a certificate of
 // this application's authority gets no connection.
 
-// SecretInternalTLS is the alias, in the credentials of the JobManager and the TaskManagers, of the
+// secretInternalTLS is the alias, in the credentials of the JobManager and the TaskManagers, of the
 // internal certificate, its chain and its key (PEM).
-const SecretInternalTLS = "yarn-am.flink-internal-tls"
+const secretInternalTLS = "yarn-am.flink-internal-tls"
 
 // internalTLSDir is where a Flink process writes its internal stores, in its container's working
 // directory.
@@ -42,7 +42,7 @@ const internalTLSDir = ".yarn-am-flink-internal-tls"
 
 // Flink's keys of the internal TLS (SecurityOptions; the same in Flink 1.20 and 2.x).
 const (
-	KeyInternalSSL             = "security.ssl.internal.enabled"
+	keyInternalSSL             = "security.ssl.internal.enabled"
 	keyInternalKeyStore        = "security.ssl.internal.keystore"
 	keyInternalTrustStore      = "security.ssl.internal.truststore"
 	keyInternalStorePassword   = "security.ssl.internal.keystore-password"
@@ -57,7 +57,7 @@ const (
 // then (checkInternalTLSKeys). Flink's tuning keys of the internal TLS (session cache, timeouts)
 // stay the user's; Flink 1.x's deprecated umbrella key, which only stands in for an unset
 // security.ssl.internal.enabled, changes nothing once yarn-am sets that.
-var internalTLSKeys = []string{KeyInternalSSL, keyInternalKeyStore, keyInternalTrustStore, keyInternalStorePassword,
+var internalTLSKeys = []string{keyInternalSSL, keyInternalKeyStore, keyInternalTrustStore, keyInternalStorePassword,
 	keyInternalKeyPassword, keyInternalTrustPassword, keyInternalKeyStoreType, keyInternalTrustStoreType,
 	keyInternalCertFingerprint}
 
@@ -106,9 +106,9 @@ func readInternalSecret(tokenFile string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := creds.Secrets[SecretInternalTLS]
+	b := creds.Secrets[secretInternalTLS]
 	if len(b) == 0 {
-		return nil, fmt.Errorf("the token file %s has no secret %q: the AM puts the Flink job's internal TLS certificate there unless [flink] internal-tls = false", tokenFile, SecretInternalTLS)
+		return nil, fmt.Errorf("the token file %s has no secret %q: the AM puts the Flink job's internal TLS certificate there unless [flink] internal-tls = false", tokenFile, secretInternalTLS)
 	}
 	return b, nil
 }
@@ -136,7 +136,7 @@ func writeInternalTLS(dir string, secret []byte) (map[string]string, error) {
 		}
 	}
 	if len(chain) < 2 || keyDER == nil {
-		return nil, fmt.Errorf("the secret %q holds no certificate, authority and key", SecretInternalTLS)
+		return nil, fmt.Errorf("the secret %q holds no certificate, authority and key", secretInternalTLS)
 	}
 	key, err := x509.ParsePKCS8PrivateKey(keyDER)
 	if err != nil {
@@ -171,7 +171,7 @@ func writeInternalTLS(dir string, secret []byte) (map[string]string, error) {
 		return nil, err
 	}
 	return map[string]string{
-		KeyInternalSSL: "true", keyInternalKeyStore: ks, keyInternalTrustStore: ts,
+		keyInternalSSL: "true", keyInternalKeyStore: ks, keyInternalTrustStore: ts,
 		keyInternalStorePassword: password, keyInternalKeyPassword: password, keyInternalTrustPassword: password,
 		keyInternalKeyStoreType: "PKCS12", keyInternalTrustStoreType: "PKCS12",
 	}, nil

@@ -90,10 +90,10 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 	a := newTestAuthority(t)
 	secret, err := internalSecret(a)
 	require.NoError(t, err)
-	tokens := tokenFileWith(t, map[string][]byte{SecretInternalTLS: secret, "yarn-am.secret": []byte("s")})
+	tokens := tokenFileWith(t, map[string][]byte{secretInternalTLS: secret, "yarn-am.secret": []byte("s")})
 
 	setup := func() *flinkSetup {
-		return &flinkSetup{spec: &Spec{InternalTLS: true}, conf: flinkdist.NewConfig(), dir: t.TempDir()}
+		return &flinkSetup{spec: &flinkSpec{InternalTLS: true}, conf: flinkdist.NewConfig(), dir: t.TempDir()}
 	}
 	s := setup()
 	require.NoError(t, internalTLS(s, tokens))
@@ -115,7 +115,7 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 		"security.ssl.internal.keystore-password": pw, "security.ssl.internal.key-password": pw, "security.ssl.internal.truststore-password": pw,
 		"security.ssl.internal.keystore-type": "PKCS12", "security.ssl.internal.truststore-type": "PKCS12",
 	}, keys, "no fingerprint: the trust store holds the application's authority alone")
-	algs, _ := s.conf.Get(KeySSLAlgorithms)
+	algs, _ := s.conf.Get(keySSLAlgorithms)
 	assert.Equal(t, strings.Join(restCipherSuites, ","), algs, "the suites of the authority's ECDSA certificates")
 	opts, _ := s.conf.Get(flinkdist.KeyJavaDefaultOpts)
 	assert.Equal(t, "-Dorg.apache.flink.shaded.netty4.io.netty.handler.ssl.defaultEndpointVerificationAlgorithm=NONE", opts,
@@ -164,7 +164,7 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 	otherSecret, err := internalSecret(other)
 	require.NoError(t, err)
 	s3 := setup()
-	require.NoError(t, internalTLS(s3, tokenFileWith(t, map[string][]byte{SecretInternalTLS: otherSecret})))
+	require.NoError(t, internalTLS(s3, tokenFileWith(t, map[string][]byte{secretInternalTLS: otherSecret})))
 	keys3 := map[string]string{}
 	for _, k := range internalTLSKeys {
 		keys3[k], _ = s3.conf.Get(k)
@@ -179,9 +179,9 @@ func TestInternalTLSStoresAndKeys(t *testing.T) {
 // With [flink] internal-tls = false a process writes and sets nothing; with it on, a token file
 // without the certificate is an error that names the secret and the key that turns it off.
 func TestInternalTLSOffAndMissing(t *testing.T) {
-	s := &flinkSetup{spec: &Spec{InternalTLS: false}, conf: flinkdist.NewConfig(), dir: t.TempDir()}
+	s := &flinkSetup{spec: &flinkSpec{InternalTLS: false}, conf: flinkdist.NewConfig(), dir: t.TempDir()}
 	require.NoError(t, internalTLS(s, ""))
-	_, set := s.conf.Get(KeyInternalSSL)
+	_, set := s.conf.Get(keyInternalSSL)
 	assert.False(t, set)
 	_, err := os.Stat(filepath.Join(s.dir, internalTLSDir))
 	assert.True(t, os.IsNotExist(err))
@@ -191,7 +191,7 @@ func TestInternalTLSOffAndMissing(t *testing.T) {
 	assert.ErrorContains(t, err, `no secret "yarn-am.flink-internal-tls"`)
 	assert.ErrorContains(t, err, "[flink] internal-tls = false")
 	assert.ErrorContains(t, internalTLS(s, ""), "HADOOP_TOKEN_FILE_LOCATION is not set")
-	assert.ErrorContains(t, internalTLS(s, tokenFileWith(t, map[string][]byte{SecretInternalTLS: []byte("junk")})), "holds no certificate")
+	assert.ErrorContains(t, internalTLS(s, tokenFileWith(t, map[string][]byte{secretInternalTLS: []byte("junk")})), "holds no certificate")
 }
 
 // The user's own keys of Flink's internal TLS are refused while yarn-am sets them, naming the key,
@@ -226,14 +226,14 @@ func TestStartAMShipsTheInternalCertificateAsASecret(t *testing.T) {
 		j, err := jobfile.LoadJob(p)
 		require.NoError(t, err)
 		t.Chdir(t.TempDir())
-		fw, err := Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
+		fw, err := flinkFramework{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
 		require.NoError(t, err)
 		if !on {
 			assert.Empty(t, fw.WorkerSecrets)
 			continue
 		}
-		require.Contains(t, fw.WorkerSecrets, SecretInternalTLS)
-		assert.Contains(t, string(fw.WorkerSecrets[SecretInternalTLS]), "PRIVATE KEY")
+		require.Contains(t, fw.WorkerSecrets, secretInternalTLS)
+		assert.Contains(t, string(fw.WorkerSecrets[secretInternalTLS]), "PRIVATE KEY")
 		for _, env := range []map[string]string{fw.DriverEnv, fw.WorkerEnv} {
 			for k, v := range env {
 				assert.NotContains(t, v, "PRIVATE KEY", k)

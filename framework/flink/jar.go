@@ -23,7 +23,7 @@ const maxManifest = 64 << 10
 
 // checkJar refuses a flink.main-class the job's jar does not contain, and an unset main-class with a
 // jar whose manifest names no Main-Class (or one the jar does not contain).
-func checkJar(f *Spec) error {
+func checkJar(f *flinkSpec) error {
 	file, err := boundedread.OpenRegular(f.Jar)
 	if err != nil {
 		return fmt.Errorf("flink.jar = %q: %v", bounded(f.Jar), err)

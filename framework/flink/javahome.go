@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
@@ -23,9 +22,9 @@ import (
 // JAVA_HOME there. Without java-home, a container whose java is too old for the Flink version stops
 // at once and says so (checkJava).
 
-// JavaHomeAlias is the directory a [flink] java-home JDK is localised as, in the AM's and every
+// javaHomeAlias is the directory a [flink] java-home JDK is localised as, in the AM's and every
 // TaskExecutor's working directory.
-const JavaHomeAlias = "jdk"
+const javaHomeAlias = "jdk"
 
 // javaHomeWant is what [flink] java-home takes, for messages.
 const javaHomeWant = "want a JDK directory on this machine (with bin/java and a release file naming JAVA_VERSION, as JDKs since 9 and most 8s have) or the hdfs:// URI of an archive of one (.tar, .tar.gz, .tgz, .zip)"
@@ -34,15 +33,15 @@ const javaHomeWant = "want a JDK directory on this machine (with bin/java and a 
 // configuration into /etc, and its docs and src.zip to files that may not be installed.
 var javaHomePacking = packing{key: "flink.java-home", noun: "the JDK", prefix: "java-home-", follow: true}
 
-// JavaHomeArchive packs the JDK dir into an uncompressed tar in cacheDir, once per content, as
+// javaHomeArchive packs the JDK dir into an uncompressed tar in cacheDir, once per content, as
 // HomeArchive packs a Flink home, and returns its path.
-func JavaHomeArchive(dir, cacheDir string, out io.Writer) (string, error) {
+func javaHomeArchive(dir, cacheDir string, out io.Writer) (string, error) {
 	return packDir(javaHomePacking, dir, cacheDir, out)
 }
 
-// readJavaHome reads [flink] java-home into f: a local JDK (made absolute, checked: InspectJDK) or
+// readJavaHome reads [flink] java-home into f: a local JDK (made absolute, checked: inspectJDK) or
 // an hdfs:// archive of one (checked as flink.provided is).
-func readJavaHome(t *jobfile.Table, f *Spec) {
+func readJavaHome(t *jobfile.Table, f *flinkSpec) {
 	v, set := t.String("java-home")
 	if !set {
 		return
@@ -59,19 +58,19 @@ func readJavaHome(t *jobfile.Table, f *Spec) {
 			f.JavaProvided = v
 		}
 	case t.Staged():
-		f.JavaHome = v // localised as JavaHomeAlias
+		f.JavaHome = v // localised as javaHomeAlias
 	default:
 		dir := jobfile.AbsAgainst(t.Dir(), expandTilde(v))
-		if _, err := InspectJDK(dir); err != nil {
+		if _, err := inspectJDK(dir); err != nil {
 			t.Problem("flink.java-home = %q: %v; %s", bounded(v), err, javaHomeWant)
 		}
 		f.JavaHome = dir
 	}
 }
 
-// InspectJDK checks that dir is a JDK a container can run: a directory with an executable
+// inspectJDK checks that dir is a JDK a container can run: a directory with an executable
 // bin/java and a release file naming JAVA_VERSION (read bounded), and returns that version.
-func InspectJDK(dir string) (flinkdist.JavaVersion, error) {
+func inspectJDK(dir string) (flinkdist.JavaVersion, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return flinkdist.JavaVersion{}, errors.New("no such directory")
@@ -103,7 +102,7 @@ func InspectJDK(dir string) (flinkdist.JavaVersion, error) {
 // javaHomeWarning is the client's warning when java-home's JDK is older than the Flink home's
 // version needs; "" when it is not, or either version is unknown. The containers refuse it
 // (checkJava); the check only warns, as a version read from a release file may be wrong.
-func javaHomeWarning(f *Spec, home *flinkdist.Home) string {
+func javaHomeWarning(f *flinkSpec, home *flinkdist.Home) string {
 	if f.JavaHome == "" || home == nil {
 		return ""
 	}
@@ -111,7 +110,7 @@ func javaHomeWarning(f *Spec, home *flinkdist.Home) string {
 	if !ok {
 		return ""
 	}
-	v, err := InspectJDK(f.JavaHome)
+	v, err := inspectJDK(f.JavaHome)
 	if err != nil || v.Major >= need {
 		return ""
 	}
@@ -119,20 +118,20 @@ func javaHomeWarning(f *Spec, home *flinkdist.Home) string {
 		bounded(f.JavaHome), v, home.Version, need)
 }
 
-// stageJavaHome adds java-home's JDK to the AM's and the TaskExecutors' archives as JavaHomeAlias:
+// stageJavaHome adds java-home's JDK to the AM's and the TaskExecutors' archives as javaHomeAlias:
 // packed once per content and staged through the per-user cache, or the hdfs:// archive as it is.
-func stageJavaHome(job *jobfile.Job, f *Spec, out io.Writer) error {
+func stageJavaHome(job *jobfile.Job, f *flinkSpec, out io.Writer) error {
 	src := f.JavaProvided
 	if src == "" {
 		if f.JavaHome == "" {
 			return nil
 		}
 		var err error
-		if src, err = JavaHomeArchive(f.JavaHome, flinkArchiveCache(), out); err != nil {
+		if src, err = javaHomeArchive(f.JavaHome, flinkArchiveCache(), out); err != nil {
 			return err
 		}
 	}
-	spec := jobfile.FileSpec{Source: src, Alias: JavaHomeAlias}
+	spec := jobfile.FileSpec{Source: src, Alias: javaHomeAlias}
 	job.AM.Archives = append(job.AM.Archives, spec)
 	job.TaskExecutor.Archives = append(job.TaskExecutor.Archives, spec)
 	return nil
@@ -141,11 +140,11 @@ func stageJavaHome(job *jobfile.Job, f *Spec, out io.Writer) error {
 // localJavaHome is the localised JDK of java-home in the container's directory dir: ./jdk when
 // bin/java is at the archive's top, else the one directory in it that has bin/java (a JDK's tarball
 // holds jdk-17.0.15+6/). "" when java-home is not set.
-func localJavaHome(dir string, f *Spec) (string, error) {
+func localJavaHome(dir string, f *flinkSpec) (string, error) {
 	if f.JavaHome == "" && f.JavaProvided == "" {
 		return "", nil
 	}
-	root := filepath.Join(dir, JavaHomeAlias)
+	root := filepath.Join(dir, javaHomeAlias)
 	if _, err := os.Stat(filepath.Join(root, "bin", "java")); err == nil {
 		return root, nil
 	}
@@ -170,7 +169,7 @@ func localJavaHome(dir string, f *Spec) (string, error) {
 // once with the versions and the key to set rather than a Java stack trace
 // (TestFlinkJavaHomeTooOldFailsAtOnce). A version that cannot be read is let through (the JVM
 // then speaks for itself); a java that is not there is refused.
-func checkJava(ctx context.Context, spec *Spec, flinkVersion string, s flinkdist.Spec) (note string, err error) {
+func checkJava(ctx context.Context, spec *flinkSpec, flinkVersion string, s flinkdist.Spec) (note string, err error) {
 	java := s.JavaBinary()
 	v, path, derr := flinkdist.DetectJava(ctx, java)
 	if derr != nil {
@@ -196,53 +195,9 @@ func checkJava(ctx context.Context, spec *Spec, flinkVersion string, s flinkdist
 }
 
 // shownPath is java-home as the job file gave it.
-func shownPath(f *Spec) string {
+func shownPath(f *flinkSpec) string {
 	if f.JavaProvided != "" {
 		return bounded(f.JavaProvided)
 	}
 	return bounded(f.JavaHome)
-}
-
-// walkFollowing is filepath.Walk following symbolic links: a link is visited as what it points to,
-// one that points nowhere is left out, and a directory reached again below itself is refused (a
-// link loop).
-func walkFollowing(root string, fn filepath.WalkFunc) error {
-	return walkFollow(root, fn, map[string]bool{})
-}
-
-func walkFollow(path string, fn filepath.WalkFunc, open map[string]bool) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		if lfi, lerr := os.Lstat(path); lerr == nil && lfi.Mode()&fs.ModeSymlink != 0 && errors.Is(err, fs.ErrNotExist) {
-			return nil // a link to what is not installed (a JDK's src.zip)
-		}
-		return fn(path, nil, err)
-	}
-	if err := fn(path, fi, nil); err != nil || !fi.IsDir() {
-		return err
-	}
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return fn(path, fi, err)
-	}
-	if open[real] {
-		return fmt.Errorf("%s leads back to %s: a loop of symbolic links", path, real)
-	}
-	open[real] = true
-	defer delete(open, real)
-	entries, err := os.ReadDir(path)
-	if err != nil {
-		return fn(path, fi, err)
-	}
-	names := make([]string, 0, len(entries))
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		if err := walkFollow(filepath.Join(path, n), fn, open); err != nil {
-			return err
-		}
-	}
-	return nil
 }

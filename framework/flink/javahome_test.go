@@ -95,13 +95,13 @@ func TestJavaHomeIsPackedOncePerContentAndStaged(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(etc, "missing-src.zip"), filepath.Join(jdk, "lib", "src.zip")))
 	require.NoError(t, os.Symlink(etc, filepath.Join(jdk, "conf")))
 
-	job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", JavaHome: jdk}}}
+	job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: &flinkSpec{Provided: "hdfs:///flink/flink.tar", JavaHome: jdk}}}
 	var out bytes.Buffer
 	require.NoError(t, stage(job, &out))
 	assert.Contains(t, out.String(), "packing the JDK "+jdk)
 	require.Len(t, job.AM.Archives, 2)
 	a := job.AM.Archives[1]
-	assert.Equal(t, JavaHomeAlias, a.Alias)
+	assert.Equal(t, javaHomeAlias, a.Alias)
 	assert.Equal(t, job.AM.Archives, job.TaskExecutor.Archives)
 	assert.True(t, strings.HasPrefix(filepath.Base(a.Source), "java-home-"), a.Source)
 
@@ -134,19 +134,19 @@ func TestJavaHomeIsPackedOncePerContentAndStaged(t *testing.T) {
 
 	// The second submit of the same JDK reuses the archive: nothing is packed.
 	out.Reset()
-	job2 := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", JavaHome: jdk}}}
+	job2 := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: &flinkSpec{Provided: "hdfs:///flink/flink.tar", JavaHome: jdk}}}
 	require.NoError(t, stage(job2, &out))
 	assert.Empty(t, out.String())
 	assert.Equal(t, a.Source, job2.AM.Archives[1].Source)
 
 	// An hdfs:// JDK is localised as it is.
-	job3 := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", JavaProvided: "hdfs:///jdk/jdk.tgz"}}}
+	job3 := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: &flinkSpec{Provided: "hdfs:///flink/flink.tar", JavaProvided: "hdfs:///jdk/jdk.tgz"}}}
 	require.NoError(t, stage(job3, io.Discard))
-	assert.Equal(t, jobfile.FileSpec{Source: "hdfs:///jdk/jdk.tgz", Alias: JavaHomeAlias}, job3.TaskExecutor.Archives[1])
+	assert.Equal(t, jobfile.FileSpec{Source: "hdfs:///jdk/jdk.tgz", Alias: javaHomeAlias}, job3.TaskExecutor.Archives[1])
 
 	// The alias is the JDK's.
-	job4 := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", JavaProvided: "hdfs:///jdk/jdk.tgz"}}}
-	job4.AM.Files = []jobfile.FileSpec{{Source: "/x/jdk", Alias: JavaHomeAlias}}
+	job4 := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: &flinkSpec{Provided: "hdfs:///flink/flink.tar", JavaProvided: "hdfs:///jdk/jdk.tgz"}}}
+	job4.AM.Files = []jobfile.FileSpec{{Source: "/x/jdk", Alias: javaHomeAlias}}
 	err = stage(job4, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `the alias "jdk" of /x/jdk is taken`)
@@ -156,32 +156,32 @@ func TestJavaHomeIsPackedOncePerContentAndStaged(t *testing.T) {
 func TestJavaHomeLinkLoopIsRefused(t *testing.T) {
 	jdk := fakeJDK(t, t.TempDir(), "17", "JAVA_VERSION=\"17\"\n")
 	require.NoError(t, os.Symlink(jdk, filepath.Join(jdk, "bin", "up")))
-	_, err := JavaHomeArchive(jdk, t.TempDir(), io.Discard)
+	_, err := javaHomeArchive(jdk, t.TempDir(), io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "a loop of symbolic links")
 }
 
 func TestLocalJavaHome(t *testing.T) {
 	dir := t.TempDir()
-	got, err := localJavaHome(dir, &Spec{})
+	got, err := localJavaHome(dir, &flinkSpec{})
 	require.NoError(t, err)
 	assert.Empty(t, got, "no java-home: the container's java")
 
-	fakeJDK(t, filepath.Join(dir, JavaHomeAlias), "17", "")
-	got, err = localJavaHome(dir, &Spec{JavaHome: "/client/jdk"})
+	fakeJDK(t, filepath.Join(dir, javaHomeAlias), "17", "")
+	got, err = localJavaHome(dir, &flinkSpec{JavaHome: "/client/jdk"})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, JavaHomeAlias), got)
+	assert.Equal(t, filepath.Join(dir, javaHomeAlias), got)
 
 	// A JDK tarball holds one directory.
 	dir = t.TempDir()
-	fakeJDK(t, filepath.Join(dir, JavaHomeAlias, "jdk-17.0.15+6"), "17", "")
-	got, err = localJavaHome(dir, &Spec{JavaProvided: "hdfs:///jdk.tgz"})
+	fakeJDK(t, filepath.Join(dir, javaHomeAlias, "jdk-17.0.15+6"), "17", "")
+	got, err = localJavaHome(dir, &flinkSpec{JavaProvided: "hdfs:///jdk.tgz"})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, JavaHomeAlias, "jdk-17.0.15+6"), got)
+	assert.Equal(t, filepath.Join(dir, javaHomeAlias, "jdk-17.0.15+6"), got)
 
 	dir = t.TempDir()
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, JavaHomeAlias, "empty"), 0o755))
-	_, err = localJavaHome(dir, &Spec{JavaProvided: "hdfs:///jdk.tgz"})
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, javaHomeAlias, "empty"), 0o755))
+	_, err = localJavaHome(dir, &flinkSpec{JavaProvided: "hdfs:///jdk.tgz"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "has no bin/java at its top nor in exactly one directory")
 }
@@ -190,7 +190,7 @@ func TestLocalJavaHome(t *testing.T) {
 // where it was read, the version needed and the key to set.
 func TestCheckJava(t *testing.T) {
 	old := fakeJDK(t, t.TempDir(), "1.7.0_80", "JAVA_VERSION=\"1.7.0\"\n")
-	_, err := checkJava(context.Background(), &Spec{JavaHome: "/client/old-jdk"}, "1.20.5", flinkdist.Spec{JavaHome: old})
+	_, err := checkJava(context.Background(), &flinkSpec{JavaHome: "/client/old-jdk"}, "1.20.5", flinkdist.Spec{JavaHome: old})
 	require.Error(t, err)
 	for _, want := range []string{`[flink] java-home ("/client/old-jdk")`, `Java 7 ("1.7.0", from ` + filepath.Join(old, "release"), "Flink 1.20.5 needs Java 8 or later"} {
 		assert.Contains(t, err.Error(), want)
@@ -200,21 +200,21 @@ func TestCheckJava(t *testing.T) {
 	j11 := fakeJDK(t, t.TempDir(), "11.0.22", "")
 	t.Setenv("JAVA_HOME", "")
 	t.Setenv("PATH", filepath.Join(j11, "bin"))
-	_, err = checkJava(context.Background(), &Spec{}, "2.0.0", flinkdist.Spec{})
+	_, err = checkJava(context.Background(), &flinkSpec{}, "2.0.0", flinkdist.Spec{})
 	require.NoError(t, err, "Flink 2 runs on 11")
-	note, err := checkJava(context.Background(), &Spec{}, "1.20.5", flinkdist.Spec{})
+	note, err := checkJava(context.Background(), &flinkSpec{}, "1.20.5", flinkdist.Spec{})
 	require.NoError(t, err)
 	assert.Contains(t, note, "Java 11")
 	j8 := fakeJDK(t, t.TempDir(), "1.8.0_402", "")
 	t.Setenv("PATH", filepath.Join(j8, "bin"))
-	_, err = checkJava(context.Background(), &Spec{}, "2.0.0", flinkdist.Spec{})
+	_, err = checkJava(context.Background(), &flinkSpec{}, "2.0.0", flinkdist.Spec{})
 	require.Error(t, err)
 	for _, want := range []string{filepath.Join(j8, "bin", "java"), `Java 8 ("1.8.0_402"`, "Flink 2.0.0 needs Java 11 or later", "set [flink] java-home to a JDK 11 or later"} {
 		assert.Contains(t, err.Error(), want)
 	}
 
 	t.Setenv("PATH", t.TempDir())
-	_, err = checkJava(context.Background(), &Spec{}, "1.20.5", flinkdist.Spec{})
+	_, err = checkJava(context.Background(), &flinkSpec{}, "1.20.5", flinkdist.Spec{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no java to run Flink 1.20.5")
 	assert.Contains(t, err.Error(), "[flink] java-home")

@@ -8,142 +8,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
 // This file reads the [flink] table: a Flink application or session cluster whose JobManager is the
 // AM's driver and whose TaskExecutors are Flink TaskManagers (docs/flink.md#the-flink-table).
 
-// Spec is the [flink] table, as the job carries it (jobfile.FrameworkPart.Spec).
-type Spec struct {
-	// Home is the Flink distribution on the client (made absolute): staged by submit as the archive
-	// HomeAlias. "" when Provided names it.
-	Home string
-	// Provided is an hdfs:// URI of an archive (.tar, .tar.gz, .tgz, .zip) that holds a Flink home,
-	// localised as it is, never uploaded.
-	Provided string
-	// JavaHome is [flink] java-home as a JDK directory on the client (made absolute), staged as the
-	// archive JavaHomeAlias; JavaProvided is it as an hdfs:// archive of one, localised as it is. Both
-	// "": the containers' own java (docs/flink.md#a-jdk-for-the-containers).
-	JavaHome     string
-	JavaProvided string
-	// Jar is the job's jar: a local path (made absolute) as read on the client, its base name as read
-	// in a container (StagedJob), where it is localised under that name. "" = a session cluster.
-	Jar       string
-	MainClass string
-	Args      []string
-	// Config is the job file's Flink keys: [flink.config] and the top-level external-resource keys,
-	// as strings, layered over the home's configuration (docs/flink.md#configuration).
-	Config map[string]string
-	// Defines are the -D Flink keys (key=value, in order; already in Config): the layer over the
-	// job file's that the AM hands to the JobManager and the TaskManagers, whose staged job.toml
-	// lacks them (contract.EnvDefines, docs/flink.md#configuration).
-	Defines []string
-	// WaitForJobManager is which TaskManagers start their JVM only once the JobManager has started
-	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host): WaitSameHost (the default),
-	// WaitAlways or WaitNever.
-	WaitForJobManager string
-	// TaskManagers is how many TaskManagers run (docs/flink.md#taskmanagers-on-demand):
-	// TaskManagersFixed (the default) or TaskManagersDemand.
-	TaskManagers string
-	// OnPreemption is what the AM asks of the job when the ResourceManager warns that it will
-	// preempt one of its TaskManagers (docs/flink.md#preemption): PreemptCheckpoint (the default),
-	// PreemptSavepoint or PreemptOff.
-	OnPreemption string
-	// HadoopClasspath is [flink] hadoop-classpath, when HadoopClasspathSet: the Hadoop classpath's
-	// entries in place of yarn.application.classpath's; none turns it off (hadoopcp.go).
-	HadoopClasspath    []string
-	HadoopClasspathSet bool
-	// WebSubmit turns on the JobManager's jar upload and run (Flink's web.submit.enable) for a session
-	// cluster; off, the default, and refused for an application cluster
-	// (docs/flink.md#who-can-reach-the-jobmanager).
-	WebSubmit bool
-	// ClassDataSharing is [flink] class-data-sharing (default true): the JVMs map a class-data-sharing
-	// archive of the home's classes, made by the first run (docs/flink.md#class-data-sharing).
-	ClassDataSharing bool
-	// InternalTLS is [flink] internal-tls (default true): the job's internal connections (RPC, blob
-	// server, data exchange) under mutual TLS with certificates of the application's authority
-	// (internaltls.go, docs/flink.md#who-can-reach-the-jobmanager).
-	InternalTLS bool
-	// RESTWithoutClientAuth is [flink] rest-tls-without-client-auth (default false): the job accepts
-	// its own REST TLS (security.ssl.rest.enabled) without client authentication, which leaves the
-	// JobManager's REST API open to anyone who reaches its port (docs/flink.md#your-own-rest-tls);
-	// without it check refuses that.
-	RESTWithoutClientAuth bool
-	// JobManagerRestarts and JobManagerRestartWindow are [flink] jobmanager-restarts (default 3; 0:
-	// off) and jobmanager-restart-window (default 1h): how often a lost JobManager of an application
-	// cluster is started again in place (restart.go, docs/flink.md#a-jobmanager-restarted-in-place).
-	JobManagerRestarts      int
-	JobManagerRestartWindow time.Duration
-	// ProgressTimeout, ProgressOff and ProgressRestart are [flink] progress-timeout (0: the default,
-	// by the checkpoint interval; ProgressOff: "off") and progress-restart (progress.go,
-	// docs/flink.md#a-job-that-stops-making-progress).
-	ProgressTimeout time.Duration
-	ProgressOff     bool
-	ProgressRestart bool
-	// SavepointInterval and SavepointsKept are [flink] savepoint-interval (0: off, the default) and
-	// savepoints-kept (default 3): a savepoint of the running job every interval, the oldest beyond
-	// the count deleted (savepoints.go, docs/flink.md#savepoints-on-a-schedule).
-	SavepointInterval time.Duration
-	SavepointsKept    int
-	// TokenRefresh is [flink] token-refresh (default 30s): with a keytab, how often the JobManager
-	// reads the AM's new delegation tokens again and hands them to its TaskManagers (tokens.go,
-	// docs/flink.md#tokens-past-their-lifetime).
-	TokenRefresh time.Duration
-	// Logs is [flink] log-max-size and log-max-files: how the JobManager's and TaskManagers' log,
-	// stdout and stderr files roll (logroll.go, docs/flink.md#logs-that-roll).
-	Logs flinkdist.LogRoll
-}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", keyHadoopClasspath, "web-submit", "internal-tls", keyRESTWithoutClientAuth, keyJobManagerRestarts, keyJobManagerRestartWindow, keyProgressTimeout, keyProgressRestart, keySavepointInterval, keySavepointsKept, keyLogMaxSize, keyLogMaxFiles, keyTokenRefresh, "config"}
 
-// The values of [flink] checkpoint-on-preemption.
-const (
-	PreemptCheckpoint = "checkpoint" // a checkpoint, which Flink's restart restores
-	PreemptSavepoint  = "savepoint"  // a savepoint in state.savepoints.dir, the user's to restore
-	PreemptOff        = "off"
-)
-
-// PreemptValues are the valid values of [flink] checkpoint-on-preemption, the default first.
-var PreemptValues = []string{PreemptCheckpoint, PreemptSavepoint, PreemptOff}
-
-// The values of [flink] wait-for-jobmanager.
-const (
-	WaitSameHost = "same-host" // the TaskManagers on the JobManager's host: they share its CPUs
-	WaitAlways   = "always"
-	WaitNever    = "never"
-)
-
-// WaitValues are the valid values of [flink] wait-for-jobmanager, the default first.
-var WaitValues = []string{WaitSameHost, WaitAlways, WaitNever}
-
-// Names in a Flink job's containers.
-const (
-	// HomeAlias is the directory the Flink home is localised as, in the AM's and every
-	// TaskExecutor's working directory.
-	HomeAlias = "flink"
-	// TaskManagerCommand is every TaskExecutor's command in a Flink job.
-	TaskManagerCommand = "./" + contract.StagedBinary + " flink-taskmanager"
-	// JobManagerCommand is the AM's driver in a Flink job.
-	JobManagerCommand = "./" + contract.StagedBinary + " flink-jobmanager"
-	// AMShareMB is what the AM keeps of [am] memory for itself; the JobManager's process size
-	// is the rest.
-	AMShareMB = 256
-	// MinAMMemoryMB is the smallest [am] memory of a Flink job: a 768 MiB JobManager
-	// (docs/flink.md#memory) and the AM's share.
-	MinAMMemoryMB = 768 + AMShareMB
-)
-
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", KeyHadoopClasspath, "web-submit", "internal-tls", KeyRESTWithoutClientAuth, KeyJobManagerRestarts, KeyJobManagerRestartWindow, KeyProgressTimeout, KeyProgressRestart, KeySavepointInterval, KeySavepointsKept, KeyLogMaxSize, KeyLogMaxFiles, KeyTokenRefresh, "config"}
-
-// KeyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
-const KeyResourceID = "taskmanager.resource-id"
-
-// KeyRestore is Flink's key of the savepoint or checkpoint a job starts from, which [flink] restore
-// sets (docs/flink.md#restoring-from-a-savepoint).
-const KeyRestore = "execution.savepoint.path"
+// keyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
+const keyResourceID = "taskmanager.resource-id"
 
 // flinkKeysSetByYarnAM are the Flink keys yarn-am sets itself (docs/flink.md#addresses).
 var flinkKeysSetByYarnAM = map[string]string{
@@ -151,56 +27,42 @@ var flinkKeysSetByYarnAM = map[string]string{
 	"rest.address":                             "the AM's host",
 	"execution.shutdown-on-application-finish": "false, so the AM can read the job's outcome",
 	"taskmanager.host":                         "the TaskManager's host",
-	KeyResourceID:                              "the TaskManager's YARN container id, so the AM knows which TaskManager is idle",
+	keyResourceID:                              "the TaskManager's YARN container id, so the AM knows which TaskManager is idle",
 	// The process sizes are the containers' (docs/flink.md#memory): a value here would be replaced
 	// without a word, so it is refused with the key to set instead.
 	"taskmanager.memory.process.size": "[taskexecutor] memory, the TaskManager's container; set that instead",
 	"jobmanager.memory.process.size":  "[am] memory less the AM's share; set am.memory instead",
 	// The REST API is closed to all but the AM (docs/flink.md#who-can-reach-the-jobmanager).
-	KeyWebSubmit:        "from [flink] web-submit, off unless a session cluster turns it on; set that instead",
+	keyWebSubmit:        "from [flink] web-submit, off unless a session cluster turns it on; set that instead",
 	"rest.bind-address": "0.0.0.0, with mutual TLS: only the AM's client certificate is answered",
-}
-
-// specOf is a job's [flink] table as ReadTable read it, with the -D Flink keys; nil when the job is not
-// a Flink job.
-func specOf(j *jobfile.Job) *Spec {
-	if j == nil || j.Framework == nil {
-		return nil
-	}
-	s, ok := j.Framework.Spec.(*Spec)
-	if !ok {
-		return nil
-	}
-	s.Defines = j.Framework.Defines
-	return s
 }
 
 // tableReader reads the [flink] table (jobfile.TableReader).
 type tableReader struct{}
 
-// ReadTable reads the [flink] table into a *Spec and sizes the job for it: the AM's memory holds the
-// JobManager (MinAMMemoryMB at least, the default), and the launcher leaves the GPU visibility
+// ReadTable reads the [flink] table into a *flinkSpec and sizes the job for it: the AM's memory holds the
+// JobManager (minAMMemoryMB at least, the default), and the launcher leaves the GPU visibility
 // variables unset (contract.EnvDeviceEnv): Flink's GPU driver hands the indexes to the operators.
 func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	t.OnlyKeys(flinkKeys)
-	f := &Spec{Config: map[string]string{}}
+	f := &flinkSpec{Config: map[string]string{}}
 	f.Home, _ = t.String("home")
 	f.Provided, _ = t.String("provided")
 	f.Jar, _ = t.String("jar")
 	f.MainClass, _ = t.String("main-class")
 	f.Args = t.Strings("args")
-	f.WaitForJobManager = WaitSameHost
+	f.WaitForJobManager = waitSameHost
 	if v, set := t.String("wait-for-jobmanager"); set {
-		if !slices.Contains(WaitValues, v) {
-			t.Problem("flink.wait-for-jobmanager = %q: want one of %s (which TaskManagers start their JVM only once the JobManager has started)", bounded(v), strings.Join(WaitValues, ", "))
+		if !slices.Contains(waitValues, v) {
+			t.Problem("flink.wait-for-jobmanager = %q: want one of %s (which TaskManagers start their JVM only once the JobManager has started)", bounded(v), strings.Join(waitValues, ", "))
 		}
 		f.WaitForJobManager = v
 	}
 	f.TaskManagers = readTaskManagers(t, j)
-	f.OnPreemption = PreemptCheckpoint
+	f.OnPreemption = preemptCheckpoint
 	if v, set := t.String("checkpoint-on-preemption"); set {
-		if !slices.Contains(PreemptValues, v) {
-			t.Problem("flink.checkpoint-on-preemption = %q: want one of %s (what the AM asks of the job when YARN warns that it will preempt a TaskManager)", bounded(v), strings.Join(PreemptValues, ", "))
+		if !slices.Contains(preemptValues, v) {
+			t.Problem("flink.checkpoint-on-preemption = %q: want one of %s (what the AM asks of the job when YARN warns that it will preempt a TaskManager)", bounded(v), strings.Join(preemptValues, ", "))
 		}
 		f.OnPreemption = v
 	}
@@ -215,7 +77,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	if v, set := t.Bool("internal-tls"); set {
 		f.InternalTLS = v
 	}
-	if v, set := t.Bool(KeyRESTWithoutClientAuth); set {
+	if v, set := t.Bool(keyRESTWithoutClientAuth); set {
 		f.RESTWithoutClientAuth = v
 	}
 	readRestartPolicy(t, f)
@@ -270,7 +132,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		f.Jar = jobfile.AbsAgainst(t.Dir(), f.Jar)
 		if fi, err := os.Stat(f.Jar); err != nil || !fi.Mode().IsRegular() {
 			t.Problem("flink.jar = %q: not a readable file on this machine", bounded(f.Jar))
-		} else if jobfile.ReservedAlias(filepath.Base(f.Jar)) != "" || filepath.Base(f.Jar) == HomeAlias {
+		} else if jobfile.ReservedAlias(filepath.Base(f.Jar)) != "" || filepath.Base(f.Jar) == homeAlias {
 			t.Problem("flink.jar = %q: its name is taken in the containers; rename the jar", bounded(f.Jar))
 		}
 	}
@@ -291,25 +153,25 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 		f.Config[k] = v
 	}
-	if f.TaskManagers == TaskManagersDemand {
-		if v, set := f.Config[KeyTaskManagerTimeout]; set {
+	if f.TaskManagers == taskManagersDemand {
+		if v, set := f.Config[keyTaskManagerTimeout]; set {
 			if _, err := flinkDuration(v); err != nil {
-				t.Problem("%s = %q: %v; want a duration such as \"30 s\" (Flink's default) or \"5 s\": [flink] taskmanagers = \"demand\" releases TaskManagers idle this long", KeyTaskManagerTimeout, bounded(v), err)
+				t.Problem("%s = %q: %v; want a duration such as \"30 s\" (Flink's default) or \"5 s\": [flink] taskmanagers = \"demand\" releases TaskManagers idle this long", keyTaskManagerTimeout, bounded(v), err)
 			}
 		}
 	}
 	if v, set := t.String("restore"); set {
 		if err := checkRestore(v); err != nil {
 			t.Problem("flink.restore = %q: %v", bounded(v), err)
-		} else if prev, twice := f.Config[KeyRestore]; twice {
-			t.Problem("flink.restore = %q and %s = %q: give one (restore sets that Flink key)", bounded(v), KeyRestore, bounded(prev))
+		} else if prev, twice := f.Config[keyRestore]; twice {
+			t.Problem("flink.restore = %q and %s = %q: give one (restore sets that Flink key)", bounded(v), keyRestore, bounded(prev))
 		} else if prev, over := f.Config[keyStateRecoveryPath]; over {
 			// Flink 1.20 and 2.x read the current name before the deprecated one restore sets: the
 			// restore would be ignored without a word.
 			t.Problem("flink.restore = %q and %s = %q: give one (Flink reads %s before %s, which restore sets, so the restore would be ignored)",
-				bounded(v), keyStateRecoveryPath, bounded(prev), keyStateRecoveryPath, KeyRestore)
+				bounded(v), keyStateRecoveryPath, bounded(prev), keyStateRecoveryPath, keyRestore)
 		} else {
-			f.Config[KeyRestore] = v
+			f.Config[keyRestore] = v
 		}
 	}
 	for k, v := range t.TopLevel("external-resource") {
@@ -318,9 +180,9 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 	}
 	if !t.AMMemorySet() {
-		j.AM.MemoryMB = MinAMMemoryMB
-	} else if j.AM.MemoryMB < MinAMMemoryMB {
-		t.Problem("am.memory = %d: a [flink] job's AM runs the JobManager too; give at least %d MiB (%d for the AM, the rest is the JobManager's process size)", j.AM.MemoryMB, MinAMMemoryMB, AMShareMB)
+		j.AM.MemoryMB = minAMMemoryMB
+	} else if j.AM.MemoryMB < minAMMemoryMB {
+		t.Problem("am.memory = %d: a [flink] job's AM runs the JobManager too; give at least %d MiB (%d for the AM, the rest is the JobManager's process size)", j.AM.MemoryMB, minAMMemoryMB, amShareMB)
 	}
 	j.TaskExecutor.Env[contract.EnvDeviceEnv] = contract.DeviceEnvOff
 	// A later AM attempt runs a new JobManager at new addresses: the earlier attempt's TaskManagers
@@ -335,22 +197,6 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 
 // installHint says where make flink-dist puts a Flink home (testdata/flink/flink.mk).
 const installHint = "make flink-dist installs Flink 2.3.0 in ~/.cache/yarn-am/flink-2.3.0 and 1.20.5 in ~/.cache/yarn-am/flink-1.20.5"
-
-// expandTilde expands a leading ~/ (or a lone ~) against the user's home directory, as a shell would:
-// home = "~/flink" in a job file means the user's, not a directory named ~ beside the job file.
-func expandTilde(p string) string {
-	if p != "~" && !strings.HasPrefix(p, "~/") {
-		return p
-	}
-	h, err := os.UserHomeDir()
-	if err != nil || h == "" {
-		return p
-	}
-	return filepath.Join(h, p[1:])
-}
-
-// bounded cuts a value shown in a message as the job file does.
-func bounded(s string) string { return jobfile.Bounded(s) }
 
 // flinkValue renders a TOML scalar as the text Flink reads.
 func flinkValue(v any) (string, bool) {

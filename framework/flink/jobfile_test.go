@@ -62,13 +62,13 @@ memory = 1024
 	assert.Equal(t, []string{"--n", "3"}, specOf(j).Args)
 	assert.Equal(t, map[string]string{"taskmanager.numberOfTaskSlots": "2", "scheduler-mode": "reactive", "pipeline.object-reuse": "true",
 		"external-resources": "gpu", "external-resource.gpu.amount": "1"}, specOf(j).Config)
-	assert.Equal(t, TaskManagerCommand, j.TaskExecutor.Command, "the TaskExecutors are TaskManagers")
+	assert.Equal(t, taskManagerCommand, j.TaskExecutor.Command, "the TaskExecutors are TaskManagers")
 	assert.Equal(t, contract.DeviceEnvOff, j.TaskExecutor.Env[contract.EnvDeviceEnv], "the launcher leaves CUDA_VISIBLE_DEVICES alone")
-	assert.Equal(t, int64(MinAMMemoryMB), j.AM.MemoryMB, "the AM holds the JobManager")
-	assert.Equal(t, WaitSameHost, specOf(j).WaitForJobManager, "the default")
-	assert.Equal(t, PreemptCheckpoint, specOf(j).OnPreemption, "the default")
+	assert.Equal(t, int64(minAMMemoryMB), j.AM.MemoryMB, "the AM holds the JobManager")
+	assert.Equal(t, waitSameHost, specOf(j).WaitForJobManager, "the default")
+	assert.Equal(t, preemptCheckpoint, specOf(j).OnPreemption, "the default")
 	assert.True(t, specOf(j).ClassDataSharing, "class-data sharing is on by default")
-	assert.Equal(t, DefaultJobManagerRestarts, specOf(j).JobManagerRestarts, "a lost JobManager is restarted by default")
+	assert.Equal(t, defaultJobManagerRestarts, specOf(j).JobManagerRestarts, "a lost JobManager is restarted by default")
 	assert.Equal(t, time.Hour, specOf(j).JobManagerRestartWindow)
 
 	// In the container, the jar is the localised file of the same name.
@@ -90,7 +90,7 @@ memory = 1024
 	require.NoError(t, err)
 	assert.Equal(t, 0, specOf(j).JobManagerRestarts)
 	assert.Equal(t, 30*time.Minute, specOf(j).JobManagerRestartWindow)
-	assert.Equal(t, DefaultTokenRefresh, specOf(j).TokenRefresh)
+	assert.Equal(t, defaultTokenRefresh, specOf(j).TokenRefresh)
 
 	tokens := writeJob(t, "[flink]\nprovided = \"hdfs:///f.tar\"\ntoken-refresh = \"5s\"\n[taskexecutor]\ninstances = 1\n")
 	j, err = jobfile.LoadJob(tokens)
@@ -246,7 +246,7 @@ func TestFlinkDemandTable(t *testing.T) {
 	fakeFlinkHome(t, filepath.Dir(p))
 	j, err := jobfile.LoadJob(p)
 	require.NoError(t, err)
-	assert.Equal(t, TaskManagersDemand, specOf(j).TaskManagers)
+	assert.Equal(t, taskManagersDemand, specOf(j).TaskManagers)
 	assert.True(t, j.TaskExecutor.MinInstancesSet)
 	assert.Equal(t, 2, j.TaskExecutor.MinInstances)
 	assert.False(t, j.TaskExecutor.Gang)
@@ -255,5 +255,5 @@ func TestFlinkDemandTable(t *testing.T) {
 	fakeFlinkHome(t, filepath.Dir(p))
 	j, err = jobfile.LoadJob(p)
 	require.NoError(t, err)
-	assert.Equal(t, TaskManagersFixed, specOf(j).TaskManagers, "the default")
+	assert.Equal(t, taskManagersFixed, specOf(j).TaskManagers, "the default")
 }

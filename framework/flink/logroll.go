@@ -17,12 +17,12 @@ import (
 // (docs/flink.md#logs-that-roll): the JobManager's and TaskManagers' log4j files roll by size with a
 // count kept (flinkdist.LogRoll), and so do the JVMs' stdout and stderr, which flink-jobmanager and
 // flink-taskmanager copy into <role>.out and <role>.err (internal/rollingfile). The rolled parts,
-// <file>.<n>, are what YARN's rolling log aggregation uploads while the job runs (RolledLogsPattern).
+// <file>.<n>, are what YARN's rolling log aggregation uploads while the job runs (rolledLogsPattern).
 
 // The [flink] keys of the roll.
 const (
-	KeyLogMaxSize  = "log-max-size"
-	KeyLogMaxFiles = "log-max-files"
+	keyLogMaxSize  = "log-max-size"
+	keyLogMaxFiles = "log-max-files"
 )
 
 // maxLogSize bounds log-max-size: a larger part is no longer a bound a NodeManager's disk notices.
@@ -31,31 +31,31 @@ const maxLogSize = 1 << 40
 // maxLogFiles bounds log-max-files.
 const maxLogFiles = 1000
 
-// RolledLogsPattern is the rolled-logs include pattern of a [flink] job's log aggregation
+// rolledLogsPattern is the rolled-logs include pattern of a [flink] job's log aggregation
 // (jobfile.TableInfo.RolledLogs): the rolled parts of the JobManager's and TaskManagers' log, stdout
 // and stderr files, never the files being written, which the NodeManager deletes once uploaded.
-const RolledLogsPattern = `^(jobmanager|taskmanager)\.(log|out|err)\.[0-9]+$`
+const rolledLogsPattern = `^(jobmanager|taskmanager)\.(log|out|err)\.[0-9]+$`
 
 // readLogRoll reads log-max-size and log-max-files into f.Logs.
-func readLogRoll(t *jobfile.Table, f *Spec) {
+func readLogRoll(t *jobfile.Table, f *flinkSpec) {
 	f.Logs = flinkdist.LogRoll{MaxSize: flinkdist.DefaultLogMaxSize, MaxFiles: flinkdist.DefaultLogMaxFiles}
-	if v, set := t.Value(KeyLogMaxSize); set {
+	if v, set := t.Value(keyLogMaxSize); set {
 		f.Logs.Set = true
 		s, ok := v.(string)
 		n, err := parseLogSize(s)
 		switch {
 		case !ok:
-			t.Problem("flink.%s = %s: want a size with a unit, such as \"64 MiB\" or \"512 KiB\", not %s", KeyLogMaxSize, jobfile.Show(v), jobfile.TypeName(v))
+			t.Problem("flink.%s = %s: want a size with a unit, such as \"64 MiB\" or \"512 KiB\", not %s", keyLogMaxSize, jobfile.Show(v), jobfile.TypeName(v))
 		case err != nil:
-			t.Problem("flink.%s = %q: %v", KeyLogMaxSize, bounded(s), err)
+			t.Problem("flink.%s = %q: %v", keyLogMaxSize, bounded(s), err)
 		default:
 			f.Logs.MaxSize = n
 		}
 	}
-	if v, set := t.Int(KeyLogMaxFiles, rollingfile.MinFiles, maxLogFiles, " (the files kept of each log: the one written and its rolled parts)"); set {
+	if v, set := t.Int(keyLogMaxFiles, rollingfile.MinFiles, maxLogFiles, " (the files kept of each log: the one written and its rolled parts)"); set {
 		f.Logs.Set = true
 		f.Logs.MaxFiles = int(v)
-	} else if t.Has(KeyLogMaxFiles) {
+	} else if t.Has(keyLogMaxFiles) {
 		f.Logs.Set = true
 	}
 }
@@ -108,12 +108,12 @@ func openOutputs(logDir, name string, roll flinkdist.LogRoll) (out, errOut *roll
 // checkHomeLog4j refuses the roll keys with a home on this machine whose own conf/log4j.properties
 // would be used instead of yarn-am's rolling configuration (flinkdist.WriteConfDir refuses it in the
 // container, for a provided home).
-func checkHomeLog4j(t *jobfile.Table, f *Spec) {
+func checkHomeLog4j(t *jobfile.Table, f *flinkSpec) {
 	if !f.Logs.Set || f.Home == "" || t.Staged() {
 		return
 	}
 	p := filepath.Join(f.Home, "conf", "log4j.properties")
 	if _, err := os.Stat(p); err == nil {
-		t.Problem("flink.%s and flink.%s set how yarn-am's log4j configuration rolls, but the Flink home has its own %s, which would be used instead: remove the keys, or remove that file from the home", KeyLogMaxSize, KeyLogMaxFiles, bounded(p))
+		t.Problem("flink.%s and flink.%s set how yarn-am's log4j configuration rolls, but the Flink home has its own %s, which would be used instead: remove the keys, or remove that file from the home", keyLogMaxSize, keyLogMaxFiles, bounded(p))
 	}
 }

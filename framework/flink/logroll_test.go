@@ -53,7 +53,7 @@ func TestFlinkLogRollKeys(t *testing.T) {
 	j, err := load(t, "")
 	require.NoError(t, err)
 	assert.Equal(t, flinkdist.LogRoll{MaxSize: 64 << 20, MaxFiles: 5}, specOf(j).Logs)
-	assert.Equal(t, jobfile.LogAggregation{RolledInclude: RolledLogsPattern, Set: true}, j.LogAggregation,
+	assert.Equal(t, jobfile.LogAggregation{RolledInclude: rolledLogsPattern, Set: true}, j.LogAggregation,
 		"a [flink] job's rolled parts are aggregated while it runs")
 	p := writeJob(t, "[flink]\nhome = \"flink\"\njar = \"job.jar\"\n[log-aggregation]\nrolled-include = \"\"\nexclude = \"gc\"\n")
 	fakeFlinkHome(t, filepath.Dir(p))
@@ -96,7 +96,7 @@ func TestFlinkLogRollKeysRefuseAHomesOwnLog4j(t *testing.T) {
 // a [flink] job's container log files (with Java's find(), which RE2 agrees with for this pattern)
 // takes the parts and never a file being written, which the NodeManager would delete once uploaded.
 func TestRolledLogsPatternMatchesOnlyRolledParts(t *testing.T) {
-	re := regexp.MustCompile(RolledLogsPattern)
+	re := regexp.MustCompile(rolledLogsPattern)
 	for _, n := range []string{"jobmanager.log.1", "jobmanager.out.12", "jobmanager.err.3", "taskmanager.log.7", "taskmanager.out.100", "taskmanager.err.2"} {
 		assert.True(t, re.MatchString(n), n)
 	}

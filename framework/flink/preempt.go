@@ -38,8 +38,8 @@ type preempter struct {
 	rest *flinkdist.REST
 	emit func(contract.Event)
 	now  func() time.Time
-	mode string // PreemptCheckpoint or PreemptSavepoint
-	dir  string // state.savepoints.dir, for PreemptSavepoint
+	mode string // preemptCheckpoint or preemptSavepoint
+	dir  string // state.savepoints.dir, for preemptSavepoint
 
 	mu       sync.Mutex
 	inFlight map[string]bool // the jobs whose trigger has not ended
@@ -55,8 +55,8 @@ func (p *preempter) onPreemption(ctx context.Context, containers []string) {
 	ctx, cancel := context.WithTimeout(ctx, preemptTimeout)
 	defer cancel()
 	named := strings.Join(containers, ", ")
-	if p.mode == PreemptSavepoint && p.dir == "" {
-		p.record(contract.SeverityWarning, fmt.Sprintf("YARN will preempt %s: no savepoint taken, %s is not set (checkpoint-on-preemption = %q)", named, KeySavepointsDir, PreemptSavepoint))
+	if p.mode == preemptSavepoint && p.dir == "" {
+		p.record(contract.SeverityWarning, fmt.Sprintf("YARN will preempt %s: no savepoint taken, %s is not set (checkpoint-on-preemption = %q)", named, keySavepointsDir, preemptSavepoint))
 		return
 	}
 	jobs, err := p.rest.Jobs(ctx)
@@ -105,13 +105,13 @@ func (p *preempter) end(job string) {
 func (p *preempter) take(ctx context.Context, job flinkdist.Job, named string) {
 	start := p.now()
 	what := "a checkpoint"
-	if p.mode == PreemptSavepoint {
+	if p.mode == preemptSavepoint {
 		what = "a savepoint in " + p.dir
 	}
 	p.record(contract.SeverityInfo, fmt.Sprintf("%s: YARN will preempt %s; asking for %s", jobName(job), named, what))
 	var done string
 	var err error
-	if p.mode == PreemptSavepoint {
+	if p.mode == preemptSavepoint {
 		var trigger, path string
 		if trigger, err = p.rest.TriggerSavepoint(ctx, job.ID, p.dir); err == nil {
 			path, err = p.rest.WaitSavepoint(ctx, job.ID, trigger, preemptPoll)
@@ -138,7 +138,7 @@ func (p *preempter) record(severity, msg string) {
 	p.mu.Lock()
 	p.last = p.now().UTC().Format(time.RFC3339) + " " + msg
 	p.mu.Unlock()
-	p.emit(contract.Event{Type: EventJob, Severity: severity, Message: msg})
+	p.emit(contract.Event{Type: eventJob, Severity: severity, Message: msg})
 }
 
 // details is the last outcome, as a line of the Flink details (none before the first warning).
@@ -158,11 +158,11 @@ func (p *preempter) details() []contract.Detail {
 // directory, as yarn-am stop refuses a stop without one. A provided home's configuration is on HDFS,
 // out of the client's sight: the AM tells of a missing directory at the warning.
 func (l *layered) checkPreemptionSavepoint() error {
-	if l.spec.OnPreemption != PreemptSavepoint || l.home == nil {
+	if l.spec.OnPreemption != preemptSavepoint || l.home == nil {
 		return nil
 	}
-	if v, ok := l.conf.Get(KeySavepointsDir); ok && strings.TrimSpace(v) != "" {
+	if v, ok := l.conf.Get(keySavepointsDir); ok && strings.TrimSpace(v) != "" {
 		return nil
 	}
-	return fmt.Errorf("flink.checkpoint-on-preemption = %q needs a savepoint directory: set %s in [flink.config] (a directory the JobManager can write, e.g. file:///tmp/savepoints), or use %q (the default, which Flink's restart restores) or %q", PreemptSavepoint, KeySavepointsDir, PreemptCheckpoint, PreemptOff)
+	return fmt.Errorf("flink.checkpoint-on-preemption = %q needs a savepoint directory: set %s in [flink.config] (a directory the JobManager can write, e.g. file:///tmp/savepoints), or use %q (the default, which Flink's restart restores) or %q", preemptSavepoint, keySavepointsDir, preemptCheckpoint, preemptOff)
 }

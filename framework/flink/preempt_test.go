@@ -99,7 +99,7 @@ func TestPreemptionAsksForOneCheckpointAtATime(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	var ev recorded
-	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, PreemptCheckpoint, "")
+	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, preemptCheckpoint, "")
 	ctx := context.Background()
 
 	first := make(chan struct{})
@@ -160,13 +160,13 @@ func TestPreemptionSavepoint(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	var ev recorded
-	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, PreemptSavepoint, "file:///tmp/sp")
+	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, preemptSavepoint, "file:///tmp/sp")
 	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"})
 	assert.Equal(t, map[string]any{"target-directory": "file:///tmp/sp", "cancel-job": false}, jm.lastBody())
 	assert.Contains(t, ev.messages(), "asking for a savepoint in file:///tmp/sp")
 	assert.Contains(t, ev.messages(), "savepoint file:/tmp/sp/savepoint-0123-abcd completed ")
 
-	p = newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, PreemptSavepoint, "")
+	p = newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, preemptSavepoint, "")
 	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"})
 	_, s := jm.counts()
 	assert.Equal(t, 1, s, "no savepoint without a directory")
@@ -184,7 +184,7 @@ func TestPreemptionIsWiredUnlessOff(t *testing.T) {
 		j, err := jobfile.LoadJob(p)
 		require.NoError(t, err)
 		t.Chdir(t.TempDir()) // StartAM writes the REST API's TLS into the AM's working directory
-		fw, err := Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
+		fw, err := flinkFramework{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
 		require.NoError(t, err)
 		assert.Equal(t, tc.wired, fw.OnPreemption != nil, tc.line)
 	}

@@ -22,7 +22,7 @@ import (
 // Flink's keys of a process's temporary and working directories (CoreOptions, ClusterOptions: the
 // same in Flink 1.20 and 2.x).
 const (
-	KeyTmpDirs         = "io.tmp.dirs"
+	keyTmpDirs         = "io.tmp.dirs"
 	keyWorkingDir      = "process.working-dir"
 	keyJMWorkingDir    = "process.jobmanager.working-dir"
 	keyTMWorkingDir    = "process.taskmanager.working-dir"
@@ -54,9 +54,9 @@ func privateDirs(conf *flinkdist.Config, role flinkdist.Role, dir string, getenv
 		return "", fmt.Errorf("flink: LOCAL_DIRS is not set: not in a YARN container, which has its own directories for Flink's temporary files")
 	}
 	var set []string
-	if v, ok := conf.Get(KeyTmpDirs); !ok || strings.TrimSpace(v) == "" {
-		conf.Set(KeyTmpDirs, strings.Join(local, ","))
-		set = append(set, KeyTmpDirs+"="+strings.Join(local, ","))
+	if v, ok := conf.Get(keyTmpDirs); !ok || strings.TrimSpace(v) == "" {
+		conf.Set(keyTmpDirs, strings.Join(local, ","))
+		set = append(set, keyTmpDirs+"="+strings.Join(local, ","))
 	}
 	roleKey := keyJMWorkingDir
 	if role == flinkdist.RoleTaskManager {
@@ -81,7 +81,7 @@ func privateDirs(conf *flinkdist.Config, role flinkdist.Role, dir string, getenv
 		set = append(set, "java.io.tmpdir="+tmp)
 	}
 	if len(set) == 0 {
-		return "its temporary and working directories are the job's own (" + KeyTmpDirs + ", " + roleKey + ", java.io.tmpdir)", nil
+		return "its temporary and working directories are the job's own (" + keyTmpDirs + ", " + roleKey + ", java.io.tmpdir)", nil
 	}
 	return "temporary and working directories in the container's own: " + strings.Join(set, ", "), nil
 }

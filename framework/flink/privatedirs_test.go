@@ -32,7 +32,7 @@ func TestPrivateDirsAreTheContainers(t *testing.T) {
 		conf.Set(flinkdist.KeyJavaDefaultOpts, "-XX:+UseG1GC")
 		said, err := privateDirs(conf, role, dir, env(local))
 		require.NoError(t, err, role)
-		v, _ := conf.Get(KeyTmpDirs)
+		v, _ := conf.Get(keyTmpDirs)
 		assert.Equal(t, local, v, "%s: io.tmp.dirs is LOCAL_DIRS", role)
 		roleKey, other := keyJMWorkingDir, keyTMWorkingDir
 		if role == flinkdist.RoleTaskManager {
@@ -54,12 +54,12 @@ func TestPrivateDirsAreTheContainers(t *testing.T) {
 
 	// The job's own directories are kept.
 	conf := flinkdist.NewConfig()
-	conf.Set(KeyTmpDirs, "/data/flink-tmp")
+	conf.Set(keyTmpDirs, "/data/flink-tmp")
 	conf.Set(keyWorkingDir, "/data/flink-work")
 	conf.Set(flinkdist.KeyJavaOptsAll, "-Djava.io.tmpdir=/data/jtmp")
 	said, err := privateDirs(conf, flinkdist.RoleTaskManager, dir, env(local))
 	require.NoError(t, err)
-	v, _ := conf.Get(KeyTmpDirs)
+	v, _ := conf.Get(keyTmpDirs)
 	assert.Equal(t, "/data/flink-tmp", v)
 	_, set := conf.Get(keyTMWorkingDir)
 	assert.False(t, set, "process.working-dir of the job's own covers both roles")

@@ -25,8 +25,8 @@ import (
 
 // The [flink] keys of the progress watch.
 const (
-	KeyProgressTimeout = "progress-timeout"
-	KeyProgressRestart = "progress-restart"
+	keyProgressTimeout = "progress-timeout"
+	keyProgressRestart = "progress-restart"
 	// progressOff turns the watch off.
 	progressOff = "off"
 	// minProgressTimeout and the default's floor: a checkpoint every few seconds still gets minutes.
@@ -40,33 +40,33 @@ const (
 
 // readProgress reads progress-timeout ("off", a Go duration; unset: the default, by the checkpoint
 // interval) and progress-restart into f.
-func readProgress(t *jobfile.Table, f *Spec) {
-	if v, set := t.String(KeyProgressTimeout); set {
+func readProgress(t *jobfile.Table, f *flinkSpec) {
+	if v, set := t.String(keyProgressTimeout); set {
 		if strings.EqualFold(strings.TrimSpace(v), progressOff) {
 			f.ProgressOff = true
 		} else if d, err := time.ParseDuration(strings.TrimSpace(v)); err != nil || d < minProgressTimeout {
-			t.Problem("flink.%s = %q: want a Go duration of at least %s (\"30m\") or %q; unset, %d checkpoint intervals and at least %s", KeyProgressTimeout, bounded(v), minProgressTimeout, progressOff, progressIntervals, defaultProgressTimeout)
+			t.Problem("flink.%s = %q: want a Go duration of at least %s (\"30m\") or %q; unset, %d checkpoint intervals and at least %s", keyProgressTimeout, bounded(v), minProgressTimeout, progressOff, progressIntervals, defaultProgressTimeout)
 		} else {
 			f.ProgressTimeout = d
 		}
 	}
-	if v, set := t.Bool(KeyProgressRestart); set {
+	if v, set := t.Bool(keyProgressRestart); set {
 		f.ProgressRestart = v
 		if v && f.Jar == "" {
-			t.Problem("flink.%s = true: a session cluster (no flink.jar) keeps no job to restart from its checkpoint; leave it out or add jar", KeyProgressRestart)
+			t.Problem("flink.%s = true: a session cluster (no flink.jar) keeps no job to restart from its checkpoint; leave it out or add jar", keyProgressRestart)
 		}
 		if v && f.JobManagerRestarts == 0 {
-			t.Problem("flink.%s = true with flink.%s = 0: the restart is the JobManager's restart in place; allow at least one", KeyProgressRestart, KeyJobManagerRestarts)
+			t.Problem("flink.%s = true with flink.%s = 0: the restart is the JobManager's restart in place; allow at least one", keyProgressRestart, keyJobManagerRestarts)
 		}
 		if v && f.ProgressOff {
-			t.Problem("flink.%s = true with flink.%s = %q: nothing would be noticed to restart; give a timeout", KeyProgressRestart, KeyProgressTimeout, progressOff)
+			t.Problem("flink.%s = true with flink.%s = %q: nothing would be noticed to restart; give a timeout", keyProgressRestart, keyProgressTimeout, progressOff)
 		}
 	}
 }
 
 // progressTimeout is the watch's timeout for a job checkpointing every interval (0: not
 // checkpointing): the job's own, else progressIntervals intervals and at least the default; 0: off.
-func progressTimeout(spec *Spec, interval time.Duration) time.Duration {
+func progressTimeout(spec *flinkSpec, interval time.Duration) time.Duration {
 	switch {
 	case spec.ProgressOff:
 		return 0
@@ -106,7 +106,7 @@ func (p *progress) observe(now time.Time, job flinkdist.Job, completed int64) []
 	if completed > p.ckpt {
 		p.ckpt, p.since, p.restarts = completed, now, 0
 		if p.stalled != "" {
-			p.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s progresses again: checkpoint %d completed", jobName(job), completed)})
+			p.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s progresses again: checkpoint %d completed", jobName(job), completed)})
 			p.stalled = ""
 		}
 	}
@@ -124,7 +124,7 @@ func (p *progress) observe(now time.Time, job flinkdist.Job, completed int64) []
 	}
 	switch {
 	case p.checkpointing && now.Sub(p.since) >= p.timeout:
-		why = fmt.Sprintf("no checkpoint completed for %s (%s; flink.%s = %s)", now.Sub(p.since).Round(time.Second), last, KeyProgressTimeout, p.timeout)
+		why = fmt.Sprintf("no checkpoint completed for %s (%s; flink.%s = %s)", now.Sub(p.since).Round(time.Second), last, keyProgressTimeout, p.timeout)
 	case p.restarts >= loopRestarts && now.Sub(p.since) < p.timeout:
 		why = fmt.Sprintf("restarted %d times within %s without a checkpoint completing (%s)", p.restarts, now.Sub(p.since).Round(time.Second), last)
 	case p.restarts >= loopRestarts:
@@ -139,12 +139,12 @@ func (p *progress) observe(now time.Time, job flinkdist.Job, completed int64) []
 			if err := p.restart(); err != nil {
 				msg += fmt.Sprintf("; its JobManager could not be ended for a restart from the last completed checkpoint: %v", err)
 			} else {
-				msg += fmt.Sprintf("; its JobManager is ended and started again in place from the last completed checkpoint (flink.%s)", KeyProgressRestart)
+				msg += fmt.Sprintf("; its JobManager is ended and started again in place from the last completed checkpoint (flink.%s)", keyProgressRestart)
 			}
 		case p.restart == nil:
-			msg += fmt.Sprintf("; flink.%s = true would restart it from the last completed checkpoint", KeyProgressRestart)
+			msg += fmt.Sprintf("; flink.%s = true would restart it from the last completed checkpoint", keyProgressRestart)
 		}
-		p.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: msg})
+		p.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: msg})
 	}
 	if p.stalled != "" {
 		return []contract.Detail{{Name: "Progress", Value: "stalled: " + p.stalled}}

@@ -74,10 +74,10 @@ func TestJobThatMakesNoProgressIsNoticed(t *testing.T) {
 }
 
 func TestProgressTimeoutDefaults(t *testing.T) {
-	assert.Equal(t, 10*time.Minute, progressTimeout(&Spec{}, time.Second), "at least 10 minutes")
-	assert.Equal(t, 50*time.Minute, progressTimeout(&Spec{}, 10*time.Minute), "5 checkpoint intervals")
-	assert.Equal(t, 3*time.Minute, progressTimeout(&Spec{ProgressTimeout: 3 * time.Minute}, time.Second), "the job's own")
-	assert.Zero(t, progressTimeout(&Spec{ProgressOff: true}, time.Second))
+	assert.Equal(t, 10*time.Minute, progressTimeout(&flinkSpec{}, time.Second), "at least 10 minutes")
+	assert.Equal(t, 50*time.Minute, progressTimeout(&flinkSpec{}, 10*time.Minute), "5 checkpoint intervals")
+	assert.Equal(t, 3*time.Minute, progressTimeout(&flinkSpec{ProgressTimeout: 3 * time.Minute}, time.Second), "the job's own")
+	assert.Zero(t, progressTimeout(&flinkSpec{ProgressOff: true}, time.Second))
 
 	for body, want := range map[string]string{
 		"progress-timeout = \"5s\"":                             `flink.progress-timeout = "5s": want a Go duration of at least 1m0s ("30m") or "off"`,
@@ -109,9 +109,9 @@ func TestEndJobManagerEndsOnlyAJVM(t *testing.T) {
 	sleep := exec.Command("sleep", "30")
 	require.NoError(t, sleep.Start())
 	t.Cleanup(func() { _ = sleep.Process.Kill(); _ = sleep.Wait() })
-	require.NoError(t, writeBound(path, bound{RPC: "127.0.0.1:1", REST: "127.0.0.1:2", PID: sleep.Process.Pid}))
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "127.0.0.1:1", REST: "127.0.0.1:2", PID: sleep.Process.Pid}))
 	assert.ErrorContains(t, endJobManager(path), "is not the JobManager's JVM (it runs sleep)")
-	require.NoError(t, writeBound(path, bound{RPC: "127.0.0.1:1", REST: "127.0.0.1:2"}))
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "127.0.0.1:1", REST: "127.0.0.1:2"}))
 	assert.ErrorContains(t, endJobManager(path), "names no JVM")
 	require.NoError(t, os.Remove(path))
 	assert.ErrorIs(t, endJobManager(path), os.ErrNotExist)
@@ -120,7 +120,7 @@ func TestEndJobManagerEndsOnlyAJVM(t *testing.T) {
 	require.NoError(t, os.Symlink("/bin/sleep", java))
 	jvm := exec.Command(java, "30")
 	require.NoError(t, jvm.Start())
-	require.NoError(t, writeBound(path, bound{RPC: "127.0.0.1:1", REST: "127.0.0.1:2", PID: jvm.Process.Pid}))
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "127.0.0.1:1", REST: "127.0.0.1:2", PID: jvm.Process.Pid}))
 	require.NoError(t, endJobManager(path))
 	err := jvm.Wait()
 	var ee *exec.ExitError

@@ -2,7 +2,6 @@ package flink
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
-	"github.com/yarn-am/yarn-am/internal/text"
 )
 
 // This file lets a Flink job survive the loss of its ApplicationMaster without ZooKeeper
@@ -24,106 +22,35 @@ import (
 // own restore key. The JobManager keeps its checkpoints when it is stopped (checkpointDefaults), so
 // the kept path is still there.
 
-// EnvRecover is the checkpoint a later AM attempt's JobManager starts its job from, set by the AM in
+// envRecover is the checkpoint a later AM attempt's JobManager starts its job from, set by the AM in
 // the driver's environment only (flink-jobmanager sets Flink's restore key to it).
-const EnvRecover = "YARN_AM_FLINK_RECOVER"
+const envRecover = "YARN_AM_FLINK_RECOVER"
 
 // Flink 1.20's checkpointing keys yarn-am reads or gives a default (CheckpointingOptions,
 // StateRecoveryOptions); each deprecated key beside its current one.
 const (
-	KeyCheckpointInterval  = "execution.checkpointing.interval"
-	KeyCheckpointRetention = "execution.checkpointing.externalized-checkpoint-retention"
-	KeyCheckpointsRetained = "execution.checkpointing.num-retained"
-	keyCheckpointsRetained = "state.checkpoints.num-retained"
-	KeyCheckpointDir       = "execution.checkpointing.dir"
-	keyCheckpointDir       = "state.checkpoints.dir"
-	// keyStateRecoveryPath is the current name of KeyRestore (1.20 and 2.x): when both are set Flink reads
+	keyCheckpointInterval     = "execution.checkpointing.interval"
+	keyCheckpointRetention    = "execution.checkpointing.externalized-checkpoint-retention"
+	keyCheckpointsRetained    = "execution.checkpointing.num-retained"
+	keyCheckpointsRetainedOld = "state.checkpoints.num-retained"
+	keyCheckpointDir          = "execution.checkpointing.dir"
+	keyCheckpointDirOld       = "state.checkpoints.dir"
+	// keyStateRecoveryPath is the current name of keyRestore (1.20 and 2.x): when both are set Flink reads
 	// this one, so a recovery sets it too when the configuration has it.
 	keyStateRecoveryPath = "execution.state-recovery.path"
-	// RetainOnCancellation keeps a job's checkpoints when it is cancelled or its JobManager stops
+	// retainOnCancellation keeps a job's checkpoints when it is cancelled or its JobManager stops
 	// (the job SUSPENDED): Flink's default, NO_EXTERNALIZED_CHECKPOINTS, deletes them then.
-	RetainOnCancellation = "RETAIN_ON_CANCELLATION"
+	retainOnCancellation = "RETAIN_ON_CANCELLATION"
 )
 
 // notAddressable is the external path Flink reports for a checkpoint kept in the JobManager's memory
 // (no checkpoint directory): nothing a later JobManager could start from.
 const notAddressable = "<checkpoint-not-externally-addressable>"
 
-// recoveryVersion is the layout of recovery; a state of another layout is not used.
-const recoveryVersion = 1
-
-// maxRestores is how many attempts' starts the state remembers (status shows them).
-const maxRestores = 5
-
-// recovery is what the AM keeps of a Flink job across its attempts.
-type recovery struct {
-	Version int `json:"v"`
-	// The latest completed checkpoint an attempt saw: its job, id and path (Flink's external_path).
-	JobID      string `json:"job,omitempty"`
-	Checkpoint int64  `json:"checkpoint,omitempty"`
-	Path       string `json:"path,omitempty"`
-	Attempt    int    `json:"attempt,omitempty"` // the attempt that saw it
-	// CheckpointAt is when it completed (Flink's latest ack, Unix ms); 0: not recorded.
-	CheckpointAt int64 `json:"checkpoint_at,omitempty"`
-	// Savepoints are those the AM took (savepoints.go): on its schedule, which deletes the oldest
-	// beyond flink.savepoints-kept, and on demand; oldest first.
-	Savepoints []keptSavepoint `json:"savepoints,omitempty"`
-	// Restores are the later attempts' starts, oldest first, at most maxRestores.
-	Restores []restore `json:"restores,omitempty"`
-}
-
-// restore is how one attempt started the job: from Checkpoint (or a savepoint) at Path, or from
-// nothing (Path "").
-type restore struct {
-	Attempt    int    `json:"attempt"`
-	Checkpoint int64  `json:"checkpoint,omitempty"`
-	Path       string `json:"path,omitempty"`
-	Savepoint  bool   `json:"savepoint,omitempty"`
-}
-
-// keptSavepoint is a savepoint the AM took: where, of which job, when it completed (Unix ms, the
-// AM's clock), and whether the schedule took it (only those are ever deleted).
-type keptSavepoint struct {
-	Path      string `json:"path"`
-	JobID     string `json:"job,omitempty"`
-	At        int64  `json:"at"`
-	Scheduled bool   `json:"scheduled,omitempty"`
-}
-
-// loadRecovery reads the kept state; nil, nil when there is none (or of another layout).
-func loadRecovery(ctx context.Context, store framework.StateStore) (*recovery, error) {
-	data, err := store.Load(ctx)
-	if err != nil || data == nil {
-		return nil, err
-	}
-	if len(data) > framework.MaxState {
-		return nil, fmt.Errorf("the kept Flink state is %d bytes; at most %d are read", len(data), framework.MaxState)
-	}
-	var r recovery
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("the kept Flink state is not readable: %w", err)
-	}
-	if r.Version != recoveryVersion {
-		return nil, nil
-	}
-	return &r, nil
-}
-
-// encode marshals r within framework.MaxState (a path of Flink's is far shorter; a longer one is
-// not kept).
-func (r recovery) encode() ([]byte, error) {
-	r.Version = recoveryVersion
-	data, err := json.Marshal(r)
-	if err == nil && len(data) > framework.MaxState {
-		err = fmt.Errorf("the Flink state to keep is %d bytes (checkpoint path %s); at most %d", len(data), text.Quote(r.Path), framework.MaxState)
-	}
-	return data, err
-}
-
 // recoverAtStart is what a later attempt (s.Attempt > 1) does before its JobManager starts: it reads
 // what the earlier attempts kept and returns the checkpoint to start from ("" = none) and the state
 // the recorder goes on from; it emits the event that says which, and keeps this attempt's start.
-func recoverAtStart(ctx context.Context, spec *Spec, conf *flinkdist.Config, s framework.AMStart, emit func(contract.Event)) (string, recovery) {
+func recoverAtStart(ctx context.Context, spec *flinkSpec, conf *flinkdist.Config, s framework.AMStart, emit func(contract.Event)) (string, recovery) {
 	rec := recovery{}
 	if s.Attempt <= 1 || s.State == nil {
 		return "", rec
@@ -137,24 +64,24 @@ func recoverAtStart(ctx context.Context, spec *Spec, conf *flinkdist.Config, s f
 	from, fromID, fromSavepoint := "", int64(0), false
 	switch {
 	case spec.Jar == "":
-		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+		emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"AM attempt %d: a new session cluster starts; the jobs submitted to the earlier attempt's are not restored (a session cluster's jobs are not kept across AM attempts)", s.Attempt)})
 		return "", rec
 	case err != nil:
-		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+		emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"AM attempt %d: the Flink job's state was not kept: the earlier attempt's record could not be read (%v); the job starts %s", s.Attempt, err, startsFrom(spec))})
 	case rec.Path == "" && len(rec.Savepoints) == 0:
-		emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+		emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"AM attempt %d: the Flink job's state was not kept: %s; the job starts %s", s.Attempt, whyNothingKept(conf), startsFrom(spec))})
 	default:
 		pick := pickRestore(ctx, rec, s.Files)
 		if pick.Path == "" {
-			emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+			emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 				"AM attempt %d: no kept checkpoint of the Flink job is left: %s; the job starts %s", s.Attempt, pick.Why, startsFrom(spec))})
 			break
 		}
 		from, fromID, fromSavepoint = pick.Path, pick.Checkpoint, pick.Savepoint
-		emit(contract.Event{Type: EventJob, Message: fmt.Sprintf(
+		emit(contract.Event{Type: eventJob, Message: fmt.Sprintf(
 			"AM attempt %d: the Flink job starts from %s at %s, %s", s.Attempt, pick.name(), pick.Path, pick.Why)})
 	}
 	if err == nil {
@@ -172,8 +99,8 @@ func recoverAtStart(ctx context.Context, spec *Spec, conf *flinkdist.Config, s f
 }
 
 // startsFrom says where a job starts without a kept checkpoint.
-func startsFrom(spec *Spec) string {
-	if p := spec.Config[KeyRestore]; p != "" {
+func startsFrom(spec *flinkSpec) string {
+	if p := spec.Config[keyRestore]; p != "" {
 		return "again from the savepoint it was submitted with (" + p + ")"
 	}
 	return "from nothing"
@@ -181,13 +108,13 @@ func startsFrom(spec *Spec) string {
 
 // whyNothingKept says why an earlier attempt kept no checkpoint.
 func whyNothingKept(conf *flinkdist.Config) string {
-	iv, _ := conf.Get(KeyCheckpointInterval)
-	_, dir := firstOf(conf, KeyCheckpointDir, keyCheckpointDir)
+	iv, _ := conf.Get(keyCheckpointInterval)
+	_, dir := firstOf(conf, keyCheckpointDir, keyCheckpointDirOld)
 	switch {
 	case strings.TrimSpace(iv) == "":
-		return "the earlier attempt saw no completed checkpoint (" + KeyCheckpointInterval + " is not set: checkpointing is off, unless the job turns it on itself)"
+		return "the earlier attempt saw no completed checkpoint (" + keyCheckpointInterval + " is not set: checkpointing is off, unless the job turns it on itself)"
 	case !dir:
-		return "the earlier attempt saw no checkpoint written to a directory (" + KeyCheckpointDir + " is not set: checkpoints are kept in the JobManager's memory)"
+		return "the earlier attempt saw no checkpoint written to a directory (" + keyCheckpointDir + " is not set: checkpoints are kept in the JobManager's memory)"
 	}
 	return "the earlier attempt saw no completed checkpoint yet"
 }
@@ -360,13 +287,13 @@ func (r *recorder) saveOnce(ctx context.Context) {
 	}
 	switch {
 	case first:
-		r.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf(
+		r.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf(
 			"checkpoint %d (%s) is kept in the staging directory for a later AM attempt; so is each newer one", rec.Checkpoint, rec.Path)})
 	case err != nil && !told && ctx.Err() == nil:
-		r.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+		r.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"%s could not be kept for a later AM attempt (%v): a new attempt would start the job from an older checkpoint or savepoint; retried at the next checkpoint or savepoint", what, err)})
 	case err == nil && told:
-		r.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s is kept for a later AM attempt again", what)})
+		r.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s is kept for a later AM attempt again", what)})
 	}
 }
 
@@ -407,32 +334,32 @@ const (
 // saw is not deleted yet, raised to that when the configuration keeps fewer. It writes what it set
 // to out.
 func checkpointDefaults(conf *flinkdist.Config, out io.Writer) {
-	iv, _ := conf.Get(KeyCheckpointInterval)
+	iv, _ := conf.Get(keyCheckpointInterval)
 	interval, err := flinkDuration(iv)
 	if err != nil || interval <= 0 {
 		return
 	}
-	if _, set := conf.Get(KeyCheckpointRetention); !set {
-		conf.Set(KeyCheckpointRetention, RetainOnCancellation)
-		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %s (default of yarn-am: a later AM attempt restores the job from its checkpoints)\n", KeyCheckpointRetention, RetainOnCancellation)
+	if _, set := conf.Get(keyCheckpointRetention); !set {
+		conf.Set(keyCheckpointRetention, retainOnCancellation)
+		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %s (default of yarn-am: a later AM attempt restores the job from its checkpoints)\n", keyCheckpointRetention, retainOnCancellation)
 	}
 	n := retained(interval)
-	v, set := firstOf(conf, KeyCheckpointsRetained, keyCheckpointsRetained)
+	v, set := firstOf(conf, keyCheckpointsRetained, keyCheckpointsRetainedOld)
 	if !set {
-		conf.Set(KeyCheckpointsRetained, strconv.Itoa(n))
-		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %d (default of yarn-am for a checkpoint every %s: the AM reads the latest every %s)\n", KeyCheckpointsRetained, n, interval, contract.FrameworkDetailsInterval)
+		conf.Set(keyCheckpointsRetained, strconv.Itoa(n))
+		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %d (default of yarn-am for a checkpoint every %s: the AM reads the latest every %s)\n", keyCheckpointsRetained, n, interval, contract.FrameworkDetailsInterval)
 		return
 	}
 	// Fewer retained than the AM's reads need: Flink would delete the checkpoint the AM kept before a
 	// later attempt could start from it. Raised, under whichever names the job set.
 	if have, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && have < n {
-		for _, k := range []string{KeyCheckpointsRetained, keyCheckpointsRetained} {
+		for _, k := range []string{keyCheckpointsRetained, keyCheckpointsRetainedOld} {
 			if _, ok := conf.Get(k); ok {
 				conf.Set(k, strconv.Itoa(n))
 			}
 		}
 		fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %d raised to %d (for a checkpoint every %s, the AM reads the latest every %s: a later AM attempt restores the job from one of them)\n",
-			KeyCheckpointsRetained, have, n, interval, contract.FrameworkDetailsInterval)
+			keyCheckpointsRetained, have, n, interval, contract.FrameworkDetailsInterval)
 	}
 }
 
@@ -448,7 +375,7 @@ func applyRecovery(conf *flinkdist.Config, path string, out io.Writer) {
 	if path == "" {
 		return
 	}
-	conf.Set(KeyRestore, path)
+	conf.Set(keyRestore, path)
 	if _, set := conf.Get(keyStateRecoveryPath); set {
 		conf.Set(keyStateRecoveryPath, path)
 	}

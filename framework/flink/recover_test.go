@@ -50,11 +50,11 @@ func (m *memStore) saved() int { m.mu.Lock(); defer m.mu.Unlock(); return m.save
 // nothing with a warning that says the state was not kept and why.
 func TestRecoveryAcrossAttempts(t *testing.T) {
 	store := &memStore{}
-	spec := &Spec{Jar: "job.jar", Config: map[string]string{}}
+	spec := &flinkSpec{Jar: "job.jar", Config: map[string]string{}}
 	ck := t.TempDir()
 	conf := flinkdist.NewConfig()
-	conf.Set(KeyCheckpointInterval, "1s")
-	conf.Set(KeyCheckpointDir, "file://"+ck)
+	conf.Set(keyCheckpointInterval, "1s")
+	conf.Set(keyCheckpointDir, "file://"+ck)
 	writeCheckpoints(t, ck+"/"+testJobID, 5, 6)
 
 	// Attempt 1: no earlier state; the watch tells the recorder of each read.
@@ -117,18 +117,18 @@ func severityOf(e contract.Event) string {
 // the event says the state was not kept, and why), one whose checkpoints stay in the JobManager's
 // memory, a session cluster, and an unreadable record.
 func TestRecoveryWithoutCheckpointing(t *testing.T) {
-	app := &Spec{Jar: "job.jar", Config: map[string]string{}}
+	app := &flinkSpec{Jar: "job.jar", Config: map[string]string{}}
 	for _, tc := range []struct {
 		name  string
-		spec  *Spec
+		spec  *flinkSpec
 		conf  map[string]string
 		store framework.StateStore
 		want  string
 	}{
 		{"checkpointing off", app, nil, &memStore{}, "the Flink job's state was not kept: the earlier attempt saw no completed checkpoint (execution.checkpointing.interval is not set: checkpointing is off, unless the job turns it on itself); the job starts from nothing"},
-		{"no checkpoint directory", app, map[string]string{KeyCheckpointInterval: "10s"}, &memStore{}, "(execution.checkpointing.dir is not set: checkpoints are kept in the JobManager's memory)"},
-		{"submitted with a savepoint", &Spec{Jar: "job.jar", Config: map[string]string{KeyRestore: "file:/sp/savepoint-1"}}, nil, &memStore{}, "the job starts again from the savepoint it was submitted with (file:/sp/savepoint-1)"},
-		{"session cluster", &Spec{Config: map[string]string{}}, nil, &memStore{}, "the jobs submitted to the earlier attempt's are not restored"},
+		{"no checkpoint directory", app, map[string]string{keyCheckpointInterval: "10s"}, &memStore{}, "(execution.checkpointing.dir is not set: checkpoints are kept in the JobManager's memory)"},
+		{"submitted with a savepoint", &flinkSpec{Jar: "job.jar", Config: map[string]string{keyRestore: "file:/sp/savepoint-1"}}, nil, &memStore{}, "the job starts again from the savepoint it was submitted with (file:/sp/savepoint-1)"},
+		{"session cluster", &flinkSpec{Config: map[string]string{}}, nil, &memStore{}, "the jobs submitted to the earlier attempt's are not restored"},
 		{"unreadable record", app, nil, &memStore{data: []byte("{")}, "the earlier attempt's record could not be read (the kept Flink state is not readable"},
 		{"record too large", app, nil, &memStore{data: make([]byte, framework.MaxState+1)}, "at most 8192 are read"},
 	} {
@@ -142,7 +142,7 @@ func TestRecoveryWithoutCheckpointing(t *testing.T) {
 			assert.Empty(t, from)
 			require.Len(t, ev.evs, 1)
 			assert.Equal(t, contract.SeverityWarning, ev.evs[0].Severity)
-			assert.Equal(t, EventJob, ev.evs[0].Type)
+			assert.Equal(t, eventJob, ev.evs[0].Type)
 			assert.Contains(t, ev.evs[0].Message, tc.want)
 		})
 	}
@@ -175,38 +175,38 @@ func TestCheckpointDefaults(t *testing.T) {
 	get := func(c *flinkdist.Config, k string) string { v, _ := c.Get(k); return v }
 	var out strings.Builder
 	c := flinkdist.NewConfig()
-	c.Set(KeyCheckpointInterval, "1 s")
+	c.Set(keyCheckpointInterval, "1 s")
 	checkpointDefaults(c, &out)
-	assert.Equal(t, RetainOnCancellation, get(c, KeyCheckpointRetention))
-	assert.Equal(t, "7", get(c, KeyCheckpointsRetained))
+	assert.Equal(t, retainOnCancellation, get(c, keyCheckpointRetention))
+	assert.Equal(t, "7", get(c, keyCheckpointsRetained))
 	assert.Contains(t, out.String(), "RETAIN_ON_CANCELLATION (default of yarn-am")
 
 	c = flinkdist.NewConfig()
-	c.Set(KeyCheckpointInterval, "1min")
-	c.Set(KeyCheckpointRetention, "DELETE_ON_CANCELLATION")
-	c.Set(keyCheckpointsRetained, "3")
+	c.Set(keyCheckpointInterval, "1min")
+	c.Set(keyCheckpointRetention, "DELETE_ON_CANCELLATION")
+	c.Set(keyCheckpointsRetainedOld, "3")
 	checkpointDefaults(c, &out)
-	assert.Equal(t, "DELETE_ON_CANCELLATION", get(c, KeyCheckpointRetention))
-	_, set := c.Get(KeyCheckpointsRetained)
+	assert.Equal(t, "DELETE_ON_CANCELLATION", get(c, keyCheckpointRetention))
+	_, set := c.Get(keyCheckpointsRetained)
 	assert.False(t, set, "the deprecated key the user set stands")
-	assert.Equal(t, "3", get(c, keyCheckpointsRetained), "more than the AM needs (2 for a checkpoint a minute)")
+	assert.Equal(t, "3", get(c, keyCheckpointsRetainedOld), "more than the AM needs (2 for a checkpoint a minute)")
 
 	// The job keeps one checkpoint (its own keys): raised to what the AM's reads need, under the
 	// names it set, and said.
 	out.Reset()
 	c = flinkdist.NewConfig()
-	c.Set(KeyCheckpointInterval, "1s")
-	c.Set(KeyCheckpointRetention, RetainOnCancellation)
-	c.Set(KeyCheckpointsRetained, "1")
+	c.Set(keyCheckpointInterval, "1s")
+	c.Set(keyCheckpointRetention, retainOnCancellation)
 	c.Set(keyCheckpointsRetained, "1")
+	c.Set(keyCheckpointsRetainedOld, "1")
 	checkpointDefaults(c, &out)
-	assert.Equal(t, "7", get(c, KeyCheckpointsRetained))
 	assert.Equal(t, "7", get(c, keyCheckpointsRetained))
+	assert.Equal(t, "7", get(c, keyCheckpointsRetainedOld))
 	assert.Contains(t, out.String(), "execution.checkpointing.num-retained: 1 raised to 7 (for a checkpoint every 1s")
-	c.Set(KeyCheckpointsRetained, "9")
+	c.Set(keyCheckpointsRetained, "9")
 	out.Reset()
 	checkpointDefaults(c, &out)
-	assert.Equal(t, "9", get(c, KeyCheckpointsRetained), "more than yarn-am's default stands")
+	assert.Equal(t, "9", get(c, keyCheckpointsRetained), "more than yarn-am's default stands")
 	assert.Empty(t, out.String())
 
 	c = flinkdist.NewConfig()
@@ -219,6 +219,6 @@ func TestCheckpointDefaults(t *testing.T) {
 	c = flinkdist.NewConfig()
 	c.Set(keyStateRecoveryPath, "file:/old")
 	applyRecovery(c, "file:/ck/chk-6", &out)
-	assert.Equal(t, "file:/ck/chk-6", get(c, KeyRestore))
+	assert.Equal(t, "file:/ck/chk-6", get(c, keyRestore))
 	assert.Equal(t, "file:/ck/chk-6", get(c, keyStateRecoveryPath), "Flink reads the current key first")
 }

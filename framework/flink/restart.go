@@ -29,34 +29,34 @@ import (
 // workers commonly use, beside the launcher's own (contract.LauncherDiscoveryFailed and after).
 const exitJobManagerLost = 93
 
-// EnvJobManagerPorts is "RPC,REST": the ports a restarted JobManager's JVM binds, the first one's,
+// envJobManagerPorts is "RPC,REST": the ports a restarted JobManager's JVM binds, the first one's,
 // set by the AM in the restarted driver's environment only.
-const EnvJobManagerPorts = "YARN_AM_FLINK_JOBMANAGER_PORTS"
+const envJobManagerPorts = "YARN_AM_FLINK_JOBMANAGER_PORTS"
 
 // The [flink] keys of the restart policy and their defaults.
 const (
-	KeyJobManagerRestarts      = "jobmanager-restarts"
-	KeyJobManagerRestartWindow = "jobmanager-restart-window"
-	DefaultJobManagerRestarts  = 3
-	DefaultJobManagerWindow    = time.Hour
+	keyJobManagerRestarts      = "jobmanager-restarts"
+	keyJobManagerRestartWindow = "jobmanager-restart-window"
+	defaultJobManagerRestarts  = 3
+	defaultJobManagerWindow    = time.Hour
 	maxJobManagerRestarts      = 100
 )
 
 // readRestartPolicy reads jobmanager-restarts and jobmanager-restart-window into f (after f.Jar).
-func readRestartPolicy(t *jobfile.Table, f *Spec) {
-	f.JobManagerRestarts, f.JobManagerRestartWindow = DefaultJobManagerRestarts, DefaultJobManagerWindow
-	if n, set := t.Int(KeyJobManagerRestarts, 0, maxJobManagerRestarts, " (restarts of a lost JobManager within flink.jobmanager-restart-window; 0: a lost JobManager ends the attempt)"); set {
+func readRestartPolicy(t *jobfile.Table, f *flinkSpec) {
+	f.JobManagerRestarts, f.JobManagerRestartWindow = defaultJobManagerRestarts, defaultJobManagerWindow
+	if n, set := t.Int(keyJobManagerRestarts, 0, maxJobManagerRestarts, " (restarts of a lost JobManager within flink.jobmanager-restart-window; 0: a lost JobManager ends the attempt)"); set {
 		f.JobManagerRestarts = int(n)
 		if n > 0 && f.Jar == "" {
-			t.Problem("flink.%s = %d: a session cluster (no flink.jar) keeps no job to restore, so its lost JobManager is not restarted; leave the key out or add jar", KeyJobManagerRestarts, n)
+			t.Problem("flink.%s = %d: a session cluster (no flink.jar) keeps no job to restore, so its lost JobManager is not restarted; leave the key out or add jar", keyJobManagerRestarts, n)
 		}
 	}
-	if d, set := t.Duration(KeyJobManagerRestartWindow, time.Minute, `"1h" (the default) or "30m"`); set {
+	if d, set := t.Duration(keyJobManagerRestartWindow, time.Minute, `"1h" (the default) or "30m"`); set {
 		f.JobManagerRestartWindow = d
 	}
 }
 
-// pinnedPorts returns the ports a restarted JobManager binds (EnvJobManagerPorts), ok false when the
+// pinnedPorts returns the ports a restarted JobManager binds (envJobManagerPorts), ok false when the
 // variable is unset; a malformed value is an error naming it.
 func pinnedPorts(v string) (rpc, rest string, ok bool, err error) {
 	if v == "" {
@@ -65,7 +65,7 @@ func pinnedPorts(v string) (rpc, rest string, ok bool, err error) {
 	rpc, rest, found := strings.Cut(v, ",")
 	for _, p := range []string{rpc, rest} {
 		if n, perr := strconv.Atoi(p); !found || perr != nil || n < 1 || n > 65535 {
-			return "", "", false, fmt.Errorf("%s = %q: want the RPC and REST ports as \"RPC,REST\" (the AM sets it for a restarted JobManager)", EnvJobManagerPorts, v)
+			return "", "", false, fmt.Errorf("%s = %q: want the RPC and REST ports as \"RPC,REST\" (the AM sets it for a restarted JobManager)", envJobManagerPorts, v)
 		}
 	}
 	return rpc, rest, true, nil
@@ -78,7 +78,7 @@ type restarter struct {
 	jm     *jobManager
 	rec    *recorder       // the latest checkpoint seen (nil: none kept)
 	files  framework.Files // the staging directory's filesystem (pickRestore)
-	spec   *Spec
+	spec   *flinkSpec
 	emit   func(contract.Event)
 	now    func() time.Time
 
@@ -107,9 +107,9 @@ func (r *restarter) restart(ctx context.Context, code int) (map[string]string, b
 	r.times = kept
 	if len(r.times) >= r.max {
 		r.mu.Unlock()
-		r.emit(contract.Event{Type: EventJob, Severity: contract.SeverityError, Message: fmt.Sprintf(
+		r.emit(contract.Event{Type: eventJob, Severity: contract.SeverityError, Message: fmt.Sprintf(
 			"the JobManager was lost (%s) after %d restarts within %s (flink.%s = %d): not started again; the attempt ends",
-			lostHow(code), len(kept), r.window, KeyJobManagerRestarts, r.max)})
+			lostHow(code), len(kept), r.window, keyJobManagerRestarts, r.max)})
 		return nil, false
 	}
 	r.times = append(r.times, now)
@@ -122,11 +122,11 @@ func (r *restarter) restart(ctx context.Context, code int) (map[string]string, b
 	if err1 != nil || err2 != nil {
 		return nil, false
 	}
-	env := map[string]string{EnvJobManagerPorts: rpcPort + "," + restPort, EnvRecover: ""}
+	env := map[string]string{envJobManagerPorts: rpcPort + "," + restPort, envRecover: ""}
 	from := "with no checkpoint to start from: it starts " + startsFrom(r.spec)
 	if rec := r.rec.snapshot(); rec.Path != "" || len(rec.Savepoints) > 0 {
 		if pick := pickRestore(ctx, rec, r.files); pick.Path != "" {
-			env[EnvRecover] = pick.Path
+			env[envRecover] = pick.Path
 			from = fmt.Sprintf("from %s at %s, %s", pick.name(), pick.Path, pick.Why)
 		} else {
 			from = "with no kept checkpoint left (" + pick.Why + "): it starts " + startsFrom(r.spec)
@@ -134,7 +134,7 @@ func (r *restarter) restart(ctx context.Context, code int) (map[string]string, b
 	}
 	say := fmt.Sprintf("the JobManager was lost (%s) while the AM runs: started again in place (restart %d of at most %d within %s), %s; its TaskManagers register again at RPC %s",
 		lostHow(code), n, r.max, r.window, from, b.RPC)
-	r.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: say})
+	r.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: say})
 	r.mu.Lock()
 	r.last = now.Format(time.TimeOnly) + ", " + from
 	r.mu.Unlock()

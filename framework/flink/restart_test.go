@@ -26,13 +26,13 @@ func TestLostJobManagerRestartedInPlace(t *testing.T) {
 	now := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
 	jm := newJobManager("127.0.0.1")
 	rec := newRecorder(nil, func(contract.Event) {}, 1, recovery{})
-	r := &restarter{max: 2, window: time.Hour, jm: jm, rec: rec, spec: &Spec{Config: map[string]string{}},
+	r := &restarter{max: 2, window: time.Hour, jm: jm, rec: rec, spec: &flinkSpec{Config: map[string]string{}},
 		emit: func(e contract.Event) { events = append(events, e) }, now: func() time.Time { return now }}
 	ctx := context.Background()
 
 	_, ok := r.restart(ctx, exitJobManagerLost)
 	assert.False(t, ok, "its ports were never published: the JobManager did not start, nothing to restart")
-	jm.set(bound{RPC: "127.0.0.1:41001", REST: "127.0.0.1:41002"})
+	jm.set(boundAddrs{RPC: "127.0.0.1:41001", REST: "127.0.0.1:41002"})
 	_, ok = r.restart(ctx, 1)
 	assert.False(t, ok, "exit 1 is the job's own failure (or a start that failed), not a lost JobManager")
 	assert.Empty(t, events)
@@ -41,7 +41,7 @@ func TestLostJobManagerRestartedInPlace(t *testing.T) {
 	// No checkpoint seen yet: started again from what the job was submitted with.
 	env, ok := r.restart(ctx, exitJobManagerLost)
 	require.True(t, ok)
-	assert.Equal(t, map[string]string{EnvJobManagerPorts: "41001,41002", EnvRecover: ""}, env)
+	assert.Equal(t, map[string]string{envJobManagerPorts: "41001,41002", envRecover: ""}, env)
 	require.Len(t, events, 1)
 	assert.Equal(t, contract.SeverityWarning, events[0].Severity)
 	assert.Equal(t, "the JobManager was lost (its JVM ended before its job did) while the AM runs: started again in place (restart 1 of at most 2 within 1h0m0s), with no checkpoint to start from: it starts from nothing; its TaskManagers register again at RPC 127.0.0.1:41001", events[0].Message)
@@ -51,7 +51,7 @@ func TestLostJobManagerRestartedInPlace(t *testing.T) {
 	now = now.Add(10 * time.Minute)
 	env, ok = r.restart(ctx, 128+9)
 	require.True(t, ok)
-	assert.Equal(t, "file:"+filepath.Join(ckpts, "chk-4"), env[EnvRecover])
+	assert.Equal(t, "file:"+filepath.Join(ckpts, "chk-4"), env[envRecover])
 	assert.Contains(t, events[1].Message, "the JobManager was lost (its driver was killed by signal 9) while the AM runs: started again in place (restart 2 of at most 2 within 1h0m0s), from checkpoint 4 at file:")
 	assert.Equal(t, []contract.Detail{{Name: "JobManager restarts", Value: "2 (last at 04:10:00, from checkpoint 4 at file:" + filepath.Join(ckpts, "chk-4") + ", the latest completed one attempt 1 saw of job job1)"}}, r.details())
 
@@ -78,6 +78,6 @@ func TestPinnedPorts(t *testing.T) {
 	assert.NoError(t, err)
 	for _, bad := range []string{"41001", "0,1", "a,b", "41001,70000", "1,2,3"} {
 		_, _, _, err := pinnedPorts(bad)
-		assert.ErrorContains(t, err, EnvJobManagerPorts+` = "`+bad+`": want the RPC and REST ports as "RPC,REST"`)
+		assert.ErrorContains(t, err, envJobManagerPorts+` = "`+bad+`": want the RPC and REST ports as "RPC,REST"`)
 	}
 }

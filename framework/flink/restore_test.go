@@ -23,7 +23,7 @@ func TestFlinkRestore(t *testing.T) {
 	for _, ok := range []string{"file:///tmp/sp/savepoint-0a1b2c-0123456789ab", "file:/tmp/sp/savepoint-1", "/tmp/sp/savepoint-1", "hdfs:///savepoints/savepoint-1"} {
 		j, err := load("restore = \""+ok+"\"", "")
 		require.NoError(t, err, ok)
-		assert.Equal(t, ok, specOf(j).Config[KeyRestore], ok)
+		assert.Equal(t, ok, specOf(j).Config[keyRestore], ok)
 	}
 	for bad, why := range map[string]string{
 		"sp/savepoint-1": "not a URI or an absolute path",

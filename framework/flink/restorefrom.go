@@ -177,7 +177,7 @@ func newestSavepoint(ctx context.Context, rec recovery, staging framework.Files)
 			}
 			at = t
 		}
-		why := fmt.Sprintf("the newest savepoint the AM took on its schedule (flink.%s)", KeySavepointInterval)
+		why := fmt.Sprintf("the newest savepoint the AM took on its schedule (flink.%s)", keySavepointInterval)
 		if !sp.Scheduled {
 			why = "the newest savepoint the AM took, on demand (yarn-am savepoint)"
 		}

@@ -177,9 +177,9 @@ func TestRecoveryStartsFromTheCheckpointLeft(t *testing.T) {
 	ck := t.TempDir()
 	writeCheckpoints(t, ck+"/"+testJobID, 9, 10)
 	kept := `{"v":1,"job":"` + testJobID + `","checkpoint":8,"path":"file:` + ck + "/" + testJobID + `/chk-8","attempt":1}`
-	spec := &Spec{Jar: "job.jar", Config: map[string]string{}}
+	spec := &flinkSpec{Jar: "job.jar", Config: map[string]string{}}
 	conf := flinkdist.NewConfig()
-	conf.Set(KeyCheckpointInterval, "1s")
+	conf.Set(keyCheckpointInterval, "1s")
 
 	var ev recorded
 	from, rec := recoverAtStart(context.Background(), spec, conf, framework.AMStart{Attempt: 2, State: &memStore{data: []byte(kept)}}, ev.emit)

@@ -32,9 +32,9 @@ import (
 // keys to them. Users reach the UI and the API through the AM (framework.AM.Proxy), which forwards a
 // write only with the application secret.
 
-// EnvRESTTLS is the directory in the AM container where the AM wrote the JobManager's REST TLS
+// envRESTTLS is the directory in the AM container where the AM wrote the JobManager's REST TLS
 // (restTLSDir), set in the driver's environment only.
-const EnvRESTTLS = "YARN_AM_FLINK_REST_TLS"
+const envRESTTLS = "YARN_AM_FLINK_REST_TLS"
 
 // restTLSDir is that directory, in the AM container's working directory.
 const restTLSDir = ".yarn-am-flink-rest-tls"
@@ -52,11 +52,11 @@ const (
 
 // Flink's keys of the REST endpoint's TLS (docs/flink.md#who-can-reach-the-jobmanager).
 const (
-	KeyRESTSSLAuth       = "security.ssl.rest.authentication-enabled"
-	KeyRESTKeyStore      = "security.ssl.rest.keystore"
-	KeyRESTTrustStore    = "security.ssl.rest.truststore"
-	KeySSLAlgorithms     = "security.ssl.algorithms"
-	KeyWebSubmit         = "web.submit.enable"
+	keyRESTSSLAuth       = "security.ssl.rest.authentication-enabled"
+	keyRESTKeyStore      = "security.ssl.rest.keystore"
+	keyRESTTrustStore    = "security.ssl.rest.truststore"
+	keySSLAlgorithms     = "security.ssl.algorithms"
+	keyWebSubmit         = "web.submit.enable"
 	keyRESTStorePassword = "security.ssl.rest.keystore-password"
 	keyRESTKeyPassword   = "security.ssl.rest.key-password"
 	keyRESTTrustPassword = "security.ssl.rest.truststore-password"
@@ -164,7 +164,7 @@ func certificatePEM(c tls.Certificate) ([]byte, error) {
 // maxRESTTLSFile bounds each file read back from the directory (a few KiB).
 const maxRESTTLSFile = 64 << 10
 
-// readRESTTLS reads the directory the AM wrote (EnvRESTTLS) back: the Flink keys that close the
+// readRESTTLS reads the directory the AM wrote (envRESTTLS) back: the Flink keys that close the
 // JobManager's REST API and the driver's client configuration.
 func readRESTTLS(dir string) (keys map[string]string, client *tls.Config, err error) {
 	read := func(name string) ([]byte, error) {
@@ -172,15 +172,15 @@ func readRESTTLS(dir string) (keys map[string]string, client *tls.Config, err er
 	}
 	pw, err := read(restPassword)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s=%q: %w", EnvRESTTLS, dir, err)
+		return nil, nil, fmt.Errorf("%s=%q: %w", envRESTTLS, dir, err)
 	}
 	clientPEM, err := read(restClientPEM)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s=%q: %w", EnvRESTTLS, dir, err)
+		return nil, nil, fmt.Errorf("%s=%q: %w", envRESTTLS, dir, err)
 	}
 	caPEM, err := read(restCAPEM)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s=%q: %w", EnvRESTTLS, dir, err)
+		return nil, nil, fmt.Errorf("%s=%q: %w", envRESTTLS, dir, err)
 	}
 	cert, err := tls.X509KeyPair(clientPEM, clientPEM)
 	if err != nil {
@@ -193,8 +193,8 @@ func readRESTTLS(dir string) (keys map[string]string, client *tls.Config, err er
 	client.Certificates = []tls.Certificate{cert}
 	password := strings.TrimSpace(string(pw))
 	keys = map[string]string{
-		flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true",
-		KeyRESTKeyStore: filepath.Join(dir, restKeyStore), KeyRESTTrustStore: filepath.Join(dir, restTrustStore),
+		flinkdist.KeyRESTSSL: "true", keyRESTSSLAuth: "true",
+		keyRESTKeyStore: filepath.Join(dir, restKeyStore), keyRESTTrustStore: filepath.Join(dir, restTrustStore),
 		keyRESTStorePassword: password, keyRESTKeyPassword: password, keyRESTTrustPassword: password,
 		keyRESTKeyStoreType: "PKCS12", keyRESTTrustType: "PKCS12",
 	}
@@ -209,13 +209,13 @@ func closeREST(conf *flinkdist.Config, keys map[string]string, webSubmit bool) {
 		conf.Set(k, v)
 	}
 	addCipherSuites(conf)
-	conf.Set(KeyWebSubmit, fmt.Sprint(webSubmit))
+	conf.Set(keyWebSubmit, fmt.Sprint(webSubmit))
 }
 
 // addCipherSuites adds the suites of the AM's certificates to the configured ones
 // (security.ssl.algorithms, of both Flink's REST and internal TLS).
 func addCipherSuites(conf *flinkdist.Config) {
-	if v, ok := conf.Get(KeySSLAlgorithms); ok && strings.TrimSpace(v) != "" {
+	if v, ok := conf.Get(keySSLAlgorithms); ok && strings.TrimSpace(v) != "" {
 		have := strings.Split(v, ",")
 		for i := range have {
 			have[i] = strings.TrimSpace(have[i])
@@ -225,9 +225,9 @@ func addCipherSuites(conf *flinkdist.Config) {
 				have = append(have, s)
 			}
 		}
-		conf.Set(KeySSLAlgorithms, strings.Join(have, ","))
+		conf.Set(keySSLAlgorithms, strings.Join(have, ","))
 	} else {
-		conf.Set(KeySSLAlgorithms, strings.Join(restCipherSuites, ","))
+		conf.Set(keySSLAlgorithms, strings.Join(restCipherSuites, ","))
 	}
 }
 

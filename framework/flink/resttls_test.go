@@ -111,26 +111,26 @@ func TestRESTTLSStoresAndKeys(t *testing.T) {
 	assert.NotEqual(t, rt.caPEM, again.caPEM, "each JobManager's REST API has an authority of its own")
 
 	_, _, err = readRESTTLS(t.TempDir())
-	assert.ErrorContains(t, err, EnvRESTTLS)
+	assert.ErrorContains(t, err, envRESTTLS)
 }
 
 // closeREST sets the keys and web.submit.enable, and keeps a configured cipher list while adding the
 // suites of the AM's ECDSA certificates.
 func TestCloseRESTSetsFlinkKeys(t *testing.T) {
-	keys := map[string]string{flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true"}
+	keys := map[string]string{flinkdist.KeyRESTSSL: "true", keyRESTSSLAuth: "true"}
 	c := flinkdist.NewConfig()
 	closeREST(c, keys, false)
-	for k, want := range map[string]string{flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true", KeyWebSubmit: "false",
-		KeySSLAlgorithms: strings.Join(restCipherSuites, ",")} {
+	for k, want := range map[string]string{flinkdist.KeyRESTSSL: "true", keyRESTSSLAuth: "true", keyWebSubmit: "false",
+		keySSLAlgorithms: strings.Join(restCipherSuites, ",")} {
 		v, _ := c.Get(k)
 		assert.Equal(t, want, v, k)
 	}
 	c = flinkdist.NewConfig()
-	c.Set(KeySSLAlgorithms, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls_ecdhe_ecdsa_with_aes_128_gcm_sha256")
+	c.Set(keySSLAlgorithms, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls_ecdhe_ecdsa_with_aes_128_gcm_sha256")
 	closeREST(c, keys, true)
-	v, _ := c.Get(KeySSLAlgorithms)
+	v, _ := c.Get(keySSLAlgorithms)
 	assert.Equal(t, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,tls_ecdhe_ecdsa_with_aes_128_gcm_sha256,TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", v)
-	v, _ = c.Get(KeyWebSubmit)
+	v, _ = c.Get(keyWebSubmit)
 	assert.Equal(t, "true", v)
 }
 
@@ -144,11 +144,11 @@ func TestStartAMClosesTheJobManager(t *testing.T) {
 	require.NoError(t, err)
 	wd := t.TempDir()
 	t.Chdir(wd)
-	fw, err := Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), TrackingURL: "http://am:8088/"})
+	fw, err := flinkFramework{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), TrackingURL: "http://am:8088/"})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(wd, restTLSDir), fw.DriverEnv[EnvRESTTLS])
-	assert.NotContains(t, fw.WorkerEnv, EnvRESTTLS, "TaskManagers get no key")
-	assert.Equal(t, "http://am:8088/flink/", fw.WorkerEnv[EnvUI])
+	assert.Equal(t, filepath.Join(wd, restTLSDir), fw.DriverEnv[envRESTTLS])
+	assert.NotContains(t, fw.WorkerEnv, envRESTTLS, "TaskManagers get no key")
+	assert.Equal(t, "http://am:8088/flink/", fw.WorkerEnv[envUI])
 	require.NotNil(t, fw.Proxy)
 	assert.Equal(t, "flink", fw.Proxy.Path)
 	assert.Equal(t, "https://127.0.0.1", fw.Proxy.Target.String(), "the host alone: the port is the one the JobManager binds (bound.go)")
@@ -158,7 +158,7 @@ func TestStartAMClosesTheJobManager(t *testing.T) {
 	_, err = os.Stat(filepath.Join(wd, restTLSDir, restKeyStore))
 	assert.NoError(t, err)
 
-	_, err = Flink{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1"})
+	_, err = flinkFramework{}.StartAM(context.Background(), j, framework.AMStart{Host: "127.0.0.1"})
 	assert.ErrorContains(t, err, "no TLS authority", "a JobManager is never left open")
 }
 
@@ -177,9 +177,9 @@ func TestRESTRefusesTheTaskExecutorsPeerCertificate(t *testing.T) {
 	t.Chdir(wd)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	fw, err := Flink{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
+	fw, err := flinkFramework{}.StartAM(ctx, j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
 	require.NoError(t, err)
-	dir := fw.DriverEnv[EnvRESTTLS]
+	dir := fw.DriverEnv[envRESTTLS]
 	require.Equal(t, filepath.Join(wd, restTLSDir), dir)
 	pw, err := os.ReadFile(filepath.Join(dir, restPassword))
 	require.NoError(t, err)
@@ -208,7 +208,7 @@ func TestRESTRefusesTheTaskExecutorsPeerCertificate(t *testing.T) {
 	require.NoError(t, get(client), "the AM's (and the driver's) client certificate is answered")
 
 	// What a TaskExecutor holds: the application's peer certificate, with its chain, from its token file.
-	secret := fw.WorkerSecrets[SecretInternalTLS]
+	secret := fw.WorkerSecrets[secretInternalTLS]
 	require.NotEmpty(t, secret)
 	peer, err := tls.X509KeyPair(secret, secret)
 	require.NoError(t, err)

@@ -27,10 +27,9 @@ import (
 
 // The [flink] keys of the schedule.
 const (
-	KeySavepointInterval = "savepoint-interval"
-	KeySavepointsKept    = "savepoints-kept"
-	// DefaultSavepointsKept is savepoints-kept's default.
-	DefaultSavepointsKept = 3
+	keySavepointsKept = "savepoints-kept"
+	// defaultSavepointsKept is savepoints-kept's default.
+	defaultSavepointsKept = 3
 	// maxSavepointsKept bounds the count: each kept savepoint is a path in the framework's state,
 	// which is at most framework.MaxState bytes.
 	maxSavepointsKept    = 20
@@ -42,18 +41,18 @@ const (
 const savepointTimeout = 10 * time.Minute
 
 // readSavepointSchedule reads savepoint-interval and savepoints-kept.
-func readSavepointSchedule(t *jobfile.Table, f *Spec) {
-	f.SavepointsKept = DefaultSavepointsKept
-	if d, set := t.Duration(KeySavepointInterval, minSavepointInterval, `"1h" or "30m"`); set {
+func readSavepointSchedule(t *jobfile.Table, f *flinkSpec) {
+	f.SavepointsKept = defaultSavepointsKept
+	if d, set := t.Duration(keySavepointInterval, minSavepointInterval, `"1h" or "30m"`); set {
 		f.SavepointInterval = d
 		if f.Jar == "" {
-			t.Problem("flink.%s = %q: a session cluster (no flink.jar) runs the jobs others submit, whose savepoints are theirs to take; leave the key out or add jar", KeySavepointInterval, d)
+			t.Problem("flink.%s = %q: a session cluster (no flink.jar) runs the jobs others submit, whose savepoints are theirs to take; leave the key out or add jar", keySavepointInterval, d)
 		}
 	}
-	if n, set := t.Int(KeySavepointsKept, 1, maxSavepointsKept, " (how many of the savepoints flink.savepoint-interval took are kept; older ones are deleted)"); set {
+	if n, set := t.Int(keySavepointsKept, 1, maxSavepointsKept, " (how many of the savepoints flink.savepoint-interval took are kept; older ones are deleted)"); set {
 		f.SavepointsKept = int(n)
-		if !t.Has(KeySavepointInterval) {
-			t.Problem("flink.%s = %d without flink.%s: only the schedule's savepoints are counted and deleted; set the interval (\"1h\") or leave the count out", KeySavepointsKept, n, KeySavepointInterval)
+		if !t.Has(keySavepointInterval) {
+			t.Problem("flink.%s = %d without flink.%s: only the schedule's savepoints are counted and deleted; set the interval (\"1h\") or leave the count out", keySavepointsKept, n, keySavepointInterval)
 		}
 	}
 }
@@ -65,16 +64,16 @@ func (l *layered) checkSavepointSchedule() error {
 	if l.spec.SavepointInterval == 0 || l.home == nil {
 		return nil
 	}
-	if v, ok := l.conf.Get(KeySavepointsDir); ok && strings.TrimSpace(v) != "" {
+	if v, ok := l.conf.Get(keySavepointsDir); ok && strings.TrimSpace(v) != "" {
 		return nil
 	}
 	return fmt.Errorf("flink.%s = %q needs a savepoint directory: set %s in [flink.config] or with -D (a directory the JobManager can write, e.g. hdfs:///flink/savepoints), where the schedule's savepoints go",
-		KeySavepointInterval, l.spec.SavepointInterval, KeySavepointsDir)
+		keySavepointInterval, l.spec.SavepointInterval, keySavepointsDir)
 }
 
-// savepoints takes an application cluster's savepoints. onDemand may run in any goroutine; the
+// savepointSchedule takes an application cluster's savepoints. onDemand may run in any goroutine; the
 // fields below now are run's alone.
-type savepoints struct {
+type savepointSchedule struct {
 	rest     *flinkdist.REST
 	emit     func(contract.Event)
 	rec      *recorder       // keeps them for a later start; nil: not kept
@@ -95,7 +94,7 @@ type savepoints struct {
 
 // startSavepoints gives an application cluster yarn-am savepoint and, with an interval, its
 // schedule (a goroutine until ctx ends), which a stop (fw.OnStop) pauses.
-func startSavepoints(ctx context.Context, fw *framework.AM, sp *savepoints) {
+func startSavepoints(ctx context.Context, fw *framework.AM, sp *savepointSchedule) {
 	fw.OnSavepoint = sp.onDemand
 	if stop := fw.OnStop; stop != nil {
 		fw.OnStop = func(ctx context.Context, dir string) (string, error) {
@@ -111,8 +110,8 @@ func startSavepoints(ctx context.Context, fw *framework.AM, sp *savepoints) {
 		return
 	}
 	if sp.dir == "" {
-		sp.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
-			"flink.%s = %q: no savepoints are taken: %s is not set (set it in [flink.config] or with -D)", KeySavepointInterval, sp.interval, KeySavepointsDir)})
+		sp.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+			"flink.%s = %q: no savepoints are taken: %s is not set (set it in [flink.config] or with -D)", keySavepointInterval, sp.interval, keySavepointsDir)})
 		return
 	}
 	go sp.run(ctx)
@@ -120,7 +119,7 @@ func startSavepoints(ctx context.Context, fw *framework.AM, sp *savepoints) {
 
 // run takes a savepoint every interval until ctx ends; a savepoint that takes longer than the
 // interval delays the next (the ticker drops the ticks in between).
-func (s *savepoints) run(ctx context.Context) {
+func (s *savepointSchedule) run(ctx context.Context) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
@@ -137,7 +136,7 @@ func (s *savepoints) run(ctx context.Context) {
 // take takes one scheduled savepoint of the running job. A job that is not running, or whose tasks
 // are not all running yet (Flink refuses then), is left to the next tick without a word: the watch
 // tells of its state.
-func (s *savepoints) take(ctx context.Context) {
+func (s *savepointSchedule) take(ctx context.Context) {
 	if s.stopping.Load() {
 		return
 	}
@@ -162,27 +161,27 @@ func (s *savepoints) take(ctx context.Context) {
 		s.failures++
 		if msg := err.Error(); msg != s.failing {
 			s.failing = msg
-			s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
-				"%s: the scheduled savepoint in %s failed after %s: %v; tried again every %s (flink.%s)", jobName(job), s.dir, took, err, s.interval, KeySavepointInterval)})
+			s.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+				"%s: the scheduled savepoint in %s failed after %s: %v; tried again every %s (flink.%s)", jobName(job), s.dir, took, err, s.interval, keySavepointInterval)})
 		}
 		return
 	}
 	if s.failing != "" {
-		s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: scheduled savepoints are written again, after %d failed", jobName(job), s.failures)})
+		s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: scheduled savepoints are written again, after %d failed", jobName(job), s.failures)})
 		s.failing, s.failures = "", 0
 	}
-	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: scheduled savepoint written to %s in %s (flink.%s = %s)", jobName(job), loc, took, KeySavepointInterval, s.interval)})
+	s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: scheduled savepoint written to %s in %s (flink.%s = %s)", jobName(job), loc, took, keySavepointInterval, s.interval)})
 	s.keep(keptSavepoint{Path: loc, JobID: job.ID, At: s.now().UnixMilli(), Scheduled: true})
 }
 
 // keep records a savepoint taken, and says which ones the state could not keep any more.
-func (s *savepoints) keep(sp keptSavepoint) {
+func (s *savepointSchedule) keep(sp keptSavepoint) {
 	for _, d := range s.rec.tookSavepoint(sp) {
 		why := "the record of savepoints would outgrow the framework's state"
 		if !d.Scheduled {
 			why = fmt.Sprintf("only the newest %d taken on demand are kept in it; it is never deleted", maxOnDemand)
 		}
-		s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+		s.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
 			"savepoint %s is no longer recorded for a later start (%s): neither restored nor deleted by yarn-am; delete it yourself when it is not needed", d.Path, why)})
 	}
 }
@@ -193,7 +192,7 @@ var errNotRemovable = errors.New("not deleted by yarn-am")
 
 // prune deletes the oldest savepoints the schedule took beyond kept, and forgets those deleted
 // (or gone already). A failed delete stays recorded and is tried again at the next tick.
-func (s *savepoints) prune(ctx context.Context) {
+func (s *savepointSchedule) prune(ctx context.Context) {
 	var sched []keptSavepoint
 	for _, sp := range s.rec.savepoints() {
 		if sp.Scheduled {
@@ -210,14 +209,14 @@ func (s *savepoints) prune(ctx context.Context) {
 		switch {
 		case err == nil:
 			gone = append(gone, sp.Path)
-			s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("scheduled savepoint %s deleted (flink.%s = %d: the newest %d are kept)", sp.Path, KeySavepointsKept, s.kept, s.kept)})
+			s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("scheduled savepoint %s deleted (flink.%s = %d: the newest %d are kept)", sp.Path, keySavepointsKept, s.kept, s.kept)})
 		case errors.Is(err, fs.ErrNotExist):
 			gone = append(gone, sp.Path)
-			s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("scheduled savepoint %s was gone already (flink.%s = %d: it would have been deleted)", sp.Path, KeySavepointsKept, s.kept)})
+			s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("scheduled savepoint %s was gone already (flink.%s = %d: it would have been deleted)", sp.Path, keySavepointsKept, s.kept)})
 		case errors.Is(err, errNotRemovable):
 			gone = append(gone, sp.Path)
-			s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
-				"scheduled savepoint %s is beyond flink.%s = %d but %v; delete it yourself", sp.Path, KeySavepointsKept, s.kept, err)})
+			s.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+				"scheduled savepoint %s is beyond flink.%s = %d but %v; delete it yourself", sp.Path, keySavepointsKept, s.kept, err)})
 		case ctx.Err() != nil:
 			return
 		default:
@@ -226,8 +225,8 @@ func (s *savepoints) prune(ctx context.Context) {
 			}
 			if s.toldDelete[sp.Path] != err.Error() {
 				s.toldDelete[sp.Path] = err.Error()
-				s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
-					"scheduled savepoint %s, beyond flink.%s = %d, could not be deleted: %v; tried again every %s", sp.Path, KeySavepointsKept, s.kept, err, s.interval)})
+				s.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf(
+					"scheduled savepoint %s, beyond flink.%s = %d, could not be deleted: %v; tried again every %s", sp.Path, keySavepointsKept, s.kept, err, s.interval)})
 			}
 		}
 	}
@@ -240,7 +239,7 @@ func (s *savepoints) prune(ctx context.Context) {
 // remove deletes the savepoint at uri: on the local disk (the JobManager runs in the AM's
 // container) or on the staging directory's NameNode, and only a directory named as Flink names a
 // savepoint (savepoint-<job>-<random>), whatever the record says.
-func (s *savepoints) remove(ctx context.Context, uri string) error {
+func (s *savepointSchedule) remove(ctx context.Context, uri string) error {
 	files, p := filesOf(uri, s.files)
 	if files == nil {
 		return fmt.Errorf("%w: it is on a filesystem the AM does not reach (the local disk, and the staging directory's NameNode %s)", errNotRemovable, fsName(s.files))
@@ -263,18 +262,18 @@ func fsName(f framework.Files) string {
 // onDemand is framework.AM.OnSavepoint (yarn-am savepoint): a savepoint of the running job in dir
 // ("" = state.savepoints.dir), the job running on; recorded for a later start, never deleted by the
 // schedule. A job whose tasks are not all running yet is asked again every second until ctx ends.
-func (s *savepoints) onDemand(ctx context.Context, dir string) (string, error) {
+func (s *savepointSchedule) onDemand(ctx context.Context, dir string) (string, error) {
 	if dir == "" {
 		dir = s.dir
 	}
 	if dir == "" {
-		return "", fmt.Errorf("no savepoint directory: give one with yarn-am savepoint --dir DIR (a directory the JobManager can write, e.g. hdfs:///flink/savepoints), or set %s in [flink.config]", KeySavepointsDir)
+		return "", fmt.Errorf("no savepoint directory: give one with yarn-am savepoint --dir DIR (a directory the JobManager can write, e.g. hdfs:///flink/savepoints), or set %s in [flink.config]", keySavepointsDir)
 	}
 	job, err := liveJob(ctx, s.rest, "to take a savepoint of", "")
 	if err != nil {
 		return "", err
 	}
-	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: taking a savepoint in %s (yarn-am savepoint); the job runs on", jobName(job), dir)})
+	s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: taking a savepoint in %s (yarn-am savepoint); the job runs on", jobName(job), dir)})
 	start := s.now()
 	loc, err := untilAllRunning(ctx, func() (string, error) { return s.rest.Savepoint(ctx, job.ID, dir, savepointPoll) })
 	var starting *stillStarting
@@ -282,31 +281,10 @@ func (s *savepoints) onDemand(ctx context.Context, dir string) (string, error) {
 	case errors.As(err, &starting):
 		return "", err
 	case err != nil:
-		s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the savepoint in %s failed: %v", jobName(job), dir, err)})
+		s.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the savepoint in %s failed: %v", jobName(job), dir, err)})
 		return "", err
 	}
-	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: savepoint written to %s in %s (yarn-am savepoint)", jobName(job), loc, s.now().Sub(start).Round(time.Millisecond))})
+	s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: savepoint written to %s in %s (yarn-am savepoint)", jobName(job), loc, s.now().Sub(start).Round(time.Millisecond))})
 	s.keep(keptSavepoint{Path: loc, JobID: job.ID, At: s.now().UnixMilli()})
 	return loc, nil
-}
-
-// liveJob is the JobManager's one job that has not ended; without one, the error says it has no
-// running job what (to stop), then hint.
-func liveJob(ctx context.Context, rest *flinkdist.REST, what, hint string) (flinkdist.Job, error) {
-	jobs, err := rest.Jobs(ctx)
-	if err != nil {
-		return flinkdist.Job{}, fmt.Errorf("asking the JobManager for its job: %w", err)
-	}
-	var live []flinkdist.Job
-	var states []string
-	for _, j := range jobs {
-		states = append(states, j.ID+" "+j.State)
-		if !flinkdist.Terminal(j.State) {
-			live = append(live, j)
-		}
-	}
-	if len(live) != 1 {
-		return flinkdist.Job{}, fmt.Errorf("the JobManager has no running job %s (its jobs: %s)%s", what, orNone(states), hint)
-	}
-	return live[0], nil
 }

@@ -139,7 +139,7 @@ func TestScheduledSavepointsKeepTheNewest(t *testing.T) {
 	store := &memStore{}
 	rec := newRecorder(store, ev.emit, 1, recovery{})
 	clock := time.UnixMilli(1_700_000_000_000)
-	s := &savepoints{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, rec: rec, files: files, dir: "file://" + local,
+	s := &savepointSchedule{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, rec: rec, files: files, dir: "file://" + local,
 		interval: time.Hour, kept: 2, now: func() time.Time { clock = clock.Add(time.Second); return clock }}
 	ctx := context.Background()
 	tick := func() { s.take(ctx); s.prune(ctx) }
@@ -229,7 +229,7 @@ func TestSavepointScheduleRunsEveryInterval(t *testing.T) {
 			written <- e.Message
 		}
 	}
-	s := &savepoints{rest: &flinkdist.REST{URL: srv.URL}, emit: emit, rec: newRecorder(nil, emit, 1, recovery{}), dir: "file://" + local,
+	s := &savepointSchedule{rest: &flinkdist.REST{URL: srv.URL}, emit: emit, rec: newRecorder(nil, emit, 1, recovery{}), dir: "file://" + local,
 		interval: 20 * time.Millisecond, kept: 1, now: time.Now}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -254,7 +254,7 @@ func TestSavepointScheduleRunsEveryInterval(t *testing.T) {
 		}
 		return dir + "/savepoint-1", nil
 	}}
-	paused := &savepoints{emit: emit, interval: time.Hour, kept: 1, dir: "file://" + local}
+	paused := &savepointSchedule{emit: emit, interval: time.Hour, kept: 1, dir: "file://" + local}
 	startSavepoints(context.Background(), fw, paused)
 	_, err := fw.OnStop(context.Background(), "")
 	require.Error(t, err)
@@ -270,7 +270,7 @@ func TestSavepointScheduleRunsEveryInterval(t *testing.T) {
 
 	var ev recorded
 	fw = &framework.AM{}
-	startSavepoints(context.Background(), fw, &savepoints{emit: ev.emit, interval: time.Hour, kept: 3})
+	startSavepoints(context.Background(), fw, &savepointSchedule{emit: ev.emit, interval: time.Hour, kept: 3})
 	assert.NotNil(t, fw.OnSavepoint, "yarn-am savepoint works without a schedule")
 	assert.Equal(t, `flink.savepoint-interval = "1h0m0s": no savepoints are taken: state.savepoints.dir is not set (set it in [flink.config] or with -D)`, ev.messages())
 }
@@ -284,13 +284,13 @@ func TestOnDemandSavepoint(t *testing.T) {
 	srv := httptest.NewServer(jm)
 	defer srv.Close()
 	var ev recorded
-	s := &savepoints{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, rec: newRecorder(nil, ev.emit, 1, recovery{}), now: time.Now}
+	s := &savepointSchedule{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, rec: newRecorder(nil, ev.emit, 1, recovery{}), now: time.Now}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := s.onDemand(ctx, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "yarn-am savepoint --dir DIR")
-	assert.Contains(t, err.Error(), KeySavepointsDir)
+	assert.Contains(t, err.Error(), keySavepointsDir)
 	assert.Zero(t, jm.triggers())
 
 	s.dir = "file://" + local
@@ -338,7 +338,7 @@ func TestScheduledSavepointDeletesOnlySavepoints(t *testing.T) {
 		{Path: "s3://bucket/sp/savepoint-1", At: 2, Scheduled: true},
 		{Path: "file:" + dir + "/savepoint-0-3", At: 3, Scheduled: true},
 	}})
-	s := &savepoints{emit: ev.emit, rec: rec, kept: 1, interval: time.Minute}
+	s := &savepointSchedule{emit: ev.emit, rec: rec, kept: 1, interval: time.Minute}
 	s.prune(context.Background())
 	assert.DirExists(t, precious)
 	assert.Contains(t, ev.messages(), "is not named as Flink names a savepoint")
@@ -392,9 +392,9 @@ func TestPickRestoreChoosesTheNewerOfACheckpointAndASavepoint(t *testing.T) {
 	data, err := rec.encode()
 	require.NoError(t, err)
 	conf := flinkdist.NewConfig()
-	conf.Set(KeyCheckpointInterval, "1s")
+	conf.Set(keyCheckpointInterval, "1s")
 	var ev recorded
-	from, kept := recoverAtStart(ctx, &Spec{Jar: "job.jar", Config: map[string]string{}}, conf, framework.AMStart{Attempt: 2, State: &memStore{data: data}}, ev.emit)
+	from, kept := recoverAtStart(ctx, &flinkSpec{Jar: "job.jar", Config: map[string]string{}}, conf, framework.AMStart{Attempt: 2, State: &memStore{data: data}}, ev.emit)
 	assert.Equal(t, sched.Path, from)
 	assert.Contains(t, ev.messages(), "AM attempt 2: the Flink job starts from savepoint at "+sched.Path+", the newest savepoint the AM took on its schedule (flink.savepoint-interval); 1 newer ones are gone, newer than checkpoint 8")
 	assert.Equal(t, restore{Attempt: 2, Path: from, Savepoint: true}, kept.Restores[0])
@@ -412,7 +412,7 @@ func TestSavepointScheduleKeys(t *testing.T) {
 	j, err := load("")
 	require.NoError(t, err)
 	assert.Zero(t, specOf(j).SavepointInterval)
-	assert.Equal(t, DefaultSavepointsKept, specOf(j).SavepointsKept)
+	assert.Equal(t, defaultSavepointsKept, specOf(j).SavepointsKept)
 	j, err = load("savepoint-interval = \"30m\"\nsavepoints-kept = 5")
 	require.NoError(t, err)
 	assert.Equal(t, 30*time.Minute, specOf(j).SavepointInterval)

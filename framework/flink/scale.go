@@ -35,17 +35,17 @@ func scalePolicy(reactive, session bool) func(ctx context.Context, from, to int)
 }
 
 // isReactive reads scheduler-mode from the configuration the processes will have.
-func isReactive(spec *Spec) bool {
+func isReactive(spec *flinkSpec) bool {
 	v, _ := amConfig(spec).Get("scheduler-mode")
 	return strings.EqualFold(strings.TrimSpace(v), "reactive")
 }
 
 // amConfig is the configuration the processes will have, as the AM reads it: the localised home's
 // (in the AM container's working directory), the job file's Flink keys, then -D.
-func amConfig(spec *Spec) *flinkdist.Config {
+func amConfig(spec *flinkSpec) *flinkdist.Config {
 	conf := flinkdist.NewConfig()
 	if dir, err := os.Getwd(); err == nil {
-		if h, err := flinkdist.OpenHome(filepath.Join(dir, HomeAlias)); err == nil {
+		if h, err := flinkdist.OpenHome(filepath.Join(dir, homeAlias)); err == nil {
 			if c, _, err := h.Config(); err == nil {
 				conf = c
 			}

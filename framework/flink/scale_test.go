@@ -24,8 +24,8 @@ func TestScalePolicy(t *testing.T) {
 // The AM reads scheduler-mode as the processes will: the job file's key and -D (the latter wins).
 func TestIsReactive(t *testing.T) {
 	t.Chdir(t.TempDir()) // no localised home here
-	assert.True(t, isReactive(&Spec{Config: map[string]string{"scheduler-mode": "reactive"}}))
-	assert.False(t, isReactive(&Spec{Config: map[string]string{}}))
-	assert.True(t, isReactive(&Spec{Config: map[string]string{}, Defines: []string{"scheduler-mode=REACTIVE"}}))
-	assert.False(t, isReactive(&Spec{Config: map[string]string{"scheduler-mode": "reactive"}, Defines: []string{"scheduler-mode=default"}}))
+	assert.True(t, isReactive(&flinkSpec{Config: map[string]string{"scheduler-mode": "reactive"}}))
+	assert.False(t, isReactive(&flinkSpec{Config: map[string]string{}}))
+	assert.True(t, isReactive(&flinkSpec{Config: map[string]string{}, Defines: []string{"scheduler-mode=REACTIVE"}}))
+	assert.False(t, isReactive(&flinkSpec{Config: map[string]string{"scheduler-mode": "reactive"}, Defines: []string{"scheduler-mode=default"}}))
 }

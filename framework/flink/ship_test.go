@@ -54,16 +54,16 @@ func TestHomeArchiveIsPackedOncePerContent(t *testing.T) {
 }
 
 func TestStageAddsTheHomeAndTheJar(t *testing.T) {
-	job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar"}}}
+	job := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: &flinkSpec{Provided: "hdfs:///flink/flink.tar", Jar: "/w/job.jar"}}}
 	require.NoError(t, stage(job, io.Discard))
-	home := jobfile.FileSpec{Source: "hdfs:///flink/flink.tar", Alias: HomeAlias}
+	home := jobfile.FileSpec{Source: "hdfs:///flink/flink.tar", Alias: homeAlias}
 	jar := jobfile.FileSpec{Source: "/w/job.jar", Alias: "job.jar"}
 	assert.Equal(t, []jobfile.FileSpec{home}, job.AM.Archives)
 	assert.Equal(t, []jobfile.FileSpec{home}, job.TaskExecutor.Archives)
 	assert.Equal(t, []jobfile.FileSpec{jar}, job.AM.Files)
 	assert.Equal(t, []jobfile.FileSpec{jar}, job.TaskExecutor.Files)
 
-	taken := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: Name, Spec: &Spec{Provided: "hdfs:///f.tar"}}}
+	taken := &jobfile.Job{Framework: &jobfile.FrameworkPart{Name: frameworkName, Spec: &flinkSpec{Provided: "hdfs:///f.tar"}}}
 	taken.TaskExecutor.Archives = []jobfile.FileSpec{{Source: "/x/env.tgz", Alias: "flink"}}
 	err := stage(taken, io.Discard)
 	require.Error(t, err)
@@ -274,9 +274,9 @@ func TestArchivesOfOneListingAreTwoWhenTheirBytesDiffer(t *testing.T) {
 	}
 	cache := t.TempDir()
 	seven, eight := jdk("1.7.0"), jdk("1.8.0")
-	a, err := JavaHomeArchive(seven, cache, io.Discard)
+	a, err := javaHomeArchive(seven, cache, io.Discard)
 	require.NoError(t, err)
-	b, err := JavaHomeArchive(eight, cache, io.Discard)
+	b, err := javaHomeArchive(eight, cache, io.Discard)
 	require.NoError(t, err)
 	assert.NotEqual(t, a, b, "two JDKs of one listing but their directory")
 	assert.Equal(t, "JAVA_VERSION=\"1.7.0\"\n", tarFiles(t, a)["release"])
@@ -286,7 +286,7 @@ func TestArchivesOfOneListingAreTwoWhenTheirBytesDiffer(t *testing.T) {
 	release := filepath.Join(seven, "release")
 	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"1.9.0\"\n"), 0o644))
 	require.NoError(t, os.Chtimes(release, when.Add(time.Millisecond), when.Add(time.Millisecond)))
-	c, err := JavaHomeArchive(seven, cache, io.Discard)
+	c, err := javaHomeArchive(seven, cache, io.Discard)
 	require.NoError(t, err)
 	assert.NotEqual(t, a, c, "a file rewritten within the same second is another content")
 	assert.Equal(t, "JAVA_VERSION=\"1.9.0\"\n", tarFiles(t, c)["release"])

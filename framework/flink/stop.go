@@ -8,17 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
-
-// KeySavepointsDir is Flink's default savepoint directory, which a stop without --savepoint uses.
-const KeySavepointsDir = "state.savepoints.dir"
-
-// savepointPoll is how often a stop asks whether its savepoint has completed.
-const savepointPoll = 500 * time.Millisecond
 
 // stopper stops an application cluster's job with a savepoint, as flink stop does
 // (docs/flink.md#stopping-with-a-savepoint): the job ends FINISHED, its JobManager (the driver) exits
@@ -58,13 +51,13 @@ func (s *stopper) stop(ctx context.Context, dir string) (string, error) {
 		dir = s.configured
 	}
 	if dir == "" {
-		return "", fmt.Errorf("no savepoint directory: give one with yarn-am stop --savepoint DIR (a directory the JobManager can write, e.g. file:///tmp/savepoints), or set %s in [flink.config]", KeySavepointsDir)
+		return "", fmt.Errorf("no savepoint directory: give one with yarn-am stop --savepoint DIR (a directory the JobManager can write, e.g. file:///tmp/savepoints), or set %s in [flink.config]", keySavepointsDir)
 	}
 	job, err := liveJob(ctx, s.rest, "to stop", "; the application ends on its own, or use yarn-am kill")
 	if err != nil {
 		return "", err
 	}
-	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: stopping with a savepoint in %s (yarn-am stop)", jobName(job), dir)})
+	s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: stopping with a savepoint in %s (yarn-am stop)", jobName(job), dir)})
 	path, err := untilAllRunning(ctx, func() (string, error) {
 		trigger, err := s.rest.StopWithSavepoint(ctx, job.ID, dir)
 		if err != nil {
@@ -77,50 +70,12 @@ func (s *stopper) stop(ctx context.Context, dir string) (string, error) {
 	case errors.As(err, &starting):
 		return "", err
 	case err != nil:
-		s.emit(contract.Event{Type: EventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the stop with a savepoint in %s failed: %v", jobName(job), dir, err)})
+		s.emit(contract.Event{Type: eventJob, Severity: contract.SeverityWarning, Message: fmt.Sprintf("%s: the stop with a savepoint in %s failed: %v", jobName(job), dir, err)})
 		return "", err
 	}
-	s.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s stopped with a savepoint at %s; it ends FINISHED", jobName(job), path)})
+	s.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s stopped with a savepoint at %s; it ends FINISHED", jobName(job), path)})
 	if s.note != "" {
 		_ = os.WriteFile(s.note, []byte(path), 0o600)
 	}
 	return path, nil
-}
-
-// untilAllRunning calls try (a savepoint, with a stop or without) until it succeeds or fails for
-// another reason than Flink's refusal while some of the job's tasks are not running yet: a job that
-// has just started (or restarted) is RUNNING before all its tasks are, and a moment later Flink takes
-// the savepoint. It asks again every second; when ctx ends first, the error is a *stillStarting.
-func untilAllRunning(ctx context.Context, try func() (string, error)) (string, error) {
-	for {
-		res, err := try()
-		if err == nil || !strings.Contains(err.Error(), notAllRunning) {
-			return res, err
-		}
-		select {
-		case <-ctx.Done():
-			return "", &stillStarting{err}
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-// stillStarting is untilAllRunning's error when its time ran out while Flink still refused.
-type stillStarting struct{ err error }
-
-func (e *stillStarting) Error() string {
-	return e.err.Error() + " (the job's tasks are not all running yet; try again in a moment)"
-}
-
-func (e *stillStarting) Unwrap() error { return e.err }
-
-// notAllRunning is Flink's reason for refusing a savepoint while some of the job's tasks are not
-// running yet (CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING).
-const notAllRunning = "Not all required tasks are currently running"
-
-func orNone(l []string) string {
-	if len(l) == 0 {
-		return "none"
-	}
-	return strings.Join(l, ", ")
 }

@@ -72,7 +72,7 @@ func (r *recorded) messages() string {
 	defer r.mu.Unlock()
 	var l []string
 	for _, e := range r.evs {
-		if e.Type != EventJob {
+		if e.Type != eventJob {
 			l = append(l, "WRONG TYPE "+string(e.Type))
 		}
 		l = append(l, e.Message)
@@ -93,8 +93,8 @@ func TestStopWithSavepoint(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if _, err := s.stop(ctx, ""); err == nil || !strings.Contains(err.Error(), "--savepoint DIR") || !strings.Contains(err.Error(), KeySavepointsDir) {
-		t.Fatalf("no directory: %v, want a refusal naming --savepoint and %s", err, KeySavepointsDir)
+	if _, err := s.stop(ctx, ""); err == nil || !strings.Contains(err.Error(), "--savepoint DIR") || !strings.Contains(err.Error(), keySavepointsDir) {
+		t.Fatalf("no directory: %v, want a refusal naming --savepoint and %s", err, keySavepointsDir)
 	}
 	if jm.stopBody != nil {
 		t.Fatal("a refused stop reached the JobManager")

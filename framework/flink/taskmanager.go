@@ -12,7 +12,7 @@ import (
 
 // A TaskManager learns the JobManager's RPC address from the AM, which publishes it once the
 // JobManager's JVM has bound its port (bound.go): the launcher asks before the worker starts, with
-// the application secret over HTTPS, and sets EnvJobManager in the worker's environment
+// the application secret over HTTPS, and sets envJobManager in the worker's environment
 // (docs/flink.md#the-jobmanager-as-the-driver).
 
 // jobManagerAddressBound is how long a TaskManager's launcher waits for the JobManager's address: a
@@ -24,13 +24,13 @@ const jobManagerAddressBound = 5 * time.Minute
 const jobManagerAddressPoll = 500 * time.Millisecond
 
 // PrepareWorker waits until the AM has published the JobManager's RPC address and gives it to the
-// TaskManager (EnvJobManager).
-func (Flink) PrepareWorker(ctx context.Context, w framework.Worker) ([]string, error) {
+// TaskManager (envJobManager).
+func (flinkFramework) PrepareWorker(ctx context.Context, w framework.Worker) ([]string, error) {
 	addr, err := awaitJobManager(ctx, w, jobManagerAddressBound, jobManagerAddressPoll)
 	if err != nil {
 		return nil, err
 	}
-	return []string{EnvJobManager + "=" + addr}, nil
+	return []string{envJobManager + "=" + addr}, nil
 }
 
 // awaitJobManager asks w.Published every poll until it names the JobManager, at most bound; errors
@@ -52,8 +52,8 @@ func awaitJobManager(ctx context.Context, w framework.Worker, bound, poll time.D
 			if ctx.Err() == nil {
 				last = err.Error()
 			}
-		case values[PublishedJobManager] != "":
-			addr := values[PublishedJobManager]
+		case values[publishedJobManager] != "":
+			addr := values[publishedJobManager]
 			if h, p, err := net.SplitHostPort(addr); err != nil || h == "" || p == "" {
 				return "", fmt.Errorf("flink-taskmanager: the AM published %q as the JobManager's address, not host:port", addr)
 			}

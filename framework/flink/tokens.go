@@ -21,12 +21,12 @@ import (
 // alone), and its receiver adds them to the JVM's Hadoop user. Flink's own Hadoop providers stay off:
 // they would log in with a keytab the JVMs do not have. The keytab stays in the AM.
 
-// KeyTokenRefresh is the [flink] key of how often the JobManager reads the AM's tokens again.
-const KeyTokenRefresh = "token-refresh"
+// keyTokenRefresh is the [flink] key of how often the JobManager reads the AM's tokens again.
+const keyTokenRefresh = "token-refresh"
 
-// DefaultTokenRefresh is token-refresh's default. Flink asks its providers again at its renewal
+// defaultTokenRefresh is token-refresh's default. Flink asks its providers again at its renewal
 // time-ratio (security.delegation.tokens.renewal.time-ratio, 0.75) of it.
-const DefaultTokenRefresh = 30 * time.Second
+const defaultTokenRefresh = 30 * time.Second
 
 // maxTokenRefresh bounds token-refresh: the AM replaces tokens at 3/4 of their maximum lifetime, and
 // the old ones must not end before the JVMs have the new.
@@ -39,14 +39,14 @@ const (
 )
 
 // readTokenRefresh reads token-refresh into f.
-func readTokenRefresh(t *jobfile.Table, f *Spec) {
-	f.TokenRefresh = DefaultTokenRefresh
-	d, set := t.Duration(KeyTokenRefresh, time.Second, `"30s" (the default) or "10s"`)
+func readTokenRefresh(t *jobfile.Table, f *flinkSpec) {
+	f.TokenRefresh = defaultTokenRefresh
+	d, set := t.Duration(keyTokenRefresh, time.Second, `"30s" (the default) or "10s"`)
 	if !set {
 		return
 	}
 	if d > maxTokenRefresh {
-		t.Problem("flink.%s = %q: at most %s (the AM replaces tokens at 3/4 of their maximum lifetime, and the JVMs must have the new ones before the old end)", KeyTokenRefresh, d, maxTokenRefresh)
+		t.Problem("flink.%s = %q: at most %s (the AM replaces tokens at 3/4 of their maximum lifetime, and the JVMs must have the new ones before the old end)", keyTokenRefresh, d, maxTokenRefresh)
 		return
 	}
 	f.TokenRefresh = d
@@ -95,7 +95,7 @@ func tokensOnClasspath(s *flinkSetup, jobManager bool, getenv func(string) strin
 	}
 	every := s.spec.TokenRefresh
 	if every <= 0 {
-		every = DefaultTokenRefresh
+		every = defaultTokenRefresh
 	}
 	fmt.Fprintf(stdout, "yarn-am %s: the JobManager reads the AM's delegation tokens at least every %s and hands them to its TaskManagers (%s)\n", name, every, flinkdist.TokenJarName)
 	return []string{jar}, []string{

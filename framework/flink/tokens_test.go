@@ -45,7 +45,7 @@ func TestTokensReachFlinksJVMs(t *testing.T) {
 	assert.Equal(t, "false", v, "the job's own setting stays")
 
 	dir := t.TempDir()
-	s := &flinkSetup{dir: dir, conf: conf, spec: &Spec{TokenRefresh: 5 * time.Second}}
+	s := &flinkSetup{dir: dir, conf: conf, spec: &flinkSpec{TokenRefresh: 5 * time.Second}}
 	var out bytes.Buffer
 	jars, jvmEnv, err := tokensOnClasspath(s, true, getenv, &out, "flink-jobmanager")
 	require.NoError(t, err)

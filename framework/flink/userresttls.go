@@ -37,13 +37,13 @@ func userRESTTLS(conf *flinkdist.Config) bool {
 }
 
 func restAuth(conf *flinkdist.Config) bool {
-	v, _ := conf.Get(KeyRESTSSLAuth)
+	v, _ := conf.Get(keyRESTSSLAuth)
 	return strings.EqualFold(strings.TrimSpace(v), "true")
 }
 
-// KeyRESTWithoutClientAuth is the [flink] key with which a job accepts its own REST TLS without
+// keyRESTWithoutClientAuth is the [flink] key with which a job accepts its own REST TLS without
 // client authentication (docs/flink.md#your-own-rest-tls).
-const KeyRESTWithoutClientAuth = "rest-tls-without-client-auth"
+const keyRESTWithoutClientAuth = "rest-tls-without-client-auth"
 
 // checkUserRESTTLS is the pre-flight of the job's own REST TLS, from the configuration alone (the
 // stores are read where the containers see them, userRESTClient): a trust store, a key store when
@@ -58,11 +58,11 @@ func checkUserRESTTLS(conf *flinkdist.Config, openOK bool) error {
 	var errs []error
 	if !restAuth(conf) && !openOK {
 		errs = append(errs, fmt.Errorf("%s = true without %s = true: the JobManager's REST API would answer anyone who reaches its port, past the AM's proxy and its rules (a stranger could cancel the job, or run code in the JobManager); turn client authentication on (%s = true and %s), or accept an open REST API with [flink] %s = true (docs/flink.md#your-own-rest-tls)",
-			flinkdist.KeyRESTSSL, KeyRESTSSLAuth, KeyRESTSSLAuth, KeyRESTKeyStore, KeyRESTWithoutClientAuth))
+			flinkdist.KeyRESTSSL, keyRESTSSLAuth, keyRESTSSLAuth, keyRESTKeyStore, keyRESTWithoutClientAuth))
 	}
-	need := []string{KeyRESTTrustStore}
+	need := []string{keyRESTTrustStore}
 	if restAuth(conf) {
-		need = append(need, KeyRESTKeyStore)
+		need = append(need, keyRESTKeyStore)
 	}
 	for _, k := range need {
 		if v, _ := conf.Get(k); strings.TrimSpace(v) == "" {
@@ -108,7 +108,7 @@ func userRESTClient(conf *flinkdist.Config, dir string) (*tls.Config, error) {
 		return data, nil
 	}
 	password := func(k string) string { v, _ := conf.Get(k); return v }
-	trustData, err := read(KeyRESTTrustStore)
+	trustData, err := read(keyRESTTrustStore)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +117,12 @@ func userRESTClient(conf *flinkdist.Config, dir string) (*tls.Config, error) {
 		// A store of a key and its chain serves as a trust store too (Flink's docs use one file for both).
 		_, leaf, chain, err2 := pkcs12.DecodeChain(trustData, password(keyRESTTrustPassword))
 		if err2 != nil {
-			return nil, fmt.Errorf("%s = %s: not a PKCS12 trust store that %s opens: %v", KeyRESTTrustStore, text.Quote(path(KeyRESTTrustStore)), keyRESTTrustPassword, err)
+			return nil, fmt.Errorf("%s = %s: not a PKCS12 trust store that %s opens: %v", keyRESTTrustStore, text.Quote(path(keyRESTTrustStore)), keyRESTTrustPassword, err)
 		}
 		roots = append([]*x509.Certificate{leaf}, chain...)
 	}
 	if len(roots) == 0 {
-		return nil, fmt.Errorf("%s = %s holds no certificate to trust", KeyRESTTrustStore, text.Quote(path(KeyRESTTrustStore)))
+		return nil, fmt.Errorf("%s = %s holds no certificate to trust", keyRESTTrustStore, text.Quote(path(keyRESTTrustStore)))
 	}
 	pool := x509.NewCertPool()
 	for _, c := range roots {
@@ -135,7 +135,7 @@ func userRESTClient(conf *flinkdist.Config, dir string) (*tls.Config, error) {
 	}
 	cfg.CipherSuites = suites
 	if restAuth(conf) {
-		keyData, err := read(KeyRESTKeyStore)
+		keyData, err := read(keyRESTKeyStore)
 		if err != nil {
 			return nil, err
 		}
@@ -145,7 +145,7 @@ func userRESTClient(conf *flinkdist.Config, dir string) (*tls.Config, error) {
 		}
 		key, leaf, chain, err := pkcs12.DecodeChain(keyData, pw)
 		if err != nil {
-			return nil, fmt.Errorf("%s = %s: not a PKCS12 key store that %s opens: %v", KeyRESTKeyStore, text.Quote(path(KeyRESTKeyStore)), keyRESTStorePassword, err)
+			return nil, fmt.Errorf("%s = %s: not a PKCS12 key store that %s opens: %v", keyRESTKeyStore, text.Quote(path(keyRESTKeyStore)), keyRESTStorePassword, err)
 		}
 		cert := tls.Certificate{PrivateKey: key, Leaf: leaf, Certificate: [][]byte{leaf.Raw}}
 		for _, c := range chain {
@@ -162,7 +162,7 @@ const flinkDefaultAlgorithms = "TLS_RSA_WITH_AES_128_CBC_SHA256"
 // cipherSuites are the TLS 1.2 suites of security.ssl.algorithms (Flink's default when unset) that
 // Go implements: the JobManager offers those alone, and Go's defaults leave out RSA key exchange.
 func cipherSuites(conf *flinkdist.Config) ([]uint16, error) {
-	v, ok := conf.Get(KeySSLAlgorithms)
+	v, ok := conf.Get(keySSLAlgorithms)
 	if !ok || strings.TrimSpace(v) == "" {
 		v = flinkDefaultAlgorithms
 	}
@@ -177,7 +177,7 @@ func cipherSuites(conf *flinkdist.Config) ([]uint16, error) {
 		}
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("%s = %s: none of these cipher suites is one the AM's TLS implements; add one such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", KeySSLAlgorithms, text.Quote(v))
+		return nil, fmt.Errorf("%s = %s: none of these cipher suites is one the AM's TLS implements; add one such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", keySSLAlgorithms, text.Quote(v))
 	}
 	return ids, nil
 }

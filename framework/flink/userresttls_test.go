@@ -44,10 +44,10 @@ func userStores(t *testing.T, dir string, a testAuthority) *flinkdist.Config {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink", "conf", "trust.p12"), ts, 0o600))
 	c := flinkdist.NewConfig()
 	for k, v := range map[string]string{
-		flinkdist.KeyRESTSSL: "true", KeyRESTSSLAuth: "true",
-		KeyRESTKeyStore: "flink/conf/rest.p12", keyRESTStorePassword: "kspw",
-		KeyRESTTrustStore: "flink/conf/trust.p12", keyRESTTrustPassword: "tspw",
-		KeySSLAlgorithms: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+		flinkdist.KeyRESTSSL: "true", keyRESTSSLAuth: "true",
+		keyRESTKeyStore: "flink/conf/rest.p12", keyRESTStorePassword: "kspw",
+		keyRESTTrustStore: "flink/conf/trust.p12", keyRESTTrustPassword: "tspw",
+		keySSLAlgorithms: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
 	} {
 		c.Set(k, v)
 	}
@@ -88,7 +88,7 @@ func TestUserRESTClientUsesTheConfiguredStores(t *testing.T) {
 	_, err = (&http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}).Get(other.URL)
 	assert.Error(t, err, "a server the trust store does not vouch for")
 
-	conf.Set(KeyRESTSSLAuth, "false")
+	conf.Set(keyRESTSSLAuth, "false")
 	cfg, err = userRESTClient(conf, dir)
 	require.NoError(t, err)
 	assert.Empty(t, cfg.Certificates, "no client certificate without authentication")
@@ -107,13 +107,13 @@ func TestUserRESTClientRefusals(t *testing.T) {
 		want string
 	}{
 		{"JKS type", map[string]string{keyRESTTrustType: "JKS"}, "", `security.ssl.rest.truststore-type = "JKS": yarn-am reads PKCS12 stores only`},
-		{"JKS content", map[string]string{KeyRESTTrustStore: "flink/conf/trust.jks"}, "", `is a JKS store: yarn-am reads PKCS12 stores only; convert it with keytool`},
-		{"no trust store", nil, KeyRESTTrustStore, "security.ssl.rest.enabled = true needs security.ssl.rest.truststore"},
-		{"no key store with authentication", nil, KeyRESTKeyStore, "needs security.ssl.rest.keystore"},
+		{"JKS content", map[string]string{keyRESTTrustStore: "flink/conf/trust.jks"}, "", `is a JKS store: yarn-am reads PKCS12 stores only; convert it with keytool`},
+		{"no trust store", nil, keyRESTTrustStore, "security.ssl.rest.enabled = true needs security.ssl.rest.truststore"},
+		{"no key store with authentication", nil, keyRESTKeyStore, "needs security.ssl.rest.keystore"},
 		{"wrong password", map[string]string{keyRESTStorePassword: "nope"}, "", `security.ssl.rest.keystore = "` + filepath.Join(dir, "flink/conf/rest.p12") + `": not a PKCS12 key store that security.ssl.rest.keystore-password opens`},
 		{"key password of its own", map[string]string{keyRESTKeyPassword: "other"}, "", "security.ssl.rest.key-password differs from security.ssl.rest.keystore-password"},
-		{"no cipher suite Go has", map[string]string{KeySSLAlgorithms: "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"}, "", `security.ssl.algorithms = "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256": none of these cipher suites`},
-		{"missing file", map[string]string{KeyRESTTrustStore: "flink/conf/gone.p12"}, "", "gone.p12"},
+		{"no cipher suite Go has", map[string]string{keySSLAlgorithms: "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256"}, "", `security.ssl.algorithms = "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256": none of these cipher suites`},
+		{"missing file", map[string]string{keyRESTTrustStore: "flink/conf/gone.p12"}, "", "gone.p12"},
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "flink/conf/trust.jks"), append(append([]byte{}, jksMagic...), 0, 0, 0, 2), 0o600))
 	for _, tc := range cases {
@@ -132,7 +132,7 @@ func TestUserRESTClientRefusals(t *testing.T) {
 	}
 	// Without client authentication the REST API is open: refused unless the job accepts it.
 	open := conf.Clone()
-	open.Set(KeyRESTSSLAuth, "false")
+	open.Set(keyRESTSSLAuth, "false")
 	err := checkUserRESTTLS(open, false)
 	if assert.Error(t, err, "own REST TLS without client authentication") {
 		assert.Contains(t, err.Error(), "security.ssl.rest.enabled = true without security.ssl.rest.authentication-enabled = true")
@@ -165,9 +165,9 @@ jar = "job.jar"
 	wd := t.TempDir()
 	t.Chdir(wd)
 	userStores(t, wd, newTestAuthority(t))
-	fw, err := Flink{}.StartAM(t.Context(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), TrackingURL: "http://am:8088/"})
+	fw, err := flinkFramework{}.StartAM(t.Context(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t), TrackingURL: "http://am:8088/"})
 	require.NoError(t, err)
-	assert.NotContains(t, fw.DriverEnv, EnvRESTTLS)
+	assert.NotContains(t, fw.DriverEnv, envRESTTLS)
 	_, err = os.Stat(filepath.Join(wd, restTLSDir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no stores of the AM's")
 	tr, ok := fw.Proxy.Transport.(*http.Transport)
@@ -175,7 +175,7 @@ jar = "job.jar"
 	assert.Len(t, tr.TLSClientConfig.Certificates, 1, "the job's key store")
 
 	require.NoError(t, os.Remove(filepath.Join(wd, "flink/conf/trust.p12")))
-	_, err = Flink{}.StartAM(t.Context(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
+	_, err = flinkFramework{}.StartAM(t.Context(), j, framework.AMStart{Host: "127.0.0.1", TLS: newTestAuthority(t)})
 	assert.ErrorContains(t, err, "trust.p12", "a store the AM cannot read fails its start, naming it")
 }
 

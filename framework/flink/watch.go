@@ -1,10 +1,8 @@
 package flink
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
@@ -15,13 +13,8 @@ import (
 // status and the web page print, read from the JobManager's REST API, and the flink-job events told
 // of what changed since the last read.
 
-// EventJob is the type of the events a Flink job's AM adds: the job's state changed, a checkpoint
-// completed (at most one event per checkpointEventEvery), it was rescaled, a savepoint was written,
-// it was restored, it was stopped (docs/running.md#events).
-const EventJob contract.EventType = "flink-job"
-
-// DetailsTitle heads the details in status and on the web page.
-const DetailsTitle = "Flink job"
+// detailsTitle heads the details in status and on the web page.
+const detailsTitle = "Flink job"
 
 // checkpointEventEvery throttles the checkpoint events: a job checkpointing every second would
 // otherwise push every other event out of the AM's log.
@@ -105,23 +98,6 @@ func (w *jobWatch) demandDetails() []contract.Detail {
 	return w.demand.details()
 }
 
-// current is the job to show: the newest that has not ended, else the newest.
-func current(jobs []flinkdist.Job) flinkdist.Job {
-	jobs = slices.Clone(jobs)
-	slices.SortStableFunc(jobs, func(a, b flinkdist.Job) int {
-		if ta, tb := flinkdist.Terminal(a.State), flinkdist.Terminal(b.State); ta != tb {
-			if ta {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(b.Start, a.Start)
-	})
-	return jobs[0]
-}
-
-func jobName(j flinkdist.Job) string { return "Flink job " + j.Name + " (" + j.ID + ")" }
-
 // tellJob emits the job's first sight, a change of its state and a change of its parallelism.
 func (w *jobWatch) tellJob(job flinkdist.Job, par int) {
 	switch {
@@ -130,27 +106,17 @@ func (w *jobWatch) tellJob(job flinkdist.Job, par int) {
 		if par > 0 {
 			msg += fmt.Sprintf(", parallelism %d", par)
 		}
-		w.emit(contract.Event{Type: EventJob, Severity: severity(job.State), Message: msg})
+		w.emit(contract.Event{Type: eventJob, Severity: severity(job.State), Message: msg})
 		w.checkpoint, w.toldCkpt, w.toldCkptAt, w.savepoint, w.restored = 0, 0, time.Time{}, 0, false
 	case job.State != w.state:
-		w.emit(contract.Event{Type: EventJob, Severity: severity(job.State), Message: jobName(job) + ": " + w.state + " → " + job.State})
+		w.emit(contract.Event{Type: eventJob, Severity: severity(job.State), Message: jobName(job) + ": " + w.state + " → " + job.State})
 	case par > 0 && w.parallelism > 0 && par != w.parallelism:
-		w.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s rescaled: parallelism %d → %d", jobName(job), w.parallelism, par)})
+		w.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s rescaled: parallelism %d → %d", jobName(job), w.parallelism, par)})
 	}
 	w.jobID, w.state = job.ID, job.State
 	if par > 0 {
 		w.parallelism = par
 	}
-}
-
-func severity(state string) string {
-	switch state {
-	case "FAILED":
-		return contract.SeverityError
-	case "CANCELED", "FAILING", "RESTARTING":
-		return contract.SeverityWarning
-	}
-	return contract.SeverityInfo
 }
 
 // tellCheckpoints emits a completed checkpoint (throttled), a new savepoint and the restore, and
@@ -170,14 +136,14 @@ func (w *jobWatch) tellCheckpoints(job flinkdist.Job, cp *flinkdist.Checkpoints)
 			if w.toldCkpt > 0 {
 				msg += fmt.Sprintf(" (%d since the last such event)", c.ID-w.toldCkpt)
 			}
-			w.emit(contract.Event{Type: EventJob, Message: msg})
+			w.emit(contract.Event{Type: eventJob, Message: msg})
 			w.toldCkpt, w.toldCkptAt = c.ID, now
 		}
 	}
 	if s := cp.Latest.Savepoint; s != nil {
 		d = append(d, contract.Detail{Name: "Last savepoint", Value: pointLine(s)})
 		if s.ID > w.savepoint {
-			w.emit(contract.Event{Type: EventJob, Message: fmt.Sprintf("%s: savepoint %d written to %s", jobName(job), s.ID, s.ExternalPath)})
+			w.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: savepoint %d written to %s", jobName(job), s.ID, s.ExternalPath)})
 			w.savepoint = s.ID
 		}
 	}
@@ -191,7 +157,7 @@ func (w *jobWatch) tellCheckpoints(job flinkdist.Job, cp *flinkdist.Checkpoints)
 		}
 		d = append(d, contract.Detail{Name: "Restored from", Value: what})
 		if !w.restored {
-			w.emit(contract.Event{Type: EventJob, Message: jobName(job) + " restored from " + what})
+			w.emit(contract.Event{Type: eventJob, Message: jobName(job) + " restored from " + what})
 			w.restored = true
 		}
 	}
