@@ -40,6 +40,10 @@ const (
 	// not a GPU.
 	MaxGPUMemoryMiB = 1 << 30
 	MaxGPUPowerW    = 100000
+	// DefaultSickGPUsPerNode is taskexecutor.sick-gpus-per-node's default: after this many of a
+	// node's GPUs turned unhealthy under the job's containers, the node is excluded
+	// (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service).
+	DefaultSickGPUsPerNode = 2
 )
 
 // Events of GPU sampling (docs/running.md#events).
@@ -58,6 +62,9 @@ const (
 	EventIdleGPURelease  EventType = "idle-gpu-release"
 	EventIdleGPUReleased EventType = "idle-gpu-released"
 	EventIdleGPUKept     EventType = "idle-gpu-kept"
+	// EventGPUUnhealthy: a running container's GPU read unhealthy (GPUReading.Unhealthy): the
+	// container is ended and replaced (once per container; Reason holds the GPU's UUID).
+	EventGPUUnhealthy EventType = "gpu-unhealthy"
 )
 
 // AliveReport is the body of POST <EnvReportURL><CONTAINER_ID>/alive: empty (a launcher that does not
@@ -92,6 +99,19 @@ type GPUReading struct {
 	// "ERR!"): they are all unknown in this reading, and Problem says why (at most MaxGPUProblem
 	// bytes, one line; docs/running.md#gpu-utilisation).
 	Problem string `json:"problem,omitempty"`
+	// Sick is set when the GPU's values could be read but a health field says it is unhealthy:
+	// "<field>=<value>" of the first such field, e.g. "ecc.errors.uncorrected.volatile.total=2"
+	// (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service; at most MaxGPUProblem bytes).
+	Sick string `json:"sick,omitempty"`
+}
+
+// Unhealthy says why the GPU is out of service ("" when it is healthy): its Problem (a GPU the tool
+// lists but cannot read, "[GPU is lost]") or its Sick field.
+func (r GPUReading) Unhealthy() string {
+	if r.Problem != "" {
+		return r.Problem
+	}
+	return r.Sick
 }
 
 // MaxGPUProblem bounds GPUReading.Problem: every sample of a sick GPU carries it, and a liveness
@@ -115,6 +135,8 @@ func (r GPUReading) Check() error {
 		return fmt.Errorf("gpu %s: power %v W: want 0..%d", r.UUID, *r.PowerW, MaxGPUPowerW)
 	case len(r.Problem) > MaxGPUProblem || strings.ContainsFunc(r.Problem, func(c rune) bool { return c < ' ' || c == 0x7f }):
 		return fmt.Errorf("gpu %s: problem %.40q: want one line of at most %d bytes", r.UUID, r.Problem, MaxGPUProblem)
+	case len(r.Sick) > MaxGPUProblem || strings.ContainsFunc(r.Sick, func(c rune) bool { return c < ' ' || c == 0x7f }):
+		return fmt.Errorf("gpu %s: sick %.40q: want one line of at most %d bytes", r.UUID, r.Sick, MaxGPUProblem)
 	case r.Problem != "" && (r.Util != nil || r.PowerW != nil || r.MemUsedMiB != 0 || r.MemTotalMiB != 0):
 		return fmt.Errorf("gpu %s: values beside a problem: a sick GPU's values are unknown", r.UUID)
 	}
@@ -133,6 +155,8 @@ type GPUStatus struct {
 	// Problem is the latest reading's (GPUReading.Problem): the GPU was listed but its values could not
 	// be read, so the latest ones are unknown.
 	Problem string `json:"problem,omitempty"`
+	// Sick is the latest reading's (GPUReading.Sick): a health field that says the GPU is unhealthy.
+	Sick string `json:"sick,omitempty"`
 	// MeanUtil is the mean of every utilisation sample (not only the kept series); IdleShare the share
 	// of them under IdleGPUPercent; Samples how many there were.
 	MeanUtil  float64   `json:"meanUtil"`

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,12 +24,74 @@ import (
 // was given (docs/running.md#gpu-utilisation). One vendor-tool call per sample; the parsing is pure and
 // table-tested against captured output (sample_test.go).
 
-// NVIDIASampleQuery is the --query-gpu field list of a sample, in the order ParseNVIDIASample reads.
+// NVIDIASampleQuery is the --query-gpu field list of a sample, in the order ParseNVIDIASample reads;
+// the health fields the driver knows follow it (NVIDIAHealthFields).
 const NVIDIASampleQuery = "index,uuid,utilization.gpu,memory.used,memory.total,power.draw"
 
-// NVIDIASampleArgs are nvidia-smi's arguments for one sample.
-func NVIDIASampleArgs() []string {
-	return []string{"--query-gpu=" + NVIDIASampleQuery, "--format=csv,noheader,nounits"}
+// nvidiaSampleFields is how many fields NVIDIASampleQuery names.
+const nvidiaSampleFields = 6
+
+// NVIDIAHealthFields are the --query-gpu fields that say whether a GPU is healthy, read in the same
+// call as the sample (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service): a GPU is sick when
+// ecc.errors.uncorrected.volatile.total is above 0, remapped_rows.pending, remapped_rows.failure or
+// retired_pages.pending is Yes, or clocks_event_reasons.hw_slowdown is Active. "[N/A]" and
+// "[Not Supported]" are not sick. A driver that does not know a field (nvidia-smi then fails the whole
+// query, exit 2, `Field "x" is not a valid field to query.`) gets the query without it
+// (ToolSampler.Sample); older drivers call the slowdown field clocks_throttle_reasons.hw_slowdown.
+var NVIDIAHealthFields = []string{
+	"ecc.errors.uncorrected.volatile.total",
+	"remapped_rows.pending",
+	"remapped_rows.failure",
+	"retired_pages.pending",
+	"clocks_event_reasons.hw_slowdown",
+}
+
+// healthFieldAlias is the older name nvidia-smi knew a health field by (drivers before 535 name the
+// clock event reasons "throttle reasons").
+var healthFieldAlias = map[string]string{"clocks_event_reasons.hw_slowdown": "clocks_throttle_reasons.hw_slowdown"}
+
+// NVIDIASampleArgs are nvidia-smi's arguments for one sample, with the health fields health.
+func NVIDIASampleArgs(health ...string) []string {
+	q := NVIDIASampleQuery
+	for _, h := range health {
+		q += "," + h
+	}
+	return []string{"--query-gpu=" + q, "--format=csv,noheader,nounits"}
+}
+
+// sickValue says whether value of health field is unhealthy; an error when it is no value the field
+// takes.
+func sickValue(field, value string) (bool, error) {
+	if value == "" || notAvailable(value) {
+		return false, nil
+	}
+	if sickMarker(value) {
+		return true, nil // the GPU answers "[GPU is lost]" or "ERR!" for its health: not healthy
+	}
+	switch {
+	case strings.HasPrefix(field, "ecc."):
+		n, err := strconv.ParseUint(value, 10, 64)
+		if err != nil {
+			return false, fmt.Errorf("%s: %s: want a count of errors", field, clip(value))
+		}
+		return n > 0, nil
+	case strings.HasSuffix(field, ".hw_slowdown"):
+		switch value {
+		case "Active":
+			return true, nil
+		case "Not Active":
+			return false, nil
+		}
+		return false, fmt.Errorf("%s: %s: want Active or Not Active", field, clip(value))
+	default: // remapped_rows.*, retired_pages.pending
+		switch strings.ToLower(value) {
+		case "yes", "1":
+			return true, nil
+		case "no", "0":
+			return false, nil
+		}
+		return false, fmt.Errorf("%s: %s: want Yes or No", field, clip(value))
+	}
 }
 
 // ROCmSampleArgs are rocm-smi's arguments for one sample: use %, VRAM used and total in bytes, power,
@@ -77,8 +141,9 @@ func (s *ToolSample) unread(err error) {
 // can is that GPU's reading with every value unknown and Problem saying why, so one sick GPU never
 // costs the others their sample (TestOneSickGPUKeepsTheOthersSample). A line that names no GPU is
 // left out (Unread; Mine says it when a container's GPU is missing). Output without any GPU line, or
-// a field the tool does not know, fails the whole sample.
-func ParseNVIDIASample(out []byte) (ToolSample, error) {
+// a field the tool does not know, fails the whole sample. health are the health fields the query named
+// after NVIDIASampleQuery (NVIDIASampleArgs): the first that reads unhealthy is the reading's Sick.
+func ParseNVIDIASample(out []byte, health ...string) (ToolSample, error) {
 	var ts ToolSample
 	for n, raw := range strings.Split(string(out), "\n") {
 		line := strings.TrimRight(raw, "\r")
@@ -88,13 +153,13 @@ func ParseNVIDIASample(out []byte) (ToolSample, error) {
 		if strings.Contains(line, "is not a valid field to query") {
 			return ToolSample{}, fmt.Errorf("nvidia-smi does not know a sample field: %s", clip(line))
 		}
-		r, err := parseNVIDIALine(n, line)
+		r, err := parseNVIDIALine(n, line, health)
 		if err != nil {
 			// A carriage return is invisible in a terminal and quoted as \r: say it in words
 			// (TestParseNVIDIASampleSaysCarriageReturn).
 			err = fmt.Errorf("%w%s", err, resources.CRNote(raw))
 			var ok bool
-			if r, ok = sickNVIDIALine(raw, err); !ok {
+			if r, ok = sickNVIDIALine(raw, err, nvidiaSampleFields+len(health)); !ok {
 				ts.unread(err)
 				continue
 			}
@@ -111,9 +176,9 @@ func ParseNVIDIASample(out []byte) (ToolSample, error) {
 }
 
 // sickNVIDIALine is the reading of a GPU whose line names it (index and UUID) but whose values could
-// not be read (err, of raw, the line as printed): every value unknown, Problem the reason in short.
-// ok is false when the line names no GPU.
-func sickNVIDIALine(raw string, err error) (contract.GPUReading, bool) {
+// not be read (err, of raw, the line as printed, of want fields): every value unknown, Problem the
+// reason in short. ok is false when the line names no GPU.
+func sickNVIDIALine(raw string, err error, want int) (contract.GPUReading, bool) {
 	f := strings.Split(strings.TrimRight(raw, "\r"), ",")
 	if len(f) < 2 {
 		return contract.GPUReading{}, false
@@ -126,8 +191,8 @@ func sickNVIDIALine(raw string, err error) (contract.GPUReading, bool) {
 	switch {
 	case strings.Contains(raw, "\r"):
 		why = `a carriage return (\r) in its line: nvidia-smi's lines end in \n alone`
-	case len(f) != 6:
-		why = fmt.Sprintf("%d fields on its line, want 6 (%s)", len(f), NVIDIASampleQuery)
+	case len(f) != want:
+		why = fmt.Sprintf("%d fields on its line, want %d", len(f), want)
 	default:
 		if _, rest, ok := strings.Cut(why, ": "); ok && strings.HasPrefix(why, "nvidia-smi line ") {
 			why = rest
@@ -158,12 +223,14 @@ func problemText(why string) string {
 	return text.Cut(text.Sanitize(why), contract.MaxGPUProblem)
 }
 
-// parseNVIDIALine reads line n (from 0) of ParseNVIDIASample's output.
-func parseNVIDIALine(n int, line string) (contract.GPUReading, error) {
+// parseNVIDIALine reads line n (from 0) of ParseNVIDIASample's output, whose query named health
+// after NVIDIASampleQuery.
+func parseNVIDIALine(n int, line string, health []string) (contract.GPUReading, error) {
 	var none contract.GPUReading
 	f := strings.Split(line, ",")
-	if len(f) != 6 {
-		return none, fmt.Errorf("nvidia-smi line %d: %s: want 6 fields (%s)", n+1, clip(line), NVIDIASampleQuery)
+	if want := nvidiaSampleFields + len(health); len(f) != want {
+		q := strings.Join(append([]string{NVIDIASampleQuery}, health...), ",")
+		return none, fmt.Errorf("nvidia-smi line %d: %s: want %d fields (%s)", n+1, clip(line), want, q)
 	}
 	for i := range f {
 		f[i] = strings.TrimSpace(f[i])
@@ -187,6 +254,16 @@ func parseNVIDIALine(n int, line string) (contract.GPUReading, error) {
 	}
 	if r.PowerW, err = optNumber(f[5]); err != nil {
 		return none, fmt.Errorf("nvidia-smi line %d: power.draw: %w", n+1, err)
+	}
+	for i, h := range health {
+		v := f[nvidiaSampleFields+i]
+		sick, err := sickValue(h, v)
+		if err != nil {
+			return none, fmt.Errorf("nvidia-smi line %d: %w", n+1, err)
+		}
+		if sick && r.Sick == "" {
+			r.Sick = text.Cut(text.Sanitize(h+"="+v), contract.MaxGPUProblem)
+		}
 	}
 	if err := r.Check(); err != nil {
 		return none, fmt.Errorf("nvidia-smi line %d: %w", n+1, err)
@@ -326,23 +403,84 @@ type Sampler interface {
 }
 
 // ToolSampler runs the vendor's tool (nvidia-smi or rocm-smi from PATH) once per sample and keeps
-// the readings of UUIDs only: the GPUs the container was given, whatever else the node has.
+// the readings of UUIDs only: the GPUs the container was given, whatever else the node has. nvidia-smi
+// also reads the GPUs' health in the same call (NVIDIAHealthFields): the fields the driver does not
+// know are dropped at the first sample, once, and Note says so. One goroutine samples at a time.
 type ToolSampler struct {
 	Vendor  Vendor
 	UUIDs   []string      // the container's GPUs (their infos' InfoUUID)
 	Timeout time.Duration // per call; 0 = SampleTimeout
 	// Tool overrides the tool's path ("" = the vendor's from PATH).
 	Tool string
+	// Note is told, once per field, that the driver does not know a health field (nil: not told).
+	Note func(string)
+
+	health      []string // the health fields the driver knows (nvidia-smi)
+	healthKnown bool     // health was set (at the first sample)
 }
+
+// unknownFieldRE is how nvidia-smi refuses a query field it does not know (exit 2), as quoted in
+// run's error (its quotes escaped).
+var unknownFieldRE = regexp.MustCompile(`Field \\?"([A-Za-z0-9_.]{1,80})\\?" is not a valid field to query`)
 
 // Sample implements Sampler. The tool runs in a process group of its own, killed once the tool has
 // exited or when it outlives Timeout; a process it started outside that group (setsid) that still
 // holds its output is killed too (internal/proc.RunGroup).
 func (s *ToolSampler) Sample(ctx context.Context) ([]contract.GPUReading, error) {
-	tool, args, parse := "nvidia-smi", NVIDIASampleArgs(), ParseNVIDIASample
 	if s.Vendor == VendorAMD {
-		tool, args, parse = "rocm-smi", ROCmSampleArgs(), ParseROCmSample
+		out, err := s.run(ctx, "rocm-smi", ROCmSampleArgs())
+		if err != nil {
+			return nil, err
+		}
+		ts, err := ParseROCmSample(out)
+		if err != nil {
+			return nil, err
+		}
+		return Mine(ts, s.UUIDs)
 	}
+	if !s.healthKnown {
+		s.health, s.healthKnown = append([]string(nil), NVIDIAHealthFields...), true
+	}
+	// A driver that lacks a health field fails the whole query: the field goes (or is asked by its
+	// older name) and the sample is taken again, so utilisation is never lost to health
+	// (TestToolSamplerDropsHealthFieldsTheDriverLacks). At most one try per field.
+	for tries := 0; ; tries++ {
+		out, err := s.run(ctx, "nvidia-smi", NVIDIASampleArgs(s.health...))
+		if err != nil {
+			m := unknownFieldRE.FindStringSubmatch(err.Error())
+			if m == nil || tries > 2*len(NVIDIAHealthFields) || !s.dropHealth(m[1]) {
+				return nil, err
+			}
+			continue
+		}
+		ts, err := ParseNVIDIASample(out, s.health...)
+		if err != nil {
+			return nil, err
+		}
+		return Mine(ts, s.UUIDs)
+	}
+}
+
+// dropHealth removes health field f the driver does not know, or asks it by its older name; false
+// when f is none of the health fields asked.
+func (s *ToolSampler) dropHealth(f string) bool {
+	i := slices.Index(s.health, f)
+	if i < 0 {
+		return false
+	}
+	if old, ok := healthFieldAlias[f]; ok {
+		s.health[i] = old
+		return true
+	}
+	s.health = slices.Delete(s.health, i, i+1)
+	if s.Note != nil {
+		s.Note(fmt.Sprintf("nvidia-smi does not know the health field %s; the GPUs' health is read without it (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service)", f))
+	}
+	return true
+}
+
+// run calls tool with args within the timeout; its stdout, or an error with what it said.
+func (s *ToolSampler) run(ctx context.Context, tool string, args []string) ([]byte, error) {
 	if s.Tool != "" {
 		tool = s.Tool
 	}
@@ -368,11 +506,7 @@ func (s *ToolSampler) Sample(ctx context.Context) ([]contract.GPUReading, error)
 		msg := strings.TrimSpace(stderr.String() + " " + stdout.String())
 		return nil, fmt.Errorf("%s %s: %w: %s", tool, strings.Join(args, " "), run.Err, clip(msg))
 	}
-	ts, err := parse(stdout.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	return Mine(ts, s.UUIDs)
+	return stdout.Bytes(), nil
 }
 
 // Mine keeps the readings of uuids, in their order (a sick GPU's too, with its Problem); a GPU of

@@ -242,7 +242,7 @@ func TestToolSamplerLeavesNoProcessBehind(t *testing.T) {
 			dir := t.TempDir()
 			pids := filepath.Join(dir, "pids")
 			tool := filepath.Join(dir, "nvidia-smi")
-			script := "#!/bin/sh\n" + spawn + "\necho $! >>" + pids + "\necho '0, GPU-1, 42, 10, 100, 50.5'\n"
+			script := "#!/bin/sh\n" + spawn + "\necho $! >>" + pids + "\necho '0, GPU-1, 42, 10, 100, 50.5, 0, No, No, [N/A], Not Active'\n"
 			if err := os.WriteFile(tool, []byte(script), 0o755); err != nil {
 				t.Fatal(err)
 			}

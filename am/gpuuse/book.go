@@ -271,7 +271,7 @@ func (b *Book) Status(id string) []contract.GPUStatus {
 	out := make([]contract.GPUStatus, 0, len(t.gpus))
 	for _, g := range t.gpus {
 		s := contract.GPUStatus{UUID: g.uuid, Index: g.index, Util: g.last.Util, MemUsedMiB: g.last.MemUsedMiB, MemTotalMiB: g.memTotal,
-			PowerW: g.last.PowerW, Problem: g.last.Problem, Samples: g.n, At: g.lastAt}
+			PowerW: g.last.PowerW, Problem: g.last.Problem, Sick: g.last.Sick, Samples: g.n, At: g.lastAt}
 		if g.n > 0 {
 			s.MeanUtil, s.IdleShare = g.sum/float64(g.n), float64(g.idle)/float64(g.n)
 		}
