@@ -219,8 +219,8 @@ func (e *coordEnv) claimRecords() map[string]string {
 	recs := map[string]string{}
 	for _, l := range strings.Split(string(data), "\n") {
 		f := strings.Fields(l)
-		if len(f) != 3 || strings.HasPrefix(l, "#") {
-			continue
+		if len(f) != 3 || strings.HasPrefix(l, "#") || f[0] == "sick" {
+			continue // a sick mark is no claim (sick_test.go)
 		}
 		if idx, ok := byUUID[f[0]]; ok {
 			f[0] = idx
@@ -367,7 +367,7 @@ func TestCoordinationUnknownArgumentFails(t *testing.T) {
 	o := e.startOwner(0, "1", "--enable-cordination")
 	o.end()
 	assert.Equal(t, 1, o.rc)
-	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|wait|any] [--release]`)
+	assert.Contains(t, o.stderr, `unknown argument "--enable-cordination"; valid: <amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|wait|any] [--release | --mark-sick UUID]`)
 }
 
 // Claims are kept per NodeManager (NM_HOST): the mini cluster's NodeManagers share a machine but model

@@ -40,6 +40,11 @@ func (f *fakeRunner) Release(_ context.Context, path string, args []string, time
 	return nil
 }
 
+func (f *fakeRunner) MarkSick(_ context.Context, path string, args []string, uuid string, timeout time.Duration) error {
+	f.releases = append(f.releases, fakeCall{path: path, argv: append(append([]string{}, args...), "--mark-sick", uuid), timeout: timeout})
+	return nil
+}
+
 func TestRegisteredUnderNameAndFlinkAlias(t *testing.T) {
 	for _, name := range []string{"gpu", "org.apache.flink.externalresource.gpu.GPUDriverFactory"} {
 		f, ok := resources.LookupDriver(name)

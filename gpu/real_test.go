@@ -191,3 +191,28 @@ func TestExecRunnerReleaseIsBounded(t *testing.T) {
 	require.Error(t, err)
 	assert.Less(t, len(err.Error()), resources.MaxDiscoveryOutput+500)
 }
+
+// The driver's MarkSick (the launcher calls it when its sampler reads a GPU unhealthy) runs the real
+// script's mark-sick mode in the directory of its coordinated discovery: after it, and after the
+// driver released its claims, the node's next discovery skips the GPU while it reads unhealthy
+// (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service).
+func TestRealScriptMarkSick(t *testing.T) {
+	fakeSMIOnPath(t, "2")
+	health := t.TempDir()
+	t.Setenv("FAKE_GPU_HEALTH_DIR", health)
+	dir := filepath.Join(t.TempDir(), "coord")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	params := map[string]string{"discovery-script.args": "--enable-coordination --coordination-dir " + dir}
+	ctx := context.Background()
+	a := newRealDriver(t, params)
+	infos, err := a.Discover(ctx, 1)
+	require.NoError(t, err)
+	sick := infos[0]["uuid"]
+	require.NoError(t, os.WriteFile(filepath.Join(health, sick), []byte("remapped_rows.failure=Yes\n"), 0o644))
+	require.NoError(t, a.MarkSick(ctx, sick))
+	require.NoError(t, a.Release(ctx))
+	infos, err = newRealDriver(t, params).Discover(ctx, 1)
+	require.NoError(t, err)
+	assert.NotEqual(t, sick, infos[0]["uuid"], "the sick GPU is skipped")
+	require.NoError(t, newRealDriver(t, nil).MarkSick(ctx, sick), "no coordinated discovery: nothing to mark")
+}

@@ -22,3 +22,20 @@ func (d *Driver) Release(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// MarkSick records the GPU uuid as sick in the coordination directories of this process's coordinated
+// discoveries, by running the built-in script's mark-sick mode: the node's discoveries (of every
+// user and application) then skip it until it reads healthy
+// (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service). It is a no-op without coordination.
+func (d *Driver) MarkSick(ctx context.Context, uuid string) error {
+	d.mu.Lock()
+	claims := append([]claim(nil), d.claimed...)
+	d.mu.Unlock()
+	var errs []error
+	for _, c := range claims {
+		if err := d.runner.MarkSick(ctx, c.script, c.args, uuid, d.cfg.Timeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

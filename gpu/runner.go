@@ -24,6 +24,9 @@ type ScriptRunner interface {
 	Discover(ctx context.Context, path string, amount int, args string, timeout time.Duration) (Found, error)
 	// Release runs `<path> 0 <args...> --release`, the release mode of the built-in scripts.
 	Release(ctx context.Context, path string, args []string, timeout time.Duration) error
+	// MarkSick runs `<path> 0 <args...> --mark-sick <uuid>`: the built-in scripts record the GPU as
+	// sick in the coordination directory, and keep it out of claims until it reads healthy.
+	MarkSick(ctx context.Context, path string, args []string, uuid string, timeout time.Duration) error
 }
 
 // Found is what a discovery script delivered.
@@ -72,23 +75,33 @@ func (ExecRunner) Discover(ctx context.Context, path string, amount int, args st
 // Release implements ScriptRunner: it runs the script's release mode and returns an error with its
 // stderr if it fails or does not finish within timeout.
 func (ExecRunner) Release(ctx context.Context, path string, args []string, timeout time.Duration) error {
+	return runMode(ctx, "release", path, append(append([]string{"0"}, args...), "--release"), timeout)
+}
+
+// MarkSick implements ScriptRunner as Release does, with the script's mark-sick mode.
+func (ExecRunner) MarkSick(ctx context.Context, path string, args []string, uuid string, timeout time.Duration) error {
+	return runMode(ctx, "mark-sick", path, append(append([]string{"0"}, args...), "--mark-sick", uuid), timeout)
+}
+
+// runMode runs a built-in script's mode other than discovery (what: its name in errors): an error
+// with its stderr if it fails or does not finish within timeout.
+func runMode(ctx context.Context, what, path string, argv []string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	argv := append(append([]string{"0"}, args...), "--release")
 	cmd := exec.Command(path, argv...)
 	var stderr bytes.Buffer
 	// Bounded like discovery output (resources.MaxDiscoveryOutput); the script's own group is killed on
 	// timeout and once it exited, so a child it left behind does not outlive the release.
 	run, err := proc.RunGroup(ctx, cmd, nil, &limitWriter{w: &stderr, n: resources.MaxDiscoveryOutput}, nil)
 	if run.Cancelled && ctx.Err() == context.DeadlineExceeded {
-		return fmt.Errorf("release %s: no answer within %s", path, timeout)
+		return fmt.Errorf("%s %s: no answer within %s", what, path, timeout)
 	}
 	if err == nil {
 		err = run.Err
 	}
 	if se := (*startfail.Error)(nil); err != nil && errors.As(startfail.Explain(cmd.Path, err), &se) {
 		// The script is there but its interpreter is not, or it has no #! line (TestReleaseStartFailureSaysWhy).
-		return fmt.Errorf("release: cannot start %s", se)
+		return fmt.Errorf("%s: cannot start %s", what, se)
 	}
 	if err != nil {
 		// The script's stderr goes to a terminal: no escape sequence of it does.
@@ -96,7 +109,7 @@ func (ExecRunner) Release(ctx context.Context, path string, args []string, timeo
 		if msg == "" {
 			msg = "no output on stderr"
 		}
-		return fmt.Errorf("release %s %s: %w: %s", path, strings.Join(argv, " "), err, msg)
+		return fmt.Errorf("%s %s %s: %w: %s", what, path, strings.Join(argv, " "), err, msg)
 	}
 	return nil
 }

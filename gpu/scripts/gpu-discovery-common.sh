@@ -8,12 +8,15 @@
 #   VISIBILITY_VARS        names of the variables that restrict the usable GPUs, first set one wins
 #   TOPOLOGY_COMMAND       optional: the command that prints the GPU topology matrix in the format of
 #                          `nvidia-smi topo -m` (see "Topology" below); without it no topology is read
+#   read_health            optional: sets sick_why[<uuid>]="<field>=<value>" for each GPU that reads
+#                          unhealthy now (fails when the health cannot be read); see "Sick GPUs" below
 #
 # Contract (the calling convention of Flink's discovery scripts, see docs/gpus.md#discovery-script-contract):
 #   <script> <amount> [--enable-coordination-mode | --enable-coordination | --no-coordination]
 #            [--coordination-dir DIR | --coordination-file FILE] [--lock-timeout SECONDS]
 #            [--topology connected|prefer|wait|any]
 #   <script> [<amount>] --release [same flags]
+#   <script> [<amount>] --mark-sick <uuid> [same flags]
 # The first line of stdout is the comma-separated list of indexes; a second line "uuids=U1,U2,..." gives
 # the UUID of each of them (empty where the vendor tool has none). Any failure exits non-zero with the
 # reason on stderr; lines on stderr of a successful run are warnings the driver logs.
@@ -44,6 +47,7 @@
 #   uuid:<UUID> <pid> <starttime>      a GPU claimed by its UUID
 #   index:<n> <pid> <starttime>        a GPU whose vendor tool gave no UUID, claimed by its index
 #   <n> <pid> <starttime>              the same (version 2 files, named claims.<uid>[@<NM_HOST>])
+#   sick uuid:<UUID> <unix time>       a GPU the user's sampler read unhealthy (see "Sick GPUs" below)
 # An index claim blocks the GPU with that index whatever its UUID. Under YARN's GPU isolation every
 # container lists its own GPUs from index 0, so only UUID claims tell them apart.
 # A user's claims are only ever replaced by that user: a fresh file (mktemp) with the live claims, then
@@ -66,6 +70,15 @@
 # k free GPUs. A line "topology=<link>[/<best>];<gpu>:<numa>:<cells>;..." on stdout after the UUIDs
 # says what was read (yarn-am discover prints it); /<best>, the link of the node's best set of k, is
 # there when the set taken is worse.
+#
+# Sick GPUs (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service): --mark-sick <uuid> (the
+# launcher runs it when its sampler reads one of its GPUs unhealthy) adds a line "sick uuid:<UUID>
+# <time>" to the caller's claim file, under the lock; it outlives the caller (it is no claim of a
+# process). Discovery skips a GPU any valid claim file of the node marks sick, whoever wrote it, while
+# the GPU still reads unhealthy (read_health, one bounded vendor-tool call made only when a mark names
+# one of the GPUs) or its health cannot be read; once it reads healthy it is handed out again and the
+# caller's own marks of it are dropped. A vendor script without read_health honours a mark for
+# SICK_MARK_TTL seconds. Older scripts ignore sick lines (they are no claims).
 
 set -u
 
@@ -85,6 +98,10 @@ MAX_CLAIM_BYTES=16384
 MAX_CLAIM_LINES=64
 MAX_FILES_PER_UID=4
 MAX_SKIP_REPORTS=5
+# How long a sick mark holds where the vendor script cannot read the GPUs' health (no read_health).
+SICK_MARK_TTL=3600
+HEALTH_TIMEOUT=5
+MAX_HEALTH_BYTES=65536
 # Bounds of the topology read (docs/gpus.md#topology-connected-sets).
 MAX_TOPO_BYTES=65536
 MAX_TOPO_GPUS=16
@@ -138,11 +155,12 @@ DEFAULT_COORDINATION_DIR=/var/lib/yarn-am/gpu
 amount=""
 coordinate=auto # auto: on by default, softened where it cannot work; 1: asked for; 0: --no-coordination
 release=0
+mark_sick="" # --mark-sick: the UUID of a GPU to record as sick
 coordination_dir=""
 coordination_file=""
 lock_timeout=30
 topology=prefer
-valid_args="<amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|wait|any] [--release]"
+valid_args="<amount> [--enable-coordination-mode|--enable-coordination|--no-coordination] [--coordination-dir DIR|--coordination-file FILE] [--lock-timeout SECONDS] [--topology connected|prefer|wait|any] [--release | --mark-sick UUID]"
 if [[ $# -gt 0 && $1 != --* ]]; then
 	amount=$1
 	shift
@@ -157,10 +175,11 @@ while [[ $# -gt 0 ]]; do
 		[[ $coordinate != 1 ]] || die "--no-coordination contradicts an --enable-coordination flag; valid: $valid_args"
 		coordinate=0
 		;;
-	--coordination-dir | --lock-timeout | --coordination-file | --topology)
+	--coordination-dir | --lock-timeout | --coordination-file | --topology | --mark-sick)
 		[[ $# -ge 2 && -n $2 ]] || die "$1 needs a value; valid: $valid_args"
 		case $1 in
 		--coordination-dir) coordination_dir=$2 ;;
+		--mark-sick) mark_sick=$2 ;;
 		--coordination-file) coordination_file=$2 ;;
 		--topology) topology=$2 ;;
 		*) lock_timeout=$2 ;;
@@ -171,13 +190,17 @@ while [[ $# -gt 0 ]]; do
 	--coordination-file=*) coordination_file=${1#*=} ;;
 	--lock-timeout=*) lock_timeout=${1#*=} ;;
 	--topology=*) topology=${1#*=} ;;
+	--mark-sick=*) mark_sick=${1#*=} ;;
 	--release) release=1 ;;
 	*) die "unknown argument \"$1\"; valid: $valid_args" ;;
 	esac
 	shift
 done
 
-if [[ $release -eq 0 ]]; then
+if [[ -n $mark_sick ]]; then
+	[[ $release -eq 0 ]] || die "--mark-sick with --release: give one; valid: $valid_args"
+	[[ $mark_sick =~ ^[A-Za-z0-9][A-Za-z0-9_.:-]{0,95}$ ]] || die "--mark-sick \"${mark_sick:0:40}\" is not a GPU UUID (letters, digits, _ . : -)"
+elif [[ $release -eq 0 ]]; then
 	[[ $amount =~ ^[1-9][0-9]{0,5}$ ]] || die "amount \"$amount\" is not a positive integer; usage: $SCRIPT_NAME $valid_args"
 fi
 [[ -z $coordination_dir || -z $coordination_file ]] || die "--coordination-dir and --coordination-file both name where the claims are kept; give one"
@@ -219,7 +242,7 @@ private=0 # 1: the claims are in a directory of the caller's own (no other user 
 # script warns and hands out GPUs without claims.
 coord_off() {
 	[[ $coordinate == auto ]] || die "$1"
-	if [[ $release -eq 1 ]]; then
+	if [[ $release -eq 1 || -n $mark_sick ]]; then
 		printf '\n' # discovery ran without claims too: nothing to release
 		exit 0
 	fi
@@ -414,13 +437,19 @@ read_claim_file() {
 		skip "$f" "it is larger than $MAX_CLAIM_BYTES bytes"
 		return 0
 	fi
-	local -a keys=() pids=() sts=()
+	local -a keys=() pids=() sts=() sicks=() sick_ats=()
 	while read -r key pid st extra; do
 		[[ -n $key && $key != '#'* ]] || continue
 		n=$((n + 1))
 		if ((n > MAX_CLAIM_LINES)); then
 			skip "$f" "it holds more than $MAX_CLAIM_LINES claims"
 			return 0
+		fi
+		if [[ $key == sick ]]; then # "sick uuid:<UUID> <time>": no claim of a process
+			if [[ $pid =~ ^uuid:[A-Za-z0-9][A-Za-z0-9_.:-]{0,95}$ && $st =~ ^[0-9]{1,12}$ && -z ${extra:-} ]]; then
+				sicks+=("$pid") sick_ats+=("$st")
+			fi
+			continue
 		fi
 		[[ $pid =~ ^[0-9]{1,10}$ && $st =~ ^[0-9]{1,20}$ && -z ${extra:-} ]] || continue
 		if [[ $key =~ ^[0-9]{1,9}$ ]]; then
@@ -433,6 +462,10 @@ read_claim_file() {
 		keys+=("$key") pids+=("$pid") sts+=("$st")
 	done <<<"$data"
 	local i
+	for i in "${!sicks[@]}"; do
+		sick_key+=("${sicks[$i]}") sick_at+=("${sick_ats[$i]}")
+		[[ $uid != "$me" ]] || mine_sick_key+=("${sicks[$i]}") mine_sick_at+=("${sick_ats[$i]}")
+	done
 	for i in "${!keys[@]}"; do
 		key=${keys[$i]} pid=${pids[$i]} st=${sts[$i]}
 		if ! start_time "$pid"; then
@@ -461,6 +494,7 @@ read_claim_file() {
 # files (to be replaced) and skips (with a warning) what is not valid.
 read_claims() {
 	claim_key=() claim_pid=() claim_st=() mine_key=() mine_pid=() mine_st=() own_files=()
+	sick_key=() sick_at=() mine_sick_key=() mine_sick_at=()
 	local typ fuid size name uid path
 	local -A files_of=()
 	local -a cand_path=() cand_uid=()
@@ -497,17 +531,23 @@ read_claims() {
 	((skipped_count <= MAX_SKIP_REPORTS)) || warn "skipped $((skipped_count - MAX_SKIP_REPORTS)) more claim file(s) in $coordination_dir"
 }
 
-# write_own_claims: writes mine_* to a fresh claim file (mktemp, so its name cannot be taken first) and
-# then removes the caller's older files; nothing is written when no claim is left.
+# write_own_claims: writes mine_* and mine_sick_* to a fresh claim file (mktemp, so its name cannot be
+# taken first) and then removes the caller's older files; nothing is written when no claim and no sick
+# mark is left.
 write_own_claims() {
 	local i f tmp out="# yarn-am gpu coordination v3: <gpu> <owner pid> <owner start time>"$'\n'
 	local -A seen=()
 	tmp=""
-	if [[ ${#mine_key[@]} -gt 0 ]]; then
+	if [[ ${#mine_key[@]} -gt 0 || ${#mine_sick_key[@]} -gt 0 ]]; then
 		for i in "${!mine_key[@]}"; do
 			[[ -z ${seen[${mine_key[$i]} ${mine_pid[$i]}]:-} ]] || continue
 			seen[${mine_key[$i]} ${mine_pid[$i]}]=1
 			out+="${mine_key[$i]} ${mine_pid[$i]} ${mine_st[$i]}"$'\n'
+		done
+		for i in "${!mine_sick_key[@]}"; do
+			[[ -z ${seen[sick ${mine_sick_key[$i]}]:-} ]] || continue
+			seen[sick ${mine_sick_key[$i]}]=1
+			out+="sick ${mine_sick_key[$i]} ${mine_sick_at[$i]}"$'\n'
 		done
 		tmp=$(umask 077 && mktemp -- "$coordination_dir/claims.$me@$host.XXXXXXXX") || die "cannot create a claim file in $coordination_dir as uid $me"
 		if ! { printf '%s' "$out" >"$tmp" && chmod 0640 -- "$tmp" &&
@@ -544,6 +584,21 @@ if [[ $release -eq 1 ]]; then
 	released=("${released[@]#*:}") # the GPUs, by UUID or index
 	join_by_comma "${released[@]}"
 	printf '\n'
+	exit 0
+fi
+
+# ---- mark-sick mode -------------------------------------------------------------------------------------
+if [[ -n $mark_sick ]]; then
+	if [[ $coordinate != 0 ]]; then
+		open_locked
+		read_claims
+		kept_key=() kept_at=()
+		for i in "${!mine_sick_key[@]}"; do
+			[[ ${mine_sick_key[$i]} == "uuid:$mark_sick" ]] || kept_key+=("${mine_sick_key[$i]}") kept_at+=("${mine_sick_at[$i]}")
+		done
+		mine_sick_key=("${kept_key[@]}" "uuid:$mark_sick") mine_sick_at=("${kept_at[@]}" "$(date +%s)")
+		write_own_claims
+	fi
 	exit 0
 fi
 
@@ -852,6 +907,46 @@ if [[ $topology == wait && $use_topology -eq 1 ]] && ! { choose_set "$amount" "$
 	die "no set of $amount GPUs of this node is NVLink-connected ($found_text; $best_text), so --topology wait would wait for nothing; --topology prefer takes the best free set"
 fi
 
+# check_sick: sets out_of_service[<key>] to why for each GPU of all that a claim file marks sick and that
+# still reads unhealthy (or whose health cannot be read); drops the caller's own marks of GPUs that read
+# healthy again, or that no vendor health reader confirmed within SICK_MARK_TTL.
+declare -A out_of_service=() sick_why=()
+check_sick() {
+	local i g k marked=() now
+	out_of_service=() sick_why=()
+	now=$(date +%s)
+	for g in "${all[@]}"; do
+		k=${key_of[$g]}
+		contains "$k" "${sick_key[@]}" && marked+=("$k")
+	done
+	[[ ${#marked[@]} -gt 0 ]] || return 0
+	local health=none
+	if declare -F read_health >/dev/null; then
+		health=unread
+		read_health && health=read
+	fi
+	for k in "${marked[@]}"; do
+		case $health in
+		read) [[ -z ${sick_why[${k#uuid:}]:-} ]] || out_of_service[$k]="marked sick, and reads ${sick_why[${k#uuid:}]}" ;;
+		unread) out_of_service[$k]="marked sick, and its health cannot be read: $health_problem" ;;
+		none)
+			for i in "${!sick_key[@]}"; do
+				[[ ${sick_key[$i]} == "$k" ]] && ((now - sick_at[i] < SICK_MARK_TTL)) && out_of_service[$k]="marked sick at $(date -d "@${sick_at[$i]}" -u +%FT%TZ 2>/dev/null)"
+			done
+			;;
+		esac
+	done
+	local kept_key=() kept_at=()
+	for i in "${!mine_sick_key[@]}"; do
+		k=${mine_sick_key[$i]}
+		if contains "$k" "${marked[@]}" && [[ -z ${out_of_service[$k]:-} ]]; then
+			continue # it reads healthy again (or its mark expired): the caller's mark goes
+		fi
+		kept_key+=("$k") kept_at+=("${mine_sick_at[$i]}")
+	done
+	mine_sick_key=("${kept_key[@]}") mine_sick_at=("${kept_at[@]}")
+}
+
 # pick K GPU...: sets mine to the K GPUs handed out: by topology when it was read, else the first K.
 # With --topology connected (or wait, whose wait is over) a set that is not NVLink-connected fails; with
 # prefer, one worse than the best set of K the node has (claims aside) is said on stderr and in the
@@ -901,10 +996,12 @@ for g in "${all[@]}"; do
 	fi
 done
 
-# find_free: sets free to the GPUs no live claim holds and taken to "<gpu> by pid <pid>" for the others.
+# find_free: sets free to the GPUs no live claim holds and no sick mark keeps out (check_sick), and taken
+# to "<gpu> by pid <pid>" or "<gpu> out of service: <why>" for the others.
 find_free() {
 	local g k i owned_by
 	free=() taken=()
+	check_sick
 	for g in "${all[@]}"; do
 		owned_by=""
 		k=${key_of[$g]}
@@ -914,7 +1011,9 @@ find_free() {
 				break
 			fi
 		done
-		if [[ -n $owned_by ]]; then
+		if [[ -n ${out_of_service[$k]:-} ]]; then
+			taken+=("$g out of service: ${out_of_service[$k]}")
+		elif [[ -n $owned_by ]]; then
 			taken+=("$g by $owned_by")
 		else
 			free+=("$g")

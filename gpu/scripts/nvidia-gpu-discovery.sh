@@ -36,5 +36,62 @@ list_gpus() {
 	done <<<"$out"
 }
 
+# read_health: sets sick_why[<uuid>] to "<field>=<value>" for each GPU whose health reads unhealthy now,
+# by the rule of docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service (the sampler's,
+# gpu.NVIDIAHealthFields): an uncorrected ECC error, a row remapping pending or failed, a page
+# retirement pending, a hardware slowdown, or a value nvidia-smi cannot read ("[GPU is lost]", "ERR!");
+# "[N/A]" and "[Not Supported]" are not sick. A field the driver does not know is asked by its older
+# name or dropped. Fails with health_problem set when the health cannot be read (bounded: HEALTH_TIMEOUT
+# seconds, MAX_HEALTH_BYTES).
+read_health() {
+	local -a fields=(ecc.errors.uncorrected.volatile.total remapped_rows.pending remapped_rows.failure retired_pages.pending clocks_event_reasons.hw_slowdown)
+	local out rc tries f i line uuid v x sick
+	command -v timeout >/dev/null 2>&1 || { health_problem="timeout(1) is not installed"; return 1; }
+	for tries in 1 2 3 4 5 6 7; do
+		[[ ${#fields[@]} -gt 0 ]] || { health_problem="nvidia-smi knows none of the health fields"; return 1; }
+		{ out=$(
+			set -o pipefail
+			timeout -k 1 "$HEALTH_TIMEOUT" nvidia-smi "--query-gpu=uuid,$(join_by_comma "${fields[@]}")" --format=csv,noheader,nounits 2>&1 </dev/null | head -c $((MAX_HEALTH_BYTES + 1))
+		); } 2>/dev/null
+		rc=$?
+		((${#out} <= MAX_HEALTH_BYTES)) || { health_problem="nvidia-smi printed more than $MAX_HEALTH_BYTES bytes"; return 1; }
+		[[ $rc -ne 0 && $out =~ Field\ \"([A-Za-z0-9_.]+)\"\ is\ not\ a\ valid\ field ]] || break
+		f=${BASH_REMATCH[1]}
+		for i in "${!fields[@]}"; do
+			if [[ ${fields[$i]} == "$f" ]]; then
+				if [[ $f == clocks_event_reasons.hw_slowdown ]]; then
+					fields[i]=clocks_throttle_reasons.hw_slowdown # its name before driver 535
+				else
+					unset 'fields[i]'
+				fi
+			fi
+		done
+		fields=("${fields[@]}")
+	done
+	if [[ $rc -ne 0 ]]; then
+		IFS= read -r line <<<"$out"
+		health_problem="nvidia-smi failed (exit status $rc): ${line:0:120}"
+		return 1
+	fi
+	while IFS= read -r line; do
+		IFS=, read -r -a v <<<"$line"
+		[[ ${#v[@]} -eq $((${#fields[@]} + 1)) ]] || continue
+		uuid=${v[0]//[[:space:]]/}
+		for i in "${!fields[@]}"; do
+			f=${fields[$i]} x=${v[$((i + 1))]}
+			x=${x#"${x%%[![:space:]]*}"} x=${x%"${x##*[![:space:]]}"}
+			case $x in
+			"" | "[N/A]" | N/A | "[Not Supported]" | 0 | No | no | "Not Active") sick=0 ;;
+			"ERR!" | "["*"]" | Yes | yes | 1 | Active) sick=1 ;;
+			*) [[ $f == ecc.* && $x =~ ^[0-9]+$ ]] && sick=1 || sick=0 ;;
+			esac
+			if ((sick)); then
+				sick_why[$uuid]="$f=$x"
+				break
+			fi
+		done
+	done <<<"$out"
+}
+
 # shellcheck source=gpu-discovery-common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/gpu-discovery-common.sh"
