@@ -155,6 +155,9 @@ type config struct {
 	// (framework.AM.Instances; a [flink] job with taskmanagers = "demand"), so an idle release says
 	// that it cannot lower that count yet rather than call it fixed.
 	DemandSized bool
+	// SickGPUsPerNode is taskexecutor.sick-gpus-per-node: a node is excluded once this many of its
+	// GPUs read unhealthy (0: never; gpuhealth.go).
+	SickGPUsPerNode int
 }
 
 // am is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
@@ -238,6 +241,8 @@ type am struct {
 	noticed chan struct{}
 	// gpus: the TaskExecutors' GPU samples (gpuusage.go).
 	gpus gpuuse.Book
+	// sick: the GPUs of each node that read unhealthy (gpuhealth.go).
+	sick sickGPUs
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;

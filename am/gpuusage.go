@@ -41,6 +41,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	}
 	a.emitAll(evs)
 	a.metrics.SetGPUs(id, a.gpus.Status(id))
+	a.sickGPUCheckLocked(t, r)
 	a.idleGPUsLocked(t, now)
 	return nil
 }

@@ -62,3 +62,16 @@ func TestLoadJobIdleGPURelease(t *testing.T) {
 		assert.ErrorContains(t, err, want, body)
 	}
 }
+
+func TestLoadJobSickGPUsPerNode(t *testing.T) {
+	j, err := LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, contract.DefaultSickGPUsPerNode, j.TaskExecutor.SickGPUsPerNode)
+	j, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nsick-gpus-per-node = 0\n"))
+	require.NoError(t, err)
+	assert.Zero(t, j.TaskExecutor.SickGPUsPerNode)
+	_, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nsick-gpus-per-node = -1\n"))
+	assert.ErrorContains(t, err, "taskexecutor.sick-gpus-per-node = -1: want an integer from 0 to 64 (0: never exclude a node for its sick GPUs)")
+	_, err = LoadJob(writeJob(t, "[taskexecutor]\ncommand = \"./worker\"\nsick-gpus-per-node = \"2\"\n"))
+	assert.ErrorContains(t, err, `taskexecutor.sick-gpus-per-node = "2": want an integer from 0 to 64, not a string`)
+}

@@ -114,6 +114,10 @@ type TaskExecutorSpec struct {
 	// running container may stay idle before the AM warns its worker and releases it, where the job
 	// can shrink (docs/gpus.md#idle-gpus-given-back).
 	IdleGPURelease time.Duration
+	// SickGPUsPerNode (taskexecutor.sick-gpus-per-node; 0 = never): after this many of a node's GPUs
+	// read unhealthy under the job's containers the node is excluded
+	// (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service).
+	SickGPUsPerNode int
 }
 
 // Defaults used when the job file leaves a value out.
@@ -132,7 +136,7 @@ const (
 var (
 	topKeys = []string{"name", "queue", "tags", "priority", "max-attempts", "keep-containers", "flink-conf", "hdfs-namenodes", "am", "taskexecutor", "policy", "log-aggregation", "external-resources"}
 	amKeys  = []string{"memory", "vcores", "files", "archives", "env", "visibility", "node-label"}
-	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "placement", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning", "idle-gpu-release"}
+	teKeys  = []string{"instances", "command", "memory", "vcores", "max-failures", "files", "archives", "env", "visibility", "gang", "gang-timeout", "min-instances", "elastic-interval", "locality", "node-label", "placement", "liveness-timeout", "preemption-signal", "gpu-sample-interval", "idle-gpu-warning", "idle-gpu-release", "sick-gpus-per-node"}
 )
 
 // Job validates the job-file schema; every problem is reported at once in a *JobError.
@@ -285,6 +289,10 @@ func (f *File) job(staged bool) (*Job, error) {
 	te.PreemptionSignal = r.preemptionSignal(teT)
 	te.GPUSampleInterval, te.IdleGPUWarning = r.gpuSampleInterval(teT), r.idleGPUWarning(teT)
 	te.IdleGPURelease = r.idleGPURelease(teT, te.GPUSampleInterval)
+	te.SickGPUsPerNode = contract.DefaultSickGPUsPerNode
+	if v, ok := r.integer(teT, "sick-gpus-per-node", "taskexecutor.sick-gpus-per-node", 0, contract.MaxSampleGPUs, " (0: never exclude a node for its sick GPUs)"); ok {
+		te.SickGPUsPerNode = int(v)
+	}
 	te.Locality = DefaultLocality
 	if l, ok := r.str(teT, "locality", "taskexecutor.locality"); ok {
 		switch l {

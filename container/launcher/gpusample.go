@@ -106,13 +106,27 @@ func (q *SampleQueue) Sent(mark SentMark) {
 // and queued (the AM turns it into a gpu-sampling-failed event); later ones are not, and sampling goes
 // on in case the tool recovers. A sample in which one of the container's GPUs could not be read (its
 // reading's Problem) is queued as it is, and the first such problem is reported as an error is. The
-// first sample is taken at once.
-func SampleGPUs(ctx context.Context, s gpu.Sampler, interval time.Duration, q *SampleQueue, log logrus.FieldLogger) {
+// first sample is taken at once. A GPU that reads unhealthy (contract.GPUReading.Unhealthy) is logged
+// and given to sick (nil: none) once, before the sample that says it is queued: the AM ends the
+// container when that sample reaches it, and sick (the GPU driver's MarkSick) must have kept the GPU
+// out of the node's claims by then (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service).
+func SampleGPUs(ctx context.Context, s gpu.Sampler, interval time.Duration, q *SampleQueue, log logrus.FieldLogger, sick func(contract.GPUReading)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	failed := false
+	told := map[string]bool{}
 	for {
 		got, err := s.Sample(ctx)
+		for _, g := range got {
+			if why := g.Unhealthy(); why != "" && !told[g.UUID] && ctx.Err() == nil {
+				told[g.UUID] = true
+				log.WithFields(logrus.Fields{"gpu": g.UUID, "index": g.Index, "health": why}).
+					Warn("yarn-am launch: a GPU of this container is unhealthy; it is kept out of the node's GPU claims, and the AM replaces this container")
+				if sick != nil {
+					sick(g)
+				}
+			}
+		}
 		if err == nil && !failed {
 			err = sickGPU(got)
 		}
@@ -210,10 +224,32 @@ func (l *Launcher) startGPUSampling(ctx context.Context, infos map[string][]reso
 			return func() {}
 		}
 	}
+	if ts, ok := s.(*gpu.ToolSampler); ok {
+		ts.Note = func(n string) { log.Warn("yarn-am launch: " + n) }
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
-	go func() { defer close(done); SampleGPUs(sctx, s, g.Interval, g.Queue, log) }()
+	go func() { defer close(done); SampleGPUs(sctx, s, g.Interval, g.Queue, log, l.markSick(sctx, log)) }()
 	return func() { cancel(); <-done }
+}
+
+// markSick is SampleGPUs' sick: every GPU driver of the container records the GPU as sick in its
+// coordination directory (gpu.Driver.MarkSick); a failure is logged (the AM still replaces the
+// container, but the node's next discovery may hand the GPU out again).
+func (l *Launcher) markSick(ctx context.Context, log logrus.FieldLogger) func(contract.GPUReading) {
+	var drivers []*gpu.Driver
+	for _, r := range l.Resources {
+		if d, ok := l.Drivers[r.Name].(*gpu.Driver); ok {
+			drivers = append(drivers, d)
+		}
+	}
+	return func(g contract.GPUReading) {
+		for _, d := range drivers {
+			if err := d.MarkSick(ctx, g.UUID); err != nil {
+				log.WithError(err).WithField("gpu", g.UUID).Warn("yarn-am launch: could not keep the unhealthy GPU out of the node's claims")
+			}
+		}
+	}
 }
 
 // GPUSampling configures the launcher's GPU sampler.

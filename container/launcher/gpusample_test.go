@@ -76,7 +76,7 @@ func TestSampleGPUsReportsAFailureOnce(t *testing.T) {
 	var q SampleQueue
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); SampleGPUs(ctx, f, time.Millisecond, &q, log) }()
+	go func() { defer close(done); SampleGPUs(ctx, f, time.Millisecond, &q, log, nil) }()
 	require.Eventually(t, func() bool { return f.calls.Load() >= 5 }, 10*time.Second, time.Millisecond)
 	cancel()
 	<-done
@@ -146,7 +146,9 @@ func TestGPUSampleIntervalFromEnv(t *testing.T) {
 
 // The fake nvidia-smi reports one of the container's two GPUs as lost: every sample keeps the healthy
 // GPU's values, gives the lost one its problem and no values, and the problem is logged and queued
-// once, as a sampling failure is (issue 40 §7: one GPU's bad line used to fail the whole sample).
+// once, as a sampling failure is (issue 40 §7: one GPU's bad line used to fail the whole sample). The
+// lost GPU is unhealthy: it is given to sick once, before any sample that says so is queued (the AM
+// ends the container on that sample; docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service).
 func TestASickGPUCostsOnlyItsOwnValues(t *testing.T) {
 	t.Setenv("FAKE_GPU_NODE", "sick-node")
 	t.Setenv("FAKE_GPU_COUNT", "3")
@@ -165,9 +167,18 @@ func TestASickGPUCostsOnlyItsOwnValues(t *testing.T) {
 	var q SampleQueue
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var marked []string
+	var queuedAtMark int
+	sick := func(g contract.GPUReading) {
+		marked = append(marked, g.UUID)
+		r, _ := q.Pending(time.Now())
+		if r != nil {
+			queuedAtMark = len(r.GPUSamples)
+		}
+	}
 	go func() {
 		defer close(done)
-		SampleGPUs(ctx, &gpu.ToolSampler{Tool: tool, UUIDs: mine}, 10*time.Millisecond, &q, log)
+		SampleGPUs(ctx, &gpu.ToolSampler{Tool: tool, UUIDs: mine}, 10*time.Millisecond, &q, log, sick)
 	}()
 	require.Eventually(t, func() bool { r, _ := q.Pending(time.Now()); return r != nil && len(r.GPUSamples) >= 3 }, 20*time.Second, 5*time.Millisecond)
 	cancel()
@@ -185,6 +196,9 @@ func TestASickGPUCostsOnlyItsOwnValues(t *testing.T) {
 		assert.Equal(t, `utilization.gpu: the tool reports "[GPU is lost]"`, sick.Problem)
 		assert.NoError(t, sick.Check(), "the AM takes the reading")
 	}
-	assert.Len(t, hook.AllEntries(), 1, "logged once")
+	assert.Equal(t, []string{mine[1]}, marked, "the lost GPU is marked sick once")
+	assert.Zero(t, queuedAtMark, "marked before the first sample was queued")
+	require.Len(t, hook.AllEntries(), 2, "logged once as unhealthy, once as a sampling failure")
+	assert.Contains(t, hook.AllEntries()[0].Message, "unhealthy")
 	assert.Contains(t, r.GPUSampleError, "GPU "+mine[1]+" (index 1): utilization.gpu: the tool reports \"[GPU is lost]\"; its values are unknown")
 }
