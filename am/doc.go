@@ -37,6 +37,8 @@
 //     the later is stopped, with a gpu-shared event.
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
 //     GET /api/v1/containers/<id>/gpus, the per-GPU gauges and the final diagnostics' GPU time.
+//   - gpuhealth.go: a sample that reads a container's GPU unhealthy ends and replaces the container
+//     (gpu-unhealthy), and taskexecutor.sick-gpus-per-node sick GPUs exclude their node (sickGPUs).
 //   - gang.go: gang mode (taskexecutor.gang): gangState, the round, its start, its forming and
 //     rendezvous and the wait after a timeout (Begin, Held, Form, NewRound, TimedOut, Wait, Rank;
 //     it alone writes a member's rank); the AM starts held members, releases a timed-out round

@@ -82,8 +82,8 @@ func TestSickGPUEndsTheContainerAndTheLoopReplacesIt(t *testing.T) {
 
 // TestSickGPUsExcludeTheNodeAtTheLimit: the first sick GPU of a node ends its container only; the
 // second (taskexecutor.sick-gpus-per-node = 2) excludes the node as the failure policy excludes a
-// failing one, with its timeout; the same GPU read sick twice counts once; a lost GPU (Problem) is
-// sick too; 0 never excludes.
+// failing one, with its timeout; the same GPU read sick twice counts once; a lost GPU is sick too;
+// 0 never excludes.
 func TestSickGPUsExcludeTheNodeAtTheLimit(t *testing.T) {
 	for _, k := range []int{2, 0} {
 		m, _, _, c := livenessAM(t)
@@ -99,7 +99,7 @@ func TestSickGPUsExcludeTheNodeAtTheLimit(t *testing.T) {
 		require.NoError(t, m.GPUSamples(t1.ID, sickSample("GPU-1", "clocks_event_reasons.hw_slowdown=Active")))
 		require.NoError(t, m.GPUSamples(t2.ID, sickSample("GPU-1", "clocks_event_reasons.hw_slowdown=Active")))
 		assert.False(t, m.policy.IsExcluded("node-a:8041"), "one sick GPU, read twice")
-		lost := contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-2", Problem: `utilization.gpu: the tool reports "[GPU is lost]"`}}}}}
+		lost := contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-2", Problem: `utilization.gpu: the tool reports "[GPU is lost]"`, Sick: "utilization.gpu=[GPU is lost]"}}}}}
 		require.NoError(t, m.GPUSamples(t3.ID, lost))
 		assert.Equal(t, contract.Completed, phase(m, t3))
 		evs := eventsOfType(m, contract.EventGPUUnhealthy)

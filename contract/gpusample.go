@@ -99,20 +99,16 @@ type GPUReading struct {
 	// "ERR!"): they are all unknown in this reading, and Problem says why (at most MaxGPUProblem
 	// bytes, one line; docs/running.md#gpu-utilisation).
 	Problem string `json:"problem,omitempty"`
-	// Sick is set when the GPU's values could be read but a health field says it is unhealthy:
-	// "<field>=<value>" of the first such field, e.g. "ecc.errors.uncorrected.volatile.total=2"
+	// Sick is set when the GPU is unhealthy: "<field>=<value>" of the first field that says so, a
+	// health field (e.g. "ecc.errors.uncorrected.volatile.total=2", its other values read) or a field
+	// the tool marks unreadable ("utilization.gpu=[GPU is lost]", beside Problem)
 	// (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service; at most MaxGPUProblem bytes).
 	Sick string `json:"sick,omitempty"`
 }
 
-// Unhealthy says why the GPU is out of service ("" when it is healthy): its Problem (a GPU the tool
-// lists but cannot read, "[GPU is lost]") or its Sick field.
-func (r GPUReading) Unhealthy() string {
-	if r.Problem != "" {
-		return r.Problem
-	}
-	return r.Sick
-}
+// Unhealthy says why the GPU is out of service ("" when it is healthy): its Sick field. A Problem
+// alone (a line of an unexpected shape) says the reading could not be made, not that the GPU is sick.
+func (r GPUReading) Unhealthy() string { return r.Sick }
 
 // MaxGPUProblem bounds GPUReading.Problem: every sample of a sick GPU carries it, and a liveness
 // message of MaxAliveSamples samples stays within MaxAliveBytes.

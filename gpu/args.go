@@ -116,6 +116,8 @@ func CheckBuiltinScriptArgs(resource, args string, scriptTimeout time.Duration) 
 			}
 		case "--release":
 			return fail("--release is the driver's: it runs the script's release mode itself once the worker is gone")
+		case "--mark-sick":
+			return fail("--mark-sick is the driver's: the launcher runs it when one of its GPUs reads unhealthy (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service)")
 		default:
 			if !strings.HasPrefix(a, "-") {
 				return fail("unexpected argument %q: yarn-am passes the amount itself; the built-in script takes only flags", a)

@@ -26,6 +26,7 @@ func TestCheckBuiltinScriptArgsRejects(t *testing.T) {
 		{"-c", `unknown flag "-c"`},
 		{"2", `unexpected argument "2": yarn-am passes the amount itself; the built-in script takes only flags`},
 		{"--release", "--release is the driver's: it runs the script's release mode itself once the worker is gone"},
+		{"--mark-sick GPU-1", "--mark-sick is the driver's: the launcher runs it when one of its GPUs reads unhealthy (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service)"},
 		{"--enable-coordination --coordination-dir", "--coordination-dir needs a value"},
 		{"--enable-coordination --coordination-dir --lock-timeout 5", "--coordination-dir needs a value"},
 		{"--enable-coordination --coordination-dir gpu-claims", `--coordination-dir "gpu-claims" is not an absolute path (the workers of a node must name the same place)`},

@@ -10,8 +10,9 @@
 // the built-in scripts' flags, CheckBuiltinScriptArgs), discover (discover.go: the built-in scripts
 // written out and run, output checked, Env), coordinate (scripts/: the coordination between co-located
 // workers lives in the scripts, so a custom script can take part in the same protocol), release
-// (release.go), report (sample.go: sampling the utilisation, memory and power of the GPUs a container
-// was given with one nvidia-smi or rocm-smi call, ToolSampler; the launcher runs it, docs/running.md#gpu-utilisation).
+// (release.go, and MarkSick for a GPU that reads unhealthy), report (sample.go: sampling the utilisation,
+// memory, power and health of the GPUs a container was given with one nvidia-smi or rocm-smi call,
+// ToolSampler; the launcher runs it, docs/running.md#gpu-utilisation).
 //
 // Seams: the driver never executes a script itself; it goes through the ScriptRunner interface. The
 // real runner is resources.RunDiscoveryResult with IndexRule (shared with the exec driver); unit tests use
@@ -77,6 +78,11 @@
 // owner is the process that ran the script (yarn-am launch, which lives as long as the worker), and a
 // claim counts only while that process (same pid and start time, not a zombie) runs as the file's
 // owner. Release (the driver runs it when the worker has exited) removes the caller's claims at once.
+// A line "sick uuid:<UUID> <unix time>" in a user's claim file marks a GPU out of service: the launcher
+// runs the script's --mark-sick mode (Driver.MarkSick) when its sampler reads one of its GPUs
+// unhealthy, and every discovery of the node skips a marked GPU while it still reads unhealthy (or its
+// health cannot be read); once it reads healthy it is handed out again and the caller's own marks of it
+// go (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service, TestSickGPUIsKeptOutOfClaimsUntilItReadsHealthy).
 // Because claims are judged by their owner's /proc entry, coordination needs every container of the
 // node in the host's pid namespace (not Docker) and a /proc where other users' processes are visible.
 //

@@ -14,8 +14,9 @@ import (
 const h200Healthy = "0, GPU-76fb3111-ba14-edee-31b1-2c3b1c0ce712, 100, 1011, 143771, 690.74, 0, No, No, [N/A], Not Active\n"
 
 // TestParseNVIDIAHealth: each health field read unhealthy makes the reading Sick with that field and
-// value (its values still read); N/A and Not Supported are not sick; a lost GPU is a Problem; a value
-// a field does not take makes the line unreadable, as any value out of its range does.
+// value (its values still read); N/A and Not Supported are not sick; a lost GPU (a field nvidia-smi
+// marks unreadable) is sick beside its Problem; a value a field does not take, or a line of another
+// shape, makes the line unreadable (a Problem), not the GPU sick.
 func TestParseNVIDIAHealth(t *testing.T) {
 	with := func(i int, v string) string {
 		f := strings.Split(strings.TrimSuffix(h200Healthy, "\n"), ", ")
@@ -35,7 +36,8 @@ func TestParseNVIDIAHealth(t *testing.T) {
 		{name: "hardware slowdown", out: with(4, "Active"), sick: "clocks_event_reasons.hw_slowdown=Active"},
 		{name: "health ERR!", out: with(0, "ERR!"), sick: "ecc.errors.uncorrected.volatile.total=ERR!"},
 		{name: "two sick, the first named", out: strings.Replace(with(2, "Yes"), ", Not Active", ", Active", 1), sick: "remapped_rows.failure=Yes"},
-		{name: "GPU is lost", out: "0, GPU-1" + strings.Repeat(", [GPU is lost]", 9) + "\n", problem: `the tool reports "[GPU is lost]"`},
+		{name: "GPU is lost", out: "0, GPU-1" + strings.Repeat(", [GPU is lost]", 9) + "\n", sick: "utilization.gpu=[GPU is lost]", problem: `the tool reports "[GPU is lost]"`},
+		{name: "ERR! in power", out: "0, GPU-1, 5, 10, 143771, ERR!, 0, No, No, [N/A], Not Active\n", sick: "power.draw=ERR!", problem: `power.draw: the tool reports "ERR!"`},
 		{name: "slowdown unknown word", out: with(4, "Maybe"), problem: `clocks_event_reasons.hw_slowdown: "Maybe": want Active or Not Active`},
 		{name: "ecc not a count", out: with(0, "-1"), problem: `want a count of errors`},
 		{name: "the sample without health", out: h200Busy, problem: "6 fields on its line, want 11"},
@@ -55,7 +57,7 @@ func TestParseNVIDIAHealth(t *testing.T) {
 			if err := r.Check(); err != nil {
 				t.Fatal(err)
 			}
-			if want := c.sick + c.problem; (r.Unhealthy() == "") != (want == "") {
+			if r.Unhealthy() != c.sick {
 				t.Fatalf("Unhealthy() = %q", r.Unhealthy())
 			}
 		})
@@ -133,7 +135,7 @@ func TestToolSamplerReadsASickGPUFromTheFake(t *testing.T) {
 	for content, want := range map[string]string{
 		"ecc.errors.uncorrected.volatile.total=3\n": "ecc.errors.uncorrected.volatile.total=3",
 		"remapped_rows.failure=Yes\n":               "remapped_rows.failure=Yes",
-		"*=[GPU is lost]\n":                         `the tool reports "[GPU is lost]"`,
+		"*=[GPU is lost]\n":                         "utilization.gpu=[GPU is lost]",
 	} {
 		if err := os.WriteFile(filepath.Join(health, uuids[1]), []byte(content), 0o644); err != nil {
 			t.Fatal(err)

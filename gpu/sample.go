@@ -159,7 +159,7 @@ func ParseNVIDIASample(out []byte, health ...string) (ToolSample, error) {
 			// (TestParseNVIDIASampleSaysCarriageReturn).
 			err = fmt.Errorf("%w%s", err, resources.CRNote(raw))
 			var ok bool
-			if r, ok = sickNVIDIALine(raw, err, nvidiaSampleFields+len(health)); !ok {
+			if r, ok = sickNVIDIALine(raw, err, health); !ok {
 				ts.unread(err)
 				continue
 			}
@@ -176,9 +176,12 @@ func ParseNVIDIASample(out []byte, health ...string) (ToolSample, error) {
 }
 
 // sickNVIDIALine is the reading of a GPU whose line names it (index and UUID) but whose values could
-// not be read (err, of raw, the line as printed, of want fields): every value unknown, Problem the
-// reason in short. ok is false when the line names no GPU.
-func sickNVIDIALine(raw string, err error, want int) (contract.GPUReading, bool) {
+// not be read (err, of raw, the line as printed, of a query with the health fields health): every
+// value unknown, Problem the reason in short, and Sick the first field that holds how nvidia-smi marks
+// a GPU it cannot read ("[GPU is lost]", "ERR!"): such a GPU is unhealthy, a line of another shape is
+// only unread. ok is false when the line names no GPU.
+func sickNVIDIALine(raw string, err error, health []string) (contract.GPUReading, bool) {
+	want := nvidiaSampleFields + len(health)
 	f := strings.Split(strings.TrimRight(raw, "\r"), ",")
 	if len(f) < 2 {
 		return contract.GPUReading{}, false
@@ -199,6 +202,15 @@ func sickNVIDIALine(raw string, err error, want int) (contract.GPUReading, bool)
 		}
 	}
 	r := contract.GPUReading{Index: index, UUID: uuid, Problem: problemText(why)}
+	if len(f) == want {
+		names := append(strings.Split(NVIDIASampleQuery, ","), health...)
+		for i := 2; i < want; i++ {
+			if v := strings.TrimSpace(f[i]); sickMarker(v) && !notAvailable(v) {
+				r.Sick = problemText(names[i] + "=" + v)
+				break
+			}
+		}
+	}
 	if ierr != nil || !plausibleUUID(uuid) || r.Check() != nil {
 		return contract.GPUReading{}, false
 	}

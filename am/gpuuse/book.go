@@ -47,6 +47,15 @@ type track struct {
 	idleSince, idleLast time.Time
 }
 
+// latest is a GPU's latest reading without what its gpuTrack keeps already (UUID, index, total
+// memory): a book of 10,000 containers of 8 GPUs holds 80,000 of them
+// (TestGPUBookMemoryAt10000Containers).
+type latest struct {
+	util, power   *float64
+	memUsed       int64
+	problem, sick string
+}
+
 type gpuTrack struct {
 	uuid     string
 	index    int
@@ -54,7 +63,7 @@ type gpuTrack struct {
 	util     []uint8
 	mem      []uint32
 	power    []float32
-	last     contract.GPUReading
+	last     latest
 	lastAt   time.Time
 	// n samples with a utilisation, sum of them, idle of them under contract.IdleGPUPercent.
 	n, idle int
@@ -195,7 +204,7 @@ func (b *Book) add(t *track, id, node string, at time.Time, readings []contract.
 	}
 	for _, r := range readings {
 		g := t.gpu(r, pos)
-		g.last, g.lastAt = r, at
+		g.last, g.lastAt = latest{util: r.Util, power: r.PowerW, memUsed: r.MemUsedMiB, problem: r.Problem, sick: r.Sick}, at
 		if r.Problem != "" {
 			continue // listed, but nothing of it could be read: unknown at pos, as put it above
 		}
@@ -270,8 +279,8 @@ func (b *Book) Status(id string) []contract.GPUStatus {
 	}
 	out := make([]contract.GPUStatus, 0, len(t.gpus))
 	for _, g := range t.gpus {
-		s := contract.GPUStatus{UUID: g.uuid, Index: g.index, Util: g.last.Util, MemUsedMiB: g.last.MemUsedMiB, MemTotalMiB: g.memTotal,
-			PowerW: g.last.PowerW, Problem: g.last.Problem, Sick: g.last.Sick, Samples: g.n, At: g.lastAt}
+		s := contract.GPUStatus{UUID: g.uuid, Index: g.index, Util: g.last.util, MemUsedMiB: g.last.memUsed, MemTotalMiB: g.memTotal,
+			PowerW: g.last.power, Problem: g.last.problem, Sick: g.last.sick, Samples: g.n, At: g.lastAt}
 		if g.n > 0 {
 			s.MeanUtil, s.IdleShare = g.sum/float64(g.n), float64(g.idle)/float64(g.n)
 		}

@@ -120,7 +120,7 @@ func SampleGPUs(ctx context.Context, s gpu.Sampler, interval time.Duration, q *S
 		for _, g := range got {
 			if why := g.Unhealthy(); why != "" && !told[g.UUID] && ctx.Err() == nil {
 				told[g.UUID] = true
-				log.WithFields(logrus.Fields{"gpu": g.UUID, "index": g.Index, "health": why}).
+				log.WithFields(logrus.Fields{"gpu": g.UUID, "gpu_index": g.Index, "health": why}).
 					Warn("yarn-am launch: a GPU of this container is unhealthy; it is kept out of the node's GPU claims, and the AM replaces this container")
 				if sick != nil {
 					sick(g)
