@@ -1,10 +1,12 @@
 package gpu
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -127,4 +129,43 @@ func TestMarkSickArguments(t *testing.T) {
 	o.end()
 	assert.Equal(t, 0, o.rc, o.stderr)
 	assert.Empty(t, e.sickLines())
+}
+
+// Another user's mark keeps the GPU out while it reads unhealthy, and is left alone (not the caller's
+// to remove) once it reads healthy; a mark in a file owned by another uid than its name says is
+// ignored, as any claim there is (TestCoordinationSkipsInvalidClaimFiles).
+func TestSickMarksOfOtherUsers(t *testing.T) {
+	const other = 12345 // a uid that is not the test's
+	health := t.TempDir()
+	e := newCoordEnv(t, 2).withEnv("FAKE_GPU_HEALTH_DIR=" + health)
+	uuids := fakeUUIDs(t, e.env)
+	theirs := filepath.Join(e.coord, fmt.Sprintf("claims.%d@.AbCd1234", other))
+	mark := fmt.Sprintf("sick uuid:%s %d\n", uuids["0"], time.Now().Unix())
+	require.NoError(t, os.WriteFile(theirs, []byte(mark), 0o640))
+	require.NoError(t, os.Chown(theirs, other, other))
+	require.NoError(t, os.WriteFile(filepath.Join(health, uuids["0"]), []byte("remapped_rows.pending=Yes\n"), 0o644))
+
+	o := e.startOwner(0, "2", "--enable-coordination-mode", "--coordination-dir", e.coord)
+	o.end()
+	assert.Equal(t, 1, o.rc)
+	assert.Contains(t, o.stderr, "0 out of service: marked sick, and reads remapped_rows.pending=Yes")
+
+	// Their name, the wrong owner: the mark is ignored.
+	forged := filepath.Join(e.coord, fmt.Sprintf("claims.%d@.EfGh5678", other+1))
+	require.NoError(t, os.Rename(theirs, forged))
+	o = e.startOwner(1, "2", "--enable-coordination-mode", "--coordination-dir", e.coord)
+	o.end()
+	assert.Equal(t, 0, o.rc, o.stderr)
+	assert.Contains(t, o.stderr, fmt.Sprintf("it is owned by uid %d, not by uid %d as its name says", other, other+1))
+	require.NoError(t, os.Rename(forged, theirs))
+
+	// Healthy again: handed out; their mark stays theirs.
+	require.NoError(t, os.Remove(filepath.Join(health, uuids["0"])))
+	o = e.startOwner(2, "2", "--enable-coordination-mode", "--coordination-dir", e.coord)
+	defer o.end()
+	require.Equal(t, 0, o.rc, o.stderr)
+	assert.Equal(t, "0,1", o.out)
+	data, err := os.ReadFile(theirs)
+	require.NoError(t, err)
+	assert.Equal(t, mark, string(data), "another user's file is never written")
 }
