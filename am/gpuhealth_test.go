@@ -120,3 +120,22 @@ func TestSickGPUsExcludeTheNodeAtTheLimit(t *testing.T) {
 		assert.Contains(t, excluded[0].Message, "2 of its GPUs read unhealthy")
 	}
 }
+
+// TestSickGPURankRestartsTheGangRound: a gang rank whose GPU reads unhealthy ends as aborted, which
+// ends its round at once: the other rank stops and the whole gang is asked for again.
+func TestSickGPURankRestartsTheGangRound(t *testing.T) {
+	m, _, _, c := livenessAM(t)
+	m.cfg.Spec.Gang = true
+	a := running(t, m, c, 2, "node-a:8041")
+	b := running(t, m, c, 3, "node-b:8041")
+	giveGPU(m, a, "GPU-a")
+	require.NoError(t, m.GPUSamples(a.ID, sickSample("GPU-a", "remapped_rows.pending=Yes")))
+	require.Equal(t, contract.Completed, phase(m, a))
+	require.Equal(t, contract.Running, phase(m, b))
+	m.mu.Lock()
+	plan := decision.Reconcile(m.specLocked(), m.observedLocked(m.cfg.Now()))
+	m.mu.Unlock()
+	assert.True(t, plan.NewRound, "the sick GPU's rank ends the round")
+	require.Len(t, plan.Stop, 1)
+	assert.Equal(t, b.ID, plan.Stop[0].ID, "the other rank stops")
+}
