@@ -47,23 +47,6 @@ func (e *LegacyConfigError) Error() string {
 		e.Path, e.Version, ConfigFile, MigrateConfigScript, ConfigFile, LegacyConfigFile, ConfigFile, LegacyConfigFile)
 }
 
-// IgnoredLegacyConfig returns the home's conf/flink-conf.yaml when the home is Flink 2 and has it
-// beside conf/config.yaml: Flink 2 reads config.yaml alone, so what the legacy file sets is ignored
-// (a warning of yarn-am check). "" otherwise.
-func (h *Home) IgnoredLegacyConfig() string {
-	if !IsFlink2(h.Version) {
-		return ""
-	}
-	legacy := filepath.Join(h.ConfDir, LegacyConfigFile)
-	if _, err := os.Lstat(legacy); err != nil {
-		return ""
-	}
-	if _, err := os.Lstat(filepath.Join(h.ConfDir, ConfigFile)); err != nil {
-		return "" // refused by Config (LegacyConfigError), not ignored
-	}
-	return legacy
-}
-
 // loadConfDirFlink2 reads a Flink 2 conf directory: config.yaml only. A conf/ with only
 // flink-conf.yaml is a *LegacyConfigError; one with neither is os.ErrNotExist, as LoadConfDir's.
 func loadConfDirFlink2(dir, version string) (*Config, string, error) {

@@ -139,3 +139,20 @@ func (h *Home) Classpath(userJars []string) string {
 	parts = append(parts, h.DistJar)
 	return strings.Join(parts, string(os.PathListSeparator))
 }
+
+// IgnoredLegacyConfig returns the home's conf/flink-conf.yaml when the home is Flink 2 and has it
+// beside conf/config.yaml: Flink 2 reads config.yaml alone, so what the legacy file sets is ignored
+// (a warning of yarn-am check). "" otherwise.
+func (h *Home) IgnoredLegacyConfig() string {
+	if !IsFlink2(h.Version) {
+		return ""
+	}
+	legacy := filepath.Join(h.ConfDir, LegacyConfigFile)
+	if _, err := os.Lstat(legacy); err != nil {
+		return ""
+	}
+	if _, err := os.Lstat(filepath.Join(h.ConfDir, ConfigFile)); err != nil {
+		return "" // refused by Config (LegacyConfigError), not ignored
+	}
+	return legacy
+}

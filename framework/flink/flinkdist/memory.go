@@ -394,3 +394,35 @@ func fitRange(fits func(int64) bool, limit int64) (int64, int64) {
 	}
 	return from, map[bool]int64{true: limit, false: 0}[from > 0]
 }
+
+// ParseMemorySize reads a Flink memory size: a number with an optional unit (b, k/kb/kibibytes,
+// m/mb, g/gb, t/tb; case and a space before the unit ignored), bytes when there is none.
+func ParseMemorySize(v string) (int64, error) {
+	s := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseInt(s[:i], 10, 64)
+	if i == 0 || err != nil {
+		return 0, fmt.Errorf("memory size %s: want a number with an optional unit (b, k, m, g, t)", shown(v))
+	}
+	var shift uint
+	switch strings.TrimSpace(s[i:]) {
+	case "", "b", "bytes":
+	case "k", "kb", "kibibytes":
+		shift = 10
+	case "m", "mb", "mebibytes":
+		shift = 20
+	case "g", "gb", "gibibytes":
+		shift = 30
+	case "t", "tb", "tebibytes":
+		shift = 40
+	default:
+		return 0, fmt.Errorf("memory size %s: unknown unit; want b, k, m, g or t", shown(v))
+	}
+	if n > (1<<62)>>shift {
+		return 0, fmt.Errorf("memory size %s is too large", shown(v))
+	}
+	return n << shift, nil
+}

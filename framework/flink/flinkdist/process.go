@@ -1,7 +1,6 @@
 package flinkdist
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -16,21 +15,6 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// Role is the Flink process a command line starts.
-type Role string
-
-// The roles (docs/flink.md#the-processes).
-const (
-	// RoleApplication is the JobManager of an application cluster: it runs the user jar's main
-	// (FLIP-40's driver) and ends when the job does.
-	RoleApplication Role = "jobmanager-application"
-	// RoleSession is the JobManager of a session cluster: it runs until stopped; jobs are submitted to
-	// its REST API.
-	RoleSession Role = "jobmanager-session"
-	// RoleTaskManager is a TaskManager (TaskManagerRunner): one per TaskExecutor container.
-	RoleTaskManager Role = "taskmanager"
-)
-
 // Flink's entry points and classes yarn-am starts (Flink 1.20; docs/flink.md#the-processes).
 const (
 	ApplicationEntryPoint = "org.apache.flink.container.entrypoint.StandaloneApplicationClusterEntryPoint"
@@ -41,20 +25,8 @@ const (
 	GPUDriverFactory = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
 )
 
-// Flink configuration keys yarn-am reads or sets.
-const (
-	KeyJMProcessSize    = "jobmanager.memory.process.size"
-	KeyTMProcessSize    = "taskmanager.memory.process.size"
-	KeyRPCAddress       = "jobmanager.rpc.address"
-	KeyExternalRes      = "external-resources"
-	KeyShutdownOnFinish = "execution.shutdown-on-application-finish"
-	KeyJavaOptsAll      = "env.java.opts.all"
-	KeyJavaOptsLegacy   = "env.java.opts" // Flink's deprecated name of env.java.opts.all
-	KeyJavaDefaultOpts  = "env.java.default-opts.all"
-	KeyJavaOptsJM       = "env.java.opts.jobmanager"
-	KeyJavaOptsTM       = "env.java.opts.taskmanager"
-	bashJavaUtilsPrefix = "BASH_JAVA_UTILS_EXEC_RESULT:"
-)
+// bashJavaUtilsPrefix starts the lines of BashJavaUtils' output that yarn-am reads.
+const bashJavaUtilsPrefix = "BASH_JAVA_UTILS_EXEC_RESULT:"
 
 // Spec is what a Flink process is built from.
 type Spec struct {
@@ -152,13 +124,6 @@ func (p *Process) CommandLine() string {
 		parts = append(parts, contract.ShellQuote(a))
 	}
 	return strings.Join(parts, " ")
-}
-
-// ResourceParams is what Flink's BashJavaUtils computes from the configuration: the JVM's memory
-// flags and the derived memory settings the process must be given as dynamic properties.
-type ResourceParams struct {
-	JVM     []string // -Xmx... -Xms... -XX:MaxDirectMemorySize=... -XX:MaxMetaspaceSize=...
-	Dynamic []string // key=value, passed as -D key=value
 }
 
 // Prepare builds the process for role: the configuration (Configure), its conf directory with
@@ -370,38 +335,6 @@ func ExternalResources(c *Config) []string {
 	return out
 }
 
-// ParseMemorySize reads a Flink memory size: a number with an optional unit (b, k/kb/kibibytes,
-// m/mb, g/gb, t/tb; case and a space before the unit ignored), bytes when there is none.
-func ParseMemorySize(v string) (int64, error) {
-	s := strings.ToLower(strings.TrimSpace(v))
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	n, err := strconv.ParseInt(s[:i], 10, 64)
-	if i == 0 || err != nil {
-		return 0, fmt.Errorf("memory size %s: want a number with an optional unit (b, k, m, g, t)", shown(v))
-	}
-	var shift uint
-	switch strings.TrimSpace(s[i:]) {
-	case "", "b", "bytes":
-	case "k", "kb", "kibibytes":
-		shift = 10
-	case "m", "mb", "mebibytes":
-		shift = 20
-	case "g", "gb", "gibibytes":
-		shift = 30
-	case "t", "tb", "tebibytes":
-		shift = 40
-	default:
-		return 0, fmt.Errorf("memory size %s: unknown unit; want b, k, m, g or t", shown(v))
-	}
-	if n > (1<<62)>>shift {
-		return 0, fmt.Errorf("memory size %s is too large", shown(v))
-	}
-	return n << shift, nil
-}
-
 // RunBashJavaUtils runs Flink's memory calculator on confDir, as Flink's scripts do before starting a
 // JobManager or TaskManager, and parses what it prints.
 func RunBashJavaUtils(ctx context.Context, java string, h *Home, confDir string, role Role) (ResourceParams, error) {
@@ -550,29 +483,4 @@ func classpath(s Spec) (string, error) {
 		cp += string(os.PathListSeparator) + strings.Join(s.ExtraClasspath, string(os.PathListSeparator))
 	}
 	return cp, nil
-}
-
-// limitedBuffer keeps the first max bytes written to it.
-type limitedBuffer struct {
-	bytes.Buffer
-	max int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.max - b.Len(); room > 0 {
-		if len(p) > room {
-			b.Buffer.Write(p[:room])
-		} else {
-			b.Buffer.Write(p)
-		}
-	}
-	return len(p), nil
-}
-
-func tail(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) > n {
-		return "..." + s[len(s)-n:]
-	}
-	return s
 }

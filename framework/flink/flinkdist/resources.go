@@ -222,3 +222,10 @@ func externalResourceProps(c *Config) (map[string]string, error) {
 	}
 	return nil, fmt.Errorf("%s names %d resources with an amount", KeyExternalRes, len(with))
 }
+
+// ResourceParams is what Flink's BashJavaUtils computes from the configuration: the JVM's memory
+// flags and the derived memory settings the process must be given as dynamic properties.
+type ResourceParams struct {
+	JVM     []string // -Xmx... -Xms... -XX:MaxDirectMemorySize=... -XX:MaxMetaspaceSize=...
+	Dynamic []string // key=value, passed as -D key=value
+}

@@ -2,10 +2,8 @@ package flinkdist
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 )
 
@@ -135,23 +133,4 @@ func (c *REST) WaitSavepoint(ctx context.Context, jobID, trigger string, poll ti
 		return "", fmt.Errorf("flink: the savepoint completed without a location")
 	}
 	return op.Location, nil
-}
-
-func checkJobID(jobID string) error {
-	if !jobIDPattern.MatchString(jobID) {
-		return fmt.Errorf("flink rest: job id %s: want 32 hex digits", shown(jobID))
-	}
-	return nil
-}
-
-// restError is the first of Flink's {"errors": [...]} in an error answer, else the answer.
-func restError(body []byte) string {
-	var e struct {
-		Errors []string `json:"errors"`
-	}
-	if json.Unmarshal(body, &e) == nil && len(e.Errors) > 0 {
-		first, _, _ := strings.Cut(strings.TrimSpace(e.Errors[0]), "\n")
-		return first
-	}
-	return string(body)
 }
