@@ -16,7 +16,7 @@ import (
 // Flink's JVMs, and a job that outlived its HDFS token's maximum lifetime lost HDFS. Flink's own
 // delegation-token framework carries them now: the JobManager's token manager asks a provider for
 // tokens, hands them to the receiver of the same service in its own JVM, and pushes them to every
-// TaskManager's receiver over its RPC. yarn-am's provider (flinkdist.TokenJar, service "yarn-am") reads the
+// TaskManager's receiver over its RPC. yarn-am's provider (flinkdist.tokenJar, service "yarn-am") reads the
 // token file the AM rewrites after every refresh (contract.EnvDelegationTokens: the delegation tokens
 // alone), and its receiver adds them to the JVM's Hadoop user. Flink's own Hadoop providers stay off:
 // they would log in with a keytab the JVMs do not have. The keytab stays in the AM.

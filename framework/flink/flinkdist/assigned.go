@@ -9,11 +9,11 @@ import (
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
-// ReadAssigned reads the info file `yarn-am launch` writes in a TaskExecutor container
+// readAssigned reads the info file `yarn-am launch` writes in a TaskExecutor container
 // (contract.InfoFileName, named by contract.EnvInfoFile) and returns each resource's "index"
 // properties in order: the Spec.GPUs of the TaskManager that runs as that container's worker
 // (docs/flink.md#gpus). An info without an index is an error: Flink's GPU driver knows only indexes.
-func ReadAssigned(path string) (map[string][]string, error) {
+func readAssigned(path string) (map[string][]string, error) {
 	// Bounded: the file lives in the container's working directory, where the worker can put a named
 	// pipe or a device in its place.
 	data, err := boundedread.ReadFile("the launcher's info file", path, "the file yarn-am launch writes", maxConfigBytes)
@@ -54,7 +54,7 @@ func InContainer(s Spec, dir string, getenv func(string) string) (Spec, error) {
 	if info == "" {
 		return s, fmt.Errorf("flink: %s is not set: not started by yarn-am launch", contract.EnvInfoFile)
 	}
-	gpus, err := ReadAssigned(info)
+	gpus, err := readAssigned(info)
 	if err != nil {
 		return s, err
 	}

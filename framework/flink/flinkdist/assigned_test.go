@@ -19,7 +19,7 @@ func TestReadAssigned(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, contract.InfoFileName)
 	os.WriteFile(path, []byte(`{"gpu": [{"index": "2"}, {"index": "0", "uuid": "GPU-x"}], "fpga": []}`), 0o644)
-	got, err := ReadAssigned(path)
+	got, err := readAssigned(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,10 +27,10 @@ func TestReadAssigned(t *testing.T) {
 		t.Errorf("%v, want %v", got, want)
 	}
 	os.WriteFile(path, []byte(`{"gpu": [{"uuid": "GPU-x"}]}`), 0o644)
-	if _, err := ReadAssigned(path); err == nil || !strings.Contains(err.Error(), "gpu info 0 has no index property") {
+	if _, err := readAssigned(path); err == nil || !strings.Contains(err.Error(), "gpu info 0 has no index property") {
 		t.Errorf("no index: %v", err)
 	}
-	if _, err := ReadAssigned(filepath.Join(dir, "missing.json")); err == nil || !os.IsNotExist(unwrapAll(err)) {
+	if _, err := readAssigned(filepath.Join(dir, "missing.json")); err == nil || !os.IsNotExist(unwrapAll(err)) {
 		t.Errorf("missing: %v", err)
 	}
 }

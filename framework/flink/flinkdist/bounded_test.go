@@ -58,7 +58,7 @@ func TestFlinkHomeFilesAreBounded(t *testing.T) {
 	for name, mk := range map[string]func(p string) error{
 		"log4j.properties a named pipe":   func(p string) error { return syscall.Mkfifo(p, 0o644) },
 		"log4j.properties /dev/zero":      func(p string) error { return os.Symlink("/dev/zero", p) },
-		"log4j.properties over the limit": func(p string) error { return os.WriteFile(p, make([]byte, MaxLog4jBytes+1), 0o644) },
+		"log4j.properties over the limit": func(p string) error { return os.WriteFile(p, make([]byte, maxLog4jBytes+1), 0o644) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := fakeHome(t, "")
@@ -79,6 +79,6 @@ func TestFlinkHomeFilesAreBounded(t *testing.T) {
 		if err := syscall.Mkfifo(p, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		wantErr(t, within(t, func() error { _, err := ReadAssigned(p); return err }), p, "named pipe")
+		wantErr(t, within(t, func() error { _, err := readAssigned(p); return err }), p, "named pipe")
 	})
 }

@@ -155,8 +155,8 @@ func safeName(s string) string {
 	}, s)
 }
 
-// ErrArchiveMismatch is the error of an archive whose content is not the one recorded.
-var ErrArchiveMismatch = errors.New("the archive's SHA-256 is not the one recorded when it was made")
+// errArchiveMismatch is the error of an archive whose content is not the one recorded.
+var errArchiveMismatch = errors.New("the archive's SHA-256 is not the one recorded when it was made")
 
 // ArchiveSum returns the SHA-256 (hex) of the archive at path, a regular file of at most
 // MaxArchiveBytes.
@@ -186,7 +186,7 @@ func VerifyArchive(path, want string) error {
 		return err
 	}
 	if !strings.EqualFold(got, want) {
-		return fmt.Errorf("flink: class-data sharing: %s: %w (recorded %s, found %s); refused, the process starts without it", path, ErrArchiveMismatch, shown(want), got)
+		return fmt.Errorf("flink: class-data sharing: %s: %w (recorded %s, found %s); refused, the process starts without it", path, errArchiveMismatch, shown(want), got)
 	}
 	return nil
 }

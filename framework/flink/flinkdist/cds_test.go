@@ -111,7 +111,7 @@ func TestVerifyArchiveRefusesATamperedArchive(t *testing.T) {
 				t.Fatal(err)
 			}
 			err := VerifyArchive(p, want)
-			if !errors.Is(err, ErrArchiveMismatch) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "refused") {
+			if !errors.Is(err, errArchiveMismatch) || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "refused") {
 				t.Errorf("a tampered archive: %v", err)
 			}
 		})
@@ -145,7 +145,7 @@ func TestBuildPassesTheArchiveFlags(t *testing.T) {
 		{CDS{Create: "/w/new.jsa"}, "-XX:ArchiveClassesAtExit=/w/new.jsa"},
 	} {
 		s.CDS = tc.cds
-		p, err := Build(RoleApplication, s, conf, "/w/conf", params)
+		p, err := buildCommand(RoleApplication, s, conf, "/w/conf", params)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestBuildPassesTheArchiveFlags(t *testing.T) {
 		}
 	}
 	s.CDS = CDS{}
-	p, err := Build(RoleApplication, s, conf, "/w/conf", params)
+	p, err := buildCommand(RoleApplication, s, conf, "/w/conf", params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestBuildPassesTheArchiveFlags(t *testing.T) {
 		t.Errorf("without class-data sharing: %s", argv)
 	}
 	s.CDS, s.Dir = CDS{Use: "/w/jm.jsa"}, t.TempDir()
-	if _, err := Build(RoleApplication, s, conf, "/w/conf", params); err == nil || !strings.Contains(err.Error(), "not below the working directory") {
+	if _, err := buildCommand(RoleApplication, s, conf, "/w/conf", params); err == nil || !strings.Contains(err.Error(), "not below the working directory") {
 		t.Errorf("a home outside the working directory: %v", err)
 	}
 }

@@ -77,7 +77,7 @@ func (c *Config) Merge(layer *Config) {
 
 const (
 	// maxConfigBytes bounds the other files this package reads whole (the launcher's info file,
-	// ReadAssigned); a Flink configuration is bounded by flinkconf.MaxBytes.
+	// readAssigned); a Flink configuration is bounded by flinkconf.MaxBytes.
 	maxConfigBytes = 4 << 20
 	// maxValueShown bounds a value echoed in an error message.
 	maxValueShown = 60
@@ -107,14 +107,14 @@ func (c *Config) ApplyDefines(defines []string) error {
 // Config file names in a Flink conf directory. Flink 1.19+ reads config.yaml (standard YAML); the
 // legacy flink-conf.yaml ("key: value" lines) is read when there is no config.yaml.
 const (
-	ConfigFile       = flinkconf.YAMLName
-	LegacyConfigFile = flinkconf.LegacyName
+	configFile       = flinkconf.YAMLName
+	legacyConfigFile = flinkconf.LegacyName
 )
 
-// LoadConfDir reads the configuration of a Flink conf directory as Flink would: config.yaml, else
+// loadConfDir reads the configuration of a Flink conf directory as Flink would: config.yaml, else
 // flink-conf.yaml. It returns the file it read; os.ErrNotExist when the directory has neither.
-func LoadConfDir(dir string) (*Config, string, error) {
-	for _, name := range []string{ConfigFile, LegacyConfigFile} {
+func loadConfDir(dir string) (*Config, string, error) {
+	for _, name := range []string{configFile, legacyConfigFile} {
 		path := filepath.Join(dir, name)
 		// Lstat, not Stat: a dangling link is a broken conf/, not a missing file.
 		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
@@ -126,43 +126,43 @@ func LoadConfDir(dir string) (*Config, string, error) {
 		}
 		return fromEntries(entries), path, nil
 	}
-	return nil, "", fmt.Errorf("flink: %s has neither %s nor %s: %w", dir, ConfigFile, LegacyConfigFile, os.ErrNotExist)
+	return nil, "", fmt.Errorf("flink: %s has neither %s nor %s: %w", dir, configFile, legacyConfigFile, os.ErrNotExist)
 }
 
-// DefaultConfig reads the config.yaml that flink-dist carries (the binary distribution's
+// defaultConfig reads the config.yaml that flink-dist carries (the binary distribution's
 // conf/config.yaml, with among others the JVM options Java 17 needs in env.java.opts.all).
-func DefaultConfig(distJar string) (*Config, error) {
+func defaultConfig(distJar string) (*Config, error) {
 	z, err := zip.OpenReader(distJar)
 	if err != nil {
 		return nil, fmt.Errorf("flink: %w", err)
 	}
 	defer z.Close()
 	for _, f := range z.File {
-		if f.Name != ConfigFile {
+		if f.Name != configFile {
 			continue
 		}
 		r, err := f.Open()
 		if err != nil {
-			return nil, fmt.Errorf("flink: %s!/%s: %w", distJar, ConfigFile, err)
+			return nil, fmt.Errorf("flink: %s!/%s: %w", distJar, configFile, err)
 		}
 		defer r.Close()
-		return ParseYAML(r, distJar+"!/"+ConfigFile)
+		return parseYAML(r, distJar+"!/"+configFile)
 	}
-	return nil, fmt.Errorf("flink: %s carries no %s", distJar, ConfigFile)
+	return nil, fmt.Errorf("flink: %s carries no %s", distJar, configFile)
 }
 
-// ParseLegacy reads a legacy flink-conf.yaml line by line as Flink does (internal/flinkconf, the reader
+// parseLegacy reads a legacy flink-conf.yaml line by line as Flink does (internal/flinkconf, the reader
 // every Flink configuration goes through): "key: value" lines, '#' comments; a line it cannot read or
 // a key set twice is an error naming the file and line. name names r in errors.
-func ParseLegacy(r io.Reader, name string) (*Config, error) {
+func parseLegacy(r io.Reader, name string) (*Config, error) {
 	return parseWith(r, name, flinkconf.ParseLegacy)
 }
 
-// ParseYAML reads a Flink config.yaml as Flink 1.19+ does (internal/flinkconf): standard YAML, nested
+// parseYAML reads a Flink config.yaml as Flink 1.19+ does (internal/flinkconf): standard YAML, nested
 // mappings flattened to dotted keys, lists of scalars in Flink's list form "a;b", anchors, aliases and
 // merge keys followed as Flink's YAML reader follows them, within bounds. What cannot be read so is an
 // error naming the file and line, never a wrong value.
-func ParseYAML(r io.Reader, name string) (*Config, error) {
+func parseYAML(r io.Reader, name string) (*Config, error) {
 	return parseWith(r, name, flinkconf.ParseYAML)
 }
 
@@ -216,7 +216,7 @@ func (c *Config) WriteConfDir(dir string) error {
 		return fmt.Errorf("flink: %w", err)
 	}
 	var yamlErr error // WriteYAML's own error, returned as it is
-	err := atomicfile.WriteFunc(filepath.Join(dir, ConfigFile), 0o600, func(w io.Writer) error {
+	err := atomicfile.WriteFunc(filepath.Join(dir, configFile), 0o600, func(w io.Writer) error {
 		yamlErr = c.WriteYAML(w)
 		return yamlErr
 	})

@@ -10,7 +10,7 @@ import (
 
 func mustYAML(t *testing.T, text string) *Config {
 	t.Helper()
-	c, err := ParseYAML(strings.NewReader(text), "config.yaml")
+	c, err := parseYAML(strings.NewReader(text), "config.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestParseYAMLRefusesWhatItCannotRead(t *testing.T) {
 		{"a: 1\nb: 2\na: 3\n", "a is set twice in config.yaml: line 1 (\"1\") and line 3 (\"3\")"},
 		{"a: !java.lang.Runtime x\n", "config.yaml:1: key \"a\": the tag !java.lang.Runtime is not standard YAML"},
 	} {
-		_, err := ParseYAML(strings.NewReader(tc.text), "config.yaml")
+		_, err := parseYAML(strings.NewReader(tc.text), "config.yaml")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one containing %q", tc.text, err, tc.want)
 		}
@@ -101,12 +101,12 @@ func TestParseYAMLRefusesWhatItCannotRead(t *testing.T) {
 func TestParseLegacy(t *testing.T) {
 	// The legacy reader is the one resources.Load uses too: a value's one pair of quotes is removed,
 	// and "key:" with no value, once read as "", is refused as Flink would skip it.
-	c, err := ParseLegacy(strings.NewReader("# legacy\njobmanager.rpc.address: jm.example # trailing\n\nenv.java.opts.all: \"-Da=b -Dc=d\"\nnested: a: b\n"), "flink-conf.yaml")
+	c, err := parseLegacy(strings.NewReader("# legacy\njobmanager.rpc.address: jm.example # trailing\n\nenv.java.opts.all: \"-Da=b -Dc=d\"\nnested: a: b\n"), "flink-conf.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantKeys(t, c, map[string]string{"jobmanager.rpc.address": "jm.example", "env.java.opts.all": "-Da=b -Dc=d", "nested": "a: b"})
-	_, err = ParseLegacy(strings.NewReader("a: 1\nb=2\nempty:\n"), "flink-conf.yaml")
+	_, err = parseLegacy(strings.NewReader("a: 1\nb=2\nempty:\n"), "flink-conf.yaml")
 	for _, want := range []string{`flink-conf.yaml:2: "b=2" is not a key: value line`, `flink-conf.yaml:3: "empty:" has no value`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v, want one containing %s", err, want)
@@ -132,11 +132,11 @@ func TestMergeWriteAndReadBack(t *testing.T) {
 	if err := home.WriteConfDir(dir); err != nil {
 		t.Fatal(err)
 	}
-	back, src, err := LoadConfDir(dir)
+	back, src, err := loadConfDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if src != filepath.Join(dir, ConfigFile) {
+	if src != filepath.Join(dir, configFile) {
 		t.Errorf("read %s", src)
 	}
 	wantKeys(t, back, map[string]string{"rest.port": "0", "parallelism.default": "4", "env.java.opts.all": "-Dx='a b'",
@@ -145,17 +145,17 @@ func TestMergeWriteAndReadBack(t *testing.T) {
 
 func TestLoadConfDirPrefersConfigYAML(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, LegacyConfigFile), []byte("a: legacy\n"), 0o644)
-	c, src, err := LoadConfDir(dir)
-	if err != nil || filepath.Base(src) != LegacyConfigFile {
+	os.WriteFile(filepath.Join(dir, legacyConfigFile), []byte("a: legacy\n"), 0o644)
+	c, src, err := loadConfDir(dir)
+	if err != nil || filepath.Base(src) != legacyConfigFile {
 		t.Fatalf("%v %s", err, src)
 	}
-	os.WriteFile(filepath.Join(dir, ConfigFile), []byte("a: standard\n"), 0o644)
-	c, src, err = LoadConfDir(dir)
-	if v, _ := c.Get("a"); err != nil || v != "standard" || filepath.Base(src) != ConfigFile {
+	os.WriteFile(filepath.Join(dir, configFile), []byte("a: standard\n"), 0o644)
+	c, src, err = loadConfDir(dir)
+	if v, _ := c.Get("a"); err != nil || v != "standard" || filepath.Base(src) != configFile {
 		t.Fatalf("%v %s %q", err, src, v)
 	}
-	if _, _, err := LoadConfDir(t.TempDir()); err == nil || !os.IsNotExist(err) && !strings.Contains(err.Error(), "neither") {
+	if _, _, err := loadConfDir(t.TempDir()); err == nil || !os.IsNotExist(err) && !strings.Contains(err.Error(), "neither") {
 		t.Errorf("empty dir: %v", err)
 	}
 }
@@ -178,7 +178,7 @@ func fakeHomeAt(t *testing.T, version, distConfig string) *Home {
 		t.Fatal(err)
 	}
 	z := zip.NewWriter(f)
-	w, _ := z.Create(ConfigFile)
+	w, _ := z.Create(configFile)
 	w.Write([]byte(distConfig))
 	z.Close()
 	f.Close()
@@ -206,7 +206,7 @@ func TestHomeConfigFallsBackToFlinkDistDefaults(t *testing.T) {
 	}
 	wantKeys(t, c, map[string]string{"env.java.opts.all": "--add-opens=java.base/java.lang=ALL-UNNAMED"})
 	os.MkdirAll(h.ConfDir, 0o755)
-	os.WriteFile(filepath.Join(h.ConfDir, LegacyConfigFile), []byte("a: b\n"), 0o644)
+	os.WriteFile(filepath.Join(h.ConfDir, legacyConfigFile), []byte("a: b\n"), 0o644)
 	if _, src, err := h.Config(); err != nil || !strings.HasSuffix(src, "conf/flink-conf.yaml") {
 		t.Errorf("with conf/flink-conf.yaml: %s %v", src, err)
 	}

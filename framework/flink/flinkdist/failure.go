@@ -22,8 +22,8 @@ import (
 
 // Bounds of what is read and shown of a failed process's output.
 const (
-	// MaxLogTail is how much of the end of a process's log LastException reads.
-	MaxLogTail = 1 << 20
+	// maxLogTail is how much of the end of a process's log lastLoggedException reads.
+	maxLogTail = 1 << 20
 	// maxLogLine is the longest log line kept (a longer one is cut).
 	maxLogLine = 64 << 10
 	// maxExceptionShown bounds each exception line shown, and maxFailureShown the whole text.
@@ -66,12 +66,12 @@ func (e *Exception) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// LastException returns the last exception logged in the log file at path, read from its last
-// MaxLogTail bytes (regular files only): the last one logged at ERROR, else the last one of any level;
+// lastLoggedException returns the last exception logged in the log file at path, read from its last
+// maxLogTail bytes (regular files only): the last one logged at ERROR, else the last one of any level;
 // nil when there is none or the file cannot be read.
-func LastException(path string) *Exception { return lastExceptionBefore(path, -1) }
+func lastLoggedException(path string) *Exception { return lastExceptionBefore(path, -1) }
 
-// lastExceptionBefore is LastException of the log's first end bytes (end < 0: all of it): what the
+// lastExceptionBefore is lastLoggedException of the log's first end bytes (end < 0: all of it): what the
 // process had logged by then, without what it logged later.
 func lastExceptionBefore(path string, end int64) *Exception {
 	f, err := boundedread.OpenRegular(path)
@@ -86,13 +86,13 @@ func lastExceptionBefore(path string, end int64) *Exception {
 	if end < 0 || end > st.Size() {
 		end = st.Size()
 	}
-	cut := end > MaxLogTail
+	cut := end > maxLogTail
 	if cut {
-		if _, err := f.Seek(end-MaxLogTail, io.SeekStart); err != nil {
+		if _, err := f.Seek(end-maxLogTail, io.SeekStart); err != nil {
 			return nil
 		}
 	}
-	return lastException(io.LimitReader(f, min(end, MaxLogTail)), cut)
+	return lastException(io.LimitReader(f, min(end, maxLogTail)), cut)
 }
 
 // logSize is the size of the log at path now (-1 when it cannot be read): where a later
@@ -192,7 +192,7 @@ func StderrLines(t *stderrtail.Tail) string {
 func (p *Process) Failure(stderr string) string {
 	var b strings.Builder
 	log := filepath.Base(p.LogFile)
-	if e := LastException(p.LogFile); e != nil {
+	if e := lastLoggedException(p.LogFile); e != nil {
 		b.WriteString("; " + log + ": " + e.String())
 	}
 	if stderr != "" {

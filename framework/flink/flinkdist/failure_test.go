@@ -71,13 +71,13 @@ func TestLastExceptionIsTheLastErrorsTrace(t *testing.T) {
 	}
 }
 
-// The log is read from its end, at most MaxLogTail bytes, and a huge line neither stops the scan nor
+// The log is read from its end, at most maxLogTail bytes, and a huge line neither stops the scan nor
 // reaches the message whole.
 func TestLastExceptionReadsABoundedTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobmanager.log")
 	var b bytes.Buffer
 	b.WriteString("2026-11-27 14:07:13,309 ERROR x - early\njava.lang.IllegalStateException: too early to be read\n")
-	for b.Len() < MaxLogTail+1000 {
+	for b.Len() < maxLogTail+1000 {
 		b.WriteString("2026-11-27 14:07:13,309 INFO  org.apache.flink.X - filler line of the log\n")
 	}
 	b.WriteString("2026-11-27 14:07:13,309 INFO  x - huge: " + strings.Repeat("y", 2*maxLogLine) + "\n")
@@ -85,14 +85,14 @@ func TestLastExceptionReadsABoundedTail(t *testing.T) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e := LastException(path)
+	e := lastLoggedException(path)
 	if e == nil || !strings.HasPrefix(e.Head, "java.lang.RuntimeException: zzz") {
 		t.Fatalf("%+v", e)
 	}
 	if s := e.String(); len(s) > maxExceptionShown+10 {
 		t.Errorf("shown %d bytes, want at most ~%d", len(s), maxExceptionShown)
 	}
-	if LastException(filepath.Dir(path)) != nil || LastException(path+".missing") != nil {
+	if lastLoggedException(filepath.Dir(path)) != nil || lastLoggedException(path+".missing") != nil {
 		t.Error("a directory or a missing file gave an exception")
 	}
 	// Up to an end: the bounded tail is the one before it, and what follows does not count.
@@ -100,7 +100,7 @@ func TestLastExceptionReadsABoundedTail(t *testing.T) {
 	if e := lastExceptionBefore(path, early); e != nil {
 		t.Errorf("%+v: the early exception is more than MaxLogTail before the end, and the late one after it", e)
 	}
-	if e := lastExceptionBefore(path, MaxLogTail/2); e == nil || e.Head != "java.lang.IllegalStateException: too early to be read" {
+	if e := lastExceptionBefore(path, maxLogTail/2); e == nil || e.Head != "java.lang.IllegalStateException: too early to be read" {
 		t.Errorf("%+v: want the early exception, the last one before the end", e)
 	}
 }
@@ -206,7 +206,7 @@ func TestRunApplicationExplainsAFailureByTheLogBeforeItsStop(t *testing.T) {
 	if after, err := os.Stat(logFile); err != nil || after.Size() <= before.Size() {
 		t.Fatalf("the JobManager logged nothing on its stop (%v): the test proves nothing", err)
 	}
-	if e := LastException(logFile); e == nil || !strings.Contains(e.String(), "CancellationException") {
+	if e := lastLoggedException(logFile); e == nil || !strings.Contains(e.String(), "CancellationException") {
 		t.Fatalf("the whole log's last exception is %v: want the stop's cancellation", e)
 	}
 	rc := o.RootCause

@@ -12,9 +12,9 @@ import (
 // configuration file (conf/config.yaml only; the legacy flink-conf.yaml is no longer read) and the
 // configuration keys Flink 2 no longer declares (removedkeys.go).
 
-// Major is the major version of a Flink version as OpenHome reads it from flink-dist's name ("2.3.0"
+// majorVersion is the major version of a Flink version as OpenHome reads it from flink-dist's name ("2.3.0"
 // is 2); ok is false when it is not one.
-func Major(flinkVersion string) (int, bool) {
+func majorVersion(flinkVersion string) (int, bool) {
 	first, _, _ := strings.Cut(strings.TrimSpace(flinkVersion), ".")
 	n, err := strconv.Atoi(first)
 	if err != nil || n < 1 {
@@ -26,13 +26,13 @@ func Major(flinkVersion string) (int, bool) {
 // IsFlink2 reports whether the Flink version is 2 or later. A version that cannot be read is not:
 // such a home keeps the 1.x rules, which refuse nothing 2.x accepts.
 func IsFlink2(flinkVersion string) bool {
-	n, ok := Major(flinkVersion)
+	n, ok := majorVersion(flinkVersion)
 	return ok && n >= 2
 }
 
-// MigrateConfigScript is the script of Flink's binary distribution that writes conf/config.yaml from
+// migrateConfigScript is the script of Flink's binary distribution that writes conf/config.yaml from
 // a legacy conf/flink-conf.yaml.
-const MigrateConfigScript = "bin/migrate-config-file.sh"
+const migrateConfigScript = "bin/migrate-config-file.sh"
 
 // LegacyConfigError is a Flink 2 home whose conf/ has only the legacy flink-conf.yaml, which Flink 2
 // no longer reads: its processes would start on flink-dist's defaults, the file's keys ignored.
@@ -44,20 +44,20 @@ type LegacyConfigError struct {
 func (e *LegacyConfigError) Error() string {
 	return fmt.Sprintf("flink: the home's %s is the legacy configuration file, which Flink %s no longer reads: Flink 2 reads only conf/%s (standard YAML), so its keys would be ignored. "+
 		"Convert it with the %s of Flink's binary distribution (it writes conf/%s from conf/%s) or write conf/%s yourself, then remove %s (docs/flink.md#flink-2)",
-		e.Path, e.Version, ConfigFile, MigrateConfigScript, ConfigFile, LegacyConfigFile, ConfigFile, LegacyConfigFile)
+		e.Path, e.Version, configFile, migrateConfigScript, configFile, legacyConfigFile, configFile, legacyConfigFile)
 }
 
 // loadConfDirFlink2 reads a Flink 2 conf directory: config.yaml only. A conf/ with only
-// flink-conf.yaml is a *LegacyConfigError; one with neither is os.ErrNotExist, as LoadConfDir's.
+// flink-conf.yaml is a *LegacyConfigError; one with neither is os.ErrNotExist, as loadConfDir's.
 func loadConfDirFlink2(dir, version string) (*Config, string, error) {
-	path := filepath.Join(dir, ConfigFile)
+	path := filepath.Join(dir, configFile)
 	if _, err := os.Lstat(path); err == nil {
-		c, src, err := LoadConfDir(dir) // config.yaml first: the same reader
+		c, src, err := loadConfDir(dir) // config.yaml first: the same reader
 		return c, src, err
 	}
-	legacy := filepath.Join(dir, LegacyConfigFile)
+	legacy := filepath.Join(dir, legacyConfigFile)
 	if _, err := os.Lstat(legacy); err == nil {
 		return nil, "", &LegacyConfigError{Path: legacy, Version: version}
 	}
-	return nil, "", fmt.Errorf("flink: %s has no %s: %w", dir, ConfigFile, os.ErrNotExist)
+	return nil, "", fmt.Errorf("flink: %s has no %s: %w", dir, configFile, os.ErrNotExist)
 }

@@ -17,7 +17,7 @@ func TestMajorAndIsFlink2(t *testing.T) {
 	for v, want := range map[string]bool{"2.3.0": true, "2.0.1": true, "3.0-SNAPSHOT": true, "1.20.5": false, "1.19": false, "": false, "x.y": false} {
 		assert.Equal(t, want, IsFlink2(v), v)
 	}
-	n, ok := Major("2.3.0")
+	n, ok := majorVersion("2.3.0")
 	assert.True(t, ok)
 	assert.Equal(t, 2, n)
 }
@@ -29,39 +29,39 @@ func TestFlink2HomeReadsOnlyConfigYAML(t *testing.T) {
 	h := fakeHomeAt(t, "2.3.0", "taskmanager:\n  numberOfTaskSlots: 1\n")
 	require.Equal(t, "2.3.0", h.Version)
 	require.NoError(t, os.MkdirAll(h.ConfDir, 0o755))
-	legacy := filepath.Join(h.ConfDir, LegacyConfigFile)
+	legacy := filepath.Join(h.ConfDir, legacyConfigFile)
 	require.NoError(t, os.WriteFile(legacy, []byte("taskmanager.numberOfTaskSlots: 4\n"), 0o644))
 
 	_, _, err := h.Config()
 	var le *LegacyConfigError
 	require.True(t, errors.As(err, &le), "%v", err)
-	for _, want := range []string{legacy, "Flink 2.3.0 no longer reads", "only conf/config.yaml", MigrateConfigScript, "docs/flink.md#flink-2"} {
+	for _, want := range []string{legacy, "Flink 2.3.0 no longer reads", "only conf/config.yaml", migrateConfigScript, "docs/flink.md#flink-2"} {
 		assert.Contains(t, err.Error(), want)
 	}
 	assert.Empty(t, h.IgnoredLegacyConfig(), "refused, not ignored")
 
-	require.NoError(t, os.WriteFile(filepath.Join(h.ConfDir, ConfigFile), []byte("taskmanager.numberOfTaskSlots: 2\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.ConfDir, configFile), []byte("taskmanager.numberOfTaskSlots: 2\n"), 0o644))
 	c, src, err := h.Config()
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(h.ConfDir, ConfigFile), src)
+	assert.Equal(t, filepath.Join(h.ConfDir, configFile), src)
 	v, _ := c.Get("taskmanager.numberOfTaskSlots")
 	assert.Equal(t, "2", v)
 	assert.Equal(t, legacy, h.IgnoredLegacyConfig())
 
 	// Neither file: flink-dist's defaults, as for 1.20.
 	require.NoError(t, os.Remove(legacy))
-	require.NoError(t, os.Remove(filepath.Join(h.ConfDir, ConfigFile)))
+	require.NoError(t, os.Remove(filepath.Join(h.ConfDir, configFile)))
 	_, src, err = h.Config()
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(src, "flink-dist-2.3.0.jar!/config.yaml"), src)
 
 	old := fakeHome(t, "")
 	require.NoError(t, os.MkdirAll(old.ConfDir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(old.ConfDir, LegacyConfigFile), []byte("a: b\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(old.ConfDir, legacyConfigFile), []byte("a: b\n"), 0o644))
 	_, src, err = old.Config()
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(old.ConfDir, LegacyConfigFile), src)
-	require.NoError(t, os.WriteFile(filepath.Join(old.ConfDir, ConfigFile), []byte("a: c\n"), 0o644))
+	assert.Equal(t, filepath.Join(old.ConfDir, legacyConfigFile), src)
+	require.NoError(t, os.WriteFile(filepath.Join(old.ConfDir, configFile), []byte("a: c\n"), 0o644))
 	assert.Empty(t, old.IgnoredLegacyConfig(), "Flink 1.20 reads config.yaml first too; nothing to warn about")
 }
 

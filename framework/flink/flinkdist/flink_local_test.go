@@ -113,9 +113,9 @@ func clusterConf(t *testing.T, fe flinkEnv, slots, gpus int) (*Config, string) {
 		"taskmanager.bind-host":                      "127.0.0.1",
 		"taskmanager.numberOfTaskSlots":              strconv.Itoa(slots),
 		"execution.shutdown-on-application-finish":   "false",
-		KeyExternalRes:                               "gpu",
+		keyExternalRes:                               "gpu",
 		"external-resource.gpu.amount":               strconv.Itoa(gpus),
-		"external-resource.gpu.driver-factory.class": GPUDriverFactory,
+		"external-resource.gpu.driver-factory.class": gpuDriverFactory,
 		"external-resource.gpu.yarn.config-key":      "yarn.io/gpu",
 	} {
 		job.Set(k, v)

@@ -13,8 +13,8 @@ import (
 // driver the configuration names is kept; a home without the GPU plugin is refused naming the key.
 func TestDefaultGPUDriver(t *testing.T) {
 	withPlugin := &Home{Dir: "/h", PluginsDir: t.TempDir()}
-	require.NoError(t, os.MkdirAll(filepath.Join(withPlugin.PluginsDir, GPUPluginDir), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(withPlugin.PluginsDir, GPUPluginDir, "flink-external-resource-gpu-1.20.5.jar"), nil, 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(withPlugin.PluginsDir, gpuPluginDir), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(withPlugin.PluginsDir, gpuPluginDir, "flink-external-resource-gpu-1.20.5.jar"), nil, 0o644))
 	without := &Home{Dir: "/bare", PluginsDir: t.TempDir()}
 
 	conf := func(extra ...string) *Config {
@@ -35,7 +35,7 @@ func TestDefaultGPUDriver(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"gpu"}, set)
 	v, _ := c.Get("external-resource.gpu.driver-factory.class")
-	assert.Equal(t, GPUDriverFactory, v)
+	assert.Equal(t, gpuDriverFactory, v)
 	_, fpga := c.Get("external-resource.fpga.driver-factory.class")
 	assert.False(t, fpga, "only YARN's GPUs get the GPU driver")
 

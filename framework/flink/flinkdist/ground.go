@@ -11,15 +11,15 @@ import (
 
 // Flink configuration keys yarn-am reads or sets.
 const (
-	KeyJMProcessSize    = "jobmanager.memory.process.size"
-	KeyTMProcessSize    = "taskmanager.memory.process.size"
+	keyJMProcessSize    = "jobmanager.memory.process.size"
+	keyTMProcessSize    = "taskmanager.memory.process.size"
 	KeyRPCAddress       = "jobmanager.rpc.address"
-	KeyExternalRes      = "external-resources"
+	keyExternalRes      = "external-resources"
 	KeyShutdownOnFinish = "execution.shutdown-on-application-finish"
 	KeyJavaOptsAll      = "env.java.opts.all"
 	KeyJavaOptsLegacy   = "env.java.opts" // Flink's deprecated name of env.java.opts.all
 	KeyJavaDefaultOpts  = "env.java.default-opts.all"
-	KeyJavaOptsJM       = "env.java.opts.jobmanager"
+	keyJavaOptsJM       = "env.java.opts.jobmanager"
 	KeyJavaOptsTM       = "env.java.opts.taskmanager"
 )
 

@@ -65,7 +65,7 @@ func TestBuildPutsTheHadoopClasspathLast(t *testing.T) {
 	h := fakeHome(t, "a: b\n")
 	s := Spec{Home: h, Java: "/jdk/bin/java", Dir: "/w", LogDir: "/logs", UserJars: []string{"/w/job.jar"},
 		HadoopClasspath: []string{"/etc/hadoop", "/opt/hadoop/share/hadoop/common/*"}, ExtraClasspath: []string{"/w/" + TokenJarName}}
-	p, err := Build(RoleTaskManager, s, NewConfig(), "/w/conf", ResourceParams{})
+	p, err := buildCommand(RoleTaskManager, s, NewConfig(), "/w/conf", ResourceParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func OpenHome(dir string) (*Home, error) {
 // (Flink 1.x; a Flink 2 home with only that file is a *LegacyConfigError, docs/flink.md#flink-2),
 // else the default config.yaml inside flink-dist. It returns where it was read from.
 func (h *Home) Config() (*Config, string, error) {
-	load := LoadConfDir
+	load := loadConfDir
 	if IsFlink2(h.Version) {
 		load = func(dir string) (*Config, string, error) { return loadConfDirFlink2(dir, h.Version) }
 	}
@@ -98,15 +98,15 @@ func (h *Home) Config() (*Config, string, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return nil, "", err
 	}
-	c, err = DefaultConfig(h.DistJar)
+	c, err = defaultConfig(h.DistJar)
 	if err != nil {
 		return nil, "", err
 	}
-	return c, h.DistJar + "!/" + ConfigFile, nil
+	return c, h.DistJar + "!/" + configFile, nil
 }
 
-// MaxLog4jBytes bounds the home's conf/log4j.properties (Flink's own is 3 KiB).
-const MaxLog4jBytes = 1 << 20
+// maxLog4jBytes bounds the home's conf/log4j.properties (Flink's own is 3 KiB).
+const maxLog4jBytes = 1 << 20
 
 // ReadLog4jConfig returns the content of the home's conf/log4j.properties, read through the bounded
 // reader (a named pipe or a device there is refused naming the file); ok is false when it has none.
@@ -115,7 +115,7 @@ func (h *Home) ReadLog4jConfig() (content string, ok bool, err error) {
 	if p == "" {
 		return "", false, nil
 	}
-	data, err := boundedread.ReadFile("log4j configuration", p, "a log4j.properties", MaxLog4jBytes)
+	data, err := boundedread.ReadFile("log4j configuration", p, "a log4j.properties", maxLog4jBytes)
 	if err != nil {
 		return "", false, err
 	}
@@ -147,11 +147,11 @@ func (h *Home) IgnoredLegacyConfig() string {
 	if !IsFlink2(h.Version) {
 		return ""
 	}
-	legacy := filepath.Join(h.ConfDir, LegacyConfigFile)
+	legacy := filepath.Join(h.ConfDir, legacyConfigFile)
 	if _, err := os.Lstat(legacy); err != nil {
 		return ""
 	}
-	if _, err := os.Lstat(filepath.Join(h.ConfDir, ConfigFile)); err != nil {
+	if _, err := os.Lstat(filepath.Join(h.ConfDir, configFile)); err != nil {
 		return "" // refused by Config (LegacyConfigError), not ignored
 	}
 	return legacy

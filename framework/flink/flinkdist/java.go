@@ -19,8 +19,8 @@ import (
 // the Java a Flink version needs, and the version of a JDK, read from its release file or, without
 // one, from `java -version`.
 
-// MaxReleaseBytes bounds a JDK's release file (a real one is about 1 KiB).
-const MaxReleaseBytes = 64 << 10
+// maxReleaseBytes bounds a JDK's release file (a real one is about 1 KiB).
+const maxReleaseBytes = 64 << 10
 
 // javaVersionTimeout bounds `java -version`, which a JVM answers in well under a second.
 const javaVersionTimeout = 20 * time.Second
@@ -52,9 +52,9 @@ func (v JavaVersion) String() string {
 	return fmt.Sprintf("Java %d (%q, from %s)", v.Major, v.Text, v.From)
 }
 
-// ParseJavaMajor reads the major version of a Java version string: "1.8.0_402" and "1.7.0" are 8
+// parseJavaMajor reads the major version of a Java version string: "1.8.0_402" and "1.7.0" are 8
 // and 7 (the old 1.x scheme), "11.0.22", "17", "21-ea" and "17.0.2+8" are 11, 17, 21 and 17.
-func ParseJavaMajor(v string) (int, error) {
+func parseJavaMajor(v string) (int, error) {
 	s := strings.TrimSpace(v)
 	if rest, ok := strings.CutPrefix(s, "1."); ok {
 		s = rest
@@ -70,13 +70,13 @@ func ParseJavaMajor(v string) (int, error) {
 	return n, nil
 }
 
-// ErrNoJavaVersion says a release file has no JAVA_VERSION line.
-var ErrNoJavaVersion = errors.New("no JAVA_VERSION line")
+// errNoJavaVersion says a release file has no JAVA_VERSION line.
+var errNoJavaVersion = errors.New("no JAVA_VERSION line")
 
-// ParseRelease reads JAVA_VERSION from the content of a JDK's release file (KEY="value" lines).
-func ParseRelease(data []byte) (string, error) {
+// parseRelease reads JAVA_VERSION from the content of a JDK's release file (KEY="value" lines).
+func parseRelease(data []byte) (string, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 4096), MaxReleaseBytes)
+	sc.Buffer(make([]byte, 0, 4096), maxReleaseBytes)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), "=")
 		if !ok || strings.TrimSpace(k) != "JAVA_VERSION" {
@@ -91,30 +91,30 @@ func ParseRelease(data []byte) (string, error) {
 	if err := sc.Err(); err != nil {
 		return "", err
 	}
-	return "", ErrNoJavaVersion
+	return "", errNoJavaVersion
 }
 
 // ReadRelease reads the version in jdk/release, bounded.
 func ReadRelease(jdk string) (JavaVersion, error) {
 	p := filepath.Join(jdk, "release")
-	data, err := boundedread.ReadFile("the JDK's release file", p, "a JDK's release file", MaxReleaseBytes)
+	data, err := boundedread.ReadFile("the JDK's release file", p, "a JDK's release file", maxReleaseBytes)
 	if err != nil {
 		return JavaVersion{}, err
 	}
-	text, err := ParseRelease(data)
+	text, err := parseRelease(data)
 	if err != nil {
 		return JavaVersion{}, fmt.Errorf("%s: %w", p, err)
 	}
-	major, err := ParseJavaMajor(text)
+	major, err := parseJavaMajor(text)
 	if err != nil {
 		return JavaVersion{}, fmt.Errorf("%s: %w", p, err)
 	}
 	return JavaVersion{Text: text, Major: major, From: p}, nil
 }
 
-// ParseVersionOutput reads the version from what `java -version` prints: the first line that
+// parseVersionOutput reads the version from what `java -version` prints: the first line that
 // names one in quotes, `openjdk version "11.0.22" 2024-01-16` or `java version "1.8.0_402"`.
-func ParseVersionOutput(out string) (string, error) {
+func parseVersionOutput(out string) (string, error) {
 	for _, line := range strings.Split(out, "\n") {
 		_, rest, ok := strings.Cut(line, " version \"")
 		if !ok {
@@ -154,11 +154,11 @@ func DetectJava(ctx context.Context, java string) (JavaVersion, string, error) {
 	if err := cmd.Run(); err != nil {
 		return JavaVersion{}, path, fmt.Errorf("%s -version: %w; its output ends: %s", path, err, shown(tail(out.String(), 200)))
 	}
-	text, err := ParseVersionOutput(out.String())
+	text, err := parseVersionOutput(out.String())
 	if err != nil {
 		return JavaVersion{}, path, fmt.Errorf("%s -version: %w", path, err)
 	}
-	major, err := ParseJavaMajor(text)
+	major, err := parseJavaMajor(text)
 	if err != nil {
 		return JavaVersion{}, path, fmt.Errorf("%s -version: %w", path, err)
 	}

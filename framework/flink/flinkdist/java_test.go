@@ -26,41 +26,41 @@ func TestParseVersionOutput(t *testing.T) {
 		{"java version \"21\" 2023-09-19 LTS\n", "21", 21},
 		{"openjdk version \"21-ea\" 2023-09-19\n", "21-ea", 21},
 	} {
-		text, err := ParseVersionOutput(tc.out)
+		text, err := parseVersionOutput(tc.out)
 		require.NoError(t, err, tc.out)
 		assert.Equal(t, tc.text, text)
-		major, err := ParseJavaMajor(text)
+		major, err := parseJavaMajor(text)
 		require.NoError(t, err)
 		assert.Equal(t, tc.want, major, text)
 	}
-	_, err := ParseVersionOutput("Error: could not create the Java Virtual Machine.\n")
+	_, err := parseVersionOutput("Error: could not create the Java Virtual Machine.\n")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no version line")
 }
 
 func TestParseJavaMajor(t *testing.T) {
 	for v, want := range map[string]int{"1.7.0": 7, "1.8.0_402": 8, "9": 9, "11.0.22": 11, "17.0.2+8": 17, "21.0.2": 21, "25": 25} {
-		got, err := ParseJavaMajor(v)
+		got, err := parseJavaMajor(v)
 		require.NoError(t, err, v)
 		assert.Equal(t, want, got, v)
 	}
 	for _, bad := range []string{"", "openjdk", "1.", "x17"} {
-		_, err := ParseJavaMajor(bad)
+		_, err := parseJavaMajor(bad)
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "want a version such as")
 	}
 }
 
 func TestParseRelease(t *testing.T) {
-	v, err := ParseRelease([]byte("IMPLEMENTOR=\"Debian\"\nJAVA_RUNTIME_VERSION=\"17.0.15+6\"\nJAVA_VERSION=\"17.0.15\"\n"))
+	v, err := parseRelease([]byte("IMPLEMENTOR=\"Debian\"\nJAVA_RUNTIME_VERSION=\"17.0.15+6\"\nJAVA_VERSION=\"17.0.15\"\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "17.0.15", v, "JAVA_VERSION, not JAVA_RUNTIME_VERSION")
-	v, err = ParseRelease([]byte("JAVA_VERSION=\"1.8.0_402\"\r\nOS_NAME=\"Linux\"\n"))
+	v, err = parseRelease([]byte("JAVA_VERSION=\"1.8.0_402\"\r\nOS_NAME=\"Linux\"\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "1.8.0_402", v)
-	_, err = ParseRelease([]byte("IMPLEMENTOR=\"x\"\n"))
-	assert.ErrorIs(t, err, ErrNoJavaVersion)
-	_, err = ParseRelease([]byte("JAVA_VERSION=\"\"\n"))
+	_, err = parseRelease([]byte("IMPLEMENTOR=\"x\"\n"))
+	assert.ErrorIs(t, err, errNoJavaVersion)
+	_, err = parseRelease([]byte("JAVA_VERSION=\"\"\n"))
 	assert.Error(t, err)
 }
 
@@ -80,7 +80,7 @@ func TestMinJava(t *testing.T) {
 // A release file too large is refused naming it and the limit, not read whole.
 func TestReadReleaseIsBounded(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), []byte(strings.Repeat("# x\n", MaxReleaseBytes)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "release"), []byte(strings.Repeat("# x\n", maxReleaseBytes)), 0o644))
 	_, err := ReadRelease(dir)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "larger than 64 KiB")

@@ -163,18 +163,18 @@ func jarKeys(path string, set map[string]bool, deadline time.Time) error {
 	return nil
 }
 
-// PluginKeyPrefixes are prefixes of keys that plugins and reporters define, which lib/ does not
+// pluginKeyPrefixes are prefixes of keys that plugins and reporters define, which lib/ does not
 // declare: a key under them is never taken for a misspelling.
-var PluginKeyPrefixes = []string{"external-resource.", "metrics.reporter.", "metrics.reporters", "s3.", "s3a.", "fs.", "gs.", "oss.", "azure.", "traces.reporter.", "events.reporter."}
+var pluginKeyPrefixes = []string{"external-resource.", "metrics.reporter.", "metrics.reporters", "s3.", "s3a.", "fs.", "gs.", "oss.", "azure.", "traces.reporter.", "events.reporter."}
 
 // NearMiss returns the known key that key is probably a misspelling of: a key that is not known, not
-// under PluginKeyPrefixes, and within a small edit distance of a known one (at most 2 edits, or the
+// under pluginKeyPrefixes, and within a small edit distance of a known one (at most 2 edits, or the
 // same letters in another case); "" otherwise. known must be sorted.
 func NearMiss(key string, known []string) string {
 	if _, ok := slices.BinarySearch(known, key); ok {
 		return ""
 	}
-	for _, p := range PluginKeyPrefixes {
+	for _, p := range pluginKeyPrefixes {
 		if strings.HasPrefix(key, p) {
 			return ""
 		}

@@ -13,22 +13,22 @@ import (
 // defaults), and TestCheckMemoryAgreesWithBashJavaUtils compares the result with Flink's own
 // calculator at boundary sizes.
 
-// Flink's memory keys this check reads (the process sizes are KeyTMProcessSize and KeyJMProcessSize,
+// Flink's memory keys this check reads (the process sizes are keyTMProcessSize and keyJMProcessSize,
 // which yarn-am sets to the container's memory).
 const (
-	KeyTMFlinkSize        = "taskmanager.memory.flink.size"
-	KeyTMFrameworkHeap    = "taskmanager.memory.framework.heap.size"
-	KeyTMTaskHeap         = "taskmanager.memory.task.heap.size"
-	KeyTMFrameworkOffHeap = "taskmanager.memory.framework.off-heap.size"
-	KeyTMTaskOffHeap      = "taskmanager.memory.task.off-heap.size"
-	KeyTMManaged          = "taskmanager.memory.managed.size"
-	KeyTMManagedFraction  = "taskmanager.memory.managed.fraction"
-	KeyTMNetworkMin       = "taskmanager.memory.network.min"
-	KeyTMNetworkMax       = "taskmanager.memory.network.max"
-	KeyTMNetworkFraction  = "taskmanager.memory.network.fraction"
-	KeyJMFlinkSize        = "jobmanager.memory.flink.size"
-	KeyJMHeap             = "jobmanager.memory.heap.size"
-	KeyJMOffHeap          = "jobmanager.memory.off-heap.size"
+	keyTMFlinkSize        = "taskmanager.memory.flink.size"
+	keyTMFrameworkHeap    = "taskmanager.memory.framework.heap.size"
+	keyTMTaskHeap         = "taskmanager.memory.task.heap.size"
+	keyTMFrameworkOffHeap = "taskmanager.memory.framework.off-heap.size"
+	keyTMTaskOffHeap      = "taskmanager.memory.task.off-heap.size"
+	keyTMManaged          = "taskmanager.memory.managed.size"
+	keyTMManagedFraction  = "taskmanager.memory.managed.fraction"
+	keyTMNetworkMin       = "taskmanager.memory.network.min"
+	keyTMNetworkMax       = "taskmanager.memory.network.max"
+	keyTMNetworkFraction  = "taskmanager.memory.network.fraction"
+	keyJMFlinkSize        = "jobmanager.memory.flink.size"
+	keyJMHeap             = "jobmanager.memory.heap.size"
+	keyJMOffHeap          = "jobmanager.memory.off-heap.size"
 )
 
 // memoryDeprecatedKeys are the deprecated names that Flink 1.20 and 2.x still read for a memory key
@@ -36,10 +36,10 @@ const (
 // list the network ones as removed, yet 2.3 reads them): TestCheckMemoryAgreesWithBashJavaUtils runs
 // them against both versions' calculators.
 var memoryDeprecatedKeys = map[string][]string{
-	KeyTMManaged:         {"taskmanager.memory.size"},
-	KeyTMNetworkMin:      {"taskmanager.network.memory.min"},
-	KeyTMNetworkMax:      {"taskmanager.network.memory.max"},
-	KeyTMNetworkFraction: {"taskmanager.network.memory.fraction"},
+	keyTMManaged:         {"taskmanager.memory.size"},
+	keyTMNetworkMin:      {"taskmanager.network.memory.min"},
+	keyTMNetworkMax:      {"taskmanager.network.memory.max"},
+	keyTMNetworkFraction: {"taskmanager.network.memory.fraction"},
 }
 
 const mib = int64(1) << 20
@@ -78,7 +78,7 @@ func readMemParams(c *Config, role Role) (*memParams, error) {
 		if !ok {
 			return p
 		}
-		n, err := ParseMemorySize(v)
+		n, err := parseMemorySize(v)
 		if err != nil {
 			errs = append(errs, key+": "+err.Error())
 			return p
@@ -106,24 +106,24 @@ func readMemParams(c *Config, role Role) (*memParams, error) {
 	}
 	p := &memParams{role: role}
 	if role == RoleTaskManager {
-		p.flink = size(KeyTMFlinkSize, -1)
-		p.heap = size(KeyTMFrameworkHeap, 128*mib)
-		p.taskHeap = size(KeyTMTaskHeap, -1)
-		p.frameworkOffHeap = size(KeyTMFrameworkOffHeap, 128*mib)
-		p.taskOffHeap = size(KeyTMTaskOffHeap, 0)
-		p.managed = size(KeyTMManaged, -1)
-		p.netMin = size(KeyTMNetworkMin, 64*mib)
-		p.netMax = size(KeyTMNetworkMax, math.MaxInt64)
+		p.flink = size(keyTMFlinkSize, -1)
+		p.heap = size(keyTMFrameworkHeap, 128*mib)
+		p.taskHeap = size(keyTMTaskHeap, -1)
+		p.frameworkOffHeap = size(keyTMFrameworkOffHeap, 128*mib)
+		p.taskOffHeap = size(keyTMTaskOffHeap, 0)
+		p.managed = size(keyTMManaged, -1)
+		p.netMin = size(keyTMNetworkMin, 64*mib)
+		p.netMax = size(keyTMNetworkMax, math.MaxInt64)
 		p.meta = size("taskmanager.memory.jvm-metaspace.size", 256*mib)
 		p.ovMin = size("taskmanager.memory.jvm-overhead.min", 192*mib)
 		p.ovMax = size("taskmanager.memory.jvm-overhead.max", 1024*mib)
-		p.managedFrac = frac(KeyTMManagedFraction, 0.4)
-		p.netFrac = frac(KeyTMNetworkFraction, 0.1)
+		p.managedFrac = frac(keyTMManagedFraction, 0.4)
+		p.netFrac = frac(keyTMNetworkFraction, 0.1)
 		p.ovFrac = frac("taskmanager.memory.jvm-overhead.fraction", 0.1)
 	} else {
-		p.flink = size(KeyJMFlinkSize, -1)
-		p.heap = size(KeyJMHeap, -1)
-		p.offHeap = size(KeyJMOffHeap, 128*mib)
+		p.flink = size(keyJMFlinkSize, -1)
+		p.heap = size(keyJMHeap, -1)
+		p.offHeap = size(keyJMOffHeap, 128*mib)
 		p.meta = size("jobmanager.memory.jvm-metaspace.size", 256*mib)
 		p.ovMin = size("jobmanager.memory.jvm-overhead.min", 192*mib)
 		p.ovMax = size("jobmanager.memory.jvm-overhead.max", 1024*mib)
@@ -395,9 +395,9 @@ func fitRange(fits func(int64) bool, limit int64) (int64, int64) {
 	return from, map[bool]int64{true: limit, false: 0}[from > 0]
 }
 
-// ParseMemorySize reads a Flink memory size: a number with an optional unit (b, k/kb/kibibytes,
+// parseMemorySize reads a Flink memory size: a number with an optional unit (b, k/kb/kibibytes,
 // m/mb, g/gb, t/tb; case and a space before the unit ignored), bytes when there is none.
-func ParseMemorySize(v string) (int64, error) {
+func parseMemorySize(v string) (int64, error) {
 	s := strings.ToLower(strings.TrimSpace(v))
 	i := 0
 	for i < len(s) && s[i] >= '0' && s[i] <= '9' {

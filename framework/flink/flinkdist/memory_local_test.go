@@ -28,23 +28,23 @@ type memoryCase struct {
 
 var memoryBoundaryCases = []memoryCase{
 	{RoleTaskManager, nil, []int64{512, 981, 982, 4096}},
-	{RoleTaskManager, []string{KeyTMTaskHeap, "25m"}, []int64{1023, 1024}},
-	{RoleTaskManager, []string{KeyTMTaskHeap, "26m"}, []int64{1024, 1025}},
-	{RoleTaskManager, []string{KeyTMFlinkSize, "1g"}, []int64{1471, 1472, 2304, 2305}},
-	{RoleTaskManager, []string{KeyTMTaskHeap, "100m", KeyTMManaged, "100m"}, []int64{700, 900, 1500}},
+	{RoleTaskManager, []string{keyTMTaskHeap, "25m"}, []int64{1023, 1024}},
+	{RoleTaskManager, []string{keyTMTaskHeap, "26m"}, []int64{1024, 1025}},
+	{RoleTaskManager, []string{keyTMFlinkSize, "1g"}, []int64{1471, 1472, 2304, 2305}},
+	{RoleTaskManager, []string{keyTMTaskHeap, "100m", keyTMManaged, "100m"}, []int64{700, 900, 1500}},
 	{RoleApplication, nil, []int64{576, 577, 768}},
-	{RoleApplication, []string{KeyJMHeap, "192m"}, []int64{767, 768, 1600, 1601}},
+	{RoleApplication, []string{keyJMHeap, "192m"}, []int64{767, 768, 1600, 1601}},
 }
 
 // deprecatedMemoryCases set memory sizes by the deprecated names Flink 1.20 and 2.x still read
-// (memoryDeprecatedKeys), alone and beside the key that wins over them. ComputeResourceParams leaves
+// (memoryDeprecatedKeys), alone and beside the key that wins over them. computeResourceParams leaves
 // them to BashJavaUtils; CheckMemory must size them as Flink does.
 var deprecatedMemoryCases = []memoryCase{
 	{RoleTaskManager, []string{"taskmanager.network.memory.min", "200m"}, []int64{1300, 1400, 1500}},
 	{RoleTaskManager, []string{"taskmanager.network.memory.max", "32m"}, []int64{1024, 4096}},
-	{RoleTaskManager, []string{"taskmanager.network.memory.fraction", "0.5", KeyTMManagedFraction, "0.45"}, []int64{2048, 4096}},
+	{RoleTaskManager, []string{"taskmanager.network.memory.fraction", "0.5", keyTMManagedFraction, "0.45"}, []int64{2048, 4096}},
 	{RoleTaskManager, []string{"taskmanager.memory.size", "600m"}, []int64{1300, 1400, 1500}},
-	{RoleTaskManager, []string{"taskmanager.memory.size", "2g", KeyTMManaged, "100m"}, []int64{1024}},
+	{RoleTaskManager, []string{"taskmanager.memory.size", "2g", keyTMManaged, "100m"}, []int64{1024}},
 }
 
 // CheckMemory agrees with Flink's own calculator (BashJavaUtils) on which process sizes fit, at the
@@ -62,7 +62,7 @@ func TestCheckMemoryAgreesWithBashJavaUtils(t *testing.T) {
 	}
 }
 
-// ComputeResourceParams prints what BashJavaUtils prints: the same JVM flags, byte for byte, and the
+// computeResourceParams prints what BashJavaUtils prints: the same JVM flags, byte for byte, and the
 // same dynamic properties, for every size of the boundary matrix Flink accepts and for explicit
 // sizes, slots, CPU cores, a GPU and the JobManager's direct-memory limit (docs/flink.md#memory).
 func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
@@ -71,26 +71,26 @@ func TestComputedResourceParamsEqualBashJavaUtils(t *testing.T) {
 	cases := append([]memoryCase{}, memoryBoundaryCases...)
 	cases = append(cases, []memoryCase{
 		{RoleTaskManager, []string{"taskmanager.numberOfTaskSlots", "2"}, []int64{1024, 16384}},
-		{RoleTaskManager, []string{"taskmanager.cpu.cores", "1.5", KeyExternalRes, "gpu", "external-resource.gpu.amount", "2",
-			"external-resource.gpu.driver-factory.class", GPUDriverFactory}, []int64{2048}},
-		{RoleTaskManager, []string{KeyExternalRes, "gpu;fpga", "external-resource.gpu.amount", "1", "external-resource.fpga.amount", "0"}, []int64{2048}},
-		{RoleTaskManager, []string{KeyTMFrameworkHeap, "64m", KeyTMFrameworkOffHeap, "96m", KeyTMTaskOffHeap, "32m",
-			KeyTMManagedFraction, "0.25", KeyTMNetworkFraction, "0.15", KeyTMNetworkMax, "300m",
+		{RoleTaskManager, []string{"taskmanager.cpu.cores", "1.5", keyExternalRes, "gpu", "external-resource.gpu.amount", "2",
+			"external-resource.gpu.driver-factory.class", gpuDriverFactory}, []int64{2048}},
+		{RoleTaskManager, []string{keyExternalRes, "gpu;fpga", "external-resource.gpu.amount", "1", "external-resource.fpga.amount", "0"}, []int64{2048}},
+		{RoleTaskManager, []string{keyTMFrameworkHeap, "64m", keyTMFrameworkOffHeap, "96m", keyTMTaskOffHeap, "32m",
+			keyTMManagedFraction, "0.25", keyTMNetworkFraction, "0.15", keyTMNetworkMax, "300m",
 			"taskmanager.memory.jvm-metaspace.size", "128m", "taskmanager.memory.jvm-overhead.min", "100m",
 			"taskmanager.memory.jvm-overhead.max", "300m"}, []int64{1000, 3333, 8192}},
-		{RoleTaskManager, []string{KeyTMTaskHeap, "300m", KeyTMManaged, "200m", KeyTMNetworkMin, "10m"}, []int64{1200}},
-		{RoleTaskManager, []string{KeyTMFlinkSize, "1500m", KeyTMTaskHeap, "400m"}, []int64{2000}},
-		{RoleApplication, []string{KeyJMDirectMemoryLimit, "true"}, []int64{768, 4096}},
-		{RoleApplication, []string{KeyJMFlinkSize, "1g", KeyJMOffHeap, "200m"}, []int64{1500}},
-		{RoleApplication, []string{KeyJMHeap, "500m", KeyJMFlinkSize, "700m", "jobmanager.memory.jvm-metaspace.size", "100m",
-			KeyJMDirectMemoryLimit, "true"}, []int64{1000}},
+		{RoleTaskManager, []string{keyTMTaskHeap, "300m", keyTMManaged, "200m", keyTMNetworkMin, "10m"}, []int64{1200}},
+		{RoleTaskManager, []string{keyTMFlinkSize, "1500m", keyTMTaskHeap, "400m"}, []int64{2000}},
+		{RoleApplication, []string{keyJMDirectMemoryLimit, "true"}, []int64{768, 4096}},
+		{RoleApplication, []string{keyJMFlinkSize, "1g", keyJMOffHeap, "200m"}, []int64{1500}},
+		{RoleApplication, []string{keyJMHeap, "500m", keyJMFlinkSize, "700m", "jobmanager.memory.jvm-metaspace.size", "100m",
+			keyJMDirectMemoryLimit, "true"}, []int64{1000}},
 		{RoleSession, []string{"jobmanager.memory.jvm-overhead.min", "64m", "jobmanager.memory.jvm-overhead.max", "2g"}, []int64{600, 30000}},
 	}...)
 	compared := 0
 	for _, tc := range cases {
 		for _, size := range tc.sizes {
 			name, c, flinks, flinkErr := bashJavaUtilsAt(t, flink.run, tc, size)
-			ours, err := ComputeResourceParams(c, tc.role)
+			ours, err := computeResourceParams(c, tc.role)
 			if flinkErr != nil {
 				assert.Error(t, err, "%s: Flink refuses it (%v)", name, flinkErr)
 				continue
@@ -124,9 +124,9 @@ func bashJavaUtilsAt(t *testing.T, ask askFlink, tc memoryCase, size int64) (str
 	t.Helper()
 	name := fmt.Sprintf("%s %v %dm", tc.role, tc.conf, size)
 	c := memConf(tc.conf...)
-	key := KeyTMProcessSize
+	key := keyTMProcessSize
 	if tc.role != RoleTaskManager {
-		key = KeyJMProcessSize
+		key = keyJMProcessSize
 	}
 	c.Set(key, fmt.Sprintf("%dm", size))
 	dir := filepath.Join(t.TempDir(), "conf")
@@ -135,13 +135,13 @@ func bashJavaUtilsAt(t *testing.T, ask askFlink, tc memoryCase, size int64) (str
 	return name, c, flinks, err
 }
 
-// askFlink is BashJavaUtils' answer for the configuration in confDir: RunBashJavaUtils (a JVM each,
+// askFlink is BashJavaUtils' answer for the configuration in confDir: runBashJavaUtils (a JVM each,
 // as yarn-am asks it) or a bashJavaUtilsLoop's run.
 type askFlink func(t *testing.T, confDir string, role Role) (ResourceParams, error)
 
 // bashJavaUtilsLoop is one JVM of testdata/BashJavaUtilsLoop.java on a Flink home: BashJavaUtils' own
 // main asked once per configuration, where a JVM each cost about a second (70 per test per home);
-// TestBashJavaUtilsLoopAnswersAsItsOwnJVM holds it to RunBashJavaUtils' answers.
+// TestBashJavaUtilsLoopAnswersAsItsOwnJVM holds it to runBashJavaUtils' answers.
 type bashJavaUtilsLoop struct {
 	stdin io.Writer
 	out   *bufio.Scanner
@@ -170,7 +170,7 @@ func startBashJavaUtilsLoop(t *testing.T, home *Home) *bashJavaUtilsLoop {
 	return &bashJavaUtilsLoop{stdin: stdin, out: out}
 }
 
-// run is RunBashJavaUtils' answer from the loop: the same output parsed by ParseResourceParams, or an
+// run is runBashJavaUtils' answer from the loop: the same output parsed by parseResourceParams, or an
 // error where BashJavaUtils threw (its JVM would have exited non-zero).
 func (l *bashJavaUtilsLoop) run(t *testing.T, confDir string, role Role) (ResourceParams, error) {
 	t.Helper()
@@ -187,7 +187,7 @@ func (l *bashJavaUtilsLoop) run(t *testing.T, confDir string, role Role) (Resour
 			if msg, failed := strings.CutPrefix(result, "error "); failed {
 				return ResourceParams{}, fmt.Errorf("BashJavaUtils %s on %s: %s; its output: %s", cmdName, confDir, msg, out.String())
 			}
-			return ParseResourceParams(out.Bytes(), role)
+			return parseResourceParams(out.Bytes(), role)
 		}
 		out.WriteString(l.out.Text() + "\n")
 	}
@@ -195,14 +195,14 @@ func (l *bashJavaUtilsLoop) run(t *testing.T, confDir string, role Role) (Resour
 	return ResourceParams{}, nil
 }
 
-// runOwnJVM is RunBashJavaUtils as yarn-am runs it: a JVM of its own.
+// runOwnJVM is runBashJavaUtils as yarn-am runs it: a JVM of its own.
 func runOwnJVM(java string, home *Home) askFlink {
 	return func(t *testing.T, confDir string, role Role) (ResourceParams, error) {
-		return RunBashJavaUtils(context.Background(), java, home, confDir, role)
+		return runBashJavaUtils(context.Background(), java, home, confDir, role)
 	}
 }
 
-// The loop answers what BashJavaUtils' own JVM answers (RunBashJavaUtils, as yarn-am runs it), for an
+// The loop answers what BashJavaUtils' own JVM answers (runBashJavaUtils, as yarn-am runs it), for an
 // accepted and a refused size of each role and for a deprecated name, each asked after the loop has
 // answered the others: nothing a configuration leaves in the JVM changes the next answer. Four JVMs of
 // their own, against the 140 per home the memory tests would start.
@@ -212,9 +212,9 @@ func TestBashJavaUtilsLoopAnswersAsItsOwnJVM(t *testing.T) {
 	require.NoError(t, err)
 	loop := startBashJavaUtilsLoop(t, home)
 	cases := []memoryCase{
-		{RoleTaskManager, []string{KeyTMTaskHeap, "100m", KeyTMManaged, "100m"}, []int64{700}},
+		{RoleTaskManager, []string{keyTMTaskHeap, "100m", keyTMManaged, "100m"}, []int64{700}},
 		{RoleTaskManager, nil, []int64{981}},
-		{RoleApplication, []string{KeyJMHeap, "192m"}, []int64{767, 768}},
+		{RoleApplication, []string{keyJMHeap, "192m"}, []int64{767, 768}},
 		{RoleTaskManager, []string{"taskmanager.memory.size", "600m"}, []int64{1500}},
 	}
 	for _, tc := range cases { // the loop answers each once before the comparison

@@ -51,32 +51,32 @@ func TestCheckMemoryTaskManager(t *testing.T) {
 	assert.Empty(t, me.Key, "nothing explicit to name")
 
 	// 512 MiB works with explicit, smaller sizes.
-	small := memConf(KeyTMManaged, "16m", KeyTMTaskHeap, "32m", KeyTMFrameworkHeap, "32m", KeyTMFrameworkOffHeap, "32m",
-		KeyTMNetworkMin, "16m", KeyTMNetworkMax, "16m", "taskmanager.memory.jvm-metaspace.size", "96m", "taskmanager.memory.jvm-overhead.min", "64m")
+	small := memConf(keyTMManaged, "16m", keyTMTaskHeap, "32m", keyTMFrameworkHeap, "32m", keyTMFrameworkOffHeap, "32m",
+		keyTMNetworkMin, "16m", keyTMNetworkMax, "16m", "taskmanager.memory.jvm-metaspace.size", "96m", "taskmanager.memory.jvm-overhead.min", "64m")
 	require.NoError(t, CheckMemory(small, RoleTaskManager, 300))
 
 	// An explicit task heap too large for the container: named, with what fits.
-	err = CheckMemory(memConf(KeyTMTaskHeap, "2g"), RoleTaskManager, 1024)
+	err = CheckMemory(memConf(keyTMTaskHeap, "2g"), RoleTaskManager, 1024)
 	require.ErrorAs(t, err, &me)
 	assert.Contains(t, err.Error(), `taskmanager.memory.task.heap.size = "2g"`)
-	assert.Equal(t, KeyTMTaskHeap, me.Key)
+	assert.Equal(t, keyTMTaskHeap, me.Key)
 	// 576 MiB of total Flink memory less 256 MiB framework, 230.4 MiB managed and 64 MiB network
 	// (Flink's calculator takes 25m and refuses 26m).
 	assert.Equal(t, int64(25), me.KeyToMiB)
-	assert.NoError(t, CheckMemory(memConf(KeyTMTaskHeap, itoa(me.KeyToMiB)+"m"), RoleTaskManager, 1024), "the top of the range fits")
-	assert.Error(t, CheckMemory(memConf(KeyTMTaskHeap, itoa(me.KeyToMiB+1)+"m"), RoleTaskManager, 1024), "one more does not")
+	assert.NoError(t, CheckMemory(memConf(keyTMTaskHeap, itoa(me.KeyToMiB)+"m"), RoleTaskManager, 1024), "the top of the range fits")
+	assert.Error(t, CheckMemory(memConf(keyTMTaskHeap, itoa(me.KeyToMiB+1)+"m"), RoleTaskManager, 1024), "one more does not")
 
 	// flink.size with the process size fixed by the container: the JVM overhead left must be in range,
 	// so a large container does not fit a small total Flink memory either.
-	err = CheckMemory(memConf(KeyTMFlinkSize, "1g"), RoleTaskManager, 4096)
+	err = CheckMemory(memConf(keyTMFlinkSize, "1g"), RoleTaskManager, 4096)
 	require.ErrorAs(t, err, &me)
 	assert.Contains(t, err.Error(), "the JVM overhead left (2816 MiB")
 	assert.Equal(t, int64(1024+256+192), me.FitFromMiB)
 	assert.Equal(t, int64(1024+256+1024), me.FitToMiB)
 	assert.Contains(t, err.Error(), "a process size from 1472 to 2304 MiB fits it")
 
-	assert.ErrorContains(t, CheckMemory(memConf(KeyTMManagedFraction, "1.5"), RoleTaskManager, 1024), "taskmanager.memory.managed.fraction = \"1.5\": want a fraction")
-	assert.ErrorContains(t, CheckMemory(memConf(KeyTMManaged, "lots"), RoleTaskManager, 1024), "taskmanager.memory.managed.size: memory size")
+	assert.ErrorContains(t, CheckMemory(memConf(keyTMManagedFraction, "1.5"), RoleTaskManager, 1024), "taskmanager.memory.managed.fraction = \"1.5\": want a fraction")
+	assert.ErrorContains(t, CheckMemory(memConf(keyTMManaged, "lots"), RoleTaskManager, 1024), "taskmanager.memory.managed.size: memory size")
 }
 
 func TestCheckMemoryJobManager(t *testing.T) {
@@ -88,10 +88,10 @@ func TestCheckMemoryJobManager(t *testing.T) {
 	assert.Equal(t, int64(577), me.FitFromMiB, "Flink's own calculator refuses 576m and takes 577m")
 	assert.Contains(t, err.Error(), "a JobManager of process size 576 MiB")
 
-	err = CheckMemory(memConf(KeyJMHeap, "1g"), RoleApplication, 768)
+	err = CheckMemory(memConf(keyJMHeap, "1g"), RoleApplication, 768)
 	require.ErrorAs(t, err, &me)
 	assert.Contains(t, err.Error(), `jobmanager.memory.heap.size = "1g"`)
-	assert.Equal(t, KeyJMHeap, me.Key)
+	assert.Equal(t, keyJMHeap, me.Key)
 	assert.Equal(t, int64(768-128-256-192), me.KeyToMiB)
 }
 
@@ -112,7 +112,7 @@ func TestCheckMemoryReadsTheDeprecatedNamesFlinkReads(t *testing.T) {
 	if s.Managed != 600*mib || s.Network < 100*mib {
 		t.Errorf("managed %s, network %s: want 600 MiB and at least 100 MiB", mb(s.Managed), mb(s.Network))
 	}
-	p, _ = readMemParams(memConf("taskmanager.memory.size", "600m", KeyTMManaged, "100m"), RoleTaskManager)
+	p, _ = readMemParams(memConf("taskmanager.memory.size", "600m", keyTMManaged, "100m"), RoleTaskManager)
 	if s, _ := p.derive(2048 * mib); s.Managed != 100*mib {
 		t.Errorf("managed %s: the key wins over its deprecated name", mb(s.Managed))
 	}

@@ -17,12 +17,12 @@ import (
 
 // Flink's entry points and classes yarn-am starts (Flink 1.20; docs/flink.md#the-processes).
 const (
-	ApplicationEntryPoint = "org.apache.flink.container.entrypoint.StandaloneApplicationClusterEntryPoint"
-	SessionEntryPoint     = "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint"
-	TaskManagerEntryPoint = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner"
-	BashJavaUtilsClass    = "org.apache.flink.runtime.util.bash.BashJavaUtils"
-	// GPUDriverFactory is the driver-factory.class of Flink's GPU plugin (plugins/external-resource-gpu).
-	GPUDriverFactory = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
+	applicationEntryPoint = "org.apache.flink.container.entrypoint.StandaloneApplicationClusterEntryPoint"
+	sessionEntryPoint     = "org.apache.flink.runtime.entrypoint.StandaloneSessionClusterEntrypoint"
+	taskManagerEntryPoint = "org.apache.flink.runtime.taskexecutor.TaskManagerRunner"
+	bashJavaUtilsClass    = "org.apache.flink.runtime.util.bash.BashJavaUtils"
+	// gpuDriverFactory is the driver-factory.class of Flink's GPU plugin (plugins/external-resource-gpu).
+	gpuDriverFactory = "org.apache.flink.externalresource.gpu.GPUDriverFactory"
 )
 
 // bashJavaUtilsPrefix starts the lines of BashJavaUtils' output that yarn-am reads.
@@ -126,11 +126,11 @@ func (p *Process) CommandLine() string {
 	return strings.Join(parts, " ")
 }
 
-// Prepare builds the process for role: the configuration (Configure), its conf directory with
-// config.yaml and log4j.properties, the GPU discovery scripts, the memory flags (ComputeResourceParams,
-// or Flink's BashJavaUtils for a configuration it does not cover), and the command line (Build).
+// Prepare builds the process for role: the configuration (configure), its conf directory with
+// config.yaml and log4j.properties, the GPU discovery scripts, the memory flags (computeResourceParams,
+// or Flink's BashJavaUtils for a configuration it does not cover), and the command line (buildCommand).
 func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
-	conf, scripts, err := Configure(role, s)
+	conf, scripts, err := configure(role, s)
 	if err != nil {
 		return nil, err
 	}
@@ -159,18 +159,18 @@ func Prepare(ctx context.Context, role Role, s Spec) (*Process, error) {
 			return nil, err
 		}
 	}
-	// The flags and sizes Flink's calculator would print, computed here (ComputeResourceParams); a
+	// The flags and sizes Flink's calculator would print, computed here (computeResourceParams); a
 	// configuration it does not cover goes to BashJavaUtils itself, a JVM of ~1.5 s
 	// (docs/flink.md#memory).
 	from := memoryModelFrom(s.Home)
-	params, why := ComputeResourceParams(conf, role)
+	params, why := computeResourceParams(conf, role)
 	if why != nil {
 		from = "from Flink's BashJavaUtils (" + why.Error() + ")"
-		if params, err = RunBashJavaUtils(ctx, s.java(), s.Home, confDir, role); err != nil {
+		if params, err = runBashJavaUtils(ctx, s.java(), s.Home, confDir, role); err != nil {
 			return nil, err
 		}
 	}
-	p, err := Build(role, s, conf, confDir, params)
+	p, err := buildCommand(role, s, conf, confDir, params)
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +220,10 @@ func WriteConfDir(dir string, conf *Config, h *Home, logs *LogRoll) error {
 // indexPattern is what a GPU index may be: it is written into a shell script.
 var indexPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
 
-// DiscoveryScriptName is the file, in Spec.Dir, of the discovery script for one resource.
-func DiscoveryScriptName(resource string) string { return "yarn-am-discovery-" + resource + ".sh" }
+// discoveryScriptName is the file, in Spec.Dir, of the discovery script for one resource.
+func discoveryScriptName(resource string) string { return "yarn-am-discovery-" + resource + ".sh" }
 
-// Configure returns the process's configuration and the GPU discovery scripts to write (path to
+// configure returns the process's configuration and the GPU discovery scripts to write (path to
 // content). The process size is Spec.MemoryMiB, replacing the configured one as Flink's YARN mode
 // does: the container's memory is the limit YARN enforces (the job file's checks refuse a Flink key
 // that disagrees with it; docs/flink.md#memory). For a TaskManager,
@@ -232,16 +232,16 @@ func DiscoveryScriptName(resource string) string { return "yarn-am-discovery-" +
 // nvidia-smi discovery, so there is one discovery per container, and an operator's
 // getExternalResourceInfos returns exactly those indexes. A TaskManager whose GPUs are missing or
 // fewer than the configured amount is refused here, so it does not start without them.
-func Configure(role Role, s Spec) (*Config, map[string]string, error) {
+func configure(role Role, s Spec) (*Config, map[string]string, error) {
 	if s.Conf == nil || s.Home == nil {
 		return nil, nil, fmt.Errorf("flink: a %s needs a Flink home and a configuration", role)
 	}
 	conf := s.Conf.Clone()
-	sizeKey := KeyJMProcessSize
+	sizeKey := keyJMProcessSize
 	switch role {
 	case RoleApplication, RoleSession:
 	case RoleTaskManager:
-		sizeKey = KeyTMProcessSize
+		sizeKey = keyTMProcessSize
 	default:
 		return nil, nil, fmt.Errorf("flink: role %s: valid roles are %s, %s and %s", shown(string(role)), RoleApplication, RoleSession, RoleTaskManager)
 	}
@@ -258,8 +258,8 @@ func Configure(role Role, s Spec) (*Config, map[string]string, error) {
 	if role != RoleTaskManager {
 		return conf, scripts, nil
 	}
-	for _, name := range ExternalResources(conf) {
-		if v, _ := conf.Get("external-resource." + name + ".driver-factory.class"); v != GPUDriverFactory {
+	for _, name := range externalResources(conf) {
+		if v, _ := conf.Get("external-resource." + name + ".driver-factory.class"); v != gpuDriverFactory {
 			continue
 		}
 		amountKey := "external-resource." + name + ".amount"
@@ -283,17 +283,17 @@ func Configure(role Role, s Spec) (*Config, map[string]string, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("flink: %w", err)
 		}
-		path := filepath.Join(dir, DiscoveryScriptName(name))
-		scripts[path] = DiscoveryScript(name, idx)
+		path := filepath.Join(dir, discoveryScriptName(name))
+		scripts[path] = discoveryScript(name, idx)
 		conf.Set("external-resource."+name+".param.discovery-script.path", path)
 		conf.Set("external-resource."+name+".param.discovery-script.args", "")
 	}
 	return conf, scripts, nil
 }
 
-// DiscoveryScript is the script Flink's GPU driver runs for resource: it prints the indexes yarn-am
+// discoveryScript is the script Flink's GPU driver runs for resource: it prints the indexes yarn-am
 // already discovered, comma separated on one line, as the driver expects of a discovery script.
-func DiscoveryScript(resource string, indexes []string) string {
+func discoveryScript(resource string, indexes []string) string {
 	return "#!/bin/sh\n" +
 		"# Written by yarn-am (docs/flink.md#gpus): the " + resource + " indexes yarn-am's discovery assigned to this\n" +
 		"# container. Flink's GPU driver runs this instead of a discovery of its own.\n" +
@@ -321,10 +321,10 @@ func checkDiscoveryScript(ctx context.Context, path, body string) error {
 	return nil
 }
 
-// ExternalResources returns the names in external-resources (Flink's list: ";" separated; "none"
+// externalResources returns the names in external-resources (Flink's list: ";" separated; "none"
 // means none), in order.
-func ExternalResources(c *Config) []string {
-	v, _ := c.Get(KeyExternalRes)
+func externalResources(c *Config) []string {
+	v, _ := c.Get(keyExternalRes)
 	var out []string
 	for _, n := range strings.FieldsFunc(v, func(r rune) bool { return r == ';' || r == ',' }) {
 		n = strings.TrimSpace(n)
@@ -335,28 +335,28 @@ func ExternalResources(c *Config) []string {
 	return out
 }
 
-// RunBashJavaUtils runs Flink's memory calculator on confDir, as Flink's scripts do before starting a
+// runBashJavaUtils runs Flink's memory calculator on confDir, as Flink's scripts do before starting a
 // JobManager or TaskManager, and parses what it prints.
-func RunBashJavaUtils(ctx context.Context, java string, h *Home, confDir string, role Role) (ResourceParams, error) {
+func runBashJavaUtils(ctx context.Context, java string, h *Home, confDir string, role Role) (ResourceParams, error) {
 	cmdName := "GET_TM_RESOURCE_PARAMS"
 	if role != RoleTaskManager {
 		cmdName = "GET_JM_RESOURCE_PARAMS"
 	}
 	cp := h.BashJavaUtils + string(os.PathListSeparator) + h.DistJar
-	cmd := exec.CommandContext(ctx, java, "-cp", cp, BashJavaUtilsClass, cmdName, "--configDir", confDir)
+	cmd := exec.CommandContext(ctx, java, "-cp", cp, bashJavaUtilsClass, cmdName, "--configDir", confDir)
 	var out limitedBuffer
 	out.max = 1 << 20
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
 	if err != nil {
-		return ResourceParams{}, fmt.Errorf("flink: %s %s on %s: %w; its output ends: %s", BashJavaUtilsClass, cmdName, confDir, err, tail(out.String(), 1500))
+		return ResourceParams{}, fmt.Errorf("flink: %s %s on %s: %w; its output ends: %s", bashJavaUtilsClass, cmdName, confDir, err, tail(out.String(), 1500))
 	}
-	return ParseResourceParams(out.Bytes(), role)
+	return parseResourceParams(out.Bytes(), role)
 }
 
-// ParseResourceParams reads BashJavaUtils' result lines: the JVM flags, then (a TaskManager always,
+// parseResourceParams reads BashJavaUtils' result lines: the JVM flags, then (a TaskManager always,
 // a JobManager since Flink 1.11) the dynamic properties "-D key=value ...".
-func ParseResourceParams(out []byte, role Role) (ResourceParams, error) {
+func parseResourceParams(out []byte, role Role) (ResourceParams, error) {
 	var results []string
 	for _, line := range strings.Split(string(out), "\n") {
 		if rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), bashJavaUtilsPrefix); ok {
@@ -406,21 +406,21 @@ func JavaOptions(c *Config, role Role) []string {
 	if role == RoleTaskManager {
 		add(KeyJavaOptsTM)
 	} else {
-		add(KeyJavaOptsJM)
+		add(keyJavaOptsJM)
 	}
 	return opts
 }
 
-// Build assembles the command line from the configuration Configure returned, the conf directory it
+// buildCommand assembles the command line from the configuration configure returned, the conf directory it
 // was written to and BashJavaUtils' parameters. It reads nothing from disk.
-func Build(role Role, s Spec, conf *Config, confDir string, params ResourceParams) (*Process, error) {
-	entry := TaskManagerEntryPoint
+func buildCommand(role Role, s Spec, conf *Config, confDir string, params ResourceParams) (*Process, error) {
+	entry := taskManagerEntryPoint
 	logName := logFileName(role)
 	switch role {
 	case RoleApplication:
-		entry = ApplicationEntryPoint
+		entry = applicationEntryPoint
 	case RoleSession:
-		entry = SessionEntryPoint
+		entry = sessionEntryPoint
 	case RoleTaskManager:
 	default:
 		return nil, fmt.Errorf("flink: role %s: valid roles are %s, %s and %s", shown(string(role)), RoleApplication, RoleSession, RoleTaskManager)

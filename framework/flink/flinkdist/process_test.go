@@ -10,13 +10,13 @@ import (
 
 func gpuConf(amount string) *Config {
 	c := NewConfig()
-	c.Set(KeyExternalRes, "gpu;fpga")
+	c.Set(keyExternalRes, "gpu;fpga")
 	c.Set("external-resource.gpu.amount", amount)
-	c.Set("external-resource.gpu.driver-factory.class", GPUDriverFactory)
+	c.Set("external-resource.gpu.driver-factory.class", gpuDriverFactory)
 	c.Set("external-resource.gpu.param.discovery-script.path", "plugins/external-resource-gpu/nvidia-gpu-discovery.sh")
 	c.Set("external-resource.gpu.param.discovery-script.args", "--enable-coordination-mode")
 	c.Set("external-resource.fpga.amount", "1")
-	c.Set(KeyTMProcessSize, "1728m")
+	c.Set(keyTMProcessSize, "1728m")
 	return c
 }
 
@@ -25,19 +25,19 @@ func gpuConf(amount string) *Config {
 func TestConfigureFeedsTheGPUDriverYarnAMsIndexes(t *testing.T) {
 	h := fakeHome(t, "a: b\n")
 	dir := t.TempDir()
-	conf, scripts, err := Configure(RoleTaskManager, Spec{Home: h, Conf: gpuConf("2"), Dir: dir, MemoryMiB: 1024,
+	conf, scripts, err := configure(RoleTaskManager, Spec{Home: h, Conf: gpuConf("2"), Dir: dir, MemoryMiB: 1024,
 		GPUs: map[string][]string{"gpu": {"3", "1"}, "fpga": {"0"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, DiscoveryScriptName("gpu"))
+	path := filepath.Join(dir, discoveryScriptName("gpu"))
 	if got, _ := conf.Get("external-resource.gpu.param.discovery-script.path"); got != path {
 		t.Errorf("discovery-script.path %q, want %q", got, path)
 	}
 	if got, _ := conf.Get("external-resource.gpu.param.discovery-script.args"); got != "" {
 		t.Errorf("discovery-script.args %q: the user's nvidia arguments must not reach our script", got)
 	}
-	if got, _ := conf.Get(KeyTMProcessSize); got != "1024m" {
+	if got, _ := conf.Get(keyTMProcessSize); got != "1024m" {
 		t.Errorf("process size %q, want the container's 1024m", got)
 	}
 	if len(scripts) != 1 || scripts[path] == "" {
@@ -68,7 +68,7 @@ func TestConfigureFeedsTheGPUDriverYarnAMsIndexes(t *testing.T) {
 	if want := "computed by yarn-am from Flink " + h.Version + "'s memory model"; p.MemoryFrom != want {
 		t.Errorf("MemoryFrom %q, want %q", p.MemoryFrom, want)
 	}
-	if err := checkDiscoveryScript(context.Background(), path, DiscoveryScript("gpu", []string{"9"})); err == nil ||
+	if err := checkDiscoveryScript(context.Background(), path, discoveryScript("gpu", []string{"9"})); err == nil ||
 		!strings.Contains(err.Error(), `printed "3,1", want "9"`) {
 		t.Errorf("a script printing other indexes: %v", err)
 	}
@@ -103,19 +103,19 @@ func TestConfigureRefusesATaskManagerWithoutItsGPUs(t *testing.T) {
 		{"1", map[string][]string{"gpu": {"0; rm -rf /"}}, `index "0; rm -rf /" is not a distinct index`},
 		{"two", map[string][]string{"gpu": {"0"}}, `external-resource.gpu.amount is "two": want a positive integer`},
 	} {
-		_, _, err := Configure(RoleTaskManager, Spec{Home: h, Conf: gpuConf(tc.amount), Dir: t.TempDir(), GPUs: tc.gpus})
+		_, _, err := configure(RoleTaskManager, Spec{Home: h, Conf: gpuConf(tc.amount), Dir: t.TempDir(), GPUs: tc.gpus})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("amount %s, gpus %v: error %v, want %q", tc.amount, tc.gpus, err, tc.want)
 		}
 	}
 	// The JobManager gets no GPUs and needs none.
-	if _, scripts, err := Configure(RoleSession, Spec{Home: h, Conf: gpuConf("2"), Dir: t.TempDir()}); err != nil || len(scripts) != 0 {
+	if _, scripts, err := configure(RoleSession, Spec{Home: h, Conf: gpuConf("2"), Dir: t.TempDir()}); err != nil || len(scripts) != 0 {
 		t.Errorf("session JobManager: %v %v", scripts, err)
 	}
-	if _, _, err := Configure(RoleApplication, Spec{Home: h, Conf: gpuConf("2"), Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "needs the job's jar") {
+	if _, _, err := configure(RoleApplication, Spec{Home: h, Conf: gpuConf("2"), Dir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "needs the job's jar") {
 		t.Errorf("application without a jar: %v", err)
 	}
-	if _, _, err := Configure("worker", Spec{Home: h, Conf: gpuConf("2")}); err == nil || !strings.Contains(err.Error(), `role "worker": valid roles are`) {
+	if _, _, err := configure("worker", Spec{Home: h, Conf: gpuConf("2")}); err == nil || !strings.Contains(err.Error(), `role "worker": valid roles are`) {
 		t.Errorf("bad role: %v", err)
 	}
 }
@@ -128,7 +128,7 @@ BASH_JAVA_UTILS_EXEC_RESULT:-D taskmanager.memory.network.min=67108864b -D taskm
 `
 
 func TestParseResourceParams(t *testing.T) {
-	p, err := ParseResourceParams([]byte(bashJavaUtilsTM), RoleTaskManager)
+	p, err := parseResourceParams([]byte(bashJavaUtilsTM), RoleTaskManager)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestParseResourceParams(t *testing.T) {
 	if strings.Join(p.Dynamic, " ") != strings.Join(want, " ") {
 		t.Errorf("dynamic %v, want %v", p.Dynamic, want)
 	}
-	jm, err := ParseResourceParams([]byte("BASH_JAVA_UTILS_EXEC_RESULT:-Xmx201326592 -Xms201326592 -XX:MaxMetaspaceSize=268435456\n"), RoleApplication)
+	jm, err := parseResourceParams([]byte("BASH_JAVA_UTILS_EXEC_RESULT:-Xmx201326592 -Xms201326592 -XX:MaxMetaspaceSize=268435456\n"), RoleApplication)
 	if err != nil || len(jm.JVM) != 3 || len(jm.Dynamic) != 0 {
 		t.Errorf("JobManager: %+v %v", jm, err)
 	}
@@ -149,7 +149,7 @@ func TestParseResourceParams(t *testing.T) {
 		"BASH_JAVA_UTILS_EXEC_RESULT:-Xmx1\nBASH_JAVA_UTILS_EXEC_RESULT:-D\n", // -D without key=value
 		"BASH_JAVA_UTILS_EXEC_RESULT:rm\nBASH_JAVA_UTILS_EXEC_RESULT:-D a=b\n",
 	} {
-		if _, err := ParseResourceParams([]byte(bad), RoleTaskManager); err == nil {
+		if _, err := parseResourceParams([]byte(bad), RoleTaskManager); err == nil {
 			t.Errorf("%q was accepted", bad)
 		}
 	}
@@ -157,12 +157,12 @@ func TestParseResourceParams(t *testing.T) {
 
 func TestParseMemorySize(t *testing.T) {
 	for in, want := range map[string]int64{"1024m": 1 << 30, "1g": 1 << 30, "1536 MB": 1536 << 20, "4096": 4096, "2k": 2048, "1t": 1 << 40} {
-		if got, err := ParseMemorySize(in); err != nil || got != want {
+		if got, err := parseMemorySize(in); err != nil || got != want {
 			t.Errorf("%q: %d %v, want %d", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "m", "1x", "-1m", "99999999999t"} {
-		if _, err := ParseMemorySize(bad); err == nil {
+		if _, err := parseMemorySize(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
@@ -175,12 +175,12 @@ func TestBuildCommandLines(t *testing.T) {
 	conf := NewConfig()
 	conf.Set(KeyJavaDefaultOpts, "-Dadmin=1")
 	conf.Set(KeyJavaOptsLegacy, "-Dold=1")
-	conf.Set(KeyJavaOptsJM, "-Djm=1")
+	conf.Set(keyJavaOptsJM, "-Djm=1")
 	conf.Set(KeyJavaOptsTM, "-Dtm=1")
 	params := ResourceParams{JVM: []string{"-Xmx1", "-Xms1"}, Dynamic: []string{"a=b"}}
 	s := Spec{Home: h, Java: "/jdk/bin/java", Dir: "/w", LogDir: "/logs", UserJars: []string{"/w/job.jar"},
 		MainClass: "com.example.Job", Args: []string{"--input", "it's"}}
-	p, err := Build(RoleApplication, s, conf, "/w/conf", params)
+	p, err := buildCommand(RoleApplication, s, conf, "/w/conf", params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestBuildCommandLines(t *testing.T) {
 	cp := h.Classpath(s.UserJars)
 	want := "/jdk/bin/java -Xmx1 -Xms1 -Dadmin=1 -Dold=1 -Djm=1 -Dlog.file=/logs/jobmanager.log " +
 		"-Dlog4j.configuration=file:/w/conf/log4j.properties -Dlog4j.configurationFile=file:/w/conf/log4j.properties " +
-		"-classpath " + cp + " " + ApplicationEntryPoint + " --configDir /w/conf -D a=b --job-classname com.example.Job --input it's"
+		"-classpath " + cp + " " + applicationEntryPoint + " --configDir /w/conf -D a=b --job-classname com.example.Job --input it's"
 	if argv != want {
 		t.Errorf("application argv\n%s\nwant\n%s", argv, want)
 	}
@@ -200,17 +200,17 @@ func TestBuildCommandLines(t *testing.T) {
 		t.Errorf("command line %s", cl)
 	}
 	conf.Set(KeyJavaOptsAll, "-Dnew=1")
-	tm, err := Build(RoleTaskManager, s, conf, "/w/conf", params)
+	tm, err := buildCommand(RoleTaskManager, s, conf, "/w/conf", params)
 	if err != nil {
 		t.Fatal(err)
 	}
 	argv = strings.Join(tm.Argv, " ")
 	if !strings.Contains(argv, "-Dadmin=1 -Dnew=1 -Dtm=1 -Dlog.file=/logs/taskmanager.log") || strings.Contains(argv, "-Dold=1") ||
-		!strings.HasSuffix(argv, TaskManagerEntryPoint+" --configDir /w/conf -D a=b") {
+		!strings.HasSuffix(argv, taskManagerEntryPoint+" --configDir /w/conf -D a=b") {
 		t.Errorf("TaskManager argv %s (env.java.opts.all replaces the deprecated env.java.opts; no job arguments)", argv)
 	}
-	sess, _ := Build(RoleSession, s, conf, "/w/conf", ResourceParams{JVM: []string{"-Xmx1"}})
-	if !strings.HasSuffix(strings.Join(sess.Argv, " "), SessionEntryPoint+" --configDir /w/conf") {
+	sess, _ := buildCommand(RoleSession, s, conf, "/w/conf", ResourceParams{JVM: []string{"-Xmx1"}})
+	if !strings.HasSuffix(strings.Join(sess.Argv, " "), sessionEntryPoint+" --configDir /w/conf") {
 		t.Errorf("session argv %v", sess.Argv)
 	}
 }

@@ -14,20 +14,20 @@ import (
 // computes as Flink 1.20's calculator does. The facts are Flink's ProcessMemoryUtils (the flags),
 // TaskExecutorProcessUtils and JobManagerProcessUtils (the properties); no code of theirs.
 // TestComputedResourceParamsEqualBashJavaUtils compares the result with Flink's own output. A
-// configuration outside what this covers is left to BashJavaUtils (ComputeResourceParams' error).
+// configuration outside what this covers is left to BashJavaUtils (computeResourceParams' error).
 
-// KeyJMDirectMemoryLimit is Flink's switch for the JobManager's -XX:MaxDirectMemorySize (off by
+// keyJMDirectMemoryLimit is Flink's switch for the JobManager's -XX:MaxDirectMemorySize (off by
 // default; a TaskManager always has the limit).
-const KeyJMDirectMemoryLimit = "jobmanager.memory.enable-jvm-direct-memory-limit"
+const keyJMDirectMemoryLimit = "jobmanager.memory.enable-jvm-direct-memory-limit"
 
-// computedMemoryKeys are the memory keys of each role whose meaning ComputeResourceParams knows;
+// computedMemoryKeys are the memory keys of each role whose meaning computeResourceParams knows;
 // any other key under the role's memory prefix (a legacy or deprecated name, an overhead fraction,
 // a key of a later Flink) leaves the computation to BashJavaUtils.
 var computedMemoryKeys = map[Role]map[string]bool{
-	RoleTaskManager: setOf(KeyTMProcessSize, KeyTMFlinkSize, KeyTMFrameworkHeap, KeyTMTaskHeap, KeyTMFrameworkOffHeap,
-		KeyTMTaskOffHeap, KeyTMManaged, KeyTMManagedFraction, KeyTMNetworkMin, KeyTMNetworkMax, KeyTMNetworkFraction,
+	RoleTaskManager: setOf(keyTMProcessSize, keyTMFlinkSize, keyTMFrameworkHeap, keyTMTaskHeap, keyTMFrameworkOffHeap,
+		keyTMTaskOffHeap, keyTMManaged, keyTMManagedFraction, keyTMNetworkMin, keyTMNetworkMax, keyTMNetworkFraction,
 		"taskmanager.memory.jvm-metaspace.size", "taskmanager.memory.jvm-overhead.min", "taskmanager.memory.jvm-overhead.max"),
-	RoleApplication: setOf(KeyJMProcessSize, KeyJMFlinkSize, KeyJMHeap, KeyJMOffHeap, KeyJMDirectMemoryLimit,
+	RoleApplication: setOf(keyJMProcessSize, keyJMFlinkSize, keyJMHeap, keyJMOffHeap, keyJMDirectMemoryLimit,
 		"jobmanager.memory.jvm-metaspace.size", "jobmanager.memory.jvm-overhead.min", "jobmanager.memory.jvm-overhead.max"),
 }
 
@@ -54,17 +54,17 @@ var (
 	plainName  = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 )
 
-// ComputeResourceParams returns what Flink 1.20's BashJavaUtils prints for role from c (the
-// configuration Configure returned, with the process size set): the JVM flags, byte for byte, and
+// computeResourceParams returns what Flink 1.20's BashJavaUtils prints for role from c (the
+// configuration configure returned, with the process size set): the JVM flags, byte for byte, and
 // the dynamic properties (sorted by key; Flink prints them in a hash map's order). An error says why
 // the configuration is left to BashJavaUtils: a key it does not cover, a size Flink would refuse
 // (BashJavaUtils then reports Flink's own error), more than one external resource.
-func ComputeResourceParams(c *Config, role Role) (ResourceParams, error) {
+func computeResourceParams(c *Config, role Role) (ResourceParams, error) {
 	memRole := role
-	sizeKey := KeyTMProcessSize
+	sizeKey := keyTMProcessSize
 	prefix := "taskmanager.memory."
 	if role != RoleTaskManager {
-		memRole, sizeKey, prefix = RoleApplication, KeyJMProcessSize, "jobmanager.memory."
+		memRole, sizeKey, prefix = RoleApplication, keyJMProcessSize, "jobmanager.memory."
 	}
 	for _, k := range c.Keys() {
 		if strings.HasPrefix(k, prefix) && !computedMemoryKeys[memRole][k] {
@@ -84,7 +84,7 @@ func ComputeResourceParams(c *Config, role Role) (ResourceParams, error) {
 	if !ok {
 		return ResourceParams{}, fmt.Errorf("%s is not set", sizeKey)
 	}
-	process, err := ParseMemorySize(v)
+	process, err := parseMemorySize(v)
 	if err != nil {
 		return ResourceParams{}, fmt.Errorf("%s: %w", sizeKey, err)
 	}
@@ -115,25 +115,25 @@ func ComputeResourceParams(c *Config, role Role) (ResourceParams, error) {
 		}
 		dyn["taskmanager.cpu.cores"] = cores
 		dyn["taskmanager.numberOfTaskSlots"] = slots
-		dyn[KeyTMFrameworkHeap] = b(p.heap.val)
-		dyn[KeyTMFrameworkOffHeap] = b(p.frameworkOffHeap.val)
-		dyn[KeyTMTaskHeap] = b(s.TaskHeap)
-		dyn[KeyTMTaskOffHeap] = b(p.taskOffHeap.val)
-		dyn[KeyTMNetworkMin] = b(s.Network)
-		dyn[KeyTMNetworkMax] = b(s.Network)
-		dyn[KeyTMManaged] = b(s.Managed)
+		dyn[keyTMFrameworkHeap] = b(p.heap.val)
+		dyn[keyTMFrameworkOffHeap] = b(p.frameworkOffHeap.val)
+		dyn[keyTMTaskHeap] = b(s.TaskHeap)
+		dyn[keyTMTaskOffHeap] = b(p.taskOffHeap.val)
+		dyn[keyTMNetworkMin] = b(s.Network)
+		dyn[keyTMNetworkMax] = b(s.Network)
+		dyn[keyTMManaged] = b(s.Managed)
 	} else {
-		if on, set := c.Get(KeyJMDirectMemoryLimit); set {
+		if on, set := c.Get(keyJMDirectMemoryLimit); set {
 			switch strings.ToLower(strings.TrimSpace(on)) {
 			case "true":
 				direct = s.OffHeap
 			case "false":
 			default:
-				return ResourceParams{}, fmt.Errorf("%s = %s is not true or false", KeyJMDirectMemoryLimit, shown(on))
+				return ResourceParams{}, fmt.Errorf("%s = %s is not true or false", keyJMDirectMemoryLimit, shown(on))
 			}
 		}
-		dyn[KeyJMHeap] = b(s.Heap)
-		dyn[KeyJMOffHeap] = b(s.OffHeap)
+		dyn[keyJMHeap] = b(s.Heap)
+		dyn[keyJMOffHeap] = b(s.OffHeap)
 	}
 	dyn[prefix+"jvm-metaspace.size"] = b(s.Metaspace)
 	dyn[prefix+"jvm-overhead.min"] = b(s.Overhead)
@@ -188,16 +188,16 @@ func cpuCoresAndSlots(c *Config) (string, string, error) {
 // the resources with a positive amount, "none" when there is none. Flink joins several in a hash
 // set's order, which is left to BashJavaUtils.
 func externalResourceProps(c *Config) (map[string]string, error) {
-	v, _ := c.Get(KeyExternalRes)
+	v, _ := c.Get(keyExternalRes)
 	v = strings.TrimSpace(v)
 	if v == "" || v == "none" {
-		return map[string]string{KeyExternalRes: "none"}, nil
+		return map[string]string{keyExternalRes: "none"}, nil
 	}
 	var with []string
 	amounts := map[string]string{}
 	for _, name := range strings.Split(v, ";") {
 		if !plainName.MatchString(name) {
-			return nil, fmt.Errorf("%s = %s is not a ;-separated list of plain names", KeyExternalRes, shown(v))
+			return nil, fmt.Errorf("%s = %s is not a ;-separated list of plain names", keyExternalRes, shown(v))
 		}
 		key := "external-resource." + name + ".amount"
 		a, ok := c.Get(key)
@@ -215,12 +215,12 @@ func externalResourceProps(c *Config) (map[string]string, error) {
 	}
 	switch len(with) {
 	case 0:
-		return map[string]string{KeyExternalRes: "none"}, nil
+		return map[string]string{keyExternalRes: "none"}, nil
 	case 1:
-		amounts[KeyExternalRes] = `"` + with[0] + `"`
+		amounts[keyExternalRes] = `"` + with[0] + `"`
 		return amounts, nil
 	}
-	return nil, fmt.Errorf("%s names %d resources with an amount", KeyExternalRes, len(with))
+	return nil, fmt.Errorf("%s names %d resources with an amount", keyExternalRes, len(with))
 }
 
 // ResourceParams is what Flink's BashJavaUtils computes from the configuration: the JVM's memory

@@ -10,7 +10,7 @@ import (
 // A 1024 MiB TaskManager with Flink's defaults: the flags and properties Flink 1.20.5's
 // BashJavaUtils printed for it (TestComputedResourceParamsEqualBashJavaUtils runs it).
 func TestComputeResourceParamsTaskManager(t *testing.T) {
-	p, err := ComputeResourceParams(memConf(KeyTMProcessSize, "1024m"), RoleTaskManager)
+	p, err := computeResourceParams(memConf(keyTMProcessSize, "1024m"), RoleTaskManager)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"-Xmx161061270", "-Xms161061270", "-XX:MaxDirectMemorySize=201326592", "-XX:MaxMetaspaceSize=268435456"}, p.JVM)
 	assert.Equal(t, []string{
@@ -30,19 +30,19 @@ func TestComputeResourceParamsTaskManager(t *testing.T) {
 	}, p.Dynamic)
 
 	// Two slots are two CPU cores unless cpu.cores says otherwise; one GPU is passed on quoted.
-	p, err = ComputeResourceParams(memConf(KeyTMProcessSize, "1024m", "taskmanager.numberOfTaskSlots", "2",
-		KeyExternalRes, "gpu", "external-resource.gpu.amount", "2"), RoleTaskManager)
+	p, err = computeResourceParams(memConf(keyTMProcessSize, "1024m", "taskmanager.numberOfTaskSlots", "2",
+		keyExternalRes, "gpu", "external-resource.gpu.amount", "2"), RoleTaskManager)
 	require.NoError(t, err)
 	assert.Subset(t, p.Dynamic, []string{"taskmanager.cpu.cores=2.0", "taskmanager.numberOfTaskSlots=2",
 		`external-resources="gpu"`, "external-resource.gpu.amount=2"})
-	p, err = ComputeResourceParams(memConf(KeyTMProcessSize, "1024m", "taskmanager.cpu.cores", "0.5"), RoleTaskManager)
+	p, err = computeResourceParams(memConf(keyTMProcessSize, "1024m", "taskmanager.cpu.cores", "0.5"), RoleTaskManager)
 	require.NoError(t, err)
 	assert.Contains(t, p.Dynamic, "taskmanager.cpu.cores=0.5")
 }
 
 // A 768 MiB JobManager: no direct-memory limit unless enabled.
 func TestComputeResourceParamsJobManager(t *testing.T) {
-	p, err := ComputeResourceParams(memConf(KeyJMProcessSize, "768m"), RoleApplication)
+	p, err := computeResourceParams(memConf(keyJMProcessSize, "768m"), RoleApplication)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"-Xmx201326592", "-Xms201326592", "-XX:MaxMetaspaceSize=268435456"}, p.JVM)
 	assert.Equal(t, []string{
@@ -52,7 +52,7 @@ func TestComputeResourceParamsJobManager(t *testing.T) {
 		"jobmanager.memory.jvm-overhead.min=201326592b",
 		"jobmanager.memory.off-heap.size=134217728b",
 	}, p.Dynamic)
-	p, err = ComputeResourceParams(memConf(KeyJMProcessSize, "768m", KeyJMDirectMemoryLimit, "true"), RoleSession)
+	p, err = computeResourceParams(memConf(keyJMProcessSize, "768m", keyJMDirectMemoryLimit, "true"), RoleSession)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"-Xmx201326592", "-Xms201326592", "-XX:MaxDirectMemorySize=134217728", "-XX:MaxMetaspaceSize=268435456"}, p.JVM)
 }
@@ -67,20 +67,20 @@ func TestComputeResourceParamsLeavesToBashJavaUtils(t *testing.T) {
 		{RoleTaskManager, []string{"taskmanager.memory.jvm-overhead.fraction", "0.2"}, "taskmanager.memory.jvm-overhead.fraction is not computed"},
 		{RoleTaskManager, []string{"taskmanager.heap.size", "1g"}, "legacy key taskmanager.heap.size"},
 		{RoleApplication, []string{"jobmanager.heap.size", "1g"}, "legacy key jobmanager.heap.size"},
-		{RoleTaskManager, []string{KeyExternalRes, "gpu;fpga", "external-resource.gpu.amount", "1", "external-resource.fpga.amount", "1"}, "names 2 resources"},
+		{RoleTaskManager, []string{keyExternalRes, "gpu;fpga", "external-resource.gpu.amount", "1", "external-resource.fpga.amount", "1"}, "names 2 resources"},
 		{RoleTaskManager, []string{"taskmanager.cpu.cores", "1e2"}, "not a plain positive decimal"},
-		{RoleTaskManager, []string{KeyTMTaskHeap, "2g"}, "exceed the total Flink memory"},
-		{RoleApplication, []string{KeyJMDirectMemoryLimit, "yes"}, "is not true or false"},
+		{RoleTaskManager, []string{keyTMTaskHeap, "2g"}, "exceed the total Flink memory"},
+		{RoleApplication, []string{keyJMDirectMemoryLimit, "yes"}, "is not true or false"},
 	} {
 		c := memConf(tc.conf...)
-		c.Set(KeyTMProcessSize, "1024m")
-		c.Set(KeyJMProcessSize, "1024m")
-		_, err := ComputeResourceParams(c, tc.role)
+		c.Set(keyTMProcessSize, "1024m")
+		c.Set(keyJMProcessSize, "1024m")
+		_, err := computeResourceParams(c, tc.role)
 		assert.ErrorContains(t, err, tc.why, "%v", tc.conf)
 	}
-	_, err := ComputeResourceParams(NewConfig(), RoleTaskManager)
+	_, err := computeResourceParams(NewConfig(), RoleTaskManager)
 	assert.ErrorContains(t, err, "taskmanager.memory.process.size is not set")
 	t.Setenv("FLINK_TM_HEAP", "1g")
-	_, err = ComputeResourceParams(memConf(KeyTMProcessSize, "1024m"), RoleTaskManager)
+	_, err = computeResourceParams(memConf(keyTMProcessSize, "1024m"), RoleTaskManager)
 	assert.ErrorContains(t, err, "$FLINK_TM_HEAP")
 }

@@ -19,13 +19,13 @@ type REST struct {
 	URL  string // http://host:port
 	HTTP *http.Client
 	// Settle bounds WaitJob's wait, for a job /jobs/overview shows FAILED, until the job's own answers
-	// show it too (settledRootCause); 0 is DefaultSettle.
+	// show it too (settledRootCause); 0 is defaultSettle.
 	Settle time.Duration
 }
 
-// DefaultSettle is REST.Settle's default: ten times the life of the JobManager's cached view of a job
+// defaultSettle is REST.Settle's default: ten times the life of the JobManager's cached view of a job
 // on Flink's defaults (web.refresh-interval, 3 s).
-const DefaultSettle = 30 * time.Second
+const defaultSettle = 30 * time.Second
 
 const maxRESTBody = 8 << 20
 
@@ -193,13 +193,13 @@ func (c *REST) RootCause(ctx context.Context, jobID string) (*RootCause, error) 
 		r.Exception = cls
 	}
 	r.Message = strings.TrimSpace(msg)
-	r.Cause = InnermostCause(r.Stacktrace)
+	r.Cause = innermostCause(r.Stacktrace)
 	return &r, nil
 }
 
-// InnermostCause returns the last "Caused by: " line of a Java stack trace without the prefix, or
+// innermostCause returns the last "Caused by: " line of a Java stack trace without the prefix, or
 // its first line when it has none.
-func InnermostCause(stacktrace string) string {
+func innermostCause(stacktrace string) string {
 	cause := ""
 	for i, line := range strings.Split(stacktrace, "\n") {
 		line = strings.TrimSpace(line)

@@ -66,10 +66,10 @@ func TestRESTRootCause(t *testing.T) {
 }
 
 func TestInnermostCause(t *testing.T) {
-	if got := InnermostCause("a.B: top\n\tat x\nCaused by: c.D: mid\nCaused by: e.F: deepest\n\tat y"); got != "e.F: deepest" {
+	if got := innermostCause("a.B: top\n\tat x\nCaused by: c.D: mid\nCaused by: e.F: deepest\n\tat y"); got != "e.F: deepest" {
 		t.Errorf("%q", got)
 	}
-	if got := InnermostCause("a.B: only\n\tat x"); got != "a.B: only" {
+	if got := innermostCause("a.B: only\n\tat x"); got != "a.B: only" {
 		t.Errorf("%q", got)
 	}
 }
@@ -219,7 +219,7 @@ func TestWaitJobStopsWaitingForTheJobsAnswerOnceTheJobManagerExited(t *testing.T
 	if o.Job.ID != job || o.State() != "FAILED" {
 		t.Fatalf("outcome %+v: want job %s FAILED", o, job)
 	}
-	if d := time.Since(start); d >= DefaultSettle/2 {
+	if d := time.Since(start); d >= defaultSettle/2 {
 		t.Errorf("took %v: waited for the job's answer after the JobManager had exited", d)
 	}
 }

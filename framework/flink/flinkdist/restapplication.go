@@ -31,11 +31,11 @@ type Application struct {
 // applicationIDPattern is Flink's ApplicationID in hex (32 characters, like a JobID).
 var applicationIDPattern = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
-// ErrNoApplications is what Applications returns from a JobManager that has no application
+// errNoApplications is what Applications returns from a JobManager that has no application
 // endpoints (Flink before 2.3 answers 404).
-var ErrNoApplications = errors.New("flink rest: the JobManager has no application endpoints (/applications/overview is 404: Flink before 2.3)")
+var errNoApplications = errors.New("flink rest: the JobManager has no application endpoints (/applications/overview is 404: Flink before 2.3)")
 
-// Applications lists the cluster's applications (/applications/overview); ErrNoApplications from a
+// Applications lists the cluster's applications (/applications/overview); errNoApplications from a
 // JobManager that has none.
 func (c *REST) Applications(ctx context.Context) ([]Application, error) {
 	var doc struct {
@@ -44,7 +44,7 @@ func (c *REST) Applications(ctx context.Context) ([]Application, error) {
 	if err := c.get(ctx, "/applications/overview", &doc); err != nil {
 		var se *StatusError
 		if errors.As(err, &se) && se.Code == http.StatusNotFound {
-			return nil, ErrNoApplications
+			return nil, errNoApplications
 		}
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (c *REST) ApplicationRootCause(ctx context.Context, applicationID string) (
 	first, _, _ := strings.Cut(e.Stacktrace, "\n")
 	_, msg, _ := strings.Cut(strings.TrimSpace(first), ": ")
 	r.Message = strings.TrimSpace(msg)
-	r.Cause = InnermostCause(e.Stacktrace)
+	r.Cause = innermostCause(e.Stacktrace)
 	return r, nil
 }
 
@@ -98,7 +98,7 @@ func (w *applicationWatch) ended(ctx context.Context, c *REST) (*Application, er
 		return nil, nil
 	}
 	apps, err := c.Applications(ctx)
-	if errors.Is(err, ErrNoApplications) {
+	if errors.Is(err, errNoApplications) {
 		w.absent = true
 		return nil, nil
 	}

@@ -162,7 +162,7 @@ func TestWaitJobWithoutApplicationEndpoints(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := &REST{URL: srv.URL}
-	if _, err := c.Applications(context.Background()); !errors.Is(err, ErrNoApplications) {
+	if _, err := c.Applications(context.Background()); !errors.Is(err, errNoApplications) {
 		t.Fatalf("Applications from 1.20: %v, want ErrNoApplications", err)
 	}
 	polls.Store(0)

@@ -46,9 +46,9 @@ type Checkpoint struct {
 	ExternalPath string `json:"external_path"`
 }
 
-// SyncSavepoint is the checkpoint_type of a stop-with-savepoint's savepoint (Flink's
+// syncSavepoint is the checkpoint_type of a stop-with-savepoint's savepoint (Flink's
 // RestAPICheckpointType): the job stopped right after it.
-const SyncSavepoint = "SYNC_SAVEPOINT"
+const syncSavepoint = "SYNC_SAVEPOINT"
 
 // Completed is when the checkpoint completed (its last acknowledgement).
 func (c *Checkpoint) Completed() time.Time { return time.UnixMilli(c.AckTimestamp) }

@@ -65,7 +65,7 @@ func (c *REST) WaitJob(ctx context.Context, poll time.Duration, exited <-chan st
 			o := &Outcome{Job: j}
 			if j.State == "FINISHED" {
 				// Best effort: the job's outcome stands without it.
-				if cp, err := c.Checkpoints(ctx, j.ID); err == nil && cp.Latest.Savepoint != nil && cp.Latest.Savepoint.Type == SyncSavepoint {
+				if cp, err := c.Checkpoints(ctx, j.ID); err == nil && cp.Latest.Savepoint != nil && cp.Latest.Savepoint.Type == syncSavepoint {
 					o.Savepoint = cp.Latest.Savepoint.ExternalPath
 				}
 			}
@@ -114,7 +114,7 @@ var ErrLostWhileRunning = errors.New("the JobManager was lost while its job ran"
 func (c *REST) settledRootCause(ctx context.Context, jobID string, poll time.Duration, exited <-chan struct{}) (*RootCause, error) {
 	settle := c.Settle
 	if settle <= 0 {
-		settle = DefaultSettle
+		settle = defaultSettle
 	}
 	deadline := time.Now().Add(settle)
 	for {

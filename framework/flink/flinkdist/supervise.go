@@ -55,7 +55,7 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 	select {
 	case <-exited:
 		if err != nil {
-			return nil, fmt.Errorf("flink: %w (%v)%s; %w", ErrEndedBeforeJob, waitErr, p.Failure(StderrLines(errTail)), err)
+			return nil, fmt.Errorf("flink: %w (%v)%s; %w", errEndedBeforeJob, waitErr, p.Failure(StderrLines(errTail)), err)
 		}
 		return explainFailed(outcome, nil, p, errTail, -1), nil
 	default:
@@ -80,9 +80,9 @@ func RunApplication(ctx context.Context, p *Process, rest *REST, poll, grace tim
 	return nil, err
 }
 
-// ErrEndedBeforeJob is RunApplication's error when the JobManager's JVM ended while its job had not:
+// errEndedBeforeJob is RunApplication's error when the JobManager's JVM ended while its job had not:
 // the process died (killed, crashed, out of memory), the job's checkpoints are what is left of it.
-var ErrEndedBeforeJob = errors.New("the JobManager ended before its job did")
+var errEndedBeforeJob = errors.New("the JobManager ended before its job did")
 
 // lockedWriter writes to w under mu.
 type lockedWriter struct {

@@ -33,10 +33,10 @@ const (
 	// the provider returns stay good: validUntil is now plus this, and Flink asks again at its ratio
 	// of that.
 	EnvTokensEvery = "YARN_AM_FLINK_TOKENS_EVERY_MS"
-	// TokenService is the provider's and the receiver's service name, which pairs them in Flink and
+	// tokenService is the provider's and the receiver's service name, which pairs them in Flink and
 	// names them in its keys (security.delegation.token.provider.yarn-am.enabled): yarn-am's own
 	// name, the one its applications are tagged with.
-	TokenService = contract.ApplicationTag
+	tokenService = contract.ApplicationTag
 	// TokenJarName is the jar's file name in a container.
 	TokenJarName = "yarn-am-flink-tokens.jar"
 )
@@ -63,9 +63,9 @@ const (
 // tokenJarTime is every jar entry's modification time, so the same yarn-am writes the same jar.
 var tokenJarTime = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// TokenJar returns the delegation-token jar: yarnam/flink/TokenProvider and TokenReceiver, the
+// tokenJar returns the delegation-token jar: yarnam/flink/TokenProvider and TokenReceiver, the
 // service files that let Flink's ServiceLoader find them, and a manifest. The same for every call.
-func TokenJar() ([]byte, error) {
+func tokenJar() ([]byte, error) {
 	provider, err := tokenProvider()
 	if err != nil {
 		return nil, fmt.Errorf("flink: token jar: provider class: %w", err)
@@ -106,7 +106,7 @@ func TokenJar() ([]byte, error) {
 // returns its path. A JVM that already opened an older copy keeps reading that one: the new jar is
 // written beside it and renamed over it (atomicfile).
 func WriteTokenJar(dir string) (string, error) {
-	jar, err := TokenJar()
+	jar, err := tokenJar()
 	if err != nil {
 		return "", err
 	}
@@ -118,7 +118,7 @@ func WriteTokenJar(dir string) (string, error) {
 }
 
 // withServiceBasics adds what the provider and the receiver have alike: a public no-argument
-// constructor, serviceName() returning TokenService, and an init(Configuration) that keeps nothing.
+// constructor, serviceName() returning tokenService, and an init(Configuration) that keeps nothing.
 func withServiceBasics(c *classfile.ClassBuilder) {
 	c.Method(classfile.AccPublic, "<init>", "()V", 1, 1, func(c *classfile.Code) {
 		c.Aload(0)
@@ -126,7 +126,7 @@ func withServiceBasics(c *classfile.ClassBuilder) {
 		c.Return()
 	})
 	c.Method(classfile.AccPublic, "serviceName", "()L"+javaString+";", 1, 1, func(c *classfile.Code) {
-		c.LdcString(TokenService)
+		c.LdcString(tokenService)
 		c.Areturn()
 	})
 	c.Method(classfile.AccPublic, "init", "(L"+flinkConfiguration+";)V", 0, 2, func(c *classfile.Code) {

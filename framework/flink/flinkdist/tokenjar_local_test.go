@@ -34,12 +34,12 @@ public class TokenDriver {
     DelegationTokenProvider p = null;
     for (DelegationTokenProvider x : ServiceLoader.load(DelegationTokenProvider.class)) {
       System.out.println("provider " + x.serviceName() + " " + x.getClass().getName());
-      if (x.serviceName().equals("` + TokenService + `")) p = x;
+      if (x.serviceName().equals("` + tokenService + `")) p = x;
     }
     DelegationTokenReceiver r = null;
     for (DelegationTokenReceiver x : ServiceLoader.load(DelegationTokenReceiver.class)) {
       System.out.println("receiver " + x.serviceName() + " " + x.getClass().getName());
-      if (x.serviceName().equals("` + TokenService + `")) r = x;
+      if (x.serviceName().equals("` + tokenService + `")) r = x;
     }
     p.init(new org.apache.flink.configuration.Configuration());
     r.init(new org.apache.flink.configuration.Configuration());
@@ -161,8 +161,8 @@ func TestTokenJarServesFlinksTokenFramework(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"provider " + TokenService + " yarnam.flink.TokenProvider",
-		"receiver " + TokenService + " yarnam.flink.TokenReceiver",
+		"provider " + tokenService + " yarnam.flink.TokenProvider",
+		"receiver " + tokenService + " yarnam.flink.TokenReceiver",
 		"required true",
 	} {
 		if !lines[want] {

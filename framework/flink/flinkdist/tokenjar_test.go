@@ -19,11 +19,11 @@ import (
 // service name and the two variables the AM sets. The JVM's view of the same jar is
 // TestTokenJarServesFlinksTokenFramework (build tag flink).
 func TestTokenJarHoldsTheProviderAndTheReceiver(t *testing.T) {
-	jar, err := TokenJar()
+	jar, err := tokenJar()
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := TokenJar()
+	again, err := tokenJar()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +75,8 @@ func TestTokenJarHoldsTheProviderAndTheReceiver(t *testing.T) {
 		entry   string
 		strings []string
 	}{
-		{want[3], []string{TokenService, EnvTokens, EnvTokensEvery}},
-		{want[4], []string{TokenService}},
+		{want[3], []string{tokenService, EnvTokens, EnvTokensEvery}},
+		{want[4], []string{tokenService}},
 	} {
 		b := entries[tc.entry]
 		if len(b) < 8 || binary.BigEndian.Uint16(b[6:8]) != classfile.ClassVersion {
@@ -122,7 +122,7 @@ func TestWriteTokenJar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := TokenJar()
+	want, err := tokenJar()
 	if err != nil {
 		t.Fatal(err)
 	}

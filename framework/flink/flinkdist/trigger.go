@@ -115,7 +115,7 @@ type failureCause struct {
 
 // String is the innermost cause, else the class, bounded.
 func (f *failureCause) String() string {
-	cause := InnermostCause(f.StackTrace)
+	cause := innermostCause(f.StackTrace)
 	if cause == "" {
 		cause = f.Class
 	}
