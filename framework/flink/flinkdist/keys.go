@@ -181,7 +181,7 @@ func NearMiss(key string, known []string) string {
 	}
 	best, bestD := "", 3
 	for _, k := range known {
-		if abs(len(k)-len(key)) >= bestD {
+		if absInt(len(k)-len(key)) >= bestD {
 			continue
 		}
 		d := text.EditDistance(key, k)
@@ -195,7 +195,7 @@ func NearMiss(key string, known []string) string {
 	return best
 }
 
-func abs(n int) int {
+func absInt(n int) int {
 	if n < 0 {
 		return -n
 	}

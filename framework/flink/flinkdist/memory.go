@@ -146,7 +146,7 @@ func (p *memParams) explicit() []*memParam {
 	return out
 }
 
-func mb(n int64) string {
+func mibText(n int64) string {
 	if n%mib == 0 {
 		return fmt.Sprintf("%d MiB", n/mib)
 	}
@@ -158,7 +158,7 @@ func (q memParam) named(what string) string {
 	if q.set {
 		return fmt.Sprintf("%s (%s = %s)", what, q.key, shown(q.text))
 	}
-	return fmt.Sprintf("%s (%s, Flink's default)", what, mb(q.val))
+	return fmt.Sprintf("%s (%s, Flink's default)", what, mibText(q.val))
 }
 
 func mulFrac(n int64, f float64) int64 { return int64(float64(n) * f) }
@@ -182,11 +182,11 @@ func (p *memParams) derive(process int64) (memorySizes, error) {
 	checkOverhead := func() error {
 		s.Overhead = process - s.Flink - s.Metaspace
 		if s.Overhead < 0 {
-			return fmt.Errorf("the total Flink memory (%s) and the JVM metaspace (%s) exceed the process size (%s)", mb(s.Flink), mb(s.Metaspace), mb(process))
+			return fmt.Errorf("the total Flink memory (%s) and the JVM metaspace (%s) exceed the process size (%s)", mibText(s.Flink), mibText(s.Metaspace), mibText(process))
 		}
 		if s.Overhead < p.ovMin.val || s.Overhead > p.ovMax.val {
 			return fmt.Errorf("the JVM overhead left (%s: the process size %s less the total Flink memory %s and the JVM metaspace %s) is outside Flink's range for it, %s to %s",
-				mb(s.Overhead), mb(process), mb(s.Flink), mb(s.Metaspace), mb(p.ovMin.val), mb(p.ovMax.val))
+				mibText(s.Overhead), mibText(process), mibText(s.Flink), mibText(s.Metaspace), mibText(p.ovMin.val), mibText(p.ovMax.val))
 		}
 		return nil
 	}
@@ -194,7 +194,7 @@ func (p *memParams) derive(process int64) (memorySizes, error) {
 		s.Overhead = clamp(mulFrac(process, p.ovFrac), p.ovMin.val, p.ovMax.val)
 		s.Flink = process - s.Metaspace - s.Overhead
 		if s.Flink <= 0 {
-			return fmt.Errorf("the JVM metaspace (%s) and the JVM overhead (%s) take the whole process size (%s)", mb(s.Metaspace), mb(s.Overhead), mb(process))
+			return fmt.Errorf("the JVM metaspace (%s) and the JVM overhead (%s) take the whole process size (%s)", mibText(s.Metaspace), mibText(s.Overhead), mibText(process))
 		}
 		return nil
 	}
@@ -229,7 +229,7 @@ func (p *memParams) derive(process int64) (memorySizes, error) {
 			}
 		}
 		if s.OffHeap >= s.Flink {
-			return s, fmt.Errorf("%s leaves no JVM heap in the total Flink memory (%s)", p.offHeap.named("the off-heap memory"), mb(s.Flink))
+			return s, fmt.Errorf("%s leaves no JVM heap in the total Flink memory (%s)", p.offHeap.named("the off-heap memory"), mibText(s.Flink))
 		}
 		s.Heap = s.Flink - s.OffHeap
 		return s, nil
@@ -241,7 +241,7 @@ func (p *memParams) derive(process int64) (memorySizes, error) {
 	s.OffHeap = p.frameworkOffHeap.val + p.taskOffHeap.val
 	parts := func() string {
 		return fmt.Sprintf("%s, %s, %s, %s and the network memory (%s)", p.heap.named("the framework heap"), p.frameworkOffHeap.named("the framework off-heap"),
-			p.taskOffHeap.named("the task off-heap"), p.managed.namedOr("the managed memory", s.Managed), mb(s.Network))
+			p.taskOffHeap.named("the task off-heap"), p.managed.namedOr("the managed memory", s.Managed), mibText(s.Network))
 	}
 	internal := func() error {
 		s.Managed = p.managed.val
@@ -253,17 +253,17 @@ func (p *memParams) derive(process int64) (memorySizes, error) {
 			s.Network = s.Flink - fixed - s.TaskHeap - s.Managed
 			if s.Network < 0 {
 				return fmt.Errorf("%s, %s and %s exceed the total Flink memory (%s)", p.taskHeap.named("the task heap"),
-					p.managed.namedOr("the managed memory", s.Managed), p.heap.named("the framework heap")+" and the off-heap sizes", mb(s.Flink))
+					p.managed.namedOr("the managed memory", s.Managed), p.heap.named("the framework heap")+" and the off-heap sizes", mibText(s.Flink))
 			}
 			if s.Network < p.netMin.val || s.Network > p.netMax.val {
-				return fmt.Errorf("the network memory left (%s) is outside its range, %s to %s", mb(s.Network), mb(p.netMin.val), mb(p.netMax.val))
+				return fmt.Errorf("the network memory left (%s) is outside its range, %s to %s", mibText(s.Network), mibText(p.netMin.val), mibText(p.netMax.val))
 			}
 			return nil
 		}
 		s.Network = clamp(mulFrac(s.Flink, p.netFrac), p.netMin.val, p.netMax.val)
 		s.TaskHeap = s.Flink - fixed - s.Managed - s.Network
 		if s.TaskHeap < 0 {
-			return fmt.Errorf("%s exceed the total Flink memory (%s), leaving no task heap", parts(), mb(s.Flink))
+			return fmt.Errorf("%s exceed the total Flink memory (%s), leaving no task heap", parts(), mibText(s.Flink))
 		}
 		return nil
 	}
@@ -276,7 +276,7 @@ func (p *memParams) derive(process int64) (memorySizes, error) {
 			s.Network = s.Flink - exclude
 			if s.Network < p.netMin.val || s.Network > p.netMax.val {
 				return s, fmt.Errorf("%s and %s leave %s of %s for the network memory, outside its range %s to %s",
-					p.taskHeap.named("the task heap"), p.managed.named("the managed memory"), mb(s.Network), p.flink.named("the total Flink memory"), mb(p.netMin.val), mb(p.netMax.val))
+					p.taskHeap.named("the task heap"), p.managed.named("the managed memory"), mibText(s.Network), p.flink.named("the total Flink memory"), mibText(p.netMin.val), mibText(p.netMax.val))
 			}
 		} else {
 			s.Network = clamp(int64(float64(exclude)*p.netFrac/(1-p.netFrac)), p.netMin.val, p.netMax.val)
@@ -308,7 +308,7 @@ func (q memParam) namedOr(what string, derived int64) string {
 	if q.set {
 		return q.named(what)
 	}
-	return fmt.Sprintf("%s (%s, derived)", what, mb(derived))
+	return fmt.Sprintf("%s (%s, derived)", what, mibText(derived))
 }
 
 // maxSearchMiB bounds the searches for sizes that fit (1 TiB).

@@ -110,11 +110,11 @@ func TestCheckMemoryReadsTheDeprecatedNamesFlinkReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Managed != 600*mib || s.Network < 100*mib {
-		t.Errorf("managed %s, network %s: want 600 MiB and at least 100 MiB", mb(s.Managed), mb(s.Network))
+		t.Errorf("managed %s, network %s: want 600 MiB and at least 100 MiB", mibText(s.Managed), mibText(s.Network))
 	}
 	p, _ = readMemParams(memConf("taskmanager.memory.size", "600m", keyTMManaged, "100m"), RoleTaskManager)
 	if s, _ := p.derive(2048 * mib); s.Managed != 100*mib {
-		t.Errorf("managed %s: the key wins over its deprecated name", mb(s.Managed))
+		t.Errorf("managed %s: the key wins over its deprecated name", mibText(s.Managed))
 	}
 	err = CheckMemory(memConf("taskmanager.network.memory.max", "32m"), RoleTaskManager, 4096)
 	if err == nil || !strings.Contains(err.Error(), `the maximum (taskmanager.network.memory.max = "32m")`) {
