@@ -207,6 +207,9 @@ func (a *am) heartbeat(ctx context.Context) error {
 		a.log.WithError(err).WithField("key", ev.Key).Error("am: " + ev.Message)
 		return &rejectedError{ev: ev}
 	}
+	if refused, ferr := a.placementRefused(err); refused {
+		return ferr
+	}
 	if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
 		a.log.WithError(err).Warn("am: the ResourceManager does not know this ApplicationMaster (restart or failover); registering again and re-sending every outstanding request")
 		return a.resync(ctx)

@@ -3,6 +3,7 @@ package am
 import (
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
@@ -144,4 +145,36 @@ func (a *am) placementEvent() (contract.Event, bool) {
 		return contract.Event{}, false
 	}
 	return events.PlacementMode(a.schedulingRequests, hadoop.HandlerName(a.cfg.PlacementHandler), p.MaxPerNode, attributeList(p.NodeAttributes)), true
+}
+
+// placementRefusedText is what a ResourceManager says, in the exception that fails the whole
+// allocate, when its placement handler cannot place SchedulingRequests: the handler is disabled on
+// the RM, or it is "scheduler" with a scheduler that has no placement constraints. The site files
+// staged with the job named a handler all the same (the RM was reconfigured, or the client's
+// configuration is not the cluster's).
+const placementRefusedText = "cannot handle placement constraints"
+
+// placementRefused handles an allocate the ResourceManager failed for its SchedulingRequests. From
+// the next heartbeat the asks go as ResourceRequests and the AM keeps max-per-node itself, as with
+// the handler disabled, and says so in a placement warning; the refused request placed nothing, so
+// its asks are still to be sent. Node attributes cannot be kept that way: the job ends, naming the
+// key (a rejectedError). It reports false for any other error.
+func (a *am) placementRefused(err error) (bool, error) {
+	if err == nil || !strings.Contains(err.Error(), placementRefusedText) {
+		return false, nil
+	}
+	a.mu.Lock()
+	if !a.schedulingRequests {
+		a.mu.Unlock()
+		return false, nil
+	}
+	a.schedulingRequests, a.constraint = false, nil
+	p, handler := a.cfg.Placement, hadoop.HandlerName(a.cfg.PlacementHandler)
+	a.mu.Unlock()
+	ev := a.emit(events.PlacementRefused(handler, p.MaxPerNode, attributeList(p.NodeAttributes), err.Error()))
+	a.log.WithError(err).WithField("handler", handler).Warn("am: " + ev.Message)
+	if ev.Severity == contract.SeverityError {
+		return true, &rejectedError{ev: ev}
+	}
+	return true, nil
 }

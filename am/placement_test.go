@@ -156,3 +156,60 @@ func TestCheckPlacementRefusesWhatTheHandlerCannotHonour(t *testing.T) {
 	assert.NoError(t, err)
 	assert.False(t, sr, "no placement: ResourceRequests as ever")
 }
+
+// TestPlacementRefusedByTheRMFallsBackToTheAM: the site files staged with the job say
+// placement-processor, but the RM's handler is disabled, so the allocate carrying SchedulingRequests
+// fails as a whole. The AM says so once, sends the same asks as ResourceRequests and keeps
+// max-per-node itself: the job runs, one TaskExecutor per node, and no heartbeat failure is counted.
+func TestPlacementRefusedByTheRMFallsBackToTheAM(t *testing.T) {
+	c := surfaceCluster(2, 4)
+	c.NoPlacementHandler = true
+	c.ExitOn = func(string) (int32, bool) { return 0, false } // they run until stopped
+	m, ctx, cancel := newPlacementAM(t, c, 2, jobfile.Placement{MaxPerNode: 1}, "placement-processor")
+	done := make(chan struct{})
+	go func() { defer close(done); _, _ = m.Run(ctx) }()
+	require.Eventually(t, func() bool { return c.StartedCount() == 2 }, 10*time.Second, time.Millisecond)
+	base := c.AllocateCount()
+	require.Eventually(t, func() bool { return c.AllocateCount() > base+10 }, 10*time.Second, time.Millisecond)
+
+	c.Mu.Lock()
+	nodes := map[string]bool{}
+	for _, id := range c.Started {
+		nodes[c.NodeOf(id)] = true
+	}
+	asks, sched := len(c.AskLog), len(c.SchedLog)
+	c.Mu.Unlock()
+	assert.Len(t, nodes, 2, "one TaskExecutor on each node")
+	assert.Positive(t, asks, "the asks went again as ResourceRequests")
+	assert.Zero(t, sched, "the RM took no SchedulingRequest")
+
+	var refused []contract.Event
+	for _, e := range m.events.Since(0, 0) {
+		if e.Type == contract.EventPlacement && e.Severity == contract.SeverityWarning {
+			refused = append(refused, e)
+		}
+	}
+	require.Len(t, refused, 1, "said once")
+	assert.Contains(t, refused[0].Message, "is now kept by the ApplicationMaster: the ResourceManager refuses SchedulingRequests although the job's site files say yarn.resourcemanager.placement-constraints.handler = placement-processor")
+	assert.Contains(t, refused[0].Message, "cannot handle placement constraints (fake)", "what the RM said")
+	assert.Equal(t, contract.StateRunning, m.Status().State, "the job runs on")
+	cancel()
+	<-done
+}
+
+// TestPlacementRefusedByTheRMEndsAJobWithNodeAttributes: node attributes cannot be kept by the AM, so
+// an RM that refuses SchedulingRequests ends the job with an error naming the key, not a job that
+// silently runs anywhere.
+func TestPlacementRefusedByTheRMEndsAJobWithNodeAttributes(t *testing.T) {
+	c := surfaceCluster(2, 4)
+	c.NoPlacementHandler = true
+	p := jobfile.Placement{NodeAttributes: []jobfile.NodeAttribute{{Name: "gpu.model", Value: "H200"}}}
+	m, ctx, _ := newPlacementAM(t, c, 2, p, "placement-processor")
+	out, _ := m.Run(ctx)
+	assert.Equal(t, contract.Failed, out.Status)
+	assert.Contains(t, out.Diagnostics, `taskexecutor.placement.node-attributes = ["gpu.model=H200"] cannot be honoured: the ResourceManager refuses SchedulingRequests`)
+	c.Mu.Lock()
+	started := len(c.Started)
+	c.Mu.Unlock()
+	assert.Zero(t, started, "no TaskExecutor placed without its attributes")
+}

@@ -536,3 +536,17 @@ func PlacementRejected(n int32, reason string, maxPerNode int, attributes string
 	return contract.Event{Type: contract.EventPlacement, Severity: contract.SeverityWarning, Count: int(n),
 		Message: fmt.Sprintf("the ResourceManager could not place %d TaskExecutors under taskexecutor.placement (max-per-node = %d, node-attributes = %s): %s; asking again (too few nodes qualify?)", n, maxPerNode, attributes, reason)}
 }
+
+// PlacementRefused: the ResourceManager failed an allocate because its placement handler cannot place
+// SchedulingRequests, although the site files staged with the job named handler. max-per-node is
+// kept by the AM from then on (a warning); node attributes cannot be, so then the job ends (an error
+// naming the key).
+func PlacementRefused(handler string, maxPerNode int, attributes, rmSaid string) contract.Event {
+	said := decision.CutText(rmSaid, 300)
+	if attributes != "[]" {
+		return contract.Event{Type: contract.EventPlacement, Severity: contract.SeverityError, Key: "taskexecutor.placement.node-attributes",
+			Message: fmt.Sprintf("taskexecutor.placement.node-attributes = %s cannot be honoured: the ResourceManager refuses SchedulingRequests (the job's site files say yarn.resourcemanager.placement-constraints.handler = %s, the RM said: %s); ask the cluster's administrators for the placement-processor handler, or drop node-attributes", attributes, handler, said)}
+	}
+	return contract.Event{Type: contract.EventPlacement, Severity: contract.SeverityWarning, Key: "taskexecutor.placement",
+		Message: fmt.Sprintf("taskexecutor.placement (max-per-node = %d) is now kept by the ApplicationMaster: the ResourceManager refuses SchedulingRequests although the job's site files say yarn.resourcemanager.placement-constraints.handler = %s (the RM said: %s); allocations beyond it are released and full nodes blacklisted", maxPerNode, handler, said)}
+}

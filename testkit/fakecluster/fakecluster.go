@@ -130,10 +130,13 @@ type Cluster struct {
 	// RejectScheduling of them, which the next response hands back in rejected_scheduling_requests.
 	SchedLog         []*hadooppb.SchedulingRequestProto
 	RejectScheduling int
-	NMTokenSent      bool
-	Stopped          []string
-	Blacklists       []BlacklistChange // the blacklist changes of every allocate request, in order
-	allAllocated     []*hadooppb.ContainerProto
+	// NoPlacementHandler: the RM's placement handler is disabled, whatever the AM was told: an
+	// allocate that carries a SchedulingRequest fails as a whole, as a real RM's does.
+	NoPlacementHandler bool
+	NMTokenSent        bool
+	Stopped            []string
+	Blacklists         []BlacklistChange // the blacklist changes of every allocate request, in order
+	allAllocated       []*hadooppb.ContainerProto
 	// The node model (nodes.go), nil without GPUNodes.
 	nodeGPUs  int64
 	freeGPUs  map[string]int64  // node → free GPUs
@@ -279,6 +282,10 @@ func (c *Cluster) allocate(req *hadooppb.AllocateRequestProto) (*hadooppb.Alloca
 			msg = c.RejectMessage
 		}
 		return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException", Message: msg}
+	}
+	if c.NoPlacementHandler && len(req.GetSchedulingRequests()) > 0 {
+		return nil, &rpctest.Exception{Class: "org.apache.hadoop.yarn.exceptions.YarnException",
+			Message: "SchedulingRequests refused: yarn.resourcemanager.placement-constraints.handler cannot handle placement constraints (fake)"}
 	}
 	c.applyBlacklist(req)
 	if req.GetResponseId() != c.LastRespID {
