@@ -98,10 +98,15 @@ func (a *am) rejectedLocked(rs []*hadooppb.RejectedSchedulingRequestProto) {
 	for _, r := range rs {
 		id := r.GetRequest().GetAllocationRequestId()
 		n := r.GetRequest().GetResourceSizing().GetNumAllocations()
-		a.log.WithFields(logrus.Fields{"allocation_request_id": id, "containers": n, "reason": r.GetReason().String()}).Warn("am: the ResourceManager could not place a SchedulingRequest (taskexecutor.placement); asking again")
+		l := a.log.WithFields(logrus.Fields{"allocation_request_id": id, "containers": n, "reason": r.GetReason().String()})
 		if !a.placementRejected[id] {
 			a.placementRejected[id] = true
 			a.emit(events.PlacementRejected(n, r.GetReason().String(), a.cfg.Placement.MaxPerNode, attributeList(a.cfg.Placement.NodeAttributes)))
+			l.Warn("am: the ResourceManager could not place a SchedulingRequest (taskexecutor.placement); asking again")
+		} else {
+			// A request that cannot be placed comes back at each of the RM's rounds for as long as
+			// the job runs: once a warning, then only at debug level.
+			l.Debug("am: the ResourceManager could not place a SchedulingRequest again; asking again")
 		}
 		a.asks.Resend(id)
 	}
