@@ -56,6 +56,8 @@ type jobSpec struct {
 	teExtra     string // more [taskexecutor] lines
 	ship        string // the file shipped beside the fake nvidia-smi; "": the test worker
 	envExtra    string // more [taskexecutor.env] lines
+	coord       string // the GPU coordination directory; "": coordinationDir()
+	fakeGPUs    int    // FAKE_GPU_COUNT, the GPUs the fake nvidia-smi shows; 0: 4
 }
 
 // writeJob writes a job file to a temp dir: the worker and the fake nvidia-smi are shipped, the fake is
@@ -87,9 +89,9 @@ files = [%q, %q]
 
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
-FAKE_GPU_COUNT = "4"
-%s`, s.name, max(s.maxAttempts, 1), s.gpus, coordinationDir(), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures,
-		ship, smi, s.teExtra, s.envExtra)
+FAKE_GPU_COUNT = "%d"
+%s`, s.name, max(s.maxAttempts, 1), s.gpus, cmp.Or(s.coord, coordinationDir()), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures,
+		ship, smi, s.teExtra, cmp.Or(s.fakeGPUs, 4), s.envExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p

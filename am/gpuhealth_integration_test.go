@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/testkit/itest"
 )
 
 // TestE2ESickGPUIsReplaced runs one TaskExecutor × 1 GPU sampled every second on the mini cluster
@@ -28,30 +27,8 @@ func TestE2ESickGPUIsReplaced(t *testing.T) {
 	start := time.Now()
 	coord := filepath.Join(t.TempDir(), "coord")
 	health := t.TempDir()
-	body := fmt.Sprintf(`name = "e2e-sick-gpu"
-"external-resources" = "gpu"
-"external-resource.gpu.amount" = 1
-"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir %s"
-
-[am]
-memory = 256
-
-[taskexecutor]
-instances = 1
-command = "./worker --sleep 10m"
-memory = "256"
-max-failures = 1
-files = [%q, %q]
-gpu-sample-interval = "1s"
-
-[taskexecutor.env]
-PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
-FAKE_GPU_COUNT = "2"
-FAKE_GPU_HEALTH_DIR = %q
-`, coord, worker(t), itest.FakeSMI(), health)
-	job := filepath.Join(t.TempDir(), "sick-gpu.toml")
-	require.NoError(t, os.WriteFile(job, []byte(body), 0o644))
+	job := writeJob(t, jobSpec{name: "e2e-sick-gpu", instances: 1, gpus: 1, command: "./worker --sleep 10m", maxFailures: 1,
+		teExtra: `gpu-sample-interval = "1s"`, coord: coord, fakeGPUs: 2, envExtra: fmt.Sprintf("FAKE_GPU_HEALTH_DIR = %q\n", health)})
 	id := submitDetached(t, job)
 	t.Cleanup(func() { yarnAM(t, 3*time.Minute, "kill", id) })
 

@@ -71,31 +71,8 @@ func TestE2EGPUUtilisationBusyAndIdle(t *testing.T) {
 		busyUUIDs[u] = true
 		require.NoError(t, os.WriteFile(filepath.Join(utilDir, u), []byte("93\n"), 0o644))
 	}
-	body := fmt.Sprintf(`name = "e2e-gpu-util"
-"external-resources" = "gpu"
-"external-resource.gpu.amount" = 1
-"external-resource.gpu.yarn.config-key" = "yarn.io/gpu"
-"external-resource.gpu.param.discovery-script.args" = "--enable-coordination-mode --coordination-dir %s"
-
-[am]
-memory = 256
-
-[taskexecutor]
-instances = 2
-command = "./worker --sleep 20s"
-memory = "256"
-max-failures = 1
-files = [%q, %q]
-gpu-sample-interval = "1s"
-idle-gpu-warning = "3s"
-
-[taskexecutor.env]
-PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
-FAKE_GPU_COUNT = "4"
-FAKE_GPU_UTIL_DIR = %q
-`, coord, worker(t), itest.FakeSMI(), utilDir)
-	job := filepath.Join(t.TempDir(), "gpu-util.toml")
-	require.NoError(t, os.WriteFile(job, []byte(body), 0o644))
+	job := writeJob(t, jobSpec{name: "e2e-gpu-util", instances: 2, gpus: 1, command: "./worker --sleep 20s", maxFailures: 1,
+		teExtra: "gpu-sample-interval = \"1s\"\nidle-gpu-warning = \"3s\"", coord: coord, envExtra: fmt.Sprintf("FAKE_GPU_UTIL_DIR = %q\n", utilDir)})
 	id := submitDetached(t, job)
 
 	// follow streams every event from the first, the finished event included.
