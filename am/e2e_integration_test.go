@@ -97,6 +97,32 @@ FAKE_GPU_COUNT = "%d"
 	return p
 }
 
+// startFollow runs `yarn-am follow id` in the background for at most timeout. The function it returns
+// waits for follow to end with the application and returns all it printed; the test fails when
+// follow ended with an error or was still running at the timeout.
+func startFollow(t *testing.T, bin, id string, timeout time.Duration) func() string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	var out bytes.Buffer // written by exec's copying until Wait returns; read only after that
+	follow := exec.CommandContext(ctx, bin, "follow", id)
+	follow.Stdout, follow.Stderr = &out, &out
+	require.NoError(t, follow.Start())
+	followed := make(chan error, 1)
+	go func() { followed <- follow.Wait() }()
+	return func() string {
+		t.Helper()
+		select {
+		case err := <-followed:
+			require.NoError(t, err, "follow:\n%s", out.String())
+		case <-ctx.Done():
+			<-followed // killed by the context: its output is complete once Wait returned
+			t.Fatalf("follow did not end with the application within %s:\n%s", timeout, out.String())
+		}
+		return out.String()
+	}
+}
+
 type result struct {
 	stdout, stderr string
 	code           int

@@ -4,10 +4,8 @@ package am_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,22 +68,17 @@ FAKE_GPU_TOPO = "pcie-4"
 	require.NoError(t, os.WriteFile(job, []byte(body), 0o644))
 	id := submitDetached(t, job)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	var out bytes.Buffer
-	follow := exec.CommandContext(ctx, bin, "follow", id)
-	follow.Stdout, follow.Stderr = &out, &out
-	require.NoError(t, follow.Run(), "follow:\n%s", out.String())
+	out := startFollow(t, bin, id, 3*time.Minute)()
 	final := waitFor(t, id, time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
-	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "diagnostics: %s\n%s", final.Report.Diagnostics, out.String())
+	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "diagnostics: %s\n%s", final.Report.Diagnostics, out)
 
 	var lines []string
-	for _, l := range strings.Split(out.String(), "\n") {
+	for _, l := range strings.Split(out, "\n") {
 		if strings.Contains(l, "gpu-topology: ") {
 			lines = append(lines, l)
 		}
 	}
-	require.Len(t, lines, 1, "one gpu-topology event:\n%s", out.String())
+	require.Len(t, lines, 1, "one gpu-topology event:\n%s", out)
 	assert.Contains(t, lines[0], "WARNING gpu-topology: TaskExecutor container_")
 	assert.Regexp(t, ` on [^ ]+ got gpu 0,3 linked by PXB at worst; the node's best set of 2 is linked by PIX but was not free, so --topology prefer took the best free set`, lines[0])
 	t.Logf("the test took %s", time.Since(start).Round(time.Second))

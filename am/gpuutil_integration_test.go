@@ -3,8 +3,6 @@
 package am_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,14 +74,7 @@ func TestE2EGPUUtilisationBusyAndIdle(t *testing.T) {
 	id := submitDetached(t, job)
 
 	// follow streams every event from the first, the finished event included.
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	var followOut bytes.Buffer
-	follow := exec.CommandContext(ctx, bin, "follow", id)
-	follow.Stdout, follow.Stderr = &followOut, &followOut
-	require.NoError(t, follow.Start())
-	followed := make(chan error, 1)
-	go func() { followed <- follow.Wait() }()
+	followed := startFollow(t, bin, id, 4*time.Minute)
 
 	// Both running, both sampled long enough for the idle warning (3 s) and a few alive posts.
 	var d gpuUtilDoc
@@ -144,13 +135,7 @@ func TestE2EGPUUtilisationBusyAndIdle(t *testing.T) {
 	// time; the RM's final diagnostics say the same.
 	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "diagnostics: %s", final.Report.Diagnostics)
-	select {
-	case err := <-followed:
-		require.NoError(t, err, "follow:\n%s", followOut.String())
-	case <-ctx.Done():
-		t.Fatalf("follow did not end with the application:\n%s", followOut.String())
-	}
-	out := followOut.String()
+	out := followed()
 	var idleLines []string
 	for _, l := range strings.Split(out, "\n") {
 		if strings.Contains(l, "WARNING idle-gpu: ") {

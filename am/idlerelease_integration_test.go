@@ -3,10 +3,7 @@
 package am_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -37,23 +34,10 @@ func TestGangElasticGivesBackIdleGPUs(t *testing.T) {
 	id := submitDetached(t, writeJob(t, jobSpec{name: "idle-release", instances: 2, gpus: 1, command: command,
 		teExtra: "gang = true\nmin-instances = 1\ngpu-sample-interval = \"1s\"\nidle-gpu-release = \"10s\"\nidle-gpu-warning = \"off\""}))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	var followOut bytes.Buffer
-	follow := exec.CommandContext(ctx, bin, "follow", id)
-	follow.Stdout, follow.Stderr = &followOut, &followOut
-	require.NoError(t, follow.Start())
-	followed := make(chan error, 1)
-	go func() { followed <- follow.Wait() }()
+	followed := startFollow(t, bin, id, 4*time.Minute)
 
 	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
-	select {
-	case err := <-followed:
-		require.NoError(t, err, "follow:\n%s", followOut.String())
-	case <-ctx.Done():
-		t.Fatalf("follow did not end with the application:\n%s", followOut.String())
-	}
-	out := followOut.String()
+	out := followed()
 	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "%s\n%s\n%s", final.Report.Diagnostics, out, containerLogs(id))
 
 	// The AM's side, in order: the warning, the release, the requirement 2 → 1, round 1 at 1.
