@@ -18,9 +18,9 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// restoredCount is the test job's counter starting on a TaskManager (testdata/flink/job: restored=none
-// without a checkpoint to restore).
-var restoredCount = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) container=(\S+)`)
+// counterRestored is the test job's counter starting on a TaskManager (testdata/flink/job: restored=none
+// without a checkpoint to restore); the preemption suite reads it too.
+var counterRestored = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) container=(\S+)`)
 
 // TestFlinkSickGPUTaskManagerIsReplaced: a Flink job of one TaskManager with one fake GPU, counting
 // with a checkpoint every 2 s, sampled every second; once a checkpoint is on disk the test makes the
@@ -94,7 +94,7 @@ func testFlinkSickGPUTaskManagerIsReplaced(t *testing.T, v flinkVersion) {
 			replacement = sampled(d.AM, first.ID)
 		}
 		if replacement != nil {
-			for _, m := range tmLines(id, restoredCount) {
+			for _, m := range tmLines(id, counterRestored) {
 				if m[2] == replacement.ID {
 					restored = m[1]
 				}

@@ -37,8 +37,7 @@ import (
 const counterRate = 100
 
 var (
-	counterCount    = regexp.MustCompile(`YARN_AM_FLINK_COUNTER count=(\d+) container=(\S+)`)
-	counterRestored = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) container=(\S+)`)
+	counterCount = regexp.MustCompile(`YARN_AM_FLINK_COUNTER count=(\d+) container=(\S+)`)
 	// The preemption's flink-job events (framework/flink/preempt.go) and the watch's restore.
 	ckptOnWarning = regexp.MustCompile(`checkpoint (\d+) completed (\S+) after the preemption warning`)
 	restoredFrom  = regexp.MustCompile(`restored from checkpoint (\d+)`)
