@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -19,10 +20,11 @@ import (
 // (docs/design.md#faults). YARN hands the new attempt the containers that still run and their
 // NodeManager tokens (the register response); the rest — the requirement as the driver last set it,
 // the counts of finished containers, the failure policy's memory (counted failures, excluded nodes),
-// the resource infos the launchers reported and the tail of the event history — the AM keeps in a
+// the resource infos the launchers reported, the nodes' sick GPUs, the GPU time given back for
+// idleness and the tail of the event history — the AM keeps in a
 // stateStore (an extended attribute of the staging directory: one atomic NameNode call, which works
 // with a delegation token too). It is small by construction: maxStateBytes bounds it, dropping old
-// events first and resource infos next.
+// events first, resource infos next, then the nodes' sick GPUs.
 
 // maxStateBytes bounds the encoded state, below HDFS's default limit on an extended attribute's size
 // (dfs.namenode.fs-limits.max-xattr-size, 16 KiB).
@@ -50,6 +52,22 @@ type state struct {
 	Policy      decision.PolicyState `json:"policy"`
 	Infos       map[string]info      `json:"infos,omitempty"` // running container id → its resource infos
 	Events      []contract.Event     `json:"events,omitempty"`
+	// Sick: node → the UUIDs of its GPUs that read unhealthy under the job (gpuhealth.go), so that
+	// taskexecutor.sick-gpus-per-node counts the earlier attempts' sick GPUs too.
+	Sick map[string][]string `json:"sick,omitempty"`
+	// GivenBack: the GPU time given back for idleness (idlerelease.go) up to the save, so that the
+	// final report counts what the earlier attempts gave back.
+	GivenBack *givenBackState `json:"givenBack,omitempty"`
+}
+
+// givenBackState is givenBack as the state keeps it: At is when Seconds were settled; the GPUs still
+// given back then go on counting from At in the attempt that restores it (they were not declared
+// again while no AM ran).
+type givenBackState struct {
+	Containers int       `json:"containers"`
+	GPUs       int64     `json:"gpus"`
+	Seconds    float64   `json:"seconds"`
+	At         time.Time `json:"at"`
 }
 
 // info is the resource infos of one container, as its launcher reported them.
@@ -73,6 +91,8 @@ func encodeState(s state) ([]byte, error) {
 			s.Events = s.Events[(len(s.Events)+1)/2:]
 		case len(s.Infos) > 0:
 			s.Infos = nil
+		case len(s.Sick) > 0:
+			s.Sick = nil // a later attempt counts the nodes' sick GPUs afresh
 		default:
 			return nil, fmt.Errorf("the AM's state is %d bytes even without events and infos (at most %d)", len(data), maxStateBytes)
 		}
@@ -95,7 +115,8 @@ func decodeState(data []byte) (*state, error) {
 // NodeManager tokens and running containers YARN hands over (with
 // keep_containers_across_application_attempts) become TaskExecutors of this attempt, and the saved
 // state restores the requirement, the counts, the failure policy's memory, the containers' resource
-// infos and the event history. Reconcile then asks only for what is missing.
+// infos, the event history, the nodes' sick GPUs and the GPU time given back for idleness. Reconcile
+// then asks only for what is missing.
 func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMasterResponseProto) {
 	a.mu.Lock()
 	first := !a.adopted
@@ -157,6 +178,17 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 		for _, n := range a.policy.Excluded() {
 			a.excl.Exclude(n)
 		}
+		for node, uuids := range st.Sick {
+			for _, u := range uuids {
+				if a.sick == nil {
+					a.sick = sickGPUs{}
+				}
+				a.sick.Sick(node, u)
+			}
+		}
+		if g := st.GivenBack; g != nil {
+			a.idleGPUs.given = givenBack{containers: g.Containers, gpus: g.GPUs, seconds: g.Seconds, at: g.At}
+		}
 	}
 	ev := events.AMRestarted(a.cfg.Attempt, adopted, st != nil)
 	a.log.WithFields(logrus.Fields{"adopted": len(adopted), "state": st != nil}).Info("am: " + ev.Message)
@@ -185,6 +217,19 @@ func (a *am) stateLocked() state {
 		}
 	}
 	s.Events = a.events.Latest(stateEvents)
+	for node, uuids := range a.sick {
+		if s.Sick == nil {
+			s.Sick = map[string][]string{}
+		}
+		for u := range uuids {
+			s.Sick[node] = append(s.Sick[node], u)
+		}
+		slices.Sort(s.Sick[node])
+	}
+	if g := a.idleGPUs.given; g.containers > 0 || g.seconds > 0 {
+		g.settle(a.cfg.Now())
+		s.GivenBack = &givenBackState{Containers: g.containers, GPUs: g.gpus, Seconds: g.seconds, At: g.at}
+	}
 	return s
 }
 

@@ -155,3 +155,40 @@ func TestLoopIgnoresAContainerTheRMReportsAgain(t *testing.T) {
 		assert.NotContains(t, f.Started, r, "a running container is never released as excess")
 	}
 }
+
+// TestSickGPUsAndGivenBackGPUTimeSurviveARestart: a node's sick GPU and the GPU time given back for
+// idleness under the first attempt carry over: one more sick GPU on that node under the second
+// attempt reaches taskexecutor.sick-gpus-per-node = 2 and excludes it, and the GPU-hours given back
+// go on counting from the first attempt's.
+func TestSickGPUsAndGivenBackGPUTimeSurviveARestart(t *testing.T) {
+	store := &memState{}
+	m1, clock1, _, c1 := livenessAM(t)
+	m1.cfg.SickGPUsPerNode, m1.cfg.State = 2, store
+	t1 := running(t, m1, c1, 2, "node-a:8041")
+	giveGPU(m1, t1, "GPU-1")
+	require.NoError(t, m1.GPUSamples(t1.ID, sickSample("GPU-1", "clocks_event_reasons.hw_slowdown=Active")))
+	m1.mu.Lock()
+	m1.idleGPUs.given.add(1, clock1.Now())
+	m1.mu.Unlock()
+	clock1.Add(time.Hour)
+	m1.saveState(context.Background())
+	assert.False(t, m1.policy.IsExcluded("node-a:8041"), "one sick GPU of 2")
+
+	m2, clock2, _, c2 := livenessAM(t)
+	m2.cfg.SickGPUsPerNode, m2.cfg.State, m2.cfg.Attempt = 2, store, "appattempt_1700000000000_0007_000002"
+	clock2.t = clock1.Now()
+	m2.policy = decision.NewPolicy(decision.PolicyConfig{MaxFailureRate: -1, NodeMaxFailures: 3, FailureWindow: time.Hour,
+		NodeExclusionTimeout: time.Hour, RestartBackoff: time.Nanosecond, RestartBackoffMax: time.Nanosecond})
+	m2.adopt(context.Background(), &hadooppb.RegisterApplicationMasterResponseProto{})
+	m2.mu.Lock()
+	hours := m2.idleGPUs.given.hours(clock2.Now())
+	m2.mu.Unlock()
+	assert.InDelta(t, 1.0, hours, 0.01, "the first attempt's GPU-hour given back")
+	t2 := running(t, m2, c2, 3, "node-a:8041")
+	giveGPU(m2, t2, "GPU-2")
+	require.NoError(t, m2.GPUSamples(t2.ID, sickSample("GPU-2", "clocks_event_reasons.hw_slowdown=Active")))
+	assert.True(t, m2.policy.IsExcluded("node-a:8041"), "GPU-1 under attempt 1 and GPU-2 under attempt 2")
+	evs := eventsOfType(m2, contract.EventGPUUnhealthy)
+	require.NotEmpty(t, evs)
+	assert.Equal(t, 2, evs[len(evs)-1].Count, "the node's second sick GPU, counting the first attempt's")
+}
