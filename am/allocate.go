@@ -163,6 +163,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		if plan.NewRound {
 			why = "the gang restarts"
 		}
+		t.releasedAsked = !plan.NewRound // its end is a release, not a stop to tell of (records.finish)
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: " + why)
 		if a.rec.stopping(t) {
 			stop = append(stop, t)

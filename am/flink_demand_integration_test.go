@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/contract"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
@@ -136,4 +137,112 @@ func flinkDetail(t *testing.T, id, name string) string {
 		return false
 	}, time.Minute, time.Second, "the Flink details show %q", name)
 	return value
+}
+
+// TestFlinkDemandScaleInReleasesFreedTaskManagersAtOnce: at yarn-am's defaults (no
+// slot.idle.timeout, no resourcemanager.taskmanager-timeout in the job), yarn-am scale 1 of a
+// checkpointing job in demand mode releases the TaskManager the rescale freed within 45 s, where
+// Flink's own defaults held it about 90 s (the JobMaster's slot.idle.timeout of 50 s, then the
+// AM's wait of the 30 s taskmanager-timeout): the JobManager runs with yarn-am's slot.idle.timeout
+// of 10 s and the AM releases a TaskManager on the reads that find its slots free. The release is an
+// info event, "released: no longer needed", not a warning of a container stopped with exit status
+// -105; and the rescale's own restore of the latest checkpoint is told as the rescale carrying its
+// state over, never as "restored from checkpoint N" (docs/flink.md#taskmanagers-on-demand). On each
+// tested Flink line, both at once.
+func TestFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T) {
+	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce)
+}
+
+func testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-demand-scalein", 2, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
+"parallelism.default" = 2
+"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
+"jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
+"execution.checkpointing.interval" = "2 s"
+"restart-strategy.type" = "fixed-delay"
+"restart-strategy.fixed-delay.attempts" = 100
+"restart-strategy.fixed-delay.delay" = "1 s"
+`+v.reactive)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1)), 0o644))
+	id := submitDetached(t, job)
+
+	running := func(d statusDoc) map[string]bool {
+		out := map[string]bool{}
+		for _, c := range d.AM.Containers {
+			if c.State == "RUNNING" {
+				out[c.ID] = true
+			}
+		}
+		return out
+	}
+	waitFor(t, id, 5*time.Minute, "the job RUNNING on 2 TaskManagers", func(d statusDoc) bool {
+		return isEnded(d.Report.State) || d.AM != nil && len(running(d)) == 2
+	})
+	rest := &flink.REST{URL: flinkUI(t, id)}
+	var jobID string
+	require.Eventually(t, func() bool {
+		jobs, err := rest.Jobs(context.Background())
+		if err != nil || len(jobs) != 1 || jobs[0].State != "RUNNING" {
+			return false
+		}
+		jobID = jobs[0].ID
+		d, err := rest.JobDetail(context.Background(), jobID)
+		if err != nil || d.Parallelism() != 2 {
+			return false
+		}
+		cp, err := rest.Checkpoints(context.Background(), jobID)
+		return err == nil && cp.Latest.Completed != nil // the rescale has a checkpoint to restore
+	}, 3*time.Minute, time.Second, "the job at parallelism 2 with a completed checkpoint\n%s", containerLogs(id))
+
+	t1 := time.Now()
+	r := yarnAM(t, time.Minute, "scale", id, "1")
+	require.Equal(t, 0, r.code, "scale 1:\n%s", r)
+	assert.Contains(t, r.stdout, "once Flink frees their slots (slot.idle.timeout = 10 s)", "scale says what the release waits for")
+	var released contract.Event
+	waitFor(t, id, 3*time.Minute, "a TaskManager released", func(d statusDoc) bool {
+		for _, e := range statusEvents(t, id) {
+			if e.Type == contract.EventCompleted {
+				released = e
+				return true
+			}
+		}
+		return isEnded(d.Report.State)
+	})
+	took := released.Time.Sub(t1)
+	t.Logf("measured: yarn-am scale 1 -> the freed TaskManager's container released: %s (load %s)", took.Round(time.Second), loadAvgE2E())
+	require.NotEmpty(t, released.Container, containerLogs(id))
+	assert.LessOrEqual(t, took, 45*time.Second, "released well before Flink's defaults' ~90 s")
+	assert.Equal(t, contract.SeverityInfo, released.Severity, "a release the AM was asked for is no warning: %s", released.Message)
+	assert.Contains(t, released.Message, "released: no longer needed")
+	assert.NotContains(t, released.Message, "stopped by the ApplicationMaster")
+
+	d := waitFor(t, id, time.Minute, "one TaskManager left", func(d statusDoc) bool {
+		return isEnded(d.Report.State) || len(running(d)) == 1 && d.AM.Requirement.Instances == 1
+	})
+	assert.Equal(t, 0, d.AM.Counts.Failed, "released, not failed")
+	// The job runs on at parallelism 1, and the rescale's restore is told as such.
+	var msgs string
+	require.Eventually(t, func() bool {
+		var b strings.Builder
+		for _, e := range statusEvents(t, id) {
+			if e.Type == "flink-job" {
+				b.WriteString(e.Message + "\n")
+			}
+		}
+		msgs = b.String()
+		return strings.Contains(msgs, "its rescale carried its state over from checkpoint")
+	}, time.Minute, time.Second, "the rescale's restore is told")
+	assert.NotContains(t, msgs, "restored from checkpoint", "a rescale's restore is not a recovery")
+	assert.NotContains(t, msgs, "<checkpoint-not-externally-addressable>")
+	jd, err := rest.JobDetail(context.Background(), jobID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, jd.Parallelism())
+	assert.Equal(t, "RUNNING", jd.State, "the job runs on after the scale-in")
+	assert.Contains(t, amContainerFile(id, "am.stdout"), "slot.idle.timeout: 10 s (default of yarn-am", "the JobManager says the key yarn-am set")
+	for _, e := range statusEvents(t, id) {
+		assert.False(t, e.Type == contract.EventCompleted && e.Severity != contract.SeverityInfo, "no warning of a completed container: %s", e.Message)
+	}
 }

@@ -228,6 +228,9 @@ func (r *records) finish(t *tracked) []contract.Event {
 		r.seqDirty = true
 	}
 	evs := []contract.Event{events.Completed(t.ID, t.Node, t.Exit)}
+	if t.releasedAsked && t.Exit.Class == contract.ExitKilledByAM {
+		evs[0] = events.Released(t.ID, t.Node, t.Exit)
+	}
 	switch t.Exit.Class {
 	case contract.ExitPreempted:
 		evs = append(evs, events.Preempted(t.ID, t.Node))
@@ -352,6 +355,9 @@ type tracked struct {
 	discoveryEvent bool
 	// stopAfterLaunch: the requirement went down while its launch was in flight; stop it once started.
 	stopAfterLaunch bool
+	// releasedAsked: the AM stops it because the requirement went down (a scale-down, a framework's
+	// demand, an idle GPU given back): its end is told as a release, not as a stop.
+	releasedAsked bool
 	// sharedGPUCounts: the AM stopped it for a GPU another live container of its node holds, and its
 	// end counts as a failure (gpucheck.go).
 	sharedGPUCounts bool

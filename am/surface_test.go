@@ -121,6 +121,9 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	})
 	newest := m.Status().Containers[1].ID
 	assert.Equal(t, newest, stopped.Container, "the newest stops")
+	assert.Equal(t, contract.SeverityInfo, stopped.Severity, "a release the AM was asked for is no warning")
+	assert.Contains(t, stopped.Message, "released: no longer needed")
+	assert.NotContains(t, stopped.Message, "stopped by the ApplicationMaster")
 	// The allocate that reported the stop was answered; a replacement would be asked for in one of
 	// the next two (the loop reconciles on the news at once). Wait for three.
 	s.Mu.Lock()

@@ -98,6 +98,15 @@ func Completed(id, node string, e decision.Exit) contract.Event {
 	return ev
 }
 
+// Released: the AM stopped TaskExecutor id because the requirement went down (yarn-am scale, a
+// framework's demand, idle GPUs given back): the end it asked for, an info event of type completed,
+// not counted as a failure.
+func Released(id, node string, e decision.Exit) contract.Event {
+	st := e.Status
+	return contract.Event{Type: contract.EventCompleted, Severity: contract.SeverityInfo, Container: id, Node: node, ExitStatus: &st, ExitClass: e.Class,
+		Reason: strings.TrimSpace(e.Diagnostics), Message: fmt.Sprintf("TaskExecutor %s on %s released: no longer needed (the requirement went down; the ApplicationMaster stopped it, exit status %d, not counted as a failure)", id, node, st)}
+}
+
 // AllocationRejected: the RM refused the request for key (e.g. external-resource.gpu.amount)
 // because requested is more than the cluster allows (maximum < 0: the type is unknown to the cluster).
 func AllocationRejected(key string, requested, maximum int64, yarnType, rmMessage string) contract.Event {

@@ -283,6 +283,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		checkpointDefaults(s.conf, stdout)
 		applyRecovery(s.conf, os.Getenv(envRecover), stdout)
 	}
+	if f.TaskManagers == taskManagersDemand {
+		demandDefaults(s.conf, stdout) // docs/flink.md#taskmanagers-on-demand
+	}
 	// docs/flink.md#class-data-sharing
 	cds := planCDS(f, s.dir, s.home, spec.JavaBinary(), os.Getenv(envCDSArchive))
 	for _, line := range cds.say {

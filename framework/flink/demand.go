@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -20,9 +21,12 @@ import (
 // This file sizes a [flink] job's TaskManagers from Flink's own slot demand
 // (docs/flink.md#taskmanagers-on-demand): the AM reads what the JobManager's jobs need through its
 // REST API, declares as many TaskManagers as those slots take (within taskexecutor.min-instances
-// and instances) through framework.AMStart.Scale, and releases a TaskManager only once it has been
-// idle, its slots all free, for resourcemanager.taskmanager-timeout: after the job rescaled away
-// from it, never under a running task.
+// and instances) through framework.AMStart.Scale, and releases a TaskManager only once Flink has let
+// all its slots go: after the job rescaled away from it, never under a running task. What holds a
+// freed TaskManager is the JobMaster's slot pool, which keeps a slot the job no longer uses for
+// slot.idle.timeout (Flink's default 50 s) before it hands it back; in demand mode yarn-am makes that
+// short (demandDefaults), and the AM releases the TaskManager on the next reads that find its slots
+// free, or after resourcemanager.taskmanager-timeout when the job sets that key.
 
 // The values of [flink] taskmanagers.
 const (
@@ -33,12 +37,27 @@ const (
 // taskManagersValues are the valid values of [flink] taskmanagers, the default first.
 var taskManagersValues = []string{taskManagersFixed, taskManagersDemand}
 
-// keyTaskManagerTimeout is Flink's key of how long a TaskManager stays idle before it is released
-// (its default: defaultTaskManagerTimeout); in demand mode the AM releases by it.
+// keyTaskManagerTimeout is Flink's key of how long a TaskManager stays idle before its resource
+// manager releases it. Flink's standalone resource manager, which a JobManager under yarn-am runs,
+// releases nothing by it; in demand mode the AM waits that long with its slots free only when the
+// job sets the key (to keep idle TaskManagers for a while), else it releases a freed one at once.
 const keyTaskManagerTimeout = "resourcemanager.taskmanager-timeout"
 
-// defaultTaskManagerTimeout is Flink's default of keyTaskManagerTimeout.
-const defaultTaskManagerTimeout = 30 * time.Second
+// keySlotIdleTimeout is Flink's key of how long the JobMaster's slot pool keeps a slot the job no
+// longer uses before it hands it back to the resource manager (default: the heartbeat timeout, 50 s,
+// so that a job restarting after a failure finds its slots where its local state is). A rescale down
+// frees slots only after it: the TaskManagers the job left stay busy in Flink's view until then.
+const keySlotIdleTimeout = "slot.idle.timeout"
+
+// demandSlotIdleTimeout is yarn-am's slot.idle.timeout in demand mode (demandDefaults): a rescale's
+// freed TaskManagers go within seconds, while a restart after a failure (restart delays of a
+// second or so) still finds its slots.
+const demandSlotIdleTimeout = "10 s"
+
+// freedReads is how many reads in a row (demandEvery apart) must find a TaskManager's slots all free
+// before the AM releases it with no taskmanager-timeout set: one read could catch a slot between a
+// release and the next offer.
+const freedReads = 2
 
 // demandEvery is how often the AM reads the demand: often enough that a rescale's TaskManagers are
 // asked for within seconds, rarely enough to cost the JobManager nothing.
@@ -69,17 +88,40 @@ func checkDemand(c *flinkdist.Config) error {
 }
 
 // taskManagerTimeout reads keyTaskManagerTimeout as Flink does (a number with a unit, or
-// milliseconds), defaultTaskManagerTimeout when unset.
+// milliseconds): how long the AM waits with a freed TaskManager; 0 when unset (release it once Flink
+// freed its slots).
 func taskManagerTimeout(c *flinkdist.Config) (time.Duration, error) {
 	v, set := c.Get(keyTaskManagerTimeout)
 	if !set {
-		return defaultTaskManagerTimeout, nil
+		return 0, nil
 	}
 	d, err := flinkDuration(v)
 	if err != nil {
-		return 0, fmt.Errorf("%s = %q: %v; want a duration such as \"30 s\" (Flink's default), \"5 s\" or \"1 min\"", keyTaskManagerTimeout, bounded(v), err)
+		return 0, fmt.Errorf("%s = %q: %v; want a duration such as \"30 s\", \"5 s\" or \"1 min\" (unset: a TaskManager goes once Flink freed its slots)", keyTaskManagerTimeout, bounded(v), err)
 	}
 	return d, nil
+}
+
+// slotIdleTimeout is the slot.idle.timeout the JobManager runs with in demand mode: the job's own,
+// else demandSlotIdleTimeout.
+func slotIdleTimeout(c *flinkdist.Config) string {
+	if v, set := c.Get(keySlotIdleTimeout); set {
+		return strings.TrimSpace(v)
+	}
+	return demandSlotIdleTimeout
+}
+
+// demandDefaults gives a demand-mode JobManager a short slot.idle.timeout where the configuration
+// sets none, so a rescale's freed slots, and so its TaskManagers, are let go within seconds rather
+// than Flink's 50; a job's own value is kept (a longer one only delays the release). It writes what
+// it set to out.
+func demandDefaults(conf *flinkdist.Config, out io.Writer) {
+	if _, set := conf.Get(keySlotIdleTimeout); set {
+		return
+	}
+	conf.Set(keySlotIdleTimeout, demandSlotIdleTimeout)
+	fmt.Fprintf(out, "yarn-am flink-jobmanager: %s: %s (default of yarn-am for taskmanagers = %q: a rescale's freed TaskManagers are released once the JobMaster lets their slots go, which Flink's default holds 50 s)\n",
+		keySlotIdleTimeout, demandSlotIdleTimeout, taskManagersDemand)
 }
 
 // slotsNeeded is what a job's vertices need of slots: the vertices of one slot sharing group share a
@@ -116,9 +158,14 @@ type demand struct {
 	perTM, lo, hi int
 	adaptive      bool // jobmanager.scheduler adaptive (or reactive mode): its bounds are the demand
 	session       bool // every running job counts, not the application's one
-	idleTimeout   time.Duration
+	// idleTimeout: resourcemanager.taskmanager-timeout when the job sets it (a freed TaskManager is
+	// kept that long), else 0 (released on freedReads reads); slotIdle: slot.idle.timeout as the
+	// JobManager runs with it, for the messages.
+	idleTimeout time.Duration
+	slotIdle    string
 
 	idleSince map[string]time.Time // TaskManager (container) id → since when all its slots are free
+	idleReads map[string]int       // TaskManager id → reads in a row that found its slots all free
 	released  map[string]bool      // TaskManagers handed to Scale already: never named twice
 	told      string               // the last wait told of, so it is told once
 
@@ -159,7 +206,7 @@ func newDemand(j *jobfile.Job, conf *flinkdist.Config, rest *flinkdist.REST, s f
 	spec := specOf(j)
 	return &demand{rest: rest, emit: s.Emit, scale: s.Scale, instances: s.Instances, now: time.Now,
 		perTM: perTM, lo: min(lo, te.Instances), hi: te.Instances, adaptive: adapts(conf), session: spec.Jar == "",
-		idleTimeout: timeout}, nil
+		idleTimeout: timeout, slotIdle: slotIdleTimeout(conf)}, nil
 }
 
 // run reads the demand every demandEvery until ctx ends; a JobManager that is not up yet, or a job
@@ -266,8 +313,9 @@ func (d *demand) jobSlots(ctx context.Context, jobID string) (int, error) {
 	return slotsNeeded(par, group), nil
 }
 
-// release lowers the count by up to fewer TaskManagers, naming those idle for idleTimeout; while
-// none is, it waits (and says so once).
+// release lowers the count by up to fewer TaskManagers, naming those whose slots Flink has let go
+// (all free on freedReads reads in a row, and for idleTimeout); while none is, it waits (and says
+// so once).
 func (d *demand) release(ctx context.Context, why string, fewer int) error {
 	tms, err := d.rest.TaskManagers(ctx)
 	if err != nil {
@@ -275,7 +323,7 @@ func (d *demand) release(ctx context.Context, why string, fewer int) error {
 	}
 	now := d.now()
 	if d.idleSince == nil {
-		d.idleSince, d.released = map[string]time.Time{}, map[string]bool{}
+		d.idleSince, d.idleReads, d.released = map[string]time.Time{}, map[string]int{}, map[string]bool{}
 	}
 	seen := map[string]bool{}
 	var ready []string
@@ -283,18 +331,21 @@ func (d *demand) release(ctx context.Context, why string, fewer int) error {
 		seen[tm.ID] = true
 		if tm.Slots == 0 || tm.FreeSlots < tm.Slots {
 			delete(d.idleSince, tm.ID)
+			delete(d.idleReads, tm.ID)
 			continue
 		}
 		if _, ok := d.idleSince[tm.ID]; !ok {
 			d.idleSince[tm.ID] = now
 		}
-		if now.Sub(d.idleSince[tm.ID]) >= d.idleTimeout && isContainerID(tm.ID) && !d.released[tm.ID] {
+		d.idleReads[tm.ID]++
+		if d.idleReads[tm.ID] >= freedReads && now.Sub(d.idleSince[tm.ID]) >= d.idleTimeout && isContainerID(tm.ID) && !d.released[tm.ID] {
 			ready = append(ready, tm.ID)
 		}
 	}
 	for id := range d.idleSince {
 		if !seen[id] {
 			delete(d.idleSince, id)
+			delete(d.idleReads, id)
 		}
 	}
 	slices.SortFunc(ready, func(a, b string) int {
@@ -306,9 +357,13 @@ func (d *demand) release(ctx context.Context, why string, fewer int) error {
 		}
 		d.told = ""
 		have := d.instances()
-		return d.scale(have-n, ready[:n], fmt.Sprintf("%s: %s idle for %s (%s) released", why, strings.Join(ready[:n], ", "), d.idleTimeout, keyTaskManagerTimeout))
+		return d.scale(have-n, ready[:n], fmt.Sprintf("%s: %s released, %s", why, strings.Join(ready[:n], ", "), d.freedBy()))
 	}
-	wait := fmt.Sprintf("%s; %d fewer wait until TaskManagers are idle for %s (%s)", why, fewer, d.idleTimeout, keyTaskManagerTimeout)
+	wait := fmt.Sprintf("%s; %d fewer wait until Flink frees their slots (the JobMaster keeps a slot the job no longer uses for %s = %s", why, fewer, keySlotIdleTimeout, d.slotIdle)
+	if d.idleTimeout > 0 {
+		wait += fmt.Sprintf(", then %s = %s", keyTaskManagerTimeout, d.idleTimeout)
+	}
+	wait += ")"
 	d.mu.Lock()
 	d.view.waiting = wait
 	d.mu.Unlock()
@@ -317,6 +372,15 @@ func (d *demand) release(ctx context.Context, why string, fewer int) error {
 		d.told = wait
 	}
 	return nil
+}
+
+// freedBy says when a TaskManager is released: once Flink freed its slots, and idle for the job's
+// taskmanager-timeout when it sets one.
+func (d *demand) freedBy() string {
+	if d.idleTimeout > 0 {
+		return fmt.Sprintf("its slots free for %s (%s)", d.idleTimeout, keyTaskManagerTimeout)
+	}
+	return "Flink freed its slots"
 }
 
 // isContainerID: a TaskManager the AM can release by name is one whose resource id is its YARN
@@ -380,7 +444,12 @@ func (d *demand) onScale(ctx context.Context, from, to int) error {
 	if to > from {
 		return nil
 	}
-	return &framework.Deferred{Message: fmt.Sprintf("the Flink job rescales to at most %d slots first; TaskManagers idle for %s (%s) are released after, down to %d", to*d.perTM, d.idleTimeout, keyTaskManagerTimeout, to)}
+	then := ""
+	if d.idleTimeout > 0 {
+		then = fmt.Sprintf(", then %s = %s", keyTaskManagerTimeout, d.idleTimeout)
+	}
+	return &framework.Deferred{Message: fmt.Sprintf("the Flink job rescales to at most %d slots first; the TaskManagers it leaves are released, down to %d, once Flink frees their slots (%s = %s%s)",
+		to*d.perTM, to, keySlotIdleTimeout, d.slotIdle, then)}
 }
 
 // setUpper sets every vertex's upper bound to upper (at most its max parallelism), its lower bound

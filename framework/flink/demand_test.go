@@ -138,7 +138,7 @@ func (s *scaler) emit(e contract.Event) {
 
 func testDemand(rest *flinkdist.REST, s *scaler, now *time.Time) *demand {
 	return &demand{rest: rest, emit: s.emit, scale: s.scale, instances: s.instances, now: func() time.Time { return *now },
-		perTM: 1, lo: 1, hi: 3, adaptive: true, idleTimeout: 5 * time.Second}
+		perTM: 1, lo: 1, hi: 3, adaptive: true, idleTimeout: 5 * time.Second, slotIdle: demandSlotIdleTimeout}
 }
 
 // The adaptive scheduler's upper bound (3, after a rescale to 3) is the demand: two TaskManagers
@@ -172,28 +172,26 @@ func TestDemandOfTheDefaultSchedulerAndASession(t *testing.T) {
 	assert.Equal(t, []string{"Flink demand: 4 slots → 4 TaskManagers"}, s.calls, "2 + 2 of the jobs not ended")
 }
 
-// Fewer slots needed: only TaskManagers whose slots have all been free for the timeout go, named
-// (their ids are their containers'), never one that runs a task, and never one named before.
+// Fewer slots needed: only TaskManagers whose slots have all been free for the job's
+// resourcemanager.taskmanager-timeout (5 s here) go, named (their ids are their containers'), never
+// one that runs a task, and never one named before.
 func TestDemandReleasesOnlyTaskManagersIdleForTheTimeout(t *testing.T) {
 	f, rest := newDemandJobManager(t)
-	f.set(&f.requirements, `"upperBound":3`, `"upperBound":1`)
-	// 000002 runs the job's task; 000003 is idle.
-	f.set(&f.taskManagers, `"id":"container_1795796623620_0001_01_000003","path":"pekko.tcp://flink@127.0.0.2:32811/user/rpc/taskmanager_0","dataPort":40921,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":0`,
-		`"id":"container_1795796623620_0001_01_000003","path":"pekko.tcp://flink@127.0.0.2:32811/user/rpc/taskmanager_0","dataPort":40921,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":1`)
+	freeOne(f)
 	s := &scaler{count: 3}
 	now := time.Unix(1000, 0)
 	d := testDemand(rest, s, &now)
 	require.NoError(t, d.poll(context.Background()))
 	assert.Empty(t, s.calls, "idle since now: not yet")
 	require.Len(t, s.events, 1)
-	assert.Contains(t, s.events[0], "Flink demand: 1 slots → 1 TaskManagers; 2 fewer wait until TaskManagers are idle for 5s (resourcemanager.taskmanager-timeout)")
+	assert.Contains(t, s.events[0], "Flink demand: 1 slots → 1 TaskManagers; 2 fewer wait until Flink frees their slots (the JobMaster keeps a slot the job no longer uses for slot.idle.timeout = 10 s, then resourcemanager.taskmanager-timeout = 5s)")
 	now = now.Add(4 * time.Second)
 	require.NoError(t, d.poll(context.Background()))
 	assert.Empty(t, s.calls)
 	assert.Len(t, s.events, 1, "the wait is told once")
 	now = now.Add(time.Second)
 	require.NoError(t, d.poll(context.Background()))
-	assert.Equal(t, []string{"Flink demand: 1 slots → 1 TaskManagers: container_1795796623620_0001_01_000003 idle for 5s (resourcemanager.taskmanager-timeout) released | container_1795796623620_0001_01_000003"}, s.calls)
+	assert.Equal(t, []string{"Flink demand: 1 slots → 1 TaskManagers: container_1795796623620_0001_01_000003 released, its slots free for 5s (resourcemanager.taskmanager-timeout) | container_1795796623620_0001_01_000003"}, s.calls)
 	assert.Equal(t, 2, s.count)
 	// The released one still listed (it has not deregistered yet) is not named again.
 	now = now.Add(time.Minute)
@@ -209,6 +207,66 @@ func TestDemandReleasesOnlyTaskManagersIdleForTheTimeout(t *testing.T) {
 	require.NoError(t, d.poll(context.Background()))
 	assert.Len(t, s.calls, 1)
 	assert.Equal(t, 2, s.count)
+}
+
+// freeOne makes the real answer's TaskManager 000003 idle (its slot free) and the job's demand one
+// slot; 000002 runs the job's task.
+func freeOne(f *demandJobManager) {
+	f.set(&f.requirements, `"upperBound":3`, `"upperBound":1`)
+	f.set(&f.taskManagers, `"id":"container_1795796623620_0001_01_000003","path":"pekko.tcp://flink@127.0.0.2:32811/user/rpc/taskmanager_0","dataPort":40921,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":0`,
+		`"id":"container_1795796623620_0001_01_000003","path":"pekko.tcp://flink@127.0.0.2:32811/user/rpc/taskmanager_0","dataPort":40921,"jmxPort":-1,"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":1`)
+}
+
+// With no taskmanager-timeout set (yarn-am's default), a TaskManager whose slots Flink freed is
+// released on the second read that finds them free (demandEvery later), not after 30 s: one read
+// alone could catch a slot between its release and the next offer, and a read that finds it busy
+// again starts the count over.
+func TestDemandReleasesAFreedTaskManagerAtOnceWithoutATimeout(t *testing.T) {
+	f, rest := newDemandJobManager(t)
+	freeOne(f)
+	s := &scaler{count: 3}
+	now := time.Unix(1000, 0)
+	d := testDemand(rest, s, &now)
+	d.idleTimeout = 0
+	require.NoError(t, d.poll(context.Background()))
+	assert.Empty(t, s.calls, "one read: not yet")
+	assert.Equal(t, []string{"Flink demand: 1 slots → 1 TaskManagers; 2 fewer wait until Flink frees their slots (the JobMaster keeps a slot the job no longer uses for slot.idle.timeout = 10 s)"}, s.events)
+	busy := strings.Replace(f.taskManagers, `"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":1`, `"timeSinceLastHeartbeat":1795796990041,"slotsNumber":1,"freeSlots":0`, 1)
+	free := f.taskManagers
+	f.set(&f.taskManagers, free, busy)
+	now = now.Add(demandEvery)
+	require.NoError(t, d.poll(context.Background()))
+	f.set(&f.taskManagers, busy, free)
+	now = now.Add(demandEvery)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Empty(t, s.calls, "busy in between: the count starts over")
+	now = now.Add(demandEvery)
+	require.NoError(t, d.poll(context.Background()))
+	assert.Equal(t, []string{"Flink demand: 1 slots → 1 TaskManagers: container_1795796623620_0001_01_000003 released, Flink freed its slots | container_1795796623620_0001_01_000003"}, s.calls)
+}
+
+// demandDefaults sets a short slot.idle.timeout where the job sets none, and says so; a job's own
+// value is kept.
+func TestDemandDefaultsShortenTheSlotIdleTimeout(t *testing.T) {
+	conf := flinkdist.NewConfig()
+	var out strings.Builder
+	demandDefaults(conf, &out)
+	v, _ := conf.Get(keySlotIdleTimeout)
+	assert.Equal(t, demandSlotIdleTimeout, v)
+	assert.Contains(t, out.String(), "slot.idle.timeout: 10 s (default of yarn-am")
+	assert.Equal(t, "10 s", slotIdleTimeout(flinkdist.NewConfig()))
+
+	conf = flinkdist.NewConfig()
+	conf.Set(keySlotIdleTimeout, "50 s")
+	out.Reset()
+	demandDefaults(conf, &out)
+	v, _ = conf.Get(keySlotIdleTimeout)
+	assert.Equal(t, "50 s", v, "the job's own value is kept")
+	assert.Empty(t, out.String())
+	assert.Equal(t, "50 s", slotIdleTimeout(conf))
+	d, err := taskManagerTimeout(conf)
+	require.NoError(t, err)
+	assert.Zero(t, d, "unset: released once freed")
 }
 
 // yarn-am scale of an adaptive job in demand mode sets the job's upper bound: up at once, down

@@ -156,7 +156,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	if f.TaskManagers == taskManagersDemand {
 		if v, set := f.Config[keyTaskManagerTimeout]; set {
 			if _, err := flinkDuration(v); err != nil {
-				t.Problem("%s = %q: %v; want a duration such as \"30 s\" (Flink's default) or \"5 s\": [flink] taskmanagers = \"demand\" releases TaskManagers idle this long", keyTaskManagerTimeout, bounded(v), err)
+				t.Problem("%s = %q: %v; want a duration such as \"30 s\" or \"5 s\": [flink] taskmanagers = \"demand\" keeps a TaskManager whose slots Flink freed this long before it releases it (unset: at once)", keyTaskManagerTimeout, bounded(v), err)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package flink
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -26,6 +27,7 @@ type fakeJobManager struct {
 	polls       int
 	failure     string
 	stopBody    map[string]any
+	exceptions  string // the /exceptions answer ("": an empty history)
 }
 
 func (f *fakeJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -39,6 +41,8 @@ func (f *fakeJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"jid":"` + testJobID + `","name":"stream","state":"` + f.state + `","vertices":[{"name":"Source","parallelism":1},{"name":"Map","parallelism":` + itoa(f.parallelism) + `}]}`))
 	case r.URL.Path == j+"/checkpoints":
 		_, _ = w.Write([]byte(f.checkpoints))
+	case r.URL.Path == j+"/exceptions":
+		_, _ = w.Write([]byte(cmp.Or(f.exceptions, `{"exceptionHistory":{"entries":[]}}`)))
 	case r.URL.Path == j+"/stop" && r.Method == http.MethodPost:
 		_ = json.NewDecoder(r.Body).Decode(&f.stopBody)
 		w.WriteHeader(http.StatusAccepted)
@@ -186,5 +190,63 @@ func TestJobDetailsAndEvents(t *testing.T) {
 	details()
 	if !strings.HasSuffix(ev.messages(), "RUNNING → FINISHED") {
 		t.Errorf("the end of the job is not told:\n%s", ev.messages())
+	}
+}
+
+// TestRescaleRestoreIsNotARecovery: the adaptive scheduler's rescale restores the job's latest
+// checkpoint, which Flink reports as it reports a recovery; with no failure in the job's exception
+// history since, the watch tells it as the rescale carrying the state over, never as "restored from
+// checkpoint N <checkpoint-not-externally-addressable>". A restore after a failure (a newer entry in
+// the history) is a recovery, told as "restored from"; so is a restore the watch saw at the job's
+// start, before it ran.
+func TestRescaleRestoreIsNotARecovery(t *testing.T) {
+	jm := &fakeJobManager{state: "RUNNING", parallelism: 2, checkpoints: `{"counts":{"completed":3},"latest":{"completed":{"id":3,"external_path":"<checkpoint-not-externally-addressable>"}}}`}
+	srv := httptest.NewServer(jm)
+	defer srv.Close()
+	var ev recorded
+	w := &jobWatch{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, now: func() time.Time { return time.Unix(1700000000, 0) }}
+	ctx := context.Background()
+	details := func() map[string]string {
+		t.Helper()
+		d, err := w.details(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, x := range d {
+			m[x.Name] = x.Value
+		}
+		return m
+	}
+	details() // RUNNING, no restore yet
+	jm.mu.Lock()
+	jm.parallelism = 1
+	jm.checkpoints = `{"counts":{"completed":3,"restored":1},"latest":{"completed":{"id":3,"external_path":"<checkpoint-not-externally-addressable>"},
+		"restored":{"id":3,"is_savepoint":false,"external_path":"<checkpoint-not-externally-addressable>","restore_timestamp":1700000005000}}}`
+	jm.mu.Unlock()
+	d := details()
+	msgs := ev.messages()
+	if strings.Contains(msgs, "restored from") || d["Restored from"] != "" {
+		t.Errorf("a rescale's restore told as a recovery:\n%s\n%v", msgs, d)
+	}
+	if !strings.Contains(msgs, "its rescale carried its state over from checkpoint 3") || !strings.Contains(d["Rescaled with"], "checkpoint 3") {
+		t.Errorf("the rescale's restore is not told:\n%s\n%v", msgs, d)
+	}
+	// The job fails (a TaskManager lost) and restores checkpoint 4: a recovery.
+	jm.mu.Lock()
+	jm.exceptions = `{"exceptionHistory":{"entries":[{"exceptionName":"org.apache.flink.runtime.jobmaster.JobMasterException","stacktrace":"org.apache.flink.runtime.jobmaster.JobMasterException: TaskManager with id container_1 is no longer reachable.","timestamp":1700000009000}]}}`
+	jm.checkpoints = strings.NewReplacer(`"id":3,"is_savepoint"`, `"id":4,"is_savepoint"`, "1700000005000", "1700000010000").Replace(jm.checkpoints)
+	jm.mu.Unlock()
+	d = details()
+	if more := strings.TrimPrefix(ev.messages(), msgs); !strings.Contains(more, "restored from checkpoint 4") || d["Restored from"] != "checkpoint 4 <checkpoint-not-externally-addressable>" {
+		t.Errorf("a recovery after a failure is not told as one:\n%s\n%v", more, d)
+	}
+
+	// A new job that shows a restore at its first read started from it.
+	var ev2 recorded
+	w = &jobWatch{rest: w.rest, emit: ev2.emit, now: w.now}
+	w.details(ctx)
+	if !strings.Contains(ev2.messages(), "restored from checkpoint 4") {
+		t.Errorf("a restore seen at the job's start is not told as one:\n%s", ev2.messages())
 	}
 }

@@ -37,7 +37,13 @@ type jobWatch struct {
 	toldCkpt     int64     // the checkpoint the last checkpoint event told of
 	toldCkptAt   time.Time // when
 	savepoint    int64     // the latest savepoint's id
-	restored     bool      // the restore was told of
+	// restore is the latest restore told of (its checkpoint and when); restoredFrom the detail of the
+	// latest that was a start from a savepoint or checkpoint or a recovery, rescaledWith that of a
+	// rescale's; running: this job was seen RUNNING before the latest restore (tellRestore).
+	restore      restoreMark
+	restoredFrom string
+	rescaledWith string
+	running      bool
 
 	demand *demand // taskmanagers = "demand": its lines join the details (demand.go); nil otherwise
 	// preempt is the job's response to preemption warnings (nil = checkpoint-on-preemption off),
@@ -73,7 +79,10 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 	}
 	w.tellJob(job, par)
 	if cp, err := w.rest.Checkpoints(ctx, job.ID); err == nil {
-		d = append(d, w.tellCheckpoints(job, cp)...)
+		d = append(d, w.tellCheckpoints(ctx, job, cp)...)
+	}
+	if job.State == "RUNNING" {
+		w.running = true
 	}
 	d = append(d, w.progress.observe(w.now(), job, w.checkpoint)...)
 	d = append(d, w.preempt.details()...)
@@ -107,7 +116,8 @@ func (w *jobWatch) tellJob(job flinkdist.Job, par int) {
 			msg += fmt.Sprintf(", parallelism %d", par)
 		}
 		w.emit(contract.Event{Type: eventJob, Severity: severity(job.State), Message: msg})
-		w.checkpoint, w.toldCkpt, w.toldCkptAt, w.savepoint, w.restored = 0, 0, time.Time{}, 0, false
+		w.checkpoint, w.toldCkpt, w.toldCkptAt, w.savepoint = 0, 0, time.Time{}, 0
+		w.restore, w.restoredFrom, w.rescaledWith, w.running = restoreMark{}, "", "", false
 	case job.State != w.state:
 		w.emit(contract.Event{Type: eventJob, Severity: severity(job.State), Message: jobName(job) + ": " + w.state + " → " + job.State})
 	case par > 0 && w.parallelism > 0 && par != w.parallelism:
@@ -121,7 +131,7 @@ func (w *jobWatch) tellJob(job flinkdist.Job, par int) {
 
 // tellCheckpoints emits a completed checkpoint (throttled), a new savepoint and the restore, and
 // returns their details.
-func (w *jobWatch) tellCheckpoints(job flinkdist.Job, cp *flinkdist.Checkpoints) []contract.Detail {
+func (w *jobWatch) tellCheckpoints(ctx context.Context, job flinkdist.Job, cp *flinkdist.Checkpoints) []contract.Detail {
 	var d []contract.Detail
 	if cp.Counts.Completed+cp.Counts.Failed > 0 {
 		d = append(d, contract.Detail{Name: "Checkpoints", Value: fmt.Sprintf("%d completed, %d failed", cp.Counts.Completed, cp.Counts.Failed)})
@@ -148,20 +158,63 @@ func (w *jobWatch) tellCheckpoints(job flinkdist.Job, cp *flinkdist.Checkpoints)
 		}
 	}
 	if r := cp.Latest.Restored; r != nil {
-		what := fmt.Sprintf("checkpoint %d", r.ID)
-		if r.IsSavepoint {
-			what = "savepoint"
-		}
-		if r.ExternalPath != "" {
-			what += " " + r.ExternalPath
-		}
-		d = append(d, contract.Detail{Name: "Restored from", Value: what})
-		if !w.restored {
-			w.emit(contract.Event{Type: eventJob, Message: jobName(job) + " restored from " + what})
-			w.restored = true
-		}
+		w.tellRestore(ctx, job, r)
+	}
+	if w.restoredFrom != "" {
+		d = append(d, contract.Detail{Name: "Restored from", Value: w.restoredFrom})
+	}
+	if w.rescaledWith != "" {
+		d = append(d, contract.Detail{Name: "Rescaled with", Value: w.rescaledWith})
 	}
 	return d
+}
+
+// restoreMark is one restore of a job: the checkpoint and when (Flink's restore_timestamp).
+type restoreMark struct {
+	id int64
+	at int64
+}
+
+// tellRestore tells of a restore not told yet. Flink reports a rescale's internal restore (the
+// adaptive scheduler restarts the job at the new parallelism from its latest checkpoint) as it
+// reports a recovery; a restore is the rescale's when it is of a checkpoint, this job was seen RUNNING
+// before it, and the job failed in nothing since the restore before it (its exception history has no
+// newer entry): told as the rescale carrying its state over, not as "restored from", which is for a
+// start from a savepoint or checkpoint and for a recovery after a failure.
+func (w *jobWatch) tellRestore(ctx context.Context, job flinkdist.Job, r *flinkdist.Restored) {
+	mark := restoreMark{id: r.ID, at: r.Timestamp}
+	if mark == w.restore {
+		return
+	}
+	since := w.restore.at
+	if since == 0 {
+		since = job.Start
+	}
+	w.restore = mark
+	if !r.IsSavepoint && w.running && !w.failedSince(ctx, job.ID, since) {
+		w.rescaledWith = fmt.Sprintf("checkpoint %d (the job's state carried over by its rescale)", r.ID)
+		w.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: its rescale carried its state over from checkpoint %d (Flink restores the latest checkpoint to change the parallelism; not a recovery)", jobName(job), r.ID)})
+		return
+	}
+	what := fmt.Sprintf("checkpoint %d", r.ID)
+	if r.IsSavepoint {
+		what = "savepoint"
+	}
+	if r.ExternalPath != "" {
+		what += " " + r.ExternalPath
+	}
+	w.restoredFrom = what
+	w.emit(contract.Event{Type: eventJob, Message: jobName(job) + " restored from " + what})
+}
+
+// failedSince says whether the job's exception history has an entry at or after since (Unix ms); an
+// unreadable history counts as a failure, so a recovery is never told as a rescale.
+func (w *jobWatch) failedSince(ctx context.Context, jobID string, since int64) bool {
+	rc, err := w.rest.RootCause(ctx, jobID)
+	if err != nil {
+		return true
+	}
+	return rc != nil && rc.Time.UnixMilli() >= since
 }
 
 // pointLine is a checkpoint or savepoint in one line: its id, when it completed, where it is.
