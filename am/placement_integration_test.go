@@ -88,11 +88,11 @@ func TestPlacementAMKeepsMaxPerNodeWithoutAHandler(t *testing.T) {
 	require.Equal(t, 0, r.code, "check:\n%s", r)
 	assert.Contains(t, r.stdout, "taskexecutor.placement: kept by the ApplicationMaster (yarn.resourcemanager.placement-constraints.handler = disabled")
 
-	bad := placementJob(t, "placement-attrs", 1, "node-attributes = [\"gpu.model=H200\"]\n")
+	bad := placementJob(t, "placement-attrs", 1, "node-attributes = [\"gpu_model=H200\"]\n")
 	for _, cmd := range []string{"check", "submit"} {
 		r := yarnAM(t, time.Minute, cmd, bad)
 		assert.NotEqual(t, 0, r.code, "%s:\n%s", cmd, r)
-		assert.Contains(t, r.stderr, `taskexecutor.placement.node-attributes = ["gpu.model=H200"]: the ResourceManager's yarn.resourcemanager.placement-constraints.handler is "disabled"`, "%s:\n%s", cmd, r)
+		assert.Contains(t, r.stderr, `taskexecutor.placement.node-attributes = ["gpu_model=H200"]: the ResourceManager's yarn.resourcemanager.placement-constraints.handler is "disabled"`, "%s:\n%s", cmd, r)
 		assert.NotContains(t, r.stdout, "submitted", "nothing is submitted")
 	}
 

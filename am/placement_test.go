@@ -85,7 +85,7 @@ func TestPlacementWithoutAHandlerTheAMKeepsMaxPerNode(t *testing.T) {
 func TestPlacementWithAHandlerSendsSchedulingRequests(t *testing.T) {
 	c := surfaceCluster(2, 4)
 	c.RejectScheduling = 1
-	p := jobfile.Placement{MaxPerNode: 2, NodeAttributes: []jobfile.NodeAttribute{{Name: "gpu.model", Value: "H200"}, {Name: "rm.yarn.io/os", Value: "windows", Not: true}}}
+	p := jobfile.Placement{MaxPerNode: 2, NodeAttributes: []jobfile.NodeAttribute{{Name: "gpu_model", Value: "H200"}, {Name: "rm.yarn.io/os", Value: "windows", Not: true}}}
 	m, ctx, _ := newPlacementAM(t, c, 2, p, "placement-processor")
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestPlacementWithAHandlerSendsSchedulingRequests(t *testing.T) {
 	assert.Equal(t, []string{taskExecutorTag}, card.GetTargetExpressions()[0].GetTargetValues())
 	eq, ne := and.GetChildConstraints()[1].GetSimpleConstraint(), and.GetChildConstraints()[2].GetSimpleConstraint()
 	assert.Equal(t, hadooppb.NodeAttributeOpCodeProto_EQ, eq.GetAttributeOpCode())
-	assert.Equal(t, "gpu.model", eq.GetTargetExpressions()[0].GetTargetKey())
+	assert.Equal(t, "gpu_model", eq.GetTargetExpressions()[0].GetTargetKey())
 	assert.Equal(t, []string{"H200"}, eq.GetTargetExpressions()[0].GetTargetValues())
 	assert.Equal(t, hadooppb.NodeAttributeOpCodeProto_NE, ne.GetAttributeOpCode())
 	assert.Equal(t, "rm.yarn.io/os", ne.GetTargetExpressions()[0].GetTargetKey())
@@ -125,7 +125,7 @@ func TestPlacementWithAHandlerSendsSchedulingRequests(t *testing.T) {
 	}
 	require.Len(t, msgs, 2, "%q", msgs)
 	assert.Contains(t, msgs[0], "sent to the ResourceManager as SchedulingRequests with placement constraints (yarn.resourcemanager.placement-constraints.handler = placement-processor)")
-	assert.Contains(t, msgs[1], "could not place 2 TaskExecutors under taskexecutor.placement (max-per-node = 2, node-attributes = [\"gpu.model=H200\", \"rm.yarn.io/os!=windows\"]): RRP_COULD_NOT_PLACE_ON_NODE; asking again")
+	assert.Contains(t, msgs[1], "could not place 2 TaskExecutors under taskexecutor.placement (max-per-node = 2, node-attributes = [\"gpu_model=H200\", \"rm.yarn.io/os!=windows\"]): RRP_COULD_NOT_PLACE_ON_NODE; asking again")
 }
 
 func TestPlacementOneConditionIsSentWithoutAnAnd(t *testing.T) {
@@ -136,10 +136,10 @@ func TestPlacementOneConditionIsSentWithoutAnAnd(t *testing.T) {
 }
 
 func TestCheckPlacementRefusesWhatTheHandlerCannotHonour(t *testing.T) {
-	attrs := jobfile.Placement{NodeAttributes: []jobfile.NodeAttribute{{Name: "gpu.model", Value: "H200"}}}
+	attrs := jobfile.Placement{NodeAttributes: []jobfile.NodeAttribute{{Name: "gpu_model", Value: "H200"}}}
 	_, err := checkPlacement(attrs, "", "")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `taskexecutor.placement.node-attributes = ["gpu.model=H200"]: the ResourceManager's yarn.resourcemanager.placement-constraints.handler is "disabled"`)
+	assert.Contains(t, err.Error(), `taskexecutor.placement.node-attributes = ["gpu_model=H200"]: the ResourceManager's yarn.resourcemanager.placement-constraints.handler is "disabled"`)
 
 	_, err = checkPlacement(jobfile.Placement{MaxPerNode: 1}, "scheduler", "gpu")
 	require.Error(t, err)
@@ -203,11 +203,11 @@ func TestPlacementRefusedByTheRMFallsBackToTheAM(t *testing.T) {
 func TestPlacementRefusedByTheRMEndsAJobWithNodeAttributes(t *testing.T) {
 	c := surfaceCluster(2, 4)
 	c.NoPlacementHandler = true
-	p := jobfile.Placement{NodeAttributes: []jobfile.NodeAttribute{{Name: "gpu.model", Value: "H200"}}}
+	p := jobfile.Placement{NodeAttributes: []jobfile.NodeAttribute{{Name: "gpu_model", Value: "H200"}}}
 	m, ctx, _ := newPlacementAM(t, c, 2, p, "placement-processor")
 	out, _ := m.Run(ctx)
 	assert.Equal(t, contract.Failed, out.Status)
-	assert.Contains(t, out.Diagnostics, `taskexecutor.placement.node-attributes = ["gpu.model=H200"] cannot be honoured: the ResourceManager refuses SchedulingRequests`)
+	assert.Contains(t, out.Diagnostics, `taskexecutor.placement.node-attributes = ["gpu_model=H200"] cannot be honoured: the ResourceManager refuses SchedulingRequests`)
 	c.Mu.Lock()
 	started := len(c.Started)
 	c.Mu.Unlock()

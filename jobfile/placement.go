@@ -26,7 +26,7 @@ type Placement struct {
 func (p Placement) Set() bool { return p.MaxPerNode > 0 || len(p.NodeAttributes) > 0 }
 
 // NodeAttribute is one condition of placement.node-attributes: the node attribute Name (with its
-// prefix when one was written, e.g. "rm.yarn.io/gpu.model") equals Value, or with Not differs from
+// prefix when one was written, e.g. "rm.yarn.io/gpu_model") equals Value, or with Not differs from
 // it.
 type NodeAttribute struct {
 	Name, Value string
@@ -52,7 +52,7 @@ var (
 	placementKeys = []string{"max-per-node", "node-attributes"}
 	// attributeNameRe: an optional prefix (a DNS-like name and '/') and a name; attributeValueRe:
 	// the value (docs/job-file.md#placement).
-	attributeNameRe  = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	attributeNameRe  = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9_-]*$`)
 	attributeValueRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
@@ -82,7 +82,7 @@ func (r reader) placement(te map[string]any, add func(string, ...any)) Placement
 		a, why := parseNodeAttribute(s)
 		switch {
 		case why != "":
-			add("taskexecutor.placement.node-attributes: %q: %s; write name=value or name!=value, e.g. \"gpu.model=H200\" or \"rm.yarn.io/os!=windows\"", bounded(s), why)
+			add("taskexecutor.placement.node-attributes: %q: %s; write name=value or name!=value, e.g. \"gpu_model=H200\" or \"rm.yarn.io/os!=windows\"", bounded(s), why)
 		case seen[a.Name]:
 			add("taskexecutor.placement.node-attributes: %q: a second condition on node attribute %s; give each attribute once", bounded(s), a.Name)
 		default:
@@ -91,7 +91,7 @@ func (r reader) placement(te map[string]any, add func(string, ...any)) Placement
 		}
 	}
 	if _, isTable := te["placement"].(map[string]any); isTable && len(t) == 0 {
-		add("taskexecutor.placement is empty: set max-per-node (e.g. max-per-node = 1) or node-attributes (e.g. [\"gpu.model=H200\"]), or remove the table")
+		add("taskexecutor.placement is empty: set max-per-node (e.g. max-per-node = 1) or node-attributes (e.g. [\"gpu_model=H200\"]), or remove the table")
 	}
 	return p
 }
@@ -113,7 +113,7 @@ func parseNodeAttribute(s string) (a NodeAttribute, why string) {
 	case len(a.Name) > 2*maxAttributePart+1 || len(a.Value) > maxAttributePart:
 		return a, "longer than YARN takes (a prefix, a name and a value of at most 255 characters each)"
 	case !attributeNameRe.MatchString(a.Name):
-		return a, "the attribute name is letters, digits, '.', '_' and '-', starting with a letter or digit, with an optional prefix ending in '/'"
+		return a, "the attribute name is letters, digits, '_' and '-' (no '.': YARN refuses one in a name), starting with a letter or digit, after an optional prefix of letters, digits, '.', '_' and '-' ending in '/'"
 	case !attributeValueRe.MatchString(a.Value):
 		return a, "the value is letters, digits, '.', '_' and '-', starting with a letter or digit (one value per condition)"
 	}

@@ -23,9 +23,9 @@ func placementJob(t *testing.T, table string, defines ...string) (*Job, error) {
 }
 
 func TestPlacementReadsMaxPerNodeAndNodeAttributes(t *testing.T) {
-	j, err := placementJob(t, "[taskexecutor.placement]\nmax-per-node = 1\nnode-attributes = [\"gpu.model=H200\", \"rm.yarn.io/os!=windows\"]\n")
+	j, err := placementJob(t, "[taskexecutor.placement]\nmax-per-node = 1\nnode-attributes = [\"gpu_model=H200\", \"rm.yarn.io/os!=windows\"]\n")
 	require.NoError(t, err)
-	assert.Equal(t, Placement{MaxPerNode: 1, NodeAttributes: []NodeAttribute{{Name: "gpu.model", Value: "H200"}, {Name: "rm.yarn.io/os", Value: "windows", Not: true}}}, j.TaskExecutor.Placement)
+	assert.Equal(t, Placement{MaxPerNode: 1, NodeAttributes: []NodeAttribute{{Name: "gpu_model", Value: "H200"}, {Name: "rm.yarn.io/os", Value: "windows", Not: true}}}, j.TaskExecutor.Placement)
 	assert.Equal(t, "rm.yarn.io/os!=windows", j.TaskExecutor.Placement.NodeAttributes[1].String())
 
 	j, err = placementJob(t, "")
@@ -47,11 +47,12 @@ func TestPlacementRefusesBadValuesNamingTheKey(t *testing.T) {
 		{"[taskexecutor.placement]\nmax-per-nod = 1\n", `unknown key "taskexecutor.placement.max-per-nod" (did you mean "taskexecutor.placement.max-per-node"?)`},
 		{"[taskexecutor.placement]\n", "taskexecutor.placement is empty: set max-per-node"},
 		{"placement = 1\n", "taskexecutor.placement = 1: want a table"},
-		{"[taskexecutor.placement]\nnode-attributes = [\"gpu.model\"]\n", `taskexecutor.placement.node-attributes: "gpu.model": no = or !=; write name=value or name!=value`},
+		{"[taskexecutor.placement]\nnode-attributes = [\"gpu_model\"]\n", `taskexecutor.placement.node-attributes: "gpu_model": no = or !=; write name=value or name!=value`},
 		{"[taskexecutor.placement]\nnode-attributes = [\"=H200\"]\n", `"=H200": no attribute name before the operator`},
 		{"[taskexecutor.placement]\nnode-attributes = [\"a=\"]\n", `"a=": no value after the operator`},
 		{"[taskexecutor.placement]\nnode-attributes = [\"a=b,c\"]\n", `"a=b,c": the value is letters, digits`},
 		{"[taskexecutor.placement]\nnode-attributes = [\"a b=c\"]\n", `"a b=c": the attribute name is letters`},
+		{"[taskexecutor.placement]\nnode-attributes = [\"rm.yarn.io/gpu.model=H200\"]\n", `"rm.yarn.io/gpu.model=H200": the attribute name is letters, digits, '_' and '-' (no '.': YARN refuses one in a name)`},
 		{"[taskexecutor.placement]\nnode-attributes = [\"a=b\", \"a!=c\"]\n", `"a!=c": a second condition on node attribute a`},
 		{"[taskexecutor.placement]\nnode-attributes = [\"a=" + strings.Repeat("v", 300) + "\"]\n", "longer than YARN takes"},
 		{"locality = \"spread\"\n[taskexecutor.placement]\nmax-per-node = 1\n", `taskexecutor.locality = "spread" with taskexecutor.placement`},

@@ -24,7 +24,7 @@ func TestPlacementPlanSaysWhatTheHandlerDoes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, line, "sent as SchedulingRequests with placement constraints (yarn.resourcemanager.placement-constraints.handler = placement-processor")
 
-	job.TaskExecutor.Placement.NodeAttributes = []jobfile.NodeAttribute{{Name: "gpu.model", Value: "H200"}}
+	job.TaskExecutor.Placement.NodeAttributes = []jobfile.NodeAttribute{{Name: "gpu_model", Value: "H200"}}
 	_, err = PlacementPlan(mapConf{"yarn.resourcemanager.placement-constraints.handler": "disabled"}, job)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "node attributes cannot be honoured")

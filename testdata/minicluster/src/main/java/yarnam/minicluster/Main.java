@@ -264,6 +264,9 @@ public final class Main {
     if (opts.labels) {
       NodeLabels.assign(yarn.getResourceManager(0), nodes);
     }
+    if (opts.placementHandler != null) {
+      NodeAttributes.assign(yarn.getResourceManager(0), nodes);
+    }
 
     writeConfig(dfsConf, clientYarnConf(yarn.getConfig(), ports));
     String[] rmIds = opts.ha ? new String[] {RM_IDS[0], RM_IDS[1]} : new String[] {RM_IDS[0]};
