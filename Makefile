@@ -40,8 +40,9 @@ $(GOTESTSUM):
 test-deps:
 	@bash testdata/ui/install-chromium.sh
 
-# Unit and protocol tests only (no cluster needed), of UNIT_PACKAGES (default every package).
-UNIT_PACKAGES ?= ./...
+# Unit and protocol tests only (no cluster needed), of UNIT_PACKAGES (default every package, and the
+# benchmark's, which ./... leaves out as a testdata directory).
+UNIT_PACKAGES ?= ./... ./testdata/bench
 unit: $(GOTESTSUM)
 	$(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -count=1 $(UNIT_PACKAGES)
 

@@ -52,8 +52,15 @@ func (f *extResFlags) sources() resources.Sources {
 	return src
 }
 
+// logTimeFormat is the time of the AM's and the launcher's log lines: RFC 3339 with milliseconds.
+const logTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 func setLogLevel(stderr io.Writer, def logrus.Level) {
 	logrus.SetOutput(stderr)
+	// Milliseconds in the log's times (a terminal keeps logrus's own short form): the AM's and the
+	// workers' start is measured in them (the Flink row's waterfall,
+	// testdata/bench/README.md#the-waterfall); logrus's default is whole seconds.
+	logrus.SetFormatter(&logrus.TextFormatter{TimestampFormat: logTimeFormat})
 	lvl := def
 	s := os.Getenv(contract.EnvLogLevel)
 	if s != "" {

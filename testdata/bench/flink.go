@@ -84,7 +84,8 @@ type flinkRun struct {
 	ManagerRSS, JMRSS    float64 // MiB
 	ContainerRSS         float64 // MiB, the largest sum of the AM container's yarn-am and java processes' VmRSS in one sample
 	Load1                float64
-	TMContainers, GPULns int // TaskManager containers seen RUNNING; YARN_AM_FLINK_GPU lines in their stdout
+	TMContainers, GPULns int     // TaskManager containers seen RUNNING; YARN_AM_FLINK_GPU lines in their stdout
+	Moments              moments // the waterfall's (waterfall.go)
 }
 
 // setupFlink writes the Flink client's configuration, uploads the distribution and the job to HDFS
@@ -349,12 +350,17 @@ func flinkBench(cfg config, fc *flinkConfig) (string, error) {
 			fmt.Printf("[flink %5.0fs] %-7s %s: %s %s, AM started %.2fs, job RUNNING %.2fs, all subtasks RUNNING %.2fs, %d TMs started %.2fs, finished %.2fs, peak RSS manager %.1f / JobManager %.1f / AM container %.1f MiB, GPU lines %d (load %.2f)\n",
 				time.Since(start).Seconds(), tool, what, r.App, r.Final, r.AMStarted, r.JobRunning, r.AllRunning, r.TMContainers, r.TMsStarted, r.Finished,
 				r.ManagerRSS, r.JMRSS, r.ContainerRSS, r.GPULns, r.Load1)
+			fmt.Printf("        waterfall (s from submit): %s\n", r.Moments)
 		}
 	}
 	if err := writeFlinkCSV(cfg, runs); err != nil {
 		return "", err
 	}
-	return flinkReport(fc, runs), nil
+	wf, err := writeWaterfall(cfg, fc, runs)
+	if err != nil {
+		return "", err
+	}
+	return flinkReport(fc, runs) + wf, nil
 }
 
 // measureFlink submits one application with tool and follows it to its end.
@@ -443,7 +449,31 @@ func measureFlink(cfg config, fc *flinkConfig, tool string, pair int) (flinkRun,
 			r.AllRunning, r.AllRunningExact = t.Sub(submit).Seconds(), true
 		}
 	}
+	if err := waterfallMoments(cfg, fc, &r, logOffset, submit, s); err != nil {
+		return r, err
+	}
 	return r, nil
+}
+
+// waterfallMoments fills r.Moments (waterfall.go) from the cluster's log, the application's container
+// logs, the samples of its AM container's processes and the REST times already in r.
+func waterfallMoments(cfg config, fc *flinkConfig, r *flinkRun, logOffset int64, submit time.Time, s flinkRSS) error {
+	r.Moments = unknownMoments()
+	r.Moments.setFirst(msAMProcess, s.amStart, submit)
+	r.Moments.setFirst(msJMJVM, s.jmStart, submit)
+	r.Moments[msJobRunning], r.Moments[msAllRunning] = r.JobRunning, r.AllRunning
+	f, err := os.Open(cfg.clusterLog)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if _, err := f.Seek(logOffset, io.SeekStart); err != nil {
+		return err
+	}
+	if err := rmMoments(f, r.App, fc.tm, submit, &r.Moments); err != nil {
+		return err
+	}
+	return logMoments(strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ","), r.App, r.Tool, fc.tm, submit, &r.Moments)
 }
 
 // jmLogAllRunning returns the time of the last "switched from INITIALIZING to RUNNING" line in the
@@ -627,7 +657,12 @@ func lastSubtaskRunning(ctx context.Context, base, job string) int64 {
 	return last
 }
 
-type flinkRSS struct{ manager, jm, total float64 }
+type flinkRSS struct {
+	manager, jm, total float64
+	// When the AM's process (yarn-am am; Flink's JobManager JVM) and the JobManager's JVM started
+	// (zero when not seen).
+	amStart, jmStart time.Time
+}
 
 // sampleFlinkAM samples the AM container's yarn-am and java processes every 50 ms until ctx ends
 // (looking for new ones every 500 ms): their peak VmHWM by role.
@@ -635,8 +670,10 @@ func sampleFlinkAM(ctx context.Context, app, tool string) flinkRSS {
 	amDir := "/appcache/" + app + "/container_"
 	appNum := strings.TrimPrefix(app, "application_")
 	type proc struct {
-		role string // manager, jm, other
-		hwm  int64
+		role  string // manager, jm, other
+		hwm   int64
+		start time.Time
+		entry bool // a java process running a Flink cluster entry point (the JobManager)
 	}
 	procs := map[int]*proc{}
 	var nextScan time.Time
@@ -661,7 +698,9 @@ func sampleFlinkAM(ctx context.Context, app, tool string) flinkRSS {
 					}
 				}
 				if role != "" {
-					procs[pid] = &proc{role: role}
+					p := &proc{role: role, entry: role == "jm" && isJobManagerJVM(string(cmdline))}
+					p.start, _ = procStart(pid)
+					procs[pid] = p
 				}
 			}
 			nextScan = time.Now().Add(500 * time.Millisecond)
@@ -680,7 +719,21 @@ func sampleFlinkAM(ctx context.Context, app, tool string) flinkRSS {
 		}
 	}
 	s := flinkRSS{total: float64(peakSum) / 1024}
+	earliest := func(t *time.Time, at time.Time) {
+		if !at.IsZero() && (t.IsZero() || at.Before(*t)) {
+			*t = at
+		}
+	}
 	for _, p := range procs {
+		if p.entry {
+			earliest(&s.jmStart, p.start)
+			if tool == toolFlinkNative {
+				earliest(&s.amStart, p.start)
+			}
+		}
+		if p.role == "manager" {
+			earliest(&s.amStart, p.start)
+		}
 		mib := float64(p.hwm) / 1024
 		switch {
 		case p.role == "jm":

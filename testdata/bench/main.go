@@ -358,7 +358,11 @@ func holdHalf(cfg config) (stop func(), err error) {
 
 func yesNo(b bool) string { return map[bool]string{true: "yes", false: "no"}[b] }
 
-var appRE = regexp.MustCompile(`application_\d+_\d+`)
+// appRE finds the application a client submitted in its output: YARN's client library's "Submitted
+// application application_..." (DistributedShell, Flink's CliFrontend) or yarn-am submit's "submitted
+// application_...". Only that line counts: yarn-am submit names other applications before it (the
+// class-data-sharing archive's name carries the id of the run that made it).
+var appRE = regexp.MustCompile(`[Ss]ubmitted (?:application )?(application_\d+_\d+)`)
 
 // measure submits one application and follows it to its end.
 func measure(cfg config, tool string, n int, gpu, busy bool, pair int) (run, error) {
@@ -620,6 +624,11 @@ func containerEvents(path string, offset int64, app string) (map[string]*contain
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return nil, err
 	}
+	return containerEventsFrom(f, app)
+}
+
+// containerEventsFrom is containerEvents on the log's lines from r.
+func containerEventsFrom(f io.Reader, app string) (map[string]*containerEvent, error) {
 	prefix := "container_" + strings.TrimPrefix(app, "application_") + "_"
 	out := map[string]*containerEvent{}
 	sc := bufio.NewScanner(f)
@@ -975,20 +984,22 @@ func startClient(cmd *exec.Cmd, logPath, tool string, timeout time.Duration) (*s
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	appCh := make(chan string, 1)
+	submit := time.Now()
 	go func() {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		sent := false
 		for sc.Scan() {
-			fmt.Fprintln(logf, sc.Text())
-			if m := appRE.FindString(sc.Text()); m != "" && !sent {
-				appCh <- m
+			// Each line with the seconds since submit at which the bench read it: where the client's
+			// own time goes (the Flink row's waterfall).
+			fmt.Fprintf(logf, "+%.3fs %s\n", time.Since(submit).Seconds(), sc.Text())
+			if m := appRE.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				appCh <- m[1]
 				sent = true
 			}
 		}
 		io.Copy(io.Discard, pr)
 	}()
-	submit := time.Now()
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("%s: %w", tool, err)

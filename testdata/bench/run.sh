@@ -7,7 +7,7 @@
 # Builds yarn-am and the benchmark driver, installs gnuplot (Debian: gnuplot-nox) if it is missing,
 # starts the mini cluster in $MINICLUSTER_DIR (default .minicluster) once, runs the benchmark and stops
 # the cluster again - unless it was already running before, in which case it is left running (it is
-# someone else's). Output: testdata/bench/out/ (results.csv, flink.csv, summary.md, chart.png, logs/).
+# someone else's). Output: testdata/bench/out/ (results.csv, flink.csv, waterfall.csv, waterfall.svg, summary.md, chart.png, logs/).
 # Exit: that of the benchmark driver (0 all runs measured, 1 a run could not be measured, 2 bad flags).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # split-packages.sh cluster|rest: make test's split of the module's packages (./dir, on one line).
 # cluster: those with a test file of the integration build tag (//go:build integration, alone or with
-# another tag), whose tests need the mini cluster; rest: every other package, whose tests need none
+# another tag), whose tests need the mini cluster; rest: every other package (and testdata/bench, the
+# benchmark's parsers, which ./... leaves out as a testdata directory), whose tests need none
 # and which make test runs with -race before the cluster is up, beside the secure suite, so that the
 # integration run (CPU-bound on 2 cores: the cluster's and Flink's JVMs) does not also compile and
 # run them (docs/development.md#ci).
@@ -16,7 +17,7 @@ cluster)
   echo $cluster
   ;;
 rest)
-  all="$(go list -f '{{.Dir}}' ./... | sed "s|^$PWD|.|; s|^\./|./|")"
+  all="$(go list -f '{{.Dir}}' ./... ./testdata/bench | sed "s|^$PWD|.|; s|^\./|./|")"
   rest="$(grep -vxF -f <(printf '%s\n' $cluster) <<<"$all" || true)"
   [[ -n "$rest" ]] || { echo "split-packages.sh: no package without integration tests" >&2; exit 1; }
   echo $rest
