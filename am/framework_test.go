@@ -113,40 +113,9 @@ instances = 2
 	assert.Equal(t, "./probe-worker --serve", job.TaskExecutor.Command, "the framework's command")
 	driver, _ := fw.Driver(job)
 
-	// What submit staged and YARN put in the AM container: the manifest of the staged files, the
-	// site files, the token file, the container's id.
-	var manifest []contract.LocalResource
-	for _, name := range []string{contract.StagedBinary, contract.StagedJob} {
-		manifest = append(manifest, contract.LocalResource{Alias: name, URL: "hdfs://127.0.0.1:9000/user/alice/.yarn-am/app/" + name,
-			Size: 9, Timestamp: 1, Type: "FILE", Visibility: "APPLICATION"})
-	}
-	data, err := json.Marshal(manifest)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(contract.StagedManifest, data, 0o644))
-	conf := filepath.Join(dir, "conf")
-	require.NoError(t, os.Mkdir(conf, 0o755))
-	site := fmt.Sprintf(`<configuration><property><name>yarn.resourcemanager.scheduler.address</name><value>%s</value></property>
-<property><name>yarn.resourcemanager.address</name><value>%s</value></property></configuration>`, c.Scheduler.Addr(), c.ClientPort(t).Addr())
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "yarn-site.xml"), []byte(site), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "core-site.xml"), []byte("<configuration/>"), 0o644))
-	creds := yarnrpc.NewCredentials()
-	creds.Tokens[string(fakecluster.AMRMID)] = fakecluster.AMToken()
-	creds.Secrets[contract.SecretAlias] = []byte("probe-secret")
-	require.NoError(t, creds.WriteFile(filepath.Join(dir, "container_tokens")))
-	t.Setenv("HADOOP_CONF_DIR", conf)
-	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", filepath.Join(dir, "container_tokens"))
-	t.Setenv("HADOOP_USER_NAME", "alice")
-	t.Setenv("NM_HOST", "127.0.0.1")
-	t.Setenv("CONTAINER_ID", yarnrpc.FormatContainerID(&hadooppb.ContainerIdProto{AppAttemptId: c.Att, Id: proto.Int64(1)}))
-	t.Setenv(contract.EnvStagingDir, "")
-
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	done := make(chan result, 1)
-	go func() {
-		code, err := RunProcess(ctx, ProcessOptions{Job: f, Driver: driver, HeartbeatFast: 20 * time.Millisecond, HeartbeatSlow: 50 * time.Millisecond})
-		done <- result{code, err}
-	}()
+	done := startFrameworkAM(t, ctx, c, dir, f, driver, "probe-secret")
 
 	// The driver ran with the framework's environment.
 	greeting := waitForFile(t, ctx, filepath.Join(dir, "greeting.txt"), done)
@@ -239,6 +208,47 @@ instances = 2
 	defer c.Mu.Unlock()
 	require.NotNil(t, c.FinishReq)
 	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, c.FinishReq.GetFinalApplicationStatus())
+}
+
+// startFrameworkAM runs the AM process (RunProcess) of the job file f with driver in dir against the
+// fake cluster, as YARN starts it in its container: the manifest of what submit staged, the site
+// files naming the fake RM, the token file with the AM-RM token and the application secret, the
+// container's id. The AM's end is sent on the channel returned.
+func startFrameworkAM(t *testing.T, ctx context.Context, c *fakecluster.Cluster, dir string, f *jobfile.File, driver, secret string) chan result {
+	t.Helper()
+	// What submit staged and YARN put in the AM container: the manifest of the staged files, the
+	// site files, the token file, the container's id.
+	var manifest []contract.LocalResource
+	for _, name := range []string{contract.StagedBinary, contract.StagedJob} {
+		manifest = append(manifest, contract.LocalResource{Alias: name, URL: "hdfs://127.0.0.1:9000/user/alice/.yarn-am/app/" + name,
+			Size: 9, Timestamp: 1, Type: "FILE", Visibility: "APPLICATION"})
+	}
+	data, err := json.Marshal(manifest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(contract.StagedManifest, data, 0o644))
+	conf := filepath.Join(dir, "conf")
+	require.NoError(t, os.Mkdir(conf, 0o755))
+	site := fmt.Sprintf(`<configuration><property><name>yarn.resourcemanager.scheduler.address</name><value>%s</value></property>
+<property><name>yarn.resourcemanager.address</name><value>%s</value></property></configuration>`, c.Scheduler.Addr(), c.ClientPort(t).Addr())
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "yarn-site.xml"), []byte(site), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(conf, "core-site.xml"), []byte("<configuration/>"), 0o644))
+	creds := yarnrpc.NewCredentials()
+	creds.Tokens[string(fakecluster.AMRMID)] = fakecluster.AMToken()
+	creds.Secrets[contract.SecretAlias] = []byte(secret)
+	require.NoError(t, creds.WriteFile(filepath.Join(dir, "container_tokens")))
+	t.Setenv("HADOOP_CONF_DIR", conf)
+	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", filepath.Join(dir, "container_tokens"))
+	t.Setenv("HADOOP_USER_NAME", "alice")
+	t.Setenv("NM_HOST", "127.0.0.1")
+	t.Setenv("CONTAINER_ID", yarnrpc.FormatContainerID(&hadooppb.ContainerIdProto{AppAttemptId: c.Att, Id: proto.Int64(1)}))
+	t.Setenv(contract.EnvStagingDir, "")
+
+	done := make(chan result, 1)
+	go func() {
+		code, err := RunProcess(ctx, ProcessOptions{Job: f, Driver: driver, HeartbeatFast: 20 * time.Millisecond, HeartbeatSlow: 50 * time.Millisecond})
+		done <- result{code, err}
+	}()
+	return done
 }
 
 // result is how RunProcess ended.

@@ -343,7 +343,7 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	running.Store(m)
 	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links,
 		Redact: secretsRedactor(creds, ""), // the workers' stderr tails (diagnostics.go)
-		Stop:   fwAM.OnStop, Savepoint: fwAM.OnSavepoint, Proxy: fwAM.Proxy, Published: published.get}
+		Stop:   fwAM.OnStop, KeepState: fwAM.OnKeepState, Proxy: fwAM.Proxy, Published: published.get}
 	if p := fwAM.Proxy; p != nil {
 		// The framework's UI as users reach it: through the AM (web/proxy.go), never its own address.
 		api.Links = append(slices.Clone(api.Links), contract.Link{Name: p.Name, URL: base + strings.TrimPrefix(web.ProxyPrefix(p), "/"), Note: p.Note})

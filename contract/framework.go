@@ -36,34 +36,39 @@ const (
 // application through its framework, answered with a StopResult (yarn-am stop,
 // docs/running.md#http-api).
 type StopRequest struct {
-	// Savepoint is where the framework writes the job's state before it stops ("" = the framework's
-	// configured place, if any).
-	Savepoint string `json:"savepoint,omitempty"`
+	// StateDir is where the framework keeps the work's state before it stops ("" = the framework's
+	// configured place, if any). Its JSON name is that of yarn-am stop's flag, --savepoint, after
+	// the one framework that answers a stop today (Flink).
+	StateDir string `json:"savepoint,omitempty"`
 	// Timeout bounds the stop, as a Go duration ("5m"); "" = DefaultStopTimeout, at most MaxStopTimeout.
 	Timeout string `json:"timeout,omitempty"`
 }
 
-// StopResult is the answer of POST /api/v1/stop: what the framework says it did (a Flink job's
-// savepoint path).
+// StopResult is the answer of POST /api/v1/stop: what the framework kept (a Flink job's savepoint
+// path) and what it calls it.
 type StopResult struct {
 	Result string `json:"result"`
+	// What names Result ("Savepoint"); yarn-am stop prints "<What>: <Result>" ("State" when empty).
+	What string `json:"what,omitempty"`
 }
 
-// SavepointRequest is the body of POST /api/v1/savepoint, the secret-only HTTPS endpoint that keeps
-// the work's state without stopping it, answered with a SavepointResult (yarn-am savepoint,
+// KeepStateRequest is the body of POST /api/v1/savepoint, the secret-only HTTPS endpoint that keeps
+// the work's state without stopping it, answered with a KeepStateResult (yarn-am savepoint,
 // docs/running.md#http-api). Its bounds are a stop's.
-type SavepointRequest struct {
+type KeepStateRequest struct {
 	// Dir is where the framework writes the state ("" = the framework's configured place, if any).
 	Dir string `json:"dir,omitempty"`
-	// Timeout bounds the savepoint, as a Go duration ("5m"); "" = DefaultStopTimeout, at most
+	// Timeout bounds the request, as a Go duration ("5m"); "" = DefaultStopTimeout, at most
 	// MaxStopTimeout.
 	Timeout string `json:"timeout,omitempty"`
 }
 
-// SavepointResult is the answer of POST /api/v1/savepoint: where the framework wrote the state (a
-// Flink job's savepoint path).
-type SavepointResult struct {
+// KeepStateResult is the answer of POST /api/v1/savepoint: where the framework wrote the state (a
+// Flink job's savepoint path) and what it calls it.
+type KeepStateResult struct {
 	Path string `json:"path"`
+	// What names Path ("Savepoint"); yarn-am savepoint prints "<What>: <Path>" ("State" when empty).
+	What string `json:"what,omitempty"`
 }
 
 // Bounds of a stop.

@@ -190,15 +190,14 @@ type AM struct {
 	DetailsTitle string
 	Details      func(ctx context.Context) ([]contract.Detail, error)
 	// OnStop, when set, stops the application gracefully (yarn-am stop, POST /api/v1/stop): the
-	// framework keeps its work's state in savepoint ("" = its configured place) and ends its driver
-	// with success, and returns what it did (a Flink job's savepoint path). Without it stop refuses
-	// and names yarn-am kill. ctx bounds it (the stop's --timeout).
-	OnStop func(ctx context.Context, savepoint string) (result string, err error)
-	// OnSavepoint, when set, keeps its work's state without stopping it (yarn-am savepoint, POST
-	// /api/v1/savepoint): the framework writes it under dir ("" = its configured place) and returns
-	// where (a Flink job's savepoint path). Without it savepoint refuses and says the framework has
-	// none. ctx bounds it (the command's --timeout).
-	OnSavepoint func(ctx context.Context, dir string) (path string, err error)
+	// framework keeps its work's state as the request says (StateRequest) and ends its driver with
+	// success, and returns what it kept. Without it stop refuses and names yarn-am kill. ctx bounds
+	// it (the stop's --timeout, StateRequest.Deadline).
+	OnStop func(ctx context.Context, r StateRequest) (Kept, error)
+	// OnKeepState, when set, keeps its work's state without stopping it (yarn-am savepoint, POST
+	// /api/v1/savepoint) as the request says, and returns what it kept. Without it the AM refuses,
+	// saying the framework keeps no state on demand. ctx bounds it (the command's --timeout).
+	OnKeepState func(ctx context.Context, r StateRequest) (Kept, error)
 	// RestartDriver, when set, is asked when the driver exits with a code other than 0 while the AM
 	// runs and did not stop it: ok starts the driver again in place, in the same attempt, with env
 	// added to its environment (a Flink JobManager whose JVM died, started again from its latest

@@ -12,25 +12,26 @@ import (
 // framework's processes to present to each other: the AM holds the authority's key, the framework
 // gets certificates. It issues no server or client certificate for an API that must answer the AM
 // alone: every TaskExecutor may hold a peer certificate of this authority (a client's too), so such
-// an API trusts an authority of its own (a Flink JobManager's REST API, framework/flink/resttls.go;
-// TestRESTRefusesTheTaskExecutorsPeerCertificate).
+// an API trusts an authority of its own, which the framework makes itself.
 type Authority interface {
 	// CACert is the authority's certificate (PEM), what a server or client of the application trusts.
 	CACert() []byte
 	// PeerCertificate is a certificate named name for both server and client authentication, which
-	// the framework's processes present to each other under mutual TLS (Flink's internal TLS).
+	// the framework's processes present to each other under mutual TLS.
 	PeerCertificate(name string) (tls.Certificate, error)
 }
 
 // Proxy is a framework's own web UI and API that the AM serves to users under its tracking URL
 // (docs/security.md#framework-uis-through-the-am): requests to <tracking URL>/<Path>/... go to Target
-// through Transport. Who may reach a path is the framework's Access: an anonymous reader of the AM's
-// page may GET and HEAD only the paths it declares Public (what its dashboard needs to draw); every
-// other path and method needs the application secret over HTTPS, as every write to the AM; and a path
-// it declares Withheld is never forwarded. The AM never forwards the secret itself, nor a request to
-// any other host.
+// through Transport. It is the framework's policy, which the AM enforces and never widens: who may
+// reach a path is the framework's Access (an anonymous reader of the AM's page may GET and HEAD only
+// the paths it declares Public, what its dashboard needs to draw; every other path and method, the
+// ones that act included, needs the application secret over HTTPS, as every write to the AM; a path
+// it declares Withheld is never forwarded), and what its pages may run beyond their own files is
+// InlineHandlers and InlineStyles. The AM never forwards the secret itself, nor a request to any
+// other host.
 type Proxy struct {
-	// Path is the first path segment it is served under ("flink": /flink/).
+	// Path is the first path segment it is served under ("ui": /ui/).
 	Path string
 	// Name and Note are its link in status, the API and the page (contract.Link).
 	Name, Note string
@@ -44,6 +45,14 @@ type Proxy struct {
 	MaxBody int64
 	// Access says who may reach a path below Path; nil: the owner alone, for every path.
 	Access func(path string) Access
+	// InlineHandlers are the inline event handlers its pages need, each the text of the attribute
+	// (onload="this.media='all'": "this.media='all'"): the AM's Content-Security-Policy for the pages
+	// allows each by its hash, and no other inline script. None: scripts from the server's own files
+	// only.
+	InlineHandlers []string
+	// InlineStyles lets its pages set inline styles (a single-page UI that writes style attributes);
+	// false: styles from the server's own files only.
+	InlineStyles bool
 }
 
 // Access is who may reach one path of a framework's server through the AM's proxy.
@@ -84,7 +93,7 @@ func CleanPath(p string) string { return path.Clean("/" + p) }
 // are literal, a variable, a glob of one segment ("*.js", path.Match's syntax), or, as the last
 // segment only, "{name...}": one or more segments. A variable is "{name}", one segment of letters,
 // digits and ._:- that is neither "." nor ".." (the name says what fills it), or "{name:class}", one
-// of a class: hex32 (32 lower-case hex digits: a Flink job's or vertex's id) or int (1 to 10
+// of a class: hex32 (32 lower-case hex digits: an id such as a job's) or int (1 to 10
 // digits). A variable does not match what a literal of the framework's router takes at its place
 // only when its class rules it out: /jobs/{jobid:hex32} is not /jobs/config.
 type Paths []string

@@ -53,10 +53,10 @@ type Options struct {
 	Framework func() *contract.FrameworkStatus
 	// Stop stops the application through its framework (POST /api/v1/stop, stop.go;
 	// framework.AM.OnStop); nil: the framework cannot, and the endpoint says to kill instead.
-	Stop func(ctx context.Context, savepoint string) (string, error)
-	// Savepoint keeps the work's state without stopping it (POST /api/v1/savepoint, savepoint.go;
-	// framework.AM.OnSavepoint); nil: the framework has none, and the endpoint says so.
-	Savepoint func(ctx context.Context, dir string) (string, error)
+	Stop func(ctx context.Context, r framework.StateRequest) (framework.Kept, error)
+	// KeepState keeps the work's state without stopping it (POST /api/v1/savepoint, keepstate.go;
+	// framework.AM.OnKeepState); nil: the framework keeps none on demand, and the endpoint says so.
+	KeepState func(ctx context.Context, r framework.StateRequest) (framework.Kept, error)
 	// Proxy is the job's framework's web UI and API, served under ProxyPrefix (proxy.go;
 	// framework.AM.Proxy); nil: none.
 	Proxy *framework.Proxy
@@ -95,7 +95,7 @@ func Handler(b Backend, o Options) http.Handler {
 	})
 	mux.HandleFunc("PUT /api/v1/requirements", h.setRequirements)
 	mux.HandleFunc("POST /api/v1/stop", h.stop)
-	mux.HandleFunc("POST /api/v1/savepoint", h.savepoint)
+	mux.HandleFunc("POST /api/v1/savepoint", h.keepState)
 	h.launcherRoutes(mux) // launcher.go
 	mux.HandleFunc("GET "+contract.FrameworkPublishedPath, h.published)
 	mux.Handle("GET /api/v1/events", limitedEventsHandler(b.Events, 0, o.Streams, h.full))

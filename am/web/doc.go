@@ -19,8 +19,8 @@
 //     counter, the redaction of the secret from reports.
 //   - stop.go: POST /api/v1/stop, the application stopped through its framework (yarn-am stop;
 //     Options.Stop), secret-only.
-//   - savepoint.go: POST /api/v1/savepoint, the work's state kept without stopping it (yarn-am
-//     savepoint; Options.Savepoint), secret-only.
+//   - keepstate.go: POST /api/v1/savepoint, the work's state kept without stopping it (yarn-am
+//     savepoint; Options.KeepState), secret-only.
 //   - launcher.go: the launchers' endpoints: report, alive, notices (the preemption long poll),
 //     rendezvous, tokens.
 //   - published.go: GET /api/v1/framework/published, what the framework published for its

@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -53,12 +55,26 @@ const (
 // proxyTimeout bounds one forwarded exchange, the answer's body included.
 const proxyTimeout = 5 * time.Minute
 
-// proxyCSP replaces the AM page's policy for the framework's pages: their scripts and styles come from
-// the same origin, and a single-page UI (Flink's) sets inline styles. The one inline script allowed,
-// by its hash, is the handler Angular's critical-CSS inlining writes on the stylesheet's link
-// (onload="this.media='all'"): without it the page stays unstyled (seen in Chromium on Flink 1.20's
-// dashboard, TestFlinkSessionCluster's screenshot).
-const proxyCSP = "default-src 'self'; script-src 'self' 'unsafe-hashes' 'sha256-MhtPZXr7+LpJUY5qtMutB+qWfQtMaPccfe7QXtCcEYc='; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
+// proxyCSP is the policy that replaces the AM page's for a framework's pages, from what the framework
+// declares (framework.Proxy): scripts, styles, images, fonts and requests from the same origin only;
+// the inline event handlers it names, each by its hash ('unsafe-hashes' lets a hash allow a handler
+// attribute, no other inline script); inline styles only when it says its pages set them. A
+// framework that declares nothing gets no inline script or style at all.
+func proxyCSP(p *framework.Proxy) string {
+	script := "script-src 'self'"
+	if len(p.InlineHandlers) > 0 {
+		script += " 'unsafe-hashes'"
+		for _, h := range p.InlineHandlers {
+			sum := sha256.Sum256([]byte(h))
+			script += " 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+		}
+	}
+	style := "style-src 'self'"
+	if p.InlineStyles {
+		style += " 'unsafe-inline'"
+	}
+	return "default-src 'self'; " + script + "; " + style + "; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
+}
 
 // ProxyPrefix is where a framework's proxy is served: /<Path>/.
 func ProxyPrefix(p *framework.Proxy) string { return "/" + strings.Trim(p.Path, "/") + "/" }
@@ -89,6 +105,7 @@ func (h *api) proxyHandler(p *framework.Proxy) http.Handler {
 		return fwd, p.Access(fwd)
 	}
 	red := redactor(h.o.Secret, h.o.Redact)
+	csp := proxyCSP(p)
 	target := *p.Target
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -106,7 +123,7 @@ func (h *api) proxyHandler(p *framework.Proxy) http.Handler {
 		},
 		Transport: p.Transport,
 		ModifyResponse: func(resp *http.Response) error {
-			// The AM's own headers stand (proxyCSP, set before); the framework's must not add to them.
+			// The AM's own headers stand (the proxyCSP, set before); the framework's must not add to them.
 			for _, k := range []string{"Content-Security-Policy", "X-Frame-Options", "Set-Cookie", "Access-Control-Allow-Origin"} {
 				resp.Header.Del(k)
 			}
@@ -171,7 +188,7 @@ func (h *api) proxyHandler(p *framework.Proxy) http.Handler {
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), proxyTimeout)
 		defer cancel()
-		w.Header().Set("Content-Security-Policy", proxyCSP)
+		w.Header().Set("Content-Security-Policy", csp)
 		rp.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

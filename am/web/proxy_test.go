@@ -101,7 +101,7 @@ func TestProxyServesStrangersOnlyTheFrameworksPublicPaths(t *testing.T) {
 		for _, m := range []string{http.MethodGet, http.MethodHead} {
 			rec := do(secure, m, "/flink/jobs/overview?x=1", "", "")
 			assert.Equal(t, http.StatusOK, rec.Code, "secure=%v %s: %s", secure, m, rec.Body)
-			assert.Equal(t, []string{proxyCSP}, rec.Header().Values("Content-Security-Policy"), "the AM's policy, not the framework's")
+			assert.Equal(t, []string{proxyCSP(proxy)}, rec.Header().Values("Content-Security-Policy"), "the AM's policy, not the framework's")
 			assert.Empty(t, rec.Header().Values("Set-Cookie"))
 		}
 	}
@@ -218,4 +218,16 @@ func TestProxyServesStrangersOnlyTheFrameworksPublicPaths(t *testing.T) {
 	rec = do(false, http.MethodGet, "/flink/", "", "")
 	assert.Equal(t, http.StatusBadGateway, rec.Code)
 	assert.Contains(t, rec.Body.String(), "Flink UI")
+}
+
+// TestProxyCSPIsWhatTheFrameworkDeclares: the policy of a framework's pages allows inline scripts
+// and styles only as the framework declares them (framework.Proxy): none by default; each inline
+// handler by the hash of its text, the hash a browser computes of the attribute. A framework that
+// declares the handler onload="this.media='all'" and inline styles (Flink's dashboard) gets the policy
+// the AM served its pages before the framework declared it.
+func TestProxyCSPIsWhatTheFrameworkDeclares(t *testing.T) {
+	assert.Equal(t, "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'self'",
+		proxyCSP(&framework.Proxy{}))
+	assert.Equal(t, "default-src 'self'; script-src 'self' 'unsafe-hashes' 'sha256-MhtPZXr7+LpJUY5qtMutB+qWfQtMaPccfe7QXtCcEYc='; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'self'",
+		proxyCSP(&framework.Proxy{InlineHandlers: []string{"this.media='all'"}, InlineStyles: true}))
 }

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 )
 
 // stop is POST /api/v1/stop (yarn-am stop): the application stops through its framework, which
-// keeps its work's state (a Flink job's savepoint) and ends its driver with success; the answer is
-// what the framework did. It takes the secret over HTTPS only, like every write: a stop ends the
+// keeps its work's state (framework.AM.OnStop) and ends its driver with success; the answer is what
+// the framework kept. It takes the secret over HTTPS only, like every write: a stop ends the
 // application as a kill does (docs/security.md).
 func (h *api) stop(w http.ResponseWriter, r *http.Request) {
 	if !h.needsSecret(w, r) {
@@ -22,26 +23,27 @@ func (h *api) stop(w http.ResponseWriter, r *http.Request) {
 		writeError(w, bodyErrorCode(err), `the body is not a stop ({"savepoint": "file:///tmp/savepoints", "timeout": "5m"}): `+err.Error())
 		return
 	}
-	timeout, ok := stateRequest(w, req.Timeout, "savepoint", req.Savepoint)
+	timeout, ok := stateRequest(w, req.Timeout, "savepoint", req.StateDir)
 	if !ok {
 		return
 	}
 	if h.o.Stop == nil {
-		writeError(w, http.StatusConflict, "this application's framework cannot stop it gracefully (no savepoint to keep): use yarn-am kill")
+		writeError(w, http.StatusConflict, "this application's framework cannot stop it gracefully (it keeps no state to resume from): use yarn-am kill")
 		return
 	}
 	// The request's context ends when the client gives up; the timeout bounds the rest.
 	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
-	res, err := h.o.Stop(ctx, req.Savepoint)
+	dl, _ := ctx.Deadline()
+	kept, err := h.o.Stop(ctx, framework.StateRequest{Dir: req.StateDir, Deadline: dl})
 	if err != nil {
 		writeError(w, http.StatusConflict, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, contract.StopResult{Result: res})
+	writeJSON(w, http.StatusOK, contract.StopResult{Result: kept.Where, What: kept.What})
 }
 
-// stateRequest checks what a stop and a savepoint (savepoint.go) both carry: the request's timeout
+// stateRequest checks what a stop and a request to keep the state (keepstate.go) both carry: the request's timeout
 // (default contract.DefaultStopTimeout, at most contract.MaxStopTimeout) and the directory under
 // key, at most 4096 bytes. ok false: the answer is written.
 func stateRequest(w http.ResponseWriter, rawTimeout, key, dir string) (time.Duration, bool) {

@@ -11,23 +11,28 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 )
 
 // TestStopTakesTheSecretOverHTTPSOnly: POST /api/v1/stop ends the application like a kill, so it
 // takes the secret on the HTTPS listener alone: without it 401, on the plain listener 403 whatever the
 // header says; neither reaches the framework. A framework without a graceful stop is refused naming
-// yarn-am kill; the savepoint and the timeout reach the framework's hook, whose answer is served.
+// yarn-am kill; the state's directory ("savepoint") and the timeout reach the framework's hook as its
+// StateRequest, whose answer (what was kept, and its name) is served.
 func TestStopTakesTheSecretOverHTTPSOnly(t *testing.T) {
 	var got []string
 	var bound time.Duration
-	stop := func(ctx context.Context, savepoint string) (string, error) {
-		got = append(got, savepoint)
+	stop := func(ctx context.Context, r framework.StateRequest) (framework.Kept, error) {
+		got = append(got, r.Dir)
 		dl, _ := ctx.Deadline()
 		bound = time.Until(dl)
-		if savepoint == "file:///full" {
-			return "", errors.New("the disk is full")
+		if !r.Deadline.Equal(dl) {
+			t.Errorf("the request's deadline %s is not its context's %s", r.Deadline, dl)
 		}
-		return savepoint + "/savepoint-0a1b2c-0123456789ab", nil
+		if r.Dir == "file:///full" {
+			return framework.Kept{}, errors.New("the disk is full")
+		}
+		return framework.Kept{What: "Snapshot", Where: r.Dir + "/savepoint-0a1b2c-0123456789ab"}, nil
 	}
 	post := func(o Options, auth, body string) *httptest.ResponseRecorder {
 		o.Secret = "s3cret"
@@ -58,7 +63,7 @@ func TestStopTakesTheSecretOverHTTPSOnly(t *testing.T) {
 
 	rec := post(secure, "Bearer s3cret", body)
 	var res contract.StopResult
-	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &res) != nil || res.Result != "file:///tmp/sp/savepoint-0a1b2c-0123456789ab" {
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &res) != nil || res != (contract.StopResult{Result: "file:///tmp/sp/savepoint-0a1b2c-0123456789ab", What: "Snapshot"}) {
 		t.Errorf("a stop: %d %s", rec.Code, rec.Body)
 	}
 	if bound <= 80*time.Second || bound > 90*time.Second {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"time"
 
@@ -26,16 +25,16 @@ func runSavepoint(args []string, stdout, stderr io.Writer) int {
 	const name = "savepoint"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	timeout := cli.RegisterTimeout(fs, contract.DefaultStopTimeout)
-	dir := fs.String("dir", "", "savepoint directory")
+	dir := fs.String("dir", "", "where the framework keeps the state")
 	fc, code := frameworkCommand(fs, args, name, savepointUsage, "--dir", dir, timeout, stdout, stderr)
 	if fc == nil {
 		return code
 	}
 	defer fc.close()
-	path, err := fc.c.Savepoint(fc.ctx, *dir, client.AMBound(time.Duration(*timeout)))
+	res, err := fc.c.KeepState(fc.ctx, *dir, client.AMBound(time.Duration(*timeout)))
 	if err != nil {
 		return fail(stderr, name, err, 0)
 	}
-	fmt.Fprintf(stdout, "Savepoint: %s\n", client.Sanitize(path))
+	printKept(stdout, res.What, res.Path)
 	return 0
 }

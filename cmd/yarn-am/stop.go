@@ -18,7 +18,7 @@ import (
 
 var stopUsage = usage("stop")
 
-// defaultStopTimeout is --timeout's default: a savepoint of a large state takes minutes.
+// defaultStopTimeout is --timeout's default: keeping a large state takes minutes.
 const defaultStopTimeout = 5 * time.Minute
 
 func init() {
@@ -34,22 +34,23 @@ func runStop(args []string, stdout, stderr io.Writer) int {
 	const name = "stop"
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	timeout := cli.RegisterTimeout(fs, defaultStopTimeout)
-	savepoint := fs.String("savepoint", "", "savepoint directory")
-	fc, code := frameworkCommand(fs, args, name, stopUsage, "--savepoint", savepoint, timeout, stdout, stderr)
+	// The flag's name is the interface's, after Flink's answer to a stop (help/stop.txt).
+	dir := fs.String("savepoint", "", "where the framework keeps the state")
+	fc, code := frameworkCommand(fs, args, name, stopUsage, "--savepoint", dir, timeout, stdout, stderr)
 	if fc == nil {
 		return code
 	}
 	defer fc.close()
-	res, err := fc.c.Stop(fc.ctx, *savepoint, client.AMBound(time.Duration(*timeout)))
+	res, err := fc.c.Stop(fc.ctx, *dir, client.AMBound(time.Duration(*timeout)))
 	if err != nil {
 		return fail(stderr, name, err, 0)
 	}
-	fmt.Fprintf(stdout, "Savepoint: %s\n", client.Sanitize(res))
+	printKept(stdout, res.What, res.Result)
 	switch err := client.WaitEnded(fc.ctx, fc.rm, fc.appID, fc.id, stdout); {
 	case errors.Is(err, client.ErrEndedOtherwise):
 		return 1
 	case err != nil:
-		return fail(stderr, name, fmt.Errorf("the savepoint was written, but %w", err), 0)
+		return fail(stderr, name, fmt.Errorf("the state was kept (%s), but %w", client.Sanitize(res.Result), err), 0)
 	}
 	return 0
 }
@@ -79,7 +80,7 @@ func frameworkCommand(fs *flag.FlagSet, args []string, name, usage, dirFlag stri
 		err = cli.CheckDir(dirFlag, *dir)
 	}
 	if d := time.Duration(*timeout); err == nil && d > contract.MaxStopTimeout {
-		err = fmt.Errorf("--timeout %s: at most %s (a savepoint that takes longer is better taken by Flink's own flink %s)", d, contract.MaxStopTimeout, name)
+		err = fmt.Errorf("--timeout %s: at most %s (a state that takes longer to keep is better kept with the framework's own tools)", d, contract.MaxStopTimeout)
 	}
 	if err != nil {
 		return nil, usageError(stderr, name, err)
@@ -101,4 +102,16 @@ func frameworkCommand(fs *flag.FlagSet, args []string, name, usage, dirFlag stri
 		return nil, fail(stderr, name, err, 0)
 	}
 	return &frameworkCall{c: c, rm: rm, id: pos[0], appID: appID, ctx: ctx, close: func() { cancel(); rm.Close() }}, 0
+}
+
+// printKept prints what a framework kept for stop and savepoint: "<what>: <where>", its own name for
+// the state (a Flink job's "Savepoint") or "State".
+func printKept(stdout io.Writer, what, where string) {
+	if what == "" {
+		what = "State"
+	}
+	if len(what) > 40 { // a name, not a message
+		what = what[:40]
+	}
+	fmt.Fprintf(stdout, "%s: %s\n", client.Sanitize(what), client.Sanitize(where))
 }

@@ -166,7 +166,8 @@ func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.A
 	fw := &framework.AM{
 		DriverEnv: driverEnv, WorkerEnv: env, WorkerSecrets: secrets,
 		Proxy: &framework.Proxy{Path: proxyPath, Name: "Flink UI", Note: "the JobManager's web UI and REST API, through the AM",
-			Target: &url.URL{Scheme: "https", Host: s.Host}, Transport: jm.transport(restTLSClient, false), Access: proxyAccess},
+			Target: &url.URL{Scheme: "https", Host: s.Host}, Transport: jm.transport(restTLSClient, false), Access: proxyAccess,
+			InlineHandlers: dashboardHandlers, InlineStyles: true},
 		// The JobManager would wait for TaskManagers past the failure limit, which are not replaced.
 		EndDriverOnFailureLimit: true,
 		OnScale:                 scalePolicy(isReactive(spec), spec.Jar == ""),

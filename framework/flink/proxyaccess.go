@@ -48,6 +48,13 @@ var PublicPaths = framework.Paths{
 	"/applications/overview", "/applications/{applicationid:hex32}", "/applications/{applicationid:hex32}/exceptions",
 }
 
+// dashboardHandlers are the inline event handlers Flink's dashboard needs to run
+// (framework.Proxy.InlineHandlers): the one Angular's critical-CSS inlining writes on the
+// stylesheet's link (onload="this.media='all'"), without which the page stays unstyled (seen in
+// Chromium on Flink 1.20's dashboard, TestFlinkSessionCluster's screenshot). The dashboard, a
+// single-page UI, also sets inline styles (framework.Proxy.InlineStyles).
+var dashboardHandlers = []string{"this.media='all'"}
+
 // logPaths serve a JobManager's or TaskManager's log: Flink's own (redacted for the owner) by these
 // paths, and by /logs/<name> any file of the container's log directory, which only Flink's own log
 // names may reach.

@@ -154,6 +154,8 @@ func TestStartAMClosesTheJobManager(t *testing.T) {
 	assert.Equal(t, "https://127.0.0.1", fw.Proxy.Target.String(), "the host alone: the port is the one the JobManager binds (bound.go)")
 	require.NotNil(t, fw.Proxy.Access, "what anonymous readers reach is Flink's list (proxyaccess.go)")
 	assert.Equal(t, framework.OwnerOnly, fw.Proxy.Access("/jobs/a1b2/yarn-cancel").Level, "Flink's acting GETs are the owner's only")
+	assert.Equal(t, []string{"this.media='all'"}, fw.Proxy.InlineHandlers, "the dashboard's one inline handler, which the AM allows by its hash")
+	assert.True(t, fw.Proxy.InlineStyles, "the dashboard sets inline styles")
 	assert.Empty(t, fw.Links, "no link to the JobManager's own address")
 	_, err = os.Stat(filepath.Join(wd, restTLSDir, restKeyStore))
 	assert.NoError(t, err)

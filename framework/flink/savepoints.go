@@ -21,7 +21,7 @@ import (
 // This file takes savepoints of an application cluster's job while it runs
 // (docs/flink.md#savepoints-on-a-schedule): every [flink] savepoint-interval into the job's
 // state.savepoints.dir, deleting the oldest the schedule took beyond savepoints-kept, and one on
-// demand (yarn-am savepoint, framework.AM.OnSavepoint). Each is kept in the framework's state
+// demand (yarn-am savepoint, framework.AM.OnKeepState). Each is kept in the framework's state
 // (recover.go) so that a later start restores the newest of it and the latest checkpoint
 // (pickRestore).
 
@@ -95,11 +95,17 @@ type savepointSchedule struct {
 // startSavepoints gives an application cluster yarn-am savepoint and, with an interval, its
 // schedule (a goroutine until ctx ends), which a stop (fw.OnStop) pauses.
 func startSavepoints(ctx context.Context, fw *framework.AM, sp *savepointSchedule) {
-	fw.OnSavepoint = sp.onDemand
+	fw.OnKeepState = func(ctx context.Context, r framework.StateRequest) (framework.Kept, error) {
+		path, err := sp.onDemand(ctx, r.Dir)
+		if err != nil {
+			return framework.Kept{}, err
+		}
+		return framework.Kept{What: keptName, Where: path}, nil
+	}
 	if stop := fw.OnStop; stop != nil {
-		fw.OnStop = func(ctx context.Context, dir string) (string, error) {
+		fw.OnStop = func(ctx context.Context, r framework.StateRequest) (framework.Kept, error) {
 			sp.stopping.Store(true)
-			res, err := stop(ctx, dir)
+			res, err := stop(ctx, r)
 			if err != nil {
 				sp.stopping.Store(false) // the job runs on
 			}
@@ -259,7 +265,7 @@ func fsName(f framework.Files) string {
 	return f.FS()
 }
 
-// onDemand is framework.AM.OnSavepoint (yarn-am savepoint): a savepoint of the running job in dir
+// onDemand is framework.AM.OnKeepState's (yarn-am savepoint): a savepoint of the running job in dir
 // ("" = state.savepoints.dir), the job running on; recorded for a later start, never deleted by the
 // schedule. A job whose tasks are not all running yet is asked again every second until ctx ends.
 func (s *savepointSchedule) onDemand(ctx context.Context, dir string) (string, error) {

@@ -247,19 +247,19 @@ func TestSavepointScheduleRunsEveryInterval(t *testing.T) {
 
 	// A stop pauses the schedule while it runs, and for good once it succeeded.
 	var stops []string
-	fw := &framework.AM{OnStop: func(_ context.Context, dir string) (string, error) {
-		stops = append(stops, dir)
-		if dir == "" {
-			return "", errors.New("no directory")
+	fw := &framework.AM{OnStop: func(_ context.Context, r framework.StateRequest) (framework.Kept, error) {
+		stops = append(stops, r.Dir)
+		if r.Dir == "" {
+			return framework.Kept{}, errors.New("no directory")
 		}
-		return dir + "/savepoint-1", nil
+		return framework.Kept{What: keptName, Where: r.Dir + "/savepoint-1"}, nil
 	}}
 	paused := &savepointSchedule{emit: emit, interval: time.Hour, kept: 1, dir: "file://" + local}
 	startSavepoints(context.Background(), fw, paused)
-	_, err := fw.OnStop(context.Background(), "")
+	_, err := fw.OnStop(context.Background(), framework.StateRequest{})
 	require.Error(t, err)
 	assert.False(t, paused.stopping.Load(), "a failed stop: the schedule goes on")
-	_, err = fw.OnStop(context.Background(), "file:///sp")
+	_, err = fw.OnStop(context.Background(), framework.StateRequest{Dir: "file:///sp"})
 	require.NoError(t, err)
 	assert.True(t, paused.stopping.Load())
 	assert.Equal(t, []string{"", "file:///sp"}, stops)
@@ -271,7 +271,7 @@ func TestSavepointScheduleRunsEveryInterval(t *testing.T) {
 	var ev recorded
 	fw = &framework.AM{}
 	startSavepoints(context.Background(), fw, &savepointSchedule{emit: ev.emit, interval: time.Hour, kept: 3})
-	assert.NotNil(t, fw.OnSavepoint, "yarn-am savepoint works without a schedule")
+	assert.NotNil(t, fw.OnKeepState, "yarn-am savepoint works without a schedule")
 	assert.Equal(t, `flink.savepoint-interval = "1h0m0s": no savepoints are taken: state.savepoints.dir is not set (set it in [flink.config] or with -D)`, ev.messages())
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
@@ -45,8 +46,21 @@ func stoppedWith(dir string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// stop is framework.AM.OnStop.
-func (s *stopper) stop(ctx context.Context, dir string) (string, error) {
+// stop is framework.AM.OnStop: Flink's answer to a stop is a stop with a savepoint in r.Dir.
+func (s *stopper) stop(ctx context.Context, r framework.StateRequest) (framework.Kept, error) {
+	path, err := s.stopWithSavepoint(ctx, r.Dir)
+	if err != nil {
+		return framework.Kept{}, err
+	}
+	return framework.Kept{What: keptName, Where: path}, nil
+}
+
+// keptName is what Flink calls the state a stop or yarn-am savepoint keeps (framework.Kept.What).
+const keptName = "Savepoint"
+
+// stopWithSavepoint stops the job with a savepoint in dir ("" = state.savepoints.dir) and returns
+// the savepoint's path.
+func (s *stopper) stopWithSavepoint(ctx context.Context, dir string) (string, error) {
 	if dir == "" {
 		dir = s.configured
 	}

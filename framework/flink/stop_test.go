@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
@@ -86,7 +87,7 @@ func (r *recorded) messages() string {
 
 // TestStopWithSavepoint: stop asks the JobManager to stop the running job with a savepoint in the
 // directory given (drain false, as flink stop), polls the trigger until it completes and returns the
-// savepoint's path; without a directory it takes state.savepoints.dir, and without that it refuses
+// savepoint's path, named "Savepoint"; without a directory it takes state.savepoints.dir, and without that it refuses
 // naming --savepoint; a failed savepoint is an error with Flink's innermost cause.
 func TestStopWithSavepoint(t *testing.T) {
 	jm := &fakeJobManager{state: "RUNNING", parallelism: 2, checkpoints: `{}`, polls: 3}
@@ -97,15 +98,15 @@ func TestStopWithSavepoint(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if _, err := s.stop(ctx, ""); err == nil || !strings.Contains(err.Error(), "--savepoint DIR") || !strings.Contains(err.Error(), keySavepointsDir) {
+	if _, err := s.stop(ctx, framework.StateRequest{}); err == nil || !strings.Contains(err.Error(), "--savepoint DIR") || !strings.Contains(err.Error(), keySavepointsDir) {
 		t.Fatalf("no directory: %v, want a refusal naming --savepoint and %s", err, keySavepointsDir)
 	}
 	if jm.stopBody != nil {
 		t.Fatal("a refused stop reached the JobManager")
 	}
-	path, err := s.stop(ctx, "file:///tmp/sp")
-	if err != nil || path != "file:/tmp/sp/savepoint-012345-abcdef" {
-		t.Fatalf("stop = %q, %v", path, err)
+	kept, err := s.stop(ctx, framework.StateRequest{Dir: "file:///tmp/sp"})
+	if err != nil || kept != (framework.Kept{What: "Savepoint", Where: "file:/tmp/sp/savepoint-012345-abcdef"}) {
+		t.Fatalf("stop = %+v, %v", kept, err)
 	}
 	if jm.stopBody["targetDirectory"] != "file:///tmp/sp" || jm.stopBody["drain"] != false {
 		t.Errorf("the stop's body: %v, want the directory and drain false", jm.stopBody)
@@ -115,13 +116,13 @@ func TestStopWithSavepoint(t *testing.T) {
 	}
 
 	// The job is FINISHED now: nothing to stop.
-	if _, err := s.stop(ctx, "file:///tmp/sp"); err == nil || !strings.Contains(err.Error(), "no running job") {
+	if _, err := s.stop(ctx, framework.StateRequest{Dir: "file:///tmp/sp"}); err == nil || !strings.Contains(err.Error(), "no running job") {
 		t.Errorf("a finished job: %v", err)
 	}
 
 	jm.state, jm.polls, jm.failure, jm.stopBody = "RUNNING", 1, "java.io.IOException: Permission denied: /nope", nil
 	s.configured = "file:///configured"
-	if _, err := s.stop(ctx, ""); err == nil || !strings.Contains(err.Error(), "Permission denied: /nope") {
+	if _, err := s.stop(ctx, framework.StateRequest{}); err == nil || !strings.Contains(err.Error(), "Permission denied: /nope") {
 		t.Errorf("a failed savepoint: %v, want Flink's cause", err)
 	}
 	if jm.stopBody["targetDirectory"] != "file:///configured" {

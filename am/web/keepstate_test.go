@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 )
 
 // TestSavepointTakesTheSecretOverHTTPSOnly: POST /api/v1/savepoint writes the application's state
@@ -21,14 +22,17 @@ import (
 func TestSavepointTakesTheSecretOverHTTPSOnly(t *testing.T) {
 	var got []string
 	var bound time.Duration
-	savepoint := func(ctx context.Context, dir string) (string, error) {
-		got = append(got, dir)
+	keep := func(ctx context.Context, r framework.StateRequest) (framework.Kept, error) {
+		got = append(got, r.Dir)
 		dl, _ := ctx.Deadline()
 		bound = time.Until(dl)
-		if dir == "file:///full" {
-			return "", errors.New("the disk is full")
+		if !r.Deadline.Equal(dl) {
+			t.Errorf("the request's deadline %s is not its context's %s", r.Deadline, dl)
 		}
-		return dir + "/savepoint-0a1b2c-0123456789ab", nil
+		if r.Dir == "file:///full" {
+			return framework.Kept{}, errors.New("the disk is full")
+		}
+		return framework.Kept{What: "Snapshot", Where: r.Dir + "/savepoint-0a1b2c-0123456789ab"}, nil
 	}
 	post := func(o Options, auth, body string) *httptest.ResponseRecorder {
 		o.Secret = "s3cret"
@@ -40,7 +44,7 @@ func TestSavepointTakesTheSecretOverHTTPSOnly(t *testing.T) {
 		Handler(fakeBackend(newFakeEvents()), o).ServeHTTP(rec, req)
 		return rec
 	}
-	secure := Options{Secure: true, Savepoint: savepoint}
+	secure := Options{Secure: true, KeepState: keep}
 	body := `{"dir": "file:///tmp/sp", "timeout": "90s"}`
 
 	if rec := post(secure, "", body); rec.Code != http.StatusUnauthorized {
@@ -49,7 +53,7 @@ func TestSavepointTakesTheSecretOverHTTPSOnly(t *testing.T) {
 	if rec := post(secure, "Bearer wrong", body); rec.Code != http.StatusUnauthorized {
 		t.Errorf("a wrong secret: %d %s, want 401", rec.Code, rec.Body)
 	}
-	plain := Options{Savepoint: savepoint, SecureAPI: "https://am:8443/api/v1/"}
+	plain := Options{KeepState: keep, SecureAPI: "https://am:8443/api/v1/"}
 	if rec := post(plain, "Bearer s3cret", body); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "https://am:8443/api/v1/savepoint") {
 		t.Errorf("the plain listener: %d %s, want 403 naming the HTTPS endpoint", rec.Code, rec.Body)
 	}
@@ -58,8 +62,8 @@ func TestSavepointTakesTheSecretOverHTTPSOnly(t *testing.T) {
 	}
 
 	rec := post(secure, "Bearer s3cret", body)
-	var res contract.SavepointResult
-	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &res) != nil || res.Path != "file:///tmp/sp/savepoint-0a1b2c-0123456789ab" {
+	var res contract.KeepStateResult
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &res) != nil || res != (contract.KeepStateResult{Path: "file:///tmp/sp/savepoint-0a1b2c-0123456789ab", What: "Snapshot"}) {
 		t.Errorf("a savepoint: %d %s", rec.Code, rec.Body)
 	}
 	if bound <= 80*time.Second || bound > 90*time.Second {
