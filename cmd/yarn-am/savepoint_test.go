@@ -42,3 +42,22 @@ func TestSavepointAndStopRefuseBadInputBeforeTheCluster(t *testing.T) {
 		assert.Empty(t, out.String(), "%q", tc.args)
 	}
 }
+
+// TestStopAndSavepointPrintTheFrameworksName: stop and savepoint print what the framework kept under
+// the name it gives ("Savepoint: <path>" for Flink), "State" when it gives none; a name is cut to 40
+// bytes, and neither carries a terminal escape to the user's terminal (client.Sanitize).
+func TestStopAndSavepointPrintTheFrameworksName(t *testing.T) {
+	for _, c := range []struct{ what, where, want string }{
+		{"Savepoint", "file:/tmp/sp/savepoint-0a1b2c-0123456789ab", "Savepoint: file:/tmp/sp/savepoint-0a1b2c-0123456789ab\n"},
+		{"", "file:///state/1", "State: file:///state/1\n"},
+		{strings.Repeat("n", 50), "x", strings.Repeat("n", 40) + ": x\n"},
+	} {
+		var b strings.Builder
+		printKept(&b, c.what, c.where)
+		assert.Equal(t, c.want, b.String())
+	}
+	var b strings.Builder
+	printKept(&b, "Snap\x1b[2Jshot", "file:///sp/\x1b]0;x\x07a")
+	assert.NotContains(t, b.String(), "\x1b")
+	assert.True(t, strings.HasPrefix(b.String(), "Snapshot: file:///sp/"), "%q", b.String())
+}
