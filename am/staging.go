@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path"
@@ -13,6 +12,7 @@ import (
 	"github.com/colinmarc/hdfs/v2"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -32,14 +32,9 @@ func openStaging(ctx context.Context, uri, user string) (*staging, error) {
 	if err != nil || u.Scheme != "hdfs" || u.Host == "" || u.Path == "" || u.Path == "/" {
 		return nil, fmt.Errorf("%s=%q: want the staging directory as hdfs://host:port/user/<user>/.yarn-am/<application id>", contract.EnvStagingDir, uri)
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), "8020")
-	}
-	dial := (&net.Dialer{Timeout: 10 * time.Second}).DialContext
-	c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{host}, User: user, NamenodeDialFunc: dial, DatanodeDialFunc: dial})
+	c, _, err := hdfsfile.DialURI(uri, user, 10*time.Second)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the NameNode %s of %s=%s: %w", host, contract.EnvStagingDir, uri, err)
+		return nil, fmt.Errorf("%s=%s: %w", contract.EnvStagingDir, uri, err)
 	}
 	s := &staging{URI: uri, dir: u, client: c}
 	if _, err := s.client.Stat(u.Path); err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -27,8 +26,7 @@ type HDFS struct {
 }
 
 // DialHDFS connects to the NameNode(s) of fs.defaultFS in conf as user (SIMPLE authentication; a
-// Kerberized cluster needs DialHDFSKerberos). colinmarc/hdfs connects lazily; the first call reports
-// an unreachable NameNode.
+// Kerberized cluster needs DialHDFSKerberos), by hdfsfile.Dial.
 func DialHDFS(conf *yarnrpc.Config, user string) (*HDFS, error) { return dialHDFS(conf, user, nil) }
 
 func dialHDFS(conf *yarnrpc.Config, user string, login *yarnrpc.Kerberos) (*HDFS, error) {
@@ -59,11 +57,7 @@ func dialHDFS(conf *yarnrpc.Config, user string, login *yarnrpc.Kerberos) (*HDFS
 	} else {
 		opts.User = user
 	}
-	// colinmarc/hdfs takes no contexts: bound at least the connection set-up.
-	dialer := &net.Dialer{Timeout: 20 * time.Second, KeepAlive: 30 * time.Second}
-	opts.NamenodeDialFunc = dialer.DialContext
-	opts.DatanodeDialFunc = dialer.DialContext
-	c, err := hdfs.NewClient(opts)
+	c, err := hdfsfile.Dial(opts, 20*time.Second)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to HDFS %s: %w", def, err)
 	}

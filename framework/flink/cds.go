@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path"
@@ -507,19 +505,9 @@ func readHead(p string, max int64) ([]byte, error) {
 // reader never sees half an archive, and an existing archive is never rewritten (its size and time
 // are in the launch contexts of the applications that use it).
 func uploadArchive(local, remote string) error {
-	stagingURI := os.Getenv(contract.EnvStagingDir)
-	u, err := url.Parse(stagingURI)
-	if err != nil || u.Scheme != "hdfs" || u.Host == "" {
-		return fmt.Errorf("%s=%q: want hdfs://host:port/...", contract.EnvStagingDir, stagingURI)
-	}
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), "8020")
-	}
-	dial := (&net.Dialer{Timeout: 10 * time.Second}).DialContext
-	c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{host}, User: os.Getenv(hadoop.EnvUserName), NamenodeDialFunc: dial, DatanodeDialFunc: dial})
+	c, _, err := hdfsfile.DialURI(os.Getenv(contract.EnvStagingDir), os.Getenv(hadoop.EnvUserName), 10*time.Second)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", contract.EnvStagingDir, err)
 	}
 	defer c.Close()
 	if fi, err := c.Stat(remote); err == nil {

@@ -1,5 +1,7 @@
-// Package hdfsfile holds what every writer of an HDFS file in yarn-am needs beyond the HDFS client:
-// closing a file the NameNode completes only once its last block has enough replicas.
+// Package hdfsfile is yarn-am's one way to open HDFS (Dial, DialURI: the submitting client's staging,
+// the AM's staging directory, a framework's uploads) and what every writer of an HDFS file needs
+// beyond the HDFS client: closing a file the NameNode completes only once its last block has enough
+// replicas.
 package hdfsfile
 
 import (
