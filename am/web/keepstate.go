@@ -18,7 +18,7 @@ func (h *api) keepState(w http.ResponseWriter, r *http.Request) {
 	}
 	var req contract.KeepStateRequest
 	if err := decodeBody(w, r, contract.MaxRequestBytes, &req); err != nil {
-		writeError(w, bodyErrorCode(err), `the body is not a request to keep the state ({"dir": "file:///tmp/savepoints", "timeout": "5m"}): `+err.Error())
+		writeError(w, bodyErrorCode(err), `the body is not a request to keep the state ({"dir": "file:///tmp/state", "timeout": "5m"}): `+err.Error())
 		return
 	}
 	timeout, ok := stateRequest(w, req.Timeout, "dir", req.Dir)
