@@ -10,8 +10,8 @@ import (
 )
 
 // TestDialURIOpensTheNameNodeItNames: DialURI refuses what is not an hdfs:// URI with a host, naming
-// it, and otherwise connects to the NameNode at the URI's host and port at once (a listener here,
-// which is no NameNode, sees the connection, and the error names the address).
+// it; otherwise it connects at once to the NameNode at the URI's host and port (a listener there
+// sees the connection), and a NameNode that is not there is its error, naming the address.
 func TestDialURIOpensTheNameNodeItNames(t *testing.T) {
 	for _, bad := range []string{"", "file:///tmp/x", "hdfs:///user/x", "hdfs://%zz/"} {
 		_, _, err := DialURI(bad, "alice", time.Second)
@@ -20,20 +20,26 @@ func TestDialURIOpensTheNameNodeItNames(t *testing.T) {
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
-	accepted := make(chan struct{})
+	accepted := make(chan net.Conn, 1)
 	go func() {
 		if c, err := ln.Accept(); err == nil {
-			close(accepted)
-			c.Close() // not a NameNode: the call fails, after it reached here
+			accepted <- c // held open, unanswered, until the test ends
 		}
 	}()
-	_, _, err = DialURI("hdfs://"+ln.Addr().String()+"/user/alice/.yarn-am/app", "alice", 5*time.Second)
-	require.Error(t, err, "not a NameNode")
-	assert.Contains(t, err.Error(), "connecting to the NameNode "+ln.Addr().String())
+	c, u, err := DialURI("hdfs://"+ln.Addr().String()+"/user/alice/.yarn-am/app", "alice", 5*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "/user/alice/.yarn-am/app", u.Path)
 	select {
-	case <-accepted:
+	case conn := <-accepted:
+		conn.Close()
 	case <-time.After(10 * time.Second):
-		t.Fatal("the client did not connect to the NameNode the URI names")
+		t.Fatal("DialURI did not connect to the NameNode the URI names")
 	}
+	c.Close()
+
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	_, _, err = DialURI("hdfs://"+addr+"/x", "alice", 5*time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connecting to the NameNode "+addr)
 }
