@@ -48,150 +48,229 @@ type ProcessOptions struct {
 // secret, the staged job, manifest and site files), connects to the RM, the NMs and HDFS, serves the
 // HTTP API on NM_HOST and runs the AM until the application ends or ctx is cancelled (SIGTERM). It
 // returns the process's exit code: 0 unregistered, 1 failed, 143 stopped by a signal.
+//
+// Its stages, in order, each a method of process that fills in what the later ones use: readJob,
+// readContainer, connect, openStaging, listen, workerEnv, startFramework, configure, then serve and
+// run.
 func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
+	p := &process{opts: a}
+	defer p.close()
+	for _, stage := range []func(context.Context) error{
+		p.readJob, p.readContainer, p.connect, p.openStaging, p.listen, p.workerEnv, p.startFramework, p.configure,
+	} {
+		if err := stage(ctx); err != nil {
+			return 1, err
+		}
+	}
+	return p.serveAndRun(ctx)
+}
+
+// process is the AM process's state as RunProcess's stages build it.
+type process struct {
+	opts ProcessOptions
+
+	job        *jobfile.Job
+	capability contract.Capability
+	keys       configKeys
+	external   map[string]string // external resource name → its YARN resource
+
+	app, attempt, host, secret string
+	attemptNo                  int
+	creds                      *yarnrpc.Credentials
+	amrm                       yarnrpc.Token
+	log                        *logrus.Entry
+
+	conf    *yarnrpc.Config
+	rm      *yarnrpc.AMClient
+	nm      *yarnrpc.NMClient
+	cluster clusterNodes
+
+	tls       *amTLS
+	refresher *tokenRefresher // nil without a shipped keytab
+	staging   stagingStore    // nil without a staging directory
+	manifest  []contract.LocalResource
+
+	ln, tln                  net.Listener
+	port                     int
+	base, secureBase, caFile string
+
+	env           map[string]string // the TaskExecutors'
+	fwAM          *framework.AM
+	evlog         *events.Log
+	releaseEvents func()
+	published     *publishedValues
+	running       atomic.Pointer[am] // the AM once newAM made it, for the framework's Scale
+	amc           config
+
+	closers []func() // run in reverse order by close
+}
+
+func (p *process) onClose(f func()) { p.closers = append(p.closers, f) }
+
+func (p *process) close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+}
+
+// readJob reads the staged job and its resource keys: the TaskExecutors' capability and the
+// external resources' keys.
+func (p *process) readJob(context.Context) error {
+	a := p.opts
 	job, err := a.Job.StagedJob() // the job's local files were shipped; their paths mean nothing here
 	if err != nil {
-		return 1, err
+		return err
 	}
 	cfg, warnings, err := resources.Load(resources.Sources{Job: a.Job.ResourceKeys(), ResourceConf: a.ResourceConf, Overrides: a.Defines})
 	for _, w := range warnings {
 		logrus.WithField("key", w.Key).Warn(w.Message)
 	}
 	if err != nil {
-		return 1, err
+		return err
 	}
-	capability := contract.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
+	p.job = job
+	p.capability = contract.Capability{"memory-mb": job.TaskExecutor.MemoryMB, "vcores": int64(job.TaskExecutor.VCores)}
 	for k, v := range cfg.YarnResources() {
-		capability[k] = v
+		p.capability[k] = v
 	}
-	keys := configKeys{}
-	external := map[string]string{}
+	p.keys, p.external = configKeys{}, map[string]string{}
 	for _, r := range cfg.Resources {
-		keys[r.YarnKey] = "external-resource." + r.Name + ".amount"
-		external[r.Name] = r.YarnKey
+		p.keys[r.YarnKey] = "external-resource." + r.Name + ".amount"
+		p.external[r.Name] = r.YarnKey
 	}
+	return nil
+}
 
-	cid := os.Getenv("CONTAINER_ID")
-	cidp, err := yarnrpc.ParseContainerID(cid)
+// readContainer reads what YARN put in the AM's container: its id, host and token file (the AM-RM
+// token and the application secret).
+func (p *process) readContainer(context.Context) error {
+	cidp, err := yarnrpc.ParseContainerID(os.Getenv("CONTAINER_ID"))
 	if err != nil {
-		return 1, fmt.Errorf("CONTAINER_ID: %w (the AM runs in a YARN container)", err)
+		return fmt.Errorf("CONTAINER_ID: %w (the AM runs in a YARN container)", err)
 	}
-	attempt := yarnrpc.FormatAttemptID(cidp.GetAppAttemptId())
-	app := yarnrpc.FormatApplicationID(cidp.GetAppAttemptId().GetApplicationId())
-	host := os.Getenv("NM_HOST")
-	if host == "" {
-		return 1, fmt.Errorf("NM_HOST is not set (YARN sets it in every container); the AM binds its HTTP API there")
+	p.attempt = yarnrpc.FormatAttemptID(cidp.GetAppAttemptId())
+	p.attemptNo = int(cidp.GetAppAttemptId().GetAttemptId())
+	p.app = yarnrpc.FormatApplicationID(cidp.GetAppAttemptId().GetApplicationId())
+	if p.host = os.Getenv("NM_HOST"); p.host == "" {
+		return fmt.Errorf("NM_HOST is not set (YARN sets it in every container); the AM binds its HTTP API there")
 	}
 	tokenFile := os.Getenv("HADOOP_TOKEN_FILE_LOCATION")
 	if tokenFile == "" {
-		return 1, fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION is not set: the AM needs its AM-RM token from YARN")
+		return fmt.Errorf("HADOOP_TOKEN_FILE_LOCATION is not set: the AM needs its AM-RM token from YARN")
 	}
-	creds, err := yarnrpc.ReadCredentialsFile(tokenFile)
-	if err != nil {
-		return 1, err
+	if p.creds, err = yarnrpc.ReadCredentialsFile(tokenFile); err != nil {
+		return err
 	}
-	amrm, ok := creds.TokenOfKind(yarnrpc.AMRMTokenKind)
-	if !ok {
-		return 1, fmt.Errorf("the token file %s has no %s token", tokenFile, yarnrpc.AMRMTokenKind)
+	var ok bool
+	if p.amrm, ok = p.creds.TokenOfKind(yarnrpc.AMRMTokenKind); !ok {
+		return fmt.Errorf("the token file %s has no %s token", tokenFile, yarnrpc.AMRMTokenKind)
 	}
-	secret := string(creds.Secrets[contract.SecretAlias])
-	if secret == "" {
-		return 1, fmt.Errorf("the token file %s has no secret %q ('yarn-am submit' puts it there)", tokenFile, contract.SecretAlias)
+	if p.secret = string(p.creds.Secrets[contract.SecretAlias]); p.secret == "" {
+		return fmt.Errorf("the token file %s has no secret %q ('yarn-am submit' puts it there)", tokenFile, contract.SecretAlias)
 	}
-	log := logrus.WithFields(logrus.Fields{"app": app, "attempt": attempt})
+	p.log = logrus.WithFields(logrus.Fields{"app": p.app, "attempt": p.attempt})
+	return nil
+}
 
-	conf, err := yarnrpc.LoadConfigFromEnv()
-	if err != nil {
-		return 1, err
+// connect reads the site files and connects to the RM's scheduler, the NodeManagers and the RM's
+// client port.
+func (p *process) connect(context.Context) error {
+	var err error
+	if p.conf, err = yarnrpc.LoadConfigFromEnv(); err != nil {
+		return err
 	}
 	user := yarnrpc.CurrentUser()
-	rm, err := yarnrpc.NewAMClient(conf, amrm, user)
-	if err != nil {
-		return 1, err
+	if p.rm, err = yarnrpc.NewAMClient(p.conf, p.amrm, user); err != nil {
+		return err
 	}
-	defer rm.Close()
-	co, err := conf.ConnDefaults()
+	p.onClose(func() { p.rm.Close() })
+	co, err := p.conf.ConnDefaults()
 	if err != nil {
-		return 1, err
+		return err
 	}
-	nm := yarnrpc.NewNMClient(co, attempt)
-	defer nm.Close()
+	p.nm = yarnrpc.NewNMClient(co, p.attempt)
+	p.onClose(func() { p.nm.Close() })
 	// The RM's client port, for the node reports behind not-enough-resources events and
 	// taskexecutor.locality = "spread" (clusterAuth). When the calls fail, the events carry the
 	// scheduler's headroom instead and the asks go to any node.
-	var cluster clusterNodes
-	if ac, err := yarnrpc.NewApplicationClient(conf, clusterAuth(creds, user)); err != nil {
-		log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only and asks go to any node")
+	if ac, err := yarnrpc.NewApplicationClient(p.conf, clusterAuth(p.creds, user)); err != nil {
+		p.log.WithError(err).Warn("yarn-am am: no client connection to the ResourceManager; not-enough-resources events will carry the headroom only and asks go to any node")
 	} else {
-		defer ac.Close()
-		cluster = ac
+		p.onClose(func() { ac.Close() })
+		p.cluster = ac
 	}
+	return nil
+}
 
+// openStaging takes the TLS authority's key out of the credentials, starts the token refresher (with
+// a shipped keytab), opens the staging directory and reads the staged manifest.
+func (p *process) openStaging(ctx context.Context) error {
+	var err error
 	// First of all, before anything copies creds (the token refresher, the TaskExecutors' launch
 	// context): take the TLS authority's key out of them.
-	amTLS, err := tlsFromCredentials(creds, host, app, log)
-	if err != nil {
-		return 1, err
+	if p.tls, err = tlsFromCredentials(p.creds, p.host, p.app, p.log); err != nil {
+		return err
 	}
-	announceTokenDeadline(log, creds)
+	announceTokenDeadline(p.log, p.creds)
 	// With a shipped keytab the AM logs in and gets fresh tokens before it touches HDFS: a later
 	// attempt may start after the submit's tokens expired (a restart past their max lifetime, or the
 	// RM late with a renewal), and it must still reach its staging directory
 	// (docs/running.md#kept-taskexecutors-find-the-new-attempt).
-	refresher, err := tokenRefresherFromEnv(ctx, conf, creds, log) // nil without a shipped keytab
-	if err != nil {
-		return 1, err
+	if p.refresher, err = tokenRefresherFromEnv(ctx, p.conf, p.creds, p.log); err != nil {
+		return err
 	}
-	var staging stagingStore
 	if uri := os.Getenv(contract.EnvStagingDir); uri != "" {
-		stagingCreds := creds
-		if refresher != nil {
-			stagingCreds = refresher.credentials()
+		stagingCreds := p.creds
+		if p.refresher != nil {
+			stagingCreds = p.refresher.credentials()
 		}
-		if staging, err = openStagingFor(ctx, uri, user, conf, stagingCreds); err != nil {
-			return 1, err
+		if p.staging, err = openStagingFor(ctx, uri, yarnrpc.CurrentUser(), p.conf, stagingCreds); err != nil {
+			return err
 		}
-		defer staging.Close()
+		p.onClose(func() { p.staging.Close() })
 	} else {
-		log.Warn("yarn-am am: " + contract.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
+		p.log.Warn("yarn-am am: " + contract.EnvStagingDir + " is not set; nothing will be deleted when the application ends")
 	}
-	if refresher != nil {
-		refresher.useStaging(staging)
-		go refresher.Run(ctx)
+	if p.refresher != nil {
+		p.refresher.useStaging(p.staging)
+		go p.refresher.Run(ctx)
 	}
-	var manifest []contract.LocalResource
 	if data, err := os.ReadFile(contract.StagedManifest); err == nil {
-		if manifest, err = contract.ParseManifest(data); err != nil {
-			return 1, err
+		if p.manifest, err = contract.ParseManifest(data); err != nil {
+			return err
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return 1, fmt.Errorf("reading the staged manifest: %w", err)
+		return fmt.Errorf("reading the staged manifest: %w", err)
 	}
+	return nil
+}
 
-	// Two listeners (docs/design.md#security): the plain one is the tracking URL (the RM's proxy
-	// speaks plain HTTP to it) and serves only reads; the HTTPS one takes the secret.
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		return 1, fmt.Errorf("the HTTP API cannot listen on NM_HOST=%s: %w", host, err)
+// listen binds the AM's two listeners (docs/design.md#security): the plain one is the tracking URL
+// (the RM's proxy speaks plain HTTP to it) and serves only reads; the HTTPS one takes the secret. It
+// writes the TLS authority's certificate for the driver.
+func (p *process) listen(context.Context) error {
+	var err error
+	if p.ln, err = net.Listen("tcp", net.JoinHostPort(p.host, "0")); err != nil {
+		return fmt.Errorf("the HTTP API cannot listen on NM_HOST=%s: %w", p.host, err)
 	}
-	tln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		ln.Close()
-		return 1, fmt.Errorf("the HTTPS API cannot listen on NM_HOST=%s: %w", host, err)
+	if p.tln, err = net.Listen("tcp", net.JoinHostPort(p.host, "0")); err != nil {
+		p.ln.Close()
+		return fmt.Errorf("the HTTPS API cannot listen on NM_HOST=%s: %w", p.host, err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	base := "http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/"
-	secureBase := "https://" + net.JoinHostPort(host, strconv.Itoa(tln.Addr().(*net.TCPAddr).Port)) + "/"
-	if err := os.WriteFile(contract.CACertFile, amTLS.CACert, 0o644); err != nil {
-		return 1, fmt.Errorf("writing the TLS authority's certificate for the driver: %w", err)
+	p.port = p.ln.Addr().(*net.TCPAddr).Port
+	p.base = "http://" + net.JoinHostPort(p.host, strconv.Itoa(p.port)) + "/"
+	p.secureBase = "https://" + net.JoinHostPort(p.host, strconv.Itoa(p.tln.Addr().(*net.TCPAddr).Port)) + "/"
+	if err := os.WriteFile(contract.CACertFile, p.tls.CACert, 0o644); err != nil {
+		return fmt.Errorf("writing the TLS authority's certificate for the driver: %w", err)
 	}
-	caFile, _ := filepath.Abs(contract.CACertFile)
+	p.caFile, _ = filepath.Abs(contract.CACertFile)
+	return nil
+}
 
-	var stagedFiles stagedFiles
-	if staging != nil {
-		stagedFiles = staging
-	}
-	env := map[string]string{}
+// workerEnv is the TaskExecutors' environment before their framework adds to it: the job's, the
+// log level, where they refresh tokens and find a later attempt, and the launcher's settings.
+func (p *process) workerEnv(ctx context.Context) error {
+	job, env := p.job, map[string]string{}
 	for k, v := range job.TaskExecutor.Env {
 		env[k] = v
 	}
@@ -200,19 +279,19 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 			env[contract.EnvLogLevel] = lvl
 		}
 	}
-	if refresher != nil {
-		env[contract.EnvTokensURL] = strings.TrimSuffix(secureBase, "/") + web.TokensPath
+	if p.refresher != nil {
+		env[contract.EnvTokensURL] = strings.TrimSuffix(p.secureBase, "/") + web.TokensPath
 	}
 	// Where a kept TaskExecutor finds a later attempt (apiaddr.go).
-	if uri := os.Getenv(contract.EnvStagingDir); uri != "" && staging != nil {
+	if uri := os.Getenv(contract.EnvStagingDir); uri != "" && p.staging != nil {
 		env[contract.EnvStagingDir] = uri
-		if p, err := conf.Protection(); err == nil {
-			env[contract.EnvRPCProtection] = p
+		if pr, err := p.conf.Protection(); err == nil {
+			env[contract.EnvRPCProtection] = pr
 		}
-		if secure, err := conf.SecurityEnabled(); err == nil { // the launcher refuses SIMPLE fallbacks by it
+		if secure, err := p.conf.SecurityEnabled(); err == nil { // the launcher refuses SIMPLE fallbacks by it
 			env[contract.EnvHadoopAuthentication] = map[bool]string{true: "kerberos", false: "simple"}[secure]
 		}
-		publishAPIAddress(ctx, staging, secureBase, attempt, log)
+		publishAPIAddress(ctx, p.staging, p.secureBase, p.attempt, p.log)
 	}
 	if job.TaskExecutor.Gang {
 		env[contract.EnvGang] = "1"
@@ -222,156 +301,190 @@ func RunProcess(ctx context.Context, a ProcessOptions) (int, error) {
 	if d := job.TaskExecutor.GPUSampleInterval; d > 0 {
 		env[contract.EnvGPUSampleInterval] = d.String()
 	}
-	// The job's framework (docs/design.md#adding-a-framework): what it adds to the driver's and the
-	// TaskExecutors' environment and to the status, before either starts.
-	fw := framework.Of(job)
-	evlog := events.NewLog(events.DefaultCapacity) // the framework's events go to the AM's log (frameworkwatch.go)
-	// The framework's Scale reaches the AM once it exists (newAM below).
-	var running atomic.Pointer[am]
-	published := &publishedValues{} // frameworkpublished.go
-	emit, releaseEvents := frameworkEmitter(evlog)
-	fwAM, err := fw.StartAM(ctx, job, framework.AMStart{Host: host, Attempt: int(cidp.GetAppAttemptId().GetAttemptId()),
+	p.env = env
+	return nil
+}
+
+// startFramework starts the job's framework (docs/design.md#adding-a-framework): what it adds to the
+// driver's and the TaskExecutors' environment, secrets and status, before either starts.
+func (p *process) startFramework(ctx context.Context) error {
+	fw := framework.Of(p.job)
+	p.evlog = events.NewLog(events.DefaultCapacity) // the framework's events go to the AM's log (frameworkwatch.go)
+	p.published = &publishedValues{}                // frameworkpublished.go
+	emit, releaseEvents := frameworkEmitter(p.evlog)
+	p.releaseEvents = releaseEvents
+	var err error
+	p.fwAM, err = fw.StartAM(ctx, p.job, framework.AMStart{Host: p.host, Attempt: p.attemptNo,
 		Emit: emit, Scale: func(to int, stopFirst []string, why string) error {
-			if m := running.Load(); m != nil {
+			if m := p.running.Load(); m != nil { // the AM exists once configure made it
 				return m.Scale(to, stopFirst, why)
 			}
 			return errors.New("the ApplicationMaster does not run yet")
 		}, Instances: func() int {
-			if m := running.Load(); m != nil {
+			if m := p.running.Load(); m != nil {
 				return m.Instances()
 			}
 			return 0
-		}, TLS: amAuthority{amTLS}, TrackingURL: base, State: frameworkStateOf(staging), Files: frameworkFilesOf(staging),
-		Publish: published.set})
+		}, TLS: amAuthority{p.tls}, TrackingURL: p.base, State: frameworkStateOf(p.staging), Files: frameworkFilesOf(p.staging),
+		Publish: p.published.set})
 	if err != nil {
-		return 1, err
+		return err
 	}
-	if err := addWorkerSecrets(creds, refresher, fwAM.WorkerSecrets); err != nil {
-		return 1, err
+	if err := addWorkerSecrets(p.creds, p.refresher, p.fwAM.WorkerSecrets); err != nil {
+		return err
 	}
 	if fw.Name() != "" {
-		env[contract.EnvFramework] = fw.Name()
+		p.env[contract.EnvFramework] = fw.Name()
 	}
-	for _, k := range slices.Sorted(maps.Keys(fwAM.WorkerEnv)) {
-		env[k] = fwAM.WorkerEnv[k]
+	for _, k := range slices.Sorted(maps.Keys(p.fwAM.WorkerEnv)) {
+		p.env[k] = p.fwAM.WorkerEnv[k]
+	}
+	return nil
+}
+
+// configure makes the AM: the TaskExecutors' launch context, the AM's config from the job, the site
+// files and the framework, and the driver's.
+func (p *process) configure(context.Context) error {
+	a, job := p.opts, p.job
+	var staged stagedFiles
+	if p.staging != nil {
+		staged = p.staging
 	}
 	te := taskExecutorLaunch{
-		Manifest: manifest, Staged: stagedFiles, JobFile: a.Job.Path, ResourceConf: a.ResourceConf, Defines: a.Defines,
-		Command: job.TaskExecutor.Command, Env: env, ReportURL: secureBase + "api/v1/containers/", Creds: creds,
+		Manifest: p.manifest, Staged: staged, JobFile: a.Job.Path, ResourceConf: a.ResourceConf, Defines: a.Defines,
+		Command: job.TaskExecutor.Command, Env: p.env, ReportURL: p.secureBase + "api/v1/containers/", Creds: p.creds,
 	}
 	clc, err := te.LaunchContext()
 	if err != nil {
-		return 1, err
+		return err
 	}
-
 	mode := decision.Batch
 	if a.Service {
 		mode = decision.Service
 	}
-	amc := config{
-		App: app,
-		Spec: decision.Spec{Instances: job.TaskExecutor.Instances, Capability: capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
+	p.amc = config{
+		App: p.app,
+		Spec: decision.Spec{Instances: job.TaskExecutor.Instances, Capability: p.capability, MaxFailures: job.TaskExecutor.MaxFailures, Mode: mode,
 			Gang: job.TaskExecutor.Gang, MinInstances: job.TaskExecutor.MinInstances},
 		GangTimeout:       job.TaskExecutor.GangTimeout,
 		ElasticInterval:   job.TaskExecutor.ElasticInterval,
 		Locality:          job.TaskExecutor.Locality,
 		NodeLabel:         job.TaskExecutor.NodeLabel,
 		Placement:         job.TaskExecutor.Placement,
-		PlacementHandler:  conf.GetString(hadoop.KeyPlacementHandler, ""),
+		PlacementHandler:  p.conf.GetString(hadoop.KeyPlacementHandler, ""),
 		LivenessTimeout:   job.TaskExecutor.LivenessTimeout,
 		GPUSampleInterval: job.TaskExecutor.GPUSampleInterval, IdleGPUWarning: job.TaskExecutor.IdleGPUWarning,
 		IdleGPURelease:  job.TaskExecutor.IdleGPURelease,
 		SickGPUsPerNode: job.TaskExecutor.SickGPUsPerNode,
-		PreemptionWait:  preemptionWait(conf, log),
-		Host:            host, RPCPort: port, TrackingURL: base,
+		PreemptionWait:  preemptionWait(p.conf, p.log),
+		Host:            p.host, RPCPort: p.port, TrackingURL: p.base,
 		HeartbeatFast: a.HeartbeatFast, HeartbeatSlow: a.HeartbeatSlow, LaunchWorkers: a.LaunchWorkers, FinishedHistory: a.FinishedHistory,
-		LaunchContext: clc, RM: rm, NM: nm, Log: log,
-		Policy: a.Policy, Keys: keys, Cluster: cluster, ExternalResources: external,
+		LaunchContext: clc, RM: p.rm, NM: p.nm, Log: p.log,
+		Policy: a.Policy, Keys: p.keys, Cluster: p.cluster, ExternalResources: p.external,
 	}
-	amc.OnScale, amc.OnPreemption = fwAM.OnScale, fwAM.OnPreemption
-	if fwAM.Instances > 0 { // the framework sizes its workers from its demand: it starts low
-		amc.Spec.Instances = fwAM.Instances
-		amc.DemandSized = true
+	p.amc.OnScale, p.amc.OnPreemption = p.fwAM.OnScale, p.fwAM.OnPreemption
+	if p.fwAM.Instances > 0 { // the framework sizes its workers from its demand: it starts low
+		p.amc.Spec.Instances = p.fwAM.Instances
+		p.amc.DemandSized = true
 	}
-	amc.Events, amc.ReleaseEvents = evlog, releaseEvents
-	if staging != nil {
-		amc.Staging = staging
-		amc.State = staging
+	p.amc.Events, p.amc.ReleaseEvents = p.evlog, p.releaseEvents
+	if p.staging != nil {
+		p.amc.Staging = p.staging
+		p.amc.State = p.staging
 	}
-	amc.Attempt = attempt
-	maxAttempts, err := effectiveMaxAttempts(conf, job.MaxAttempts)
+	p.amc.Attempt = p.attempt
+	return p.configureAttempts()
+}
+
+// configureAttempts: what the AM's config takes from the attempts left, the tokens and the driver.
+func (p *process) configureAttempts() error {
+	maxAttempts, err := effectiveMaxAttempts(p.conf, p.job.MaxAttempts)
 	if err != nil {
-		return 1, err
+		return err
 	}
-	n := int(cidp.GetAppAttemptId().GetAttemptId())
-	attemptsLeft := n < maxAttempts
+	attemptsLeft := p.attemptNo < maxAttempts
 	if attemptsLeft {
-		amc.KeepStagingOnKill = true
-		log.WithFields(logrus.Fields{"attempt": n, "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
+		p.amc.KeepStagingOnKill = true
+		p.log.WithFields(logrus.Fields{"attempt": p.attemptNo, "max_attempts": maxAttempts}).Info("yarn-am am: attempts are left; a SIGTERM keeps the staging directory for the next one")
 	}
-	if refresher != nil {
-		amc.LaunchTokens = refresher.LaunchTokens
+	if p.refresher != nil {
+		p.amc.LaunchTokens = p.refresher.LaunchTokens
 	}
-	addTokenDeadlineEvent(&amc, creds)
-	addRestartLimitEvent(&amc, conf, creds, attemptsLeft, log)
-	if a.Driver != "" {
-		amc.Driver = &driverConfig{Command: a.Driver, Env: []string{contract.EnvAPI + "=" + secureBase + "api/v1/", contract.EnvSecret + "=" + secret, contract.EnvCACert + "=" + caFile},
-			Tokens: creds} // driver.go writes the driver's own token file from them, without the AM-RM token
-		for _, k := range slices.Sorted(maps.Keys(fwAM.DriverEnv)) {
-			amc.Driver.Env = append(amc.Driver.Env, k+"="+fwAM.DriverEnv[k])
+	addTokenDeadlineEvent(&p.amc, p.creds)
+	addRestartLimitEvent(&p.amc, p.conf, p.creds, attemptsLeft, p.log)
+	if p.opts.Driver != "" {
+		return p.configureDriver()
+	}
+	return nil
+}
+
+// configureDriver is the driver's part of the AM's config (driver mode).
+func (p *process) configureDriver() error {
+	d := &driverConfig{Command: p.opts.Driver, Env: []string{contract.EnvAPI + "=" + p.secureBase + "api/v1/", contract.EnvSecret + "=" + p.secret, contract.EnvCACert + "=" + p.caFile},
+		Tokens: p.creds} // driver.go writes the driver's own token file from them, without the AM-RM token
+	for _, k := range slices.Sorted(maps.Keys(p.fwAM.DriverEnv)) {
+		d.Env = append(d.Env, k+"="+p.fwAM.DriverEnv[k])
+	}
+	if p.refresher != nil {
+		// The driver's token file is written once; this one follows the refreshes
+		// (contract.EnvDelegationTokens).
+		path, err := filepath.Abs(driverDelegationTokensFile)
+		if err == nil {
+			err = p.refresher.keepTokenFile(path)
 		}
-		if refresher != nil {
-			// The driver's token file is written once; this one follows the refreshes
-			// (contract.EnvDelegationTokens).
-			path, err := filepath.Abs(driverDelegationTokensFile)
-			if err == nil {
-				err = refresher.keepTokenFile(path)
-			}
-			if err != nil {
-				return 1, fmt.Errorf("writing the driver's delegation token file: %w", err)
-			}
-			amc.Driver.Env = append(amc.Driver.Env, contract.EnvDelegationTokens+"="+path)
-			amc.Driver.FreshTokens = refresher.delegationTokens
+		if err != nil {
+			return fmt.Errorf("writing the driver's delegation token file: %w", err)
 		}
-		amc.Driver.EndOnFailureLimit = fwAM.EndDriverOnFailureLimit
-		amc.Driver.Restart = restartWith(fwAM.RestartDriver)
+		d.Env = append(d.Env, contract.EnvDelegationTokens+"="+path)
+		d.FreshTokens = p.refresher.delegationTokens
 	}
-	m, err := newAM(amc)
+	d.EndOnFailureLimit = p.fwAM.EndDriverOnFailureLimit
+	d.Restart = restartWith(p.fwAM.RestartDriver)
+	p.amc.Driver = d
+	return nil
+}
+
+// serveAndRun makes the AM, serves its HTTP API on the listeners and runs it until the application
+// ends or ctx is cancelled; it returns RunProcess's exit code.
+func (p *process) serveAndRun(ctx context.Context) (int, error) {
+	m, err := newAM(p.amc)
 	if err != nil {
 		return 1, err
 	}
-	running.Store(m)
-	api := web.Options{Secret: secret, SecureAPI: secureBase + "api/v1/", Links: fwAM.Links,
-		Redact: secretsRedactor(creds, ""), // the workers' stderr tails (diagnostics.go)
-		Stop:   fwAM.OnStop, KeepState: fwAM.OnKeepState, Proxy: fwAM.Proxy, Published: published.get}
-	if p := fwAM.Proxy; p != nil {
+	p.running.Store(m)
+	fwAM := p.fwAM
+	api := web.Options{Secret: p.secret, SecureAPI: p.secureBase + "api/v1/", Links: fwAM.Links,
+		Redact: secretsRedactor(p.creds, ""), // the workers' stderr tails (diagnostics.go)
+		Stop:   fwAM.OnStop, KeepState: fwAM.OnKeepState, Proxy: fwAM.Proxy, Published: p.published.get}
+	if pr := fwAM.Proxy; pr != nil {
 		// The framework's UI as users reach it: through the AM (web/proxy.go), never its own address.
-		api.Links = append(slices.Clone(api.Links), contract.Link{Name: p.Name, URL: base + strings.TrimPrefix(web.ProxyPrefix(p), "/"), Note: p.Note})
+		api.Links = append(slices.Clone(api.Links), contract.Link{Name: pr.Name, URL: p.base + strings.TrimPrefix(web.ProxyPrefix(pr), "/"), Note: pr.Note})
 	}
-	if watch := newFrameworkWatch(fwAM.DetailsTitle, fwAM.Details, log); watch != nil {
+	if watch := newFrameworkWatch(fwAM.DetailsTitle, fwAM.Details, p.log); watch != nil {
 		api.Framework = watch.status
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
 		go watch.run(watchCtx)
 	}
-	if refresher != nil { // a nil *tokenRefresher in the interface would not read as "no tokens"
-		api.Tokens = refresher
+	if p.refresher != nil { // a nil *tokenRefresher in the interface would not read as "no tokens"
+		api.Tokens = p.refresher
 	}
-	srv := web.Serve(m.Web(), api, web.Limits{MaxStreams: a.MaxEventStreams, MaxStreamsPerClient: a.MaxEventStreamsPerClient}, amTLS.Config, ln, tln)
+	a := p.opts
+	srv := web.Serve(m.Web(), api, web.Limits{MaxStreams: a.MaxEventStreams, MaxStreamsPerClient: a.MaxEventStreamsPerClient}, p.tls.Config, p.ln, p.tln)
 	defer func() {
 		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		srv.Shutdown(c)
 	}()
-	log.WithFields(logrus.Fields{"tracking_url": base, "secure_api": secureBase, "instances": amc.Spec.Instances, "resources": capability.String(),
+	p.log.WithFields(logrus.Fields{"tracking_url": p.base, "secure_api": p.secureBase, "instances": p.amc.Spec.Instances, "resources": p.capability.String(),
 		"mode": modeName(a), "policy": fmt.Sprintf("%+v", a.Policy)}).Info("yarn-am am: starting")
 
 	out, err := m.Run(ctx)
 	if ctx.Err() != nil {
-		log.Info("yarn-am am: stopped by signal (application killed)")
+		p.log.Info("yarn-am am: stopped by signal (application killed)")
 		return 143, nil
 	}
-	log.WithFields(logrus.Fields{"final_status": out.Status, "diagnostics": out.Diagnostics}).Info("yarn-am am: done")
+	p.log.WithFields(logrus.Fields{"final_status": out.Status, "diagnostics": out.Diagnostics}).Info("yarn-am am: done")
 	if err != nil {
 		return 1, err
 	}
