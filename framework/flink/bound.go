@@ -98,8 +98,12 @@ func readBound(path string) (boundAddrs, error) {
 	return b, nil
 }
 
-// boundPoll is how often the driver looks at its JVM's sockets and the AM at the driver's file.
-const boundPoll = 250 * time.Millisecond
+// boundPoll is how often the driver reads the new lines of its JobManager's log, and its JVM's
+// sockets once the log named the REST port (or after logFallback); and how often the AM looks for
+// the driver's file. Both are cheap (an incremental read, a stat) and lie on the TaskManagers' path:
+// every poll's wait is time until they learn the JobManager's address (the Flink row's waterfall,
+// "ports learnt by the AM", testdata/bench/README.md#the-waterfall).
+const boundPoll = 50 * time.Millisecond
 
 // learnBound waits until the JobManager's JVM (pid) listens on its REST port and its RPC port, and
 // returns them as host:port (host: the address both advertise). The REST port is one of the JVM's
@@ -122,7 +126,15 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 	t := time.NewTicker(boundPoll)
 	defer t.Stop()
 	for {
-		ports, err := listeningPorts(pid)
+		// The JVM's sockets (hundreds of descriptors to read) only once they can be asked: the log
+		// named the REST port, or the fallback's wait is over, or the REST port is known.
+		var ports []int
+		var err error
+		if rest != 0 || log.restPort() != 0 || time.Since(start) >= logFallback {
+			ports, err = listeningPorts(pid)
+		} else {
+			err = errors.New("the JobManager's log does not name its REST port yet")
+		}
 		switch {
 		case err != nil:
 			last = err

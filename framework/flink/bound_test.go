@@ -329,3 +329,32 @@ func TestAwaitJobManager(t *testing.T) {
 	_, err = awaitJobManager(context.Background(), framework.Worker{}, time.Second, time.Millisecond)
 	assert.ErrorContains(t, err, "cannot ask the AM for the JobManager's address")
 }
+
+// Until the JobManager's log names its REST port, the driver reads the log alone, not the JVM's
+// sockets: here the "JVM" is a process that does not exist, whose sockets would be an error of
+// /proc, and the wait ends on the log's silence instead. Once the line is there, the sockets are read
+// (and the missing process is the error).
+func TestLearnBoundReadsNoSocketBeforeTheLogNamesThePort(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the JVM's sockets are read from Linux's /proc")
+	}
+	logFile := filepath.Join(t.TempDir(), "jobmanager.log")
+	require.NoError(t, os.WriteFile(logFile, []byte("2026-11-29 18:00:00,000 INFO  starting\n"), 0o644))
+	gone := 1<<22 + 1
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := learnBound(ctx, gone, "127.0.0.1", &tls.Config{}, nil, logFile)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the JobManager's log does not name its REST port yet")
+
+	f, err := os.OpenFile(logFile, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("2026-11-29 18:00:01,000 INFO  org.apache.flink.runtime.rest.RestServerEndpoint [] - Rest endpoint listening at 127.0.0.1:40001\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	_, err = learnBound(ctx2, gone, "127.0.0.1", &tls.Config{}, nil, logFile)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "does not name its REST port")
+}
