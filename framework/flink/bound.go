@@ -117,6 +117,25 @@ const boundPoll = 50 * time.Millisecond
 // bound port), checked to be one of the JVM's own listening sockets. It gives up when ctx ends or
 // exited is closed.
 func learnBound(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string) (boundAddrs, error) {
+	return learnBoundTimed(ctx, pid, host, client, exited, logFile, nil)
+}
+
+// learnTimes is where learnBound's time went: when (after its start) the log named the REST port,
+// and how long the successful REST answer and /jobmanager/config read took.
+type learnTimes struct {
+	logNamed, restAnswer, rpcRead time.Duration
+}
+
+func (l learnTimes) String() string {
+	return fmt.Sprintf("the log named the REST port at %.2f s, its answer over mutual TLS took %.2f s, /jobmanager/config %.2f s",
+		l.logNamed.Seconds(), l.restAnswer.Seconds(), l.rpcRead.Seconds())
+}
+
+// learnBoundTimed is learnBound that also says where its time went (times; nil: not asked).
+func learnBoundTimed(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string, times *learnTimes) (boundAddrs, error) {
+	if times == nil {
+		times = &learnTimes{}
+	}
 	hc := restClient(client, 3*time.Second)
 	defer hc.CloseIdleConnections()
 	last := errors.New("the JVM listens on no port yet")
@@ -130,6 +149,9 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 		// named the REST port, or the fallback's wait is over, or the REST port is known.
 		var ports []int
 		var err error
+		if times.logNamed == 0 && log.restPort() != 0 {
+			times.logNamed = time.Since(start)
+		}
 		if rest != 0 || log.restPort() != 0 || time.Since(start) >= logFallback {
 			ports, err = listeningPorts(pid)
 		} else {
@@ -150,10 +172,15 @@ func learnBound(ctx context.Context, pid int, host string, client *tls.Config, e
 				candidates = nil
 				last = fmt.Errorf("the JobManager's log does not name its REST port yet (its JVM listens on %v)", ports)
 			}
-			rest = findREST(ctx, hc, host, candidates)
+			asked := time.Now()
+			if rest = findREST(ctx, hc, host, candidates); rest != 0 {
+				times.restAnswer = time.Since(asked)
+			}
 		}
 		if rest != 0 && err == nil {
+			asked := time.Now()
 			rpc, rerr := rpcPortFromConfig(ctx, hc, host, rest)
+			times.rpcRead = time.Since(asked)
 			switch {
 			case rerr != nil:
 				if ctx.Err() == nil { // not the wait's own end cutting the request short
@@ -392,7 +419,8 @@ func publishBound(ctx context.Context, jm *jobManager, pid int, client *tls.Conf
 	ctx, cancel := context.WithTimeout(ctx, learnBoundBound)
 	defer cancel()
 	start := time.Now()
-	b, err := learnBound(ctx, pid, jm.host, client, exited, logFile)
+	var times learnTimes
+	b, err := learnBoundTimed(ctx, pid, jm.host, client, exited, logFile, &times)
 	b.PID = pid
 	if err == nil {
 		err = writeBound(path, b)
@@ -402,5 +430,6 @@ func publishBound(ctx context.Context, jm *jobManager, pid int, client *tls.Conf
 		return
 	}
 	jm.set(b)
-	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: the JobManager's JVM bound RPC %s and REST %s (learnt in %.1f s); published to the AM\n", b.RPC, b.REST, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: the JobManager's JVM bound RPC %s and REST %s (learnt in %.1f s: %s); published to the AM\n",
+		b.RPC, b.REST, time.Since(start).Seconds(), times)
 }

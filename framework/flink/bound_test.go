@@ -151,9 +151,16 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	mu.Lock()
 	said = portOf(t, rpc.Addr().String())
 	mu.Unlock()
-	b, err := learnBound(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil, logFile)
+	var times learnTimes
+	b, err := learnBoundTimed(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil, logFile, &times)
 	require.NoError(t, err)
 	assert.Equal(t, boundAddrs{RPC: rpc.Addr().String(), REST: jmREST.Listener.Addr().String()}, b)
+	// Where the time went, as the driver prints it.
+	assert.Positive(t, times.logNamed)
+	assert.Positive(t, times.restAnswer)
+	assert.Positive(t, times.rpcRead)
+	assert.Contains(t, times.String(), "the log named the REST port at ")
+	assert.Contains(t, times.String(), "its answer over mutual TLS took ")
 	assert.Zero(t, squatted.Load(), "no other port is sent anything")
 
 	defer func(d time.Duration) { logFallback = d }(logFallback)
