@@ -13,6 +13,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/gpuuse"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -84,10 +85,13 @@ type config struct {
 	// (framework.AM, docs/design.md#adding-a-framework) and are called without mu.
 	OnScale      func(ctx context.Context, from, to int) error
 	OnPreemption func(ctx context.Context, containers []string)
-	RM           rm
-	NM           nm
-	Staging      cleaner // nil: nothing to delete
-	Log          logrus.FieldLogger
+	// GiveBack, when set, is how a demand-sized job's framework gives back a TaskExecutor whose
+	// GPUs stayed idle (framework.AM.GiveBack, idlerelease.go): Can under mu, Release without.
+	GiveBack *framework.GiveBack
+	RM       rm
+	NM       nm
+	Staging  cleaner // nil: nothing to delete
+	Log      logrus.FieldLogger
 
 	// Policy is the failure policy (zero values: the defaults).
 	Policy decision.PolicyConfig
@@ -152,8 +156,9 @@ type config struct {
 	// container may stay idle before the AM warns and releases it (idlerelease.go).
 	IdleGPURelease time.Duration
 	// DemandSized: the job's framework sizes its TaskExecutors from its work's demand
-	// (framework.AM.Instances; a [flink] job with taskmanagers = "demand"), so an idle release says
-	// that it cannot lower that count yet rather than call it fixed.
+	// (framework.AM.Instances; a [flink] job with taskmanagers = "demand"): an idle release goes
+	// through its GiveBack, and without one says that it cannot lower that count rather than call it
+	// fixed.
 	DemandSized bool
 	// SickGPUsPerNode is taskexecutor.sick-gpus-per-node: a node is excluded once this many of its
 	// GPUs read unhealthy (0: never; gpuhealth.go).

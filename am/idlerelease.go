@@ -1,6 +1,7 @@
 package am
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 )
 
 // Idle GPUs given back (taskexecutor.idle-gpu-release; docs/gpus.md#idle-gpus-given-back). A
@@ -19,14 +21,22 @@ import (
 // the whole round, which restarts; the framework's OnPreemption, a Flink checkpoint), and after the
 // same grace (preemptionWait) it releases the container itself: the declared count goes down by one
 // with the container stopped first, so it is not replaced and its end counts as no failure (the AM
-// stopped it). Only an elastic gang above taskexecutor.min-instances can shrink; any other job says
-// once per idle spell that it cannot, and keeps its GPUs. One release is in flight at a time: each
-// restarts a gang's round, and the next idle container is judged again in the new round.
+// stopped it). An elastic gang above taskexecutor.min-instances shrinks so; a job whose framework
+// sizes it from its work's demand (a [flink] job with taskmanagers = "demand") shrinks through the
+// framework's GiveBack instead: after the grace the framework lowers its work's demand by one
+// TaskExecutor (a Flink job's rescale) and, once the work left one, names it in AMStart.Scale, and
+// that release is the one booked as given back (giveBackLocked). Any other job, or a framework that
+// says it cannot shrink, says once per idle spell that it cannot, and keeps its GPUs. One release is
+// in flight at a time: each restarts a gang's round, and the next idle container is judged again in
+// the new round.
 
 // idleRelease is the AM's memory of idle GPUs given back; mu guards it (doc.go).
 type idleRelease struct {
 	// pending: a container warned for its idle GPUs, released at deadline.
 	pending *pendingRelease
+	// givingBack: the container whose GPUs a demand-sized job's framework is giving back (GiveBack's
+	// Release called): the framework's next Scale down that names a container is that release.
+	givingBack *pendingRelease
 	// kept: container → the idle spell (its start) its idle-gpu-kept event was said for.
 	kept  map[string]time.Time
 	given givenBack
@@ -82,12 +92,18 @@ func (g *givenBack) hours(now time.Time) float64 {
 }
 
 // idleReleasable says whether a job of declared spec (its count now) can give a container back, and
-// why not: only an elastic gang (job's own spec) above its minimum shrinks. demand: the framework
-// sizes the TaskExecutors from its work's demand (config.DemandSized).
-func idleReleasable(job, now decision.Spec, demand bool) (bool, string) {
+// why not: an elastic gang (job's own spec) above its minimum shrinks; a job whose framework sizes
+// the TaskExecutors from its work's demand (demand: config.DemandSized) shrinks when the framework's
+// GiveBack (gb) says it can.
+func idleReleasable(job, now decision.Spec, demand bool, gb *framework.GiveBack) (bool, string) {
 	switch {
+	case demand && gb != nil:
+		if err := gb.Can(now.Instances); err != nil {
+			return false, err.Error()
+		}
+		return true, ""
 	case demand:
-		return false, fmt.Sprintf("the job's framework sizes its TaskExecutors from its work's demand (%d now), and an idle release does not lower that count yet: only an elastic gang (taskexecutor.gang with taskexecutor.min-instances below instances) gives one back", now.Instances)
+		return false, fmt.Sprintf("the job's framework sizes its TaskExecutors from its work's demand (%d now), and gives none back for idleness: only an elastic gang (taskexecutor.gang with taskexecutor.min-instances below instances) or a [flink] job with taskmanagers = \"demand\" on the adaptive scheduler gives one back", now.Instances)
 	case !job.Gang:
 		return false, fmt.Sprintf("the job keeps a fixed number of TaskExecutors (%d): only an elastic gang (taskexecutor.gang with taskexecutor.min-instances below instances) gives one back", now.Instances)
 	case !job.Elastic():
@@ -107,13 +123,13 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 		return
 	}
 	since, last := a.gpus.IdleSpell(t.ID)
-	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.idleGPUs.pending != nil {
+	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.idleGPUs.pending != nil || a.idleGPUs.givingBack != nil {
 		return
 	}
 	if a.cfg.Spec.Gang && (t.Round != a.gang.Round() || !a.gang.Formed()) {
 		return // held beside the round, or a round on its way out: not a member to release
 	}
-	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized); !ok {
+	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
 		if a.idleGPUs.kept[t.ID].Equal(since) {
 			return
 		}
@@ -169,8 +185,13 @@ func (a *am) checkIdleRelease() {
 		a.mu.Unlock()
 		return
 	}
-	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized); !ok {
+	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
 		a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), 0, a.cfg.IdleGPURelease, why))
+		a.mu.Unlock()
+		return
+	}
+	if a.cfg.DemandSized {
+		a.giveBackInBackgroundLocked(t, now)
 		a.mu.Unlock()
 		return
 	}
@@ -184,4 +205,51 @@ func (a *am) checkIdleRelease() {
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "from": from, "to": a.instances}).Info("am: released a TaskExecutor whose GPUs stayed idle")
 	a.mu.Unlock()
 	a.poke()
+}
+
+// giveBackBound bounds a demand-sized framework's GiveBack.Release (its reads and its rescale).
+const giveBackBound = 30 * time.Second
+
+// giveBackInBackgroundLocked asks the framework to give back container t's share of its work, off the
+// AM's lock; a refusal keeps the GPUs with an idle-gpu-kept event that says why. The release itself
+// comes later as the framework's Scale (giveBackLocked).
+func (a *am) giveBackInBackgroundLocked(t *tracked, now time.Time) {
+	a.idleGPUs.givingBack = &pendingRelease{id: t.ID, deadline: now}
+	id, node, n := t.ID, t.Node, gpuCount(t)
+	a.background.Add(1)
+	go func() {
+		defer a.background.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), giveBackBound)
+		err := a.cfg.GiveBack.Release(ctx, id)
+		cancel()
+		if err == nil {
+			a.log.WithFields(logrus.Fields{"container": id, "node": node}).Info("am: the framework shrinks its work for a TaskExecutor whose GPUs stayed idle")
+			return
+		}
+		a.mu.Lock()
+		if g := a.idleGPUs.givingBack; g != nil && g.id == id {
+			a.idleGPUs.givingBack = nil
+		}
+		a.emit(events.IdleGPUKept(id, node, n, 0, a.cfg.IdleGPURelease, err.Error()))
+		a.mu.Unlock()
+	}()
+}
+
+// giveBackLocked books the framework's Scale from → to naming stopFirst as the release of the give-back
+// in flight, if one is: the first container named is released for idleness (the idle one, or the
+// one the framework's work left instead) and its GPUs count as given back.
+func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
+	g := a.idleGPUs.givingBack
+	if g == nil || to >= from || len(stopFirst) == 0 {
+		return
+	}
+	a.idleGPUs.givingBack = nil
+	t := a.rec.get(stopFirst[0])
+	if t == nil {
+		return
+	}
+	n := gpuCount(t)
+	a.idleGPUs.given.add(n, now)
+	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, to))
+	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "idle": g.id, "from": from, "to": to}).Info("am: released a TaskExecutor for idle GPUs through the framework")
 }

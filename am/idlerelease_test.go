@@ -2,6 +2,7 @@ package am
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/testkit/fakecluster"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -203,7 +205,7 @@ func TestIdleGPUKeptByAFixedJob(t *testing.T) {
 	}{
 		"fixed count":  {gpuSpec(2, 0), false, "the job keeps a fixed number of TaskExecutors (2): only an elastic gang"},
 		"rigid gang":   {gangSpec(2), false, "the gang has a fixed size of 2 (taskexecutor.min-instances is not below instances)"},
-		"demand-sized": {gpuSpec(2, 0), true, "the job's framework sizes its TaskExecutors from its work's demand (2 now), and an idle release does not lower that count yet"},
+		"demand-sized": {gpuSpec(2, 0), true, "the job's framework sizes its TaskExecutors from its work's demand (2 now), and gives none back for idleness"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, clock, c := idleAM(t, tc.spec, 2, func(c *config) { c.DemandSized = tc.demand })
@@ -260,4 +262,121 @@ func TestIdleGPUReleaseOffAndMissingSamples(t *testing.T) {
 	require.Len(t, idleEvents(m2), 1, "20 s after the gap")
 	heartbeats(t, c, 1)
 	assert.True(t, strings.HasPrefix(idleEvents(m2)[0].Message, "the 1 GPU(s) of TaskExecutor "+ids[0]))
+}
+
+// fakeGiveBack is a demand-sized framework's GiveBack: it can shrink above one TaskExecutor, and
+// records the containers Release is asked for (err: its refusal).
+type fakeGiveBack struct {
+	asked chan string
+	err   error
+}
+
+func (f *fakeGiveBack) giveBack() *framework.GiveBack {
+	return &framework.GiveBack{
+		Can: func(from int) error {
+			if from <= 1 {
+				return errors.New("the work runs on 1 TaskExecutor, its fewest")
+			}
+			return nil
+		},
+		Release: func(_ context.Context, container string) error {
+			f.asked <- container
+			return f.err
+		},
+	}
+}
+
+// TestIdleGPUGivenBackThroughADemandSizedFramework: a job whose framework sizes it from its demand
+// (a Flink job in demand mode) and gives back through its GiveBack: after 20 s idle the container is
+// warned as a preemption (one release at a time), at the deadline the framework's Release is asked
+// for it and nothing is stopped yet; the framework's Scale down naming it (once its work left it) is
+// the release: idle-gpu-released, the requirement 2 → 1, the container's end an info release, the
+// GPU-hours given back counted. At one TaskExecutor the framework's Can refuses: idle-gpu-kept with
+// its reason. A Release that fails keeps the GPUs with its error.
+func TestIdleGPUGivenBackThroughADemandSizedFramework(t *testing.T) {
+	fb := &fakeGiveBack{asked: make(chan string, 4)}
+	m, clock, c := idleAM(t, gpuSpec(2, 0), 2, func(c *config) { c.DemandSized, c.GiveBack = true, fb.giveBack() })
+	c.Mu.Lock()
+	c.StopCompletes = true // the stopped container's end is reported, as a NodeManager does
+	c.Mu.Unlock()
+	ids := runningIDs(t, m, 2)
+	for range 5 { // 0 to 20 s at 0 %
+		for _, id := range ids {
+			sample(t, m, id, 0)
+		}
+		clock.Add(5 * time.Second)
+	}
+	evs := idleEvents(m)
+	require.Len(t, evs, 1, "one release at a time: %v", eventTypes(evs))
+	assert.Equal(t, contract.EventIdleGPURelease, evs[0].Type)
+	idle := evs[0].Container
+	n, _, _ := m.Notice(idle)
+	require.NotNil(t, n, "warned as a preemption (the framework's checkpoint)")
+	assert.Equal(t, contract.NoticeIdleGPURelease, n.Reason)
+
+	clock.Add(10 * time.Second) // the deadline
+	select {
+	case got := <-fb.asked:
+		assert.Equal(t, idle, got, "the framework is asked to give back the idle container")
+	case <-time.After(10 * time.Second):
+		t.Fatal("GiveBack.Release not called at the deadline")
+	}
+	heartbeats(t, c, 5)
+	assert.Equal(t, 2, m.Instances(), "nothing stopped before the framework's work left a TaskExecutor")
+	assert.Len(t, idleEvents(m), 1)
+
+	require.NoError(t, m.Scale(1, []string{idle}, "Flink demand: 1 slots → 1 TaskManagers: "+idle+" released, Flink freed its slots"))
+	evs = idleEvents(m)
+	require.Len(t, evs, 2, "%v", eventTypes(evs))
+	assert.Equal(t, contract.EventIdleGPUReleased, evs[1].Type)
+	assert.Equal(t, idle, evs[1].Container)
+	assert.Contains(t, evs[1].Message, "the job runs with 1 TaskExecutors instead of 2")
+	released := waitEvent(t, m.Events(), 10*time.Second, func(e contract.Event) bool { return e.Type == contract.EventCompleted })
+	assert.Equal(t, idle, released.Container)
+	assert.Equal(t, contract.SeverityInfo, released.Severity)
+	assert.Contains(t, released.Message, "released: no longer needed")
+	assert.Zero(t, m.Status().Counts.Failed)
+	clock.Add(time.Hour)
+	assert.InDelta(t, 1, m.Status().GPUUsage.GivenBackGPUHours, 1e-9, "1 GPU given back for an hour")
+
+	// At one TaskExecutor the framework cannot shrink: the last one keeps its GPU.
+	other := ids[0]
+	if other == idle {
+		other = ids[1]
+	}
+	for range 6 {
+		sample(t, m, other, 0)
+		clock.Add(5 * time.Second)
+	}
+	heartbeats(t, c, 2)
+	evs = idleEvents(m)
+	require.Len(t, evs, 3, "%v", eventTypes(evs))
+	assert.Equal(t, contract.EventIdleGPUKept, evs[2].Type)
+	assert.Contains(t, evs[2].Message, "cannot be released: the work runs on 1 TaskExecutor, its fewest")
+	assert.Empty(t, fb.asked)
+}
+
+// TestIdleGPUGiveBackRefusedByTheFramework: a Release that fails (the job cannot rescale after all)
+// keeps the GPUs, with an idle-gpu-kept event that gives the framework's reason; the count stays.
+func TestIdleGPUGiveBackRefusedByTheFramework(t *testing.T) {
+	fb := &fakeGiveBack{asked: make(chan string, 4), err: errors.New("the Flink job's vertex v needs at least 2 slots")}
+	m, clock, c := idleAM(t, gpuSpec(2, 0), 2, func(c *config) { c.DemandSized, c.GiveBack = true, fb.giveBack() })
+	ids := runningIDs(t, m, 2)
+	for range 5 {
+		sample(t, m, ids[0], 0)
+		sample(t, m, ids[1], 90)
+		clock.Add(5 * time.Second)
+	}
+	clock.Add(10 * time.Second)
+	select {
+	case <-fb.asked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("GiveBack.Release not called at the deadline")
+	}
+	require.Eventually(t, func() bool { return len(idleEvents(m)) == 2 }, 10*time.Second, time.Millisecond)
+	evs := idleEvents(m)
+	assert.Equal(t, contract.EventIdleGPUKept, evs[1].Type)
+	assert.Contains(t, evs[1].Message, "cannot be released: the Flink job's vertex v needs at least 2 slots")
+	heartbeats(t, c, 3)
+	assert.Equal(t, 2, m.Instances())
 }

@@ -382,7 +382,7 @@ func (p *process) configure(context.Context) error {
 		LaunchContext: clc, RM: p.rm, NM: p.nm, Log: p.log,
 		Policy: a.Policy, Keys: p.keys, Cluster: p.cluster, ExternalResources: p.external,
 	}
-	p.amc.OnScale, p.amc.OnPreemption = p.fwAM.OnScale, p.fwAM.OnPreemption
+	p.amc.OnScale, p.amc.OnPreemption, p.amc.GiveBack = p.fwAM.OnScale, p.fwAM.OnPreemption, p.fwAM.GiveBack
 	if p.fwAM.Instances > 0 { // the framework sizes its workers from its demand: it starts low
 		p.amc.Spec.Instances = p.fwAM.Instances
 		p.amc.DemandSized = true

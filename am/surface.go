@@ -221,6 +221,7 @@ func (a *am) setInstances(instances int, stopFirst []string, by string) (contrac
 	old := a.instances
 	a.instances = instances
 	a.idleGPUs.given.retake(instances-old, a.cfg.Now()) // GPUs given back for idleness and declared again
+	a.giveBackLocked(old, instances, stopFirst, a.cfg.Now())
 	a.stopFirst = nil
 	for _, id := range stopFirst {
 		if a.stopFirst == nil {

@@ -181,6 +181,10 @@ type AM struct {
 	// OnPreemption, when set, is told of the ResourceManager's preemption warnings (the containers
 	// named), besides the launchers' own notices.
 	OnPreemption func(ctx context.Context, containers []string)
+	// GiveBack, when set, lets a framework that sizes its workers from its demand (Instances > 0)
+	// give back a TaskExecutor whose GPUs stayed idle (taskexecutor.idle-gpu-release); nil: such a
+	// job keeps its GPUs.
+	GiveBack *GiveBack
 	// DetailsTitle and Details, when Details is set, are what the framework says of its own work (a
 	// Flink job's id, state, parallelism, last checkpoint): the AM calls Details from one goroutine
 	// of its own, outside its lock, every contract.FrameworkDetailsInterval while it runs, cuts the
@@ -208,6 +212,17 @@ type AM struct {
 	// Proxy, when set, is the framework's web UI and API, which the AM serves under its own tracking
 	// URL by the framework's Proxy.Access and shows as a link; nil: none.
 	Proxy *Proxy
+}
+
+// GiveBack is how a demand-sized framework gives back one TaskExecutor for its idle GPUs. Can, asked
+// under the AM's lock (no I/O), says whether the work can do with one fewer than from, and why not
+// (the AM keeps the GPUs and says so). Release, called after the idle container's warning and its
+// grace (OnPreemption's checkpoint), shrinks the work by one TaskExecutor's share and, once the work
+// has left a TaskExecutor, lowers the count through AMStart.Scale naming it in stopFirst, the idle
+// container when the work left that one; an error says why nothing was given back.
+type GiveBack struct {
+	Can     func(from int) error
+	Release func(ctx context.Context, container string) error
 }
 
 // NotStartedError is what a Proxy's Transport returns while the framework's server has not started

@@ -164,6 +164,10 @@ type demand struct {
 	idleTimeout time.Duration
 	slotIdle    string
 
+	// prefer is the TaskManager an idle-GPU give-back named (giveBack): released first once Flink
+	// freed it; under mu.
+	prefer string
+
 	idleSince map[string]time.Time // TaskManager (container) id → since when all its slots are free
 	idleReads map[string]int       // TaskManager id → reads in a row that found its slots all free
 	released  map[string]bool      // TaskManagers handed to Scale already: never named twice
@@ -348,13 +352,19 @@ func (d *demand) release(ctx context.Context, why string, fewer int) error {
 			delete(d.idleReads, id)
 		}
 	}
+	d.mu.Lock()
+	prefer := d.prefer
+	d.mu.Unlock()
 	slices.SortFunc(ready, func(a, b string) int {
-		return cmp.Or(d.idleSince[a].Compare(d.idleSince[b]), strings.Compare(a, b))
+		return cmp.Or(boolOrder(a == prefer, b == prefer), d.idleSince[a].Compare(d.idleSince[b]), strings.Compare(a, b))
 	})
 	if n := min(fewer, len(ready)); n > 0 {
 		for _, id := range ready[:n] {
 			d.released[id] = true
 		}
+		d.mu.Lock()
+		d.prefer = ""
+		d.mu.Unlock()
 		d.told = ""
 		have := d.instances()
 		return d.scale(have-n, ready[:n], fmt.Sprintf("%s: %s released, %s", why, strings.Join(ready[:n], ", "), d.freedBy()))
@@ -372,6 +382,17 @@ func (d *demand) release(ctx context.Context, why string, fewer int) error {
 		d.told = wait
 	}
 	return nil
+}
+
+// boolOrder sorts true first.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
 }
 
 // freedBy says when a TaskManager is released: once Flink freed its slots, and idle for the job's
@@ -474,4 +495,63 @@ func (d *demand) setUpper(ctx context.Context, jobID string, upper int) error {
 		out[v] = flinkdist.Bounds{Lower: max(min(bounds[v].Lower, u), 1), Upper: max(u, 1)}
 	}
 	return d.rest.SetResourceRequirements(ctx, jobID, out)
+}
+
+// giveBack is framework.AM.GiveBack in demand mode (docs/gpus.md#idle-gpus-given-back): a
+// TaskManager whose GPUs stayed idle is given back by the path yarn-am scale takes, the job's upper
+// bound lowered by one TaskManager's slots, and the TaskManager it leaves released once Flink freed
+// its slots, the idle one first.
+func (d *demand) giveBack() *framework.GiveBack {
+	return &framework.GiveBack{Can: d.canGiveBack, Release: d.releaseIdle}
+}
+
+// canGiveBack says whether the job can run on one TaskManager fewer than from: only an application
+// on the adaptive scheduler rescales, and never under min-instances or one TaskManager.
+func (d *demand) canGiveBack(from int) error {
+	switch {
+	case d.session || !d.adaptive:
+		return fmt.Errorf("the Flink job's parallelism is fixed: only an application job on the adaptive scheduler (\"jobmanager.scheduler\" = \"adaptive\" in [flink.config]) rescales to fewer TaskManagers")
+	case from <= max(d.lo, 1):
+		return fmt.Errorf("the Flink job runs on %d TaskManager(s), the fewest taskmanagers = %q keeps (taskexecutor.min-instances, and one for the job)", from, taskManagersDemand)
+	}
+	return nil
+}
+
+// releaseIdle lowers the job's upper bound by one TaskManager's slots for container's idle GPUs and
+// names it to be released first; never under a vertex's lower bound (the job's minimum parallelism).
+func (d *demand) releaseIdle(ctx context.Context, container string) error {
+	from := d.instances()
+	if err := d.canGiveBack(from); err != nil {
+		return err
+	}
+	jobs, err := d.liveJobs(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the Flink job to rescale: %w", err)
+	}
+	if len(jobs) == 0 {
+		return fmt.Errorf("no running Flink job to rescale")
+	}
+	job := jobs[0]
+	upper := (from - 1) * d.perTM
+	bounds, err := d.rest.ResourceRequirements(ctx, job.ID)
+	if err != nil {
+		return fmt.Errorf("reading the Flink job's resource requirements: %w", err)
+	}
+	for _, v := range slices.Sorted(maps.Keys(bounds)) {
+		if b := bounds[v]; b.Lower > upper {
+			return fmt.Errorf("the Flink job's vertex %s needs at least %d slots (its lower bound, the job's minimum parallelism), more than the %d of %d TaskManager(s)", v, b.Lower, upper, from-1)
+		}
+	}
+	d.mu.Lock()
+	d.prefer = container
+	d.mu.Unlock()
+	if err := d.setUpper(ctx, job.ID, upper); err != nil {
+		d.mu.Lock()
+		d.prefer = ""
+		d.mu.Unlock()
+		return fmt.Errorf("setting the Flink job's parallelism to %d: %w", upper, err)
+	}
+	d.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: parallelism upper bound set to %d (%d TaskManagers): the GPUs of %s stayed idle (taskexecutor.idle-gpu-release); the TaskManager the rescale leaves is released once Flink frees its slots (%s = %s)",
+		jobName(job), upper, from-1, container, keySlotIdleTimeout, d.slotIdle)})
+	return nil
 }

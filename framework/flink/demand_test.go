@@ -312,3 +312,43 @@ func TestDemandNotReadSaysWhy(t *testing.T) {
 	<-done
 	assert.Empty(t, s.calls)
 }
+
+// An idle-GPU give-back (framework.AM.GiveBack) lowers the job's upper bound by one TaskManager's
+// slots, the path yarn-am scale takes, and the TaskManager named is released first once Flink freed
+// it; it is refused at one TaskManager, on another scheduler, and under a vertex's lower bound.
+func TestDemandGivesBackAnIdleTaskManager(t *testing.T) {
+	f, rest := newDemandJobManager(t)
+	s := &scaler{count: 2}
+	now := time.Unix(1000, 0)
+	d := testDemand(rest, s, &now)
+	d.idleTimeout = 0
+	gb := d.giveBack()
+	ctx := context.Background()
+	const idle = "container_1795796623620_0001_01_000003"
+	require.NoError(t, gb.Can(2))
+	require.NoError(t, gb.Release(ctx, idle))
+	assert.Equal(t, []map[string]flinkdist.Bounds{{"cbc357ccb763df2852fee8c4fc7d55f2": {Lower: 1, Upper: 1}}}, f.put)
+	require.Len(t, s.events, 1)
+	assert.Contains(t, s.events[0], "parallelism upper bound set to 1 (1 TaskManagers): the GPUs of "+idle+" stayed idle (taskexecutor.idle-gpu-release)")
+	assert.Empty(t, s.calls, "nothing released before Flink freed a TaskManager")
+
+	// The job rescaled and Flink freed both slots (a moment before the job takes one again): the idle
+	// one goes first, though the other sorts before it.
+	f.set(&f.requirements, `"upperBound":3`, `"upperBound":1`)
+	f.set(&f.taskManagers, `"freeSlots":0`, `"freeSlots":1`)
+	require.NoError(t, d.poll(ctx))
+	now = now.Add(demandEvery)
+	require.NoError(t, d.poll(ctx))
+	require.Len(t, s.calls, 1)
+	assert.True(t, strings.HasSuffix(s.calls[0], "| "+idle), s.calls[0])
+	assert.Equal(t, 1, s.count)
+
+	assert.ErrorContains(t, gb.Can(1), "runs on 1 TaskManager(s), the fewest")
+	assert.ErrorContains(t, gb.Release(ctx, idle), "runs on 1 TaskManager(s), the fewest")
+	s.count = 2
+	f.set(&f.requirements, `"lowerBound":1`, `"lowerBound":2`)
+	assert.ErrorContains(t, gb.Release(ctx, idle), "needs at least 2 slots (its lower bound, the job's minimum parallelism), more than the 1 of 1 TaskManager(s)")
+	d.adaptive = false
+	assert.ErrorContains(t, gb.Can(2), `only an application job on the adaptive scheduler ("jobmanager.scheduler" = "adaptive" in [flink.config]) rescales`)
+	assert.Len(t, f.put, 1, "nothing set by a refusal")
+}

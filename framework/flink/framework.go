@@ -181,7 +181,7 @@ func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.A
 		}
 		d.emit = emit
 		watch.demand = d
-		fw.OnScale, fw.Instances = d.onScale, d.lo
+		fw.OnScale, fw.Instances, fw.GiveBack = d.onScale, d.lo, d.giveBack()
 		go d.run(ctx)
 	}
 	if watch.preempt != nil {

@@ -1,0 +1,140 @@
+//go:build integration
+
+package am_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+)
+
+// TestFlinkIdleGPUTaskManagerIsGivenBack: a Flink job in demand mode on the adaptive scheduler,
+// parallelism 2 on 2 TaskManagers of one fake GPU each, whose GPUs read 0 % (the fake nvidia-smi's
+// idle line), sampled every second, with taskexecutor.idle-gpu-release = "10s"
+// (docs/gpus.md#idle-gpus-given-back). After 10 s idle the AM warns one TaskManager as a preemption
+// (the job's checkpoint); after the grace it has the job rescaled down by that TaskManager's slot
+// (its upper bound 1, the path yarn-am scale takes), and once Flink freed a TaskManager's slots it
+// releases that container, the idle one first: idle-gpu-released, the requirement 2 → 1, the
+// container's end an info release, nothing failed, and the job runs on at parallelism 1 on 1
+// TaskManager, which keeps its GPU (idle-gpu-kept: the fewest). Stopped with a savepoint, the final
+// report counts the GPU-hours given back. On Flink 1.20.5 and 2.3.0, both at once.
+func TestFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T) {
+	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkIdleGPUTaskManagerIsGivenBack)
+}
+
+func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
+	start := time.Now()
+	job := flinkJobOf(t, v, "flink-idle-gpu", 2, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
+"parallelism.default" = 2
+"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
+"jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
+"execution.checkpointing.interval" = "2 s"
+"restart-strategy.type" = "fixed-delay"
+"restart-strategy.fixed-delay.attempts" = 100
+"restart-strategy.fixed-delay.delay" = "1 s"
+`+v.reactive)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	s := strings.Replace(string(body), "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1)
+	s = strings.Replace(s, "max-failures = 0\n", "max-failures = 0\ngpu-sample-interval = \"1s\"\nidle-gpu-release = \"10s\"\nidle-gpu-warning = \"off\"\n", 1)
+	require.NoError(t, os.WriteFile(job, []byte(s), 0o644))
+	id := submitDetached(t, job)
+	t.Cleanup(func() { yarnAM(t, 3*time.Minute, "kill", id) })
+
+	of := func(evs []contract.Event, typ contract.EventType) []contract.Event {
+		var out []contract.Event
+		for _, e := range evs {
+			if e.Type == typ {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	var evs []contract.Event
+	var d statusDoc
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		d = status(t, id)
+		require.False(t, isEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+		evs = statusEvents(t, id)
+		if len(of(evs, contract.EventIdleGPUReleased)) > 0 && len(of(evs, contract.EventCompleted)) > 0 && d.AM.Requirement.Instances == 1 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "an idle TaskManager given back within 4 minutes; events:\n%s", eventLines(evs))
+		time.Sleep(time.Second)
+	}
+	warned := of(evs, contract.EventIdleGPURelease)
+	require.Len(t, warned, 1, eventLines(evs))
+	idle := warned[0].Container
+	assert.Contains(t, warned[0].Message, "(taskexecutor.idle-gpu-release = 10s)")
+	released := of(evs, contract.EventIdleGPUReleased)
+	require.Len(t, released, 1)
+	assert.Equal(t, idle, released[0].Container, "the idle TaskManager is the one released")
+	assert.Contains(t, released[0].Message, "the job runs with 1 TaskExecutors instead of 2")
+	ended := of(evs, contract.EventCompleted)
+	require.Len(t, ended, 1, eventLines(evs))
+	assert.Equal(t, idle, ended[0].Container)
+	assert.Equal(t, contract.SeverityInfo, ended[0].Severity)
+	assert.Contains(t, ended[0].Message, "released: no longer needed")
+	msgs := eventLines(evs)
+	assert.Contains(t, msgs, "the GPUs of "+idle+" stayed idle (taskexecutor.idle-gpu-release)", "the job's rescale says why")
+	assert.Contains(t, msgs, "TaskExecutor requirement changed from 2 to 1")
+	t.Logf("measured: submit -> the idle TaskManager released: %s (warned %s, released %s after the warning; load %s)",
+		time.Since(start).Round(time.Second), warned[0].Time.Sub(start).Round(time.Second), released[0].Time.Sub(warned[0].Time).Round(time.Second), loadAvgE2E())
+
+	// The job runs on at parallelism 1, on the TaskManager left, which keeps its GPU.
+	rest := &flink.REST{URL: flinkUI(t, id)}
+	require.Eventually(t, func() bool {
+		jobs, err := rest.Jobs(context.Background())
+		if err != nil || len(jobs) != 1 {
+			return false
+		}
+		jd, err := rest.JobDetail(context.Background(), jobs[0].ID)
+		return err == nil && jd.State == "RUNNING" && jd.Parallelism() == 1
+	}, 2*time.Minute, time.Second, "the job RUNNING at parallelism 1")
+	d = status(t, id)
+	assert.Equal(t, 1, d.AM.Requirement.Instances)
+	assert.Zero(t, d.AM.Counts.Failed, "a release is no failure")
+	require.Eventually(t, func() bool {
+		for _, e := range statusEvents(t, id) {
+			if e.Type == contract.EventIdleGPUKept && e.Container != idle && strings.Contains(e.Message, "the Flink job runs on 1 TaskManager(s), the fewest") {
+				return true
+			}
+		}
+		return false
+	}, time.Minute, time.Second, "the TaskManager left keeps its GPU, saying why")
+
+	// Stopped with a savepoint: the final report counts the GPU-hours given back.
+	r := yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", "file://"+t.TempDir(), "--timeout", "4m")
+	require.Equal(t, 0, r.code, "stop:\n%s", r)
+	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, final.Report.Diagnostics)
+	m := regexp.MustCompile(`(\d+\.\d{3}) GPU-hours given back \(taskexecutor\.idle-gpu-release\)`).FindStringSubmatch(final.Report.Diagnostics)
+	require.NotNil(t, m, "the final diagnostics count the GPU-hours given back: %q", final.Report.Diagnostics)
+	h, err := strconv.ParseFloat(m[1], 64)
+	require.NoError(t, err)
+	assert.Greater(t, h, 0.0)
+	assert.Less(t, h, 0.05, "at most the minutes the test ran")
+	t.Logf("%s; the test took %s", m[0], time.Since(start).Round(time.Second))
+}
+
+// eventLines are the events' types and messages, one a line.
+func eventLines(evs []contract.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%s %s %s\n", e.Severity, e.Type, e.Message)
+	}
+	return b.String()
+}
