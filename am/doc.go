@@ -64,7 +64,9 @@
 //     poll for the notice (docs/running.md#preemption).
 //   - idlerelease.go: taskexecutor.idle-gpu-release: a container whose every GPU stayed idle is
 //     warned through the same notices and released by lowering the declared count (an elastic gang
-//     above its minimum), or kept with one event per idle spell; the GPU-hours given back
+//     above its minimum) or through the framework's GiveBack (a demand-sized job: its work rescales,
+//     then the framework's Scale names the container), or kept with one event per idle spell; the
+//     GPU-hours given back
 //     (docs/gpus.md#idle-gpus-given-back).
 //
 // The I/O around them:

@@ -68,11 +68,15 @@ func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 	for {
 		d = status(t, id)
 		require.False(t, isEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+		require.True(t, time.Now().Before(deadline), "an idle TaskManager given back within 4 minutes; events:\n%s", eventLines(evs))
+		if d.AM == nil { // the AM not up yet
+			time.Sleep(time.Second)
+			continue
+		}
 		evs = statusEvents(t, id)
 		if len(of(evs, contract.EventIdleGPUReleased)) > 0 && len(of(evs, contract.EventCompleted)) > 0 && d.AM.Requirement.Instances == 1 {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "an idle TaskManager given back within 4 minutes; events:\n%s", eventLines(evs))
 		time.Sleep(time.Second)
 	}
 	warned := of(evs, contract.EventIdleGPURelease)
