@@ -85,18 +85,23 @@ func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 	assert.Contains(t, warned[0].Message, "(taskexecutor.idle-gpu-release = 10s)")
 	released := of(evs, contract.EventIdleGPUReleased)
 	require.Len(t, released, 1)
-	assert.Equal(t, idle, released[0].Container, "the idle TaskManager is the one released")
+	gone := released[0].Container
+	if gone != idle {
+		// Flink chose the slot its rescale keeps, on the idle TaskManager: the other one went, and
+		// the event says so.
+		assert.Contains(t, released[0].Message, "the job's rescale left it rather than "+idle)
+	}
 	assert.Contains(t, released[0].Message, "the job runs with 1 TaskExecutors instead of 2")
 	ended := of(evs, contract.EventCompleted)
 	require.Len(t, ended, 1, eventLines(evs))
-	assert.Equal(t, idle, ended[0].Container)
+	assert.Equal(t, gone, ended[0].Container)
 	assert.Equal(t, contract.SeverityInfo, ended[0].Severity)
 	assert.Contains(t, ended[0].Message, "released: no longer needed")
 	msgs := eventLines(evs)
 	assert.Contains(t, msgs, "the GPUs of "+idle+" stayed idle (taskexecutor.idle-gpu-release)", "the job's rescale says why")
 	assert.Contains(t, msgs, "TaskExecutor requirement changed from 2 to 1")
-	t.Logf("measured: submit -> the idle TaskManager released: %s (warned %s, released %s after the warning; load %s)",
-		time.Since(start).Round(time.Second), warned[0].Time.Sub(start).Round(time.Second), released[0].Time.Sub(warned[0].Time).Round(time.Second), loadAvgE2E())
+	t.Logf("measured: submit -> a TaskManager given back: %s (warned %s after the submit, released %s after the warning; the idle one released: %v; load %s)",
+		time.Since(start).Round(time.Second), warned[0].Time.Sub(start).Round(time.Second), released[0].Time.Sub(warned[0].Time).Round(time.Second), gone == idle, loadAvgE2E())
 
 	// The job runs on at parallelism 1, on the TaskManager left, which keeps its GPU.
 	rest := &flink.REST{URL: flinkUI(t, id)}
@@ -113,7 +118,7 @@ func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 	assert.Zero(t, d.AM.Counts.Failed, "a release is no failure")
 	require.Eventually(t, func() bool {
 		for _, e := range statusEvents(t, id) {
-			if e.Type == contract.EventIdleGPUKept && e.Container != idle && strings.Contains(e.Message, "the Flink job runs on 1 TaskManager(s), the fewest") {
+			if e.Type == contract.EventIdleGPUKept && e.Container != gone && strings.Contains(e.Message, "the Flink job runs on 1 TaskManager(s), the fewest") {
 				return true
 			}
 		}

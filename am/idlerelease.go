@@ -230,6 +230,7 @@ func (a *am) giveBackInBackgroundLocked(t *tracked, now time.Time) {
 		if g := a.idleGPUs.givingBack; g != nil && g.id == id {
 			a.idleGPUs.givingBack = nil
 		}
+		a.withdrawIdleNoticeLocked(id)
 		a.emit(events.IdleGPUKept(id, node, n, 0, a.cfg.IdleGPURelease, err.Error()))
 		a.mu.Unlock()
 	}()
@@ -244,12 +245,27 @@ func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
 		return
 	}
 	a.idleGPUs.givingBack = nil
+	a.withdrawIdleNoticeLocked(g.id)
 	t := a.rec.get(stopFirst[0])
 	if t == nil {
 		return
 	}
 	n := gpuCount(t)
 	a.idleGPUs.given.add(n, now)
-	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, to))
+	ev := events.IdleGPUReleased(t.ID, t.Node, n, from, to)
+	if t.ID != g.id {
+		// The framework's work left another TaskExecutor than the idle one (Flink chose which slots
+		// its rescale keeps): that one's GPUs are the ones no longer used.
+		ev.Message += fmt.Sprintf("; the job's rescale left it rather than %s, whose GPUs stayed idle and which runs the job's work now", g.id)
+	}
+	a.emit(ev)
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "idle": g.id, "from": from, "to": to}).Info("am: released a TaskExecutor for idle GPUs through the framework")
+}
+
+// withdrawIdleNoticeLocked drops container id's idle-release notice once its give-back ended without
+// stopping it (refused, or another TaskExecutor released): it is judged again by its next idle spell.
+func (a *am) withdrawIdleNoticeLocked(id string) {
+	if t := a.rec.get(id); t != nil && t.notice != nil && t.notice.Reason == contract.NoticeIdleGPURelease {
+		t.notice = nil
+	}
 }

@@ -379,4 +379,37 @@ func TestIdleGPUGiveBackRefusedByTheFramework(t *testing.T) {
 	assert.Contains(t, evs[1].Message, "cannot be released: the Flink job's vertex v needs at least 2 slots")
 	heartbeats(t, c, 3)
 	assert.Equal(t, 2, m.Instances())
+	n, _, _ := m.Notice(ids[0])
+	assert.Nil(t, n, "the notice withdrawn: judged again by its next idle spell")
+}
+
+// TestIdleGPUGiveBackReleasesTheTaskExecutorTheWorkLeft: when the framework's work left another
+// TaskExecutor than the idle one (Flink chose which slots its rescale keeps), that one is released
+// and booked as given back, the event says so, and the idle one's notice is withdrawn.
+func TestIdleGPUGiveBackReleasesTheTaskExecutorTheWorkLeft(t *testing.T) {
+	fb := &fakeGiveBack{asked: make(chan string, 4)}
+	m, clock, _ := idleAM(t, gpuSpec(2, 0), 2, func(c *config) { c.DemandSized, c.GiveBack = true, fb.giveBack() })
+	ids := runningIDs(t, m, 2)
+	for range 5 {
+		sample(t, m, ids[0], 0)
+		sample(t, m, ids[1], 90)
+		clock.Add(5 * time.Second)
+	}
+	clock.Add(10 * time.Second)
+	select {
+	case got := <-fb.asked:
+		require.Equal(t, ids[0], got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("GiveBack.Release not called at the deadline")
+	}
+	require.NoError(t, m.Scale(1, []string{ids[1]}, "Flink demand: 1 slots → 1 TaskManagers"))
+	evs := idleEvents(m)
+	require.Len(t, evs, 2, "%v", eventTypes(evs))
+	assert.Equal(t, contract.EventIdleGPUReleased, evs[1].Type)
+	assert.Equal(t, ids[1], evs[1].Container)
+	assert.Contains(t, evs[1].Message, "the job's rescale left it rather than "+ids[0]+", whose GPUs stayed idle")
+	n, _, _ := m.Notice(ids[0])
+	assert.Nil(t, n, "the idle one's notice withdrawn")
+	clock.Add(time.Hour)
+	assert.InDelta(t, 1, m.Status().GPUUsage.GivenBackGPUHours, 1e-9)
 }
