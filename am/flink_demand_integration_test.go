@@ -30,18 +30,7 @@ func TestFlinkTaskManagersFollowTheJobsDemand(t *testing.T) {
 }
 
 func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
-	job := flinkJobOf(t, v, "flink-demand", 3, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
-"parallelism.default" = 2
-"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
-"jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
-"slot.idle.timeout" = "5 s"
-"restart-strategy.type" = "fixed-delay"
-"restart-strategy.fixed-delay.attempts" = 100
-"restart-strategy.fixed-delay.delay" = "1 s"
-`+v.reactive)
-	body, err := os.ReadFile(job)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1)), 0o644))
+	job := demandJob(t, v, "flink-demand", 3, `"slot.idle.timeout" = "5 s"`+"\n", "")
 	start := time.Now()
 	id := submitDetached(t, job, "-D", "resourcemanager.taskmanager-timeout=5 s")
 
@@ -155,18 +144,7 @@ func TestFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T) {
 }
 
 func testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T, v flinkVersion) {
-	job := flinkJobOf(t, v, "flink-demand-scalein", 2, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
-"parallelism.default" = 2
-"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
-"jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
-"execution.checkpointing.interval" = "2 s"
-"restart-strategy.type" = "fixed-delay"
-"restart-strategy.fixed-delay.attempts" = 100
-"restart-strategy.fixed-delay.delay" = "1 s"
-`+v.reactive)
-	body, err := os.ReadFile(job)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1)), 0o644))
+	job := demandJob(t, v, "flink-demand-scalein", 2, `"execution.checkpointing.interval" = "2 s"`+"\n", "")
 	id := submitDetached(t, job)
 
 	running := func(d statusDoc) map[string]bool {
@@ -245,4 +223,29 @@ func testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T, v flink
 	for _, e := range statusEvents(t, id) {
 		assert.False(t, e.Type == contract.EventCompleted && e.Severity != contract.SeverityInfo, "no warning of a completed container: %s", e.Message)
 	}
+}
+
+// demandJob writes the stream job in demand mode ([flink] taskmanagers = "demand") on the adaptive
+// scheduler: parallelism.default 2, one slot per TaskManager, instances TaskExecutors at most, a
+// rescale without delay, restarts on failure; keys are more [flink.conf] lines, and teExtra more
+// [taskexecutor] lines (after its max-failures).
+func demandJob(t *testing.T, v flinkVersion, name string, instances int, keys, teExtra string) string {
+	t.Helper()
+	job := flinkJobOf(t, v, name, instances, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
+"parallelism.default" = 2
+"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
+"jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
+"restart-strategy.type" = "fixed-delay"
+"restart-strategy.fixed-delay.attempts" = 100
+"restart-strategy.fixed-delay.delay" = "1 s"
+`+keys+v.reactive)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	s := strings.Replace(string(body), "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1)
+	if teExtra != "" {
+		require.Contains(t, s, "max-failures = 0\n")
+		s = strings.Replace(s, "max-failures = 0\n", "max-failures = 0\n"+teExtra, 1)
+	}
+	require.NoError(t, os.WriteFile(job, []byte(s), 0o644))
+	return job
 }

@@ -5,7 +5,6 @@ package am_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -36,20 +35,8 @@ func TestFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T) {
 
 func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 	start := time.Now()
-	job := flinkJobOf(t, v, "flink-idle-gpu", 2, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
-"parallelism.default" = 2
-"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
-"jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
-"execution.checkpointing.interval" = "2 s"
-"restart-strategy.type" = "fixed-delay"
-"restart-strategy.fixed-delay.attempts" = 100
-"restart-strategy.fixed-delay.delay" = "1 s"
-`+v.reactive)
-	body, err := os.ReadFile(job)
-	require.NoError(t, err)
-	s := strings.Replace(string(body), "[flink]\n", "[flink]\ntaskmanagers = \"demand\"\n", 1)
-	s = strings.Replace(s, "max-failures = 0\n", "max-failures = 0\ngpu-sample-interval = \"1s\"\nidle-gpu-release = \"10s\"\nidle-gpu-warning = \"off\"\n", 1)
-	require.NoError(t, os.WriteFile(job, []byte(s), 0o644))
+	job := demandJob(t, v, "flink-idle-gpu", 2, `"execution.checkpointing.interval" = "2 s"`+"\n",
+		"gpu-sample-interval = \"1s\"\nidle-gpu-release = \"10s\"\nidle-gpu-warning = \"off\"\n")
 	id := submitDetached(t, job)
 	t.Cleanup(func() { yarnAM(t, 3*time.Minute, "kill", id) })
 
