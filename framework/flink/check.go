@@ -46,6 +46,9 @@ func preflight(job *jobfile.Job) error {
 			errs = append(errs, fmt.Errorf("%w%s", err, l.from(keyTaskManagerTimeout)))
 		}
 	}
+	if err := checkAutoscale(f, adapts(l.conf)); err != nil {
+		errs = append(errs, err)
+	}
 	// A provided home is on HDFS: its plugins are checked in the containers (loadFlinkSetup).
 	if _, err := flinkdist.DefaultGPUDriver(l.conf, l.home); err != nil {
 		errs = append(errs, err)

@@ -90,6 +90,9 @@ type flinkSpec struct {
 	// Logs is [flink] log-max-size and log-max-files: how the JobManager's and TaskManagers' log,
 	// stdout and stderr files roll (logroll.go, docs/flink.md#logs-that-roll).
 	Logs flinkdist.LogRoll
+	// Autoscale is [flink] autoscale and its bounds and pacing (autoscale.go,
+	// docs/flink.md#autoscaling).
+	Autoscale autoscaleSpec
 }
 
 // The values of [flink] checkpoint-on-preemption.

@@ -49,6 +49,8 @@
 //   - restapplication.go: Flink 2.3's application layer (an application's status and root cause).
 //   - restconfig.go: the JobManager's version and configuration.
 //   - restdemand.go: the adaptive scheduler's parallelism bounds and the idle TaskManagers.
+//   - restmetrics.go: the job graph's edges and its vertices' metrics aggregated over their subtasks,
+//     which the AM's autoscaler measures.
 //   - trigger.go: a checkpoint or savepoint of a job that goes on running.
 //   - restwait.go: a job waited for, to its start and to its end (Outcome).
 //   - supervise.go: an application cluster's JobManager run to its job's end, as the driver does.
