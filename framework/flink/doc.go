@@ -62,6 +62,11 @@
 //   - proxyaccess.go: who may reach which path of the JobManager's UI and REST API through the AM.
 //   - scale.go: whether a change of the number of TaskManagers is safe for the job.
 //   - demand.go: TaskManagers sized from Flink's own slot demand (taskmanagers = "demand").
+//   - autoscale.go: [flink] autoscale and its bounds and pacing keys, read and checked, and check's
+//     rule for "on" (the demand and the adaptive scheduler).
+//   - autoscaledecide.go: the autoscaler's decision from what was measured (DS2), a pure function.
+//   - autoscalewatch.go: the autoscaler in the AM: the vertices' metrics read and averaged over the
+//     window, each decision told as an event and in the details, and applied with "on".
 //   - preempt.go: a checkpoint or savepoint when YARN warns of a preemption.
 //   - stop.go: yarn-am stop, a stop with a savepoint.
 //   - savepoints.go: savepoints on a schedule (the oldest beyond the count deleted) and yarn-am

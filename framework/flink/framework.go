@@ -184,6 +184,9 @@ func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.A
 		fw.OnScale, fw.Instances, fw.GiveBack = d.onScale, d.lo, d.giveBack()
 		go d.run(ctx)
 	}
+	if spec.Autoscale.Mode != autoscaleOff {
+		watch.autoscale = startAutoscale(ctx, j, conf, client, emit) // docs/flink.md#autoscaling
+	}
 	if watch.preempt != nil {
 		fw.OnPreemption = watch.preempt.onPreemption // docs/flink.md#preemption
 	}

@@ -95,6 +95,28 @@ type flinkSpec struct {
 	Autoscale autoscaleSpec
 }
 
+// autoscaleSpec is the autoscaler's part of the [flink] table (autoscale.go reads it).
+type autoscaleSpec struct {
+	// Mode is [flink] autoscale: autoscaleOff, autoscaleRecommend or autoscaleOn.
+	Mode string
+	// Utilisation is the busy fraction each vertex is sized for (autoscale-utilisation, 0 < u <= 1);
+	// Band is how far its measured busy fraction may stray on either side before it is rescaled
+	// (autoscale-band).
+	Utilisation, Band float64
+	// Min and Max bound every vertex's parallelism (autoscale-min-parallelism, default 1;
+	// autoscale-max-parallelism, 0: the vertex's max parallelism and the slots the queue holds).
+	Min, Max int
+	// Window is how long the metrics are averaged before a decision (autoscale-window);
+	// Stabilise, how long after a rescale its metrics are not used (autoscale-stabilisation);
+	// Grace, how long a lower parallelism must be wanted before it is applied
+	// (autoscale-scale-down-grace); CatchUp, the time a source's backlog is to be cleared in
+	// (autoscale-catch-up).
+	Window, Stabilise, Grace, CatchUp time.Duration
+	// MaxStep is the most one decision multiplies or divides a vertex's parallelism by
+	// (autoscale-max-step, at least 1).
+	MaxStep float64
+}
+
 // The values of [flink] checkpoint-on-preemption.
 const (
 	preemptCheckpoint = "checkpoint" // a checkpoint, which Flink's restart restores

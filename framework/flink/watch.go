@@ -46,6 +46,8 @@ type jobWatch struct {
 	running      bool
 
 	demand *demand // taskmanagers = "demand": its lines join the details (demand.go); nil otherwise
+	// autoscale is [flink] autoscale's autoscaler, whose lines join the details (autoscalewatch.go); nil: off.
+	autoscale *autoscaler
 	// preempt is the job's response to preemption warnings (nil = checkpoint-on-preemption off),
 	// whose last outcome the details show; its own lock guards it.
 	preempt *preempter
@@ -97,7 +99,7 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 		}
 		d = append(d, contract.Detail{Name: "Jobs", Value: fmt.Sprintf("%d (%d not ended); the newest shown", len(jobs), running)})
 	}
-	return append(d, w.demandDetails()...), nil
+	return append(append(d, w.demandDetails()...), w.autoscale.details()...), nil
 }
 
 func (w *jobWatch) demandDetails() []contract.Detail {

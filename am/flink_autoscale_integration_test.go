@@ -1,0 +1,131 @@
+//go:build integration
+
+package am_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+)
+
+// TestFlinkAutoscaleRecommendChangesNothing: with [flink] autoscale = "recommend", the stream job
+// (a map of 10 ms a record, chained to its source, at parallelism 1) runs busy all the time, above
+// the band around the 70 % target: within a short metrics window (15 s here) the AM's autoscaler
+// tells a scale-out to 2 as a flink-autoscale event with its inputs, status shows it as the last
+// decision, and nothing changes: the job's parallelism and its upper bounds stay 1
+// (docs/flink.md#autoscaling). On each tested Flink line. With YARN_AM_AUTOSCALE_FIXTURES set it
+// also writes the JobManager's answers the autoscaler reads there, the unit tests' fixtures
+// (framework/flink/testdata/autoscale).
+func TestFlinkAutoscaleRecommendChangesNothing(t *testing.T) {
+	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkAutoscaleRecommendChangesNothing)
+}
+
+func testFlinkAutoscaleRecommendChangesNothing(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-autoscale", 2, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
+"parallelism.default" = 1
+"metrics.fetcher.update-interval" = "2 s"
+`+v.reactive)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n",
+		"[flink]\nautoscale = \"recommend\"\nautoscale-window = \"15s\"\n", 1)), 0o644))
+	start := time.Now()
+	id := submitDetached(t, job)
+
+	var decision contract.Event
+	deadline := time.Now().Add(4 * time.Minute)
+	for decision.Message == "" {
+		require.False(t, time.Now().After(deadline), "no flink-autoscale scale-out event within 4 minutes; events: %v\n%s", statusEvents(t, id), containerLogs(id))
+		for _, e := range statusEvents(t, id) {
+			if e.Type == "flink-autoscale" && strings.Contains(e.Message, "autoscale recommended") && strings.Contains(e.Message, "1 → 2") {
+				decision = e
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("measured: submit -> the autoscaler's scale-out recommendation: %s (load %s); event: %s", time.Since(start).Round(time.Second), loadAvgE2E(), decision.Message)
+	assert.Regexp(t, `utilisation \d+% at 1, outside 50%\.\.90%`, decision.Message, "the reason")
+	assert.Regexp(t, `measured over 15s: .* p=1 in=[\d.]+/s busy=(9\d|100)% true=[\d.]+/s/subtask target=[\d.]+/s`, decision.Message,
+		"the inputs: rate, busy %, true and target rates")
+	assert.Contains(t, flinkDetail(t, id, "Autoscale last decision"), "1 → 2")
+	assert.Contains(t, flinkDetail(t, id, "Autoscale next decision"), "not before")
+
+	rest := &flink.REST{URL: flinkUI(t, id)}
+	ctx := context.Background()
+	jobs, err := rest.Jobs(ctx)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	jobID := jobs[0].ID
+	if dir := os.Getenv("YARN_AM_AUTOSCALE_FIXTURES"); dir != "" {
+		writeAutoscaleFixtures(t, rest, filepath.Join(dir, flinkHomeVersion(t, v)), jobID)
+	}
+	detail, err := rest.JobDetail(ctx, jobID)
+	require.NoError(t, err)
+	assert.Equal(t, 1, detail.Parallelism(), "recommend changes no parallelism")
+	bounds, err := rest.ResourceRequirements(ctx, jobID)
+	require.NoError(t, err)
+	for vid, b := range bounds {
+		assert.Equal(t, 1, b.Upper, "vertex %s: recommend sets no bound", vid)
+	}
+	for _, e := range statusEvents(t, id) {
+		assert.NotContains(t, e.Message, "parallelism upper bound set", "recommend sets no bound")
+	}
+}
+
+// writeAutoscaleFixtures writes what the autoscaler reads of the job, as the JobManager answered:
+// its plan, and per vertex the names of its subtasks' metrics and their aggregates.
+func writeAutoscaleFixtures(t *testing.T, rest *flink.REST, dir, jobID string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	get := func(path, file string) []byte {
+		c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(c, http.MethodGet, strings.TrimRight(rest.URL, "/")+path, nil)
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		require.NoError(t, err)
+		require.Equal(t, 200, resp.StatusCode, "%s: %s", path, b)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, file), b, 0o644))
+		return b
+	}
+	get("/jobs/"+jobID+"/plan", "plan.json")
+	detail, err := rest.JobDetail(context.Background(), jobID)
+	require.NoError(t, err)
+	for i, vx := range detail.Vertices {
+		get("/jobs/"+jobID+"/vertices/"+vx.ID+"/subtasks/metrics", fmt.Sprintf("vertex%d-names.json", i))
+		names, err := rest.VertexMetricNames(context.Background(), jobID, vx.ID)
+		require.NoError(t, err)
+		var want []string
+		for _, n := range names {
+			if strings.HasSuffix(n, "TimeMsPerSecond") || strings.HasSuffix(n, "PerSecond") || strings.HasSuffix(n, "pendingRecords") {
+				want = append(want, n)
+			}
+		}
+		if len(want) > 40 {
+			want = want[:40]
+		}
+		q := url.Values{"get": {strings.Join(want, ",")}, "agg": {"sum,avg,max"}}
+		get("/jobs/"+jobID+"/vertices/"+vx.ID+"/subtasks/metrics?"+q.Encode(), fmt.Sprintf("vertex%d-metrics.json", i))
+	}
+	get("/jobs/"+jobID, "job.json")
+	get("/jobs/overview", "jobs-overview.json")
+	get("/jobs/"+jobID+"/resource-requirements", "resource-requirements.json")
+	t.Logf("autoscale fixtures of %s written to %s", jobID, dir)
+}
