@@ -4,6 +4,7 @@ package am_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,8 +50,8 @@ func testFlinkAutoscaleRecommendChangesNothing(t *testing.T, v flinkVersion) {
 	var decision contract.Event
 	deadline := time.Now().Add(4 * time.Minute)
 	for decision.Message == "" {
-		require.False(t, time.Now().After(deadline), "no flink-autoscale scale-out event within 4 minutes; events: %v\n%s", statusEvents(t, id), containerLogs(id))
-		for _, e := range statusEvents(t, id) {
+		require.False(t, time.Now().After(deadline), "no flink-autoscale scale-out event within 4 minutes; events: %v\n%s", amEventsSoFar(t, id), containerLogs(id))
+		for _, e := range amEventsSoFar(t, id) {
 			if e.Type == "flink-autoscale" && strings.Contains(e.Message, "autoscale recommended") && strings.Contains(e.Message, "1 → 2") {
 				decision = e
 			}
@@ -128,4 +129,101 @@ func writeAutoscaleFixtures(t *testing.T, rest *flink.REST, dir, jobID string) {
 	get("/jobs/overview", "jobs-overview.json")
 	get("/jobs/"+jobID+"/resource-requirements", "resource-requirements.json")
 	t.Logf("autoscale fixtures of %s written to %s", jobID, dir)
+}
+
+// TestFlinkAutoscaleOnScalesOutThroughTheDemand: with autoscale = "on", taskmanagers = "demand" and
+// the adaptive scheduler, the stream job at parallelism 1 (its map busy all the time, its sequence
+// source as fast as the map takes) is scaled out by the AM's own decision: the job's upper bound is
+// set to 2, the demand asks for a second TaskManager and the job runs at parallelism 2 on two
+// containers; busy still, it is scaled to 3 and there held by the TaskManagers' slots
+// (taskexecutor.instances = 3 × 1), which the decision names (docs/flink.md#autoscaling). On each
+// tested Flink line.
+func TestFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T) {
+	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkAutoscaleOnScalesOutThroughTheDemand)
+}
+
+func testFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-autoscale-on", 3, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
+"parallelism.default" = 1
+"metrics.fetcher.update-interval" = "2 s"
+"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
+"jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
+"slot.idle.timeout" = "5 s"
+"restart-strategy.type" = "fixed-delay"
+"restart-strategy.fixed-delay.attempts" = 100
+"restart-strategy.fixed-delay.delay" = "1 s"
+`+v.reactive)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n",
+		"[flink]\ntaskmanagers = \"demand\"\nautoscale = \"on\"\nautoscale-window = \"15s\"\nautoscale-stabilisation = \"10s\"\n", 1)), 0o644))
+	start := time.Now()
+	id := submitDetached(t, job)
+
+	at := func(p string) map[string]bool {
+		out := map[string]bool{}
+		for _, l := range tmLines(id, flinkParallism) {
+			if l[2] == p {
+				out[l[3]] = true
+			}
+		}
+		return out
+	}
+	waitFor(t, id, 3*time.Minute, "the job RUNNING at parallelism 1", func(d statusDoc) bool {
+		return isEnded(d.Report.State) || len(at("1")) == 1
+	})
+	t1 := time.Now()
+	t.Logf("measured: submit -> the job at parallelism 1: %s (load %s)", t1.Sub(start).Round(time.Second), loadAvgE2E())
+	d := waitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 2 on 2 TaskManagers", func(d statusDoc) bool {
+		return isEnded(d.Report.State) || len(at("2")) == 2
+	})
+	require.Len(t, at("2"), 2, containerLogs(id))
+	assert.GreaterOrEqual(t, d.AM.Requirement.Instances, 2, "the demand followed the upper bound")
+	t.Logf("measured: the job at parallelism 1 -> rescaled by the autoscaler to 2 on 2 TaskManagers: %s (load %s)", time.Since(t1).Round(time.Second), loadAvgE2E())
+	var decided []string
+	for _, e := range statusEvents(t, id) {
+		if e.Type == "flink-autoscale" {
+			decided = append(decided, e.Message)
+		}
+	}
+	require.NotEmpty(t, decided)
+	assert.Contains(t, decided[0], "autoscale decided:")
+	assert.Contains(t, decided[0], "1 → 2")
+
+	t2 := time.Now()
+	waitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 3 on 3 TaskManagers", func(d statusDoc) bool {
+		return isEnded(d.Report.State) || len(at("3")) == 3
+	})
+	require.Len(t, at("3"), 3, containerLogs(id))
+	t.Logf("measured: parallelism 2 -> rescaled by the autoscaler to 3: %s (load %s)", time.Since(t2).Round(time.Second), loadAvgE2E())
+	held := false
+	require.Eventually(t, func() bool {
+		held = strings.Contains(flinkDetail(t, id, "Autoscale last decision"), "held by the TaskManagers' 3 slots")
+		return held
+	}, 2*time.Minute, 2*time.Second, "busy at 3, the next decision is held by the slots and names them")
+	rest := &flink.REST{URL: flinkUI(t, id)}
+	jobs, err := rest.Jobs(context.Background())
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	bounds, err := rest.ResourceRequirements(context.Background(), jobs[0].ID)
+	require.NoError(t, err)
+	for vid, b := range bounds {
+		assert.Equal(t, 3, b.Upper, "vertex %s: never above the slots", vid)
+	}
+}
+
+// amEventsSoFar are the AM's events as status --json gives them; none while the AM is not up yet.
+func amEventsSoFar(t *testing.T, id string) []contract.Event {
+	t.Helper()
+	j := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.code, "status:\n%s", j)
+	var doc struct {
+		AM *contract.Status `json:"am"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	if doc.AM == nil {
+		return nil
+	}
+	return doc.AM.Events
 }

@@ -90,16 +90,34 @@ func (d *autoscaleDecision) targets() map[string]int {
 func (d *autoscaleDecision) outcome() string {
 	var parts []string
 	for _, v := range d.Vertices {
-		if v.To != v.From {
-			s := fmt.Sprintf("%s %d → %d (%s)", v.Name, v.From, v.To, v.Why)
-			if v.Limit != "" {
-				s += ", held by " + v.Limit
-			}
-			parts = append(parts, s)
+		var s string
+		switch {
+		case v.To != v.From:
+			s = fmt.Sprintf("%s %d → %d (%s)", v.Name, v.From, v.To, v.Why)
+		case v.Limit != "":
+			s = fmt.Sprintf("%s stays at %d (%s)", v.Name, v.From, v.Why)
+		default:
+			continue
 		}
+		if v.Limit != "" {
+			s += ", held by " + v.Limit
+		}
+		parts = append(parts, s)
 	}
 	if len(parts) == 0 {
 		return "no change"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// key is what makes two decisions the same to tell: each vertex's parallelism and the bound that
+// held it, not the rates, which move at every read.
+func (d *autoscaleDecision) key() string {
+	var parts []string
+	for _, v := range d.Vertices {
+		if v.To != v.From || v.Limit != "" {
+			parts = append(parts, fmt.Sprintf("%s %d→%d %s", v.ID, v.From, v.To, v.Limit))
+		}
 	}
 	return strings.Join(parts, "; ")
 }

@@ -151,6 +151,12 @@ func TestDecideNamesTheLimitItHit(t *testing.T) {
 	assert.Contains(t, d.outcome(), "map 1 → 3 (", "")
 	assert.Contains(t, d.outcome(), "held by the TaskManagers' 3 slots")
 
+	d = decide(time.Unix(0, 0), []vertexLoad{source("src", 3, 300, 1.0, 0)}, autoscaleBounds{spec: spec, slots: 3, slotsLimit: "3 slots"}, lowerSince{})
+	assert.False(t, d.changes())
+	assert.Equal(t, "src stays at 3 (utilisation 100% at 3, outside 50%..90%: 300/s over 100/s per subtask at 70%), held by 3 slots", d.outcome(),
+		"busy at the slots' limit: the decision says what holds it")
+	assert.NotEmpty(t, d.key())
+
 	spec.Min = 2
 	d = decide(time.Unix(0, 0), []vertexLoad{source("src", 2, 10, 0.6, 0)}, autoscaleBounds{spec: spec}, lowerSince{})
 	assert.Equal(t, 2, decided(t, d, "src").To, "min-parallelism holds")

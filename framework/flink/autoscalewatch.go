@@ -70,6 +70,10 @@ type autoscaler struct {
 	view autoscaleView
 }
 
+// noChange is the key of a decision that changes nothing and hits no bound: told only after one
+// that did.
+const noChange = "no change"
+
 // autoscaleView is what details shows of the autoscaler.
 type autoscaleView struct {
 	last    *autoscaleDecision
@@ -81,7 +85,7 @@ type autoscaleView struct {
 // newAutoscaler is the autoscaler of a job with spec; apply is nil in recommend mode.
 func newAutoscaler(spec autoscaleSpec, rest *flinkdist.REST, emit func(contract.Event), slots int, limit string,
 	apply func(ctx context.Context, jobID string, to map[string]int) error) *autoscaler {
-	return &autoscaler{rest: rest, emit: emit, now: time.Now, spec: spec, slots: slots, limit: limit, apply: apply, since: lowerSince{}}
+	return &autoscaler{rest: rest, emit: emit, now: time.Now, spec: spec, slots: slots, limit: limit, apply: apply, since: lowerSince{}, told: noChange}
 }
 
 // run reads the metrics every autoscaleEvery until ctx ends.
@@ -157,9 +161,9 @@ func (a *autoscaler) poll(ctx context.Context) error {
 	a.mu.Lock()
 	a.view.last, a.view.next = d, now.Add(autoscaleEvery)
 	a.mu.Unlock()
-	key := fmt.Sprint(d.targets())
-	if !d.changes() {
-		key = "no change"
+	key := d.key()
+	if key == "" {
+		key = noChange
 	}
 	if key != a.told {
 		a.told = key
@@ -177,7 +181,7 @@ func (a *autoscaler) poll(ctx context.Context) error {
 		return fmt.Errorf("autoscale: applying %s: %w", d.outcome(), err)
 	}
 	a.quiet = now.Add(a.spec.Stabilise)
-	a.samples, a.start, a.told = nil, time.Time{}, ""
+	a.samples, a.start, a.told = nil, time.Time{}, noChange
 	a.mu.Lock()
 	a.view.applied = fmt.Sprintf("%s at %s", d.outcome(), now.UTC().Format(time.TimeOnly))
 	a.view.next = a.quiet.Add(a.spec.Window)

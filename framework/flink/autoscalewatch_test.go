@@ -1,0 +1,242 @@
+package flink
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+)
+
+// autoscaleVersions are the Flink lines whose JobManagers' answers are the fixtures
+// (testdata/autoscale/<version>/, written by the real-Flink TestFlinkAutoscaleRecommendChangesNothing
+// with YARN_AM_AUTOSCALE_FIXTURES): the stream job, its map busy all the time, at parallelism 1.
+var autoscaleVersions = []string{"1.20.5", "2.3.0"}
+
+// autoscaleJobManager answers as a real JobManager did: the fixtures of one version, the subtasks'
+// metrics cut to the names asked for, as Flink does; a PUT of the resource requirements is kept.
+type autoscaleJobManager struct {
+	mu   sync.Mutex
+	dir  string
+	put  []map[string]flinkdist.Bounds
+	asks []string // the metric queries
+}
+
+func newAutoscaleJobManager(t *testing.T, version string) (*autoscaleJobManager, *flinkdist.REST) {
+	t.Helper()
+	f := &autoscaleJobManager{dir: filepath.Join("testdata", "autoscale", version)}
+	_, err := os.Stat(f.dir)
+	require.NoError(t, err)
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, &flinkdist.REST{URL: srv.URL}
+}
+
+func (f *autoscaleJobManager) file(name string) []byte {
+	b, err := os.ReadFile(filepath.Join(f.dir, name))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// vertexIndex is the fixture index of a vertex id in job.json.
+func (f *autoscaleJobManager) vertexIndex(id string) int {
+	var job flinkdist.JobDetail
+	if err := json.Unmarshal(f.file("job.json"), &job); err != nil {
+		panic(err)
+	}
+	for i, v := range job.Vertices {
+		if v.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func (f *autoscaleJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	p := r.URL.Path
+	switch {
+	case p == "/jobs/overview":
+		w.Write(f.file("jobs-overview.json"))
+	case strings.HasSuffix(p, "/resource-requirements") && r.Method == http.MethodPut:
+		var body map[string]struct {
+			Parallelism flinkdist.Bounds `json:"parallelism"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		b := map[string]flinkdist.Bounds{}
+		for v, x := range body {
+			b[v] = x.Parallelism
+		}
+		f.put = append(f.put, b)
+		io.WriteString(w, "{}")
+	case strings.HasSuffix(p, "/resource-requirements"):
+		w.Write(f.file("resource-requirements.json"))
+	case strings.HasSuffix(p, "/plan"):
+		w.Write(f.file("plan.json"))
+	case strings.HasSuffix(p, "/subtasks/metrics"):
+		parts := strings.Split(p, "/")
+		i := f.vertexIndex(parts[4])
+		if i < 0 {
+			http.NotFound(w, r)
+			return
+		}
+		get := r.URL.Query().Get("get")
+		if get == "" {
+			w.Write(f.file("vertex" + itoa(i) + "-names.json"))
+			return
+		}
+		f.asks = append(f.asks, get)
+		var all []map[string]any
+		if err := json.Unmarshal(f.file("vertex"+itoa(i)+"-metrics.json"), &all); err != nil {
+			panic(err)
+		}
+		want := map[string]bool{}
+		for _, n := range strings.Split(get, ",") {
+			want[n] = true
+		}
+		var out []map[string]any
+		for _, m := range all {
+			if want[m["id"].(string)] {
+				out = append(out, m)
+			}
+		}
+		json.NewEncoder(w).Encode(out)
+	case strings.HasPrefix(p, "/jobs/"):
+		w.Write(f.file("job.json"))
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+
+// events records what the autoscaler emits.
+type events struct {
+	mu  sync.Mutex
+	all []contract.Event
+}
+
+func (e *events) emit(ev contract.Event) { e.mu.Lock(); defer e.mu.Unlock(); e.all = append(e.all, ev) }
+func (e *events) list() []contract.Event {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]contract.Event(nil), e.all...)
+}
+
+// The autoscaler reads a real JobManager's answers on each Flink line: the stream job's one vertex
+// is a source (no inputs in the plan), busy about all the time, its records read from its source
+// operator's own metric; none of the values is taken as 0 where it was not reported.
+func TestAutoscaleMeasuresARealJobManager(t *testing.T) {
+	for _, version := range autoscaleVersions {
+		t.Run(version, func(t *testing.T) {
+			jm, rest := newAutoscaleJobManager(t, version)
+			a := newAutoscaler(defaultAutoscale(), rest, (&events{}).emit, 2, "2 slots", nil)
+			jobs, err := rest.Jobs(context.Background())
+			require.NoError(t, err)
+			require.Len(t, jobs, 1)
+			loads, err := a.measure(context.Background(), jobs[0].ID)
+			require.NoError(t, err)
+			require.Len(t, loads, 1, "source, map and sink chained into one vertex")
+			l := loads[0]
+			assert.Equal(t, 1, l.Parallelism)
+			assert.Equal(t, 128, l.MaxParallelism)
+			assert.Empty(t, l.Inputs, "a source")
+			assert.Greater(t, l.Busy, 0.9, "the map sleeps 10 ms a record: busy all the time")
+			assert.LessOrEqual(t, l.Busy, 1.0)
+			assert.False(t, math.IsNaN(l.SourceRate), "the source operator's rate is read")
+			assert.InDelta(t, 100, l.SourceRate, 40, "about 100 records a second at 10 ms each")
+			assert.True(t, math.IsNaN(l.Pending), "a sequence source reports no backlog")
+			require.NotEmpty(t, jm.asks)
+			assert.Contains(t, jm.asks[0], "Source__")
+		})
+	}
+}
+
+// "recommend": after a whole window the decision is told once as a flink-autoscale event with its
+// inputs, the details show it and the next one; the job's bounds are never set.
+func TestAutoscaleRecommendTellsOnceAndSetsNothing(t *testing.T) {
+	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[0])
+	ev := &events{}
+	spec := defaultAutoscale()
+	spec.Window = 20 * time.Second
+	a := newAutoscaler(spec, rest, ev.emit, 2, "2 slots", nil)
+	now := time.Unix(1000, 0)
+	a.now = func() time.Time { return now }
+	ctx := context.Background()
+	require.NoError(t, a.poll(ctx))
+	now = now.Add(10 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	assert.Empty(t, ev.list(), "not before a whole window")
+	assert.Contains(t, a.details(), contract.Detail{Name: "Autoscale last decision", Value: "none yet"})
+	assert.Contains(t, a.details(), contract.Detail{Name: "Autoscale next decision", Value: "not before 00:17:00"})
+	now = now.Add(10 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	require.Len(t, ev.list(), 1)
+	e := ev.list()[0]
+	assert.Equal(t, eventAutoscale, e.Type)
+	assert.Regexp(t, `autoscale recommended: .* 1 → 2 \(utilisation \d+% at 1, outside 50%\.\.90%`, e.Message)
+	assert.Regexp(t, `measured over 20s: .* p=1 in=[\d.]+/s busy=\d+% true=[\d.]+/s/subtask target=[\d.]+/s`, e.Message)
+	now = now.Add(5 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	assert.Len(t, ev.list(), 1, "the same decision is told once")
+	d := a.details()
+	assert.Equal(t, "Autoscale", d[0].Name)
+	assert.Equal(t, "recommend (utilisation 70%, band 50%..90%, window 20s)", d[0].Value)
+	assert.Regexp(t, `1 → 2 .* at 00:17:05`, d[1].Value)
+	assert.Empty(t, jm.put, "recommend sets no bound")
+}
+
+// "on": the decision sets the vertex's upper bound, and the next decision waits the stabilisation
+// and a new window.
+func TestAutoscaleOnSetsTheUpperBoundThenWaits(t *testing.T) {
+	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[1])
+	ev := &events{}
+	spec := defaultAutoscale()
+	spec.Mode, spec.Window, spec.Stabilise = autoscaleOn, 10*time.Second, 30*time.Second
+	a := newAutoscaler(spec, rest, ev.emit, 4, "4 slots", setUpperBounds(rest))
+	now := time.Unix(0, 0)
+	a.now = func() time.Time { return now }
+	ctx := context.Background()
+	require.NoError(t, a.poll(ctx))
+	now = now.Add(10 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	require.Len(t, jm.put, 1)
+	for _, b := range jm.put[0] {
+		assert.Equal(t, flinkdist.Bounds{Lower: 1, Upper: 2}, b)
+	}
+	require.Len(t, ev.list(), 1)
+	assert.Contains(t, ev.list()[0].Message, "autoscale decided:")
+	var applied string
+	for _, d := range a.details() {
+		if d.Name == "Autoscale applied" {
+			applied = d.Value
+		}
+		if d.Name == "Autoscale next decision" {
+			assert.Equal(t, "not before 00:00:50", d.Value, "stabilisation 30 s, then a window of 10 s")
+		}
+	}
+	assert.Contains(t, applied, "1 → 2")
+	for range 3 {
+		now = now.Add(5 * time.Second)
+		require.NoError(t, a.poll(ctx))
+	}
+	assert.Len(t, jm.put, 1, "nothing more within the stabilisation")
+}
