@@ -113,12 +113,18 @@ func writeAutoscaleFixtures(t *testing.T, rest *flink.REST, dir, jobID string) {
 		get("/jobs/"+jobID+"/vertices/"+vx.ID+"/subtasks/metrics", fmt.Sprintf("vertex%d-names.json", i))
 		names, err := rest.VertexMetricNames(context.Background(), jobID, vx.ID)
 		require.NoError(t, err)
-		var want []string
+		// The autoscaler's names first (the task's and its sources'), then others of the kind.
+		var want, more []string
 		for _, n := range names {
-			if strings.HasSuffix(n, "TimeMsPerSecond") || strings.HasSuffix(n, "PerSecond") || strings.HasSuffix(n, "pendingRecords") {
+			switch {
+			case !strings.Contains(n, ".") && (strings.HasSuffix(n, "TimeMsPerSecond") || strings.HasPrefix(n, "numRecords")),
+				strings.HasPrefix(n, "Source__") && (strings.HasSuffix(n, "PerSecond") || strings.HasSuffix(n, "pendingRecords")):
 				want = append(want, n)
+			case strings.HasSuffix(n, "PerSecond") || strings.HasSuffix(n, "pendingRecords"):
+				more = append(more, n)
 			}
 		}
+		want = append(want, more...)
 		if len(want) > 40 {
 			want = want[:40]
 		}

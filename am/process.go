@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
@@ -453,6 +454,7 @@ func (p *process) serveAndRun(ctx context.Context) (int, error) {
 	}
 	p.running.Store(m)
 	fwAM := p.fwAM
+	registerCollectors(m, fwAM.Collectors, p.log)
 	api := web.Options{Secret: p.secret, SecureAPI: p.secureBase + "api/v1/", Links: fwAM.Links,
 		Redact: secretsRedactor(p.creds, ""), // the workers' stderr tails (diagnostics.go)
 		Stop:   fwAM.OnStop, KeepState: fwAM.OnKeepState, Proxy: fwAM.Proxy, Published: p.published.get}
@@ -537,4 +539,14 @@ func clusterAuth(creds *yarnrpc.Credentials, user string) yarnrpc.Auth {
 		return yarnrpc.TokenAuth(tok, user)
 	}
 	return yarnrpc.SimpleAuth(user)
+}
+
+// registerCollectors serves the framework's collectors with the AM's own at /metrics
+// (framework.AM.Collectors); one that cannot be registered is a warning, not the AM's end.
+func registerCollectors(m *am, cs []prometheus.Collector, log logrus.FieldLogger) {
+	for _, c := range cs {
+		if err := m.metrics.reg.Register(c); err != nil {
+			log.WithError(err).Warn("a collector of the framework's is not served at /metrics")
+		}
+	}
 }

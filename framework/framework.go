@@ -29,6 +29,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/contract"
@@ -193,6 +194,9 @@ type AM struct {
 	// since its last call.
 	DetailsTitle string
 	Details      func(ctx context.Context) ([]contract.Detail, error)
+	// Collectors, when set, are served with the AM's own at /metrics: Prometheus collectors the
+	// framework keeps current itself (a Flink job's autoscaler gauges).
+	Collectors []prometheus.Collector
 	// OnStop, when set, stops the application gracefully (yarn-am stop, POST /api/v1/stop): the
 	// framework keeps its work's state as the request says (StateRequest) and ends its driver with
 	// success, and returns what it kept. Without it stop refuses and names yarn-am kill. ctx bounds

@@ -56,6 +56,8 @@ type autoscaler struct {
 	limit string // slots in words
 	// apply sets the job's parallelism (autoscale = "on"); nil: recommend only.
 	apply func(ctx context.Context, jobID string, to map[string]int) error
+	// gauges show each decision at /metrics; nil: none.
+	gauges *autoscaleGauges
 
 	jobID   string
 	par     map[string]int // the parallelism the samples were taken at
@@ -161,6 +163,7 @@ func (a *autoscaler) poll(ctx context.Context) error {
 	a.mu.Lock()
 	a.view.last, a.view.next = d, now.Add(autoscaleEvery)
 	a.mu.Unlock()
+	a.gauges.set(d)
 	key := d.key()
 	if key == "" {
 		key = noChange
@@ -416,6 +419,7 @@ func startAutoscale(ctx context.Context, j *jobfile.Job, conf *flinkdist.Config,
 		}
 	}
 	a := newAutoscaler(spec.Autoscale, rest, emit, n*perTM, limit, apply)
+	a.gauges = newAutoscaleGauges()
 	go a.run(ctx)
 	return a
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -127,7 +128,6 @@ func (f *autoscaleJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 	}
 }
 
-
 // events records what the autoscaler emits.
 type events struct {
 	mu  sync.Mutex
@@ -178,6 +178,7 @@ func TestAutoscaleRecommendTellsOnceAndSetsNothing(t *testing.T) {
 	spec := defaultAutoscale()
 	spec.Window = 20 * time.Second
 	a := newAutoscaler(spec, rest, ev.emit, 2, "2 slots", nil)
+	a.gauges = newAutoscaleGauges()
 	now := time.Unix(1000, 0)
 	a.now = func() time.Time { return now }
 	ctx := context.Background()
@@ -202,41 +203,40 @@ func TestAutoscaleRecommendTellsOnceAndSetsNothing(t *testing.T) {
 	assert.Equal(t, "recommend (utilisation 70%, band 50%..90%, window 20s)", d[0].Value)
 	assert.Regexp(t, `1 → 2 .* at 00:17:05`, d[1].Value)
 	assert.Empty(t, jm.put, "recommend sets no bound")
+
+	// The gauges at /metrics: the one vertex's parallelism, the decision, what it was made of.
+	assert.Equal(t, []float64{1}, gaugeValues(a.gauges.parallelism))
+	assert.Equal(t, []float64{2}, gaugeValues(a.gauges.decided))
+	require.Len(t, gaugeValues(a.gauges.busy), 1)
+	assert.Greater(t, gaugeValues(a.gauges.busy)[0], 0.9)
+	require.Len(t, gaugeValues(a.gauges.trueRate), 1)
+	assert.Greater(t, gaugeValues(a.gauges.trueRate)[0], 10.0)
+	require.Len(t, gaugeValues(a.gauges.targetRate), 1)
+	assert.Greater(t, gaugeValues(a.gauges.targetRate)[0], 10.0)
+	assert.Empty(t, gaugeValues(a.gauges.lag), "no backlog reported: no gauge, not 0")
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(a.gauges.collectors()[1]))
+	fams, err := reg.Gather()
+	require.NoError(t, err)
+	require.Len(t, fams, 1)
+	assert.Equal(t, "yarn_am_flink_autoscale_decided_parallelism", fams[0].GetName())
 }
 
-// "on": the decision sets the vertex's upper bound, and the next decision waits the stabilisation
-// and a new window.
-func TestAutoscaleOnSetsTheUpperBoundThenWaits(t *testing.T) {
-	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[1])
-	ev := &events{}
-	spec := defaultAutoscale()
-	spec.Mode, spec.Window, spec.Stabilise = autoscaleOn, 10*time.Second, 30*time.Second
-	a := newAutoscaler(spec, rest, ev.emit, 4, "4 slots", setUpperBounds(rest))
-	now := time.Unix(0, 0)
-	a.now = func() time.Time { return now }
-	ctx := context.Background()
-	require.NoError(t, a.poll(ctx))
-	now = now.Add(10 * time.Second)
-	require.NoError(t, a.poll(ctx))
-	require.Len(t, jm.put, 1)
-	for _, b := range jm.put[0] {
-		assert.Equal(t, flinkdist.Bounds{Lower: 1, Upper: 2}, b)
+// gaugeValues are the values a gauge vector holds, as a registry gathers them.
+func gaugeValues(c prometheus.Collector) []float64 {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c); err != nil {
+		panic(err)
 	}
-	require.Len(t, ev.list(), 1)
-	assert.Contains(t, ev.list()[0].Message, "autoscale decided:")
-	var applied string
-	for _, d := range a.details() {
-		if d.Name == "Autoscale applied" {
-			applied = d.Value
-		}
-		if d.Name == "Autoscale next decision" {
-			assert.Equal(t, "not before 00:00:50", d.Value, "stabilisation 30 s, then a window of 10 s")
+	fams, err := reg.Gather()
+	if err != nil {
+		panic(err)
+	}
+	var out []float64
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			out = append(out, m.GetGauge().GetValue())
 		}
 	}
-	assert.Contains(t, applied, "1 → 2")
-	for range 3 {
-		now = now.Add(5 * time.Second)
-		require.NoError(t, a.poll(ctx))
-	}
-	assert.Len(t, jm.put, 1, "nothing more within the stabilisation")
+	return out
 }

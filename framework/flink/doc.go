@@ -67,6 +67,7 @@
 //   - autoscaledecide.go: the autoscaler's decision from what was measured (DS2), a pure function.
 //   - autoscalewatch.go: the autoscaler in the AM: the vertices' metrics read and averaged over the
 //     window, each decision told as an event and in the details, and applied with "on".
+//   - autoscalegauges.go: the autoscaler's gauges at the AM's /metrics.
 //   - preempt.go: a checkpoint or savepoint when YARN warns of a preemption.
 //   - stop.go: yarn-am stop, a stop with a savepoint.
 //   - savepoints.go: savepoints on a schedule (the oldest beyond the count deleted) and yarn-am

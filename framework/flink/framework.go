@@ -186,6 +186,7 @@ func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.A
 	}
 	if spec.Autoscale.Mode != autoscaleOff {
 		watch.autoscale = startAutoscale(ctx, j, conf, client, emit) // docs/flink.md#autoscaling
+		fw.Collectors = watch.autoscale.gauges.collectors()
 	}
 	if watch.preempt != nil {
 		fw.OnPreemption = watch.preempt.onPreemption // docs/flink.md#preemption
