@@ -111,6 +111,7 @@ func writeAutoscaleFixtures(t *testing.T, rest *flink.REST, dir, jobID string) {
 	require.NoError(t, err)
 	for i, vx := range detail.Vertices {
 		get("/jobs/"+jobID+"/vertices/"+vx.ID+"/subtasks/metrics", fmt.Sprintf("vertex%d-names.json", i))
+		get("/jobs/"+jobID+"/vertices/"+vx.ID+"/taskmanagers", fmt.Sprintf("vertex%d-taskmanagers.json", i))
 		names, err := rest.VertexMetricNames(context.Background(), jobID, vx.ID)
 		require.NoError(t, err)
 		// The autoscaler's names first (the task's and its sources'), then others of the kind.

@@ -46,6 +46,27 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	return nil
 }
 
+// GPUUtilisation is container id's latest GPU utilisation, 0..1, the mean over its GPUs that
+// reported one (framework.AMStart.GPUUtilisation); false when none did.
+func (a *am) GPUUtilisation(id string) (float64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.rec.get(id) == nil {
+		return 0, false
+	}
+	sum, n := 0.0, 0
+	for _, g := range a.gpus.Status(id) {
+		if g.Util != nil {
+			sum += *g.Util
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n) / 100, true
+}
+
 // GPUSeries is container id's kept samples (GET /api/v1/containers/<id>/gpus); ok false when the
 // container is not one of the AM's.
 func (a *am) GPUSeries(id string) (contract.GPUSeries, bool) {

@@ -326,6 +326,11 @@ func (p *process) startFramework(ctx context.Context) error {
 				return m.Instances()
 			}
 			return 0
+		}, GPUUtilisation: func(id string) (float64, bool) {
+			if m := p.running.Load(); m != nil {
+				return m.GPUUtilisation(id)
+			}
+			return 0, false
 		}, TLS: amAuthority{p.tls}, TrackingURL: p.base, State: frameworkStateOf(p.staging), Files: frameworkFilesOf(p.staging),
 		Publish: p.published.set})
 	if err != nil {

@@ -89,6 +89,10 @@ type AMStart struct {
 	Scale func(to int, stopFirst []string, why string) error
 	// Instances is the number of TaskExecutors the AM declares now (0 before it runs). Never nil.
 	Instances func() int
+	// GPUUtilisation is the latest GPU utilisation (0..1, the mean over its GPUs) the launcher of
+	// TaskExecutor container id sampled; false when there is none (no GPU, no sample yet, not one of
+	// the AM's, the AM not running yet). Nil in tests that need none; safe from any goroutine.
+	GPUUtilisation func(id string) (float64, bool)
 	// TLS issues certificates from the application's authority (nil in tests that need none).
 	TLS Authority
 	// TrackingURL is the AM's plain tracking URL, http://host:port/, under which the AM serves the

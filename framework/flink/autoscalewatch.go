@@ -56,6 +56,9 @@ type autoscaler struct {
 	limit string // slots in words
 	// apply sets the job's parallelism (autoscale = "on"); nil: recommend only.
 	apply func(ctx context.Context, jobID string, to map[string]int) error
+	// gpu is a TaskManager's (container's) latest GPU utilisation (framework.AMStart.GPUUtilisation);
+	// nil: none read.
+	gpu func(id string) (float64, bool)
 	// gauges show each decision at /metrics; nil: none.
 	gauges *autoscaleGauges
 
@@ -275,9 +278,35 @@ func (a *autoscaler) measure(ctx context.Context, jobID string) ([]vertexLoad, e
 		if err != nil {
 			return nil, err
 		}
-		loads = append(loads, loadOf(v, inputs[v.ID], got))
+		l := loadOf(v, inputs[v.ID], got)
+		if a.gpu != nil {
+			if l.GPU, err = a.vertexGPU(ctx, jobID, v.ID); err != nil {
+				return nil, err
+			}
+		}
+		loads = append(loads, l)
 	}
 	return loads, nil
+}
+
+// vertexGPU is the mean GPU utilisation of the TaskManagers that run a vertex, NaN when none of
+// them has a sample (no GPUs).
+func (a *autoscaler) vertexGPU(ctx context.Context, jobID, vertexID string) (float64, error) {
+	tms, err := a.rest.VertexTaskManagers(ctx, jobID, vertexID)
+	if err != nil {
+		return math.NaN(), err
+	}
+	sum, n := 0.0, 0
+	for _, id := range tms {
+		if u, ok := a.gpu(id); ok {
+			sum += u
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN(), nil
+	}
+	return sum / float64(n), nil
 }
 
 // metricNames are the metrics of a vertex the autoscaler reads, of all it reports: the task's, and
@@ -400,7 +429,8 @@ func setUpperBounds(rest *flinkdist.REST) func(ctx context.Context, jobID string
 // for the details. Its slot limit is taskexecutor.instances TaskManagers of the configured slots.
 // An "on" the AM cannot carry out (the configuration the processes have lacks the adaptive
 // scheduler: a provided home's, which check could not read) recommends instead, and says so.
-func startAutoscale(ctx context.Context, j *jobfile.Job, conf *flinkdist.Config, rest *flinkdist.REST, emit func(contract.Event)) *autoscaler {
+func startAutoscale(ctx context.Context, j *jobfile.Job, conf *flinkdist.Config, rest *flinkdist.REST, emit func(contract.Event),
+	gpu func(id string) (float64, bool)) *autoscaler {
 	spec := specOf(j)
 	perTM := 1
 	if v, ok := conf.Get(keySlots); ok {
@@ -419,7 +449,7 @@ func startAutoscale(ctx context.Context, j *jobfile.Job, conf *flinkdist.Config,
 		}
 	}
 	a := newAutoscaler(spec.Autoscale, rest, emit, n*perTM, limit, apply)
-	a.gauges = newAutoscaleGauges()
+	a.gauges, a.gpu = newAutoscaleGauges(), gpu
 	go a.run(ctx)
 	return a
 }

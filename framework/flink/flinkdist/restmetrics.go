@@ -133,3 +133,29 @@ func (c *REST) VertexMetrics(ctx context.Context, jobID, vertexID string, names 
 	}
 	return out, nil
 }
+
+// VertexTaskManagers lists the ids of the TaskManagers that run a vertex's subtasks (GET
+// /jobs/<id>/vertices/<vid>/taskmanagers; with yarn-am, their YARN container ids).
+func (c *REST) VertexTaskManagers(ctx context.Context, jobID, vertexID string) ([]string, error) {
+	if err := checkJobID(jobID); err != nil {
+		return nil, err
+	}
+	if !jobIDPattern.MatchString(vertexID) {
+		return nil, fmt.Errorf("flink rest: vertex id %s: want 32 hex digits", shown(vertexID))
+	}
+	var doc struct {
+		TaskManagers []struct {
+			ID string `json:"taskmanager-id"`
+		} `json:"taskmanagers"`
+	}
+	if err := c.get(ctx, "/jobs/"+url.PathEscape(jobID)+"/vertices/"+url.PathEscape(vertexID)+"/taskmanagers", &doc); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, tm := range doc.TaskManagers {
+		if tm.ID != "" {
+			out = append(out, tm.ID)
+		}
+	}
+	return out, nil
+}
