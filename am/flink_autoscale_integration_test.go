@@ -62,7 +62,10 @@ func testFlinkAutoscaleRecommendChangesNothing(t *testing.T, v flinkVersion) {
 	assert.Regexp(t, `utilisation \d+% at 1, outside 50%\.\.90%`, decision.Message, "the reason")
 	assert.Regexp(t, `measured over 15s: .* p=1 in=[\d.]+/s busy=(9\d|100)% true=[\d.]+/s/subtask target=[\d.]+/s`, decision.Message,
 		"the inputs: rate, busy %, true and target rates")
-	assert.Contains(t, flinkDetail(t, id, "Autoscale last decision"), "1 → 2")
+	// The details are read every 3 s (contract.FrameworkDetailsInterval): the status may be older
+	// than the event.
+	assert.Eventually(t, func() bool { return strings.Contains(flinkDetail(t, id, "Autoscale last decision"), "1 → 2") },
+		time.Minute, time.Second, "status shows the last decision")
 	assert.Contains(t, flinkDetail(t, id, "Autoscale next decision"), "not before")
 
 	rest := &flink.REST{URL: flinkUI(t, id)}

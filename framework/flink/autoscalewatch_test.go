@@ -93,6 +93,13 @@ func (f *autoscaleJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		w.Write(f.file("resource-requirements.json"))
 	case strings.HasSuffix(p, "/plan"):
 		w.Write(f.file("plan.json"))
+	case strings.HasSuffix(p, "/taskmanagers") && strings.Contains(p, "/vertices/"):
+		i := f.vertexIndex(strings.Split(p, "/")[4])
+		if i < 0 {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(f.file("vertex" + itoa(i) + "-taskmanagers.json"))
 	case strings.HasSuffix(p, "/subtasks/metrics"):
 		parts := strings.Split(p, "/")
 		i := f.vertexIndex(parts[4])
@@ -143,12 +150,22 @@ func (e *events) list() []contract.Event {
 
 // The autoscaler reads a real JobManager's answers on each Flink line: the stream job's one vertex
 // is a source (no inputs in the plan), busy about all the time, its records read from its source
-// operator's own metric; none of the values is taken as 0 where it was not reported.
+// operator's own numRecordsOutPerSecond (its numRecordsInPerSecond reads 0 on both lines, and the
+// task's own rates 0: the sink is chained); a backlog the source does not report is not taken as 0.
+// Its TaskManager's GPU utilisation is the GPU signal, by the container id Flink names.
 func TestAutoscaleMeasuresARealJobManager(t *testing.T) {
+	rates := map[string]float64{"1.20.5": 29.2, "2.3.0": 33.75} // as the fixtures hold them, on a loaded machine
+	tms := map[string]string{"1.20.5": "container_1795976096100_0001_01_000002", "2.3.0": "container_1795976096100_0002_01_000003"}
 	for _, version := range autoscaleVersions {
 		t.Run(version, func(t *testing.T) {
 			jm, rest := newAutoscaleJobManager(t, version)
 			a := newAutoscaler(defaultAutoscale(), rest, (&events{}).emit, 2, "2 slots", nil)
+			a.gpu = func(id string) (float64, bool) {
+				if id == tms[version] {
+					return 0.96, true
+				}
+				return 0, false
+			}
 			jobs, err := rest.Jobs(context.Background())
 			require.NoError(t, err)
 			require.Len(t, jobs, 1)
@@ -162,8 +179,12 @@ func TestAutoscaleMeasuresARealJobManager(t *testing.T) {
 			assert.Greater(t, l.Busy, 0.9, "the map sleeps 10 ms a record: busy all the time")
 			assert.LessOrEqual(t, l.Busy, 1.0)
 			assert.False(t, math.IsNaN(l.SourceRate), "the source operator's rate is read")
-			assert.InDelta(t, 100, l.SourceRate, 40, "about 100 records a second at 10 ms each")
+			assert.InDelta(t, rates[version], l.SourceRate, 1e-9)
 			assert.True(t, math.IsNaN(l.Pending), "a sequence source reports no backlog")
+			assert.InDelta(t, 0.96, l.GPU, 1e-9, "its TaskManager's GPU")
+			d := decide(time.Unix(0, 0), loads, autoscaleBounds{spec: defaultAutoscale()}, lowerSince{})
+			assert.Equal(t, 2, d.Vertices[0].To)
+			assert.Contains(t, d.inputs(), "gpu=96%")
 			require.NotEmpty(t, jm.asks)
 			assert.Contains(t, jm.asks[0], "Source__")
 		})
