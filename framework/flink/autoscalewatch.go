@@ -70,6 +70,10 @@ type autoscaler struct {
 	since   lowerSince
 	names   map[string][]string // the metric names read per vertex
 	told    string              // the last decision told, by its targets
+	// pending is the parallelism the last applied decision set, until the job runs at another
+	// than it was decided at: the same decision again waits for the rescale instead of being
+	// applied and told again.
+	pending map[string]int
 
 	mu   sync.Mutex
 	view autoscaleView
@@ -145,7 +149,7 @@ func (a *autoscaler) poll(ctx context.Context) error {
 		if a.jobID != "" {
 			a.quiet = now.Add(a.spec.Stabilise)
 		}
-		a.jobID, a.par, a.samples, a.start = job.ID, par, nil, time.Time{}
+		a.jobID, a.par, a.samples, a.start, a.pending = job.ID, par, nil, time.Time{}, nil
 	}
 	if now.Before(a.quiet) {
 		a.setNext(a.quiet.Add(a.spec.Window))
@@ -163,6 +167,10 @@ func (a *autoscaler) poll(ctx context.Context) error {
 		return nil
 	}
 	d := decide(now, average(loads, a.samples), autoscaleBounds{spec: a.spec, slots: a.slots, slotsLimit: a.limit}, a.since)
+	if a.pending != nil && maps.Equal(d.targets(), a.pending) {
+		a.setNext(now.Add(autoscaleEvery)) // decided and applied already: the job has not rescaled yet
+		return nil
+	}
 	a.mu.Lock()
 	a.view.last, a.view.next = d, now.Add(autoscaleEvery)
 	a.mu.Unlock()
@@ -187,7 +195,7 @@ func (a *autoscaler) poll(ctx context.Context) error {
 		return fmt.Errorf("autoscale: applying %s: %w", d.outcome(), err)
 	}
 	a.quiet = now.Add(a.spec.Stabilise)
-	a.samples, a.start, a.told = nil, time.Time{}, noChange
+	a.samples, a.start, a.told, a.pending = nil, time.Time{}, noChange, d.targets()
 	a.mu.Lock()
 	a.view.applied = fmt.Sprintf("%s at %s", d.outcome(), now.UTC().Format(time.TimeOnly))
 	a.view.next = a.quiet.Add(a.spec.Window)

@@ -261,3 +261,47 @@ func gaugeValues(c prometheus.Collector) []float64 {
 	}
 	return out
 }
+
+// "on": the decision sets the vertex's upper bound, and the next decision waits the stabilisation
+// and a new window; while the job has not rescaled, the same decision is neither set nor told again.
+func TestAutoscaleOnSetsTheUpperBoundThenWaits(t *testing.T) {
+	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[1])
+	ev := &events{}
+	spec := defaultAutoscale()
+	spec.Mode, spec.Window, spec.Stabilise = autoscaleOn, 10*time.Second, 30*time.Second
+	a := newAutoscaler(spec, rest, ev.emit, 4, "4 slots", setUpperBounds(rest))
+	now := time.Unix(0, 0)
+	a.now = func() time.Time { return now }
+	ctx := context.Background()
+	require.NoError(t, a.poll(ctx))
+	now = now.Add(10 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	require.Len(t, jm.put, 1)
+	for _, b := range jm.put[0] {
+		assert.Equal(t, flinkdist.Bounds{Lower: 1, Upper: 2}, b)
+	}
+	require.Len(t, ev.list(), 1)
+	assert.Contains(t, ev.list()[0].Message, "autoscale decided:")
+	var applied, next string
+	for _, d := range a.details() {
+		switch d.Name {
+		case "Autoscale applied":
+			applied = d.Value
+		case "Autoscale next decision":
+			next = d.Value
+		}
+	}
+	assert.Contains(t, applied, "1 → 2")
+	assert.Equal(t, "not before 00:00:50", next, "stabilisation 30 s, then a window of 10 s")
+	for range 3 {
+		now = now.Add(5 * time.Second)
+		require.NoError(t, a.poll(ctx))
+	}
+	assert.Len(t, jm.put, 1, "nothing more within the stabilisation")
+	for range 10 {
+		now = now.Add(5 * time.Second)
+		require.NoError(t, a.poll(ctx))
+	}
+	assert.Len(t, jm.put, 1, "the job still runs at 1: the same decision waits for its rescale, not set again")
+	assert.Len(t, ev.list(), 1, "nor told again")
+}
