@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -237,3 +238,46 @@ func amEventsSoFar(t *testing.T, id string) []contract.Event {
 	}
 	return doc.AM.Events
 }
+
+// TestFlinkAutoscaleRecommendsOnTheGPUAlone: the gpubound job's "GPU stand-in" map costs nothing,
+// so Flink sees it idle between records, while its TaskManagers' GPUs read 96 % busy (the fake
+// nvidia-smi's FAKE_GPU_UTIL, sampled by the launchers and read by the AM): with autoscale =
+// "recommend" the autoscaler recommends a scale-out of that vertex on the GPU signal alone, its busy
+// time low in the same event (docs/flink.md#autoscaling). On each tested Flink line.
+func TestFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T) {
+	e2eEnv(t)
+	eachFlinkAtOnce(t, testFlinkAutoscaleRecommendsOnTheGPUAlone)
+}
+
+func testFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T, v flinkVersion) {
+	job := flinkJobOf(t, v, "flink-autoscale-gpu", 2, 1, []string{"gpubound"}, `"jobmanager.scheduler" = "adaptive"
+"parallelism.default" = 1
+"metrics.fetcher.update-interval" = "2 s"
+`+v.reactive)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	text := strings.Replace(string(body), "[flink]\n", "[flink]\nautoscale = \"recommend\"\nautoscale-window = \"15s\"\n", 1)
+	require.True(t, strings.HasSuffix(text, "FAKE_GPU_COUNT = \"4\"\n"), "the [taskexecutor.env] table ends the job file")
+	text += "FAKE_GPU_UTIL = \"0=96,1=96,2=96,3=96\"\n"
+	require.NoError(t, os.WriteFile(job, []byte(text), 0o644))
+	start := time.Now()
+	id := submitDetached(t, job)
+
+	var decision contract.Event
+	deadline := time.Now().Add(4 * time.Minute)
+	for decision.Message == "" {
+		require.False(t, time.Now().After(deadline), "no GPU scale-out recommendation within 4 minutes; events: %v\n%s", amEventsSoFar(t, id), containerLogs(id))
+		for _, e := range amEventsSoFar(t, id) {
+			if e.Type == "flink-autoscale" && gpuScaleOut.MatchString(e.Message) {
+				decision = e
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	t.Logf("measured: submit -> the GPU scale-out recommendation: %s (load %s); event: %s", time.Since(start).Round(time.Second), loadAvgE2E(), decision.Message)
+	assert.Regexp(t, `GPU stand-in[^;]* p=1 in=[\d.]+/s busy=(\d|[1-4]\d)% [^;]*gpu=96%`, decision.Message,
+		"the vertex's busy time is low: the GPU alone asks for the scale-out")
+}
+
+// gpuScaleOut is the GPU stand-in's scale-out on the GPU in a decision (its vertex chains the sink).
+var gpuScaleOut = regexp.MustCompile(`GPU stand-in[^;(]* 1 → 2 \(GPU 96% above 90%\)`)

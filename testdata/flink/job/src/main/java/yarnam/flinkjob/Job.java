@@ -48,6 +48,9 @@ import java.util.Set;
  *       one to the other through Flink's data exchange. Every map subtask prints {@code
  *       YARN_AM_FLINK_RELAY subtask=I records=N seconds=S container=C} about every 2 seconds: the
  *       records it received since it opened and the seconds since its first one.
+ *   <li>{@code gpubound}: unbounded; a sequence source paced to about 50 records a second per
+ *       subtask is rebalanced to a map named "GPU stand-in" that costs nothing: its task is idle
+ *       between records, as an operator whose work runs on a GPU looks to Flink.
  *   <li>{@code fs DIR}: bounded; user code writes a file through Flink's {@code FileSystem} into
  *       DIR (any scheme Flink reaches, e.g. hdfs://) and reads it back, twice: the program's main
  *       (in the JobManager) writes {@code DIR/main} and the one subtask (in a TaskManager) {@code
@@ -63,7 +66,7 @@ public final class Job {
     public static void main(String[] args) throws Exception {
         String mode = args.length > 0 ? args[0] : "gpu";
         Configuration conf = new Configuration();
-        if (!mode.equals("stream") && !mode.equals("counter") && !mode.equals("relay")) {
+        if (!mode.equals("stream") && !mode.equals("counter") && !mode.equals("relay") && !mode.equals("gpubound")) {
             // A bounded mode's failure must fail the job at once; the stream mode takes the cluster's
             // restart strategy, which reactive mode needs to survive a lost TaskManager.
             conf.set(RestartStrategyOptions.RESTART_STRATEGY, "none");
@@ -101,6 +104,15 @@ public final class Job {
                         .setParallelism(1);
                 env.execute("yarn-am-flink-test counter");
                 break;
+            case "gpubound":
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .map(new Pace())
+                        .rebalance()
+                        .map(new Pass())
+                        .name("GPU stand-in")
+                        .sinkTo(new DiscardingSink<>());
+                env.execute("yarn-am-flink-test gpubound");
+                break;
             case "relay":
                 env.fromSequence(0, Long.MAX_VALUE)
                         .rebalance()
@@ -125,7 +137,7 @@ public final class Job {
             }
             default:
                 throw new IllegalArgumentException(
-                        "unknown mode " + mode + ": want gpu, fail, stream, counter, relay or fs");
+                        "unknown mode " + mode + ": want gpu, fail, stream, counter, relay, gpubound or fs");
         }
     }
 
@@ -233,6 +245,26 @@ public final class Job {
         @Override
         public Long map(Long value) throws InterruptedException {
             Thread.sleep(10);
+            return value;
+        }
+    }
+
+    /** Paces the source: 20 ms a record, about 50 records a second per subtask. */
+    static final class Pace extends RichMapFunction<Long, Long> {
+        @Override
+        public Long map(Long value) throws InterruptedException {
+            Thread.sleep(20);
+            return value;
+        }
+    }
+
+    /**
+     * Passes each record on at no cost, so Flink sees its task idle between records, as it sees an
+     * operator whose work runs on a GPU; the test makes its TaskManager's GPU read busy.
+     */
+    static final class Pass extends RichMapFunction<Long, Long> {
+        @Override
+        public Long map(Long value) {
             return value;
         }
     }
