@@ -277,6 +277,20 @@ func testFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T, v flinkVersion) {
 	t.Logf("measured: submit -> the GPU scale-out recommendation: %s (load %s); event: %s", time.Since(start).Round(time.Second), loadAvgE2E(), decision.Message)
 	assert.Regexp(t, `GPU stand-in[^;]* p=1 in=[\d.]+/s busy=(\d|[1-4]\d)% [^;]*gpu=96%`, decision.Message,
 		"the vertex's busy time is low: the GPU alone asks for the scale-out")
+
+	// The decision's gauges on the AM's own /metrics (framework.AM.Collectors).
+	j := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.code, "status:\n%s", j)
+	var doc struct {
+		Report struct {
+			AMURL string `json:"amUrl"`
+		} `json:"report"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NotEmpty(t, doc.Report.AMURL)
+	metrics := httpGet(t, strings.TrimSuffix(doc.Report.AMURL, "/")+"/metrics")
+	assert.Regexp(t, `yarn_am_flink_autoscale_decided_parallelism\{vertex="GPU stand-in[^"]*",vertex_id="[0-9a-f]{32}"\} 2`, metrics)
+	assert.Regexp(t, `yarn_am_flink_autoscale_parallelism\{vertex="GPU stand-in[^"]*",vertex_id="[0-9a-f]{32}"\} 1`, metrics)
 }
 
 // gpuScaleOut is the GPU stand-in's scale-out on the GPU in a decision (its vertex chains the sink).
