@@ -37,28 +37,13 @@ func TestFlinkAutoscaleRecommendChangesNothing(t *testing.T) {
 }
 
 func testFlinkAutoscaleRecommendChangesNothing(t *testing.T, v flinkVersion) {
-	job := flinkJobOf(t, v, "flink-autoscale", 2, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
-"parallelism.default" = 1
-"metrics.fetcher.update-interval" = "2 s"
-`+v.reactive)
-	body, err := os.ReadFile(job)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n",
-		"[flink]\nautoscale = \"recommend\"\nautoscale-window = \"15s\"\n", 1)), 0o644))
+	job := autoscaleJob(t, v, "flink-autoscale", 2, "stream", "", "autoscale = \"recommend\"\nautoscale-window = \"15s\"\n", "")
 	start := time.Now()
 	id := submitDetached(t, job)
 
-	var decision contract.Event
-	deadline := time.Now().Add(4 * time.Minute)
-	for decision.Message == "" {
-		require.False(t, time.Now().After(deadline), "no flink-autoscale scale-out event within 4 minutes; events: %v\n%s", amEventsSoFar(t, id), containerLogs(id))
-		for _, e := range amEventsSoFar(t, id) {
-			if e.Type == "flink-autoscale" && strings.Contains(e.Message, "autoscale recommended") && strings.Contains(e.Message, "1 → 2") {
-				decision = e
-			}
-		}
-		time.Sleep(time.Second)
-	}
+	decision := waitAutoscaleEvent(t, id, "a scale-out recommendation", func(m string) bool {
+		return strings.Contains(m, "autoscale recommended") && strings.Contains(m, "1 → 2")
+	})
 	t.Logf("measured: submit -> the autoscaler's scale-out recommendation: %s (load %s); event: %s", time.Since(start).Round(time.Second), loadAvgE2E(), decision.Message)
 	assert.Regexp(t, `utilisation \d+% at 1, outside 50%\.\.90%`, decision.Message, "the reason")
 	assert.Regexp(t, `measured over 15s: .* p=1 in=[\d.]+/s busy=(9\d|100)% true=[\d.]+/s/subtask target=[\d.]+/s`, decision.Message,
@@ -155,20 +140,13 @@ func TestFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T) {
 }
 
 func testFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T, v flinkVersion) {
-	job := flinkJobOf(t, v, "flink-autoscale-on", 3, 1, []string{"stream"}, `"jobmanager.scheduler" = "adaptive"
-"parallelism.default" = 1
-"metrics.fetcher.update-interval" = "2 s"
-"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
+	job := autoscaleJob(t, v, "flink-autoscale-on", 3, "stream", `"jobmanager.adaptive-scheduler.scaling-interval.min" = "0 s"
 "jobmanager.adaptive-scheduler.resource-stabilization-timeout" = "5 s"
 "slot.idle.timeout" = "5 s"
 "restart-strategy.type" = "fixed-delay"
 "restart-strategy.fixed-delay.attempts" = 100
 "restart-strategy.fixed-delay.delay" = "1 s"
-`+v.reactive)
-	body, err := os.ReadFile(job)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n",
-		"[flink]\ntaskmanagers = \"demand\"\nautoscale = \"on\"\nautoscale-window = \"15s\"\nautoscale-stabilisation = \"10s\"\n", 1)), 0o644))
+`, "taskmanagers = \"demand\"\nautoscale = \"on\"\nautoscale-window = \"15s\"\nautoscale-stabilisation = \"10s\"\n", "")
 	start := time.Now()
 	id := submitDetached(t, job)
 
@@ -250,30 +228,12 @@ func TestFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T) {
 }
 
 func testFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T, v flinkVersion) {
-	job := flinkJobOf(t, v, "flink-autoscale-gpu", 2, 1, []string{"gpubound"}, `"jobmanager.scheduler" = "adaptive"
-"parallelism.default" = 1
-"metrics.fetcher.update-interval" = "2 s"
-`+v.reactive)
-	body, err := os.ReadFile(job)
-	require.NoError(t, err)
-	text := strings.Replace(string(body), "[flink]\n", "[flink]\nautoscale = \"recommend\"\nautoscale-window = \"15s\"\n", 1)
-	require.True(t, strings.HasSuffix(text, "FAKE_GPU_COUNT = \"4\"\n"), "the [taskexecutor.env] table ends the job file")
-	text += "FAKE_GPU_UTIL = \"0=96,1=96,2=96,3=96\"\n"
-	require.NoError(t, os.WriteFile(job, []byte(text), 0o644))
+	job := autoscaleJob(t, v, "flink-autoscale-gpu", 2, "gpubound", "", "autoscale = \"recommend\"\nautoscale-window = \"15s\"\n",
+		"FAKE_GPU_UTIL = \"0=96,1=96,2=96,3=96\"\n")
 	start := time.Now()
 	id := submitDetached(t, job)
 
-	var decision contract.Event
-	deadline := time.Now().Add(4 * time.Minute)
-	for decision.Message == "" {
-		require.False(t, time.Now().After(deadline), "no GPU scale-out recommendation within 4 minutes; events: %v\n%s", amEventsSoFar(t, id), containerLogs(id))
-		for _, e := range amEventsSoFar(t, id) {
-			if e.Type == "flink-autoscale" && gpuScaleOut.MatchString(e.Message) {
-				decision = e
-			}
-		}
-		time.Sleep(time.Second)
-	}
+	decision := waitAutoscaleEvent(t, id, "a scale-out recommendation on the GPU", gpuScaleOut.MatchString)
 	t.Logf("measured: submit -> the GPU scale-out recommendation: %s (load %s); event: %s", time.Since(start).Round(time.Second), loadAvgE2E(), decision.Message)
 	assert.Regexp(t, `GPU stand-in[^;]* p=1 in=[\d.]+/s busy=(\d|[1-4]\d)% [^;]*gpu=96%`, decision.Message,
 		"the vertex's busy time is low: the GPU alone asks for the scale-out")
@@ -295,3 +255,38 @@ func testFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T, v flinkVersion) {
 
 // gpuScaleOut is the GPU stand-in's scale-out on the GPU in a decision (its vertex chains the sink).
 var gpuScaleOut = regexp.MustCompile(`GPU stand-in[^;(]* 1 → 2 \(GPU 96% above 90%\)`)
+
+// autoscaleJob is the test job in mode on the adaptive scheduler at parallelism 1, its metrics
+// fetched every 2 s, with config added to [flink.config], flinkKeys (autoscale's) to [flink] and env
+// to [taskexecutor.env].
+func autoscaleJob(t *testing.T, v flinkVersion, name string, instances int, mode, config, flinkKeys, env string) string {
+	t.Helper()
+	job := flinkJobOf(t, v, name, instances, 1, []string{mode}, `"jobmanager.scheduler" = "adaptive"
+"parallelism.default" = 1
+"metrics.fetcher.update-interval" = "2 s"
+`+config+v.reactive)
+	body, err := os.ReadFile(job)
+	require.NoError(t, err)
+	s := strings.Replace(string(body), "[flink]\n", "[flink]\n"+flinkKeys, 1)
+	if env != "" {
+		require.True(t, strings.HasSuffix(s, "FAKE_GPU_COUNT = \"4\"\n"), "the [taskexecutor.env] table ends the job file")
+		s += env
+	}
+	require.NoError(t, os.WriteFile(job, []byte(s), 0o644))
+	return job
+}
+
+// waitAutoscaleEvent waits up to 4 minutes for a flink-autoscale event whose message matches.
+func waitAutoscaleEvent(t *testing.T, id, what string, match func(string) bool) contract.Event {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for {
+		for _, e := range amEventsSoFar(t, id) {
+			if e.Type == "flink-autoscale" && match(e.Message) {
+				return e
+			}
+		}
+		require.False(t, time.Now().After(deadline), "no flink-autoscale event of %s within 4 minutes; events: %v\n%s", what, amEventsSoFar(t, id), containerLogs(id))
+		time.Sleep(time.Second)
+	}
+}
