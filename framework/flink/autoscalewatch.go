@@ -276,11 +276,15 @@ func (a *autoscaler) measure(ctx context.Context, jobID string) ([]vertexLoad, e
 			if err != nil {
 				return nil, err
 			}
-			names = metricNames(all, len(inputs[v.ID]) == 0)
+			isSource := len(inputs[v.ID]) == 0
+			names = metricNames(all, isSource)
 			if !slices.Contains(all, metricBusy) {
 				return nil, fmt.Errorf("vertex %s reports no %s yet", v.Name, metricBusy)
 			}
-			a.names[v.ID] = names
+			// A source's operator metrics may register after the task's: listed again until they do.
+			if !isSource || len(names) > len(metricNames(nil, false)) {
+				a.names[v.ID] = names
+			}
 		}
 		got, err := a.rest.VertexMetrics(ctx, jobID, v.ID, names)
 		if err != nil {

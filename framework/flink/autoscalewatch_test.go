@@ -34,6 +34,8 @@ type autoscaleJobManager struct {
 	dir  string
 	put  []map[string]flinkdist.Bounds
 	asks []string // the metric queries
+	// taskOnly lists the task's metrics only, as a JobManager does before the operators' register.
+	taskOnly bool
 }
 
 func newAutoscaleJobManager(t *testing.T, version string) (*autoscaleJobManager, *flinkdist.REST) {
@@ -109,7 +111,21 @@ func (f *autoscaleJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		}
 		get := r.URL.Query().Get("get")
 		if get == "" {
-			w.Write(f.file("vertex" + itoa(i) + "-names.json"))
+			names := f.file("vertex" + itoa(i) + "-names.json")
+			if f.taskOnly {
+				var all []map[string]string
+				if err := json.Unmarshal(names, &all); err != nil {
+					panic(err)
+				}
+				var task []map[string]string
+				for _, n := range all {
+					if !strings.Contains(n["id"], ".") {
+						task = append(task, n)
+					}
+				}
+				names, _ = json.Marshal(task)
+			}
+			w.Write(names)
 			return
 		}
 		f.asks = append(f.asks, get)
@@ -189,6 +205,25 @@ func TestAutoscaleMeasuresARealJobManager(t *testing.T) {
 			assert.Contains(t, jm.asks[0], "Source__")
 		})
 	}
+}
+
+// A source vertex whose operator metrics are not listed yet (the task's register first) is listed
+// again at the next read, not read without its source's rate for as long as the job runs.
+func TestAutoscaleListsASourcesMetricsAgainUntilTheyAreThere(t *testing.T) {
+	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[0])
+	jm.taskOnly = true
+	a := newAutoscaler(defaultAutoscale(), rest, (&events{}).emit, 2, "2 slots", nil)
+	jobs, err := rest.Jobs(context.Background())
+	require.NoError(t, err)
+	loads, err := a.measure(context.Background(), jobs[0].ID)
+	require.NoError(t, err)
+	assert.True(t, math.IsNaN(loads[0].SourceRate), "not listed yet")
+	jm.mu.Lock()
+	jm.taskOnly = false
+	jm.mu.Unlock()
+	loads, err = a.measure(context.Background(), jobs[0].ID)
+	require.NoError(t, err)
+	assert.InDelta(t, 29.2, loads[0].SourceRate, 1e-9, "listed again: the source's rate is read")
 }
 
 // "recommend": after a whole window the decision is told once as a flink-autoscale event with its
