@@ -215,6 +215,7 @@ func TestAutoscaleListsASourcesMetricsAgainUntilTheyAreThere(t *testing.T) {
 	a := newAutoscaler(defaultAutoscale(), rest, (&events{}).emit, 2, "2 slots", nil)
 	jobs, err := rest.Jobs(context.Background())
 	require.NoError(t, err)
+	a.jobID = jobs[0].ID // as poll keeps it: the names are kept for the job
 	loads, err := a.measure(context.Background(), jobs[0].ID)
 	require.NoError(t, err)
 	assert.True(t, math.IsNaN(loads[0].SourceRate), "not listed yet")
