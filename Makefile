@@ -97,7 +97,7 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # The Flink end-to-end tests of am that run in the rest lane (after its -skip ^TestFlink run, on its
 # cluster) instead of beside it, so that the two lanes take about as long as each other: the Flink
 # lane was the stage's longest by about 7 minutes (docs/development.md#ci). A go test -run pattern.
-FLINK_REST_TESTS ?= ^TestFlink(SickGPU|IdleGPU|DemandScaleIn|Autoscale|ReactiveScale)
+FLINK_REST_TESTS ?= ^TestFlink(SickGPU|IdleGPU|DemandScaleIn|Autoscale)
 test: build vet $(GOTESTSUM)
 	@mkdir -p bin; rm -f bin/prefetch.rc; \
 	( r=0; nice -n 10 $(MAKE) --no-print-directory test-lane >bin/prefetch.log 2>&1 || r=$$?; echo $$r >bin/prefetch.rc ) & pre=$$!; \
