@@ -412,7 +412,11 @@ func TestManySmallBlocksAreCheap(t *testing.T) {
 	if err != nil || n != len(files) {
 		t.Fatalf("IFile: %d files, %v", n, err)
 	}
-	if limit := 32 * raceAllocFactor * uint64(len(data)); alloc > limit {
+	// This file is mostly its index: a Java-serialized entry per log file, decoded into a name, an
+	// offset and a length, which costs about 1.2 KB a file (33 bytes per byte of the file without
+	// -race, Go 1.26). So the IFile's bound is per log file, 2 KiB, besides 32 bytes per byte: a
+	// fresh 64 KiB inflate state per log file would still be 30 times over it.
+	if limit := raceAllocFactor * (32*uint64(len(data)) + 2048*uint64(n)); alloc > limit {
 		t.Errorf("IFile: reading %d log files (%d bytes) allocated %d bytes, more than %d", n, len(data), alloc, limit)
 	}
 	t.Logf("IFile: %d bytes, %d log files: %d MB allocated", len(data), n, alloc>>20)
