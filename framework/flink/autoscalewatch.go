@@ -99,24 +99,11 @@ func newAutoscaler(spec autoscaleSpec, rest *flinkdist.REST, emit func(contract.
 
 // run reads the metrics every autoscaleEvery until ctx ends.
 func (a *autoscaler) run(ctx context.Context) {
-	t := time.NewTicker(autoscaleEvery)
-	defer t.Stop()
-	for {
-		c, cancel := context.WithTimeout(ctx, 20*time.Second)
-		err := a.poll(c)
-		cancel()
+	pollEvery(ctx, autoscaleEvery, 20*time.Second, a.poll, func(why string) {
 		a.mu.Lock()
-		a.view.failed = ""
-		if err != nil && ctx.Err() == nil {
-			a.view.failed = err.Error()
-		}
+		a.view.failed = why
 		a.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // poll takes one sample of the running job and decides once a window is full.

@@ -216,24 +216,11 @@ func newDemand(j *jobfile.Job, conf *flinkdist.Config, rest *flinkdist.REST, s f
 // run reads the demand every demandEvery until ctx ends; a JobManager that is not up yet, or a job
 // not running yet, is read again at the next round.
 func (d *demand) run(ctx context.Context) {
-	t := time.NewTicker(demandEvery)
-	defer t.Stop()
-	for {
-		c, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := d.poll(c)
-		cancel()
+	pollEvery(ctx, demandEvery, 10*time.Second, d.poll, func(why string) {
 		d.mu.Lock()
-		d.view.failed = "" // the details say why the demand is not read, never silently stale
-		if err != nil && ctx.Err() == nil {
-			d.view.failed = err.Error()
-		}
+		d.view.failed = why // the details say why the demand is not read, never silently stale
 		d.mu.Unlock()
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // poll reads the slots the jobs need and moves the declared count towards the TaskManagers they take.

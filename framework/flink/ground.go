@@ -2,6 +2,7 @@ package flink
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,3 +136,26 @@ const keySavepointsDir = "state.savepoints.dir"
 // keySavepointInterval is the [flink] key of the savepoint schedule (savepoints.go), here because
 // restorefrom.go names it too when it starts a job from a scheduled savepoint.
 const keySavepointInterval = "savepoint-interval"
+
+// pollEvery calls poll every interval, each call within timeout, until ctx ends. After each call it
+// hands setFailed why it failed, or "" when it did not (or ctx ended), so that the details say why a
+// reading is missing and are never silently stale.
+func pollEvery(ctx context.Context, interval, timeout time.Duration, poll func(context.Context) error, setFailed func(string)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		c, cancel := context.WithTimeout(ctx, timeout)
+		err := poll(c)
+		cancel()
+		why := ""
+		if err != nil && ctx.Err() == nil {
+			why = err.Error()
+		}
+		setFailed(why)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
