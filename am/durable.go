@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -178,11 +179,11 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 		for _, n := range a.policy.Excluded() {
 			a.excl.Exclude(n)
 		}
+		if len(st.Sick) > 0 && a.sick == nil {
+			a.sick = sickGPUs{}
+		}
 		for node, uuids := range st.Sick {
 			for _, u := range uuids {
-				if a.sick == nil {
-					a.sick = sickGPUs{}
-				}
 				a.sick.Sick(node, u)
 			}
 		}
@@ -217,14 +218,11 @@ func (a *am) stateLocked() state {
 		}
 	}
 	s.Events = a.events.Latest(stateEvents)
-	for node, uuids := range a.sick {
-		if s.Sick == nil {
-			s.Sick = map[string][]string{}
+	if len(a.sick) > 0 {
+		s.Sick = map[string][]string{}
+		for node, uuids := range a.sick {
+			s.Sick[node] = slices.Sorted(maps.Keys(uuids))
 		}
-		for u := range uuids {
-			s.Sick[node] = append(s.Sick[node], u)
-		}
-		slices.Sort(s.Sick[node])
 	}
 	if g := a.idleGPUs.given; g.containers > 0 || g.seconds > 0 {
 		g.settle(a.cfg.Now())
