@@ -35,8 +35,8 @@ type idleRelease struct {
 	// pending: a container warned for its idle GPUs, released at deadline.
 	pending *pendingRelease
 	// givingBack: the container whose GPUs a demand-sized job's framework is giving back (GiveBack's
-	// Release called): the framework's next Scale down that names a container is that release.
-	givingBack *pendingRelease
+	// Release called; "" when none): the framework's next Scale down that names a container is that release.
+	givingBack string
 	// kept: container → the idle spell (its start) its idle-gpu-kept event was said for.
 	kept  map[string]time.Time
 	given givenBack
@@ -123,7 +123,7 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 		return
 	}
 	since, last := a.gpus.IdleSpell(t.ID)
-	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.idleGPUs.pending != nil || a.idleGPUs.givingBack != nil {
+	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.idleGPUs.pending != nil || a.idleGPUs.givingBack != "" {
 		return
 	}
 	if a.cfg.Spec.Gang && (t.Round != a.gang.Round() || !a.gang.Formed()) {
@@ -191,7 +191,7 @@ func (a *am) checkIdleRelease() {
 		return
 	}
 	if a.cfg.DemandSized {
-		a.giveBackInBackgroundLocked(t, now)
+		a.giveBackInBackgroundLocked(t)
 		a.mu.Unlock()
 		return
 	}
@@ -213,8 +213,8 @@ const giveBackBound = 30 * time.Second
 // giveBackInBackgroundLocked asks the framework to give back container t's share of its work, off the
 // AM's lock; a refusal keeps the GPUs with an idle-gpu-kept event that says why. The release itself
 // comes later as the framework's Scale (giveBackLocked).
-func (a *am) giveBackInBackgroundLocked(t *tracked, now time.Time) {
-	a.idleGPUs.givingBack = &pendingRelease{id: t.ID, deadline: now}
+func (a *am) giveBackInBackgroundLocked(t *tracked) {
+	a.idleGPUs.givingBack = t.ID
 	id, node, n := t.ID, t.Node, gpuCount(t)
 	a.background.Add(1)
 	go func() {
@@ -227,8 +227,8 @@ func (a *am) giveBackInBackgroundLocked(t *tracked, now time.Time) {
 			return
 		}
 		a.mu.Lock()
-		if g := a.idleGPUs.givingBack; g != nil && g.id == id {
-			a.idleGPUs.givingBack = nil
+		if a.idleGPUs.givingBack == id {
+			a.idleGPUs.givingBack = ""
 		}
 		a.withdrawIdleNoticeLocked(id)
 		a.emit(events.IdleGPUKept(id, node, n, 0, a.cfg.IdleGPURelease, err.Error()))
@@ -240,12 +240,12 @@ func (a *am) giveBackInBackgroundLocked(t *tracked, now time.Time) {
 // in flight, if one is: the first container named is released for idleness (the idle one, or the
 // one the framework's work left instead) and its GPUs count as given back.
 func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
-	g := a.idleGPUs.givingBack
-	if g == nil || to >= from || len(stopFirst) == 0 {
+	idle := a.idleGPUs.givingBack
+	if idle == "" || to >= from || len(stopFirst) == 0 {
 		return
 	}
-	a.idleGPUs.givingBack = nil
-	a.withdrawIdleNoticeLocked(g.id)
+	a.idleGPUs.givingBack = ""
+	a.withdrawIdleNoticeLocked(idle)
 	t := a.rec.get(stopFirst[0])
 	if t == nil {
 		return
@@ -253,13 +253,13 @@ func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
 	n := gpuCount(t)
 	a.idleGPUs.given.add(n, now)
 	ev := events.IdleGPUReleased(t.ID, t.Node, n, from, to)
-	if t.ID != g.id {
+	if t.ID != idle {
 		// The framework's work left another TaskExecutor than the idle one (Flink chose which slots
 		// its rescale keeps): that one's GPUs are the ones no longer used.
-		ev.Message += fmt.Sprintf("; the job's rescale left it rather than %s, whose GPUs stayed idle and which runs the job's work now", g.id)
+		ev.Message += fmt.Sprintf("; the job's rescale left it rather than %s, whose GPUs stayed idle and which runs the job's work now", idle)
 	}
 	a.emit(ev)
-	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "idle": g.id, "from": from, "to": to}).Info("am: released a TaskExecutor for idle GPUs through the framework")
+	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "idle": idle, "from": from, "to": to}).Info("am: released a TaskExecutor for idle GPUs through the framework")
 }
 
 // withdrawIdleNoticeLocked drops container id's idle-release notice once its give-back ended without
