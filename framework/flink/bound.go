@@ -29,10 +29,13 @@ import (
 
 // This file is how the JobManager's ports become known (docs/flink.md#addresses): its JVM binds them
 // itself (port 0, any free one, unless the job names its own), so no one on the AM's host can take
-// them between a choice and the bind. The driver learns them from its JVM (boundPorts), writes them
+// them between a choice and the bind. The driver learns them from its JVM (learnBound), writes them
 // to a file in the AM container (boundFile) and only then does the AM publish them: to the REST
 // client of its watch, demand, stop and proxy (jobManager) and to the TaskManagers' launchers
-// (publishedJobManager, taskmanager.go).
+// (publishedJobManager, taskmanager.go). The RPC port comes first: the TaskManagers need nothing
+// else, and the JVM binds it seconds before its REST port answers, so the driver writes the file
+// with the RPC address alone as soon as the JVM listens on the port its log names (rpcLogLine),
+// then again with both.
 
 // boundFile is the file in the AM container's working directory where the driver writes the
 // JobManager's bound ports (envBoundFile names its absolute path in the driver's environment).
@@ -46,9 +49,10 @@ const maxBoundFile = 4 << 10
 const publishedJobManager = "flink.jobmanager.rpc"
 
 // boundAddrs is the file's content: the JobManager's RPC and REST addresses as its JVM bound them.
+// REST is empty while only the RPC port is known (the file's first version).
 type boundAddrs struct {
 	RPC  string `json:"rpc"`
-	REST string `json:"rest"`
+	REST string `json:"rest,omitempty"`
 	// PID is the JVM's process, which the AM ends when a stalled job is restarted (progress.go);
 	// 0: not known.
 	PID int `json:"pid,omitempty"`
@@ -56,6 +60,9 @@ type boundAddrs struct {
 
 func (b boundAddrs) check() error {
 	for _, a := range []struct{ name, v string }{{"rpc", b.RPC}, {"rest", b.REST}} {
+		if a.name == "rest" && a.v == "" {
+			continue // not bound yet: the RPC address alone
+		}
 		h, p, err := net.SplitHostPort(a.v)
 		n, perr := strconv.Atoi(p)
 		if err != nil || h == "" || perr != nil || n < 1 || n > 65535 {
@@ -117,65 +124,82 @@ const boundPoll = 50 * time.Millisecond
 // bound port), checked to be one of the JVM's own listening sockets. It gives up when ctx ends or
 // exited is closed.
 func learnBound(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string) (boundAddrs, error) {
-	return learnBoundTimed(ctx, pid, host, client, exited, logFile, nil)
+	return learnBoundTimed(ctx, pid, host, client, exited, logFile, nil, nil)
 }
 
 // learnTimes is where learnBound's time went: when (after its start) the log named the REST port,
-// and how long the successful REST answer and /jobmanager/config read took.
+// how long the successful REST answer and /jobmanager/config read took, and when the RPC port alone
+// was handed on (0: it was not, before both were known).
 type learnTimes struct {
-	logNamed, restAnswer, rpcRead time.Duration
+	logNamed, restAnswer, rpcRead, rpcEarly time.Duration
 }
 
 func (l learnTimes) String() string {
-	return fmt.Sprintf("the log named the REST port at %.2f s, its answer over mutual TLS took %.2f s, /jobmanager/config %.2f s",
-		l.logNamed.Seconds(), l.restAnswer.Seconds(), l.rpcRead.Seconds())
+	early := ""
+	if l.rpcEarly > 0 {
+		early = fmt.Sprintf("; the RPC port published alone at %.2f s", l.rpcEarly.Seconds())
+	}
+	return fmt.Sprintf("the log named the REST port at %.2f s, its answer over mutual TLS took %.2f s, /jobmanager/config %.2f s%s",
+		l.logNamed.Seconds(), l.restAnswer.Seconds(), l.rpcRead.Seconds(), early)
 }
 
-// learnBoundTimed is learnBound that also says where its time went (times; nil: not asked).
-func learnBoundTimed(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string, times *learnTimes) (boundAddrs, error) {
+// learnBoundTimed is learnBound that also says where its time went (times; nil: not asked) and,
+// before both ports are known, hands the RPC address to early (nil: not asked) once: when the
+// JobManager's log names its RPC port (rpcLogLine) and its JVM listens on that port. The port the
+// JobManager then names in /jobmanager/config must be the same one, else it fails: the TaskManagers
+// may already have it.
+func learnBoundTimed(ctx context.Context, pid int, host string, client *tls.Config, exited <-chan struct{}, logFile string, times *learnTimes, early func(rpc string) error) (boundAddrs, error) {
 	if times == nil {
 		times = &learnTimes{}
 	}
 	hc := restClient(client, 3*time.Second)
 	defer hc.CloseIdleConnections()
 	last := errors.New("the JVM listens on no port yet")
-	rest := 0
+	rest, earlyRPC := 0, 0
 	log := &logTail{path: logFile}
 	start := time.Now()
 	t := time.NewTicker(boundPoll)
 	defer t.Stop()
 	for {
 		// The JVM's sockets (hundreds of descriptors to read) only once they can be asked: the log
-		// named the REST port, or the fallback's wait is over, or the REST port is known.
+		// named the RPC port (for early) or the REST port, or the fallback's wait is over, or the REST
+		// port is known.
 		var ports []int
 		var err error
-		if times.logNamed == 0 && log.restPort() != 0 {
+		log.scan()
+		if times.logNamed == 0 && log.rest != 0 {
 			times.logNamed = time.Since(start)
 		}
-		if rest != 0 || log.restPort() != 0 || time.Since(start) >= logFallback {
+		rpcNamed := early != nil && earlyRPC == 0 && log.rpc != 0
+		if rest != 0 || log.rest != 0 || rpcNamed || time.Since(start) >= logFallback {
 			ports, err = listeningPorts(pid)
 		} else {
 			err = errors.New("the JobManager's log does not name its REST port yet")
 		}
+		if err == nil && rpcNamed && slices.Contains(ports, log.rpc) {
+			if perr := early(net.JoinHostPort(host, strconv.Itoa(log.rpc))); perr != nil {
+				return boundAddrs{}, perr
+			}
+			earlyRPC, times.rpcEarly = log.rpc, time.Since(start)
+		}
 		switch {
 		case err != nil:
 			last = err
-		case rest == 0:
+		case rest == 0 && (log.rest != 0 || time.Since(start) >= logFallback):
 			candidates := ports
-			if c := log.restPort(); c != 0 {
+			if c := log.rest; c != 0 {
 				candidates = nil
 				if slices.Contains(ports, c) {
 					candidates = []int{c}
 				}
 				last = fmt.Errorf("the JobManager's log names REST port %d, which is not one its JVM listens on (%v) or does not answer as the JobManager", c, ports)
-			} else if time.Since(start) < logFallback {
-				candidates = nil
-				last = fmt.Errorf("the JobManager's log does not name its REST port yet (its JVM listens on %v)", ports)
 			}
 			asked := time.Now()
 			if rest = findREST(ctx, hc, host, candidates); rest != 0 {
 				times.restAnswer = time.Since(asked)
 			}
+		case rest == 0:
+			last = fmt.Errorf("the JobManager's log does not name its REST port yet (its JVM listens on %v)", ports)
 		}
 		if rest != 0 && err == nil {
 			asked := time.Now()
@@ -188,6 +212,8 @@ func learnBoundTimed(ctx context.Context, pid int, host string, client *tls.Conf
 				}
 			case !slices.Contains(ports, rpc):
 				last = fmt.Errorf("the JobManager says jobmanager.rpc.port = %d, on which its JVM does not listen (it listens on %v)", rpc, ports)
+			case earlyRPC != 0 && rpc != earlyRPC:
+				return boundAddrs{}, fmt.Errorf("the JobManager says jobmanager.rpc.port = %d, but its log named %d, which was published", rpc, earlyRPC)
 			default:
 				return boundAddrs{RPC: net.JoinHostPort(host, strconv.Itoa(rpc)), REST: net.JoinHostPort(host, strconv.Itoa(rest))}, nil
 			}
@@ -213,22 +239,35 @@ const maxLogScan = 16 << 20
 // restLogLine is Flink's RestServerEndpoint's INFO line once it has bound its port (1.x and 2.x).
 var restLogLine = regexp.MustCompile(`Rest endpoint listening at \S+?:(\d+)\b`)
 
-// logTail reads a growing log from where it stopped, line by line, at most maxLogScan bytes.
+// rpcLogLine is Flink's INFO line once the JobManager's RPC actor system has bound its port (1.x and
+// 2.x; pekko since 1.18, akka before; .ssl with internal TLS). The system is "flink": the metrics
+// query service's, started after it, is "flink-metrics". The host may be an IPv6 address in
+// brackets: the port is what follows its last colon.
+var rpcLogLine = regexp.MustCompile(`Actor system started at (?:pekko|akka)(?:\.ssl)?\.tcp://flink@\S+:(\d+)(?:\s|$)`)
+
+// logTail reads a growing log from where it stopped, line by line, at most maxLogScan bytes, for the
+// RPC and REST ports it names (the first line of each; 0 until read).
 type logTail struct {
-	path    string
-	off     int64
-	partial []byte
-	port    int
+	path      string
+	off       int64
+	partial   []byte
+	rpc, rest int
 }
 
-// restPort returns the port of the last restLogLine read so far, 0 if none.
+// restPort returns the port of the first restLogLine read so far, 0 if none.
 func (l *logTail) restPort() int {
-	if l.port != 0 || l.path == "" || l.off >= maxLogScan {
-		return l.port
+	l.scan()
+	return l.rest
+}
+
+// scan reads the log's new complete lines until both ports are known.
+func (l *logTail) scan() {
+	if (l.rest != 0 && l.rpc != 0) || l.path == "" || l.off >= maxLogScan {
+		return
 	}
 	f, err := os.Open(l.path)
 	if err != nil {
-		return 0
+		return
 	}
 	defer f.Close()
 	buf := make([]byte, 256<<10)
@@ -236,20 +275,22 @@ func (l *logTail) restPort() int {
 		n, err := f.ReadAt(buf, l.off)
 		l.off += int64(n)
 		data := append(l.partial, buf[:n]...)
-		cut := bytes.LastIndexByte(data, '\n')
-		if cut >= 0 {
-			if m := restLogLine.FindSubmatch(data[:cut]); m != nil {
-				l.port, _ = strconv.Atoi(string(m[1]))
-				return l.port
+		if cut := bytes.LastIndexByte(data, '\n'); cut >= 0 {
+			for line := range bytes.Lines(data[:cut+1]) {
+				if m := rpcLogLine.FindSubmatch(line); l.rpc == 0 && m != nil {
+					l.rpc, _ = strconv.Atoi(string(m[1]))
+				}
+				if m := restLogLine.FindSubmatch(line); l.rest == 0 && m != nil {
+					l.rest, _ = strconv.Atoi(string(m[1]))
+				}
 			}
 			data = data[cut+1:]
 		}
 		l.partial = append([]byte(nil), data[:min(len(data), 64<<10)]...)
-		if err != nil || n == 0 {
-			return 0
+		if err != nil || n == 0 || (l.rest != 0 && l.rpc != 0) {
+			return
 		}
 	}
-	return 0
 }
 
 // findREST asks every port at once (a port that is not HTTP, such as the RPC port, may hold the
@@ -358,23 +399,33 @@ func (j *jobManager) transport(cfg *tls.Config, wait bool) *http.Transport {
 	return t
 }
 
-// await reads the driver's file at path until it is there, then publishes the addresses: to the
-// REST clients (set), to the TaskManagers (publish) and in the AM's events. A file that is there but
+// await reads the driver's file at path until it names both ports, then hands them to the REST
+// clients (set) and the AM's events. The RPC address goes to the TaskManagers (publish) as soon as
+// the file names it, which the driver's first version of it does alone. A file that is there but
 // wrong is an error in the AM's log and events, and the JobManager stays unknown.
 func (j *jobManager) await(ctx context.Context, path string, publish func(name, value string), emit func(contract.Event)) {
 	t := time.NewTicker(boundPoll)
 	defer t.Stop()
+	published := ""
 	for {
 		b, err := readBound(path)
 		if err == nil {
-			if h, _, _ := net.SplitHostPort(b.REST); h != j.host {
+			if h, _, _ := net.SplitHostPort(b.RPC); h != j.host {
+				err = fmt.Errorf("%s: the JobManager's RPC address %s is not on the AM's host %s", path, b.RPC, j.host)
+			} else if h, _, _ := net.SplitHostPort(b.REST); b.REST != "" && h != j.host {
 				err = fmt.Errorf("%s: the JobManager's REST address %s is not on the AM's host %s", path, b.REST, j.host)
 			}
 		}
 		switch {
 		case err == nil:
+			if b.RPC != published {
+				publish(publishedJobManager, b.RPC)
+				published = b.RPC
+			}
+			if b.REST == "" {
+				break // the RPC port alone so far
+			}
 			j.set(b)
-			publish(publishedJobManager, b.RPC)
 			// The addresses go to the secret's holders only (Detail): a reader of the page reaches
 			// the JobManager through the AM, and needs no port of it.
 			emit(contract.Event{Type: eventJob, Message: "the JobManager bound its ports", Detail: fmt.Sprintf("RPC %s, REST %s", b.RPC, b.REST)})
@@ -413,14 +464,23 @@ func jobPorts(job *flinkdist.Config) (rpc, rest string) {
 const learnBoundBound = 10 * time.Minute
 
 // publishBound learns the ports the JobManager's JVM (pid, logging to logFile) bound, hands them to the driver's own
-// REST client (jm) and writes them to path for the AM (jobManager.await). It says on stdout what it
+// REST client (jm) and writes them to path for the AM (jobManager.await): first the RPC address
+// alone, as soon as the JVM listens on it, for the TaskManagers; then both. It says on stdout what it
 // learnt, or why it could not.
 func publishBound(ctx context.Context, jm *jobManager, pid int, client *tls.Config, exited <-chan struct{}, logFile, path string, stdout io.Writer) {
 	ctx, cancel := context.WithTimeout(ctx, learnBoundBound)
 	defer cancel()
 	start := time.Now()
 	var times learnTimes
-	b, err := learnBoundTimed(ctx, pid, jm.host, client, exited, logFile, &times)
+	early := func(rpc string) error {
+		if err := writeBound(path, boundAddrs{RPC: rpc, PID: pid}); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: the JobManager's JVM bound RPC %s (its log names it, its JVM listens on it); published to the AM for the TaskManagers after %.1f s\n",
+			rpc, time.Since(start).Seconds())
+		return nil
+	}
+	b, err := learnBoundTimed(ctx, pid, jm.host, client, exited, logFile, &times, early)
 	b.PID = pid
 	if err == nil {
 		err = writeBound(path, b)

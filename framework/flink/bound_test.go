@@ -152,7 +152,7 @@ func TestLearnBoundTakesTheJVMsOwnPorts(t *testing.T) {
 	said = portOf(t, rpc.Addr().String())
 	mu.Unlock()
 	var times learnTimes
-	b, err := learnBoundTimed(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil, logFile, &times)
+	b, err := learnBoundTimed(context.Background(), os.Getpid(), "127.0.0.1", closed.client, nil, logFile, &times, nil)
 	require.NoError(t, err)
 	assert.Equal(t, boundAddrs{RPC: rpc.Addr().String(), REST: jmREST.Listener.Addr().String()}, b)
 	// Where the time went, as the driver prints it.
@@ -364,4 +364,166 @@ func TestLearnBoundReadsNoSocketBeforeTheLogNamesThePort(t *testing.T) {
 	_, err = learnBound(ctx2, gone, "127.0.0.1", &tls.Config{}, nil, logFile)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "does not name its REST port")
+}
+
+// The JobManager's RPC line, as Flink 1.x and 2.x log it with and without internal TLS (and as
+// Flink before 1.18 did, with akka); the metrics query service's actor system, which also binds a
+// port, is not it.
+func TestRPCLogLine(t *testing.T) {
+	for line, want := range map[string]string{
+		"2026-11-29 17:56:44,842 INFO  org.apache.flink.runtime.rpc.pekko.PekkoRpcServiceUtils - Actor system started at pekko.ssl.tcp://flink@127.0.0.2:38523\n": "38523",
+		"INFO  PekkoRpcServiceUtils [] - Actor system started at pekko.tcp://flink@nm1.example.com:6123\n":                                                        "6123",
+		"INFO  AkkaRpcServiceUtils - Actor system started at akka.tcp://flink@10.0.0.1:50100":                                                                     "50100",
+		"INFO  PekkoRpcServiceUtils - Actor system started at pekko.ssl.tcp://flink@[::1]:41000\n":                                                                "41000",
+		"INFO  PekkoRpcServiceUtils - Actor system started at pekko.ssl.tcp://flink-metrics@127.0.0.2:33503\n":                                                    "",
+		"INFO  PekkoRpcServiceUtils - Actor system started at pekko://flink-metrics\n":                                                                            "",
+		"INFO  PekkoRpcServiceUtils - Trying to start actor system, external address 127.0.0.2:0, bind address 0.0.0.0:0.\n":                                      "",
+	} {
+		got := ""
+		if m := rpcLogLine.FindStringSubmatch(line); m != nil {
+			got = m[1]
+		}
+		assert.Equal(t, want, got, line)
+	}
+}
+
+// Both lines, read in one go or line by line, each the first of its kind.
+func TestLogTailFindsTheRPCAndRESTLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "jobmanager.log")
+	require.NoError(t, os.WriteFile(p, []byte("INFO Actor system started at pekko.ssl.tcp://flink@h:4100\n"+
+		"INFO Actor system started at pekko.ssl.tcp://flink-metrics@h:4200\nINFO Rest endpoint listening at h:4300\n"+
+		"INFO Actor system started at pekko.ssl.tcp://flink@h:4400\n"), 0o644))
+	l := &logTail{path: p}
+	l.scan()
+	assert.Equal(t, [2]int{4100, 4300}, [2]int{l.rpc, l.rest})
+
+	require.NoError(t, os.WriteFile(p, []byte("INFO a\nINFO Actor system started at pekko.ssl.tcp://flink@h:4100"), 0o644))
+	l = &logTail{path: p}
+	l.scan()
+	assert.Zero(t, l.rpc, "a line not yet ended is not read")
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	fmt.Fprint(f, "\n")
+	f.Close()
+	assert.Zero(t, l.restPort())
+	assert.Equal(t, 4100, l.rpc)
+}
+
+// The RPC port goes out before the REST port is known: as soon as the JobManager's log names it and
+// the JVM listens on it; not a port another process listens on, nor the metrics system's. The port
+// the JobManager then names in /jobmanager/config must be the one handed out. This test process
+// stands in for the JVM.
+func TestLearnBoundHandsOutTheRPCPortFirst(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the JVM's sockets are read from Linux's /proc")
+	}
+	dir := filepath.Join(t.TempDir(), restTLSDir)
+	closed, err := writeRESTTLS(dir, "127.0.0.1")
+	require.NoError(t, err)
+	rpc, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer rpc.Close()
+	rpcPort := portOf(t, rpc.Addr().String())
+	var said atomic.Int32
+	said.Store(int32(rpcPort))
+	jmREST := tlsJobManager(t, dir, func() int { return int(said.Load()) })
+	restPort := portOf(t, jmREST.Listener.Addr().String())
+	elsewhere := heldElsewhere(t)
+
+	logFile := filepath.Join(t.TempDir(), "jobmanager.log")
+	appendLog := func(line string) {
+		f, err := os.OpenFile(logFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		fmt.Fprintln(f, line)
+		require.NoError(t, f.Close())
+	}
+	var handed []string
+	early := func(a string) error { handed = append(handed, a); return nil }
+	learn := func(d time.Duration, times *learnTimes) (boundAddrs, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		return learnBoundTimed(ctx, os.Getpid(), "127.0.0.1", closed.client, nil, logFile, times, early)
+	}
+
+	appendLog(fmt.Sprintf("INFO PekkoRpcServiceUtils - Actor system started at pekko.ssl.tcp://flink-metrics@127.0.0.1:%d", rpcPort))
+	_, err = learn(300*time.Millisecond, nil)
+	require.Error(t, err)
+	assert.Empty(t, handed, "the metrics system's line is not the RPC port")
+
+	l := &logTail{path: logFile}
+	l.scan()
+	require.Zero(t, l.rpc)
+	require.NoError(t, os.WriteFile(logFile, nil, 0o644))
+	appendLog(fmt.Sprintf("INFO PekkoRpcServiceUtils - Actor system started at pekko.ssl.tcp://flink@127.0.0.1:%d", elsewhere))
+	_, err = learn(300*time.Millisecond, nil)
+	require.Error(t, err)
+	assert.Empty(t, handed, "a port the JVM does not listen on is not handed out")
+
+	require.NoError(t, os.WriteFile(logFile, nil, 0o644))
+	appendLog(fmt.Sprintf("INFO PekkoRpcServiceUtils - Actor system started at pekko.ssl.tcp://flink@127.0.0.1:%d", rpcPort))
+	_, err = learn(300*time.Millisecond, nil)
+	require.Error(t, err, "the REST port is not named yet")
+	assert.Contains(t, err.Error(), "does not name its REST port yet")
+	assert.Equal(t, []string{rpc.Addr().String()}, handed, "the RPC port, before the REST port is known")
+
+	handed = nil
+	appendLog(fmt.Sprintf("INFO RestServerEndpoint - Rest endpoint listening at 127.0.0.1:%d", restPort))
+	var times learnTimes
+	b, err := learn(10*time.Second, &times)
+	require.NoError(t, err)
+	assert.Equal(t, boundAddrs{RPC: rpc.Addr().String(), REST: jmREST.Listener.Addr().String()}, b)
+	assert.Equal(t, []string{rpc.Addr().String()}, handed, "handed out once")
+	assert.Positive(t, times.rpcEarly)
+	assert.Contains(t, times.String(), "the RPC port published alone at ")
+
+	handed = nil
+	said.Store(int32(restPort)) // a port the JVM listens on, but not the one its log named
+	_, err = learn(10*time.Second, nil)
+	assert.ErrorContains(t, err, fmt.Sprintf("jobmanager.rpc.port = %d, but its log named %d, which was published", restPort, rpcPort))
+}
+
+// The AM hands the RPC address to the TaskManagers as soon as the driver's file names it, and the
+// REST port to its own clients only once the file names that too.
+func TestAwaitPublishesTheRPCAddressFirst(t *testing.T) {
+	path := filepath.Join(t.TempDir(), boundFile)
+	jm := newJobManager("127.0.0.1")
+	var mu sync.Mutex
+	published := map[string]string{}
+	var events []contract.Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		jm.await(context.Background(), path, func(k, v string) { mu.Lock(); published[k] = v; mu.Unlock() },
+			func(e contract.Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	}()
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "127.0.0.1:4242", PID: 7}))
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return published[publishedJobManager] == "127.0.0.1:4242"
+	}, 10*time.Second, 10*time.Millisecond)
+	_, known := jm.known()
+	assert.False(t, known, "no REST port yet")
+	b, err := readBound(path)
+	require.NoError(t, err)
+	assert.Equal(t, 7, b.PID, "the JVM's pid is there from the first version")
+	mu.Lock()
+	assert.Empty(t, events)
+	mu.Unlock()
+
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "127.0.0.1:4242", REST: "127.0.0.1:4243", PID: 7}))
+	<-done
+	got, known := jm.known()
+	assert.True(t, known)
+	assert.Equal(t, "127.0.0.1:4243", got.REST)
+	require.Len(t, events, 1)
+	assert.Equal(t, "RPC 127.0.0.1:4242, REST 127.0.0.1:4243", events[0].Detail)
+
+	require.NoError(t, writeBound(path, boundAddrs{RPC: "10.0.0.9:4242"}))
+	other := newJobManager("127.0.0.1")
+	var refused []contract.Event
+	other.await(context.Background(), path, func(string, string) { t.Error("published another host's RPC address") },
+		func(e contract.Event) { refused = append(refused, e) })
+	require.Len(t, refused, 1)
+	assert.Contains(t, refused[0].Message, "RPC address 10.0.0.9:4242 is not on the AM's host 127.0.0.1")
 }
