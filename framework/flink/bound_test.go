@@ -527,3 +527,17 @@ func TestAwaitPublishesTheRPCAddressFirst(t *testing.T) {
 	require.Len(t, refused, 1)
 	assert.Contains(t, refused[0].Message, "RPC address 10.0.0.9:4242 is not on the AM's host 127.0.0.1")
 }
+
+// A TaskManager that reaches the JobManager's RPC port before its resource manager runs tries again
+// after 1 s, not Flink's 10 s; the job's own value stays.
+func TestTaskManagerRegistrationErrorDelay(t *testing.T) {
+	c := flinkdist.NewConfig()
+	assert.True(t, setRegistrationDelay(c))
+	v, _ := c.Get("cluster.registration.error-delay")
+	assert.Equal(t, "1 s", v)
+	c = flinkdist.NewConfig()
+	c.Set("cluster.registration.error-delay", "5 s")
+	assert.False(t, setRegistrationDelay(c))
+	v, _ = c.Get("cluster.registration.error-delay")
+	assert.Equal(t, "5 s", v)
+}

@@ -479,6 +479,7 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 		s.conf.Set("taskmanager.host", nm)
 	}
 	s.conf.Set("taskmanager.bind-host", "0.0.0.0")
+	setRegistrationDelay(s.conf)
 	// The TaskManager's id in Flink is its container's, so the AM can tell from /taskmanagers which
 	// container is idle and release that one (docs/flink.md#taskmanagers-on-demand).
 	if id := os.Getenv("CONTAINER_ID"); id != "" {

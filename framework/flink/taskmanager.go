@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/framework"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
 // A TaskManager learns the JobManager's RPC address from the AM, which publishes it once the
@@ -69,4 +70,25 @@ func awaitJobManager(ctx context.Context, w framework.Worker, bound, poll time.D
 		case <-t.C:
 		}
 	}
+}
+
+// keyRegistrationErrorDelay is Flink's pause after a registration attempt that failed with an error
+// (ClusterOptions; the same key in 1.20 and 2.x), 10 s by default.
+const keyRegistrationErrorDelay = "cluster.registration.error-delay"
+
+// taskManagerErrorDelay is that pause for a [flink] job's TaskManagers unless the job sets its own.
+// The AM publishes the JobManager's RPC address as soon as its JVM bound the port (bound.go), about
+// a second before the JobManager's resource manager runs: a TaskManager whose JVM reaches the port
+// in between fails to resolve the resource manager and, with Flink's default, waits 10 s before it
+// tries again. Its retries cost one connection each.
+const taskManagerErrorDelay = "1 s"
+
+// setRegistrationDelay sets the TaskManager's registration error delay unless the job set one; it
+// reports whether it did.
+func setRegistrationDelay(c *flinkdist.Config) bool {
+	if _, ok := c.Get(keyRegistrationErrorDelay); ok {
+		return false
+	}
+	c.Set(keyRegistrationErrorDelay, taskManagerErrorDelay)
+	return true
 }

@@ -20,7 +20,7 @@
 //     TaskManager registered ("Registering TaskManager with ResourceID"), the job submitted ("Received
 //     JobGraph submission");
 //   - yarn-am's AM log (am.stderr): the TaskManagers requested ("am: requesting TaskExecutor
-//     containers") and the JobManager's bound ports learnt ("the framework published a value",
+//     containers") and the JobManager's RPC address published ("the framework published a value",
 //     flink.jobmanager.rpc);
 //   - each TaskManager container's taskmanager.log: its first line (the N-th over the containers);
 //   - the JobManager's REST API (flink.go): the job RUNNING and all subtasks RUNNING.
@@ -84,7 +84,8 @@ type phase struct {
 }
 
 // phases are the waterfall's rows, top to bottom. A tool without one of the two moments (Flink has no
-// separate AM process to learn the JobManager's ports) has no bar in that row.
+// separate AM process to learn the JobManager's ports) has no bar in that row. The AM publishes the
+// RPC address as soon as the JVM bound it, before the REST port answers: its row starts at RPC bound.
 var phases = []phase{
 	{"client and staging (until the RM has the application)", submitMoment, msRMAccepted},
 	{"AM container allocated", msRMAccepted, msAMAllocated},
@@ -96,7 +97,7 @@ var phases = []phase{
 	{"JobManager's first log line", msJMJVM, msJMFirstLog},
 	{"JobManager RPC bound", msJMFirstLog, msRPCBound},
 	{"JobManager REST bound", msRPCBound, msRESTBound},
-	{"ports learnt by the AM", msRESTBound, msPortsLearnt},
+	{"RPC address published by the AM", msRPCBound, msPortsLearnt},
 	{"TaskManager containers allocated (last)", msTMRequested, msTMAllocated},
 	{"TaskManager containers started (last)", msTMAllocated, msTMStarted},
 	{"TaskManager JVMs up (last first log line)", msTMStarted, msTMJVM},

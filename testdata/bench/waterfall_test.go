@@ -234,7 +234,7 @@ func TestWaterfallSVG(t *testing.T) {
 	}
 	assert.Equal(t, "svg", root)
 	assert.Contains(t, texts, "a <title> & more")
-	// One bar per phase and tool, less Flink's "ports learnt".
+	// One bar per phase and tool, less Flink's "RPC address published by the AM".
 	assert.Len(t, bars, 2*len(phases)-1)
 	for _, p := range phases {
 		assert.Contains(t, texts, p.name)
@@ -256,7 +256,7 @@ func TestWaterfallTableAndCSV(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(tab), "\n")
 	require.Len(t, lines, 2+len(phases))
 	assert.Equal(t, "| client and staging (until the RM has the application) | 0.00 | 0.00 | 0.00 | 0.00 |", lines[2])
-	assert.Contains(t, tab, "| ports learnt by the AM | 2.50 | 0.25 | - | - |")
+	assert.Contains(t, tab, "| RPC address published by the AM | 2.50 | 0.50 | - | - |")
 	assert.Contains(t, tab, "| all subtasks RUNNING | 12.30 | 8.30 | 8.50 | 0.50 |")
 
 	runs := []flinkRun{
