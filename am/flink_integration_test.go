@@ -183,8 +183,10 @@ func flinkUI(t *testing.T, id string) string {
 var (
 	flinkGPULine = regexp.MustCompile(`YARN_AM_FLINK_GPU subtask=(\d+) container=(\S+) indexes=(\S*)`)
 	// A TaskManager on the JobManager's host starts its JVM after the JobManager (wait-for-jobmanager).
-	flinkWaitLine  = regexp.MustCompile(`yarn-am flink-taskmanager: started after the JobManager at (\S+) .*: waited ([0-9.]+) s, (.*)`)
-	flinkParallism = regexp.MustCompile(`YARN_AM_FLINK_PARALLELISM subtask=(\d+) parallelism=(\d+) container=(\S+)`)
+	flinkWaitLine = regexp.MustCompile(`yarn-am flink-taskmanager: started after the JobManager at (\S+) .*: waited ([0-9.]+) s, (.*)`)
+	// ... and prepares it before it waits.
+	flinkPreparedThenWaited = regexp.MustCompile(`(?s)yarn-am flink-taskmanager: JVM memory flags .*yarn-am flink-taskmanager: started after the JobManager at `)
+	flinkParallism          = regexp.MustCompile(`YARN_AM_FLINK_PARALLELISM subtask=(\d+) parallelism=(\d+) container=(\S+)`)
 )
 
 // tmLines returns every match of re in the application's container stdout files and the
@@ -281,6 +283,8 @@ func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
 		waited = append(waited, w[2]+" s")
 	}
 	t.Logf("measured: the TaskManagers waited %s for the JobManager", strings.Join(waited, ", "))
+	// Only the JVM waited: its classpath, archive and memory flags were made before.
+	assert.Len(t, tmLines(id, flinkPreparedThenWaited), 3, "each TaskManager prepared its JVM before it waited:\n%s", containerLogs(id))
 }
 
 // TestFlinkFailingJobFailsWithFlinksRootCause: the application FAILS with Flink's root cause.

@@ -485,7 +485,6 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	if id := os.Getenv("CONTAINER_ID"); id != "" {
 		s.conf.Set(keyResourceID, id)
 	}
-	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
 	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB), Logs: s.spec.Logs}
 	if s.spec.Jar != "" {
 		spec.UserJars = []string{filepath.Join(s.dir, s.spec.Jar)}
@@ -515,6 +514,9 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	if err != nil {
 		return failf("%v", err)
 	}
+	// Only the JVM waits for the JobManager on its host: what it needs is ready by then (the
+	// classpath, the archive's check, the memory flags), made while the JobManager starts.
+	waitForJobManager(s, os.Getenv("NM_HOST"), jobManagerStartBound, stdout)
 	// The JVM's stdout (the job's prints) and stderr go to taskmanager.out and taskmanager.err, rolled
 	// as its log is (logroll.go), as Flink's own YARN mode names them; its web UI's Stdout tab reads
 	// taskmanager.out.
