@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -45,7 +46,7 @@ func (a *am) tickLocked(now time.Time) {
 
 // observedLocked is the Observed of the next Reconcile (after tickLocked).
 func (a *am) observedLocked(now time.Time) decision.Observed {
-	obs := decision.Observed{Asks: a.asks.asks, NewAllocations: a.newAllocs, NextAskID: a.asks.nextID, Stopping: a.stoppingLocked(),
+	obs := decision.Observed{Asks: a.book.Asks.Table(), NewAllocations: a.newAllocs, NextAskID: a.book.Asks.NextID(), Stopping: a.stoppingLocked(),
 		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.Round(),
 		Elastic: a.elasticObservedLocked(now), StopFirst: a.stopFirst}
 	if len(a.newAllocs) > 0 {
@@ -79,7 +80,7 @@ type planInputs struct {
 }
 
 func (a *am) planInputsLocked(now time.Time) planInputs {
-	return planInputs{rec: a.rec.version, asks: a.asks.version, instances: a.instances, stopping: a.stoppingLocked(),
+	return planInputs{rec: a.rec.version, asks: a.book.Asks.Version(), instances: a.instances, stopping: a.stoppingLocked(),
 		hold: a.holdingLocked(now), round: a.gang.Round(), elastic: a.elasticObservedLocked(now)}
 }
 
@@ -92,7 +93,7 @@ func (a *am) idleLocked(now time.Time) bool {
 // changesNothing: performing p would change no state and queue nothing to send.
 func changesNothing(p decision.Plan, obs decision.Observed) bool {
 	return len(p.Launch)+len(p.Hold)+len(p.Release)+len(p.Stop)+len(p.Send) == 0 && !p.StartHeld && !p.NewRound &&
-		!p.LimitReached && p.Done == nil && p.NextAskID == obs.NextAskID && asksEqual(p.Asks, obs.Asks)
+		!p.LimitReached && p.Done == nil && p.NextAskID == obs.NextAskID && slices.Equal(p.Asks, obs.Asks)
 }
 
 // applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
@@ -105,7 +106,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 	a.tickLocked(now)
 	if a.idleLocked(now) {
 		a.updateMetricsLocked()
-		return decision.Plan{Asks: a.asks.asks, NextAskID: a.asks.nextID}, nil
+		return decision.Plan{Asks: a.book.Asks.Table(), NextAskID: a.book.Asks.NextID()}, nil
 	}
 	in := a.planInputsLocked(now)
 	obs := a.observedLocked(now)
@@ -117,7 +118,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		a.idle = &in
 	}
 	a.newAllocs = nil
-	a.emitAll(a.asks.Apply(plan, now, spec.Capability))
+	a.emitAll(a.book.Asks.Apply(plan, now, spec.Capability))
 	for _, s := range plan.Send {
 		if s.Count > 0 {
 			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
@@ -142,7 +143,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 	}
 	for _, l := range plan.Launch {
 		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.Round(), false)
-		t.requestedAt, _ = a.asks.SentAt(l.AskID)
+		t.requestedAt, _ = a.book.Asks.SentAt(l.AskID)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
 		a.emit(events.Allocated(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
@@ -245,7 +246,7 @@ func (a *am) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, 
 	defer a.mu.Unlock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
 	var sent sentRequest
-	sent.asks = a.asks.ToSend()
+	sent.asks = a.book.Asks.ToSend()
 	for _, s := range sent.asks {
 		if a.schedulingRequests {
 			// The RM keeps no table of SchedulingRequests to lower: an ask cut to 0 is not sent, and
@@ -256,7 +257,7 @@ func (a *am) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, 
 			continue
 		}
 		rr := a.resourceRequest(s.ID, s.Count)
-		if shares := planLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.asks.Spread(s.ID) {
+		if shares := planLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.book.Asks.Spread(s.ID) {
 			a.log.WithFields(logrus.Fields{"ask": s.ID, "containers": s.Count, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
 			req.Ask = append(req.Ask, localityRequests(rr, shares, racksOf(rooms))...)
 		} else {
@@ -267,7 +268,7 @@ func (a *am) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, 
 		req.Release = append(req.Release, p)
 		sent.released = append(sent.released, id)
 	}
-	sent.blAdd, sent.blRemove = a.excl.Next()
+	sent.blAdd, sent.blRemove = a.book.Excl.Next()
 	if len(sent.blAdd)+len(sent.blRemove) > 0 {
 		req.BlacklistRequest = &hadooppb.ResourceBlacklistRequestProto{BlacklistAdditions: blacklistNames(sent.blAdd), BlacklistRemovals: blacklistNames(sent.blRemove)}
 	}
@@ -280,11 +281,11 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.responseID = resp.GetResponseId()
-	a.asks.MarkSent(sent.asks)
+	a.book.Asks.MarkSent(sent.asks)
 	for _, id := range sent.released {
 		delete(a.release, id)
 	}
-	a.excl.Drain(sent.blAdd, sent.blRemove)
+	a.book.Excl.Drain(sent.blAdd, sent.blRemove)
 	a.clusterNodes = int(resp.GetNumClusterNodes())
 	if l := resp.GetLimit(); l != nil {
 		a.headroom = l

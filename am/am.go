@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/gpuuse"
@@ -196,9 +197,8 @@ type am struct {
 	stopFirst   map[string]bool
 	state       contract.AMState
 	diagnostics string
-	rec         records  // the TaskExecutor containers accepted (records.go)
-	asks        askTable // the outstanding asks and what is still to send of them (asks.go)
-	excl        exclusionList
+	rec         records          // the TaskExecutor containers accepted (records.go)
+	book        book.Book        // the bookkeeping: asks, exclusions (package book)
 	policy      *decision.Policy // the failure policy (its Config is immutable and read without the lock)
 	newAllocs   []decision.Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
@@ -328,8 +328,7 @@ func newAM(cfg config) (*am, error) {
 		policy:      decision.NewPolicy(cfg.Policy),
 		cfg:         cfg,
 		instances:   cfg.Spec.Instances,
-		asks:        newAskTable(),
-		excl:        newExclusionList(),
+		book:        book.New(),
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       contract.StateStarting,
 		rec:         newRecords(cfg.FinishedHistory, cfg.Now),

@@ -29,7 +29,7 @@ func apiAM(t *testing.T) *am {
 	m, err := newAM(config{App: "application_1_0001", Spec: decision.Spec{Instances: 2, Capability: te, MaxFailures: 3},
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
-	m.asks.asks = []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}
+	m.book.Asks.Apply(decision.Plan{Asks: []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}, NextAskID: 2}, t0, te)
 	c1 := &tracked{Container: decision.Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
 	c2 := &tracked{Container: decision.Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
 		Exit: decision.Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}

@@ -72,7 +72,7 @@ func TestDiscoveryFailureIsWordedOnceAndExcludesTheNode(t *testing.T) {
 	m.mu.Lock()
 	c1 := m.rec.get("c1")
 	m.exitedLocked(c1, m.rec.completed(c1, decision.Exit{Status: 90, Class: decision.Classify(90), Diagnostics: yarnBoilerplate}))
-	add, _ := m.excl.Next()
+	add, _ := m.book.Excl.Next()
 	m.mu.Unlock()
 
 	cs := m.Status().Containers[0]

@@ -18,16 +18,13 @@
 //   - preflight.go: checkAsk, the registration's check that the ask can ever be satisfied: the one
 //     pre-flight of resources.Preflight, worded as the client's.
 //
-// The AM's state and its bookkeeping, each a type with verbs:
+// The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports nothing
+// of am: the ask table (book.Asks) and the blacklist changes still to send (book.Exclusions). The AM
+// holds one book.Book under mu. The AM's other state and its bookkeeping, each a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config, its seams (rm, nm, cleaner) and newAM,
 //     and the helpers the other files use, kept here so that they reach down to it: emit, poke,
 //     callCtx, setState, specLocked.
-//   - asks.go: askTable, the outstanding asks, what is still to send of them, when each was first
-//     sent and the next allocationRequestId (Apply a plan, MarkSent, Registered, ResendAll,
-//     CancelAll).
-//   - exclusions.go: exclusionList, the blacklist additions and removals still to send (Exclude,
-//     Lift, Next, Drain).
 //   - records.go: tracked, a container the AM accepted, and records, their bookkeeping with a
 //     vocabulary (accepted, launched, launchFailed, stopping, completed, reported) whose transitions
 //     return the events to emit; bounded: every active container and the latest
@@ -130,7 +127,7 @@
 // # Locking
 //
 // One mutex, am.mu, guards the AM's mutable state: every field declared below it in the am struct,
-// which includes records, the ask table, the exclusion list, the failure policy's memory, the gang's
+// which includes records, the book (the ask table, the exclusion list), the failure policy's memory, the gang's
 // state, the liveness check's memory and the node view. Those state types lock nothing themselves:
 // their verbs are bookkeeping that the AM calls with mu held. The rule:
 //

@@ -177,7 +177,7 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 		a.rec.restoreCounts(st)
 		a.policy.Restore(st.Policy)
 		for _, n := range a.policy.Excluded() {
-			a.excl.Exclude(n)
+			a.book.Excl.Exclude(n)
 		}
 		if len(st.Sick) > 0 && a.sick == nil {
 			a.sick = sickGPUs{}

@@ -155,7 +155,7 @@ func (g *gangState) Rank(seq []*tracked) (ev contract.Event, master string, ok b
 
 // allocLatencyLocked is how long ask askID waited for an allocation (0 if unknown), and records it.
 func (a *am) allocLatencyLocked(askID int64, now time.Time) time.Duration {
-	at, ok := a.asks.SentAt(askID)
+	at, ok := a.book.Asks.SentAt(askID)
 	if !ok {
 		return 0
 	}
@@ -221,7 +221,7 @@ func (a *am) checkGang(ctx context.Context) {
 	for _, t := range heldC {
 		a.releaseHeldLocked(t, fmt.Sprintf("released: the gang was not complete within taskexecutor.gang-timeout = %s", a.cfg.GangTimeout))
 	}
-	a.asks.CancelAll() // the next round asks again
+	a.book.Asks.CancelAll() // the next round asks again
 	missing := a.instances - held
 	retry := a.gang.Wait(now, a.cfg.GangTimeout)
 	headroom := a.headroom

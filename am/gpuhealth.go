@@ -62,7 +62,7 @@ func (a *am) sickGPULocked(t *tracked, g contract.GPUReading, why string) {
 	}
 	a.exitedLocked(t, a.rec.completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: text}))
 	if k := a.cfg.SickGPUsPerNode; k > 0 && n >= k && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {
-		a.excl.Exclude(t.Node)
+		a.book.Excl.Exclude(t.Node)
 		ev := nodeLacksEvent(t.Node, "")
 		ev.Count = n
 		ev.Key = "taskexecutor.sick-gpus-per-node"

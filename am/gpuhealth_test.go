@@ -113,7 +113,7 @@ func TestSickGPUsExcludeTheNodeAtTheLimit(t *testing.T) {
 			continue
 		}
 		assert.True(t, m.policy.IsExcluded("node-a:8041"), "two sick GPUs")
-		add, _ := m.excl.Next()
+		add, _ := m.book.Excl.Next()
 		assert.Equal(t, []string{"node-a:8041"}, add, "the blacklist addition is queued")
 		require.Len(t, excluded, 1)
 		assert.Equal(t, "taskexecutor.sick-gpus-per-node", excluded[0].Key)

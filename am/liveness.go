@@ -316,7 +316,7 @@ func (a *am) lostLocked(t *tracked, silent time.Duration, evidence string) {
 	if t.cid != nil {
 		a.release[t.ID] = t.cid
 		if a.live.Lost(t.Node, t.cid, a.cfg.Now()) {
-			a.excl.Exclude(t.Node)
+			a.book.Excl.Exclude(t.Node)
 		}
 	}
 	a.emit(lostEvent(t.ID, t.Node, why))
@@ -346,7 +346,7 @@ func (a *am) nodeBackLocked(node, why string) {
 	if a.policy.IsExcluded(node) {
 		return // the failure policy excluded it too; its own timeout lifts it
 	}
-	a.excl.Lift(node)
+	a.book.Excl.Lift(node)
 	a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: " + why)
 	a.emit(events.NodeExclusionLifted(node))
 }

@@ -130,7 +130,7 @@ func TestLivenessSilentLauncherOnADeadNodeManagerIsLost(t *testing.T) {
 	assert.Contains(t, tr.Exit.Diagnostics, "does not answer")
 	m.mu.Lock()
 	assert.Contains(t, m.release, tr.ID, "its container is released")
-	add, _ := m.excl.Next()
+	add, _ := m.book.Excl.Next()
 	assert.Equal(t, []string{"node-a:8041"}, add, "its node is excluded")
 	assert.Zero(t, m.rec.failedN)
 	m.mu.Unlock()
@@ -152,9 +152,9 @@ func TestLivenessSilentLauncherOnADeadNodeManagerIsLost(t *testing.T) {
 
 	// The node comes back: the RM reports it RUNNING and its exclusion is lifted.
 	m.mu.Lock()
-	m.excl.Drain(add, nil)
+	m.book.Excl.Drain(add, nil)
 	m.nodeUpdateLocked(&hadooppb.NodeReportProto{NodeId: &hadooppb.NodeIdProto{Host: proto.String("node-a"), Port: proto.Int32(8041)}, NodeState: hadooppb.NodeStateProto_NS_RUNNING.Enum()})
-	_, remove := m.excl.Next()
+	_, remove := m.book.Excl.Next()
 	m.mu.Unlock()
 	assert.Equal(t, []string{"node-a:8041"}, remove)
 }
@@ -321,12 +321,12 @@ func TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain(t *testing.T) {
 	assert.Equal(t, []string{"node-a:8041"}, st.ExcludedNodes, "the status shows a node excluded for a loss")
 	assert.Equal(t, []contract.NodeExclusion{{Node: "node-a:8041", Reason: contract.ExclusionLost}}, st.Exclusions)
 	m.mu.Lock()
-	add, _ := m.excl.Next()
-	m.excl.Drain(add, nil)
+	add, _ := m.book.Excl.Next()
+	m.book.Excl.Drain(add, nil)
 	m.mu.Unlock()
 	pass(m, clock, 10*time.Second)
 	m.mu.Lock()
-	_, remove := m.excl.Next()
+	_, remove := m.book.Excl.Next()
 	m.mu.Unlock()
 	assert.Empty(t, remove, "still excluded while its NodeManager does not answer")
 
@@ -336,7 +336,7 @@ func TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain(t *testing.T) {
 	c.Mu.Unlock()
 	pass(m, clock, contract.DefaultLivenessTimeout+time.Second) // asked once a timeout
 	m.mu.Lock()
-	_, remove = m.excl.Next()
+	_, remove = m.book.Excl.Next()
 	m.mu.Unlock()
 	assert.Equal(t, []string{"node-a:8041"}, remove)
 	st = m.Status()

@@ -221,7 +221,7 @@ func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hado
 // localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
 func (a *am) localityRooms(ctx context.Context) []nodeRoom {
 	a.mu.Lock()
-	asking := a.asks.SendingSpread()
+	asking := a.book.Asks.SendingSpread()
 	a.mu.Unlock()
 	if !asking {
 		return nil

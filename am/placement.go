@@ -108,7 +108,7 @@ func (a *am) rejectedLocked(rs []*hadooppb.RejectedSchedulingRequestProto) {
 			// the job runs: once a warning, then only at debug level.
 			l.Debug("am: the ResourceManager could not place a SchedulingRequest again; asking again")
 		}
-		a.asks.Resend(id)
+		a.book.Asks.Resend(id)
 	}
 }
 
@@ -127,7 +127,7 @@ func (a *am) placementFullLocked() {
 	for _, n := range slices.Sorted(maps.Keys(count)) {
 		if count[n] >= max && !a.placementFull[n] {
 			a.placementFull[n] = true
-			a.excl.Exclude(n)
+			a.book.Excl.Exclude(n)
 			a.log.WithFields(logrus.Fields{"node": n, "taskexecutors": count[n]}).Info("am: node full by taskexecutor.placement.max-per-node; blacklisted until one of its TaskExecutors ends")
 			a.emit(events.PlacementNodeFull(n, count[n], max))
 		}
@@ -136,7 +136,7 @@ func (a *am) placementFullLocked() {
 		if count[n] < max {
 			delete(a.placementFull, n)
 			if !a.policy.IsExcluded(n) {
-				a.excl.Lift(n)
+				a.book.Excl.Lift(n)
 			}
 			a.log.WithField("node", n).Info("am: node has room again under taskexecutor.placement.max-per-node")
 		}

@@ -72,7 +72,7 @@ func TestPlacementWithoutAHandlerTheAMKeepsMaxPerNode(t *testing.T) {
 	assert.Zero(t, sched, "no SchedulingRequest to an RM without a handler")
 	assert.Positive(t, asks)
 	m.mu.Lock()
-	pending := m.asks.Pending()
+	pending := m.book.Asks.Pending()
 	m.mu.Unlock()
 	assert.Equal(t, 1, pending, "the third is still asked for")
 	cancel()

@@ -85,12 +85,12 @@ func (a *am) register(ctx context.Context) error {
 		a.maxCap = contract.Capability(yarnrpc.ResourceAmounts(m))
 	}
 	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
-		a.excl.Exclude(n)
+		a.book.Excl.Exclude(n)
 	}
 	for n := range a.placementFull {
-		a.excl.Exclude(n)
+		a.book.Excl.Exclude(n)
 	}
-	a.asks.Registered()
+	a.book.Asks.Registered()
 	a.mu.Unlock()
 	return nil
 }
@@ -110,7 +110,7 @@ func (a *am) resync(ctx context.Context) error {
 		return err
 	}
 	a.mu.Lock()
-	a.asks.ResendAll()
+	a.book.Asks.ResendAll()
 	a.mu.Unlock()
 	return nil
 }

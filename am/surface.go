@@ -32,7 +32,7 @@ func (a *am) exitedLocked(t *tracked, evs []contract.Event) {
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
 	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {
 		// The node lacks what the job needs: exclude it now (docs/running.md#the-workers-own-error).
-		a.excl.Exclude(t.Node)
+		a.book.Excl.Exclude(t.Node)
 		a.log.WithFields(logrus.Fields{"node": t.Node, "reason": t.Exit.Diagnostics}).Warn("am: excluding a node that cannot run the job's workers")
 		a.emit(nodeLacksEvent(t.Node, t.Exit.Diagnostics))
 		if all, _ := a.policy.AllExcluded(a.clusterNodes); all {
@@ -42,7 +42,7 @@ func (a *am) exitedLocked(t *tracked, evs []contract.Event) {
 	}
 	if d.ExcludeNode != "" {
 		cfg := a.policy.Config()
-		a.excl.Exclude(d.ExcludeNode)
+		a.book.Excl.Exclude(d.ExcludeNode)
 		a.log.WithFields(logrus.Fields{"node": d.ExcludeNode, "failures": d.NodeFailures}).Warn("am: excluding node after repeated TaskExecutor failures")
 		a.emit(events.NodeExcluded(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
 		if all, why := a.policy.AllExcluded(a.clusterNodes); all {
@@ -79,7 +79,7 @@ func (a *am) policyOutcome() *decision.Outcome {
 func (a *am) liftExclusionsLocked(now time.Time) {
 	for _, n := range a.policy.Lift(now) {
 		if !a.placementFull[n] { // still full under taskexecutor.placement.max-per-node (placement.go)
-			a.excl.Lift(n)
+			a.book.Excl.Lift(n)
 		}
 		a.log.WithField("node", n).Info("am: node exclusion lifted")
 		a.emit(events.NodeExclusionLifted(n))
@@ -128,7 +128,7 @@ func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 // config.Cluster is set, else the scheduler's headroom), and the configured action.
 func (a *am) checkPending(ctx context.Context) {
 	a.mu.Lock()
-	pending := a.asks.Pending()
+	pending := a.book.Asks.Pending()
 	if a.stopping || a.policyOut != nil || a.gang.Formed() && a.specLocked().Elastic() {
 		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (elastic.go)
 	}
@@ -158,7 +158,7 @@ func (a *am) checkPending(ctx context.Context) {
 func (a *am) updateMetricsLocked() {
 	launching, running, stopping, completed := a.rec.phases()
 	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
-	a.metrics.SetContainers(byPhase, a.asks.Pending(), a.instances, len(a.policy.Excluded()))
+	a.metrics.SetContainers(byPhase, a.book.Asks.Pending(), a.instances, len(a.policy.Excluded()))
 }
 
 // SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says

@@ -74,7 +74,8 @@ var sameFloor = map[string][]string{
 	"framework/builtin":        {"framework/flink", "framework/gang"},
 	"framework/flink":          {"framework/flink/flinkdist"},
 	"container/logs":           {"container/client"},
-	"am":                       {"am/decision", "am/events", "am/gpuuse", "am/web"},
+	"am":                       {"am/book", "am/decision", "am/events", "am/gpuuse", "am/web"},
+	"am/book":                  {"am/decision", "am/events"},
 	"am/events":                {"am/decision"},
 	"testkit/fakecluster":      {"testkit/itest"},
 }

@@ -1,6 +1,7 @@
-package am
+package book
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -9,13 +10,13 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// askTable is the AM's side of the ResourceManager's request table: the outstanding asks (keyed by
+// Asks is the AM's side of the ResourceManager's request table: the outstanding asks (keyed by
 // allocationRequestId), the ResourceRequests still to send with the next allocate, when each ask was
 // first sent, and the id of the next new ask. Reconcile decides (Plan.Asks, Plan.Send); the table
 // keeps what was decided until the RM has it. Its verbs are the only writers: Apply (a plan),
 // MarkSent (an allocate that carried the requests returned), ResendAll (a new registration forgot
-// them), CancelAll (a gang round gave up). The AM's mutex guards it (doc.go).
-type askTable struct {
+// them), CancelAll (a gang round gave up). The AM's mutex guards it (package doc).
+type Asks struct {
 	asks []decision.Ask
 	// send: ask id → the absolute number of containers to send for it with the next allocate (0
 	// cancels it at the RM).
@@ -28,15 +29,15 @@ type askTable struct {
 	version uint64
 }
 
-func newAskTable() askTable {
-	return askTable{send: map[int64]int{}, sentAt: map[int64]time.Time{}, nextID: 1}
+func NewAsks() Asks {
+	return Asks{send: map[int64]int{}, sentAt: map[int64]time.Time{}, nextID: 1}
 }
 
 // Apply takes the ask half of a plan: the updates to send, the new ask table and the next id. It
 // returns a TaskExecutorsRequested event for each ask that wants more containers than before.
 // Asks that left the table (their send times too) are forgotten at the next Apply, so that the
 // plan's allocations can still look up when their ask was sent (SentAt).
-func (t *askTable) Apply(p decision.Plan, now time.Time, c contract.Capability) []contract.Event {
+func (t *Asks) Apply(p decision.Plan, now time.Time, c contract.Capability) []contract.Event {
 	for id := range t.sentAt {
 		if !t.has(id) {
 			delete(t.sentAt, id)
@@ -55,15 +56,24 @@ func (t *askTable) Apply(p decision.Plan, now time.Time, c contract.Capability) 
 			t.sentAt[s.ID] = now
 		}
 	}
-	if !asksEqual(t.asks, p.Asks) || t.nextID != p.NextAskID {
+	if !slices.Equal(t.asks, p.Asks) || t.nextID != p.NextAskID {
 		t.version++
 	}
 	t.asks, t.nextID = p.Asks, p.NextAskID
 	return evs
 }
 
+// Table is the outstanding asks (Reconcile's Observed.Asks); the caller does not change it.
+func (t *Asks) Table() []decision.Ask { return t.asks }
+
+// NextID is the allocationRequestId of the next new ask (Observed.NextAskID).
+func (t *Asks) NextID() int64 { return t.nextID }
+
+// Version changes whenever the table or the next id does (a plan's inputs).
+func (t *Asks) Version() uint64 { return t.version }
+
 // ToSend is the ResourceRequests for the next allocate, by ask id.
-func (t *askTable) ToSend() []decision.AskUpdate {
+func (t *Asks) ToSend() []decision.AskUpdate {
 	out := make([]decision.AskUpdate, 0, len(t.send))
 	for id, n := range t.send {
 		out = append(out, decision.AskUpdate{ID: id, Count: n})
@@ -73,7 +83,7 @@ func (t *askTable) ToSend() []decision.AskUpdate {
 }
 
 // MarkSent: an allocate that carried sent returned; what was not changed since needs no sending.
-func (t *askTable) MarkSent(sent []decision.AskUpdate) {
+func (t *Asks) MarkSent(sent []decision.AskUpdate) {
 	for _, s := range sent {
 		if n, ok := t.send[s.ID]; ok && n == s.Count {
 			delete(t.send, s.ID)
@@ -83,7 +93,7 @@ func (t *askTable) MarkSent(sent []decision.AskUpdate) {
 
 // Registered: a new registration starts with an empty request table at the RM, so Reconcile sends
 // every ask again (nothing is at the RM).
-func (t *askTable) Registered() {
+func (t *Asks) Registered() {
 	for i := range t.asks {
 		if t.asks[i].AtRM != 0 {
 			t.asks[i].AtRM = 0
@@ -94,7 +104,7 @@ func (t *askTable) Registered() {
 
 // ResendAll marks every ask that still wants containers for sending with the next allocate (the RM
 // re-synced: it lost its request table).
-func (t *askTable) ResendAll() {
+func (t *Asks) ResendAll() {
 	for i := range t.asks {
 		if k := &t.asks[i]; k.Want > 0 {
 			t.send[k.ID] = k.Want
@@ -108,14 +118,14 @@ func (t *askTable) ResendAll() {
 
 // Resend marks ask id for sending again with the next allocate, with what it still wants (the RM
 // rejected its SchedulingRequest: it holds nothing of it).
-func (t *askTable) Resend(id int64) {
+func (t *Asks) Resend(id int64) {
 	if n := t.want(id); n > 0 {
 		t.send[id] = n
 	}
 }
 
 // CancelAll withdraws every ask: nothing more is wanted from them (sent as 0).
-func (t *askTable) CancelAll() {
+func (t *Asks) CancelAll() {
 	for i := range t.asks {
 		if k := &t.asks[i]; k.Want > 0 {
 			k.Want = 0
@@ -126,7 +136,7 @@ func (t *askTable) CancelAll() {
 }
 
 // Pending is how many containers the asks still want.
-func (t *askTable) Pending() int {
+func (t *Asks) Pending() int {
 	n := 0
 	for _, k := range t.asks {
 		n += k.Want
@@ -135,16 +145,16 @@ func (t *askTable) Pending() int {
 }
 
 // Busy: an ask wants containers or a request waits to be sent (the heartbeat stays fast).
-func (t *askTable) Busy() bool { return len(t.send) > 0 || t.Pending() > 0 }
+func (t *Asks) Busy() bool { return len(t.send) > 0 || t.Pending() > 0 }
 
 // SentAt is when ask id was first sent (zero if unknown).
-func (t *askTable) SentAt(id int64) (time.Time, bool) {
+func (t *Asks) SentAt(id int64) (time.Time, bool) {
 	at, ok := t.sentAt[id]
 	return at, ok
 }
 
 // Spread says whether ask id is a Spread ask (locality.go).
-func (t *askTable) Spread(id int64) bool {
+func (t *Asks) Spread(id int64) bool {
 	for _, k := range t.asks {
 		if k.ID == id {
 			return k.Spread
@@ -154,7 +164,7 @@ func (t *askTable) Spread(id int64) bool {
 }
 
 // SendingSpread: a Spread ask wanting containers is about to be sent.
-func (t *askTable) SendingSpread() bool {
+func (t *Asks) SendingSpread() bool {
 	for id, n := range t.send {
 		if n > 0 && t.Spread(id) {
 			return true
@@ -164,7 +174,7 @@ func (t *askTable) SendingSpread() bool {
 }
 
 // Status is the asks as the status document lists them, and how many containers they want.
-func (t *askTable) Status() (asks []contract.AskStatus, requested int) {
+func (t *Asks) Status() (asks []contract.AskStatus, requested int) {
 	for _, k := range t.asks {
 		requested += k.Want
 		if k.Want > 0 {
@@ -174,7 +184,7 @@ func (t *askTable) Status() (asks []contract.AskStatus, requested int) {
 	return asks, requested
 }
 
-func (t *askTable) want(id int64) int {
+func (t *Asks) want(id int64) int {
 	for _, k := range t.asks {
 		if k.ID == id {
 			return k.Want
@@ -183,23 +193,11 @@ func (t *askTable) want(id int64) int {
 	return 0
 }
 
-func (t *askTable) has(id int64) bool {
+func (t *Asks) has(id int64) bool {
 	for _, k := range t.asks {
 		if k.ID == id {
 			return true
 		}
 	}
 	return false
-}
-
-func asksEqual(a, b []decision.Ask) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -1,4 +1,4 @@
-package am
+package book
 
 import (
 	"testing"
@@ -15,7 +15,7 @@ import (
 // growing ask emits a TaskExecutorsRequested event for the difference only, and an ask's first send
 // time stays.
 func TestAskTableApplyRecordsWhatToSendAndWhen(t *testing.T) {
-	tb := newAskTable()
+	tb := NewAsks()
 	evs := tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 3}}, Asks: []decision.Ask{{ID: 1, Want: 3, AtRM: 3}}, NextAskID: 2}, t0, te)
 	require.Len(t, evs, 1)
 	assert.Equal(t, contract.EventRequested, evs[0].Type)
@@ -37,7 +37,7 @@ func TestAskTableApplyRecordsWhatToSendAndWhen(t *testing.T) {
 // TestAskTableMarkSentKeepsWhatChangedMeanwhile: an allocate that carried an update clears it, unless
 // the update changed while the call was out.
 func TestAskTableMarkSentKeepsWhatChangedMeanwhile(t *testing.T) {
-	tb := newAskTable()
+	tb := NewAsks()
 	tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 3}, {ID: 2, Count: 1}}, Asks: []decision.Ask{{ID: 1, Want: 3, AtRM: 3}, {ID: 2, Want: 1, AtRM: 1}}, NextAskID: 3}, t0, te)
 	sent := tb.ToSend()
 	tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 2, Count: 0}}, Asks: []decision.Ask{{ID: 1, Want: 3, AtRM: 3}, {ID: 2, Want: 0, AtRM: 0}}, NextAskID: 3}, t0, te)
@@ -51,7 +51,7 @@ func TestAskTableMarkSentKeepsWhatChangedMeanwhile(t *testing.T) {
 // TestAskTableForgetsSendTimesOfAsksThatLeft: an ask no longer in the table loses its send time at
 // the next Apply (not before: the plan's allocations still look it up).
 func TestAskTableForgetsSendTimesOfAsksThatLeft(t *testing.T) {
-	tb := newAskTable()
+	tb := NewAsks()
 	tb.Apply(decision.Plan{Send: []decision.AskUpdate{{ID: 1, Count: 1}}, Asks: []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}, NextAskID: 2}, t0, te)
 	tb.Apply(decision.Plan{Asks: nil, NextAskID: 2}, t0, te)
 	_, ok := tb.SentAt(1)
@@ -64,7 +64,7 @@ func TestAskTableForgetsSendTimesOfAsksThatLeft(t *testing.T) {
 // TestAskTableResendAllAndRegistered: after a resync every ask that wants containers is sent again
 // for what it wants; a new registration makes Reconcile send all (nothing is at the RM).
 func TestAskTableResendAllAndRegistered(t *testing.T) {
-	tb := newAskTable()
+	tb := NewAsks()
 	tb.Apply(decision.Plan{Asks: []decision.Ask{{ID: 1, Want: 2, AtRM: 1}, {ID: 2, Want: 0, AtRM: 3}}, NextAskID: 3}, t0, te)
 	v := tb.version
 	tb.ResendAll()
@@ -79,7 +79,7 @@ func TestAskTableResendAllAndRegistered(t *testing.T) {
 
 // TestAskTableCancelAll: every ask is withdrawn and each withdrawal is sent.
 func TestAskTableCancelAll(t *testing.T) {
-	tb := newAskTable()
+	tb := NewAsks()
 	tb.Apply(decision.Plan{Asks: []decision.Ask{{ID: 1, Want: 2, AtRM: 2}, {ID: 2, Want: 1, AtRM: 1, Spread: true}}, NextAskID: 3}, t0, te)
 	assert.True(t, tb.Spread(2))
 	assert.False(t, tb.Spread(1))
@@ -95,7 +95,7 @@ func TestAskTableCancelAll(t *testing.T) {
 // TestExclusionListCarriesTheLatestDecision: excluding and lifting a node keep only the latest
 // decision for it; Drain forgets what an allocate carried.
 func TestExclusionListCarriesTheLatestDecision(t *testing.T) {
-	l := newExclusionList()
+	l := NewExclusions()
 	l.Exclude("n1:1")
 	l.Exclude("n2:1")
 	l.Lift("n2:1")
@@ -111,3 +111,8 @@ func TestExclusionListCarriesTheLatestDecision(t *testing.T) {
 	assert.Equal(t, []string{"n2:1"}, add, "excluded again after the first request was built")
 	assert.Empty(t, remove)
 }
+
+var (
+	te = contract.Capability{"memory-mb": 512, "vcores": 1, "yarn.io/gpu": 1}
+	t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+)

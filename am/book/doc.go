@@ -1,0 +1,20 @@
+// Package book is the ApplicationMaster's bookkeeping (package am): what it remembers between
+// heartbeats, each concern a type whose verbs are the only writers of its fields. The AM decides
+// nothing here that package decision (am/decision) decides, and does no I/O here: book imports
+// nothing of am, and am holds one Book and calls its verbs.
+//
+// # Files
+//
+// One concept each; every non-test file of the package is listed here (TestDocNamesEveryFile).
+//
+//   - book.go: Book, one value of each type below, and New.
+//   - asks.go: Asks, the outstanding asks, what is still to send of them, when each was first sent
+//     and the next allocationRequestId (Apply a plan, MarkSent, Registered, ResendAll, CancelAll).
+//   - exclusions.go: Exclusions, the blacklist additions and removals still to send (Exclude, Lift,
+//     Next, Drain).
+//
+// # Locking
+//
+// None of book's types locks anything: their verbs are bookkeeping that the AM calls with its
+// mutex held (am's package doc, "Locking"), and they never block.
+package book
