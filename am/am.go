@@ -238,9 +238,7 @@ type am struct {
 	// idle: the inputs of the last plan that changed nothing, nil after one that changed something
 	// (allocate.go, planInputs).
 	idle *planInputs
-	// nodes: the node listings of the status document and of locality spreading (nodes.go).
-	nodes nodeView
-	live  livenessState // the launchers' liveness (liveness.go)
+	live livenessState // the launchers' liveness (liveness.go)
 	// noticed is closed, and replaced, when containers are warned of their preemption: the
 	// launchers' long polls wait on it (preemption.go).
 	noticed chan struct{}

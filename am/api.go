@@ -35,7 +35,7 @@ func (a *am) Status() contract.Status {
 	}
 	s.Now, s.Started = a.cfg.Now(), a.started
 	s.Gang = a.gangStatusLocked()
-	s.Nodes, s.NodesAt = a.nodes.nodes, a.nodes.at
+	s.Nodes, s.NodesAt = a.book.Nodes.Listing()
 	s.Asks, s.Counts.Requested = a.book.Asks.Status()
 	a.rec.compact()
 	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN

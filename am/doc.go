@@ -19,8 +19,9 @@
 //     pre-flight of resources.Preflight, worded as the client's.
 //
 // The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports nothing
-// of am: the ask table (book.Asks) and the blacklist changes still to send (book.Exclusions). The AM
-// holds one book.Book under mu. The AM's other state and its bookkeeping, each a type with verbs:
+// of am: the ask table (book.Asks), the blacklist changes still to send (book.Exclusions), the
+// node view (book.Nodes) and the durable state's encoding (book.State). The AM holds one book.Book
+// under mu. The AM's other state and its bookkeeping, each a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config, its seams (rm, nm, cleaner) and newAM,
 //     and the helpers the other files use, kept here so that they reach down to it: emit, poke,
@@ -51,7 +52,8 @@
 //     a NodeManager that does not answer for it lost (docs/running.md#liveness).
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
 //     from an earlier attempt (publishAPIAddress).
-//   - durable.go: the durable state a later attempt of the AM takes over (state, stateStore, adopt).
+//   - durable.go: the durable state a later attempt of the AM takes over: the AM's side (stateStore,
+//     adopt, what is saved); its encoding is book.State.
 //   - frameworkstate.go: the framework's own state across attempts (framework.AMStart.State), an
 //     extended attribute of the staging directory beside the AM's.
 //   - frameworkpublished.go: what the framework published for its TaskExecutors
@@ -81,10 +83,8 @@
 //   - placement.go: taskexecutor.placement: the SchedulingRequests and their placement constraint
 //     where the RM has a placement handler, the rejected ones asked again, and the blacklist of full
 //     nodes where the AM keeps max-per-node itself.
-//   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and nodeView, the memory
-//     of its answers: the status document's node capacities (listed only while the status is read,
-//     at most every nodesRefresh: Due, Listed, Failed) and when locality may ask again after a
-//     failure (SpreadDue, SpreadFailed).
+//   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and the node refresher
+//     that lists the nodes while the status is read; book.Nodes remembers its answers.
 //   - surface.go: the loop's side of failures: events from what the loop sees, policy decisions turned
 //     into exclusions and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
@@ -127,9 +127,9 @@
 // # Locking
 //
 // One mutex, am.mu, guards the AM's mutable state: every field declared below it in the am struct,
-// which includes records, the book (the ask table, the exclusion list), the failure policy's memory, the gang's
-// state, the liveness check's memory and the node view. Those state types lock nothing themselves:
-// their verbs are bookkeeping that the AM calls with mu held. The rule:
+// which includes records, the book (the ask table, the exclusion list, the node view), the failure
+// policy's memory, the gang's state and the liveness check's memory. Those state types lock nothing
+// themselves: their verbs are bookkeeping that the AM calls with mu held. The rule:
 //
 //   - A method whose name ends in Locked runs with mu held and never takes it; every other method
 //     takes it itself, in scoped blocks or with a deferred unlock, and never releases a lock it did

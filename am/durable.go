@@ -2,15 +2,13 @@ package am
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
-	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -24,92 +22,13 @@ import (
 // the resource infos the launchers reported, the nodes' sick GPUs, the GPU time given back for
 // idleness and the tail of the event history — the AM keeps in a
 // stateStore (an extended attribute of the staging directory: one atomic NameNode call, which works
-// with a delegation token too). It is small by construction: maxStateBytes bounds it, dropping old
+// with a delegation token too). It is small by construction: book.MaxStateBytes bounds it, dropping old
 // events first, resource infos next, then the nodes' sick GPUs.
-
-// maxStateBytes bounds the encoded state, below HDFS's default limit on an extended attribute's size
-// (dfs.namenode.fs-limits.max-xattr-size, 16 KiB).
-const maxStateBytes = 12 << 10
-
-// errNoState is returned by a stateStore that holds no state yet (a first attempt).
-var errNoState = errors.New("no saved AM state")
 
 // stateStore keeps the AM's durable state between attempts.
 type stateStore interface {
-	LoadState(ctx context.Context) ([]byte, error) // errNoState when there is none
+	LoadState(ctx context.Context) ([]byte, error) // book.ErrNoState when there is none
 	SaveState(ctx context.Context, data []byte) error
-}
-
-// state is the AM's durable state.
-type state struct {
-	Version   int    `json:"v"`
-	Attempt   string `json:"attempt"`   // the attempt that saved it
-	Instances int    `json:"instances"` // the declared requirement (PUT /api/v1/requirements)
-	// Finished containers: every one the earlier attempts saw end, by outcome.
-	Completed   int                  `json:"completed"`
-	Succeeded   int                  `json:"succeeded"`
-	Failed      int                  `json:"failed"`
-	FailedExits map[int32]int        `json:"failedExits,omitempty"`
-	Policy      decision.PolicyState `json:"policy"`
-	Infos       map[string]info      `json:"infos,omitempty"` // running container id → its resource infos
-	Events      []contract.Event     `json:"events,omitempty"`
-	// Sick: node → the UUIDs of its GPUs that read unhealthy under the job (gpuhealth.go), so that
-	// taskexecutor.sick-gpus-per-node counts the earlier attempts' sick GPUs too.
-	Sick map[string][]string `json:"sick,omitempty"`
-	// GivenBack: the GPU time given back for idleness (idlerelease.go) up to the save, so that the
-	// final report counts what the earlier attempts gave back.
-	GivenBack *givenBackState `json:"givenBack,omitempty"`
-}
-
-// givenBackState is givenBack as the state keeps it: At is when Seconds were settled; the GPUs still
-// given back then go on counting from At in the attempt that restores it (they were not declared
-// again while no AM ran).
-type givenBackState struct {
-	Containers int       `json:"containers"`
-	GPUs       int64     `json:"gpus"`
-	Seconds    float64   `json:"seconds"`
-	At         time.Time `json:"at"`
-}
-
-// info is the resource infos of one container, as its launcher reported them.
-type info = map[string][]contract.Info
-
-// stateVersion is the layout of state; a later attempt ignores a state of another version.
-const stateVersion = 1
-
-// encodeState marshals s within maxStateBytes, dropping the oldest events, then resource infos.
-func encodeState(s state) ([]byte, error) {
-	for {
-		data, err := json.Marshal(s)
-		if err != nil {
-			return nil, err
-		}
-		if len(data) <= maxStateBytes {
-			return data, nil
-		}
-		switch {
-		case len(s.Events) > 0:
-			s.Events = s.Events[(len(s.Events)+1)/2:]
-		case len(s.Infos) > 0:
-			s.Infos = nil
-		case len(s.Sick) > 0:
-			s.Sick = nil // a later attempt counts the nodes' sick GPUs afresh
-		default:
-			return nil, fmt.Errorf("the AM's state is %d bytes even without events and infos (at most %d)", len(data), maxStateBytes)
-		}
-	}
-}
-
-// decodeState reads a state; one of another version is ignored (nil, nil).
-func decodeState(data []byte) (*state, error) {
-	var s state
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("the saved AM state is not readable: %w", err)
-	}
-	if s.Version != stateVersion {
-		return nil, nil
-	}
-	return &s, nil
 }
 
 // adopt takes over what an earlier attempt left, on this attempt's first registration: the
@@ -126,17 +45,17 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 	if !first {
 		return // a re-registration (RM restart or failover): nothing is handed over again
 	}
-	var st *state
+	var st *book.State
 	if a.cfg.State != nil {
 		c, cancel := context.WithTimeout(ctx, 30*time.Second)
 		data, err := a.cfg.State.LoadState(c)
 		cancel()
 		switch {
-		case errors.Is(err, errNoState):
+		case errors.Is(err, book.ErrNoState):
 		case err != nil:
 			a.log.WithError(err).Warn("am: the previous attempt's state could not be read; starting from the running containers only")
 		default:
-			if st, err = decodeState(data); err != nil {
+			if st, err = book.DecodeState(data); err != nil {
 				a.log.WithError(err).Warn("am: starting from the running containers only")
 			}
 		}
@@ -197,10 +116,10 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 }
 
 // stateLocked is the durable state now.
-func (a *am) stateLocked() state {
-	s := state{Version: stateVersion, Attempt: a.cfg.Attempt, Instances: a.instances,
+func (a *am) stateLocked() book.State {
+	s := book.State{Version: book.StateVersion, Attempt: a.cfg.Attempt, Instances: a.instances,
 		Completed: a.rec.completedN, Succeeded: a.rec.succeededN, Failed: a.rec.failedN,
-		Policy: a.policy.Snapshot(), Infos: map[string]info{}}
+		Policy: a.policy.Snapshot(), Infos: map[string]book.Infos{}}
 	if len(a.rec.forgotten.FailedExits) > 0 || len(a.rec.finished) > 0 {
 		s.FailedExits = map[int32]int{}
 		for k, v := range a.rec.forgotten.FailedExits {
@@ -226,7 +145,7 @@ func (a *am) stateLocked() state {
 	}
 	if g := a.idleGPUs.given; g.containers > 0 || g.seconds > 0 {
 		g.settle(a.cfg.Now())
-		s.GivenBack = &givenBackState{Containers: g.containers, GPUs: g.gpus, Seconds: g.seconds, At: g.at}
+		s.GivenBack = &book.GivenBack{Containers: g.containers, GPUs: g.gpus, Seconds: g.seconds, At: g.at}
 	}
 	return s
 }
@@ -247,7 +166,7 @@ func (a *am) saveState(ctx context.Context) {
 	}
 	s := a.stateLocked()
 	a.mu.Unlock()
-	data, err := encodeState(s)
+	data, err := book.EncodeState(s)
 	if err == nil {
 		c, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err = a.cfg.State.SaveState(c, data)
@@ -275,7 +194,7 @@ type xattrState struct {
 func (x xattrState) LoadState(ctx context.Context) ([]byte, error) {
 	data, err := x.nn.GetXAttr(ctx, x.dir, stateXAttr)
 	if errors.Is(err, yarnrpc.ErrNoXAttr) {
-		return nil, errNoState
+		return nil, book.ErrNoState
 	}
 	return data, err
 }

@@ -3,7 +3,6 @@ package am
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -27,7 +27,7 @@ func (m *memState) LoadState(context.Context) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.data == nil {
-		return nil, errNoState
+		return nil, book.ErrNoState
 	}
 	return append([]byte{}, m.data...), nil
 }
@@ -37,26 +37,6 @@ func (m *memState) SaveState(_ context.Context, data []byte) error {
 	defer m.mu.Unlock()
 	m.data, m.saves = append([]byte{}, data...), m.saves+1
 	return nil
-}
-
-func TestStateIsBoundedAndKeepsTheNewestEvents(t *testing.T) {
-	s := state{Version: stateVersion, Instances: 4, Infos: map[string]info{}}
-	for i := 0; i < 2000; i++ {
-		s.Events = append(s.Events, contract.Event{ID: uint64(i + 1), Type: contract.EventLaunched, Message: fmt.Sprintf("container %d launched on a node with a long name", i)})
-	}
-	data, err := encodeState(s)
-	require.NoError(t, err)
-	assert.LessOrEqual(t, len(data), maxStateBytes)
-	back, err := decodeState(data)
-	require.NoError(t, err)
-	require.NotEmpty(t, back.Events)
-	assert.EqualValues(t, 2000, back.Events[len(back.Events)-1].ID, "the newest events are kept")
-	assert.Equal(t, 4, back.Instances)
-
-	other, _ := json.Marshal(state{Version: stateVersion + 1})
-	st, err := decodeState(other)
-	require.NoError(t, err)
-	assert.Nil(t, st, "a state of another layout is ignored")
 }
 
 func TestPolicyMemorySurvivesARestart(t *testing.T) {
@@ -88,10 +68,10 @@ func TestLoopAdoptsThePreviousAttempt(t *testing.T) {
 	}
 	f.NextCID = 10
 	store := &memState{}
-	prev := state{Version: stateVersion, Attempt: "appattempt_1700000000000_0007_000001", Instances: 3, Completed: 1, Succeeded: 1,
-		Infos:  map[string]info{"container_1700000000000_0007_01_000002": {"gpu": {{"index": "1"}}}},
+	prev := book.State{Version: book.StateVersion, Attempt: "appattempt_1700000000000_0007_000001", Instances: 3, Completed: 1, Succeeded: 1,
+		Infos:  map[string]book.Infos{"container_1700000000000_0007_01_000002": {"gpu": {{"index": "1"}}}},
 		Events: []contract.Event{{Type: contract.EventLaunched, Message: "container_1700000000000_0007_01_000002 launched"}}}
-	store.data, _ = encodeState(prev)
+	store.data, _ = book.EncodeState(prev)
 
 	m, st := f.newAM(t, gpuSpec(2, 3))
 	m.cfg.State, m.cfg.Attempt = store, "appattempt_1700000000000_0007_000002"
@@ -133,7 +113,7 @@ func TestLoopSavesItsState(t *testing.T) {
 	<-done
 	data, err := store.LoadState(context.Background())
 	require.NoError(t, err)
-	s, err := decodeState(data)
+	s, err := book.DecodeState(data)
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, s.Completed, 1)
 	assert.Equal(t, 2, s.Instances)

@@ -260,7 +260,7 @@ func (a *am) spreadRoom(ctx context.Context) int {
 // failure the RM is not asked again for a minute).
 func (a *am) nodeRooms(ctx context.Context) []nodeRoom {
 	a.mu.Lock()
-	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil || !a.nodes.SpreadDue(a.cfg.Now()) {
+	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil || !a.book.Nodes.SpreadDue(a.cfg.Now()) {
 		a.mu.Unlock()
 		return nil
 	}
@@ -284,7 +284,7 @@ func (a *am) nodeRooms(ctx context.Context) []nodeRoom {
 	nodes, err := a.listNodes(ctx)
 	if err != nil {
 		a.mu.Lock()
-		a.nodes.SpreadFailed(a.cfg.Now())
+		a.book.Nodes.SpreadFailed(a.cfg.Now())
 		a.mu.Unlock()
 		a.log.WithError(err).Warn("am: no node reports for taskexecutor.locality = \"spread\"; asking for any node for a minute")
 		return nil

@@ -10,63 +10,12 @@ import (
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// This file keeps the status document's view of the cluster's nodes (Status.Nodes): each running
-// node's capacity and use of the job's device types (yarn.io/gpu, ...), which the web UI's GPU map needs to show the
-// GPUs no container of the job holds. The AM knows node capacities only from the RM's node reports
-// (getClusterNodes, a call whose answer grows with the cluster), so it asks only while someone reads
-// the status and at most every nodesRefresh (TestNodeViewRefreshesOnlyWhileRead).
-
-// nodesRefresh is the shortest time between two node listings for the status document.
-const nodesRefresh = 10 * time.Second
-
-// nodeView is the AM's memory of the RM's node listings: the latest listing for the status document
-// (nodes, at), when one was last tried and the last error logged, and when locality spreading may
-// ask again after a failed listing (locality.go). Its verbs are the only writers: Due, Listed and
-// Failed for the status document's listing, SpreadDue and SpreadFailed for locality's. The AM's
-// mutex guards it (doc.go).
-type nodeView struct {
-	nodes   []contract.NodeStatus // replaced, never changed in place: Status hands it out
-	at      time.Time             // of the listing (zero: none yet)
-	tried   time.Time             // of the last attempt, successful or not
-	lastErr string                // logged once per distinct error
-	// spreadRetry: the node reports of a locality plan failed; asks are plain until then.
-	spreadRetry time.Time
-}
-
-// Due says whether the status document's listing is due at now (the last try is nodesRefresh old,
-// or there was none) and, if so, books the try.
-func (v *nodeView) Due(now time.Time) bool {
-	due := v.tried.IsZero() || now.Sub(v.tried) >= nodesRefresh
-	if due {
-		v.tried = now
-	}
-	return due
-}
-
-// Listed books a listing made at now.
-func (v *nodeView) Listed(nodes []contract.NodeStatus, now time.Time) {
-	v.lastErr = ""
-	v.nodes, v.at = nodes, now
-}
-
-// Failed books a failed listing; it says whether err is new (logged once per distinct error).
-func (v *nodeView) Failed(err error) bool {
-	msg := err.Error()
-	if msg == v.lastErr {
-		return false
-	}
-	v.lastErr = msg
-	return true
-}
-
-// SpreadDue says whether locality spreading may ask for node reports at now.
-func (v *nodeView) SpreadDue(now time.Time) bool { return !now.Before(v.spreadRetry) }
-
-// SpreadFailed: locality's node reports failed at now; asks go out plain for a minute.
-func (v *nodeView) SpreadFailed(now time.Time) { v.spreadRetry = now.Add(time.Minute) }
+// This file lists the cluster's nodes for the status document (Status.Nodes) and for locality: the
+// one bounded, measured getClusterNodes call, and the refresher that lists them while the status is
+// read; book.Nodes remembers the answers.
 
 // wantNodes notes that the status document is being read: the node refresher lists the nodes if the
-// last listing is older than nodesRefresh.
+// last listing is older than book.NodesRefresh.
 func (a *am) wantNodes() {
 	if a.cfg.Cluster == nil || len(deviceTypes(a.cfg.Spec.Capability)) == 0 {
 		return // no map to draw
@@ -92,11 +41,11 @@ func (a *am) nodeRefresher(ctx context.Context) {
 	}
 }
 
-// refreshIfDue lists the nodes if the last try is nodesRefresh old (or there was none); it says
+// refreshIfDue lists the nodes if the last try is book.NodesRefresh old (or there was none); it says
 // whether it listed them.
 func (a *am) refreshIfDue(ctx context.Context) bool {
 	a.mu.Lock()
-	due := a.nodes.Due(a.cfg.Now())
+	due := a.book.Nodes.Due(a.cfg.Now())
 	a.mu.Unlock()
 	if !due {
 		return false
@@ -109,12 +58,12 @@ func (a *am) refreshIfDue(ctx context.Context) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil {
-		if a.nodes.Failed(err) {
+		if a.book.Nodes.Failed(err) {
 			a.log.WithError(err).Warn("am: could not list the cluster's nodes for the status page's GPU map; it shows only the GPUs the containers hold")
 		}
 		return true
 	}
-	a.nodes.Listed(nodes, a.cfg.Now())
+	a.book.Nodes.Listed(nodes, a.cfg.Now())
 	return true
 }
 

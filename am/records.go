@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
@@ -319,7 +320,7 @@ func (r *records) adopted(id, node string, res contract.Capability, cid *hadoopp
 
 // restoreCounts adds the finished containers of earlier attempts, which this attempt has no records
 // of: to Reconcile they are forgotten ones.
-func (r *records) restoreCounts(s *state) {
+func (r *records) restoreCounts(s *book.State) {
 	r.version++
 	r.completedN += s.Completed
 	r.succeededN += s.Succeeded

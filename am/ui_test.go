@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
@@ -124,7 +125,7 @@ func (f *fakeNodes) GetClusterNodes(context.Context, ...hadooppb.NodeStateProto)
 func (f *fakeNodes) count() int { f.mu.Lock(); defer f.mu.Unlock(); return f.calls }
 
 // The node listing behind the GPU map costs an RM call that grows with the cluster: the AM makes it
-// only while the status is being read, and at most every nodesRefresh; a failed listing keeps the
+// only while the status is being read, and at most every book.NodesRefresh; a failed listing keeps the
 // last one. The test plays the node refresher's part itself (refreshIfDue on each want), so what did
 // not happen is known to have not happened, not merely not yet.
 func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
@@ -178,11 +179,11 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 		_, listed = refresh()
 		assert.False(t, listed)
 	}
-	advance(nodesRefresh - time.Second)
+	advance(book.NodesRefresh - time.Second)
 	read("/api/v1/status")
 	wanted, listed = refresh()
 	assert.True(t, wanted)
-	assert.False(t, listed, "read again within %v: no second listing", nodesRefresh)
+	assert.False(t, listed, "read again within %v: no second listing", book.NodesRefresh)
 	assert.Equal(t, 1, nodes.count())
 
 	advance(time.Second)
@@ -201,7 +202,7 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 	nodes.mu.Lock()
 	nodes.err = errors.New("connection refused")
 	nodes.mu.Unlock()
-	advance(nodesRefresh)
+	advance(book.NodesRefresh)
 	read("/api/v1/status")
 	_, listed = refresh()
 	require.True(t, listed)

@@ -24,10 +24,10 @@ func TestAnonymousReadersSeeNoRankZeroAddressNorTheCluster(t *testing.T) {
 	c1 := m.rec.byID["c1"]
 	c1.rank = &contract.Rendezvous{Round: 0, Rank: 0, WorldSize: 1, LocalWorldSize: 1, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}
 	m.emit(events.Rendezvous(0, 1))
-	m.nodes.nodes = []contract.NodeStatus{
+	m.book.Nodes.Listed([]contract.NodeStatus{
 		{Node: "n1:1", Capability: contract.Capability{"yarn.io/gpu": 8}},
 		{Node: "n9:1", Capability: contract.Capability{"yarn.io/gpu": 8}}, // no container of this application
-	}
+	}, t0)
 	plain := web.Handler(m.Web(), web.Options{Secret: testSecret})
 	secure := web.Handler(m.Web(), web.Options{Secret: testSecret, Secure: true})
 

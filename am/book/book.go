@@ -7,6 +7,8 @@ type Book struct {
 	Asks Asks
 	// Excl: the blacklist changes still to send (exclusions.go).
 	Excl Exclusions
+	// Nodes: the node listings of the status document and of locality spreading (nodes.go).
+	Nodes Nodes
 }
 
 // New returns an empty book.

@@ -12,6 +12,11 @@
 //     and the next allocationRequestId (Apply a plan, MarkSent, Registered, ResendAll, CancelAll).
 //   - exclusions.go: Exclusions, the blacklist additions and removals still to send (Exclude, Lift,
 //     Next, Drain).
+//   - nodes.go: Nodes, the memory of the RM's node listings: the status document's node capacities
+//     (listed only while the status is read, at most every NodesRefresh: Due, Listed, Failed) and
+//     when locality may ask again after a failure (SpreadDue, SpreadFailed).
+//   - state.go: State, the durable state a later attempt of the AM takes over, and its encoding
+//     within MaxStateBytes (EncodeState, DecodeState).
 //
 // # Locking
 //

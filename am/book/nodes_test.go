@@ -1,4 +1,4 @@
-package am
+package book
 
 import (
 	"errors"
@@ -10,13 +10,13 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// TestNodeViewListsAtMostEveryRefresh: a listing is due at first and then nodesRefresh after the
+// TestNodeViewListsAtMostEveryRefresh: a listing is due at first and then NodesRefresh after the
 // last try, successful or not; a failure is logged once per distinct error and a listing clears it.
 func TestNodeViewListsAtMostEveryRefresh(t *testing.T) {
-	var v nodeView
+	var v Nodes
 	assert.True(t, v.Due(t0))
-	assert.False(t, v.Due(t0.Add(nodesRefresh-time.Second)))
-	assert.True(t, v.Due(t0.Add(nodesRefresh)))
+	assert.False(t, v.Due(t0.Add(NodesRefresh-time.Second)))
+	assert.True(t, v.Due(t0.Add(NodesRefresh)))
 
 	down := errors.New("connection refused")
 	assert.True(t, v.Failed(down))
@@ -24,16 +24,17 @@ func TestNodeViewListsAtMostEveryRefresh(t *testing.T) {
 	assert.True(t, v.Failed(errors.New("timeout")))
 
 	nodes := []contract.NodeStatus{{Node: "n1:1"}}
-	v.Listed(nodes, t0.Add(nodesRefresh))
-	assert.Equal(t, nodes, v.nodes)
-	assert.Equal(t, t0.Add(nodesRefresh), v.at)
+	v.Listed(nodes, t0.Add(NodesRefresh))
+	got, at := v.Listing()
+	assert.Equal(t, nodes, got)
+	assert.Equal(t, t0.Add(NodesRefresh), at)
 	assert.True(t, v.Failed(down), "a listing in between: the error is news again")
 }
 
 // TestNodeViewSpreadWaitsAMinuteAfterAFailure: locality's node reports are asked for again a
 // minute after they failed.
 func TestNodeViewSpreadWaitsAMinuteAfterAFailure(t *testing.T) {
-	var v nodeView
+	var v Nodes
 	assert.True(t, v.SpreadDue(t0))
 	v.SpreadFailed(t0)
 	assert.False(t, v.SpreadDue(t0.Add(59*time.Second)))
