@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
@@ -241,7 +242,7 @@ type sentRequest struct {
 
 // allocateRequest builds the next allocate request from the ask table, the releases and the
 // exclusion list.
-func (a *am) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
+func (a *am) allocateRequest(rooms []book.NodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
@@ -257,9 +258,9 @@ func (a *am) allocateRequest(rooms []nodeRoom) (*hadooppb.AllocateRequestProto, 
 			continue
 		}
 		rr := a.resourceRequest(s.ID, s.Count)
-		if shares := planLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.book.Asks.Spread(s.ID) {
+		if shares := book.PlanLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.book.Asks.Spread(s.ID) {
 			a.log.WithFields(logrus.Fields{"ask": s.ID, "containers": s.Count, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
-			req.Ask = append(req.Ask, localityRequests(rr, shares, racksOf(rooms))...)
+			req.Ask = append(req.Ask, book.LocalityRequests(rr, shares, book.RacksOf(rooms))...)
 		} else {
 			req.Ask = append(req.Ask, rr)
 		}

@@ -20,8 +20,9 @@
 //
 // The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports nothing
 // of am: the ask table (book.Asks), the blacklist changes still to send (book.Exclusions), the
-// node view (book.Nodes) and the durable state's encoding (book.State). The AM holds one book.Book
-// under mu. The AM's other state and its bookkeeping, each a type with verbs:
+// node view (book.Nodes), the locality planners (book.PlanLocality) and the durable state's encoding
+// (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
+// a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config, its seams (rm, nm, cleaner) and newAM,
 //     and the helpers the other files use, kept here so that they reach down to it: emit, poke,
@@ -78,8 +79,8 @@
 //   - register.go: register (and resync after AM_RESYNC or ApplicationMasterNotRegistered), finish
 //     (unregistration with the outcome), a kill, and the staging directory's deletion.
 //   - launch.go: the bounded pool of NodeManager launches and the stops.
-//   - locality.go: taskexecutor.locality = "spread": node rooms, the node-local requests, and the
-//     node listing they need.
+//   - locality.go: taskexecutor.locality = "spread": the node listing the node-local requests need
+//     (the rooms; book.PlanLocality plans them).
 //   - placement.go: taskexecutor.placement: the SchedulingRequests and their placement constraint
 //     where the RM has a placement handler, the rejected ones asked again, and the blacklist of full
 //     nodes where the AM keeps max-per-node itself.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
@@ -30,7 +31,7 @@ func TestResourceRequestCarriesTheNodeLabel(t *testing.T) {
 // request, so spreading keeps it on the "*" request only.
 func TestLocalityRequestsCarryTheLabelOnStarOnly(t *testing.T) {
 	a := &am{cfg: config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
-	reqs := localityRequests(a.resourceRequest(1, 2), []hostShare{{Host: "h1", Rack: "/r1", Count: 2}}, nil)
+	reqs := book.LocalityRequests(a.resourceRequest(1, 2), []book.HostShare{{Host: "h1", Rack: "/r1", Count: 2}}, nil)
 	require.Len(t, reqs, 3)
 	for _, r := range reqs {
 		if r.GetResourceName() == "*" {

@@ -15,6 +15,9 @@
 //   - nodes.go: Nodes, the memory of the RM's node listings: the status document's node capacities
 //     (listed only while the status is read, at most every NodesRefresh: Due, Listed, Failed) and
 //     when locality may ask again after a failure (SpreadDue, SpreadFailed).
+//   - locality.go: taskexecutor.locality = "spread" planned: the nodes' room for a container
+//     (RoomsOf), an ask spread over the hosts with room (PlanLocality) and its node-local, rack and
+//     "*" requests (LocalityRequests, RacksOf).
 //   - state.go: State, the durable state a later attempt of the AM takes over, and its encoding
 //     within MaxStateBytes (EncodeState, DecodeState).
 //
