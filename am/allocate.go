@@ -49,7 +49,7 @@ func (a *am) tickLocked(now time.Time) {
 func (a *am) observedLocked(now time.Time) decision.Observed {
 	obs := decision.Observed{Asks: a.book.Asks.Table(), NewAllocations: a.newAllocs, NextAskID: a.book.Asks.NextID(), Stopping: a.stoppingLocked(),
 		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.Round(),
-		Elastic: a.elasticObservedLocked(now), StopFirst: a.stopFirst}
+		Elastic: a.elasticObservedLocked(now), StopFirst: a.book.Want.StopFirst()}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -81,7 +81,7 @@ type planInputs struct {
 }
 
 func (a *am) planInputsLocked(now time.Time) planInputs {
-	return planInputs{rec: a.rec.version, asks: a.book.Asks.Version(), instances: a.instances, stopping: a.stoppingLocked(),
+	return planInputs{rec: a.rec.version, asks: a.book.Asks.Version(), instances: a.book.Want.Count(), stopping: a.stoppingLocked(),
 		hold: a.holdingLocked(now), round: a.gang.Round(), elastic: a.elasticObservedLocked(now)}
 }
 
@@ -352,10 +352,10 @@ func (a *am) completedLocked(st *hadooppb.ContainerStatusProto) {
 }
 
 func (a *am) progressLocked() float32 {
-	if a.instances == 0 || a.cfg.Spec.Mode == decision.Service {
+	if a.book.Want.Count() == 0 || a.cfg.Spec.Mode == decision.Service {
 		return 0
 	}
-	return float32(min(a.rec.succeededN, a.instances)) / float32(a.instances)
+	return float32(min(a.rec.succeededN, a.book.Want.Count())) / float32(a.book.Want.Count())
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id, in the

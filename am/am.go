@@ -188,17 +188,14 @@ type am struct {
 
 	// mu guards every field below. It is held for bookkeeping only, never across a call to the RM,
 	// an NM, HDFS or a stateStore.
-	mu sync.Mutex
-	// instances is the declared number of TaskExecutors: config.Spec.Instances at first, then what
-	// PUT /api/v1/requirements or an earlier attempt's state declares (specLocked).
-	instances int
-	// stopFirst names the containers a scale-down stops before the newest (AMStart.Scale's
-	// stopFirst: a framework's idle workers), set with instances.
-	stopFirst   map[string]bool
+	mu          sync.Mutex
 	state       contract.AMState
 	diagnostics string
-	rec         records          // the TaskExecutor containers accepted (records.go)
-	book        book.Book        // the bookkeeping: asks, exclusions (package book)
+	rec         records // the TaskExecutor containers accepted (records.go)
+	// book is the bookkeeping (package book): the declared number of TaskExecutors (book.Want:
+	// config.Spec.Instances at first, then what PUT /api/v1/requirements, a framework's Scale or an
+	// earlier attempt's state declares; specLocked), the asks, the exclusions, the node view.
+	book        book.Book
 	policy      *decision.Policy // the failure policy (its Config is immutable and read without the lock)
 	newAllocs   []decision.Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
@@ -325,8 +322,7 @@ func newAM(cfg config) (*am, error) {
 		metrics:     cfg.Metrics,
 		policy:      decision.NewPolicy(cfg.Policy),
 		cfg:         cfg,
-		instances:   cfg.Spec.Instances,
-		book:        book.New(),
+		book:        book.New(cfg.Spec.Instances, wantSource(cfg)),
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       contract.StateStarting,
 		rec:         newRecords(cfg.FinishedHistory, cfg.Now),
@@ -380,8 +376,16 @@ func (a *am) emitAll(evs []contract.Event) {
 // PUT /api/v1/requirements and an earlier attempt's state change; config.Spec stays as configured).
 func (a *am) specLocked() decision.Spec {
 	s := a.cfg.Spec
-	s.Instances = a.instances
+	s.Instances = a.book.Want.Count()
 	return s
+}
+
+// wantSource names where the count of TaskExecutors at the start comes from (book.Want.By).
+func wantSource(cfg config) string {
+	if cfg.DemandSized {
+		return book.WantDemand
+	}
+	return book.WantJobFile
 }
 
 // defaultElasticInterval is taskexecutor.elastic-interval's default: how long a round runs before

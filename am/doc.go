@@ -159,9 +159,9 @@
 // The rm, nm, cleaner and clusterNodes interfaces (yarnrpc.AMClient, yarnrpc.NMClient, *staging and
 // yarnrpc.ApplicationClient in production, fakes or rpctest servers in tests); config.Now for the
 // clock; config.Events and config.Metrics to share or inspect them. The job's requirement at the
-// start is config.Spec.Instances; the declared count that PUT /api/v1/requirements and an earlier
-// attempt's state change is the AM's state (am.instances), not configuration. Drivers written in Go
-// use the am/driverclient package.
+// start is config.Spec.Instances; the declared count that PUT /api/v1/requirements, a framework's
+// Scale and an earlier attempt's state change is the AM's state (book.Want, with who set it), not
+// configuration. Drivers written in Go use the am/driverclient package.
 //
 // # Exported
 //

@@ -89,9 +89,8 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 			e.ID = 0
 			a.events.Add(e)
 		}
-		if st.Instances != a.instances {
-			a.log.WithFields(logrus.Fields{"job": a.instances, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
-			a.instances = st.Instances
+		if job := a.book.Want.Count(); a.book.Want.Restore(st.Instances) {
+			a.log.WithFields(logrus.Fields{"job": job, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
 		}
 		a.rec.restoreCounts(st)
 		a.policy.Restore(st.Policy)
@@ -117,7 +116,7 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 
 // stateLocked is the durable state now.
 func (a *am) stateLocked() book.State {
-	s := book.State{Version: book.StateVersion, Attempt: a.cfg.Attempt, Instances: a.instances,
+	s := book.State{Version: book.StateVersion, Attempt: a.cfg.Attempt, Instances: a.book.Want.Count(),
 		Completed: a.rec.completedN, Succeeded: a.rec.succeededN, Failed: a.rec.failedN,
 		Policy: a.policy.Snapshot(), Infos: map[string]book.Infos{}}
 	if len(a.rec.forgotten.FailedExits) > 0 || len(a.rec.finished) > 0 {

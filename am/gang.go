@@ -188,7 +188,7 @@ func (a *am) releaseHeldLocked(t *tracked, why string) {
 // change is an elastic gang's "grow" or "shrink" (elastic.go), whose held containers carry over.
 func (a *am) newRoundLocked(now time.Time, why, change string, size int) {
 	if size <= 0 {
-		size = a.instances
+		size = a.book.Want.Count()
 	}
 	ev := a.gang.NewRound(now, size, why, change)
 	if a.specLocked().Elastic() {
@@ -213,8 +213,9 @@ func (a *am) checkGang(ctx context.Context) {
 		return
 	}
 	heldC := a.gang.Held(a.rec.seq)
+	want := a.book.Want.Count()
 	held := len(heldC)
-	if lo := a.specLocked().MinRound(); lo < a.instances && held >= lo {
+	if lo := a.specLocked().MinRound(); lo < want && held >= lo {
 		a.mu.Unlock()
 		return // an elastic gang's round forms with what it holds (elastic.go): the next plan starts it
 	}
@@ -222,15 +223,15 @@ func (a *am) checkGang(ctx context.Context) {
 		a.releaseHeldLocked(t, fmt.Sprintf("released: the gang was not complete within taskexecutor.gang-timeout = %s", a.cfg.GangTimeout))
 	}
 	a.book.Asks.CancelAll() // the next round asks again
-	missing := a.instances - held
+	missing := want - held
 	retry := a.gang.Wait(now, a.cfg.GangTimeout)
 	headroom := a.headroom
 	least := ""
-	if lo := a.specLocked().MinRound(); lo < a.instances {
+	if lo := a.specLocked().MinRound(); lo < want {
 		least = fmt.Sprintf(" (at least %d: taskexecutor.min-instances)", lo)
 	}
 	a.newRoundLocked(now, fmt.Sprintf("%d of %d TaskExecutors%s were allocated within taskexecutor.gang-timeout = %s; the %d held were released and the gang is asked for again in %s",
-		held, a.instances, least, a.cfg.GangTimeout, held, retry), "", a.instances)
+		held, want, least, a.cfg.GangTimeout, held, retry), "", want)
 	a.mu.Unlock()
 
 	nodes := a.runningNodes(ctx)
@@ -241,7 +242,7 @@ func (a *am) checkGang(ctx context.Context) {
 	a.log.WithFields(logrus.Fields{"held": held, "missing": missing}).Warn("am: " + e.Message)
 	if action == decision.PendingFail {
 		a.mu.Lock()
-		a.failLocked("the gang of " + fmt.Sprint(a.instances) + " TaskExecutors could not be allocated within taskexecutor.gang-timeout: " + e.Message)
+		a.failLocked("the gang of " + fmt.Sprint(a.book.Want.Count()) + " TaskExecutors could not be allocated within taskexecutor.gang-timeout: " + e.Message)
 		a.mu.Unlock()
 	}
 }

@@ -157,7 +157,7 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 			Reason: contract.NoticeIdleGPURelease}
 	}
 	a.idleGPUs.pending = &pendingRelease{id: t.ID, deadline: deadline}
-	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, gpuCount(t), last.Sub(since), d, deadline, a.preemptionWait(), a.instances, a.instances-1, len(warn)))
+	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, gpuCount(t), last.Sub(since), d, deadline, a.preemptionWait(), a.book.Want.Count(), a.book.Want.Count()-1, len(warn)))
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
 	a.noticesLocked(warn)
 }
@@ -195,14 +195,12 @@ func (a *am) checkIdleRelease() {
 		a.mu.Unlock()
 		return
 	}
-	from := a.instances
-	a.instances--
-	a.stopFirst = map[string]bool{t.ID: true}
+	from := a.book.Want.Set(a.book.Want.Count()-1, []string{t.ID}, contract.NoticeIdleGPURelease)
 	n := gpuCount(t)
 	a.idleGPUs.given.add(n, now)
-	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, a.instances))
-	a.emit(events.RequirementChanged(from, a.instances, contract.NoticeIdleGPURelease))
-	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "from": from, "to": a.instances}).Info("am: released a TaskExecutor whose GPUs stayed idle")
+	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, a.book.Want.Count()))
+	a.emit(events.RequirementChanged(from, a.book.Want.Count(), contract.NoticeIdleGPURelease))
+	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "from": from, "to": a.book.Want.Count()}).Info("am: released a TaskExecutor whose GPUs stayed idle")
 	a.mu.Unlock()
 	a.poke()
 }

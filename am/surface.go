@@ -158,7 +158,7 @@ func (a *am) checkPending(ctx context.Context) {
 func (a *am) updateMetricsLocked() {
 	launching, running, stopping, completed := a.rec.phases()
 	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
-	a.metrics.SetContainers(byPhase, a.book.Asks.Pending(), a.instances, len(a.policy.Excluded()))
+	a.metrics.SetContainers(byPhase, a.book.Asks.Pending(), a.book.Want.Count(), len(a.policy.Excluded()))
 }
 
 // SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says
@@ -170,7 +170,7 @@ func (a *am) SetRequirements(instances int, by string) (contract.Requirement, er
 	}
 	if hook := a.cfg.OnScale; hook != nil {
 		a.mu.Lock()
-		from := a.instances
+		from := a.book.Want.Count()
 		a.mu.Unlock()
 		if from != instances {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -207,7 +207,7 @@ func (a *am) Scale(instances int, stopFirst []string, why string) error {
 func (a *am) Instances() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.instances
+	return a.book.Want.Count()
 }
 
 // setInstances declares the count (and the containers a scale-down stops first), with an event when
@@ -218,17 +218,9 @@ func (a *am) setInstances(instances int, stopFirst []string, by string) (contrac
 		a.mu.Unlock()
 		return contract.Requirement{}, fmt.Errorf("the application is finishing; its requirement can no longer change")
 	}
-	old := a.instances
-	a.instances = instances
+	old := a.book.Want.Set(instances, stopFirst, by)
 	a.idleGPUs.given.retake(instances-old, a.cfg.Now()) // GPUs given back for idleness and declared again
 	a.giveBackLocked(old, instances, stopFirst, a.cfg.Now())
-	a.stopFirst = nil
-	for _, id := range stopFirst {
-		if a.stopFirst == nil {
-			a.stopFirst = map[string]bool{}
-		}
-		a.stopFirst[id] = true
-	}
 	r := a.requirementLocked()
 	a.mu.Unlock()
 	if old != instances {
@@ -241,6 +233,6 @@ func (a *am) setInstances(instances int, stopFirst []string, by string) (contrac
 
 func (a *am) requirementLocked() contract.Requirement {
 	mode := map[decision.Mode]string{decision.Batch: "batch", decision.Service: "service", decision.Driver: "driver"}[a.cfg.Spec.Mode]
-	return contract.Requirement{Instances: a.instances, Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
+	return contract.Requirement{Instances: a.book.Want.Count(), Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
 		ExternalResources: a.cfg.ExternalResources}
 }

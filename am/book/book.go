@@ -3,6 +3,8 @@ package book
 // Book is the AM's bookkeeping, one value of each concern's type; the AM holds one and guards it
 // with its mutex (package doc, "Locking").
 type Book struct {
+	// Want: how many TaskExecutors are wanted, and who said so (want.go).
+	Want Want
 	// Asks: the outstanding asks and what is still to send of them (asks.go).
 	Asks Asks
 	// Excl: the blacklist changes still to send (exclusions.go).
@@ -11,7 +13,7 @@ type Book struct {
 	Nodes Nodes
 }
 
-// New returns an empty book.
-func New() Book {
-	return Book{Asks: NewAsks(), Excl: NewExclusions()}
+// New returns a book that wants n TaskExecutors, as by says (Want.By), and holds nothing else yet.
+func New(n int, by string) Book {
+	return Book{Want: NewWant(n, by), Asks: NewAsks(), Excl: NewExclusions()}
 }

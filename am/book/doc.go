@@ -8,6 +8,9 @@
 // One concept each; every non-test file of the package is listed here (TestDocNamesEveryFile).
 //
 //   - book.go: Book, one value of each type below, and New.
+//   - want.go: Want, how many TaskExecutors the AM wants: the one place that decides the count, fed
+//     by its sources (the job file, a framework's demand, an earlier attempt, `yarn-am scale`, a
+//     framework's Scale, an idle release) through its verbs (NewWant, Restore, Set).
 //   - asks.go: Asks, the outstanding asks, what is still to send of them, when each was first sent
 //     and the next allocationRequestId (Apply a plan, MarkSent, Registered, ResendAll, CancelAll).
 //   - exclusions.go: Exclusions, the blacklist additions and removals still to send (Exclude, Lift,

@@ -142,7 +142,7 @@ func checkAutoscale(f *flinkSpec, adaptive bool) error {
 		return nil
 	}
 	var missing []string
-	if f.TaskManagers != taskManagersDemand {
+	if f.TaskManagersMode != taskManagersDemand {
 		missing = append(missing, fmt.Sprintf("flink.taskmanagers = %q (the TaskManagers follow the parallelism it sets)", taskManagersDemand))
 	}
 	if !adaptive {

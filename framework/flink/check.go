@@ -41,7 +41,7 @@ func preflight(job *jobfile.Job) error {
 	if err := checkPorts(l.jobKeys(), l.from); err != nil {
 		errs = append(errs, err)
 	}
-	if f.TaskManagers == taskManagersDemand {
+	if f.TaskManagersMode == taskManagersDemand {
 		if err := checkDemand(l.conf); err != nil {
 			errs = append(errs, fmt.Errorf("%w%s", err, l.from(keyTaskManagerTimeout)))
 		}

@@ -283,7 +283,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		checkpointDefaults(s.conf, stdout)
 		applyRecovery(s.conf, os.Getenv(envRecover), stdout)
 	}
-	if f.TaskManagers == taskManagersDemand {
+	if f.TaskManagersMode == taskManagersDemand {
 		demandDefaults(s.conf, stdout) // docs/flink.md#taskmanagers-on-demand
 	}
 	// docs/flink.md#class-data-sharing

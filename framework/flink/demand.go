@@ -63,9 +63,9 @@ const freedReads = 2
 // asked for within seconds, rarely enough to cost the JobManager nothing.
 const demandEvery = 2 * time.Second
 
-// readTaskManagers reads [flink] taskmanagers; taskexecutor.min-instances without a gang is its
+// readTaskManagersMode reads [flink] taskmanagers; taskexecutor.min-instances without a gang is its
 // lower bound (jobfile.TableInfo.MinInstances) and means nothing in fixed mode.
-func readTaskManagers(t *jobfile.Table, j *jobfile.Job) string {
+func readTaskManagersMode(t *jobfile.Table, j *jobfile.Job) string {
 	v, set := t.String("taskmanagers")
 	if !set {
 		v = taskManagersFixed

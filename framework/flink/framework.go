@@ -174,7 +174,7 @@ func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.A
 		DetailsTitle:            detailsTitle,
 		Details:                 watch.details,
 	}
-	if spec.TaskManagers == taskManagersDemand {
+	if spec.TaskManagersMode == taskManagersDemand {
 		d, err := newDemand(j, conf, client, s)
 		if err != nil {
 			return nil, err

@@ -58,7 +58,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 		f.WaitForJobManager = v
 	}
-	f.TaskManagers = readTaskManagers(t, j)
+	f.TaskManagersMode = readTaskManagersMode(t, j)
 	f.OnPreemption = preemptCheckpoint
 	if v, set := t.String("checkpoint-on-preemption"); set {
 		if !slices.Contains(preemptValues, v) {
@@ -154,7 +154,7 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 		}
 		f.Config[k] = v
 	}
-	if f.TaskManagers == taskManagersDemand {
+	if f.TaskManagersMode == taskManagersDemand {
 		if v, set := f.Config[keyTaskManagerTimeout]; set {
 			if _, err := flinkDuration(v); err != nil {
 				t.Problem("%s = %q: %v; want a duration such as \"30 s\" or \"5 s\": [flink] taskmanagers = \"demand\" keeps a TaskManager whose slots Flink freed this long before it releases it (unset: at once)", keyTaskManagerTimeout, bounded(v), err)

@@ -246,7 +246,7 @@ func TestFlinkDemandTable(t *testing.T) {
 	fakeFlinkHome(t, filepath.Dir(p))
 	j, err := jobfile.LoadJob(p)
 	require.NoError(t, err)
-	assert.Equal(t, taskManagersDemand, specOf(j).TaskManagers)
+	assert.Equal(t, taskManagersDemand, specOf(j).TaskManagersMode)
 	assert.True(t, j.TaskExecutor.MinInstancesSet)
 	assert.Equal(t, 2, j.TaskExecutor.MinInstances)
 	assert.False(t, j.TaskExecutor.Gang)
@@ -255,5 +255,5 @@ func TestFlinkDemandTable(t *testing.T) {
 	fakeFlinkHome(t, filepath.Dir(p))
 	j, err = jobfile.LoadJob(p)
 	require.NoError(t, err)
-	assert.Equal(t, taskManagersFixed, specOf(j).TaskManagers, "the default")
+	assert.Equal(t, taskManagersFixed, specOf(j).TaskManagersMode, "the default")
 }

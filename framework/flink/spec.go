@@ -40,9 +40,10 @@ type flinkSpec struct {
 	// (docs/flink.md#taskmanagers-on-the-jobmanagers-host): waitSameHost (the default),
 	// waitAlways or waitNever.
 	WaitForJobManager string
-	// TaskManagers is how many TaskManagers run (docs/flink.md#taskmanagers-on-demand):
-	// taskManagersFixed (the default) or taskManagersDemand.
-	TaskManagers string
+	// TaskManagersMode is [flink] taskmanagers, the mode that sizes the TaskManagers, not their
+	// count (docs/flink.md#taskmanagers-on-demand): taskManagersFixed (the default: the job file's
+	// taskexecutor.instances) or taskManagersDemand (the job's demand; the AM's book.Want counts).
+	TaskManagersMode string
 	// OnPreemption is what the AM asks of the job when the ResourceManager warns that it will
 	// preempt one of its TaskManagers (docs/flink.md#preemption): preemptCheckpoint (the default),
 	// preemptSavepoint or preemptOff.
