@@ -67,22 +67,10 @@ func (a *am) holdingLocked(now time.Time) bool {
 	return now.Before(a.holdUntil) || a.gang.Holding(now)
 }
 
-// planInputs identifies Reconcile's input when no allocation is new: the versions of the records and
-// the ask table and the few values beside them. Reconcile is pure, so when they are what they were
-// for the last plan and that plan changed nothing, the next plan changes nothing either, and the
-// heartbeat skips it: its cost then does not grow with the number of containers
-// (BenchmarkAMHeartbeat, docs/performance.md#the-am-at-scale-simulated).
-type planInputs struct {
-	rec, asks      uint64
-	instances      int
-	stopping, hold bool
-	round          int
-	elastic        decision.ElasticObserved
-}
-
-func (a *am) planInputsLocked(now time.Time) planInputs {
-	return planInputs{rec: a.rec.version, asks: a.book.Asks.Version(), instances: a.book.Want.Count(), stopping: a.stoppingLocked(),
-		hold: a.holdingLocked(now), round: a.gang.Round(), elastic: a.elasticObservedLocked(now)}
+// planInputsLocked is the plan's inputs now (book.PlanInputs).
+func (a *am) planInputsLocked(now time.Time) book.PlanInputs {
+	return book.PlanInputs{Records: a.rec.version, Asks: a.book.Asks.Version(), Instances: a.book.Want.Count(), Stopping: a.stoppingLocked(),
+		Hold: a.holdingLocked(now), Round: a.gang.Round(), Elastic: a.elasticObservedLocked(now)}
 }
 
 // idleLocked says whether the next plan would change nothing (the inputs of the last plan that

@@ -59,6 +59,12 @@ const (
 	maxAllocateErrors = 5
 )
 
+// Locality values of taskexecutor.locality.
+const (
+	localitySpread = "spread" // node-local requests over the hosts with room
+	localityAny    = "any"    // one "*" request per ask (the default)
+)
+
 // config configures an AM.
 type config struct {
 	App         string // application id, for logs and the API
@@ -233,8 +239,8 @@ type am struct {
 	// (a container's Resources are never changed in place).
 	lastAllocated contract.Capability
 	// idle: the inputs of the last plan that changed nothing, nil after one that changed something
-	// (allocate.go, planInputs).
-	idle *planInputs
+	// (allocate.go, book.PlanInputs).
+	idle *book.PlanInputs
 	live livenessState // the launchers' liveness (liveness.go)
 	// noticed is closed, and replaced, when containers are warned of their preemption: the
 	// launchers' long polls wait on it (preemption.go).
@@ -242,7 +248,7 @@ type am struct {
 	// gpus: the TaskExecutors' GPU samples (gpuusage.go).
 	gpus gpuuse.Book
 	// sick: the GPUs of each node that read unhealthy (gpuhealth.go).
-	sick sickGPUs
+	sick book.SickGPUs
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;

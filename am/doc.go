@@ -20,8 +20,9 @@
 //
 // The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports nothing
 // of am: the ask table (book.Asks), the blacklist changes still to send (book.Exclusions), the
-// node view (book.Nodes), the locality planners (book.PlanLocality) and the durable state's encoding
-// (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
+// node view (book.Nodes), the locality planners (book.PlanLocality), the count of TaskExecutors
+// wanted (book.Want), a plan's inputs (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs) and the
+// durable state's encoding (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
 // a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config, its seams (rm, nm, cleaner) and newAM,
@@ -37,7 +38,7 @@
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
 //     GET /api/v1/containers/<id>/gpus, the per-GPU gauges and the final diagnostics' GPU time.
 //   - gpuhealth.go: a sample that reads a container's GPU unhealthy ends and replaces the container
-//     (gpu-unhealthy), and taskexecutor.sick-gpus-per-node sick GPUs exclude their node (sickGPUs).
+//     (gpu-unhealthy), and taskexecutor.sick-gpus-per-node sick GPUs exclude their node (book.SickGPUs).
 //   - gang.go: gang mode (taskexecutor.gang): gangState, the round, its start, its forming and
 //     rendezvous and the wait after a timeout (Begin, Held, Form, NewRound, TimedOut, Wait, Rank;
 //     it alone writes a member's rank); the AM starts held members, releases a timed-out round

@@ -98,7 +98,7 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 			a.book.Excl.Exclude(n)
 		}
 		if len(st.Sick) > 0 && a.sick == nil {
-			a.sick = sickGPUs{}
+			a.sick = book.SickGPUs{}
 		}
 		for node, uuids := range st.Sick {
 			for _, u := range uuids {

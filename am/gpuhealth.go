@@ -6,6 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 )
@@ -16,19 +17,6 @@ import (
 // failure), so Reconcile asks for a replacement at once and a gang starts its next round; the launcher
 // has already kept the GPU out of the node's future claims. After taskexecutor.sick-gpus-per-node
 // sick GPUs on one node, the node is excluded as the failure policy excludes a failing node.
-
-// sickGPUs are the GPUs of each node that read unhealthy under the job's containers. Its verb: Sick.
-// The AM's mutex guards it.
-type sickGPUs map[string]map[string]bool
-
-// Sick books uuid of node as sick and says how many sick GPUs the node has now.
-func (s sickGPUs) Sick(node, uuid string) int {
-	if s[node] == nil {
-		s[node] = map[string]bool{}
-	}
-	s[node][uuid] = true
-	return len(s[node])
-}
 
 // sickGPUCheckLocked ends t when one of r's readings says a GPU of t is unhealthy (the newest sample's
 // first such reading).
@@ -50,7 +38,7 @@ func (a *am) sickGPUCheckLocked(t *tracked, r contract.AliveReport) {
 // node at the job's sick-GPU limit.
 func (a *am) sickGPULocked(t *tracked, g contract.GPUReading, why string) {
 	if a.sick == nil {
-		a.sick = sickGPUs{}
+		a.sick = book.SickGPUs{}
 	}
 	n := a.sick.Sick(t.Node, g.UUID)
 	text := fmt.Sprintf("its GPU %d (%s) on %s is unhealthy: %s", g.Index, g.UUID, t.Node, why)

@@ -13,12 +13,6 @@ import (
 // adds an ask or a Spread ask is about to be sent; book.PlanLocality and book.LocalityRequests turn it
 // into the node-local requests.
 
-// Locality values of taskexecutor.locality.
-const (
-	localitySpread = "spread" // node-local requests over the hosts with room
-	localityAny    = "any"    // one "*" request per ask (the default)
-)
-
 // localityRooms returns the nodes' room when Spread asks are about to be sent, nil otherwise.
 func (a *am) localityRooms(ctx context.Context) []book.NodeRoom {
 	a.mu.Lock()

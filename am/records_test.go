@@ -234,7 +234,7 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 
 // TestRecordsPhaseCountersMatchTheRecords: the phase counters the gauges read every heartbeat agree
 // with a count over the records after every kind of transition, and every transition changes the
-// version Reconcile's skip depends on (allocate.go, planInputs).
+// version Reconcile's skip depends on (allocate.go, book.PlanInputs).
 func TestRecordsPhaseCountersMatchTheRecords(t *testing.T) {
 	r := newRecords(2, nil)
 	check := func(what string) {

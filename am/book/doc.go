@@ -21,6 +21,9 @@
 //   - locality.go: taskexecutor.locality = "spread" planned: the nodes' room for a container
 //     (RoomsOf), an ask spread over the hosts with room (PlanLocality) and its node-local, rack and
 //     "*" requests (LocalityRequests, RacksOf).
+//   - plan.go: PlanInputs, what identifies Reconcile's input when no allocation is new (the AM
+//     skips a plan whose inputs are those of the last one that changed nothing).
+//   - sick.go: SickGPUs, the GPUs of each node that read unhealthy under the job (Sick).
 //   - state.go: State, the durable state a later attempt of the AM takes over, and its encoding
 //     within MaxStateBytes (EncodeState, DecodeState).
 //
