@@ -200,7 +200,8 @@ type am struct {
 	rec         records // the TaskExecutor containers accepted (records.go)
 	// book is the bookkeeping (package book): the declared number of TaskExecutors (book.Want:
 	// config.Spec.Instances at first, then what PUT /api/v1/requirements, a framework's Scale or an
-	// earlier attempt's state declares; specLocked), the asks, the exclusions, the node view.
+	// earlier attempt's state declares; specLocked), the asks, the exclusions, the node view, the
+	// nodes' sick GPUs (gpuhealth.go) and the release of idle GPUs (idlerelease.go).
 	book        book.Book
 	policy      *decision.Policy // the failure policy (its Config is immutable and read without the lock)
 	newAllocs   []decision.Allocation
@@ -229,8 +230,6 @@ type am struct {
 	holdUntil    time.Time         // restart backoff: no new asks before
 	// gang is the state of gang mode (gang.go).
 	gang gangState
-	// idleGPUs: the release of containers whose GPUs stayed idle (idlerelease.go).
-	idleGPUs idleRelease
 	// adopted: the first registration took over what an earlier attempt left (durable.go).
 	adopted bool
 	// savedAt is the last event id when the durable state was saved.
@@ -247,8 +246,6 @@ type am struct {
 	noticed chan struct{}
 	// gpus: the TaskExecutors' GPU samples (gpuusage.go).
 	gpus gpuuse.Book
-	// sick: the GPUs of each node that read unhealthy (gpuhealth.go).
-	sick book.SickGPUs
 
 	// news: the last allocate brought allocations or completions. Run then reconciles at once
 	// (launches start, a finished application unregisters) instead of after the heartbeat interval;

@@ -21,8 +21,8 @@
 // The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports nothing
 // of am: the ask table (book.Asks), the blacklist changes still to send (book.Exclusions), the
 // node view (book.Nodes), the locality planners (book.PlanLocality), the count of TaskExecutors
-// wanted (book.Want), a plan's inputs (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs) and the
-// durable state's encoding (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
+// wanted (book.Want), a plan's inputs (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs), the
+// memory of the idle GPUs' release (book.Idle) and the durable state's encoding (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
 // a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config, its seams (rm, nm, cleaner) and newAM,
@@ -67,8 +67,7 @@
 //     warned through the same notices and released by lowering the declared count (an elastic gang
 //     above its minimum) or through the framework's GiveBack (a demand-sized job: its work rescales,
 //     then the framework's Scale names the container), or kept with one event per idle spell; the
-//     GPU-hours given back
-//     (docs/gpus.md#idle-gpus-given-back).
+//     GPU-hours given back (docs/gpus.md#idle-gpus-given-back). book.Idle remembers all of it.
 //
 // The I/O around them:
 //

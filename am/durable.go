@@ -97,16 +97,16 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 		for _, n := range a.policy.Excluded() {
 			a.book.Excl.Exclude(n)
 		}
-		if len(st.Sick) > 0 && a.sick == nil {
-			a.sick = book.SickGPUs{}
+		if len(st.Sick) > 0 && a.book.Sick == nil {
+			a.book.Sick = book.SickGPUs{}
 		}
 		for node, uuids := range st.Sick {
 			for _, u := range uuids {
-				a.sick.Sick(node, u)
+				a.book.Sick.Sick(node, u)
 			}
 		}
 		if g := st.GivenBack; g != nil {
-			a.idleGPUs.given = givenBack{containers: g.Containers, gpus: g.GPUs, seconds: g.Seconds, at: g.At}
+			a.book.Idle.RestoreGiven(*g)
 		}
 	}
 	ev := events.AMRestarted(a.cfg.Attempt, adopted, st != nil)
@@ -136,16 +136,13 @@ func (a *am) stateLocked() book.State {
 		}
 	}
 	s.Events = a.events.Latest(stateEvents)
-	if len(a.sick) > 0 {
+	if len(a.book.Sick) > 0 {
 		s.Sick = map[string][]string{}
-		for node, uuids := range a.sick {
+		for node, uuids := range a.book.Sick {
 			s.Sick[node] = slices.Sorted(maps.Keys(uuids))
 		}
 	}
-	if g := a.idleGPUs.given; g.containers > 0 || g.seconds > 0 {
-		g.settle(a.cfg.Now())
-		s.GivenBack = &book.GivenBack{Containers: g.containers, GPUs: g.gpus, Seconds: g.seconds, At: g.at}
-	}
+	s.GivenBack = a.book.Idle.GivenState(a.cfg.Now())
 	return s
 }
 

@@ -37,10 +37,10 @@ func (a *am) sickGPUCheckLocked(t *tracked, r contract.AliveReport) {
 // sickGPULocked ends t, whose GPU g read unhealthy (why), asks for its replacement, and excludes its
 // node at the job's sick-GPU limit.
 func (a *am) sickGPULocked(t *tracked, g contract.GPUReading, why string) {
-	if a.sick == nil {
-		a.sick = book.SickGPUs{}
+	if a.book.Sick == nil {
+		a.book.Sick = book.SickGPUs{}
 	}
-	n := a.sick.Sick(t.Node, g.UUID)
+	n := a.book.Sick.Sick(t.Node, g.UUID)
 	text := fmt.Sprintf("its GPU %d (%s) on %s is unhealthy: %s", g.Index, g.UUID, t.Node, why)
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "gpu": g.UUID, "health": why}).
 		Warn("am: TaskExecutor's GPU is unhealthy; ending it and asking for a replacement on a healthy GPU (not counted as a failure)")

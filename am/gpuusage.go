@@ -151,7 +151,7 @@ func (a *am) gpuUsageLocked(now time.Time) *contract.GPUUsage {
 		}
 	}
 	u := a.gpus.Usage(seconds / 3600)
-	u.GivenBackGPUHours = a.idleGPUs.given.hours(now)
+	u.GivenBackGPUHours = a.book.Idle.Hours(now)
 	if u.Samples == 0 && seconds == 0 && u.GivenBackGPUHours == 0 {
 		return nil
 	}

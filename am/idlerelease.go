@@ -30,67 +30,6 @@ import (
 // in flight at a time: each restarts a gang's round, and the next idle container is judged again in
 // the new round.
 
-// idleRelease is the AM's memory of idle GPUs given back; mu guards it (doc.go).
-type idleRelease struct {
-	// pending: a container warned for its idle GPUs, released at deadline.
-	pending *pendingRelease
-	// givingBack: the container whose GPUs a demand-sized job's framework is giving back (GiveBack's
-	// Release called; "" when none): the framework's next Scale down that names a container is that release.
-	givingBack string
-	// kept: container → the idle spell (its start) its idle-gpu-kept event was said for.
-	kept  map[string]time.Time
-	given givenBack
-}
-
-type pendingRelease struct {
-	id       string
-	deadline time.Time
-}
-
-// givenBack counts the GPU time given back: gpus released and not declared again since, and the
-// GPU-seconds they were given back for up to at.
-type givenBack struct {
-	containers int
-	gpus       int64
-	seconds    float64
-	at         time.Time
-}
-
-// add books n GPUs (one container) given back at now.
-func (g *givenBack) add(n int64, now time.Time) {
-	g.settle(now)
-	g.containers++
-	g.gpus += n
-}
-
-// retake books k containers declared again at now (the requirement went up): their GPUs are no
-// longer given back from then on.
-func (g *givenBack) retake(k int, now time.Time) {
-	if g.containers == 0 || k <= 0 {
-		return
-	}
-	g.settle(now)
-	k = min(k, g.containers)
-	g.gpus -= g.gpus * int64(k) / int64(g.containers)
-	g.containers -= k
-}
-
-func (g *givenBack) settle(now time.Time) {
-	if d := now.Sub(g.at); g.gpus > 0 && d > 0 {
-		g.seconds += float64(g.gpus) * d.Seconds()
-	}
-	g.at = now
-}
-
-// hours is the GPU-hours given back up to now.
-func (g *givenBack) hours(now time.Time) float64 {
-	s := g.seconds
-	if d := now.Sub(g.at); g.gpus > 0 && d > 0 {
-		s += float64(g.gpus) * d.Seconds()
-	}
-	return s / 3600
-}
-
 // idleReleasable says whether a job of declared spec (its count now) can give a container back, and
 // why not: an elastic gang (job's own spec) above its minimum shrinks; a job whose framework sizes
 // the TaskExecutors from its work's demand (demand: config.DemandSized) shrinks when the framework's
@@ -123,21 +62,16 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 		return
 	}
 	since, last := a.gpus.IdleSpell(t.ID)
-	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.idleGPUs.pending != nil || a.idleGPUs.givingBack != "" {
+	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.book.Idle.Busy() {
 		return
 	}
 	if a.cfg.Spec.Gang && (t.Round != a.gang.Round() || !a.gang.Formed()) {
 		return // held beside the round, or a round on its way out: not a member to release
 	}
 	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
-		if a.idleGPUs.kept[t.ID].Equal(since) {
-			return
+		if a.book.Idle.Kept(t.ID, since) {
+			a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), last.Sub(since), d, why))
 		}
-		if a.idleGPUs.kept == nil {
-			a.idleGPUs.kept = map[string]time.Time{}
-		}
-		a.idleGPUs.kept[t.ID] = since
-		a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), last.Sub(since), d, why))
 		return
 	}
 	warn := []*tracked{t}
@@ -156,7 +90,7 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 		w.notice = &contract.PreemptionNotice{Container: w.ID, Containers: []string{t.ID}, WarnedAt: now, Deadline: deadline, Round: round,
 			Reason: contract.NoticeIdleGPURelease}
 	}
-	a.idleGPUs.pending = &pendingRelease{id: t.ID, deadline: deadline}
+	a.book.Idle.Warned(t.ID, deadline)
 	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, gpuCount(t), last.Sub(since), d, deadline, a.preemptionWait(), a.book.Want.Count(), a.book.Want.Count()-1, len(warn)))
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
 	a.noticesLocked(warn)
@@ -169,18 +103,16 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 func (a *am) checkIdleRelease() {
 	a.mu.Lock()
 	now := a.cfg.Now()
-	for id := range a.idleGPUs.kept {
-		if t := a.rec.get(id); t == nil || t.Phase != contract.Running {
-			delete(a.idleGPUs.kept, id)
-		}
-	}
-	p := a.idleGPUs.pending
-	if p == nil || now.Before(p.deadline) {
+	a.book.Idle.ForgetKept(func(id string) bool {
+		t := a.rec.get(id)
+		return t != nil && t.Phase == contract.Running
+	})
+	id, due := a.book.Idle.Due(now)
+	if !due {
 		a.mu.Unlock()
 		return
 	}
-	a.idleGPUs.pending = nil
-	t := a.rec.get(p.id)
+	t := a.rec.get(id)
 	if t == nil || t.Phase != contract.Running || a.stopping || a.policyOut != nil {
 		a.mu.Unlock()
 		return
@@ -197,7 +129,7 @@ func (a *am) checkIdleRelease() {
 	}
 	from := a.book.Want.Set(a.book.Want.Count()-1, []string{t.ID}, contract.NoticeIdleGPURelease)
 	n := gpuCount(t)
-	a.idleGPUs.given.add(n, now)
+	a.book.Idle.Given(n, now)
 	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, a.book.Want.Count()))
 	a.emit(events.RequirementChanged(from, a.book.Want.Count(), contract.NoticeIdleGPURelease))
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "from": from, "to": a.book.Want.Count()}).Info("am: released a TaskExecutor whose GPUs stayed idle")
@@ -212,7 +144,7 @@ const giveBackBound = 30 * time.Second
 // AM's lock; a refusal keeps the GPUs with an idle-gpu-kept event that says why. The release itself
 // comes later as the framework's Scale (giveBackLocked).
 func (a *am) giveBackInBackgroundLocked(t *tracked) {
-	a.idleGPUs.givingBack = t.ID
+	a.book.Idle.GivingBack(t.ID)
 	id, node, n := t.ID, t.Node, gpuCount(t)
 	a.background.Add(1)
 	go func() {
@@ -225,9 +157,7 @@ func (a *am) giveBackInBackgroundLocked(t *tracked) {
 			return
 		}
 		a.mu.Lock()
-		if a.idleGPUs.givingBack == id {
-			a.idleGPUs.givingBack = ""
-		}
+		a.book.Idle.GiveBackEnded(id)
 		a.withdrawIdleNoticeLocked(id)
 		a.emit(events.IdleGPUKept(id, node, n, 0, a.cfg.IdleGPURelease, err.Error()))
 		a.mu.Unlock()
@@ -238,18 +168,20 @@ func (a *am) giveBackInBackgroundLocked(t *tracked) {
 // in flight, if one is: the first container named is released for idleness (the idle one, or the
 // one the framework's work left instead) and its GPUs count as given back.
 func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
-	idle := a.idleGPUs.givingBack
-	if idle == "" || to >= from || len(stopFirst) == 0 {
+	if to >= from || len(stopFirst) == 0 {
 		return
 	}
-	a.idleGPUs.givingBack = ""
+	idle := a.book.Idle.TakeGivingBack()
+	if idle == "" {
+		return
+	}
 	a.withdrawIdleNoticeLocked(idle)
 	t := a.rec.get(stopFirst[0])
 	if t == nil {
 		return
 	}
 	n := gpuCount(t)
-	a.idleGPUs.given.add(n, now)
+	a.book.Idle.Given(n, now)
 	ev := events.IdleGPUReleased(t.ID, t.Node, n, from, to)
 	if t.ID != idle {
 		// The framework's work left another TaskExecutor than the idle one (Flink chose which slots

@@ -219,7 +219,7 @@ func (a *am) setInstances(instances int, stopFirst []string, by string) (contrac
 		return contract.Requirement{}, fmt.Errorf("the application is finishing; its requirement can no longer change")
 	}
 	old := a.book.Want.Set(instances, stopFirst, by)
-	a.idleGPUs.given.retake(instances-old, a.cfg.Now()) // GPUs given back for idleness and declared again
+	a.book.Idle.Retake(instances-old, a.cfg.Now()) // GPUs given back for idleness and declared again
 	a.giveBackLocked(old, instances, stopFirst, a.cfg.Now())
 	r := a.requirementLocked()
 	a.mu.Unlock()

@@ -11,6 +11,10 @@ type Book struct {
 	Excl Exclusions
 	// Nodes: the node listings of the status document and of locality spreading (nodes.go).
 	Nodes Nodes
+	// Sick: the GPUs of each node that read unhealthy (sick.go).
+	Sick SickGPUs
+	// Idle: the release of containers whose GPUs stayed idle (idle.go).
+	Idle Idle
 }
 
 // New returns a book that wants n TaskExecutors, as by says (Want.By), and holds nothing else yet.

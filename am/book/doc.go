@@ -18,6 +18,9 @@
 //   - nodes.go: Nodes, the memory of the RM's node listings: the status document's node capacities
 //     (listed only while the status is read, at most every NodesRefresh: Due, Listed, Failed) and
 //     when locality may ask again after a failure (SpreadDue, SpreadFailed).
+//   - idle.go: Idle, the memory of taskexecutor.idle-gpu-release: the warned container and its
+//     deadline, the framework's give-back in flight, the idle spells said to be kept, and the GPU
+//     time given back (Warned, Due, GivingBack, TakeGivingBack, Kept, Given, Retake, Hours).
 //   - locality.go: taskexecutor.locality = "spread" planned: the nodes' room for a container
 //     (RoomsOf), an ask spread over the hosts with room (PlanLocality) and its node-local, rack and
 //     "*" requests (LocalityRequests, RacksOf).
