@@ -40,6 +40,12 @@ type cleaner interface {
 	Delete(ctx context.Context) error
 }
 
+// stateStore keeps the AM's durable state between attempts.
+type stateStore interface {
+	LoadState(ctx context.Context) ([]byte, error) // book.ErrNoState when there is none
+	SaveState(ctx context.Context, data []byte) error
+}
+
 // Defaults of config.
 const (
 	DefaultHeartbeatFast = 200 * time.Millisecond

@@ -25,9 +25,9 @@
 // memory of the idle GPUs' release (book.Idle) and the durable state's encoding (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
 // a type with verbs:
 //
-//   - am.go: the am struct (which fields mu guards), config, its seams (rm, nm, cleaner) and newAM,
-//     and the helpers the other files use, kept here so that they reach down to it: emit, poke,
-//     callCtx, setState, specLocked.
+//   - am.go: the am struct (which fields mu guards), config (the locality values beside it), its
+//     seams (rm, nm, cleaner, stateStore) and newAM, and the helpers the other files use, kept here
+//     so that they reach down to it: emit, poke, callCtx, setState, specLocked.
 //   - records.go: tracked, a container the AM accepted, and records, their bookkeeping with a
 //     vocabulary (accepted, launched, launchFailed, stopping, completed, reported) whose transitions
 //     return the events to emit; bounded: every active container and the latest
@@ -54,8 +54,8 @@
 //     a NodeManager that does not answer for it lost (docs/running.md#liveness).
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
 //     from an earlier attempt (publishAPIAddress).
-//   - durable.go: the durable state a later attempt of the AM takes over: the AM's side (stateStore,
-//     adopt, what is saved); its encoding is book.State.
+//   - durable.go: the durable state a later attempt of the AM takes over: the AM's side (adopt, what
+//     is saved, the stores); its encoding is book.State.
 //   - frameworkstate.go: the framework's own state across attempts (framework.AMStart.State), an
 //     extended attribute of the staging directory beside the AM's.
 //   - frameworkpublished.go: what the framework published for its TaskExecutors

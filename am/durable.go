@@ -25,12 +25,6 @@ import (
 // with a delegation token too). It is small by construction: book.MaxStateBytes bounds it, dropping old
 // events first, resource infos next, then the nodes' sick GPUs.
 
-// stateStore keeps the AM's durable state between attempts.
-type stateStore interface {
-	LoadState(ctx context.Context) ([]byte, error) // book.ErrNoState when there is none
-	SaveState(ctx context.Context, data []byte) error
-}
-
 // adopt takes over what an earlier attempt left, on this attempt's first registration: the
 // NodeManager tokens and running containers YARN hands over (with
 // keep_containers_across_application_attempts) become TaskExecutors of this attempt, and the saved
