@@ -25,9 +25,10 @@
 // memory of the idle GPUs' release (book.Idle) and the durable state's encoding (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
 // a type with verbs:
 //
-//   - am.go: the am struct (which fields mu guards), config (the locality values beside it), its
-//     seams (rm, nm, cleaner, stateStore) and newAM, and the helpers the other files use, kept here
-//     so that they reach down to it: emit, poke, callCtx, setState, specLocked.
+//   - am.go: the am struct (which fields mu guards), config (the locality values and driver mode's
+//     driverConfig beside it), its seams (rm, nm, cleaner, stateStore) and newAM, and the helpers
+//     the other files use, kept here so that they reach down to it: emit, poke, callCtx, setState,
+//     specLocked.
 //   - records.go: tracked, a container the AM accepted, and records, their bookkeeping with a
 //     vocabulary (accepted, launched, launchFailed, stopping, completed, reported) whose transitions
 //     return the events to emit; bounded: every active container and the latest
