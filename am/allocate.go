@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -363,27 +362,3 @@ func (a *am) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 		AllocationRequestId: proto.Int64(id),
 	}
 }
-
-// resourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
-// every other type in resource_value_map.
-func resourceProto(c contract.Capability) *hadooppb.ResourceProto {
-	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		if k != "memory-mb" && k != "vcores" {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		r.ResourceValueMap = append(r.ResourceValueMap, &hadooppb.ResourceInformationProto{
-			Key: proto.String(k), Value: proto.Int64(c[k]), Units: proto.String(""), Type: hadooppb.ResourceTypesProto_COUNTABLE.Enum(),
-		})
-	}
-	return r
-}
-
-// rejectedError ends the loop: the RM refused the TaskExecutor request itself.
-type rejectedError struct{ ev contract.Event }
-
-func (e *rejectedError) Error() string { return e.ev.Message }

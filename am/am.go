@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
@@ -435,3 +437,33 @@ func wantSource(cfg config) string {
 // defaultElasticInterval is taskexecutor.elastic-interval's default: how long a round runs before
 // containers held beside it grow the gang.
 const defaultElasticInterval = 60 * time.Second
+
+// latest is the latest of ts (the zero time when none is set).
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
+	}
+	return l
+}
+
+// resourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
+// every other type in resource_value_map.
+func resourceProto(c contract.Capability) *hadooppb.ResourceProto {
+	r := &hadooppb.ResourceProto{Memory: proto.Int64(c["memory-mb"]), VirtualCores: proto.Int32(int32(c["vcores"]))}
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		if k != "memory-mb" && k != "vcores" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.ResourceValueMap = append(r.ResourceValueMap, &hadooppb.ResourceInformationProto{
+			Key: proto.String(k), Value: proto.Int64(c[k]), Units: proto.String(""), Type: hadooppb.ResourceTypesProto_COUNTABLE.Enum(),
+		})
+	}
+	return r
+}

@@ -37,7 +37,8 @@
 //   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
 //     the later is stopped, with a gpu-shared event.
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
-//     GET /api/v1/containers/<id>/gpus, the per-GPU gauges and the final diagnostics' GPU time.
+//     GET /api/v1/containers/<id>/gpus, the per-GPU gauges' values and the final diagnostics' GPU
+//     time.
 //   - gpuhealth.go: a sample that reads a container's GPU unhealthy ends and replaces the container
 //     (gpu-unhealthy), and taskexecutor.sick-gpus-per-node sick GPUs exclude their node (book.SickGPUs).
 //   - gang.go: gang mode (taskexecutor.gang): gangState, the round, its start, its forming and
@@ -117,7 +118,8 @@
 //     web.State (Status, Report, Requirement, Unknown, WantNodes here; Alive, Notice, Rendezvous,
 //     SetRequirements beside their state) and Web hands web the state, the events and /metrics;
 //     EventsHandler serves an events.Log on its own (the clients' tests).
-//   - metrics.go: Prometheus collectors on a registry of the AM's own (served by web at /metrics).
+//   - metrics.go: Prometheus collectors on a registry of the AM's own (served by web at /metrics),
+//     the per-GPU gauges among them.
 //
 // The events are package events (am/events), which imports nothing of am but the decision's types:
 // typed events with user-facing messages, and events.Log, a bounded ring with increasing ids whose

@@ -1,11 +1,7 @@
 package am
 
 import (
-	"strings"
-	"sync"
 	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
@@ -106,33 +102,6 @@ func (a *am) gpuHistoriesLocked(cs []contract.ContainerStatus) {
 // launcher that stopped sampling does (docs/gpus.md#idle-gpus-given-back). 0: no bound (sampling off).
 func idleGap(interval time.Duration) time.Duration { return 3 * interval }
 
-// gpuUUIDs are the UUIDs of the GPUs t's launcher reported.
-func gpuUUIDs(t *tracked) []string {
-	var out []string
-	for _, infos := range t.infos {
-		for _, in := range infos {
-			if u := in[contract.InfoUUID]; u != "" {
-				out = append(out, u)
-			}
-		}
-	}
-	return out
-}
-
-// gpuCount is how many GPUs t holds: those its launcher reported with a UUID, else what YARN gave it.
-func gpuCount(t *tracked) int64 {
-	if n := len(gpuUUIDs(t)); n > 0 {
-		return int64(n)
-	}
-	var n int64
-	for k, v := range t.Resources {
-		if strings.HasSuffix(k, "/gpu") {
-			n += v
-		}
-	}
-	return n
-}
-
 // gpuUsageLocked is the job's GPU time: every kept container's GPUs times how long it ran (to now
 // while it runs), with the shares of the samples; nil for a job that holds no GPU.
 func (a *am) gpuUsageLocked(now time.Time) *contract.GPUUsage {
@@ -176,60 +145,3 @@ func (a *am) gpuDiagnostics(diagnostics string) string {
 // gpuEndedLocked removes t's gauges once it is no longer running (its series stays for the status
 // until its record is forgotten).
 func (a *am) gpuEndedLocked(t *tracked) { a.metrics.DropGPUs(t.ID) }
-
-// gpuGauges are the per-container, per-GPU gauges, registered on the AM's registry at the first sample.
-type gpuGauges struct {
-	once                sync.Once
-	util, memory, power *prometheus.GaugeVec
-}
-
-func (m *metrics) gpuGauges() *gpuGauges {
-	g := &m.gpu
-	g.once.Do(func() {
-		labels := []string{"container", "gpu"}
-		g.util = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_utilization_ratio",
-			Help: "A TaskExecutor's GPU's utilisation in its latest sample, 0 to 1 (docs/running.md#gpu-utilisation)."}, labels)
-		g.memory = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_memory_used_bytes",
-			Help: "A TaskExecutor's GPU's memory in use in its latest sample."}, labels)
-		g.power = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_power_watts",
-			Help: "A TaskExecutor's GPU's power draw in its latest sample (absent where the GPU reports none)."}, labels)
-		m.reg.MustRegister(g.util, g.memory, g.power)
-	})
-	return g
-}
-
-// SetGPUs sets container id's gauges from its latest readings.
-func (m *metrics) SetGPUs(id string, gpus []contract.GPUStatus) {
-	if m == nil || len(gpus) == 0 {
-		return
-	}
-	g := m.gpuGauges()
-	for _, s := range gpus {
-		if s.Util != nil {
-			g.util.WithLabelValues(id, s.UUID).Set(*s.Util / 100)
-		} else if s.Problem != "" {
-			g.util.DeleteLabelValues(id, s.UUID) // a sick GPU's values are unknown, not the last ones
-		}
-		if s.Problem != "" {
-			g.memory.DeleteLabelValues(id, s.UUID)
-		} else {
-			g.memory.WithLabelValues(id, s.UUID).Set(float64(s.MemUsedMiB) * (1 << 20))
-		}
-		if s.PowerW != nil {
-			g.power.WithLabelValues(id, s.UUID).Set(*s.PowerW)
-		} else {
-			g.power.DeleteLabelValues(id, s.UUID)
-		}
-	}
-}
-
-// DropGPUs removes container id's gauges (it ended).
-func (m *metrics) DropGPUs(id string) {
-	if m == nil {
-		return
-	}
-	g := m.gpuGauges()
-	for _, v := range []*prometheus.GaugeVec{g.util, g.memory, g.power} {
-		v.DeletePartialMatch(prometheus.Labels{"container": id})
-	}
-}

@@ -229,16 +229,6 @@ func (a *am) checkLiveness(ctx context.Context) {
 	}
 }
 
-func latest(ts ...time.Time) time.Time {
-	var l time.Time
-	for _, t := range ts {
-		if t.After(l) {
-			l = t
-		}
-	}
-	return l
-}
-
 // nmVerdict is what a NodeManager's answer says of a container.
 type nmVerdict int
 

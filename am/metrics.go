@@ -2,11 +2,13 @@ package am
 
 import (
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/yarn-am/yarn-am/contract"
 )
 
@@ -133,5 +135,62 @@ func (m *metrics) ObserveRPC(method string, start time.Time, err error) {
 	m.rpcLatency.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	if err != nil {
 		m.rpcErrors.WithLabelValues(method).Inc()
+	}
+}
+
+// gpuGauges are the per-container, per-GPU gauges, registered on the AM's registry at the first sample.
+type gpuGauges struct {
+	once                sync.Once
+	util, memory, power *prometheus.GaugeVec
+}
+
+func (m *metrics) gpuGauges() *gpuGauges {
+	g := &m.gpu
+	g.once.Do(func() {
+		labels := []string{"container", "gpu"}
+		g.util = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_utilization_ratio",
+			Help: "A TaskExecutor's GPU's utilisation in its latest sample, 0 to 1 (docs/running.md#gpu-utilisation)."}, labels)
+		g.memory = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_memory_used_bytes",
+			Help: "A TaskExecutor's GPU's memory in use in its latest sample."}, labels)
+		g.power = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "yarn_am_gpu_power_watts",
+			Help: "A TaskExecutor's GPU's power draw in its latest sample (absent where the GPU reports none)."}, labels)
+		m.reg.MustRegister(g.util, g.memory, g.power)
+	})
+	return g
+}
+
+// SetGPUs sets container id's gauges from its latest readings.
+func (m *metrics) SetGPUs(id string, gpus []contract.GPUStatus) {
+	if m == nil || len(gpus) == 0 {
+		return
+	}
+	g := m.gpuGauges()
+	for _, s := range gpus {
+		if s.Util != nil {
+			g.util.WithLabelValues(id, s.UUID).Set(*s.Util / 100)
+		} else if s.Problem != "" {
+			g.util.DeleteLabelValues(id, s.UUID) // a sick GPU's values are unknown, not the last ones
+		}
+		if s.Problem != "" {
+			g.memory.DeleteLabelValues(id, s.UUID)
+		} else {
+			g.memory.WithLabelValues(id, s.UUID).Set(float64(s.MemUsedMiB) * (1 << 20))
+		}
+		if s.PowerW != nil {
+			g.power.WithLabelValues(id, s.UUID).Set(*s.PowerW)
+		} else {
+			g.power.DeleteLabelValues(id, s.UUID)
+		}
+	}
+}
+
+// DropGPUs removes container id's gauges (it ended).
+func (m *metrics) DropGPUs(id string) {
+	if m == nil {
+		return
+	}
+	g := m.gpuGauges()
+	for _, v := range []*prometheus.GaugeVec{g.util, g.memory, g.power} {
+		v.DeletePartialMatch(prometheus.Labels{"container": id})
 	}
 }

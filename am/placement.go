@@ -183,3 +183,8 @@ func (a *am) placementRefused(err error) (bool, error) {
 	}
 	return true, nil
 }
+
+// rejectedError ends the loop: the RM refused the TaskExecutor request itself.
+type rejectedError struct{ ev contract.Event }
+
+func (e *rejectedError) Error() string { return e.ev.Message }

@@ -393,3 +393,30 @@ func firstNonEmpty(s ...string) string {
 // sharedGPUFreeStops is how many containers per node the AM stops for a shared GPU without counting
 // them as failures.
 const sharedGPUFreeStops = 2
+
+// gpuUUIDs are the UUIDs of the GPUs t's launcher reported.
+func gpuUUIDs(t *tracked) []string {
+	var out []string
+	for _, infos := range t.infos {
+		for _, in := range infos {
+			if u := in[contract.InfoUUID]; u != "" {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// gpuCount is how many GPUs t holds: those its launcher reported with a UUID, else what YARN gave it.
+func gpuCount(t *tracked) int64 {
+	if n := len(gpuUUIDs(t)); n > 0 {
+		return int64(n)
+	}
+	var n int64
+	for k, v := range t.Resources {
+		if strings.HasSuffix(k, "/gpu") {
+			n += v
+		}
+	}
+	return n
+}
