@@ -362,3 +362,29 @@ func (a *am) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 		AllocationRequestId: proto.Int64(id),
 	}
 }
+
+// spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
+// adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
+func (a *am) spreadRoom(ctx context.Context) int {
+	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil {
+		return 0
+	}
+	a.mu.Lock()
+	now := a.cfg.Now()
+	a.tickLocked(now)
+	if a.idleLocked(now) {
+		a.mu.Unlock()
+		return 0 // the last plan added no ask, and nothing it depends on changed since
+	}
+	obs := a.observedLocked(now)
+	dry := decision.Reconcile(a.specLocked(), obs)
+	a.mu.Unlock()
+	if dry.NextAskID == max(obs.NextAskID, 1) {
+		return 0
+	}
+	room := 0
+	for _, r := range a.nodeRooms(ctx) {
+		room += r.Free
+	}
+	return room
+}

@@ -75,8 +75,9 @@
 //
 //   - loop.go: Run (the loop around Reconcile) and its timing: fast and slow heartbeats, acting on an
 //     allocate's news at once, the AM's state.
-//   - allocate.go: one heartbeat: Reconcile on the current state and the bookkeeping half of its
-//     plan; the allocate request (response_id, asks, releases, blacklist) and its response applied
+//   - allocate.go: one heartbeat: Reconcile on the current state (with spreadRoom, its dry run that
+//     says how much of a new ask fits on the nodes now) and the bookkeeping half of its plan; the
+//     allocate request (response_id, asks, releases, blacklist) and its response applied
 //     (allocations, completions, AM-RM and NM tokens, AM_RESYNC, AM_SHUTDOWN).
 //   - register.go: register (and resync after AM_RESYNC or ApplicationMasterNotRegistered), finish
 //     (unregistration with the outcome), a kill, and the staging directory's deletion.

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/yarn-am/yarn-am/am/book"
-	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 )
@@ -22,32 +21,6 @@ func (a *am) localityRooms(ctx context.Context) []book.NodeRoom {
 		return nil
 	}
 	return a.nodeRooms(ctx)
-}
-
-// spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
-// adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
-func (a *am) spreadRoom(ctx context.Context) int {
-	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil {
-		return 0
-	}
-	a.mu.Lock()
-	now := a.cfg.Now()
-	a.tickLocked(now)
-	if a.idleLocked(now) {
-		a.mu.Unlock()
-		return 0 // the last plan added no ask, and nothing it depends on changed since
-	}
-	obs := a.observedLocked(now)
-	dry := decision.Reconcile(a.specLocked(), obs)
-	a.mu.Unlock()
-	if dry.NextAskID == max(obs.NextAskID, 1) {
-		return 0
-	}
-	room := 0
-	for _, r := range a.nodeRooms(ctx) {
-		room += r.Free
-	}
-	return room
 }
 
 // nodeRooms asks the RM for the RUNNING nodes and returns their room for a container of the spec
