@@ -256,12 +256,12 @@ func testFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T, v flinkVersion) {
 // gpuScaleOut is the GPU stand-in's scale-out on the GPU in a decision (its vertex chains the sink).
 var gpuScaleOut = regexp.MustCompile(`GPU stand-in[^;(]* 1 → 2 \(GPU 96% above 90%\)`)
 
-// autoscaleJob is the test job in mode on the adaptive scheduler at parallelism 1, its metrics
+// autoscaleJob is the test job in mode (its arguments, split at spaces) on the adaptive scheduler at parallelism 1, its metrics
 // fetched every 2 s, with config added to [flink.config], flinkKeys (autoscale's) to [flink] and env
 // to [taskexecutor.env].
 func autoscaleJob(t *testing.T, v flinkVersion, name string, instances int, mode, config, flinkKeys, env string) string {
 	t.Helper()
-	job := flinkJobOf(t, v, name, instances, 1, []string{mode}, `"jobmanager.scheduler" = "adaptive"
+	job := flinkJobOf(t, v, name, instances, 1, strings.Fields(mode), `"jobmanager.scheduler" = "adaptive"
 "parallelism.default" = 1
 "metrics.fetcher.update-interval" = "2 s"
 `+config+v.reactive)
