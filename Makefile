@@ -212,8 +212,9 @@ demo: build
 # GPU each; then the Flink row: yarn-am's [flink] mode against Flink's own yarn-application mode, 4
 # TaskManagers x 1 GPU. Prints the tables of medians and ratios and the paths of
 # testdata/bench/out/results.csv, flink.csv and chart.png (testdata/bench/README.md). BENCH picks the
-# rows: all (default), dshell, flink (the Flink row alone; also `make bench-flink`) or flink-demand
-# (TaskManagers on demand against Flink's YARN mode, testdata/bench/README.md). BENCH_ARGS
+# rows: all (default), dshell, flink (the Flink row alone; also `make bench-flink`), flink-demand
+# (TaskManagers on demand against Flink's YARN mode, testdata/bench/README.md) or autoscale (the
+# autoscaler's rate step at the documented defaults and its replay: out/autoscale.md). BENCH_ARGS
 # passes flags, e.g. BENCH_ARGS='-pairs 5'.
 BENCH ?= all
 bench: build $(if $(filter dshell,$(BENCH)),,flink-dist flink-job)

@@ -43,10 +43,22 @@ const (
 // (c) back at 175 the map is scaled in to 1 no sooner than the grace and the freed TaskManagers are
 // released as info events (docs/flink.md#autoscaling). On each tested Flink line at once. With
 // YARN_AM_AUTOSCALE_TRACE set to a directory it writes there each line's timeline and its per-vertex
-// samples (rates, busy, backlog every ~5 s), which make bench BENCH=autoscale replays.
+// samples (rates, busy, backlog every ~5 s), which make bench BENCH=autoscale replays; that bench
+// sets YARN_AM_AUTOSCALE_GRACE=default (the key left out: the documented 5m) and
+// YARN_AM_AUTOSCALE_STEADY (the steady phase's length, 10m here).
 func TestFlinkAutoscaleFollowsARateStep(t *testing.T) {
 	e2eEnv(t)
-	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkAutoscaleFollowsARateStep(t, v, "1m") })
+	grace, steady := "1m", 10*time.Minute
+	if g := os.Getenv("YARN_AM_AUTOSCALE_GRACE"); g != "" {
+		grace = g
+	}
+	if s := os.Getenv("YARN_AM_AUTOSCALE_STEADY"); s != "" {
+		d, err := time.ParseDuration(s)
+		require.NoError(t, err, "YARN_AM_AUTOSCALE_STEADY")
+		require.GreaterOrEqual(t, d, 90*time.Second, "YARN_AM_AUTOSCALE_STEADY: at least the window (1m) and a margin")
+		steady = d
+	}
+	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkAutoscaleFollowsARateStep(t, v, grace, steady) })
 }
 
 // stepSample is one read of the job's vertices on Flink's REST.
@@ -55,6 +67,24 @@ type stepSample struct {
 	Vertices []stepVertex `json:"vertices"`
 	Rate     float64      `json:"rate"` // the source's target rate then
 	Events   []string     `json:"events,omitempty"`
+}
+
+// MarshalJSON writes a value not measured (NaN, which encoding/json refuses) as null.
+func (v stepVertex) MarshalJSON() ([]byte, error) {
+	f := func(x float64) *float64 {
+		if math.IsNaN(x) {
+			return nil
+		}
+		return &x
+	}
+	return json.Marshal(struct {
+		Name        string   `json:"name"`
+		Parallelism int      `json:"parallelism"`
+		Busy        *float64 `json:"busy"`
+		In          *float64 `json:"in"`
+		Out         *float64 `json:"out"`
+		Pending     *float64 `json:"pending"`
+	}{v.Name, v.Parallelism, f(v.Busy), f(v.In), f(v.Out), f(v.Pending)})
 }
 
 type stepVertex struct {
@@ -90,7 +120,13 @@ type stepTimeline struct {
 	RecordsPerTaskS float64      `json:"recordsPerSubtaskSecond"`
 }
 
-func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace string) {
+// testFlinkAutoscaleFollowsARateStep: grace is the autoscale-scale-down-grace set, "default" for
+// none (the documented 5m); steady the steady phase's length.
+func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace string, steady time.Duration) {
+	graceKey := fmt.Sprintf("autoscale-scale-down-grace = %q\n", grace)
+	if grace == "default" {
+		grace, graceKey = "5m", ""
+	}
 	fsys := testUserHDFS(t)
 	dir := fmt.Sprintf("/tmp/yarn-am-flink-rated-%d", time.Now().UnixNano())
 	require.NoError(t, fsys.MkdirAll(dir, 0o755))
@@ -110,7 +146,7 @@ func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace stri
 "restart-strategy.type" = "fixed-delay"
 "restart-strategy.fixed-delay.attempts" = 100
 "restart-strategy.fixed-delay.delay" = "1 s"
-`, fmt.Sprintf("taskmanagers = \"demand\"\nautoscale = \"on\"\nautoscale-scale-down-grace = %q\n", grace), "")
+`, "taskmanagers = \"demand\"\nautoscale = \"on\"\n"+graceKey, "")
 	start := time.Now()
 	id := submitDetached(t, job)
 	waitFor(t, id, 4*time.Minute, "the rated job RUNNING at parallelism 1", func(d statusDoc) bool {
@@ -200,7 +236,6 @@ func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace stri
 	}()
 
 	// (a) Steady: ten minutes at 175 a second, nothing decided, the Cost map at 1 throughout.
-	steady := 10 * time.Minute
 	var lagRead, busyRead bool
 	for time.Since(t0) < steady {
 		s := sample()

@@ -67,6 +67,10 @@ const (
 	// modeFlinkDemand: the TaskManager counts of [flink] taskmanagers = "demand" against Flink's own
 	// YARN mode, step by step (flinkdemand.go); not part of all.
 	modeFlinkDemand = "flink-demand"
+	// modeAutoscale: the autoscaler's rate step, its measured timeline and its replay under
+	// yarn-am's and Flink's operator's defaults (autoscale.go), from the trace of -autoscale-trace;
+	// not part of all.
+	modeAutoscale = "autoscale"
 )
 
 // run is one measured application.
@@ -105,14 +109,31 @@ func main() {
 	flag.BoolVar(&cfg.compareAny, "compare-any", true, "also run yarn-am with taskexecutor.locality = \"any\" (plain any-node asks) in every pair")
 	flag.StringVar(&busy, "busy", "32", "sizes of the half-busy scenario (another DistributedShell application holds half the cluster), comma-separated; \"\" for none")
 	flag.DurationVar(&cfg.runTimeout, "run-timeout", 3*time.Minute, "give up on one application after this long (it is killed)")
-	flag.StringVar(&cfg.mode, "mode", modeAll, "rows to run: all (DistributedShell rows, then the Flink row), dshell, flink, or flink-demand (TaskManagers on demand against Flink's YARN mode, alone)")
+	flag.StringVar(&cfg.mode, "mode", modeAll, "rows to run: all (DistributedShell rows, then the Flink row), dshell, flink, flink-demand (TaskManagers on demand against Flink's YARN mode, alone) or autoscale (the autoscaler's rate step replayed, from -autoscale-trace)")
 	flag.StringVar(&cfg.flink.home, "flink-home", defaultFlinkHome(), "Flink home of make flink-dist (lib/, plugins/, conf/)")
 	flag.StringVar(&cfg.flink.jar, "flink-job", "bin/flink-job/yarn-am-flink-job.jar", "the test job's jar (make flink-job)")
 	flag.IntVar(&cfg.flink.pairs, "flink-pairs", 3, "yarn-am/Flink pairs of the Flink row (at least 1)")
 	flag.IntVar(&cfg.flink.warmup, "flink-warmup", 1, "unrecorded yarn-am/Flink pairs first (the first localises the distribution on the nodes)")
 	flag.IntVar(&cfg.flink.tm, "flink-taskmanagers", 4, "TaskManagers (1 slot, 1 GPU each) and the job's parallelism")
 	flag.DurationVar(&cfg.flink.timeout, "flink-timeout", 5*time.Minute, "give up on one Flink-row application after this long (it is killed)")
+	trace := flag.String("autoscale-trace", "", "with -mode autoscale: the rate-step trace TestFlinkAutoscaleFollowsARateStep wrote (YARN_AM_AUTOSCALE_TRACE)")
 	flag.Parse()
+	if cfg.mode == modeAutoscale {
+		// The trace is all it reads: no cluster.
+		if *trace == "" {
+			fmt.Fprintln(os.Stderr, "bench: -mode autoscale needs -autoscale-trace FILE (testdata/bench/run.sh -mode autoscale records one)")
+			os.Exit(2)
+		}
+		if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		if err := autoscaleRow(*trace, cfg.out, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := setup(&cfg, sizes, gpus, busy); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)

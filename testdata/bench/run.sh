@@ -45,6 +45,21 @@ source "$MC_DIR/env"
 rm -rf "$OUT/logs" "$OUT/jobs"
 mkdir -p "$OUT"
 log "uptime before: $(uptime)"
+if [[ " $* " == *" -mode autoscale "* ]]; then
+  # The autoscale row: the rate-step test on Flink 1.20 at the documented defaults (scale-down grace
+  # 5m), 2 minutes steady, its trace in $OUT/autoscale, then the timeline and the replay.
+  rm -rf "$OUT/autoscale"; mkdir -p "$OUT/autoscale"
+  rc=0 home="$HOME/.cache/yarn-am/flink-1.20.5" prev=
+  for a in "$@"; do [[ $prev == -flink-home ]] && home=$a; prev=$a; done
+  YARN_AM_AUTOSCALE_TRACE="$PWD/$OUT/autoscale" YARN_AM_AUTOSCALE_GRACE=default YARN_AM_AUTOSCALE_STEADY=2m \
+    YARN_AM_BIN="$PWD/bin/yarn-am" YARN_AM_FLINK_HOME="$home" \
+    "$GO" test -tags integration -count=1 -timeout 60m -v -run '^TestFlinkAutoscaleFollowsARateStep$/^1\.20\.5$' ./am \
+    >"$OUT/autoscale/test.log" 2>&1 || rc=$?
+  grep -E 'measured|--- ' "$OUT/autoscale/test.log" >&2 || true
+  bin/bench -mode autoscale -out "$OUT" -autoscale-trace "$OUT/autoscale/rate-step-1.20.5.json" || rc=$?
+  log "uptime after: $(uptime)"
+  exit $rc
+fi
 rc=0
 bin/bench -out "$OUT" -yarn-am bin/yarn-am "$@" || rc=$?
 log "uptime after: $(uptime)"
