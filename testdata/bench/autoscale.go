@@ -286,7 +286,7 @@ func autoscaleRow(path, out string, w io.Writer) error {
 	var t strings.Builder
 	fmt.Fprintf(&t, "Rate step on Flink %s, scale-down grace %s: %.0f → %.0f → %.0f records/s, Cost map %.0f records/s a subtask, %d slots, backlog bound %.0f records, rescale %s after its decision.\n\n",
 		tr.Line, tr.Grace, m.Low, m.High, m.Low, m.PerSubtask, m.Slots, m.Bound, m.RescaleTime)
-	fmt.Fprintf(&t, "| | step → rescale applied | step → backlog under bound | peak backlog | rescales | rate down → scaled in |\n|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&t, "| | step → rescale applied | step → backlog under bound | peak backlog | rescales, up and down | rate down → scaled in |\n|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&t, "| measured (yarn-am, mini cluster) | %s (decided %s) | %s | %.0f | %d | %s |\n", s(tr.AppliedAt-tr.StepAt), s(tr.DecidedAt-tr.StepAt),
 		s(tr.BacklogUnderAt-tr.StepAt), tr.PeakBacklog, tr.Rescales, s(tr.ScaledInAt-tr.DownAt))
 	for _, pc := range []pacing{yarnAMDefaults, operatorDefaults} {
@@ -294,11 +294,19 @@ func autoscaleRow(path, out string, w io.Writer) error {
 		// yarn-am's run took it down); the scale-in's with the rate down when the trace's went.
 		up := m
 		up.Down = m.Horizon
-		r, in := replay(up, pc), replay(m, pc)
-		fmt.Fprintf(&t, "| replay, %s | %s | %s | %.0f | %d | %s |\n", r.Name, d(r.ToRescale), d(r.ToUnder), r.Peak, r.Rescales, d(in.ToScaleIn))
+		r := replay(up, pc)
+		// The rate goes down when the trace's did, or once this autoscaler's backlog is back under
+		// its bound if that is later: a scale-in of a scale-out that happened.
+		down := m
+		if r.ToUnder > 0 && m.Step+r.ToUnder > m.Down {
+			down.Down = m.Step + r.ToUnder
+			down.Horizon = down.Down + 2*time.Hour
+		}
+		in := replay(down, pc)
+		fmt.Fprintf(&t, "| replay, %s | %s | %s | %.0f | %d | %s |\n", r.Name, d(r.ToRescale), d(r.ToUnder), r.Peak, in.Rescales, d(in.ToScaleIn))
 	}
-	fmt.Fprintf(&t, "\nReplay: the rate high from the step on for its first four columns, back down %s after the step for the last; times from the step and from the rate going down.\n",
-		m.Down-m.Step)
+	fmt.Fprintf(&t, "\nReplay: the rate high from the step on for the first four columns; for the last, back down %s after the step as in the trace, or once the backlog is under its bound if that is later; times from the step and from the rate going down.\n",
+		(m.Down - m.Step).Round(time.Second))
 	fmt.Fprint(w, t.String())
 	return os.WriteFile(filepath.Join(out, "autoscale.md"), []byte(t.String()), 0o644)
 }
