@@ -331,6 +331,11 @@ func (p *process) startFramework(ctx context.Context) error {
 				return m.GPUUtilisation(id)
 			}
 			return 0, false
+		}, Headroom: func() (framework.Headroom, bool) {
+			if m := p.running.Load(); m != nil {
+				return m.Headroom()
+			}
+			return framework.Headroom{}, false
 		}, TLS: amAuthority{p.tls}, TrackingURL: p.base, State: frameworkStateOf(p.staging), Files: frameworkFilesOf(p.staging),
 		Publish: p.published.set})
 	if err != nil {

@@ -93,6 +93,10 @@ type AMStart struct {
 	// TaskExecutor container id sampled; false when there is none (no GPU, no sample yet, not one of
 	// the AM's, the AM not running yet). Nil in tests that need none; safe from any goroutine.
 	GPUUtilisation func(id string) (float64, bool)
+	// Headroom is what the scheduler can still give the application and what one TaskExecutor
+	// takes; false before the first allocate response that named a headroom. Nil in tests that need
+	// none; safe from any goroutine.
+	Headroom func() (Headroom, bool)
 	// TLS issues certificates from the application's authority (nil in tests that need none).
 	TLS Authority
 	// TrackingURL is the AM's plain tracking URL, http://host:port/, under which the AM serves the
@@ -113,6 +117,17 @@ type AMStart struct {
 	// JobManager's RPC address, known only once its JVM has bound it). Never nil; safe from any
 	// goroutine; a later value replaces an earlier one.
 	Publish func(name, value string)
+}
+
+// Headroom is the scheduler's headroom for the application (AMStart.Headroom): how many more
+// TaskExecutors the queue can hold is Free.Count(Worker).
+type Headroom struct {
+	// Free is the last allocate response's available_resources: what the application's queue can
+	// still give it (memory-mb, vcores and every resource type, yarn.io/gpu among them).
+	Free contract.Capability
+	// Worker is what one TaskExecutor takes: as the last one was allocated (the scheduler rounds an
+	// ask up), else as asked.
+	Worker contract.Capability
 }
 
 // StateStore keeps a framework's state across the AM's attempts, in the application's staging

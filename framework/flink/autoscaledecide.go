@@ -2,9 +2,13 @@ package flink
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/yarn-am/yarn-am/framework"
 )
 
 // This file is the autoscaler's decision (docs/flink.md#autoscaling), a pure function of what was
@@ -14,7 +18,7 @@ import (
 // within the catch-up time, carried through each vertex by its ratio of records out to records in.
 // Its parallelism is the target rate over the true rate of one subtask at the target utilisation,
 // within the bounds, at most a step away, rounded up to a divisor of its max parallelism, and never
-// more than the TaskManagers' slots hold. A vertex whose TaskManagers' GPUs are busier than the
+// more than the TaskManagers' slots hold, nor than those the queue's headroom can still add. A vertex whose TaskManagers' GPUs are busier than the
 // band scales out even when its busy time says otherwise (a GPU kernel's time is not Flink's busy
 // time).
 
@@ -45,6 +49,45 @@ type autoscaleBounds struct {
 	// each), slotsLimit says so in words; 0: no limit known.
 	slots      int
 	slotsLimit string
+	// room is how many slots the job can have beyond those it runs in: the TaskManagers' free slots
+	// and those the queue's headroom holds besides (queueRoom); roomLimit says so in words, ""
+	// when no headroom is known.
+	room      int
+	roomLimit string
+}
+
+// queueRoom is how many more slots a job can have at what YARN's queue can still give it: the
+// registered TaskManagers' free slots, and perTM for each more TaskManager the headroom holds in
+// every resource one takes (memory, vcores, GPUs and any other type it asks, that the headroom
+// reports). limit names the headroom as the not-enough-resources event does: its memory, vcores
+// and every other type the TaskManager asks.
+func queueRoom(h framework.Headroom, freeSlots, perTM int) (room int, limit string) {
+	perTM = max(perTM, 1)
+	more := -1
+	parts := []string{fmt.Sprintf("%d MiB", h.Free["memory-mb"]), fmt.Sprintf("%d vcores", h.Free["vcores"])}
+	for _, k := range slices.Sorted(maps.Keys(h.Worker)) {
+		w := h.Worker[k]
+		free, known := h.Free[k]
+		if w <= 0 || !known { // a type the headroom does not report limits nothing it can tell
+			continue
+		}
+		if more < 0 || int(free/w) < more {
+			more = max(int(free/w), 0)
+		}
+		if k != "memory-mb" && k != "vcores" {
+			parts = append(parts, fmt.Sprintf("%d %s", free, k))
+		}
+	}
+	more = max(more, 0)
+	return freeSlots + more*perTM, fmt.Sprintf("the queue's headroom (%s free: room for %d more %s of %d %s)",
+		strings.Join(parts, ", "), more, plural(more, "TaskManager", "TaskManagers"), perTM, plural(perTM, "slot", "slots"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // vertexDecision is the decision for one vertex, with what it was made of.
@@ -82,6 +125,18 @@ func (d *autoscaleDecision) targets() map[string]int {
 	out := map[string]int{}
 	for _, v := range d.Vertices {
 		out[v.ID] = v.To
+	}
+	return out
+}
+
+// changed is the decided parallelism of the vertices it changes: a decision sets only their
+// bounds, every other vertex's stay as they are (a give-back's lowered bound among them).
+func (d *autoscaleDecision) changed() map[string]int {
+	out := map[string]int{}
+	for _, v := range d.Vertices {
+		if v.To != v.From {
+			out[v.ID] = v.To
+		}
 	}
 	return out
 }
@@ -321,16 +376,20 @@ func boundParallelism(want, p, maxPar int, spec autoscaleSpec) (int, string) {
 	return to, limit
 }
 
-// fitSlots lowers the scale-outs until the vertices' slots fit what the TaskManagers can hold,
-// taking one subtask at a time from the vertex asking most above its present parallelism; each
+// fitSlots lowers the scale-outs until the vertices' slots fit what the TaskManagers can hold (the
+// configured slots, or the queue's room when that is less), taking one subtask at a time from the vertex asking most above its present parallelism; each
 // vertex held names the limit.
 func fitSlots(d *autoscaleDecision, loads []vertexLoad, b autoscaleBounds) {
-	if b.slots <= 0 {
-		return
-	}
-	group := map[string]string{}
+	group, from := map[string]string{}, map[string]int{}
 	for _, v := range loads {
-		group[v.ID] = v.Group
+		group[v.ID], from[v.ID] = v.Group, v.Parallelism
+	}
+	limit, name := b.slots, b.slotsLimit
+	if room := slotsNeeded(from, group) + b.room; b.roomLimit != "" && (limit <= 0 || room < limit) {
+		limit, name = room, b.roomLimit
+	}
+	if limit <= 0 && b.roomLimit == "" {
+		return
 	}
 	need := func() int {
 		par := map[string]int{}
@@ -339,7 +398,7 @@ func fitSlots(d *autoscaleDecision, loads []vertexLoad, b autoscaleBounds) {
 		}
 		return slotsNeeded(par, group)
 	}
-	for need() > b.slots {
+	for need() > limit {
 		best := -1
 		for i, v := range d.Vertices {
 			if v.To > v.From && (best < 0 || v.To-v.From > d.Vertices[best].To-d.Vertices[best].From) {
@@ -350,7 +409,7 @@ func fitSlots(d *autoscaleDecision, loads []vertexLoad, b autoscaleBounds) {
 			return // the job already runs above the slots: nothing of this decision's to take back
 		}
 		d.Vertices[best].To--
-		d.Vertices[best].Limit = b.slotsLimit
+		d.Vertices[best].Limit = name
 	}
 }
 

@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 )
 
 var nan = math.NaN()
@@ -179,4 +182,43 @@ func TestDecideSumsTheTargetsOfSeveralInputs(t *testing.T) {
 	j := decided(t, d, "join")
 	assert.InDelta(t, 250, j.TargetRate, 1e-9, "(100 + 6000/120) + 100")
 	assert.Equal(t, 2, j.To, "75 % at 250/s: within the band")
+}
+
+// The queue's headroom limits a scale-out to the TaskManagers' free slots and the TaskManagers the
+// headroom holds in every resource one asks (here the GPUs: 7 free of 3 each, room for 2 more of 2
+// slots); the decision names it when it is below the configured slots, else the slots.
+func TestDecideIsHeldByTheQueuesHeadroom(t *testing.T) {
+	worker := contract.Capability{"memory-mb": 2048, "vcores": 1, "yarn.io/gpu": 3}
+	h := framework.Headroom{Free: contract.Capability{"memory-mb": 10240, "vcores": 9, "yarn.io/gpu": 7}, Worker: worker}
+	room, limit := queueRoom(h, 1, 2)
+	assert.Equal(t, 5, room, "1 free slot + 2 TaskManagers × 2 slots")
+	assert.Equal(t, "the queue's headroom (10240 MiB, 9 vcores, 7 yarn.io/gpu free: room for 2 more TaskManagers of 2 slots)", limit)
+
+	h.Free["memory-mb"] = 3000
+	room, limit = queueRoom(h, 0, 1)
+	assert.Equal(t, 1, room, "memory holds one more, though the GPUs hold two")
+	assert.Contains(t, limit, "room for 1 more TaskManager of 1 slot)")
+
+	delete(h.Free, "yarn.io/gpu")
+	room, _ = queueRoom(h, 0, 1)
+	assert.Equal(t, 1, room, "a type the headroom does not report holds nothing back")
+
+	// src (p 2) and map (p 2) share slots: the job runs in 2; 100/s + 108000 records over 120 s =
+	// 1000/s wants 8 of the map (max step ×4), the room is 2 + 3.
+	loads := []vertexLoad{source("src", 2, 100, 0.5, 108000), op("map", 2, 100, 100, 1.0, "src")}
+	d := decide(time.Unix(0, 0), loads, autoscaleBounds{spec: defaultAutoscale(), slots: 16, slotsLimit: "16 slots", room: 3, roomLimit: "the queue's headroom (…)"}, lowerSince{})
+	m := decided(t, d, "map")
+	assert.Equal(t, 5, m.To)
+	assert.Equal(t, "the queue's headroom (…)", m.Limit)
+	assert.Contains(t, d.outcome(), "map 2 → 5 (")
+	assert.Contains(t, d.outcome(), "held by the queue's headroom (…)")
+
+	d = decide(time.Unix(0, 0), loads, autoscaleBounds{spec: defaultAutoscale(), slots: 4, slotsLimit: "4 slots", room: 3, roomLimit: "the queue's headroom (…)"}, lowerSince{})
+	m = decided(t, d, "map")
+	assert.Equal(t, 4, m.To)
+	assert.Equal(t, "4 slots", m.Limit, "the configured slots are lower than the room: they hold it")
+
+	d = decide(time.Unix(0, 0), loads, autoscaleBounds{spec: defaultAutoscale(), room: 0, roomLimit: "the queue's headroom (…)"}, lowerSince{})
+	assert.False(t, d.changes(), "no room at all: no scale-out")
+	assert.Contains(t, d.outcome(), "map stays at 2 (")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
@@ -61,6 +62,18 @@ type autoscaler struct {
 	gpu func(id string) (float64, bool)
 	// gauges show each decision at /metrics; nil: none.
 	gauges *autoscaleGauges
+	// headroom is the queue's headroom and a TaskManager's resources (framework.AMStart.Headroom),
+	// perTM the slots of one TaskManager: a scale-out fits what the queue can still give
+	// (queueRoom). nil: no such limit.
+	headroom func() (framework.Headroom, bool)
+	perTM    int
+	// instances is taskexecutor.instances; given, the TaskManagers the idle-GPU give-back released
+	// (demand.given): each lowers the slots by its own, so the autoscaler never asks back what was
+	// given back (docs/flink.md#autoscaling). bounds serializes a decision's setting of the bounds
+	// with the give-back's and yarn-am scale's (demand.bounds). nil: no give-back.
+	instances int
+	given     func() int
+	bounds    *sync.Mutex
 
 	jobID   string
 	par     map[string]int // the parallelism the samples were taken at
@@ -153,7 +166,27 @@ func (a *autoscaler) poll(ctx context.Context) error {
 		a.setNext(a.start.Add(a.spec.Window))
 		return nil
 	}
-	d := decide(now, average(loads, a.samples), autoscaleBounds{spec: a.spec, slots: a.slots, slotsLimit: a.limit}, a.since)
+	b := autoscaleBounds{spec: a.spec, slots: a.slots, slotsLimit: a.limit}
+	given := 0
+	if a.given != nil {
+		if given = a.given(); given > 0 && a.instances > 0 {
+			b.slots, b.slotsLimit = slotsLimit(a.instances, a.perTM, given)
+		}
+	}
+	if a.headroom != nil {
+		if h, ok := a.headroom(); ok {
+			tms, err := a.rest.TaskManagers(ctx)
+			if err != nil {
+				return err
+			}
+			free := 0
+			for _, tm := range tms {
+				free += max(tm.FreeSlots, 0)
+			}
+			b.room, b.roomLimit = queueRoom(h, free, a.perTM)
+		}
+	}
+	d := decide(now, average(loads, a.samples), b, a.since)
 	if a.pending != nil && maps.Equal(d.targets(), a.pending) {
 		a.setNext(now.Add(autoscaleEvery)) // decided and applied already: the job has not rescaled yet
 		return nil
@@ -178,7 +211,14 @@ func (a *autoscaler) poll(ctx context.Context) error {
 	if a.apply == nil || !d.changes() {
 		return nil
 	}
-	if err := a.apply(ctx, job.ID, d.targets()); err != nil {
+	if a.bounds != nil {
+		a.bounds.Lock()
+		defer a.bounds.Unlock()
+		if a.given() != given {
+			return nil // a give-back lowered the bounds since: the next window decides on them
+		}
+	}
+	if err := a.apply(ctx, job.ID, d.changed()); err != nil {
 		return fmt.Errorf("autoscale: applying %s: %w", d.outcome(), err)
 	}
 	a.quiet = now.Add(a.spec.Stabilise)
@@ -404,6 +444,17 @@ func (a *autoscaler) details() []contract.Detail {
 	return out
 }
 
+// slotsLimit is the most slots instances TaskManagers of perTM hold, less those given back for
+// their idle GPUs, and that limit in words.
+func slotsLimit(instances, perTM, given int) (int, string) {
+	if given <= 0 {
+		return instances * perTM, fmt.Sprintf("the TaskManagers' %d slots (taskexecutor.instances = %d × %s = %d)", instances*perTM, instances, keySlots, perTM)
+	}
+	n := max(instances-given, 0) * perTM
+	return n, fmt.Sprintf("the TaskManagers' %d slots (taskexecutor.instances = %d × %s = %d, less %d %s given back for idle GPUs by taskexecutor.idle-gpu-release)",
+		n, instances, keySlots, perTM, given, plural(given, "TaskManager", "TaskManagers"))
+}
+
 // setUpperBounds applies a decision (autoscale = "on"): each vertex's upper bound set to its
 // decided parallelism, its lower bound no higher; the adaptive scheduler rescales the job to them
 // and the demand asks for the TaskManagers they take.
@@ -425,11 +476,12 @@ func setUpperBounds(rest *flinkdist.REST) func(ctx context.Context, jobID string
 }
 
 // startAutoscale starts the autoscaler of a job whose [flink] autoscale is not off, and returns it
-// for the details. Its slot limit is taskexecutor.instances TaskManagers of the configured slots.
+// for the details. Its slot limit is taskexecutor.instances TaskManagers of the configured slots,
+// and what the queue's headroom holds (headroom, nil: none).
 // An "on" the AM cannot carry out (the configuration the processes have lacks the adaptive
 // scheduler: a provided home's, which check could not read) recommends instead, and says so.
 func startAutoscale(ctx context.Context, j *jobfile.Job, conf *flinkdist.Config, rest *flinkdist.REST, emit func(contract.Event),
-	gpu func(id string) (float64, bool)) *autoscaler {
+	gpu func(id string) (float64, bool), headroom func() (framework.Headroom, bool), d *demand) *autoscaler {
 	spec := specOf(j)
 	perTM := 1
 	if v, ok := conf.Get(keySlots); ok {
@@ -438,7 +490,7 @@ func startAutoscale(ctx context.Context, j *jobfile.Job, conf *flinkdist.Config,
 		}
 	}
 	n := j.TaskExecutor.Instances
-	limit := fmt.Sprintf("the TaskManagers' %d slots (taskexecutor.instances = %d × %s = %d)", n*perTM, n, keySlots, perTM)
+	slots, limit := slotsLimit(n, perTM, 0)
 	var apply func(ctx context.Context, jobID string, to map[string]int) error
 	if spec.Autoscale.Mode == autoscaleOn {
 		if err := checkAutoscale(spec, adapts(conf)); err != nil {
@@ -447,8 +499,11 @@ func startAutoscale(ctx context.Context, j *jobfile.Job, conf *flinkdist.Config,
 			apply = setUpperBounds(rest)
 		}
 	}
-	a := newAutoscaler(spec.Autoscale, rest, emit, n*perTM, limit, apply)
-	a.gauges, a.gpu = newAutoscaleGauges(), gpu
+	a := newAutoscaler(spec.Autoscale, rest, emit, slots, limit, apply)
+	a.gauges, a.gpu, a.headroom, a.perTM, a.instances = newAutoscaleGauges(), gpu, headroom, perTM, n
+	if d != nil {
+		a.given, a.bounds = d.given, &d.bounds
+	}
 	go a.run(ctx)
 	return a
 }

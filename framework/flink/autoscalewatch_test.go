@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
@@ -93,6 +94,8 @@ func (f *autoscaleJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) 
 		io.WriteString(w, "{}")
 	case strings.HasSuffix(p, "/resource-requirements"):
 		w.Write(f.file("resource-requirements.json"))
+	case p == "/taskmanagers": // the job's one TaskManager of one slot, in use
+		io.WriteString(w, `{"taskmanagers":[{"id":"container_1_0001_01_000002","path":"pekko.tcp://flink@127.0.0.2:1/user/rpc/taskmanager_0","slotsNumber":1,"freeSlots":0}]}`)
 	case strings.HasSuffix(p, "/plan"):
 		w.Write(f.file("plan.json"))
 	case strings.HasSuffix(p, "/taskmanagers") && strings.Contains(p, "/vertices/"):
@@ -340,4 +343,92 @@ func TestAutoscaleOnSetsTheUpperBoundThenWaits(t *testing.T) {
 	}
 	assert.Len(t, jm.put, 1, "the job still runs at 1: the same decision waits for its rescale, not set again")
 	assert.Len(t, ev.list(), 1, "nor told again")
+}
+
+// "on" with the queue's headroom (framework.AMStart.Headroom): the busy job would go 1 → 2, but the
+// queue has 2 of the 3 GPUs a TaskManager asks: the decision holds the vertex at 1, names the
+// headroom, and sets nothing; once the queue has room for one more TaskManager, 1 → 2 is set.
+func TestAutoscaleOnIsHeldByTheQueuesHeadroom(t *testing.T) {
+	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[1])
+	ev := &events{}
+	spec := defaultAutoscale()
+	spec.Mode, spec.Window, spec.Stabilise = autoscaleOn, 10*time.Second, 0
+	a := newAutoscaler(spec, rest, ev.emit, 4, "4 slots", setUpperBounds(rest))
+	worker := contract.Capability{"memory-mb": 1024, "vcores": 1, "yarn.io/gpu": 3}
+	h := framework.Headroom{Free: contract.Capability{"memory-mb": 13312, "vcores": 14, "yarn.io/gpu": 2, "yarn.io/fpga": 4}, Worker: worker}
+	a.headroom, a.perTM = func() (framework.Headroom, bool) { return h, true }, 1
+	now := time.Unix(0, 0)
+	a.now = func() time.Time { return now }
+	ctx := context.Background()
+	require.NoError(t, a.poll(ctx))
+	now = now.Add(10 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	assert.Empty(t, jm.put, "held at its parallelism: nothing set")
+	require.Len(t, ev.list(), 1)
+	msg := ev.list()[0].Message
+	assert.Contains(t, msg, "stays at 1 (utilisation")
+	assert.Contains(t, msg, "held by the queue's headroom (13312 MiB, 14 vcores, 2 yarn.io/gpu free: room for 0 more TaskManagers of 1 slot)")
+
+	h.Free["yarn.io/gpu"] = 3
+	now = now.Add(5 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	require.Len(t, jm.put, 1, "room for one more TaskManager: the scale-out is set")
+	for _, b := range jm.put[0] {
+		assert.Equal(t, flinkdist.Bounds{Lower: 1, Upper: 2}, b)
+	}
+}
+
+// The idle-GPU give-back and "on" (docs/flink.md#autoscaling): each TaskManager given back lowers the
+// autoscaler's slots by its own, so the busy job, given back from 2 TaskManagers to 1, is held at 1
+// and the decision names the give-back; a give-back between a decision and its setting wins (the
+// decision is dropped, the next window decides on the lowered bounds); a decision sets the bounds
+// of the vertices it changes only.
+func TestAutoscaleOnNeverAsksBackWhatTheGiveBackReleased(t *testing.T) {
+	n, limit := slotsLimit(3, 2, 1)
+	assert.Equal(t, 4, n)
+	assert.Equal(t, "the TaskManagers' 4 slots (taskexecutor.instances = 3 × taskmanager.numberOfTaskSlots = 2, less 1 TaskManager given back for idle GPUs by taskexecutor.idle-gpu-release)", limit)
+
+	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[0])
+	ev := &events{}
+	spec := defaultAutoscale()
+	spec.Mode, spec.Window, spec.Stabilise = autoscaleOn, 10*time.Second, 0
+	a := newAutoscaler(spec, rest, ev.emit, 2, "2 slots", setUpperBounds(rest))
+	var mu sync.Mutex
+	given := 1
+	a.instances, a.perTM, a.bounds = 2, 1, &mu
+	a.given = func() int { return given }
+	now := time.Unix(0, 0)
+	a.now = func() time.Time { return now }
+	ctx := context.Background()
+	require.NoError(t, a.poll(ctx))
+	now = now.Add(10 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	assert.Empty(t, jm.put, "held at 1: nothing set")
+	require.Len(t, ev.list(), 1)
+	assert.Contains(t, ev.list()[0].Message, "stays at 1 (utilisation")
+	assert.Contains(t, ev.list()[0].Message, "held by the TaskManagers' 1 slots (taskexecutor.instances = 2 × taskmanager.numberOfTaskSlots = 1, less 1 TaskManager given back for idle GPUs by taskexecutor.idle-gpu-release)")
+
+	// No give-back counted: 1 → 2 is decided, but a give-back lands before it is set.
+	given = 0
+	calls := 0
+	a.given = func() int {
+		calls++
+		if calls > 1 {
+			return 1
+		}
+		return 0
+	}
+	now = now.Add(5 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	assert.Empty(t, jm.put, "the give-back since the decision wins: nothing set")
+	assert.True(t, mu.TryLock(), "the bounds' lock is let go")
+	mu.Unlock()
+
+	a.given = func() int { return 0 }
+	now = now.Add(5 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	require.Len(t, jm.put, 1, "no give-back: 1 → 2 is set")
+
+	d := &autoscaleDecision{Vertices: []vertexDecision{{ID: "a", From: 1, To: 2}, {ID: "b", From: 3, To: 3}}}
+	assert.Equal(t, map[string]int{"a": 2}, d.changed(), "an unchanged vertex's bound (a give-back's, say) is not set again")
 }

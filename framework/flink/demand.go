@@ -167,6 +167,12 @@ type demand struct {
 	// prefer is the TaskManager an idle-GPU give-back named (giveBack): released first once Flink
 	// freed it; under mu.
 	prefer string
+	// givenBack counts the TaskManagers given back for idle GPUs (releaseIdle), for the rest of the
+	// AM's attempt: the autoscaler's slots are lowered by theirs (given); under mu.
+	givenBack int
+	// bounds serializes the writes of the job's bounds: the give-back's, yarn-am scale's and the
+	// autoscaler's decisions (autoscaler.bounds), so that none overwrites another's half done.
+	bounds sync.Mutex
 
 	idleSince map[string]time.Time // TaskManager (container) id → since when all its slots are free
 	idleReads map[string]int       // TaskManager id → reads in a row that found its slots all free
@@ -445,7 +451,10 @@ func (d *demand) onScale(ctx context.Context, from, to int) error {
 		return fmt.Errorf("flink: no running job to rescale yet; try again once it runs")
 	}
 	job := jobs[0]
-	if err := d.setUpper(ctx, job.ID, to*d.perTM); err != nil {
+	d.bounds.Lock()
+	err = d.setUpper(ctx, job.ID, to*d.perTM)
+	d.bounds.Unlock()
+	if err != nil {
 		return fmt.Errorf("flink: setting the job's parallelism to %d: %w", to*d.perTM, err)
 	}
 	d.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: parallelism upper bound set to %d (yarn-am scale to %d TaskManagers)", jobName(job), to*d.perTM, to)})
@@ -482,6 +491,13 @@ func (d *demand) setUpper(ctx context.Context, jobID string, upper int) error {
 		out[v] = flinkdist.Bounds{Lower: max(min(bounds[v].Lower, u), 1), Upper: max(u, 1)}
 	}
 	return d.rest.SetResourceRequirements(ctx, jobID, out)
+}
+
+// given is how many TaskManagers were given back for their idle GPUs (autoscaler.given).
+func (d *demand) given() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.givenBack
 }
 
 // giveBack is framework.AM.GiveBack in demand mode (docs/gpus.md#idle-gpus-given-back): a
@@ -532,10 +548,17 @@ func (d *demand) releaseIdle(ctx context.Context, container string) error {
 	d.mu.Lock()
 	d.prefer = container
 	d.mu.Unlock()
-	if err := d.setUpper(ctx, job.ID, upper); err != nil {
-		d.mu.Lock()
+	d.bounds.Lock()
+	err = d.setUpper(ctx, job.ID, upper)
+	d.mu.Lock()
+	if err != nil {
 		d.prefer = ""
-		d.mu.Unlock()
+	} else {
+		d.givenBack++
+	}
+	d.mu.Unlock()
+	d.bounds.Unlock()
+	if err != nil {
 		return fmt.Errorf("setting the Flink job's parallelism to %d: %w", upper, err)
 	}
 	d.emit(contract.Event{Type: eventJob, Message: fmt.Sprintf("%s: parallelism upper bound set to %d (%d TaskManagers): the GPUs of %s stayed idle (taskexecutor.idle-gpu-release); the TaskManager the rescale leaves is released once Flink frees its slots (%s = %s)",

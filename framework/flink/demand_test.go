@@ -331,6 +331,7 @@ func TestDemandGivesBackAnIdleTaskManager(t *testing.T) {
 	require.Len(t, s.events, 1)
 	assert.Contains(t, s.events[0], "parallelism upper bound set to 1 (1 TaskManagers): the GPUs of "+idle+" stayed idle (taskexecutor.idle-gpu-release)")
 	assert.Empty(t, s.calls, "nothing released before Flink freed a TaskManager")
+	assert.Equal(t, 1, d.given(), "the give-back is counted: the autoscaler's slots are lowered by its TaskManager's")
 
 	// The job rescaled and Flink freed both slots (a moment before the job takes one again): the idle
 	// one goes first, though the other sorts before it.
@@ -351,4 +352,5 @@ func TestDemandGivesBackAnIdleTaskManager(t *testing.T) {
 	d.adaptive = false
 	assert.ErrorContains(t, gb.Can(2), `only an application job on the adaptive scheduler ("jobmanager.scheduler" = "adaptive" in [flink.config]) rescales`)
 	assert.Len(t, f.put, 1, "nothing set by a refusal")
+	assert.Equal(t, 1, d.given(), "nor counted")
 }

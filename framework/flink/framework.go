@@ -185,7 +185,7 @@ func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.A
 		go d.run(ctx)
 	}
 	if spec.Autoscale.Mode != autoscaleOff {
-		watch.autoscale = startAutoscale(ctx, j, conf, client, emit, s.GPUUtilisation) // docs/flink.md#autoscaling
+		watch.autoscale = startAutoscale(ctx, j, conf, client, emit, s.GPUUtilisation, s.Headroom, watch.demand) // docs/flink.md#autoscaling
 		fw.Collectors = watch.autoscale.gauges.collectors()
 	}
 	if watch.preempt != nil {
