@@ -71,7 +71,10 @@ func testFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T, v flinkVersion) {
 	assert.Contains(t, held.Message, "autoscale decided:")
 	assert.Regexp(t, `stays at 2 \(utilisation \d+% at 2, outside 50%\.\.90%[^)]*\), held by the queue's headroom \(\d+ MiB, \d+ vcores, 2 yarn\.io/gpu free: room for 0 more TaskManagers of 1 slot\)`,
 		held.Message, "the vertex held at 2, the headroom's free GPUs and the room named")
-	assert.Contains(t, flinkDetail(t, id, "Autoscale last decision"), "held by the queue's headroom")
+	// The details are read every 3 s (contract.FrameworkDetailsInterval): the status may be older
+	// than the event.
+	assert.Eventually(t, func() bool { return strings.Contains(flinkDetail(t, id, "Autoscale last decision"), "held by the queue's headroom") },
+		time.Minute, time.Second, "status shows the held decision")
 	rest := &flink.REST{URL: flinkUI(t, id)}
 	jobs, err := rest.Jobs(context.Background())
 	require.NoError(t, err)
