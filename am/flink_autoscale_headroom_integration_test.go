@@ -4,6 +4,8 @@ package am_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/contract"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 )
 
@@ -20,7 +23,8 @@ import (
 // 1 → 2 while the queue's headroom (5 GPUs free) holds another TaskManager; busy still at 2, the
 // next decision wants 3 but the headroom has 2 GPUs: the vertex stays at 2, the decision names the
 // queue's headroom with its free GPUs and the room it leaves, and the bounds stay 2 although
-// taskexecutor.instances = 4 would give it 4 slots (docs/flink.md#autoscaling). On each tested
+// taskexecutor.instances = 4 would give it 4 slots; the status' series (the page's table) show the
+// vertex's parallelism over time (docs/flink.md#autoscaling). On each tested
 // Flink line, one after the other: each counts the cluster's free GPUs.
 func TestFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T) {
 	e2eEnv(t)
@@ -73,7 +77,9 @@ func testFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T, v flinkVersion) {
 		held.Message, "the vertex held at 2, the headroom's free GPUs and the room named")
 	// The details are read every 3 s (contract.FrameworkDetailsInterval): the status may be older
 	// than the event.
-	assert.Eventually(t, func() bool { return strings.Contains(flinkDetail(t, id, "Autoscale last decision"), "held by the queue's headroom") },
+	assert.Eventually(t, func() bool {
+		return strings.Contains(flinkDetail(t, id, "Autoscale last decision"), "held by the queue's headroom")
+	},
 		time.Minute, time.Second, "status shows the held decision")
 	rest := &flink.REST{URL: flinkUI(t, id)}
 	jobs, err := rest.Jobs(context.Background())
@@ -85,6 +91,39 @@ func testFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T, v flinkVersion) {
 		assert.Equal(t, 2, b.Upper, "vertex %s: never above what the queue holds", vid)
 	}
 	assert.Empty(t, at("3"), "no subtask ever ran at parallelism 3")
+
+	// The page's parallelism over time (framework.series in the status): it ran at 1, 2 was
+	// decided, and it ran at 2; no 3.
+	var got []string
+	assert.Eventually(t, func() bool {
+		got = parallelismSeries(t, id)
+		return strings.Join(got, ", ") == "1 running, 2 decided, 2 running"
+	}, time.Minute, time.Second, "the vertex's parallelism over time in the status")
+	t.Logf("the vertex's parallelism over time: %v", got)
 	d := status(t, id)
 	assert.Equal(t, 2, d.AM.Requirement.Instances, "the demand asked for no third TaskManager")
+}
+
+// parallelismSeries are the points of the job's one "Parallelism of …" series in the status, as
+// "<value> <note>", oldest first.
+func parallelismSeries(t *testing.T, id string) []string {
+	t.Helper()
+	j := yarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.code, "status:\n%s", j)
+	var doc struct {
+		AM *contract.Status `json:"am"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	if doc.AM == nil || doc.AM.Framework == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range doc.AM.Framework.Series {
+		if strings.HasPrefix(s.Name, "Parallelism of ") {
+			for _, p := range s.Points {
+				out = append(out, fmt.Sprintf("%d %s", p.Value, p.Note))
+			}
+		}
+	}
+	return out
 }

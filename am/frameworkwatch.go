@@ -19,6 +19,7 @@ import (
 type frameworkWatch struct {
 	title    string
 	details  func(ctx context.Context) ([]contract.Detail, error)
+	series   func() []contract.FrameworkSeries // framework.AM.Series (nil: none)
 	interval time.Duration
 	now      func() time.Time
 	log      logrus.FieldLogger
@@ -70,7 +71,31 @@ func (w *frameworkWatch) poll(ctx context.Context) error {
 		return err
 	}
 	w.last = &contract.FrameworkStatus{Title: w.title, Details: boundDetails(d), At: w.now().UTC()}
+	if w.series != nil {
+		w.last.Series = boundSeries(w.series())
+	}
 	return nil
+}
+
+// boundSeries cuts a framework's series to contract.MaxSeries, each to its newest
+// contract.MaxSeriesPoints, names and notes to a detail's bounds, into slices of its own (the
+// status' copies share them: nothing changes them after).
+func boundSeries(ss []contract.FrameworkSeries) []contract.FrameworkSeries {
+	if len(ss) > contract.MaxSeries {
+		ss = ss[:contract.MaxSeries]
+	}
+	out := make([]contract.FrameworkSeries, len(ss))
+	for i, s := range ss {
+		pts := s.Points
+		if len(pts) > contract.MaxSeriesPoints {
+			pts = pts[len(pts)-contract.MaxSeriesPoints:]
+		}
+		out[i] = contract.FrameworkSeries{Name: text.Cut(s.Name, contract.MaxDetailBytes), Points: make([]contract.SeriesPoint, len(pts))}
+		for j, p := range pts {
+			out[i].Points[j] = contract.SeriesPoint{At: p.At.UTC(), Value: p.Value, Note: text.Cut(p.Note, contract.MaxDetailNameBytes)}
+		}
+	}
+	return out
 }
 
 // status is a copy of the last answer (nil before the first, or for a nil watch).
@@ -85,6 +110,7 @@ func (w *frameworkWatch) status() *contract.FrameworkStatus {
 	}
 	c := *w.last
 	c.Details = append([]contract.Detail(nil), w.last.Details...)
+	c.Series = append([]contract.FrameworkSeries(nil), w.last.Series...)
 	return &c
 }
 

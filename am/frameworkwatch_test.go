@@ -75,3 +75,32 @@ func TestFrameworkEventsReachTheLog(t *testing.T) {
 		t.Errorf("%d events after a second release", n)
 	}
 }
+
+// A framework's series (framework.AM.Series: a Flink job's parallelism per vertex over time) are
+// served beside its details, cut to contract.MaxSeries of the newest contract.MaxSeriesPoints.
+func TestFrameworkWatchBoundsTheSeries(t *testing.T) {
+	w := newFrameworkWatch("Flink job", func(context.Context) ([]contract.Detail, error) { return nil, nil }, logrus.New())
+	var series []contract.FrameworkSeries
+	for i := 0; i < contract.MaxSeries+3; i++ {
+		s := contract.FrameworkSeries{Name: strings.Repeat("s", 1000)}
+		for j := 0; j < contract.MaxSeriesPoints+20; j++ {
+			s.Points = append(s.Points, contract.SeriesPoint{At: time.Unix(int64(j), 0), Value: int64(j), Note: strings.Repeat("n", 100)})
+		}
+		series = append(series, s)
+	}
+	w.series = func() []contract.FrameworkSeries { return series }
+	if err := w.poll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := w.status()
+	if len(s.Series) != contract.MaxSeries || len(s.Series[0].Name) != contract.MaxDetailBytes || len(s.Series[0].Points) != contract.MaxSeriesPoints {
+		t.Fatalf("bounds: %d series, name %d bytes, %d points", len(s.Series), len(s.Series[0].Name), len(s.Series[0].Points))
+	}
+	if p := s.Series[0].Points; p[0].Value != 20 || p[len(p)-1].Value != int64(contract.MaxSeriesPoints+19) || len(p[0].Note) != contract.MaxDetailNameBytes {
+		t.Fatalf("not the newest points, or the note not cut: %+v … %+v", p[0], p[len(p)-1])
+	}
+	series[0].Points[len(series[0].Points)-1].Value = -1
+	if w.status().Series[0].Points[contract.MaxSeriesPoints-1].Value == -1 {
+		t.Fatal("the status shares the framework's points")
+	}
+}

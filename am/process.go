@@ -473,6 +473,7 @@ func (p *process) serveAndRun(ctx context.Context) (int, error) {
 		api.Links = append(slices.Clone(api.Links), contract.Link{Name: pr.Name, URL: p.base + strings.TrimPrefix(web.ProxyPrefix(pr), "/"), Note: pr.Note})
 	}
 	if watch := newFrameworkWatch(fwAM.DetailsTitle, fwAM.Details, p.log); watch != nil {
+		watch.series = fwAM.Series
 		api.Framework = watch.status
 		watchCtx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()

@@ -16,14 +16,36 @@ type FrameworkStatus struct {
 	// Title names what the details are of ("Flink job").
 	Title   string   `json:"title"`
 	Details []Detail `json:"details,omitempty"`
+	// Series are values of the framework's work over time (a Flink job's parallelism per vertex,
+	// docs/flink.md#autoscaling), at most MaxSeries of at most MaxSeriesPoints each.
+	Series []FrameworkSeries `json:"series,omitempty"`
 	// At is when the framework answered last; Error why its last read failed (the details are then
 	// the last ones read, as of At).
 	At    time.Time `json:"at,omitzero"`
 	Error string    `json:"error,omitempty"`
 }
 
+// FrameworkSeries is one value of a framework's work over time, its points oldest first: the page
+// draws it as a table.
+type FrameworkSeries struct {
+	Name   string        `json:"name"`
+	Points []SeriesPoint `json:"points"`
+}
+
+// SeriesPoint is a FrameworkSeries' value at a time, and what it was (Note: "decided", "applied",
+// "running", bounded as a detail's name).
+type SeriesPoint struct {
+	At    time.Time `json:"at"`
+	Value int64     `json:"value"`
+	Note  string    `json:"note,omitempty"`
+}
+
 // Bounds of a framework's details: the AM cuts what a framework hands it to them.
 const (
+	// MaxSeries and MaxSeriesPoints bound a framework's series (the newest points kept); a series'
+	// name is bounded as a detail's value.
+	MaxSeries          = 16
+	MaxSeriesPoints    = 100
 	MaxDetails         = 16
 	MaxDetailNameBytes = 40
 	MaxDetailBytes     = 400

@@ -213,6 +213,12 @@ type AM struct {
 	// since its last call.
 	DetailsTitle string
 	Details      func(ctx context.Context) ([]contract.Detail, error)
+	// Series, when set with Details, are values of the work over time (a Flink job's parallelism
+	// per vertex): the AM calls it after each Details that answered, cuts it to
+	// contract.MaxSeries of contract.MaxSeriesPoints (the newest) and serves it beside the details
+	// (contract.FrameworkStatus.Series), which the page draws. It reads what the framework keeps,
+	// never its processes.
+	Series func() []contract.FrameworkSeries
 	// Collectors, when set, are served with the AM's own at /metrics: Prometheus collectors the
 	// framework keeps current itself (a Flink job's autoscaler gauges).
 	Collectors []prometheus.Collector

@@ -90,6 +90,50 @@ type autoscaler struct {
 
 	mu   sync.Mutex
 	view autoscaleView
+	// hist is each vertex's parallelism over time, of the job followed now (series), under mu.
+	hist autoscaleHistory
+}
+
+// maxHistoryPoints bounds each vertex's history (contract.MaxSeriesPoints): the newest kept.
+const maxHistoryPoints = contract.MaxSeriesPoints
+
+// autoscaleHistory is the parallelism of the job's vertices over time: what it ran at (a rescale,
+// the autoscaler's or anyone's) and what each decision recommended or decided.
+type autoscaleHistory struct {
+	job   string
+	order []string // the vertices' ids as the job lists them
+	names map[string]string
+	pts   map[string][]contract.SeriesPoint
+}
+
+// add is a point of vertex id (named name) of job; a new job starts the history anew.
+func (h *autoscaleHistory) add(job, id, name string, at time.Time, value int, note string) {
+	if h.job != job || h.pts == nil {
+		*h = autoscaleHistory{job: job, names: map[string]string{}, pts: map[string][]contract.SeriesPoint{}}
+	}
+	if _, ok := h.pts[id]; !ok {
+		h.order = append(h.order, id)
+	}
+	h.names[id] = name
+	pts := append(h.pts[id], contract.SeriesPoint{At: at.UTC(), Value: int64(value), Note: note})
+	if len(pts) > maxHistoryPoints {
+		pts = slices.Clone(pts[len(pts)-maxHistoryPoints:])
+	}
+	h.pts[id] = pts
+}
+
+// series is framework.AM.Series: each vertex's parallelism over time, "Parallelism of <vertex>".
+func (a *autoscaler) series() []contract.FrameworkSeries {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var out []contract.FrameworkSeries
+	for _, id := range a.hist.order {
+		out = append(out, contract.FrameworkSeries{Name: "Parallelism of " + a.hist.names[id], Points: slices.Clone(a.hist.pts[id])})
+	}
+	return out
 }
 
 // noChange is the key of a decision that changes nothing and hits no bound: told only after one
@@ -149,6 +193,13 @@ func (a *autoscaler) poll(ctx context.Context) error {
 		if a.jobID != "" {
 			a.quiet = now.Add(a.spec.Stabilise)
 		}
+		a.mu.Lock()
+		for _, l := range loads {
+			if job.ID != a.jobID || a.par[l.ID] != l.Parallelism {
+				a.hist.add(job.ID, l.ID, l.Name, now, l.Parallelism, "running")
+			}
+		}
+		a.mu.Unlock()
 		a.jobID, a.par, a.samples, a.start, a.pending = job.ID, par, nil, time.Time{}, nil
 	}
 	if now.Before(a.quiet) {
@@ -205,6 +256,13 @@ func (a *autoscaler) poll(ctx context.Context) error {
 		if a.apply != nil {
 			mode = "decided"
 		}
+		a.mu.Lock()
+		for _, v := range d.Vertices {
+			if v.To != v.From {
+				a.hist.add(job.ID, v.ID, v.Name, now, v.To, mode)
+			}
+		}
+		a.mu.Unlock()
 		a.emit(contract.Event{Type: eventAutoscale, Severity: sev,
 			Message: fmt.Sprintf("%s: autoscale %s: %s; measured over %s: %s", jobName(*job), mode, d.outcome(), a.spec.Window, d.inputs())})
 	}

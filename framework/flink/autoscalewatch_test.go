@@ -432,3 +432,36 @@ func TestAutoscaleOnNeverAsksBackWhatTheGiveBackReleased(t *testing.T) {
 	d := &autoscaleDecision{Vertices: []vertexDecision{{ID: "a", From: 1, To: 2}, {ID: "b", From: 3, To: 3}}}
 	assert.Equal(t, map[string]int{"a": 2}, d.changed(), "an unchanged vertex's bound (a give-back's, say) is not set again")
 }
+
+// The page's per-vertex parallelism over time (framework.AM.Series): the parallelism the job runs
+// at when first seen and after each rescale, and each decision's, with their times; the newest 100
+// points of a vertex kept, and a new job's history starts anew.
+func TestAutoscaleKeepsEachVertexsParallelismOverTime(t *testing.T) {
+	jm, rest := newAutoscaleJobManager(t, autoscaleVersions[0])
+	ev := &events{}
+	spec := defaultAutoscale()
+	spec.Mode, spec.Window, spec.Stabilise = autoscaleOn, 10*time.Second, 0
+	a := newAutoscaler(spec, rest, ev.emit, 4, "4 slots", setUpperBounds(rest))
+	assert.Empty(t, a.series(), "nothing before the job is read")
+	now := time.Unix(0, 0)
+	a.now = func() time.Time { return now }
+	ctx := context.Background()
+	require.NoError(t, a.poll(ctx))
+	now = now.Add(10 * time.Second)
+	require.NoError(t, a.poll(ctx))
+	require.Len(t, jm.put, 1)
+	s := a.series()
+	require.Len(t, s, 1)
+	assert.Equal(t, "Parallelism of Source: Sequence Source -> Map -> Sink: Writer", s[0].Name)
+	assert.Equal(t, []contract.SeriesPoint{{At: time.Unix(0, 0).UTC(), Value: 1, Note: "running"}, {At: time.Unix(10, 0).UTC(), Value: 2, Note: "decided"}}, s[0].Points)
+
+	var h autoscaleHistory
+	for i := range 150 {
+		h.add("job1", "v", "map", time.Unix(int64(i), 0), i, "running")
+	}
+	require.Len(t, h.pts["v"], maxHistoryPoints)
+	assert.EqualValues(t, 50, h.pts["v"][0].Value, "the newest 100 kept")
+	assert.EqualValues(t, 149, h.pts["v"][99].Value)
+	h.add("job2", "w", "sink", time.Unix(200, 0), 3, "running")
+	assert.Equal(t, []string{"w"}, h.order, "a new job's history starts anew")
+}

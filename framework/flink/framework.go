@@ -186,7 +186,7 @@ func (flinkFramework) StartAM(ctx context.Context, j *jobfile.Job, s framework.A
 	}
 	if spec.Autoscale.Mode != autoscaleOff {
 		watch.autoscale = startAutoscale(ctx, j, conf, client, emit, s.GPUUtilisation, s.Headroom, watch.demand) // docs/flink.md#autoscaling
-		fw.Collectors = watch.autoscale.gauges.collectors()
+		fw.Collectors, fw.Series = watch.autoscale.gauges.collectors(), watch.autoscale.series
 	}
 	if watch.preempt != nil {
 		fw.OnPreemption = watch.preempt.onPreemption // docs/flink.md#preemption

@@ -154,6 +154,30 @@
         fw.appendChild(err);
       }
     }
+    renderSeries(f);
+  }
+
+  // The framework's values over time (a Flink job's parallelism per vertex, decisions and what it
+  // ran at; docs/flink.md#autoscaling): a small table each, newest first, set as text.
+  function renderSeries(f) {
+    var box = byId("framework-series");
+    clear(box);
+    ((f && f.series) || []).forEach(function (sr) {
+      var pts = sr.points || [];
+      if (!pts.length) return;
+      var table = el("table", "fw-series", box);
+      table.setAttribute("data-series", sr.name);
+      text(el("caption", "", table), sr.name + ": " + pts.map(function (p) { return p.value; }).join(" → "));
+      var head = el("tr", "", el("thead", "", table));
+      ["time", "value", "what"].forEach(function (h) { text(el("th", "", head), h); });
+      var body = el("tbody", "", table);
+      pts.slice().reverse().forEach(function (p) {
+        var tr = el("tr", "", body);
+        cell(tr, clock(p.at), "at");
+        cell(tr, p.value, "value");
+        cell(tr, p.note || "", "note");
+      });
+    });
   }
 
   function renderTable(s) {
