@@ -513,8 +513,8 @@ func slotsLimit(instances, perTM, given int) (int, string) {
 		n, instances, keySlots, perTM, given, plural(given, "TaskManager", "TaskManagers"))
 }
 
-// setUpperBounds applies a decision (autoscale = "on"): each vertex's upper bound set to its
-// decided parallelism, its lower bound no higher; the adaptive scheduler rescales the job to them
+// setUpperBounds applies a decision (autoscale = "on"): the upper bound of each vertex in to (those
+// it changes) set to its decided parallelism, its lower bound no higher, every other's as it is; the adaptive scheduler rescales the job to them
 // and the demand asks for the TaskManagers they take.
 func setUpperBounds(rest *flinkdist.REST) func(ctx context.Context, jobID string, to map[string]int) error {
 	return func(ctx context.Context, jobID string, to map[string]int) error {
