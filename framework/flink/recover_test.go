@@ -222,3 +222,24 @@ func TestCheckpointDefaults(t *testing.T) {
 	assert.Equal(t, "file:/ck/chk-6", get(c, keyRestore))
 	assert.Equal(t, "file:/ck/chk-6", get(c, keyStateRecoveryPath), "Flink reads the current key first")
 }
+
+// TestWatchReadsNoCheckpointsWhileInitializing: the watch does not read /checkpoints of a job still
+// INITIALIZING (its JobManager would log an error for each read), and reads them once it runs.
+func TestWatchReadsNoCheckpointsWhileInitializing(t *testing.T) {
+	jm := &fakeJobManager{state: "INITIALIZING", parallelism: 1, checkpoints: `{"counts":{"completed":0}}`}
+	srv := httptest.NewServer(jm)
+	defer srv.Close()
+	var ev recorded
+	w := &jobWatch{rest: &flinkdist.REST{URL: srv.URL}, emit: ev.emit, now: time.Now}
+	_, err := w.details(context.Background())
+	require.NoError(t, err)
+	_, err = w.details(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, jm.cpReads, "no checkpoint read while the job initialises")
+	jm.mu.Lock()
+	jm.state = "RUNNING"
+	jm.mu.Unlock()
+	_, err = w.details(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, jm.cpReads, "read once the job runs")
+}

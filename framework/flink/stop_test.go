@@ -29,6 +29,7 @@ type fakeJobManager struct {
 	failure     string
 	stopBody    map[string]any
 	exceptions  string // the /exceptions answer ("": an empty history)
+	cpReads     int    // how many times /checkpoints was read
 }
 
 func (f *fakeJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +42,7 @@ func (f *fakeJobManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == j:
 		_, _ = w.Write([]byte(`{"jid":"` + testJobID + `","name":"stream","state":"` + f.state + `","vertices":[{"name":"Source","parallelism":1},{"name":"Map","parallelism":` + itoa(f.parallelism) + `}]}`))
 	case r.URL.Path == j+"/checkpoints":
+		f.cpReads++
 		_, _ = w.Write([]byte(f.checkpoints))
 	case r.URL.Path == j+"/exceptions":
 		_, _ = w.Write([]byte(cmp.Or(f.exceptions, `{"exceptionHistory":{"entries":[]}}`)))

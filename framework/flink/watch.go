@@ -80,8 +80,12 @@ func (w *jobWatch) details(ctx context.Context) ([]contract.Detail, error) {
 		d = append(d, contract.Detail{Name: "Parallelism", Value: fmt.Sprint(par)})
 	}
 	w.tellJob(job, par)
-	if cp, err := w.rest.Checkpoints(ctx, job.ID); err == nil {
-		d = append(d, w.tellCheckpoints(ctx, job, cp)...)
+	// A job still INITIALIZING has no checkpoint statistics yet: its JobManager answers the read with
+	// an error it also logs, stack trace and all, once per read.
+	if job.State != "INITIALIZING" {
+		if cp, err := w.rest.Checkpoints(ctx, job.ID); err == nil {
+			d = append(d, w.tellCheckpoints(ctx, job, cp)...)
+		}
 	}
 	if job.State == "RUNNING" {
 		w.running = true
