@@ -98,10 +98,11 @@ type config struct {
 	Driver       *driverConfig
 	// OnScale, when set, is asked before the declared number of TaskExecutors changes (PUT
 	// requirements); an error refuses the change with its text. OnPreemption, when set, is told of
-	// the containers the ResourceManager warned of (each once). Both come from the job's framework
+	// the containers the ResourceManager warned of (each once) and of those the AM gives back for
+	// their idle GPUs, with the notice's reason. Both come from the job's framework
 	// (framework.AM, docs/design.md#adding-a-framework) and are called without mu.
 	OnScale      func(ctx context.Context, from, to int) error
-	OnPreemption func(ctx context.Context, containers []string)
+	OnPreemption func(ctx context.Context, containers []string, reason string)
 	// GiveBack, when set, is how a demand-sized job's framework gives back a TaskExecutor whose
 	// GPUs stayed idle (framework.AM.GiveBack, idlerelease.go): Can under mu, Release without.
 	GiveBack *framework.GiveBack

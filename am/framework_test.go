@@ -78,7 +78,7 @@ func (p probe) StartAM(_ context.Context, j *jobfile.Job, s framework.AMStart) (
 			}
 			return nil
 		},
-		OnPreemption: func(_ context.Context, ids []string) { p.preempted <- ids },
+		OnPreemption: func(_ context.Context, ids []string, _ string) { p.preempted <- ids },
 	}, nil
 }
 

@@ -116,12 +116,16 @@ func (a *am) noticesLocked(warned []*tracked) {
 	a.noticed = make(chan struct{})
 	if hook := a.cfg.OnPreemption; hook != nil {
 		ids := make([]string, len(warned))
+		reason := ""
 		for i, t := range warned {
 			ids[i] = t.ID
+			if t.notice != nil {
+				reason = t.notice.Reason // one warning's notices share their reason
+			}
 		}
 		// The framework's own response (a checkpoint, say) may call out: never under mu, never in
 		// the loop's way.
-		go hook(context.Background(), ids)
+		go hook(context.Background(), ids, reason)
 	}
 }
 

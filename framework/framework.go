@@ -199,8 +199,10 @@ type AM struct {
 	// starts low and calls AMStart.Scale.
 	Instances int
 	// OnPreemption, when set, is told of the ResourceManager's preemption warnings (the containers
-	// named), besides the launchers' own notices.
-	OnPreemption func(ctx context.Context, containers []string)
+	// named), besides the launchers' own notices, and of the AM's own notice before it gives back a
+	// container whose GPUs stayed idle: reason is the notice's (contract.PreemptionNotice.Reason: ""
+	// for the ResourceManager's warning, contract.NoticeIdleGPURelease for the AM's release).
+	OnPreemption func(ctx context.Context, containers []string, reason string)
 	// GiveBack, when set, lets a framework that sizes its workers from its demand (Instances > 0)
 	// give back a TaskExecutor whose GPUs stayed idle (taskexecutor.idle-gpu-release); nil: such a
 	// job keeps its GPUs.

@@ -50,18 +50,19 @@ func newPreempter(rest *flinkdist.REST, emit func(contract.Event), mode, dir str
 	return &preempter{rest: rest, emit: emit, now: time.Now, mode: mode, dir: dir, inFlight: map[string]bool{}}
 }
 
-// onPreemption is framework.AM.OnPreemption: containers are the TaskManagers the RM named.
-func (p *preempter) onPreemption(ctx context.Context, containers []string) {
+// onPreemption is framework.AM.OnPreemption: containers are the TaskManagers the RM named, or the
+// one the AM gives back for its idle GPUs (reason contract.NoticeIdleGPURelease).
+func (p *preempter) onPreemption(ctx context.Context, containers []string, reason string) {
 	ctx, cancel := context.WithTimeout(ctx, preemptTimeout)
 	defer cancel()
-	named := strings.Join(containers, ", ")
+	named := warned(containers, reason)
 	if p.mode == preemptSavepoint && p.dir == "" {
-		p.record(contract.SeverityWarning, fmt.Sprintf("YARN will preempt %s: no savepoint taken, %s is not set (checkpoint-on-preemption = %q)", named, keySavepointsDir, preemptSavepoint))
+		p.record(contract.SeverityWarning, fmt.Sprintf("%s: no savepoint taken, %s is not set (checkpoint-on-preemption = %q)", named, keySavepointsDir, preemptSavepoint))
 		return
 	}
 	jobs, err := p.rest.Jobs(ctx)
 	if err != nil {
-		p.record(contract.SeverityWarning, fmt.Sprintf("YARN will preempt %s: cannot ask the JobManager for its jobs, so no %s was taken: %v", named, p.mode, err))
+		p.record(contract.SeverityWarning, fmt.Sprintf("%s: cannot ask the JobManager for its jobs, so no %s was taken: %v", named, p.mode, err))
 		return
 	}
 	var wg sync.WaitGroup
@@ -76,12 +77,12 @@ func (p *preempter) onPreemption(ctx context.Context, containers []string) {
 		}
 		wg.Go(func() {
 			defer p.end(j.ID)
-			p.take(ctx, j, named)
+			p.take(ctx, j, named, notice(reason))
 		})
 	}
 	wg.Wait()
 	if running == 0 {
-		p.record(contract.SeverityWarning, fmt.Sprintf("YARN will preempt %s: no job is RUNNING, so no %s was taken", named, p.mode))
+		p.record(contract.SeverityWarning, fmt.Sprintf("%s: no job is RUNNING, so no %s was taken", named, p.mode))
 	}
 }
 
@@ -101,14 +102,32 @@ func (p *preempter) end(job string) {
 	delete(p.inFlight, job)
 }
 
-// take asks for job's checkpoint (or savepoint), waits for it and tells of each step.
-func (p *preempter) take(ctx context.Context, job flinkdist.Job, named string) {
+// warned says who takes containers back, as the outcomes' lines begin.
+func warned(containers []string, reason string) string {
+	named := strings.Join(containers, ", ")
+	if reason == contract.NoticeIdleGPURelease {
+		return "yarn-am gives back " + named + " for its idle GPUs"
+	}
+	return "YARN will preempt " + named
+}
+
+// notice names the warning a checkpoint was asked on.
+func notice(reason string) string {
+	if reason == contract.NoticeIdleGPURelease {
+		return "the idle-GPU notice"
+	}
+	return "the preemption warning"
+}
+
+// take asks for job's checkpoint (or savepoint), waits for it and tells of each step; on names the
+// warning (notice).
+func (p *preempter) take(ctx context.Context, job flinkdist.Job, named, on string) {
 	start := p.now()
 	what := "a checkpoint"
 	if p.mode == preemptSavepoint {
 		what = "a savepoint in " + p.dir
 	}
-	p.record(contract.SeverityInfo, fmt.Sprintf("%s: YARN will preempt %s; asking for %s", jobName(job), named, what))
+	p.record(contract.SeverityInfo, fmt.Sprintf("%s: %s; asking for %s", jobName(job), named, what))
 	var done string
 	var err error
 	if p.mode == preemptSavepoint {
@@ -127,10 +146,10 @@ func (p *preempter) take(ctx context.Context, job flinkdist.Job, named string) {
 	}
 	took := p.now().Sub(start).Round(time.Millisecond)
 	if err != nil {
-		p.record(contract.SeverityWarning, fmt.Sprintf("%s: %s asked on the preemption warning failed after %s: %v", jobName(job), what, took, err))
+		p.record(contract.SeverityWarning, fmt.Sprintf("%s: %s asked on %s failed after %s: %v", jobName(job), what, on, took, err))
 		return
 	}
-	p.record(contract.SeverityInfo, fmt.Sprintf("%s: %s completed %s after the preemption warning", jobName(job), done, took))
+	p.record(contract.SeverityInfo, fmt.Sprintf("%s: %s completed %s after %s", jobName(job), done, took, on))
 }
 
 // record emits an outcome as a flink-job event and keeps it for the details.

@@ -103,11 +103,11 @@ func TestPreemptionAsksForOneCheckpointAtATime(t *testing.T) {
 	ctx := context.Background()
 
 	first := make(chan struct{})
-	go func() { p.onPreemption(ctx, []string{"container_1_0001_01_000002"}); close(first) }()
+	go func() { p.onPreemption(ctx, []string{"container_1_0001_01_000002"}, ""); close(first) }()
 	require.Eventually(t, func() bool { c, _ := jm.counts(); return c == 1 }, 10*time.Second, 5*time.Millisecond)
 	// Warnings while the checkpoint is in flight: served by it.
-	p.onPreemption(ctx, []string{"container_1_0001_01_000002"})
-	p.onPreemption(ctx, []string{"container_1_0001_01_000003"})
+	p.onPreemption(ctx, []string{"container_1_0001_01_000002"}, "")
+	p.onPreemption(ctx, []string{"container_1_0001_01_000003"}, "")
 	c, _ := jm.counts()
 	assert.Equal(t, 1, c, "one checkpoint in flight per job")
 	close(jm.release)
@@ -130,7 +130,7 @@ func TestPreemptionAsksForOneCheckpointAtATime(t *testing.T) {
 	jm.mu.Lock()
 	jm.failure = "Checkpoint was declined (tasks not ready)"
 	jm.mu.Unlock()
-	p.onPreemption(ctx, []string{"container_1_0001_01_000004"})
+	p.onPreemption(ctx, []string{"container_1_0001_01_000004"}, "")
 	c, _ = jm.counts()
 	assert.Equal(t, 2, c)
 	ev.mu.Lock()
@@ -145,10 +145,29 @@ func TestPreemptionAsksForOneCheckpointAtATime(t *testing.T) {
 	jm.mu.Lock()
 	jm.state = "RESTARTING"
 	jm.mu.Unlock()
-	p.onPreemption(ctx, []string{"container_1_0001_01_000005"})
+	p.onPreemption(ctx, []string{"container_1_0001_01_000005"}, "")
 	c, _ = jm.counts()
 	assert.Equal(t, 2, c)
 	assert.Contains(t, p.details()[0].Value, "no job is RUNNING, so no checkpoint was taken")
+}
+
+// TestIdleGPUNoticeIsNotToldAsPreemption: the AM's own notice before it gives back a TaskManager
+// whose GPUs stayed idle asks for the same checkpoint, and its lines say so, not that YARN preempts.
+func TestIdleGPUNoticeIsNotToldAsPreemption(t *testing.T) {
+	jm := &triggerJobManager{state: "RUNNING", release: make(chan struct{})}
+	close(jm.release)
+	srv := httptest.NewServer(jm)
+	defer srv.Close()
+	var ev recorded
+	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, preemptCheckpoint, "")
+	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"}, contract.NoticeIdleGPURelease)
+	c, _ := jm.counts()
+	assert.Equal(t, 1, c, "a checkpoint asked")
+	msgs := ev.messages()
+	assert.Contains(t, msgs, "yarn-am gives back container_1_0001_01_000002 for its idle GPUs; asking for a checkpoint")
+	assert.Contains(t, msgs, " after the idle-GPU notice")
+	assert.NotContains(t, msgs, "YARN will preempt")
+	assert.NotContains(t, msgs, "preemption warning")
 }
 
 // TestPreemptionSavepoint: checkpoint-on-preemption = "savepoint" asks for a savepoint in
@@ -161,13 +180,13 @@ func TestPreemptionSavepoint(t *testing.T) {
 	defer srv.Close()
 	var ev recorded
 	p := newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, preemptSavepoint, "file:///tmp/sp")
-	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"})
+	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"}, "")
 	assert.Equal(t, map[string]any{"target-directory": "file:///tmp/sp", "cancel-job": false}, jm.lastBody())
 	assert.Contains(t, ev.messages(), "asking for a savepoint in file:///tmp/sp")
 	assert.Contains(t, ev.messages(), "savepoint file:/tmp/sp/savepoint-0123-abcd completed ")
 
 	p = newPreempter(&flinkdist.REST{URL: srv.URL}, ev.emit, preemptSavepoint, "")
-	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"})
+	p.onPreemption(context.Background(), []string{"container_1_0001_01_000002"}, "")
 	_, s := jm.counts()
 	assert.Equal(t, 1, s, "no savepoint without a directory")
 	assert.Contains(t, p.details()[0].Value, "no savepoint taken, state.savepoints.dir is not set")
