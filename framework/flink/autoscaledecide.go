@@ -14,8 +14,8 @@ import (
 // This file is the autoscaler's decision (docs/flink.md#autoscaling), a pure function of what was
 // measured: the DS2 method. Per vertex, its true processing rate is the records it took in per
 // second divided by its busy fraction (what its subtasks would take in busy all the time); its
-// target rate comes from the sources downstream: a source's rate plus what clears its backlog
-// within the catch-up time, carried through each vertex by its ratio of records out to records in.
+// target rate comes from the sources downstream: a source's rate, plus how fast its backlog grew,
+// plus what clears its backlog within the catch-up time, carried through each vertex by its ratio of records out to records in.
 // Its parallelism is the target rate over the true rate of one subtask at the target utilisation,
 // within the bounds, at most a step away, rounded up to a divisor of its max parallelism, and never
 // more than the TaskManagers' slots hold, nor than those the queue's headroom can still add. A vertex whose TaskManagers' GPUs are busier than the
@@ -36,10 +36,14 @@ type vertexLoad struct {
 	// In and Out are the records per second all its subtasks took in and sent on.
 	In, Out float64
 	// SourceRate is a source's records read per second (NaN: not a source or not reported; Out
-	// stands in); Pending, its backlog in records (NaN: the source does not report one).
-	SourceRate, Pending float64
+	// stands in); Pending, its backlog in records (NaN: the source does not report one), and
+	// PendingGrowth how fast it grew over the window, records per second (NaN: not known; below 0
+	// when it shrank).
+	SourceRate, Pending, PendingGrowth float64
 	// GPU is the GPU utilisation of the TaskManagers that run it, 0..1 (NaN: none measured).
 	GPU float64
+	// At is when it was measured (zero: not known).
+	At time.Time
 }
 
 // autoscaleBounds is what limits every vertex: the job file's keys and the slots.
@@ -98,6 +102,7 @@ type vertexDecision struct {
 	TargetRate float64 // records per second it is to take in (NaN: unknown)
 	Busy, GPU  float64
 	Lag        float64 // a source's backlog (NaN: none reported)
+	LagGrowth  float64 // how fast it grew, records per second (NaN: not known)
 	In         float64
 	// Why is the reason in words; Limit, the bound that held it below or above what the rates ask
 	// ("" none).
@@ -190,6 +195,9 @@ func (d *autoscaleDecision) inputs() string {
 		}
 		if !math.IsNaN(v.Lag) {
 			s += fmt.Sprintf(" lag=%s", rateText(v.Lag))
+			if !math.IsNaN(v.LagGrowth) {
+				s += fmt.Sprintf(" (%+.0f/s)", v.LagGrowth)
+			}
 		}
 		if !math.IsNaN(v.GPU) {
 			s += " gpu=" + percent(v.GPU)
@@ -237,6 +245,12 @@ func decide(now time.Time, loads []vertexLoad, b autoscaleBounds, since lowerSin
 			rate := v.SourceRate
 			if math.IsNaN(rate) {
 				rate = v.Out
+			}
+			// What arrives is what the source read plus what piled up unread: a source held back by
+			// the vertices after it reads no faster than they take, so its read rate alone hides
+			// the load that makes it fall behind.
+			if !math.IsNaN(v.PendingGrowth) {
+				rate = max(rate+v.PendingGrowth, 0)
 			}
 			in = rate
 			if !math.IsNaN(v.Pending) && v.Pending > 0 && spec.CatchUp > 0 {
@@ -288,7 +302,7 @@ func decideVertex(now time.Time, v vertexLoad, target float64, spec autoscaleSpe
 		took = v.Out
 	}
 	out := vertexDecision{ID: v.ID, Name: v.Name, From: v.Parallelism, To: v.Parallelism, Busy: v.Busy, GPU: v.GPU,
-		Lag: v.Pending, In: took, TrueRate: math.NaN(), TargetRate: target}
+		Lag: v.Pending, LagGrowth: v.PendingGrowth, In: took, TrueRate: math.NaN(), TargetRate: target}
 	p := max(v.Parallelism, 1)
 	lo, hi := spec.bandLow(), spec.bandHigh()
 	want := p

@@ -60,6 +60,41 @@ func TestDecideScalesOutABusyVertex(t *testing.T) {
 	assert.Contains(t, d.inputs(), "map p=1 in=100/s busy=100% true=100/s/subtask target=100/s")
 }
 
+// A source held back by the vertex after it reads only what that vertex takes (250/s): the records
+// that arrive and pile up unread (its backlog growing 275/s) are load too. The target is what
+// arrives (525/s) plus what clears the backlog (6000 over 120 s), so the map goes 1 → 4 in one
+// decision, where the read rate and the backlog alone would ask for 2.
+func TestDecideCountsTheBacklogsGrowth(t *testing.T) {
+	src := source("src", 1, 250, 0.3, 6000)
+	src.PendingGrowth = 275
+	d := decide(time.Unix(0, 0), []vertexLoad{src, op("map", 1, 250, 250, 1.0, "src")}, autoscaleBounds{spec: defaultAutoscale()}, lowerSince{})
+	m := decided(t, d, "map")
+	assert.InDelta(t, 575, m.TargetRate, 1e-9, "250/s read + 275/s piling up + 6000 over 120 s")
+	assert.Equal(t, 4, m.To, "ceil(575 / (250 × 0.7)) = 4")
+	assert.Contains(t, d.inputs(), "lag=6000 (+275/s)")
+
+	src.PendingGrowth = nan
+	d = decide(time.Unix(0, 0), []vertexLoad{src, op("map", 1, 250, 250, 1.0, "src")}, autoscaleBounds{spec: defaultAutoscale()}, lowerSince{})
+	assert.Equal(t, 2, decided(t, d, "map").To, "without the growth: ceil(300 / 175)")
+
+	// A backlog being cleared faster than records arrive lowers what arrives, never below 0.
+	src.PendingGrowth = -1000
+	d = decide(time.Unix(0, 0), []vertexLoad{src, op("map", 1, 250, 250, 1.0, "src")}, autoscaleBounds{spec: defaultAutoscale()}, lowerSince{})
+	assert.InDelta(t, 50, decided(t, d, "map").TargetRate, 1e-9, "0/s arriving + 6000 over 120 s")
+}
+
+// growth is the backlog's change per second between the first and the last samples that report
+// one, whatever the samples between; unknown with fewer than two.
+func TestBacklogGrowthOverTheWindow(t *testing.T) {
+	at := func(sec int64, pending float64) map[string]vertexLoad {
+		return map[string]vertexLoad{"src": {ID: "src", Pending: pending, At: time.Unix(sec, 0)}}
+	}
+	assert.InDelta(t, 100, growth("src", []map[string]vertexLoad{at(0, 0), at(5, nan), at(10, 400), at(20, 2000)}), 1e-9)
+	assert.InDelta(t, -50, growth("src", []map[string]vertexLoad{at(0, 1000), at(10, 500)}), 1e-9)
+	assert.True(t, math.IsNaN(growth("src", []map[string]vertexLoad{at(0, 1000)})))
+	assert.True(t, math.IsNaN(growth("map", []map[string]vertexLoad{at(0, 1000), at(10, 500)})))
+}
+
 // A source's backlog raises the target by what clears it within the catch-up time, carried down to
 // the operator by its records out per record in; the parallelism is rounded up to a divisor of the
 // max parallelism (6 → 8 of 128).

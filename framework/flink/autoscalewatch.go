@@ -185,8 +185,9 @@ func (a *autoscaler) poll(ctx context.Context) error {
 	}
 	now := a.now()
 	par := map[string]int{}
-	for _, l := range loads {
+	for i, l := range loads {
 		par[l.ID] = l.Parallelism
+		loads[i].At = now
 	}
 	if job.ID != a.jobID || !maps.Equal(par, a.par) {
 		// A new job or a rescale (ours or anyone's): its metrics settle first.
@@ -329,9 +330,29 @@ func average(latest []vertexLoad, samples []map[string]vertexLoad) []vertexLoad 
 		out[i].Out = mean(func(l vertexLoad) float64 { return l.Out })
 		out[i].SourceRate = mean(func(l vertexLoad) float64 { return l.SourceRate })
 		out[i].GPU = mean(func(l vertexLoad) float64 { return l.GPU })
-		// The backlog is what is left now, not its mean.
+		// The backlog is what is left now, not its mean; how fast it grew, from the window's first
+		// and last samples that report it.
+		out[i].PendingGrowth = growth(id, samples)
 	}
 	return out
+}
+
+// growth is how fast vertex id's backlog grew between the first and the last samples that have it,
+// records per second (NaN: fewer than two such samples, or no time between them).
+func growth(id string, samples []map[string]vertexLoad) float64 {
+	var first, last *vertexLoad
+	for _, s := range samples {
+		if l, ok := s[id]; ok && !math.IsNaN(l.Pending) && !l.At.IsZero() {
+			if first == nil {
+				first = &l
+			}
+			last = &l
+		}
+	}
+	if first == nil || !last.At.After(first.At) {
+		return math.NaN()
+	}
+	return (last.Pending - first.Pending) / last.At.Sub(first.At).Seconds()
 }
 
 // measure reads one sample of every vertex of the job.
@@ -440,7 +461,7 @@ func loadOf(v flinkdist.Vertex, inputs []string, m map[string]flinkdist.Aggregat
 	avg := func(a flinkdist.Aggregate) flinkdist.MetricValue { return a.Avg }
 	l := vertexLoad{ID: v.ID, Name: v.Name, Parallelism: v.Parallelism, MaxParallelism: v.MaxParallelism, Group: v.SlotSharingGroup,
 		Inputs: inputs, Busy: get(metricBusy, avg) / 1000, BackPressured: get(metricBackPressured, avg) / 1000,
-		In: get(metricIn, sum), Out: get(metricOut, sum), SourceRate: math.NaN(), Pending: math.NaN(), GPU: math.NaN()}
+		In: get(metricIn, sum), Out: get(metricOut, sum), SourceRate: math.NaN(), Pending: math.NaN(), PendingGrowth: math.NaN(), GPU: math.NaN()}
 	if len(inputs) > 0 {
 		return l
 	}
