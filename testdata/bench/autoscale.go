@@ -132,7 +132,7 @@ type stepResult struct {
 func replay(m stepModel, pc pacing) stepResult {
 	res := stepResult{Name: pc.Name, ToRescale: -1, ToUnder: -1, ToScaleIn: -1}
 	const dt = time.Second
-	type obs struct{ busy, in, src float64 }
+	type obs struct{ busy, in, src, backlog float64 }
 	p, maxP := 1, 1
 	backlog := 0.0
 	var hist []obs
@@ -174,7 +174,7 @@ func replay(m stepModel, pc pacing) stepResult {
 			}
 		}
 		if now >= windowFrom {
-			hist = append(hist, obs{busy: took / capacity, in: took, src: took})
+			hist = append(hist, obs{busy: took / capacity, in: took, src: took, backlog: backlog})
 			if n := int(pc.Window / dt); len(hist) > n {
 				hist = hist[len(hist)-n:]
 			}
@@ -192,7 +192,13 @@ func replay(m stepModel, pc pacing) stepResult {
 			continue
 		}
 		trueRate := a.in / float64(p) / a.busy
-		target := a.src + backlog/pc.CatchUp.Seconds()
+		// Both autoscalers count what arrives: the source's read rate plus its backlog's growth
+		// over the window (the operator's lag growth rate, yarn-am's PendingGrowth).
+		arrives := a.src
+		if len(hist) > 1 {
+			arrives = math.Max(arrives+(hist[len(hist)-1].backlog-hist[0].backlog)/(float64(len(hist)-1)*dt.Seconds()), 0)
+		}
+		target := arrives + backlog/pc.CatchUp.Seconds()
 		projected := target / (trueRate * float64(p))
 		want := p
 		if projected < pc.Utilisation-pc.Band || projected > pc.Utilisation+pc.Band {
