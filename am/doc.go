@@ -59,7 +59,8 @@
 //   - durable.go: the durable state a later attempt of the AM takes over: the AM's side (adopt, what
 //     is saved, the stores); its encoding is book.State.
 //   - frameworkstate.go: the framework's own state across attempts (framework.AMStart.State), an
-//     extended attribute of the staging directory beside the AM's.
+//     extended attribute of the staging directory beside the AM's; and the queue's headroom it
+//     reads (framework.AMStart.Headroom).
 //   - frameworkpublished.go: what the framework published for its TaskExecutors
 //     (framework.AMStart.Publish: a Flink JobManager's RPC address once bound), served by the API.
 //   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -40,21 +38,6 @@ func inPartition(nodes []*hadooppb.NodeReportProto, label string) []*hadooppb.No
 		}
 	}
 	return out
-}
-
-// Headroom is the allocate response's available_resources and what one TaskExecutor takes
-// (framework.AMStart.Headroom); false before a response named a headroom.
-func (a *am) Headroom() (framework.Headroom, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.headroom == nil {
-		return framework.Headroom{}, false
-	}
-	worker := a.lastAllocated
-	if len(worker) == 0 {
-		worker = a.cfg.Spec.Capability
-	}
-	return framework.Headroom{Free: contract.Capability(yarnrpc.ResourceAmounts(a.headroom)), Worker: maps.Clone(worker)}, true
 }
 
 // buildEvidence sums the RUNNING nodes' capability and use, and picks the largest node by the

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 
+	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -128,4 +130,19 @@ func notExist(err error) error {
 		return fmt.Errorf("%w (%w)", fs.ErrNotExist, err)
 	}
 	return err
+}
+
+// Headroom is the allocate response's available_resources and what one TaskExecutor takes
+// (framework.AMStart.Headroom); false before a response named a headroom.
+func (a *am) Headroom() (framework.Headroom, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.headroom == nil {
+		return framework.Headroom{}, false
+	}
+	worker := a.lastAllocated
+	if len(worker) == 0 {
+		worker = a.cfg.Spec.Capability
+	}
+	return framework.Headroom{Free: contract.Capability(yarnrpc.ResourceAmounts(a.headroom)), Worker: maps.Clone(worker)}, true
 }
