@@ -259,7 +259,7 @@ func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace stri
 	tStep := setRate(stepHigh)
 	rate = stepHigh
 	tl.StepAt = since(tStep)
-	var decidedAt, appliedAt, underAt time.Time
+	var decidedAt, appliedAt, underAt, underSince time.Time
 	peak := 0.0
 	deadline := tStep.Add(15 * time.Minute)
 	for underAt.IsZero() {
@@ -281,8 +281,18 @@ func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace stri
 		}
 		if b := backlog(s); !math.IsNaN(b) {
 			peak = max(peak, b)
-			if !appliedAt.IsZero() && peak > stepBacklog && b < stepBacklog {
-				underAt = time.Now()
+			// Under the bound on every read for 15 s, so at least one of the JobManager's metric
+			// fetches (10 s apart) between: a source subtask a rescale has just restarted reads
+			// no backlog until it has its rates and its position.
+			switch {
+			case appliedAt.IsZero() || peak <= stepBacklog || b >= stepBacklog:
+				underSince = time.Time{}
+			case underSince.IsZero():
+				underSince = time.Now()
+			case time.Since(underSince) >= 15*time.Second:
+				underAt = underSince
+			}
+			if !underAt.IsZero() {
 				break
 			}
 		}
