@@ -535,22 +535,18 @@ func slotsLimit(instances, perTM, given int) (int, string) {
 }
 
 // setUpperBounds applies a decision (autoscale = "on"): the upper bound of each vertex in to (those
-// it changes) set to its decided parallelism, its lower bound no higher, every other's as it is; the adaptive scheduler rescales the job to them
-// and the demand asks for the TaskManagers they take.
+// it changes) set to its decided parallelism, its lower bound no higher, every other's as it is;
+// the adaptive scheduler rescales the job to them and the demand asks for the TaskManagers they take.
 func setUpperBounds(rest *flinkdist.REST) func(ctx context.Context, jobID string, to map[string]int) error {
 	return func(ctx context.Context, jobID string, to map[string]int) error {
 		bounds, err := rest.ResourceRequirements(ctx, jobID)
 		if err != nil {
 			return err
 		}
-		out := make(map[string]flinkdist.Bounds, len(bounds))
-		for id, b := range bounds {
-			if p, ok := to[id]; ok && p > 0 {
-				b = flinkdist.Bounds{Lower: max(min(b.Lower, p), 1), Upper: p}
-			}
-			out[id] = b
-		}
-		return rest.SetResourceRequirements(ctx, jobID, out)
+		return setUppers(ctx, rest, jobID, bounds, func(v string) (int, bool) {
+			p, ok := to[v]
+			return p, ok && p > 0
+		})
 	}
 }
 

@@ -482,15 +482,27 @@ func (d *demand) setUpper(ctx context.Context, jobID string, upper int) error {
 			maxPar[v.ID] = v.MaxParallelism
 		}
 	}
-	out := make(map[string]flinkdist.Bounds, len(bounds))
-	for _, v := range slices.Sorted(maps.Keys(bounds)) {
+	return setUppers(ctx, d.rest, jobID, bounds, func(v string) (int, bool) {
 		u := upper
 		if m := maxPar[v]; m > 0 {
 			u = min(u, m)
 		}
-		out[v] = flinkdist.Bounds{Lower: max(min(bounds[v].Lower, u), 1), Upper: max(u, 1)}
+		return max(u, 1), true
+	})
+}
+
+// setUppers writes the job's bounds: each vertex's upper bound to what upper says of it (false:
+// its bounds as they are), its lower bound no higher. bounds are the job's present ones. The
+// demand's, yarn-am scale's and the autoscaler's writes all end here.
+func setUppers(ctx context.Context, rest *flinkdist.REST, jobID string, bounds map[string]flinkdist.Bounds, upper func(vertex string) (int, bool)) error {
+	out := make(map[string]flinkdist.Bounds, len(bounds))
+	for v, b := range bounds {
+		if p, ok := upper(v); ok {
+			b = flinkdist.Bounds{Lower: max(min(b.Lower, p), 1), Upper: p}
+		}
+		out[v] = b
 	}
-	return d.rest.SetResourceRequirements(ctx, jobID, out)
+	return rest.SetResourceRequirements(ctx, jobID, out)
 }
 
 // given is how many TaskManagers were given back for their idle GPUs (autoscaler.given).
