@@ -60,7 +60,7 @@ func (a *am) observedLocked(now time.Time) decision.Observed {
 	return obs
 }
 
-func (a *am) stoppingLocked() bool { return a.stopping || a.driverExit != nil || a.policyOut != nil }
+func (a *am) stoppingLocked() bool { return a.stopping || a.driver.exited() || a.policyOut != nil }
 
 func (a *am) holdingLocked(now time.Time) bool {
 	return now.Before(a.holdUntil) || a.gang.Holding(now)
@@ -366,7 +366,7 @@ func (a *am) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
 // spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
 // adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
 func (a *am) spreadRoom(ctx context.Context) int {
-	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil {
+	if a.cfg.Locality != localitySpread || !a.nodes.lists() {
 		return 0
 	}
 	a.mu.Lock()

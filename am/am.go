@@ -18,7 +18,6 @@ import (
 	"github.com/yarn-am/yarn-am/am/gpuuse"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
-	"github.com/yarn-am/yarn-am/internal/stderrtail"
 	"github.com/yarn-am/yarn-am/jobfile"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -209,11 +208,6 @@ type driverConfig struct {
 	// and has not stopped it (framework.AM.RestartDriver): ok starts it again in place, in the same
 	// attempt, with env ("KEY=value") added to its environment; else its exit ends the application.
 	Restart func(ctx context.Context, code int) (env []string, ok bool)
-
-	// tail keeps the last lines of the driver's stderr for the status's owner view (driverOutcome).
-	tail *stderrtail.Tail
-	// outcomeFile is where the driver may write its outcome for the diagnostics (contract.EnvOutcomeFile).
-	outcomeFile string
 }
 
 // am is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which
@@ -227,8 +221,10 @@ type am struct {
 	started time.Time   // when this attempt's AM was made
 	wake    chan struct{}
 	launchQ chan *tracked
-	// nodesWant: the status was read; the node refresher lists the nodes if due (nodes.go).
-	nodesWant chan struct{}
+	// nodes lists the cluster's nodes (nodes.go).
+	nodes *nodeLister
+	// driver is driver mode's process (driver.go; nil without config.Driver), safe for concurrent use.
+	driver *driverProc
 	// background counts the goroutines that stop containers outside the loop (scale-down); Run
 	// waits for them, so none outlives it.
 	background sync.WaitGroup
@@ -253,9 +249,6 @@ type am struct {
 	release     map[string]*hadooppb.ContainerIdProto
 	responseID  int32
 	limitHit    bool
-	driverExit  *int
-	driverPID   int  // the driver's process (group), once started
-	driverEnded bool // stopped by the AM at the failure limit (driverConfig.EndOnFailureLimit)
 	stopping    bool
 
 	// schedulingRequests: the asks go as SchedulingRequests with constraint (placement.go; config,
@@ -364,7 +357,7 @@ func newAM(cfg config) (*am, error) {
 		cfg.GangTimeout = defaultGangTimeout
 	}
 	cfg.Events.OnAdd(cfg.Metrics.ObserveEvent)
-	return &am{
+	a := &am{
 		events:      cfg.Events,
 		metrics:     cfg.Metrics,
 		policy:      decision.NewPolicy(cfg.Policy),
@@ -377,13 +370,18 @@ func newAM(cfg config) (*am, error) {
 		release:     map[string]*hadooppb.ContainerIdProto{},
 		wake:        make(chan struct{}, 1),
 		started:     cfg.Now(),
-		nodesWant:   make(chan struct{}, 1),
 		launchQ:     make(chan *tracked, 1024),
 		noticed:     make(chan struct{}),
 
 		schedulingRequests: schedulingRequests, constraint: constraint,
 		placementFull: map[string]bool{}, placementRejected: map[int64]bool{},
-	}, nil
+	}
+	a.nodes = &nodeLister{cluster: cfg.Cluster, asked: cfg.Spec.Capability, label: cfg.NodeLabel, metrics: cfg.Metrics, log: a.log,
+		now: cfg.Now, want: make(chan struct{}, 1), mu: &a.mu, view: &a.book.Nodes}
+	if cfg.Driver != nil {
+		a.driver = newDriverProc(cfg.Driver, a.log, a.poke)
+	}
+	return a, nil
 }
 
 // poke wakes Run for a heartbeat now (a send that would block is dropped: one is pending).

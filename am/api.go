@@ -30,9 +30,7 @@ func (a *am) Status() contract.Status {
 	if s.Diagnostics == "" && a.policyOut != nil {
 		s.Diagnostics = a.policyOut.Diagnostics
 	}
-	if d := a.cfg.Driver; d != nil { // web serves it only with the secret (visibility.go)
-		s.DriverStderrTail = driverTail(d.tail, a.driverExit)
-	}
+	s.DriverStderrTail = a.driver.stderrTail() // web serves it only with the secret (visibility.go)
 	s.Now, s.Started = a.cfg.Now(), a.started
 	s.Gang = a.gangStatusLocked()
 	s.Nodes, s.NodesAt = a.book.Nodes.Listing()
@@ -64,7 +62,7 @@ func (a *am) Status() contract.Status {
 		cs.GPUs = a.gpus.Status(t.ID) // gpuusage.go
 		s.Containers = append(s.Containers, cs)
 	}
-	a.gpuHistoriesLocked(s.Containers) // gpuusage.go: the web UI's utilisation chart
+	a.gpus.NewestHistories(s.Containers) // the web UI's utilisation chart
 	s.GPUUsage = a.gpuUsageLocked(s.Now)
 	return s
 }
@@ -126,8 +124,8 @@ func (a *am) Unknown(ids []string) []string {
 	return out
 }
 
-// WantNodes notes that the status is being read for the page's device map (nodes.go, wantNodes).
-func (a *am) WantNodes() { a.wantNodes() }
+// WantNodes notes that the status is being read for the page's device map (nodes.go, nodeLister.wanted).
+func (a *am) WantNodes() { a.nodes.wanted() }
 
 // Web is what package web serves of this AM: its state, events and metrics.
 func (a *am) Web() web.Backend {

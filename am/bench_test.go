@@ -200,7 +200,7 @@ func BenchmarkAMRampUp(b *testing.B) {
 // containers whose rings are full (gpuuse.SeriesLen samples each), with 1 and 8 GPUs per container:
 // book-MB is the Go heap it holds, bytes/container the same per container; one op (status-ms) is
 // the GPU part of one read of the status: every container's GPUs, and the histories of the newest
-// contract.MaxHistoryGPUs GPUs (gpuHistoriesLocked).
+// contract.MaxHistoryGPUs GPUs (gpuuse.Book.NewestHistories).
 // Reported, not asserted (docs/performance.md#the-gpu-book):
 //
 //	go test -run '^$' -bench AMGPUBook -benchtime 3x ./am/
@@ -247,7 +247,7 @@ func BenchmarkAMGPUBook(b *testing.B) {
 				for i, id := range ids {
 					cs[i] = contract.ContainerStatus{ID: id, GPUs: m.gpus.Status(id)}
 				}
-				m.gpuHistoriesLocked(cs)
+				m.gpus.NewestHistories(cs)
 			}
 			b.StopTimer()
 			if cs[containers-1].GPUs[0].History == nil || cs[0].GPUs[0].History != nil {

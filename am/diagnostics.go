@@ -35,7 +35,7 @@ const workerStderrDiagnostics = "its last stderr lines are shown to the applicat
 const driverStderrPointer = "its last stderr lines are shown to the application's owner: `yarn-am status`, or am.stderr in `yarn-am logs`"
 
 // driverTail is the driver's redacted stderr tail once it exited non-zero, else "". The caller holds
-// the AM's mutex (exit is its driverExit).
+// the driver's mutex (exit is its driverProc.exit).
 func driverTail(t *stderrtail.Tail, exit *int) string {
 	if t == nil || exit == nil || *exit == 0 {
 		return ""

@@ -88,15 +88,18 @@
 //   - placement.go: taskexecutor.placement: the SchedulingRequests and their placement constraint
 //     where the RM has a placement handler, the rejected ones asked again, and the blacklist of full
 //     nodes where the AM keeps max-per-node itself.
-//   - nodes.go: listNodes, the one bounded, measured getClusterNodes call, and the node refresher
-//     that lists the nodes while the status is read; book.Nodes remembers its answers.
+//   - nodes.go: nodeLister, the cluster's nodes listed: the one bounded, measured getClusterNodes
+//     call (list, running), and the refresher that lists the nodes while the status is read (wanted,
+//     refresher); book.Nodes, under mu, remembers its answers.
 //   - surface.go: the loop's side of failures: events from what the loop sees, policy decisions turned
 //     into exclusions and outcomes, the pending check, gauges, SetRequirements.
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
 //     rejected request.
 //   - diagnostics.go: a container's end said once: the worker's stderr tail its launcher reported, the
 //     launcher's discovery failure, text cut at a word, a node that lacks the job's devices excluded.
-//   - driver.go: driver mode (a user program in the AM container decides the final status).
+//   - driver.go: driver mode (a user program in the AM container decides the final status):
+//     driverProc, the driver's process with its own state (started, restarted in place, stopped at
+//     the failure limit, its stderr tail, its outcome).
 //   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
 //   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
 //   - tokens.go, tokens_refresh.go: Kerberized clusters. stagingStore is the staging seam (*staging
@@ -150,14 +153,16 @@
 //
 // Goroutines: Run's (the loop: reconcile, heartbeat, checks, saving the state), the launch workers
 // (launch.go, config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
-// background (launch.go, stopInBackground), the driver's watcher (driver.go), the framework's details
+// background (launch.go, stopInBackground), the driver's watchers (driver.go, with a leaf mutex of its
+// own, driverProc.mu), the framework's details
 // (frameworkwatch.go, with a leaf mutex of its own) and the HTTP handlers
 // (package web, through web.State). All of them meet only under mu or through the channels and the
 // event log.
 //
-// Lock orders, the only two: am.mu → events.Log's mu (events are emitted under mu) and
-// reportCounter.mu → am.mu (web's report counter asks Unknown while it holds its own mutex). No
-// other lock is taken with mu held.
+// Lock orders, the only three: am.mu → events.Log's mu (events are emitted under mu), am.mu →
+// driverProc.mu (the status and the plan ask the driver's state with mu held; the driver takes no
+// other lock) and reportCounter.mu → am.mu (web's report counter asks Unknown while it holds its own
+// mutex). No other lock is taken with mu held.
 //
 // # Seams
 //

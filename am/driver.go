@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -64,12 +65,35 @@ func driverEnv(d *driverConfig) ([]string, error) {
 	return append(env, d.Env...), nil
 }
 
-// startDriver starts the driver; the returned channel closes when it has exited for good: with
-// d.Restart, a driver that exits non-zero may be started again in place first (superviseDriver).
-func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
-	d := a.cfg.Driver
-	d.tail = &stderrtail.Tail{Redact: driverRedactor(d.Env, d.Tokens)}
-	cmd, err := a.spawnDriver(nil)
+// driverProc is driver mode's process (driverConfig): the user program in the AM's container, started
+// by Run, started again in place when its framework asks (driverConfig.Restart), stopped at the failure
+// limit (driverConfig.EndOnFailureLimit), its stderr's last lines kept, and its exit turned into the
+// application's outcome. It owns its state under a mutex of its own, a leaf: the AM may call it with
+// am.mu held, and it takes no other lock (doc.go, "Locking").
+type driverProc struct {
+	// Set by newDriverProc, never changed afterwards.
+	cfg  *driverConfig
+	log  logrus.FieldLogger
+	wake func()           // wakes the AM's loop once the driver has ended for good (am.poke)
+	tail *stderrtail.Tail // the last lines of its stderr, redacted (safe for concurrent use)
+
+	mu          sync.Mutex
+	pid         int    // the driver's process (group), once started
+	exit        *int   // its exit code, once it has exited for good
+	ended       bool   // stopped by the AM at the failure limit (driverConfig.EndOnFailureLimit)
+	outcomeFile string // where the driver may write its outcome (contract.EnvOutcomeFile), once started
+}
+
+// newDriverProc returns driver mode's process for d, not started; wake is called once the driver has
+// ended for good.
+func newDriverProc(d *driverConfig, log logrus.FieldLogger, wake func()) *driverProc {
+	return &driverProc{cfg: d, log: log, wake: wake, tail: &stderrtail.Tail{Redact: driverRedactor(d.Env, d.Tokens)}}
+}
+
+// start starts the driver; the returned channel closes when it has exited for good: with
+// d.Restart, a driver that exits non-zero may be started again in place first (supervise).
+func (p *driverProc) start(ctx context.Context) (<-chan struct{}, error) {
+	cmd, err := p.spawn(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -77,23 +101,23 @@ func (a *am) startDriver(ctx context.Context) (<-chan struct{}, error) {
 	go func() {
 		select {
 		case <-ctx.Done():
-			a.signalDriver(syscall.SIGTERM)
+			p.signal(syscall.SIGTERM)
 			select {
 			case <-done:
 			case <-time.After(5 * time.Second):
-				a.signalDriver(syscall.SIGKILL)
+				p.signal(syscall.SIGKILL)
 			}
 		case <-done:
 		}
 	}()
-	go a.superviseDriver(ctx, cmd, done)
+	go p.supervise(ctx, cmd, done)
 	return done, nil
 }
 
-// spawnDriver starts the driver's process, with extra ("KEY=value") added to its environment, in a
+// spawn starts the driver's process, with extra ("KEY=value") added to its environment, in a
 // process group of its own.
-func (a *am) spawnDriver(extra []string) (*exec.Cmd, error) {
-	d := a.cfg.Driver
+func (p *driverProc) spawn(extra []string) (*exec.Cmd, error) {
+	d := p.cfg
 	cmd := exec.Command("/bin/bash", "-c", d.Command)
 	env, err := driverEnv(d)
 	if err != nil {
@@ -112,9 +136,11 @@ func (a *am) spawnDriver(extra []string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	_ = os.Remove(outcome) // an earlier attempt's, or the driver's before its restart
-	d.outcomeFile = outcome
+	p.mu.Lock()
+	p.outcomeFile = outcome
+	p.mu.Unlock()
 	cmd.Env = append(cmd.Env, contract.EnvOutcomeFile+"="+outcome)
-	cmd.Stderr = io.MultiWriter(cmd.Stderr, d.tail)
+	cmd.Stderr = io.MultiWriter(cmd.Stderr, p.tail)
 	// Stderr is now a pipe that Wait drains: a background process the driver leaves holding it must not
 	// keep Wait from returning once the driver has exited.
 	cmd.WaitDelay = 2 * time.Second
@@ -122,41 +148,41 @@ func (a *am) spawnDriver(extra []string) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("driver %q could not be started: %w", d.Command, err)
 	}
-	a.log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": d.Command}).Info("am: driver started")
-	a.mu.Lock()
-	a.driverPID = cmd.Process.Pid
-	a.mu.Unlock()
+	p.log.WithFields(logrus.Fields{"pid": cmd.Process.Pid, "command": d.Command}).Info("am: driver started")
+	p.mu.Lock()
+	p.pid = cmd.Process.Pid
+	p.mu.Unlock()
 	return cmd, nil
 }
 
-// signalDriver sends sig to the driver's process group, the one running now.
-func (a *am) signalDriver(sig syscall.Signal) {
-	a.mu.Lock()
-	pid := a.driverPID
-	a.mu.Unlock()
+// signal sends sig to the driver's process group, the one running now.
+func (p *driverProc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	pid := p.pid
+	p.mu.Unlock()
 	if pid > 0 {
 		_ = syscall.Kill(-pid, sig)
 	}
 }
 
-// superviseDriver waits for the driver; one that exits non-zero is started again in place when
-// mayRestart says so, else its exit code is the driver's outcome and done closes.
-func (a *am) superviseDriver(ctx context.Context, cmd *exec.Cmd, done chan<- struct{}) {
+// supervise waits for the driver; one that exits non-zero is started again in place when restart
+// says so, else its exit code is the driver's outcome and done closes.
+func (p *driverProc) supervise(ctx context.Context, cmd *exec.Cmd, done chan<- struct{}) {
 	for {
 		code := exitCodeOf(cmd.Wait())
-		a.log.WithField("exit_code", code).Info("am: driver exited")
-		next := a.restartDriver(ctx, code)
+		p.log.WithField("exit_code", code).Info("am: driver exited")
+		next := p.restart(ctx, code)
 		if next == nil {
-			a.mu.Lock()
-			a.driverExit = &code
-			a.mu.Unlock()
+			p.mu.Lock()
+			p.exit = &code
+			p.mu.Unlock()
 			close(done)
-			a.poke()
+			p.wake()
 			return
 		}
 		cmd = next
 		if ctx.Err() != nil { // the AM stopped while it started: it goes too
-			a.signalDriver(syscall.SIGTERM)
+			p.signal(syscall.SIGTERM)
 		}
 	}
 }
@@ -177,14 +203,13 @@ func exitCodeOf(err error) int {
 	}
 }
 
-// restartDriver starts the driver again in place when it exited non-zero while the AM runs, the AM
-// did not stop it, and its framework asks for the restart (driverConfig.Restart); nil: it stays
-// ended.
-func (a *am) restartDriver(ctx context.Context, code int) *exec.Cmd {
-	d := a.cfg.Driver
-	a.mu.Lock()
-	stopped := a.driverEnded
-	a.mu.Unlock()
+// restart starts the driver again in place when it exited non-zero while the AM runs, the AM did not
+// stop it, and its framework asks for the restart (driverConfig.Restart); nil: it stays ended.
+func (p *driverProc) restart(ctx context.Context, code int) *exec.Cmd {
+	d := p.cfg
+	p.mu.Lock()
+	stopped := p.ended
+	p.mu.Unlock()
 	if d.Restart == nil || code == 0 || stopped || ctx.Err() != nil {
 		return nil
 	}
@@ -193,13 +218,13 @@ func (a *am) restartDriver(ctx context.Context, code int) *exec.Cmd {
 		return nil
 	}
 	// What the driver left in its process group goes with it before it starts again.
-	a.signalDriver(syscall.SIGKILL)
-	cmd, err := a.spawnDriver(env)
+	p.signal(syscall.SIGKILL)
+	cmd, err := p.spawn(env)
 	if err != nil {
-		a.log.WithError(err).Error("am: the driver could not be started again")
+		p.log.WithError(err).Error("am: the driver could not be started again")
 		return nil
 	}
-	a.log.WithFields(logrus.Fields{"exit_code": code, "pid": cmd.Process.Pid}).Warn("am: driver restarted in place")
+	p.log.WithFields(logrus.Fields{"exit_code": code, "pid": cmd.Process.Pid}).Warn("am: driver restarted in place")
 	return cmd
 }
 
@@ -218,55 +243,82 @@ func restartWith(r func(context.Context, int) (map[string]string, bool)) func(co
 	}
 }
 
-// driverOutcome is the application's outcome once the driver has exited (nil before).
-func (a *am) driverOutcome() *decision.Outcome {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.driverExit == nil {
+// outcome is the application's outcome once the driver has exited (nil before, and without a
+// driver): limitHit and diagnostics are the AM's, the failure limit reached and its diagnostics.
+func (p *driverProc) outcome(limitHit bool, diagnostics string) *decision.Outcome {
+	if p == nil {
 		return nil
 	}
-	code := *a.driverExit
-	if a.driverEnded {
-		return &decision.Outcome{Status: contract.Failed, Diagnostics: a.diagnostics + fmt.Sprintf("; the driver %q was stopped (it exited with code %d)", a.cfg.Driver.Command, code)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exit == nil {
+		return nil
 	}
-	said := driverSaid(a.cfg.Driver)
+	d, code := p.cfg, *p.exit
+	if p.ended {
+		return &decision.Outcome{Status: contract.Failed, Diagnostics: diagnostics + fmt.Sprintf("; the driver %q was stopped (it exited with code %d)", d.Command, code)}
+	}
+	said := driverSaid(d, p.outcomeFile)
 	if code == 0 {
 		return &decision.Outcome{Status: contract.Succeeded, Diagnostics: "the driver exited with code 0" + said}
 	}
-	diag := fmt.Sprintf("the driver %q exited with code %d", a.cfg.Driver.Command, code) + said
-	if driverTail(a.cfg.Driver.tail, a.driverExit) != "" {
+	diag := fmt.Sprintf("the driver %q exited with code %d", d.Command, code) + said
+	if driverTail(p.tail, p.exit) != "" {
 		diag += "; " + driverStderrPointer
 	}
-	if a.limitHit {
-		diag += "; " + a.diagnostics
+	if limitHit {
+		diag += "; " + diagnostics
 	}
 	return &decision.Outcome{Status: contract.Failed, Diagnostics: diag}
 }
 
-// endDriverOnLimit stops a driver with EndOnFailureLimit once the failure limit is reached; its exit
-// then ends the application (driverOutcome).
-func (a *am) endDriverOnLimit() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	d := a.cfg.Driver
-	if d == nil || !d.EndOnFailureLimit || !a.limitHit || a.driverEnded || a.driverExit != nil || a.driverPID <= 0 {
+// endOnLimit stops a driver with EndOnFailureLimit once the failure limit is reached (limitHit); its
+// exit then ends the application (outcome). Without a driver it does nothing.
+func (p *driverProc) endOnLimit(limitHit bool) {
+	if p == nil {
 		return
 	}
-	a.driverEnded = true
-	a.log.WithField("pid", a.driverPID).Warn("am: failure limit reached: stopping the driver")
-	_ = syscall.Kill(-a.driverPID, syscall.SIGTERM)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cfg.EndOnFailureLimit || !limitHit || p.ended || p.exit != nil || p.pid <= 0 {
+		return
+	}
+	p.ended = true
+	p.log.WithField("pid", p.pid).Warn("am: failure limit reached: stopping the driver")
+	_ = syscall.Kill(-p.pid, syscall.SIGTERM)
 }
 
-// driverSaid is the outcome the driver wrote for the diagnostics (contract.EnvOutcomeFile) as ": text",
-// or "": read bounded, redacted of the application's secrets, made printable and one line. Only a
-// regular file is read, and its open never blocks nor follows a link (boundedread.OpenOwnRegular): the
-// driver may have put a named pipe there, and the AM holds its lock here
-// (TestDriverOutcomeFileIsReadOnlyAsARegularFile). What is there instead is named, not read.
-func driverSaid(d *driverConfig) string {
-	if d == nil || d.outcomeFile == "" {
+// exited says whether the driver has exited for good (false without a driver).
+func (p *driverProc) exited() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.exit != nil
+}
+
+// stderrTail is the driver's redacted stderr tail once it exited non-zero, else "" (and without a
+// driver): the status's and the finished event's, for the secret's holders only (am/web visibility).
+func (p *driverProc) stderrTail() string {
+	if p == nil {
 		return ""
 	}
-	f, err := boundedread.OpenOwnRegular(d.outcomeFile)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return driverTail(p.tail, p.exit)
+}
+
+// driverSaid is the outcome the driver wrote for the diagnostics (contract.EnvOutcomeFile, at file) as
+// ": text", or "": read bounded, redacted of the application's secrets, made printable and one line.
+// Only a regular file is read, and its open never blocks nor follows a link
+// (boundedread.OpenOwnRegular): the driver may have put a named pipe there, and the AM's loop waits on
+// this read (TestDriverOutcomeFileIsReadOnlyAsARegularFile). What is there instead is named, not read.
+func driverSaid(d *driverConfig, file string) string {
+	if file == "" {
+		return ""
+	}
+	f, err := boundedread.OpenOwnRegular(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return ""
 	}

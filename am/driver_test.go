@@ -18,27 +18,25 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
-	"github.com/yarn-am/yarn-am/internal/stderrtail"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 func TestDriverOutcomeCarriesTheDriversLastStderrLines(t *testing.T) {
-	d := &driverConfig{Command: "./driver.sh", tail: &stderrtail.Tail{}}
-	_, _ = d.tail.Write([]byte("bash: line 1: ./driver.sh: No such file or directory\n"))
-	a := &am{cfg: config{Driver: d}}
+	p := testDriver(&driverConfig{Command: "./driver.sh"})
+	_, _ = p.tail.Write([]byte("bash: line 1: ./driver.sh: No such file or directory\n"))
 	code := 127
-	a.driverExit = &code
-	out := a.driverOutcome()
+	p.exit = &code
+	out := p.outcome(false, "")
 	require.NotNil(t, out)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, `the driver "./driver.sh" exited with code 127`)
 	assert.NotContains(t, out.Diagnostics, "No such file", "the application's diagnostics (the RM's) point to the tail")
 	assert.Contains(t, out.Diagnostics, "`yarn-am status`")
-	assert.Equal(t, "bash: line 1: ./driver.sh: No such file or directory", driverTail(d.tail, a.driverExit), "the status's driverStderrTail")
+	assert.Equal(t, "bash: line 1: ./driver.sh: No such file or directory", p.stderrTail(), "the status's driverStderrTail")
 
 	code = 0
-	assert.Equal(t, "the driver exited with code 0", a.driverOutcome().Diagnostics, "a driver that succeeded adds nothing")
-	assert.Empty(t, driverTail(d.tail, a.driverExit))
+	assert.Equal(t, "the driver exited with code 0", p.outcome(false, "").Diagnostics, "a driver that succeeded adds nothing")
+	assert.Empty(t, p.stderrTail())
 }
 
 // A driver that exits while a background child still holds its stderr: the exit is seen at once (not
@@ -47,22 +45,34 @@ func TestDriverOutcomeCarriesTheDriversLastStderrLines(t *testing.T) {
 func TestDriverExitSeenWhileAChildHoldsStderr(t *testing.T) {
 	var stderr strings.Builder
 	d := &driverConfig{Command: "sleep 30 & echo \"driver-$((40+2)) failed $YARN_AM_SECRET\" >&2; exit 4", Env: []string{contract.EnvSecret + "=" + testSecret}, Stdout: io.Discard, Stderr: &lockedWriter{w: &stderr}}
-	a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+	p := testDriver(d)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // ends the background sleep's process group
-	done, err := a.startDriver(ctx)
+	done, err := p.start(ctx)
 	require.NoError(t, err)
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
 		t.Fatal("the driver's exit was not seen within 20 s: Wait waited for the child holding stderr")
 	}
-	out := a.driverOutcome()
+	out := p.outcome(false, "")
 	require.NotNil(t, out)
 	assert.Contains(t, out.Diagnostics, "exited with code 4")
 	assert.NotContains(t, out.Diagnostics, "driver-42 failed", "the tail is not in the RM's diagnostics")
-	assert.Equal(t, "driver-42 failed [application secret]", driverTail(d.tail, a.driverExit))
+	assert.Equal(t, "driver-42 failed [application secret]", p.stderrTail())
 	assert.Contains(t, stderr.String(), testSecret, "am.stderr itself is the driver's own, as written")
+}
+
+// testDriver is driver mode's process for d as newAM makes it, logging to a logger of its own.
+func testDriver(d *driverConfig) *driverProc {
+	return newDriverProc(d, logrus.NewEntry(logrus.New()), func() {})
+}
+
+// stoppedAtLimit says whether the AM stopped the driver at the failure limit.
+func (p *driverProc) stoppedAtLimit() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ended
 }
 
 type lockedWriter struct {
@@ -92,22 +102,21 @@ func TestDriverGetsNoAMRMTokenNorTheAuthoritysKey(t *testing.T) {
 	require.NoError(t, amCreds.WriteFile(amFile))
 	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", amFile)
 
-	m := apiAM(t)
-	m.cfg.Driver = &driverConfig{
+	p := testDriver(&driverConfig{
 		Command: `echo "$HADOOP_TOKEN_FILE_LOCATION" > seen-path; cp "$HADOOP_TOKEN_FILE_LOCATION" seen-tokens; env > seen-env`,
 		Tokens:  amCreds,
-	}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	done, err := m.startDriver(ctx)
+	done, err := p.start(ctx)
 	require.NoError(t, err)
 	select {
 	case <-done:
 	case <-ctx.Done():
 		t.Fatal("the driver did not exit")
 	}
-	require.NotNil(t, m.driverOutcome())
-	assert.Equal(t, contract.Succeeded, m.driverOutcome().Status)
+	require.NotNil(t, p.outcome(false, ""))
+	assert.Equal(t, contract.Succeeded, p.outcome(false, "").Status)
 
 	path, err := os.ReadFile(filepath.Join(dir, "seen-path"))
 	require.NoError(t, err)
@@ -137,21 +146,19 @@ func TestDriverEndedAtTheFailureLimit(t *testing.T) {
 	for _, end := range []bool{true, false} {
 		ready := filepath.Join(t.TempDir(), "ready")
 		d := &driverConfig{Command: "trap 'exit 0' TERM; touch " + ready + "; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: end}
-		a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
+		p := testDriver(d)
 		ctx, cancel := context.WithCancel(context.Background())
-		done, err := a.startDriver(ctx)
+		done, err := p.start(ctx)
 		require.NoError(t, err)
 		// The driver's trap is set once it has written ready: a SIGTERM before would end it with 143.
 		require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 20*time.Second, 10*time.Millisecond)
-		a.endDriverOnLimit()
-		assert.False(t, a.driverEnded, "no limit yet: the driver runs on")
-		a.mu.Lock()
-		a.limitHit, a.diagnostics = true, "3 TaskExecutors failed, more than taskexecutor.max-failures = 2 allows"
-		a.mu.Unlock()
-		a.endDriverOnLimit()
+		p.endOnLimit(false)
+		assert.False(t, p.stoppedAtLimit(), "no limit yet: the driver runs on")
+		diagnostics := "3 TaskExecutors failed, more than taskexecutor.max-failures = 2 allows"
+		p.endOnLimit(true)
 		if !end {
-			assert.False(t, a.driverEnded, "an ordinary driver decides itself")
-			assert.Nil(t, a.driverOutcome(), "still running")
+			assert.False(t, p.stoppedAtLimit(), "an ordinary driver decides itself")
+			assert.Nil(t, p.outcome(true, diagnostics), "still running")
 			cancel()
 			<-done
 			continue
@@ -161,7 +168,7 @@ func TestDriverEndedAtTheFailureLimit(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatal("the driver was not stopped within 20 s")
 		}
-		out := a.driverOutcome()
+		out := p.outcome(true, diagnostics)
 		require.NotNil(t, out)
 		assert.Equal(t, contract.Failed, out.Status, "failed although the driver exited 0")
 		assert.Contains(t, out.Diagnostics, "more than taskexecutor.max-failures = 2 allows")
@@ -178,15 +185,15 @@ func TestDriverPublishesItsOutcome(t *testing.T) {
 	t.Chdir(t.TempDir())
 	run := func(script string) *decision.Outcome {
 		d := &driverConfig{Command: script, Env: []string{contract.EnvSecret + "=" + testSecret}, Stdout: io.Discard, Stderr: io.Discard}
-		a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
-		done, err := a.startDriver(context.Background())
+		p := testDriver(d)
+		done, err := p.start(context.Background())
 		require.NoError(t, err)
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
 			t.Fatal("the driver did not end")
 		}
-		out := a.driverOutcome()
+		out := p.outcome(false, "")
 		require.NotNil(t, out)
 		return out
 	}
@@ -221,8 +228,8 @@ func TestDriverOutcomeFileIsReadOnlyAsARegularFile(t *testing.T) {
 		`mkdir "$YARN_AM_OUTCOME_FILE"; exit 1`:                "is a directory, not a regular file",
 	} {
 		d := &driverConfig{Command: script, Stdout: io.Discard, Stderr: io.Discard}
-		a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
-		done, err := a.startDriver(context.Background())
+		p := testDriver(d)
+		done, err := p.start(context.Background())
 		require.NoError(t, err)
 		select {
 		case <-done:
@@ -230,7 +237,7 @@ func TestDriverOutcomeFileIsReadOnlyAsARegularFile(t *testing.T) {
 			t.Fatalf("%s: the driver did not end", script)
 		}
 		got := make(chan *decision.Outcome, 1)
-		go func() { got <- a.driverOutcome() }()
+		go func() { got <- p.outcome(false, "") }()
 		select {
 		case out := <-got:
 			require.NotNil(t, out, script)
@@ -265,8 +272,8 @@ func TestDriverRestartedInPlaceByItsFramework(t *testing.T) {
 		}
 		return map[string]string{"RESTARTED_FROM": fmt.Sprint("chk-", len(codes))}, true
 	})
-	a := &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
-	done, err := a.startDriver(context.Background())
+	p := testDriver(d)
+	done, err := p.start(context.Background())
 	require.NoError(t, err)
 	select {
 	case <-done:
@@ -279,7 +286,7 @@ func TestDriverRestartedInPlaceByItsFramework(t *testing.T) {
 	mu.Lock()
 	assert.Equal(t, []int{93, 93, 5}, codes, "the framework is asked of every non-zero exit")
 	mu.Unlock()
-	out := a.driverOutcome()
+	out := p.outcome(false, "")
 	require.NotNil(t, out)
 	assert.Contains(t, out.Diagnostics, "exited with code 5", "the last exit is the outcome")
 
@@ -288,14 +295,11 @@ func TestDriverRestartedInPlaceByItsFramework(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready")
 	d = &driverConfig{Command: "trap 'exit 1' TERM; touch " + ready + "; sleep 30 & wait", Stdout: io.Discard, Stderr: io.Discard, EndOnFailureLimit: true,
 		Restart: func(context.Context, int) ([]string, bool) { asked = true; return nil, true }}
-	a = &am{cfg: config{Driver: d}, wake: make(chan struct{}, 1), log: logrus.NewEntry(logrus.New())}
-	done, err = a.startDriver(context.Background())
+	p = testDriver(d)
+	done, err = p.start(context.Background())
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 20*time.Second, 10*time.Millisecond)
-	a.mu.Lock()
-	a.limitHit = true
-	a.mu.Unlock()
-	a.endDriverOnLimit()
+	p.endOnLimit(true)
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):

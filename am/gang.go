@@ -234,7 +234,7 @@ func (a *am) checkGang(ctx context.Context) {
 		held, want, least, a.cfg.GangTimeout, held, retry), "", want)
 	a.mu.Unlock()
 
-	nodes := a.runningNodes(ctx)
+	nodes := a.nodes.running(ctx)
 	ev := buildEvidence(a.cfg.Spec.Capability, missing, a.cfg.GangTimeout, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
 	action := a.policy.Config().OnPendingTimeout

@@ -154,22 +154,3 @@ func uiScreenshot(t *testing.T, chromium string, st contract.Status, path string
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, png, 0o644))
 }
-
-// Only the newest containers' GPUs, contract.MaxHistoryGPUs in all, carry a history in the status:
-// the rows the page draws, at the cost of 64 series walks per read whatever the job's size.
-func TestStatusHistoriesOnlyForTheNewestGPUs(t *testing.T) {
-	m := &am{}
-	var cs []contract.ContainerStatus
-	now := time.Unix(1000, 0)
-	for i := range contract.MaxHistoryGPUs + 6 {
-		id := "container_1_0001_01_" + strings.Repeat("0", 4) + string(rune('a'+i/26)) + string(rune('a'+i%26))
-		u := 50.0
-		_, err := m.gpus.Add(id, "n1", []string{"GPU-x"}, contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-x", Util: &u}}}}}, now)
-		require.NoError(t, err)
-		cs = append(cs, contract.ContainerStatus{ID: id, GPUs: m.gpus.Status(id)})
-	}
-	m.gpuHistoriesLocked(cs)
-	for i, c := range cs {
-		assert.Equal(t, i >= 6, c.GPUs[0].History != nil, "container %d of %d", i, len(cs))
-	}
-}

@@ -26,7 +26,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 		return web.ErrUnknownContainer
 	}
 	if t.Phase != contract.Running && t.Phase != contract.Launching {
-		return nil // its gauges are gone (gpuEndedLocked); a late message adds nothing
+		return nil // its gauges are gone (exitedLocked); a late message adds nothing
 	}
 	a.gpus.IdleWarning = a.cfg.IdleGPUWarning
 	a.gpus.IdleGap = idleGap(a.cfg.GPUSampleInterval)
@@ -82,21 +82,6 @@ func (a *am) GPUSeries(id string) (contract.GPUSeries, bool) {
 	return s, true
 }
 
-// gpuHistoriesLocked gives the newest containers' GPUs, at most contract.MaxHistoryGPUs of them, their
-// utilisation history (the web UI's chart draws the same GPUs): a history costs a walk of the GPU's
-// kept series, too much for every GPU of a large job on every read of the status (BenchmarkAMGPUBook).
-func (a *am) gpuHistoriesLocked(cs []contract.ContainerStatus) {
-	n := 0
-	for i := len(cs) - 1; i >= 0; i-- {
-		k := len(cs[i].GPUs)
-		if k == 0 || n+k > contract.MaxHistoryGPUs {
-			continue
-		}
-		a.gpus.Histories(cs[i].ID, cs[i].GPUs)
-		n += k
-	}
-}
-
 // idleGap is the longest gap between two samples of a container that keeps its idle spell: three
 // sampling intervals, so that a late sample (a slow tool, a loaded node) does not end it but a
 // launcher that stopped sampling does (docs/gpus.md#idle-gpus-given-back). 0: no bound (sampling off).
@@ -119,12 +104,7 @@ func (a *am) gpuUsageLocked(now time.Time) *contract.GPUUsage {
 			seconds += float64(n) * d.Seconds()
 		}
 	}
-	u := a.gpus.Usage(seconds / 3600)
-	u.GivenBackGPUHours = a.book.Idle.Hours(now)
-	if u.Samples == 0 && seconds == 0 && u.GivenBackGPUHours == 0 {
-		return nil
-	}
-	return &u
+	return a.gpus.JobUsage(seconds/3600, a.book.Idle.Hours(now))
 }
 
 // gpuDiagnosticsLocked is diagnostics with the job's GPU time after it (the final diagnostics and the
@@ -141,7 +121,3 @@ func (a *am) gpuDiagnostics(diagnostics string) string {
 	}
 	return diagnostics + "; " + u.String()
 }
-
-// gpuEndedLocked removes t's gauges once it is no longer running (its series stays for the status
-// until its record is forgotten).
-func (a *am) gpuEndedLocked(t *tracked) { a.metrics.DropGPUs(t.ID) }

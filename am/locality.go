@@ -28,7 +28,7 @@ func (a *am) localityRooms(ctx context.Context) []book.NodeRoom {
 // failure the RM is not asked again for a minute).
 func (a *am) nodeRooms(ctx context.Context) []book.NodeRoom {
 	a.mu.Lock()
-	if a.cfg.Locality != localitySpread || a.cfg.Cluster == nil || !a.book.Nodes.SpreadDue(a.cfg.Now()) {
+	if a.cfg.Locality != localitySpread || !a.nodes.lists() || !a.book.Nodes.SpreadDue(a.cfg.Now()) {
 		a.mu.Unlock()
 		return nil
 	}
@@ -49,7 +49,7 @@ func (a *am) nodeRooms(ctx context.Context) []book.NodeRoom {
 	}
 	a.mu.Unlock()
 
-	nodes, err := a.listNodes(ctx)
+	nodes, err := a.nodes.list(ctx)
 	if err != nil {
 		a.mu.Lock()
 		a.book.Nodes.SpreadFailed(a.cfg.Now())

@@ -45,7 +45,7 @@ func TestLoopSpreadsAsksAsNodeLocalRequests(t *testing.T) {
 		nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0)),
 		nodeReport("n2", 42, "/default-rack", res(8192, 8, 4), res(4096, 4, 2)),
 	}}
-	m.cfg.Cluster, m.cfg.Locality = nodes, localitySpread
+	m.nodes.cluster, m.cfg.Locality = nodes, localitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
 	f.Mu.Lock()
 	defer f.Mu.Unlock()
@@ -71,7 +71,7 @@ func TestLoopAsksForAnyNodeWithoutNodeReportsOrWhenTurnedOff(t *testing.T) {
 			f := newFakeCluster(t)
 			m, _ := f.newAM(t, gpuSpec(4, 3))
 			nodes := &spreadNodes{nodes: []*hadooppb.NodeReportProto{nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0))}}
-			m.cfg.Cluster, m.cfg.Locality = nodes, localitySpread
+			m.nodes.cluster, m.cfg.Locality = nodes, localitySpread
 			setup(m, nodes)
 			assert.Equal(t, contract.Succeeded, run(t, m).Status)
 			f.Mu.Lock()
@@ -106,7 +106,7 @@ func TestLoopSpreadsWhatFitsAndAsksForTheRestPlainly(t *testing.T) {
 		nodeReport("n1", 41, "/default-rack", res(8192, 8, 4), res(0, 0, 0)),
 		nodeReport("n2", 42, "/default-rack", res(8192, 8, 4), res(8192, 8, 4)),
 	}}
-	m.cfg.Cluster, m.cfg.Locality = nodes, localitySpread
+	m.nodes.cluster, m.cfg.Locality = nodes, localitySpread
 	assert.Equal(t, contract.Succeeded, run(t, m).Status)
 	f.Mu.Lock()
 	defer f.Mu.Unlock()

@@ -27,7 +27,7 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 		go func() { defer wg.Done(); a.launchWorker(wctx) }()
 	}
 	wg.Add(1)
-	go func() { defer wg.Done(); a.nodeRefresher(wctx) }()
+	go func() { defer wg.Done(); a.nodes.refresher(wctx) }()
 	defer func() { stopWorkers(); wg.Wait(); a.background.Wait() }()
 
 	if err := a.register(ctx); err != nil {
@@ -57,8 +57,8 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 	a.gang.Begin(a.cfg.Now())
 	a.mu.Unlock()
 	var driverDone <-chan struct{}
-	if a.cfg.Driver != nil {
-		d, err := a.startDriver(ctx)
+	if a.driver != nil {
+		d, err := a.driver.start(ctx)
 		if err != nil {
 			out := decision.Outcome{Status: contract.Failed, Diagnostics: err.Error()}
 			return out, a.finish(ctx, out)
@@ -77,8 +77,11 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 		if o := a.policyOutcome(); o != nil {
 			out = o
 		}
-		a.endDriverOnLimit()
-		if o := a.driverOutcome(); o != nil {
+		a.mu.Lock()
+		limitHit, diagnostics := a.limitHit, a.diagnostics
+		a.mu.Unlock()
+		a.driver.endOnLimit(limitHit)
+		if o := a.driver.outcome(limitHit, diagnostics); o != nil {
 			out = o
 		}
 		if out != nil {

@@ -3,67 +3,89 @@ package am
 import (
 	"context"
 	"sort"
+	"sync"
 	"time"
 
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-// This file lists the cluster's nodes for the status document (Status.Nodes) and for locality: the
-// one bounded, measured getClusterNodes call, and the refresher that lists them while the status is
-// read; book.Nodes remembers the answers.
+// nodeLister lists the cluster's nodes (config.Cluster) for the status document (Status.Nodes), the
+// evidence of a shortage and locality: the one bounded, measured getClusterNodes call, and the
+// refresher that lists them while the status is read and books the answers in the AM's node view
+// (book.Nodes). Its fields are set by newAM and never changed afterwards (tests set them before the
+// AM runs); the node view is the AM's, under the AM's mutex.
+type nodeLister struct {
+	cluster clusterNodes        // nil: the AM lists no nodes
+	asked   contract.Capability // the job's capability: its device types are what the map draws
+	label   string              // taskexecutor.node-label: the partition whose nodes the evidence counts
+	metrics *metrics
+	log     logrus.FieldLogger
+	now     func() time.Time
+	// want: the status was read; the refresher lists the nodes if due.
+	want chan struct{}
+	// mu is the AM's mutex; it guards view, the AM's node view, where the refresher books its answers.
+	mu   sync.Locker
+	view *book.Nodes
+}
 
-// wantNodes notes that the status document is being read: the node refresher lists the nodes if the
-// last listing is older than book.NodesRefresh.
-func (a *am) wantNodes() {
-	if a.cfg.Cluster == nil || len(deviceTypes(a.cfg.Spec.Capability)) == 0 {
+// lists says whether the AM can list the cluster's nodes (it has a client connection to the RM).
+func (l *nodeLister) lists() bool { return l.cluster != nil }
+
+// wanted notes that the status document is being read: the refresher lists the nodes if the last
+// listing is older than book.NodesRefresh.
+func (l *nodeLister) wanted() {
+	if l.cluster == nil || len(deviceTypes(l.asked)) == 0 {
 		return // no map to draw
 	}
 	select {
-	case a.nodesWant <- struct{}{}:
+	case l.want <- struct{}{}:
 	default:
 	}
 }
 
-// nodeRefresher lists the nodes when wanted and due, until ctx ends. Run starts it.
-func (a *am) nodeRefresher(ctx context.Context) {
-	if a.cfg.Cluster == nil {
+// refresher lists the nodes when wanted and due, until ctx ends. Run starts it.
+func (l *nodeLister) refresher(ctx context.Context) {
+	if l.cluster == nil {
 		return
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-a.nodesWant:
+		case <-l.want:
 		}
-		a.refreshIfDue(ctx)
+		l.refreshIfDue(ctx)
 	}
 }
 
 // refreshIfDue lists the nodes if the last try is book.NodesRefresh old (or there was none); it says
 // whether it listed them.
-func (a *am) refreshIfDue(ctx context.Context) bool {
-	a.mu.Lock()
-	due := a.book.Nodes.Due(a.cfg.Now())
-	a.mu.Unlock()
+func (l *nodeLister) refreshIfDue(ctx context.Context) bool {
+	l.mu.Lock()
+	due := l.view.Due(l.now())
+	l.mu.Unlock()
 	if !due {
 		return false
 	}
-	reports, err := a.listNodes(ctx)
+	reports, err := l.list(ctx)
 	var nodes []contract.NodeStatus
 	if err == nil {
-		nodes = nodeStatuses(a.cfg.Spec.Capability, reports) // pure: outside the lock
+		nodes = nodeStatuses(l.asked, reports) // pure: outside the lock
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if err != nil {
-		if a.book.Nodes.Failed(err) {
-			a.log.WithError(err).Warn("am: could not list the cluster's nodes for the status page's GPU map; it shows only the GPUs the containers hold")
+		if l.view.Failed(err) {
+			l.log.WithError(err).Warn("am: could not list the cluster's nodes for the status page's GPU map; it shows only the GPUs the containers hold")
 		}
 		return true
 	}
-	a.book.Nodes.Listed(nodes, a.cfg.Now())
+	l.view.Listed(nodes, l.now())
 	return true
 }
 
@@ -106,27 +128,28 @@ func nodeStatuses(asked contract.Capability, reports []*hadooppb.NodeReportProto
 	return out
 }
 
-// listNodes asks the RM for its running nodes' reports (config.Cluster, which must be set), bounded
-// and measured: the evidence of a shortage, the web UI's GPU map and locality spreading all use it.
-func (a *am) listNodes(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
+// list asks the RM for its running nodes' reports (cluster, which must be set), bounded and
+// measured: the evidence of a shortage, the web UI's GPU map and locality spreading all use it.
+func (l *nodeLister) list(ctx context.Context) ([]*hadooppb.NodeReportProto, error) {
 	c, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	start := time.Now()
-	nodes, err := a.cfg.Cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
-	a.metrics.ObserveRPC("getClusterNodes", start, err)
+	nodes, err := l.cluster.GetClusterNodes(c, hadooppb.NodeStateProto_NS_RUNNING)
+	l.metrics.ObserveRPC("getClusterNodes", start, err)
 	return nodes, err
 }
 
-// runningNodes lists the cluster's running nodes for the evidence of a shortage (nil when the AM has
-// no client connection or the call fails: the evidence then carries the scheduler's headroom).
-func (a *am) runningNodes(ctx context.Context) []*hadooppb.NodeReportProto {
-	if a.cfg.Cluster == nil {
+// running lists the cluster's running nodes of the job's partition for the evidence of a shortage
+// (nil when the AM has no client connection or the call fails: the evidence then carries the
+// scheduler's headroom).
+func (l *nodeLister) running(ctx context.Context) []*hadooppb.NodeReportProto {
+	if l.cluster == nil {
 		return nil
 	}
-	nodes, err := a.listNodes(ctx)
+	nodes, err := l.list(ctx)
 	if err != nil {
-		a.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
+		l.log.WithError(err).Warn("am: could not list the cluster's nodes for the not-enough-resources evidence; using the scheduler's headroom")
 		return nil
 	}
-	return inPartition(nodes, a.cfg.NodeLabel)
+	return inPartition(nodes, l.label)
 }

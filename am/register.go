@@ -166,11 +166,7 @@ func (a *am) finish(ctx context.Context, out decision.Outcome) error {
 	a.diagnostics = out.Diagnostics
 	a.mu.Unlock()
 	ev := events.Finished(out)
-	if d := a.cfg.Driver; d != nil {
-		a.mu.Lock()
-		ev.StderrTail = driverTail(d.tail, a.driverExit) // served to the secret's holders only (am/web visibility)
-		a.mu.Unlock()
-	}
+	ev.StderrTail = a.driver.stderrTail() // served to the secret's holders only (am/web visibility)
 	a.emit(ev)
 	a.deleteStaging()
 	if err != nil {

@@ -27,7 +27,7 @@ import (
 // returned): events, metrics and the failure policy.
 func (a *am) exitedLocked(t *tracked, evs []contract.Event) {
 	a.emitAll(evs)
-	a.gpuEndedLocked(t)
+	a.metrics.DropGPUs(t.ID) // its gauges; its GPU series stays for the status until its record is forgotten
 	a.metrics.ObserveExit(t.Exit.Class)
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
 	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {
@@ -142,7 +142,7 @@ func (a *am) checkPending(ctx context.Context) {
 	if !d.Report {
 		return
 	}
-	nodes := a.runningNodes(ctx)
+	nodes := a.nodes.running(ctx)
 	ev := buildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
 	e := a.emit(events.NotEnoughResources(ev, a.policy.Config().OnPendingTimeout))

@@ -134,8 +134,9 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 	nodes := &fakeNodes{gpus: 4}
 	var clockMu sync.Mutex
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	m.cfg.Cluster = nodes
+	m.nodes.cluster = nodes
 	m.cfg.Now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return now }
+	m.nodes.now = m.cfg.Now
 	advance := func(d time.Duration) { clockMu.Lock(); now = now.Add(d); clockMu.Unlock() }
 	ctx := context.Background()
 	srv := httptest.NewServer(m.Handler("s3cret"))
@@ -150,8 +151,8 @@ func TestNodeViewRefreshesOnlyWhileRead(t *testing.T) {
 	// were listed.
 	refresh := func() (wanted, listed bool) {
 		select {
-		case <-m.nodesWant:
-			return true, m.refreshIfDue(ctx)
+		case <-m.nodes.want:
+			return true, m.nodes.refreshIfDue(ctx)
 		default:
 			return false, false
 		}
@@ -217,12 +218,12 @@ func TestNodeRefresherListsWhenWanted(t *testing.T) {
 	f := newFakeCluster(t)
 	m, _ := f.newAM(t, gpuSpec(1, 1))
 	nodes := &fakeNodes{gpus: 4}
-	m.cfg.Cluster = nodes
+	m.nodes.cluster = nodes
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); m.nodeRefresher(ctx) }()
+	go func() { defer close(done); m.nodes.refresher(ctx) }()
 	defer func() { cancel(); <-done }()
-	m.wantNodes()
+	m.nodes.wanted()
 	require.Eventually(t, func() bool { return len(m.Status().Nodes) == 2 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, 1, nodes.count())
 }
@@ -232,14 +233,14 @@ func TestNodeViewNotListedWithoutDevices(t *testing.T) {
 	f := newFakeCluster(t)
 	m, _ := f.newAM(t, decision.Spec{Instances: 1, MaxFailures: 1, Capability: contract.Capability{"memory-mb": 512, "vcores": 1}})
 	nodes := &fakeNodes{gpus: 4}
-	m.cfg.Cluster = nodes
+	m.nodes.cluster = nodes
 	srv := httptest.NewServer(m.Handler("s3cret"))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL + "/api/v1/status")
 	require.NoError(t, err)
 	resp.Body.Close()
 	// The handler returned: a want would be queued for the node refresher by now.
-	assert.Empty(t, m.nodesWant, "the status read wants no node listing")
+	assert.Empty(t, m.nodes.want, "the status read wants no node listing")
 	assert.Equal(t, 0, nodes.count())
 	assert.Empty(t, m.Status().Nodes)
 }

@@ -289,6 +289,22 @@ func (b *Book) Status(id string) []contract.GPUStatus {
 	return out
 }
 
+// NewestHistories gives the newest containers' GPUs of cs (the status's containers, oldest first,
+// their GPUs Status(id)), at most contract.MaxHistoryGPUs of them, their utilisation history (the web
+// UI's chart draws the same GPUs): a history costs a walk of the GPU's kept series, too much for every
+// GPU of a large job on every read of the status (am's BenchmarkAMGPUBook).
+func (b *Book) NewestHistories(cs []contract.ContainerStatus) {
+	n := 0
+	for i := len(cs) - 1; i >= 0; i-- {
+		k := len(cs[i].GPUs)
+		if k == 0 || n+k > contract.MaxHistoryGPUs {
+			continue
+		}
+		b.Histories(cs[i].ID, cs[i].GPUs)
+		n += k
+	}
+}
+
 // Histories sets the History of gpus (Status(id), in its order): a walk of the kept series, SeriesLen
 // steps per GPU, so the AM asks it only for the GPUs the web UI draws (contract.MaxHistoryGPUs).
 func (b *Book) Histories(id string, gpus []contract.GPUStatus) {
@@ -395,6 +411,19 @@ func (b *Book) Usage(reservedHours float64) contract.GPUUsage {
 		u.UsedShare, u.IdleShare = b.sum/100/float64(b.n), float64(b.idle)/float64(b.n)
 	}
 	return u
+}
+
+// JobUsage is the job's GPU time for the status and the final diagnostics: reservedHours (every
+// kept container's GPUs times how long it ran) with the samples' shares, and givenBackHours, the GPU
+// time given back for idleness (taskexecutor.idle-gpu-release); nil for a job that holds no GPU, gave
+// none back and sampled none.
+func (b *Book) JobUsage(reservedHours, givenBackHours float64) *contract.GPUUsage {
+	u := b.Usage(reservedHours)
+	u.GivenBackGPUHours = givenBackHours
+	if u.Samples == 0 && reservedHours == 0 && givenBackHours == 0 {
+		return nil
+	}
+	return &u
 }
 
 // IdleGPU: a running container's GPU stayed under contract.IdleGPUPercent for warn.

@@ -342,3 +342,39 @@ func TestIdleSpellNeedsEveryGPUIdleInEverySample(t *testing.T) {
 	assert.True(t, since.IsZero(), "no GPU: never idle")
 	assert.False(t, allIdle(nil, []contract.GPUReading{r("GPU-x", 0)}))
 }
+
+// Only the newest containers' GPUs, contract.MaxHistoryGPUs in all, carry a history in the status:
+// the rows the page draws, at the cost of 64 series walks per read whatever the job's size.
+func TestStatusHistoriesOnlyForTheNewestGPUs(t *testing.T) {
+	var b Book
+	var cs []contract.ContainerStatus
+	now := time.Unix(1000, 0)
+	for i := range contract.MaxHistoryGPUs + 6 {
+		id := "container_1_0001_01_" + strings.Repeat("0", 4) + string(rune('a'+i/26)) + string(rune('a'+i%26))
+		u := 50.0
+		_, err := b.Add(id, "n1", []string{"GPU-x"}, contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{{UUID: "GPU-x", Util: &u}}}}}, now)
+		require.NoError(t, err)
+		cs = append(cs, contract.ContainerStatus{ID: id, GPUs: b.Status(id)})
+	}
+	b.NewestHistories(cs)
+	for i, c := range cs {
+		assert.Equal(t, i >= 6, c.GPUs[0].History != nil, "container %d of %d", i, len(cs))
+	}
+}
+
+// The job's GPU time is absent for a job that holds no GPU, sampled none and gave none back; any of
+// the three makes it, the GPU time given back beside the reserved one.
+func TestJobUsageOnlyForAJobWithGPUTime(t *testing.T) {
+	var b Book
+	assert.Nil(t, b.JobUsage(0, 0), "no GPU held, none sampled, none given back")
+	u := b.JobUsage(0, 1.5)
+	require.NotNil(t, u, "given back only")
+	assert.Equal(t, 1.5, u.GivenBackGPUHours)
+	require.NotNil(t, b.JobUsage(2, 0))
+	assert.Equal(t, 2.0, b.JobUsage(2, 0).ReservedGPUHours)
+	_, err := b.Add("c1", "n1", []string{"GPU-a"}, one("GPU-a", 40), time.Unix(1000, 0))
+	require.NoError(t, err)
+	u = b.JobUsage(0, 0)
+	require.NotNil(t, u, "sampled only")
+	assert.Equal(t, 1, u.Samples)
+}
