@@ -47,7 +47,7 @@ func (a *am) tickLocked(now time.Time) {
 // observedLocked is the Observed of the next Reconcile (after tickLocked).
 func (a *am) observedLocked(now time.Time) decision.Observed {
 	obs := decision.Observed{Asks: a.book.Asks.Table(), NewAllocations: a.newAllocs, NextAskID: a.book.Asks.NextID(), Stopping: a.stoppingLocked(),
-		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.observed(), Forgotten: a.rec.forgotten, Round: a.gang.Round(),
+		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.Observed(), Forgotten: a.rec.Forgotten(), Round: a.gang.Round(),
 		Elastic: a.elasticObservedLocked(now), StopFirst: a.book.Want.StopFirst()}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
@@ -68,7 +68,7 @@ func (a *am) holdingLocked(now time.Time) bool {
 
 // planInputsLocked is the plan's inputs now (book.PlanInputs).
 func (a *am) planInputsLocked(now time.Time) book.PlanInputs {
-	return book.PlanInputs{Records: a.rec.version, Asks: a.book.Asks.Version(), Instances: a.book.Want.Count(), Stopping: a.stoppingLocked(),
+	return book.PlanInputs{Records: a.rec.Version(), Asks: a.book.Asks.Version(), Instances: a.book.Want.Count(), Stopping: a.stoppingLocked(),
 		Hold: a.holdingLocked(now), Round: a.gang.Round(), Elastic: a.elasticObservedLocked(now)}
 }
 
@@ -86,10 +86,10 @@ func changesNothing(p decision.Plan, obs decision.Observed) bool {
 
 // applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
 // plan and the containers to launch (reconcile queues them once a.mu is released).
-func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
+func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var launches []*tracked
+	var launches []*book.Container
 	now := a.cfg.Now()
 	a.tickLocked(now)
 	if a.idleLocked(now) {
@@ -120,7 +120,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		delete(a.allocProtos, r.ID)
 	}
 	for _, l := range plan.Hold {
-		a.rec.accepted(l, a.allocProtos[l.ID], a.gang.Round(), true)
+		a.rec.Accepted(l, a.allocProtos[l.ID], a.gang.Round(), true)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.Round()}).Info("am: container allocated and held until the gang is complete")
 		a.emit(events.Allocated(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
@@ -130,17 +130,17 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		launches = append(launches, a.startGangLocked()...)
 	}
 	for _, l := range plan.Launch {
-		t := a.rec.accepted(l, a.allocProtos[l.ID], a.gang.Round(), false)
-		t.requestedAt, _ = a.book.Asks.SentAt(l.AskID)
+		t := a.rec.Accepted(l, a.allocProtos[l.ID], a.gang.Round(), false)
+		t.RequestedAt, _ = a.book.Asks.SentAt(l.AskID)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
 		a.emit(events.Allocated(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
 	}
-	var stop []*tracked
+	var stop []*book.Container
 	for _, c := range plan.Stop {
-		t := a.rec.get(c.ID)
+		t := a.rec.Get(c.ID)
 		if t == nil {
 			continue
 		}
@@ -152,9 +152,9 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*tracked) {
 		if plan.NewRound {
 			why = "the gang restarts"
 		}
-		t.releasedAsked = !plan.NewRound // its end is a release, not a stop to tell of (records.finish)
+		t.ReleasedAsked = !plan.NewRound // its end is a release, not a stop to tell of (records.finish)
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Info("am: stopping TaskExecutor: " + why)
-		if a.rec.stopping(t) {
+		if a.rec.Stopping(t) {
 			stop = append(stop, t)
 		}
 	}
@@ -299,7 +299,7 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 	}
 	for _, c := range resp.GetAllocatedContainers() {
 		id := yarnrpc.FormatContainerID(c.GetId())
-		if a.rec.get(id) != nil || a.allocProtos[id] != nil {
+		if a.rec.Get(id) != nil || a.allocProtos[id] != nil {
 			// A ResourceManager that restarted (work-preserving) or failed over may report a container
 			// again that this AM already took: it is never launched twice
 			// (TestLoopIgnoresAContainerTheRMReportsAgain).
@@ -323,12 +323,12 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 
 func (a *am) completedLocked(st *hadooppb.ContainerStatusProto) {
 	id := yarnrpc.FormatContainerID(st.GetContainerId())
-	t := a.rec.get(id)
+	t := a.rec.Get(id)
 	if t == nil || t.Phase == contract.Completed {
 		return // released by us, or already known to have ended
 	}
 	exit := st.GetExitStatus()
-	a.exitedLocked(t, a.rec.completed(t, decision.Exit{Status: exit, Class: decision.Classify(exit), Diagnostics: st.GetDiagnostics()}))
+	a.exitedLocked(t, a.rec.Completed(t, decision.Exit{Status: exit, Class: decision.Classify(exit), Diagnostics: st.GetDiagnostics()}))
 	class := t.Exit.Class
 	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
 	if class == contract.ExitSucceeded {
@@ -342,7 +342,8 @@ func (a *am) progressLocked() float32 {
 	if a.book.Want.Count() == 0 || a.cfg.Spec.Mode == decision.Service {
 		return 0
 	}
-	return float32(min(a.rec.succeededN, a.book.Want.Count())) / float32(a.book.Want.Count())
+	_, succeeded, _ := a.rec.Counts()
+	return float32(min(succeeded, a.book.Want.Count())) / float32(a.book.Want.Count())
 }
 
 // resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id, in the

@@ -220,7 +220,7 @@ type am struct {
 	metrics *metrics    // safe for concurrent use
 	started time.Time   // when this attempt's AM was made
 	wake    chan struct{}
-	launchQ chan *tracked
+	launchQ chan *book.Container
 	// nodes lists the cluster's nodes (nodes.go).
 	nodes *nodeLister
 	// driver is driver mode's process (driver.go; nil without config.Driver), safe for concurrent use.
@@ -237,7 +237,7 @@ type am struct {
 	mu          sync.Mutex
 	state       contract.AMState
 	diagnostics string
-	rec         records // the TaskExecutor containers accepted (records.go)
+	rec         book.Records // the TaskExecutor containers accepted (book.Records)
 	// book is the bookkeeping (package book): the declared number of TaskExecutors (book.Want:
 	// config.Spec.Instances at first, then what PUT /api/v1/requirements, a framework's Scale or an
 	// earlier attempt's state declares; specLocked), the asks, the exclusions, the node view, the
@@ -365,12 +365,12 @@ func newAM(cfg config) (*am, error) {
 		book:        book.New(cfg.Spec.Instances, wantSource(cfg)),
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       contract.StateStarting,
-		rec:         newRecords(cfg.FinishedHistory, cfg.Now),
+		rec:         book.NewRecords(cfg.FinishedHistory, cfg.Now),
 		allocProtos: map[string]*hadooppb.ContainerProto{},
 		release:     map[string]*hadooppb.ContainerIdProto{},
 		wake:        make(chan struct{}, 1),
 		started:     cfg.Now(),
-		launchQ:     make(chan *tracked, 1024),
+		launchQ:     make(chan *book.Container, 1024),
 		noticed:     make(chan struct{}),
 
 		schedulingRequests: schedulingRequests, constraint: constraint,

@@ -35,12 +35,12 @@ func (a *am) Status() contract.Status {
 	s.Gang = a.gangStatusLocked()
 	s.Nodes, s.NodesAt = a.book.Nodes.Listing()
 	s.Asks, s.Counts.Requested = a.book.Asks.Status()
-	a.rec.compact()
-	s.Counts.Completed, s.Counts.Failed = a.rec.completedN, a.rec.failedN
-	s.FinishedNotListed = a.rec.completedN - len(a.rec.finished)
-	for _, t := range a.rec.seq {
-		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.infos, Rank: t.rank, Topology: t.topology,
-			RequestedAt: t.requestedAt, AllocatedAt: t.allocatedAt, LaunchedAt: t.launchedAt, FinishedAt: t.finishedAt}
+	a.rec.Compact()
+	s.Counts.Completed, _, s.Counts.Failed = a.rec.Counts()
+	s.FinishedNotListed = s.Counts.Completed - len(a.rec.Finished())
+	for _, t := range a.rec.All() {
+		cs := contract.ContainerStatus{ID: t.ID, Node: t.Node, State: t.Phase, Resources: t.Resources, Infos: t.Infos, Rank: t.Rank, Topology: t.Topology,
+			RequestedAt: t.RequestedAt, AllocatedAt: t.AllocatedAt, LaunchedAt: t.LaunchedAt, FinishedAt: t.FinishedAt}
 		switch t.Phase {
 		case contract.Launching:
 			s.Counts.Allocated++
@@ -52,12 +52,12 @@ func (a *am) Status() contract.Status {
 			st := t.Exit.Status
 			cs.ExitStatus, cs.ExitClass, cs.Diagnostics = &st, t.Exit.Class, t.Exit.Diagnostics
 		}
-		if cs.Diagnostics == "" && t.reportFailure != "" {
-			cs.Diagnostics = t.reportFailure
+		if cs.Diagnostics == "" && t.ReportFailure != "" {
+			cs.Diagnostics = t.ReportFailure
 		}
 		cs.StderrTail = t.Exit.StderrTail
-		if t.notice != nil {
-			cs.PreemptionDeadline = t.notice.Deadline
+		if t.Notice != nil {
+			cs.PreemptionDeadline = t.Notice.Deadline
 		}
 		cs.GPUs = a.gpus.Status(t.ID) // gpuusage.go
 		s.Containers = append(s.Containers, cs)
@@ -74,7 +74,7 @@ func (a *am) Status() contract.Status {
 func (a *am) Report(id string, r contract.ContainerReport) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.rec.get(id)
+	t := a.rec.Get(id)
 	if t == nil {
 		return web.ErrUnknownContainer
 	}
@@ -86,13 +86,13 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 		a.log.WithFields(logrus.Fields{"container": id, "node": t.Node}).Warnf("am: the launcher's GPU topology is ignored: %v", err)
 		r.Topology = nil
 	}
-	a.emitAll(a.rec.reported(t, r))
+	a.emitAll(a.rec.Reported(t, r))
 	if r.WorkerExit() {
 		return nil // the worker's exit (diagnostics.go): no infos, nothing to check or assign
 	}
 	log := a.log.WithFields(logrus.Fields{"container": id, "node": t.Node})
 	if r.Failure != "" {
-		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.reportFailure)
+		log.WithField("resource", r.FailedResource).Warn("am: launcher reports " + t.ReportFailure)
 	}
 	for name, infos := range r.Infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
@@ -117,7 +117,7 @@ func (a *am) Unknown(ids []string) []string {
 	defer a.mu.Unlock()
 	var out []string
 	for _, id := range ids {
-		if a.rec.get(id) == nil {
+		if a.rec.Get(id) == nil {
 			out = append(out, id)
 		}
 	}

@@ -30,12 +30,9 @@ func apiAM(t *testing.T) *am {
 		LaunchContext: &hadooppb.ContainerLaunchContextProto{}, RM: nopRM{}, NM: nopNM{}, Log: quietLog})
 	require.NoError(t, err)
 	m.book.Asks.Apply(decision.Plan{Asks: []decision.Ask{{ID: 1, Want: 1, AtRM: 1}}, NextAskID: 2}, t0, te)
-	c1 := &tracked{Container: decision.Container{ID: "c1", Node: "n1:1", Phase: contract.Running, Resources: te}}
-	c2 := &tracked{Container: decision.Container{ID: "c2", Node: "n2:1", Phase: contract.Completed, Resources: te,
-		Exit: decision.Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"}}}
-	m.rec.byID["c1"], m.rec.byID["c2"] = c1, c2
-	m.rec.seq = []*tracked{c1, c2}
-	m.rec.finish(c2)
+	m.rec.Adopted("c1", "n1:1", te, nil)
+	c2 := m.rec.Adopted("c2", "n2:1", te, nil)
+	m.rec.Completed(c2, decision.Exit{Status: 3, Class: contract.ExitFailed, Diagnostics: "Exit code: 3"})
 	m.state = "RUNNING"
 	return m
 }
@@ -57,10 +54,10 @@ func TestAPIReportNeedsTheSecret(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", "Bearer wrong", body).Code)
 	assert.Equal(t, http.StatusUnauthorized, post(t, h, "/api/v1/containers/c1/report", testSecret, body).Code, "the Bearer scheme is required")
-	assert.Nil(t, m.rec.byID["c1"].infos, "a refused report changes nothing")
+	assert.Nil(t, m.rec.Get("c1").Infos, "a refused report changes nothing")
 
 	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, body).Code)
-	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.rec.byID["c1"].infos)
+	assert.Equal(t, map[string][]resources.Info{"gpu": {{"index": "2"}}}, m.rec.Get("c1").Infos)
 
 	assert.Equal(t, http.StatusNotFound, post(t, h, "/api/v1/containers/c9/report", "Bearer "+testSecret, body).Code)
 	assert.Equal(t, http.StatusBadRequest, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, "{").Code)
@@ -182,7 +179,7 @@ func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, rec.Code, "%s %s", c.method, c.path)
 		assert.Contains(t, rec.Body.String(), c.want)
 	}
-	assert.Nil(t, m.rec.byID["c1"].infos, "the refused report changed nothing")
+	assert.Nil(t, m.rec.Get("c1").Infos, "the refused report changed nothing")
 	assert.Equal(t, 2, m.requirementLocked().Instances, "the refused PUT changed nothing")
 
 	rec := do(plain, http.MethodGet, "/api/v1/status", "", "")

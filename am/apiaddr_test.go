@@ -30,7 +30,7 @@ func TestKeptLauncherKeepsItsContainerInTheNextAttempt(t *testing.T) {
 	m.started = clock.Now()
 	m.mu.Lock()
 	cid := &hadooppb.ContainerIdProto{AppId: c.App, AppAttemptId: c.Att, Id: proto.Int64(2)}
-	tr := m.rec.adopted(yarnrpc.FormatContainerID(cid), "node-a:8041", gpuSpec(1, 0).Capability, cid)
+	tr := m.rec.Adopted(yarnrpc.FormatContainerID(cid), "node-a:8041", gpuSpec(1, 0).Capability, cid)
 	m.mu.Unlock()
 
 	ca, key := amtlstest.Authority(t)

@@ -156,7 +156,7 @@ func BenchmarkAMAliveMessages(b *testing.B) {
 			if c.interval > 0 {
 				var ids []string
 				r.am.mu.Lock()
-				for _, t := range r.am.rec.seq {
+				for _, t := range r.am.rec.All() {
 					if t.Phase == contract.Running {
 						ids = append(ids, t.ID)
 					}

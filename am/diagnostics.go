@@ -27,11 +27,8 @@ import (
 // discovery failure: the launcher's message alone, once
 // (TestDiscoveryFailureIsWordedOnceAndExcludesTheNode).
 
-// workerStderrDiagnostics is a failed container's diagnostics when its launcher reported the
-// worker's stderr tail: where to read it, not the text.
-const workerStderrDiagnostics = "its last stderr lines are shown to the application's owner: `yarn-am status` or `yarn-am logs`"
-
-// driverStderrPointer is the driver's counterpart in the application's diagnostics.
+// driverStderrPointer is the driver's counterpart of book.WorkerStderrDiagnostics in the
+// application's diagnostics.
 const driverStderrPointer = "its last stderr lines are shown to the application's owner: `yarn-am status`, or am.stderr in `yarn-am logs`"
 
 // driverTail is the driver's redacted stderr tail once it exited non-zero, else "". The caller holds
@@ -72,16 +69,6 @@ func driverRedactor(env []string, tokens *yarnrpc.Credentials) *stderrtail.Redac
 		}
 	}
 	return secretsRedactor(tokens, secret)
-}
-
-// discoveryFailureText is the launcher's discovery failure as the AM words it: the launcher's own
-// message names the resource already ("discovery failed for resource \"gpu\": ..."); older launchers
-// send the driver's error alone.
-func discoveryFailureText(resource, failure string) string {
-	if strings.HasPrefix(failure, "discovery failed for resource") {
-		return failure
-	}
-	return "discovery failed for resource " + resource + ": " + failure
 }
 
 // nodeLacksEvent: a container's launcher found the node unfit (discovery failed): the node is

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 )
@@ -25,9 +26,9 @@ func TestCompletionWithStderrTailIsInEventStatusAndDiagnostics(t *testing.T) {
 	require.Equal(t, 204, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, `{"infos":{"gpu":[{"index":"2"}]}}`).Code)
 	require.Equal(t, 204, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, `{"infos":null,"workerStderr":"Traceback:\noops","exitCode":3}`).Code)
 	m.mu.Lock()
-	c1 := m.rec.get("c1")
-	assert.NotEmpty(t, c1.infos, "the worker's stderr report keeps the infos reported before")
-	m.exitedLocked(c1, m.rec.completed(c1, decision.Exit{Status: 3, Class: decision.Classify(3), Diagnostics: yarnBoilerplate}))
+	c1 := m.rec.Get("c1")
+	assert.NotEmpty(t, c1.Infos, "the worker's stderr report keeps the infos reported before")
+	m.exitedLocked(c1, m.rec.Completed(c1, decision.Exit{Status: 3, Class: decision.Classify(3), Diagnostics: yarnBoilerplate}))
 	m.mu.Unlock()
 
 	ev := waitEvent(t, m.Events(), time.Second, func(e contract.Event) bool { return e.Type == contract.EventCompleted && e.Container == "c1" })
@@ -41,13 +42,13 @@ func TestCompletionWithStderrTailIsInEventStatusAndDiagnostics(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "Traceback:\noops", cs.StderrTail)
-	assert.Equal(t, workerStderrDiagnostics, cs.Diagnostics, "the diagnostics point to the tail without quoting it")
+	assert.Equal(t, book.WorkerStderrDiagnostics, cs.Diagnostics, "the diagnostics point to the tail without quoting it")
 	assert.NotContains(t, ev.Reason, "oops")
 
-	d := decision.FailureDiagnostics(decision.Spec{MaxFailures: 1}, []decision.Container{m.rec.get("c2").Container, c1.Container}, decision.Forgotten{})
+	d := decision.FailureDiagnostics(decision.Spec{MaxFailures: 1}, []decision.Container{m.rec.Get("c2").Container, c1.Container}, decision.Forgotten{})
 	assert.NotContains(t, d, "oops", "the application's diagnostics, which the RM shows to anyone who can list applications, hold no tail")
 	assert.NotContains(t, d, "Last 4096 bytes")
-	assert.Contains(t, d, "\n- c1 on n1:1 exited with code 3: "+workerStderrDiagnostics)
+	assert.Contains(t, d, "\n- c1 on n1:1 exited with code 3: "+book.WorkerStderrDiagnostics)
 	assert.Contains(t, d, "\n- c2 on n2:1 exited with code 3: Exit code: 3")
 }
 
@@ -70,8 +71,8 @@ func TestDiscoveryFailureIsWordedOnceAndExcludesTheNode(t *testing.T) {
 	require.Equal(t, 204, post(t, m.Handler(testSecret), "/api/v1/containers/c1/report", "Bearer "+testSecret,
 		`{"failedResource":"gpu","failure":`+quote(failure)+`}`).Code)
 	m.mu.Lock()
-	c1 := m.rec.get("c1")
-	m.exitedLocked(c1, m.rec.completed(c1, decision.Exit{Status: 90, Class: decision.Classify(90), Diagnostics: yarnBoilerplate}))
+	c1 := m.rec.Get("c1")
+	m.exitedLocked(c1, m.rec.Completed(c1, decision.Exit{Status: 90, Class: decision.Classify(90), Diagnostics: yarnBoilerplate}))
 	add, _ := m.book.Excl.Next()
 	m.mu.Unlock()
 

@@ -18,22 +18,20 @@
 //   - preflight.go: checkAsk, the registration's check that the ask can ever be satisfied: the one
 //     pre-flight of resources.Preflight, worded as the client's.
 //
-// The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports nothing
-// of am: the ask table (book.Asks), the blacklist changes still to send (book.Exclusions), the
-// node view (book.Nodes), the locality planners (book.PlanLocality), the count of TaskExecutors
-// wanted (book.Want), a plan's inputs (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs), the
-// memory of the idle GPUs' release (book.Idle) and the durable state's encoding (book.State). The AM holds one book.Book under mu. The AM's other state and its bookkeeping, each
-// a type with verbs:
+// The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports
+// nothing of am: the container records (book.Records of book.Container, the AM's field rec: their
+// transitions return the events to emit; every active container and the latest
+// config.FinishedHistory finished ones are kept), the ask table (book.Asks), the blacklist changes
+// still to send (book.Exclusions), the node view (book.Nodes), the locality planners
+// (book.PlanLocality), the count of TaskExecutors wanted (book.Want), a plan's inputs
+// (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs), the memory of the idle GPUs' release
+// (book.Idle) and the durable state's encoding (book.State). The AM holds one book.Book under mu.
+// The AM's other state and its bookkeeping, each a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config (the locality values and driver mode's
 //     driverConfig beside it), its seams (rm, nm, cleaner, stateStore) and newAM, and the helpers
 //     the other files use, kept here so that they reach down to it: emit, poke, callCtx, setState,
 //     specLocked.
-//   - records.go: tracked, a container the AM accepted, and records, their bookkeeping with a
-//     vocabulary (accepted, launched, launchFailed, stopping, completed, reported) whose transitions
-//     return the events to emit; bounded: every active container and the latest
-//     config.FinishedHistory finished ones are kept, older ones dropped with their counts kept
-//     (Observed.Forgotten), so a long-running service does not grow without limit.
 //   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
 //     the later is stopped, with a gpu-shared event.
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,

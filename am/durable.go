@@ -69,12 +69,12 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 	var adopted []string
 	for _, c := range prev {
 		id := yarnrpc.FormatContainerID(c.GetId())
-		if a.rec.get(id) != nil {
+		if a.rec.Get(id) != nil {
 			continue
 		}
-		t := a.rec.adopted(id, yarnrpc.NodeAddress(c.GetNodeId()), contract.Capability(yarnrpc.ResourceAmounts(c.GetResource())), c.GetId())
+		t := a.rec.Adopted(id, yarnrpc.NodeAddress(c.GetNodeId()), contract.Capability(yarnrpc.ResourceAmounts(c.GetResource())), c.GetId())
 		if st != nil {
-			t.infos = st.Infos[id]
+			t.Infos = st.Infos[id]
 		}
 		adopted = append(adopted, id)
 	}
@@ -86,7 +86,7 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 		if job := a.book.Want.Count(); a.book.Want.Restore(st.Instances) {
 			a.log.WithFields(logrus.Fields{"job": job, "declared": st.Instances}).Info("am: the requirement the driver declared carries over")
 		}
-		a.rec.restoreCounts(st)
+		a.rec.RestoreCounts(st)
 		a.policy.Restore(st.Policy)
 		for _, n := range a.policy.Excluded() {
 			a.book.Excl.Exclude(n)
@@ -111,22 +111,22 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 // stateLocked is the durable state now.
 func (a *am) stateLocked() book.State {
 	s := book.State{Version: book.StateVersion, Attempt: a.cfg.Attempt, Instances: a.book.Want.Count(),
-		Completed: a.rec.completedN, Succeeded: a.rec.succeededN, Failed: a.rec.failedN,
 		Policy: a.policy.Snapshot(), Infos: map[string]book.Infos{}}
-	if len(a.rec.forgotten.FailedExits) > 0 || len(a.rec.finished) > 0 {
+	s.Completed, s.Succeeded, s.Failed = a.rec.Counts()
+	if len(a.rec.Forgotten().FailedExits) > 0 || len(a.rec.Finished()) > 0 {
 		s.FailedExits = map[int32]int{}
-		for k, v := range a.rec.forgotten.FailedExits {
+		for k, v := range a.rec.Forgotten().FailedExits {
 			s.FailedExits[k] += v
 		}
-		for _, t := range a.rec.finished {
+		for _, t := range a.rec.Finished() {
 			if t.Exit.Class.Counts() && t.Exit.Class != contract.ExitSucceeded {
 				s.FailedExits[t.Exit.Status]++
 			}
 		}
 	}
-	for _, t := range a.rec.seq {
-		if t.Phase != contract.Completed && len(t.infos) > 0 {
-			s.Infos[t.ID] = t.infos
+	for _, t := range a.rec.All() {
+		if t.Phase != contract.Completed && len(t.Infos) > 0 {
+			s.Infos[t.ID] = t.Infos
 		}
 	}
 	s.Events = a.events.Latest(stateEvents)

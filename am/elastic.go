@@ -3,6 +3,7 @@ package am
 import (
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 )
@@ -46,7 +47,7 @@ func (g *gangState) Elastic(now time.Time, interval, timeout time.Duration) deci
 
 // Carry moves the containers held beside the previous round into the current one (after NewRound:
 // an elastic gang keeps them, they are what it grows with).
-func (g *gangState) Carry(seq []*tracked) {
+func (g *gangState) Carry(seq []*book.Container) {
 	for _, t := range seq {
 		if t.Phase == contract.Held && t.Round == g.round-1 {
 			t.Round = g.round
@@ -59,12 +60,12 @@ func (a *am) gangStatusLocked() *contract.GangStatus {
 	if !a.cfg.Spec.Gang {
 		return nil
 	}
-	return a.gang.Status(a.specLocked(), a.rec.seq)
+	return a.gang.Status(a.specLocked(), a.rec.All())
 }
 
 // Status is the status document's gang section for spec: the round, its size once formed, the
 // bounds of an elastic gang's size and the containers held among seq.
-func (g *gangState) Status(spec decision.Spec, seq []*tracked) *contract.GangStatus {
+func (g *gangState) Status(spec decision.Spec, seq []*book.Container) *contract.GangStatus {
 	s := &contract.GangStatus{Round: g.round, Formed: g.formed, MinInstances: spec.MinRound(), MaxInstances: spec.Instances}
 	if g.formed {
 		s.Size = g.size

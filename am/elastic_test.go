@@ -232,7 +232,7 @@ func fail(t *testing.T, m *am, c *fakecluster.Cluster, round int) string {
 	require.Eventually(t, func() bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		for _, tr := range m.rec.seq {
+		for _, tr := range m.rec.All() {
 			if tr.Round == round && tr.Phase == contract.Running {
 				victim = tr.ID
 				return true
@@ -358,15 +358,4 @@ func TestReconcileGangHeldContainerThatEndsIsReplaced(t *testing.T) {
 	p = decision.Reconcile(gangSpec(3), decision.Observed{Containers: []decision.Container{{ID: "c1", Phase: contract.Held}, expired}, NextAskID: 2})
 	assert.False(t, p.NewRound)
 	assert.Equal(t, []decision.AskUpdate{{ID: 2, Count: 2}}, p.Send)
-}
-
-func TestRecordsMarkAHeldContainerThatEndedAsNeverStarted(t *testing.T) {
-	r := newRecords(10, time.Now)
-	held := r.accepted(gangAlloc("h1", 1), nil, 0, true)
-	ran := r.accepted(gangAlloc("c1", 1), nil, 0, false)
-	r.launched(ran)
-	r.completed(held, decision.Exit{Status: -100, Class: contract.ExitAborted})
-	r.completed(ran, decision.Exit{Status: -100, Class: contract.ExitAborted})
-	assert.True(t, held.NeverStarted)
-	assert.False(t, ran.NeverStarted)
 }

@@ -31,12 +31,12 @@ func TestGPUUtilisationForTheFramework(t *testing.T) {
 	require.Eventually(t, func() bool { return m.Status().Counts.Running == 2 }, 10*time.Second, time.Millisecond)
 
 	m.mu.Lock()
-	a, b := m.rec.seq[0], m.rec.seq[1]
+	a, b := m.rec.All()[0], m.rec.All()[1]
 	m.mu.Unlock()
 	_, ok := m.GPUUtilisation(a.ID)
 	assert.False(t, ok, "no sample yet")
 	m.mu.Lock()
-	a.infos = map[string][]resources.Info{"gpu": {{contract.InfoIndex: "0", contract.InfoUUID: "GPU-a"}, {contract.InfoIndex: "1", contract.InfoUUID: "GPU-a2"}}}
+	a.Infos = map[string][]resources.Info{"gpu": {{contract.InfoIndex: "0", contract.InfoUUID: "GPU-a"}, {contract.InfoIndex: "1", contract.InfoUUID: "GPU-a2"}}}
 	m.mu.Unlock()
 	u1, u2 := 90.0, 100.0
 	require.NoError(t, m.GPUSamples(a.ID, contract.AliveReport{GPUSamples: []contract.GPUSample{{GPUs: []contract.GPUReading{

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
@@ -29,7 +30,7 @@ import (
 // return the events to emit: Begin (the first round), Form (its held members start), NewRound,
 // TimedOut and Wait (a round not complete by the gang timeout), Rank (the rendezvous), and for an
 // elastic gang Elastic, Carry and Status (elastic.go). They are the only writers of its fields and
-// of the round's marks on the records (tracked.rank; tracked.Round of carried containers). The AM's
+// of the round's marks on the records (book.Container.Rank; the Round of carried containers). The AM's
 // mutex guards it (doc.go).
 type gangState struct {
 	round      int       // the current round, from 0
@@ -61,8 +62,8 @@ func (g *gangState) Begin(now time.Time) {
 func (g *gangState) Holding(now time.Time) bool { return now.Before(g.holdUntil) }
 
 // Held lists the current round's held containers among seq, in the order they were accepted.
-func (g *gangState) Held(seq []*tracked) []*tracked {
-	var out []*tracked
+func (g *gangState) Held(seq []*book.Container) []*book.Container {
+	var out []*book.Container
 	for _, t := range seq {
 		if t.Phase == contract.Held && t.Round == g.round {
 			out = append(out, t)
@@ -73,7 +74,7 @@ func (g *gangState) Held(seq []*tracked) []*tracked {
 
 // Form: the gang is complete and started are the round's members (their held containers were
 // started). It returns the GangFormed event, which says an elastic gang's size.
-func (g *gangState) Form(started []*tracked, spec decision.Spec, now time.Time) contract.Event {
+func (g *gangState) Form(started []*book.Container, spec decision.Spec, now time.Time) contract.Event {
 	g.formed, g.size, g.formedAt = true, len(started), now
 	nodes := map[string]bool{}
 	for _, t := range started {
@@ -115,11 +116,11 @@ func (g *gangState) Wait(now time.Time, timeout time.Duration) (retry time.Durat
 // reported: ranks in the order the AM accepted the containers, local ranks per node in rank order,
 // and rank 0's node and reported port as the master address (host:port in master). ok is false
 // while there is nothing (more) to publish.
-func (g *gangState) Rank(seq []*tracked) (ev contract.Event, master string, ok bool) {
+func (g *gangState) Rank(seq []*book.Container) (ev contract.Event, master string, ok bool) {
 	if !g.formed || g.ranked {
 		return contract.Event{}, "", false
 	}
-	var members []*tracked
+	var members []*book.Container
 	for _, t := range seq {
 		if t.Round != g.round || t.Phase == contract.Completed && t.Exit.Class != contract.ExitSucceeded {
 			continue
@@ -130,7 +131,7 @@ func (g *gangState) Rank(seq []*tracked) (ev contract.Event, master string, ok b
 		if t.Phase == contract.Stopping {
 			return contract.Event{}, "", false
 		}
-		if !t.reported {
+		if !t.Reported {
 			return contract.Event{}, "", false // a rank is missing
 		}
 		members = append(members, t)
@@ -142,10 +143,10 @@ func (g *gangState) Rank(seq []*tracked) (ev contract.Event, master string, ok b
 	for _, t := range members {
 		perNode[t.Node]++
 	}
-	host, port := hostOf(members[0].Node), members[0].port
+	host, port := hostOf(members[0].Node), members[0].Port
 	local := map[string]int{}
 	for i, t := range members {
-		t.rank = &contract.Rendezvous{Round: g.round, Rank: i, WorldSize: len(members), LocalRank: local[t.Node],
+		t.Rank = &contract.Rendezvous{Round: g.round, Rank: i, WorldSize: len(members), LocalRank: local[t.Node],
 			LocalWorldSize: perNode[t.Node], Node: t.Node, MasterAddr: host, MasterPort: port}
 		local[t.Node]++
 	}
@@ -164,10 +165,10 @@ func (a *am) allocLatencyLocked(askID int64, now time.Time) time.Duration {
 }
 
 // startGangLocked launches every held member of the current round: the gang is complete.
-func (a *am) startGangLocked() []*tracked {
-	out := a.gang.Held(a.rec.seq)
+func (a *am) startGangLocked() []*book.Container {
+	out := a.gang.Held(a.rec.All())
 	for _, t := range out {
-		a.rec.startHeld(t)
+		a.rec.StartHeld(t)
 	}
 	ev := a.gang.Form(out, a.specLocked(), a.cfg.Now())
 	a.log.WithFields(logrus.Fields{"round": a.gang.Round(), "ranks": len(out)}).Info("am: " + ev.Message)
@@ -177,11 +178,11 @@ func (a *am) startGangLocked() []*tracked {
 }
 
 // releaseHeldLocked gives a held container back to the RM.
-func (a *am) releaseHeldLocked(t *tracked, why string) {
-	if t.cid != nil {
-		a.release[t.ID] = t.cid
+func (a *am) releaseHeldLocked(t *book.Container, why string) {
+	if t.CID != nil {
+		a.release[t.ID] = t.CID
 	}
-	a.emitAll(a.rec.releasedHeld(t, why))
+	a.emitAll(a.rec.ReleasedHeld(t, why))
 }
 
 // newRoundLocked starts the next round of the gang, of size members (0: the declared instances);
@@ -192,7 +193,7 @@ func (a *am) newRoundLocked(now time.Time, why, change string, size int) {
 	}
 	ev := a.gang.NewRound(now, size, why, change)
 	if a.specLocked().Elastic() {
-		a.gang.Carry(a.rec.seq)
+		a.gang.Carry(a.rec.All())
 	}
 	a.log.WithField("round", a.gang.Round()).Warn("am: " + ev.Message)
 	a.emit(ev)
@@ -212,7 +213,7 @@ func (a *am) checkGang(ctx context.Context) {
 		a.mu.Unlock()
 		return
 	}
-	heldC := a.gang.Held(a.rec.seq)
+	heldC := a.gang.Held(a.rec.All())
 	want := a.book.Want.Count()
 	held := len(heldC)
 	if lo := a.specLocked().MinRound(); lo < want && held >= lo {
@@ -253,7 +254,7 @@ func (a *am) assignRanksLocked() {
 	if !a.cfg.Spec.Gang {
 		return
 	}
-	if ev, master, ok := a.gang.Rank(a.rec.seq); ok {
+	if ev, master, ok := a.gang.Rank(a.rec.All()); ok {
 		a.log.WithFields(logrus.Fields{"round": a.gang.Round(), "master": master}).Info("am: " + ev.Message)
 		a.emit(ev)
 	}
@@ -269,16 +270,16 @@ func hostOf(node string) string {
 func (a *am) Rendezvous(id string) web.Rendezvous {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.rec.get(id)
+	t := a.rec.Get(id)
 	g := web.Rendezvous{Gang: a.cfg.Spec.Gang, Member: t != nil, Round: a.gang.round, Size: a.gang.size}
 	if !g.Gang || t == nil {
 		return g
 	}
 	g.Current = t.Round == a.gang.round && t.Phase != contract.Stopping && t.Phase != contract.Completed
-	g.Rank = t.rank
-	if g.Current && t.rank == nil {
-		for _, m := range a.rec.seq {
-			if m.Round == a.gang.round && m.reported && m.Phase != contract.Completed {
+	g.Rank = t.Rank
+	if g.Current && t.Rank == nil {
+		for _, m := range a.rec.All() {
+			if m.Round == a.gang.round && m.Reported && m.Phase != contract.Completed {
 				g.Reported++
 			}
 		}

@@ -7,13 +7,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// member is a tracked container of a gang round, for the gangState tests.
-func member(id, node string, round int, phase contract.Phase) *tracked {
-	return &tracked{Container: decision.Container{ID: id, Node: node, Round: round, Phase: phase}}
+// member is a recorded container of a gang round, for the gangState tests.
+func member(id, node string, round int, phase contract.Phase) *book.Container {
+	return &book.Container{Container: decision.Container{ID: id, Node: node, Round: round, Phase: phase}}
 }
 
 // TestGangStateFormsWithItsHeldMembers: Held lists the round's held containers only, Form books the
@@ -23,7 +24,7 @@ func TestGangStateFormsWithItsHeldMembers(t *testing.T) {
 	var g gangState
 	g.Begin(t0)
 	g.Begin(t0.Add(time.Hour)) // a re-registration keeps the round's start
-	seq := []*tracked{member("c1", "n1:1", 0, contract.Held), member("c2", "n2:1", 0, contract.Held),
+	seq := []*book.Container{member("c1", "n1:1", 0, contract.Held), member("c2", "n2:1", 0, contract.Held),
 		member("c3", "n1:1", 0, contract.Running), member("old", "n1:1", -1, contract.Held)}
 	held := g.Held(seq)
 	require.Len(t, held, 2)
@@ -75,7 +76,7 @@ func TestGangStateNewRoundAfterATimeout(t *testing.T) {
 // held beside the previous round (not its running members) into the new one.
 func TestGangStateCarriesHeldContainersIntoTheNextRound(t *testing.T) {
 	var g gangState
-	seq := []*tracked{member("c1", "n1:1", 0, contract.Running), member("c2", "n1:1", 0, contract.Held)}
+	seq := []*book.Container{member("c1", "n1:1", 0, contract.Running), member("c2", "n1:1", 0, contract.Held)}
 	g.NewRound(t0, 2, "grow", "grow")
 	g.Carry(seq)
 	assert.Equal(t, 0, seq[0].Round)
@@ -98,25 +99,25 @@ func TestGangStateElasticObserved(t *testing.T) {
 // has not reported or is stopping; then ranks in acceptance order with local ranks per node, rank
 // 0's host and port as the master, once.
 func TestGangStateRanksOnceEveryMemberReported(t *testing.T) {
-	seq := []*tracked{member("c1", "n1:1", 0, contract.Running), member("c2", "n2:1", 0, contract.Running),
+	seq := []*book.Container{member("c1", "n1:1", 0, contract.Running), member("c2", "n2:1", 0, contract.Running),
 		member("c3", "n1:1", 0, contract.Running), member("spare", "n3:1", 0, contract.Held)}
-	seq[0].port = 29500
+	seq[0].Port = 29500
 	var g gangState
 	_, _, ok := g.Rank(seq)
 	assert.False(t, ok, "not formed")
 	g.Form(seq[:3], gangSpec(3), t0)
-	seq[0].reported, seq[1].reported = true, true
+	seq[0].Reported, seq[1].Reported = true, true
 	_, _, ok = g.Rank(seq)
 	assert.False(t, ok, "c3 has not reported")
 
-	seq[2].reported = true
+	seq[2].Reported = true
 	ev, master, ok := g.Rank(seq)
 	require.True(t, ok)
 	assert.Equal(t, contract.EventRendezvous, ev.Type)
 	assert.Equal(t, "n1:29500", master)
-	assert.Equal(t, contract.Rendezvous{Rank: 2, WorldSize: 3, LocalRank: 1, LocalWorldSize: 2, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}, *seq[2].rank)
-	assert.Equal(t, 0, seq[1].rank.LocalRank)
-	assert.Nil(t, seq[3].rank, "a held container is no member")
+	assert.Equal(t, contract.Rendezvous{Rank: 2, WorldSize: 3, LocalRank: 1, LocalWorldSize: 2, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}, *seq[2].Rank)
+	assert.Equal(t, 0, seq[1].Rank.LocalRank)
+	assert.Nil(t, seq[3].Rank, "a held container is no member")
 	_, _, ok = g.Rank(seq)
 	assert.False(t, ok, "published once a round")
 

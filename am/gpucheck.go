@@ -6,6 +6,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/contract"
 )
 
@@ -17,22 +18,22 @@ import (
 //
 // The container that reported the GPU second is stopped and replaced: the first may already be
 // computing on it. Its end does not count as a failure of the worker (it is the node's fault, not the
-// worker's), unless it keeps happening: from the (sharedGPUFreeStops+1)-th such stop on one node, the
+// worker's), unless it keeps happening: from the (book.SharedGPUFreeStops+1)-th such stop on one node, the
 // stopped container's end counts as a failure, so the failure policy (rate, exclusion of the node)
 // takes over instead of replacing containers on a node that keeps doubling up GPUs without end.
 
 // checkSharedGPUsLocked compares the GPU UUIDs t just reported with those of the node's other live
 // containers; on a match it emits a gpu-shared event naming both containers and the GPU, and stops t.
 // It reports whether t was stopped.
-func (a *am) checkSharedGPUsLocked(t *tracked) bool {
+func (a *am) checkSharedGPUsLocked(t *book.Container) bool {
 	mine := reportedUUIDs(t)
 	if len(mine) == 0 {
 		return false
 	}
-	for _, o := range a.rec.seq {
+	for _, o := range a.rec.All() {
 		// A container whose worker exited has released (or is releasing) its GPUs, though YARN has
 		// not yet reported its end: a new container of the node may hold them now.
-		if o == t || o.Node != t.Node || o.workerExited || (o.Phase != contract.Running && o.Phase != contract.Launching) {
+		if o == t || o.Node != t.Node || o.WorkerExited || (o.Phase != contract.Running && o.Phase != contract.Launching) {
 			continue
 		}
 		theirs := reportedUUIDs(o)
@@ -40,14 +41,14 @@ func (a *am) checkSharedGPUsLocked(t *tracked) bool {
 			if _, shared := theirs[u]; !shared {
 				continue
 			}
-			n := a.rec.sharedGPU(t.Node)
-			counts := n > sharedGPUFreeStops
+			n := a.rec.SharedGPU(t.Node)
+			counts := n > book.SharedGPUFreeStops
 			a.log.WithFields(logrus.Fields{"container": t.ID, "holder": o.ID, "node": t.Node, "gpu": u, "counts": counts}).
 				Error("am: two live TaskExecutors hold one GPU; stopping the later")
 			a.emit(gpuSharedEvent(t.ID, o.ID, t.Node, mine[u], u, counts))
-			t.sharedGPUCounts = counts
-			if a.rec.stopping(t) {
-				a.stopInBackground([]*tracked{t})
+			t.SharedGPUCounts = counts
+			if a.rec.Stopping(t) {
+				a.stopInBackground([]*book.Container{t})
 			}
 			return true
 		}
@@ -56,9 +57,9 @@ func (a *am) checkSharedGPUsLocked(t *tracked) bool {
 }
 
 // reportedUUIDs maps the device UUIDs in t's reported infos, of every resource, to the resource's name.
-func reportedUUIDs(t *tracked) map[string]string {
+func reportedUUIDs(t *book.Container) map[string]string {
 	var out map[string]string
-	for name, infos := range t.infos {
+	for name, infos := range t.Infos {
 		for _, u := range contract.UUIDs(infos) {
 			if u == "" {
 				continue
@@ -86,7 +87,7 @@ func sortedUUIDs(m map[string]string) []string {
 func gpuSharedEvent(later, holder, node, resource, uuid string, counts bool) contract.Event {
 	msg := fmt.Sprintf("TaskExecutors %s and %s on %s both hold GPU %s; stopping %s (the later one) and asking for a replacement", holder, later, node, uuid, later)
 	if counts {
-		msg += fmt.Sprintf("; this happened more than %d times on %s, so its end counts as a failure", sharedGPUFreeStops, node)
+		msg += fmt.Sprintf("; this happened more than %d times on %s, so its end counts as a failure", book.SharedGPUFreeStops, node)
 	} else {
 		msg += " (not counted as a failure)"
 	}

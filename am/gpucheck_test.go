@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 )
@@ -38,11 +39,8 @@ func eventsOfType(m *am, typ contract.EventType) []contract.Event {
 func TestSharedGPUStopsTheLaterContainer(t *testing.T) {
 	m := apiAM(t)
 	h := m.Handler(testSecret)
-	add := func(id, node string) *tracked {
-		c := &tracked{Container: decision.Container{ID: id, Node: node, Phase: contract.Running, Resources: te}}
-		m.rec.byID[id] = c
-		m.rec.seq = append(m.rec.seq, c)
-		return c
+	add := func(id, node string) *book.Container {
+		return m.rec.Adopted(id, node, te, nil)
 	}
 	c3, c4 := add("c3", "n1:1"), add("c4", "n2:1")
 	report := func(id, body string) int {
@@ -67,13 +65,13 @@ func TestSharedGPUStopsTheLaterContainer(t *testing.T) {
 	assert.Contains(t, e.Message, "GPU-aaaa")
 	assert.Contains(t, e.Message, "not counted")
 	assert.Equal(t, contract.Stopping, c3.Phase, "the later container is stopped")
-	assert.Equal(t, contract.Running, m.rec.byID["c1"].Phase, "the holder keeps running")
-	m.rec.completed(c3, decision.Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
+	assert.Equal(t, contract.Running, m.rec.Get("c1").Phase, "the holder keeps running")
+	m.rec.Completed(c3, decision.Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
 	assert.False(t, c3.Exit.Class.Counts(), "the first stops on a node are not the worker's failure")
 	assert.Equal(t, http.StatusConflict, report("c3", gpuReport("GPU-cccc")), "a stopped container reports no more")
 
 	// It keeps happening on n1: the third stop counts.
-	var last *tracked
+	var last *book.Container
 	for i, id := range []string{"c5", "c6"} {
 		last = add(id, "n1:1")
 		require.Equal(t, http.StatusNoContent, report(id, gpuReport("GPU-aaaa")), "stop %d", i+2)
@@ -81,7 +79,7 @@ func TestSharedGPUStopsTheLaterContainer(t *testing.T) {
 	evs = eventsOfType(m, contract.EventGPUShared)
 	require.Len(t, evs, 3)
 	assert.Contains(t, evs[2].Message, "counts as a failure")
-	m.rec.completed(last, decision.Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
+	m.rec.Completed(last, decision.Exit{Status: contract.ExitStatusKilledByAppMaster, Class: contract.ExitKilledByAM})
 	assert.True(t, last.Exit.Class.Counts(), "the third stop on one node counts: %+v", last.Exit)
 }
 
@@ -94,10 +92,9 @@ func TestReportsOnlyForLiveContainers(t *testing.T) {
 	rec := post(t, h, "/api/v1/containers/c2/report", "Bearer "+testSecret, `{"infos":{"gpu":[{"index":"1"}]}}`)
 	assert.Equal(t, http.StatusConflict, rec.Code)
 	assert.Contains(t, rec.Body.String(), "COMPLETED")
-	assert.Nil(t, m.rec.byID["c2"].infos)
+	assert.Nil(t, m.rec.Get("c2").Infos)
 	assert.Equal(t, before, m.events.LastID(), "no event")
-	held := &tracked{Container: decision.Container{ID: "h1", Node: "n1:1", Phase: contract.Held, Resources: te}}
-	m.rec.byID["h1"] = held
+	m.rec.Accepted(decision.Allocation{ID: "h1", Node: "n1:1", AskID: 1, Resources: te}, nil, 0, true)
 	assert.Equal(t, http.StatusConflict, post(t, h, "/api/v1/containers/h1/report", "Bearer "+testSecret, `{}`).Code)
 	assert.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, `{}`).Code)
 }
@@ -108,11 +105,8 @@ func TestReportsOnlyForLiveContainers(t *testing.T) {
 func TestSharedGPUIgnoresAContainerWhoseWorkerExited(t *testing.T) {
 	m := apiAM(t)
 	h := m.Handler(testSecret)
-	add := func(id string) *tracked {
-		c := &tracked{Container: decision.Container{ID: id, Node: "n1:1", Phase: contract.Running, Resources: te}}
-		m.rec.byID[id] = c
-		m.rec.seq = append(m.rec.seq, c)
-		return c
+	add := func(id string) *book.Container {
+		return m.rec.Adopted(id, "n1:1", te, nil)
 	}
 	add("c7")
 	c8 := add("c8")
@@ -124,5 +118,5 @@ func TestSharedGPUIgnoresAContainerWhoseWorkerExited(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, report("c8", gpuReport("GPU-dddd")))
 	assert.Empty(t, eventsOfType(m, contract.EventGPUShared))
 	assert.Equal(t, contract.Running, c8.Phase, "the successor keeps its GPU")
-	assert.Equal(t, contract.Running, m.rec.byID["c7"].Phase, "the ended worker's container waits for YARN's report")
+	assert.Equal(t, contract.Running, m.rec.Get("c7").Phase, "the ended worker's container waits for YARN's report")
 }

@@ -20,7 +20,7 @@ import (
 
 // sickGPUCheckLocked ends t when one of r's readings says a GPU of t is unhealthy (the newest sample's
 // first such reading).
-func (a *am) sickGPUCheckLocked(t *tracked, r contract.AliveReport) {
+func (a *am) sickGPUCheckLocked(t *book.Container, r contract.AliveReport) {
 	if t.Phase != contract.Running && t.Phase != contract.Launching {
 		return
 	}
@@ -36,7 +36,7 @@ func (a *am) sickGPUCheckLocked(t *tracked, r contract.AliveReport) {
 
 // sickGPULocked ends t, whose GPU g read unhealthy (why), asks for its replacement, and excludes its
 // node at the job's sick-GPU limit.
-func (a *am) sickGPULocked(t *tracked, g contract.GPUReading, why string) {
+func (a *am) sickGPULocked(t *book.Container, g contract.GPUReading, why string) {
 	if a.book.Sick == nil {
 		a.book.Sick = book.SickGPUs{}
 	}
@@ -45,10 +45,10 @@ func (a *am) sickGPULocked(t *tracked, g contract.GPUReading, why string) {
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "gpu": g.UUID, "health": why}).
 		Warn("am: TaskExecutor's GPU is unhealthy; ending it and asking for a replacement on a healthy GPU (not counted as a failure)")
 	a.emit(sickGPUEvent(t.ID, t.Node, g, why, n, a.cfg.SickGPUsPerNode))
-	if t.cid != nil {
-		a.release[t.ID] = t.cid
+	if t.CID != nil {
+		a.release[t.ID] = t.CID
 	}
-	a.exitedLocked(t, a.rec.completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: text}))
+	a.exitedLocked(t, a.rec.Completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: text}))
 	if k := a.cfg.SickGPUsPerNode; k > 0 && n >= k && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {
 		a.book.Excl.Exclude(t.Node)
 		ev := nodeLacksEvent(t.Node, "")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/resources"
@@ -22,10 +23,10 @@ func sickSample(uuid, sick string) contract.AliveReport {
 }
 
 // giveGPU books uuid as the GPU t's launcher reported.
-func giveGPU(m *am, t *tracked, uuid string) {
+func giveGPU(m *am, t *book.Container, uuid string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t.infos = map[string][]resources.Info{"gpu": {{contract.InfoIndex: "0", contract.InfoUUID: uuid}}}
+	t.Infos = map[string][]resources.Info{"gpu": {{contract.InfoIndex: "0", contract.InfoUUID: uuid}}}
 }
 
 // TestSickGPUEndsTheContainerAndTheLoopReplacesIt: a sample that reads a running TaskExecutor's GPU
@@ -46,7 +47,7 @@ func TestSickGPUEndsTheContainerAndTheLoopReplacesIt(t *testing.T) {
 	require.Eventually(t, func() bool { return m.Status().Counts.Running == 2 }, 10*time.Second, time.Millisecond)
 
 	m.mu.Lock()
-	a, b := m.rec.seq[0], m.rec.seq[1]
+	a, b := m.rec.All()[0], m.rec.All()[1]
 	m.mu.Unlock()
 	giveGPU(m, a, "GPU-a")
 	giveGPU(m, b, "GPU-b")

@@ -88,10 +88,8 @@ func TestTopologyDroppedWhenTheContainerEnds(t *testing.T) {
 	m := apiAM(t)
 	h := m.Handler(testSecret)
 	require.Equal(t, http.StatusNoContent, post(t, h, "/api/v1/containers/c1/report", "Bearer "+testSecret, "{"+fourGPUs+","+islandsTopology+"}").Code)
-	c1 := m.rec.get("c1")
-	require.NotNil(t, c1.topology)
-	m.rec.setPhase(c1, contract.Completed)
-	c1.Exit = decision.Exit{Class: contract.ExitSucceeded}
-	m.rec.finish(c1)
+	c1 := m.rec.Get("c1")
+	require.NotNil(t, c1.Topology)
+	m.rec.Completed(c1, decision.Exit{Class: contract.ExitSucceeded})
 	assert.Nil(t, m.Status().Containers[0].Topology)
 }

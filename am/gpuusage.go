@@ -21,7 +21,7 @@ var _ web.GPUSampleBook = (*am)(nil)
 func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.rec.get(id)
+	t := a.rec.Get(id)
 	if t == nil {
 		return web.ErrUnknownContainer
 	}
@@ -31,7 +31,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	a.gpus.IdleWarning = a.cfg.IdleGPUWarning
 	a.gpus.IdleGap = idleGap(a.cfg.GPUSampleInterval)
 	now := a.cfg.Now()
-	evs, err := a.gpus.Add(id, t.Node, gpuUUIDs(t), r, now)
+	evs, err := a.gpus.Add(id, t.Node, t.GPUUUIDs(), r, now)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 func (a *am) GPUUtilisation(id string) (float64, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.rec.get(id) == nil {
+	if a.rec.Get(id) == nil {
 		return 0, false
 	}
 	sum, n := 0.0, 0
@@ -68,7 +68,7 @@ func (a *am) GPUUtilisation(id string) (float64, bool) {
 func (a *am) GPUSeries(id string) (contract.GPUSeries, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.rec.get(id) == nil {
+	if a.rec.Get(id) == nil {
 		return contract.GPUSeries{}, false
 	}
 	s, ok := a.gpus.Series(id)
@@ -91,16 +91,16 @@ func idleGap(interval time.Duration) time.Duration { return 3 * interval }
 // while it runs), with the shares of the samples; nil for a job that holds no GPU.
 func (a *am) gpuUsageLocked(now time.Time) *contract.GPUUsage {
 	var seconds float64
-	for _, t := range a.rec.seq {
-		n := gpuCount(t)
-		if n == 0 || t.launchedAt.IsZero() {
+	for _, t := range a.rec.All() {
+		n := t.GPUs()
+		if n == 0 || t.LaunchedAt.IsZero() {
 			continue
 		}
-		end := t.finishedAt
+		end := t.FinishedAt
 		if end.IsZero() {
 			end = now
 		}
-		if d := end.Sub(t.launchedAt); d > 0 {
+		if d := end.Sub(t.LaunchedAt); d > 0 {
 			seconds += float64(n) * d.Seconds()
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
@@ -56,13 +57,13 @@ func idleReleasable(job, now decision.Spec, demand bool, gb *framework.GiveBack)
 // idleGPUsLocked acts on container t's idle spell after its samples were booked at now: nothing
 // before taskexecutor.idle-gpu-release, then the warning of a release or, where the job cannot
 // shrink, one idle-gpu-kept event per spell.
-func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
+func (a *am) idleGPUsLocked(t *book.Container, now time.Time) {
 	d := a.cfg.IdleGPURelease
 	if d <= 0 || t.Phase != contract.Running || a.stopping || a.policyOut != nil {
 		return
 	}
 	since, last := a.gpus.IdleSpell(t.ID)
-	if since.IsZero() || last.Sub(since) < d || t.notice != nil || a.book.Idle.Busy() {
+	if since.IsZero() || last.Sub(since) < d || t.Notice != nil || a.book.Idle.Busy() {
 		return
 	}
 	if a.cfg.Spec.Gang && (t.Round != a.gang.Round() || !a.gang.Formed()) {
@@ -70,16 +71,16 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 	}
 	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
 		if a.book.Idle.Kept(t.ID, since) {
-			a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), last.Sub(since), d, why))
+			a.emit(events.IdleGPUKept(t.ID, t.Node, t.GPUs(), last.Sub(since), d, why))
 		}
 		return
 	}
-	warn := []*tracked{t}
+	warn := []*book.Container{t}
 	var round *int
 	if a.cfg.Spec.Gang {
 		r := a.gang.Round()
 		round = &r
-		for _, o := range a.rec.seq {
+		for _, o := range a.rec.All() {
 			if o != t && o.Round == r && warnable(o) {
 				warn = append(warn, o)
 			}
@@ -87,11 +88,11 @@ func (a *am) idleGPUsLocked(t *tracked, now time.Time) {
 	}
 	deadline := now.Add(a.preemptionWait())
 	for _, w := range warn {
-		w.notice = &contract.PreemptionNotice{Container: w.ID, Containers: []string{t.ID}, WarnedAt: now, Deadline: deadline, Round: round,
+		w.Notice = &contract.PreemptionNotice{Container: w.ID, Containers: []string{t.ID}, WarnedAt: now, Deadline: deadline, Round: round,
 			Reason: contract.NoticeIdleGPURelease}
 	}
 	a.book.Idle.Warned(t.ID, deadline)
-	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, gpuCount(t), last.Sub(since), d, deadline, a.preemptionWait(), a.book.Want.Count(), a.book.Want.Count()-1, len(warn)))
+	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, t.GPUs(), last.Sub(since), d, deadline, a.preemptionWait(), a.book.Want.Count(), a.book.Want.Count()-1, len(warn)))
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
 	a.noticesLocked(warn)
 }
@@ -104,7 +105,7 @@ func (a *am) checkIdleRelease() {
 	a.mu.Lock()
 	now := a.cfg.Now()
 	a.book.Idle.ForgetKept(func(id string) bool {
-		t := a.rec.get(id)
+		t := a.rec.Get(id)
 		return t != nil && t.Phase == contract.Running
 	})
 	id, due := a.book.Idle.Due(now)
@@ -112,13 +113,13 @@ func (a *am) checkIdleRelease() {
 		a.mu.Unlock()
 		return
 	}
-	t := a.rec.get(id)
+	t := a.rec.Get(id)
 	if t == nil || t.Phase != contract.Running || a.stopping || a.policyOut != nil {
 		a.mu.Unlock()
 		return
 	}
 	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
-		a.emit(events.IdleGPUKept(t.ID, t.Node, gpuCount(t), 0, a.cfg.IdleGPURelease, why))
+		a.emit(events.IdleGPUKept(t.ID, t.Node, t.GPUs(), 0, a.cfg.IdleGPURelease, why))
 		a.mu.Unlock()
 		return
 	}
@@ -128,7 +129,7 @@ func (a *am) checkIdleRelease() {
 		return
 	}
 	from := a.book.Want.Set(a.book.Want.Count()-1, []string{t.ID}, contract.NoticeIdleGPURelease)
-	n := gpuCount(t)
+	n := t.GPUs()
 	a.book.Idle.Given(n, now)
 	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, a.book.Want.Count()))
 	a.emit(events.RequirementChanged(from, a.book.Want.Count(), contract.NoticeIdleGPURelease))
@@ -143,9 +144,9 @@ const giveBackBound = 30 * time.Second
 // giveBackInBackgroundLocked asks the framework to give back container t's share of its work, off the
 // AM's lock; a refusal keeps the GPUs with an idle-gpu-kept event that says why. The release itself
 // comes later as the framework's Scale (giveBackLocked).
-func (a *am) giveBackInBackgroundLocked(t *tracked) {
+func (a *am) giveBackInBackgroundLocked(t *book.Container) {
 	a.book.Idle.GivingBack(t.ID)
-	id, node, n := t.ID, t.Node, gpuCount(t)
+	id, node, n := t.ID, t.Node, t.GPUs()
 	a.background.Add(1)
 	go func() {
 		defer a.background.Done()
@@ -176,11 +177,11 @@ func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
 		return
 	}
 	a.withdrawIdleNoticeLocked(idle)
-	t := a.rec.get(stopFirst[0])
+	t := a.rec.Get(stopFirst[0])
 	if t == nil {
 		return
 	}
-	n := gpuCount(t)
+	n := t.GPUs()
 	a.book.Idle.Given(n, now)
 	ev := events.IdleGPUReleased(t.ID, t.Node, n, from, to)
 	if t.ID != idle {
@@ -195,7 +196,7 @@ func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
 // withdrawIdleNoticeLocked drops container id's idle-release notice once its give-back ended without
 // stopping it (refused, or another TaskExecutor released): it is judged again by its next idle spell.
 func (a *am) withdrawIdleNoticeLocked(id string) {
-	if t := a.rec.get(id); t != nil && t.notice != nil && t.notice.Reason == contract.NoticeIdleGPURelease {
-		t.notice = nil
+	if t := a.rec.Get(id); t != nil && t.Notice != nil && t.Notice.Reason == contract.NoticeIdleGPURelease {
+		t.Notice = nil
 	}
 }

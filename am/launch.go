@@ -8,6 +8,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -28,7 +29,7 @@ func (a *am) launchWorker(ctx context.Context) {
 	}
 }
 
-func (a *am) launch(ctx context.Context, t *tracked) {
+func (a *am) launch(ctx context.Context, t *book.Container) {
 	log := a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node})
 	start := time.Now()
 	c, cancel := callCtx(ctx)
@@ -42,7 +43,7 @@ func (a *am) launch(ctx context.Context, t *tracked) {
 		}
 	}
 	a.mu.Lock()
-	req.ContainerToken = t.token
+	req.ContainerToken = t.Token
 	sent := a.cfg.Now()
 	a.mu.Unlock()
 	resp, err := a.cfg.NM.StartContainers(c, t.Node, req)
@@ -55,41 +56,41 @@ func (a *am) launch(ctx context.Context, t *tracked) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	defer a.poke()
-	t.token = nil // used: a container is started once
-	if t.Phase == contract.Stopping && t.stopAfterLaunch {
-		t.stopAfterLaunch = false
+	t.Token = nil // used: a container is started once
+	if t.Phase == contract.Stopping && t.StopAfterLaunch {
+		t.StopAfterLaunch = false
 		if err != nil { // it never started: give the allocation back
-			if t.cid != nil {
-				a.release[t.ID] = t.cid
+			if t.CID != nil {
+				a.release[t.ID] = t.CID
 			}
-			a.exitedLocked(t, a.rec.stoppedBeforeStart(t))
+			a.exitedLocked(t, a.rec.StoppedBeforeStart(t))
 			return
 		}
-		a.stopInBackground([]*tracked{t})
+		a.stopInBackground([]*book.Container{t})
 		return
 	}
 	if t.Phase != contract.Launching {
-		if err == nil && t.Phase == contract.Completed && t.launchedAt.IsZero() {
+		if err == nil && t.Phase == contract.Completed && t.LaunchedAt.IsZero() {
 			// It started and ended before this start call returned: the timeline still shows it ran.
-			t.launchedAt = sent
+			t.LaunchedAt = sent
 		}
 		return // completed (or stopped) while the launch was in flight
 	}
 	if err != nil {
 		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
-		if t.cid != nil {
-			a.release[t.ID] = t.cid
+		if t.CID != nil {
+			a.release[t.ID] = t.CID
 		}
-		a.exitedLocked(t, a.rec.launchFailed(t, err.Error()))
+		a.exitedLocked(t, a.rec.LaunchFailed(t, err.Error()))
 		return
 	}
 	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
-	a.emitAll(a.rec.launched(t))
+	a.emitAll(a.rec.Launched(t))
 }
 
 // stopInBackground stops containers without holding up the caller (which may hold a.mu); Run waits
 // for it before it returns.
-func (a *am) stopInBackground(ts []*tracked) {
+func (a *am) stopInBackground(ts []*book.Container) {
 	a.background.Add(1)
 	go func() {
 		defer a.background.Done()
@@ -98,10 +99,10 @@ func (a *am) stopInBackground(ts []*tracked) {
 }
 
 // stopAll stops containers on their NMs, every node at once.
-func (a *am) stopAll(ctx context.Context, ts []*tracked) {
+func (a *am) stopAll(ctx context.Context, ts []*book.Container) {
 	byNode := map[string][]*hadooppb.ContainerIdProto{}
 	for _, t := range ts {
-		byNode[t.Node] = append(byNode[t.Node], t.cid)
+		byNode[t.Node] = append(byNode[t.Node], t.CID)
 	}
 	var wg sync.WaitGroup
 	for node, ids := range byNode {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
@@ -42,8 +43,8 @@ const keptLivenessGrace = 30 * time.Second
 
 // livenessState is the liveness check's memory: when it last scanned, when its clocks (re)started,
 // and the nodes excluded for a lost TaskExecutor with the probes of their NodeManagers. Its verbs are
-// the only writers of its fields and of the records' liveness marks (tracked.heardAt, vouchedAt,
-// probing): Heard (a launcher's message), Due (a scan is due), Silent (the TaskExecutors to probe),
+// the only writers of its fields and of the records' liveness marks (book.Container's HeardAt,
+// VouchedAt, Probing): Heard (a launcher's message), Due (a scan is due), Silent (the TaskExecutors to probe),
 // Probed (a probe's verdict), Lost (a node excluded for a loss), LostNodesDue and NodeProbeDone (the
 // probes of those nodes), NodeBack (one answers again). The AM's mutex guards it (doc.go).
 type livenessState struct {
@@ -62,7 +63,7 @@ type livenessState struct {
 }
 
 // Heard: t's launcher said it is alive.
-func (l *livenessState) Heard(t *tracked, now time.Time) { t.heardAt = now }
+func (l *livenessState) Heard(t *book.Container, now time.Time) { t.HeardAt = now }
 
 // Due says whether a scan is due at now and, if so, books it: one every tenth of the timeout, so
 // that a loss is seen within 1.1 timeouts and a heartbeat of a large application does not pay a pass
@@ -83,21 +84,21 @@ func (l *livenessState) Due(now time.Time, timeout time.Duration) bool {
 // launcher, not their NodeManager, not their launch, and neither since (the attempt's start) nor the
 // check's own clock started that long ago — and marks them probing (one probe at a time each). One
 // kept from an earlier attempt and not heard yet waits keptLivenessGrace after since at least.
-func (l *livenessState) Silent(seq []*tracked, now, since time.Time, timeout time.Duration) []livenessProbe {
+func (l *livenessState) Silent(seq []*book.Container, now, since time.Time, timeout time.Duration) []livenessProbe {
 	var probes []livenessProbe
 	for _, t := range seq {
-		if t.Phase != contract.Running || t.probing || t.cid == nil {
+		if t.Phase != contract.Running || t.Probing || t.CID == nil {
 			continue
 		}
-		if t.heardAt.IsZero() && t.launchedAt.Before(since) && now.Sub(since) < keptLivenessGrace {
+		if t.HeardAt.IsZero() && t.LaunchedAt.Before(since) && now.Sub(since) < keptLivenessGrace {
 			continue
 		}
-		last := latest(t.heardAt, t.vouchedAt, t.launchedAt, since, l.resumed)
+		last := latest(t.HeardAt, t.VouchedAt, t.LaunchedAt, since, l.resumed)
 		if now.Sub(last) < timeout {
 			continue
 		}
-		t.probing = true
-		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.cid, heardAt: t.heardAt, silent: now.Sub(last)})
+		t.Probing = true
+		probes = append(probes, livenessProbe{t: t, node: t.Node, cid: t.CID, heardAt: t.HeardAt, silent: now.Sub(last)})
 	}
 	return probes
 }
@@ -131,12 +132,12 @@ const (
 // Probed books the verdict of p's probe (its NodeManager's answer) at now.
 func (l *livenessState) Probed(p livenessProbe, verdict nmVerdict, now time.Time) probeOutcome {
 	t := p.t
-	t.probing = false
-	if t.Phase != contract.Running || !t.heardAt.Equal(p.heardAt) {
+	t.Probing = false
+	if t.Phase != contract.Running || !t.HeardAt.Equal(p.heardAt) {
 		return probeMoot
 	}
 	if verdict != nmDown && verdict != nmForgot {
-		t.vouchedAt = now
+		t.VouchedAt = now
 		return probeVouched
 	}
 	return probeLost
@@ -186,7 +187,7 @@ func (a *am) livenessTimeout() time.Duration {
 func (a *am) Alive(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.rec.get(id)
+	t := a.rec.Get(id)
 	if t == nil {
 		return false
 	}
@@ -196,7 +197,7 @@ func (a *am) Alive(id string) bool {
 
 // livenessProbe is one silent TaskExecutor to ask its NodeManager about.
 type livenessProbe struct {
-	t       *tracked
+	t       *book.Container
 	node    string
 	cid     *hadooppb.ContainerIdProto
 	heardAt time.Time // its launcher's last message when the probe began
@@ -216,7 +217,7 @@ func (a *am) checkLiveness(ctx context.Context) {
 		a.mu.Unlock()
 		return
 	}
-	probes := a.live.Silent(a.rec.seq, now, a.started, timeout)
+	probes := a.live.Silent(a.rec.All(), now, a.started, timeout)
 	nodes := a.live.LostNodesDue(now, timeout)
 	a.mu.Unlock()
 	for _, p := range probes {
@@ -300,17 +301,17 @@ func (a *am) probe(ctx context.Context, p livenessProbe) {
 // lostLocked declares t lost: its container is released, its node excluded until the RM reports it
 // RUNNING or its NodeManager answers again, and its end (exit status -100, not counted as a failure)
 // makes Reconcile ask for a replacement at once (and a gang start its next round).
-func (a *am) lostLocked(t *tracked, silent time.Duration, evidence string) {
+func (a *am) lostLocked(t *book.Container, silent time.Duration, evidence string) {
 	why := fmt.Sprintf("lost: its launcher has been silent for %s (taskexecutor.liveness-timeout = %s) and %s", silent.Round(time.Second), a.livenessTimeout(), evidence)
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Warn("am: TaskExecutor " + why + "; releasing it and asking for a replacement (not counted as a failure)")
-	if t.cid != nil {
-		a.release[t.ID] = t.cid
-		if a.live.Lost(t.Node, t.cid, a.cfg.Now()) {
+	if t.CID != nil {
+		a.release[t.ID] = t.CID
+		if a.live.Lost(t.Node, t.CID, a.cfg.Now()) {
 			a.book.Excl.Exclude(t.Node)
 		}
 	}
 	a.emit(lostEvent(t.ID, t.Node, why))
-	a.exitedLocked(t, a.rec.completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why}))
+	a.exitedLocked(t, a.rec.Completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why}))
 	a.news = true
 	a.poke()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/testkit/fakecluster"
@@ -78,7 +79,7 @@ func livenessAM(t *testing.T) (*am, *testClock, *probedNM, *fakecluster.Cluster)
 }
 
 // running books a running container as if it was allocated and launched (its NM started it).
-func running(t *testing.T, m *am, c *fakecluster.Cluster, n int64, node string) *tracked {
+func running(t *testing.T, m *am, c *fakecluster.Cluster, n int64, node string) *book.Container {
 	t.Helper()
 	cid := &hadooppb.ContainerIdProto{AppId: c.App, AppAttemptId: c.Att, Id: proto.Int64(n)}
 	id := yarnrpc.FormatContainerID(cid)
@@ -87,8 +88,8 @@ func running(t *testing.T, m *am, c *fakecluster.Cluster, n int64, node string) 
 	c.Mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	tr := m.rec.accepted(decision.Allocation{ID: id, Node: node, AskID: 1, Resources: gpuSpec(1, 0).Capability}, &hadooppb.ContainerProto{Id: cid}, 0, false)
-	m.rec.launched(tr)
+	tr := m.rec.Accepted(decision.Allocation{ID: id, Node: node, AskID: 1, Resources: gpuSpec(1, 0).Capability}, &hadooppb.ContainerProto{Id: cid}, 0, false)
+	m.rec.Launched(tr)
 	return tr
 }
 
@@ -107,7 +108,7 @@ func check(m *am) {
 	m.background.Wait()
 }
 
-func phase(m *am, tr *tracked) contract.Phase {
+func phase(m *am, tr *book.Container) contract.Phase {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return tr.Phase
@@ -132,7 +133,8 @@ func TestLivenessSilentLauncherOnADeadNodeManagerIsLost(t *testing.T) {
 	assert.Contains(t, m.release, tr.ID, "its container is released")
 	add, _ := m.book.Excl.Next()
 	assert.Equal(t, []string{"node-a:8041"}, add, "its node is excluded")
-	assert.Zero(t, m.rec.failedN)
+	_, _, failed := m.rec.Counts()
+	assert.Zero(t, failed)
 	m.mu.Unlock()
 	var lost []contract.Event
 	for _, e := range m.Events().Latest(100) {
@@ -146,8 +148,9 @@ func TestLivenessSilentLauncherOnADeadNodeManagerIsLost(t *testing.T) {
 
 	// The RM's own report of the node's end, ten minutes later, changes nothing.
 	m.mu.Lock()
-	m.completedLocked(&hadooppb.ContainerStatusProto{ContainerId: tr.cid, ExitStatus: proto.Int32(contract.ExitStatusAborted)})
-	assert.Equal(t, 1, m.rec.completedN, "the container ended once")
+	m.completedLocked(&hadooppb.ContainerStatusProto{ContainerId: tr.CID, ExitStatus: proto.Int32(contract.ExitStatusAborted)})
+	completed, _, _ := m.rec.Counts()
+	assert.Equal(t, 1, completed, "the container ended once")
 	m.mu.Unlock()
 
 	// The node comes back: the RM reports it RUNNING and its exclusion is lifted.
@@ -210,7 +213,7 @@ func TestLivenessClockStartsAtTheAdoptionAndAfterAPause(t *testing.T) {
 	m.started = clock.Now() // this attempt starts now
 	m.mu.Lock()
 	cid := &hadooppb.ContainerIdProto{AppId: c.App, AppAttemptId: c.Att, Id: proto.Int64(2)}
-	tr := m.rec.adopted(yarnrpc.FormatContainerID(cid), "node-a:8041", gpuSpec(1, 0).Capability, cid)
+	tr := m.rec.Adopted(yarnrpc.FormatContainerID(cid), "node-a:8041", gpuSpec(1, 0).Capability, cid)
 	m.mu.Unlock()
 	check(m)
 	pass(m, clock, contract.DefaultLivenessTimeout-time.Second)

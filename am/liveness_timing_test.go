@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -22,10 +23,10 @@ func TestLivenessKeptTaskExecutorHasAGraceAfterAnAMRestart(t *testing.T) {
 	clock.Add(time.Hour)
 	m.started = clock.Now() // this attempt starts now
 	m.mu.Lock()
-	var kept []*tracked
+	var kept []*book.Container
 	for n := int64(2); n <= 3; n++ {
 		cid := &hadooppb.ContainerIdProto{AppId: c.App, AppAttemptId: c.Att, Id: proto.Int64(n)}
-		kept = append(kept, m.rec.adopted(yarnrpc.FormatContainerID(cid), "node-a:8041", gpuSpec(1, 0).Capability, cid))
+		kept = append(kept, m.rec.Adopted(yarnrpc.FormatContainerID(cid), "node-a:8041", gpuSpec(1, 0).Capability, cid))
 	}
 	m.mu.Unlock()
 	check(m)

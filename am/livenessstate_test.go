@@ -9,14 +9,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
-func runningTE(id string, launched time.Time) *tracked {
-	return &tracked{Container: decision.Container{ID: id, Node: "n1:1", Phase: contract.Running}, launchedAt: launched,
-		cid: &hadooppb.ContainerIdProto{Id: proto.Int64(1)}}
+func runningTE(id string, launched time.Time) *book.Container {
+	return &book.Container{Container: decision.Container{ID: id, Node: "n1:1", Phase: contract.Running}, LaunchedAt: launched,
+		CID: &hadooppb.ContainerIdProto{Id: proto.Int64(1)}}
 }
 
 // TestLivenessStateScansEveryTenthOfTheTimeout: a scan is due a tenth of the timeout after the last
@@ -52,8 +53,8 @@ func TestLivenessStateSilentOnlyWhenNothingVouchedForTheTimeout(t *testing.T) {
 	ended := runningTE("ended", t0)
 	ended.Phase = contract.Completed
 	l.Heard(heard, now.Add(-time.Second))
-	vouched.vouchedAt = now.Add(-time.Second)
-	seq := []*tracked{heard, vouched, fresh, silent, ended}
+	vouched.VouchedAt = now.Add(-time.Second)
+	seq := []*book.Container{heard, vouched, fresh, silent, ended}
 
 	assert.Empty(t, l.Silent(seq, now, now, timeout), "the attempt started just now")
 	probes := l.Silent(seq, now, t0, timeout)
@@ -77,15 +78,15 @@ func TestLivenessStateSilentOnlyWhenNothingVouchedForTheTimeout(t *testing.T) {
 		{"ended-meanwhile", false, contract.Completed, nmDown, probeMoot},
 	} {
 		tr := runningTE(tc.name, t0)
-		p := l.Silent([]*tracked{tr}, now, t0, timeout)
+		p := l.Silent([]*book.Container{tr}, now, t0, timeout)
 		require.Len(t, p, 1, tc.name)
 		if tc.heard {
 			l.Heard(tr, now)
 		}
 		tr.Phase = tc.phase
 		assert.Equal(t, tc.want, l.Probed(p[0], tc.verdict, now), tc.name)
-		assert.False(t, tr.probing, tc.name)
-		assert.Equal(t, tc.want == probeVouched, tr.vouchedAt.Equal(now), tc.name)
+		assert.False(t, tr.Probing, tc.name)
+		assert.Equal(t, tc.want == probeVouched, tr.VouchedAt.Equal(now), tc.name)
 	}
 }
 

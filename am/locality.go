@@ -33,7 +33,7 @@ func (a *am) nodeRooms(ctx context.Context) []book.NodeRoom {
 		return nil
 	}
 	ours := map[string]contract.Capability{}
-	for _, t := range a.rec.active() {
+	for _, t := range a.rec.Active() {
 		m := ours[t.Node]
 		if m == nil {
 			m = contract.Capability{}

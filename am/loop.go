@@ -151,7 +151,7 @@ func (a *am) takeNews() bool {
 func (a *am) interval() time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	pending := a.rec.inFlight > 0 || a.book.Asks.Busy() || len(a.release) > 0
+	pending := a.rec.InFlight() > 0 || a.book.Asks.Busy() || len(a.release) > 0
 	d := a.cfg.HeartbeatSlow
 	if pending {
 		d = a.cfg.HeartbeatFast

@@ -121,7 +121,7 @@ func (a *am) placementFullLocked() {
 		return
 	}
 	count := map[string]int{}
-	for _, t := range a.rec.active() {
+	for _, t := range a.rec.Active() {
 		count[t.Node]++
 	}
 	for _, n := range slices.Sorted(maps.Keys(count)) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -59,8 +60,8 @@ func preemptedIDs(msg *hadooppb.PreemptionMessageProto) []string {
 }
 
 // warnable says whether t has a worker to warn: launched or being launched, not yet warned.
-func warnable(t *tracked) bool {
-	return t != nil && t.notice == nil && (t.Phase == contract.Running || t.Phase == contract.Launching)
+func warnable(t *book.Container) bool {
+	return t != nil && t.Notice == nil && (t.Phase == contract.Running || t.Phase == contract.Launching)
 }
 
 // preemptionLocked applies an allocate response's preemption message: every container it names that
@@ -70,9 +71,9 @@ func (a *am) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 		return
 	}
 	var named []string
-	var warn []*tracked
+	var warn []*book.Container
 	for _, id := range preemptedIDs(msg) {
-		t := a.rec.get(id)
+		t := a.rec.Get(id)
 		if t == nil || t.Phase == contract.Completed {
 			continue // released by us, already ended, or not a TaskExecutor (the AM's own container)
 		}
@@ -88,7 +89,7 @@ func (a *am) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 	if a.cfg.Spec.Gang {
 		r := a.gang.Round()
 		round = &r
-		for _, t := range a.rec.seq {
+		for _, t := range a.rec.All() {
 			if t.Round == r && warnable(t) && !slices.Contains(warn, t) {
 				warn = append(warn, t)
 			}
@@ -97,7 +98,7 @@ func (a *am) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 	now := a.cfg.Now()
 	deadline := now.Add(a.preemptionWait())
 	for _, t := range warn {
-		t.notice = &contract.PreemptionNotice{Container: t.ID, Containers: named, WarnedAt: now, Deadline: deadline, Round: round}
+		t.Notice = &contract.PreemptionNotice{Container: t.ID, Containers: named, WarnedAt: now, Deadline: deadline, Round: round}
 		why := "the ResourceManager named it"
 		if !slices.Contains(named, t.ID) {
 			why = fmt.Sprintf("a rank of its gang round %d was named", *round)
@@ -111,7 +112,7 @@ func (a *am) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
 // noticesLocked hands out the notices just set on warned: it wakes every long poll (each finds its
 // own notice, or goes back to waiting) and tells the framework (OnPreemption). The ResourceManager's
 // warnings and the AM's own release of idle GPUs (idlerelease.go) both end here.
-func (a *am) noticesLocked(warned []*tracked) {
+func (a *am) noticesLocked(warned []*book.Container) {
 	close(a.noticed)
 	a.noticed = make(chan struct{})
 	if hook := a.cfg.OnPreemption; hook != nil {
@@ -119,8 +120,8 @@ func (a *am) noticesLocked(warned []*tracked) {
 		reason := ""
 		for i, t := range warned {
 			ids[i] = t.ID
-			if t.notice != nil {
-				reason = t.notice.Reason // one warning's notices share their reason
+			if t.Notice != nil {
+				reason = t.Notice.Reason // one warning's notices share their reason
 			}
 		}
 		// The framework's own response (a checkpoint, say) may call out: never under mu, never in
@@ -134,9 +135,9 @@ func (a *am) noticesLocked(warned []*tracked) {
 func (a *am) Notice(id string) (*contract.PreemptionNotice, <-chan struct{}, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t := a.rec.get(id)
+	t := a.rec.Get(id)
 	if t == nil {
 		return nil, nil, false
 	}
-	return t.notice, a.noticed, true
+	return t.Notice, a.noticed, true
 }

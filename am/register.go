@@ -120,7 +120,7 @@ func (a *am) finish(ctx context.Context, out decision.Outcome) error {
 	a.mu.Lock()
 	a.stopping = true
 	a.state = contract.StateFinishing
-	running := a.rec.active()
+	running := a.rec.Active()
 	a.mu.Unlock()
 	a.stopAll(ctx, running)
 	out.Diagnostics = a.gpuDiagnostics(out.Diagnostics) // GPU-hours reserved and the share used (gpuusage.go)

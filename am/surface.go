@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
@@ -25,7 +26,7 @@ import (
 
 // exitedLocked acts on a TaskExecutor's end, which records already booked (evs are the events it
 // returned): events, metrics and the failure policy.
-func (a *am) exitedLocked(t *tracked, evs []contract.Event) {
+func (a *am) exitedLocked(t *book.Container, evs []contract.Event) {
 	a.emitAll(evs)
 	a.metrics.DropGPUs(t.ID) // its gauges; its GPU series stays for the status until its record is forgotten
 	a.metrics.ObserveExit(t.Exit.Class)
@@ -156,7 +157,7 @@ func (a *am) checkPending(ctx context.Context) {
 
 // updateMetricsLocked sets the gauges from the current state.
 func (a *am) updateMetricsLocked() {
-	launching, running, stopping, completed := a.rec.phases()
+	launching, running, stopping, completed := a.rec.Phases()
 	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
 	a.metrics.SetContainers(byPhase, a.book.Asks.Pending(), a.book.Want.Count(), len(a.policy.Excluded()))
 }

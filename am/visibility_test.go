@@ -21,8 +21,8 @@ import (
 func TestAnonymousReadersSeeNoRankZeroAddressNorTheCluster(t *testing.T) {
 	m := apiAM(t)
 	m.cfg.Spec.Gang = true
-	c1 := m.rec.byID["c1"]
-	c1.rank = &contract.Rendezvous{Round: 0, Rank: 0, WorldSize: 1, LocalWorldSize: 1, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}
+	c1 := m.rec.Get("c1")
+	c1.Rank = &contract.Rendezvous{Round: 0, Rank: 0, WorldSize: 1, LocalWorldSize: 1, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}
 	m.emit(events.Rendezvous(0, 1))
 	m.book.Nodes.Listed([]contract.NodeStatus{
 		{Node: "n1:1", Capability: contract.Capability{"yarn.io/gpu": 8}},

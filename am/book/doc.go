@@ -7,7 +7,14 @@
 //
 // One concept each; every non-test file of the package is listed here (TestDocNamesEveryFile).
 //
-//   - book.go: Book, one value of each type below, and New.
+//   - book.go: Book, one value of each type below but Records (the AM holds those beside it), and
+//     New.
+//   - records.go: Records, the containers the AM accepted (Container: what it needs to launch and
+//     stop one, and the marks the AM's other bookkeeping leaves on it), with a vocabulary of
+//     transitions that return the events to emit (Accepted, Adopted, StartHeld, ReleasedHeld,
+//     Launched, LaunchFailed, Stopping, StoppedBeforeStart, Completed, Reported); bounded: every
+//     active container and the latest history finished ones are kept, older ones dropped with their
+//     counts kept (Forgotten), so a long-running service does not grow without limit.
 //   - want.go: Want, how many TaskExecutors the AM wants: the one place that decides the count, fed
 //     by its sources (the job file, a framework's demand, an earlier attempt, `yarn-am scale`, a
 //     framework's Scale, an idle release) through its verbs (NewWant, Restore, Set).

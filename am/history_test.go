@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/testkit/fakecluster"
@@ -47,7 +48,7 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 	spec := gpuSpec(50, total) // max-failures above what can fail: the service runs on
 	spec.Mode = decision.Service
 	m, _ := f.newAM(t, spec)
-	m.cfg.FinishedHistory, m.rec.history = history, history
+	m.cfg.FinishedHistory, m.rec = history, book.NewRecords(history, m.cfg.Now)
 	m.policy = decision.NewPolicy(noFailurePolicy)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan decision.Outcome, 1)
@@ -58,12 +59,7 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 		s := m.Status()
 		maxListed = max(maxListed, finishedListed(s))
 		m.mu.Lock()
-		records := 0
-		for _, tr := range m.rec.byID {
-			if tr.Phase == contract.Completed {
-				records++
-			}
-		}
+		records := len(m.rec.Finished())
 		m.mu.Unlock()
 		maxRecords = max(maxRecords, records)
 		return s.Counts.Completed == total
@@ -85,10 +81,10 @@ func TestLoopServiceKeepsTheLatestFinishedContainersOnly(t *testing.T) {
 	assert.LessOrEqual(t, maxListed, history, "never more finished containers listed than --finished-history")
 	assert.LessOrEqual(t, maxRecords, history, "never more finished containers recorded than --finished-history")
 	m.mu.Lock()
-	assert.LessOrEqual(t, len(m.rec.seq), history+spec.Instances)
-	assert.Equal(t, total-history, m.rec.forgotten.Succeeded+m.rec.forgotten.Failed)
-	for _, tr := range m.rec.seq {
-		assert.Nil(t, tr.token, "a started container's token is dropped")
+	assert.LessOrEqual(t, len(m.rec.All()), history+spec.Instances)
+	assert.Equal(t, total-history, m.rec.Forgotten().Succeeded+m.rec.Forgotten().Failed)
+	for _, tr := range m.rec.All() {
+		assert.Nil(t, tr.Token, "a started container's token is dropped")
 	}
 	m.mu.Unlock()
 	f.Mu.Lock()
@@ -109,7 +105,7 @@ func TestLoopFailureLimitCountsForgottenFailures(t *testing.T) {
 	spec := gpuSpec(2, 20)
 	spec.Mode = decision.Service
 	m, _ := f.newAM(t, spec)
-	m.cfg.FinishedHistory, m.rec.history = 2, 2
+	m.cfg.FinishedHistory, m.rec = 2, book.NewRecords(2, m.cfg.Now)
 	m.policy = decision.NewPolicy(noFailurePolicy)
 	out := run(t, m)
 	assert.Equal(t, contract.Failed, out.Status)
@@ -230,54 +226,4 @@ func TestServiceMemoryPerCompletedContainerIsFlat(t *testing.T) {
 	assert.Equal(t, warm+more, s.Counts.Completed)
 	assert.Equal(t, DefaultFinishedHistory, finishedListed(s))
 	assert.Equal(t, warm+more-DefaultFinishedHistory, s.FinishedNotListed)
-}
-
-// TestRecordsPhaseCountersMatchTheRecords: the phase counters the gauges read every heartbeat agree
-// with a count over the records after every kind of transition, and every transition changes the
-// version Reconcile's skip depends on (allocate.go, book.PlanInputs).
-func TestRecordsPhaseCountersMatchTheRecords(t *testing.T) {
-	r := newRecords(2, nil)
-	check := func(what string) {
-		t.Helper()
-		var l, run, s int
-		for _, x := range r.seq {
-			switch {
-			case x.forgotten:
-			case x.Phase == contract.Launching:
-				l++
-			case x.Phase == contract.Running:
-				run++
-			case x.Phase == contract.Stopping:
-				s++
-			}
-		}
-		gl, grun, gs, _ := r.phases()
-		assert.Equal(t, []int{l, run, s}, []int{gl, grun, gs}, what)
-	}
-	alloc := func(id string, held bool) *tracked {
-		return r.accepted(decision.Allocation{ID: id, Node: "n:1", AskID: 1, Resources: te}, nil, 0, held)
-	}
-	step := func(what string, f func()) {
-		t.Helper()
-		v := r.version
-		f()
-		assert.NotEqual(t, v, r.version, what+" changes the version")
-		check(what)
-	}
-	var a, b, c, d, h *tracked
-	step("accepted", func() { a, b, c, d = alloc("a", false), alloc("b", false), alloc("c", false), alloc("d", false) })
-	step("held", func() { h = alloc("h", true) })
-	step("launched", func() { r.launched(a); r.launched(b) })
-	step("launch failed", func() { r.launchFailed(c, "refused") })
-	step("stopping while launching", func() { r.stopping(d) })
-	step("stopped before start", func() { r.stoppedBeforeStart(d) })
-	step("stopping while running", func() { r.stopping(b) })
-	step("completed while stopping", func() { r.completed(b, decision.Exit{Status: 143, Class: contract.ExitKilledByAM}) })
-	step("start held", func() { r.startHeld(h) })
-	step("completed while launching", func() { r.completed(h, decision.Exit{Status: 1, Class: contract.ExitFailed}) })
-	step("adopted", func() { r.adopted("e", "n:1", te, nil) })
-	step("completed", func() { r.completed(a, decision.Exit{Status: 0, Class: contract.ExitSucceeded}) })
-	_, _, _, completed := r.phases()
-	assert.Equal(t, 5, completed) // c, d, b, h, a
-	assert.Zero(t, r.inFlight)
 }
