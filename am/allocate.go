@@ -14,6 +14,7 @@ import (
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -164,7 +165,14 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 	if plan.NewRound {
 		a.newRoundLocked(now, plan.RoundReason, plan.RoundChange, plan.RoundSize)
 	}
-	a.placementFullLocked()
+	full, room := a.book.Place.Fill(activeNodes(a.rec.Active()), &a.book.Excl, a.policy.IsExcluded)
+	for _, ev := range full {
+		ev = a.emit(ev)
+		a.log.WithFields(logrus.Fields{"node": ev.Node, "taskexecutors": ev.Count}).Info("am: " + ev.Message)
+	}
+	for _, n := range room {
+		a.log.WithField("node", n).Info("am: node has room again under taskexecutor.placement.max-per-node")
+	}
 	if plan.LimitReached && !a.limitHit {
 		a.limitHit = true
 		a.diagnostics = decision.FailureDiagnostics(spec, plan.Failures, obs.Forgotten)
@@ -197,8 +205,18 @@ func (a *am) heartbeat(ctx context.Context) error {
 		a.log.WithError(err).WithField("key", ev.Key).Error("am: " + ev.Message)
 		return &rejectedError{ev: ev}
 	}
-	if refused, ferr := a.placementRefused(err); refused {
-		return ferr
+	if placementRefused(err) {
+		a.mu.Lock()
+		ev, refused := a.book.Place.Refused(err.Error())
+		a.mu.Unlock()
+		if refused {
+			ev = a.emit(ev)
+			a.log.WithError(err).WithField("handler", hadoop.HandlerName(a.cfg.PlacementHandler)).Warn("am: " + ev.Message)
+			if ev.Severity == contract.SeverityError {
+				return &rejectedError{ev: ev}
+			}
+			return nil
+		}
 	}
 	if errors.Is(err, yarnrpc.ErrApplicationMasterNotRegistered) {
 		a.log.WithError(err).Warn("am: the ResourceManager does not know this ApplicationMaster (restart or failover); registering again and re-sending every outstanding request")
@@ -236,11 +254,11 @@ func (a *am) allocateRequest(rooms []book.NodeRoom) (*hadooppb.AllocateRequestPr
 	var sent sentRequest
 	sent.asks = a.book.Asks.ToSend()
 	for _, s := range sent.asks {
-		if a.schedulingRequests {
+		if a.book.Place.SchedulingRequests() {
 			// The RM keeps no table of SchedulingRequests to lower: an ask cut to 0 is not sent, and
 			// what it still allocates is released as excess (placement.go).
 			if s.Count > 0 {
-				req.SchedulingRequests = append(req.SchedulingRequests, a.schedulingRequest(s.ID, s.Count))
+				req.SchedulingRequests = append(req.SchedulingRequests, a.book.Place.Request(s.ID, s.Count, resourceProto(a.cfg.Spec.Capability)))
 			}
 			continue
 		}
@@ -318,7 +336,10 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		a.completedLocked(st)
 	}
 	a.preemptionLocked(resp.GetPreempt())
-	a.rejectedLocked(resp.GetRejectedSchedulingRequests())
+	for _, ev := range a.book.Place.Rejected(resp.GetRejectedSchedulingRequests(), &a.book.Asks) {
+		ev = a.emit(ev)
+		a.log.WithField("containers", ev.Count).Warn("am: " + ev.Message)
+	}
 }
 
 func (a *am) completedLocked(st *hadooppb.ContainerStatusProto) {

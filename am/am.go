@@ -160,7 +160,8 @@ type config struct {
 	KeepStagingOnKill bool
 	// LivenessTimeout is taskexecutor.liveness-timeout: a running TaskExecutor whose launcher has been
 	// silent this long is probed at its NodeManager and declared lost if that does not answer for it
-	// (liveness.go, docs/running.md#liveness). 0: contract.DefaultLivenessTimeout; negative: no check.
+	// (liveness.go, docs/running.md#liveness). 0: contract.DefaultLivenessTimeout (newAM sets it);
+	// negative: no check.
 	LivenessTimeout time.Duration
 	// PreemptionWait is how long after the ResourceManager first names a container for preemption
 	// the AM expects the kill: the RM's contract.PreemptionWaitKey as far as the AM can know it
@@ -241,7 +242,8 @@ type am struct {
 	// book is the bookkeeping (package book): the declared number of TaskExecutors (book.Want:
 	// config.Spec.Instances at first, then what PUT /api/v1/requirements, a framework's Scale or an
 	// earlier attempt's state declares; specLocked), the asks, the exclusions, the node view, the
-	// nodes' sick GPUs (gpuhealth.go) and the release of idle GPUs (idlerelease.go).
+	// nodes' sick GPUs (gpuhealth.go), the release of idle GPUs (idlerelease.go) and the placement's
+	// SchedulingRequests and full nodes (placement.go).
 	book        book.Book
 	policy      *decision.Policy // the failure policy (its Config is immutable and read without the lock)
 	newAllocs   []decision.Allocation
@@ -250,14 +252,6 @@ type am struct {
 	responseID  int32
 	limitHit    bool
 	stopping    bool
-
-	// schedulingRequests: the asks go as SchedulingRequests with constraint (placement.go; config,
-	// read-only after New). placementFull: the nodes the AM blacklisted because they run
-	// max-per-node TaskExecutors; placementRejected: the asks whose rejection was an event.
-	schedulingRequests bool
-	constraint         *hadooppb.PlacementConstraintProto
-	placementFull      map[string]bool
-	placementRejected  map[int64]bool
 
 	maxCap       contract.Capability // the register response's maximum_capability
 	clusterNodes int                 // num_cluster_nodes of the last allocate response
@@ -345,10 +339,6 @@ func newAM(cfg config) (*am, error) {
 	if err != nil {
 		return nil, fmt.Errorf("am: %w", err)
 	}
-	var constraint *hadooppb.PlacementConstraintProto
-	if schedulingRequests {
-		constraint = placementConstraint(cfg.Placement)
-	}
 	cfg.Spec.MaxPerNode = cfg.Placement.MaxPerNode
 	if cfg.ElasticInterval <= 0 {
 		cfg.ElasticInterval = defaultElasticInterval
@@ -356,13 +346,18 @@ func newAM(cfg config) (*am, error) {
 	if cfg.GangTimeout <= 0 {
 		cfg.GangTimeout = defaultGangTimeout
 	}
+	if cfg.LivenessTimeout == 0 {
+		cfg.LivenessTimeout = contract.DefaultLivenessTimeout
+	}
 	cfg.Events.OnAdd(cfg.Metrics.ObserveEvent)
+	b := book.New(cfg.Spec.Instances, wantSource(cfg))
+	b.Place = book.NewPlacement(cfg.Placement, cfg.PlacementHandler, schedulingRequests, cfg.Priority)
 	a := &am{
 		events:      cfg.Events,
 		metrics:     cfg.Metrics,
 		policy:      decision.NewPolicy(cfg.Policy),
 		cfg:         cfg,
-		book:        book.New(cfg.Spec.Instances, wantSource(cfg)),
+		book:        b,
 		log:         cfg.Log.WithField("app", cfg.App),
 		state:       contract.StateStarting,
 		rec:         book.NewRecords(cfg.FinishedHistory, cfg.Now),
@@ -372,9 +367,6 @@ func newAM(cfg config) (*am, error) {
 		started:     cfg.Now(),
 		launchQ:     make(chan *book.Container, 1024),
 		noticed:     make(chan struct{}),
-
-		schedulingRequests: schedulingRequests, constraint: constraint,
-		placementFull: map[string]bool{}, placementRejected: map[int64]bool{},
 	}
 	a.nodes = &nodeLister{cluster: cfg.Cluster, asked: cfg.Spec.Capability, label: cfg.NodeLabel, metrics: cfg.Metrics, log: a.log,
 		now: cfg.Now, want: make(chan struct{}, 1), mu: &a.mu, view: &a.book.Nodes}

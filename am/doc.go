@@ -25,7 +25,8 @@
 // still to send (book.Exclusions), the node view (book.Nodes), the locality planners
 // (book.PlanLocality), the count of TaskExecutors wanted (book.Want), a plan's inputs
 // (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs), the memory of the idle GPUs' release
-// (book.Idle) and the durable state's encoding (book.State). The AM holds one book.Book under mu.
+// (book.Idle), the placement's SchedulingRequests and full nodes (book.Placement) and the durable
+// state's encoding (book.State). The AM holds one book.Book under mu.
 // The AM's other state and its bookkeeping, each a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config (the locality values and driver mode's
@@ -83,9 +84,9 @@
 //   - launch.go: the bounded pool of NodeManager launches and the stops.
 //   - locality.go: taskexecutor.locality = "spread": the node listing the node-local requests need
 //     (the rooms; book.PlanLocality plans them).
-//   - placement.go: taskexecutor.placement: the SchedulingRequests and their placement constraint
-//     where the RM has a placement handler, the rejected ones asked again, and the blacklist of full
-//     nodes where the AM keeps max-per-node itself.
+//   - placement.go: taskexecutor.placement: the check at the start and the ResourceManager's refusal
+//     of SchedulingRequests read; the SchedulingRequests, the rejected ones asked again and the
+//     blacklist of full nodes where the AM keeps max-per-node itself are book.Placement's.
 //   - nodes.go: nodeLister, the cluster's nodes listed: the one bounded, measured getClusterNodes
 //     call (list, running), and the refresher that lists the nodes while the status is read (wanted,
 //     refresher); book.Nodes, under mu, remembers its answers.

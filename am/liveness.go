@@ -174,14 +174,6 @@ func (l *livenessState) NodeBack(node string) bool {
 // LostNodes are the nodes excluded for a lost TaskExecutor, in no order.
 func (l *livenessState) LostNodes() iter.Seq[string] { return maps.Keys(l.lostNodes) }
 
-// livenessTimeout is config.LivenessTimeout with its default; negative disables the check.
-func (a *am) livenessTimeout() time.Duration {
-	if a.cfg.LivenessTimeout == 0 {
-		return contract.DefaultLivenessTimeout
-	}
-	return a.cfg.LivenessTimeout
-}
-
 // Alive records that the launcher of container id is alive; false if the container is not one of
 // this AM's.
 func (a *am) Alive(id string) bool {
@@ -207,7 +199,7 @@ type livenessProbe struct {
 // checkLiveness runs after each heartbeat: it starts a probe (in the background, never under mu) for
 // every running TaskExecutor silent for the timeout, and for every node excluded for a loss.
 func (a *am) checkLiveness(ctx context.Context) {
-	timeout := a.livenessTimeout()
+	timeout := a.cfg.LivenessTimeout
 	if timeout < 0 {
 		return
 	}
@@ -245,9 +237,10 @@ type containerStatuser interface {
 	GetContainerStatuses(ctx context.Context, node string, ids ...*hadooppb.ContainerIdProto) (*hadooppb.GetContainerStatusesResponseProto, error)
 }
 
-// askNM asks node's NodeManager for container cid; the string is the evidence, in words.
-func (a *am) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) (nmVerdict, string) {
-	s, ok := a.cfg.NM.(containerStatuser)
+// askNM asks node's NodeManager (through client) for container cid; the string is the evidence, in
+// words.
+func askNM(ctx context.Context, client nm, node string, cid *hadooppb.ContainerIdProto) (nmVerdict, string) {
+	s, ok := client.(containerStatuser)
 	if !ok {
 		return nmUnsure, "the NodeManager client cannot ask for container statuses"
 	}
@@ -285,7 +278,7 @@ func (a *am) askNM(ctx context.Context, node string, cid *hadooppb.ContainerIdPr
 // probe asks a silent TaskExecutor's NodeManager and books the verdict.
 func (a *am) probe(ctx context.Context, p livenessProbe) {
 	defer a.background.Done()
-	verdict, evidence := a.askNM(ctx, p.node, p.cid)
+	verdict, evidence := askNM(ctx, a.cfg.NM, p.node, p.cid)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t := p.t
@@ -302,7 +295,7 @@ func (a *am) probe(ctx context.Context, p livenessProbe) {
 // RUNNING or its NodeManager answers again, and its end (exit status -100, not counted as a failure)
 // makes Reconcile ask for a replacement at once (and a gang start its next round).
 func (a *am) lostLocked(t *book.Container, silent time.Duration, evidence string) {
-	why := fmt.Sprintf("lost: its launcher has been silent for %s (taskexecutor.liveness-timeout = %s) and %s", silent.Round(time.Second), a.livenessTimeout(), evidence)
+	why := fmt.Sprintf("lost: its launcher has been silent for %s (taskexecutor.liveness-timeout = %s) and %s", silent.Round(time.Second), a.cfg.LivenessTimeout, evidence)
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Warn("am: TaskExecutor " + why + "; releasing it and asking for a replacement (not counted as a failure)")
 	if t.CID != nil {
 		a.release[t.ID] = t.CID
@@ -319,7 +312,7 @@ func (a *am) lostLocked(t *book.Container, silent time.Duration, evidence string
 // probeLostNode asks a node excluded for a loss whether its NodeManager answers again.
 func (a *am) probeLostNode(ctx context.Context, node string, cid *hadooppb.ContainerIdProto) {
 	defer a.background.Done()
-	verdict, _ := a.askNM(ctx, node, cid)
+	verdict, _ := askNM(ctx, a.cfg.NM, node, cid)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.live.NodeProbeDone(node)

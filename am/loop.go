@@ -49,8 +49,8 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 		return decision.Outcome{}, err
 	}
 	a.setState(contract.StateRunning)
-	if ev, ok := a.placementEvent(); ok {
-		a.log.WithField("scheduling_requests", a.schedulingRequests).Info("am: " + ev.Message)
+	if ev, ok := a.book.Place.Mode(); ok {
+		a.log.WithField("scheduling_requests", a.book.Place.SchedulingRequests()).Info("am: " + ev.Message)
 		a.emit(ev)
 	}
 	a.mu.Lock()

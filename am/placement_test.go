@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/jobfile"
@@ -97,7 +98,7 @@ func TestPlacementWithAHandlerSendsSchedulingRequests(t *testing.T) {
 	require.Len(t, c.SchedLog, 2, "the rejected request was sent again")
 	s := c.SchedLog[0]
 	assert.Equal(t, c.SchedLog[0].GetAllocationRequestId(), c.SchedLog[1].GetAllocationRequestId())
-	assert.Equal(t, []string{taskExecutorTag}, s.GetAllocationTags())
+	assert.Equal(t, []string{book.TaskExecutorTag}, s.GetAllocationTags())
 	assert.EqualValues(t, 2, s.GetResourceSizing().GetNumAllocations())
 	assert.EqualValues(t, 1, yarnrpc.ResourceAmounts(s.GetResourceSizing().GetResources())["yarn.io/gpu"])
 	and := s.GetPlacementConstraint().GetCompositeConstraint()
@@ -109,7 +110,7 @@ func TestPlacementWithAHandlerSendsSchedulingRequests(t *testing.T) {
 	assert.EqualValues(t, 0, card.GetMinCardinality())
 	assert.EqualValues(t, 1, card.GetMaxCardinality(), "max-per-node 2: a node qualifies while it has at most 1")
 	assert.Equal(t, hadooppb.PlacementConstraintTargetProto_ALLOCATION_TAG, card.GetTargetExpressions()[0].GetTargetType())
-	assert.Equal(t, []string{taskExecutorTag}, card.GetTargetExpressions()[0].GetTargetValues())
+	assert.Equal(t, []string{book.TaskExecutorTag}, card.GetTargetExpressions()[0].GetTargetValues())
 	eq, ne := and.GetChildConstraints()[1].GetSimpleConstraint(), and.GetChildConstraints()[2].GetSimpleConstraint()
 	assert.Equal(t, hadooppb.NodeAttributeOpCodeProto_EQ, eq.GetAttributeOpCode())
 	assert.Equal(t, "gpu_model", eq.GetTargetExpressions()[0].GetTargetKey())
@@ -126,13 +127,6 @@ func TestPlacementWithAHandlerSendsSchedulingRequests(t *testing.T) {
 	require.Len(t, msgs, 2, "%q", msgs)
 	assert.Contains(t, msgs[0], "sent to the ResourceManager as SchedulingRequests with placement constraints (yarn.resourcemanager.placement-constraints.handler = placement-processor)")
 	assert.Contains(t, msgs[1], "could not place 2 TaskExecutors under taskexecutor.placement (max-per-node = 2, node-attributes = [\"gpu_model=H200\", \"rm.yarn.io/os!=windows\"]): RRP_COULD_NOT_PLACE_ON_NODE; asking again")
-}
-
-func TestPlacementOneConditionIsSentWithoutAnAnd(t *testing.T) {
-	pc := placementConstraint(jobfile.Placement{MaxPerNode: 1})
-	require.NotNil(t, pc.GetSimpleConstraint())
-	assert.Nil(t, pc.GetCompositeConstraint())
-	assert.EqualValues(t, 0, pc.GetSimpleConstraint().GetMaxCardinality(), "max-per-node 1: anti-affinity")
 }
 
 func TestCheckPlacementRefusesWhatTheHandlerCannotHonour(t *testing.T) {

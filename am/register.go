@@ -87,7 +87,7 @@ func (a *am) register(ctx context.Context) error {
 	for _, n := range a.policy.Excluded() { // a new registration starts with an empty blacklist too
 		a.book.Excl.Exclude(n)
 	}
-	for n := range a.placementFull {
+	for n := range a.book.Place.FullNodes() {
 		a.book.Excl.Exclude(n)
 	}
 	a.book.Asks.Registered()

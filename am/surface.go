@@ -79,7 +79,7 @@ func (a *am) policyOutcome() *decision.Outcome {
 // liftExclusionsLocked removes timed-out exclusions (sent as blacklist removals).
 func (a *am) liftExclusionsLocked(now time.Time) {
 	for _, n := range a.policy.Lift(now) {
-		if !a.placementFull[n] { // still full under taskexecutor.placement.max-per-node (placement.go)
+		if !a.book.Place.Full(n) { // still full under taskexecutor.placement.max-per-node (placement.go)
 			a.book.Excl.Lift(n)
 		}
 		a.log.WithField("node", n).Info("am: node exclusion lifted")

@@ -15,6 +15,9 @@ type Book struct {
 	Sick SickGPUs
 	// Idle: the release of containers whose GPUs stayed idle (idle.go).
 	Idle Idle
+	// Place: taskexecutor.placement's SchedulingRequests and full nodes (placement.go); the AM sets
+	// it (NewPlacement).
+	Place Placement
 }
 
 // New returns a book that wants n TaskExecutors, as by says (Want.By), and holds nothing else yet.

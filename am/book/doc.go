@@ -33,6 +33,10 @@
 //     "*" requests (LocalityRequests, RacksOf).
 //   - plan.go: PlanInputs, what identifies Reconcile's input when no allocation is new (the AM
 //     skips a plan whose inputs are those of the last one that changed nothing).
+//   - placement.go: Placement, taskexecutor.placement's memory: whether the asks go as
+//     SchedulingRequests (Request, with PlacementConstraint and TaskExecutorTag) until the
+//     ResourceManager refuses them (Refused), and the nodes blacklisted for running max-per-node
+//     TaskExecutors (Fill) and the asks whose rejection was said (Rejected).
 //   - sick.go: SickGPUs, the GPUs of each node that read unhealthy under the job (Sick).
 //   - state.go: State, the durable state a later attempt of the AM takes over, and its encoding
 //     within MaxStateBytes (EncodeState, DecodeState).
