@@ -72,8 +72,9 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # fixtures against their jars (test-flink-memory, in testdata/flink/flink.mk; no cluster) in the
 # background lane below; then the packages with integration tests (split-packages.sh cluster) run all
 # their tests (unit and integration, with -race) in two go test runs at once, each against a mini
-# cluster of its own, stopped again whatever the result: am's Flink end-to-end tests (-run ^TestFlink
-# but FLINK_REST_TESTS) on the default cluster, and everything else (-skip ^TestFlink, then
+# cluster of its own, stopped again whatever the result: framework/flink's tests named TestFlink* (its
+# end-to-end tests, and the few unit tests so named) but FLINK_REST_TESTS on the default cluster, and
+# everything else (-skip ^TestFlink, framework/flink's other unit tests among them, then
 # FLINK_REST_TESTS; bin/integration-rest.log) on $(MINICLUSTER_DIR)/rest, followed in that lane by the rolling-logs suite
 # (test-rolling-logs: its own cluster with rolling log aggregation, one Flink job for 2 minutes;
 # bin/rolling.log); then the Kerberized Flink tests (test-secure-flink: a [flink]
@@ -94,7 +95,7 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # chromium, the Docker images). Its output is printed when make test waits for it, before the
 # integration run (bin/prefetch.log); a failed download or memory test fails make test. On a machine
 # with warm caches and a built clone the lane has little to do but the memory tests.
-# The Flink end-to-end tests of am that run in the rest lane (after its -skip ^TestFlink run, on its
+# The Flink end-to-end tests (framework/flink) that run in the rest lane (after its -skip ^TestFlink run, on its
 # cluster) instead of beside it, so that the two lanes take about as long as each other
 # (docs/development.md#ci): the autoscaler's rate-step test (about 19 minutes) stays in the Flink
 # lane, and the class-data-sharing and HDFS tests (about 390 s) move out of it. A go test -run pattern.
@@ -127,13 +128,13 @@ test: build vet $(GOTESTSUM)
 	( r=0; { $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest && \
 	    { s=0; $(MAKE) --no-print-directory -o build integration MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest INTEGRATION_SELECT="-skip ^TestFlink" \
 	      INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)" || s=1; \
-	      $(MAKE) --no-print-directory -o build integration MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest INTEGRATION_PACKAGES=./am \
+	      $(MAKE) --no-print-directory -o build integration MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest INTEGRATION_PACKAGES=./framework/flink \
 	        INTEGRATION_SELECT="-run '$(FLINK_REST_TESTS)'" || s=1; [ $$s = 0 ]; }; } >bin/integration-rest.log 2>&1 || r=$$?; \
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest >>bin/integration-rest.log 2>&1 || r=1; \
 	  echo $$r >bin/integration-rest.rc; r=0; \
 	  $(MAKE) --no-print-directory -o build test-rolling-logs >bin/rolling.log 2>&1 || r=$$?; echo $$r >bin/rolling.rc ) & rest=$$!; \
-	echo "=== the integration run's tests but am's TestFlink*, then am's $(FLINK_REST_TESTS), on a cluster of their own (bin/integration-rest.log), then the rolling-logs suite (bin/rolling.log), beside am's other TestFlink*"; \
-	if $(MAKE) minicluster-up; then $(MAKE) -o build integration INTEGRATION_PACKAGES=./am INTEGRATION_SELECT="-run ^TestFlink -skip '$(FLINK_REST_TESTS)'" || rc=1; else rc=1; fi; \
+	echo "=== the integration run's tests but framework/flink's TestFlink*, then its $(FLINK_REST_TESTS), on a cluster of their own (bin/integration-rest.log), then the rolling-logs suite (bin/rolling.log), beside framework/flink's other TestFlink*"; \
+	if $(MAKE) minicluster-up; then $(MAKE) -o build integration INTEGRATION_PACKAGES=./framework/flink INTEGRATION_SELECT="-run ^TestFlink -skip '$(FLINK_REST_TESTS)'" || rc=1; else rc=1; fi; \
 	$(MAKE) minicluster-down || rc=1; \
 	wait $$rest; echo "=== the rest of the integration run, then rolling logs: done"; cat bin/integration-rest.log; \
 	if [ "$$(cat bin/integration-rest.rc 2>/dev/null)" != 0 ]; then echo "the rest of the integration run failed (bin/integration-rest.log)"; rc=1; fi; \

@@ -13,10 +13,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,16 +28,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/testkit/itest"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
-
-// e2eEnv checks the environment and returns the yarn-am binary (testkit/itest).
-func e2eEnv(t *testing.T) string {
-	t.Helper()
-	itest.RequireEnv(t, "HADOOP_CONF_DIR", "YARN_AM_NM_LOG_DIRS")
-	return itest.Binary(t)
-}
 
 // worker is the example worker, built once, statically, for the containers.
 func worker(t *testing.T) string { return itest.Worker(t) }
@@ -56,7 +48,7 @@ type jobSpec struct {
 	teExtra     string // more [taskexecutor] lines
 	ship        string // the file shipped beside the fake nvidia-smi; "": the test worker
 	envExtra    string // more [taskexecutor.env] lines
-	coord       string // the GPU coordination directory; "": coordinationDir()
+	coord       string // the GPU coordination directory; "": e2e.CoordinationDir()
 	fakeGPUs    int    // FAKE_GPU_COUNT, the GPUs the fake nvidia-smi shows; 0: 4
 }
 
@@ -90,7 +82,7 @@ files = [%q, %q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "%d"
-%s`, s.name, max(s.maxAttempts, 1), s.gpus, cmp.Or(s.coord, coordinationDir()), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures,
+%s`, s.name, max(s.maxAttempts, 1), s.gpus, cmp.Or(s.coord, e2e.CoordinationDir()), s.instances, s.command, cmp.Or(s.memory, "256"), s.maxFailures,
 		ship, smi, s.teExtra, cmp.Or(s.fakeGPUs, 4), s.envExtra)
 	p := filepath.Join(t.TempDir(), s.name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
@@ -123,156 +115,6 @@ func startFollow(t *testing.T, bin, id string, timeout time.Duration) func() str
 	}
 }
 
-type result struct {
-	stdout, stderr string
-	code           int
-	took           time.Duration
-}
-
-func (r result) String() string {
-	return fmt.Sprintf("exit %d after %s\n--- stdout\n%s--- stderr\n%s", r.code, r.took.Round(time.Millisecond), r.stdout, r.stderr)
-}
-
-// yarnAM runs the binary with a timeout.
-func yarnAM(t *testing.T, timeout time.Duration, args ...string) result {
-	t.Helper()
-	return yarnAMIn(t, "", timeout, args...)
-}
-
-// yarnAMIn runs the binary in dir ("": the test's directory) with a timeout.
-func yarnAMIn(t *testing.T, dir string, timeout time.Duration, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, e2eEnv(t), args...)
-	cmd.Dir = dir
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	start := time.Now()
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		t.Fatalf("running yarn-am %v: %v", args, err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("yarn-am %v did not finish within %s:\n%s", args, timeout, r)
-	}
-	return r
-}
-
-var appIDRe = regexp.MustCompile(`application_\d+_\d+`)
-
-// submittedRe finds the application submit names as its own ("submitted application_…"): its output
-// may name others first (the leftover sweep, docs/running.md#nothing-left-behind).
-var submittedRe = regexp.MustCompile(`submitted (application_\d+_\d+)`)
-
-// submittedID is the id of the application a submit's output says it submitted, or "".
-func submittedID(out string) string {
-	if m := submittedRe.FindStringSubmatch(out); m != nil {
-		return m[1]
-	}
-	return ""
-}
-
-// submitDetached submits and returns the application id.
-func submitDetached(t *testing.T, args ...string) string {
-	t.Helper()
-	r := yarnAM(t, 2*time.Minute, append([]string{"submit", "--detach"}, args...)...)
-	require.Equal(t, 0, r.code, "submit --detach:\n%s", r)
-	lines := strings.Fields(strings.TrimSpace(r.stdout))
-	id := lines[len(lines)-1]
-	require.Regexp(t, `^application_\d+_\d+$`, id, "the last line of submit --detach is the id:\n%s", r)
-	t.Cleanup(func() { killQuietly(id) })
-	return id
-}
-
-func killQuietly(id string) {
-	rm, err := rmClient()
-	if err != nil {
-		return
-	}
-	defer rm.Close()
-	appID, err := yarnrpc.ParseApplicationID(id)
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if r, err := rm.GetApplicationReport(ctx, appID); err == nil {
-		switch r.GetYarnApplicationState().String() {
-		case "FINISHED", "FAILED", "KILLED":
-			return
-		}
-	}
-	_, _ = rm.KillApplication(ctx, appID, "e2e test cleanup")
-}
-
-func rmClient() (*yarnrpc.ApplicationClient, error) {
-	conf, err := yarnrpc.LoadConfigFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	return yarnrpc.NewApplicationClient(conf, yarnrpc.Auth{})
-}
-
-// statusDoc is `yarn-am status --json`.
-type statusDoc struct {
-	Report struct {
-		ID          string `json:"id"`
-		State       string `json:"state"`
-		FinalStatus string `json:"finalStatus"`
-		User        string `json:"user"`
-		Diagnostics string `json:"diagnostics"`
-	} `json:"report"`
-	AM *struct {
-		State       string `json:"state"`
-		Requirement struct {
-			Instances int `json:"instances"`
-		} `json:"requirement"`
-		Counts struct {
-			Requested, Allocated, Running, Completed, Failed int
-		} `json:"counts"`
-		Containers []struct {
-			ID    string                         `json:"id"`
-			Node  string                         `json:"node"`
-			State string                         `json:"state"`
-			Infos map[string][]map[string]string `json:"infos"`
-		} `json:"containers"`
-	} `json:"am"`
-}
-
-func status(t *testing.T, id string) statusDoc {
-	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
-	var d statusDoc
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), "status --json:\n%s", r)
-	return d
-}
-
-func isEnded(state string) bool { return state == "FINISHED" || state == "FAILED" || state == "KILLED" }
-
-// waitFor polls status until cond holds or the timeout passes.
-func waitFor(t *testing.T, id string, timeout time.Duration, what string, cond func(statusDoc) bool) statusDoc {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		d := status(t, id)
-		if cond(d) {
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %s not reached within %s; last status: %+v", id, what, timeout, d.Report)
-		}
-		time.Sleep(time.Second)
-	}
-}
-
 // workerLines returns, per container id, the node's log dir and the worker's "gpu indexes" line.
 type workerLine struct {
 	logDir, container, indexes string
@@ -301,16 +143,16 @@ func workerLines(t *testing.T, id string) []workerLine {
 }
 
 func TestE2EFourTaskExecutorsOneGPUEachGetDistinctGPUs(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	job := writeJob(t, jobSpec{name: "e2e-gpu-4x1", instances: 4, gpus: 1, command: "./worker --sleep 20s", maxFailures: 1})
 	start := time.Now()
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	// Follow status until the end, noting each container's GPU index as status shows it while the
 	// TaskExecutors run, and when all four first ran at once.
 	fromStatus := map[string]string{}
 	var allRunning time.Duration
-	final := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool {
+	final := e2e.WaitFor(t, id, 4*time.Minute, "the end", func(d e2e.StatusDoc) bool {
 		if d.AM != nil {
 			n := 0
 			for _, c := range d.AM.Containers {
@@ -325,7 +167,7 @@ func TestE2EFourTaskExecutorsOneGPUEachGetDistinctGPUs(t *testing.T) {
 				allRunning = time.Since(start)
 			}
 		}
-		return isEnded(d.Report.State)
+		return e2e.IsEnded(d.Report.State)
 	})
 	t.Logf("submit to 4 TaskExecutors running: %s", allRunning.Round(100*time.Millisecond))
 	require.Equal(t, "FINISHED", final.Report.State, "diagnostics: %s", final.Report.Diagnostics)
@@ -355,31 +197,31 @@ func TestE2EFourTaskExecutorsOneGPUEachGetDistinctGPUs(t *testing.T) {
 }
 
 func TestE2EExitZeroSucceedsAndSubmitExitsZero(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	job := writeJob(t, jobSpec{name: "e2e-exit0", instances: 2, gpus: 1, command: "./worker", maxFailures: 1})
-	r := yarnAM(t, 5*time.Minute, "submit", job)
-	require.Equal(t, 0, r.code, "attached submit of a succeeding job:\n%s", r)
-	assert.Contains(t, r.stdout, "final status SUCCEEDED", r.String())
-	assert.Contains(t, r.stdout, "RUNNING", "state changes are shown:\n%s", r)
-	assert.Regexp(t, `containers: requested \d+, allocated \d+, running \d+, completed \d+, failed \d+`, r.stdout, "progress from the AM is shown")
+	r := e2e.YarnAM(t, 5*time.Minute, "submit", job)
+	require.Equal(t, 0, r.Code, "attached submit of a succeeding job:\n%s", r)
+	assert.Contains(t, r.Stdout, "final status SUCCEEDED", r.String())
+	assert.Contains(t, r.Stdout, "RUNNING", "state changes are shown:\n%s", r)
+	assert.Regexp(t, `containers: requested \d+, allocated \d+, running \d+, completed \d+, failed \d+`, r.Stdout, "progress from the AM is shown")
 }
 
 func TestE2EExit3FailsAfterRetriesWithDiagnostics(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	job := writeJob(t, jobSpec{name: "e2e-exit3", instances: 1, gpus: 1, command: "./worker --exit 3", maxFailures: 2})
-	r := yarnAM(t, 5*time.Minute, "submit", job)
-	require.NotEqual(t, 0, r.code, "submit of a failing job must fail:\n%s", r)
-	assert.Contains(t, r.stderr, "FAILED", r.String())
-	assert.Regexp(t, `(?i)exit[^0-9\n]{0,30}\b3\b`, r.stderr, "diagnostics name exit code 3:\n%s", r)
-	id := submittedID(r.stdout)
+	r := e2e.YarnAM(t, 5*time.Minute, "submit", job)
+	require.NotEqual(t, 0, r.Code, "submit of a failing job must fail:\n%s", r)
+	assert.Contains(t, r.Stderr, "FAILED", r.String())
+	assert.Regexp(t, `(?i)exit[^0-9\n]{0,30}\b3\b`, r.Stderr, "diagnostics name exit code 3:\n%s", r)
+	id := e2e.SubmittedID(r.Stdout)
 	require.NotEmpty(t, id)
-	d := status(t, id)
+	d := e2e.Status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	assert.Regexp(t, `(?i)exit[^0-9\n]{0,30}\b3\b`, d.Report.Diagnostics)
 }
 
 func TestE2EDriverModeFinalStatusFollowsTheDriver(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	job := writeJob(t, jobSpec{name: "e2e-driver", instances: 1, gpus: 1, command: "./worker --sleep 1h", maxFailures: 1})
 	for _, tc := range []struct {
 		driver string
@@ -387,21 +229,21 @@ func TestE2EDriverModeFinalStatusFollowsTheDriver(t *testing.T) {
 		final  string
 	}{{"sleep 2; exit 0", 0, "SUCCEEDED"}, {"sleep 2; exit 1", 1, "FAILED"}} {
 		t.Run(tc.final, func(t *testing.T) {
-			r := yarnAM(t, 5*time.Minute, "submit", job, "--driver", tc.driver)
-			assert.Equal(t, tc.code, r.code, "driver %q:\n%s", tc.driver, r)
-			id := submittedID(r.stdout)
+			r := e2e.YarnAM(t, 5*time.Minute, "submit", job, "--driver", tc.driver)
+			assert.Equal(t, tc.code, r.Code, "driver %q:\n%s", tc.driver, r)
+			id := e2e.SubmittedID(r.Stdout)
 			require.NotEmpty(t, id, r.String())
-			assert.Equal(t, tc.final, status(t, id).Report.FinalStatus)
+			assert.Equal(t, tc.final, e2e.Status(t, id).Report.FinalStatus)
 		})
 	}
 }
 
 func TestE2EKillRunningJobRemovesStaging(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	job := writeJob(t, jobSpec{name: "e2e-kill", instances: 1, gpus: 1, command: "./worker --sleep 1h", maxFailures: 1})
-	id := submitDetached(t, job)
-	d := waitFor(t, id, 3*time.Minute, "RUNNING", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
+	id := e2e.SubmitDetached(t, job)
+	d := e2e.WaitFor(t, id, 3*time.Minute, "RUNNING", func(d e2e.StatusDoc) bool {
+		if e2e.IsEnded(d.Report.State) {
 			t.Fatalf("%s ended before it could be killed: %+v", id, d.Report)
 		}
 		return d.Report.State == "RUNNING"
@@ -417,32 +259,32 @@ func TestE2EKillRunningJobRemovesStaging(t *testing.T) {
 	_, err = fsys.Stat(dir)
 	require.NoError(t, err, "the staging directory exists while the job runs")
 
-	r := yarnAM(t, 3*time.Minute, "kill", id)
-	require.Equal(t, 0, r.code, "kill:\n%s", r)
-	assert.Contains(t, r.stdout, "KILLED", r.String())
-	assert.Contains(t, r.stdout, "waiting for the ResourceManager to report it KILLED", "kill says what it waits for:\n%s", r)
-	assert.Contains(t, r.stdout, "for the ApplicationMaster to remove the staging directory", "kill says what it waits for:\n%s", r)
-	assert.Equal(t, "KILLED", status(t, id).Report.State)
+	r := e2e.YarnAM(t, 3*time.Minute, "kill", id)
+	require.Equal(t, 0, r.Code, "kill:\n%s", r)
+	assert.Contains(t, r.Stdout, "KILLED", r.String())
+	assert.Contains(t, r.Stdout, "waiting for the ResourceManager to report it KILLED", "kill says what it waits for:\n%s", r)
+	assert.Contains(t, r.Stdout, "for the ApplicationMaster to remove the staging directory", "kill says what it waits for:\n%s", r)
+	assert.Equal(t, "KILLED", e2e.Status(t, id).Report.State)
 	_, err = fsys.Stat(dir)
 	assert.True(t, errors.Is(err, os.ErrNotExist), "staging directory %s is gone after kill (stat: %v)", dir, err)
 }
 
 func TestE2ETooManyGPUsFailFastNamingTheKey(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	job := writeJob(t, jobSpec{name: "e2e-5gpus", instances: 1, gpus: 1, command: "./worker", maxFailures: 1})
 	for _, cmd := range []string{"check", "submit"} {
 		t.Run(cmd, func(t *testing.T) {
-			r := yarnAM(t, time.Minute, cmd, job, "-D", "external-resource.gpu.amount=5")
-			assert.Equal(t, 5, r.code, "exit 5: does not fit (docs/running.md#exit-codes)\n%s", r)
-			assert.Less(t, r.took, 15*time.Second, "fails fast")
-			assert.Contains(t, r.stderr, "external-resource.gpu.amount", r.String())
-			assert.NotContains(t, r.stdout, "submitted", "nothing is submitted")
+			r := e2e.YarnAM(t, time.Minute, cmd, job, "-D", "external-resource.gpu.amount=5")
+			assert.Equal(t, 5, r.Code, "exit 5: does not fit (docs/running.md#exit-codes)\n%s", r)
+			assert.Less(t, r.Took, 15*time.Second, "fails fast")
+			assert.Contains(t, r.Stderr, "external-resource.gpu.amount", r.String())
+			assert.NotContains(t, r.Stdout, "submitted", "nothing is submitted")
 		})
 	}
-	r := yarnAM(t, time.Minute, "check", job)
-	assert.Equal(t, 0, r.code, "the same job with 1 GPU passes check:\n%s", r)
-	assert.Contains(t, r.stdout, "OK: ")
-	assert.Contains(t, r.stdout, "yarn.io/gpu=1")
+	r := e2e.YarnAM(t, time.Minute, "check", job)
+	assert.Equal(t, 0, r.Code, "the same job with 1 GPU passes check:\n%s", r)
+	assert.Contains(t, r.Stdout, "OK: ")
+	assert.Contains(t, r.Stdout, "yarn.io/gpu=1")
 }
 
 // TestE2ESampleGPUDemoJobWithRelativePaths submits testdata/jobs/gpu-demo.toml verbatim from a copy of
@@ -450,7 +292,7 @@ func TestE2ETooManyGPUsFailFastNamingTheKey(t *testing.T) {
 // relative paths of a job must work for the client and must not trouble the AM, in whose container
 // they mean nothing.
 func TestE2ESampleGPUDemoJobWithRelativePaths(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	root := t.TempDir()
 	jobs := filepath.Join(root, "testdata", "jobs")
 	smiDir := filepath.Join(root, "testdata", "fake-nvidia-smi")
@@ -467,23 +309,12 @@ func TestE2ESampleGPUDemoJobWithRelativePaths(t *testing.T) {
 	copyFile("../testdata/fake-nvidia-smi/nvidia-smi", filepath.Join(smiDir, "nvidia-smi"), 0o755)
 	copyFile(worker(t), filepath.Join(binDir, "worker"), 0o755)
 
-	r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(jobs, "gpu-demo.toml"))
-	require.Equal(t, 0, r.code, "attached submit of the demo job:\n%s", r)
-	id := submittedID(r.stdout)
+	r := e2e.YarnAM(t, 5*time.Minute, "submit", filepath.Join(jobs, "gpu-demo.toml"))
+	require.Equal(t, 0, r.Code, "attached submit of the demo job:\n%s", r)
+	id := e2e.SubmittedID(r.Stdout)
 	lines := workerLines(t, id)
 	require.Len(t, lines, 2, "two workers printed their GPUs")
 	for _, l := range lines {
 		assert.Regexp(t, `^[0-3],[0-3]$`, l.indexes, "two GPUs each, container %s", l.container)
 	}
-}
-
-// coordinationDir is the GPU coordination directory of the mini cluster the tests run on: one per
-// cluster, because every mini cluster's NodeManagers are 127.0.0.2 and .3 with GPUs 0-3, and jobs of two
-// clusters running side by side must not take each other's claims.
-func coordinationDir() string {
-	state := os.Getenv("YARN_AM_MINICLUSTER_STATE")
-	if state == "" {
-		state = os.Getenv("HADOOP_CONF_DIR")
-	}
-	return fmt.Sprintf("%s/yarn-am-gpu-%08x", os.TempDir(), crc32.ChecksumIEEE([]byte(state)))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // An elastic gang on the mini cluster (docs/running.md#elastic-gangs): it forms at its minimum while
@@ -68,15 +69,15 @@ func (w *gangWatch) messages() []string {
 // the gang restarts at 3. Rank 1's worker is SIGKILLed: the gang restarts at once with the 2
 // survivors' size, and that round's ranks succeed.
 func TestGangElasticFormsGrowsAndShrinks(t *testing.T) {
-	e2eEnv(t)
-	blocker := submitDetached(t, writeJob(t, jobSpec{name: "elastic-blocker", instances: 2, gpus: 3, command: "./worker --sleep 10m"}))
-	waitFor(t, blocker, 3*time.Minute, "the blocker's 2 containers running", func(d statusDoc) bool {
+	e2e.Env(t)
+	blocker := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "elastic-blocker", instances: 2, gpus: 3, command: "./worker --sleep 10m"}))
+	e2e.WaitFor(t, blocker, 3*time.Minute, "the blocker's 2 containers running", func(d e2e.StatusDoc) bool {
 		return d.AM != nil && d.AM.Counts.Running == 2
 	})
 
 	// Rounds 0 and 1 sleep long enough for the test to act on them; later ones end soon.
 	command := "case $YARN_AM_ROUND in 0|1) s=90s;; *) s=3s;; esac; exec ./worker --rendezvous --sleep $s"
-	id := submitDetached(t, writeJob(t, jobSpec{name: "elastic", instances: 3, gpus: 1, command: command, maxFailures: 2,
+	id := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "elastic", instances: 3, gpus: 1, command: command, maxFailures: 2,
 		teExtra: "gang = true\nmin-instances = 2\ngang-timeout = \"20s\"\nelastic-interval = \"10s\""}))
 	w := &gangWatch{t: t, id: id, seen: map[uint64]bool{}}
 
@@ -85,8 +86,8 @@ func TestGangElasticFormsGrowsAndShrinks(t *testing.T) {
 		"only 2 fit beside the blocker: the round formed at the minimum")
 	require.Eventually(t, func() bool { return len(roundRanks(id)[0]) == 2 }, time.Minute, time.Second, "round 0's 2 ranks started")
 
-	r := yarnAM(t, time.Minute, "kill", blocker)
-	require.Equal(t, 0, r.code, "kill the blocker:\n%s", r)
+	r := e2e.YarnAM(t, time.Minute, "kill", blocker)
+	require.Equal(t, 0, r.Code, "kill the blocker:\n%s", r)
 	st = w.until(3*time.Minute, "round 1 formed at 3", func(st *contract.Status) bool { return st.Gang.Round == 1 && st.Gang.Formed })
 	assert.Equal(t, 3, st.Gang.Size)
 	require.Eventually(t, func() bool { return len(roundRanks(id)[1]) == 3 }, time.Minute, time.Second, "round 1's 3 ranks started")
@@ -100,12 +101,12 @@ func TestGangElasticFormsGrowsAndShrinks(t *testing.T) {
 		}
 		return victim != ""
 	})
-	pids := procsOfContainer(victim, "worker", "")
+	pids := e2e.ProcsOfContainer(victim, "worker", "")
 	require.Len(t, pids, 1, "the worker of rank 1 (%s)", victim)
 	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
 	w.until(time.Minute, "round 2", func(st *contract.Status) bool { return st.Gang.Round == 2 })
 
-	d := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 
 	msgs := w.messages()
@@ -151,19 +152,19 @@ func roundRanks(id string) map[int][]string {
 // one-GPU TaskExecutors at once; check refuses it, but accepts it as an elastic gang of 2 to 10 and
 // refuses one of 9 to 10 naming min-instances.
 func TestGangElasticCheckNeedsItsMinimumOnly(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	for min, want := range map[string]string{
 		"":                    "taskexecutor.gang = true with taskexecutor.instances = 10",
 		"min-instances = 9\n": "taskexecutor.gang = true with taskexecutor.min-instances = 9",
 		"min-instances = 2\n": "",
 	} {
 		job := writeJob(t, jobSpec{name: "elastic-check", instances: 10, gpus: 1, command: "./worker", teExtra: "gang = true\n" + min})
-		r := yarnAM(t, time.Minute, "check", job)
+		r := e2e.YarnAM(t, time.Minute, "check", job)
 		if want == "" {
-			assert.Equal(t, 0, r.code, "an elastic gang of 2 to 10 fits:\n%s", r)
+			assert.Equal(t, 0, r.Code, "an elastic gang of 2 to 10 fits:\n%s", r)
 			continue
 		}
-		assert.Equal(t, 5, r.code, "exit 5: does not fit (docs/running.md#exit-codes)\n%s", r)
-		assert.Contains(t, r.stderr, want, r.String())
+		assert.Equal(t, 5, r.Code, "exit 5: does not fit (docs/running.md#exit-codes)\n%s", r)
+		assert.Contains(t, r.Stderr, want, r.String())
 	}
 }

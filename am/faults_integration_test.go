@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // Faults of the cluster around a running job, on the real mini cluster in its fault modes (make
@@ -36,7 +38,7 @@ func control(t *testing.T, args ...string) {
 func attached(t *testing.T, job string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	var out bytes.Buffer
-	cmd := exec.Command(e2eEnv(t), "submit", job)
+	cmd := exec.Command(e2e.Env(t), "submit", job)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
@@ -55,7 +57,7 @@ func appOf(t *testing.T, out *bytes.Buffer) string {
 		}
 		return id != ""
 	}, 2*time.Minute, 200*time.Millisecond, "submit says it submitted the application:\n%s", out)
-	t.Cleanup(func() { killQuietly(id) })
+	t.Cleanup(func() { e2e.KillQuietly(id) })
 	return id
 }
 
@@ -88,7 +90,7 @@ func amLog(id string) string {
 
 func runningTwo(t *testing.T, id string) {
 	t.Helper()
-	waitFor(t, id, 3*time.Minute, "2 TaskExecutors running", func(d statusDoc) bool { return d.AM != nil && d.AM.Counts.Running == 2 })
+	e2e.WaitFor(t, id, 3*time.Minute, "2 TaskExecutors running", func(d e2e.StatusDoc) bool { return d.AM != nil && d.AM.Counts.Running == 2 })
 }
 
 // rmFault: a job of 2 TaskExecutors runs across the fault; the attached submit follows the RM that is
@@ -108,7 +110,7 @@ func rmFault(t *testing.T, fault ...string) {
 	tes := taskExecutorContainers(t, id)
 	assert.Len(t, tes, 2, "TaskExecutor containers the NodeManagers ran: %v", tes)
 	assert.Len(t, workerLines(t, id), 2, "each worker started exactly once")
-	d := status(t, id)
+	d := e2e.Status(t, id)
 	assert.Equal(t, "SUCCEEDED", d.Report.FinalStatus)
 	t.Logf("%v: %d TaskExecutor containers, 0 duplicates, job done %s after the fault", fault, len(tes), time.Since(start).Round(time.Second))
 }
@@ -134,7 +136,7 @@ func TestFaultNodeManagerLost(t *testing.T) {
 	if os.Getenv("YARN_AM_NM_EXPIRY_MS") == "" || os.Getenv("YARN_AM_NM_EXPIRY_MS") == "600000" {
 		t.Fatal("this test needs a mini cluster with a short NodeManager expiry (make test-faults)")
 	}
-	id := submitDetached(t, writeJob(t, jobSpec{name: "nmlost", instances: 2, gpus: 3, command: "./worker --sleep 20s", maxFailures: 0}))
+	id := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "nmlost", instances: 2, gpus: 3, command: "./worker --sleep 20s", maxFailures: 0}))
 	runningTwo(t, id)
 	dirs := strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",")
 	victim := -1
@@ -148,7 +150,7 @@ func TestFaultNodeManagerLost(t *testing.T) {
 	start := time.Now()
 	control(t, "nm-stop", fmt.Sprint(victim))
 
-	d := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 	tes := taskExecutorContainers(t, id)
 	assert.Len(t, tes, 3, "2 TaskExecutors and 1 replacement for the one on the lost node: %v", tes)

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
@@ -46,32 +46,14 @@ func amRSS(t *testing.T, base string) float64 {
 	return 0
 }
 
-// plainBase waits for the AM to register and returns its tracking (plain HTTP) address.
-func (c *cluster) plainBase(t *testing.T, a *app) string {
-	t.Helper()
-	var base string
-	require.Eventually(t, func() bool {
-		r := c.report(t, a)
-		if r.GetYarnApplicationState() >= hadooppb.YarnApplicationStateProto_FINISHED {
-			t.Fatalf("%s ended before its AM registered: %s", yarnrpc.FormatApplicationID(a.id), r.GetDiagnostics())
-		}
-		if r.GetRpcPort() <= 0 || r.GetHost() == "" || r.GetHost() == "N/A" {
-			return false
-		}
-		base = fmt.Sprintf("http://%s:%d/", r.GetHost(), r.GetRpcPort())
-		return true
-	}, 2*time.Minute, 100*time.Millisecond, "the AM registers")
-	return base
-}
-
 // 2,000 clients from 200 loopback addresses open GET /api/v1/events and never read a byte. The AM
 // keeps answering /api/v1/status, its resident memory stays bounded, and the job completes
 // (docs/design.md#faults).
 func TestAMEventStreamFloodStaysBounded(t *testing.T) {
-	c := miniCluster(t)
-	a := c.submit(t, fmt.Sprintf(gpuJob, 2, `sleep 45`, 1))
-	base := c.plainBase(t, a)
-	require.Eventually(t, func() bool { s := c.amStatus(t, a); return s != nil && s.Counts.Running == 2 }, 2*time.Minute, 200*time.Millisecond)
+	c := e2e.MiniCluster(t)
+	a := c.Submit(t, fmt.Sprintf(gpuJob, 2, `sleep 45`, 1))
+	base := c.PlainBase(t, a)
+	require.Eventually(t, func() bool { s := c.AMStatus(t, a); return s != nil && s.Counts.Running == 2 }, 2*time.Minute, 200*time.Millisecond)
 	before := amRSS(t, base)
 
 	host := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/")
@@ -149,6 +131,6 @@ func TestAMEventStreamFloodStaysBounded(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a stream beyond the cap")
 	assert.NotEmpty(t, resp.Header.Get("Retry-After"))
 
-	r := c.wait(t, a, 3*time.Minute)
+	r := c.Wait(t, a, 3*time.Minute)
 	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, r.GetFinalApplicationStatus(), "diagnostics: %s", r.GetDiagnostics())
 }

@@ -17,32 +17,17 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
-	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // Gang mode on the mini cluster: all ranks at once, a rendezvous for every rank, and a round that
 // restarts when a rank dies.
 
-// rmReport is the ResourceManager's report of application id, asked within d.
-func rmReport(t *testing.T, id string, d time.Duration) *hadooppb.ApplicationReportProto {
-	t.Helper()
-	rm, err := rmClient()
-	require.NoError(t, err)
-	defer rm.Close()
-	appID, err := yarnrpc.ParseApplicationID(id)
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	rep, err := rm.GetApplicationReport(ctx, appID)
-	require.NoError(t, err)
-	return rep
-}
-
 // liveAMStatus reads the running AM's own status document.
 func liveAMStatus(t *testing.T, id string) *contract.Status {
 	t.Helper()
-	rm, err := rmClient()
+	rm, err := e2e.RMClient()
 	require.NoError(t, err)
 	defer rm.Close()
 	appID, err := yarnrpc.ParseApplicationID(id)
@@ -84,10 +69,10 @@ var rankLine = regexp.MustCompile(`^worker: rank (\d+) of (\d+) local (\d+) roun
 // fit a node); rank 0 listens on MASTER_ADDR:MASTER_PORT and checks that ranks 1..3 each connect
 // exactly once.
 func TestGangFourRanksMeetAtRankZero(t *testing.T) {
-	e2eEnv(t)
-	id := submitDetached(t, writeJob(t, jobSpec{name: "gang4", instances: 4, gpus: 1, command: "./worker --rendezvous",
+	e2e.Env(t)
+	id := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "gang4", instances: 4, gpus: 1, command: "./worker --rendezvous",
 		memory: "3g", teExtra: "gang = true\ngang-timeout = \"3m\""}))
-	d := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 
 	lines := stdoutLines(id, rankLine)
@@ -113,8 +98,8 @@ func TestGangFourRanksMeetAtRankZero(t *testing.T) {
 // TestGangRestartsWhenARankDies: a gang of 2 whose ranks meet and then sleep; one rank's worker is
 // SIGKILLed; the other stops, a new round of 2 starts, meets again and the job succeeds.
 func TestGangRestartsWhenARankDies(t *testing.T) {
-	e2eEnv(t)
-	id := submitDetached(t, writeJob(t, jobSpec{name: "gang2", instances: 2, gpus: 1, command: "./worker --rendezvous --sleep 25s",
+	e2e.Env(t)
+	id := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "gang2", instances: 2, gpus: 1, command: "./worker --rendezvous --sleep 25s",
 		maxFailures: 1, teExtra: "gang = true"}))
 	var victim string
 	require.Eventually(t, func() bool {
@@ -132,11 +117,11 @@ func TestGangRestartsWhenARankDies(t *testing.T) {
 		}
 		return victim != "" && len(stdoutLines(id, regexp.MustCompile(`^worker: rank 0 saw ranks 1 exactly once$`))) == 1
 	}, 3*time.Minute, time.Second, "round 0 formed and met")
-	pids := procsOfContainer(victim, "worker", "")
+	pids := e2e.ProcsOfContainer(victim, "worker", "")
 	require.Len(t, pids, 1, "the worker of rank 1 (%s)", victim)
 	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
 
-	d := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 	rounds := map[string]int{}
 	for _, ls := range stdoutLines(id, rankLine) {

@@ -8,7 +8,6 @@ package am_test
 // the script's lines from the containers' stdout with scriptLines.
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // gangScriptJob writes a gang job whose TaskExecutors get gpus fake GPUs each and run command with
@@ -57,31 +58,15 @@ func scriptLines(t *testing.T, id string, re *regexp.Regexp) []scriptLine {
 	return out
 }
 
-// containerLogs returns the stdout and stderr of the application's containers, for a failure message.
-func containerLogs(id string) string {
-	var b strings.Builder
-	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
-		files, _ := filepath.Glob(filepath.Join(d, id, "*", "std*"))
-		for _, f := range files {
-			data, _ := os.ReadFile(f)
-			if len(data) > 4000 {
-				data = data[len(data)-4000:]
-			}
-			fmt.Fprintf(&b, "--- %s\n%s\n", f, data)
-		}
-	}
-	return b.String()
-}
-
 // runGangJob submits the job, waits for its end and returns the application id; it fails unless the
 // application SUCCEEDED.
 func runGangJob(t *testing.T, job string) string {
 	t.Helper()
 	start := time.Now()
-	id := submitDetached(t, job)
-	d := waitFor(t, id, 6*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	id := e2e.SubmitDetached(t, job)
+	d := e2e.WaitFor(t, id, 6*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	t.Logf("%s: submit to %s in %s", id, d.Report.FinalStatus, time.Since(start).Round(100*time.Millisecond))
-	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, containerLogs(id))
+	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 	return id
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestE2ESickGPUIsReplaced runs one TaskExecutor × 1 GPU sampled every second on the mini cluster
@@ -23,14 +24,14 @@ import (
 // failure), and a replacement runs on another GPU; the launcher left the GPU's sick mark in the job's
 // coordination directory, which keeps it out of that node's claims.
 func TestE2ESickGPUIsReplaced(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	start := time.Now()
 	coord := filepath.Join(t.TempDir(), "coord")
 	health := t.TempDir()
 	job := writeJob(t, jobSpec{name: "e2e-sick-gpu", instances: 1, gpus: 1, command: "./worker --sleep 10m", maxFailures: 1,
 		teExtra: `gpu-sample-interval = "1s"`, coord: coord, fakeGPUs: 2, envExtra: fmt.Sprintf("FAKE_GPU_HEALTH_DIR = %q\n", health)})
-	id := submitDetached(t, job)
-	t.Cleanup(func() { yarnAM(t, 3*time.Minute, "kill", id) })
+	id := e2e.SubmitDetached(t, job)
+	t.Cleanup(func() { e2e.YarnAM(t, 3*time.Minute, "kill", id) })
 
 	// sampled is the running container with a sampled GPU, if any.
 	sampled := func(st *contract.Status) *contract.ContainerStatus {
@@ -44,8 +45,8 @@ func TestE2ESickGPUIsReplaced(t *testing.T) {
 	var first contract.ContainerStatus
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		d := gpuUtilStatus(t, id)
-		require.False(t, isEnded(d.Report.State), "ended before its GPU was sampled: %s", d.Report.Diagnostics)
+		d := e2e.GPUUtilStatus(t, id)
+		require.False(t, e2e.IsEnded(d.Report.State), "ended before its GPU was sampled: %s", d.Report.Diagnostics)
 		if d.AM != nil {
 			if c := sampled(d.AM); c != nil {
 				first = *c
@@ -59,12 +60,12 @@ func TestE2ESickGPUIsReplaced(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(health, sick), []byte("ecc.errors.uncorrected.volatile.total=2\n"), 0o644))
 	sickAt := time.Now()
 
-	var d gpuUtilDoc
+	var d e2e.GPUUtilDoc
 	var replacement *contract.ContainerStatus
 	deadline = time.Now().Add(2 * time.Minute)
 	for {
-		d = gpuUtilStatus(t, id)
-		require.False(t, isEnded(d.Report.State), "ended: %s", d.Report.Diagnostics)
+		d = e2e.GPUUtilStatus(t, id)
+		require.False(t, e2e.IsEnded(d.Report.State), "ended: %s", d.Report.Diagnostics)
 		if d.AM != nil {
 			if c := sampled(d.AM); c != nil && c.ID != first.ID {
 				replacement = c

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/testkit/itest"
 )
 
@@ -25,7 +26,7 @@ import (
 // gpu-topology event names the container, its node, its GPUs and both links
 // (docs/gpus.md#topology-connected-sets).
 func TestE2EGPUTopologyWorseSetIsAnEvent(t *testing.T) {
-	bin := e2eEnv(t)
+	bin := e2e.Env(t)
 	start := time.Now()
 	coord := filepath.Join(t.TempDir(), "coord")
 	require.NoError(t, os.Mkdir(coord, 0o700))
@@ -66,10 +67,10 @@ FAKE_GPU_TOPO = "pcie-4"
 `, coord, worker(t), filepath.Dir(itest.FakeSMI()))
 	job := filepath.Join(t.TempDir(), "gpu-topology.toml")
 	require.NoError(t, os.WriteFile(job, []byte(body), 0o644))
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	out := startFollow(t, bin, id, 3*time.Minute)()
-	final := waitFor(t, id, time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	final := e2e.WaitFor(t, id, time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "diagnostics: %s\n%s", final.Report.Diagnostics, out)
 
 	var lines []string

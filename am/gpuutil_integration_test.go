@@ -3,10 +3,7 @@
 package am_test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,29 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/testkit/itest"
 )
-
-// gpuUtilDoc is the part of `yarn-am status --json` this test reads: the AM's URL, its containers'
-// GPU samples, the job's GPU time and the latest events.
-type gpuUtilDoc struct {
-	Report struct {
-		State       string `json:"state"`
-		FinalStatus string `json:"finalStatus"`
-		AMURL       string `json:"amUrl"`
-		Diagnostics string `json:"diagnostics"`
-	} `json:"report"`
-	AM *contract.Status `json:"am"`
-}
-
-func gpuUtilStatus(t *testing.T, id string) gpuUtilDoc {
-	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
-	var d gpuUtilDoc
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), "status --json:\n%s", r)
-	return d
-}
 
 // TestE2EGPUUtilisationBusyAndIdle runs 2 TaskExecutors × 1 GPU for about 20 s with the fake
 // nvidia-smi scripting one's GPU at 93 % and the other's at 0 %, sampled every second
@@ -52,7 +29,7 @@ func gpuUtilStatus(t *testing.T, id string) gpuUtilDoc {
 // taskexecutor.idle-gpu-warning = 3s; at the end, the finished event and the RM's final diagnostics
 // state the GPU-hours reserved and the share used.
 func TestE2EGPUUtilisationBusyAndIdle(t *testing.T) {
-	bin := e2eEnv(t)
+	bin := e2e.Env(t)
 	start := time.Now()
 	// The job's own coordination directory: whatever other jobs of the shared cluster hold (their claims
 	// are in another directory; the fake GPUs are not real, so sharing one harms nothing), its two
@@ -71,17 +48,17 @@ func TestE2EGPUUtilisationBusyAndIdle(t *testing.T) {
 	}
 	job := writeJob(t, jobSpec{name: "e2e-gpu-util", instances: 2, gpus: 1, command: "./worker --sleep 20s", maxFailures: 1,
 		teExtra: "gpu-sample-interval = \"1s\"\nidle-gpu-warning = \"3s\"", coord: coord, envExtra: fmt.Sprintf("FAKE_GPU_UTIL_DIR = %q\n", utilDir)})
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	// follow streams every event from the first, the finished event included.
 	followed := startFollow(t, bin, id, 4*time.Minute)
 
 	// Both running, both sampled long enough for the idle warning (3 s) and a few alive posts.
-	var d gpuUtilDoc
+	var d e2e.GPUUtilDoc
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		d = gpuUtilStatus(t, id)
-		require.False(t, isEnded(d.Report.State), "ended before both GPUs were sampled: %s", d.Report.Diagnostics)
+		d = e2e.GPUUtilStatus(t, id)
+		require.False(t, e2e.IsEnded(d.Report.State), "ended before both GPUs were sampled: %s", d.Report.Diagnostics)
 		if d.AM != nil && sampledAtLeast(d.AM, 6) == 2 {
 			break
 		}
@@ -110,16 +87,16 @@ func TestE2EGPUUtilisationBusyAndIdle(t *testing.T) {
 	assert.InDelta(t, 0.5, d.AM.GPUUsage.IdleShare, 0.2, "about half the samples idle")
 
 	// The text status: the job's GPU time line and the GPU UTIL column.
-	r := yarnAM(t, time.Minute, "status", id)
-	require.Equal(t, 0, r.code, "status:\n%s", r)
-	assert.Regexp(t, `GPU time:\s+\d+\.\d{3} GPU-hours reserved, \d+% used \(mean utilisation of \d+ samples\), \d+% idle`, r.stdout)
-	assert.Regexp(t, `CONTAINER\s+NODE\s+STATE\s+RESOURCES\s+INFOS\s+GPU UTIL\s+EXIT`, r.stdout)
-	assert.Regexp(t, regexp.QuoteMeta(busy)+`\s.*\s93%\s`, r.stdout, "the busy container's mean")
-	assert.Regexp(t, regexp.QuoteMeta(idle)+`\s.*\s0%\s`, r.stdout, "the idle container's mean")
+	r := e2e.YarnAM(t, time.Minute, "status", id)
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
+	assert.Regexp(t, `GPU time:\s+\d+\.\d{3} GPU-hours reserved, \d+% used \(mean utilisation of \d+ samples\), \d+% idle`, r.Stdout)
+	assert.Regexp(t, `CONTAINER\s+NODE\s+STATE\s+RESOURCES\s+INFOS\s+GPU UTIL\s+EXIT`, r.Stdout)
+	assert.Regexp(t, regexp.QuoteMeta(busy)+`\s.*\s93%\s`, r.Stdout, "the busy container's mean")
+	assert.Regexp(t, regexp.QuoteMeta(idle)+`\s.*\s0%\s`, r.Stdout, "the idle container's mean")
 
 	// The gauges, per container and GPU, on the AM's own /metrics.
 	require.NotEmpty(t, d.Report.AMURL, "status --json names the AM's URL while it runs")
-	metrics := httpGet(t, strings.TrimSuffix(d.Report.AMURL, "/")+"/metrics")
+	metrics := e2e.HTTPGet(t, strings.TrimSuffix(d.Report.AMURL, "/")+"/metrics")
 	for _, c := range d.AM.Containers {
 		if len(c.GPUs) != 1 {
 			continue
@@ -133,7 +110,7 @@ func TestE2EGPUUtilisationBusyAndIdle(t *testing.T) {
 
 	// The end: follow saw one idle-gpu event, the idle container's, and the finished event with the GPU
 	// time; the RM's final diagnostics say the same.
-	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	final := e2e.WaitFor(t, id, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "diagnostics: %s", final.Report.Diagnostics)
 	out := followed()
 	var idleLines []string
@@ -191,17 +168,4 @@ func sampledAtLeast(st *contract.Status, n int) int {
 		}
 	}
 	return k
-}
-
-// httpGet is url's body (200 required).
-func httpGet(t *testing.T, url string) string {
-	t.Helper()
-	c := &http.Client{Timeout: 20 * time.Second}
-	resp, err := c.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", url, b)
-	return string(b)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 var noticeLine = regexp.MustCompile(`^worker: notice SIGUSR1 (\{.*\})$`)
@@ -28,17 +29,17 @@ var noticeLine = regexp.MustCompile(`^worker: notice SIGUSR1 (\{.*\})$`)
 // counted as failed; that rank ends at once, and the RM's final diagnostics and the finished event
 // count the GPU-hours given back.
 func TestGangElasticGivesBackIdleGPUs(t *testing.T) {
-	bin := e2eEnv(t)
+	bin := e2e.Env(t)
 	start := time.Now()
 	command := "case $YARN_AM_ROUND in 0) s=3m;; *) s=1s;; esac; exec ./worker --notice --sleep $s"
-	id := submitDetached(t, writeJob(t, jobSpec{name: "idle-release", instances: 2, gpus: 1, command: command,
+	id := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "idle-release", instances: 2, gpus: 1, command: command,
 		teExtra: "gang = true\nmin-instances = 1\ngpu-sample-interval = \"1s\"\nidle-gpu-release = \"10s\"\nidle-gpu-warning = \"off\""}))
 
 	followed := startFollow(t, bin, id, 4*time.Minute)
 
-	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	final := e2e.WaitFor(t, id, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	out := followed()
-	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "%s\n%s\n%s", final.Report.Diagnostics, out, containerLogs(id))
+	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, "%s\n%s\n%s", final.Report.Diagnostics, out, e2e.ContainerLogs(id))
 
 	// The AM's side, in order: the warning, the release, the requirement 2 → 1, round 1 at 1.
 	lines := strings.Split(out, "\n")
@@ -66,7 +67,7 @@ func TestGangElasticGivesBackIdleGPUs(t *testing.T) {
 
 	// The workers' side: both ranks of round 0 caught SIGUSR1 with the notice file beside it.
 	notices := stdoutLines(id, noticeLine)
-	require.Len(t, notices, 2, "both ranks of round 0 got the signal:\n%s", containerLogs(id))
+	require.Len(t, notices, 2, "both ranks of round 0 got the signal:\n%s", e2e.ContainerLogs(id))
 	for c, ls := range notices {
 		require.Len(t, ls, 1, "one notice for %s", c)
 		var n contract.PreemptionNotice

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // jaxPython returns the python of the JAX environment, as `make integration` passes it.
@@ -34,12 +36,12 @@ var jaxLine = regexp.MustCompile(`^jax: rank=(\d+) world=(\d+) process_index=(\d
 // every process sees the 3 processes' CPU devices, sums rank+1 across them (6) and gathers the
 // process indexes 0,1,2.
 func TestJAXAllReduceThreeRanksOneGPUEach(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	py := jaxPython(t)
 	const n = 3
 	id := runGangJob(t, gangScriptJob(t, "jax-allreduce-3x1", "../testdata/jax/allreduce.py", n, 1, "512", py+" allreduce.py"))
 	lines := scriptLines(t, id, jaxLine)
-	require.Len(t, lines, n, "one jax line per process\n%s", containerLogs(id))
+	require.Len(t, lines, n, "one jax line per process\n%s", e2e.ContainerLogs(id))
 	seen, containers := map[string]int{}, map[string]bool{}
 	gathered := make([]string, n)
 	for i := range n {

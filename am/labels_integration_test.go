@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -25,7 +26,7 @@ import (
 func gpuNode(t *testing.T) (addr, host string) {
 	t.Helper()
 	require.Equal(t, "gpu", os.Getenv("YARN_AM_LABELS"), "YARN_AM_LABELS is not gpu: start the cluster with make test-labels (LABELS=1)")
-	rm, err := rmClient()
+	rm, err := e2e.RMClient()
 	require.NoError(t, err)
 	defer rm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -67,9 +68,9 @@ func labelJob(t *testing.T, s jobSpec, am bool, extra string) string {
 func TestLabelsTaskExecutorsRunInThePartition(t *testing.T) {
 	addr, host := gpuNode(t)
 	job := labelJob(t, jobSpec{name: "labels-run", instances: 3, gpus: 1, command: "./worker --sleep 1h", maxFailures: 1}, true, "")
-	id := submitDetached(t, job)
-	d := waitFor(t, id, 3*time.Minute, "3 TaskExecutors running", func(d statusDoc) bool {
-		return d.AM != nil && d.AM.Counts.Running == 3 || isEnded(d.Report.State)
+	id := e2e.SubmitDetached(t, job)
+	d := e2e.WaitFor(t, id, 3*time.Minute, "3 TaskExecutors running", func(d e2e.StatusDoc) bool {
+		return d.AM != nil && d.AM.Counts.Running == 3 || e2e.IsEnded(d.Report.State)
 	})
 	require.NotNil(t, d.AM, "%+v", d.Report)
 	require.Equal(t, 3, d.AM.Counts.Running, "%+v", d.Report)
@@ -82,7 +83,7 @@ func TestLabelsTaskExecutorsRunInThePartition(t *testing.T) {
 	}
 	assert.Equal(t, 3, running)
 
-	rep := rmReport(t, id, 30*time.Second)
+	rep := e2e.RMReport(t, id, 30*time.Second)
 	assert.Equal(t, host, rep.GetHost(), "the AM runs in the gpu partition (am.node-label)")
 }
 
@@ -91,8 +92,8 @@ func TestLabelsTaskExecutorsRunInThePartition(t *testing.T) {
 func TestLabelsCheckRefusesUnknownAndInaccessibleLabels(t *testing.T) {
 	gpuNode(t)
 	job := labelJob(t, jobSpec{name: "labels-check", instances: 1, gpus: 1, command: "./worker", maxFailures: 1}, false, "")
-	r := yarnAM(t, time.Minute, "check", job)
-	assert.Equal(t, 0, r.code, "the gpu label passes:\n%s", r)
+	r := e2e.YarnAM(t, time.Minute, "check", job)
+	assert.Equal(t, 0, r.Code, "the gpu label passes:\n%s", r)
 
 	for _, c := range []struct{ label, want string }{
 		{"gpus", `taskexecutor.node-label = "gpus": the cluster has no such node label (did you mean "gpu"?); its labels are fpga, gpu`},
@@ -104,18 +105,18 @@ func TestLabelsCheckRefusesUnknownAndInaccessibleLabels(t *testing.T) {
 		p := job + "." + c.label + ".toml"
 		require.NoError(t, os.WriteFile(p, []byte(bad), 0o644))
 		for _, cmd := range []string{"check", "submit"} {
-			r := yarnAM(t, time.Minute, cmd, p)
-			assert.NotEqual(t, 0, r.code, "%s %s:\n%s", cmd, c.label, r)
-			assert.Contains(t, r.stderr, c.want, "%s %s:\n%s", cmd, c.label, r)
-			assert.NotContains(t, r.stdout, "submitted", "nothing is submitted")
+			r := e2e.YarnAM(t, time.Minute, cmd, p)
+			assert.NotEqual(t, 0, r.Code, "%s %s:\n%s", cmd, c.label, r)
+			assert.Contains(t, r.Stderr, c.want, "%s %s:\n%s", cmd, c.label, r)
+			assert.NotContains(t, r.Stdout, "submitted", "nothing is submitted")
 		}
 	}
 	data, err := os.ReadFile(job)
 	require.NoError(t, err)
 	p := job + ".fpga2.toml"
 	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), `node-label = "gpu"`, `node-label = "fpga"`, 1)), 0o644))
-	r = yarnAM(t, time.Minute, "check", p)
-	assert.Contains(t, r.stderr, "the labels it may use are gpu", r.String())
+	r = e2e.YarnAM(t, time.Minute, "check", p)
+	assert.Contains(t, r.Stderr, "the labels it may use are gpu", r.String())
 }
 
 // TestLabelsEvidenceCountsOnlyThePartition: 3 TaskExecutors of 2 GPUs in a partition of one node
@@ -125,8 +126,8 @@ func TestLabelsEvidenceCountsOnlyThePartition(t *testing.T) {
 	gpuNode(t)
 	job := labelJob(t, jobSpec{name: "labels-short", instances: 3, gpus: 2, command: "./worker --sleep 1h", maxFailures: 1}, false,
 		"\n[policy]\npending-timeout = \"5s\"\non-pending-timeout = \"fail\"\n")
-	id := submitDetached(t, job)
-	d := waitFor(t, id, 4*time.Minute, "the application ended", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	id := e2e.SubmitDetached(t, job)
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the application ended", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	assert.Equal(t, "FAILED", d.Report.FinalStatus, "%+v", d.Report)
 	diag := d.Report.Diagnostics
 	assert.Contains(t, diag, "not enough resources", diag)

@@ -11,13 +11,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestE2ECommandReachesTheWorkerUnexpanded: a real NodeManager expands {{VAR}}, <CPS> and <LOG_DIR>
 // in launch commands; a job's command must reach the worker's bash exactly as written, and a
 // {{(cmd)}} in it must not run in the launch script.
 func TestE2ECommandReachesTheWorkerUnexpanded(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	marker := filepath.Join(t.TempDir(), "ran-in-the-launch-script")
 	words := []string{"{{PWD}}", "a<CPS>b", "<LOG_DIR>/x", "}}{{", "{{(touch " + marker + ")}}"}
 	quoted := make([]string, len(words))
@@ -25,8 +27,8 @@ func TestE2ECommandReachesTheWorkerUnexpanded(t *testing.T) {
 		quoted[i] = "'" + w + "'"
 	}
 	command := "printf 'word=%s\\n' " + strings.Join(quoted, " ")
-	id := submitDetached(t, writeJob(t, jobSpec{name: "e2e-unexpanded", instances: 1, gpus: 1, command: command, maxFailures: 1}))
-	d := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	id := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "e2e-unexpanded", instances: 1, gpus: 1, command: command, maxFailures: 1}))
+	d := e2e.WaitFor(t, id, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%+v", d.Report)
 
 	var got []string

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestLivenessNodeManagerStopOnTheDefaultCluster: on a mini cluster with YARN's default NodeManager
@@ -41,16 +43,16 @@ func livenessNodeManagerStop(t *testing.T, waitForTheRMsExpiry bool) {
 	// node to stop is the one without the AM, and it must run one TaskExecutor at least (else the job is
 	// submitted again: placement is the scheduler's, not what is tested).
 	var id string
-	var d statusDoc
+	var d e2e.StatusDoc
 	victim, onVictim := -1, 0
 	before := map[string]bool{}
 	for try := 1; onVictim == 0; try++ {
 		require.LessOrEqual(t, try, 4, "in 3 tries the scheduler never placed a TaskExecutor on the node without the AM")
 		if id != "" {
-			killQuietly(id)
+			e2e.KillQuietly(id)
 		}
-		id = submitDetached(t, writeJob(t, jobSpec{name: "liveness", instances: 2, gpus: 2, command: cmd, maxFailures: 0}))
-		d = waitFor(t, id, 3*time.Minute, "2 TaskExecutors running", func(d statusDoc) bool { return d.AM != nil && d.AM.Counts.Running == 2 })
+		id = e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "liveness", instances: 2, gpus: 2, command: cmd, maxFailures: 0}))
+		d = e2e.WaitFor(t, id, 3*time.Minute, "2 TaskExecutors running", func(d e2e.StatusDoc) bool { return d.AM != nil && d.AM.Counts.Running == 2 })
 		for i, dir := range dirs {
 			if am, _ := filepath.Glob(filepath.Join(dir, id, "container_*_000001")); len(am) == 0 {
 				victim = i
@@ -70,7 +72,7 @@ func livenessNodeManagerStop(t *testing.T, waitForTheRMsExpiry bool) {
 
 	start := time.Now()
 	control(t, "nm-stop", fmt.Sprint(victim))
-	d = waitFor(t, id, 60*time.Second, "the replacements running", func(d statusDoc) bool {
+	d = e2e.WaitFor(t, id, 60*time.Second, "the replacements running", func(d e2e.StatusDoc) bool {
 		if d.AM == nil {
 			return false
 		}
@@ -93,7 +95,7 @@ func livenessNodeManagerStop(t *testing.T, waitForTheRMsExpiry bool) {
 
 	if !waitForTheRMsExpiry {
 		require.NoError(t, os.WriteFile(release, nil, 0o644))
-		d = waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+		d = e2e.WaitFor(t, id, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 		require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 		assert.Len(t, taskExecutorContainers(t, id), 2+onVictim, "2 TaskExecutors and one replacement per lost one in all")
 		assert.NotContains(t, amLog(id), "failure limit", "max-failures = 0 was never touched")
@@ -109,14 +111,14 @@ func livenessNodeManagerStop(t *testing.T, waitForTheRMsExpiry bool) {
 	t.Logf("the RM declared the node LOST %s after the stop", time.Since(start).Round(time.Second))
 	// Give the AM a few heartbeats to act on whatever the RM reported with it.
 	time.Sleep(5 * time.Second)
-	d = status(t, id)
+	d = e2e.Status(t, id)
 	require.NotNil(t, d.AM)
 	assert.Equal(t, 2, d.AM.Counts.Running, "still 2 TaskExecutors")
 	assert.Zero(t, d.AM.Counts.Failed)
 	assert.Len(t, taskExecutorContainers(t, id), 2+onVictim, "2 TaskExecutors and one replacement per lost one, no second one")
 
 	require.NoError(t, os.WriteFile(release, nil, 0o644))
-	d = waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	d = e2e.WaitFor(t, id, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 	assert.Len(t, taskExecutorContainers(t, id), 2+onVictim, "2 TaskExecutors and one replacement per lost one in all")
 	assert.NotContains(t, amLog(id), "failure limit", "max-failures = 0 was never touched")
@@ -126,8 +128,8 @@ func livenessNodeManagerStop(t *testing.T, waitForTheRMsExpiry bool) {
 // NodeManager, by the AM's own clock (status --json: launchedAt), which the test's shares.
 func replacementLaunched(t *testing.T, id string, before map[string]bool) time.Time {
 	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
+	r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
 	var d struct {
 		AM struct {
 			Containers []struct {
@@ -136,13 +138,13 @@ func replacementLaunched(t *testing.T, id string, before map[string]bool) time.T
 			} `json:"containers"`
 		} `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), "status --json:\n%s", r)
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &d), "status --json:\n%s", r)
 	var last time.Time
 	for _, c := range d.AM.Containers {
 		if !before[c.ID] && c.LaunchedAt.After(last) {
 			last = c.LaunchedAt
 		}
 	}
-	require.False(t, last.IsZero(), "no replacement with a launch time in:\n%s", r.stdout)
+	require.False(t, last.IsZero(), "no replacement with a launch time in:\n%s", r.Stdout)
 	return last
 }

@@ -12,19 +12,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // placementEvents is the status document's placement events (docs/job-file.md#placement).
 func placementEvents(t *testing.T, id string) []contract.Event {
 	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
+	r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
 	var d struct {
 		AM *struct {
 			Events []contract.Event `json:"events"`
 		} `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d), "status --json:\n%s", r)
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &d), "status --json:\n%s", r)
 	require.NotNil(t, d.AM, "status --json has no am:\n%s", r)
 	var out []contract.Event
 	for _, e := range d.AM.Events {
@@ -35,7 +36,7 @@ func placementEvents(t *testing.T, id string) []contract.Event {
 	return out
 }
 
-// waitPlacement polls the status document (as waitFor does) until its placement events satisfy
+// waitPlacement polls the status document (as e2e.WaitFor does) until its placement events satisfy
 // cond, and returns them.
 func waitPlacement(t *testing.T, id string, timeout time.Duration, what string, cond func([]contract.Event) bool) []contract.Event {
 	t.Helper()
@@ -63,8 +64,8 @@ func placementJob(t *testing.T, name string, instances int, table string) string
 // runningNodes waits until want TaskExecutors run and returns their nodes.
 func runningNodes(t *testing.T, id string, want int) []string {
 	t.Helper()
-	d := waitFor(t, id, 3*time.Minute, "TaskExecutors running", func(d statusDoc) bool {
-		return d.AM != nil && d.AM.Counts.Running >= want || isEnded(d.Report.State)
+	d := e2e.WaitFor(t, id, 3*time.Minute, "TaskExecutors running", func(d e2e.StatusDoc) bool {
+		return d.AM != nil && d.AM.Counts.Running >= want || e2e.IsEnded(d.Report.State)
 	})
 	require.NotNil(t, d.AM, "%+v", d.Report)
 	require.Equal(t, want, d.AM.Counts.Running, "%+v", d.Report)
@@ -84,19 +85,19 @@ func runningNodes(t *testing.T, id string, want int) []string {
 func TestPlacementAMKeepsMaxPerNodeWithoutAHandler(t *testing.T) {
 	require.Equal(t, "disabled", os.Getenv("YARN_AM_PLACEMENT_HANDLER"), "the cluster's placement handler is not disabled: run this on a mini cluster without PLACEMENT")
 	job := placementJob(t, "placement-own", 2, "max-per-node = 1\n")
-	r := yarnAM(t, time.Minute, "check", job)
-	require.Equal(t, 0, r.code, "check:\n%s", r)
-	assert.Contains(t, r.stdout, "taskexecutor.placement: kept by the ApplicationMaster (yarn.resourcemanager.placement-constraints.handler = disabled")
+	r := e2e.YarnAM(t, time.Minute, "check", job)
+	require.Equal(t, 0, r.Code, "check:\n%s", r)
+	assert.Contains(t, r.Stdout, "taskexecutor.placement: kept by the ApplicationMaster (yarn.resourcemanager.placement-constraints.handler = disabled")
 
 	bad := placementJob(t, "placement-attrs", 1, "node-attributes = [\"gpu_model=H200\"]\n")
 	for _, cmd := range []string{"check", "submit"} {
-		r := yarnAM(t, time.Minute, cmd, bad)
-		assert.NotEqual(t, 0, r.code, "%s:\n%s", cmd, r)
-		assert.Contains(t, r.stderr, `taskexecutor.placement.node-attributes = ["gpu_model=H200"]: the ResourceManager's yarn.resourcemanager.placement-constraints.handler is "disabled"`, "%s:\n%s", cmd, r)
-		assert.NotContains(t, r.stdout, "submitted", "nothing is submitted")
+		r := e2e.YarnAM(t, time.Minute, cmd, bad)
+		assert.NotEqual(t, 0, r.Code, "%s:\n%s", cmd, r)
+		assert.Contains(t, r.Stderr, `taskexecutor.placement.node-attributes = ["gpu_model=H200"]: the ResourceManager's yarn.resourcemanager.placement-constraints.handler is "disabled"`, "%s:\n%s", cmd, r)
+		assert.NotContains(t, r.Stdout, "submitted", "nothing is submitted")
 	}
 
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 	nodes := runningNodes(t, id, 2)
 	assert.NotEqual(t, nodes[0], nodes[1], "max-per-node = 1: one TaskExecutor per node")
 	full := map[string]bool{}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -28,11 +29,11 @@ func TestPlacementSchedulingRequestsSpreadOverNodes(t *testing.T) {
 	gpuAddr, _ := gpuNode(t)
 	require.Equal(t, "placement-processor", os.Getenv("YARN_AM_PLACEMENT_HANDLER"), "start the cluster with make test-labels (PLACEMENT=1)")
 	job := placementJob(t, "placement-sr", 4, "max-per-node = 1\n")
-	r := yarnAM(t, time.Minute, "check", job)
-	require.Equal(t, 0, r.code, "check:\n%s", r)
-	assert.Contains(t, r.stdout, "taskexecutor.placement: sent as SchedulingRequests with placement constraints (yarn.resourcemanager.placement-constraints.handler = placement-processor")
+	r := e2e.YarnAM(t, time.Minute, "check", job)
+	require.Equal(t, 0, r.Code, "check:\n%s", r)
+	assert.Contains(t, r.Stdout, "taskexecutor.placement: sent as SchedulingRequests with placement constraints (yarn.resourcemanager.placement-constraints.handler = placement-processor")
 
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 	nodes := runningNodes(t, id, 3)
 	distinct := map[string]bool{}
 	for _, n := range nodes {
@@ -53,7 +54,7 @@ func TestPlacementSchedulingRequestsSpreadOverNodes(t *testing.T) {
 	for _, e := range evs {
 		assert.Empty(t, e.Node, "the AM blacklists nothing when the RM keeps the placement: %s", e.Message)
 	}
-	d := status(t, id)
+	d := e2e.Status(t, id)
 	require.NotNil(t, d.AM)
 	assert.Equal(t, 3, d.AM.Counts.Running, "still three: the fourth is never placed beside another")
 }
@@ -68,20 +69,20 @@ func TestPlacementSchedulingRequestsNodeAttributes(t *testing.T) {
 	require.Equal(t, "placement-processor", os.Getenv("YARN_AM_PLACEMENT_HANDLER"), "start the cluster with make test-labels (PLACEMENT=1)")
 	h200 := nodeWithAttribute(t, "rm.yarn.io", "gpu_model", "H200")
 
-	eq := submitDetached(t, placementJob(t, "attr-eq", 2, `node-attributes = ["rm.yarn.io/gpu_model=H200"]`+"\n"))
+	eq := e2e.SubmitDetached(t, placementJob(t, "attr-eq", 2, `node-attributes = ["rm.yarn.io/gpu_model=H200"]`+"\n"))
 	for _, n := range runningNodes(t, eq, 2) {
 		assert.Equal(t, h200, n, "gpu_model=H200: only the H200 node qualifies")
 	}
-	killQuietly(eq)
+	e2e.KillQuietly(eq)
 
-	ne := submitDetached(t, placementJob(t, "attr-ne", 2, `node-attributes = ["rm.yarn.io/gpu_model!=H200"]`+"\n"))
+	ne := e2e.SubmitDetached(t, placementJob(t, "attr-ne", 2, `node-attributes = ["rm.yarn.io/gpu_model!=H200"]`+"\n"))
 	for _, n := range runningNodes(t, ne, 2) {
 		assert.NotEqual(t, h200, n, "gpu_model!=H200: any node but the H200 one")
 	}
-	killQuietly(ne)
+	e2e.KillQuietly(ne)
 
-	none := submitDetached(t, placementJob(t, "attr-none", 1, `node-attributes = ["rm.yarn.io/gpu_model=V100"]`+"\n"))
-	up := waitFor(t, none, 2*time.Minute, "the AM running", func(d statusDoc) bool { return d.AM != nil || isEnded(d.Report.State) })
+	none := e2e.SubmitDetached(t, placementJob(t, "attr-none", 1, `node-attributes = ["rm.yarn.io/gpu_model=V100"]`+"\n"))
+	up := e2e.WaitFor(t, none, 2*time.Minute, "the AM running", func(d e2e.StatusDoc) bool { return d.AM != nil || e2e.IsEnded(d.Report.State) })
 	require.NotNil(t, up.AM, "%+v", up.Report)
 	waitPlacement(t, none, 2*time.Minute, "the RM rejected placing a TaskExecutor no node qualifies for", func(evs []contract.Event) bool {
 		for _, e := range evs {
@@ -91,7 +92,7 @@ func TestPlacementSchedulingRequestsNodeAttributes(t *testing.T) {
 		}
 		return false
 	})
-	d := status(t, none)
+	d := e2e.Status(t, none)
 	require.NotNil(t, d.AM)
 	assert.Equal(t, 0, d.AM.Counts.Running, "no node has gpu_model=V100")
 }
@@ -100,7 +101,7 @@ func TestPlacementSchedulingRequestsNodeAttributes(t *testing.T) {
 // value, as the RM's node reports say.
 func nodeWithAttribute(t *testing.T, prefix, name, value string) string {
 	t.Helper()
-	rm, err := rmClient()
+	rm, err := e2e.RMClient()
 	require.NoError(t, err)
 	defer rm.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

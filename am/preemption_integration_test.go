@@ -26,19 +26,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
-
-// amEvents is the part of `yarn-am status --json` this test reads: the AM's latest events.
-type amEvents struct {
-	Report struct {
-		State       string `json:"state"`
-		FinalStatus string `json:"finalStatus"`
-		Diagnostics string `json:"diagnostics"`
-	} `json:"report"`
-	AM *struct {
-		Events []contract.Event `json:"events"`
-	} `json:"am"`
-}
 
 // rankEvent is one line of preempt.py's events-rank<R>.log.
 type rankEvent struct {
@@ -85,7 +74,7 @@ func inQueue(t *testing.T, job, queue string) {
 }
 
 func TestPreemptionWarnsCheckpointsAndResumesAPyTorchGang(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	require.Equal(t, "1", os.Getenv("YARN_AM_PREEMPTION"), "YARN_AM_PREEMPTION is not 1: start the cluster with make test-preemption (PREEMPTION=1)")
 	py := torchPython(t)
 	ckpt := t.TempDir()
@@ -97,39 +86,39 @@ func TestPreemptionWarnsCheckpointsAndResumesAPyTorchGang(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(batch, []byte(strings.Replace(string(data), "testdata/torch/ddp.py", "testdata/torch/preempt.py", 1)), 0o644))
 	inQueue(t, batch, "batch")
-	id := submitDetached(t, batch)
+	id := e2e.SubmitDetached(t, batch)
 	require.Eventually(t, func() bool {
 		a, err := os.ReadFile(filepath.Join(ckpt, "events-rank0.log"))
 		return err == nil && strings.Contains(string(a), " progress step=20")
-	}, 4*time.Minute, time.Second, "round 0 trained 20 steps\n%s", containerLogs(id))
+	}, 4*time.Minute, time.Second, "round 0 trained 20 steps\n%s", e2e.ContainerLogs(id))
 
 	// The competitor: one container of 4 GB and 2 GPUs in urgent, which only a preemption can free.
 	urgent := writeJob(t, jobSpec{name: "preempt-urgent", instances: 1, gpus: 2, memory: "4096", command: "sleep 15"})
 	inQueue(t, urgent, "urgent")
-	uid := submitDetached(t, urgent)
+	uid := e2e.SubmitDetached(t, urgent)
 	submitted := time.Now()
 
 	events := map[uint64]contract.Event{}
-	var last amEvents
+	var last e2e.AMEvents
 	deadline := time.Now().Add(8 * time.Minute)
 	for {
-		r := yarnAM(t, time.Minute, "status", id, "--json")
-		require.Equal(t, 0, r.code, "status:\n%s", r)
-		last = amEvents{}
-		require.NoError(t, json.Unmarshal([]byte(r.stdout), &last), r.stdout)
+		r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+		require.Equal(t, 0, r.Code, "status:\n%s", r)
+		last = e2e.AMEvents{}
+		require.NoError(t, json.Unmarshal([]byte(r.Stdout), &last), r.Stdout)
 		if last.AM != nil {
 			for _, e := range last.AM.Events {
 				events[e.ID] = e
 			}
 		}
-		if isEnded(last.Report.State) {
+		if e2e.IsEnded(last.Report.State) {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "%s did not end within 8 minutes; events %v\n%s", id, events, containerLogs(id))
+		require.True(t, time.Now().Before(deadline), "%s did not end within 8 minutes; events %v\n%s", id, events, e2e.ContainerLogs(id))
 		time.Sleep(500 * time.Millisecond)
 	}
-	require.Equal(t, "SUCCEEDED", last.Report.FinalStatus, "%s\n%s", last.Report.Diagnostics, containerLogs(id))
-	u := waitFor(t, uid, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	require.Equal(t, "SUCCEEDED", last.Report.FinalStatus, "%s\n%s", last.Report.Diagnostics, e2e.ContainerLogs(id))
+	u := e2e.WaitFor(t, uid, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	assert.Equal(t, "SUCCEEDED", u.Report.FinalStatus, "the urgent job ran: %s", u.Report.Diagnostics)
 
 	// The AM's side: both ranks of round 0 warned once, with the RM's 10 s, then one of them

@@ -20,35 +20,13 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // Faults of the AM on the real mini cluster (docs/design.md#faults): YARN starts a second attempt, which
 // must take over the running TaskExecutors (none killed, none launched twice) and finish the job.
-
-// procs returns the pids whose environment has CONTAINER_ID=cid and whose command line starts with
-// argv0 (and then arg, if given).
-func procsOfContainer(cid, argv0, arg string) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || !strings.Contains("\x00"+string(env), "\x00CONTAINER_ID="+cid+"\x00") {
-			continue
-		}
-		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		args := strings.Split(string(cmd), "\x00")
-		if len(args) > 0 && strings.HasSuffix(args[0], argv0) && (arg == "" || len(args) > 1 && args[1] == arg) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
 
 // launchShell returns the container's launch shell: the ancestor of pid that the NodeManager (a java
 // process in the mini cluster) started.
@@ -98,7 +76,7 @@ func taskExecutorContainers(t *testing.T, id string) []string {
 }
 
 func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	for _, tc := range []struct {
 		name string
 		kill func(t *testing.T, id string, amPid int)
@@ -128,8 +106,8 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// 2 TaskExecutors x 1 GPU with a second AM attempt; each worker sleeps long enough to
 			// outlive the AM's restart.
-			id := submitDetached(t, writeJob(t, jobSpec{name: "restart", instances: 2, gpus: 1, command: "./worker --sleep 45s", maxAttempts: 2}))
-			before := waitFor(t, id, 2*time.Minute, "2 TaskExecutors running with their GPUs", func(d statusDoc) bool {
+			id := e2e.SubmitDetached(t, writeJob(t, jobSpec{name: "restart", instances: 2, gpus: 1, command: "./worker --sleep 45s", maxAttempts: 2}))
+			before := e2e.WaitFor(t, id, 2*time.Minute, "2 TaskExecutors running with their GPUs", func(d e2e.StatusDoc) bool {
 				if d.AM == nil || d.AM.Counts.Running != 2 {
 					return false
 				}
@@ -143,7 +121,7 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 			appID, err := yarnrpc.ParseApplicationID(id)
 			require.NoError(t, err)
 			amCID := strings.Replace(id, "application_", "container_", 1) + "_01_000001"
-			pids := procsOfContainer(amCID, "yarn-am", "am")
+			pids := e2e.ProcsOfContainer(amCID, "yarn-am", "am")
 			require.Len(t, pids, 1, "the AM process of %s", amCID)
 
 			// The AM saves its state at most once a second: a SIGKILL right after the launchers' reports
@@ -152,7 +130,7 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 			fault := time.Now()
 			tc.kill(t, id, pids[0])
 
-			rm, err := rmClient()
+			rm, err := e2e.RMClient()
 			require.NoError(t, err)
 			defer rm.Close()
 			var after *contract.Status
@@ -193,7 +171,7 @@ func TestAMRestartKeepsItsTaskExecutors(t *testing.T) {
 			}
 			assert.True(t, restarted, "attempt 2 says it took over: %+v", after.Events)
 
-			d := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+			d := e2e.WaitFor(t, id, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 			assert.Equal(t, "SUCCEEDED", d.Report.FinalStatus, d.Report.Diagnostics)
 
 			// Exact accounting from the NodeManagers' own records: each worker ran once.

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 const (
@@ -119,11 +121,11 @@ func rssMiB(pid int) int {
 }
 
 // soakStatus is `yarn-am status ID --json` without a *testing.T (the monitor runs in a goroutine).
-func soakStatus(bin, id string) (statusDoc, error) {
+func soakStatus(bin, id string) (e2e.StatusDoc, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "status", id, "--json").Output()
-	var d statusDoc
+	var d e2e.StatusDoc
 	if err != nil {
 		return d, fmt.Errorf("status %s: %w", id, err)
 	}
@@ -146,7 +148,7 @@ type soak struct {
 	mu          sync.Mutex
 	gangID      string
 	gangWant    int
-	service     statusDoc
+	service     e2e.StatusDoc
 	serviceOK   bool // the last status call answered
 	whole       bool // the last poll saw the service job whole
 	wholeWhy    string
@@ -179,7 +181,7 @@ func (s *soak) poll() {
 	s.mu.Lock()
 	gangID, gangWant := s.gangID, s.gangWant
 	s.mu.Unlock()
-	var gang statusDoc
+	var gang e2e.StatusDoc
 	var gangErr error
 	if gangID != "" {
 		gang, gangErr = soakStatus(s.bin, gangID)
@@ -210,7 +212,7 @@ func (s *soak) poll() {
 		}
 	}
 	// Never more running TaskExecutors than declared: live worker processes and the AM's count.
-	check := func(app string, want int, d statusDoc, err error) {
+	check := func(app string, want int, d e2e.StatusDoc, err error) {
 		if n := len(workers[app]); n > want {
 			var ids []string
 			for _, p := range workers[app] {
@@ -227,7 +229,7 @@ func (s *soak) poll() {
 		check(gangID, gangWant, gang, gangErr)
 	}
 	// The service job never ends while the soak runs.
-	if svcErr == nil && isEnded(svc.Report.State) {
+	if svcErr == nil && e2e.IsEnded(svc.Report.State) {
 		s.violate("service-ended", fmt.Sprintf("%s ended %s/%s: %s", s.serviceID, svc.Report.State, svc.Report.FinalStatus, svc.Report.Diagnostics))
 	}
 	// The AM's RSS stays below its container's memory.
@@ -395,7 +397,7 @@ func (s *soak) gangs(job string, stop <-chan struct{}, done chan<- int) {
 		out, err := cmd.Output()
 		cancel()
 		f := strings.Fields(string(out))
-		if err != nil || len(f) == 0 || !appIDRe.MatchString(f[len(f)-1]) {
+		if err != nil || len(f) == 0 || !e2e.AppIDRe.MatchString(f[len(f)-1]) {
 			// A submit while an RM restarts may fail; that is the client's answer, not a job's end:
 			// counted and printed, and submitted again.
 			s.mu.Lock()
@@ -411,16 +413,16 @@ func (s *soak) gangs(job string, stop <-chan struct{}, done chan<- int) {
 		s.gangID, s.gangWant = id, gangInstances
 		s.mu.Unlock()
 		t0 := time.Now()
-		var d statusDoc
+		var d e2e.StatusDoc
 		for {
 			time.Sleep(2 * time.Second)
 			d, err = soakStatus(s.bin, id)
-			if err == nil && isEnded(d.Report.State) {
+			if err == nil && e2e.IsEnded(d.Report.State) {
 				break
 			}
 			if time.Since(t0) > 15*time.Minute {
 				s.violate("gang-stuck "+id, fmt.Sprintf("not ended after 15 min: %+v", d.Report))
-				killQuietly(id)
+				e2e.KillQuietly(id)
 				break
 			}
 		}
@@ -466,7 +468,7 @@ func median(ds []time.Duration) time.Duration {
 }
 
 func TestSoak(t *testing.T) {
-	bin := e2eEnv(t)
+	bin := e2e.Env(t)
 	require.Equal(t, "1", os.Getenv("YARN_AM_HA"), "the soak needs the HA mini cluster (recovery on): make soak")
 	expiryMs := soakEnvInt(t, "YARN_AM_NM_EXPIRY_MS", 600000)
 	minutes := soakEnvInt(t, "SOAK_MINUTES", 15)
@@ -491,14 +493,14 @@ func TestSoak(t *testing.T) {
 	// The AM may die many times (the cluster's am.max-attempts is raised by make soak), and every
 	// worker SIGKILL is a failure by the book: neither limit may end the service job.
 	// The fake nvidia-smi shows FAKE_GPU_COUNT GPUs on both NodeManagers and discovery claims them in
-	// one coordination directory per cluster (coordinationDir): 8 leaves room for the service job,
+	// one coordination directory per cluster (e2e.CoordinationDir): 8 leaves room for the service job,
 	// a gang job and a replacement whose predecessor's claim is not yet reclaimed.
 	svcJob := soakJob(t, jobSpec{name: "soak-service", instances: soakInstances, gpus: 1, command: "./worker --sleep 24h",
 		maxAttempts: 100, maxFailures: 1000})
 	gangJob := soakJob(t, jobSpec{name: "soak-gang", instances: gangInstances, gpus: 1, command: "./worker --rendezvous --sleep 20s",
 		maxAttempts: 100, maxFailures: 1000, teExtra: "gang = true\ngang-timeout = \"10m\""})
 	s := &soak{bin: bin, work: filepath.Join(state, "work"), start: time.Now(), violations: map[string]*violation{}}
-	s.serviceID = submitDetached(t, svcJob)
+	s.serviceID = e2e.SubmitDetached(t, svcJob)
 	fmt.Printf("soak: service job %s (%d TaskExecutors x 1 GPU)\n", s.serviceID, soakInstances)
 
 	stopMon := make(chan struct{})
@@ -574,8 +576,8 @@ func TestSoak(t *testing.T) {
 	close(stopMon)
 	<-monDone
 	// The service job ends only when the soak kills it.
-	killQuietly(s.serviceID)
-	end := waitFor(t, s.serviceID, 3*time.Minute, "the end after kill", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	e2e.KillQuietly(s.serviceID)
+	end := e2e.WaitFor(t, s.serviceID, 3*time.Minute, "the end after kill", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	if end.Report.State != "KILLED" {
 		s.violate("service-end", fmt.Sprintf("killed by the soak, ended %s/%s: %s", end.Report.State, end.Report.FinalStatus, end.Report.Diagnostics))
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // writeFiles writes name -> content into a new temp dir (mode 0755 for names ending in .sh).
@@ -37,7 +39,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 }
 
 func TestStagingDriverScriptShippedWithAMFiles(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	dir := writeFiles(t, map[string]string{
 		"driver.sh": "#!/bin/bash\ntest \"$DRIVER_GREETING\" = hello || { echo \"DRIVER_GREETING=$DRIVER_GREETING\" >&2; exit 5; }\ntest -f conf.txt || exit 6\necho driver ok\n",
 		"conf.txt":  "x\n",
@@ -52,11 +54,11 @@ command = "sleep 3600"
 memory = 256
 `,
 	})
-	r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", "./driver.sh")
-	require.Equal(t, 0, r.code, "the driver shipped with [am] files runs and succeeds:\n%s", r)
-	id := submittedID(r.stdout + r.stderr)
+	r := e2e.YarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", "./driver.sh")
+	require.Equal(t, 0, r.Code, "the driver shipped with [am] files runs and succeeds:\n%s", r)
+	id := e2e.SubmittedID(r.Stdout + r.Stderr)
 	require.NotEmpty(t, id, r.String())
-	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
+	assert.Equal(t, "SUCCEEDED", e2e.Status(t, id).Report.FinalStatus)
 }
 
 // TestStagingFailingDriverStderrReachesItsOwner: a failing driver's last stderr lines are its owner's
@@ -65,7 +67,7 @@ memory = 256
 // in the AM container's am.stderr (yarn-am logs) and, when its stream caught the finished event, in
 // the attached submit's output.
 func TestStagingFailingDriverStderrReachesItsOwner(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	dir := writeFiles(t, map[string]string{
 		"driver.sh": "#!/bin/bash\necho 'noise before' >&2\necho 'driver-marker: the model path /nope does not exist' >&2\nexit 3\n",
 		"job.toml": `name = "staging-driver-fails"
@@ -82,20 +84,20 @@ memory = 256
 		{"./not-shipped.sh", "./not-shipped.sh: No such file or directory"},
 	} {
 		t.Run(tc.driver, func(t *testing.T) {
-			r := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", tc.driver)
-			require.NotEqual(t, 0, r.code, r.String())
-			id := submittedID(r.stdout + r.stderr)
+			r := e2e.YarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"), "--driver", tc.driver)
+			require.NotEqual(t, 0, r.Code, r.String())
+			id := e2e.SubmittedID(r.Stdout + r.Stderr)
 			require.NotEmpty(t, id, r.String())
-			d := status(t, id)
+			d := e2e.Status(t, id)
 			assert.Equal(t, "FAILED", d.Report.FinalStatus)
 			assert.Contains(t, d.Report.Diagnostics, "exited with code")
 			assert.NotContains(t, d.Report.Diagnostics, tc.want, "the driver's stderr is not published in the diagnostics")
 			assert.Contains(t, d.Report.Diagnostics, "shown to the application's owner")
-			t.Logf("the attached submit showed the driver's line: %v", strings.Contains(r.stdout+r.stderr, tc.want))
+			t.Logf("the attached submit showed the driver's line: %v", strings.Contains(r.Stdout+r.Stderr, tc.want))
 			deadline := time.Now().Add(time.Minute)
 			for {
-				l := yarnAM(t, time.Minute, "logs", id, "--file", "am.stderr")
-				if l.code == 0 && strings.Contains(l.stdout, tc.want) {
+				l := e2e.YarnAM(t, time.Minute, "logs", id, "--file", "am.stderr")
+				if l.Code == 0 && strings.Contains(l.Stdout, tc.want) {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -123,7 +125,7 @@ func writeTarGz(t *testing.T, p, name string, content []byte) {
 }
 
 func TestStagingSecondSubmitReusesTheCachedArchive(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	tok := make([]byte, 16)
 	_, err := rand.Read(tok)
 	require.NoError(t, err)
@@ -139,13 +141,13 @@ archives = ["pyenv.tar.gz#pyenv"]
 	writeTarGz(t, filepath.Join(dir, "pyenv.tar.gz"), "token.txt", []byte(token))
 
 	uploadedArchive := regexp.MustCompile(`uploaded cache/[0-9a-f]{64}-[0-7]{3}/pyenv\.tar\.gz`)
-	first := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"))
-	require.Equal(t, 0, first.code, "the TaskExecutors find the archive unpacked:\n%s", first)
-	assert.Regexp(t, uploadedArchive, first.stdout+first.stderr, "the first submit uploads the archive to the cache")
+	first := e2e.YarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"))
+	require.Equal(t, 0, first.Code, "the TaskExecutors find the archive unpacked:\n%s", first)
+	assert.Regexp(t, uploadedArchive, first.Stdout+first.Stderr, "the first submit uploads the archive to the cache")
 
-	second := yarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"))
-	require.Equal(t, 0, second.code, "the TaskExecutors find the cached archive unpacked:\n%s", second)
-	out := second.stdout + second.stderr
+	second := e2e.YarnAM(t, 5*time.Minute, "submit", filepath.Join(dir, "job.toml"))
+	require.Equal(t, 0, second.Code, "the TaskExecutors find the cached archive unpacked:\n%s", second)
+	out := second.Stdout + second.Stderr
 	assert.Contains(t, out, "reused pyenv.tar.gz from the cache (")
 	assert.NotRegexp(t, uploadedArchive, out, "nothing is uploaded to the cache the second time")
 	assert.NotContains(t, out, "uploaded cache/")
@@ -156,16 +158,16 @@ archives = ["pyenv.tar.gz#pyenv"]
 	require.NotNil(t, summary, out)
 	assert.NotEqual(t, "MiB", summary[2], "less than a MiB uploaded the second time: %s", summary[0])
 	t.Logf("measured: second submit: %s", summary[0])
-	id := submittedID(out)
+	id := e2e.SubmittedID(out)
 	require.NotEmpty(t, id, second.String())
-	assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
+	assert.Equal(t, "SUCCEEDED", e2e.Status(t, id).Report.FinalStatus)
 }
 
 // visibility = "public" for a world-readable archive on HDFS: the NodeManagers localise it; the same
 // archive under a directory others cannot search is refused by submit before anything is submitted.
 func TestStagingPublicArchiveOnHDFS(t *testing.T) {
-	e2eEnv(t)
-	c := miniCluster(t)
+	e2e.Env(t)
+	c := e2e.MiniCluster(t)
 	tok := make([]byte, 16)
 	_, err := rand.Read(tok)
 	require.NoError(t, err)
@@ -173,10 +175,10 @@ func TestStagingPublicArchiveOnHDFS(t *testing.T) {
 	local := filepath.Join(t.TempDir(), "pub.tar.gz")
 	writeTarGz(t, local, "token.txt", []byte(token))
 	base := "/yarn-am-public-test-" + token[:8]
-	t.Cleanup(func() { _ = c.fs.RemoveAll(base) })
-	require.NoError(t, c.fs.MkdirAll(base+"/envs", 0o755))
-	c.put(t, local, base+"/envs/pub.tar.gz", "pub")
-	require.NoError(t, c.fs.Chmod(base+"/envs/pub.tar.gz", 0o644))
+	t.Cleanup(func() { _ = c.FS.RemoveAll(base) })
+	require.NoError(t, c.FS.MkdirAll(base+"/envs", 0o755))
+	c.Put(t, local, base+"/envs/pub.tar.gz", "pub")
+	require.NoError(t, c.FS.Chmod(base+"/envs/pub.tar.gz", 0o644))
 
 	job := func(name string) string {
 		return filepath.Join(writeFiles(t, map[string]string{"job.toml": `name = "` + name + `"
@@ -185,17 +187,17 @@ instances = 1
 command = "test \"$(cat pub/token.txt)\" = ` + token + `"
 memory = 256
 max-failures = 0
-archives = ["` + c.fsURI + base + `/envs/pub.tar.gz#pub"]
+archives = ["` + c.FSURI + base + `/envs/pub.tar.gz#pub"]
 visibility = "public"
 `}), "job.toml")
 	}
-	r := yarnAM(t, 5*time.Minute, "submit", job("staging-public"))
-	require.Equal(t, 0, r.code, "the NodeManager localises the public archive:\n%s", r)
+	r := e2e.YarnAM(t, 5*time.Minute, "submit", job("staging-public"))
+	require.Equal(t, 0, r.Code, "the NodeManager localises the public archive:\n%s", r)
 
-	require.NoError(t, c.fs.Chmod(base+"/envs", 0o750))
-	r = yarnAM(t, 2*time.Minute, "submit", job("staging-public-refused"))
-	require.NotEqual(t, 0, r.code, r.String())
-	out := r.stdout + r.stderr
+	require.NoError(t, c.FS.Chmod(base+"/envs", 0o750))
+	r = e2e.YarnAM(t, 2*time.Minute, "submit", job("staging-public-refused"))
+	require.NotEqual(t, 0, r.Code, r.String())
+	out := r.Stdout + r.Stderr
 	assert.Contains(t, out, `visibility = "public"`)
 	assert.Contains(t, out, "the directory "+base+"/envs above")
 	assert.Contains(t, out, "not searchable by all users")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -27,17 +28,17 @@ import (
 // the token, report and requirement endpoints even with the right secret; the HTTPS port answers 401
 // without it; a client that does not trust the application's authority cannot talk to it at all.
 func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
-	c := miniCluster(t)
-	a := c.submit(t, fmt.Sprintf(gpuJob, 1, `echo "report-url=$YARN_AM_REPORT_URL"; sleep 15`, 1))
-	dc := c.driver(t, a)
-	base := c.plainBase(t, a)
-	st, err := dc.Status(ctxT(t, 10*time.Second))
+	c := e2e.MiniCluster(t)
+	a := c.Submit(t, fmt.Sprintf(gpuJob, 1, `echo "report-url=$YARN_AM_REPORT_URL"; sleep 15`, 1))
+	dc := c.Driver(t, a)
+	base := c.PlainBase(t, a)
+	st, err := dc.Status(e2e.Context(t, 10*time.Second))
 	require.NoError(t, err)
 	secure := st.SecureAPI
 	require.True(t, strings.HasPrefix(secure, "https://"), secure)
 
 	require.Eventually(t, func() bool {
-		cs, err := dc.Containers(ctxT(t, 10*time.Second))
+		cs, err := dc.Containers(e2e.Context(t, 10*time.Second))
 		return err == nil && len(cs) == 1 && len(cs[0].Infos["gpu"]) == 1
 	}, 2*time.Minute, 200*time.Millisecond, "the launcher's report (over HTTPS) reaches the AM")
 
@@ -45,7 +46,7 @@ func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
 	// never its key.
 	var teTokens []string
 	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOCAL_DIRS"), ",") {
-		f, _ := filepath.Glob(filepath.Join(d, "usercache", "*", "appcache", yarnrpc.FormatApplicationID(a.id), "container_*", "container_tokens"))
+		f, _ := filepath.Glob(filepath.Join(d, "usercache", "*", "appcache", yarnrpc.FormatApplicationID(a.ID), "container_*", "container_tokens"))
 		for _, p := range f {
 			if !strings.Contains(p, "_000001/") {
 				teTokens = append(teTokens, p)
@@ -56,7 +57,7 @@ func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
 	for _, p := range teTokens {
 		creds, err := yarnrpc.ReadCredentialsFile(p)
 		require.NoError(t, err)
-		assert.Equal(t, a.caCert, creds.Secrets[contract.TLSCACertAlias], "%s holds the authority's certificate", p)
+		assert.Equal(t, a.CACert, creds.Secrets[contract.TLSCACertAlias], "%s holds the authority's certificate", p)
 		assert.NotContains(t, creds.Secrets, contract.TLSCAKeyAlias, "%s must not hold the authority's key", p)
 	}
 
@@ -73,7 +74,7 @@ func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
 		data, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(data)
 	}
-	cs, err := dc.Containers(ctxT(t, 10*time.Second))
+	cs, err := dc.Containers(e2e.Context(t, 10*time.Second))
 	require.NoError(t, err)
 	report := "containers/" + cs[0].ID + "/report"
 	for _, e := range []struct{ method, path, body string }{
@@ -81,12 +82,12 @@ func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
 		{http.MethodPost, report, `{"infos":{"gpu":[{"index":"9"}]}}`},
 		{http.MethodPut, "requirements", `{"instances": 3}`},
 	} {
-		code, body := call(plain, e.method, base+"api/v1/"+e.path, "Bearer "+a.secret, e.body)
+		code, body := call(plain, e.method, base+"api/v1/"+e.path, "Bearer "+a.Secret, e.body)
 		assert.Equal(t, http.StatusForbidden, code, "plain %s %s with the secret: %s", e.method, e.path, body)
 		assert.Contains(t, body, secure+e.path, "the 403 names the HTTPS address")
 	}
 
-	pinned, err := amtls.HTTPClient(a.caCert, 10*time.Second)
+	pinned, err := amtls.HTTPClient(a.CACert, 10*time.Second)
 	require.NoError(t, err)
 	for _, e := range []struct{ method, path, body string }{
 		{http.MethodGet, "tokens", ""},
@@ -103,11 +104,11 @@ func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
 
 	code, body := call(plain, http.MethodGet, base+"api/v1/status", "", "")
 	assert.Equal(t, http.StatusOK, code)
-	assert.NotContains(t, body, a.secret)
+	assert.NotContains(t, body, a.Secret)
 
-	r := c.wait(t, a, 3*time.Minute)
+	r := c.Wait(t, a, 3*time.Minute)
 	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_SUCCEEDED, r.GetFinalApplicationStatus(), "diagnostics: %s", r.GetDiagnostics())
-	logs := c.workerLogs(yarnrpc.FormatApplicationID(a.id))
+	logs := c.WorkerLogs(yarnrpc.FormatApplicationID(a.ID))
 	var urls []string
 	for _, out := range logs {
 		for _, l := range strings.Split(out, "\n") {
@@ -118,8 +119,8 @@ func TestAMSecretTravelsOnlyOverHTTPS(t *testing.T) {
 	}
 	require.Len(t, urls, 1, "the worker printed its report URL: %v", logs)
 	assert.Equal(t, secure+"containers/", urls[0], "the TaskExecutor's environment names the HTTPS API")
-	amLog := c.amLog(yarnrpc.FormatApplicationID(a.id))
+	amLog := c.AMLog(yarnrpc.FormatApplicationID(a.ID))
 	assert.Contains(t, amLog, "resource infos reported")
 	assert.Contains(t, amLog, `secure_api="`+strings.TrimSuffix(secure, "api/v1/")+`"`)
-	assert.False(t, bytes.Contains([]byte(amLog), []byte(a.secret)), "the AM log never holds the secret")
+	assert.False(t, bytes.Contains([]byte(amLog), []byte(a.Secret)), "the AM log never holds the secret")
 }

@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // torchPython returns the python of the torch environment, as `make integration` passes it.
@@ -105,7 +107,7 @@ func checkRanks(t *testing.T, ranks []ddpRank, n int) {
 // with the launcher's RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT; the process sees exactly the
 // container's GPU.
 func TestTorchDDPFourRanksOneGPUEach(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	py := torchPython(t)
 	ranks := runTorchJob(t, torchJob(t, "torch-ddp-4x1", 4, 1, "1536", py+" ddp.py"))
 	checkRanks(t, ranks, 4)
@@ -121,7 +123,7 @@ func TestTorchDDPFourRanksOneGPUEach(t *testing.T) {
 // the gang's RANK) spawning 2 processes; each process keeps the LOCAL_RANK-th of its container's
 // GPUs (the lines at the top of ddp.py), and the global ranks are 0..3.
 func TestTorchrunTwoNodesTwoGPUsEach(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	py := torchPython(t)
 	torchrun := filepath.Join(filepath.Dir(py), "torchrun")
 	command := torchrun + " --nnodes=$WORLD_SIZE --node-rank=$RANK --master-addr=$MASTER_ADDR --master-port=$MASTER_PORT --nproc-per-node=2 ddp.py"

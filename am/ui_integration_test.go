@@ -28,6 +28,7 @@ import (
 	"github.com/yarn-am/yarn-am/am"
 	"github.com/yarn-am/yarn-am/contract"
 	browser "github.com/yarn-am/yarn-am/testkit/chromium"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -54,9 +55,6 @@ FAKE_GPU_COUNT = "4"
 
 // pageCSP is the Content-Security-Policy the AM serves the page with.
 const pageCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'self'"
-
-// UPDATE_UI_SCREENSHOT=1 also writes the screenshot to docs/img/ui.png (the README's picture).
-const updateShotEnv = "UPDATE_UI_SCREENSHOT"
 
 var (
 	tagRe  = regexp.MustCompile(`<(div|g)\s[^>]*>`)
@@ -96,18 +94,18 @@ func (e domElement) inner(dom string) string {
 }
 
 func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
-	c := miniCluster(t)
-	chromium := chromiumPath(t)
+	c := e2e.MiniCluster(t)
+	chromium := e2e.ChromiumPath(t)
 	rmWeb := os.Getenv("YARN_AM_RM_WEB")
 	require.NotEmpty(t, rmWeb, "YARN_AM_RM_WEB (from .minicluster/env)")
 
-	a := c.submit(t, uiJob, "--service", "--restart-backoff=100ms")
-	dc := c.driver(t, a)
+	a := c.Submit(t, uiJob, "--service", "--restart-backoff=100ms")
+	dc := c.Driver(t, a)
 
 	// Settled: the first TaskExecutor failed, two run and reported their GPUs, one is asked for.
 	var st contract.Status
 	settled := func() bool {
-		s, err := dc.Status(ctxT(t, 10*time.Second))
+		s, err := dc.Status(e2e.Context(t, 10*time.Second))
 		if err != nil {
 			return false
 		}
@@ -121,7 +119,7 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 		return reported == 2 && s.Counts.Failed == 1 && s.Counts.Requested == 1 && len(s.Nodes) == 2
 	}
 	for deadline := time.Now().Add(2 * time.Minute); !settled(); time.Sleep(250 * time.Millisecond) {
-		if r := c.report(t, a); r.GetYarnApplicationState() >= hadooppb.YarnApplicationStateProto_FINISHED {
+		if r := c.Report(t, a); r.GetYarnApplicationState() >= hadooppb.YarnApplicationStateProto_FINISHED {
 			t.Fatalf("the application ended: %s", r.GetDiagnostics())
 		}
 		require.True(t, time.Now().Before(deadline), "two TaskExecutors run with 3 GPUs each, one failed, one is pending, and the AM lists the nodes; last status: %+v", st)
@@ -129,17 +127,17 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	for _, n := range st.Nodes {
 		require.EqualValues(t, 4, n.Capability["yarn.io/gpu"], "node %s", n.Node)
 	}
-	cs, err := dc.Containers(ctxT(t, 10*time.Second))
+	cs, err := dc.Containers(e2e.Context(t, 10*time.Second))
 	require.NoError(t, err)
 
-	url := strings.TrimRight(rmWeb, "/") + "/proxy/" + yarnrpc.FormatApplicationID(a.id) + "/"
+	url := strings.TrimRight(rmWeb, "/") + "/proxy/" + yarnrpc.FormatApplicationID(a.ID) + "/"
 	// The page through the RM's proxy, read once it drew (its own mark, am.PageDrawn): no virtual
 	// time, whose clock a request left waiting stops (testkit/chromium).
 	b, ctx := chromiumAt(t, chromium, url, 1280, 1000)
 	dom, err := b.DOM(ctx)
 	require.NoError(t, err)
-	assert.Contains(t, dom, yarnrpc.FormatApplicationID(a.id))
-	assert.NotContains(t, dom, a.secret, "the page never shows the secret")
+	assert.Contains(t, dom, yarnrpc.FormatApplicationID(a.ID))
+	assert.NotContains(t, dom, a.Secret, "the page never shows the secret")
 	assert.NotContains(t, dom, "page error", "every drawing rendered")
 	// The failed TaskExecutor's exit cell: the page is served to anonymous readers on the tracking
 	// port, who get the exit, not the worker's stderr lines, which are its owner's
@@ -252,7 +250,7 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 
 	shotDir := filepath.Join(os.TempDir(), "yarn-am-ui")
 	require.NoError(t, os.MkdirAll(shotDir, 0o755))
-	shot := filepath.Join(shotDir, yarnrpc.FormatApplicationID(a.id)+".png")
+	shot := filepath.Join(shotDir, yarnrpc.FormatApplicationID(a.ID)+".png")
 	png, err := b.Screenshot(ctx)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(shot, png, 0o644))
@@ -260,24 +258,15 @@ func TestAMWebUIDrawsGPUMapAndTimeline(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, fi.Size(), int64(10_000), "a screenshot with something drawn")
 	t.Logf("web UI screenshot (through %s): %s (%d KB)", url, shot, fi.Size()/1024)
-	if os.Getenv(updateShotEnv) == "1" {
+	if os.Getenv(e2e.UpdateShotEnv) == "1" {
 		require.Less(t, fi.Size(), int64(200_000), "docs/img/ui.png stays under 200 KB")
 		data, err := os.ReadFile(shot)
 		require.NoError(t, err)
-		doc := filepath.Join(c.root, "docs", "img", "ui.png")
+		doc := filepath.Join(c.Root, "docs", "img", "ui.png")
 		require.NoError(t, os.MkdirAll(filepath.Dir(doc), 0o755))
 		require.NoError(t, os.WriteFile(doc, data, 0o644))
 		t.Logf("and copied to %s", doc)
 	}
-}
-
-// chromiumPath finds Debian's chromium (testdata/ui/install-chromium.sh installs it).
-func chromiumPath(t *testing.T) string {
-	p := browser.Path()
-	if p == "" {
-		require.FailNow(t, "chromium is not installed: run testdata/ui/install-chromium.sh (make test does)")
-	}
-	return p
 }
 
 // chromiumAt loads the AM's page at url in headless Chromium of a width×height window with the extra
@@ -299,7 +288,7 @@ func chromiumAt(t *testing.T, chromium, url string, width, height int, extra ...
 // cluster): GPUs another application holds, a container whose launcher has not reported its indexes
 // yet, a node without a node report, a container adopted from an earlier attempt, one preempted.
 func TestWebUIDrawsWhatTheAMCannotKnowExactly(t *testing.T) {
-	chromium := chromiumPath(t)
+	chromium := e2e.ChromiumPath(t)
 	t0 := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 	exit := int32(-102)

@@ -39,6 +39,9 @@ var wordValues = map[string]string{
 var skippedDirs = map[string]string{
 	"contract":         "the definitions themselves",
 	"yarnrpc/hadooppb": "generated from the .proto files",
+	"testkit/e2e": "the end-to-end tests' helpers (build tag integration), test code like the _test.go files " +
+		"they serve: the AM-level submit spells the staging contract out, so a changed constant fails a test " +
+		"rather than moving both sides, and an application's end is YARN's own FINISHED, FAILED or KILLED",
 	"testdata/bench": "a black-box harness that imports only the standard library, drives yarn-am and " +
 		"DistributedShell alike and reads YARN's own final states (SUCCEEDED, FAILED, KILLED) from their output",
 }

@@ -51,10 +51,12 @@ var floors = []struct {
 	// 9: the binary and the harnesses that drive it.
 	{"cmd/...", 9},
 	{"testdata/...", 9},
-	// 10: test support: a fake cluster, the integration tests' helpers, the doc.go file-map check and
-	// headless Chromium driven over the DevTools protocol; only tests import it.
+	// 10: test support: a fake cluster, the integration tests' harness and the end-to-end helpers
+	// am's and Flink's tests share (build tag integration), the doc.go file-map check and headless
+	// Chromium driven over the DevTools protocol; only tests import it.
 	{"testkit/chromium", testkit},
 	{"testkit/docmap", testkit},
+	{"testkit/e2e", testkit},
 	{"testkit/fakecluster", testkit},
 	{"testkit/itest", testkit},
 }
@@ -77,6 +79,7 @@ var sameFloor = map[string][]string{
 	"am":                       {"am/book", "am/decision", "am/events", "am/gpuuse", "am/web"},
 	"am/book":                  {"am/decision", "am/events"},
 	"am/events":                {"am/decision"},
+	"testkit/e2e":              {"testkit/chromium", "testkit/itest"},
 	"testkit/fakecluster":      {"testkit/itest"},
 }
 

@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// rateTrace is the JSON the rate-step test writes (am/flink_autoscale_step_integration_test.go).
+// rateTrace is the JSON the rate-step test writes (framework/flink/autoscale_step_integration_test.go).
 type rateTrace struct {
 	Line           string        `json:"line"`
 	Grace          string        `json:"grace"`

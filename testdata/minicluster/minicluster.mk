@@ -147,7 +147,7 @@ test-secure-flink: build $(GOTESTSUM) flink-dist flink-job
 	@rc=0; start=$$(date +%s); echo "=== secure Flink: $(SECURE_FLINK_RUN)"; \
 	if $(MAKE) --no-print-directory minicluster-up-secure $(SECURE_FLINK_TOKENS); then \
 	  ( . $(SECURE_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
-	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run '^($(SECURE_FLINK_RUN))$$' ./am/ ) || rc=1; \
+	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format $(GOTEST_FORMAT) --) -tags 'integration secure' -count=1 -timeout 20m -run '^($(SECURE_FLINK_RUN))$$' ./framework/flink/ ) || rc=1; \
 	else rc=1; fi; \
 	$(MAKE) --no-print-directory minicluster-down-secure || rc=1; \
 	echo "=== secure Flink: $$(( $$(date +%s) - start )) s"; exit $$rc
@@ -247,17 +247,22 @@ test-labels: build $(GOTESTSUM)
 # The preemption suite, which make test runs too: a PREEMPTION=1 cluster in
 # $(PREEMPTION_MINICLUSTER_DIR) and the test of build tag `integration && preemption`
 # (am/preemption_integration_test.go: a PyTorch gang in batch warned, checkpointed and resumed after
-# a job in urgent took its GPUs; am/preemption_flink_integration_test.go: a Flink job checkpointed
-# on the warning and restored after a job in urgent took its TaskManager), which fails without it,
-# the torch environment, the Flink home or the test job; the cluster is brought down whatever
-# happened.
+# a job in urgent took its GPUs; framework/flink/preemption_integration_test.go: a Flink job
+# checkpointed on the warning and restored after a job in urgent took its TaskManager), which fails
+# without it, the torch environment, the Flink home or the test job: am's TestPreemption*, then
+# framework/flink's PREEMPTION_FLINK_RUN (its other TestPreemption* are unit tests, which the
+# integration run has), one after the other as when they were one package's, since both count the
+# queues' resources. The cluster is brought down whatever happened.
 PREEMPTION_MINICLUSTER_DIR ?= $(MINICLUSTER_DIR)/preemption
+PREEMPTION_FLINK_RUN ?= TestPreemptionCheckpointsAFlinkJob
 .PHONY: test-preemption
 test-preemption: build torch-env flink-dist flink-job $(GOTESTSUM)
 	@rc=0; start=$$(date +%s); echo "=== preemption: PREEMPTION=1 cluster"; \
 	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(PREEMPTION_MINICLUSTER_DIR) PREEMPTION=1 LABELS= HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
-	  ( . $(PREEMPTION_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) YARN_AM_TORCH_PYTHON=$(TORCH_PYTHON) \
-	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration preemption' -count=1 -timeout 20m -v -run '^TestPreemption' ./am/ ) || rc=1; \
+	  ( . $(PREEMPTION_MINICLUSTER_DIR)/env && export YARN_AM_BIN=$(CURDIR)/$(BIN) YARN_AM_TORCH_PYTHON=$(TORCH_PYTHON) && s=0 && \
+	    { $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration preemption' -count=1 -timeout 20m -v -run '^TestPreemption' ./am/ || s=1; } && \
+	    { $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration preemption' -count=1 -timeout 20m -v -run '^($(PREEMPTION_FLINK_RUN))$$' ./framework/flink/ || s=1; } && \
+	    [ $$s = 0 ] ) || rc=1; \
 	else rc=1; fi; \
 	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(PREEMPTION_MINICLUSTER_DIR) || rc=1; \
 	echo "=== preemption: $$(( $$(date +%s) - start )) s"; exit $$rc
@@ -270,7 +275,7 @@ test-rolling-logs: build flink-dist flink-job $(GOTESTSUM)
 	@rc=0; start=$$(date +%s); echo "=== rolling logs: LOG_ROLL_SEC=5 cluster"; \
 	if $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(ROLLING_MINICLUSTER_DIR) LOG_ROLL_SEC=5 PREEMPTION= LABELS= HA= RECOVERY= SECURE= RPC_PROTECTION=; then \
 	  ( . $(ROLLING_MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
-	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration rolling' -count=1 -timeout 15m -v -run '^TestFlinkLogsRollAndAreAggregatedWhileTheJobRuns$$' ./am/ ) || rc=1; \
+	    $(or $(GOTESTSUM),go test) $(if $(GOTESTSUM),--format standard-verbose --) -tags 'integration rolling' -count=1 -timeout 15m -v -run '^TestFlinkLogsRollAndAreAggregatedWhileTheJobRuns$$' ./framework/flink/ ) || rc=1; \
 	else rc=1; fi; \
 	$(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(ROLLING_MINICLUSTER_DIR) || rc=1; \
 	echo "=== rolling logs: $$(( $$(date +%s) - start )) s"; exit $$rc

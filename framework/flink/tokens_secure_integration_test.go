@@ -1,6 +1,6 @@
 //go:build integration && secure
 
-package am_test
+package flink_test
 
 import (
 	"encoding/json"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -64,14 +65,14 @@ func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.
 	// The JobManager hands the AM's tokens on every 5 s or sooner: the AM replaces them at 3/4 of
 	// the 60 s lifetime, 15 s before the old ones end.
 	addFlinkKeys(t, job, shortTokensRefresh)
-	id := submitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
+	id := e2e.SubmitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
 	waitFlinkRunning(t, id)
 	// The clock starts at the first completed checkpoint: the job is RUNNING before its task is, and
 	// Flink fails the triggers until then ("Not all required tasks are currently running"), which
 	// are no token's doing. Those failures are the baseline; none may follow.
 	counts := func() (completed, failed int, details map[string]string) {
 		d, details := flinkDetails(t, id)
-		require.False(t, isEnded(d.Report.State), "the application ended: %+v\n%s", d.Report, containerLogs(id))
+		require.False(t, e2e.IsEnded(d.Report.State), "the application ended: %+v\n%s", d.Report, e2e.ContainerLogs(id))
 		if m := checkpointCounts.FindStringSubmatch(details["Checkpoints"]); m != nil {
 			completed, _ = strconv.Atoi(m[1])
 			failed, _ = strconv.Atoi(m[2])
@@ -79,7 +80,7 @@ func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.
 		return completed, failed, details
 	}
 	var completed, failed, before int
-	waitFor(t, id, 4*time.Minute, "a first completed checkpoint", func(statusDoc) bool {
+	e2e.WaitFor(t, id, 4*time.Minute, "a first completed checkpoint", func(e2e.StatusDoc) bool {
 		completed, before, _ = counts()
 		return completed > 0
 	})
@@ -91,7 +92,7 @@ func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.
 		time.Sleep(10 * time.Second) // a poll of the AM's status, not a stand-in for a signal
 		var details map[string]string
 		completed, failed, details = counts()
-		require.Equal(t, before, failed, "a checkpoint failed %s after the first completed (%d completed); the AM's status: %v\n%s", time.Since(start).Round(time.Second), completed, details, containerLogs(id))
+		require.Equal(t, before, failed, "a checkpoint failed %s after the first completed (%d completed); the AM's status: %v\n%s", time.Since(start).Round(time.Second), completed, details, e2e.ContainerLogs(id))
 	}
 	completed -= first
 	// A checkpoint every 5 s; some slack for a slow one under load.
@@ -108,11 +109,11 @@ func flinkTokensOutliveTheirLifetime(t *testing.T, v flinkVersion, fsys *client.
 	assert.GreaterOrEqual(t, retired, replaced-1, "the AM renewed the tokens it replaced until their maximum lifetime")
 	assert.Contains(t, amContainerFile(id, "am.stdout"), "the JobManager reads the AM's delegation tokens at least every 5s")
 
-	r := yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", savepoints, "--timeout", "4m")
-	require.Equal(t, 0, r.code, "stop:\n%s\n%s", r, containerLogs(id))
-	m := savepointLine.FindStringSubmatch(r.stdout)
+	r := e2e.YarnAM(t, 5*time.Minute, "stop", id, "--savepoint", savepoints, "--timeout", "4m")
+	require.Equal(t, 0, r.Code, "stop:\n%s\n%s", r, e2e.ContainerLogs(id))
+	m := savepointLine.FindStringSubmatch(r.Stdout)
 	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
-	assert.Contains(t, r.stdout, "FINISHED, final status SUCCEEDED")
+	assert.Contains(t, r.Stdout, "FINISHED, final status SUCCEEDED")
 	_, err := fsys.Stat(path.Join(strings.TrimPrefix(m[1], fsys.DefaultFS), "_metadata"))
 	assert.NoError(t, err, "the savepoint's _metadata is on HDFS, written %s after the job's tokens' first end", time.Since(start.Add(life)).Round(time.Second))
 }
@@ -142,14 +143,14 @@ func TestFlinkWithoutAKeytabIsToldWhenItsTokensEnd(t *testing.T) {
 	t.Parallel() // beside TestFlinkHDFSKerberized and TestFlinkTokensOutliveTheirLifetime
 	kerberizedFlink(t)
 	job := flinkJobOf(t, flink2, "flink-no-keytab", 1, 1, []string{"counter"}, "")
-	id := submitDetached(t, job) // the ticket cache kerberizedFlink made
+	id := e2e.SubmitDetached(t, job) // the ticket cache kerberizedFlink made
 	var told *contract.Event
-	waitFor(t, id, 3*time.Minute, "the AM's token-deadline event", func(d statusDoc) bool {
-		r := yarnAM(t, time.Minute, "status", id, "--json")
+	e2e.WaitFor(t, id, 3*time.Minute, "the AM's token-deadline event", func(d e2e.StatusDoc) bool {
+		r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
 		var doc struct {
 			AM *contract.Status `json:"am"`
 		}
-		if r.code == 0 && json.Unmarshal([]byte(r.stdout), &doc) == nil && doc.AM != nil {
+		if r.Code == 0 && json.Unmarshal([]byte(r.Stdout), &doc) == nil && doc.AM != nil {
 			for _, e := range doc.AM.Events {
 				if e.Type == "token-deadline" {
 					told = &e
@@ -157,9 +158,9 @@ func TestFlinkWithoutAKeytabIsToldWhenItsTokensEnd(t *testing.T) {
 				}
 			}
 		}
-		return isEnded(d.Report.State)
+		return e2e.IsEnded(d.Report.State)
 	})
-	require.NotNil(t, told, "no token-deadline event:\n%s", containerLogs(id))
+	require.NotNil(t, told, "no token-deadline event:\n%s", e2e.ContainerLogs(id))
 	assert.Equal(t, contract.SeverityWarning, told.Severity)
 	assert.Contains(t, told.Message, "pass --principal/--keytab to submit to keep the job alive past it")
 	m := regexp.MustCompile(`expires at (\S+) \(max lifetime\)`).FindStringSubmatch(told.Message)
@@ -171,10 +172,10 @@ func TestFlinkWithoutAKeytabIsToldWhenItsTokensEnd(t *testing.T) {
 
 	// Its JobManager's start, whatever comes of the job once its tokens have ended.
 	var out string
-	waitFor(t, id, 3*time.Minute, "the JobManager's JVM started", func(d statusDoc) bool {
+	e2e.WaitFor(t, id, 3*time.Minute, "the JobManager's JVM started", func(d e2e.StatusDoc) bool {
 		out = amContainerFile(id, "am.stdout")
-		return strings.Contains(out, "yarn-am flink-jobmanager: JVM memory flags") || isEnded(d.Report.State)
+		return strings.Contains(out, "yarn-am flink-jobmanager: JVM memory flags") || e2e.IsEnded(d.Report.State)
 	})
-	require.Contains(t, out, "yarn-am flink-jobmanager: JVM memory flags", "%s", containerLogs(id))
+	require.Contains(t, out, "yarn-am flink-jobmanager: JVM memory flags", "%s", e2e.ContainerLogs(id))
 	assert.NotContains(t, out, "delegation tokens at least every", "no token jar without a keytab")
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestFlinkAutoscaleIsHeldByTheQueuesHeadroom: with autoscale = "on" and TaskManagers of 3 GPUs
@@ -27,7 +28,7 @@ import (
 // vertex's parallelism over time (docs/flink.md#autoscaling). On each tested
 // Flink line, one after the other: each counts the cluster's free GPUs.
 func TestFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlink(t, testFlinkAutoscaleIsHeldByTheQueuesHeadroom)
 }
 
@@ -50,7 +51,7 @@ func testFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T, v flinkVersion) {
 	s = strings.Replace(s, "FAKE_GPU_COUNT = \"4\"\n", "FAKE_GPU_COUNT = \"8\"\n", 1)
 	require.NoError(t, os.WriteFile(job, []byte(s), 0o644))
 	start := time.Now()
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	at := func(p string) map[string]bool {
 		out := map[string]bool{}
@@ -61,10 +62,10 @@ func testFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T, v flinkVersion) {
 		}
 		return out
 	}
-	waitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 2 on 2 TaskManagers", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || len(at("2")) == 2
+	e2e.WaitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 2 on 2 TaskManagers", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || len(at("2")) == 2
 	})
-	require.Len(t, at("2"), 2, containerLogs(id))
+	require.Len(t, at("2"), 2, e2e.ContainerLogs(id))
 	t.Logf("measured: submit -> rescaled by the autoscaler to 2 on 2 TaskManagers of 3 GPUs: %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
 
 	t2 := time.Now()
@@ -100,7 +101,7 @@ func testFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T, v flinkVersion) {
 		return strings.Join(got, ", ") == "1 running, 2 decided, 2 running"
 	}, time.Minute, time.Second, "the vertex's parallelism over time in the status")
 	t.Logf("the vertex's parallelism over time: %v", got)
-	d := status(t, id)
+	d := e2e.Status(t, id)
 	assert.Equal(t, 2, d.AM.Requirement.Instances, "the demand asked for no third TaskManager")
 }
 
@@ -108,12 +109,12 @@ func testFlinkAutoscaleIsHeldByTheQueuesHeadroom(t *testing.T, v flinkVersion) {
 // "<value> <note>", oldest first.
 func parallelismSeries(t *testing.T, id string) []string {
 	t.Helper()
-	j := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, j.code, "status:\n%s", j)
+	j := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.Code, "status:\n%s", j)
 	var doc struct {
 		AM *contract.Status `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NoError(t, json.Unmarshal([]byte(j.Stdout), &doc))
 	if doc.AM == nil || doc.AM.Framework == nil {
 		return nil
 	}

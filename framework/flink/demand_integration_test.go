@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestFlinkTaskManagersFollowTheJobsDemand: with [flink] taskmanagers = "demand" and the adaptive
@@ -25,14 +26,14 @@ import (
 // slot.idle.timeout (50 s by default) before the TaskManager reports it free; 5 s here too, so the
 // scale-down is not a minute of waiting. On each tested Flink line.
 func TestFlinkTaskManagersFollowTheJobsDemand(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkTaskManagersFollowTheJobsDemand)
 }
 
 func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
 	job := demandJob(t, v, "flink-demand", 3, `"slot.idle.timeout" = "5 s"`+"\n", "")
 	start := time.Now()
-	id := submitDetached(t, job, "-D", "resourcemanager.taskmanager-timeout=5 s")
+	id := e2e.SubmitDetached(t, job, "-D", "resourcemanager.taskmanager-timeout=5 s")
 
 	// The containers whose subtasks opened at parallelism p.
 	at := func(p string) map[string]bool {
@@ -44,7 +45,7 @@ func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
 		}
 		return out
 	}
-	running := func(d statusDoc) map[string]bool {
+	running := func(d e2e.StatusDoc) map[string]bool {
 		out := map[string]bool{}
 		for _, c := range d.AM.Containers {
 			if c.State == "RUNNING" {
@@ -53,10 +54,10 @@ func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
 		}
 		return out
 	}
-	d := waitFor(t, id, 5*time.Minute, "the job RUNNING at parallelism 2 on 2 TaskManagers", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || d.AM != nil && len(at("2")) == 2 && len(running(d)) == 2
+	d := e2e.WaitFor(t, id, 5*time.Minute, "the job RUNNING at parallelism 2 on 2 TaskManagers", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || d.AM != nil && len(at("2")) == 2 && len(running(d)) == 2
 	})
-	require.Len(t, at("2"), 2, containerLogs(id))
+	require.Len(t, at("2"), 2, e2e.ContainerLogs(id))
 	assert.Equal(t, 2, d.AM.Requirement.Instances, "the demand, 2 slots, declared 2 TaskManagers of instances = 3")
 	assert.Len(t, running(d), 2)
 	assert.Regexp(t, `yarn-am am: starting"?[^\n]*\binstances=1\b`, amContainerFile(id, "am.stderr"),
@@ -80,28 +81,28 @@ func testFlinkTaskManagersFollowTheJobsDemand(t *testing.T, v flinkVersion) {
 	assert.Contains(t, flinkDetail(t, id, "Slots needed"), "2")
 
 	t0 := time.Now()
-	r := yarnAM(t, time.Minute, "scale", id, "3")
-	require.Equal(t, 0, r.code, "scale 3:\n%s", r)
-	d = waitFor(t, id, 4*time.Minute, "the job rescaled to 3 on 3 TaskManagers", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || len(at("3")) == 3 && len(running(d)) == 3
+	r := e2e.YarnAM(t, time.Minute, "scale", id, "3")
+	require.Equal(t, 0, r.Code, "scale 3:\n%s", r)
+	d = e2e.WaitFor(t, id, 4*time.Minute, "the job rescaled to 3 on 3 TaskManagers", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || len(at("3")) == 3 && len(running(d)) == 3
 	})
-	require.Len(t, at("3"), 3, containerLogs(id))
+	require.Len(t, at("3"), 3, e2e.ContainerLogs(id))
 	assert.Equal(t, 3, d.AM.Requirement.Instances)
 	t.Logf("measured: yarn-am scale 3 -> the job at parallelism 3 on 3 TaskManagers: %s (load %s)", time.Since(t0).Round(time.Second), loadAvgE2E())
 
 	t1 := time.Now()
-	r = yarnAM(t, time.Minute, "scale", id, "1")
-	require.Equal(t, 0, r.code, "scale 1:\n%s", r)
-	assert.Contains(t, r.stdout, "rescales to at most 1 slots first", "scale says the containers go after the rescale")
+	r = e2e.YarnAM(t, time.Minute, "scale", id, "1")
+	require.Equal(t, 0, r.Code, "scale 1:\n%s", r)
+	assert.Contains(t, r.Stdout, "rescales to at most 1 slots first", "scale says the containers go after the rescale")
 	var atOne string
-	d = waitFor(t, id, 4*time.Minute, "the job at parallelism 1 and 2 TaskManagers released", func(d statusDoc) bool {
+	d = e2e.WaitFor(t, id, 4*time.Minute, "the job at parallelism 1 and 2 TaskManagers released", func(d e2e.StatusDoc) bool {
 		for c := range at("1") {
 			atOne = c
 		}
-		return isEnded(d.Report.State) || atOne != "" && len(running(d)) == 1 && d.AM.Requirement.Instances == 1
+		return e2e.IsEnded(d.Report.State) || atOne != "" && len(running(d)) == 1 && d.AM.Requirement.Instances == 1
 	})
-	require.NotEmpty(t, atOne, containerLogs(id))
-	require.Len(t, running(d), 1, containerLogs(id))
+	require.NotEmpty(t, atOne, e2e.ContainerLogs(id))
+	require.Len(t, running(d), 1, e2e.ContainerLogs(id))
 	assert.True(t, running(d)[atOne], "the TaskManager that runs the job's task (%s) is the one kept", atOne)
 	assert.Equal(t, 0, d.AM.Counts.Failed, "released, not failed")
 	t.Logf("measured: yarn-am scale 1 -> the job at parallelism 1 and 2 idle TaskManagers released: %s (load %s)", time.Since(t1).Round(time.Second), loadAvgE2E())
@@ -116,8 +117,8 @@ func flinkDetail(t *testing.T, id, name string) string {
 	t.Helper()
 	var value string
 	require.Eventually(t, func() bool {
-		r := yarnAM(t, time.Minute, "status", id)
-		for _, line := range strings.Split(r.stdout, "\n") {
+		r := e2e.YarnAM(t, time.Minute, "status", id)
+		for _, line := range strings.Split(r.Stdout, "\n") {
 			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == name {
 				value = strings.TrimSpace(v)
 				return true
@@ -139,15 +140,15 @@ func flinkDetail(t *testing.T, id, name string) string {
 // state over, never as "restored from checkpoint N" (docs/flink.md#taskmanagers-on-demand). On each
 // tested Flink line, both at once.
 func TestFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce)
 }
 
 func testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T, v flinkVersion) {
 	job := demandJob(t, v, "flink-demand-scalein", 2, `"execution.checkpointing.interval" = "2 s"`+"\n", "")
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
-	running := func(d statusDoc) map[string]bool {
+	running := func(d e2e.StatusDoc) map[string]bool {
 		out := map[string]bool{}
 		for _, c := range d.AM.Containers {
 			if c.State == "RUNNING" {
@@ -156,8 +157,8 @@ func testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T, v flink
 		}
 		return out
 	}
-	waitFor(t, id, 5*time.Minute, "the job RUNNING on 2 TaskManagers", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || d.AM != nil && len(running(d)) == 2
+	e2e.WaitFor(t, id, 5*time.Minute, "the job RUNNING on 2 TaskManagers", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || d.AM != nil && len(running(d)) == 2
 	})
 	rest := &flink.REST{URL: flinkUI(t, id)}
 	var jobID string
@@ -173,32 +174,32 @@ func testFlinkDemandScaleInReleasesFreedTaskManagersAtOnce(t *testing.T, v flink
 		}
 		cp, err := rest.Checkpoints(context.Background(), jobID)
 		return err == nil && cp.Latest.Completed != nil // the rescale has a checkpoint to restore
-	}, 3*time.Minute, time.Second, "the job at parallelism 2 with a completed checkpoint\n%s", containerLogs(id))
+	}, 3*time.Minute, time.Second, "the job at parallelism 2 with a completed checkpoint\n%s", e2e.ContainerLogs(id))
 
 	t1 := time.Now()
-	r := yarnAM(t, time.Minute, "scale", id, "1")
-	require.Equal(t, 0, r.code, "scale 1:\n%s", r)
-	assert.Contains(t, r.stdout, "once Flink frees their slots (slot.idle.timeout = 10 s)", "scale says what the release waits for")
+	r := e2e.YarnAM(t, time.Minute, "scale", id, "1")
+	require.Equal(t, 0, r.Code, "scale 1:\n%s", r)
+	assert.Contains(t, r.Stdout, "once Flink frees their slots (slot.idle.timeout = 10 s)", "scale says what the release waits for")
 	var released contract.Event
-	waitFor(t, id, 3*time.Minute, "a TaskManager released", func(d statusDoc) bool {
+	e2e.WaitFor(t, id, 3*time.Minute, "a TaskManager released", func(d e2e.StatusDoc) bool {
 		for _, e := range statusEvents(t, id) {
 			if e.Type == contract.EventCompleted {
 				released = e
 				return true
 			}
 		}
-		return isEnded(d.Report.State)
+		return e2e.IsEnded(d.Report.State)
 	})
 	took := released.Time.Sub(t1)
 	t.Logf("measured: yarn-am scale 1 -> the freed TaskManager's container released: %s (load %s)", took.Round(time.Second), loadAvgE2E())
-	require.NotEmpty(t, released.Container, containerLogs(id))
+	require.NotEmpty(t, released.Container, e2e.ContainerLogs(id))
 	assert.LessOrEqual(t, took, 45*time.Second, "released well before Flink's defaults' ~90 s")
 	assert.Equal(t, contract.SeverityInfo, released.Severity, "a release the AM was asked for is no warning: %s", released.Message)
 	assert.Contains(t, released.Message, "released: no longer needed")
 	assert.NotContains(t, released.Message, "stopped by the ApplicationMaster")
 
-	d := waitFor(t, id, time.Minute, "one TaskManager left", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || len(running(d)) == 1 && d.AM.Requirement.Instances == 1
+	d := e2e.WaitFor(t, id, time.Minute, "one TaskManager left", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || len(running(d)) == 1 && d.AM.Requirement.Instances == 1
 	})
 	assert.Equal(t, 0, d.AM.Counts.Failed, "released, not failed")
 	// The job runs on at parallelism 1, and the rescale's restore is told as such.

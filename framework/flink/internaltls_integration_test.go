@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // flinkRelayLine is the test job's relay mode's line (docs/flink.md#the-test-job).
@@ -86,9 +87,9 @@ func waitRelayRunning(t *testing.T, id string, start time.Time) (string, time.Du
 	t.Helper()
 	var ui string
 	var running time.Duration
-	waitFor(t, id, 4*time.Minute, "the relay job RUNNING", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
-			t.Fatalf("the application ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+	e2e.WaitFor(t, id, 4*time.Minute, "the relay job RUNNING", func(d e2e.StatusDoc) bool {
+		if e2e.IsEnded(d.Report.State) {
+			t.Fatalf("the application ended: %s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 		}
 		if ui == "" {
 			ui = flinkUI(t, id)
@@ -144,7 +145,7 @@ func relayRate(t *testing.T, id string, warm, window float64) float64 {
 			rate += (l.records - f.records) / (l.seconds - f.seconds)
 		}
 		return true
-	}, 4*time.Minute, time.Second, "both relay subtasks in two TaskManagers receiving records:\n%s", containerLogs(id))
+	}, 4*time.Minute, time.Second, "both relay subtasks in two TaskManagers receiving records:\n%s", e2e.ContainerLogs(id))
 	return rate
 }
 
@@ -193,13 +194,13 @@ func refused(t *testing.T, what, addr string) {
 // refuses the certificate a TaskExecutor holds (restRefusesTaskExecutorsCertificate); and once the
 // application is killed nothing of it is left in the node's /tmp (nothingOfTheJobInTmp).
 func TestFlinkInternalTLS(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkInternalTLS)
 }
 
 func testFlinkInternalTLS(t *testing.T, v flinkVersion) {
 	tmpBefore := tmpNames(t)
-	id := submitDetached(t, relayJob(t, v, true))
+	id := e2e.SubmitDetached(t, relayJob(t, v, true))
 	ui, _ := waitRelayRunning(t, id, time.Now())
 	rate := relayRate(t, id, 2, 4)
 	t.Logf("relay: %.0f records/s over both subtasks", rate)
@@ -223,7 +224,7 @@ func testFlinkInternalTLS(t *testing.T, v flinkVersion) {
 			}
 		}
 	}
-	require.NotEmpty(t, blob, "the blob server's port in jobmanager.log:\n%s", containerLogs(id))
+	require.NotEmpty(t, blob, "the blob server's port in jobmanager.log:\n%s", e2e.ContainerLogs(id))
 	refused(t, "the JobManager's blob server", net.JoinHostPort(host, blob))
 
 	var tms struct {

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 // [flink] java-home on the mini cluster (docs/flink.md#a-jdk-for-the-containers): the JobManager and
 // the TaskManagers run the JDK the job ships, and a JDK too old for the Flink version fails the
@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // flinkJLinkModules are the modules of the trimmed runtime Flink 1.20.5's JobManager and
@@ -80,7 +81,7 @@ func appFiles(id string, globs ...string) map[string]string {
 // localised from the job's archive (java-home-<sha>.tar), not the node's. On each tested Flink line,
 // with one trimmed JDK 17 for both.
 func TestFlinkJavaHomeRunsTheShippedJDK(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	jdk := trimmedJDK(t)
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkJavaHomeRunsTheShippedJDK(t, v, jdk) })
 }
@@ -91,12 +92,12 @@ func testFlinkJavaHomeRunsTheShippedJDK(t *testing.T, v flinkVersion, jdk string
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "[flink]\n", "[flink]\njava-home = \""+jdk+"\"\n", 1)), 0o644))
 	start := time.Now()
-	r := yarnAM(t, 6*time.Minute, "submit", job)
-	id := submittedID(r.stdout)
-	require.Equal(t, 0, r.code, "the job runs on the shipped JDK:\n%s\n%s", r, containerLogs(id))
+	r := e2e.YarnAM(t, 6*time.Minute, "submit", job)
+	id := e2e.SubmittedID(r.Stdout)
+	require.Equal(t, 0, r.Code, "the job runs on the shipped JDK:\n%s\n%s", r, e2e.ContainerLogs(id))
 	t.Logf("measured: submit with java-home -> SUCCEEDED %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
 	lines := tmLines(id, flinkGPULine)
-	assert.Len(t, lines, 1, "the gpu job's subtask ran:\n%s", containerLogs(id))
+	assert.Len(t, lines, 1, "the gpu job's subtask ran:\n%s", e2e.ContainerLogs(id))
 
 	homes := map[string]string{}
 	for c, text := range appFiles(id, "jobmanager.err", "taskmanager.err") {
@@ -104,12 +105,12 @@ func testFlinkJavaHomeRunsTheShippedJDK(t *testing.T, v flinkVersion, jdk string
 			homes[c] = m[1]
 		}
 	}
-	require.Len(t, homes, 2, "the JobManager's JVM (jobmanager.err of the AM container) and the TaskManager's (taskmanager.err) printed their java.home:\n%s", containerLogs(id))
+	require.Len(t, homes, 2, "the JobManager's JVM (jobmanager.err of the AM container) and the TaskManager's (taskmanager.err) printed their java.home:\n%s", e2e.ContainerLogs(id))
 	for c, h := range homes {
 		assert.Regexp(t, `/java-home-[0-9a-f]{32}\.tar$`, h, "%s ran the JDK localised from the job's archive", c)
 	}
-	r = yarnAM(t, 6*time.Minute, "check", job)
-	assert.NotContains(t, r.stderr, "java-home", "a JDK 17 is new enough for Flink %s: no warning\n%s", flinkHomeVersion(t, v), r)
+	r = e2e.YarnAM(t, 6*time.Minute, "check", job)
+	assert.NotContains(t, r.Stderr, "java-home", "a JDK 17 is new enough for Flink %s: no warning\n%s", flinkHomeVersion(t, v), r)
 }
 
 // TestFlinkJavaHomeTooOldFailsAtOnce: with java-home = a JDK whose release file says a Java one below
@@ -118,7 +119,7 @@ func testFlinkJavaHomeRunsTheShippedJDK(t *testing.T, v flinkVersion, jdk string
 // version found, where it was read, the version needed and the key. The same JDK as the container's
 // own java (JAVA_HOME, no java-home) fails the same way. On each tested Flink line.
 func TestFlinkJavaHomeTooOldFailsAtOnce(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkJavaHomeTooOldFailsAtOnce)
 }
 
@@ -146,32 +147,32 @@ func testFlinkJavaHomeTooOldFailsAtOnce(t *testing.T, v flinkVersion) {
 	needs := fmt.Sprintf(`Flink %s needs Java %d or later`, version, need)
 	setIt := fmt.Sprintf(`set [flink] java-home to a JDK %d or later`, need)
 
-	r := yarnAM(t, time.Minute, "check", job)
-	assert.Equal(t, 0, r.code, "an old java-home is a warning at check time:\n%s", r)
-	assert.Contains(t, r.stderr, isOld+filepath.Join(jdk, "release")+`); `+needs, r.String())
+	r := e2e.YarnAM(t, time.Minute, "check", job)
+	assert.Equal(t, 0, r.Code, "an old java-home is a warning at check time:\n%s", r)
+	assert.Contains(t, r.Stderr, isOld+filepath.Join(jdk, "release")+`); `+needs, r.String())
 
 	start := time.Now()
-	r = yarnAM(t, 6*time.Minute, "submit", job)
-	require.NotEqual(t, 0, r.code, "the JobManager refuses the old JDK:\n%s", r)
-	id := submittedID(r.stdout)
-	d := status(t, id)
+	r = e2e.YarnAM(t, 6*time.Minute, "submit", job)
+	require.NotEqual(t, 0, r.Code, "the JobManager refuses the old JDK:\n%s", r)
+	id := e2e.SubmittedID(r.Stdout)
+	d := e2e.Status(t, id)
 	t.Logf("measured: submit with a Java %d java-home -> FAILED %s (load %s)", oldMajor, time.Since(start).Round(time.Second), loadAvgE2E())
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	assert.Regexp(t, regexp.QuoteMeta(`the JDK of [flink] java-home ("`+jdk+`") `+isOld)+
 		`\S*/java-home-[0-9a-f]{32}\.tar/release\), but `+regexp.QuoteMeta(needs+": "+setIt),
-		d.Report.Diagnostics, "the release file of the JDK localised from the job's archive\n%s", containerLogs(id))
+		d.Report.Diagnostics, "the release file of the JDK localised from the job's archive\n%s", e2e.ContainerLogs(id))
 	assert.NotContains(t, d.Report.Diagnostics, "Exception", "no Java stack trace")
 	assert.NoFileExists(t, ran, "no JVM was started")
 
 	// Without java-home, the container's own java: here the same old Java as the AM container's
 	// JAVA_HOME, as an old NodeManager's would be.
 	require.NoError(t, os.WriteFile(job, append(body, []byte("\n[am.env]\nJAVA_HOME = \""+jdk+"\"\n")...), 0o644))
-	r = yarnAM(t, 6*time.Minute, "submit", job)
-	require.NotEqual(t, 0, r.code, "the JobManager refuses the node's old java:\n%s", r)
-	id = submittedID(r.stdout)
-	d = status(t, id)
+	r = e2e.YarnAM(t, 6*time.Minute, "submit", job)
+	require.NotEqual(t, 0, r.Code, "the JobManager refuses the node's old java:\n%s", r)
+	id = e2e.SubmittedID(r.Stdout)
+	d = e2e.Status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	assert.Contains(t, d.Report.Diagnostics, `this container's java `+filepath.Join(jdk, "bin", "java")+` `+isOld+filepath.Join(jdk, "release")+
-		`), but `+needs+`: `+setIt, "%s", containerLogs(id))
+		`), but `+needs+`: `+setIt, "%s", e2e.ContainerLogs(id))
 	assert.NoFileExists(t, ran, "no JVM was started")
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestFlinkIdleGPUTaskManagerIsGivenBack: a Flink job in demand mode on the adaptive scheduler,
@@ -29,7 +30,7 @@ import (
 // TaskManager, which keeps its GPU (idle-gpu-kept: the fewest). Stopped with a savepoint, the final
 // report counts the GPU-hours given back. On Flink 1.20.5 and 2.3.0, both at once.
 func TestFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkIdleGPUTaskManagerIsGivenBack)
 }
 
@@ -37,8 +38,8 @@ func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 	start := time.Now()
 	job := demandJob(t, v, "flink-idle-gpu", 2, `"execution.checkpointing.interval" = "2 s"`+"\n",
 		"gpu-sample-interval = \"1s\"\nidle-gpu-release = \"10s\"\nidle-gpu-warning = \"off\"\n")
-	id := submitDetached(t, job)
-	t.Cleanup(func() { yarnAM(t, 3*time.Minute, "kill", id) })
+	id := e2e.SubmitDetached(t, job)
+	t.Cleanup(func() { e2e.YarnAM(t, 3*time.Minute, "kill", id) })
 
 	of := func(evs []contract.Event, typ contract.EventType) []contract.Event {
 		var out []contract.Event
@@ -50,11 +51,11 @@ func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 		return out
 	}
 	var evs []contract.Event
-	var d statusDoc
+	var d e2e.StatusDoc
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		d = status(t, id)
-		require.False(t, isEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+		d = e2e.Status(t, id)
+		require.False(t, e2e.IsEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 		require.True(t, time.Now().Before(deadline), "an idle TaskManager given back within 4 minutes; events:\n%s", eventLines(evs))
 		if d.AM == nil { // the AM not up yet
 			time.Sleep(time.Second)
@@ -104,7 +105,7 @@ func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 		jd, err := rest.JobDetail(context.Background(), jobs[0].ID)
 		return err == nil && jd.State == "RUNNING" && jd.Parallelism() == 1
 	}, 2*time.Minute, time.Second, "the job RUNNING at parallelism 1")
-	d = status(t, id)
+	d = e2e.Status(t, id)
 	assert.Equal(t, 1, d.AM.Requirement.Instances)
 	assert.Zero(t, d.AM.Counts.Failed, "a release is no failure")
 	require.Eventually(t, func() bool {
@@ -117,9 +118,9 @@ func testFlinkIdleGPUTaskManagerIsGivenBack(t *testing.T, v flinkVersion) {
 	}, time.Minute, time.Second, "the TaskManager left keeps its GPU, saying why")
 
 	// Stopped with a savepoint: the final report counts the GPU-hours given back.
-	r := yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", "file://"+t.TempDir(), "--timeout", "4m")
-	require.Equal(t, 0, r.code, "stop:\n%s", r)
-	final := waitFor(t, id, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	r := e2e.YarnAM(t, 5*time.Minute, "stop", id, "--savepoint", "file://"+t.TempDir(), "--timeout", "4m")
+	require.Equal(t, 0, r.Code, "stop:\n%s", r)
+	final := e2e.WaitFor(t, id, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	require.Equal(t, "SUCCEEDED", final.Report.FinalStatus, final.Report.Diagnostics)
 	m := regexp.MustCompile(`(\d+\.\d{3}) GPU-hours given back \(taskexecutor\.idle-gpu-release\)`).FindStringSubmatch(final.Report.Diagnostics)
 	require.NotNil(t, m, "the final diagnostics count the GPU-hours given back: %q", final.Report.Diagnostics)

@@ -1,6 +1,6 @@
 //go:build integration && secure
 
-package am_test
+package flink_test
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -40,7 +41,7 @@ const shortTokensRefresh = `token-refresh = "5s"`
 // (closed when the test's subtests have ended), and submit's keytab arguments.
 func kerberizedFlink(t *testing.T) (*client.HDFS, []string) {
 	t.Helper()
-	e2eEnv(t)
+	e2e.Env(t)
 	require.Equal(t, "1", os.Getenv("YARN_AM_SECURE"), "the Kerberized mini cluster's env is needed (make test-secure-flink)")
 	principal, keytab := os.Getenv("YARN_AM_TEST_PRINCIPAL"), os.Getenv("YARN_AM_TEST_KEYTAB")
 	require.NotEmpty(t, principal, "YARN_AM_TEST_PRINCIPAL")

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"crypto/ecdsa"
@@ -21,6 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestFlinkUsersOwnRESTTLS: a session cluster whose job file turns on Flink's REST TLS with its own
@@ -29,7 +31,7 @@ import (
 // them (its TaskManager is read through the AM), and the JobManager answers the configured
 // certificate and nobody without it. On each tested Flink line.
 func TestFlinkUsersOwnRESTTLS(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkUsersOwnRESTTLS)
 }
 
@@ -53,15 +55,15 @@ func testFlinkUsersOwnRESTTLS(t *testing.T, v flinkVersion) {
 "security.ssl.rest.truststore-password" = "tspass"
 "security.ssl.algorithms" = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"`, keyStore, trustStore)
 	job := flinkJobOf(t, v, "flink-own-rest-tls", 1, 1, nil, config)
-	id := submitDetached(t, job)
-	defer yarnAM(t, time.Minute, "kill", id)
+	id := e2e.SubmitDetached(t, job)
+	defer e2e.YarnAM(t, time.Minute, "kill", id)
 	waitSessionTaskManager(t, id)
-	d := status(t, id)
-	require.False(t, isEnded(d.Report.State), "the session cluster ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+	d := e2e.Status(t, id)
+	require.False(t, e2e.IsEnded(d.Report.State), "the session cluster ended: %s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 	logs := appLogText(id)
 	m := boundLine.FindStringSubmatch(logs)
-	require.NotNil(t, m, "the driver learnt the ports with the job's own stores:\n%s", containerLogs(id))
-	assert.Contains(t, yarnAM(t, time.Minute, "status", id).stdout, "no job yet", "the AM's watch reads the JobManager with the job's stores")
+	require.NotNil(t, m, "the driver learnt the ports with the job's own stores:\n%s", e2e.ContainerLogs(id))
+	assert.Contains(t, e2e.YarnAM(t, time.Minute, "status", id).Stdout, "no job yet", "the AM's watch reads the JobManager with the job's stores")
 
 	// Directly: the configured client certificate is answered, no certificate is not.
 	pool := x509.NewCertPool()

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"fmt"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // counterRestored is the test job's counter starting on a TaskManager (testdata/flink/job: restored=none
@@ -29,7 +30,7 @@ var counterRestored = regexp.MustCompile(`YARN_AM_FLINK_COUNTER restored=(\S+) c
 // and the job runs on), a replacement TaskManager runs on another GPU, and Flink restores the
 // count there from a checkpoint (docs/gpus.md#gpu-health-a-sick-gpu-is-taken-out-of-service).
 func TestFlinkSickGPUTaskManagerIsReplaced(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkSickGPUTaskManagerIsReplaced)
 }
 
@@ -51,8 +52,8 @@ func testFlinkSickGPUTaskManagerIsReplaced(t *testing.T, v flinkVersion) {
 	// [taskexecutor.env] is the job file's last table.
 	withSampling += fmt.Sprintf("FAKE_GPU_HEALTH_DIR = %q\n", health)
 	require.NoError(t, os.WriteFile(job, []byte(withSampling), 0o644))
-	id := submitDetached(t, job)
-	t.Cleanup(func() { yarnAM(t, 3*time.Minute, "kill", id) })
+	id := e2e.SubmitDetached(t, job)
+	t.Cleanup(func() { e2e.YarnAM(t, 3*time.Minute, "kill", id) })
 
 	// The TaskManager runs with a sampled GPU and Flink has a checkpoint on disk.
 	sampled := func(st *contract.Status, not string) *contract.ContainerStatus {
@@ -66,8 +67,8 @@ func testFlinkSickGPUTaskManagerIsReplaced(t *testing.T, v flinkVersion) {
 	var first contract.ContainerStatus
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		d := gpuUtilStatus(t, id)
-		require.False(t, isEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+		d := e2e.GPUUtilStatus(t, id)
+		require.False(t, e2e.IsEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 		done, _ := filepath.Glob(filepath.Join(checkpoints, "*", "chk-*", "_metadata"))
 		if d.AM != nil && len(done) > 0 {
 			if c := sampled(d.AM, ""); c != nil {
@@ -75,7 +76,7 @@ func testFlinkSickGPUTaskManagerIsReplaced(t *testing.T, v flinkVersion) {
 				break
 			}
 		}
-		require.True(t, time.Now().Before(deadline), "a TaskManager with a sampled GPU and a completed checkpoint within 4 minutes; last: %+v\n%s", d.AM, containerLogs(id))
+		require.True(t, time.Now().Before(deadline), "a TaskManager with a sampled GPU and a completed checkpoint within 4 minutes; last: %+v\n%s", d.AM, e2e.ContainerLogs(id))
 		time.Sleep(time.Second)
 	}
 	sick := first.GPUs[0].UUID
@@ -83,13 +84,13 @@ func testFlinkSickGPUTaskManagerIsReplaced(t *testing.T, v flinkVersion) {
 	sickAt := time.Now()
 
 	// The replacement runs on another GPU and the counter restored its count there.
-	var d gpuUtilDoc
+	var d e2e.GPUUtilDoc
 	var replacement *contract.ContainerStatus
 	restored := ""
 	deadline = time.Now().Add(3 * time.Minute)
 	for {
-		d = gpuUtilStatus(t, id)
-		require.False(t, isEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, containerLogs(id))
+		d = e2e.GPUUtilStatus(t, id)
+		require.False(t, e2e.IsEnded(d.Report.State), "ended: %s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 		if d.AM != nil {
 			replacement = sampled(d.AM, first.ID)
 		}
@@ -103,7 +104,7 @@ func testFlinkSickGPUTaskManagerIsReplaced(t *testing.T, v flinkVersion) {
 		if restored != "" {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "a replacement TaskManager restored the count within 3 minutes of the GPU turning sick; last: %+v\n%s", d.AM, containerLogs(id))
+		require.True(t, time.Now().Before(deadline), "a replacement TaskManager restored the count within 3 minutes of the GPU turning sick; last: %+v\n%s", d.AM, e2e.ContainerLogs(id))
 		time.Sleep(time.Second)
 	}
 	t.Logf("replaced %s after %s by %s, which restored count %s (sick GPU %s)", first.ID, time.Since(sickAt).Round(time.Second), replacement.ID, restored, sick)

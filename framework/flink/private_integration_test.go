@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"crypto/sha256"
@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/internal/hdfsfile"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -48,7 +49,7 @@ func restRefusesTaskExecutorsCertificate(t *testing.T, id string) {
 			rest = m[1]
 		}
 		return rest != ""
-	}, time.Minute, time.Second, "the JobManager's bound REST port in the AM's stdout:\n%s", containerLogs(id))
+	}, time.Minute, time.Second, "the JobManager's bound REST port in the AM's stdout:\n%s", e2e.ContainerLogs(id))
 	get := func(cert tls.Certificate) error {
 		// The certificate is sent whatever authorities the server names, as job code would; TLS 1.2,
 		// Flink's security.ssl.protocol, so that the refusal is the handshake's.
@@ -174,8 +175,8 @@ func nothingOfTheJobInTmp(t *testing.T, id string, before map[string]bool) {
 	num := strings.TrimPrefix(id, "application_")
 	require.NotEmpty(t, appPIDs(num), "the application's processes are running")
 	assert.Empty(t, openInTmp(num), "the application's processes hold files in the node's /tmp")
-	r := yarnAM(t, 3*time.Minute, "kill", id)
-	require.Equal(t, 0, r.code, "kill:\n%s", r)
+	r := e2e.YarnAM(t, 3*time.Minute, "kill", id)
+	require.Equal(t, 0, r.Code, "kill:\n%s", r)
 	require.Eventually(t, func() bool { return len(appPIDs(num)) == 0 }, 2*time.Minute, 500*time.Millisecond,
 		"the application's processes ended")
 	var added, flinkLike, job []string
@@ -199,7 +200,7 @@ func nothingOfTheJobInTmp(t *testing.T, id string, before map[string]bool) {
 // named consistently (its identity and its own SHA-256) in the old unsigned form and in the signed
 // form with a record of its own making, each with a newer time than the made one. It returns their
 // names.
-func plantArchives(t *testing.T, c *cluster, archive string) []string {
+func plantArchives(t *testing.T, c *e2e.Cluster, archive string) []string {
 	t.Helper()
 	data := readHDFS(t, c, archive)
 	data[len(data)/3] ^= 0xff
@@ -213,12 +214,12 @@ func plantArchives(t *testing.T, c *cluster, archive string) []string {
 	later := time.Now().Add(time.Hour)
 	for _, n := range names {
 		p := path.Join(path.Dir(archive), n)
-		w, err := c.fs.Create(p)
+		w, err := c.FS.Create(p)
 		require.NoError(t, err)
 		_, err = w.Write(data)
 		require.NoError(t, err)
 		require.NoError(t, hdfsfile.Close(w))
-		require.NoError(t, c.fs.Chtimes(p, later, later), "newer than the made archive")
+		require.NoError(t, c.FS.Chtimes(p, later, later), "newer than the made archive")
 	}
 	return names
 }
@@ -231,37 +232,37 @@ var cdsArchiveName = regexp.MustCompile(`^(flink-\S+-jobmanager-[0-9a-f]{16})\.(
 // archive and says it refused the planted two, that the AM's event says so in yarn-am status while
 // the application runs, and that the application SUCCEEDS. It returns the application and submit's
 // output.
-func runWithPlantedArchives(t *testing.T, c *cluster, job, archive string) (string, string) {
+func runWithPlantedArchives(t *testing.T, c *e2e.Cluster, job, archive string) (string, string) {
 	t.Helper()
 	planted := plantArchives(t, c, archive)
 	start := time.Now()
-	r := yarnAM(t, 2*time.Minute, "submit", "--detach", job)
-	require.Equal(t, 0, r.code, "submit --detach:\n%s", r)
-	fields := strings.Fields(strings.TrimSpace(r.stdout))
+	r := e2e.YarnAM(t, 2*time.Minute, "submit", "--detach", job)
+	require.Equal(t, 0, r.Code, "submit --detach:\n%s", r)
+	fields := strings.Fields(strings.TrimSpace(r.Stdout))
 	id := fields[len(fields)-1]
 	require.Regexp(t, `^application_\d+_\d+$`, id, r.String())
-	t.Cleanup(func() { killQuietly(id) })
-	assert.Contains(t, r.stdout, "class-data sharing: archive "+path.Base(archive)+" ", "submit takes the made archive, not a newer planted one")
-	assert.Contains(t, r.stdout, "class-data sharing: refused 2 archive(s) of the cache that hold no record your key made")
+	t.Cleanup(func() { e2e.KillQuietly(id) })
+	assert.Contains(t, r.Stdout, "class-data sharing: archive "+path.Base(archive)+" ", "submit takes the made archive, not a newer planted one")
+	assert.Contains(t, r.Stdout, "class-data sharing: refused 2 archive(s) of the cache that hold no record your key made")
 	for _, n := range planted {
-		assert.NotContains(t, r.stdout, "class-data sharing: archive "+n, "a planted archive taken")
+		assert.NotContains(t, r.Stdout, "class-data sharing: archive "+n, "a planted archive taken")
 	}
 	var said bool
 	var text string
-	d := waitFor(t, id, 6*time.Minute, "the application's end", func(d statusDoc) bool {
-		if !said && !isEnded(d.Report.State) {
-			s := yarnAM(t, time.Minute, "status", id)
-			text = s.stdout
-			said = strings.Contains(s.stdout, "class-data sharing: submit refused 2 archive(s)")
+	d := e2e.WaitFor(t, id, 6*time.Minute, "the application's end", func(d e2e.StatusDoc) bool {
+		if !said && !e2e.IsEnded(d.Report.State) {
+			s := e2e.YarnAM(t, time.Minute, "status", id)
+			text = s.Stdout
+			said = strings.Contains(s.Stdout, "class-data sharing: submit refused 2 archive(s)")
 		}
-		return isEnded(d.Report.State)
+		return e2e.IsEnded(d.Report.State)
 	})
 	assert.True(t, said, "yarn-am status names the refused archives while the application runs:\n%s", text)
-	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, containerLogs(id))
+	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 	t.Logf("measured: run with planted archives: submit -> end %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
 	all := appLogText(id)
 	for _, n := range planted {
 		assert.NotContains(t, all, n, "a planted archive reached a container")
 	}
-	return id, r.stdout
+	return id, r.Stdout
 }

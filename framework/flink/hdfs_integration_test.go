@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"fmt"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/container/client"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -30,7 +31,7 @@ import (
 // runs the first part on the Kerberized cluster (make test-secure-flink). Both on each tested Flink
 // line.
 func TestFlinkHDFSCheckpointsAndSavepoint(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	fsys := testUserHDFS(t)
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkHDFSCheckpointsAndSavepoint(t, v, fsys) })
 }
@@ -42,9 +43,9 @@ func testFlinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *cl
 	require.NoError(t, fsys.MkdirAll(dir, 0o755))
 	t.Cleanup(func() { _ = fsys.RemoveAll(dir) })
 	start := time.Now()
-	id := submitDetached(t, flinkJobOf(t, v, "flink-fs", 1, 1, []string{"fs", fsys.DefaultFS + dir}, ""))
-	d := waitFor(t, id, 4*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
-	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, containerLogs(id))
+	id := e2e.SubmitDetached(t, flinkJobOf(t, v, "flink-fs", 1, 1, []string{"fs", fsys.DefaultFS + dir}, ""))
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
+	require.Equal(t, "SUCCEEDED", d.Report.FinalStatus, "%s\n%s", d.Report.Diagnostics, e2e.ContainerLogs(id))
 	t.Logf("fs job: submit to SUCCEEDED in %s", time.Since(start).Round(100*time.Millisecond))
 	containers := map[string]string{}
 	for _, name := range []string{"main", "operator"} {
@@ -76,27 +77,27 @@ func flinkHDFSCheckpointsAndSavepoint(t *testing.T, v flinkVersion, fsys *client
 		`"execution.checkpointing.interval" = "1s"`+"\n"+`"state.storage.fs.memory-threshold" = "0"`)
 	addFlinkKeys(t, job, flinkKeys)
 	start := time.Now()
-	id := submitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
+	id := e2e.SubmitDetached(t, append([]string{job, "-D", "execution.checkpointing.dir=" + checkpoints}, submitArgs...)...)
 
 	// Checkpoints on HDFS: <dir>/<job id>/chk-N with the JobManager's _metadata and a TaskManager's
 	// state file (a subsumed one is deleted as the next completes: look until one is seen whole).
 	var seen string
-	waitFor(t, id, 4*time.Minute, "a completed checkpoint on HDFS", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
+	e2e.WaitFor(t, id, 4*time.Minute, "a completed checkpoint on HDFS", func(d e2e.StatusDoc) bool {
+		if e2e.IsEnded(d.Report.State) {
 			return true
 		}
 		seen = completedCheckpoint(fsys, base+"/checkpoints")
 		return seen != ""
 	})
-	require.NotEmpty(t, seen, "no checkpoint on HDFS; the application: %+v\n%s", status(t, id).Report, containerLogs(id))
+	require.NotEmpty(t, seen, "no checkpoint on HDFS; the application: %+v\n%s", e2e.Status(t, id).Report, e2e.ContainerLogs(id))
 	t.Logf("submit to a checkpoint on HDFS (%s) in %s", seen, time.Since(start).Round(100*time.Millisecond))
 
-	r := yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", savepoints, "--timeout", "4m")
-	require.Equal(t, 0, r.code, "stop:\n%s\n%s", r, containerLogs(id))
-	m := savepointLine.FindStringSubmatch(r.stdout)
+	r := e2e.YarnAM(t, 5*time.Minute, "stop", id, "--savepoint", savepoints, "--timeout", "4m")
+	require.Equal(t, 0, r.Code, "stop:\n%s\n%s", r, e2e.ContainerLogs(id))
+	m := savepointLine.FindStringSubmatch(r.Stdout)
 	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
 	assert.Contains(t, m[1], base+"/savepoints/savepoint-")
-	assert.Contains(t, r.stdout, "FINISHED, final status SUCCEEDED")
+	assert.Contains(t, r.Stdout, "FINISHED, final status SUCCEEDED")
 	sp := strings.TrimPrefix(m[1], fsys.DefaultFS)
 	_, err := fsys.Stat(path.Join(sp, "_metadata"))
 	assert.NoError(t, err, "the savepoint's _metadata is on HDFS")

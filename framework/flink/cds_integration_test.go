@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"io"
@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/internal/hdfsfile"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -49,25 +50,25 @@ var (
 // the job still SUCCEEDS without it, after which a good archive replaces it. On each tested Flink line
 // (an archive is of one home: its identity begins with flink-<version>).
 func TestFlinkClassDataSharing(t *testing.T) {
-	e2eEnv(t)
-	c := miniCluster(t)
+	e2e.Env(t)
+	c := e2e.MiniCluster(t)
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkClassDataSharing(t, v, c) })
 }
 
-func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *cluster) {
+func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *e2e.Cluster) {
 	root := path.Join("/user", yarnrpc.CurrentUser(), ".yarn-am", "cache", "cds")
 	// Start without archives of this version's home; the other version's stay for its tests.
 	ours := "flink-" + flinkHomeVersion(t, v) + "-"
-	homes, err := c.fs.ReadDir(root)
+	homes, err := c.FS.ReadDir(root)
 	if err == nil {
 		for _, h := range homes {
-			files, err := c.fs.ReadDir(path.Join(root, h.Name()))
+			files, err := c.FS.ReadDir(path.Join(root, h.Name()))
 			if err != nil {
 				continue // the other line's subtest, running beside this one, removed its own
 			}
 			for _, f := range files {
 				if strings.HasPrefix(f.Name(), ours) {
-					require.NoError(t, c.fs.RemoveAll(path.Join(root, h.Name())), "start without archives of this home")
+					require.NoError(t, c.FS.RemoveAll(path.Join(root, h.Name())), "start without archives of this home")
 					break
 				}
 			}
@@ -78,12 +79,12 @@ func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *cluster) {
 	run := func(what string) (string, string) {
 		t.Helper()
 		start := time.Now()
-		r := yarnAM(t, 6*time.Minute, "submit", job)
-		id := submittedID(r.stdout)
-		require.Equal(t, 0, r.code, "%s:\n%s\n%s", what, r, containerLogs(id))
-		require.Len(t, tmLines(id, flinkGPULine), 1, "the job ran:\n%s", containerLogs(id))
+		r := e2e.YarnAM(t, 6*time.Minute, "submit", job)
+		id := e2e.SubmittedID(r.Stdout)
+		require.Equal(t, 0, r.Code, "%s:\n%s\n%s", what, r, e2e.ContainerLogs(id))
+		require.Len(t, tmLines(id, flinkGPULine), 1, "the job ran:\n%s", e2e.ContainerLogs(id))
 		t.Logf("measured: %s: submit -> end %s (load %s)", what, time.Since(start).Round(time.Second), loadAvgE2E())
-		return id, r.stdout
+		return id, r.Stdout
 	}
 
 	// 1: no archive yet; the driver makes one after the job.
@@ -97,10 +98,10 @@ func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *cluster) {
 	require.True(t, strings.HasPrefix(made[1], ours), "the archive %s is of Flink %s's home", made[1], flinkHomeVersion(t, v))
 	var archive string
 	var fi os.FileInfo
-	homes, err = c.fs.ReadDir(root)
+	homes, err = c.FS.ReadDir(root)
 	require.NoError(t, err)
 	for _, h := range homes {
-		if st, err := c.fs.Stat(path.Join(root, h.Name(), made[1])); err == nil {
+		if st, err := c.FS.Stat(path.Join(root, h.Name(), made[1])); err == nil {
 			require.Empty(t, archive, "one home directory holds the archive")
 			archive, fi = path.Join(root, h.Name(), made[1]), st
 		}
@@ -116,7 +117,7 @@ func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *cluster) {
 		assert.Equal(t, made[1], m[2])
 		roles = append(roles, m[1]+" verified in "+m[3]+" s")
 	}
-	assert.ElementsMatch(t, []string{"jobmanager", "taskmanager"}, rolesOf(roles), "both verified the archive: %v\n%s", roles, containerLogs(id))
+	assert.ElementsMatch(t, []string{"jobmanager", "taskmanager"}, rolesOf(roles), "both verified the archive: %v\n%s", roles, e2e.ContainerLogs(id))
 	t.Logf("measured: %s", strings.Join(roles, ", "))
 	jmLog := amContainerFile(id, "jobmanager.log")
 	assert.Regexp(t, cdsFlag, jmLog, "the JobManager's JVM options name the archive")
@@ -127,8 +128,8 @@ func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *cluster) {
 	// without it, and the driver makes a good one.
 	data := readHDFS(t, c, archive)
 	data[len(data)/2] ^= 0xff
-	require.NoError(t, c.fs.Remove(archive))
-	w, err := c.fs.Create(archive)
+	require.NoError(t, c.FS.Remove(archive))
+	w, err := c.FS.Create(archive)
 	require.NoError(t, err)
 	_, err = w.Write(data)
 	require.NoError(t, err)
@@ -158,12 +159,12 @@ func flatten(m [][]string) []string {
 	return out
 }
 
-func readHDFS(t *testing.T, c *cluster, p string) []byte {
+func readHDFS(t *testing.T, c *e2e.Cluster, p string) []byte {
 	t.Helper()
-	r, err := c.fs.Open(p)
+	r, err := c.FS.Open(p)
 	require.NoError(t, err)
 	defer r.Close()
-	fi, err := c.fs.Stat(p)
+	fi, err := c.FS.Stat(p)
 	require.NoError(t, err)
 	data := make([]byte, fi.Size())
 	_, err = io.ReadFull(r, data)

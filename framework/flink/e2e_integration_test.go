@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 // Flink on yarn-am on the mini cluster (docs/flink.md#integration-design): the real bin/yarn-am
 // submits [flink] jobs whose JobManager is the AM's driver and whose TaskExecutors are Flink
@@ -27,6 +27,8 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
+	"github.com/yarn-am/yarn-am/testkit/itest"
 )
 
 // flinkVersion is one Flink line the tests run (docs/flink.md#tested-versions): where its home and the
@@ -64,7 +66,7 @@ func flinkInputsOf(t *testing.T, v flinkVersion) (home, jar string) {
 	}
 	jar = os.Getenv(v.jobEnv)
 	if jar == "" {
-		jar, _ = filepath.Abs(filepath.Join("../bin/flink-job", v.jar))
+		jar = filepath.Join(itest.Root(), "bin/flink-job", v.jar)
 	}
 	for _, p := range []string{filepath.Join(home, "lib"), jar} {
 		_, err := os.Stat(p)
@@ -123,8 +125,7 @@ func flinkJobOf(t *testing.T, v flinkVersion, name string, instances, gpus int, 
 	if args == nil {
 		program = "" // a session cluster
 	}
-	smi, err := filepath.Abs("../testdata/fake-nvidia-smi/nvidia-smi")
-	require.NoError(t, err)
+	smi := itest.FakeSMI()
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = fmt.Sprintf("%q", a)
@@ -154,21 +155,21 @@ files = [%q]
 [taskexecutor.env]
 PATH = "$PWD:/usr/local/bin:/usr/bin:/bin"
 FAKE_GPU_COUNT = "4"
-`, name, gpus, coordinationDir(), home, strings.Replace(program, "%s", strings.Join(quoted, ", "), 1), config, instances, smi)
+`, name, gpus, e2e.CoordinationDir(), home, strings.Replace(program, "%s", strings.Join(quoted, ", "), 1), config, instances, smi)
 	p := filepath.Join(t.TempDir(), name+".toml")
 	require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	return p
 }
 
-// flinkStatus is the part of `yarn-am status --json` these tests read beyond statusDoc.
+// flinkStatus is the part of `yarn-am status --json` these tests read beyond e2e.StatusDoc.
 func flinkUI(t *testing.T, id string) string {
 	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
+	r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
 	var d struct {
 		AM *contract.Status `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &d))
 	if d.AM == nil {
 		return ""
 	}
@@ -209,7 +210,7 @@ func tmLines(id string, re *regexp.Regexp) [][]string {
 
 // containerGPUs maps each running container of status to its GPU indexes, joined by ","; nodes maps
 // it to its node.
-func containerGPUs(d statusDoc, nodes map[string]string) map[string]string {
+func containerGPUs(d e2e.StatusDoc, nodes map[string]string) map[string]string {
 	out := map[string]string{}
 	if d.AM == nil {
 		return out
@@ -236,7 +237,7 @@ func containerGPUs(d statusDoc, nodes map[string]string) map[string]string {
 // GPUs it assigned all the same (docs/flink.md#gpus), so no operator sees fewer GPUs than its
 // container holds.
 func TestFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkTaskManagersSeeTheirOwnGPUs)
 }
 
@@ -248,20 +249,20 @@ func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
 	require.Regexp(t, noDriver, string(body))
 	require.NoError(t, os.WriteFile(job, noDriver.ReplaceAll(body, nil), 0o644))
 	start := time.Now()
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 	nodes := map[string]string{}
-	d := waitFor(t, id, 4*time.Minute, "the TaskManagers' GPUs reported", func(d statusDoc) bool {
-		return len(containerGPUs(d, nil)) == 3 || isEnded(d.Report.State)
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the TaskManagers' GPUs reported", func(d e2e.StatusDoc) bool {
+		return len(containerGPUs(d, nil)) == 3 || e2e.IsEnded(d.Report.State)
 	})
 	gpus := containerGPUs(d, nodes)
-	require.Len(t, gpus, 3, "status: %+v\n%s", d.Report, containerLogs(id))
+	require.Len(t, gpus, 3, "status: %+v\n%s", d.Report, e2e.ContainerLogs(id))
 	ui := flinkUI(t, id)
 	assert.Regexp(t, `^http://[^/]+:\d+/flink/$`, ui, "status shows the JobManager's web UI through the AM")
-	end := waitFor(t, id, 5*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	end := e2e.WaitFor(t, id, 5*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	t.Logf("measured: submit -> application ended %s (load %s)", time.Since(start).Round(time.Second), loadAvgE2E())
-	require.Equal(t, "SUCCEEDED", end.Report.FinalStatus, "diagnostics: %s\n%s", end.Report.Diagnostics, containerLogs(id))
+	require.Equal(t, "SUCCEEDED", end.Report.FinalStatus, "diagnostics: %s\n%s", end.Report.Diagnostics, e2e.ContainerLogs(id))
 	lines := tmLines(id, flinkGPULine)
-	require.Len(t, lines, 3, "three subtasks printed their GPUs:\n%s", containerLogs(id))
+	require.Len(t, lines, 3, "three subtasks printed their GPUs:\n%s", e2e.ContainerLogs(id))
 	seen := map[string]string{}
 	for _, l := range lines {
 		require.Contains(t, gpus, l[2], "the subtask ran in a TaskManager status lists")
@@ -275,7 +276,7 @@ func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
 	// JobManager's job had left INITIALIZING, as read through the AM (the JobManager answers the AM
 	// alone).
 	waits := tmLines(id, flinkWaitLine)
-	require.Len(t, waits, 3, "each TaskManager waited for the JobManager on its host:\n%s", containerLogs(id))
+	require.Len(t, waits, 3, "each TaskManager waited for the JobManager on its host:\n%s", e2e.ContainerLogs(id))
 	var waited []string
 	for _, w := range waits {
 		assert.Equal(t, ui, w[1]+"/", "the TaskManager polled the JobManager's UI status shows, through the AM")
@@ -284,24 +285,24 @@ func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
 	}
 	t.Logf("measured: the TaskManagers waited %s for the JobManager", strings.Join(waited, ", "))
 	// Only the JVM waited: its classpath, archive and memory flags were made before.
-	assert.Len(t, tmLines(id, flinkPreparedThenWaited), 3, "each TaskManager prepared its JVM before it waited:\n%s", containerLogs(id))
+	assert.Len(t, tmLines(id, flinkPreparedThenWaited), 3, "each TaskManager prepared its JVM before it waited:\n%s", e2e.ContainerLogs(id))
 }
 
 // TestFlinkFailingJobFailsWithFlinksRootCause: the application FAILS with Flink's root cause.
 func TestFlinkFailingJobFailsWithFlinksRootCause(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkFailingJobFailsWithFlinksRootCause)
 }
 
 func testFlinkFailingJobFailsWithFlinksRootCause(t *testing.T, v flinkVersion) {
 	job := flinkJobOf(t, v, "flink-fail", 1, 1, []string{"fail"}, "")
-	r := yarnAM(t, 6*time.Minute, "submit", job)
-	require.NotEqual(t, 0, r.code, "a failing Flink job fails the submit:\n%s", r)
-	id := submittedID(r.stdout)
-	d := status(t, id)
+	r := e2e.YarnAM(t, 6*time.Minute, "submit", job)
+	require.NotEqual(t, 0, r.Code, "a failing Flink job fails the submit:\n%s", r)
+	id := e2e.SubmittedID(r.Stdout)
+	d := e2e.Status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
 	assert.Contains(t, d.Report.Diagnostics, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0",
-		"Flink's root cause is the application's diagnostics\n%s", containerLogs(id))
+		"Flink's root cause is the application's diagnostics\n%s", e2e.ContainerLogs(id))
 }
 
 // TestFlinkReactiveScaleTwoToThree: with reactive mode, yarn-am scale 2 -> 3 adds a TaskManager and
@@ -310,7 +311,7 @@ func testFlinkFailingJobFailsWithFlinksRootCause(t *testing.T, v flinkVersion) {
 // that a lost TaskManager is replaced: its JVM is killed, the AM starts another container within
 // taskexecutor.max-failures (also from -D), and the job runs again on three TaskManagers.
 func TestFlinkReactiveScaleTwoToThree(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkReactiveScaleTwoToThree)
 }
 
@@ -322,7 +323,7 @@ func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
 "restart-strategy.fixed-delay.delay" = "1 s"
 `+v.reactive)
 	start := time.Now()
-	id := submitDetached(t, job, "-D", "taskmanager.numberOfTaskSlots=2", "-Dtaskexecutor.max-failures=2")
+	id := e2e.SubmitDetached(t, job, "-D", "taskmanager.numberOfTaskSlots=2", "-Dtaskexecutor.max-failures=2")
 	atParallelism := func(p string) int {
 		n := 0
 		for _, l := range tmLines(id, flinkParallism) {
@@ -332,10 +333,10 @@ func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
 		}
 		return n
 	}
-	waitFor(t, id, 5*time.Minute, "the job RUNNING at parallelism 4 (2 TaskManagers × 2 slots)", func(d statusDoc) bool {
-		return atParallelism("4") >= 4 || isEnded(d.Report.State)
+	e2e.WaitFor(t, id, 5*time.Minute, "the job RUNNING at parallelism 4 (2 TaskManagers × 2 slots)", func(d e2e.StatusDoc) bool {
+		return atParallelism("4") >= 4 || e2e.IsEnded(d.Report.State)
 	})
-	require.GreaterOrEqual(t, atParallelism("4"), 4, containerLogs(id))
+	require.GreaterOrEqual(t, atParallelism("4"), 4, e2e.ContainerLogs(id))
 	rest := &flink.REST{URL: flinkUI(t, id)}
 	tms, err := rest.TaskManagers(context.Background())
 	require.NoError(t, err, "the Flink UI status shows answers")
@@ -345,12 +346,12 @@ func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
 	}
 	t.Logf("measured: submit -> job running at parallelism 4: %s (load %s); RSS: %s", time.Since(start).Round(time.Second), loadAvgE2E(), rssOfApp(id))
 	t0 := time.Now()
-	r := yarnAM(t, time.Minute, "scale", id, "3")
-	require.Equal(t, 0, r.code, "scale:\n%s", r)
-	waitFor(t, id, 4*time.Minute, "the job rescaled to 6", func(d statusDoc) bool {
-		return atParallelism("6") >= 6 || isEnded(d.Report.State)
+	r := e2e.YarnAM(t, time.Minute, "scale", id, "3")
+	require.Equal(t, 0, r.Code, "scale:\n%s", r)
+	e2e.WaitFor(t, id, 4*time.Minute, "the job rescaled to 6", func(d e2e.StatusDoc) bool {
+		return atParallelism("6") >= 6 || e2e.IsEnded(d.Report.State)
 	})
-	require.GreaterOrEqual(t, atParallelism("6"), 6, containerLogs(id))
+	require.GreaterOrEqual(t, atParallelism("6"), 6, e2e.ContainerLogs(id))
 	jobs, err := rest.Jobs(context.Background())
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
@@ -358,7 +359,7 @@ func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
 	t.Logf("measured: yarn-am scale 3 -> the job running at parallelism 6: %s (load %s)", time.Since(t0).Round(time.Second), loadAvgE2E())
 
 	// A lost TaskManager: SIGKILL one TaskManager's JVM.
-	before := status(t, id)
+	before := e2e.Status(t, id)
 	running := map[string]bool{}
 	for _, c := range before.AM.Containers {
 		if c.State == "RUNNING" {
@@ -376,8 +377,8 @@ func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
 	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
 	t1 := time.Now()
 	var replacement string
-	waitFor(t, id, 4*time.Minute, "a replacement TaskManager running the job at parallelism 6", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
+	e2e.WaitFor(t, id, 4*time.Minute, "a replacement TaskManager running the job at parallelism 6", func(d e2e.StatusDoc) bool {
+		if e2e.IsEnded(d.Report.State) {
 			return true
 		}
 		for _, c := range d.AM.Containers {
@@ -395,8 +396,8 @@ func testFlinkReactiveScaleTwoToThree(t *testing.T, v flinkVersion) {
 		}
 		return false
 	})
-	require.NotEmpty(t, replacement, "the AM replaced the lost container\n%s", containerLogs(id))
-	d := status(t, id)
+	require.NotEmpty(t, replacement, "the AM replaced the lost container\n%s", e2e.ContainerLogs(id))
+	d := e2e.Status(t, id)
 	assert.Equal(t, "RUNNING", d.Report.State)
 	assert.Equal(t, 1, d.AM.Counts.Failed, "the killed TaskManager counts as one failure, within max-failures")
 	require.Eventually(t, func() bool {
@@ -429,21 +430,21 @@ func taskManagerPID(container string) int {
 // (each fits a node) but only two can run; while the JobManager waits for the third's slot, the AM
 // reports not-enough-resources with its evidence, and status shows it. On each tested Flink line.
 func TestFlinkRunTimeShortageIsReported(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlink(t, testFlinkRunTimeShortageIsReported)
 }
 
 func testFlinkRunTimeShortageIsReported(t *testing.T, v flinkVersion) {
 	job := flinkJobOf(t, v, "flink-shortage", 3, 4, []string{"gpu", "3"}, "")
-	r := yarnAM(t, time.Minute, "check", job)
-	require.Equal(t, 0, r.code, "each TaskManager fits a node: check passes\n%s", r)
-	id := submitDetached(t, job, "-D", "policy.pending-timeout=5s")
+	r := e2e.YarnAM(t, time.Minute, "check", job)
+	require.Equal(t, 0, r.Code, "each TaskManager fits a node: check passes\n%s", r)
+	id := e2e.SubmitDetached(t, job, "-D", "policy.pending-timeout=5s")
 	var ev *shortageEvent
-	waitFor(t, id, 4*time.Minute, "a not-enough-resources event", func(d statusDoc) bool {
+	e2e.WaitFor(t, id, 4*time.Minute, "a not-enough-resources event", func(d e2e.StatusDoc) bool {
 		ev = notEnoughResources(t, id)
-		return ev != nil || isEnded(d.Report.State)
+		return ev != nil || e2e.IsEnded(d.Report.State)
 	})
-	require.NotNil(t, ev, "status: %+v\n%s", status(t, id).Report, containerLogs(id))
+	require.NotNil(t, ev, "status: %+v\n%s", e2e.Status(t, id).Report, e2e.ContainerLogs(id))
 	require.NotNil(t, ev.Evidence, "the event carries its evidence: %+v", ev)
 	assert.Equal(t, 1, ev.Evidence.Pending, "one TaskManager cannot be placed")
 	assert.EqualValues(t, 4, ev.Evidence.Asked["yarn.io/gpu"])
@@ -458,9 +459,9 @@ func testFlinkRunTimeShortageIsReported(t *testing.T, v flinkVersion) {
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	assert.NotContains(t, []string{"FINISHED", "FAILED", "CANCELED"}, jobs[0].State, "the JobManager waits for slots")
-	st := yarnAM(t, time.Minute, "status", id)
-	require.Equal(t, 0, st.code, st.String())
-	assert.Contains(t, st.stdout, "not-enough-resources", "status shows the shortage\n%s", st)
+	st := e2e.YarnAM(t, time.Minute, "status", id)
+	require.Equal(t, 0, st.Code, st.String())
+	assert.Contains(t, st.Stdout, "not-enough-resources", "status shows the shortage\n%s", st)
 }
 
 // TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication: TaskManagers that cannot start (their
@@ -468,18 +469,18 @@ func testFlinkRunTimeShortageIsReported(t *testing.T, v flinkVersion) {
 // JobManager, which would wait for them, and the application FAILS with the limit's diagnostics. On
 // each tested Flink line.
 func TestFlinkTaskManagerFailuresPastTheLimitEndTheApplication(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkTaskManagerFailuresPastTheLimitEndTheApplication)
 }
 
 func testFlinkTaskManagerFailuresPastTheLimitEndTheApplication(t *testing.T, v flinkVersion) {
 	job := flinkJobOf(t, v, "flink-tm-fail", 1, 1, []string{"gpu", "1"}, "")
-	r := yarnAM(t, 6*time.Minute, "submit", job, "-D", "taskexecutor.env.JAVA_TOOL_OPTIONS=-javaagent:/yarn-am-no-such-agent.jar")
-	require.NotEqual(t, 0, r.code, "the application fails:\n%s", r)
-	id := submittedID(r.stdout)
-	d := status(t, id)
+	r := e2e.YarnAM(t, 6*time.Minute, "submit", job, "-D", "taskexecutor.env.JAVA_TOOL_OPTIONS=-javaagent:/yarn-am-no-such-agent.jar")
+	require.NotEqual(t, 0, r.Code, "the application fails:\n%s", r)
+	id := e2e.SubmittedID(r.Stdout)
+	d := e2e.Status(t, id)
 	assert.Equal(t, "FAILED", d.Report.FinalStatus)
-	assert.Contains(t, d.Report.Diagnostics, "more than taskexecutor.max-failures = 0 allows", containerLogs(id))
+	assert.Contains(t, d.Report.Diagnostics, "more than taskexecutor.max-failures = 0 allows", e2e.ContainerLogs(id))
 	assert.Contains(t, d.Report.Diagnostics, "was stopped", "the AM stopped the JobManager")
 }
 
@@ -498,14 +499,14 @@ type shortageEvent struct {
 // --json, or nil.
 func notEnoughResources(t *testing.T, id string) *shortageEvent {
 	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
+	r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
 	var d struct {
 		AM *struct {
 			Events []shortageEvent `json:"events"`
 		} `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &d))
 	if d.AM == nil {
 		return nil
 	}
@@ -524,8 +525,8 @@ func notEnoughResources(t *testing.T, id string) *shortageEvent {
 func waitSessionTaskManager(t *testing.T, id string) string {
 	t.Helper()
 	var ui string
-	waitFor(t, id, 4*time.Minute, "the session's TaskManager registered, read through the AM", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
+	e2e.WaitFor(t, id, 4*time.Minute, "the session's TaskManager registered, read through the AM", func(d e2e.StatusDoc) bool {
+		if e2e.IsEnded(d.Report.State) {
 			return true
 		}
 		if ui == "" {
@@ -547,7 +548,7 @@ func waitSessionTaskManager(t *testing.T, id string) string {
 // no secret, -D value, stderr line, launch script or bound port, and every acting or file-serving
 // path refuses (strangerCrawl).
 func TestFlinkSessionCluster(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkSessionCluster)
 }
 
@@ -557,27 +558,27 @@ func testFlinkSessionCluster(t *testing.T, v flinkVersion) {
 	require.NoError(t, err)
 	cs := newCrawlSession(t) // what the stranger's crawl looks for (flink_crawl_integration_test.go)
 	require.NoError(t, os.WriteFile(job, cs.jobText(bytes.Replace(body, []byte("[flink]\n"), []byte("[flink]\nweb-submit = true\n"), 1)), 0o644))
-	id := submitDetached(t, append([]string{job}, cs.defines()...)...)
+	id := e2e.SubmitDetached(t, append([]string{job}, cs.defines()...)...)
 	ui := waitSessionTaskManager(t, id)
-	if d := status(t, id); isEnded(d.Report.State) {
-		t.Fatalf("the session cluster ended (%s, %s) instead of running until killed: %s\n%s", d.Report.State, d.Report.FinalStatus, d.Report.Diagnostics, containerLogs(id))
+	if d := e2e.Status(t, id); e2e.IsEnded(d.Report.State) {
+		t.Fatalf("the session cluster ended (%s, %s) instead of running until killed: %s\n%s", d.Report.State, d.Report.FinalStatus, d.Report.Diagnostics, e2e.ContainerLogs(id))
 	}
-	require.NotEmpty(t, ui, containerLogs(id))
+	require.NotEmpty(t, ui, e2e.ContainerLogs(id))
 	tms, err := (&flink.REST{URL: ui}).TaskManagers(context.Background())
-	require.NoError(t, err, containerLogs(id))
+	require.NoError(t, err, e2e.ContainerLogs(id))
 	require.Len(t, tms, 1, "the TaskManager registered with the session JobManager")
 	jobs, err := (&flink.REST{URL: ui}).Jobs(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, jobs, "a session cluster runs no program of its own")
 	waits := tmLines(id, flinkWaitLine)
-	require.Len(t, waits, 1, "the TaskManager waited for the session JobManager on its host:\n%s", containerLogs(id))
+	require.Len(t, waits, 1, "the TaskManager waited for the session JobManager on its host:\n%s", e2e.ContainerLogs(id))
 	assert.Equal(t, "its REST API answers", waits[0][3])
 	// Fewer TaskManagers would stop its jobs' tasks: scale refuses, saying what would work.
-	r := yarnAM(t, time.Minute, "scale", id, "0")
-	assert.Equal(t, 1, r.code, "scale 1 -> 0 of a session cluster:\n%s", r)
-	assert.Contains(t, r.stderr, "a session cluster's TaskManagers run the tasks of its jobs")
-	assert.Equal(t, 1, status(t, id).AM.Requirement.Instances, "the requirement did not change")
-	assert.Equal(t, "RUNNING", status(t, id).Report.State, "it runs until killed")
+	r := e2e.YarnAM(t, time.Minute, "scale", id, "0")
+	assert.Equal(t, 1, r.Code, "scale 1 -> 0 of a session cluster:\n%s", r)
+	assert.Contains(t, r.Stderr, "a session cluster's TaskManagers run the tasks of its jobs")
+	assert.Equal(t, 1, e2e.Status(t, id).AM.Requirement.Instances, "the requirement did not change")
+	assert.Equal(t, "RUNNING", e2e.Status(t, id).Report.State, "it runs until killed")
 	_, jar := flinkInputsOf(t, v)
 	jobManagerClosedToStrangers(t, id, ui, jar)
 	strangerCrawl(t, id, ui, cs)
@@ -587,17 +588,17 @@ func testFlinkSessionCluster(t *testing.T, v flinkVersion) {
 // fail if yarn-am scale took a TaskManager away; the scale is refused with what would work, and the
 // job runs on unharmed. On each tested Flink line.
 func TestFlinkScaleOfAFixedJobIsRefused(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkScaleOfAFixedJobIsRefused)
 }
 
 func testFlinkScaleOfAFixedJobIsRefused(t *testing.T, v flinkVersion) {
 	job := flinkJobOf(t, v, "flink-fixed", 1, 1, []string{"stream"}, "")
-	id := submitDetached(t, job)
-	t.Cleanup(func() { yarnAM(t, time.Minute, "kill", id) })
+	id := e2e.SubmitDetached(t, job)
+	t.Cleanup(func() { e2e.YarnAM(t, time.Minute, "kill", id) })
 	var rest *flink.REST
-	waitFor(t, id, 4*time.Minute, "the stream job RUNNING", func(d statusDoc) bool {
-		if isEnded(d.Report.State) {
+	e2e.WaitFor(t, id, 4*time.Minute, "the stream job RUNNING", func(d e2e.StatusDoc) bool {
+		if e2e.IsEnded(d.Report.State) {
 			return true
 		}
 		if rest == nil {
@@ -609,12 +610,12 @@ func testFlinkScaleOfAFixedJobIsRefused(t *testing.T, v flinkVersion) {
 		jobs, err := rest.Jobs(context.Background())
 		return err == nil && len(jobs) == 1 && jobs[0].State == "RUNNING"
 	})
-	require.NotNil(t, rest, containerLogs(id))
-	r := yarnAM(t, time.Minute, "scale", id, "0")
-	assert.Equal(t, 1, r.code, "scale 1 -> 0 of a fixed job:\n%s", r)
-	assert.Contains(t, r.stderr, "TaskManagers would fail the job")
-	assert.Contains(t, r.stderr, `"scheduler-mode" = "reactive"`)
-	d := status(t, id)
+	require.NotNil(t, rest, e2e.ContainerLogs(id))
+	r := e2e.YarnAM(t, time.Minute, "scale", id, "0")
+	assert.Equal(t, 1, r.Code, "scale 1 -> 0 of a fixed job:\n%s", r)
+	assert.Contains(t, r.Stderr, "TaskManagers would fail the job")
+	assert.Contains(t, r.Stderr, `"scheduler-mode" = "reactive"`)
+	d := e2e.Status(t, id)
 	assert.Equal(t, 1, d.AM.Requirement.Instances, "the requirement did not change")
 	assert.Equal(t, "RUNNING", d.Report.State)
 	jobs, err := rest.Jobs(context.Background())
@@ -626,17 +627,17 @@ func testFlinkScaleOfAFixedJobIsRefused(t *testing.T, v flinkVersion) {
 // TestFlinkGPUShortageIsRefusedByCheck: a [flink] job asking more GPUs per TaskManager than any node
 // has is refused by check, naming the key. On each tested Flink line.
 func TestFlinkGPUShortageIsRefusedByCheck(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlink(t, testFlinkGPUShortageIsRefusedByCheck)
 }
 
 func testFlinkGPUShortageIsRefusedByCheck(t *testing.T, v flinkVersion) {
 	job := flinkJobOf(t, v, "flink-short", 1, 1, []string{"gpu", "1"}, "")
-	r := yarnAM(t, time.Minute, "check", job, "-D", "external-resource.gpu.amount=5")
-	assert.Equal(t, 5, r.code, "does not fit (docs/running.md#exit-codes)\n%s", r)
-	assert.Contains(t, r.stderr, "external-resource.gpu.amount", r.String())
-	r = yarnAM(t, time.Minute, "check", job)
-	assert.Equal(t, 0, r.code, "the same job with 1 GPU passes:\n%s", r)
+	r := e2e.YarnAM(t, time.Minute, "check", job, "-D", "external-resource.gpu.amount=5")
+	assert.Equal(t, 5, r.Code, "does not fit (docs/running.md#exit-codes)\n%s", r)
+	assert.Contains(t, r.Stderr, "external-resource.gpu.amount", r.String())
+	r = e2e.YarnAM(t, time.Minute, "check", job)
+	assert.Equal(t, 0, r.Code, "the same job with 1 GPU passes:\n%s", r)
 }
 
 // rssOfApp sums up the resident memory of the application's processes on this machine (the mini
@@ -691,7 +692,7 @@ func loadAvgE2E() string {
 // each tested Flink line (on 2.3 the main that throws fails Flink's application, whose root cause the
 // driver reads from the REST API: TestFlink2ApplicationWhoseMainThrowsFails).
 func TestFlinkStartupFailureReachesTheDiagnostics(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkStartupFailureReachesTheDiagnostics)
 }
 
@@ -710,10 +711,10 @@ func testFlinkStartupFailureReachesTheDiagnostics(t *testing.T, v flinkVersion) 
 			`org.apache.hadoop.fs.UnsupportedFileSystemException: No FileSystem for scheme "foo"`},
 	} {
 		job := flinkJobOf(t, v, tc.name, 1, 1, tc.args, "")
-		r := yarnAM(t, 6*time.Minute, append([]string{"submit", job}, tc.defines...)...)
-		require.NotEqual(t, 0, r.code, "the job cannot start:\n%s", r)
-		id := submittedID(r.stdout)
-		d := status(t, id)
+		r := e2e.YarnAM(t, 6*time.Minute, append([]string{"submit", job}, tc.defines...)...)
+		require.NotEqual(t, 0, r.Code, "the job cannot start:\n%s", r)
+		id := e2e.SubmittedID(r.Stdout)
+		d := e2e.Status(t, id)
 		assert.Equal(t, "FAILED", d.Report.FinalStatus, tc.name)
 		assert.Contains(t, d.Report.Diagnostics, `the driver "./yarn-am flink-jobmanager" exited with code 1`, tc.name)
 		stderr := flinkDriverStderr(id)
@@ -740,24 +741,24 @@ func flinkDriverStderr(id string) string {
 // TaskManagers will have, naming -D as where it was set, and warns of a Flink key that is a near miss
 // of one the home's Flink declares (docs/flink.md#what-check-refuses). On each tested Flink line.
 func TestFlinkCheckRefusesParallelismAndWarnsOfATypo(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlink(t, testFlinkCheckRefusesParallelismAndWarnsOfATypo)
 }
 
 func testFlinkCheckRefusesParallelismAndWarnsOfATypo(t *testing.T, v flinkVersion) {
 	job := flinkJobOf(t, v, "flink-check", 2, 1, []string{"gpu", "2"}, "")
-	r := yarnAM(t, time.Minute, "check", job, "-D", "parallelism.default=4")
-	assert.NotEqual(t, 0, r.code, "4 subtasks on 2 slots:\n%s", r)
-	assert.Contains(t, r.stderr, "parallelism.default = 4 (from -D parallelism.default=4): more than the 2 slots the job will have", r.String())
-	r = yarnAM(t, time.Minute, "check", job, "-D", "taskmanager.numberOfTaskSlot=2")
-	assert.Equal(t, 0, r.code, "a typo is a warning, not a refusal:\n%s", r)
-	assert.Contains(t, r.stderr, `warning: Flink key "taskmanager.numberOfTaskSlot" (from -D taskmanager.numberOfTaskSlot=2) is not a key of Flink `+flinkHomeVersion(t, v)+` (did you mean "taskmanager.numberOfTaskSlots"?)`, r.String())
+	r := e2e.YarnAM(t, time.Minute, "check", job, "-D", "parallelism.default=4")
+	assert.NotEqual(t, 0, r.Code, "4 subtasks on 2 slots:\n%s", r)
+	assert.Contains(t, r.Stderr, "parallelism.default = 4 (from -D parallelism.default=4): more than the 2 slots the job will have", r.String())
+	r = e2e.YarnAM(t, time.Minute, "check", job, "-D", "taskmanager.numberOfTaskSlot=2")
+	assert.Equal(t, 0, r.Code, "a typo is a warning, not a refusal:\n%s", r)
+	assert.Contains(t, r.Stderr, `warning: Flink key "taskmanager.numberOfTaskSlot" (from -D taskmanager.numberOfTaskSlot=2) is not a key of Flink `+flinkHomeVersion(t, v)+` (did you mean "taskmanager.numberOfTaskSlots"?)`, r.String())
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "\njar = ", "\nmain-class = \"yarnam.flinkjob.Jbo\"\njar = ", 1)), 0o644))
-	r = yarnAM(t, time.Minute, "check", job)
-	assert.NotEqual(t, 0, r.code, "a main class the jar lacks:\n%s", r)
-	assert.Contains(t, r.stderr, `has no yarnam/flinkjob/Jbo.class (did you mean "yarnam.flinkjob.Job"?)`, r.String())
+	r = e2e.YarnAM(t, time.Minute, "check", job)
+	assert.NotEqual(t, 0, r.Code, "a main class the jar lacks:\n%s", r)
+	assert.Contains(t, r.Stderr, `has no yarnam/flinkjob/Jbo.class (did you mean "yarnam.flinkjob.Job"?)`, r.String())
 }
 
 // TestFlinkQuickStartAsWritten runs docs/flink.md's quick start as the page writes it, on each tested
@@ -767,29 +768,29 @@ func testFlinkCheckRefusesParallelismAndWarnsOfATypo(t *testing.T, v flinkVersio
 // check says OK, submit ends SUCCEEDED, and logs shows each of the two TaskManagers' operators the GPU
 // index status showed for its container.
 func TestFlinkQuickStartAsWritten(t *testing.T) {
-	e2eEnv(t)
-	page := qsReadPage(t, "docs/flink.md")
+	e2e.Env(t)
+	page := e2e.QSReadPage(t, "docs/flink.md")
 	section := page[strings.Index(page, "## Quick start"):]
 	section = section[:strings.Index(section[3:], "\n## ")+3]
 	const rel2, rel1 = "testdata/jobs/flink2-gpu.toml", "testdata/jobs/flink-gpu.toml"
 	var shown, shown1 bool
-	for _, b := range qsBlocks(t, section) {
-		if b.caption == "[`"+rel2+"`](../"+rel2+"):" {
-			assert.Equal(t, qsReadPage(t, rel2), b.body, "the page's job file is %s", rel2)
+	for _, b := range e2e.QSBlocks(t, section) {
+		if b.Caption == "[`"+rel2+"`](../"+rel2+"):" {
+			assert.Equal(t, e2e.QSReadPage(t, rel2), b.Body, "the page's job file is %s", rel2)
 			shown = true
 		}
-		if b.info == "toml" && strings.HasPrefix(b.body, "[flink]\n") && strings.Contains(b.body, "flink-1.20.5") {
+		if b.Info == "toml" && strings.HasPrefix(b.Body, "[flink]\n") && strings.Contains(b.Body, "flink-1.20.5") {
 			// The 2.3.0 file with its [flink] table (up to the blank line) replaced by the page's.
-			f2 := qsReadPage(t, rel2)
+			f2 := e2e.QSReadPage(t, rel2)
 			from := strings.Index(f2, "[flink]\n")
 			to := from + strings.Index(f2[from:], "\n\n") + 1
-			assert.Equal(t, f2[:from]+b.body+f2[to:], qsReadPage(t, rel1), "%s is %s with the page's [flink] table for 1.20.5", rel1, rel2)
+			assert.Equal(t, f2[:from]+b.Body+f2[to:], e2e.QSReadPage(t, rel1), "%s is %s with the page's [flink] table for 1.20.5", rel1, rel2)
 			shown1 = true
 		}
 	}
 	require.True(t, shown, "the quick start shows %s", rel2)
 	require.True(t, shown1, "the quick start shows the [flink] table of %s", rel1)
-	require.Equal(t, []string{"check " + rel2, "submit " + rel2, "logs APP --file taskmanager.out"}, qsPageCommands(t, section))
+	require.Equal(t, []string{"check " + rel2, "submit " + rel2, "logs APP --file taskmanager.out"}, e2e.QSPageCommands(t, section))
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) {
 		rel := rel2
 		if v == flink1 {
@@ -800,23 +801,23 @@ func TestFlinkQuickStartAsWritten(t *testing.T) {
 }
 
 func testFlinkQuickStartAsWritten(t *testing.T, rel string) {
-	r := qsRun(t, 2*time.Minute, []string{"check", rel})
-	require.Equal(t, 0, r.code, "check:\n%s", r)
-	assert.Contains(t, r.stdout, "OK")
-	r = qsRun(t, 6*time.Minute, []string{"submit", rel})
-	id := submittedID(r.stdout)
+	r := e2e.QSRun(t, 2*time.Minute, []string{"check", rel})
+	require.Equal(t, 0, r.Code, "check:\n%s", r)
+	assert.Contains(t, r.Stdout, "OK")
+	r = e2e.QSRun(t, 6*time.Minute, []string{"submit", rel})
+	id := e2e.SubmittedID(r.Stdout)
 	require.NotEmpty(t, id, "submit printed no application id:\n%s", r)
-	t.Cleanup(func() { killQuietly(id) })
-	require.Equal(t, 0, r.code, "submit:\n%s\n%s", r, containerLogs(id))
-	assert.Contains(t, r.stdout, "final status SUCCEEDED")
-	d := status(t, id)
+	t.Cleanup(func() { e2e.KillQuietly(id) })
+	require.Equal(t, 0, r.Code, "submit:\n%s\n%s", r, e2e.ContainerLogs(id))
+	assert.Contains(t, r.Stdout, "final status SUCCEEDED")
+	d := e2e.Status(t, id)
 	gpus := containerGPUs(d, nil)
 	deadline := time.Now().Add(time.Minute)
 	for {
-		r = qsRun(t, time.Minute, []string{"logs", id, "--file", "taskmanager.out"})
+		r = e2e.QSRun(t, time.Minute, []string{"logs", id, "--file", "taskmanager.out"})
 		var seen []string
-		for _, s := range qsLogSections(r.stdout) {
-			for _, l := range s.lines {
+		for _, s := range e2e.QSLogSections(r.Stdout) {
+			for _, l := range s.Lines {
 				if m := flinkGPULine.FindStringSubmatch(l); m != nil {
 					seen = append(seen, m[2]+"="+m[3])
 					if want, ok := gpus[m[2]]; ok {
@@ -825,7 +826,7 @@ func testFlinkQuickStartAsWritten(t *testing.T, rel string) {
 				}
 			}
 		}
-		if r.code == 0 && len(seen) == 2 {
+		if r.Code == 0 && len(seen) == 2 {
 			t.Logf("the operators saw: %v", seen)
 			return
 		}

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"fmt"
@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // No port of the JobManager is published before its JVM bound it (docs/flink.md#who-can-reach-the-jobmanager):
@@ -25,26 +27,26 @@ import (
 // TaskManager, on Flink 1.20.5 and 2.3.0 (both bind port 0 and say what they bound); the addresses the driver published (and the TaskManager was given) are the ones the
 // JobManager's own log says it bound.
 func TestFlinkPortsSquattedBeforeSubmit(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	squatted := squatFlinkPorts(t)
 	t.Logf("squatted ports: %v", squatted)
 	eachFlink(t, func(t *testing.T, v flinkVersion) {
 		fail := flinkJobOf(t, v, "flink-ports-fail", 1, 1, []string{"fail"}, "")
-		r := yarnAM(t, 6*time.Minute, "submit", fail)
-		require.NotEqual(t, 0, r.code, "a failing Flink job fails the submit:\n%s", r)
-		id := submittedID(r.stdout)
-		d := status(t, id)
+		r := e2e.YarnAM(t, 6*time.Minute, "submit", fail)
+		require.NotEqual(t, 0, r.Code, "a failing Flink job fails the submit:\n%s", r)
+		id := e2e.SubmittedID(r.Stdout)
+		d := e2e.Status(t, id)
 		assert.Equal(t, "FAILED", d.Report.FinalStatus)
 		assert.Contains(t, d.Report.Diagnostics, "java.lang.IllegalStateException: yarn-am-flink-test deliberate failure in subtask 0",
-			"Flink's root cause is the application's diagnostics\n%s", containerLogs(id))
+			"Flink's root cause is the application's diagnostics\n%s", e2e.ContainerLogs(id))
 		checkBoundPorts(t, id, squatted, 1)
 
 		gpu := flinkJobOf(t, v, "flink-ports-gpu", 1, 1, []string{"gpu", "1"}, "")
-		r = yarnAM(t, 6*time.Minute, "submit", gpu)
-		id = submittedID(r.stdout)
-		require.Equal(t, 0, r.code, "the GPU job succeeds:\n%s\n%s", r, containerLogs(id))
-		assert.Equal(t, "SUCCEEDED", status(t, id).Report.FinalStatus)
-		require.Len(t, tmLines(id, flinkGPULine), 1, "its TaskManager ran the job:\n%s", containerLogs(id))
+		r = e2e.YarnAM(t, 6*time.Minute, "submit", gpu)
+		id = e2e.SubmittedID(r.Stdout)
+		require.Equal(t, 0, r.Code, "the GPU job succeeds:\n%s\n%s", r, e2e.ContainerLogs(id))
+		assert.Equal(t, "SUCCEEDED", e2e.Status(t, id).Report.FinalStatus)
+		require.Len(t, tmLines(id, flinkGPULine), 1, "its TaskManager ran the job:\n%s", e2e.ContainerLogs(id))
 		checkBoundPorts(t, id, squatted, 1)
 	})
 }
@@ -93,7 +95,7 @@ func checkBoundPorts(t *testing.T, id string, squatted map[int]bool, tms int) {
 	t.Helper()
 	logs := appLogText(id)
 	m := boundLine.FindStringSubmatch(logs)
-	require.NotNil(t, m, "the driver published the JobManager's ports:\n%s", containerLogs(id))
+	require.NotNil(t, m, "the driver published the JobManager's ports:\n%s", e2e.ContainerLogs(id))
 	_, rpc, _ := net.SplitHostPort(m[1])
 	_, rest, _ := net.SplitHostPort(m[2])
 	for _, p := range []string{rpc, rest} {

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // The rate step's numbers: the rated job's Cost map sleeps 4 ms a record (250 records a second a
@@ -47,7 +48,7 @@ const (
 // sets YARN_AM_AUTOSCALE_GRACE=default (the key left out: the documented 5m) and
 // YARN_AM_AUTOSCALE_STEADY (the steady phase's length, 10m here).
 func TestFlinkAutoscaleFollowsARateStep(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	grace, steady := "1m", 10*time.Minute
 	if g := os.Getenv("YARN_AM_AUTOSCALE_GRACE"); g != "" {
 		grace = g
@@ -148,11 +149,11 @@ func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace stri
 "restart-strategy.fixed-delay.delay" = "1 s"
 `, "taskmanagers = \"demand\"\nautoscale = \"on\"\n"+graceKey, "")
 	start := time.Now()
-	id := submitDetached(t, job)
-	waitFor(t, id, 4*time.Minute, "the rated job RUNNING at parallelism 1", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || len(tmLines(id, flinkParallism)) > 0
+	id := e2e.SubmitDetached(t, job)
+	e2e.WaitFor(t, id, 4*time.Minute, "the rated job RUNNING at parallelism 1", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || len(tmLines(id, flinkParallism)) > 0
 	})
-	require.NotEmpty(t, tmLines(id, flinkParallism), containerLogs(id))
+	require.NotEmpty(t, tmLines(id, flinkParallism), e2e.ContainerLogs(id))
 	rest := &flink.REST{URL: flinkUI(t, id)}
 	jobs, err := rest.Jobs(context.Background())
 	require.NoError(t, err)
@@ -264,7 +265,7 @@ func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace stri
 	deadline := tStep.Add(15 * time.Minute)
 	for underAt.IsZero() {
 		require.False(t, time.Now().After(deadline), "within 15 minutes of the step: decided %v, applied %v, backlog peak %.0f; decisions %v\n%s",
-			!decidedAt.IsZero(), !appliedAt.IsZero(), peak, tl.Decisions, containerLogs(id))
+			!decidedAt.IsZero(), !appliedAt.IsZero(), peak, tl.Decisions, e2e.ContainerLogs(id))
 		s := sample()
 		if decidedAt.IsZero() && len(decided()) > 0 {
 			decidedAt = time.Now()
@@ -311,7 +312,7 @@ func testFlinkAutoscaleFollowsARateStep(t *testing.T, v flinkVersion, grace stri
 	var inAt time.Time
 	deadline = tDown.Add(grace_ + 8*time.Minute)
 	for inAt.IsZero() {
-		require.False(t, time.Now().After(deadline), "no scale-in to 1 within the grace and 8 minutes; decisions %v\n%s", tl.Decisions, containerLogs(id))
+		require.False(t, time.Now().After(deadline), "no scale-in to 1 within the grace and 8 minutes; decisions %v\n%s", tl.Decisions, e2e.ContainerLogs(id))
 		if costAt(sample()) == 1 {
 			inAt = time.Now()
 			break

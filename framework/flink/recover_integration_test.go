@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"encoding/json"
@@ -22,6 +22,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/container/client"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 var (
@@ -59,7 +60,7 @@ func lastCount(id string) (int, string) {
 // the application stays on attempt 2, and no process of attempt 1's JobManager is left
 // (docs/flink.md#when-the-applicationmaster-is-lost). On each tested Flink line.
 func TestFlinkJobSurvivesTheLossOfItsAM(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	fsys := testUserHDFS(t)
 	eachFlinkAtOnce(t, func(t *testing.T, v flinkVersion) { testFlinkJobSurvivesTheLossOfItsAM(t, v, fsys) })
 }
@@ -76,13 +77,13 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	body, err := os.ReadFile(job)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(job, []byte(strings.Replace(string(body), "max-attempts = 1", "max-attempts = 2", 1)), 0o644))
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	// A few completed checkpoints, the first of them kept in the staging directory (its event).
 	var seen int
-	waitFor(t, id, 4*time.Minute, "completed checkpoints kept for a later attempt", func(statusDoc) bool {
+	e2e.WaitFor(t, id, 4*time.Minute, "completed checkpoints kept for a later attempt", func(e2e.StatusDoc) bool {
 		d, details := flinkDetails(t, id)
-		if isEnded(d.Report.State) {
+		if e2e.IsEnded(d.Report.State) {
 			return true
 		}
 		m := checkpointID.FindStringSubmatch(details["Last checkpoint"])
@@ -90,9 +91,9 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 			return false
 		}
 		seen, _ = strconv.Atoi(m[1])
-		return seen >= 3 && strings.Contains(yarnAM(t, time.Minute, "status", id).stdout, "is kept in the staging directory for a later AM attempt")
+		return seen >= 3 && strings.Contains(e2e.YarnAM(t, time.Minute, "status", id).Stdout, "is kept in the staging directory for a later AM attempt")
 	})
-	require.GreaterOrEqual(t, seen, 3, "%s", containerLogs(id))
+	require.GreaterOrEqual(t, seen, 3, "%s", e2e.ContainerLogs(id))
 	assert.Contains(t, amContainerFile(id, "am.stdout"), "yarn-am flink-jobmanager: execution.checkpointing.num-retained: 1 raised to 7 (for a checkpoint every 1s",
 		"the job's own num-retained is raised")
 
@@ -100,7 +101,7 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	jobManagerRestartedInPlace(t, id, amCID, fsys)
 
 	// The AM stops recording; its JobManager checkpoints on.
-	pids := procsOfContainer(amCID, "yarn-am", "am")
+	pids := e2e.ProcsOfContainer(amCID, "yarn-am", "am")
 	require.Len(t, pids, 1, "the AM process of %s", amCID)
 	require.NoError(t, syscall.Kill(pids[0], syscall.SIGSTOP))
 	t.Cleanup(func() { _ = syscall.Kill(pids[0], syscall.SIGCONT) })
@@ -133,18 +134,18 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	var details map[string]string
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		var d statusDoc
+		var d e2e.StatusDoc
 		d, details = flinkDetails(t, id)
-		if isEnded(d.Report.State) || details["AM attempt 2"] != "" && details["State"] == "RUNNING" && details["Restored from"] != "" {
+		if e2e.IsEnded(d.Report.State) || details["AM attempt 2"] != "" && details["State"] == "RUNNING" && details["Restored from"] != "" {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("attempt 2 RUNNING the restored job not reached within 4m: %v\n%s", details, yarnAM(t, time.Minute, "status", id))
+			t.Fatalf("attempt 2 RUNNING the restored job not reached within 4m: %v\n%s", details, e2e.YarnAM(t, time.Minute, "status", id))
 		}
 		time.Sleep(time.Second)
 	}
 	running := time.Since(kill)
-	require.Contains(t, details["AM attempt 2"], "restored checkpoint", "%v\n%s\n%s", details, yarnAM(t, time.Minute, "status", id), containerLogs(id))
+	require.Contains(t, details["AM attempt 2"], "restored checkpoint", "%v\n%s\n%s", details, e2e.YarnAM(t, time.Minute, "status", id), e2e.ContainerLogs(id))
 	assert.Contains(t, details["AM attempt 2"], base)
 	assert.Contains(t, details["Restored from"], base)
 	// The restored checkpoint is still on HDFS (retained when attempt 1's JobManager stopped).
@@ -164,7 +165,7 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 			}
 		}
 		return false
-	}, 2*time.Minute, time.Second, "a TaskManager of attempt 2 prints what it restored\n%s", containerLogs(id))
+	}, 2*time.Minute, time.Second, "a TaskManager of attempt 2 prints what it restored\n%s", e2e.ContainerLogs(id))
 	assert.Contains(t, newTM, "_02_", "the TaskManager is attempt 2's")
 	assert.Greater(t, restored, 0, "the state was restored")
 	// What attempt 1's TaskManager had printed when it ended (its prints reach its file through
@@ -180,15 +181,15 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 		return false
 	}, 2*time.Minute, time.Second, "attempt 2's TaskManager counts on from %d", restored)
 
-	r := yarnAM(t, time.Minute, "status", id)
-	require.Equal(t, 0, r.code, "status:\n%s", r)
-	assert.Regexp(t, `(?m)^  AM attempt 2: +restored checkpoint \d+, \S+$`, r.stdout)
-	j := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, j.code, "status:\n%s", j)
+	r := e2e.YarnAM(t, time.Minute, "status", id)
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
+	assert.Regexp(t, `(?m)^  AM attempt 2: +restored checkpoint \d+, \S+$`, r.Stdout)
+	j := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.Code, "status:\n%s", j)
 	var doc struct {
 		AM *contract.Status `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NoError(t, json.Unmarshal([]byte(j.Stdout), &doc))
 	require.NotNil(t, doc.AM)
 	var told string
 	for _, e := range doc.AM.Events {
@@ -207,11 +208,11 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 	assert.Equal(t, fmt.Sprintf("restored checkpoint %d, %s", from, m[2]), details["AM attempt 2"])
 
 	// Attempt 1's JobManager ended with its AM (it is in a process group of its own).
-	assert.Eventually(t, func() bool { return len(procsOfContainer(amCID, "java", "")) == 0 }, time.Minute, time.Second,
+	assert.Eventually(t, func() bool { return len(e2e.ProcsOfContainer(amCID, "java", "")) == 0 }, time.Minute, time.Second,
 		"attempt 1's JobManager JVM is gone")
 
 	// Still attempt 2: its JobManager's restore did not fail it.
-	rep := rmReport(t, id, 10*time.Second)
+	rep := e2e.RMReport(t, id, 10*time.Second)
 	assert.EqualValues(t, 2, rep.GetCurrentApplicationAttemptId().GetAttemptId())
 	t.Logf("kept checkpoint %d deleted by Flink %s after the AM stopped; attempt 2 started from checkpoint %d", kept.Checkpoint, subsumed.Round(100*time.Millisecond), from)
 	t.Logf("AM SIGKILLed after checkpoint %d; last count before the kill %d (%s); attempt 2 restored %d (%d records not restored) from %s; job RUNNING again in the AM's status %s after the kill (load %s)",
@@ -225,7 +226,7 @@ func testFlinkJobSurvivesTheLossOfItsAM(t *testing.T, v flinkVersion, fsys *clie
 // (docs/flink.md#a-jobmanager-restarted-in-place).
 func jobManagerRestartedInPlace(t *testing.T, id, amCID string, fsys *client.HDFS) {
 	t.Helper()
-	jvms := procsOfContainer(amCID, "java", "")
+	jvms := e2e.ProcsOfContainer(amCID, "java", "")
 	require.Len(t, jvms, 1, "the JobManager's JVM in %s", amCID)
 	_, details := flinkDetails(t, id)
 	oldJob := details["Job"]
@@ -237,18 +238,18 @@ func jobManagerRestartedInPlace(t *testing.T, id, amCID string, fsys *client.HDF
 
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
-		var d statusDoc
+		var d e2e.StatusDoc
 		d, details = flinkDetails(t, id)
-		if isEnded(d.Report.State) || details["JobManager restarts"] != "" && details["State"] == "RUNNING" && details["Job"] != oldJob {
+		if e2e.IsEnded(d.Report.State) || details["JobManager restarts"] != "" && details["State"] == "RUNNING" && details["Job"] != oldJob {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the restarted JobManager's job RUNNING not reached within 4m: %v\n%s\n%s", details, yarnAM(t, time.Minute, "status", id), containerLogs(id))
+			t.Fatalf("the restarted JobManager's job RUNNING not reached within 4m: %v\n%s\n%s", details, e2e.YarnAM(t, time.Minute, "status", id), e2e.ContainerLogs(id))
 		}
 		time.Sleep(time.Second)
 	}
 	running := time.Since(kill)
-	require.Regexp(t, `^1 \(last at \S+, from checkpoint \d+ at `, details["JobManager restarts"], "%v\n%s", details, containerLogs(id))
+	require.Regexp(t, `^1 \(last at \S+, from checkpoint \d+ at `, details["JobManager restarts"], "%v\n%s", details, e2e.ContainerLogs(id))
 	told := ""
 	for _, e := range statusEvents(t, id) {
 		if e.Type == "flink-job" && strings.HasPrefix(e.Message, "the JobManager was lost (") {
@@ -269,7 +270,7 @@ func jobManagerRestartedInPlace(t *testing.T, id, amCID string, fsys *client.HDF
 			}
 		}
 		return false
-	}, 2*time.Minute, time.Second, "a TaskManager prints what the restarted job restored\n%s", containerLogs(id))
+	}, 2*time.Minute, time.Second, "a TaskManager prints what the restarted job restored\n%s", e2e.ContainerLogs(id))
 	assert.Greater(t, restored, 0)
 	// The TaskManager's tasks ran on until it noticed the loss; the restore is no more than it had
 	// counted before it restored.
@@ -281,7 +282,7 @@ func jobManagerRestartedInPlace(t *testing.T, id, amCID string, fsys *client.HDF
 		return tmAfter != ""
 	}, 2*time.Minute, time.Second, "the count goes on from %d", restored)
 	assert.Equal(t, tm, tmAfter, "the same TaskManager container, registered with the new JobManager")
-	rep := rmReport(t, id, 10*time.Second)
+	rep := e2e.RMReport(t, id, 10*time.Second)
 	assert.EqualValues(t, 1, rep.GetCurrentApplicationAttemptId().GetAttemptId(), "the YARN attempt is unchanged")
 	// The AM keeps the new job's checkpoints for a later attempt, as it kept the first job's.
 	d, _ := flinkDetails(t, id)
@@ -300,12 +301,12 @@ func jobManagerRestartedInPlace(t *testing.T, id, amCID string, fsys *client.HDF
 // statusEvents are the AM's events as status --json gives them.
 func statusEvents(t *testing.T, id string) []contract.Event {
 	t.Helper()
-	j := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, j.code, "status:\n%s", j)
+	j := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.Code, "status:\n%s", j)
 	var doc struct {
 		AM *contract.Status `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NoError(t, json.Unmarshal([]byte(j.Stdout), &doc))
 	require.NotNil(t, doc.AM)
 	return doc.AM.Events
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract"
 	flink "github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // TestFlinkAutoscaleRecommendChangesNothing: with [flink] autoscale = "recommend", the stream job
@@ -32,14 +33,14 @@ import (
 // also writes the JobManager's answers the autoscaler reads there, the unit tests' fixtures
 // (framework/flink/testdata/autoscale).
 func TestFlinkAutoscaleRecommendChangesNothing(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkAutoscaleRecommendChangesNothing)
 }
 
 func testFlinkAutoscaleRecommendChangesNothing(t *testing.T, v flinkVersion) {
 	job := autoscaleJob(t, v, "flink-autoscale", 2, "stream", "", "autoscale = \"recommend\"\nautoscale-window = \"15s\"\n", "")
 	start := time.Now()
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	decision := waitAutoscaleEvent(t, id, "a scale-out recommendation", func(m string) bool {
 		return strings.Contains(m, "autoscale recommended") && strings.Contains(m, "1 → 2")
@@ -135,7 +136,7 @@ func writeAutoscaleFixtures(t *testing.T, rest *flink.REST, dir, jobID string) {
 // (taskexecutor.instances = 3 × 1), which the decision names (docs/flink.md#autoscaling). On each
 // tested Flink line.
 func TestFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkAutoscaleOnScalesOutThroughTheDemand)
 }
 
@@ -148,7 +149,7 @@ func testFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T, v flinkVersion)
 "restart-strategy.fixed-delay.delay" = "1 s"
 `, "taskmanagers = \"demand\"\nautoscale = \"on\"\nautoscale-window = \"15s\"\nautoscale-stabilisation = \"10s\"\n", "")
 	start := time.Now()
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	at := func(p string) map[string]bool {
 		out := map[string]bool{}
@@ -159,15 +160,15 @@ func testFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T, v flinkVersion)
 		}
 		return out
 	}
-	waitFor(t, id, 3*time.Minute, "the job RUNNING at parallelism 1", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || len(at("1")) == 1
+	e2e.WaitFor(t, id, 3*time.Minute, "the job RUNNING at parallelism 1", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || len(at("1")) == 1
 	})
 	t1 := time.Now()
 	t.Logf("measured: submit -> the job at parallelism 1: %s (load %s)", t1.Sub(start).Round(time.Second), loadAvgE2E())
-	d := waitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 2 on 2 TaskManagers", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || len(at("2")) == 2
+	d := e2e.WaitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 2 on 2 TaskManagers", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || len(at("2")) == 2
 	})
-	require.Len(t, at("2"), 2, containerLogs(id))
+	require.Len(t, at("2"), 2, e2e.ContainerLogs(id))
 	assert.GreaterOrEqual(t, d.AM.Requirement.Instances, 2, "the demand followed the upper bound")
 	t.Logf("measured: the job at parallelism 1 -> rescaled by the autoscaler to 2 on 2 TaskManagers: %s (load %s)", time.Since(t1).Round(time.Second), loadAvgE2E())
 	var decided []string
@@ -181,10 +182,10 @@ func testFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T, v flinkVersion)
 	assert.Contains(t, decided[0], "1 → 2")
 
 	t2 := time.Now()
-	waitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 3 on 3 TaskManagers", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || len(at("3")) == 3
+	e2e.WaitFor(t, id, 4*time.Minute, "the job rescaled by the autoscaler to 3 on 3 TaskManagers", func(d e2e.StatusDoc) bool {
+		return e2e.IsEnded(d.Report.State) || len(at("3")) == 3
 	})
-	require.Len(t, at("3"), 3, containerLogs(id))
+	require.Len(t, at("3"), 3, e2e.ContainerLogs(id))
 	t.Logf("measured: parallelism 2 -> rescaled by the autoscaler to 3: %s (load %s)", time.Since(t2).Round(time.Second), loadAvgE2E())
 	held := false
 	require.Eventually(t, func() bool {
@@ -205,12 +206,12 @@ func testFlinkAutoscaleOnScalesOutThroughTheDemand(t *testing.T, v flinkVersion)
 // amEventsSoFar are the AM's events as status --json gives them; none while the AM is not up yet.
 func amEventsSoFar(t *testing.T, id string) []contract.Event {
 	t.Helper()
-	j := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, j.code, "status:\n%s", j)
+	j := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.Code, "status:\n%s", j)
 	var doc struct {
 		AM *contract.Status `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NoError(t, json.Unmarshal([]byte(j.Stdout), &doc))
 	if doc.AM == nil {
 		return nil
 	}
@@ -223,7 +224,7 @@ func amEventsSoFar(t *testing.T, id string) []contract.Event {
 // "recommend" the autoscaler recommends a scale-out of that vertex on the GPU signal alone, its busy
 // time low in the same event (docs/flink.md#autoscaling). On each tested Flink line.
 func TestFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkAutoscaleRecommendsOnTheGPUAlone)
 }
 
@@ -231,7 +232,7 @@ func testFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T, v flinkVersion) {
 	job := autoscaleJob(t, v, "flink-autoscale-gpu", 2, "gpubound", "", "autoscale = \"recommend\"\nautoscale-window = \"15s\"\n",
 		"FAKE_GPU_UTIL = \"0=96,1=96,2=96,3=96\"\n")
 	start := time.Now()
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	decision := waitAutoscaleEvent(t, id, "a scale-out recommendation on the GPU", gpuScaleOut.MatchString)
 	t.Logf("measured: submit -> the GPU scale-out recommendation: %s (load %s); event: %s", time.Since(start).Round(time.Second), loadAvgE2E(), decision.Message)
@@ -239,16 +240,16 @@ func testFlinkAutoscaleRecommendsOnTheGPUAlone(t *testing.T, v flinkVersion) {
 		"the vertex's busy time is low: the GPU alone asks for the scale-out")
 
 	// The decision's gauges on the AM's own /metrics (framework.AM.Collectors).
-	j := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, j.code, "status:\n%s", j)
+	j := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, j.Code, "status:\n%s", j)
 	var doc struct {
 		Report struct {
 			AMURL string `json:"amUrl"`
 		} `json:"report"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(j.stdout), &doc))
+	require.NoError(t, json.Unmarshal([]byte(j.Stdout), &doc))
 	require.NotEmpty(t, doc.Report.AMURL)
-	metrics := httpGet(t, strings.TrimSuffix(doc.Report.AMURL, "/")+"/metrics")
+	metrics := e2e.HTTPGet(t, strings.TrimSuffix(doc.Report.AMURL, "/")+"/metrics")
 	assert.Regexp(t, `yarn_am_flink_autoscale_decided_parallelism\{vertex="GPU stand-in[^"]*",vertex_id="[0-9a-f]{32}"\} 2`, metrics)
 	assert.Regexp(t, `yarn_am_flink_autoscale_parallelism\{vertex="GPU stand-in[^"]*",vertex_id="[0-9a-f]{32}"\} 1`, metrics)
 }
@@ -286,7 +287,7 @@ func waitAutoscaleEvent(t *testing.T, id, what string, match func(string) bool) 
 				return e
 			}
 		}
-		require.False(t, time.Now().After(deadline), "no flink-autoscale event of %s within 4 minutes; events: %v\n%s", what, amEventsSoFar(t, id), containerLogs(id))
+		require.False(t, time.Now().After(deadline), "no flink-autoscale event of %s within 4 minutes; events: %v\n%s", what, amEventsSoFar(t, id), e2e.ContainerLogs(id))
 		time.Sleep(time.Second)
 	}
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"encoding/json"
@@ -16,18 +16,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // flinkDetails is the AM's framework section of `yarn-am status --json` (nil before the first read).
-func flinkDetails(t *testing.T, id string) (report statusDoc, details map[string]string) {
+func flinkDetails(t *testing.T, id string) (report e2e.StatusDoc, details map[string]string) {
 	t.Helper()
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, "status:\n%s", r)
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &report))
+	r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &report))
 	var d struct {
 		AM *contract.Status `json:"am"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &d))
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &d))
 	if d.AM == nil || d.AM.Framework == nil {
 		return report, nil
 	}
@@ -42,13 +43,13 @@ func flinkDetails(t *testing.T, id string) (report statusDoc, details map[string
 func waitFlinkRunning(t *testing.T, id string) map[string]string {
 	t.Helper()
 	var details map[string]string
-	waitFor(t, id, 4*time.Minute, "the Flink job RUNNING in the AM's status", func(statusDoc) bool {
-		var d statusDoc
+	e2e.WaitFor(t, id, 4*time.Minute, "the Flink job RUNNING in the AM's status", func(e2e.StatusDoc) bool {
+		var d e2e.StatusDoc
 		d, details = flinkDetails(t, id)
 		// A completed checkpoint: every task runs (before, Flink refuses a savepoint for a moment).
-		return isEnded(d.Report.State) || details["State"] == "RUNNING" && details["Parallelism"] != "" && details["Last checkpoint"] != ""
+		return e2e.IsEnded(d.Report.State) || details["State"] == "RUNNING" && details["Parallelism"] != "" && details["Last checkpoint"] != ""
 	})
-	require.Equal(t, "RUNNING", details["State"], "%v\n%s", details, containerLogs(id))
+	require.Equal(t, "RUNNING", details["State"], "%v\n%s", details, e2e.ContainerLogs(id))
 	return details
 }
 
@@ -86,7 +87,7 @@ func savepointsIn(t *testing.T, dir string) []string {
 // AM's status shows from the JobManager's checkpoint statistics (issue 35 §5, §6; issue 45 §3). On
 // each tested Flink line.
 func TestFlinkStatusStopAndRestore(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	eachFlinkAtOnce(t, testFlinkStatusStopAndRestore)
 }
 
@@ -100,25 +101,25 @@ func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	// Savepoints on a schedule (docs/flink.md#savepoints-on-a-schedule); the restored job below has none.
 	withSchedule := strings.Replace(string(body), "[flink.config]", "savepoint-interval = \"3s\"\nsavepoints-kept = 2\n\n[flink.config]", 1)
 	require.NoError(t, os.WriteFile(job, []byte(withSchedule), 0o644))
-	id := submitDetached(t, job)
+	id := e2e.SubmitDetached(t, job)
 
 	details := waitFlinkRunning(t, id)
 	assert.Equal(t, "Flink job", details["title"])
 	assert.Regexp(t, `\([0-9a-f]{32}\)$`, details["Job"])
 	assert.NotEmpty(t, details["Parallelism"])
-	r := yarnAM(t, time.Minute, "status", id)
-	require.Equal(t, 0, r.code, "status:\n%s", r)
-	assert.Contains(t, r.stdout, "Flink job:")
-	assert.Regexp(t, `(?m)^  State: +RUNNING$`, r.stdout)
-	assert.Regexp(t, `(?m)^  Parallelism: +\d+$`, r.stdout)
+	r := e2e.YarnAM(t, time.Minute, "status", id)
+	require.Equal(t, 0, r.Code, "status:\n%s", r)
+	assert.Contains(t, r.Stdout, "Flink job:")
+	assert.Regexp(t, `(?m)^  State: +RUNNING$`, r.Stdout)
+	assert.Regexp(t, `(?m)^  Parallelism: +\d+$`, r.Stdout)
 	// A slower JobManager (Flink 2.3 here) is first seen INITIALIZING, then an event tells its RUNNING.
-	assert.Regexp(t, `flink-job: Flink job .* is (INITIALIZING|CREATED|RUNNING)`, r.stdout, "the first sight of the job is an event")
+	assert.Regexp(t, `flink-job: Flink job .* is (INITIALIZING|CREATED|RUNNING)`, r.Stdout, "the first sight of the job is an event")
 
 	// At least 3 scheduled savepoints, each an event, and then exactly the newest 2 in the directory.
 	start := time.Now()
 	written, deleted := map[string]bool{}, map[string]bool{}
 	var left []string
-	waitFor(t, id, 3*time.Minute, "3 scheduled savepoints taken and 2 left", func(d statusDoc) bool {
+	e2e.WaitFor(t, id, 3*time.Minute, "3 scheduled savepoints taken and 2 left", func(d e2e.StatusDoc) bool {
 		for _, e := range statusEvents(t, id) {
 			if m := scheduledRe.FindStringSubmatch(e.Message); m != nil {
 				written[m[1]] = true
@@ -129,10 +130,10 @@ func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 			assert.NotContains(t, e.Message, "could not be deleted")
 		}
 		left = savepointsIn(t, scheduled)
-		return isEnded(d.Report.State) || len(written) >= 3 && len(deleted) >= 1 && len(left) == 2
+		return e2e.IsEnded(d.Report.State) || len(written) >= 3 && len(deleted) >= 1 && len(left) == 2
 	})
 	t.Logf("3 scheduled savepoints and a deletion took %s: written %d, deleted %d, left %v", time.Since(start).Round(100*time.Millisecond), len(written), len(deleted), left)
-	require.GreaterOrEqual(t, len(written), 3, "%s", containerLogs(id))
+	require.GreaterOrEqual(t, len(written), 3, "%s", e2e.ContainerLogs(id))
 	require.Len(t, left, 2)
 	for _, name := range left {
 		assert.False(t, deleted["file:"+filepath.Join(scheduled, name)], "%s was told deleted", name)
@@ -141,9 +142,9 @@ func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	// One on demand: the job runs on.
 	demandDir := filepath.Join(spDir, "demand")
 	start = time.Now()
-	r = yarnAM(t, 3*time.Minute, "savepoint", id, "--dir", "file://"+demandDir, "--timeout", "2m")
-	require.Equal(t, 0, r.code, "savepoint:\n%s\n%s", r, containerLogs(id))
-	m := savepointLine.FindStringSubmatch(r.stdout)
+	r = e2e.YarnAM(t, 3*time.Minute, "savepoint", id, "--dir", "file://"+demandDir, "--timeout", "2m")
+	require.Equal(t, 0, r.Code, "savepoint:\n%s\n%s", r, e2e.ContainerLogs(id))
+	m := savepointLine.FindStringSubmatch(r.Stdout)
 	require.NotNil(t, m, "savepoint prints the savepoint:\n%s", r)
 	t.Logf("yarn-am savepoint took %s: %s", time.Since(start).Round(100*time.Millisecond), m[1])
 	demand := strings.TrimPrefix(strings.TrimPrefix(m[1], "file://"), "file:")
@@ -153,22 +154,22 @@ func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	assert.Equal(t, "RUNNING", details["State"], "the job runs on after its savepoint")
 
 	start = time.Now()
-	r = yarnAM(t, 5*time.Minute, "stop", id, "--savepoint", "file://"+spDir, "--timeout", "4m")
+	r = e2e.YarnAM(t, 5*time.Minute, "stop", id, "--savepoint", "file://"+spDir, "--timeout", "4m")
 	took := time.Since(start)
-	require.Equal(t, 0, r.code, "stop:\n%s\n%s", r, containerLogs(id))
-	m = savepointLine.FindStringSubmatch(r.stdout)
+	require.Equal(t, 0, r.Code, "stop:\n%s\n%s", r, e2e.ContainerLogs(id))
+	m = savepointLine.FindStringSubmatch(r.Stdout)
 	require.NotNil(t, m, "stop prints the savepoint:\n%s", r)
 	path := m[1]
 	t.Logf("stop took %s; savepoint %s", took.Round(100*time.Millisecond), path)
 	assert.Contains(t, path, spDir)
-	assert.Contains(t, r.stdout, "FINISHED, final status SUCCEEDED")
+	assert.Contains(t, r.Stdout, "FINISHED, final status SUCCEEDED")
 	local := strings.TrimPrefix(strings.TrimPrefix(path, "file://"), "file:")
 	st, err := os.Stat(local)
 	require.NoError(t, err, "the savepoint directory exists")
 	assert.True(t, st.IsDir())
 	_, err = os.Stat(filepath.Join(local, "_metadata"))
 	assert.NoError(t, err, "the savepoint has its metadata")
-	d := status(t, id)
+	d := e2e.Status(t, id)
 	assert.Equal(t, "SUCCEEDED", d.Report.FinalStatus)
 	assert.Contains(t, d.Report.Diagnostics, "stopped with a savepoint at")
 
@@ -176,32 +177,16 @@ func testFlinkStatusStopAndRestore(t *testing.T, v flinkVersion) {
 	again := strings.Replace(string(body), "[flink.config]", fmt.Sprintf("restore = %q\n\n[flink.config]", path), 1)
 	job2 := filepath.Join(t.TempDir(), "flink-restore.toml")
 	require.NoError(t, os.WriteFile(job2, []byte(again), 0o644))
-	id2 := submitDetached(t, job2)
+	id2 := e2e.SubmitDetached(t, job2)
 	var restored map[string]string
-	waitFor(t, id2, 4*time.Minute, "the restored job RUNNING with its restore in the status", func(statusDoc) bool {
-		var d statusDoc
+	e2e.WaitFor(t, id2, 4*time.Minute, "the restored job RUNNING with its restore in the status", func(e2e.StatusDoc) bool {
+		var d e2e.StatusDoc
 		d, restored = flinkDetails(t, id2)
-		return isEnded(d.Report.State) || restored["State"] == "RUNNING" && restored["Restored from"] != ""
+		return e2e.IsEnded(d.Report.State) || restored["State"] == "RUNNING" && restored["Restored from"] != ""
 	})
-	require.Equal(t, "RUNNING", restored["State"], "%v\n%s", restored, containerLogs(id2))
+	require.Equal(t, "RUNNING", restored["State"], "%v\n%s", restored, e2e.ContainerLogs(id2))
 	assert.Contains(t, restored["Restored from"], "savepoint")
 	assert.Contains(t, restored["Restored from"], filepath.Base(local))
-	r = yarnAM(t, time.Minute, "status", id2)
-	assert.Regexp(t, `flink-job: Flink job .* restored from savepoint`, r.stdout)
-}
-
-// TestStopOfAJobWithoutAGracefulStopIsRefused: a plain job's framework has no graceful stop; stop
-// refuses it, names yarn-am kill, and the application runs on.
-func TestStopOfAJobWithoutAGracefulStopIsRefused(t *testing.T) {
-	e2eEnv(t)
-	job := filepath.Join(t.TempDir(), "sleep.toml")
-	require.NoError(t, os.WriteFile(job, []byte("name = \"stop-refused\"\n\n[taskexecutor]\ninstances = 1\nmemory = 256\ncommand = \"sleep 300\"\n"), 0o644))
-	id := submitDetached(t, job)
-	waitFor(t, id, 2*time.Minute, "running", func(d statusDoc) bool {
-		return isEnded(d.Report.State) || d.AM != nil && d.AM.Counts.Running == 1
-	})
-	r := yarnAM(t, time.Minute, "stop", id)
-	assert.Equal(t, 1, r.code, "stop of a plain job:\n%s", r)
-	assert.Contains(t, r.stderr, "use yarn-am kill")
-	assert.Equal(t, "RUNNING", status(t, id).Report.State)
+	r = e2e.YarnAM(t, time.Minute, "status", id2)
+	assert.Regexp(t, `flink-job: Flink job .* restored from savepoint`, r.Stdout)
 }

@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"bytes"
@@ -22,6 +22,8 @@ import (
 
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	browser "github.com/yarn-am/yarn-am/testkit/chromium"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
+	"github.com/yarn-am/yarn-am/testkit/itest"
 )
 
 // The JobManager's own REST address, from the driver's line of the ports its JVM bound in the AM
@@ -54,7 +56,7 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui, jar string) {
 			}
 		}
 		return jm != ""
-	}, time.Minute, time.Second, "the JobManager's bound ports in the AM's stdout:\n%s", containerLogs(id))
+	}, time.Minute, time.Second, "the JobManager's bound ports in the AM's stdout:\n%s", e2e.ContainerLogs(id))
 
 	// Directly: no answer to anyone but the AM's client certificate.
 	direct := func(cfg *tls.Config, scheme string) error {
@@ -129,7 +131,7 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui, jar string) {
 	require.NotEmpty(t, jarID, body)
 	code, body = call(pinned, http.MethodPost, secureUI+"jars/"+jarID+"/run", secret, "application/json",
 		[]byte(`{"programArgsList": ["stream"], "parallelism": 1}`))
-	require.Equal(t, http.StatusOK, code, "the owner's run: %s\n%s", body, containerLogs(id))
+	require.Equal(t, http.StatusOK, code, "the owner's run: %s\n%s", body, e2e.ContainerLogs(id))
 	var run struct {
 		JobID string `json:"jobid"`
 	}
@@ -146,7 +148,7 @@ func jobManagerClosedToStrangers(t *testing.T, id, ui, jar string) {
 		return j.State
 	}
 	require.Eventually(t, func() bool { return jobState() == "RUNNING" }, 3*time.Minute, time.Second,
-		"the uploaded job runs: %s\n%s", jobState(), containerLogs(id))
+		"the uploaded job runs: %s\n%s", jobState(), e2e.ContainerLogs(id))
 
 	// A stranger cannot cancel it or take a savepoint of it, not even with Flink's acting GETs; the
 	// owner cancels it.
@@ -211,7 +213,7 @@ func flinkUIInChromium(t *testing.T, url string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a guard against a hang
 	defer cancel()
-	b, err := browser.Start(ctx, chromiumPath(t), t.TempDir(), 1280, 800)
+	b, err := browser.Start(ctx, e2e.ChromiumPath(t), t.TempDir(), 1280, 800)
 	require.NoError(t, err)
 	defer b.Close()
 	require.NoError(t, b.Navigate(ctx, url+"#/overview"))
@@ -227,8 +229,8 @@ func flinkUIInChromium(t *testing.T, url string) {
 	fi, err := os.Stat(shot)
 	require.NoError(t, err)
 	t.Logf("Flink web UI screenshot (through %s): %s (%d KB)", url, shot, fi.Size()/1024)
-	if os.Getenv(updateShotEnv) == "1" {
+	if os.Getenv(e2e.UpdateShotEnv) == "1" {
 		require.Less(t, fi.Size(), int64(200_000), "docs/img/flink-ui.png stays under 200 KB")
-		require.NoError(t, os.WriteFile(filepath.Join("..", "docs", "img", "flink-ui.png"), png, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(itest.Root(), "docs", "img", "flink-ui.png"), png, 0o644))
 	}
 }

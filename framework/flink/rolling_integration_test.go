@@ -1,6 +1,6 @@
 //go:build integration && rolling
 
-package am_test
+package flink_test
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // The rolling-logs suite (make test-rolling-logs, docs/flink.md#logs-that-roll): its own mini
@@ -114,7 +116,7 @@ func snapshotLogs(t *testing.T, id string) rollSnapshot {
 // text for both Flink lines (TestLog4jRollsWithTheHomesLog4j runs it through each one's log4j), so
 // this runs on 1.20.5.
 func TestFlinkLogsRollAndAreAggregatedWhileTheJobRuns(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	t.Run(flinkHomeVersion(t, flink1), func(t *testing.T) {
 		job := flinkJobOf(t, flink1, "flink-rolling", 1, 1, []string{"counter"}, `"execution.checkpointing.interval" = "200ms"`)
 		body, err := os.ReadFile(job)
@@ -123,14 +125,14 @@ func TestFlinkLogsRollAndAreAggregatedWhileTheJobRuns(t *testing.T) {
 			"$1\nlog-max-size = \"64 KiB\"\nlog-max-files = "+strconv.Itoa(rollingLogFiles))
 		require.NoError(t, os.WriteFile(job, []byte(withKeys), 0o644))
 
-		r := yarnAM(t, 2*time.Minute, "check", job)
-		require.Equal(t, 0, r.code, "check:\n%s", r)
-		assert.NotContains(t, r.stderr, "rolling log aggregation is off", "this cluster aggregates rolled logs")
-		assert.NotContains(t, r.stderr, "log aggregation is off")
+		r := e2e.YarnAM(t, 2*time.Minute, "check", job)
+		require.Equal(t, 0, r.Code, "check:\n%s", r)
+		assert.NotContains(t, r.Stderr, "rolling log aggregation is off", "this cluster aggregates rolled logs")
+		assert.NotContains(t, r.Stderr, "log aggregation is off")
 
 		start := time.Now()
-		id := submitDetached(t, job)
-		t.Cleanup(func() { killQuietly(id) })
+		id := e2e.SubmitDetached(t, job)
+		t.Cleanup(func() { e2e.KillQuietly(id) })
 		var (
 			last      rollSnapshot
 			maxTotal  int64
@@ -146,9 +148,9 @@ func TestFlinkLogsRollAndAreAggregatedWhileTheJobRuns(t *testing.T) {
 			maxTotal, maxFlink = max(maxTotal, last.total), max(maxFlink, last.flink)
 			problems = append(problems, last.problems...)
 			if rolled == nil {
-				lr := yarnAM(t, time.Minute, "logs", id, "--am")
-				if m := rolledAggPart.FindStringSubmatch(lr.stdout); m != nil && rolledAggNoted.MatchString(lr.stderr) {
-					rolled, logsSaid, sawRolled = m, lr.stderr, time.Since(start)
+				lr := e2e.YarnAM(t, time.Minute, "logs", id, "--am")
+				if m := rolledAggPart.FindStringSubmatch(lr.Stdout); m != nil && rolledAggNoted.MatchString(lr.Stderr) {
+					rolled, logsSaid, sawRolled = m, lr.Stderr, time.Since(start)
 				}
 			}
 			if rolled != nil && last.maxPart > rollingLogFiles && last.tmPrints {
@@ -156,7 +158,7 @@ func TestFlinkLogsRollAndAreAggregatedWhileTheJobRuns(t *testing.T) {
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("after 5 minutes: rolled part from yarn-am logs %v, highest jobmanager.log part %d, prints in taskmanager.out %v; files %v\n%s",
-					rolled != nil, last.maxPart, last.tmPrints, last.filesOf, containerLogs(id))
+					rolled != nil, last.maxPart, last.tmPrints, last.filesOf, e2e.ContainerLogs(id))
 			}
 			time.Sleep(2 * time.Second) // the job's logging is what is awaited; no signal tells a roll
 		}

@@ -1,6 +1,6 @@
 //go:build integration && preemption
 
-package am_test
+package flink_test
 
 // A [flink] job's TaskManager preempted on the PREEMPTION=1 mini cluster (make test-preemption;
 // docs/flink.md#preemption): the test job's stateful counter runs in batch with a 10-minute periodic
@@ -31,6 +31,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 )
 
 // counterRate is the counter mode's records per second at most (a 10 ms sleep per record).
@@ -141,10 +142,10 @@ func preemptCounter(t *testing.T, name, id string, restored func()) preemptedRun
 			}
 		}
 		return false
-	}, 4*time.Minute, time.Second, "%s: the counter counted 300 records\n%s", name, containerLogs(id))
+	}, 4*time.Minute, time.Second, "%s: the counter counted 300 records\n%s", name, e2e.ContainerLogs(id))
 
 	counting := time.Now()
-	uid := submitDetached(t, urgentJob(t, name+"-urgent"))
+	uid := e2e.SubmitDetached(t, urgentJob(t, name+"-urgent"))
 	events := map[uint64]contract.Event{}
 	var run preemptedRun
 	// The containers YARN preempted: the first TaskManager's, and any replacement the scheduler
@@ -153,11 +154,11 @@ func preemptCounter(t *testing.T, name, id string, restored func()) preemptedRun
 	var restoredIn string
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
-		r := yarnAM(t, time.Minute, "status", id, "--json")
-		require.Equal(t, 0, r.code, "status:\n%s", r)
-		var doc amEvents
-		require.NoError(t, json.Unmarshal([]byte(r.stdout), &doc), r.stdout)
-		require.False(t, isEnded(doc.Report.State), "%s ended: %s\n%s", id, doc.Report.Diagnostics, containerLogs(id))
+		r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+		require.Equal(t, 0, r.Code, "status:\n%s", r)
+		var doc e2e.AMEvents
+		require.NoError(t, json.Unmarshal([]byte(r.Stdout), &doc), r.Stdout)
+		require.False(t, e2e.IsEnded(doc.Report.State), "%s ended: %s\n%s", id, doc.Report.Diagnostics, e2e.ContainerLogs(id))
 		if doc.AM != nil {
 			for _, e := range doc.AM.Events {
 				events[e.ID] = e
@@ -177,7 +178,7 @@ func preemptCounter(t *testing.T, name, id string, restored func()) preemptedRun
 		if restoredIn != "" {
 			break
 		}
-		require.True(t, time.Now().Before(deadline), "%s: no restore on a replacement TaskManager within 5 minutes (the TaskManager that counted: %s; preempted %v); events %v\n%s", name, first, preempted, events, containerLogs(id))
+		require.True(t, time.Now().Before(deadline), "%s: no restore on a replacement TaskManager within 5 minutes (the TaskManager that counted: %s; preempted %v); events %v\n%s", name, first, preempted, events, e2e.ContainerLogs(id))
 		time.Sleep(time.Second)
 	}
 	for _, m := range counterCount.FindAllStringSubmatch(containerStdout(id, first), -1) {
@@ -206,9 +207,9 @@ func preemptCounter(t *testing.T, name, id string, restored func()) preemptedRun
 		run.lost = run.lastCount - n
 	}
 	// The next run needs the cluster: this one ends here, and the urgent one has.
-	r := yarnAM(t, 3*time.Minute, "kill", id)
-	require.Equal(t, 0, r.code, "kill:\n%s", r)
-	u := waitFor(t, uid, 3*time.Minute, "the end", func(d statusDoc) bool { return isEnded(d.Report.State) })
+	r := e2e.YarnAM(t, 3*time.Minute, "kill", id)
+	require.Equal(t, 0, r.Code, "kill:\n%s", r)
+	u := e2e.WaitFor(t, uid, 3*time.Minute, "the end", func(d e2e.StatusDoc) bool { return e2e.IsEnded(d.Report.State) })
 	assert.Equal(t, "SUCCEEDED", u.Report.FinalStatus, "the urgent job ran: %s", u.Report.Diagnostics)
 	return run
 }
@@ -224,7 +225,7 @@ func flinkEvents(evs []contract.Event) string {
 }
 
 func TestPreemptionCheckpointsAFlinkJob(t *testing.T) {
-	e2eEnv(t)
+	e2e.Env(t)
 	require.Equal(t, "1", os.Getenv("YARN_AM_PREEMPTION"), "YARN_AM_PREEMPTION is not 1: start the cluster with make test-preemption (PREEMPTION=1)")
 	eachFlink(t, testPreemptionCheckpointsAFlinkJob)
 }
@@ -235,10 +236,10 @@ func testPreemptionCheckpointsAFlinkJob(t *testing.T, v flinkVersion) {
 	// The default: a checkpoint at the warning, which the restart restores. The second run's job is
 	// submitted once the first restored: its AM and JobManager start meanwhile, and its TaskManager
 	// once the first job is killed.
-	onID := submitDetached(t, counterJob(t, v, "flink-preempt-checkpoint", "", t.TempDir()))
+	onID := e2e.SubmitDetached(t, counterJob(t, v, "flink-preempt-checkpoint", "", t.TempDir()))
 	var offID string
 	on := preemptCounter(t, "flink-preempt-checkpoint", onID, func() {
-		offID = submitDetached(t, counterJob(t, v, "flink-preempt-off", `checkpoint-on-preemption = "off"`, t.TempDir()))
+		offID = e2e.SubmitDetached(t, counterJob(t, v, "flink-preempt-off", `checkpoint-on-preemption = "off"`, t.TempDir()))
 	})
 	msgs := flinkEvents(on.events)
 	require.Contains(t, msgs, "asking for a checkpoint", "the AM asked for a checkpoint at the warning")

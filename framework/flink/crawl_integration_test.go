@@ -1,6 +1,6 @@
 //go:build integration
 
-package am_test
+package flink_test
 
 import (
 	"bytes"
@@ -30,6 +30,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/contract/amtls"
 	"github.com/yarn-am/yarn-am/framework/flink"
+	"github.com/yarn-am/yarn-am/testkit/e2e"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
@@ -88,9 +89,9 @@ func ownerOf(t *testing.T, id string) owner {
 			SecureAPI string `json:"secureAPI"`
 		} `json:"am"`
 	}
-	r := yarnAM(t, time.Minute, "status", id, "--json")
-	require.Equal(t, 0, r.code, r.String())
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &st))
+	r := e2e.YarnAM(t, time.Minute, "status", id, "--json")
+	require.Equal(t, 0, r.Code, r.String())
+	require.NoError(t, json.Unmarshal([]byte(r.Stdout), &st))
 	require.True(t, strings.HasPrefix(st.AM.SecureAPI, "https://"), st.AM.SecureAPI)
 	return owner{secret: secret, secureBase: strings.TrimSuffix(st.AM.SecureAPI, "api/v1/"), client: pinned}
 }
@@ -139,7 +140,7 @@ func strangerCrawl(t *testing.T, id, ui string, cs crawlSession) {
 			}
 		}
 		return tail != ""
-	}, 2*time.Minute, time.Second, "the killed TaskManager's stderr tail, with the marker, in the owner's status\n%s", containerLogs(id))
+	}, 2*time.Minute, time.Second, "the killed TaskManager's stderr tail, with the marker, in the owner's status\n%s", e2e.ContainerLogs(id))
 
 	// What the owner reaches: the configuration and Flink's log hold the canary (so a stranger's
 	// answer without it means something); the log comes redacted; files beside it never.
