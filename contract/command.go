@@ -48,10 +48,12 @@ func EscapeForLaunchScript(cmd string) string {
 // `yarn-am launch`, with its output in the container's log directory, escaped for YARN's launch
 // script, so the user's $VARS are expanded by the worker's bash after the launcher has set them. The
 // -D overrides travel in EnvDefines, not here: a command line is readable by every user of the node.
-func LauncherCommand(jobFile, flinkConf, command string) string {
+// resourceConf is the staged external-resource configuration (StagedResourceConf; "" for none),
+// passed as the launcher's --flink-conf.
+func LauncherCommand(jobFile, resourceConf, command string) string {
 	parts := []string{"./" + StagedBinary, "launch", "-f", QuoteForLaunch(jobFile)}
-	if flinkConf != "" {
-		parts = append(parts, "--flink-conf", QuoteForLaunch(flinkConf))
+	if resourceConf != "" {
+		parts = append(parts, "--flink-conf", QuoteForLaunch(resourceConf))
 	}
 	parts = append(parts, "--", "/bin/bash", "-c", QuoteForLaunch(command), "1>"+LogDirVar+"/stdout", "2>"+LogDirVar+"/stderr")
 	return EscapeForLaunchScript(strings.Join(parts, " "))

@@ -30,7 +30,7 @@ var wordValues = map[string]string{
 	"Running":              `"RUNNING" is also a Flink job's state in its REST API (framework/flink)`,
 	"DeviceEnvOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
 	"GPUSampleOff":         `"off" is also a value of [flink] checkpoint-on-preemption (framework/flink)`,
-	"StagedFlinkConf":      `"flink-conf.yaml" is also the legacy configuration file of a Flink home (framework/flink/flinkdist)`,
+	"StagedResourceConf":   `"flink-conf.yaml" is also the legacy configuration file of a Flink home (framework/flink/flinkdist)`,
 	"EventIdleGPURelease":  `"idle-gpu-release" is also the job-file key taskexecutor.idle-gpu-release (jobfile), which the event is named after`,
 	"NoticeIdleGPURelease": `"idle-gpu-release" is also the job-file key taskexecutor.idle-gpu-release (jobfile), which the notice's reason is named after`,
 }

@@ -9,9 +9,12 @@ import (
 
 // Names of the files in a staging directory, which are also the aliases they are localised under.
 const (
-	StagedBinary    = "yarn-am"
-	StagedJob       = "job.toml"
-	StagedFlinkConf = "flink-conf.yaml"
+	StagedBinary = "yarn-am"
+	StagedJob    = "job.toml"
+	// StagedResourceConf is the external-resource configuration a job names (the job file's
+	// flink-conf key, the commands' --flink-conf flag), whatever its framework: resources reads it in
+	// the client, the AM and the launcher. Its keys are written as Flink's, and so is its name.
+	StagedResourceConf = "flink-conf.yaml"
 	// StagedManifest lists the TaskExecutors' local resources (a JSON list of LocalResource).
 	StagedManifest = "manifest.json"
 	// StagedKeytab is the keytab's name in the staging directory and in the AM container. It is an

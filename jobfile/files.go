@@ -71,7 +71,7 @@ func (f FileSpec) IsRemote() bool { return strings.Contains(f.Source, "://") }
 var reservedAliases = map[string]string{
 	contract.StagedBinary:                   "yarn-am's own binary",
 	contract.StagedJob:                      "the staged job file",
-	contract.StagedFlinkConf:                "the staged flink-conf.yaml",
+	contract.StagedResourceConf:             "the staged flink-conf.yaml",
 	contract.StagedManifest:                 "the staged list of local resources",
 	contract.StagedKeytab:                   "the staged keytab",
 	contract.InfoFileName:                   "the file the launcher writes the resource infos to",

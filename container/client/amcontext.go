@@ -64,7 +64,7 @@ type AMOptions struct {
 // hasResourceConf reports whether flink-conf.yaml was staged.
 func (o AMOptions) hasResourceConf() bool {
 	for _, r := range o.Staged.AM {
-		if r.Alias == contract.StagedFlinkConf {
+		if r.Alias == contract.StagedResourceConf {
 			return true
 		}
 	}
@@ -76,7 +76,7 @@ func (o AMOptions) hasResourceConf() bool {
 func AMCommand(o AMOptions) string {
 	args := []string{"./" + contract.StagedBinary, "am", "--job", contract.StagedJob}
 	if o.hasResourceConf() {
-		args = append(args, "--flink-conf", contract.StagedFlinkConf)
+		args = append(args, "--flink-conf", contract.StagedResourceConf)
 	}
 	if o.Service {
 		args = append(args, "--service")

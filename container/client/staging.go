@@ -180,7 +180,7 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 	st.AM = append(st.AM, bin, job)
 	st.Manifest = append(st.Manifest, bin, job)
 	if req.ResourceConf != "" {
-		fc, err := upload(req.ResourceConf, contract.StagedFlinkConf, contract.StagedFlinkConf, contract.TypeFile)
+		fc, err := upload(req.ResourceConf, contract.StagedResourceConf, contract.StagedResourceConf, contract.TypeFile)
 		if err != nil {
 			return nil, err
 		}
