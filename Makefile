@@ -58,7 +58,7 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 	test -f $(MINICLUSTER_DIR)/env || { echo "no mini cluster: run 'make minicluster-up' first"; exit 1; }
 	source $(MINICLUSTER_DIR)/env && YARN_AM_BIN=$(CURDIR)/$(BIN) \
 	  YARN_AM_FLINK_HOME=$(FLINK_HOME_CACHE) YARN_AM_FLINK2_HOME=$(FLINK2_HOME_CACHE) \
-	  $(GOTESTSUM) --format $(GOTEST_FORMAT) -- -race -tags integration -count=1 -timeout 45m $(INTEGRATION_SELECT) $(INTEGRATION_PACKAGES)
+	  $(GOTESTSUM) --format $(GOTEST_FORMAT) $(if $(INTEGRATION_JSON),--jsonfile $(INTEGRATION_JSON)) -- -race -tags integration -count=1 -timeout 45m $(INTEGRATION_SELECT) $(INTEGRATION_PACKAGES)
 
 # Everything: the fault suite (an RM failover, a lost NodeManager, an RM restart, YARN's default
 # expiry: test-faults; its liveness test asserts a replacement within 15 s), then the secure suite
@@ -99,6 +99,10 @@ integration: build $(GOTESTSUM) test-deps torch-env jax-env flink-dist flink-job
 # cluster) instead of beside it, so that the two lanes take about as long as each other
 # (docs/development.md#ci): the autoscaler's rate-step test (about 19 minutes) stays in the Flink
 # lane, and the class-data-sharing and HDFS tests (about 390 s) move out of it. A go test -run pattern.
+# After the two integration lanes make test prints each lane's tests that took SLOWEST or more (from
+# the lanes' go test JSON, bin/flink-lane.json, bin/rest-lane.json, bin/rest-lane-flink.json), the
+# numbers by which the lanes are evened (docs/development.md#ci). A duration.
+SLOWEST ?= 30s
 FLINK_REST_TESTS ?= ^TestFlink(SickGPU|IdleGPU|DemandScaleIn|Autoscale(Recommend|On)|ClassDataSharing|HDFSCheckpointsAndSavepoint)
 test: build vet $(GOTESTSUM)
 	@mkdir -p bin; rm -f bin/prefetch.rc; \
@@ -127,19 +131,21 @@ test: build vet $(GOTESTSUM)
 	rm -f bin/integration-rest.rc bin/rolling.rc; \
 	( r=0; { $(MAKE) --no-print-directory minicluster-up MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest && \
 	    { s=0; $(MAKE) --no-print-directory -o build integration MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest INTEGRATION_SELECT="-skip ^TestFlink" \
-	      INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)" || s=1; \
+	      INTEGRATION_PACKAGES="$$(bash testdata/minicluster/split-packages.sh cluster)" INTEGRATION_JSON=bin/rest-lane.json || s=1; \
 	      $(MAKE) --no-print-directory -o build integration MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest INTEGRATION_PACKAGES=./framework/flink \
-	        INTEGRATION_SELECT="-run '$(FLINK_REST_TESTS)'" || s=1; [ $$s = 0 ]; }; } >bin/integration-rest.log 2>&1 || r=$$?; \
+	        INTEGRATION_SELECT="-run '$(FLINK_REST_TESTS)'" INTEGRATION_JSON=bin/rest-lane-flink.json || s=1; [ $$s = 0 ]; }; } >bin/integration-rest.log 2>&1 || r=$$?; \
 	  $(MAKE) --no-print-directory minicluster-down MINICLUSTER_DIR=$(MINICLUSTER_DIR)/rest >>bin/integration-rest.log 2>&1 || r=1; \
 	  echo $$r >bin/integration-rest.rc; r=0; \
 	  $(MAKE) --no-print-directory -o build test-rolling-logs >bin/rolling.log 2>&1 || r=$$?; echo $$r >bin/rolling.rc ) & rest=$$!; \
 	echo "=== the integration run's tests but framework/flink's TestFlink*, then its $(FLINK_REST_TESTS), on a cluster of their own (bin/integration-rest.log), then the rolling-logs suite (bin/rolling.log), beside framework/flink's other TestFlink*"; \
-	if $(MAKE) minicluster-up; then $(MAKE) -o build integration INTEGRATION_PACKAGES=./framework/flink INTEGRATION_SELECT="-run ^TestFlink -skip '$(FLINK_REST_TESTS)'" || rc=1; else rc=1; fi; \
+	if $(MAKE) minicluster-up; then $(MAKE) -o build integration INTEGRATION_PACKAGES=./framework/flink INTEGRATION_SELECT="-run ^TestFlink -skip '$(FLINK_REST_TESTS)'" INTEGRATION_JSON=bin/flink-lane.json || rc=1; else rc=1; fi; \
 	$(MAKE) minicluster-down || rc=1; \
 	wait $$rest; echo "=== the rest of the integration run, then rolling logs: done"; cat bin/integration-rest.log; \
 	if [ "$$(cat bin/integration-rest.rc 2>/dev/null)" != 0 ]; then echo "the rest of the integration run failed (bin/integration-rest.log)"; rc=1; fi; \
 	cat bin/rolling.log; \
 	if [ "$$(cat bin/rolling.rc 2>/dev/null)" != 0 ]; then echo "test-rolling-logs failed (bin/rolling.log)"; rc=1; fi; \
+	for j in flink-lane rest-lane rest-lane-flink; do echo "=== $$j: its tests of $(SLOWEST) or more, slowest first (bin/$$j.json)"; \
+	  $(GOTESTSUM) tool slowest --jsonfile bin/$$j.json --threshold $(SLOWEST) || true; done; \
 	rm -f bin/late-lane.rc; \
 	( r=0; nice -n 10 $(MAKE) --no-print-directory -o build test-late-lane >bin/late-lane.log 2>&1 || r=$$?; echo $$r >bin/late-lane.rc ) & late=$$!; \
 	echo "=== compat and docker suites in the background beside the secure Flink and preemption suites (bin/late-lane.log)"; \
