@@ -48,8 +48,8 @@ func (a *am) tickLocked(now time.Time) {
 // observedLocked is the Observed of the next Reconcile (after tickLocked).
 func (a *am) observedLocked(now time.Time) decision.Observed {
 	obs := decision.Observed{Asks: a.book.Asks.Table(), NewAllocations: a.newAllocs, NextAskID: a.book.Asks.NextID(), Stopping: a.stoppingLocked(),
-		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.Observed(), Forgotten: a.rec.Forgotten(), Round: a.gang.Round(),
-		Elastic: a.elasticObservedLocked(now), StopFirst: a.book.Want.StopFirst()}
+		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.Observed(), Forgotten: a.rec.Forgotten(), Round: a.book.Gang.Round(),
+		Elastic: a.book.Gang.Elastic(a.specLocked(), now, a.cfg.ElasticInterval, a.cfg.GangTimeout), StopFirst: a.book.Want.StopFirst()}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -64,13 +64,14 @@ func (a *am) observedLocked(now time.Time) decision.Observed {
 func (a *am) stoppingLocked() bool { return a.stopping || a.driver.exited() || a.policyOut != nil }
 
 func (a *am) holdingLocked(now time.Time) bool {
-	return now.Before(a.holdUntil) || a.gang.Holding(now)
+	return now.Before(a.holdUntil) || a.book.Gang.Holding(now)
 }
 
 // planInputsLocked is the plan's inputs now (book.PlanInputs).
 func (a *am) planInputsLocked(now time.Time) book.PlanInputs {
 	return book.PlanInputs{Records: a.rec.Version(), Asks: a.book.Asks.Version(), Instances: a.book.Want.Count(), Stopping: a.stoppingLocked(),
-		Hold: a.holdingLocked(now), Round: a.gang.Round(), Elastic: a.elasticObservedLocked(now)}
+		Hold: a.holdingLocked(now), Round: a.book.Gang.Round(),
+		Elastic: a.book.Gang.Elastic(a.specLocked(), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
 }
 
 // idleLocked says whether the next plan would change nothing (the inputs of the last plan that
@@ -121,21 +122,26 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		delete(a.allocProtos, r.ID)
 	}
 	for _, l := range plan.Hold {
-		a.rec.Accepted(l, a.allocProtos[l.ID], a.gang.Round(), true)
+		a.rec.Accepted(l, a.allocProtos[l.ID], a.book.Gang.Round(), true)
 		delete(a.allocProtos, l.ID)
-		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.gang.Round()}).Info("am: container allocated and held until the gang is complete")
-		a.emit(events.Allocated(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.book.Gang.Round()}).Info("am: container allocated and held until the gang is complete")
+		a.emit(events.Allocated(l.ID, l.Node, l.Resources, allocLatency(a.metrics, &a.book.Asks, l.AskID, now)))
 		a.progressed = true
 	}
 	if plan.StartHeld {
-		launches = append(launches, a.startGangLocked()...)
+		started, evs := a.book.Gang.Start(&a.rec, spec, now)
+		for _, ev := range evs {
+			a.log.WithFields(logrus.Fields{"round": a.book.Gang.Round(), "ranks": len(started)}).Info("am: " + ev.Message)
+			a.emit(ev)
+		}
+		launches = append(launches, started...)
 	}
 	for _, l := range plan.Launch {
-		t := a.rec.Accepted(l, a.allocProtos[l.ID], a.gang.Round(), false)
+		t := a.rec.Accepted(l, a.allocProtos[l.ID], a.book.Gang.Round(), false)
 		t.RequestedAt, _ = a.book.Asks.SentAt(l.AskID)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
-		a.emit(events.Allocated(l.ID, l.Node, l.Resources, a.allocLatencyLocked(l.AskID, now)))
+		a.emit(events.Allocated(l.ID, l.Node, l.Resources, allocLatency(a.metrics, &a.book.Asks, l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
 	}
@@ -146,7 +152,10 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 			continue
 		}
 		if t.Phase == contract.Held {
-			a.releaseHeldLocked(t, "released before it started: "+plan.RoundReason)
+			if t.CID != nil {
+				a.release[t.ID] = t.CID
+			}
+			a.emitAll(a.rec.ReleasedHeld(t, "released before it started: "+plan.RoundReason))
 			continue
 		}
 		why := "the requirement went down"
@@ -163,7 +172,9 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		a.stopInBackground(stop)
 	}
 	if plan.NewRound {
-		a.newRoundLocked(now, plan.RoundReason, plan.RoundChange, plan.RoundSize)
+		ev := a.book.Gang.Next(&a.rec, spec, now, plan.RoundReason, plan.RoundChange, plan.RoundSize)
+		a.log.WithField("round", a.book.Gang.Round()).Warn("am: " + ev.Message)
+		a.emit(ev)
 	}
 	full, room := a.book.Place.Fill(activeNodes(a.rec.Active()), &a.book.Excl, a.policy.IsExcluded)
 	for _, ev := range full {
@@ -335,7 +346,21 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 	for _, st := range resp.GetCompletedContainerStatuses() {
 		a.completedLocked(st)
 	}
-	a.preemptionLocked(resp.GetPreempt())
+	if msg := resp.GetPreempt(); msg != nil {
+		var round *int
+		if a.cfg.Spec.Gang {
+			r := a.book.Gang.Round()
+			round = &r
+		}
+		warned, evs := a.book.Notices.Preempted(&a.rec, preemptedIDs(msg), round, a.cfg.Now(), a.preemptionWait())
+		for _, ev := range evs {
+			ev = a.emit(ev)
+			a.log.WithFields(logrus.Fields{"container": ev.Container, "node": ev.Node, "deadline": ev.Deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
+		}
+		if len(warned) > 0 {
+			handOut(&a.book.Notices, a.cfg.OnPreemption, warned)
+		}
+	}
 	for _, ev := range a.book.Place.Rejected(resp.GetRejectedSchedulingRequests(), &a.book.Asks) {
 		ev = a.emit(ev)
 		a.log.WithField("containers", ev.Count).Warn("am: " + ev.Message)
@@ -409,4 +434,13 @@ func (a *am) spreadRoom(ctx context.Context) int {
 		room += r.Free
 	}
 	return room
+}
+
+// allocLatency is how long ask askID waited for an allocation at now (0 if unknown), observed in m.
+func allocLatency(m *metrics, asks *book.Asks, askID int64, now time.Time) time.Duration {
+	d, ok := asks.Waited(askID, now)
+	if ok {
+		m.ObserveAllocation(d)
+	}
+	return d
 }

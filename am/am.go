@@ -138,7 +138,7 @@ type config struct {
 	// GangTimeout bounds the forming of a gang round (Spec.Gang; 0: defaultGangTimeout).
 	GangTimeout time.Duration
 	// ElasticInterval: how long an elastic gang's round runs before containers held beside it grow
-	// the gang (taskexecutor.elastic-interval; 0: defaultElasticInterval; elastic.go).
+	// the gang (taskexecutor.elastic-interval; 0: defaultElasticInterval; book.Gang.Elastic).
 	ElasticInterval time.Duration
 	// Locality is taskexecutor.locality: localityAny ("" too) sends each ask as one "*" request;
 	// localitySpread as node-local requests over the hosts with room (locality.go; needs Cluster for
@@ -259,8 +259,6 @@ type am struct {
 	progressed   bool              // an allocation arrived since the last pending check
 	policyOut    *decision.Outcome // the failure policy ends the application
 	holdUntil    time.Time         // restart backoff: no new asks before
-	// gang is the state of gang mode (gang.go).
-	gang gangState
 	// adopted: the first registration took over what an earlier attempt left (durable.go).
 	adopted bool
 	// savedAt is the last event id when the durable state was saved.
@@ -271,10 +269,6 @@ type am struct {
 	// idle: the inputs of the last plan that changed nothing, nil after one that changed something
 	// (allocate.go, book.PlanInputs).
 	idle *book.PlanInputs
-	live livenessState // the launchers' liveness (liveness.go)
-	// noticed is closed, and replaced, when containers are warned of their preemption: the
-	// launchers' long polls wait on it (preemption.go).
-	noticed chan struct{}
 	// gpus: the TaskExecutors' GPU samples (gpuusage.go).
 	gpus gpuuse.Book
 
@@ -366,7 +360,6 @@ func newAM(cfg config) (*am, error) {
 		wake:        make(chan struct{}, 1),
 		started:     cfg.Now(),
 		launchQ:     make(chan *book.Container, 1024),
-		noticed:     make(chan struct{}),
 	}
 	a.nodes = &nodeLister{cluster: cfg.Cluster, asked: cfg.Spec.Capability, label: cfg.NodeLabel, metrics: cfg.Metrics, log: a.log,
 		now: cfg.Now, want: make(chan struct{}, 1), mu: &a.mu, view: &a.book.Nodes}
@@ -428,17 +421,6 @@ func wantSource(cfg config) string {
 // defaultElasticInterval is taskexecutor.elastic-interval's default: how long a round runs before
 // containers held beside it grow the gang.
 const defaultElasticInterval = 60 * time.Second
-
-// latest is the latest of ts (the zero time when none is set).
-func latest(ts ...time.Time) time.Time {
-	var l time.Time
-	for _, t := range ts {
-		if t.After(l) {
-			l = t
-		}
-	}
-	return l
-}
 
 // resourceProto converts a capability to YARN's ResourceProto: memory and vcores in their own fields,
 // every other type in resource_value_map.

@@ -32,7 +32,7 @@ func (a *am) Status() contract.Status {
 	}
 	s.DriverStderrTail = a.driver.stderrTail() // web serves it only with the secret (visibility.go)
 	s.Now, s.Started = a.cfg.Now(), a.started
-	s.Gang = a.gangStatusLocked()
+	s.Gang = a.book.Gang.Status(a.specLocked(), a.rec.All())
 	s.Nodes, s.NodesAt = a.book.Nodes.Listing()
 	s.Asks, s.Counts.Requested = a.book.Asks.Status()
 	a.rec.Compact()
@@ -98,7 +98,10 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
 	}
 	if !a.checkSharedGPUsLocked(t) {
-		a.assignRanksLocked()
+		if ev, master, ok := a.book.Gang.Rank(a.rec.All()); ok {
+			a.log.WithFields(logrus.Fields{"round": a.book.Gang.Round(), "master": master}).Info("am: " + ev.Message)
+			a.emit(ev)
+		}
 	}
 	return nil
 }
@@ -154,7 +157,7 @@ func (s eventSource) Subscribe(after uint64) web.Subscription { return s.Log.Sub
 // the policy's reason, whose timeout outlasts the loss).
 func (a *am) exclusionsLocked() ([]string, []contract.NodeExclusion) {
 	why := map[string]string{}
-	for n := range a.live.LostNodes() {
+	for n := range a.book.Live.LostNodes() {
 		why[n] = contract.ExclusionLost
 	}
 	for _, n := range a.policy.Excluded() {

@@ -25,8 +25,9 @@
 // still to send (book.Exclusions), the node view (book.Nodes), the locality planners
 // (book.PlanLocality), the count of TaskExecutors wanted (book.Want), a plan's inputs
 // (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs), the memory of the idle GPUs' release
-// (book.Idle), the placement's SchedulingRequests and full nodes (book.Placement) and the durable
-// state's encoding (book.State). The AM holds one book.Book under mu.
+// (book.Idle), the placement's SchedulingRequests and full nodes (book.Placement), the gang's rounds
+// (book.Gang), the liveness check's memory (book.Liveness), the preemption notices (book.Notices)
+// and the durable state's encoding (book.State). The AM holds one book.Book under mu.
 // The AM's other state and its bookkeeping, each a type with verbs:
 //
 //   - am.go: the am struct (which fields mu guards), config (the locality values and driver mode's
@@ -40,19 +41,13 @@
 //     time.
 //   - gpuhealth.go: a sample that reads a container's GPU unhealthy ends and replaces the container
 //     (gpu-unhealthy), and taskexecutor.sick-gpus-per-node sick GPUs exclude their node (book.SickGPUs).
-//   - gang.go: gang mode (taskexecutor.gang): gangState, the round, its start, its forming and
-//     rendezvous and the wait after a timeout (Begin, Held, Form, NewRound, TimedOut, Wait, Rank;
-//     it alone writes a member's rank); the AM starts held members, releases a timed-out round
-//     (checkGang) and emits what the verbs return.
-//   - elastic.go: elastic gangs (taskexecutor.min-instances): rounds of fewer members, forming at the
-//     minimum by the deadline, growing after taskexecutor.elastic-interval, shrinking when a rank is
-//     lost; gangState's elastic verbs (Elastic: what time decides; Carry: held containers into the
-//     next round) and Status, the status document's gang section.
-//   - liveness.go: livenessState, the liveness check's memory (Heard: a launcher's message; Due,
-//     Silent: the TaskExecutors to probe; Probed: a verdict; Lost, LostNodesDue, NodeProbeDone,
-//     NodeBack: nodes excluded for a loss; it alone writes a record's liveness marks), and the AM's
-//     side: the probes of the NodeManagers outside the lock, and declaring a silent TaskExecutor on
-//     a NodeManager that does not answer for it lost (docs/running.md#liveness).
+//   - gang.go: gang mode (taskexecutor.gang) and its elastic gangs (taskexecutor.min-instances),
+//     whose rounds and their verbs are book.Gang: the AM gives up a round not complete by the gang
+//     timeout (checkGang: the held containers released, the shortage's evidence) and answers a
+//     member's rendezvous (Rendezvous).
+//   - liveness.go: the AM's side of the liveness check, whose memory is book.Liveness: the probes of
+//     the NodeManagers outside the lock (askNM), and a silent TaskExecutor on a NodeManager that
+//     does not answer for it declared lost (docs/running.md#liveness).
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
 //     from an earlier attempt (publishAPIAddress).
 //   - durable.go: the durable state a later attempt of the AM takes over: the AM's side (adopt, what
@@ -63,8 +58,8 @@
 //   - frameworkpublished.go: what the framework published for its TaskExecutors
 //     (framework.AMStart.Publish: a Flink JobManager's RPC address once bound), served by the API.
 //   - preemption.go: the ResourceManager's preemption warnings: each named container (a gang's
-//     whole round) warned once, with an event, its deadline in the status, and the launchers' long
-//     poll for the notice (docs/running.md#preemption).
+//     whole round) warned once (book.Notices), with an event, its deadline in the status, and the
+//     launchers' long poll for the notice (docs/running.md#preemption).
 //   - idlerelease.go: taskexecutor.idle-gpu-release: a container whose every GPU stayed idle is
 //     warned through the same notices and released by lowering the declared count (an elastic gang
 //     above its minimum) or through the framework's GiveBack (a demand-sized job: its work rescales,
@@ -136,7 +131,7 @@
 //
 // One mutex, am.mu, guards the AM's mutable state: every field declared below it in the am struct,
 // which includes records, the book (the ask table, the exclusion list, the node view), the failure
-// policy's memory, the gang's state and the liveness check's memory. Those state types lock nothing
+// policy's memory, the gang's rounds and the liveness check's memory. Those state types lock nothing
 // themselves: their verbs are bookkeeping that the AM calls with mu held. The rule:
 //
 //   - A method whose name ends in Locked runs with mu held and never takes it; every other method

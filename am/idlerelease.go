@@ -66,7 +66,7 @@ func (a *am) idleGPUsLocked(t *book.Container, now time.Time) {
 	if since.IsZero() || last.Sub(since) < d || t.Notice != nil || a.book.Idle.Busy() {
 		return
 	}
-	if a.cfg.Spec.Gang && (t.Round != a.gang.Round() || !a.gang.Formed()) {
+	if a.cfg.Spec.Gang && (t.Round != a.book.Gang.Round() || !a.book.Gang.Formed()) {
 		return // held beside the round, or a round on its way out: not a member to release
 	}
 	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
@@ -78,10 +78,10 @@ func (a *am) idleGPUsLocked(t *book.Container, now time.Time) {
 	warn := []*book.Container{t}
 	var round *int
 	if a.cfg.Spec.Gang {
-		r := a.gang.Round()
+		r := a.book.Gang.Round()
 		round = &r
 		for _, o := range a.rec.All() {
-			if o != t && o.Round == r && warnable(o) {
+			if o != t && o.Round == r && book.Warnable(o) {
 				warn = append(warn, o)
 			}
 		}
@@ -94,7 +94,7 @@ func (a *am) idleGPUsLocked(t *book.Container, now time.Time) {
 	a.book.Idle.Warned(t.ID, deadline)
 	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, t.GPUs(), last.Sub(since), d, deadline, a.preemptionWait(), a.book.Want.Count(), a.book.Want.Count()-1, len(warn)))
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
-	a.noticesLocked(warn)
+	handOut(&a.book.Notices, a.cfg.OnPreemption, warn)
 }
 
 // checkIdleRelease releases the container warned for its idle GPUs once its deadline passed: the

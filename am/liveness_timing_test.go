@@ -14,7 +14,7 @@ import (
 )
 
 // TestLivenessKeptTaskExecutorHasAGraceAfterAnAMRestart: a TaskExecutor kept from an earlier attempt
-// is not probed within keptLivenessGrace of this attempt's start, though the timeout is shorter (its
+// is not probed within book.KeptLivenessGrace of this attempt's start, though the timeout is shorter (its
 // launcher may still be looking for the new attempt: docs/running.md#kept-taskexecutors-find-the-new-attempt);
 // once heard it is an ordinary TaskExecutor, and one never heard is lost a grace after the start.
 func TestLivenessKeptTaskExecutorHasAGraceAfterAnAMRestart(t *testing.T) {
@@ -30,9 +30,9 @@ func TestLivenessKeptTaskExecutorHasAGraceAfterAnAMRestart(t *testing.T) {
 	}
 	m.mu.Unlock()
 	check(m)
-	assert.Less(t, contract.DefaultLivenessTimeout, keptLivenessGrace, "the grace matters at the default")
+	assert.Less(t, contract.DefaultLivenessTimeout, book.KeptLivenessGrace, "the grace matters at the default")
 
-	pass(m, clock, keptLivenessGrace-2*time.Second)
+	pass(m, clock, book.KeptLivenessGrace-2*time.Second)
 	assert.Zero(t, nm.probes.Load(), "no kept TaskExecutor is probed within the grace")
 	assert.True(t, m.Alive(kept[1].ID), "the second one's launcher found this attempt")
 

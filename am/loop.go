@@ -54,7 +54,7 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 		a.emit(ev)
 	}
 	a.mu.Lock()
-	a.gang.Begin(a.cfg.Now())
+	a.book.Gang.Begin(a.cfg.Now())
 	a.mu.Unlock()
 	var driverDone <-chan struct{}
 	if a.driver != nil {

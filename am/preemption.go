@@ -2,14 +2,10 @@ package am
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
-	"github.com/sirupsen/logrus"
-
 	"github.com/yarn-am/yarn-am/am/book"
-	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
@@ -32,6 +28,10 @@ import (
 // checkpoint together. The kill itself arrives as a completed container with exit status -102
 // (preempted): it is replaced without counting as a failure (TestLoopPreemptionIsNotCounted), and a
 // gang restarts as a new round (TestPreemptionOfAGangRankRestartsTheRound).
+//
+// The warnings' bookkeeping is book.Notices (Preempted sets the notices, Post wakes the long polls);
+// the AM applies an allocate's message with it (allocate.go), hands the notices out (handOut) and
+// answers the long polls (Notice).
 
 // preemptionWait is config.PreemptionWait with its default.
 func (a *am) preemptionWait() time.Duration {
@@ -59,73 +59,13 @@ func preemptedIDs(msg *hadooppb.PreemptionMessageProto) []string {
 	return out
 }
 
-// warnable says whether t has a worker to warn: launched or being launched, not yet warned.
-func warnable(t *book.Container) bool {
-	return t != nil && t.Notice == nil && (t.Phase == contract.Running || t.Phase == contract.Launching)
-}
-
-// preemptionLocked applies an allocate response's preemption message: every container it names that
-// is not warned yet, and in gang mode every rank of the round of such a container, is warned now.
-func (a *am) preemptionLocked(msg *hadooppb.PreemptionMessageProto) {
-	if msg == nil {
-		return
-	}
-	var named []string
-	var warn []*book.Container
-	for _, id := range preemptedIDs(msg) {
-		t := a.rec.Get(id)
-		if t == nil || t.Phase == contract.Completed {
-			continue // released by us, already ended, or not a TaskExecutor (the AM's own container)
-		}
-		named = append(named, id)
-		if warnable(t) {
-			warn = append(warn, t)
-		}
-	}
-	if len(warn) == 0 {
-		return
-	}
-	var round *int
-	if a.cfg.Spec.Gang {
-		r := a.gang.Round()
-		round = &r
-		for _, t := range a.rec.All() {
-			if t.Round == r && warnable(t) && !slices.Contains(warn, t) {
-				warn = append(warn, t)
-			}
-		}
-	}
-	now := a.cfg.Now()
-	deadline := now.Add(a.preemptionWait())
-	for _, t := range warn {
-		t.Notice = &contract.PreemptionNotice{Container: t.ID, Containers: named, WarnedAt: now, Deadline: deadline, Round: round}
-		why := "the ResourceManager named it"
-		if !slices.Contains(named, t.ID) {
-			why = fmt.Sprintf("a rank of its gang round %d was named", *round)
-		}
-		ev := a.emit(events.PreemptionWarning(t.ID, t.Node, deadline, a.preemptionWait(), why))
-		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
-	}
-	a.noticesLocked(warn)
-}
-
-// noticesLocked hands out the notices just set on warned: it wakes every long poll (each finds its
-// own notice, or goes back to waiting) and tells the framework (OnPreemption). The ResourceManager's
+// handOut hands out the notices just set on warned (book.Notices.Post wakes every long poll) and
+// tells the framework (hook: config.OnPreemption) in a goroutine of its own: its response (a
+// checkpoint, say) may call out, never under mu, never in the loop's way. The ResourceManager's
 // warnings and the AM's own release of idle GPUs (idlerelease.go) both end here.
-func (a *am) noticesLocked(warned []*book.Container) {
-	close(a.noticed)
-	a.noticed = make(chan struct{})
-	if hook := a.cfg.OnPreemption; hook != nil {
-		ids := make([]string, len(warned))
-		reason := ""
-		for i, t := range warned {
-			ids[i] = t.ID
-			if t.Notice != nil {
-				reason = t.Notice.Reason // one warning's notices share their reason
-			}
-		}
-		// The framework's own response (a checkpoint, say) may call out: never under mu, never in
-		// the loop's way.
+func handOut(n *book.Notices, hook func(ctx context.Context, containers []string, reason string), warned []*book.Container) {
+	ids, reason := n.Post(warned)
+	if hook != nil {
 		go hook(context.Background(), ids, reason)
 	}
 }
@@ -139,5 +79,5 @@ func (a *am) Notice(id string) (*contract.PreemptionNotice, <-chan struct{}, boo
 	if t == nil {
 		return nil, nil, false
 	}
-	return t.Notice, a.noticed, true
+	return t.Notice, a.book.Notices.Changed(), true
 }

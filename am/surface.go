@@ -114,7 +114,10 @@ func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 	node := yarnrpc.NodeAddress(n.GetNodeId())
 	switch st {
 	case hadooppb.NodeStateProto_NS_RUNNING:
-		a.nodeBackLocked(node, "the ResourceManager reports it RUNNING")
+		if ev, ok := a.book.Live.NodeBack(node, &a.book.Excl, a.policy.IsExcluded); ok {
+			a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: the ResourceManager reports it RUNNING")
+			a.emit(ev)
+		}
 		return
 	case hadooppb.NodeStateProto_NS_NEW:
 		return
@@ -130,8 +133,8 @@ func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 func (a *am) checkPending(ctx context.Context) {
 	a.mu.Lock()
 	pending := a.book.Asks.Pending()
-	if a.stopping || a.policyOut != nil || a.gang.Formed() && a.specLocked().Elastic() {
-		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (elastic.go)
+	if a.stopping || a.policyOut != nil || a.book.Gang.Formed() && a.specLocked().Elastic() {
+		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (book.Gang.Elastic)
 	}
 	d := a.policy.ObservePending(a.cfg.Now(), pending, a.progressed)
 	a.progressed = false

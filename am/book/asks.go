@@ -153,6 +153,15 @@ func (t *Asks) SentAt(id int64) (time.Time, bool) {
 	return at, ok
 }
 
+// Waited is how long ask id waited for an allocation at now (false, 0: not known).
+func (t *Asks) Waited(id int64, now time.Time) (time.Duration, bool) {
+	at, ok := t.sentAt[id]
+	if !ok {
+		return 0, false
+	}
+	return now.Sub(at), true
+}
+
 // Spread says whether ask id is a Spread ask (locality.go).
 func (t *Asks) Spread(id int64) bool {
 	for _, k := range t.asks {

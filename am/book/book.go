@@ -18,9 +18,15 @@ type Book struct {
 	// Place: taskexecutor.placement's SchedulingRequests and full nodes (placement.go); the AM sets
 	// it (NewPlacement).
 	Place Placement
+	// Gang: gang mode's rounds (gang.go).
+	Gang Gang
+	// Live: the liveness check's memory (liveness.go).
+	Live Liveness
+	// Notices: the preemption notices' long polls (notices.go).
+	Notices Notices
 }
 
 // New returns a book that wants n TaskExecutors, as by says (Want.By), and holds nothing else yet.
 func New(n int, by string) Book {
-	return Book{Want: NewWant(n, by), Asks: NewAsks(), Excl: NewExclusions()}
+	return Book{Want: NewWant(n, by), Asks: NewAsks(), Excl: NewExclusions(), Notices: NewNotices()}
 }

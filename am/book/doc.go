@@ -37,6 +37,17 @@
 //     SchedulingRequests (Request, with PlacementConstraint and TaskExecutorTag) until the
 //     ResourceManager refuses them (Refused), and the nodes blacklisted for running max-per-node
 //     TaskExecutors (Fill) and the asks whose rejection was said (Rejected).
+//   - gang.go: Gang, gang mode's rounds (taskexecutor.gang) and its elastic gangs
+//     (taskexecutor.min-instances): the round, its start, its forming and rendezvous and the wait
+//     after a timeout (Begin, Start, Form, Next, NewRound, GiveUp, TimedOut, Wait, Rank; it alone
+//     writes a member's rank), what time decides for an elastic round (Elastic, Carry) and the
+//     status document's gang section (Status).
+//   - liveness.go: Liveness, the memory of the liveness check (Heard: a launcher's message; Due,
+//     Silent: the TaskExecutors to probe; Probed: a verdict; Lost: one declared lost, its node
+//     excluded; LostNodesDue, NodeProbeDone, NodeBack: nodes excluded for a loss; it alone writes a
+//     record's liveness marks).
+//   - notices.go: Notices, the preemption notices the launchers' long polls wait for (Preempted: the
+//     ResourceManager's warning; Warnable; Post: notices handed out; Changed).
 //   - sick.go: SickGPUs, the GPUs of each node that read unhealthy under the job (Sick).
 //   - state.go: State, the durable state a later attempt of the AM takes over, and its encoding
 //     within MaxStateBytes (EncodeState, DecodeState).

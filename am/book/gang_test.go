@@ -1,4 +1,4 @@
-package am
+package book
 
 import (
 	"testing"
@@ -7,24 +7,28 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 )
 
-// member is a recorded container of a gang round, for the gangState tests.
-func member(id, node string, round int, phase contract.Phase) *book.Container {
-	return &book.Container{Container: decision.Container{ID: id, Node: node, Round: round, Phase: phase}}
+// member is a container of a gang round, for the Gang tests.
+func member(id, node string, round int, phase contract.Phase) *Container {
+	return &Container{Container: decision.Container{ID: id, Node: node, Round: round, Phase: phase}}
 }
 
-// TestGangStateFormsWithItsHeldMembers: Held lists the round's held containers only, Form books the
+// gangSpec is a rigid gang of n TaskExecutors.
+func gangSpec(n int) decision.Spec {
+	return decision.Spec{Instances: n, MaxFailures: 3, Capability: te, Gang: true}
+}
+
+// TestGangFormsWithItsHeldMembers: Held lists the round's held containers only, Form books the
 // round's size and its start (the event says how long it took and on how many nodes), and an
 // elastic gang's event names its bounds.
-func TestGangStateFormsWithItsHeldMembers(t *testing.T) {
-	var g gangState
+func TestGangFormsWithItsHeldMembers(t *testing.T) {
+	var g Gang
 	g.Begin(t0)
 	g.Begin(t0.Add(time.Hour)) // a re-registration keeps the round's start
-	seq := []*book.Container{member("c1", "n1:1", 0, contract.Held), member("c2", "n2:1", 0, contract.Held),
+	seq := []*Container{member("c1", "n1:1", 0, contract.Held), member("c2", "n2:1", 0, contract.Held),
 		member("c3", "n1:1", 0, contract.Running), member("old", "n1:1", -1, contract.Held)}
 	held := g.Held(seq)
 	require.Len(t, held, 2)
@@ -39,21 +43,21 @@ func TestGangStateFormsWithItsHeldMembers(t *testing.T) {
 
 	elastic := gangSpec(4)
 	elastic.MinInstances = 2
-	var e gangState
+	var e Gang
 	assert.Contains(t, e.Form(held, elastic, t0).Message, "an elastic gang of 2 to 4: WORLD_SIZE 2")
 }
 
-// TestGangStateNewRoundAfterATimeout: a timed-out round waits a quarter of the timeout (at least
+// TestGangNewRoundAfterATimeout: a timed-out round waits a quarter of the timeout (at least
 // 5 s) before the next round is asked for; the next round starts unformed at the size named, its
 // deadline counting from the end of the wait.
-func TestGangStateNewRoundAfterATimeout(t *testing.T) {
+func TestGangNewRoundAfterATimeout(t *testing.T) {
 	for _, tc := range []struct {
 		timeout, retry time.Duration
 	}{
 		{timeout: 4 * time.Minute, retry: time.Minute},
 		{timeout: 8 * time.Second, retry: 5 * time.Second},
 	} {
-		var g gangState
+		var g Gang
 		g.Begin(t0)
 		assert.False(t, g.TimedOut(t0.Add(tc.timeout-time.Millisecond), tc.timeout))
 		now := t0.Add(tc.timeout)
@@ -68,41 +72,42 @@ func TestGangStateNewRoundAfterATimeout(t *testing.T) {
 		assert.False(t, g.Formed())
 		assert.False(t, g.TimedOut(now.Add(tc.timeout), tc.timeout), "the deadline counts from the end of the wait")
 		assert.True(t, g.TimedOut(now.Add(tc.retry+tc.timeout), tc.timeout))
-		assert.Equal(t, decision.ElasticObserved{Expect: 3}, g.Elastic(now, time.Minute, tc.timeout))
+		assert.Equal(t, decision.ElasticObserved{Expect: 3}, g.Elastic(elasticSpec(3, 2), now, time.Minute, tc.timeout))
+		assert.Equal(t, decision.ElasticObserved{}, g.Elastic(gangSpec(3), now, time.Minute, tc.timeout), "a rigid gang")
 	}
 }
 
-// TestGangStateCarriesHeldContainersIntoTheNextRound: after NewRound, Carry moves the containers
+// TestGangCarriesHeldContainersIntoTheNextRound: after NewRound, Carry moves the containers
 // held beside the previous round (not its running members) into the new one.
-func TestGangStateCarriesHeldContainersIntoTheNextRound(t *testing.T) {
-	var g gangState
-	seq := []*book.Container{member("c1", "n1:1", 0, contract.Running), member("c2", "n1:1", 0, contract.Held)}
+func TestGangCarriesHeldContainersIntoTheNextRound(t *testing.T) {
+	var g Gang
+	seq := []*Container{member("c1", "n1:1", 0, contract.Running), member("c2", "n1:1", 0, contract.Held)}
 	g.NewRound(t0, 2, "grow", "grow")
 	g.Carry(seq)
 	assert.Equal(t, 0, seq[0].Round)
 	assert.Equal(t, 1, seq[1].Round)
 }
 
-// TestGangStateElasticObserved: an unformed round's deadline passes at the timeout; a formed
+// TestGangElasticObserved: an unformed round's deadline passes at the timeout; a formed
 // round's growth is due once it ran for the interval.
-func TestGangStateElasticObserved(t *testing.T) {
-	var g gangState
-	assert.Equal(t, decision.ElasticObserved{}, g.Elastic(t0, time.Minute, time.Minute), "no round asked for yet")
+func TestGangElasticObserved(t *testing.T) {
+	var g Gang
+	assert.Equal(t, decision.ElasticObserved{}, g.Elastic(elasticSpec(4, 2), t0, time.Minute, time.Minute), "no round asked for yet")
 	g.Begin(t0)
-	assert.Equal(t, decision.ElasticObserved{Deadline: true}, g.Elastic(t0.Add(time.Minute), time.Minute, time.Minute))
+	assert.Equal(t, decision.ElasticObserved{Deadline: true}, g.Elastic(elasticSpec(4, 2), t0.Add(time.Minute), time.Minute, time.Minute))
 	g.Form(nil, gangSpec(2), t0.Add(time.Minute))
-	assert.Equal(t, decision.ElasticObserved{}, g.Elastic(t0.Add(time.Minute+59*time.Second), time.Minute, time.Minute))
-	assert.Equal(t, decision.ElasticObserved{GrowDue: true}, g.Elastic(t0.Add(2*time.Minute), time.Minute, time.Minute))
+	assert.Equal(t, decision.ElasticObserved{}, g.Elastic(elasticSpec(4, 2), t0.Add(time.Minute+59*time.Second), time.Minute, time.Minute))
+	assert.Equal(t, decision.ElasticObserved{GrowDue: true}, g.Elastic(elasticSpec(4, 2), t0.Add(2*time.Minute), time.Minute, time.Minute))
 }
 
-// TestGangStateRanksOnceEveryMemberReported: no rendezvous before the round formed, while a member
+// TestGangRanksOnceEveryMemberReported: no rendezvous before the round formed, while a member
 // has not reported or is stopping; then ranks in acceptance order with local ranks per node, rank
 // 0's host and port as the master, once.
-func TestGangStateRanksOnceEveryMemberReported(t *testing.T) {
-	seq := []*book.Container{member("c1", "n1:1", 0, contract.Running), member("c2", "n2:1", 0, contract.Running),
+func TestGangRanksOnceEveryMemberReported(t *testing.T) {
+	seq := []*Container{member("c1", "n1:1", 0, contract.Running), member("c2", "n2:1", 0, contract.Running),
 		member("c3", "n1:1", 0, contract.Running), member("spare", "n3:1", 0, contract.Held)}
 	seq[0].Port = 29500
-	var g gangState
+	var g Gang
 	_, _, ok := g.Rank(seq)
 	assert.False(t, ok, "not formed")
 	g.Form(seq[:3], gangSpec(3), t0)
@@ -121,9 +126,16 @@ func TestGangStateRanksOnceEveryMemberReported(t *testing.T) {
 	_, _, ok = g.Rank(seq)
 	assert.False(t, ok, "published once a round")
 
-	var h gangState
+	var h Gang
 	h.Form(seq[:3], gangSpec(3), t0)
 	seq[1].Phase = contract.Stopping
 	_, _, ok = h.Rank(seq)
 	assert.False(t, ok, "a member is stopping")
+}
+
+// elasticSpec is an elastic gang of lo to n TaskExecutors.
+func elasticSpec(n, lo int) decision.Spec {
+	s := gangSpec(n)
+	s.MinInstances = lo
+	return s
 }
