@@ -347,12 +347,7 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		a.completedLocked(st)
 	}
 	if msg := resp.GetPreempt(); msg != nil {
-		var round *int
-		if a.cfg.Spec.Gang {
-			r := a.book.Gang.Round()
-			round = &r
-		}
-		warned, evs := a.book.Notices.Preempted(&a.rec, preemptedIDs(msg), round, a.cfg.Now(), a.preemptionWait())
+		warned, evs := a.book.Notices.Preempted(&a.rec, preemptedIDs(msg), a.cfg.Spec.Gang, a.book.Gang.Round(), a.cfg.Now(), a.preemptionWait())
 		for _, ev := range evs {
 			ev = a.emit(ev)
 			a.log.WithFields(logrus.Fields{"container": ev.Container, "node": ev.Node, "deadline": ev.Deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)

@@ -139,3 +139,57 @@ func elasticSpec(n, lo int) decision.Spec {
 	s.MinInstances = lo
 	return s
 }
+
+// TestGangGiveUpReleasesWhatTheRoundHolds: a round not complete by the timeout releases its held
+// containers (their ends told as the gang timeout's), cancels its asks and starts the next round
+// after the wait; an elastic round that holds its minimum is not given up, and neither is a round
+// within its timeout.
+func TestGangGiveUpReleasesWhatTheRoundHolds(t *testing.T) {
+	r := NewRecords(10, func() time.Time { return t0 })
+	held := r.Accepted(decision.Allocation{ID: "c1", Node: "n1:1", AskID: 1, Resources: te}, nil, 0, true)
+	asks := NewAsks()
+	var g Gang
+	g.Begin(t0)
+	_, ok := g.GiveUp(&r, &asks, gangSpec(3), t0.Add(time.Minute-time.Second), time.Minute)
+	assert.False(t, ok, "within the timeout")
+	_, ok = g.GiveUp(&r, &asks, elasticSpec(3, 1), t0.Add(time.Minute), time.Minute)
+	assert.False(t, ok, "an elastic round that holds its minimum forms with it")
+
+	out, ok := g.GiveUp(&r, &asks, gangSpec(3), t0.Add(time.Minute), time.Minute)
+	require.True(t, ok)
+	assert.Equal(t, []*Container{held}, out.Released)
+	assert.Equal(t, 1, out.Held)
+	assert.Equal(t, 2, out.Missing)
+	assert.Equal(t, 15*time.Second, out.Retry)
+	assert.Equal(t, contract.Completed, held.Phase)
+	assert.Contains(t, held.Exit.Diagnostics, "the gang was not complete within taskexecutor.gang-timeout = 1m0s")
+	require.NotEmpty(t, out.Ended)
+	assert.Equal(t, contract.EventGangRestarted, out.Restarted.Type)
+	assert.Contains(t, out.Restarted.Message, "1 of 3 TaskExecutors were allocated within taskexecutor.gang-timeout = 1m0s")
+	assert.Equal(t, 1, g.Round())
+	assert.True(t, g.Holding(t0.Add(time.Minute)))
+}
+
+// TestGangStartAndNext: Start launches the round's held members and forms it; Next starts the next
+// round at the declared size, and an elastic gang's held containers carry over.
+func TestGangStartAndNext(t *testing.T) {
+	r := NewRecords(10, func() time.Time { return t0 })
+	for _, id := range []string{"c1", "c2"} {
+		r.Accepted(decision.Allocation{ID: id, Node: "n1:1", AskID: 1, Resources: te}, nil, 0, true)
+	}
+	var g Gang
+	g.Begin(t0)
+	started, evs := g.Start(&r, gangSpec(2), t0.Add(time.Second))
+	require.Len(t, started, 2)
+	assert.Equal(t, contract.Launching, started[0].Phase)
+	require.Len(t, evs, 1, "no rendezvous before the ranks reported")
+	assert.Equal(t, contract.EventGangFormed, evs[0].Type)
+	assert.Equal(t, 2, g.Size())
+
+	spare := r.Accepted(decision.Allocation{ID: "c3", Node: "n1:1", AskID: 1, Resources: te}, nil, 0, true)
+	ev := g.Next(&r, elasticSpec(3, 2), t0.Add(time.Minute), "grow", "grow", 0)
+	assert.Equal(t, contract.EventGangRestarted, ev.Type)
+	assert.Contains(t, ev.Message, "3 TaskExecutors (grows)", "size 0: the declared instances")
+	assert.Equal(t, 1, spare.Round, "carried into the next round")
+	assert.Equal(t, 0, g.Size(), "not formed yet")
+}

@@ -48,10 +48,10 @@ func Warnable(t *Container) bool {
 
 // Preempted books the ResourceManager's preemption warning of the containers named (either
 // contract of its message, each once) at now, the kill expected wait later: every named container
-// among r not warned yet, and in gang mode (round: the gang's current round) every rank of that
-// round with it, gets its notice (its worker checkpoints: docs/running.md#preemption). It returns the containers warned now and
+// among r not warned yet, and in gang mode (gang, round: the gang's current round) every rank of
+// that round with it, gets its notice (its worker checkpoints: docs/running.md#preemption). It returns the containers warned now and
 // one preemption-warning event each; the AM posts the notices (Notices.Post).
-func (n *Notices) Preempted(r *Records, named []string, round *int, now time.Time, wait time.Duration) (warned []*Container, evs []contract.Event) {
+func (n *Notices) Preempted(r *Records, named []string, gang bool, round int, now time.Time, wait time.Duration) (warned []*Container, evs []contract.Event) {
 	var ids []string
 	for _, id := range named {
 		t := r.Get(id)
@@ -66,19 +66,21 @@ func (n *Notices) Preempted(r *Records, named []string, round *int, now time.Tim
 	if len(warned) == 0 {
 		return nil, nil
 	}
-	if round != nil {
+	var gangRound *int
+	if gang {
+		gangRound = &round
 		for _, t := range r.All() {
-			if t.Round == *round && Warnable(t) && !slices.Contains(warned, t) {
+			if t.Round == round && Warnable(t) && !slices.Contains(warned, t) {
 				warned = append(warned, t)
 			}
 		}
 	}
 	deadline := now.Add(wait)
 	for _, t := range warned {
-		t.Notice = &contract.PreemptionNotice{Container: t.ID, Containers: ids, WarnedAt: now, Deadline: deadline, Round: round}
+		t.Notice = &contract.PreemptionNotice{Container: t.ID, Containers: ids, WarnedAt: now, Deadline: deadline, Round: gangRound}
 		why := "the ResourceManager named it"
 		if !slices.Contains(ids, t.ID) {
-			why = fmt.Sprintf("a rank of its gang round %d was named", *round)
+			why = fmt.Sprintf("a rank of its gang round %d was named", round)
 		}
 		evs = append(evs, events.PreemptionWarning(t.ID, t.Node, deadline, wait, why))
 	}
