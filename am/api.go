@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
@@ -63,7 +64,7 @@ func (a *am) Status() contract.Status {
 		s.Containers = append(s.Containers, cs)
 	}
 	a.gpus.NewestHistories(s.Containers) // the web UI's utilisation chart
-	s.GPUUsage = a.gpuUsageLocked(s.Now)
+	s.GPUUsage = a.gpus.JobUsage(a.rec.GPUHours(s.Now), a.book.Idle.Hours(s.Now))
 	return s
 }
 
@@ -97,11 +98,20 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 	for name, infos := range r.Infos {
 		log.WithFields(logrus.Fields{"resource": name, "infos": infos}).Info("am: resource infos reported")
 	}
-	if !a.checkSharedGPUsLocked(t) {
+	// No GPU held by two live containers of one node (docs/running.md#events): the later is stopped.
+	sh, shared := a.rec.CheckSharedGPUs(t)
+	if !shared {
 		if ev, master, ok := a.book.Gang.Rank(a.rec.All()); ok {
 			a.log.WithFields(logrus.Fields{"round": a.book.Gang.Round(), "master": master}).Info("am: " + ev.Message)
 			a.emit(ev)
 		}
+		return nil
+	}
+	a.log.WithFields(logrus.Fields{"container": t.ID, "holder": sh.Holder.ID, "node": t.Node, "gpu": sh.UUID, "counts": sh.Counts}).
+		Error("am: two live TaskExecutors hold one GPU; stopping the later")
+	a.emit(sh.Event)
+	if sh.StopNow {
+		a.stopInBackground([]*book.Container{t})
 	}
 	return nil
 }

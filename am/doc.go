@@ -21,7 +21,8 @@
 // The AM's bookkeeping that needs nothing of the AM is package book (am/book), which imports
 // nothing of am: the container records (book.Records of book.Container, the AM's field rec: their
 // transitions return the events to emit; every active container and the latest
-// config.FinishedHistory finished ones are kept), the ask table (book.Asks), the blacklist changes
+// config.FinishedHistory finished ones are kept; their GPU time and the check that no GPU is held by
+// two live containers of one node, book.Records.CheckSharedGPUs), the ask table (book.Asks), the blacklist changes
 // still to send (book.Exclusions), the node view (book.Nodes), the locality planners
 // (book.PlanLocality), the count of TaskExecutors wanted (book.Want), a plan's inputs
 // (book.PlanInputs), the nodes' sick GPUs (book.SickGPUs), the memory of the idle GPUs' release
@@ -34,11 +35,9 @@
 //     driverConfig beside it), its seams (rm, nm, cleaner, stateStore) and newAM, and the helpers
 //     the other files use, kept here so that they reach down to it: emit, poke, callCtx, setState,
 //     specLocked.
-//   - gpucheck.go: no GPU held by two live containers of one node (the launchers' reported UUIDs);
-//     the later is stopped, with a gpu-shared event.
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
 //     GET /api/v1/containers/<id>/gpus, the per-GPU gauges' values and the final diagnostics' GPU
-//     time.
+//     time; a sample's unhealthy GPU (book.Unhealthy) and idle spell (book.Idle.Judge) acted on.
 //   - gpuhealth.go: a sample that reads a container's GPU unhealthy ends and replaces the container
 //     (gpu-unhealthy), and taskexecutor.sick-gpus-per-node sick GPUs exclude their node (book.SickGPUs).
 //   - gang.go: gang mode (taskexecutor.gang) and its elastic gangs (taskexecutor.min-instances),
@@ -115,7 +114,8 @@
 //
 //   - api.go: the AM's side of its HTTP API, which package web (am/web) serves: *am implements
 //     web.State (Status, Report, Requirement, Unknown, WantNodes here; Alive, Notice, Rendezvous,
-//     SetRequirements beside their state) and Web hands web the state, the events and /metrics;
+//     SetRequirements beside their state; a report's GPU shared with another live container stops
+//     the later, with a gpu-shared event) and Web hands web the state, the events and /metrics;
 //     EventsHandler serves an events.Log on its own (the clients' tests).
 //   - metrics.go: Prometheus collectors on a registry of the AM's own (served by web at /metrics),
 //     the per-GPU gauges among them.

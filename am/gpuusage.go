@@ -3,13 +3,18 @@ package am
 import (
 	"time"
 
+	"github.com/sirupsen/logrus"
+
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 )
 
 // This file is the AM's side of GPU utilisation (docs/running.md#gpu-utilisation): the samples that
 // come with the launchers' liveness messages go into the book (am/gpuuse, under mu), out to the status,
-// GET /api/v1/containers/<id>/gpus, the Prometheus gauges, and the final diagnostics.
+// GET /api/v1/containers/<id>/gpus, the Prometheus gauges, and the final diagnostics; a sample that
+// reads a GPU unhealthy ends its container (gpuhealth.go), and an idle spell long enough is judged
+// for taskexecutor.idle-gpu-release (idlerelease.go, book.Idle.Judge).
 
 // web finds the GPU sample book by a type assertion on its State; this makes a drift of these
 // methods' signatures a compile error instead of a GPU endpoint that silently answers 404.
@@ -37,8 +42,27 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	}
 	a.emitAll(evs)
 	a.metrics.SetGPUs(id, a.gpus.Status(id))
-	a.sickGPUCheckLocked(t, r)
-	a.idleGPUsLocked(t, now)
+	if g, why, sick := book.Unhealthy(r); sick {
+		a.sickGPULocked(t, g, why) // gpuhealth.go: t ends
+	}
+	if a.stopping || a.policyOut != nil {
+		return nil
+	}
+	// taskexecutor.idle-gpu-release (idlerelease.go): t's idle spell kept, or warned of its release.
+	since, last := a.gpus.IdleSpell(id)
+	kept, warned := a.book.Idle.Judge(&a.rec, t, since, last, now, book.IdleJob{Release: a.cfg.IdleGPURelease, Wait: a.preemptionWait(),
+		Gang: a.cfg.Spec.Gang, Round: a.book.Gang.Round(), Formed: a.book.Gang.Formed(), Want: a.book.Want.Count(),
+		Releasable: func() (bool, string) {
+			return idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack)
+		}})
+	if kept != nil {
+		a.emit(*kept)
+	}
+	if warned != nil {
+		ev := a.emit(warned.Event)
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": warned.Deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
+		handOut(&a.book.Notices, a.cfg.OnPreemption, warned.Warned) // preemption.go
+	}
 	return nil
 }
 
@@ -87,31 +111,13 @@ func (a *am) GPUSeries(id string) (contract.GPUSeries, bool) {
 // launcher that stopped sampling does (docs/gpus.md#idle-gpus-given-back). 0: no bound (sampling off).
 func idleGap(interval time.Duration) time.Duration { return 3 * interval }
 
-// gpuUsageLocked is the job's GPU time: every kept container's GPUs times how long it ran (to now
-// while it runs), with the shares of the samples; nil for a job that holds no GPU.
-func (a *am) gpuUsageLocked(now time.Time) *contract.GPUUsage {
-	var seconds float64
-	for _, t := range a.rec.All() {
-		n := t.GPUs()
-		if n == 0 || t.LaunchedAt.IsZero() {
-			continue
-		}
-		end := t.FinishedAt
-		if end.IsZero() {
-			end = now
-		}
-		if d := end.Sub(t.LaunchedAt); d > 0 {
-			seconds += float64(n) * d.Seconds()
-		}
-	}
-	return a.gpus.JobUsage(seconds/3600, a.book.Idle.Hours(now))
-}
-
-// gpuDiagnosticsLocked is diagnostics with the job's GPU time after it (the final diagnostics and the
-// finished event), unchanged for a job that holds no GPU.
+// gpuDiagnostics is diagnostics with the job's GPU time after it (the final diagnostics and the
+// finished event: every kept container's GPUs times how long it ran, the samples' shares, the GPU
+// time given back), unchanged for a job that holds no GPU.
 func (a *am) gpuDiagnostics(diagnostics string) string {
 	a.mu.Lock()
-	u := a.gpuUsageLocked(a.cfg.Now())
+	now := a.cfg.Now()
+	u := a.gpus.JobUsage(a.rec.GPUHours(now), a.book.Idle.Hours(now))
 	a.mu.Unlock()
 	if u == nil {
 		return diagnostics

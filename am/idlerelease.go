@@ -26,7 +26,7 @@ import (
 // sizes it from its work's demand (a [flink] job with taskmanagers = "demand") shrinks through the
 // framework's GiveBack instead: after the grace the framework lowers its work's demand by one
 // TaskExecutor (a Flink job's rescale) and, once the work left one, names it in AMStart.Scale, and
-// that release is the one booked as given back (giveBackLocked). Any other job, or a framework that
+// that release is the one booked as given back (book.Idle.ScaledDown). Any other job, or a framework that
 // says it cannot shrink, says once per idle spell that it cannot, and keeps its GPUs. One release is
 // in flight at a time: each restarts a gang's round, and the next idle container is judged again in
 // the new round.
@@ -52,49 +52,6 @@ func idleReleasable(job, now decision.Spec, demand bool, gb *framework.GiveBack)
 		return false, fmt.Sprintf("the elastic gang runs at its minimum, taskexecutor.min-instances = %d", job.MinInstances)
 	}
 	return true, ""
-}
-
-// idleGPUsLocked acts on container t's idle spell after its samples were booked at now: nothing
-// before taskexecutor.idle-gpu-release, then the warning of a release or, where the job cannot
-// shrink, one idle-gpu-kept event per spell.
-func (a *am) idleGPUsLocked(t *book.Container, now time.Time) {
-	d := a.cfg.IdleGPURelease
-	if d <= 0 || t.Phase != contract.Running || a.stopping || a.policyOut != nil {
-		return
-	}
-	since, last := a.gpus.IdleSpell(t.ID)
-	if since.IsZero() || last.Sub(since) < d || t.Notice != nil || a.book.Idle.Busy() {
-		return
-	}
-	if a.cfg.Spec.Gang && (t.Round != a.book.Gang.Round() || !a.book.Gang.Formed()) {
-		return // held beside the round, or a round on its way out: not a member to release
-	}
-	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
-		if a.book.Idle.Kept(t.ID, since) {
-			a.emit(events.IdleGPUKept(t.ID, t.Node, t.GPUs(), last.Sub(since), d, why))
-		}
-		return
-	}
-	warn := []*book.Container{t}
-	var round *int
-	if a.cfg.Spec.Gang {
-		r := a.book.Gang.Round()
-		round = &r
-		for _, o := range a.rec.All() {
-			if o != t && o.Round == r && book.Warnable(o) {
-				warn = append(warn, o)
-			}
-		}
-	}
-	deadline := now.Add(a.preemptionWait())
-	for _, w := range warn {
-		w.Notice = &contract.PreemptionNotice{Container: w.ID, Containers: []string{t.ID}, WarnedAt: now, Deadline: deadline, Round: round,
-			Reason: contract.NoticeIdleGPURelease}
-	}
-	a.book.Idle.Warned(t.ID, deadline)
-	ev := a.emit(events.IdleGPURelease(t.ID, t.Node, t.GPUs(), last.Sub(since), d, deadline, a.preemptionWait(), a.book.Want.Count(), a.book.Want.Count()-1, len(warn)))
-	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
-	handOut(&a.book.Notices, a.cfg.OnPreemption, warn)
 }
 
 // checkIdleRelease releases the container warned for its idle GPUs once its deadline passed: the
@@ -143,7 +100,7 @@ const giveBackBound = 30 * time.Second
 
 // giveBackInBackgroundLocked asks the framework to give back container t's share of its work, off the
 // AM's lock; a refusal keeps the GPUs with an idle-gpu-kept event that says why. The release itself
-// comes later as the framework's Scale (giveBackLocked).
+// comes later as the framework's Scale (book.Idle.ScaledDown).
 func (a *am) giveBackInBackgroundLocked(t *book.Container) {
 	a.book.Idle.GivingBack(t.ID)
 	id, node, n := t.ID, t.Node, t.GPUs()
@@ -158,45 +115,8 @@ func (a *am) giveBackInBackgroundLocked(t *book.Container) {
 			return
 		}
 		a.mu.Lock()
-		a.book.Idle.GiveBackEnded(id)
-		a.withdrawIdleNoticeLocked(id)
+		a.book.Idle.GiveBackRefused(&a.rec, id)
 		a.emit(events.IdleGPUKept(id, node, n, 0, a.cfg.IdleGPURelease, err.Error()))
 		a.mu.Unlock()
 	}()
-}
-
-// giveBackLocked books the framework's Scale from → to naming stopFirst as the release of the give-back
-// in flight, if one is: the first container named is released for idleness (the idle one, or the
-// one the framework's work left instead) and its GPUs count as given back.
-func (a *am) giveBackLocked(from, to int, stopFirst []string, now time.Time) {
-	if to >= from || len(stopFirst) == 0 {
-		return
-	}
-	idle := a.book.Idle.TakeGivingBack()
-	if idle == "" {
-		return
-	}
-	a.withdrawIdleNoticeLocked(idle)
-	t := a.rec.Get(stopFirst[0])
-	if t == nil {
-		return
-	}
-	n := t.GPUs()
-	a.book.Idle.Given(n, now)
-	ev := events.IdleGPUReleased(t.ID, t.Node, n, from, to)
-	if t.ID != idle {
-		// The framework's work left another TaskExecutor than the idle one (Flink chose which slots
-		// its rescale keeps): that one's GPUs are the ones no longer used.
-		ev.Message += fmt.Sprintf("; the job's rescale left it rather than %s, whose GPUs stayed idle and which runs the job's work now", idle)
-	}
-	a.emit(ev)
-	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "idle": idle, "from": from, "to": to}).Info("am: released a TaskExecutor for idle GPUs through the framework")
-}
-
-// withdrawIdleNoticeLocked drops container id's idle-release notice once its give-back ended without
-// stopping it (refused, or another TaskExecutor released): it is judged again by its next idle spell.
-func (a *am) withdrawIdleNoticeLocked(id string) {
-	if t := a.rec.Get(id); t != nil && t.Notice != nil && t.Notice.Reason == contract.NoticeIdleGPURelease {
-		t.Notice = nil
-	}
 }

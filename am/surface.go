@@ -224,7 +224,12 @@ func (a *am) setInstances(instances int, stopFirst []string, by string) (contrac
 	}
 	old := a.book.Want.Set(instances, stopFirst, by)
 	a.book.Idle.Retake(instances-old, a.cfg.Now()) // GPUs given back for idleness and declared again
-	a.giveBackLocked(old, instances, stopFirst, a.cfg.Now())
+	// A demand-sized job's give-back released through the framework's Scale (idlerelease.go).
+	if ev, idle, ok := a.book.Idle.ScaledDown(&a.rec, old, instances, stopFirst, a.cfg.Now()); ok {
+		a.emit(ev)
+		a.log.WithFields(logrus.Fields{"container": ev.Container, "node": ev.Node, "idle": idle, "from": old, "to": instances}).
+			Info("am: released a TaskExecutor for idle GPUs through the framework")
+	}
 	r := a.requirementLocked()
 	a.mu.Unlock()
 	if old != instances {

@@ -25,9 +25,14 @@
 //   - nodes.go: Nodes, the memory of the RM's node listings: the status document's node capacities
 //     (listed only while the status is read, at most every NodesRefresh: Due, Listed, Failed) and
 //     when locality may ask again after a failure (SpreadDue, SpreadFailed).
-//   - idle.go: Idle, the memory of taskexecutor.idle-gpu-release: the warned container and its
-//     deadline, the framework's give-back in flight, the idle spells said to be kept, and the GPU
-//     time given back (Warned, Due, GivingBack, TakeGivingBack, Kept, Given, Retake, Hours).
+//   - idle.go: Idle, the memory of taskexecutor.idle-gpu-release: a container's idle spell judged
+//     (Judge: kept with an event once per spell, or its release warned of, the notices set), the
+//     warned container and its deadline, the framework's give-back in flight and its release
+//     (GivingBack, GiveBackRefused, ScaledDown), the idle spells said to be kept, and the GPU time
+//     given back (Warned, Due, TakeGivingBack, Kept, Given, Retake, Hours).
+//   - gpus.go: the records' GPU verbs: the GPU time the containers held (GPUHours) and no GPU held
+//     by two live containers of one node (CheckSharedGPUs: the later is stopped, its end counted as
+//     a failure past SharedGPUFreeStops on its node, with a gpu-shared event).
 //   - locality.go: taskexecutor.locality = "spread" planned: the nodes' room for a container
 //     (RoomsOf), an ask spread over the hosts with room (PlanLocality) and its node-local, rack and
 //     "*" requests (LocalityRequests, RacksOf).
@@ -48,7 +53,8 @@
 //     record's liveness marks).
 //   - notices.go: Notices, the preemption notices the launchers' long polls wait for (Preempted: the
 //     ResourceManager's warning; Warnable; Post: notices handed out; Changed).
-//   - sick.go: SickGPUs, the GPUs of each node that read unhealthy under the job (Sick).
+//   - sick.go: SickGPUs, the GPUs of each node that read unhealthy under the job: the reading that
+//     says so (Unhealthy), booked with the container's end and its gpu-unhealthy event (Read, Sick).
 //   - state.go: State, the durable state a later attempt of the AM takes over, and its encoding
 //     within MaxStateBytes (EncodeState, DecodeState).
 //

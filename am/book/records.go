@@ -53,7 +53,7 @@ type Records struct {
 	// now stamps the transitions (Container.AllocatedAt, LaunchedAt, FinishedAt).
 	now func() time.Time
 	// sharedGPUStops counts, per node, the containers stopped for holding a GPU another live
-	// container of the node held (the AM's check of shared GPUs); bounded by the cluster's nodes.
+	// container of the node held (CheckSharedGPUs, gpus.go); bounded by the cluster's nodes.
 	sharedGPUStops map[string]int
 }
 
@@ -145,7 +145,7 @@ func (r *Records) Completed(t *Container, exit decision.Exit) []contract.Event {
 	}
 	if t.Phase == contract.Stopping {
 		exit.Class = contract.ExitKilledByAM
-		if t.SharedGPUCounts { // stopped for a GPU another container holds, once too often on its node (SharedGPU)
+		if t.SharedGPUCounts { // stopped for a GPU another container holds, once too often on its node (CheckSharedGPUs)
 			exit.Class = contract.ExitFailed
 			exit.Diagnostics = "stopped by the AM: it reported a GPU another live TaskExecutor of its node holds, more than " +
 				fmt.Sprint(SharedGPUFreeStops) + " times on this node; " + exit.Diagnostics
@@ -195,16 +195,6 @@ func (r *Records) Reported(t *Container, rep contract.ContainerReport) []contrac
 		}
 	}
 	return evs
-}
-
-// SharedGPU: a container of node is stopped for a GPU another live container holds; it returns how
-// many times that has happened on node, this one included.
-func (r *Records) SharedGPU(node string) int {
-	if r.sharedGPUStops == nil {
-		r.sharedGPUStops = map[string]int{}
-	}
-	r.sharedGPUStops[node]++
-	return r.sharedGPUStops[node]
 }
 
 // finish counts a container that just ended and records it among the finished ones, dropping the
@@ -388,7 +378,7 @@ type Container struct {
 	// demand, an idle GPU given back): its end is told as a release, not as a stop.
 	ReleasedAsked bool
 	// SharedGPUCounts: the AM stopped it for a GPU another live container of its node holds, and its
-	// end counts as a failure (SharedGPU).
+	// end counts as a failure (CheckSharedGPUs).
 	SharedGPUCounts bool
 	// Reported: its launcher reported its infos; Port: the free port it reported (gang mode); Rank:
 	// its place in the gang round, once every rank reported (the gang's bookkeeping writes it).
@@ -420,7 +410,7 @@ func firstNonEmpty(s ...string) string {
 }
 
 // SharedGPUFreeStops is how many containers per node the AM stops for a shared GPU without counting
-// them as failures (SharedGPU counts them).
+// them as failures (CheckSharedGPUs counts them).
 const SharedGPUFreeStops = 2
 
 // WorkerStderrDiagnostics is a failed container's diagnostics when its launcher reported the
