@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"sync"
 	"time"
@@ -181,34 +180,6 @@ type config struct {
 	// SickGPUsPerNode is taskexecutor.sick-gpus-per-node: a node is excluded once this many of its
 	// GPUs read unhealthy (0: never; gpuhealth.go).
 	SickGPUsPerNode int
-}
-
-// driverConfig is driver mode: a user program run in the AM container whose exit code decides the
-// application's final status.
-type driverConfig struct {
-	Command string   // run with bash -c
-	Env     []string // added to the AM's environment (EnvAPI, EnvSecret)
-	// Tokens are the driver's credentials, written to driverTokensFile (0600) and named by the
-	// driver's HADOOP_TOKEN_FILE_LOCATION: what a TaskExecutor gets (taskExecutorCredentials: the
-	// delegation tokens, the application secret, the authority's certificate) and the driver's own
-	// secrets (driverCredentials), never the AM-RM token nor the authority's key. nil: the driver
-	// gets no token file.
-	Tokens *yarnrpc.Credentials
-	// FreshTokens, when set (the AM refreshes its tokens: a keytab), returns the current delegation
-	// tokens, which replace those of Tokens in the token file of a driver started again in place: its
-	// first one's may have ended by then.
-	FreshTokens func() map[string]yarnrpc.Token
-	Stdout      io.Writer
-	Stderr      io.Writer
-	// EndOnFailureLimit: when the failure limit is reached, the AM stops the driver (SIGTERM to its
-	// process group) and the application fails with the limit's diagnostics, whatever the driver's
-	// exit code. A Flink JobManager is such a driver: it would wait for TaskManagers that are no
-	// longer replaced (docs/flink.md#scaling-failures-logs).
-	EndOnFailureLimit bool
-	// Restart, when set, is asked when the driver exits with a code other than 0 while the AM runs
-	// and has not stopped it (framework.AM.RestartDriver): ok starts it again in place, in the same
-	// attempt, with env ("KEY=value") added to its environment; else its exit ends the application.
-	Restart func(ctx context.Context, code int) (env []string, ok bool)
 }
 
 // am is the ApplicationMaster: the loop around Reconcile that talks to the RM and the NMs. Which

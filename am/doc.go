@@ -31,10 +31,9 @@
 // and the durable state's encoding (book.State). The AM holds one book.Book under mu.
 // The AM's other state and its bookkeeping, each a type with verbs:
 //
-//   - am.go: the am struct (which fields mu guards), config (the locality values and driver mode's
-//     driverConfig beside it), its seams (rm, nm, cleaner, stateStore) and newAM, and the helpers
-//     the other files use, kept here so that they reach down to it: emit, poke, callCtx, setState,
-//     specLocked.
+//   - am.go: the am struct (which fields mu guards), config (the locality values beside it), its
+//     seams (rm, nm, cleaner, stateStore) and newAM, and the helpers the other files use, kept here
+//     so that they reach down to it: emit, poke, callCtx, setState, specLocked.
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
 //     GET /api/v1/containers/<id>/gpus, the per-GPU gauges' values and the final diagnostics' GPU
 //     time; a sample's unhealthy GPU (book.Unhealthy) and idle spell (book.Idle.Judge) acted on.
@@ -91,8 +90,8 @@
 //   - diagnostics.go: a container's end said once: the worker's stderr tail its launcher reported, the
 //     launcher's discovery failure, text cut at a word, a node that lacks the job's devices excluded.
 //   - driver.go: driver mode (a user program in the AM container decides the final status):
-//     driverProc, the driver's process with its own state (started, restarted in place, stopped at
-//     the failure limit, its stderr tail, its outcome).
+//     driverConfig, and driverProc, the driver's process with its own state (started, restarted in
+//     place, stopped at the failure limit, its stderr tail, its outcome).
 //   - launchctx.go: the TaskExecutors' launch context (local resources, env, command, credentials).
 //   - staging.go: the staging directory on HDFS (manifest, staged files, deletion).
 //   - tokens.go, tokens_refresh.go: Kerberized clusters. stagingStore is the staging seam (*staging

@@ -24,6 +24,7 @@ import (
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
 	"github.com/yarn-am/yarn-am/internal/text"
+	"github.com/yarn-am/yarn-am/yarnrpc"
 )
 
 // envTokenFile is Hadoop's variable naming a process's token file.
@@ -35,6 +36,34 @@ const driverTokensFile = "yarn-am-driver-tokens"
 // driverDelegationTokensFile is the file of contract.EnvDelegationTokens in the AM's working
 // directory: the delegation tokens alone, rewritten after every refresh (tokens_refresh.go).
 const driverDelegationTokensFile = "yarn-am-delegation-tokens"
+
+// driverConfig is driver mode: a user program run in the AM container whose exit code decides the
+// application's final status.
+type driverConfig struct {
+	Command string   // run with bash -c
+	Env     []string // added to the AM's environment (EnvAPI, EnvSecret)
+	// Tokens are the driver's credentials, written to driverTokensFile (0600) and named by the
+	// driver's HADOOP_TOKEN_FILE_LOCATION: what a TaskExecutor gets (taskExecutorCredentials: the
+	// delegation tokens, the application secret, the authority's certificate) and the driver's own
+	// secrets (driverCredentials), never the AM-RM token nor the authority's key. nil: the driver
+	// gets no token file.
+	Tokens *yarnrpc.Credentials
+	// FreshTokens, when set (the AM refreshes its tokens: a keytab), returns the current delegation
+	// tokens, which replace those of Tokens in the token file of a driver started again in place: its
+	// first one's may have ended by then.
+	FreshTokens func() map[string]yarnrpc.Token
+	Stdout      io.Writer
+	Stderr      io.Writer
+	// EndOnFailureLimit: when the failure limit is reached, the AM stops the driver (SIGTERM to its
+	// process group) and the application fails with the limit's diagnostics, whatever the driver's
+	// exit code. A Flink JobManager is such a driver: it would wait for TaskManagers that are no
+	// longer replaced (docs/flink.md#scaling-failures-logs).
+	EndOnFailureLimit bool
+	// Restart, when set, is asked when the driver exits with a code other than 0 while the AM runs
+	// and has not stopped it (framework.AM.RestartDriver): ok starts it again in place, in the same
+	// attempt, with env ("KEY=value") added to its environment; else its exit ends the application.
+	Restart func(ctx context.Context, code int) (env []string, ok bool)
+}
 
 // driverEnv is the driver's environment: the AM's, without its HADOOP_TOKEN_FILE_LOCATION (the AM's
 // token file holds the AM-RM token, with which the driver could act as the AM towards the RM), plus
@@ -69,12 +98,12 @@ func driverEnv(d *driverConfig) ([]string, error) {
 // by Run, started again in place when its framework asks (driverConfig.Restart), stopped at the failure
 // limit (driverConfig.EndOnFailureLimit), its stderr's last lines kept, and its exit turned into the
 // application's outcome. It owns its state under a mutex of its own, a leaf: the AM may call it with
-// am.mu held, and it takes no other lock (doc.go, "Locking").
+// the AM's mutex held, and it takes no other lock (doc.go, "Locking").
 type driverProc struct {
 	// Set by newDriverProc, never changed afterwards.
 	cfg  *driverConfig
 	log  logrus.FieldLogger
-	wake func()           // wakes the AM's loop once the driver has ended for good (am.poke)
+	wake func()           // wakes the AM's loop once the driver has ended for good
 	tail *stderrtail.Tail // the last lines of its stderr, redacted (safe for concurrent use)
 
 	mu          sync.Mutex
