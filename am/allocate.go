@@ -49,7 +49,7 @@ func (a *am) tickLocked(now time.Time) {
 func (a *am) observedLocked(now time.Time) decision.Observed {
 	obs := decision.Observed{Asks: a.book.Asks.Table(), NewAllocations: a.newAllocs, NextAskID: a.book.Asks.NextID(), Stopping: a.stoppingLocked(),
 		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.Observed(), Forgotten: a.rec.Forgotten(), Round: a.book.Gang.Round(),
-		Elastic: a.book.Gang.Elastic(a.specLocked(), now, a.cfg.ElasticInterval, a.cfg.GangTimeout), StopFirst: a.book.Want.StopFirst()}
+		Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout), StopFirst: a.book.Want.StopFirst()}
 	if len(a.newAllocs) > 0 {
 		for _, n := range a.policy.Excluded() {
 			if obs.Excluded == nil {
@@ -71,7 +71,7 @@ func (a *am) holdingLocked(now time.Time) bool {
 func (a *am) planInputsLocked(now time.Time) book.PlanInputs {
 	return book.PlanInputs{Records: a.rec.Version(), Asks: a.book.Asks.Version(), Instances: a.book.Want.Count(), Stopping: a.stoppingLocked(),
 		Hold: a.holdingLocked(now), Round: a.book.Gang.Round(),
-		Elastic: a.book.Gang.Elastic(a.specLocked(), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
+		Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
 }
 
 // idleLocked says whether the next plan would change nothing (the inputs of the last plan that
@@ -101,14 +101,14 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 	in := a.planInputsLocked(now)
 	obs := a.observedLocked(now)
 	obs.SpreadRoom = spreadRoom
-	spec := a.specLocked()
+	spec := a.book.Want.Spec(a.cfg.Spec)
 	plan := decision.Reconcile(spec, obs)
 	a.idle = nil
 	if len(obs.NewAllocations) == 0 && changesNothing(plan, obs) {
 		a.idle = &in
 	}
 	a.newAllocs = nil
-	a.emitAll(a.book.Asks.Apply(plan, now, spec.Capability))
+	a.events.AddAll(a.book.Asks.Apply(plan, now, spec.Capability))
 	for _, s := range plan.Send {
 		if s.Count > 0 {
 			a.log.WithFields(logrus.Fields{"allocation_request_id": s.ID, "containers": s.Count, "resources": spec.Capability.String()}).Info("am: requesting TaskExecutor containers")
@@ -125,14 +125,14 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		a.rec.Accepted(l, a.allocProtos[l.ID], a.book.Gang.Round(), true)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "round": a.book.Gang.Round()}).Info("am: container allocated and held until the gang is complete")
-		a.emit(events.Allocated(l.ID, l.Node, l.Resources, allocLatency(a.metrics, &a.book.Asks, l.AskID, now)))
+		a.events.Add(events.Allocated(l.ID, l.Node, l.Resources, allocLatency(a.metrics, &a.book.Asks, l.AskID, now)))
 		a.progressed = true
 	}
 	if plan.StartHeld {
 		started, evs := a.book.Gang.Start(&a.rec, spec, now)
 		for _, ev := range evs {
 			a.log.WithFields(logrus.Fields{"round": a.book.Gang.Round(), "ranks": len(started)}).Info("am: " + ev.Message)
-			a.emit(ev)
+			a.events.Add(ev)
 		}
 		launches = append(launches, started...)
 	}
@@ -141,7 +141,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		t.RequestedAt, _ = a.book.Asks.SentAt(l.AskID)
 		delete(a.allocProtos, l.ID)
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
-		a.emit(events.Allocated(l.ID, l.Node, l.Resources, allocLatency(a.metrics, &a.book.Asks, l.AskID, now)))
+		a.events.Add(events.Allocated(l.ID, l.Node, l.Resources, allocLatency(a.metrics, &a.book.Asks, l.AskID, now)))
 		a.progressed = true
 		launches = append(launches, t)
 	}
@@ -155,7 +155,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 			if t.CID != nil {
 				a.release[t.ID] = t.CID
 			}
-			a.emitAll(a.rec.ReleasedHeld(t, "released before it started: "+plan.RoundReason))
+			a.events.AddAll(a.rec.ReleasedHeld(t, "released before it started: "+plan.RoundReason))
 			continue
 		}
 		why := "the requirement went down"
@@ -174,11 +174,11 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 	if plan.NewRound {
 		ev := a.book.Gang.Next(&a.rec, spec, now, plan.RoundReason, plan.RoundChange, plan.RoundSize)
 		a.log.WithField("round", a.book.Gang.Round()).Warn("am: " + ev.Message)
-		a.emit(ev)
+		a.events.Add(ev)
 	}
 	full, room := a.book.Place.Fill(activeNodes(a.rec.Active()), &a.book.Excl, a.policy.IsExcluded)
 	for _, ev := range full {
-		ev = a.emit(ev)
+		ev = a.events.Add(ev)
 		a.log.WithFields(logrus.Fields{"node": ev.Node, "taskexecutors": ev.Count}).Info("am: " + ev.Message)
 	}
 	for _, n := range room {
@@ -188,7 +188,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		a.limitHit = true
 		a.diagnostics = decision.FailureDiagnostics(spec, plan.Failures, obs.Forgotten)
 		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
-		a.emit(events.FailureLimitReached(a.diagnostics))
+		a.events.Add(events.FailureLimitReached(a.diagnostics))
 	}
 	a.updateMetricsLocked()
 	return plan, launches
@@ -212,7 +212,7 @@ func (a *am) heartbeat(ctx context.Context) error {
 		maxCap := a.maxCap
 		a.mu.Unlock()
 		ev, _ := rejection(a.cfg.Spec.Capability, maxCap, a.cfg.Keys, err)
-		ev = a.emit(ev)
+		ev = a.events.Add(ev)
 		a.log.WithError(err).WithField("key", ev.Key).Error("am: " + ev.Message)
 		return &rejectedError{ev: ev}
 	}
@@ -221,7 +221,7 @@ func (a *am) heartbeat(ctx context.Context) error {
 		ev, refused := a.book.Place.Refused(err.Error())
 		a.mu.Unlock()
 		if refused {
-			ev = a.emit(ev)
+			ev = a.events.Add(ev)
 			a.log.WithError(err).WithField("handler", hadoop.HandlerName(a.cfg.PlacementHandler)).Warn("am: " + ev.Message)
 			if ev.Severity == contract.SeverityError {
 				return &rejectedError{ev: ev}
@@ -349,7 +349,7 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 	if msg := resp.GetPreempt(); msg != nil {
 		warned, evs := a.book.Notices.Preempted(&a.rec, preemptedIDs(msg), a.cfg.Spec.Gang, a.book.Gang.Round(), a.cfg.Now(), a.preemptionWait())
 		for _, ev := range evs {
-			ev = a.emit(ev)
+			ev = a.events.Add(ev)
 			a.log.WithFields(logrus.Fields{"container": ev.Container, "node": ev.Node, "deadline": ev.Deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
 		}
 		if len(warned) > 0 {
@@ -357,7 +357,7 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		}
 	}
 	for _, ev := range a.book.Place.Rejected(resp.GetRejectedSchedulingRequests(), &a.book.Asks) {
-		ev = a.emit(ev)
+		ev = a.events.Add(ev)
 		a.log.WithField("containers", ev.Count).Warn("am: " + ev.Message)
 	}
 }
@@ -419,7 +419,7 @@ func (a *am) spreadRoom(ctx context.Context) int {
 		return 0 // the last plan added no ask, and nothing it depends on changed since
 	}
 	obs := a.observedLocked(now)
-	dry := decision.Reconcile(a.specLocked(), obs)
+	dry := decision.Reconcile(a.book.Want.Spec(a.cfg.Spec), obs)
 	a.mu.Unlock()
 	if dry.NextAskID == max(obs.NextAskID, 1) {
 		return 0

@@ -212,7 +212,7 @@ type am struct {
 	rec         book.Records // the TaskExecutor containers accepted (book.Records)
 	// book is the bookkeeping (package book): the declared number of TaskExecutors (book.Want:
 	// config.Spec.Instances at first, then what PUT /api/v1/requirements, a framework's Scale or an
-	// earlier attempt's state declares; specLocked), the asks, the exclusions, the node view, the
+	// earlier attempt's state declares; Want.Spec), the asks, the exclusions, the node view, the
 	// nodes' sick GPUs (gpuhealth.go), the release of idle GPUs (idlerelease.go) and the placement's
 	// SchedulingRequests and full nodes (placement.go).
 	book        book.Book
@@ -358,27 +358,6 @@ func (a *am) setState(s contract.AMState) {
 	a.mu.Lock()
 	a.state = s
 	a.mu.Unlock()
-}
-
-// emit adds e to the event log and returns it with its id.
-func (a *am) emit(e contract.Event) contract.Event { return a.events.Add(e) }
-
-// Events is the AM's event log.
-func (a *am) Events() *events.Log { return a.events }
-
-// emitAll adds events to the event log in order.
-func (a *am) emitAll(evs []contract.Event) {
-	for _, e := range evs {
-		a.emit(e)
-	}
-}
-
-// specLocked is the desired state now: the job's Spec with the declared instance count (which
-// PUT /api/v1/requirements and an earlier attempt's state change; config.Spec stays as configured).
-func (a *am) specLocked() decision.Spec {
-	s := a.cfg.Spec
-	s.Instances = a.book.Want.Count()
-	return s
 }
 
 // wantSource names where the count of TaskExecutors at the start comes from (book.Want.By).

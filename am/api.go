@@ -25,7 +25,7 @@ func (a *am) Status() contract.Status {
 	evs := a.events.Latest(contract.StatusEvents)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s := contract.Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.requirementLocked(),
+	s := contract.Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.book.Want.Requirement(a.cfg.Spec, a.cfg.ExternalResources),
 		Containers: []contract.ContainerStatus{}, Events: evs}
 	s.ExcludedNodes, s.Exclusions = a.exclusionsLocked()
 	if s.Diagnostics == "" && a.policyOut != nil {
@@ -33,7 +33,7 @@ func (a *am) Status() contract.Status {
 	}
 	s.DriverStderrTail = a.driver.stderrTail() // web serves it only with the secret (visibility.go)
 	s.Now, s.Started = a.cfg.Now(), a.started
-	s.Gang = a.book.Gang.Status(a.specLocked(), a.rec.All())
+	s.Gang = a.book.Gang.Status(a.book.Want.Spec(a.cfg.Spec), a.rec.All())
 	s.Nodes, s.NodesAt = a.book.Nodes.Listing()
 	s.Asks, s.Counts.Requested = a.book.Asks.Status()
 	a.rec.Compact()
@@ -87,7 +87,7 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 		a.log.WithFields(logrus.Fields{"container": id, "node": t.Node}).Warnf("am: the launcher's GPU topology is ignored: %v", err)
 		r.Topology = nil
 	}
-	a.emitAll(a.rec.Reported(t, r))
+	a.events.AddAll(a.rec.Reported(t, r))
 	if r.WorkerExit() {
 		return nil // the worker's exit (diagnostics.go): no infos, nothing to check or assign
 	}
@@ -103,13 +103,13 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 	if !shared {
 		if ev, master, ok := a.book.Gang.Rank(a.rec.All()); ok {
 			a.log.WithFields(logrus.Fields{"round": a.book.Gang.Round(), "master": master}).Info("am: " + ev.Message)
-			a.emit(ev)
+			a.events.Add(ev)
 		}
 		return nil
 	}
 	a.log.WithFields(logrus.Fields{"container": t.ID, "holder": sh.Holder.ID, "node": t.Node, "gpu": sh.UUID, "counts": sh.Counts}).
 		Error("am: two live TaskExecutors hold one GPU; stopping the later")
-	a.emit(sh.Event)
+	a.events.Add(sh.Event)
 	if sh.StopNow {
 		a.stopInBackground([]*book.Container{t})
 	}
@@ -120,7 +120,7 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 func (a *am) Requirement() contract.Requirement {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.requirementLocked()
+	return a.book.Want.Requirement(a.cfg.Spec, a.cfg.ExternalResources)
 }
 
 // Unknown returns those of ids that are not (or no longer) containers the AM keeps: the report
@@ -143,12 +143,6 @@ func (a *am) WantNodes() { a.nodes.wanted() }
 // Web is what package web serves of this AM: its state, events and metrics.
 func (a *am) Web() web.Backend {
 	return web.Backend{State: a, Events: eventSource{a.events}, Metrics: a.metrics.Handler()}
-}
-
-// Handler returns the whole API as served on HTTPS, with secret authorising writes (tests and
-// in-process use).
-func (a *am) Handler(secret string) http.Handler {
-	return web.Handler(a.Web(), web.Options{Secret: secret, Secure: true})
 }
 
 // EventsHandler serves l on GET /api/v1/events without a bound on streams (tests, embedding);

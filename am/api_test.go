@@ -180,7 +180,7 @@ func TestPlainListenerRefusesSecretEndpoints(t *testing.T) {
 		assert.Contains(t, rec.Body.String(), c.want)
 	}
 	assert.Nil(t, m.rec.Get("c1").Infos, "the refused report changed nothing")
-	assert.Equal(t, 2, m.requirementLocked().Instances, "the refused PUT changed nothing")
+	assert.Equal(t, 2, m.book.Want.Requirement(m.cfg.Spec, m.cfg.ExternalResources).Instances, "the refused PUT changed nothing")
 
 	rec := do(plain, http.MethodGet, "/api/v1/status", "", "")
 	require.Equal(t, http.StatusOK, rec.Code)

@@ -31,7 +31,7 @@ func TestCompletionWithStderrTailIsInEventStatusAndDiagnostics(t *testing.T) {
 	m.exitedLocked(c1, m.rec.Completed(c1, decision.Exit{Status: 3, Class: decision.Classify(3), Diagnostics: yarnBoilerplate}))
 	m.mu.Unlock()
 
-	ev := waitEvent(t, m.Events(), time.Second, func(e contract.Event) bool { return e.Type == contract.EventCompleted && e.Container == "c1" })
+	ev := waitEvent(t, m.events, time.Second, func(e contract.Event) bool { return e.Type == contract.EventCompleted && e.Container == "c1" })
 	assert.Equal(t, "Traceback:\noops", ev.StderrTail)
 	assert.NotContains(t, ev.Reason, "Last 4096 bytes", "YARN's boilerplate gives way to the worker's own lines")
 
@@ -80,11 +80,11 @@ func TestDiscoveryFailureIsWordedOnceAndExcludesTheNode(t *testing.T) {
 	assert.Equal(t, failure, cs.Diagnostics, "said once, without YARN's boilerplate")
 	assert.Equal(t, []string{"n1:1"}, add, "excluded at the first discovery failure")
 	assert.Equal(t, []string{"n1:1"}, m.policy.Excluded())
-	ex := waitEvent(t, m.Events(), time.Second, is(contract.EventNodeExcluded))
+	ex := waitEvent(t, m.events, time.Second, is(contract.EventNodeExcluded))
 	assert.Equal(t, "node n1:1 excluded: it cannot run this job's workers: nvidia-smi not found on PATH (/usr/bin:/bin); is the NVIDIA driver installed on this node?", ex.Message)
 	assert.Equal(t, failure, ex.Reason, "the whole text in the reason")
 	assert.Equal(t, "nvidia-smi not found on PATH", lacksText("discovery failed for resource \"gpu\": discovery program x.sh 1 failed: exit status 1; stderr: nvidia-smi not found on PATH\nx.sh: could not list"))
-	disc := waitEvent(t, m.Events(), time.Second, is(contract.EventDiscoveryFailed))
+	disc := waitEvent(t, m.events, time.Second, is(contract.EventDiscoveryFailed))
 	assert.Equal(t, 1, strings.Count(disc.Message, "discovery"), "said once: %s", disc.Message)
 	assert.Contains(t, disc.Message, "discovery of resource gpu failed in TaskExecutor c1 on n1:1, the worker was not started: nvidia-smi not found")
 	assert.Equal(t, 1, m.Status().Counts.Failed-1, "counts once toward taskexecutor.max-failures (c2 failed before)")

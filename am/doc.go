@@ -33,7 +33,8 @@
 //
 //   - am.go: the am struct (which fields mu guards), config (the locality values beside it), its
 //     seams (rm, nm, cleaner, stateStore) and newAM, and the helpers the other files use, kept here
-//     so that they reach down to it: emit, poke, callCtx, setState, specLocked.
+//     so that they reach down to it: poke, callCtx, setState. Events go straight to the event log
+//     (a.events.Add, AddAll).
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
 //     GET /api/v1/containers/<id>/gpus, the per-GPU gauges' values and the final diagnostics' GPU
 //     time; a sample's unhealthy GPU (book.Unhealthy) and idle spell (book.Idle.Judge) acted on.

@@ -105,7 +105,7 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 	}
 	ev := events.AMRestarted(a.cfg.Attempt, adopted, st != nil)
 	a.log.WithFields(logrus.Fields{"adopted": len(adopted), "state": st != nil}).Info("am: " + ev.Message)
-	a.emit(ev)
+	a.events.Add(ev)
 }
 
 // stateLocked is the durable state now.

@@ -40,7 +40,7 @@ func (a *am) checkGang(ctx context.Context) {
 		a.mu.Unlock()
 		return
 	}
-	out, ok := a.book.Gang.GiveUp(&a.rec, &a.book.Asks, a.specLocked(), now, a.cfg.GangTimeout)
+	out, ok := a.book.Gang.GiveUp(&a.rec, &a.book.Asks, a.book.Want.Spec(a.cfg.Spec), now, a.cfg.GangTimeout)
 	if !ok {
 		a.mu.Unlock()
 		return
@@ -50,9 +50,9 @@ func (a *am) checkGang(ctx context.Context) {
 			a.release[t.ID] = t.CID
 		}
 	}
-	a.emitAll(out.Ended)
+	a.events.AddAll(out.Ended)
 	a.log.WithField("round", a.book.Gang.Round()).Warn("am: " + out.Restarted.Message)
-	a.emit(out.Restarted)
+	a.events.Add(out.Restarted)
 	headroom := a.headroom
 	a.mu.Unlock()
 
@@ -60,7 +60,7 @@ func (a *am) checkGang(ctx context.Context) {
 	ev := buildEvidence(a.cfg.Spec.Capability, out.Missing, a.cfg.GangTimeout, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
 	action := a.policy.Config().OnPendingTimeout
-	e := a.emit(events.NotEnoughResources(ev, action))
+	e := a.events.Add(events.NotEnoughResources(ev, action))
 	a.log.WithFields(logrus.Fields{"held": out.Held, "missing": out.Missing}).Warn("am: " + e.Message)
 	if action == decision.PendingFail {
 		a.mu.Lock()

@@ -23,7 +23,7 @@ func (a *am) sickGPULocked(t *book.Container, g contract.GPUReading, why string)
 	n, exit, ev := a.book.Sick.Read(t, g, why, a.cfg.SickGPUsPerNode)
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "gpu": g.UUID, "health": why}).
 		Warn("am: TaskExecutor's GPU is unhealthy; ending it and asking for a replacement on a healthy GPU (not counted as a failure)")
-	a.emit(ev)
+	a.events.Add(ev)
 	if t.CID != nil {
 		a.release[t.ID] = t.CID
 	}
@@ -36,7 +36,7 @@ func (a *am) sickGPULocked(t *book.Container, g contract.GPUReading, why string)
 		ev.Message = fmt.Sprintf("node %s excluded for %s: %d of its GPUs read unhealthy under this job (taskexecutor.sick-gpus-per-node = %d)",
 			t.Node, a.policy.Config().NodeExclusionTimeout, n, k)
 		a.log.WithFields(logrus.Fields{"node": t.Node, "sick_gpus": n}).Warn("am: excluding a node whose GPUs read unhealthy")
-		a.emit(ev)
+		a.events.Add(ev)
 		if all, _ := a.policy.AllExcluded(a.clusterNodes); all {
 			a.failLocked(fmt.Sprintf("every node of the cluster (%d) is excluded: %v; the last one had %d unhealthy GPUs", a.clusterNodes, a.policy.Excluded(), n))
 		}

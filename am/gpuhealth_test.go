@@ -134,7 +134,7 @@ func TestSickGPURankRestartsTheGangRound(t *testing.T) {
 	require.Equal(t, contract.Completed, phase(m, a))
 	require.Equal(t, contract.Running, phase(m, b))
 	m.mu.Lock()
-	plan := decision.Reconcile(m.specLocked(), m.observedLocked(m.cfg.Now()))
+	plan := decision.Reconcile(m.book.Want.Spec(m.cfg.Spec), m.observedLocked(m.cfg.Now()))
 	m.mu.Unlock()
 	assert.True(t, plan.NewRound, "the sick GPU's rank ends the round")
 	require.Len(t, plan.Stop, 1)

@@ -40,7 +40,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	if err != nil {
 		return err
 	}
-	a.emitAll(evs)
+	a.events.AddAll(evs)
 	a.metrics.SetGPUs(id, a.gpus.Status(id))
 	if g, why, sick := book.Unhealthy(r); sick {
 		a.sickGPULocked(t, g, why) // gpuhealth.go: t ends
@@ -53,13 +53,13 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	kept, warned := a.book.Idle.Judge(&a.rec, t, since, last, now, book.IdleJob{Release: a.cfg.IdleGPURelease, Wait: a.preemptionWait(),
 		Gang: a.cfg.Spec.Gang, Round: a.book.Gang.Round(), Formed: a.book.Gang.Formed(), Want: a.book.Want.Count(),
 		Releasable: func() (bool, string) {
-			return idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack)
+			return idleReleasable(a.cfg.Spec, a.book.Want.Spec(a.cfg.Spec), a.cfg.DemandSized, a.cfg.GiveBack)
 		}})
 	if kept != nil {
-		a.emit(*kept)
+		a.events.Add(*kept)
 	}
 	if warned != nil {
-		ev := a.emit(warned.Event)
+		ev := a.events.Add(warned.Event)
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "deadline": warned.Deadline.Format(time.RFC3339)}).Warn("am: " + ev.Message)
 		handOut(&a.book.Notices, a.cfg.OnPreemption, warned.Warned) // preemption.go
 	}

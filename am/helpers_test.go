@@ -1,10 +1,12 @@
 package am
 
 import (
+	"net/http"
 	"os/exec"
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 )
@@ -32,4 +34,9 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func alloc(id string, ask int64, c contract.Capability) decision.Allocation {
 	return decision.Allocation{ID: id, Node: "n1:1", AskID: ask, Resources: c}
+}
+
+// Handler returns the whole API as served on HTTPS, with secret authorising writes.
+func (a *am) Handler(secret string) http.Handler {
+	return web.Handler(a.Web(), web.Options{Secret: secret, Secure: true})
 }

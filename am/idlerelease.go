@@ -75,8 +75,8 @@ func (a *am) checkIdleRelease() {
 		a.mu.Unlock()
 		return
 	}
-	if ok, why := idleReleasable(a.cfg.Spec, a.specLocked(), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
-		a.emit(events.IdleGPUKept(t.ID, t.Node, t.GPUs(), 0, a.cfg.IdleGPURelease, why))
+	if ok, why := idleReleasable(a.cfg.Spec, a.book.Want.Spec(a.cfg.Spec), a.cfg.DemandSized, a.cfg.GiveBack); !ok {
+		a.events.Add(events.IdleGPUKept(t.ID, t.Node, t.GPUs(), 0, a.cfg.IdleGPURelease, why))
 		a.mu.Unlock()
 		return
 	}
@@ -88,8 +88,8 @@ func (a *am) checkIdleRelease() {
 	from := a.book.Want.Set(a.book.Want.Count()-1, []string{t.ID}, contract.NoticeIdleGPURelease)
 	n := t.GPUs()
 	a.book.Idle.Given(n, now)
-	a.emit(events.IdleGPUReleased(t.ID, t.Node, n, from, a.book.Want.Count()))
-	a.emit(events.RequirementChanged(from, a.book.Want.Count(), contract.NoticeIdleGPURelease))
+	a.events.Add(events.IdleGPUReleased(t.ID, t.Node, n, from, a.book.Want.Count()))
+	a.events.Add(events.RequirementChanged(from, a.book.Want.Count(), contract.NoticeIdleGPURelease))
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "from": from, "to": a.book.Want.Count()}).Info("am: released a TaskExecutor whose GPUs stayed idle")
 	a.mu.Unlock()
 	a.poke()
@@ -116,7 +116,7 @@ func (a *am) giveBackInBackgroundLocked(t *book.Container) {
 		}
 		a.mu.Lock()
 		a.book.Idle.GiveBackRefused(&a.rec, id)
-		a.emit(events.IdleGPUKept(id, node, n, 0, a.cfg.IdleGPURelease, err.Error()))
+		a.events.Add(events.IdleGPUKept(id, node, n, 0, a.cfg.IdleGPURelease, err.Error()))
 		a.mu.Unlock()
 	}()
 }

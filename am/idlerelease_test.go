@@ -331,7 +331,7 @@ func TestIdleGPUGivenBackThroughADemandSizedFramework(t *testing.T) {
 	assert.Equal(t, contract.EventIdleGPUReleased, evs[1].Type)
 	assert.Equal(t, idle, evs[1].Container)
 	assert.Contains(t, evs[1].Message, "the job runs with 1 TaskExecutors instead of 2")
-	released := waitEvent(t, m.Events(), 10*time.Second, func(e contract.Event) bool { return e.Type == contract.EventCompleted })
+	released := waitEvent(t, m.events, 10*time.Second, func(e contract.Event) bool { return e.Type == contract.EventCompleted })
 	assert.Equal(t, idle, released.Container)
 	assert.Equal(t, contract.SeverityInfo, released.Severity)
 	assert.Contains(t, released.Message, "released: no longer needed")

@@ -85,7 +85,7 @@ func (a *am) launch(ctx context.Context, t *book.Container) {
 		return
 	}
 	log.WithField("took", time.Since(start).Round(time.Millisecond)).Info("am: TaskExecutor started")
-	a.emitAll(a.rec.Launched(t))
+	a.events.AddAll(a.rec.Launched(t))
 }
 
 // stopInBackground stops containers without holding up the caller (which may hold a.mu); Run waits

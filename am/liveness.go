@@ -146,7 +146,7 @@ func (a *am) probe(ctx context.Context, p book.Probe) {
 		if t.CID != nil {
 			a.release[t.ID] = t.CID
 		}
-		a.emit(lost)
+		a.events.Add(lost)
 		a.exitedLocked(t, ended)
 		a.news = true
 		a.poke()
@@ -166,6 +166,6 @@ func (a *am) probeLostNode(ctx context.Context, node string, cid *hadooppb.Conta
 	}
 	if ev, ok := a.book.Live.NodeBack(node, &a.book.Excl, a.policy.IsExcluded); ok {
 		a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: its NodeManager answers again")
-		a.emit(ev)
+		a.events.Add(ev)
 	}
 }

@@ -137,7 +137,7 @@ func TestLivenessSilentLauncherOnADeadNodeManagerIsLost(t *testing.T) {
 	assert.Zero(t, failed)
 	m.mu.Unlock()
 	var lost []contract.Event
-	for _, e := range m.Events().Latest(100) {
+	for _, e := range m.events.Latest(100) {
 		if e.Type == contract.EventLost {
 			lost = append(lost, e)
 		}
@@ -304,7 +304,7 @@ func TestLivenessLostRankRestartsTheGangRound(t *testing.T) {
 	require.Equal(t, contract.Completed, phase(m, a))
 	require.Equal(t, contract.Running, phase(m, b))
 	m.mu.Lock()
-	plan := decision.Reconcile(m.specLocked(), m.observedLocked(clock.Now()))
+	plan := decision.Reconcile(m.book.Want.Spec(m.cfg.Spec), m.observedLocked(clock.Now()))
 	m.mu.Unlock()
 	assert.True(t, plan.NewRound, "the lost rank ends the round")
 	require.Len(t, plan.Stop, 1)

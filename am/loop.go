@@ -41,7 +41,7 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 			if !ok {
 				ev = events.AllocationRejected("", 0, -1, "", u.why) // the client's pre-flight wording (checkAsk)
 			}
-			ev = a.emit(ev)
+			ev = a.events.Add(ev)
 			out := decision.Outcome{Status: contract.Failed, Diagnostics: ev.Message}
 			a.log.WithField("key", ev.Key).Error("am: " + out.Diagnostics)
 			return out, a.finish(ctx, out)
@@ -51,7 +51,7 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 	a.setState(contract.StateRunning)
 	if ev, ok := a.book.Place.Mode(); ok {
 		a.log.WithField("scheduling_requests", a.book.Place.SchedulingRequests()).Info("am: " + ev.Message)
-		a.emit(ev)
+		a.events.Add(ev)
 	}
 	a.mu.Lock()
 	a.book.Gang.Begin(a.cfg.Now())

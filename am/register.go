@@ -167,7 +167,7 @@ func (a *am) finish(ctx context.Context, out decision.Outcome) error {
 	a.mu.Unlock()
 	ev := events.Finished(out)
 	ev.StderrTail = a.driver.stderrTail() // served to the secret's holders only (am/web visibility)
-	a.emit(ev)
+	a.events.Add(ev)
 	a.deleteStaging()
 	if err != nil {
 		return fmt.Errorf("am: unregistering with final status %s: %w", out.Status, err)

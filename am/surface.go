@@ -27,7 +27,7 @@ import (
 // exitedLocked acts on a TaskExecutor's end, which records already booked (evs are the events it
 // returned): events, metrics and the failure policy.
 func (a *am) exitedLocked(t *book.Container, evs []contract.Event) {
-	a.emitAll(evs)
+	a.events.AddAll(evs)
 	a.metrics.DropGPUs(t.ID) // its gauges; its GPU series stays for the status until its record is forgotten
 	a.metrics.ObserveExit(t.Exit.Class)
 	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
@@ -35,7 +35,7 @@ func (a *am) exitedLocked(t *book.Container, evs []contract.Event) {
 		// The node lacks what the job needs: exclude it now (docs/running.md#the-workers-own-error).
 		a.book.Excl.Exclude(t.Node)
 		a.log.WithFields(logrus.Fields{"node": t.Node, "reason": t.Exit.Diagnostics}).Warn("am: excluding a node that cannot run the job's workers")
-		a.emit(nodeLacksEvent(t.Node, t.Exit.Diagnostics))
+		a.events.Add(nodeLacksEvent(t.Node, t.Exit.Diagnostics))
 		if all, _ := a.policy.AllExcluded(a.clusterNodes); all {
 			a.failLocked(fmt.Sprintf("every node of the cluster (%d) is excluded: %v; the last one cannot run this job's workers: %s",
 				a.clusterNodes, a.policy.Excluded(), lacksText(t.Exit.Diagnostics)))
@@ -45,7 +45,7 @@ func (a *am) exitedLocked(t *book.Container, evs []contract.Event) {
 		cfg := a.policy.Config()
 		a.book.Excl.Exclude(d.ExcludeNode)
 		a.log.WithFields(logrus.Fields{"node": d.ExcludeNode, "failures": d.NodeFailures}).Warn("am: excluding node after repeated TaskExecutor failures")
-		a.emit(events.NodeExcluded(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
+		a.events.Add(events.NodeExcluded(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
 		if all, why := a.policy.AllExcluded(a.clusterNodes); all {
 			a.failLocked(why)
 		}
@@ -62,7 +62,7 @@ func (a *am) failLocked(reason string) {
 	}
 	a.policyOut = &decision.Outcome{Status: contract.Failed, Diagnostics: reason}
 	a.log.Error("am: " + reason)
-	a.emit(events.FailureLimitReached(reason))
+	a.events.Add(events.FailureLimitReached(reason))
 }
 
 // policyOutcome is the application's end decided by the failure policy (nil while none).
@@ -83,7 +83,7 @@ func (a *am) liftExclusionsLocked(now time.Time) {
 			a.book.Excl.Lift(n)
 		}
 		a.log.WithField("node", n).Info("am: node exclusion lifted")
-		a.emit(events.NodeExclusionLifted(n))
+		a.events.Add(events.NodeExclusionLifted(n))
 	}
 }
 
@@ -116,7 +116,7 @@ func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 	case hadooppb.NodeStateProto_NS_RUNNING:
 		if ev, ok := a.book.Live.NodeBack(node, &a.book.Excl, a.policy.IsExcluded); ok {
 			a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: the ResourceManager reports it RUNNING")
-			a.emit(ev)
+			a.events.Add(ev)
 		}
 		return
 	case hadooppb.NodeStateProto_NS_NEW:
@@ -124,7 +124,7 @@ func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 	}
 	state := strings.TrimPrefix(st.String(), "NS_")
 	a.log.WithFields(logrus.Fields{"node": node, "state": state}).Warn("am: node " + state)
-	a.emit(events.NodeUnhealthy(node, state, strings.TrimSpace(n.GetHealthReport())))
+	a.events.Add(events.NodeUnhealthy(node, state, strings.TrimSpace(n.GetHealthReport())))
 }
 
 // checkPending runs the not-enough-resources rule after each heartbeat: asks pending with no
@@ -133,7 +133,7 @@ func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
 func (a *am) checkPending(ctx context.Context) {
 	a.mu.Lock()
 	pending := a.book.Asks.Pending()
-	if a.stopping || a.policyOut != nil || a.book.Gang.Formed() && a.specLocked().Elastic() {
+	if a.stopping || a.policyOut != nil || a.book.Gang.Formed() && a.book.Want.Spec(a.cfg.Spec).Elastic() {
 		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (book.Gang.Elastic)
 	}
 	d := a.policy.ObservePending(a.cfg.Now(), pending, a.progressed)
@@ -141,7 +141,7 @@ func (a *am) checkPending(ctx context.Context) {
 	headroom := a.headroom
 	a.mu.Unlock()
 	if d.Cleared {
-		a.emit(events.ResourcesAvailable("the pending containers were allocated or are no longer wanted"))
+		a.events.Add(events.ResourcesAvailable("the pending containers were allocated or are no longer wanted"))
 	}
 	if !d.Report {
 		return
@@ -149,7 +149,7 @@ func (a *am) checkPending(ctx context.Context) {
 	nodes := a.nodes.running(ctx)
 	ev := buildEvidence(a.cfg.Spec.Capability, pending, d.PendingFor, nodes, headroom)
 	ev.Partition = a.cfg.NodeLabel
-	e := a.emit(events.NotEnoughResources(ev, a.policy.Config().OnPendingTimeout))
+	e := a.events.Add(events.NotEnoughResources(ev, a.policy.Config().OnPendingTimeout))
 	a.log.WithFields(logrus.Fields{"pending": pending, "pending_for": ev.PendingFor}).Warn("am: " + e.Message)
 	if d.Fail {
 		a.mu.Lock()
@@ -182,9 +182,9 @@ func (a *am) SetRequirements(instances int, by string) (contract.Requirement, er
 			cancel()
 			var later *framework.Deferred
 			if errors.As(err, &later) {
-				a.emit(events.ScaleDeferred(from, instances, by, later.Message))
+				a.events.Add(events.ScaleDeferred(from, instances, by, later.Message))
 				a.mu.Lock()
-				r := a.requirementLocked()
+				r := a.book.Want.Requirement(a.cfg.Spec, a.cfg.ExternalResources)
 				a.mu.Unlock()
 				r.Note = later.Message
 				return r, nil
@@ -226,22 +226,16 @@ func (a *am) setInstances(instances int, stopFirst []string, by string) (contrac
 	a.book.Idle.Retake(instances-old, a.cfg.Now()) // GPUs given back for idleness and declared again
 	// A demand-sized job's give-back released through the framework's Scale (idlerelease.go).
 	if ev, idle, ok := a.book.Idle.ScaledDown(&a.rec, old, instances, stopFirst, a.cfg.Now()); ok {
-		a.emit(ev)
+		a.events.Add(ev)
 		a.log.WithFields(logrus.Fields{"container": ev.Container, "node": ev.Node, "idle": idle, "from": old, "to": instances}).
 			Info("am: released a TaskExecutor for idle GPUs through the framework")
 	}
-	r := a.requirementLocked()
+	r := a.book.Want.Requirement(a.cfg.Spec, a.cfg.ExternalResources)
 	a.mu.Unlock()
 	if old != instances {
 		a.log.WithFields(logrus.Fields{"from": old, "to": instances}).Info("am: TaskExecutor requirement changed")
-		a.emit(events.RequirementChanged(old, instances, by))
+		a.events.Add(events.RequirementChanged(old, instances, by))
 	}
 	a.poke()
 	return r, nil
-}
-
-func (a *am) requirementLocked() contract.Requirement {
-	mode := map[decision.Mode]string{decision.Batch: "batch", decision.Service: "service", decision.Driver: "driver"}[a.cfg.Spec.Mode]
-	return contract.Requirement{Instances: a.book.Want.Count(), Resources: a.cfg.Spec.Capability, MaxFailures: a.cfg.Spec.MaxFailures, Mode: mode,
-		ExternalResources: a.cfg.ExternalResources}
 }

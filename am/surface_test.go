@@ -83,7 +83,7 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	done := make(chan decision.Outcome)
 	go func() { out, _ := m.Run(ctx); done <- out }()
 
-	ev := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventNotEnoughResources))
+	ev := waitEvent(t, m.events, 5*time.Second, is(contract.EventNotEnoughResources))
 	require.NotNil(t, ev.Evidence)
 	assert.Equal(t, 1, ev.Evidence.Pending)
 	assert.Equal(t, int64(8), ev.Evidence.ClusterTotal["yarn.io/gpu"])
@@ -110,13 +110,13 @@ func TestSurfaceNotEnoughResourcesThenScaleDownThroughTheAPI(t *testing.T) {
 	assert.Equal(t, 401, put(`{"instances": 2}`, "").StatusCode)
 	assert.Equal(t, 400, put(`{"instances": -2}`, "s3cret").StatusCode)
 	assert.Equal(t, 200, put(`{"instances": 2}`, "s3cret").StatusCode)
-	waitEvent(t, m.Events(), 5*time.Second, is(contract.EventRequirementChanged))
-	waitEvent(t, m.Events(), 5*time.Second, is(contract.EventResourcesAvailable))
+	waitEvent(t, m.events, 5*time.Second, is(contract.EventRequirementChanged))
+	waitEvent(t, m.events, 5*time.Second, is(contract.EventResourcesAvailable))
 	require.Eventually(t, func() bool { c := m.Status().Counts; return c.Requested == 0 && c.Running == 2 }, 5*time.Second, 5*time.Millisecond)
 
 	// Down to 1: the newest TaskExecutor is stopped; -105 is not a failure and is not replaced.
 	assert.Equal(t, 200, put(`{"instances": 1}`, "s3cret").StatusCode)
-	stopped := waitEvent(t, m.Events(), 5*time.Second, func(e contract.Event) bool {
+	stopped := waitEvent(t, m.events, 5*time.Second, func(e contract.Event) bool {
 		return e.Type == contract.EventCompleted && e.ExitClass == contract.ExitKilledByAM
 	})
 	newest := m.Status().Containers[1].ID
@@ -158,7 +158,7 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 	out, err := m.Run(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, contract.Succeeded, out.Status, out.Diagnostics)
-	ex := waitEvent(t, m.Events(), time.Second, is(contract.EventNodeExcluded))
+	ex := waitEvent(t, m.events, time.Second, is(contract.EventNodeExcluded))
 	assert.Equal(t, "10.0.0.1:4000", ex.Node)
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
@@ -166,12 +166,12 @@ func TestSurfaceExcludesAFailingNodeAndTheRestProceeds(t *testing.T) {
 	assert.Equal(t, []string{"10.0.0.1:4000", "10.0.0.1"}, s.Blacklists[0].Add, "blacklisted as host:port and host")
 	assert.Equal(t, []string{"10.0.0.1:4000"}, m.Status().ExcludedNodes)
 	assert.Equal(t, []contract.NodeExclusion{{Node: "10.0.0.1:4000", Reason: contract.ExclusionFailures}}, m.Status().Exclusions)
-	for _, e := range m.Events().Since(ex.ID, 0) {
+	for _, e := range m.events.Since(ex.ID, 0) {
 		if e.Type == contract.EventAllocated {
 			assert.NotEqual(t, ex.Node, e.Node, "nothing is placed on the excluded node")
 		}
 	}
-	fin := waitEvent(t, m.Events(), time.Second, is(contract.EventFinished))
+	fin := waitEvent(t, m.events, time.Second, is(contract.EventFinished))
 	assert.Equal(t, contract.Succeeded, fin.Status)
 }
 
@@ -184,7 +184,7 @@ func TestSurfaceEveryNodeExcludedFailsTheApplication(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "every node of the cluster (2) is excluded")
-	waitEvent(t, m.Events(), time.Second, is(contract.EventFailureLimitReached))
+	waitEvent(t, m.events, time.Second, is(contract.EventFailureLimitReached))
 }
 
 func TestSurfaceFailureRateAndPendingFail(t *testing.T) {
@@ -216,7 +216,7 @@ func TestSurfaceRejectedRequestNamesTheKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, contract.Failed, out.Status)
 	assert.Contains(t, out.Diagnostics, "external-resource.gpu.amount = 5, but the cluster allows at most 4 yarn.io/gpu")
-	ev := waitEvent(t, m.Events(), time.Second, is(contract.EventAllocationRejected))
+	ev := waitEvent(t, m.events, time.Second, is(contract.EventAllocationRejected))
 	assert.Equal(t, "external-resource.gpu.amount", ev.Key)
 	s.Mu.Lock()
 	assert.Equal(t, hadooppb.FinalApplicationStatusProto_APP_FAILED, s.FinishReq.GetFinalApplicationStatus())
@@ -249,16 +249,16 @@ func TestSurfaceLaunchFailedPreemptedAndLostNode(t *testing.T) {
 	done := make(chan struct{})
 	go func() { _, _ = m.Run(ctx); close(done) }()
 
-	lf := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventLaunchFailed))
+	lf := waitEvent(t, m.events, 5*time.Second, is(contract.EventLaunchFailed))
 	assert.Contains(t, lf.Message, "was refused (test)")
-	pe := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventPreempted))
+	pe := waitEvent(t, m.events, 5*time.Second, is(contract.EventPreempted))
 	assert.Contains(t, pe.Message, "not counted as a failure")
-	waitEvent(t, m.Events(), 5*time.Second, func(e contract.Event) bool { return e.Type == contract.EventLaunched && e.ID > pe.ID })
+	waitEvent(t, m.events, 5*time.Second, func(e contract.Event) bool { return e.Type == contract.EventLaunched && e.ID > pe.ID })
 
 	s.Mu.Lock()
 	s.UpdatedNodes = []*hadooppb.NodeReportProto{{NodeId: s.Nodes[1], NodeState: hadooppb.NodeStateProto_NS_LOST.Enum(), HealthReport: proto.String("no heartbeat for 600s")}}
 	s.Mu.Unlock()
-	lost := waitEvent(t, m.Events(), 5*time.Second, is(contract.EventNodeUnhealthy))
+	lost := waitEvent(t, m.events, 5*time.Second, is(contract.EventNodeUnhealthy))
 	assert.Equal(t, "10.0.0.2:4000", lost.Node)
 	assert.Contains(t, lost.Message, "node 10.0.0.2:4000 is LOST: no heartbeat for 600s")
 	assert.Equal(t, 1, m.Status().Counts.Failed, "the launch failure counts, the preemption does not")
@@ -276,6 +276,6 @@ func TestDeclaredInstancesAreStateNotConfig(t *testing.T) {
 	assert.Equal(t, 5, m.Status().Requirement.Instances)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	assert.Equal(t, 5, m.specLocked().Instances)
+	assert.Equal(t, 5, m.book.Want.Spec(m.cfg.Spec).Instances)
 	assert.Equal(t, 5, m.stateLocked().Instances)
 }

@@ -23,7 +23,7 @@ func TestAnonymousReadersSeeNoRankZeroAddressNorTheCluster(t *testing.T) {
 	m.cfg.Spec.Gang = true
 	c1 := m.rec.Get("c1")
 	c1.Rank = &contract.Rendezvous{Round: 0, Rank: 0, WorldSize: 1, LocalWorldSize: 1, Node: "n1:1", MasterAddr: "n1", MasterPort: 29500}
-	m.emit(events.Rendezvous(0, 1))
+	m.events.Add(events.Rendezvous(0, 1))
 	m.book.Nodes.Listed([]contract.NodeStatus{
 		{Node: "n1:1", Capability: contract.Capability{"yarn.io/gpu": 8}},
 		{Node: "n9:1", Capability: contract.Capability{"yarn.io/gpu": 8}}, // no container of this application

@@ -1,5 +1,10 @@
 package book
 
+import (
+	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/contract"
+)
+
 // Want is how many TaskExecutors the AM wants now: the one place that decides the count, and the
 // only writer of it. Its sources set it through its verbs: the job file's taskexecutor.instances
 // or a framework's demand at the start (NewWant), an earlier attempt's declared count (Restore), and
@@ -48,6 +53,20 @@ func (w *Want) Set(n int, stopFirst []string, by string) (from int) {
 		w.stopFirst[id] = true
 	}
 	return from
+}
+
+// Spec is the desired state now: the job's s (as configured) with the count wanted as its Instances.
+func (w *Want) Spec(s decision.Spec) decision.Spec {
+	s.Instances = w.count
+	return s
+}
+
+// Requirement is the declared requirement as the API shows it (GET /api/v1/requirements): the
+// job's s with the count wanted, and the YARN type of each external resource.
+func (w *Want) Requirement(s decision.Spec, external map[string]string) contract.Requirement {
+	mode := map[decision.Mode]string{decision.Batch: "batch", decision.Service: "service", decision.Driver: "driver"}[s.Mode]
+	return contract.Requirement{Instances: w.count, Resources: s.Capability, MaxFailures: s.MaxFailures, Mode: mode,
+		ExternalResources: external}
 }
 
 // Restore takes the count an earlier attempt declared; it says whether that changed the count.

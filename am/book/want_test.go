@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/yarn-am/yarn-am/am/decision"
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // TestWantIsTheOneCountWithItsSource: the count starts from its source, every change says who made
@@ -29,4 +32,17 @@ func TestWantIsTheOneCountWithItsSource(t *testing.T) {
 	assert.True(t, w.Restore(5))
 	assert.Equal(t, 5, w.Count())
 	assert.Equal(t, WantRestored, w.By())
+}
+
+// TestWantIsTheSpecsAndTheRequirementsCount: the spec Reconcile gets and the requirement the API
+// shows carry the count wanted, not the job file's, and leave the job's spec as configured.
+func TestWantIsTheSpecsAndTheRequirementsCount(t *testing.T) {
+	job := decision.Spec{Instances: 2, Capability: te, MaxFailures: 3, Mode: decision.Service}
+	w := NewWant(job.Instances, WantJobFile)
+	w.Set(5, nil, "scale")
+	s := w.Spec(job)
+	assert.Equal(t, 5, s.Instances)
+	assert.Equal(t, 2, job.Instances, "the job's spec stays as configured")
+	assert.Equal(t, contract.Requirement{Instances: 5, Resources: te, MaxFailures: 3, Mode: "service",
+		ExternalResources: map[string]string{"gpu": "yarn.io/gpu"}}, w.Requirement(job, map[string]string{"gpu": "yarn.io/gpu"}))
 }

@@ -336,6 +336,13 @@ func eventSize(e contract.Event) int {
 	return len(data)
 }
 
+// AddAll adds evs in order (Add).
+func (l *Log) AddAll(evs []contract.Event) {
+	for _, e := range evs {
+		l.Add(e)
+	}
+}
+
 // Add stamps e with the next id and the time (unless set) and wakes the subscribers; the oldest
 // events go when the count or the bytes would exceed the bounds.
 func (l *Log) Add(e contract.Event) contract.Event {
