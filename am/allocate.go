@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -24,13 +23,36 @@ import (
 // applied (allocations, completions, tokens, the RM's commands).
 
 // reconcile runs Reconcile on the current state and performs the bookkeeping half of the plan: the
-// ask table, releases, and launches queued to the workers.
+// ask table, releases, and launches queued to the workers. With taskexecutor.locality = "spread" a
+// dry run first says whether the plan adds an ask; then how many containers fit on the nodes now
+// (Observed.SpreadRoom) is asked of the RM, outside the lock.
 func (a *am) reconcile(ctx context.Context) decision.Plan {
-	plan, launches := a.applyPlan(a.spreadRoom(ctx))
+	room := 0
+	var lifted []contract.Event
+	if a.cfg.Locality == localitySpread && a.cfg.Cluster != nil {
+		a.mu.Lock()
+		now := a.cfg.Now()
+		lifted = a.book.Tick(now, a.policy)
+		m := book.Moment{Now: now, DriverExited: a.driver.exited(), GangHolding: a.book.Gang.Holding(now), Round: a.book.Gang.Round(),
+			Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
+		asks := a.book.WouldAsk(a.book.Want.Spec(a.cfg.Spec), &a.rec, a.policy, m)
+		var ours map[string]contract.Capability
+		var excluded map[string]bool
+		if asks {
+			ours, excluded = a.rec.Held(), book.HostsOf(a.policy.Excluded())
+		}
+		a.mu.Unlock()
+		if asks {
+			for _, r := range a.nodes.rooms(ctx, ours, excluded) {
+				room += r.Free
+			}
+		}
+	}
+	plan, launches := a.applyPlan(room, lifted)
 	// Queued outside the lock: the workers take the lock when a launch completes.
-	for _, t := range launches {
+	for _, j := range launches {
 		select {
-		case a.launchQ <- t:
+		case a.launch.queue <- j:
 		case <-ctx.Done():
 			return plan
 		}
@@ -38,76 +60,30 @@ func (a *am) reconcile(ctx context.Context) decision.Plan {
 	return plan
 }
 
-// tickLocked does what time alone changes before a plan: exclusions that timed out are lifted and
-// the restart backoff is read.
-func (a *am) tickLocked(now time.Time) {
-	a.liftExclusionsLocked(now)
-	a.holdUntil = a.policy.RestartAt(now)
-}
-
-// observedLocked is the Observed of the next Reconcile (after tickLocked).
-func (a *am) observedLocked(now time.Time) decision.Observed {
-	obs := decision.Observed{Asks: a.book.Asks.Table(), NewAllocations: a.newAllocs, NextAskID: a.book.Asks.NextID(), Stopping: a.stoppingLocked(),
-		HoldNewAsks: a.holdingLocked(now), Containers: a.rec.Observed(), Forgotten: a.rec.Forgotten(), Round: a.book.Gang.Round(),
-		Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout), StopFirst: a.book.Want.StopFirst()}
-	if len(a.newAllocs) > 0 {
-		for _, n := range a.policy.Excluded() {
-			if obs.Excluded == nil {
-				obs.Excluded = map[string]bool{}
-			}
-			obs.Excluded[n] = true
-		}
-	}
-	return obs
-}
-
-func (a *am) stoppingLocked() bool { return a.stopping || a.driver.exited() || a.policyOut != nil }
-
-func (a *am) holdingLocked(now time.Time) bool {
-	return now.Before(a.holdUntil) || a.book.Gang.Holding(now)
-}
-
-// planInputsLocked is the plan's inputs now (book.PlanInputs).
-func (a *am) planInputsLocked(now time.Time) book.PlanInputs {
-	return book.PlanInputs{Records: a.rec.Version(), Asks: a.book.Asks.Version(), Instances: a.book.Want.Count(), Stopping: a.stoppingLocked(),
-		Hold: a.holdingLocked(now), Round: a.book.Gang.Round(),
-		Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
-}
-
-// idleLocked says whether the next plan would change nothing (the inputs of the last plan that
-// changed nothing are unchanged and no allocation is new).
-func (a *am) idleLocked(now time.Time) bool {
-	return len(a.newAllocs) == 0 && a.idle != nil && *a.idle == a.planInputsLocked(now)
-}
-
-// changesNothing: performing p would change no state and queue nothing to send.
-func changesNothing(p decision.Plan, obs decision.Observed) bool {
-	return len(p.Launch)+len(p.Hold)+len(p.Release)+len(p.Stop)+len(p.Send) == 0 && !p.StartHeld && !p.NewRound &&
-		!p.LimitReached && p.Done == nil && p.NextAskID == obs.NextAskID && slices.Equal(p.Asks, obs.Asks)
-}
-
 // applyPlan runs Reconcile and performs the bookkeeping half of its plan under a.mu; it returns the
-// plan and the containers to launch (reconcile queues them once a.mu is released).
-func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
+// plan and the containers to launch (reconcile queues them once a.mu is released). It tells of the
+// exclusions lifted since the plan's dry run (lifted) and now.
+func (a *am) applyPlan(spreadRoom int, lifted []contract.Event) (decision.Plan, []launchJob) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var launches []*book.Container
+	var launches []launchJob
 	now := a.cfg.Now()
-	a.tickLocked(now)
-	if a.idleLocked(now) {
-		a.updateMetricsLocked()
+	for _, ev := range append(lifted, a.book.Tick(now, a.policy)...) {
+		a.log.WithField("node", ev.Node).Info("am: node exclusion lifted")
+		a.events.Add(ev)
+	}
+	m := book.Moment{Now: now, DriverExited: a.driver.exited(), GangHolding: a.book.Gang.Holding(now), Round: a.book.Gang.Round(),
+		Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
+	if a.book.Settled(&a.rec, m) {
+		a.metrics.SetContainers(a.book.Gauges(&a.rec, len(a.policy.Excluded())))
 		return decision.Plan{Asks: a.book.Asks.Table(), NextAskID: a.book.Asks.NextID()}, nil
 	}
-	in := a.planInputsLocked(now)
-	obs := a.observedLocked(now)
+	in := a.book.Inputs(&a.rec, m)
+	obs := a.book.Observed(&a.rec, a.policy, m)
 	obs.SpreadRoom = spreadRoom
 	spec := a.book.Want.Spec(a.cfg.Spec)
 	plan := decision.Reconcile(spec, obs)
-	a.idle = nil
-	if len(obs.NewAllocations) == 0 && changesNothing(plan, obs) {
-		a.idle = &in
-	}
-	a.newAllocs = nil
+	a.book.Planned(plan, obs, in)
 	a.events.AddAll(a.book.Asks.Apply(plan, now, spec.Capability))
 	for _, s := range plan.Send {
 		if s.Count > 0 {
@@ -134,7 +110,9 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 			a.log.WithFields(logrus.Fields{"round": a.book.Gang.Round(), "ranks": len(started)}).Info("am: " + ev.Message)
 			a.events.Add(ev)
 		}
-		launches = append(launches, started...)
+		for _, t := range started {
+			launches = append(launches, launchJob{t: t, token: t.Token})
+		}
 	}
 	for _, l := range plan.Launch {
 		t := a.rec.Accepted(l, a.allocProtos[l.ID], a.book.Gang.Round(), false)
@@ -143,7 +121,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		a.log.WithFields(logrus.Fields{"container": l.ID, "node": l.Node, "resources": l.Resources.String()}).Info("am: container allocated, launching TaskExecutor")
 		a.events.Add(events.Allocated(l.ID, l.Node, l.Resources, allocLatency(a.metrics, &a.book.Asks, l.AskID, now)))
 		a.progressed = true
-		launches = append(launches, t)
+		launches = append(launches, launchJob{t: t, token: t.Token})
 	}
 	var stop []*book.Container
 	for _, c := range plan.Stop {
@@ -169,7 +147,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		}
 	}
 	if len(stop) > 0 {
-		a.stopInBackground(stop)
+		a.launch.stopInBackground(stop)
 	}
 	if plan.NewRound {
 		ev := a.book.Gang.Next(&a.rec, spec, now, plan.RoundReason, plan.RoundChange, plan.RoundSize)
@@ -190,7 +168,7 @@ func (a *am) applyPlan(spreadRoom int) (decision.Plan, []*book.Container) {
 		a.log.WithField("failures", plan.FailureCount).Error("am: failure limit reached: " + a.diagnostics)
 		a.events.Add(events.FailureLimitReached(a.diagnostics))
 	}
-	a.updateMetricsLocked()
+	a.metrics.SetContainers(a.book.Gauges(&a.rec, len(a.policy.Excluded())))
 	return plan, launches
 }
 
@@ -199,7 +177,20 @@ var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster
 // heartbeat sends one allocate and applies the response. a.mu is held while the request is built
 // and while the response is applied, never during the call or a re-registration (doc.go).
 func (a *am) heartbeat(ctx context.Context) error {
-	rooms := a.localityRooms(ctx)
+	var rooms []book.NodeRoom // the nodes' room, asked of the RM when Spread asks are about to be sent
+	if a.cfg.Locality == localitySpread {
+		a.mu.Lock()
+		spread := a.book.Asks.SendingSpread()
+		var ours map[string]contract.Capability
+		var excluded map[string]bool
+		if spread {
+			ours, excluded = a.rec.Held(), book.HostsOf(a.policy.Excluded())
+		}
+		a.mu.Unlock()
+		if spread {
+			rooms = a.nodes.rooms(ctx, ours, excluded)
+		}
+	}
 	req, sent := a.allocateRequest(rooms)
 
 	c, cancel := callCtx(ctx)
@@ -261,7 +252,8 @@ type sentRequest struct {
 func (a *am) allocateRequest(rooms []book.NodeRoom) (*hadooppb.AllocateRequestProto, sentRequest) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID), Progress: proto.Float32(a.progressLocked())}
+	req := &hadooppb.AllocateRequestProto{ResponseId: proto.Int32(a.responseID),
+		Progress: proto.Float32(a.rec.Progress(a.book.Want.Count(), a.cfg.Spec.Mode == decision.Service))}
 	var sent sentRequest
 	sent.asks = a.book.Asks.ToSend()
 	for _, s := range sent.asks {
@@ -273,7 +265,7 @@ func (a *am) allocateRequest(rooms []book.NodeRoom) (*hadooppb.AllocateRequestPr
 			}
 			continue
 		}
-		rr := a.resourceRequest(s.ID, s.Count)
+		rr := book.AnyRequest(s.ID, s.Count, resourceProto(a.cfg.Spec.Capability), a.cfg.Priority, a.cfg.NodeLabel)
 		if shares := book.PlanLocality(rooms, s.Count); s.Count > 0 && len(shares) > 0 && a.book.Asks.Spread(s.ID) {
 			a.log.WithFields(logrus.Fields{"ask": s.ID, "containers": s.Count, "hosts": len(shares)}).Debug("am: ask spread over hosts as node-local requests")
 			req.Ask = append(req.Ask, book.LocalityRequests(rr, shares, book.RacksOf(rooms))...)
@@ -308,7 +300,16 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		a.headroom = l
 	}
 	for _, n := range resp.GetUpdatedNodes() {
-		a.nodeUpdateLocked(n)
+		switch node, running, ev := book.NodeUpdate(n); {
+		case running:
+			if ev, ok := a.book.Live.NodeBack(node, &a.book.Excl, a.policy.IsExcluded); ok {
+				a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: the ResourceManager reports it RUNNING")
+				a.events.Add(ev)
+			}
+		case ev != nil: // no longer usable
+			a.log.WithFields(logrus.Fields{"node": node, "state": ev.Reason}).Warn("am: node " + ev.Reason)
+			a.events.Add(*ev)
+		}
 	}
 	if t := resp.GetAmRmToken(); t != nil {
 		if err := a.cfg.RM.SetToken(yarnrpc.TokenFromProto(t)); err != nil {
@@ -324,7 +325,7 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		}
 	}
 	if len(resp.GetAllocatedContainers()) > 0 || len(resp.GetCompletedContainerStatuses()) > 0 {
-		a.news = true
+		a.book.Plans.News()
 	}
 	for _, c := range resp.GetAllocatedContainers() {
 		id := yarnrpc.FormatContainerID(c.GetId())
@@ -341,10 +342,22 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 			res = a.lastAllocated // shared, never changed: one map for every container of the same size
 		}
 		a.lastAllocated = res
-		a.newAllocs = append(a.newAllocs, decision.Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(), Resources: res})
+		a.book.Plans.Allocated(decision.Allocation{ID: id, Node: yarnrpc.NodeAddress(c.GetNodeId()), AskID: c.GetAllocationRequestId(), Resources: res})
 	}
 	for _, st := range resp.GetCompletedContainerStatuses() {
-		a.completedLocked(st)
+		id := yarnrpc.FormatContainerID(st.GetContainerId())
+		exit := st.GetExitStatus()
+		t, evs := a.rec.Ended(id, exit, st.GetDiagnostics())
+		if t == nil {
+			continue // released by us, or already known to have ended
+		}
+		a.exitedLocked(t, evs)
+		f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": t.Exit.Class}
+		if t.Exit.Class == contract.ExitSucceeded {
+			a.log.WithFields(f).Info("am: TaskExecutor " + decision.Describe(exit, t.Exit.Class))
+		} else {
+			a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + decision.Describe(exit, t.Exit.Class))
+		}
 	}
 	if msg := resp.GetPreempt(); msg != nil {
 		warned, evs := a.book.Notices.Preempted(&a.rec, preemptedIDs(msg), a.cfg.Spec.Gang, a.book.Gang.Round(), a.cfg.Now(), a.preemptionWait())
@@ -360,75 +373,6 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		ev = a.events.Add(ev)
 		a.log.WithField("containers", ev.Count).Warn("am: " + ev.Message)
 	}
-}
-
-func (a *am) completedLocked(st *hadooppb.ContainerStatusProto) {
-	id := yarnrpc.FormatContainerID(st.GetContainerId())
-	t := a.rec.Get(id)
-	if t == nil || t.Phase == contract.Completed {
-		return // released by us, or already known to have ended
-	}
-	exit := st.GetExitStatus()
-	a.exitedLocked(t, a.rec.Completed(t, decision.Exit{Status: exit, Class: decision.Classify(exit), Diagnostics: st.GetDiagnostics()}))
-	class := t.Exit.Class
-	f := logrus.Fields{"container": id, "node": t.Node, "exit_status": exit, "class": class}
-	if class == contract.ExitSucceeded {
-		a.log.WithFields(f).Info("am: TaskExecutor " + decision.Describe(exit, class))
-	} else {
-		a.log.WithFields(f).WithField("diagnostics", st.GetDiagnostics()).Warn("am: TaskExecutor " + decision.Describe(exit, class))
-	}
-}
-
-func (a *am) progressLocked() float32 {
-	if a.book.Want.Count() == 0 || a.cfg.Spec.Mode == decision.Service {
-		return 0
-	}
-	_, succeeded, _ := a.rec.Counts()
-	return float32(min(succeeded, a.book.Want.Count())) / float32(a.book.Want.Count())
-}
-
-// resourceRequest builds one ResourceRequest (any node, relaxed locality) for ask id, in the
-// partition of taskexecutor.node-label when one is set.
-func (a *am) resourceRequest(id int64, n int) *hadooppb.ResourceRequestProto {
-	var label *string
-	if a.cfg.NodeLabel != "" {
-		label = proto.String(a.cfg.NodeLabel)
-	}
-	return &hadooppb.ResourceRequestProto{
-		NodeLabelExpression: label,
-		Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(a.cfg.Priority)},
-		ResourceName:        proto.String("*"),
-		Capability:          resourceProto(a.cfg.Spec.Capability),
-		NumContainers:       proto.Int32(int32(n)),
-		RelaxLocality:       proto.Bool(true),
-		AllocationRequestId: proto.Int64(id),
-	}
-}
-
-// spreadRoom is Observed.SpreadRoom: how many containers fit on the nodes now, when the next plan
-// adds an ask (a dry run of Reconcile says so) and taskexecutor.locality = "spread"; 0 otherwise.
-func (a *am) spreadRoom(ctx context.Context) int {
-	if a.cfg.Locality != localitySpread || !a.nodes.lists() {
-		return 0
-	}
-	a.mu.Lock()
-	now := a.cfg.Now()
-	a.tickLocked(now)
-	if a.idleLocked(now) {
-		a.mu.Unlock()
-		return 0 // the last plan added no ask, and nothing it depends on changed since
-	}
-	obs := a.observedLocked(now)
-	dry := decision.Reconcile(a.book.Want.Spec(a.cfg.Spec), obs)
-	a.mu.Unlock()
-	if dry.NextAskID == max(obs.NextAskID, 1) {
-		return 0
-	}
-	room := 0
-	for _, r := range a.nodeRooms(ctx) {
-		room += r.Free
-	}
-	return room
 }
 
 // allocLatency is how long ask askID waited for an allocation at now (0 if unknown), observed in m.

@@ -191,14 +191,15 @@ type am struct {
 	events  *events.Log // safe for concurrent use
 	metrics *metrics    // safe for concurrent use
 	started time.Time   // when this attempt's AM was made
-	wake    chan struct{}
-	launchQ chan *book.Container
+	wake    waker       // safe for concurrent use
+	// launch starts and stops TaskExecutors on their NodeManagers (launch.go).
+	launch *launchPool
 	// nodes lists the cluster's nodes (nodes.go).
 	nodes *nodeLister
 	// driver is driver mode's process (driver.go; nil without config.Driver), safe for concurrent use.
 	driver *driverProc
-	// background counts the goroutines that stop containers outside the loop (scale-down); Run
-	// waits for them, so none outlives it.
+	// background counts the goroutines the AM's checks start outside the loop (probes, give-backs);
+	// Run waits for them, so none outlives it.
 	background sync.WaitGroup
 
 	// savedTime: when Run last tried to save the durable state. Only Run's goroutine touches it.
@@ -213,23 +214,21 @@ type am struct {
 	// book is the bookkeeping (package book): the declared number of TaskExecutors (book.Want:
 	// config.Spec.Instances at first, then what PUT /api/v1/requirements, a framework's Scale or an
 	// earlier attempt's state declares; Want.Spec), the asks, the exclusions, the node view, the
-	// nodes' sick GPUs (gpuhealth.go), the release of idle GPUs (idlerelease.go) and the placement's
-	// SchedulingRequests and full nodes (placement.go).
+	// nodes' sick GPUs (gpuhealth.go), the release of idle GPUs (idlerelease.go), the placement's
+	// SchedulingRequests and full nodes (placement.go), how the application ends (book.End: the AM
+	// finishing, the failure policy's verdict) and the loop's memory between plans (book.Plans: new
+	// allocations, news, the restart backoff, the last idle plan's inputs).
 	book        book.Book
 	policy      *decision.Policy // the failure policy (its Config is immutable and read without the lock)
-	newAllocs   []decision.Allocation
 	allocProtos map[string]*hadooppb.ContainerProto
 	release     map[string]*hadooppb.ContainerIdProto
 	responseID  int32
 	limitHit    bool
-	stopping    bool
 
 	maxCap       contract.Capability // the register response's maximum_capability
 	clusterNodes int                 // num_cluster_nodes of the last allocate response
 	headroom     *hadooppb.ResourceProto
-	progressed   bool              // an allocation arrived since the last pending check
-	policyOut    *decision.Outcome // the failure policy ends the application
-	holdUntil    time.Time         // restart backoff: no new asks before
+	progressed   bool // an allocation arrived since the last pending check
 	// adopted: the first registration took over what an earlier attempt left (durable.go).
 	adopted bool
 	// savedAt is the last event id when the durable state was saved.
@@ -237,16 +236,8 @@ type am struct {
 	// lastAllocated: the resources of the last allocation, shared by the next ones of the same size
 	// (a container's Resources are never changed in place).
 	lastAllocated contract.Capability
-	// idle: the inputs of the last plan that changed nothing, nil after one that changed something
-	// (allocate.go, book.PlanInputs).
-	idle *book.PlanInputs
 	// gpus: the TaskExecutors' GPU samples (gpuusage.go).
 	gpus gpuuse.Book
-
-	// news: the last allocate brought allocations or completions. Run then reconciles at once
-	// (launches start, a finished application unregisters) instead of after the heartbeat interval;
-	// the next allocate still waits for the interval.
-	news bool
 }
 
 // newAM returns an AM; Run starts it.
@@ -328,22 +319,26 @@ func newAM(cfg config) (*am, error) {
 		rec:         book.NewRecords(cfg.FinishedHistory, cfg.Now),
 		allocProtos: map[string]*hadooppb.ContainerProto{},
 		release:     map[string]*hadooppb.ContainerIdProto{},
-		wake:        make(chan struct{}, 1),
+		wake:        make(waker, 1),
 		started:     cfg.Now(),
-		launchQ:     make(chan *book.Container, 1024),
 	}
+	a.launch = &launchPool{nm: cfg.NM, clc: cfg.LaunchContext, tokens: cfg.LaunchTokens, now: cfg.Now, metrics: cfg.Metrics, log: a.log,
+		queue: make(chan launchJob, 1024), started: a.bookStart}
 	a.nodes = &nodeLister{cluster: cfg.Cluster, asked: cfg.Spec.Capability, label: cfg.NodeLabel, metrics: cfg.Metrics, log: a.log,
 		now: cfg.Now, want: make(chan struct{}, 1), mu: &a.mu, view: &a.book.Nodes}
 	if cfg.Driver != nil {
-		a.driver = newDriverProc(cfg.Driver, a.log, a.poke)
+		a.driver = newDriverProc(cfg.Driver, a.log, a.wake.poke)
 	}
 	return a, nil
 }
 
+// waker wakes Run for a heartbeat before its interval ends (Run waits on it).
+type waker chan struct{}
+
 // poke wakes Run for a heartbeat now (a send that would block is dropped: one is pending).
-func (a *am) poke() {
+func (w waker) poke() {
 	select {
-	case a.wake <- struct{}{}:
+	case w <- struct{}{}:
 	default:
 	}
 }

@@ -2,9 +2,7 @@ package am
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -27,9 +25,9 @@ func (a *am) Status() contract.Status {
 	defer a.mu.Unlock()
 	s := contract.Status{App: a.cfg.App, State: a.state, Diagnostics: a.diagnostics, Requirement: a.book.Want.Requirement(a.cfg.Spec, a.cfg.ExternalResources),
 		Containers: []contract.ContainerStatus{}, Events: evs}
-	s.ExcludedNodes, s.Exclusions = a.exclusionsLocked()
-	if s.Diagnostics == "" && a.policyOut != nil {
-		s.Diagnostics = a.policyOut.Diagnostics
+	s.ExcludedNodes, s.Exclusions = book.ExclusionStatus(a.book.Live.LostNodes(), a.policy.Excluded())
+	if f := a.book.End.Failed(); s.Diagnostics == "" && f != nil {
+		s.Diagnostics = f.Diagnostics
 	}
 	s.DriverStderrTail = a.driver.stderrTail() // web serves it only with the secret (visibility.go)
 	s.Now, s.Started = a.cfg.Now(), a.started
@@ -111,7 +109,7 @@ func (a *am) Report(id string, r contract.ContainerReport) error {
 		Error("am: two live TaskExecutors hold one GPU; stopping the later")
 	a.events.Add(sh.Event)
 	if sh.StopNow {
-		a.stopInBackground([]*book.Container{t})
+		a.launch.stopInBackground([]*book.Container{t})
 	}
 	return nil
 }
@@ -155,28 +153,6 @@ func EventsHandler(l *events.Log, heartbeat time.Duration) http.HandlerFunc {
 type eventSource struct{ *events.Log }
 
 func (s eventSource) Subscribe(after uint64) web.Subscription { return s.Log.Subscribe(after) }
-
-// exclusionsLocked lists the excluded nodes for the status, sorted, with why: the failure policy's and
-// those the liveness check excluded for a lost TaskExecutor (liveness.go; a node both excluded shows
-// the policy's reason, whose timeout outlasts the loss).
-func (a *am) exclusionsLocked() ([]string, []contract.NodeExclusion) {
-	why := map[string]string{}
-	for n := range a.book.Live.LostNodes() {
-		why[n] = contract.ExclusionLost
-	}
-	for _, n := range a.policy.Excluded() {
-		why[n] = contract.ExclusionFailures
-	}
-	if len(why) == 0 {
-		return nil, nil
-	}
-	nodes := slices.Sorted(maps.Keys(why))
-	out := make([]contract.NodeExclusion, len(nodes))
-	for i, n := range nodes {
-		out[i] = contract.NodeExclusion{Node: n, Reason: why[n]}
-	}
-	return nodes, out
-}
 
 // checkTopologies says what is wrong with a report's GPU topologies: more resources than
 // contract.MaxTopologyResources, one of a resource the report has no infos of, or one that is not a

@@ -1,13 +1,10 @@
 package am
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/yarn-am/yarn-am/am/decision"
-	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/internal/stderrtail"
 	"github.com/yarn-am/yarn-am/yarnrpc"
@@ -69,34 +66,4 @@ func driverRedactor(env []string, tokens *yarnrpc.Credentials) *stderrtail.Redac
 		}
 	}
 	return secretsRedactor(tokens, secret)
-}
-
-// nodeLacksEvent: a container's launcher found the node unfit (discovery failed): the node is
-// excluded at once, whatever --node-max-failures says, since every container there would fail the
-// same way.
-func nodeLacksEvent(node, why string) contract.Event {
-	ev := events.NodeExcluded(node, 1, 0, 0)
-	ev.Reason = why
-	ev.Message = fmt.Sprintf("node %s excluded: it cannot run this job's workers: %s", node, lacksText(why))
-	return ev
-}
-
-// lacksText is the line of a discovery failure that says what the node lacks: the discovery
-// program's own stderr ("nvidia-smi not found on PATH ...") when the driver quotes it, else the
-// failure's first line. The discovery-failed event just before has the whole text.
-func lacksText(why string) string {
-	s := why
-	if rest, ok := strings.CutPrefix(s, "discovery failed for resource "); ok {
-		if _, after, found := strings.Cut(rest, ": "); found {
-			s = after
-		}
-	}
-	if i := strings.LastIndex(s, "stderr: "); i >= 0 && strings.TrimSpace(s[i+len("stderr: "):]) != "" {
-		s = s[i+len("stderr: "):]
-	}
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return decision.CutText(strings.TrimSpace(s), 300)
 }

@@ -83,7 +83,7 @@ func TestDiscoveryFailureIsWordedOnceAndExcludesTheNode(t *testing.T) {
 	ex := waitEvent(t, m.events, time.Second, is(contract.EventNodeExcluded))
 	assert.Equal(t, "node n1:1 excluded: it cannot run this job's workers: nvidia-smi not found on PATH (/usr/bin:/bin); is the NVIDIA driver installed on this node?", ex.Message)
 	assert.Equal(t, failure, ex.Reason, "the whole text in the reason")
-	assert.Equal(t, "nvidia-smi not found on PATH", lacksText("discovery failed for resource \"gpu\": discovery program x.sh 1 failed: exit status 1; stderr: nvidia-smi not found on PATH\nx.sh: could not list"))
+	assert.Equal(t, "nvidia-smi not found on PATH", book.LacksText("discovery failed for resource \"gpu\": discovery program x.sh 1 failed: exit status 1; stderr: nvidia-smi not found on PATH\nx.sh: could not list"))
 	disc := waitEvent(t, m.events, time.Second, is(contract.EventDiscoveryFailed))
 	assert.Equal(t, 1, strings.Count(disc.Message, "discovery"), "said once: %s", disc.Message)
 	assert.Contains(t, disc.Message, "discovery of resource gpu failed in TaskExecutor c1 on n1:1, the worker was not started: nvidia-smi not found")

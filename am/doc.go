@@ -33,8 +33,8 @@
 //
 //   - am.go: the am struct (which fields mu guards), config (the locality values beside it), its
 //     seams (rm, nm, cleaner, stateStore) and newAM, and the helpers the other files use, kept here
-//     so that they reach down to it: poke, callCtx, setState. Events go straight to the event log
-//     (a.events.Add, AddAll).
+//     so that they reach down to it: waker (Run's wake-up, poke), callCtx, setState. Events go
+//     straight to the event log (a.events.Add, AddAll).
 //   - gpuusage.go: the GPU samples of the liveness messages into the book (am/gpuuse), the status,
 //     GET /api/v1/containers/<id>/gpus, the per-GPU gauges' values and the final diagnostics' GPU
 //     time; a sample's unhealthy GPU (book.Unhealthy) and idle spell (book.Idle.Judge) acted on.
@@ -49,8 +49,8 @@
 //     does not answer for it declared lost (docs/running.md#liveness).
 //   - apiaddr.go: the attempt's HTTPS address written into the staging directory for TaskExecutors kept
 //     from an earlier attempt (publishAPIAddress).
-//   - durable.go: the durable state a later attempt of the AM takes over: the AM's side (adopt, what
-//     is saved, the stores); its encoding is book.State.
+//   - durable.go: the durable state a later attempt of the AM takes over: the AM's side (adopt,
+//     saving, the stores); what is saved and its encoding are book's (Book.State, book.State).
 //   - frameworkstate.go: the framework's own state across attempts (framework.AMStart.State), an
 //     extended attribute of the staging directory beside the AM's; and the queue's headroom it
 //     reads (framework.AMStart.Headroom).
@@ -67,25 +67,29 @@
 //
 // The I/O around them:
 //
-//   - loop.go: Run (the loop around Reconcile) and its timing: fast and slow heartbeats, acting on an
-//     allocate's news at once, the AM's state.
-//   - allocate.go: one heartbeat: Reconcile on the current state (with spreadRoom, its dry run that
-//     says how much of a new ask fits on the nodes now) and the bookkeeping half of its plan; the
-//     allocate request (response_id, asks, releases, blacklist) and its response applied
-//     (allocations, completions, AM-RM and NM tokens, AM_RESYNC, AM_SHUTDOWN).
+//   - loop.go: Run (the loop around Reconcile) and its timing: fast and slow heartbeats
+//     (book.Interval), acting on news at once (book.Plans), the AM's state.
+//   - allocate.go: one heartbeat: Reconcile on the current state (its input made by the book:
+//     Book.Tick, Observed, Inputs, Settled, Planned; with taskexecutor.locality = "spread" a dry run,
+//     Book.WouldAsk, says whether to ask how much of a new ask fits on the nodes now) and the
+//     bookkeeping half of its plan; the allocate request (response_id, asks, releases, blacklist) and
+//     its response applied (allocations, completions, updated nodes, AM-RM and NM tokens, AM_RESYNC,
+//     AM_SHUTDOWN).
 //   - register.go: register (and resync after AM_RESYNC or ApplicationMasterNotRegistered), finish
 //     (unregistration with the outcome), a kill, and the staging directory's deletion.
-//   - launch.go: the bounded pool of NodeManager launches and the stops.
+//   - launch.go: launchPool, the bounded pool of NodeManager launches and the stops, with its own
+//     queue and stops in the background; the AM books a start's answer (bookStart).
 //   - locality.go: taskexecutor.locality = "spread": the node listing the node-local requests need
-//     (the rooms; book.PlanLocality plans them).
+//     (nodeLister.rooms; book.PlanLocality plans them).
 //   - placement.go: taskexecutor.placement: the check at the start and the ResourceManager's refusal
 //     of SchedulingRequests read; the SchedulingRequests, the rejected ones asked again and the
 //     blacklist of full nodes where the AM keeps max-per-node itself are book.Placement's.
 //   - nodes.go: nodeLister, the cluster's nodes listed: the one bounded, measured getClusterNodes
 //     call (list, running), and the refresher that lists the nodes while the status is read (wanted,
 //     refresher); book.Nodes, under mu, remembers its answers.
-//   - surface.go: the loop's side of failures: events from what the loop sees, policy decisions turned
-//     into exclusions and outcomes, the pending check, gauges, SetRequirements.
+//   - surface.go: the loop's side of failures: a TaskExecutor's end told and judged (book.Judge:
+//     exclusions, the application's end, book.End), the pending check, SetRequirements and Scale
+//     (book.Declare).
 //   - evidence.go: the evidence of a shortage (node reports) and the configuration key behind a
 //     rejected request.
 //   - diagnostics.go: a container's end said once: the worker's stderr tail its launcher reported, the
@@ -147,7 +151,7 @@
 //
 // Goroutines: Run's (the loop: reconcile, heartbeat, checks, saving the state), the launch workers
 // (launch.go, config.LaunchWorkers of them), the node refresher (nodes.go), the stops in the
-// background (launch.go, stopInBackground), the driver's watchers (driver.go, with a leaf mutex of its
+// background (launch.go, launchPool.stopInBackground), the driver's watchers (driver.go, with a leaf mutex of its
 // own, driverProc.mu), the framework's details
 // (frameworkwatch.go, with a leaf mutex of its own) and the HTTP handlers
 // (package web, through web.State). All of them meet only under mu or through the channels and the

@@ -3,8 +3,6 @@ package am
 import (
 	"context"
 	"errors"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -108,41 +106,6 @@ func (a *am) adopt(ctx context.Context, resp *hadooppb.RegisterApplicationMaster
 	a.events.Add(ev)
 }
 
-// stateLocked is the durable state now.
-func (a *am) stateLocked() book.State {
-	s := book.State{Version: book.StateVersion, Attempt: a.cfg.Attempt, Instances: a.book.Want.Count(),
-		Policy: a.policy.Snapshot(), Infos: map[string]book.Infos{}}
-	s.Completed, s.Succeeded, s.Failed = a.rec.Counts()
-	if len(a.rec.Forgotten().FailedExits) > 0 || len(a.rec.Finished()) > 0 {
-		s.FailedExits = map[int32]int{}
-		for k, v := range a.rec.Forgotten().FailedExits {
-			s.FailedExits[k] += v
-		}
-		for _, t := range a.rec.Finished() {
-			if t.Exit.Class.Counts() && t.Exit.Class != contract.ExitSucceeded {
-				s.FailedExits[t.Exit.Status]++
-			}
-		}
-	}
-	for _, t := range a.rec.All() {
-		if t.Phase != contract.Completed && len(t.Infos) > 0 {
-			s.Infos[t.ID] = t.Infos
-		}
-	}
-	s.Events = a.events.Latest(stateEvents)
-	if len(a.book.Sick) > 0 {
-		s.Sick = map[string][]string{}
-		for node, uuids := range a.book.Sick {
-			s.Sick[node] = slices.Sorted(maps.Keys(uuids))
-		}
-	}
-	s.GivenBack = a.book.Idle.GivenState(a.cfg.Now())
-	return s
-}
-
-// stateEvents is how many of the latest events the state keeps (fewer when they do not fit).
-const stateEvents = 50
-
 // saveState writes the durable state if it changed since the last save.
 func (a *am) saveState(ctx context.Context) {
 	if a.cfg.State == nil {
@@ -154,7 +117,7 @@ func (a *am) saveState(ctx context.Context) {
 		a.mu.Unlock()
 		return
 	}
-	s := a.stateLocked()
+	s := a.book.State(&a.rec, a.policy, a.cfg.Attempt, a.events.Latest(book.StateEvents), a.cfg.Now())
 	a.mu.Unlock()
 	data, err := book.EncodeState(s)
 	if err == nil {

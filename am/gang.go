@@ -36,7 +36,7 @@ func (a *am) checkGang(ctx context.Context) {
 	}
 	now := a.cfg.Now()
 	a.mu.Lock()
-	if a.stopping || a.policyOut != nil {
+	if a.book.End.Ending() {
 		a.mu.Unlock()
 		return
 	}

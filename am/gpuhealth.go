@@ -30,7 +30,7 @@ func (a *am) sickGPULocked(t *book.Container, g contract.GPUReading, why string)
 	a.exitedLocked(t, a.rec.Completed(t, exit))
 	if k := a.cfg.SickGPUsPerNode; k > 0 && n >= k && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {
 		a.book.Excl.Exclude(t.Node)
-		ev := nodeLacksEvent(t.Node, "")
+		ev := book.NodeLacksEvent(t.Node, "")
 		ev.Count = n
 		ev.Key = "taskexecutor.sick-gpus-per-node"
 		ev.Message = fmt.Sprintf("node %s excluded for %s: %d of its GPUs read unhealthy under this job (taskexecutor.sick-gpus-per-node = %d)",
@@ -41,6 +41,6 @@ func (a *am) sickGPULocked(t *book.Container, g contract.GPUReading, why string)
 			a.failLocked(fmt.Sprintf("every node of the cluster (%d) is excluded: %v; the last one had %d unhealthy GPUs", a.clusterNodes, a.policy.Excluded(), n))
 		}
 	}
-	a.news = true
-	a.poke()
+	a.book.Plans.News()
+	a.wake.poke()
 }

@@ -45,7 +45,7 @@ func (a *am) GPUSamples(id string, r contract.AliveReport) error {
 	if g, why, sick := book.Unhealthy(r); sick {
 		a.sickGPULocked(t, g, why) // gpuhealth.go: t ends
 	}
-	if a.stopping || a.policyOut != nil {
+	if a.book.End.Ending() {
 		return nil
 	}
 	// taskexecutor.idle-gpu-release (idlerelease.go): t's idle spell kept, or warned of its release.

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
@@ -39,4 +40,10 @@ func alloc(id string, ask int64, c contract.Capability) decision.Allocation {
 // Handler returns the whole API as served on HTTPS, with secret authorising writes.
 func (a *am) Handler(secret string) http.Handler {
 	return web.Handler(a.Web(), web.Options{Secret: secret, Secure: true})
+}
+
+// observedLocked is the next plan's Observed at now, as applyPlan makes it.
+func (a *am) observedLocked(now time.Time) decision.Observed {
+	return a.book.Observed(&a.rec, a.policy, book.Moment{Now: now, DriverExited: a.driver.exited(), GangHolding: a.book.Gang.Holding(now),
+		Round: a.book.Gang.Round(), Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)})
 }

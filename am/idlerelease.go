@@ -71,7 +71,7 @@ func (a *am) checkIdleRelease() {
 		return
 	}
 	t := a.rec.Get(id)
-	if t == nil || t.Phase != contract.Running || a.stopping || a.policyOut != nil {
+	if t == nil || t.Phase != contract.Running || a.book.End.Ending() {
 		a.mu.Unlock()
 		return
 	}
@@ -92,7 +92,7 @@ func (a *am) checkIdleRelease() {
 	a.events.Add(events.RequirementChanged(from, a.book.Want.Count(), contract.NoticeIdleGPURelease))
 	a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "from": from, "to": a.book.Want.Count()}).Info("am: released a TaskExecutor whose GPUs stayed idle")
 	a.mu.Unlock()
-	a.poke()
+	a.wake.poke()
 }
 
 // giveBackBound bounds a demand-sized framework's GiveBack.Release (its reads and its rescale).

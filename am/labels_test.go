@@ -17,21 +17,21 @@ import (
 // TestResourceRequestCarriesTheNodeLabel: taskexecutor.node-label is the "*" request's
 // node_label_expression; without it the field is not sent (the queue's default partition).
 func TestResourceRequestCarriesTheNodeLabel(t *testing.T) {
-	a := &am{cfg: config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
-	rr := a.resourceRequest(7, 3)
+	c := resourceProto(contract.Capability{"memory-mb": 512, "vcores": 1})
+	rr := book.AnyRequest(7, 3, c, 1, "gpu")
 	require.NotNil(t, rr.NodeLabelExpression)
 	assert.Equal(t, "gpu", rr.GetNodeLabelExpression())
 	assert.Equal(t, "*", rr.GetResourceName())
+	assert.Equal(t, int32(3), rr.GetNumContainers())
+	assert.Equal(t, int64(7), rr.GetAllocationRequestId())
 
-	a.cfg.NodeLabel = ""
-	assert.Nil(t, a.resourceRequest(7, 3).NodeLabelExpression)
+	assert.Nil(t, book.AnyRequest(7, 3, c, 1, "").NodeLabelExpression)
 }
 
 // TestLocalityRequestsCarryTheLabelOnStarOnly: the RM refuses a label expression on a host or rack
 // request, so spreading keeps it on the "*" request only.
 func TestLocalityRequestsCarryTheLabelOnStarOnly(t *testing.T) {
-	a := &am{cfg: config{NodeLabel: "gpu", Spec: decision.Spec{Capability: contract.Capability{"memory-mb": 512, "vcores": 1}}}}
-	reqs := book.LocalityRequests(a.resourceRequest(1, 2), []book.HostShare{{Host: "h1", Rack: "/r1", Count: 2}}, nil)
+	reqs := book.LocalityRequests(book.AnyRequest(1, 2, resourceProto(contract.Capability{"memory-mb": 512, "vcores": 1}), 1, "gpu"), []book.HostShare{{Host: "h1", Rack: "/r1", Count: 2}}, nil)
 	require.Len(t, reqs, 3)
 	for _, r := range reqs {
 		if r.GetResourceName() == "*" {

@@ -148,8 +148,8 @@ func (a *am) probe(ctx context.Context, p book.Probe) {
 		}
 		a.events.Add(lost)
 		a.exitedLocked(t, ended)
-		a.news = true
-		a.poke()
+		a.book.Plans.News()
+		a.wake.poke()
 	}
 }
 

@@ -147,8 +147,9 @@ func TestLivenessSilentLauncherOnADeadNodeManagerIsLost(t *testing.T) {
 	assert.Contains(t, lost[0].Message, "silent for "+contract.DefaultLivenessTimeout.String())
 
 	// The RM's own report of the node's end, ten minutes later, changes nothing.
+	m.applyResponse(&hadooppb.AllocateResponseProto{ResponseId: proto.Int32(m.responseID), NumClusterNodes: proto.Int32(int32(m.clusterNodes)),
+		CompletedContainerStatuses: []*hadooppb.ContainerStatusProto{{ContainerId: tr.CID, ExitStatus: proto.Int32(contract.ExitStatusAborted)}}}, sentRequest{})
 	m.mu.Lock()
-	m.completedLocked(&hadooppb.ContainerStatusProto{ContainerId: tr.CID, ExitStatus: proto.Int32(contract.ExitStatusAborted)})
 	completed, _, _ := m.rec.Counts()
 	assert.Equal(t, 1, completed, "the container ended once")
 	m.mu.Unlock()
@@ -156,7 +157,10 @@ func TestLivenessSilentLauncherOnADeadNodeManagerIsLost(t *testing.T) {
 	// The node comes back: the RM reports it RUNNING and its exclusion is lifted.
 	m.mu.Lock()
 	m.book.Excl.Drain(add, nil)
-	m.nodeUpdateLocked(&hadooppb.NodeReportProto{NodeId: &hadooppb.NodeIdProto{Host: proto.String("node-a"), Port: proto.Int32(8041)}, NodeState: hadooppb.NodeStateProto_NS_RUNNING.Enum()})
+	m.mu.Unlock()
+	m.applyResponse(&hadooppb.AllocateResponseProto{ResponseId: proto.Int32(m.responseID), NumClusterNodes: proto.Int32(int32(m.clusterNodes)),
+		UpdatedNodes: []*hadooppb.NodeReportProto{{NodeId: &hadooppb.NodeIdProto{Host: proto.String("node-a"), Port: proto.Int32(8041)}, NodeState: hadooppb.NodeStateProto_NS_RUNNING.Enum()}}}, sentRequest{})
+	m.mu.Lock()
 	_, remove := m.book.Excl.Next()
 	m.mu.Unlock()
 	assert.Equal(t, []string{"node-a:8041"}, remove)

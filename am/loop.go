@@ -24,11 +24,11 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 	wctx, stopWorkers := context.WithCancel(ctx)
 	for i := 0; i < a.cfg.LaunchWorkers; i++ {
 		wg.Add(1)
-		go func() { defer wg.Done(); a.launchWorker(wctx) }()
+		go func() { defer wg.Done(); a.launch.work(wctx) }()
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); a.nodes.refresher(wctx) }()
-	defer func() { stopWorkers(); wg.Wait(); a.background.Wait() }()
+	defer func() { stopWorkers(); wg.Wait(); a.background.Wait(); a.launch.wait() }()
 
 	if err := a.register(ctx); err != nil {
 		var u *unsatisfiable
@@ -74,8 +74,11 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 		if plan.Done != nil {
 			out = plan.Done
 		}
-		if o := a.policyOutcome(); o != nil {
-			out = o
+		a.mu.Lock()
+		failed := a.book.End.Failed() // the failure policy's end (book.Judge)
+		a.mu.Unlock()
+		if failed != nil {
+			out = failed
 		}
 		a.mu.Lock()
 		limitHit, diagnostics := a.limitHit, a.diagnostics
@@ -113,9 +116,14 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 					return decision.Outcome{Status: contract.Failed, Diagnostics: err.Error()}, fmt.Errorf("am: %d heartbeats in a row failed; last: %w", errs, err)
 				}
 			}
-			if err == nil && a.takeNews() {
-				actOnly = true
-				continue
+			if err == nil {
+				a.mu.Lock()
+				news := a.book.Plans.TakeNews()
+				a.mu.Unlock()
+				if news {
+					actOnly = true
+					continue
+				}
 			}
 		}
 		actOnly = false
@@ -124,7 +132,11 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 			a.saveState(ctx)
 		}
 
-		t := time.NewTimer(a.interval())
+		// Fast while something is pending, slow when idle (book.Interval).
+		a.mu.Lock()
+		wait := a.book.Interval(&a.rec, len(a.release) > 0, a.cfg.Now(), a.cfg.HeartbeatFast, a.cfg.HeartbeatSlow)
+		a.mu.Unlock()
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -136,28 +148,4 @@ func (a *am) Run(ctx context.Context) (decision.Outcome, error) {
 		}
 		t.Stop()
 	}
-}
-
-// takeNews reports and clears whether the last allocate brought allocations or completions.
-func (a *am) takeNews() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n := a.news
-	a.news = false
-	return n
-}
-
-// interval: fast while something is pending, slow when idle.
-func (a *am) interval() time.Duration {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	pending := a.rec.InFlight() > 0 || a.book.Asks.Busy() || len(a.release) > 0
-	d := a.cfg.HeartbeatSlow
-	if pending {
-		d = a.cfg.HeartbeatFast
-	}
-	if wait := a.holdUntil.Sub(a.cfg.Now()); wait > 0 && wait < d {
-		d = wait + time.Millisecond // wake when the restart backoff ends
-	}
-	return d
 }

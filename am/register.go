@@ -31,21 +31,22 @@ func (a *am) killed() decision.Outcome {
 		a.saveState(context.Background())
 		return out
 	}
-	a.deleteStaging()
+	deleteStaging(a.cfg.Staging, a.log)
 	return out
 }
 
-func (a *am) deleteStaging() {
-	if a.cfg.Staging == nil {
+// deleteStaging deletes the staging directory through c (config.Staging; nil: nothing to delete).
+func deleteStaging(c cleaner, log logrus.FieldLogger) {
+	if c == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := a.cfg.Staging.Delete(ctx); err != nil {
-		a.log.WithError(err).Warn("am: could not delete the staging directory")
+	if err := c.Delete(ctx); err != nil {
+		log.WithError(err).Warn("am: could not delete the staging directory")
 		return
 	}
-	a.log.Info("am: staging directory deleted")
+	log.Info("am: staging directory deleted")
 }
 
 func (a *am) register(ctx context.Context) error {
@@ -118,11 +119,11 @@ func (a *am) resync(ctx context.Context) error {
 // finish stops what still runs, unregisters with the outcome and deletes the staging directory.
 func (a *am) finish(ctx context.Context, out decision.Outcome) error {
 	a.mu.Lock()
-	a.stopping = true
+	a.book.End.Finish()
 	a.state = contract.StateFinishing
 	running := a.rec.Active()
 	a.mu.Unlock()
-	a.stopAll(ctx, running)
+	a.launch.stopAll(ctx, running)
 	out.Diagnostics = a.gpuDiagnostics(out.Diagnostics) // GPU-hours reserved and the share used (gpuusage.go)
 
 	status := map[contract.FinalStatus]hadooppb.FinalApplicationStatusProto{
@@ -168,7 +169,7 @@ func (a *am) finish(ctx context.Context, out decision.Outcome) error {
 	ev := events.Finished(out)
 	ev.StderrTail = a.driver.stderrTail() // served to the secret's holders only (am/web visibility)
 	a.events.Add(ev)
-	a.deleteStaging()
+	deleteStaging(a.cfg.Staging, a.log)
 	if err != nil {
 		return fmt.Errorf("am: unregistering with final status %s: %w", out.Status, err)
 	}

@@ -3,20 +3,15 @@ package am
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/sirupsen/logrus"
 
 	"github.com/yarn-am/yarn-am/am/book"
-	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
-	"github.com/yarn-am/yarn-am/yarnrpc"
-	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // This file is the loop's side of surfacing failures: it turns what the loop observes into events,
@@ -30,60 +25,24 @@ func (a *am) exitedLocked(t *book.Container, evs []contract.Event) {
 	a.events.AddAll(evs)
 	a.metrics.DropGPUs(t.ID) // its gauges; its GPU series stays for the status until its record is forgotten
 	a.metrics.ObserveExit(t.Exit.Class)
-	d := a.policy.RecordExit(a.cfg.Now(), t.Node, t.Exit.Class)
-	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && a.policy.ExcludeUnfit(a.cfg.Now(), t.Node) {
-		// The node lacks what the job needs: exclude it now (docs/running.md#the-workers-own-error).
-		a.book.Excl.Exclude(t.Node)
-		a.log.WithFields(logrus.Fields{"node": t.Node, "reason": t.Exit.Diagnostics}).Warn("am: excluding a node that cannot run the job's workers")
-		a.events.Add(nodeLacksEvent(t.Node, t.Exit.Diagnostics))
-		if all, _ := a.policy.AllExcluded(a.clusterNodes); all {
-			a.failLocked(fmt.Sprintf("every node of the cluster (%d) is excluded: %v; the last one cannot run this job's workers: %s",
-				a.clusterNodes, a.policy.Excluded(), lacksText(t.Exit.Diagnostics)))
-		}
+	v := a.book.Judge(t, a.policy, a.cfg.Now(), a.clusterNodes) // book.Judge: exclusions, the application's end
+	if v.Unfit != "" {
+		a.log.WithFields(logrus.Fields{"node": v.Unfit, "reason": t.Exit.Diagnostics}).Warn("am: excluding a node that cannot run the job's workers")
 	}
-	if d.ExcludeNode != "" {
-		cfg := a.policy.Config()
-		a.book.Excl.Exclude(d.ExcludeNode)
-		a.log.WithFields(logrus.Fields{"node": d.ExcludeNode, "failures": d.NodeFailures}).Warn("am: excluding node after repeated TaskExecutor failures")
-		a.events.Add(events.NodeExcluded(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
-		if all, why := a.policy.AllExcluded(a.clusterNodes); all {
-			a.failLocked(why)
-		}
+	if v.Excluded != "" {
+		a.log.WithFields(logrus.Fields{"node": v.Excluded, "failures": v.NodeFailures}).Warn("am: excluding node after repeated TaskExecutor failures")
 	}
-	if d.RateExceeded {
-		a.failLocked(d.Reason)
+	if v.Failed != "" {
+		a.log.Error("am: " + v.Failed)
 	}
+	a.events.AddAll(v.Events)
 }
 
-// failLocked makes the failure policy end the application (the first reason wins).
+// failLocked makes the failure policy end the application (book.End.Fail: the first reason wins).
 func (a *am) failLocked(reason string) {
-	if a.policyOut != nil {
-		return
-	}
-	a.policyOut = &decision.Outcome{Status: contract.Failed, Diagnostics: reason}
-	a.log.Error("am: " + reason)
-	a.events.Add(events.FailureLimitReached(reason))
-}
-
-// policyOutcome is the application's end decided by the failure policy (nil while none).
-func (a *am) policyOutcome() *decision.Outcome {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.policyOut == nil {
-		return nil
-	}
-	out := *a.policyOut
-	return &out
-}
-
-// liftExclusionsLocked removes timed-out exclusions (sent as blacklist removals).
-func (a *am) liftExclusionsLocked(now time.Time) {
-	for _, n := range a.policy.Lift(now) {
-		if !a.book.Place.Full(n) { // still full under taskexecutor.placement.max-per-node (placement.go)
-			a.book.Excl.Lift(n)
-		}
-		a.log.WithField("node", n).Info("am: node exclusion lifted")
-		a.events.Add(events.NodeExclusionLifted(n))
+	if ev, first := a.book.End.Fail(reason); first {
+		a.log.Error("am: " + reason)
+		a.events.Add(ev)
 	}
 }
 
@@ -108,32 +67,13 @@ func blacklistNames(nodes []string) []string {
 	return out
 }
 
-// nodeUpdateLocked reports nodes the RM says are no longer usable.
-func (a *am) nodeUpdateLocked(n *hadooppb.NodeReportProto) {
-	st := n.GetNodeState()
-	node := yarnrpc.NodeAddress(n.GetNodeId())
-	switch st {
-	case hadooppb.NodeStateProto_NS_RUNNING:
-		if ev, ok := a.book.Live.NodeBack(node, &a.book.Excl, a.policy.IsExcluded); ok {
-			a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: the ResourceManager reports it RUNNING")
-			a.events.Add(ev)
-		}
-		return
-	case hadooppb.NodeStateProto_NS_NEW:
-		return
-	}
-	state := strings.TrimPrefix(st.String(), "NS_")
-	a.log.WithFields(logrus.Fields{"node": node, "state": state}).Warn("am: node " + state)
-	a.events.Add(events.NodeUnhealthy(node, state, strings.TrimSpace(n.GetHealthReport())))
-}
-
 // checkPending runs the not-enough-resources rule after each heartbeat: asks pending with no
 // allocation for the timeout → an event with the cluster's capacity as evidence (node reports when
 // config.Cluster is set, else the scheduler's headroom), and the configured action.
 func (a *am) checkPending(ctx context.Context) {
 	a.mu.Lock()
 	pending := a.book.Asks.Pending()
-	if a.stopping || a.policyOut != nil || a.book.Gang.Formed() && a.book.Want.Spec(a.cfg.Spec).Elastic() {
+	if a.book.End.Ending() || a.book.Gang.Formed() && a.book.Want.Spec(a.cfg.Spec).Elastic() {
 		pending = 0 // an elastic gang's round runs: what it asks for beyond is growth, not a shortage (book.Gang.Elastic)
 	}
 	d := a.policy.ObservePending(a.cfg.Now(), pending, a.progressed)
@@ -156,13 +96,6 @@ func (a *am) checkPending(ctx context.Context) {
 		a.failLocked(e.Message)
 		a.mu.Unlock()
 	}
-}
-
-// updateMetricsLocked sets the gauges from the current state.
-func (a *am) updateMetricsLocked() {
-	launching, running, stopping, completed := a.rec.Phases()
-	byPhase := map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
-	a.metrics.SetContainers(byPhase, a.book.Asks.Pending(), a.book.Want.Count(), len(a.policy.Excluded()))
 }
 
 // SetRequirements declares the number of TaskExecutors wanted (PUT /api/v1/requirements). by says
@@ -218,12 +151,11 @@ func (a *am) Instances() int {
 // it changed.
 func (a *am) setInstances(instances int, stopFirst []string, by string) (contract.Requirement, error) {
 	a.mu.Lock()
-	if a.stopping || a.policyOut != nil {
+	old, err := a.book.Declare(instances, stopFirst, by, a.cfg.Now())
+	if err != nil {
 		a.mu.Unlock()
-		return contract.Requirement{}, fmt.Errorf("the application is finishing; its requirement can no longer change")
+		return contract.Requirement{}, err
 	}
-	old := a.book.Want.Set(instances, stopFirst, by)
-	a.book.Idle.Retake(instances-old, a.cfg.Now()) // GPUs given back for idleness and declared again
 	// A demand-sized job's give-back released through the framework's Scale (idlerelease.go).
 	if ev, idle, ok := a.book.Idle.ScaledDown(&a.rec, old, instances, stopFirst, a.cfg.Now()); ok {
 		a.events.Add(ev)
@@ -236,6 +168,6 @@ func (a *am) setInstances(instances int, stopFirst []string, by string) (contrac
 		a.log.WithFields(logrus.Fields{"from": old, "to": instances}).Info("am: TaskExecutor requirement changed")
 		a.events.Add(events.RequirementChanged(old, instances, by))
 	}
-	a.poke()
+	a.wake.poke()
 	return r, nil
 }

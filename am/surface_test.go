@@ -277,5 +277,5 @@ func TestDeclaredInstancesAreStateNotConfig(t *testing.T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	assert.Equal(t, 5, m.book.Want.Spec(m.cfg.Spec).Instances)
-	assert.Equal(t, 5, m.stateLocked().Instances)
+	assert.Equal(t, 5, m.book.State(&m.rec, m.policy, m.cfg.Attempt, nil, m.cfg.Now()).Instances)
 }

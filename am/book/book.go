@@ -1,5 +1,7 @@
 package book
 
+import "github.com/yarn-am/yarn-am/contract"
+
 // Book is the AM's bookkeeping, one value of each concern's type; the AM holds one and guards it
 // with its mutex (package doc, "Locking").
 type Book struct {
@@ -24,6 +26,19 @@ type Book struct {
 	Live Liveness
 	// Notices: the preemption notices' long polls (notices.go).
 	Notices Notices
+	// End: the AM finishing, the failure policy's verdict (end.go).
+	End End
+	// Plans: the loop's memory between plans (plan.go).
+	Plans Plans
+}
+
+// Gauges is the metrics' gauges of the containers now: the recorded ones by phase (completed: every
+// finished one), the containers asked for and not allocated yet, the count wanted and how many nodes
+// are excluded (excluded, the failure policy's). The AM sets them (its metrics).
+func (b *Book) Gauges(r *Records, excluded int) (byPhase map[contract.Phase]int, pending, wanted, excludedNodes int) {
+	launching, running, stopping, completed := r.Phases()
+	byPhase = map[contract.Phase]int{contract.Launching: launching, contract.Running: running, contract.Stopping: stopping, contract.Completed: completed}
+	return byPhase, b.Asks.Pending(), b.Want.Count(), excluded
 }
 
 // New returns a book that wants n TaskExecutors, as by says (Want.By), and holds nothing else yet.

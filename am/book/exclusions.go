@@ -1,8 +1,11 @@
 package book
 
 import (
+	"iter"
 	"maps"
 	"slices"
+
+	"github.com/yarn-am/yarn-am/contract"
 )
 
 // Exclusions is the blacklist changes the AM still has to send to the ResourceManager: nodes the
@@ -43,4 +46,26 @@ func (l *Exclusions) Drain(add, remove []string) {
 	for _, n := range remove {
 		delete(l.remove, n)
 	}
+}
+
+// ExclusionStatus lists the excluded nodes for the status, sorted, with why: those the failure
+// policy excluded (failures) and those the liveness check excluded for a lost TaskExecutor (lost); a
+// node both excluded shows the policy's reason, whose timeout outlasts the loss.
+func ExclusionStatus(lost iter.Seq[string], failures []string) ([]string, []contract.NodeExclusion) {
+	why := map[string]string{}
+	for n := range lost {
+		why[n] = contract.ExclusionLost
+	}
+	for _, n := range failures {
+		why[n] = contract.ExclusionFailures
+	}
+	if len(why) == 0 {
+		return nil, nil
+	}
+	nodes := slices.Sorted(maps.Keys(why))
+	out := make([]contract.NodeExclusion, len(nodes))
+	for i, n := range nodes {
+		out[i] = contract.NodeExclusion{Node: n, Reason: why[n]}
+	}
+	return nodes, out
 }

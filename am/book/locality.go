@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
@@ -37,6 +38,31 @@ type HostShare struct {
 	Host  string
 	Rack  string
 	Count int
+}
+
+// Held is what the active containers of r use on each node (host:port): RoomsOf's ours.
+func (r *Records) Held() map[string]contract.Capability {
+	ours := map[string]contract.Capability{}
+	for _, t := range r.Active() {
+		m := ours[t.Node]
+		if m == nil {
+			m = contract.Capability{}
+			ours[t.Node] = m
+		}
+		for k, v := range t.Resources {
+			m[k] += v
+		}
+	}
+	return ours
+}
+
+// HostsOf is the hosts of nodes (host:port), a set: RoomsOf's excluded of the failure policy's nodes.
+func HostsOf(nodes []string) map[string]bool {
+	hosts := map[string]bool{}
+	for _, n := range nodes {
+		hosts[hadoop.NodeHost(n)] = true
+	}
+	return hosts
 }
 
 // RoomsOf turns the RUNNING nodes' reports into their room for containers of want. ours is what
@@ -207,4 +233,22 @@ func cloneRequest(base *hadooppb.ResourceRequestProto, name string, n int) *hado
 	r.NodeLabelExpression = nil
 	r.NumContainers = proto.Int32(int32(n))
 	return r
+}
+
+// AnyRequest is the ResourceRequest of ask id for n containers of c on any node (relaxed locality),
+// at priority, in the partition of label (taskexecutor.node-label; "": the queue's default).
+func AnyRequest(id int64, n int, c *hadooppb.ResourceProto, priority int32, label string) *hadooppb.ResourceRequestProto {
+	var l *string
+	if label != "" {
+		l = proto.String(label)
+	}
+	return &hadooppb.ResourceRequestProto{
+		NodeLabelExpression: l,
+		Priority:            &hadooppb.PriorityProto{Priority: proto.Int32(priority)},
+		ResourceName:        proto.String("*"),
+		Capability:          c,
+		NumContainers:       proto.Int32(int32(n)),
+		RelaxLocality:       proto.Bool(true),
+		AllocationRequestId: proto.Int64(id),
+	}
 }

@@ -1,9 +1,13 @@
 package book
 
 import (
+	"strings"
 	"time"
 
+	"github.com/yarn-am/yarn-am/am/events"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // The status document's view of the cluster's nodes (Status.Nodes): each running node's capacity
@@ -64,3 +68,19 @@ func (v *Nodes) SpreadDue(now time.Time) bool { return !now.Before(v.spreadRetry
 
 // SpreadFailed: locality's node reports failed at now; asks go out plain for a minute.
 func (v *Nodes) SpreadFailed(now time.Time) { v.spreadRetry = now.Add(time.Minute) }
+
+// NodeUpdate reads a node report of an allocate's updated_nodes: running says the node is RUNNING
+// again (the liveness check may lift its exclusion for a loss); otherwise, unless it is NEW, ev tells
+// that it is no longer usable (its Reason the state: LOST, UNHEALTHY, DECOMMISSIONED, ...).
+func NodeUpdate(n *hadooppb.NodeReportProto) (node string, running bool, ev *contract.Event) {
+	node = yarnrpc.NodeAddress(n.GetNodeId())
+	switch st := n.GetNodeState(); st {
+	case hadooppb.NodeStateProto_NS_RUNNING:
+		return node, true, nil
+	case hadooppb.NodeStateProto_NS_NEW:
+		return node, false, nil
+	default:
+		e := events.NodeUnhealthy(node, strings.TrimPrefix(st.String(), "NS_"), strings.TrimSpace(n.GetHealthReport()))
+		return node, false, &e
+	}
+}

@@ -129,6 +129,26 @@ func (r *Records) Stopping(t *Container) (stopNow bool) {
 	return stopNow
 }
 
+// Ended: the RM reports that container id ended with exit status exit and its diagnostics
+// (Completed, classified); t is nil, and nothing changes, for a container not recorded (released by
+// the AM) or known to have ended already.
+func (r *Records) Ended(id string, exit int32, diagnostics string) (t *Container, evs []contract.Event) {
+	t = r.Get(id)
+	if t == nil || t.Phase == contract.Completed {
+		return nil, nil
+	}
+	return t, r.Completed(t, decision.Exit{Status: exit, Class: decision.Classify(exit), Diagnostics: diagnostics})
+}
+
+// Progress is the application's progress as the RM shows it: the share of the wanted containers
+// that succeeded, 0 for a service (it never completes) or when none is wanted.
+func (r *Records) Progress(wanted int, service bool) float32 {
+	if wanted == 0 || service {
+		return 0
+	}
+	return float32(min(r.succeededN, wanted)) / float32(wanted)
+}
+
 // StoppedBeforeStart: a container stopped while its launch was in flight never started.
 func (r *Records) StoppedBeforeStart(t *Container) []contract.Event {
 	r.setPhase(t, contract.Completed)
