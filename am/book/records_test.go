@@ -9,6 +9,7 @@ import (
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // alloc is an allocation of ask 1 on n1:1.
@@ -103,4 +104,31 @@ func TestRecordsKeepTheLatestFinishedOnly(t *testing.T) {
 	assert.Equal(t, decision.Forgotten{Succeeded: 1, Failed: 1, FailedExits: map[int32]int{0: 1}}, r.Forgotten())
 	assert.Len(t, r.Observed(), 3, "Reconcile sees the recorded ones")
 	assert.Equal(t, []string{"live", "c2", "c3"}, ids(r.All()), "compacted by Observed")
+}
+
+// TestRecordsEndedProgressAndHeld: the RM's report of an end ends a recorded container once; the
+// progress is the succeeded share of those wanted (none for a service); what the active containers
+// hold is counted by node.
+func TestRecordsEndedProgressAndHeld(t *testing.T) {
+	r := NewRecords(10, nil)
+	a := r.Accepted(alloc("a"), nil, 0, false)
+	r.Launched(a)
+	a.CID = nil
+	b := r.Adopted("b", "n1:1", te, &hadooppb.ContainerIdProto{})
+	assert.Equal(t, map[string]contract.Capability{"n1:1": te}, r.Held(), "only containers with a container id (Active)")
+	c, evs := r.Ended("a", 0, "")
+	assert.Same(t, a, c)
+	assert.NotEmpty(t, evs)
+	assert.Equal(t, contract.ExitSucceeded, a.Exit.Class)
+	c, evs = r.Ended("a", 0, "")
+	assert.Nil(t, c, "known to have ended")
+	assert.Nil(t, evs)
+	c, _ = r.Ended("gone", 1, "")
+	assert.Nil(t, c, "not recorded")
+	assert.Equal(t, float32(0.5), r.Progress(2, false))
+	assert.Equal(t, float32(0), r.Progress(2, true), "a service")
+	assert.Equal(t, float32(0), r.Progress(0, false))
+	_, _ = r.Ended("b", 137, "killed")
+	assert.Equal(t, decision.Classify(137), b.Exit.Class)
+	assert.Empty(t, r.Held())
 }
