@@ -29,7 +29,7 @@ import (
 func (a *am) reconcile(ctx context.Context) decision.Plan {
 	room := 0
 	var lifted []contract.Event
-	if a.cfg.Locality == localitySpread && a.cfg.Cluster != nil {
+	if a.cfg.Locality == localitySpread && a.nodes.lists() {
 		a.mu.Lock()
 		now := a.cfg.Now()
 		lifted = a.book.Tick(now, a.policy)
@@ -170,6 +170,46 @@ func (a *am) applyPlan(spreadRoom int, lifted []contract.Event) (decision.Plan, 
 	}
 	a.metrics.SetContainers(a.book.Gauges(&a.rec, len(a.policy.Excluded())))
 	return plan, launches
+}
+
+// bookStart books the answer of t's start (launchPool.started): a container stopped while its launch was
+// in flight is stopped now, or given back if it never started; a refused start releases the
+// container; else it runs.
+func (a *am) bookStart(t *book.Container, sent time.Time, took time.Duration, err error) {
+	log := a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node})
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	defer a.wake.poke()
+	t.Token = nil // used: a container is started once
+	if t.Phase == contract.Stopping && t.StopAfterLaunch {
+		t.StopAfterLaunch = false
+		if err != nil { // it never started: give the allocation back
+			if t.CID != nil {
+				a.release[t.ID] = t.CID
+			}
+			a.exitedLocked(t, a.rec.StoppedBeforeStart(t))
+			return
+		}
+		a.launch.stopInBackground([]*book.Container{t})
+		return
+	}
+	if t.Phase != contract.Launching {
+		if err == nil && t.Phase == contract.Completed && t.LaunchedAt.IsZero() {
+			// It started and ended before this start call returned: the timeline still shows it ran.
+			t.LaunchedAt = sent
+		}
+		return // completed (or stopped) while the launch was in flight
+	}
+	if err != nil {
+		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
+		if t.CID != nil {
+			a.release[t.ID] = t.CID
+		}
+		a.exitedLocked(t, a.rec.LaunchFailed(t, err.Error()))
+		return
+	}
+	log.WithField("took", took.Round(time.Millisecond)).Info("am: TaskExecutor started")
+	a.events.AddAll(a.rec.Launched(t))
 }
 
 var errShutdown = errors.New("am: the ResourceManager told the ApplicationMaster to shut down (AM_SHUTDOWN)")

@@ -322,8 +322,8 @@ func newAM(cfg config) (*am, error) {
 		wake:        make(waker, 1),
 		started:     cfg.Now(),
 	}
-	a.launch = &launchPool{nm: cfg.NM, clc: cfg.LaunchContext, tokens: cfg.LaunchTokens, now: cfg.Now, metrics: cfg.Metrics, log: a.log,
-		queue: make(chan launchJob, 1024), started: a.bookStart}
+	a.launch = &launchPool{nms: cfg.NM, timeout: callTimeout, clc: cfg.LaunchContext, tokens: cfg.LaunchTokens, now: cfg.Now, metrics: cfg.Metrics, log: a.log,
+		queue: make(chan launchJob, 1024), answered: a.bookStart}
 	a.nodes = &nodeLister{cluster: cfg.Cluster, asked: cfg.Spec.Capability, label: cfg.NodeLabel, metrics: cfg.Metrics, log: a.log,
 		now: cfg.Now, want: make(chan struct{}, 1), mu: &a.mu, view: &a.book.Nodes}
 	if cfg.Driver != nil {

@@ -9,23 +9,24 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/yarn-am/yarn-am/am/book"
-	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/yarnrpc"
 	"github.com/yarn-am/yarn-am/yarnrpc/hadooppb"
 )
 
 // This file is the NodeManager side: launchPool, a bounded pool of workers that start
 // TaskExecutors (startContainers), and the stops (stopContainers), none of which holds the AM's
-// mutex during the call; and the AM's booking of a start's answer (bookStart).
+// mutex during the call. The AM books a start's answer (allocate.go, bookStart).
 
 // launchPool starts TaskExecutors on their NodeManagers and stops them. Its workers (work,
 // config.LaunchWorkers of them) take the containers to start from queue; a start's answer goes to
-// started, the AM's booking under its mutex (bookStart). Stops run at once (stopAll: the AM finishing) or in the
-// background (stopInBackground: a scale-down), which Run waits for (wait). Its fields are set by newAM
-// and never changed afterwards; the queue and the WaitGroup are safe for concurrent use.
+// answered, the AM's booking under its mutex (bookStart). Stops run at once (stopAll: the AM
+// finishing) or in the background (stopInBackground: a scale-down), which Run waits for (wait). Its
+// fields are set by newAM and never changed afterwards; the queue and the WaitGroup are safe for
+// concurrent use.
 type launchPool struct {
-	nm  nm
-	clc *hadooppb.ContainerLaunchContextProto // config.LaunchContext
+	nms     nodeManagers
+	timeout time.Duration                         // bounds each startContainers (callTimeout)
+	clc     *hadooppb.ContainerLaunchContextProto // config.LaunchContext
 	// tokens, when set, returns the current credentials of new TaskExecutors (config.LaunchTokens).
 	tokens  func() []byte
 	now     func() time.Time
@@ -33,8 +34,15 @@ type launchPool struct {
 	log     logrus.FieldLogger
 	queue   chan launchJob
 	stops   sync.WaitGroup
-	// started books the answer of t's start, sent at sent and answered after took (am.bookStart).
-	started func(t *book.Container, sent time.Time, took time.Duration, err error)
+	// answered books the answer of t's start, sent at sent and answered after took (the AM's
+	// bookStart, allocate.go).
+	answered func(t *book.Container, sent time.Time, took time.Duration, err error)
+}
+
+// nodeManagers is what the launches need of the NodeManagers (the AM's nm).
+type nodeManagers interface {
+	StartContainers(ctx context.Context, node string, reqs ...*hadooppb.StartContainerRequestProto) (*hadooppb.StartContainersResponseProto, error)
+	StopContainers(ctx context.Context, node string, ids ...*hadooppb.ContainerIdProto) (*hadooppb.StopContainersResponseProto, error)
 }
 
 // launchJob is a container to start with its container token, read under the AM's mutex when the
@@ -56,10 +64,10 @@ func (l *launchPool) work(ctx context.Context) {
 	}
 }
 
-// start sends one startContainers and hands its answer to started.
+// start sends one startContainers and hands its answer to answered.
 func (l *launchPool) start(ctx context.Context, j launchJob) {
 	start := time.Now()
-	c, cancel := callCtx(ctx)
+	c, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
 	req := &hadooppb.StartContainerRequestProto{ContainerLaunchContext: l.clc, ContainerToken: j.token}
 	if l.tokens != nil {
@@ -70,14 +78,14 @@ func (l *launchPool) start(ctx context.Context, j launchJob) {
 		}
 	}
 	sent := l.now()
-	resp, err := l.nm.StartContainers(c, j.t.Node, req)
+	resp, err := l.nms.StartContainers(c, j.t.Node, req)
 	l.metrics.ObserveRPC("startContainers", start, err)
 	if err == nil {
 		for _, f := range resp.GetFailedRequests() {
 			err = yarnrpc.ContainerFailure(f)
 		}
 	}
-	l.started(j.t, sent, time.Since(start), err)
+	l.answered(j.t, sent, time.Since(start), err)
 }
 
 // stopInBackground stops containers without holding up the caller (which may hold the AM's mutex);
@@ -108,7 +116,7 @@ func (l *launchPool) stopAll(ctx context.Context, ts []*book.Container) {
 			c, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			start := time.Now()
-			_, err := l.nm.StopContainers(c, node, ids...)
+			_, err := l.nms.StopContainers(c, node, ids...)
 			l.metrics.ObserveRPC("stopContainers", start, err)
 			if err != nil {
 				l.log.WithError(err).WithField("node", node).Warn("am: stopping TaskExecutors failed (the RM kills them when the application ends)")
@@ -116,44 +124,4 @@ func (l *launchPool) stopAll(ctx context.Context, ts []*book.Container) {
 		}()
 	}
 	wg.Wait()
-}
-
-// bookStart books the answer of t's start (launchPool.started): a container stopped while its launch was
-// in flight is stopped now, or given back if it never started; a refused start releases the
-// container; else it runs.
-func (a *am) bookStart(t *book.Container, sent time.Time, took time.Duration, err error) {
-	log := a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node})
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	defer a.wake.poke()
-	t.Token = nil // used: a container is started once
-	if t.Phase == contract.Stopping && t.StopAfterLaunch {
-		t.StopAfterLaunch = false
-		if err != nil { // it never started: give the allocation back
-			if t.CID != nil {
-				a.release[t.ID] = t.CID
-			}
-			a.exitedLocked(t, a.rec.StoppedBeforeStart(t))
-			return
-		}
-		a.launch.stopInBackground([]*book.Container{t})
-		return
-	}
-	if t.Phase != contract.Launching {
-		if err == nil && t.Phase == contract.Completed && t.LaunchedAt.IsZero() {
-			// It started and ended before this start call returned: the timeline still shows it ran.
-			t.LaunchedAt = sent
-		}
-		return // completed (or stopped) while the launch was in flight
-	}
-	if err != nil {
-		log.WithError(err).Warn("am: starting the TaskExecutor failed; releasing the container")
-		if t.CID != nil {
-			a.release[t.ID] = t.CID
-		}
-		a.exitedLocked(t, a.rec.LaunchFailed(t, err.Error()))
-		return
-	}
-	log.WithField("took", took.Round(time.Millisecond)).Info("am: TaskExecutor started")
-	a.events.AddAll(a.rec.Launched(t))
 }
