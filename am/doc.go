@@ -72,13 +72,14 @@
 //   - allocate.go: one heartbeat: Reconcile on the current state (its input made by the book:
 //     Book.Tick, Observed, Inputs, Settled, Planned; with taskexecutor.locality = "spread" a dry run,
 //     Book.WouldAsk, says whether to ask how much of a new ask fits on the nodes now) and the
-//     bookkeeping half of its plan; the allocate request (response_id, asks, releases, blacklist) and
-//     its response applied (allocations, completions, updated nodes, AM-RM and NM tokens, AM_RESYNC,
-//     AM_SHUTDOWN).
+//     bookkeeping half of its plan, the launches queued and a start's answer booked (bookStart); the
+//     allocate request (response_id, asks, releases, blacklist) and its response applied
+//     (allocations, completions, updated nodes, AM-RM and NM tokens, AM_RESYNC, AM_SHUTDOWN).
 //   - register.go: register (and resync after AM_RESYNC or ApplicationMasterNotRegistered), finish
 //     (unregistration with the outcome), a kill, and the staging directory's deletion.
 //   - launch.go: launchPool, the bounded pool of NodeManager launches and the stops, with its own
-//     queue and stops in the background; the AM books a start's answer (bookStart).
+//     NodeManager interface, queue and stops in the background; the AM books a start's answer
+//     (allocate.go's bookStart).
 //   - locality.go: taskexecutor.locality = "spread": the node listing the node-local requests need
 //     (nodeLister.rooms; book.PlanLocality plans them).
 //   - placement.go: taskexecutor.placement: the check at the start and the ResourceManager's refusal
