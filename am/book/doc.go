@@ -8,7 +8,10 @@
 // One concept each; every non-test file of the package is listed here (TestDocNamesEveryFile).
 //
 //   - book.go: Book, one value of each type below but Records (the AM holds those beside it), New,
-//     and the gauges' values (Gauges).
+//     and the verbs that tie its concerns together: a plan's input (Tick, Observed, Inputs,
+//     Settled, Planned, WouldAsk) and the next heartbeat's time (Interval), a TaskExecutor's end
+//     judged (Judge), the count declared (Declare), the durable state gathered (State) and the
+//     gauges' values (Gauges).
 //   - records.go: Records, the containers the AM accepted (Container: what it needs to launch and
 //     stop one, and the marks the AM's other bookkeeping leaves on it), with a vocabulary of
 //     transitions that return the events to emit (Accepted, Adopted, StartHeld, ReleasedHeld,
@@ -18,7 +21,7 @@
 //     counts kept (Forgotten), so a long-running service does not grow without limit.
 //   - want.go: Want, how many TaskExecutors the AM wants: the one place that decides the count, fed
 //     by its sources (the job file, a framework's demand, an earlier attempt, `yarn-am scale`, a
-//     framework's Scale, an idle release) through its verbs (NewWant, Restore, Set, Book.Declare); the
+//     framework's Scale, an idle release) through its verbs (NewWant, Restore, Set; Book.Declare); the
 //     spec Reconcile gets and the requirement the API shows (Spec, Requirement).
 //   - asks.go: Asks, the outstanding asks, what is still to send of them, when each was first sent
 //     and the next allocationRequestId (Apply a plan, MarkSent, Registered, ResendAll, CancelAll).
@@ -26,8 +29,8 @@
 //     Next, Drain), and the status's list of excluded nodes with why (ExclusionStatus).
 //   - end.go: End, how the application comes to its end: the AM finishing, the failure policy's
 //     verdict (Finish, Fail, Failed, Ending).
-//   - judge.go: Book.Judge, a TaskExecutor's end fed to the failure policy: the nodes it excludes
-//     (NodeLacksEvent, LacksText) and the application's end (Verdict).
+//   - judge.go: Verdict, what the failure policy made of a TaskExecutor's end (Book.Judge): the
+//     nodes it excluded (NodeLacksEvent, LacksText) and the application's end.
 //   - nodes.go: Nodes, the memory of the RM's node listings: the status document's node capacities
 //     (listed only while the status is read, at most every NodesRefresh: Due, Listed, Failed) and
 //     when locality may ask again after a failure (SpreadDue, SpreadFailed); an allocate's node
@@ -46,8 +49,7 @@
 //     (Records.Held, HostsOf), and the plain "*" request of an ask (AnyRequest).
 //   - plan.go: Plans, the loop's memory between plans (new allocations, news, the restart
 //     backoff, the last idle plan's inputs: PlanInputs, what identifies Reconcile's input when no
-//     allocation is new), and the Book's verbs that make a plan's input from it and a Moment (Tick,
-//     Observed, Inputs, Settled, Planned, WouldAsk) and time the next heartbeat (Interval).
+//     allocation is new), and Moment, what a plan takes from outside the book.
 //   - placement.go: Placement, taskexecutor.placement's memory: whether the asks go as
 //     SchedulingRequests (Request, with PlacementConstraint and TaskExecutorTag) until the
 //     ResourceManager refuses them (Refused), and the nodes blacklisted for running max-per-node

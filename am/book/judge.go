@@ -3,7 +3,6 @@ package book
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/events"
@@ -20,43 +19,6 @@ type Verdict struct {
 	// Failed is why the application fails now ("" while it does not; the first reason wins: End).
 	Failed string
 	Events []contract.Event
-}
-
-// Judge feeds a TaskExecutor's end to the failure policy p: a node that cannot run the job's workers
-// (docs/running.md#the-workers-own-error) or that saw too many failures is excluded (sent as a
-// blacklist addition), and the application fails when every node of the cluster (clusterNodes) is
-// excluded or TaskExecutors fail faster than the policy's rate.
-func (b *Book) Judge(t *Container, p *decision.Policy, now time.Time, clusterNodes int) Verdict {
-	var v Verdict
-	fail := func(reason string) {
-		if ev, ok := b.End.Fail(reason); ok {
-			v.Failed = reason
-			v.Events = append(v.Events, ev)
-		}
-	}
-	d := p.RecordExit(now, t.Node, t.Exit.Class)
-	if d.ExcludeNode == "" && t.Exit.Class == contract.ExitDiscoveryFailed && p.ExcludeUnfit(now, t.Node) {
-		b.Excl.Exclude(t.Node)
-		v.Unfit = t.Node
-		v.Events = append(v.Events, NodeLacksEvent(t.Node, t.Exit.Diagnostics))
-		if all, _ := p.AllExcluded(clusterNodes); all {
-			fail(fmt.Sprintf("every node of the cluster (%d) is excluded: %v; the last one cannot run this job's workers: %s",
-				clusterNodes, p.Excluded(), LacksText(t.Exit.Diagnostics)))
-		}
-	}
-	if d.ExcludeNode != "" {
-		cfg := p.Config()
-		b.Excl.Exclude(d.ExcludeNode)
-		v.Excluded, v.NodeFailures = d.ExcludeNode, d.NodeFailures
-		v.Events = append(v.Events, events.NodeExcluded(d.ExcludeNode, d.NodeFailures, cfg.FailureWindow, cfg.NodeExclusionTimeout))
-		if all, why := p.AllExcluded(clusterNodes); all {
-			fail(why)
-		}
-	}
-	if d.RateExceeded {
-		fail(d.Reason)
-	}
-	return v
 }
 
 // NodeLacksEvent: a container's launcher found the node unfit (discovery failed): the node is

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/yarn-am/yarn-am/am/decision"
@@ -98,35 +96,3 @@ func DecodeState(data []byte) (*State, error) {
 
 // StateEvents is how many of the latest events the state keeps (fewer when they do not fit).
 const StateEvents = 50
-
-// State is the durable state now, of the records r, the failure policy p and the book, saved by
-// attempt with the latest events evs (at most StateEvents of them).
-func (b *Book) State(r *Records, p *decision.Policy, attempt string, evs []contract.Event, now time.Time) State {
-	s := State{Version: StateVersion, Attempt: attempt, Instances: b.Want.Count(), Policy: p.Snapshot(), Infos: map[string]Infos{}}
-	s.Completed, s.Succeeded, s.Failed = r.Counts()
-	if len(r.forgotten.FailedExits) > 0 || len(r.finished) > 0 {
-		s.FailedExits = map[int32]int{}
-		for k, v := range r.forgotten.FailedExits {
-			s.FailedExits[k] += v
-		}
-		for _, t := range r.finished {
-			if t.Exit.Class.Counts() && t.Exit.Class != contract.ExitSucceeded {
-				s.FailedExits[t.Exit.Status]++
-			}
-		}
-	}
-	for _, t := range r.seq {
-		if t.Phase != contract.Completed && len(t.Infos) > 0 {
-			s.Infos[t.ID] = t.Infos
-		}
-	}
-	s.Events = evs
-	if len(b.Sick) > 0 {
-		s.Sick = map[string][]string{}
-		for node, uuids := range b.Sick {
-			s.Sick[node] = slices.Sorted(maps.Keys(uuids))
-		}
-	}
-	s.GivenBack = b.Idle.GivenState(now)
-	return s
-}

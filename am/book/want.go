@@ -1,9 +1,6 @@
 package book
 
 import (
-	"errors"
-	"time"
-
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/contract"
 )
@@ -79,16 +76,4 @@ func (w *Want) Restore(n int) bool {
 	}
 	w.count, w.by, w.stopFirst = n, WantRestored, nil
 	return true
-}
-
-// Declare changes the count wanted to n on by's word, with the containers a scale-down stops first
-// (Want.Set), unless the application is ending (End), and takes back the GPUs given back for
-// idleness that n declares again (Idle.Retake). It returns the count before.
-func (b *Book) Declare(n int, stopFirst []string, by string, now time.Time) (from int, err error) {
-	if b.End.Ending() {
-		return 0, errors.New("the application is finishing; its requirement can no longer change")
-	}
-	from = b.Want.Set(n, stopFirst, by)
-	b.Idle.Retake(n-from, now) // GPUs given back for idleness and declared again
-	return from, nil
 }
