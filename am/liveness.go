@@ -141,8 +141,8 @@ func (a *am) probe(ctx context.Context, p book.Probe) {
 		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node, "silent": p.Silent.Round(time.Second).String()}).
 			Info("am: TaskExecutor's launcher is silent, but not lost: " + evidence)
 	case book.ProbeLost:
-		lost, ended := a.book.Live.Lost(&a.rec, p, &a.book.Excl, a.cfg.LivenessTimeout, evidence, now)
-		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Warn("am: " + lost.Message)
+		lost, why, ended := a.book.Live.Lost(&a.rec, p, &a.book.Excl, a.cfg.LivenessTimeout, evidence, now)
+		a.log.WithFields(logrus.Fields{"container": t.ID, "node": t.Node}).Warn("am: TaskExecutor " + why + "; releasing it and asking for a replacement (not counted as a failure)")
 		if t.CID != nil {
 			a.release[t.ID] = t.CID
 		}

@@ -156,16 +156,17 @@ func (l *Liveness) LostNodes() iter.Seq[string] { return maps.Keys(l.lostNodes) 
 // timeout, and evidence, its NodeManager's answer in words): its node is excluded until the RM
 // reports it RUNNING or its NodeManager answers again (excl), and it ends (exit status -100, not counted as
 // a failure), so that Reconcile asks for a replacement at once (and a gang starts its next round).
-// It returns the lost event and the events of its end among r; the AM releases its container.
-func (l *Liveness) Lost(r *Records, p Probe, excl *Exclusions, timeout time.Duration, evidence string, now time.Time) (lost contract.Event, ended []contract.Event) {
+// It returns the lost event, why in words (the end's diagnostics, which the AM's log line says) and
+// the events of its end among r; the AM releases its container.
+func (l *Liveness) Lost(r *Records, p Probe, excl *Exclusions, timeout time.Duration, evidence string, now time.Time) (lost contract.Event, why string, ended []contract.Event) {
 	t := p.C
-	why := fmt.Sprintf("lost: its launcher has been silent for %s (taskexecutor.liveness-timeout = %s) and %s", p.Silent.Round(time.Second), timeout, evidence)
+	why = fmt.Sprintf("lost: its launcher has been silent for %s (taskexecutor.liveness-timeout = %s) and %s", p.Silent.Round(time.Second), timeout, evidence)
 	if t.CID != nil && l.lost(t.Node, t.CID, now) {
 		excl.Exclude(t.Node)
 	}
 	lost = contract.Event{Type: contract.EventLost, Severity: contract.SeverityWarning, Container: t.ID, Node: t.Node, Reason: "liveness-timeout",
 		Message: fmt.Sprintf("TaskExecutor %s on %s %s; released, its node excluded until it is healthy again, a replacement asked for (not counted as a failure)", t.ID, t.Node, why)}
-	return lost, r.Completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why})
+	return lost, why, r.Completed(t, decision.Exit{Status: contract.ExitStatusAborted, Class: contract.ExitAborted, Diagnostics: why})
 }
 
 // NodeBack forgets node's loss (the RM reports it RUNNING, or its NodeManager answers again) and

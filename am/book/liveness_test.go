@@ -2,6 +2,7 @@ package book
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,11 +98,13 @@ func TestLivenessLostNodes(t *testing.T) {
 	r := NewRecords(10, func() time.Time { return t0 })
 	first := r.Adopted("c1", "n1:1", te, &hadooppb.ContainerIdProto{Id: proto.Int64(1)})
 	second := r.Adopted("c2", "n1:1", te, &hadooppb.ContainerIdProto{Id: proto.Int64(2)})
-	lost, ended := b.Live.Lost(&r, Probe{C: first, Silent: timeout}, &b.Excl, timeout, "its NodeManager n1:1 does not answer", t0)
+	lost, why, ended := b.Live.Lost(&r, Probe{C: first, Silent: timeout}, &b.Excl, timeout, "its NodeManager n1:1 does not answer", t0)
 	assert.Equal(t, contract.EventLost, lost.Type)
 	assert.Contains(t, lost.Message, "silent for 30s (taskexecutor.liveness-timeout = 30s) and its NodeManager n1:1 does not answer")
 	require.NotEmpty(t, ended)
 	assert.Equal(t, contract.ExitAborted, first.Exit.Class)
+	assert.Equal(t, first.Exit.Diagnostics, why, "why is the end's diagnostics")
+	assert.True(t, strings.HasPrefix(why, "lost: its launcher has been silent"), why)
 	add, _ := b.Excl.Next()
 	assert.Equal(t, []string{"n1:1"}, add)
 	b.Excl.Drain(add, nil)
