@@ -33,9 +33,9 @@ func (a *am) reconcile(ctx context.Context) decision.Plan {
 		a.mu.Lock()
 		now := a.cfg.Now()
 		lifted = a.book.Tick(now, a.policy)
-		m := book.Moment{Now: now, DriverExited: a.driver.exited(), GangHolding: a.book.Gang.Holding(now), Round: a.book.Gang.Round(),
-			Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
-		asks := a.book.WouldAsk(a.book.Want.Spec(a.cfg.Spec), &a.rec, a.policy, m)
+		spec := a.book.Want.Spec(a.cfg.Spec)
+		m := a.book.Moment(now, a.driver.exited(), spec, a.cfg.ElasticInterval, a.cfg.GangTimeout)
+		asks := a.book.WouldAsk(spec, &a.rec, a.policy, m)
 		var ours map[string]contract.Capability
 		var excluded map[string]bool
 		if asks {
@@ -72,8 +72,8 @@ func (a *am) applyPlan(spreadRoom int, lifted []contract.Event) (decision.Plan, 
 		a.log.WithField("node", ev.Node).Info("am: node exclusion lifted")
 		a.events.Add(ev)
 	}
-	m := book.Moment{Now: now, DriverExited: a.driver.exited(), GangHolding: a.book.Gang.Holding(now), Round: a.book.Gang.Round(),
-		Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)}
+	spec := a.book.Want.Spec(a.cfg.Spec)
+	m := a.book.Moment(now, a.driver.exited(), spec, a.cfg.ElasticInterval, a.cfg.GangTimeout)
 	if a.book.Settled(&a.rec, m) {
 		a.metrics.SetContainers(a.book.Gauges(&a.rec, len(a.policy.Excluded())))
 		return decision.Plan{Asks: a.book.Asks.Table(), NextAskID: a.book.Asks.NextID()}, nil
@@ -81,7 +81,6 @@ func (a *am) applyPlan(spreadRoom int, lifted []contract.Event) (decision.Plan, 
 	in := a.book.Inputs(&a.rec, m)
 	obs := a.book.Observed(&a.rec, a.policy, m)
 	obs.SpreadRoom = spreadRoom
-	spec := a.book.Want.Spec(a.cfg.Spec)
 	plan := decision.Reconcile(spec, obs)
 	a.book.Planned(plan, obs, in)
 	a.events.AddAll(a.book.Asks.Apply(plan, now, spec.Capability))

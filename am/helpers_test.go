@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/yarn-am/yarn-am/am/book"
 	"github.com/yarn-am/yarn-am/am/decision"
 	"github.com/yarn-am/yarn-am/am/web"
 	"github.com/yarn-am/yarn-am/contract"
@@ -44,6 +43,5 @@ func (a *am) Handler(secret string) http.Handler {
 
 // observedLocked is the next plan's Observed at now, as applyPlan makes it.
 func (a *am) observedLocked(now time.Time) decision.Observed {
-	return a.book.Observed(&a.rec, a.policy, book.Moment{Now: now, DriverExited: a.driver.exited(), GangHolding: a.book.Gang.Holding(now),
-		Round: a.book.Gang.Round(), Elastic: a.book.Gang.Elastic(a.book.Want.Spec(a.cfg.Spec), now, a.cfg.ElasticInterval, a.cfg.GangTimeout)})
+	return a.book.Observed(&a.rec, a.policy, a.book.Moment(now, a.driver.exited(), a.book.Want.Spec(a.cfg.Spec), a.cfg.ElasticInterval, a.cfg.GangTimeout))
 }
