@@ -223,3 +223,10 @@ func (b *Book) Judge(t *Container, p *decision.Policy, now time.Time, clusterNod
 	}
 	return v
 }
+
+// Moment is the plan's moment at now: the gang's state read from the book's Gang (its elastic
+// round decided for spec with the elastic interval and the gang timeout), and driverExited.
+func (b *Book) Moment(now time.Time, driverExited bool, spec decision.Spec, elasticInterval, gangTimeout time.Duration) Moment {
+	return Moment{Now: now, DriverExited: driverExited, GangHolding: b.Gang.Holding(now), Round: b.Gang.Round(),
+		Elastic: b.Gang.Elastic(spec, now, elasticInterval, gangTimeout)}
+}

@@ -8,7 +8,7 @@
 // One concept each; every non-test file of the package is listed here (TestDocNamesEveryFile).
 //
 //   - book.go: Book, one value of each type below but Records (the AM holds those beside it), New,
-//     and the verbs that tie its concerns together: a plan's input (Tick, Observed, Inputs,
+//     and the verbs that tie its concerns together: a plan's moment and input (Moment, Tick, Observed, Inputs,
 //     Settled, Planned, WouldAsk) and the next heartbeat's time (Interval), a TaskExecutor's end
 //     judged (Judge), the count declared (Declare), the durable state gathered (State) and the
 //     gauges' values (Gauges).

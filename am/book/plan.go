@@ -58,13 +58,6 @@ type Moment struct {
 	Elastic     decision.ElasticObserved
 }
 
-// Moment is the plan's moment at now: the gang's state read from the book's Gang (its elastic
-// round decided for spec with the elastic interval and the gang timeout), and driverExited.
-func (b *Book) Moment(now time.Time, driverExited bool, spec decision.Spec, elasticInterval, gangTimeout time.Duration) Moment {
-	return Moment{Now: now, DriverExited: driverExited, GangHolding: b.Gang.Holding(now), Round: b.Gang.Round(),
-		Elastic: b.Gang.Elastic(spec, now, elasticInterval, gangTimeout)}
-}
-
 // changesNothing: performing p would change no state and queue nothing to send.
 func changesNothing(p decision.Plan, obs decision.Observed) bool {
 	return len(p.Launch)+len(p.Hold)+len(p.Release)+len(p.Stop)+len(p.Send) == 0 && !p.StartHeld && !p.NewRound &&
