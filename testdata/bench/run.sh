@@ -53,7 +53,7 @@ if [[ " $* " == *" -mode autoscale "* ]]; then
   for a in "$@"; do [[ $prev == -flink-home ]] && home=$a; prev=$a; done
   YARN_AM_AUTOSCALE_TRACE="$PWD/$OUT/autoscale" YARN_AM_AUTOSCALE_GRACE=default YARN_AM_AUTOSCALE_STEADY=2m \
     YARN_AM_BIN="$PWD/bin/yarn-am" YARN_AM_FLINK_HOME="$home" \
-    "$GO" test -tags integration -count=1 -timeout 60m -v -run '^TestFlinkAutoscaleFollowsARateStep$/^1\.20\.5$' ./am \
+    "$GO" test -tags integration -count=1 -timeout 60m -v -run '^TestFlinkAutoscaleFollowsARateStep$/^1\.20\.5$' ./framework/flink \
     >"$OUT/autoscale/test.log" 2>&1 || rc=$?
   grep -E 'measured|--- ' "$OUT/autoscale/test.log" >&2 || true
   bin/bench -mode autoscale -out "$OUT" -autoscale-trace "$OUT/autoscale/rate-step-1.20.5.json" || rc=$?
