@@ -562,6 +562,8 @@ func badInputs() []badInput {
 			code: 3, want: []string{"am.env", "YARN_AM_TOKENS_REFRESH", `"1ms"`, "at least 1s"}},
 		{name: "flink class-data-sharing a string", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "class-data-sharing = \"no\"\n[taskexecutor]", 1),
 			code: 3, want: []string{`flink.class-data-sharing = "no"`, "want true or false"}},
+		{name: "flink jit-late-c2 a string", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "[taskexecutor]", "jit-late-c2 = \"on\"\n[taskexecutor]", 1),
+			code: 3, want: []string{`flink.jit-late-c2 = "on"`, "want true or false"}},
 		{name: "flink job with keep-containers = true", args: []string{"check", "$D/job.toml"}, job: "keep-containers = true\n" + flinkJob,
 			code: 3, want: []string{"keep-containers = true", "[flink]", "TaskManagers cannot follow", "set it to false"}},
 		{name: "flink provided with a bad port", args: []string{"check", "$D/job.toml"}, job: strings.Replace(flinkJob, "hdfs:///flink/flink-1.20.5.tar", "hdfs://nn:99999/flink/flink-1.20.5.tar", 1),

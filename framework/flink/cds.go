@@ -417,7 +417,7 @@ func trainArchive(ctx context.Context, s *flinkSetup) (string, error) {
 		conf.Set(k, v)
 	}
 	spec := flinkdist.Spec{Home: s.home, JavaHome: s.javaHome, Conf: conf, Dir: s.dir, LogDir: dir, MemoryMiB: int(s.job.AM.MemoryMB - amShareMB),
-		CDS: flinkdist.CDS{Create: archive}}
+		CDS: flinkdist.CDS{Create: archive}, JIT: jitFlags(s.spec)}
 	p, err := flinkdist.Prepare(ctx, flinkdist.RoleSession, spec)
 	if err != nil {
 		return "", err

@@ -269,7 +269,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	}
 	role := flinkdist.RoleSession
 	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, Dir: s.dir, LogDir: logDir, JavaHome: s.javaHome,
-		MemoryMiB: int(s.job.AM.MemoryMB - amShareMB), Logs: f.Logs}
+		MemoryMiB: int(s.job.AM.MemoryMB - amShareMB), Logs: f.Logs, JIT: jitFlags(f)}
 	if f.Jar != "" {
 		role = flinkdist.RoleApplication
 		spec.UserJars, spec.MainClass, spec.Args = []string{filepath.Join(s.dir, f.Jar)}, f.MainClass, f.Args
@@ -485,7 +485,8 @@ func runFlinkTaskManager(stdout, stderr io.Writer) int {
 	if id := os.Getenv("CONTAINER_ID"); id != "" {
 		s.conf.Set(keyResourceID, id)
 	}
-	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB), Logs: s.spec.Logs}
+	spec := flinkdist.Spec{Home: s.home, Conf: s.conf, JavaHome: s.javaHome, MemoryMiB: int(s.job.TaskExecutor.MemoryMB), Logs: s.spec.Logs,
+		JIT: jitFlags(s.spec)}
 	if s.spec.Jar != "" {
 		spec.UserJars = []string{filepath.Join(s.dir, s.spec.Jar)}
 	}

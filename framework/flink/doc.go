@@ -33,6 +33,7 @@
 //   - jar.go: the job jar's main class, read from the jar before anything is staged.
 //   - ship.go: what submit stages: the Flink home's archive, the jar, a JDK.
 //   - javahome.go: [flink] java-home, a JDK shipped with the job, and the java version check.
+//   - jit.go: [flink] jit-late-c2, the JIT flags the JobManager's and TaskManagers' JVMs start with.
 //   - cds.go: class-data sharing: the archive the first run makes, who may make one, who maps it.
 //
 // The processes in the containers (the commands):

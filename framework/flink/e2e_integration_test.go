@@ -286,6 +286,31 @@ func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
 	t.Logf("measured: the TaskManagers waited %s for the JobManager", strings.Join(waited, ", "))
 	// Only the JVM waited: its classpath, archive and memory flags were made before.
 	assert.Len(t, tmLines(id, flinkPreparedThenWaited), 3, "each TaskManager prepared its JVM before it waited:\n%s", e2e.ContainerLogs(id))
+	// jit-late-c2, the default (docs/flink.md#the-jit-at-start): each JVM's own log lists the flags.
+	assert.Equal(t, map[string]int{"jobmanager.log": 1, "taskmanager.log": 3}, flinkLogsListing(id, flink.LateC2Flags),
+		"the JobManager and each TaskManager started with the late-C2 flags")
+}
+
+// flinkLogsListing returns the Flink logs (jobmanager.log, taskmanager.log) of application id whose
+// "JVM Options:" list every flag of flags, by the log's file name.
+func flinkLogsListing(id string, flags []string) map[string]int {
+	out := map[string]int{}
+	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
+		for _, name := range []string{"jobmanager.log", "taskmanager.log"} {
+			files, _ := filepath.Glob(filepath.Join(d, id, "*", name))
+			for _, f := range files {
+				data, _ := os.ReadFile(f)
+				all := true
+				for _, flag := range flags {
+					all = all && regexp.MustCompile(`(?m)^\S+ \S+ INFO .* -\s+`+regexp.QuoteMeta(flag)+`$`).Match(data)
+				}
+				if all {
+					out[name]++
+				}
+			}
+		}
+	}
+	return out
 }
 
 // TestFlinkFailingJobFailsWithFlinksRootCause: the application FAILS with Flink's root cause.

@@ -16,7 +16,7 @@ import (
 // This file reads the [flink] table: a Flink application or session cluster whose JobManager is the
 // AM's driver and whose TaskExecutors are Flink TaskManagers (docs/flink.md#the-flink-table).
 
-var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", "restore", "taskmanagers", "checkpoint-on-preemption", keyHadoopClasspath, "web-submit", "internal-tls", keyRESTWithoutClientAuth, keyJobManagerRestarts, keyJobManagerRestartWindow, keyProgressTimeout, keyProgressRestart, keySavepointInterval, keySavepointsKept, keyLogMaxSize, keyLogMaxFiles, keyTokenRefresh, keyAutoscale, keyAutoscaleUtilisation, keyAutoscaleBand, keyAutoscaleMin, keyAutoscaleMax, keyAutoscaleWindow, keyAutoscaleStabilise, keyAutoscaleGrace, keyAutoscaleMaxStep, keyAutoscaleCatchUp, "config"}
+var flinkKeys = []string{"home", "provided", "java-home", "jar", "main-class", "args", "wait-for-jobmanager", "class-data-sharing", keyJITLateC2, "restore", "taskmanagers", "checkpoint-on-preemption", keyHadoopClasspath, "web-submit", "internal-tls", keyRESTWithoutClientAuth, keyJobManagerRestarts, keyJobManagerRestartWindow, keyProgressTimeout, keyProgressRestart, keySavepointInterval, keySavepointsKept, keyLogMaxSize, keyLogMaxFiles, keyTokenRefresh, keyAutoscale, keyAutoscaleUtilisation, keyAutoscaleBand, keyAutoscaleMin, keyAutoscaleMax, keyAutoscaleWindow, keyAutoscaleStabilise, keyAutoscaleGrace, keyAutoscaleMaxStep, keyAutoscaleCatchUp, "config"}
 
 // keyResourceID is Flink's key of a TaskManager's id, which flink-taskmanager sets to its container's.
 const keyResourceID = "taskmanager.resource-id"
@@ -88,6 +88,10 @@ func (tableReader) ReadTable(t *jobfile.Table, j *jobfile.Job) any {
 	f.ClassDataSharing = true
 	if v, set := t.Bool("class-data-sharing"); set {
 		f.ClassDataSharing = v
+	}
+	f.JITLateC2 = true
+	if v, set := t.Bool(keyJITLateC2); set {
+		f.JITLateC2 = v
 	}
 	switch {
 	case f.Home != "" && f.Provided != "":

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/contract"
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
 	"github.com/yarn-am/yarn-am/jobfile"
 )
 
@@ -68,6 +69,8 @@ memory = 1024
 	assert.Equal(t, waitSameHost, specOf(j).WaitForJobManager, "the default")
 	assert.Equal(t, preemptCheckpoint, specOf(j).OnPreemption, "the default")
 	assert.True(t, specOf(j).ClassDataSharing, "class-data sharing is on by default")
+	assert.True(t, specOf(j).JITLateC2, "the late C2 is on by default")
+	assert.Equal(t, flinkdist.LateC2Flags, jitFlags(specOf(j)))
 	assert.Equal(t, defaultJobManagerRestarts, specOf(j).JobManagerRestarts, "a lost JobManager is restarted by default")
 	assert.Equal(t, time.Hour, specOf(j).JobManagerRestartWindow)
 
@@ -83,6 +86,12 @@ memory = 1024
 	j, err = jobfile.LoadJob(off)
 	require.NoError(t, err)
 	assert.False(t, specOf(j).ClassDataSharing)
+
+	jit := writeJob(t, "[flink]\nprovided = \"hdfs:///f.tar\"\njit-late-c2 = false\n[taskexecutor]\ninstances = 1\n")
+	j, err = jobfile.LoadJob(jit)
+	require.NoError(t, err)
+	assert.False(t, specOf(j).JITLateC2)
+	assert.Empty(t, jitFlags(specOf(j)), "jit-late-c2 = false: the JVM's own thresholds")
 
 	restarts := writeJob(t, "[flink]\nprovided = \"hdfs:///f.tar\"\njar = \"job.jar\"\njobmanager-restarts = 0\njobmanager-restart-window = \"30m\"\n[taskexecutor]\ninstances = 1\n")
 	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(restarts), "job.jar"), nil, 0o644))
@@ -120,6 +129,7 @@ func TestFlinkTableProblems(t *testing.T) {
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"web.submit.enable\" = true\n", `"web.submit.enable" is set by yarn-am (from [flink] web-submit`},
 		{"[flink]\nhome = \"flink\"\nclass-data-sharing = \"off\"\n", `flink.class-data-sharing = "off": want true or false`},
 		{"[flink]\nhome = \"flink\"\ninternal-tls = \"no\"\n", `flink.internal-tls = "no": want true or false`},
+		{"[flink]\nhome = \"flink\"\njit-late-c2 = \"on\"\n", `flink.jit-late-c2 = "on": want true or false`},
 		{"[flink]\nhome = \"flink\"\nhomme = 1\n", `unknown key "flink.homme" (did you mean "flink.home"?)`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"jobmanager.rpc.address\" = \"x\"\n", `"jobmanager.rpc.address" is set by yarn-am`},
 		{"[flink]\nhome = \"flink\"\n[flink.config]\n\"taskmanager.memory.process.size\" = \"4g\"\n", `"taskmanager.memory.process.size" is set by yarn-am ([taskexecutor] memory, the TaskManager's container; set that instead)`},

@@ -59,6 +59,9 @@ type flinkSpec struct {
 	// ClassDataSharing is [flink] class-data-sharing (default true): the JVMs map a class-data-sharing
 	// archive of the home's classes, made by the first run (docs/flink.md#class-data-sharing).
 	ClassDataSharing bool
+	// JITLateC2 is [flink] jit-late-c2 (default true): the JobManager's and TaskManagers' JVMs start
+	// with HotSpot's C2 thresholds raised (flinkdist.LateC2Flags, docs/flink.md#the-jit-at-start).
+	JITLateC2 bool
 	// InternalTLS is [flink] internal-tls (default true): the job's internal connections (RPC, blob
 	// server, data exchange) under mutual TLS with certificates of the application's authority
 	// (internaltls.go, docs/flink.md#who-can-reach-the-jobmanager).

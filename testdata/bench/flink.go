@@ -66,6 +66,7 @@ type flinkConfig struct {
 	confDir, hadoopConf    string // Flink's client conf dir; the Hadoop conf dir the Flink processes read
 	clientCP, containerCP  string // the client's classpath; yarn.application.classpath for Flink's containers
 	javaOpts               []string
+	ownJVMOpts             string // -flink-own-jvm-opts: env.java.opts.jobmanager and .taskmanager of Flink's own runs
 	libDirs, jobJarURI     string // yarn.provided.lib.dirs; the job's jar on HDFS (Flink's side)
 	providedTar, yarnAMJob string // yarn-am's flink.provided archive; its generated job file
 }
@@ -309,6 +310,9 @@ func flinkCommand(cfg config, fc *flinkConfig, name string) *exec.Cmd {
 		"external-resource.gpu.driver-factory.class=" + gpuDriver,
 		"containerized.taskmanager.env.PATH=" + gpuEnvPath(cfg),
 		"containerized.taskmanager.env.FAKE_GPU_COUNT=4",
+	}
+	if fc.ownJVMOpts != "" {
+		defs = append(defs, "env.java.opts.jobmanager="+fc.ownJVMOpts, "env.java.opts.taskmanager="+fc.ownJVMOpts)
 	}
 	args := append([]string(nil), fc.javaOpts...)
 	args = append(args, "-Dlog4j.configurationFile=file:"+filepath.Join(fc.confDir, "log4j-cli.properties"),

@@ -114,6 +114,7 @@ func main() {
 	flag.StringVar(&cfg.flink.jar, "flink-job", "bin/flink-job/yarn-am-flink-job.jar", "the test job's jar (make flink-job)")
 	flag.IntVar(&cfg.flink.pairs, "flink-pairs", 3, "yarn-am/Flink pairs of the Flink row (at least 1)")
 	flag.IntVar(&cfg.flink.warmup, "flink-warmup", 1, "unrecorded yarn-am/Flink pairs first (the first localises the distribution on the nodes)")
+	flag.StringVar(&cfg.flink.ownJVMOpts, "flink-own-jvm-opts", "", "JVM options for Flink's own JobManager and TaskManagers (env.java.opts.jobmanager and .taskmanager), e.g. the late-C2 flags yarn-am gives its own: Flink's own mode at the same JIT settings")
 	flag.IntVar(&cfg.flink.tm, "flink-taskmanagers", 4, "TaskManagers (1 slot, 1 GPU each) and the job's parallelism")
 	flag.DurationVar(&cfg.flink.timeout, "flink-timeout", 5*time.Minute, "give up on one Flink-row application after this long (it is killed)")
 	trace := flag.String("autoscale-trace", "", "with -mode autoscale: the rate-step trace TestFlinkAutoscaleFollowsARateStep wrote (YARN_AM_AUTOSCALE_TRACE)")

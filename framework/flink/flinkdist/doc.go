@@ -27,6 +27,7 @@
 //   - resources.go: what Flink's BashJavaUtils prints for a process (the JVM's memory flags and
 //     dynamic properties), computed in Go.
 //   - cds.go: the class-data-sharing archive a process maps, or writes on its first run.
+//   - jit.go: the JIT flags of a process's start: HotSpot's C2 thresholds raised (jit-late-c2).
 //   - logroll.go: the rolling log4j configuration of a process's logs.
 //   - gpudriver.go: Flink's GPU plugin configured for the GPUs yarn-am assigned.
 //   - assigned.go: the GPU indexes `yarn-am launch` assigned to a TaskExecutor container.

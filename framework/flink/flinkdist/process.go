@@ -66,6 +66,9 @@ type Spec struct {
 	// CDS is the class-data sharing archive the JVM maps or writes (cds.go); with one, the Flink
 	// home's jars are named relative to Dir, the process's working directory (Home.SharedClasspath).
 	CDS CDS
+	// JIT are JVM flags for the just-in-time compiler (LateC2Flags), before the configuration's
+	// java options, so that a flag the job sets in env.java.opts.* wins (the JVM takes the last).
+	JIT []string
 	// Logs is how the log file rolls (its File is set by Prepare from LogDir and the role).
 	Logs LogRoll
 }
@@ -434,6 +437,7 @@ func buildCommand(role Role, s Spec, conf *Config, confDir string, params Resour
 	argv := []string{s.java()}
 	argv = append(argv, params.JVM...)
 	argv = append(argv, s.CDS.Flags()...)
+	argv = append(argv, s.JIT...)
 	argv = append(argv, JavaOptions(conf, role)...)
 	argv = append(argv, "-Dlog.file="+logFile, "-Dlog4j.configuration=file:"+l4j, "-Dlog4j.configurationFile=file:"+l4j,
 		"-classpath", cp, entry, "--configDir", confDir)
