@@ -81,14 +81,14 @@ func TestStageUploadsOnceThenReusesTheCache(t *testing.T) {
 	}
 	st2, err := Stage(context.Background(), f.fs, req)
 	require.NoError(t, err)
-	assert.ElementsMatch(t, []string{"yarn-am-binary", "worker", "data.tgz", "driver.sh"}, lines)
+	assert.ElementsMatch(t, []string{"yarn-am-binary", "job.toml", "core-site.xml", "yarn-site.xml", "worker", "data.tgz", "driver.sh", "manifest.json"}, lines)
 	m2, am2 := byAlias(st2.Manifest), byAlias(st2.AM)
 	assert.Equal(t, m1["worker"], m2["worker"])
 	assert.Equal(t, m1["data"], m2["data"])
 	assert.Equal(t, am1["driver.sh"], am2["driver.sh"])
 	copied2, reused2 := st2.UploadedBytes()
-	assert.Equal(t, copied1-reused2, copied2, "the second staging copies only yarn-am's own files")
-	assert.Positive(t, reused2)
+	assert.Equal(t, copied1, reused2, "the second staging copies nothing: yarn-am's own files are entries too")
+	assert.Zero(t, copied2)
 	for _, u := range st2.Uploaded {
 		assert.False(t, strings.HasPrefix(u.Remote, CacheDir("alice")) && !u.Reused, "nothing is written to the cache: %s", u.Remote)
 	}
@@ -108,7 +108,7 @@ func TestStageAppliesTheTablesVisibility(t *testing.T) {
 	st, err := Stage(context.Background(), g.fs, g.request(nil))
 	require.NoError(t, err)
 	assert.Equal(t, contract.VisibilityApplication, byAlias(st.Manifest)["worker"].Visibility)
-	assert.Equal(t, contract.VisibilityApplication, byAlias(st.Manifest)["job.toml"].Visibility, "yarn-am's own files stay APPLICATION")
+	assert.Equal(t, contract.VisibilityPrivate, byAlias(st.Manifest)["job.toml"].Visibility, "yarn-am's own files are PRIVATE entries of the cache whatever the table says")
 	assert.Equal(t, contract.VisibilityPrivate, byAlias(st.AM)["driver.sh"].Visibility)
 }
 
@@ -152,7 +152,7 @@ func TestSweepCacheRemovesOnlyLongUnusedEntries(t *testing.T) {
 	cache := CacheDir("alice")
 	entries, err := f.fs.ReadDir(cache)
 	require.NoError(t, err)
-	require.Len(t, entries, 4, "the binary and the job's three files")
+	require.Len(t, entries, 7, "the binary, the job's three files, the job file, two site files and the manifest")
 	// One entry last used 31 days ago; a stray directory of another name as old.
 	old := entries[0].Name()
 	past := time.Now().Add(-31 * 24 * time.Hour)
@@ -167,10 +167,19 @@ func TestSweepCacheRemovesOnlyLongUnusedEntries(t *testing.T) {
 	assert.Contains(t, out.String(), "removed the cache entry "+path.Join(cache, old)+" (unused for 31 days)")
 	left, err := f.fs.ReadDir(cache)
 	require.NoError(t, err)
-	assert.Len(t, left, 4, "three used entries and the stray directory stay")
+	assert.Len(t, left, 7, "six used entries and the stray directory stay")
 
-	// A reuse marks the entry used again: restaging after the clock was set back keeps it.
-	require.NoError(t, os.Chtimes(f.fs.p(path.Join(cache, left[0].Name())), past, past))
+	// A reuse marks the entry used again: restaging after the clock was set back keeps it. (Not the
+	// manifest's entry: the manifest names the entry that was removed, so restaging makes a new one.)
+	var again string
+	for _, e := range left {
+		if cacheEntryName.MatchString(e.Name()) && !strings.HasSuffix(e.Name(), "-600") {
+			again = e.Name()
+			break
+		}
+	}
+	require.NotEmpty(t, again)
+	require.NoError(t, os.Chtimes(f.fs.p(path.Join(cache, again)), past, past))
 	req := f.request(nil)
 	req.AppID = "application_1700000000000_0010"
 	_, err = Stage(context.Background(), f.fs, req)
@@ -178,7 +187,7 @@ func TestSweepCacheRemovesOnlyLongUnusedEntries(t *testing.T) {
 	require.NoError(t, RemoveStaging(f.fs, "alice", req.AppID))
 	removed, err = SweepCache(context.Background(), f.fs, "alice", time.Now(), &out)
 	require.NoError(t, err)
-	assert.Empty(t, removed, "every entry was used by the last staging")
+	assert.Empty(t, removed, "every entry with a recent or renewed use was used by the last staging")
 }
 
 func TestSweepCacheWithoutACacheIsQuiet(t *testing.T) {
@@ -296,7 +305,7 @@ func TestTamperedCacheEntryIsReplaced(t *testing.T) {
 	st2, err := Stage(context.Background(), f.fs, req)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"worker"}, replaced)
-	assert.ElementsMatch(t, []string{"yarn-am-binary", "data.tgz", "driver.sh"}, reused, "untouched entries are still reused")
+	assert.ElementsMatch(t, []string{"yarn-am-binary", "job.toml", "core-site.xml", "yarn-site.xml", "data.tgz", "driver.sh"}, reused, "untouched entries are still reused")
 	got, err := os.ReadFile(f.fs.p(entry))
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the entry holds the user's bytes again")
@@ -329,7 +338,7 @@ func TestSweepCacheKeepsEntriesOfRunningApplications(t *testing.T) {
 	cache := CacheDir("alice")
 	entries, err := f.fs.ReadDir(cache)
 	require.NoError(t, err)
-	require.Len(t, entries, 4, "the binary and the job's three files")
+	require.Len(t, entries, 7, "the binary, the job's three files, the job file, two site files and the manifest")
 	past := time.Now().Add(-40 * 24 * time.Hour)
 	for _, e := range entries {
 		require.NoError(t, os.Chtimes(f.fs.p(path.Join(cache, e.Name())), past, past))
@@ -343,5 +352,30 @@ func TestSweepCacheKeepsEntriesOfRunningApplications(t *testing.T) {
 	require.NoError(t, RemoveStaging(f.fs, "alice", app))
 	removed, err = SweepCache(context.Background(), f.fs, "alice", time.Now(), &out)
 	require.NoError(t, err)
-	assert.Len(t, removed, 4, "its staging directory is gone: it ended")
+	assert.Len(t, removed, 7, "its staging directory is gone: it ended")
+}
+
+// A second submit of the same job names exactly the entries of the first (URL, size, modification
+// time), every one PRIVATE, for the AM and for the TaskExecutors: a NodeManager that localised the
+// first application's containers has everything in its cache, and starts the second's containers
+// without a localizer (docs/job-file.md#visibility-and-the-cache).
+func TestStageSecondSubmitLocalisesNothingNew(t *testing.T) {
+	f := newCacheFixture(t, cacheJob)
+	st1, err := Stage(context.Background(), f.fs, f.request(nil))
+	require.NoError(t, err)
+	req := f.request(nil)
+	req.AppID = "application_1700000000000_0008"
+	st2, err := Stage(context.Background(), f.fs, req)
+	require.NoError(t, err)
+	for _, l := range []struct {
+		name     string
+		one, two []contract.LocalResource
+	}{{"the AM's", st1.AM, st2.AM}, {"the TaskExecutors'", st1.Manifest, st2.Manifest}} {
+		assert.Equal(t, l.one, l.two, "%s local resources", l.name)
+		for _, r := range l.two {
+			assert.Equal(t, contract.VisibilityPrivate, r.Visibility, "%s %s", l.name, r.Alias)
+			assert.Contains(t, r.URL, "/user/alice/.yarn-am/cache/", "%s %s", l.name, r.Alias)
+		}
+	}
+	assert.Contains(t, byAlias(st2.AM), contract.StagedManifest)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -123,11 +124,13 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	assert.Equal(t, "hdfs://nn.example:8020"+dir, st.DirURI)
 
 	am := byAlias(st.AM)
+	// yarn-am's own files are entries of the per-user cache, PRIVATE, named by their content
+	// (TestStageSecondSubmitLocalisesNothingNew).
 	for _, a := range []string{"job.toml", "core-site.xml", "yarn-site.xml", "manifest.json"} {
 		require.Contains(t, am, a)
-		assert.True(t, strings.HasPrefix(am[a].URL, "hdfs://nn.example:8020"+dir+"/"), am[a].URL)
+		assert.Regexp(t, `^hdfs://nn.example:8020/user/alice/.yarn-am/cache/[0-9a-f]{64}-[0-7]{3}/`+regexp.QuoteMeta(a)+`$`, am[a].URL)
 		assert.Equal(t, "FILE", am[a].Type)
-		assert.Equal(t, "APPLICATION", am[a].Visibility)
+		assert.Equal(t, "PRIVATE", am[a].Visibility)
 	}
 	assert.NotContains(t, am, "hdfs-site.xml", "hdfs-site.xml is optional and absent here")
 	assert.NotContains(t, am, "flink-conf.yaml")
@@ -144,12 +147,12 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	assert.NotZero(t, fi.Mode().Perm()&0o100, "the binary stays executable")
 
 	// The job file is shipped verbatim.
-	staged, err := os.ReadFile(f.fs.p(dir + "/job.toml"))
+	staged, err := os.ReadFile(f.fs.p(strings.TrimPrefix(am["job.toml"].URL, "hdfs://nn.example:8020")))
 	require.NoError(t, err)
 	assert.Equal(t, stageJob, string(staged))
 
 	// manifest.json lists what TaskExecutors need, with remote entries' real size and mtime.
-	data, err := os.ReadFile(f.fs.p(dir + "/manifest.json"))
+	data, err := os.ReadFile(f.fs.p(strings.TrimPrefix(am["manifest.json"].URL, "hdfs://nn.example:8020")))
 	require.NoError(t, err)
 	man, err := contract.ParseManifest(data)
 	require.NoError(t, err)
@@ -172,7 +175,7 @@ func TestStageShipsEverythingAndWritesTheManifest(t *testing.T) {
 	assert.ElementsMatch(t, []string{"alias", "url", "size", "timestamp", "type", "visibility"}, keysOf(raw[0]))
 
 	assert.Len(t, progress, len(st.Uploaded))
-	assert.Equal(t, dir+"/manifest.json", progress[len(progress)-1], "the manifest goes last")
+	assert.Equal(t, strings.TrimPrefix(am["manifest.json"].URL, "hdfs://nn.example:8020"), progress[len(progress)-1], "the manifest goes last")
 	assert.Empty(t, st.Defines)
 }
 
@@ -201,8 +204,9 @@ func TestStageShipsCustomDiscoveryScriptsAndPointsConfigAtThem(t *testing.T) {
 	assert.Contains(t, m, "my-gpus.sh")
 	assert.Contains(t, m, "fpga-my-gpus.sh")
 	assert.Contains(t, byAlias(st.AM), "my-gpus.sh", "the AM may validate the drivers, so it gets the scripts too")
-	fi, err := f.fs.Stat(st.Dir + "/scripts/my-gpus.sh")
+	fi, err := f.fs.Stat(strings.TrimPrefix(m["my-gpus.sh"].URL, "hdfs://nn.example:8020"))
 	require.NoError(t, err)
+	assert.Equal(t, "PRIVATE", m["my-gpus.sh"].Visibility)
 	assert.NotZero(t, fi.Mode().Perm()&0o100, "scripts stay executable")
 }
 
@@ -333,8 +337,9 @@ func TestStageReusesTheBinaryFromTheCache(t *testing.T) {
 	copied1, reused1 := st1.UploadedBytes()
 	copied2, reused2 := st2.UploadedBytes()
 	assert.Zero(t, reused1)
-	assert.Equal(t, size, reused2, "the binary's bytes are reused")
-	assert.Equal(t, copied1-size, copied2, "the second submit copies only the job file, the site files and the manifest")
+	assert.Equal(t, copied1, reused2, "the binary's bytes are reused, and so are the job file's, the site files' and the manifest's")
+	assert.Zero(t, copied2, "the second submit of the same job copies nothing")
+	assert.Greater(t, copied1, size)
 	_, err = f.fs.Stat(st2.Dir + "/yarn-am")
 	assert.ErrorIs(t, err, os.ErrNotExist, "no copy in the staging directory")
 }
