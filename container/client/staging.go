@@ -173,9 +173,9 @@ func Stage(ctx context.Context, fsys FileSystem, req StageRequest) (*Staged, err
 	// a container whose every resource is in its NodeManager's cache starts without a localizer
 	// (about 0.2 s less to the AM's first ask, docs/performance.md#the-ams-files-from-the-cache-2026-11-30;
 	// TestStageSecondSubmitLocalisesNothingNew).
-	bin, err := cachedBinary(ctx, fsys, req, st, base)
+	bin, err := cached(req.Binary, req.Binary, contract.StagedBinary, contract.TypeFile, "")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the yarn-am binary: %w", err)
 	}
 	job, err := cached(req.Job.Path, req.Job.Path, contract.StagedJob, contract.TypeFile, "")
 	if err != nil {
@@ -373,23 +373,4 @@ func remoteResource(fsys FileSystem, base, uri, alias, typ string) (contract.Loc
 	}
 	return contract.LocalResource{Alias: alias, URL: uri, Size: fi.Size(), Timestamp: fi.ModTime().UnixMilli(),
 		Type: typ, Visibility: contract.VisibilityApplication}, nil
-}
-
-// cachedBinary stages the yarn-am binary through the per-user cache and returns its local resource.
-func cachedBinary(ctx context.Context, fsys FileSystem, req StageRequest, st *Staged, base string) (contract.LocalResource, error) {
-	if err := ctx.Err(); err != nil {
-		return contract.LocalResource{}, err
-	}
-	u, err := stageCached(fsys, req.User, req.Binary)
-	if err != nil {
-		return contract.LocalResource{}, fmt.Errorf("staging the yarn-am binary %s to the cache %s: %w", req.Binary, CacheDir(req.User), err)
-	}
-	markCacheEntryUsed(fsys, path.Dir(u.Remote), req.AppID)
-	st.Uploaded = append(st.Uploaded, u)
-	if req.Progress != nil {
-		req.Progress(u)
-	}
-	r, err := statResource(fsys, base, u.Remote, contract.StagedBinary, contract.TypeFile)
-	r.Visibility = contract.VisibilityPrivate
-	return r, err
 }
