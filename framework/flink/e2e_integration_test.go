@@ -295,14 +295,18 @@ func testFlinkTaskManagersSeeTheirOwnGPUs(t *testing.T, v flinkVersion) {
 // "JVM Options:" list every flag of flags, by the log's file name.
 func flinkLogsListing(id string, flags []string) map[string]int {
 	out := map[string]int{}
+	var listed []*regexp.Regexp
+	for _, flag := range flags {
+		listed = append(listed, regexp.MustCompile(`(?m)^\S+ \S+ INFO .* -\s+`+regexp.QuoteMeta(flag)+`$`))
+	}
 	for _, d := range strings.Split(os.Getenv("YARN_AM_NM_LOG_DIRS"), ",") {
 		for _, name := range []string{"jobmanager.log", "taskmanager.log"} {
 			files, _ := filepath.Glob(filepath.Join(d, id, "*", name))
 			for _, f := range files {
 				data, _ := os.ReadFile(f)
 				all := true
-				for _, flag := range flags {
-					all = all && regexp.MustCompile(`(?m)^\S+ \S+ INFO .* -\s+`+regexp.QuoteMeta(flag)+`$`).Match(data)
+				for _, re := range listed {
+					all = all && re.Match(data)
 				}
 				if all {
 					out[name]++
