@@ -41,7 +41,8 @@ record your key made; $YARN_AM_FLINK_CDS_ARCHIVE), once its SHA-256 is checked; 
 application run without one, the driver makes one for the next run and signs it with the
 application's key from its token file (docs/flink.md#class-data-sharing). Its temporary and working
 directories are in the container's own (LOCAL_DIRS), not the node's /tmp
-(docs/flink.md#private-directories).
+(docs/flink.md#private-directories). With [flink] jit-late-c2 (the default) its JVM starts with
+HotSpot's C2 thresholds a hundredfold (docs/flink.md#the-jit-at-start).
 
 Exit codes: 0 the Flink job FINISHED (the application SUCCEEDS); 1 it FAILED or was CANCELED (stderr
 ends with Flink's root cause, which becomes the application's diagnostics) or the JobManager could
@@ -62,7 +63,8 @@ external-resource.<name>.amount does not start (exit 1). Its log is taskmanager.
 container's log directory; the job's prints are in the container's stdout. Its temporary and working
 directories are in the container's own (LOCAL_DIRS), not the node's /tmp
 (docs/flink.md#private-directories); it maps only the class-data-sharing archive the AM names
-($YARN_AM_FLINK_CDS_ARCHIVE), once its SHA-256 is checked.`
+($YARN_AM_FLINK_CDS_ARCHIVE), once its SHA-256 is checked; with [flink] jit-late-c2 (the default) its
+JVM starts with HotSpot's C2 thresholds a hundredfold (docs/flink.md#the-jit-at-start).`
 
 // commands are the processes of a Flink job (Framework.Commands).
 func commands() []framework.Command {
