@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/colinmarc/hdfs/v2"
@@ -30,9 +29,10 @@ import (
 )
 
 // Class-data sharing (docs/flink.md#class-data-sharing). The first run of a Flink home (on a JDK)
-// has no archive: when its JobManager has ended, the driver starts a session JobManager of the same
-// home on free ports, stops it once its REST endpoint listens, and the JVM writes the classes it
-// loaded into an archive as it exits (flinkdist.CDS.Create). The driver checks that the JVM maps it, and
+// has no archive: its JobManager's JVM writes the names of the classes it loads as it loads them
+// (flinkdist.CDS.ClassList), and when it has ended the driver has a JVM write an archive of those of
+// them that the JDK and the home's jars hold (flinkdist.DumpArgs): the whole JobManager's life, its
+// job's submission and scheduling included. The driver checks that the JVM maps it, and
 // puts it into the user's cache on HDFS, never rewritten, named by the JVM identity
 // (flinkdist.ArchiveName), its SHA-256, the application that made it and that application's record of
 // both: cds/<home key>/<identity>.<sha256>.<application>.<record>.jsa.
@@ -55,8 +55,11 @@ import (
 // without it and say why.
 //
 // The archive is made after the job, not during it: the run's job never waits for it, and the
-// second JVM does not share the AM container's memory with the JobManager. What it costs is the
-// first run's end: a JobManager's start and the archive's dump (TestFlinkClassDataSharing measures).
+// dumping JVM does not share the AM container's memory with the JobManager. What it costs is the
+// first run's end: the dump (TestFlinkClassDataSharing measures). The class list is the job's
+// JobManager's, whose job code could have rewritten it: only class names and the JDK's lambda lines
+// are taken from it (cdsClassNames), so the archive holds classes of the JDK and the home's jars as
+// they are, whatever the list says.
 
 // envCDSHome carries the home's key (cdsHomeKey) to the JobManager's driver: the directory of the
 // user's cache its archive goes to. Unset: class-data-sharing = false.
@@ -267,15 +270,14 @@ func planCDS(f *flinkSpec, dir string, home *flinkdist.Home, java, approved stri
 	if !f.ClassDataSharing {
 		return p
 	}
-	if _, version, err := flinkdist.JDKIdentity(java); err == nil && !flinkdist.DynamicArchives(version) {
-		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: JDK %s writes no dynamic archives (JDK 13 or later does)", version))
+	if _, version, err := flinkdist.JDKIdentity(java); err == nil && !flinkdist.CDSSupported(version) {
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: JDK %s; yarn-am makes and maps archives with JDK 13 or later", version))
 		return p
 	}
 	if base, ok := baseArchive(java); !ok {
-		// A dynamic archive sits on the JDK's own base archive: without it the dumping JVM does not
-		// start ("DynamicDumpSharedSpaces is unsupported when base CDS archive is not loaded"), as
-		// with a jlink runtime made without --generate-cds-archive.
-		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: the JDK has no base archive (%s), which a dynamic archive needs", base))
+		// A JDK without its own (a jlink runtime made without --generate-cds-archive) is one whose
+		// class-data sharing yarn-am does not rely on.
+		p.say = append(p.say, fmt.Sprintf("class-data sharing: off: the JDK has no base archive (%s), which yarn-am takes as a JDK without class-data sharing", base))
 		return p
 	}
 	name, err := flinkdist.ArchiveName(home, java, flinkdist.RoleApplication)
@@ -311,16 +313,16 @@ func planCDS(f *flinkSpec, dir string, home *flinkdist.Home, java, approved stri
 	return p
 }
 
-// cdsTrainTimeout bounds the session JobManager that makes an archive: its start and its dump (7-47 s
-// measured on a loaded 2-core machine). The application ends only after it, with its TaskManagers
-// still held, and a TaskManager whose JobManager is gone gives up after Flink's registration timeout
-// (5 minutes) with a failure: so well below that.
+// cdsTrainTimeout bounds the JVM that makes an archive (4.5 s measured on a quiet 2-core machine,
+// several times that at load). The application ends only after it, with its TaskManagers still held,
+// and a TaskManager whose JobManager is gone gives up after Flink's registration timeout (5 minutes)
+// with a failure: so well below that.
 const cdsTrainTimeout = 90 * time.Second
 
-// makeArchive runs, after the job, a session JobManager of the same home and flags whose JVM writes
-// the archive as it exits, checks that a JVM maps it, and puts it into the user's cache. It says
-// what it did on out; a failure costs only the next run's speed.
-func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Writer) {
+// makeArchive has, after the job, a JVM write the archive of the classes the JobManager's JVM loaded
+// (its class list at classList) with the JobManager's java, checks that a JVM maps it, and puts it into the user's cache. It
+// says what it did on out; a failure costs only the next run's speed.
+func makeArchive(ctx context.Context, s *flinkSetup, identity, java, classList string, out io.Writer) {
 	say := func(format string, a ...any) {
 		fmt.Fprintf(out, "yarn-am flink-jobmanager: class-data sharing: "+format+"\n", a...)
 	}
@@ -344,7 +346,7 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 	ctx, cancel := context.WithTimeout(ctx, cdsTrainTimeout)
 	defer cancel()
 	start := time.Now()
-	archive, err := trainArchive(ctx, s)
+	archive, classes, err := trainArchive(ctx, s, java, classList)
 	if err != nil {
 		say("no archive made: %v", err)
 		return
@@ -372,8 +374,8 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity string, out io.Wri
 		say("archive made in %.1f s but not put into the cache: %v", made.Seconds(), err)
 		return
 	}
-	say("archive %s (%.1f MiB) made in %.1f s, put into the cache in %.1f s: the next run's JVMs map it",
-		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), time.Since(upStart).Seconds())
+	say("archive %s (%.1f MiB) made in %.1f s from the %d classes the JobManager loaded, put into the cache in %.1f s: the next run's JVMs map it",
+		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), classes, time.Since(upStart).Seconds())
 }
 
 // cdsSigningKey reads the application's key (secretCDSKey) from the driver's token file and the
@@ -397,98 +399,94 @@ func cdsSigningKey(tokenFile, containerID string) (app string, key []byte, err e
 	return yarnrpc.FormatApplicationID(c.GetAppId()), key, nil
 }
 
-// trainArchive starts a session JobManager with the home's configuration on free ports, with
-// -XX:ArchiveClassesAtExit, stops it once its REST endpoint listens (its log says so), waits for its
-// exit (the dump), and checks that a JVM with the same class path maps the archive: a JVM killed
-// while it wrote leaves a file that crashes the next one.
-func trainArchive(ctx context.Context, s *flinkSetup) (string, error) {
+// cdsClassListName is the JobManager's class list in the driver's working directory.
+const cdsClassListName = ".yarn-am-cds-classes.lst"
+
+// maxClassListBytes bounds the class list read (a JobManager's is about 1 MiB: 10,000 classes and
+// 1,200 lambda lines).
+const maxClassListBytes = 64 << 20
+
+// cdsClassNames returns the lines of a class list as -XX:DumpLoadedClassList wrote it that the
+// archive's JVM may take, and how many name a class: a class's name (a/b/C), and the JDK's
+// @lambda-proxy and @lambda-form-invoker lines, which name methods of classes it loads from the
+// JDK and the home's jars. Everything else is dropped: comments, and what the JVM does not write
+// for these classes but would obey, such as "id:" and "source:" (a class of a jar anywhere, for
+// class loaders of the job's own, matched at run time by no more than a CRC-32), since the job's
+// code ran in the JVM that wrote the list.
+func cdsClassNames(list []byte) ([]byte, int) {
+	var b strings.Builder
+	n := 0
+	for _, line := range strings.Split(string(list), "\n") {
+		line = strings.TrimRight(line, "\r")
+		switch {
+		case strings.HasPrefix(line, "@lambda-proxy ") || strings.HasPrefix(line, "@lambda-form-invoker "):
+		case line != "" && !strings.ContainsAny(line, " \t#@:") && len(line) <= 1024:
+			n++
+		default:
+			continue
+		}
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	return []byte(b.String()), n
+}
+
+// trainArchive has a JVM of java (the JobManager's) write an archive of the classes named in the
+// JobManager's class list at classList (cdsClassNames) that the JDK and the home's jars hold, with
+// the class path later JVMs give (the home's jars relative to the working directory), and checks
+// that a JVM with that class path maps it: a JVM killed while it wrote leaves a file that crashes
+// the next one. It returns the archive and the number of class names it was given.
+func trainArchive(ctx context.Context, s *flinkSetup, java, classList string) (string, int, error) {
+	raw, err := readHead(classList, maxClassListBytes+1)
+	if err != nil {
+		return "", 0, fmt.Errorf("the JobManager's class list: %w", err)
+	}
+	if len(raw) > maxClassListBytes {
+		return "", 0, fmt.Errorf("the JobManager's class list %s is larger than %d bytes", classList, maxClassListBytes)
+	}
+	names, n := cdsClassNames(raw)
+	if n == 0 {
+		return "", 0, fmt.Errorf("the JobManager's class list %s names no class", classList)
+	}
 	dir, err := os.MkdirTemp(s.dir, "yarn-am-cds-train-")
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	defer os.RemoveAll(dir)
+	taken := filepath.Join(dir, "classes.lst")
+	if err := os.WriteFile(taken, names, 0o600); err != nil {
+		return "", 0, err
+	}
+	base, err := filepath.Abs(s.dir)
+	if err != nil {
+		return "", 0, err
+	}
+	cp, err := s.home.SharedClasspath(base, nil)
+	if err != nil {
+		return "", 0, err
+	}
 	archive := filepath.Join(s.dir, ".yarn-am-cds-new.jsa")
 	_ = os.Remove(archive)
-	conf := s.conf.Clone()
-	for k, v := range map[string]string{
-		flinkdist.KeyRPCAddress: "127.0.0.1", "jobmanager.rpc.port": "0", "jobmanager.bind-host": "127.0.0.1",
-		"rest.address": "127.0.0.1", "rest.port": "0", "rest.bind-address": "127.0.0.1",
-	} {
-		conf.Set(k, v)
-	}
-	spec := flinkdist.Spec{Home: s.home, JavaHome: s.javaHome, Conf: conf, Dir: s.dir, LogDir: dir, MemoryMiB: int(s.job.AM.MemoryMB - amShareMB),
-		CDS: flinkdist.CDS{Create: archive}, JIT: jitFlags(s.spec)}
-	p, err := flinkdist.Prepare(ctx, flinkdist.RoleSession, spec)
-	if err != nil {
-		return "", err
-	}
-	// Prepare wrote the conf directory under s.dir; this JVM's is its own.
-	defer os.RemoveAll(p.ConfDir)
-	cmd := exec.Command(p.Argv[0], p.Argv[1:]...)
-	cmd.Dir = s.dir
-	cmd.Env = append(os.Environ(), p.Env...)
+	argv := flinkdist.DumpArgs(java, taken, archive, cp)
+	dump := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	dump.Dir = s.dir
 	var outBuf tailBuffer
-	cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	// exited is closed when the JVM has ended (waitErr says how), so that every wait below sees it,
-	// however many there are: a JVM that ends at once (a JDK that cannot dump) left the second
-	// wait hanging for ever when one receive took the only value.
-	var waitErr error
-	exited := make(chan struct{})
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	ended := func() error { <-exited; return waitErr }
-	if err := waitLogLine(ctx, p.LogFile, "Rest endpoint listening at", exited, ended); err != nil {
-		_ = cmd.Process.Kill()
-		<-exited
-		return "", fmt.Errorf("the session JobManager that makes the archive: %v; its output ends: %s", err, outBuf.String())
-	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-ctx.Done():
-		_ = cmd.Process.Kill()
-		<-exited
-		return "", fmt.Errorf("the session JobManager did not exit (and write the archive) within %s", cdsTrainTimeout)
+	dump.Stdout, dump.Stderr = &outBuf, &outBuf
+	if err := dump.Run(); err != nil {
+		_ = os.Remove(archive)
+		if ctx.Err() != nil {
+			return "", 0, fmt.Errorf("the JVM did not write the archive within %s", cdsTrainTimeout)
+		}
+		return "", 0, fmt.Errorf("the JVM that writes the archive failed (%v); its output ends: %s", err, outBuf.String())
 	}
 	// The JVM that maps it: the same java and class path, -Xshare:on fails when it cannot.
-	check := exec.CommandContext(ctx, p.Argv[0], "-XX:SharedArchiveFile="+archive, "-Xshare:on", "-classpath", classpathOf(p.Argv), "-version")
+	check := exec.CommandContext(ctx, java, "-XX:SharedArchiveFile="+archive, "-Xshare:on", "-classpath", cp, "-version")
 	check.Dir = s.dir
 	if b, err := check.CombinedOutput(); err != nil {
 		_ = os.Remove(archive)
-		return "", fmt.Errorf("the archive written does not map (%v): %s", err, tailOf(string(b), 600))
+		return "", 0, fmt.Errorf("the archive written does not map (%v): %s", err, tailOf(string(b), 600))
 	}
-	return archive, nil
-}
-
-// classpathOf returns the -classpath argument of argv.
-func classpathOf(argv []string) string {
-	for i, a := range argv {
-		if a == "-classpath" && i+1 < len(argv) {
-			return argv[i+1]
-		}
-	}
-	return ""
-}
-
-// waitLogLine waits until the file at logPath holds line, the process exits (exited is closed;
-// ended says how), or ctx ends.
-func waitLogLine(ctx context.Context, logPath, line string, exited <-chan struct{}, ended func() error) error {
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if b, err := readHead(logPath, 4<<20); err == nil && strings.Contains(string(b), line) {
-			return nil
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("it ended before its log said %q: %v", line, ended())
-		case <-ctx.Done():
-			return fmt.Errorf("its log did not say %q within %s", line, cdsTrainTimeout)
-		case <-tick.C:
-		}
-	}
+	return archive, n, nil
 }
 
 // readHead reads at most max bytes of the file at p.

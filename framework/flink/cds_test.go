@@ -110,17 +110,17 @@ func TestPlanCDSUsesOnlyAVerifiedArchiveOfItsOwnJVM(t *testing.T) {
 	assert.Contains(t, strings.Join(p.say, "\n"), "made for another JVM or home")
 	require.NoError(t, os.Remove(other))
 
-	// A JDK 11 writes no dynamic archives: nothing used, nothing made.
+	// A JDK 11 (not tested with yarn-am's archives): nothing used, nothing made.
 	release := filepath.Join(filepath.Dir(filepath.Dir(f.java)), "release")
 	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"11.0.22\"\n"), 0o644))
 	p = planCDS(on, f.dir, f.home, f.java, "")
 	assert.Equal(t, flinkdist.CDS{}, p.cds)
 	assert.Empty(t, p.identity, "no archive to make")
-	assert.Contains(t, strings.Join(p.say, "\n"), "JDK 11.0.22 writes no dynamic archives")
+	assert.Contains(t, strings.Join(p.say, "\n"), "JDK 11.0.22; yarn-am makes and maps archives with JDK 13 or later")
 	require.NoError(t, os.WriteFile(release, []byte("JAVA_VERSION=\"17.0.15\"\n"), 0o644))
 
-	// A JDK without its base archive (a jlink runtime made without --generate-cds-archive) cannot
-	// dump a dynamic one, nor map one: nothing used, nothing made.
+	// A JDK without its base archive (a jlink runtime made without --generate-cds-archive), taken
+	// as one without class-data sharing: nothing used, nothing made.
 	base := filepath.Join(filepath.Dir(filepath.Dir(f.java)), "lib/server/classes.jsa")
 	require.NoError(t, os.Rename(base, base+".gone"))
 	_, name = f.localise(t, f.identity, "archived classes")
@@ -305,26 +305,51 @@ func TestStartAMPassesTheArchiveAndSaysWhatWasRefused(t *testing.T) {
 	assert.Equal(t, "class-data sharing: submit refused 1 archive(s) of the cache that hold no record your key made", events[0].Message)
 }
 
-// A JVM that ends at once while the archive is being made (a JDK that cannot dump) ends the making
-// with its reason: the wait for its exit is not taken twice, which left the driver, and with it the
-// application, hanging after a finished job.
-func TestTrainArchiveEndsWhenTheJVMEndsAtOnce(t *testing.T) {
+// A JVM that cannot write the archive (a JDK that cannot dump) ends the making with its reason,
+// and leaves no archive; a class list that names no class makes none.
+func TestTrainArchiveSaysWhyTheJVMWroteNone(t *testing.T) {
 	f := newCDSFixture(t)
 	jdk := filepath.Dir(filepath.Dir(f.java))
-	require.NoError(t, os.WriteFile(f.java, []byte("#!/bin/sh\necho 'DynamicDumpSharedSpaces is unsupported' >&2\nexit 1\n"), 0o755))
+	require.NoError(t, os.WriteFile(f.java, []byte("#!/bin/sh\necho 'Error: non-empty diagnostic' >&2\nexit 1\n"), 0o755))
 	s := &flinkSetup{job: &jobfile.Job{AM: jobfile.AMSpec{MemoryMB: 2048}}, spec: &flinkSpec{ClassDataSharing: true},
 		home: f.home, conf: flinkdist.NewConfig(), dir: f.dir, javaHome: jdk}
-	done := make(chan error, 1)
-	go func() {
-		_, err := trainArchive(context.Background(), s)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "it ended before its log said")
-		assert.Contains(t, err.Error(), "DynamicDumpSharedSpaces is unsupported")
-	case <-time.After(time.Minute): // generous: the JVM here is a shell script that exits at once
-		t.Fatal("trainArchive did not return after its JVM ended")
-	}
+	list := filepath.Join(f.dir, cdsClassListName)
+	require.NoError(t, os.WriteFile(list, []byte("java/lang/Object\norg/apache/flink/runtime/entrypoint/ClusterEntrypoint\n"), 0o600))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // generous: the JVM here is a shell script that exits at once
+	defer cancel()
+	_, _, err := trainArchive(ctx, s, f.java, list)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the JVM that writes the archive failed")
+	assert.Contains(t, err.Error(), "Error: non-empty diagnostic")
+	assert.NoFileExists(t, filepath.Join(f.dir, ".yarn-am-cds-new.jsa"))
+
+	require.NoError(t, os.WriteFile(list, []byte("# only a comment\n"), 0o600))
+	_, _, err = trainArchive(ctx, s, f.java, list)
+	assert.ErrorContains(t, err, "names no class")
+	_, _, err = trainArchive(ctx, s, f.java, filepath.Join(f.dir, "absent.lst"))
+	assert.ErrorContains(t, err, "the JobManager's class list")
+}
+
+// The class list comes from the JVM that ran the job's code: only class names and the JDK's lambda
+// lines are passed to the JVM that writes the archive; what would make it take a class from
+// elsewhere ("source:", a jar anywhere, for a class loader of the job's own) is dropped.
+func TestCDSClassNamesKeepsOnlyNamesAndLambdaLines(t *testing.T) {
+	list := strings.Join([]string{
+		"# NOTE: Do not modify this file.",
+		"java/lang/Object",
+		"org/apache/flink/runtime/executiongraph/DefaultExecutionGraph",
+		"org/apache/flink/runtime/rpc/RpcGateway$$Lambda$1 ",
+		"@lambda-proxy java/lang/Module apply ()Ljava/util/function/BiFunction; (Ljava/lang/Object;)Ljava/lang/Object; REF_invokeStatic java/lang/Module lambda$x$0 (Ljava/lang/Object;)V (Ljava/lang/Object;)V",
+		"@lambda-form-invoker [LF_RESOLVE] java.lang.invoke.DirectMethodHandle$Holder invokeStatic L7_L",
+		"evil/Planted id: 7 super: 0 source: /tmp/evil.jar",
+		"java/lang/String id: 1",
+		"@cp evil/Planted 1 2",
+		"",
+		strings.Repeat("a", 2000),
+	}, "\n")
+	got, n := cdsClassNames([]byte(list))
+	assert.Equal(t, 2, n)
+	assert.Equal(t, "java/lang/Object\norg/apache/flink/runtime/executiongraph/DefaultExecutionGraph\n"+
+		"@lambda-proxy java/lang/Module apply ()Ljava/util/function/BiFunction; (Ljava/lang/Object;)Ljava/lang/Object; REF_invokeStatic java/lang/Module lambda$x$0 (Ljava/lang/Object;)V (Ljava/lang/Object;)V\n"+
+		"@lambda-form-invoker [LF_RESOLVE] java.lang.invoke.DirectMethodHandle$Holder invokeStatic L7_L\n", string(got))
 }

@@ -294,6 +294,11 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s\n", line)
 	}
 	spec.CDS = cds.cds
+	if role == flinkdist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
+		// No archive to map: this JVM lists the classes it loads, of which the driver makes one.
+		spec.CDS.ClassList = filepath.Join(s.dir, cdsClassListName)
+		_ = os.Remove(spec.CDS.ClassList)
+	}
 	// The JobManager ends with its AM: the AM's SIGKILL reaches no process of its driver (a process
 	// group of its own), and a JobManager left behind would keep its job, its ports and its memory.
 	// SIGTERM stops it as a kill does (the job SUSPENDED, its checkpoints kept).
@@ -314,9 +319,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	}
 	p.Env = append(p.Env, tokenEnv...)
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: JVM memory flags %s\n", p.MemoryFrom)
-	if role == flinkdist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
+	if spec.CDS.ClassList != "" {
 		// After the JobManager has ended, whatever its outcome: the job never waits for it.
-		defer makeArchive(ctx, s, cds.identity, stdout)
+		defer makeArchive(ctx, s, cds.identity, spec.JavaBinary(), spec.CDS.ClassList, stdout)
 	}
 	// The JVM's stdout and stderr roll as its log does (logroll.go).
 	outF, errF, err := openOutputs(logDir, "jobmanager", f.Logs)

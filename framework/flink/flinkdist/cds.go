@@ -15,11 +15,14 @@ import (
 	"github.com/yarn-am/yarn-am/internal/boundedread"
 )
 
-// Class-data sharing (docs/flink.md#class-data-sharing): a dynamic CDS archive (JDK 13 and later:
-// -XX:ArchiveClassesAtExit to write one, -XX:SharedArchiveFile to use it) holds the classes a Flink
-// process loaded, already parsed and verified, so the next JVM maps them instead of reading them
-// from the jars: the JobManager's start measured 2.1 s instead of 3.8 s on this project's 2-core
-// machine (docs/performance.md#then-class-data-sharing).
+// Class-data sharing (docs/flink.md#class-data-sharing): a CDS archive holds the classes a Flink
+// process loads, already parsed and verified, so the next JVM maps them instead of reading them from
+// the jars: the JobManager's start measured 2.1 s instead of 3.8 s on this project's 2-core machine
+// (docs/performance.md#then-class-data-sharing). The archive is a static one (-Xshare:dump with
+// -XX:SharedClassListFile, mapped with -XX:SharedArchiveFile), made from the list of the classes a
+// whole JobManager's life loaded (-XX:DumpLoadedClassList): its job's submission and scheduling
+// included, which a JobManager stopped at its start never loads
+// (docs/performance.md#the-whole-jobmanager-in-the-archive-2026-11-30).
 //
 // What the JVM checks and what it does not (measured with JDK 17.0.15 and 25.0.3):
 //   - It compares the archive's class path with its own, entry by entry: the names as given on the
@@ -32,16 +35,16 @@ import (
 //     JobManager runs), and a truncated archive crashes the JVM (SIGBUS) before main. So an archive
 //     is used only after its SHA-256 matched the one recorded when it was made (VerifyArchive).
 
-// MaxArchiveBytes bounds an archive VerifyArchive reads (a JobManager's is 45 MiB).
+// MaxArchiveBytes bounds an archive VerifyArchive reads (a JobManager's is 66 MiB).
 const MaxArchiveBytes = 1 << 30
 
 // CDS says how a process uses class-data sharing. Both empty: not at all.
 type CDS struct {
 	// Use is a verified archive to map (-XX:SharedArchiveFile).
 	Use string
-	// Create is where the JVM writes an archive of the classes it loaded when it exits
-	// (-XX:ArchiveClassesAtExit).
-	Create string
+	// ClassList is where the JVM writes the names of the classes it loads, as it loads them
+	// (-XX:DumpLoadedClassList), for DumpArgs once it has ended.
+	ClassList string
 }
 
 // Flags returns the JVM flags of c.
@@ -51,14 +54,21 @@ func (c CDS) Flags() []string {
 		// auto: an archive the JVM cannot map (another class path) is left out with a warning, the
 		// process starts without it.
 		return []string{"-XX:SharedArchiveFile=" + c.Use, "-Xshare:auto"}
-	case c.Create != "":
-		return []string{"-XX:ArchiveClassesAtExit=" + c.Create}
+	case c.ClassList != "":
+		return []string{"-XX:DumpLoadedClassList=" + c.ClassList}
 	}
 	return nil
 }
 
-// On reports whether c asks for an archive at all.
-func (c CDS) On() bool { return c.Use != "" || c.Create != "" }
+// On reports whether c asks for an archive or a class list at all.
+func (c CDS) On() bool { return c.Use != "" || c.ClassList != "" }
+
+// DumpArgs is the command line of the JVM java that writes the archive archive of the classes named
+// in classList (a list as -XX:DumpLoadedClassList writes it, or less) found on classpath (the home's
+// jars as SharedClasspath gives them, relative to the JVM's working directory), and exits.
+func DumpArgs(java, classList, archive, classpath string) []string {
+	return []string{java, "-Xshare:dump", "-XX:SharedClassListFile=" + classList, "-XX:SharedArchiveFile=" + archive, "-classpath", classpath}
+}
 
 // SharedClasspath is the class path of a process that uses or writes an archive: the home's jars
 // relative to base (the process's working directory, where the home is localised), flink-dist last
@@ -136,10 +146,10 @@ func JDKIdentity(java string) (id, version string, err error) {
 	return hex.EncodeToString(sum.Sum(nil)), version, nil
 }
 
-// DynamicArchives reports whether a JDK of version (its release file's JAVA_VERSION: "17.0.15",
-// "11.0.2", "1.8.0_402") writes dynamic archives: JDK 13 and later (JEP 350); JDK 8 and 11, which
-// Flink 1.20 still runs on, do not know -XX:ArchiveClassesAtExit and would not start with it.
-func DynamicArchives(version string) bool {
+// CDSSupported reports whether yarn-am makes and maps archives on a JDK of version (its release
+// file's JAVA_VERSION: "17.0.15", "11.0.2", "1.8.0_402"): JDK 13 and later, the JDKs it was measured
+// with (17 and 25); OpenJDK 8 has no application class-data sharing, and 11's is not tested.
+func CDSSupported(version string) bool {
 	major, _, _ := strings.Cut(version, ".")
 	n, err := strconv.Atoi(major)
 	return err == nil && n >= 13

@@ -142,7 +142,7 @@ func TestBuildPassesTheArchiveFlags(t *testing.T) {
 		flags string
 	}{
 		{CDS{Use: "/w/jm.jsa"}, "-XX:SharedArchiveFile=/w/jm.jsa -Xshare:auto"},
-		{CDS{Create: "/w/new.jsa"}, "-XX:ArchiveClassesAtExit=/w/new.jsa"},
+		{CDS{ClassList: "/w/classes.lst"}, "-XX:DumpLoadedClassList=/w/classes.lst"},
 	} {
 		s.CDS = tc.cds
 		p, err := buildCommand(RoleApplication, s, conf, "/w/conf", params)
@@ -168,10 +168,10 @@ func TestBuildPassesTheArchiveFlags(t *testing.T) {
 	}
 }
 
-func TestDynamicArchivesNeedJDK13(t *testing.T) {
+func TestCDSSupportedFromJDK13(t *testing.T) {
 	for v, want := range map[string]bool{"17.0.15": true, "13": true, "21.0.2": true, "25.0.3": true, "11.0.22": false, "1.8.0_402": false, "": false, "x": false} {
-		if got := DynamicArchives(v); got != want {
-			t.Errorf("DynamicArchives(%q) = %v, want %v", v, got, want)
+		if got := CDSSupported(v); got != want {
+			t.Errorf("CDSSupported(%q) = %v, want %v", v, got, want)
 		}
 	}
 }
