@@ -319,10 +319,11 @@ func planCDS(f *flinkSpec, dir string, home *flinkdist.Home, java, approved stri
 // with a failure: so well below that.
 const cdsTrainTimeout = 90 * time.Second
 
-// makeArchive has, after the job, a JVM write the archive of the classes the JobManager's JVM loaded
-// (its class list at classList) with the JobManager's java, checks that a JVM maps it, and puts it into the user's cache. It
-// says what it did on out; a failure costs only the next run's speed.
-func makeArchive(ctx context.Context, s *flinkSetup, identity, java, classList string, out io.Writer) {
+// makeArchive has, after the job, a JVM of the JobManager's java write the archive of the classes
+// the JobManager's JVM loaded (cds, its class list and class-loading log), checks that a JVM maps
+// it, and puts it into the user's cache. It says what it did on out; a failure costs only the next
+// run's speed.
+func makeArchive(ctx context.Context, s *flinkSetup, identity, java string, cds flinkdist.CDS, out io.Writer) {
 	say := func(format string, a ...any) {
 		fmt.Fprintf(out, "yarn-am flink-jobmanager: class-data sharing: "+format+"\n", a...)
 	}
@@ -346,7 +347,8 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity, java, classList s
 	ctx, cancel := context.WithTimeout(ctx, cdsTrainTimeout)
 	defer cancel()
 	start := time.Now()
-	archive, classes, err := trainArchive(ctx, s, java, classList)
+	trained, err := trainArchive(ctx, s, java, cds.ClassList, cds.LoadLog)
+	archive := trained.archive
 	if err != nil {
 		say("no archive made: %v", err)
 		return
@@ -374,8 +376,12 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity, java, classList s
 		say("archive made in %.1f s but not put into the cache: %v", made.Seconds(), err)
 		return
 	}
-	say("archive %s (%.1f MiB) made in %.1f s from the %d classes the JobManager loaded, put into the cache in %.1f s: the next run's JVMs map it",
-		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), classes, time.Since(upStart).Seconds())
+	rpc := fmt.Sprintf("and %d of Flink's RPC jar", trained.rpc)
+	if trained.rpc == 0 {
+		rpc = "and none of Flink's RPC jar: " + trained.rpcNote
+	}
+	say("archive %s (%.1f MiB) made in %.1f s from the %d classes the JobManager loaded (%s), put into the cache in %.1f s: the next run's JVMs map it",
+		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), trained.classes, rpc, time.Since(upStart).Seconds())
 }
 
 // cdsSigningKey reads the application's key (secretCDSKey) from the driver's token file and the
@@ -431,62 +437,122 @@ func cdsClassNames(list []byte) ([]byte, int) {
 	return []byte(b.String()), n
 }
 
+// cdsTrained is what trainArchive made.
+type cdsTrained struct {
+	archive string
+	classes int    // the class names of the JobManager's class list given to the dump
+	rpc     int    // the classes of Flink's RPC jar added to them (cdsrpc.go)
+	rpcNote string // why there are none, when there are none
+}
+
 // trainArchive has a JVM of java (the JobManager's) write an archive of the classes named in the
-// JobManager's class list at classList (cdsClassNames) that the JDK and the home's jars hold, with
-// the class path later JVMs give (the home's jars relative to the working directory), and checks
-// that a JVM with that class path maps it: a JVM killed while it wrote leaves a file that crashes
-// the next one. It returns the archive and the number of class names it was given.
-func trainArchive(ctx context.Context, s *flinkSetup, java, classList string) (string, int, error) {
+// JobManager's class list at classList (cdsClassNames) that the JDK and the home's jars hold, and of
+// the classes of Flink's RPC jar its class-loading log at loadLog names (withRPCClasses), with the
+// class path later JVMs give (the home's jars relative to the working directory), and checks that a
+// JVM with that class path maps it: a JVM killed while it wrote leaves a file that crashes the next
+// one. Should the JVM refuse the list with the RPC classes, it writes one without them.
+func trainArchive(ctx context.Context, s *flinkSetup, java, classList, loadLog string) (cdsTrained, error) {
+	var t cdsTrained
 	raw, err := readHead(classList, maxClassListBytes+1)
 	if err != nil {
-		return "", 0, fmt.Errorf("the JobManager's class list: %w", err)
+		return t, fmt.Errorf("the JobManager's class list: %w", err)
 	}
 	if len(raw) > maxClassListBytes {
-		return "", 0, fmt.Errorf("the JobManager's class list %s is larger than %d bytes", classList, maxClassListBytes)
+		return t, fmt.Errorf("the JobManager's class list %s is larger than %d bytes", classList, maxClassListBytes)
 	}
 	names, n := cdsClassNames(raw)
 	if n == 0 {
-		return "", 0, fmt.Errorf("the JobManager's class list %s names no class", classList)
+		return t, fmt.Errorf("the JobManager's class list %s names no class", classList)
 	}
-	dir, err := os.MkdirTemp(s.dir, "yarn-am-cds-train-")
-	if err != nil {
-		return "", 0, err
-	}
-	defer os.RemoveAll(dir)
-	taken := filepath.Join(dir, "classes.lst")
-	if err := os.WriteFile(taken, names, 0o600); err != nil {
-		return "", 0, err
-	}
+	t.classes = n
 	base, err := filepath.Abs(s.dir)
 	if err != nil {
-		return "", 0, err
+		return t, err
 	}
+	dir, err := os.MkdirTemp(base, "yarn-am-cds-train-")
+	if err != nil {
+		return t, err
+	}
+	defer os.RemoveAll(dir)
+	withRPC, rpc, note := rpcClassList(s.home, names, loadLog, dir)
+	t.rpcNote = note
 	cp, err := s.home.SharedClasspath(base, nil)
 	if err != nil {
-		return "", 0, err
+		return t, err
 	}
 	archive := filepath.Join(s.dir, ".yarn-am-cds-new.jsa")
-	_ = os.Remove(archive)
-	argv := flinkdist.DumpArgs(java, taken, archive, cp)
-	dump := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	dump.Dir = s.dir
-	var outBuf tailBuffer
-	dump.Stdout, dump.Stderr = &outBuf, &outBuf
-	if err := dump.Run(); err != nil {
+	dump := func(list []byte) error {
 		_ = os.Remove(archive)
-		if ctx.Err() != nil {
-			return "", 0, fmt.Errorf("the JVM did not write the archive within %s", cdsTrainTimeout)
+		taken := filepath.Join(dir, "classes.lst")
+		if err := os.WriteFile(taken, list, 0o600); err != nil {
+			return err
 		}
-		return "", 0, fmt.Errorf("the JVM that writes the archive failed (%v); its output ends: %s", err, outBuf.String())
+		argv := flinkdist.DumpArgs(java, taken, archive, cp)
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+		cmd.Dir = s.dir
+		var outBuf tailBuffer
+		cmd.Stdout, cmd.Stderr = &outBuf, &outBuf
+		if err := cmd.Run(); err != nil {
+			_ = os.Remove(archive)
+			if ctx.Err() != nil {
+				return fmt.Errorf("the JVM did not write the archive within %s", cdsTrainTimeout)
+			}
+			return fmt.Errorf("the JVM that writes the archive failed (%v); its output ends: %s", err, outBuf.String())
+		}
+		return nil
+	}
+	if rpc > 0 {
+		err = dump(withRPC)
+		if err == nil {
+			t.rpc = rpc
+		} else if ctx.Err() == nil {
+			t.rpcNote = fmt.Sprintf("the JVM refused the list with them (%s)", tailOf(err.Error(), 300))
+			err = dump(names)
+		}
+	} else {
+		err = dump(names)
+	}
+	if err != nil {
+		return t, err
 	}
 	// The JVM that maps it: the same java and class path, -Xshare:on fails when it cannot.
 	check := exec.CommandContext(ctx, java, "-XX:SharedArchiveFile="+archive, "-Xshare:on", "-classpath", cp, "-version")
 	check.Dir = s.dir
 	if b, err := check.CombinedOutput(); err != nil {
 		_ = os.Remove(archive)
-		return "", 0, fmt.Errorf("the archive written does not map (%v): %s", err, tailOf(string(b), 600))
+		return t, fmt.Errorf("the archive written does not map (%v): %s", err, tailOf(string(b), 600))
 	}
-	return archive, n, nil
+	t.archive = archive
+	return t, nil
+}
+
+// rpcClassList returns names with the classes of Flink's RPC jar that the JobManager's log at
+// loadLog names (cdsrpc.go), the jar unpacked into dir, and how many; or, with none, why.
+func rpcClassList(home *flinkdist.Home, names []byte, loadLog, dir string) ([]byte, int, string) {
+	if loadLog == "" {
+		return nil, 0, "no class-loading log"
+	}
+	raw, err := readHead(loadLog, maxLoadLogBytes)
+	if err != nil {
+		return nil, 0, fmt.Sprintf("the class-loading log: %v", err)
+	}
+	order := rpcClassNames(raw)
+	if len(order) == 0 {
+		return nil, 0, "the class-loading log names none"
+	}
+	jar := filepath.Join(dir, rpcJarEntry)
+	if err := unpackRPCJar(home, jar); err != nil {
+		return nil, 0, err.Error()
+	}
+	classes, err := readRPCClasses(jar, order)
+	if err != nil {
+		return nil, 0, err.Error()
+	}
+	list, n := withRPCClasses(names, classes, order, jar)
+	if n == 0 {
+		return nil, 0, fmt.Sprintf("none of the %d the log names could be placed", len(order))
+	}
+	return list, n, ""
 }
 
 // readHead reads at most max bytes of the file at p.

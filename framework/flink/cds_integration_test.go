@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func amContainerFile(id, name string) string {
 }
 
 var (
-	cdsMade = regexp.MustCompile(`class-data sharing: archive (flink-\S+\.jsa) \(([0-9.]+) MiB\) made in ([0-9.]+) s from the (\d+) classes the JobManager loaded, put into the cache in ([0-9.]+) s`)
+	cdsMade = regexp.MustCompile(`class-data sharing: archive (flink-\S+\.jsa) \(([0-9.]+) MiB\) made in ([0-9.]+) s from the (\d+) classes the JobManager loaded \(and (\d+) of Flink's RPC jar\), put into the cache in ([0-9.]+) s`)
 	cdsUsed = regexp.MustCompile(`yarn-am flink-(jobmanager|taskmanager): class-data sharing: using the archive yarn-am-cds-(\S+\.jsa) \(SHA-256 verified in ([0-9.]+) s\)`)
 	// The JVM options Flink's EnvironmentInformation logs at the start.
 	cdsFlag = regexp.MustCompile(`-XX:SharedArchiveFile=\S*yarn-am-cds-\S+\.jsa`)
@@ -93,7 +94,9 @@ func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *e2e.Cluster) {
 	driver := amContainerFile(id, "am.stdout")
 	made := cdsMade.FindStringSubmatch(driver)
 	require.NotNil(t, made, "the driver made an archive:\n%s", driver)
-	t.Logf("measured: archive %s of %s MiB made in %s s after the job from %s classes, put into the cache in %s s", made[1], made[2], made[3], made[4], made[5])
+	t.Logf("measured: archive %s of %s MiB made in %s s after the job from %s classes and %s of Flink's RPC jar, put into the cache in %s s", made[1], made[2], made[3], made[4], made[5], made[6])
+	rpc, _ := strconv.Atoi(made[5])
+	assert.Greater(t, rpc, 1000, "the classes of Flink's RPC system (Pekko, Scala) that the JobManager loaded with its own class loader")
 	assert.NotRegexp(t, cdsFlag, amContainerFile(id, "jobmanager.log"), "the first JobManager had no archive")
 	assert.Contains(t, amContainerFile(id, "jobmanager.log"), "-XX:DumpLoadedClassList=", "the first JobManager listed the classes it loaded")
 	require.True(t, strings.HasPrefix(made[1], ours), "the archive %s is of Flink %s's home", made[1], flinkHomeVersion(t, v))
@@ -110,8 +113,9 @@ func testFlinkClassDataSharing(t *testing.T, v flinkVersion, c *e2e.Cluster) {
 	require.NotEmpty(t, archive, "the archive is in the cache")
 	// The archive holds what the whole JobManager's life loaded: its job's execution graph, which a
 	// JobManager stopped once its REST endpoint listened never loads.
-	assert.Contains(t, string(readHDFS(t, c, archive)), "org/apache/flink/runtime/executiongraph/DefaultExecutionGraph",
-		"the archive holds the classes of the job's scheduling")
+	content := string(readHDFS(t, c, archive))
+	assert.Contains(t, content, "org/apache/flink/runtime/executiongraph/DefaultExecutionGraph", "the archive holds the classes of the job's scheduling")
+	assert.Contains(t, content, "org/apache/pekko/actor/ActorSystem", "the archive holds the classes of Flink's RPC system")
 
 	// 2: submit finds it, and not the two archives planted beside it with consistent names and newer
 	// times; the JobManager and the TaskManager verify and map it.

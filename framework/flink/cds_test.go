@@ -317,16 +317,16 @@ func TestTrainArchiveSaysWhyTheJVMWroteNone(t *testing.T) {
 	require.NoError(t, os.WriteFile(list, []byte("java/lang/Object\norg/apache/flink/runtime/entrypoint/ClusterEntrypoint\n"), 0o600))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // generous: the JVM here is a shell script that exits at once
 	defer cancel()
-	_, _, err := trainArchive(ctx, s, f.java, list)
+	_, err := trainArchive(ctx, s, f.java, list, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the JVM that writes the archive failed")
 	assert.Contains(t, err.Error(), "Error: non-empty diagnostic")
 	assert.NoFileExists(t, filepath.Join(f.dir, ".yarn-am-cds-new.jsa"))
 
 	require.NoError(t, os.WriteFile(list, []byte("# only a comment\n"), 0o600))
-	_, _, err = trainArchive(ctx, s, f.java, list)
+	_, err = trainArchive(ctx, s, f.java, list, "")
 	assert.ErrorContains(t, err, "names no class")
-	_, _, err = trainArchive(ctx, s, f.java, filepath.Join(f.dir, "absent.lst"))
+	_, err = trainArchive(ctx, s, f.java, filepath.Join(f.dir, "absent.lst"), "")
 	assert.ErrorContains(t, err, "the JobManager's class list")
 }
 

@@ -38,8 +38,9 @@ nothing of the JobManager before (docs/flink.md#the-jobmanager-as-the-driver). T
 stdout and stderr jobmanager.out and jobmanager.err. With [flink] class-data-sharing (the default)
 its JVM maps the home's class-data-sharing archive that submit took from the cache (the newest whose
 record your key made; $YARN_AM_FLINK_CDS_ARCHIVE), once its SHA-256 is checked; after an
-application run without one, the driver makes one for the next run and signs it with the
-application's key from its token file (docs/flink.md#class-data-sharing). Its temporary and working
+application run without one, its JVM lists the classes it loads and the driver makes an archive of
+them for the next run, signed with the application's key from its token file
+(docs/flink.md#class-data-sharing). Its temporary and working
 directories are in the container's own (LOCAL_DIRS), not the node's /tmp
 (docs/flink.md#private-directories). With [flink] jit-late-c2 (the default) its JVM starts with
 HotSpot's C2 thresholds a hundredfold (docs/flink.md#the-jit-at-start).
@@ -297,7 +298,9 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	if role == flinkdist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
 		// No archive to map: this JVM lists the classes it loads, of which the driver makes one.
 		spec.CDS.ClassList = filepath.Join(s.dir, cdsClassListName)
+		spec.CDS.LoadLog = filepath.Join(s.dir, cdsLoadLogName)
 		_ = os.Remove(spec.CDS.ClassList)
+		_ = os.Remove(spec.CDS.LoadLog)
 	}
 	// The JobManager ends with its AM: the AM's SIGKILL reaches no process of its driver (a process
 	// group of its own), and a JobManager left behind would keep its job, its ports and its memory.
@@ -321,7 +324,7 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "yarn-am flink-jobmanager: JVM memory flags %s\n", p.MemoryFrom)
 	if spec.CDS.ClassList != "" {
 		// After the JobManager has ended, whatever its outcome: the job never waits for it.
-		defer makeArchive(ctx, s, cds.identity, spec.JavaBinary(), spec.CDS.ClassList, stdout)
+		defer makeArchive(ctx, s, cds.identity, spec.JavaBinary(), spec.CDS, stdout)
 	}
 	// The JVM's stdout and stderr roll as its log does (logroll.go).
 	outF, errF, err := openOutputs(logDir, "jobmanager", f.Logs)

@@ -35,7 +35,7 @@ import (
 //     JobManager runs), and a truncated archive crashes the JVM (SIGBUS) before main. So an archive
 //     is used only after its SHA-256 matched the one recorded when it was made (VerifyArchive).
 
-// MaxArchiveBytes bounds an archive VerifyArchive reads (a JobManager's is 66 MiB).
+// MaxArchiveBytes bounds an archive VerifyArchive reads (a JobManager's is 84-89 MiB).
 const MaxArchiveBytes = 1 << 30
 
 // CDS says how a process uses class-data sharing. Both empty: not at all.
@@ -45,6 +45,11 @@ type CDS struct {
 	// ClassList is where the JVM writes the names of the classes it loads, as it loads them
 	// (-XX:DumpLoadedClassList), for DumpArgs once it has ended.
 	ClassList string
+	// LoadLog, with ClassList, is where the JVM logs each class it loads and where from
+	// (-Xlog:class+load, no decorations, one 16 MiB file and one rotated): the classes of class
+	// loaders of Flink's own, which a class list does not name. Left out when the path holds a
+	// character -Xlog reads as a separator.
+	LoadLog string
 }
 
 // Flags returns the JVM flags of c.
@@ -55,7 +60,11 @@ func (c CDS) Flags() []string {
 		// process starts without it.
 		return []string{"-XX:SharedArchiveFile=" + c.Use, "-Xshare:auto"}
 	case c.ClassList != "":
-		return []string{"-XX:DumpLoadedClassList=" + c.ClassList}
+		flags := []string{"-XX:DumpLoadedClassList=" + c.ClassList}
+		if c.LoadLog != "" && !strings.ContainsAny(c.LoadLog, ":,=\" \t\n") {
+			flags = append(flags, "-Xlog:class+load=info:file="+c.LoadLog+":none:filecount=1,filesize=16m")
+		}
+		return flags
 	}
 	return nil
 }

@@ -143,6 +143,8 @@ func TestBuildPassesTheArchiveFlags(t *testing.T) {
 	}{
 		{CDS{Use: "/w/jm.jsa"}, "-XX:SharedArchiveFile=/w/jm.jsa -Xshare:auto"},
 		{CDS{ClassList: "/w/classes.lst"}, "-XX:DumpLoadedClassList=/w/classes.lst"},
+		{CDS{ClassList: "/w/classes.lst", LoadLog: "/w/loaded.log"}, "-XX:DumpLoadedClassList=/w/classes.lst -Xlog:class+load=info:file=/w/loaded.log:none:filecount=1,filesize=16m"},
+		{CDS{ClassList: "/w/classes.lst", LoadLog: "/w:x/loaded.log"}, "-XX:DumpLoadedClassList=/w/classes.lst"},
 	} {
 		s.CDS = tc.cds
 		p, err := buildCommand(RoleApplication, s, conf, "/w/conf", params)

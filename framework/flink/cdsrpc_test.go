@@ -1,0 +1,184 @@
+package flink
+
+import (
+	"archive/zip"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+)
+
+// classFile builds the start of a class file (what classHeader reads): a constant pool with a Long
+// (two entries), a MethodHandle and a String among the classes, then this, super and interfaces.
+func classFile(this, super string, interfaces ...string) []byte {
+	var pool [][]byte
+	next := 1 // the constant pool's next index
+	index := func(entry []byte, slots int) int {
+		pool = append(pool, entry)
+		i := next
+		next += slots
+		return i
+	}
+	u16 := func(v int) []byte { return binary.BigEndian.AppendUint16(nil, uint16(v)) }
+	class := func(name string) int {
+		u := index(append(append([]byte{1}, u16(len(name))...), name...), 1)
+		return index(append([]byte{7}, u16(u)...), 1)
+	}
+	index([]byte{5, 0, 0, 0, 0, 0, 0, 0, 42}, 2)
+	thisIdx := class(this)
+	index([]byte{15, 6, 0, 1}, 1)
+	superIdx := 0
+	if super != "" {
+		superIdx = class(super)
+	}
+	var ifs []int
+	for _, i := range interfaces {
+		ifs = append(ifs, class(i))
+	}
+	index([]byte{8, 0, 1}, 1)
+	count := next
+	b := []byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 61}
+	b = append(b, u16(count)...)
+	for _, e := range pool {
+		b = append(b, e...)
+	}
+	b = append(b, u16(0x21)...)
+	b = append(b, u16(thisIdx)...)
+	b = append(b, u16(superIdx)...)
+	b = append(b, u16(len(ifs))...)
+	for _, i := range ifs {
+		b = append(b, u16(i)...)
+	}
+	return append(b, 0, 0, 0, 0, 0, 0)
+}
+
+func TestClassHeaderReadsNameSuperAndInterfaces(t *testing.T) {
+	this, super, ifs, err := classHeader(classFile("scala/Some", "scala/Option", "scala/Product", "java/io/Serializable"))
+	require.NoError(t, err)
+	assert.Equal(t, "scala/Some", this)
+	assert.Equal(t, "scala/Option", super)
+	assert.Equal(t, []string{"scala/Product", "java/io/Serializable"}, ifs)
+
+	_, super, ifs, err = classHeader(classFile("java/lang/Object", ""))
+	require.NoError(t, err)
+	assert.Empty(t, super)
+	assert.Empty(t, ifs)
+
+	// Anything cut short or not a class file is an error, never a crash.
+	whole := classFile("a/B", "a/C", "a/D")
+	for n := 0; n < len(whole)-6; n++ {
+		_, _, _, err := classHeader(whole[:n])
+		assert.Error(t, err, "cut at %d", n)
+	}
+	_, _, _, err = classHeader([]byte("PK\x03\x04 not a class"))
+	assert.ErrorIs(t, err, errClassFile)
+	bad := append([]byte(nil), whole...)
+	bad[10] = 99 // an unknown constant pool tag
+	_, _, _, err = classHeader(bad)
+	assert.ErrorContains(t, err, "constant pool tag 99")
+}
+
+func TestRPCClassNamesAreThoseOfTheUnpackedRPCJar(t *testing.T) {
+	log := strings.Join([]string{
+		"java.lang.Object source: shared objects file",
+		"org.apache.pekko.actor.ActorSystem source: file:/nm/appcache/application_1_0001/flink-rpc-akka70bd4725-ddd6.jar",
+		"scala.Option source: file:/nm/appcache/application_1_0001/flink-rpc-akka70bd4725-ddd6.jar",
+		"scala.Option source: file:/nm/appcache/application_1_0001/flink-rpc-akka70bd4725-ddd6.jar",
+		"org.apache.flink.runtime.rpc.RpcService source: shared objects file (top)",
+		"org.apache.hadoop.conf.Configuration source: file:/m2/hadoop-common-3.4.3.jar",
+		"scala.Some source: file:/elsewhere/flink-rpc-akka.jar.bak",
+		"a/b.C source: file:/x/flink-rpc-akka1.jar",
+		"org.apache.pekko.Done$$Lambda$77/0x0000000800c1 source: org.apache.pekko.Done",
+		"",
+	}, "\n")
+	assert.Equal(t, []string{"org/apache/pekko/actor/ActorSystem", "scala/Option"}, rpcClassNames([]byte(log)))
+}
+
+// The RPC jar's classes follow the class list's, each after its supertypes, with the ids the JVM
+// reads; a supertype of the class path that the list does not name is named first; a class whose
+// supertype cannot be placed is left out.
+func TestWithRPCClassesPlacesEachClassAfterItsSupertypes(t *testing.T) {
+	names := []byte("java/lang/Object\njava/io/Serializable\n@lambda-proxy x y\njava/lang/Object\norg/apache/flink/runtime/rpc/RpcService\n")
+	rpc := map[string]rpcClass{
+		"scala/Some":    {super: "scala/Option", interfaces: []string{"java/io/Serializable"}},
+		"scala/Option":  {super: "java/lang/Object", interfaces: []string{"scala/Product"}},
+		"scala/Product": {super: "java/lang/Object", interfaces: []string{"scala/Equals"}},
+		"scala/Equals":  {super: "java/lang/Object"},
+		"org/apache/flink/runtime/rpc/pekko/PekkoRpcService": {super: "java/lang/Object", interfaces: []string{"org/apache/flink/runtime/rpc/RpcService", "java/lang/AutoCloseable"}},
+		"a/Loop1":  {super: "a/Loop2"},
+		"a/Loop2":  {super: "a/Loop1"},
+		"a/Orphan": {super: "a/Loop1"},
+	}
+	order := []string{"scala/Some", "org/apache/flink/runtime/rpc/pekko/PekkoRpcService", "a/Orphan", "scala/Equals"}
+	got, n := withRPCClasses(names, rpc, order, "/d/flink-rpc-akka.jar")
+	assert.Equal(t, 5, n)
+	assert.Equal(t, strings.Join([]string{
+		"java/lang/Object id: 0",
+		"java/io/Serializable id: 1",
+		"@lambda-proxy x y",
+		"org/apache/flink/runtime/rpc/RpcService id: 2",
+		"java/lang/AutoCloseable id: 7",
+		"scala/Equals id: 3 super: 0 source: /d/flink-rpc-akka.jar",
+		"scala/Product id: 4 super: 0 interfaces: 3 source: /d/flink-rpc-akka.jar",
+		"scala/Option id: 5 super: 0 interfaces: 4 source: /d/flink-rpc-akka.jar",
+		"scala/Some id: 6 super: 5 interfaces: 1 source: /d/flink-rpc-akka.jar",
+		"org/apache/flink/runtime/rpc/pekko/PekkoRpcService id: 8 super: 0 interfaces: 2 7 source: /d/flink-rpc-akka.jar",
+		"",
+	}, "\n"), string(got))
+}
+
+// The RPC jar comes out of the home's flink-dist as it is; a flink-dist without one is an error.
+func TestUnpackRPCJarTakesFlinkDistsOwn(t *testing.T) {
+	f := newCDSFixture(t)
+	dist := filepath.Join(f.dir, "flink/lib/flink-dist-1.20.5.jar")
+	w, err := os.Create(dist)
+	require.NoError(t, err)
+	z := zip.NewWriter(w)
+	e, err := z.Create("org/apache/flink/Foo.class")
+	require.NoError(t, err)
+	_, _ = e.Write(classFile("org/apache/flink/Foo", "java/lang/Object"))
+	require.NoError(t, z.Close())
+	require.NoError(t, w.Close())
+	home, err := flinkdist.OpenHome(filepath.Join(f.dir, "flink"))
+	require.NoError(t, err)
+	assert.ErrorContains(t, unpackRPCJar(home, filepath.Join(t.TempDir(), "rpc.jar")), "has no flink-rpc-akka.jar")
+
+	// A jar inside the jar, as flink-dist carries it.
+	inner := filepath.Join(t.TempDir(), "inner.jar")
+	iw, err := os.Create(inner)
+	require.NoError(t, err)
+	iz := zip.NewWriter(iw)
+	ie, err := iz.Create("scala/Some.class")
+	require.NoError(t, err)
+	_, _ = ie.Write(classFile("scala/Some", "scala/Option", "java/io/Serializable"))
+	ie, err = iz.Create("scala/Bad.class")
+	require.NoError(t, err)
+	_, _ = ie.Write([]byte("not a class"))
+	require.NoError(t, iz.Close())
+	require.NoError(t, iw.Close())
+	innerBytes, err := os.ReadFile(inner)
+	require.NoError(t, err)
+	w, err = os.Create(dist)
+	require.NoError(t, err)
+	z = zip.NewWriter(w)
+	e, err = z.Create(rpcJarEntry)
+	require.NoError(t, err)
+	_, _ = e.Write(innerBytes)
+	require.NoError(t, z.Close())
+	require.NoError(t, w.Close())
+
+	out := filepath.Join(t.TempDir(), "rpc.jar")
+	require.NoError(t, unpackRPCJar(home, out))
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, innerBytes, got)
+	classes, err := readRPCClasses(out, []string{"scala/Some", "scala/Bad", "scala/Absent"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]rpcClass{"scala/Some": {super: "scala/Option", interfaces: []string{"java/io/Serializable"}}}, classes)
+}
