@@ -35,6 +35,7 @@
 //   - javahome.go: [flink] java-home, a JDK shipped with the job, and the java version check.
 //   - jit.go: [flink] jit-late-c2, the JIT flags the JobManager's and TaskManagers' JVMs start with.
 //   - cds.go: class-data sharing: the archive the first run makes, who may make one, who maps it.
+//   - cdsrpc.go: the classes of Flink's RPC jar in the archive: their names from the JobManager's class-loading log, their supertypes from flink-dist's copy of the jar.
 //
 // The processes in the containers (the commands):
 //
