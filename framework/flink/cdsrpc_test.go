@@ -1,7 +1,6 @@
 package flink
 
 import (
-	"archive/zip"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -137,41 +136,18 @@ func TestWithRPCClassesPlacesEachClassAfterItsSupertypes(t *testing.T) {
 func TestUnpackRPCJarTakesFlinkDistsOwn(t *testing.T) {
 	f := newCDSFixture(t)
 	dist := filepath.Join(f.dir, "flink/lib/flink-dist-1.20.5.jar")
-	w, err := os.Create(dist)
-	require.NoError(t, err)
-	z := zip.NewWriter(w)
-	e, err := z.Create("org/apache/flink/Foo.class")
-	require.NoError(t, err)
-	_, _ = e.Write(classFile("org/apache/flink/Foo", "java/lang/Object"))
-	require.NoError(t, z.Close())
-	require.NoError(t, w.Close())
+	writeZip(t, dist, map[string][]byte{"org/apache/flink/Foo.class": classFile("org/apache/flink/Foo", "java/lang/Object")})
 	home, err := flinkdist.OpenHome(filepath.Join(f.dir, "flink"))
 	require.NoError(t, err)
 	assert.ErrorContains(t, unpackRPCJar(home, filepath.Join(t.TempDir(), "rpc.jar")), "has no flink-rpc-akka.jar")
 
 	// A jar inside the jar, as flink-dist carries it.
 	inner := filepath.Join(t.TempDir(), "inner.jar")
-	iw, err := os.Create(inner)
-	require.NoError(t, err)
-	iz := zip.NewWriter(iw)
-	ie, err := iz.Create("scala/Some.class")
-	require.NoError(t, err)
-	_, _ = ie.Write(classFile("scala/Some", "scala/Option", "java/io/Serializable"))
-	ie, err = iz.Create("scala/Bad.class")
-	require.NoError(t, err)
-	_, _ = ie.Write([]byte("not a class"))
-	require.NoError(t, iz.Close())
-	require.NoError(t, iw.Close())
+	writeZip(t, inner, map[string][]byte{"scala/Some.class": classFile("scala/Some", "scala/Option", "java/io/Serializable"),
+		"scala/Bad.class": []byte("not a class")})
 	innerBytes, err := os.ReadFile(inner)
 	require.NoError(t, err)
-	w, err = os.Create(dist)
-	require.NoError(t, err)
-	z = zip.NewWriter(w)
-	e, err = z.Create(rpcJarEntry)
-	require.NoError(t, err)
-	_, _ = e.Write(innerBytes)
-	require.NoError(t, z.Close())
-	require.NoError(t, w.Close())
+	writeZip(t, dist, map[string][]byte{rpcJarEntry: innerBytes})
 
 	out := filepath.Join(t.TempDir(), "rpc.jar")
 	require.NoError(t, unpackRPCJar(home, out))
@@ -181,4 +157,6 @@ func TestUnpackRPCJarTakesFlinkDistsOwn(t *testing.T) {
 	classes, err := readRPCClasses(out, []string{"scala/Some", "scala/Bad", "scala/Absent"})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]rpcClass{"scala/Some": {super: "scala/Option", interfaces: []string{"java/io/Serializable"}}}, classes)
+	// Unpacked once: an existing file is not written over.
+	assert.Error(t, unpackRPCJar(home, out))
 }
