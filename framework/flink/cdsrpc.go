@@ -2,16 +2,16 @@ package flink
 
 import (
 	"archive/zip"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/internal/classfile"
 )
 
 // Flink's RPC system in the archive (docs/flink.md#class-data-sharing). Flink unpacks the
@@ -107,96 +107,14 @@ func unpackRPCJar(home *flinkdist.Home, dst string) error {
 	return fmt.Errorf("%s has no %s", dist, rpcJarEntry)
 }
 
-var errClassFile = errors.New("not a class file")
-
-// classHeader reads a class file's own name, its superclass ("" for java/lang/Object and
-// module-info) and its interfaces.
-func classHeader(b []byte) (this, super string, interfaces []string, err error) {
-	if len(b) < 10 || binary.BigEndian.Uint32(b) != 0xCAFEBABE {
-		return "", "", nil, errClassFile
-	}
-	n := int(binary.BigEndian.Uint16(b[8:]))
-	utf8 := make(map[int]string)
-	classes := make(map[int]int) // a Class entry's index -> its name's Utf8 index
-	i := 10
-	for k := 1; k < n; k++ {
-		if i >= len(b) {
-			return "", "", nil, errClassFile
-		}
-		size := 0
-		switch tag := b[i]; tag {
-		case 1: // Utf8
-			if i+3 > len(b) {
-				return "", "", nil, errClassFile
-			}
-			l := int(binary.BigEndian.Uint16(b[i+1:]))
-			if i+3+l > len(b) {
-				return "", "", nil, errClassFile
-			}
-			utf8[k] = string(b[i+3 : i+3+l])
-			size = 3 + l
-		case 7: // Class
-			if i+3 > len(b) {
-				return "", "", nil, errClassFile
-			}
-			classes[k] = int(binary.BigEndian.Uint16(b[i+1:]))
-			size = 3
-		case 8, 16, 19, 20: // String, MethodType, Module, Package
-			size = 3
-		case 15: // MethodHandle
-			size = 4
-		case 3, 4, 9, 10, 11, 12, 17, 18: // Integer, Float, refs, NameAndType, Dynamic, InvokeDynamic
-			size = 5
-		case 5, 6: // Long, Double: two entries
-			size = 9
-			k++
-		default:
-			return "", "", nil, fmt.Errorf("%w: constant pool tag %d", errClassFile, tag)
-		}
-		i += size
-	}
-	name := func(idx int) (string, error) {
-		u, ok := classes[idx]
-		s, ok2 := utf8[u]
-		if !ok || !ok2 || s == "" {
-			return "", fmt.Errorf("%w: class entry %d", errClassFile, idx)
-		}
-		return s, nil
-	}
-	if i+8 > len(b) {
-		return "", "", nil, errClassFile
-	}
-	thisIdx, superIdx, count := int(binary.BigEndian.Uint16(b[i+2:])), int(binary.BigEndian.Uint16(b[i+4:])), int(binary.BigEndian.Uint16(b[i+6:]))
-	i += 8
-	if this, err = name(thisIdx); err != nil {
-		return "", "", nil, err
-	}
-	if superIdx != 0 {
-		if super, err = name(superIdx); err != nil {
-			return "", "", nil, err
-		}
-	}
-	if i+2*count > len(b) {
-		return "", "", nil, errClassFile
-	}
-	for j := 0; j < count; j++ {
-		s, err := name(int(binary.BigEndian.Uint16(b[i+2*j:])))
-		if err != nil {
-			return "", "", nil, err
-		}
-		interfaces = append(interfaces, s)
-	}
-	return this, super, interfaces, nil
-}
-
 // rpcClass is a class of the RPC jar: its superclass and interfaces.
 type rpcClass struct {
 	super      string
 	interfaces []string
 }
 
-// readRPCClasses reads the header of each of names from the jar at jar; a name the jar does not
-// hold, or holds under another name, is left out.
+// readRPCClasses reads the supertypes of each of names from the jar at jar (classfile.Parse); a
+// name the jar does not hold, holds under another name or not as a class file, is left out.
 func readRPCClasses(jar string, names []string) (map[string]rpcClass, error) {
 	z, err := zip.OpenReader(jar)
 	if err != nil {
@@ -222,11 +140,11 @@ func readRPCClasses(jar string, names []string) (map[string]rpcClass, error) {
 		if err != nil {
 			continue
 		}
-		this, super, ifs, err := classHeader(b)
-		if err != nil || this != name || super == "" {
+		cf, err := classfile.Parse(b)
+		if err != nil || cf.Name != name || cf.Super == "" || slices.Contains(cf.Interfaces, "") {
 			continue
 		}
-		out[name] = rpcClass{super: super, interfaces: ifs}
+		out[name] = rpcClass{super: cf.Super, interfaces: cf.Interfaces}
 	}
 	return out, nil
 }

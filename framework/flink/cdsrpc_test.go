@@ -1,7 +1,6 @@
 package flink
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,76 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/internal/classfile"
 )
 
-// classFile builds the start of a class file (what classHeader reads): a constant pool with a Long
-// (two entries), a MethodHandle and a String among the classes, then this, super and interfaces.
-func classFile(this, super string, interfaces ...string) []byte {
-	var pool [][]byte
-	next := 1 // the constant pool's next index
-	index := func(entry []byte, slots int) int {
-		pool = append(pool, entry)
-		i := next
-		next += slots
-		return i
-	}
-	u16 := func(v int) []byte { return binary.BigEndian.AppendUint16(nil, uint16(v)) }
-	class := func(name string) int {
-		u := index(append(append([]byte{1}, u16(len(name))...), name...), 1)
-		return index(append([]byte{7}, u16(u)...), 1)
-	}
-	index([]byte{5, 0, 0, 0, 0, 0, 0, 0, 42}, 2)
-	thisIdx := class(this)
-	index([]byte{15, 6, 0, 1}, 1)
-	superIdx := 0
-	if super != "" {
-		superIdx = class(super)
-	}
-	var ifs []int
-	for _, i := range interfaces {
-		ifs = append(ifs, class(i))
-	}
-	index([]byte{8, 0, 1}, 1)
-	count := next
-	b := []byte{0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 61}
-	b = append(b, u16(count)...)
-	for _, e := range pool {
-		b = append(b, e...)
-	}
-	b = append(b, u16(0x21)...)
-	b = append(b, u16(thisIdx)...)
-	b = append(b, u16(superIdx)...)
-	b = append(b, u16(len(ifs))...)
-	for _, i := range ifs {
-		b = append(b, u16(i)...)
-	}
-	return append(b, 0, 0, 0, 0, 0, 0)
-}
-
-func TestClassHeaderReadsNameSuperAndInterfaces(t *testing.T) {
-	this, super, ifs, err := classHeader(classFile("scala/Some", "scala/Option", "scala/Product", "java/io/Serializable"))
+// classFile is a class file of name with those supertypes.
+func classFile(t *testing.T, name, super string, interfaces ...string) []byte {
+	t.Helper()
+	b, err := classfile.NewClass(name, super, interfaces...).Bytes()
 	require.NoError(t, err)
-	assert.Equal(t, "scala/Some", this)
-	assert.Equal(t, "scala/Option", super)
-	assert.Equal(t, []string{"scala/Product", "java/io/Serializable"}, ifs)
-
-	_, super, ifs, err = classHeader(classFile("java/lang/Object", ""))
-	require.NoError(t, err)
-	assert.Empty(t, super)
-	assert.Empty(t, ifs)
-
-	// Anything cut short or not a class file is an error, never a crash.
-	whole := classFile("a/B", "a/C", "a/D")
-	for n := 0; n < len(whole)-6; n++ {
-		_, _, _, err := classHeader(whole[:n])
-		assert.Error(t, err, "cut at %d", n)
-	}
-	_, _, _, err = classHeader([]byte("PK\x03\x04 not a class"))
-	assert.ErrorIs(t, err, errClassFile)
-	bad := append([]byte(nil), whole...)
-	bad[10] = 99 // an unknown constant pool tag
-	_, _, _, err = classHeader(bad)
-	assert.ErrorContains(t, err, "constant pool tag 99")
+	return b
 }
 
 func TestRPCClassNamesAreThoseOfTheUnpackedRPCJar(t *testing.T) {
@@ -136,14 +74,14 @@ func TestWithRPCClassesPlacesEachClassAfterItsSupertypes(t *testing.T) {
 func TestUnpackRPCJarTakesFlinkDistsOwn(t *testing.T) {
 	f := newCDSFixture(t)
 	dist := filepath.Join(f.dir, "flink/lib/flink-dist-1.20.5.jar")
-	writeZip(t, dist, map[string][]byte{"org/apache/flink/Foo.class": classFile("org/apache/flink/Foo", "java/lang/Object")})
+	writeZip(t, dist, map[string][]byte{"org/apache/flink/Foo.class": classFile(t, "org/apache/flink/Foo", "java/lang/Object")})
 	home, err := flinkdist.OpenHome(filepath.Join(f.dir, "flink"))
 	require.NoError(t, err)
 	assert.ErrorContains(t, unpackRPCJar(home, filepath.Join(t.TempDir(), "rpc.jar")), "has no flink-rpc-akka.jar")
 
 	// A jar inside the jar, as flink-dist carries it.
 	inner := filepath.Join(t.TempDir(), "inner.jar")
-	writeZip(t, inner, map[string][]byte{"scala/Some.class": classFile("scala/Some", "scala/Option", "java/io/Serializable"),
+	writeZip(t, inner, map[string][]byte{"scala/Some.class": classFile(t, "scala/Some", "scala/Option", "java/io/Serializable"),
 		"scala/Bad.class": []byte("not a class")})
 	innerBytes, err := os.ReadFile(inner)
 	require.NoError(t, err)

@@ -1,5 +1,6 @@
 // Package classfile reads the parts of a Java class file (JVMS §4) that yarn-am looks into without a
-// JVM: the constant pool's strings and the bytecode of the static initializer. Hadoop's protobuf
+// JVM: the class's name and supertypes, the constant pool's strings and the bytecode of the static
+// initializer. Hadoop's protobuf
 // descriptors (yarnrpc/hadooppb/internal/hadoopjar: string literals of a static initializer) and Flink's
 // configuration keys (framework/flink/flinkdist: string constants of its *Options classes) are read with it.
 //
@@ -84,8 +85,8 @@ func (r *reader) bytes(n int) ([]byte, error) {
 	return v, nil
 }
 
-// File is the part of a class file yarn-am needs: the constant pool's strings and the bytecode of
-// the static initializer.
+// File is the part of a class file yarn-am needs: its name and supertypes, the constant pool's
+// strings and the bytecode of the static initializer.
 type File struct {
 	// utf8 holds the raw (modified UTF-8) bytes of each CONSTANT_Utf8 entry by pool index.
 	utf8 map[uint16][]byte
@@ -93,9 +94,14 @@ type File struct {
 	strings map[uint16]uint16
 	// Clinit is the Code of <clinit>, nil when the class has no static initializer.
 	Clinit []byte
+	// Name is the class's own name (a/b/C), Super its superclass's ("" for java/lang/Object and
+	// module-info) and Interfaces its direct interfaces', in the file's order; "" where the file's
+	// index names no class.
+	Name, Super string
+	Interfaces  []string
 }
 
-// Parse reads a class file's constant pool and static initializer.
+// Parse reads a class file's name and supertypes, constant pool and static initializer.
 func Parse(b []byte) (*File, error) {
 	r := &reader{b: b}
 	magic, err := r.u4()
@@ -113,6 +119,7 @@ func Parse(b []byte) (*File, error) {
 		return nil, err
 	}
 	cf := &File{utf8: map[uint16][]byte{}, strings: map[uint16]uint16{}}
+	classes := map[uint16]uint16{} // a CONSTANT_Class's pool index -> its name's Utf8 index
 	for i := uint16(1); i < count; i++ {
 		tag, err := r.u1()
 		if err != nil {
@@ -132,7 +139,11 @@ func Parse(b []byte) (*File, error) {
 			if cf.strings[i], err = r.u2(); err != nil {
 				return nil, err
 			}
-		case tagClass, tagMethodType, tagModule, tagPackage:
+		case tagClass:
+			if classes[i], err = r.u2(); err != nil {
+				return nil, err
+			}
+		case tagMethodType, tagModule, tagPackage:
 			skip = 2
 		case tagMethodHandle:
 			skip = 3
@@ -149,15 +160,36 @@ func Parse(b []byte) (*File, error) {
 			return nil, err
 		}
 	}
-	if _, err := r.bytes(6); err != nil { // access flags, this class, super class
+	// The names stay "" where an index does not name a class: the constant-pool readers above
+	// need no more than the pool.
+	className := func(idx uint16) string {
+		if u, ok := classes[idx]; ok {
+			return string(cf.utf8[u])
+		}
+		return ""
+	}
+	if _, err := r.u2(); err != nil { // access flags
 		return nil, err
 	}
+	this, err := r.u2()
+	if err != nil {
+		return nil, err
+	}
+	super, err := r.u2()
+	if err != nil {
+		return nil, err
+	}
+	cf.Name, cf.Super = className(this), className(super)
 	nIfaces, err := r.u2()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.bytes(2 * int(nIfaces)); err != nil {
-		return nil, err
+	for j := 0; j < int(nIfaces); j++ {
+		idx, err := r.u2()
+		if err != nil {
+			return nil, err
+		}
+		cf.Interfaces = append(cf.Interfaces, className(idx))
 	}
 	// Fields, then methods: same layout; only methods are looked into.
 	for pass := 0; pass < 2; pass++ {

@@ -54,3 +54,27 @@ func TestStringConstantsInPoolOrder(t *testing.T) {
 		}
 	}
 }
+
+// Parse reads a class's name, superclass and interfaces, as NewClass wrote them; a file whose
+// indexes name no class leaves them "".
+func TestParseReadsTheNameAndSupertypes(t *testing.T) {
+	b, err := NewClass("scala/Some", "scala/Option", "scala/Product", "java/io/Serializable").Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf, err := Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Name != "scala/Some" || cf.Super != "scala/Option" || len(cf.Interfaces) != 2 ||
+		cf.Interfaces[0] != "scala/Product" || cf.Interfaces[1] != "java/io/Serializable" {
+		t.Errorf("name %q super %q interfaces %q", cf.Name, cf.Super, cf.Interfaces)
+	}
+	cf, err = Parse(class("a.b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cf.Name != "" || cf.Super != "" || cf.Interfaces != nil {
+		t.Errorf("this and super 0: name %q super %q interfaces %q", cf.Name, cf.Super, cf.Interfaces)
+	}
+}
