@@ -331,17 +331,9 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity, java string, cds 
 	if key == "" || identity == "" || ctx.Err() != nil {
 		return // class-data-sharing = false, or the driver is being stopped
 	}
-	app, appKey, err := cdsSigningKey(os.Getenv("HADOOP_TOKEN_FILE_LOCATION"), os.Getenv("CONTAINER_ID"))
+	app, appKey, err := cdsSigner()
 	if err != nil {
 		say("not making an archive: %v", err)
-		return
-	}
-	// The AM container's site files ($HADOOP_CONF_DIR) say whether the cluster uses Kerberos.
-	if conf, err := yarnrpc.LoadConfigFromEnv(); err != nil {
-		say("not making an archive: %v", err)
-		return
-	} else if secure, err := conf.SecurityEnabled(); err != nil || secure {
-		say("not making an archive: writing it to the cache with delegation tokens (a Kerberized cluster) is not supported yet")
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, cdsTrainTimeout)
@@ -382,6 +374,24 @@ func makeArchive(ctx context.Context, s *flinkSetup, identity, java string, cds 
 	}
 	say("archive %s (%.1f MiB) made in %.1f s from the %d classes the JobManager loaded (%s), put into the cache in %.1f s: the next run's JVMs map it",
 		path.Base(remote), float64(fi.Size())/(1<<20), made.Seconds(), trained.classes, rpc, time.Since(upStart).Seconds())
+}
+
+// cdsSigner returns the application and its key with which the driver signs the archive it makes,
+// or why it can make none: no key in its token file, or a Kerberized cluster.
+func cdsSigner() (string, []byte, error) {
+	app, appKey, err := cdsSigningKey(os.Getenv("HADOOP_TOKEN_FILE_LOCATION"), os.Getenv("CONTAINER_ID"))
+	if err != nil {
+		return "", nil, err
+	}
+	// The AM container's site files ($HADOOP_CONF_DIR) say whether the cluster uses Kerberos.
+	conf, err := yarnrpc.LoadConfigFromEnv()
+	if err != nil {
+		return "", nil, err
+	}
+	if secure, err := conf.SecurityEnabled(); err != nil || secure {
+		return "", nil, errors.New("writing it to the cache with delegation tokens (a Kerberized cluster) is not supported yet")
+	}
+	return app, appKey, nil
 }
 
 // cdsSigningKey reads the application's key (secretCDSKey) from the driver's token file and the

@@ -353,3 +353,36 @@ func TestCDSClassNamesKeepsOnlyNamesAndLambdaLines(t *testing.T) {
 		"@lambda-proxy java/lang/Module apply ()Ljava/util/function/BiFunction; (Ljava/lang/Object;)Ljava/lang/Object; REF_invokeStatic java/lang/Module lambda$x$0 (Ljava/lang/Object;)V (Ljava/lang/Object;)V\n"+
 		"@lambda-form-invoker [LF_RESOLVE] java.lang.invoke.DirectMethodHandle$Holder invokeStatic L7_L\n", string(got))
 }
+
+// The driver makes an archive only with its application's key and on a cluster without Kerberos;
+// otherwise it says why, and the JobManager lists no classes for it.
+func TestCDSSignerNeedsTheKeyAndNoKerberos(t *testing.T) {
+	app := "application_1700000000000_0042"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	creds := yarnrpc.NewCredentials()
+	creds.Secrets[secretCDSKey] = cdsAppKey(bytes.Repeat([]byte{1}, 32), app)
+	require.NoError(t, creds.WriteFile(tokens))
+	conf := t.TempDir()
+	site := func(auth string) {
+		require.NoError(t, os.WriteFile(filepath.Join(conf, "core-site.xml"), []byte(
+			"<configuration><property><name>hadoop.security.authentication</name><value>"+auth+"</value></property></configuration>"), 0o600))
+	}
+	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", tokens)
+	t.Setenv("CONTAINER_ID", "container_1700000000000_0042_01_000001")
+	t.Setenv("HADOOP_CONF_DIR", conf)
+	t.Setenv("YARN_CONF_DIR", "")
+	site("simple")
+	got, key, err := cdsSigner()
+	require.NoError(t, err)
+	assert.Equal(t, app, got)
+	assert.Len(t, key, 32)
+
+	site("kerberos")
+	_, _, err = cdsSigner()
+	assert.ErrorContains(t, err, "a Kerberized cluster")
+
+	site("simple")
+	t.Setenv("HADOOP_TOKEN_FILE_LOCATION", "")
+	_, _, err = cdsSigner()
+	assert.ErrorContains(t, err, "HADOOP_TOKEN_FILE_LOCATION is not set")
+}

@@ -295,12 +295,17 @@ func runFlinkJobManager(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "yarn-am flink-jobmanager: %s\n", line)
 	}
 	spec.CDS = cds.cds
-	if role == flinkdist.RoleApplication && cds.identity != "" && cds.cds.Use == "" {
-		// No archive to map: this JVM lists the classes it loads, of which the driver makes one.
-		spec.CDS.ClassList = filepath.Join(s.dir, cdsClassListName)
-		spec.CDS.LoadLog = filepath.Join(s.dir, cdsLoadLogName)
-		_ = os.Remove(spec.CDS.ClassList)
-		_ = os.Remove(spec.CDS.LoadLog)
+	if role == flinkdist.RoleApplication && cds.identity != "" && cds.cds.Use == "" && os.Getenv(envCDSHome) != "" {
+		// No archive to map: this JVM lists the classes it loads, of which the driver makes one,
+		// unless it can make none (then the JVM lists nothing).
+		if _, _, err := cdsSigner(); err != nil {
+			fmt.Fprintf(stdout, "yarn-am flink-jobmanager: class-data sharing: not making an archive: %v\n", err)
+		} else {
+			spec.CDS.ClassList = filepath.Join(s.dir, cdsClassListName)
+			spec.CDS.LoadLog = filepath.Join(s.dir, cdsLoadLogName)
+			_ = os.Remove(spec.CDS.ClassList)
+			_ = os.Remove(spec.CDS.LoadLog)
+		}
 	}
 	// The JobManager ends with its AM: the AM's SIGKILL reaches no process of its driver (a process
 	// group of its own), and a JobManager left behind would keep its job, its ports and its memory.
