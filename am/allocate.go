@@ -323,6 +323,10 @@ func (a *am) allocateRequest(rooms []book.NodeRoom) (*hadooppb.AllocateRequestPr
 	return req, sent
 }
 
+// gone are the node states in which the ResourceManager has dropped a node for good: a NodeManager
+// on its host registers anew, under a new node id.
+var gone = map[string]bool{"LOST": true, "SHUTDOWN": true, "DECOMMISSIONED": true}
+
 // applyResponse books an allocate's response: what the request carried is at the RM now; new
 // allocations wait for the next Reconcile, completions end their containers; tokens are taken.
 func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentRequest) {
@@ -348,6 +352,15 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		case ev != nil: // no longer usable
 			a.log.WithFields(logrus.Fields{"node": node, "state": ev.Reason}).Warn("am: node " + ev.Reason)
 			a.events.Add(*ev)
+			if state := ev.Reason; gone[state] {
+				// The RM allocates nothing on this node any more, so its exclusion for a loss keeps
+				// nothing off it; but the blacklist names its host too, which would keep a
+				// NodeManager started again on that host (under a new port) from the job for good.
+				if lifted, ok := a.book.Live.NodeBack(node, &a.book.Excl, a.policy.IsExcluded); ok {
+					a.log.WithField("node", node).Info("am: exclusion of a node that lost a TaskExecutor lifted: the ResourceManager declared it " + state + " and allocates nothing there; a NodeManager started again on its host can be used")
+					a.events.Add(lifted)
+				}
+			}
 		}
 	}
 	if t := resp.GetAmRmToken(); t != nil {

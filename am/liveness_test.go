@@ -350,3 +350,47 @@ func TestLivenessLostNodeIsLiftedWhenItsNodeManagerAnswersAgain(t *testing.T) {
 	assert.Empty(t, st.ExcludedNodes, "lifted: no longer shown")
 	assert.Empty(t, st.Exclusions)
 }
+
+// TestLivenessLostNodeIsLiftedWhenTheRMDropsIt: a node excluded for a loss whose NodeManager never
+// answers again is lifted once the RM reports it LOST: the RM allocates nothing there any more, and
+// the blacklist's host name would otherwise keep a NodeManager started again on that host (a new
+// port, a new node id) from the job for good, as a gang of the chaos soak waited 15 minutes for its
+// second rank with the restarted NodeManager free.
+func TestLivenessLostNodeIsLiftedWhenTheRMDropsIt(t *testing.T) {
+	m, clock, nm, c := livenessAM(t)
+	check(m)
+	tr := running(t, m, c, 2, "node-a:8041")
+	nm.down.Store(true)
+	pass(m, clock, contract.DefaultLivenessTimeout+4*time.Second)
+	require.Equal(t, contract.Completed, phase(m, tr))
+	m.mu.Lock()
+	add, _ := m.book.Excl.Next()
+	assert.Equal(t, []string{"node-a:8041"}, add)
+	assert.Equal(t, []string{"node-a:8041", "node-a"}, blacklistNames(add), "the blacklist names the node and its host")
+	m.book.Excl.Drain(add, nil)
+	m.mu.Unlock()
+
+	// A node UNHEALTHY is not gone: it may come back under its own id.
+	report := func(state hadooppb.NodeStateProto) {
+		m.applyResponse(&hadooppb.AllocateResponseProto{UpdatedNodes: []*hadooppb.NodeReportProto{{
+			NodeId: &hadooppb.NodeIdProto{Host: proto.String("node-a"), Port: proto.Int32(8041)}, NodeState: state.Enum()}}}, sentRequest{})
+	}
+	report(hadooppb.NodeStateProto_NS_UNHEALTHY)
+	m.mu.Lock()
+	_, remove := m.book.Excl.Next()
+	m.mu.Unlock()
+	assert.Empty(t, remove, "still excluded while UNHEALTHY")
+
+	report(hadooppb.NodeStateProto_NS_LOST)
+	m.mu.Lock()
+	_, remove = m.book.Excl.Next()
+	m.mu.Unlock()
+	assert.Equal(t, []string{"node-a:8041"}, remove, "lifted: the RM dropped the node")
+	st := m.Status()
+	assert.Empty(t, st.ExcludedNodes)
+	var lifted bool
+	for _, e := range st.Events {
+		lifted = lifted || e.Type == contract.EventNodeExclusionLifted && e.Node == "node-a:8041"
+	}
+	assert.True(t, lifted, "an event says the exclusion was lifted: %+v", st.Events)
+}
