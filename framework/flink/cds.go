@@ -22,6 +22,7 @@ import (
 	"github.com/yarn-am/yarn-am/contract"
 	"github.com/yarn-am/yarn-am/framework"
 	"github.com/yarn-am/yarn-am/framework/flink/flinkdist"
+	"github.com/yarn-am/yarn-am/internal/boundedread"
 	"github.com/yarn-am/yarn-am/internal/hadoop"
 	"github.com/yarn-am/yarn-am/internal/hdfsfile"
 	"github.com/yarn-am/yarn-am/jobfile"
@@ -565,9 +566,10 @@ func rpcClassList(home *flinkdist.Home, names []byte, loadLog, dir string) ([]by
 	return list, n, ""
 }
 
-// readHead reads at most max bytes of the file at p.
+// readHead reads at most max bytes of the file at p, which the JobManager's JVM wrote: a regular
+// file, never a pipe or a link put in its place (the job's code ran in that JVM), so the read ends.
 func readHead(p string, max int64) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := boundedread.OpenOwnRegular(p)
 	if err != nil {
 		return nil, err
 	}

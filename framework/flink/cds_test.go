@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -328,6 +329,12 @@ func TestTrainArchiveSaysWhyTheJVMWroteNone(t *testing.T) {
 	assert.ErrorContains(t, err, "names no class")
 	_, err = trainArchive(ctx, s, f.java, filepath.Join(f.dir, "absent.lst"), "")
 	assert.ErrorContains(t, err, "the JobManager's class list")
+	// The job's code ran in the JVM that wrote the list: a pipe in its place is refused, not read
+	// (which would wait for a writer for ever).
+	pipe := filepath.Join(f.dir, "pipe.lst")
+	require.NoError(t, syscall.Mkfifo(pipe, 0o600))
+	_, err = trainArchive(ctx, s, f.java, pipe, "")
+	assert.ErrorContains(t, err, "not a regular file")
 }
 
 // The class list comes from the JVM that ran the job's code: only class names and the JDK's lambda
