@@ -323,11 +323,6 @@ func (a *am) allocateRequest(rooms []book.NodeRoom) (*hadooppb.AllocateRequestPr
 	return req, sent
 }
 
-// gone are the node states in which the ResourceManager has dropped a node for good: a NodeManager
-// on its host registers anew, under a new node id.
-var gone = map[hadooppb.NodeStateProto]bool{hadooppb.NodeStateProto_NS_LOST: true, hadooppb.NodeStateProto_NS_SHUTDOWN: true,
-	hadooppb.NodeStateProto_NS_DECOMMISSIONED: true}
-
 // applyResponse books an allocate's response: what the request carried is at the RM now; new
 // allocations wait for the next Reconcile, completions end their containers; tokens are taken.
 func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentRequest) {
@@ -353,7 +348,7 @@ func (a *am) applyResponse(resp *hadooppb.AllocateResponseProto, sent sentReques
 		case ev != nil: // no longer usable
 			a.log.WithFields(logrus.Fields{"node": node, "state": ev.Reason}).Warn("am: node " + ev.Reason)
 			a.events.Add(*ev)
-			if state := ev.Reason; gone[n.GetNodeState()] {
+			if state := ev.Reason; book.NodeDropped(n) {
 				// The RM allocates nothing on this node any more, so its exclusion for a loss keeps
 				// nothing off it; but the blacklist names its host too, which would keep a
 				// NodeManager started again on that host (under a new port) from the job for good.

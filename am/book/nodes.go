@@ -69,6 +69,17 @@ func (v *Nodes) SpreadDue(now time.Time) bool { return !now.Before(v.spreadRetry
 // SpreadFailed: locality's node reports failed at now; asks go out plain for a minute.
 func (v *Nodes) SpreadFailed(now time.Time) { v.spreadRetry = now.Add(time.Minute) }
 
+// NodeDropped says whether a node report's state is one in which the ResourceManager has dropped
+// the node for good (LOST, SHUTDOWN, DECOMMISSIONED): it allocates nothing on that node id again,
+// and a NodeManager on its host registers anew, under a new node id.
+func NodeDropped(n *hadooppb.NodeReportProto) bool {
+	switch n.GetNodeState() {
+	case hadooppb.NodeStateProto_NS_LOST, hadooppb.NodeStateProto_NS_SHUTDOWN, hadooppb.NodeStateProto_NS_DECOMMISSIONED:
+		return true
+	}
+	return false
+}
+
 // NodeUpdate reads a node report of an allocate's updated_nodes: running says the node is RUNNING
 // again (the liveness check may lift its exclusion for a loss); otherwise, unless it is NEW, ev tells
 // that it is no longer usable (its Reason the state: LOST, UNHEALTHY, DECOMMISSIONED, ...).
